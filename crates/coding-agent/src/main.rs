@@ -1,0 +1,5 @@
+//! The `coding-agent` binary.
+
+fn main() -> anyhow::Result<()> {
+    Ok(())
+}

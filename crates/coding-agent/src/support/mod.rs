@@ -1,0 +1,5 @@
+//! Helpers shared by the built-in tools: one home each for truncation, path
+//! resolution and output notices.
+
+pub mod paths;
+pub mod truncate;

@@ -1,0 +1,207 @@
+//! Turning the path a model wrote into the path a tool opens.
+//!
+//! Models copy paths from many places: they prefix them with `@` (as users type
+//! them), use `~`, and paste names with odd spaces. Screenshots taken on macOS
+//! carry U+202F before AM/PM and curly apostrophes that a model types as ASCII;
+//! `read` tries those spellings before giving up.
+
+use std::path::{Path, PathBuf};
+
+use unicode_normalization::UnicodeNormalization;
+
+/// The user's home directory (`$HOME`), if set.
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+fn is_unicode_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
+/// Strips one leading `@`, turns unicode spaces into plain spaces and expands
+/// `~` and `~/...` (but not `~user`).
+pub fn expand_path(path: &str) -> String {
+    let path = path.strip_prefix('@').unwrap_or(path);
+    let path: String = path
+        .chars()
+        .map(|c| if is_unicode_space(c) { ' ' } else { c })
+        .collect();
+    match home_dir() {
+        Some(home) if path == "~" => home.to_string_lossy().into_owned(),
+        Some(home) if path.starts_with("~/") => {
+            format!("{}{}", home.to_string_lossy(), &path[1..])
+        }
+        _ => path,
+    }
+}
+
+/// Resolves `path` against `cwd`. Absolute paths come back as given (not
+/// normalised); relative ones are joined to `cwd` with `.` and `..` resolved
+/// lexically, as Node's `path.resolve` does.
+pub fn resolve_to_cwd(path: &str, cwd: &Path) -> PathBuf {
+    let expanded = expand_path(path);
+    let expanded = Path::new(&expanded);
+    if expanded.is_absolute() {
+        return expanded.to_path_buf();
+    }
+    normalize_lexically(&cwd.join(expanded))
+}
+
+/// Removes `.` and resolves `..` without touching the file system.
+fn normalize_lexically(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Like [`resolve_to_cwd`], but when nothing exists at the path, tries the
+/// spellings macOS uses in screenshot names: U+202F before AM/PM, NFD, a curly
+/// apostrophe, and NFD with a curly apostrophe. Returns the first that exists,
+/// or the plain resolved path so the error names what the model asked for.
+pub fn resolve_read_path(path: &str, cwd: &Path, exists: impl Fn(&Path) -> bool) -> PathBuf {
+    let resolved = resolve_to_cwd(path, cwd);
+    if exists(&resolved) {
+        return resolved;
+    }
+    let text = resolved.to_string_lossy().into_owned();
+    let nfd: String = text.nfd().collect();
+    let candidates = [
+        am_pm_variant(&text),
+        nfd.clone(),
+        text.replace('\'', "\u{2019}"),
+        nfd.replace('\'', "\u{2019}"),
+    ];
+    candidates
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|candidate| *candidate != resolved && exists(candidate))
+        .unwrap_or(resolved)
+}
+
+/// Replaces ` AM.`/` PM.` (any case) with U+202F before the marker.
+fn am_pm_variant(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find(' ') {
+        let after = &rest[pos + 1..];
+        let is_marker = after.len() >= 3
+            && after.as_bytes()[2] == b'.'
+            && matches!(&after[..2].to_ascii_uppercase()[..], "AM" | "PM");
+        out.push_str(&rest[..pos]);
+        out.push(if is_marker { '\u{202F}' } else { ' ' });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde_expands_to_home() {
+        let home = home_dir().unwrap();
+        assert_eq!(expand_path("~"), home.to_string_lossy());
+        assert_eq!(
+            expand_path("~/Documents/file.txt"),
+            format!("{}/Documents/file.txt", home.to_string_lossy())
+        );
+        assert_eq!(expand_path("~other"), "~other");
+    }
+
+    #[test]
+    fn one_leading_at_sign_is_stripped() {
+        assert_eq!(expand_path("@@x"), "@x");
+        assert_eq!(expand_path("@src/main.rs"), "src/main.rs");
+    }
+
+    #[test]
+    fn unicode_spaces_become_plain_spaces() {
+        assert_eq!(expand_path("file\u{00A0}name.txt"), "file name.txt");
+    }
+
+    #[test]
+    fn absolute_paths_are_kept_as_given() {
+        let cwd = Path::new("/some/cwd");
+        assert_eq!(
+            resolve_to_cwd("/absolute/path/file.txt", cwd),
+            Path::new("/absolute/path/file.txt")
+        );
+        assert_eq!(
+            resolve_to_cwd("/a/../b", Path::new("/c")),
+            Path::new("/a/../b")
+        );
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_cwd() {
+        let cwd = Path::new("/some/cwd");
+        assert_eq!(
+            resolve_to_cwd("relative/file.txt", cwd),
+            Path::new("/some/cwd/relative/file.txt")
+        );
+        assert_eq!(resolve_to_cwd("../x/./y", cwd), Path::new("/some/x/y"));
+    }
+
+    fn read_path_finds(existing: &str, asked: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(existing), "x").unwrap();
+        let found = resolve_read_path(asked, dir.path(), Path::exists);
+        assert_eq!(found, dir.path().join(existing));
+    }
+
+    #[test]
+    fn read_path_uses_the_file_as_named() {
+        read_path_finds("test-file.txt", "test-file.txt");
+    }
+
+    #[test]
+    fn read_path_finds_the_nfd_spelling() {
+        read_path_finds("file\u{0065}\u{0301}.txt", "file\u{00e9}.txt");
+    }
+
+    #[test]
+    fn read_path_finds_the_curly_apostrophe() {
+        read_path_finds("Capture d\u{2019}cran.txt", "Capture d'cran.txt");
+        read_path_finds(
+            "Capture d\u{2019}\u{00e9}cran.txt",
+            "Capture d'\u{00e9}cran.txt",
+        );
+    }
+
+    #[test]
+    fn read_path_finds_the_narrow_space_before_am_pm() {
+        read_path_finds(
+            "Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png",
+            "Screenshot 2024-01-01 at 10.00.00 AM.png",
+        );
+        read_path_finds(
+            "Screenshot 2024-01-01 at 10.00.00\u{202F}pm.png",
+            "Screenshot 2024-01-01 at 10.00.00 pm.png",
+        );
+    }
+
+    #[test]
+    fn missing_read_path_comes_back_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            resolve_read_path("nope.txt", dir.path(), Path::exists),
+            dir.path().join("nope.txt")
+        );
+    }
+}

@@ -1,0 +1,299 @@
+//! Output truncation with Pi's limits and accounting.
+//!
+//! Content is split on `\n`, so a trailing newline counts as one more (empty)
+//! line, exactly as Pi counts. Byte limits are UTF-8 bytes; [`truncate_line`]
+//! counts UTF-16 code units, as Pi's `String.length` does.
+
+use serde::Serialize;
+
+/// Lines a tool shows at most (Pi's `DEFAULT_MAX_LINES`).
+pub const DEFAULT_MAX_LINES: usize = 2000;
+/// Bytes a tool shows at most (Pi's `DEFAULT_MAX_BYTES`, 50 KB).
+pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// Characters of one grep line shown at most.
+pub const GREP_MAX_LINE_LENGTH: usize = 500;
+
+/// Which limit cut the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TruncatedBy {
+    /// The line limit.
+    Lines,
+    /// The byte limit.
+    Bytes,
+}
+
+/// Limits for a truncation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum number of lines.
+    pub max_lines: usize,
+    /// Maximum number of UTF-8 bytes.
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_lines: DEFAULT_MAX_LINES,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+impl Limits {
+    /// The default byte limit with no line limit (grep, find and ls).
+    pub fn bytes_only() -> Self {
+        Limits {
+            max_lines: usize::MAX,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// What a truncation kept and why; serialized as Pi's `TruncationResult` in `details`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncation {
+    /// The text kept.
+    pub content: String,
+    /// Whether anything was cut.
+    pub truncated: bool,
+    /// Which limit cut it.
+    pub truncated_by: Option<TruncatedBy>,
+    /// Lines in the whole input.
+    pub total_lines: usize,
+    /// UTF-8 bytes in the whole input.
+    pub total_bytes: usize,
+    /// Lines kept.
+    pub output_lines: usize,
+    /// Bytes kept.
+    pub output_bytes: usize,
+    /// The kept text ends in part of a line (tail truncation of one huge line).
+    pub last_line_partial: bool,
+    /// The first line alone is over the byte limit (head truncation keeps nothing).
+    pub first_line_exceeds_limit: bool,
+    /// The line limit used.
+    pub max_lines: usize,
+    /// The byte limit used.
+    pub max_bytes: usize,
+}
+
+impl Truncation {
+    fn untouched(content: &str, total_lines: usize, limits: Limits) -> Self {
+        Truncation {
+            content: content.to_owned(),
+            truncated: false,
+            truncated_by: None,
+            total_lines,
+            total_bytes: content.len(),
+            output_lines: total_lines,
+            output_bytes: content.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: false,
+            max_lines: limits.max_lines,
+            max_bytes: limits.max_bytes,
+        }
+    }
+}
+
+/// Keeps whole lines from the start of `content` within `limits`.
+pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
+    let total_lines = content.split('\n').count();
+    if total_lines <= limits.max_lines && content.len() <= limits.max_bytes {
+        return Truncation::untouched(content, total_lines, limits);
+    }
+    let mut kept_bytes = 0usize;
+    let mut kept_lines = 0usize;
+    let mut truncated_by = TruncatedBy::Lines;
+    for line in content.split('\n') {
+        if kept_lines >= limits.max_lines {
+            break;
+        }
+        let cost = line.len() + usize::from(kept_lines > 0);
+        if kept_bytes + cost > limits.max_bytes {
+            truncated_by = TruncatedBy::Bytes;
+            break;
+        }
+        kept_bytes += cost;
+        kept_lines += 1;
+    }
+    Truncation {
+        content: content[..kept_bytes].to_owned(),
+        truncated: true,
+        truncated_by: Some(truncated_by),
+        total_lines,
+        total_bytes: content.len(),
+        output_lines: kept_lines,
+        output_bytes: kept_bytes,
+        last_line_partial: false,
+        first_line_exceeds_limit: kept_lines == 0 && truncated_by == TruncatedBy::Bytes,
+        max_lines: limits.max_lines,
+        max_bytes: limits.max_bytes,
+    }
+}
+
+/// Keeps whole lines from the end of `content` within `limits`; when the last
+/// line alone is over the byte limit, keeps its last bytes (on a char boundary).
+pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
+    let total_lines = content.split('\n').count();
+    if total_lines <= limits.max_lines && content.len() <= limits.max_bytes {
+        return Truncation::untouched(content, total_lines, limits);
+    }
+    let mut start = content.len();
+    let mut kept_bytes = 0usize;
+    let mut kept_lines = 0usize;
+    let mut truncated_by = TruncatedBy::Lines;
+    let mut last_line_partial = false;
+    for line in content.rsplit('\n') {
+        if kept_lines >= limits.max_lines {
+            break;
+        }
+        let cost = line.len() + usize::from(kept_lines > 0);
+        if kept_bytes + cost > limits.max_bytes {
+            truncated_by = TruncatedBy::Bytes;
+            if kept_lines == 0 {
+                let mut cut = line.len() - limits.max_bytes;
+                while !line.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                start = content.len() - (line.len() - cut);
+                kept_bytes = content.len() - start;
+                kept_lines = 1;
+                last_line_partial = true;
+            }
+            break;
+        }
+        kept_bytes += cost;
+        kept_lines += 1;
+        start = content.len() - kept_bytes;
+    }
+    Truncation {
+        content: content[start..].to_owned(),
+        truncated: true,
+        truncated_by: Some(truncated_by),
+        total_lines,
+        total_bytes: content.len(),
+        output_lines: kept_lines,
+        output_bytes: kept_bytes,
+        last_line_partial,
+        first_line_exceeds_limit: false,
+        max_lines: limits.max_lines,
+        max_bytes: limits.max_bytes,
+    }
+}
+
+/// Shortens a line longer than `max_chars` UTF-16 code units, marking the cut.
+/// Returns the line and whether it was cut.
+pub fn truncate_line(line: &str, max_chars: usize) -> (std::borrow::Cow<'_, str>, bool) {
+    let mut units = 0usize;
+    for (index, ch) in line.char_indices() {
+        if units + ch.len_utf16() > max_chars {
+            return (format!("{}... [truncated]", &line[..index]).into(), true);
+        }
+        units += ch.len_utf16();
+    }
+    (line.into(), false)
+}
+
+/// Pi's `formatSize`: `512B`, `50.0KB`, `1.5MB`.
+pub fn format_size(bytes: usize) -> String {
+    const KB: f64 = 1024.0;
+    const MB: f64 = 1024.0 * 1024.0;
+    let b = bytes as f64;
+    if b < KB {
+        format!("{bytes}B")
+    } else if b < MB {
+        format!("{:.1}KB", b / KB)
+    } else {
+        format!("{:.1}MB", b / MB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(n: usize) -> String {
+        (1..=n)
+            .map(|i| format!("Line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn head_keeps_everything_within_limits() {
+        let t = truncate_head("a\nb\n", Limits::default());
+        assert!(!t.truncated);
+        assert_eq!(t.total_lines, 3, "a trailing newline counts as a line");
+        assert_eq!(t.content, "a\nb\n");
+    }
+
+    #[test]
+    fn head_cuts_by_lines_like_pi() {
+        let content = numbered(2500);
+        let t = truncate_head(&content, Limits::default());
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Lines));
+        assert_eq!((t.total_lines, t.output_lines), (2500, 2000));
+        assert_eq!((t.total_bytes, t.output_bytes), (23892, 18892));
+        assert!(t.content.ends_with("Line 2000"));
+    }
+
+    #[test]
+    fn head_cuts_by_bytes_like_pi() {
+        let content = (1..=500)
+            .map(|i| format!("Line {i}: {}", "x".repeat(200)))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let t = truncate_head(&content, Limits::default());
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
+        assert_eq!(
+            (t.output_lines, t.output_bytes, t.total_bytes),
+            (243, 51164, 105391)
+        );
+    }
+
+    #[test]
+    fn head_reports_a_first_line_over_the_limit() {
+        let content = format!("{}\nshort", "y".repeat(60000));
+        let t = truncate_head(&content, Limits::default());
+        assert!(t.first_line_exceeds_limit);
+        assert_eq!((t.content.as_str(), t.output_lines), ("", 0));
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let content = (1..=3000).map(|i| format!("{i}\n")).collect::<String>();
+        let t = truncate_tail(&content, Limits::default());
+        assert_eq!((t.total_lines, t.output_lines), (3001, 2000));
+        assert!(t.content.starts_with("1002\n"));
+    }
+
+    #[test]
+    fn tail_keeps_the_end_of_one_huge_line_on_a_char_boundary() {
+        let content = format!("start{}", "é".repeat(40000));
+        let t = truncate_tail(&content, Limits::default());
+        assert!(t.last_line_partial);
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
+        assert_eq!(t.output_bytes, 51200);
+        assert!(t.content.chars().all(|c| c == 'é'));
+    }
+
+    #[test]
+    fn line_truncation_counts_utf16_units() {
+        assert_eq!(truncate_line("abc", 3), ("abc".into(), false));
+        assert_eq!(
+            truncate_line("abcd", 3),
+            ("abc... [truncated]".into(), true)
+        );
+        assert_eq!(truncate_line("a😀b", 2), ("a... [truncated]".into(), true));
+    }
+
+    #[test]
+    fn sizes_are_formatted_like_pi() {
+        assert_eq!(format_size(1023), "1023B");
+        assert_eq!(format_size(51200), "50.0KB");
+        assert_eq!(format_size(60000), "58.6KB");
+        assert_eq!(format_size(3 * 1024 * 1024 / 2), "1.5MB");
+    }
+}

@@ -1,0 +1,5 @@
+//! `cargo xtask`: project tasks.
+
+fn main() -> anyhow::Result<()> {
+    Ok(())
+}
