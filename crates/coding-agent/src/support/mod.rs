@@ -1,5 +1,6 @@
 //! Helpers shared by the built-in tools: one home each for truncation, path
 //! resolution and output notices.
 
+pub mod notices;
 pub mod paths;
 pub mod truncate;
