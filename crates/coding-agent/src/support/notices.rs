@@ -1,14 +1,10 @@
 //! The bracketed notices tools append to their output, in Pi's format:
 //! `text` + `\n\n[` + notices joined with `. ` + `]`.
 
-/// Appends `[notice]` after a blank line, or returns just `[notice]` when
-/// `text` is empty.
+/// Appends `[notice]` after a blank line, even to empty text (as Pi does:
+/// `read` with `limit: 0` answers `\n\n[3 more lines in file. ...]`).
 pub fn append_notice(text: &str, notice: &str) -> String {
-    if text.is_empty() {
-        format!("[{notice}]")
-    } else {
-        format!("{text}\n\n[{notice}]")
-    }
+    format!("{text}\n\n[{notice}]")
 }
 
 /// Appends all `notices` as one bracket, joined with `. `; returns `text`
