@@ -6,12 +6,12 @@
 //! own `coerceWithJsonSchema`), and a model that gets it wrong reads an error in
 //! Pi's exact words. This module does the same in three steps:
 //!
-//! 1. [`coerce`]: convert a clone of the arguments along the schema (numbers,
+//! 1. `coerce`: convert a clone of the arguments along the schema (numbers,
 //!    booleans and strings from one another; never a string into an array), and
 //!    drop `null` optional properties (deviation #1, below);
 //! 2. check the result with a [`jsonschema`] validator compiled once, in
 //!    [`ToolValidator::new`];
-//! 3. on failure, [`report`] writes Pi's text: one `  - <path>: <message>` line
+//! 3. on failure, `report` writes Pi's text: one `  - <path>: <message>` line
 //!    per problem, in TypeBox's order and wording, then the arguments as received.
 //!
 //! Deliberate deviation from Pi (DEVIATIONS.md #1): Pi turns `null` into `"null"`

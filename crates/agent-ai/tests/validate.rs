@@ -578,3 +578,52 @@ fn remote_reference_is_never_fetched() {
     let error = ToolValidator::new(&remote).unwrap_err();
     assert_eq!(error.tool, "remote");
 }
+
+// ---- schemas generated from argument types ----
+
+/// One replacement, as the edit tool declares it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)]
+struct Replacement {
+    /// Exact text for one targeted replacement.
+    old_text: String,
+    /// Replacement text for this targeted edit.
+    new_text: String,
+}
+
+/// Edit-like arguments: a path, optional numbers and flags, strict items.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct EditArgs {
+    /// Path to the file to edit.
+    path: String,
+    /// One or more targeted replacements.
+    edits: Vec<Replacement>,
+    /// A number the model may leave out.
+    offset: Option<f64>,
+    /// A flag the model may leave out.
+    verbose: Option<bool>,
+}
+
+#[test]
+fn schema_generated_from_an_argument_type_validates_like_pis() {
+    let generated =
+        ToolValidator::new(&Tool::for_args::<EditArgs>("edit", "Edit a file.")).unwrap();
+    assert_eq!(
+        generated
+            .validate(&args(
+                r#"{"path":7,"edits":[{"oldText":"a","newText":"b"}],"offset":"3","verbose":null}"#
+            ))
+            .unwrap(),
+        json!({"path": "7", "edits": [{"oldText": "a", "newText": "b"}], "offset": 3})
+    );
+    assert_eq!(
+        error_text(
+            &generated,
+            &args(r#"{"path":"f","edits":[{"oldText":"a","extra":1}],"verbose":"yes"}"#)
+        ),
+        "Validation failed for tool \"edit\":\n  - edits.0.newText: must have required properties newText\n  - edits.0.extra: schema is false\n  - edits.0: must not have additional properties\n  - verbose: must be boolean\n\nReceived arguments:\n{\n  \"path\": \"f\",\n  \"edits\": [\n    {\n      \"oldText\": \"a\",\n      \"extra\": 1\n    }\n  ],\n  \"verbose\": \"yes\"\n}"
+    );
+}
