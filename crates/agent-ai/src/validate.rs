@@ -1,9 +1,32 @@
 //! Argument validation: a validator compiled once per tool, Pi's coercions, and
 //! Pi's error text.
+//!
+//! Models send `"10"` for a number and `"true"` for a boolean; Pi 0.73.1 quietly
+//! converts such arguments before checking them (TypeBox `Value.Convert` plus its
+//! own `coerceWithJsonSchema`), and a model that gets it wrong reads an error in
+//! Pi's exact words. This module does the same in three steps:
+//!
+//! 1. `coerce`: convert a clone of the arguments along the schema (numbers,
+//!    booleans and strings from one another; never a string into an array), and
+//!    drop `null` optional properties (deviation #1, below);
+//! 2. check the result with a [`jsonschema`] validator compiled once, in
+//!    [`ToolValidator::new`];
+//! 3. on failure, `report` writes Pi's text: one `  - <path>: <message>` line
+//!    per problem, in TypeBox's order and wording, then the arguments as received.
+//!
+//! Deliberate deviation from Pi (DEVIATIONS.md #1): Pi turns `null` into `"null"`
+//! for a string and `0` for a number. Here `null` for an *optional* property means
+//! the property is absent, and `null` for a *required* one is an error
+//! (`must be string`); `null` is never converted into anything.
 
+mod coerce;
+mod report;
+
+use jsonschema::{Draft, Validator};
 use serde_json::Value;
 
 use crate::tool::Tool;
+use coerce::Plan;
 
 /// The schema of a tool could not be compiled.
 #[derive(Debug, thiserror::Error)]
@@ -24,23 +47,76 @@ pub struct ValidationError {
 }
 
 /// A tool's argument validator, compiled once and reused for every call.
+///
+/// Building one compiles the tool's schema (and every `anyOf`/`oneOf` branch the
+/// coercions need to test), which costs far more than a check; keep it beside the
+/// tool rather than building one per call.
 pub struct ToolValidator {
     name: String,
     schema: Value,
+    validator: Validator,
+    plan: Plan,
+}
+
+impl std::fmt::Debug for ToolValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolValidator")
+            .field("name", &self.name)
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolValidator {
     /// Compiles the validator for `tool`.
+    ///
+    /// Fails with [`SchemaError`] when `tool.parameters` is not a usable JSON
+    /// Schema (bad keyword values, an unresolvable `$ref`; remote references are
+    /// never fetched).
     pub fn new(tool: &Tool) -> Result<Self, SchemaError> {
+        let validator = compile(&tool.parameters).map_err(|message| SchemaError {
+            tool: tool.name.clone(),
+            message,
+        })?;
+        let plan = Plan::new(&tool.parameters, &|schema| compile(schema).ok());
         Ok(ToolValidator {
             name: tool.name.clone(),
             schema: tool.parameters.clone(),
+            validator,
+            plan,
         })
     }
 
     /// Coerces `arguments` as Pi does and validates them; returns the coerced value.
+    ///
+    /// `arguments` itself is never changed. The error's text names every problem
+    /// and repeats `arguments` as received (not as coerced), as Pi does.
     pub fn validate(&self, arguments: &Value) -> Result<Value, ValidationError> {
-        let _ = (&self.name, &self.schema);
-        Ok(arguments.clone())
+        let coerced = self.plan.coerce(arguments.clone());
+        if self.validator.is_valid(&coerced) {
+            return Ok(coerced);
+        }
+        Err(ValidationError {
+            message: report::message(
+                &self.name,
+                &self.schema,
+                &self.validator,
+                &coerced,
+                arguments,
+            ),
+        })
     }
+}
+
+/// Compiles `schema` the one way this module does: offline (no remote `$ref`
+/// is ever fetched, since the crate's default features are off), formats checked
+/// as TypeBox checks them, and draft 7 (what [`Tool::for_args`] generates) unless
+/// the schema names its own draft with `$schema`.
+/// Fails with the compiler's message.
+fn compile(schema: &Value) -> Result<Validator, String> {
+    let mut options = jsonschema::options().should_validate_formats(true);
+    if schema.get("$schema").is_none() {
+        options = options.with_draft(Draft::Draft7);
+    }
+    options.build(schema).map_err(|error| error.to_string())
 }
