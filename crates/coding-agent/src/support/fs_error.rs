@@ -55,6 +55,13 @@ impl FsError {
     }
 }
 
+/// Pi lets file-system errors reach the model as they are.
+impl From<FsError> for agent_core::ToolError {
+    fn from(err: FsError) -> Self {
+        agent_core::ToolError::new(err.message)
+    }
+}
+
 /// Node's code and libuv's description for the error kinds a tool meets.
 fn node_code(err: &io::Error) -> Option<(&'static str, &'static str)> {
     use io::ErrorKind::*;

@@ -15,6 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio_util::sync::CancellationToken;
 
 type Queues = Mutex<HashMap<PathBuf, Arc<AsyncMutex<()>>>>;
 
@@ -65,14 +66,47 @@ pub async fn lock_file(path: &Path) -> FileMutationGuard {
     }
 }
 
-/// Runs `f` when it is this call's turn to mutate `path`, holding the turn
-/// until `f` finishes (or is dropped).
-pub async fn with_file_mutation_queue<F, T>(path: &Path, f: F) -> T
+/// The caller was cancelled before its mutation finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Operation aborted")]
+pub struct Aborted;
+
+/// Runs `mutation` when it is this call's turn to mutate `path` (Pi's
+/// `withFileMutationQueue`), giving up with [`Aborted`] as soon as `cancel`
+/// fires, whether while waiting for the turn or while running.
+///
+/// A mutation already started is not cut off halfway when the caller gives
+/// up: it runs to its end on its own task, holding the turn, so the calls
+/// queued behind it still see the file it left (in the order they arrived).
+/// `mutation` should check `cancel` between its steps so that it starts
+/// nothing new once cancelled.
+pub async fn with_file_mutation_queue<F, T>(
+    path: &Path,
+    cancel: &CancellationToken,
+    mutation: F,
+) -> Result<T, Aborted>
 where
-    F: Future<Output = T>,
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
 {
-    let _turn = lock_file(path).await;
-    f.await
+    let turn = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(Aborted),
+        turn = lock_file(path) => turn,
+    };
+    let task = tokio::spawn(async move {
+        let _turn = turn;
+        mutation.await
+    });
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Aborted),
+        joined = task => match joined {
+            Ok(value) => Ok(value),
+            Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+            Err(_) => Err(Aborted),
+        },
+    }
 }
 
 /// The real path of `path`; for a path that does not exist, the real path of
@@ -146,8 +180,8 @@ mod tests {
         for i in 0..5 {
             let (waiter_path, order) = (path.clone(), Arc::clone(&order));
             waiters.push(tokio::spawn(async move {
-                with_file_mutation_queue(&waiter_path, async { order.lock().unwrap().push(i) })
-                    .await
+                let _turn = lock_file(&waiter_path).await;
+                order.lock().unwrap().push(i);
             }));
             // Let waiter i queue up before waiter i+1 arrives.
             while Arc::strong_count(QUEUES.lock().unwrap().get(&key).unwrap()) < i + 3 {
@@ -160,6 +194,60 @@ mod tests {
         }
         assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3, 4]);
         assert!(!QUEUES.lock().unwrap().contains_key(&key));
+    }
+
+    #[tokio::test]
+    async fn cancelling_a_waiter_gives_up_its_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        let holder = lock_file(&path).await;
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let result = with_file_mutation_queue(&path, &cancel, async { 1 }).await;
+        assert_eq!(result, Err(Aborted));
+        drop(holder);
+        let live = CancellationToken::new();
+        assert_eq!(
+            with_file_mutation_queue(&path, &live, async { 2 }).await,
+            Ok(2)
+        );
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_mutation_finishes_before_the_next_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+        let cancel = CancellationToken::new();
+        let first = {
+            let (path, cancel, log) = (path.clone(), cancel.clone(), Arc::clone(&log));
+            tokio::spawn(async move {
+                with_file_mutation_queue(&path, &cancel, async move {
+                    started_tx.send(()).unwrap();
+                    release_rx.await.unwrap();
+                    log.lock().unwrap().push("first");
+                })
+                .await
+            })
+        };
+        started_rx.await.unwrap();
+        cancel.cancel();
+        assert_eq!(first.await.unwrap(), Err(Aborted));
+        let second = {
+            let (path, log) = (path.clone(), Arc::clone(&log));
+            tokio::spawn(async move {
+                let live = CancellationToken::new();
+                with_file_mutation_queue(&path, &live, async move {
+                    log.lock().unwrap().push("second");
+                })
+                .await
+            })
+        };
+        release_tx.send(()).unwrap();
+        assert_eq!(second.await.unwrap(), Ok(()));
+        assert_eq!(*log.lock().unwrap(), vec!["first", "second"]);
     }
 
     #[tokio::test]
