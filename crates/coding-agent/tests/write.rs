@@ -1,6 +1,10 @@
 //! The `write` tool: Pi's cases (pi-test-cases.md A.2), the parity fixtures
 //! `write_*.json`, and where we differ on purpose (DEVIATIONS #3, #10).
 
+// Setup helpers outside #[test] functions panic on failure too: a broken
+// fixture is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 

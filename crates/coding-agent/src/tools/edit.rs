@@ -46,7 +46,6 @@ struct EditArgs {
 // schema, which Pi's has not.)
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(missing_docs)]
 struct EditEntry {
     /// Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.
     old_text: String,
