@@ -1,6 +1,11 @@
 //! Helpers shared by the built-in tools: one home each for truncation, path
 //! resolution and output notices.
 
+pub mod atomic_write;
+pub mod diff;
+pub mod fs_error;
+pub mod fuzzy;
+pub mod mutation_queue;
 pub mod notices;
 pub mod paths;
 pub mod truncate;

@@ -1,0 +1,48 @@
+//! What `write` needs of a file system: create directories, replace a file.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+
+use crate::support::atomic_write::write_atomic;
+use crate::support::fs_error::FsError;
+
+/// The file-system calls of the `write` tool (Pi's `WriteOperations`).
+#[async_trait]
+pub trait WriteOperations: Send + Sync {
+    /// Creates `dir` and any missing parents; an existing directory is fine.
+    async fn mkdir(&self, dir: &Path) -> Result<(), FsError>;
+
+    /// Replaces the contents of the file at `path`, creating it if needed.
+    async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
+}
+
+/// The local file system. Writes are atomic (temporary file, fsync, rename:
+/// DEVIATIONS #10) and go through symlinks to the files they point to.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalWriteOperations;
+
+#[async_trait]
+impl WriteOperations for LocalWriteOperations {
+    async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
+        let dir = dir.to_path_buf();
+        blocking(move || std::fs::create_dir_all(&dir).map_err(|e| FsError::new(&e, "mkdir", &dir)))
+            .await
+    }
+
+    async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
+        let path: PathBuf = path.to_path_buf();
+        blocking(move || write_atomic(&path, &content)).await
+    }
+}
+
+/// Runs blocking file work off the async runtime.
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, FsError>
+where
+    F: FnOnce() -> Result<T, FsError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| FsError::other(e.to_string()))?
+}

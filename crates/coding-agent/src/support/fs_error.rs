@@ -1,0 +1,114 @@
+//! File-system errors in the words Node uses, because Pi lets Node's errors
+//! reach the model raw (`ENOENT: no such file or directory, open '/x'`) and
+//! quotes their code in its own texts (`Error code: ENOENT.`).
+
+use std::io;
+use std::path::Path;
+
+/// A failed file-system call, with Node's error code when the failure has one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct FsError {
+    /// Node's code (`ENOENT`, `EACCES`, ...), if the failure maps to one.
+    pub code: Option<&'static str>,
+    /// The whole text, Node style: `<CODE>: <description>, <syscall> '<path>'`.
+    pub message: String,
+}
+
+impl FsError {
+    /// Describes `err`, raised by `syscall` (`open`, `mkdir`, `read`, ...) on
+    /// `path`, the way Node would.
+    pub fn new(err: &io::Error, syscall: &str, path: &Path) -> Self {
+        match node_code(err) {
+            Some((code, description)) => FsError {
+                code: Some(code),
+                message: format!("{code}: {description}, {syscall} '{}'", path.display()),
+            },
+            None => FsError {
+                code: None,
+                message: err.to_string(),
+            },
+        }
+    }
+
+    /// An error without a path, for calls Node reports without one (reading a
+    /// directory: `EISDIR: illegal operation on a directory, read`).
+    pub fn without_path(err: &io::Error, syscall: &str) -> Self {
+        match node_code(err) {
+            Some((code, description)) => FsError {
+                code: Some(code),
+                message: format!("{code}: {description}, {syscall}"),
+            },
+            None => FsError {
+                code: None,
+                message: err.to_string(),
+            },
+        }
+    }
+
+    /// An error that is not the file system's (a worker that panicked, ...).
+    pub fn other(message: impl Into<String>) -> Self {
+        FsError {
+            code: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// Pi lets file-system errors reach the model as they are.
+impl From<FsError> for agent_core::ToolError {
+    fn from(err: FsError) -> Self {
+        agent_core::ToolError::new(err.message)
+    }
+}
+
+/// Node's code and libuv's description for the error kinds a tool meets.
+fn node_code(err: &io::Error) -> Option<(&'static str, &'static str)> {
+    use io::ErrorKind::*;
+    Some(match err.kind() {
+        NotFound => ("ENOENT", "no such file or directory"),
+        PermissionDenied => ("EACCES", "permission denied"),
+        AlreadyExists => ("EEXIST", "file already exists"),
+        IsADirectory => ("EISDIR", "illegal operation on a directory"),
+        NotADirectory => ("ENOTDIR", "not a directory"),
+        ReadOnlyFilesystem => ("EROFS", "read-only file system"),
+        InvalidFilename => ("ENAMETOOLONG", "name too long"),
+        StorageFull => ("ENOSPC", "no space left on device"),
+        QuotaExceeded => ("EDQUOT", "disk quota exceeded"),
+        ResourceBusy => ("EBUSY", "resource busy or locked"),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_reads_like_node() {
+        let err = io::Error::from(io::ErrorKind::NotFound);
+        let fs = FsError::new(&err, "access", Path::new("/w/nofile.txt"));
+        assert_eq!(fs.code, Some("ENOENT"));
+        assert_eq!(
+            fs.to_string(),
+            "ENOENT: no such file or directory, access '/w/nofile.txt'"
+        );
+    }
+
+    #[test]
+    fn reading_a_directory_names_no_path() {
+        let err = io::Error::from(io::ErrorKind::IsADirectory);
+        assert_eq!(
+            FsError::without_path(&err, "read").to_string(),
+            "EISDIR: illegal operation on a directory, read"
+        );
+    }
+
+    #[test]
+    fn unknown_kinds_keep_the_os_text() {
+        let err = io::Error::other("disk on fire");
+        let fs = FsError::new(&err, "open", Path::new("/x"));
+        assert_eq!(fs.code, None);
+        assert_eq!(fs.to_string(), "disk on fire");
+    }
+}

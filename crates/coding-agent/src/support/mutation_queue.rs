@@ -1,0 +1,261 @@
+//! The file-mutation queue: a first-in-first-out lock per file, so parallel
+//! `edit` and `write` calls on one file run one after another (each edit reads
+//! what the previous one wrote; no update is lost), while calls on different
+//! files run in parallel. Pi's `withFileMutationQueue` (spec §6).
+//!
+//! Files are keyed by their real path, so two symlinks to one file share a
+//! queue. A file that does not exist yet is keyed by the real path of its
+//! nearest existing ancestor plus the rest of the path; this also serialises
+//! two writes that create the same new file through a symlinked directory,
+//! which Pi's key (the unresolved path) does not.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use tokio_util::sync::CancellationToken;
+
+type Queues = Mutex<HashMap<PathBuf, Arc<AsyncMutex<()>>>>;
+
+/// One lock per file being mutated; entries leave the map when nobody holds or
+/// waits for them, so the map stays as small as the set of busy files.
+static QUEUES: LazyLock<Queues> = LazyLock::new(Queues::default);
+
+/// Holding this means it is this call's turn to mutate the file. Dropping it
+/// passes the turn to the next waiter, in arrival order.
+#[derive(Debug)]
+pub struct FileMutationGuard {
+    key: PathBuf,
+    guard: Option<OwnedMutexGuard<()>>,
+}
+
+impl Drop for FileMutationGuard {
+    fn drop(&mut self) {
+        // Release first, then drop the map entry if no one else holds a
+        // reference to its lock. Waiters clone the Arc under the map lock, so
+        // checking the count under that lock cannot race with a new waiter.
+        drop(self.guard.take());
+        let mut queues = QUEUES.lock().unwrap_or_else(PoisonError::into_inner);
+        if queues
+            .get(&self.key)
+            .is_some_and(|lock| Arc::strong_count(lock) == 1)
+        {
+            queues.remove(&self.key);
+        }
+    }
+}
+
+/// Waits for this call's turn to mutate `path` (an absolute path).
+///
+/// Tokio's mutex is fair, so turns are granted in the order callers arrived.
+pub async fn lock_file(path: &Path) -> FileMutationGuard {
+    let lexical = normalize_lexically(path);
+    let key = tokio::task::spawn_blocking(move || queue_key(&lexical))
+        .await
+        .unwrap_or_else(|_| normalize_lexically(path));
+    let lock = {
+        let mut queues = QUEUES.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(queues.entry(key.clone()).or_default())
+    };
+    let guard = lock.lock_owned().await;
+    FileMutationGuard {
+        key,
+        guard: Some(guard),
+    }
+}
+
+/// The caller was cancelled before its mutation finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Operation aborted")]
+pub struct Aborted;
+
+/// Runs `mutation` when it is this call's turn to mutate `path` (Pi's
+/// `withFileMutationQueue`), giving up with [`Aborted`] as soon as `cancel`
+/// fires, whether while waiting for the turn or while running.
+///
+/// A mutation already started is not cut off halfway when the caller gives
+/// up: it runs to its end on its own task, holding the turn, so the calls
+/// queued behind it still see the file it left (in the order they arrived).
+/// `mutation` should check `cancel` between its steps so that it starts
+/// nothing new once cancelled.
+pub async fn with_file_mutation_queue<F, T>(
+    path: &Path,
+    cancel: &CancellationToken,
+    mutation: F,
+) -> Result<T, Aborted>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let turn = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(Aborted),
+        turn = lock_file(path) => turn,
+    };
+    let task = tokio::spawn(async move {
+        let _turn = turn;
+        mutation.await
+    });
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Aborted),
+        joined = task => match joined {
+            Ok(value) => Ok(value),
+            Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+            Err(_) => Err(Aborted),
+        },
+    }
+}
+
+/// The real path of `path`; for a path that does not exist, the real path of
+/// its nearest existing ancestor joined with the remaining components.
+fn queue_key(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => queue_key(parent).join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system, as Node's
+/// `path.resolve` does before Pi takes the real path.
+fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn missing_files_are_keyed_under_their_real_ancestor() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        assert_eq!(
+            queue_key(&dir.path().join("link/new/file.txt")),
+            real.join("new/file.txt")
+        );
+        assert_eq!(
+            queue_key(&normalize_lexically(&dir.path().join("x/../link/a.txt"))),
+            real.join("a.txt")
+        );
+    }
+
+    #[test]
+    fn symlinks_share_the_key_of_their_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.txt");
+        std::fs::write(&target, "x").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("alias.txt")).unwrap();
+        assert_eq!(
+            queue_key(&dir.path().join("alias.txt")),
+            std::fs::canonicalize(&target).unwrap()
+        );
+    }
+
+    #[tokio::test]
+    async fn turns_on_one_file_are_granted_in_arrival_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        let first = lock_file(&path).await;
+        let key = queue_key(&path);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        for i in 0..5 {
+            let (waiter_path, order) = (path.clone(), Arc::clone(&order));
+            waiters.push(tokio::spawn(async move {
+                let _turn = lock_file(&waiter_path).await;
+                order.lock().unwrap().push(i);
+            }));
+            // Let waiter i queue up before waiter i+1 arrives.
+            while Arc::strong_count(QUEUES.lock().unwrap().get(&key).unwrap()) < i + 3 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        drop(first);
+        for waiter in waiters {
+            waiter.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3, 4]);
+        assert!(!QUEUES.lock().unwrap().contains_key(&key));
+    }
+
+    #[tokio::test]
+    async fn cancelling_a_waiter_gives_up_its_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        let holder = lock_file(&path).await;
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let result = with_file_mutation_queue(&path, &cancel, async { 1 }).await;
+        assert_eq!(result, Err(Aborted));
+        drop(holder);
+        let live = CancellationToken::new();
+        assert_eq!(
+            with_file_mutation_queue(&path, &live, async { 2 }).await,
+            Ok(2)
+        );
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_mutation_finishes_before_the_next_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+        let cancel = CancellationToken::new();
+        let first = {
+            let (path, cancel, log) = (path.clone(), cancel.clone(), Arc::clone(&log));
+            tokio::spawn(async move {
+                with_file_mutation_queue(&path, &cancel, async move {
+                    started_tx.send(()).unwrap();
+                    release_rx.await.unwrap();
+                    log.lock().unwrap().push("first");
+                })
+                .await
+            })
+        };
+        started_rx.await.unwrap();
+        cancel.cancel();
+        assert_eq!(first.await.unwrap(), Err(Aborted));
+        let second = {
+            let (path, log) = (path.clone(), Arc::clone(&log));
+            tokio::spawn(async move {
+                let live = CancellationToken::new();
+                with_file_mutation_queue(&path, &live, async move {
+                    log.lock().unwrap().push("second");
+                })
+                .await
+            })
+        };
+        release_tx.send(()).unwrap();
+        assert_eq!(second.await.unwrap(), Ok(()));
+        assert_eq!(*log.lock().unwrap(), vec!["first", "second"]);
+    }
+
+    #[tokio::test]
+    async fn different_files_do_not_wait_for_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let _a = lock_file(&dir.path().join("a.txt")).await;
+        // Would hang if b shared a's queue.
+        let b = lock_file(&dir.path().join("b.txt")).await;
+        drop(b);
+    }
+}

@@ -1,0 +1,285 @@
+//! `edit`: exact-text replacements in one file (spec §5.3).
+
+mod apply;
+
+use std::sync::Arc;
+
+use agent_ai::Tool;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
+use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use crate::ops::edit::{EditOperations, LocalEditOperations};
+use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::with_file_mutation_queue;
+use crate::support::paths::resolve_to_cwd;
+
+/// What the model reads about `edit`.
+pub const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
+
+const GUIDELINES: &[&str] = &[
+    "Use edit for precise changes (edits[].oldText must match exactly)",
+    "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls",
+    "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+    "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.",
+];
+
+const ABORTED: &str = "Operation aborted";
+
+/// Arguments of `edit`; the doc comments are Pi's parameter descriptions.
+/// Unknown properties are rejected, as Pi's schema says
+/// (`additionalProperties: false`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EditArgs {
+    /// Path to the file to edit (relative or absolute)
+    path: String,
+    /// One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.
+    edits: Vec<EditEntry>,
+}
+
+// One replacement. (A doc comment here would become a description in the
+// schema, which Pi's has not.)
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EditEntry {
+    /// Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.
+    old_text: String,
+    /// Replacement text for this targeted edit.
+    new_text: String,
+}
+
+/// The `edit` tool: replaces unique, non-overlapping text spans in one file,
+/// all or none, one call at a time per file (the mutation queue), atomically.
+pub struct EditTool {
+    tool: Tool,
+    ops: Arc<dyn EditOperations>,
+}
+
+impl EditTool {
+    /// An `edit` tool that reaches the file system through `ops`.
+    pub fn new(ops: Arc<dyn EditOperations>) -> Self {
+        EditTool {
+            tool: Tool::for_args::<EditArgs>("edit", DESCRIPTION),
+            ops,
+        }
+    }
+
+    /// An `edit` tool on the local file system.
+    pub fn local() -> Self {
+        Self::new(Arc::new(LocalEditOperations))
+    }
+}
+
+#[async_trait]
+impl ToolDefinition for EditTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Edit"
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(
+            "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+        )
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        GUIDELINES
+    }
+
+    /// Pi's shims for shapes models send: `edits` as a JSON string holding an
+    /// array, and the legacy top-level `oldText`/`newText` (appended to
+    /// `edits`).
+    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+        Ok(prepare_edit_arguments(arguments))
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        let args: EditArgs = parse_args("edit", params)?;
+        if args.edits.is_empty() {
+            return Err(ToolError::new(
+                "Edit tool input is invalid. edits must contain at least one replacement.",
+            ));
+        }
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(ABORTED));
+        }
+        let abs = resolve_to_cwd(&args.path, &ctx.cwd);
+        let ops = Arc::clone(&self.ops);
+        let cancel = ctx.cancel.clone();
+        let target = abs.clone();
+        let mutation = async move {
+            let aborted = || ToolError::new(ABORTED);
+            ops.access(&target)
+                .await
+                .map_err(|e| could_not_edit(&args.path, &e))?;
+            if cancel.is_cancelled() {
+                return Err(aborted());
+            }
+            let original = ops.read_file(&target).await?;
+            if cancel.is_cancelled() {
+                return Err(aborted());
+            }
+            let replacements: Vec<Replacement> = args
+                .edits
+                .into_iter()
+                .map(|e| Replacement {
+                    old_text: e.old_text,
+                    new_text: e.new_text,
+                })
+                .collect();
+            let count = replacements.len();
+            let applied =
+                tokio::task::spawn_blocking(move || apply_edits(&original, &replacements))
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?
+                    .map_err(|e| ToolError::new(e.message(&args.path)))?;
+            if cancel.is_cancelled() {
+                return Err(aborted());
+            }
+            ops.write_file(&target, applied.content).await?;
+            let mut details = Map::new();
+            details.insert("diff".into(), Value::String(applied.diff.diff));
+            if let Some(line) = applied.diff.first_changed_line {
+                details.insert("firstChangedLine".into(), json!(line));
+            }
+            Ok(AgentToolResult::text(format!(
+                "Successfully replaced {count} block(s) in {}.",
+                args.path
+            ))
+            .with_details(Value::Object(details)))
+        };
+        with_file_mutation_queue(&abs, &ctx.cancel, mutation)
+            .await
+            .map_err(|aborted| ToolError::new(aborted.to_string()))?
+    }
+}
+
+/// Pi's text when the file cannot be read and written.
+fn could_not_edit(path: &str, err: &FsError) -> ToolError {
+    ToolError::new(match err.code {
+        Some(code) => format!("Could not edit file: {path}. Error code: {code}."),
+        None => format!("Could not edit file: {path}. Error: {}.", err.message),
+    })
+}
+
+/// Pi's `prepareArguments` for `edit`: runs before validation, so it sees
+/// whatever the model sent.
+fn prepare_edit_arguments(arguments: Value) -> Value {
+    let Value::Object(mut args) = arguments else {
+        return arguments;
+    };
+    if let Some(Value::String(text)) = args.get("edits")
+        && let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(text)
+    {
+        args.insert("edits".into(), parsed);
+    }
+    if let (Some(Value::String(_)), Some(Value::String(_))) =
+        (args.get("oldText"), args.get("newText"))
+    {
+        let old_text = args.remove("oldText").unwrap_or_default();
+        let new_text = args.remove("newText").unwrap_or_default();
+        let mut edits = match args.remove("edits") {
+            Some(Value::Array(edits)) => edits,
+            _ => Vec::new(),
+        };
+        edits.push(json!({"oldText": old_text, "newText": new_text}));
+        args.insert("edits".into(), Value::Array(edits));
+    }
+    Value::Object(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_is_pis_and_closed() {
+        assert_eq!(
+            EditTool::local().tool().parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+                    "edits": {
+                        "type": "array",
+                        "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "oldText": {"type": "string", "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},
+                                "newText": {"type": "string", "description": "Replacement text for this targeted edit."}
+                            },
+                            "required": ["oldText", "newText"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["path", "edits"],
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[test]
+    fn legacy_old_new_text_becomes_one_edit() {
+        assert_eq!(
+            prepare_edit_arguments(json!({"path": "p", "oldText": "aaa", "newText": "x"})),
+            json!({"path": "p", "edits": [{"oldText": "aaa", "newText": "x"}]})
+        );
+    }
+
+    #[test]
+    fn edits_sent_as_a_json_string_are_parsed() {
+        assert_eq!(
+            prepare_edit_arguments(
+                json!({"path": "p", "edits": "[{\"oldText\":\"a\",\"newText\":\"b\"}]"})
+            ),
+            json!({"path": "p", "edits": [{"oldText": "a", "newText": "b"}]})
+        );
+    }
+
+    #[test]
+    fn legacy_edit_is_appended_to_edits() {
+        assert_eq!(
+            prepare_edit_arguments(json!({
+                "path": "p",
+                "edits": [{"oldText": "q", "newText": "r"}],
+                "oldText": "a",
+                "newText": "b"
+            })),
+            json!({"path": "p", "edits": [{"oldText": "q", "newText": "r"}, {"oldText": "a", "newText": "b"}]})
+        );
+    }
+
+    #[test]
+    fn unparseable_or_non_array_edits_strings_are_left_for_validation() {
+        for edits in ["[{oops", "{\"oldText\":\"a\",\"newText\":\"b\"}"] {
+            assert_eq!(
+                prepare_edit_arguments(json!({"path": "f.py", "edits": edits})),
+                json!({"path": "f.py", "edits": edits})
+            );
+        }
+        assert_eq!(prepare_edit_arguments(json!("text")), json!("text"));
+    }
+
+    #[test]
+    fn legacy_pair_needs_both_strings() {
+        let args = json!({"path": "p", "oldText": "a", "newText": 1});
+        assert_eq!(prepare_edit_arguments(args.clone()), args);
+    }
+}

@@ -1,0 +1,126 @@
+//! `write`: create or overwrite a file (spec §5.2).
+
+use std::sync::Arc;
+
+use agent_ai::Tool;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use crate::ops::write::{LocalWriteOperations, WriteOperations};
+use crate::support::mutation_queue::with_file_mutation_queue;
+use crate::support::paths::resolve_to_cwd;
+
+/// What the model reads about `write`.
+pub const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
+
+const ABORTED: &str = "Operation aborted";
+
+/// Arguments of `write`; the doc comments are Pi's parameter descriptions.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct WriteArgs {
+    /// Path to the file to write (relative or absolute)
+    path: String,
+    /// Content to write to the file
+    content: String,
+}
+
+/// The `write` tool: writes a whole file, creating parent directories, one
+/// write at a time per file (the mutation queue), atomically.
+pub struct WriteTool {
+    tool: Tool,
+    ops: Arc<dyn WriteOperations>,
+}
+
+impl WriteTool {
+    /// A `write` tool that reaches the file system through `ops`.
+    pub fn new(ops: Arc<dyn WriteOperations>) -> Self {
+        WriteTool {
+            tool: Tool::for_args::<WriteArgs>("write", DESCRIPTION),
+            ops,
+        }
+    }
+
+    /// A `write` tool on the local file system.
+    pub fn local() -> Self {
+        Self::new(Arc::new(LocalWriteOperations))
+    }
+}
+
+#[async_trait]
+impl ToolDefinition for WriteTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Write"
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Create or overwrite files")
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        &["Use write only for new files or complete rewrites."]
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        let args: WriteArgs = parse_args("write", params)?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(ABORTED));
+        }
+        let abs = resolve_to_cwd(&args.path, &ctx.cwd);
+        let ops = Arc::clone(&self.ops);
+        let cancel = ctx.cancel.clone();
+        let target = abs.clone();
+        let mutation = async move {
+            if let Some(dir) = target.parent() {
+                ops.mkdir(dir).await?;
+            }
+            if cancel.is_cancelled() {
+                return Err(ToolError::new(ABORTED));
+            }
+            // DEVIATIONS #3: Pi counts UTF-16 code units and calls them bytes.
+            let bytes = args.content.len();
+            ops.write_file(&target, args.content.into_bytes()).await?;
+            Ok(AgentToolResult::text(format!(
+                "Successfully wrote {bytes} bytes to {}",
+                args.path
+            )))
+        };
+        with_file_mutation_queue(&abs, &ctx.cancel, mutation)
+            .await
+            .map_err(|aborted| ToolError::new(aborted.to_string()))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_is_pis() {
+        assert_eq!(
+            WriteTool::local().tool().parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+                    "content": {"type": "string", "description": "Content to write to the file"}
+                },
+                "required": ["path", "content"]
+            })
+        );
+    }
+}
