@@ -457,7 +457,8 @@ mod tests {
             };
             let window = LineWindow {
                 start: (random.next() % 12) as usize,
-                max_selected: (random.next() % 3 > 0).then(|| (random.next() % 8) as usize),
+                max_selected: (!random.next().is_multiple_of(3))
+                    .then(|| (random.next() % 8) as usize),
                 limits,
             };
             let chunks = random.chunks(&file);
