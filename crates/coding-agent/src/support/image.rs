@@ -91,23 +91,36 @@ pub struct FittedImage {
     pub data: String,
     /// Its MIME type (PNG or JPEG when re-encoded).
     pub mime_type: &'static str,
+    /// Set when the image was re-encoded to fit.
+    pub resized: Option<Resized>,
+}
+
+/// The sizes of a re-encoded image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resized {
     /// Width and height of the original, after EXIF orientation.
     pub original: (u32, u32),
     /// Width and height sent.
     pub shown: (u32, u32),
-    /// Whether the image was re-encoded to fit.
-    pub resized: bool,
 }
 
 impl FittedImage {
+    /// `bytes` attached as they are.
+    pub fn unchanged(bytes: &[u8], kind: ImageType) -> Self {
+        FittedImage {
+            data: STANDARD.encode(bytes),
+            mime_type: kind.mime_type(),
+            resized: None,
+        }
+    }
+
     /// Pi's note telling the model how to map coordinates back to the
     /// original; only for a resized image.
     pub fn dimension_note(&self) -> Option<String> {
-        if !self.resized {
-            return None;
-        }
-        let (ow, oh) = self.original;
-        let (w, h) = self.shown;
+        let Resized {
+            original: (ow, oh),
+            shown: (w, h),
+        } = self.resized?;
         Some(format!(
             "[Image: original {ow}x{oh}, displayed at {w}x{h}. Multiply coordinates by {} to map to original image.]",
             to_fixed_2(f64::from(ow) / f64::from(w))
@@ -135,13 +148,7 @@ pub fn fit_image(
     let (width, height) = decoder.dimensions();
     let base64_len = base64::encoded_len(bytes.len(), true).unwrap_or(usize::MAX);
     if width <= MAX_WIDTH && height <= MAX_HEIGHT && base64_len < MAX_BASE64_BYTES {
-        return Ok(Some(FittedImage {
-            data: STANDARD.encode(bytes),
-            mime_type: kind.mime_type(),
-            original: (width, height),
-            shown: (width, height),
-            resized: false,
-        }));
+        return Ok(Some(FittedImage::unchanged(bytes, kind)));
     }
     let Some(image) = decode_upright(decoder) else {
         return Ok(None);
@@ -156,9 +163,10 @@ pub fn fit_image(
             return Ok(Some(FittedImage {
                 data,
                 mime_type,
-                original,
-                shown: (w, h),
-                resized: true,
+                resized: Some(Resized {
+                    original,
+                    shown: (w, h),
+                }),
             }));
         }
         if (w, h) == (1, 1) {
