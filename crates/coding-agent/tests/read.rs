@@ -1,6 +1,9 @@
 //! `read` end to end on real files: Pi's test cases (A.1), every
 //! `read_*` parity fixture, and the deliberate deviations, named.
 
+// Test helpers outside `#[test]` functions panic on purpose too.
+#![allow(clippy::unwrap_used)]
+
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
