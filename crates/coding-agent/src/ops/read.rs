@@ -176,3 +176,54 @@ fn into_io(error: ReadError) -> io::Error {
         ReadError::Aborted => io::Error::new(io::ErrorKind::Interrupted, "Operation aborted"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::truncate::Limits;
+
+    #[tokio::test]
+    async fn local_line_reads_stop_once_cancelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, "a\nb\n").unwrap();
+        let window = LineWindow {
+            start: 0,
+            max_selected: None,
+            limits: Limits::default(),
+        };
+        let cancel = CancellationToken::new();
+        let text = LocalReadOperations
+            .read_lines(&path, window, &cancel)
+            .await
+            .unwrap();
+        assert_eq!(
+            (text.file_lines, text.selection.content.as_str()),
+            (3, "a\nb\n")
+        );
+        cancel.cancel();
+        let error = LocalReadOperations
+            .read_lines(&path, window, &cancel)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, ReadError::Aborted), "{error:?}");
+    }
+
+    #[tokio::test]
+    async fn local_prefix_is_at_most_the_asked_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, "0123456789").unwrap();
+        let ops = LocalReadOperations;
+        assert_eq!(ops.read_prefix(&path, 4).await.unwrap(), b"0123");
+        assert_eq!(ops.read_prefix(&path, 100).await.unwrap(), b"0123456789");
+        assert_eq!(
+            ops.access(&path).await.unwrap(),
+            FileInfo {
+                is_dir: false,
+                len: 10
+            }
+        );
+        assert!(ops.access(dir.path()).await.unwrap().is_dir);
+    }
+}

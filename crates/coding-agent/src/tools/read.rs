@@ -332,3 +332,28 @@ fn node_error(error: &io::Error, syscall: &str, path: Option<&Path>) -> ToolErro
         None => ToolError::new(format!("{what}, {syscall}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_system_errors_are_worded_like_node() {
+        let path = Path::new("/secret/file.txt");
+        let denied = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            node_error(&denied, "access", Some(path)).message(),
+            "EACCES: permission denied, access '/secret/file.txt'"
+        );
+        let not_dir = io::Error::from(io::ErrorKind::NotADirectory);
+        assert_eq!(
+            node_error(&not_dir, "access", Some(path)).message(),
+            "ENOTDIR: not a directory, access '/secret/file.txt'"
+        );
+        let other = io::Error::other("disk on fire");
+        assert_eq!(
+            node_error(&other, "read", None).message(),
+            "disk on fire, read"
+        );
+    }
+}
