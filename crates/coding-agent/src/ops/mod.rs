@@ -3,4 +3,5 @@
 //! implementations plug in beside them.
 
 pub mod edit;
+pub mod read;
 pub mod write;

@@ -5,6 +5,8 @@ pub mod atomic_write;
 pub mod diff;
 pub mod fs_error;
 pub mod fuzzy;
+pub mod image;
+pub mod lines;
 pub mod mutation_queue;
 pub mod notices;
 pub mod paths;

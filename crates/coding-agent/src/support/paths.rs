@@ -73,23 +73,31 @@ fn normalize_lexically(path: &Path) -> PathBuf {
 /// apostrophe, and NFD with a curly apostrophe. Returns the first that exists,
 /// or the plain resolved path so the error names what the model asked for.
 pub fn resolve_read_path(path: &str, cwd: &Path, exists: impl Fn(&Path) -> bool) -> PathBuf {
+    let mut candidates = read_path_candidates(path, cwd);
+    let found = candidates.iter().position(|candidate| exists(candidate));
+    candidates.swap_remove(found.unwrap_or(0))
+}
+
+/// The spellings [`resolve_read_path`] tries, in its order and without
+/// repeats; the first is the plain resolved path. For callers whose
+/// existence check is asynchronous (through an Operations trait).
+pub fn read_path_candidates(path: &str, cwd: &Path) -> Vec<PathBuf> {
     let resolved = resolve_to_cwd(path, cwd);
-    if exists(&resolved) {
-        return resolved;
-    }
     let text = resolved.to_string_lossy().into_owned();
     let nfd: String = text.nfd().collect();
-    let candidates = [
+    let variants = [
         am_pm_variant(&text),
         nfd.clone(),
         text.replace('\'', "\u{2019}"),
         nfd.replace('\'', "\u{2019}"),
     ];
+    let mut candidates = vec![resolved];
+    for variant in variants.into_iter().map(PathBuf::from) {
+        if !candidates.contains(&variant) {
+            candidates.push(variant);
+        }
+    }
     candidates
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|candidate| *candidate != resolved && exists(candidate))
-        .unwrap_or(resolved)
 }
 
 /// Replaces ` AM.`/` PM.` (any case) with U+202F before the marker.
@@ -193,6 +201,23 @@ mod tests {
         read_path_finds(
             "Screenshot 2024-01-01 at 10.00.00\u{202F}pm.png",
             "Screenshot 2024-01-01 at 10.00.00 pm.png",
+        );
+    }
+
+    #[test]
+    fn read_path_candidates_start_with_the_plain_path_and_never_repeat() {
+        let cwd = Path::new("/d");
+        assert_eq!(
+            read_path_candidates("plain.txt", cwd),
+            [Path::new("/d/plain.txt")]
+        );
+        assert_eq!(
+            read_path_candidates("it's 10.00 AM.png", cwd),
+            [
+                PathBuf::from("/d/it's 10.00 AM.png"),
+                PathBuf::from("/d/it's 10.00\u{202F}AM.png"),
+                PathBuf::from("/d/it\u{2019}s 10.00 AM.png"),
+            ]
         );
     }
 

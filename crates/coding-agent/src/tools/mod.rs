@@ -1,4 +1,5 @@
 //! The built-in tools, one per file.
 
 pub mod edit;
+pub mod read;
 pub mod write;

@@ -1,0 +1,359 @@
+//! `read`: a file's text, a window of its lines at a time, or an image as an
+//! attachment. Texts, limits and notices are Pi 0.73.1's (spec §5.1).
+//!
+//! Where we go beyond Pi:
+//! - the file is streamed, never loaded whole: only the lines shown are kept,
+//!   the rest is counted (DEVIATIONS #6);
+//! - an image within the size limits is attached as it is, whatever Pi's
+//!   decoder would have made of it (DEVIATIONS #11);
+//! - a binary file (a NUL byte in its first 8 KB) is described in one line
+//!   instead of being sent as bytes decoded to replacement characters.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_ai::{Content, Tool};
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use crate::ops::read::{LocalReadOperations, ReadError, ReadOperations};
+use crate::support::image::{self, ImageType};
+use crate::support::lines::LineWindow;
+use crate::support::notices::append_notice;
+use crate::support::paths::read_path_candidates;
+use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size};
+
+/// The description the model reads (Pi's, word for word).
+pub const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.";
+
+const PROMPT_SNIPPET: &str = "Read file contents";
+const PROMPT_GUIDELINES: &[&str] = &["Use read to examine files instead of cat or sed."];
+
+/// Bytes looked at before reading: magic bytes tell images, a NUL byte
+/// tells binary files (the same window git and grep use).
+const SNIFF_LEN: usize = 8192;
+
+const ABORTED: &str = "Operation aborted";
+
+/// The arguments of `read`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// Path to the file to read (relative or absolute)
+    pub path: String,
+    /// Line number to start reading from (1-indexed)
+    pub offset: Option<f64>,
+    /// Maximum number of lines to read
+    pub limit: Option<f64>,
+}
+
+/// How `read` treats images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadToolOptions {
+    /// Shrink and re-encode images over the inline limits (2000x2000 pixels,
+    /// 4.5 MiB of base64); when false every image is attached as it is.
+    /// Pi's `autoResizeImages`, true by default.
+    pub auto_resize_images: bool,
+}
+
+impl Default for ReadToolOptions {
+    fn default() -> Self {
+        ReadToolOptions {
+            auto_resize_images: true,
+        }
+    }
+}
+
+/// The `read` tool.
+pub struct ReadTool {
+    tool: Tool,
+    ops: Arc<dyn ReadOperations>,
+    options: ReadToolOptions,
+}
+
+impl ReadTool {
+    /// A `read` that reaches files through `ops`, with default options.
+    pub fn new(ops: Arc<dyn ReadOperations>) -> Self {
+        Self::with_options(ops, ReadToolOptions::default())
+    }
+
+    /// A `read` that reaches files through `ops`, with `options`.
+    pub fn with_options(ops: Arc<dyn ReadOperations>, options: ReadToolOptions) -> Self {
+        ReadTool {
+            tool: Tool::for_args::<ReadArgs>("read", DESCRIPTION),
+            ops,
+            options,
+        }
+    }
+
+    /// A `read` on the local file system.
+    pub fn local() -> Self {
+        Self::new(Arc::new(LocalReadOperations))
+    }
+
+    /// The first spelling of `path` that exists, else the plain resolved path.
+    async fn resolve(&self, path: &str, cwd: &Path) -> PathBuf {
+        let mut candidates = read_path_candidates(path, cwd);
+        for (index, candidate) in candidates.iter().enumerate() {
+            if self.ops.exists(candidate).await {
+                return candidates.swap_remove(index);
+            }
+        }
+        candidates.swap_remove(0)
+    }
+
+    async fn read(&self, args: ReadArgs, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+        let absolute = self.resolve(&args.path, &ctx.cwd).await;
+        let info = self
+            .ops
+            .access(&absolute)
+            .await
+            .map_err(|e| node_error(&e, "access", Some(&absolute)))?;
+        if info.is_dir {
+            return Err(ToolError::new(
+                "EISDIR: illegal operation on a directory, read",
+            ));
+        }
+        let prefix = self
+            .ops
+            .read_prefix(&absolute, SNIFF_LEN)
+            .await
+            .map_err(|e| node_error(&e, "read", None))?;
+        if let Some(kind) = image::sniff(&prefix) {
+            return self.read_image(kind, &absolute, ctx).await;
+        }
+        if prefix.contains(&0) {
+            let size = format_size(usize::try_from(info.len).unwrap_or(usize::MAX));
+            return Ok(AgentToolResult::text(format!(
+                "Binary file {} ({size}) cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it.",
+                args.path
+            )));
+        }
+        self.read_text(&args, &absolute, ctx).await
+    }
+
+    async fn read_text(
+        &self,
+        args: &ReadArgs,
+        absolute: &Path,
+        ctx: &ToolContext,
+    ) -> Result<AgentToolResult, ToolError> {
+        // Pi: `offset ? max(0, offset - 1) : 0`; casting saturates, so NaN
+        // and negative offsets start at line 1 and fractions round down.
+        let start = args.offset.map_or(0, |offset| (offset - 1.0) as usize);
+        let limit = args.limit.map(|limit| limit as usize);
+        let window = LineWindow {
+            start,
+            max_selected: limit,
+            limits: Limits::default(),
+        };
+        let text = self
+            .ops
+            .read_lines(absolute, window, &ctx.cancel)
+            .await
+            .map_err(read_error)?;
+        let total = text.file_lines;
+        if start >= total {
+            return Err(ToolError::new(format!(
+                "Offset {} is beyond end of file ({total} lines total)",
+                args.offset.unwrap_or(0.0)
+            )));
+        }
+        let selection = text.selection;
+        let first = start + 1;
+        if selection.first_line_exceeds_limit {
+            let notice = format!(
+                "[Line {first} is {}, exceeds {} limit. Use bash: sed -n '{first}p' {} | head -c {DEFAULT_MAX_BYTES}]",
+                format_size(text.first_line_bytes),
+                format_size(DEFAULT_MAX_BYTES),
+                args.path,
+            );
+            return Ok(
+                AgentToolResult::text(notice).with_details(json!({ "truncation": selection }))
+            );
+        }
+        if selection.truncated {
+            let last = (first + selection.output_lines).saturating_sub(1);
+            let next = last + 1;
+            let notice = match selection.truncated_by {
+                Some(TruncatedBy::Lines) => {
+                    format!(
+                        "Showing lines {first}-{last} of {total}. Use offset={next} to continue."
+                    )
+                }
+                _ => format!(
+                    "Showing lines {first}-{last} of {total} ({} limit). Use offset={next} to continue.",
+                    format_size(DEFAULT_MAX_BYTES)
+                ),
+            };
+            let text = append_notice(&selection.content, &notice);
+            return Ok(AgentToolResult::text(text).with_details(json!({ "truncation": selection })));
+        }
+        if let Some(limit) = limit
+            && start.saturating_add(limit) < total
+        {
+            let shown_to = start + limit;
+            let notice = format!(
+                "{} more lines in file. Use offset={} to continue.",
+                total - shown_to,
+                shown_to + 1
+            );
+            return Ok(AgentToolResult::text(append_notice(
+                &selection.content,
+                &notice,
+            )));
+        }
+        Ok(AgentToolResult::text(selection.content))
+    }
+
+    async fn read_image(
+        &self,
+        kind: ImageType,
+        absolute: &Path,
+        ctx: &ToolContext,
+    ) -> Result<AgentToolResult, ToolError> {
+        let bytes = self
+            .ops
+            .read_all(absolute, &ctx.cancel)
+            .await
+            .map_err(read_error)?;
+        let resize = self.options.auto_resize_images;
+        let cancel = ctx.cancel.clone();
+        let fitted = tokio::task::spawn_blocking(move || {
+            if resize {
+                image::fit_image(&bytes, kind, &cancel)
+            } else {
+                Ok(Some(image::FittedImage::unchanged(&bytes, kind)))
+            }
+        })
+        .await
+        .map_err(|e| ToolError::new(e.to_string()))?
+        .map_err(|_| ToolError::new(ABORTED))?;
+        let mut content = match fitted {
+            Some(fitted) => {
+                let mut text = format!("Read image file [{}]", fitted.mime_type);
+                if let Some(note) = fitted.dimension_note() {
+                    text.push('\n');
+                    text.push_str(&note);
+                }
+                vec![
+                    Content::text(text),
+                    Content::image(fitted.data, fitted.mime_type),
+                ]
+            }
+            None => vec![Content::text(format!(
+                "Read image file [{}]\n[Image omitted: could not be resized below the inline image size limit.]",
+                kind.mime_type()
+            ))],
+        };
+        if ctx
+            .model
+            .as_ref()
+            .is_some_and(|model| !model.supports_images)
+            && let Some(Content::Text(first)) = content.first_mut()
+        {
+            first.text.push_str(
+                "\n[Current model does not support images. The image will be omitted from this request.]",
+            );
+        }
+        Ok(AgentToolResult {
+            content,
+            details: None,
+            terminate: false,
+        })
+    }
+}
+
+#[async_trait]
+impl ToolDefinition for ReadTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Read"
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(PROMPT_SNIPPET)
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        PROMPT_GUIDELINES
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(ABORTED));
+        }
+        let args: ReadArgs = parse_args("read", params)?;
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => Err(ToolError::new(ABORTED)),
+            result = self.read(args, &ctx) => result,
+        }
+    }
+}
+
+fn read_error(error: ReadError) -> ToolError {
+    match error {
+        ReadError::Aborted => ToolError::new(ABORTED),
+        ReadError::Io(e) => node_error(&e, "read", None),
+    }
+}
+
+/// Words a file-system error as Node does, which is what Pi's read lets
+/// through: `ENOENT: no such file or directory, access '/abs/path'`.
+fn node_error(error: &io::Error, syscall: &str, path: Option<&Path>) -> ToolError {
+    let known = match error.kind() {
+        io::ErrorKind::NotFound => Some(("ENOENT", "no such file or directory")),
+        io::ErrorKind::PermissionDenied => Some(("EACCES", "permission denied")),
+        io::ErrorKind::NotADirectory => Some(("ENOTDIR", "not a directory")),
+        io::ErrorKind::IsADirectory => Some(("EISDIR", "illegal operation on a directory")),
+        io::ErrorKind::InvalidFilename => Some(("ENAMETOOLONG", "name too long")),
+        _ => None,
+    };
+    let what = match known {
+        Some((code, description)) => format!("{code}: {description}"),
+        None => error.to_string(),
+    };
+    match path {
+        Some(path) => ToolError::new(format!("{what}, {syscall} '{}'", path.display())),
+        None => ToolError::new(format!("{what}, {syscall}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_system_errors_are_worded_like_node() {
+        let path = Path::new("/secret/file.txt");
+        let denied = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            node_error(&denied, "access", Some(path)).message(),
+            "EACCES: permission denied, access '/secret/file.txt'"
+        );
+        let not_dir = io::Error::from(io::ErrorKind::NotADirectory);
+        assert_eq!(
+            node_error(&not_dir, "access", Some(path)).message(),
+            "ENOTDIR: not a directory, access '/secret/file.txt'"
+        );
+        let other = io::Error::other("disk on fire");
+        assert_eq!(
+            node_error(&other, "read", None).message(),
+            "disk on fire, read"
+        );
+    }
+}

@@ -1,0 +1,812 @@
+//! `read` end to end on real files: Pi's test cases (A.1), every
+//! `read_*` parity fixture, and the deliberate deviations, named.
+
+// Test helpers outside `#[test]` functions panic on purpose too.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_ai::{Content, Model};
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use coding_agent::ops::read::{FileInfo, ReadError, ReadOperations};
+use coding_agent::support::lines::{LineWindow, WindowText};
+use coding_agent::tools::read::{DESCRIPTION, ReadTool, ReadToolOptions};
+use coding_agent::{ToolContext, ToolDefinition};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// A fresh root laid out as the parity README says: `work/` (the cwd),
+/// `home/` and `tmp/`.
+struct Root {
+    dir: tempfile::TempDir,
+}
+
+impl Root {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["work", "home", "tmp"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+        }
+        Root { dir }
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.cwd().join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    /// Pi's `generated` setup: `prefix`, `pattern` with `{n}` = 1..=count, `suffix`.
+    fn generated(&self, name: &str, prefix: &str, pattern: &str, count: usize, suffix: &str) {
+        let body: String = (1..=count)
+            .map(|n| pattern.replace("{n}", &n.to_string()))
+            .collect();
+        self.file(name, format!("{prefix}{body}{suffix}"));
+    }
+
+    async fn read(&self, args: Value) -> Result<AgentToolResult, ToolError> {
+        read_with(&ReadTool::local(), ToolContext::new(self.cwd()), args).await
+    }
+}
+
+async fn read_with(
+    tool: &ReadTool,
+    ctx: ToolContext,
+    args: Value,
+) -> Result<AgentToolResult, ToolError> {
+    tool.execute("call-1", args, ctx, UpdateSink::discard())
+        .await
+}
+
+fn text_only(result: &AgentToolResult) -> &str {
+    assert_eq!(
+        result.content.len(),
+        1,
+        "expected one text block: {result:?}"
+    );
+    result.content[0].as_text().unwrap()
+}
+
+/// `prefix` + lines `{n}` joined with `\n` for n in `range`.
+fn numbered(pattern: &str, range: std::ops::RangeInclusive<usize>) -> String {
+    range
+        .map(|n| pattern.replace("{n}", &n.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const FILE_3_LINES: &str = "Hello, world!\nLine 2\nLine 3";
+const TEN_LINES: &str =
+    "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n";
+
+// ---- the tool as the model sees it ----
+
+#[test]
+fn schema_description_and_prompt_texts_are_pis() {
+    let tool = ReadTool::local();
+    assert_eq!(tool.tool().name, "read");
+    assert_eq!(tool.label(), "Read");
+    assert_eq!(tool.tool().description, DESCRIPTION);
+    assert_eq!(
+        DESCRIPTION,
+        "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete."
+    );
+    assert_eq!(
+        tool.tool().parameters,
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+                "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+                "limit": {"type": "number", "description": "Maximum number of lines to read"}
+            },
+            "required": ["path"]
+        })
+    );
+    assert_eq!(tool.prompt_snippet(), Some("Read file contents"));
+    assert_eq!(
+        tool.prompt_guidelines(),
+        ["Use read to examine files instead of cat or sed."]
+    );
+}
+
+// ---- Pi's test cases, A.1 ----
+
+#[tokio::test]
+async fn r1_reads_a_small_file_verbatim() {
+    let root = Root::new();
+    let path = root.file("test.txt", FILE_3_LINES);
+    let result = root.read(json!({"path": path})).await.unwrap();
+    assert_eq!(text_only(&result), FILE_3_LINES);
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn r2_missing_file_is_enoent_with_the_absolute_path() {
+    let root = Root::new();
+    let error = root
+        .read(json!({"path": "nonexistent.txt"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message(),
+        format!(
+            "ENOENT: no such file or directory, access '{}'",
+            root.cwd().join("nonexistent.txt").display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn r3_more_than_2000_lines_shows_the_first_2000() {
+    let root = Root::new();
+    root.file("large.txt", numbered("Line {n}", 1..=2500));
+    let result = root.read(json!({"path": "large.txt"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "{}\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]",
+            numbered("Line {n}", 1..=2000)
+        )
+    );
+}
+
+#[tokio::test]
+async fn r4_more_than_50kb_is_cut_by_bytes() {
+    let root = Root::new();
+    let line = format!("Line {{n}}: {}", "x".repeat(200));
+    root.file("wide.txt", numbered(&line, 1..=500));
+    let result = root.read(json!({"path": "wide.txt"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "{}\n\n[Showing lines 1-243 of 500 (50.0KB limit). Use offset=244 to continue.]",
+            numbered(&line, 1..=243)
+        )
+    );
+    let truncation = &result.details.as_ref().unwrap()["truncation"];
+    assert_eq!(truncation["truncatedBy"], "bytes");
+    assert_eq!(truncation["outputLines"], 243);
+    assert_eq!(truncation["outputBytes"], 51164);
+    assert_eq!(truncation["totalBytes"], 105391);
+}
+
+#[tokio::test]
+async fn r5_offset_starts_at_that_line() {
+    let root = Root::new();
+    root.file("hundred.txt", numbered("Line {n}", 1..=100));
+    let result = root
+        .read(json!({"path": "hundred.txt", "offset": 51}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&result), numbered("Line {n}", 51..=100));
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn r6_limit_stops_early_and_says_how_many_lines_remain() {
+    let root = Root::new();
+    root.file("hundred.txt", numbered("Line {n}", 1..=100));
+    let result = root
+        .read(json!({"path": "hundred.txt", "limit": 10}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "{}\n\n[90 more lines in file. Use offset=11 to continue.]",
+            numbered("Line {n}", 1..=10)
+        )
+    );
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn r7_offset_and_limit_together() {
+    let root = Root::new();
+    root.file("hundred.txt", numbered("Line {n}", 1..=100));
+    let result = root
+        .read(json!({"path": "hundred.txt", "offset": 41, "limit": 20}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "{}\n\n[40 more lines in file. Use offset=61 to continue.]",
+            numbered("Line {n}", 41..=60)
+        )
+    );
+}
+
+#[tokio::test]
+async fn r8_offset_past_the_end_is_an_error() {
+    let root = Root::new();
+    root.file("short.txt", "Line 1\nLine 2\nLine 3");
+    let error = root
+        .read(json!({"path": "short.txt", "offset": 100}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message(),
+        "Offset 100 is beyond end of file (3 lines total)"
+    );
+}
+
+#[tokio::test]
+async fn r9_line_truncation_details_are_pis() {
+    let root = Root::new();
+    root.file("large.txt", numbered("Line {n}", 1..=2500));
+    let result = root.read(json!({"path": "large.txt"})).await.unwrap();
+    assert_eq!(
+        result.details,
+        Some(json!({"truncation": {
+            "content": numbered("Line {n}", 1..=2000),
+            "truncated": true,
+            "truncatedBy": "lines",
+            "totalLines": 2500,
+            "totalBytes": 23892,
+            "outputLines": 2000,
+            "outputBytes": 18892,
+            "lastLinePartial": false,
+            "firstLineExceedsLimit": false,
+            "maxLines": 2000,
+            "maxBytes": 51200
+        }}))
+    );
+}
+
+/// A 1x1 grey+alpha PNG, Pi's test image.
+const GRAY_ALPHA_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mP8/x8AAwMCAO+X2Z0AAAAASUVORK5CYII=";
+
+fn image_result(result: &AgentToolResult) -> (&str, &str, &str) {
+    assert_eq!(
+        result.content.len(),
+        2,
+        "expected text and image: {result:?}"
+    );
+    let text = result.content[0].as_text().unwrap();
+    let Content::Image(image) = &result.content[1] else {
+        panic!("second block is not an image: {result:?}");
+    };
+    (text, image.mime_type.as_str(), image.data.as_str())
+}
+
+#[tokio::test]
+async fn r10_deviation_11_gray_alpha_png_is_attached_unchanged() {
+    // Pi 0.73.1 answers "[Image omitted: could not be resized below the
+    // inline image size limit.]" for this valid 1x1 image (DEVIATIONS #11).
+    let root = Root::new();
+    root.file("image.txt", STANDARD.decode(GRAY_ALPHA_PNG).unwrap());
+    let result = root.read(json!({"path": "image.txt"})).await.unwrap();
+    assert_eq!(
+        image_result(&result),
+        ("Read image file [image/png]", "image/png", GRAY_ALPHA_PNG)
+    );
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn r11_png_extension_holding_text_is_read_as_text() {
+    let root = Root::new();
+    root.file("not-an-image.png", "definitely not a png");
+    let result = root
+        .read(json!({"path": "not-an-image.png"}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&result), "definitely not a png");
+}
+
+#[tokio::test]
+async fn offset_zero_means_from_the_first_line() {
+    let root = Root::new();
+    root.file("test.txt", FILE_3_LINES);
+    let result = root
+        .read(json!({"path": "test.txt", "offset": 0}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&result), FILE_3_LINES);
+}
+
+#[tokio::test]
+async fn limit_zero_shows_nothing_but_the_notice() {
+    let root = Root::new();
+    root.file("test.txt", FILE_3_LINES);
+    let result = root
+        .read(json!({"path": "test.txt", "limit": 0}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        "\n\n[3 more lines in file. Use offset=1 to continue.]"
+    );
+}
+
+#[tokio::test]
+async fn trailing_newline_is_kept_and_counts_as_a_line() {
+    let root = Root::new();
+    root.file("ab.txt", "a\nb\n");
+    let whole = root.read(json!({"path": "ab.txt"})).await.unwrap();
+    assert_eq!(text_only(&whole), "a\nb\n");
+    let last = root
+        .read(json!({"path": "ab.txt", "offset": 3}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&last), "");
+}
+
+#[tokio::test]
+async fn first_line_over_50kb_gets_a_sed_hint() {
+    let root = Root::new();
+    root.file("long1.txt", format!("{}\nshort", "y".repeat(60000)));
+    let result = root.read(json!({"path": "long1.txt"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' long1.txt | head -c 51200]"
+    );
+    let truncation = &result.details.as_ref().unwrap()["truncation"];
+    assert_eq!(truncation["firstLineExceedsLimit"], true);
+    assert_eq!(truncation["content"], "");
+    assert_eq!(truncation["outputLines"], 0);
+}
+
+#[tokio::test]
+async fn empty_file_reads_as_empty_text() {
+    let root = Root::new();
+    root.file("empty.txt", "");
+    let result = root.read(json!({"path": "empty.txt"})).await.unwrap();
+    assert_eq!(text_only(&result), "");
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn directory_is_eisdir() {
+    let root = Root::new();
+    let error = root.read(json!({"path": "."})).await.unwrap_err();
+    assert_eq!(
+        error.message(),
+        "EISDIR: illegal operation on a directory, read"
+    );
+}
+
+#[tokio::test]
+async fn leading_at_sign_is_stripped() {
+    let root = Root::new();
+    root.file("test.txt", FILE_3_LINES);
+    let result = root.read(json!({"path": "@test.txt"})).await.unwrap();
+    assert_eq!(text_only(&result), FILE_3_LINES);
+}
+
+/// A PNG of `width` x `height` RGB noise, which compresses badly.
+fn noise_png(width: u32, height: u32) -> Vec<u8> {
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let image = image::RgbImage::from_fn(width, height, |_, _| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let [r, g, b, ..] = state.to_le_bytes();
+        image::Rgb([r, g, b])
+    });
+    let mut png = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    png
+}
+
+#[tokio::test]
+async fn image_over_2000_pixels_is_resized_with_a_coordinate_note() {
+    let root = Root::new();
+    root.file("wide.png", noise_png(3000, 1000));
+    let result = root.read(json!({"path": "wide.png"})).await.unwrap();
+    let (text, mime, data) = image_result(&result);
+    assert_eq!(
+        text,
+        "Read image file [image/jpeg]\n[Image: original 3000x1000, displayed at 2000x667. Multiply coordinates by 1.50 to map to original image.]"
+    );
+    assert_eq!(mime, "image/jpeg");
+    let decoded = image::load_from_memory(&STANDARD.decode(data).unwrap()).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (2000, 667));
+}
+
+#[tokio::test]
+async fn small_image_over_the_pixel_limit_is_resized_as_png() {
+    let root = Root::new();
+    let image = image::RgbImage::from_pixel(2100, 30, image::Rgb([10, 20, 30]));
+    let mut png = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    root.file("strip.png", &png);
+    let result = root.read(json!({"path": "strip.png"})).await.unwrap();
+    let (text, mime, data) = image_result(&result);
+    assert_eq!(
+        text,
+        "Read image file [image/png]\n[Image: original 2100x30, displayed at 2000x29. Multiply coordinates by 1.05 to map to original image.]"
+    );
+    assert_eq!(mime, "image/png");
+    let decoded = image::load_from_memory(&STANDARD.decode(data).unwrap()).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (2000, 29));
+
+    // With autoResizeImages off, the same image goes out as it is.
+    let tool = ReadTool::with_options(
+        Arc::new(coding_agent::ops::read::LocalReadOperations),
+        ReadToolOptions {
+            auto_resize_images: false,
+        },
+    );
+    let result = read_with(
+        &tool,
+        ToolContext::new(root.cwd()),
+        json!({"path": "strip.png"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        image_result(&result),
+        (
+            "Read image file [image/png]",
+            "image/png",
+            STANDARD.encode(&png).as_str()
+        )
+    );
+}
+
+#[tokio::test]
+async fn image_for_a_model_without_image_input_says_it_will_be_omitted() {
+    let root = Root::new();
+    root.file("image.png", STANDARD.decode(GRAY_ALPHA_PNG).unwrap());
+    let mut ctx = ToolContext::new(root.cwd());
+    ctx.model = Some(Model::new("text-only", "test", "openai-completions"));
+    let result = read_with(
+        &ReadTool::local(),
+        ctx.clone(),
+        json!({"path": "image.png"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        image_result(&result).0,
+        "Read image file [image/png]\n[Current model does not support images. The image will be omitted from this request.]"
+    );
+
+    ctx.model.as_mut().unwrap().supports_images = true;
+    let result = read_with(&ReadTool::local(), ctx, json!({"path": "image.png"}))
+        .await
+        .unwrap();
+    assert_eq!(image_result(&result).0, "Read image file [image/png]");
+}
+
+#[tokio::test]
+async fn undecodable_image_is_omitted_with_pis_text() {
+    let root = Root::new();
+    let mut broken = STANDARD.decode(GRAY_ALPHA_PNG).unwrap();
+    broken.truncate(16);
+    root.file("broken.png", &broken);
+    let result = root.read(json!({"path": "broken.png"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
+    );
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_decoded_with_replacement_characters() {
+    let root = Root::new();
+    root.file("latin1.txt", b"caf\xe9\nna\xefve");
+    let result = root.read(json!({"path": "latin1.txt"})).await.unwrap();
+    assert_eq!(text_only(&result), "caf\u{FFFD}\nna\u{FFFD}ve");
+}
+
+// ---- parity fixtures: /work/shared/parity/cases/read_*.json ----
+
+#[tokio::test]
+async fn parity_read_absolute() {
+    let root = Root::new();
+    let path = root.file("a.txt", "absolute ok\n");
+    let result = root.read(json!({"path": path})).await.unwrap();
+    assert_eq!(text_only(&result), "absolute ok\n");
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn parity_read_binary_deviation_binary_file_is_described_not_decoded() {
+    // Pi sends the bytes decoded as UTF-8, 128 U+FFFD included; a model can
+    // do nothing with that, so we say what the file is and how to look at it.
+    let root = Root::new();
+    root.file("bin.dat", (0..=255u8).collect::<Vec<_>>());
+    let result = root.read(json!({"path": "bin.dat"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        "Binary file bin.dat (256B) cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it."
+    );
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn parity_read_curly_quote_fallback() {
+    let root = Root::new();
+    root.file("it\u{2019}s.txt", "curly ok\n");
+    let result = root.read(json!({"path": "it's.txt"})).await.unwrap();
+    assert_eq!(text_only(&result), "curly ok\n");
+}
+
+#[tokio::test]
+async fn parity_read_exactly_2000_lines_no_trailing_nl() {
+    let root = Root::new();
+    root.generated("f.txt", "", "l{n}\n", 1999, "l2000");
+    let result = root.read(json!({"path": "f.txt"})).await.unwrap();
+    assert_eq!(text_only(&result), numbered("l{n}", 1..=2000));
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn parity_read_jpg() {
+    const JPEG: &str = "/9j/4AAQSkZJRgABAgAAAQABAAD/wAARCAAIAAgDAREAAhEBAxEB/9sAQwADAgIDAgIDAwMDBAMDBAUIBQUEBAUKBwcGCAwKDAwLCgsLDQ4SEA0OEQ4LCxAWEBETFBUVFQwPFxgWFBgSFBUU/9sAQwEDBAQFBAUJBQUJFA0LDRQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQU/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDmPhR+yp/qf9D9P4a9TOeMN/eMvDbj34PfP//Z";
+    let root = Root::new();
+    root.file("photo.jpg", STANDARD.decode(JPEG).unwrap());
+    let result = root.read(json!({"path": "photo.jpg"})).await.unwrap();
+    assert_eq!(
+        image_result(&result),
+        ("Read image file [image/jpeg]", "image/jpeg", JPEG)
+    );
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn parity_read_limit_zero() {
+    let root = Root::new();
+    root.file("ten.txt", TEN_LINES);
+    let result = root
+        .read(json!({"path": "ten.txt", "limit": 0}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        "\n\n[11 more lines in file. Use offset=1 to continue.]"
+    );
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn parity_read_long_line_with_offset() {
+    let root = Root::new();
+    root.generated("long.txt", "one\ntwo\n", "y", 60000, "\nfour\n");
+    let result = root
+        .read(json!({"path": "long.txt", "offset": 3}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        "[Line 3 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '3p' long.txt | head -c 51200]"
+    );
+    assert_eq!(
+        result.details,
+        Some(json!({"truncation": {
+            "content": "", "truncated": true, "truncatedBy": "bytes", "totalLines": 3,
+            "totalBytes": 60006, "outputLines": 0, "outputBytes": 0, "lastLinePartial": false,
+            "firstLineExceedsLimit": true, "maxLines": 2000, "maxBytes": 51200
+        }}))
+    );
+}
+
+#[tokio::test]
+async fn parity_read_no_trailing_newline_limit() {
+    let root = Root::new();
+    root.file("f.txt", "one\ntwo");
+    let result = root
+        .read(json!({"path": "f.txt", "limit": 5}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&result), "one\ntwo");
+}
+
+#[tokio::test]
+async fn parity_read_offset_negative() {
+    let root = Root::new();
+    root.file("ten.txt", TEN_LINES);
+    let result = root
+        .read(json!({"path": "ten.txt", "offset": -5, "limit": 2}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        "line 1\nline 2\n\n[9 more lines in file. Use offset=3 to continue.]"
+    );
+}
+
+#[tokio::test]
+async fn parity_read_offset_past_end() {
+    let root = Root::new();
+    root.file("ten.txt", TEN_LINES);
+    let error = root
+        .read(json!({"path": "ten.txt", "offset": 100}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message(),
+        "Offset 100 is beyond end of file (11 lines total)"
+    );
+}
+
+#[tokio::test]
+async fn parity_read_png() {
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAADCAIAAAA7ljmRAAAAEElEQVR42mM4IScHRww4OQD1xwwx7+oCFgAAAABJRU5ErkJggg==";
+    let root = Root::new();
+    root.file("img.png", STANDARD.decode(PNG).unwrap());
+    let result = root.read(json!({"path": "img.png"})).await.unwrap();
+    assert_eq!(
+        image_result(&result),
+        ("Read image file [image/png]", "image/png", PNG)
+    );
+}
+
+#[tokio::test]
+async fn parity_read_relative_dotdot() {
+    let root = Root::new();
+    root.file("a.txt", "dotdot ok\n");
+    std::fs::create_dir(root.cwd().join("sub")).unwrap();
+    let result = root.read(json!({"path": "sub/../a.txt"})).await.unwrap();
+    assert_eq!(text_only(&result), "dotdot ok\n");
+}
+
+#[tokio::test]
+async fn parity_read_trunc_bytes() {
+    let root = Root::new();
+    let pattern = format!("{{n}} {}", "x".repeat(96));
+    root.generated("wide.txt", "", &format!("{pattern}\n"), 1000, "");
+    let result = root.read(json!({"path": "wide.txt"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "{}\n\n[Showing lines 1-508 of 1001 (50.0KB limit). Use offset=509 to continue.]",
+            numbered(&pattern, 1..=508)
+        )
+    );
+    let truncation = &result.details.as_ref().unwrap()["truncation"];
+    assert_eq!(
+        (
+            &truncation["totalLines"],
+            &truncation["totalBytes"],
+            &truncation["outputLines"],
+            &truncation["outputBytes"]
+        ),
+        (&json!(1001), &json!(100893), &json!(508), &json!(51199))
+    );
+}
+
+#[tokio::test]
+async fn parity_read_trunc_lines_offset() {
+    let root = Root::new();
+    root.generated("big.txt", "", "line {n}\n", 3000, "");
+    let result = root
+        .read(json!({"path": "big.txt", "offset": 2500}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!("{}\n", numbered("line {n}", 2500..=3000))
+    );
+    assert_eq!(result.details, None);
+}
+
+// ---- DEVIATIONS #6: streaming, bounded memory ----
+
+/// `line 1` .. `line {lines}`, each ending in `\n`, then zeros up to `size`
+/// bytes: a sparse tail that costs no disk, forming one huge last line.
+fn huge_file(path: &Path, lines: usize, size: u64) -> u64 {
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = BufWriter::new(file);
+    for n in 1..=lines {
+        writeln!(writer, "line {n}").unwrap();
+    }
+    let file = writer.into_inner().unwrap();
+    let written = file.metadata().unwrap().len();
+    file.set_len(size).unwrap();
+    size - written
+}
+
+#[tokio::test]
+async fn deviation_6_reads_a_late_window_of_a_huge_file_by_streaming() {
+    let root = Root::new();
+    let tail = huge_file(&root.cwd().join("big.log"), 1_000_100, 200 * 1024 * 1024);
+    let result = root
+        .read(json!({"path": "big.log", "offset": 1_000_000, "limit": 50}))
+        .await
+        .unwrap();
+    // 1,000,100 numbered lines and the zero-filled last line: 1,000,101.
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "{}\n\n[52 more lines in file. Use offset=1000050 to continue.]",
+            numbered("line {n}", 1_000_000..=1_000_049)
+        )
+    );
+
+    // The last line is ~185 MB; it is measured, never held.
+    let result = root
+        .read(json!({"path": "big.log", "offset": 1_000_101}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "[Line 1000101 is {}, exceeds 50.0KB limit. Use bash: sed -n '1000101p' big.log | head -c 51200]",
+            coding_agent::support::truncate::format_size(tail as usize)
+        )
+    );
+    assert_eq!(
+        result.details.as_ref().unwrap()["truncation"]["totalBytes"],
+        json!(tail)
+    );
+}
+
+// ---- cancellation ----
+
+#[tokio::test]
+async fn cancelled_before_start_is_aborted() {
+    let root = Root::new();
+    root.file("test.txt", FILE_3_LINES);
+    let ctx = ToolContext::new(root.cwd());
+    ctx.cancel.cancel();
+    let error = read_with(&ReadTool::local(), ctx, json!({"path": "test.txt"}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.message(), "Operation aborted");
+}
+
+/// A file system whose line reads never finish, to cancel a read mid-way.
+struct StuckLines;
+
+#[async_trait]
+impl ReadOperations for StuckLines {
+    async fn exists(&self, _path: &Path) -> bool {
+        true
+    }
+    async fn access(&self, _path: &Path) -> std::io::Result<FileInfo> {
+        Ok(FileInfo {
+            is_dir: false,
+            len: 10,
+        })
+    }
+    async fn read_prefix(&self, _path: &Path, _len: usize) -> std::io::Result<Vec<u8>> {
+        Ok(b"some text\n".to_vec())
+    }
+    async fn read_all(
+        &self,
+        _path: &Path,
+        _cancel: &CancellationToken,
+    ) -> Result<Vec<u8>, ReadError> {
+        Ok(b"some text\n".to_vec())
+    }
+    async fn read_lines(
+        &self,
+        _path: &Path,
+        _window: LineWindow,
+        _cancel: &CancellationToken,
+    ) -> Result<WindowText, ReadError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn cancelled_while_reading_is_aborted() {
+    let ctx = ToolContext::new("/anywhere");
+    let cancel = ctx.cancel.clone();
+    let tool = ReadTool::new(Arc::new(StuckLines));
+    let call =
+        tokio::spawn(async move { read_with(&tool, ctx, json!({"path": "file.txt"})).await });
+    tokio::task::yield_now().await;
+    cancel.cancel();
+    let error = call.await.unwrap().unwrap_err();
+    assert_eq!(error.message(), "Operation aborted");
+}
