@@ -9,7 +9,6 @@
 //! - a binary file (a NUL byte in its first 8 KB) is described in one line
 //!   instead of being sent as bytes decoded to replacement characters.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::read::{LocalReadOperations, ReadError, ReadOperations};
+use crate::support::fs_error::FsError;
 use crate::support::image::{self, ImageType};
 use crate::support::lines::LineWindow;
 use crate::support::notices::append_notice;
@@ -112,7 +112,7 @@ impl ReadTool {
             .ops
             .access(&absolute)
             .await
-            .map_err(|e| node_error(&e, "access", Some(&absolute)))?;
+            .map_err(|e| FsError::new(&e, "access", &absolute))?;
         if info.is_dir {
             return Err(ToolError::new(
                 "EISDIR: illegal operation on a directory, read",
@@ -122,7 +122,7 @@ impl ReadTool {
             .ops
             .read_prefix(&absolute, SNIFF_LEN)
             .await
-            .map_err(|e| node_error(&e, "read", None))?;
+            .map_err(|e| FsError::without_path(&e, "read"))?;
         if let Some(kind) = image::sniff(&prefix) {
             return self.read_image(kind, &absolute, ctx).await;
         }
@@ -308,52 +308,6 @@ impl ToolDefinition for ReadTool {
 fn read_error(error: ReadError) -> ToolError {
     match error {
         ReadError::Aborted => ToolError::new(ABORTED),
-        ReadError::Io(e) => node_error(&e, "read", None),
-    }
-}
-
-/// Words a file-system error as Node does, which is what Pi's read lets
-/// through: `ENOENT: no such file or directory, access '/abs/path'`.
-fn node_error(error: &io::Error, syscall: &str, path: Option<&Path>) -> ToolError {
-    let known = match error.kind() {
-        io::ErrorKind::NotFound => Some(("ENOENT", "no such file or directory")),
-        io::ErrorKind::PermissionDenied => Some(("EACCES", "permission denied")),
-        io::ErrorKind::NotADirectory => Some(("ENOTDIR", "not a directory")),
-        io::ErrorKind::IsADirectory => Some(("EISDIR", "illegal operation on a directory")),
-        io::ErrorKind::InvalidFilename => Some(("ENAMETOOLONG", "name too long")),
-        _ => None,
-    };
-    let what = match known {
-        Some((code, description)) => format!("{code}: {description}"),
-        None => error.to_string(),
-    };
-    match path {
-        Some(path) => ToolError::new(format!("{what}, {syscall} '{}'", path.display())),
-        None => ToolError::new(format!("{what}, {syscall}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_system_errors_are_worded_like_node() {
-        let path = Path::new("/secret/file.txt");
-        let denied = io::Error::from(io::ErrorKind::PermissionDenied);
-        assert_eq!(
-            node_error(&denied, "access", Some(path)).message(),
-            "EACCES: permission denied, access '/secret/file.txt'"
-        );
-        let not_dir = io::Error::from(io::ErrorKind::NotADirectory);
-        assert_eq!(
-            node_error(&not_dir, "access", Some(path)).message(),
-            "ENOTDIR: not a directory, access '/secret/file.txt'"
-        );
-        let other = io::Error::other("disk on fire");
-        assert_eq!(
-            node_error(&other, "read", None).message(),
-            "disk on fire, read"
-        );
+        ReadError::Io(e) => FsError::without_path(&e, "read").into(),
     }
 }
