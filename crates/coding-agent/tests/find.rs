@@ -407,3 +407,14 @@ async fn find_passes_pis_arguments_to_the_operations() {
     .unwrap();
     assert_eq!(text(&result), "a.ts");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn find_searches_a_symlinked_search_directory() {
+    let fixture = Fixture::new(&[("real/a.rs", "")]);
+    std::os::unix::fs::symlink("real", fixture.work().join("link")).unwrap();
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "*.rs", "path": "link"})).await,
+        "a.rs"
+    );
+}

@@ -655,3 +655,15 @@ async fn grep_passes_pis_arguments_to_the_operations() {
     .unwrap();
     assert_eq!(text(&result), "No matches found");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn grep_searches_a_symlinked_search_directory_but_not_symlinks_inside() {
+    let fixture = Fixture::new(&[("real/a.txt", "needle\n")]);
+    std::os::unix::fs::symlink("real", fixture.work().join("link")).unwrap();
+    std::os::unix::fs::symlink("a.txt", fixture.work().join("real/alias.txt")).unwrap();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle", "path": "link"})).await,
+        "a.txt:1: needle"
+    );
+}
