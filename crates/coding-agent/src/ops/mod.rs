@@ -3,5 +3,7 @@
 //! implementations plug in beside them.
 
 pub mod edit;
+pub mod find;
+pub mod grep;
 pub mod read;
 pub mod write;

@@ -1,5 +1,5 @@
 //! Helpers shared by the built-in tools: one home each for truncation, path
-//! resolution and output notices.
+//! resolution, output notices and the walk policy of grep and find.
 
 pub mod atomic_write;
 pub mod diff;
@@ -11,3 +11,4 @@ pub mod mutation_queue;
 pub mod notices;
 pub mod paths;
 pub mod truncate;
+pub mod walk;

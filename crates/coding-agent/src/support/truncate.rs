@@ -42,10 +42,11 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The default byte limit with no line limit (grep, find and ls).
+    /// The default byte limit with no line limit (grep, find and ls). The line
+    /// limit is JavaScript's `Number.MAX_SAFE_INTEGER`, as Pi reports it in `details`.
     pub fn bytes_only() -> Self {
         Limits {
-            max_lines: usize::MAX,
+            max_lines: 9_007_199_254_740_991,
             max_bytes: DEFAULT_MAX_BYTES,
         }
     }

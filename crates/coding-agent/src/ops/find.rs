@@ -1,0 +1,113 @@
+//! What `find` needs from the machine it searches: one whole glob walk.
+//!
+//! The request carries the pattern as the model wrote it, so a remote
+//! implementation can walk next to the files and send back only the paths.
+//! [`LocalFindOperations`] walks in-process (DEVIATIONS #5) with the shared
+//! policy of [`crate::support::walk`].
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::walk::{PathGlob, slash_path, walk};
+
+/// One glob search, as the `find` tool asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindRequest {
+    /// The absolute directory to search.
+    pub path: PathBuf,
+    /// The glob, with [`PathGlob`]'s meaning.
+    pub pattern: String,
+    /// Stop after this many results (`None`: no limit).
+    pub limit: Option<usize>,
+}
+
+/// Why a glob search failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FindError {
+    /// Nothing exists at the search path.
+    #[error("path not found")]
+    PathNotFound,
+    /// The search path is a file.
+    #[error("not a directory")]
+    NotADirectory,
+    /// The pattern does not compile; the text is for the model.
+    #[error("{0}")]
+    InvalidPattern(String),
+    /// The search was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// Anything else; the text is for the model.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Finds files and directories by glob.
+#[async_trait]
+pub trait FindOperations: Send + Sync {
+    /// Runs `request`: matching entries below the search directory (not the
+    /// directory itself), in path order (compared component by component), as
+    /// paths relative to it with `/` separators; directories end in `/`.
+    /// Returns promptly with [`FindError::Cancelled`] once `cancel` fires.
+    async fn glob(
+        &self,
+        request: FindRequest,
+        cancel: CancellationToken,
+    ) -> Result<Vec<String>, FindError>;
+}
+
+/// Walks the local file system in-process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalFindOperations;
+
+#[async_trait]
+impl FindOperations for LocalFindOperations {
+    async fn glob(
+        &self,
+        request: FindRequest,
+        cancel: CancellationToken,
+    ) -> Result<Vec<String>, FindError> {
+        tokio::task::spawn_blocking(move || glob_blocking(&request, &cancel))
+            .await
+            .map_err(|e| FindError::Other(format!("find failed: {e}")))?
+    }
+}
+
+fn glob_blocking(
+    request: &FindRequest,
+    cancel: &CancellationToken,
+) -> Result<Vec<String>, FindError> {
+    let metadata = std::fs::metadata(&request.path).map_err(|_| FindError::PathNotFound)?;
+    if !metadata.is_dir() {
+        return Err(FindError::NotADirectory);
+    }
+    let glob =
+        PathGlob::new(&request.pattern).map_err(|e| FindError::InvalidPattern(e.to_string()))?;
+    let limit = request.limit.unwrap_or(usize::MAX);
+    let root = request.path.as_path();
+    let mut found = Vec::new();
+    for entry in walk(root).flatten() {
+        if cancel.is_cancelled() {
+            return Err(FindError::Cancelled);
+        }
+        if found.len() >= limit {
+            break;
+        }
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        if !glob.is_match(relative, entry.path()) {
+            continue;
+        }
+        let mut shown = slash_path(relative);
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            shown.push('/');
+        }
+        found.push(shown);
+    }
+    Ok(found)
+}

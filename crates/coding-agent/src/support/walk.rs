@@ -1,0 +1,155 @@
+//! The one ignore policy `grep` and `find` share, and the glob semantics of
+//! their patterns.
+//!
+//! Pi runs `rg` and `fd`, which disagree: rg honours `.gitignore` only inside a
+//! git repository and searches `.git/`, fd honours it everywhere and lists
+//! `.git/config`. We walk the same way for both (DEVIATIONS #4):
+//! - `.gitignore` (nested ones included, plus the global excludes file and
+//!   `.git/info/exclude`) and `.ignore` files are honoured whether or not the
+//!   tree is a git repository, like `fd --hidden --no-require-git`;
+//! - hidden files and directories are included;
+//! - `.git` is never entered or listed (unless it is the search root itself);
+//! - symlinks are not followed, so a directory symlink cycle cannot trap a walk;
+//! - each directory's entries come sorted by name (bytes), so output never
+//!   depends on thread timing.
+
+use std::path::{Component, Path};
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::{Walk, WalkBuilder};
+
+/// A sorted, sequential walk of `root` under the shared ignore policy.
+///
+/// The first entry is `root` itself (depth 0); errors (unreadable
+/// directories, broken ignore files) come as `Err` items the caller may skip.
+pub fn walk(root: &Path) -> Walk {
+    WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build()
+}
+
+/// Where a [`PathGlob`] looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// The entry's own name.
+    Name,
+    /// The path relative to the search directory.
+    Relative,
+    /// The absolute path.
+    Absolute,
+}
+
+/// A glob as `find`'s `pattern` and `grep`'s `glob` mean it, following Pi's use
+/// of `fd --glob`:
+/// - without `/`, it matches an entry's name at any depth (`*.ts`, `*.{rs,ts}`);
+/// - with `/`, it matches the path relative to the search directory, at any
+///   depth (`src/**/*.rs` acts as `**/src/**/*.rs`, as Pi prefixes `**/`);
+/// - starting with `/`, it matches the absolute path.
+///
+/// `*` and `?` never cross a `/`; `**` does.
+#[derive(Debug, Clone)]
+pub struct PathGlob {
+    matcher: GlobMatcher,
+    target: Target,
+}
+
+impl PathGlob {
+    /// Compiles `pattern`; the error text is globset's (`error parsing glob '{': ...`).
+    pub fn new(pattern: &str) -> Result<Self, globset::Error> {
+        let (target, pattern) = if !pattern.contains('/') {
+            (Target::Name, pattern.to_owned())
+        } else if pattern.starts_with('/') {
+            (Target::Absolute, pattern.to_owned())
+        } else if pattern.starts_with("**/") {
+            (Target::Relative, pattern.to_owned())
+        } else {
+            (Target::Relative, format!("**/{pattern}"))
+        };
+        let glob = GlobBuilder::new(&pattern).literal_separator(true).build()?;
+        Ok(PathGlob {
+            matcher: glob.compile_matcher(),
+            target,
+        })
+    }
+
+    /// Whether the entry at `absolute`, which is `relative` below the search
+    /// directory, matches.
+    pub fn is_match(&self, relative: &Path, absolute: &Path) -> bool {
+        match self.target {
+            Target::Name => relative
+                .file_name()
+                .is_some_and(|name| self.matcher.is_match(name)),
+            Target::Relative => self.matcher.is_match(relative),
+            Target::Absolute => self.matcher.is_match(absolute),
+        }
+    }
+}
+
+/// `path` with `/` between its components on every platform, as the tools
+/// show paths to the model.
+pub fn slash_path(path: &Path) -> String {
+    path.components()
+        .filter_map(|component| match component {
+            Component::Normal(part) => Some(part.to_string_lossy()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, relative: &str) -> bool {
+        let glob = PathGlob::new(pattern).unwrap();
+        let absolute = Path::new("/root").join(relative);
+        glob.is_match(Path::new(relative), &absolute)
+    }
+
+    #[test]
+    fn glob_without_slash_matches_names_at_any_depth() {
+        assert!(matches("*.ts", "a.ts"));
+        assert!(matches("*.ts", "src/deep/a.ts"));
+        assert!(!matches("*.ts", "src.ts/a.rs"));
+        assert!(matches("*.{rs,ts}", "x/y.rs"));
+        assert!(matches("*.{rs,ts}", "y.ts"));
+        assert!(!matches("*.{rs,ts}", "y.py"));
+    }
+
+    #[test]
+    fn glob_with_slash_matches_relative_paths_at_any_depth() {
+        assert!(matches("src/**/*.rs", "src/main.rs"));
+        assert!(matches("src/**/*.rs", "src/a/b/c.rs"));
+        assert!(matches("src/**/*.rs", "crates/x/src/lib.rs"));
+        assert!(!matches("src/**/*.rs", "srcx/lib.rs"));
+        assert!(matches("**/util/*", "src/util/helpers.rs"));
+        assert!(!matches("**/util/*", "src/util/deep/helpers.rs"));
+        assert!(!matches("src/*.rs", "src/a/b.rs"), "* does not cross /");
+    }
+
+    #[test]
+    fn glob_starting_with_slash_matches_the_absolute_path() {
+        assert!(matches("/root/src/*.rs", "src/main.rs"));
+        assert!(!matches("/other/src/*.rs", "src/main.rs"));
+    }
+
+    #[test]
+    fn bad_glob_reports_globsets_text() {
+        let error = PathGlob::new("a{b").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "error parsing glob 'a{b': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)"
+        );
+    }
+
+    #[test]
+    fn slash_path_joins_components_with_slashes() {
+        assert_eq!(slash_path(Path::new("a/b/c.txt")), "a/b/c.txt");
+        assert_eq!(slash_path(Path::new("")), "");
+    }
+}

@@ -1,0 +1,196 @@
+//! `find`: search for files by glob pattern (spec §5.6).
+//!
+//! The walk goes through [`FindOperations`]; this file owns what the model
+//! reads: the schema, the result list, byte truncation and the notices.
+//!
+//! Beyond Pi: one ignore policy shared with `grep` (DEVIATIONS #4: `.git/` is
+//! never listed), sorted output (#4), and no `fd` binary (#5), so a missing
+//! path reads `Path not found: <abs>` (Pi's own wording for custom operations)
+//! instead of fd's error text.
+
+use std::sync::Arc;
+
+use agent_ai::Tool;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use crate::ops::find::{FindError, FindOperations, FindRequest, LocalFindOperations};
+use crate::support::notices::append_notices;
+use crate::support::paths::resolve_to_cwd;
+use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
+
+/// Results returned when the model gives no `limit`.
+const DEFAULT_LIMIT: usize = 1000;
+
+/// Pi's description of `find`, word for word.
+pub const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
+
+/// Pi's one-line entry for the system prompt's tool list.
+pub const PROMPT_SNIPPET: &str = "Find files by glob pattern (respects .gitignore)";
+
+/// Arguments of `find`; the doc comments are Pi's parameter descriptions.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct FindArgs {
+    /// Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'
+    pub pattern: String,
+    /// Directory to search in (default: current directory)
+    pub path: Option<String>,
+    /// Maximum number of results (default: 1000)
+    pub limit: Option<f64>,
+}
+
+/// The `find` tool.
+pub struct FindTool {
+    tool: Tool,
+    ops: Arc<dyn FindOperations>,
+}
+
+impl FindTool {
+    /// A `find` that walks through `ops`.
+    pub fn new(ops: Arc<dyn FindOperations>) -> Self {
+        FindTool {
+            tool: Tool::for_args::<FindArgs>("find", DESCRIPTION),
+            ops,
+        }
+    }
+
+    /// A `find` that walks the local file system.
+    pub fn local() -> Self {
+        FindTool::new(Arc::new(LocalFindOperations))
+    }
+}
+
+fn aborted() -> ToolError {
+    ToolError::new("Operation aborted")
+}
+
+/// Pi passes `limit ?? 1000` to `fd --max-results`, where 0 means no limit;
+/// a fraction acts as the next whole number. `None`: no limit.
+fn effective_limit(limit: Option<f64>) -> Option<usize> {
+    match limit {
+        None => Some(DEFAULT_LIMIT),
+        Some(l) if l.is_finite() && l > 0.0 => Some(l.ceil() as usize),
+        Some(_) => None,
+    }
+}
+
+#[async_trait]
+impl ToolDefinition for FindTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Find"
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(PROMPT_SNIPPET)
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(aborted());
+        }
+        let args: FindArgs = parse_args("find", params)?;
+        let path = args
+            .path
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let search_path = resolve_to_cwd(path, &ctx.cwd);
+        let limit = effective_limit(args.limit);
+        let request = FindRequest {
+            path: search_path.clone(),
+            pattern: args.pattern,
+            limit,
+        };
+        let outcome = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => return Err(aborted()),
+            outcome = self.ops.glob(request, ctx.cancel.clone()) => outcome,
+        };
+        let paths = outcome.map_err(|error| match error {
+            FindError::PathNotFound => {
+                ToolError::new(format!("Path not found: {}", search_path.display()))
+            }
+            FindError::NotADirectory => {
+                ToolError::new(format!("Not a directory: {}", search_path.display()))
+            }
+            FindError::Cancelled => aborted(),
+            FindError::InvalidPattern(text) | FindError::Other(text) => ToolError::new(text),
+        })?;
+        Ok(format_result(&paths, limit))
+    }
+}
+
+/// Pi's output: one path per line, cut to 50KB, then the notices.
+fn format_result(paths: &[String], limit: Option<usize>) -> AgentToolResult {
+    if paths.is_empty() {
+        return AgentToolResult::text("No files found matching pattern");
+    }
+    let truncation = truncate_head(&paths.join("\n"), Limits::bytes_only());
+    let mut notices = Vec::new();
+    let mut details = Map::new();
+    if let Some(limit) = limit.filter(|&limit| paths.len() >= limit) {
+        notices.push(format!(
+            "{limit} results limit reached. Use limit={} for more, or refine pattern",
+            limit.saturating_mul(2)
+        ));
+        details.insert("resultLimitReached".into(), json!(limit));
+    }
+    if truncation.truncated {
+        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+        details.insert("truncation".into(), json!(truncation));
+    }
+    let text = append_notices(truncation.content, &notices);
+    let result = AgentToolResult::text(text);
+    if details.is_empty() {
+        result
+    } else {
+        result.with_details(Value::Object(details))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_defaults_to_1000_and_zero_means_none() {
+        assert_eq!(effective_limit(None), Some(1000));
+        assert_eq!(effective_limit(Some(5.0)), Some(5));
+        assert_eq!(effective_limit(Some(2.5)), Some(3));
+        assert_eq!(effective_limit(Some(0.0)), None);
+        assert_eq!(effective_limit(Some(-1.0)), None);
+    }
+
+    #[test]
+    fn schema_is_pis() {
+        let tool = FindTool::local();
+        assert_eq!(
+            tool.tool().parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
+                    "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+                    "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"}
+                },
+                "required": ["pattern"]
+            })
+        );
+        assert_eq!(tool.tool().name, "find");
+        assert_eq!(tool.tool().description, DESCRIPTION);
+    }
+}

@@ -1,0 +1,256 @@
+//! `grep`: search file contents for a pattern (spec §5.5).
+//!
+//! The search itself goes through [`GrepOperations`]; this file owns what the
+//! model reads: the schema, the line formats (`path:line: text`, context lines
+//! `path-n- text`), line and byte truncation, and the notices.
+//!
+//! Beyond Pi: one ignore policy shared with `find` (DEVIATIONS #4), output
+//! sorted by path then line (#4), and no `rg` binary (#5).
+
+use std::sync::Arc;
+
+use agent_ai::Tool;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use crate::ops::grep::{
+    GrepError, GrepMatch, GrepOperations, GrepRequest, LocalGrepOperations, MatchLines,
+};
+use crate::support::notices::append_notices;
+use crate::support::paths::resolve_to_cwd;
+use crate::support::truncate::{
+    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
+};
+
+/// Matches returned when the model gives no `limit`.
+const DEFAULT_LIMIT: usize = 100;
+
+/// Pi's description of `grep`, word for word.
+pub const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
+
+/// Pi's one-line entry for the system prompt's tool list.
+pub const PROMPT_SNIPPET: &str = "Search file contents for patterns (respects .gitignore)";
+
+/// Arguments of `grep`; the doc comments are Pi's parameter descriptions.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepArgs {
+    /// Search pattern (regex or literal string)
+    pub pattern: String,
+    /// Directory or file to search (default: current directory)
+    pub path: Option<String>,
+    /// Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'
+    pub glob: Option<String>,
+    /// Case-insensitive search (default: false)
+    pub ignore_case: Option<bool>,
+    /// Treat pattern as literal string instead of regex (default: false)
+    pub literal: Option<bool>,
+    /// Number of lines to show before and after each match (default: 0)
+    pub context: Option<f64>,
+    /// Maximum number of matches to return (default: 100)
+    pub limit: Option<f64>,
+}
+
+/// The `grep` tool.
+pub struct GrepTool {
+    tool: Tool,
+    ops: Arc<dyn GrepOperations>,
+}
+
+impl GrepTool {
+    /// A `grep` that searches through `ops`.
+    pub fn new(ops: Arc<dyn GrepOperations>) -> Self {
+        GrepTool {
+            tool: Tool::for_args::<GrepArgs>("grep", DESCRIPTION),
+            ops,
+        }
+    }
+
+    /// A `grep` that searches the local file system.
+    pub fn local() -> Self {
+        GrepTool::new(Arc::new(LocalGrepOperations))
+    }
+}
+
+fn aborted() -> ToolError {
+    ToolError::new("Operation aborted")
+}
+
+/// Pi's `Math.max(1, limit ?? 100)`. Pi stops once the count is `>= limit`, so
+/// a fractional limit acts as the next whole number (shown as that number).
+fn effective_limit(limit: Option<f64>) -> usize {
+    match limit {
+        Some(l) if l.is_finite() => l.ceil().max(1.0) as usize,
+        _ => DEFAULT_LIMIT,
+    }
+}
+
+/// Pi's `context > 0 ? context : 0`, in whole lines.
+fn context_lines(context: Option<f64>) -> usize {
+    match context {
+        Some(c) if c.is_finite() && c > 0.0 => c.floor() as usize,
+        _ => 0,
+    }
+}
+
+#[async_trait]
+impl ToolDefinition for GrepTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Grep"
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(PROMPT_SNIPPET)
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(aborted());
+        }
+        let args: GrepArgs = parse_args("grep", params)?;
+        let path = args
+            .path
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let search_path = resolve_to_cwd(path, &ctx.cwd);
+        let limit = effective_limit(args.limit);
+        let request = GrepRequest {
+            path: search_path.clone(),
+            pattern: args.pattern,
+            glob: args.glob.filter(|g| !g.is_empty()),
+            ignore_case: args.ignore_case.unwrap_or(false),
+            literal: args.literal.unwrap_or(false),
+            context: context_lines(args.context),
+            limit,
+        };
+        let outcome = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => return Err(aborted()),
+            outcome = self.ops.search(request, ctx.cancel.clone()) => outcome,
+        };
+        let matches = outcome.map_err(|error| match error {
+            GrepError::PathNotFound => {
+                ToolError::new(format!("Path not found: {}", search_path.display()))
+            }
+            GrepError::Cancelled => aborted(),
+            GrepError::InvalidPattern(text) | GrepError::Other(text) => ToolError::new(text),
+        })?;
+        Ok(format_result(&matches, limit))
+    }
+}
+
+/// Pi's output: one line per match (or per context line), cut to 500 chars
+/// each and 50KB in all, then the notices.
+fn format_result(matches: &[GrepMatch], limit: usize) -> AgentToolResult {
+    if matches.is_empty() {
+        return AgentToolResult::text("No matches found");
+    }
+    let mut lines_truncated = false;
+    let mut output: Vec<String> = Vec::new();
+    let mut show = |path: &str, separator: char, number: u64, text: &str| {
+        let (text, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
+        lines_truncated |= cut;
+        output.push(format!("{path}{separator}{number}{separator} {text}"));
+    };
+    for m in matches {
+        match &m.lines {
+            MatchLines::Line(text) => show(&m.path, ':', m.line_number, text),
+            MatchLines::Window { first, lines } => {
+                for (number, text) in (*first..).zip(lines) {
+                    let separator = if number == m.line_number { ':' } else { '-' };
+                    show(&m.path, separator, number, text);
+                }
+            }
+            MatchLines::Unreadable => {
+                show(&m.path, ':', m.line_number, "(unable to read file)");
+            }
+        }
+    }
+
+    let truncation = truncate_head(&output.join("\n"), Limits::bytes_only());
+    let mut notices = Vec::new();
+    let mut details = Map::new();
+    if matches.len() >= limit {
+        notices.push(format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+            limit.saturating_mul(2)
+        ));
+        details.insert("matchLimitReached".into(), json!(limit));
+    }
+    if truncation.truncated {
+        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+        details.insert("truncation".into(), json!(truncation));
+    }
+    if lines_truncated {
+        notices.push(format!(
+            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        ));
+        details.insert("linesTruncated".into(), json!(true));
+    }
+    let text = append_notices(truncation.content, &notices);
+    let result = AgentToolResult::text(text);
+    if details.is_empty() {
+        result
+    } else {
+        result.with_details(Value::Object(details))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_defaults_to_100_and_is_at_least_1() {
+        assert_eq!(effective_limit(None), 100);
+        assert_eq!(effective_limit(Some(0.0)), 1);
+        assert_eq!(effective_limit(Some(-5.0)), 1);
+        assert_eq!(effective_limit(Some(2.5)), 3);
+        assert_eq!(effective_limit(Some(f64::NAN)), 100);
+    }
+
+    #[test]
+    fn context_is_whole_positive_lines() {
+        assert_eq!(context_lines(None), 0);
+        assert_eq!(context_lines(Some(-1.0)), 0);
+        assert_eq!(context_lines(Some(2.7)), 2);
+    }
+
+    #[test]
+    fn schema_is_pis() {
+        let tool = GrepTool::local();
+        assert_eq!(
+            tool.tool().parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+                    "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+                    "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+                    "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+                    "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
+                    "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
+                    "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"}
+                },
+                "required": ["pattern"]
+            })
+        );
+        assert_eq!(tool.tool().name, "grep");
+        assert_eq!(tool.tool().description, DESCRIPTION);
+    }
+}

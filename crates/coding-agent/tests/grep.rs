@@ -1,0 +1,669 @@
+//! `grep` end to end: Pi's test cases (A.5), every `grep_*` parity fixture, and
+//! the places we go beyond Pi (DEVIATIONS #4 and #5, named where they apply).
+
+// Test helpers outside #[test] functions may panic too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use coding_agent::ops::grep::{GrepError, GrepMatch, GrepOperations, GrepRequest, MatchLines};
+use coding_agent::tools::grep::GrepTool;
+use coding_agent::{ToolContext, ToolDefinition};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// A parity layout: a temp root holding `work/` (the cwd), `home/` and `tmp/`.
+struct Fixture {
+    root: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(files: &[(&str, &str)]) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["work", "home", "tmp"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        let fixture = Fixture { root };
+        for (path, text) in files {
+            fixture.write(path, text.as_bytes());
+        }
+        fixture
+    }
+
+    /// The files most parity fixtures share.
+    fn project() -> Self {
+        Fixture::new(&[
+            ("a.txt", "alpha\nfoo bar\nbeta\n"),
+            ("b.md", "# Title\nfoo\n"),
+            ("src/main.rs", "fn main() {\n    println!(\"foo\");\n}\n"),
+            ("src/lib.rs", "pub fn foo() -> u32 { 42 }\n"),
+            ("src/util/helpers.rs", "// foo helper\npub fn helper() {}\n"),
+            ("src/util/helpers.py", "def foo():\n    return 1\n"),
+            (".hidden/secret.txt", "foo in hidden dir\n"),
+            (".env", "FOO=1\n"),
+        ])
+    }
+
+    fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    fn write(&self, path: &str, bytes: &[u8]) {
+        let path = self.work().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    async fn grep(&self, args: Value) -> Result<AgentToolResult, ToolError> {
+        run(&GrepTool::local(), &self.work(), args).await
+    }
+}
+
+async fn run(tool: &GrepTool, cwd: &Path, args: Value) -> Result<AgentToolResult, ToolError> {
+    tool.execute("call", args, ToolContext::new(cwd), UpdateSink::discard())
+        .await
+}
+
+fn text(result: &AgentToolResult) -> &str {
+    result.content[0].as_text().unwrap()
+}
+
+async fn grep_text(fixture: &Fixture, args: Value) -> String {
+    text(&fixture.grep(args).await.unwrap()).to_owned()
+}
+
+async fn grep_error(fixture: &Fixture, args: Value) -> String {
+    fixture.grep(args).await.unwrap_err().message().to_owned()
+}
+
+fn context_fixture() -> Fixture {
+    Fixture::new(&[
+        (
+            "context.txt",
+            "before\nmatch one\nafter\nmiddle\nmatch two\nafter two",
+        ),
+        ("example.txt", "first line\nmatch line\nlast line"),
+    ])
+}
+
+// Pi's test cases (pi-test-cases.md A.5).
+
+#[tokio::test]
+async fn grep_a_file_shows_its_basename() {
+    let fixture = context_fixture();
+    let path = fixture.work().join("example.txt");
+    let result = fixture
+        .grep(json!({"pattern": "match", "path": path}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "example.txt:2: match line");
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn grep_context_and_limit_stop_after_the_first_match() {
+    let fixture = context_fixture();
+    let path = fixture.work().join("context.txt");
+    let result = fixture
+        .grep(json!({"pattern": "match", "path": path, "limit": 1, "context": 1}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&result),
+        "context.txt-1- before\ncontext.txt:2: match one\ncontext.txt-3- after\n\n\
+         [1 matches limit reached. Use limit=2 for more, or refine pattern]"
+    );
+    assert_eq!(result.details, Some(json!({"matchLimitReached": 1})));
+}
+
+#[tokio::test]
+async fn grep_a_directory_shows_relative_paths_sorted() {
+    let fixture = context_fixture();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "match"})).await,
+        "context.txt:2: match one\ncontext.txt:5: match two\nexample.txt:2: match line"
+    );
+}
+
+#[tokio::test]
+async fn grep_without_matches_says_so() {
+    let fixture = context_fixture();
+    let result = fixture.grep(json!({"pattern": "zzzqqq"})).await.unwrap();
+    assert_eq!(text(&result), "No matches found");
+    assert_eq!(result.details, None);
+}
+
+#[tokio::test]
+async fn grep_missing_path_names_the_absolute_path() {
+    let fixture = context_fixture();
+    assert_eq!(
+        grep_error(&fixture, json!({"pattern": "x", "path": "nodir"})).await,
+        format!("Path not found: {}", fixture.work().join("nodir").display())
+    );
+}
+
+#[tokio::test]
+async fn grep_unclosed_group_reports_rgs_error() {
+    let fixture = context_fixture();
+    assert_eq!(
+        grep_error(&fixture, json!({"pattern": "("})).await,
+        "rg: regex parse error:\n    (?:()\n    ^\nerror: unclosed group"
+    );
+}
+
+#[tokio::test]
+async fn grep_glob_filters_files_by_name() {
+    let fixture = context_fixture();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "match", "glob": "ex*.txt"})).await,
+        "example.txt:2: match line"
+    );
+}
+
+#[tokio::test]
+async fn grep_cuts_long_lines_to_500_chars() {
+    let fixture = Fixture::new(&[("longline.txt", &format!("needle {}\n", "z".repeat(600)))]);
+    let result = fixture.grep(json!({"pattern": "needle"})).await.unwrap();
+    assert_eq!(
+        text(&result),
+        format!(
+            "longline.txt:1: needle {}... [truncated]\n\n\
+             [Some lines truncated to 500 chars. Use read tool to see full lines]",
+            "z".repeat(493)
+        )
+    );
+    assert_eq!(result.details, Some(json!({"linesTruncated": true})));
+}
+
+#[tokio::test]
+async fn grep_limit_zero_acts_as_one() {
+    let fixture = context_fixture();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "match", "limit": 0})).await,
+        "context.txt:2: match one\n\n\
+         [1 matches limit reached. Use limit=2 for more, or refine pattern]"
+    );
+}
+
+// Parity fixtures (/work/shared/parity/cases/grep_*.json).
+
+/// grep_simple. Pi's order depends on rg's threads; ours is sorted (DEVIATIONS #4).
+#[tokio::test]
+async fn grep_simple_lists_matches_sorted_by_path() {
+    let fixture = Fixture::project();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "foo"})).await,
+        ".hidden/secret.txt:1: foo in hidden dir\n\
+         a.txt:2: foo bar\n\
+         b.md:2: foo\n\
+         src/lib.rs:1: pub fn foo() -> u32 { 42 }\n\
+         src/main.rs:2:     println!(\"foo\");\n\
+         src/util/helpers.py:1: def foo():\n\
+         src/util/helpers.rs:1: // foo helper"
+    );
+}
+
+/// grep_path_subdir.
+#[tokio::test]
+async fn grep_path_subdir_shows_paths_relative_to_it() {
+    let fixture = Fixture::project();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "foo", "path": "src"})).await,
+        "lib.rs:1: pub fn foo() -> u32 { 42 }\n\
+         main.rs:2:     println!(\"foo\");\n\
+         util/helpers.py:1: def foo():\n\
+         util/helpers.rs:1: // foo helper"
+    );
+}
+
+/// grep_hidden.
+#[tokio::test]
+async fn grep_hidden_searches_dot_files_and_dirs() {
+    let fixture = Fixture::new(&[
+        (".hidden/secret.txt", "foo in hidden dir\n"),
+        (".env", "foo=1\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "foo"})).await,
+        ".env:1: foo=1\n.hidden/secret.txt:1: foo in hidden dir"
+    );
+}
+
+/// grep_literal.
+#[tokio::test]
+async fn grep_literal_takes_metacharacters_as_text() {
+    let fixture = Fixture::new(&[("x.txt", "a.b(c)\naxb(\n")]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "a.b(", "literal": true})).await,
+        "x.txt:1: a.b(c)"
+    );
+}
+
+/// grep_invalid_regex.
+#[tokio::test]
+async fn grep_invalid_regex_reports_rgs_error() {
+    let fixture = Fixture::new(&[("x.txt", "a.b(c)\n")]);
+    assert_eq!(
+        grep_error(&fixture, json!({"pattern": "a.b("})).await,
+        "rg: regex parse error:\n    (?:a.b()\n    ^\nerror: unclosed group"
+    );
+}
+
+/// grep_newline_in_pattern.
+#[tokio::test]
+async fn grep_newline_in_pattern_reports_rgs_error() {
+    let fixture = Fixture::new(&[("x.txt", "a\nb\n")]);
+    assert_eq!(
+        grep_error(&fixture, json!({"pattern": "a\nb"})).await,
+        "rg: the literal \"\\n\" is not allowed in a regex\n\n\
+         Consider enabling multiline mode with the --multiline flag (or -U for short).\n\
+         When multiline mode is enabled, new line characters can be matched."
+    );
+}
+
+/// grep_gitignore_no_repo. Pi (rg without --no-require-git) searches
+/// ignored.txt here; we honour .gitignore outside git too (DEVIATIONS #4).
+#[tokio::test]
+async fn grep_honours_gitignore_outside_a_git_repo() {
+    let fixture = Fixture::new(&[
+        (".gitignore", "ignored.txt\n"),
+        ("ignored.txt", "secret\n"),
+        ("kept.txt", "secret too\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "secret"})).await,
+        "kept.txt:1: secret too"
+    );
+}
+
+/// grep_crlf_context.
+#[tokio::test]
+async fn grep_context_strips_carriage_returns() {
+    let fixture = Fixture::new(&[("c.txt", "one\r\ntwo\r\nthree\r\n")]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "two", "context": 1})).await,
+        "c.txt-1- one\nc.txt:2: two\nc.txt-3- three"
+    );
+}
+
+/// grep_context_at_start: the final newline makes an empty last line, as in Pi.
+#[tokio::test]
+async fn grep_context_is_clipped_at_the_file_start() {
+    let fixture = Fixture::new(&[("c.txt", "first\nsecond\n")]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "first", "context": 3})).await,
+        "c.txt:1: first\nc.txt-2- second\nc.txt-3- "
+    );
+}
+
+/// grep_bytes_truncation.
+#[tokio::test]
+async fn grep_output_is_cut_at_50kb() {
+    let fixture = Fixture::new(&[]);
+    let q = "q".repeat(300);
+    let content: String = (1..=300).map(|n| format!("row {n} {q}\n")).collect();
+    fixture.write("r.txt", content.as_bytes());
+    let result = fixture
+        .grep(json!({"pattern": "row", "limit": 500}))
+        .await
+        .unwrap();
+    let kept: Vec<String> = (1..=160)
+        .map(|n| format!("r.txt:{n}: row {n} {q}"))
+        .collect();
+    assert_eq!(
+        text(&result),
+        format!("{}\n\n[50.0KB limit reached]", kept.join("\n"))
+    );
+    let details = result.details.unwrap();
+    assert_eq!(details["truncation"]["outputLines"], 160);
+    assert_eq!(details["truncation"]["truncatedBy"], "bytes");
+}
+
+// Beyond the fixtures.
+
+#[tokio::test]
+async fn grep_ignore_case_matches_any_case() {
+    let fixture = Fixture::project();
+    assert_eq!(
+        grep_text(
+            &fixture,
+            json!({"pattern": "FOO", "ignoreCase": true, "glob": "*.{env,md}"})
+        )
+        .await,
+        ".env:1: FOO=1\nb.md:2: foo"
+    );
+}
+
+#[tokio::test]
+async fn grep_strips_carriage_returns_without_context() {
+    let fixture = Fixture::new(&[("w.txt", "one\r\ntwo\r\n")]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "two"})).await,
+        "w.txt:2: two"
+    );
+}
+
+#[tokio::test]
+async fn grep_overlapping_contexts_repeat_lines() {
+    let fixture = Fixture::new(&[("o.txt", "a\nhit 1\nhit 2\nb")]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "hit", "context": 1})).await,
+        "o.txt-1- a\no.txt:2: hit 1\no.txt-3- hit 2\n\
+         o.txt-2- hit 1\no.txt:3: hit 2\no.txt-4- b"
+    );
+}
+
+#[tokio::test]
+async fn grep_reports_every_notice_in_pis_order() {
+    let fixture = Fixture::new(&[]);
+    let long = "x".repeat(600);
+    let content: String = (1..=200).map(|n| format!("hit {n} {long}\n")).collect();
+    fixture.write("big.txt", content.as_bytes());
+    let result = fixture
+        .grep(json!({"pattern": "hit", "limit": 150}))
+        .await
+        .unwrap();
+    let text = text(&result);
+    assert!(
+        text.ends_with(
+            "\n\n[150 matches limit reached. Use limit=300 for more, or refine pattern. \
+             50.0KB limit reached. Some lines truncated to 500 chars. Use read tool to see full lines]"
+        ),
+        "{}",
+        &text[text.len() - 300..]
+    );
+    let details = result.details.unwrap();
+    assert_eq!(details["matchLimitReached"], 150);
+    assert_eq!(details["linesTruncated"], true);
+    assert_eq!(details["truncation"]["truncated"], true);
+}
+
+/// Parallel search, sorted output: the limit keeps the first matches in path
+/// order, however the threads finish (DEVIATIONS #4).
+#[tokio::test]
+async fn grep_limit_keeps_the_first_matches_in_path_order() {
+    let fixture = Fixture::new(&[]);
+    for i in 0..60 {
+        fixture.write(&format!("d{}/f{i:02}.txt", i % 3), b"needle\nneedle\n");
+    }
+    for _ in 0..5 {
+        assert_eq!(
+            grep_text(&fixture, json!({"pattern": "needle", "limit": 5})).await,
+            "d0/f00.txt:1: needle\nd0/f00.txt:2: needle\n\
+             d0/f03.txt:1: needle\nd0/f03.txt:2: needle\n\
+             d0/f06.txt:1: needle\n\n\
+             [5 matches limit reached. Use limit=10 for more, or refine pattern]"
+        );
+    }
+}
+
+#[tokio::test]
+async fn grep_glob_with_slash_matches_relative_paths() {
+    let fixture = Fixture::project();
+    fixture.write("other/src/deep/x.rs", b"foo deep\n");
+    fixture.write("src/not-rust.txt", b"foo txt\n");
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "foo", "glob": "src/**/*.rs"})).await,
+        "other/src/deep/x.rs:1: foo deep\n\
+         src/lib.rs:1: pub fn foo() -> u32 { 42 }\n\
+         src/main.rs:2:     println!(\"foo\");\n\
+         src/util/helpers.rs:1: // foo helper"
+    );
+}
+
+#[tokio::test]
+async fn grep_glob_brace_set_matches_several_extensions() {
+    let fixture = Fixture::project();
+    fixture.write("web/app.ts", b"const foo = 1;\n");
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "foo", "glob": "*.{rs,ts}"})).await,
+        "src/lib.rs:1: pub fn foo() -> u32 { 42 }\n\
+         src/main.rs:2:     println!(\"foo\");\n\
+         src/util/helpers.rs:1: // foo helper\n\
+         web/app.ts:1: const foo = 1;"
+    );
+}
+
+#[tokio::test]
+async fn grep_bad_glob_reports_the_glob_error() {
+    let fixture = Fixture::project();
+    assert_eq!(
+        grep_error(&fixture, json!({"pattern": "foo", "glob": "*.{rs"})).await,
+        "error parsing glob '*.{rs': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)"
+    );
+}
+
+/// DEVIATIONS #4: a nested .gitignore applies below its directory, also outside git.
+#[tokio::test]
+async fn grep_honours_nested_gitignore() {
+    let fixture = Fixture::new(&[
+        ("sub/.gitignore", "*.log\n"),
+        ("sub/a.log", "needle\n"),
+        ("sub/a.txt", "needle\n"),
+        ("top.log", "needle\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "sub/a.txt:1: needle\ntop.log:1: needle"
+    );
+}
+
+/// DEVIATIONS #4: `.ignore` files count too.
+#[tokio::test]
+async fn grep_honours_dot_ignore_files() {
+    let fixture = Fixture::new(&[
+        (".ignore", "vendor/\n"),
+        ("vendor/lib.txt", "needle\n"),
+        ("main.txt", "needle\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "main.txt:1: needle"
+    );
+}
+
+/// DEVIATIONS #4: rg searches `.git/` when hidden files are on; we never do.
+#[tokio::test]
+async fn grep_never_searches_dot_git() {
+    let fixture = Fixture::new(&[
+        (".git/config", "[core] needle\n"),
+        (".git/HEAD", "needle\n"),
+        ("sub/.git", "gitdir: needle\n"),
+        ("code.txt", "needle\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "code.txt:1: needle"
+    );
+}
+
+#[tokio::test]
+async fn grep_honours_gitignore_inside_a_git_repo() {
+    let fixture = Fixture::new(&[
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        (".gitignore", "build/\n"),
+        ("build/out.txt", "needle\n"),
+        ("src.txt", "needle\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "src.txt:1: needle"
+    );
+}
+
+#[tokio::test]
+async fn grep_skips_binary_files() {
+    let fixture = Fixture::new(&[("text.txt", "needle\n")]);
+    fixture.write("blob.bin", b"needle\0\x01\x02needle\n");
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "text.txt:1: needle"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn grep_does_not_follow_a_directory_symlink_cycle() {
+    let fixture = Fixture::new(&[("dir/a.txt", "needle\n")]);
+    std::os::unix::fs::symlink("..", fixture.work().join("dir/loop")).unwrap();
+    std::os::unix::fs::symlink(".", fixture.work().join("self")).unwrap();
+    let result = tokio::time::timeout(
+        Duration::from_secs(60),
+        fixture.grep(json!({"pattern": "needle"})),
+    )
+    .await
+    .expect("a symlink cycle must not hang the walk")
+    .unwrap();
+    assert_eq!(text(&result), "dir/a.txt:1: needle");
+}
+
+#[tokio::test]
+async fn grep_an_explicit_file_ignores_glob_and_gitignore() {
+    let fixture = Fixture::new(&[(".gitignore", "*.log\n"), ("app.log", "needle\n")]);
+    assert_eq!(
+        grep_text(
+            &fixture,
+            json!({"pattern": "needle", "path": "app.log", "glob": "*.rs"})
+        )
+        .await,
+        "app.log:1: needle"
+    );
+}
+
+#[tokio::test]
+async fn grep_cancelled_before_start_is_aborted() {
+    let fixture = Fixture::project();
+    let ctx = ToolContext::new(fixture.work());
+    ctx.cancel.cancel();
+    let error = GrepTool::local()
+        .execute(
+            "call",
+            json!({"pattern": "foo"}),
+            ctx,
+            UpdateSink::discard(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.message(), "Operation aborted");
+}
+
+/// Operations that never finish, to show cancellation does not wait for them.
+struct Stuck;
+
+#[async_trait]
+impl GrepOperations for Stuck {
+    async fn search(
+        &self,
+        _request: GrepRequest,
+        _cancel: CancellationToken,
+    ) -> Result<Vec<GrepMatch>, GrepError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn grep_cancelled_while_running_is_aborted() {
+    let ctx = ToolContext::new("/");
+    let cancel = ctx.cancel.clone();
+    let tool = GrepTool::new(Arc::new(Stuck));
+    let call = tool.execute("call", json!({"pattern": "x"}), ctx, UpdateSink::discard());
+    cancel.cancel();
+    assert_eq!(call.await.unwrap_err().message(), "Operation aborted");
+}
+
+/// Operations answering from memory: the tool formats whatever a remote search returns.
+struct Canned(Vec<GrepMatch>);
+
+#[async_trait]
+impl GrepOperations for Canned {
+    async fn search(
+        &self,
+        _request: GrepRequest,
+        _cancel: CancellationToken,
+    ) -> Result<Vec<GrepMatch>, GrepError> {
+        Ok(self.0.clone())
+    }
+}
+
+#[tokio::test]
+async fn grep_shows_unreadable_files_in_context_mode() {
+    let tool = GrepTool::new(Arc::new(Canned(vec![
+        GrepMatch {
+            path: "gone.txt".into(),
+            line_number: 3,
+            lines: MatchLines::Unreadable,
+        },
+        GrepMatch {
+            path: "here.txt".into(),
+            line_number: 2,
+            lines: MatchLines::Window {
+                first: 1,
+                lines: vec!["a".into(), "hit".into()],
+            },
+        },
+    ])));
+    let result = run(
+        &tool,
+        Path::new("/"),
+        json!({"pattern": "hit", "context": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        text(&result),
+        "gone.txt:3: (unable to read file)\nhere.txt-1- a\nhere.txt:2: hit"
+    );
+}
+
+/// The request carries the resolved path and Pi's argument rules.
+#[tokio::test]
+async fn grep_passes_pis_arguments_to_the_operations() {
+    struct Expect;
+    #[async_trait]
+    impl GrepOperations for Expect {
+        async fn search(
+            &self,
+            request: GrepRequest,
+            _cancel: CancellationToken,
+        ) -> Result<Vec<GrepMatch>, GrepError> {
+            assert_eq!(
+                request,
+                GrepRequest {
+                    path: PathBuf::from("/cwd/sub"),
+                    pattern: "p".into(),
+                    glob: None,
+                    ignore_case: true,
+                    literal: false,
+                    context: 2,
+                    limit: 1,
+                }
+            );
+            Ok(Vec::new())
+        }
+    }
+    let result = run(
+        &GrepTool::new(Arc::new(Expect)),
+        Path::new("/cwd"),
+        json!({"pattern": "p", "path": "@sub", "glob": "", "ignoreCase": true,
+               "context": 2.9, "limit": -3}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&result), "No matches found");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn grep_searches_a_symlinked_search_directory_but_not_symlinks_inside() {
+    let fixture = Fixture::new(&[("real/a.txt", "needle\n")]);
+    std::os::unix::fs::symlink("real", fixture.work().join("link")).unwrap();
+    std::os::unix::fs::symlink("a.txt", fixture.work().join("real/alias.txt")).unwrap();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle", "path": "link"})).await,
+        "a.txt:1: needle"
+    );
+}
