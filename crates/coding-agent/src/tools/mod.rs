@@ -1,1 +1,3 @@
 //! The built-in tools, one per file.
+
+pub mod bash;
