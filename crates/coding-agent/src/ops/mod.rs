@@ -2,6 +2,7 @@
 //! per tool, each with a local implementation. Remote (SSH) and test
 //! implementations plug in beside them.
 
+pub mod bash;
 pub mod edit;
 pub mod find;
 pub mod grep;

@@ -1,6 +1,7 @@
 //! Helpers shared by the built-in tools: one home each for truncation, path
 //! resolution, output notices and the walk policy of grep and find.
 
+pub mod ansi;
 pub mod atomic_write;
 pub mod diff;
 pub mod fs_error;
@@ -9,6 +10,7 @@ pub mod image;
 pub mod lines;
 pub mod mutation_queue;
 pub mod notices;
+pub mod output;
 pub mod paths;
 pub mod truncate;
 pub mod walk;

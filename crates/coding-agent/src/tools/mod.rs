@@ -1,5 +1,6 @@
 //! The built-in tools, one per file.
 
+pub mod bash;
 pub mod edit;
 pub mod find;
 pub mod grep;

@@ -1,0 +1,157 @@
+//! Removing terminal escape sequences from command output, chunk by chunk.
+//!
+//! Models read colour codes, cursor moves and window titles as noise that costs
+//! tokens (DEVIATIONS #7: Pi passes them through). Output arrives in pieces, so a
+//! sequence may be split across chunks; [`AnsiStripper`] keeps its state
+//! between calls.
+//!
+//! Recognised: CSI (`ESC [` or U+009B, parameters, intermediates, a final byte),
+//! OSC (`ESC ]` or U+009D) and the string sequences DCS/SOS/PM/APC (`ESC P`,
+//! `ESC X`, `ESC ^`, `ESC _`) up to BEL or ST, and the other two- and
+//! three-character escapes (`ESC ( B`, `ESC =`, `ESC 7`, ...).
+//! A malformed sequence ends at the first character that cannot belong to it,
+//! and that character is kept; a newline always ends a sequence, so a stray ESC
+//! can never swallow the rest of the output.
+
+const ESC: char = '\u{1b}';
+const BEL: char = '\u{07}';
+const C1_CSI: char = '\u{9b}';
+const C1_OSC: char = '\u{9d}';
+const C1_ST: char = '\u{9c}';
+
+/// Where the stripper is inside a sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum State {
+    /// Plain text.
+    #[default]
+    Ground,
+    /// After ESC.
+    Escape,
+    /// After ESC and one or more intermediate characters (`ESC ( B`).
+    EscapeIntermediate,
+    /// Inside a CSI sequence, before its final character.
+    Csi,
+    /// Inside an OSC or DCS/SOS/PM/APC string, before its terminator.
+    String,
+    /// After ESC inside a string: `\` ends it (ST).
+    StringEscape,
+}
+
+/// A streaming remover of escape sequences; feed it text in any pieces.
+#[derive(Debug, Default)]
+pub struct AnsiStripper {
+    state: State,
+}
+
+impl AnsiStripper {
+    /// A stripper outside any sequence.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `text` without its escape sequences to `out`.
+    pub fn strip_into(&mut self, text: &str, out: &mut String) {
+        if self.state == State::Ground && !text.contains([ESC, C1_CSI, C1_OSC]) {
+            out.push_str(text);
+            return;
+        }
+        for c in text.chars() {
+            self.step(c, out);
+        }
+    }
+
+    fn step(&mut self, c: char, out: &mut String) {
+        self.state = match (self.state, c) {
+            (_, '\n') => {
+                out.push('\n');
+                State::Ground
+            }
+            (State::Ground, ESC) => State::Escape,
+            (State::Ground, C1_CSI) => State::Csi,
+            (State::Ground, C1_OSC) => State::String,
+            (State::Ground, c) => {
+                out.push(c);
+                State::Ground
+            }
+            (State::Escape, '[') => State::Csi,
+            (State::Escape, ']' | 'P' | 'X' | '^' | '_') => State::String,
+            (State::Escape | State::EscapeIntermediate, ' '..='/') => State::EscapeIntermediate,
+            (State::Escape | State::EscapeIntermediate, '0'..='~') => State::Ground,
+            (State::Csi, ' '..='?') => State::Csi,
+            (State::Csi, '@'..='~') => State::Ground,
+            (State::String, BEL | C1_ST) => State::Ground,
+            (State::String, ESC) => State::StringEscape,
+            (State::String, _) => State::String,
+            (State::StringEscape, '\\') => State::Ground,
+            (State::StringEscape, _) => State::String,
+            // Not part of a well-formed sequence: the sequence ends here and
+            // the character is read again as plain text (it may start a new one).
+            (State::Escape | State::EscapeIntermediate | State::Csi, c) => {
+                self.state = State::Ground;
+                self.step(c, out);
+                return;
+            }
+        };
+    }
+}
+
+/// `text` without escape sequences (for a whole string at once).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    AnsiStripper::new().strip_into(text, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_codes_are_removed() {
+        assert_eq!(strip_ansi("\x1b[31mred\x1b[0m\n"), "red\n");
+        assert_eq!(strip_ansi("\x1b[1;38;5;208mbold\x1b[m"), "bold");
+        assert_eq!(strip_ansi("\u{9b}32mgreen"), "green");
+    }
+
+    #[test]
+    fn cursor_and_erase_sequences_are_removed() {
+        assert_eq!(strip_ansi("50%\x1b[K\r\x1b[2K100%\x1b[?25h"), "50%\r100%");
+    }
+
+    #[test]
+    fn osc_titles_and_hyperlinks_are_removed() {
+        assert_eq!(strip_ansi("\x1b]0;title\x07text"), "text");
+        assert_eq!(
+            strip_ansi("\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\"),
+            "link"
+        );
+        assert_eq!(strip_ansi("\x1bPq#0;2;0;0;0\x1b\\after"), "after");
+    }
+
+    #[test]
+    fn short_escapes_are_removed() {
+        assert_eq!(strip_ansi("\x1b(Bplain\x1b=\x1b7x\x1b8"), "plainx");
+    }
+
+    #[test]
+    fn sequences_split_across_chunks_are_removed() {
+        let mut stripper = AnsiStripper::new();
+        let mut out = String::new();
+        for piece in ["a\x1b", "[3", "1mb\x1b]0;ti", "tle\x1b", "\\c"] {
+            stripper.strip_into(piece, &mut out);
+        }
+        assert_eq!(out, "abc");
+    }
+
+    #[test]
+    fn a_malformed_sequence_keeps_the_character_that_ends_it() {
+        assert_eq!(strip_ansi("\x1b[12\x01x"), "\x01x");
+        assert_eq!(strip_ansi("a\x1b\nb"), "a\nb");
+        assert_eq!(strip_ansi("\x1b]unterminated\nnext line"), "\nnext line");
+    }
+
+    #[test]
+    fn text_without_escapes_is_unchanged() {
+        assert_eq!(strip_ansi("héllo 世\r\n\ttab"), "héllo 世\r\n\ttab");
+    }
+}

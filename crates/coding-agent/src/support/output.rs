@@ -1,0 +1,404 @@
+//! A bounded accumulator for command output of any size.
+//!
+//! A command may print gigabytes; the model only ever sees the tail (Pi's
+//! `truncateTail` limits). So the accumulator keeps a rolling tail of the
+//! text the model sees (escape sequences stripped, DEVIATIONS #7) plus running
+//! counts of lines and bytes, and memory stays bounded at any output size.
+//! Once the output goes over the limits, the full raw output (escape sequences
+//! kept, earlier chunks included) streams to `<temp dir>/<prefix>-<16 hex>.log`,
+//! which the truncation notice names.
+//!
+//! Bytes arrive in arbitrary pieces: UTF-8 is decoded incrementally, so a
+//! character split across two reads is decoded whole, and invalid bytes become
+//! U+FFFD (as a non-fatal `TextDecoder` does).
+//!
+//! All methods do blocking file I/O; call them off the async runtime.
+
+use std::collections::hash_map::RandomState;
+use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::support::ansi::AnsiStripper;
+use crate::support::truncate::{Limits, Truncation, truncate_tail};
+
+/// Raw bytes held in memory, waiting for the full-output file, at most. Past
+/// this the file is opened even though the visible text is still within the
+/// limits (output made mostly of escape sequences); it is removed again at
+/// [`OutputAccumulator::finish`] if the text never goes over.
+const MAX_PENDING_RAW_BYTES: usize = 1024 * 1024;
+
+/// What the model would see of the output so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSnapshot {
+    /// `truncate_tail` of the text, with totals counted over all of the output.
+    pub truncation: Truncation,
+    /// UTF-8 bytes of the last line of the whole output (it may be longer than the tail).
+    pub last_line_bytes: usize,
+    /// Where the full output is, once it went over the limits.
+    pub full_output_path: Option<PathBuf>,
+}
+
+/// Collects a command's output; see the module docs.
+#[derive(Debug)]
+pub struct OutputAccumulator {
+    limits: Limits,
+    temp_dir: PathBuf,
+    prefix: String,
+    /// Bytes of an incomplete UTF-8 character at the end of the last chunk.
+    undecoded: Vec<u8>,
+    stripper: AnsiStripper,
+    /// The end of the visible text, at least `2 * max_bytes` once trimmed.
+    tail: String,
+    total_bytes: usize,
+    /// Pi's count: 1 once there is any output, plus one per `\n`.
+    total_lines: usize,
+    last_line_bytes: usize,
+    /// Raw bytes not yet in the file (only until the file exists).
+    pending_raw: Vec<u8>,
+    file: Option<BufWriter<File>>,
+    full_output_path: Option<PathBuf>,
+    /// Bumped whenever the visible text changes, so callers can tell whether
+    /// a new snapshot would differ from the last one they sent.
+    version: u64,
+}
+
+impl OutputAccumulator {
+    /// An empty accumulator; the full-output file, if needed, goes to
+    /// `temp_dir/<prefix>-<16 hex>.log`.
+    pub fn new(prefix: impl Into<String>, temp_dir: impl Into<PathBuf>, limits: Limits) -> Self {
+        OutputAccumulator {
+            limits,
+            temp_dir: temp_dir.into(),
+            prefix: prefix.into(),
+            undecoded: Vec::new(),
+            stripper: AnsiStripper::new(),
+            tail: String::new(),
+            total_bytes: 0,
+            total_lines: 0,
+            last_line_bytes: 0,
+            pending_raw: Vec::new(),
+            file: None,
+            full_output_path: None,
+            version: 0,
+        }
+    }
+
+    /// Adds a chunk of raw output. Fails only when the full-output file cannot
+    /// be created or written; the text is accumulated either way.
+    pub fn push(&mut self, raw: &[u8]) -> io::Result<()> {
+        let text = self.decode(raw);
+        self.push_text(&text);
+        self.store_raw(raw)
+    }
+
+    /// Ends the output: decodes what is left, flushes the full-output file, and
+    /// removes that file if the output stayed within the limits after all.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if !self.undecoded.is_empty() {
+            self.undecoded.clear();
+            self.push_text("\u{FFFD}");
+        }
+        if self.is_truncated() {
+            self.open_file()?;
+        }
+        if let Some(mut file) = self.file.take() {
+            file.flush()?;
+            if !self.is_truncated()
+                && let Some(path) = self.full_output_path.take()
+            {
+                std::fs::remove_file(path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the output is over the line or byte limit.
+    pub fn is_truncated(&self) -> bool {
+        self.total_bytes > self.limits.max_bytes || self.total_lines > self.limits.max_lines
+    }
+
+    /// Changes whenever the visible text changes.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Where the full output goes, once the output went over the limits.
+    pub fn full_output_path(&self) -> Option<&Path> {
+        self.full_output_path
+            .as_deref()
+            .filter(|_| self.is_truncated())
+    }
+
+    /// What the model would see now: the tail within the limits, and totals.
+    pub fn snapshot(&self) -> OutputSnapshot {
+        let mut truncation = truncate_tail(&self.tail, self.limits);
+        truncation.total_lines = self.total_lines;
+        truncation.total_bytes = self.total_bytes;
+        truncation.truncated = self.is_truncated();
+        OutputSnapshot {
+            truncation,
+            last_line_bytes: self.last_line_bytes,
+            full_output_path: self.full_output_path().map(Path::to_path_buf),
+        }
+    }
+
+    /// Decodes `raw` after any bytes left over from the previous chunk.
+    fn decode(&mut self, raw: &[u8]) -> String {
+        let joined;
+        let mut bytes = raw;
+        if !self.undecoded.is_empty() {
+            self.undecoded.extend_from_slice(raw);
+            joined = std::mem::take(&mut self.undecoded);
+            bytes = &joined;
+        }
+        let mut text = String::with_capacity(bytes.len());
+        loop {
+            match std::str::from_utf8(bytes) {
+                Ok(valid) => {
+                    text.push_str(valid);
+                    break;
+                }
+                Err(error) => {
+                    let (valid, rest) = bytes.split_at(error.valid_up_to());
+                    text.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    match error.error_len() {
+                        Some(bad) => {
+                            text.push('\u{FFFD}');
+                            bytes = &rest[bad..];
+                        }
+                        None => {
+                            self.undecoded = rest.to_vec();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        text
+    }
+
+    fn push_text(&mut self, decoded: &str) {
+        let mut text = String::with_capacity(decoded.len());
+        self.stripper.strip_into(decoded, &mut text);
+        if text.is_empty() {
+            return;
+        }
+        self.version += 1;
+        if self.total_lines == 0 {
+            self.total_lines = 1;
+        }
+        self.total_bytes += text.len();
+        let newlines = text.bytes().filter(|&b| b == b'\n').count();
+        self.total_lines += newlines;
+        self.last_line_bytes = match text.rfind('\n') {
+            Some(at) => text.len() - at - 1,
+            None => self.last_line_bytes + text.len(),
+        };
+        self.tail.push_str(&text);
+        self.trim_tail();
+    }
+
+    /// Keeps at least `2 * max_bytes` of the tail, trimming only when it has
+    /// grown to twice that, so each byte is copied a bounded number of times.
+    /// `truncate_tail` never keeps more than `max_bytes`, so what it shows always
+    /// lies inside the tail, and the cut (possibly mid-line) never shows.
+    fn trim_tail(&mut self) {
+        let keep = self.limits.max_bytes.saturating_mul(2).max(1);
+        if self.tail.len() <= keep.saturating_mul(2) {
+            return;
+        }
+        let mut cut = self.tail.len() - keep;
+        while !self.tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.tail.drain(..cut);
+    }
+
+    fn store_raw(&mut self, raw: &[u8]) -> io::Result<()> {
+        if let Some(file) = &mut self.file {
+            return file.write_all(raw);
+        }
+        self.pending_raw.extend_from_slice(raw);
+        if self.is_truncated() || self.pending_raw.len() > MAX_PENDING_RAW_BYTES {
+            self.open_file()?;
+        }
+        Ok(())
+    }
+
+    /// Creates the full-output file (once) and writes what was held back.
+    fn open_file(&mut self) -> io::Result<()> {
+        if self.file.is_some() {
+            return Ok(());
+        }
+        let (path, file) = create_unique_file(&self.temp_dir, &self.prefix)?;
+        self.full_output_path = Some(path);
+        let mut file = BufWriter::with_capacity(64 * 1024, file);
+        let pending = std::mem::take(&mut self.pending_raw);
+        let written = file.write_all(&pending);
+        self.file = Some(file);
+        written
+    }
+}
+
+/// Creates `dir/<prefix>-<16 hex>.log`, a name nobody else holds.
+fn create_unique_file(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
+    std::fs::create_dir_all(dir)?;
+    let mut attempt = 0;
+    loop {
+        let path = dir.join(format!("{prefix}-{:016x}.log", random_u64()));
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((path, file)),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
+                attempt += 1;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// 64 random bits from the standard library's randomly seeded hasher (no
+/// cryptographic need: the file is created with `create_new`).
+fn random_u64() -> u64 {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    if let Ok(elapsed) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(elapsed.as_nanos());
+    }
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::truncate::TruncatedBy;
+
+    fn accumulator(dir: &Path) -> OutputAccumulator {
+        OutputAccumulator::new("pi-bash", dir, Limits::default())
+    }
+
+    #[test]
+    fn small_output_is_kept_whole_without_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        acc.push(b"one\n").unwrap();
+        acc.push(b"two\n").unwrap();
+        acc.finish().unwrap();
+        let snapshot = acc.snapshot();
+        assert_eq!(snapshot.truncation.content, "one\ntwo\n");
+        assert!(!snapshot.truncation.truncated);
+        assert_eq!(snapshot.truncation.total_lines, 3);
+        assert_eq!(snapshot.full_output_path, None);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn no_output_counts_no_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        acc.finish().unwrap();
+        let snapshot = acc.snapshot();
+        assert_eq!(snapshot.truncation.content, "");
+        assert_eq!(snapshot.truncation.total_lines, 0);
+    }
+
+    #[test]
+    fn a_character_split_across_chunks_is_decoded_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        let text = "h\u{e9}llo \u{4e16}\n".as_bytes();
+        for byte in text {
+            acc.push(std::slice::from_ref(byte)).unwrap();
+        }
+        acc.finish().unwrap();
+        assert_eq!(acc.snapshot().truncation.content, "h\u{e9}llo \u{4e16}\n");
+    }
+
+    #[test]
+    fn invalid_bytes_become_replacement_characters() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        acc.push(b"a\xffb\xe4\xb8").unwrap();
+        acc.finish().unwrap();
+        assert_eq!(acc.snapshot().truncation.content, "a\u{FFFD}b\u{FFFD}");
+    }
+
+    #[test]
+    fn escape_sequences_are_stripped_from_the_text_but_kept_in_the_file() {
+        // DEVIATIONS #7.
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        let mut raw = Vec::new();
+        for i in 1..=3000 {
+            raw.extend_from_slice(format!("\x1b[32m{i}\x1b[0m\n").as_bytes());
+        }
+        for chunk in raw.chunks(7) {
+            acc.push(chunk).unwrap();
+        }
+        acc.finish().unwrap();
+        let snapshot = acc.snapshot();
+        let expected: String = (1002..=3000).map(|i| format!("{i}\n")).collect();
+        assert_eq!(snapshot.truncation.content, expected);
+        assert_eq!(snapshot.truncation.total_lines, 3001);
+        assert_eq!(snapshot.truncation.output_lines, 2000);
+        assert_eq!(snapshot.truncation.truncated_by, Some(TruncatedBy::Lines));
+        let path = snapshot.full_output_path.unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("pi-bash-") && name.ends_with(".log"));
+        assert_eq!(name.len(), "pi-bash-".len() + 16 + ".log".len());
+        assert_eq!(std::fs::read(&path).unwrap(), raw);
+    }
+
+    #[test]
+    fn memory_stays_bounded_and_totals_count_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        let line = format!("{}\n", "x".repeat(99));
+        let chunk = line.repeat(640);
+        for _ in 0..200 {
+            acc.push(chunk.as_bytes()).unwrap();
+        }
+        acc.finish().unwrap();
+        assert!(acc.tail.len() <= 4 * Limits::default().max_bytes + chunk.len());
+        let snapshot = acc.snapshot();
+        assert_eq!(snapshot.truncation.total_bytes, 12_800_000);
+        assert_eq!(snapshot.truncation.total_lines, 128_001);
+        assert_eq!(snapshot.truncation.output_lines, 513);
+        assert_eq!(snapshot.truncation.content, line.repeat(512));
+        let path = snapshot.full_output_path.unwrap();
+        assert_eq!(std::fs::metadata(path).unwrap().len(), 12_800_000);
+    }
+
+    #[test]
+    fn one_huge_line_keeps_its_end_and_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        acc.push(b"first\n").unwrap();
+        for _ in 0..100 {
+            acc.push(&[b'y'; 10_000]).unwrap();
+        }
+        acc.finish().unwrap();
+        let snapshot = acc.snapshot();
+        assert!(snapshot.truncation.last_line_partial);
+        assert_eq!(snapshot.truncation.content, "y".repeat(51_200));
+        assert_eq!(snapshot.last_line_bytes, 1_000_000);
+        assert_eq!(snapshot.truncation.total_lines, 2);
+    }
+
+    #[test]
+    fn escape_heavy_output_within_the_limits_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        for _ in 0..300_000 {
+            acc.push(b"\x1b[2K\x1b[1G").unwrap();
+        }
+        acc.push(b"done\n").unwrap();
+        acc.finish().unwrap();
+        let snapshot = acc.snapshot();
+        assert_eq!(snapshot.truncation.content, "done\n");
+        assert_eq!(snapshot.full_output_path, None);
+        assert!(acc.pending_raw.len() <= MAX_PENDING_RAW_BYTES);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

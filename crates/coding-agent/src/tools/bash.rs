@@ -1,0 +1,443 @@
+//! The `bash` tool: runs a shell command in the working directory and shows
+//! the model the tail of its output (Pi 0.73.1, spec §5.4).
+//!
+//! Output of any size streams through a bounded [`OutputAccumulator`] on a
+//! blocking thread; the model gets the last 2000 lines or 50 KB with Pi's
+//! notice naming a file that holds everything. Where we go beyond Pi:
+//! escape sequences are stripped from what the model reads (DEVIATIONS #7),
+//! and a shell killed by a signal is an error (DEVIATIONS #8).
+
+use std::path::PathBuf;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use agent_ai::{Content, Tool};
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
+
+use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use crate::ops::bash::{BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations};
+use crate::support::notices::append_notice;
+use crate::support::output::{OutputAccumulator, OutputSnapshot};
+use crate::support::truncate::{Limits, TruncatedBy, format_size};
+
+/// The tool's description, as the model reads it (Pi's text).
+pub const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
+
+/// The line for "Available tools:" in the system prompt (Pi's text).
+pub const PROMPT_SNIPPET: &str = "Execute bash commands (ls, grep, find, etc.)";
+
+/// Progress updates are sent at most this often (Pi's `BASH_UPDATE_THROTTLE_MS`).
+pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
+
+/// Prefix of the full-output file's name: `pi-bash-<16 hex>.log`.
+const FULL_OUTPUT_PREFIX: &str = "pi-bash";
+
+/// Output chunks in flight between the command and the accumulator, at most.
+const CHUNKS_IN_FLIGHT: usize = 16;
+
+/// The arguments a model passes to `bash`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BashArgs {
+    /// Bash command to execute
+    pub command: String,
+    /// Timeout in seconds (optional, no default timeout)
+    pub timeout: Option<f64>,
+}
+
+/// What is about to run; a [`SpawnHook`] may rewrite it (Pi's `spawnHook`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnContext {
+    /// The full command, command prefix included.
+    pub command: String,
+    /// The directory it runs in.
+    pub cwd: PathBuf,
+    /// Variables set on top of the inherited environment.
+    pub env: Vec<(String, String)>,
+}
+
+/// Rewrites a command, its directory or its environment just before it runs.
+pub type SpawnHook = Arc<dyn Fn(SpawnContext) -> SpawnContext + Send + Sync>;
+
+/// Settings of the bash tool beyond its operations.
+#[derive(Clone, Default)]
+pub struct BashToolOptions {
+    /// Runs before every command, on its own line (for example `shopt -s expand_aliases`).
+    pub command_prefix: Option<String>,
+    /// Rewrites each command before it runs.
+    pub spawn_hook: Option<SpawnHook>,
+    /// Where full-output files go; defaults to the system temp directory.
+    pub temp_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for BashToolOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BashToolOptions")
+            .field("command_prefix", &self.command_prefix)
+            .field("has_spawn_hook", &self.spawn_hook.is_some())
+            .field("temp_dir", &self.temp_dir)
+            .finish()
+    }
+}
+
+/// The `bash` tool.
+pub struct BashTool {
+    tool: Tool,
+    ops: Arc<dyn BashOperations>,
+    options: BashToolOptions,
+}
+
+impl BashTool {
+    /// A bash tool that runs commands through `ops`.
+    pub fn new(ops: Arc<dyn BashOperations>) -> Self {
+        Self::with_options(ops, BashToolOptions::default())
+    }
+
+    /// A bash tool running commands on this machine with the default shell.
+    pub fn local() -> Self {
+        Self::new(Arc::new(LocalBashOperations::new()))
+    }
+
+    /// A bash tool with options.
+    pub fn with_options(ops: Arc<dyn BashOperations>, options: BashToolOptions) -> Self {
+        BashTool {
+            tool: Tool::for_args::<BashArgs>("bash", DESCRIPTION),
+            ops,
+            options,
+        }
+    }
+
+    /// Runs the command, streaming progress; returns how it ended and the final output.
+    async fn run(
+        &self,
+        spawn: SpawnContext,
+        timeout: Option<Duration>,
+        ctx: &ToolContext,
+        updates: &UpdateSink,
+    ) -> (Result<ExitStatus, ExecError>, OutputSnapshot) {
+        let temp_dir = self
+            .options
+            .temp_dir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
+        let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(
+            FULL_OUTPUT_PREFIX,
+            temp_dir,
+            Limits::default(),
+        )));
+        let changed = Arc::new(Notify::new());
+        let (on_data, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let consumer = tokio::task::spawn_blocking({
+            let accumulator = Arc::clone(&accumulator);
+            let changed = Arc::clone(&changed);
+            move || consume(chunks, &accumulator, &changed)
+        });
+
+        let mut progress = Progress::new(updates, &accumulator);
+        updates.send(AgentToolResult::default());
+        let options = ExecOptions {
+            env: spawn.env,
+            timeout,
+            cancel: ctx.cancel.clone(),
+            on_data,
+        };
+        let mut exec = pin!(self.ops.exec(&spawn.command, &spawn.cwd, options));
+        let mut trailing = pin!(tokio::time::sleep(Duration::ZERO));
+        let mut trailing_armed = false;
+        let outcome = loop {
+            tokio::select! {
+                outcome = exec.as_mut() => break outcome,
+                () = changed.notified() => {
+                    if let Some(due) = progress.next_due() {
+                        if !trailing_armed {
+                            trailing.as_mut().reset(due);
+                            trailing_armed = true;
+                        }
+                    } else {
+                        progress.send();
+                    }
+                }
+                () = trailing.as_mut(), if trailing_armed => {
+                    trailing_armed = false;
+                    progress.send();
+                }
+            }
+        };
+        if consumer.await.is_err() {
+            tracing::warn!("bash output consumer panicked");
+        }
+        progress.send();
+        let snapshot = lock(&accumulator).snapshot();
+        (outcome, snapshot)
+    }
+}
+
+/// Feeds output chunks to the accumulator until the command's side hangs up.
+fn consume(
+    mut chunks: mpsc::Receiver<Vec<u8>>,
+    accumulator: &Mutex<OutputAccumulator>,
+    changed: &Notify,
+) {
+    let mut file_failed = false;
+    while let Some(chunk) = chunks.blocking_recv() {
+        if let Err(error) = lock(accumulator).push(&chunk)
+            && !file_failed
+        {
+            file_failed = true;
+            tracing::warn!("cannot write the full bash output file: {error}");
+        }
+        changed.notify_one();
+    }
+    if let Err(error) = lock(accumulator).finish() {
+        tracing::warn!("cannot finish the full bash output file: {error}");
+    }
+}
+
+fn lock(accumulator: &Mutex<OutputAccumulator>) -> MutexGuard<'_, OutputAccumulator> {
+    accumulator.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Sends snapshots of the output, at most one per [`UPDATE_THROTTLE`], and
+/// only when the output changed since the last one.
+struct Progress<'a> {
+    updates: &'a UpdateSink,
+    accumulator: &'a Mutex<OutputAccumulator>,
+    sent_version: u64,
+    sent_at: Option<Instant>,
+}
+
+impl<'a> Progress<'a> {
+    fn new(updates: &'a UpdateSink, accumulator: &'a Mutex<OutputAccumulator>) -> Self {
+        Progress {
+            updates,
+            accumulator,
+            sent_version: 0,
+            sent_at: None,
+        }
+    }
+
+    /// When the next update may go, if that is not now.
+    fn next_due(&self) -> Option<Instant> {
+        let due = self.sent_at? + UPDATE_THROTTLE;
+        (due > Instant::now()).then_some(due)
+    }
+
+    fn send(&mut self) {
+        let (version, snapshot) = {
+            let accumulator = lock(self.accumulator);
+            (accumulator.version(), accumulator.snapshot())
+        };
+        if version == self.sent_version {
+            return;
+        }
+        self.sent_version = version;
+        self.sent_at = Some(Instant::now());
+        let mut details = Map::new();
+        if snapshot.truncation.truncated {
+            details.insert("truncation".into(), json!(snapshot.truncation));
+        }
+        if let Some(path) = &snapshot.full_output_path {
+            details.insert("fullOutputPath".into(), json!(path));
+        }
+        self.updates.send(AgentToolResult {
+            content: vec![Content::text(snapshot.truncation.content)],
+            details: Some(Value::Object(details)),
+            terminate: false,
+        });
+    }
+}
+
+/// The output as the model reads it: the tail, plus Pi's notice when cut;
+/// and `details` (`{truncation, fullOutputPath}`) only when cut.
+fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<Value>) {
+    let truncation = &snapshot.truncation;
+    if !truncation.truncated {
+        return (truncation.content.clone(), None);
+    }
+    let end = truncation.total_lines;
+    let start = (end + 1).saturating_sub(truncation.output_lines);
+    let mut notice = if truncation.last_line_partial {
+        format!(
+            "Showing last {} of line {end} (line is {})",
+            format_size(truncation.output_bytes),
+            format_size(snapshot.last_line_bytes)
+        )
+    } else if truncation.truncated_by == Some(TruncatedBy::Bytes) {
+        format!(
+            "Showing lines {start}-{end} of {end} ({} limit)",
+            format_size(truncation.max_bytes)
+        )
+    } else {
+        format!("Showing lines {start}-{end} of {end}")
+    };
+    if let Some(path) = &snapshot.full_output_path {
+        notice.push_str(&format!(". Full output: {}", path.display()));
+    }
+    let details = json!({
+        "truncation": truncation,
+        "fullOutputPath": snapshot.full_output_path,
+    });
+    (append_notice(&truncation.content, &notice), Some(details))
+}
+
+/// Pi's `appendStatus`: the status after a blank line, or alone after no text.
+fn append_status(text: &str, status: &str) -> String {
+    if text.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{text}\n\n{status}")
+    }
+}
+
+/// Seconds as JavaScript prints a number: `1`, `0.5`.
+fn format_seconds(seconds: f64) -> String {
+    format!("{seconds}")
+}
+
+#[async_trait]
+impl ToolDefinition for BashTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Bash"
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(PROMPT_SNIPPET)
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        let args: BashArgs = parse_args("bash", params)?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("Command aborted"));
+        }
+        let command = match &self.options.command_prefix {
+            Some(prefix) => format!("{prefix}\n{}", args.command),
+            None => args.command,
+        };
+        let mut spawn = SpawnContext {
+            command,
+            cwd: ctx.cwd.clone(),
+            env: Vec::new(),
+        };
+        if let Some(hook) = &self.options.spawn_hook {
+            spawn = hook(spawn);
+        }
+        // Only a positive, representable number of seconds is a timeout (as Pi's `timeout > 0`).
+        let timeout = args
+            .timeout
+            .filter(|seconds| *seconds > 0.0)
+            .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
+
+        let (outcome, snapshot) = self.run(spawn, timeout, &ctx, &updates).await;
+        let (shown, details) = shown_output(&snapshot);
+        let text = if shown.is_empty() {
+            "(no output)".to_owned()
+        } else {
+            shown.clone()
+        };
+        match outcome {
+            Ok(ExitStatus::Code(0)) => Ok(AgentToolResult {
+                content: vec![Content::text(text)],
+                details,
+                terminate: false,
+            }),
+            Ok(ExitStatus::Code(code)) => Err(ToolError::new(append_status(
+                &text,
+                &format!("Command exited with code {code}"),
+            ))),
+            // DEVIATIONS #8: Pi reports a shell killed by a signal as success.
+            Ok(ExitStatus::Signal(signal)) => Err(ToolError::new(append_status(
+                &text,
+                &format!("Command terminated by signal {signal}"),
+            ))),
+            Err(ExecError::TimedOut) => Err(ToolError::new(append_status(
+                &shown,
+                &format!(
+                    "Command timed out after {} seconds",
+                    format_seconds(args.timeout.unwrap_or_default())
+                ),
+            ))),
+            Err(ExecError::Aborted) => {
+                Err(ToolError::new(append_status(&shown, "Command aborted")))
+            }
+            Err(other) => Err(ToolError::new(other.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::support::truncate::truncate_tail;
+
+    fn snapshot_of(text: &str, last_line_bytes: usize) -> OutputSnapshot {
+        OutputSnapshot {
+            truncation: truncate_tail(text, Limits::default()),
+            last_line_bytes,
+            full_output_path: Some(PathBuf::from("/tmp/pi-bash-0123456789abcdef.log")),
+        }
+    }
+
+    #[test]
+    fn status_follows_a_blank_line_or_stands_alone() {
+        assert_eq!(
+            append_status("out\n", "Command exited with code 1"),
+            "out\n\n\nCommand exited with code 1"
+        );
+        assert_eq!(append_status("", "Command aborted"), "Command aborted");
+    }
+
+    #[test]
+    fn seconds_print_like_javascript_numbers() {
+        assert_eq!(format_seconds(1.0), "1");
+        assert_eq!(format_seconds(0.5), "0.5");
+        assert_eq!(format_seconds(2.25), "2.25");
+    }
+
+    #[test]
+    fn byte_truncation_names_the_limit() {
+        let text: String = (1..=600).map(|i| format!("{i:0>99}\n")).collect();
+        let (shown, _) = shown_output(&snapshot_of(&text, 0));
+        assert!(shown.ends_with(
+            "\n\n[Showing lines 89-601 of 601 (50.0KB limit). Full output: /tmp/pi-bash-0123456789abcdef.log]"
+        ));
+    }
+
+    #[test]
+    fn a_partial_last_line_names_its_size() {
+        let text = "z".repeat(60_000);
+        let (shown, _) = shown_output(&snapshot_of(&text, 60_000));
+        assert_eq!(
+            shown,
+            format!(
+                "{}\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: /tmp/pi-bash-0123456789abcdef.log]",
+                "z".repeat(51_200)
+            )
+        );
+    }
+
+    #[test]
+    fn untruncated_output_has_no_details() {
+        let snapshot = OutputSnapshot {
+            truncation: truncate_tail("a\n", Limits::default()),
+            last_line_bytes: 0,
+            full_output_path: None,
+        };
+        assert_eq!(shown_output(&snapshot), ("a\n".to_owned(), None));
+    }
+}
