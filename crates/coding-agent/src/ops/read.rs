@@ -31,7 +31,7 @@ pub struct FileInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The call was cancelled while reading.
-    #[error("Operation aborted")]
+    #[error("{}", crate::support::cancel::ABORTED)]
     Aborted,
     /// The file system's error, kept whole so the tool can word it as Node does.
     #[error(transparent)]
@@ -173,7 +173,9 @@ impl ReadOperations for LocalReadOperations {
 fn into_io(error: ReadError) -> io::Error {
     match error {
         ReadError::Io(e) => e,
-        ReadError::Aborted => io::Error::new(io::ErrorKind::Interrupted, "Operation aborted"),
+        ReadError::Aborted => {
+            io::Error::new(io::ErrorKind::Interrupted, crate::support::cancel::ABORTED)
+        }
     }
 }
 

@@ -130,7 +130,7 @@ impl FittedImage {
 
 /// The image was not fitted because the call was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("Operation aborted")]
+#[error("{}", crate::support::cancel::ABORTED)]
 pub struct Aborted;
 
 /// Sends `bytes` unchanged when within the limits, else re-encodes them to

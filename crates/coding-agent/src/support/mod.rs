@@ -3,6 +3,7 @@
 
 pub mod ansi;
 pub mod atomic_write;
+pub mod cancel;
 pub mod diff;
 pub mod fs_error;
 pub mod fuzzy;

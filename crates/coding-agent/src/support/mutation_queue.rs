@@ -68,7 +68,7 @@ pub async fn lock_file(path: &Path) -> FileMutationGuard {
 
 /// The caller was cancelled before its mutation finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("Operation aborted")]
+#[error("{}", crate::support::cancel::ABORTED)]
 pub struct Aborted;
 
 /// Runs `mutation` when it is this call's turn to mutate `path` (Pi's

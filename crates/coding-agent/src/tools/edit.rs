@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::edit::{EditOperations, LocalEditOperations};
+use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::paths::resolve_to_cwd;
@@ -27,8 +28,6 @@ const GUIDELINES: &[&str] = &[
     "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
     "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.",
 ];
-
-const ABORTED: &str = "Operation aborted";
 
 /// Arguments of `edit`; the doc comments are Pi's parameter descriptions.
 /// Unknown properties are rejected, as Pi's schema says
@@ -116,14 +115,13 @@ impl ToolDefinition for EditTool {
             ));
         }
         if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
+            return Err(aborted());
         }
         let abs = resolve_to_cwd(&args.path, &ctx.cwd);
         let ops = Arc::clone(&self.ops);
         let cancel = ctx.cancel.clone();
         let target = abs.clone();
         let mutation = async move {
-            let aborted = || ToolError::new(ABORTED);
             ops.access(&target)
                 .await
                 .map_err(|e| could_not_edit(&args.path, &e))?;

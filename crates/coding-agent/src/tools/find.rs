@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::find::{FindError, FindOperations, FindRequest, LocalFindOperations};
+use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
@@ -62,10 +63,6 @@ impl FindTool {
     pub fn local() -> Self {
         FindTool::new(Arc::new(LocalFindOperations))
     }
-}
-
-fn aborted() -> ToolError {
-    ToolError::new("Operation aborted")
 }
 
 /// Pi passes `limit ?? 1000` to `fd --max-results`, where 0 means no limit;

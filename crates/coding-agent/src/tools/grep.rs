@@ -20,6 +20,7 @@ use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::grep::{
     GrepError, GrepMatch, GrepOperations, GrepRequest, LocalGrepOperations, MatchLines,
 };
+use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::{
@@ -74,10 +75,6 @@ impl GrepTool {
     pub fn local() -> Self {
         GrepTool::new(Arc::new(LocalGrepOperations))
     }
-}
-
-fn aborted() -> ToolError {
-    ToolError::new("Operation aborted")
 }
 
 /// Pi's `Math.max(1, limit ?? 100)`. Pi stops once the count is `>= limit`, so

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::read::{LocalReadOperations, ReadError, ReadOperations};
+use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
 use crate::support::image::{self, ImageType};
 use crate::support::lines::LineWindow;
@@ -37,8 +38,6 @@ const PROMPT_GUIDELINES: &[&str] = &["Use read to examine files instead of cat o
 /// Bytes looked at before reading: magic bytes tell images, a NUL byte
 /// tells binary files (the same window git and grep use).
 const SNIFF_LEN: usize = 8192;
-
-const ABORTED: &str = "Operation aborted";
 
 /// The arguments of `read`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -232,7 +231,7 @@ impl ReadTool {
         })
         .await
         .map_err(|e| ToolError::new(e.to_string()))?
-        .map_err(|_| ToolError::new(ABORTED))?;
+        .map_err(|_| aborted())?;
         let mut content = match fitted {
             Some(fitted) => {
                 let mut text = format!("Read image file [{}]", fitted.mime_type);
@@ -294,12 +293,12 @@ impl ToolDefinition for ReadTool {
         _updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
         if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
+            return Err(aborted());
         }
         let args: ReadArgs = parse_args("read", params)?;
         tokio::select! {
             biased;
-            () = ctx.cancel.cancelled() => Err(ToolError::new(ABORTED)),
+            () = ctx.cancel.cancelled() => Err(aborted()),
             result = self.read(args, &ctx) => result,
         }
     }
@@ -307,7 +306,7 @@ impl ToolDefinition for ReadTool {
 
 fn read_error(error: ReadError) -> ToolError {
     match error {
-        ReadError::Aborted => ToolError::new(ABORTED),
+        ReadError::Aborted => aborted(),
         ReadError::Io(e) => FsError::without_path(&e, "read").into(),
     }
 }

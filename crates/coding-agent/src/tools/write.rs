@@ -11,13 +11,12 @@ use serde_json::Value;
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::write::{LocalWriteOperations, WriteOperations};
+use crate::support::cancel::aborted;
 use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::paths::resolve_to_cwd;
 
 /// What the model reads about `write`.
 pub const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
-
-const ABORTED: &str = "Operation aborted";
 
 /// Arguments of `write`; the doc comments are Pi's parameter descriptions.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -77,7 +76,7 @@ impl ToolDefinition for WriteTool {
     ) -> Result<AgentToolResult, ToolError> {
         let args: WriteArgs = parse_args("write", params)?;
         if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
+            return Err(aborted());
         }
         let abs = resolve_to_cwd(&args.path, &ctx.cwd);
         let ops = Arc::clone(&self.ops);
@@ -88,7 +87,7 @@ impl ToolDefinition for WriteTool {
                 ops.mkdir(dir).await?;
             }
             if cancel.is_cancelled() {
-                return Err(ToolError::new(ABORTED));
+                return Err(aborted());
             }
             // DEVIATIONS #3: Pi counts UTF-16 code units and calls them bytes.
             let bytes = args.content.len();
