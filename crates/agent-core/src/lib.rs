@@ -12,7 +12,7 @@
 //!   validators compiled once; [`hooks`]: `before_tool_call` / `after_tool_call`.
 //! - [`pipeline`]: one call, five steps ([`run_single_tool_call`] runs one
 //!   without a model); [`batch`]: the calls of one message, parallel or sequential.
-//! - [`agent_loop`]: turns, queues ([`queue`]), stopping, cancellation;
+//! - [`agent_loop`](mod@agent_loop): turns, queues ([`queue`]), stopping, cancellation;
 //!   [`agent`]: the [`Agent`] handle around it.
 
 pub mod agent;
