@@ -1,11 +1,66 @@
-//! Events the agent loop emits.
+//! Events the agent loop emits, and the one place their order is written down.
+//!
+//! # Order of events
+//!
+//! A run (`agent_loop`, or [`crate::Agent::prompt`]):
+//!
+//! ```text
+//! agent_start
+//! turn_start
+//!   message_start(prompt) message_end(prompt)            for each prompt (none for continue)
+//!   message_start(m) message_end(m)                       for each steering message already queued
+//!   message_start(assistant) message_update* message_end(assistant)
+//!   [tool calls, see below]
+//! turn_end{assistant, tool results in call order}
+//! turn_start                                              next turn, when there were tool calls
+//!   message_start(m) message_end(m)                       for each steering or follow-up message taken
+//!   ...                                                   (same as above)
+//! turn_end
+//! agent_end{every message the run added}
+//! ```
+//!
+//! A turn whose assistant message has `stopReason` `error` or `aborted` ends the
+//! run at once: `turn_end` (with no tool results) then `agent_end`. The run also
+//! ends after a turn when `should_stop_after_turn` says so, and when a turn had
+//! no tool calls (or its batch terminated) and no steering or follow-up message
+//! is queued. A provider stream that ends without `Start` still gets its
+//! `message_start` just before `message_end`.
+//!
+//! Tool calls of one assistant message, **sequential** batch (config says so, or
+//! any called tool has [`crate::ExecutionMode::Sequential`]), for each call in order:
+//!
+//! ```text
+//! tool_execution_start  tool_execution_update*  tool_execution_end
+//! message_start(toolResult)  message_end(toolResult)
+//! ```
+//!
+//! **Parallel** batch (the default):
+//!
+//! 1. For each call in order: `tool_execution_start`, then preflight (find,
+//!    prepare, validate, `before_tool_call`). A call that fails or is blocked
+//!    there gets its `tool_execution_end` at once.
+//! 2. The remaining calls execute concurrently; `tool_execution_update`s
+//!    interleave; each call's `tool_execution_end` comes when its
+//!    `after_tool_call` is done, so in completion order.
+//! 3. When all have settled: `message_start`/`message_end` of every tool result,
+//!    in call order.
+//!
+//! In both, every `tool_execution_update` of a call comes before its
+//! `tool_execution_end`, and none after it (updates sent once execute has
+//! settled are dropped: DEVIATIONS #9). Updates and starts carry the raw
+//! arguments the model sent, not the prepared ones.
 
 use agent_ai::{AssistantMessageEvent, Message, ToolResultMessage};
 use serde_json::Value;
 
 use crate::tool::AgentToolResult;
 
-/// One event of an agent run.
+/// Where the loop sends its events; called from the loop's own task, in order.
+///
+/// Keep it cheap (push to a channel or a buffer): the loop waits for it.
+pub type Emit<'a> = dyn Fn(AgentEvent) + Send + Sync + 'a;
+
+/// One event of an agent run, in the order described in the [module docs](self).
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
     /// The run started.

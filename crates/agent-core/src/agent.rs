@@ -1,0 +1,273 @@
+//! The `Agent` handle: a conversation that runs the loop on request and can be
+//! steered, followed up, aborted and watched while it runs.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context as TaskContext, Poll};
+
+use agent_ai::{Message, UserMessage};
+use futures::Stream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_loop::{
+    AgentContext, ContinueError, LoopConfig, agent_loop_continue, run_with_prompts,
+};
+use crate::event::AgentEvent;
+use crate::tool_set::ToolSet;
+
+/// Why the agent refused a request (Pi's texts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// `prompt` while a run is in progress.
+    #[error(
+        "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+    )]
+    AlreadyProcessingPrompt,
+    /// `continue_run` while a run is in progress.
+    #[error("Agent is already processing. Wait for completion before continuing.")]
+    AlreadyProcessing,
+    /// `continue_run` on an empty conversation.
+    #[error("No messages to continue from")]
+    NoMessages,
+    /// `continue_run` after the model's last word, with nothing queued.
+    #[error("Cannot continue from message role: assistant")]
+    ContinueFromAssistant,
+}
+
+/// A conversation with a model and its tools.
+///
+/// Cheap to clone; clones share the conversation. A run executes inside the
+/// future returned by [`Agent::prompt`] (or [`Agent::continue_run`]): tools run
+/// in that future's task, and dropping the future stops the run and drops its
+/// tools. Meanwhile other clones can [`steer`](Agent::steer),
+/// [`follow_up`](Agent::follow_up), [`abort`](Agent::abort) or read
+/// [`messages`](Agent::messages).
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: LoopConfig,
+    state: Mutex<State>,
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<AgentEvent>>>,
+}
+
+struct State {
+    system_prompt: Option<String>,
+    messages: Vec<Message>,
+    tools: Arc<ToolSet>,
+    /// The token of the run in progress, if any.
+    run: Option<CancellationToken>,
+}
+
+impl Agent {
+    /// An idle agent with the conversation in `context`.
+    pub fn new(config: LoopConfig, context: AgentContext) -> Self {
+        Agent {
+            inner: Arc::new(Inner {
+                config,
+                state: Mutex::new(State {
+                    system_prompt: context.system_prompt,
+                    messages: context.messages,
+                    tools: context.tools,
+                    run: None,
+                }),
+                subscribers: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Sends a user message and runs until the model is done; returns the
+    /// messages the run added.
+    pub async fn prompt(&self, text: impl Into<String>) -> Result<Vec<Message>, AgentError> {
+        self.prompt_messages(vec![UserMessage::text(text).into()])
+            .await
+    }
+
+    /// Like [`Agent::prompt`] with any messages (images, several at once).
+    pub async fn prompt_messages(
+        &self,
+        messages: Vec<Message>,
+    ) -> Result<Vec<Message>, AgentError> {
+        let (mut context, cancel) = self.begin(AgentError::AlreadyProcessingPrompt)?;
+        let _idle_when_done = RunGuard { agent: self };
+        Ok(self.run(messages, &mut context, &cancel, false).await)
+    }
+
+    /// Resumes the conversation: after an error, or with a tool result or user
+    /// message last. When the model spoke last, runs a queued steering message
+    /// (or else a queued follow-up) instead; with nothing queued, fails.
+    pub async fn continue_run(&self) -> Result<Vec<Message>, AgentError> {
+        let (mut context, cancel) = self.begin(AgentError::AlreadyProcessing)?;
+        let _idle_when_done = RunGuard { agent: self };
+        match context.messages.last() {
+            None => Err(AgentError::NoMessages),
+            Some(Message::Assistant(_)) => {
+                let steering = self.inner.config.steering.take();
+                if !steering.is_empty() {
+                    // The steering message is the prompt: no second poll before the turn.
+                    return Ok(self.run(steering, &mut context, &cancel, true).await);
+                }
+                let follow_ups = self.inner.config.follow_up.take();
+                if !follow_ups.is_empty() {
+                    return Ok(self.run(follow_ups, &mut context, &cancel, false).await);
+                }
+                Err(AgentError::ContinueFromAssistant)
+            }
+            Some(_) => {
+                let emit = |event: AgentEvent| self.dispatch(event);
+                agent_loop_continue(&mut context, &self.inner.config, &cancel, &emit)
+                    .await
+                    .map_err(|error| match error {
+                        ContinueError::NoMessages => AgentError::NoMessages,
+                        ContinueError::FromAssistant => AgentError::ContinueFromAssistant,
+                    })
+            }
+        }
+    }
+
+    /// Queues a message for the model to read after the current turn.
+    pub fn steer(&self, message: impl Into<Message>) {
+        self.inner.config.steering.push(message);
+    }
+
+    /// Queues a message for when the model would otherwise stop.
+    pub fn follow_up(&self, message: impl Into<Message>) {
+        self.inner.config.follow_up.push(message);
+    }
+
+    /// Cancels the run in progress, if any: the provider stream and every
+    /// running tool see the cancellation; the run ends with `stopReason`
+    /// `aborted`. Never fails.
+    pub fn abort(&self) {
+        if let Some(run) = &self.state().run {
+            run.cancel();
+        }
+    }
+
+    /// Events of every later run, until the returned stream is dropped.
+    pub fn subscribe(&self) -> AgentEvents {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        lock(&self.inner.subscribers).push(sender);
+        AgentEvents { receiver }
+    }
+
+    /// The conversation (updated at every `message_end`, so mid-run too).
+    pub fn messages(&self) -> Vec<Message> {
+        self.state().messages.clone()
+    }
+
+    /// Replaces the conversation (not while running: the run would overwrite it).
+    pub fn set_messages(&self, messages: Vec<Message>) {
+        self.state().messages = messages;
+    }
+
+    /// True while a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.state().run.is_some()
+    }
+
+    /// Claims the agent for a run; fails with `busy` when one is in progress.
+    fn begin(&self, busy: AgentError) -> Result<(AgentContext, CancellationToken), AgentError> {
+        let mut state = self.state();
+        if state.run.is_some() {
+            return Err(busy);
+        }
+        let cancel = CancellationToken::new();
+        state.run = Some(cancel.clone());
+        let context = AgentContext {
+            system_prompt: state.system_prompt.clone(),
+            messages: state.messages.clone(),
+            tools: state.tools.clone(),
+        };
+        Ok((context, cancel))
+    }
+
+    /// Runs the loop from `prompts`, reducing its events into the state.
+    async fn run(
+        &self,
+        prompts: Vec<Message>,
+        context: &mut AgentContext,
+        cancel: &CancellationToken,
+        skip_initial_steering: bool,
+    ) -> Vec<Message> {
+        let emit = |event: AgentEvent| self.dispatch(event);
+        run_with_prompts(
+            prompts,
+            context,
+            &self.inner.config,
+            cancel,
+            &emit,
+            skip_initial_steering,
+        )
+        .await
+    }
+
+    /// Reduces an event into the state, then hands it to the subscribers.
+    fn dispatch(&self, event: AgentEvent) {
+        if let AgentEvent::MessageEnd { message } = &event {
+            self.state().messages.push(message.clone());
+        }
+        lock(&self.inner.subscribers).retain(|subscriber| subscriber.send(event.clone()).is_ok());
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.inner.state)
+    }
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state();
+        f.debug_struct("Agent")
+            .field("config", &self.inner.config)
+            .field("messages", &state.messages.len())
+            .field("tools", &state.tools)
+            .field("running", &state.run.is_some())
+            .finish()
+    }
+}
+
+/// Marks the agent idle again when a run ends, however it ends (the run's
+/// future may be dropped midway).
+struct RunGuard<'a> {
+    agent: &'a Agent,
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.agent.state().run = None;
+    }
+}
+
+/// The events of an agent's runs, as a [`Stream`]; see [`Agent::subscribe`].
+#[derive(Debug)]
+pub struct AgentEvents {
+    receiver: mpsc::UnboundedReceiver<AgentEvent>,
+}
+
+impl AgentEvents {
+    /// The next event; `None` once the agent is gone.
+    pub async fn recv(&mut self) -> Option<AgentEvent> {
+        self.receiver.recv().await
+    }
+
+    /// The next event if one is waiting, without waiting.
+    pub fn try_recv(&mut self) -> Option<AgentEvent> {
+        self.receiver.try_recv().ok()
+    }
+}
+
+impl Stream for AgentEvents {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<AgentEvent>> {
+        self.receiver.poll_recv(cx)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

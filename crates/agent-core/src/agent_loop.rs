@@ -1,0 +1,394 @@
+//! Turns: ask the model, run its tool calls, repeat; steering and follow-up
+//! queues; stopping; cancellation.
+//!
+//! This follows Pi 0.73.1's `runLoop` (spec §3.2). The loop never checks
+//! cancellation itself: it hands the token to the provider and to every tool and
+//! hook. A cancelled provider answers with `stopReason: aborted`, which ends the
+//! run; cancelled tools return their own abort errors, the loop asks the model
+//! once more, gets `aborted` at once, and ends.
+
+use std::sync::Arc;
+
+use agent_ai::{
+    AssistantMessage, AssistantMessageEvent, Context, Message, Model, Provider, StopReason,
+    ToolResultMessage,
+};
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::batch::execute_tool_calls;
+use crate::event::{AgentEvent, Emit};
+use crate::hooks::{NoHooks, ToolCallHooks};
+use crate::pipeline::ToolCallScope;
+use crate::queue::MessageQueue;
+use crate::tool::ExecutionMode;
+use crate::tool_set::ToolSet;
+
+/// Text of the error message when a provider breaks its contract and ends a
+/// stream without `Done` or `Error`.
+const STREAM_ENDED_EARLY: &str = "Provider stream ended without a final event";
+
+/// What the model sees: system prompt, conversation and tools.
+#[derive(Debug, Clone)]
+pub struct AgentContext {
+    /// The system prompt.
+    pub system_prompt: Option<String>,
+    /// The conversation; the loop appends to it.
+    pub messages: Vec<Message>,
+    /// The tools the model may call.
+    pub tools: Arc<ToolSet>,
+}
+
+impl AgentContext {
+    /// A context with no messages.
+    pub fn new(system_prompt: Option<String>, tools: Arc<ToolSet>) -> Self {
+        AgentContext {
+            system_prompt,
+            messages: Vec::new(),
+            tools,
+        }
+    }
+}
+
+/// What `should_stop_after_turn` is shown.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnSummary<'a> {
+    /// The turn's assistant message.
+    pub message: &'a AssistantMessage,
+    /// Its tool results, in call order.
+    pub tool_results: &'a [ToolResultMessage],
+    /// The whole conversation.
+    pub messages: &'a [Message],
+    /// What this run added so far.
+    pub new_messages: &'a [Message],
+}
+
+/// Decides after each turn whether the run stops there.
+pub type StopAfterTurn = Arc<dyn Fn(&TurnSummary<'_>) -> bool + Send + Sync>;
+
+/// How the loop runs: the model, its provider, hooks, batch mode and queues.
+#[derive(Clone)]
+pub struct LoopConfig {
+    /// The model to ask.
+    pub model: Model,
+    /// Who streams its answers.
+    pub provider: Arc<dyn Provider>,
+    /// `before_tool_call` and `after_tool_call`.
+    pub hooks: Arc<dyn ToolCallHooks>,
+    /// `Sequential` runs every batch one call at a time (default `Parallel`).
+    pub tool_execution: ExecutionMode,
+    /// Messages injected after the current turn (polled after each turn).
+    pub steering: MessageQueue,
+    /// Messages that start another round when the loop would stop.
+    pub follow_up: MessageQueue,
+    /// Asked after each turn; `true` ends the run.
+    pub should_stop_after_turn: Option<StopAfterTurn>,
+}
+
+impl LoopConfig {
+    /// Parallel batches, no hooks, one-at-a-time queues, no stop predicate.
+    pub fn new(model: Model, provider: Arc<dyn Provider>) -> Self {
+        LoopConfig {
+            model,
+            provider,
+            hooks: Arc::new(NoHooks),
+            tool_execution: ExecutionMode::Parallel,
+            steering: MessageQueue::default(),
+            follow_up: MessageQueue::default(),
+            should_stop_after_turn: None,
+        }
+    }
+
+    /// Sets the hooks.
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: Arc<dyn ToolCallHooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Sets the batch mode.
+    #[must_use]
+    pub fn with_tool_execution(mut self, mode: ExecutionMode) -> Self {
+        self.tool_execution = mode;
+        self
+    }
+
+    /// Sets the steering queue (share a clone to queue into it).
+    #[must_use]
+    pub fn with_steering(mut self, queue: MessageQueue) -> Self {
+        self.steering = queue;
+        self
+    }
+
+    /// Sets the follow-up queue (share a clone to queue into it).
+    #[must_use]
+    pub fn with_follow_up(mut self, queue: MessageQueue) -> Self {
+        self.follow_up = queue;
+        self
+    }
+
+    /// Sets the stop predicate.
+    #[must_use]
+    pub fn with_should_stop_after_turn(
+        mut self,
+        predicate: impl Fn(&TurnSummary<'_>) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.should_stop_after_turn = Some(Arc::new(predicate));
+        self
+    }
+}
+
+impl std::fmt::Debug for LoopConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopConfig")
+            .field("model", &self.model)
+            .field("tool_execution", &self.tool_execution)
+            .field("steering", &self.steering)
+            .field("follow_up", &self.follow_up)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a run cannot continue (Pi's texts).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContinueError {
+    /// The context is empty.
+    #[error("Cannot continue: no messages in context")]
+    NoMessages,
+    /// The last message is the model's: there is nothing for it to answer.
+    #[error("Cannot continue from message role: assistant")]
+    FromAssistant,
+}
+
+/// Runs the loop from `prompts`: emits their message events, then turns until
+/// the model is done. Appends to `context.messages`; returns what the run
+/// added (prompts, assistant messages, tool results, injected messages).
+pub async fn agent_loop(
+    prompts: Vec<Message>,
+    context: &mut AgentContext,
+    config: &LoopConfig,
+    cancel: &CancellationToken,
+    emit: &Emit<'_>,
+) -> Vec<Message> {
+    run_with_prompts(prompts, context, config, cancel, emit, false).await
+}
+
+/// Runs the loop from the existing context (after an error, or with a tool
+/// result or user message last), without prompt events.
+///
+/// Fails before emitting anything when the context is empty or ends with an
+/// assistant message.
+pub async fn agent_loop_continue(
+    context: &mut AgentContext,
+    config: &LoopConfig,
+    cancel: &CancellationToken,
+    emit: &Emit<'_>,
+) -> Result<Vec<Message>, ContinueError> {
+    match context.messages.last() {
+        None => return Err(ContinueError::NoMessages),
+        Some(Message::Assistant(_)) => return Err(ContinueError::FromAssistant),
+        Some(_) => {}
+    }
+    emit(AgentEvent::AgentStart);
+    emit(AgentEvent::TurnStart);
+    Ok(run_loop(context, Vec::new(), config, cancel, emit, false).await)
+}
+
+/// [`agent_loop`], optionally without the steering poll before the first turn
+/// (when the prompts are themselves steering messages).
+pub(crate) async fn run_with_prompts(
+    prompts: Vec<Message>,
+    context: &mut AgentContext,
+    config: &LoopConfig,
+    cancel: &CancellationToken,
+    emit: &Emit<'_>,
+    skip_initial_steering: bool,
+) -> Vec<Message> {
+    emit(AgentEvent::AgentStart);
+    emit(AgentEvent::TurnStart);
+    let mut new_messages = Vec::new();
+    for prompt in prompts {
+        add_message(prompt, context, &mut new_messages, emit);
+    }
+    run_loop(
+        context,
+        new_messages,
+        config,
+        cancel,
+        emit,
+        skip_initial_steering,
+    )
+    .await
+}
+
+/// Pi's `runLoop`.
+async fn run_loop(
+    context: &mut AgentContext,
+    mut new_messages: Vec<Message>,
+    config: &LoopConfig,
+    cancel: &CancellationToken,
+    emit: &Emit<'_>,
+    skip_initial_steering: bool,
+) -> Vec<Message> {
+    let mut first_turn = true;
+    let mut pending = if skip_initial_steering {
+        Vec::new()
+    } else {
+        config.steering.take()
+    };
+    loop {
+        let mut more_tool_calls = true;
+        while more_tool_calls || !pending.is_empty() {
+            if first_turn {
+                first_turn = false;
+            } else {
+                emit(AgentEvent::TurnStart);
+            }
+            for message in pending.drain(..) {
+                add_message(message, context, &mut new_messages, emit);
+            }
+            let assistant = stream_assistant_response(context, config, cancel, emit).await;
+            new_messages.push(Message::Assistant(assistant.clone()));
+            if matches!(
+                assistant.stop_reason,
+                StopReason::Error | StopReason::Aborted
+            ) {
+                emit(AgentEvent::TurnEnd {
+                    message: Message::Assistant(assistant),
+                    tool_results: Vec::new(),
+                });
+                emit(AgentEvent::AgentEnd {
+                    messages: new_messages.clone(),
+                });
+                return new_messages;
+            }
+            let calls: Vec<_> = assistant.tool_calls().cloned().collect();
+            more_tool_calls = false;
+            let mut tool_results = Vec::new();
+            if !calls.is_empty() {
+                let scope = ToolCallScope {
+                    tools: &context.tools,
+                    hooks: config.hooks.as_ref(),
+                    execution: config.tool_execution,
+                    assistant_message: Some(&assistant),
+                    messages: &context.messages,
+                    cancel,
+                };
+                let batch = execute_tool_calls(&scope, &calls, emit).await;
+                more_tool_calls = !batch.terminate;
+                tool_results = batch.results;
+                for result in &tool_results {
+                    context.messages.push(result.clone().into());
+                    new_messages.push(result.clone().into());
+                }
+            }
+            emit(AgentEvent::TurnEnd {
+                message: Message::Assistant(assistant.clone()),
+                tool_results: tool_results.clone(),
+            });
+            if let Some(should_stop) = &config.should_stop_after_turn {
+                let summary = TurnSummary {
+                    message: &assistant,
+                    tool_results: &tool_results,
+                    messages: &context.messages,
+                    new_messages: &new_messages,
+                };
+                if should_stop(&summary) {
+                    emit(AgentEvent::AgentEnd {
+                        messages: new_messages.clone(),
+                    });
+                    return new_messages;
+                }
+            }
+            pending = config.steering.take();
+        }
+        let follow_ups = config.follow_up.take();
+        if follow_ups.is_empty() {
+            break;
+        }
+        pending = follow_ups;
+    }
+    emit(AgentEvent::AgentEnd {
+        messages: new_messages.clone(),
+    });
+    new_messages
+}
+
+/// Emits `message_start`/`message_end` for a message entering the conversation.
+fn add_message(
+    message: Message,
+    context: &mut AgentContext,
+    new_messages: &mut Vec<Message>,
+    emit: &Emit<'_>,
+) {
+    emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    });
+    emit(AgentEvent::MessageEnd {
+        message: message.clone(),
+    });
+    context.messages.push(message.clone());
+    new_messages.push(message);
+}
+
+/// Streams one assistant response, emitting its message events; appends the
+/// final message to the context and returns it.
+async fn stream_assistant_response(
+    context: &mut AgentContext,
+    config: &LoopConfig,
+    cancel: &CancellationToken,
+    emit: &Emit<'_>,
+) -> AssistantMessage {
+    let request = Context {
+        system_prompt: context.system_prompt.clone(),
+        messages: context.messages.clone(),
+        tools: context.tools.definitions().to_vec(),
+    };
+    let mut stream = config
+        .provider
+        .stream(&config.model, &request, cancel.clone());
+    let mut started = false;
+    let mut final_message = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Start { partial } => {
+                started = true;
+                emit(AgentEvent::MessageStart {
+                    message: partial.into(),
+                });
+            }
+            AssistantMessageEvent::Done { message, .. } => {
+                final_message = Some(message);
+                break;
+            }
+            AssistantMessageEvent::Error { error, .. } => {
+                final_message = Some(error);
+                break;
+            }
+            update => emit(AgentEvent::MessageUpdate {
+                message: update.message().clone().into(),
+                assistant_message_event: Box::new(update),
+            }),
+        }
+    }
+    let message = final_message.unwrap_or_else(|| {
+        let mut broken = AssistantMessage::empty(&config.model);
+        broken.stop_reason = if cancel.is_cancelled() {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
+        broken.error_message = Some(STREAM_ENDED_EARLY.to_owned());
+        broken
+    });
+    if !started {
+        emit(AgentEvent::MessageStart {
+            message: message.clone().into(),
+        });
+    }
+    emit(AgentEvent::MessageEnd {
+        message: message.clone().into(),
+    });
+    context.messages.push(message.clone().into());
+    message
+}

@@ -1,0 +1,249 @@
+//! The `Agent` handle (pi-test-cases.md section D): state, queues, busy
+//! errors, continue, and event subscription.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use agent_ai::{Message, ScriptedProvider};
+use agent_core::{
+    Agent, AgentError, AgentTool, AgentToolResult, LoopConfig, ToolError, UpdateSink,
+};
+use async_trait::async_trait;
+use common::*;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn agent(provider: &ScriptedProvider, tools: Vec<Arc<dyn AgentTool>>) -> Agent {
+    let config = LoopConfig::new(ScriptedProvider::model(), Arc::new(provider.clone()));
+    Agent::new(config, context(tools))
+}
+
+fn transcript(agent: &Agent) -> Vec<String> {
+    agent
+        .messages()
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => match &u.content {
+                agent_ai::UserContent::Text(t) => format!("user {t}"),
+                agent_ai::UserContent::Blocks(_) => "user [blocks]".into(),
+            },
+            Message::Assistant(a) => format!("assistant {}", a.text()),
+            Message::ToolResult(r) => format!("toolResult {}", content_text(&r.content)),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn prompt_records_the_conversation_and_notifies_subscribers() {
+    let provider = ScriptedProvider::new([
+        reply(vec![call("1", "echo", json!({"value": "v"}))]),
+        reply(vec![text("done")]),
+    ]);
+    let agent = agent(&provider, vec![Arc::new(EchoTool::new())]);
+    let mut events = agent.subscribe();
+    let added = agent.prompt("go").await.unwrap();
+    assert_eq!(added.len(), 4);
+    assert_eq!(
+        transcript(&agent),
+        [
+            "user go",
+            "assistant ",
+            "toolResult echoed: v",
+            "assistant done"
+        ]
+    );
+    let mut lines = Vec::new();
+    while let Some(event) = events.try_recv() {
+        lines.push(compact(&event));
+    }
+    assert_eq!(
+        lines,
+        lines![
+            "agent_start",
+            "turn_start",
+            "message_start(user go)",
+            "message_end(user go)",
+            streamed_assistant(&["toolcall"]),
+            "tool_start(1)",
+            "tool_end(1 ok: echoed: v)",
+            "message_start(toolResult 1)",
+            "message_end(toolResult 1)",
+            "turn_end(1 results)",
+            "turn_start",
+            streamed_assistant(&["text"]),
+            "turn_end(0 results)",
+            "agent_end(4 messages)",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn steer_and_follow_up_only_queue() {
+    let provider = ScriptedProvider::default();
+    let agent = agent(&provider, vec![]);
+    agent.steer(user("s"));
+    agent.follow_up(user("f"));
+    agent.abort();
+    assert!(agent.messages().is_empty());
+    assert!(provider.requests().is_empty());
+}
+
+/// Blocks until cancelled, after saying it started.
+struct Blocker {
+    tool: agent_ai::Tool,
+    started: mpsc::UnboundedSender<()>,
+}
+
+#[async_trait]
+impl AgentTool for Blocker {
+    fn tool(&self) -> &agent_ai::Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Block"
+    }
+
+    async fn execute(
+        &self,
+        _id: &str,
+        _params: Value,
+        cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        self.started.send(()).unwrap();
+        cancel.cancelled().await;
+        Err(ToolError::new("Operation aborted"))
+    }
+}
+
+#[tokio::test]
+async fn a_busy_agent_refuses_prompt_and_continue_with_pis_texts() {
+    let provider = ScriptedProvider::new([reply(vec![call("1", "block", json!({}))])]);
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let blocker = Blocker {
+        tool: agent_ai::Tool {
+            name: "block".into(),
+            description: "Blocks.".into(),
+            parameters: json!({"type": "object"}),
+        },
+        started,
+    };
+    let agent = agent(&provider, vec![Arc::new(blocker)]);
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.prompt("go").await }
+    });
+    started_rx.recv().await.unwrap();
+    assert!(agent.is_running());
+    assert_eq!(
+        agent.prompt("again").await.unwrap_err().to_string(),
+        "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+    );
+    assert_eq!(
+        agent.continue_run().await.unwrap_err().to_string(),
+        "Agent is already processing. Wait for completion before continuing."
+    );
+    agent.abort();
+    run.await.unwrap().unwrap();
+    assert!(!agent.is_running());
+}
+
+#[tokio::test]
+async fn continue_errors_use_pis_texts() {
+    let provider = ScriptedProvider::default();
+    let agent = agent(&provider, vec![]);
+    assert_eq!(
+        agent.continue_run().await.unwrap_err(),
+        AgentError::NoMessages
+    );
+    assert_eq!(
+        AgentError::NoMessages.to_string(),
+        "No messages to continue from"
+    );
+    agent.set_messages(vec![
+        user("hi"),
+        ScriptedProvider::reply(vec![text("hello")]).into(),
+    ]);
+    assert_eq!(
+        agent.continue_run().await.unwrap_err().to_string(),
+        "Cannot continue from message role: assistant"
+    );
+    assert!(!agent.is_running(), "a refused continue frees the agent");
+}
+
+#[tokio::test]
+async fn continue_after_the_model_runs_a_queued_follow_up() {
+    let provider = ScriptedProvider::new([reply(vec![text("more done")])]);
+    let agent = agent(&provider, vec![]);
+    agent.set_messages(vec![
+        user("hi"),
+        ScriptedProvider::reply(vec![text("hello")]).into(),
+    ]);
+    agent.follow_up(user("more"));
+    agent.continue_run().await.unwrap();
+    assert_eq!(
+        transcript(&agent),
+        [
+            "user hi",
+            "assistant hello",
+            "user more",
+            "assistant more done"
+        ]
+    );
+}
+
+// One at a time: the steering message continue takes is the prompt, and the
+// initial steering poll is skipped, so the second one gets its own turn.
+#[tokio::test]
+async fn continue_after_the_model_runs_queued_steering_one_at_a_time() {
+    let provider = ScriptedProvider::new([reply(vec![text("r1")]), reply(vec![text("r2")])]);
+    let agent = agent(&provider, vec![]);
+    agent.set_messages(vec![
+        user("hi"),
+        ScriptedProvider::reply(vec![text("hello")]).into(),
+    ]);
+    agent.steer(user("s1"));
+    agent.steer(user("s2"));
+    agent.continue_run().await.unwrap();
+    assert_eq!(
+        transcript(&agent),
+        [
+            "user hi",
+            "assistant hello",
+            "user s1",
+            "assistant r1",
+            "user s2",
+            "assistant r2"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn continue_from_a_user_message_asks_the_model_again() {
+    let provider = ScriptedProvider::new([reply(vec![text("noted")])]);
+    let agent = agent(&provider, vec![]);
+    let mut events = agent.subscribe();
+    agent.set_messages(vec![user("hi")]);
+    let added = agent.continue_run().await.unwrap();
+    assert_eq!(added.len(), 1);
+    assert_eq!(transcript(&agent), ["user hi", "assistant noted"]);
+    let mut lines = Vec::new();
+    while let Some(event) = events.try_recv() {
+        lines.push(compact(&event));
+    }
+    assert_eq!(
+        lines,
+        lines![
+            "agent_start",
+            "turn_start",
+            streamed_assistant(&["text"]),
+            "turn_end(0 results)",
+            "agent_end(1 messages)",
+        ]
+    );
+}
