@@ -44,18 +44,6 @@ fn tool_results(messages: &[Message]) -> Vec<ToolResultMessage> {
 // is dropped (DEVIATIONS #9) and E panics instead of throwing.
 #[tokio::test(start_paused = true)]
 async fn parallel_batch_of_five_runs_in_pis_event_order() {
-    // Until the real validator (agent-ai validate.rs, the `validate` branch) is
-    // merged, the stub accepts `{"ms": "x"}`; this guard is inert afterwards and
-    // can then be deleted. With the validator merged this test was run and passes.
-    let schema_tool = SleepTool::new("t");
-    if agent_ai::ToolValidator::new(schema_tool.tool())
-        .unwrap()
-        .validate(&json!({"ms": "x"}))
-        .is_ok()
-    {
-        eprintln!("skipped: agent-ai's ToolValidator is still the pass-through stub");
-        return;
-    }
     let provider = ScriptedProvider::new([reply(five_calls()), reply(vec![text("All done.")])]);
     let tool = Arc::new(SleepTool::new("t"));
     let late = tool.late_accepted.clone();
