@@ -98,6 +98,22 @@ fn pipeline(c: &mut Criterion) {
     let tools = tools();
     let cancel = CancellationToken::new();
     let one = call(0);
+    // The baseline: the same tool's execute called directly, with no pipeline
+    // around it, so the pipeline's own cost reads as a ratio against it.
+    let direct = tools
+        .get("noop")
+        .unwrap_or_else(|| panic!("the noop tool is in the set"))
+        .clone();
+    c.bench_function("baseline: direct execute of the no-op tool", |b| {
+        b.to_async(&runtime).iter(|| {
+            direct.execute(
+                "call_0",
+                json!({"path": "src/main.rs"}),
+                cancel.clone(),
+                UpdateSink::discard(),
+            )
+        });
+    });
     c.bench_function("one no-op call, five steps", |b| {
         b.to_async(&runtime)
             .iter(|| run_single_tool_call(&tools, &one, &PassHooks, &cancel));
