@@ -1,3 +1,5 @@
 //! The narrow traits through which each tool reaches files and processes, one
 //! per tool, each with a local implementation. Remote (SSH) and test
 //! implementations plug in beside them.
+
+pub mod ls;
