@@ -1,5 +1,7 @@
-//! The `coding-agent` binary.
+//! The `coding-agent` binary; the command line lives in [`cli`].
 
-fn main() -> anyhow::Result<()> {
-    Ok(())
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
 }

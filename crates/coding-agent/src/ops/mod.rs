@@ -6,5 +6,6 @@ pub mod bash;
 pub mod edit;
 pub mod find;
 pub mod grep;
+pub mod ls;
 pub mod read;
 pub mod write;

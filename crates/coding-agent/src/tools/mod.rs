@@ -1,8 +1,51 @@
-//! The built-in tools, one per file.
+//! The built-in tools, one per file, and the registry that finds them by name.
+
+use std::sync::Arc;
+
+use crate::definition::ToolDefinition;
 
 pub mod bash;
 pub mod edit;
 pub mod find;
 pub mod grep;
+pub mod ls;
 pub mod read;
 pub mod write;
+
+/// The names of Pi's built-in tools, in Pi's order (`allToolNames`).
+pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// The built-in tool called `name`, working on the local machine; `None` for
+/// any other name.
+pub fn builtin_tool(name: &str) -> Option<Arc<dyn ToolDefinition>> {
+    let tool: Arc<dyn ToolDefinition> = match name {
+        "read" => Arc::new(read::ReadTool::local()),
+        "bash" => Arc::new(bash::BashTool::local()),
+        "edit" => Arc::new(edit::EditTool::local()),
+        "write" => Arc::new(write::WriteTool::local()),
+        "grep" => Arc::new(grep::GrepTool::local()),
+        "find" => Arc::new(find::FindTool::local()),
+        "ls" => Arc::new(ls::LsTool::local()),
+        _ => return None,
+    };
+    Some(tool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_name_finds_the_tool_of_that_name() {
+        for name in BUILTIN_TOOL_NAMES {
+            let tool = builtin_tool(name).unwrap_or_else(|| panic!("{name} is not registered"));
+            assert_eq!(tool.tool().name, name);
+        }
+    }
+
+    #[test]
+    fn unknown_names_find_nothing() {
+        assert!(builtin_tool("delete").is_none());
+        assert!(builtin_tool("LS").is_none());
+    }
+}

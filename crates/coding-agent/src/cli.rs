@@ -1,0 +1,194 @@
+//! The command line: `coding-agent tool NAME ARGS_JSON [--cwd DIR]` runs one
+//! tool call the way the agent loop runs it and prints the result as one JSON
+//! object, so tools can be tried, scripted and compared with Pi from a shell.
+//!
+//! Exit status: 0 whenever a result was printed, including a failed tool (a
+//! tool error is data for the model, not a crash); 2 for a usage error (bad
+//! JSON, missing arguments, a bad `--cwd`); 1 if the result cannot be written.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agent_ai::{Content, ToolCall};
+use agent_core::{AgentTool, NoHooks, ToolSet, run_single_tool_call};
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use coding_agent::definition::ContextFactory;
+use coding_agent::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
+use coding_agent::{ToolContext, wrap_tool_definition};
+
+/// What stderr says once Ctrl-C has cancelled the call.
+const INTERRUPTED: &str =
+    "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)";
+
+/// The coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "coding-agent", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool call and print its result as JSON:
+    /// {"isError": bool, "content": [...], "details": ...}
+    Tool(ToolArgs),
+}
+
+#[derive(Debug, Args)]
+struct ToolArgs {
+    /// The tool to call (read, bash, edit, write, grep, find, ls)
+    name: String,
+    /// The call's arguments as JSON, or `-` to read them from standard input
+    args_json: String,
+    /// Directory relative paths resolve against [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
+/// The command line was wrong; reported on stderr with exit status 2.
+#[derive(Debug, thiserror::Error)]
+enum UsageError {
+    #[error("ARGS_JSON is not valid JSON: {0}")]
+    BadJson(serde_json::Error),
+    #[error("cannot read ARGS_JSON from standard input: {0}")]
+    Stdin(std::io::Error),
+    #[error("--cwd {}: {reason}", path.display())]
+    BadCwd { path: PathBuf, reason: String },
+}
+
+/// What `coding-agent tool` prints: the parts of the tool-result message a
+/// caller needs, with `details` always present (`null` when the tool gave none).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolOutput<'a> {
+    is_error: bool,
+    content: &'a [Content],
+    details: &'a Option<Value>,
+}
+
+/// Parses the command line, runs it and turns the outcome into the exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("coding-agent: {err:#}");
+            if err.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Command::Tool(args) => runtime.block_on(tool_command(args)),
+    }
+}
+
+async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
+    // Installed first, so Ctrl-C while the arguments are still being read also
+    // cancels the call instead of killing the process.
+    let cancel = cancel_on_ctrl_c();
+    let cwd = working_directory(args.cwd.as_deref())?;
+    let arguments = read_arguments(&args.args_json).await?;
+
+    let tools = ToolSet::new(builtin_agent_tools(cwd)).context("a built-in tool's schema")?;
+    let call = ToolCall {
+        id: "call_cli".into(),
+        name: args.name,
+        arguments,
+        thought_signature: None,
+    };
+    // The same five steps the agent loop runs, with no hooks.
+    let message = run_single_tool_call(&tools, &call, &NoHooks, &cancel).await;
+
+    let output = ToolOutput {
+        is_error: message.is_error,
+        content: &message.content,
+        details: &message.details,
+    };
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &output).context("cannot write the result")?;
+    writeln!(stdout).context("cannot write the result")?;
+    stdout.flush().context("cannot write the result")
+}
+
+/// A token cancelled by the first Ctrl-C, which is acknowledged on stderr once
+/// the cancellation is in effect; a second Ctrl-C exits at once (130, as a
+/// shell reports an interrupt) in case a tool ignores cancellation.
+fn cancel_on_ctrl_c() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+            eprintln!("{INTERRUPTED}");
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    cancel
+}
+
+/// `--cwd` made absolute (symlinks kept, as Pi keeps `process.cwd()`), or the
+/// current directory.
+fn working_directory(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let Some(path) = cwd else {
+        return std::env::current_dir().context("cannot read the current directory");
+    };
+    let bad = |reason: String| UsageError::BadCwd {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(std::path::absolute(path).map_err(|e| bad(e.to_string()))?),
+        Ok(_) => Err(bad("not a directory".into()).into()),
+        Err(e) => Err(bad(e.to_string()).into()),
+    }
+}
+
+/// ARGS_JSON parsed, read from standard input when it is `-`. Any JSON value
+/// is accepted: a non-object is the model's mistake, which validation reports.
+async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
+    let text = if args_json == "-" {
+        tokio::task::spawn_blocking(|| {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map(|_| text)
+        })
+        .await?
+        .map_err(UsageError::Stdin)?
+    } else {
+        args_json.to_owned()
+    };
+    Ok(serde_json::from_str(&text).map_err(UsageError::BadJson)?)
+}
+
+/// The built-in tools present in this build, as the loop sees them, each
+/// executing in `cwd`.
+fn builtin_agent_tools(cwd: PathBuf) -> Vec<Arc<dyn AgentTool>> {
+    let ctx_factory: ContextFactory = Arc::new(move |cancel| ToolContext {
+        cancel,
+        ..ToolContext::new(cwd.clone())
+    });
+    BUILTIN_TOOL_NAMES
+        .iter()
+        .filter_map(|name| builtin_tool(name))
+        .map(|definition| wrap_tool_definition(definition, ctx_factory.clone()))
+        .collect()
+}

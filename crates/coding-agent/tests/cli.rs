@@ -1,0 +1,290 @@
+//! The `coding-agent tool` command, run as a real process: exact stdout JSON
+//! and exit status for results, tool errors and usage errors.
+
+// Helpers outside `#[test]` functions set up fixtures; a failed setup should panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
+
+/// Pi's validation text for `{"limit": "ten"}`: the call never reaches the tool.
+const LS_LIMIT_NOT_A_NUMBER: &str = "Validation failed for tool \"ls\":\n  - limit: must be number\n\nReceived arguments:\n{\n  \"limit\": \"ten\"\n}";
+
+/// A temp directory holding `a.txt` and `sub/`.
+fn workdir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    std::fs::write(path.join("a.txt"), "x").unwrap();
+    std::fs::create_dir(path.join("sub")).unwrap();
+    (dir, path)
+}
+
+fn run(args: &[&str], current_dir: &Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(current_dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn run_with_stdin(args: &[&str], current_dir: &Path, stdin: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(current_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// (exit status, stdout, stderr)
+fn outcome(output: Output) -> (Option<i32>, String, String) {
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn printed(json: &str) -> (Option<i32>, String, String) {
+    (Some(0), format!("{json}\n"), String::new())
+}
+
+#[test]
+fn tool_prints_a_successful_result_as_json() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run(
+            &["tool", "ls", "{}", "--cwd", cwd.to_str().unwrap()],
+            Path::new("/")
+        )),
+        printed(
+            r#"{"isError":false,"content":[{"type":"text","text":"a.txt\nsub/"}],"details":null}"#
+        )
+    );
+}
+
+#[test]
+fn tool_prints_details_when_the_tool_gives_them() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run(&["tool", "ls", r#"{"limit":1}"#], &cwd)),
+        printed(
+            r#"{"isError":false,"content":[{"type":"text","text":"a.txt\n\n[1 entries limit reached. Use limit=2 for more]"}],"details":{"entryLimitReached":1}}"#
+        )
+    );
+}
+
+#[test]
+fn tool_error_is_printed_as_data_and_exits_zero() {
+    let (_dir, cwd) = workdir();
+    let expected = format!(
+        r#"{{"isError":true,"content":[{{"type":"text","text":"Path not found: {}/nope"}}],"details":{{}}}}"#,
+        cwd.display()
+    );
+    assert_eq!(
+        outcome(run(&["tool", "ls", r#"{"path":"nope"}"#], &cwd)),
+        printed(&expected)
+    );
+}
+
+#[test]
+fn unknown_tool_is_a_tool_error() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run(&["tool", "delete", r#"{"path":"x"}"#], &cwd)),
+        printed(
+            r#"{"isError":true,"content":[{"type":"text","text":"Tool delete not found"}],"details":{}}"#
+        )
+    );
+}
+
+#[test]
+fn arguments_of_the_wrong_type_are_a_tool_error() {
+    let (_dir, cwd) = workdir();
+    let expected = serde_json::json!({
+        "isError": true,
+        "content": [{"type": "text", "text": LS_LIMIT_NOT_A_NUMBER}],
+        "details": {}
+    });
+    let (status, stdout, stderr) = outcome(run(&["tool", "ls", r#"{"limit":"ten"}"#], &cwd));
+    assert_eq!((status, stderr.as_str()), (Some(0), ""));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap(),
+        expected
+    );
+}
+
+#[test]
+fn arguments_can_come_from_standard_input() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run_with_stdin(
+            &["tool", "ls", "-", "--cwd", "sub"],
+            &cwd,
+            r#"{"path": ".."}"#
+        )),
+        printed(
+            r#"{"isError":false,"content":[{"type":"text","text":"a.txt\nsub/"}],"details":null}"#
+        )
+    );
+}
+
+#[test]
+fn relative_cwd_resolves_against_the_current_directory() {
+    let (_dir, cwd) = workdir();
+    std::fs::write(cwd.join("sub/inner.txt"), "").unwrap();
+    let expected = format!(
+        r#"{{"isError":true,"content":[{{"type":"text","text":"Path not found: {}/sub/missing"}}],"details":{{}}}}"#,
+        cwd.display()
+    );
+    assert_eq!(
+        outcome(run(
+            &["tool", "ls", r#"{"path":"missing"}"#, "--cwd", "sub"],
+            &cwd
+        )),
+        printed(&expected)
+    );
+}
+
+#[test]
+fn invalid_json_is_a_usage_error() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run(&["tool", "ls", "{bad"], &cwd)),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: ARGS_JSON is not valid JSON: key must be a string at line 1 column 2\n"
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn invalid_json_on_standard_input_is_a_usage_error() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run_with_stdin(&["tool", "ls", "-"], &cwd, "")),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: ARGS_JSON is not valid JSON: EOF while parsing a value at line 1 column 0\n"
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn missing_arguments_are_a_usage_error() {
+    let (_dir, cwd) = workdir();
+    let (status, stdout, stderr) = outcome(run(&["tool", "ls"], &cwd));
+    assert_eq!((status, stdout.as_str()), (Some(2), ""));
+    assert!(
+        stderr.contains("the following required arguments were not provided:\n  <ARGS_JSON>"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_cwd_is_a_usage_error() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run(&["tool", "ls", "{}", "--cwd", "nowhere"], &cwd)),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: --cwd nowhere: No such file or directory (os error 2)\n".to_owned()
+        )
+    );
+}
+
+#[test]
+fn a_file_as_cwd_is_a_usage_error() {
+    let (_dir, cwd) = workdir();
+    assert_eq!(
+        outcome(run(&["tool", "ls", "{}", "--cwd", "a.txt"], &cwd)),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: --cwd a.txt: not a directory\n".to_owned()
+        )
+    );
+}
+
+/// Whether `pid` has installed a handler for SIGINT (bit 2 of `SigCgt`).
+#[cfg(target_os = "linux")]
+fn catches_sigint(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_cancels_the_call_and_the_tool_reports_the_abort() {
+    use std::io::{BufRead, BufReader, Read};
+
+    let (_dir, cwd) = workdir();
+    let mut child = Command::new(BIN)
+        .args(["tool", "ls", "-"])
+        .current_dir(&cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The binary waits for its arguments on stdin. Interrupt it once it
+    // handles SIGINT, wait for it to say the call is cancelled, then hand it
+    // the arguments: the call starts already cancelled.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !catches_sigint(child.id()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the binary never installed its Ctrl-C handler"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first_line = String::new();
+    stderr.read_line(&mut first_line).unwrap();
+    assert_eq!(
+        first_line,
+        "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)\n"
+    );
+
+    child.stdin.take().unwrap().write_all(b"{}").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let mut rest_of_stderr = String::new();
+    stderr.read_to_string(&mut rest_of_stderr).unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            rest_of_stderr
+        ),
+        printed(
+            r#"{"isError":true,"content":[{"type":"text","text":"Operation aborted"}],"details":{}}"#
+        )
+    );
+}

@@ -1,0 +1,92 @@
+//! Running one call through the real binary in a case's root, with the
+//! case's environment, and a generous time limit so a hung tool fails the
+//! case instead of the whole run.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::layout::Layout;
+
+const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
+
+/// How long one call may take (Pi's slowest fixture sleeps a few seconds).
+const CALL_LIMIT: Duration = Duration::from_secs(120);
+
+/// How long stdout may stay open after the binary exits (a background child
+/// that inherited it).
+const DRAIN_LIMIT: Duration = Duration::from_secs(10);
+
+/// What the binary did.
+pub struct Run {
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// `coding-agent tool TOOL ARGS_JSON --cwd work/` with `HOME`, `TMPDIR`,
+/// `TZ=UTC` and `env` set for the child only.
+pub fn run_tool(
+    tool: &str,
+    args_json: &str,
+    layout: &Layout,
+    env: &[(String, String)],
+) -> Result<Run, String> {
+    let mut child = Command::new(BIN)
+        .arg("tool")
+        .arg(tool)
+        .arg(args_json)
+        .arg("--cwd")
+        .arg(&layout.work)
+        .current_dir(&layout.work)
+        .env("HOME", &layout.home)
+        .env("TMPDIR", &layout.tmp)
+        .env("TZ", "UTC")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {BIN}: {e}"))?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() > CALL_LIMIT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {CALL_LIMIT:?}"));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(format!("waiting for the binary: {e}")),
+        }
+    };
+    let collect = |output: mpsc::Receiver<Vec<u8>>, stream: &str| {
+        output
+            .recv_timeout(DRAIN_LIMIT)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map_err(|_| format!("{stream} still open {DRAIN_LIMIT:?} after the binary exited"))
+    };
+    Ok(Run {
+        status: status.code(),
+        stdout: collect(stdout, "stdout")?,
+        stderr: collect(stderr, "stderr")?,
+    })
+}
+
+/// Reads a pipe to its end on a thread, so a full pipe never blocks the child.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (sender, receiver) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            let _ = sender.send(bytes);
+        });
+    }
+    receiver
+}
