@@ -8,16 +8,17 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, mpsc};
 
 use async_trait::async_trait;
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::WalkState;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::walk::{PathGlob, slash_path, walk};
+use crate::support::walk::{PathGlob, slash_path, walk_parallel};
 
 /// One search, as the `grep` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,16 +184,55 @@ fn new_searcher() -> Searcher {
 }
 
 /// A file to search, numbered in walk order.
-struct Job {
-    index: usize,
-    path: PathBuf,
-    display: String,
+/// The first `limit` matches in path order among the files searched so far.
+///
+/// Files are searched in parallel and finish in any order; this keeps the
+/// matches that sort first and drops the rest, so memory stays bounded by
+/// the limit. Once it holds `limit` matches, any path that sorts after its
+/// last file can be skipped unsearched, and so can a whole directory (its
+/// entries all sort after it).
+struct FirstMatches {
+    limit: usize,
+    total: usize,
+    by_path: BTreeMap<PathBuf, Vec<GrepMatch>>,
 }
 
-/// Walks sequentially in sorted order and hands files to a pool of searchers;
-/// their per-file results are merged back in walk order. Once the merged
-/// matches reach `limit`, everything after is certain to be cut, so the walk
-/// and the pending searches stop.
+impl FirstMatches {
+    /// Whether nothing at `path` (or below it) can make the first `limit`.
+    fn excludes(&self, path: &Path) -> bool {
+        self.total >= self.limit
+            && self
+                .by_path
+                .last_key_value()
+                .is_some_and(|(last, _)| path > last.as_path())
+    }
+
+    fn offer(&mut self, path: PathBuf, matches: Vec<GrepMatch>) {
+        self.total += matches.len();
+        self.by_path.insert(path, matches);
+        while self.total > self.limit {
+            let Some(mut last) = self.by_path.last_entry() else {
+                break;
+            };
+            let excess = self.total - self.limit;
+            if last.get().len() <= excess {
+                self.total -= last.remove().len();
+            } else {
+                let keep = last.get().len() - excess;
+                last.get_mut().truncate(keep);
+                self.total = self.limit;
+            }
+        }
+    }
+
+    fn into_sorted(self) -> Vec<GrepMatch> {
+        self.by_path.into_values().flatten().collect()
+    }
+}
+
+/// Searches the tree under `request.path` on all cores (as rg does) and
+/// returns the first `limit` matches in path order, then line order: the same
+/// answer a sorted sequential search would give, whatever the thread timing.
 fn search_tree(
     request: &GrepRequest,
     matcher: &RegexMatcher,
@@ -200,97 +240,68 @@ fn search_tree(
     limit: usize,
     cancel: &CancellationToken,
 ) -> Vec<GrepMatch> {
-    let workers = std::thread::available_parallelism()
+    let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_WORKERS);
-    let stop = AtomicBool::new(false);
-    let halted = || stop.load(Ordering::Relaxed) || cancel.is_cancelled();
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(workers * 4);
-    let job_rx = Mutex::new(job_rx);
-    let (result_tx, result_rx) = mpsc::channel::<(usize, Vec<GrepMatch>)>();
+    let first = Mutex::new(FirstMatches {
+        limit,
+        total: 0,
+        by_path: BTreeMap::new(),
+    });
+    // Set once `first` holds `limit` matches, so the lock is only taken to
+    // prune when pruning is possible.
+    let full = AtomicBool::new(false);
     let root = request.path.as_path();
-
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut index = 0;
-            for entry in walk(root).flatten() {
-                if halted() {
-                    break;
-                }
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
-                }
-                let Ok(relative) = entry.path().strip_prefix(root) else {
-                    continue;
-                };
-                if glob.is_some_and(|g| !g.is_match(relative, entry.path())) {
-                    continue;
-                }
-                let job = Job {
-                    index,
-                    display: slash_path(relative),
-                    path: entry.into_path(),
-                };
-                if job_tx.send(job).is_err() {
-                    break;
-                }
-                index += 1;
-            }
-        });
-        for _ in 0..workers {
-            let result_tx = result_tx.clone();
-            let job_rx = &job_rx;
-            scope.spawn(move || {
-                let mut searcher = new_searcher();
-                // Keep draining until the walk ends, so it never blocks on a full queue.
-                while let Some(job) = next_job(job_rx) {
-                    let matches = if halted() {
-                        Vec::new()
-                    } else {
-                        search_file(
-                            &mut searcher,
-                            matcher,
-                            &job.path,
-                            &job.display,
-                            request.context,
-                            limit,
-                        )
-                    };
-                    // The merger may have finished; later results are not needed.
-                    let _ = result_tx.send((job.index, matches));
-                }
-            });
-        }
-        drop(result_tx);
-
-        let mut pending = BTreeMap::new();
-        let mut next = 0;
-        let mut merged = Vec::new();
-        for (index, matches) in result_rx {
-            pending.insert(index, matches);
-            while let Some(matches) = pending.remove(&next) {
-                next += 1;
-                merged.extend(matches);
-                if merged.len() >= limit {
-                    merged.truncate(limit);
-                    stop.store(true, Ordering::Relaxed);
-                    return merged;
-                }
-            }
+    walk_parallel(root, threads).run(|| {
+        let mut searcher = new_searcher();
+        let (first, full) = (&first, &full);
+        Box::new(move |entry| {
             if cancel.is_cancelled() {
-                break;
+                return WalkState::Quit;
             }
-        }
-        merged
-    })
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            let Ok(relative) = entry.path().strip_prefix(root) else {
+                return WalkState::Continue;
+            };
+            if full.load(Ordering::Relaxed) && lock(first).excludes(relative) {
+                return WalkState::Skip;
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file())
+                || glob.is_some_and(|g| !g.is_match(relative, entry.path()))
+            {
+                return WalkState::Continue;
+            }
+            let display = slash_path(relative);
+            let matches = search_file(
+                &mut searcher,
+                matcher,
+                entry.path(),
+                &display,
+                request.context,
+                limit,
+            );
+            if !matches.is_empty() {
+                let mut first = lock(first);
+                first.offer(relative.to_path_buf(), matches);
+                full.store(first.total >= first.limit, Ordering::Relaxed);
+            }
+            WalkState::Continue
+        })
+    });
+    first
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .into_sorted()
 }
 
-fn next_job(job_rx: &Mutex<mpsc::Receiver<Job>>) -> Option<Job> {
-    job_rx.lock().ok()?.recv().ok()
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Searches one file, returning at most `limit` matches. Unreadable files give
-/// none (rg reports them on stderr and goes on).
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
@@ -368,6 +379,61 @@ fn window(lines: &[String], line_number: u64, context: usize) -> MatchLines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hits(path: &str, lines: &[u64]) -> Vec<GrepMatch> {
+        lines
+            .iter()
+            .map(|&line_number| GrepMatch {
+                path: path.to_owned(),
+                line_number,
+                lines: MatchLines::Line(String::new()),
+            })
+            .collect()
+    }
+
+    fn found(first: FirstMatches) -> Vec<(String, u64)> {
+        first
+            .into_sorted()
+            .into_iter()
+            .map(|m| (m.path, m.line_number))
+            .collect()
+    }
+
+    #[test]
+    fn first_matches_keep_the_earliest_paths_whatever_order_files_finish_in() {
+        let mut first = FirstMatches {
+            limit: 3,
+            total: 0,
+            by_path: BTreeMap::new(),
+        };
+        first.offer("c.txt".into(), hits("c.txt", &[1, 2]));
+        assert!(!first.excludes(Path::new("d.txt")), "not full yet");
+        first.offer("a/z.txt".into(), hits("a/z.txt", &[7]));
+        assert!(
+            first.excludes(Path::new("d.txt")),
+            "full: d.txt sorts after c.txt"
+        );
+        first.offer("b.txt".into(), hits("b.txt", &[4, 5]));
+        // a/z.txt sorts before b.txt (component order), and c.txt is dropped.
+        assert_eq!(first.total, 3);
+        assert!(first.excludes(Path::new("c.txt")));
+        assert!(first.excludes(Path::new("b.txt/x")), "below the last file");
+        assert!(
+            !first.excludes(Path::new("a")),
+            "a directory before the last file"
+        );
+        first.offer("a.txt".into(), hits("a.txt", &[9]));
+        assert_eq!(
+            found(first),
+            // Component order, as the sorted walk visits them: the directory
+            // `a` (and all below it) before the file `a.txt`.
+            [
+                ("a/z.txt".to_owned(), 7),
+                ("a.txt".to_owned(), 9),
+                ("b.txt".to_owned(), 4)
+            ]
+        );
+    }
 
     fn strings(lines: &[&str]) -> Vec<String> {
         lines.iter().map(|s| (*s).to_owned()).collect()

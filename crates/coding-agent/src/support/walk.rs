@@ -16,20 +16,34 @@
 use std::path::{Component, Path};
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::{Walk, WalkBuilder};
+use ignore::{Walk, WalkBuilder, WalkParallel};
+
+/// The shared ignore policy for a walk of `root` (see the module docs).
+fn policy(root: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
+}
 
 /// A sorted, sequential walk of `root` under the shared ignore policy.
 ///
 /// The first entry is `root` itself (depth 0); errors (unreadable
 /// directories, broken ignore files) come as `Err` items the caller may skip.
+/// Entries come in [`Path`] order (component by component), the order the
+/// tools' output uses.
 pub fn walk(root: &Path) -> Walk {
-    WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build()
+    policy(root).sort_by_file_name(|a, b| a.cmp(b)).build()
+}
+
+/// An unordered walk of `root` on `threads` threads under the same policy,
+/// for work (like searching file contents) that costs more than the walk;
+/// callers that need the sorted order sort what they keep by [`Path`].
+pub fn walk_parallel(root: &Path, threads: usize) -> WalkParallel {
+    policy(root).threads(threads).build_parallel()
 }
 
 /// Where a [`PathGlob`] looks.
