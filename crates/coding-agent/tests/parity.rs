@@ -6,7 +6,9 @@
 //!
 //! Cases for built-in tools not in this build are listed as skipped, not
 //! passed. Every mismatch of every case is reported before the test fails.
-//! Set `PARITY_CASES_DIR` to run another directory of fixtures.
+//! The fixtures are vendored in `tests/parity/shared/` (a copy of the project's
+//! `shared/parity` and `shared/reference/DEVIATIONS.md`); set `PARITY_CASES_DIR`
+//! to run another directory of fixtures.
 
 // Harness code outside `#[test]` functions; a broken harness should panic loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -70,9 +72,10 @@ fn parity_fixtures_match_pi_or_a_named_deviation() {
     let _ = std::io::stderr().write_all(report.as_bytes());
 }
 
-/// `shared/` beside some ancestor of this crate (worktrees live at
-/// `/work/wt/<name>`, the main checkout at `/work/main`, CI clones elsewhere
-/// with `shared/` beside the clone), or `$PARITY_CASES_DIR/../..`.
+/// The fixtures: `$PARITY_CASES_DIR/../..` when set, else the copy vendored
+/// in `tests/parity/shared/` (same layout as the project's `shared/`), so the
+/// harness runs from any clone. [`vendored_fixtures_match_the_shared_ones`]
+/// keeps that copy in step with `shared/` wherever both are present.
 fn shared_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("PARITY_CASES_DIR") {
         let cases = PathBuf::from(dir);
@@ -82,18 +85,62 @@ fn shared_dir() -> PathBuf {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| panic!("PARITY_CASES_DIR={} has no grandparent", cases.display()));
     }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
+    vendored_dir()
+}
+
+fn vendored_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity/shared")
+}
+
+/// The project's `shared/` beside an ancestor of this crate, if there is one.
+fn project_shared_dir() -> Option<PathBuf> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
+        .skip(1)
         .map(|dir| dir.join("shared"))
         .find(|shared| shared.join("parity/cases").is_dir())
-        .unwrap_or_else(|| {
-            panic!(
-                "parity fixtures not found: no shared/parity/cases beside any ancestor of {} \
-                 (set PARITY_CASES_DIR to the cases directory)",
-                manifest.display()
-            )
-        })
+}
+
+/// The vendored fixtures are the shared ones, byte for byte, when the shared
+/// ones are reachable (always in the project's own checkouts).
+#[test]
+fn vendored_fixtures_match_the_shared_ones() {
+    let Some(shared) = project_shared_dir() else {
+        eprintln!("no shared/ beside this checkout: nothing to compare the vendored copy with");
+        return;
+    };
+    let vendored = vendored_dir();
+    let listing = |dir: &Path| -> BTreeMap<String, Vec<u8>> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect()
+    };
+    for sub in ["parity/cases", "reference"] {
+        let ours = listing(&vendored.join(sub));
+        let theirs = listing(&shared.join(sub));
+        for (name, bytes) in &ours {
+            assert_eq!(
+                Some(bytes),
+                theirs.get(name),
+                "{sub}/{name} differs from {}: copy it again",
+                shared.display()
+            );
+        }
+        if sub == "parity/cases" {
+            assert_eq!(
+                ours.keys().collect::<Vec<_>>(),
+                theirs.keys().collect::<Vec<_>>(),
+                "the vendored cases are not the shared set: copy them again"
+            );
+        }
+    }
 }
 
 /// Every `*.json` in `dir` by file name; a fixture that does not parse is
