@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::render::{Style, StyledLine};
+use crate::render::{RenderOptions, Style, StyledLine, call, preview, result};
 
 /// What a tool may ask of the user interface, when there is one.
 #[async_trait]
@@ -100,28 +100,33 @@ pub trait ToolDefinition: Send + Sync {
         updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError>;
 
-    /// How a call shows in a terminal: by default the tool name and its arguments.
-    fn render_call(&self, args: &Value) -> Vec<StyledLine> {
+    /// How a call shows in a terminal. `args` is the JSON parsed so far, so
+    /// while the call streams any field may be missing or partial
+    /// (`options.is_partial`). By default: the tool name and its arguments.
+    fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
+        let args = args.to_string();
         vec![
-            StyledLine::new(self.tool().name.clone(), Style::Bold)
-                .push(format!(" {args}"), Style::Dim),
+            call::header(&self.tool().name)
+                .push(" ", Style::Normal)
+                .push(preview::clip(&args, options), Style::Dim),
         ]
     }
 
-    /// How a result shows in a terminal: by default its text, errors in the error style.
-    fn render_result(&self, result: &AgentToolResult, is_error: bool) -> Vec<StyledLine> {
-        let style = if is_error {
-            Style::Error
+    /// How a result shows in a terminal, for progress updates
+    /// (`options.is_partial`) as for the final result. By default: the first
+    /// lines of its text and any notice, images as placeholders; errors in
+    /// the error style.
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        if is_error {
+            result::error_lines(result, options)
         } else {
-            Style::Normal
-        };
-        result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text())
-            .flat_map(str::lines)
-            .map(|line| StyledLine::new(line, style))
-            .collect()
+            result::content_lines(result, options)
+        }
     }
 }
 

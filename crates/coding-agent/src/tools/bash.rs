@@ -23,6 +23,8 @@ use tokio::time::Instant;
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::bash::{BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations};
+use crate::render::preview::{clip, count, head, limit, notice_line, split_notice, tail_lines};
+use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::notices::append_notice;
 use crate::support::output::{OutputAccumulator, OutputSnapshot};
 use crate::support::truncate::{Limits, TruncatedBy, format_size};
@@ -38,6 +40,12 @@ pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
 
 /// Prefix of the full-output file's name: `pi-bash-<16 hex>.log`.
 const FULL_OUTPUT_PREFIX: &str = "pi-bash";
+
+/// Lines of output shown, the last ones, before the view is expanded.
+const OUTPUT_TAIL_LINES: usize = 5;
+
+/// Lines of a multi-line command shown before the view is expanded.
+const COMMAND_PREVIEW_LINES: usize = 5;
 
 /// Output chunks in flight between the command and the accumulator, at most.
 const CHUNKS_IN_FLIGHT: usize = 16;
@@ -295,6 +303,92 @@ fn append_status(text: &str, status: &str) -> String {
     }
 }
 
+/// How a command ended, read back from the status line the model got
+/// (for display only; the texts are those of `execute`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CommandStatus<'a> {
+    /// Still running (a progress update).
+    Running,
+    /// Exit code 0: the result is not an error.
+    Succeeded,
+    /// `Command exited with code N`.
+    Exited(&'a str),
+    /// `Command timed out after N seconds`.
+    TimedOut(&'a str),
+    /// `Command aborted`.
+    Aborted,
+    /// `Command terminated by signal S`.
+    Signalled(&'a str),
+}
+
+impl<'a> CommandStatus<'a> {
+    /// The status a line of the error text states, if it is one.
+    fn parse(line: &'a str) -> Option<Self> {
+        if line == "Command aborted" {
+            return Some(CommandStatus::Aborted);
+        }
+        if let Some(code) = line.strip_prefix("Command exited with code ") {
+            return Some(CommandStatus::Exited(code));
+        }
+        if let Some(signal) = line.strip_prefix("Command terminated by signal ") {
+            return Some(CommandStatus::Signalled(signal));
+        }
+        line.strip_prefix("Command timed out after ")
+            .and_then(|rest| rest.strip_suffix(" seconds"))
+            .map(CommandStatus::TimedOut)
+    }
+
+    /// Splits an error text into the output before the status and the
+    /// status (`append_status`'s format); `None` for other errors.
+    fn split(text: &'a str) -> Option<(&'a str, Self)> {
+        match text.rsplit_once("\n\n") {
+            Some((output, last)) => Self::parse(last).map(|status| (output, status)),
+            None => Self::parse(text).map(|status| ("", status)),
+        }
+    }
+
+    fn line(self, elapsed: Option<Duration>) -> StyledLine {
+        let (text, style) = match self {
+            CommandStatus::Running => ("running".to_owned(), Style::Dim),
+            CommandStatus::Succeeded => ("exit 0".to_owned(), Style::Success),
+            CommandStatus::Exited(code) => (format!("exit {code}"), Style::Error),
+            CommandStatus::TimedOut(seconds) => {
+                (format!("timed out after {seconds} seconds"), Style::Error)
+            }
+            CommandStatus::Aborted => ("aborted".to_owned(), Style::Error),
+            CommandStatus::Signalled(signal) => {
+                (format!("terminated by signal {signal}"), Style::Error)
+            }
+        };
+        let line = StyledLine::new(text, style);
+        match elapsed {
+            Some(elapsed) => line.push(format!(" · {}", format_elapsed(elapsed)), Style::Dim),
+            None => line,
+        }
+    }
+}
+
+/// `0.4s`, `12.3s`, `2m 5s`.
+fn format_elapsed(elapsed: Duration) -> String {
+    let seconds = elapsed.as_secs_f64();
+    if seconds < 60.0 {
+        format!("{seconds:.1}s")
+    } else {
+        let whole = elapsed.as_secs();
+        format!("{}m {}s", whole / 60, whole % 60)
+    }
+}
+
+/// The total number of output lines a result's `details.truncation` states.
+fn total_output_lines(result: &AgentToolResult) -> Option<usize> {
+    let total = result
+        .details
+        .as_ref()?
+        .get("truncation")?
+        .get("totalLines")?;
+    usize::try_from(total.as_u64()?).ok()
+}
+
 /// Seconds as JavaScript prints a number: `1`, `0.5`.
 fn format_seconds(seconds: f64) -> String {
     format!("{seconds}")
@@ -312,6 +406,77 @@ impl ToolDefinition for BashTool {
 
     fn prompt_snippet(&self) -> Option<&str> {
         Some(PROMPT_SNIPPET)
+    }
+
+    /// `$ command` (its first lines while collapsed) and the timeout.
+    fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
+        let prompt = call::header("$");
+        let Some(command) = call::str_arg(args, "command") else {
+            return vec![call::with_main_arg(prompt, None)];
+        };
+        let head = head(command, limit(COMMAND_PREVIEW_LINES, options));
+        let mut command_lines = head.lines.iter().map(|line| clip(line, options));
+        let mut first = prompt.push(" ", Style::Normal);
+        if let Some(line) = command_lines.next() {
+            first = first.push(line, Style::Accent);
+        }
+        if let Some(timeout) = call::number_arg(args, "timeout") {
+            first = first.push(
+                format!(" (timeout {}s)", call::format_number(timeout)),
+                Style::Dim,
+            );
+        }
+        let mut lines = vec![first];
+        lines.extend(command_lines.map(|line| StyledLine::new(line, Style::Accent)));
+        if head.more > 0 {
+            lines.push(StyledLine::new(
+                format!("… {}", count(head.more, "more line", "more lines")),
+                Style::Dim,
+            ));
+        }
+        lines
+    }
+
+    /// The last lines of the output (all when expanded), its truncation
+    /// notice, and how the command ended (or that it still runs) with the
+    /// elapsed time. Errors other than a command's status are shown whole in
+    /// the error style.
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        let text: String = result
+            .content
+            .iter()
+            .filter_map(|content| content.as_text())
+            .collect();
+        let (output, status) = if options.is_partial {
+            (text.as_str(), CommandStatus::Running)
+        } else if is_error {
+            match CommandStatus::split(&text) {
+                Some(split) => split,
+                None => return result::error_lines(result, options),
+            }
+        } else {
+            (text.as_str(), CommandStatus::Succeeded)
+        };
+        let (output, notice) = split_notice(output);
+        let mut lines = if output == "(no output)" {
+            vec![StyledLine::new(output, Style::Dim)]
+        } else {
+            tail_lines(
+                output,
+                OUTPUT_TAIL_LINES,
+                total_output_lines(result),
+                Style::Normal,
+                options,
+            )
+        };
+        lines.extend(notice.map(notice_line));
+        lines.push(status.line(options.elapsed));
+        lines
     }
 
     async fn execute(

@@ -14,6 +14,8 @@ use serde_json::{Map, Value, json};
 pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::edit::{EditOperations, LocalEditOperations};
+use crate::render::diff::diff_lines;
+use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::with_file_mutation_queue;
@@ -99,6 +101,43 @@ impl ToolDefinition for EditTool {
     /// `edits`).
     fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
         Ok(prepare_edit_arguments(arguments))
+    }
+
+    /// `edit path`, with the number of replacements when there are several.
+    fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
+        let line = call::with_main_arg(call::header("edit"), call::str_arg(args, "path"));
+        let edits = args
+            .get("edits")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        vec![if edits > 1 {
+            line.push(format!(" ({edits} edits)"), Style::Dim)
+        } else {
+            line
+        }]
+    }
+
+    /// The coloured diff from `details.diff`; the tool's text when a hook
+    /// replaced the details; errors in the error style.
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        if is_error {
+            return result::error_lines(result, options);
+        }
+        let diff = result
+            .details
+            .as_ref()
+            .and_then(|details| details.get("diff"))
+            .and_then(Value::as_str)
+            .filter(|diff| !diff.is_empty());
+        match diff {
+            Some(diff) => diff_lines(diff, options),
+            None => result::content_lines(result, options),
+        }
     }
 
     async fn execute(

@@ -19,10 +19,15 @@ use serde_json::{Map, Value, json};
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::find::{FindError, FindOperations, FindRequest, LocalFindOperations};
+use crate::render::result::{ListKind, list_lines};
+use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
+
+/// The whole answer when nothing matched.
+const NO_FILES: &str = "No files found matching pattern";
 
 /// Results returned when the model gives no `limit`.
 const DEFAULT_LIMIT: usize = 1000;
@@ -89,6 +94,38 @@ impl ToolDefinition for FindTool {
         Some(PROMPT_SNIPPET)
     }
 
+    /// `find pattern`, then where and how many at most.
+    fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
+        let mut line = call::with_main_arg(call::header("find"), call::str_arg(args, "pattern"));
+        let mut how = String::new();
+        if let Some(path) = call::non_empty_str_arg(args, "path") {
+            how.push_str(&format!(" in {path}"));
+        }
+        if let Some(limit) = call::number_arg(args, "limit") {
+            how.push_str(&format!(" limit {}", call::format_number(limit)));
+        }
+        if !how.is_empty() {
+            line = line.push(how, Style::Dim);
+        }
+        vec![line]
+    }
+
+    /// The number of files and the first lines (all when expanded).
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        let kind = ListKind {
+            singular: "file",
+            plural: "files",
+            empty: NO_FILES,
+            is_item: |_| true,
+        };
+        list_lines(result, is_error, kind, options)
+    }
+
     async fn execute(
         &self,
         _tool_call_id: &str,
@@ -134,7 +171,7 @@ impl ToolDefinition for FindTool {
 /// Pi's output: one path per line, cut to 50KB, then the notices.
 fn format_result(paths: &[String], limit: Option<usize>) -> AgentToolResult {
     if paths.is_empty() {
-        return AgentToolResult::text("No files found matching pattern");
+        return AgentToolResult::text(NO_FILES);
     }
     let truncation = truncate_head(&paths.join("\n"), Limits::bytes_only());
     let mut notices = Vec::new();

@@ -20,12 +20,17 @@ use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::grep::{
     GrepError, GrepMatch, GrepOperations, GrepRequest, LocalGrepOperations, MatchLines,
 };
+use crate::render::result::{ListKind, list_lines};
+use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::{
     DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
 };
+
+/// The whole answer when nothing matched.
+const NO_MATCHES: &str = "No matches found";
 
 /// Matches returned when the model gives no `limit`.
 const DEFAULT_LIMIT: usize = 100;
@@ -108,6 +113,55 @@ impl ToolDefinition for GrepTool {
         Some(PROMPT_SNIPPET)
     }
 
+    /// `grep /pattern/` (`"pattern"` when literal), then where and how.
+    fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
+        let literal = call::bool_arg(args, "literal") == Some(true);
+        let pattern = call::str_arg(args, "pattern").map(|pattern| {
+            if literal {
+                format!("\"{pattern}\"")
+            } else {
+                format!("/{pattern}/")
+            }
+        });
+        let mut line = call::with_main_arg(call::header("grep"), pattern.as_deref());
+        let mut how = String::new();
+        if let Some(path) = call::non_empty_str_arg(args, "path") {
+            how.push_str(&format!(" in {path}"));
+        }
+        if let Some(glob) = call::non_empty_str_arg(args, "glob") {
+            how.push_str(&format!(" ({glob})"));
+        }
+        if call::bool_arg(args, "ignoreCase") == Some(true) {
+            how.push_str(" ignoring case");
+        }
+        if let Some(context) = call::number_arg(args, "context") {
+            how.push_str(&format!(" context {}", call::format_number(context)));
+        }
+        if let Some(limit) = call::number_arg(args, "limit") {
+            how.push_str(&format!(" limit {}", call::format_number(limit)));
+        }
+        if !how.is_empty() {
+            line = line.push(how, Style::Dim);
+        }
+        vec![line]
+    }
+
+    /// The number of matches and the first lines (all when expanded).
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        let kind = ListKind {
+            singular: "match",
+            plural: "matches",
+            empty: NO_MATCHES,
+            is_item: is_match_line,
+        };
+        list_lines(result, is_error, kind, options)
+    }
+
     async fn execute(
         &self,
         _tool_call_id: &str,
@@ -151,11 +205,28 @@ impl ToolDefinition for GrepTool {
     }
 }
 
+/// Whether an output line is a match (`path:12: text`) rather than a context
+/// line (`path-12- text`): whichever separator comes first decides.
+fn is_match_line(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    for (index, &byte) in bytes.iter().enumerate() {
+        if byte != b':' && byte != b'-' {
+            continue;
+        }
+        let rest = &bytes[index + 1..];
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits > 0 && rest[digits..].starts_with(&[byte, b' ']) {
+            return byte == b':';
+        }
+    }
+    false
+}
+
 /// Pi's output: one line per match (or per context line), cut to 500 chars
 /// each and 50KB in all, then the notices.
 fn format_result(matches: &[GrepMatch], limit: usize) -> AgentToolResult {
     if matches.is_empty() {
-        return AgentToolResult::text("No matches found");
+        return AgentToolResult::text(NO_MATCHES);
     }
     let mut lines_truncated = false;
     let mut output: Vec<String> = Vec::new();

@@ -14,6 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::ls::{LocalLsOperations, LsOperations};
+use crate::render::result::{ListKind, list_lines};
+use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::collate::collation_key;
 use crate::support::fs_error::FsError;
 use crate::support::notices::append_notices;
@@ -164,6 +166,32 @@ impl ToolDefinition for LsTool {
 
     fn prompt_snippet(&self) -> Option<&str> {
         Some(PROMPT_SNIPPET)
+    }
+
+    /// `ls path` (`.` by default) and how many entries at most.
+    fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
+        let path = call::non_empty_str_arg(args, "path").unwrap_or(".");
+        let line = call::with_main_arg(call::header("ls"), Some(path));
+        vec![match call::number_arg(args, "limit") {
+            Some(limit) => line.push(format!(" limit {}", call::format_number(limit)), Style::Dim),
+            None => line,
+        }]
+    }
+
+    /// The number of entries and the first lines (all when expanded).
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        let kind = ListKind {
+            singular: "entry",
+            plural: "entries",
+            empty: EMPTY_DIRECTORY,
+            is_item: |_| true,
+        };
+        list_lines(result, is_error, kind, options)
     }
 
     async fn execute(

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::read::{LocalReadOperations, ReadError, ReadOperations};
+use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
 use crate::support::image::{self, ImageType};
@@ -285,6 +286,19 @@ impl ToolDefinition for ReadTool {
         PROMPT_GUIDELINES
     }
 
+    /// `read path:first-last`, the range as the tool will read it.
+    fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
+        let line = call::with_main_arg(call::header("read"), call::str_arg(args, "path"));
+        let range = line_range(
+            call::number_arg(args, "offset"),
+            call::number_arg(args, "limit"),
+        );
+        vec![match range {
+            Some(range) => line.push(range, Style::Dim),
+            None => line,
+        }]
+    }
+
     async fn execute(
         &self,
         _tool_call_id: &str,
@@ -302,6 +316,19 @@ impl ToolDefinition for ReadTool {
             result = self.read(args, &ctx) => result,
         }
     }
+}
+
+/// `:first-last` (1-based) for a call with an offset or a limit, numbers
+/// taken as `read_text` takes them; `:first` when no last line is known.
+fn line_range(offset: Option<f64>, limit: Option<f64>) -> Option<String> {
+    if offset.is_none() && limit.is_none() {
+        return None;
+    }
+    let first = offset.map_or(0, |offset| (offset - 1.0) as usize) + 1;
+    Some(match limit.map(|limit| limit as usize) {
+        Some(limit) if limit > 0 => format!(":{first}-{}", first.saturating_add(limit - 1)),
+        _ => format!(":{first}"),
+    })
 }
 
 fn read_error(error: ReadError) -> ToolError {

@@ -11,9 +11,12 @@ use serde_json::Value;
 
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::ops::write::{LocalWriteOperations, WriteOperations};
+use crate::render::preview::{count, head_lines, line_count};
+use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::paths::resolve_to_cwd;
+use crate::support::truncate::format_size;
 
 /// What the model reads about `write`.
 pub const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
@@ -26,6 +29,9 @@ struct WriteArgs {
     /// Content to write to the file
     content: String,
 }
+
+/// Lines of the new content shown before the view is expanded.
+const CONTENT_PREVIEW_LINES: usize = 10;
 
 /// The `write` tool: writes a whole file, creating parent directories, one
 /// write at a time per file (the mutation queue), atomically.
@@ -65,6 +71,47 @@ impl ToolDefinition for WriteTool {
 
     fn prompt_guidelines(&self) -> &[&str] {
         &["Use write only for new files or complete rewrites."]
+    }
+
+    /// `write path (N lines, size)`, then the new content as added lines:
+    /// its first lines while collapsed (also while it streams).
+    fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
+        let header = call::with_main_arg(call::header("write"), call::str_arg(args, "path"));
+        let Some(content) = call::str_arg(args, "content") else {
+            return vec![header];
+        };
+        let size = format!(
+            " ({}, {})",
+            count(line_count(content), "line", "lines"),
+            format_size(content.len())
+        );
+        let mut lines = vec![header.push(size, Style::Dim)];
+        lines.extend(head_lines(
+            content,
+            CONTENT_PREVIEW_LINES,
+            Style::Success,
+            options,
+        ));
+        lines
+    }
+
+    /// The tool's confirmation dim (the call already shows the content);
+    /// errors in the error style.
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        if is_error {
+            return result::error_lines(result, options);
+        }
+        result
+            .content
+            .iter()
+            .filter_map(|content| content.as_text())
+            .flat_map(|text| head_lines(text, result::TEXT_PREVIEW_LINES, Style::Dim, options))
+            .collect()
     }
 
     async fn execute(
