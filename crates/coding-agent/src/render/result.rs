@@ -1,6 +1,8 @@
 //! Result bodies the tools share: errors, plain text with its notice, image
 //! placeholders, and the counted lists of grep, find and ls.
 
+use std::borrow::Cow;
+
 use agent_ai::{Content, ImageContent};
 use agent_core::AgentToolResult;
 
@@ -86,14 +88,22 @@ pub struct ListKind {
     pub is_item: fn(&str) -> bool,
 }
 
-/// The text of a result's text blocks, joined by newlines.
-fn joined_text(result: &AgentToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(Content::as_text)
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The text of a result's text blocks, joined by newlines (borrowed when
+/// there is one block, as for every built-in tool).
+pub fn joined_text(result: &AgentToolResult) -> Cow<'_, str> {
+    let mut texts = result.content.iter().filter_map(Content::as_text);
+    match (texts.next(), texts.next()) {
+        (None, _) => Cow::Borrowed(""),
+        (Some(only), None) => Cow::Borrowed(only),
+        (Some(first), Some(second)) => {
+            let mut joined = format!("{first}\n{second}");
+            for text in texts {
+                joined.push('\n');
+                joined.push_str(text);
+            }
+            Cow::Owned(joined)
+        }
+    }
 }
 
 /// A list result: a dim count of its items, its first lines (all when
@@ -126,6 +136,23 @@ pub fn list_lines(
 mod tests {
     use super::*;
     use crate::render::to_markup;
+
+    #[test]
+    fn text_blocks_join_with_newlines_and_images_are_skipped() {
+        let result = AgentToolResult {
+            content: vec![
+                Content::text("a"),
+                Content::image("aGk=", "image/png"),
+                Content::text("b"),
+                Content::text("c"),
+            ],
+            details: None,
+            terminate: false,
+        };
+        assert_eq!(joined_text(&result), "a\nb\nc");
+        assert_eq!(joined_text(&AgentToolResult::text("only")), "only");
+        assert_eq!(joined_text(&AgentToolResult::default()), "");
+    }
 
     #[test]
     fn image_placeholders_give_the_decoded_size() {

@@ -447,20 +447,16 @@ impl ToolDefinition for BashTool {
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
-        let text: String = result
-            .content
-            .iter()
-            .filter_map(|content| content.as_text())
-            .collect();
+        let text = result::joined_text(result);
         let (output, status) = if options.is_partial {
-            (text.as_str(), CommandStatus::Running)
+            (text.as_ref(), CommandStatus::Running)
         } else if is_error {
             match CommandStatus::split(&text) {
                 Some(split) => split,
                 None => return result::error_lines(result, options),
             }
         } else {
-            (text.as_str(), CommandStatus::Succeeded)
+            (text.as_ref(), CommandStatus::Succeeded)
         };
         let (output, notice) = split_notice(output);
         let mut lines = if output == "(no output)" {
