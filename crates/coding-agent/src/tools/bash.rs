@@ -439,8 +439,8 @@ impl ToolDefinition for BashTool {
 
     /// The last lines of the output (all when expanded), its truncation
     /// notice, and how the command ended (or that it still runs) with the
-    /// elapsed time. Errors other than a command's status are shown whole in
-    /// the error style.
+    /// elapsed time. Errors that carry no command status (the shell could
+    /// not start) show in the error style.
     fn render_result(
         &self,
         result: &AgentToolResult,
