@@ -683,6 +683,51 @@ async fn cancelling_mid_stream_ends_aborted_with_the_partial_message() {
 }
 
 #[tokio::test]
+async fn cancelled_before_the_start_sends_nothing_and_ends_aborted() {
+    let server = Server::start(vec![]).await;
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+
+    let events: Vec<_> = AnthropicMessagesProvider::new(config(&server))
+        .stream(&model(), &hello_context(), cancel)
+        .collect()
+        .await;
+
+    assert_eq!(
+        trace(&events),
+        ["start", "error aborted: Request was aborted"]
+    );
+    assert_eq!(server.requests().len(), 0);
+}
+
+#[tokio::test]
+async fn without_an_api_key_no_x_api_key_header_is_sent() {
+    let mut events = vec![MESSAGE_START.to_owned()];
+    events.extend(text_block(0, &["local"]));
+    events.push(message_delta("end_turn", 1));
+    events.push(MESSAGE_STOP.to_owned());
+    let server = Server::start(vec![reply(events)]).await;
+    let mut config = config(&server);
+    config.api_key = None;
+
+    let events = run(config, &hello_context()).await;
+
+    assert_eq!(trace(&events).last().unwrap(), "done stop");
+    assert_eq!(server.requests()[0].header("x-api-key"), None);
+}
+
+#[test]
+fn debug_output_never_shows_the_api_key() {
+    assert_eq!(
+        format!(
+            "{:?}",
+            AnthropicMessagesProvider::new(ProviderConfig::new("http://h", Some("secret".into())))
+        ),
+        r#"AnthropicMessagesProvider { base_url: "http://h", .. }"#
+    );
+}
+
+#[tokio::test]
 async fn refusal_ends_in_an_error() {
     let mut events = vec![MESSAGE_START.to_owned()];
     events.extend(text_block(0, &["I can't"]));

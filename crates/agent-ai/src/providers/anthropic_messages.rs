@@ -7,10 +7,10 @@
 //! Anthropic's events into Pi's [`AssistantMessageEvent`]s and ends with
 //! exactly one `done` or `error`. Dropping the stream drops the request.
 //!
-//! Module map: [`request`] builds the body (through [`replay`], Pi's
-//! `transform-messages`), [`wire`] types the events, [`assemble`] turns them
-//! into Pi's events. [`sse`], [`retry`] and [`partial_json`] are the generic
-//! parts, kept private and small so the shared modules can replace them.
+//! Module map: `request` builds the body (through `replay`, Pi's
+//! `transform-messages`), `wire` types the events, `assemble` turns them into
+//! Pi's events. `sse`, `retry` and `partial_json` are the generic parts, kept
+//! private and small so the shared modules can replace them.
 
 mod assemble;
 mod partial_json;
@@ -50,7 +50,7 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 const EVENT_BUFFER: usize = 32;
 
 /// A provider for Anthropic's Messages API (and compatible endpoints).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AnthropicMessagesProvider {
     config: ProviderConfig,
     /// `Err` when the HTTP client could not be built (no TLS roots); every
@@ -66,6 +66,15 @@ impl AnthropicMessagesProvider {
             .build()
             .map_err(|error| format!("Could not set up the HTTP client: {}", error_chain(&error)));
         AnthropicMessagesProvider { config, client }
+    }
+}
+
+/// Shows where it sends requests, never the API key.
+impl std::fmt::Debug for AnthropicMessagesProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicMessagesProvider")
+            .field("base_url", &self.config.base_url)
+            .finish_non_exhaustive()
     }
 }
 
