@@ -6,10 +6,14 @@
 //! stream with an `error` event carrying a clear `errorMessage`; 429, 5xx and
 //! overloaded answers are retried with backoff first (honouring `retry-after`).
 
+pub mod anthropic_messages;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Provider;
+
+pub use anthropic_messages::AnthropicMessagesProvider;
 
 /// How to reach a provider's HTTP API.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +73,8 @@ impl Default for RetryPolicy {
 /// `None` for an API this crate does not speak.
 pub fn for_api(api: &str, config: ProviderConfig) -> Option<Arc<dyn Provider>> {
     // Each provider module adds its arm here as it lands.
-    let _ = (api, config);
-    None
+    match api {
+        "anthropic-messages" => Some(Arc::new(AnthropicMessagesProvider::new(config))),
+        _ => None,
+    }
 }

@@ -1,0 +1,445 @@
+//! Anthropic's stream events in, Pi's assistant-message events out.
+//!
+//! A pure state machine (no I/O), so every event sequence can be tested
+//! without a server. Anthropic numbers blocks itself; blocks of unknown kinds
+//! (server tools) are skipped, so its index maps to ours through `open`.
+
+use serde_json::json;
+
+use super::partial_json::parse_streaming_json;
+use super::wire::{ApiError, BlockDelta, BlockStart, StreamEvent, WireUsage};
+use crate::message::{
+    AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
+};
+use crate::stream::{AssistantMessageEvent, Model};
+
+/// What Pi shows for reasoning the safety system redacted.
+const REDACTED_THINKING: &str = "[Reasoning redacted]";
+
+/// Below this many bytes tool input is re-parsed on every delta; above it,
+/// whenever it grew by an eighth, so a long `write` stays linear overall.
+/// The final parse at the block's end always sees everything.
+const EAGER_PARSE_LIMIT: usize = 4096;
+
+/// The message under construction.
+pub(super) struct Assembler {
+    message: AssistantMessage,
+    open: Vec<OpenBlock>,
+    stop_reason: Option<String>,
+}
+
+struct OpenBlock {
+    wire_index: usize,
+    content_index: usize,
+    /// Tool input text so far, for tool calls.
+    json: Option<ToolInput>,
+}
+
+struct ToolInput {
+    text: String,
+    parsed_len: usize,
+}
+
+/// What an event meant for the stream as a whole.
+#[derive(Debug)]
+pub(super) enum Applied {
+    /// Keep reading.
+    Continue,
+    /// `message_stop`: the response is complete.
+    Stop,
+    /// The server sent an `error` event.
+    ServerError(ApiError),
+}
+
+impl Assembler {
+    /// An empty message for `model`.
+    pub(super) fn new(model: &Model) -> Self {
+        Assembler {
+            message: AssistantMessage::empty(model),
+            open: Vec::new(),
+            stop_reason: None,
+        }
+    }
+
+    /// The message so far.
+    pub(super) fn message(&self) -> &AssistantMessage {
+        &self.message
+    }
+
+    /// Whether any content block began (after which a retry would repeat
+    /// what the consumer already saw).
+    pub(super) fn has_content(&self) -> bool {
+        !self.message.content.is_empty()
+    }
+
+    /// Applies `event`, pushing the events it produces onto `out`.
+    pub(super) fn apply(
+        &mut self,
+        event: StreamEvent,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Applied {
+        match event {
+            StreamEvent::MessageStart { message } => {
+                self.message.response_id = message.id;
+                self.message.response_model = message.model.filter(|m| *m != self.message.model);
+                if let Some(usage) = message.usage {
+                    self.set_usage(&usage);
+                }
+            }
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => self.start_block(index, content_block, out),
+            StreamEvent::ContentBlockDelta { index, delta } => self.delta(index, delta, out),
+            StreamEvent::ContentBlockStop { index } => self.stop_block(index, out),
+            StreamEvent::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(reason);
+                }
+                if let Some(usage) = usage {
+                    self.set_usage(&usage);
+                }
+            }
+            StreamEvent::MessageStop => return Applied::Stop,
+            StreamEvent::Error { error } => return Applied::ServerError(error),
+            StreamEvent::Ping | StreamEvent::Unknown => {}
+        }
+        Applied::Continue
+    }
+
+    /// The last event of a complete response: `done`, or `error` when the
+    /// model refused.
+    pub(super) fn finish(mut self) -> AssistantMessageEvent {
+        let reason = self.stop_reason.clone().unwrap_or_default();
+        match map_stop_reason(&reason) {
+            StopReason::Error => {
+                let text = format!(
+                    "The model stopped with stop_reason `{reason}` (it declined to answer)"
+                );
+                self.fail(StopReason::Error, text)
+            }
+            stop => {
+                self.close_open_blocks();
+                self.message.stop_reason = stop;
+                AssistantMessageEvent::Done {
+                    reason: stop,
+                    message: self.message,
+                }
+            }
+        }
+    }
+
+    /// The last event of a failed or cancelled response: the content so far
+    /// (open tool calls with their input parsed), `reason` and `text`.
+    pub(super) fn fail(
+        mut self,
+        reason: StopReason,
+        text: impl Into<String>,
+    ) -> AssistantMessageEvent {
+        self.close_open_blocks();
+        self.message.stop_reason = reason;
+        self.message.error_message = Some(text.into());
+        AssistantMessageEvent::Error {
+            reason,
+            error: self.message,
+        }
+    }
+
+    fn close_open_blocks(&mut self) {
+        for block in std::mem::take(&mut self.open) {
+            if let (Some(input), Some(AssistantContent::ToolCall(call))) = (
+                block.json,
+                self.message.content.get_mut(block.content_index),
+            ) {
+                call.arguments = parse_streaming_json(&input.text);
+            }
+        }
+    }
+
+    fn set_usage(&mut self, wire: &WireUsage) {
+        let usage: &mut Usage = &mut self.message.usage;
+        // Absent or null keeps the earlier count: proxies omit input_tokens
+        // from message_delta.
+        if let Some(n) = wire.input_tokens {
+            usage.input = n;
+        }
+        if let Some(n) = wire.output_tokens {
+            usage.output = n;
+        }
+        if let Some(n) = wire.cache_read_input_tokens {
+            usage.cache_read = n;
+        }
+        if let Some(n) = wire.cache_creation_input_tokens {
+            usage.cache_write = n;
+        }
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+    }
+
+    fn start_block(
+        &mut self,
+        wire_index: usize,
+        start: BlockStart,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) {
+        let content_index = self.message.content.len();
+        let (content, json) = match start {
+            BlockStart::Text { text } => (
+                AssistantContent::Text(TextContent {
+                    text,
+                    text_signature: None,
+                }),
+                None,
+            ),
+            BlockStart::Thinking { thinking } => (
+                AssistantContent::Thinking(ThinkingContent {
+                    thinking,
+                    thinking_signature: None,
+                    redacted: None,
+                }),
+                None,
+            ),
+            BlockStart::RedactedThinking { data } => (
+                AssistantContent::Thinking(ThinkingContent {
+                    thinking: REDACTED_THINKING.to_owned(),
+                    thinking_signature: Some(data),
+                    redacted: Some(true),
+                }),
+                None,
+            ),
+            BlockStart::ToolUse { id, name } => (
+                AssistantContent::ToolCall(ToolCall {
+                    id,
+                    name,
+                    arguments: json!({}),
+                    thought_signature: None,
+                }),
+                Some(ToolInput {
+                    text: String::new(),
+                    parsed_len: 0,
+                }),
+            ),
+            BlockStart::Unknown => return,
+        };
+        let is_tool = json.is_some();
+        let is_text = matches!(content, AssistantContent::Text(_));
+        self.message.content.push(content);
+        self.open.push(OpenBlock {
+            wire_index,
+            content_index,
+            json,
+        });
+        let partial = self.message.clone();
+        out.push(if is_tool {
+            AssistantMessageEvent::ToolCallStart {
+                content_index,
+                partial,
+            }
+        } else if is_text {
+            AssistantMessageEvent::TextStart {
+                content_index,
+                partial,
+            }
+        } else {
+            AssistantMessageEvent::ThinkingStart {
+                content_index,
+                partial,
+            }
+        });
+    }
+
+    fn delta(
+        &mut self,
+        wire_index: usize,
+        delta: BlockDelta,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) {
+        let Some(block) = self.open.iter_mut().find(|b| b.wire_index == wire_index) else {
+            return;
+        };
+        let content_index = block.content_index;
+        let Some(content) = self.message.content.get_mut(content_index) else {
+            return;
+        };
+        // A delta that does not fit its block is ignored, as Pi does.
+        let event = match (content, delta, block.json.as_mut()) {
+            (AssistantContent::Text(text), BlockDelta::TextDelta { text: delta }, _) => {
+                text.text.push_str(&delta);
+                Some((EventKind::Text, delta))
+            }
+            (
+                AssistantContent::Thinking(thinking),
+                BlockDelta::ThinkingDelta { thinking: delta },
+                _,
+            ) => {
+                thinking.thinking.push_str(&delta);
+                Some((EventKind::Thinking, delta))
+            }
+            (AssistantContent::Thinking(thinking), BlockDelta::SignatureDelta { signature }, _) => {
+                thinking
+                    .thinking_signature
+                    .get_or_insert_with(String::new)
+                    .push_str(&signature);
+                None
+            }
+            (
+                AssistantContent::ToolCall(call),
+                BlockDelta::InputJsonDelta { partial_json },
+                Some(input),
+            ) => {
+                input.text.push_str(&partial_json);
+                let len = input.text.len();
+                if len <= EAGER_PARSE_LIMIT || len >= input.parsed_len + input.parsed_len / 8 {
+                    call.arguments = parse_streaming_json(&input.text);
+                    input.parsed_len = len;
+                }
+                Some((EventKind::ToolCall, partial_json))
+            }
+            _ => None,
+        };
+        let Some((kind, delta)) = event else {
+            return;
+        };
+        let partial = self.message.clone();
+        out.push(match kind {
+            EventKind::Text => AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            EventKind::Thinking => AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            EventKind::ToolCall => AssistantMessageEvent::ToolCallDelta {
+                content_index,
+                delta,
+                partial,
+            },
+        });
+    }
+
+    fn stop_block(&mut self, wire_index: usize, out: &mut Vec<AssistantMessageEvent>) {
+        let Some(position) = self.open.iter().position(|b| b.wire_index == wire_index) else {
+            return;
+        };
+        let block = self.open.remove(position);
+        let content_index = block.content_index;
+        let Some(content) = self.message.content.get_mut(content_index) else {
+            return;
+        };
+        let event = match content {
+            AssistantContent::Text(text) => {
+                let content = text.text.clone();
+                AssistantMessageEvent::TextEnd {
+                    content_index,
+                    content,
+                    partial: self.message.clone(),
+                }
+            }
+            AssistantContent::Thinking(thinking) => {
+                let content = thinking.thinking.clone();
+                AssistantMessageEvent::ThinkingEnd {
+                    content_index,
+                    content,
+                    partial: self.message.clone(),
+                }
+            }
+            AssistantContent::ToolCall(call) => {
+                if let Some(input) = &block.json {
+                    call.arguments = parse_streaming_json(&input.text);
+                }
+                let tool_call = call.clone();
+                AssistantMessageEvent::ToolCallEnd {
+                    content_index,
+                    tool_call,
+                    partial: self.message.clone(),
+                }
+            }
+        };
+        out.push(event);
+    }
+}
+
+enum EventKind {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+/// Anthropic's stop reasons in Pi's terms. `refusal` (and `sensitive`) end in
+/// an error; an unknown reason is logged and treated as a normal stop.
+fn map_stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "stop_sequence" | "pause_turn" | "" => StopReason::Stop,
+        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
+        "tool_use" => StopReason::ToolUse,
+        "refusal" | "sensitive" => StopReason::Error,
+        other => {
+            tracing::warn!(
+                stop_reason = other,
+                "unknown Anthropic stop reason; treated as stop"
+            );
+            StopReason::Stop
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn stop_reasons_map_as_pi_maps_them() {
+        let mapped: Vec<StopReason> = [
+            "end_turn",
+            "max_tokens",
+            "tool_use",
+            "stop_sequence",
+            "refusal",
+            "pause_turn",
+        ]
+        .into_iter()
+        .map(map_stop_reason)
+        .collect();
+        assert_eq!(
+            mapped,
+            [
+                StopReason::Stop,
+                StopReason::Length,
+                StopReason::ToolUse,
+                StopReason::Stop,
+                StopReason::Error,
+                StopReason::Stop
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_events_blocks_and_deltas_are_ignored() {
+        let model = Model::new("claude", "anthropic", "anthropic-messages");
+        let mut assembler = Assembler::new(&model);
+        let mut out = Vec::new();
+        for data in [
+            r#"{"type":"brand_new_event"}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"x","name":"web_search"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{}}}"#,
+        ] {
+            let event: StreamEvent = serde_json::from_str(data).unwrap();
+            assert!(matches!(
+                assembler.apply(event, &mut out),
+                Applied::Continue
+            ));
+        }
+        let kinds: Vec<Value> = out
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
+            .collect();
+        assert_eq!(kinds, [json!("text_start")]);
+        assert_eq!(assembler.message().content.len(), 1);
+    }
+}
