@@ -163,6 +163,7 @@ pub async fn send_with_retry(
             callback(&notice);
         }
         tokio::select! {
+            biased;
             () = patience.cancel.cancelled() => return Err(HttpError::Aborted),
             () = tokio::time::sleep(delay) => {}
         }
@@ -227,6 +228,7 @@ async fn bounded<T>(
     future: impl Future<Output = T>,
 ) -> Result<T, HttpError> {
     tokio::select! {
+        biased;
         () = patience.cancel.cancelled() => Err(HttpError::Aborted),
         result = tokio::time::timeout(patience.read_timeout, future) => {
             result.map_err(|_| HttpError::Stalled(patience.read_timeout))

@@ -34,6 +34,7 @@ type EventResult = Result<eventsource_stream::Event, EventStreamError<HttpError>
 /// cancellation token.
 pub struct SseStream {
     events: Pin<Box<dyn Stream<Item = EventResult> + Send>>,
+    cancel: CancellationToken,
 }
 
 impl SseStream {
@@ -43,12 +44,13 @@ impl SseStream {
     pub fn new(response: Response, read_timeout: Duration, cancel: CancellationToken) -> Self {
         let bytes = response.bytes_stream();
         let guarded = futures::stream::unfold(
-            (Box::pin(bytes), cancel, false),
+            (Box::pin(bytes), cancel.clone(), false),
             move |(mut bytes, cancel, finished)| async move {
                 if finished {
                     return None;
                 }
                 let next = tokio::select! {
+                    biased;
                     () = cancel.cancelled() => Err(HttpError::Aborted),
                     next = tokio::time::timeout(read_timeout, bytes.next()) => match next {
                         Err(_) => Err(HttpError::Stalled(read_timeout)),
@@ -64,12 +66,17 @@ impl SseStream {
         );
         SseStream {
             events: Box::pin(guarded.eventsource()),
+            cancel,
         }
     }
 
     /// The next event; `Ok(None)` when the body ended (whether that end was
-    /// expected is for the caller to judge).
+    /// expected is for the caller to judge). Once cancelled, always
+    /// [`HttpError::Aborted`], even if more events are already buffered.
     pub async fn next_event(&mut self) -> Result<Option<SseEvent>, HttpError> {
+        if self.cancel.is_cancelled() {
+            return Err(HttpError::Aborted);
+        }
         match self.events.next().await {
             None => Ok(None),
             Some(Ok(event)) => Ok(Some(SseEvent {
