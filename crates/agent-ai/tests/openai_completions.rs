@@ -267,6 +267,7 @@ async fn one_tool_call_streams_its_arguments_and_ends_with_tool_use() {
     );
 }
 
+/// Deviation P4: fragments are assembled by `index`, not by a change of `id`.
 #[tokio::test]
 async fn parallel_tool_calls_with_interleaved_fragments_are_assembled_by_index() {
     let server = TestServer::start(vec![stream(vec![
@@ -324,6 +325,45 @@ async fn parallel_tool_calls_with_interleaved_fragments_are_assembled_by_index()
             json!({"type": "toolcall_end", "contentIndex": 2, "toolCall": calls[2]}),
             json!({"type": "done", "reason": "toolUse",
                    "message": message(content, usage(50, 30, 0), "toolUse")}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn calls_all_numbered_zero_but_with_new_ids_are_separate_calls() {
+    let server = TestServer::start(vec![stream(vec![
+        call_fragment(json!([{"index": 0, "id": "call_a", "function": {"name": "read", "arguments": "{\"path\": \"a\"}"}}])),
+        call_fragment(json!([{"index": 0, "id": "call_b", "function": {"name": "ls", "arguments": "{}"}}])),
+        // No index at all: continues the last call.
+        call_fragment(json!([{"function": {"arguments": ""}}])),
+        chunk(json!({}), json!("tool_calls")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let kinds: Vec<Value> = summaries(&events)
+        .into_iter()
+        .map(|mut s| {
+            let map = s.as_object_mut().unwrap();
+            map.remove("partialArguments");
+            map.remove("message");
+            s
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "toolcall_start", "contentIndex": 0}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"path\": \"a\"}"}),
+            json!({"type": "toolcall_end", "contentIndex": 0,
+                   "toolCall": {"id": "call_a", "name": "read", "arguments": {"path": "a"}}}),
+            json!({"type": "toolcall_start", "contentIndex": 1}),
+            json!({"type": "toolcall_delta", "contentIndex": 1, "delta": "{}"}),
+            json!({"type": "toolcall_delta", "contentIndex": 1, "delta": ""}),
+            json!({"type": "toolcall_end", "contentIndex": 1,
+                   "toolCall": {"id": "call_b", "name": "ls", "arguments": {}}}),
+            json!({"type": "done", "reason": "toolUse"}),
         ]
     );
 }
@@ -419,6 +459,7 @@ async fn finish_reason_length_ends_with_stop_reason_length() {
     );
 }
 
+/// Deviation P5: the error names the finish reason.
 #[tokio::test]
 async fn content_filter_ends_in_an_error_that_says_so() {
     let server = TestServer::start(vec![stream(vec![
@@ -437,6 +478,7 @@ async fn content_filter_ends_in_an_error_that_says_so() {
 
 // ---------------------------------------------------------------- failures
 
+/// Deviation P2: a body cut short is an error, not a finished answer.
 #[tokio::test]
 async fn stream_closed_without_done_or_finish_reason_is_an_error_keeping_the_partial_text() {
     let server = TestServer::start(vec![Reply::Stream {
@@ -514,6 +556,7 @@ async fn error_object_inside_the_stream_ends_with_its_message() {
     );
 }
 
+/// Deviation P6: retries are visible (`on_retry`) and honour `retry-after`.
 #[tokio::test]
 async fn rate_limit_with_retry_after_is_retried_visibly_then_succeeds() {
     let server = TestServer::start(vec![
@@ -550,6 +593,7 @@ async fn rate_limit_with_retry_after_is_retried_visibly_then_succeeds() {
     assert_eq!(requests[0].body, requests[1].body);
 }
 
+/// Deviation P6: backoff doubles from the base delay; the last error is returned.
 #[tokio::test]
 async fn server_error_after_retries_are_exhausted_carries_the_servers_message() {
     let failure = || {
@@ -633,6 +677,7 @@ async fn malformed_tool_arguments_are_repaired_or_become_an_empty_object() {
     );
 }
 
+/// Deviation P3: a stall past `read_timeout` ends the stream.
 #[tokio::test]
 async fn stream_that_stalls_past_the_read_timeout_ends_in_an_error() {
     let server = TestServer::start(vec![stream(vec![
@@ -727,6 +772,7 @@ fn fenced_call_answer() -> Reply {
     ])
 }
 
+/// Deviation P1: a tool call written as text becomes a tool call.
 #[tokio::test]
 async fn tool_call_written_as_text_is_recovered_into_a_tool_call() {
     let server = TestServer::start(vec![fenced_call_answer()]).await;
@@ -761,6 +807,7 @@ async fn tool_call_written_as_text_is_recovered_into_a_tool_call() {
     );
 }
 
+/// Deviation P1, switched off: Pi's behaviour.
 #[tokio::test]
 async fn text_tool_call_recovery_can_be_turned_off() {
     let server = TestServer::start(vec![fenced_call_answer()]).await;

@@ -13,7 +13,8 @@
 //! sent with the request, and the arguments are an object (or a string
 //! holding a JSON object). Anything else (prose around the JSON, an unknown
 //! tool, arguments that are not an object) stays text. Recovered calls carry
-//! `recoveredFromText: true`.
+//! `recoveredFromText: true`. Pi has no such recovery: this is deviation P1
+//! in `docs/DEVIATIONS.md`.
 
 use serde_json::{Map, Value};
 
