@@ -7,6 +7,7 @@
 //! processes or file systems; the layers above it do.
 
 pub mod message;
+pub mod partial_json;
 pub mod providers;
 pub mod stream;
 pub mod tool;

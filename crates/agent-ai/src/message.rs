@@ -60,6 +60,28 @@ pub struct ToolCall {
     /// Provider signature (Gemini) to replay with the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
+    /// `Some(true)` when the model wrote this call as text (a JSON object or a
+    /// `<tool_call>` block) and the provider recovered it; serialized as
+    /// `recoveredFromText` only when true, so Pi's shape is unchanged otherwise.
+    #[serde(default, skip_serializing_if = "is_not_true")]
+    pub recovered_from_text: Option<bool>,
+}
+
+impl ToolCall {
+    /// A call as a provider streams it: no signature, not recovered from text.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            thought_signature: None,
+            recovered_from_text: None,
+        }
+    }
+}
+
+fn is_not_true(flag: &Option<bool>) -> bool {
+    *flag != Some(true)
 }
 
 /// Content of user messages and tool results: text or images.

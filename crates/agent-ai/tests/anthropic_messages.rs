@@ -764,12 +764,7 @@ fn text(t: &str) -> AssistantContent {
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> AssistantContent {
-    AssistantContent::ToolCall(ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments,
-        thought_signature: None,
-    })
+    AssistantContent::ToolCall(ToolCall::new(id, name, arguments))
 }
 
 fn from_model(content: Vec<AssistantContent>, stop_reason: StopReason) -> Message {

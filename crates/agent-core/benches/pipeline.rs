@@ -87,6 +87,7 @@ fn call(id: usize) -> ToolCall {
         name: "noop".into(),
         arguments: json!({"path": "src/main.rs"}),
         thought_signature: None,
+        recovered_from_text: None,
     }
 }
 

@@ -113,6 +113,7 @@ async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
         name: args.name,
         arguments,
         thought_signature: None,
+        recovered_from_text: None,
     };
     // The same five steps the agent loop runs, with no hooks.
     let message = run_single_tool_call(&tools, &call, &NoHooks, &cancel).await;

@@ -4,9 +4,23 @@
 //! Both implement [`crate::Provider`]: whatever goes wrong (HTTP status,
 //! dropped connection, malformed event, stall past the read timeout) ends the
 //! stream with an `error` event carrying a clear `errorMessage`; 429, 5xx and
-//! overloaded answers are retried with backoff first (honouring `retry-after`).
+//! overloaded answers are retried with backoff first (honouring `retry-after`),
+//! each retry logged with `tracing::warn!` and reported to
+//! [`ProviderConfig::on_retry`].
+//!
+//! The building blocks are API-independent and shared by the providers:
+//! [`http`] (sending with retries, error messages), [`retry`] (the policy and
+//! `retry-after`), [`sse`] (server-sent events with a read timeout and
+//! cancellation), [`transform`] (dropping failed turns, closing orphaned tool
+//! calls) and [`crate::partial_json`] (arguments while they stream).
 
 pub mod anthropic_messages;
+pub mod http;
+pub mod openai_completions;
+pub mod retry;
+pub mod sse;
+pub mod text_tool_calls;
+pub mod transform;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,9 +28,11 @@ use std::time::Duration;
 use crate::Provider;
 
 pub use anthropic_messages::AnthropicMessagesProvider;
+pub use openai_completions::OpenAiCompletions;
+pub use retry::{RetryCallback, RetryNotice, RetryPolicy};
 
 /// How to reach a provider's HTTP API.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct ProviderConfig {
     /// Base URL up to the API version, e.g. `https://api.openai.com/v1` or
     /// `https://api.anthropic.com` (the provider appends its path).
@@ -31,11 +47,20 @@ pub struct ProviderConfig {
     pub max_tokens: u32,
     /// Sampling temperature, when set.
     pub temperature: Option<f32>,
+    /// Told before each retry, so a UI can show "rate limited, retrying in
+    /// 4 s" rather than appear to hang (retries are also logged with
+    /// `tracing::warn!`).
+    pub on_retry: Option<RetryCallback>,
+    /// Turn a text-only answer that spells out a call to one of the request's
+    /// tools (bare JSON, a ```` ```json ```` fence, `<tool_call>` blocks) into
+    /// a real tool call (see [`text_tool_calls`]). On by default; used by
+    /// `openai-completions`, where smaller models do this.
+    pub recover_text_tool_calls: bool,
 }
 
 impl ProviderConfig {
     /// A config with the defaults: 3 retries from 2 s, a 120 s read timeout,
-    /// 8192 output tokens.
+    /// 8192 output tokens, text tool-call recovery on.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
         ProviderConfig {
             base_url: base_url.into(),
@@ -44,37 +69,55 @@ impl ProviderConfig {
             read_timeout: Duration::from_secs(120),
             max_tokens: 8192,
             temperature: None,
+            on_retry: None,
+            recover_text_tool_calls: true,
         }
     }
 }
 
-/// How often and how patiently to retry a request the server refused for now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Retries after the first attempt (Pi's default: 3).
-    pub max_retries: u32,
-    /// First delay; doubled each retry unless the server sends `retry-after`.
-    pub base_delay: Duration,
-    /// No single wait is longer than this.
-    pub max_delay: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_retries: 3,
-            base_delay: Duration::from_secs(2),
-            max_delay: Duration::from_secs(60),
-        }
+impl std::fmt::Debug for ProviderConfig {
+    /// Everything but the key itself (logs must not leak it) and the callback.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("retry", &self.retry)
+            .field("read_timeout", &self.read_timeout)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("on_retry", &self.on_retry.as_ref().map(|_| "<callback>"))
+            .field("recover_text_tool_calls", &self.recover_text_tool_calls)
+            .finish()
     }
 }
 
 /// The provider for `api` (`openai-completions` or `anthropic-messages`), or
 /// `None` for an API this crate does not speak.
 pub fn for_api(api: &str, config: ProviderConfig) -> Option<Arc<dyn Provider>> {
-    // Each provider module adds its arm here as it lands.
     match api {
+        openai_completions::API => Some(Arc::new(OpenAiCompletions::new(config))),
         "anthropic-messages" => Some(Arc::new(AnthropicMessagesProvider::new(config))),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_the_api_key() {
+        let config = ProviderConfig::new("https://api.openai.com/v1", Some("sk-secret".into()));
+        let debug = format!("{config:?}");
+        assert!(debug.contains("<redacted>"), "{debug}");
+        assert!(!debug.contains("sk-secret"), "{debug}");
+    }
+
+    #[test]
+    fn for_api_knows_openai_completions_and_not_made_up_apis() {
+        let config = ProviderConfig::new("http://127.0.0.1:1/v1", None);
+        assert!(for_api("openai-completions", config.clone()).is_some());
+        assert!(for_api("anthropic-messages", config.clone()).is_some());
+        assert!(for_api("carrier-pigeon", config).is_none());
     }
 }

@@ -25,6 +25,7 @@ pub fn call(id: &str, name: &str, arguments: Value) -> AssistantContent {
         name: name.into(),
         arguments,
         thought_signature: None,
+        recovered_from_text: None,
     })
 }
 
@@ -35,6 +36,7 @@ pub fn tool_call(id: &str, name: &str, arguments: Value) -> ToolCall {
         name: name.into(),
         arguments,
         thought_signature: None,
+        recovered_from_text: None,
     }
 }
 

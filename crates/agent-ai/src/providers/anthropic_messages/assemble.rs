@@ -207,12 +207,7 @@ impl Assembler {
                 None,
             ),
             BlockStart::ToolUse { id, name } => (
-                AssistantContent::ToolCall(ToolCall {
-                    id,
-                    name,
-                    arguments: json!({}),
-                    thought_signature: None,
-                }),
+                AssistantContent::ToolCall(ToolCall::new(id, name, json!({}))),
                 Some(ToolInput {
                     text: String::new(),
                     parsed_len: 0,

@@ -1,0 +1,453 @@
+//! Lenient parsing of tool-call arguments, as they stream and once complete.
+//!
+//! Providers stream a tool call's arguments as fragments of JSON text. While the
+//! text is incomplete, a UI still wants to show what the model is asking for
+//! (the path it is about to read), and once complete, models sometimes produce
+//! JSON that is *almost* valid (a raw newline inside a string, `\d` from a
+//! regex). [`parse_streaming_json`] does what Pi's `parseStreamingJson` does:
+//!
+//! 1. strict JSON;
+//! 2. the same text repaired ([`repair_json`]): raw control characters inside
+//!    strings escaped, a lone backslash before a character that cannot follow
+//!    it doubled;
+//! 3. the repaired text completed as a prefix of a JSON value
+//!    ([`parse_partial_json`]): open strings, arrays and objects closed, a
+//!    key without a value dropped;
+//! 4. otherwise `{}`.
+//!
+//! Nothing here panics or recurses without bound on what a model sends.
+
+use serde_json::{Map, Number, Value};
+
+/// Deepest nesting the partial parser follows before giving up (to `{}`).
+const MAX_DEPTH: usize = 128;
+
+/// Parses possibly incomplete or slightly broken JSON; never fails (see the
+/// module docs for the steps). Empty or blank text is `{}`.
+pub fn parse_streaming_json(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    if let Ok(value) = serde_json::from_str(text) {
+        return value;
+    }
+    let repaired = repair_json(text);
+    if let Ok(value) = serde_json::from_str(&repaired) {
+        return value;
+    }
+    parse_partial_json(&repaired).unwrap_or_else(|| Value::Object(Map::new()))
+}
+
+/// Fixes the two mistakes models make inside JSON strings: raw control
+/// characters (a literal newline or tab) are escaped, and a backslash that does
+/// not start a valid escape (`\d`, `\.`, `\u` without four hex digits) is
+/// doubled so it stays a backslash. Text outside strings is left alone, and a
+/// backslash at the very end is kept (the next fragment may complete it).
+pub fn repair_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut in_string = false;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if !in_string {
+            if c == '"' {
+                in_string = true;
+            }
+            out.push(c);
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = false;
+                out.push(c);
+            }
+            '\\' => match chars.peek().map(|&(_, next)| next) {
+                None => out.push(c),
+                Some('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't') => {
+                    out.push(c);
+                    if let Some((_, next)) = chars.next() {
+                        out.push(next);
+                    }
+                }
+                Some('u') => {
+                    let hex = &text[at + 2..];
+                    let digits = hex.chars().take(4).take_while(char::is_ascii_hexdigit);
+                    let count = digits.count();
+                    if count == 4 || (count == hex.len() && count < 4) {
+                        // A complete escape, or one the next fragment may complete.
+                        out.push(c);
+                    } else {
+                        out.push_str("\\\\");
+                    }
+                }
+                Some(_) => out.push_str("\\\\"),
+            },
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Parses `text` as the beginning of a JSON value and returns the value it
+/// would have if it ended here: an open string keeps what it has, open arrays
+/// and objects are closed, an object key without its value is dropped, and a
+/// cut-off literal (`tr`) or number (`1.`) is completed. `None` when the text
+/// is not the prefix of any JSON value (or nests deeper than 128 levels).
+pub fn parse_partial_json(text: &str) -> Option<Value> {
+    let mut parser = PartialParser {
+        chars: text.chars().collect(),
+        at: 0,
+        depth: 0,
+    };
+    let value = parser.value().ok()??;
+    parser.skip_whitespace();
+    (parser.at == parser.chars.len()).then_some(value)
+}
+
+/// Why the partial parser stopped: the text cannot be a JSON prefix.
+struct Invalid;
+
+/// A recursive-descent parser that treats the end of input as "the value
+/// stops here" rather than as an error.
+struct PartialParser {
+    chars: Vec<char>,
+    at: usize,
+    depth: usize,
+}
+
+impl PartialParser {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn at_end(&self) -> bool {
+        self.at >= self.chars.len()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while self
+            .peek()
+            .is_some_and(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))
+        {
+            self.at += 1;
+        }
+    }
+
+    /// A value, or `None` when the input ends before one begins.
+    fn value(&mut self) -> Result<Option<Value>, Invalid> {
+        self.skip_whitespace();
+        let Some(c) = self.peek() else {
+            return Ok(None);
+        };
+        match c {
+            '{' => self.nested(Self::object).map(Some),
+            '[' => self.nested(Self::array).map(Some),
+            '"' => self.string().map(|s| Some(Value::String(s))),
+            't' => self.literal("true", Value::Bool(true)).map(Some),
+            'f' => self.literal("false", Value::Bool(false)).map(Some),
+            'n' => self.literal("null", Value::Null).map(Some),
+            '-' | '0'..='9' => self.number(),
+            _ => Err(Invalid),
+        }
+    }
+
+    fn nested(&mut self, parse: fn(&mut Self) -> Result<Value, Invalid>) -> Result<Value, Invalid> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Invalid);
+        }
+        let value = parse(self);
+        self.depth -= 1;
+        value
+    }
+
+    fn object(&mut self) -> Result<Value, Invalid> {
+        self.at += 1; // '{'
+        let mut map = Map::new();
+        loop {
+            self.skip_whitespace();
+            match self.peek() {
+                None => return Ok(Value::Object(map)),
+                Some('}') => {
+                    self.at += 1;
+                    return Ok(Value::Object(map));
+                }
+                Some('"') => {}
+                Some(_) => return Err(Invalid),
+            }
+            let key = self.string()?;
+            self.skip_whitespace();
+            match self.peek() {
+                None => return Ok(Value::Object(map)),
+                Some(':') => self.at += 1,
+                Some(_) => return Err(Invalid),
+            }
+            let Some(value) = self.value()? else {
+                return Ok(Value::Object(map));
+            };
+            map.insert(key, value);
+            self.skip_whitespace();
+            match self.peek() {
+                None => return Ok(Value::Object(map)),
+                Some(',') => self.at += 1,
+                Some('}') => {
+                    self.at += 1;
+                    return Ok(Value::Object(map));
+                }
+                Some(_) => return Err(Invalid),
+            }
+        }
+    }
+
+    fn array(&mut self) -> Result<Value, Invalid> {
+        self.at += 1; // '['
+        let mut items = Vec::new();
+        loop {
+            self.skip_whitespace();
+            if self.peek() == Some(']') {
+                self.at += 1;
+                return Ok(Value::Array(items));
+            }
+            let Some(value) = self.value()? else {
+                return Ok(Value::Array(items));
+            };
+            items.push(value);
+            self.skip_whitespace();
+            match self.peek() {
+                None => return Ok(Value::Array(items)),
+                Some(',') => self.at += 1,
+                Some(']') => {
+                    self.at += 1;
+                    return Ok(Value::Array(items));
+                }
+                Some(_) => return Err(Invalid),
+            }
+        }
+    }
+
+    /// A string from its opening quote; at the end of input, what it has so
+    /// far (a cut-off escape is dropped).
+    fn string(&mut self) -> Result<String, Invalid> {
+        self.at += 1; // '"'
+        let mut out = String::new();
+        while let Some(c) = self.peek() {
+            self.at += 1;
+            match c {
+                '"' => return Ok(out),
+                '\\' => {
+                    let Some(escape) = self.peek() else {
+                        return Ok(out);
+                    };
+                    self.at += 1;
+                    match escape {
+                        '"' => out.push('"'),
+                        '\\' => out.push('\\'),
+                        '/' => out.push('/'),
+                        'b' => out.push('\u{8}'),
+                        'f' => out.push('\u{c}'),
+                        'n' => out.push('\n'),
+                        'r' => out.push('\r'),
+                        't' => out.push('\t'),
+                        'u' => match self.unicode_escape()? {
+                            Some(decoded) => out.push(decoded),
+                            None => return Ok(out),
+                        },
+                        _ => return Err(Invalid),
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The character of a `\uXXXX` escape (joining a surrogate pair), or `None`
+    /// when the input ends inside it.
+    fn unicode_escape(&mut self) -> Result<Option<char>, Invalid> {
+        let Some(high) = self.hex4()? else {
+            return Ok(None);
+        };
+        if !(0xD800..0xDC00).contains(&high) {
+            return Ok(Some(char::from_u32(high).unwrap_or('\u{FFFD}')));
+        }
+        // A high surrogate: a low one should follow as `\uXXXX`.
+        if self.at_end() || (self.peek() == Some('\\') && self.at + 1 >= self.chars.len()) {
+            return Ok(None);
+        }
+        if self.peek() != Some('\\') || self.chars.get(self.at + 1) != Some(&'u') {
+            return Ok(Some('\u{FFFD}'));
+        }
+        self.at += 2;
+        let Some(low) = self.hex4()? else {
+            return Ok(None);
+        };
+        if (0xDC00..0xE000).contains(&low) {
+            let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+            Ok(Some(char::from_u32(code).unwrap_or('\u{FFFD}')))
+        } else {
+            Ok(Some('\u{FFFD}'))
+        }
+    }
+
+    fn hex4(&mut self) -> Result<Option<u32>, Invalid> {
+        let mut code = 0;
+        for _ in 0..4 {
+            let Some(c) = self.peek() else {
+                return Ok(None);
+            };
+            let digit = c.to_digit(16).ok_or(Invalid)?;
+            code = code * 16 + digit;
+            self.at += 1;
+        }
+        Ok(Some(code))
+    }
+
+    /// `true`, `false` or `null`, or a prefix of one the input ends in.
+    fn literal(&mut self, word: &str, value: Value) -> Result<Value, Invalid> {
+        for expected in word.chars() {
+            match self.peek() {
+                None => return Ok(value),
+                Some(c) if c == expected => self.at += 1,
+                Some(_) => return Err(Invalid),
+            }
+        }
+        Ok(value)
+    }
+
+    /// A number; one the input cuts short (`1.`, `2e`, `-`) keeps its complete
+    /// part, or is no value at all.
+    fn number(&mut self) -> Result<Option<Value>, Invalid> {
+        let start = self.at;
+        while self
+            .peek()
+            .is_some_and(|c| matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E'))
+        {
+            self.at += 1;
+        }
+        let text: String = self.chars[start..self.at].iter().collect();
+        if let Ok(number) = serde_json::from_str::<Number>(&text) {
+            return Ok(Some(Value::Number(number)));
+        }
+        if !self.at_end() {
+            return Err(Invalid);
+        }
+        let complete = text.trim_end_matches(['-', '+', '.', 'e', 'E']);
+        if complete.is_empty() {
+            return Ok(None);
+        }
+        serde_json::from_str::<Number>(complete)
+            .map(|n| Some(Value::Number(n)))
+            .map_err(|_| Invalid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn valid_json_parses_as_is() {
+        assert_eq!(
+            parse_streaming_json(r#"{"path": "a.txt", "limit": 5}"#),
+            json!({"path": "a.txt", "limit": 5})
+        );
+    }
+
+    #[test]
+    fn blank_text_is_an_empty_object() {
+        assert_eq!(parse_streaming_json(""), json!({}));
+        assert_eq!(parse_streaming_json("  \n"), json!({}));
+    }
+
+    #[test]
+    fn raw_newline_and_tab_inside_a_string_are_escaped() {
+        assert_eq!(
+            parse_streaming_json("{\"content\": \"line 1\nline\t2\"}"),
+            json!({"content": "line 1\nline\t2"})
+        );
+    }
+
+    #[test]
+    fn lone_backslash_before_an_invalid_escape_stays_a_backslash() {
+        assert_eq!(
+            parse_streaming_json(r#"{"pattern": "\d+\.rs", "path": "C:\\x"}"#),
+            json!({"pattern": "\\d+\\.rs", "path": "C:\\x"})
+        );
+    }
+
+    #[test]
+    fn unicode_escape_without_four_hex_digits_is_kept_literally() {
+        assert_eq!(
+            parse_streaming_json(r#"{"a": "\uZZ"}"#),
+            json!({"a": "\\uZZ"})
+        );
+    }
+
+    #[test]
+    fn prefixes_of_an_object_parse_to_what_has_arrived() {
+        let full = r#"{"path": "src/main.rs", "offset": 10, "flags": [true, null]}"#;
+        let expected = [
+            (r#"{"#, json!({})),
+            (r#"{"pa"#, json!({})),
+            (r#"{"path""#, json!({})),
+            (r#"{"path": "#, json!({})),
+            (r#"{"path": "src/ma"#, json!({"path": "src/ma"})),
+            (
+                r#"{"path": "src/main.rs", "offset": 1"#,
+                json!({"path": "src/main.rs", "offset": 1}),
+            ),
+            (
+                r#"{"path": "src/main.rs", "offset": 10, "flags": [tr"#,
+                json!({"path": "src/main.rs", "offset": 10, "flags": [true]}),
+            ),
+            (
+                r#"{"path": "src/main.rs", "offset": 10, "flags": [true, n"#,
+                json!({"path": "src/main.rs", "offset": 10, "flags": [true, null]}),
+            ),
+        ];
+        for (prefix, value) in expected {
+            assert!(full.starts_with(prefix), "{prefix}");
+            assert_eq!(parse_streaming_json(prefix), value, "{prefix}");
+        }
+    }
+
+    #[test]
+    fn cut_off_numbers_keep_their_complete_part() {
+        assert_eq!(parse_streaming_json(r#"{"a": 1."#), json!({"a": 1}));
+        assert_eq!(parse_streaming_json(r#"{"a": 2.5e"#), json!({"a": 2.5}));
+        assert_eq!(parse_streaming_json(r#"{"a": -"#), json!({}));
+    }
+
+    #[test]
+    fn cut_off_escapes_are_dropped() {
+        assert_eq!(parse_streaming_json(r#"{"a": "x\"#), json!({"a": "x"}));
+        assert_eq!(parse_streaming_json(r#"{"a": "x\u00"#), json!({"a": "x"}));
+        assert_eq!(
+            parse_streaming_json(r#"{"a": "x\u00e9"#),
+            json!({"a": "x\u{e9}"})
+        );
+        assert_eq!(
+            parse_streaming_json(r#"{"a": "\ud83d\ude00"#),
+            json!({"a": "\u{1F600}"})
+        );
+    }
+
+    #[test]
+    fn text_that_cannot_be_json_is_an_empty_object() {
+        assert_eq!(parse_streaming_json("not json"), json!({}));
+        assert_eq!(parse_streaming_json(r#"{"a": 1} trailing"#), json!({}));
+        assert_eq!(parse_streaming_json(r#"{"a" 1}"#), json!({}));
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_an_empty_object_not_a_stack_overflow() {
+        let deep = "[".repeat(100_000);
+        assert_eq!(parse_streaming_json(&deep), json!({}));
+    }
+}

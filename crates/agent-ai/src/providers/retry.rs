@@ -1,0 +1,196 @@
+//! When and how long to wait before asking a busy server again.
+//!
+//! API-independent: any HTTP provider decides with [`is_retryable`] whether a
+//! refused request is worth repeating (429, 5xx, "overloaded"), asks the
+//! [`RetryPolicy`] how long to wait (the server's `retry-after` wins over our
+//! own exponential backoff), and reports each retry as a [`RetryNotice`] so a
+//! UI can say "rate limited, retrying in 4 s" instead of hanging silently.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+
+/// How often and how patiently to retry a request the server refused for now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (Pi's default: 3).
+    pub max_retries: u32,
+    /// First delay; doubled each retry unless the server sends `retry-after`.
+    pub base_delay: Duration,
+    /// No wait of ours is longer than this; a server asking for a longer wait
+    /// gets no retry (its error is returned at once, as Pi does).
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_secs(2),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries at all.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// The wait before retry number `retry` (1 for the first retry): the
+    /// server's `retry-after` when it sent one, else `base_delay * 2^(retry-1)`
+    /// capped at `max_delay`. `None` when the server asks for longer than
+    /// `max_delay`: waiting that long is not worth it, so do not retry.
+    pub fn delay(&self, retry: u32, server_asked: Option<Duration>) -> Option<Duration> {
+        if let Some(asked) = server_asked {
+            return (asked <= self.max_delay).then_some(asked);
+        }
+        let factor = 2u32.saturating_pow(retry.saturating_sub(1));
+        Some(self.base_delay.saturating_mul(factor).min(self.max_delay))
+    }
+}
+
+/// One retry about to happen, for logs and UIs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// Which retry this is: 1 for the first.
+    pub attempt: u32,
+    /// How many retries the policy allows in all.
+    pub max_retries: u32,
+    /// How long we wait before sending again.
+    pub delay: Duration,
+    /// The HTTP status that was refused, or `None` for a connection failure.
+    pub status: Option<u16>,
+    /// What went wrong, as it would appear in `errorMessage`.
+    pub message: String,
+}
+
+/// Called before each retry (after the `tracing` warning); see
+/// [`crate::providers::ProviderConfig::on_retry`].
+pub type RetryCallback = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
+
+/// Whether a refused request may succeed if sent again: rate limits (429),
+/// server errors (5xx, including Anthropic's 529), request timeouts (408) and
+/// any answer whose body says the service is overloaded.
+pub fn is_retryable(status: StatusCode, body: &str) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS
+        || status == StatusCode::REQUEST_TIMEOUT
+        || status.is_server_error()
+        || body.to_ascii_lowercase().contains("overloaded")
+}
+
+/// The wait a server asked for: `retry-after-ms` (OpenAI), or `retry-after`
+/// as seconds or as an HTTP date (RFC 9110), measured from `now`. A date in
+/// the past means "now"; an unreadable header is ignored.
+pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = text(RETRY_AFTER.as_str())?;
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn backoff_doubles_from_the_base_delay_up_to_the_cap() {
+        let policy = RetryPolicy {
+            max_retries: 10,
+            base_delay: Duration::from_secs(2),
+            max_delay: Duration::from_secs(10),
+        };
+        let delays: Vec<_> = (1..=5).map(|n| policy.delay(n, None).unwrap()).collect();
+        assert_eq!(delays, [2, 4, 8, 10, 10].map(Duration::from_secs).to_vec());
+    }
+
+    #[test]
+    fn server_requested_wait_wins_unless_it_is_longer_than_the_cap() {
+        let policy = RetryPolicy::default();
+        assert_eq!(
+            policy.delay(1, Some(Duration::from_secs(7))),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(policy.delay(1, Some(Duration::from_secs(61))), None);
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_milliseconds_and_http_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "3")]), now),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "1.5")]), now),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after-ms", "250"), ("retry-after", "9")]),
+                now
+            ),
+            Some(Duration::from_millis(250))
+        );
+        // 784111777 is Sun, 06 Nov 1994 08:49:37 GMT.
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")]),
+                now
+            ),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            retry_after(
+                &headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:00 GMT")]),
+                now
+            ),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
+        assert_eq!(retry_after(&headers(&[("retry-after", "-1")]), now), None);
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn rate_limits_server_errors_and_overload_are_retryable_client_errors_are_not() {
+        assert!(is_retryable(StatusCode::TOO_MANY_REQUESTS, ""));
+        assert!(is_retryable(StatusCode::INTERNAL_SERVER_ERROR, ""));
+        assert!(is_retryable(StatusCode::from_u16(529).unwrap(), ""));
+        assert!(is_retryable(
+            StatusCode::BAD_REQUEST,
+            r#"{"error":{"type":"overloaded_error"}}"#
+        ));
+        assert!(!is_retryable(StatusCode::BAD_REQUEST, "bad request"));
+        assert!(!is_retryable(StatusCode::UNAUTHORIZED, ""));
+    }
+}

@@ -1,0 +1,1011 @@
+//! The `openai-completions` provider against a scripted server on 127.0.0.1:
+//! byte-exact SSE in OpenAI's documented chunk format, and the request body
+//! the provider sends, asserted as JSON. Whole event sequences are compared
+//! (timestamps zeroed; `partial` shown where it matters).
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_ai::message::ImageContent;
+use agent_ai::providers::{OpenAiCompletions, ProviderConfig, RetryNotice, RetryPolicy};
+use agent_ai::{
+    AssistantContent, AssistantMessage, AssistantMessageEvent, Content, Context, Message, Model,
+    Provider, StopReason, TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage,
+    UserContent, UserMessage,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use support::{Reply, Step, TestServer, data, done};
+use tokio_util::sync::CancellationToken;
+
+// ---------------------------------------------------------------- helpers
+
+fn model() -> Model {
+    Model::new("gpt-test", "openai", "openai-completions")
+}
+
+fn tool(name: &str) -> Tool {
+    Tool {
+        name: name.into(),
+        description: format!("The {name} tool."),
+        parameters: json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Path"}},
+            "required": ["path"]
+        }),
+    }
+}
+
+fn context() -> Context {
+    Context {
+        system_prompt: Some("You are a test.".into()),
+        messages: vec![Message::User(UserMessage::text("Hi"))],
+        tools: vec![tool("read"), tool("ls")],
+    }
+}
+
+/// A config for `server` with fast retries and a generous read timeout.
+fn config(server: &TestServer) -> ProviderConfig {
+    let mut config = ProviderConfig::new(&server.base_url, Some("sk-test".into()));
+    config.retry = RetryPolicy {
+        max_retries: 2,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_secs(5),
+    };
+    config.read_timeout = Duration::from_secs(5);
+    config
+}
+
+async fn run(config: ProviderConfig, context: &Context) -> Vec<AssistantMessageEvent> {
+    OpenAiCompletions::new(config)
+        .stream(&model(), context, CancellationToken::new())
+        .collect()
+        .await
+}
+
+/// A streamed answer, chunked, as OpenAI sends it.
+fn stream(steps: Vec<Step>) -> Reply {
+    Reply::Stream {
+        chunked: true,
+        steps,
+    }
+}
+
+/// One `chat.completion.chunk` with `delta` and `finish_reason`.
+fn chunk(delta: Value, finish_reason: Value) -> Step {
+    data(&json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": "gpt-test",
+        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]
+    }))
+}
+
+/// The final chunk with usage and no choices (`stream_options.include_usage`).
+fn usage_chunk(usage: Value) -> Step {
+    data(&json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": "gpt-test",
+        "choices": [],
+        "usage": usage
+    }))
+}
+
+/// A tool-call fragment chunk.
+fn call_fragment(fragments: Value) -> Step {
+    chunk(json!({"tool_calls": fragments}), Value::Null)
+}
+
+fn zero_timestamps(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(stamp) = map.get_mut("timestamp") {
+                *stamp = json!(0);
+            }
+            map.values_mut().for_each(zero_timestamps);
+        }
+        Value::Array(items) => items.iter_mut().for_each(zero_timestamps),
+        _ => {}
+    }
+}
+
+/// An event as JSON with timestamps zeroed.
+fn full(event: &AssistantMessageEvent) -> Value {
+    let mut value = serde_json::to_value(event).unwrap();
+    zero_timestamps(&mut value);
+    value
+}
+
+/// An event without its `partial`; a `toolcall_delta` shows instead the
+/// arguments parsed so far as `partialArguments`.
+fn summary(event: &AssistantMessageEvent) -> Value {
+    let mut value = full(event);
+    let map = value.as_object_mut().unwrap();
+    if let Some(partial) = map.remove("partial")
+        && map["type"] == "toolcall_delta"
+    {
+        let index = map["contentIndex"].as_u64().unwrap() as usize;
+        map.insert(
+            "partialArguments".into(),
+            partial["content"][index]["arguments"].clone(),
+        );
+    }
+    value
+}
+
+fn summaries(events: &[AssistantMessageEvent]) -> Vec<Value> {
+    events.iter().map(summary).collect()
+}
+
+/// The final message as JSON, timestamps zeroed.
+fn final_message(events: &[AssistantMessageEvent]) -> Value {
+    let mut value = serde_json::to_value(events.last().unwrap().final_message().unwrap()).unwrap();
+    zero_timestamps(&mut value);
+    value
+}
+
+fn no_usage() -> Value {
+    json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+           "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}})
+}
+
+fn usage(input: u64, output: u64, cache_read: u64) -> Value {
+    json!({"input": input, "output": output, "cacheRead": cache_read, "cacheWrite": 0,
+           "totalTokens": input + output + cache_read,
+           "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}})
+}
+
+/// An assistant message of the test model as Pi serializes it.
+fn message(content: Value, usage: Value, stop_reason: &str) -> Value {
+    json!({
+        "content": content,
+        "api": "openai-completions",
+        "provider": "openai",
+        "model": "gpt-test",
+        "responseId": "chatcmpl-1",
+        "usage": usage,
+        "stopReason": stop_reason,
+        "timestamp": 0
+    })
+}
+
+fn with_error(mut message: Value, error_message: &str) -> Value {
+    message["errorMessage"] = json!(error_message);
+    message
+}
+
+fn recorded_notices(config: &mut ProviderConfig) -> Arc<Mutex<Vec<RetryNotice>>> {
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&notices);
+    config.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
+        sink.lock().unwrap().push(notice.clone());
+    }));
+    notices
+}
+
+fn text_answer() -> Reply {
+    stream(vec![
+        chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+        chunk(json!({"content": "Hello"}), Value::Null),
+        chunk(json!({"content": " world"}), Value::Null),
+        chunk(json!({}), json!("stop")),
+        usage_chunk(json!({"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14})),
+        done(),
+    ])
+}
+
+// ---------------------------------------------------------------- answers
+
+#[tokio::test]
+async fn text_answer_streams_start_text_events_and_done_with_partials() {
+    let server = TestServer::start(vec![text_answer()]).await;
+    let events = run(config(&server), &context()).await;
+
+    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    let mut start = message(json!([]), no_usage(), "stop");
+    start.as_object_mut().unwrap().remove("responseId");
+    let done_message = message(text("Hello world"), usage(12, 2, 0), "stop");
+    assert_eq!(
+        events.iter().map(full).collect::<Vec<_>>(),
+        vec![
+            json!({"type": "start", "partial": start}),
+            json!({"type": "text_start", "contentIndex": 0,
+                   "partial": message(text(""), no_usage(), "stop")}),
+            json!({"type": "text_delta", "contentIndex": 0, "delta": "Hello",
+                   "partial": message(text("Hello"), no_usage(), "stop")}),
+            json!({"type": "text_delta", "contentIndex": 0, "delta": " world",
+                   "partial": message(text("Hello world"), no_usage(), "stop")}),
+            json!({"type": "text_end", "contentIndex": 0, "content": "Hello world",
+                   "partial": done_message}),
+            json!({"type": "done", "reason": "stop", "message": done_message}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn one_tool_call_streams_its_arguments_and_ends_with_tool_use() {
+    let server = TestServer::start(vec![stream(vec![
+        call_fragment(json!([{"index": 0, "id": "call_abc", "type": "function",
+                              "function": {"name": "read", "arguments": ""}}])),
+        call_fragment(json!([{"index": 0, "function": {"arguments": "{\"path\":"}}])),
+        call_fragment(json!([{"index": 0, "function": {"arguments": " \"READ"}}])),
+        call_fragment(json!([{"index": 0, "function": {"arguments": "ME.md\"}"}}])),
+        chunk(json!({}), json!("tool_calls")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+
+    let call = json!({"type": "toolCall", "id": "call_abc", "name": "read",
+                      "arguments": {"path": "README.md"}});
+    let final_message = message(json!([call]), no_usage(), "toolUse");
+    assert_eq!(
+        summaries(&events),
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "toolcall_start", "contentIndex": 0}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "",
+                   "partialArguments": {}}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"path\":",
+                   "partialArguments": {}}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": " \"READ",
+                   "partialArguments": {"path": "READ"}}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "ME.md\"}",
+                   "partialArguments": {"path": "README.md"}}),
+            json!({"type": "toolcall_end", "contentIndex": 0,
+                   "toolCall": {"id": "call_abc", "name": "read",
+                                "arguments": {"path": "README.md"}}}),
+            json!({"type": "done", "reason": "toolUse", "message": final_message}),
+        ]
+    );
+}
+
+/// Deviation P4: fragments are assembled by `index`, not by a change of `id`.
+#[tokio::test]
+async fn parallel_tool_calls_with_interleaved_fragments_are_assembled_by_index() {
+    let server = TestServer::start(vec![stream(vec![
+        call_fragment(json!([{"index": 0, "id": "call_0", "type": "function",
+                              "function": {"name": "read", "arguments": ""}}])),
+        call_fragment(json!([{"index": 1, "id": "call_1", "type": "function",
+                              "function": {"name": "ls", "arguments": ""}}])),
+        call_fragment(json!([{"index": 0, "function": {"arguments": "{\"path\": \"a"}}])),
+        call_fragment(json!([{"index": 2, "id": "call_2", "type": "function",
+                              "function": {"name": "read", "arguments": "{\"pa"}}])),
+        call_fragment(json!([{"index": 1, "function": {"arguments": "{\"path\": \".\"}"}}])),
+        call_fragment(json!([
+            {"index": 0, "function": {"arguments": ".txt\"}"}},
+            {"index": 2, "function": {"arguments": "th\": \"b.txt\"}"}}
+        ])),
+        chunk(json!({}), json!("tool_calls")),
+        usage_chunk(json!({"prompt_tokens": 50, "completion_tokens": 30, "total_tokens": 80})),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+
+    // `toolCall` in toolcall_end is the bare call; in content it is tagged.
+    let call = |id: &str, name: &str, path: &str| json!({"id": id, "name": name, "arguments": {"path": path}});
+    let calls = json!([
+        call("call_0", "read", "a.txt"),
+        call("call_1", "ls", "."),
+        call("call_2", "read", "b.txt")
+    ]);
+    let mut content = calls.clone();
+    for call in content.as_array_mut().unwrap() {
+        call["type"] = json!("toolCall");
+    }
+    assert_eq!(
+        summaries(&events),
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "toolcall_start", "contentIndex": 0}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "", "partialArguments": {}}),
+            json!({"type": "toolcall_start", "contentIndex": 1}),
+            json!({"type": "toolcall_delta", "contentIndex": 1, "delta": "", "partialArguments": {}}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"path\": \"a",
+                   "partialArguments": {"path": "a"}}),
+            json!({"type": "toolcall_start", "contentIndex": 2}),
+            json!({"type": "toolcall_delta", "contentIndex": 2, "delta": "{\"pa",
+                   "partialArguments": {}}),
+            json!({"type": "toolcall_delta", "contentIndex": 1, "delta": "{\"path\": \".\"}",
+                   "partialArguments": {"path": "."}}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": ".txt\"}",
+                   "partialArguments": {"path": "a.txt"}}),
+            json!({"type": "toolcall_delta", "contentIndex": 2, "delta": "th\": \"b.txt\"}",
+                   "partialArguments": {"path": "b.txt"}}),
+            json!({"type": "toolcall_end", "contentIndex": 0, "toolCall": calls[0]}),
+            json!({"type": "toolcall_end", "contentIndex": 1, "toolCall": calls[1]}),
+            json!({"type": "toolcall_end", "contentIndex": 2, "toolCall": calls[2]}),
+            json!({"type": "done", "reason": "toolUse",
+                   "message": message(content, usage(50, 30, 0), "toolUse")}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn calls_all_numbered_zero_but_with_new_ids_are_separate_calls() {
+    let server = TestServer::start(vec![stream(vec![
+        call_fragment(json!([{"index": 0, "id": "call_a", "function": {"name": "read", "arguments": "{\"path\": \"a\"}"}}])),
+        call_fragment(json!([{"index": 0, "id": "call_b", "function": {"name": "ls", "arguments": "{}"}}])),
+        // No index at all: continues the last call.
+        call_fragment(json!([{"function": {"arguments": ""}}])),
+        chunk(json!({}), json!("tool_calls")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let kinds: Vec<Value> = summaries(&events)
+        .into_iter()
+        .map(|mut s| {
+            let map = s.as_object_mut().unwrap();
+            map.remove("partialArguments");
+            map.remove("message");
+            s
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "toolcall_start", "contentIndex": 0}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"path\": \"a\"}"}),
+            json!({"type": "toolcall_end", "contentIndex": 0,
+                   "toolCall": {"id": "call_a", "name": "read", "arguments": {"path": "a"}}}),
+            json!({"type": "toolcall_start", "contentIndex": 1}),
+            json!({"type": "toolcall_delta", "contentIndex": 1, "delta": "{}"}),
+            json!({"type": "toolcall_delta", "contentIndex": 1, "delta": ""}),
+            json!({"type": "toolcall_end", "contentIndex": 1,
+                   "toolCall": {"id": "call_b", "name": "ls", "arguments": {}}}),
+            json!({"type": "done", "reason": "toolUse"}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn reasoning_content_streams_as_thinking_before_the_text() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(
+            json!({"role": "assistant", "reasoning_content": "Let me"}),
+            Value::Null,
+        ),
+        chunk(json!({"reasoning_content": " think."}), Value::Null),
+        chunk(
+            json!({"content": "42", "reasoning_content": null}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("stop")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+
+    let content = json!([
+        {"type": "thinking", "thinking": "Let me think.", "thinkingSignature": "reasoning_content"},
+        {"type": "text", "text": "42"}
+    ]);
+    assert_eq!(
+        summaries(&events),
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "thinking_start", "contentIndex": 0}),
+            json!({"type": "thinking_delta", "contentIndex": 0, "delta": "Let me"}),
+            json!({"type": "thinking_delta", "contentIndex": 0, "delta": " think."}),
+            json!({"type": "thinking_end", "contentIndex": 0, "content": "Let me think."}),
+            json!({"type": "text_start", "contentIndex": 1}),
+            json!({"type": "text_delta", "contentIndex": 1, "delta": "42"}),
+            json!({"type": "text_end", "contentIndex": 1, "content": "42"}),
+            json!({"type": "done", "reason": "stop",
+                   "message": message(content, no_usage(), "stop")}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn reasoning_field_named_reasoning_is_thinking_too() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"reasoning": "Hmm."}), Value::Null),
+        chunk(json!({"content": "Yes."}), json!("stop")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    assert_eq!(
+        final_message(&events)["content"],
+        json!([
+            {"type": "thinking", "thinking": "Hmm.", "thinkingSignature": "reasoning"},
+            {"type": "text", "text": "Yes."}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn usage_reports_cached_input_apart_and_reasoning_in_output() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "ok"}), Value::Null),
+        chunk(json!({}), json!("stop")),
+        usage_chunk(json!({
+            "prompt_tokens": 1200,
+            "completion_tokens": 80,
+            "total_tokens": 1280,
+            "prompt_tokens_details": {"cached_tokens": 1000},
+            "completion_tokens_details": {"reasoning_tokens": 20}
+        })),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    assert_eq!(final_message(&events)["usage"], usage(200, 100, 1000));
+}
+
+#[tokio::test]
+async fn finish_reason_length_ends_with_stop_reason_length() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Once upon"}), json!("length")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    assert_eq!(
+        summary(events.last().unwrap()),
+        json!({"type": "done", "reason": "length", "message": message(
+            json!([{"type": "text", "text": "Once upon"}]), no_usage(), "length")})
+    );
+}
+
+/// Deviation P5: the error names the finish reason.
+#[tokio::test]
+async fn content_filter_ends_in_an_error_that_says_so() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "I"}), json!("content_filter")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    assert_eq!(
+        summary(events.last().unwrap()),
+        json!({"type": "error", "reason": "error", "error": with_error(message(
+            json!([{"type": "text", "text": "I"}]), no_usage(), "error"),
+            "The provider stopped the response: content_filter")})
+    );
+}
+
+// ---------------------------------------------------------------- failures
+
+/// Deviation P2: a body cut short is an error, not a finished answer.
+#[tokio::test]
+async fn stream_closed_without_done_or_finish_reason_is_an_error_keeping_the_partial_text() {
+    let server = TestServer::start(vec![Reply::Stream {
+        chunked: false,
+        steps: vec![chunk(json!({"content": "Hel"}), Value::Null)],
+    }])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let partial = json!([{"type": "text", "text": "Hel"}]);
+    assert_eq!(
+        summaries(&events),
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "text_start", "contentIndex": 0}),
+            json!({"type": "text_delta", "contentIndex": 0, "delta": "Hel"}),
+            json!({"type": "error", "reason": "error", "error": with_error(
+                message(partial, no_usage(), "error"),
+                "Connection closed before the response was complete")}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn chunked_stream_cut_mid_way_is_a_connection_error() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Hel"}), Value::Null),
+        Step::Send("data: {\"id\": \"chatcmpl-1\", \"choi".into()),
+        Step::Cut,
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = events.last().unwrap().final_message().unwrap();
+    assert_eq!(
+        (last.stop_reason, last.text(), last.error_message.as_deref()),
+        (
+            StopReason::Error,
+            "Hel".to_owned(),
+            Some(
+                "Connection error: error decoding response body: error reading a body from \
+                 connection: unexpected EOF during chunk size line"
+            ),
+        )
+    );
+}
+
+#[tokio::test]
+async fn malformed_event_json_is_an_error_naming_it() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Hi"}), Value::Null),
+        Step::Send("data: {\"choices\": [oops]}\n\n".into()),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    assert_eq!(
+        summary(events.last().unwrap()),
+        json!({"type": "error", "reason": "error", "error": with_error(
+            message(json!([{"type": "text", "text": "Hi"}]), no_usage(), "error"),
+            "Malformed stream event: expected value at line 1 column 14 in \"{\\\"choices\\\": [oops]}\"")})
+    );
+}
+
+#[tokio::test]
+async fn error_object_inside_the_stream_ends_with_its_message() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Hi"}), Value::Null),
+        data(&json!({"error": {"message": "Upstream provider overloaded", "code": 502}})),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = events.last().unwrap().final_message().unwrap();
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Upstream provider overloaded")
+    );
+}
+
+/// Deviation P6: retries are visible (`on_retry`) and honour `retry-after`.
+#[tokio::test]
+async fn rate_limit_with_retry_after_is_retried_visibly_then_succeeds() {
+    let server = TestServer::start(vec![
+        Reply::Status {
+            status: 429,
+            headers: vec![("retry-after".into(), "0".into())],
+            body: r#"{"error":{"message":"Rate limit reached for gpt-test","type":"requests","code":"rate_limit_exceeded"}}"#.into(),
+        },
+        text_answer(),
+    ])
+    .await;
+    let mut config = config(&server);
+    let notices = recorded_notices(&mut config);
+    let events = run(config, &context()).await;
+
+    assert_eq!(
+        summary(events.last().unwrap()),
+        json!({"type": "done", "reason": "stop", "message": message(
+            json!([{"type": "text", "text": "Hello world"}]), usage(12, 2, 0), "stop")})
+    );
+    // retry-after: 0 wins over the 5 ms backoff.
+    assert_eq!(
+        *notices.lock().unwrap(),
+        vec![RetryNotice {
+            attempt: 1,
+            max_retries: 2,
+            delay: Duration::ZERO,
+            status: Some(429),
+            message: "429 Rate limit reached for gpt-test".into(),
+        }]
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, requests[1].body);
+}
+
+/// Deviation P6: backoff doubles from the base delay; the last error is returned.
+#[tokio::test]
+async fn server_error_after_retries_are_exhausted_carries_the_servers_message() {
+    let failure = || {
+        Reply::Status {
+        status: 500,
+        headers: vec![],
+        body: r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}"#.into(),
+    }
+    };
+    let server = TestServer::start(vec![failure(), failure(), failure()]).await;
+    let mut config = config(&server);
+    let notices = recorded_notices(&mut config);
+    let events = run(config, &context()).await;
+
+    let mut error = with_error(
+        message(json!([]), no_usage(), "error"),
+        "500 The server had an error while processing your request.",
+    );
+    error.as_object_mut().unwrap().remove("responseId");
+    assert_eq!(
+        summaries(&events),
+        vec![json!({"type": "error", "reason": "error", "error": error})]
+    );
+    let notice = |attempt, delay| RetryNotice {
+        attempt,
+        max_retries: 2,
+        delay: Duration::from_millis(delay),
+        status: Some(500),
+        message: "500 The server had an error while processing your request.".into(),
+    };
+    assert_eq!(*notices.lock().unwrap(), vec![notice(1, 5), notice(2, 10)]);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn client_error_is_not_retried() {
+    let server = TestServer::start(vec![Reply::Status {
+        status: 401,
+        headers: vec![],
+        body: r#"{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error"}}"#.into(),
+    }])
+    .await;
+    let mut config = config(&server);
+    let notices = recorded_notices(&mut config);
+    let events = run(config, &context()).await;
+    assert_eq!(
+        events
+            .last()
+            .unwrap()
+            .final_message()
+            .unwrap()
+            .error_message
+            .as_deref(),
+        Some("401 Incorrect API key provided: sk-test.")
+    );
+    assert_eq!(*notices.lock().unwrap(), vec![]);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn malformed_tool_arguments_are_repaired_or_become_an_empty_object() {
+    let server = TestServer::start(vec![stream(vec![
+        // A raw newline inside a string and a regex backslash: repairable.
+        call_fragment(json!([{"index": 0, "id": "call_0", "type": "function",
+            "function": {"name": "read", "arguments": "{\"path\": \"a\nb\", \"pattern\": \"\\d+\"}"}}])),
+        // An extra closing brace: not JSON, not a JSON prefix.
+        call_fragment(json!([{"index": 1, "id": "call_1", "type": "function",
+            "function": {"name": "read", "arguments": "{\"path\": \"c.txt\"}}"}}])),
+        chunk(json!({}), json!("tool_calls")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    assert_eq!(
+        final_message(&events)["content"],
+        json!([
+            {"type": "toolCall", "id": "call_0", "name": "read",
+             "arguments": {"path": "a\nb", "pattern": "\\d+"}},
+            {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {}}
+        ])
+    );
+}
+
+/// Deviation P3: a stall past `read_timeout` ends the stream.
+#[tokio::test]
+async fn stream_that_stalls_past_the_read_timeout_ends_in_an_error() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Hel"}), Value::Null),
+        Step::Hold,
+    ])])
+    .await;
+    let mut config = config(&server);
+    config.read_timeout = Duration::from_millis(200);
+    let events = run(config, &context()).await;
+    assert_eq!(
+        summaries(&events),
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "text_start", "contentIndex": 0}),
+            json!({"type": "text_delta", "contentIndex": 0, "delta": "Hel"}),
+            json!({"type": "error", "reason": "error", "error": with_error(
+                message(json!([{"type": "text", "text": "Hel"}]), no_usage(), "error"),
+                "Request timed out: no data received for 200ms")}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn cancelling_mid_stream_ends_at_once_with_aborted() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Hel"}), Value::Null),
+        chunk(json!({"content": "lo"}), Value::Null),
+        Step::Hold,
+    ])])
+    .await;
+    let cancel = CancellationToken::new();
+    let mut stream =
+        OpenAiCompletions::new(config(&server)).stream(&model(), &context(), cancel.clone());
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        if matches!(event, AssistantMessageEvent::TextDelta { .. }) {
+            cancel.cancel();
+        }
+        events.push(event);
+    }
+    assert_eq!(
+        summaries(&events),
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "text_start", "contentIndex": 0}),
+            json!({"type": "text_delta", "contentIndex": 0, "delta": "Hel"}),
+            json!({"type": "error", "reason": "aborted", "error": with_error(
+                message(json!([{"type": "text", "text": "Hel"}]), no_usage(), "aborted"),
+                "Request was aborted")}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn cancelling_during_a_retry_wait_ends_with_aborted() {
+    let server = TestServer::start(vec![Reply::Status {
+        status: 503,
+        headers: vec![("retry-after".into(), "4".into())],
+        body: String::new(),
+    }])
+    .await;
+    let mut config = config(&server);
+    let cancel = CancellationToken::new();
+    let on_cancel = cancel.clone();
+    config.on_retry = Some(Arc::new(move |_: &RetryNotice| on_cancel.cancel()));
+    let events: Vec<_> = OpenAiCompletions::new(config)
+        .stream(&model(), &context(), cancel)
+        .collect()
+        .await;
+    let last = events.last().unwrap().final_message().unwrap();
+    assert_eq!(
+        (last.stop_reason, last.error_message.as_deref()),
+        (StopReason::Aborted, Some("Request was aborted"))
+    );
+}
+
+// ---------------------------------------------------------------- text tool calls
+
+fn fenced_call_answer() -> Reply {
+    stream(vec![
+        chunk(
+            json!({"content": "```json\n{\"name\": \"read\", "}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"content": "\"arguments\": {\"path\": \"README.md\"}}\n```"}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("stop")),
+        done(),
+    ])
+}
+
+/// Deviation P1: a tool call written as text becomes a tool call.
+#[tokio::test]
+async fn tool_call_written_as_text_is_recovered_into_a_tool_call() {
+    let server = TestServer::start(vec![fenced_call_answer()]).await;
+    let events = run(config(&server), &context()).await;
+
+    let mut summaries = summaries(&events);
+    let id = summaries[7]["toolCall"]["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("text_call_"), "{id}");
+    let call = json!({"id": id, "name": "read",
+                      "arguments": {"path": "README.md"}, "recoveredFromText": true});
+    let mut block = call.clone();
+    block["type"] = json!("toolCall");
+    let text = "```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"README.md\"}}\n```";
+    for summary in &mut summaries {
+        summary.as_object_mut().unwrap().remove("partialArguments");
+    }
+    assert_eq!(
+        summaries,
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "text_start", "contentIndex": 0}),
+            json!({"type": "text_delta", "contentIndex": 0, "delta": "```json\n{\"name\": \"read\", "}),
+            json!({"type": "text_delta", "contentIndex": 0,
+                   "delta": "\"arguments\": {\"path\": \"README.md\"}}\n```"}),
+            json!({"type": "text_end", "contentIndex": 0, "content": text}),
+            json!({"type": "toolcall_start", "contentIndex": 0}),
+            json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"path\":\"README.md\"}"}),
+            json!({"type": "toolcall_end", "contentIndex": 0, "toolCall": call}),
+            json!({"type": "done", "reason": "toolUse",
+                   "message": message(json!([block]), no_usage(), "toolUse")}),
+        ]
+    );
+}
+
+/// Deviation P1, switched off: Pi's behaviour.
+#[tokio::test]
+async fn text_tool_call_recovery_can_be_turned_off() {
+    let server = TestServer::start(vec![fenced_call_answer()]).await;
+    let mut config = config(&server);
+    config.recover_text_tool_calls = false;
+    let events = run(config, &context()).await;
+    assert_eq!(
+        final_message(&events),
+        message(
+            json!([{"type": "text", "text":
+                "```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"README.md\"}}\n```"}]),
+            no_usage(),
+            "stop"
+        )
+    );
+}
+
+// ---------------------------------------------------------------- the request
+
+fn text_block(text: &str) -> Content {
+    Content::Text(TextContent {
+        text: text.into(),
+        text_signature: None,
+    })
+}
+
+fn image(data: &str) -> Content {
+    Content::Image(ImageContent {
+        data: data.into(),
+        mime_type: "image/png".into(),
+    })
+}
+
+fn assistant(content: Vec<AssistantContent>, stop_reason: StopReason) -> Message {
+    let mut message = AssistantMessage::empty(&model());
+    message.content = content;
+    message.stop_reason = stop_reason;
+    Message::Assistant(message)
+}
+
+fn result(id: &str, content: Vec<Content>, is_error: bool) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: "read".into(),
+        content,
+        details: None,
+        is_error,
+        timestamp: 0,
+    })
+}
+
+#[tokio::test]
+async fn request_body_carries_tools_history_tool_results_and_images_as_openai_expects() {
+    let server = TestServer::start(vec![text_answer()]).await;
+    let mut model = model();
+    model.supports_images = true;
+    let call = |id: &str, path: &str| {
+        AssistantContent::ToolCall(ToolCall::new(id, "read", json!({"path": path})))
+    };
+    let context = Context {
+        system_prompt: Some("You are a test.".into()),
+        messages: vec![
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![text_block("What is this?"), image("AAAA")]),
+                timestamp: 0,
+            }),
+            assistant(
+                vec![
+                    AssistantContent::Thinking(ThinkingContent {
+                        thinking: "Look at files.".into(),
+                        thinking_signature: Some("reasoning_content".into()),
+                        redacted: None,
+                    }),
+                    AssistantContent::Text(TextContent {
+                        text: "Reading.".into(),
+                        text_signature: None,
+                    }),
+                    call("call_1", "a.txt"),
+                    call("call_2", "b.png"),
+                ],
+                StopReason::ToolUse,
+            ),
+            result(
+                "call_1",
+                vec![text_block("line 1"), text_block("line 2")],
+                false,
+            ),
+            result("call_2", vec![image("BBBB")], false),
+            // A failed turn is not replayed.
+            assistant(vec![call("call_x", "x")], StopReason::Error),
+            assistant(vec![call("call_3", "c.txt")], StopReason::ToolUse),
+            // call_3 never got a result.
+            Message::User(UserMessage::text("Go on")),
+        ],
+        tools: vec![tool("read")],
+    };
+    let mut config = config(&server);
+    config.temperature = Some(0.5);
+    let events: Vec<_> = OpenAiCompletions::new(config)
+        .stream(&model, &context, CancellationToken::new())
+        .collect()
+        .await;
+    assert_eq!(
+        events.last().unwrap().message().stop_reason,
+        StopReason::Stop
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.request_line, "POST /v1/chat/completions HTTP/1.1");
+    assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    assert_eq!(
+        request.body,
+        json!({
+            "model": "gpt-test",
+            "messages": [
+                {"role": "system", "content": "You are a test."},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+                ]},
+                {"role": "assistant", "content": "Reading.", "reasoning_content": "Look at files.",
+                 "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "read", "arguments": "{\"path\":\"a.txt\"}"}},
+                    {"id": "call_2", "type": "function",
+                     "function": {"name": "read", "arguments": "{\"path\":\"b.png\"}"}}
+                 ]},
+                {"role": "tool", "content": "line 1\nline 2", "tool_call_id": "call_1"},
+                {"role": "tool", "content": "(see attached image)", "tool_call_id": "call_2"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Attached image(s) from tool result:"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,BBBB"}}
+                ]},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_3", "type": "function",
+                     "function": {"name": "read", "arguments": "{\"path\":\"c.txt\"}"}}
+                ]},
+                {"role": "tool", "content": "No result provided", "tool_call_id": "call_3"},
+                {"role": "user", "content": "Go on"}
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_completion_tokens": 8192,
+            "temperature": 0.5,
+            "tools": [{
+                "type": "function",
+                "function": {
+                    "name": "read",
+                    "description": "The read tool.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"path": {"type": "string", "description": "Path"}},
+                        "required": ["path"]
+                    },
+                    "strict": false
+                }
+            }]
+        })
+    );
+}
+
+#[tokio::test]
+async fn images_are_left_out_for_a_model_without_image_input() {
+    let server = TestServer::start(vec![text_answer()]).await;
+    let context = Context {
+        system_prompt: None,
+        messages: vec![
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![text_block("Look"), image("AAAA")]),
+                timestamp: 0,
+            }),
+            assistant(
+                vec![AssistantContent::ToolCall(ToolCall::new(
+                    "c1",
+                    "read",
+                    json!({}),
+                ))],
+                StopReason::ToolUse,
+            ),
+            result("c1", vec![image("BBBB")], false),
+        ],
+        tools: vec![],
+    };
+    run(config(&server), &context).await;
+    let body = &server.requests()[0].body;
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "Look"}]},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+            ]},
+            {"role": "tool", "content": "(see attached image)", "tool_call_id": "c1"}
+        ])
+    );
+    // No tools, but tool history: an empty list (proxies require it).
+    assert_eq!(body["tools"], json!([]));
+}

@@ -1,0 +1,241 @@
+//! A scripted HTTP/1.1 server on 127.0.0.1 for provider tests.
+//!
+//! Each accepted connection serves one request with the next [`Reply`] of the
+//! script and then closes (`Connection: close`), so retries open new
+//! connections and every request is recorded in order. Replies are written
+//! byte for byte as scripted: status answers with a body, or event streams
+//! made of [`Step`]s (bytes, pauses, an abrupt cut, or holding the connection
+//! open until the client leaves). The server stops by itself: it serves at
+//! most as many requests as it has replies, and no step waits longer than
+//! [`MAX_HOLD`].
+
+// Test code: a failed unwrap here is a failed test. Not every test uses every helper.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Longest a [`Step::Hold`] keeps a connection open when the client does not
+/// go away first.
+pub const MAX_HOLD: Duration = Duration::from_secs(10);
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A complete answer with this status, extra headers and body.
+    Status {
+        /// HTTP status code.
+        status: u16,
+        /// Extra headers (`retry-after`, ...).
+        headers: Vec<(String, String)>,
+        /// The body, sent with a `content-length`.
+        body: String,
+    },
+    /// A `200 text/event-stream` answer written step by step.
+    Stream {
+        /// `transfer-encoding: chunked` (each `Send` one chunk) when true;
+        /// else a body delimited by closing the connection.
+        chunked: bool,
+        /// What to write, in order.
+        steps: Vec<Step>,
+    },
+}
+
+/// One step of a streamed answer.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Write these bytes (one chunk when chunked).
+    Send(String),
+    /// Wait before the next step.
+    Pause(Duration),
+    /// Close the connection now, without the chunked terminator: the body
+    /// is cut mid-way.
+    Cut,
+    /// Keep the connection open, sending nothing, until the client closes it
+    /// (or [`MAX_HOLD`] passes).
+    Hold,
+}
+
+/// `data: <json>\n\n`, one server-sent event in OpenAI's format.
+pub fn data(json: &Value) -> Step {
+    Step::Send(format!("data: {json}\n\n"))
+}
+
+/// The `data: [DONE]\n\n` that ends an OpenAI stream.
+pub fn done() -> Step {
+    Step::Send("data: [DONE]\n\n".into())
+}
+
+/// A recorded request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// `POST /v1/chat/completions`
+    pub request_line: String,
+    /// Header names (lowercase) and values, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body, parsed as JSON (`Null` when it is not JSON).
+    pub body: Value,
+}
+
+impl Request {
+    /// The value of header `name` (lowercase).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A running test server.
+pub struct TestServer {
+    /// `http://127.0.0.1:<port>/v1`
+    pub base_url: String,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl TestServer {
+    /// Starts a server that answers successive requests with `replies`.
+    pub async fn start(replies: Vec<Reply>) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&requests);
+        let mut script: VecDeque<Reply> = replies.into();
+        tokio::spawn(async move {
+            while let Some(reply) = script.pop_front() {
+                let Ok((socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let recorded = Arc::clone(&recorded);
+                tokio::spawn(async move {
+                    serve(socket, reply, recorded).await;
+                });
+            }
+        });
+        TestServer {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            requests,
+        }
+    }
+
+    /// The requests received so far, in order.
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Request>>>) {
+    let Some(request) = read_request(&mut socket).await else {
+        return;
+    };
+    recorded.lock().unwrap().push(request);
+    match reply {
+        Reply::Status {
+            status,
+            headers,
+            body,
+        } => {
+            let mut head = format!(
+                "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                body.len()
+            );
+            for (name, value) in headers {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(body.as_bytes()).await;
+            let _ = socket.shutdown().await;
+        }
+        Reply::Stream { chunked, steps } => {
+            let mut head = String::from(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n",
+            );
+            if chunked {
+                head.push_str("transfer-encoding: chunked\r\n");
+            }
+            head.push_str("\r\n");
+            if socket.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            for step in steps {
+                match step {
+                    Step::Send(bytes) => {
+                        let framed = if chunked {
+                            format!("{:x}\r\n{bytes}\r\n", bytes.len())
+                        } else {
+                            bytes
+                        };
+                        if socket.write_all(framed.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        let _ = socket.flush().await;
+                    }
+                    Step::Pause(duration) => tokio::time::sleep(duration).await,
+                    Step::Cut => return,
+                    Step::Hold => {
+                        let mut buffer = [0u8; 64];
+                        let _ = tokio::time::timeout(MAX_HOLD, async {
+                            // Returns when the client closes (0) or errors.
+                            while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {}
+                        })
+                        .await;
+                        return;
+                    }
+                }
+            }
+            if chunked {
+                let _ = socket.write_all(b"0\r\n\r\n").await;
+            }
+            let _ = socket.shutdown().await;
+        }
+    }
+}
+
+/// Reads one request: the head up to the blank line, then `content-length`
+/// bytes of body.
+async fn read_request(socket: &mut TcpStream) -> Option<Request> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next()?.to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(0);
+    let mut body = buffer[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Some(Request {
+        request_line,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    })
+}
