@@ -32,7 +32,7 @@ struct DynamicTool {
 }
 
 impl DynamicTool {
-    fn new(
+    fn definition(
         name: &str,
         snippet: Option<&'static str>,
         guidelines: &'static [&'static str],
@@ -161,7 +161,7 @@ fn no_tools_lists_none_and_keeps_the_closing_guidelines() {
 #[test]
 fn a_custom_tool_shows_its_snippet_and_guideline() {
     let mut tools = builtins(&["read"]);
-    tools.push(DynamicTool::new(
+    tools.push(DynamicTool::definition(
         "dynamic_tool",
         Some("Run dynamic test behavior"),
         &["Use dynamic_tool for project summaries."],
@@ -183,13 +183,13 @@ fn a_custom_tool_shows_its_snippet_and_guideline() {
 #[test]
 fn duplicated_and_padded_guidelines_appear_once_and_blank_ones_not_at_all() {
     let tools = vec![
-        DynamicTool::new(
+        DynamicTool::definition(
             "a",
             Some("  Spread\n  over   lines  "),
             &["  Same rule  ", "", "Be concise in your responses"],
         ),
-        DynamicTool::new("b", Some("   "), &["Same rule"]),
-        DynamicTool::new("c", None, &[]),
+        DynamicTool::definition("b", Some("   "), &["Same rule"]),
+        DynamicTool::definition("c", None, &[]),
     ];
     assert_eq!(
         build_system_prompt(&inputs(tools)),
