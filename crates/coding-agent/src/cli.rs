@@ -1,10 +1,19 @@
-//! The command line: `coding-agent tool NAME ARGS_JSON [--cwd DIR]` runs one
-//! tool call the way the agent loop runs it and prints the result as one JSON
-//! object, so tools can be tried, scripted and compared with Pi from a shell.
+//! The command line.
 //!
-//! Exit status: 0 whenever a result was printed, including a failed tool (a
-//! tool error is data for the model, not a crash); 2 for a usage error (bad
-//! JSON, missing arguments, a bad `--cwd`); 1 if the result cannot be written.
+//! `coding-agent [OPTIONS] -p PROMPT...` (or `--mode json PROMPT...`, or
+//! `--mode rpc`) runs the agent: flags and settings pick the model
+//! ([`coding_agent::settings`]), the tools and the system prompt
+//! ([`coding_agent::prompt`]) and the session file ([`coding_agent::session`]),
+//! then a mode ([`coding_agent::modes`]) runs. Exit status: 0 on success, 1
+//! when the run ended in error, 2 for a usage error (no key, unknown provider,
+//! bad flags), 130 after Ctrl-C.
+//!
+//! `coding-agent tool NAME ARGS_JSON [--cwd DIR]` runs one tool call the way
+//! the agent loop runs it and prints the result as one JSON object, so tools
+//! can be tried, scripted and compared with Pi from a shell. Exit status: 0
+//! whenever a result was printed, including a failed tool (a tool error is
+//! data for the model, not a crash); 2 for a usage error (bad JSON, missing
+//! arguments, a bad `--cwd`); 1 if the result cannot be written.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -19,20 +28,106 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use agent_ai::message::now_millis;
 use coding_agent::definition::ContextFactory;
+use coding_agent::modes::agent_session::{default_tool_names, select_tools};
+use coding_agent::modes::{AgentSession, PrintFormat, SessionOptions, run_print, run_rpc};
+use coding_agent::prompt::{
+    PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
+    resolve_prompt_input,
+};
+use coding_agent::session::{SessionManager, iso_timestamp, session_dir};
+use coding_agent::settings::{
+    ModelError, ModelFlags, SETTINGS_FILE, Settings, SettingsError, agent_dir, provider_for,
+    resolve_model,
+};
 use coding_agent::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
-use coding_agent::{ToolContext, wrap_tool_definition};
+use coding_agent::{ToolContext, ToolDefinition, wrap_tool_definition};
 
 /// What stderr says once Ctrl-C has cancelled the call.
 const INTERRUPTED: &str =
     "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)";
 
+/// What stderr says once Ctrl-C has aborted a run in print or JSON mode.
+const RUN_INTERRUPTED: &str =
+    "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)";
+
 /// The coding agent.
 #[derive(Debug, Parser)]
-#[command(name = "coding-agent", version, about)]
+#[command(
+    name = "coding-agent",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// How the agent runs: `text` (with `-p`), `json` or `rpc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    /// Print the final answer
+    Text,
+    /// Print every event as a JSON line
+    Json,
+    /// JSON commands on stdin, responses and events on stdout
+    Rpc,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Provider: openai, anthropic, or one defined in settings.json
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// Model id (or PROVIDER/ID)
+    #[arg(long, value_name = "ID")]
+    model: Option<String>,
+    /// Base URL of the provider's API (an OpenAI-compatible endpoint for an unknown provider)
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// API key [default: the provider's environment variable, OPENAI_API_KEY or ANTHROPIC_API_KEY]
+    #[arg(long, value_name = "KEY")]
+    api_key: Option<String>,
+    /// Non-interactive: run the prompts, print the final answer, exit
+    #[arg(short = 'p', long)]
+    print: bool,
+    /// Output mode
+    #[arg(long, value_enum, value_name = "MODE")]
+    mode: Option<ModeArg>,
+    /// Comma-separated tools to enable [default: read,bash,edit,write,grep,find,ls]
+    #[arg(short = 't', long, value_delimiter = ',', value_name = "TOOLS")]
+    tools: Option<Vec<String>>,
+    /// Enable no tools
+    #[arg(long, conflicts_with = "tools")]
+    no_tools: bool,
+    /// System prompt, as text or a file to read [default: the coding assistant prompt]
+    #[arg(long, value_name = "TEXT|FILE")]
+    system_prompt: Option<String>,
+    /// Text (or a file's contents) appended to the system prompt; repeatable
+    #[arg(long, value_name = "TEXT|FILE")]
+    append_system_prompt: Vec<String>,
+    /// Leave AGENTS.md / CLAUDE.md out of the system prompt
+    #[arg(long)]
+    no_context_files: bool,
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue")]
+    continue_session: bool,
+    /// Use this session file
+    #[arg(long, value_name = "FILE", conflicts_with = "continue_session")]
+    session: Option<PathBuf>,
+    /// Directory sessions are saved in and looked up [default: $CODING_AGENT_DIR/sessions/--<cwd>--]
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// Save no session
+    #[arg(long, conflicts_with_all = ["session", "continue_session"])]
+    no_session: bool,
+    /// Prompts, run one after another
+    #[arg(value_name = "PROMPT")]
+    messages: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -62,6 +157,16 @@ enum UsageError {
     Stdin(std::io::Error),
     #[error("--cwd {}: {reason}", path.display())]
     BadCwd { path: PathBuf, reason: String },
+    #[error(
+        "nothing to do: pass a prompt with -p PROMPT or --mode json PROMPT, or use --mode rpc (there is no interactive mode)"
+    )]
+    NoPrompt,
+    #[error("--mode rpc reads its prompts from standard input, not the command line")]
+    RpcWithPrompt,
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
 }
 
 /// What `coding-agent tool` prints: the parts of the tool-result message a
@@ -78,7 +183,7 @@ struct ToolOutput<'a> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status),
         Err(err) => {
             eprintln!("coding-agent: {err:#}");
             if err.downcast_ref::<UsageError>().is_some() {
@@ -90,20 +195,159 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+fn run(cli: Cli) -> anyhow::Result<u8> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     match cli.command {
-        Command::Tool(args) => runtime.block_on(tool_command(args)),
+        Some(Command::Tool(args)) => runtime.block_on(tool_command(args)).map(|()| 0),
+        None => runtime.block_on(agent_command(cli.run)),
     }
+}
+
+/// Runs the agent in the mode the flags ask for; returns the exit status.
+async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
+    let mode = match (args.mode, args.print) {
+        (Some(ModeArg::Rpc), _) => ModeArg::Rpc,
+        (Some(ModeArg::Json), _) => ModeArg::Json,
+        _ => ModeArg::Text,
+    };
+    match mode {
+        ModeArg::Rpc if !args.messages.is_empty() => return Err(UsageError::RpcWithPrompt.into()),
+        ModeArg::Text | ModeArg::Json if args.messages.is_empty() => {
+            return Err(UsageError::NoPrompt.into());
+        }
+        _ => {}
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let agent_dir = agent_dir();
+    let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+    let flags = ModelFlags {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        api_key: args.api_key.clone(),
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let resolved = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
+        .map_err(UsageError::from)?;
+    let provider = provider_for(&resolved).map_err(UsageError::from)?;
+
+    let tool_names = match (&args.tools, args.no_tools) {
+        (_, true) => Vec::new(),
+        (Some(names), false) => names.iter().map(|n| n.trim().to_owned()).collect(),
+        (None, false) => default_tool_names(),
+    };
+    let (tools, unknown) = select_tools(&tool_names);
+    for name in unknown {
+        eprintln!(
+            "Warning: Unknown tool \"{name}\". Valid tools: {}",
+            BUILTIN_TOOL_NAMES.join(", ")
+        );
+    }
+    let system_prompt = system_prompt(&args, &agent_dir, &cwd, &tools);
+    let session = open_session(&args, &agent_dir, &cwd)?;
+    let session = AgentSession::new(SessionOptions {
+        provider,
+        model: resolved.model,
+        cwd,
+        tools,
+        system_prompt,
+        session,
+    })
+    .context("a built-in tool's schema")?;
+
+    match mode {
+        ModeArg::Rpc => {
+            run_rpc(session, tokio::io::stdin(), tokio::io::stdout()).await?;
+            Ok(0)
+        }
+        ModeArg::Text | ModeArg::Json => {
+            let format = if mode == ModeArg::Json {
+                PrintFormat::Json
+            } else {
+                PrintFormat::Text
+            };
+            let interrupt = cancel_on_ctrl_c(RUN_INTERRUPTED);
+            let mut stdout = std::io::stdout();
+            let mut stderr = std::io::stderr();
+            let status = run_print(
+                &session,
+                &args.messages,
+                format,
+                &mut stdout,
+                &mut stderr,
+                &interrupt,
+            )
+            .await?;
+            Ok(status)
+        }
+    }
+}
+
+/// The system prompt: `--system-prompt` (or a discovered `SYSTEM.md`) or the
+/// default text, `--append-system-prompt` (or `APPEND_SYSTEM.md`), context
+/// files unless `--no-context-files`, today's date and the cwd.
+fn system_prompt(
+    args: &RunArgs,
+    agent_dir: &Path,
+    cwd: &Path,
+    tools: &[Arc<dyn ToolDefinition>],
+) -> String {
+    let discovered = |name: &str| {
+        discover_prompt_file(name, agent_dir, cwd).map(|path| path.to_string_lossy().into_owned())
+    };
+    let custom_prompt = args
+        .system_prompt
+        .clone()
+        .or_else(|| discovered("SYSTEM.md"))
+        .map(|input| resolve_prompt_input(&input));
+    let append_inputs = if args.append_system_prompt.is_empty() {
+        discovered("APPEND_SYSTEM.md").into_iter().collect()
+    } else {
+        args.append_system_prompt.clone()
+    };
+    let context_files = if args.no_context_files {
+        Vec::new()
+    } else {
+        load_context_files(agent_dir, cwd)
+    };
+    let today = iso_timestamp(now_millis());
+    build_system_prompt(&PromptInputs {
+        custom_prompt,
+        append: append_inputs
+            .iter()
+            .map(|input| resolve_prompt_input(input))
+            .collect(),
+        tools: tools.to_vec(),
+        context_files,
+        date: today.get(..10).unwrap_or_default().to_owned(),
+        cwd: cwd.to_path_buf(),
+    })
+}
+
+/// The session the flags ask for: none, a given file, the latest of this
+/// directory, or a new one.
+fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<SessionManager> {
+    if args.no_session {
+        return Ok(SessionManager::in_memory(cwd));
+    }
+    let dir = args
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| session_dir(agent_dir, cwd));
+    Ok(match &args.session {
+        Some(file) => SessionManager::open(file, cwd)?,
+        None if args.continue_session => SessionManager::continue_recent(cwd, &dir)?,
+        None => SessionManager::create(cwd, &dir),
+    })
 }
 
 async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     // Installed first, so Ctrl-C while the arguments are still being read also
     // cancels the call instead of killing the process.
-    let cancel = cancel_on_ctrl_c();
+    let cancel = cancel_on_ctrl_c(INTERRUPTED);
     let cwd = working_directory(args.cwd.as_deref())?;
     let arguments = read_arguments(&args.args_json).await?;
 
@@ -129,16 +373,17 @@ async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     stdout.flush().context("cannot write the result")
 }
 
-/// A token cancelled by the first Ctrl-C, which is acknowledged on stderr once
-/// the cancellation is in effect; a second Ctrl-C exits at once (130, as a
-/// shell reports an interrupt) in case a tool ignores cancellation.
-fn cancel_on_ctrl_c() -> CancellationToken {
+/// A token cancelled by the first Ctrl-C, which is acknowledged on stderr
+/// (with `notice`) once the cancellation is in effect; a second Ctrl-C exits
+/// at once (130, as a shell reports an interrupt) in case a tool ignores
+/// cancellation.
+fn cancel_on_ctrl_c(notice: &'static str) -> CancellationToken {
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             on_interrupt.cancel();
-            eprintln!("{INTERRUPTED}");
+            eprintln!("{notice}");
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(130);
             }

@@ -6,10 +6,18 @@
 //! [`wrap_tool_definition`] turns one into an `AgentTool` for the loop. The seven
 //! built-in tools live in [`tools`], and reach files and processes only through
 //! the narrow traits in [`ops`].
+//!
+//! Around them, the product: [`settings`] (model selection), [`prompt`] (the
+//! system prompt), [`session`] (JSONL session files) and [`modes`] (print,
+//! JSON and RPC).
 
 pub mod definition;
+pub mod modes;
 pub mod ops;
+pub mod prompt;
 pub mod render;
+pub mod session;
+pub mod settings;
 pub mod support;
 pub mod tools;
 

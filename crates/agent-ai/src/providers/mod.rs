@@ -75,6 +75,27 @@ impl ProviderConfig {
     }
 }
 
+/// Two configs are equal when they reach the same endpoint the same way; the
+/// retry callbacks compare by identity (the same `Arc`), as closures cannot be
+/// compared otherwise.
+impl PartialEq for ProviderConfig {
+    fn eq(&self, other: &Self) -> bool {
+        let same_callback = match (&self.on_retry, &other.on_retry) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.base_url == other.base_url
+            && self.api_key == other.api_key
+            && self.retry == other.retry
+            && self.read_timeout == other.read_timeout
+            && self.max_tokens == other.max_tokens
+            && self.temperature == other.temperature
+            && self.recover_text_tool_calls == other.recover_text_tool_calls
+            && same_callback
+    }
+}
+
 impl std::fmt::Debug for ProviderConfig {
     /// Everything but the key itself (logs must not leak it) and the callback.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

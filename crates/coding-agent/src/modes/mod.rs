@@ -1,0 +1,23 @@
+//! The ways the agent runs without a terminal UI: print (`-p`), JSON
+//! (`--mode json`) and RPC (`--mode rpc`), all driving one [`AgentSession`].
+//!
+//! - [`agent_session`]: the agent, its tools, model and system prompt, and the
+//!   session file each message is saved to.
+//! - [`print`]: run prompts, print the answer (or every event as JSON).
+//! - [`rpc`]: JSON commands in, responses and events out.
+//! - [`events`]: agent events in Pi's JSON shapes; [`jsonl`]: line framing;
+//!   [`user_bash`]: RPC's `bash` command.
+//!
+//! The modes take any [`agent_ai::Provider`], so tests drive them with a
+//! scripted one and the binary with an HTTP one.
+
+pub mod agent_session;
+pub mod events;
+pub mod jsonl;
+pub mod print;
+pub mod rpc;
+pub mod user_bash;
+
+pub use agent_session::{AgentSession, SessionOptions};
+pub use print::{PrintFormat, run_print};
+pub use rpc::{run_rpc, run_rpc_with};

@@ -1,0 +1,140 @@
+//! Print mode (`-p`) and JSON mode (`--mode json`): run the prompts one after
+//! another, then exit (Pi's `runPrintMode`).
+//!
+//! Text prints the final assistant message's text blocks, one per line; a
+//! run that ended in error prints its error on stderr. JSON prints the session
+//! header, then every event as one line, as it happens.
+//!
+//! Exit status: 0 when the last run ended normally, 1 when it ended in error
+//! (or was aborted), 130 when `interrupt` fired (Ctrl-C): the run is then
+//! aborted (running tools are cancelled, their processes killed), and what it
+//! produced, the aborted answer included, is saved before returning.
+
+use std::io::{self, Write};
+
+use agent_ai::{AssistantContent, Message, StopReason};
+use tokio_util::sync::CancellationToken;
+
+use crate::modes::agent_session::AgentSession;
+use crate::modes::events::event_json;
+
+/// What print mode writes on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrintFormat {
+    /// The final answer's text.
+    Text,
+    /// The session header, then every event, one JSON object a line.
+    Json,
+}
+
+/// Exit status of a run interrupted by Ctrl-C (as a shell reports SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Runs `prompts` in order; returns the exit status (see the module docs).
+/// Stops after a run that ended in error. Fails only when `out` or `err`
+/// cannot be written.
+pub async fn run_print(
+    session: &AgentSession,
+    prompts: &[String],
+    format: PrintFormat,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    interrupt: &CancellationToken,
+) -> io::Result<u8> {
+    if format == PrintFormat::Json {
+        writeln!(out, "{}", serde_json::to_string(&session.header())?)?;
+        out.flush()?;
+    }
+    let mut events = session.subscribe();
+    let mut interrupted = false;
+    for prompt in prompts {
+        if interrupted {
+            break;
+        }
+        let run = session.prompt(AgentSession::user_message(prompt, Vec::new()));
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = events.recv() => handle(session, &event, format, out, err)?,
+                () = interrupt.cancelled(), if !interrupted => {
+                    interrupted = true;
+                    session.agent().abort();
+                }
+                result = &mut run => {
+                    if let Err(error) = result {
+                        writeln!(err, "{error}")?;
+                        return Ok(1);
+                    }
+                    break;
+                }
+            }
+        }
+        // The run's last events were sent before it returned.
+        while let Some(event) = events.try_recv() {
+            handle(session, &event, format, out, err)?;
+        }
+        if last_run_failed(session) {
+            break;
+        }
+    }
+    let status = match session.agent().messages().last() {
+        Some(Message::Assistant(last))
+            if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) =>
+        {
+            if format == PrintFormat::Text {
+                let reason = match last.stop_reason {
+                    StopReason::Aborted => "aborted",
+                    _ => "error",
+                };
+                match &last.error_message {
+                    Some(message) => writeln!(err, "{message}")?,
+                    None => writeln!(err, "Request {reason}")?,
+                }
+            }
+            1
+        }
+        Some(Message::Assistant(last)) => {
+            if format == PrintFormat::Text {
+                for block in &last.content {
+                    if let AssistantContent::Text(text) = block {
+                        writeln!(out, "{}", text.text)?;
+                    }
+                }
+            }
+            0
+        }
+        _ => 0,
+    };
+    out.flush()?;
+    Ok(if interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        status
+    })
+}
+
+fn last_run_failed(session: &AgentSession) -> bool {
+    matches!(
+        session.agent().messages().last(),
+        Some(Message::Assistant(last)) if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted)
+    )
+}
+
+/// Saves what the event completes, then shows it (JSON mode).
+fn handle(
+    session: &AgentSession,
+    event: &agent_core::AgentEvent,
+    format: PrintFormat,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<()> {
+    if let Err(error) = session.record(event) {
+        writeln!(err, "coding-agent: cannot save the session: {error}")?;
+    }
+    if format == PrintFormat::Json {
+        writeln!(out, "{}", event_json(event))?;
+        out.flush()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,418 @@
+//! RPC mode (`--mode rpc`): commands as JSON lines on stdin; responses and
+//! events as JSON lines on stdout, protocol-compatible with Pi's RPC mode
+//! (`modes/rpc/rpc-mode.ts`), so a client written for Pi works unchanged.
+//!
+//! - Framing: see [`super::jsonl`].
+//! - A command is `{id?, type, ...}`; its response is
+//!   `{id?, type:"response", command, success, data?}` or
+//!   `{id?, type:"response", command, success:false, error}`. Events carry no id.
+//! - `prompt` answers at once, then the run's events follow; while a run is
+//!   going, `prompt` needs `streamingBehavior` (`steer` or `followUp`).
+//!   `abort` answers once the run has ended (its last events come first).
+//!   `bash` answers when the command is done; other commands are served meanwhile.
+//! - An unknown type gets `Unknown command: <type>` (without the id, as Pi).
+//!
+//! Served: `prompt`, `steer`, `follow_up`, `abort`, `new_session`,
+//! `get_state`, `get_messages`, `get_last_assistant_text`, `bash`,
+//! `abort_bash`, `set_steering_mode`, `set_follow_up_mode`,
+//! `set_session_name`, `get_commands`. Pi's model, thinking, compaction,
+//! retry, fork, export and statistics commands are unknown here.
+//!
+//! When stdin ends, the mode waits for the running prompt and bash commands to
+//! finish, writes what they produce, and returns.
+
+use std::sync::Arc;
+
+use agent_ai::ImageContent;
+use agent_core::QueueMode;
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::modes::agent_session::AgentSession;
+use crate::modes::events::event_json;
+use crate::modes::jsonl::{read_lines, serialize_json_line};
+use crate::modes::user_bash::run_user_bash;
+use crate::ops::bash::{BashOperations, LocalBashOperations};
+use crate::session::BashExecution;
+
+/// Pi's text when `prompt` arrives during a run without `streamingBehavior`.
+const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
+
+/// Serves RPC commands from `input` on `output` until `input` ends and the
+/// work it started is done. Fails only when `output` cannot be written.
+pub async fn run_rpc(
+    session: AgentSession,
+    input: impl AsyncRead + Unpin + Send + 'static,
+    output: impl AsyncWrite + Unpin,
+) -> std::io::Result<()> {
+    run_rpc_with(session, Arc::new(LocalBashOperations::new()), input, output).await
+}
+
+/// [`run_rpc`] with the operations user `bash` commands run through.
+pub async fn run_rpc_with(
+    session: AgentSession,
+    bash_ops: Arc<dyn BashOperations>,
+    input: impl AsyncRead + Unpin + Send + 'static,
+    output: impl AsyncWrite + Unpin,
+) -> std::io::Result<()> {
+    let (line_sender, mut lines) = mpsc::unbounded_channel();
+    let reader = tokio::spawn(read_lines(input, line_sender));
+    let (bash_done, mut bash_results) = mpsc::unbounded_channel();
+    let mut server = Server {
+        events: session.subscribe(),
+        session,
+        output,
+        run: None,
+        bash_ops,
+        bash_cancel: CancellationToken::new(),
+        bash_running: 0,
+        bash_done,
+    };
+    let mut input_open = true;
+    loop {
+        if !input_open && server.run.is_none() && server.bash_running == 0 {
+            break;
+        }
+        tokio::select! {
+            biased;
+            Some(event) = server.events.recv() => server.on_event(&event).await?,
+            Some(done) = bash_results.recv() => server.on_bash_done(done).await?,
+            () = join(&mut server.run), if server.run.is_some() => server.run = None,
+            line = lines.recv(), if input_open => match line {
+                Some(line) => server.on_line(&line).await?,
+                None => input_open = false,
+            },
+        }
+    }
+    server.drain_events().await?;
+    reader.abort();
+    Ok(())
+}
+
+/// Waits for the run, if any (its outcome is in its events).
+async fn join(run: &mut Option<JoinHandle<()>>) {
+    if let Some(handle) = run {
+        let _ = handle.await;
+    }
+}
+
+/// A finished user `bash` command: its id and outcome.
+type BashDone = (Option<Value>, Result<BashExecution, String>);
+
+struct Server<W> {
+    session: AgentSession,
+    events: agent_core::AgentEvents,
+    output: W,
+    /// The prompt being run.
+    run: Option<JoinHandle<()>>,
+    bash_ops: Arc<dyn BashOperations>,
+    /// Cancels the user bash commands running now (`abort_bash`).
+    bash_cancel: CancellationToken,
+    bash_running: usize,
+    bash_done: mpsc::UnboundedSender<BashDone>,
+}
+
+impl<W: AsyncWrite + Unpin> Server<W> {
+    async fn write(&mut self, value: &Value) -> std::io::Result<()> {
+        self.output
+            .write_all(serialize_json_line(value).as_bytes())
+            .await?;
+        self.output.flush().await
+    }
+
+    async fn on_event(&mut self, event: &agent_core::AgentEvent) -> std::io::Result<()> {
+        if let Err(error) = self.session.record(event) {
+            tracing::warn!("cannot save the session: {error}");
+        }
+        self.write(&event_json(event)).await
+    }
+
+    /// Writes the events already sent (after a run ended).
+    async fn drain_events(&mut self) -> std::io::Result<()> {
+        while let Some(event) = self.events.try_recv() {
+            self.on_event(&event).await?;
+        }
+        Ok(())
+    }
+
+    async fn on_bash_done(&mut self, (id, outcome): BashDone) -> std::io::Result<()> {
+        self.bash_running = self.bash_running.saturating_sub(1);
+        let response = match outcome {
+            Ok(execution) => {
+                let data = json!({
+                    "output": execution.output,
+                    "exitCode": execution.exit_code,
+                    "cancelled": execution.cancelled,
+                    "truncated": execution.truncated,
+                    "fullOutputPath": execution.full_output_path,
+                });
+                if let Err(error) = self.session.record_bash(execution) {
+                    tracing::warn!("cannot save the session: {error}");
+                }
+                success(id, "bash", Some(strip_nulls(data)))
+            }
+            Err(message) => failure(id, "bash", &message),
+        };
+        self.write(&response).await
+    }
+
+    async fn on_line(&mut self, line: &str) -> std::io::Result<()> {
+        let command: Value = match serde_json::from_str(line) {
+            Ok(command) => command,
+            Err(error) => {
+                let message = format!("Failed to parse command: {error}");
+                return self.write(&failure(None, "parse", &message)).await;
+            }
+        };
+        if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
+            return Ok(()); // no extension asks anything here
+        }
+        if let Some(response) = self.handle(&command).await? {
+            self.write(&response).await?;
+        }
+        Ok(())
+    }
+
+    /// The response to `command`, or `None` when it answers later (`bash`).
+    async fn handle(&mut self, command: &Value) -> std::io::Result<Option<Value>> {
+        let id = command.get("id").cloned();
+        let Some(kind) = command.get("type").and_then(Value::as_str) else {
+            return Ok(Some(unknown_command(command.get("type"))));
+        };
+        let text = |field: &str| command.get(field).and_then(Value::as_str);
+        let session = self.session.clone();
+        let response = match kind {
+            "prompt" => {
+                let Some(message) = text("message") else {
+                    return Ok(Some(missing(id, kind, "message")));
+                };
+                let message = AgentSession::user_message(message, images(command));
+                if session.agent().is_running() || self.run.is_some() {
+                    match text("streamingBehavior") {
+                        Some("steer") => session.steer(message),
+                        Some("followUp") => session.follow_up(message),
+                        _ => return Ok(Some(failure(id, kind, ALREADY_PROCESSING))),
+                    }
+                    success(id, kind, None)
+                } else {
+                    // The response goes out before the run's first event.
+                    self.write(&success(id, kind, None)).await?;
+                    self.run = Some(tokio::spawn(async move {
+                        if let Err(error) = session.prompt(message).await {
+                            tracing::warn!("prompt refused: {error}");
+                        }
+                    }));
+                    return Ok(None);
+                }
+            }
+            "steer" | "follow_up" => {
+                let Some(message) = text("message") else {
+                    return Ok(Some(missing(id, kind, "message")));
+                };
+                let message = AgentSession::user_message(message, images(command));
+                if kind == "steer" {
+                    session.steer(message);
+                } else {
+                    session.follow_up(message);
+                }
+                success(id, kind, None)
+            }
+            "abort" => {
+                self.abort().await?;
+                success(id, kind, None)
+            }
+            "new_session" => {
+                self.abort().await?;
+                let parent = text("parentSession").map(str::to_owned);
+                session.new_session(parent);
+                success(id, kind, Some(json!({"cancelled": false})))
+            }
+            "get_state" => success(id, kind, Some(self.state())),
+            "get_messages" => success(
+                id,
+                kind,
+                Some(json!({"messages": session.agent().messages()})),
+            ),
+            "get_last_assistant_text" => success(
+                id,
+                kind,
+                Some(json!({"text": session.last_assistant_text()})),
+            ),
+            "bash" => {
+                let Some(command_line) = text("command") else {
+                    return Ok(Some(missing(id, kind, "command")));
+                };
+                self.start_bash(id, command_line.to_owned());
+                return Ok(None);
+            }
+            "abort_bash" => {
+                self.bash_cancel.cancel();
+                self.bash_cancel = CancellationToken::new();
+                success(id, kind, None)
+            }
+            "set_steering_mode" | "set_follow_up_mode" => {
+                let mode = match text("mode") {
+                    Some("all") => QueueMode::All,
+                    Some("one-at-a-time") => QueueMode::OneAtATime,
+                    _ => {
+                        let message = "Invalid mode: expected \"all\" or \"one-at-a-time\"";
+                        return Ok(Some(failure(id, kind, message)));
+                    }
+                };
+                if kind == "set_steering_mode" {
+                    session.set_steering_mode(mode);
+                } else {
+                    session.set_follow_up_mode(mode);
+                }
+                success(id, kind, None)
+            }
+            "set_session_name" => {
+                let name = text("name").unwrap_or_default().trim();
+                if name.is_empty() {
+                    failure(id, kind, "Session name cannot be empty")
+                } else {
+                    match session.set_session_name(name) {
+                        Ok(()) => success(id, kind, None),
+                        Err(error) => failure(id, kind, &error.to_string()),
+                    }
+                }
+            }
+            "get_commands" => success(id, kind, Some(json!({"commands": []}))),
+            _ => unknown_command(command.get("type")),
+        };
+        Ok(Some(response))
+    }
+
+    /// Aborts the run, if any, and waits for it to end; its events come first.
+    async fn abort(&mut self) -> std::io::Result<()> {
+        self.session.agent().abort();
+        join(&mut self.run).await;
+        self.run = None;
+        self.drain_events().await
+    }
+
+    fn start_bash(&mut self, id: Option<Value>, command: String) {
+        self.bash_running += 1;
+        let ops = Arc::clone(&self.bash_ops);
+        let cwd = self.session.cwd().to_path_buf();
+        let cancel = self.bash_cancel.clone();
+        let done = self.bash_done.clone();
+        tokio::spawn(async move {
+            let outcome = run_user_bash(ops.as_ref(), &command, &cwd, cancel)
+                .await
+                .map_err(|error| error.to_string());
+            let _ = done.send((id, outcome));
+        });
+    }
+
+    /// Pi's `RpcSessionState`.
+    fn state(&self) -> Value {
+        let session = &self.session;
+        let (steering, follow_up) = session.queue_modes();
+        strip_nulls(json!({
+            "model": session.model(),
+            "thinkingLevel": "off",
+            "isStreaming": session.agent().is_running(),
+            "isCompacting": false,
+            "steeringMode": queue_mode_name(steering),
+            "followUpMode": queue_mode_name(follow_up),
+            "sessionFile": session.session_file(),
+            "sessionId": session.header().id,
+            "sessionName": session.session_name(),
+            "autoCompactionEnabled": false,
+            "messageCount": session.agent().messages().len(),
+            "pendingMessageCount": session.pending_message_count(),
+        }))
+    }
+}
+
+fn queue_mode_name(mode: QueueMode) -> &'static str {
+    match mode {
+        QueueMode::OneAtATime => "one-at-a-time",
+        QueueMode::All => "all",
+    }
+}
+
+/// The command's `images`, skipping any that are not Pi's `ImageContent`.
+fn images(command: &Value) -> Vec<ImageContent> {
+    command
+        .get("images")
+        .and_then(Value::as_array)
+        .map(|images| {
+            images
+                .iter()
+                .filter_map(|image| serde_json::from_value(image.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Drops `null` members: Pi's `undefined` fields are absent from its JSON.
+fn strip_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .collect::<Map<String, Value>>(),
+        ),
+        other => other,
+    }
+}
+
+fn response(id: Option<Value>, command: &str, success: bool) -> Map<String, Value> {
+    let mut object = Map::new();
+    if let Some(id) = id {
+        object.insert("id".into(), id);
+    }
+    object.insert("type".into(), json!("response"));
+    object.insert("command".into(), json!(command));
+    object.insert("success".into(), json!(success));
+    object
+}
+
+fn success(id: Option<Value>, command: &str, data: Option<Value>) -> Value {
+    let mut object = response(id, command, true);
+    if let Some(data) = data {
+        object.insert("data".into(), data);
+    }
+    Value::Object(object)
+}
+
+fn failure(id: Option<Value>, command: &str, error: &str) -> Value {
+    let mut object = response(id, command, false);
+    object.insert("error".into(), json!(error));
+    Value::Object(object)
+}
+
+fn missing(id: Option<Value>, command: &str, field: &str) -> Value {
+    failure(
+        id,
+        command,
+        &format!("Invalid command: \"{field}\" must be a string"),
+    )
+}
+
+/// Pi answers an unknown type without the command's id; a missing type
+/// prints as JavaScript's `undefined`.
+fn unknown_command(kind: Option<&Value>) -> Value {
+    let mut object = Map::new();
+    object.insert("type".into(), json!("response"));
+    let name = match kind {
+        Some(Value::String(name)) => {
+            object.insert("command".into(), json!(name));
+            name.clone()
+        }
+        Some(other) => {
+            object.insert("command".into(), other.clone());
+            other.to_string()
+        }
+        None => "undefined".to_owned(),
+    };
+    object.insert("success".into(), json!(false));
+    object.insert("error".into(), json!(format!("Unknown command: {name}")));
+    Value::Object(object)
+}

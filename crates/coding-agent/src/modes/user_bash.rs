@@ -1,0 +1,87 @@
+//! A command the user (not the model) runs, as RPC's `bash` command does
+//! (Pi's `executeBash`): it runs through the bash tool's [`BashOperations`],
+//! its output is kept the way the bash tool keeps it (escape sequences
+//! stripped, the tail within Pi's limits, the whole in a temp file when cut),
+//! and the outcome is Pi's `BashResult`.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_ai::message::now_millis;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::ops::bash::{BashOperations, ExecError, ExecOptions, ExitStatus};
+use crate::session::BashExecution;
+use crate::support::output::OutputAccumulator;
+use crate::support::truncate::Limits;
+
+/// Prefix of the full-output file, as the bash tool names it.
+const FULL_OUTPUT_PREFIX: &str = "pi-bash";
+
+/// Output chunks in flight between the command and the accumulator.
+const CHUNKS_IN_FLIGHT: usize = 16;
+
+/// Runs `command` in `cwd` until it exits or `cancel` fires. The result is
+/// the `bashExecution` message Pi records (its fields are Pi's `BashResult`);
+/// `Err` when the command could not be started.
+pub async fn run_user_bash(
+    ops: &dyn BashOperations,
+    command: &str,
+    cwd: &Path,
+    cancel: CancellationToken,
+) -> Result<BashExecution, ExecError> {
+    let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(
+        FULL_OUTPUT_PREFIX,
+        std::env::temp_dir(),
+        Limits::default(),
+    )));
+    let (on_data, mut chunks) = mpsc::channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
+    let consumer = tokio::task::spawn_blocking({
+        let accumulator = Arc::clone(&accumulator);
+        move || {
+            while let Some(chunk) = chunks.blocking_recv() {
+                if let Err(error) = lock(&accumulator).push(&chunk) {
+                    tracing::warn!("cannot write the full bash output file: {error}");
+                }
+            }
+            if let Err(error) = lock(&accumulator).finish() {
+                tracing::warn!("cannot finish the full bash output file: {error}");
+            }
+        }
+    });
+    let options = ExecOptions {
+        env: Vec::new(),
+        timeout: None,
+        cancel,
+        on_data,
+    };
+    let outcome = ops.exec(command, cwd, options).await;
+    if consumer.await.is_err() {
+        tracing::warn!("user bash output consumer panicked");
+    }
+    let (exit_code, cancelled) = match outcome {
+        Ok(ExitStatus::Code(code)) => (Some(code), false),
+        // Node reports a signalled child with a null code, which Pi counts as cancelled.
+        Ok(ExitStatus::Signal(_)) | Err(ExecError::Aborted | ExecError::TimedOut) => (None, true),
+        Err(error) => return Err(error),
+    };
+    let snapshot = lock(&accumulator).snapshot();
+    Ok(BashExecution {
+        role: "bashExecution".into(),
+        command: command.to_owned(),
+        output: snapshot.truncation.content,
+        exit_code,
+        cancelled,
+        truncated: snapshot.truncation.truncated,
+        full_output_path: snapshot
+            .full_output_path
+            .map(|path| path.to_string_lossy().into_owned()),
+        timestamp: now_millis(),
+        exclude_from_context: None,
+    })
+}
+
+fn lock(accumulator: &Mutex<OutputAccumulator>) -> std::sync::MutexGuard<'_, OutputAccumulator> {
+    accumulator.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,202 @@
+//! The system prompt, assembled as Pi 0.73.1's `buildSystemPrompt` does
+//! (spec §7.5): a base text naming the active tools (each tool's one-line
+//! snippet) and guidelines (built-in ones, then each active tool's), any
+//! appended text, the project's context files (`AGENTS.md`/`CLAUDE.md`), then
+//! the date and the working directory.
+//!
+//! A custom prompt (`--system-prompt`, `.coding-agent/SYSTEM.md` or
+//! `SYSTEM.md` in the agent directory) replaces the base text; appended text,
+//! context files, date and cwd still follow it.
+//!
+//! Pi's base text names "pi" and points at Pi's own documentation; ours names
+//! this product and has no documentation section (there is no installed
+//! documentation to read). Everything else is Pi's text.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::definition::ToolDefinition;
+use crate::settings::PROJECT_CONFIG_DIR;
+
+/// The opening line of the default prompt.
+const INTRO: &str = "You are an expert coding assistant operating inside coding-agent, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.";
+
+/// Context file names looked for in each directory, first match wins (Pi 0.73.1).
+const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+
+/// A project instructions file included in the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    /// Where it was found (shown as its heading).
+    pub path: PathBuf,
+    /// Its text.
+    pub content: String,
+}
+
+/// Everything the prompt is built from.
+#[derive(Clone, Default)]
+pub struct PromptInputs {
+    /// Replaces the default text, when set.
+    pub custom_prompt: Option<String>,
+    /// Texts appended after the base (`--append-system-prompt`, `APPEND_SYSTEM.md`).
+    pub append: Vec<String>,
+    /// The active tools, in order.
+    pub tools: Vec<Arc<dyn ToolDefinition>>,
+    /// Project context files, global first, then root down to cwd.
+    pub context_files: Vec<ContextFile>,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// The working directory.
+    pub cwd: PathBuf,
+}
+
+impl std::fmt::Debug for PromptInputs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptInputs")
+            .field("custom_prompt", &self.custom_prompt)
+            .field("append", &self.append)
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| &t.tool().name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("context_files", &self.context_files)
+            .field("date", &self.date)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+/// The system prompt for `inputs` (see the module docs for its layout).
+pub fn build_system_prompt(inputs: &PromptInputs) -> String {
+    let mut prompt = match &inputs.custom_prompt {
+        Some(custom) => custom.clone(),
+        None => default_prompt(&inputs.tools),
+    };
+    let append = inputs.append.join("\n\n");
+    if !append.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&append);
+    }
+    if !inputs.context_files.is_empty() {
+        prompt.push_str("\n\n# Project Context\n\n");
+        prompt.push_str("Project-specific instructions and guidelines:\n\n");
+        for file in &inputs.context_files {
+            prompt.push_str(&format!(
+                "## {}\n\n{}\n\n",
+                slashed(&file.path),
+                file.content
+            ));
+        }
+    }
+    prompt.push_str(&format!("\nCurrent date: {}", inputs.date));
+    prompt.push_str(&format!(
+        "\nCurrent working directory: {}",
+        slashed(&inputs.cwd)
+    ));
+    prompt
+}
+
+/// The base text: tools with snippets, then guidelines.
+fn default_prompt(tools: &[Arc<dyn ToolDefinition>]) -> String {
+    let listed: Vec<String> = tools
+        .iter()
+        .filter_map(|tool| {
+            let snippet = one_line(tool.prompt_snippet()?);
+            (!snippet.is_empty()).then(|| format!("- {}: {snippet}", tool.tool().name))
+        })
+        .collect();
+    let tools_list = if listed.is_empty() {
+        "(none)".to_owned()
+    } else {
+        listed.join("\n")
+    };
+
+    let mut guidelines: Vec<String> = Vec::new();
+    let mut add = |guideline: &str| {
+        let guideline = guideline.trim();
+        if !guideline.is_empty() && !guidelines.iter().any(|g| g == guideline) {
+            guidelines.push(guideline.to_owned());
+        }
+    };
+    let active = |name: &str| tools.iter().any(|t| t.tool().name == name);
+    let explores = active("grep") || active("find") || active("ls");
+    if active("bash") && !explores {
+        add("Use bash for file operations like ls, rg, find");
+    } else if active("bash") && explores {
+        add(
+            "Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)",
+        );
+    }
+    for tool in tools {
+        for guideline in tool.prompt_guidelines() {
+            add(guideline);
+        }
+    }
+    add("Be concise in your responses");
+    add("Show file paths clearly when working with files");
+    let guidelines: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
+
+    format!(
+        "{INTRO}\n\nAvailable tools:\n{tools_list}\n\nIn addition to the tools above, you may have access to other custom tools depending on the project.\n\nGuidelines:\n{}",
+        guidelines.join("\n")
+    )
+}
+
+/// Whitespace runs collapsed to one space, ends trimmed.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A path with `/` separators, as Pi shows paths in the prompt.
+fn slashed(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// The context files for `cwd`: the agent directory's, then one per directory
+/// from the filesystem root down to `cwd` (Pi's `loadProjectContextFiles`).
+pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
+    let mut files: Vec<ContextFile> = context_file_in(agent_dir).into_iter().collect();
+    let mut ancestors: Vec<ContextFile> = cwd
+        .ancestors()
+        .filter_map(context_file_in)
+        .filter(|file| !files.iter().any(|f| f.path == file.path))
+        .collect();
+    ancestors.reverse();
+    files.extend(ancestors);
+    files
+}
+
+fn context_file_in(dir: &Path) -> Option<ContextFile> {
+    CONTEXT_FILE_NAMES.iter().find_map(|name| {
+        let path = dir.join(name);
+        let content = std::fs::read_to_string(&path).ok()?;
+        Some(ContextFile { path, content })
+    })
+}
+
+/// Pi's `resolvePromptInput`: the contents of the file `input` names, or
+/// `input` itself when no such file can be read.
+pub fn resolve_prompt_input(input: &str) -> String {
+    let path = Path::new(input);
+    if path.is_file()
+        && let Ok(content) = std::fs::read_to_string(path)
+    {
+        return content;
+    }
+    input.to_owned()
+}
+
+/// `name` in the project's config directory, else in the agent directory
+/// (for `SYSTEM.md` and `APPEND_SYSTEM.md`).
+pub fn discover_prompt_file(name: &str, agent_dir: &Path, cwd: &Path) -> Option<PathBuf> {
+    [
+        cwd.join(PROJECT_CONFIG_DIR).join(name),
+        agent_dir.join(name),
+    ]
+    .into_iter()
+    .find(|path| path.is_file())
+}

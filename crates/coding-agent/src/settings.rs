@@ -1,0 +1,564 @@
+//! Settings and model selection.
+//!
+//! The agent directory is `$CODING_AGENT_DIR`, else `~/.coding-agent` (Pi:
+//! `$PI_CODING_AGENT_DIR`, `~/.pi/agent`). It holds `settings.json`, the
+//! global `AGENTS.md`, `SYSTEM.md`, `APPEND_SYSTEM.md` and `sessions/`. A
+//! project may add `.coding-agent/settings.json` in its working directory;
+//! its keys win over the global file's, provider by provider.
+//!
+//! ```json
+//! {
+//!   "defaultProvider": "local",
+//!   "defaultModel": "qwen2.5-coder",
+//!   "providers": {
+//!     "local": { "api": "openai-completions", "baseUrl": "http://127.0.0.1:8080/v1" },
+//!     "groq":  { "api": "openai-completions", "baseUrl": "https://api.groq.com/openai/v1",
+//!                "apiKeyEnv": "GROQ_API_KEY", "defaultModel": "llama-3.3-70b-versatile" }
+//!   }
+//! }
+//! ```
+//!
+//! Two providers are built in: `openai` (`openai-completions`,
+//! `https://api.openai.com/v1`, key from `OPENAI_API_KEY`, model `gpt-4o`) and
+//! `anthropic` (`anthropic-messages`, `https://api.anthropic.com`, key from
+//! `ANTHROPIC_API_KEY`, model `claude-sonnet-4-5`). An entry of the same name in
+//! `providers` changes them field by field. A provider needs a key only if it
+//! names one (`apiKeyEnv` or `apiKey`, or is built in): local servers need none.
+//!
+//! [`resolve_model`] turns flags + settings + environment into a [`ResolvedModel`];
+//! [`provider_for`] builds its [`Provider`]. The binary does nothing else to
+//! reach a model, so tests can drive the same path.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_ai::providers::{ProviderConfig, for_api};
+use agent_ai::{Model, Provider};
+use serde::Deserialize;
+
+/// Name of the environment variable that moves the agent directory.
+pub const AGENT_DIR_ENV: &str = "CODING_AGENT_DIR";
+
+/// Name of the per-project configuration directory (in the working directory).
+pub const PROJECT_CONFIG_DIR: &str = ".coding-agent";
+
+/// The settings file's name, globally and per project.
+pub const SETTINGS_FILE: &str = "settings.json";
+
+/// The agent directory: `$CODING_AGENT_DIR`, else `~/.coding-agent`.
+pub fn agent_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(AGENT_DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".coding-agent")
+}
+
+/// One provider entry of `settings.json`; every field is optional so an entry
+/// can amend a built-in provider.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderSettings {
+    /// Wire API: `openai-completions` or `anthropic-messages`.
+    pub api: Option<String>,
+    /// Base URL up to the API version, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: Option<String>,
+    /// Environment variable holding the key.
+    pub api_key_env: Option<String>,
+    /// The key itself (prefer `apiKeyEnv`: settings files get shared).
+    pub api_key: Option<String>,
+    /// Model used when neither `--model` nor `defaultModel` names one.
+    pub default_model: Option<String>,
+    /// Whether the provider's models accept images (built-ins: true).
+    pub images: Option<bool>,
+}
+
+impl ProviderSettings {
+    /// Fields set in `over` replace those here.
+    fn merge(&mut self, over: &ProviderSettings) {
+        let ProviderSettings {
+            api,
+            base_url,
+            api_key_env,
+            api_key,
+            default_model,
+            images,
+        } = over.clone();
+        self.api = api.or(self.api.take());
+        self.base_url = base_url.or(self.base_url.take());
+        self.api_key_env = api_key_env.or(self.api_key_env.take());
+        self.api_key = api_key.or(self.api_key.take());
+        self.default_model = default_model.or(self.default_model.take());
+        self.images = images.or(self.images.take());
+    }
+}
+
+/// The contents of `settings.json` this agent reads; unknown keys (Pi's
+/// others) are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    /// Provider used without `--provider`.
+    pub default_provider: Option<String>,
+    /// Model used without `--model`.
+    pub default_model: Option<String>,
+    /// Providers by name, in addition to (or amending) `openai` and `anthropic`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSettings>,
+}
+
+/// A settings file that exists but cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct SettingsError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Settings {
+    /// The global settings of `agent_dir` with the project's (in `cwd`) on top.
+    /// Missing files count as empty.
+    pub fn load(agent_dir: &Path, cwd: &Path) -> Result<Self, SettingsError> {
+        let mut settings = Self::read(&agent_dir.join(SETTINGS_FILE))?;
+        let project = Self::read(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+        settings.merge(project);
+        Ok(settings)
+    }
+
+    fn read(path: &Path) -> Result<Self, SettingsError> {
+        let error = |reason: String| SettingsError {
+            path: path.to_path_buf(),
+            reason,
+        };
+        match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(error(e.to_string())),
+        }
+    }
+
+    /// Keys set in `over` win; providers are merged entry by entry.
+    pub fn merge(&mut self, over: Settings) {
+        self.default_provider = over.default_provider.or(self.default_provider.take());
+        self.default_model = over.default_model.or(self.default_model.take());
+        for (name, entry) in over.providers {
+            self.providers.entry(name).or_default().merge(&entry);
+        }
+    }
+
+    /// The provider called `name`: a built-in amended by settings, or one
+    /// defined in settings.
+    pub fn provider(&self, name: &str) -> Option<ProviderSettings> {
+        let mut provider = builtin_provider(name);
+        if let Some(entry) = self.providers.get(name) {
+            provider.get_or_insert_with(Default::default).merge(entry);
+        }
+        provider
+    }
+}
+
+/// The built-in providers' settings.
+fn builtin_provider(name: &str) -> Option<ProviderSettings> {
+    let (api, base_url, env, model) = match name {
+        "openai" => (
+            "openai-completions",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+            "gpt-4o",
+        ),
+        "anthropic" => (
+            "anthropic-messages",
+            "https://api.anthropic.com",
+            "ANTHROPIC_API_KEY",
+            "claude-sonnet-4-5",
+        ),
+        _ => return None,
+    };
+    Some(ProviderSettings {
+        api: Some(api.into()),
+        base_url: Some(base_url.into()),
+        api_key_env: Some(env.into()),
+        api_key: None,
+        default_model: Some(model.into()),
+        images: Some(true),
+    })
+}
+
+/// What the command line says about the model (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelFlags {
+    /// `--provider NAME`.
+    pub provider: Option<String>,
+    /// `--model ID` (or `PROVIDER/ID`).
+    pub model: Option<String>,
+    /// `--base-url URL`.
+    pub base_url: Option<String>,
+    /// `--api-key KEY`.
+    pub api_key: Option<String>,
+}
+
+/// A model and how to reach it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedModel {
+    /// The model, as the loop and the tools see it.
+    pub model: Model,
+    /// The endpoint and key.
+    pub config: ProviderConfig,
+}
+
+/// Why no model could be chosen; each says in one line how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// The provider needs a key and none was found.
+    #[error(
+        "no API key for provider \"{provider}\": set {env} or pass --api-key KEY (a provider in {settings} may name another variable with \"apiKeyEnv\")"
+    )]
+    MissingKey {
+        /// The provider.
+        provider: String,
+        /// The variable it reads.
+        env: String,
+        /// The global settings file.
+        settings: String,
+    },
+    /// `--provider` (or `defaultProvider`) names no known provider.
+    #[error(
+        "unknown provider \"{0}\": use openai or anthropic, pass --base-url URL for an OpenAI-compatible endpoint, or define it under \"providers\" in settings.json"
+    )]
+    UnknownProvider(String),
+    /// A provider without a model.
+    #[error(
+        "no model for provider \"{0}\": pass --model ID or set \"defaultModel\" in settings.json"
+    )]
+    NoModel(String),
+    /// A provider entry without `baseUrl`.
+    #[error(
+        "provider \"{0}\" has no base URL: pass --base-url URL or set \"baseUrl\" in settings.json"
+    )]
+    NoBaseUrl(String),
+    /// An API this build does not speak.
+    #[error("provider \"{provider}\" uses API \"{api}\", which this build does not support")]
+    UnsupportedApi {
+        /// The provider.
+        provider: String,
+        /// Its API.
+        api: String,
+    },
+}
+
+/// Picks the model: `--provider` (else `defaultProvider`, else `openai`, or
+/// `anthropic` when only `ANTHROPIC_API_KEY` is set), `--model` (else
+/// `defaultModel`, else the provider's), `--base-url` and `--api-key`
+/// overriding the provider's. `--model PROVIDER/ID` also picks the provider.
+/// `env` reads environment variables (tests pass their own).
+pub fn resolve_model(
+    flags: &ModelFlags,
+    settings: &Settings,
+    settings_path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ResolvedModel, ModelError> {
+    let mut model_id = flags.model.clone();
+    let mut provider_name = flags.provider.clone();
+    if provider_name.is_none()
+        && let Some((prefix, id)) = flags.model.as_deref().and_then(|m| m.split_once('/'))
+        && settings.provider(prefix).is_some()
+    {
+        provider_name = Some(prefix.to_owned());
+        model_id = Some(id.to_owned());
+    }
+    let explicit_provider = provider_name.is_some();
+    let provider_name = provider_name
+        .or_else(|| settings.default_provider.clone())
+        .unwrap_or_else(|| {
+            let has = |var: &str| env(var).is_some_and(|v| !v.is_empty());
+            if !has("OPENAI_API_KEY") && has("ANTHROPIC_API_KEY") {
+                "anthropic".into()
+            } else {
+                "openai".into()
+            }
+        });
+    let provider = match settings.provider(&provider_name) {
+        Some(provider) => provider,
+        // An unknown name with a URL is an OpenAI-compatible endpoint.
+        None if flags.base_url.is_some() => ProviderSettings {
+            api: Some("openai-completions".into()),
+            ..ProviderSettings::default()
+        },
+        None => return Err(ModelError::UnknownProvider(provider_name)),
+    };
+    // `defaultModel` belongs to `defaultProvider`: it is not used for a provider
+    // named on the command line.
+    let default_model = if explicit_provider
+        && settings.default_provider.as_deref() != Some(provider_name.as_str())
+    {
+        None
+    } else {
+        settings.default_model.clone()
+    };
+    let model_id = model_id
+        .or(default_model)
+        .or_else(|| provider.default_model.clone())
+        .ok_or_else(|| ModelError::NoModel(provider_name.clone()))?;
+    let base_url = flags
+        .base_url
+        .clone()
+        .or_else(|| provider.base_url.clone())
+        .ok_or_else(|| ModelError::NoBaseUrl(provider_name.clone()))?;
+    let api_key = match (&flags.api_key, &provider.api_key, &provider.api_key_env) {
+        (Some(key), _, _) => Some(key.clone()),
+        (None, Some(key), _) => Some(key.clone()),
+        (None, None, Some(var)) => match env(var).filter(|v| !v.is_empty()) {
+            Some(key) => Some(key),
+            None => {
+                return Err(ModelError::MissingKey {
+                    provider: provider_name,
+                    env: var.clone(),
+                    settings: settings_path.display().to_string(),
+                });
+            }
+        },
+        (None, None, None) => None,
+    };
+    let api = provider
+        .api
+        .clone()
+        .unwrap_or_else(|| "openai-completions".into());
+    let mut model = Model::new(model_id, provider_name, api);
+    model.supports_images = provider.images.unwrap_or(false);
+    Ok(ResolvedModel {
+        model,
+        config: ProviderConfig::new(base_url, api_key),
+    })
+}
+
+/// The provider that serves `resolved` (the one place the binary builds one).
+pub fn provider_for(resolved: &ResolvedModel) -> Result<Arc<dyn Provider>, ModelError> {
+    for_api(&resolved.model.api, resolved.config.clone()).ok_or_else(|| {
+        ModelError::UnsupportedApi {
+            provider: resolved.model.provider.clone(),
+            api: resolved.model.api.clone(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    fn resolve(
+        flags: ModelFlags,
+        settings: &Settings,
+        vars: &[(&str, &str)],
+    ) -> Result<ResolvedModel, ModelError> {
+        resolve_model(
+            &flags,
+            settings,
+            Path::new("/agent/settings.json"),
+            &env_with(vars),
+        )
+    }
+
+    fn local_settings() -> Settings {
+        serde_json::from_str(
+            r#"{"defaultProvider":"local","defaultModel":"qwen",
+                "providers":{"local":{"api":"openai-completions","baseUrl":"http://127.0.0.1:8080/v1"}}}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn openai_is_the_default_with_its_key_from_the_environment() {
+        let resolved = resolve(
+            ModelFlags::default(),
+            &Settings::default(),
+            &[("OPENAI_API_KEY", "sk-1")],
+        )
+        .unwrap();
+        let mut model = Model::new("gpt-4o", "openai", "openai-completions");
+        model.supports_images = true;
+        assert_eq!(
+            resolved,
+            ResolvedModel {
+                model,
+                config: ProviderConfig::new("https://api.openai.com/v1", Some("sk-1".into())),
+            }
+        );
+    }
+
+    #[test]
+    fn anthropic_is_picked_when_only_its_key_is_set() {
+        let resolved = resolve(
+            ModelFlags::default(),
+            &Settings::default(),
+            &[("ANTHROPIC_API_KEY", "k")],
+        )
+        .unwrap();
+        assert_eq!(
+            (resolved.model.provider.as_str(), resolved.model.id.as_str()),
+            ("anthropic", "claude-sonnet-4-5")
+        );
+    }
+
+    #[test]
+    fn a_missing_key_says_how_to_set_one() {
+        let error = resolve(
+            ModelFlags {
+                provider: Some("anthropic".into()),
+                ..ModelFlags::default()
+            },
+            &Settings::default(),
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "no API key for provider \"anthropic\": set ANTHROPIC_API_KEY or pass --api-key KEY (a provider in /agent/settings.json may name another variable with \"apiKeyEnv\")"
+        );
+    }
+
+    #[test]
+    fn flags_override_the_provider_settings() {
+        let resolved = resolve(
+            ModelFlags {
+                provider: Some("openai".into()),
+                model: Some("gpt-4o-mini".into()),
+                base_url: Some("http://proxy/v1".into()),
+                api_key: Some("flag-key".into()),
+            },
+            &Settings::default(),
+            &[("OPENAI_API_KEY", "env-key")],
+        )
+        .unwrap();
+        assert_eq!(resolved.model.id, "gpt-4o-mini");
+        assert_eq!(
+            resolved.config,
+            ProviderConfig::new("http://proxy/v1", Some("flag-key".into()))
+        );
+    }
+
+    #[test]
+    fn a_local_provider_from_settings_needs_no_key() {
+        let resolved = resolve(ModelFlags::default(), &local_settings(), &[]).unwrap();
+        assert_eq!(
+            resolved,
+            ResolvedModel {
+                model: Model::new("qwen", "local", "openai-completions"),
+                config: ProviderConfig::new("http://127.0.0.1:8080/v1", None),
+            }
+        );
+    }
+
+    #[test]
+    fn an_unknown_provider_with_a_base_url_is_openai_compatible() {
+        let resolved = resolve(
+            ModelFlags {
+                provider: Some("llama".into()),
+                model: Some("m".into()),
+                base_url: Some("http://localhost:9/v1".into()),
+                api_key: None,
+            },
+            &Settings::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            resolved.model,
+            Model::new("m", "llama", "openai-completions")
+        );
+    }
+
+    #[test]
+    fn an_unknown_provider_without_a_url_is_an_error() {
+        let error = resolve(
+            ModelFlags {
+                provider: Some("nope".into()),
+                ..ModelFlags::default()
+            },
+            &Settings::default(),
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(error, ModelError::UnknownProvider("nope".into()));
+    }
+
+    #[test]
+    fn provider_prefix_in_the_model_picks_the_provider() {
+        let resolved = resolve(
+            ModelFlags {
+                model: Some("anthropic/claude-haiku-4-5".into()),
+                ..ModelFlags::default()
+            },
+            &Settings::default(),
+            &[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "o")],
+        )
+        .unwrap();
+        assert_eq!(
+            (resolved.model.provider.as_str(), resolved.model.id.as_str()),
+            ("anthropic", "claude-haiku-4-5")
+        );
+    }
+
+    #[test]
+    fn project_settings_amend_global_ones_per_provider() {
+        let mut settings = local_settings();
+        let project: Settings = serde_json::from_str(
+            r#"{"defaultModel":"coder","providers":{"local":{"apiKeyEnv":"LOCAL_KEY"}}}"#,
+        )
+        .unwrap();
+        settings.merge(project);
+        let resolved = resolve(ModelFlags::default(), &settings, &[("LOCAL_KEY", "lk")]).unwrap();
+        assert_eq!(
+            resolved,
+            ResolvedModel {
+                model: Model::new("coder", "local", "openai-completions"),
+                config: ProviderConfig::new("http://127.0.0.1:8080/v1", Some("lk".into())),
+            }
+        );
+    }
+
+    #[test]
+    fn settings_files_load_global_then_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join("agent");
+        let cwd = dir.path().join("proj");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(cwd.join(PROJECT_CONFIG_DIR)).unwrap();
+        std::fs::write(
+            agent.join(SETTINGS_FILE),
+            r#"{"defaultProvider":"openai","defaultModel":"gpt-4o","theme":"dark"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE),
+            r#"{"defaultModel":"gpt-4.1"}"#,
+        )
+        .unwrap();
+        let settings = Settings::load(&agent, &cwd).unwrap();
+        assert_eq!(
+            (
+                settings.default_provider.as_deref(),
+                settings.default_model.as_deref()
+            ),
+            (Some("openai"), Some("gpt-4.1"))
+        );
+    }
+
+    #[test]
+    fn a_broken_settings_file_names_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SETTINGS_FILE), "{oops").unwrap();
+        let error = Settings::load(dir.path(), dir.path()).unwrap_err();
+        assert_eq!(error.path, dir.path().join(SETTINGS_FILE));
+    }
+}

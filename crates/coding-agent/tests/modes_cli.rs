@@ -1,0 +1,100 @@
+//! The agent command line as a real process, for what happens before any
+//! model is reached: usage errors exit 2 with one line saying what to do.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
+
+/// (exit status, stdout, stderr) of the binary with a clean environment and
+/// an empty agent directory.
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .args(args)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("CODING_AGENT_DIR", dir.path().join("agent"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr)
+        .unwrap()
+        .replace(dir.path().to_str().unwrap(), "<tmp>");
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        stderr,
+    )
+}
+
+#[test]
+fn a_missing_api_key_says_how_to_set_one_and_exits_2() {
+    assert_eq!(
+        run(&["-p", "hello"]),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: no API key for provider \"openai\": set OPENAI_API_KEY or pass --api-key KEY (a provider in <tmp>/agent/settings.json may name another variable with \"apiKeyEnv\")\n".to_owned()
+        )
+    );
+    assert_eq!(
+        run(&["--provider", "anthropic", "--mode", "json", "hello"]).2,
+        "coding-agent: no API key for provider \"anthropic\": set ANTHROPIC_API_KEY or pass --api-key KEY (a provider in <tmp>/agent/settings.json may name another variable with \"apiKeyEnv\")\n"
+    );
+}
+
+#[test]
+fn without_a_prompt_or_rpc_mode_there_is_nothing_to_do() {
+    assert_eq!(
+        run(&["--provider", "openai"]),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: nothing to do: pass a prompt with -p PROMPT or --mode json PROMPT, or use --mode rpc (there is no interactive mode)\n".to_owned()
+        )
+    );
+}
+
+#[test]
+fn an_unknown_provider_without_a_url_exits_2() {
+    assert_eq!(
+        run(&["--provider", "nowhere", "-p", "hi"]),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: unknown provider \"nowhere\": use openai or anthropic, pass --base-url URL for an OpenAI-compatible endpoint, or define it under \"providers\" in settings.json\n".to_owned()
+        )
+    );
+}
+
+#[test]
+fn a_broken_settings_file_is_named_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("settings.json"), "{\"providers\": 3}").unwrap();
+    let output = Command::new(BIN)
+        .args(["-p", "hi"])
+        .current_dir(dir.path())
+        .env("CODING_AGENT_DIR", &agent)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8(output.stderr).unwrap()
+        ),
+        (
+            Some(2),
+            format!(
+                "coding-agent: {}: invalid type: integer `3`, expected a map at line 1 column 15\n",
+                agent.join("settings.json").display()
+            )
+        )
+    );
+}

@@ -1,0 +1,446 @@
+//! RPC mode over in-memory stdin/stdout, with a scripted model: responses in
+//! Pi's shape, events streamed after `prompt`, `abort` killing a slow bash
+//! tool, user `bash`, queueing while streaming, framing, unknown commands.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod modes_support;
+
+use agent_ai::stream::ScriptedResponse;
+use coding_agent::modes::{AgentSession, run_rpc};
+use modes_support::{Fixture, call, normalized, process_alive, reply, text, wait_for_pid};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::task::JoinHandle;
+
+/// The client's side of an RPC session.
+struct Client {
+    stdin: Option<DuplexStream>,
+    stdout: Lines<BufReader<DuplexStream>>,
+    server: JoinHandle<std::io::Result<()>>,
+}
+
+impl Client {
+    fn start(session: AgentSession) -> Self {
+        let (stdin, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, stdout) = tokio::io::duplex(1 << 20);
+        let server = tokio::spawn(run_rpc(session, server_in, server_out));
+        Client {
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout).lines(),
+            server,
+        }
+    }
+
+    async fn send_raw(&mut self, bytes: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes.as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    async fn send(&mut self, command: Value) {
+        self.send_raw(&format!("{command}\n")).await;
+    }
+
+    async fn line(&mut self) -> String {
+        self.stdout
+            .next_line()
+            .await
+            .unwrap()
+            .expect("stdout ended")
+    }
+
+    async fn next(&mut self) -> Value {
+        serde_json::from_str(&self.line().await).unwrap()
+    }
+
+    /// Lines up to and including the first that `stop` accepts.
+    async fn until(&mut self, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let value = self.next().await;
+            let done = stop(&value);
+            seen.push(value);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Sends `command` and returns its response (events before it are skipped).
+    async fn call(&mut self, command: Value) -> Value {
+        let id = command["id"].clone();
+        self.send(command).await;
+        self.until(|v| v["type"] == "response" && v["id"] == id)
+            .await
+            .pop()
+            .unwrap()
+    }
+
+    /// Closes stdin and waits for the server to finish; returns what it still wrote.
+    async fn finish(mut self) -> Vec<String> {
+        drop(self.stdin.take());
+        self.server.await.unwrap().unwrap();
+        let mut rest = Vec::new();
+        while let Some(line) = self.stdout.next_line().await.unwrap() {
+            rest.push(line);
+        }
+        rest
+    }
+}
+
+fn is_type(kind: &'static str) -> impl Fn(&Value) -> bool {
+    move |v| v["type"] == kind
+}
+
+fn types(lines: &[Value]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|v| v["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn prompt_answers_at_once_then_streams_events_and_the_state_follows() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(
+        &["ls"],
+        vec![
+            reply(vec![call("c1", "ls", json!({}))]),
+            reply(vec![text("  Only a.txt.  ")]),
+        ],
+    );
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": "p1", "type": "prompt", "message": "list"}))
+        .await;
+    assert_eq!(
+        client.line().await,
+        r#"{"id":"p1","type":"response","command":"prompt","success":true}"#
+    );
+    let events = client.until(is_type("agent_end")).await;
+    assert_eq!(
+        types(&events),
+        [
+            "agent_start",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "message_start",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_end",
+            "tool_execution_start",
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "turn_start",
+            "message_start",
+            "message_update",
+            "message_update",
+            "message_update",
+            "message_end",
+            "turn_end",
+            "agent_end",
+        ]
+    );
+    assert!(events.iter().all(|e| e.get("id").is_none()));
+
+    let messages = client.call(json!({"id": 2, "type": "get_messages"})).await;
+    let summary: Vec<Value> = messages["data"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            json!([
+                m["role"],
+                m["content"][0]["type"],
+                m["content"][0].get("text")
+            ])
+        })
+        .collect();
+    assert_eq!(
+        (&messages["command"], &messages["success"], summary),
+        (
+            &json!("get_messages"),
+            &json!(true),
+            vec![
+                json!(["user", "text", "list"]),
+                json!(["assistant", "toolCall", null]),
+                json!(["toolResult", "text", "a.txt"]),
+                json!(["assistant", "text", "  Only a.txt.  "]),
+            ]
+        )
+    );
+
+    assert_eq!(
+        client
+            .call(json!({"id": "t", "type": "get_last_assistant_text"}))
+            .await,
+        json!({"id": "t", "type": "response", "command": "get_last_assistant_text", "success": true,
+               "data": {"text": "Only a.txt."}})
+    );
+
+    let state = client.call(json!({"id": "s", "type": "get_state"})).await;
+    let data = &state["data"];
+    assert_eq!(
+        data.as_object().unwrap().keys().collect::<Vec<_>>(),
+        [
+            "model",
+            "thinkingLevel",
+            "isStreaming",
+            "isCompacting",
+            "steeringMode",
+            "followUpMode",
+            "sessionFile",
+            "sessionId",
+            "autoCompactionEnabled",
+            "messageCount",
+            "pendingMessageCount"
+        ]
+    );
+    assert_eq!(
+        (
+            &data["model"],
+            &data["isStreaming"],
+            &data["steeringMode"],
+            &data["messageCount"],
+            &data["pendingMessageCount"]
+        ),
+        (
+            &json!({"id": "scripted", "provider": "scripted", "api": "scripted", "supportsImages": false}),
+            &json!(false),
+            &json!("one-at-a-time"),
+            &json!(4),
+            &json!(0)
+        )
+    );
+    let session_file = data["sessionFile"].as_str().unwrap();
+    assert!(
+        session_file.starts_with(fixture.sessions.to_str().unwrap())
+            && session_file.ends_with(&format!("_{}.jsonl", data["sessionId"].as_str().unwrap())),
+        "{session_file}"
+    );
+    assert_eq!(client.finish().await, Vec::<String>::new());
+    // Every message was saved as it completed.
+    assert_eq!(fixture.session_lines().len(), 5);
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_during_a_slow_bash_tool_ends_the_run_and_leaves_no_process() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(
+        &["bash"],
+        vec![
+            reply(vec![call(
+                "c1",
+                "bash",
+                json!({"command": "echo $$ > pid; exec sleep 30"}),
+            )]),
+            reply(vec![text("never sent: the run is aborted")]),
+        ],
+    );
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": 1, "type": "prompt", "message": "sleep"}))
+        .await;
+    let pid = wait_for_pid(&fixture.cwd.join("pid")).await;
+    client.send(json!({"id": 2, "type": "abort"})).await;
+    let lines = client
+        .until(|v| v["type"] == "response" && v["id"] == 2)
+        .await;
+    assert!(!process_alive(pid), "the tool's process {pid} survived");
+
+    let tool_end = lines
+        .iter()
+        .find(|v| v["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(
+        tool_end,
+        &json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "bash",
+                "result": {"content": [{"type": "text", "text": "Command aborted"}], "details": {}},
+                "isError": true})
+    );
+    let tail: Vec<String> = types(&lines).into_iter().rev().take(4).collect();
+    assert_eq!(tail, ["response", "agent_end", "turn_end", "message_end"]);
+    let last_answer = &lines[lines.len() - 3]["message"];
+    assert_eq!(
+        (&last_answer["stopReason"], &last_answer["errorMessage"]),
+        (&json!("aborted"), &json!("Request was aborted"))
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        &json!({"id": 2, "type": "response", "command": "abort", "success": true})
+    );
+    let state = client.call(json!({"id": 3, "type": "get_state"})).await;
+    assert_eq!(state["data"]["isStreaming"], false);
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn prompt_while_streaming_needs_a_streaming_behavior() {
+    let fixture = Fixture::new();
+    let (session, provider) = fixture.session(
+        &[],
+        vec![ScriptedResponse::Hang, reply(vec![text("after steering")])],
+    );
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": 1, "type": "prompt", "message": "wait"}))
+        .await;
+    client.until(is_type("message_start")).await; // the prompt's
+    assert_eq!(
+        client
+            .call(json!({"id": 2, "type": "prompt", "message": "more"}))
+            .await,
+        json!({"id": 2, "type": "response", "command": "prompt", "success": false,
+               "error": "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."})
+    );
+    assert_eq!(
+        client
+            .call(json!({"id": 3, "type": "prompt", "message": "more", "streamingBehavior": "followUp"}))
+            .await,
+        json!({"id": 3, "type": "response", "command": "prompt", "success": true})
+    );
+    let state = client.call(json!({"id": 4, "type": "get_state"})).await;
+    assert_eq!(
+        (
+            &state["data"]["isStreaming"],
+            &state["data"]["pendingMessageCount"]
+        ),
+        (&json!(true), &json!(1))
+    );
+    client.call(json!({"id": 5, "type": "abort"})).await;
+    // The aborted run did not take the follow-up; it is still queued.
+    let state = client.call(json!({"id": 6, "type": "get_state"})).await;
+    assert_eq!(state["data"]["pendingMessageCount"], 1);
+    assert_eq!(provider.requests().len(), 1);
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn user_bash_returns_pi_bash_result_and_joins_the_conversation() {
+    let fixture = Fixture::new();
+    let (session, provider) = fixture.session(&[], vec![reply(vec![text("seen")])]);
+    let mut client = Client::start(session);
+    assert_eq!(
+        client
+            .call(json!({"id": "b", "type": "bash", "command": "echo hello; exit 3"}))
+            .await,
+        json!({"id": "b", "type": "response", "command": "bash", "success": true,
+               "data": {"output": "hello\n", "exitCode": 3, "cancelled": false, "truncated": false}})
+    );
+    client
+        .send(json!({"id": "p", "type": "prompt", "message": "what happened?"}))
+        .await;
+    client.until(is_type("agent_end")).await;
+    let sent = serde_json::to_value(&provider.requests()[0].messages).unwrap();
+    assert_eq!(
+        normalized(sent),
+        json!([
+            {"role": "user", "content": [{"type": "text",
+              "text": "Ran `echo hello; exit 3`\n```\nhello\n\n```\n\nCommand exited with code 3"}], "timestamp": 0},
+            {"role": "user", "content": [{"type": "text", "text": "what happened?"}], "timestamp": 0},
+        ])
+    );
+    client.finish().await;
+    let stored = &fixture.session_lines()[1]["message"];
+    assert_eq!(
+        normalized(stored.clone()),
+        json!({"role": "bashExecution", "command": "echo hello; exit 3", "output": "hello\n",
+               "exitCode": 3, "cancelled": false, "truncated": false, "timestamp": 0})
+    );
+}
+
+#[tokio::test]
+async fn abort_bash_cancels_a_running_user_command() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(&[], Vec::new());
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": 1, "type": "bash", "command": "echo $$ > pid; exec sleep 30"}))
+        .await;
+    let pid = wait_for_pid(&fixture.cwd.join("pid")).await;
+    assert_eq!(
+        client.call(json!({"id": 2, "type": "abort_bash"})).await,
+        json!({"id": 2, "type": "response", "command": "abort_bash", "success": true})
+    );
+    assert_eq!(
+        client.until(|v| v["id"] == 1).await.pop().unwrap(),
+        json!({"id": 1, "type": "response", "command": "bash", "success": true,
+               "data": {"output": "", "cancelled": true, "truncated": false}})
+    );
+    assert!(!process_alive(pid));
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn unknown_and_unparsable_commands_get_pi_error_responses() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(&[], Vec::new());
+    let mut client = Client::start(session);
+    client.send(json!({"id": "x", "type": "frobnicate"})).await;
+    assert_eq!(
+        client.line().await,
+        r#"{"type":"response","command":"frobnicate","success":false,"error":"Unknown command: frobnicate"}"#
+    );
+    client.send_raw("{oops\n").await;
+    assert_eq!(
+        client.line().await,
+        r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: key must be a string at line 1 column 2"}"#
+    );
+    client.send(json!({"id": "y"})).await;
+    assert_eq!(
+        client.line().await,
+        r#"{"type":"response","success":false,"error":"Unknown command: undefined"}"#
+    );
+    assert_eq!(client.finish().await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn crlf_lines_and_a_last_line_without_newline_are_commands() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(&[], Vec::new());
+    let mut client = Client::start(session);
+    client
+        .send_raw("{\"id\":1,\"type\":\"get_last_assistant_text\"}\r\n{\"id\":2,\"type\":\"set_session_name\",\"name\":\"  \"}")
+        .await;
+    assert_eq!(
+        client.line().await,
+        r#"{"id":1,"type":"response","command":"get_last_assistant_text","success":true,"data":{"text":null}}"#
+    );
+    assert_eq!(
+        client.finish().await,
+        [
+            r#"{"id":2,"type":"response","command":"set_session_name","success":false,"error":"Session name cannot be empty"}"#
+        ]
+    );
+}
+
+#[tokio::test]
+async fn new_session_starts_an_empty_conversation_in_a_new_file() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(&[], vec![reply(vec![text("hi")])]);
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": 1, "type": "prompt", "message": "hello"}))
+        .await;
+    client.until(is_type("agent_end")).await;
+    let before = client.call(json!({"id": 2, "type": "get_state"})).await;
+    assert_eq!(
+        client.call(json!({"id": 3, "type": "new_session"})).await,
+        json!({"id": 3, "type": "response", "command": "new_session", "success": true,
+               "data": {"cancelled": false}})
+    );
+    let after = client.call(json!({"id": 4, "type": "get_state"})).await;
+    assert_eq!(after["data"]["messageCount"], 0);
+    assert_ne!(after["data"]["sessionId"], before["data"]["sessionId"]);
+    assert_eq!(
+        client.call(json!({"id": 5, "type": "get_messages"})).await["data"],
+        json!({"messages": []})
+    );
+    client.finish().await;
+}

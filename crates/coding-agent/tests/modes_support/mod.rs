@@ -1,0 +1,140 @@
+//! What the mode tests share: a scripted model, an agent session over a temp
+//! directory, and normalisation of the values that change from run to run.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_ai::stream::ScriptedResponse;
+use agent_ai::{AssistantContent, AssistantMessage, ScriptedProvider, TextContent, ToolCall};
+use coding_agent::modes::agent_session::select_tools;
+use coding_agent::modes::{AgentSession, SessionOptions};
+use coding_agent::session::SessionManager;
+use serde_json::Value;
+
+/// A temp directory holding `work/` (the cwd, with `a.txt`) and `sessions/`.
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    pub cwd: PathBuf,
+    pub sessions: PathBuf,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let cwd = root.join("work");
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::write(cwd.join("a.txt"), "x").unwrap();
+        Fixture {
+            _dir: dir,
+            cwd,
+            sessions: root.join("sessions"),
+        }
+    }
+
+    /// An agent session with `tools`, answering with `script`, saved under `sessions/`.
+    pub fn session(
+        &self,
+        tools: &[&str],
+        script: Vec<ScriptedResponse>,
+    ) -> (AgentSession, ScriptedProvider) {
+        let provider = ScriptedProvider::new(script);
+        let names: Vec<String> = tools.iter().map(|&n| n.to_owned()).collect();
+        let session = AgentSession::new(SessionOptions {
+            provider: Arc::new(provider.clone()),
+            model: ScriptedProvider::model(),
+            cwd: self.cwd.clone(),
+            tools: select_tools(&names).0,
+            system_prompt: "You are a test.".into(),
+            session: SessionManager::create(&self.cwd, &self.sessions),
+        })
+        .unwrap();
+        (session, provider)
+    }
+
+    /// The one session file written, as JSON lines.
+    pub fn session_lines(&self) -> Vec<Value> {
+        let files: Vec<PathBuf> = std::fs::read_dir(&self.sessions)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        read_lines(&files[0])
+    }
+}
+
+pub fn read_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+pub fn text(t: &str) -> AssistantContent {
+    AssistantContent::Text(TextContent {
+        text: t.into(),
+        text_signature: None,
+    })
+}
+
+pub fn call(id: &str, name: &str, arguments: Value) -> AssistantContent {
+    AssistantContent::ToolCall(ToolCall::new(id, name, arguments))
+}
+
+pub fn reply(content: Vec<AssistantContent>) -> ScriptedResponse {
+    ScriptedResponse::Message(ScriptedProvider::reply(content))
+}
+
+pub fn reply_message(content: Vec<AssistantContent>) -> AssistantMessage {
+    ScriptedProvider::reply(content)
+}
+
+/// `value` with every `timestamp` set to 0 and the session header's `id` to
+/// `"<id>"`, so whole lines compare across runs.
+pub fn normalized(mut value: Value) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(object) => {
+                for (key, member) in object.iter_mut() {
+                    if key == "timestamp" {
+                        *member = Value::from(0);
+                    } else {
+                        walk(member);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    if value["type"] == "session" {
+        value["id"] = Value::from("<id>");
+    }
+    value
+}
+
+/// Whether a process with this id still exists (a zombie counts as gone).
+pub fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Waits (without a deadline assertion on timing) until `path` holds a pid.
+pub async fn wait_for_pid(path: &Path) -> i32 {
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}

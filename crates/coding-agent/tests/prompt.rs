@@ -1,0 +1,324 @@
+//! The system prompt (spec §7.5; pi-test-cases.md section F,
+//! `system-prompt.test.ts`): whole prompts compared as text.
+//!
+//! Deviation from Pi named here: the intro names "coding-agent" where Pi says
+//! "pi", and Pi's documentation section (paths to its installed README and
+//! docs) is left out, as this product installs no documentation.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_ai::Tool;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use coding_agent::modes::agent_session::select_tools;
+use coding_agent::prompt::{
+    ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
+    resolve_prompt_input,
+};
+use coding_agent::{ToolContext, ToolDefinition};
+use serde_json::{Value, json};
+
+const INTRO: &str = "You are an expert coding assistant operating inside coding-agent, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.";
+const CUSTOM_TOOLS: &str = "In addition to the tools above, you may have access to other custom tools depending on the project.";
+
+/// A tool with a chosen snippet and guidelines (the test's `dynamic_tool`).
+struct DynamicTool {
+    tool: Tool,
+    snippet: Option<&'static str>,
+    guidelines: &'static [&'static str],
+}
+
+impl DynamicTool {
+    fn definition(
+        name: &str,
+        snippet: Option<&'static str>,
+        guidelines: &'static [&'static str],
+    ) -> Arc<dyn ToolDefinition> {
+        Arc::new(DynamicTool {
+            tool: Tool {
+                name: name.into(),
+                description: "test tool".into(),
+                parameters: json!({"type": "object", "properties": {}}),
+            },
+            snippet,
+            guidelines,
+        })
+    }
+}
+
+#[async_trait]
+impl ToolDefinition for DynamicTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+    fn label(&self) -> &str {
+        "Dynamic"
+    }
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.snippet
+    }
+    fn prompt_guidelines(&self) -> &[&str] {
+        self.guidelines
+    }
+    async fn execute(
+        &self,
+        _id: &str,
+        _params: Value,
+        _ctx: ToolContext,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        Ok(AgentToolResult::text("ok"))
+    }
+}
+
+fn builtins(names: &[&str]) -> Vec<Arc<dyn ToolDefinition>> {
+    let names: Vec<String> = names.iter().map(|&n| n.to_owned()).collect();
+    select_tools(&names).0
+}
+
+fn inputs(tools: Vec<Arc<dyn ToolDefinition>>) -> PromptInputs {
+    PromptInputs {
+        tools,
+        date: "2025-06-01".into(),
+        cwd: PathBuf::from("/work/project"),
+        ..PromptInputs::default()
+    }
+}
+
+fn default_prompt(tools_list: &str, guidelines: &[&str]) -> String {
+    let guidelines: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
+    format!(
+        "{INTRO}\n\nAvailable tools:\n{tools_list}\n\n{CUSTOM_TOOLS}\n\nGuidelines:\n{}\nCurrent date: 2025-06-01\nCurrent working directory: /work/project",
+        guidelines.join("\n")
+    )
+}
+
+#[test]
+fn all_seven_tools_list_their_snippets_and_guidelines_in_tool_order() {
+    let prompt = build_system_prompt(&inputs(builtins(&[
+        "read", "bash", "edit", "write", "grep", "find", "ls",
+    ])));
+    assert_eq!(
+        prompt,
+        default_prompt(
+            "- read: Read file contents\n\
+             - bash: Execute bash commands (ls, grep, find, etc.)\n\
+             - edit: Make precise file edits with exact text replacement, including multiple disjoint edits in one call\n\
+             - write: Create or overwrite files\n\
+             - grep: Search file contents for patterns (respects .gitignore)\n\
+             - find: Find files by glob pattern (respects .gitignore)\n\
+             - ls: List directory contents",
+            &[
+                "Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)",
+                "Use read to examine files instead of cat or sed.",
+                "Use edit for precise changes (edits[].oldText must match exactly)",
+                "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls",
+                "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+                "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.",
+                "Use write only for new files or complete rewrites.",
+                "Be concise in your responses",
+                "Show file paths clearly when working with files",
+            ]
+        )
+    );
+}
+
+#[test]
+fn bash_without_exploration_tools_is_told_to_use_bash_for_files() {
+    let prompt = build_system_prompt(&inputs(builtins(&["read", "bash"])));
+    assert_eq!(
+        prompt,
+        default_prompt(
+            "- read: Read file contents\n- bash: Execute bash commands (ls, grep, find, etc.)",
+            &[
+                "Use bash for file operations like ls, rg, find",
+                "Use read to examine files instead of cat or sed.",
+                "Be concise in your responses",
+                "Show file paths clearly when working with files",
+            ]
+        )
+    );
+}
+
+#[test]
+fn no_tools_lists_none_and_keeps_the_closing_guidelines() {
+    let prompt = build_system_prompt(&inputs(Vec::new()));
+    assert_eq!(
+        prompt,
+        default_prompt(
+            "(none)",
+            &[
+                "Be concise in your responses",
+                "Show file paths clearly when working with files"
+            ]
+        )
+    );
+}
+
+#[test]
+fn a_custom_tool_shows_its_snippet_and_guideline() {
+    let mut tools = builtins(&["read"]);
+    tools.push(DynamicTool::definition(
+        "dynamic_tool",
+        Some("Run dynamic test behavior"),
+        &["Use dynamic_tool for project summaries."],
+    ));
+    assert_eq!(
+        build_system_prompt(&inputs(tools)),
+        default_prompt(
+            "- read: Read file contents\n- dynamic_tool: Run dynamic test behavior",
+            &[
+                "Use read to examine files instead of cat or sed.",
+                "Use dynamic_tool for project summaries.",
+                "Be concise in your responses",
+                "Show file paths clearly when working with files",
+            ]
+        )
+    );
+}
+
+#[test]
+fn duplicated_and_padded_guidelines_appear_once_and_blank_ones_not_at_all() {
+    let tools = vec![
+        DynamicTool::definition(
+            "a",
+            Some("  Spread\n  over   lines  "),
+            &["  Same rule  ", "", "Be concise in your responses"],
+        ),
+        DynamicTool::definition("b", Some("   "), &["Same rule"]),
+        DynamicTool::definition("c", None, &[]),
+    ];
+    assert_eq!(
+        build_system_prompt(&inputs(tools)),
+        default_prompt(
+            "- a: Spread over lines",
+            &[
+                "Same rule",
+                "Be concise in your responses",
+                "Show file paths clearly when working with files",
+            ]
+        )
+    );
+}
+
+#[test]
+fn custom_prompt_keeps_append_context_date_and_cwd() {
+    let prompt = build_system_prompt(&PromptInputs {
+        custom_prompt: Some("You are terse.".into()),
+        append: vec!["Extra one.".into(), "Extra two.".into()],
+        context_files: vec![
+            ContextFile {
+                path: PathBuf::from("/home/me/.coding-agent/AGENTS.md"),
+                content: "Global rules.".into(),
+            },
+            ContextFile {
+                path: PathBuf::from("/work/project/AGENTS.md"),
+                content: "Project rules.".into(),
+            },
+        ],
+        ..inputs(builtins(&["read"]))
+    });
+    assert_eq!(
+        prompt,
+        "You are terse.\n\nExtra one.\n\nExtra two.\n\n# Project Context\n\n\
+         Project-specific instructions and guidelines:\n\n\
+         ## /home/me/.coding-agent/AGENTS.md\n\nGlobal rules.\n\n\
+         ## /work/project/AGENTS.md\n\nProject rules.\n\n\
+         \nCurrent date: 2025-06-01\nCurrent working directory: /work/project"
+    );
+}
+
+#[test]
+fn appended_text_follows_the_default_prompt() {
+    let prompt = build_system_prompt(&PromptInputs {
+        append: vec!["Always answer in French.".into()],
+        ..inputs(Vec::new())
+    });
+    let expected = default_prompt(
+        "(none)",
+        &[
+            "Be concise in your responses",
+            "Show file paths clearly when working with files",
+        ],
+    )
+    .replace(
+        "\nCurrent date",
+        "\n\nAlways answer in French.\nCurrent date",
+    );
+    assert_eq!(prompt, expected);
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn context_files_come_global_first_then_root_down_to_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let agent = root.join("agent");
+    let cwd = root.join("a/b/c");
+    std::fs::create_dir_all(&cwd).unwrap();
+    write(&agent.join("AGENTS.md"), "global");
+    write(&root.join("a/CLAUDE.md"), "claude in a");
+    write(&root.join("a/b/AGENTS.md"), "agents in b");
+    write(&root.join("a/b/CLAUDE.md"), "claude in b (shadowed)");
+    write(&cwd.join("CLAUDE.MD"), "upper-case claude in c");
+    let files = load_context_files(&agent, &cwd);
+    let found: Vec<(PathBuf, String)> = files.into_iter().map(|f| (f.path, f.content)).collect();
+    assert_eq!(
+        found,
+        [
+            (agent.join("AGENTS.md"), "global".to_owned()),
+            (root.join("a/CLAUDE.md"), "claude in a".to_owned()),
+            (root.join("a/b/AGENTS.md"), "agents in b".to_owned()),
+            (cwd.join("CLAUDE.MD"), "upper-case claude in c".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn the_agent_dir_file_is_not_listed_twice_when_cwd_is_the_agent_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().canonicalize().unwrap();
+    write(&agent.join("AGENTS.md"), "global");
+    let files = load_context_files(&agent, &agent);
+    assert_eq!(
+        files,
+        [ContextFile {
+            path: agent.join("AGENTS.md"),
+            content: "global".into()
+        }]
+    );
+}
+
+#[test]
+fn prompt_input_is_a_file_when_one_exists_else_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompt.md");
+    std::fs::write(&file, "From a file.").unwrap();
+    assert_eq!(resolve_prompt_input(file.to_str().unwrap()), "From a file.");
+    assert_eq!(resolve_prompt_input("Just text."), "Just text.");
+}
+
+#[test]
+fn project_system_md_wins_over_the_global_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    let cwd = dir.path().join("proj");
+    write(&agent.join("SYSTEM.md"), "global");
+    assert_eq!(
+        discover_prompt_file("SYSTEM.md", &agent, &cwd),
+        Some(agent.join("SYSTEM.md"))
+    );
+    write(&cwd.join(".coding-agent/SYSTEM.md"), "project");
+    assert_eq!(
+        discover_prompt_file("SYSTEM.md", &agent, &cwd),
+        Some(cwd.join(".coding-agent/SYSTEM.md"))
+    );
+    assert_eq!(discover_prompt_file("APPEND_SYSTEM.md", &agent, &cwd), None);
+}

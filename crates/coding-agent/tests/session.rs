@@ -1,0 +1,408 @@
+//! Session files: Pi's version 3 JSONL, appended as messages complete,
+//! reloaded (tolerating a truncated last line), resumed (`--continue`) and
+//! made valid to send again (orphaned tool calls, failed answers).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use agent_ai::stream::ScriptedResponse;
+use agent_ai::{
+    AssistantContent, Content, Message, ScriptedProvider, StopReason, TextContent, ToolCall,
+    ToolResultMessage, UserContent, UserMessage,
+};
+use coding_agent::modes::{AgentSession, SessionOptions};
+use coding_agent::session::{
+    BashExecution, SessionManager, find_most_recent_session, replayable_messages, session_dir,
+};
+use serde_json::{Value, json};
+
+fn user(text: &str, timestamp: u64) -> Message {
+    Message::User(UserMessage {
+        content: UserContent::Text(text.into()),
+        timestamp,
+    })
+}
+
+fn assistant(content: Vec<AssistantContent>, stop_reason: StopReason) -> Message {
+    let mut message = ScriptedProvider::reply(content);
+    message.stop_reason = stop_reason;
+    message.timestamp = 7;
+    if matches!(stop_reason, StopReason::Error | StopReason::Aborted) {
+        message.error_message = Some("Request was aborted".into());
+    }
+    Message::Assistant(message)
+}
+
+fn text(t: &str) -> AssistantContent {
+    AssistantContent::Text(TextContent {
+        text: t.into(),
+        text_signature: None,
+    })
+}
+
+fn call(id: &str, name: &str) -> AssistantContent {
+    AssistantContent::ToolCall(ToolCall::new(id, name, json!({"path": "."})))
+}
+
+fn tool_result(id: &str, name: &str, text: &str, is_error: bool) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: name.into(),
+        content: vec![Content::text(text)],
+        details: None,
+        is_error,
+        timestamp: 9,
+    })
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn is_entry_id(value: &Value) -> bool {
+    value
+        .as_str()
+        .is_some_and(|id| id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+#[test]
+fn messages_are_appended_as_pi_v3_entries_and_reload_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/work/project");
+    let mut session = SessionManager::create(cwd, dir.path());
+    let path = session.file().unwrap().to_path_buf();
+    let conversation = [
+        user("list files", 1),
+        assistant(vec![call("c1", "ls")], StopReason::ToolUse),
+        tool_result("c1", "ls", "a.txt", false),
+        assistant(vec![text("One file.")], StopReason::Stop),
+    ];
+    for message in &conversation {
+        session.append_message(message).unwrap();
+    }
+
+    let written = lines(&path);
+    assert_eq!(written.len(), 5);
+    let header = &written[0];
+    assert_eq!(
+        header.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["type", "version", "id", "timestamp", "cwd"]
+    );
+    assert_eq!(
+        (&header["type"], &header["version"], &header["cwd"]),
+        (&json!("session"), &json!(3), &json!("/work/project"))
+    );
+    let file_name = path.file_name().unwrap().to_str().unwrap();
+    let expected_name = format!(
+        "{}_{}.jsonl",
+        header["timestamp"]
+            .as_str()
+            .unwrap()
+            .replace([':', '.'], "-"),
+        header["id"].as_str().unwrap()
+    );
+    assert_eq!(file_name, expected_name);
+    let mut parent = Value::Null;
+    for (entry, message) in written[1..].iter().zip(&conversation) {
+        assert_eq!(
+            entry.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["type", "id", "parentId", "timestamp", "message"]
+        );
+        assert_eq!(entry["type"], "message");
+        assert!(is_entry_id(&entry["id"]), "{entry}");
+        assert_eq!(entry["parentId"], parent);
+        assert_eq!(entry["message"], serde_json::to_value(message).unwrap());
+        parent = entry["id"].clone();
+    }
+
+    let reloaded = SessionManager::open(&path, cwd).unwrap();
+    assert_eq!(reloaded.messages(), conversation);
+    assert_eq!(reloaded.id(), header["id"].as_str().unwrap());
+}
+
+#[test]
+fn nothing_is_written_before_the_first_assistant_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = SessionManager::create(Path::new("/w"), dir.path());
+    session.append_message(&user("hello", 1)).unwrap();
+    let path = session.file().unwrap().to_path_buf();
+    assert!(!path.exists());
+    session
+        .append_message(&assistant(vec![text("hi")], StopReason::Stop))
+        .unwrap();
+    assert_eq!(lines(&path).len(), 3);
+}
+
+#[test]
+fn no_session_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = SessionManager::in_memory(dir.path());
+    session.append_message(&user("hello", 1)).unwrap();
+    session
+        .append_message(&assistant(vec![text("hi")], StopReason::Stop))
+        .unwrap();
+    assert_eq!(session.file(), None);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert_eq!(session.messages().len(), 2);
+}
+
+#[test]
+fn a_truncated_last_line_is_skipped_and_the_next_entry_starts_a_new_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = Path::new("/w");
+    let mut session = SessionManager::create(cwd, dir.path());
+    session.append_message(&user("first", 1)).unwrap();
+    let answer = assistant(vec![text("one")], StopReason::Stop);
+    session.append_message(&answer).unwrap();
+    let path = session.file().unwrap().to_path_buf();
+    // A process killed mid-write leaves half a line.
+    let mut content = std::fs::read_to_string(&path).unwrap();
+    content.push_str(r#"{"type":"message","id":"deadbeef","parentId":"#);
+    std::fs::write(&path, &content).unwrap();
+
+    let mut resumed = SessionManager::open(&path, cwd).unwrap();
+    assert_eq!(resumed.messages(), [user("first", 1), answer.clone()]);
+    resumed.append_message(&user("second", 2)).unwrap();
+
+    let reloaded = SessionManager::open(&path, cwd).unwrap();
+    assert_eq!(
+        reloaded.messages(),
+        [user("first", 1), answer, user("second", 2)]
+    );
+    let raw = std::fs::read_to_string(&path).unwrap();
+    assert!(raw.ends_with("}\n"), "{raw}");
+    assert_eq!(raw.lines().count(), 5, "{raw}");
+}
+
+#[test]
+fn a_file_without_a_header_is_started_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.jsonl");
+    std::fs::write(&path, "not json\n").unwrap();
+    let mut session = SessionManager::open(&path, Path::new("/w")).unwrap();
+    assert!(session.messages().is_empty());
+    session.append_message(&user("hi", 1)).unwrap();
+    session
+        .append_message(&assistant(vec![text("yo")], StopReason::Stop))
+        .unwrap();
+    let written = lines(&path);
+    assert_eq!(written.len(), 3);
+    assert_eq!(written[0]["type"], "session");
+}
+
+#[test]
+fn the_conversation_is_the_path_from_the_last_entry_to_the_root() {
+    // A Pi file that branched: entry 3 replaced entry 2's answer.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.jsonl");
+    let header = r#"{"type":"session","version":3,"id":"11111111-2222-4333-8444-555555555555","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    let entry = |id: &str, parent: Value, message: Message| {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2025-01-01T00:00:01.000Z",
+               "message": message})
+        .to_string()
+    };
+    let first = user("q", 1);
+    let dropped = assistant(vec![text("old answer")], StopReason::Stop);
+    let kept = assistant(vec![text("new answer")], StopReason::Stop);
+    let content = [
+        header.to_owned(),
+        entry("aaaaaaaa", Value::Null, first.clone()),
+        entry("bbbbbbbb", json!("aaaaaaaa"), dropped),
+        r#"{"type":"model_change","id":"cccccccc","parentId":"aaaaaaaa","timestamp":"2025-01-01T00:00:02.000Z","provider":"openai","modelId":"gpt-4o"}"#.to_owned(),
+        entry("dddddddd", json!("cccccccc"), kept.clone()),
+    ]
+    .join("\n");
+    std::fs::write(&path, content + "\n").unwrap();
+    let session = SessionManager::open(&path, Path::new("/w")).unwrap();
+    assert_eq!(session.messages(), [first, kept]);
+}
+
+#[test]
+fn a_user_bash_run_is_stored_as_pi_does_and_read_back_as_a_user_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = SessionManager::create(Path::new("/w"), dir.path());
+    session
+        .append_message(&assistant(vec![text("hi")], StopReason::Stop))
+        .unwrap();
+    let run = BashExecution {
+        role: "bashExecution".into(),
+        command: "false".into(),
+        output: "oops".into(),
+        exit_code: Some(1),
+        cancelled: false,
+        truncated: false,
+        full_output_path: None,
+        timestamp: 5,
+        exclude_from_context: None,
+    };
+    session.append_bash_execution(&run).unwrap();
+    let written = lines(session.file().unwrap());
+    assert_eq!(
+        written[2]["message"],
+        json!({"role": "bashExecution", "command": "false", "output": "oops", "exitCode": 1,
+               "cancelled": false, "truncated": false, "timestamp": 5})
+    );
+    let reloaded = SessionManager::open(session.file().unwrap(), Path::new("/w")).unwrap();
+    assert_eq!(
+        reloaded.messages()[1],
+        Message::User(UserMessage {
+            content: UserContent::Blocks(vec![Content::text(
+                "Ran `false`\n```\noops\n```\n\nCommand exited with code 1"
+            )]),
+            timestamp: 5,
+        })
+    );
+}
+
+#[test]
+fn replay_drops_failed_answers_and_gives_orphaned_calls_a_result() {
+    let conversation = [
+        user("go", 1),
+        assistant(
+            vec![call("c1", "ls"), call("c2", "read")],
+            StopReason::ToolUse,
+        ),
+        tool_result("c1", "ls", "a.txt", false),
+        // c2 never got a result: the process was killed.
+        assistant(vec![text("partial")], StopReason::Aborted),
+        user("again", 2),
+    ];
+    let replay = replayable_messages(&conversation);
+    let synthetic_timestamp = match &replay[3] {
+        Message::ToolResult(result) => result.timestamp,
+        other => panic!("expected a tool result, got {other:?}"),
+    };
+    assert_eq!(
+        replay,
+        [
+            user("go", 1),
+            conversation[1].clone(),
+            tool_result("c1", "ls", "a.txt", false),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "c2".into(),
+                tool_name: "read".into(),
+                content: vec![Content::text("No result provided")],
+                details: None,
+                is_error: true,
+                timestamp: synthetic_timestamp,
+            }),
+            user("again", 2),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_session_sends_the_model_a_valid_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let mut session = SessionManager::create(cwd, dir.path());
+    let orphan_call = assistant(vec![call("c1", "ls")], StopReason::ToolUse);
+    let failed = assistant(vec![], StopReason::Error);
+    for message in [&user("first", 1), &orphan_call, &failed] {
+        session.append_message(message).unwrap();
+    }
+    let path = session.file().unwrap().to_path_buf();
+
+    let provider =
+        ScriptedProvider::new([ScriptedResponse::Message(ScriptedProvider::reply(vec![
+            text("resumed"),
+        ]))]);
+    let agent = AgentSession::new(SessionOptions {
+        provider: Arc::new(provider.clone()),
+        model: ScriptedProvider::model(),
+        cwd: cwd.to_path_buf(),
+        tools: Vec::new(),
+        system_prompt: "sys".into(),
+        session: SessionManager::open(&path, cwd).unwrap(),
+    })
+    .unwrap();
+    let mut events = agent.subscribe();
+    agent
+        .prompt(AgentSession::user_message("second", Vec::new()))
+        .await
+        .unwrap();
+    while let Some(event) = events.try_recv() {
+        agent.record(&event).unwrap();
+    }
+
+    let sent = &provider.requests()[0].messages;
+    let roles: Vec<(&str, String)> = sent
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => ("user", format!("{:?}", u.content)),
+            Message::Assistant(a) => ("assistant", format!("{:?}", a.stop_reason)),
+            Message::ToolResult(r) => ("toolResult", r.content[0].as_text().unwrap().to_owned()),
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("user", format!("{:?}", UserContent::Text("first".into()))),
+            ("assistant", "ToolUse".to_owned()),
+            ("toolResult", "No result provided".to_owned()),
+            (
+                "user",
+                format!("{:?}", UserContent::Blocks(vec![Content::text("second")]))
+            ),
+        ]
+    );
+    // The failed answer stays in the file; the new exchange follows it.
+    let reloaded = SessionManager::open(&path, cwd).unwrap().messages();
+    assert_eq!(reloaded.len(), 5);
+    assert_eq!(reloaded[2], failed);
+}
+
+fn touch(path: &Path, header_id: &str, age: Duration) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let header = json!({"type": "session", "version": 3, "id": header_id,
+                        "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"});
+    std::fs::write(path, format!("{header}\n")).unwrap();
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(SystemTime::now() - age).unwrap();
+}
+
+#[test]
+fn continue_picks_the_most_recently_modified_session_of_the_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent_dir = dir.path();
+    let here = session_dir(agent_dir, Path::new("/work/here"));
+    let elsewhere = session_dir(agent_dir, Path::new("/work/elsewhere"));
+    touch(&here.join("old.jsonl"), "old", Duration::from_secs(300));
+    touch(&here.join("new.jsonl"), "new", Duration::from_secs(60));
+    touch(&elsewhere.join("newest.jsonl"), "newest", Duration::ZERO);
+    std::fs::write(here.join("junk.jsonl"), "no header\n").unwrap();
+    std::fs::write(here.join("notes.txt"), "").unwrap();
+
+    assert_eq!(
+        find_most_recent_session(&here),
+        Some(here.join("new.jsonl"))
+    );
+    let resumed = SessionManager::continue_recent(Path::new("/work/here"), &here).unwrap();
+    assert_eq!(
+        (resumed.id(), resumed.file()),
+        ("new", Some(here.join("new.jsonl").as_path()))
+    );
+}
+
+#[test]
+fn continue_without_a_previous_session_starts_one_in_the_cwd_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = session_dir(dir.path(), Path::new("/work/here"));
+    let session = SessionManager::continue_recent(Path::new("/work/here"), &sessions).unwrap();
+    assert!(session.messages().is_empty());
+    assert_eq!(
+        session.file().and_then(Path::parent),
+        Some(sessions.as_path())
+    );
+    assert_eq!(
+        sessions,
+        PathBuf::from(dir.path()).join("sessions/--work-here--")
+    );
+}
