@@ -540,6 +540,28 @@ mod tests {
         );
     }
 
+    /// Whether a 64-bit little-endian ELF file has a `SHT_SYMTAB` section
+    /// (what stripping removes).
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    fn elf_has_symbol_table(elf: &[u8]) -> bool {
+        let u16_at = |at: usize| usize::from(u16::from_le_bytes([elf[at], elf[at + 1]]));
+        let u32_at = |at: usize| u32::from_le_bytes(elf[at..at + 4].try_into().unwrap());
+        let u64_at = |at: usize| u64::from_le_bytes(elf[at..at + 8].try_into().unwrap());
+        assert_eq!(&elf[..5], b"\x7fELF\x02", "not a 64-bit ELF file");
+        let table = usize::try_from(u64_at(0x28)).unwrap();
+        let (entry_size, entries) = (u16_at(0x3a), u16_at(0x3c));
+        const SHT_SYMTAB: u32 = 2;
+        (0..entries).any(|i| u32_at(table + i * entry_size + 4) == SHT_SYMTAB)
+    }
+
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    #[test]
+    fn the_symbol_table_check_sees_an_unstripped_binary() {
+        // This test binary is built unstripped (the dev profile).
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert!(elf_has_symbol_table(&me));
+    }
+
     /// The whole release path on the real workspace (minus the clean-tree
     /// check, tested above on a scratch repository, so the suite also passes
     /// with local changes): a release build, the tool reference, the archive;
@@ -603,6 +625,11 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(dir.join("TOOLS.md")).unwrap(),
             tools_markdown(&shipped, &version).unwrap()
+        );
+        #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+        assert!(
+            !elf_has_symbol_table(&std::fs::read(dir.join("coding-agent")).unwrap()),
+            "the shipped binary is not stripped"
         );
         assert_eq!(
             std::fs::read(dir.join("LICENSE-MIT")).unwrap(),
