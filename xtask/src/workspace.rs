@@ -91,3 +91,87 @@ impl Workspace {
         Ok(first.to_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace of crates `a` (`a_version`) and `b` (`b_version`), where
+    /// `b` depends on `a` by path with `b_requires`.
+    fn two_crate_workspace(
+        a_version: &str,
+        b_version: &str,
+        b_requires: &str,
+    ) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\nresolver = \"3\"\nmembers = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
+        let manifest = |name: &str, version: &str, deps: &str| {
+            std::fs::create_dir_all(root.join(name).join("src")).unwrap();
+            std::fs::write(root.join(name).join("src/lib.rs"), "").unwrap();
+            std::fs::write(
+                root.join(name).join("Cargo.toml"),
+                format!(
+                    "[package]\nname = \"{name}\"\nversion = \"{version}\"\n\
+                     edition = \"2024\"\n\n[dependencies]\n{deps}"
+                ),
+            )
+            .unwrap();
+        };
+        manifest("a", a_version, "");
+        manifest(
+            "b",
+            b_version,
+            &format!("a = {{ path = \"../a\", version = \"{b_requires}\" }}\n"),
+        );
+        dir
+    }
+
+    #[test]
+    fn crates_of_one_version_give_that_version() {
+        let dir = two_crate_workspace("0.3.1", "0.3.1", "0.3.1");
+        let workspace = Workspace::load(dir.path()).unwrap();
+        assert_eq!(workspace.single_version().unwrap(), "0.3.1");
+    }
+
+    #[test]
+    fn crates_of_different_versions_are_refused() {
+        let dir = two_crate_workspace("0.1.0", "0.2.0", "0.1.0");
+        let err = Workspace::load(dir.path())
+            .unwrap()
+            .single_version()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the crates' versions disagree (a 0.1.0, b 0.2.0); \
+             give them one version ([workspace.package] version)"
+        );
+    }
+
+    #[test]
+    fn a_path_dependency_asking_for_another_version_is_refused() {
+        let dir = two_crate_workspace("0.2.0", "0.2.0", "0.1.0");
+        let err = Workspace::load(dir.path())
+            .unwrap()
+            .single_version()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "b asks for a ^0.1.0 but the workspace is at 0.2.0; \
+             update the version of that path dependency"
+        );
+    }
+
+    #[test]
+    fn this_workspace_has_one_version() {
+        let workspace = Workspace::load(&crate::workspace_root()).unwrap();
+        assert_eq!(
+            workspace.single_version().unwrap(),
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+}
