@@ -170,8 +170,7 @@ fn print_rows(rows: &[Row]) {
 }
 
 /// Entry point: `cargo xtask bench [--quick]`. `--quick` uses smaller inputs.
-pub fn run(args: &[String]) -> Result<()> {
-    let quick = args.iter().any(|a| a == "--quick");
+pub fn run(quick: bool) -> Result<()> {
     let runs = if quick { 1 } else { 3 };
     cargo(&["build", "--release", "-p", "coding-agent"])?;
     let root = workspace_root().join("target/bench");

@@ -1,0 +1,64 @@
+//! `cargo xtask ci`: everything CI checks, in one command a developer can run
+//! before pushing. `.ci/run` installs what the tests need and calls this, so
+//! the list below is the single definition of what CI checks.
+
+use anyhow::{Context, Result};
+
+use crate::{cargo_command, layers, workspace_root};
+
+/// One CI step: what it checks, and how.
+struct Step {
+    what: &'static str,
+    check: fn() -> Result<()>,
+}
+
+/// The steps, cheapest first so the common failures come back fast.
+const STEPS: &[Step] = &[
+    Step {
+        what: "formatting (cargo fmt --check)",
+        check: || crate::cargo(&["fmt", "--all", "--check"]),
+    },
+    Step {
+        what: "lints (cargo clippy -D warnings, all targets)",
+        check: || {
+            crate::cargo(&[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ])
+        },
+    },
+    Step {
+        what: "the crate layering rules",
+        check: layers::run,
+    },
+    Step {
+        what: "docs without warnings (every public item documented, links resolve)",
+        check: || {
+            crate::run_command(
+                cargo_command()
+                    .args(["doc", "--workspace", "--no-deps", "--locked"])
+                    .env("RUSTDOCFLAGS", "-D warnings")
+                    .current_dir(workspace_root()),
+            )
+        },
+    },
+    Step {
+        what: "the tests (the README's `cargo test --workspace`)",
+        check: || crate::cargo(&["test", "--workspace", "--locked"]),
+    },
+];
+
+/// Runs every step in order and stops at the first failure, naming it.
+pub fn run() -> Result<()> {
+    for (index, step) in STEPS.iter().enumerate() {
+        println!("ci [{}/{}]: {}", index + 1, STEPS.len(), step.what);
+        (step.check)().with_context(|| format!("ci failed at: {}", step.what))?;
+    }
+    println!("ci: all {} checks passed", STEPS.len());
+    Ok(())
+}
