@@ -92,6 +92,9 @@ struct RunArgs {
     /// API key [default: the provider's environment variable, OPENAI_API_KEY or ANTHROPIC_API_KEY]
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
+    /// Never turn a tool call a model wrote as JSON text into a real call
+    #[arg(long)]
+    no_text_tool_calls: bool,
     /// Non-interactive: run the prompts, print the final answer, exit
     #[arg(short = 'p', long)]
     print: bool,
@@ -228,6 +231,7 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone(),
+        no_text_tool_calls: args.no_text_tool_calls,
     };
     let env = |name: &str| std::env::var(name).ok();
     let resolved = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
