@@ -374,10 +374,11 @@ fn json_mode_prints_the_header_then_every_event_in_order_anthropic() {
     json_mode_streams_the_task(Wire::Anthropic);
 }
 
-#[test]
-fn ctrl_c_during_a_slow_bash_call_exits_130_leaves_no_process_and_saves_the_session() {
+/// Sends `signal` to print mode while bash runs a slow command: the run is
+/// aborted, the command killed, the session saved, and the exit status 130.
+fn signal_during_a_slow_bash_call(signal: &str) {
     let wire = Wire::OpenAi;
-    let marker = unique_marker("sigint");
+    let marker = unique_marker(signal);
     let _cleanup = KillOnDrop(marker.clone());
     let sandbox = Sandbox::new();
     let slow = slow_command(&marker);
@@ -393,7 +394,7 @@ fn ctrl_c_during_a_slow_bash_call_exits_130_leaves_no_process_and_saves_the_sess
     let running = Running::spawn(command);
     wait_until("the slow command to run", || slow_command_running(&marker));
 
-    running.interrupt();
+    running.signal(signal);
     let (status, stdout, stderr) = running.finish();
     assert_eq!(
         (status.code(), stdout.as_str(), stderr.as_str()),
@@ -430,4 +431,46 @@ fn ctrl_c_during_a_slow_bash_call_exits_130_leaves_no_process_and_saves_the_sess
         )
     );
     assert_eq!(lines[4]["message"]["stopReason"], "aborted");
+}
+
+#[test]
+fn ctrl_c_during_a_slow_bash_call_exits_130_leaves_no_process_and_saves_the_session() {
+    signal_during_a_slow_bash_call("INT");
+}
+
+#[test]
+fn sigterm_during_a_slow_bash_call_also_aborts_and_leaves_no_process() {
+    signal_during_a_slow_bash_call("TERM");
+}
+
+#[test]
+fn sighup_during_a_slow_bash_call_also_aborts_and_leaves_no_process() {
+    signal_during_a_slow_bash_call("HUP");
+}
+
+#[test]
+fn ctrl_c_while_the_model_has_not_answered_exits_130_at_once() {
+    let wire = Wire::Anthropic;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(|_| Reply::Stall);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Hello?"]);
+    let running = Running::spawn(command);
+    server.wait_for_requests(1, PATIENCE);
+
+    running.signal("INT");
+    let (status, stdout, stderr) = running.finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (
+            Some(130),
+            "",
+            "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)\nRequest was aborted\n"
+        )
+    );
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    assert_eq!(
+        session_roles(&session_lines(&files[0])),
+        ["user", "assistant"]
+    );
 }

@@ -27,6 +27,8 @@ const POLL: Duration = Duration::from_millis(10);
 /// The temp directories of one test.
 pub struct Sandbox {
     _dir: tempfile::TempDir,
+    /// The temp root holding the others (for extra directories).
+    pub root: PathBuf,
     /// HOME.
     pub home: PathBuf,
     /// CODING_AGENT_DIR.
@@ -47,6 +49,7 @@ impl Sandbox {
             agent_dir: root.join("agent"),
             work: root.join("work"),
             tmp: root.join("tmp"),
+            root,
             _dir: dir,
         };
         for dir in [
@@ -131,10 +134,11 @@ impl Running {
         self.child.id()
     }
 
-    /// Sends SIGINT (what Ctrl+C sends) to this process only.
-    pub fn interrupt(&self) {
+    /// Sends `signal` (`INT` is what Ctrl+C sends, `TERM`, `HUP`) to this
+    /// process only.
+    pub fn signal(&self, signal: &str) {
         let status = Command::new("kill")
-            .args(["-INT", &self.pid().to_string()])
+            .args([&format!("-{signal}"), &self.pid().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
@@ -271,10 +275,11 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// A bash command that sleeps 30 s in a process named `sleep-<marker>` (so
-/// it can be found in /proc), then prints `never`.
+/// A bash command that sleeps a minute (longer than [`PATIENCE`], so a
+/// test that waits for it fails) in a process named `sleep-<marker>` (so it
+/// can be found in /proc), then prints `never`.
 pub fn slow_command(marker: &str) -> String {
-    format!("(exec -a sleep-{marker} sleep 30); echo never")
+    format!("(exec -a sleep-{marker} sleep 60); echo never")
 }
 
 /// Whether the sleep of [`slow_command`] is running.
