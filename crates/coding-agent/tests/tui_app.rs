@@ -201,3 +201,236 @@ fn bash_shows_a_live_tail_with_elapsed_time_while_it_runs_and_its_status_after()
         .join("\n")
     );
 }
+
+/// The rows of the screen from the first, up to the editor's top rule.
+fn above_editor(screen: &str) -> String {
+    screen
+        .lines()
+        .take_while(|l| !l.starts_with('─'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn enter_while_running_queues_steering_shown_as_pending_until_delivered() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    for event in bash_call_events("sleep 5") {
+        app.apply_event(&event, now);
+    }
+    type_text(&mut app, "use ls instead");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Steer("use ls instead".into())
+    );
+    type_text(&mut app, "then summarise");
+    assert_eq!(
+        app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+        Action::FollowUp("then summarise".into())
+    );
+    assert_eq!(
+        above_editor(&screen(&mut app, 60, 12, now)),
+        [
+            "> count",
+            "",
+            "$ sleep 5",
+            "  running · 0.0s",
+            "Queued steering: use ls instead",
+            "Queued follow-up: then summarise",
+            "⠋ Working… (Esc to cancel, Enter to steer, Alt+Enter to foll",
+        ]
+        .join("\n")
+    );
+    app.apply_event(
+        &AgentEvent::MessageStart {
+            message: AgentSession::user_message("use ls instead", Vec::new()),
+        },
+        now,
+    );
+    assert_eq!(
+        above_editor(&screen(&mut app, 60, 12, now)),
+        [
+            "",
+            "$ sleep 5",
+            "  running · 0.0s",
+            "",
+            "> use ls instead",
+            "Queued follow-up: then summarise",
+            "⠋ Working… (Esc to cancel, Enter to steer, Alt+Enter to foll",
+        ]
+        .join("\n")
+    );
+}
+
+#[test]
+fn esc_cancels_only_a_running_turn_and_ctrl_c_twice_quits() {
+    let mut app = app(&[]);
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::None);
+    app.set_running(true, Instant::now());
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::Abort);
+
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    type_text(&mut app, "draft");
+    assert_eq!(app.handle_key(ctrl_c), Action::None);
+    assert_eq!(app.editor.text(), "", "the first Ctrl+C clears the editor");
+    assert_eq!(app.handle_key(key(KeyCode::Left)), Action::None);
+    assert_eq!(
+        app.handle_key(ctrl_c),
+        Action::None,
+        "another key disarms it"
+    );
+    assert_eq!(app.handle_key(ctrl_c), Action::Quit);
+}
+
+#[test]
+fn enter_sends_and_shift_or_alt_enter_adds_a_line_when_idle() {
+    let mut app = app(&[]);
+    type_text(&mut app, "one");
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    type_text(&mut app, "two");
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut app, "three");
+    let screen_text = screen(&mut app, 40, 10, Instant::now());
+    assert_eq!(
+        screen_text.lines().skip(4).take(3).collect::<Vec<_>>(),
+        ["> one", "  two", "  three"]
+    );
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Prompt("one\ntwo\nthree".into())
+    );
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(app.editor.text(), "one\ntwo\nthree", "Up recalls history");
+}
+
+#[test]
+fn slash_commands_list_tools_and_help_and_ask_for_a_new_session() {
+    let mut app = app(&[]);
+    type_text(&mut app, "/tools");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    type_text(&mut app, "/bogus");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(
+        above_editor(&screen(&mut app, 60, 10, Instant::now())),
+        [
+            "Active tools: read, bash",
+            "",
+            "Unknown command /bogus; /help lists them",
+            "",
+            "",
+        ]
+        .join("\n")
+    );
+    type_text(&mut app, "/new");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::NewSession);
+    type_text(&mut app, "/resume 2");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Resume(Some(2)));
+    type_text(&mut app, "/quit");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Quit);
+}
+
+#[test]
+fn tab_completes_an_at_path_from_the_cwd() {
+    let fixture = Fixture::new();
+    std::fs::create_dir(fixture.cwd.join("src")).unwrap();
+    std::fs::write(fixture.cwd.join("src/main.rs"), "").unwrap();
+    let mut app = App::new("m".into(), &fixture.cwd, vec![], &[]);
+    type_text(&mut app, "look at @s");
+    app.handle_key(key(KeyCode::Tab));
+    app.handle_key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "look at @src/main.rs ");
+}
+
+#[tokio::test]
+async fn a_resumed_session_shows_the_earlier_conversation_and_its_usage() {
+    let fixture = Fixture::new();
+    let mut answer = reply_message(vec![text("It holds x.")]);
+    answer.usage.input = 1200;
+    answer.usage.output = 34;
+    answer.usage.cost.total = 0.0123;
+    let (session, _) = fixture.session(
+        &["read"],
+        vec![
+            reply(vec![call("c1", "read", json!({"path": "a.txt"}))]),
+            agent_ai::stream::ScriptedResponse::Message(answer),
+        ],
+    );
+    let mut events = session.subscribe();
+    session
+        .prompt(AgentSession::user_message("read a.txt", Vec::new()))
+        .await
+        .unwrap();
+    while let Some(event) = events.try_recv() {
+        session.record(&event).unwrap();
+    }
+    let file = session.session_file().unwrap();
+    let messages = coding_agent::session::SessionManager::open(&file, &fixture.cwd)
+        .unwrap()
+        .messages();
+    let mut app = app(&messages);
+    assert_eq!(
+        screen(&mut app, 50, 12, Instant::now()),
+        [
+            "> read a.txt",
+            "",
+            "read a.txt",
+            "  x",
+            "",
+            "It holds x.",
+            "",
+            &"─".repeat(50),
+            ">",
+            &"─".repeat(50),
+            "/work/project",
+            "↑1.2k ↓34 R0 W0 $0.012 ctx 1.2k    openai/gpt-test",
+        ]
+        .join("\n")
+    );
+}
+
+#[test]
+fn resizing_reflows_the_transcript_and_keeps_the_latest_rows_in_view() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    app.apply_event(
+        &AgentEvent::MessageEnd {
+            message: Message::Assistant(reply_message(vec![text(
+                "one two three four five six seven eight nine ten",
+            )])),
+        },
+        now,
+    );
+    let wide = screen(&mut app, 80, 8, now);
+    assert_eq!(
+        wide.lines().next(),
+        Some("one two three four five six seven eight nine ten")
+    );
+    let narrow = screen(&mut app, 20, 8, now);
+    assert_eq!(
+        narrow.lines().take(3).collect::<Vec<_>>(),
+        ["one two three four", "five six seven eight", "nine ten"]
+    );
+}
+
+#[test]
+fn a_failed_answer_shows_its_error_in_red() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    let mut failed = reply_message(vec![]);
+    failed.stop_reason = agent_ai::StopReason::Error;
+    failed.error_message = Some("429 rate limited".into());
+    app.apply_event(
+        &AgentEvent::MessageEnd {
+            message: Message::Assistant(failed),
+        },
+        now,
+    );
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(40, 8)).unwrap();
+    terminal.draw(|frame| app.draw(frame, now)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let first: String = (0..23)
+        .map(|x| buffer[(x, 0)].symbol().to_owned())
+        .collect();
+    assert_eq!(first, "Error: 429 rate limited");
+    assert_eq!(buffer[(0, 0)].fg, ratatui::style::Color::Red);
+}

@@ -296,6 +296,10 @@ impl Transcript {
         let body = match (&view.result, &view.partial) {
             (Some(result), _) => Some((result, view.is_error, false)),
             (None, Some(partial)) => Some((partial, false, true)),
+            // Bash shows that it runs (and for how long) before any output.
+            (None, None) if view.started.is_some() && name == "bash" => {
+                Some((&EMPTY_PARTIAL, false, true))
+            }
             (None, None) => None,
         };
         if let Some((result, is_error, partial)) = body {
@@ -311,6 +315,13 @@ impl Transcript {
         }
     }
 }
+
+/// The progress of a command that has printed nothing yet.
+static EMPTY_PARTIAL: AgentToolResult = AgentToolResult {
+    content: Vec::new(),
+    details: None,
+    terminate: false,
+};
 
 /// A result line set under its call.
 fn indent(line: StyledLine) -> StyledLine {

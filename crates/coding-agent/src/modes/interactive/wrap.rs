@@ -47,7 +47,9 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
             end += 1;
         }
         let mut next = end;
-        if end < chars.len()
+        if end < chars.len() && chars[end].0 == ' ' {
+            next = end + 1;
+        } else if end < chars.len()
             && let Some(space) = last_space.filter(|&s| s > start)
         {
             end = space;
