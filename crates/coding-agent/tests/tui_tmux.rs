@@ -34,6 +34,7 @@ impl Tmux {
         let root = dir.path().canonicalize().unwrap();
         let cwd = root.join("work");
         std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::write(cwd.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
         std::fs::create_dir_all(root.join("agent")).unwrap();
         let socket = format!(
             "tui-test-{}-{}",
@@ -254,5 +255,69 @@ fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
             "toolResult isError=true",
             "assistant aborted"
         ]
+    );
+}
+
+#[test]
+fn read_edit_and_bash_calls_render_through_their_renderers() {
+    let server = SseServer::with_calls(vec![
+        ("read", serde_json::json!({"path": "notes.txt"})),
+        (
+            "edit",
+            serde_json::json!({"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "BETA"}]}),
+        ),
+        (
+            "bash",
+            serde_json::json!({"command": "wc -l notes.txt && grep -n BETA notes.txt"}),
+        ),
+    ]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("tidy notes.txt");
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: tidy notes.txt")
+    });
+    // The elapsed time is the machine's; the rest is exact.
+    let transcript: Vec<String> = screen
+        .lines()
+        .take(22)
+        .map(|line| match line.split_once(" · ") {
+            Some((status, _)) => format!("{status} · <elapsed>"),
+            None => line.trim_end().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        transcript,
+        [
+            "> tidy notes.txt",
+            "",
+            "read notes.txt",
+            "  alpha",
+            "  beta",
+            "  gamma",
+            "",
+            "edit notes.txt",
+            "   1 alpha",
+            "  -2 beta",
+            "  +2 BETA",
+            "   3 gamma",
+            "",
+            "$ wc -l notes.txt && grep -n BETA notes.txt",
+            "  3 notes.txt",
+            "  2:BETA",
+            "  exit 0 · <elapsed>",
+            "",
+            "Done. Last user message: tidy notes.txt",
+            "",
+            "",
+            "",
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmux.cwd.join("notes.txt")).unwrap(),
+        "alpha\nBETA\ngamma\n"
     );
 }

@@ -1,9 +1,10 @@
 //! A scripted OpenAI-format (`/chat/completions`, server-sent events) model
 //! on 127.0.0.1 for driving the real binary.
 //!
-//! A request whose conversation has no tool result yet is answered with one
-//! bash call, `for i in 1 2 3; do echo $i; sleep 1; done`; every later one
-//! with the text `Done. Last user message: <text of the last user message>`,
+//! A request whose conversation holds N tool results is answered with the
+//! N-th scripted call (by default one: bash running
+//! `for i in 1 2 3; do echo $i; sleep 1; done`); once they are used up, with
+//! the text `Done. Last user message: <text of the last user message>`,
 //! so a test can see which steering message reached the model. Each
 //! connection serves one request and closes; the server thread runs until
 //! the test process ends.
@@ -25,8 +26,14 @@ pub struct SseServer {
 }
 
 impl SseServer {
-    /// Starts the server on a free port.
+    /// Starts the server on a free port, scripted with the count command.
     pub fn start() -> SseServer {
+        Self::with_calls(vec![("bash", json!({"command": COUNT_COMMAND}))])
+    }
+
+    /// Starts the server on a free port, answering with `calls` (tool name
+    /// and arguments) one per turn.
+    pub fn with_calls(calls: Vec<(&'static str, Value)>) -> SseServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -34,7 +41,8 @@ impl SseServer {
         std::thread::spawn(move || {
             for socket in listener.incoming().flatten() {
                 let recorded = Arc::clone(&recorded);
-                std::thread::spawn(move || serve(socket, &recorded));
+                let calls = calls.clone();
+                std::thread::spawn(move || serve(socket, &recorded, &calls));
             }
         });
         SseServer {
@@ -49,7 +57,7 @@ impl SseServer {
     }
 }
 
-fn serve(socket: TcpStream, recorded: &Mutex<Vec<Value>>) {
+fn serve(socket: TcpStream, recorded: &Mutex<Vec<Value>>, calls: &[(&'static str, Value)]) {
     let mut reader = BufReader::new(socket.try_clone().unwrap());
     let mut length = 0;
     loop {
@@ -73,7 +81,7 @@ fn serve(socket: TcpStream, recorded: &Mutex<Vec<Value>>) {
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     recorded.lock().unwrap().push(request.clone());
-    let events = answer(&request);
+    let events = answer(&request, calls);
     let mut socket = socket;
     let mut out = String::from(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
@@ -86,16 +94,21 @@ fn serve(socket: TcpStream, recorded: &Mutex<Vec<Value>>) {
 }
 
 /// The chunks answering `request` (see the module docs).
-fn answer(request: &Value) -> Vec<Value> {
+fn answer(request: &Value, calls: &[(&'static str, Value)]) -> Vec<Value> {
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let usage = json!({"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020});
-    let has_tool_result = messages.iter().any(|m| m["role"] == "tool");
-    if !has_tool_result {
-        let arguments = json!({"command": COUNT_COMMAND}).to_string();
+    let results = messages.iter().filter(|m| m["role"] == "tool").count();
+    if let Some((name, arguments)) = calls.get(results) {
+        let arguments = arguments.to_string();
+        let id = if results == 0 {
+            "call_count".to_owned()
+        } else {
+            format!("call_{results}")
+        };
         return vec![
             json!({"id": "r1", "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
-                {"index": 0, "id": "call_count", "type": "function",
-                 "function": {"name": "bash", "arguments": arguments}}]}, "finish_reason": null}]}),
+                {"index": 0, "id": id, "type": "function",
+                 "function": {"name": name, "arguments": arguments}}]}, "finish_reason": null}]}),
             json!({"id": "r1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage}),
         ];
     }
