@@ -592,7 +592,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Ctrl+T", "show or hide thinking"),
         ("Up/Down", "history; PageUp/PageDown scroll"),
         ("Tab", "complete an @path"),
-        ("/model /new /resume [N] /tools /help /quit", "commands"),
+        ("Commands", "/model /new /resume [N] /tools /help /quit"),
     ];
     rows.iter()
         .map(|(key, what)| {
