@@ -8,6 +8,9 @@
 //! when the run ended in error, 2 for a usage error (no key, unknown provider,
 //! bad flags), 130 after Ctrl-C (or SIGTERM or SIGHUP), which aborts the run.
 //!
+//! With no prompt and no `-p`/`--mode`, in a terminal, the interactive UI
+//! runs ([`coding_agent::modes::interactive`]).
+//!
 //! `coding-agent tool NAME ARGS_JSON [--cwd DIR]` runs one tool call the way
 //! the agent loop runs it and prints the result as one JSON object, so tools
 //! can be tried, scripted and compared with Pi from a shell. Exit status: 0
@@ -31,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 use agent_ai::message::now_millis;
 use coding_agent::definition::ContextFactory;
 use coding_agent::modes::agent_session::{default_tool_names, select_tools};
+use coding_agent::modes::interactive::{InteractiveOptions, run_interactive};
 use coding_agent::modes::{AgentSession, PrintFormat, SessionOptions, run_print, run_rpc};
 use coding_agent::prompt::{
     PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
@@ -161,7 +165,7 @@ enum UsageError {
     #[error("--cwd {}: {reason}", path.display())]
     BadCwd { path: PathBuf, reason: String },
     #[error(
-        "nothing to do: pass a prompt with -p PROMPT or --mode json PROMPT, or use --mode rpc (there is no interactive mode)"
+        "nothing to do: pass a prompt with -p PROMPT or --mode json PROMPT, use --mode rpc, or run with no arguments in a terminal"
     )]
     NoPrompt,
     #[error("--mode rpc reads its prompts from standard input, not the command line")]
@@ -216,9 +220,15 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         (Some(ModeArg::Json), _) => ModeArg::Json,
         _ => ModeArg::Text,
     };
+    // No -p, no --mode, no prompt, in a terminal: the interactive UI.
+    let interactive = args.mode.is_none()
+        && !args.print
+        && args.messages.is_empty()
+        && std::io::IsTerminal::is_terminal(&std::io::stdin())
+        && std::io::IsTerminal::is_terminal(&std::io::stdout());
     match mode {
         ModeArg::Rpc if !args.messages.is_empty() => return Err(UsageError::RpcWithPrompt.into()),
-        ModeArg::Text | ModeArg::Json if args.messages.is_empty() => {
+        ModeArg::Text | ModeArg::Json if args.messages.is_empty() && !interactive => {
             return Err(UsageError::NoPrompt.into());
         }
         _ => {}
@@ -252,15 +262,23 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     }
     let system_prompt = system_prompt(&args, &agent_dir, &cwd, &tools);
     let session = open_session(&args, &agent_dir, &cwd)?;
-    let session = AgentSession::new(SessionOptions {
+    let options = SessionOptions {
         provider,
         model: resolved.model,
         cwd,
         tools,
         system_prompt,
         session,
-    })
-    .context("a built-in tool's schema")?;
+    };
+    if interactive {
+        let session_dir = (!args.no_session).then(|| {
+            args.session_dir
+                .clone()
+                .unwrap_or_else(|| session_dir(&agent_dir, &options.cwd))
+        });
+        return run_interactive(options, InteractiveOptions { session_dir }).await;
+    }
+    let session = AgentSession::new(options).context("a built-in tool's schema")?;
 
     match mode {
         ModeArg::Rpc => {

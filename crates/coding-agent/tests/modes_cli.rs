@@ -54,7 +54,7 @@ fn without_a_prompt_or_rpc_mode_there_is_nothing_to_do() {
         (
             Some(2),
             String::new(),
-            "coding-agent: nothing to do: pass a prompt with -p PROMPT or --mode json PROMPT, or use --mode rpc (there is no interactive mode)\n".to_owned()
+            "coding-agent: nothing to do: pass a prompt with -p PROMPT or --mode json PROMPT, use --mode rpc, or run with no arguments in a terminal\n".to_owned()
         )
     );
 }

@@ -5,6 +5,7 @@
 //!   session file each message is saved to.
 //! - [`print`]: run prompts, print the answer (or every event as JSON).
 //! - [`rpc`]: JSON commands in, responses and events out.
+//! - [`interactive`]: the terminal UI, when no prompt is given.
 //! - [`events`]: agent events in Pi's JSON shapes; [`jsonl`]: line framing;
 //!   [`user_bash`]: RPC's `bash` command.
 //!
@@ -13,6 +14,7 @@
 
 pub mod agent_session;
 pub mod events;
+pub mod interactive;
 pub mod jsonl;
 pub mod print;
 pub mod rpc;

@@ -1,0 +1,635 @@
+//! The interactive app's state, without a terminal or an agent: keys in,
+//! [`Action`]s out, agent events applied, and the whole screen drawn into a
+//! ratatui frame. The driver ([`super::run_interactive`]) performs the
+//! actions; tests drive this type directly and read a `TestBackend`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use agent_ai::{Message, Usage};
+use agent_core::AgentEvent;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+use super::complete::complete_path;
+use super::theme::to_line;
+use super::transcript::{Transcript, user_text};
+use super::wrap::{text_width, wrap};
+use crate::render::{Style, StyledLine};
+
+/// Most editor rows shown; longer texts scroll.
+const MAX_EDITOR_ROWS: usize = 8;
+
+/// What the user asked for, for the driver to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing beyond redrawing.
+    None,
+    /// Run a prompt (the agent is idle).
+    Prompt(String),
+    /// Queue a message for after the current turn (the agent is running).
+    Steer(String),
+    /// Queue a message for when the agent would stop.
+    FollowUp(String),
+    /// Cancel the running turn.
+    Abort,
+    /// Start a new session.
+    NewSession,
+    /// List saved sessions, or resume the one numbered.
+    Resume(Option<usize>),
+    /// Leave.
+    Quit,
+}
+
+/// A queued message not yet delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pending {
+    follow_up: bool,
+    text: String,
+}
+
+/// The interactive app.
+#[derive(Debug)]
+pub struct App {
+    /// The conversation shown.
+    pub transcript: Transcript,
+    /// The input editor.
+    pub editor: super::editor::Editor,
+    model: String,
+    cwd: PathBuf,
+    tools: Vec<String>,
+    usage: Usage,
+    /// Tokens of the last answer's context (input, cache and output).
+    context_tokens: u64,
+    running: bool,
+    pending: Vec<Pending>,
+    ctrl_c_armed: bool,
+    /// A one-line hint above the editor (completions, errors of a command).
+    hint: Option<StyledLine>,
+    /// Rows scrolled up from the bottom of the transcript.
+    scroll: usize,
+    run_started: Option<Instant>,
+}
+
+impl App {
+    /// An app for `model` (shown as `provider/id`) in `cwd`, with the earlier
+    /// conversation `messages` and the active `tools`.
+    pub fn new(model: String, cwd: &Path, tools: Vec<String>, messages: &[Message]) -> Self {
+        let mut app = App {
+            transcript: Transcript::from_messages(messages),
+            editor: super::editor::Editor::default(),
+            model,
+            cwd: cwd.to_path_buf(),
+            tools,
+            usage: Usage::default(),
+            context_tokens: 0,
+            running: false,
+            pending: Vec::new(),
+            ctrl_c_armed: false,
+            hint: None,
+            scroll: 0,
+            run_started: None,
+        };
+        for message in messages {
+            app.count_usage(message);
+        }
+        app
+    }
+
+    /// True while a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// Marks a run started or ended (the driver knows when its task ends).
+    pub fn set_running(&mut self, running: bool, now: Instant) {
+        self.running = running;
+        self.run_started = running.then_some(now);
+    }
+
+    /// Replaces what is shown with `messages` (a new or resumed session).
+    pub fn reset(&mut self, messages: &[Message]) {
+        let (expand, thinking) = (self.transcript.expand_tools, self.transcript.show_thinking);
+        self.transcript = Transcript::from_messages(messages);
+        self.transcript.expand_tools = expand;
+        self.transcript.show_thinking = thinking;
+        self.usage = Usage::default();
+        self.context_tokens = 0;
+        self.pending.clear();
+        self.scroll = 0;
+        for message in messages {
+            self.count_usage(message);
+        }
+    }
+
+    fn count_usage(&mut self, message: &Message) {
+        if let Message::Assistant(answer) = message {
+            let u = &answer.usage;
+            self.usage.input += u.input;
+            self.usage.output += u.output;
+            self.usage.cache_read += u.cache_read;
+            self.usage.cache_write += u.cache_write;
+            self.usage.cost.total += u.cost.total;
+            let context = u.input + u.output + u.cache_read + u.cache_write;
+            if context > 0 {
+                self.context_tokens = context;
+            }
+        }
+    }
+
+    /// Applies an agent event (after the driver saved it).
+    pub fn apply_event(&mut self, event: &AgentEvent, now: Instant) {
+        match event {
+            AgentEvent::AgentStart => self.set_running(true, now),
+            AgentEvent::MessageStart {
+                message: Message::User(user),
+            } => {
+                let text = user_text(&user.content);
+                if let Some(i) = self.pending.iter().position(|p| p.text == text) {
+                    self.pending.remove(i);
+                }
+            }
+            AgentEvent::MessageEnd { message } => self.count_usage(message),
+            _ => {}
+        }
+        self.transcript.apply(event, now);
+    }
+
+    /// Shows lines in the transcript (command output).
+    pub fn notice(&mut self, lines: Vec<StyledLine>) {
+        self.transcript.notice(lines);
+        self.scroll = 0;
+    }
+
+    /// Records a message the driver queued, shown as pending until delivered.
+    fn queue(&mut self, text: String, follow_up: bool) -> Action {
+        self.pending.push(Pending {
+            follow_up,
+            text: text.clone(),
+        });
+        if follow_up {
+            Action::FollowUp(text)
+        } else {
+            Action::Steer(text)
+        }
+    }
+
+    /// A pasted text.
+    pub fn paste(&mut self, text: &str) {
+        self.editor.paste(text);
+        self.ctrl_c_armed = false;
+    }
+
+    /// A key press; returns what the driver must do.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        if key.kind == KeyEventKind::Release {
+            return Action::None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        if ctrl && key.code == KeyCode::Char('c') {
+            if self.ctrl_c_armed {
+                return Action::Quit;
+            }
+            self.editor.clear();
+            self.ctrl_c_armed = true;
+            self.hint = Some(StyledLine::new(
+                "Press Ctrl+C again to quit",
+                Style::Warning,
+            ));
+            return Action::None;
+        }
+        self.ctrl_c_armed = false;
+        self.hint = None;
+        match key.code {
+            KeyCode::Enter if alt && self.running => match self.editor.take() {
+                Some(text) => self.queue(text, true),
+                None => Action::None,
+            },
+            KeyCode::Enter if alt || shift => {
+                self.editor.newline();
+                Action::None
+            }
+            KeyCode::Char('j') if ctrl => {
+                self.editor.newline();
+                Action::None
+            }
+            KeyCode::Enter => self.submit(),
+            KeyCode::Esc if self.running => Action::Abort,
+            KeyCode::Char('d') if ctrl && self.editor.is_empty() => Action::Quit,
+            KeyCode::Char('o') if ctrl => {
+                self.transcript.expand_tools = !self.transcript.expand_tools;
+                Action::None
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.transcript.show_thinking = !self.transcript.show_thinking;
+                Action::None
+            }
+            KeyCode::Char('a') if ctrl => {
+                self.editor.home();
+                Action::None
+            }
+            KeyCode::Char('e') if ctrl => {
+                self.editor.end();
+                Action::None
+            }
+            KeyCode::Char(c) if !ctrl => {
+                self.editor.insert_char(c);
+                Action::None
+            }
+            KeyCode::Tab => {
+                self.complete();
+                Action::None
+            }
+            KeyCode::Backspace => {
+                self.editor.backspace();
+                Action::None
+            }
+            KeyCode::Delete => {
+                self.editor.delete();
+                Action::None
+            }
+            KeyCode::Left => {
+                self.editor.left();
+                Action::None
+            }
+            KeyCode::Right => {
+                self.editor.right();
+                Action::None
+            }
+            KeyCode::Up => {
+                self.editor.up();
+                Action::None
+            }
+            KeyCode::Down => {
+                self.editor.down();
+                Action::None
+            }
+            KeyCode::Home => {
+                self.editor.home();
+                Action::None
+            }
+            KeyCode::End => {
+                self.editor.end();
+                Action::None
+            }
+            KeyCode::PageUp => {
+                self.scroll += 10;
+                Action::None
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_sub(10);
+                Action::None
+            }
+            _ => Action::None,
+        }
+    }
+
+    fn submit(&mut self) -> Action {
+        let Some(text) = self.editor.take() else {
+            return Action::None;
+        };
+        self.scroll = 0;
+        if text.starts_with('/') && !text.contains('\n') {
+            return self.command(&text);
+        }
+        if self.running {
+            self.queue(text, false)
+        } else {
+            Action::Prompt(text)
+        }
+    }
+
+    /// A slash command.
+    fn command(&mut self, line: &str) -> Action {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap_or_default();
+        let arg = words.next();
+        match name {
+            "/quit" | "/exit" => Action::Quit,
+            "/new" if self.running => self.refuse("/new"),
+            "/new" => Action::NewSession,
+            "/resume" if self.running => self.refuse("/resume"),
+            "/resume" => match arg.map(str::parse::<usize>) {
+                None => Action::Resume(None),
+                Some(Ok(n)) if n > 0 => Action::Resume(Some(n)),
+                Some(_) => {
+                    self.notice(vec![StyledLine::new(
+                        "Usage: /resume [NUMBER]",
+                        Style::Error,
+                    )]);
+                    Action::None
+                }
+            },
+            "/help" => {
+                self.notice(help_lines());
+                Action::None
+            }
+            "/tools" => {
+                let list = if self.tools.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    self.tools.join(", ")
+                };
+                self.notice(vec![
+                    StyledLine::new("Active tools: ", Style::Bold).push(list, Style::Normal),
+                ]);
+                Action::None
+            }
+            "/model" => {
+                self.notice(vec![
+                    StyledLine::new("Model: ", Style::Bold)
+                        .push(self.model.clone(), Style::Accent),
+                    StyledLine::new(
+                        "Switching models in a session is not supported yet; start with --model PROVIDER/ID.",
+                        Style::Dim,
+                    ),
+                ]);
+                Action::None
+            }
+            _ => {
+                self.notice(vec![StyledLine::new(
+                    format!("Unknown command {name}; /help lists them"),
+                    Style::Error,
+                )]);
+                Action::None
+            }
+        }
+    }
+
+    fn refuse(&mut self, command: &str) -> Action {
+        self.notice(vec![StyledLine::new(
+            format!("{command} is not available while the agent is working (Esc cancels it)"),
+            Style::Error,
+        )]);
+        Action::None
+    }
+
+    /// Tab: completes an `@path` word against the files under the cwd.
+    fn complete(&mut self) {
+        let word = self.editor.word_before_cursor().to_owned();
+        let Some(partial) = word.strip_prefix('@') else {
+            return;
+        };
+        let completion = complete_path(&self.cwd, partial);
+        if let Some(replacement) = completion.replacement {
+            self.editor
+                .replace_word_before_cursor(&format!("@{replacement}"));
+        }
+        if completion.candidates.len() > 1 {
+            self.hint = Some(StyledLine::new(
+                completion.candidates.join("  "),
+                Style::Dim,
+            ));
+        }
+    }
+
+    /// Draws the whole screen.
+    pub fn draw(&mut self, frame: &mut Frame<'_>, now: Instant) {
+        let area = frame.area();
+        let width = area.width.max(1);
+        let editor_rows = self.editor_rows(width);
+        let shown_editor = editor_rows.len().clamp(1, MAX_EDITOR_ROWS);
+        let status = self.status_line(now);
+        let pending: Vec<StyledLine> = self
+            .pending
+            .iter()
+            .map(|p| {
+                let kind = if p.follow_up { "follow-up" } else { "steering" };
+                let first = p.text.lines().next().unwrap_or_default();
+                StyledLine::new(format!("Queued {kind}: "), Style::Warning).push(first, Style::Dim)
+            })
+            .collect();
+        let status_rows = u16::from(status.is_some());
+        let [
+            transcript_area,
+            pending_area,
+            status_area,
+            rule_top,
+            editor_area,
+            rule_bottom,
+            footer_area,
+        ] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(u16::try_from(pending.len()).unwrap_or(u16::MAX)),
+            Constraint::Length(status_rows),
+            Constraint::Length(1),
+            Constraint::Length(u16::try_from(shown_editor).unwrap_or(1)),
+            Constraint::Length(1),
+            Constraint::Length(2),
+        ])
+        .areas(area);
+
+        self.draw_transcript(frame, transcript_area, now);
+        frame.render_widget(
+            Paragraph::new(pending.iter().map(to_line).collect::<Vec<_>>()),
+            pending_area,
+        );
+        if let Some(status) = status {
+            frame.render_widget(Paragraph::new(to_line(&status)), status_area);
+        }
+        let rule = to_line(&StyledLine::new("─".repeat(usize::from(width)), Style::Dim));
+        frame.render_widget(Paragraph::new(rule.clone()), rule_top);
+        frame.render_widget(Paragraph::new(rule), rule_bottom);
+        self.draw_editor(frame, editor_area, &editor_rows);
+        frame.render_widget(
+            Paragraph::new(
+                self.footer_lines(width)
+                    .iter()
+                    .map(to_line)
+                    .collect::<Vec<_>>(),
+            ),
+            footer_area,
+        );
+    }
+
+    fn status_line(&self, now: Instant) -> Option<StyledLine> {
+        if let Some(hint) = &self.hint {
+            return Some(hint.clone());
+        }
+        let started = self.run_started.filter(|_| self.running)?;
+        const FRAMES: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+        let tick = now.saturating_duration_since(started).as_millis() / 100;
+        let frame = FRAMES[usize::try_from(tick).unwrap_or(0) % FRAMES.len()];
+        Some(
+            StyledLine::new(format!("{frame} Working… "), Style::Accent).push(
+                "(Esc to cancel, Enter to steer, Alt+Enter to follow up)",
+                Style::Dim,
+            ),
+        )
+    }
+
+    fn draw_transcript(&mut self, frame: &mut Frame<'_>, area: Rect, now: Instant) {
+        let rows: Vec<StyledLine> = self
+            .transcript
+            .lines(area.width, now)
+            .iter()
+            .flat_map(|line| wrap(line, area.width))
+            .collect();
+        // The first blank line of the transcript is only a separator.
+        let rows = match rows.first() {
+            Some(first) if first.plain().is_empty() => &rows[1..],
+            _ => &rows[..],
+        };
+        let height = usize::from(area.height);
+        let max_scroll = rows.len().saturating_sub(height);
+        self.scroll = self.scroll.min(max_scroll);
+        let end = rows.len() - self.scroll;
+        let start = end.saturating_sub(height);
+        frame.render_widget(
+            Paragraph::new(rows[start..end].iter().map(to_line).collect::<Vec<_>>()),
+            area,
+        );
+    }
+
+    /// The editor's text cut into rows of the width, with the cursor's row
+    /// and column.
+    fn editor_rows(&self, width: u16) -> Vec<(String, Option<usize>)> {
+        let width = usize::from(width.saturating_sub(2).max(1));
+        let (cursor_row, cursor_col) = self.editor.cursor();
+        let mut rows = Vec::new();
+        for (r, line) in self.editor.lines().iter().enumerate() {
+            let mut row = String::new();
+            let mut used = 0;
+            let mut cursor = None;
+            for (c_index, c) in line.chars().enumerate() {
+                let w = text_width(&c.to_string());
+                if used + w > width {
+                    rows.push((std::mem::take(&mut row), cursor.take()));
+                    used = 0;
+                }
+                if r == cursor_row && c_index == cursor_col {
+                    cursor = Some(used);
+                }
+                row.push(c);
+                used += w;
+            }
+            if r == cursor_row && cursor_col >= line.chars().count() {
+                if used >= width {
+                    rows.push((std::mem::take(&mut row), None));
+                    used = 0;
+                }
+                cursor = Some(used);
+            }
+            rows.push((row, cursor));
+        }
+        rows
+    }
+
+    fn draw_editor(&self, frame: &mut Frame<'_>, area: Rect, rows: &[(String, Option<usize>)]) {
+        let cursor_index = rows.iter().position(|(_, c)| c.is_some()).unwrap_or(0);
+        let height = usize::from(area.height).max(1);
+        let start = (cursor_index + 1).saturating_sub(height);
+        let lines: Vec<Line<'static>> = rows
+            .iter()
+            .skip(start)
+            .take(height)
+            .enumerate()
+            .map(|(i, (text, _))| {
+                let mark = if start + i == 0 { "> " } else { "  " };
+                to_line(&StyledLine::new(mark, Style::Accent).push(text.clone(), Style::Normal))
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), area);
+        if let Some((_, Some(col))) = rows.get(cursor_index) {
+            let x = area.x + 2 + u16::try_from(*col).unwrap_or(0);
+            let y = area.y + u16::try_from(cursor_index - start).unwrap_or(0);
+            frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), y));
+        }
+    }
+
+    /// The footer: the cwd, then usage, cost and context, and the model.
+    pub fn footer_lines(&self, width: u16) -> Vec<StyledLine> {
+        let width = usize::from(width);
+        let cwd = display_path(&self.cwd);
+        let cwd = if text_width(&cwd) > width {
+            let skip = cwd.chars().count().saturating_sub(width.saturating_sub(1));
+            format!("…{}", cwd.chars().skip(skip).collect::<String>())
+        } else {
+            cwd
+        };
+        let u = &self.usage;
+        let stats = format!(
+            "↑{} ↓{} R{} W{} ${:.3} ctx {}",
+            tokens(u.input),
+            tokens(u.output),
+            tokens(u.cache_read),
+            tokens(u.cache_write),
+            u.cost.total,
+            tokens(self.context_tokens),
+        );
+        let gap = width
+            .saturating_sub(text_width(&stats) + text_width(&self.model))
+            .max(1);
+        vec![
+            StyledLine::new(cwd, Style::Dim),
+            StyledLine::new(stats, Style::Dim)
+                .push(" ".repeat(gap), Style::Normal)
+                .push(self.model.clone(), Style::Dim),
+        ]
+    }
+}
+
+/// `/help`'s text.
+fn help_lines() -> Vec<StyledLine> {
+    let rows = [
+        (
+            "Enter",
+            "send (while the agent works: steer it after this turn)",
+        ),
+        (
+            "Alt+Enter",
+            "new line (while the agent works: queue a follow-up)",
+        ),
+        ("Shift+Enter, Ctrl+J", "new line"),
+        ("Esc", "cancel the running turn"),
+        ("Ctrl+C twice, Ctrl+D", "quit"),
+        ("Ctrl+O", "expand or collapse tool output"),
+        ("Ctrl+T", "show or hide thinking"),
+        ("Up/Down", "history; PageUp/PageDown scroll"),
+        ("Tab", "complete an @path"),
+        ("Commands", "/model /new /resume [N] /tools /help /quit"),
+    ];
+    rows.iter()
+        .map(|(key, what)| {
+            StyledLine::new(format!("{key:<22}"), Style::Accent).push(*what, Style::Normal)
+        })
+        .collect()
+}
+
+/// A token count in a few characters: 999, 1.2k, 12k, 1.2M.
+fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..10_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        10_000..1_000_000 => format!("{}k", n / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// A path with the home directory as `~`.
+fn display_path(path: &Path) -> String {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match home.and_then(|home| path.strip_prefix(&home).ok().map(Path::to_path_buf)) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_shown_in_a_few_characters() {
+        assert_eq!(
+            [tokens(999), tokens(1234), tokens(45_678), tokens(2_500_000)],
+            ["999", "1.2k", "45k", "2.5M"]
+        );
+    }
+}

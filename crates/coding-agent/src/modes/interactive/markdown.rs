@@ -1,0 +1,231 @@
+//! The assistant's Markdown as styled lines: headings, lists, quotes, code
+//! blocks and inline emphasis. Re-parsed whole on each update, so text that
+//! is still streaming (an unclosed code fence) renders sensibly too.
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+use crate::render::{Span, Style, StyledLine};
+
+/// `text` rendered; blocks are separated by one empty line.
+pub fn render_markdown(text: &str) -> Vec<StyledLine> {
+    let mut out = Renderer::default();
+    for event in Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES) {
+        out.event(event);
+    }
+    out.flush();
+    while out.lines.last().is_some_and(|l| l.plain().is_empty()) {
+        out.lines.pop();
+    }
+    out.lines
+}
+
+#[derive(Default)]
+struct Renderer {
+    lines: Vec<StyledLine>,
+    current: StyledLine,
+    /// Bold or accent spans open (strong, emphasis, headings).
+    styles: Vec<Style>,
+    /// Open lists: the next number of ordered ones.
+    lists: Vec<Option<u64>>,
+    /// Prefix of the lines of the current item or quote.
+    indent: String,
+    /// What the first line of a list item starts with, until it is written.
+    bullet: Option<String>,
+    in_code: bool,
+    link: Option<String>,
+}
+
+impl Renderer {
+    fn style(&self) -> Style {
+        self.styles.last().copied().unwrap_or(Style::Normal)
+    }
+
+    fn push_text(&mut self, text: &str, style: Style) {
+        if self.current.spans.is_empty() {
+            let prefix = self.bullet.take().unwrap_or_else(|| self.indent.clone());
+            if !prefix.is_empty() {
+                self.current.spans.push(Span {
+                    text: prefix,
+                    style: Style::Dim,
+                });
+            }
+        }
+        self.current = std::mem::take(&mut self.current).push(text, style);
+    }
+
+    fn flush(&mut self) {
+        if !self.current.spans.is_empty() {
+            self.lines.push(std::mem::take(&mut self.current));
+        }
+    }
+
+    fn blank(&mut self) {
+        self.flush();
+        if self.lists.is_empty() && self.lines.last().is_some_and(|l| !l.plain().is_empty()) {
+            self.lines.push(StyledLine::default());
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Text(text) if self.in_code => {
+                for line in text.lines() {
+                    self.push_text(line, Style::Accent);
+                    self.flush();
+                }
+            }
+            Event::Text(text) => self.push_text(&text, self.style()),
+            Event::Code(code) => self.push_text(&code, Style::Accent),
+            Event::SoftBreak => self.push_text(" ", Style::Normal),
+            Event::HardBreak => self.flush(),
+            Event::Rule => {
+                self.blank();
+                self.lines.push(StyledLine::new("─".repeat(40), Style::Dim));
+                self.lines.push(StyledLine::default());
+            }
+            Event::Html(html) | Event::InlineHtml(html) => {
+                self.push_text(html.trim_end(), Style::Dim);
+            }
+            Event::TaskListMarker(done) => {
+                self.push_text(if done { "[x] " } else { "[ ] " }, Style::Dim);
+            }
+            _ => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Heading { level, .. } => {
+                self.blank();
+                let marks = match level {
+                    HeadingLevel::H1 => "# ",
+                    HeadingLevel::H2 => "## ",
+                    _ => "### ",
+                };
+                self.push_text(marks, Style::Dim);
+                self.styles.push(Style::Bold);
+            }
+            Tag::Paragraph if self.bullet.is_none() => self.blank(),
+            Tag::List(first) => {
+                if self.lists.is_empty() {
+                    self.blank();
+                } else {
+                    self.flush();
+                }
+                self.lists.push(first);
+            }
+            Tag::Item => {
+                self.flush();
+                let depth = self.lists.len().saturating_sub(1);
+                let marker = match self.lists.last_mut() {
+                    Some(Some(n)) => {
+                        let marker = format!("{n}. ");
+                        *n += 1;
+                        marker
+                    }
+                    _ => "- ".to_owned(),
+                };
+                let pad = "  ".repeat(depth);
+                self.bullet = Some(format!("{pad}{marker}"));
+                self.indent = format!("{pad}{}", " ".repeat(marker.chars().count()));
+            }
+            Tag::CodeBlock(kind) => {
+                self.blank();
+                let lang = match kind {
+                    CodeBlockKind::Fenced(lang) => lang.to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.push_text(&format!("```{lang}"), Style::Dim);
+                self.flush();
+                self.in_code = true;
+            }
+            Tag::BlockQuote(_) => {
+                self.blank();
+                self.indent = "│ ".to_owned();
+            }
+            Tag::Emphasis | Tag::Strong => self.styles.push(Style::Bold),
+            Tag::Strikethrough => self.styles.push(Style::Dim),
+            Tag::Link { dest_url, .. } => {
+                self.styles.push(Style::Accent);
+                self.link = Some(dest_url.to_string());
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Heading(_) => {
+                self.styles.pop();
+                self.flush();
+                self.lines.push(StyledLine::default());
+            }
+            TagEnd::Paragraph => {
+                self.flush();
+                if self.lists.is_empty() {
+                    self.lines.push(StyledLine::default());
+                }
+            }
+            TagEnd::List(_) => {
+                self.lists.pop();
+                self.flush();
+                if self.lists.is_empty() {
+                    self.indent.clear();
+                    self.lines.push(StyledLine::default());
+                }
+            }
+            TagEnd::Item => {
+                self.flush();
+                self.bullet = None;
+            }
+            TagEnd::CodeBlock => {
+                self.in_code = false;
+                self.push_text("```", Style::Dim);
+                self.flush();
+                self.lines.push(StyledLine::default());
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush();
+                self.indent.clear();
+                self.lines.push(StyledLine::default());
+            }
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
+                self.styles.pop();
+            }
+            TagEnd::Link => {
+                self.styles.pop();
+                if let Some(url) = self.link.take() {
+                    self.push_text(&format!(" ({url})"), Style::Dim);
+                }
+            }
+            TagEnd::TableRow | TagEnd::TableHead => self.flush(),
+            TagEnd::TableCell => self.push_text(" │ ", Style::Dim),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::to_markup;
+
+    #[test]
+    fn markdown_renders_headings_lists_code_and_inline_styles() {
+        let text = "# Title\n\nSome **bold** and `code`.\n\n- one\n- two\n  1. nested\n\n```rust\nfn main() {}\n```\nafter";
+        assert_eq!(
+            to_markup(&render_markdown(text)),
+            "[dim]# [/][bold]Title[/]\n\nSome [bold]bold[/] and [accent]code[/].\n\n[dim]- [/]one\n[dim]- [/]two\n[dim]  1. [/]nested\n\n[dim]```rust[/]\n[accent]fn main() {}[/]\n[dim]```[/]\n\nafter"
+        );
+    }
+
+    #[test]
+    fn markdown_shows_an_unclosed_code_fence_while_it_streams() {
+        assert_eq!(
+            to_markup(&render_markdown("Look:\n```\nlet x = 1;\n")),
+            "Look:\n\n[dim]```[/]\n[accent]let x = 1;[/]\n[dim]```[/]"
+        );
+    }
+}

@@ -1,0 +1,397 @@
+//! Interactive mode: `coding-agent` with no prompt, in a terminal (Pi's
+//! interactive TUI), on ratatui and crossterm.
+//!
+//! - [`app`]: the state, keys to actions, drawing (terminal-free, so tests
+//!   render it into a `TestBackend`).
+//! - [`transcript`]: the conversation as shown, fed by agent events;
+//!   [`markdown`]: the assistant's Markdown; [`wrap`]: lines cut to the width;
+//!   [`theme`]: semantic styles to colours.
+//! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
+//!
+//! The driver here owns the terminal and the [`AgentSession`]: it feeds
+//! terminal and agent events to the [`App`] and performs the [`Action`]s it
+//! returns (prompt, steer, follow up, abort, new or resumed session, quit).
+
+pub mod app;
+pub mod complete;
+pub mod editor;
+pub mod markdown;
+pub mod theme;
+pub mod transcript;
+pub mod wrap;
+
+use std::io::{self, Stdout};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use agent_ai::Message;
+use agent_core::{AgentError, AgentEvents};
+use anyhow::Context as _;
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::task::JoinHandle;
+
+pub use app::{Action, App};
+
+use crate::modes::agent_session::{AgentSession, SessionOptions};
+use crate::render::{Style, StyledLine};
+use crate::session::SessionManager;
+
+/// How long quitting waits for a cancelled run to wind down.
+const QUIT_GRACE: Duration = Duration::from_secs(5);
+
+/// Sessions `/resume` lists.
+const RESUME_LIST: usize = 10;
+
+/// What interactive mode needs besides the session's parts.
+#[derive(Debug, Clone, Default)]
+pub struct InteractiveOptions {
+    /// Where this cwd's sessions are saved, for `/resume`; `None` when
+    /// sessions are not saved.
+    pub session_dir: Option<PathBuf>,
+}
+
+/// Runs interactive mode until the user quits; returns the exit status.
+pub async fn run_interactive(
+    options: SessionOptions,
+    interactive: InteractiveOptions,
+) -> anyhow::Result<u8> {
+    let parts = Parts::from(&options);
+    let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    let mut app = App::new(
+        format!("{}/{}", session.model().provider, session.model().id),
+        session.cwd(),
+        parts.tool_names(),
+        &session.agent().messages(),
+    );
+    let mut terminal = TerminalGuard::enter()?;
+    let mut driver = Driver {
+        events: session.subscribe(),
+        session,
+        run: None,
+        aborted: false,
+        parts,
+        interactive,
+    };
+    let result = driver.run(&mut app, &mut terminal.terminal).await;
+    drop(terminal);
+    result.map(|()| 0)
+}
+
+/// What a session is rebuilt from when another one is resumed.
+struct Parts {
+    provider: std::sync::Arc<dyn agent_ai::Provider>,
+    model: agent_ai::Model,
+    cwd: PathBuf,
+    tools: Vec<std::sync::Arc<dyn crate::ToolDefinition>>,
+    system_prompt: String,
+}
+
+impl Parts {
+    fn from(options: &SessionOptions) -> Self {
+        Parts {
+            provider: options.provider.clone(),
+            model: options.model.clone(),
+            cwd: options.cwd.clone(),
+            tools: options.tools.clone(),
+            system_prompt: options.system_prompt.clone(),
+        }
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.tool().name.clone()).collect()
+    }
+
+    fn session(&self, session: SessionManager) -> anyhow::Result<AgentSession> {
+        AgentSession::new(SessionOptions {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            cwd: self.cwd.clone(),
+            tools: self.tools.clone(),
+            system_prompt: self.system_prompt.clone(),
+            session,
+        })
+        .context("a built-in tool's schema")
+    }
+}
+
+struct Driver {
+    session: AgentSession,
+    events: AgentEvents,
+    run: Option<JoinHandle<Result<Vec<Message>, AgentError>>>,
+    /// The user cancelled the current run: queued messages wait for the next prompt.
+    aborted: bool,
+    parts: Parts,
+    interactive: InteractiveOptions,
+}
+
+type Term = Terminal<CrosstermBackend<Stdout>>;
+
+impl Driver {
+    async fn run(&mut self, app: &mut App, terminal: &mut Term) -> anyhow::Result<()> {
+        let mut input = EventStream::new();
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            terminal.draw(|frame| app.draw(frame, Instant::now()))?;
+            let action = tokio::select! {
+                event = input.next() => match event {
+                    Some(Ok(Event::Key(key))) => app.handle_key(key),
+                    Some(Ok(Event::Paste(text))) => {
+                        app.paste(&text);
+                        Action::None
+                    }
+                    Some(Ok(_)) => Action::None,
+                    Some(Err(error)) => return Err(error.into()),
+                    None => Action::Quit,
+                },
+                Some(event) = self.events.recv() => {
+                    self.on_agent_event(app, &event);
+                    // Apply everything already waiting before redrawing.
+                    while let Some(event) = self.events.try_recv() {
+                        self.on_agent_event(app, &event);
+                    }
+                    Action::None
+                }
+                done = async { self.run.as_mut().map_or_else(|| futures::future::Either::Left(std::future::pending()), futures::future::Either::Right).await }, if self.run.is_some() => {
+                    self.run = None;
+                    while let Some(event) = self.events.try_recv() {
+                        self.on_agent_event(app, &event);
+                    }
+                    self.run_ended(app, done);
+                    Action::None
+                }
+                _ = tick.tick(), if app.is_running() => Action::None,
+            };
+            if self.perform(app, action).await? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn on_agent_event(&self, app: &mut App, event: &agent_core::AgentEvent) {
+        if let Err(error) = self.session.record(event) {
+            app.notice(vec![StyledLine::new(
+                format!("Cannot save the session: {error}"),
+                Style::Error,
+            )]);
+        }
+        app.apply_event(event, Instant::now());
+    }
+
+    fn run_ended(
+        &mut self,
+        app: &mut App,
+        done: Result<Result<Vec<Message>, AgentError>, tokio::task::JoinError>,
+    ) {
+        app.set_running(false, Instant::now());
+        let error = match done {
+            Ok(Ok(_)) => None,
+            Ok(Err(error)) => Some(error.to_string()),
+            Err(error) => Some(format!("The run failed: {error}")),
+        };
+        if let Some(error) = error {
+            app.notice(vec![StyledLine::new(error, Style::Error)]);
+        }
+        // Messages queued as the run ended are delivered now, unless the
+        // user cancelled the run.
+        if !self.aborted && self.session.pending_message_count() > 0 {
+            let session = self.session.clone();
+            app.set_running(true, Instant::now());
+            self.run = Some(tokio::spawn(
+                async move { session.agent().continue_run().await },
+            ));
+        }
+        self.aborted = false;
+    }
+
+    /// Does what the app asked; true when the app should quit.
+    async fn perform(&mut self, app: &mut App, action: Action) -> anyhow::Result<bool> {
+        match action {
+            Action::None => {}
+            Action::Prompt(text) => {
+                let session = self.session.clone();
+                let message = AgentSession::user_message(&text, Vec::new());
+                app.set_running(true, Instant::now());
+                self.aborted = false;
+                self.run = Some(tokio::spawn(async move { session.prompt(message).await }));
+            }
+            Action::Steer(text) => self
+                .session
+                .steer(AgentSession::user_message(&text, Vec::new())),
+            Action::FollowUp(text) => self
+                .session
+                .follow_up(AgentSession::user_message(&text, Vec::new())),
+            Action::Abort => {
+                self.aborted = true;
+                self.session.agent().abort();
+            }
+            Action::NewSession => {
+                self.session.new_session(None);
+                app.reset(&[]);
+                app.notice(vec![StyledLine::new("New session started", Style::Dim)]);
+            }
+            Action::Resume(choice) => self.resume(app, choice)?,
+            Action::Quit => {
+                self.session.agent().abort();
+                if let Some(run) = self.run.take() {
+                    let _ = tokio::time::timeout(QUIT_GRACE, run).await;
+                }
+                while let Some(event) = self.events.try_recv() {
+                    self.on_agent_event(app, &event);
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `/resume`: lists this directory's sessions, or opens the one numbered.
+    fn resume(&mut self, app: &mut App, choice: Option<usize>) -> anyhow::Result<()> {
+        let Some(dir) = &self.interactive.session_dir else {
+            app.notice(vec![StyledLine::new(
+                "Sessions are not saved (--no-session)",
+                Style::Error,
+            )]);
+            return Ok(());
+        };
+        let sessions = recent_sessions(dir);
+        let Some(n) = choice else {
+            if sessions.is_empty() {
+                app.notice(vec![StyledLine::new("No saved sessions", Style::Dim)]);
+                return Ok(());
+            }
+            let mut lines = vec![StyledLine::new(
+                "Saved sessions (/resume N opens one):",
+                Style::Bold,
+            )];
+            for (i, (_, preview)) in sessions.iter().enumerate() {
+                lines.push(
+                    StyledLine::new(format!("{:>2}. ", i + 1), Style::Accent)
+                        .push(preview.clone(), Style::Normal),
+                );
+            }
+            app.notice(lines);
+            return Ok(());
+        };
+        let Some((path, _)) = sessions.get(n - 1) else {
+            app.notice(vec![StyledLine::new(
+                format!("No session number {n}"),
+                Style::Error,
+            )]);
+            return Ok(());
+        };
+        let manager = match SessionManager::open(path, &self.parts.cwd) {
+            Ok(manager) => manager,
+            Err(error) => {
+                app.notice(vec![StyledLine::new(error.to_string(), Style::Error)]);
+                return Ok(());
+            }
+        };
+        self.session = self.parts.session(manager)?;
+        self.events = self.session.subscribe();
+        app.reset(&self.session.agent().messages());
+        app.notice(vec![StyledLine::new(
+            format!("Resumed {}", path.display()),
+            Style::Dim,
+        )]);
+        Ok(())
+    }
+}
+
+/// This directory's saved sessions, newest first, with the first prompt of
+/// each as its preview.
+fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "jsonl"))
+        .map(|p| {
+            let modified = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            (modified, p)
+        })
+        .collect();
+    files.sort_by_key(|file| std::cmp::Reverse(file.0));
+    files
+        .into_iter()
+        .take(RESUME_LIST)
+        .map(|(_, path)| {
+            let preview = first_prompt(&path).unwrap_or_else(|| "(no messages)".to_owned());
+            (path, preview)
+        })
+        .collect()
+}
+
+fn first_prompt(path: &Path) -> Option<String> {
+    let manager = SessionManager::open(path, Path::new(".")).ok()?;
+    manager.messages().iter().find_map(|m| match m {
+        Message::User(user) => transcript::user_text(&user.content)
+            .lines()
+            .next()
+            .map(str::to_owned),
+        _ => None,
+    })
+}
+
+/// The terminal in raw mode on the alternate screen, restored when dropped
+/// (and on panic).
+struct TerminalGuard {
+    terminal: Term,
+    enhanced_keys: bool,
+}
+
+impl TerminalGuard {
+    fn enter() -> anyhow::Result<Self> {
+        enable_raw_mode().context("cannot put the terminal in raw mode")?;
+        let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
+        let mut stdout = io::stdout();
+        execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+        if enhanced_keys {
+            // Shift+Enter then arrives as such.
+            execute!(
+                stdout,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )?;
+        }
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore(enhanced_keys);
+            previous(info);
+        }));
+        let terminal = Terminal::new(CrosstermBackend::new(stdout))?;
+        Ok(TerminalGuard {
+            terminal,
+            enhanced_keys,
+        })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore(self.enhanced_keys);
+        let _ = self.terminal.show_cursor();
+    }
+}
+
+fn restore(enhanced_keys: bool) {
+    let mut stdout = io::stdout();
+    if enhanced_keys {
+        let _ = execute!(stdout, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(stdout, DisableBracketedPaste, LeaveAlternateScreen);
+    let _ = disable_raw_mode();
+}

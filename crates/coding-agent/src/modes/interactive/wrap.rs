@@ -1,0 +1,113 @@
+//! Wrapping styled lines to the terminal's width, so the transcript knows
+//! exactly how many rows it takes (scrolling and bottom anchoring need it).
+
+use unicode_width::UnicodeWidthChar;
+
+use crate::render::{Span, Style, StyledLine};
+
+/// Columns a tab expands to.
+const TAB: &str = "    ";
+
+/// `line` cut into rows of at most `width` columns: at the last space when a
+/// row has one, else mid-word. Tabs become spaces and other control
+/// characters are dropped, so every character's width is known.
+pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
+    let width = usize::from(width.max(1));
+    let mut chars: Vec<(char, Style)> = Vec::new();
+    for span in &line.spans {
+        for c in span.text.chars() {
+            if c == '\t' {
+                chars.extend(TAB.chars().map(|t| (t, span.style)));
+            } else if !c.is_control() {
+                chars.push((c, span.style));
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    let mut start = 0;
+    while start < chars.len() {
+        let mut used = 0;
+        let mut end = start;
+        let mut last_space = None;
+        let mut words = false;
+        while end < chars.len() {
+            let w = chars[end].0.width().unwrap_or(0);
+            if used + w > width && end > start {
+                break;
+            }
+            if chars[end].0 == ' ' {
+                // Leading indentation is no place to break.
+                if words {
+                    last_space = Some(end);
+                }
+            } else {
+                words = true;
+            }
+            used += w;
+            end += 1;
+        }
+        let mut next = end;
+        if end < chars.len() && chars[end].0 == ' ' {
+            next = end + 1;
+        } else if end < chars.len()
+            && let Some(space) = last_space.filter(|&s| s > start)
+        {
+            end = space;
+            next = space + 1;
+        }
+        rows.push(join(&chars[start..end]));
+        start = next;
+    }
+    if rows.is_empty() {
+        rows.push(StyledLine::default());
+    }
+    rows
+}
+
+/// Characters back into spans, neighbours of one style merged.
+fn join(chars: &[(char, Style)]) -> StyledLine {
+    let mut line = StyledLine::default();
+    for &(c, style) in chars {
+        match line.spans.last_mut() {
+            Some(span) if span.style == style => span.text.push(c),
+            _ => line.spans.push(Span {
+                text: c.to_string(),
+                style,
+            }),
+        }
+    }
+    line
+}
+
+/// Display width of a text.
+pub fn text_width(text: &str) -> usize {
+    text.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(rows: &[StyledLine]) -> Vec<String> {
+        rows.iter().map(StyledLine::plain).collect()
+    }
+
+    #[test]
+    fn wrap_breaks_at_the_last_space_and_keeps_styles() {
+        let line = StyledLine::new("hello ", Style::Bold).push("wide world", Style::Dim);
+        let rows = wrap(&line, 11);
+        assert_eq!(plain(&rows), ["hello wide", "world"]);
+        assert_eq!(rows[0].spans[1].style, Style::Dim);
+    }
+
+    #[test]
+    fn wrap_cuts_words_longer_than_the_width_and_expands_tabs() {
+        let line = StyledLine::new("\tabcdefgh", Style::Normal);
+        assert_eq!(plain(&wrap(&line, 5)), ["    a", "bcdef", "gh"]);
+    }
+
+    #[test]
+    fn wrap_keeps_an_empty_line_as_one_row() {
+        assert_eq!(plain(&wrap(&StyledLine::default(), 10)), [""]);
+    }
+}

@@ -1,0 +1,323 @@
+//! The real binary in a real terminal (tmux, 100x30) against a scripted
+//! OpenAI-format model: live bash output, Esc cancelling, steering.
+//! Skipped (with a note) where tmux is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "tui_support/sse_server.rs"]
+mod sse_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sse_server::{COUNT_COMMAND, SseServer};
+
+/// Longest any screen is waited for; a slow machine is not a failure before it.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A tmux server of its own (its own socket) running the binary.
+struct Tmux {
+    socket: String,
+    _dir: tempfile::TempDir,
+    cwd: PathBuf,
+}
+
+impl Tmux {
+    /// None when tmux is missing.
+    fn start(server: &SseServer) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("tmux is not installed: skipping");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let cwd = root.join("work");
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::write(cwd.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+        std::fs::create_dir_all(root.join("agent")).unwrap();
+        let socket = format!(
+            "tui-test-{}-{}",
+            std::process::id(),
+            root.file_name().unwrap().to_string_lossy()
+        );
+        let command = format!(
+            "env CODING_AGENT_DIR={agent} TERM=xterm-256color {bin} --provider openai --model test-model --base-url {url} --api-key test-key",
+            agent = root.join("agent").display(),
+            bin = env!("CARGO_BIN_EXE_coding-agent"),
+            url = server.base_url,
+        );
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "100",
+                "-y",
+                "30",
+                "-c",
+            ])
+            .arg(&cwd)
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Some(Tmux {
+            socket,
+            _dir: dir,
+            cwd,
+        })
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p"])
+    }
+
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-l", text]);
+    }
+
+    fn key(&self, key: &str) {
+        self.tmux(&["send-keys", key]);
+    }
+
+    /// Waits until the screen satisfies `done`; fails with the screen after [`DEADLINE`].
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "waited for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+    }
+}
+
+/// Processes whose command line holds the count command (the bash run).
+fn count_processes() -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let path = entry.path();
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
+            continue;
+        }
+        // A zombie has exited; it only waits to be reaped.
+        let zombie = std::fs::read_to_string(path.join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        });
+        if zombie {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(path.join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(COUNT_COMMAND) && !cmdline.contains("tmux") {
+                found.push(format!("{}: {cmdline}", path.display()));
+            }
+        }
+    }
+    found
+}
+
+/// The roles (and, for tool results, whether they failed) saved in the one
+/// session file under the agent dir beside `cwd`.
+fn saved_roles(cwd: &Path) -> Vec<String> {
+    let sessions = cwd.parent().unwrap().join("agent/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["type"] == "message")
+        .map(|entry| {
+            let message = &entry["message"];
+            match message["role"].as_str().unwrap() {
+                "toolResult" => format!("toolResult isError={}", message["isError"]),
+                "assistant" => format!("assistant {}", message["stopReason"].as_str().unwrap()),
+                role => role.to_owned(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() {
+    let server = SseServer::start();
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("count to three");
+    tmux.key("Enter");
+    let live = tmux.wait_for("the live tail", |s| {
+        s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
+    });
+    assert!(!live.contains("exit 0"), "{live}");
+    tmux.type_text("then say hi");
+    tmux.key("Enter");
+    tmux.wait_for("the pending steering message", |s| {
+        s.contains("Queued steering: then say hi")
+    });
+    let done = tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: then say hi")
+    });
+    assert!(done.contains("exit 0"), "{done}");
+    assert!(!done.contains("Queued steering"), "{done}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    tmux.key("C-c");
+    tmux.key("C-c");
+    tmux.wait_for("the app to quit", |s| !s.contains("openai/test-model"));
+    assert_eq!(
+        saved_roles(&tmux.cwd),
+        [
+            "user",
+            "assistant toolUse",
+            "toolResult isError=false",
+            "user",
+            "assistant stop"
+        ]
+    );
+}
+
+#[test]
+fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
+    let server = SseServer::start();
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("count to three");
+    tmux.key("Enter");
+    tmux.wait_for("the live tail", |s| {
+        s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
+    });
+    assert!(!count_processes().is_empty(), "the command runs");
+    tmux.key("Escape");
+    let screen = tmux.wait_for("the abort", |s| {
+        s.contains("Aborted") && !s.contains("Working…")
+    });
+    assert!(!screen.contains("exit 0"), "{screen}");
+    // The kill is sent as the run ends; the process may take a moment to go.
+    let start = Instant::now();
+    while !count_processes().is_empty() && start.elapsed() < DEADLINE {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(count_processes(), Vec::<String>::new());
+    assert_eq!(server.requests().len(), 1);
+    // The partial turn is saved: the call and its cancelled result.
+    assert_eq!(
+        saved_roles(&tmux.cwd),
+        [
+            "user",
+            "assistant toolUse",
+            "toolResult isError=true",
+            "assistant aborted"
+        ]
+    );
+}
+
+#[test]
+fn read_edit_and_bash_calls_render_through_their_renderers() {
+    let server = SseServer::with_calls(vec![
+        ("read", serde_json::json!({"path": "notes.txt"})),
+        (
+            "edit",
+            serde_json::json!({"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "BETA"}]}),
+        ),
+        (
+            "bash",
+            serde_json::json!({"command": "wc -l notes.txt && grep -n BETA notes.txt"}),
+        ),
+    ]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("tidy notes.txt");
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: tidy notes.txt")
+    });
+    // The elapsed time is the machine's; the rest is exact.
+    let transcript: Vec<String> = screen
+        .lines()
+        .take(22)
+        .map(|line| match line.split_once(" · ") {
+            Some((status, _)) => format!("{status} · <elapsed>"),
+            None => line.trim_end().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        transcript,
+        [
+            "> tidy notes.txt",
+            "",
+            "read notes.txt",
+            "  alpha",
+            "  beta",
+            "  gamma",
+            "",
+            "edit notes.txt",
+            "   1 alpha",
+            "  -2 beta",
+            "  +2 BETA",
+            "   3 gamma",
+            "",
+            "$ wc -l notes.txt && grep -n BETA notes.txt",
+            "  3 notes.txt",
+            "  2:BETA",
+            "  exit 0 · <elapsed>",
+            "",
+            "Done. Last user message: tidy notes.txt",
+            "",
+            "",
+            "",
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmux.cwd.join("notes.txt")).unwrap(),
+        "alpha\nBETA\ngamma\n"
+    );
+}
