@@ -5,7 +5,6 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_ai::message::{AssistantContent, TextContent, ThinkingContent, ToolCall};
@@ -18,7 +17,7 @@ use agent_ai::{
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use support::{Reply, Step, TestServer, trace, without_timestamps};
+use support::{Reply, Step, TestServer, recorded_notices, trace, without_timestamps};
 use tokio_util::sync::CancellationToken;
 
 // Events exactly as Anthropic's streaming documentation shows them (spacing
@@ -468,11 +467,7 @@ async fn rate_limited_request_is_retried_then_succeeds() {
     events.push(MESSAGE_STOP.to_owned());
     let server = TestServer::start(vec![limited, reply(events)]).await;
     let mut config = config(&server);
-    let notices = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&notices);
-    config.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
-        sink.lock().unwrap().push(notice.clone());
-    }));
+    let notices = recorded_notices(&mut config);
 
     let events = run(config, &hello_context()).await;
 

@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_ai::message::ImageContent;
@@ -19,7 +19,7 @@ use agent_ai::{
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use support::{Reply, Step, TestServer, trace, without_timestamps};
+use support::{Reply, Step, TestServer, recorded_notices, trace, without_timestamps};
 use tokio_util::sync::CancellationToken;
 
 // ---------------------------------------------------------------- helpers
@@ -171,15 +171,6 @@ fn message(content: Value, usage: Value, stop_reason: &str) -> Value {
 fn with_error(mut message: Value, error_message: &str) -> Value {
     message["errorMessage"] = json!(error_message);
     message
-}
-
-fn recorded_notices(config: &mut ProviderConfig) -> Arc<Mutex<Vec<RetryNotice>>> {
-    let notices = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&notices);
-    config.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
-        sink.lock().unwrap().push(notice.clone());
-    }));
-    notices
 }
 
 fn text_answer() -> Reply {

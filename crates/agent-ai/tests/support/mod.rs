@@ -16,6 +16,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_ai::providers::{ProviderConfig, RetryNotice};
 use agent_ai::{AssistantContent, AssistantMessageEvent};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -355,4 +356,14 @@ pub fn without_timestamps(mut value: Value) -> Value {
     }
     walk(&mut value);
     value
+}
+
+/// Sets `config.on_retry` to record every retry notice, and returns the record.
+pub fn recorded_notices(config: &mut ProviderConfig) -> Arc<Mutex<Vec<RetryNotice>>> {
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&notices);
+    config.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
+        sink.lock().unwrap().push(notice.clone());
+    }));
+    notices
 }
