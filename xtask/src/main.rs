@@ -6,6 +6,7 @@
 //! - `deny`: cargo-deny's licenses, bans and sources checks, offline (see `deny.rs`).
 //! - `dist`: the release archive for this host (see `dist.rs`).
 //! - `package`: `cargo package` for each library crate (see `package.rs`).
+//! - `e2e-local`: the opt-in tier against a real local model (see `e2e_local.rs`).
 //! - `bench`: end-to-end figures of the built-in tools against a baseline
 //!   measured in the same run (see `bench.rs`).
 //!
@@ -17,6 +18,7 @@ mod bench;
 mod ci;
 mod deny;
 mod dist;
+mod e2e_local;
 mod layers;
 mod package;
 mod workspace;
@@ -42,6 +44,9 @@ tasks:
                    cargo package (dry run, offline) for agent-ai, agent-core and
                    coding-agent, after checking their crates.io metadata
   bench [--quick]  end-to-end figures of the built-in tools (long; needs disk space)
+  e2e-local [--small]
+                   the opt-in tier against a real local model (llama.cpp's server and
+                   Qwen2.5-Coder 1.5B, or 0.5B with --small; built and cached once)
   help             this text
 ";
 
@@ -54,6 +59,7 @@ enum Task {
     Dist,
     Package { allow_dirty: bool },
     Bench { quick: bool },
+    E2eLocal { small: bool },
     Help,
 }
 
@@ -76,6 +82,9 @@ fn parse(args: &[String]) -> Result<Task, String> {
             .map(|allow_dirty| Task::Package { allow_dirty }),
         "help" | "--help" | "-h" => no_options(Task::Help),
         "bench" => optional_flag("bench", options, "--quick").map(|quick| Task::Bench { quick }),
+        "e2e-local" => {
+            optional_flag("e2e-local", options, "--small").map(|small| Task::E2eLocal { small })
+        }
         other => Err(format!("unknown task `{other}`")),
     }
 }
@@ -108,6 +117,7 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(),
         Task::Package { allow_dirty } => package::run(allow_dirty),
         Task::Bench { quick } => bench::run(quick),
+        Task::E2eLocal { small } => e2e_local::run(small),
         Task::Help => {
             print!("{USAGE}");
             Ok(())
@@ -206,7 +216,20 @@ mod tests {
             Ok(Task::Package { allow_dirty: false })
         );
         assert_eq!(parse(&args("bench")), Ok(Task::Bench { quick: false }));
+        assert_eq!(
+            parse(&args("e2e-local")),
+            Ok(Task::E2eLocal { small: false })
+        );
         assert_eq!(parse(&args("help")), Ok(Task::Help));
+    }
+
+    #[test]
+    fn e2e_local_takes_small_once() {
+        assert_eq!(
+            parse(&args("e2e-local --small")),
+            Ok(Task::E2eLocal { small: true })
+        );
+        assert!(parse(&args("e2e-local --big")).is_err());
     }
 
     #[test]

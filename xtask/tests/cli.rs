@@ -33,6 +33,9 @@ tasks:
                    cargo package (dry run, offline) for agent-ai, agent-core and
                    coding-agent, after checking their crates.io metadata
   bench [--quick]  end-to-end figures of the built-in tools (long; needs disk space)
+  e2e-local [--small]
+                   the opt-in tier against a real local model (llama.cpp's server and
+                   Qwen2.5-Coder 1.5B, or 0.5B with --small; built and cached once)
   help             this text
 ";
 

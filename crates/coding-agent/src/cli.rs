@@ -6,7 +6,7 @@
 //! ([`coding_agent::prompt`]) and the session file ([`coding_agent::session`]),
 //! then a mode ([`coding_agent::modes`]) runs. Exit status: 0 on success, 1
 //! when the run ended in error, 2 for a usage error (no key, unknown provider,
-//! bad flags), 130 after Ctrl-C.
+//! bad flags), 130 after Ctrl-C (or SIGTERM or SIGHUP), which aborts the run.
 //!
 //! `coding-agent tool NAME ARGS_JSON [--cwd DIR]` runs one tool call the way
 //! the agent loop runs it and prints the result as one JSON object, so tools
@@ -92,6 +92,9 @@ struct RunArgs {
     /// API key [default: the provider's environment variable, OPENAI_API_KEY or ANTHROPIC_API_KEY]
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
+    /// Never turn a tool call a model wrote as JSON text into a real call
+    #[arg(long)]
+    no_text_tool_calls: bool,
     /// Non-interactive: run the prompts, print the final answer, exit
     #[arg(short = 'p', long)]
     print: bool,
@@ -228,6 +231,7 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone(),
+        no_text_tool_calls: args.no_text_tool_calls,
     };
     let env = |name: &str| std::env::var(name).ok();
     let resolved = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
@@ -373,20 +377,40 @@ async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     stdout.flush().context("cannot write the result")
 }
 
-/// A token cancelled by the first Ctrl-C, which is acknowledged on stderr
-/// (with `notice`) once the cancellation is in effect; a second Ctrl-C exits
-/// at once (130, as a shell reports an interrupt) in case a tool ignores
-/// cancellation.
+/// A token cancelled by the first Ctrl-C, or SIGTERM or SIGHUP (a supervisor
+/// stopping the agent, a closed terminal), so running tools are cancelled and
+/// their processes killed rather than left behind. The signals are watched
+/// from this call on, so one that comes early is not fatal. `notice` goes to
+/// stderr before the cancellation takes effect, so it comes before anything
+/// the cancelled run prints. A second signal exits at once (130, as a shell
+/// reports an interrupt) in case a tool ignores cancellation.
 fn cancel_on_ctrl_c(notice: &'static str) -> CancellationToken {
+    use tokio::signal::unix::{SignalKind, signal};
     let cancel = CancellationToken::new();
+    let watched = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    );
+    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = watched else {
+        tracing::warn!("cannot watch for Ctrl-C: it will end the process without cleanup");
+        return cancel;
+    };
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-            eprintln!("{notice}");
-            if tokio::signal::ctrl_c().await.is_ok() {
+        let mut interrupted = false;
+        loop {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+                _ = hangup.recv() => {}
+            }
+            if interrupted {
                 std::process::exit(130);
             }
+            interrupted = true;
+            eprintln!("{notice}");
+            on_interrupt.cancel();
         }
     });
     cancel

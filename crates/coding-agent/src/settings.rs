@@ -72,6 +72,12 @@ pub struct ProviderSettings {
     pub default_model: Option<String>,
     /// Whether the provider's models accept images (built-ins: true).
     pub images: Option<bool>,
+    /// Sampling temperature (the provider's default when absent); 0 makes
+    /// small local models repeatable.
+    pub temperature: Option<f32>,
+    /// Turn a tool call a model wrote as JSON text into a real call (OpenAI-
+    /// compatible endpoints; default true). Small local models need it.
+    pub recover_text_tool_calls: Option<bool>,
 }
 
 impl ProviderSettings {
@@ -84,6 +90,8 @@ impl ProviderSettings {
             api_key,
             default_model,
             images,
+            temperature,
+            recover_text_tool_calls,
         } = over.clone();
         self.api = api.or(self.api.take());
         self.base_url = base_url.or(self.base_url.take());
@@ -91,6 +99,9 @@ impl ProviderSettings {
         self.api_key = api_key.or(self.api_key.take());
         self.default_model = default_model.or(self.default_model.take());
         self.images = images.or(self.images.take());
+        self.temperature = temperature.or(self.temperature.take());
+        self.recover_text_tool_calls =
+            recover_text_tool_calls.or(self.recover_text_tool_calls.take());
     }
 }
 
@@ -184,6 +195,7 @@ fn builtin_provider(name: &str) -> Option<ProviderSettings> {
         api_key: None,
         default_model: Some(model.into()),
         images: Some(true),
+        ..ProviderSettings::default()
     })
 }
 
@@ -198,6 +210,8 @@ pub struct ModelFlags {
     pub base_url: Option<String>,
     /// `--api-key KEY`.
     pub api_key: Option<String>,
+    /// `--no-text-tool-calls`: never reinterpret text as a tool call.
+    pub no_text_tool_calls: bool,
 }
 
 /// A model and how to reach it.
@@ -328,10 +342,11 @@ pub fn resolve_model(
         .unwrap_or_else(|| "openai-completions".into());
     let mut model = Model::new(model_id, provider_name, api);
     model.supports_images = provider.images.unwrap_or(false);
-    Ok(ResolvedModel {
-        model,
-        config: ProviderConfig::new(base_url, api_key),
-    })
+    let mut config = ProviderConfig::new(base_url, api_key);
+    config.temperature = provider.temperature;
+    config.recover_text_tool_calls =
+        !flags.no_text_tool_calls && provider.recover_text_tool_calls.unwrap_or(true);
+    Ok(ResolvedModel { model, config })
 }
 
 /// The provider that serves `resolved` (the one place the binary builds one).
@@ -375,6 +390,30 @@ mod tests {
                 "providers":{"local":{"api":"openai-completions","baseUrl":"http://127.0.0.1:8080/v1"}}}"#,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_provider_sets_temperature_and_text_tool_call_recovery() {
+        let settings: Settings = serde_json::from_str(
+            r#"{"defaultProvider":"local","defaultModel":"qwen","providers":{"local":
+                {"baseUrl":"http://127.0.0.1:8080/v1","temperature":0,"recoverTextToolCalls":false}}}"#,
+        )
+        .unwrap();
+        let resolved = resolve(ModelFlags::default(), &settings, &[]).unwrap();
+        assert_eq!(resolved.config.temperature, Some(0.0));
+        assert!(!resolved.config.recover_text_tool_calls);
+
+        let resolved = resolve(ModelFlags::default(), &local_settings(), &[]).unwrap();
+        assert!(resolved.config.recover_text_tool_calls, "on by default");
+        let flags = ModelFlags {
+            no_text_tool_calls: true,
+            ..ModelFlags::default()
+        };
+        let resolved = resolve(flags, &local_settings(), &[]).unwrap();
+        assert!(
+            !resolved.config.recover_text_tool_calls,
+            "off with the flag"
+        );
     }
 
     #[test]
@@ -435,6 +474,7 @@ mod tests {
                 model: Some("gpt-4o-mini".into()),
                 base_url: Some("http://proxy/v1".into()),
                 api_key: Some("flag-key".into()),
+                ..ModelFlags::default()
             },
             &Settings::default(),
             &[("OPENAI_API_KEY", "env-key")],
@@ -467,6 +507,7 @@ mod tests {
                 model: Some("m".into()),
                 base_url: Some("http://localhost:9/v1".into()),
                 api_key: None,
+                ..ModelFlags::default()
             },
             &Settings::default(),
             &[],

@@ -1,0 +1,476 @@
+//! Print mode (`-p`) and JSON mode (`--mode json`) of the built binary
+//! against a loopback model server, in both wire formats (issue 4,
+//! acceptance 1-3 and 6): a real read, edit and bash in a temp repository,
+//! the requests checked for every tool result, and Ctrl+C during a slow
+//! command.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use e2e_support::*;
+use serde_json::{Value, json};
+
+const PROMPT: &str = "In notes.txt, change world to there, then run the marker command.";
+const FINAL_TEXT: &str = "Done: notes.txt now says hello there.";
+
+/// A repository with one file, and a server that scripts the model: read
+/// it, edit one word, run bash, then answer.
+fn repo_task(wire: Wire) -> (Sandbox, ModelServer) {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("notes.txt"), "hello world\nsecond line\n").unwrap();
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_read", "read", json!({"path": "notes.txt"})),
+            1 => Answer::call(
+                "call_edit",
+                "edit",
+                json!({"path": "notes.txt", "edits": [{"oldText": "world", "newText": "there"}]}),
+            ),
+            2 => Answer::call(
+                "call_bash",
+                "bash",
+                json!({"command": "echo marker-$((6*7))"}),
+            ),
+            3 => Answer::text(&["Done: notes.txt", " now says hello there."]),
+            n => Answer::text(&[&format!("unexpected request {n}")]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    (sandbox, server)
+}
+
+/// The conversation the last request carries; request `i` carries the
+/// first `1 + 2i` lines.
+fn expected_transcript() -> Vec<String> {
+    vec![
+        format!("user: {PROMPT}"),
+        format!(
+            "assistant: call call_read read {}",
+            json!({"path": "notes.txt"})
+        ),
+        "tool call_read: hello world\nsecond line\n".to_owned(),
+        format!(
+            "assistant: call call_edit edit {}",
+            json!({"path": "notes.txt", "edits": [{"oldText": "world", "newText": "there"}]})
+        ),
+        "tool call_edit: Successfully replaced 1 block(s) in notes.txt.".to_owned(),
+        format!(
+            "assistant: call call_bash bash {}",
+            json!({"command": "echo marker-$((6*7))"})
+        ),
+        "tool call_bash: marker-42\n".to_owned(),
+    ]
+}
+
+/// The four requests went to the API's path with the key and model, offered
+/// the seven tools, and carried the conversation so far: every tool result.
+fn assert_requests(wire: Wire, server: &ModelServer) {
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let transcript = expected_transcript();
+    let (auth_name, auth_value) = wire.auth_header();
+    for (i, request) in requests.iter().enumerate() {
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("POST", wire.path())
+        );
+        assert_eq!(request.header(auth_name), Some(auth_value.as_str()));
+        assert_eq!(request.body["model"], MODEL);
+        assert_eq!(request.body["stream"], true);
+        assert_eq!(
+            wire.tool_names(&request.body),
+            ["read", "bash", "edit", "write", "grep", "find", "ls"]
+        );
+        assert_eq!(wire.transcript(&request.body), transcript[..1 + 2 * i]);
+    }
+}
+
+fn print_mode_runs_the_task(wire: Wire) {
+    let (sandbox, server) = repo_task(wire);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", PROMPT]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), format!("{FINAL_TEXT}\n").as_str(), "")
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work.join("notes.txt")).unwrap(),
+        "hello there\nsecond line\n"
+    );
+    assert_requests(wire, &server);
+    // The session was saved where `--continue` looks for it.
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        session_roles(&session_lines(&files[0])),
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ]
+    );
+}
+
+#[test]
+fn print_mode_reads_edits_runs_bash_and_prints_only_the_answer_openai() {
+    print_mode_runs_the_task(Wire::OpenAi);
+}
+
+#[test]
+fn print_mode_reads_edits_runs_bash_and_prints_only_the_answer_anthropic() {
+    print_mode_runs_the_task(Wire::Anthropic);
+}
+
+/// An event as `type`, with the role of a message, the provider event of a
+/// `message_update`, or the tool of a tool execution.
+fn event_label(event: &Value) -> String {
+    let kind = event["type"].as_str().unwrap();
+    let detail = match kind {
+        "message_start" | "message_end" => event["message"]["role"].as_str(),
+        "message_update" => event["assistantMessageEvent"]["type"].as_str(),
+        "tool_execution_start" | "tool_execution_update" | "tool_execution_end" => {
+            event["toolName"].as_str()
+        }
+        _ => None,
+    };
+    match detail {
+        Some(detail) => format!("{kind} {detail}"),
+        None => kind.to_owned(),
+    }
+}
+
+/// The events of a turn whose answer is one tool call of `tool`, with
+/// `updates` progress updates.
+fn tool_call_turn(tool: &str, updates: usize) -> Vec<String> {
+    let mut labels = vec![
+        "message_start assistant".to_owned(),
+        "message_update toolcall_start".to_owned(),
+    ];
+    // The arguments arrive in three fragments: empty, then two halves.
+    labels.extend(std::iter::repeat_n(
+        "message_update toolcall_delta".to_owned(),
+        3,
+    ));
+    labels.extend([
+        "message_update toolcall_end".to_owned(),
+        "message_end assistant".to_owned(),
+        format!("tool_execution_start {tool}"),
+    ]);
+    labels.extend(std::iter::repeat_n(
+        format!("tool_execution_update {tool}"),
+        updates,
+    ));
+    labels.extend([
+        format!("tool_execution_end {tool}"),
+        "message_start toolResult".to_owned(),
+        "message_end toolResult".to_owned(),
+        "turn_end".to_owned(),
+        "turn_start".to_owned(),
+    ]);
+    labels
+}
+
+fn json_mode_streams_the_task(wire: Wire) {
+    let (sandbox, server) = repo_task(wire);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", PROMPT]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+
+    let mut expected: Vec<String> = [
+        "session",
+        "agent_start",
+        "turn_start",
+        "message_start user",
+        "message_end user",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    expected.extend(tool_call_turn("read", 0));
+    expected.extend(tool_call_turn("edit", 0));
+    // bash reports progress: once at the start, once for its output.
+    expected.extend(tool_call_turn("bash", 2));
+    expected.extend(
+        [
+            "message_start assistant",
+            "message_update text_start",
+            "message_update text_delta",
+            "message_update text_delta",
+            "message_update text_end",
+            "message_end assistant",
+            "turn_end",
+            "agent_end",
+        ]
+        .map(str::to_owned),
+    );
+    let labels: Vec<String> = events.iter().map(event_label).collect();
+    assert_eq!(labels, expected);
+
+    // The session header first: Pi's version 3 in this cwd.
+    let header = &events[0];
+    assert_eq!(
+        (&header["version"], &header["cwd"]),
+        (&json!(3), &json!(sandbox.work.to_str().unwrap()))
+    );
+    assert_eq!(header["id"].as_str().unwrap().len(), 36, "a UUID: {header}");
+    assert_eq!(
+        events[3]["message"]["content"],
+        json!([{"type": "text", "text": PROMPT}])
+    );
+
+    // Each tool execution: the model's arguments in, the tool's text out.
+    let executions: Vec<(Value, Value, Value, Value)> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .map(|end| {
+            let start = events
+                .iter()
+                .find(|e| {
+                    e["type"] == "tool_execution_start" && e["toolCallId"] == end["toolCallId"]
+                })
+                .unwrap();
+            (
+                end["toolCallId"].clone(),
+                start["args"].clone(),
+                end["result"]["content"].clone(),
+                end["isError"].clone(),
+            )
+        })
+        .collect();
+    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    assert_eq!(
+        executions,
+        [
+            (
+                json!("call_read"),
+                json!({"path": "notes.txt"}),
+                text("hello world\nsecond line\n"),
+                json!(false)
+            ),
+            (
+                json!("call_edit"),
+                json!({"path": "notes.txt", "edits": [{"oldText": "world", "newText": "there"}]}),
+                text("Successfully replaced 1 block(s) in notes.txt."),
+                json!(false)
+            ),
+            (
+                json!("call_bash"),
+                json!({"command": "echo marker-$((6*7))"}),
+                text("marker-42\n"),
+                json!(false)
+            ),
+        ]
+    );
+    let edit_end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end" && e["toolName"] == "edit")
+        .unwrap();
+    assert_eq!(
+        edit_end["result"]["details"],
+        json!({"diff": "-1 hello world\n+1 hello there\n 2 second line", "firstChangedLine": 1})
+    );
+    let bash_updates: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_update")
+        .map(|e| &e["partialResult"]["content"])
+        .collect();
+    assert_eq!(bash_updates, [&json!([]), &text("marker-42\n")]);
+
+    // The answer streamed in its two pieces, and ended as the model's message.
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter(|e| e["assistantMessageEvent"]["type"] == "text_delta")
+        .map(|e| e["assistantMessageEvent"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, ["Done: notes.txt", " now says hello there."]);
+    let answer = &events[events.len() - 3]["message"];
+    assert_eq!(
+        (
+            &answer["content"],
+            &answer["stopReason"],
+            &answer["provider"],
+            &answer["model"],
+            &answer["usage"]["input"],
+            &answer["usage"]["output"]
+        ),
+        (
+            &text(FINAL_TEXT),
+            &json!("stop"),
+            &json!(wire.provider()),
+            &json!(MODEL),
+            &json!(120),
+            &json!(8)
+        )
+    );
+
+    // turn_end holds each turn's tool results; agent_end every message added.
+    let turn_results: Vec<Vec<Value>> = events
+        .iter()
+        .filter(|e| e["type"] == "turn_end")
+        .map(|e| {
+            e["toolResults"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["toolCallId"].clone())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        turn_results,
+        [
+            vec![json!("call_read")],
+            vec![json!("call_edit")],
+            vec![json!("call_bash")],
+            vec![]
+        ]
+    );
+    let roles: Vec<&str> = events.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ]
+    );
+
+    assert_eq!(
+        std::fs::read_to_string(sandbox.work.join("notes.txt")).unwrap(),
+        "hello there\nsecond line\n"
+    );
+    assert_requests(wire, &server);
+}
+
+#[test]
+fn json_mode_prints_the_header_then_every_event_in_order_openai() {
+    json_mode_streams_the_task(Wire::OpenAi);
+}
+
+#[test]
+fn json_mode_prints_the_header_then_every_event_in_order_anthropic() {
+    json_mode_streams_the_task(Wire::Anthropic);
+}
+
+/// Sends `signal` to print mode while bash runs a slow command: the run is
+/// aborted, the command killed, the session saved, and the exit status 130.
+fn signal_during_a_slow_bash_call(signal: &str) {
+    let wire = Wire::OpenAi;
+    let marker = unique_marker(signal);
+    let _cleanup = KillOnDrop(marker.clone());
+    let sandbox = Sandbox::new();
+    let slow = slow_command(&marker);
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_slow", "bash", json!({"command": slow})),
+            n => Answer::text(&[&format!("unexpected request {n}")]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Run the slow command."]);
+    let running = Running::spawn(command);
+    wait_until("the slow command to run", || slow_command_running(&marker));
+
+    running.signal(signal);
+    let (status, stdout, stderr) = running.finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (
+            Some(130),
+            "",
+            "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)\nRequest was aborted\n"
+        )
+    );
+    wait_until("the slow command to be gone", || {
+        processes_with(&marker).is_empty()
+    });
+    assert_eq!(server.requests().len(), 1);
+
+    // Saved: the call, its aborted result, and the aborted answer.
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    assert_eq!(files.len(), 1);
+    let lines = session_lines(&files[0]);
+    assert_eq!(
+        session_roles(&lines),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    let result = &lines[3]["message"];
+    assert_eq!(
+        (
+            &result["toolCallId"],
+            &result["content"],
+            &result["isError"]
+        ),
+        (
+            &json!("call_slow"),
+            &json!([{"type": "text", "text": "Command aborted"}]),
+            &json!(true)
+        )
+    );
+    assert_eq!(lines[4]["message"]["stopReason"], "aborted");
+}
+
+#[test]
+fn ctrl_c_during_a_slow_bash_call_exits_130_leaves_no_process_and_saves_the_session() {
+    signal_during_a_slow_bash_call("INT");
+}
+
+#[test]
+fn sigterm_during_a_slow_bash_call_also_aborts_and_leaves_no_process() {
+    signal_during_a_slow_bash_call("TERM");
+}
+
+#[test]
+fn sighup_during_a_slow_bash_call_also_aborts_and_leaves_no_process() {
+    signal_during_a_slow_bash_call("HUP");
+}
+
+#[test]
+fn ctrl_c_while_the_model_has_not_answered_exits_130_at_once() {
+    let wire = Wire::Anthropic;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(|_| Reply::Stall);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Hello?"]);
+    let running = Running::spawn(command);
+    server.wait_for_requests(1, PATIENCE);
+
+    running.signal("INT");
+    let (status, stdout, stderr) = running.finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (
+            Some(130),
+            "",
+            "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)\nRequest was aborted\n"
+        )
+    );
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    assert_eq!(
+        session_roles(&session_lines(&files[0])),
+        ["user", "assistant"]
+    );
+}

@@ -1,0 +1,188 @@
+//! RPC mode (`--mode rpc`) of the built binary against a loopback model
+//! server (issue 4, acceptance 4): a streamed answer, `abort` during a slow
+//! bash call (the run ends at once and no process is left), the conversation
+//! from `get_messages`, and an unknown command.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use std::sync::mpsc::Receiver;
+
+use e2e_support::*;
+use serde_json::{Value, json};
+
+/// Reads lines up to and including the response to the command `id`;
+/// returns the events before it and the response.
+fn until_response(lines: &Receiver<String>, id: &str) -> (Vec<Value>, Value) {
+    let mut events = Vec::new();
+    loop {
+        let line = next_json(lines);
+        if line["type"] == "response" && line["id"] == id {
+            return (events, line);
+        }
+        events.push(line);
+    }
+}
+
+/// Reads events up to and including `agent_end`.
+fn until_agent_end(lines: &Receiver<String>) -> Vec<Value> {
+    let mut events = Vec::new();
+    loop {
+        let event = next_json(lines);
+        let end = event["type"] == "agent_end";
+        events.push(event);
+        if end {
+            return events;
+        }
+    }
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn rpc_streams_an_answer_aborts_a_slow_bash_call_and_reports_the_conversation() {
+    let wire = Wire::OpenAi;
+    let marker = unique_marker("rpcabort");
+    let _cleanup = KillOnDrop(marker.clone());
+    let sandbox = Sandbox::new();
+    let slow = slow_command(&marker);
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::text(&["Hello", " from", " RPC."]),
+            1 => Answer::call("call_slow", "bash", json!({"command": slow})),
+            n => Answer::text(&[&format!("unexpected request {n}")]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "rpc"]);
+    let mut running = Running::spawn_piped(command);
+    let mut stdin = running.take_stdin();
+    let lines = running.stdout_lines();
+
+    // A prompt is answered at once, then its events stream to agent_end.
+    send(
+        &mut stdin,
+        &json!({"id": "p1", "type": "prompt", "message": "Say hello."}),
+    );
+    assert_eq!(
+        next_json(&lines),
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": true})
+    );
+    let events = until_agent_end(&lines);
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter(|e| e["assistantMessageEvent"]["type"] == "text_delta")
+        .map(|e| e["assistantMessageEvent"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, ["Hello", " from", " RPC."]);
+    assert_eq!(events[0]["type"], "agent_start");
+    let last_answer = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "message_end")
+        .unwrap();
+    assert_eq!(
+        last_answer["message"]["content"],
+        json!([{"type": "text", "text": "Hello from RPC."}])
+    );
+
+    // A prompt whose answer runs a slow command; abort it while it runs.
+    send(
+        &mut stdin,
+        &json!({"id": "p2", "type": "prompt", "message": "Run the slow command."}),
+    );
+    assert_eq!(
+        next_json(&lines),
+        json!({"id": "p2", "type": "response", "command": "prompt", "success": true})
+    );
+    wait_until("the slow command to run", || slow_command_running(&marker));
+    send(&mut stdin, &json!({"id": "a1", "type": "abort"}));
+    // The run's last events come before the abort's response, which comes
+    // without waiting for the sleep.
+    let (events, response) = until_response(&lines, "a1");
+    assert_eq!(
+        response,
+        json!({"id": "a1", "type": "response", "command": "abort", "success": true})
+    );
+    let tail: Vec<&str> = types(&events)
+        .into_iter()
+        .skip_while(|t| *t != "tool_execution_end")
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "agent_end"
+        ]
+    );
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(
+        (
+            &end["toolCallId"],
+            &end["result"]["content"],
+            &end["isError"]
+        ),
+        (
+            &json!("call_slow"),
+            &json!([{"type": "text", "text": "Command aborted"}]),
+            &json!(true)
+        )
+    );
+    wait_until("the aborted command's processes to be gone", || {
+        processes_with(&marker).is_empty()
+    });
+
+    // The whole conversation, in order.
+    send(&mut stdin, &json!({"id": "m1", "type": "get_messages"}));
+    let (events, response) = until_response(&lines, "m1");
+    assert_eq!(events, [] as [Value; 0]);
+    let messages = response["data"]["messages"].as_array().unwrap();
+    let roles: Vec<(&str, &str)> = messages
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap(),
+                m["stopReason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("user", ""),
+            ("assistant", "stop"),
+            ("user", ""),
+            ("assistant", "toolUse"),
+            ("toolResult", ""),
+            ("assistant", "aborted")
+        ]
+    );
+
+    // An unknown command, answered without its id (as Pi does).
+    send(&mut stdin, &json!({"id": "u1", "type": "frobnicate"}));
+    assert_eq!(
+        next_json(&lines),
+        json!({"type": "response", "command": "frobnicate", "success": false,
+               "error": "Unknown command: frobnicate"})
+    );
+
+    // End of input ends the mode.
+    drop(stdin);
+    let (status, _, stderr) = running.finish();
+    assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
+    assert_eq!(server.requests().len(), 2);
+}

@@ -1,0 +1,214 @@
+//! Sessions of the built binary across a crash (issue 4, acceptance 5): a
+//! run killed with SIGKILL, then `--continue` against a model that answers.
+//! The saved file stays valid JSONL and what is sent on resume is a valid
+//! conversation: every tool call has a result, orphans closed with
+//! `No result provided`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use e2e_support::*;
+use serde_json::{Value, json};
+
+/// The only session file of `dir`, once there is one holding a message
+/// of `role`.
+fn wait_for_saved(dir: &Path, role: &str) -> PathBuf {
+    let mut found = None;
+    wait_until(&format!("a {role} message in the session file"), || {
+        found = Sandbox::session_files(dir).into_iter().find(|file| {
+            session_roles(&session_lines(file))
+                .iter()
+                .any(|saved| saved == role)
+        });
+        found.is_some()
+    });
+    found.unwrap()
+}
+
+/// Every `assistant: call ID ...` line is followed by its `tool ID: ...`
+/// line before the next user or assistant text.
+fn assert_every_call_answered(transcript: &[String]) {
+    let mut open: Vec<&str> = Vec::new();
+    for line in transcript {
+        if let Some(rest) = line.strip_prefix("assistant: call ") {
+            open.push(rest.split(' ').next().unwrap());
+        } else if let Some(rest) = line.strip_prefix("tool ") {
+            let id = rest.split(':').next().unwrap();
+            open.retain(|pending| *pending != id);
+        } else {
+            assert_eq!(open, [] as [&str; 0], "unanswered before {line:?}");
+        }
+    }
+    assert_eq!(open, [] as [&str; 0], "unanswered at the end");
+}
+
+/// Each message entry's `parentId` is the entry before it.
+fn assert_chained(lines: &[Value]) {
+    let entries: Vec<&Value> = lines.iter().filter(|l| l["type"] == "message").collect();
+    assert_eq!(entries[0]["parentId"], Value::Null);
+    for pair in entries.windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"], "{}", pair[1]);
+    }
+}
+
+#[test]
+fn killed_while_the_model_stalls_then_continue_resumes_with_the_saved_tool_result() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("notes.txt"), "alpha\n").unwrap();
+    let sessions = sandbox.root.join("sessions");
+    let server = ModelServer::start(move |request| match request.index {
+        0 => Reply::Events(wire.events(&Answer::call(
+            "call_read",
+            "read",
+            json!({"path": "notes.txt"}),
+        ))),
+        1 => Reply::Stall,
+        2 => Reply::Events(wire.events(&Answer::text(&["Resumed", " and done."]))),
+        n => Reply::Events(wire.events(&Answer::text(&[&format!("unexpected request {n}")]))),
+    });
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Read notes.txt."]);
+    command.arg("--session-dir").arg(&sessions);
+    let mut running = Running::spawn(command);
+    let file = wait_for_saved(&sessions, "toolResult");
+    server.wait_for_requests(2, PATIENCE); // the second one stalls
+    running.kill_9();
+
+    let lines = session_lines(&file);
+    assert!(lines.iter().all(Value::is_object), "valid JSONL: {lines:?}");
+    assert_eq!(session_roles(&lines), ["user", "assistant", "toolResult"]);
+    // A kill in the middle of a write leaves a torn last line; resuming
+    // must cope with one.
+    let torn = r#"{"type":"message","id":"deadbeef","parentId":"#;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap()
+        .write_all(torn.as_bytes())
+        .unwrap();
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--continue", "-p", "Go on."]);
+    command.arg("--session-dir").arg(&sessions);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Resumed and done.\n", "")
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let transcript = wire.transcript(&requests[2].body);
+    assert_eq!(
+        transcript,
+        [
+            "user: Read notes.txt.".to_owned(),
+            format!(
+                "assistant: call call_read read {}",
+                json!({"path": "notes.txt"})
+            ),
+            "tool call_read: alpha\n".to_owned(),
+            "user: Go on.".to_owned(),
+        ]
+    );
+    assert_every_call_answered(&transcript);
+
+    // The same file, continued: the torn line left alone on its own line,
+    // every other line JSON, the new messages chained to the saved ones.
+    assert_eq!(
+        Sandbox::session_files(&sessions),
+        std::slice::from_ref(&file)
+    );
+    let lines = session_lines(&file);
+    assert_eq!(lines[4], Value::String(torn.to_owned()));
+    let valid: Vec<Value> = lines.into_iter().filter(Value::is_object).collect();
+    assert_eq!(valid.len(), 6);
+    assert_eq!(valid[0]["type"], "session");
+    assert_eq!(
+        session_roles(&valid),
+        ["user", "assistant", "toolResult", "user", "assistant"]
+    );
+    assert_chained(&valid);
+}
+
+#[test]
+fn killed_during_a_tool_call_then_continue_closes_the_orphaned_call() {
+    let wire = Wire::Anthropic;
+    let marker = unique_marker("orphan");
+    let _cleanup = KillOnDrop(marker.clone());
+    let sandbox = Sandbox::new();
+    let sessions = sandbox.root.join("sessions");
+    let slow = slow_command(&marker);
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_slow", "bash", json!({"command": slow})),
+            1 => Answer::text(&["The command was cut short."]),
+            n => Answer::text(&[&format!("unexpected request {n}")]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Run the slow command."]);
+    command.arg("--session-dir").arg(&sessions);
+    let mut running = Running::spawn(command);
+    let file = wait_for_saved(&sessions, "assistant");
+    wait_until("the slow command to run", || slow_command_running(&marker));
+    running.kill_9();
+    // SIGKILL gives the agent no chance to stop its command: the test does.
+    drop(KillOnDrop(marker.clone()));
+
+    let lines = session_lines(&file);
+    assert!(lines.iter().all(Value::is_object), "valid JSONL: {lines:?}");
+    assert_eq!(session_roles(&lines), ["user", "assistant"]);
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--continue", "-p", "What happened?"]);
+    command.arg("--session-dir").arg(&sessions);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "The command was cut short.\n", "")
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let transcript = wire.transcript(&requests[1].body);
+    assert_eq!(
+        transcript,
+        [
+            "user: Run the slow command.".to_owned(),
+            format!(
+                "assistant: call call_slow bash {}",
+                json!({"command": slow_command(&marker)})
+            ),
+            "tool call_slow: No result provided".to_owned(),
+            "user: What happened?".to_owned(),
+        ]
+    );
+    assert_every_call_answered(&transcript);
+    // Anthropic's body says the synthetic result is an error.
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["is_error"], true);
+
+    // The file holds what happened; the synthetic result is only sent.
+    let lines = session_lines(&file);
+    assert!(lines.iter().all(Value::is_object), "valid JSONL: {lines:?}");
+    assert_eq!(
+        session_roles(&lines),
+        ["user", "assistant", "user", "assistant"]
+    );
+    assert_chained(&lines);
+}

@@ -1,0 +1,20 @@
+//! What the end-to-end tests share: they drive the BUILT binary
+//! (`CARGO_BIN_EXE_coding-agent`) against a loopback model server that
+//! speaks the real APIs' streaming formats.
+//!
+//! - [`server`]: the HTTP/1.1 server that records requests and replies with
+//!   scripted server-sent events (or stalls).
+//! - [`wire`]: those events byte for byte, for OpenAI chat completions and
+//!   Anthropic messages, and a format-independent reading of requests.
+//! - [`sandbox`]: temp HOME, agent dir, cwd and TMPDIR; the spawned binary;
+//!   the processes it leaves, seen through /proc.
+
+#![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod sandbox;
+pub mod server;
+pub mod wire;
+
+pub use sandbox::*;
+pub use server::{ModelServer, Reply, Request};
+pub use wire::{Answer, Call, MODEL, Wire};

