@@ -99,7 +99,8 @@ pub struct RetryNotice {
     pub max_retries: u32,
     /// How long we wait before sending again.
     pub delay: Duration,
-    /// The HTTP status that was refused, or `None` for a connection failure.
+    /// The HTTP status that was refused, or `None` for a connection failure
+    /// or an error event inside the stream.
     pub status: Option<u16>,
     /// What went wrong, as it would appear in `errorMessage`.
     pub message: String,
