@@ -4,16 +4,24 @@
 //! text is incomplete, a UI still wants to show what the model is asking for
 //! (the path it is about to read), and once complete, models sometimes produce
 //! JSON that is *almost* valid (a raw newline inside a string, `\d` from a
-//! regex). [`parse_streaming_json`] does what Pi's `parseStreamingJson` does:
+//! regex, `C:\temp` from a Windows path). [`parse_streaming_json`] does what
+//! Pi's `parseStreamingJson` does, in one order for every provider:
 //!
-//! 1. strict JSON;
-//! 2. the same text repaired ([`repair_json`]): raw control characters inside
+//! 1. the text repaired ([`repair_json`]): raw control characters inside
 //!    strings escaped, a lone backslash before a character that cannot follow
-//!    it doubled;
+//!    it doubled, and so is one before `b f n r t` inside a Windows path;
+//! 2. strict JSON of the repaired text;
 //! 3. the repaired text completed as a prefix of a JSON value
 //!    ([`parse_partial_json`]): open strings, arrays and objects closed, a
 //!    key without a value dropped;
-//! 4. otherwise `{}`.
+//! 4. otherwise `{}`; anything but an object is `{}` too, since tool
+//!    arguments are an object in every API.
+//!
+//! Unlike Pi, repairing comes before the strict parse: `"C:\temp"` is valid
+//! JSON holding a tab, but a model writing it meant a path, and this way the
+//! arguments look the same while they stream as once complete.
+//! [`StreamingJson`] holds the text of one call while it streams and decides
+//! when parsing it again is worth it.
 //!
 //! Nothing here panics or recurses without bound on what a model sends.
 
@@ -22,46 +30,97 @@ use serde_json::{Map, Number, Value};
 /// Deepest nesting the partial parser follows before giving up (to `{}`).
 const MAX_DEPTH: usize = 128;
 
-/// Parses possibly incomplete or slightly broken JSON; never fails (see the
-/// module docs for the steps). Empty or blank text is `{}`.
+/// Below this many bytes streaming arguments are parsed again on every
+/// fragment; above it, whenever they grew by an eighth since the last parse,
+/// so a long `write` costs linear time overall instead of quadratic.
+const EAGER_PARSE_LIMIT: usize = 4096;
+
+/// How far back from a backslash [`ends_in_windows_path`] looks for the drive.
+const MAX_PATH_LOOKBACK: usize = 160;
+
+/// Parses possibly incomplete or slightly broken JSON tool arguments; never
+/// fails (see the module docs for the steps). Empty or blank text, and
+/// anything that is not an object, is `{}`.
 pub fn parse_streaming_json(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Map::new());
     }
-    if let Ok(value) = serde_json::from_str(text) {
-        return value;
-    }
     let repaired = repair_json(text);
-    if let Ok(value) = serde_json::from_str(&repaired) {
-        return value;
+    let parsed = serde_json::from_str::<Value>(&repaired)
+        .ok()
+        .or_else(|| parse_partial_json(&repaired));
+    match parsed {
+        Some(Value::Object(map)) => Value::Object(map),
+        _ => Value::Object(Map::new()),
     }
-    parse_partial_json(&repaired).unwrap_or_else(|| Value::Object(Map::new()))
 }
 
-/// Fixes the two mistakes models make inside JSON strings: raw control
-/// characters (a literal newline or tab) are escaped, and a backslash that does
-/// not start a valid escape (`\d`, `\.`, `\u` without four hex digits) is
-/// doubled so it stays a backslash. Text outside strings is left alone, and a
-/// backslash at the very end is kept (the next fragment may complete it).
+/// The JSON text of one tool call's arguments while it streams in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamingJson {
+    text: String,
+    /// Length of the text at the last parse.
+    parsed_len: usize,
+}
+
+impl StreamingJson {
+    /// No text yet.
+    pub fn new() -> Self {
+        StreamingJson::default()
+    }
+
+    /// Appends `fragment`; returns the arguments parsed anew when that is due
+    /// (every non-empty fragment up to 4 KiB, then each time the text grew by
+    /// an eighth), else `None` (the last parse still stands).
+    pub fn push(&mut self, fragment: &str) -> Option<Value> {
+        if fragment.is_empty() {
+            return None;
+        }
+        self.text.push_str(fragment);
+        let len = self.text.len();
+        if len <= EAGER_PARSE_LIMIT || len >= self.parsed_len + self.parsed_len / 8 {
+            self.parsed_len = len;
+            return Some(parse_streaming_json(&self.text));
+        }
+        None
+    }
+
+    /// The arguments from all the text so far (for the call's end).
+    pub fn finish(&self) -> Value {
+        parse_streaming_json(&self.text)
+    }
+}
+
+/// Fixes the mistakes models make inside JSON strings: raw control characters
+/// (a literal newline or tab) are escaped; a backslash that does not start a
+/// valid escape (`\d`, `\.`, `\u` without four hex digits) is doubled so it
+/// stays a backslash, and so is one before `b f n r t` right after a Windows
+/// drive path (`C:\temp`, `D:/work\table`), where it is a separator. Text
+/// outside strings is left alone, and a backslash at the very end is kept
+/// (the next fragment may complete it).
 pub fn repair_json(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    let mut in_string = false;
+    // Where the content of the string the scan is in begins.
+    let mut string_start = None;
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
-        if !in_string {
+        let Some(start) = string_start else {
             if c == '"' {
-                in_string = true;
+                string_start = Some(at + 1);
             }
             out.push(c);
             continue;
-        }
+        };
         match c {
             '"' => {
-                in_string = false;
+                string_start = None;
                 out.push(c);
             }
             '\\' => match chars.peek().map(|&(_, next)| next) {
                 None => out.push(c),
+                Some('b' | 'f' | 'n' | 'r' | 't') if ends_in_windows_path(&text[start..at]) => {
+                    out.push_str("\\\\");
+                }
                 Some('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't') => {
                     out.push(c);
                     if let Some((_, next)) = chars.next() {
@@ -91,6 +150,27 @@ pub fn repair_json(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether the string text `before` a backslash ends in a Windows path
+/// (`C:\dir\na`): a drive letter not glued to a word, a colon, then
+/// separators and file-name characters. There the `\t` of `C:\temp` is a
+/// separator and a directory name, not a tab.
+fn ends_in_windows_path(before: &str) -> bool {
+    let mut tail: Vec<char> = before.chars().rev().take(MAX_PATH_LOOKBACK).collect();
+    tail.reverse();
+    let Some(colon) = tail.iter().rposition(|&c| c == ':') else {
+        return false;
+    };
+    let drive = colon >= 1
+        && tail[colon - 1].is_ascii_alphabetic()
+        && (colon < 2 || !tail[colon - 2].is_ascii_alphanumeric());
+    let rest = &tail[colon + 1..];
+    drive
+        && rest.first().is_none_or(|&c| c == '\\' || c == '/')
+        && !rest
+            .iter()
+            .any(|c| matches!(c, '"' | '*' | '?' | '<' | '>' | '|' | '\r' | '\n'))
 }
 
 /// Parses `text` as the beginning of a JSON value and returns the value it
@@ -449,5 +529,84 @@ mod tests {
     fn nesting_past_the_limit_is_an_empty_object_not_a_stack_overflow() {
         let deep = "[".repeat(100_000);
         assert_eq!(parse_streaming_json(&deep), json!({}));
+    }
+
+    #[test]
+    fn key_without_value_yet_is_dropped() {
+        assert_eq!(parse_streaming_json(r#"{"a": 1, "pa"#), json!({"a": 1}));
+        assert_eq!(parse_streaming_json(r#"{"a": 1, "path":"#), json!({"a": 1}));
+        assert_eq!(
+            parse_streaming_json(r#"{"a": 1, "path": "#),
+            json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn open_arrays_and_nested_objects_are_closed() {
+        assert_eq!(
+            parse_streaming_json(r#"{"edits": [{"old": "x", "new": "y"}, {"old": "z"#),
+            json!({"edits": [{"old": "x", "new": "y"}, {"old": "z"}]})
+        );
+    }
+
+    #[test]
+    fn escapes_and_surrogate_pairs_decode_while_streaming() {
+        assert_eq!(
+            parse_streaming_json(r#"{"s": "\u00e9\ud83d\ude00 \"q\"\n"#),
+            json!({"s": "é😀 \"q\"\n"})
+        );
+        assert_eq!(parse_streaming_json(r#"{"s": "ab\u00"#), json!({"s": "ab"}));
+        assert_eq!(parse_streaming_json(r#"{"all": tr"#), json!({"all": true}));
+    }
+
+    #[test]
+    fn escapes_after_a_windows_drive_are_path_separators() {
+        assert_eq!(
+            parse_streaming_json(r#"{"path": "C:\temp\new\file.txt"}"#),
+            json!({"path": "C:\\temp\\new\\file.txt"})
+        );
+        assert_eq!(
+            parse_streaming_json(r#"{"path": "D:/work\table"#),
+            json!({"path": "D:/work\\table"})
+        );
+        assert_eq!(
+            parse_streaming_json("{\"path\": \"C:\\dir\\q.txt\", \"content\": \"a\nb\"}"),
+            json!({"path": "C:\\dir\\q.txt", "content": "a\nb"})
+        );
+        // Not a path: a real tab and newline stay.
+        assert_eq!(
+            parse_streaming_json(r#"{"text": "note:\tb\nc"}"#),
+            json!({"text": "note:\tb\nc"})
+        );
+    }
+
+    #[test]
+    fn anything_but_an_object_is_an_empty_object() {
+        assert_eq!(parse_streaming_json("[1, 2]"), json!({}));
+        assert_eq!(parse_streaming_json("null"), json!({}));
+        assert_eq!(parse_streaming_json(r#""text""#), json!({}));
+    }
+
+    #[test]
+    fn streaming_arguments_parse_every_fragment_while_small() {
+        let mut arguments = StreamingJson::new();
+        assert_eq!(arguments.push(""), None);
+        assert_eq!(arguments.push(r#"{"path": "a"#), Some(json!({"path": "a"})));
+        assert_eq!(arguments.push(r#".txt"}"#), Some(json!({"path": "a.txt"})));
+        assert_eq!(arguments.finish(), json!({"path": "a.txt"}));
+    }
+
+    #[test]
+    fn long_streaming_arguments_are_parsed_again_only_when_grown_by_an_eighth() {
+        let mut arguments = StreamingJson::new();
+        let head = format!(r#"{{"content": "{}"#, "x".repeat(EAGER_PARSE_LIMIT));
+        assert!(arguments.push(&head).is_some());
+        let parsed: Vec<bool> = (0..600).map(|_| arguments.push("y").is_some()).collect();
+        // The next parse is due once an eighth of the parsed length was added.
+        let due = parsed.iter().position(|&p| p).unwrap();
+        assert_eq!(due + 1, head.len() / 8);
+        assert_eq!(parsed.iter().filter(|&&p| p).count(), 1);
+        let content = format!("{}{}", "x".repeat(EAGER_PARSE_LIMIT), "y".repeat(600));
+        assert_eq!(arguments.finish(), json!({ "content": content }));
     }
 }

@@ -3,19 +3,21 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod anthropic_support;
+mod support;
 
 use std::time::Duration;
 
 use agent_ai::message::{AssistantContent, TextContent, ThinkingContent, ToolCall};
-use agent_ai::providers::{AnthropicMessagesProvider, ProviderConfig, RetryPolicy, for_api};
+use agent_ai::providers::{
+    AnthropicMessagesProvider, ProviderConfig, RetryNotice, RetryPolicy, for_api,
+};
 use agent_ai::{
     AssistantMessage, AssistantMessageEvent, Content, Context, Message, Model, Provider,
     StopReason, Tool, ToolResultMessage, Usage, UserContent, UserMessage,
 };
-use anthropic_support::{Part, Reply, Server, sse, trace, without_timestamps};
 use futures::StreamExt;
 use serde_json::{Value, json};
+use support::{Reply, Step, TestServer, recorded_notices, trace, without_timestamps};
 use tokio_util::sync::CancellationToken;
 
 // Events exactly as Anthropic's streaming documentation shows them (spacing
@@ -78,7 +80,7 @@ fn text_block(index: usize, parts: &[&str]) -> Vec<String> {
 }
 
 fn reply(events: Vec<String>) -> Reply {
-    Reply::Sse(events.into_iter().map(Part::Bytes).collect())
+    Reply::events(events)
 }
 
 fn model() -> Model {
@@ -87,8 +89,8 @@ fn model() -> Model {
     model
 }
 
-fn config(server: &Server) -> ProviderConfig {
-    let mut config = ProviderConfig::new(server.base_url(), Some("test-key".into()));
+fn config(server: &TestServer) -> ProviderConfig {
+    let mut config = ProviderConfig::new(server.url(""), Some("test-key".into()));
     config.retry = RetryPolicy {
         max_retries: 2,
         base_delay: Duration::from_millis(1),
@@ -152,7 +154,7 @@ async fn text_answer_streams_every_event_with_its_partial_message() {
     events.push(block_stop(0));
     events.push(message_delta("end_turn", 15));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -206,7 +208,7 @@ async fn thinking_then_text_keeps_the_signature_for_replay() {
     events.extend(text_block(1, &["The GCD is 21."]));
     events.push(message_delta("end_turn", 40));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -251,7 +253,7 @@ async fn redacted_thinking_becomes_a_redacted_thinking_block() {
     events.extend(text_block(1, &["Done."]));
     events.push(message_delta("end_turn", 9));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -289,7 +291,7 @@ async fn one_tool_call_streams_its_arguments_parsed_as_they_arrive() {
         message_delta("tool_use", 89),
         MESSAGE_STOP.to_owned(),
     ]);
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -341,7 +343,7 @@ async fn three_parallel_tool_calls_arrive_in_order() {
     }
     events.push(message_delta("tool_use", 120));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -381,7 +383,7 @@ async fn malformed_tool_input_is_repaired_when_the_block_ends() {
     events.push(block_stop(0));
     events.push(message_delta("tool_use", 30));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -398,22 +400,23 @@ async fn malformed_tool_input_is_repaired_when_the_block_ends() {
     );
 }
 
+/// A broken connection reads as it does for every provider (`Connection error: ...`).
 #[tokio::test]
 async fn a_stream_cut_mid_way_ends_in_an_error_keeping_what_arrived() {
-    let mut parts: Vec<Part> = [
+    let mut parts: Vec<Step> = [
         MESSAGE_START.to_owned(),
         block_start(0, json!({"type": "text", "text": ""})),
         text_delta(0, "Partial ans"),
     ]
     .into_iter()
-    .map(Part::Bytes)
+    .map(Step::Send)
     .collect();
-    parts.push(Part::Cut);
-    let server = Server::start(vec![Reply::Sse(parts)]).await;
+    parts.push(Step::Cut);
+    let server = TestServer::start(vec![Reply::steps(parts)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
-    let error = "The connection broke mid-stream: error decoding response body: error reading a body from connection: unexpected EOF during chunk size line";
+    let error = "Connection error: error decoding response body: error reading a body from connection: unexpected EOF during chunk size line";
     assert_eq!(
         trace(&events),
         [
@@ -434,35 +437,39 @@ async fn a_stream_cut_mid_way_ends_in_an_error_keeping_what_arrived() {
     );
 }
 
+/// Deviation P2, for this API too: a body cut short is an error, in the shared words.
 #[tokio::test]
 async fn a_stream_that_ends_without_message_stop_is_an_error() {
     let mut events = vec![MESSAGE_START.to_owned()];
     events.extend(text_block(0, &["Hi"]));
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
     assert_eq!(
         trace(&events).last().unwrap(),
-        "error error: The stream ended before message_stop: the connection closed mid-response"
+        "error error: Connection closed before the response was complete"
     );
     assert_eq!(events.last().unwrap().message().text(), "Hi");
 }
 
 #[tokio::test]
 async fn rate_limited_request_is_retried_then_succeeds() {
+    // An HTTP-date `retry-after` in the past means "now".
     let limited = Reply::Status {
-        code: 429,
-        headers: vec![("retry-after", "0".into())],
+        status: 429,
+        headers: vec![("retry-after", "Sun, 06 Nov 1994 08:49:37 GMT".into())],
         body: r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit"}}"#.into(),
     };
     let mut events = vec![MESSAGE_START.to_owned()];
     events.extend(text_block(0, &["Hello!"]));
     events.push(message_delta("end_turn", 15));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![limited, reply(events)]).await;
+    let server = TestServer::start(vec![limited, reply(events)]).await;
+    let mut config = config(&server);
+    let notices = recorded_notices(&mut config);
 
-    let events = run(config(&server), &hello_context()).await;
+    let events = run(config, &hello_context()).await;
 
     assert_eq!(
         trace(&events),
@@ -474,6 +481,16 @@ async fn rate_limited_request_is_retried_then_succeeds() {
             "done stop",
         ]
     );
+    assert_eq!(
+        *notices.lock().unwrap(),
+        vec![RetryNotice {
+            attempt: 1,
+            max_retries: 2,
+            delay: Duration::ZERO,
+            status: Some(429),
+            message: "429 rate_limit_error: Number of requests has exceeded your rate limit".into(),
+        }]
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].body, requests[1].body);
@@ -482,12 +499,12 @@ async fn rate_limited_request_is_retried_then_succeeds() {
 #[tokio::test]
 async fn retry_after_longer_than_max_delay_fails_at_once() {
     let limited = Reply::Status {
-        code: 429,
+        status: 429,
         headers: vec![("retry-after", "120".into())],
         body: r#"{"type":"error","error":{"type":"rate_limit_error","message":"Slow down"}}"#
             .into(),
     };
-    let server = Server::start(vec![limited]).await;
+    let server = TestServer::start(vec![limited]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -504,12 +521,12 @@ async fn retry_after_longer_than_max_delay_fails_at_once() {
 #[tokio::test]
 async fn overloaded_answers_are_retried_up_to_max_retries_then_reported() {
     let overloaded = || Reply::Status {
-        code: 529,
+        status: 529,
         headers: vec![],
         body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
             .into(),
     };
-    let server = Server::start(vec![overloaded(), overloaded(), overloaded()]).await;
+    let server = TestServer::start(vec![overloaded(), overloaded(), overloaded()]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -525,12 +542,12 @@ async fn overloaded_answers_are_retried_up_to_max_retries_then_reported() {
 
 #[tokio::test]
 async fn overloaded_error_event_before_any_content_is_retried() {
-    let overloaded = sse(&[MESSAGE_START, OVERLOADED]);
+    let overloaded = Reply::events([MESSAGE_START, OVERLOADED]);
     let mut events = vec![MESSAGE_START.to_owned()];
     events.extend(text_block(0, &["Hello!"]));
     events.push(message_delta("end_turn", 15));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![overloaded, reply(events)]).await;
+    let server = TestServer::start(vec![overloaded, reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -553,7 +570,7 @@ async fn overloaded_error_event_after_content_ends_in_an_error() {
     events.push(block_start(0, json!({"type": "text", "text": ""})));
     events.push(text_delta(0, "Hel"));
     events.push(OVERLOADED.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -572,11 +589,11 @@ async fn overloaded_error_event_after_content_ends_in_an_error() {
 #[tokio::test]
 async fn client_errors_carry_the_server_message_and_are_not_retried() {
     let invalid = Reply::Status {
-        code: 400,
+        status: 400,
         headers: vec![],
         body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 999999 > 64000, which is the maximum allowed"}}"#.into(),
     };
-    let server = Server::start(vec![invalid]).await;
+    let server = TestServer::start(vec![invalid]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -590,13 +607,14 @@ async fn client_errors_carry_the_server_message_and_are_not_retried() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// The shared wording: the parser's complaint and the data it read.
 #[tokio::test]
 async fn malformed_event_data_ends_in_an_error() {
     let events = vec![
         MESSAGE_START.to_owned(),
         "event: content_block_start\ndata: {\"type\": \"content_block_start\", \"index\": 0, \"content_block\": \n\n".to_owned(),
     ];
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -604,22 +622,23 @@ async fn malformed_event_data_ends_in_an_error() {
         trace(&events),
         [
             "start",
-            "error error: Malformed `content_block_start` event from the server: EOF while parsing a value at line 1 column 61",
+            r#"error error: Malformed stream event: EOF while parsing a value at line 1 column 60 in "{\"type\": \"content_block_start\", \"index\": 0, \"content_block\":""#,
         ]
     );
 }
 
+/// Deviation P3: a stall past `read_timeout` ends the stream.
 #[tokio::test]
 async fn a_stall_past_read_timeout_ends_in_an_error() {
-    let mut parts: Vec<Part> = [
+    let mut parts: Vec<Step> = [
         MESSAGE_START.to_owned(),
         block_start(0, json!({"type": "text", "text": ""})),
     ]
     .into_iter()
-    .map(Part::Bytes)
+    .map(Step::Send)
     .collect();
-    parts.push(Part::Hang);
-    let server = Server::start(vec![Reply::Sse(parts)]).await;
+    parts.push(Step::Hold);
+    let server = TestServer::start(vec![Reply::steps(parts)]).await;
     let mut config = config(&server);
     config.read_timeout = Duration::from_millis(200);
 
@@ -630,23 +649,23 @@ async fn a_stall_past_read_timeout_ends_in_an_error() {
         [
             "start",
             "text_start 0",
-            "error error: The stream stalled: no data for 200ms (read_timeout)",
+            "error error: Request timed out: no data received for 200ms",
         ]
     );
 }
 
 #[tokio::test]
 async fn cancelling_mid_stream_ends_aborted_with_the_partial_message() {
-    let mut parts: Vec<Part> = [
+    let mut parts: Vec<Step> = [
         MESSAGE_START.to_owned(),
         block_start(0, json!({"type": "text", "text": ""})),
         text_delta(0, "Let me think"),
     ]
     .into_iter()
-    .map(Part::Bytes)
+    .map(Step::Send)
     .collect();
-    parts.push(Part::Hang);
-    let server = Server::start(vec![Reply::Sse(parts)]).await;
+    parts.push(Step::Hold);
+    let server = TestServer::start(vec![Reply::steps(parts)]).await;
     let cancel = CancellationToken::new();
     let mut stream = AnthropicMessagesProvider::new(config(&server)).stream(
         &model(),
@@ -684,7 +703,7 @@ async fn cancelling_mid_stream_ends_aborted_with_the_partial_message() {
 
 #[tokio::test]
 async fn cancelled_before_the_start_sends_nothing_and_ends_aborted() {
-    let server = Server::start(vec![]).await;
+    let server = TestServer::start(vec![]).await;
     let cancel = CancellationToken::new();
     cancel.cancel();
 
@@ -706,7 +725,7 @@ async fn without_an_api_key_no_x_api_key_header_is_sent() {
     events.extend(text_block(0, &["local"]));
     events.push(message_delta("end_turn", 1));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
     let mut config = config(&server);
     config.api_key = None;
 
@@ -727,19 +746,20 @@ fn debug_output_never_shows_the_api_key() {
     );
 }
 
+/// Deviation P5 (Pi: `An unknown error occurred`): the error names the stop reason.
 #[tokio::test]
 async fn refusal_ends_in_an_error() {
     let mut events = vec![MESSAGE_START.to_owned()];
     events.extend(text_block(0, &["I can't"]));
     events.push(message_delta("refusal", 3));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
     assert_eq!(
         trace(&events).last().unwrap(),
-        "error error: The model stopped with stop_reason `refusal` (it declined to answer)"
+        "error error: The provider stopped the response: refusal"
     );
 }
 
@@ -749,7 +769,7 @@ async fn max_tokens_ends_with_length() {
     events.extend(text_block(0, &["Once upon"]));
     events.push(message_delta("max_tokens", 8192));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let events = run(config(&server), &hello_context()).await;
 
@@ -806,7 +826,7 @@ async fn request_carries_headers_tools_system_merged_results_and_images() {
     events.extend(text_block(0, &["ok"]));
     events.push(message_delta("end_turn", 1));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
     let mut config = config(&server);
     config.max_tokens = 4096;
     config.temperature = Some(0.7);
@@ -937,7 +957,7 @@ async fn replay_from_another_model_turns_thinking_into_text_and_fixes_tool_ids()
     events.extend(text_block(0, &["ok"]));
     events.push(message_delta("end_turn", 1));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
     let mut foreign = from_model(
         vec![
             AssistantContent::Thinking(ThinkingContent {
@@ -988,7 +1008,7 @@ async fn for_api_builds_the_anthropic_provider() {
     events.extend(text_block(0, &["via for_api"]));
     events.push(message_delta("end_turn", 3));
     events.push(MESSAGE_STOP.to_owned());
-    let server = Server::start(vec![reply(events)]).await;
+    let server = TestServer::start(vec![reply(events)]).await;
 
     let provider = for_api("anthropic-messages", config(&server)).unwrap();
     let events: Vec<_> = provider

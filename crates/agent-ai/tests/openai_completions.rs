@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_ai::message::ImageContent;
@@ -19,7 +19,7 @@ use agent_ai::{
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use support::{Reply, Step, TestServer, data, done};
+use support::{Reply, Step, TestServer, recorded_notices, trace, without_timestamps};
 use tokio_util::sync::CancellationToken;
 
 // ---------------------------------------------------------------- helpers
@@ -50,7 +50,7 @@ fn context() -> Context {
 
 /// A config for `server` with fast retries and a generous read timeout.
 fn config(server: &TestServer) -> ProviderConfig {
-    let mut config = ProviderConfig::new(&server.base_url, Some("sk-test".into()));
+    let mut config = ProviderConfig::new(server.url("/v1"), Some("sk-test".into()));
     config.retry = RetryPolicy {
         max_retries: 2,
         base_delay: Duration::from_millis(5),
@@ -69,10 +69,17 @@ async fn run(config: ProviderConfig, context: &Context) -> Vec<AssistantMessageE
 
 /// A streamed answer, chunked, as OpenAI sends it.
 fn stream(steps: Vec<Step>) -> Reply {
-    Reply::Stream {
-        chunked: true,
-        steps,
-    }
+    Reply::steps(steps)
+}
+
+/// `data: <json>\n\n`, one server-sent event in OpenAI's format.
+fn data(json: &Value) -> Step {
+    Step::Send(format!("data: {json}\n\n"))
+}
+
+/// The `data: [DONE]\n\n` that ends an OpenAI stream.
+fn done() -> Step {
+    Step::Send("data: [DONE]\n\n".into())
 }
 
 /// One `chat.completion.chunk` with `delta` and `finish_reason`.
@@ -103,24 +110,9 @@ fn call_fragment(fragments: Value) -> Step {
     chunk(json!({"tool_calls": fragments}), Value::Null)
 }
 
-fn zero_timestamps(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if let Some(stamp) = map.get_mut("timestamp") {
-                *stamp = json!(0);
-            }
-            map.values_mut().for_each(zero_timestamps);
-        }
-        Value::Array(items) => items.iter_mut().for_each(zero_timestamps),
-        _ => {}
-    }
-}
-
 /// An event as JSON with timestamps zeroed.
 fn full(event: &AssistantMessageEvent) -> Value {
-    let mut value = serde_json::to_value(event).unwrap();
-    zero_timestamps(&mut value);
-    value
+    without_timestamps(serde_json::to_value(event).unwrap())
 }
 
 /// An event without its `partial`; a `toolcall_delta` shows instead the
@@ -146,9 +138,9 @@ fn summaries(events: &[AssistantMessageEvent]) -> Vec<Value> {
 
 /// The final message as JSON, timestamps zeroed.
 fn final_message(events: &[AssistantMessageEvent]) -> Value {
-    let mut value = serde_json::to_value(events.last().unwrap().final_message().unwrap()).unwrap();
-    zero_timestamps(&mut value);
-    value
+    without_timestamps(
+        serde_json::to_value(events.last().unwrap().final_message().unwrap()).unwrap(),
+    )
 }
 
 fn no_usage() -> Value {
@@ -179,15 +171,6 @@ fn message(content: Value, usage: Value, stop_reason: &str) -> Value {
 fn with_error(mut message: Value, error_message: &str) -> Value {
     message["errorMessage"] = json!(error_message);
     message
-}
-
-fn recorded_notices(config: &mut ProviderConfig) -> Arc<Mutex<Vec<RetryNotice>>> {
-    let notices = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&notices);
-    config.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
-        sink.lock().unwrap().push(notice.clone());
-    }));
-    notices
 }
 
 fn text_answer() -> Reply {
@@ -556,13 +539,47 @@ async fn error_object_inside_the_stream_ends_with_its_message() {
     );
 }
 
+/// Deviation P6: an error object that says "not now" (`code` 502) before any
+/// content is retried like a refused request, visibly, from a fresh start.
+#[tokio::test]
+async fn error_object_before_any_content_is_retried() {
+    let overloaded = json!({"error": {"message": "Upstream provider overloaded", "code": 502}});
+    let server = TestServer::start(vec![stream(vec![data(&overloaded)]), text_answer()]).await;
+    let mut config = config(&server);
+    let notices = recorded_notices(&mut config);
+    let events = run(config, &context()).await;
+
+    assert_eq!(
+        trace(&events),
+        [
+            "start",
+            "text_start 0",
+            r#"text_delta 0 "Hello""#,
+            r#"text_delta 0 " world""#,
+            r#"text_end 0 "Hello world""#,
+            "done stop",
+        ]
+    );
+    assert_eq!(
+        *notices.lock().unwrap(),
+        vec![RetryNotice {
+            attempt: 1,
+            max_retries: 2,
+            delay: Duration::from_millis(5),
+            status: None,
+            message: "Upstream provider overloaded".into(),
+        }]
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
 /// Deviation P6: retries are visible (`on_retry`) and honour `retry-after`.
 #[tokio::test]
 async fn rate_limit_with_retry_after_is_retried_visibly_then_succeeds() {
     let server = TestServer::start(vec![
         Reply::Status {
             status: 429,
-            headers: vec![("retry-after".into(), "0".into())],
+            headers: vec![("retry-after", "0".into())],
             body: r#"{"error":{"message":"Rate limit reached for gpt-test","type":"requests","code":"rate_limit_exceeded"}}"#.into(),
         },
         text_answer(),
@@ -585,7 +602,7 @@ async fn rate_limit_with_retry_after_is_retried_visibly_then_succeeds() {
             max_retries: 2,
             delay: Duration::ZERO,
             status: Some(429),
-            message: "429 Rate limit reached for gpt-test".into(),
+            message: "429 requests: Rate limit reached for gpt-test".into(),
         }]
     );
     let requests = server.requests();
@@ -593,7 +610,9 @@ async fn rate_limit_with_retry_after_is_retried_visibly_then_succeeds() {
     assert_eq!(requests[0].body, requests[1].body);
 }
 
-/// Deviation P6: backoff doubles from the base delay; the last error is returned.
+/// Deviation P6: backoff doubles from the base delay; the last error is
+/// returned with why no more retries were made. The stream starts with
+/// `start` before anything is sent, as every provider's does.
 #[tokio::test]
 async fn server_error_after_retries_are_exhausted_carries_the_servers_message() {
     let failure = || {
@@ -610,19 +629,23 @@ async fn server_error_after_retries_are_exhausted_carries_the_servers_message() 
 
     let mut error = with_error(
         message(json!([]), no_usage(), "error"),
-        "500 The server had an error while processing your request.",
+        "500 server_error: The server had an error while processing your request. \
+         (gave up after 2 retries)",
     );
     error.as_object_mut().unwrap().remove("responseId");
     assert_eq!(
         summaries(&events),
-        vec![json!({"type": "error", "reason": "error", "error": error})]
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "error", "reason": "error", "error": error})
+        ]
     );
     let notice = |attempt, delay| RetryNotice {
         attempt,
         max_retries: 2,
         delay: Duration::from_millis(delay),
         status: Some(500),
-        message: "500 The server had an error while processing your request.".into(),
+        message: "500 server_error: The server had an error while processing your request.".into(),
     };
     assert_eq!(*notices.lock().unwrap(), vec![notice(1, 5), notice(2, 10)]);
     assert_eq!(server.requests().len(), 3);
@@ -647,7 +670,7 @@ async fn client_error_is_not_retried() {
             .unwrap()
             .error_message
             .as_deref(),
-        Some("401 Incorrect API key provided: sk-test.")
+        Some("401 invalid_request_error: Incorrect API key provided: sk-test.")
     );
     assert_eq!(*notices.lock().unwrap(), vec![]);
     assert_eq!(server.requests().len(), 1);
@@ -736,7 +759,7 @@ async fn cancelling_mid_stream_ends_at_once_with_aborted() {
 async fn cancelling_during_a_retry_wait_ends_with_aborted() {
     let server = TestServer::start(vec![Reply::Status {
         status: 503,
-        headers: vec![("retry-after".into(), "4".into())],
+        headers: vec![("retry-after", "4".into())],
         body: String::new(),
     }])
     .await;
@@ -918,7 +941,10 @@ async fn request_body_carries_tools_history_tool_results_and_images_as_openai_ex
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
-    assert_eq!(request.request_line, "POST /v1/chat/completions HTTP/1.1");
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
     assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
     assert_eq!(request.header("content-type"), Some("application/json"));
     assert_eq!(

@@ -1,26 +1,33 @@
-//! Sending one streaming request over HTTP, with retries, a read timeout and
-//! cancellation; API-independent.
+//! Sending one streaming request over HTTP with a read timeout and
+//! cancellation, and the error texts of every HTTP provider; API-independent.
 //!
-//! A provider builds its JSON body and headers, then calls [`send_with_retry`]:
-//! it gets back a response with a success status, or an [`HttpError`] whose
-//! `Display` is the `errorMessage` the assistant message will carry. The body
-//! is then read as server-sent events with [`crate::providers::sse`]. Every
-//! wait here (connecting, response headers, the error body, backoff sleeps)
-//! ends at once when the cancellation token fires, and no wait for the server
-//! lasts longer than the read timeout.
+//! A provider builds a [`JsonPost`] (URL, headers, JSON body); the
+//! [`driver`](super::driver) sends it with [`send_once`] for each attempt: a
+//! response with a success status, or a [`Refusal`] that says whether trying
+//! again may help. Every [`HttpError`]'s `Display` is the `errorMessage` the
+//! assistant message carries, written once here for all providers: a refused
+//! request reads `<status> <type>: <server message>`. Every wait (connecting,
+//! response headers, the error body) ends at once when the cancellation
+//! token fires, and no wait for the server lasts longer than the read
+//! timeout.
 
 use std::future::Future;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Client, Response};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::retry::{RetryCallback, RetryNotice, RetryPolicy, is_retryable, retry_after};
+use super::retry::{GiveUp, is_retryable, retry_after};
 
 /// How long to wait for a TCP (and TLS) connection before giving up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Error bodies are read up to this size; beyond it they are not an
+/// explanation but a misrouted page.
+const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// Longest error body quoted in an error message; HTML error pages from
 /// proxies can be large and say little.
@@ -29,8 +36,8 @@ const MAX_QUOTED_BODY: usize = 2000;
 /// Why a request or its stream failed. `Display` is the `errorMessage` text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpError {
-    /// The server answered with an error status; `message` is the server's
-    /// own message when its body has one (`{"error": {"message": ...}}`).
+    /// The server answered with an error status; `message` is what its body
+    /// says ([`server_message`]).
     #[error("{status} {message}")]
     Status {
         /// The HTTP status code.
@@ -51,9 +58,26 @@ pub enum HttpError {
     #[error("Connection closed before the response was complete")]
     Incomplete,
     /// The provider reported a failure inside a successful response (an
-    /// `error` event, a refusal); the text is its own.
+    /// error event); the text is its own ([`ApiError::describe`]).
     #[error("{0}")]
     Provider(String),
+    /// Like [`HttpError::Provider`], but the failure says "not now"
+    /// (overloaded, rate limited): arriving before any content, it is retried
+    /// like a refused request.
+    #[error("{0}")]
+    ProviderBusy(String),
+    /// The response completed with a stop reason that means failure
+    /// (`content_filter`, `refusal`), named here.
+    #[error("The provider stopped the response: {0}")]
+    Stopped(String),
+    /// A retryable failure that is not retried again, and why.
+    #[error("{last} ({why})")]
+    GaveUp {
+        /// The last failure.
+        last: Box<HttpError>,
+        /// Why no further retry is made.
+        why: GiveUp,
+    },
     /// The caller cancelled.
     #[error("Request was aborted")]
     Aborted,
@@ -70,6 +94,33 @@ impl HttpError {
     }
 }
 
+/// The error object APIs put in error bodies and error events:
+/// `{"type": "overloaded_error", "message": "Overloaded"}` (either may be
+/// absent or null).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ApiError {
+    /// The error's kind, e.g. `invalid_request_error`, `overloaded_error`.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// The server's explanation.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+impl ApiError {
+    /// `type: message`, or whichever of the two is present (`None` when
+    /// neither is): the one way every provider quotes a server's error.
+    pub fn describe(&self) -> Option<String> {
+        let kind = self.kind.as_deref().filter(|k| !k.is_empty());
+        let message = self.message.as_deref().filter(|m| !m.is_empty());
+        match (kind, message) {
+            (Some(kind), Some(message)) => Some(format!("{kind}: {message}")),
+            (Some(text), None) | (None, Some(text)) => Some(text.to_owned()),
+            (None, None) => None,
+        }
+    }
+}
+
 /// An HTTP client for streaming APIs: rustls TLS, a connect timeout, and no
 /// overall timeout (a long answer may stream for many minutes; stalls are
 /// caught by the read timeout instead).
@@ -80,123 +131,88 @@ pub fn build_client() -> Result<Client, HttpError> {
         .map_err(|e| HttpError::InvalidRequest(format!("cannot create the HTTP client: {e}")))
 }
 
-/// Headers from name/value pairs; an invalid name or value is an error that
-/// names it (never a panic: keys come from configuration).
-pub fn header_map<'a>(
-    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Result<HeaderMap, HttpError> {
-    let mut map = HeaderMap::new();
-    for (name, value) in pairs {
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| HttpError::InvalidRequest(format!("bad header name {name:?}")))?;
-        let value = HeaderValue::from_str(value)
-            .map_err(|_| HttpError::InvalidRequest(format!("bad value for header {name}")))?;
-        map.insert(header, value);
-    }
-    Ok(map)
-}
-
-/// One POST of a JSON body, as [`send_with_retry`] repeats it.
-pub struct JsonPost<'a> {
+/// One POST of a JSON body, as every attempt of a response repeats it.
+#[derive(Debug, Clone)]
+pub struct JsonPost {
     /// The client (connection pool) to send with.
-    pub client: &'a Client,
+    pub client: Client,
     /// Full URL of the endpoint.
-    pub url: &'a str,
+    pub url: String,
     /// Headers besides `content-type: application/json` (auth, API version).
-    pub headers: &'a HeaderMap,
+    pub headers: HeaderMap,
     /// The serialized JSON body.
-    pub body: &'a [u8],
+    pub body: Vec<u8>,
 }
 
-/// How patiently [`send_with_retry`] waits and whom it tells about retries.
-pub struct Patience<'a> {
-    /// When to retry.
-    pub retry: &'a RetryPolicy,
-    /// Longest wait for the response headers or the error body.
-    pub read_timeout: Duration,
-    /// Told about each retry (after a `tracing` warning).
-    pub on_retry: Option<&'a RetryCallback>,
-    /// Stops everything at once.
-    pub cancel: &'a CancellationToken,
-}
-
-/// Sends `post`, retrying 429, 5xx, "overloaded" answers and connection
-/// failures with backoff (the server's `retry-after` first), at most
-/// `max_retries` times. Returns the first response with a success status, or
-/// the last error.
-pub async fn send_with_retry(
-    post: &JsonPost<'_>,
-    patience: &Patience<'_>,
-) -> Result<Response, HttpError> {
-    let mut retries = 0;
-    loop {
-        let (error, server_asked) = match send_once(post, patience).await {
-            Ok(response) => return Ok(response),
-            Err(Attempt::Final(error)) => return Err(error),
-            Err(Attempt::Retryable(error, server_asked)) => (error, server_asked),
-        };
-        if retries >= patience.retry.max_retries {
-            return Err(error);
+impl JsonPost {
+    /// A POST of `body` to `url` with `headers`; an invalid header name or
+    /// value is an error that names it (never a panic: keys come from
+    /// configuration).
+    pub fn new<'a>(
+        client: Client,
+        url: String,
+        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+        body: &Value,
+    ) -> Result<Self, HttpError> {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| HttpError::InvalidRequest(format!("bad header name {name:?}")))?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| HttpError::InvalidRequest(format!("bad value for header {name}")))?;
+            map.insert(header, value);
         }
-        retries += 1;
-        let Some(delay) = patience.retry.delay(retries, server_asked) else {
-            return Err(error);
-        };
-        let notice = RetryNotice {
-            attempt: retries,
-            max_retries: patience.retry.max_retries,
-            delay,
-            status: match &error {
-                HttpError::Status { status, .. } => Some(*status),
-                _ => None,
-            },
-            message: error.to_string(),
-        };
-        tracing::warn!(
-            attempt = notice.attempt,
-            max_retries = notice.max_retries,
-            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-            error = %notice.message,
-            "retrying the request"
-        );
-        if let Some(callback) = patience.on_retry {
-            callback(&notice);
-        }
-        tokio::select! {
-            biased;
-            () = patience.cancel.cancelled() => return Err(HttpError::Aborted),
-            () = tokio::time::sleep(delay) => {}
-        }
+        let body =
+            serde_json::to_vec(body).map_err(|e| HttpError::InvalidRequest(e.to_string()))?;
+        Ok(JsonPost {
+            client,
+            url,
+            headers: map,
+            body,
+        })
     }
 }
 
-/// The outcome of one failed attempt.
-enum Attempt {
-    /// Worth sending again, after the server's requested wait if any.
-    Retryable(HttpError, Option<Duration>),
-    /// Not worth retrying (a client error, or cancellation).
+/// How one failed attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Worth sending again (429, 5xx, overloaded, a failed connection),
+    /// after the server's requested wait if it sent one.
+    Retryable {
+        /// What went wrong.
+        error: HttpError,
+        /// The server's `retry-after`.
+        retry_after: Option<Duration>,
+    },
+    /// Not worth retrying (a client error, a bad request, cancellation).
     Final(HttpError),
 }
 
-async fn send_once(post: &JsonPost<'_>, patience: &Patience<'_>) -> Result<Response, Attempt> {
+/// Sends `post` once. `Ok` is a response with a success status, its body not
+/// read yet.
+pub async fn send_once(
+    post: &JsonPost,
+    read_timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<Response, Refusal> {
     let request = post
         .client
-        .post(post.url)
+        .post(&post.url)
         .headers(post.headers.clone())
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(post.body.to_vec());
-    let response = match bounded(patience, request.send()).await {
-        Err(error) => return Err(Attempt::Final(error)),
+        .body(post.body.clone());
+    let response = match bounded(read_timeout, cancel, request.send()).await {
+        Err(error) => return Err(Refusal::Final(error)),
         Ok(Err(error)) if error.is_builder() => {
-            return Err(Attempt::Final(HttpError::InvalidRequest(error_chain(
+            return Err(Refusal::Final(HttpError::InvalidRequest(error_chain(
                 &error,
             ))));
         }
         Ok(Err(error)) => {
-            return Err(Attempt::Retryable(
-                HttpError::Connection(error_chain(&error)),
-                None,
-            ));
+            return Err(Refusal::Retryable {
+                error: HttpError::Connection(error_chain(&error)),
+                retry_after: None,
+            });
         }
         Ok(Ok(response)) => response,
     };
@@ -205,48 +221,72 @@ async fn send_once(post: &JsonPost<'_>, patience: &Patience<'_>) -> Result<Respo
         return Ok(response);
     }
     let server_asked = retry_after(response.headers(), SystemTime::now());
-    let body = match bounded(patience, response.text()).await {
-        Err(HttpError::Aborted) => return Err(Attempt::Final(HttpError::Aborted)),
-        Err(_) | Ok(Err(_)) => String::new(),
-        Ok(Ok(body)) => body,
-    };
+    let body = read_error_body(response, read_timeout, cancel)
+        .await
+        .map_err(Refusal::Final)?;
     let error = HttpError::Status {
         status: status.as_u16(),
         message: server_message(&body),
     };
     if is_retryable(status, &body) {
-        Err(Attempt::Retryable(error, server_asked))
+        Err(Refusal::Retryable {
+            error,
+            retry_after: server_asked,
+        })
     } else {
-        Err(Attempt::Final(error))
+        Err(Refusal::Final(error))
     }
+}
+
+/// The body of a refused request, up to [`MAX_ERROR_BODY`] bytes; whatever
+/// arrived when it breaks off or stalls. `Err` only when cancelled.
+async fn read_error_body(
+    mut response: Response,
+    read_timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<String, HttpError> {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match bounded(read_timeout, cancel, response.chunk()).await {
+            Err(HttpError::Aborted) => return Err(HttpError::Aborted),
+            Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(MAX_ERROR_BODY);
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// Runs `future` until it completes, the read timeout passes, or the caller
 /// cancels.
 async fn bounded<T>(
-    patience: &Patience<'_>,
+    read_timeout: Duration,
+    cancel: &CancellationToken,
     future: impl Future<Output = T>,
 ) -> Result<T, HttpError> {
     tokio::select! {
         biased;
-        () = patience.cancel.cancelled() => Err(HttpError::Aborted),
-        result = tokio::time::timeout(patience.read_timeout, future) => {
-            result.map_err(|_| HttpError::Stalled(patience.read_timeout))
+        () = cancel.cancelled() => Err(HttpError::Aborted),
+        result = tokio::time::timeout(read_timeout, future) => {
+            result.map_err(|_| HttpError::Stalled(read_timeout))
         }
     }
 }
 
-/// The message of an error body: `error.message` (OpenAI, Anthropic), a
-/// string `error` or top-level `message`, else the body itself (shortened),
-/// else `status code (no body)` (the wording of OpenAI's SDK, which Pi shows).
+/// What an error body says: its error object as `type: message` (OpenAI,
+/// Anthropic), else a string `error`, top-level `message` or `detail`, else
+/// the body itself (shortened), else `status code (no body)` (the wording of
+/// OpenAI's SDK, which Pi shows).
 pub fn server_message(body: &str) -> String {
     if let Ok(json) = serde_json::from_str::<Value>(body) {
-        let candidates = [
-            json.pointer("/error/message"),
-            json.get("error"),
-            json.get("message"),
-            json.pointer("/detail"),
-        ];
+        if let Some(described) = json
+            .get("error")
+            .and_then(|error| ApiError::deserialize(error).ok())
+            .and_then(|error| error.describe())
+        {
+            return described;
+        }
+        let candidates = [json.get("error"), json.get("message"), json.get("detail")];
         if let Some(message) = candidates.into_iter().flatten().find_map(Value::as_str) {
             return message.to_owned();
         }
@@ -261,8 +301,9 @@ pub fn server_message(body: &str) -> String {
     }
 }
 
-/// A reqwest error with its causes ("error sending request: connection
-/// refused"), since the top-level message alone rarely says what happened.
+/// An error with its causes ("error sending request: connection refused"),
+/// each said once, since the top-level message alone rarely says what
+/// happened.
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -280,34 +321,79 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn server_message_prefers_the_json_error_message() {
+    fn server_message_is_the_error_type_and_message_of_the_body() {
         assert_eq!(
-            server_message(r#"{"error":{"message":"Rate limit reached","type":"requests"}}"#),
-            "Rate limit reached"
+            server_message(
+                r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#
+            ),
+            "requests: Rate limit reached"
         );
         assert_eq!(
             server_message(
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
             ),
-            "Overloaded"
+            "overloaded_error: Overloaded"
+        );
+        assert_eq!(
+            server_message(r#"{"error":{"message":"No such model","type":null}}"#),
+            "No such model"
         );
         assert_eq!(
             server_message(r#"{"error":"model not found"}"#),
             "model not found"
+        );
+        assert_eq!(
+            server_message(r#"{"message":"upstream down"}"#),
+            "upstream down"
         );
         assert_eq!(server_message("Bad Gateway\n"), "Bad Gateway");
         assert_eq!(server_message(""), "status code (no body)");
     }
 
     #[test]
-    fn status_error_reads_like_openais_sdk() {
+    fn status_error_reads_status_then_server_message() {
         let error = HttpError::Status {
-            status: 401,
-            message: "Incorrect API key provided".into(),
+            status: 400,
+            message: server_message(
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#,
+            ),
         };
-        assert_eq!(error.to_string(), "401 Incorrect API key provided");
+        assert_eq!(
+            error.to_string(),
+            "400 invalid_request_error: max_tokens: too large"
+        );
+    }
+
+    #[test]
+    fn an_error_given_up_on_says_why() {
+        let error = HttpError::GaveUp {
+            last: Box::new(HttpError::Status {
+                status: 529,
+                message: "overloaded_error: Overloaded".into(),
+            }),
+            why: GiveUp::Exhausted(2),
+        };
+        assert_eq!(
+            error.to_string(),
+            "529 overloaded_error: Overloaded (gave up after 2 retries)"
+        );
+    }
+
+    #[test]
+    fn api_errors_describe_whichever_parts_they_have() {
+        let parse = |value| ApiError::deserialize(value).unwrap().describe();
+        assert_eq!(
+            parse(json!({"type": "api_error", "message": "Internal"})),
+            Some("api_error: Internal".into())
+        );
+        assert_eq!(
+            parse(json!({"type": "overloaded_error"})),
+            Some("overloaded_error".into())
+        );
+        assert_eq!(parse(json!({"code": 502})), None);
     }
 
     #[test]
@@ -321,8 +407,15 @@ mod tests {
 
     #[test]
     fn bad_header_values_are_errors_not_panics() {
+        let client = build_client().unwrap();
+        let post = JsonPost::new(
+            client,
+            "http://127.0.0.1:1".into(),
+            [("authorization", "Bearer a\nb")],
+            &json!({}),
+        );
         assert_eq!(
-            header_map([("authorization", "Bearer a\nb")]).unwrap_err(),
+            post.unwrap_err(),
             HttpError::InvalidRequest("bad value for header authorization".into())
         );
     }

@@ -8,13 +8,18 @@
 //! each retry logged with `tracing::warn!` and reported to
 //! [`ProviderConfig::on_retry`].
 //!
-//! The building blocks are API-independent and shared by the providers:
-//! [`http`] (sending with retries, error messages), [`retry`] (the policy and
-//! `retry-after`), [`sse`] (server-sent events with a read timeout and
-//! cancellation), [`transform`] (dropping failed turns, closing orphaned tool
-//! calls) and [`crate::partial_json`] (arguments while they stream).
+//! The building blocks are API-independent and shared by the providers, one
+//! home per concern: [`driver`] (one response: `start`, attempts, events,
+//! the last event), [`http`] (sending, the error texts), [`retry`] (the
+//! policy, `retry-after`, the one retry counter), [`sse`] (server-sent events
+//! with a read timeout and cancellation), [`transform`] (Pi's
+//! transform-messages: failed turns dropped, orphaned tool calls closed,
+//! other models' thinking and ids adapted) and [`crate::partial_json`]
+//! (arguments while they stream). A provider is its request body and a
+//! [`driver::Decoder`] for its events.
 
 pub mod anthropic_messages;
+pub mod driver;
 pub mod http;
 pub mod openai_completions;
 pub mod retry;
@@ -73,6 +78,17 @@ impl ProviderConfig {
             recover_text_tool_calls: true,
         }
     }
+
+    /// The temperature for a JSON body, through its decimal text so `0.7` is
+    /// sent as `0.7`, not as the `f32`'s `0.699999988079071`.
+    pub fn temperature_json(&self) -> Option<serde_json::Value> {
+        let temperature = self.temperature?;
+        let value: f64 = temperature
+            .to_string()
+            .parse()
+            .unwrap_or(f64::from(temperature));
+        Some(serde_json::json!(value))
+    }
 }
 
 /// Two configs are equal when they reach the same endpoint the same way; the
@@ -117,7 +133,7 @@ impl std::fmt::Debug for ProviderConfig {
 pub fn for_api(api: &str, config: ProviderConfig) -> Option<Arc<dyn Provider>> {
     match api {
         openai_completions::API => Some(Arc::new(OpenAiCompletions::new(config))),
-        "anthropic-messages" => Some(Arc::new(AnthropicMessagesProvider::new(config))),
+        anthropic_messages::API => Some(Arc::new(AnthropicMessagesProvider::new(config))),
         _ => None,
     }
 }
@@ -132,6 +148,14 @@ mod tests {
         let debug = format!("{config:?}");
         assert!(debug.contains("<redacted>"), "{debug}");
         assert!(!debug.contains("sk-secret"), "{debug}");
+    }
+
+    #[test]
+    fn temperature_is_sent_as_its_decimal_text() {
+        let mut config = ProviderConfig::new("http://h", None);
+        assert_eq!(config.temperature_json(), None);
+        config.temperature = Some(0.7);
+        assert_eq!(config.temperature_json(), Some(serde_json::json!(0.7)));
     }
 
     #[test]

@@ -15,26 +15,30 @@
 //! parallel calls may interleave, usage from the final chunk. A completed
 //! answer with no tool calls whose text is a tool call written out is turned
 //! into one ([`super::text_tool_calls`]) unless the config turns that off.
+//! Sending, retrying and reading the events is the shared
+//! [`driver`](super::driver); this file is the request and the `Decoder`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use futures::StreamExt;
 use reqwest::Client;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::ProviderConfig;
-use super::http::{HttpError, JsonPost, Patience, build_client, header_map, send_with_retry};
-use super::sse::SseStream;
+use super::driver::{Decoder, Flow, drive};
+use super::http::{ApiError, HttpError, JsonPost, build_client};
+use super::retry::is_retryable_status;
+use super::sse::SseEvent;
 use super::text_tool_calls::recover_text_tool_calls;
-use super::transform::transform_messages;
+use super::transform::{IMAGE_ONLY_RESULT, transform_messages};
 use crate::message::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, TextContent, ThinkingContent,
     ToolCall, ToolResultMessage, Usage, UserContent, now_millis,
 };
-use crate::partial_json::parse_streaming_json;
+use crate::partial_json::StreamingJson;
 use crate::stream::{AssistantMessageEvent, AssistantStream, Context, Model, Provider};
 use crate::tool::Tool;
 
@@ -43,9 +47,6 @@ pub const API: &str = "openai-completions";
 
 /// Text of the user message that carries tool-result images (Pi's).
 const TOOL_IMAGES_TEXT: &str = "Attached image(s) from tool result:";
-
-/// Content of a tool result that has only images (Pi's).
-const IMAGE_ONLY_RESULT: &str = "(see attached image)";
 
 /// Delta fields that carry reasoning, in the order they are looked for
 /// (llama.cpp and DeepSeek use `reasoning_content`, others `reasoning`).
@@ -67,6 +68,26 @@ impl OpenAiCompletions {
             client: build_client(),
         }
     }
+
+    /// The POST of one request: `{base_url}/chat/completions` with the key
+    /// as a bearer token.
+    fn post(&self, model: &Model, context: &Context) -> Result<JsonPost, HttpError> {
+        let client = self.client.clone()?;
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let authorization = self
+            .config
+            .api_key
+            .as_ref()
+            .map(|key| format!("Bearer {key}"));
+        let headers = authorization
+            .as_deref()
+            .map(|value| ("authorization", value));
+        let body = request_body(model, context, &self.config);
+        JsonPost::new(client, url, headers, &body)
+    }
 }
 
 impl Provider for OpenAiCompletions {
@@ -76,42 +97,17 @@ impl Provider for OpenAiCompletions {
         context: &Context,
         cancel: CancellationToken,
     ) -> AssistantStream {
-        let mut failure = None;
-        let body = match serde_json::to_vec(&request_body(model, context, &self.config)) {
-            Ok(body) => body,
-            Err(error) => {
-                failure = Some(HttpError::InvalidRequest(error.to_string()));
-                Vec::new()
-            }
-        };
-        let client = match &self.client {
-            Ok(client) => Some(client.clone()),
-            Err(error) => {
-                failure = Some(error.clone());
-                None
-            }
-        };
         let tools = if self.config.recover_text_tool_calls {
             context.tools.clone()
         } else {
             Vec::new()
         };
-        let driver = Driver {
-            config: Arc::clone(&self.config),
-            client,
-            body,
+        drive(
+            Arc::clone(&self.config),
+            self.post(model, context),
+            Assembler::new(model, tools),
             cancel,
-            phase: match failure {
-                Some(error) => Phase::Failed(error),
-                None => Phase::Request,
-            },
-            queue: VecDeque::new(),
-            assembler: Assembler::new(model, tools),
-        };
-        futures::stream::unfold(driver, |mut driver| async move {
-            driver.next().await.map(|event| (event, driver))
-        })
-        .boxed()
+        )
     }
 }
 
@@ -126,8 +122,8 @@ pub fn request_body(model: &Model, context: &Context, config: &ProviderConfig) -
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
     body.insert("max_completion_tokens".into(), json!(config.max_tokens));
-    if let Some(temperature) = config.temperature {
-        body.insert("temperature".into(), json!(temperature));
+    if let Some(temperature) = config.temperature_json() {
+        body.insert("temperature".into(), temperature);
     }
     if !context.tools.is_empty() {
         body.insert("tools".into(), Value::Array(convert_tools(&context.tools)));
@@ -170,7 +166,7 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
     if let Some(system) = &context.system_prompt {
         out.push(json!({"role": "system", "content": system}));
     }
-    let messages = transform_messages(&context.messages, model);
+    let messages = transform_messages(&context.messages, model, None);
     let mut index = 0;
     while index < messages.len() {
         match &messages[index] {
@@ -295,152 +291,6 @@ fn convert_tool_result(result: &ToolResultMessage) -> Value {
     })
 }
 
-/// Where a request is in its life.
-enum Phase {
-    /// Not sent yet.
-    Request,
-    /// Failed before sending (bad config); reported as the only event.
-    Failed(HttpError),
-    /// Reading events.
-    Streaming(SseStream),
-    /// The final event is queued.
-    Finished,
-}
-
-/// Sends the request and turns its events into assistant events, lazily, as
-/// the stream is polled (dropping the stream drops the connection).
-struct Driver {
-    config: Arc<ProviderConfig>,
-    client: Option<Client>,
-    body: Vec<u8>,
-    cancel: CancellationToken,
-    phase: Phase,
-    queue: VecDeque<AssistantMessageEvent>,
-    assembler: Assembler,
-}
-
-impl Driver {
-    async fn next(&mut self) -> Option<AssistantMessageEvent> {
-        loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Some(event);
-            }
-            match std::mem::replace(&mut self.phase, Phase::Finished) {
-                Phase::Finished => return None,
-                Phase::Failed(error) => self.fail(error),
-                Phase::Request => {
-                    match send(&self.config, self.client.as_ref(), &self.body, &self.cancel).await {
-                        Ok(response) => {
-                            self.queue.push_back(AssistantMessageEvent::Start {
-                                partial: self.assembler.output.clone(),
-                            });
-                            self.phase = Phase::Streaming(SseStream::new(
-                                response,
-                                self.config.read_timeout,
-                                self.cancel.clone(),
-                            ));
-                        }
-                        Err(error) => self.fail(error),
-                    }
-                }
-                Phase::Streaming(mut events) => match self.read(&mut events).await {
-                    Ok(true) => self.phase = Phase::Streaming(events),
-                    Ok(false) => self.finish(),
-                    Err(error) => self.fail(error),
-                },
-            }
-        }
-    }
-
-    /// Reads one event and queues what it produces; `Ok(false)` when the
-    /// response is complete.
-    async fn read(&mut self, events: &mut SseStream) -> Result<bool, HttpError> {
-        let Some(event) = events.next_event().await? else {
-            // Servers that omit `[DONE]` still send a finish reason; without
-            // either the connection was cut short.
-            return if self.assembler.finish_reason_seen {
-                Ok(false)
-            } else {
-                Err(HttpError::Incomplete)
-            };
-        };
-        let data = event.data.trim();
-        if data == "[DONE]" {
-            return Ok(false);
-        }
-        if data.is_empty() {
-            return Ok(true);
-        }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|error| HttpError::Malformed(format!("{error} in {data:?}")))?;
-        self.assembler.apply(&chunk, &mut self.queue)?;
-        Ok(true)
-    }
-
-    fn fail(&mut self, error: HttpError) {
-        let output = &mut self.assembler.output;
-        output.stop_reason = if error.is_aborted() {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
-        };
-        output.error_message = Some(error.to_string());
-        self.queue.push_back(AssistantMessageEvent::Error {
-            reason: output.stop_reason,
-            error: output.clone(),
-        });
-        self.phase = Phase::Finished;
-    }
-
-    fn finish(&mut self) {
-        self.assembler.close_all(&mut self.queue);
-        if let Some(reason) = self.assembler.failed_finish_reason.take() {
-            return self.fail(HttpError::Provider(format!(
-                "The provider stopped the response: {reason}"
-            )));
-        }
-        self.assembler.recover_text_tool_calls(&mut self.queue);
-        let message = self.assembler.output.clone();
-        self.queue.push_back(AssistantMessageEvent::Done {
-            reason: message.stop_reason,
-            message,
-        });
-        self.phase = Phase::Finished;
-    }
-}
-
-/// Sends the request (with retries) and returns the streaming response.
-async fn send(
-    config: &ProviderConfig,
-    client: Option<&Client>,
-    body: &[u8],
-    cancel: &CancellationToken,
-) -> Result<reqwest::Response, HttpError> {
-    let Some(client) = client else {
-        return Err(HttpError::InvalidRequest("no HTTP client".into()));
-    };
-    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-    let authorization = config.api_key.as_ref().map(|key| format!("Bearer {key}"));
-    let headers = header_map(
-        authorization
-            .as_deref()
-            .map(|value| ("authorization", value)),
-    )?;
-    let post = JsonPost {
-        client,
-        url: &url,
-        headers: &headers,
-        body,
-    };
-    let patience = Patience {
-        retry: &config.retry,
-        read_timeout: config.read_timeout,
-        on_retry: config.on_retry.as_ref(),
-        cancel,
-    };
-    send_with_retry(&post, &patience).await
-}
-
 /// A text or thinking block still receiving deltas.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum OpenBlock {
@@ -449,16 +299,18 @@ enum OpenBlock {
 }
 
 /// A tool call still receiving argument fragments.
+#[derive(Clone)]
 struct OpenCall {
     /// The call's `index` in the response's `tool_calls`.
     wire_index: u64,
     /// Its place in the message content.
     content_index: usize,
-    /// The raw JSON arguments so far.
-    arguments: String,
+    /// The JSON arguments so far.
+    arguments: StreamingJson,
 }
 
 /// Builds the assistant message from chunks and says what changed, as events.
+#[derive(Clone)]
 struct Assembler {
     output: AssistantMessage,
     /// The tools sent with the request, for text tool-call recovery (empty
@@ -489,7 +341,7 @@ impl Assembler {
         events: &mut VecDeque<AssistantMessageEvent>,
     ) -> Result<(), HttpError> {
         if let Some(error) = chunk.get("error") {
-            return Err(HttpError::Provider(stream_error_message(error)));
+            return Err(stream_error(error));
         }
         if self.output.response_id.is_none() {
             self.output.response_id = chunk.get("id").and_then(Value::as_str).map(str::to_owned);
@@ -659,7 +511,7 @@ impl Assembler {
                 self.calls.push(OpenCall {
                     wire_index,
                     content_index,
-                    arguments: String::new(),
+                    arguments: StreamingJson::new(),
                 });
                 events.push_back(AssistantMessageEvent::ToolCallStart {
                     content_index,
@@ -673,7 +525,7 @@ impl Assembler {
             .pointer("/function/arguments")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        open.arguments.push_str(delta);
+        let parsed = open.arguments.push(delta);
         let content_index = open.content_index;
         if let Some(AssistantContent::ToolCall(call)) = self.output.content.get_mut(content_index) {
             if let Some(id) = id {
@@ -682,8 +534,8 @@ impl Assembler {
             if let Some(name) = name {
                 name.clone_into(&mut call.name);
             }
-            if !delta.is_empty() {
-                call.arguments = parse_streaming_json(&open.arguments);
+            if let Some(arguments) = parsed {
+                call.arguments = arguments;
             }
         }
         events.push_back(AssistantMessageEvent::ToolCallDelta {
@@ -735,18 +587,27 @@ impl Assembler {
 
     /// Ends a tool call: its arguments are parsed once more, repaired.
     fn close_call(&mut self, open: OpenCall, events: &mut VecDeque<AssistantMessageEvent>) {
-        let Some(AssistantContent::ToolCall(call)) =
-            self.output.content.get_mut(open.content_index)
-        else {
+        let Some(call) = self.settle_call(&open) else {
             return;
         };
-        call.arguments = parse_streaming_json(&open.arguments);
         let tool_call = call.clone();
         events.push_back(AssistantMessageEvent::ToolCallEnd {
             content_index: open.content_index,
             tool_call,
             partial: self.output.clone(),
         });
+    }
+
+    /// Parses a call's arguments from all their text; the call, when `open`
+    /// is one.
+    fn settle_call(&mut self, open: &OpenCall) -> Option<&ToolCall> {
+        let Some(AssistantContent::ToolCall(call)) =
+            self.output.content.get_mut(open.content_index)
+        else {
+            return None;
+        };
+        call.arguments = open.arguments.finish();
+        Some(call)
     }
 
     /// Turns a text-only answer that spells out tool calls into real calls
@@ -783,6 +644,50 @@ impl Assembler {
     }
 }
 
+impl Decoder for Assembler {
+    fn message(&self) -> &AssistantMessage {
+        &self.output
+    }
+
+    fn decode(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<AssistantMessageEvent>,
+    ) -> Result<Flow, HttpError> {
+        if event.data.trim() == "[DONE]" {
+            return Ok(Flow::End);
+        }
+        self.apply(&event.json()?, out)?;
+        Ok(Flow::More)
+    }
+
+    /// Servers that omit `[DONE]` still send a finish reason; without either
+    /// the connection was cut short (deviation P2).
+    fn body_ended(&self) -> Result<(), HttpError> {
+        if self.finish_reason_seen {
+            Ok(())
+        } else {
+            Err(HttpError::Incomplete)
+        }
+    }
+
+    fn finish(&mut self, out: &mut VecDeque<AssistantMessageEvent>) -> Result<(), HttpError> {
+        self.close_all(out);
+        if let Some(reason) = self.failed_finish_reason.take() {
+            return Err(HttpError::Stopped(reason));
+        }
+        self.recover_text_tool_calls(out);
+        Ok(())
+    }
+
+    fn abandon(&mut self) {
+        self.open = None;
+        for call in std::mem::take(&mut self.calls) {
+            self.settle_call(&call);
+        }
+    }
+}
+
 /// A fresh id for a tool call recovered from text, unique in this process
 /// and across runs (`text_call_<ms>_<n>`).
 fn new_call_id() -> String {
@@ -798,14 +703,25 @@ fn non_empty_str(value: Option<&Value>) -> Option<&str> {
     value.and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
-/// The message of an `error` member sent inside the stream (OpenRouter and
-/// others report failures after the 200 this way).
-fn stream_error_message(error: &Value) -> String {
-    error
-        .get("message")
-        .and_then(Value::as_str)
-        .or_else(|| error.as_str())
-        .map_or_else(|| error.to_string(), str::to_owned)
+/// An `error` member sent inside the stream (OpenRouter and others report
+/// failures after the 200 this way), quoted as `type: message`; one whose
+/// numeric `code` says "not now" (429, 5xx) is retried when it comes before
+/// any content.
+fn stream_error(error: &Value) -> HttpError {
+    let text = ApiError::deserialize(error)
+        .ok()
+        .and_then(|e| e.describe())
+        .or_else(|| error.as_str().map(str::to_owned))
+        .unwrap_or_else(|| error.to_string());
+    let code = error.get("code").and_then(Value::as_u64);
+    if code
+        .and_then(|c| u16::try_from(c).ok())
+        .is_some_and(is_retryable_status)
+    {
+        HttpError::ProviderBusy(text)
+    } else {
+        HttpError::Provider(text)
+    }
 }
 
 /// `finish_reason` as a stop reason (Pi's mapping; unknown reasons such as

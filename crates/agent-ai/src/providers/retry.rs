@@ -3,14 +3,22 @@
 //! API-independent: any HTTP provider decides with [`is_retryable`] whether a
 //! refused request is worth repeating (429, 5xx, "overloaded"), asks the
 //! [`RetryPolicy`] how long to wait (the server's `retry-after` wins over our
-//! own exponential backoff), and reports each retry as a [`RetryNotice`] so a
-//! UI can say "rate limited, retrying in 4 s" instead of hanging silently.
+//! own exponential backoff) or why not to ([`GiveUp`]), and [`Retries`]
+//! counts the retries of one response, waits, and reports each one as a
+//! [`RetryNotice`] so a UI can say "rate limited, retrying in 4 s" instead of
+//! hanging silently. A refusal may also arrive inside a successful response
+//! before any content (Anthropic's `overloaded_error` event); the provider
+//! classifies it ([`HttpError::ProviderBusy`]) and it is retried the same way.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
+use tokio_util::sync::CancellationToken;
+
+use super::ProviderConfig;
+use super::http::HttpError;
 
 /// How often and how patiently to retry a request the server refused for now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +42,23 @@ impl Default for RetryPolicy {
     }
 }
 
+/// Why a refused request is not tried again; shown after its error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GiveUp {
+    /// Every retry the policy allows was made.
+    #[error("gave up after {0} retries")]
+    Exhausted(u32),
+    /// The server asked for a longer wait than `max_delay` allows: waiting
+    /// less would only be refused again (Pi's `maxRetryDelayMs`).
+    #[error("the server asked to retry after {asked:?}, more than the {max:?} max_delay")]
+    TooLong {
+        /// The wait the server asked for.
+        asked: Duration,
+        /// The policy's `max_delay`.
+        max: Duration,
+    },
+}
+
 impl RetryPolicy {
     /// No retries at all.
     pub fn none() -> Self {
@@ -45,14 +70,23 @@ impl RetryPolicy {
 
     /// The wait before retry number `retry` (1 for the first retry): the
     /// server's `retry-after` when it sent one, else `base_delay * 2^(retry-1)`
-    /// capped at `max_delay`. `None` when the server asks for longer than
-    /// `max_delay`: waiting that long is not worth it, so do not retry.
-    pub fn delay(&self, retry: u32, server_asked: Option<Duration>) -> Option<Duration> {
+    /// capped at `max_delay`. [`GiveUp`] when `max_retries` retries were made
+    /// already, or the server asks for longer than `max_delay`.
+    pub fn delay(&self, retry: u32, server_asked: Option<Duration>) -> Result<Duration, GiveUp> {
+        if retry > self.max_retries {
+            return Err(GiveUp::Exhausted(retry.saturating_sub(1)));
+        }
         if let Some(asked) = server_asked {
-            return (asked <= self.max_delay).then_some(asked);
+            if asked > self.max_delay {
+                return Err(GiveUp::TooLong {
+                    asked,
+                    max: self.max_delay,
+                });
+            }
+            return Ok(asked);
         }
         let factor = 2u32.saturating_pow(retry.saturating_sub(1));
-        Some(self.base_delay.saturating_mul(factor).min(self.max_delay))
+        Ok(self.base_delay.saturating_mul(factor).min(self.max_delay))
     }
 }
 
@@ -65,7 +99,8 @@ pub struct RetryNotice {
     pub max_retries: u32,
     /// How long we wait before sending again.
     pub delay: Duration,
-    /// The HTTP status that was refused, or `None` for a connection failure.
+    /// The HTTP status that was refused, or `None` for a connection failure
+    /// or an error event inside the stream.
     pub status: Option<u16>,
     /// What went wrong, as it would appear in `errorMessage`.
     pub message: String,
@@ -75,14 +110,76 @@ pub struct RetryNotice {
 /// [`crate::providers::ProviderConfig::on_retry`].
 pub type RetryCallback = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
 
+/// The retries of one response: how many were made, and the wait before the
+/// next. One counter covers refused requests and refusals inside the stream.
+#[derive(Debug, Default)]
+pub struct Retries {
+    made: u32,
+}
+
+impl Retries {
+    /// Before retrying after `error`: logs a warning, tells
+    /// `config.on_retry`, and waits (the server's `server_asked`, else the
+    /// backoff). `Err` is the error to end the response with: `error` with why
+    /// no retry is made ([`HttpError::GaveUp`]; `error` alone when the policy
+    /// allows none), or [`HttpError::Aborted`] when `cancel` fires meanwhile.
+    pub async fn wait(
+        &mut self,
+        config: &ProviderConfig,
+        error: HttpError,
+        server_asked: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<(), HttpError> {
+        let delay = match config.retry.delay(self.made + 1, server_asked) {
+            Ok(delay) => delay,
+            Err(GiveUp::Exhausted(0)) => return Err(error),
+            Err(why) => {
+                return Err(HttpError::GaveUp {
+                    last: Box::new(error),
+                    why,
+                });
+            }
+        };
+        self.made += 1;
+        let notice = RetryNotice {
+            attempt: self.made,
+            max_retries: config.retry.max_retries,
+            delay,
+            status: match &error {
+                HttpError::Status { status, .. } => Some(*status),
+                _ => None,
+            },
+            message: error.to_string(),
+        };
+        tracing::warn!(
+            attempt = notice.attempt,
+            max_retries = notice.max_retries,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            error = %notice.message,
+            "retrying the request"
+        );
+        if let Some(callback) = &config.on_retry {
+            callback(&notice);
+        }
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(HttpError::Aborted),
+            () = tokio::time::sleep(delay) => Ok(()),
+        }
+    }
+}
+
 /// Whether a refused request may succeed if sent again: rate limits (429),
 /// server errors (5xx, including Anthropic's 529), request timeouts (408) and
 /// any answer whose body says the service is overloaded.
 pub fn is_retryable(status: StatusCode, body: &str) -> bool {
-    status == StatusCode::TOO_MANY_REQUESTS
-        || status == StatusCode::REQUEST_TIMEOUT
-        || status.is_server_error()
-        || body.to_ascii_lowercase().contains("overloaded")
+    is_retryable_status(status.as_u16()) || body.to_ascii_lowercase().contains("overloaded")
+}
+
+/// Whether an HTTP status (or an error event's numeric `code`) says "not
+/// now" rather than "never": 408, 429 and every 5xx.
+pub fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500..=599)
 }
 
 /// The wait a server asked for: `retry-after-ms` (OpenAI), or `retry-after`
@@ -134,13 +231,31 @@ mod tests {
     }
 
     #[test]
+    fn no_retry_beyond_max_retries() {
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.delay(4, None), Err(GiveUp::Exhausted(3)));
+        assert_eq!(GiveUp::Exhausted(3).to_string(), "gave up after 3 retries");
+    }
+
+    #[test]
     fn server_requested_wait_wins_unless_it_is_longer_than_the_cap() {
         let policy = RetryPolicy::default();
         assert_eq!(
             policy.delay(1, Some(Duration::from_secs(7))),
-            Some(Duration::from_secs(7))
+            Ok(Duration::from_secs(7))
         );
-        assert_eq!(policy.delay(1, Some(Duration::from_secs(61))), None);
+        let too_long = policy.delay(1, Some(Duration::from_secs(61)));
+        assert_eq!(
+            too_long,
+            Err(GiveUp::TooLong {
+                asked: Duration::from_secs(61),
+                max: Duration::from_secs(60)
+            })
+        );
+        assert_eq!(
+            too_long.unwrap_err().to_string(),
+            "the server asked to retry after 61s, more than the 60s max_delay"
+        );
     }
 
     #[test]
@@ -192,5 +307,10 @@ mod tests {
         ));
         assert!(!is_retryable(StatusCode::BAD_REQUEST, "bad request"));
         assert!(!is_retryable(StatusCode::UNAUTHORIZED, ""));
+        let retryable: Vec<u16> = [400, 401, 404, 408, 429, 500, 503, 529]
+            .into_iter()
+            .filter(|&code| is_retryable_status(code))
+            .collect();
+        assert_eq!(retryable, [408, 429, 500, 503, 529]);
     }
 }

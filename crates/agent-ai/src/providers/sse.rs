@@ -7,7 +7,7 @@
 //! ([`HttpError::Aborted`]), and a connection that breaks is an error
 //! ([`HttpError::Connection`]) rather than a quiet end. Deciding what an event
 //! means (OpenAI's `data: [DONE]`, Anthropic's `event: message_stop`) is the
-//! provider's job.
+//! provider's job; [`SseEvent::json`] reads its data.
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -15,6 +15,7 @@ use std::time::Duration;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use reqwest::Response;
+use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{HttpError, error_chain};
@@ -26,6 +27,17 @@ pub struct SseEvent {
     pub event: String,
     /// The `data:` lines joined with newlines.
     pub data: String,
+}
+
+impl SseEvent {
+    /// The event's data parsed as JSON; text that does not parse is
+    /// [`HttpError::Malformed`], quoting the parser's complaint and the data,
+    /// in the same words for every API.
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, HttpError> {
+        let data = self.data.trim();
+        serde_json::from_str(data)
+            .map_err(|error| HttpError::Malformed(format!("{error} in {data:?}")))
+    }
 }
 
 type EventResult = Result<eventsource_stream::Event, EventStreamError<HttpError>>;

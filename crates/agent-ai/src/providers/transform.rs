@@ -8,25 +8,41 @@
 //!   (the run was interrupted) gets a synthetic error result
 //!   `No result provided`, since APIs reject calls without results.
 //!
-//! Thinking from a different model is sent as plain text (its signature would
-//! mean nothing there); redacted thinking from a different model is dropped.
+//! Messages from a different model lose what only that model can read:
+//! thinking is sent as plain text (its signature would mean nothing there),
+//! redacted thinking is dropped, text and tool-call signatures are removed,
+//! and tool-call ids are rewritten by the API's `normalize_id` when it has
+//! one (Anthropic accepts only `[a-zA-Z0-9_-]{1,64}`); results follow their
+//! calls' new ids.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::message::{
-    AssistantContent, Content, Message, StopReason, TextContent, ToolCall, ToolResultMessage,
-    now_millis,
+    AssistantContent, AssistantMessage, Content, Message, StopReason, TextContent, ToolCall,
+    ToolResultMessage, now_millis,
 };
 use crate::stream::Model;
 
 /// The text of the synthetic result for a call that never got one (Pi's).
 pub const NO_RESULT_PROVIDED: &str = "No result provided";
 
+/// What a tool result that holds only images says as text (Pi's), for APIs
+/// that want text in every result.
+pub const IMAGE_ONLY_RESULT: &str = "(see attached image)";
+
+/// Rewrites a tool-call id from another model into one this API accepts.
+pub type NormalizeId = fn(&str) -> String;
+
 /// `messages` as they should be replayed to `model`; see the module docs.
-pub fn transform_messages(messages: &[Message], model: &Model) -> Vec<Message> {
+pub fn transform_messages(
+    messages: &[Message],
+    model: &Model,
+    normalize_id: Option<NormalizeId>,
+) -> Vec<Message> {
     let mut out = Vec::with_capacity(messages.len());
     let mut pending: Vec<ToolCall> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
+    let mut renamed: HashMap<String, String> = HashMap::new();
     let close_pending =
         |out: &mut Vec<Message>, pending: &mut Vec<ToolCall>, answered: &mut HashSet<String>| {
             for call in pending.drain(..) {
@@ -53,21 +69,17 @@ pub fn transform_messages(messages: &[Message], model: &Model) -> Vec<Message> {
                 ) {
                     continue;
                 }
-                let same_model = assistant.provider == model.provider
-                    && assistant.api == model.api
-                    && assistant.model == model.id;
-                let mut assistant = assistant.clone();
-                assistant.content = assistant
-                    .content
-                    .into_iter()
-                    .filter_map(|block| for_model(block, same_model))
-                    .collect();
+                let assistant = for_model(assistant, model, normalize_id, &mut renamed);
                 pending = assistant.tool_calls().cloned().collect();
                 out.push(Message::Assistant(assistant));
             }
             Message::ToolResult(result) => {
+                let mut result = result.clone();
+                if let Some(id) = renamed.get(&result.tool_call_id) {
+                    result.tool_call_id.clone_from(id);
+                }
                 answered.insert(result.tool_call_id.clone());
-                out.push(message.clone());
+                out.push(Message::ToolResult(result));
             }
             Message::User(_) => {
                 close_pending(&mut out, &mut pending, &mut answered);
@@ -78,8 +90,43 @@ pub fn transform_messages(messages: &[Message], model: &Model) -> Vec<Message> {
     out
 }
 
-/// One assistant block as `model` should see it.
-fn for_model(block: AssistantContent, same_model: bool) -> Option<AssistantContent> {
+/// `assistant` as `model` should see it; ids rewritten are recorded in
+/// `renamed` (old to new) for the results that follow.
+fn for_model(
+    assistant: &AssistantMessage,
+    model: &Model,
+    normalize_id: Option<NormalizeId>,
+    renamed: &mut HashMap<String, String>,
+) -> AssistantMessage {
+    let same_model = assistant.provider == model.provider
+        && assistant.api == model.api
+        && assistant.model == model.id;
+    let content = assistant
+        .content
+        .iter()
+        .cloned()
+        .filter_map(|block| match block {
+            AssistantContent::ToolCall(mut call) if !same_model => {
+                call.thought_signature = None;
+                if let Some(normalize) = normalize_id {
+                    let id = normalize(&call.id);
+                    if id != call.id {
+                        renamed.insert(std::mem::replace(&mut call.id, id.clone()), id);
+                    }
+                }
+                Some(AssistantContent::ToolCall(call))
+            }
+            block => block_for_model(block, same_model),
+        })
+        .collect();
+    AssistantMessage {
+        content,
+        ..assistant.clone()
+    }
+}
+
+/// A text or thinking block as `model` should see it.
+fn block_for_model(block: AssistantContent, same_model: bool) -> Option<AssistantContent> {
     match block {
         AssistantContent::Thinking(thinking) => {
             if thinking.redacted == Some(true) {
@@ -103,10 +150,6 @@ fn for_model(block: AssistantContent, same_model: bool) -> Option<AssistantConte
             text: text.text,
             text_signature: None,
         })),
-        AssistantContent::ToolCall(mut call) if !same_model => {
-            call.thought_signature = None;
-            Some(AssistantContent::ToolCall(call))
-        }
         block => Some(block),
     }
 }
@@ -169,7 +212,7 @@ mod tests {
             user("again"),
         ];
         assert_eq!(
-            transform_messages(&messages, &model()),
+            transform_messages(&messages, &model(), None),
             vec![user("hi"), user("again")]
         );
     }
@@ -182,7 +225,7 @@ mod tests {
             user("stop"),
         ];
         assert_eq!(
-            stamped_zero(transform_messages(&messages, &model())),
+            stamped_zero(transform_messages(&messages, &model(), None)),
             vec![
                 assistant(vec![call("c1"), call("c2")], StopReason::ToolUse),
                 result("c1", "ok", false),
@@ -199,7 +242,7 @@ mod tests {
             assistant(vec![], StopReason::Stop),
         ];
         assert_eq!(
-            stamped_zero(transform_messages(&messages, &model())),
+            stamped_zero(transform_messages(&messages, &model(), None)),
             vec![
                 assistant(vec![call("c1")], StopReason::ToolUse),
                 result("c1", "No result provided", true),
@@ -224,8 +267,39 @@ mod tests {
             text_signature: None,
         })];
         assert_eq!(
-            transform_messages(&[Message::Assistant(other)], &model()),
+            transform_messages(&[Message::Assistant(other)], &model(), None),
             vec![Message::Assistant(expected)]
         );
+    }
+
+    #[test]
+    fn ids_from_another_model_are_normalized_and_results_follow_them() {
+        fn underscores(id: &str) -> String {
+            id.replace(['|', '.'], "_")
+        }
+        let mut other =
+            AssistantMessage::empty(&Model::new("claude", "anthropic", "anthropic-messages"));
+        other.timestamp = 0;
+        other.stop_reason = StopReason::ToolUse;
+        let mut signed = ToolCall::new("call|1.a", "read", json!({"path": "a"}));
+        signed.thought_signature = Some("opaque".into());
+        other.content = vec![AssistantContent::ToolCall(signed)];
+        let mut expected = other.clone();
+        expected.content = vec![AssistantContent::ToolCall(ToolCall::new(
+            "call_1_a",
+            "read",
+            json!({"path": "a"}),
+        ))];
+        let messages = vec![Message::Assistant(other), result("call|1.a", "ok", false)];
+        assert_eq!(
+            transform_messages(&messages, &model(), Some(underscores)),
+            vec![
+                Message::Assistant(expected),
+                result("call_1_a", "ok", false)
+            ]
+        );
+        // The model's own ids are left alone.
+        let own = vec![assistant(vec![call("call|2")], StopReason::ToolUse)];
+        assert_eq!(transform_messages(&own, &model(), Some(underscores)), own);
     }
 }

@@ -1,21 +1,23 @@
-//! A scripted HTTP/1.1 server on 127.0.0.1 for provider tests.
+//! A scripted HTTP/1.1 server on 127.0.0.1 for provider tests, and helpers
+//! to compare what a provider streams.
 //!
 //! Each accepted connection serves one request with the next [`Reply`] of the
 //! script and then closes (`Connection: close`), so retries open new
-//! connections and every request is recorded in order. Replies are written
-//! byte for byte as scripted: status answers with a body, or event streams
-//! made of [`Step`]s (bytes, pauses, an abrupt cut, or holding the connection
-//! open until the client leaves). The server stops by itself: it serves at
-//! most as many requests as it has replies, and no step waits longer than
-//! [`MAX_HOLD`].
+//! connections and every request is recorded in order; a request beyond the
+//! script gets `404 no more scripted replies`. Replies are written byte for
+//! byte as scripted: a status with a body, or an event stream made of
+//! [`Step`]s (bytes, pauses, an abrupt cut, or holding the connection open
+//! until the client leaves). No step waits longer than [`MAX_HOLD`].
 
 // Test code: a failed unwrap here is a failed test. Not every test uses every helper.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_ai::providers::{ProviderConfig, RetryNotice};
+use agent_ai::{AssistantContent, AssistantMessageEvent};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -32,7 +34,7 @@ pub enum Reply {
         /// HTTP status code.
         status: u16,
         /// Extra headers (`retry-after`, ...).
-        headers: Vec<(String, String)>,
+        headers: Vec<(&'static str, String)>,
         /// The body, sent with a `content-length`.
         body: String,
     },
@@ -44,6 +46,22 @@ pub enum Reply {
         /// What to write, in order.
         steps: Vec<Step>,
     },
+}
+
+impl Reply {
+    /// A chunked event stream of `events` (each a complete server-sent
+    /// event, `...\n\n`), one chunk each, ending cleanly.
+    pub fn events<S: Into<String>>(events: impl IntoIterator<Item = S>) -> Reply {
+        Reply::steps(events.into_iter().map(|e| Step::Send(e.into())).collect())
+    }
+
+    /// A chunked event stream written as `steps`.
+    pub fn steps(steps: Vec<Step>) -> Reply {
+        Reply::Stream {
+            chunked: true,
+            steps,
+        }
+    }
 }
 
 /// One step of a streamed answer.
@@ -61,21 +79,13 @@ pub enum Step {
     Hold,
 }
 
-/// `data: <json>\n\n`, one server-sent event in OpenAI's format.
-pub fn data(json: &Value) -> Step {
-    Step::Send(format!("data: {json}\n\n"))
-}
-
-/// The `data: [DONE]\n\n` that ends an OpenAI stream.
-pub fn done() -> Step {
-    Step::Send("data: [DONE]\n\n".into())
-}
-
 /// A recorded request.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// `POST /v1/chat/completions`
-    pub request_line: String,
+    /// `POST`.
+    pub method: String,
+    /// `/v1/chat/completions`.
+    pub path: String,
     /// Header names (lowercase) and values, in order.
     pub headers: Vec<(String, String)>,
     /// The body, parsed as JSON (`Null` when it is not JSON).
@@ -94,8 +104,7 @@ impl Request {
 
 /// A running test server.
 pub struct TestServer {
-    /// `http://127.0.0.1:<port>/v1`
-    pub base_url: String,
+    address: SocketAddr,
     requests: Arc<Mutex<Vec<Request>>>,
 }
 
@@ -103,25 +112,30 @@ impl TestServer {
     /// Starts a server that answers successive requests with `replies`.
     pub async fn start(replies: Vec<Reply>) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let address = listener.local_addr().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
-        let mut script: VecDeque<Reply> = replies.into();
         tokio::spawn(async move {
-            while let Some(reply) = script.pop_front() {
+            let mut script = replies.into_iter();
+            loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
-                let recorded = Arc::clone(&recorded);
-                tokio::spawn(async move {
-                    serve(socket, reply, recorded).await;
+                let reply = script.next().unwrap_or_else(|| Reply::Status {
+                    status: 404,
+                    headers: vec![],
+                    body: "no more scripted replies".into(),
                 });
+                tokio::spawn(serve(socket, reply, Arc::clone(&recorded)));
             }
         });
-        TestServer {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            requests,
-        }
+        TestServer { address, requests }
+    }
+
+    /// `http://127.0.0.1:<port>` followed by `path` (`""`, or `/v1` for a
+    /// base URL that includes the API version).
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
     }
 
     /// The requests received so far, in order.
@@ -151,11 +165,10 @@ async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Requ
             head.push_str("\r\n");
             let _ = socket.write_all(head.as_bytes()).await;
             let _ = socket.write_all(body.as_bytes()).await;
-            let _ = socket.shutdown().await;
         }
         Reply::Stream { chunked, steps } => {
             let mut head = String::from(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n",
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\nconnection: close\r\n",
             );
             if chunked {
                 head.push_str("transfer-encoding: chunked\r\n");
@@ -193,9 +206,9 @@ async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Requ
             if chunked {
                 let _ = socket.write_all(b"0\r\n\r\n").await;
             }
-            let _ = socket.shutdown().await;
         }
     }
+    let _ = socket.shutdown().await;
 }
 
 /// Reads one request: the head up to the blank line, then `content-length`
@@ -215,7 +228,9 @@ async fn read_request(socket: &mut TcpStream) -> Option<Request> {
     };
     let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
     let mut lines = head.split("\r\n");
-    let request_line = lines.next()?.to_owned();
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?.to_owned();
+    let path = request_line.next()?.to_owned();
     let headers: Vec<(String, String)> = lines
         .filter_map(|line| line.split_once(':'))
         .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
@@ -234,8 +249,121 @@ async fn read_request(socket: &mut TcpStream) -> Option<Request> {
         body.extend_from_slice(&chunk[..n]);
     }
     Some(Request {
-        request_line,
+        method,
+        path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     })
+}
+
+/// One line per event: its type, index and payload, and for tool calls the
+/// arguments parsed so far, so whole sequences can be compared at a glance.
+pub fn trace(events: &[AssistantMessageEvent]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| match event {
+            AssistantMessageEvent::Start { .. } => "start".to_owned(),
+            AssistantMessageEvent::TextStart { content_index, .. } => {
+                format!("text_start {content_index}")
+            }
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+                ..
+            } => format!("text_delta {content_index} {delta:?}"),
+            AssistantMessageEvent::TextEnd {
+                content_index,
+                content,
+                ..
+            } => format!("text_end {content_index} {content:?}"),
+            AssistantMessageEvent::ThinkingStart { content_index, .. } => {
+                format!("thinking_start {content_index}")
+            }
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+                ..
+            } => format!("thinking_delta {content_index} {delta:?}"),
+            AssistantMessageEvent::ThinkingEnd {
+                content_index,
+                content,
+                ..
+            } => format!("thinking_end {content_index} {content:?}"),
+            AssistantMessageEvent::ToolCallStart {
+                content_index,
+                partial,
+            } => match &partial.content[*content_index] {
+                AssistantContent::ToolCall(call) => {
+                    format!("toolcall_start {content_index} {} {}", call.id, call.name)
+                }
+                other => format!("toolcall_start {content_index} on {other:?}"),
+            },
+            AssistantMessageEvent::ToolCallDelta {
+                content_index,
+                delta,
+                partial,
+            } => match &partial.content[*content_index] {
+                AssistantContent::ToolCall(call) => {
+                    format!(
+                        "toolcall_delta {content_index} {delta:?} -> {}",
+                        call.arguments
+                    )
+                }
+                other => format!("toolcall_delta {content_index} on {other:?}"),
+            },
+            AssistantMessageEvent::ToolCallEnd {
+                content_index,
+                tool_call,
+                ..
+            } => format!(
+                "toolcall_end {content_index} {} {} {}",
+                tool_call.id, tool_call.name, tool_call.arguments
+            ),
+            AssistantMessageEvent::Done { reason, .. } => {
+                format!(
+                    "done {}",
+                    serde_json::to_value(reason).unwrap().as_str().unwrap()
+                )
+            }
+            AssistantMessageEvent::Error { reason, error } => format!(
+                "error {}: {}",
+                serde_json::to_value(reason).unwrap().as_str().unwrap(),
+                error
+                    .error_message
+                    .as_deref()
+                    .unwrap_or("<no errorMessage>")
+            ),
+        })
+        .collect()
+}
+
+/// `value` with every `timestamp` set to 0, so messages compare whole.
+pub fn without_timestamps(mut value: Value) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map.iter_mut() {
+                    if key == "timestamp" {
+                        *inner = Value::from(0);
+                    } else {
+                        walk(inner);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    value
+}
+
+/// Sets `config.on_retry` to record every retry notice, and returns the record.
+pub fn recorded_notices(config: &mut ProviderConfig) -> Arc<Mutex<Vec<RetryNotice>>> {
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&notices);
+    config.on_retry = Some(Arc::new(move |notice: &RetryNotice| {
+        sink.lock().unwrap().push(notice.clone());
+    }));
+    notices
 }

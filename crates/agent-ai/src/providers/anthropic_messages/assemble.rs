@@ -1,55 +1,44 @@
-//! Anthropic's stream events in, Pi's assistant-message events out.
+//! Anthropic's stream events in, Pi's assistant-message events out: the
+//! [`Decoder`] the shared driver reads this API's events with.
 //!
 //! A pure state machine (no I/O), so every event sequence can be tested
 //! without a server. Anthropic numbers blocks itself; blocks of unknown kinds
 //! (server tools) are skipped, so its index maps to ours through `open`.
 
+use std::collections::VecDeque;
+
 use serde_json::json;
 
-use super::partial_json::parse_streaming_json;
-use super::wire::{ApiError, BlockDelta, BlockStart, StreamEvent, WireUsage};
+use super::wire::{BlockDelta, BlockStart, StreamEvent, WireUsage, is_busy};
 use crate::message::{
     AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
+use crate::partial_json::StreamingJson;
+use crate::providers::driver::{Decoder, Flow};
+use crate::providers::http::HttpError;
+use crate::providers::sse::SseEvent;
 use crate::stream::{AssistantMessageEvent, Model};
 
 /// What Pi shows for reasoning the safety system redacted.
 const REDACTED_THINKING: &str = "[Reasoning redacted]";
 
-/// Below this many bytes tool input is re-parsed on every delta; above it,
-/// whenever it grew by an eighth, so a long `write` stays linear overall.
-/// The final parse at the block's end always sees everything.
-const EAGER_PARSE_LIMIT: usize = 4096;
-
 /// The message under construction.
+#[derive(Clone)]
 pub(super) struct Assembler {
     message: AssistantMessage,
     open: Vec<OpenBlock>,
     stop_reason: Option<String>,
 }
 
+#[derive(Clone)]
 struct OpenBlock {
     wire_index: usize,
     content_index: usize,
-    /// Tool input text so far, for tool calls.
-    json: Option<ToolInput>,
+    /// Tool input so far, for tool calls.
+    json: Option<StreamingJson>,
 }
 
-struct ToolInput {
-    text: String,
-    parsed_len: usize,
-}
-
-/// What an event meant for the stream as a whole.
-#[derive(Debug)]
-pub(super) enum Applied {
-    /// Keep reading.
-    Continue,
-    /// `message_stop`: the response is complete.
-    Stop,
-    /// The server sent an `error` event.
-    ServerError(ApiError),
-}
+type Events = VecDeque<AssistantMessageEvent>;
 
 impl Assembler {
     /// An empty message for `model`.
@@ -61,23 +50,10 @@ impl Assembler {
         }
     }
 
-    /// The message so far.
-    pub(super) fn message(&self) -> &AssistantMessage {
-        &self.message
-    }
-
-    /// Whether any content block began (after which a retry would repeat
-    /// what the consumer already saw).
-    pub(super) fn has_content(&self) -> bool {
-        !self.message.content.is_empty()
-    }
-
-    /// Applies `event`, pushing the events it produces onto `out`.
-    pub(super) fn apply(
-        &mut self,
-        event: StreamEvent,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> Applied {
+    /// Applies `event`, pushing the events it produces onto `out`. An
+    /// `error` event ends the response; one that says "not now"
+    /// (`overloaded_error`, ...) is retried when nothing was shown yet.
+    fn apply(&mut self, event: StreamEvent, out: &mut Events) -> Result<Flow, HttpError> {
         match event {
             StreamEvent::MessageStart { message } => {
                 self.message.response_id = message.id;
@@ -100,58 +76,29 @@ impl Assembler {
                     self.set_usage(&usage);
                 }
             }
-            StreamEvent::MessageStop => return Applied::Stop,
-            StreamEvent::Error { error } => return Applied::ServerError(error),
+            StreamEvent::MessageStop => return Ok(Flow::End),
+            StreamEvent::Error { error } => {
+                let text = error.describe().unwrap_or_else(|| "unknown error".into());
+                return Err(if is_busy(&error) {
+                    HttpError::ProviderBusy(text)
+                } else {
+                    HttpError::Provider(text)
+                });
+            }
             StreamEvent::Ping | StreamEvent::Unknown => {}
         }
-        Applied::Continue
+        Ok(Flow::More)
     }
 
-    /// The last event of a complete response: `done`, or `error` when the
-    /// model refused.
-    pub(super) fn finish(mut self) -> AssistantMessageEvent {
-        let reason = self.stop_reason.clone().unwrap_or_default();
-        match map_stop_reason(&reason) {
-            StopReason::Error => {
-                let text = format!(
-                    "The model stopped with stop_reason `{reason}` (it declined to answer)"
-                );
-                self.fail(StopReason::Error, text)
-            }
-            stop => {
-                self.close_open_blocks();
-                self.message.stop_reason = stop;
-                AssistantMessageEvent::Done {
-                    reason: stop,
-                    message: self.message,
-                }
-            }
-        }
-    }
-
-    /// The last event of a failed or cancelled response: the content so far
-    /// (open tool calls with their input parsed), `reason` and `text`.
-    pub(super) fn fail(
-        mut self,
-        reason: StopReason,
-        text: impl Into<String>,
-    ) -> AssistantMessageEvent {
-        self.close_open_blocks();
-        self.message.stop_reason = reason;
-        self.message.error_message = Some(text.into());
-        AssistantMessageEvent::Error {
-            reason,
-            error: self.message,
-        }
-    }
-
+    /// Ends every open block without events; tool calls get their input
+    /// parsed from all of it.
     fn close_open_blocks(&mut self) {
         for block in std::mem::take(&mut self.open) {
             if let (Some(input), Some(AssistantContent::ToolCall(call))) = (
                 block.json,
                 self.message.content.get_mut(block.content_index),
             ) {
-                call.arguments = parse_streaming_json(&input.text);
+                call.arguments = input.finish();
             }
         }
     }
@@ -175,12 +122,7 @@ impl Assembler {
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
     }
 
-    fn start_block(
-        &mut self,
-        wire_index: usize,
-        start: BlockStart,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) {
+    fn start_block(&mut self, wire_index: usize, start: BlockStart, out: &mut Events) {
         let content_index = self.message.content.len();
         let (content, json) = match start {
             BlockStart::Text { text } => (
@@ -208,10 +150,7 @@ impl Assembler {
             ),
             BlockStart::ToolUse { id, name } => (
                 AssistantContent::ToolCall(ToolCall::new(id, name, json!({}))),
-                Some(ToolInput {
-                    text: String::new(),
-                    parsed_len: 0,
-                }),
+                Some(StreamingJson::new()),
             ),
             BlockStart::Unknown => return,
         };
@@ -224,7 +163,7 @@ impl Assembler {
             json,
         });
         let partial = self.message.clone();
-        out.push(if is_tool {
+        out.push_back(if is_tool {
             AssistantMessageEvent::ToolCallStart {
                 content_index,
                 partial,
@@ -242,12 +181,7 @@ impl Assembler {
         });
     }
 
-    fn delta(
-        &mut self,
-        wire_index: usize,
-        delta: BlockDelta,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) {
+    fn delta(&mut self, wire_index: usize, delta: BlockDelta, out: &mut Events) {
         let Some(block) = self.open.iter_mut().find(|b| b.wire_index == wire_index) else {
             return;
         };
@@ -281,11 +215,8 @@ impl Assembler {
                 BlockDelta::InputJsonDelta { partial_json },
                 Some(input),
             ) => {
-                input.text.push_str(&partial_json);
-                let len = input.text.len();
-                if len <= EAGER_PARSE_LIMIT || len >= input.parsed_len + input.parsed_len / 8 {
-                    call.arguments = parse_streaming_json(&input.text);
-                    input.parsed_len = len;
+                if let Some(arguments) = input.push(&partial_json) {
+                    call.arguments = arguments;
                 }
                 Some((EventKind::ToolCall, partial_json))
             }
@@ -295,7 +226,7 @@ impl Assembler {
             return;
         };
         let partial = self.message.clone();
-        out.push(match kind {
+        out.push_back(match kind {
             EventKind::Text => AssistantMessageEvent::TextDelta {
                 content_index,
                 delta,
@@ -314,7 +245,7 @@ impl Assembler {
         });
     }
 
-    fn stop_block(&mut self, wire_index: usize, out: &mut Vec<AssistantMessageEvent>) {
+    fn stop_block(&mut self, wire_index: usize, out: &mut Events) {
         let Some(position) = self.open.iter().position(|b| b.wire_index == wire_index) else {
             return;
         };
@@ -342,7 +273,7 @@ impl Assembler {
             }
             AssistantContent::ToolCall(call) => {
                 if let Some(input) = &block.json {
-                    call.arguments = parse_streaming_json(&input.text);
+                    call.arguments = input.finish();
                 }
                 let tool_call = call.clone();
                 AssistantMessageEvent::ToolCallEnd {
@@ -352,7 +283,34 @@ impl Assembler {
                 }
             }
         };
-        out.push(event);
+        out.push_back(event);
+    }
+}
+
+impl Decoder for Assembler {
+    fn message(&self) -> &AssistantMessage {
+        &self.message
+    }
+
+    fn decode(&mut self, event: &SseEvent, out: &mut Events) -> Result<Flow, HttpError> {
+        self.apply(event.json()?, out)
+    }
+
+    /// `done` with Pi's stop reason; `refusal` (and `sensitive`) is an error.
+    fn finish(&mut self, _out: &mut Events) -> Result<(), HttpError> {
+        let reason = self.stop_reason.clone().unwrap_or_default();
+        self.close_open_blocks();
+        match map_stop_reason(&reason) {
+            StopReason::Error => Err(HttpError::Stopped(reason)),
+            stop => {
+                self.message.stop_reason = stop;
+                Ok(())
+            }
+        }
+    }
+
+    fn abandon(&mut self) {
+        self.close_open_blocks();
     }
 }
 
@@ -415,7 +373,7 @@ mod tests {
     fn unknown_events_blocks_and_deltas_are_ignored() {
         let model = Model::new("claude", "anthropic", "anthropic-messages");
         let mut assembler = Assembler::new(&model);
-        let mut out = Vec::new();
+        let mut out = VecDeque::new();
         for data in [
             r#"{"type":"brand_new_event"}"#,
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"x","name":"web_search"}}"#,
@@ -425,10 +383,7 @@ mod tests {
             r#"{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{}}}"#,
         ] {
             let event: StreamEvent = serde_json::from_str(data).unwrap();
-            assert!(matches!(
-                assembler.apply(event, &mut out),
-                Applied::Continue
-            ));
+            assert_eq!(assembler.apply(event, &mut out), Ok(Flow::More));
         }
         let kinds: Vec<Value> = out
             .iter()

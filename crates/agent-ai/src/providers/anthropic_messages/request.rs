@@ -12,14 +12,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::replay::transform_messages;
 use crate::message::{AssistantContent, AssistantMessage, Content, Message, UserContent};
 use crate::providers::ProviderConfig;
+use crate::providers::transform::{IMAGE_ONLY_RESULT, transform_messages};
 use crate::stream::{Context, Model};
 use crate::tool::Tool;
-
-/// Text Pi puts before tool-result images that come without any text.
-const IMAGE_ONLY_PLACEHOLDER: &str = "(see attached image)";
 
 /// The JSON request for one streamed response.
 pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderConfig) -> Value {
@@ -37,13 +34,8 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
             json!([{"type": "text", "text": system, "cache_control": cache_control()}]),
         );
     }
-    if let Some(temperature) = config.temperature {
-        // Through its decimal text, so 0.7f32 is sent as 0.7, not 0.699999988.
-        let value: f64 = temperature
-            .to_string()
-            .parse()
-            .unwrap_or(f64::from(temperature));
-        body.insert("temperature".into(), json!(value));
+    if let Some(temperature) = config.temperature_json() {
+        body.insert("temperature".into(), temperature);
     }
     if !context.tools.is_empty() {
         body.insert("tools".into(), Value::Array(convert_tools(&context.tools)));
@@ -94,7 +86,7 @@ fn convert_tools(tools: &[Tool]) -> Vec<Value> {
 }
 
 fn convert_messages(messages: &[Message], model: &Model) -> Vec<Value> {
-    let messages = transform_messages(messages, model, normalize_tool_call_id);
+    let messages = transform_messages(messages, model, Some(normalize_tool_call_id));
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     let mut index = 0;
     while let Some(message) = messages.get(index) {
@@ -215,7 +207,7 @@ fn tool_result_content(content: &[Content]) -> Value {
     }
     let mut blocks: Vec<Value> = content.iter().map(content_block).collect();
     if !content.iter().any(|c| matches!(c, Content::Text(_))) {
-        blocks.insert(0, json!({"type": "text", "text": IMAGE_ONLY_PLACEHOLDER}));
+        blocks.insert(0, json!({"type": "text", "text": IMAGE_ONLY_RESULT}));
     }
     Value::Array(blocks)
 }

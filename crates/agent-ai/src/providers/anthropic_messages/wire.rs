@@ -6,6 +6,8 @@
 
 use serde::Deserialize;
 
+use crate::providers::http::ApiError;
+
 /// One streamed event.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -158,39 +160,11 @@ pub(super) struct MessageDelta {
     pub(super) stop_reason: Option<String>,
 }
 
-/// The `error` object of an error body or error event.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub(super) struct ApiError {
-    /// E.g. `overloaded_error`, `invalid_request_error`.
-    #[serde(rename = "type", default)]
-    pub(super) kind: String,
-    /// The server's explanation.
-    #[serde(default)]
-    pub(super) message: String,
-}
-
-impl ApiError {
-    /// Errors that say "try again later" (the event forms of 429, 500, 529).
-    pub(super) fn is_retryable(&self) -> bool {
-        matches!(
-            self.kind.as_str(),
-            "overloaded_error" | "rate_limit_error" | "api_error"
-        )
-    }
-
-    /// `type: message`, or whichever of the two is present.
-    pub(super) fn describe(&self) -> String {
-        match (self.kind.is_empty(), self.message.is_empty()) {
-            (false, false) => format!("{}: {}", self.kind, self.message),
-            (false, true) => self.kind.clone(),
-            (true, _) => self.message.clone(),
-        }
-    }
-}
-
-/// A non-2xx body: `{"type": "error", "error": {...}}`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub(super) struct ErrorBody {
-    /// What failed.
-    pub(super) error: ApiError,
+/// Whether an `error` event says "try again later": the event forms of
+/// 429, 500 and 529.
+pub(super) fn is_busy(error: &ApiError) -> bool {
+    matches!(
+        error.kind.as_deref(),
+        Some("overloaded_error" | "rate_limit_error" | "api_error")
+    )
 }

@@ -1,0 +1,240 @@
+//! One streamed response over HTTP, whatever the API: the loop every HTTP
+//! provider shares.
+//!
+//! [`drive`] returns the [`AssistantStream`] and does all the work lazily, as
+//! the stream is polled (nothing is spawned; dropping the stream drops the
+//! connection):
+//!
+//! 1. `start`, always first, before anything is sent, so every response
+//!    reads `start`, ..., `done` or `error` whatever happens;
+//! 2. the request, sent again after a [`Refusal::Retryable`] answer, and
+//!    also after an [`HttpError::ProviderBusy`] event that arrives before the
+//!    response showed anything (Anthropic's `overloaded_error`), with the
+//!    backoff, notices and cancellation of [`Retries`];
+//! 3. the body as server-sent events, each handed to the API's [`Decoder`],
+//!    which turns it into [`AssistantMessageEvent`]s;
+//! 4. exactly one last event: `done` when the decoder says the response is
+//!    complete, else `error` with the message so far, `stopReason` `error`
+//!    or `aborted`, and the [`HttpError`]'s text as `errorMessage`.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::ProviderConfig;
+use super::http::{HttpError, JsonPost, Refusal, send_once};
+use super::retry::Retries;
+use super::sse::{SseEvent, SseStream};
+use crate::message::{AssistantMessage, StopReason};
+use crate::stream::{AssistantMessageEvent, AssistantStream};
+
+/// Whether the response goes on after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep reading.
+    More,
+    /// The API's end-of-response marker (`[DONE]`, `message_stop`).
+    End,
+}
+
+/// What one API adds to the driver: how its events become Pi's. A pure
+/// state machine (no I/O), so every event sequence can be tested without a
+/// server. It is cloned before the first attempt, and a retry starts again
+/// from that clone.
+pub trait Decoder: Clone + Send + 'static {
+    /// The message assembled so far (the `partial` of `start`, the base of
+    /// the last event).
+    fn message(&self) -> &AssistantMessage;
+
+    /// Applies one server-sent event (never one with blank data), queuing
+    /// the events it produces on `out`. `Err` ends the response (or retries
+    /// it, for [`HttpError::ProviderBusy`] before anything was shown).
+    fn decode(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<AssistantMessageEvent>,
+    ) -> Result<Flow, HttpError>;
+
+    /// The body ended without the end-of-response marker: `Ok` when the API's
+    /// answer counts as complete anyway, else why not.
+    fn body_ended(&self) -> Result<(), HttpError> {
+        Err(HttpError::Incomplete)
+    }
+
+    /// The response is complete: closes what is still open (queuing its end
+    /// events) and settles the stop reason; `Err` when that stop reason means
+    /// failure.
+    fn finish(&mut self, out: &mut VecDeque<AssistantMessageEvent>) -> Result<(), HttpError>;
+
+    /// The response failed: what is still open is closed without events, so
+    /// the error's message carries complete content (tool-call arguments
+    /// parsed).
+    fn abandon(&mut self);
+}
+
+/// The stream of one response: `post` sent (`Err` when the request could not
+/// be built: the stream is then `start` and that error), its events read by
+/// `decoder`, all of it bounded by `config`'s read timeout and retries and
+/// by `cancel`.
+pub fn drive<D: Decoder>(
+    config: Arc<ProviderConfig>,
+    post: Result<JsonPost, HttpError>,
+    decoder: D,
+    cancel: CancellationToken,
+) -> AssistantStream {
+    let driver = Driver {
+        config,
+        post,
+        cancel,
+        fresh: decoder.clone(),
+        decoder,
+        phase: Phase::Start,
+        queue: VecDeque::new(),
+        retries: Retries::default(),
+        shown: false,
+    };
+    futures::stream::unfold(driver, |mut driver| async move {
+        driver.next().await.map(|event| (event, driver))
+    })
+    .boxed()
+}
+
+/// Where a response is in its life.
+enum Phase {
+    /// Nothing emitted yet.
+    Start,
+    /// The next attempt is due.
+    Send,
+    /// Reading events.
+    Streaming(Box<SseStream>),
+    /// The last event is queued.
+    Finished,
+}
+
+struct Driver<D> {
+    config: Arc<ProviderConfig>,
+    post: Result<JsonPost, HttpError>,
+    cancel: CancellationToken,
+    /// The decoder as it was before the first attempt.
+    fresh: D,
+    decoder: D,
+    phase: Phase,
+    queue: VecDeque<AssistantMessageEvent>,
+    retries: Retries,
+    /// Whether the decoder produced any event, after which a retry would
+    /// repeat what the consumer already saw.
+    shown: bool,
+}
+
+/// Sends the request once; its body as events when accepted. (A free
+/// function: borrowing the whole driver across the wait would need it to be
+/// `Sync`, which the event stream is not.)
+async fn attempt(
+    post: &Result<JsonPost, HttpError>,
+    config: &ProviderConfig,
+    cancel: &CancellationToken,
+) -> Result<SseStream, Refusal> {
+    let post = post.as_ref().map_err(|e| Refusal::Final(e.clone()))?;
+    let response = send_once(post, config.read_timeout, cancel).await?;
+    Ok(SseStream::new(
+        response,
+        config.read_timeout,
+        cancel.clone(),
+    ))
+}
+
+impl<D: Decoder> Driver<D> {
+    async fn next(&mut self) -> Option<AssistantMessageEvent> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Some(event);
+            }
+            match std::mem::replace(&mut self.phase, Phase::Finished) {
+                Phase::Finished => return None,
+                Phase::Start => {
+                    self.queue.push_back(AssistantMessageEvent::Start {
+                        partial: self.decoder.message().clone(),
+                    });
+                    self.phase = Phase::Send;
+                }
+                Phase::Send => match attempt(&self.post, &self.config, &self.cancel).await {
+                    Ok(events) => self.phase = Phase::Streaming(Box::new(events)),
+                    Err(Refusal::Final(error)) => self.fail(error),
+                    Err(Refusal::Retryable { error, retry_after }) => {
+                        self.retry(error, retry_after).await;
+                    }
+                },
+                Phase::Streaming(mut events) => match self.read(&mut events).await {
+                    Ok(Flow::More) => self.phase = Phase::Streaming(events),
+                    Ok(Flow::End) => self.finish(),
+                    Err(error @ HttpError::ProviderBusy(_)) if !self.shown => {
+                        drop(events);
+                        self.retry(error, None).await;
+                    }
+                    Err(error) => self.fail(error),
+                },
+            }
+        }
+    }
+
+    /// Waits for the next attempt from a fresh decoder, or ends the response
+    /// when no retry is left.
+    async fn retry(&mut self, error: HttpError, retry_after: Option<std::time::Duration>) {
+        match self
+            .retries
+            .wait(&self.config, error, retry_after, &self.cancel)
+            .await
+        {
+            Ok(()) => {
+                self.decoder = self.fresh.clone();
+                self.phase = Phase::Send;
+            }
+            Err(error) => self.fail(error),
+        }
+    }
+
+    /// Reads one event and queues what it produces.
+    async fn read(&mut self, events: &mut SseStream) -> Result<Flow, HttpError> {
+        let Some(event) = events.next_event().await? else {
+            self.decoder.body_ended()?;
+            return Ok(Flow::End);
+        };
+        if event.data.trim().is_empty() {
+            return Ok(Flow::More);
+        }
+        let before = self.queue.len();
+        let flow = self.decoder.decode(&event, &mut self.queue);
+        self.shown |= self.queue.len() > before;
+        flow
+    }
+
+    fn finish(&mut self) {
+        if let Err(error) = self.decoder.finish(&mut self.queue) {
+            return self.fail(error);
+        }
+        let message = self.decoder.message().clone();
+        self.queue.push_back(AssistantMessageEvent::Done {
+            reason: message.stop_reason,
+            message,
+        });
+        self.phase = Phase::Finished;
+    }
+
+    fn fail(&mut self, error: HttpError) {
+        self.decoder.abandon();
+        let mut message = self.decoder.message().clone();
+        message.stop_reason = if error.is_aborted() {
+            StopReason::Aborted
+        } else {
+            StopReason::Error
+        };
+        message.error_message = Some(error.to_string());
+        self.queue.push_back(AssistantMessageEvent::Error {
+            reason: message.stop_reason,
+            error: message,
+        });
+        self.phase = Phase::Finished;
+    }
+}
