@@ -35,7 +35,10 @@ use agent_ai::message::now_millis;
 use coding_agent::definition::ContextFactory;
 use coding_agent::modes::agent_session::{default_tool_names, select_tools};
 use coding_agent::modes::interactive::{InteractiveOptions, run_interactive};
-use coding_agent::modes::{AgentSession, PrintFormat, SessionOptions, run_print, run_rpc};
+use coding_agent::modes::print::EXIT_INTERRUPTED;
+use coding_agent::modes::{
+    AgentSession, PrintFormat, RpcEnd, SessionOptions, run_print, run_rpc_until,
+};
 use coding_agent::prompt::{
     PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
@@ -55,6 +58,10 @@ const INTERRUPTED: &str =
 /// What stderr says once Ctrl-C has aborted a run in print or JSON mode.
 const RUN_INTERRUPTED: &str =
     "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)";
+
+/// What stderr says once Ctrl-C has stopped RPC mode.
+const RPC_INTERRUPTED: &str =
+    "coding-agent: interrupted, aborting the run and bash commands (Ctrl-C again to exit now)";
 
 /// The coding agent.
 #[derive(Debug, Parser)]
@@ -282,8 +289,15 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
 
     match mode {
         ModeArg::Rpc => {
-            run_rpc(session, tokio::io::stdin(), tokio::io::stdout()).await?;
-            Ok(0)
+            let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
+            let stdin = tokio::io::stdin();
+            match run_rpc_until(session, stdin, tokio::io::stdout(), &stop).await? {
+                RpcEnd::InputClosed => Ok(0),
+                // Everything is written and every command has ended. Exit
+                // now: the runtime's shutdown would wait for the blocking
+                // read of stdin, which the client may never end.
+                RpcEnd::Stopped => std::process::exit(EXIT_INTERRUPTED.into()),
+            }
         }
         ModeArg::Text | ModeArg::Json => {
             let format = if mode == ModeArg::Json {

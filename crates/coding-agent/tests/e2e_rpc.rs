@@ -1,7 +1,9 @@
 //! RPC mode (`--mode rpc`) of the built binary against a loopback model
 //! server (issue 4, acceptance 4): a streamed answer, `abort` during a slow
 //! bash call (the run ends at once and no process is left), the conversation
-//! from `get_messages`, and an unknown command.
+//! from `get_messages`, and an unknown command. A signal (SIGTERM during a
+//! bash tool call, SIGINT during a user `bash` command) ends the mode with
+//! status 130 once the work is aborted, leaving no process behind.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -185,4 +187,139 @@ fn rpc_streams_an_answer_aborts_a_slow_bash_call_and_reports_the_conversation() 
     let (status, _, stderr) = running.finish();
     assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
     assert_eq!(server.requests().len(), 2);
+}
+
+/// What stderr says when a signal stops RPC mode.
+const RPC_INTERRUPTED: &str =
+    "coding-agent: interrupted, aborting the run and bash commands (Ctrl-C again to exit now)\n";
+
+/// Every line still on stdout, until it closes.
+fn rest(lines: &Receiver<String>) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|line| serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+#[test]
+fn sigterm_during_a_slow_bash_tool_call_aborts_the_run_exits_130_and_leaves_no_process() {
+    let wire = Wire::OpenAi;
+    let marker = unique_marker("rpcterm");
+    let _cleanup = KillOnDrop(marker.clone());
+    let sandbox = Sandbox::new();
+    let slow = slow_command(&marker);
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_slow", "bash", json!({"command": slow})),
+            n => Answer::text(&[&format!("unexpected request {n}")]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "rpc"]);
+    let mut running = Running::spawn_piped(command);
+    // Kept open: the signal, not the end of input, ends the mode.
+    let mut stdin = running.take_stdin();
+    let lines = running.stdout_lines();
+    send(
+        &mut stdin,
+        &json!({"id": "p1", "type": "prompt", "message": "Run the slow command."}),
+    );
+    assert_eq!(
+        next_json(&lines),
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": true})
+    );
+    wait_until("the slow command to run", || slow_command_running(&marker));
+
+    running.signal("TERM");
+    let (status, _, stderr) = running.finish();
+    assert_eq!(
+        (status.code(), stderr.as_str()),
+        (Some(130), RPC_INTERRUPTED)
+    );
+    wait_until("the aborted command's processes to be gone", || {
+        processes_with(&marker).is_empty()
+    });
+    // The aborted run's last events were written before the exit.
+    let events = rest(&lines);
+    let tail: Vec<&str> = types(&events)
+        .into_iter()
+        .skip_while(|t| *t != "tool_execution_end")
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "tool_execution_end",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "turn_end",
+            "agent_end"
+        ]
+    );
+    let end = &events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(
+        (
+            &end["toolCallId"],
+            &end["result"]["content"],
+            &end["isError"]
+        ),
+        (
+            &json!("call_slow"),
+            &json!([{"type": "text", "text": "Command aborted"}]),
+            &json!(true)
+        )
+    );
+    let run_messages = events.last().unwrap()["messages"].as_array().unwrap();
+    assert_eq!(run_messages.last().unwrap()["stopReason"], "aborted");
+    assert_eq!(server.requests().len(), 1);
+    drop(stdin);
+}
+
+#[test]
+fn sigint_during_a_user_bash_command_kills_it_answers_and_exits_130() {
+    let wire = Wire::Anthropic;
+    let marker = unique_marker("rpcint");
+    let _cleanup = KillOnDrop(marker.clone());
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        let answer = Answer::text(&[&format!("unexpected request {}", request.index)]);
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "rpc"]);
+    let mut running = Running::spawn_piped(command);
+    let mut stdin = running.take_stdin();
+    let lines = running.stdout_lines();
+    send(
+        &mut stdin,
+        &json!({"id": "b1", "type": "bash", "command": slow_command(&marker)}),
+    );
+    wait_until("the slow command to run", || slow_command_running(&marker));
+
+    running.signal("INT");
+    let (status, _, stderr) = running.finish();
+    assert_eq!(
+        (status.code(), stderr.as_str()),
+        (Some(130), RPC_INTERRUPTED)
+    );
+    wait_until("the cancelled command's processes to be gone", || {
+        processes_with(&marker).is_empty()
+    });
+    // The command's response, cancelled, was written before the exit.
+    assert_eq!(
+        rest(&lines),
+        [
+            json!({"id": "b1", "type": "response", "command": "bash", "success": true,
+                "data": {"output": "", "cancelled": true, "truncated": false}})
+        ]
+    );
+    assert_eq!(server.requests().len(), 0);
+    drop(stdin);
 }

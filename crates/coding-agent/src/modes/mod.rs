@@ -22,4 +22,4 @@ pub mod user_bash;
 
 pub use agent_session::{AgentSession, SessionOptions};
 pub use print::{PrintFormat, run_print};
-pub use rpc::{run_rpc, run_rpc_with};
+pub use rpc::{RpcEnd, run_rpc, run_rpc_until, run_rpc_with};

@@ -20,10 +20,16 @@
 //!
 //! When stdin ends, the mode waits for the running prompt and bash commands to
 //! finish, writes what they produce, and returns.
+//!
+//! When the caller's stop token fires (the binary's SIGINT, SIGTERM or SIGHUP),
+//! no further command is read: the running prompt is aborted (its tools are
+//! cancelled, so the bash tool kills its process group) and the running user
+//! bash commands are cancelled (killed the same way); the mode waits for both,
+//! writes their last events and responses, and returns [`RpcEnd::Stopped`].
 
 use std::sync::Arc;
 
-use agent_ai::ImageContent;
+use agent_ai::{ImageContent, Message};
 use agent_core::QueueMode;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -41,6 +47,15 @@ use crate::session::BashExecution;
 /// Pi's text when `prompt` arrives during a run without `streamingBehavior`.
 const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
 
+/// Why RPC mode returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RpcEnd {
+    /// The input ended and the work it started is done.
+    InputClosed,
+    /// The stop token fired; the work in progress was aborted and has ended.
+    Stopped,
+}
+
 /// Serves RPC commands from `input` on `output` until `input` ends and the
 /// work it started is done. Fails only when `output` cannot be written.
 pub async fn run_rpc(
@@ -48,16 +63,30 @@ pub async fn run_rpc(
     input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin,
 ) -> std::io::Result<()> {
-    run_rpc_with(session, Arc::new(LocalBashOperations::new()), input, output).await
+    run_rpc_until(session, input, output, &CancellationToken::new()).await?;
+    Ok(())
 }
 
-/// [`run_rpc`] with the operations user `bash` commands run through.
+/// [`run_rpc`] that also returns when `stop` fires, after aborting the run
+/// and the user bash commands in progress (see the module docs).
+pub async fn run_rpc_until(
+    session: AgentSession,
+    input: impl AsyncRead + Unpin + Send + 'static,
+    output: impl AsyncWrite + Unpin,
+    stop: &CancellationToken,
+) -> std::io::Result<RpcEnd> {
+    let bash_ops = Arc::new(LocalBashOperations::new());
+    run_rpc_with(session, bash_ops, input, output, stop).await
+}
+
+/// [`run_rpc_until`] with the operations user `bash` commands run through.
 pub async fn run_rpc_with(
     session: AgentSession,
     bash_ops: Arc<dyn BashOperations>,
     input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin,
-) -> std::io::Result<()> {
+    stop: &CancellationToken,
+) -> std::io::Result<RpcEnd> {
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let reader = tokio::spawn(read_lines(input, line_sender));
     let (bash_done, mut bash_results) = mpsc::unbounded_channel();
@@ -67,13 +96,15 @@ pub async fn run_rpc_with(
         output,
         run: None,
         bash_ops,
-        bash_cancel: CancellationToken::new(),
+        bash_cancel: stop.child_token(),
         bash_running: 0,
         bash_done,
+        stop: stop.clone(),
     };
     let mut input_open = true;
+    let mut stopping = false;
     loop {
-        if !input_open && server.run.is_none() && server.bash_running == 0 {
+        if (stopping || !input_open) && server.run.is_none() && server.bash_running == 0 {
             break;
         }
         tokio::select! {
@@ -81,21 +112,36 @@ pub async fn run_rpc_with(
             Some(event) = server.events.recv() => server.on_event(&event).await?,
             Some(done) = bash_results.recv() => server.on_bash_done(done).await?,
             () = join(&mut server.run), if server.run.is_some() => server.run = None,
-            line = lines.recv(), if input_open => match line {
+            // The run and the bash commands hold child tokens of `stop`: they
+            // are cancelled already; what is left is to wait for them.
+            () = stop.cancelled(), if !stopping => stopping = true,
+            line = lines.recv(), if input_open && !stopping => match line {
                 Some(line) => server.on_line(&line).await?,
                 None => input_open = false,
             },
         }
     }
     server.drain_events().await?;
+    server.output.flush().await?;
     reader.abort();
-    Ok(())
+    Ok(if stopping {
+        RpcEnd::Stopped
+    } else {
+        RpcEnd::InputClosed
+    })
+}
+
+/// A prompt being run.
+struct Run {
+    task: JoinHandle<()>,
+    /// Aborts it (`abort`, `new_session`; a child of the stop token).
+    abort: CancellationToken,
 }
 
 /// Waits for the run, if any (its outcome is in its events).
-async fn join(run: &mut Option<JoinHandle<()>>) {
-    if let Some(handle) = run {
-        let _ = handle.await;
+async fn join(run: &mut Option<Run>) {
+    if let Some(run) = run {
+        let _ = (&mut run.task).await;
     }
 }
 
@@ -107,12 +153,15 @@ struct Server<W> {
     events: agent_core::AgentEvents,
     output: W,
     /// The prompt being run.
-    run: Option<JoinHandle<()>>,
+    run: Option<Run>,
     bash_ops: Arc<dyn BashOperations>,
-    /// Cancels the user bash commands running now (`abort_bash`).
+    /// Cancels the user bash commands running now (`abort_bash`; a child of
+    /// the stop token).
     bash_cancel: CancellationToken,
     bash_running: usize,
     bash_done: mpsc::UnboundedSender<BashDone>,
+    /// The caller's stop token: the parent of every run's and bash command's.
+    stop: CancellationToken,
 }
 
 impl<W: AsyncWrite + Unpin> Server<W> {
@@ -200,11 +249,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 } else {
                     // The response goes out before the run's first event.
                     self.write(&success(id, kind, None)).await?;
-                    self.run = Some(tokio::spawn(async move {
-                        if let Err(error) = session.prompt(message).await {
-                            tracing::warn!("prompt refused: {error}");
-                        }
-                    }));
+                    self.start_run(message);
                     return Ok(None);
                 }
             }
@@ -250,7 +295,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
             "abort_bash" => {
                 self.bash_cancel.cancel();
-                self.bash_cancel = CancellationToken::new();
+                self.bash_cancel = self.stop.child_token();
                 success(id, kind, None)
             }
             "set_steering_mode" | "set_follow_up_mode" => {
@@ -286,9 +331,38 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         Ok(Some(response))
     }
 
+    /// Runs `message` as a prompt in a task, until it ends or is aborted.
+    fn start_run(&mut self, message: Message) {
+        let session = self.session.clone();
+        let abort = self.stop.child_token();
+        let task = tokio::spawn({
+            let abort = abort.clone();
+            async move {
+                let prompt = session.prompt(message);
+                tokio::pin!(prompt);
+                // The prompt is polled first: its first poll claims the agent
+                // for the run, so an abort that came before it still ends the run.
+                let outcome = tokio::select! {
+                    biased;
+                    outcome = &mut prompt => outcome,
+                    () = abort.cancelled() => {
+                        session.agent().abort();
+                        prompt.await
+                    }
+                };
+                if let Err(error) = outcome {
+                    tracing::warn!("prompt refused: {error}");
+                }
+            }
+        });
+        self.run = Some(Run { task, abort });
+    }
+
     /// Aborts the run, if any, and waits for it to end; its events come first.
     async fn abort(&mut self) -> std::io::Result<()> {
-        self.session.agent().abort();
+        if let Some(run) = &self.run {
+            run.abort.cancel();
+        }
         join(&mut self.run).await;
         self.run = None;
         self.drain_events().await
