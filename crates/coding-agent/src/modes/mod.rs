@@ -3,7 +3,7 @@
 //!
 //! - [`agent_session`]: the agent, its tools, model and system prompt, and the
 //!   session file each message is saved to.
-//! - [`print`]: run prompts, print the answer (or every event as JSON).
+//! - [`print`](mod@print): run prompts, print the answer (or every event as JSON).
 //! - [`rpc`]: JSON commands in, responses and events out.
 //! - [`interactive`]: the terminal UI, when no prompt is given.
 //! - [`events`]: agent events in Pi's JSON shapes; [`jsonl`]: line framing;
