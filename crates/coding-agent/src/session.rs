@@ -257,7 +257,11 @@ impl SessionManager {
     }
 
     /// Records a switch of model (Pi's `model_change` entry).
-    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<(), SessionError> {
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<(), SessionError> {
         self.append_fields(
             "model_change",
             [

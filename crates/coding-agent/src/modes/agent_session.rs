@@ -161,7 +161,11 @@ impl AgentSession {
     /// Sends the following runs to `model` on `provider` (tools see it too)
     /// and records a `model_change` entry. Refused while a run is in
     /// progress, so a run never changes model halfway.
-    pub fn set_model(&self, model: Model, provider: Arc<dyn Provider>) -> Result<(), SetModelError> {
+    pub fn set_model(
+        &self,
+        model: Model,
+        provider: Arc<dyn Provider>,
+    ) -> Result<(), SetModelError> {
         if self.inner.agent.is_running() {
             return Err(SetModelError::Running);
         }

@@ -138,8 +138,7 @@ impl App {
                 None => format!("{}/(no default model)", choice.provider),
             };
             let mark = if name == self.model { "* " } else { "  " };
-            let mut line =
-                StyledLine::new(mark, Style::Accent).push(name.clone(), Style::Normal);
+            let mut line = StyledLine::new(mark, Style::Accent).push(name.clone(), Style::Normal);
             if let Some(var) = &choice.missing_key {
                 line = line.push(format!("  (no key: set {var})"), Style::Warning);
             }
@@ -629,7 +628,10 @@ fn help_lines() -> Vec<StyledLine> {
         ("Ctrl+T", "show or hide thinking"),
         ("Up/Down", "history; PageUp/PageDown scroll"),
         ("Tab", "complete an @path"),
-        ("Commands", "/model [NAME] /new /resume [N] /tools /help /quit"),
+        (
+            "Commands",
+            "/model [NAME] /new /resume [N] /tools /help /quit",
+        ),
     ];
     rows.iter()
         .map(|(key, what)| {

@@ -66,9 +66,7 @@ impl ModelCatalog {
                 .or(provider.default_model.clone());
                 let flag_key = name == self.start_provider && self.flags.api_key.is_some();
                 let missing_key = match (&provider.api_key, &provider.api_key_env) {
-                    (None, Some(var))
-                        if !flag_key && !env(var).is_some_and(|v| !v.is_empty()) =>
-                    {
+                    (None, Some(var)) if !flag_key && env(var).is_none_or(|v| v.is_empty()) => {
                         Some(var.clone())
                     }
                     _ => None,
