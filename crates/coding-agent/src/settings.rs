@@ -24,6 +24,8 @@
 //! `ANTHROPIC_API_KEY`, model `claude-sonnet-4-5`). An entry of the same name in
 //! `providers` changes them field by field. A provider needs a key only if it
 //! names one (`apiKeyEnv` or `apiKey`, or is built in): local servers need none.
+//! `contextWindow` (tokens; built-ins: 128000 and 200000) lets interactive
+//! mode show how full the context is.
 //!
 //! [`resolve_model`] turns flags + settings + environment into a [`ResolvedModel`];
 //! [`provider_for`] builds its [`Provider`]. The binary does nothing else to
