@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use agent_ai::message::now_millis;
 use coding_agent::definition::ContextFactory;
 use coding_agent::modes::agent_session::{default_tool_names, select_tools};
-use coding_agent::modes::interactive::{InteractiveOptions, run_interactive};
+use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog, run_interactive};
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{
     AgentSession, PrintFormat, RpcEnd, SessionOptions, run_print, run_rpc_until,
@@ -254,6 +254,7 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     let resolved = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
         .map_err(UsageError::from)?;
     let provider = provider_for(&resolved).map_err(UsageError::from)?;
+    let start_provider = resolved.model.provider.clone();
 
     let tool_names = match (&args.tools, args.no_tools) {
         (_, true) => Vec::new(),
@@ -283,7 +284,20 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
                 .clone()
                 .unwrap_or_else(|| session_dir(&agent_dir, &options.cwd))
         });
-        return run_interactive(options, InteractiveOptions { session_dir }).await;
+        let models = ModelCatalog {
+            settings,
+            settings_path: agent_dir.join(SETTINGS_FILE),
+            flags,
+            start_provider,
+        };
+        return run_interactive(
+            options,
+            InteractiveOptions {
+                session_dir,
+                models,
+            },
+        )
+        .await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
 

@@ -256,15 +256,44 @@ impl SessionManager {
             .map(str::to_owned)
     }
 
+    /// Records a switch of model (Pi's `model_change` entry).
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<(), SessionError> {
+        self.append_fields(
+            "model_change",
+            [
+                ("provider", Value::String(provider.to_owned())),
+                ("modelId", Value::String(model_id.to_owned())),
+            ],
+        )
+    }
+
     fn append_entry(&mut self, kind: &str, key: &str, value: Value) -> Result<(), SessionError> {
+        self.append_fields(kind, [(key, value)])
+    }
+
+    /// Appends an entry of type `kind` with `fields` after its id, parent and
+    /// timestamp, as a child of the last entry.
+    fn append_fields<'a>(
+        &mut self,
+        kind: &str,
+        fields: impl IntoIterator<Item = (&'a str, Value)>,
+    ) -> Result<(), SessionError> {
         let id = self.fresh_id();
-        let entry = json!({
+        let mut entry = json!({
             "type": kind,
             "id": id,
             "parentId": self.leaf_id,
             "timestamp": iso_timestamp(now_millis()),
-            key: value,
         });
+        if let Value::Object(map) = &mut entry {
+            for (key, value) in fields {
+                map.insert(key.to_owned(), value);
+            }
+        }
         self.entries.push(entry);
         self.leaf_id = Some(id);
         self.persist()

@@ -24,6 +24,8 @@
 //! `ANTHROPIC_API_KEY`, model `claude-sonnet-4-5`). An entry of the same name in
 //! `providers` changes them field by field. A provider needs a key only if it
 //! names one (`apiKeyEnv` or `apiKey`, or is built in): local servers need none.
+//! `contextWindow` (tokens; built-ins: 128000 and 200000) lets interactive
+//! mode show how full the context is.
 //!
 //! [`resolve_model`] turns flags + settings + environment into a [`ResolvedModel`];
 //! [`provider_for`] builds its [`Provider`]. The binary does nothing else to
@@ -78,6 +80,10 @@ pub struct ProviderSettings {
     /// Turn a tool call a model wrote as JSON text into a real call (OpenAI-
     /// compatible endpoints; default true). Small local models need it.
     pub recover_text_tool_calls: Option<bool>,
+    /// The models' context window in tokens, for the footer's fill
+    /// percentage (built-ins: openai 128000, anthropic 200000; unknown when
+    /// absent).
+    pub context_window: Option<u64>,
 }
 
 impl ProviderSettings {
@@ -92,6 +98,7 @@ impl ProviderSettings {
             images,
             temperature,
             recover_text_tool_calls,
+            context_window,
         } = over.clone();
         self.api = api.or(self.api.take());
         self.base_url = base_url.or(self.base_url.take());
@@ -102,6 +109,7 @@ impl ProviderSettings {
         self.temperature = temperature.or(self.temperature.take());
         self.recover_text_tool_calls =
             recover_text_tool_calls.or(self.recover_text_tool_calls.take());
+        self.context_window = context_window.or(self.context_window.take());
     }
 }
 
@@ -160,6 +168,15 @@ impl Settings {
         }
     }
 
+    /// Every provider's name: the built-ins, then those of `providers`, sorted.
+    pub fn provider_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = BUILTIN_PROVIDERS.iter().map(|&n| n.to_owned()).collect();
+        names.extend(self.providers.keys().cloned());
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The provider called `name`: a built-in amended by settings, or one
     /// defined in settings.
     pub fn provider(&self, name: &str) -> Option<ProviderSettings> {
@@ -171,20 +188,25 @@ impl Settings {
     }
 }
 
+/// The providers that exist without settings.
+const BUILTIN_PROVIDERS: [&str; 2] = ["openai", "anthropic"];
+
 /// The built-in providers' settings.
 fn builtin_provider(name: &str) -> Option<ProviderSettings> {
-    let (api, base_url, env, model) = match name {
+    let (api, base_url, env, model, window) = match name {
         "openai" => (
             "openai-completions",
             "https://api.openai.com/v1",
             "OPENAI_API_KEY",
             "gpt-4o",
+            128_000,
         ),
         "anthropic" => (
             "anthropic-messages",
             "https://api.anthropic.com",
             "ANTHROPIC_API_KEY",
             "claude-sonnet-4-5",
+            200_000,
         ),
         _ => return None,
     };
@@ -195,6 +217,7 @@ fn builtin_provider(name: &str) -> Option<ProviderSettings> {
         api_key: None,
         default_model: Some(model.into()),
         images: Some(true),
+        context_window: Some(window),
         ..ProviderSettings::default()
     })
 }
@@ -565,6 +588,39 @@ mod tests {
                 model: Model::new("coder", "local", "openai-completions"),
                 config: ProviderConfig::new("http://127.0.0.1:8080/v1", Some("lk".into())),
             }
+        );
+    }
+
+    #[test]
+    fn context_windows_default_for_built_ins_and_are_absent_for_custom_providers() {
+        let mut settings = local_settings();
+        let windows = |s: &Settings| {
+            s.provider_names()
+                .iter()
+                .map(|n| (n.clone(), s.provider(n).unwrap().context_window))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            windows(&settings),
+            [
+                ("anthropic".to_owned(), Some(200_000)),
+                ("local".to_owned(), None),
+                ("openai".to_owned(), Some(128_000)),
+            ]
+        );
+        settings.merge(
+            serde_json::from_str(
+                r#"{"providers":{"local":{"contextWindow":32768},"openai":{"contextWindow":1000000}}}"#,
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            windows(&settings),
+            [
+                ("anthropic".to_owned(), Some(200_000)),
+                ("local".to_owned(), Some(32_768)),
+                ("openai".to_owned(), Some(1_000_000)),
+            ]
         );
     }
 

@@ -7,6 +7,9 @@
 mod modes_support;
 #[path = "tui_support/screen.rs"]
 mod screen;
+#[allow(dead_code)]
+#[path = "tui_support/sse_server.rs"]
+mod sse_server;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -14,7 +17,8 @@ use std::time::{Duration, Instant};
 use agent_ai::{Content, Message};
 use agent_core::{AgentEvent, AgentToolResult};
 use coding_agent::modes::AgentSession;
-use coding_agent::modes::interactive::{Action, App};
+use coding_agent::modes::interactive::{Action, App, ModelCatalog};
+use coding_agent::settings::{ModelFlags, Settings};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use modes_support::{Fixture, call, reply, reply_message, text};
 use screen::screen;
@@ -433,4 +437,247 @@ fn a_failed_answer_shows_its_error_in_red() {
         .collect();
     assert_eq!(first, "Error: 429 rate limited");
     assert_eq!(buffer[(0, 0)].fg, ratatui::style::Color::Red);
+}
+
+/// Settings with a local provider (no key needed, a context window) besides
+/// the built-ins; the session started on openai.
+fn catalog(extra: &str) -> ModelCatalog {
+    let settings: Settings = serde_json::from_str(&format!(
+        r#"{{"providers":{{"local":{{"baseUrl":"http://127.0.0.1:9/v1","defaultModel":"qwen","contextWindow":32000}}{extra}}}}}"#
+    ))
+    .unwrap();
+    ModelCatalog {
+        settings,
+        settings_path: "/agent/settings.json".into(),
+        flags: ModelFlags::default(),
+        start_provider: "openai".into(),
+    }
+}
+
+fn only_openai_key(name: &str) -> Option<String> {
+    (name == "OPENAI_API_KEY").then(|| "sk-test".to_owned())
+}
+
+#[test]
+fn model_lists_the_providers_default_models_marking_the_current_one_and_missing_keys() {
+    let mut app = App::new(
+        "openai/gpt-4o".into(),
+        Path::new("/work/project"),
+        vec![],
+        &[],
+    );
+    type_text(&mut app, "/model");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Model(None));
+    app.show_models(&catalog("").choices(&only_openai_key));
+    assert_eq!(
+        above_editor(&screen(&mut app, 70, 12, Instant::now())),
+        [
+            "Model: openai/gpt-4o",
+            "Switch with /model PROVIDER/ID, or /model PROVIDER for its default:",
+            "  anthropic/claude-sonnet-4-5  (no key: set ANTHROPIC_API_KEY)",
+            "  local/qwen",
+            "* openai/gpt-4o",
+            "",
+            "",
+        ]
+        .join("\n")
+    );
+}
+
+#[tokio::test]
+async fn model_name_switches_the_session_and_the_footer_shows_the_new_model() {
+    let fixture = Fixture::new();
+    let (session, _) = fixture.session(&[], vec![]);
+    let catalog = catalog("");
+    let mut app = App::new(
+        "openai/gpt-4o".into(),
+        Path::new("/work/project"),
+        vec![],
+        &[],
+    );
+    type_text(&mut app, "/model local");
+    let Action::Model(Some(name)) = app.handle_key(key(KeyCode::Enter)) else {
+        panic!("/model NAME asks for a switch");
+    };
+    let (model, _) = catalog.switch(&session, &name, &only_openai_key).unwrap();
+    assert_eq!(
+        (model.provider.as_str(), model.id.as_str()),
+        ("local", "qwen")
+    );
+    assert_eq!(session.model(), model);
+    app.set_model("local/qwen".into(), catalog.context_window("local"));
+    let footer: Vec<String> = screen(&mut app, 60, 6, Instant::now())
+        .lines()
+        .skip(4)
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        footer,
+        [
+            "/work/project",
+            "↑0 ↓0 R0 W0 $0.000 ctx 0/32k (0%)                 local/qwen",
+        ]
+    );
+    // A provider without its key is not switched to.
+    let Err(error) = catalog.switch(&session, "anthropic/claude-haiku-4-5", &only_openai_key)
+    else {
+        panic!("switched without a key");
+    };
+    assert_eq!(
+        error.to_string(),
+        "no API key for provider \"anthropic\": set ANTHROPIC_API_KEY or pass --api-key KEY (a provider in /agent/settings.json may name another variable with \"apiKeyEnv\")"
+    );
+    assert_eq!(session.model(), model);
+}
+
+#[test]
+fn model_names_resolve_as_provider_slash_id_provider_default_model_or_current_provider_id() {
+    let catalog = catalog("");
+    let current = agent_ai::Model::new("gpt-4o", "openai", "openai-completions");
+    let resolved = |name: &str| {
+        let flags = catalog.flags_for(name, &current, &only_openai_key);
+        (flags.provider.unwrap(), flags.model)
+    };
+    assert_eq!(
+        resolved("local/coder"),
+        ("local".into(), Some("coder".into()))
+    );
+    assert_eq!(resolved("anthropic"), ("anthropic".into(), None));
+    assert_eq!(resolved("qwen"), ("local".into(), Some("qwen".into())));
+    assert_eq!(
+        resolved("gpt-4.1"),
+        ("openai".into(), Some("gpt-4.1".into()))
+    );
+}
+
+#[test]
+fn switching_models_is_refused_while_the_agent_works_but_listing_is_not() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    app.set_running(true, now);
+    type_text(&mut app, "/model local");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(
+        above_editor(&screen(&mut app, 70, 8, now)).lines().next(),
+        Some("/model is not available while the agent is working (Esc cancels it)")
+    );
+    type_text(&mut app, "/model");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Model(None));
+}
+
+#[test]
+fn footer_shows_context_fill_as_a_percentage_of_a_known_window() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    let mut answer = reply_message(vec![text("ok")]);
+    answer.usage.input = 12_000;
+    answer.usage.output = 345;
+    app.apply_event(
+        &AgentEvent::MessageEnd {
+            message: Message::Assistant(answer),
+        },
+        now,
+    );
+    let last_row = |app: &mut App| screen(app, 60, 8, now).lines().last().unwrap().to_owned();
+    assert_eq!(
+        last_row(&mut app),
+        "↑12k ↓345 R0 W0 $0.000 ctx 12k               openai/gpt-test"
+    );
+    app.set_model("openai/gpt-4o".into(), Some(128_000));
+    assert_eq!(
+        last_row(&mut app),
+        "↑12k ↓345 R0 W0 $0.000 ctx 12k/128k (10%)      openai/gpt-4o"
+    );
+}
+
+#[tokio::test]
+async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_records_it() {
+    let one = sse_server::SseServer::with_calls(vec![]);
+    let two = sse_server::SseServer::with_calls(vec![]);
+    let settings: Settings = serde_json::from_str(&format!(
+        r#"{{"defaultProvider":"one","providers":{{
+            "one":{{"baseUrl":"{}","defaultModel":"m1"}},
+            "two":{{"baseUrl":"{}","defaultModel":"m2"}}}}}}"#,
+        one.base_url, two.base_url
+    ))
+    .unwrap();
+    let no_env = |_: &str| None;
+    let resolved = coding_agent::settings::resolve_model(
+        &ModelFlags::default(),
+        &settings,
+        Path::new("/agent/settings.json"),
+        &no_env,
+    )
+    .unwrap();
+    let fixture = Fixture::new();
+    let session = AgentSession::new(coding_agent::modes::SessionOptions {
+        provider: coding_agent::settings::provider_for(&resolved).unwrap(),
+        model: resolved.model,
+        cwd: fixture.cwd.clone(),
+        tools: vec![],
+        system_prompt: "You are a test.".into(),
+        session: coding_agent::session::SessionManager::create(&fixture.cwd, &fixture.sessions),
+    })
+    .unwrap();
+    let catalog = ModelCatalog {
+        settings,
+        settings_path: "/agent/settings.json".into(),
+        flags: ModelFlags::default(),
+        start_provider: "one".into(),
+    };
+    let mut events = session.subscribe();
+    let mut run = async |prompt: &str| {
+        session
+            .prompt(AgentSession::user_message(prompt, Vec::new()))
+            .await
+            .unwrap();
+        while let Some(event) = events.try_recv() {
+            session.record(&event).unwrap();
+        }
+    };
+    run("first").await;
+    catalog.switch(&session, "two/m2b", &no_env).unwrap();
+    run("second").await;
+
+    let models = |server: &sse_server::SseServer| {
+        server
+            .requests()
+            .iter()
+            .map(|r| r["model"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        (models(&one), models(&two)),
+        (vec!["m1".to_owned()], vec!["m2b".to_owned()])
+    );
+    assert_eq!(
+        session.last_assistant_text().as_deref(),
+        Some("Done. Last user message: second")
+    );
+    let lines = fixture.session_lines();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "message",
+            "message",
+            "model_change",
+            "message",
+            "message"
+        ]
+    );
+    let change = &lines[3];
+    assert_eq!(
+        change.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["type", "id", "parentId", "timestamp", "provider", "modelId"]
+    );
+    assert_eq!(change["parentId"], lines[2]["id"]);
+    assert_eq!(
+        (&change["provider"], &change["modelId"]),
+        (&json!("two"), &json!("m2b"))
+    );
+    assert_eq!(lines[4]["parentId"], change["id"]);
+    assert_eq!(lines[5]["message"]["provider"], json!("two"));
+    assert_eq!(lines[5]["message"]["model"], json!("m2b"));
 }

@@ -53,13 +53,33 @@ pub struct AgentSession {
 struct Inner {
     agent: Agent,
     session: Mutex<SessionManager>,
-    model: Model,
+    /// The model and provider the next request goes to (the loop's own
+    /// model is only the first one: [`SwitchableProvider`] sends each
+    /// request to the current pair).
+    current: Arc<Mutex<CurrentModel>>,
     cwd: PathBuf,
     steering: MessageQueue,
     follow_up: MessageQueue,
     modes: Mutex<QueueModes>,
     /// User bash runs that finished while the agent ran; added after it.
     pending_bash: Mutex<Vec<BashExecution>>,
+}
+
+/// The model in use and the provider that serves it.
+struct CurrentModel {
+    model: Model,
+    provider: Arc<dyn Provider>,
+}
+
+/// Why [`AgentSession::set_model`] did not switch.
+#[derive(Debug, thiserror::Error)]
+pub enum SetModelError {
+    /// A run is in progress; models change between runs.
+    #[error("cannot switch models while the agent is working")]
+    Running,
+    /// The switch happened but the session file could not record it.
+    #[error(transparent)]
+    Session(#[from] SessionError),
 }
 
 /// The steering and follow-up modes, as `get_state` reports them.
@@ -81,12 +101,16 @@ impl AgentSession {
             system_prompt,
             session,
         } = options;
+        let current = Arc::new(Mutex::new(CurrentModel {
+            model: model.clone(),
+            provider,
+        }));
         let ctx_factory: ContextFactory = {
             let cwd = cwd.clone();
-            let model = model.clone();
+            let current = current.clone();
             Arc::new(move |cancel: CancellationToken| ToolContext {
                 cancel,
-                model: Some(model.clone()),
+                model: Some(lock(&current).model.clone()),
                 ..ToolContext::new(cwd.clone())
             })
         };
@@ -97,7 +121,7 @@ impl AgentSession {
         )?;
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
-        let config = LoopConfig::new(model.clone(), Arc::new(ReplayableProvider(provider)))
+        let config = LoopConfig::new(model, Arc::new(SwitchableProvider(current.clone())))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
         let context = AgentContext {
@@ -109,7 +133,7 @@ impl AgentSession {
             inner: Arc::new(Inner {
                 agent: Agent::new(config, context),
                 session: Mutex::new(session),
-                model,
+                current,
                 cwd,
                 steering,
                 follow_up,
@@ -130,8 +154,26 @@ impl AgentSession {
     }
 
     /// The model in use.
-    pub fn model(&self) -> &Model {
-        &self.inner.model
+    pub fn model(&self) -> Model {
+        lock(&self.inner.current).model.clone()
+    }
+
+    /// Sends the following runs to `model` on `provider` (tools see it too)
+    /// and records a `model_change` entry. Refused while a run is in
+    /// progress, so a run never changes model halfway.
+    pub fn set_model(
+        &self,
+        model: Model,
+        provider: Arc<dyn Provider>,
+    ) -> Result<(), SetModelError> {
+        if self.inner.agent.is_running() {
+            return Err(SetModelError::Running);
+        }
+        let (provider_name, model_id) = (model.provider.clone(), model.id.clone());
+        *lock(&self.inner.current) = CurrentModel { model, provider };
+        self.session()
+            .append_model_change(&provider_name, &model_id)?;
+        Ok(())
     }
 
     /// The working directory.
@@ -286,7 +328,7 @@ impl std::fmt::Debug for AgentSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentSession")
             .field("agent", &self.inner.agent)
-            .field("model", &self.inner.model)
+            .field("model", &self.model())
             .field("cwd", &self.inner.cwd)
             .finish_non_exhaustive()
     }
@@ -321,20 +363,27 @@ pub fn default_tool_names() -> Vec<String> {
         .collect()
 }
 
-/// Sends the model only what it can be sent (see [`replayable_messages`]).
-struct ReplayableProvider(Arc<dyn Provider>);
+/// Sends each request to the session's current model and provider (the
+/// loop's fixed model is ignored, so [`AgentSession::set_model`] takes effect
+/// at the next request), with only what the model can be sent (see
+/// [`replayable_messages`]).
+struct SwitchableProvider(Arc<Mutex<CurrentModel>>);
 
-impl Provider for ReplayableProvider {
+impl Provider for SwitchableProvider {
     fn stream(
         &self,
-        model: &Model,
+        _model: &Model,
         context: &Context,
         cancel: CancellationToken,
     ) -> AssistantStream {
+        let (model, provider) = {
+            let current = lock(&self.0);
+            (current.model.clone(), current.provider.clone())
+        };
         let context = Context {
             messages: replayable_messages(&context.messages),
             ..context.clone()
         };
-        self.0.stream(model, &context, cancel)
+        provider.stream(&model, &context, cancel)
     }
 }

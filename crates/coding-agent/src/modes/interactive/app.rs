@@ -15,6 +15,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::complete::complete_path;
+use super::models::ModelChoice;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::{text_width, wrap};
@@ -40,6 +41,8 @@ pub enum Action {
     NewSession,
     /// List saved sessions, or resume the one numbered.
     Resume(Option<usize>),
+    /// List the models (`None`), or switch to the one named.
+    Model(Option<String>),
     /// Leave.
     Quit,
 }
@@ -59,6 +62,8 @@ pub struct App {
     /// The input editor.
     pub editor: super::editor::Editor,
     model: String,
+    /// The model's context window in tokens, when known.
+    context_window: Option<u64>,
     cwd: PathBuf,
     tools: Vec<String>,
     usage: Usage,
@@ -82,6 +87,7 @@ impl App {
             transcript: Transcript::from_messages(messages),
             editor: super::editor::Editor::default(),
             model,
+            context_window: None,
             cwd: cwd.to_path_buf(),
             tools,
             usage: Usage::default(),
@@ -108,6 +114,37 @@ impl App {
     pub fn set_running(&mut self, running: bool, now: Instant) {
         self.running = running;
         self.run_started = running.then_some(now);
+    }
+
+    /// Shows `model` (`provider/id`) in the footer, with its context window
+    /// in tokens when known (the fill is then shown as a percentage).
+    pub fn set_model(&mut self, model: String, context_window: Option<u64>) {
+        self.model = model;
+        self.context_window = context_window;
+    }
+
+    /// `/model`'s list: the current model, then what `/model` can switch to.
+    pub fn show_models(&mut self, choices: &[ModelChoice]) {
+        let mut lines = vec![
+            StyledLine::new("Model: ", Style::Bold).push(self.model.clone(), Style::Accent),
+            StyledLine::new(
+                "Switch with /model PROVIDER/ID, or /model PROVIDER for its default:",
+                Style::Dim,
+            ),
+        ];
+        for choice in choices {
+            let name = match &choice.model {
+                Some(model) => format!("{}/{model}", choice.provider),
+                None => format!("{}/(no default model)", choice.provider),
+            };
+            let mark = if name == self.model { "* " } else { "  " };
+            let mut line = StyledLine::new(mark, Style::Accent).push(name.clone(), Style::Normal);
+            if let Some(var) = &choice.missing_key {
+                line = line.push(format!("  (no key: set {var})"), Style::Warning);
+            }
+            lines.push(line);
+        }
+        self.notice(lines);
     }
 
     /// Replaces what is shown with `messages` (a new or resumed session).
@@ -340,17 +377,8 @@ impl App {
                 ]);
                 Action::None
             }
-            "/model" => {
-                self.notice(vec![
-                    StyledLine::new("Model: ", Style::Bold)
-                        .push(self.model.clone(), Style::Accent),
-                    StyledLine::new(
-                        "Switching models in a session is not supported yet; start with --model PROVIDER/ID.",
-                        Style::Dim,
-                    ),
-                ]);
-                Action::None
-            }
+            "/model" if arg.is_some() && self.running => self.refuse("/model"),
+            "/model" => Action::Model(arg.map(str::to_owned)),
             _ => {
                 self.notice(vec![StyledLine::new(
                     format!("Unknown command {name}; /help lists them"),
@@ -553,14 +581,22 @@ impl App {
             cwd
         };
         let u = &self.usage;
+        let context = match self.context_window.filter(|&w| w > 0) {
+            Some(window) => format!(
+                "{}/{} ({}%)",
+                tokens(self.context_tokens),
+                tokens(window),
+                (self.context_tokens * 100 + window / 2) / window
+            ),
+            None => tokens(self.context_tokens),
+        };
         let stats = format!(
-            "↑{} ↓{} R{} W{} ${:.3} ctx {}",
+            "↑{} ↓{} R{} W{} ${:.3} ctx {context}",
             tokens(u.input),
             tokens(u.output),
             tokens(u.cache_read),
             tokens(u.cache_write),
             u.cost.total,
-            tokens(self.context_tokens),
         );
         let gap = width
             .saturating_sub(text_width(&stats) + text_width(&self.model))
@@ -592,7 +628,10 @@ fn help_lines() -> Vec<StyledLine> {
         ("Ctrl+T", "show or hide thinking"),
         ("Up/Down", "history; PageUp/PageDown scroll"),
         ("Tab", "complete an @path"),
-        ("Commands", "/model /new /resume [N] /tools /help /quit"),
+        (
+            "Commands",
+            "/model [NAME] /new /resume [N] /tools /help /quit",
+        ),
     ];
     rows.iter()
         .map(|(key, what)| {

@@ -7,15 +7,18 @@
 //!   [`markdown`]: the assistant's Markdown; [`wrap`]: lines cut to the width;
 //!   [`theme`]: semantic styles to colours.
 //! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
+//! - [`models`]: what `/model` lists and switches to.
 //!
 //! The driver here owns the terminal and the [`AgentSession`]: it feeds
 //! terminal and agent events to the [`App`] and performs the [`Action`]s it
-//! returns (prompt, steer, follow up, abort, new or resumed session, quit).
+//! returns (prompt, steer, follow up, abort, new or resumed session, model
+//! switch, quit).
 
 pub mod app;
 pub mod complete;
 pub mod editor;
 pub mod markdown;
+pub mod models;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
@@ -42,6 +45,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::task::JoinHandle;
 
 pub use app::{Action, App};
+pub use models::ModelCatalog;
 
 use crate::modes::agent_session::{AgentSession, SessionOptions};
 use crate::render::{Style, StyledLine};
@@ -59,6 +63,8 @@ pub struct InteractiveOptions {
     /// Where this cwd's sessions are saved, for `/resume`; `None` when
     /// sessions are not saved.
     pub session_dir: Option<PathBuf>,
+    /// What `/model` lists and switches to.
+    pub models: ModelCatalog,
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -68,11 +74,16 @@ pub async fn run_interactive(
 ) -> anyhow::Result<u8> {
     let parts = Parts::from(&options);
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    let model = session.model();
     let mut app = App::new(
-        format!("{}/{}", session.model().provider, session.model().id),
+        format!("{}/{}", model.provider, model.id),
         session.cwd(),
         parts.tool_names(),
         &session.agent().messages(),
+    );
+    app.set_model(
+        format!("{}/{}", model.provider, model.id),
+        interactive.models.context_window(&model.provider),
     );
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
@@ -241,6 +252,11 @@ impl Driver {
                 app.notice(vec![StyledLine::new("New session started", Style::Dim)]);
             }
             Action::Resume(choice) => self.resume(app, choice)?,
+            Action::Model(None) => {
+                let env = |name: &str| std::env::var(name).ok();
+                app.show_models(&self.interactive.models.choices(&env));
+            }
+            Action::Model(Some(name)) => self.switch_model(app, &name),
             Action::Quit => {
                 self.session.agent().abort();
                 if let Some(run) = self.run.take() {
@@ -253,6 +269,28 @@ impl Driver {
             }
         }
         Ok(false)
+    }
+
+    /// `/model NAME`: the following runs use the model `name` resolves to.
+    fn switch_model(&mut self, app: &mut App, name: &str) {
+        let env = |name: &str| std::env::var(name).ok();
+        match self.interactive.models.switch(&self.session, name, &env) {
+            Ok((model, provider)) => {
+                let shown = format!("{}/{}", model.provider, model.id);
+                app.set_model(
+                    shown.clone(),
+                    self.interactive.models.context_window(&model.provider),
+                );
+                app.notice(vec![StyledLine::new(
+                    format!("Switched to {shown}"),
+                    Style::Dim,
+                )]);
+                // A resumed session keeps the model chosen last.
+                self.parts.model = model;
+                self.parts.provider = provider;
+            }
+            Err(error) => app.notice(vec![StyledLine::new(error.to_string(), Style::Error)]),
+        }
     }
 
     /// `/resume`: lists this directory's sessions, or opens the one numbered.

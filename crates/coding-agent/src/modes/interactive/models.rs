@@ -1,0 +1,130 @@
+//! `/model`: the models interactive mode can switch to, and turning a
+//! `/model` argument into a model the way the command line turns `--model`
+//! into one ([`resolve_model`], [`provider_for`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_ai::{Model, Provider};
+
+use crate::modes::AgentSession;
+use crate::modes::agent_session::SetModelError;
+use crate::settings::{ModelError, ModelFlags, Settings, provider_for, resolve_model};
+
+/// Reads an environment variable (tests pass their own).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// What `/model` chooses from: the settings and the command line's flags.
+#[derive(Debug, Clone, Default)]
+pub struct ModelCatalog {
+    /// The merged settings (built-in providers plus `providers`).
+    pub settings: Settings,
+    /// The global settings file, named in a missing-key error.
+    pub settings_path: PathBuf,
+    /// The command line's model flags: `--base-url` and `--api-key` keep
+    /// applying to the provider the session started with.
+    pub flags: ModelFlags,
+    /// The provider the session started with.
+    pub start_provider: String,
+}
+
+/// One line of `/model`'s list: a provider and its default model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelChoice {
+    /// The provider's name.
+    pub provider: String,
+    /// The model `/model PROVIDER` picks; `None` when the provider has none.
+    pub model: Option<String>,
+    /// The environment variable a missing key should be in; `None` when the
+    /// provider has its key or needs none.
+    pub missing_key: Option<String>,
+}
+
+/// Why `/model NAME` did not switch.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    /// The name does not resolve to a usable model.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The session refused (a run is in progress) or could not save.
+    #[error(transparent)]
+    Set(#[from] SetModelError),
+}
+
+impl ModelCatalog {
+    /// Every provider with the model `/model PROVIDER` would pick.
+    pub fn choices(&self, env: Env<'_>) -> Vec<ModelChoice> {
+        self.settings
+            .provider_names()
+            .into_iter()
+            .filter_map(|name| {
+                let provider = self.settings.provider(&name)?;
+                let model = match &self.settings.default_provider {
+                    Some(default) if *default == name => self.settings.default_model.clone(),
+                    _ => None,
+                }
+                .or(provider.default_model.clone());
+                let flag_key = name == self.start_provider && self.flags.api_key.is_some();
+                let missing_key = match (&provider.api_key, &provider.api_key_env) {
+                    (None, Some(var)) if !flag_key && env(var).is_none_or(|v| v.is_empty()) => {
+                        Some(var.clone())
+                    }
+                    _ => None,
+                };
+                Some(ModelChoice {
+                    provider: name,
+                    model,
+                    missing_key,
+                })
+            })
+            .collect()
+    }
+
+    /// The context window of `provider`'s models, when settings know it.
+    pub fn context_window(&self, provider: &str) -> Option<u64> {
+        self.settings.provider(provider)?.context_window
+    }
+
+    /// Resolves `/model NAME`: `PROVIDER/ID`; a provider name (its default
+    /// model); the default model of a listed provider; else a model id of
+    /// `current`'s provider.
+    pub fn flags_for(&self, name: &str, current: &Model, env: Env<'_>) -> ModelFlags {
+        let (provider, model) = match name.split_once('/') {
+            Some((provider, id)) if self.settings.provider(provider).is_some() => {
+                (provider.to_owned(), Some(id.to_owned()))
+            }
+            _ if self.settings.provider(name).is_some() => (name.to_owned(), None),
+            _ => {
+                let owner = self
+                    .choices(env)
+                    .into_iter()
+                    .find(|c| c.model.as_deref() == Some(name))
+                    .map_or_else(|| current.provider.clone(), |c| c.provider);
+                (owner, Some(name.to_owned()))
+            }
+        };
+        let started_here = provider == self.start_provider;
+        ModelFlags {
+            base_url: self.flags.base_url.clone().filter(|_| started_here),
+            api_key: self.flags.api_key.clone().filter(|_| started_here),
+            no_text_tool_calls: self.flags.no_text_tool_calls,
+            provider: Some(provider),
+            model,
+        }
+    }
+
+    /// Switches `session` to the model `name` resolves to (see
+    /// [`ModelCatalog::flags_for`]); returns it and its provider.
+    pub fn switch(
+        &self,
+        session: &AgentSession,
+        name: &str,
+        env: Env<'_>,
+    ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
+        let flags = self.flags_for(name, &session.model(), env);
+        let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env)?;
+        let provider = provider_for(&resolved)?;
+        session.set_model(resolved.model.clone(), provider.clone())?;
+        Ok((resolved.model, provider))
+    }
+}
