@@ -52,6 +52,13 @@ pub fn resolve_to_cwd(path: &str, cwd: &Path) -> PathBuf {
     normalize_lexically(&cwd.join(expanded))
 }
 
+/// The directory an optional `path` argument names (grep, find, ls): absent or
+/// empty means the working directory, as in Pi (`path || "."`).
+pub fn resolve_dir_arg(path: Option<&str>, cwd: &Path) -> PathBuf {
+    let path = path.filter(|p| !p.is_empty()).unwrap_or(".");
+    resolve_to_cwd(path, cwd)
+}
+
 /// Removes `.` and resolves `..` without touching the file system.
 fn normalize_lexically(path: &Path) -> PathBuf {
     use std::path::Component;
@@ -153,6 +160,17 @@ mod tests {
         assert_eq!(
             resolve_to_cwd("/a/../b", Path::new("/c")),
             Path::new("/a/../b")
+        );
+    }
+
+    #[test]
+    fn an_absent_or_empty_directory_argument_is_the_cwd() {
+        let cwd = Path::new("/some/cwd");
+        assert_eq!(resolve_dir_arg(None, cwd), Path::new("/some/cwd"));
+        assert_eq!(resolve_dir_arg(Some(""), cwd), Path::new("/some/cwd"));
+        assert_eq!(
+            resolve_dir_arg(Some("src"), cwd),
+            Path::new("/some/cwd/src")
         );
     }
 

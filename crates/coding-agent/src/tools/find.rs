@@ -23,7 +23,7 @@ use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
-use crate::support::paths::resolve_to_cwd;
+use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 
 /// The whole answer when nothing matched.
@@ -137,12 +137,7 @@ impl ToolDefinition for FindTool {
             return Err(aborted());
         }
         let args: FindArgs = parse_args("find", params)?;
-        let path = args
-            .path
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
-        let search_path = resolve_to_cwd(path, &ctx.cwd);
+        let search_path = resolve_dir_arg(args.path.as_deref(), &ctx.cwd);
         let limit = effective_limit(args.limit);
         let request = FindRequest {
             path: search_path.clone(),

@@ -19,7 +19,7 @@ use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::collate::collation_key;
 use crate::support::fs_error::FsError;
 use crate::support::notices::append_notices;
-use crate::support::paths::resolve_to_cwd;
+use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 
 /// The tool's name.
@@ -70,12 +70,7 @@ impl LsTool {
 
     /// Lists the directory; the caller races this against cancellation.
     async fn list(&self, args: LsArgs, cwd: &Path) -> Result<AgentToolResult, ToolError> {
-        let raw_path = args
-            .path
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
-        let dir = resolve_to_cwd(raw_path, cwd);
+        let dir = resolve_dir_arg(args.path.as_deref(), cwd);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
 
         if !self.ops.exists(&dir).await {
