@@ -439,6 +439,30 @@ fn a_failed_answer_shows_its_error_in_red() {
     assert_eq!(buffer[(0, 0)].fg, ratatui::style::Color::Red);
 }
 
+#[test]
+fn a_code_block_in_an_answer_is_drawn_in_syntax_colours() {
+    let answer = reply_message(vec![text("```rust\nlet s = \"x\"; // c\n```")]);
+    let mut app = app(&[Message::Assistant(answer)]);
+    let now = Instant::now();
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(40, 10)).unwrap();
+    terminal.draw(|frame| app.draw(frame, now)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let row = (0..10)
+        .find(|&y| buffer[(0, y)].symbol() == "l" && buffer[(1, y)].symbol() == "e")
+        .expect("the code line is on screen");
+    let line: String = (0..17)
+        .map(|x| buffer[(x, row)].symbol().to_owned())
+        .collect();
+    assert_eq!(line, "let s = \"x\"; // c");
+    use ratatui::style::Color;
+    let fg = |x: u16| buffer[(x, row)].fg;
+    // Keyword, plain name, string, comment: each in its theme colour.
+    assert_eq!(
+        [fg(0), fg(4), fg(8), fg(13)],
+        [Color::Cyan, Color::Reset, Color::Green, Color::DarkGray]
+    );
+}
+
 /// Settings with a local provider (no key needed, a context window) besides
 /// the built-ins; the session started on openai.
 fn catalog(extra: &str) -> ModelCatalog {

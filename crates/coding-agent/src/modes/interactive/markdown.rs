@@ -1,9 +1,11 @@
 //! The assistant's Markdown as styled lines: headings, lists, quotes, code
 //! blocks and inline emphasis. Re-parsed whole on each update, so text that
-//! is still streaming (an unclosed code fence) renders sensibly too.
+//! is still streaming (an unclosed code fence) renders sensibly too. Fenced
+//! code gets syntax colours ([`super::highlight`]).
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
+use super::highlight::highlight_block;
 use crate::render::{Span, Style, StyledLine};
 
 /// `text` rendered; blocks are separated by one empty line.
@@ -31,7 +33,8 @@ struct Renderer {
     indent: String,
     /// What the first line of a list item starts with, until it is written.
     bullet: Option<String>,
-    in_code: bool,
+    /// Inside a code block: its info string and the text so far.
+    code: Option<(String, String)>,
     link: Option<String>,
 }
 
@@ -70,10 +73,9 @@ impl Renderer {
         match event {
             Event::Start(tag) => self.start(tag),
             Event::End(tag) => self.end(tag),
-            Event::Text(text) if self.in_code => {
-                for line in text.lines() {
-                    self.push_text(line, Style::Accent);
-                    self.flush();
+            Event::Text(text) if self.code.is_some() => {
+                if let Some((_, code)) = &mut self.code {
+                    code.push_str(&text);
                 }
             }
             Event::Text(text) => self.push_text(&text, self.style()),
@@ -139,7 +141,7 @@ impl Renderer {
                 };
                 self.push_text(&format!("```{lang}"), Style::Dim);
                 self.flush();
-                self.in_code = true;
+                self.code = Some((lang, String::new()));
             }
             Tag::BlockQuote(_) => {
                 self.blank();
@@ -181,7 +183,14 @@ impl Renderer {
                 self.bullet = None;
             }
             TagEnd::CodeBlock => {
-                self.in_code = false;
+                if let Some((lang, code)) = self.code.take() {
+                    for line in highlight_block(&lang, &code).iter() {
+                        for span in line {
+                            self.push_text(&span.text, span.style);
+                        }
+                        self.flush();
+                    }
+                }
                 self.push_text("```", Style::Dim);
                 self.flush();
                 self.lines.push(StyledLine::default());
@@ -217,7 +226,7 @@ mod tests {
         let text = "# Title\n\nSome **bold** and `code`.\n\n- one\n- two\n  1. nested\n\n```rust\nfn main() {}\n```\nafter";
         assert_eq!(
             to_markup(&render_markdown(text)),
-            "[dim]# [/][bold]Title[/]\n\nSome [bold]bold[/] and [accent]code[/].\n\n[dim]- [/]one\n[dim]- [/]two\n[dim]  1. [/]nested\n\n[dim]```rust[/]\n[accent]fn main() {}[/]\n[dim]```[/]\n\nafter"
+            "[dim]# [/][bold]Title[/]\n\nSome [bold]bold[/] and [accent]code[/].\n\n[dim]- [/]one\n[dim]- [/]two\n[dim]  1. [/]nested\n\n[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() {}\n[dim]```[/]\n\nafter"
         );
     }
 
@@ -226,6 +235,43 @@ mod tests {
         assert_eq!(
             to_markup(&render_markdown("Look:\n```\nlet x = 1;\n")),
             "Look:\n\n[dim]```[/]\n[accent]let x = 1;[/]\n[dim]```[/]"
+        );
+    }
+
+    #[test]
+    fn markdown_colours_a_rust_code_block_by_syntax() {
+        let text = "```rust\nfn main() { let x = \"s\"; } // c\n\nlet n = 42;\n```";
+        assert_eq!(
+            to_markup(&render_markdown(text)),
+            "[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() { [accent]let[/] x = [success]\"s\"[/]; } [dim]// c[/]\n\n[accent]let[/] n = [warning]42[/];\n[dim]```[/]"
+        );
+    }
+
+    #[test]
+    fn markdown_keeps_a_block_of_an_unknown_language_plain() {
+        assert_eq!(
+            to_markup(&render_markdown("```nosuchlang\nfn main() { \"s\" }\n```")),
+            "[dim]```nosuchlang[/]\n[accent]fn main() { \"s\" }[/]\n[dim]```[/]"
+        );
+    }
+
+    #[test]
+    fn markdown_colours_an_unclosed_fence_while_it_streams() {
+        // The string opened on the first line still colours the second: the
+        // grammar's state runs across lines.
+        assert_eq!(
+            to_markup(&render_markdown("Run:\n```py\nx = \"\"\"doc\nstill doc\n")),
+            "Run:\n\n[dim]```py[/]\nx = [success]\"\"\"doc[/]\n[success]still doc[/]\n[dim]```[/]"
+        );
+    }
+
+    #[test]
+    fn markdown_colours_a_code_block_inside_a_list_item_after_its_indent() {
+        assert_eq!(
+            to_markup(&render_markdown(
+                "- step:\n\n  ```sh\n  echo hi # say\n  ```"
+            )),
+            "[dim]- [/]step:\n[dim]  [/][dim]```sh[/]\n[dim]  [/]echo hi [dim]# say[/]\n[dim]  [/][dim]```[/]"
         );
     }
 }

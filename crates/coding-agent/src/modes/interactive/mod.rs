@@ -4,7 +4,8 @@
 //! - [`app`]: the state, keys to actions, drawing (terminal-free, so tests
 //!   render it into a `TestBackend`).
 //! - [`transcript`]: the conversation as shown, fed by agent events;
-//!   [`markdown`]: the assistant's Markdown; [`wrap`]: lines cut to the width;
+//!   [`markdown`]: the assistant's Markdown ([`highlight`]: its code blocks'
+//!   syntax colours); [`wrap`]: lines cut to the width;
 //!   [`theme`]: semantic styles to colours.
 //! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
 //! - [`models`]: what `/model` lists and switches to.
@@ -17,6 +18,7 @@
 pub mod app;
 pub mod complete;
 pub mod editor;
+pub mod highlight;
 pub mod markdown;
 pub mod models;
 pub mod theme;
