@@ -16,60 +16,13 @@ use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// A parity layout: a temp root holding `work/` (the cwd), `home/` and `tmp/`.
-struct Fixture {
-    root: tempfile::TempDir,
-}
+mod search_support;
+use search_support::{Fixture, run, text};
 
 impl Fixture {
-    fn new(files: &[(&str, &str)]) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["work", "home", "tmp"] {
-            std::fs::create_dir(root.path().join(dir)).unwrap();
-        }
-        let fixture = Fixture { root };
-        for (path, text) in files {
-            fixture.write(path, text);
-        }
-        fixture
-    }
-
-    /// The files most parity fixtures share.
-    fn project() -> Self {
-        Fixture::new(&[
-            ("a.txt", "alpha\nfoo bar\nbeta\n"),
-            ("b.md", "# Title\nfoo\n"),
-            ("src/main.rs", "fn main() {\n    println!(\"foo\");\n}\n"),
-            ("src/lib.rs", "pub fn foo() -> u32 { 42 }\n"),
-            ("src/util/helpers.rs", "// foo helper\npub fn helper() {}\n"),
-            ("src/util/helpers.py", "def foo():\n    return 1\n"),
-            (".hidden/secret.txt", "foo in hidden dir\n"),
-            (".env", "FOO=1\n"),
-        ])
-    }
-
-    fn work(&self) -> PathBuf {
-        self.root.path().join("work")
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        let path = self.work().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
     async fn find(&self, args: Value) -> Result<AgentToolResult, ToolError> {
         run(&FindTool::local(), &self.work(), args).await
     }
-}
-
-async fn run(tool: &FindTool, cwd: &Path, args: Value) -> Result<AgentToolResult, ToolError> {
-    tool.execute("call", args, ToolContext::new(cwd), UpdateSink::discard())
-        .await
-}
-
-fn text(result: &AgentToolResult) -> &str {
-    result.content[0].as_text().unwrap()
 }
 
 async fn find_text(fixture: &Fixture, args: Value) -> String {

@@ -1,0 +1,70 @@
+//! What the grep and find tests share: a parity layout (a temp root holding
+//! `work/` (the cwd), `home/` and `tmp/`) with the project most parity fixtures
+//! use, and a way to run a tool in it.
+
+use std::path::{Path, PathBuf};
+
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use coding_agent::{ToolContext, ToolDefinition};
+use serde_json::Value;
+
+/// A parity layout in a temp dir, removed on drop.
+pub struct Fixture {
+    root: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// A layout whose `work/` holds `files` (path, text).
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["work", "home", "tmp"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        let fixture = Fixture { root };
+        for (path, text) in files {
+            fixture.write(path, text);
+        }
+        fixture
+    }
+
+    /// The files most parity fixtures share.
+    pub fn project() -> Self {
+        Fixture::new(&[
+            ("a.txt", "alpha\nfoo bar\nbeta\n"),
+            ("b.md", "# Title\nfoo\n"),
+            ("src/main.rs", "fn main() {\n    println!(\"foo\");\n}\n"),
+            ("src/lib.rs", "pub fn foo() -> u32 { 42 }\n"),
+            ("src/util/helpers.rs", "// foo helper\npub fn helper() {}\n"),
+            ("src/util/helpers.py", "def foo():\n    return 1\n"),
+            (".hidden/secret.txt", "foo in hidden dir\n"),
+            (".env", "FOO=1\n"),
+        ])
+    }
+
+    /// The tools' cwd.
+    pub fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    /// Writes `bytes` at `path` under `work/`, creating parent directories.
+    pub fn write(&self, path: &str, bytes: impl AsRef<[u8]>) {
+        let path = self.work().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// Runs `tool` once with `args` in `cwd`, outside the loop.
+pub async fn run(
+    tool: &dyn ToolDefinition,
+    cwd: &Path,
+    args: Value,
+) -> Result<AgentToolResult, ToolError> {
+    tool.execute("call", args, ToolContext::new(cwd), UpdateSink::discard())
+        .await
+}
+
+/// The first text block of a result.
+pub fn text(result: &AgentToolResult) -> &str {
+    result.content[0].as_text().unwrap()
+}
