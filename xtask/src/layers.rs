@@ -30,6 +30,9 @@ const FORBIDDEN_IN_AGENT_AI: &[&str] = &[
     "rustix",
 ];
 
+/// Terminal crates: only the product (its interactive mode) may draw on a terminal.
+const TERMINAL_CRATES: &[&str] = &["ratatui", "crossterm", "termion", "termwiz"];
+
 /// tokio features that would let `agent-ai` spawn processes or touch files.
 const FORBIDDEN_TOKIO_FEATURES: &[&str] = &["process", "fs", "signal", "io-std", "full"];
 
@@ -80,6 +83,24 @@ pub fn check(metadata: &Value) -> Result<Vec<Violation>> {
         let reachable = reachable_from(&graph, id_of(from)?);
         if reachable.contains(id_of(to)?) {
             violations.push(format!("{from} depends (directly or not) on {to}"));
+        }
+    }
+    let name_of = |id: &str| {
+        packages
+            .iter()
+            .find(|p| p["id"] == id)
+            .and_then(|p| p["name"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    for layer in ["agent-ai", "agent-core"] {
+        for id in reachable_from(&graph, id_of(layer)?) {
+            let name = name_of(&id);
+            if TERMINAL_CRATES.contains(&name.as_str()) {
+                violations.push(format!(
+                    "{layer} depends (directly or not) on terminal crate {name}"
+                ));
+            }
         }
     }
     for (from, to) in [("agent-core", "agent-ai"), ("coding-agent", "agent-core")] {
@@ -196,6 +217,31 @@ mod tests {
     }
 
     #[test]
+    fn a_terminal_crate_under_agent_core_is_reported() {
+        let mut metadata = workspace_metadata();
+        let id = |name: &str| {
+            metadata["packages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap()["id"]
+                .clone()
+        };
+        let (core, terminal) = (id("agent-core"), id("crossterm"));
+        let nodes = metadata["resolve"]["nodes"].as_array_mut().unwrap();
+        let node = nodes.iter_mut().find(|n| n["id"] == core).unwrap();
+        node["deps"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"pkg": terminal, "dep_kinds": [{"kind": null}]}));
+        assert_eq!(
+            check(&metadata).unwrap(),
+            vec!["agent-core depends (directly or not) on terminal crate crossterm".to_owned()]
+        );
+    }
+
+    #[test]
     fn agent_core_reaching_coding_agent_is_reported() {
         let mut metadata = workspace_metadata();
         let id = |name: &str| {
@@ -214,9 +260,14 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .push(json!({"pkg": product, "dep_kinds": [{"kind": null}]}));
+        // Through the product it also reaches the interactive mode's terminal crates.
         assert_eq!(
             check(&metadata).unwrap(),
-            vec!["agent-core depends (directly or not) on coding-agent".to_owned()]
+            [
+                "agent-core depends (directly or not) on coding-agent",
+                "agent-core depends (directly or not) on terminal crate crossterm",
+                "agent-core depends (directly or not) on terminal crate ratatui",
+            ]
         );
     }
 }
