@@ -167,6 +167,13 @@ mod tests {
         message
     }
 
+    /// What a recovered message looks like: the calls, with stopReason toolUse.
+    fn tool_use(content: Vec<AssistantContent>) -> AssistantMessage {
+        let mut message = reply(content);
+        message.stop_reason = StopReason::ToolUse;
+        message
+    }
+
     fn text(text: &str) -> AssistantContent {
         AssistantContent::Text(TextContent {
             text: text.into(),
@@ -204,12 +211,11 @@ mod tests {
             "```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"README.md\"}}\n```",
         )]);
         assert_eq!(indexes, [0]);
-        let mut expected = reply(vec![recovered(
+        let expected = tool_use(vec![recovered(
             "text_call_1",
             "read",
             json!({"path": "README.md"}),
         )]);
-        expected.stop_reason = StopReason::ToolUse;
         assert_eq!(message, expected);
     }
 
@@ -218,12 +224,11 @@ mod tests {
         let (message, _) = recover(vec![text(
             "```json {\"name\": \"read\", \"arguments\": {\"path\": \"README.md\"}} ```",
         )]);
-        let mut expected = reply(vec![recovered(
+        let expected = tool_use(vec![recovered(
             "text_call_1",
             "read",
             json!({"path": "README.md"}),
         )]);
-        expected.stop_reason = StopReason::ToolUse;
         assert_eq!(message, expected);
     }
 
@@ -232,12 +237,11 @@ mod tests {
         let (message, _) = recover(vec![text(
             "  {\"name\": \"bash\", \"arguments\": {\"command\": \"ls -la\"}}\n",
         )]);
-        let mut expected = reply(vec![recovered(
+        let expected = tool_use(vec![recovered(
             "text_call_1",
             "bash",
             json!({"command": "ls -la"}),
         )]);
-        expected.stop_reason = StopReason::ToolUse;
         assert_eq!(message, expected);
     }
 
@@ -246,12 +250,11 @@ mod tests {
         let (message, _) = recover(vec![text(
             "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
         )]);
-        let mut expected = reply(vec![recovered(
+        let expected = tool_use(vec![recovered(
             "text_call_1",
             "read",
             json!({"path": "a.txt"}),
         )]);
-        expected.stop_reason = StopReason::ToolUse;
         assert_eq!(message, expected);
     }
 
@@ -270,12 +273,11 @@ mod tests {
             ),
         ]);
         assert_eq!(indexes, [1, 2]);
-        let mut expected = reply(vec![
+        let expected = tool_use(vec![
             thinking,
             recovered("text_call_1", "read", json!({"path": "a.txt"})),
             recovered("text_call_2", "read", json!({"path": "b.txt"})),
         ]);
-        expected.stop_reason = StopReason::ToolUse;
         assert_eq!(message, expected);
     }
 
@@ -284,12 +286,11 @@ mod tests {
         let (message, _) = recover(vec![text(
             r#"{"name": "read", "arguments": "{\"path\": \"README.md\", \"limit\": 5}"}"#,
         )]);
-        let mut expected = reply(vec![recovered(
+        let expected = tool_use(vec![recovered(
             "text_call_1",
             "read",
             json!({"path": "README.md", "limit": 5}),
         )]);
-        expected.stop_reason = StopReason::ToolUse;
         assert_eq!(message, expected);
     }
 
