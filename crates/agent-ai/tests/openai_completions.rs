@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_ai::message::ImageContent;
+use agent_ai::providers::text_tool_calls::RECOVERED_RESULT_NUDGE;
 use agent_ai::providers::{OpenAiCompletions, ProviderConfig, RetryNotice, RetryPolicy};
 use agent_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Content, Context, Message, Model,
@@ -1034,4 +1035,52 @@ async fn images_are_left_out_for_a_model_without_image_input() {
     );
     // No tools, but tool history: an empty list (proxies require it).
     assert_eq!(body["tools"], json!([]));
+}
+
+/// Deviation P1: the result of a call recovered from text goes back with a
+/// line asking for the answer (small models otherwise repeat the call); the
+/// result of a real tool call goes back as it is.
+#[tokio::test]
+async fn results_of_recovered_calls_carry_the_nudge_and_others_do_not() {
+    let server = TestServer::start(vec![text_answer()]).await;
+    let mut recovered = ToolCall::new("text_call_1", "read", json!({"path": "a.txt"}));
+    recovered.recovered_from_text = Some(true);
+    let context = Context {
+        system_prompt: None,
+        messages: vec![
+            Message::User(UserMessage::text("Read a.txt and b.txt")),
+            assistant(
+                vec![AssistantContent::ToolCall(recovered)],
+                StopReason::ToolUse,
+            ),
+            result("text_call_1", vec![text_block("alpha")], false),
+            assistant(
+                vec![AssistantContent::ToolCall(ToolCall::new(
+                    "call_2",
+                    "read",
+                    json!({"path": "b.txt"}),
+                ))],
+                StopReason::ToolUse,
+            ),
+            result("call_2", vec![text_block("beta")], false),
+        ],
+        tools: vec![tool("read")],
+    };
+    run(config(&server), &context).await;
+
+    let body = &server.requests()[0].body;
+    let tool_messages: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(
+        tool_messages,
+        [
+            &json!({"role": "tool", "tool_call_id": "text_call_1",
+                    "content": format!("alpha\n\n{RECOVERED_RESULT_NUDGE}")}),
+            &json!({"role": "tool", "tool_call_id": "call_2", "content": "beta"}),
+        ]
+    );
 }

@@ -80,6 +80,10 @@ pub struct ProviderSettings {
     /// Turn a tool call a model wrote as JSON text into a real call (OpenAI-
     /// compatible endpoints; default true). Small local models need it.
     pub recover_text_tool_calls: Option<bool>,
+    /// The most tokens one response may have (default 8192). A small local
+    /// model that starts repeating itself otherwise generates until the
+    /// context is full, minutes on a CPU.
+    pub max_tokens: Option<u32>,
     /// The models' context window in tokens, for the footer's fill
     /// percentage (built-ins: openai 128000, anthropic 200000; unknown when
     /// absent).
@@ -98,6 +102,7 @@ impl ProviderSettings {
             images,
             temperature,
             recover_text_tool_calls,
+            max_tokens,
             context_window,
         } = over.clone();
         self.api = api.or(self.api.take());
@@ -109,6 +114,7 @@ impl ProviderSettings {
         self.temperature = temperature.or(self.temperature.take());
         self.recover_text_tool_calls =
             recover_text_tool_calls.or(self.recover_text_tool_calls.take());
+        self.max_tokens = max_tokens.or(self.max_tokens.take());
         self.context_window = context_window.or(self.context_window.take());
     }
 }
@@ -367,6 +373,9 @@ pub fn resolve_model(
     model.supports_images = provider.images.unwrap_or(false);
     let mut config = ProviderConfig::new(base_url, api_key);
     config.temperature = provider.temperature;
+    if let Some(max_tokens) = provider.max_tokens {
+        config.max_tokens = max_tokens;
+    }
     config.recover_text_tool_calls =
         !flags.no_text_tool_calls && provider.recover_text_tool_calls.unwrap_or(true);
     Ok(ResolvedModel { model, config })
@@ -416,18 +425,21 @@ mod tests {
     }
 
     #[test]
-    fn a_provider_sets_temperature_and_text_tool_call_recovery() {
+    fn a_provider_sets_temperature_max_tokens_and_text_tool_call_recovery() {
         let settings: Settings = serde_json::from_str(
             r#"{"defaultProvider":"local","defaultModel":"qwen","providers":{"local":
-                {"baseUrl":"http://127.0.0.1:8080/v1","temperature":0,"recoverTextToolCalls":false}}}"#,
+                {"baseUrl":"http://127.0.0.1:8080/v1","temperature":0,"maxTokens":1024,
+                 "recoverTextToolCalls":false}}}"#,
         )
         .unwrap();
         let resolved = resolve(ModelFlags::default(), &settings, &[]).unwrap();
         assert_eq!(resolved.config.temperature, Some(0.0));
+        assert_eq!(resolved.config.max_tokens, 1024);
         assert!(!resolved.config.recover_text_tool_calls);
 
         let resolved = resolve(ModelFlags::default(), &local_settings(), &[]).unwrap();
         assert!(resolved.config.recover_text_tool_calls, "on by default");
+        assert_eq!(resolved.config.max_tokens, 8192, "the default");
         let flags = ModelFlags {
             no_text_tool_calls: true,
             ..ModelFlags::default()

@@ -32,7 +32,7 @@ use super::driver::{Decoder, Flow, drive};
 use super::http::{ApiError, HttpError, JsonPost, build_client};
 use super::retry::is_retryable_status;
 use super::sse::SseEvent;
-use super::text_tool_calls::recover_text_tool_calls;
+use super::text_tool_calls::{RECOVERED_RESULT_NUDGE, recover_text_tool_calls, recovered_call_ids};
 use super::transform::{IMAGE_ONLY_RESULT, transform_messages};
 use crate::message::{
     AssistantContent, AssistantMessage, Content, Message, StopReason, TextContent, ThinkingContent,
@@ -167,6 +167,7 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
         out.push(json!({"role": "system", "content": system}));
     }
     let messages = transform_messages(&context.messages, model, None);
+    let recovered = recovered_call_ids(&messages);
     let mut index = 0;
     while index < messages.len() {
         match &messages[index] {
@@ -177,7 +178,8 @@ fn convert_messages(model: &Model, context: &Context) -> Vec<Value> {
                 // user message after the last of them.
                 let mut images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(index) {
-                    out.push(convert_tool_result(result));
+                    let nudge = recovered.contains(result.tool_call_id.as_str());
+                    out.push(convert_tool_result(result, nudge));
                     if model.supports_images {
                         images.extend(result.content.iter().filter_map(image_part));
                     }
@@ -281,12 +283,20 @@ fn convert_assistant(message: &AssistantMessage) -> Option<Value> {
     (!text.is_empty() || has_calls).then_some(Value::Object(out))
 }
 
-fn convert_tool_result(result: &ToolResultMessage) -> Value {
+/// A `role: "tool"` message; `nudge` adds [`RECOVERED_RESULT_NUDGE`] for a
+/// call that was recovered from text.
+fn convert_tool_result(result: &ToolResultMessage, nudge: bool) -> Value {
     let text: Vec<&str> = result.content.iter().filter_map(Content::as_text).collect();
-    let text = text.join("\n");
+    let mut text = text.join("\n");
+    if text.is_empty() {
+        text = IMAGE_ONLY_RESULT.to_owned();
+    }
+    if nudge {
+        text = format!("{text}\n\n{RECOVERED_RESULT_NUDGE}");
+    }
     json!({
         "role": "tool",
-        "content": if text.is_empty() { IMAGE_ONLY_RESULT.to_owned() } else { text },
+        "content": text,
         "tool_call_id": result.tool_call_id,
     })
 }

@@ -16,10 +16,39 @@
 //! `recoveredFromText: true`. Pi has no such recovery: this is deviation P1
 //! in `docs/DEVIATIONS.md`.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
-use crate::message::{AssistantContent, AssistantMessage, StopReason, ToolCall};
+use crate::message::{AssistantContent, AssistantMessage, Message, StopReason, ToolCall};
 use crate::tool::Tool;
+
+/// Appended, on the wire only, to the result of a call recovered from text.
+///
+/// A model that writes its calls as text is a small one, and at temperature 0
+/// it tends to call the same tool again instead of reading the result the
+/// chat template put before it. Measured with Qwen2.5-Coder-1.5B-Instruct
+/// behind llama.cpp's server (the `cargo xtask e2e-local` requests replayed):
+/// with the bare result it re-called read, bash and edit with the same
+/// arguments every time; with this line it answered from the result in all
+/// three. The stored result is unchanged; models whose calls arrive in
+/// `tool_calls` never see it.
+pub const RECOVERED_RESULT_NUDGE: &str =
+    "(Tool result above. Answer the user now, or call another tool if you still need one.)";
+
+/// The ids of the calls in `messages` that were recovered from text.
+pub fn recovered_call_ids(messages: &[Message]) -> HashSet<&str> {
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::Assistant(assistant) => Some(assistant.tool_calls()),
+            _ => None,
+        })
+        .flatten()
+        .filter(|call| call.recovered_from_text == Some(true))
+        .map(|call| call.id.as_str())
+        .collect()
+}
 
 /// Replaces the text of `message` with the tool calls it spells out, when
 /// it is exactly one of the shapes in the module docs and `message` has no
