@@ -118,6 +118,46 @@ async fn transcript_shows_the_prompt_markdown_answer_tool_calls_and_footer() {
     );
 }
 
+#[tokio::test]
+async fn a_call_recovered_from_the_models_text_is_marked_as_such() {
+    let fixture = Fixture::new();
+    let mut recovered = agent_ai::ToolCall::new("c1", "read", json!({"path": "a.txt"}));
+    recovered.recovered_from_text = Some(true);
+    let events = run_events(
+        &fixture,
+        vec![
+            reply(vec![agent_ai::AssistantContent::ToolCall(recovered)]),
+            reply(vec![call("c2", "bash", json!({"command": "echo hi"}))]),
+            reply(vec![text("It holds x.")]),
+        ],
+        "what is in a.txt?",
+    )
+    .await;
+    let mut app = app(&[]);
+    let now = Instant::now();
+    for event in &events {
+        app.apply_event(event, now);
+    }
+    app.set_running(false, now);
+    let screen = screen(&mut app, 60, 20, now);
+    let lines: Vec<&str> = screen.lines().take(10).collect();
+    assert_eq!(
+        lines,
+        [
+            "> what is in a.txt?",
+            "",
+            "read a.txt · recovered from text",
+            "  x",
+            "",
+            "$ echo hi",
+            "  hi",
+            "  exit 0 · 0.0s",
+            "",
+            "It holds x.",
+        ]
+    );
+}
+
 /// An assistant message calling bash with `command`, as `message_end` brings it.
 fn bash_call_events(command: &str) -> Vec<AgentEvent> {
     let args = json!({"command": command});

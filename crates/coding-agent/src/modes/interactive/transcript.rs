@@ -249,7 +249,15 @@ impl Transcript {
                 AssistantContent::ToolCall(call) => {
                     let view = self.tools.get(&call.id);
                     out.push(StyledLine::default());
+                    let first = out.len();
                     self.tool_lines(&call.name, &call.arguments, view, width, now, out);
+                    if call.recovered_from_text == Some(true)
+                        && let Some(header) = out.get_mut(first)
+                    {
+                        // The model wrote this call as text (a small local
+                        // model, usually): say so, since it ran all the same.
+                        *header = std::mem::take(header).push(RECOVERED_MARK, Style::Dim);
+                    }
                 }
                 _ => {}
             }
@@ -315,6 +323,10 @@ impl Transcript {
         }
     }
 }
+
+/// Set after the header of a call the provider recovered from the answer's
+/// text (`recoveredFromText`).
+const RECOVERED_MARK: &str = " · recovered from text";
 
 /// The progress of a command that has printed nothing yet.
 static EMPTY_PARTIAL: AgentToolResult = AgentToolResult {
