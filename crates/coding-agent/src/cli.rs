@@ -233,6 +233,12 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         && args.messages.is_empty()
         && std::io::IsTerminal::is_terminal(&std::io::stdin())
         && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let warnings = if interactive {
+        Some(crate::logging::to_transcript())
+    } else {
+        crate::logging::to_stderr();
+        None
+    };
     match mode {
         ModeArg::Rpc if !args.messages.is_empty() => return Err(UsageError::RpcWithPrompt.into()),
         ModeArg::Text | ModeArg::Json if args.messages.is_empty() && !interactive => {
@@ -295,6 +301,7 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
             InteractiveOptions {
                 session_dir,
                 models,
+                warnings,
             },
         )
         .await;
@@ -395,6 +402,7 @@ fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<
 }
 
 async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
+    crate::logging::to_stderr();
     // Installed first, so Ctrl-C while the arguments are still being read also
     // cancels the call instead of killing the process.
     let cancel = cancel_on_ctrl_c(INTERRUPTED);

@@ -474,3 +474,41 @@ fn ctrl_c_while_the_model_has_not_answered_exits_130_at_once() {
         ["user", "assistant"]
     );
 }
+
+/// A server that refuses the first request (429, retry at once), then answers.
+fn rate_limited_once() -> (Sandbox, ModelServer) {
+    let server = ModelServer::start(|request| match request.index {
+        0 => Reply::Refuse(429),
+        _ => Reply::Events(Wire::OpenAi.events(&Answer::text(&["Hello."]))),
+    });
+    (Sandbox::new(), server)
+}
+
+#[test]
+fn a_retried_request_is_logged_on_stderr_and_the_answer_still_printed() {
+    let (sandbox, server) = rate_limited_once();
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["--no-session", "-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stdout.as_str()), (Some(0), "Hello.\n"));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        stderr,
+        "Warning: retrying the request (attempt=1, max_retries=3, delay_ms=0, \
+         error=429 rate_limit_error: Rate limit reached)\n"
+    );
+}
+
+#[test]
+fn coding_agent_log_filters_what_stderr_shows() {
+    let (sandbox, server) = rate_limited_once();
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command
+        .env("CODING_AGENT_LOG", "error")
+        .args(["--no-session", "-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Hello.\n", "")
+    );
+}

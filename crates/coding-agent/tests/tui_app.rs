@@ -745,3 +745,43 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
     assert_eq!(lines[5]["message"]["provider"], json!("two"));
     assert_eq!(lines[5]["message"]["model"], json!("m2b"));
 }
+
+#[test]
+fn a_warning_while_an_answer_waits_for_its_first_word_shows_above_it() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    let waiting = reply_message(vec![]);
+    app.apply_event(
+        &AgentEvent::MessageStart {
+            message: Message::Assistant(waiting),
+        },
+        now,
+    );
+    app.notice(vec![coding_agent::render::StyledLine::new(
+        "Warning: retrying the request",
+        coding_agent::render::Style::Warning,
+    )]);
+    app.apply_event(
+        &AgentEvent::MessageEnd {
+            message: Message::Assistant(reply_message(vec![text("Hello.")])),
+        },
+        now,
+    );
+    app.notice(vec![coding_agent::render::StyledLine::new(
+        "Warning: later",
+        coding_agent::render::Style::Warning,
+    )]);
+    let screen = screen(&mut app, 40, 12, now);
+    let lines: Vec<&str> = screen.lines().take(6).collect();
+    assert_eq!(
+        lines,
+        [
+            "Warning: retrying the request",
+            "",
+            "Hello.",
+            "",
+            "Warning: later",
+            ""
+        ]
+    );
+}

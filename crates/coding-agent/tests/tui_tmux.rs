@@ -321,3 +321,28 @@ fn read_edit_and_bash_calls_render_through_their_renderers() {
         "alpha\nBETA\ngamma\n"
     );
 }
+
+#[test]
+fn a_retried_request_shows_as_a_warning_in_the_transcript() {
+    let server = SseServer::with_calls(Vec::new());
+    server.refuse_next(1);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("hello");
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: hello")
+    });
+    // The warning comes on its own channel, so with no wait before the retry
+    // it may land after the short answer; the order is not asserted.
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let warning = [
+        "Warning: retrying the request (attempt=1, max_retries=3, delay_ms=0, error=429 rate_limit_error:",
+        "Rate limit reached)",
+    ];
+    assert!(lines.windows(2).any(|pair| pair == warning), "{screen}");
+    assert!(lines.contains(&"> hello"), "{screen}");
+    assert_eq!(server.requests().len(), 2);
+}

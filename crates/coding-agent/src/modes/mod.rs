@@ -8,6 +8,7 @@
 //! - [`interactive`]: the terminal UI, when no prompt is given.
 //! - [`events`]: agent events in Pi's JSON shapes; [`jsonl`]: line framing;
 //!   [`user_bash`]: RPC's `bash` command.
+//! - [`warnings`]: `tracing` events as lines, on stderr or in the transcript.
 //!
 //! The modes take any [`agent_ai::Provider`], so tests drive them with a
 //! scripted one and the binary with an HTTP one.
@@ -19,6 +20,7 @@ pub mod jsonl;
 pub mod print;
 pub mod rpc;
 pub mod user_bash;
+pub mod warnings;
 
 pub use agent_session::{AgentSession, SessionOptions};
 pub use print::{PrintFormat, run_print};

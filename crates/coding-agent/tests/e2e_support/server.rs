@@ -48,6 +48,9 @@ pub enum Reply {
     Events(Vec<String>),
     /// No answer at all: the connection stays open until the server is dropped.
     Stall,
+    /// A refusal: this status with a JSON error body and `retry-after: 0`,
+    /// as a rate-limited API answers (the client may retry at once).
+    Refuse(u16),
 }
 
 type Script = dyn Fn(&Request) -> Reply + Send + Sync;
@@ -171,6 +174,11 @@ fn serve(stream: TcpStream, shared: &Shared) {
                     return;
                 }
             }
+            Reply::Refuse(status) => {
+                if write_refusal(&mut writer, status).is_err() {
+                    return;
+                }
+            }
             Reply::Stall => {
                 let mut state = shared.lock();
                 while !state.shutdown {
@@ -241,6 +249,16 @@ fn read_chunked(reader: &mut impl BufRead) -> Option<Vec<u8>> {
         }
         body.extend_from_slice(&chunk[..size]);
     }
+}
+
+fn write_refusal(writer: &mut TcpStream, status: u16) -> std::io::Result<()> {
+    let body = r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#;
+    write!(
+        writer,
+        "HTTP/1.1 {status} Refused\r\ncontent-type: application/json\r\nretry-after: 0\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    writer.flush()
 }
 
 fn write_events(writer: &mut TcpStream, events: &[String]) -> std::io::Result<()> {

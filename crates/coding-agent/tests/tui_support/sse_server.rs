@@ -5,12 +5,15 @@
 //! N-th scripted call (by default one: bash running
 //! `for i in 1 2 3; do echo $i; sleep 1; done`); once they are used up, with
 //! the text `Done. Last user message: <text of the last user message>`,
-//! so a test can see which steering message reached the model. Each
+//! so a test can see which steering message reached the model. Requests
+//! can be refused first (429 with `retry-after: 0`, see
+//! [`SseServer::refuse_next`]), as a rate-limited API does. Each
 //! connection serves one request and closes; the server thread runs until
 //! the test process ends.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -23,6 +26,7 @@ pub struct SseServer {
     /// `http://127.0.0.1:<port>/v1`
     pub base_url: String,
     requests: Arc<Mutex<Vec<Value>>>,
+    refusals: Arc<AtomicUsize>,
 }
 
 impl SseServer {
@@ -38,17 +42,26 @@ impl SseServer {
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
+        let refusals = Arc::new(AtomicUsize::new(0));
+        let to_refuse = Arc::clone(&refusals);
         std::thread::spawn(move || {
             for socket in listener.incoming().flatten() {
                 let recorded = Arc::clone(&recorded);
+                let to_refuse = Arc::clone(&to_refuse);
                 let calls = calls.clone();
-                std::thread::spawn(move || serve(socket, &recorded, &calls));
+                std::thread::spawn(move || serve(socket, &recorded, &to_refuse, &calls));
             }
         });
         SseServer {
             base_url: format!("http://127.0.0.1:{port}/v1"),
             requests,
+            refusals,
         }
+    }
+
+    /// Refuses the next `count` requests with 429 Too Many Requests.
+    pub fn refuse_next(&self, count: usize) {
+        self.refusals.store(count, Ordering::SeqCst);
     }
 
     /// The bodies of the requests received so far.
@@ -57,7 +70,12 @@ impl SseServer {
     }
 }
 
-fn serve(socket: TcpStream, recorded: &Mutex<Vec<Value>>, calls: &[(&'static str, Value)]) {
+fn serve(
+    socket: TcpStream,
+    recorded: &Mutex<Vec<Value>>,
+    refusals: &AtomicUsize,
+    calls: &[(&'static str, Value)],
+) {
     let mut reader = BufReader::new(socket.try_clone().unwrap());
     let mut length = 0;
     loop {
@@ -81,8 +99,20 @@ fn serve(socket: TcpStream, recorded: &Mutex<Vec<Value>>, calls: &[(&'static str
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     recorded.lock().unwrap().push(request.clone());
-    let events = answer(&request, calls);
     let mut socket = socket;
+    if refusals
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+    {
+        let body = r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#;
+        let _ = write!(
+            socket,
+            "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 0\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        return;
+    }
+    let events = answer(&request, calls);
     let mut out = String::from(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
     );

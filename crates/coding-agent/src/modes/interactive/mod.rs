@@ -60,13 +60,17 @@ const QUIT_GRACE: Duration = Duration::from_secs(5);
 const RESUME_LIST: usize = 10;
 
 /// What interactive mode needs besides the session's parts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct InteractiveOptions {
     /// Where this cwd's sessions are saved, for `/resume`; `None` when
     /// sessions are not saved.
     pub session_dir: Option<PathBuf>,
     /// What `/model` lists and switches to.
     pub models: ModelCatalog,
+    /// Warnings to show as notices (from a
+    /// [`LineLayer`](crate::modes::warnings::LineLayer)), since stderr is the
+    /// screen here.
+    pub warnings: Option<crate::modes::warnings::WarningReceiver>,
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -154,6 +158,7 @@ impl Driver {
     async fn run(&mut self, app: &mut App, terminal: &mut Term) -> anyhow::Result<()> {
         let mut input = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
+        let mut warnings = self.interactive.warnings.take();
         loop {
             terminal.draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
@@ -181,6 +186,15 @@ impl Driver {
                         self.on_agent_event(app, &event);
                     }
                     self.run_ended(app, done);
+                    Action::None
+                }
+                Some(line) = next_warning(&mut warnings) => {
+                    // The events sent before the warning (the prompt, the
+                    // answer's start) are waiting already: they come first.
+                    while let Some(event) = self.events.try_recv() {
+                        self.on_agent_event(app, &event);
+                    }
+                    app.notice(vec![StyledLine::new(line, Style::Warning)]);
                     Action::None
                 }
                 _ = tick.tick(), if app.is_running() => Action::None,
@@ -350,6 +364,16 @@ impl Driver {
 
 /// This directory's saved sessions, newest first, with the first prompt of
 /// each as its preview.
+/// The next warning line; never, without a receiver.
+async fn next_warning(
+    warnings: &mut Option<crate::modes::warnings::WarningReceiver>,
+) -> Option<String> {
+    match warnings {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();

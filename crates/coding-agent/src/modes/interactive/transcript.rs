@@ -79,8 +79,18 @@ impl Transcript {
         self.streaming = None;
     }
 
-    /// Adds a notice (command output, errors of the app itself).
+    /// Adds a notice (command output, errors of the app itself, warnings).
+    /// One that comes while an answer has started but shown nothing yet (a
+    /// request being retried) goes above it, where the wait is.
     pub fn notice(&mut self, lines: Vec<StyledLine>) {
+        if let Some(index) = self.streaming
+            && let Some(Entry::Assistant(answer)) = self.entries.get(index)
+            && answer.content.is_empty()
+        {
+            self.entries.insert(index, Entry::Notice(lines));
+            self.streaming = Some(index + 1);
+            return;
+        }
         self.entries.push(Entry::Notice(lines));
     }
 
