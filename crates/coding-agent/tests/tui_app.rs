@@ -62,6 +62,34 @@ async fn run_events(
     all
 }
 
+/// The first `rows` rows of the screen.
+fn top_rows(app: &mut App, width: u16, height: u16, now: Instant, rows: usize) -> Vec<String> {
+    screen(app, width, height, now)
+        .lines()
+        .take(rows)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A warning notice.
+fn warning(text: &str) -> Vec<coding_agent::render::StyledLine> {
+    vec![coding_agent::render::StyledLine::new(
+        text,
+        coding_agent::render::Style::Warning,
+    )]
+}
+
+/// A new app that has shown `events` and is idle again; the time it used.
+fn idle_after(events: &[AgentEvent]) -> (App, Instant) {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    for event in events {
+        app.apply_event(event, now);
+    }
+    app.set_running(false, now);
+    (app, now)
+}
+
 #[tokio::test]
 async fn transcript_shows_the_prompt_markdown_answer_tool_calls_and_footer() {
     let fixture = Fixture::new();
@@ -80,12 +108,7 @@ async fn transcript_shows_the_prompt_markdown_answer_tool_calls_and_footer() {
         "what is in a.txt?",
     )
     .await;
-    let mut app = app(&[]);
-    let now = Instant::now();
-    for event in &events {
-        app.apply_event(event, now);
-    }
-    app.set_running(false, now);
+    let (mut app, now) = idle_after(&events);
     assert_eq!(
         screen(&mut app, 60, 24, now),
         [
@@ -133,16 +156,9 @@ async fn a_call_recovered_from_the_models_text_is_marked_as_such() {
         "what is in a.txt?",
     )
     .await;
-    let mut app = app(&[]);
-    let now = Instant::now();
-    for event in &events {
-        app.apply_event(event, now);
-    }
-    app.set_running(false, now);
-    let screen = screen(&mut app, 60, 20, now);
-    let lines: Vec<&str> = screen.lines().take(10).collect();
+    let (mut app, now) = idle_after(&events);
     assert_eq!(
-        lines,
+        top_rows(&mut app, 60, 20, now, 10),
         [
             "> what is in a.txt?",
             "",
@@ -757,24 +773,16 @@ fn a_warning_while_an_answer_waits_for_its_first_word_shows_above_it() {
         },
         now,
     );
-    app.notice(vec![coding_agent::render::StyledLine::new(
-        "Warning: retrying the request",
-        coding_agent::render::Style::Warning,
-    )]);
+    app.notice(warning("Warning: retrying the request"));
     app.apply_event(
         &AgentEvent::MessageEnd {
             message: Message::Assistant(reply_message(vec![text("Hello.")])),
         },
         now,
     );
-    app.notice(vec![coding_agent::render::StyledLine::new(
-        "Warning: later",
-        coding_agent::render::Style::Warning,
-    )]);
-    let screen = screen(&mut app, 40, 12, now);
-    let lines: Vec<&str> = screen.lines().take(6).collect();
+    app.notice(warning("Warning: later"));
     assert_eq!(
-        lines,
+        top_rows(&mut app, 40, 12, now, 6),
         [
             "Warning: retrying the request",
             "",

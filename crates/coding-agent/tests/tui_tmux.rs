@@ -94,6 +94,16 @@ impl Tmux {
         self.tmux(&["send-keys", key]);
     }
 
+    /// Once the UI is up, sends `prompt` and waits for the scripted model's
+    /// final answer to it; the screen then.
+    fn ask(&self, prompt: &str) -> String {
+        self.wait_for("the footer", |s| s.contains("openai/test-model"));
+        self.type_text(prompt);
+        self.key("Enter");
+        let answer = format!("Done. Last user message: {prompt}");
+        self.wait_for("the answer", |s| s.contains(&answer))
+    }
+
     /// Waits until the screen satisfies `done`; fails with the screen after [`DEADLINE`].
     fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
@@ -274,12 +284,7 @@ fn read_edit_and_bash_calls_render_through_their_renderers() {
     let Some(tmux) = Tmux::start(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("tidy notes.txt");
-    tmux.key("Enter");
-    let screen = tmux.wait_for("the answer", |s| {
-        s.contains("Done. Last user message: tidy notes.txt")
-    });
+    let screen = tmux.ask("tidy notes.txt");
     // The elapsed time is the machine's; the rest is exact.
     let transcript: Vec<String> = screen
         .lines()
@@ -329,12 +334,7 @@ fn a_retried_request_shows_as_a_warning_in_the_transcript() {
     let Some(tmux) = Tmux::start(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("hello");
-    tmux.key("Enter");
-    let screen = tmux.wait_for("the answer", |s| {
-        s.contains("Done. Last user message: hello")
-    });
+    let screen = tmux.ask("hello");
     // The warning comes on its own channel, so with no wait before the retry
     // it may land after the short answer; the order is not asserted.
     let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
