@@ -334,9 +334,11 @@ fn a_retried_request_shows_as_a_warning_in_the_transcript() {
     let Some(tmux) = Tmux::start(&server) else {
         return;
     };
-    let screen = tmux.ask("hello");
+    tmux.ask("hello");
     // The warning comes on its own channel, so with no wait before the retry
-    // it may land after the short answer; the order is not asserted.
+    // it may be drawn after the short answer: wait for it too, and do not
+    // assert the order.
+    let screen = tmux.wait_for("the warning", |s| s.contains("Rate limit reached)"));
     let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
     let warning = [
         "Warning: retrying the request (attempt=1, max_retries=3, delay_ms=0, error=429 rate_limit_error:",
