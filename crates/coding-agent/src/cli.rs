@@ -69,7 +69,8 @@ const RPC_INTERRUPTED: &str =
     name = "coding-agent",
     version,
     about,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_long_help = ENVIRONMENT_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -77,6 +78,18 @@ struct Cli {
     #[command(flatten)]
     run: RunArgs,
 }
+
+/// The environment variables the binary reads, for `--help`.
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY
+          Keys of the built-in providers (a provider in settings.json may name another variable)
+  CODING_AGENT_DIR
+          settings.json, sessions/, and the global AGENTS.md, SYSTEM.md, APPEND_SYSTEM.md
+          [default: ~/.coding-agent]
+  CODING_AGENT_LOG
+          Which warnings and logs are shown (stderr; the transcript in the interactive mode),
+          e.g. error, info, agent_ai=debug [default: warn]";
 
 /// How the agent runs: `text` (with `-p`), `json` or `rpc`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -98,3 +98,26 @@ fn a_broken_settings_file_is_named_and_exits_2() {
         )
     );
 }
+
+#[test]
+fn long_help_ends_with_the_environment_variables_read() {
+    let (status, stdout, stderr) = run(&["--help"]);
+    assert_eq!((status, stderr.as_str()), (Some(0), ""));
+    let environment = stdout
+        .split_once("\nEnvironment:\n")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no Environment section in:\n{stdout}"));
+    let names: Vec<&str> = environment
+        .lines()
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "OPENAI_API_KEY, ANTHROPIC_API_KEY",
+            "CODING_AGENT_DIR",
+            "CODING_AGENT_LOG"
+        ]
+    );
+}
