@@ -175,25 +175,19 @@ impl Driver {
                 Some(event) = self.events.recv() => {
                     self.on_agent_event(app, &event);
                     // Apply everything already waiting before redrawing.
-                    while let Some(event) = self.events.try_recv() {
-                        self.on_agent_event(app, &event);
-                    }
+                    self.apply_waiting_events(app);
                     Action::None
                 }
                 done = async { self.run.as_mut().map_or_else(|| futures::future::Either::Left(std::future::pending()), futures::future::Either::Right).await }, if self.run.is_some() => {
                     self.run = None;
-                    while let Some(event) = self.events.try_recv() {
-                        self.on_agent_event(app, &event);
-                    }
+                    self.apply_waiting_events(app);
                     self.run_ended(app, done);
                     Action::None
                 }
                 Some(line) = next_warning(&mut warnings) => {
                     // The events sent before the warning (the prompt, the
                     // answer's start) are waiting already: they come first.
-                    while let Some(event) = self.events.try_recv() {
-                        self.on_agent_event(app, &event);
-                    }
+                    self.apply_waiting_events(app);
                     app.notice(vec![StyledLine::new(line, Style::Warning)]);
                     Action::None
                 }
@@ -202,6 +196,13 @@ impl Driver {
             if self.perform(app, action).await? {
                 return Ok(());
             }
+        }
+    }
+
+    /// Applies the agent events already received, without waiting.
+    fn apply_waiting_events(&mut self, app: &mut App) {
+        while let Some(event) = self.events.try_recv() {
+            self.on_agent_event(app, &event);
         }
     }
 
@@ -278,9 +279,7 @@ impl Driver {
                 if let Some(run) = self.run.take() {
                     let _ = tokio::time::timeout(QUIT_GRACE, run).await;
                 }
-                while let Some(event) = self.events.try_recv() {
-                    self.on_agent_event(app, &event);
-                }
+                self.apply_waiting_events(app);
                 return Ok(true);
             }
         }
@@ -362,8 +361,6 @@ impl Driver {
     }
 }
 
-/// This directory's saved sessions, newest first, with the first prompt of
-/// each as its preview.
 /// The next warning line; never, without a receiver.
 async fn next_warning(
     warnings: &mut Option<crate::modes::warnings::WarningReceiver>,
@@ -374,6 +371,8 @@ async fn next_warning(
     }
 }
 
+/// This directory's saved sessions, newest first, with the first prompt of
+/// each as its preview.
 fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
