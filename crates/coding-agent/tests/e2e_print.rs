@@ -478,7 +478,7 @@ fn ctrl_c_while_the_model_has_not_answered_exits_130_at_once() {
 /// A server that refuses the first request (429, retry at once), then answers.
 fn rate_limited_once() -> (Sandbox, ModelServer) {
     let server = ModelServer::start(|request| match request.index {
-        0 => Reply::Refuse(429),
+        0 => Reply::RateLimited,
         _ => Reply::Events(Wire::OpenAi.events(&Answer::text(&["Hello."]))),
     });
     (Sandbox::new(), server)
@@ -511,4 +511,5 @@ fn coding_agent_log_filters_what_stderr_shows() {
         (status.code(), stdout.as_str(), stderr.as_str()),
         (Some(0), "Hello.\n", "")
     );
+    assert_eq!(server.requests().len(), 2, "the request was retried");
 }

@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "../http_support/rate_limited.rs"]
+mod rate_limited;
+use rate_limited::write_rate_limited;
+
 /// One request the server received.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -48,9 +52,9 @@ pub enum Reply {
     Events(Vec<String>),
     /// No answer at all: the connection stays open until the server is dropped.
     Stall,
-    /// A refusal: this status with a JSON error body and `retry-after: 0`,
-    /// as a rate-limited API answers (the client may retry at once).
-    Refuse(u16),
+    /// A rate-limited API's refusal (429, retry at once), then the
+    /// connection closes.
+    RateLimited,
 }
 
 type Script = dyn Fn(&Request) -> Reply + Send + Sync;
@@ -174,10 +178,9 @@ fn serve(stream: TcpStream, shared: &Shared) {
                     return;
                 }
             }
-            Reply::Refuse(status) => {
-                if write_refusal(&mut writer, status).is_err() {
-                    return;
-                }
+            Reply::RateLimited => {
+                let _ = write_rate_limited(&mut writer);
+                return;
             }
             Reply::Stall => {
                 let mut state = shared.lock();
@@ -249,16 +252,6 @@ fn read_chunked(reader: &mut impl BufRead) -> Option<Vec<u8>> {
         }
         body.extend_from_slice(&chunk[..size]);
     }
-}
-
-fn write_refusal(writer: &mut TcpStream, status: u16) -> std::io::Result<()> {
-    let body = r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#;
-    write!(
-        writer,
-        "HTTP/1.1 {status} Refused\r\ncontent-type: application/json\r\nretry-after: 0\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    writer.flush()
 }
 
 fn write_events(writer: &mut TcpStream, events: &[String]) -> std::io::Result<()> {

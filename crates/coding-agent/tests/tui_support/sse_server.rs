@@ -18,6 +18,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+#[path = "../http_support/rate_limited.rs"]
+mod rate_limited;
+use rate_limited::write_rate_limited;
+
 /// The command the first answer runs.
 pub const COUNT_COMMAND: &str = "for i in 1 2 3; do echo $i; sleep 1; done";
 
@@ -104,12 +108,7 @@ fn serve(
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
         .is_ok()
     {
-        let body = r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#;
-        let _ = write!(
-            socket,
-            "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 0\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
-            body.len()
-        );
+        let _ = write_rate_limited(&mut socket);
         return;
     }
     let events = answer(&request, calls);
