@@ -16,6 +16,7 @@ pub mod modes;
 pub mod ops;
 pub mod prompt;
 pub mod render;
+pub mod sandbox;
 pub mod session;
 pub mod settings;
 pub mod support;

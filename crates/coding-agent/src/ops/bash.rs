@@ -8,6 +8,7 @@
 //! only it can stop the command; it reports them as distinct errors
 //! ([`ExecError::TimedOut`], [`ExecError::Aborted`]), as Pi's convention does.
 
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
@@ -105,12 +106,23 @@ pub trait BashOperations: Send + Sync {
     ) -> Result<ExitStatus, ExecError>;
 }
 
+/// A program that starts the shell for us: the command line becomes
+/// `<program> <args...> <shell> -c <command>` (the sandbox helper is one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher {
+    /// The program to run instead of the shell.
+    pub program: PathBuf,
+    /// Its arguments, before the shell's path.
+    pub args: Vec<OsString>,
+}
+
 /// Runs commands on this machine with `<shell> -c`, each in its own process
 /// group so that a timeout or cancellation kills grandchildren too.
 #[derive(Debug, Default)]
 pub struct LocalBashOperations {
     shell_path: Option<PathBuf>,
     default_shell: OnceCell<PathBuf>,
+    launcher: Option<Launcher>,
 }
 
 impl LocalBashOperations {
@@ -124,7 +136,14 @@ impl LocalBashOperations {
         LocalBashOperations {
             shell_path: Some(shell_path.into()),
             default_shell: OnceCell::new(),
+            launcher: None,
         }
+    }
+
+    /// The same operations, starting the shell through `launcher`.
+    pub fn launched_by(mut self, launcher: Launcher) -> Self {
+        self.launcher = Some(launcher);
+        self
     }
 
     async fn shell(&self) -> Result<PathBuf, ExecError> {
@@ -169,7 +188,19 @@ impl BashOperations for LocalBashOperations {
             return Err(ExecError::CwdMissing(cwd.to_path_buf()));
         }
         let shell = self.shell().await?;
-        let mut child = Command::new(&shell)
+        let mut command_line = match &self.launcher {
+            Some(launcher) => {
+                let mut command_line = Command::new(&launcher.program);
+                command_line.args(&launcher.args).arg(&shell);
+                command_line
+            }
+            None => Command::new(&shell),
+        };
+        let program = self
+            .launcher
+            .as_ref()
+            .map_or(shell.as_path(), |launcher| launcher.program.as_path());
+        let mut child = command_line
             .arg("-c")
             .arg(command)
             .current_dir(cwd)
@@ -179,7 +210,7 @@ impl BashOperations for LocalBashOperations {
             .stderr(Stdio::piped())
             .process_group(0)
             .spawn()
-            .map_err(|error| spawn_error(&shell, &error))?;
+            .map_err(|error| spawn_error(program, &error))?;
         let group = ProcessGroup::of(child.id());
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();

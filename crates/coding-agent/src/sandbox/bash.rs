@@ -1,0 +1,142 @@
+//! bash under the sandbox: [`SandboxedBashOperations`] starts every command
+//! through the sandbox helper, and when a command fails after printing a
+//! permission error, adds a line saying the sandbox refused it, so the model
+//! asks instead of retrying.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+
+use super::helper::helper_launcher;
+use super::policy::SandboxPolicy;
+use crate::ops::bash::{
+    BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations, OutputSender,
+};
+
+/// What a denied `open`, `connect` or `bind` prints, lower-cased: EACCES
+/// (Landlock's file-system and TCP denials) and EPERM (its scoped sockets).
+const PERMISSION_ERRORS: [&[u8]; 2] = [b"permission denied", b"operation not permitted"];
+
+/// Bytes of the previous chunk kept, so an error split across two chunks is
+/// still found.
+const CARRY_BYTES: usize = 32;
+
+/// Output chunks in flight between the command and the scan.
+const CHUNKS_IN_FLIGHT: usize = 16;
+
+/// Runs bash commands on this machine inside the sandbox.
+#[derive(Debug)]
+pub struct SandboxedBashOperations {
+    inner: LocalBashOperations,
+    policy: SandboxPolicy,
+}
+
+impl SandboxedBashOperations {
+    /// Commands run with the default shell under `policy`, started through
+    /// `helper` (a binary whose `main` calls
+    /// [`super::helper::run_if_invoked`]; for the `coding-agent` binary,
+    /// itself).
+    pub fn new(helper: &Path, policy: SandboxPolicy) -> Self {
+        Self::with_operations(LocalBashOperations::new(), helper, policy)
+    }
+
+    /// As [`SandboxedBashOperations::new`], with a configured shell.
+    pub fn with_operations(
+        inner: LocalBashOperations,
+        helper: &Path,
+        policy: SandboxPolicy,
+    ) -> Self {
+        SandboxedBashOperations {
+            inner: inner.launched_by(helper_launcher(helper, &policy)),
+            policy,
+        }
+    }
+}
+
+#[async_trait]
+impl BashOperations for SandboxedBashOperations {
+    async fn exec(
+        &self,
+        command: &str,
+        cwd: &Path,
+        options: ExecOptions,
+    ) -> Result<ExitStatus, ExecError> {
+        let on_data = options.on_data.clone();
+        let (scanned, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let options = ExecOptions {
+            on_data: scanned,
+            ..options
+        };
+        let (outcome, saw_denial) = tokio::join!(
+            self.inner.exec(command, cwd, options),
+            forward_and_scan(chunks, &on_data)
+        );
+        if saw_denial && matches!(outcome, Ok(ExitStatus::Code(code)) if code != 0) {
+            let notice = format!("\n{}\n", self.policy.bash_denial_notice());
+            // A closed receiver means nobody reads the output any more.
+            let _ = on_data.send(notice.into_bytes()).await;
+        }
+        outcome
+    }
+}
+
+/// Passes every chunk on; true when the output held a permission error.
+async fn forward_and_scan(mut chunks: mpsc::Receiver<Vec<u8>>, on_data: &OutputSender) -> bool {
+    let mut saw_denial = false;
+    let mut window: Vec<u8> = Vec::new();
+    while let Some(chunk) = chunks.recv().await {
+        if !saw_denial {
+            window.extend(chunk.iter().map(u8::to_ascii_lowercase));
+            saw_denial = PERMISSION_ERRORS
+                .iter()
+                .any(|error| memchr::memmem::find(&window, error).is_some());
+            let keep = window.len().saturating_sub(CARRY_BYTES);
+            window.drain(..keep);
+        }
+        // Keep draining even when nobody reads, so the command never blocks.
+        let _ = on_data.send(chunk).await;
+    }
+    saw_denial
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn scan(chunks: &[&str]) -> (bool, String) {
+        let (input, receiver) = mpsc::channel(8);
+        let (output, mut forwarded) = mpsc::channel(8);
+        for chunk in chunks {
+            input.send(chunk.as_bytes().to_vec()).await.unwrap();
+        }
+        drop(input);
+        let saw = forward_and_scan(receiver, &output).await;
+        drop(output);
+        let mut text = String::new();
+        while let Some(chunk) = forwarded.recv().await {
+            text.push_str(&String::from_utf8(chunk).unwrap());
+        }
+        (saw, text)
+    }
+
+    #[tokio::test]
+    async fn permission_errors_are_found_across_chunks_and_output_is_kept() {
+        assert_eq!(
+            scan(&["touch: cannot touch '/x': Permis", "sion denied\n"]).await,
+            (true, "touch: cannot touch '/x': Permission denied\n".into())
+        );
+        assert_eq!(
+            scan(&["EACCES: PERMISSION DENIED"]).await,
+            (true, "EACCES: PERMISSION DENIED".into())
+        );
+        assert_eq!(
+            scan(&["kill: Operation not permitted"]).await,
+            (true, "kill: Operation not permitted".into())
+        );
+        assert_eq!(
+            scan(&["No such file\n"]).await,
+            (false, "No such file\n".into())
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! The sandbox: what bash, `write` and `edit` may change, enforced by the
+//! kernel (Linux Landlock) for bash and by the tools' Operations for the
+//! in-process tools. See `docs/permissions.md` ("Sandbox") for what it does
+//! and does not contain.
+//!
+//! - [`policy`]: the mode, the writable roots, the network switch, and the
+//!   check `write`/`edit` apply;
+//! - [`kernel`]: the policy as Landlock rules, and the probe;
+//! - [`helper`]: the hidden `__sandbox` entry point that restricts itself and
+//!   then execs the shell (no `unsafe` needed);
+//! - [`bash`], [`files`]: the Operations that run under it.
+//!
+//! [`Sandbox::start`] puts them together for a session: it probes the
+//! kernel once, decides what runs, and says so ([`SandboxStatus::notice`]).
+
+pub mod bash;
+pub mod files;
+pub mod helper;
+pub mod kernel;
+pub mod policy;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use self::bash::SandboxedBashOperations;
+pub use self::files::Sandboxed;
+pub use self::helper::{HELPER_ARG, run_if_invoked};
+pub use self::kernel::{Enforced, KernelError};
+pub use self::policy::{SandboxMode, SandboxPolicy};
+
+use crate::definition::ToolDefinition;
+use crate::ops::bash::{BashOperations, LocalBashOperations};
+use crate::ops::edit::LocalEditOperations;
+use crate::ops::write::LocalWriteOperations;
+use crate::tools::{bash::BashTool, builtin_tool, edit::EditTool, write::WriteTool};
+
+/// What the user asked for (flags and settings), before the kernel is asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxRequest {
+    /// `--sandbox` or the setting; `None` = the default (`workspace-write`
+    /// where the kernel can enforce it, else off, with a notice).
+    pub mode: Option<SandboxMode>,
+    /// `--allow-network` or the setting.
+    pub allow_network: bool,
+    /// Directories writable besides the workspace root and temp directories.
+    pub extra_roots: Vec<PathBuf>,
+}
+
+/// What the sandbox of a session is, as the rest of the agent needs to know
+/// it (the permission policy's `auto` mode runs bash unasked only when
+/// `active`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxStatus {
+    /// The mode in effect.
+    pub mode: SandboxMode,
+    /// The kernel's Landlock ABI as far as the rules use it; `None` when
+    /// the kernel has no Landlock (or it was not asked: mode `off`).
+    pub abi: Option<u8>,
+    /// bash's writes are contained by the kernel (mode on, Landlock ABI 3+).
+    pub active: bool,
+    /// A sandboxed command can reach the network: allowed, or not
+    /// containable here (TCP needs ABI 4; UDP is never contained).
+    pub network_allowed: bool,
+    /// The directories writes are limited to (empty when off or read-only).
+    pub roots: Vec<PathBuf>,
+}
+
+impl SandboxStatus {
+    /// What to tell the user once at start, when the sandbox is missing or
+    /// partial; `None` when it is fully on or was turned off on purpose.
+    pub fn notice(&self, requested: &SandboxRequest) -> Option<String> {
+        let network_uncontained = !requested.allow_network && self.network_allowed;
+        match (self.mode, self.abi) {
+            (SandboxMode::Off, None) if requested.mode.is_none() => Some(format!(
+                "Sandbox: off: {}; bash runs with your full rights",
+                KernelError::Unavailable
+            )),
+            (SandboxMode::Off, _) => None,
+            (_, Some(abi)) if !self.active => Some(format!(
+                "Sandbox: partial: Landlock ABI {abi} cannot refuse truncating files (ABI 3, Linux 6.2); network is not contained either"
+            )),
+            (_, Some(abi)) if network_uncontained => Some(format!(
+                "Sandbox: partial: writes are contained, but Landlock ABI {abi} cannot refuse TCP (ABI 4, Linux 6.7); the network stays open"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Why a session's sandbox cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The user asked for a sandbox the kernel cannot enforce: refusing is
+    /// safer than running without it.
+    #[error(
+        "--sandbox {mode}: {reason}. Use --sandbox off (or \"sandbox\": {{\"mode\": \"off\"}} in settings.json) to run without it"
+    )]
+    Unavailable {
+        /// The mode asked for.
+        mode: SandboxMode,
+        /// Why the kernel cannot.
+        reason: KernelError,
+    },
+}
+
+/// The sandbox of a session: its policy, the helper that applies it to
+/// bash, and its status.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    policy: SandboxPolicy,
+    helper: PathBuf,
+    status: SandboxStatus,
+}
+
+impl Sandbox {
+    /// Decides the sandbox for a session in `workspace_root`: asks the
+    /// kernel what it supports (once), and falls back to off only when the
+    /// mode was not asked for explicitly. `helper` is a binary whose `main`
+    /// calls [`run_if_invoked`] (the `coding-agent` binary: itself).
+    pub fn start(
+        request: &SandboxRequest,
+        workspace_root: &Path,
+        helper: PathBuf,
+    ) -> Result<Self, SandboxError> {
+        let mode = request.mode.unwrap_or_default();
+        let probed = match mode {
+            SandboxMode::Off => None,
+            SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => Some(kernel::probe()),
+        };
+        Self::decide(request, workspace_root, helper, probed)
+    }
+
+    /// [`Sandbox::start`] once the kernel has answered (`None`: not asked).
+    fn decide(
+        request: &SandboxRequest,
+        workspace_root: &Path,
+        helper: PathBuf,
+        probed: Option<Result<Enforced, KernelError>>,
+    ) -> Result<Self, SandboxError> {
+        let asked = request.mode.unwrap_or_default();
+        let (mode, enforced) = match probed {
+            None => (SandboxMode::Off, None),
+            Some(Ok(enforced)) => (asked, Some(enforced)),
+            Some(Err(reason)) if request.mode.is_some() => {
+                return Err(SandboxError::Unavailable {
+                    mode: asked,
+                    reason,
+                });
+            }
+            Some(Err(_)) => (SandboxMode::Off, None),
+        };
+        let mut roots = vec![workspace_root.to_path_buf()];
+        roots.extend(request.extra_roots.iter().cloned());
+        let policy = SandboxPolicy::for_workspace(mode, &roots).with_network(request.allow_network);
+        let on = mode != SandboxMode::Off;
+        let status = SandboxStatus {
+            mode,
+            abi: enforced.map(|enforced| enforced.abi),
+            active: on && enforced.is_some_and(Enforced::writes_contained),
+            network_allowed: !on
+                || request.allow_network
+                || !enforced.is_some_and(Enforced::network_contained),
+            roots: policy.effective_roots(),
+        };
+        Ok(Sandbox {
+            policy,
+            helper,
+            status,
+        })
+    }
+
+    /// No sandbox: every tool runs with the user's rights.
+    pub fn off() -> Self {
+        Sandbox {
+            policy: SandboxPolicy::for_workspace(SandboxMode::Off, &[]).with_network(true),
+            helper: PathBuf::new(),
+            status: SandboxStatus {
+                mode: SandboxMode::Off,
+                abi: None,
+                active: false,
+                network_allowed: true,
+                roots: Vec::new(),
+            },
+        }
+    }
+
+    /// What the sandbox is.
+    pub fn status(&self) -> &SandboxStatus {
+        &self.status
+    }
+
+    /// The policy commands and file tools run under.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.policy
+    }
+
+    /// How bash commands (the tool's and the user's) run here.
+    pub fn bash_operations(&self) -> Arc<dyn BashOperations> {
+        match self.status.mode {
+            SandboxMode::Off => Arc::new(LocalBashOperations::new()),
+            SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => Arc::new(
+                SandboxedBashOperations::new(&self.helper, self.policy.clone()),
+            ),
+        }
+    }
+
+    /// The built-in tool called `name`, with bash, `write` and `edit`
+    /// confined to the sandbox; `None` for an unknown name.
+    pub fn builtin_tool(&self, name: &str) -> Option<Arc<dyn ToolDefinition>> {
+        if self.status.mode == SandboxMode::Off {
+            return builtin_tool(name);
+        }
+        let policy = self.policy.clone();
+        let tool: Arc<dyn ToolDefinition> = match name {
+            "bash" => Arc::new(BashTool::new(self.bash_operations())),
+            "write" => Arc::new(WriteTool::new(Arc::new(Sandboxed::new(
+                Arc::new(LocalWriteOperations),
+                policy,
+            )))),
+            "edit" => Arc::new(EditTool::new(Arc::new(Sandboxed::new(
+                Arc::new(LocalEditOperations),
+                policy,
+            )))),
+            other => return builtin_tool(other),
+        };
+        Some(tool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decide(
+        request: &SandboxRequest,
+        probed: Option<Result<Enforced, KernelError>>,
+    ) -> Result<Sandbox, SandboxError> {
+        Sandbox::decide(request, Path::new("/"), PathBuf::from("/helper"), probed)
+    }
+
+    #[test]
+    fn the_default_falls_back_to_off_with_a_notice_where_landlock_is_missing() {
+        let request = SandboxRequest::default();
+        let sandbox = decide(&request, Some(Err(KernelError::Unavailable))).unwrap();
+        assert_eq!(sandbox.status().mode, SandboxMode::Off);
+        assert!(!sandbox.status().active);
+        assert_eq!(
+            sandbox.status().notice(&request).as_deref(),
+            Some(
+                "Sandbox: off: Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter); bash runs with your full rights"
+            )
+        );
+    }
+
+    #[test]
+    fn an_explicit_mode_fails_closed_where_landlock_is_missing() {
+        let request = SandboxRequest {
+            mode: Some(SandboxMode::WorkspaceWrite),
+            ..SandboxRequest::default()
+        };
+        let error = decide(&request, Some(Err(KernelError::Unavailable))).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "--sandbox workspace-write: Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter). Use --sandbox off (or \"sandbox\": {\"mode\": \"off\"} in settings.json) to run without it"
+        );
+    }
+
+    #[test]
+    fn a_full_kernel_gives_an_active_sandbox_without_notice() {
+        let request = SandboxRequest::default();
+        let sandbox = decide(&request, Some(Ok(Enforced { abi: 6 }))).unwrap();
+        let status = sandbox.status();
+        assert_eq!(status.mode, SandboxMode::WorkspaceWrite);
+        assert!(status.active && !status.network_allowed);
+        assert_eq!(status.roots[0], PathBuf::from("/"));
+        assert_eq!(status.notice(&request), None);
+    }
+
+    #[test]
+    fn old_kernels_are_partial_and_say_what_is_missing() {
+        let request = SandboxRequest::default();
+        let tcp = decide(&request, Some(Ok(Enforced { abi: 3 }))).unwrap();
+        assert!(tcp.status().active && tcp.status().network_allowed);
+        assert_eq!(
+            tcp.status().notice(&request).as_deref(),
+            Some(
+                "Sandbox: partial: writes are contained, but Landlock ABI 3 cannot refuse TCP (ABI 4, Linux 6.7); the network stays open"
+            )
+        );
+        let truncate = decide(&request, Some(Ok(Enforced { abi: 2 }))).unwrap();
+        assert!(!truncate.status().active);
+        assert_eq!(
+            truncate.status().notice(&request).as_deref(),
+            Some(
+                "Sandbox: partial: Landlock ABI 2 cannot refuse truncating files (ABI 3, Linux 6.2); network is not contained either"
+            )
+        );
+    }
+
+    #[test]
+    fn off_on_purpose_is_silent_and_runs_everything_unconfined() {
+        let request = SandboxRequest {
+            mode: Some(SandboxMode::Off),
+            ..SandboxRequest::default()
+        };
+        let sandbox = decide(&request, None).unwrap();
+        assert_eq!(sandbox.status(), Sandbox::off().status());
+        assert_eq!(sandbox.status().notice(&request), None);
+    }
+}

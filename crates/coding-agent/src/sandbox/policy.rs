@@ -1,0 +1,319 @@
+//! What the sandbox allows: the mode, the directories commands may write, and
+//! whether TCP is open. The same [`SandboxPolicy`] is applied twice: by the
+//! kernel to bash (see [`super::kernel`]) and by [`SandboxPolicy::check_write`]
+//! to the in-process `write` and `edit` tools, so no tool writes outside it.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// How much the sandbox lets commands change (`--sandbox`, setting `sandbox.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// No sandbox: commands run with the user's full rights.
+    Off,
+    /// Reads anywhere; writes only to `/dev/null`-like devices.
+    ReadOnly,
+    /// Reads anywhere; writes under the workspace roots, the temp
+    /// directories and `/dev/null`-like devices.
+    #[default]
+    WorkspaceWrite,
+}
+
+impl SandboxMode {
+    /// The name users type and read.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Off => "off",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+        }
+    }
+
+    /// How much the mode takes away: `read-only` is stricter than
+    /// `workspace-write`, which is stricter than `off`.
+    pub fn strictness(self) -> u8 {
+        match self {
+            SandboxMode::Off => 0,
+            SandboxMode::WorkspaceWrite => 1,
+            SandboxMode::ReadOnly => 2,
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Devices any sandboxed command may open for writing: they store nothing,
+/// and shells and build tools write to them all the time.
+pub const WRITABLE_DEVICES: [&str; 5] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Scratch directories a `workspace-write` sandbox adds to the workspace
+/// roots: `$TMPDIR` (or `/tmp`), `/tmp`, and `/dev/shm` (POSIX shared memory
+/// and semaphores, which Python's `multiprocessing` needs).
+pub fn temp_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![std::env::temp_dir()];
+    for dir in ["/tmp", "/dev/shm"] {
+        let dir = PathBuf::from(dir);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+/// What a sandboxed command may do besides reading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxPolicy {
+    /// How much commands may change.
+    pub mode: SandboxMode,
+    /// Directories (and everything under them) writable in `workspace-write`
+    /// mode, used as given; [`SandboxPolicy::for_workspace`] adds the temp
+    /// directories to the workspace roots. Missing ones are skipped.
+    pub writable_roots: Vec<PathBuf>,
+    /// TCP connect and bind are allowed (they are refused otherwise, where
+    /// the kernel can refuse them).
+    pub allow_network: bool,
+}
+
+impl SandboxPolicy {
+    /// The policy for a session working in `workspace_roots`: in
+    /// `workspace-write` mode those and the [`temp_dirs`] are writable;
+    /// network off.
+    pub fn for_workspace(mode: SandboxMode, workspace_roots: &[PathBuf]) -> Self {
+        let writable_roots = match mode {
+            SandboxMode::WorkspaceWrite => {
+                let mut roots = workspace_roots.to_vec();
+                roots.extend(temp_dirs());
+                roots
+            }
+            SandboxMode::Off | SandboxMode::ReadOnly => Vec::new(),
+        };
+        SandboxPolicy {
+            mode,
+            writable_roots,
+            allow_network: false,
+        }
+    }
+
+    /// The same policy with TCP allowed or not.
+    pub fn with_network(mut self, allow: bool) -> Self {
+        self.allow_network = allow;
+        self
+    }
+
+    /// The directories writes are limited to, as the kernel sees them: the
+    /// roots that exist, symlinks resolved, in `workspace-write` mode; none
+    /// otherwise.
+    pub fn effective_roots(&self) -> Vec<PathBuf> {
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return Vec::new();
+        }
+        let mut roots: Vec<PathBuf> = self
+            .writable_roots
+            .iter()
+            .filter_map(|root| root.canonicalize().ok())
+            .collect();
+        roots.dedup();
+        roots
+    }
+
+    /// Whether a write to `path` (absolute) stays inside the sandbox. The path
+    /// is resolved as the kernel would: symlinks in its existing part are
+    /// followed, so a link inside a root that points outside is outside.
+    pub fn permits_write(&self, path: &Path) -> bool {
+        if self.mode == SandboxMode::Off {
+            return true;
+        }
+        let resolved = resolve(path);
+        WRITABLE_DEVICES
+            .iter()
+            .any(|device| resolved == Path::new(device))
+            || self
+                .effective_roots()
+                .iter()
+                .any(|root| resolved.starts_with(root))
+    }
+
+    /// `Ok` when a write to `path` is allowed, else the denial the model reads.
+    pub fn check_write(&self, path: &Path) -> Result<(), String> {
+        if self.permits_write(path) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: {}. {}",
+                self.denial_reason(false),
+                path.display(),
+                WHAT_TO_DO
+            ))
+        }
+    }
+
+    /// The notice a sandboxed bash command that failed with a permission
+    /// error gets at the end of its output.
+    pub fn bash_denial_notice(&self) -> String {
+        format!("{}. {}", self.denial_reason(true), WHAT_TO_DO)
+    }
+
+    /// `Permission denied (sandbox: writes are limited to ...)`, with the
+    /// network's state when `with_network`.
+    fn denial_reason(&self, with_network: bool) -> String {
+        let roots = self.effective_roots();
+        let writes = if roots.is_empty() {
+            "read-only, writes are limited to /dev/null-like devices".to_owned()
+        } else {
+            let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            format!(
+                "writes are limited to {} and /dev/null-like devices",
+                roots.join(", ")
+            )
+        };
+        let network = if with_network && !self.allow_network {
+            "; network (TCP) is off"
+        } else {
+            ""
+        };
+        format!("Permission denied (sandbox: {writes}{network})")
+    }
+}
+
+/// What the model should do after a sandbox denial: not retry, ask.
+const WHAT_TO_DO: &str = "This is the sandbox, not file permissions: retrying or working around it fails the same way. Tell the user what you need and why; they can allow it (--sandbox off, or --allow-network for the network)";
+
+/// `path` with `.` and `..` applied, and its longest existing prefix
+/// resolved through symlinks (the rest does not exist yet, so it holds none).
+fn resolve(path: &Path) -> PathBuf {
+    let normal = normalize(path);
+    let mut existing = normal.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return normal,
+        }
+    }
+}
+
+/// `.` and `..` applied without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace(dir: &Path) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            writable_roots: vec![dir.join("work")],
+            allow_network: false,
+        }
+    }
+
+    #[test]
+    fn writes_inside_a_root_are_permitted_even_to_new_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("work")).unwrap();
+        let policy = workspace(dir.path());
+        assert!(policy.permits_write(&dir.path().join("work/a/b/new.txt")));
+        assert!(policy.permits_write(&dir.path().join("work")));
+        assert!(!policy.permits_write(&dir.path().join("elsewhere.txt")));
+        assert!(!policy.permits_write(&dir.path().join("work/../escape.txt")));
+        assert!(!policy.permits_write(&dir.path().join("workshop/x")));
+    }
+
+    #[test]
+    fn a_symlink_out_of_a_root_is_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("work")).unwrap();
+        std::fs::create_dir(dir.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside"), dir.path().join("work/link"))
+            .unwrap();
+        let policy = workspace(dir.path());
+        assert!(!policy.permits_write(&dir.path().join("work/link/file")));
+    }
+
+    #[test]
+    fn devices_are_writable_in_every_mode_and_everything_when_off() {
+        let read_only = SandboxPolicy::for_workspace(SandboxMode::ReadOnly, &[PathBuf::from("/")]);
+        assert!(read_only.writable_roots.is_empty());
+        assert!(read_only.permits_write(Path::new("/dev/null")));
+        assert!(!read_only.permits_write(&std::env::temp_dir().join("x")));
+        let off = SandboxPolicy::for_workspace(SandboxMode::Off, &[]);
+        assert!(off.permits_write(Path::new("/etc/passwd")));
+    }
+
+    #[test]
+    fn workspace_write_adds_the_temp_directories() {
+        let policy =
+            SandboxPolicy::for_workspace(SandboxMode::WorkspaceWrite, &[PathBuf::from("/w")]);
+        let mut expected = vec![PathBuf::from("/w")];
+        expected.extend(temp_dirs());
+        assert_eq!(policy.writable_roots, expected);
+        assert!(policy.permits_write(&std::env::temp_dir().join("scratch")));
+    }
+
+    #[test]
+    fn denials_name_the_roots_and_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("work")).unwrap();
+        let root = dir.path().canonicalize().unwrap().join("work");
+        let policy = workspace(dir.path());
+        assert_eq!(
+            policy.check_write(Path::new("/etc/x")),
+            Err(format!(
+                "Permission denied (sandbox: writes are limited to {} and /dev/null-like devices): /etc/x. {WHAT_TO_DO}",
+                root.display()
+            ))
+        );
+        assert_eq!(
+            policy.bash_denial_notice(),
+            format!(
+                "Permission denied (sandbox: writes are limited to {} and /dev/null-like devices; network (TCP) is off). {WHAT_TO_DO}",
+                root.display()
+            )
+        );
+        let read_only = SandboxPolicy::for_workspace(SandboxMode::ReadOnly, &[]).with_network(true);
+        assert_eq!(
+            read_only.bash_denial_notice(),
+            format!(
+                "Permission denied (sandbox: read-only, writes are limited to /dev/null-like devices). {WHAT_TO_DO}"
+            )
+        );
+    }
+
+    #[test]
+    fn modes_order_by_strictness() {
+        assert!(SandboxMode::ReadOnly.strictness() > SandboxMode::WorkspaceWrite.strictness());
+        assert!(SandboxMode::WorkspaceWrite.strictness() > SandboxMode::Off.strictness());
+    }
+}
