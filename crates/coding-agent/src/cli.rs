@@ -33,22 +33,23 @@ use tokio_util::sync::CancellationToken;
 
 use agent_ai::message::now_millis;
 use coding_agent::definition::ContextFactory;
-use coding_agent::modes::agent_session::{default_tool_names, select_tools};
+use coding_agent::modes::agent_session::{default_tool_names, select_tools_from};
 use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog, run_interactive};
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{
-    AgentSession, PrintFormat, RpcEnd, SessionOptions, run_print, run_rpc_until,
+    AgentSession, PrintFormat, RpcEnd, SessionOptions, run_print, run_rpc_with,
 };
 use coding_agent::prompt::{
     PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
 };
+use coding_agent::sandbox::{Sandbox, SandboxError, SandboxMode, SandboxSettings};
 use coding_agent::session::{SessionManager, iso_timestamp, session_dir};
 use coding_agent::settings::{
     ModelError, ModelFlags, SETTINGS_FILE, Settings, SettingsError, agent_dir, provider_for,
     resolve_model,
 };
-use coding_agent::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
+use coding_agent::tools::BUILTIN_TOOL_NAMES;
 use coding_agent::{ToolContext, ToolDefinition, wrap_tool_definition};
 
 /// What stderr says once Ctrl-C has cancelled the call.
@@ -152,9 +153,22 @@ struct RunArgs {
     /// Save no session
     #[arg(long, conflicts_with_all = ["session", "continue_session"])]
     no_session: bool,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
     /// Prompts, run one after another
     #[arg(value_name = "PROMPT")]
     messages: Vec<String>,
+}
+
+/// What bash (and write, edit) may change; see docs/permissions.md.
+#[derive(Debug, Args)]
+struct SandboxArgs {
+    /// Sandbox for bash, write and edit [default: workspace-write where the kernel has Landlock]
+    #[arg(long, value_enum, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
+    /// Let sandboxed commands use the network (TCP is refused otherwise)
+    #[arg(long)]
+    allow_network: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,9 +184,11 @@ struct ToolArgs {
     name: String,
     /// The call's arguments as JSON, or `-` to read them from standard input
     args_json: String,
-    /// Directory relative paths resolve against [default: the current directory]
+    /// Directory relative paths resolve against, and the sandbox's workspace root [default: the current directory]
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 /// The command line was wrong; reported on stderr with exit status 2.
@@ -194,6 +210,8 @@ enum UsageError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
 }
 
 /// What `coding-agent tool` prints: the parts of the tool-result message a
@@ -280,7 +298,8 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         (Some(names), false) => names.iter().map(|n| n.trim().to_owned()).collect(),
         (None, false) => default_tool_names(),
     };
-    let (tools, unknown) = select_tools(&tool_names);
+    let sandbox = start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?;
+    let (tools, unknown) = select_tools_from(&tool_names, |name| sandbox.builtin_tool(name));
     for name in unknown {
         eprintln!(
             "Warning: Unknown tool \"{name}\". Valid tools: {}",
@@ -325,7 +344,8 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         ModeArg::Rpc => {
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
-            match run_rpc_until(session, stdin, tokio::io::stdout(), &stop).await? {
+            let user_bash = sandbox.bash_operations();
+            match run_rpc_with(session, user_bash, stdin, tokio::io::stdout(), &stop).await? {
                 RpcEnd::InputClosed => Ok(0),
                 // Everything is written and every command has ended. Exit
                 // now: the runtime's shutdown would wait for the blocking
@@ -422,7 +442,9 @@ async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     let cwd = working_directory(args.cwd.as_deref())?;
     let arguments = read_arguments(&args.args_json).await?;
 
-    let tools = ToolSet::new(builtin_agent_tools(cwd)).context("a built-in tool's schema")?;
+    let sandbox = start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?;
+    let tools =
+        ToolSet::new(builtin_agent_tools(cwd, &sandbox)).context("a built-in tool's schema")?;
     let call = ToolCall {
         id: "call_cli".into(),
         name: args.name,
@@ -517,15 +539,33 @@ async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
 }
 
 /// The built-in tools present in this build, as the loop sees them, each
-/// executing in `cwd`.
-fn builtin_agent_tools(cwd: PathBuf) -> Vec<Arc<dyn AgentTool>> {
+/// executing in `cwd`, confined to `sandbox`.
+fn builtin_agent_tools(cwd: PathBuf, sandbox: &Sandbox) -> Vec<Arc<dyn AgentTool>> {
     let ctx_factory: ContextFactory = Arc::new(move |cancel| ToolContext {
         cancel,
         ..ToolContext::new(cwd.clone())
     });
     BUILTIN_TOOL_NAMES
         .iter()
-        .filter_map(|name| builtin_tool(name))
+        .filter_map(|name| sandbox.builtin_tool(name))
         .map(|definition| wrap_tool_definition(definition, ctx_factory.clone()))
         .collect()
+}
+
+/// The sandbox bash, write and edit run under in `workspace_root`: the flags
+/// over the settings, the kernel asked once, and what is missing or partial
+/// said once (stderr, or the interactive transcript).
+fn start_sandbox(
+    flags: &SandboxArgs,
+    settings: &SandboxSettings,
+    workspace_root: &Path,
+) -> anyhow::Result<Sandbox> {
+    let request = settings.request(flags.sandbox, flags.allow_network);
+    let helper = std::env::current_exe()
+        .context("cannot find this program, which bash commands run through to be sandboxed")?;
+    let sandbox = Sandbox::start(&request, workspace_root, helper).map_err(UsageError::from)?;
+    if let Some(notice) = sandbox.status().notice(&request) {
+        tracing::warn!("{notice}");
+    }
+    Ok(sandbox)
 }

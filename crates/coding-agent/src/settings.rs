@@ -39,6 +39,8 @@ use agent_ai::providers::{ProviderConfig, for_api};
 use agent_ai::{Model, Provider};
 use serde::Deserialize;
 
+use crate::sandbox::SandboxSettings;
+
 /// Name of the environment variable that moves the agent directory.
 pub const AGENT_DIR_ENV: &str = "CODING_AGENT_DIR";
 
@@ -131,6 +133,9 @@ pub struct Settings {
     /// Providers by name, in addition to (or amending) `openai` and `anthropic`.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// The bash sandbox (`docs/permissions.md`); a project may only tighten it.
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
 }
 
 /// A settings file that exists but cannot be used.
@@ -165,8 +170,10 @@ impl Settings {
         }
     }
 
-    /// Keys set in `over` win; providers are merged entry by entry.
+    /// Keys set in `over` win; providers are merged entry by entry; the
+    /// sandbox only tightens ([`SandboxSettings::tighten_with`]).
     pub fn merge(&mut self, over: Settings) {
+        self.sandbox.tighten_with(over.sandbox);
         self.default_provider = over.default_provider.or(self.default_provider.take());
         self.default_model = over.default_model.or(self.default_model.take());
         for (name, entry) in over.providers {

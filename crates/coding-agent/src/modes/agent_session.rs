@@ -341,13 +341,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The built-in tools called `names`, in that order (repeats dropped), and
 /// the names that are not built-in tools.
 pub fn select_tools(names: &[String]) -> (Vec<Arc<dyn ToolDefinition>>, Vec<String>) {
+    select_tools_from(names, builtin_tool)
+}
+
+/// [`select_tools`] with the tools `lookup` makes (for example, confined to
+/// a sandbox: [`crate::sandbox::Sandbox::builtin_tool`]).
+pub fn select_tools_from(
+    names: &[String],
+    lookup: impl Fn(&str) -> Option<Arc<dyn ToolDefinition>>,
+) -> (Vec<Arc<dyn ToolDefinition>>, Vec<String>) {
     let mut tools: Vec<Arc<dyn ToolDefinition>> = Vec::new();
     let mut unknown = Vec::new();
     for name in names {
         if tools.iter().any(|t| &t.tool().name == name) {
             continue;
         }
-        match builtin_tool(name) {
+        match lookup(name) {
             Some(tool) => tools.push(tool),
             None => unknown.push(name.clone()),
         }

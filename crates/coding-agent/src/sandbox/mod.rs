@@ -8,7 +8,8 @@
 //! - [`kernel`]: the policy as Landlock rules, and the probe;
 //! - [`helper`]: the hidden `__sandbox` entry point that restricts itself and
 //!   then execs the shell (no `unsafe` needed);
-//! - [`bash`], [`files`]: the Operations that run under it.
+//! - [`bash`], [`files`]: the Operations that run under it;
+//! - [`settings`]: the `sandbox` key of `settings.json`.
 //!
 //! [`Sandbox::start`] puts them together for a session: it probes the
 //! kernel once, decides what runs, and says so ([`SandboxStatus::notice`]).
@@ -18,6 +19,7 @@ pub mod files;
 pub mod helper;
 pub mod kernel;
 pub mod policy;
+pub mod settings;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +29,7 @@ pub use self::files::Sandboxed;
 pub use self::helper::{HELPER_ARG, run_if_invoked};
 pub use self::kernel::{Enforced, KernelError};
 pub use self::policy::{SandboxMode, SandboxPolicy};
+pub use self::settings::SandboxSettings;
 
 use crate::definition::ToolDefinition;
 use crate::ops::bash::{BashOperations, LocalBashOperations};

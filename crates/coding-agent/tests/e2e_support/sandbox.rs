@@ -42,7 +42,17 @@ pub struct Sandbox {
 impl Sandbox {
     /// Fresh, empty directories.
     pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        Self::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    /// Fresh, empty directories outside the system temp directory (under
+    /// Cargo's target dir), for tests of the bash sandbox, which lets
+    /// commands write the temp directories.
+    pub fn outside_temp() -> Self {
+        Self::in_dir(tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap())
+    }
+
+    fn in_dir(dir: tempfile::TempDir) -> Self {
         let root = dir.path().canonicalize().unwrap();
         let sandbox = Sandbox {
             home: root.join("home"),

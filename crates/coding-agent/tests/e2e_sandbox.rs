@@ -1,0 +1,186 @@
+//! The sandbox end to end, through the built binary: in print mode (both wire
+//! formats) the model's bash command and write outside the workspace are
+//! refused, it reads why, and the run goes on to its answer; RPC's user
+//! `bash` runs sandboxed; `coding-agent tool` honours `--sandbox` and
+//! `--allow-network` with `--cwd` as the workspace root.
+//!
+//! The default sandbox (`workspace-write`) is on in all of them: no flag
+//! turns it on. Needs Landlock, like `tests/sandbox.rs`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Command;
+
+use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
+use e2e_support::*;
+use serde_json::{Value, json};
+
+/// The policy the binary runs under in `world`, to word the expected denials.
+fn policy_of(world: &Sandbox, allow_network: bool) -> SandboxPolicy {
+    SandboxPolicy {
+        mode: SandboxMode::WorkspaceWrite,
+        writable_roots: vec![
+            world.work.clone(),
+            world.tmp.clone(),
+            PathBuf::from("/tmp"),
+            PathBuf::from("/dev/shm"),
+        ],
+        allow_network,
+    }
+}
+
+fn print_mode_reads_both_denials_and_answers(wire: Wire) {
+    let world = Sandbox::outside_temp();
+    let canary = world.home.join("canary");
+    std::fs::write(&canary, "alive\n").unwrap();
+    let outside = world.home.join("outside.txt");
+    let server = ModelServer::start({
+        let outside = outside.clone();
+        move |request| {
+            let answer = match request.index {
+                0 => Answer::call("call_rm", "bash", json!({"command": "rm -rf \"$HOME\"/*"})),
+                1 => Answer::call(
+                    "call_write",
+                    "write",
+                    json!({"path": outside, "content": "escaped\n"}),
+                ),
+                _ => Answer::text(&["Both were refused by the sandbox."]),
+            };
+            Reply::Events(wire.events(&answer))
+        }
+    });
+    let mut command = world.command(wire, &server);
+    command.args(["-p", "Clean up."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Both were refused by the sandbox.\n", "")
+    );
+    assert_eq!(std::fs::read_to_string(&canary).unwrap(), "alive\n");
+    assert!(!outside.exists());
+
+    let policy = policy_of(&world, false);
+    let requests = server.requests();
+    let last = wire.transcript(&requests[2].body);
+    assert_eq!(
+        last[2],
+        format!(
+            "tool call_rm: rm: cannot remove '{}': Permission denied\n\n{}\n\n\nCommand exited with code 1",
+            canary.display(),
+            policy.bash_denial_notice()
+        )
+    );
+    assert_eq!(
+        last[4],
+        format!(
+            "tool call_write: {}",
+            policy.check_write(&outside).unwrap_err()
+        )
+    );
+}
+
+#[test]
+fn print_mode_openai_the_model_reads_the_sandbox_denials_and_the_run_goes_on() {
+    print_mode_reads_both_denials_and_answers(Wire::OpenAi);
+}
+
+#[test]
+fn print_mode_anthropic_the_model_reads_the_sandbox_denials_and_the_run_goes_on() {
+    print_mode_reads_both_denials_and_answers(Wire::Anthropic);
+}
+
+#[test]
+fn rpc_user_bash_runs_in_the_sandbox() {
+    let wire = Wire::OpenAi;
+    let world = Sandbox::outside_temp();
+    let server = ModelServer::start(move |request| {
+        let answer = Answer::text(&[&format!("unexpected request {}", request.index)]);
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = world.command(wire, &server);
+    command.args(["--mode", "rpc"]);
+    let mut running = Running::spawn_piped(command);
+    let mut stdin = running.take_stdin();
+    let lines = running.stdout_lines();
+    send(
+        &mut stdin,
+        &json!({"id": "b1", "type": "bash", "command": "touch \"$HOME/x\" inside"}),
+    );
+    let response = next_json(&lines);
+    let notice = policy_of(&world, false).bash_denial_notice();
+    assert_eq!(
+        response,
+        json!({"id": "b1", "type": "response", "command": "bash", "success": true,
+            "data": {
+                "output": format!(
+                    "touch: cannot touch '{}': Permission denied\n\n{notice}\n",
+                    world.home.join("x").display()
+                ),
+                "exitCode": 1, "cancelled": false, "truncated": false}})
+    );
+    assert!(!world.home.join("x").exists());
+    assert!(world.work.join("inside").exists());
+    drop(stdin);
+    let (status, _, _) = running.finish();
+    assert_eq!(status.code(), Some(0));
+}
+
+/// `coding-agent tool bash` in `world.work` with `flags`; the printed result.
+fn tool_bash(world: &Sandbox, command: &str, flags: &[&str]) -> Value {
+    let output = Command::new(BIN)
+        .env("HOME", &world.home)
+        .env("TMPDIR", &world.tmp)
+        .args(["tool", "bash", &json!({ "command": command }).to_string()])
+        .args(["--cwd", world.work.to_str().unwrap()])
+        .args(flags)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    assert_eq!(output.status.code(), Some(0));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_tool_command_sandboxes_bash_with_cwd_as_the_root_unless_sandbox_off() {
+    let world = Sandbox::outside_temp();
+    let command = "touch inside && touch \"$HOME/x\"";
+    let denied = tool_bash(&world, command, &[]);
+    assert_eq!(denied["isError"], true);
+    assert!(world.work.join("inside").exists());
+    assert!(!world.home.join("x").exists());
+
+    let read_only = tool_bash(&world, "touch again", &["--sandbox", "read-only"]);
+    assert_eq!(read_only["isError"], true);
+    assert!(!world.work.join("again").exists());
+
+    let unsandboxed = tool_bash(&world, command, &["--sandbox", "off"]);
+    assert_eq!(
+        unsandboxed,
+        json!({"isError": false, "content": [{"type": "text", "text": "(no output)"}], "details": null})
+    );
+    assert!(world.home.join("x").exists());
+}
+
+#[test]
+fn the_tool_command_opens_tcp_only_with_allow_network() {
+    let world = Sandbox::outside_temp();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || listener.incoming().take(2).for_each(drop));
+    let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+
+    let refused = tool_bash(&world, &command, &[]);
+    assert_eq!(refused["isError"], true);
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("/bin/bash: connect: Permission denied\n"),
+        "{text}"
+    );
+
+    let allowed = tool_bash(&world, &command, &["--allow-network"]);
+    assert_eq!(allowed["content"][0]["text"], "connected\n");
+}
