@@ -17,11 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use coding_agent::ops::bash::{BashOperations, LocalBashOperations};
 use coding_agent::sandbox::kernel::probe;
 use coding_agent::sandbox::{
     Sandbox, SandboxMode, SandboxPolicy, SandboxRequest, SandboxedBashOperations,
 };
+use coding_agent::tools::bash::ops::{BashOperations, LocalBashOperations};
 use coding_agent::tools::bash::{BashTool, BashToolOptions, SpawnContext};
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};

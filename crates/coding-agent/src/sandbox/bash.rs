@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::helper::helper_launcher;
 use super::policy::SandboxPolicy;
-use crate::ops::bash::{
+use crate::tools::bash::ops::{
     BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations, OutputSender,
 };
 

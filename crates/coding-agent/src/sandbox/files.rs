@@ -8,9 +8,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::policy::SandboxPolicy;
-use crate::ops::edit::EditOperations;
-use crate::ops::write::WriteOperations;
 use crate::support::fs_error::FsError;
+use crate::tools::edit::ops::EditOperations;
+use crate::tools::write::ops::WriteOperations;
 
 /// Operations that refuse writes outside a [`SandboxPolicy`].
 pub struct Sandboxed<Ops: ?Sized> {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use super::kernel::restrict_current_thread;
 use super::policy::SandboxPolicy;
-use crate::ops::bash::Launcher;
+use crate::tools::bash::ops::Launcher;
 
 /// The hidden first argument that makes a binary the sandbox helper.
 pub const HELPER_ARG: &str = "__sandbox";

@@ -32,9 +32,9 @@ pub use self::policy::{SandboxMode, SandboxPolicy};
 pub use self::settings::SandboxSettings;
 
 use crate::definition::ToolDefinition;
-use crate::ops::bash::{BashOperations, LocalBashOperations};
-use crate::ops::edit::LocalEditOperations;
-use crate::ops::write::LocalWriteOperations;
+use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
+use crate::tools::edit::ops::LocalEditOperations;
+use crate::tools::write::ops::LocalWriteOperations;
 use crate::tools::{bash::BashTool, builtin_tool, edit::EditTool, write::WriteTool};
 
 /// What the user asked for (flags and settings), before the kernel is asked.

@@ -1,0 +1,40 @@
+//! `--sandbox` and `--allow-network`, and the sandbox they and the settings
+//! ask for (see `docs/permissions.md`).
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use clap::Args;
+use coding_agent::sandbox::{Sandbox, SandboxMode, SandboxSettings};
+
+use super::UsageError;
+
+/// What bash (and write, edit) may change.
+#[derive(Debug, Args)]
+pub(super) struct SandboxArgs {
+    /// Sandbox for bash, write and edit [default: workspace-write where the kernel has Landlock]
+    #[arg(long, value_enum, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
+    /// Let sandboxed commands use the network (TCP is refused otherwise)
+    #[arg(long)]
+    allow_network: bool,
+}
+
+/// The sandbox bash, write and edit run under in `workspace_root`: the flags
+/// over the settings, the kernel asked once, and what is missing or partial
+/// said once (stderr, or the interactive transcript). A mode asked for that
+/// the kernel cannot enforce is a usage error.
+pub(super) fn start_sandbox(
+    flags: &SandboxArgs,
+    settings: &SandboxSettings,
+    workspace_root: &Path,
+) -> anyhow::Result<Sandbox> {
+    let request = settings.request(flags.sandbox, flags.allow_network);
+    let helper = std::env::current_exe()
+        .context("cannot find this program, which bash commands run through to be sandboxed")?;
+    let sandbox = Sandbox::start(&request, workspace_root, helper).map_err(UsageError::from)?;
+    if let Some(notice) = sandbox.status().notice(&request) {
+        tracing::warn!("{notice}");
+    }
+    Ok(sandbox)
+}
