@@ -320,6 +320,7 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         .await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    session.set_recovery(settings.recovery(&start_provider));
 
     match mode {
         ModeArg::Rpc => {

@@ -11,12 +11,16 @@
 //! system prompt), [`session`] (JSONL session files) and [`modes`] (print,
 //! JSON and RPC).
 
+pub mod compaction;
 pub mod definition;
 pub mod modes;
 pub mod ops;
 pub mod prompt;
+pub mod recovery;
 pub mod render;
+pub mod retry;
 pub mod session;
+pub mod session_event;
 pub mod settings;
 pub mod support;
 pub mod tools;

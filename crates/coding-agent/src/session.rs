@@ -35,6 +35,9 @@ use agent_ai::{Content, Message, StopReason, ToolResultMessage, UserContent, Use
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub mod compacted;
+pub use compacted::{CompactionDetails, CompactionResult};
+
 /// The session format version written (Pi's `CURRENT_SESSION_VERSION`).
 pub const SESSION_VERSION: u32 = 3;
 
@@ -202,8 +205,14 @@ impl SessionManager {
 
     /// The conversation: the messages on the path from the root to the last
     /// entry, as the agent holds them (see [`replayable_messages`] for what
-    /// the model is sent).
+    /// the model is sent). After a compaction: its summary, then the kept
+    /// messages (see [`compacted`]).
     pub fn messages(&self) -> Vec<Message> {
+        compacted::context_messages(&self.branch())
+    }
+
+    /// The entries on the path from the root to the last entry, in order.
+    pub fn branch(&self) -> Vec<&Value> {
         let by_id: HashMap<&str, &Value> = self
             .entries
             .iter()
@@ -221,11 +230,33 @@ impl SessionManager {
                 break; // a cycle; a well-formed file has none
             }
         }
-        path.iter()
+        path.reverse();
+        path
+    }
+
+    /// When the latest compaction on the branch was written (milliseconds;
+    /// 0 without one): usage reported before it counted the old context.
+    pub fn last_compaction_time(&self) -> u64 {
+        self.branch()
+            .into_iter()
             .rev()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-            .filter_map(|e| message_from_entry(e.get("message")?))
-            .collect()
+            .find(|e| compacted::entry_type(e) == Some("compaction"))
+            .map_or(0, compacted::compaction_time)
+    }
+
+    /// Records a compaction (Pi's `compaction` entry); [`SessionManager::messages`]
+    /// is then the summary and the kept messages.
+    pub fn append_compaction(&mut self, result: &CompactionResult) -> Result<(), SessionError> {
+        self.append_fields(
+            "compaction",
+            [
+                ("summary", json!(result.summary)),
+                ("firstKeptEntryId", json!(result.first_kept_entry_id)),
+                ("tokensBefore", json!(result.tokens_before)),
+                ("details", json!(result.details)),
+                ("fromHook", json!(false)),
+            ],
+        )
     }
 
     /// Appends a message as a child of the last entry; written at once once
@@ -428,7 +459,7 @@ pub fn bash_execution_text(run: &BashExecution) -> String {
 
 /// A stored message as the agent holds it (Pi's `convertToLlm` for the roles
 /// it adds); `None` for roles this agent does not replay.
-fn message_from_entry(message: &Value) -> Option<Message> {
+pub(crate) fn message_from_entry(message: &Value) -> Option<Message> {
     match message.get("role")?.as_str()? {
         "user" | "assistant" | "toolResult" => serde_json::from_value(message.clone()).ok(),
         "bashExecution" => {
