@@ -16,7 +16,7 @@ pub enum ErrorKind {
     Status {
         /// The HTTP status code.
         status: u16,
-            /// The error object's `type` in the body (`overloaded_error`,
+        /// The error object's `type` in the body (`overloaded_error`,
         /// `invalid_request_error`), when it had one.
         error_type: Option<String>,
         /// The wait the server asked for (`retry-after`), when it did.
@@ -96,10 +96,12 @@ mod tests {
 
     #[test]
     fn rate_limits_timeouts_and_server_errors_are_transient() {
-        let transient: Vec<u16> = [400, 401, 403, 404, 408, 413, 422, 429, 500, 502, 503, 504, 529]
-            .into_iter()
-            .filter(|&code| status(code, None).is_transient())
-            .collect();
+        let transient: Vec<u16> = [
+            400, 401, 403, 404, 408, 413, 422, 429, 500, 502, 503, 504, 529,
+        ]
+        .into_iter()
+        .filter(|&code| status(code, None).is_transient())
+        .collect();
         assert_eq!(transient, [408, 429, 500, 502, 503, 504, 529]);
     }
 

@@ -94,7 +94,10 @@ pub fn is_overflow_error(text: &str, kind: Option<&ErrorKind>) -> bool {
     // Cerebras refuses an overlong request with a bare 400 or 413.
     let bodiless_refusal = matches!(
         kind,
-        Some(ErrorKind::Status { status: 400 | 413, .. })
+        Some(ErrorKind::Status {
+            status: 400 | 413,
+            ..
+        })
     ) && lower.ends_with("status code (no body)");
     bodiless_refusal || OVERFLOW_PATTERNS.iter().any(|p| matches_pattern(&lower, p))
 }

@@ -46,8 +46,14 @@ fn with_input_tokens(events: Vec<String>, input: u64) -> Vec<String> {
         .into_iter()
         .map(|event| {
             event
-                .replace("\"prompt_tokens\":120", &format!("\"prompt_tokens\":{input}"))
-                .replace("\"total_tokens\":128", &format!("\"total_tokens\":{}", input + 8))
+                .replace(
+                    "\"prompt_tokens\":120",
+                    &format!("\"prompt_tokens\":{input}"),
+                )
+                .replace(
+                    "\"total_tokens\":128",
+                    &format!("\"total_tokens\":{}", input + 8),
+                )
                 .replace("\"input_tokens\":120", &format!("\"input_tokens\":{input}"))
         })
         .collect()
@@ -127,7 +133,10 @@ fn stream_cut_mid_tool_call_is_retried(wire: Wire) {
         (&json!("auto_retry_start"), &json!(1), &json!(3), &json!(10))
     );
     assert!(
-        retry[0]["errorMessage"].as_str().unwrap().starts_with("Connection"),
+        retry[0]["errorMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("Connection"),
         "{}",
         retry[0]
     );
@@ -140,7 +149,10 @@ fn stream_cut_mid_tool_call_is_retried(wire: Wire) {
         "the cut call ran"
     );
     assert!(!sandbox.work.join("ran-partial-call").exists());
-    assert!(stderr.contains("coding-agent: Retrying (1/3) in 1s: Connection"), "{stderr}");
+    assert!(
+        stderr.contains("coding-agent: Retrying (1/3) in 1s: Connection"),
+        "{stderr}"
+    );
     // The retry did not send the failed answer.
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -182,12 +194,16 @@ fn three_503s_then_success_are_retried_with_backoff_in_both_wire_formats() {
         let starts: Vec<(u64, u64)> = retry
             .iter()
             .filter(|e| e["type"] == "auto_retry_start")
-            .map(|e| (e["attempt"].as_u64().unwrap(), e["delayMs"].as_u64().unwrap()))
+            .map(|e| {
+                (
+                    e["attempt"].as_u64().unwrap(),
+                    e["delayMs"].as_u64().unwrap(),
+                )
+            })
             .collect();
         assert_eq!(starts, [(1, 10), (2, 20), (3, 40)], "{wire:?}");
         assert_eq!(
-            retry[0]["errorMessage"],
-            "503 overloaded_error: busy",
+            retry[0]["errorMessage"], "503 overloaded_error: busy",
             "{wire:?}"
         );
         assert_eq!(
@@ -195,7 +211,10 @@ fn three_503s_then_success_are_retried_with_backoff_in_both_wire_formats() {
             &json!({"type":"auto_retry_end","success":true,"attempt":3})
         );
         assert_eq!(server.requests().len(), 4);
-        assert_eq!(session_roles(&only_session_file(&sandbox)), ["user", "assistant"]);
+        assert_eq!(
+            session_roles(&only_session_file(&sandbox)),
+            ["user", "assistant"]
+        );
     }
 }
 
@@ -203,7 +222,8 @@ fn three_503s_then_success_are_retried_with_backoff_in_both_wire_formats() {
 fn a_400_with_500_in_its_text_is_not_retried() {
     let sandbox = Sandbox::new();
     write_settings(&sandbox, FAST_RETRY);
-    let body = r#"{"error":{"type":"invalid_request_error","message":"max_tokens 5000 too large"}}"#;
+    let body =
+        r#"{"error":{"type":"invalid_request_error","message":"max_tokens 5000 too large"}}"#;
     let server = ModelServer::start(move |_| Reply::Status(400, body.to_owned()));
     let mut command = sandbox.command(Wire::OpenAi, &server);
     command.args(["-p", "hello"]);
@@ -227,7 +247,8 @@ fn retries_used_up_end_the_run_and_save_the_last_failure() {
     assert_eq!(status.code(), Some(1));
     assert_eq!(server.requests().len(), 4);
     assert!(
-        stderr.contains("coding-agent: Retry failed after 3 attempts: 503 overloaded_error: busy\n"),
+        stderr
+            .contains("coding-agent: Retry failed after 3 attempts: 503 overloaded_error: busy\n"),
         "{stderr}"
     );
     let lines = only_session_file(&sandbox);
@@ -249,7 +270,10 @@ fn abort_retry_during_the_wait_ends_the_run_cleanly() {
         let mut running = Running::spawn_piped(command);
         let mut stdin = running.take_stdin();
         let lines = running.stdout_lines();
-        send(&mut stdin, &json!({"id": "p", "type": "prompt", "message": "hi"}));
+        send(
+            &mut stdin,
+            &json!({"id": "p", "type": "prompt", "message": "hi"}),
+        );
         let mut seen: Vec<Value> = Vec::new();
         let answered = json!({"id":"r","type":"response","command":"abort_retry","success":true});
         while !(seen.contains(&answered) && seen.iter().any(|e| e["type"] == "auto_retry_end")) {
@@ -260,10 +284,7 @@ fn abort_retry_during_the_wait_ends_the_run_cleanly() {
             }
             seen.push(line);
         }
-        let end = seen
-            .iter()
-            .find(|e| e["type"] == "auto_retry_end")
-            .unwrap();
+        let end = seen.iter().find(|e| e["type"] == "auto_retry_end").unwrap();
         assert_eq!(
             end,
             &json!({"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"})
@@ -279,7 +300,11 @@ fn abort_retry_during_the_wait_ends_the_run_cleanly() {
         drop(stdin);
         let (status, _, _) = running.finish();
         assert!(status.success());
-        assert_eq!(server.requests().len(), 1, "{wire:?}: no request after the abort");
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "{wire:?}: no request after the abort"
+        );
         let lines = only_session_file(&sandbox);
         assert_eq!(session_roles(&lines), ["user", "assistant"]);
         assert_eq!(lines.last().unwrap()["message"]["stopReason"], "error");
@@ -294,7 +319,10 @@ fn big_prompt(label: &str, tokens: usize) -> String {
 /// Whether a request is the summariser's.
 fn is_summary_request(wire: Wire, request: &Request) -> bool {
     let system = match wire {
-        Wire::OpenAi => request.body["messages"][0]["content"].as_str().unwrap_or_default().to_owned(),
+        Wire::OpenAi => request.body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
         Wire::Anthropic => request.body["system"].to_string(),
     };
     system.contains("You summarise conversations")
@@ -325,7 +353,10 @@ fn compaction_past_the_threshold(wire: Wire) {
             1 => ("ok2", 3500),
             _ => ("ok-later", 2000),
         };
-        Reply::Events(with_input_tokens(wire.events(&Answer::text(&[text])), input))
+        Reply::Events(with_input_tokens(
+            wire.events(&Answer::text(&[text])),
+            input,
+        ))
     });
     let mut command = sandbox.command(wire, &server);
     command.args(["--mode", "json", &p1, &p2, "third"]);
@@ -333,7 +364,10 @@ fn compaction_past_the_threshold(wire: Wire) {
     assert!(status.success(), "{stderr}");
     let compaction = session_events(&json_lines(&stdout));
     assert_eq!(compaction.len(), 2, "{compaction:?}");
-    assert_eq!(compaction[0], json!({"type":"compaction_start","reason":"threshold"}));
+    assert_eq!(
+        compaction[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
     let lines = only_session_file(&sandbox);
     let entry = lines.iter().find(|l| l["type"] == "compaction").unwrap();
     let second_prompt_id = lines
@@ -362,7 +396,9 @@ fn compaction_past_the_threshold(wire: Wire) {
     let asked = wire.transcript(&requests[2].body);
     assert_eq!(asked.len(), 1);
     assert!(
-        asked[0].starts_with(&format!("user: <conversation>\n[User]: {p1}\n\n[Assistant]: ok1\n</conversation>\n\n")),
+        asked[0].starts_with(&format!(
+            "user: <conversation>\n[User]: {p1}\n\n[Assistant]: ok1\n</conversation>\n\n"
+        )),
         "{}",
         asked[0]
     );
@@ -410,7 +446,17 @@ const OVERFLOWS: [&str; 7] = [
 ];
 
 /// Two prompts; the second overflows `overflows` times before an answer.
-fn overflow_run(wire: Wire, body: &'static str, overflows: usize) -> (Sandbox, ModelServer, Vec<Value>, std::process::ExitStatus, String) {
+fn overflow_run(
+    wire: Wire,
+    body: &'static str,
+    overflows: usize,
+) -> (
+    Sandbox,
+    ModelServer,
+    Vec<Value>,
+    std::process::ExitStatus,
+    String,
+) {
     let sandbox = Sandbox::new();
     settings_with_window(&sandbox, 4000);
     let failures = std::sync::atomic::AtomicUsize::new(0);
@@ -427,7 +473,12 @@ fn overflow_run(wire: Wire, body: &'static str, overflows: usize) -> (Sandbox, M
         Reply::Events(wire.events(&Answer::text(&["ok2"])))
     });
     let mut command = sandbox.command(wire, &server);
-    command.args(["--mode", "json", &big_prompt("first", 1200), &big_prompt("second", 1200)]);
+    command.args([
+        "--mode",
+        "json",
+        &big_prompt("first", 1200),
+        &big_prompt("second", 1200),
+    ]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
     let events = session_events(&json_lines(&stdout));
     (sandbox, server, events, status, stderr)
@@ -441,7 +492,12 @@ fn every_overflow_spelling_is_compacted_and_retried_once() {
             assert!(status.success(), "{wire:?} {body}: {stderr}");
             let kinds: Vec<(&str, bool)> = events
                 .iter()
-                .map(|e| (e["type"].as_str().unwrap(), e["willRetry"].as_bool().unwrap_or(false)))
+                .map(|e| {
+                    (
+                        e["type"].as_str().unwrap(),
+                        e["willRetry"].as_bool().unwrap_or(false),
+                    )
+                })
                 .collect();
             assert_eq!(
                 kinds,
@@ -454,7 +510,11 @@ fn every_overflow_spelling_is_compacted_and_retried_once() {
             assert!(is_summary_request(wire, &requests[2]));
             let retried = wire.transcript(&requests[3].body);
             assert_eq!(retried[0], summary_wrapper(&summary_text("OVERFLOW")));
-            assert_eq!(retried.len(), 2, "the summary and the second prompt: {retried:?}");
+            assert_eq!(
+                retried.len(),
+                2,
+                "the summary and the second prompt: {retried:?}"
+            );
         }
     }
 }
@@ -470,7 +530,10 @@ fn a_second_overflow_ends_the_run_with_a_clear_message() {
             events.last().unwrap(),
             &json!({"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":false,"errorMessage":message})
         );
-        assert!(stderr.contains(&format!("coding-agent: {message}\n")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("coding-agent: {message}\n")),
+            "{stderr}"
+        );
     }
 }
 
@@ -502,7 +565,10 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
                 before.push(line);
             }
         };
-        for (i, prompt) in [big_prompt("first", 1200), big_prompt("second", 1200)].iter().enumerate() {
+        for (i, prompt) in [big_prompt("first", 1200), big_prompt("second", 1200)]
+            .iter()
+            .enumerate()
+        {
             ask(json!({"id": format!("p{i}"), "type": "prompt", "message": prompt}));
             // Wait for the run to end.
             loop {
@@ -516,11 +582,17 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
         let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
         assert_eq!(state["data"]["autoCompactionEnabled"], true);
         let (_, off) = ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
-        assert_eq!(off, json!({"id":"a","type":"response","command":"set_auto_compaction","success":true}));
+        assert_eq!(
+            off,
+            json!({"id":"a","type":"response","command":"set_auto_compaction","success":true})
+        );
         let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
         assert_eq!(state["data"]["autoCompactionEnabled"], false);
         let (_, retry) = ask(json!({"id": "r", "type": "set_auto_retry", "enabled": false}));
-        assert_eq!(retry, json!({"id":"r","type":"response","command":"set_auto_retry","success":true}));
+        assert_eq!(
+            retry,
+            json!({"id":"r","type":"response","command":"set_auto_retry","success":true})
+        );
         let (_, bad) = ask(json!({"id": "b", "type": "set_auto_retry"}));
         assert_eq!(bad["success"], false);
 
@@ -542,7 +614,8 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
         assert_eq!(data["contextUsage"]["tokens"], 1008);
         assert!(data["sessionFile"].is_string());
 
-        let (events, compacted) = ask(json!({"id": "c", "type": "compact", "customInstructions": "focus on X"}));
+        let (events, compacted) =
+            ask(json!({"id": "c", "type": "compact", "customInstructions": "focus on X"}));
         assert_eq!(
             session_events(&events),
             [
@@ -553,20 +626,34 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
         assert_eq!(compacted["success"], true, "{compacted}");
         assert_eq!(compacted["data"]["summary"], summary_text("MANUAL"));
         assert_eq!(compacted["data"]["tokensBefore"], 1008);
-        let summary_request = server.requests().into_iter().find(|r| is_summary_request(wire, r)).unwrap();
+        let summary_request = server
+            .requests()
+            .into_iter()
+            .find(|r| is_summary_request(wire, r))
+            .unwrap();
         let asked = wire.transcript(&summary_request.body);
-        assert!(asked[0].ends_with("\n\nAdditional focus: focus on X"), "{}", asked[0]);
+        assert!(
+            asked[0].ends_with("\n\nAdditional focus: focus on X"),
+            "{}",
+            asked[0]
+        );
         let (_, again) = ask(json!({"id": "c2", "type": "compact"}));
         assert_eq!(
             again,
             json!({"id":"c2","type":"response","command":"compact","success":false,"error":"Already compacted"})
         );
         let (_, aborted) = ask(json!({"id": "x", "type": "abort_retry"}));
-        assert_eq!(aborted, json!({"id":"x","type":"response","command":"abort_retry","success":true}));
+        assert_eq!(
+            aborted,
+            json!({"id":"x","type":"response","command":"abort_retry","success":true})
+        );
         drop(stdin);
         let (status, _, _) = running.finish();
         assert!(status.success());
         let lines = only_session_file(&sandbox);
-        assert_eq!(lines.iter().filter(|l| l["type"] == "compaction").count(), 1);
+        assert_eq!(
+            lines.iter().filter(|l| l["type"] == "compaction").count(),
+            1
+        );
     }
 }

@@ -94,7 +94,10 @@ pub fn find_cut(entries: &[Sized], start: usize, keep_tokens: u64) -> Cut {
     }
     // The first message kept decides whether a turn is split (Pi looks at a
     // model change before a user message and splits the turn before it).
-    let cut_kind = entries[cut..].iter().map(|e| e.kind).find(|k| k.is_message());
+    let cut_kind = entries[cut..]
+        .iter()
+        .map(|e| e.kind)
+        .find(|k| k.is_message());
     let turn_start = (start..cut).rev().find(|&i| entries[i].kind.starts_turn());
     match (cut_kind, turn_start) {
         (Some(kind), Some(turn_start)) if !kind.starts_turn() => Cut {
@@ -124,12 +127,7 @@ mod tests {
 
     #[test]
     fn whole_turns_before_the_kept_budget_are_summarised() {
-        let entries = sized(&[
-            (User, 100),
-            (Assistant, 100),
-            (User, 100),
-            (Assistant, 100),
-        ]);
+        let entries = sized(&[(User, 100), (Assistant, 100), (User, 100), (Assistant, 100)]);
         let cut = find_cut(&entries, 0, 200);
         assert_eq!(
             cut,

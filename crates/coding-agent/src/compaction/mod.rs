@@ -32,8 +32,7 @@ use crate::session::{SessionError, message_from_entry};
 use cut::{EntryKind, Sized, find_cut};
 pub use summary::summary_message_text;
 use summary::{
-    SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request,
-    with_file_lists,
+    SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
 };
 
 /// The window assumed for a model nobody told us about (Pi's default for
@@ -143,7 +142,11 @@ pub struct Plan {
 }
 
 /// Plans a compaction of `branch` keeping about `keep_tokens`.
-pub fn plan(branch: &[&Value], keep_tokens: u64, tokens_before: u64) -> Result<Plan, CompactionError> {
+pub fn plan(
+    branch: &[&Value],
+    keep_tokens: u64,
+    tokens_before: u64,
+) -> Result<Plan, CompactionError> {
     if branch.last().and_then(|e| entry_type(e)) == Some("compaction") {
         return Err(CompactionError::AlreadyCompacted);
     }
@@ -283,9 +286,14 @@ pub async fn summarise(
     let summary = if plan.turn_prefix.is_empty() {
         history
     } else {
-        let prefix = ask(model, provider, turn_prefix_request(&plan.turn_prefix), cancel)
-            .await?
-            .map_err(CompactionError::TurnPrefix)?;
+        let prefix = ask(
+            model,
+            provider,
+            turn_prefix_request(&plan.turn_prefix),
+            cancel,
+        )
+        .await?
+        .map_err(CompactionError::TurnPrefix)?;
         join_split_turn(&history, &prefix)
     };
     Ok(CompactionResult {
@@ -403,7 +411,8 @@ mod tests {
             plan(&branch, 20_000, 10),
             Err(CompactionError::NothingToCompact)
         ));
-        let compaction = json!({"type":"compaction","id":"c","summary":"S","firstKeptEntryId":"a1"});
+        let compaction =
+            json!({"type":"compaction","id":"c","summary":"S","firstKeptEntryId":"a1"});
         let branch: Vec<&Value> = entries.iter().chain([&compaction]).collect();
         assert!(matches!(
             plan(&branch, 1, 10),

@@ -192,10 +192,7 @@ fn shorten(text: &str) -> String {
     match text.char_indices().nth(MAX_TOOL_RESULT_CHARS) {
         Some((cut, _)) => {
             let rest = text[cut..].chars().count();
-            format!(
-                "{}\n\n[... {rest} more characters truncated]",
-                &text[..cut]
-            )
+            format!("{}\n\n[... {rest} more characters truncated]", &text[..cut])
         }
         None => text.to_owned(),
     }
@@ -207,7 +204,10 @@ fn shorten(text: &str) -> String {
 pub fn with_file_lists(summary: &str, read: &[String], modified: &[String]) -> String {
     let mut text = summary.to_owned();
     if !read.is_empty() {
-        text.push_str(&format!("\n\n<read-files>\n{}\n</read-files>", read.join("\n")));
+        text.push_str(&format!(
+            "\n\n<read-files>\n{}\n</read-files>",
+            read.join("\n")
+        ));
     }
     if !modified.is_empty() {
         text.push_str(&format!(

@@ -27,14 +27,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::compaction::{CompactionError, CompactionSettings};
+use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::recovery::RecoverySettings;
 use crate::retry::is_retryable;
 use crate::session::CompactionResult;
-use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
-use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::session::{
     BashExecution, SessionError, SessionHeader, SessionManager, replayable_messages,
 };
+use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 
 /// What an [`AgentSession`] is made from.
@@ -161,16 +161,18 @@ impl AgentSession {
             compacting: Mutex::default(),
         });
         let weak: Weak<Inner> = Arc::downgrade(&inner);
-        inner.agent.subscribe_with(move |event| match weak.upgrade() {
-            Some(inner) => {
-                let session = AgentSession { inner };
-                if let Err(error) = session.record(event) {
-                    tracing::warn!("cannot save the session: {error}");
+        inner
+            .agent
+            .subscribe_with(move |event| match weak.upgrade() {
+                Some(inner) => {
+                    let session = AgentSession { inner };
+                    if let Err(error) = session.record(event) {
+                        tracing::warn!("cannot save the session: {error}");
+                    }
+                    true
                 }
-                true
-            }
-            None => false,
-        });
+                None => false,
+            });
         Ok(AgentSession { inner })
     }
 
@@ -398,8 +400,7 @@ impl AgentSession {
     /// Whether a failed answer will be asked again (so it is not saved yet).
     fn will_retry(&self, answer: &agent_ai::AssistantMessage) -> bool {
         let settings = self.recovery();
-        settings.retry.enabled
-            && is_retryable(answer, Some(settings.window_for(&self.model())))
+        settings.retry.enabled && is_retryable(answer, Some(settings.window_for(&self.model())))
     }
 
     /// Runs `message` as a prompt until the agent is done, retrying failed

@@ -129,9 +129,7 @@ mod tests {
 
     #[test]
     fn the_latest_compaction_leaves_its_summary_then_the_kept_then_the_newer_messages() {
-        let message = |id: &str, text: &str| {
-            json!({"type":"message","id":id,"message":{"role":"user","content":text,"timestamp":1}})
-        };
+        let message = |id: &str, text: &str| json!({"type":"message","id":id,"message":{"role":"user","content":text,"timestamp":1}});
         let entries = [
             message("a", "old"),
             message("b", "kept"),

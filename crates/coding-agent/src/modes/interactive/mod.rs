@@ -50,8 +50,8 @@ pub use app::{Action, App};
 pub use models::ModelCatalog;
 
 use crate::modes::agent_session::{AgentSession, SessionOptions};
-use crate::render::{Style, StyledLine};
 use crate::recovery::compact_now;
+use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
 use crate::session_event::{SessionEvent, SessionEvents};
 
