@@ -18,10 +18,10 @@ use agent_ai::overflow::is_context_overflow;
 use agent_ai::{AssistantMessage, Message, Model, StopReason};
 use agent_core::AgentError;
 
+use crate::app::AgentSession;
 use crate::compaction::{
     CompactionError, CompactionSettings, DEFAULT_CONTEXT_WINDOW, known_context_window,
 };
-use crate::modes::AgentSession;
 use crate::retry::{RetrySettings, is_retryable};
 use crate::session_event::{CompactionReason, SessionEvent};
 

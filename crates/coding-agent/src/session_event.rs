@@ -175,7 +175,7 @@ impl SessionEvent {
     }
 }
 
-/// The events of a session, in order; see [`crate::modes::AgentSession::subscribe`].
+/// The events of a session, in order; see [`crate::app::AgentSession::subscribe`].
 #[derive(Debug)]
 pub struct SessionEvents {
     pub(crate) receiver: mpsc::UnboundedReceiver<SessionEvent>,

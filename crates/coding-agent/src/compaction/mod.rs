@@ -6,7 +6,7 @@
 //! - [`cut`]: what is summarised and what is kept (never a tool call without its result);
 //! - [`summary`]: the request the summariser reads and the summary's structure;
 //! - this module: the settings, the plan taken from the session's branch, and
-//!   the summariser's calls. [`crate::modes::AgentSession::compact`] runs it and
+//!   the summariser's calls. [`crate::app::AgentSession::compact`] runs it and
 //!   writes the entry ([`crate::session::compacted`]).
 //!
 //! Beyond Pi (`docs/DEVIATIONS.md`): reserve and keep are scaled to the window

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use agent_ai::{AssistantContent, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
-use crate::modes::agent_session::AgentSession;
+use crate::app::AgentSession;
 use crate::session_event::SessionEvent;
 
 /// What print mode writes on stdout.
