@@ -28,7 +28,7 @@ pub enum CompactionReason {
 #[derive(Debug, Clone)]
 pub enum SessionEvent {
     /// The agent's own.
-    Agent(AgentEvent),
+    Agent(Box<AgentEvent>),
     /// A failed turn will be asked again after `delay_ms`.
     AutoRetryStart {
         /// 1 for the first retry.

@@ -193,7 +193,7 @@ impl AgentSession {
         let agent_sender = sender.clone();
         self.inner.agent.subscribe_with(move |event| {
             agent_sender
-                .send(SessionEvent::Agent(event.clone()))
+                .send(SessionEvent::Agent(Box::new(event.clone())))
                 .is_ok()
         });
         lock(&self.inner.listeners).push(sender);
