@@ -15,6 +15,7 @@
 pub mod app;
 pub mod compaction;
 pub mod definition;
+pub mod export;
 pub mod modes;
 pub mod prompt;
 pub mod recovery;

@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
+use crate::compaction::oversize::fit_tool_results;
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::recovery::RecoverySettings;
@@ -75,11 +76,13 @@ struct Inner {
     /// Where the session's own events go (see [`AgentSession::subscribe_all`]).
     listeners: Mutex<Vec<mpsc::UnboundedSender<SessionEvent>>>,
     /// Retry and compaction settings, and the model's window.
-    recovery: Mutex<RecoverySettings>,
+    recovery: Arc<Mutex<RecoverySettings>>,
     /// Cancels the retry wait or the compaction in progress.
     waiting: Mutex<Option<CancellationToken>>,
     /// A compaction runs.
     compacting: Mutex<bool>,
+    /// The queue texts last reported in `queue_update`.
+    reported_queues: Mutex<(Vec<String>, Vec<String>)>,
 }
 
 /// The model in use and the provider that serves it.
@@ -138,7 +141,12 @@ impl AgentSession {
         )?;
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
-        let config = LoopConfig::new(model, Arc::new(SwitchableProvider(current.clone())))
+        let recovery = Arc::new(Mutex::new(RecoverySettings::default()));
+        let switchable = SwitchableProvider {
+            current: current.clone(),
+            recovery: recovery.clone(),
+        };
+        let config = LoopConfig::new(model, Arc::new(switchable))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
         let context = AgentContext {
@@ -156,9 +164,10 @@ impl AgentSession {
             modes: Mutex::default(),
             pending_bash: Mutex::default(),
             listeners: Mutex::default(),
-            recovery: Mutex::default(),
+            recovery,
             waiting: Mutex::default(),
             compacting: Mutex::default(),
+            reported_queues: Mutex::default(),
         });
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         inner
@@ -283,8 +292,8 @@ impl AgentSession {
         reason: CompactionReason,
         focus: Option<&str>,
     ) -> Result<CompactionResult, CompactionError> {
-        self.notify(SessionEvent::CompactionStart { reason });
         let cancel = self.begin_wait();
+        self.notify(SessionEvent::CompactionStart { reason });
         *lock(&self.inner.compacting) = true;
         let outcome = self.compact_with(focus, &cancel).await;
         *lock(&self.inner.compacting) = false;
@@ -383,6 +392,13 @@ impl AgentSession {
             } if self.will_retry(answer) => Ok(()),
             AgentEvent::MessageEnd { message } => self.session().append_message(message),
             AgentEvent::AgentEnd { .. } => self.flush_pending_bash(),
+            AgentEvent::MessageStart {
+                message: Message::User(_),
+            } => {
+                // A queued message may have just been delivered.
+                self.report_queues();
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -417,11 +433,39 @@ impl AgentSession {
     /// Queues a message for after the current turn.
     pub fn steer(&self, message: Message) {
         self.inner.steering.push(message);
+        self.report_queues();
     }
 
     /// Queues a message for when the agent would stop.
     pub fn follow_up(&self, message: Message) {
         self.inner.follow_up.push(message);
+        self.report_queues();
+    }
+
+    /// Emits `queue_update` (the texts waiting in both queues) when they
+    /// changed since the last report.
+    fn report_queues(&self) {
+        let texts = |queue: &MessageQueue| -> Vec<String> {
+            queue
+                .messages()
+                .iter()
+                .map(|message| match message {
+                    Message::User(user) => crate::session::user_text(&user.content),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        let now = (texts(&self.inner.steering), texts(&self.inner.follow_up));
+        let mut reported = lock(&self.inner.reported_queues);
+        if *reported == now {
+            return;
+        }
+        *reported = now.clone();
+        drop(reported);
+        self.notify(SessionEvent::QueueUpdate {
+            steering: now.0,
+            follow_up: now.1,
+        });
     }
 
     /// Messages waiting in the steering and follow-up queues.
@@ -483,6 +527,57 @@ impl AgentSession {
         self.inner.follow_up.clear();
         lock(&self.inner.pending_bash).clear();
         self.session().new_session(parent_session);
+        self.report_queues();
+    }
+
+    /// Loads the session saved in `path` (RPC `switch_session`): its
+    /// conversation replaces the agent's. Call it while the agent is idle.
+    pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
+        let manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
+        self.inner.agent.set_messages(manager.messages());
+        *self.session() = manager;
+        self.inner.steering.clear();
+        self.inner.follow_up.clear();
+        self.report_queues();
+        Ok(())
+    }
+
+    /// The user messages of the branch, `(entry id, text)`, to fork from.
+    pub fn fork_messages(&self) -> Vec<(String, String)> {
+        self.session().user_messages()
+    }
+
+    /// Continues in a new session holding the branch before the user
+    /// message `entry_id`; returns that message's text. Call it while idle.
+    pub fn fork(&self, entry_id: &str) -> Result<String, SessionError> {
+        let mut session = self.session();
+        let text = session.fork_before(entry_id)?;
+        self.inner.agent.set_messages(session.messages());
+        Ok(text)
+    }
+
+    /// Continues in a new session holding the whole branch (a copy to go on
+    /// in apart). Call it while idle.
+    pub fn clone_session(&self) -> Result<(), SessionError> {
+        self.session().clone_branch()
+    }
+
+    /// Writes the conversation as one self-contained HTML page to `path`
+    /// (relative to the cwd), or to the default name in the cwd; returns
+    /// where.
+    pub fn export_html(&self, path: Option<&Path>) -> std::io::Result<PathBuf> {
+        let header = self.header();
+        let path = path.map_or_else(
+            || crate::export::default_export_path(&self.inner.cwd, &header),
+            |path| self.inner.cwd.join(path),
+        );
+        let html = crate::export::session_html(
+            &header,
+            self.session_name().as_deref(),
+            &self.inner.agent.messages(),
+        );
+        std::fs::write(&path, html)?;
+        Ok(path)
     }
 
     /// The text of the model's last answer (Pi's `getLastAssistantText`):
@@ -550,7 +645,13 @@ pub fn default_tool_names() -> Vec<String> {
 /// loop's fixed model is ignored, so [`AgentSession::set_model`] takes effect
 /// at the next request), with only what the model can be sent (see
 /// [`replayable_messages`]).
-struct SwitchableProvider(Arc<Mutex<CurrentModel>>);
+///
+/// Tool results far larger than what is left of the model's window are cut
+/// on the way ([`fit_tool_results`]).
+struct SwitchableProvider {
+    current: Arc<Mutex<CurrentModel>>,
+    recovery: Arc<Mutex<RecoverySettings>>,
+}
 
 impl Provider for SwitchableProvider {
     fn stream(
@@ -560,11 +661,19 @@ impl Provider for SwitchableProvider {
         cancel: CancellationToken,
     ) -> AssistantStream {
         let (model, provider) = {
-            let current = lock(&self.0);
+            let current = lock(&self.current);
             (current.model.clone(), current.provider.clone())
         };
+        let settings = *lock(&self.recovery);
+        let window = settings.window_for(&model);
+        let (reserve, _) = settings.compaction.scaled(window);
+        let messages = fit_tool_results(
+            replayable_messages(&context.messages),
+            window.saturating_sub(reserve),
+            &std::env::temp_dir(),
+        );
         let context = Context {
-            messages: replayable_messages(&context.messages),
+            messages,
             ..context.clone()
         };
         provider.stream(&model, &context, cancel)
