@@ -867,7 +867,11 @@ fn without_a_configured_window_the_servers_props_say_when_to_compact() {
         "defaultModel": "e2e-model",
         "providers": {"local": {"api": "openai-completions", "baseUrl": wire.base_url(server.addr())}},
     });
-    std::fs::write(sandbox.agent_dir.join("settings.json"), settings.to_string()).unwrap();
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
     let mut command = std::process::Command::new(BIN);
     command
         .current_dir(&sandbox.work)
@@ -876,13 +880,24 @@ fn without_a_configured_window_the_servers_props_say_when_to_compact() {
         .env("HOME", &sandbox.home)
         .env("CODING_AGENT_DIR", &sandbox.agent_dir)
         .env("TMPDIR", &sandbox.tmp)
-        .args(["--mode", "json", &big_prompt("first", 1200), &big_prompt("second", 1200)]);
+        .args([
+            "--mode",
+            "json",
+            &big_prompt("first", 1200),
+            &big_prompt("second", 1200),
+        ]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
     assert!(status.success(), "{stderr}");
     let requests = server.requests();
-    assert_eq!((requests[0].method.as_str(), requests[0].path.as_str()), ("GET", "/props"));
+    assert_eq!(
+        (requests[0].method.as_str(), requests[0].path.as_str()),
+        ("GET", "/props")
+    );
     // 3508 tokens in a 4000-token window (reserve 1000): compacted after the
     // first answer already, which the default 128000 would never do.
     let events = session_events(&json_lines(&stdout));
-    assert_eq!(events[0], json!({"type":"compaction_start","reason":"threshold"}));
+    assert_eq!(
+        events[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
 }
