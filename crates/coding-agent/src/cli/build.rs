@@ -32,6 +32,11 @@ pub(super) struct Built {
     pub interactive: Option<InteractiveOptions>,
     /// What bash, write and edit (and RPC's user bash) run under.
     pub sandbox: Sandbox,
+    /// Retry and compaction settings (the interactive UI reads its own).
+    pub recovery: coding_agent::recovery::RecoverySettings,
+    /// An OpenAI-compatible endpoint to ask for its context window, when
+    /// settings do not give one (llama.cpp's `/props`).
+    pub probe_url: Option<String>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -50,6 +55,9 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         tool_names,
     } = resolved;
     let start_provider = model.model.provider.clone();
+    let recovery = settings.recovery(&start_provider);
+    let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
+        .then(|| model.config.base_url.clone());
     let sandbox = start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?;
     let (tools, unknown) = select_tools_from(&tool_names, |name| sandbox.builtin_tool(name));
     for name in unknown {
@@ -87,6 +95,8 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         options,
         interactive,
         sandbox,
+        recovery,
+        probe_url,
     })
 }
 
