@@ -920,8 +920,8 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     let sent = server
         .requests()
         .into_iter()
-        .filter(|r| r.method == "POST")
-        .last()
+        .rev()
+        .find(|r| r.method == "POST")
         .unwrap();
     assert_eq!(sent.body["model"], "m2");
     let (_, unknown) =
