@@ -44,10 +44,10 @@ use agent_ai::providers::{ProviderConfig, for_api};
 use agent_ai::{Model, Provider};
 use serde::Deserialize;
 
-use crate::sandbox::SandboxSettings;
 use crate::compaction::CompactionSettings;
 use crate::recovery::RecoverySettings;
 use crate::retry::RetrySettings;
+use crate::sandbox::SandboxSettings;
 
 /// Name of the environment variable that moves the agent directory.
 pub const AGENT_DIR_ENV: &str = "CODING_AGENT_DIR";

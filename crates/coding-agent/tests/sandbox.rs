@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use coding_agent::definition::Typed;
 use coding_agent::sandbox::kernel::probe;
 use coding_agent::sandbox::{
     Sandbox, SandboxMode, SandboxPolicy, SandboxRequest, SandboxedBashOperations,
@@ -71,14 +72,14 @@ impl Fixture {
 
     /// A bash tool running through `ops` with `HOME` and `TMPDIR` set to
     /// the fixture's.
-    fn bash(&self, ops: Arc<dyn BashOperations>) -> BashTool {
+    fn bash(&self, ops: Arc<dyn BashOperations>) -> Typed<BashTool> {
         let env = vec![
             ("HOME".to_owned(), self.home.to_string_lossy().into_owned()),
             ("TMPDIR".to_owned(), self.tmp.to_string_lossy().into_owned()),
         ];
-        BashTool::with_options(
+        Typed::new(BashTool {
             ops,
-            BashToolOptions {
+            options: BashToolOptions {
                 temp_dir: Some(self.tmp.clone()),
                 spawn_hook: Some(Arc::new(move |mut spawn: SpawnContext| {
                     spawn.env.extend(env.clone());
@@ -86,7 +87,7 @@ impl Fixture {
                 })),
                 ..BashToolOptions::default()
             },
-        )
+        })
     }
 
     async fn run(

@@ -34,6 +34,8 @@ pub(super) struct Built {
     pub sandbox: Sandbox,
     /// Retry and compaction settings (the interactive UI reads its own).
     pub recovery: coding_agent::recovery::RecoverySettings,
+    /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
+    pub models: ModelCatalog,
     /// An OpenAI-compatible endpoint to ask for its context window, when
     /// settings do not give one (llama.cpp's `/props`).
     pub probe_url: Option<String>,
@@ -68,18 +70,19 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
     }
     let system_prompt = system_prompt(args, &agent_dir, &cwd, &tools);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let models = ModelCatalog {
+        settings,
+        settings_path: agent_dir.join(SETTINGS_FILE),
+        flags,
+        start_provider,
+    };
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
                 .clone()
                 .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
         }),
-        models: ModelCatalog {
-            settings,
-            settings_path: agent_dir.join(SETTINGS_FILE),
-            flags,
-            start_provider,
-        },
+        models: models.clone(),
         warnings,
     });
     let options = SessionOptions {
@@ -97,6 +100,7 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         sandbox,
         recovery,
         probe_url,
+        models,
     })
 }
 

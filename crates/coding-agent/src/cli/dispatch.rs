@@ -29,6 +29,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         sandbox,
         mut recovery,
         probe_url,
+        models,
     } = built;
     if let Some(interactive) = interactive {
         return run_interactive(options, interactive).await;
@@ -41,6 +42,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
 
     match mode {
         ModeArg::Rpc => {
+            session.set_models(models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
             let user_bash = sandbox.bash_operations();
