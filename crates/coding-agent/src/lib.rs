@@ -12,6 +12,8 @@
 //! JSON and RPC).
 
 pub mod definition;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod modes;
 pub mod ops;
 pub mod prompt;
