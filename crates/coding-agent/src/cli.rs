@@ -162,6 +162,28 @@ enum Command {
     /// Run one tool call and print its result as JSON:
     /// {"isError": bool, "content": [...], "details": ...}
     Tool(ToolArgs),
+    /// The Model Context Protocol: serve the built-in tools to MCP clients
+    #[cfg(feature = "mcp")]
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[cfg(feature = "mcp")]
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Serve the built-in tools over stdio (MCP), each call through the agent's pipeline
+    Serve(McpServeArgs),
+}
+
+#[cfg(feature = "mcp")]
+#[derive(Debug, Args)]
+struct McpServeArgs {
+    /// Directory relative paths resolve against [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Comma-separated tools to serve [default: read,bash,edit,write,grep,find,ls]
+    #[arg(short = 't', long, value_delimiter = ',', value_name = "TOOLS")]
+    tools: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]
@@ -190,6 +212,9 @@ enum UsageError {
     NoPrompt,
     #[error("--mode rpc reads its prompts from standard input, not the command line")]
     RpcWithPrompt,
+    #[cfg(feature = "mcp")]
+    #[error("--tools: {0}")]
+    Tools(String),
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]
@@ -229,6 +254,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool_command(args)).map(|()| 0),
+        #[cfg(feature = "mcp")]
+        Some(Command::Mcp(McpCommand::Serve(args))) => {
+            runtime.block_on(mcp_serve_command(args)).map(|()| 0)
+        }
         None => runtime.block_on(agent_command(cli.run)),
     }
 }
@@ -442,6 +471,16 @@ async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     serde_json::to_writer(&mut stdout, &output).context("cannot write the result")?;
     writeln!(stdout).context("cannot write the result")?;
     stdout.flush().context("cannot write the result")
+}
+
+/// `coding-agent mcp serve`: the built-in tools over MCP on stdio.
+#[cfg(feature = "mcp")]
+async fn mcp_serve_command(args: McpServeArgs) -> anyhow::Result<()> {
+    use coding_agent::mcp::serve::{ToolServer, builtin_tool_set};
+    crate::logging::to_stderr();
+    let cwd = working_directory(args.cwd.as_deref())?;
+    let tools = builtin_tool_set(args.tools.as_deref(), cwd).map_err(|e| UsageError::Tools(e.to_string()))?;
+    ToolServer::new(tools).serve_stdio().await
 }
 
 /// A token cancelled by the first Ctrl-C, or SIGTERM or SIGHUP (a supervisor
