@@ -90,7 +90,11 @@ async fn the_tools_of_real_servers_are_listed_with_their_schemas() {
     let (servers, failures) = McpServers::start(configs, dir.path()).await;
     assert_eq!(failures, Vec::<String>::new());
     let tools = tool_set(&servers, dir.path());
-    let names: Vec<&str> = tools.definitions().iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = tools
+        .definitions()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
     for expected in [
         "mcp__everything__echo",
         "mcp__everything__get-sum",
@@ -98,7 +102,10 @@ async fn the_tools_of_real_servers_are_listed_with_their_schemas() {
         "mcp__time__get_current_time",
         "mcp__time__convert_time",
     ] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     let echo = tools.get("mcp__everything__echo").unwrap().tool();
     assert_eq!(echo.description, "Echoes back the input string");
@@ -115,7 +122,11 @@ async fn the_tools_of_real_servers_are_listed_with_their_schemas() {
     assert_eq!(status.len(), 2);
     assert_eq!(status[0].name, "everything");
     assert_eq!(status[0].state, "running");
-    assert!(status[0].tools.contains(&"mcp__everything__echo".to_owned()));
+    assert!(
+        status[0]
+            .tools
+            .contains(&"mcp__everything__echo".to_owned())
+    );
     assert_eq!(status[1].state, "running");
 }
 
@@ -135,8 +146,12 @@ async fn a_call_returns_the_servers_answer_through_the_pipeline() {
     assert_eq!(content, vec![Content::text("Echo: hi")]);
 
     // Pi's coercion: a number sent as a string is accepted by the validator.
-    let (is_error, content) =
-        call(&tools, "mcp__everything__get-sum", json!({"a": "2", "b": 3})).await;
+    let (is_error, content) = call(
+        &tools,
+        "mcp__everything__get-sum",
+        json!({"a": "2", "b": 3}),
+    )
+    .await;
     assert!(!is_error, "{content:?}");
     assert_eq!(text(&content), "The sum of 2 and 3 is 5.");
 
@@ -213,8 +228,12 @@ async fn invalid_arguments_fail_validation_with_the_schemas_error_text() {
     let dir = tempfile::tempdir().unwrap();
     let (servers, _) = McpServers::start(vec![everything()], dir.path()).await;
     let tools = tool_set(&servers, dir.path());
-    let (is_error, content) =
-        call(&tools, "mcp__everything__get-sum", json!({"a": "two", "b": 3})).await;
+    let (is_error, content) = call(
+        &tools,
+        "mcp__everything__get-sum",
+        json!({"a": "two", "b": 3}),
+    )
+    .await;
     assert!(is_error);
     assert_eq!(
         text(&content),
@@ -230,7 +249,9 @@ async fn progress_notifications_become_tool_updates() {
     let dir = tempfile::tempdir().unwrap();
     let (servers, _) = McpServers::start(vec![everything()], dir.path()).await;
     let tools = tool_set(&servers, dir.path());
-    let tool = tools.get("mcp__everything__trigger-long-running-operation").unwrap();
+    let tool = tools
+        .get("mcp__everything__trigger-long-running-operation")
+        .unwrap();
     let (sink, mut updates) = UpdateSink::channel();
     let result = tool
         .execute(
@@ -299,7 +320,9 @@ async fn an_abort_cancels_the_call_on_the_server() {
     );
     let (servers, _) = McpServers::start(vec![config], dir.path()).await;
     let tools = tool_set(&servers, dir.path());
-    let tool = tools.get("mcp__everything__trigger-long-running-operation").unwrap();
+    let tool = tools
+        .get("mcp__everything__trigger-long-running-operation")
+        .unwrap();
     let cancel = CancellationToken::new();
     let abort = cancel.clone();
     tokio::spawn(async move {
@@ -425,7 +448,10 @@ async fn wait_for_line(log: &Path, needle: &str) -> String {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    panic!("no {needle} in {}", std::fs::read_to_string(log).unwrap_or_default());
+    panic!(
+        "no {needle} in {}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
 }
 
 /// The id of the first request with `method` in `log`.

@@ -96,11 +96,17 @@ fn read_edit_and_bash_give_the_same_text_as_the_tool_command() {
     }
     let calls = [
         ("read", json!({"path": "a.txt"})),
-        ("edit", json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "2"}]})),
+        (
+            "edit",
+            json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "2"}]}),
+        ),
         ("read", json!({"path": "a.txt", "offset": 2})),
         ("bash", json!({"command": "echo out; echo more; exit 3"})),
         ("read", json!({"offset": 1})),
-        ("edit", json!({"path": "a.txt", "edits": [{"oldText": "absent", "newText": "x"}]})),
+        (
+            "edit",
+            json!({"path": "a.txt", "edits": [{"oldText": "absent", "newText": "x"}]}),
+        ),
     ];
     let over_mcp = tempfile::tempdir().unwrap();
     let by_command = tempfile::tempdir().unwrap();

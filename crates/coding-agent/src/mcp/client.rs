@@ -83,7 +83,10 @@ pub enum CallError {
 impl Connection {
     /// Starts the server and completes the MCP handshake; the caller bounds
     /// the time it may take.
-    pub async fn start(config: &ServerConfig, default_cwd: &std::path::Path) -> Result<Self, String> {
+    pub async fn start(
+        config: &ServerConfig,
+        default_cwd: &std::path::Path,
+    ) -> Result<Self, String> {
         let handler = Handler::default();
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let service = match &config.transport {

@@ -142,7 +142,11 @@ pub fn load(
 
 /// The servers of one file; a settings file that does not exist has none,
 /// a `--mcp-config` file (`required`) must exist.
-fn read_file(path: &Path, source: Source, required: bool) -> Result<Vec<ServerConfig>, ConfigError> {
+fn read_file(
+    path: &Path,
+    source: Source,
+    required: bool,
+) -> Result<Vec<ServerConfig>, ConfigError> {
     let error = |reason: String| ConfigError {
         path: path.to_path_buf(),
         reason,
@@ -161,8 +165,8 @@ pub fn parse_servers(document: &Value, source: Source) -> Result<Vec<ServerConfi
     let Some(servers) = document.get("mcpServers") else {
         return Ok(Vec::new());
     };
-    let raw: BTreeMap<String, RawServer> = serde_json::from_value(servers.clone())
-        .map_err(|e| format!("\"mcpServers\": {e}"))?;
+    let raw: BTreeMap<String, RawServer> =
+        serde_json::from_value(servers.clone()).map_err(|e| format!("\"mcpServers\": {e}"))?;
     raw.into_iter()
         .map(|(name, raw)| server_config(name, raw, source.clone()))
         .collect()
@@ -173,7 +177,9 @@ fn server_config(name: String, raw: RawServer, source: Source) -> Result<ServerC
     let timeout = |seconds: Option<f64>, default: Duration, key: &str| match seconds {
         None => Ok(default),
         Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
-        Some(s) => Err(bad(&format!("{key} must be a positive number of seconds, not {s}"))),
+        Some(s) => Err(bad(&format!(
+            "{key} must be a positive number of seconds, not {s}"
+        ))),
     };
     let transport = match (raw.kind.as_deref(), raw.command, raw.url) {
         (None | Some("stdio"), Some(command), None) => Transport::Stdio {
@@ -189,7 +195,9 @@ fn server_config(name: String, raw: RawServer, source: Source) -> Result<ServerC
             }
         }
         (_, Some(_), Some(_)) => {
-            return Err(bad("give either \"command\" (stdio) or \"url\" (HTTP), not both"));
+            return Err(bad(
+                "give either \"command\" (stdio) or \"url\" (HTTP), not both",
+            ));
         }
         (_, None, None) => {
             return Err(bad("needs \"command\" (stdio) or \"url\" (HTTP)"));
@@ -260,7 +268,10 @@ mod tests {
     #[test]
     fn an_entry_that_is_neither_stdio_nor_http_names_the_server() {
         let cases = [
-            (json!({}), "MCP server \"x\": needs \"command\" (stdio) or \"url\" (HTTP)"),
+            (
+                json!({}),
+                "MCP server \"x\": needs \"command\" (stdio) or \"url\" (HTTP)",
+            ),
             (
                 json!({"command": "a", "url": "b"}),
                 "MCP server \"x\": give either \"command\" (stdio) or \"url\" (HTTP), not both",

@@ -81,8 +81,14 @@ mod tests {
 
     #[test]
     fn names_join_server_and_tool_and_replace_other_characters() {
-        assert_eq!(tool_name("time", "get_current_time"), "mcp__time__get_current_time");
-        assert_eq!(tool_name("my server", "files.read/v2"), "mcp__my_server__files_read_v2");
+        assert_eq!(
+            tool_name("time", "get_current_time"),
+            "mcp__time__get_current_time"
+        );
+        assert_eq!(
+            tool_name("my server", "files.read/v2"),
+            "mcp__my_server__files_read_v2"
+        );
         assert_eq!(tool_name("é", ""), "mcp_____");
     }
 
@@ -100,7 +106,10 @@ mod tests {
     #[test]
     fn collisions_get_numbered_suffixes_in_order() {
         let names = assign([("s", "a.b"), ("s", "a_b"), ("s", "a b"), ("t", "x")]);
-        assert_eq!(names, ["mcp__s__a_b", "mcp__s__a_b_2", "mcp__s__a_b_3", "mcp__t__x"]);
+        assert_eq!(
+            names,
+            ["mcp__s__a_b", "mcp__s__a_b_2", "mcp__s__a_b_3", "mcp__t__x"]
+        );
         let long = "x".repeat(70);
         let names = assign([("s", long.as_str()), ("s", long.as_str())]);
         assert!(names.iter().all(|n| valid(n)));

@@ -11,9 +11,7 @@
 use std::sync::Arc;
 
 use agent_ai::{Content, ToolCall};
-use agent_core::{
-    AgentTool, AgentToolResult, NoHooks, ToolSet, run_single_tool_call_with_updates,
-};
+use agent_core::{AgentTool, AgentToolResult, NoHooks, ToolSet, run_single_tool_call_with_updates};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
@@ -91,9 +89,14 @@ impl ServerHandler for ToolServer {
                 let _ = progress.send(text_of(&update.content));
             }
         };
-        let message =
-            run_single_tool_call_with_updates(&self.tools, &call, &NoHooks, &context.ct, &on_update)
-                .await;
+        let message = run_single_tool_call_with_updates(
+            &self.tools,
+            &call,
+            &NoHooks,
+            &context.ct,
+            &on_update,
+        )
+        .await;
         let content = message.content.into_iter().map(content_block).collect();
         Ok(if message.is_error {
             CallToolResult::error(content)

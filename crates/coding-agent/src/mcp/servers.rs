@@ -62,8 +62,8 @@ impl McpServers {
     /// timeout. Returns the servers and one message per server that failed
     /// (for the user, once).
     pub async fn start(configs: Vec<ServerConfig>, cwd: &Path) -> (Self, Vec<String>) {
-        let servers: Vec<Arc<Server>> = futures::future::join_all(configs.into_iter().map(
-            |config| async move {
+        let servers: Vec<Arc<Server>> =
+            futures::future::join_all(configs.into_iter().map(|config| async move {
                 let state = if config.disabled {
                     State::Disabled
                 } else {
@@ -77,9 +77,8 @@ impl McpServers {
                     }
                 };
                 Arc::new(Server::new(config, cwd, state))
-            },
-        ))
-        .await;
+            }))
+            .await;
         let failures = servers
             .iter()
             .filter_map(|server| match &*lock(&server.state) {
@@ -237,8 +236,7 @@ impl Server {
                         Ok(connection)
                     }
                     Err(reason) => {
-                        let reason =
-                            format!("it exited{why} and could not be restarted: {reason}");
+                        let reason = format!("it exited{why} and could not be restarted: {reason}");
                         *lock(&self.state) = State::Failed(reason.clone());
                         Err(not_running(name, &reason))
                     }
