@@ -2,6 +2,7 @@
 //! (`@modelcontextprotocol/server-everything` from npm, `mcp-server-time` from
 //! PyPI): their tools go through the same pipeline as the built-ins.
 #![cfg(feature = "mcp")]
+#![allow(clippy::unwrap_used)]
 
 mod mcp_support;
 

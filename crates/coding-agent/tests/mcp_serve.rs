@@ -1,6 +1,7 @@
 //! `coding-agent mcp serve` driven by a real MCP client: the Python SDK's
 //! stdio client (`tests/mcp_support/client.py`).
 #![cfg(feature = "mcp")]
+#![allow(clippy::unwrap_used)]
 
 mod mcp_support;
 

@@ -316,7 +316,8 @@ mod tests {
             Transport::Http { url, .. } => url.clone(),
         };
 
-        let (servers, untrusted) = load(&global, &project, &[extra.clone()], false).unwrap();
+        let (servers, untrusted) =
+            load(&global, &project, std::slice::from_ref(&extra), false).unwrap();
         assert_eq!(
             servers.iter().map(command).collect::<Vec<_>>(),
             ["file-a", "global-b"]
@@ -336,7 +337,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.json");
         assert!(load(&missing, &missing, &[], true).unwrap().0.is_empty());
-        let error = load(&missing, &missing, &[missing.clone()], true).unwrap_err();
+        let error = load(&missing, &missing, std::slice::from_ref(&missing), true).unwrap_err();
         assert_eq!(error.path, missing);
     }
 }

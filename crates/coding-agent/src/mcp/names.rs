@@ -89,7 +89,7 @@ mod tests {
             tool_name("my server", "files.read/v2"),
             "mcp__my_server__files_read_v2"
         );
-        assert_eq!(tool_name("é", ""), "mcp_____");
+        assert_eq!(tool_name("é", ""), "mcp______");
     }
 
     #[test]

@@ -42,6 +42,15 @@ enum State {
     Failed(String),
 }
 
+/// A listed tool with its server and the names it goes by.
+struct NamedTool {
+    server: Arc<Server>,
+    /// Its name on the server.
+    remote: String,
+    /// The tool as the model sees it.
+    tool: Tool,
+}
+
 /// What `/mcp` and RPC `get_state` show for one server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -99,8 +108,9 @@ impl McpServers {
         let (named, warnings) = self.named_tools();
         let definitions = named
             .into_iter()
-            .map(|(server, remote, tool)| {
-                Arc::new(McpTool::new(server, remote, tool)) as Arc<dyn ToolDefinition>
+            .map(|named| {
+                Arc::new(McpTool::new(named.server, named.remote, named.tool))
+                    as Arc<dyn ToolDefinition>
             })
             .collect();
         (definitions, warnings)
@@ -108,7 +118,7 @@ impl McpServers {
 
     /// Each listed tool with its server, its name on the server and the tool
     /// the model sees.
-    fn named_tools(&self) -> (Vec<(Arc<Server>, String, Tool)>, Vec<String>) {
+    fn named_tools(&self) -> (Vec<NamedTool>, Vec<String>) {
         let listed: Vec<(Arc<Server>, rmcp::model::Tool)> = self
             .servers
             .iter()
@@ -137,7 +147,11 @@ impl McpServers {
                 ));
                 continue;
             }
-            named.push((server, remote.name.into_owned(), tool));
+            named.push(NamedTool {
+                server,
+                remote: remote.name.into_owned(),
+                tool,
+            });
         }
         (named, warnings)
     }
@@ -177,8 +191,8 @@ impl McpServers {
                 };
                 let tools = named
                     .iter()
-                    .filter(|(owner, _, _)| Arc::ptr_eq(owner, server))
-                    .map(|(_, _, tool)| tool.name.clone())
+                    .filter(|named| Arc::ptr_eq(&named.server, server))
+                    .map(|named| named.tool.name.clone())
                     .collect();
                 ServerStatus {
                     name: server.config.name.clone(),
