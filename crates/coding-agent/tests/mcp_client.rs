@@ -61,6 +61,14 @@ fn tool_set(servers: &McpServers, cwd: &Path) -> ToolSet {
     .unwrap()
 }
 
+/// Starts `configs` in `dir`; every server must start.
+async fn start(dir: &Path, configs: Vec<ServerConfig>) -> (McpServers, ToolSet) {
+    let (servers, failures) = McpServers::start(configs, dir).await;
+    assert_eq!(failures, Vec::<String>::new());
+    let tools = tool_set(&servers, dir);
+    (servers, tools)
+}
+
 async fn call(tools: &ToolSet, name: &str, arguments: Value) -> (bool, Vec<Content>) {
     let call = ToolCall {
         id: "call_1".into(),
@@ -88,9 +96,7 @@ async fn the_tools_of_real_servers_are_listed_with_their_schemas() {
     }
     let dir = tempfile::tempdir().unwrap();
     let configs = vec![everything(), shell_server("time", "exec mcp-server-time")];
-    let (servers, failures) = McpServers::start(configs, dir.path()).await;
-    assert_eq!(failures, Vec::<String>::new());
-    let tools = tool_set(&servers, dir.path());
+    let (servers, tools) = start(dir.path(), configs).await;
     let names: Vec<&str> = tools
         .definitions()
         .iter()
@@ -138,9 +144,7 @@ async fn a_call_returns_the_servers_answer_through_the_pipeline() {
     }
     let dir = tempfile::tempdir().unwrap();
     let configs = vec![everything(), shell_server("time", "exec mcp-server-time")];
-    let (servers, failures) = McpServers::start(configs, dir.path()).await;
-    assert_eq!(failures, Vec::<String>::new());
-    let tools = tool_set(&servers, dir.path());
+    let (_servers, tools) = start(dir.path(), configs).await;
 
     let (is_error, content) = call(&tools, "mcp__everything__echo", json!({"message": "hi"})).await;
     assert!(!is_error);
@@ -183,8 +187,7 @@ async fn images_and_resources_become_content_the_model_reads() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (servers, _) = McpServers::start(vec![everything()], dir.path()).await;
-    let tools = tool_set(&servers, dir.path());
+    let (_servers, tools) = start(dir.path(), vec![everything()]).await;
 
     let (is_error, content) = call(&tools, "mcp__everything__get-tiny-image", json!({})).await;
     assert!(!is_error);
@@ -227,8 +230,7 @@ async fn invalid_arguments_fail_validation_with_the_schemas_error_text() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (servers, _) = McpServers::start(vec![everything()], dir.path()).await;
-    let tools = tool_set(&servers, dir.path());
+    let (_servers, tools) = start(dir.path(), vec![everything()]).await;
     let (is_error, content) = call(
         &tools,
         "mcp__everything__get-sum",
@@ -248,8 +250,7 @@ async fn progress_notifications_become_tool_updates() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (servers, _) = McpServers::start(vec![everything()], dir.path()).await;
-    let tools = tool_set(&servers, dir.path());
+    let (_servers, tools) = start(dir.path(), vec![everything()]).await;
     let tool = tools
         .get("mcp__everything__trigger-long-running-operation")
         .unwrap();
@@ -284,8 +285,7 @@ async fn a_slow_call_times_out_and_the_server_is_told_to_cancel() {
         &recording_stdin("mcp-server-everything stdio", &log),
     );
     config.tool_timeout = Duration::from_millis(1500);
-    let (servers, _) = McpServers::start(vec![config], dir.path()).await;
-    let tools = tool_set(&servers, dir.path());
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
     let (is_error, content) = call(
         &tools,
         "mcp__everything__trigger-long-running-operation",
@@ -319,8 +319,7 @@ async fn an_abort_cancels_the_call_on_the_server() {
         "everything",
         &recording_stdin("mcp-server-everything stdio", &log),
     );
-    let (servers, _) = McpServers::start(vec![config], dir.path()).await;
-    let tools = tool_set(&servers, dir.path());
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
     let tool = tools
         .get("mcp__everything__trigger-long-running-operation")
         .unwrap();
@@ -398,8 +397,7 @@ async fn a_server_killed_mid_session_is_restarted_once() {
         "everything",
         &writing_pid("mcp-server-everything stdio", &pid),
     );
-    let (servers, _) = McpServers::start(vec![config], dir.path()).await;
-    let tools = tool_set(&servers, dir.path());
+    let (servers, tools) = start(dir.path(), vec![config]).await;
     let echo = |message: &'static str| {
         let tools = &tools;
         async move { call(tools, "mcp__everything__echo", json!({"message": message})).await }

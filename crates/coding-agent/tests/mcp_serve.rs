@@ -5,9 +5,8 @@
 
 mod mcp_support;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use coding_agent::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 use mcp_support::python_mcp_installed;
@@ -19,24 +18,18 @@ const BINARY: &str = env!("CARGO_BIN_EXE_coding-agent");
 /// with `calls`; returns what it printed.
 fn drive(cwd: &Path, extra: &[&str], calls: Value) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_support/client.py");
-    let mut child = Command::new("python3")
+    let calls_file = cwd.join(".mcp-calls.json");
+    std::fs::write(&calls_file, calls.to_string()).unwrap();
+    let output = Command::new("python3")
         .arg(script)
         .arg(BINARY)
         .args(["mcp", "serve", "--cwd"])
         .arg(cwd)
         .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stdin(std::fs::File::open(&calls_file).unwrap())
+        .output()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(calls.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    std::fs::remove_file(&calls_file).unwrap();
     assert!(
         output.status.success(),
         "client failed: {}",
