@@ -28,6 +28,11 @@ pub(super) struct Built {
     pub options: SessionOptions,
     /// Set when the interactive UI runs.
     pub interactive: Option<InteractiveOptions>,
+    /// Retry and compaction settings (the interactive UI reads its own).
+    pub recovery: coding_agent::recovery::RecoverySettings,
+    /// An OpenAI-compatible endpoint to ask for its context window, when
+    /// settings do not give one (llama.cpp's `/props`).
+    pub probe_url: Option<String>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -46,6 +51,9 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         tool_names,
     } = resolved;
     let start_provider = model.model.provider.clone();
+    let recovery = settings.recovery(&start_provider);
+    let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
+        .then(|| model.config.base_url.clone());
     let (tools, unknown) = select_tools(&tool_names);
     for name in unknown {
         eprintln!(
@@ -81,6 +89,8 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         mode,
         options,
         interactive,
+        recovery,
+        probe_url,
     })
 }
 
