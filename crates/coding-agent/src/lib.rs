@@ -30,4 +30,7 @@ pub mod support;
 pub mod tools;
 pub mod warnings;
 
-pub use definition::{ToolContext, ToolDefinition, UiHandle, wrap_tool_definition};
+pub use definition::{
+    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, Typed, TypedTool, UiHandle,
+    wrap_tool_definition,
+};

@@ -30,6 +30,8 @@ pub(super) struct Built {
     pub interactive: Option<InteractiveOptions>,
     /// Retry and compaction settings (the interactive UI reads its own).
     pub recovery: coding_agent::recovery::RecoverySettings,
+    /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
+    pub models: ModelCatalog,
     /// An OpenAI-compatible endpoint to ask for its context window, when
     /// settings do not give one (llama.cpp's `/props`).
     pub probe_url: Option<String>,
@@ -63,18 +65,19 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
     }
     let system_prompt = system_prompt(args, &agent_dir, &cwd, &tools);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let models = ModelCatalog {
+        settings,
+        settings_path: agent_dir.join(SETTINGS_FILE),
+        flags,
+        start_provider,
+    };
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
                 .clone()
                 .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
         }),
-        models: ModelCatalog {
-            settings,
-            settings_path: agent_dir.join(SETTINGS_FILE),
-            flags,
-            start_provider,
-        },
+        models: models.clone(),
         warnings,
     });
     let options = SessionOptions {
@@ -91,6 +94,7 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         interactive,
         recovery,
         probe_url,
+        models,
     })
 }
 

@@ -28,6 +28,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         interactive,
         mut recovery,
         probe_url,
+        models,
     } = built;
     if let Some(interactive) = interactive {
         return run_interactive(options, interactive).await;
@@ -40,6 +41,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
 
     match mode {
         ModeArg::Rpc => {
+            session.set_models(models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
             match run_rpc_until(session, stdin, tokio::io::stdout(), &stop).await? {
