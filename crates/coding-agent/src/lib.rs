@@ -16,6 +16,8 @@ pub mod app;
 pub mod compaction;
 pub mod definition;
 pub mod export;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod modes;
 pub mod prompt;
 pub mod recovery;
