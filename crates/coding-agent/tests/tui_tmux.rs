@@ -127,8 +127,11 @@ impl Drop for Tmux {
     }
 }
 
-/// Processes whose command line holds the count command (the bash run).
-fn count_processes() -> Vec<String> {
+/// Processes running in `cwd` whose command line holds the count command
+/// (this test's bash run; another test running the same command in parallel
+/// works in another directory).
+fn count_processes(cwd: &Path) -> Vec<String> {
+    let cwd = std::fs::canonicalize(cwd).unwrap();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let path = entry.path();
@@ -146,7 +149,7 @@ fn count_processes() -> Vec<String> {
             stat.rsplit_once(')')
                 .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
         });
-        if zombie {
+        if zombie || std::fs::read_link(path.join("cwd")).ok() != Some(cwd.clone()) {
             continue;
         }
         if let Ok(cmdline) = std::fs::read(path.join("cmdline")) {
@@ -243,7 +246,7 @@ fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
     tmux.wait_for("the live tail", |s| {
         s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
     });
-    assert!(!count_processes().is_empty(), "the command runs");
+    assert!(!count_processes(&tmux.cwd).is_empty(), "the command runs");
     tmux.key("Escape");
     let screen = tmux.wait_for("the abort", |s| {
         s.contains("Aborted") && !s.contains("Working…")
@@ -251,10 +254,10 @@ fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
     assert!(!screen.contains("exit 0"), "{screen}");
     // The kill is sent as the run ends; the process may take a moment to go.
     let start = Instant::now();
-    while !count_processes().is_empty() && start.elapsed() < DEADLINE {
+    while !count_processes(&tmux.cwd).is_empty() && start.elapsed() < DEADLINE {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(count_processes(), Vec::<String>::new());
+    assert_eq!(count_processes(&tmux.cwd), Vec::<String>::new());
     assert_eq!(server.requests().len(), 1);
     // The partial turn is saved: the call and its cancelled result.
     assert_eq!(
