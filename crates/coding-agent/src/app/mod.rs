@@ -4,8 +4,9 @@
 //!
 //! Modes subscribe to the agent's events and hand each one to
 //! [`AgentSession::record`] before showing it, so the file is written in event
-//! order. The provider is wrapped so that what the model is sent is always
-//! valid ([`replayable_messages`]): resumed or aborted conversations included.
+//! order. The provider is wrapped so that a model switch takes effect at the
+//! next request; what it sends of the history is repaired by the provider
+//! itself ([`agent_ai::providers::transform`], the one replay repair).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -23,9 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
-use crate::session::{
-    BashExecution, SessionError, SessionHeader, SessionManager, replayable_messages,
-};
+use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 
 /// What an [`AgentSession`] is made from.
@@ -124,11 +123,8 @@ impl AgentSession {
         let config = LoopConfig::new(model, Arc::new(SwitchableProvider(current.clone())))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
-        let context = AgentContext {
-            system_prompt: Some(system_prompt),
-            messages: session.messages(),
-            tools: Arc::new(tools),
-        };
+        let context = AgentContext::new(Some(system_prompt), Arc::new(tools))
+            .with_messages(session.messages());
         Ok(AgentSession {
             inner: Arc::new(Inner {
                 agent: Agent::new(config, context),
@@ -365,8 +361,7 @@ pub fn default_tool_names() -> Vec<String> {
 
 /// Sends each request to the session's current model and provider (the
 /// loop's fixed model is ignored, so [`AgentSession::set_model`] takes effect
-/// at the next request), with only what the model can be sent (see
-/// [`replayable_messages`]).
+/// at the next request).
 struct SwitchableProvider(Arc<Mutex<CurrentModel>>);
 
 impl Provider for SwitchableProvider {
@@ -380,10 +375,6 @@ impl Provider for SwitchableProvider {
             let current = lock(&self.0);
             (current.model.clone(), current.provider.clone())
         };
-        let context = Context {
-            messages: replayable_messages(&context.messages),
-            ..context.clone()
-        };
-        provider.stream(&model, &context, cancel)
+        provider.stream(&model, context, cancel)
     }
 }

@@ -137,9 +137,8 @@ impl SessionManager {
     }
 
     /// The conversation: the messages on the path from the root to the last
-    /// entry, as the agent holds them (see
-    /// [`replayable_messages`](super::replayable_messages) for what the model
-    /// is sent).
+    /// entry, as the agent holds them (the providers repair what they replay:
+    /// [`agent_ai::providers::transform`]).
     pub fn messages(&self) -> Vec<Message> {
         let by_id: HashMap<&str, &Value> = self
             .entries
