@@ -46,7 +46,9 @@
 //! Features: `http` (default) adds the HTTP [`providers`]; `testing` adds
 //! `ScriptedProvider`, a provider that replays scripted answers.
 
+pub mod failure;
 pub mod message;
+pub mod overflow;
 pub mod partial_json;
 pub mod providers;
 pub mod stream;
@@ -55,6 +57,7 @@ pub mod testing;
 pub mod tool;
 pub mod validate;
 
+pub use failure::ErrorKind;
 pub use message::{
     AssistantContent, AssistantMessage, Content, ImageContent, Message, StopReason, TextContent,
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UsageCost, UserContent, UserMessage,

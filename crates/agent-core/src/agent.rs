@@ -51,8 +51,11 @@ pub struct Agent {
 struct Inner {
     config: LoopConfig,
     state: Mutex<State>,
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<AgentEvent>>>,
+    subscribers: Mutex<Vec<Subscriber>>,
 }
+
+/// Told each event; `false` unsubscribes it.
+type Subscriber = Box<dyn Fn(&AgentEvent) -> bool + Send>;
 
 struct State {
     /// The conversation, the system prompt and the tools; a run shares its
@@ -147,8 +150,15 @@ impl Agent {
     /// Events of every later run, until the returned stream is dropped.
     pub fn subscribe(&self) -> AgentEvents {
         let (sender, receiver) = mpsc::unbounded_channel();
-        lock(&self.inner.subscribers).push(sender);
+        self.subscribe_with(move |event| sender.send(event.clone()).is_ok());
         AgentEvents { receiver }
+    }
+
+    /// Calls `subscriber` with every later event, in order, as it is
+    /// emitted, until it returns `false`. For a caller that merges the
+    /// agent's events with its own into one ordered stream.
+    pub fn subscribe_with(&self, subscriber: impl Fn(&AgentEvent) -> bool + Send + 'static) {
+        lock(&self.inner.subscribers).push(Box::new(subscriber));
     }
 
     /// The conversation (updated at every `message_end`, so mid-run too).
@@ -207,7 +217,7 @@ impl Agent {
     /// Hands an event to the subscribers (the loop has already appended any
     /// message it ends to the shared history).
     fn dispatch(&self, event: AgentEvent) {
-        lock(&self.inner.subscribers).retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        lock(&self.inner.subscribers).retain(|subscriber| subscriber(&event));
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

@@ -32,6 +32,8 @@ pub mod http;
 #[cfg(feature = "http")]
 pub mod openai_completions;
 #[cfg(feature = "http")]
+pub mod probe;
+#[cfg(feature = "http")]
 pub mod retry;
 #[cfg(feature = "http")]
 pub mod sse;

@@ -21,10 +21,15 @@
 //! repaired in one place, the providers' replay repair
 //! ([`agent_ai::providers::transform`]).
 
+pub mod compacted;
 mod format;
 mod ids;
 mod manager;
 
-pub use format::{BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text};
+pub use compacted::{CompactionDetails, CompactionResult};
+pub(crate) use format::message_from_entry;
+pub use format::{
+    BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text, blocks_text, user_text,
+};
 pub use ids::{iso_timestamp, uuid_v4};
 pub use manager::{SessionError, SessionManager, find_most_recent_session, session_dir};
