@@ -48,10 +48,56 @@ const STEPS: &[Step] = &[
         },
     },
     Step {
-        what: "the tests (the README's `cargo test --workspace`)",
+        what: "the tests and doc tests (the README's `cargo test --workspace`)",
         check: || crate::cargo(&["test", "--workspace", "--locked"]),
     },
+    Step {
+        what: "the library examples run",
+        check: run_examples,
+    },
+    Step {
+        what: "agent-core without default features: no HTTP stack, tests pass",
+        check: agent_core_without_http,
+    },
 ];
+
+/// Each library crate's examples, as a user would run them.
+fn run_examples() -> Result<()> {
+    for (package, example) in [
+        ("agent-ai", "typed_tool"),
+        ("agent-core", "agent_with_hooks"),
+    ] {
+        crate::cargo(&["run", "--locked", "-p", package, "--example", example])?;
+    }
+    Ok(())
+}
+
+/// `agent-core` with `default-features = false` pulls in no HTTP client, and
+/// builds and passes its tests so.
+fn agent_core_without_http() -> Result<()> {
+    let tree = crate::command_output(
+        cargo_command()
+            .args([
+                "tree",
+                "--locked",
+                "-p",
+                "agent-core",
+                "--no-default-features",
+            ])
+            .args(["-e", "normal", "--prefix", "none"])
+            .current_dir(workspace_root()),
+    )?;
+    if let Some(line) = tree.lines().find(|line| line.starts_with("reqwest ")) {
+        anyhow::bail!("agent-core --no-default-features still depends on {line}");
+    }
+    crate::cargo(&[
+        "test",
+        "--locked",
+        "-p",
+        "agent-core",
+        "--no-default-features",
+    ])
+}
 
 /// Runs every step in order and stops at the first failure, naming it.
 pub fn run() -> Result<()> {

@@ -103,8 +103,8 @@ fn config(server: &TestServer) -> ProviderConfig {
 fn hello_context() -> Context {
     Context {
         system_prompt: None,
-        messages: vec![UserMessage::text("Hello").into()],
-        tools: vec![],
+        messages: vec![UserMessage::text("Hello").into()].into(),
+        tools: vec![].into(),
     }
 }
 
@@ -845,7 +845,7 @@ async fn request_carries_headers_tools_system_merged_results_and_images() {
     };
     let context = Context {
         system_prompt: Some("You are a coding agent.".into()),
-        tools: vec![read, ls],
+        tools: vec![read, ls].into(),
         messages: vec![
             user_blocks(vec![
                 Content::text("What is in these?"),
@@ -889,7 +889,8 @@ async fn request_carries_headers_tools_system_merged_results_and_images() {
                 StopReason::ToolUse,
             ),
             result("toolu_4", "read", vec![Content::text("ENOENT")], true),
-        ],
+        ]
+        .into(),
     };
 
     let events = run(config, &context).await;
@@ -977,12 +978,13 @@ async fn replay_from_another_model_turns_thinking_into_text_and_fixes_tool_ids()
     }
     let context = Context {
         system_prompt: None,
-        tools: vec![],
+        tools: vec![].into(),
         messages: vec![
             UserMessage::text("List.").into(),
             foreign,
             result("call|abc.1", "ls", vec![Content::text("a.txt")], false),
-        ],
+        ]
+        .into(),
     };
 
     run(config(&server), &context).await;

@@ -44,8 +44,8 @@ fn tool(name: &str) -> Tool {
 fn context() -> Context {
     Context {
         system_prompt: Some("You are a test.".into()),
-        messages: vec![Message::User(UserMessage::text("Hi"))],
-        tools: vec![tool("read"), tool("ls")],
+        messages: vec![Message::User(UserMessage::text("Hi"))].into(),
+        tools: vec![tool("read"), tool("ls")].into(),
     }
 }
 
@@ -925,8 +925,9 @@ async fn request_body_carries_tools_history_tool_results_and_images_as_openai_ex
             assistant(vec![call("call_3", "c.txt")], StopReason::ToolUse),
             // call_3 never got a result.
             Message::User(UserMessage::text("Go on")),
-        ],
-        tools: vec![tool("read")],
+        ]
+        .into(),
+        tools: vec![tool("read")].into(),
     };
     let mut config = config(&server);
     config.temperature = Some(0.5);
@@ -1018,8 +1019,9 @@ async fn images_are_left_out_for_a_model_without_image_input() {
                 StopReason::ToolUse,
             ),
             result("c1", vec![image("BBBB")], false),
-        ],
-        tools: vec![],
+        ]
+        .into(),
+        tools: vec![].into(),
     };
     run(config(&server), &context).await;
     let body = &server.requests()[0].body;
@@ -1063,8 +1065,9 @@ async fn results_of_recovered_calls_carry_the_nudge_and_others_do_not() {
                 StopReason::ToolUse,
             ),
             result("call_2", vec![text_block("beta")], false),
-        ],
-        tools: vec![tool("read")],
+        ]
+        .into(),
+        tools: vec![tool("read")].into(),
     };
     run(config(&server), &context).await;
 

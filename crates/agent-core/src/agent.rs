@@ -14,7 +14,7 @@ use crate::agent_loop::{
     AgentContext, ContinueError, LoopConfig, agent_loop_continue, run_with_prompts,
 };
 use crate::event::AgentEvent;
-use crate::tool_set::ToolSet;
+use crate::history::History;
 
 /// Why the agent refused a request (Pi's texts).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,9 +58,10 @@ struct Inner {
 type Subscriber = Box<dyn Fn(&AgentEvent) -> bool + Send>;
 
 struct State {
-    system_prompt: Option<String>,
-    messages: Vec<Message>,
-    tools: Arc<ToolSet>,
+    /// The conversation, the system prompt and the tools; a run shares its
+    /// history (the one owner of the messages), so readers see each message
+    /// as soon as its `message_end` is sent.
+    context: AgentContext,
     /// The token of the run in progress, if any.
     run: Option<CancellationToken>,
 }
@@ -71,12 +72,7 @@ impl Agent {
         Agent {
             inner: Arc::new(Inner {
                 config,
-                state: Mutex::new(State {
-                    system_prompt: context.system_prompt,
-                    messages: context.messages,
-                    tools: context.tools,
-                    run: None,
-                }),
+                state: Mutex::new(State { context, run: None }),
                 subscribers: Mutex::new(Vec::new()),
             }),
         }
@@ -105,7 +101,8 @@ impl Agent {
     pub async fn continue_run(&self) -> Result<Vec<Message>, AgentError> {
         let (mut context, cancel) = self.begin(AgentError::AlreadyProcessing)?;
         let _idle_when_done = RunGuard { agent: self };
-        match context.messages.last() {
+        let last = context.messages.snapshot().last().cloned();
+        match last {
             None => Err(AgentError::NoMessages),
             Some(Message::Assistant(_)) => {
                 let steering = self.inner.config.steering.take();
@@ -166,12 +163,19 @@ impl Agent {
 
     /// The conversation (updated at every `message_end`, so mid-run too).
     pub fn messages(&self) -> Vec<Message> {
-        self.state().messages.clone()
+        self.history().snapshot().to_vec()
     }
 
-    /// Replaces the conversation (not while running: the run would overwrite it).
+    /// The conversation itself, shared: take a [`History::snapshot`] to read it
+    /// without copying.
+    pub fn history(&self) -> History {
+        self.state().context.messages.clone()
+    }
+
+    /// Replaces the conversation (not while running: the run appends to the
+    /// history it started with).
     pub fn set_messages(&self, messages: Vec<Message>) {
-        self.state().messages = messages;
+        self.state().context.messages = History::new(messages);
     }
 
     /// True while a run is in progress.
@@ -187,12 +191,7 @@ impl Agent {
         }
         let cancel = CancellationToken::new();
         state.run = Some(cancel.clone());
-        let context = AgentContext {
-            system_prompt: state.system_prompt.clone(),
-            messages: state.messages.clone(),
-            tools: state.tools.clone(),
-        };
-        Ok((context, cancel))
+        Ok((state.context.clone(), cancel))
     }
 
     /// Runs the loop from `prompts`, reducing its events into the state.
@@ -215,11 +214,9 @@ impl Agent {
         .await
     }
 
-    /// Reduces an event into the state, then hands it to the subscribers.
+    /// Hands an event to the subscribers (the loop has already appended any
+    /// message it ends to the shared history).
     fn dispatch(&self, event: AgentEvent) {
-        if let AgentEvent::MessageEnd { message } = &event {
-            self.state().messages.push(message.clone());
-        }
         lock(&self.inner.subscribers).retain(|subscriber| subscriber(&event));
     }
 
@@ -233,8 +230,8 @@ impl std::fmt::Debug for Agent {
         let state = self.state();
         f.debug_struct("Agent")
             .field("config", &self.inner.config)
-            .field("messages", &state.messages.len())
-            .field("tools", &state.tools)
+            .field("messages", &state.context.messages.len())
+            .field("tools", &state.context.tools)
             .field("running", &state.run.is_some())
             .finish()
     }

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::batch::execute_tool_calls;
 use crate::event::{AgentEvent, Emit};
+use crate::history::History;
 use crate::hooks::{NoHooks, ToolCallHooks};
 use crate::pipeline::ToolCallScope;
 use crate::queue::MessageQueue;
@@ -29,12 +30,15 @@ use crate::tool_set::ToolSet;
 const STREAM_ENDED_EARLY: &str = "Provider stream ended without a final event";
 
 /// What the model sees: system prompt, conversation and tools.
+///
+/// Clones share the conversation (see [`History`]): the loop appends to the
+/// same history an [`crate::Agent`] and its readers see.
 #[derive(Debug, Clone)]
 pub struct AgentContext {
     /// The system prompt.
-    pub system_prompt: Option<String>,
+    pub system_prompt: Option<Arc<str>>,
     /// The conversation; the loop appends to it.
-    pub messages: Vec<Message>,
+    pub messages: History,
     /// The tools the model may call.
     pub tools: Arc<ToolSet>,
 }
@@ -43,10 +47,17 @@ impl AgentContext {
     /// A context with no messages.
     pub fn new(system_prompt: Option<String>, tools: Arc<ToolSet>) -> Self {
         AgentContext {
-            system_prompt,
-            messages: Vec::new(),
+            system_prompt: system_prompt.map(Arc::from),
+            messages: History::default(),
             tools,
         }
+    }
+
+    /// Sets the conversation it starts from.
+    #[must_use]
+    pub fn with_messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = History::new(messages);
+        self
     }
 }
 
@@ -184,7 +195,7 @@ pub async fn agent_loop_continue(
     cancel: &CancellationToken,
     emit: &Emit<'_>,
 ) -> Result<Vec<Message>, ContinueError> {
-    match context.messages.last() {
+    match context.messages.snapshot().last() {
         None => return Err(ContinueError::NoMessages),
         Some(Message::Assistant(_)) => return Err(ContinueError::FromAssistant),
         Some(_) => {}
@@ -266,15 +277,19 @@ async fn run_loop(
             more_tool_calls = false;
             let mut tool_results = Vec::new();
             if !calls.is_empty() {
+                let messages = context.messages.snapshot();
                 let scope = ToolCallScope {
                     tools: &context.tools,
                     hooks: config.hooks.as_ref(),
                     execution: config.tool_execution,
                     assistant_message: Some(&assistant),
-                    messages: &context.messages,
+                    messages: &messages,
                     cancel,
                 };
                 let batch = execute_tool_calls(&scope, &calls, emit).await;
+                // Released before the results are appended, so appending
+                // does not copy the history.
+                drop(messages);
                 more_tool_calls = !batch.terminate;
                 tool_results = batch.results;
                 for result in &tool_results {
@@ -287,10 +302,11 @@ async fn run_loop(
                 tool_results: tool_results.clone(),
             });
             if let Some(should_stop) = &config.should_stop_after_turn {
+                let messages = context.messages.snapshot();
                 let summary = TurnSummary {
                     message: &assistant,
                     tool_results: &tool_results,
-                    messages: &context.messages,
+                    messages: &messages,
                     new_messages: &new_messages,
                 };
                 if should_stop(&summary) {
@@ -324,10 +340,12 @@ fn add_message(
     emit(AgentEvent::MessageStart {
         message: message.clone(),
     });
+    // In the history before `message_end` is seen, so a reader woken by it
+    // finds the message there.
+    context.messages.push(message.clone());
     emit(AgentEvent::MessageEnd {
         message: message.clone(),
     });
-    context.messages.push(message.clone());
     new_messages.push(message);
 }
 
@@ -341,12 +359,13 @@ async fn stream_assistant_response(
 ) -> AssistantMessage {
     let request = Context {
         system_prompt: context.system_prompt.clone(),
-        messages: context.messages.clone(),
-        tools: context.tools.definitions().to_vec(),
+        messages: context.messages.snapshot(),
+        tools: context.tools.shared_definitions(),
     };
     let mut stream = config
         .provider
         .stream(&config.model, &request, cancel.clone());
+    drop(request);
     let mut started = false;
     let mut final_message = None;
     while let Some(event) = stream.next().await {
@@ -371,6 +390,9 @@ async fn stream_assistant_response(
             }),
         }
     }
+    // The provider's stream may hold the request (and so the history) until
+    // it is dropped; drop it before the answer is appended.
+    drop(stream);
     let message = final_message.unwrap_or_else(|| {
         let mut broken = AssistantMessage::empty(&config.model);
         broken.stop_reason = if cancel.is_cancelled() {
@@ -386,9 +408,9 @@ async fn stream_assistant_response(
             message: message.clone().into(),
         });
     }
+    context.messages.push(message.clone().into());
     emit(AgentEvent::MessageEnd {
         message: message.clone().into(),
     });
-    context.messages.push(message.clone().into());
     message
 }

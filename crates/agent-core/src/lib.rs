@@ -13,12 +13,73 @@
 //! - [`pipeline`]: one call, five steps ([`run_single_tool_call`] runs one
 //!   without a model); [`batch`]: the calls of one message, parallel or sequential.
 //! - [`agent_loop`](mod@agent_loop): turns, queues ([`queue`]), stopping, cancellation;
-//!   [`agent`]: the [`Agent`] handle around it.
+//!   [`agent`]: the [`Agent`] handle around it; [`history`]: the conversation,
+//!   one owner, shared with every request.
+//!
+//! # Quick start
+//!
+//! An agent with one tool, answered by a scripted provider (agent-ai's
+//! `testing` feature) instead of a model:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use agent_ai::testing::{ScriptedProvider, ScriptedResponse};
+//! use agent_ai::{AssistantContent, Tool, ToolCall};
+//! use agent_core::{
+//!     Agent, AgentContext, AgentTool, AgentToolResult, LoopConfig, ToolError, ToolSet, UpdateSink,
+//! };
+//! use serde_json::{Value, json};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! struct Echo(Tool);
+//!
+//! #[async_trait::async_trait]
+//! impl AgentTool for Echo {
+//!     fn tool(&self) -> &Tool {
+//!         &self.0
+//!     }
+//!     fn label(&self) -> &str {
+//!         "Echo"
+//!     }
+//!     async fn execute(
+//!         &self,
+//!         _id: &str,
+//!         params: Value,
+//!         _cancel: CancellationToken,
+//!         _updates: UpdateSink,
+//!     ) -> Result<AgentToolResult, ToolError> {
+//!         Ok(AgentToolResult::text(params["text"].as_str().unwrap_or_default()))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let echo = Echo(Tool {
+//!     name: "echo".into(),
+//!     description: "Say it back.".into(),
+//!     parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+//! });
+//! let call = ToolCall::new("c1", "echo", json!({"text": "hi"}));
+//! let provider = ScriptedProvider::new([
+//!     ScriptedResponse::Message(ScriptedProvider::reply(vec![AssistantContent::ToolCall(call)])),
+//!     ScriptedResponse::Message(ScriptedProvider::reply(vec![])),
+//! ]);
+//! let tools = Arc::new(ToolSet::new([Arc::new(echo) as Arc<dyn AgentTool>]).unwrap());
+//! let config = LoopConfig::new(ScriptedProvider::model(), Arc::new(provider));
+//! let agent = Agent::new(config, AgentContext::new(None, tools));
+//!
+//! let added = agent.prompt("Say hi").await.unwrap();
+//! // The prompt, the call, its result, the last answer.
+//! assert_eq!(added.len(), 4);
+//! assert_eq!(agent.messages(), added);
+//! # });
+//! ```
 
 pub mod agent;
 pub mod agent_loop;
 pub mod batch;
 pub mod event;
+pub mod history;
 pub mod hooks;
 pub mod pipeline;
 pub mod queue;
@@ -32,6 +93,7 @@ pub use agent_loop::{
 };
 pub use batch::{BatchOutcome, execute_tool_calls};
 pub use event::{AgentEvent, Emit};
+pub use history::History;
 pub use hooks::{
     AfterToolCallContext, BeforeToolCall, NoHooks, ToolCallContext, ToolCallHooks,
     ToolResultOverride,

@@ -21,7 +21,8 @@ pub(crate) struct RegisteredTool {
 /// with `Arc`: the loop, the provider context and the CLI all read the same set.
 pub struct ToolSet {
     entries: Vec<RegisteredTool>,
-    definitions: Vec<Tool>,
+    /// What every request sends; shared with the requests, built once.
+    definitions: Arc<[Tool]>,
 }
 
 impl ToolSet {
@@ -38,7 +39,7 @@ impl ToolSet {
         }
         Ok(ToolSet {
             entries,
-            definitions,
+            definitions: definitions.into(),
         })
     }
 
@@ -46,7 +47,7 @@ impl ToolSet {
     pub fn empty() -> Self {
         ToolSet {
             entries: Vec::new(),
-            definitions: Vec::new(),
+            definitions: Arc::from([]),
         }
     }
 
@@ -65,6 +66,11 @@ impl ToolSet {
     /// Name, description and schema of every tool, as sent to the provider.
     pub fn definitions(&self) -> &[Tool] {
         &self.definitions
+    }
+
+    /// The same definitions, shared (what a request to the model holds).
+    pub fn shared_definitions(&self) -> Arc<[Tool]> {
+        Arc::clone(&self.definitions)
     }
 
     /// How many tools the set holds.

@@ -69,7 +69,7 @@ async fn prompt_and_text_answer_give_pis_event_order() {
         ]
     );
     assert_eq!(roles(&added), ["user", "assistant"]);
-    assert_eq!(roles(&context.messages), ["user", "assistant"]);
+    assert_eq!(roles(&context.messages.snapshot()), ["user", "assistant"]);
 }
 
 // AL4.
@@ -368,7 +368,7 @@ async fn failed_response_ends_the_run_without_running_its_tool_calls() {
     let mut failed = ScriptedProvider::reply(vec![call("1", "echo", json!({"value": "v"}))]);
     failed.stop_reason = StopReason::Error;
     failed.error_message = Some("overloaded".into());
-    let provider = ScriptedProvider::new([agent_ai::stream::ScriptedResponse::Message(failed)]);
+    let provider = ScriptedProvider::new([agent_ai::testing::ScriptedResponse::Message(failed)]);
     let echo = EchoTool::new();
     let executed = echo.executed.clone();
     let mut context = context(vec![Arc::new(echo)]);
@@ -450,7 +450,8 @@ async fn continue_refuses_an_empty_context_or_an_assistant_tail() {
     ended.messages = vec![
         user("hi"),
         ScriptedProvider::reply(vec![text("hello")]).into(),
-    ];
+    ]
+    .into();
     let error = agent_loop_continue(
         &mut ended,
         &config(&provider),

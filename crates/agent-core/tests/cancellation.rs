@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use agent_ai::stream::ScriptedResponse;
+use agent_ai::testing::ScriptedResponse;
 use agent_ai::{Message, ScriptedProvider, StopReason};
 use agent_core::{
     Agent, AgentEvents, AgentTool, AgentToolResult, LoopConfig, ToolError, UpdateSink,

@@ -6,7 +6,7 @@
 
 mod modes_support;
 
-use agent_ai::stream::ScriptedResponse;
+use agent_ai::testing::ScriptedResponse;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, run_print};
 use modes_support::{Fixture, call, process_alive, reply, text, wait_for_pid};

@@ -6,7 +6,7 @@
 
 mod modes_support;
 
-use agent_ai::stream::ScriptedResponse;
+use agent_ai::testing::ScriptedResponse;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::run_rpc;
 use modes_support::{Fixture, call, normalized, process_alive, reply, text, wait_for_pid};

@@ -8,15 +8,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use agent_ai::stream::ScriptedResponse;
+use agent_ai::providers::transform::transform_messages;
+use agent_ai::testing::ScriptedResponse;
 use agent_ai::{
     AssistantContent, Content, Message, ScriptedProvider, StopReason, TextContent, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
 use coding_agent::app::{AgentSession, SessionOptions};
-use coding_agent::session::{
-    BashExecution, SessionManager, find_most_recent_session, replayable_messages, session_dir,
-};
+use coding_agent::session::{BashExecution, SessionManager, find_most_recent_session, session_dir};
 use serde_json::{Value, json};
 
 fn user(text: &str, timestamp: u64) -> Message {
@@ -274,7 +273,8 @@ fn replay_drops_failed_answers_and_gives_orphaned_calls_a_result() {
         assistant(vec![text("partial")], StopReason::Aborted),
         user("again", 2),
     ];
-    let replay = replayable_messages(&conversation);
+    // The one replay repair, as every provider applies it to what it sends.
+    let replay = transform_messages(&conversation, &ScriptedProvider::model(), None);
     let synthetic_timestamp = match &replay[3] {
         Message::ToolResult(result) => result.timestamp,
         other => panic!("expected a tool result, got {other:?}"),
@@ -328,7 +328,13 @@ async fn a_resumed_session_sends_the_model_a_valid_conversation() {
         .await
         .unwrap();
 
-    let sent = &provider.requests()[0].messages;
+    // The session hands over the conversation as it happened; the provider
+    // repairs it (the one replay repair) before it goes out.
+    let sent = transform_messages(
+        &provider.requests()[0].messages,
+        &ScriptedProvider::model(),
+        None,
+    );
     let roles: Vec<(&str, String)> = sent
         .iter()
         .map(|m| match m {

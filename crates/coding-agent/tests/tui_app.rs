@@ -46,7 +46,7 @@ fn type_text(app: &mut App, text: &str) {
 /// Runs `prompt` through a scripted session and returns every event.
 async fn run_events(
     fixture: &Fixture,
-    script: Vec<agent_ai::stream::ScriptedResponse>,
+    script: Vec<agent_ai::testing::ScriptedResponse>,
     prompt: &str,
 ) -> Vec<AgentEvent> {
     let (session, _) = fixture.session(&["read", "bash"], script);
@@ -428,7 +428,7 @@ async fn a_resumed_session_shows_the_earlier_conversation_and_its_usage() {
         &["read"],
         vec![
             reply(vec![call("c1", "read", json!({"path": "a.txt"}))]),
-            agent_ai::stream::ScriptedResponse::Message(answer),
+            agent_ai::testing::ScriptedResponse::Message(answer),
         ],
     );
     session

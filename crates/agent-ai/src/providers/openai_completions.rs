@@ -100,7 +100,7 @@ impl Provider for OpenAiCompletions {
         let tools = if self.config.recover_text_tool_calls {
             context.tools.clone()
         } else {
-            Vec::new()
+            Arc::from([])
         };
         drive(
             Arc::clone(&self.config),
@@ -325,7 +325,7 @@ struct Assembler {
     output: AssistantMessage,
     /// The tools sent with the request, for text tool-call recovery (empty
     /// when recovery is off).
-    tools: Vec<Tool>,
+    tools: Arc<[Tool]>,
     open: Option<OpenBlock>,
     calls: Vec<OpenCall>,
     finish_reason_seen: bool,
@@ -334,7 +334,7 @@ struct Assembler {
 }
 
 impl Assembler {
-    fn new(model: &Model, tools: Vec<Tool>) -> Self {
+    fn new(model: &Model, tools: Arc<[Tool]>) -> Self {
         Assembler {
             output: AssistantMessage::empty(model),
             tools,

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_ai::stream::ScriptedResponse;
+use agent_ai::testing::ScriptedResponse;
 use agent_ai::{
     AssistantContent, AssistantMessage, Content, Message, ScriptedProvider, TextContent, Tool,
     ToolCall,

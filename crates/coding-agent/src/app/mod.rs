@@ -7,8 +7,9 @@
 //! events ([`AgentSession::subscribe_all`]): the agent's, with the session's
 //! own auto-retry and compaction events in order between them. A prompt runs
 //! under the session-level recoveries ([`crate::recovery`]). The provider is
-//! wrapped so that what the model is sent is always valid
-//! ([`replayable_messages`]): resumed or aborted conversations included.
+//! wrapped so that a model switch takes effect at the next request; what it
+//! sends of the history is repaired by the provider itself
+//! ([`agent_ai::providers::transform`], the one replay repair).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -27,14 +28,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::compaction::oversize::fit_tool_results;
+use crate::compaction::tokens::estimate_tokens;
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::recovery::RecoverySettings;
 use crate::retry::is_retryable;
 use crate::session::CompactionResult;
-use crate::session::{
-    BashExecution, SessionError, SessionHeader, SessionManager, replayable_messages,
-};
+use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 
@@ -151,11 +151,8 @@ impl AgentSession {
         let config = LoopConfig::new(model, Arc::new(switchable))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
-        let context = AgentContext {
-            system_prompt: Some(system_prompt),
-            messages: session.messages(),
-            tools: Arc::new(tools),
-        };
+        let context = AgentContext::new(Some(system_prompt), Arc::new(tools))
+            .with_messages(session.messages());
         let inner = Arc::new(Inner {
             agent: Agent::new(config, context),
             session: Mutex::new(session),
@@ -667,8 +664,7 @@ pub fn default_tool_names() -> Vec<String> {
 
 /// Sends each request to the session's current model and provider (the
 /// loop's fixed model is ignored, so [`AgentSession::set_model`] takes effect
-/// at the next request), with only what the model can be sent (see
-/// [`replayable_messages`]).
+/// at the next request).
 ///
 /// Tool results far larger than what is left of the model's window are cut
 /// on the way ([`fit_tool_results`]).
@@ -691,13 +687,15 @@ impl Provider for SwitchableProvider {
         let settings = *lock(&self.recovery);
         let window = settings.window_for(&model);
         let (reserve, _) = settings.compaction.scaled(window);
-        let messages = fit_tool_results(
-            replayable_messages(&context.messages),
-            window.saturating_sub(reserve),
-            &std::env::temp_dir(),
-        );
+        let usable = window.saturating_sub(reserve);
+        // A history that fits is sent as it is shared (nothing to cut, no copy).
+        let total: u64 = context.messages.iter().map(estimate_tokens).sum();
+        if total <= usable {
+            return provider.stream(&model, context, cancel);
+        }
+        let messages = fit_tool_results(context.messages.to_vec(), usable, &std::env::temp_dir());
         let context = Context {
-            messages,
+            messages: Arc::new(messages),
             ..context.clone()
         };
         provider.stream(&model, &context, cancel)

@@ -318,9 +318,9 @@ async fn ask(
     cancel: &CancellationToken,
 ) -> Result<Result<String, String>, CompactionError> {
     let context = Context {
-        system_prompt: Some(SUMMARY_SYSTEM_PROMPT.to_owned()),
-        messages: vec![UserMessage::text(request).into()],
-        tools: Vec::new(),
+        system_prompt: Some(SUMMARY_SYSTEM_PROMPT.into()),
+        messages: vec![UserMessage::text(request).into()].into(),
+        tools: Arc::from([]),
     };
     let mut stream = provider.stream(model, &context, cancel.clone());
     let mut last = None;

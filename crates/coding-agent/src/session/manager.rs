@@ -140,10 +140,9 @@ impl SessionManager {
     }
 
     /// The conversation: the messages on the path from the root to the last
-    /// entry, as the agent holds them (see
-    /// [`replayable_messages`](super::replayable_messages) for what the model
-    /// is sent). After a compaction: its summary, then the kept messages (see
-    /// [`compacted`](super::compacted)).
+    /// entry, as the agent holds them (the providers repair what they replay:
+    /// [`agent_ai::providers::transform`]). After a compaction: its summary,
+    /// then the kept messages (see [`compacted`](super::compacted)).
     pub fn messages(&self) -> Vec<Message> {
         super::compacted::context_messages(&self.branch())
     }

@@ -16,16 +16,15 @@
 //! Loading skips lines that do not parse (a process killed mid-write leaves a
 //! truncated last line); the next append starts on a fresh line.
 //!
-//! What is replayed to the model is made valid by [`replayable_messages`]
-//! (Pi's `transformMessages`): an assistant message that ended in error or was
-//! aborted stays in the file but is not sent, and a tool call left without a
-//! result gets the error result `No result provided`.
+//! The file keeps the conversation as it happened, failed answers and tool
+//! calls left without a result included; what the model is sent again is
+//! repaired in one place, the providers' replay repair
+//! ([`agent_ai::providers::transform`]).
 
 pub mod compacted;
 mod format;
 mod ids;
 mod manager;
-mod replay;
 
 pub use compacted::{CompactionDetails, CompactionResult};
 pub(crate) use format::message_from_entry;
@@ -34,4 +33,3 @@ pub use format::{
 };
 pub use ids::{iso_timestamp, uuid_v4};
 pub use manager::{SessionError, SessionManager, find_most_recent_session, session_dir};
-pub use replay::{NO_RESULT_PROVIDED, replayable_messages};

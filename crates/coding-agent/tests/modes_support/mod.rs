@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_ai::stream::ScriptedResponse;
+use agent_ai::testing::ScriptedResponse;
 use agent_ai::{AssistantContent, AssistantMessage, ScriptedProvider, TextContent, ToolCall};
 use coding_agent::app::select_tools;
 use coding_agent::app::{AgentSession, SessionOptions};
