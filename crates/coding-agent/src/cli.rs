@@ -162,6 +162,57 @@ enum Command {
     /// Run one tool call and print its result as JSON:
     /// {"isError": bool, "content": [...], "details": ...}
     Tool(ToolArgs),
+    /// Judge tool calls without running them (a dry run of the permission policy)
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Print the policy's verdict on one call as JSON:
+    /// {"decision": "allow"|"ask"|"deny", "reason": "...", "rule": "..."|null}
+    Check(PolicyCheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct PolicyCheckArgs {
+    /// The tool (read, bash, edit, write, grep, find, ls, mcp__server__tool, ...)
+    tool: String,
+    /// The call's arguments as JSON, or `-` to read them from standard input
+    args_json: String,
+    /// The workspace the call is judged in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    #[command(flatten)]
+    guard: GuardArgs,
+}
+
+/// The permission flags every command that runs tools takes.
+#[derive(Debug, Args, Default)]
+struct GuardArgs {
+    /// Permission mode: default, auto, plan or bypass [default: settings' defaultMode, else default]
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<coding_agent::guard::Mode>,
+    /// Allow rule, e.g. 'bash(cargo test:*)' (repeatable)
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
+    /// Deny rule, e.g. 'write(/etc/**)' (repeatable)
+    #[arg(long = "deny", value_name = "RULE")]
+    deny: Vec<String>,
+    /// Trust this project: its .coding-agent/settings.json may loosen the policy
+    #[arg(long)]
+    trust: bool,
+}
+
+impl GuardArgs {
+    fn flags(&self) -> coding_agent::guard::GuardFlags {
+        coding_agent::guard::GuardFlags {
+            mode: self.permission_mode,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            trust: self.trust,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +245,8 @@ enum UsageError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Guard(coding_agent::guard::config::GuardConfigError),
 }
 
 /// What `coding-agent tool` prints: the parts of the tool-result message a
@@ -229,6 +282,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool_command(args)).map(|()| 0),
+        Some(Command::Policy(PolicyCommand::Check(args))) => {
+            runtime.block_on(policy_check_command(args)).map(|()| 0)
+        }
         None => runtime.block_on(agent_command(cli.run)),
     }
 }
@@ -442,6 +498,26 @@ async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     serde_json::to_writer(&mut stdout, &output).context("cannot write the result")?;
     writeln!(stdout).context("cannot write the result")?;
     stdout.flush().context("cannot write the result")
+}
+
+/// `coding-agent policy check`: the verdict as one JSON line; nothing runs.
+async fn policy_check_command(args: PolicyCheckArgs) -> anyhow::Result<()> {
+    let cwd = working_directory(args.cwd.as_deref())?;
+    let arguments = read_arguments(&args.args_json).await?;
+    let setup = coding_agent::guard::config::load(
+        &agent_dir(),
+        &cwd,
+        &args.guard.flags(),
+        coding_agent::guard::sandbox_facts(),
+    )
+    .map_err(UsageError::Guard)?;
+    for notice in &setup.notices {
+        eprintln!("coding-agent: {notice}");
+    }
+    let verdict = setup.policy.check(&args.tool, &arguments);
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &verdict).context("cannot write the verdict")?;
+    writeln!(stdout).context("cannot write the verdict")
 }
 
 /// A token cancelled by the first Ctrl-C, or SIGTERM or SIGHUP (a supervisor

@@ -1,0 +1,201 @@
+//! Where the policy comes from: the `permissions` key of the global and the
+//! project `settings.json`, the flags, and the project's trust.
+//!
+//! ```json
+//! { "permissions": { "allow": ["bash(cargo test)"], "ask": ["bash(git push:*)"],
+//!                    "deny": ["read(~/.ssh/**)"], "defaultMode": "default" } }
+//! ```
+//!
+//! Rules from every source are merged (so a deny anywhere wins); the mode is
+//! the flag's, else the project's, else the global one. An untrusted
+//! project's file only tightens: its `deny` and `ask` rules apply, its
+//! `allow` rules do not, and its `defaultMode` only when stricter.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::policy::{Mode, Places, Policy, RuleError, RuleTexts, SandboxFacts};
+use super::trust::{Trust, TrustError};
+use crate::settings::{PROJECT_CONFIG_DIR, SETTINGS_FILE};
+
+/// The `permissions` object of one settings file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionSettings {
+    /// Rules that let calls run unasked.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules that make calls ask.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Rules that refuse calls.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// The mode without `--permission-mode`.
+    pub default_mode: Option<Mode>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct SettingsFile {
+    #[serde(default)]
+    permissions: PermissionSettings,
+}
+
+/// The command line's say in the policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GuardFlags {
+    /// `--permission-mode`.
+    pub mode: Option<Mode>,
+    /// `--allow RULE` (repeatable).
+    pub allow: Vec<String>,
+    /// `--deny RULE` (repeatable).
+    pub deny: Vec<String>,
+    /// `--trust`: trust this project's settings.
+    pub trust: bool,
+}
+
+/// The policy of a session and what the user should be told about it.
+#[derive(Debug, Clone)]
+pub struct GuardSetup {
+    /// The policy.
+    pub policy: Policy,
+    /// Notices for the user (an untrusted project's ignored settings, bypass).
+    pub notices: Vec<String>,
+    /// The project's settings were ignored in part because it is not trusted;
+    /// the interactive mode offers to trust it.
+    pub untrusted_project_settings: bool,
+}
+
+/// Settings that cannot be used: a file that is not JSON, a bad rule.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardConfigError {
+    /// A settings file cannot be read or parsed.
+    #[error("{}: {reason}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A rule cannot be parsed.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    /// The trust file cannot be read.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+}
+
+/// What `bypass` says on stderr or in the transcript.
+pub const BYPASS_WARNING: &str = "Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply";
+
+/// The project's settings file under `cwd`.
+pub fn project_settings_path(cwd: &Path) -> PathBuf {
+    cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE)
+}
+
+/// Builds the policy of a session in `cwd`.
+pub fn load(
+    agent_dir: &Path,
+    cwd: &Path,
+    flags: &GuardFlags,
+    sandbox: SandboxFacts,
+) -> Result<GuardSetup, GuardConfigError> {
+    let global = read(&agent_dir.join(SETTINGS_FILE))?;
+    let project_path = project_settings_path(cwd);
+    let project = read(&project_path)?;
+    let trusted = Trust::load(agent_dir, flags.trust)?.is_trusted(cwd);
+
+    let mut rules = RuleTexts::default();
+    rules.deny.extend(global.deny.iter().chain(&project.deny).chain(&flags.deny).cloned());
+    rules.ask.extend(global.ask.iter().chain(&project.ask).cloned());
+    rules.allow.extend(global.allow.iter().chain(&flags.allow).cloned());
+
+    let mut notices = Vec::new();
+    let mut mode = global.default_mode.unwrap_or_default();
+    let mut ignored = Vec::new();
+    if trusted {
+        rules.allow.extend(project.allow.iter().cloned());
+        mode = project.default_mode.unwrap_or(mode);
+    } else {
+        if !project.allow.is_empty() {
+            ignored.push(format!("{} allow rule(s)", project.allow.len()));
+        }
+        match project.default_mode {
+            Some(m) if m.strictness() >= mode.strictness() => mode = m,
+            Some(m) => ignored.push(format!("defaultMode {}", m.name())),
+            None => {}
+        }
+    }
+    if !ignored.is_empty() {
+        notices.push(format!(
+            "{} is not trusted, so only its deny and ask rules apply (ignored: {}); trust the project with --trust{}",
+            project_path.display(),
+            ignored.join(", "),
+            " or at the interactive prompt"
+        ));
+    }
+    let mode = flags.mode.unwrap_or(mode);
+    if mode == Mode::Bypass {
+        notices.push(BYPASS_WARNING.to_owned());
+    }
+    let policy = Policy::new(mode, sandbox, Places::for_cwd(cwd), &rules)?;
+    Ok(GuardSetup {
+        policy,
+        notices,
+        untrusted_project_settings: !ignored.is_empty(),
+    })
+}
+
+fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
+    let error = |reason: String| GuardConfigError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str::<SettingsFile>(&text)
+            .map(|f| f.permissions)
+            .map_err(|e| error(format!("permissions: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(PermissionSettings::default()),
+        Err(e) => Err(error(e.to_string())),
+    }
+}
+
+/// Adds `rule` to `permissions.allow` of the settings file at `path`
+/// ("always allow"), keeping every other key; creates the file if needed.
+pub fn remember_allow_rule(path: &Path, rule: &str) -> Result<(), GuardConfigError> {
+    let error = |reason: String| GuardConfigError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut settings: Value = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
+        Err(e) => return Err(error(e.to_string())),
+    };
+    let Some(root) = settings.as_object_mut() else {
+        return Err(error("the settings are not a JSON object".to_owned()));
+    };
+    let permissions = root
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(permissions) = permissions.as_object_mut() else {
+        return Err(error("`permissions` is not a JSON object".to_owned()));
+    };
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Some(allow) = allow.as_array_mut() else {
+        return Err(error("`permissions.allow` is not a list".to_owned()));
+    };
+    if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+        allow.push(Value::String(rule.to_owned()));
+    }
+    let text = serde_json::to_string_pretty(&settings).map_err(|e| error(e.to_string()))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| error(e.to_string()))?;
+    }
+    crate::support::atomic_write::write_atomic(path, text.as_bytes())
+        .map_err(|e| error(e.to_string()))
+}
