@@ -130,10 +130,9 @@ pub fn load(
     }
     if !ignored.is_empty() {
         notices.push(format!(
-            "{} is not trusted, so only its deny and ask rules apply (ignored: {}); trust the project with --trust{}",
+            "{} is not trusted, so only its deny and ask rules apply (ignored: {}); trust the project with --trust",
             project_path.display(),
             ignored.join(", "),
-            " or at the interactive prompt"
         ));
     }
     let mode = flags.mode.unwrap_or(mode);
@@ -198,4 +197,122 @@ pub fn remember_allow_rule(path: &Path, rule: &str) -> Result<(), GuardConfigErr
     }
     crate::support::atomic_write::write_atomic(path, text.as_bytes())
         .map_err(|e| error(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::guard::Decision;
+
+    struct Dirs {
+        agent: tempfile::TempDir,
+        project: tempfile::TempDir,
+    }
+
+    fn dirs(global: &Value, project: &Value) -> Dirs {
+        let (Ok(agent), Ok(project_dir)) = (tempfile::tempdir(), tempfile::tempdir()) else {
+            panic!("tempdir");
+        };
+        let write = |path: PathBuf, value: &Value| {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).ok();
+            }
+            std::fs::write(&path, value.to_string()).ok();
+        };
+        write(agent.path().join(SETTINGS_FILE), global);
+        write(project_settings_path(project_dir.path()), project);
+        Dirs {
+            agent,
+            project: project_dir,
+        }
+    }
+
+    fn setup(d: &Dirs, flags: &GuardFlags) -> GuardSetup {
+        match load(d.agent.path(), d.project.path(), flags, SandboxFacts::default()) {
+            Ok(setup) => setup,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn bash(setup: &GuardSetup, command: &str) -> Decision {
+        setup.policy.check("bash", &json!({ "command": command })).decision
+    }
+
+    #[test]
+    fn an_untrusted_project_only_tightens_until_trusted() {
+        let d = dirs(
+            &json!({"permissions": {"allow": ["bash(make)"]}}),
+            &json!({"permissions": {"allow": ["bash(*)"], "deny": ["bash(make)"], "defaultMode": "bypass"}}),
+        );
+        let untrusted = setup(&d, &GuardFlags::default());
+        assert_eq!(untrusted.policy.mode(), Mode::Default);
+        assert_eq!(bash(&untrusted, "cargo build"), Decision::Ask);
+        assert_eq!(bash(&untrusted, "make"), Decision::Deny);
+        assert!(untrusted.untrusted_project_settings);
+        assert_eq!(
+            untrusted.notices,
+            [format!(
+                "{} is not trusted, so only its deny and ask rules apply (ignored: 1 allow rule(s), defaultMode bypass); trust the project with --trust",
+                project_settings_path(d.project.path()).display()
+            )]
+        );
+        let trusted = setup(&d, &GuardFlags { trust: true, ..GuardFlags::default() });
+        assert_eq!(trusted.policy.mode(), Mode::Bypass);
+        assert_eq!(bash(&trusted, "cargo build"), Decision::Allow);
+        assert_eq!(bash(&trusted, "make"), Decision::Deny);
+        assert_eq!(trusted.notices, [BYPASS_WARNING]);
+    }
+
+    #[test]
+    fn flags_add_rules_and_pick_the_mode() {
+        let d = dirs(&json!({"permissions": {"defaultMode": "plan"}}), &json!({}));
+        let flags = GuardFlags {
+            mode: Some(Mode::Default),
+            allow: vec!["bash(cargo build)".into()],
+            deny: vec!["bash(ls)".into()],
+            trust: false,
+        };
+        let s = setup(&d, &flags);
+        assert_eq!(s.policy.mode(), Mode::Default);
+        assert_eq!(bash(&s, "cargo build"), Decision::Allow);
+        assert_eq!(bash(&s, "ls"), Decision::Deny);
+        assert!(s.notices.is_empty());
+    }
+
+    #[test]
+    fn a_bad_rule_or_mode_in_settings_is_an_error_naming_it() {
+        let d = dirs(&json!({"permissions": {"allow": ["bash(ls"]}}), &json!({}));
+        let err = load(d.agent.path(), d.project.path(), &GuardFlags::default(), SandboxFacts::default())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(err.as_deref(), Some("invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end"));
+        let d = dirs(&json!({"permissions": {"defaultMode": "yolo"}}), &json!({}));
+        let err = load(d.agent.path(), d.project.path(), &GuardFlags::default(), SandboxFacts::default())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err,
+            Some(format!(
+                "{}: permissions: unknown variant `yolo`, expected one of `default`, `auto`, `plan`, `bypass` at line 1 column 39",
+                d.agent.path().join(SETTINGS_FILE).display()
+            ))
+        );
+    }
+
+    #[test]
+    fn always_allow_adds_the_rule_and_keeps_other_settings() -> Result<(), GuardConfigError> {
+        let d = dirs(&json!({"defaultModel": "m", "permissions": {"deny": ["grep"]}}), &json!({}));
+        let path = d.agent.path().join(SETTINGS_FILE);
+        remember_allow_rule(&path, "bash(cargo test)")?;
+        remember_allow_rule(&path, "bash(cargo test)")?;
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let saved: Value = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(
+            saved,
+            json!({"defaultModel": "m", "permissions": {"deny": ["grep"], "allow": ["bash(cargo test)"]}})
+        );
+        Ok(())
+    }
 }

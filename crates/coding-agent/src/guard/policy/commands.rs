@@ -326,8 +326,9 @@ fn git_subcommand(words: &[Arg]) -> (&str, &[Arg]) {
     ("", &[])
 }
 
-/// True for a command on the known-safe list: it only reads, so it runs
-/// unasked in every mode (plan included). See `docs/permissions.md`.
+/// True for a command on the known-safe list: it only reads (`tee` and
+/// redirections write only the files they name, which the path rules judge),
+/// so it runs unasked in every mode (plan included). See `docs/permissions.md`.
 pub fn is_known_safe(words: &[Arg]) -> bool {
     let name = program(words);
     let no_flag = |flags: &[&str]| {
@@ -343,7 +344,7 @@ pub fn is_known_safe(words: &[Arg]) -> bool {
         | "false" | "uname" | "whoami" | "id" | "basename" | "dirname" | "realpath" | "readlink"
         | "cut" | "tr" | "nl" | "rev" | "seq" | "tac" | "diff" | "cmp" | "comm" | "md5sum"
         | "sha1sum" | "sha256sum" | "sha512sum" | "b2sum" | "cksum" | "nproc" | "free"
-        | "uptime" | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":" => true,
+        | "uptime" | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":" | "tee" => true,
         "env" | "hostname" => words.len() == 1,
         "date" => no_flag(&["-s", "--set"]),
         "sort" => no_flag(&["-o", "--output"]),
