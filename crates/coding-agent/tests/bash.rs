@@ -1,4 +1,4 @@
-//! The `bash` tool: Pi's test cases (pi-test-cases.md A.4), the parity
+//! The `bash` tool: Pi's test cases (docs/tool-behaviour.md §4.4), the parity
 //! fixtures `bash_*.json`, and where we go beyond Pi (DEVIATIONS #7, #8; process
 //! groups, bounded memory, background children).
 
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use coding_agent::ops::bash::LocalBashOperations;
+use coding_agent::tools::bash::ops::LocalBashOperations;
 use coding_agent::tools::bash::{BashTool, BashToolOptions, SpawnContext};
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};

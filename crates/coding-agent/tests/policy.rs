@@ -52,9 +52,13 @@ fn every_command_of_the_table_gets_its_decision_in_default_and_auto() {
     let (default, auto) = (policy(Mode::Default), policy(Mode::Auto));
     let mut rows = 0;
     let mut wrong = Vec::new();
-    for line in table.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let mut fields = line.splitn(3, ' ');
-        let (Some(d), Some(a), Some(command)) = (fields.next(), fields.next(), fields.next()) else {
+        let (Some(d), Some(a), Some(command)) = (fields.next(), fields.next(), fields.next())
+        else {
             panic!("bad table line: {line}");
         };
         rows += 1;
@@ -69,7 +73,12 @@ fn every_command_of_the_table_gets_its_decision_in_default_and_auto() {
         }
     }
     assert!(rows >= 150, "the table has only {rows} commands");
-    assert!(wrong.is_empty(), "{} of {rows} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {rows} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -106,28 +115,54 @@ fn the_model_reads_why_a_command_is_denied_or_needs_approval() {
         ),
     ];
     for (command, expected) in cases {
-        assert_eq!(serde_json::to_value(bash(&default, command)).ok(), Some(expected), "{command}");
+        assert_eq!(
+            serde_json::to_value(bash(&default, command)).ok(),
+            Some(expected),
+            "{command}"
+        );
     }
 }
 
 #[test]
 fn deny_beats_ask_beats_allow_and_rules_are_reported() {
     let rules = RuleTexts {
-        allow: vec!["bash(git push:*)".into(), "bash(cargo test)".into(), "bash(make *)".into()],
+        allow: vec![
+            "bash(git push:*)".into(),
+            "bash(cargo test)".into(),
+            "bash(make *)".into(),
+        ],
         ask: vec!["bash(make install)".into()],
-        deny: vec!["bash(git push origin main)".into(), "read(~/.ssh/**)".into()],
+        deny: vec![
+            "bash(git push origin main)".into(),
+            "read(~/.ssh/**)".into(),
+        ],
     };
     let p = policy_with(Mode::Default, SandboxFacts::default(), &rules);
     let check = |command: &str| {
         let v = bash(&p, command);
         (v.decision, v.rule)
     };
-    assert_eq!(check("cargo test"), (Decision::Allow, Some("bash(cargo test)".into())));
+    assert_eq!(
+        check("cargo test"),
+        (Decision::Allow, Some("bash(cargo test)".into()))
+    );
     assert_eq!(check("cargo test --release"), (Decision::Ask, None));
-    assert_eq!(check("git push origin dev"), (Decision::Allow, Some("bash(git push:*)".into())));
-    assert_eq!(check("git push origin main"), (Decision::Deny, Some("bash(git push origin main)".into())));
-    assert_eq!(check("make install"), (Decision::Ask, Some("bash(make install)".into())));
-    assert_eq!(check("make"), (Decision::Allow, Some("bash(make *)".into())));
+    assert_eq!(
+        check("git push origin dev"),
+        (Decision::Allow, Some("bash(git push:*)".into()))
+    );
+    assert_eq!(
+        check("git push origin main"),
+        (Decision::Deny, Some("bash(git push origin main)".into()))
+    );
+    assert_eq!(
+        check("make install"),
+        (Decision::Ask, Some("bash(make install)".into()))
+    );
+    assert_eq!(
+        check("make"),
+        (Decision::Allow, Some("bash(make *)".into()))
+    );
     // An allow rule for one part does not allow the compound.
     assert_eq!(check("cargo test && cargo publish").0, Decision::Ask);
     // A prefix rule does not allow what is always asked.
@@ -135,25 +170,40 @@ fn deny_beats_ask_beats_allow_and_rules_are_reported() {
     let key = p.check("read", &json!({"path": "~/.ssh/id_ed25519"}));
     assert_eq!(
         (key.decision, key.rule.as_deref(), key.reason.as_str()),
-        (Decision::Deny, Some("read(~/.ssh/**)"), "read of `/home/u/.ssh/id_ed25519` is denied by the rule `read(~/.ssh/**)`")
+        (
+            Decision::Deny,
+            Some("read(~/.ssh/**)"),
+            "read of `/home/u/.ssh/id_ed25519` is denied by the rule `read(~/.ssh/**)`"
+        )
     );
 }
 
 #[test]
 fn only_an_exact_allow_rule_lets_an_always_denied_command_run() {
     let exact = RuleTexts {
-        allow: vec!["bash(dd if=disk.img of=/dev/sdb)".into(), "bash(dd *)".into()],
+        allow: vec![
+            "bash(dd if=disk.img of=/dev/sdb)".into(),
+            "bash(dd *)".into(),
+        ],
         ..RuleTexts::default()
     };
     let p = policy_with(Mode::Default, SandboxFacts::default(), &exact);
-    assert_eq!(bash(&p, "dd if=disk.img of=/dev/sdb").decision, Decision::Allow);
-    assert_eq!(bash(&p, "dd if=other.img of=/dev/sdb").decision, Decision::Deny);
+    assert_eq!(
+        bash(&p, "dd if=disk.img of=/dev/sdb").decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        bash(&p, "dd if=other.img of=/dev/sdb").decision,
+        Decision::Deny
+    );
 }
 
 #[test]
 fn file_tools_follow_the_workspace_and_the_mode() {
     let write = |mode: Mode, path: &str| {
-        policy(mode).check("write", &json!({"path": path, "content": "x"})).decision
+        policy(mode)
+            .check("write", &json!({"path": path, "content": "x"}))
+            .decision
     };
     assert_eq!(write(Mode::Default, "src/new.rs"), Decision::Allow);
     assert_eq!(write(Mode::Default, "/etc/passwd"), Decision::Ask);
@@ -178,7 +228,10 @@ fn plan_refuses_what_default_asks_and_bypass_runs_it_but_denies_hold() {
     let build = bash(&plan, "cargo build");
     assert_eq!(
         (build.decision, build.reason.as_str()),
-        (Decision::Deny, "plan mode is read-only: `cargo build` is not on the known-safe list; running it needs approval")
+        (
+            Decision::Deny,
+            "plan mode is read-only: `cargo build` is not on the known-safe list; running it needs approval"
+        )
     );
     let bypass = policy(Mode::Bypass);
     assert_eq!(bash(&bypass, "curl x | sh").decision, Decision::Allow);
@@ -191,11 +244,17 @@ fn auto_asks_for_bash_when_the_sandbox_is_not_active() {
     let v = bash(&unsandboxed, "cargo build");
     assert_eq!(
         (v.decision, v.reason.as_str()),
-        (Decision::Ask, "`cargo build` needs approval: the sandbox is not active, so auto mode asks before running bash")
+        (
+            Decision::Ask,
+            "`cargo build` needs approval: the sandbox is not active, so auto mode asks before running bash"
+        )
     );
     let networked = policy_with(
         Mode::Auto,
-        SandboxFacts { active: true, network_allowed: true },
+        SandboxFacts {
+            active: true,
+            network_allowed: true,
+        },
         &RuleTexts::default(),
     );
     assert_eq!(bash(&networked, "cargo fetch").decision, Decision::Allow);

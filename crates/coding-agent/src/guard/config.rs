@@ -108,9 +108,20 @@ pub fn load(
     let trusted = Trust::load(agent_dir, flags.trust)?.is_trusted(cwd);
 
     let mut rules = RuleTexts::default();
-    rules.deny.extend(global.deny.iter().chain(&project.deny).chain(&flags.deny).cloned());
-    rules.ask.extend(global.ask.iter().chain(&project.ask).cloned());
-    rules.allow.extend(global.allow.iter().chain(&flags.allow).cloned());
+    rules.deny.extend(
+        global
+            .deny
+            .iter()
+            .chain(&project.deny)
+            .chain(&flags.deny)
+            .cloned(),
+    );
+    rules
+        .ask
+        .extend(global.ask.iter().chain(&project.ask).cloned());
+    rules
+        .allow
+        .extend(global.allow.iter().chain(&flags.allow).cloned());
 
     let mut notices = Vec::new();
     let mut mode = global.default_mode.unwrap_or_default();
@@ -230,14 +241,22 @@ mod tests {
     }
 
     fn setup(d: &Dirs, flags: &GuardFlags) -> GuardSetup {
-        match load(d.agent.path(), d.project.path(), flags, SandboxFacts::default()) {
+        match load(
+            d.agent.path(),
+            d.project.path(),
+            flags,
+            SandboxFacts::default(),
+        ) {
             Ok(setup) => setup,
             Err(e) => panic!("{e}"),
         }
     }
 
     fn bash(setup: &GuardSetup, command: &str) -> Decision {
-        setup.policy.check("bash", &json!({ "command": command })).decision
+        setup
+            .policy
+            .check("bash", &json!({ "command": command }))
+            .decision
     }
 
     #[test]
@@ -258,7 +277,13 @@ mod tests {
                 project_settings_path(d.project.path()).display()
             )]
         );
-        let trusted = setup(&d, &GuardFlags { trust: true, ..GuardFlags::default() });
+        let trusted = setup(
+            &d,
+            &GuardFlags {
+                trust: true,
+                ..GuardFlags::default()
+            },
+        );
         assert_eq!(trusted.policy.mode(), Mode::Bypass);
         assert_eq!(bash(&trusted, "cargo build"), Decision::Allow);
         assert_eq!(bash(&trusted, "make"), Decision::Deny);
@@ -284,18 +309,31 @@ mod tests {
     #[test]
     fn a_bad_rule_or_mode_in_settings_is_an_error_naming_it() {
         let d = dirs(&json!({"permissions": {"allow": ["bash(ls"]}}), &json!({}));
-        let err = load(d.agent.path(), d.project.path(), &GuardFlags::default(), SandboxFacts::default())
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(err.as_deref(), Some("invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end"));
+        let err = load(
+            d.agent.path(),
+            d.project.path(),
+            &GuardFlags::default(),
+            SandboxFacts::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end")
+        );
         let d = dirs(&json!({"permissions": {"defaultMode": "yolo"}}), &json!({}));
-        let err = load(d.agent.path(), d.project.path(), &GuardFlags::default(), SandboxFacts::default())
-            .err()
-            .map(|e| e.to_string());
+        let err = load(
+            d.agent.path(),
+            d.project.path(),
+            &GuardFlags::default(),
+            SandboxFacts::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
         assert_eq!(
             err,
             Some(format!(
-                "{}: permissions: unknown variant `yolo`, expected one of `default`, `auto`, `plan`, `bypass` at line 1 column 39",
+                "{}: permissions: unknown variant `yolo`, expected one of `default`, `auto`, `plan`, `bypass` at line 1 column 36",
                 d.agent.path().join(SETTINGS_FILE).display()
             ))
         );
@@ -303,7 +341,10 @@ mod tests {
 
     #[test]
     fn always_allow_adds_the_rule_and_keeps_other_settings() -> Result<(), GuardConfigError> {
-        let d = dirs(&json!({"defaultModel": "m", "permissions": {"deny": ["grep"]}}), &json!({}));
+        let d = dirs(
+            &json!({"defaultModel": "m", "permissions": {"deny": ["grep"]}}),
+            &json!({}),
+        );
         let path = d.agent.path().join(SETTINGS_FILE);
         remember_allow_rule(&path, "bash(cargo test)")?;
         remember_allow_rule(&path, "bash(cargo test)")?;

@@ -50,9 +50,11 @@ impl Trust {
             reason,
         };
         let projects = match std::fs::read_to_string(&file) {
-            Ok(text) => serde_json::from_str::<TrustFile>(&text)
-                .map_err(|e| error(e.to_string()))?
-                .trusted,
+            Ok(text) => {
+                serde_json::from_str::<TrustFile>(&text)
+                    .map_err(|e| error(e.to_string()))?
+                    .trusted
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(error(e.to_string())),
         };
@@ -101,9 +103,15 @@ mod tests {
 
     #[test]
     fn a_trusted_project_stays_trusted_across_loads_and_others_do_not() -> Result<(), TrustError> {
-        let Ok(agent) = tempfile::tempdir() else { panic!("tempdir") };
-        let Ok(project) = tempfile::tempdir() else { panic!("tempdir") };
-        let Ok(other) = tempfile::tempdir() else { panic!("tempdir") };
+        let Ok(agent) = tempfile::tempdir() else {
+            panic!("tempdir")
+        };
+        let Ok(project) = tempfile::tempdir() else {
+            panic!("tempdir")
+        };
+        let Ok(other) = tempfile::tempdir() else {
+            panic!("tempdir")
+        };
         let mut trust = Trust::load(agent.path(), false)?;
         assert!(!trust.is_trusted(project.path()));
         trust.trust(project.path())?;

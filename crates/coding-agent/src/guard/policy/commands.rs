@@ -40,13 +40,28 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
             "nice" => &["-n", "--adjustment"],
             "ionice" => &["-c", "-n", "-p", "-P", "-u"],
             "timeout" => &["-s", "-k", "--signal", "--kill-after"],
-            "xargs" => &["-n", "-I", "-P", "-L", "-d", "-E", "-s", "-a", "--max-args", "--delimiter"],
+            "xargs" => &[
+                "-n",
+                "-I",
+                "-P",
+                "-L",
+                "-d",
+                "-E",
+                "-s",
+                "-a",
+                "--max-args",
+                "--delimiter",
+            ],
             "exec" => &["-a"],
             "stdbuf" => &["-i", "-o", "-e"],
             "nohup" | "command" | "builtin" | "time" | "setsid" => &[],
             _ => break,
         };
-        if name == "command" && rest.get(1).is_some_and(|w| w.text == "-v" || w.text == "-V") {
+        if name == "command"
+            && rest
+                .get(1)
+                .is_some_and(|w| w.text == "-v" || w.text == "-V")
+        {
             break;
         }
         wrappers.push(name);
@@ -97,18 +112,23 @@ fn operands(words: &[Arg]) -> Vec<&Arg> {
 /// True when a short-option cluster or a long option among `words` is one of
 /// `short` (letters) or `long`.
 fn has_flag(words: &[Arg], short: &str, long: &[&str]) -> bool {
-    words.iter().skip(1).take_while(|w| w.text != "--").any(|w| {
-        let t = w.text.as_str();
-        if let Some(name) = t.strip_prefix("--") {
-            long.iter().any(|l| name == *l || name.starts_with(&format!("{l}=")))
-        } else if let Some(cluster) = t.strip_prefix('-') {
-            !cluster.is_empty()
-                && cluster.chars().all(|c| c.is_ascii_alphabetic())
-                && cluster.chars().any(|c| short.contains(c))
-        } else {
-            false
-        }
-    })
+    words
+        .iter()
+        .skip(1)
+        .take_while(|w| w.text != "--")
+        .any(|w| {
+            let t = w.text.as_str();
+            if let Some(name) = t.strip_prefix("--") {
+                long.iter()
+                    .any(|l| name == *l || name.starts_with(&format!("{l}=")))
+            } else if let Some(cluster) = t.strip_prefix('-') {
+                !cluster.is_empty()
+                    && cluster.chars().all(|c| c.is_ascii_alphabetic())
+                    && cluster.chars().any(|c| short.contains(c))
+            } else {
+                false
+            }
+        })
 }
 
 /// Why `words` must never run, when they are on the always-deny list.
@@ -116,16 +136,21 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
     let line = super::shell::join(words);
     let name = program(words);
     let never = |what: String| Some(format!("`{line}` {what}; this is never allowed"));
-    let protected = |arg: &Arg| arg.literal.then(|| places.protected_target(&arg.text)).flatten();
+    let protected = |arg: &Arg| {
+        arg.literal
+            .then(|| places.protected_target(&arg.text))
+            .flatten()
+    };
     match name {
         "rm" | "rmdir" => {
             if has_flag(words, "", &["no-preserve-root"]) {
                 return never("turns off rm's protection of /".to_owned());
             }
-            if name == "rm" && has_flag(words, "rR", &["recursive"]) {
-                if let Some(place) = operands(words).into_iter().find_map(protected) {
-                    return never(format!("would delete {place}"));
-                }
+            if name == "rm"
+                && has_flag(words, "rR", &["recursive"])
+                && let Some(place) = operands(words).into_iter().find_map(protected)
+            {
+                return never(format!("would delete {place}"));
             }
             None
         }
@@ -141,12 +166,26 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
                         && matches!(program(&p[1..]), "rm" | "shred")
                 });
             const NARROWING: [&str; 12] = [
-                "-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex", "-newer",
-                "-mtime", "-mmin", "-size", "-empty",
+                "-name",
+                "-iname",
+                "-path",
+                "-ipath",
+                "-wholename",
+                "-regex",
+                "-iregex",
+                "-newer",
+                "-mtime",
+                "-mmin",
+                "-size",
+                "-empty",
             ];
             let narrowed = words.iter().any(|w| NARROWING.contains(&w.text.as_str()));
             let dot = Arg::literal(".");
-            let start_places: Vec<&Arg> = if starts.is_empty() { vec![&dot] } else { starts };
+            let start_places: Vec<&Arg> = if starts.is_empty() {
+                vec![&dot]
+            } else {
+                starts
+            };
             match start_places.into_iter().find_map(protected) {
                 Some(place) if deletes && !narrowed => never(format!("would delete {place}")),
                 _ => None,
@@ -188,7 +227,11 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
         "shutdown" | "reboot" | "halt" | "poweroff" => {
             never("would stop or restart the machine".to_owned())
         }
-        "init" | "telinit" if operands(words).iter().any(|a| a.text == "0" || a.text == "6") => {
+        "init" | "telinit"
+            if operands(words)
+                .iter()
+                .any(|a| a.text == "0" || a.text == "6") =>
+        {
             never("would stop or restart the machine".to_owned())
         }
         "systemctl"
@@ -272,8 +315,17 @@ pub fn always_asked(words: &[Arg], upstream: &[Vec<Arg>]) -> Option<String> {
 pub fn is_interpreter(name: &str) -> bool {
     matches!(
         name,
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish" | "python" | "python3" | "perl" | "ruby"
-            | "node" | "php"
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "fish"
+            | "python"
+            | "python3"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "php"
     )
 }
 
@@ -287,7 +339,10 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
         return Some(if args.iter().all(|a| a.literal) {
             Ok(super::shell::join(args))
         } else {
-            Err(format!("`{}` evaluates text only known at run time", super::shell::join(words)))
+            Err(format!(
+                "`{}` evaluates text only known at run time",
+                super::shell::join(words)
+            ))
         });
     }
     if !matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh") {
@@ -333,18 +388,19 @@ pub fn is_known_safe(words: &[Arg]) -> bool {
     let name = program(words);
     let no_flag = |flags: &[&str]| {
         !words.iter().skip(1).any(|w| {
-            flags
-                .iter()
-                .any(|f| w.text == *f || (f.starts_with("--") && w.text.starts_with(&format!("{f}="))))
+            flags.iter().any(|f| {
+                w.text == *f || (f.starts_with("--") && w.text.starts_with(&format!("{f}=")))
+            })
         })
     };
     match name {
         "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "pwd" | "echo"
         | "printf" | "which" | "whereis" | "type" | "file" | "stat" | "du" | "df" | "true"
-        | "false" | "uname" | "whoami" | "id" | "basename" | "dirname" | "realpath" | "readlink"
-        | "cut" | "tr" | "nl" | "rev" | "seq" | "tac" | "diff" | "cmp" | "comm" | "md5sum"
-        | "sha1sum" | "sha256sum" | "sha512sum" | "b2sum" | "cksum" | "nproc" | "free"
-        | "uptime" | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":" | "tee" => true,
+        | "false" | "uname" | "whoami" | "id" | "basename" | "dirname" | "realpath"
+        | "readlink" | "cut" | "tr" | "nl" | "rev" | "seq" | "tac" | "diff" | "cmp" | "comm"
+        | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "b2sum" | "cksum" | "nproc"
+        | "free" | "uptime" | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":"
+        | "tee" => true,
         "env" | "hostname" => words.len() == 1,
         "date" => no_flag(&["-s", "--set"]),
         "sort" => no_flag(&["-o", "--output"]),
@@ -370,7 +426,9 @@ fn sed_prints_lines(words: &[Arg]) -> bool {
             p == "p"
                 && !range.is_empty()
                 && range.split(',').count() <= 2
-                && range.split(',').all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                && range
+                    .split(',')
+                    .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
                 && files.iter().all(|f| !f.text.starts_with('-'))
         }
         _ => false,
@@ -396,8 +454,16 @@ fn git_reads_only(words: &[Arg]) -> bool {
         "branch" => args.iter().all(|a| {
             matches!(
                 a.text.as_str(),
-                "-a" | "--all" | "-r" | "--remotes" | "-v" | "-vv" | "--verbose" | "--list"
-                    | "--show-current" | "--no-color" | "--color"
+                "-a" | "--all"
+                    | "-r"
+                    | "--remotes"
+                    | "-v"
+                    | "-vv"
+                    | "--verbose"
+                    | "--list"
+                    | "--show-current"
+                    | "--no-color"
+                    | "--color"
             ) || a.text.starts_with("--sort=")
                 || a.text.starts_with("--format=")
                 || a.text.starts_with("--contains")
@@ -414,18 +480,25 @@ pub fn uses_network(words: &[Arg]) -> bool {
     let name = program(words);
     let sub = words.get(1).map_or("", |w| w.text.as_str());
     match name {
-        "curl" | "wget" | "ssh" | "scp" | "sftp" | "rsync" | "nc" | "ncat" | "netcat" | "telnet"
-        | "ftp" | "ping" | "dig" | "nslookup" | "host" | "gh" | "npx" | "bunx" | "fetch" => true,
+        "curl" | "wget" | "ssh" | "scp" | "sftp" | "rsync" | "nc" | "ncat" | "netcat"
+        | "telnet" | "ftp" | "ping" | "dig" | "nslookup" | "host" | "gh" | "npx" | "bunx"
+        | "fetch" => true,
         "git" => matches!(
             git_subcommand(words).0,
             "clone" | "fetch" | "pull" | "push" | "ls-remote" | "submodule" | "remote"
         ),
         "npm" | "pnpm" | "yarn" | "bun" => {
-            matches!(sub, "install" | "i" | "add" | "ci" | "update" | "publish" | "upgrade" | "")
+            matches!(
+                sub,
+                "install" | "i" | "add" | "ci" | "update" | "publish" | "upgrade" | ""
+            )
         }
         "pip" | "pip3" => matches!(sub, "install" | "download"),
         "uv" => matches!(sub, "pip" | "add" | "sync" | "run" | "tool"),
-        "cargo" => matches!(sub, "install" | "fetch" | "update" | "publish" | "search" | "add"),
+        "cargo" => matches!(
+            sub,
+            "install" | "fetch" | "update" | "publish" | "search" | "add"
+        ),
         "go" => matches!(sub, "get" | "install" | "mod"),
         "apt" | "apt-get" => matches!(sub, "install" | "update" | "upgrade" | "download"),
         "docker" | "podman" => matches!(sub, "pull" | "push" | "login" | "run" | "build"),

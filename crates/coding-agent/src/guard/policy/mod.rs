@@ -148,8 +148,11 @@ impl Policy {
     fn by_rules(&self, tool: &str, subjects: &[Subject<'_>], what: &str) -> Option<Verdict> {
         if let Some(rule) = self.rule(&Kind::Deny, tool, subjects) {
             return Some(
-                Verdict::new(Decision::Deny, format!("{what} is denied by the rule `{}`", rule.text))
-                    .by_rule(&rule.text),
+                Verdict::new(
+                    Decision::Deny,
+                    format!("{what} is denied by the rule `{}`", rule.text),
+                )
+                .by_rule(&rule.text),
             );
         }
         if let Some(rule) = self.rule(&Kind::Ask, tool, subjects) {
@@ -165,8 +168,11 @@ impl Policy {
             return None;
         }
         self.rule(&Kind::Allow, tool, subjects).map(|rule| {
-            Verdict::new(Decision::Allow, format!("{what} is allowed by the rule `{}`", rule.text))
-                .by_rule(&rule.text)
+            Verdict::new(
+                Decision::Allow,
+                format!("{what} is allowed by the rule `{}`", rule.text),
+            )
+            .by_rule(&rule.text)
         })
     }
 
@@ -181,7 +187,10 @@ impl Policy {
         if !target.literal {
             return Verdict::new(
                 Decision::Ask,
-                format!("writes to `{}`, a file named only at run time; this needs approval", target.text),
+                format!(
+                    "writes to `{}`, a file named only at run time; this needs approval",
+                    target.text
+                ),
             )
             .firm();
         }
@@ -195,10 +204,17 @@ impl Policy {
             .firm();
         }
         if paths::is_harmless_device(&path) {
-            return Verdict::new(Decision::Allow, format!("`{shown}` discards or shows output"));
+            return Verdict::new(
+                Decision::Allow,
+                format!("`{shown}` discards or shows output"),
+            );
         }
         let rule_tool = if tool == "bash" { "write" } else { tool };
-        if let Some(verdict) = self.by_rules(rule_tool, &[Subject::Path(&path)], &format!("writing `{shown}`")) {
+        if let Some(verdict) = self.by_rules(
+            rule_tool,
+            &[Subject::Path(&path)],
+            &format!("writing `{shown}`"),
+        ) {
             return verdict;
         }
         match self.mode {
@@ -207,9 +223,10 @@ impl Policy {
                 format!("plan mode is read-only: writing `{shown}` is not allowed"),
             ),
             Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
-            Mode::Default | Mode::Auto if self.places.in_workspace(&path) => {
-                Verdict::new(Decision::Allow, format!("`{shown}` is inside the workspace"))
-            }
+            Mode::Default | Mode::Auto if self.places.in_workspace(&path) => Verdict::new(
+                Decision::Allow,
+                format!("`{shown}` is inside the workspace"),
+            ),
             Mode::Default | Mode::Auto => Verdict::new(
                 Decision::Ask,
                 format!(
@@ -222,20 +239,26 @@ impl Policy {
     }
 
     fn roots_text(&self) -> String {
-        let roots: Vec<String> = self.places.roots.iter().map(|r| r.display().to_string()).collect();
+        let roots: Vec<String> = self
+            .places
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect();
         roots.join(", ")
     }
 
     fn judge_other(&self, tool: &str) -> Verdict {
         let what = format!("the tool `{tool}`");
-        self.by_rules(tool, &[Subject::Call], &what).unwrap_or_else(|| match self.mode {
-            Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
-            _ => Verdict::new(
-                Decision::Ask,
-                format!("`{tool}` is not a built-in tool; calling it needs approval"),
-            )
-            .suggesting(tool.to_owned()),
-        })
+        self.by_rules(tool, &[Subject::Call], &what)
+            .unwrap_or_else(|| match self.mode {
+                Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
+                _ => Verdict::new(
+                    Decision::Ask,
+                    format!("`{tool}` is not a built-in tool; calling it needs approval"),
+                )
+                .suggesting(tool.to_owned()),
+            })
     }
 
     /// A whole command line: the strictest verdict of its parts.
@@ -267,8 +290,11 @@ impl Policy {
 
     fn judge_part(&self, part: &Part, depth: usize) -> Verdict {
         if let Some(what) = &part.opaque {
-            return Verdict::new(Decision::Ask, format!("{what} cannot be judged; it needs approval"))
-                .firm();
+            return Verdict::new(
+                Decision::Ask,
+                format!("{what} cannot be judged; it needs approval"),
+            )
+            .firm();
         }
         if let Some(name) = &part.recursive_function {
             return Verdict::new(
@@ -284,14 +310,24 @@ impl Policy {
             (unwrapped.wrappers, unwrapped.inner)
         };
         let writes = part.writes.iter().cloned().chain(tee_targets(inner));
-        let command = (!part.words.is_empty())
-            .then(|| self.judge_command(part, &wrappers, inner, depth));
+        let command =
+            (!part.words.is_empty()).then(|| self.judge_command(part, &wrappers, inner, depth));
         // The command first: of equal verdicts its reason is the one to read.
-        Verdict::strictest(command.into_iter().chain(writes.map(|w| self.judge_write("bash", &w))))
-            .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
+        Verdict::strictest(
+            command
+                .into_iter()
+                .chain(writes.map(|w| self.judge_write("bash", &w))),
+        )
+        .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
     }
 
-    fn judge_command(&self, part: &Part, wrappers: &[&str], inner: &[Arg], depth: usize) -> Verdict {
+    fn judge_command(
+        &self,
+        part: &Part,
+        wrappers: &[&str],
+        inner: &[Arg],
+        depth: usize,
+    ) -> Verdict {
         let full = part.command_line();
         let inner_line = join(inner);
         let lines = [Subject::Command(&full), Subject::Command(&inner_line)];
@@ -321,7 +357,9 @@ impl Policy {
         if let Some(reason) = always_asked(inner, &part.upstream) {
             return match exact {
                 Some(rule) => self.allowed_by(&full, rule),
-                None => Verdict::new(Decision::Ask, reason).firm().suggesting(format!("bash({full})")),
+                None => Verdict::new(Decision::Ask, reason)
+                    .firm()
+                    .suggesting(format!("bash({full})")),
             };
         }
         if is_interpreter(program(inner)) && inner.get(1).is_some_and(|a| !a.literal) {
@@ -332,7 +370,11 @@ impl Policy {
             .firm()
             .suggesting(format!("bash({full})"));
         }
-        let rule_lines: &[Subject<'_>] = if wrappers.is_empty() { &lines } else { &lines[..1] };
+        let rule_lines: &[Subject<'_>] = if wrappers.is_empty() {
+            &lines
+        } else {
+            &lines[..1]
+        };
         if let Some(verdict) = self.by_rules("bash", rule_lines, &format!("`{full}`")) {
             return verdict;
         }
@@ -380,7 +422,13 @@ impl Policy {
     }
 
     /// `sudo X`, `env X`, `timeout N X`, ...: judged as X, and asked at least.
-    fn wrapper_floor(&self, verdict: Verdict, wrappers: &[&str], full: &str, inner: &str) -> Verdict {
+    fn wrapper_floor(
+        &self,
+        verdict: Verdict,
+        wrappers: &[&str],
+        full: &str,
+        inner: &str,
+    ) -> Verdict {
         match wrappers.first() {
             Some(wrapper) if verdict.decision == Decision::Allow && verdict.rule.is_none() => {
                 Verdict::new(

@@ -3,7 +3,7 @@
 //! path about to be deleted may not exist yet), and sorted into the places
 //! that matter: the protected roots, the workspace, block devices.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Where the policy is asked from: the paths every decision is relative to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +59,11 @@ impl Places {
         if path == Path::new("/") {
             return Some("the file system root");
         }
-        if self.home.as_deref().is_some_and(|home| home.starts_with(path)) {
+        if self
+            .home
+            .as_deref()
+            .is_some_and(|home| home.starts_with(path))
+        {
             return Some("the home directory");
         }
         if self.roots.iter().any(|root| root.starts_with(path)) {
@@ -74,7 +78,11 @@ impl Places {
         let trimmed = text.trim_end_matches('/');
         let whole = match trimmed.rsplit_once('/') {
             Some((parent, last)) if is_everything_glob(last) => {
-                if parent.is_empty() { "/" } else { parent }
+                if parent.is_empty() {
+                    "/"
+                } else {
+                    parent
+                }
             }
             None if is_everything_glob(trimmed) => ".",
             _ => text,
@@ -90,18 +98,9 @@ fn is_everything_glob(component: &str) -> bool {
         && component.chars().all(|c| matches!(c, '*' | '.' | '?'))
 }
 
-/// `.` and `..` removed lexically (`/..` stays `/`).
+/// `.` and `..` removed lexically (`/..` stays `/`, an empty path is `.`).
 pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
+    let mut out = crate::support::paths::normalize_lexically(path);
     if out.as_os_str().is_empty() {
         out.push(if path.is_absolute() { "/" } else { "." });
     }

@@ -72,8 +72,14 @@ impl Rule {
             }
             None => (trimmed, None),
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-*".contains(c)) {
-            return Err(error("a rule starts with a tool name such as `bash` or `read`"));
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-*".contains(c))
+        {
+            return Err(error(
+                "a rule starts with a tool name such as `bash` or `read`",
+            ));
         }
         let tool = if name.starts_with("mcp__") {
             match name.strip_suffix("__*") {
@@ -91,7 +97,8 @@ impl Rule {
                 Spec::Command(CommandPattern::new(pattern))
             }
             (Some(pattern), ToolName::Exact(name))
-                if READ_FAMILY.contains(&name.as_str()) || WRITE_FAMILY.contains(&name.as_str()) =>
+                if READ_FAMILY.contains(&name.as_str())
+                    || WRITE_FAMILY.contains(&name.as_str()) =>
             {
                 Spec::Path(path_globs(pattern, places).map_err(|e| error(&e))?)
             }
@@ -223,10 +230,17 @@ fn path_globs(pattern: &str, places: &Places) -> Result<GlobSet, String> {
         places.resolve(pattern).to_string_lossy().into_owned()
     } else {
         let base = places.cwd().to_string_lossy().into_owned();
-        format!("{}/{}", base.trim_end_matches('/'), pattern.trim_start_matches("./"))
+        format!(
+            "{}/{}",
+            base.trim_end_matches('/'),
+            pattern.trim_start_matches("./")
+        )
     };
     let mut builder = GlobSetBuilder::new();
-    for glob in [absolute.clone(), format!("{}/**", absolute.trim_end_matches('/'))] {
+    for glob in [
+        absolute.clone(),
+        format!("{}/**", absolute.trim_end_matches('/')),
+    ] {
         let glob = GlobBuilder::new(&glob)
             .literal_separator(true)
             .build()
@@ -273,7 +287,11 @@ mod tests {
             ("bash", "anything at all", true),
         ];
         for (text, line, expected) in cases {
-            assert_eq!(rule(text).matches("bash", Subject::Command(line)), expected, "{text} vs {line}");
+            assert_eq!(
+                rule(text).matches("bash", Subject::Command(line)),
+                expected,
+                "{text} vs {line}"
+            );
         }
     }
 
@@ -313,8 +331,14 @@ mod tests {
     #[test]
     fn bad_rules_are_errors_that_say_what_to_write() {
         let cases = [
-            ("bash(ls", "invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end"),
-            ("(ls)", "invalid permission rule `(ls)`: a rule starts with a tool name such as `bash` or `read`"),
+            (
+                "bash(ls",
+                "invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end",
+            ),
+            (
+                "(ls)",
+                "invalid permission rule `(ls)`: a rule starts with a tool name such as `bash` or `read`",
+            ),
             (
                 "grepx(foo)",
                 "invalid permission rule `grepx(foo)`: only bash (a command) and read, write, edit, grep, find, ls (a path) take a pattern in parentheses",

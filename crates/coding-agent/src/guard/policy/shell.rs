@@ -334,7 +334,8 @@ impl Walk<'_> {
                         IoFileRedirectTarget::Duplicate(word) => {
                             // `>&2` duplicates a descriptor; `>& file` writes a file.
                             let arg = self.word(&word.value)?;
-                            let descriptor = arg.text.chars().all(|c| c.is_ascii_digit() || c == '-');
+                            let descriptor =
+                                arg.text.chars().all(|c| c.is_ascii_digit() || c == '-');
                             if writing && !descriptor {
                                 writes.push(arg);
                             }
@@ -354,8 +355,9 @@ impl Walk<'_> {
                 }
                 IoRedirect::HereDocument(_, doc) => {
                     if doc.requires_expansion && hides_command(&doc.doc.value) {
-                        let pieces = brush_parser::word::parse_heredoc(&doc.doc.value, &self.options)
-                            .map_err(|e| ParseFailure(format!("here-document: {e}")))?;
+                        let pieces =
+                            brush_parser::word::parse_heredoc(&doc.doc.value, &self.options)
+                                .map_err(|e| ParseFailure(format!("here-document: {e}")))?;
                         self.flatten(&pieces)?;
                     }
                 }
