@@ -13,15 +13,23 @@
 //! and [`warnings`] (logged warnings as lines).
 
 pub mod app;
+pub mod compaction;
 pub mod definition;
+pub mod export;
 pub mod guard;
 pub mod modes;
 pub mod prompt;
+pub mod recovery;
 pub mod render;
+pub mod retry;
 pub mod session;
+pub mod session_event;
 pub mod settings;
 pub mod support;
 pub mod tools;
 pub mod warnings;
 
-pub use definition::{ToolContext, ToolDefinition, UiHandle, wrap_tool_definition};
+pub use definition::{
+    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, Typed, TypedTool, UiHandle,
+    wrap_tool_definition,
+};

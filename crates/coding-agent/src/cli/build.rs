@@ -28,6 +28,13 @@ pub(super) struct Built {
     pub options: SessionOptions,
     /// Set when the interactive UI runs.
     pub interactive: Option<InteractiveOptions>,
+    /// Retry and compaction settings (the interactive UI reads its own).
+    pub recovery: coding_agent::recovery::RecoverySettings,
+    /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
+    pub models: ModelCatalog,
+    /// An OpenAI-compatible endpoint to ask for its context window, when
+    /// settings do not give one (llama.cpp's `/props`).
+    pub probe_url: Option<String>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -46,6 +53,9 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         tool_names,
     } = resolved;
     let start_provider = model.model.provider.clone();
+    let recovery = settings.recovery(&start_provider);
+    let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
+        .then(|| model.config.base_url.clone());
     let (tools, unknown) = select_tools(&tool_names);
     for name in unknown {
         eprintln!(
@@ -55,18 +65,19 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
     }
     let system_prompt = system_prompt(args, &agent_dir, &cwd, &tools);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let models = ModelCatalog {
+        settings,
+        settings_path: agent_dir.join(SETTINGS_FILE),
+        flags,
+        start_provider,
+    };
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
                 .clone()
                 .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
         }),
-        models: ModelCatalog {
-            settings,
-            settings_path: agent_dir.join(SETTINGS_FILE),
-            flags,
-            start_provider,
-        },
+        models: models.clone(),
         warnings,
     });
     let options = SessionOptions {
@@ -81,6 +92,9 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         mode,
         options,
         interactive,
+        recovery,
+        probe_url,
+        models,
     })
 }
 
