@@ -20,9 +20,14 @@
 //!
 //! `coding-agent policy check TOOL ARGS_JSON` prints the permission policy's
 //! verdict on one call and runs nothing (`docs/permissions.md`).
+//!
+//! `coding-agent mcp serve [--cwd DIR] [--tools LIST]` offers the built-in
+//! tools to MCP clients over stdio ([`coding_agent::mcp::serve`]).
 
 mod build;
 mod dispatch;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod policy;
 mod resolve;
 mod tool;
@@ -137,6 +142,10 @@ enum Command {
     /// Judge tool calls without running them (a dry run of the permission policy)
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// The Model Context Protocol: serve the built-in tools to MCP clients
+    #[cfg(feature = "mcp")]
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
 }
 
 #[derive(Debug, Args)]
@@ -165,6 +174,9 @@ enum UsageError {
     NoPrompt,
     #[error("--mode rpc reads its prompts from standard input, not the command line")]
     RpcWithPrompt,
+    #[cfg(feature = "mcp")]
+    #[error("--tools: {0}")]
+    Tools(String),
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]
@@ -197,6 +209,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool::tool_command(args)).map(|()| 0),
         Some(Command::Policy(command)) => runtime.block_on(policy::run(command)).map(|()| 0),
+        #[cfg(feature = "mcp")]
+        Some(Command::Mcp(command)) => runtime.block_on(mcp::mcp_command(command)).map(|()| 0),
         None => runtime.block_on(agent_command(cli.run)),
     }
 }
