@@ -16,6 +16,7 @@ pub mod app;
 pub mod compaction;
 pub mod definition;
 pub mod export;
+pub mod guard;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod modes;

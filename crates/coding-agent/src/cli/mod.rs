@@ -18,6 +18,9 @@
 //! data for the model, not a crash); 2 for a usage error (bad JSON, missing
 //! arguments, a bad `--cwd`); 1 if the result cannot be written.
 //!
+//! `coding-agent policy check TOOL ARGS_JSON` prints the permission policy's
+//! verdict on one call and runs nothing (`docs/permissions.md`).
+//!
 //! `coding-agent mcp serve [--cwd DIR] [--tools LIST]` offers the built-in
 //! tools to MCP clients over stdio ([`coding_agent::mcp::serve`]).
 
@@ -25,6 +28,7 @@ mod build;
 mod dispatch;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod policy;
 mod resolve;
 mod sandbox;
 mod tool;
@@ -141,6 +145,9 @@ enum Command {
     /// Run one tool call and print its result as JSON:
     /// {"isError": bool, "content": [...], "details": ...}
     Tool(ToolArgs),
+    /// Judge tool calls without running them (a dry run of the permission policy)
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
     /// The Model Context Protocol: serve the built-in tools to MCP clients
     #[cfg(feature = "mcp")]
     #[command(subcommand)]
@@ -184,6 +191,7 @@ enum UsageError {
     Settings(#[from] SettingsError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    Guard(coding_agent::guard::config::GuardConfigError),
 }
 
 /// Parses the command line, runs it and turns the outcome into the exit status.
@@ -209,6 +217,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool::tool_command(args)).map(|()| 0),
+        Some(Command::Policy(command)) => runtime.block_on(policy::run(command)).map(|()| 0),
         #[cfg(feature = "mcp")]
         Some(Command::Mcp(command)) => runtime.block_on(mcp::mcp_command(command)).map(|()| 0),
         None => runtime.block_on(agent_command(cli.run)),

@@ -86,7 +86,7 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
 
 /// ARGS_JSON parsed, read from standard input when it is `-`. Any JSON value
 /// is accepted: a non-object is the model's mistake, which validation reports.
-async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
+pub(super) async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
     let text = if args_json == "-" {
         tokio::task::spawn_blocking(|| {
             let mut text = String::new();

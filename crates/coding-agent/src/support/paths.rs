@@ -60,7 +60,7 @@ pub fn resolve_dir_arg(path: Option<&str>, cwd: &Path) -> PathBuf {
 }
 
 /// Removes `.` and resolves `..` without touching the file system.
-fn normalize_lexically(path: &Path) -> PathBuf {
+pub fn normalize_lexically(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for component in path.components() {

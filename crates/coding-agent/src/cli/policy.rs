@@ -1,0 +1,82 @@
+//! `coding-agent policy check TOOL ARGS_JSON`: the permission policy's
+//! verdict on one call, as one JSON object; nothing runs.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use coding_agent::guard::{self, GuardFlags, Mode};
+use coding_agent::settings::agent_dir;
+
+use super::UsageError;
+use super::tool::{read_arguments, working_directory};
+
+#[derive(Debug, Subcommand)]
+pub(super) enum PolicyCommand {
+    /// Print the policy's verdict on one call as JSON:
+    /// {"decision": "allow"|"ask"|"deny", "reason": "...", "rule": "..."|null}
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub(super) struct CheckArgs {
+    /// The tool (read, bash, edit, write, grep, find, ls, mcp__server__tool, ...)
+    tool: String,
+    /// The call's arguments as JSON, or `-` to read them from standard input
+    args_json: String,
+    /// The workspace the call is judged in [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    #[command(flatten)]
+    guard: GuardArgs,
+}
+
+/// The permission flags of every command that runs tools.
+#[derive(Debug, Args, Default)]
+pub(super) struct GuardArgs {
+    /// Permission mode: default, auto, plan or bypass [default: settings' defaultMode, else default]
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<Mode>,
+    /// Allow rule, e.g. 'bash(cargo test:*)' (repeatable)
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
+    /// Deny rule, e.g. 'write(/etc/**)' (repeatable)
+    #[arg(long = "deny", value_name = "RULE")]
+    deny: Vec<String>,
+    /// Trust this project: its .coding-agent/settings.json may loosen the policy
+    #[arg(long)]
+    trust: bool,
+}
+
+impl GuardArgs {
+    /// The flags as the guard takes them.
+    pub(super) fn flags(&self) -> GuardFlags {
+        GuardFlags {
+            mode: self.permission_mode,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            trust: self.trust,
+        }
+    }
+}
+
+pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
+    let PolicyCommand::Check(args) = command;
+    let cwd = working_directory(args.cwd.as_deref())?;
+    let arguments = read_arguments(&args.args_json).await?;
+    let setup = guard::config::load(
+        &agent_dir(),
+        &cwd,
+        &args.guard.flags(),
+        guard::sandbox_facts(),
+    )
+    .map_err(UsageError::Guard)?;
+    for notice in &setup.notices {
+        eprintln!("coding-agent: {notice}");
+    }
+    let verdict = setup.policy.check(&args.tool, &arguments);
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &verdict).context("cannot write the verdict")?;
+    writeln!(stdout).context("cannot write the verdict")
+}

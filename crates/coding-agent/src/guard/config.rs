@@ -1,0 +1,359 @@
+//! Where the policy comes from: the `permissions` key of the global and the
+//! project `settings.json`, the flags, and the project's trust.
+//!
+//! ```json
+//! { "permissions": { "allow": ["bash(cargo test)"], "ask": ["bash(git push:*)"],
+//!                    "deny": ["read(~/.ssh/**)"], "defaultMode": "default" } }
+//! ```
+//!
+//! Rules from every source are merged (so a deny anywhere wins); the mode is
+//! the flag's, else the project's, else the global one. An untrusted
+//! project's file only tightens: its `deny` and `ask` rules apply, its
+//! `allow` rules do not, and its `defaultMode` only when stricter.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::policy::{Mode, Places, Policy, RuleError, RuleTexts, SandboxFacts};
+use super::trust::{Trust, TrustError};
+use crate::settings::{PROJECT_CONFIG_DIR, SETTINGS_FILE};
+
+/// The `permissions` object of one settings file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionSettings {
+    /// Rules that let calls run unasked.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules that make calls ask.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Rules that refuse calls.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// The mode without `--permission-mode`.
+    pub default_mode: Option<Mode>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct SettingsFile {
+    #[serde(default)]
+    permissions: PermissionSettings,
+}
+
+/// The command line's say in the policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GuardFlags {
+    /// `--permission-mode`.
+    pub mode: Option<Mode>,
+    /// `--allow RULE` (repeatable).
+    pub allow: Vec<String>,
+    /// `--deny RULE` (repeatable).
+    pub deny: Vec<String>,
+    /// `--trust`: trust this project's settings.
+    pub trust: bool,
+}
+
+/// The policy of a session and what the user should be told about it.
+#[derive(Debug, Clone)]
+pub struct GuardSetup {
+    /// The policy.
+    pub policy: Policy,
+    /// Notices for the user (an untrusted project's ignored settings, bypass).
+    pub notices: Vec<String>,
+    /// The project's settings were ignored in part because it is not trusted;
+    /// the interactive mode offers to trust it.
+    pub untrusted_project_settings: bool,
+}
+
+/// Settings that cannot be used: a file that is not JSON, a bad rule.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardConfigError {
+    /// A settings file cannot be read or parsed.
+    #[error("{}: {reason}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A rule cannot be parsed.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    /// The trust file cannot be read.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+}
+
+/// What `bypass` says on stderr or in the transcript.
+pub const BYPASS_WARNING: &str = "Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply";
+
+/// The project's settings file under `cwd`.
+pub fn project_settings_path(cwd: &Path) -> PathBuf {
+    cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE)
+}
+
+/// Builds the policy of a session in `cwd`.
+pub fn load(
+    agent_dir: &Path,
+    cwd: &Path,
+    flags: &GuardFlags,
+    sandbox: SandboxFacts,
+) -> Result<GuardSetup, GuardConfigError> {
+    let global = read(&agent_dir.join(SETTINGS_FILE))?;
+    let project_path = project_settings_path(cwd);
+    let project = read(&project_path)?;
+    let trusted = Trust::load(agent_dir, flags.trust)?.is_trusted(cwd);
+
+    let mut rules = RuleTexts::default();
+    rules.deny.extend(
+        global
+            .deny
+            .iter()
+            .chain(&project.deny)
+            .chain(&flags.deny)
+            .cloned(),
+    );
+    rules
+        .ask
+        .extend(global.ask.iter().chain(&project.ask).cloned());
+    rules
+        .allow
+        .extend(global.allow.iter().chain(&flags.allow).cloned());
+
+    let mut notices = Vec::new();
+    let mut mode = global.default_mode.unwrap_or_default();
+    let mut ignored = Vec::new();
+    if trusted {
+        rules.allow.extend(project.allow.iter().cloned());
+        mode = project.default_mode.unwrap_or(mode);
+    } else {
+        if !project.allow.is_empty() {
+            ignored.push(format!("{} allow rule(s)", project.allow.len()));
+        }
+        match project.default_mode {
+            Some(m) if m.strictness() >= mode.strictness() => mode = m,
+            Some(m) => ignored.push(format!("defaultMode {}", m.name())),
+            None => {}
+        }
+    }
+    if !ignored.is_empty() {
+        notices.push(format!(
+            "{} is not trusted, so only its deny and ask rules apply (ignored: {}); trust the project with --trust",
+            project_path.display(),
+            ignored.join(", "),
+        ));
+    }
+    let mode = flags.mode.unwrap_or(mode);
+    if mode == Mode::Bypass {
+        notices.push(BYPASS_WARNING.to_owned());
+    }
+    let policy = Policy::new(mode, sandbox, Places::for_cwd(cwd), &rules)?;
+    Ok(GuardSetup {
+        policy,
+        notices,
+        untrusted_project_settings: !ignored.is_empty(),
+    })
+}
+
+fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
+    let error = |reason: String| GuardConfigError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str::<SettingsFile>(&text)
+            .map(|f| f.permissions)
+            .map_err(|e| error(format!("permissions: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(PermissionSettings::default()),
+        Err(e) => Err(error(e.to_string())),
+    }
+}
+
+/// Adds `rule` to `permissions.allow` of the settings file at `path`
+/// ("always allow"), keeping every other key; creates the file if needed.
+pub fn remember_allow_rule(path: &Path, rule: &str) -> Result<(), GuardConfigError> {
+    let error = |reason: String| GuardConfigError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut settings: Value = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
+        Err(e) => return Err(error(e.to_string())),
+    };
+    let Some(root) = settings.as_object_mut() else {
+        return Err(error("the settings are not a JSON object".to_owned()));
+    };
+    let permissions = root
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(permissions) = permissions.as_object_mut() else {
+        return Err(error("`permissions` is not a JSON object".to_owned()));
+    };
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Some(allow) = allow.as_array_mut() else {
+        return Err(error("`permissions.allow` is not a list".to_owned()));
+    };
+    if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+        allow.push(Value::String(rule.to_owned()));
+    }
+    let text = serde_json::to_string_pretty(&settings).map_err(|e| error(e.to_string()))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| error(e.to_string()))?;
+    }
+    crate::support::atomic_write::write_atomic(path, text.as_bytes())
+        .map_err(|e| error(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::guard::Decision;
+
+    struct Dirs {
+        agent: tempfile::TempDir,
+        project: tempfile::TempDir,
+    }
+
+    fn dirs(global: &Value, project: &Value) -> Dirs {
+        let (Ok(agent), Ok(project_dir)) = (tempfile::tempdir(), tempfile::tempdir()) else {
+            panic!("tempdir");
+        };
+        let write = |path: PathBuf, value: &Value| {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).ok();
+            }
+            std::fs::write(&path, value.to_string()).ok();
+        };
+        write(agent.path().join(SETTINGS_FILE), global);
+        write(project_settings_path(project_dir.path()), project);
+        Dirs {
+            agent,
+            project: project_dir,
+        }
+    }
+
+    fn setup(d: &Dirs, flags: &GuardFlags) -> GuardSetup {
+        match load(
+            d.agent.path(),
+            d.project.path(),
+            flags,
+            SandboxFacts::default(),
+        ) {
+            Ok(setup) => setup,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn bash(setup: &GuardSetup, command: &str) -> Decision {
+        setup
+            .policy
+            .check("bash", &json!({ "command": command }))
+            .decision
+    }
+
+    #[test]
+    fn an_untrusted_project_only_tightens_until_trusted() {
+        let d = dirs(
+            &json!({"permissions": {"allow": ["bash(make)"]}}),
+            &json!({"permissions": {"allow": ["bash(*)"], "deny": ["bash(make)"], "defaultMode": "bypass"}}),
+        );
+        let untrusted = setup(&d, &GuardFlags::default());
+        assert_eq!(untrusted.policy.mode(), Mode::Default);
+        assert_eq!(bash(&untrusted, "cargo build"), Decision::Ask);
+        assert_eq!(bash(&untrusted, "make"), Decision::Deny);
+        assert!(untrusted.untrusted_project_settings);
+        assert_eq!(
+            untrusted.notices,
+            [format!(
+                "{} is not trusted, so only its deny and ask rules apply (ignored: 1 allow rule(s), defaultMode bypass); trust the project with --trust",
+                project_settings_path(d.project.path()).display()
+            )]
+        );
+        let trusted = setup(
+            &d,
+            &GuardFlags {
+                trust: true,
+                ..GuardFlags::default()
+            },
+        );
+        assert_eq!(trusted.policy.mode(), Mode::Bypass);
+        assert_eq!(bash(&trusted, "cargo build"), Decision::Allow);
+        assert_eq!(bash(&trusted, "make"), Decision::Deny);
+        assert_eq!(trusted.notices, [BYPASS_WARNING]);
+    }
+
+    #[test]
+    fn flags_add_rules_and_pick_the_mode() {
+        let d = dirs(&json!({"permissions": {"defaultMode": "plan"}}), &json!({}));
+        let flags = GuardFlags {
+            mode: Some(Mode::Default),
+            allow: vec!["bash(cargo build)".into()],
+            deny: vec!["bash(ls)".into()],
+            trust: false,
+        };
+        let s = setup(&d, &flags);
+        assert_eq!(s.policy.mode(), Mode::Default);
+        assert_eq!(bash(&s, "cargo build"), Decision::Allow);
+        assert_eq!(bash(&s, "ls"), Decision::Deny);
+        assert!(s.notices.is_empty());
+    }
+
+    #[test]
+    fn a_bad_rule_or_mode_in_settings_is_an_error_naming_it() {
+        let d = dirs(&json!({"permissions": {"allow": ["bash(ls"]}}), &json!({}));
+        let err = load(
+            d.agent.path(),
+            d.project.path(),
+            &GuardFlags::default(),
+            SandboxFacts::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end")
+        );
+        let d = dirs(&json!({"permissions": {"defaultMode": "yolo"}}), &json!({}));
+        let err = load(
+            d.agent.path(),
+            d.project.path(),
+            &GuardFlags::default(),
+            SandboxFacts::default(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            err,
+            Some(format!(
+                "{}: permissions: unknown variant `yolo`, expected one of `default`, `auto`, `plan`, `bypass` at line 1 column 36",
+                d.agent.path().join(SETTINGS_FILE).display()
+            ))
+        );
+    }
+
+    #[test]
+    fn always_allow_adds_the_rule_and_keeps_other_settings() -> Result<(), GuardConfigError> {
+        let d = dirs(
+            &json!({"defaultModel": "m", "permissions": {"deny": ["grep"]}}),
+            &json!({}),
+        );
+        let path = d.agent.path().join(SETTINGS_FILE);
+        remember_allow_rule(&path, "bash(cargo test)")?;
+        remember_allow_rule(&path, "bash(cargo test)")?;
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let saved: Value = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(
+            saved,
+            json!({"defaultModel": "m", "permissions": {"deny": ["grep"], "allow": ["bash(cargo test)"]}})
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,524 @@
+//! What the policy knows about individual programs: the always-deny list,
+//! the always-ask list, the known-safe (read-only) list, the commands that
+//! reach the network, and the wrappers that run another command.
+//!
+//! Every function here looks at one simple command's words (program first,
+//! quotes already removed by `shell.rs`). The lists are conservative on
+//! purpose: a command that is not clearly read-only asks, and the texts are
+//! what the model reads when it is refused.
+
+use super::paths::{Places, is_block_device};
+use super::shell::Arg;
+
+/// The program's name without its directory (`/bin/rm` is `rm`).
+pub fn program(words: &[Arg]) -> &str {
+    words
+        .first()
+        .map_or("", |w| w.text.rsplit('/').next().unwrap_or(&w.text))
+}
+
+/// A wrapper and the command it runs: `sudo X`, `env A=1 X`, `timeout 5 X`.
+pub struct Unwrapped<'a> {
+    /// The wrappers' names, outermost first (empty when none).
+    pub wrappers: Vec<&'a str>,
+    /// The command that finally runs.
+    pub inner: &'a [Arg],
+}
+
+/// Strips `sudo`, `doas`, `env`, `nice`, `ionice`, `timeout`, `nohup`,
+/// `xargs`, `command`, `builtin`, `exec`, `time`, `stdbuf`, `setsid` with
+/// their options.
+pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
+    let mut wrappers = Vec::new();
+    let mut rest = words;
+    loop {
+        let name = program(rest);
+        // Options of each wrapper that take a value as the next word.
+        let takes_value: &[&str] = match name {
+            "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+            "env" => &["-u", "-C", "--unset", "--chdir"],
+            "nice" => &["-n", "--adjustment"],
+            "ionice" => &["-c", "-n", "-p", "-P", "-u"],
+            "timeout" => &["-s", "-k", "--signal", "--kill-after"],
+            "xargs" => &[
+                "-n",
+                "-I",
+                "-P",
+                "-L",
+                "-d",
+                "-E",
+                "-s",
+                "-a",
+                "--max-args",
+                "--delimiter",
+            ],
+            "exec" => &["-a"],
+            "stdbuf" => &["-i", "-o", "-e"],
+            "nohup" | "command" | "builtin" | "time" | "setsid" => &[],
+            _ => break,
+        };
+        if name == "command"
+            && rest
+                .get(1)
+                .is_some_and(|w| w.text == "-v" || w.text == "-V")
+        {
+            break;
+        }
+        wrappers.push(name);
+        let mut i = 1;
+        while let Some(word) = rest.get(i) {
+            let text = word.text.as_str();
+            if text == "--" {
+                i += 1;
+                break;
+            }
+            if name == "env" && text.contains('=') && !text.starts_with('-') {
+                i += 1;
+            } else if text.starts_with('-') && text.len() > 1 {
+                i += if takes_value.contains(&text) { 2 } else { 1 };
+            } else {
+                break;
+            }
+        }
+        if name == "timeout" && i < rest.len() {
+            i += 1; // the duration
+        }
+        rest = &rest[i.min(rest.len())..];
+        if rest.is_empty() {
+            break;
+        }
+    }
+    Unwrapped {
+        wrappers,
+        inner: rest,
+    }
+}
+
+/// The literal texts of the arguments that are not options (`-x`, `--x`),
+/// with everything after `--` an operand.
+fn operands(words: &[Arg]) -> Vec<&Arg> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    for word in words.iter().skip(1) {
+        if !options_done && word.text == "--" {
+            options_done = true;
+        } else if options_done || !word.text.starts_with('-') || word.text == "-" {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// True when a short-option cluster or a long option among `words` is one of
+/// `short` (letters) or `long`.
+fn has_flag(words: &[Arg], short: &str, long: &[&str]) -> bool {
+    words
+        .iter()
+        .skip(1)
+        .take_while(|w| w.text != "--")
+        .any(|w| {
+            let t = w.text.as_str();
+            if let Some(name) = t.strip_prefix("--") {
+                long.iter()
+                    .any(|l| name == *l || name.starts_with(&format!("{l}=")))
+            } else if let Some(cluster) = t.strip_prefix('-') {
+                !cluster.is_empty()
+                    && cluster.chars().all(|c| c.is_ascii_alphabetic())
+                    && cluster.chars().any(|c| short.contains(c))
+            } else {
+                false
+            }
+        })
+}
+
+/// Why `words` must never run, when they are on the always-deny list.
+pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
+    let line = super::shell::join(words);
+    let name = program(words);
+    let never = |what: String| Some(format!("`{line}` {what}; this is never allowed"));
+    let protected = |arg: &Arg| {
+        arg.literal
+            .then(|| places.protected_target(&arg.text))
+            .flatten()
+    };
+    match name {
+        "rm" | "rmdir" => {
+            if has_flag(words, "", &["no-preserve-root"]) {
+                return never("turns off rm's protection of /".to_owned());
+            }
+            if name == "rm"
+                && has_flag(words, "rR", &["recursive"])
+                && let Some(place) = operands(words).into_iter().find_map(protected)
+            {
+                return never(format!("would delete {place}"));
+            }
+            None
+        }
+        "find" => {
+            let starts: Vec<&Arg> = words
+                .iter()
+                .skip(1)
+                .take_while(|w| !w.text.starts_with('-') && w.text != "(" && w.text != "!")
+                .collect();
+            let deletes = words.iter().any(|w| w.text == "-delete")
+                || words.windows(2).any(|p| {
+                    matches!(p[0].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                        && matches!(program(&p[1..]), "rm" | "shred")
+                });
+            const NARROWING: [&str; 12] = [
+                "-name",
+                "-iname",
+                "-path",
+                "-ipath",
+                "-wholename",
+                "-regex",
+                "-iregex",
+                "-newer",
+                "-mtime",
+                "-mmin",
+                "-size",
+                "-empty",
+            ];
+            let narrowed = words.iter().any(|w| NARROWING.contains(&w.text.as_str()));
+            let dot = Arg::literal(".");
+            let start_places: Vec<&Arg> = if starts.is_empty() {
+                vec![&dot]
+            } else {
+                starts
+            };
+            match start_places.into_iter().find_map(protected) {
+                Some(place) if deletes && !narrowed => never(format!("would delete {place}")),
+                _ => None,
+            }
+        }
+        "mv" => {
+            let ops = operands(words);
+            let sources = ops.split_last().map_or(&[][..], |(_, s)| s);
+            sources
+                .iter()
+                .find_map(|a| protected(a))
+                .and_then(|place| never(format!("would move away {place}")))
+        }
+        "chmod" | "chown" | "chgrp" if has_flag(words, "R", &["recursive"]) => operands(words)
+            .into_iter()
+            .skip(1) // the mode or owner
+            .find_map(|a| match protected(a) {
+                Some(place @ ("the file system root" | "the home directory")) => Some(place),
+                _ => None,
+            })
+            .and_then(|place| never(format!("would change the permissions of all of {place}"))),
+        "wipefs" | "mkswap" | "mke2fs" | "mkdosfs" | "mkntfs" => {
+            never("erases a file system or disk".to_owned())
+        }
+        _ if name.starts_with("mkfs") => never("creates a file system, erasing a disk".to_owned()),
+        "dd" => words
+            .iter()
+            .filter_map(|w| w.text.strip_prefix("of="))
+            .any(|target| is_block_device(&places.resolve(target)))
+            .then(|| format!("`{line}` writes onto a disk device; this is never allowed")),
+        "shred" => operands(words)
+            .into_iter()
+            .any(|a| is_block_device(&places.resolve(&a.text)) || protected(a).is_some())
+            .then(|| format!("`{line}` shreds a disk device; this is never allowed")),
+        "cp" | "install" | "tee" => operands(words)
+            .into_iter()
+            .any(|a| is_block_device(&places.resolve(&a.text)))
+            .then(|| format!("`{line}` writes onto a disk device; this is never allowed")),
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            never("would stop or restart the machine".to_owned())
+        }
+        "init" | "telinit"
+            if operands(words)
+                .iter()
+                .any(|a| a.text == "0" || a.text == "6") =>
+        {
+            never("would stop or restart the machine".to_owned())
+        }
+        "systemctl"
+            if operands(words)
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "poweroff" | "reboot" | "halt" | "kexec")) =>
+        {
+            never("would stop or restart the machine".to_owned())
+        }
+        "kill" | "pkill" if kills_everything(words) => {
+            never("would kill every process the user may signal".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// `kill -9 -1`, `kill -KILL -1`, `kill -s KILL -- -1`: pid -1 is every process.
+fn kills_everything(words: &[Arg]) -> bool {
+    let mut signal_seen = false;
+    let mut pids_only = false;
+    let mut args = words.iter().skip(1);
+    while let Some(word) = args.next() {
+        let t = word.text.as_str();
+        if pids_only {
+            if t == "-1" {
+                return true;
+            }
+        } else if t == "--" {
+            pids_only = true;
+        } else if t == "-s" || t == "-n" {
+            args.next();
+            signal_seen = true;
+        } else if t == "-1" && signal_seen {
+            return true;
+        } else if t.starts_with('-') && !signal_seen {
+            signal_seen = true;
+        } else if t == "-1" {
+            return true;
+        }
+    }
+    false
+}
+
+/// Why `words` (one stage of a pipeline whose earlier stages are `upstream`)
+/// must be asked about even when rules or the mode would let it run.
+pub fn always_asked(words: &[Arg], upstream: &[Vec<Arg>]) -> Option<String> {
+    let line = super::shell::join(words);
+    if is_interpreter(program(words)) {
+        let downloads = upstream
+            .iter()
+            .any(|stage| matches!(program(unwrap(stage).inner), "curl" | "wget" | "fetch"));
+        if downloads {
+            return Some(format!(
+                "`{line}` runs a script piped from a download; piping a download into a shell always needs approval"
+            ));
+        }
+    }
+    if program(words) == "git" {
+        let (sub, args) = git_subcommand(words);
+        let forced = sub == "push"
+            && args.iter().any(|a| {
+                let t = a.text.as_str();
+                t == "-f"
+                    || t == "--force"
+                    || t.starts_with("--force-with-lease")
+                    || t == "--force-if-includes"
+                    || t == "--mirror"
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('f'))
+                    || t.starts_with('+')
+            });
+        if forced {
+            return Some(format!(
+                "`{line}` force-pushes, which can overwrite other people's commits; force-pushing always needs approval"
+            ));
+        }
+    }
+    None
+}
+
+/// A program that runs code it is given: a script on stdin, `-c`, `-e`.
+pub fn is_interpreter(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "fish"
+            | "python"
+            | "python3"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "php"
+    )
+}
+
+/// The literal script `bash -c SCRIPT`, `sh -c`, `zsh -c` or `eval ...`
+/// runs: `Some(Ok(script))`; `Some(Err(..))` when the script is only known at
+/// run time; `None` when `words` is not such a command.
+pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
+    let name = program(words);
+    if name == "eval" {
+        let args = &words[1..];
+        return Some(if args.iter().all(|a| a.literal) {
+            Ok(super::shell::join(args))
+        } else {
+            Err(format!(
+                "`{}` evaluates text only known at run time",
+                super::shell::join(words)
+            ))
+        });
+    }
+    if !matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh") {
+        return None;
+    }
+    let mut args = words.iter().skip(1);
+    while let Some(word) = args.next() {
+        let t = word.text.as_str();
+        if t.starts_with('-') && !t.starts_with("--") && t.contains('c') {
+            return Some(match args.next() {
+                Some(script) if script.literal => Ok(script.text.clone()),
+                _ => Err(format!(
+                    "`{}` runs a script only known at run time",
+                    super::shell::join(words)
+                )),
+            });
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+    }
+    None
+}
+
+/// The git subcommand after global options (`git -C dir push` is `push`),
+/// and its arguments.
+fn git_subcommand(words: &[Arg]) -> (&str, &[Arg]) {
+    let mut i = 1;
+    while let Some(word) = words.get(i) {
+        match word.text.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            t if t.starts_with('-') => i += 1,
+            t => return (t, &words[i + 1..]),
+        }
+    }
+    ("", &[])
+}
+
+/// True for a command on the known-safe list: it only reads (`tee` and
+/// redirections write only the files they name, which the path rules judge),
+/// so it runs unasked in every mode (plan included). See `docs/permissions.md`.
+pub fn is_known_safe(words: &[Arg]) -> bool {
+    let name = program(words);
+    let no_flag = |flags: &[&str]| {
+        !words.iter().skip(1).any(|w| {
+            flags.iter().any(|f| {
+                w.text == *f || (f.starts_with("--") && w.text.starts_with(&format!("{f}=")))
+            })
+        })
+    };
+    match name {
+        "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "pwd" | "echo"
+        | "printf" | "which" | "whereis" | "type" | "file" | "stat" | "du" | "df" | "true"
+        | "false" | "uname" | "whoami" | "id" | "basename" | "dirname" | "realpath"
+        | "readlink" | "cut" | "tr" | "nl" | "rev" | "seq" | "tac" | "diff" | "cmp" | "comm"
+        | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "b2sum" | "cksum" | "nproc"
+        | "free" | "uptime" | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":"
+        | "tee" => true,
+        "env" | "hostname" => words.len() == 1,
+        "date" => no_flag(&["-s", "--set"]),
+        "sort" => no_flag(&["-o", "--output"]),
+        "tree" => no_flag(&["-o"]),
+        "base64" => no_flag(&["-o", "--output"]),
+        "uniq" => operands(words).len() <= 1,
+        "find" => no_flag(&[
+            "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0",
+            "-fprintf",
+        ]),
+        "rg" => no_flag(&["--pre", "--pre-glob", "-z", "--search-zip"]),
+        "sed" => sed_prints_lines(words),
+        "git" => git_reads_only(words),
+        _ => false,
+    }
+}
+
+/// `sed -n 5p` / `sed -n 1,20p FILE`: the only sed that cannot write.
+fn sed_prints_lines(words: &[Arg]) -> bool {
+    match words {
+        [_, flag, script, files @ ..] if flag.text == "-n" => {
+            let (range, p) = script.text.split_at(script.text.len().saturating_sub(1));
+            p == "p"
+                && !range.is_empty()
+                && range.split(',').count() <= 2
+                && range
+                    .split(',')
+                    .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                && files.iter().all(|f| !f.text.starts_with('-'))
+        }
+        _ => false,
+    }
+}
+
+/// `git status|diff|log|show|branch` without options that write, run
+/// programs or change configuration.
+fn git_reads_only(words: &[Arg]) -> bool {
+    let globals_ok = words
+        .iter()
+        .skip(1)
+        .take_while(|w| w.text.starts_with('-'))
+        .all(|w| w.text == "--no-pager");
+    if !globals_ok {
+        return false;
+    }
+    let (sub, args) = git_subcommand(words);
+    let writes_output = |a: &Arg| a.text.starts_with("--output") || a.text == "--ext-diff";
+    match sub {
+        "status" => true,
+        "diff" | "log" | "show" => !args.iter().any(writes_output),
+        "branch" => args.iter().all(|a| {
+            matches!(
+                a.text.as_str(),
+                "-a" | "--all"
+                    | "-r"
+                    | "--remotes"
+                    | "-v"
+                    | "-vv"
+                    | "--verbose"
+                    | "--list"
+                    | "--show-current"
+                    | "--no-color"
+                    | "--color"
+            ) || a.text.starts_with("--sort=")
+                || a.text.starts_with("--format=")
+                || a.text.starts_with("--contains")
+                || a.text.starts_with("--merged")
+                || a.text.starts_with("--no-merged")
+        }),
+        _ => false,
+    }
+}
+
+/// True when the command reaches the network (what `auto` asks about while
+/// the sandbox keeps network off).
+pub fn uses_network(words: &[Arg]) -> bool {
+    let name = program(words);
+    let sub = words.get(1).map_or("", |w| w.text.as_str());
+    match name {
+        "curl" | "wget" | "ssh" | "scp" | "sftp" | "rsync" | "nc" | "ncat" | "netcat"
+        | "telnet" | "ftp" | "ping" | "dig" | "nslookup" | "host" | "gh" | "npx" | "bunx"
+        | "fetch" => true,
+        "git" => matches!(
+            git_subcommand(words).0,
+            "clone" | "fetch" | "pull" | "push" | "ls-remote" | "submodule" | "remote"
+        ),
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            matches!(
+                sub,
+                "install" | "i" | "add" | "ci" | "update" | "publish" | "upgrade" | ""
+            )
+        }
+        "pip" | "pip3" => matches!(sub, "install" | "download"),
+        "uv" => matches!(sub, "pip" | "add" | "sync" | "run" | "tool"),
+        "cargo" => matches!(
+            sub,
+            "install" | "fetch" | "update" | "publish" | "search" | "add"
+        ),
+        "go" => matches!(sub, "get" | "install" | "mod"),
+        "apt" | "apt-get" => matches!(sub, "install" | "update" | "upgrade" | "download"),
+        "docker" | "podman" => matches!(sub, "pull" | "push" | "login" | "run" | "build"),
+        _ => false,
+    }
+}
+
+/// The files a `tee` writes (its operands).
+pub fn tee_targets(words: &[Arg]) -> Vec<Arg> {
+    if program(words) == "tee" {
+        operands(words).into_iter().cloned().collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// True for `rm -r` of a target only known at run time: the sandbox would let
+/// it empty the workspace, so even `auto` asks.
+pub fn deletes_unknown_tree(words: &[Arg]) -> bool {
+    program(words) == "rm"
+        && has_flag(words, "rR", &["recursive"])
+        && operands(words).iter().any(|a| !a.literal)
+}

@@ -1,0 +1,154 @@
+//! What the policy answers, and the inputs it takes from outside: the mode
+//! and what the sandbox contains.
+
+use serde::Serialize;
+
+/// The three answers, ordered from loosest to strictest so the strictest of
+/// several parts is their `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Ask the user (print and json modes: refuse).
+    Ask,
+    /// Refuse, whatever the user or a hook says.
+    Deny,
+}
+
+/// A decision with the reason the model and the user read, and the rule
+/// that made it (`None` when a built-in list or the mode decided).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// The answer.
+    pub decision: Decision,
+    /// Why, in one sentence written for the model.
+    pub reason: String,
+    /// The settings or flag rule that decided, as written (`bash(git push:*)`).
+    pub rule: Option<String>,
+    /// For an `ask`: the allow rule that would let this call run unasked.
+    #[serde(skip)]
+    pub suggestion: Option<String>,
+    /// Decided by a rule or a built-in list rather than by the mode: of two
+    /// equally strict verdicts, the firm one's reason is the one to read.
+    #[serde(skip)]
+    pub(super) firm: bool,
+}
+
+impl Verdict {
+    /// A verdict without a rule.
+    pub fn new(decision: Decision, reason: impl Into<String>) -> Self {
+        Self {
+            decision,
+            reason: reason.into(),
+            rule: None,
+            suggestion: None,
+            firm: false,
+        }
+    }
+
+    /// The same verdict, marked as decided by a rule or a built-in list.
+    pub fn firm(mut self) -> Self {
+        self.firm = true;
+        self
+    }
+
+    /// The same verdict naming the rule that decided.
+    pub fn by_rule(mut self, rule: &str) -> Self {
+        self.rule = Some(rule.to_owned());
+        self.firm = true;
+        self
+    }
+
+    /// The same verdict with the allow rule that would let the call run.
+    pub fn suggesting(mut self, rule: String) -> Self {
+        self.suggestion = Some(rule);
+        self
+    }
+
+    /// The stricter of two verdicts; on a tie the firm one, else the first.
+    pub fn stricter(self, other: Self) -> Self {
+        let replace = other.decision > self.decision
+            || (other.decision == self.decision && other.firm && !self.firm);
+        if replace { other } else { self }
+    }
+
+    /// The strictest of `verdicts`; `None` when there are none.
+    pub fn strictest(verdicts: impl IntoIterator<Item = Self>) -> Option<Self> {
+        verdicts.into_iter().reduce(Self::stricter)
+    }
+}
+
+/// How much runs without asking (`--permission-mode`, `defaultMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Read-only tools and writes inside the workspace run; bash asks unless
+    /// a rule or the known-safe list allows it.
+    #[default]
+    Default,
+    /// As default, and bash runs unasked while the sandbox contains it.
+    Auto,
+    /// Read-only: no write, edit or mutating bash.
+    Plan,
+    /// Nothing is asked and nothing is sandboxed; deny rules and the
+    /// always-deny list still hold.
+    Bypass,
+}
+
+impl Mode {
+    /// Every mode's name, as flags and settings spell it.
+    pub const NAMES: [&'static str; 4] = ["default", "auto", "plan", "bypass"];
+
+    /// The mode called `name`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "default" => Ok(Self::Default),
+            "auto" => Ok(Self::Auto),
+            "plan" => Ok(Self::Plan),
+            "bypass" => Ok(Self::Bypass),
+            other => Err(format!(
+                "unknown permission mode `{other}` (expected one of: {})",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Auto => "auto",
+            Self::Plan => "plan",
+            Self::Bypass => "bypass",
+        }
+    }
+
+    /// How strict the mode is (plan strictest): an untrusted project may only
+    /// move the mode up this scale.
+    pub fn strictness(self) -> u8 {
+        match self {
+            Self::Bypass => 0,
+            Self::Auto => 1,
+            Self::Default => 2,
+            Self::Plan => 3,
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+/// What the policy needs to know of the sandbox, as plain facts (so it does
+/// not depend on how the sandbox is built).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SandboxFacts {
+    /// bash runs contained: writes limited to the workspace roots.
+    pub active: bool,
+    /// Network is allowed inside the sandbox (or there is no sandbox).
+    pub network_allowed: bool,
+}

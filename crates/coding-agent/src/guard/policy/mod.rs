@@ -1,0 +1,445 @@
+//! The permission policy: given a tool call, allow, ask or deny, with the
+//! reason the model reads and the rule that decided.
+//!
+//! Order (see `docs/permissions.md`): deny rules, then the always-deny list
+//! (only an exact allow rule overrides it), then the always-ask list, ask
+//! rules, allow rules, the known-safe list, and finally the mode. Deny beats
+//! ask beats allow, and a bash command is as strict as its strictest part:
+//! `shell.rs` takes the line apart, every simple command is judged on its
+//! own. The policy touches nothing: `coding-agent policy check` and the
+//! guard in `before_tool_call` ask it the same question.
+
+mod commands;
+mod decision;
+pub mod paths;
+mod rules;
+pub mod shell;
+
+use serde_json::Value;
+
+pub use decision::{Decision, Mode, SandboxFacts, Verdict};
+pub use paths::Places;
+pub use rules::{Rule, RuleError, Subject};
+
+use commands::{
+    always_asked, always_denied, deletes_unknown_tree, is_interpreter, is_known_safe,
+    nested_script, program, tee_targets, unwrap, uses_network,
+};
+use shell::{Arg, Part, join};
+
+/// The rule lists as written in settings and flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleTexts {
+    /// Rules that let calls run unasked.
+    pub allow: Vec<String>,
+    /// Rules that make calls ask.
+    pub ask: Vec<String>,
+    /// Rules that refuse calls.
+    pub deny: Vec<String>,
+}
+
+/// The policy of one session: mode, sandbox facts, places and rules.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    mode: Mode,
+    sandbox: SandboxFacts,
+    places: Places,
+    allow: Vec<Rule>,
+    ask: Vec<Rule>,
+    deny: Vec<Rule>,
+}
+
+/// Whose rule a matching rule is, for the reason text.
+enum Kind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Policy {
+    /// A policy; fails on the first rule that cannot be parsed.
+    pub fn new(
+        mode: Mode,
+        sandbox: SandboxFacts,
+        places: Places,
+        rules: &RuleTexts,
+    ) -> Result<Self, RuleError> {
+        let parse = |texts: &[String]| -> Result<Vec<Rule>, RuleError> {
+            texts.iter().map(|t| Rule::parse(t, &places)).collect()
+        };
+        Ok(Self {
+            mode,
+            sandbox,
+            allow: parse(&rules.allow)?,
+            ask: parse(&rules.ask)?,
+            deny: parse(&rules.deny)?,
+            places,
+        })
+    }
+
+    /// The mode in force.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The places decisions are relative to.
+    pub fn places(&self) -> &Places {
+        &self.places
+    }
+
+    /// Adds an allow rule for the rest of the session ("allow for this session").
+    pub fn allow_for_session(&mut self, rule: &str) -> Result<(), RuleError> {
+        self.allow.push(Rule::parse(rule, &self.places)?);
+        Ok(())
+    }
+
+    /// The verdict on calling `tool` with `args` (validated arguments).
+    pub fn check(&self, tool: &str, args: &Value) -> Verdict {
+        let path_arg = |key: &str| args.get(key).and_then(Value::as_str);
+        let verdict = match tool {
+            "bash" => match path_arg("command") {
+                Some(command) => self.judge_script(command, 0),
+                None => Verdict::new(Decision::Ask, "the bash call has no command to judge"),
+            },
+            "read" | "grep" | "find" | "ls" => {
+                let path = self.places.resolve(path_arg("path").unwrap_or("."));
+                self.judge_read(tool, &path)
+            }
+            "write" | "edit" => match path_arg("path") {
+                Some(path) => self.judge_write(tool, &Arg::literal(path.trim_start_matches('@'))),
+                None => Verdict::new(Decision::Ask, format!("the {tool} call names no path")),
+            },
+            other => self.judge_other(other),
+        };
+        self.settle(verdict)
+    }
+
+    /// Plan mode never asks (it refuses); bypass never asks (it runs).
+    fn settle(&self, verdict: Verdict) -> Verdict {
+        match (self.mode, verdict.decision) {
+            (Mode::Plan, Decision::Ask) => Verdict {
+                decision: Decision::Deny,
+                reason: format!("plan mode is read-only: {}", verdict.reason),
+                suggestion: None,
+                ..verdict
+            },
+            (Mode::Bypass, Decision::Ask) => Verdict {
+                decision: Decision::Allow,
+                reason: format!("bypass mode runs it unasked: {}", verdict.reason),
+                suggestion: None,
+                ..verdict
+            },
+            _ => verdict,
+        }
+    }
+
+    /// The first rule of `kind` matching `tool` on any of `subjects`.
+    fn rule(&self, kind: &Kind, tool: &str, subjects: &[Subject<'_>]) -> Option<&Rule> {
+        let list = match kind {
+            Kind::Allow => &self.allow,
+            Kind::Ask => &self.ask,
+            Kind::Deny => &self.deny,
+        };
+        list.iter()
+            .find(|rule| subjects.iter().any(|s| rule.matches(tool, *s)))
+    }
+
+    /// Deny, then ask, then allow rules on one subject, with reasons naming `what`.
+    fn by_rules(&self, tool: &str, subjects: &[Subject<'_>], what: &str) -> Option<Verdict> {
+        if let Some(rule) = self.rule(&Kind::Deny, tool, subjects) {
+            return Some(
+                Verdict::new(
+                    Decision::Deny,
+                    format!("{what} is denied by the rule `{}`", rule.text),
+                )
+                .by_rule(&rule.text),
+            );
+        }
+        if let Some(rule) = self.rule(&Kind::Ask, tool, subjects) {
+            return Some(
+                Verdict::new(
+                    Decision::Ask,
+                    format!("{what} needs approval by the rule `{}`", rule.text),
+                )
+                .by_rule(&rule.text),
+            );
+        }
+        if self.mode == Mode::Plan {
+            return None;
+        }
+        self.rule(&Kind::Allow, tool, subjects).map(|rule| {
+            Verdict::new(
+                Decision::Allow,
+                format!("{what} is allowed by the rule `{}`", rule.text),
+            )
+            .by_rule(&rule.text)
+        })
+    }
+
+    fn judge_read(&self, tool: &str, path: &std::path::Path) -> Verdict {
+        let what = format!("{tool} of `{}`", path.display());
+        self.by_rules(tool, &[Subject::Path(path)], &what)
+            .unwrap_or_else(|| Verdict::new(Decision::Allow, format!("{tool} only reads")))
+    }
+
+    /// A write to `target` by the write or edit tool, or by a bash redirection.
+    fn judge_write(&self, tool: &str, target: &Arg) -> Verdict {
+        if !target.literal {
+            return Verdict::new(
+                Decision::Ask,
+                format!(
+                    "writes to `{}`, a file named only at run time; this needs approval",
+                    target.text
+                ),
+            )
+            .firm();
+        }
+        let path = self.places.resolve(&target.text);
+        let shown = path.display();
+        if paths::is_block_device(&path) {
+            return Verdict::new(
+                Decision::Deny,
+                format!("writing onto the disk device `{shown}` is never allowed"),
+            )
+            .firm();
+        }
+        if paths::is_harmless_device(&path) {
+            return Verdict::new(
+                Decision::Allow,
+                format!("`{shown}` discards or shows output"),
+            );
+        }
+        let rule_tool = if tool == "bash" { "write" } else { tool };
+        if let Some(verdict) = self.by_rules(
+            rule_tool,
+            &[Subject::Path(&path)],
+            &format!("writing `{shown}`"),
+        ) {
+            return verdict;
+        }
+        match self.mode {
+            Mode::Plan => Verdict::new(
+                Decision::Deny,
+                format!("plan mode is read-only: writing `{shown}` is not allowed"),
+            ),
+            Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
+            Mode::Default | Mode::Auto if self.places.in_workspace(&path) => Verdict::new(
+                Decision::Allow,
+                format!("`{shown}` is inside the workspace"),
+            ),
+            Mode::Default | Mode::Auto => Verdict::new(
+                Decision::Ask,
+                format!(
+                    "`{shown}` is outside the workspace ({}); writing there needs approval",
+                    self.roots_text()
+                ),
+            )
+            .suggesting(format!("write({shown})")),
+        }
+    }
+
+    fn roots_text(&self) -> String {
+        let roots: Vec<String> = self
+            .places
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect();
+        roots.join(", ")
+    }
+
+    fn judge_other(&self, tool: &str) -> Verdict {
+        let what = format!("the tool `{tool}`");
+        self.by_rules(tool, &[Subject::Call], &what)
+            .unwrap_or_else(|| match self.mode {
+                Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
+                _ => Verdict::new(
+                    Decision::Ask,
+                    format!("`{tool}` is not a built-in tool; calling it needs approval"),
+                )
+                .suggesting(tool.to_owned()),
+            })
+    }
+
+    /// A whole command line: the strictest verdict of its parts.
+    fn judge_script(&self, script: &str, depth: usize) -> Verdict {
+        let parts = match shell::parse(script, &self.places.cwd().to_string_lossy(), depth) {
+            Ok(parts) => parts,
+            Err(e) => {
+                return Verdict::new(
+                    Decision::Ask,
+                    format!("the command cannot be judged ({e}); it needs approval"),
+                )
+                .firm();
+            }
+        };
+        let mut verdict: Option<Verdict> = None;
+        for part in &parts {
+            let part_verdict = self.judge_part(part, depth);
+            let next = match verdict {
+                Some(v) => v.stricter(part_verdict),
+                None => part_verdict,
+            };
+            if next.decision == Decision::Deny {
+                return next;
+            }
+            verdict = Some(next);
+        }
+        verdict.unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
+    }
+
+    fn judge_part(&self, part: &Part, depth: usize) -> Verdict {
+        if let Some(what) = &part.opaque {
+            return Verdict::new(
+                Decision::Ask,
+                format!("{what} cannot be judged; it needs approval"),
+            )
+            .firm();
+        }
+        if let Some(name) = &part.recursive_function {
+            return Verdict::new(
+                Decision::Deny,
+                format!("the function `{name}` calls itself (the shape of a fork bomb); this is never allowed"),
+            )
+            .firm();
+        }
+        let unwrapped = unwrap(&part.words);
+        let (wrappers, inner) = if unwrapped.inner.is_empty() {
+            (Vec::new(), &part.words[..])
+        } else {
+            (unwrapped.wrappers, unwrapped.inner)
+        };
+        let writes = part.writes.iter().cloned().chain(tee_targets(inner));
+        let command =
+            (!part.words.is_empty()).then(|| self.judge_command(part, &wrappers, inner, depth));
+        // The command first: of equal verdicts its reason is the one to read.
+        Verdict::strictest(
+            command
+                .into_iter()
+                .chain(writes.map(|w| self.judge_write("bash", &w))),
+        )
+        .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
+    }
+
+    fn judge_command(
+        &self,
+        part: &Part,
+        wrappers: &[&str],
+        inner: &[Arg],
+        depth: usize,
+    ) -> Verdict {
+        let full = part.command_line();
+        let inner_line = join(inner);
+        let lines = [Subject::Command(&full), Subject::Command(&inner_line)];
+        if let Some(rule) = self.rule(&Kind::Deny, "bash", &lines) {
+            return Verdict::new(
+                Decision::Deny,
+                format!("`{full}` is denied by the rule `{}`", rule.text),
+            )
+            .by_rule(&rule.text);
+        }
+        let exact = self.allow.iter().find(|r| r.names_exactly(&full));
+        if let Some(reason) = always_denied(inner, &self.places) {
+            match exact {
+                Some(rule) => return self.allowed_by(&full, rule),
+                None => return Verdict::new(Decision::Deny, reason).firm(),
+            }
+        }
+        let floor = |verdict: Verdict| self.wrapper_floor(verdict, wrappers, &full, &inner_line);
+        if let Some(nested) = nested_script(inner) {
+            return floor(match nested {
+                Ok(script) => self.judge_script(&script, depth + 1),
+                Err(reason) => Verdict::new(Decision::Ask, format!("{reason}; it needs approval"))
+                    .firm()
+                    .suggesting(format!("bash({full})")),
+            });
+        }
+        if let Some(reason) = always_asked(inner, &part.upstream) {
+            return match exact {
+                Some(rule) => self.allowed_by(&full, rule),
+                None => Verdict::new(Decision::Ask, reason)
+                    .firm()
+                    .suggesting(format!("bash({full})")),
+            };
+        }
+        if is_interpreter(program(inner)) && inner.get(1).is_some_and(|a| !a.literal) {
+            return Verdict::new(
+                Decision::Ask,
+                format!("`{full}` runs a script only known at run time; it needs approval"),
+            )
+            .firm()
+            .suggesting(format!("bash({full})"));
+        }
+        let rule_lines: &[Subject<'_>] = if wrappers.is_empty() {
+            &lines
+        } else {
+            &lines[..1]
+        };
+        if let Some(verdict) = self.by_rules("bash", rule_lines, &format!("`{full}`")) {
+            return verdict;
+        }
+        if is_known_safe(inner) {
+            return floor(Verdict::new(
+                Decision::Allow,
+                format!("`{inner_line}` only reads (known-safe list)"),
+            ));
+        }
+        floor(self.by_mode(&full, inner))
+    }
+
+    fn allowed_by(&self, full: &str, rule: &Rule) -> Verdict {
+        Verdict::new(
+            Decision::Allow,
+            format!("`{full}` is allowed by the exact rule `{}`", rule.text),
+        )
+        .by_rule(&rule.text)
+    }
+
+    /// What the mode says about a command no rule or list decided.
+    fn by_mode(&self, full: &str, inner: &[Arg]) -> Verdict {
+        let ask = |reason: String| {
+            Verdict::new(Decision::Ask, reason).suggesting(format!("bash({full})"))
+        };
+        match self.mode {
+            Mode::Default | Mode::Plan => ask(format!(
+                "`{full}` is not on the known-safe list; running it needs approval"
+            )),
+            Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
+            Mode::Auto if !self.sandbox.active => ask(format!(
+                "`{full}` needs approval: the sandbox is not active, so auto mode asks before running bash"
+            )),
+            Mode::Auto if uses_network(inner) && !self.sandbox.network_allowed => ask(format!(
+                "`{full}` uses the network, which the sandbox keeps off; it needs approval (or --allow-network)"
+            )),
+            Mode::Auto if deletes_unknown_tree(inner) => ask(format!(
+                "`{full}` deletes a directory named only at run time; it needs approval"
+            )),
+            Mode::Auto => Verdict::new(
+                Decision::Allow,
+                format!("auto mode: `{full}` runs inside the sandbox"),
+            ),
+        }
+    }
+
+    /// `sudo X`, `env X`, `timeout N X`, ...: judged as X, and asked at least.
+    fn wrapper_floor(
+        &self,
+        verdict: Verdict,
+        wrappers: &[&str],
+        full: &str,
+        inner: &str,
+    ) -> Verdict {
+        match wrappers.first() {
+            Some(wrapper) if verdict.decision == Decision::Allow && verdict.rule.is_none() => {
+                Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "`{full}` runs `{inner}` through `{wrapper}`; a wrapped command needs approval even when it alone would not"
+                    ),
+                )
+                .suggesting(format!("bash({full})"))
+            }
+            _ => verdict,
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Paths as the policy sees them: resolved against the workspace, compared
+//! lexically (nothing is touched on disk: `policy check` runs nothing, and a
+//! path about to be deleted may not exist yet), and sorted into the places
+//! that matter: the protected roots, the workspace, block devices.
+
+use std::path::{Path, PathBuf};
+
+/// Where the policy is asked from: the paths every decision is relative to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places {
+    /// The workspace roots: writes inside them are ordinary, and they must
+    /// not be deleted whole. The first is the working directory.
+    pub roots: Vec<PathBuf>,
+    /// The user's home directory (`~`, `$HOME`).
+    pub home: Option<PathBuf>,
+}
+
+impl Places {
+    /// Places for a session in `cwd`, with home from `$HOME`.
+    pub fn for_cwd(cwd: &Path) -> Self {
+        Self {
+            roots: vec![normalize(cwd)],
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| normalize(Path::new(&h))),
+        }
+    }
+
+    /// The working directory (the first root).
+    pub fn cwd(&self) -> &Path {
+        self.roots.first().map_or(Path::new("/"), PathBuf::as_path)
+    }
+
+    /// `text` as an absolute, normalised path: `~` is home, relative paths
+    /// are under the working directory.
+    pub fn resolve(&self, text: &str) -> PathBuf {
+        let expanded = match (text.strip_prefix('~'), &self.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                home.join(rest.trim_start_matches('/'))
+            }
+            _ => PathBuf::from(text),
+        };
+        if expanded.is_absolute() {
+            normalize(&expanded)
+        } else {
+            normalize(&self.cwd().join(expanded))
+        }
+    }
+
+    /// True when `path` is inside (or is) a workspace root.
+    pub fn in_workspace(&self, path: &Path) -> bool {
+        self.roots.iter().any(|root| path.starts_with(root))
+    }
+
+    /// What deleting or overwriting `path` whole would destroy, if it is the
+    /// file system root, the home directory, a workspace root or a directory
+    /// holding one of them; `None` for anything else.
+    pub fn protected(&self, path: &Path) -> Option<&'static str> {
+        if path == Path::new("/") {
+            return Some("the file system root");
+        }
+        if self
+            .home
+            .as_deref()
+            .is_some_and(|home| home.starts_with(path))
+        {
+            return Some("the home directory");
+        }
+        if self.roots.iter().any(|root| root.starts_with(path)) {
+            return Some("a workspace root");
+        }
+        None
+    }
+
+    /// Like [`Places::protected`] for a target as written: `dir/*` (and
+    /// `dir/.*`) empties `dir`, so it counts as `dir`.
+    pub fn protected_target(&self, text: &str) -> Option<&'static str> {
+        let trimmed = text.trim_end_matches('/');
+        let whole = match trimmed.rsplit_once('/') {
+            Some((parent, last)) if is_everything_glob(last) => {
+                if parent.is_empty() {
+                    "/"
+                } else {
+                    parent
+                }
+            }
+            None if is_everything_glob(trimmed) => ".",
+            _ => text,
+        };
+        self.protected(&self.resolve(if whole.is_empty() { "/" } else { whole }))
+    }
+}
+
+/// `*`, `.*`, `?*`, `**`: a last component that matches every entry.
+fn is_everything_glob(component: &str) -> bool {
+    !component.is_empty()
+        && component.contains('*')
+        && component.chars().all(|c| matches!(c, '*' | '.' | '?'))
+}
+
+/// `.` and `..` removed lexically (`/..` stays `/`, an empty path is `.`).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = crate::support::paths::normalize_lexically(path);
+    if out.as_os_str().is_empty() {
+        out.push(if path.is_absolute() { "/" } else { "." });
+    }
+    out
+}
+
+/// True for a device under `/dev` that holds data (a disk, a partition, memory),
+/// as opposed to the harmless ones a command may write to.
+pub fn is_block_device(path: &Path) -> bool {
+    const HARMLESS: [&str; 9] = [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/stdin",
+        "/dev/tty",
+        "/dev/random",
+        "/dev/urandom",
+    ];
+    path.starts_with("/dev")
+        && path != Path::new("/dev")
+        && !HARMLESS.iter().any(|h| path == Path::new(h))
+        && !path.starts_with("/dev/fd")
+        && !path.starts_with("/dev/shm")
+        && !path.starts_with("/dev/pts")
+}
+
+/// True for the devices whose writes go nowhere or to the terminal.
+pub fn is_harmless_device(path: &Path) -> bool {
+    path.starts_with("/dev") && !is_block_device(path) && path != Path::new("/dev")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places() -> Places {
+        Places {
+            roots: vec![PathBuf::from("/home/u/project")],
+            home: Some(PathBuf::from("/home/u")),
+        }
+    }
+
+    #[test]
+    fn targets_that_would_remove_a_protected_place() {
+        let p = places();
+        let cases = [
+            ("/", Some("the file system root")),
+            ("/*", Some("the file system root")),
+            ("//", Some("the file system root")),
+            ("/..", Some("the file system root")),
+            ("~", Some("the home directory")),
+            ("~/", Some("the home directory")),
+            ("~/*", Some("the home directory")),
+            ("/home", Some("the home directory")),
+            (".", Some("a workspace root")),
+            ("*", Some("a workspace root")),
+            ("./", Some("a workspace root")),
+            ("..", Some("the home directory")),
+            ("/home/u/project/", Some("a workspace root")),
+            ("build", None),
+            ("~/project/target", None),
+            ("/tmp/x", None),
+            ("~/*.txt", None),
+        ];
+        for (target, expected) in cases {
+            assert_eq!(p.protected_target(target), expected, "{target}");
+        }
+    }
+
+    #[test]
+    fn devices_that_hold_data_are_told_apart_from_harmless_ones() {
+        assert!(is_block_device(Path::new("/dev/sda")));
+        assert!(is_block_device(Path::new("/dev/nvme0n1p1")));
+        assert!(!is_block_device(Path::new("/dev/null")));
+        assert!(!is_block_device(Path::new("/dev/fd/2")));
+        assert!(is_harmless_device(Path::new("/dev/stderr")));
+        assert!(!is_harmless_device(Path::new("/etc/passwd")));
+    }
+}

@@ -1,0 +1,354 @@
+//! Permission rules in Claude Code's syntax, adapted to this agent's tool
+//! names: `bash`, `bash(cargo test)`, `bash(git push:*)`, `bash(git * main)`,
+//! `read(src/**)`, `edit(**/*.rs)`, `write(/etc/**)`, `grep`,
+//! `mcp__server__tool`, `mcp__server__*` (see `docs/permissions.md`).
+//!
+//! A rule is parsed once ([`Rule::parse`], so a typo in settings is an error
+//! at start, not a rule that silently never matches) and compiled against the
+//! session's [`Places`] (relative paths are under the workspace, `~` is home).
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::paths::Places;
+
+/// The tools whose rules take a path pattern, and which family they are in:
+/// a `read(...)` rule covers every reading tool, and a `write(...)` or
+/// `edit(...)` rule every writing one (bash redirections included).
+const READ_FAMILY: [&str; 4] = ["read", "grep", "find", "ls"];
+const WRITE_FAMILY: [&str; 2] = ["write", "edit"];
+
+/// One rule as written, with its compiled matcher.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The rule as the user wrote it (what `policy check` reports).
+    pub text: String,
+    tool: ToolName,
+    spec: Spec,
+}
+
+#[derive(Debug, Clone)]
+enum ToolName {
+    Exact(String),
+    /// `mcp__server__*` or a bare `mcp__server`: every tool of that server.
+    McpServer(String),
+}
+
+#[derive(Debug, Clone)]
+enum Spec {
+    /// A bare tool name: every call.
+    Any,
+    /// `bash(...)`: a command pattern.
+    Command(CommandPattern),
+    /// A file tool's path pattern, compiled against the places.
+    Path(GlobSet),
+}
+
+/// Why a rule cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid permission rule `{rule}`: {reason}")]
+pub struct RuleError {
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Rule {
+    /// Parses `text`, resolving path patterns against `places`.
+    pub fn parse(text: &str, places: &Places) -> Result<Self, RuleError> {
+        let error = |reason: &str| RuleError {
+            rule: text.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let trimmed = text.trim();
+        let (name, spec) = match trimmed.split_once('(') {
+            Some((name, rest)) => {
+                let inner = rest
+                    .strip_suffix(')')
+                    .ok_or_else(|| error("a `(` needs a closing `)` at the end"))?;
+                (name.trim(), Some(inner.trim()))
+            }
+            None => (trimmed, None),
+        };
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-*".contains(c))
+        {
+            return Err(error(
+                "a rule starts with a tool name such as `bash` or `read`",
+            ));
+        }
+        let tool = if name.starts_with("mcp__") {
+            match name.strip_suffix("__*") {
+                Some(server) => ToolName::McpServer(server.to_owned()),
+                None if name.matches("__").count() == 1 => ToolName::McpServer(name.to_owned()),
+                None => ToolName::Exact(name.to_owned()),
+            }
+        } else {
+            // Claude Code capitalises its tools (`Bash(...)`): accept either.
+            ToolName::Exact(name.to_ascii_lowercase())
+        };
+        let spec = match (spec, &tool) {
+            (None | Some("*" | ""), _) => Spec::Any,
+            (Some(pattern), ToolName::Exact(name)) if name == "bash" => {
+                Spec::Command(CommandPattern::new(pattern))
+            }
+            (Some(pattern), ToolName::Exact(name))
+                if READ_FAMILY.contains(&name.as_str())
+                    || WRITE_FAMILY.contains(&name.as_str()) =>
+            {
+                Spec::Path(path_globs(pattern, places).map_err(|e| error(&e))?)
+            }
+            (Some(_), _) => {
+                return Err(error(
+                    "only bash (a command) and read, write, edit, grep, find, ls (a path) take a pattern in parentheses",
+                ));
+            }
+        };
+        Ok(Self {
+            text: trimmed.to_owned(),
+            tool,
+            spec,
+        })
+    }
+
+    /// True when the rule is about `tool` (a read rule covers the read family,
+    /// a write or edit rule the write family).
+    fn covers(&self, tool: &str) -> bool {
+        match &self.tool {
+            ToolName::Exact(name) => {
+                name == tool
+                    || (name == "read" && READ_FAMILY.contains(&tool))
+                    || (WRITE_FAMILY.contains(&name.as_str()) && WRITE_FAMILY.contains(&tool))
+            }
+            ToolName::McpServer(server) => tool
+                .strip_prefix(server.as_str())
+                .is_some_and(|rest| rest.starts_with("__")),
+        }
+    }
+
+    /// True when the rule matches a call of `tool` on `subject`.
+    pub fn matches(&self, tool: &str, subject: Subject<'_>) -> bool {
+        if !self.covers(tool) {
+            return false;
+        }
+        match (&self.spec, subject) {
+            (Spec::Any, _) => true,
+            (Spec::Command(pattern), Subject::Command(line)) => pattern.matches(line),
+            (Spec::Path(globs), Subject::Path(path)) => globs.is_match(path),
+            _ => false,
+        }
+    }
+
+    /// True for a bash rule without wildcards that names exactly `line`: the
+    /// only kind that can allow a command on the always-deny or always-ask list.
+    pub fn names_exactly(&self, line: &str) -> bool {
+        matches!(&self.spec, Spec::Command(p) if p.is_exact() && p.matches(line))
+            && matches!(&self.tool, ToolName::Exact(name) if name == "bash")
+    }
+}
+
+/// What a call is about, for matching rules.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// A simple command of bash, its words joined by spaces.
+    Command(&'a str),
+    /// An absolute, normalised path.
+    Path(&'a Path),
+    /// A tool without a command or path (MCP and other tools).
+    Call,
+}
+
+/// `cargo test` (exact), `git push:*` (prefix at a word boundary),
+/// `git * main` (`*` matches any text; a trailing ` *` also matches nothing).
+#[derive(Debug, Clone)]
+struct CommandPattern {
+    pieces: Vec<String>,
+    /// The pattern ended in ` *` (or `:*`): the bare prefix matches too.
+    open_end: bool,
+}
+
+impl CommandPattern {
+    fn new(pattern: &str) -> Self {
+        let pattern = match pattern.strip_suffix(":*") {
+            Some(prefix) => format!("{} *", prefix.trim_end()),
+            None => pattern.to_owned(),
+        };
+        let open_end = pattern.ends_with(" *");
+        Self {
+            pieces: pattern.split('*').map(str::to_owned).collect(),
+            open_end,
+        }
+    }
+
+    fn is_exact(&self) -> bool {
+        self.pieces.len() == 1
+    }
+
+    fn matches(&self, line: &str) -> bool {
+        if self.open_end {
+            let bare = self.pieces[..self.pieces.len() - 1].join("*");
+            if wildcard(&split_pieces(bare.trim_end()), line) {
+                return true;
+            }
+        }
+        wildcard(&self.pieces, line)
+    }
+}
+
+fn split_pieces(pattern: &str) -> Vec<String> {
+    pattern.split('*').map(str::to_owned).collect()
+}
+
+/// Glob matching where `pieces` are the literal texts between `*`s.
+fn wildcard(pieces: &[String], text: &str) -> bool {
+    match pieces {
+        [] => text.is_empty(),
+        [only] => only == text,
+        [first, middle @ .., last] => {
+            let Some(mut rest) = text.strip_prefix(first.as_str()) else {
+                return false;
+            };
+            for piece in middle {
+                match rest.find(piece.as_str()) {
+                    Some(at) => rest = &rest[at + piece.len()..],
+                    None => return false,
+                }
+            }
+            rest.len() >= last.len() && rest.ends_with(last.as_str())
+        }
+    }
+}
+
+/// The globs of a path pattern: the pattern and everything below it, with
+/// `~` as home and relative patterns under the working directory.
+fn path_globs(pattern: &str, places: &Places) -> Result<GlobSet, String> {
+    let absolute = if pattern.starts_with('/') || pattern.starts_with('~') {
+        places.resolve(pattern).to_string_lossy().into_owned()
+    } else {
+        let base = places.cwd().to_string_lossy().into_owned();
+        format!(
+            "{}/{}",
+            base.trim_end_matches('/'),
+            pattern.trim_start_matches("./")
+        )
+    };
+    let mut builder = GlobSetBuilder::new();
+    for glob in [
+        absolute.clone(),
+        format!("{}/**", absolute.trim_end_matches('/')),
+    ] {
+        let glob = GlobBuilder::new(&glob)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| e.to_string())?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn places() -> Places {
+        Places {
+            roots: vec![PathBuf::from("/work/p")],
+            home: Some(PathBuf::from("/home/u")),
+        }
+    }
+
+    fn rule(text: &str) -> Rule {
+        match Rule::parse(text, &places()) {
+            Ok(rule) => rule,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn command_patterns_match_exactly_by_prefix_or_by_wildcard() {
+        let cases = [
+            ("bash(cargo test)", "cargo test", true),
+            ("bash(cargo test)", "cargo test --all", false),
+            ("bash(git push:*)", "git push", true),
+            ("bash(git push:*)", "git push origin main", true),
+            ("bash(git push:*)", "git pushy", false),
+            ("bash(ls *)", "ls", true),
+            ("bash(ls *)", "lsof", false),
+            ("bash(git * main)", "git push origin main", true),
+            ("bash(git * main)", "git push origin dev", false),
+            ("Bash(npm run test:*)", "npm run test:unit", false),
+            ("Bash(npm run test:*)", "npm run test unit", true),
+            ("bash", "anything at all", true),
+        ];
+        for (text, line, expected) in cases {
+            assert_eq!(
+                rule(text).matches("bash", Subject::Command(line)),
+                expected,
+                "{text} vs {line}"
+            );
+        }
+    }
+
+    #[test]
+    fn path_patterns_are_under_the_workspace_home_or_absolute() {
+        let cases = [
+            ("read(src/**)", "read", "/work/p/src/a/b.rs", true),
+            ("read(src/**)", "grep", "/work/p/src/a", true),
+            ("read(src)", "read", "/work/p/src/lib.rs", true),
+            ("read(src/**)", "read", "/work/p/srcx/a", false),
+            ("edit(**/*.rs)", "edit", "/work/p/a/b.rs", true),
+            ("edit(**/*.rs)", "write", "/work/p/b.rs", true),
+            ("edit(*.rs)", "edit", "/work/p/a/b.rs", false),
+            ("write(/etc/**)", "write", "/etc/passwd", true),
+            ("write(/etc/**)", "read", "/etc/passwd", false),
+            ("read(~/.ssh/**)", "read", "/home/u/.ssh/id_rsa", true),
+            ("read(./.env)", "read", "/work/p/.env", true),
+        ];
+        for (text, tool, path, expected) in cases {
+            assert_eq!(
+                rule(text).matches(tool, Subject::Path(Path::new(path))),
+                expected,
+                "{text} {tool} {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn mcp_rules_name_a_tool_or_a_whole_server() {
+        assert!(rule("mcp__fs__read").matches("mcp__fs__read", Subject::Call));
+        assert!(!rule("mcp__fs__read").matches("mcp__fs__write", Subject::Call));
+        assert!(rule("mcp__fs__*").matches("mcp__fs__write", Subject::Call));
+        assert!(rule("mcp__fs").matches("mcp__fs__write", Subject::Call));
+        assert!(!rule("mcp__fs__*").matches("mcp__fsx__write", Subject::Call));
+    }
+
+    #[test]
+    fn bad_rules_are_errors_that_say_what_to_write() {
+        let cases = [
+            (
+                "bash(ls",
+                "invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end",
+            ),
+            (
+                "(ls)",
+                "invalid permission rule `(ls)`: a rule starts with a tool name such as `bash` or `read`",
+            ),
+            (
+                "grepx(foo)",
+                "invalid permission rule `grepx(foo)`: only bash (a command) and read, write, edit, grep, find, ls (a path) take a pattern in parentheses",
+            ),
+        ];
+        for (text, expected) in cases {
+            match Rule::parse(text, &places()) {
+                Ok(_) => panic!("{text} parsed"),
+                Err(e) => assert_eq!(e.to_string(), expected),
+            }
+        }
+    }
+}

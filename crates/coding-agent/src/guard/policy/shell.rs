@@ -1,0 +1,466 @@
+//! A bash command line taken apart into the simple commands it would run.
+//!
+//! The policy judges commands one by one, so `ls && rm -rf ~` cannot hide the
+//! second half behind the first. This module uses a real shell parser
+//! (`brush-parser`) and walks everything that runs a command: lists (`;`,
+//! `&&`, `||`, `&`), pipelines, subshells, brace groups, `if`/`for`/`while`/
+//! `case` bodies, function bodies, `$(...)`, backticks and process
+//! substitutions. Redirections that write are kept as the command's writes.
+//! Words are flattened to the text the command would see where that is
+//! known (quotes removed, `~`, `$HOME` and `$PWD` resolved); anything else
+//! (other variables, substitutions) is marked dynamic so the policy never
+//! treats it as a harmless literal.
+//!
+//! `bash -c '...'`, `sh -c` and `eval` are not expanded here: the policy
+//! (`commands.rs`) parses their literal script again with [`parse`].
+
+use brush_parser::ast::{
+    Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
+    IoFileRedirectTarget, IoRedirect, Pipeline, SimpleCommand,
+};
+use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+use brush_parser::{ParserOptions, ast};
+
+/// How deep substitutions and `bash -c` strings may nest before the policy
+/// stops looking and asks (a model never needs more; a crafted input might).
+pub const MAX_DEPTH: usize = 8;
+
+/// One word of a command, as far as it is known before running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    /// The text the command would receive: quotes removed, `~`/`$HOME` as
+    /// `~`, `$PWD` as the working directory; unknown parts as `$NAME` or `$(...)`.
+    pub text: String,
+    /// False when part of the word is only known at run time.
+    pub literal: bool,
+}
+
+impl Arg {
+    /// A literal word (tests and wrappers build these).
+    pub fn literal(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            literal: true,
+        }
+    }
+}
+
+/// One simple command with what it writes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Part {
+    /// The command's words, program first (after any `NAME=value` prefixes).
+    pub words: Vec<Arg>,
+    /// True when `NAME=value` assignments precede the command.
+    pub assignments: bool,
+    /// Files written by `>`, `>>`, `>|`, `<>` and `&>` redirections.
+    pub writes: Vec<Arg>,
+    /// The words of the commands before this one in its pipeline (`curl x | sh`).
+    pub upstream: Vec<Vec<Arg>>,
+    /// Set when this part stands for something the walk cannot judge (a
+    /// substitution hidden in a parameter default, too deep a nesting).
+    pub opaque: Option<String>,
+    /// Set when this part defines a function that calls itself (a fork bomb's shape).
+    pub recursive_function: Option<String>,
+}
+
+impl Part {
+    /// The command's words joined by spaces: what rules match against.
+    pub fn command_line(&self) -> String {
+        join(&self.words)
+    }
+}
+
+/// The words' texts joined by single spaces.
+pub fn join(words: &[Arg]) -> String {
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    texts.join(" ")
+}
+
+/// Why a command line could not be taken apart.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseFailure(pub String);
+
+/// Every simple command `script` would run, in source order.
+///
+/// `cwd` resolves `$PWD`. Fails on a syntax error: the policy asks then.
+pub fn parse(script: &str, cwd: &str, depth: usize) -> Result<Vec<Part>, ParseFailure> {
+    if depth > MAX_DEPTH {
+        return Err(ParseFailure(format!(
+            "commands nested more than {MAX_DEPTH} levels deep"
+        )));
+    }
+    let options = ParserOptions::default();
+    let program = std::panic::catch_unwind(|| {
+        brush_parser::Parser::new(std::io::Cursor::new(script), &options).parse_program()
+    })
+    .map_err(|_| ParseFailure("the shell parser failed on this command".to_owned()))?
+    .map_err(|e| ParseFailure(format!("bash syntax error: {e}")))?;
+    let mut walk = Walk {
+        parts: Vec::new(),
+        cwd,
+        depth,
+        options,
+    };
+    for list in &program.complete_commands {
+        walk.list(list)?;
+    }
+    Ok(walk.parts)
+}
+
+struct Walk<'a> {
+    parts: Vec<Part>,
+    cwd: &'a str,
+    depth: usize,
+    options: ParserOptions,
+}
+
+impl Walk<'_> {
+    fn list(&mut self, list: &CompoundList) -> Result<(), ParseFailure> {
+        for item in &list.0 {
+            self.pipeline(&item.0.first)?;
+            for next in &item.0.additional {
+                match next {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn pipeline(&mut self, pipeline: &Pipeline) -> Result<(), ParseFailure> {
+        let mut upstream: Vec<Vec<Arg>> = Vec::new();
+        for command in &pipeline.seq {
+            let first = self.parts.len();
+            self.command(command)?;
+            let mut stage_words = Vec::new();
+            for part in &mut self.parts[first..] {
+                part.upstream.extend(upstream.iter().cloned());
+                if stage_words.is_empty() {
+                    stage_words = part.words.clone();
+                }
+            }
+            upstream.push(stage_words);
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, command: &Command) -> Result<(), ParseFailure> {
+        match command {
+            Command::Simple(simple) => self.simple(simple),
+            Command::Compound(compound, redirects) => {
+                let writes = self.redirects(redirects.iter().flat_map(|r| r.0.iter()))?;
+                if !writes.is_empty() {
+                    // `{ ...; } > f` writes f whatever runs inside.
+                    self.parts.push(Part {
+                        words: vec![Arg::literal(":")],
+                        writes,
+                        ..Part::default()
+                    });
+                }
+                self.compound(compound)
+            }
+            Command::Function(function) => {
+                let name = function.fname.value.clone();
+                let first = self.parts.len();
+                let body = &function.body;
+                let writes = self.redirects(body.1.iter().flat_map(|r| r.0.iter()))?;
+                self.compound(&body.0)?;
+                let calls_itself = self.parts[first..]
+                    .iter()
+                    .any(|p| p.words.first().is_some_and(|w| w.text == name));
+                self.parts.push(Part {
+                    words: vec![Arg::literal(":")],
+                    writes,
+                    recursive_function: calls_itself.then_some(name),
+                    ..Part::default()
+                });
+                Ok(())
+            }
+            Command::ExtendedTest(test, redirects) => {
+                let writes = self.redirects(redirects.iter().flat_map(|r| r.0.iter()))?;
+                self.parts.push(Part {
+                    words: vec![Arg::literal("[[")],
+                    writes,
+                    opaque: hides_command(&test.expr.to_string())
+                        .then(|| "a command substitution inside [[ ]]".to_owned()),
+                    ..Part::default()
+                });
+                Ok(())
+            }
+        }
+    }
+
+    fn compound(&mut self, compound: &CompoundCommand) -> Result<(), ParseFailure> {
+        match compound {
+            CompoundCommand::BraceGroup(group) => self.list(&group.list),
+            CompoundCommand::Subshell(subshell) => self.list(&subshell.list),
+            CompoundCommand::ForClause(clause) => {
+                for word in clause.values.iter().flatten() {
+                    self.word(&word.value)?;
+                }
+                self.list(&clause.body.list)
+            }
+            CompoundCommand::ArithmeticForClause(clause) => {
+                for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&expr.value);
+                }
+                self.list(&clause.body.list)
+            }
+            CompoundCommand::CaseClause(clause) => {
+                self.word(&clause.value.value)?;
+                for case in &clause.cases {
+                    if let Some(list) = &case.cmd {
+                        self.list(list)?;
+                    }
+                }
+                Ok(())
+            }
+            CompoundCommand::IfClause(clause) => {
+                self.list(&clause.condition)?;
+                self.list(&clause.then)?;
+                for other in clause.elses.iter().flatten() {
+                    if let Some(condition) = &other.condition {
+                        self.list(condition)?;
+                    }
+                    self.list(&other.body)?;
+                }
+                Ok(())
+            }
+            CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
+                self.list(&clause.0)?;
+                self.list(&clause.1.list)
+            }
+            CompoundCommand::Coprocess(coprocess) => self.command(&coprocess.body),
+            CompoundCommand::Arithmetic(arithmetic) => {
+                self.arithmetic(&arithmetic.expr.value);
+                Ok(())
+            }
+        }
+    }
+
+    fn arithmetic(&mut self, text: &str) {
+        if hides_command(text) {
+            self.parts.push(Part {
+                words: vec![Arg::literal("((")],
+                opaque: Some("a command substitution inside an arithmetic expression".to_owned()),
+                ..Part::default()
+            });
+        }
+    }
+
+    fn simple(&mut self, simple: &SimpleCommand) -> Result<(), ParseFailure> {
+        let mut part = Part::default();
+        let mut redirects = Vec::new();
+        // A prefix holds only assignments and redirections; the program name
+        // comes next, then the arguments, so words keep their order.
+        for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
+            self.item(item, &mut part, &mut redirects, true)?;
+        }
+        if let Some(name) = &simple.word_or_name {
+            let arg = self.word(&name.value)?;
+            part.words.push(arg);
+        }
+        for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
+            self.item(item, &mut part, &mut redirects, false)?;
+        }
+        part.writes = self.redirects(redirects.into_iter())?;
+        self.parts.push(part);
+        Ok(())
+    }
+
+    fn item<'i>(
+        &mut self,
+        item: &'i CommandPrefixOrSuffixItem,
+        part: &mut Part,
+        redirects: &mut Vec<&'i IoRedirect>,
+        prefix: bool,
+    ) -> Result<(), ParseFailure> {
+        match item {
+            // After the program, `a=b` is an argument (`dd of=/dev/sda`).
+            CommandPrefixOrSuffixItem::Word(word)
+            | CommandPrefixOrSuffixItem::AssignmentWord(_, word)
+                if !prefix || matches!(item, CommandPrefixOrSuffixItem::Word(_)) =>
+            {
+                let arg = self.word(&word.value)?;
+                part.words.push(arg);
+            }
+            CommandPrefixOrSuffixItem::Word(_) => {}
+            CommandPrefixOrSuffixItem::IoRedirect(redirect) => redirects.push(redirect),
+            CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
+                part.assignments = true;
+                // The value may hold `$(...)`: walk it for its commands.
+                let value = word.value.split_once('=').map_or("", |(_, v)| v);
+                self.word(value)?;
+            }
+            CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
+                self.list(&subshell.list)?;
+                // It becomes a `/dev/fd/N` path only known at run time.
+                part.words.push(Arg {
+                    text: "$(...)".to_owned(),
+                    literal: false,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn redirects<'r>(
+        &mut self,
+        redirects: impl Iterator<Item = &'r IoRedirect>,
+    ) -> Result<Vec<Arg>, ParseFailure> {
+        let mut writes = Vec::new();
+        for redirect in redirects {
+            match redirect {
+                IoRedirect::File(_, kind, target) => {
+                    let writing = matches!(
+                        kind,
+                        IoFileRedirectKind::Write
+                            | IoFileRedirectKind::Append
+                            | IoFileRedirectKind::Clobber
+                            | IoFileRedirectKind::ReadAndWrite
+                            | IoFileRedirectKind::DuplicateOutput
+                    );
+                    match target {
+                        IoFileRedirectTarget::Filename(word) => {
+                            let arg = self.word(&word.value)?;
+                            if writing {
+                                writes.push(arg);
+                            }
+                        }
+                        IoFileRedirectTarget::Duplicate(word) => {
+                            // `>&2` duplicates a descriptor; `>& file` writes a file.
+                            let arg = self.word(&word.value)?;
+                            let descriptor =
+                                arg.text.chars().all(|c| c.is_ascii_digit() || c == '-');
+                            if writing && !descriptor {
+                                writes.push(arg);
+                            }
+                        }
+                        IoFileRedirectTarget::Fd(_) => {}
+                        IoFileRedirectTarget::ProcessSubstitution(_, subshell) => {
+                            self.list(&subshell.list)?;
+                        }
+                    }
+                }
+                IoRedirect::OutputAndError(word, _) => {
+                    let arg = self.word(&word.value)?;
+                    writes.push(arg);
+                }
+                IoRedirect::HereString(_, word) => {
+                    self.word(&word.value)?;
+                }
+                IoRedirect::HereDocument(_, doc) => {
+                    if doc.requires_expansion && hides_command(&doc.doc.value) {
+                        let pieces =
+                            brush_parser::word::parse_heredoc(&doc.doc.value, &self.options)
+                                .map_err(|e| ParseFailure(format!("here-document: {e}")))?;
+                        self.flatten(&pieces)?;
+                    }
+                }
+            }
+        }
+        Ok(writes)
+    }
+
+    /// Flattens one word, adding the commands of its substitutions to the parts.
+    fn word(&mut self, raw: &str) -> Result<Arg, ParseFailure> {
+        let pieces = brush_parser::word::parse(raw, &self.options)
+            .map_err(|e| ParseFailure(format!("cannot read the word `{raw}`: {e}")))?;
+        let mut arg = self.flatten(&pieces)?;
+        let braces = pieces.iter().any(|p| {
+            matches!(&p.piece, WordPiece::Text(t) if t.contains('{') && t.contains('}') && t.contains(','))
+        });
+        if braces {
+            // Brace expansion turns one word into several: unknown before running.
+            arg.literal = false;
+        }
+        Ok(arg)
+    }
+
+    fn flatten(&mut self, pieces: &[WordPieceWithSource]) -> Result<Arg, ParseFailure> {
+        let mut arg = Arg {
+            text: String::new(),
+            literal: true,
+        };
+        for piece in pieces {
+            match &piece.piece {
+                WordPiece::Text(text)
+                | WordPiece::SingleQuotedText(text)
+                | WordPiece::AnsiCQuotedText(text) => arg.text.push_str(text),
+                WordPiece::EscapeSequence(text) => {
+                    arg.text.push_str(text.strip_prefix('\\').unwrap_or(text));
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    let inner = self.flatten(inner)?;
+                    arg.text.push_str(&inner.text);
+                    arg.literal &= inner.literal;
+                }
+                WordPiece::TildeExpansion(TildeExpr::Home) => arg.text.push('~'),
+                WordPiece::TildeExpansion(TildeExpr::WorkingDir) => arg.text.push_str(self.cwd),
+                WordPiece::TildeExpansion(_) => {
+                    arg.text.push_str("~?");
+                    arg.literal = false;
+                }
+                WordPiece::ParameterExpansion(expr) => match known_parameter(expr) {
+                    Some("HOME") => arg.text.push('~'),
+                    Some("PWD") => arg.text.push_str(self.cwd),
+                    Some(name) => {
+                        arg.text.push('$');
+                        arg.text.push_str(name);
+                        arg.literal = false;
+                    }
+                    None => {
+                        arg.text.push_str("${...}");
+                        arg.literal = false;
+                        let text = format!("{expr:?}");
+                        if hides_command(&text) {
+                            self.parts.push(Part {
+                                words: vec![Arg::literal("${")],
+                                opaque: Some(
+                                    "a command substitution inside a parameter expansion"
+                                        .to_owned(),
+                                ),
+                                ..Part::default()
+                            });
+                        }
+                    }
+                },
+                WordPiece::CommandSubstitution(script)
+                | WordPiece::BackquotedCommandSubstitution(script) => {
+                    let parts = parse(script, self.cwd, self.depth + 1)?;
+                    self.parts.extend(parts);
+                    arg.text.push_str("$(...)");
+                    arg.literal = false;
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    self.arithmetic(&expr.value);
+                    arg.text.push_str("$((...))");
+                    arg.literal = false;
+                }
+            }
+        }
+        Ok(arg)
+    }
+}
+
+/// The name of a plain `$NAME`/`${NAME}` expansion; `None` for anything with
+/// an operator (`${X:-...}`, `${#X}`, ...).
+fn known_parameter(expr: &ParameterExpr) -> Option<&str> {
+    match expr {
+        ParameterExpr::Parameter {
+            parameter: Parameter::Named(name),
+            indirect: false,
+        } => Some(name),
+        _ => None,
+    }
+}
+
+/// True when `text` may run a command when expanded.
+fn hides_command(text: &str) -> bool {
+    text.contains("$(") || text.contains('`') || text.contains("<(") || text.contains(">(")
+}

@@ -1,0 +1,116 @@
+//! `coding-agent policy check`, run as a real process: one JSON verdict on
+//! stdout, exit 0, settings and flags applied, and nothing run.
+
+// Helpers outside `#[test]` functions set up fixtures; a failed setup should panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
+
+fn check(args: &[&str], cwd: &Path, agent_dir: &Path) -> Output {
+    Command::new(BIN)
+        .arg("policy")
+        .arg("check")
+        .args(args)
+        .current_dir(cwd)
+        .env("CODING_AGENT_DIR", agent_dir)
+        .env("HOME", agent_dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn verdict(output: &Output) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+#[test]
+fn prints_the_verdict_and_runs_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let command = json!({"command": "touch made-by-check"}).to_string();
+    let out = check(
+        &["bash", &command, "--permission-mode", "bypass"],
+        work.path(),
+        agent.path(),
+    );
+    assert_eq!(
+        verdict(&out),
+        json!({"decision": "allow", "reason": "bypass mode: nothing is asked", "rule": null})
+    );
+    assert!(!work.path().join("made-by-check").exists());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "coding-agent: Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply\n"
+    );
+}
+
+#[test]
+fn settings_rules_flags_and_cwd_decide() {
+    let work = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    std::fs::write(
+        agent.path().join("settings.json"),
+        json!({"permissions": {"allow": ["bash(cargo test:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let cwd = work.path().to_str().unwrap();
+    let test = json!({"command": "cargo test --all"}).to_string();
+    assert_eq!(
+        verdict(&check(
+            &["bash", &test, "--cwd", cwd],
+            agent.path(),
+            agent.path()
+        )),
+        json!({"decision": "allow", "reason": "`cargo test --all` is allowed by the rule `bash(cargo test:*)`", "rule": "bash(cargo test:*)"})
+    );
+    assert_eq!(
+        verdict(&check(
+            &["bash", &test, "--deny", "bash(cargo *)"],
+            work.path(),
+            agent.path()
+        )),
+        json!({"decision": "deny", "reason": "`cargo test --all` is denied by the rule `bash(cargo *)`", "rule": "bash(cargo *)"})
+    );
+    let home = json!({"command": "rm -rf \"$HOME\""}).to_string();
+    assert_eq!(
+        verdict(&check(&["bash", &home], work.path(), agent.path()))["decision"],
+        "deny"
+    );
+    let outside = json!({"path": "/etc/motd", "content": "x"}).to_string();
+    assert_eq!(
+        verdict(&check(
+            &["write", &outside, "--permission-mode", "plan"],
+            work.path(),
+            agent.path()
+        )),
+        json!({"decision": "deny", "reason": "plan mode is read-only: writing `/etc/motd` is not allowed", "rule": null})
+    );
+}
+
+#[test]
+fn a_bad_rule_is_a_usage_error() {
+    let work = tempfile::tempdir().unwrap();
+    let out = check(
+        &["bash", "{\"command\":\"ls\"}", "--allow", "bash(ls"],
+        work.path(),
+        work.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "coding-agent: invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end\n"
+    );
+}
