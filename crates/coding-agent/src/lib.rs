@@ -12,6 +12,7 @@
 //! JSON and RPC).
 
 pub mod definition;
+pub mod hooks;
 pub mod modes;
 pub mod ops;
 pub mod prompt;
