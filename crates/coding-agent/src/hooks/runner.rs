@@ -8,13 +8,12 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use futures::future::join_all;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{Handler, OnError};
+use crate::support::process_group::{ProcessGroup, signal_name};
 
 /// How much of a hook's stdout and of its stderr is kept; the rest is read
 /// and dropped so the hook never blocks on a full pipe.
@@ -149,9 +148,7 @@ fn exit_status(status: std::process::ExitStatus) -> RunStatus {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => RunStatus::Exited(code),
-        (None, Some(signal)) => RunStatus::Signalled(
-            Signal::try_from(signal).map_or_else(|_| signal.to_string(), |s| s.as_str().to_owned()),
-        ),
+        (None, Some(signal)) => RunStatus::Signalled(signal_name(signal)),
         (None, None) => RunStatus::Signalled("unknown".to_owned()),
     }
 }
@@ -171,39 +168,6 @@ async fn read_capped(pipe: Option<impl AsyncRead + Unpin>) -> String {
         kept.extend_from_slice(buffer.get(..n.min(room)).unwrap_or_default());
     }
     String::from_utf8_lossy(&kept).into_owned()
-}
-
-/// A hook's process group, killed with SIGKILL on timeout, on abort, and when
-/// the run is dropped before the hook exited.
-struct ProcessGroup {
-    /// `None` once the shell has been reaped: its id may then be reused.
-    leader: Option<Pid>,
-}
-
-impl ProcessGroup {
-    fn of(pid: Option<u32>) -> Self {
-        let leader = pid
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(Pid::from_raw);
-        ProcessGroup { leader }
-    }
-
-    fn kill(&mut self) {
-        if let Some(leader) = self.leader.take() {
-            // ESRCH (already gone) is the only expected failure.
-            let _ = killpg(leader, Signal::SIGKILL);
-        }
-    }
-
-    fn release(&mut self) {
-        self.leader = None;
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 #[cfg(test)]
