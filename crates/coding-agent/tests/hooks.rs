@@ -3,16 +3,22 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod modes_support;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_ai::{Content, ToolCall, ToolResultMessage};
+use agent_ai::{Message, UserContent};
 use agent_core::{ToolSet, run_single_tool_call};
+use coding_agent::app::AgentSession;
+use coding_agent::hooks::prompt::MAX_STOP_CONTINUATIONS;
 use coding_agent::hooks::{CommandHooks, HooksSettings};
 use coding_agent::tools::builtin_tool;
 use coding_agent::warnings::{LineLayer, WarningReceiver};
 use coding_agent::{ToolContext, wrap_tool_definition};
+use modes_support::{Fixture, reply, text};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::layer::SubscriberExt;
@@ -381,13 +387,94 @@ async fn ask_without_anyone_to_approve_fails_closed() {
 
 /// Whether process `pid` is gone (or a zombie) within a few seconds.
 async fn gone(pid: &str) -> bool {
-    let stat = PathBuf::from(format!("/proc/{pid}/stat"));
+    let pid: i32 = pid.parse().unwrap();
     for _ in 0..100 {
-        match std::fs::read_to_string(&stat) {
-            Err(_) => return true,
-            Ok(text) if text.split_whitespace().nth(2) == Some("Z") => return true,
-            Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        if !modes_support::process_alive(pid) {
+            return true;
         }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     false
+}
+
+fn role(message: &Message) -> &'static str {
+    match message {
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        _ => "other",
+    }
+}
+
+/// A session over a scripted model with `hooks` (the `"hooks"` value).
+fn session_with(
+    project: &Project,
+    hooks: Value,
+    answers: usize,
+) -> (Fixture, AgentSession, agent_ai::ScriptedProvider) {
+    let fixture = Fixture::new();
+    let script = (0..answers).map(|n| reply(vec![text(&format!("answer {n}"))]));
+    let (session, provider) =
+        fixture.session_with_hooks(&[], script.collect(), Some(Arc::new(project.hooks(hooks))));
+    (fixture, session, provider)
+}
+
+#[tokio::test]
+async fn user_prompt_submit_exit_2_refuses_the_prompt_before_the_model_sees_it() {
+    let project = Project::new();
+    let (_fixture, session, provider) = session_with(
+        &project,
+        one_hook(
+            "UserPromptSubmit",
+            "",
+            "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0",
+            json!({}),
+        ),
+        1,
+    );
+    let (messages, warnings) = with_warnings(session.prompt(AgentSession::user_message(
+        "my password is hunter2",
+        Vec::new(),
+    )))
+    .await;
+    assert_eq!(messages.unwrap(), []);
+    assert!(provider.requests().is_empty());
+    assert_eq!(
+        warnings,
+        ["Warning: Prompt blocked by UserPromptSubmit hook: no secrets in prompts"]
+    );
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_always_blocks_lets_the_agent_go_on_a_bounded_number_of_times() {
+    let project = Project::new();
+    let (_fixture, session, provider) = session_with(
+        &project,
+        one_hook(
+            "Stop",
+            "",
+            r#"echo '{"decision": "block", "reason": "not done yet"}'"#,
+            json!({}),
+        ),
+        MAX_STOP_CONTINUATIONS + 2,
+    );
+    let (messages, warnings) =
+        with_warnings(session.prompt(AgentSession::user_message("go", Vec::new()))).await;
+    let roles: Vec<&str> = messages.unwrap().iter().map(role).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant"].repeat(MAX_STOP_CONTINUATIONS + 1)
+    );
+    let requests = provider.requests();
+    assert_eq!(requests.len(), MAX_STOP_CONTINUATIONS + 1);
+    let Some(Message::User(feedback)) = requests[1].messages.last() else {
+        panic!("the second request ends with the hook's feedback")
+    };
+    assert_eq!(
+        feedback.content,
+        UserContent::Text("Stop hook feedback: not done yet".into())
+    );
+    assert_eq!(
+        warnings,
+        ["Warning: Stop hooks blocked 6 times in a row; the agent stops here"]
+    );
 }

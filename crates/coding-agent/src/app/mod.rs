@@ -23,6 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
+use crate::hooks::prompt::PromptHooks;
+use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::session::{
     BashExecution, SessionError, SessionHeader, SessionManager, replayable_messages,
 };
@@ -42,6 +44,8 @@ pub struct SessionOptions {
     pub system_prompt: String,
     /// Where the conversation is saved; its messages are the starting conversation.
     pub session: SessionManager,
+    /// Command hooks from the settings (`None`: no hooks).
+    pub hooks: Option<Arc<CommandHooks>>,
 }
 
 /// An agent with its session; cheap to clone (clones share both).
@@ -63,6 +67,8 @@ struct Inner {
     modes: Mutex<QueueModes>,
     /// User bash runs that finished while the agent ran; added after it.
     pending_bash: Mutex<Vec<BashExecution>>,
+    /// SessionStart, UserPromptSubmit and Stop hooks around each prompt.
+    prompt_hooks: Option<PromptHooks>,
 }
 
 /// The model in use and the provider that serves it.
@@ -100,6 +106,7 @@ impl AgentSession {
             tools,
             system_prompt,
             session,
+            hooks,
         } = options;
         let current = Arc::new(Mutex::new(CurrentModel {
             model: model.clone(),
@@ -121,9 +128,14 @@ impl AgentSession {
         )?;
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
-        let config = LoopConfig::new(model, Arc::new(SwitchableProvider(current.clone())))
+        let mut config = LoopConfig::new(model, Arc::new(SwitchableProvider(current.clone())))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
+        if let Some(hooks) = &hooks {
+            config = config.with_hooks(hooks.clone());
+        }
+        let resumed = !session.messages().is_empty();
+        let prompt_hooks = hooks.map(|hooks| PromptHooks::new(hooks, resumed));
         let context = AgentContext {
             system_prompt: Some(system_prompt),
             messages: session.messages(),
@@ -139,6 +151,7 @@ impl AgentSession {
                 follow_up,
                 modes: Mutex::default(),
                 pending_bash: Mutex::default(),
+                prompt_hooks,
             }),
         })
     }
@@ -228,7 +241,24 @@ impl AgentSession {
         if let Err(error) = self.flush_pending_bash() {
             tracing::warn!("{error}");
         }
-        self.inner.agent.prompt_messages(vec![message]).await
+        let run = |message: Message| self.inner.agent.prompt_messages(vec![message]);
+        match &self.inner.prompt_hooks {
+            Some(hooks) => {
+                hooks.hooks().set_session(self.hook_session());
+                hooks.prompt(message, run).await
+            }
+            None => run(message).await,
+        }
+    }
+
+    /// What command hooks are told about this session.
+    fn hook_session(&self) -> SessionInfo {
+        let session = self.session();
+        SessionInfo {
+            session_id: session.header().id.clone(),
+            transcript_path: session.file().map(Path::to_path_buf),
+            permission_mode: DEFAULT_PERMISSION_MODE.to_owned(),
+        }
     }
 
     /// Queues a message for after the current turn.
@@ -300,6 +330,9 @@ impl AgentSession {
         self.inner.follow_up.clear();
         lock(&self.inner.pending_bash).clear();
         self.session().new_session(parent_session);
+        if let Some(hooks) = &self.inner.prompt_hooks {
+            hooks.session_cleared();
+        }
     }
 
     /// The text of the model's last answer (Pi's `getLastAssistantText`):

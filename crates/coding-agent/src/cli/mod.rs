@@ -162,6 +162,8 @@ enum UsageError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Hooks(#[from] coding_agent::hooks::load::HooksLoadError),
 }
 
 /// Parses the command line, runs it and turns the outcome into the exit status.

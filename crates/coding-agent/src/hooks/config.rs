@@ -218,6 +218,11 @@ pub struct HookConfig {
 }
 
 impl HookConfig {
+    /// Adds `other`'s hooks after these.
+    pub fn extend(&mut self, other: HookConfig) {
+        self.groups.extend(other.groups);
+    }
+
     /// True when no hook is configured (nothing ever runs).
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()

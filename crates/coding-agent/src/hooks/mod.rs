@@ -11,7 +11,8 @@
 //! - `UserPromptSubmit`, `Stop` and `SessionStart` run around a prompt (see
 //!   [`prompt`]).
 //!
-//! [`config`] reads the settings, [`matcher`] selects tools, [`runner`]
+//! [`load`] reads the settings files (a project's hooks only once it is
+//! trusted), [`config`] their `hooks` key, [`matcher`] selects tools, [`runner`]
 //! runs the commands (in parallel, each in its own process group, killed on
 //! timeout or abort), [`outcome`] reads what they said, [`io`] holds the JSON
 //! shapes. Hooks fail open by default, as in Claude Code; an entry with
@@ -19,6 +20,7 @@
 
 pub mod config;
 pub mod io;
+pub mod load;
 pub mod matcher;
 pub mod outcome;
 pub mod prompt;

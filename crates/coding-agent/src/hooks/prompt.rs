@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use agent_ai::{Content, Message, StopReason, UserContent, UserMessage};
-use agent_core::{Agent, AgentError};
+use agent_core::AgentError;
 use tokio_util::sync::CancellationToken;
 
 use super::{CommandHooks, HookEvent, context_text, feedback_text, lock};
@@ -139,15 +139,16 @@ impl PromptHooks {
         *lock(&self.start) = Some(SessionSource::Clear);
     }
 
-    /// Runs `message` on `agent` with the hooks: SessionStart if due and
-    /// UserPromptSubmit first (their texts join the prompt; a block returns
-    /// no messages and logs why), then Stop after each run that ended
-    /// normally. The messages of every run, in order.
-    pub async fn prompt(
-        &self,
-        agent: &Agent,
-        message: Message,
-    ) -> Result<Vec<Message>, AgentError> {
+    /// Runs `message` with `run` (one run of the agent) and the hooks:
+    /// SessionStart if due and UserPromptSubmit first (their texts join the
+    /// prompt; a block returns no messages and logs why), then Stop after
+    /// each run that ended normally (its feedback runs as the next prompt).
+    /// The messages of every run, in order.
+    pub async fn prompt<F, Fut>(&self, message: Message, run: F) -> Result<Vec<Message>, AgentError>
+    where
+        F: Fn(Message) -> Fut,
+        Fut: Future<Output = Result<Vec<Message>, AgentError>>,
+    {
         // The hooks before a run are bounded by their timeouts; an abort
         // reaches the run (and its tools' hooks) once it started.
         let cancel = CancellationToken::new();
@@ -167,9 +168,7 @@ impl PromptHooks {
             }
             PromptDecision::Proceed(texts) => context.extend(texts),
         }
-        let mut messages = agent
-            .prompt_messages(vec![with_context(message, context)])
-            .await?;
+        let mut messages = run(with_context(message, context)).await?;
         for round in 0..=MAX_STOP_CONTINUATIONS {
             let Some(last) = finished_answer(&messages) else {
                 break;
@@ -181,11 +180,7 @@ impl PromptHooks {
                 tracing::warn!("{}", too_many_continuations());
                 break;
             }
-            messages.extend(
-                agent
-                    .prompt_messages(vec![UserMessage::text(feedback).into()])
-                    .await?,
-            );
+            messages.extend(run(UserMessage::text(feedback).into()).await?);
         }
         Ok(messages)
     }
