@@ -415,14 +415,10 @@ async fn a_resumed_session_shows_the_earlier_conversation_and_its_usage() {
             agent_ai::stream::ScriptedResponse::Message(answer),
         ],
     );
-    let mut events = session.subscribe();
     session
         .prompt(AgentSession::user_message("read a.txt", Vec::new()))
         .await
         .unwrap();
-    while let Some(event) = events.try_recv() {
-        session.record(&event).unwrap();
-    }
     let file = session.session_file().unwrap();
     let messages = coding_agent::session::SessionManager::open(&file, &fixture.cwd)
         .unwrap()
@@ -706,15 +702,11 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         flags: ModelFlags::default(),
         start_provider: "one".into(),
     };
-    let mut events = session.subscribe();
-    let mut run = async |prompt: &str| {
+    let run = async |prompt: &str| {
         session
             .prompt(AgentSession::user_message(prompt, Vec::new()))
             .await
             .unwrap();
-        while let Some(event) = events.try_recv() {
-            session.record(&event).unwrap();
-        }
     };
     run("first").await;
     catalog.switch(&session, "two/m2b", &no_env).unwrap();

@@ -30,6 +30,8 @@ pub(super) struct Built {
     pub options: SessionOptions,
     /// Set when the interactive UI runs.
     pub interactive: Option<InteractiveOptions>,
+    /// Retry and compaction settings (the interactive UI reads its own).
+    pub recovery: coding_agent::recovery::RecoverySettings,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -48,6 +50,7 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         tool_names,
     } = resolved;
     let start_provider = model.model.provider.clone();
+    let recovery = settings.recovery(&start_provider);
     let (tools, unknown) = select_tools(&tool_names);
     for name in unknown {
         eprintln!(
@@ -85,6 +88,7 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         mode,
         options,
         interactive,
+        recovery,
     })
 }
 

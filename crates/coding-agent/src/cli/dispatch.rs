@@ -25,11 +25,13 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         mode,
         options,
         interactive,
+        recovery,
     } = built;
     if let Some(interactive) = interactive {
         return run_interactive(options, interactive).await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    session.set_recovery(recovery);
 
     match mode {
         ModeArg::Rpc => {

@@ -110,7 +110,7 @@ pub fn bash_execution_text(run: &BashExecution) -> String {
 
 /// A stored message as the agent holds it (Pi's `convertToLlm` for the roles
 /// it adds); `None` for roles this agent does not replay.
-pub(super) fn message_from_entry(message: &Value) -> Option<Message> {
+pub(crate) fn message_from_entry(message: &Value) -> Option<Message> {
     match message.get("role")?.as_str()? {
         "user" | "assistant" | "toolResult" => serde_json::from_value(message.clone()).ok(),
         "bashExecution" => {

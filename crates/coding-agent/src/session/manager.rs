@@ -10,7 +10,7 @@ use agent_ai::Message;
 use agent_ai::message::now_millis;
 use serde_json::{Value, json};
 
-use super::format::{BashExecution, SessionHeader, message_from_entry, parse_session};
+use super::format::{BashExecution, SessionHeader, parse_session};
 use super::ids::{iso_timestamp, random_u64};
 
 /// Why a session file could not be used.
@@ -139,8 +139,14 @@ impl SessionManager {
     /// The conversation: the messages on the path from the root to the last
     /// entry, as the agent holds them (see
     /// [`replayable_messages`](super::replayable_messages) for what the model
-    /// is sent).
+    /// is sent). After a compaction: its summary, then the kept messages (see
+    /// [`compacted`](super::compacted)).
     pub fn messages(&self) -> Vec<Message> {
+        super::compacted::context_messages(&self.branch())
+    }
+
+    /// The entries on the path from the root to the last entry, in order.
+    pub fn branch(&self) -> Vec<&Value> {
         let by_id: HashMap<&str, &Value> = self
             .entries
             .iter()
@@ -158,11 +164,36 @@ impl SessionManager {
                 break; // a cycle; a well-formed file has none
             }
         }
-        path.iter()
+        path.reverse();
+        path
+    }
+
+    /// When the latest compaction on the branch was written (milliseconds;
+    /// 0 without one): usage reported before it counted the old context.
+    pub fn last_compaction_time(&self) -> u64 {
+        self.branch()
+            .into_iter()
             .rev()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-            .filter_map(|e| message_from_entry(e.get("message")?))
-            .collect()
+            .find(|e| super::compacted::entry_type(e) == Some("compaction"))
+            .map_or(0, super::compacted::compaction_time)
+    }
+
+    /// Records a compaction (Pi's `compaction` entry); [`SessionManager::messages`]
+    /// is then the summary and the kept messages.
+    pub fn append_compaction(
+        &mut self,
+        result: &super::CompactionResult,
+    ) -> Result<(), SessionError> {
+        self.append_fields(
+            "compaction",
+            [
+                ("summary", json!(result.summary)),
+                ("firstKeptEntryId", json!(result.first_kept_entry_id)),
+                ("tokensBefore", json!(result.tokens_before)),
+                ("details", json!(result.details)),
+                ("fromHook", json!(false)),
+            ],
+        )
     }
 
     /// Appends a message as a child of the last entry; written at once once
