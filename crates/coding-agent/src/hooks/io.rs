@@ -92,16 +92,18 @@ pub struct HookSpecificOutput {
     pub updated_mcp_tool_output: Option<Value>,
 }
 
-/// PreToolUse's `permissionDecision`.
+/// PreToolUse's `permissionDecision`, weakest first: across hooks the
+/// strongest wins (deny > defer > ask > allow, as Claude Code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PermissionDecision {
     /// Skip the approval prompt (deny rules still hold).
     Allow,
-    /// No decision: the usual flow decides.
-    Defer,
     /// Ask the user.
     Ask,
+    /// Leave it to the usual flow (the policy and its approval), whatever
+    /// other hooks allowed or asked: Claude Code ranks it above `ask`.
+    Defer,
     /// Refuse the call; the reason goes to the model.
     Deny,
 }

@@ -25,7 +25,7 @@ pub struct Outcome {
     /// stderr, `decision: "block"`'s reason, `permissionDecision: "deny"`'s
     /// reason, failures of `onError: "block"` entries.
     pub blocks: Vec<String>,
-    /// The strongest of `allow` < `defer` < `ask` (a deny is in `blocks`).
+    /// The strongest of `allow` < `ask` < `defer` (a deny is in `blocks`).
     pub permission: Option<PermissionDecision>,
     /// The reasons given with `allow` or `ask`, for the user.
     pub permission_reasons: Vec<String>,
@@ -271,7 +271,7 @@ mod tests {
     }
 
     #[test]
-    fn pre_tool_use_json_decisions_combine_deny_over_ask_over_allow() {
+    fn pre_tool_use_json_decisions_combine_deny_over_defer_over_ask_over_allow() {
         let answer = |decision: &str, reason: &str| {
             json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
                 "permissionDecision": decision, "permissionDecisionReason": reason}})
@@ -282,7 +282,6 @@ mod tests {
             vec![
                 exited(0, &answer("allow", "known safe"), ""),
                 exited(0, &answer("ask", "touches CI"), ""),
-                exited(0, &answer("defer", ""), ""),
             ],
         );
         assert_eq!(
@@ -293,6 +292,14 @@ mod tests {
                 ..Outcome::default()
             }
         );
+        let deferred = read_runs(
+            HookEvent::PreToolUse,
+            vec![
+                exited(0, &answer("ask", ""), ""),
+                exited(0, &answer("defer", ""), ""),
+            ],
+        );
+        assert_eq!(deferred.permission, Some(PermissionDecision::Defer));
         let denied = read_runs(
             HookEvent::PreToolUse,
             vec![
