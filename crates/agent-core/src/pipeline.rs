@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::{AgentEvent, Emit};
 use crate::hooks::{AfterToolCallContext, BeforeToolCall, ToolCallContext, ToolCallHooks};
-use crate::tool::{AgentToolResult, ExecutionMode, UpdateSink};
+use crate::tool::{AgentToolResult, ExecutionMode, ToolError, UpdateSink};
 use crate::tool_set::{RegisteredTool, ToolSet};
 
 /// Text of a `before_tool_call` block without a reason (Pi's).
@@ -67,6 +67,15 @@ impl Outcome {
             result: error_result(message),
             is_error: true,
         }
+    }
+
+    /// A tool's own failure: its message, and its details when it gave some.
+    fn failed(error: ToolError) -> Self {
+        let mut outcome = Outcome::error(error.message());
+        if let Some(details) = error.details() {
+            outcome.result.details = Some(details.clone());
+        }
+        outcome
     }
 }
 
@@ -186,7 +195,7 @@ pub(crate) async fn execute_and_finalize(
             result,
             is_error: false,
         },
-        Ok(Err(error)) => Outcome::error(error.message()),
+        Ok(Err(error)) => Outcome::failed(error),
         Err(panic) => Outcome::error(panic_message(panic)),
     };
     finalize(scope, call, &args, executed).await

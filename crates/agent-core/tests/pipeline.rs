@@ -25,6 +25,7 @@ enum Behaviour {
     Fail(&'static str),
     PanicStr,
     PanicString,
+    FailWithDetails(&'static str),
 }
 
 /// A configurable tool: `prepare_arguments` wraps a bare string into
@@ -86,6 +87,9 @@ impl AgentTool for Probe {
         match self.behaviour {
             Behaviour::Succeed => Ok(AgentToolResult::text("fine").with_details(json!({"n": 1}))),
             Behaviour::Fail(message) => Err(ToolError::new(message)),
+            Behaviour::FailWithDetails(message) => {
+                Err(ToolError::new(message).with_details(json!({"exitCode": 2})))
+            }
             Behaviour::PanicStr => panic!("index out of bounds"),
             Behaviour::PanicString => panic!("{} is not a file", "a.txt"),
         }
@@ -175,6 +179,23 @@ async fn execute_error_becomes_the_result_text_with_empty_details() {
             "1",
             "Offset 100 is beyond end of file (3 lines total)",
             Some(json!({})),
+            true
+        )
+    );
+}
+
+#[tokio::test]
+async fn execute_error_with_details_keeps_them_in_the_result() {
+    let tools = set(Probe::new(Behaviour::FailWithDetails(
+        "Command exited with code 2",
+    )));
+    let call = tool_call("1", "probe", json!({"value": "x"}));
+    assert_eq!(
+        run(&tools, &call, &NoHooks).await,
+        expected(
+            "1",
+            "Command exited with code 2",
+            Some(json!({"exitCode": 2})),
             true
         )
     );

@@ -15,6 +15,7 @@
 pub mod app;
 pub mod compaction;
 pub mod definition;
+pub mod export;
 pub mod hooks;
 pub mod modes;
 pub mod prompt;
@@ -28,4 +29,7 @@ pub mod support;
 pub mod tools;
 pub mod warnings;
 
-pub use definition::{ToolContext, ToolDefinition, UiHandle, wrap_tool_definition};
+pub use definition::{
+    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, Typed, TypedTool, UiHandle,
+    wrap_tool_definition,
+};

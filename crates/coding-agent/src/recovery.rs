@@ -178,6 +178,8 @@ pub async fn run_prompt(
                 break;
             }
             Next::Retry(delay) => {
+                // Cancellable before anyone hears of the wait.
+                let cancel = session.begin_wait();
                 session.notify(SessionEvent::AutoRetryStart {
                     attempt: chain.attempt,
                     max_attempts: settings.retry.max_retries,
@@ -185,7 +187,6 @@ pub async fn run_prompt(
                     error_message: error,
                 });
                 drop_failed_answer(session);
-                let cancel = session.begin_wait();
                 let waited = tokio::select! {
                     () = cancel.cancelled() => false,
                     () = tokio::time::sleep(delay) => true,

@@ -51,6 +51,13 @@ pub enum SessionEvent {
         /// The failed answer, saved now that no retry replaces it.
         failed: Option<Box<AssistantMessage>>,
     },
+    /// What waits in the steering and follow-up queues changed.
+    QueueUpdate {
+        /// The steering messages' texts, oldest first.
+        steering: Vec<String>,
+        /// The follow-up messages' texts, oldest first.
+        follow_up: Vec<String>,
+    },
     /// A compaction started.
     CompactionStart {
         /// Why.
@@ -77,7 +84,7 @@ impl SessionEvent {
     /// quiet ending.
     pub fn describe(&self) -> Option<String> {
         Some(match self {
-            SessionEvent::Agent(_) => return None,
+            SessionEvent::Agent(_) | SessionEvent::QueueUpdate { .. } => return None,
             SessionEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -151,6 +158,14 @@ impl SessionEvent {
                 put("success", (*success).into());
                 put("attempt", (*attempt).into());
                 put("finalError", final_error.clone().into());
+            }
+            SessionEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                put("type", "queue_update".into());
+                put("steering", steering.clone().into());
+                put("followUp", follow_up.clone().into());
             }
             SessionEvent::CompactionStart { reason } => {
                 put("type", "compaction_start".into());

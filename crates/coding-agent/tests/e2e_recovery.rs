@@ -548,37 +548,10 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
             }
             Reply::Events(with_input_tokens(wire.events(&Answer::text(&["ok"])), 1000))
         });
-        let mut command = sandbox.command(wire, &server);
-        command.args(["--mode", "rpc"]).stdin(Stdio::piped());
-        let mut running = Running::spawn_piped(command);
-        let mut stdin = running.take_stdin();
-        let lines = running.stdout_lines();
-        let mut ask = |command: Value| -> (Vec<Value>, Value) {
-            let id = command["id"].clone();
-            send(&mut stdin, &command);
-            let mut before = Vec::new();
-            loop {
-                let line = next_json(&lines);
-                if line["id"] == id && line["type"] == "response" {
-                    return (before, line);
-                }
-                before.push(line);
-            }
-        };
-        for (i, prompt) in [big_prompt("first", 1200), big_prompt("second", 1200)]
-            .iter()
-            .enumerate()
-        {
-            ask(json!({"id": format!("p{i}"), "type": "prompt", "message": prompt}));
-            // Wait for the run to end.
-            loop {
-                let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
-                if state["data"]["isStreaming"] == false {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
+        let mut rpc = Rpc::start(&sandbox, wire, &server);
+        rpc.prompt(&big_prompt("first", 1200));
+        rpc.prompt(&big_prompt("second", 1200));
+        let mut ask = |command: Value| rpc.ask(command);
         let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
         assert_eq!(state["data"]["autoCompactionEnabled"], true);
         let (_, off) = ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
@@ -647,13 +620,323 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
             aborted,
             json!({"id":"x","type":"response","command":"abort_retry","success":true})
         );
-        drop(stdin);
-        let (status, _, _) = running.finish();
-        assert!(status.success());
+        rpc.finish();
         let lines = only_session_file(&sandbox);
         assert_eq!(
             lines.iter().filter(|l| l["type"] == "compaction").count(),
             1
         );
     }
+}
+
+/// An RPC client of the binary: commands in, their responses (and the
+/// events before each) out.
+struct Rpc {
+    running: Running,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Rpc {
+    fn start(sandbox: &Sandbox, wire: Wire, server: &ModelServer) -> Self {
+        let mut command = sandbox.command(wire, server);
+        command.args(["--mode", "rpc"]).stdin(Stdio::piped());
+        let mut running = Running::spawn_piped(command);
+        let stdin = running.take_stdin();
+        let lines = running.stdout_lines();
+        Rpc {
+            running,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends `command`; returns the lines before its response, and the response.
+    fn ask(&mut self, command: Value) -> (Vec<Value>, Value) {
+        let id = command["id"].clone();
+        send(&mut self.stdin, &command);
+        let mut before = Vec::new();
+        loop {
+            let line = next_json(&self.lines);
+            if line["id"] == id && line["type"] == "response" {
+                return (before, line);
+            }
+            before.push(line);
+        }
+    }
+
+    /// Runs `message` as a prompt and waits until the agent is idle again;
+    /// returns what was written meanwhile.
+    fn prompt(&mut self, message: &str) -> Vec<Value> {
+        let (_, response) = self.ask(json!({"id": "p", "type": "prompt", "message": message}));
+        assert_eq!(response["success"], true, "{response}");
+        let mut seen = Vec::new();
+        loop {
+            let line = next_json(&self.lines);
+            let done = line["type"] == "agent_end";
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    fn finish(self) {
+        drop(self.stdin);
+        let (status, _, _) = self.running.finish();
+        assert!(status.success());
+    }
+}
+
+#[test]
+fn rpc_fork_clone_switch_and_export_work_on_the_session_files() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        let n = request.index;
+        Reply::Events(wire.events(&Answer::text(&[&format!("answer {n}")])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt("one");
+    rpc.prompt("two <b>bold</b>");
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let original = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+
+    let (_, forks) = rpc.ask(json!({"id": "f", "type": "get_fork_messages"}));
+    let messages = forks["data"]["messages"].as_array().unwrap().clone();
+    let texts: Vec<&str> = messages
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["one", "two <b>bold</b>"]);
+    let second = messages[1]["entryId"].clone();
+
+    let (_, forked) = rpc.ask(json!({"id": "k", "type": "fork", "entryId": second}));
+    assert_eq!(
+        forked,
+        json!({"id":"k","type":"response","command":"fork","success":true,"data":{"text":"two <b>bold</b>","cancelled":false}})
+    );
+    let (_, now) = rpc.ask(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(
+        now["data"]["messages"].as_array().unwrap().len(),
+        2,
+        "one and its answer"
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let fork_file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    assert_ne!(fork_file, original);
+    let fork_lines = session_lines(std::path::Path::new(&fork_file));
+    assert_eq!(fork_lines[0]["parentSession"], original.as_str());
+    assert_eq!(session_roles(&fork_lines), ["user", "assistant"]);
+
+    let (_, bad) = rpc.ask(json!({"id": "b", "type": "fork", "entryId": "nope"}));
+    assert_eq!(
+        bad,
+        json!({"id":"b","type":"response","command":"fork","success":false,"error":"Invalid entry ID for forking: nope"})
+    );
+
+    let (_, cloned) = rpc.ask(json!({"id": "c", "type": "clone"}));
+    assert_eq!(
+        cloned,
+        json!({"id":"c","type":"response","command":"clone","success":true,"data":{"cancelled":false}})
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let clone_file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    assert_ne!(clone_file, fork_file);
+    assert_eq!(
+        session_roles(&session_lines(std::path::Path::new(&clone_file))),
+        ["user", "assistant"]
+    );
+
+    let (_, switched) =
+        rpc.ask(json!({"id": "w", "type": "switch_session", "sessionPath": original}));
+    assert_eq!(
+        switched,
+        json!({"id":"w","type":"response","command":"switch_session","success":true,"data":{"cancelled":false}})
+    );
+    let (_, now) = rpc.ask(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(now["data"]["messages"].as_array().unwrap().len(), 4);
+
+    let (_, exported) =
+        rpc.ask(json!({"id": "e", "type": "export_html", "outputPath": "out.html"}));
+    let path = sandbox.work.join("out.html");
+    assert_eq!(
+        exported,
+        json!({"id":"e","type":"response","command":"export_html","success":true,"data":{"path":path}})
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        html.contains("<pre>two &lt;b&gt;bold&lt;/b&gt;</pre>"),
+        "the text is escaped"
+    );
+    assert!(html.contains("<pre>answer 1</pre>"));
+    // Self-contained: nothing to fetch, nothing to run.
+    for outside in ["<script", "<link", "src=\"http", "href=\"http", "@import"] {
+        assert!(!html.contains(outside), "{outside}");
+    }
+    rpc.finish();
+}
+
+#[test]
+fn queue_update_reports_what_waits_and_when_it_was_delivered() {
+    let wire = Wire::Anthropic;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if request.index == 0 {
+            // Time for the client to queue a message during the turn.
+            std::thread::sleep(std::time::Duration::from_millis(700));
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok"])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let (_, response) = rpc.ask(json!({"id": "p", "type": "prompt", "message": "first"}));
+    assert_eq!(response["success"], true);
+    let (before, steered) = rpc.ask(json!({"id": "q", "type": "steer", "message": "more"}));
+    assert_eq!(steered["success"], true);
+    let mut seen = before;
+    loop {
+        let line = next_json(&rpc.lines);
+        let done = line["type"] == "agent_end";
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    let updates: Vec<&Value> = seen
+        .iter()
+        .filter(|e| e["type"] == "queue_update")
+        .collect();
+    assert_eq!(
+        updates,
+        [
+            &json!({"type":"queue_update","steering":["more"],"followUp":[]}),
+            &json!({"type":"queue_update","steering":[],"followUp":[]}),
+        ]
+    );
+    rpc.finish();
+}
+
+#[test]
+fn without_a_configured_window_the_servers_props_say_when_to_compact() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if request.path == "/props" {
+            return Reply::Status(
+                200,
+                r#"{"default_generation_settings":{"n_ctx":4000},"total_slots":1}"#.to_owned(),
+            );
+        }
+        if is_summary_request(wire, request) {
+            return Reply::Events(wire.events(&Answer::text(&[&summary_text("PROPS")])));
+        }
+        Reply::Events(with_input_tokens(wire.events(&Answer::text(&["ok"])), 3500))
+    });
+    let settings = json!({
+        "defaultProvider": "local",
+        "defaultModel": "e2e-model",
+        "providers": {"local": {"api": "openai-completions", "baseUrl": wire.base_url(server.addr())}},
+    });
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let mut command = std::process::Command::new(BIN);
+    command
+        .current_dir(&sandbox.work)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("CODING_AGENT_DIR", &sandbox.agent_dir)
+        .env("TMPDIR", &sandbox.tmp)
+        .args([
+            "--mode",
+            "json",
+            &big_prompt("first", 1200),
+            &big_prompt("second", 1200),
+        ]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(
+        (requests[0].method.as_str(), requests[0].path.as_str()),
+        ("GET", "/props")
+    );
+    // 3508 tokens in a 4000-token window (reserve 1000): compacted after the
+    // first answer already, which the default 128000 would never do.
+    let events = session_events(&json_lines(&stdout));
+    assert_eq!(
+        events[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
+}
+
+#[test]
+fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if request.method == "GET" && request.path == "/v1/models" {
+            return Reply::Status(
+                200,
+                r#"{"object":"list","data":[{"id":"m1"},{"id":"m2"}]}"#.to_owned(),
+            );
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok"])))
+    });
+    let settings = json!({"providers": {"local": {
+        "api": "openai-completions",
+        "baseUrl": wire.base_url(server.addr()),
+        "defaultModel": "local-model",
+    }}});
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let model = |provider: &str, id: &str| json!({"id": id, "provider": provider, "api": "openai-completions", "supportsImages": provider == "openai"});
+    let (_, listed) = rpc.ask(json!({"id": "l", "type": "get_available_models"}));
+    assert_eq!(
+        listed["data"]["models"],
+        json!([
+            model("openai", MODEL),
+            model("local", "m1"),
+            model("local", "m2"),
+            model("local", "local-model"),
+            model("openai", "gpt-4o"),
+        ]),
+        "the current model, then each provider with a key (anthropic has none here)"
+    );
+    let (_, set) =
+        rpc.ask(json!({"id": "s", "type": "set_model", "provider": "local", "modelId": "m2"}));
+    assert_eq!(
+        set,
+        json!({"id":"s","type":"response","command":"set_model","success":true,"data":model("local","m2")})
+    );
+    rpc.prompt("hello");
+    let sent = server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST")
+        .unwrap();
+    assert_eq!(sent.body["model"], "m2");
+    let (_, unknown) =
+        rpc.ask(json!({"id": "u", "type": "set_model", "provider": "nope", "modelId": "x"}));
+    assert_eq!(
+        unknown,
+        json!({"id":"u","type":"response","command":"set_model","success":false,"error":"Model not found: nope/x"})
+    );
+    let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+    assert_eq!(
+        cycled,
+        json!({"id":"c","type":"response","command":"cycle_model","success":true,
+            "data":{"model":model("local","local-model"),"thinkingLevel":"off","isScoped":false}})
+    );
+    let (_, state) = rpc.ask(json!({"id": "g", "type": "get_state"}));
+    assert_eq!(state["data"]["model"], model("local", "local-model"));
+    rpc.finish();
 }

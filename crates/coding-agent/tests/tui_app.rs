@@ -390,6 +390,22 @@ fn slash_commands_list_tools_and_help_and_ask_for_a_new_session() {
 }
 
 #[test]
+fn compact_passes_its_focus_on_and_waits_for_the_agent() {
+    let fixture = Fixture::new();
+    let mut app = App::new("m".into(), &fixture.cwd, vec![], &[]);
+    type_text(&mut app, "/compact focus on X");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Compact(Some("focus on X".into()))
+    );
+    type_text(&mut app, "/compact");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Compact(None));
+    app.set_running(true, Instant::now());
+    type_text(&mut app, "/compact");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+}
+
+#[test]
 fn tab_completes_an_at_path_from_the_cwd() {
     let fixture = Fixture::new();
     std::fs::create_dir(fixture.cwd.join("src")).unwrap();

@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
+use crate::compaction::oversize::fit_tool_results;
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::hooks::prompt::PromptHooks;
@@ -81,11 +82,15 @@ struct Inner {
     /// Where the session's own events go (see [`AgentSession::subscribe_all`]).
     listeners: Mutex<Vec<mpsc::UnboundedSender<SessionEvent>>>,
     /// Retry and compaction settings, and the model's window.
-    recovery: Mutex<RecoverySettings>,
+    recovery: Arc<Mutex<RecoverySettings>>,
     /// Cancels the retry wait or the compaction in progress.
     waiting: Mutex<Option<CancellationToken>>,
     /// A compaction runs.
     compacting: Mutex<bool>,
+    /// What RPC's model commands choose from.
+    models: Mutex<Option<crate::modes::interactive::ModelCatalog>>,
+    /// The queue texts last reported in `queue_update`.
+    reported_queues: Mutex<(Vec<String>, Vec<String>)>,
 }
 
 /// The model in use and the provider that serves it.
@@ -145,7 +150,12 @@ impl AgentSession {
         )?;
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
-        let mut config = LoopConfig::new(model, Arc::new(SwitchableProvider(current.clone())))
+        let recovery = Arc::new(Mutex::new(RecoverySettings::default()));
+        let switchable = SwitchableProvider {
+            current: current.clone(),
+            recovery: recovery.clone(),
+        };
+        let mut config = LoopConfig::new(model, Arc::new(switchable))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
         if let Some(hooks) = &hooks {
@@ -168,9 +178,11 @@ impl AgentSession {
             modes: Mutex::default(),
             pending_bash: Mutex::default(),
             listeners: Mutex::default(),
-            recovery: Mutex::default(),
+            recovery,
             waiting: Mutex::default(),
             compacting: Mutex::default(),
+            reported_queues: Mutex::default(),
+            models: Mutex::default(),
             prompt_hooks,
         });
         let weak: Weak<Inner> = Arc::downgrade(&inner);
@@ -226,6 +238,18 @@ impl AgentSession {
             tracing::warn!("cannot save the session: {error}");
         }
         lock(&self.inner.listeners).retain(|listener| listener.send(event.clone()).is_ok());
+    }
+
+    /// Sets what RPC `set_model`, `cycle_model` and `get_available_models`
+    /// choose from.
+    pub fn set_models(&self, models: crate::modes::interactive::ModelCatalog) {
+        *lock(&self.inner.models) = Some(models);
+    }
+
+    /// What the model commands choose from (the session's own provider only,
+    /// when none was set).
+    pub fn models(&self) -> Option<crate::modes::interactive::ModelCatalog> {
+        lock(&self.inner.models).clone()
     }
 
     /// Sets the retry and compaction settings and the model's window.
@@ -296,8 +320,8 @@ impl AgentSession {
         reason: CompactionReason,
         focus: Option<&str>,
     ) -> Result<CompactionResult, CompactionError> {
-        self.notify(SessionEvent::CompactionStart { reason });
         let cancel = self.begin_wait();
+        self.notify(SessionEvent::CompactionStart { reason });
         *lock(&self.inner.compacting) = true;
         let outcome = self.compact_with(focus, &cancel).await;
         *lock(&self.inner.compacting) = false;
@@ -396,6 +420,13 @@ impl AgentSession {
             } if self.will_retry(answer) => Ok(()),
             AgentEvent::MessageEnd { message } => self.session().append_message(message),
             AgentEvent::AgentEnd { .. } => self.flush_pending_bash(),
+            AgentEvent::MessageStart {
+                message: Message::User(_),
+            } => {
+                // A queued message may have just been delivered.
+                self.report_queues();
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -447,11 +478,39 @@ impl AgentSession {
     /// Queues a message for after the current turn.
     pub fn steer(&self, message: Message) {
         self.inner.steering.push(message);
+        self.report_queues();
     }
 
     /// Queues a message for when the agent would stop.
     pub fn follow_up(&self, message: Message) {
         self.inner.follow_up.push(message);
+        self.report_queues();
+    }
+
+    /// Emits `queue_update` (the texts waiting in both queues) when they
+    /// changed since the last report.
+    fn report_queues(&self) {
+        let texts = |queue: &MessageQueue| -> Vec<String> {
+            queue
+                .messages()
+                .iter()
+                .map(|message| match message {
+                    Message::User(user) => crate::session::user_text(&user.content),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        let now = (texts(&self.inner.steering), texts(&self.inner.follow_up));
+        let mut reported = lock(&self.inner.reported_queues);
+        if *reported == now {
+            return;
+        }
+        *reported = now.clone();
+        drop(reported);
+        self.notify(SessionEvent::QueueUpdate {
+            steering: now.0,
+            follow_up: now.1,
+        });
     }
 
     /// Messages waiting in the steering and follow-up queues.
@@ -516,6 +575,57 @@ impl AgentSession {
         if let Some(hooks) = &self.inner.prompt_hooks {
             hooks.session_cleared();
         }
+        self.report_queues();
+    }
+
+    /// Loads the session saved in `path` (RPC `switch_session`): its
+    /// conversation replaces the agent's. Call it while the agent is idle.
+    pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
+        let manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
+        self.inner.agent.set_messages(manager.messages());
+        *self.session() = manager;
+        self.inner.steering.clear();
+        self.inner.follow_up.clear();
+        self.report_queues();
+        Ok(())
+    }
+
+    /// The user messages of the branch, `(entry id, text)`, to fork from.
+    pub fn fork_messages(&self) -> Vec<(String, String)> {
+        self.session().user_messages()
+    }
+
+    /// Continues in a new session holding the branch before the user
+    /// message `entry_id`; returns that message's text. Call it while idle.
+    pub fn fork(&self, entry_id: &str) -> Result<String, SessionError> {
+        let mut session = self.session();
+        let text = session.fork_before(entry_id)?;
+        self.inner.agent.set_messages(session.messages());
+        Ok(text)
+    }
+
+    /// Continues in a new session holding the whole branch (a copy to go on
+    /// in apart). Call it while idle.
+    pub fn clone_session(&self) -> Result<(), SessionError> {
+        self.session().clone_branch()
+    }
+
+    /// Writes the conversation as one self-contained HTML page to `path`
+    /// (relative to the cwd), or to the default name in the cwd; returns
+    /// where.
+    pub fn export_html(&self, path: Option<&Path>) -> std::io::Result<PathBuf> {
+        let header = self.header();
+        let path = path.map_or_else(
+            || crate::export::default_export_path(&self.inner.cwd, &header),
+            |path| self.inner.cwd.join(path),
+        );
+        let html = crate::export::session_html(
+            &header,
+            self.session_name().as_deref(),
+            &self.inner.agent.messages(),
+        );
+        std::fs::write(&path, html)?;
+        Ok(path)
     }
 
     /// The text of the model's last answer (Pi's `getLastAssistantText`):
@@ -583,7 +693,13 @@ pub fn default_tool_names() -> Vec<String> {
 /// loop's fixed model is ignored, so [`AgentSession::set_model`] takes effect
 /// at the next request), with only what the model can be sent (see
 /// [`replayable_messages`]).
-struct SwitchableProvider(Arc<Mutex<CurrentModel>>);
+///
+/// Tool results far larger than what is left of the model's window are cut
+/// on the way ([`fit_tool_results`]).
+struct SwitchableProvider {
+    current: Arc<Mutex<CurrentModel>>,
+    recovery: Arc<Mutex<RecoverySettings>>,
+}
 
 impl Provider for SwitchableProvider {
     fn stream(
@@ -593,11 +709,19 @@ impl Provider for SwitchableProvider {
         cancel: CancellationToken,
     ) -> AssistantStream {
         let (model, provider) = {
-            let current = lock(&self.0);
+            let current = lock(&self.current);
             (current.model.clone(), current.provider.clone())
         };
+        let settings = *lock(&self.recovery);
+        let window = settings.window_for(&model);
+        let (reserve, _) = settings.compaction.scaled(window);
+        let messages = fit_tool_results(
+            replayable_messages(&context.messages),
+            window.saturating_sub(reserve),
+            &std::env::temp_dir(),
+        );
         let context = Context {
-            messages: replayable_messages(&context.messages),
+            messages,
             ..context.clone()
         };
         provider.stream(&model, &context, cancel)

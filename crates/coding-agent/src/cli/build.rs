@@ -32,6 +32,11 @@ pub(super) struct Built {
     pub interactive: Option<InteractiveOptions>,
     /// Retry and compaction settings (the interactive UI reads its own).
     pub recovery: coding_agent::recovery::RecoverySettings,
+    /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
+    pub models: ModelCatalog,
+    /// An OpenAI-compatible endpoint to ask for its context window, when
+    /// settings do not give one (llama.cpp's `/props`).
+    pub probe_url: Option<String>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -51,6 +56,8 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
     } = resolved;
     let start_provider = model.model.provider.clone();
     let recovery = settings.recovery(&start_provider);
+    let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
+        .then(|| model.config.base_url.clone());
     let (tools, unknown) = select_tools(&tool_names);
     for name in unknown {
         eprintln!(
@@ -60,18 +67,19 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
     }
     let system_prompt = system_prompt(args, &agent_dir, &cwd, &tools);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let models = ModelCatalog {
+        settings,
+        settings_path: agent_dir.join(SETTINGS_FILE),
+        flags,
+        start_provider,
+    };
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
                 .clone()
                 .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
         }),
-        models: ModelCatalog {
-            settings,
-            settings_path: agent_dir.join(SETTINGS_FILE),
-            flags,
-            start_provider,
-        },
+        models: models.clone(),
         warnings,
     });
     let hooks = command_hooks(&agent_dir, &cwd)?;
@@ -89,6 +97,8 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         options,
         interactive,
         recovery,
+        probe_url,
+        models,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Runs a built session in its mode: the interactive UI, RPC, or print
 //! (text or JSON), with Ctrl-C aborting the run.
 
+use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::interactive::run_interactive;
@@ -25,16 +26,22 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         mode,
         options,
         interactive,
-        recovery,
+        mut recovery,
+        probe_url,
+        models,
     } = built;
     if let Some(interactive) = interactive {
         return run_interactive(options, interactive).await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    if let Some(url) = probe_url {
+        recovery.context_window = server_context_window(&url).await;
+    }
     session.set_recovery(recovery);
 
     match mode {
         ModeArg::Rpc => {
+            session.set_models(models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
             match run_rpc_until(session, stdin, tokio::io::stdout(), &stop).await? {

@@ -5,6 +5,7 @@
 //! - [`tokens`]: how full the context is (provider usage, estimates for the rest);
 //! - [`cut`]: what is summarised and what is kept (never a tool call without its result);
 //! - [`summary`]: the request the summariser reads and the summary's structure;
+//! - [`oversize`]: a tool result too large for any window left is cut before it is sent;
 //! - this module: the settings, the plan taken from the session's branch, and
 //!   the summariser's calls. [`crate::app::AgentSession::compact`] runs it and
 //!   writes the entry ([`crate::session::compacted`]).
@@ -15,6 +16,7 @@
 //! summarise.
 
 pub mod cut;
+pub mod oversize;
 pub mod summary;
 pub mod tokens;
 

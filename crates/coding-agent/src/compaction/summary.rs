@@ -3,7 +3,9 @@
 //! sections Pi asks for, so a model continuing from it finds goal, progress,
 //! decisions and next steps where it expects them).
 
-use agent_ai::{AssistantContent, Content, Message, UserContent};
+use agent_ai::{AssistantContent, Message};
+
+use crate::session::{blocks_text, user_text};
 
 /// Longest tool result quoted to the summariser.
 const MAX_TOOL_RESULT_CHARS: usize = 2000;
@@ -127,10 +129,7 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
     for message in messages {
         match message {
             Message::User(user) => {
-                let text = match &user.content {
-                    UserContent::Text(text) => text.clone(),
-                    UserContent::Blocks(blocks) => blocks_text(blocks),
-                };
+                let text = user_text(&user.content);
                 if !text.is_empty() {
                     parts.push(format!("[User]: {text}"));
                 }
@@ -177,17 +176,6 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
     parts.join("\n\n")
 }
 
-fn blocks_text(blocks: &[Content]) -> String {
-    blocks
-        .iter()
-        .filter_map(|block| match block {
-            Content::Text(text) => Some(text.text.as_str()),
-            Content::Image(_) => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
-}
-
 fn shorten(text: &str) -> String {
     match text.char_indices().nth(MAX_TOOL_RESULT_CHARS) {
         Some((cut, _)) => {
@@ -220,7 +208,7 @@ pub fn with_file_lists(summary: &str, read: &[String], modified: &[String]) -> S
 
 #[cfg(test)]
 mod tests {
-    use agent_ai::{AssistantMessage, Model, ToolCall, ToolResultMessage, UserMessage};
+    use agent_ai::{AssistantMessage, Content, Model, ToolCall, ToolResultMessage, UserMessage};
     use serde_json::json;
 
     use super::*;

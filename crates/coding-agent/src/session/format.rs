@@ -131,6 +131,26 @@ pub(crate) fn message_from_entry(message: &Value) -> Option<Message> {
     }
 }
 
+/// The text blocks of `blocks` joined, images left out.
+pub fn blocks_text(blocks: &[Content]) -> String {
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            Content::Text(text) => Some(text.text.as_str()),
+            Content::Image(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// The text of a user message.
+pub fn user_text(content: &UserContent) -> String {
+    match content {
+        UserContent::Text(text) => text.clone(),
+        UserContent::Blocks(blocks) => blocks_text(blocks),
+    }
+}
+
 /// The header and the entries of a session file's text; `None` without a
 /// valid header. Lines that do not parse are skipped.
 pub(super) fn parse_session(content: &str) -> Option<(SessionHeader, Vec<Value>)> {

@@ -29,7 +29,9 @@ mod replay;
 
 pub use compacted::{CompactionDetails, CompactionResult};
 pub(crate) use format::message_from_entry;
-pub use format::{BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text};
+pub use format::{
+    BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text, blocks_text, user_text,
+};
 pub use ids::{iso_timestamp, uuid_v4};
 pub use manager::{SessionError, SessionManager, find_most_recent_session, session_dir};
 pub use replay::{NO_RESULT_PROVIDED, replayable_messages};

@@ -4,7 +4,7 @@
 //! line, exactly as Pi counts. Byte limits are UTF-8 bytes; [`truncate_line`]
 //! counts UTF-16 code units, as Pi's `String.length` does.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Lines a tool shows at most (Pi's `DEFAULT_MAX_LINES`).
 pub const DEFAULT_MAX_LINES: usize = 2000;
@@ -14,7 +14,7 @@ pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 pub const GREP_MAX_LINE_LENGTH: usize = 500;
 
 /// Which limit cut the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TruncatedBy {
     /// The line limit.
@@ -52,9 +52,11 @@ impl Limits {
     }
 }
 
-/// What a truncation kept and why; serialized as Pi's `TruncationResult` in `details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What a truncation kept and why; serialized as Pi's `TruncationResult` in
+/// `details`. Read back leniently (missing fields take their defaults), as
+/// details may come from a hook or an older session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Truncation {
     /// The text kept.
     pub content: String,
