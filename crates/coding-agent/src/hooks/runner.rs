@@ -47,7 +47,7 @@ pub struct HookRun {
     pub on_error: OnError,
     /// How it ended.
     pub status: RunStatus,
-    /// Its stdout (lossy UTF-8, at most [`OUTPUT_LIMIT`] bytes).
+    /// Its stdout (lossy UTF-8, its first 256 KiB).
     pub stdout: String,
     /// Its stderr (likewise).
     pub stderr: String,
