@@ -285,6 +285,19 @@ pub async fn run_single_tool_call(
     hooks: &dyn ToolCallHooks,
     cancel: &CancellationToken,
 ) -> ToolResultMessage {
+    run_single_tool_call_with_updates(tools, call, hooks, cancel, &|_| {}).await
+}
+
+/// [`run_single_tool_call`], with the tool's progress updates handed to
+/// `on_update` as they come (the MCP server turns them into progress
+/// notifications).
+pub async fn run_single_tool_call_with_updates(
+    tools: &ToolSet,
+    call: &ToolCall,
+    hooks: &dyn ToolCallHooks,
+    cancel: &CancellationToken,
+    on_update: &(dyn Fn(&AgentToolResult) + Send + Sync),
+) -> ToolResultMessage {
     let scope = ToolCallScope {
         tools,
         hooks,
@@ -293,7 +306,12 @@ pub async fn run_single_tool_call(
         messages: &[],
         cancel,
     };
-    let outcome = run_call(&scope, call, &|_| {}).await;
+    let emit = |event: AgentEvent| {
+        if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = event {
+            on_update(&partial_result);
+        }
+    };
+    let outcome = run_call(&scope, call, &emit).await;
     tool_result_message(call, &outcome)
 }
 

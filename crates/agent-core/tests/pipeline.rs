@@ -12,6 +12,7 @@ use agent_ai::{Content, Tool, ToolCall, ToolResultMessage};
 use agent_core::{
     AfterToolCallContext, AgentTool, AgentToolResult, BeforeToolCall, NoHooks, ToolCallContext,
     ToolCallHooks, ToolError, ToolResultOverride, ToolSet, UpdateSink, run_single_tool_call,
+    run_single_tool_call_with_updates,
 };
 use async_trait::async_trait;
 use common::tool_call;
@@ -26,6 +27,8 @@ enum Behaviour {
     PanicStr,
     PanicString,
     FailWithDetails(&'static str),
+    /// Sends two progress updates, then succeeds.
+    Progress,
 }
 
 /// A configurable tool: `prepare_arguments` wraps a bare string into
@@ -78,7 +81,7 @@ impl AgentTool for Probe {
         _id: &str,
         params: Value,
         cancel: CancellationToken,
-        _updates: UpdateSink,
+        updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
         self.seen
             .lock()
@@ -92,6 +95,11 @@ impl AgentTool for Probe {
             }
             Behaviour::PanicStr => panic!("index out of bounds"),
             Behaviour::PanicString => panic!("{} is not a file", "a.txt"),
+            Behaviour::Progress => {
+                updates.send(AgentToolResult::text("half"));
+                updates.send(AgentToolResult::text("almost"));
+                Ok(AgentToolResult::text("fine"))
+            }
         }
     }
 }
@@ -472,5 +480,28 @@ async fn after_hook_error_replaces_the_result() {
     assert_eq!(
         run(&tools, &call, &hooks).await,
         expected("1", "after failed", Some(json!({})), true)
+    );
+}
+
+#[tokio::test]
+async fn a_single_call_hands_its_progress_updates_to_the_caller() {
+    let tools = set(Probe::new(Behaviour::Progress));
+    let seen = Mutex::new(Vec::new());
+    let on_update = |update: &AgentToolResult| {
+        seen.lock().unwrap().push(update.content.clone());
+    };
+    let call = tool_call("c1", "probe", json!({}));
+    let message = run_single_tool_call_with_updates(
+        &tools,
+        &call,
+        &NoHooks,
+        &CancellationToken::new(),
+        &on_update,
+    )
+    .await;
+    assert_eq!(strip(message), expected("c1", "fine", None, false));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![vec![Content::text("half")], vec![Content::text("almost")]]
     );
 }

@@ -17,6 +17,8 @@ pub mod compaction;
 pub mod definition;
 pub mod export;
 pub mod hooks;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod modes;
 pub mod prompt;
 pub mod recovery;

@@ -18,7 +18,7 @@
 //! `set_session_name`, `get_commands`, `compact`, `set_auto_compaction`,
 //! `set_auto_retry`, `abort_retry`, `get_session_stats`, `switch_session`,
 //! `get_fork_messages`, `fork`, `clone`, `export_html`, `get_available_models`,
-//! `set_model`, `cycle_model` (see [`models`]). Besides the agent's
+//! `set_model`, `cycle_model` (see `models`). Besides the agent's
 //! events, the session's own are written: `auto_retry_start`,
 //! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`.
 //!
