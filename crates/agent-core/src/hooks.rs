@@ -40,6 +40,14 @@ pub enum BeforeToolCall {
     /// Run the tool.
     #[default]
     Proceed,
+    /// Run the tool with `args` instead of the model's arguments (a command
+    /// hook's `updatedInput`). They are validated again with the tool's
+    /// schema; invalid ones fail the call with the validator's text, as the
+    /// model's own would, so a hook cannot hand a tool what it never accepts.
+    ProceedWith {
+        /// The arguments the tool sees (and `after_tool_call` is shown).
+        args: Value,
+    },
     /// Do not run it; the model reads `reason`, or `Tool execution was blocked`
     /// when there is none.
     Block {

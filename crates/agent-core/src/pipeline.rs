@@ -112,12 +112,9 @@ pub(crate) async fn preflight<'a>(scope: &ToolCallScope<'a>, call: &ToolCall) ->
         Ok(Err(error)) => return Preflight::Immediate(Outcome::error(error.message())),
         Err(panic) => return Preflight::Immediate(Outcome::error(panic_message(panic))),
     };
-    let validated =
-        std::panic::catch_unwind(AssertUnwindSafe(|| entry.validator.validate(&prepared)));
-    let args = match validated {
-        Ok(Ok(args)) => args,
-        Ok(Err(error)) => return Preflight::Immediate(Outcome::error(error.to_string())),
-        Err(panic) => return Preflight::Immediate(Outcome::error(panic_message(panic))),
+    let args = match validate(entry, &prepared) {
+        Ok(args) => args,
+        Err(outcome) => return Preflight::Immediate(outcome),
     };
     let context = ToolCallContext {
         tool_call: call,
@@ -130,6 +127,10 @@ pub(crate) async fn preflight<'a>(scope: &ToolCallScope<'a>, call: &ToolCall) ->
         .await;
     match verdict {
         Ok(Ok(BeforeToolCall::Proceed)) => Preflight::Ready { tool: entry, args },
+        Ok(Ok(BeforeToolCall::ProceedWith { args })) => match validate(entry, &args) {
+            Ok(args) => Preflight::Ready { tool: entry, args },
+            Err(outcome) => Preflight::Immediate(outcome),
+        },
         Ok(Ok(BeforeToolCall::Block { reason })) => Preflight::Immediate(Outcome::error(
             reason
                 .filter(|reason| !reason.is_empty())
@@ -137,6 +138,15 @@ pub(crate) async fn preflight<'a>(scope: &ToolCallScope<'a>, call: &ToolCall) ->
         )),
         Ok(Err(error)) => Preflight::Immediate(Outcome::error(error.message())),
         Err(panic) => Preflight::Immediate(Outcome::error(panic_message(panic))),
+    }
+}
+
+/// Step 2: the tool's compiled validator (coercions, then its error text).
+fn validate(entry: &RegisteredTool, arguments: &Value) -> Result<Value, Outcome> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| entry.validator.validate(arguments))) {
+        Ok(Ok(args)) => Ok(args),
+        Ok(Err(error)) => Err(Outcome::error(error.to_string())),
+        Err(panic) => Err(Outcome::error(panic_message(panic))),
     }
 }
 

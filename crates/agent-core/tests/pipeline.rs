@@ -335,6 +335,51 @@ async fn before_hook_block_without_reason_says_blocked() {
 }
 
 #[tokio::test]
+async fn before_hook_proceed_with_replaces_the_args_execute_sees_after_validation() {
+    let probe = Probe::new(Behaviour::Succeed);
+    let seen = probe.seen.clone();
+    let tools = set(probe);
+    let hooks = Scripted {
+        // A number for a string property: the validator's coercion applies
+        // to a hook's arguments as to the model's.
+        before: Some(Ok(BeforeToolCall::ProceedWith {
+            args: json!({"value": 42}),
+        })),
+        ..Scripted::default()
+    };
+    let call = tool_call("1", "probe", json!({"value": "rm -rf /"}));
+    assert_eq!(
+        run(&tools, &call, &hooks).await,
+        expected("1", "fine", Some(json!({"n": 1})), false)
+    );
+    assert_eq!(*seen.lock().unwrap(), [(json!({"value": "42"}), false)]);
+}
+
+#[tokio::test]
+async fn before_hook_proceed_with_invalid_args_fails_with_the_validators_text() {
+    let probe = Probe::new(Behaviour::Succeed);
+    let seen = probe.seen.clone();
+    let tools = set(probe);
+    let hooks = Scripted {
+        before: Some(Ok(BeforeToolCall::ProceedWith {
+            args: json!({"value": ["not", "a", "string"]}),
+        })),
+        ..Scripted::default()
+    };
+    let call = tool_call("1", "probe", json!({"value": "x"}));
+    let model_sent_the_same = run(
+        &tools,
+        &tool_call("1", "probe", json!({"value": ["not", "a", "string"]})),
+        &NoHooks,
+    )
+    .await;
+    let result = run(&tools, &call, &hooks).await;
+    assert!(result.is_error);
+    assert_eq!(result, model_sent_the_same);
+    assert!(seen.lock().unwrap().is_empty(), "execute must not run");
+}
+
+#[tokio::test]
 async fn before_hook_error_or_panic_becomes_the_result_text() {
     let tools = set(Probe::new(Behaviour::Succeed));
     let call = tool_call("1", "probe", json!({}));

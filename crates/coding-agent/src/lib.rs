@@ -17,6 +17,7 @@ pub mod compaction;
 pub mod definition;
 pub mod export;
 pub mod guard;
+pub mod hooks;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod modes;

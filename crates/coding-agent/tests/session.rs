@@ -321,6 +321,7 @@ async fn a_resumed_session_sends_the_model_a_valid_conversation() {
         tools: Vec::new(),
         system_prompt: "sys".into(),
         session: SessionManager::open(&path, cwd).unwrap(),
+        hooks: None,
     })
     .unwrap();
     agent

@@ -31,6 +31,8 @@ use crate::compaction::oversize::fit_tool_results;
 use crate::compaction::tokens::estimate_tokens;
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
+use crate::hooks::prompt::PromptHooks;
+use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::recovery::RecoverySettings;
 use crate::retry::is_retryable;
 use crate::session::CompactionResult;
@@ -52,6 +54,8 @@ pub struct SessionOptions {
     pub system_prompt: String,
     /// Where the conversation is saved; its messages are the starting conversation.
     pub session: SessionManager,
+    /// Command hooks from the settings (`None`: no hooks).
+    pub hooks: Option<Arc<CommandHooks>>,
 }
 
 /// An agent with its session; cheap to clone (clones share both).
@@ -73,6 +77,8 @@ struct Inner {
     modes: Mutex<QueueModes>,
     /// User bash runs that finished while the agent ran; added after it.
     pending_bash: Mutex<Vec<BashExecution>>,
+    /// SessionStart, UserPromptSubmit and Stop hooks around each prompt.
+    prompt_hooks: Option<PromptHooks>,
     /// Where the session's own events go (see [`AgentSession::subscribe_all`]).
     listeners: Mutex<Vec<mpsc::UnboundedSender<SessionEvent>>>,
     /// Retry and compaction settings, and the model's window.
@@ -122,6 +128,7 @@ impl AgentSession {
             tools,
             system_prompt,
             session,
+            hooks,
         } = options;
         let current = Arc::new(Mutex::new(CurrentModel {
             model: model.clone(),
@@ -148,9 +155,14 @@ impl AgentSession {
             current: current.clone(),
             recovery: recovery.clone(),
         };
-        let config = LoopConfig::new(model, Arc::new(switchable))
+        let mut config = LoopConfig::new(model, Arc::new(switchable))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
+        if let Some(hooks) = &hooks {
+            config = config.with_hooks(hooks.clone());
+        }
+        let resumed = !session.messages().is_empty();
+        let prompt_hooks = hooks.map(|hooks| PromptHooks::new(hooks, resumed));
         let context = AgentContext::new(Some(system_prompt), Arc::new(tools))
             .with_messages(session.messages());
         let inner = Arc::new(Inner {
@@ -168,6 +180,7 @@ impl AgentSession {
             compacting: Mutex::default(),
             reported_queues: Mutex::default(),
             models: Mutex::default(),
+            prompt_hooks,
         });
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         inner
@@ -439,7 +452,24 @@ impl AgentSession {
         if let Err(error) = self.flush_pending_bash() {
             tracing::warn!("{error}");
         }
-        crate::recovery::run_prompt(self, message).await
+        let run = |message: Message| crate::recovery::run_prompt(self, message);
+        match &self.inner.prompt_hooks {
+            Some(hooks) => {
+                hooks.hooks().set_session(self.hook_session());
+                hooks.prompt(message, run).await
+            }
+            None => run(message).await,
+        }
+    }
+
+    /// What command hooks are told about this session.
+    fn hook_session(&self) -> SessionInfo {
+        let session = self.session();
+        SessionInfo {
+            session_id: session.header().id.clone(),
+            transcript_path: session.file().map(Path::to_path_buf),
+            permission_mode: DEFAULT_PERMISSION_MODE.to_owned(),
+        }
     }
 
     /// Queues a message for after the current turn.
@@ -539,6 +569,9 @@ impl AgentSession {
         self.inner.follow_up.clear();
         lock(&self.inner.pending_bash).clear();
         self.session().new_session(parent_session);
+        if let Some(hooks) = &self.inner.prompt_hooks {
+            hooks.session_cleared();
+        }
         self.report_queues();
     }
 

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
 use coding_agent::app::{SessionOptions, select_tools_from};
+use coding_agent::hooks::CommandHooks;
+use coding_agent::hooks::load::load as load_hooks;
 use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
 use coding_agent::prompt::{
     PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
@@ -20,7 +22,7 @@ use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
 use super::resolve::Resolved;
 use super::sandbox::start_sandbox;
-use super::{ModeArg, RunArgs};
+use super::{ModeArg, RunArgs, UsageError};
 
 /// A run ready to dispatch.
 pub(super) struct Built {
@@ -85,6 +87,7 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         models: models.clone(),
         warnings,
     });
+    let hooks = command_hooks(&agent_dir, &cwd)?;
     let options = SessionOptions {
         provider,
         model: model.model,
@@ -92,6 +95,7 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         tools,
         system_prompt,
         session,
+        hooks,
     };
     Ok(Built {
         mode,
@@ -102,6 +106,20 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         probe_url,
         models,
     })
+}
+
+/// The command hooks of the settings (`None` when there are none), their
+/// notices logged. A project's own hooks wait for the project to be trusted.
+fn command_hooks(agent_dir: &Path, cwd: &Path) -> Result<Option<Arc<CommandHooks>>, UsageError> {
+    // The trust check of the permission guard is the seam: until it answers,
+    // no project is trusted, so a cloned repository runs no hooks of its own.
+    let project_trusted = false;
+    let loaded = load_hooks(agent_dir, cwd, project_trusted)?;
+    for notice in &loaded.notices {
+        tracing::warn!("{notice}");
+    }
+    Ok((!loaded.config.is_empty())
+        .then(|| Arc::new(CommandHooks::new(loaded.config, cwd.to_path_buf()))))
 }
 
 /// The system prompt: `--system-prompt` (or a discovered `SYSTEM.md`) or the

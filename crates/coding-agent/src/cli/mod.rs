@@ -191,7 +191,10 @@ enum UsageError {
     Settings(#[from] SettingsError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    #[error(transparent)]
     Guard(coding_agent::guard::config::GuardConfigError),
+    #[error(transparent)]
+    Hooks(#[from] coding_agent::hooks::load::HooksLoadError),
 }
 
 /// Parses the command line, runs it and turns the outcome into the exit status.

@@ -1,7 +1,8 @@
 //! Helpers several built-in tools share, one concern a module: truncation,
 //! path resolution, output notices, cancellation, Node-worded file-system
-//! errors, atomic writes and the per-file mutation queue (edit and write), and
-//! the walk policy of grep and find. A helper only one tool uses lives in that
+//! errors, atomic writes and the per-file mutation queue (edit and write), the
+//! walk policy of grep and find, and killing a child's process group (bash and
+//! command hooks). A helper only one tool uses lives in that
 //! tool's folder.
 
 pub mod atomic_write;
@@ -11,5 +12,6 @@ pub mod js_number;
 pub mod mutation_queue;
 pub mod notices;
 pub mod paths;
+pub mod process_group;
 pub mod truncate;
 pub mod walk;

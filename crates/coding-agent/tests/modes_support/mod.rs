@@ -10,6 +10,7 @@ use agent_ai::testing::ScriptedResponse;
 use agent_ai::{AssistantContent, AssistantMessage, ScriptedProvider, TextContent, ToolCall};
 use coding_agent::app::select_tools;
 use coding_agent::app::{AgentSession, SessionOptions};
+use coding_agent::hooks::CommandHooks;
 use coding_agent::session::SessionManager;
 use serde_json::Value;
 
@@ -40,6 +41,16 @@ impl Fixture {
         tools: &[&str],
         script: Vec<ScriptedResponse>,
     ) -> (AgentSession, ScriptedProvider) {
+        self.session_with_hooks(tools, script, None)
+    }
+
+    /// [`Fixture::session`] with command hooks.
+    pub fn session_with_hooks(
+        &self,
+        tools: &[&str],
+        script: Vec<ScriptedResponse>,
+        hooks: Option<Arc<CommandHooks>>,
+    ) -> (AgentSession, ScriptedProvider) {
         let provider = ScriptedProvider::new(script);
         let names: Vec<String> = tools.iter().map(|&n| n.to_owned()).collect();
         let session = AgentSession::new(SessionOptions {
@@ -49,6 +60,7 @@ impl Fixture {
             tools: select_tools(&names).0,
             system_prompt: "You are a test.".into(),
             session: SessionManager::create(&self.cwd, &self.sessions),
+            hooks,
         })
         .unwrap();
         (session, provider)

@@ -115,6 +115,7 @@ struct Parts {
     cwd: PathBuf,
     tools: Vec<std::sync::Arc<dyn crate::ToolDefinition>>,
     system_prompt: String,
+    hooks: Option<std::sync::Arc<crate::hooks::CommandHooks>>,
 }
 
 impl Parts {
@@ -125,6 +126,7 @@ impl Parts {
             cwd: options.cwd.clone(),
             tools: options.tools.clone(),
             system_prompt: options.system_prompt.clone(),
+            hooks: options.hooks.clone(),
         }
     }
 
@@ -140,6 +142,7 @@ impl Parts {
             tools: self.tools.clone(),
             system_prompt: self.system_prompt.clone(),
             session,
+            hooks: self.hooks.clone(),
         })
         .context("a built-in tool's schema")
     }

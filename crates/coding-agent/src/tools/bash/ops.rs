@@ -16,13 +16,13 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::{OnceCell, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::support::process_group::{ProcessGroup, signal_name};
 
 /// After the shell exits, how long to keep reading output that is still in
 /// the pipes (Pi's `EXIT_STDIO_GRACE_MS`). A background child that inherited
@@ -235,40 +235,6 @@ fn spawn_error(shell: &Path, error: &io::Error) -> ExecError {
     }
 }
 
-/// The command's process group, killed with SIGKILL on timeout, on
-/// cancellation, and when the run is dropped before the shell exited.
-struct ProcessGroup {
-    /// `None` once the shell has been reaped: its id may then be reused.
-    leader: Option<Pid>,
-}
-
-impl ProcessGroup {
-    fn of(pid: Option<u32>) -> Self {
-        let leader = pid
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(Pid::from_raw);
-        ProcessGroup { leader }
-    }
-
-    fn kill(&self) {
-        if let Some(leader) = self.leader {
-            // ESRCH (already gone) is the only expected failure; nothing to do then.
-            let _ = killpg(leader, Signal::SIGKILL);
-        }
-    }
-
-    /// The shell exited on its own: leave its background children alone.
-    fn release(&mut self) {
-        self.leader = None;
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// One running command: reads both pipes into `on_data`, waits for the shell,
 /// and kills the group on timeout or cancellation.
 struct Run {
@@ -386,21 +352,9 @@ fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
     }
 }
 
-/// `SIGKILL` for 9; the number itself for signals without a name.
-fn signal_name(signal: i32) -> String {
-    Signal::try_from(signal).map_or_else(|_| signal.to_string(), |s| s.as_str().to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn signals_are_named_like_the_c_constants() {
-        assert_eq!(signal_name(9), "SIGKILL");
-        assert_eq!(signal_name(15), "SIGTERM");
-        assert_eq!(signal_name(1000), "1000");
-    }
 
     #[test]
     fn spawn_errors_read_like_nodes() {

@@ -1,0 +1,412 @@
+//! The `"hooks"` key of `settings.json`, in Claude Code's shape, and its
+//! compiled form.
+//!
+//! ```json
+//! "hooks": {
+//!   "PreToolUse": [
+//!     {"matcher": "Bash|edit", "hooks": [{"type": "command", "command": "~/bin/check.sh",
+//!                                         "timeout": 30, "onError": "block"}]}
+//!   ]
+//! }
+//! ```
+//!
+//! Events this agent does not run (Claude Code has ~20) and handler types
+//! other than `command` (`http`, `prompt`, `agent`) are skipped with a
+//! warning, so a settings file shared with Claude Code still loads. A matcher
+//! that is not a valid regex is an error: skipping it would silently turn a
+//! security hook off.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::matcher::{Matcher, MatcherError};
+
+/// Claude Code's default timeout of a command hook.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The events a hook can be attached to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum HookEvent {
+    /// Before a tool runs (after the permission policy's deny rules): may
+    /// deny, ask, allow or change the arguments.
+    PreToolUse,
+    /// After a tool ran: may add to or replace what the model reads.
+    PostToolUse,
+    /// When a prompt is submitted: may block it or add context.
+    UserPromptSubmit,
+    /// When the agent would stop: may make it go on.
+    Stop,
+    /// When a session starts or is cleared: may add context.
+    SessionStart,
+}
+
+impl HookEvent {
+    /// Every event, in the order the settings document them.
+    pub const ALL: [HookEvent; 5] = [
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::UserPromptSubmit,
+        HookEvent::Stop,
+        HookEvent::SessionStart,
+    ];
+
+    /// The event's name in settings and in the hook's input.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::Stop => "Stop",
+            HookEvent::SessionStart => "SessionStart",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|event| event.name() == name)
+    }
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a hook's failure (a crash, another exit code, a timeout, garbled
+/// JSON) does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Claude Code's behaviour: a warning, and the call goes on.
+    #[default]
+    Warn,
+    /// The failure counts as a block (exit code 2), with the failure as the
+    /// reason: for a security hook that must not fail open.
+    Block,
+}
+
+/// `"hooks"` as written in a settings file: event name -> matcher groups.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(transparent)]
+pub struct HooksSettings(pub BTreeMap<String, Vec<MatcherGroupSettings>>);
+
+/// One `{"matcher": ..., "hooks": [...]}` entry.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct MatcherGroupSettings {
+    /// Tool names (`bash`, `Bash`, `Edit|Write`) or a regex; absent, `""` or
+    /// `*` match every tool. Only tool events read it.
+    #[serde(default)]
+    pub matcher: Option<String>,
+    /// The handlers to run when the matcher matches.
+    #[serde(default)]
+    pub hooks: Vec<HandlerSettings>,
+}
+
+/// One handler: `{"type": "command", "command": "...", "timeout": 60}`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandlerSettings {
+    /// Only `command` runs here.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// The shell command (`sh -c`).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Seconds before the hook's process group is killed (default 600).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// What a failure does (default `warn`, as Claude Code).
+    #[serde(default)]
+    pub on_error: OnError,
+}
+
+impl HooksSettings {
+    /// Adds `other`'s groups after this one's (hooks from every scope run).
+    pub fn extend(&mut self, other: HooksSettings) {
+        for (event, groups) in other.0 {
+            self.0.entry(event).or_default().extend(groups);
+        }
+    }
+
+    /// The hooks to run, and a warning for each entry skipped.
+    pub fn compile(&self) -> Result<(HookConfig, Vec<String>), MatcherError> {
+        let mut config = HookConfig::default();
+        let mut warnings = Vec::new();
+        for (name, groups) in &self.0 {
+            let Some(event) = HookEvent::from_name(name) else {
+                warnings.push(format!("hooks: event \"{name}\" is not supported; skipped"));
+                continue;
+            };
+            for group in groups {
+                let matcher = Matcher::new(group.matcher.as_deref().unwrap_or_default())?;
+                let mut handlers = Vec::new();
+                for handler in &group.hooks {
+                    match handler.compile(event) {
+                        Ok(handler) => handlers.push(handler),
+                        Err(warning) => warnings.push(warning),
+                    }
+                }
+                if !handlers.is_empty() {
+                    config.groups.push(Group {
+                        event,
+                        matcher,
+                        handlers,
+                    });
+                }
+            }
+        }
+        Ok((config, warnings))
+    }
+}
+
+impl HandlerSettings {
+    fn compile(&self, event: HookEvent) -> Result<Handler, String> {
+        let kind = self.kind.as_deref().unwrap_or("command");
+        if kind != "command" {
+            return Err(format!(
+                "hooks: {event} handler of type \"{kind}\" is not supported (only \"command\"); skipped"
+            ));
+        }
+        let command = self
+            .command
+            .as_deref()
+            .map(str::trim)
+            .filter(|command| !command.is_empty())
+            .ok_or_else(|| format!("hooks: {event} command handler without a command; skipped"))?;
+        let timeout = match self.timeout.map(|s| (s, Duration::try_from_secs_f64(s))) {
+            None => DEFAULT_TIMEOUT,
+            Some((_, Ok(timeout))) if !timeout.is_zero() => timeout,
+            Some((seconds, _)) => {
+                return Err(format!(
+                    "hooks: {event} hook \"{command}\" has timeout {seconds}; a timeout is a positive number of seconds; skipped"
+                ));
+            }
+        };
+        Ok(Handler {
+            command: command.to_owned(),
+            timeout,
+            on_error: self.on_error,
+        })
+    }
+}
+
+/// One command to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handler {
+    /// The shell command.
+    pub command: String,
+    /// When its process group is killed.
+    pub timeout: Duration,
+    /// What its failure does.
+    pub on_error: OnError,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    event: HookEvent,
+    matcher: Matcher,
+    handlers: Vec<Handler>,
+}
+
+/// The compiled hooks of every scope.
+#[derive(Debug, Clone, Default)]
+pub struct HookConfig {
+    groups: Vec<Group>,
+}
+
+impl HookConfig {
+    /// Adds `other`'s hooks after these.
+    pub fn extend(&mut self, other: HookConfig) {
+        self.groups.extend(other.groups);
+    }
+
+    /// True when no hook is configured (nothing ever runs).
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The handlers of `event` whose matcher matches `tool` (`None`: an event
+    /// without a tool, where matchers are not consulted), in settings order;
+    /// an identical command runs once (Claude Code), blocking on failure if
+    /// any of its entries says so, with the longest timeout.
+    pub fn handlers(&self, event: HookEvent, tool: Option<&str>) -> Vec<Handler> {
+        let mut handlers: Vec<Handler> = Vec::new();
+        let matching = self.groups.iter().filter(|group| {
+            group.event == event && tool.is_none_or(|tool| group.matcher.matches(tool))
+        });
+        for handler in matching.flat_map(|group| &group.handlers) {
+            match handlers.iter_mut().find(|h| h.command == handler.command) {
+                Some(seen) => {
+                    seen.timeout = seen.timeout.max(handler.timeout);
+                    if handler.on_error == OnError::Block {
+                        seen.on_error = OnError::Block;
+                    }
+                }
+                None => handlers.push(handler.clone()),
+            }
+        }
+        handlers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn settings(value: serde_json::Value) -> HooksSettings {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn commands(config: &HookConfig, event: HookEvent, tool: Option<&str>) -> Vec<String> {
+        config
+            .handlers(event, tool)
+            .into_iter()
+            .map(|h| h.command)
+            .collect()
+    }
+
+    #[test]
+    fn claude_code_settings_compile_with_their_defaults() {
+        let (config, warnings) = settings(json!({
+            "PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "check.sh", "timeout": 30, "onError": "block"},
+                {"type": "command", "command": "log.sh"}
+            ]}]
+        }))
+        .compile()
+        .unwrap();
+        assert!(warnings.is_empty());
+        assert_eq!(
+            config.handlers(HookEvent::PreToolUse, Some("bash")),
+            [
+                Handler {
+                    command: "check.sh".into(),
+                    timeout: Duration::from_secs(30),
+                    on_error: OnError::Block,
+                },
+                Handler {
+                    command: "log.sh".into(),
+                    timeout: DEFAULT_TIMEOUT,
+                    on_error: OnError::Warn,
+                },
+            ]
+        );
+        assert!(
+            config
+                .handlers(HookEvent::PreToolUse, Some("read"))
+                .is_empty()
+        );
+        assert!(
+            config
+                .handlers(HookEvent::PostToolUse, Some("bash"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn identical_commands_run_once_with_the_strictest_settings() {
+        let (config, _) = settings(json!({
+            "PostToolUse": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": "a.sh", "timeout": 5}]},
+                {"matcher": "edit", "hooks": [
+                    {"type": "command", "command": "a.sh", "timeout": 9, "onError": "block"},
+                    {"type": "command", "command": "b.sh"}
+                ]}
+            ]
+        }))
+        .compile()
+        .unwrap();
+        assert_eq!(
+            config.handlers(HookEvent::PostToolUse, Some("edit")),
+            [
+                Handler {
+                    command: "a.sh".into(),
+                    timeout: Duration::from_secs(9),
+                    on_error: OnError::Block,
+                },
+                Handler {
+                    command: "b.sh".into(),
+                    timeout: DEFAULT_TIMEOUT,
+                    on_error: OnError::Warn,
+                },
+            ]
+        );
+        assert_eq!(
+            commands(&config, HookEvent::PostToolUse, Some("write")),
+            ["a.sh"]
+        );
+    }
+
+    #[test]
+    fn events_without_a_tool_ignore_matchers() {
+        let (config, _) = settings(json!({
+            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "s.sh"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "t.sh"}]}]
+        }))
+        .compile()
+        .unwrap();
+        assert_eq!(commands(&config, HookEvent::SessionStart, None), ["s.sh"]);
+        assert_eq!(commands(&config, HookEvent::Stop, None), ["t.sh"]);
+    }
+
+    #[test]
+    fn unsupported_entries_are_skipped_with_a_warning_each() {
+        let (config, warnings) = settings(json!({
+            "Notification": [{"hooks": [{"type": "command", "command": "n.sh"}]}],
+            "PreToolUse": [{"hooks": [
+                {"type": "http", "url": "http://127.0.0.1/"},
+                {"type": "command"},
+                {"type": "command", "command": "x.sh", "timeout": 0}
+            ]}]
+        }))
+        .compile()
+        .unwrap();
+        assert!(config.is_empty());
+        assert_eq!(
+            warnings,
+            [
+                "hooks: event \"Notification\" is not supported; skipped",
+                "hooks: PreToolUse handler of type \"http\" is not supported (only \"command\"); skipped",
+                "hooks: PreToolUse command handler without a command; skipped",
+                "hooks: PreToolUse hook \"x.sh\" has timeout 0; a timeout is a positive number of seconds; skipped",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_invalid_matcher_regex_is_an_error_not_a_skipped_hook() {
+        let error = settings(json!({
+            "PreToolUse": [{"matcher": "mcp__(", "hooks": [{"type": "command", "command": "x"}]}]
+        }))
+        .compile()
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("hooks: matcher \"mcp__(\" is not a valid regex: "),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn scopes_add_up_global_first() {
+        let mut global = settings(json!({
+            "Stop": [{"hooks": [{"type": "command", "command": "global.sh"}]}]
+        }));
+        global.extend(settings(json!({
+            "Stop": [{"hooks": [{"type": "command", "command": "project.sh"}]}]
+        })));
+        let (config, _) = global.compile().unwrap();
+        assert_eq!(
+            commands(&config, HookEvent::Stop, None),
+            ["global.sh", "project.sh"]
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! Where the hooks come from: the `"hooks"` key of the global
+//! `settings.json` and of the project's `.coding-agent/settings.json`, the
+//! project's only once the project is trusted (a cloned repository must not
+//! run its commands on the user's machine just by being opened).
+//! `"disableAllHooks": true` in either file turns every hook off.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::config::{HookConfig, HooksSettings};
+use crate::settings::{PROJECT_CONFIG_DIR, SETTINGS_FILE};
+
+/// The part of a settings file hooks read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SettingsFile {
+    #[serde(default)]
+    hooks: HooksSettings,
+    #[serde(default)]
+    disable_all_hooks: bool,
+}
+
+/// The hooks of a session and what the user should be told about them.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedHooks {
+    /// The hooks to run.
+    pub config: HookConfig,
+    /// Entries skipped, project hooks not run for lack of trust.
+    pub notices: Vec<String>,
+}
+
+/// A settings file whose hooks cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct HooksLoadError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// The hooks of `agent_dir`'s settings, then of `cwd`'s project settings
+/// when `project_trusted`.
+pub fn load(
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+) -> Result<LoadedHooks, HooksLoadError> {
+    let global_path = agent_dir.join(SETTINGS_FILE);
+    let project_path = cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE);
+    let global = read(&global_path)?;
+    let project = read(&project_path)?;
+    // An untrusted project cannot turn the user's own hooks off either.
+    if global.disable_all_hooks || (project_trusted && project.disable_all_hooks) {
+        return Ok(LoadedHooks::default());
+    }
+    let compile = |settings: &HooksSettings, path: &Path| {
+        settings.compile().map_err(|error| HooksLoadError {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        })
+    };
+    let (mut config, mut notices) = compile(&global.hooks, &global_path)?;
+    if project_trusted {
+        let (project_config, warnings) = compile(&project.hooks, &project_path)?;
+        config.extend(project_config);
+        notices.extend(warnings);
+    } else if !project.hooks.0.is_empty() {
+        notices.push(untrusted_notice(&project_path));
+    }
+    Ok(LoadedHooks { config, notices })
+}
+
+/// What the user reads when a project's hooks do not run.
+pub fn untrusted_notice(project_settings: &Path) -> String {
+    format!(
+        "hooks: the hooks in {} do not run: the project is not trusted",
+        project_settings.display()
+    )
+}
+
+fn read(path: &Path) -> Result<SettingsFile, HooksLoadError> {
+    let error = |reason: String| HooksLoadError {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SettingsFile::default()),
+        Err(e) => Err(error(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::hooks::HookEvent;
+
+    struct Dirs {
+        agent: tempfile::TempDir,
+        project: tempfile::TempDir,
+    }
+
+    impl Dirs {
+        fn new(global: serde_json::Value, project: serde_json::Value) -> Self {
+            let dirs = Dirs {
+                agent: tempfile::tempdir().unwrap(),
+                project: tempfile::tempdir().unwrap(),
+            };
+            std::fs::write(dirs.agent.path().join(SETTINGS_FILE), global.to_string()).unwrap();
+            let config = dirs.project.path().join(PROJECT_CONFIG_DIR);
+            std::fs::create_dir(&config).unwrap();
+            std::fs::write(config.join(SETTINGS_FILE), project.to_string()).unwrap();
+            dirs
+        }
+
+        fn load(&self, trusted: bool) -> LoadedHooks {
+            load(self.agent.path(), self.project.path(), trusted).unwrap()
+        }
+
+        fn project_settings(&self) -> PathBuf {
+            self.project
+                .path()
+                .join(PROJECT_CONFIG_DIR)
+                .join(SETTINGS_FILE)
+        }
+    }
+
+    fn stop_hook(command: &str) -> serde_json::Value {
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+    }
+
+    fn stop_commands(loaded: &LoadedHooks) -> Vec<String> {
+        let handlers = loaded.config.handlers(HookEvent::Stop, None);
+        handlers.into_iter().map(|h| h.command).collect()
+    }
+
+    #[test]
+    fn a_trusted_projects_hooks_run_after_the_global_ones() {
+        let dirs = Dirs::new(stop_hook("global.sh"), stop_hook("project.sh"));
+        let loaded = dirs.load(true);
+        assert_eq!(stop_commands(&loaded), ["global.sh", "project.sh"]);
+        assert!(loaded.notices.is_empty());
+    }
+
+    #[test]
+    fn an_untrusted_projects_hooks_do_not_run_and_the_user_is_told() {
+        let dirs = Dirs::new(stop_hook("global.sh"), stop_hook("project.sh"));
+        let loaded = dirs.load(false);
+        assert_eq!(stop_commands(&loaded), ["global.sh"]);
+        assert_eq!(loaded.notices, [untrusted_notice(&dirs.project_settings())]);
+    }
+
+    #[test]
+    fn disable_all_hooks_in_either_file_turns_every_hook_off() {
+        let mut project = stop_hook("project.sh");
+        project["disableAllHooks"] = json!(true);
+        let dirs = Dirs::new(stop_hook("global.sh"), project);
+        assert!(dirs.load(true).config.is_empty());
+    }
+
+    #[test]
+    fn an_untrusted_project_cannot_disable_the_users_hooks() {
+        let mut project = stop_hook("project.sh");
+        project["disableAllHooks"] = json!(true);
+        let dirs = Dirs::new(stop_hook("global.sh"), project);
+        assert_eq!(stop_commands(&dirs.load(false)), ["global.sh"]);
+    }
+
+    #[test]
+    fn a_bad_matcher_names_the_file_it_is_in() {
+        let dirs = Dirs::new(
+            json!({}),
+            json!({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}}),
+        );
+        let error = load(dirs.agent.path(), dirs.project.path(), true).unwrap_err();
+        assert_eq!(error.path, dirs.project_settings());
+    }
+
+    #[test]
+    fn a_broken_settings_file_names_itself() {
+        let dirs = Dirs::new(json!({"hooks": {"Stop": "not a list"}}), json!({}));
+        let error = load(dirs.agent.path(), dirs.project.path(), false).unwrap_err();
+        assert_eq!(error.path, dirs.agent.path().join(SETTINGS_FILE));
+        assert!(error.reason.starts_with("invalid type: string"), "{error}");
+    }
+}

@@ -1,0 +1,366 @@
+//! Command hooks in Claude Code's format: shell commands the user configures
+//! in `settings.json` (`"hooks"`) that run around tool calls, prompts and
+//! the end of a run, read the event as JSON on stdin and answer by exit code
+//! or by JSON on stdout (see `docs/extensions.md`).
+//!
+//! - `PreToolUse` runs in `before_tool_call`, after the permission policy's
+//!   deny rules: it may deny (the model reads why), ask, allow, or replace the
+//!   arguments (`updatedInput`, validated again by the tool's schema).
+//! - `PostToolUse` runs in `after_tool_call`: it may add text for the model,
+//!   replace the output the model reads, or stop the agent.
+//! - `UserPromptSubmit`, `Stop` and `SessionStart` run around a prompt (see
+//!   [`prompt`]).
+//!
+//! [`load`] reads the settings files (a project's hooks only once it is
+//! trusted), [`config`] their `hooks` key, [`matcher`] selects tools, [`runner`]
+//! runs the commands (in parallel, each in its own process group, killed on
+//! timeout or abort), [`outcome`] reads what they said, [`io`] holds the JSON
+//! shapes. Hooks fail open by default, as in Claude Code; an entry with
+//! `"onError": "block"` turns its crash or timeout into a block.
+
+pub mod config;
+pub mod io;
+pub mod load;
+pub mod matcher;
+pub mod outcome;
+pub mod prompt;
+pub mod runner;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use agent_ai::Content;
+use agent_core::{
+    AfterToolCallContext, BeforeToolCall, ToolCallContext, ToolCallHooks, ToolError,
+    ToolResultOverride,
+};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub use config::{HookConfig, HookEvent, HooksSettings, OnError};
+pub use io::PermissionDecision;
+pub use outcome::Outcome;
+
+use io::HookInput;
+use outcome::read_runs;
+use runner::run_all;
+
+/// The permission mode hooks are told about until the permission policy
+/// reports the session's own.
+pub const DEFAULT_PERMISSION_MODE: &str = "default";
+
+/// What the PreToolUse hooks decided about one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PreToolUseDecision {
+    /// No hook objected or decided: the usual flow (approval) goes on.
+    Proceed {
+        /// Replaces the model's arguments.
+        updated_input: Option<Value>,
+    },
+    /// A hook allowed the call: no approval prompt (deny rules, checked
+    /// before the hooks, still held).
+    Allow {
+        /// Replaces the model's arguments.
+        updated_input: Option<Value>,
+    },
+    /// A hook asks the user to approve the call.
+    Ask {
+        /// Why, for the user.
+        reason: Option<String>,
+        /// Replaces the model's arguments.
+        updated_input: Option<Value>,
+    },
+    /// A hook refused the call.
+    Deny {
+        /// What the model reads.
+        reason: String,
+    },
+}
+
+impl PreToolUseDecision {
+    /// The verdict when nobody can be asked: `ask` refuses the call (fails
+    /// closed), the rest as decided.
+    pub fn without_approval(self) -> BeforeToolCall {
+        match self {
+            PreToolUseDecision::Proceed { updated_input }
+            | PreToolUseDecision::Allow { updated_input } => proceed(updated_input),
+            PreToolUseDecision::Ask { reason, .. } => BeforeToolCall::Block {
+                reason: Some(no_one_to_ask(reason.as_deref())),
+            },
+            PreToolUseDecision::Deny { reason } => BeforeToolCall::Block {
+                reason: Some(reason),
+            },
+        }
+    }
+}
+
+/// Run the tool, with the hook's arguments if it gave some.
+pub fn proceed(updated_input: Option<Value>) -> BeforeToolCall {
+    match updated_input {
+        Some(args) => BeforeToolCall::ProceedWith { args },
+        None => BeforeToolCall::Proceed,
+    }
+}
+
+/// What the model reads when a hook asks for an approval nobody can give.
+pub fn no_one_to_ask(reason: Option<&str>) -> String {
+    let mut text =
+        "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here"
+            .to_owned();
+    if let Some(reason) = reason {
+        text.push_str(": ");
+        text.push_str(reason);
+    }
+    text
+}
+
+/// The session a hook is told about.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionInfo {
+    /// The session's id.
+    pub session_id: String,
+    /// Its file, when it is saved.
+    pub transcript_path: Option<PathBuf>,
+    /// The permission mode (`default` until the policy says otherwise).
+    pub permission_mode: String,
+}
+
+/// The configured hooks of a session, run for its events.
+///
+/// As [`ToolCallHooks`] it runs PreToolUse and PostToolUse on its own, with
+/// `ask` refused since nobody is asked; the permission guard calls
+/// [`CommandHooks::pre_tool_use`] between its deny rules and its approval
+/// instead.
+#[derive(Debug)]
+pub struct CommandHooks {
+    config: HookConfig,
+    cwd: PathBuf,
+    session: Mutex<SessionInfo>,
+    /// PreToolUse's `additionalContext` by call id, added to the call's
+    /// result in `after_tool_call`.
+    pending_context: Mutex<HashMap<String, Vec<String>>>,
+}
+
+impl CommandHooks {
+    /// Hooks of `config` run in `cwd`.
+    pub fn new(config: HookConfig, cwd: PathBuf) -> Self {
+        CommandHooks {
+            config,
+            cwd,
+            session: Mutex::new(SessionInfo {
+                permission_mode: DEFAULT_PERMISSION_MODE.to_owned(),
+                ..SessionInfo::default()
+            }),
+            pending_context: Mutex::default(),
+        }
+    }
+
+    /// True when no hook is configured.
+    pub fn is_empty(&self) -> bool {
+        self.config.is_empty()
+    }
+
+    /// Tells later hooks about the session (its id changes with a new session).
+    pub fn set_session(&self, session: SessionInfo) {
+        *lock(&self.session) = session;
+    }
+
+    /// Runs the PreToolUse hooks matching the call's tool. Deny wins over
+    /// ask, ask over allow; `continue: false` denies with its reason.
+    pub async fn pre_tool_use(
+        &self,
+        call: &ToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> PreToolUseDecision {
+        let tool = &call.tool_call.name;
+        let input = HookInput {
+            tool_name: Some(tool.clone()),
+            tool_input: Some(call.args.clone()),
+            tool_use_id: Some(call.tool_call.id.clone()),
+            ..self.input(HookEvent::PreToolUse)
+        };
+        let Some(outcome) = self.run(&input, Some(tool), cancel).await else {
+            return PreToolUseDecision::Proceed {
+                updated_input: None,
+            };
+        };
+        let Outcome {
+            mut blocks,
+            permission,
+            permission_reasons,
+            updated_input,
+            context,
+            stop,
+            ..
+        } = outcome;
+        blocks.extend(stop);
+        if !blocks.is_empty() {
+            return PreToolUseDecision::Deny {
+                reason: format!("Blocked by PreToolUse hook: {}", blocks.join("\n")),
+            };
+        }
+        if !context.is_empty() {
+            lock(&self.pending_context).insert(call.tool_call.id.clone(), context);
+        }
+        match permission {
+            Some(PermissionDecision::Ask) => PreToolUseDecision::Ask {
+                reason: (!permission_reasons.is_empty()).then(|| permission_reasons.join("\n")),
+                updated_input,
+            },
+            Some(PermissionDecision::Allow) => PreToolUseDecision::Allow { updated_input },
+            _ => PreToolUseDecision::Proceed { updated_input },
+        }
+    }
+
+    /// Runs the PostToolUse hooks matching the call's tool: what they add
+    /// (feedback, context, PreToolUse's context) follows the result's
+    /// content; `updatedMCPToolOutput` replaces it; `continue: false` stops
+    /// the agent after this batch.
+    pub async fn post_tool_use(
+        &self,
+        call: &AfterToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> Option<ToolResultOverride> {
+        let tool = &call.call.tool_call.name;
+        let pre_context = lock(&self.pending_context)
+            .remove(&call.call.tool_call.id)
+            .unwrap_or_default();
+        let input = HookInput {
+            tool_name: Some(tool.clone()),
+            tool_input: Some(call.call.args.clone()),
+            tool_use_id: Some(call.call.tool_call.id.clone()),
+            tool_response: Some(json!({
+                "content": call.result.content,
+                "details": call.result.details,
+                "isError": call.is_error,
+            })),
+            ..self.input(HookEvent::PostToolUse)
+        };
+        let outcome = self
+            .run(&input, Some(tool), cancel)
+            .await
+            .unwrap_or_default();
+        let added: Vec<Content> = pre_context
+            .iter()
+            .map(|text| context_text(HookEvent::PreToolUse, text))
+            .chain(
+                outcome
+                    .blocks
+                    .iter()
+                    .map(|text| feedback_text(HookEvent::PostToolUse, text)),
+            )
+            .chain(
+                outcome
+                    .context
+                    .iter()
+                    .map(|text| context_text(HookEvent::PostToolUse, text)),
+            )
+            .map(Content::text)
+            .collect();
+        if added.is_empty() && outcome.updated_output.is_none() && outcome.stop.is_none() {
+            return None;
+        }
+        let mut content = match outcome.updated_output {
+            Some(output) => replacement_content(output),
+            None => call.result.content.clone(),
+        };
+        content.extend(added);
+        if let Some(reason) = &outcome.stop {
+            tracing::warn!("{reason}");
+        }
+        Some(ToolResultOverride {
+            content: Some(content),
+            terminate: outcome.stop.is_some().then_some(true),
+            ..ToolResultOverride::default()
+        })
+    }
+
+    /// The input every event shares, for `event`.
+    fn input(&self, event: HookEvent) -> HookInput {
+        let session = lock(&self.session).clone();
+        HookInput {
+            session_id: session.session_id,
+            transcript_path: session
+                .transcript_path
+                .map(|path| path.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            cwd: self.cwd.to_string_lossy().into_owned(),
+            permission_mode: session.permission_mode,
+            hook_event_name: event,
+            tool_name: None,
+            tool_input: None,
+            tool_use_id: None,
+            tool_response: None,
+            prompt: None,
+            source: None,
+            stop_hook_active: None,
+            last_assistant_message: None,
+        }
+    }
+
+    /// Runs the hooks of `input`'s event (selected by `tool` for tool
+    /// events); `None` when none is configured. Warnings are logged.
+    async fn run(
+        &self,
+        input: &HookInput,
+        tool: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Option<Outcome> {
+        let handlers = self.config.handlers(input.hook_event_name, tool);
+        if handlers.is_empty() {
+            return None;
+        }
+        // Strings, numbers and JSON values only: serialising cannot fail.
+        let stdin = serde_json::to_vec(input).unwrap_or_default();
+        let runs = run_all(&handlers, &stdin, &self.cwd, cancel).await;
+        let outcome = read_runs(input.hook_event_name, runs);
+        for warning in &outcome.warnings {
+            tracing::warn!("{warning}");
+        }
+        Some(outcome)
+    }
+}
+
+#[async_trait]
+impl ToolCallHooks for CommandHooks {
+    async fn before_tool_call(
+        &self,
+        call: &ToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<BeforeToolCall, ToolError> {
+        Ok(self.pre_tool_use(call, cancel).await.without_approval())
+    }
+
+    async fn after_tool_call(
+        &self,
+        call: &AfterToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<ToolResultOverride>, ToolError> {
+        Ok(self.post_tool_use(call, cancel).await)
+    }
+}
+
+/// How a hook's `additionalContext` reads to the model.
+pub fn context_text(event: HookEvent, text: &str) -> String {
+    format!("{event} hook additional context: {text}")
+}
+
+/// How a hook's blocking feedback reads to the model.
+pub fn feedback_text(event: HookEvent, text: &str) -> String {
+    format!("{event} hook feedback: {text}")
+}
+
+/// `updatedMCPToolOutput`: a string, content blocks, or any other JSON as its text.
+fn replacement_content(output: Value) -> Vec<Content> {
+    match output {
+        Value::String(text) => vec![Content::text(text)],
+        other => serde_json::from_value::<Vec<Content>>(other.clone())
+            .unwrap_or_else(|_| vec![Content::text(other.to_string())]),
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

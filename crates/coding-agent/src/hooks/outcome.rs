@@ -1,0 +1,394 @@
+//! What the runs of one event say together, read by Claude Code's rules:
+//! exit 0 means stdout is the answer (JSON, or plain text that becomes
+//! context for UserPromptSubmit and SessionStart), exit 2 blocks with stderr
+//! as the reason, anything else (another code, a signal, a timeout, a command
+//! that cannot start, garbled JSON) is a warning, or a block when the entry
+//! says `"onError": "block"`.
+//!
+//! The texts here are what the model and the user read about hooks.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::config::{HookEvent, OnError};
+use super::io::{HookOutput, PermissionDecision};
+use super::runner::{HookRun, RunStatus};
+
+/// Claude Code caps text a hook injects at 10,000 characters.
+pub const CONTEXT_LIMIT: usize = 10_000;
+
+/// What the hooks of one event said.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Reasons to refuse (the call, the prompt) or to go on (Stop): exit 2's
+    /// stderr, `decision: "block"`'s reason, `permissionDecision: "deny"`'s
+    /// reason, failures of `onError: "block"` entries.
+    pub blocks: Vec<String>,
+    /// The strongest of `allow` < `ask` < `defer` (a deny is in `blocks`).
+    pub permission: Option<PermissionDecision>,
+    /// The reasons given with `allow` or `ask`, for the user.
+    pub permission_reasons: Vec<String>,
+    /// The first `updatedInput`, in settings order.
+    pub updated_input: Option<Value>,
+    /// The first `updatedMCPToolOutput`, in settings order.
+    pub updated_output: Option<Value>,
+    /// Text for the model: `additionalContext`, or plain stdout where that counts.
+    pub context: Vec<String>,
+    /// `continue: false`: the reason to stop (its `stopReason`, or a default).
+    pub stop: Option<String>,
+    /// For the user: failures of fail-open hooks and `systemMessage`s.
+    pub warnings: Vec<String>,
+}
+
+/// Reads the runs of `event`.
+pub fn read_runs(event: HookEvent, runs: Vec<HookRun>) -> Outcome {
+    let mut outcome = Outcome::default();
+    for run in runs {
+        match run.status {
+            RunStatus::Exited(0) => read_stdout(event, &run, &mut outcome),
+            RunStatus::Exited(2) => outcome.blocks.push(blocked_by_exit_2(event, &run)),
+            _ => {
+                let failure = failure(event, &run.command, &run.status, run.stderr.trim());
+                push_failure(&mut outcome, run.on_error, failure);
+            }
+        }
+    }
+    outcome
+}
+
+fn push_failure(outcome: &mut Outcome, on_error: OnError, failure: String) {
+    match on_error {
+        OnError::Warn => outcome.warnings.push(failure),
+        OnError::Block => outcome.blocks.push(failure),
+    }
+}
+
+fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
+    let stdout = run.stdout.trim();
+    if stdout.is_empty() {
+        return;
+    }
+    if !stdout.starts_with('{') {
+        if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) {
+            outcome.context.push(capped(stdout));
+        }
+        return;
+    }
+    match serde_json::from_str::<HookOutput>(stdout) {
+        Ok(output) => read_output(event, &run.command, output, outcome),
+        Err(error) => {
+            let failure = format!(
+                "{event} hook \"{}\" wrote invalid JSON: {error}",
+                run.command
+            );
+            push_failure(outcome, run.on_error, failure);
+        }
+    }
+}
+
+fn read_output(event: HookEvent, command: &str, output: HookOutput, outcome: &mut Outcome) {
+    if let Some(message) = output.system_message.filter(|m| !m.trim().is_empty()) {
+        outcome.warnings.push(message);
+    }
+    if output.continue_ == Some(false) {
+        let reason = output
+            .stop_reason
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or_else(|| format!("{event} hook \"{command}\" stopped the agent"));
+        outcome.stop.get_or_insert(reason);
+    }
+    let reason = output.reason.filter(|r| !r.trim().is_empty());
+    match output.decision.as_deref() {
+        Some("block") => outcome.blocks.push(
+            reason
+                .unwrap_or_else(|| format!("{event} hook \"{command}\" blocked without a reason")),
+        ),
+        Some("approve") => {
+            outcome.permission = outcome.permission.max(Some(PermissionDecision::Allow))
+        }
+        _ => {}
+    }
+    let Some(specific) = output.hook_specific_output else {
+        return;
+    };
+    let reason = specific
+        .permission_decision_reason
+        .filter(|r| !r.trim().is_empty());
+    match specific.permission_decision {
+        Some(PermissionDecision::Deny) => outcome
+            .blocks
+            .push(reason.unwrap_or_else(|| format!("{event} hook \"{command}\" denied this call"))),
+        Some(decision) => {
+            outcome.permission = outcome.permission.max(Some(decision));
+            outcome.permission_reasons.extend(reason);
+        }
+        None => {}
+    }
+    if outcome.updated_input.is_none() {
+        outcome.updated_input = specific.updated_input;
+    }
+    if outcome.updated_output.is_none() {
+        outcome.updated_output = specific.updated_mcp_tool_output;
+    }
+    if let Some(context) = specific.additional_context.filter(|c| !c.trim().is_empty()) {
+        outcome.context.push(capped(context.trim()));
+    }
+}
+
+fn blocked_by_exit_2(event: HookEvent, run: &HookRun) -> String {
+    let stderr = run.stderr.trim();
+    if stderr.is_empty() {
+        format!(
+            "{event} hook \"{}\" exited with code 2 without a reason on stderr",
+            run.command
+        )
+    } else {
+        capped(stderr)
+    }
+}
+
+/// The text of a failed run, with its stderr when it wrote one.
+fn failure(event: HookEvent, command: &str, status: &RunStatus, stderr: &str) -> String {
+    let what = match status {
+        RunStatus::Exited(code) => format!("failed with exit code {code}"),
+        RunStatus::Signalled(signal) => format!("was killed by {signal}"),
+        RunStatus::TimedOut(timeout) => {
+            format!("timed out after {} and was killed", seconds(*timeout))
+        }
+        RunStatus::Aborted => "was aborted".to_owned(),
+        RunStatus::SpawnFailed(error) => format!("could not start: {error}"),
+    };
+    let mut text = format!("{event} hook \"{command}\" {what}");
+    if !stderr.is_empty() {
+        text.push_str(": ");
+        text.push_str(&capped(stderr));
+    }
+    text
+}
+
+/// `1.5s`, `60s` (f64's Display writes no `.0`).
+fn seconds(duration: Duration) -> String {
+    format!("{}s", duration.as_secs_f64())
+}
+
+/// `text` cut to [`CONTEXT_LIMIT`] characters.
+fn capped(text: &str) -> String {
+    match text.char_indices().nth(CONTEXT_LIMIT) {
+        Some((end, _)) => text.get(..end).unwrap_or(text).to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn run(status: RunStatus, stdout: &str, stderr: &str, on_error: OnError) -> HookRun {
+        HookRun {
+            command: "hook.sh".into(),
+            on_error,
+            status,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        }
+    }
+
+    fn exited(code: i32, stdout: &str, stderr: &str) -> HookRun {
+        run(RunStatus::Exited(code), stdout, stderr, OnError::Warn)
+    }
+
+    #[test]
+    fn exit_2_blocks_with_stderr_and_ignores_stdout() {
+        let outcome = read_runs(
+            HookEvent::PreToolUse,
+            vec![exited(
+                2,
+                "{\"decision\":\"approve\"}",
+                "rm is not allowed\n",
+            )],
+        );
+        assert_eq!(
+            outcome,
+            Outcome {
+                blocks: vec!["rm is not allowed".into()],
+                ..Outcome::default()
+            }
+        );
+        let silent = read_runs(HookEvent::PreToolUse, vec![exited(2, "", "")]);
+        assert_eq!(
+            silent.blocks,
+            ["PreToolUse hook \"hook.sh\" exited with code 2 without a reason on stderr"]
+        );
+    }
+
+    #[test]
+    fn failures_warn_by_default_and_block_when_the_entry_says_so() {
+        let runs = |on_error| {
+            vec![
+                run(RunStatus::Exited(1), "", "jq: not found\n", on_error),
+                run(
+                    RunStatus::TimedOut(Duration::from_millis(1500)),
+                    "",
+                    "",
+                    on_error,
+                ),
+                run(RunStatus::Signalled("SIGSEGV".into()), "", "", on_error),
+                run(
+                    RunStatus::SpawnFailed("No such file".into()),
+                    "",
+                    "",
+                    on_error,
+                ),
+                run(RunStatus::Exited(0), "{not json", "", on_error),
+            ]
+        };
+        let texts = [
+            "PreToolUse hook \"hook.sh\" failed with exit code 1: jq: not found",
+            "PreToolUse hook \"hook.sh\" timed out after 1.5s and was killed",
+            "PreToolUse hook \"hook.sh\" was killed by SIGSEGV",
+            "PreToolUse hook \"hook.sh\" could not start: No such file",
+            "PreToolUse hook \"hook.sh\" wrote invalid JSON: key must be a string at line 1 column 2",
+        ];
+        assert_eq!(
+            read_runs(HookEvent::PreToolUse, runs(OnError::Warn)),
+            Outcome {
+                warnings: texts.map(String::from).to_vec(),
+                ..Outcome::default()
+            }
+        );
+        assert_eq!(
+            read_runs(HookEvent::PreToolUse, runs(OnError::Block)),
+            Outcome {
+                blocks: texts.map(String::from).to_vec(),
+                ..Outcome::default()
+            }
+        );
+    }
+
+    #[test]
+    fn pre_tool_use_json_decisions_combine_deny_over_defer_over_ask_over_allow() {
+        let answer = |decision: &str, reason: &str| {
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": decision, "permissionDecisionReason": reason}})
+            .to_string()
+        };
+        let outcome = read_runs(
+            HookEvent::PreToolUse,
+            vec![
+                exited(0, &answer("allow", "known safe"), ""),
+                exited(0, &answer("ask", "touches CI"), ""),
+            ],
+        );
+        assert_eq!(
+            outcome,
+            Outcome {
+                permission: Some(PermissionDecision::Ask),
+                permission_reasons: vec!["known safe".into(), "touches CI".into()],
+                ..Outcome::default()
+            }
+        );
+        let deferred = read_runs(
+            HookEvent::PreToolUse,
+            vec![
+                exited(0, &answer("ask", ""), ""),
+                exited(0, &answer("defer", ""), ""),
+            ],
+        );
+        assert_eq!(deferred.permission, Some(PermissionDecision::Defer));
+        let denied = read_runs(
+            HookEvent::PreToolUse,
+            vec![
+                exited(0, &answer("allow", ""), ""),
+                exited(0, &answer("deny", "no network"), ""),
+            ],
+        );
+        assert_eq!(denied.blocks, ["no network"]);
+        assert_eq!(denied.permission, Some(PermissionDecision::Allow));
+    }
+
+    #[test]
+    fn updated_input_context_and_stop_are_read_from_json() {
+        let outcome = read_runs(
+            HookEvent::PreToolUse,
+            vec![
+                exited(
+                    0,
+                    &json!({
+                        "continue": false,
+                        "stopReason": "budget spent",
+                        "systemMessage": "rewrote the command",
+                        "hookSpecificOutput": {
+                            "hookEventName": "PreToolUse",
+                            "updatedInput": {"command": "ls -a"},
+                            "additionalContext": "  the repo is read-only today\n"
+                        }
+                    })
+                    .to_string(),
+                    "",
+                ),
+                exited(
+                    0,
+                    &json!({"hookSpecificOutput": {"updatedInput": {"command": "second"}}})
+                        .to_string(),
+                    "",
+                ),
+            ],
+        );
+        assert_eq!(
+            outcome,
+            Outcome {
+                updated_input: Some(json!({"command": "ls -a"})),
+                context: vec!["the repo is read-only today".into()],
+                stop: Some("budget spent".into()),
+                warnings: vec!["rewrote the command".into()],
+                ..Outcome::default()
+            }
+        );
+    }
+
+    #[test]
+    fn plain_stdout_is_context_only_for_prompt_and_session_start() {
+        for event in [HookEvent::UserPromptSubmit, HookEvent::SessionStart] {
+            let outcome = read_runs(event, vec![exited(0, "branch: main\n", "")]);
+            assert_eq!(outcome.context, ["branch: main"], "{event}");
+        }
+        for event in [
+            HookEvent::PreToolUse,
+            HookEvent::PostToolUse,
+            HookEvent::Stop,
+        ] {
+            let outcome = read_runs(event, vec![exited(0, "branch: main\n", "")]);
+            assert_eq!(outcome, Outcome::default(), "{event}");
+        }
+    }
+
+    #[test]
+    fn decision_block_uses_its_reason_or_names_the_hook() {
+        let outcome = read_runs(
+            HookEvent::Stop,
+            vec![
+                exited(0, r#"{"decision": "block", "reason": "tests fail"}"#, ""),
+                exited(0, r#"{"decision": "block"}"#, ""),
+            ],
+        );
+        assert_eq!(
+            outcome.blocks,
+            [
+                "tests fail",
+                "Stop hook \"hook.sh\" blocked without a reason"
+            ]
+        );
+    }
+
+    #[test]
+    fn injected_text_is_capped_at_ten_thousand_characters() {
+        let long = "é".repeat(CONTEXT_LIMIT + 5);
+        let outcome = read_runs(HookEvent::SessionStart, vec![exited(0, &long, "")]);
+        assert_eq!(outcome.context, ["é".repeat(CONTEXT_LIMIT)]);
+    }
+}

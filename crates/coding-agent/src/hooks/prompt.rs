@@ -1,0 +1,248 @@
+//! The hooks around one prompt: `SessionStart` (before the first prompt of a
+//! session, its text given to the model with that prompt), `UserPromptSubmit`
+//! (may refuse the prompt or add context to it) and `Stop` (when the run
+//! ends, may make the agent go on with the hook's reason, at most
+//! [`MAX_STOP_CONTINUATIONS`] times a prompt).
+
+use std::sync::{Arc, Mutex};
+
+use agent_ai::{Content, Message, StopReason, UserContent, UserMessage};
+use agent_core::AgentError;
+use tokio_util::sync::CancellationToken;
+
+use super::{CommandHooks, HookEvent, context_text, feedback_text, lock};
+
+/// How many times Stop hooks may make the agent go on after one prompt; a
+/// hook that always blocks must not keep the agent running forever.
+pub const MAX_STOP_CONTINUATIONS: usize = 5;
+
+/// Why a session starts, as SessionStart hooks are told (`source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionSource {
+    /// A new session.
+    Startup,
+    /// A saved session resumed.
+    Resume,
+    /// A new session replacing the last one (`/new`, RPC `new_session`).
+    Clear,
+}
+
+impl SessionSource {
+    fn name(self) -> &'static str {
+        match self {
+            SessionSource::Startup => "startup",
+            SessionSource::Resume => "resume",
+            SessionSource::Clear => "clear",
+        }
+    }
+}
+
+/// What UserPromptSubmit hooks decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptDecision {
+    /// The prompt is not sent; the user reads why.
+    Blocked(String),
+    /// The prompt goes on with these texts for the model.
+    Proceed(Vec<String>),
+}
+
+impl CommandHooks {
+    /// Runs the SessionStart hooks; the texts for the model.
+    pub async fn session_start(
+        &self,
+        source: SessionSource,
+        cancel: &CancellationToken,
+    ) -> Vec<String> {
+        let input = super::HookInput {
+            source: Some(source.name().to_owned()),
+            ..self.input(HookEvent::SessionStart)
+        };
+        let outcome = self.run(&input, None, cancel).await.unwrap_or_default();
+        contexts(HookEvent::SessionStart, &outcome.context)
+    }
+
+    /// Runs the UserPromptSubmit hooks for `prompt`.
+    pub async fn user_prompt_submit(
+        &self,
+        prompt: &str,
+        cancel: &CancellationToken,
+    ) -> PromptDecision {
+        let input = super::HookInput {
+            prompt: Some(prompt.to_owned()),
+            ..self.input(HookEvent::UserPromptSubmit)
+        };
+        let outcome = self.run(&input, None, cancel).await.unwrap_or_default();
+        let mut blocks = outcome.blocks;
+        blocks.extend(outcome.stop);
+        if blocks.is_empty() {
+            PromptDecision::Proceed(contexts(HookEvent::UserPromptSubmit, &outcome.context))
+        } else {
+            PromptDecision::Blocked(format!(
+                "Prompt blocked by UserPromptSubmit hook: {}",
+                blocks.join("\n")
+            ))
+        }
+    }
+
+    /// Runs the Stop hooks; the message that makes the agent go on, if one
+    /// blocked (`continue: false` from any hook lets it stop).
+    pub async fn stop(
+        &self,
+        last_assistant_message: String,
+        stop_hook_active: bool,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let input = super::HookInput {
+            stop_hook_active: Some(stop_hook_active),
+            last_assistant_message: Some(last_assistant_message),
+            ..self.input(HookEvent::Stop)
+        };
+        let outcome = self.run(&input, None, cancel).await?;
+        (outcome.stop.is_none() && !outcome.blocks.is_empty())
+            .then(|| feedback_text(HookEvent::Stop, &outcome.blocks.join("\n")))
+    }
+}
+
+fn contexts(event: HookEvent, texts: &[String]) -> Vec<String> {
+    texts.iter().map(|text| context_text(event, text)).collect()
+}
+
+/// A session's hooks around its prompts: remembers whether SessionStart is due.
+#[derive(Debug)]
+pub struct PromptHooks {
+    hooks: Arc<CommandHooks>,
+    /// SessionStart's source when it has not run for this session yet.
+    start: Mutex<Option<SessionSource>>,
+}
+
+impl PromptHooks {
+    /// The hooks of a session that starts (`resumed`: from a saved file).
+    pub fn new(hooks: Arc<CommandHooks>, resumed: bool) -> Self {
+        let source = if resumed {
+            SessionSource::Resume
+        } else {
+            SessionSource::Startup
+        };
+        PromptHooks {
+            hooks,
+            start: Mutex::new(Some(source)),
+        }
+    }
+
+    /// The hooks themselves.
+    pub fn hooks(&self) -> &Arc<CommandHooks> {
+        &self.hooks
+    }
+
+    /// A new session replaced the last: SessionStart runs again (`clear`).
+    pub fn session_cleared(&self) {
+        *lock(&self.start) = Some(SessionSource::Clear);
+    }
+
+    /// Runs `message` with `run` (one run of the agent) and the hooks:
+    /// SessionStart if due and UserPromptSubmit first (their texts join the
+    /// prompt; a block returns no messages and logs why), then Stop after
+    /// each run that ended normally (its feedback runs as the next prompt).
+    /// The messages of every run, in order.
+    pub async fn prompt<F, Fut>(&self, message: Message, run: F) -> Result<Vec<Message>, AgentError>
+    where
+        F: Fn(Message) -> Fut,
+        Fut: Future<Output = Result<Vec<Message>, AgentError>>,
+    {
+        // The hooks before a run are bounded by their timeouts; an abort
+        // reaches the run (and its tools' hooks) once it started.
+        let cancel = CancellationToken::new();
+        let mut context = Vec::new();
+        let start = lock(&self.start).take();
+        if let Some(source) = start {
+            context.extend(self.hooks.session_start(source, &cancel).await);
+        }
+        match self
+            .hooks
+            .user_prompt_submit(&prompt_text(&message), &cancel)
+            .await
+        {
+            PromptDecision::Blocked(reason) => {
+                tracing::warn!("{reason}");
+                return Ok(Vec::new());
+            }
+            PromptDecision::Proceed(texts) => context.extend(texts),
+        }
+        let mut messages = run(with_context(message, context)).await?;
+        for round in 0..=MAX_STOP_CONTINUATIONS {
+            let Some(last) = finished_answer(&messages) else {
+                break;
+            };
+            let Some(feedback) = self.hooks.stop(last, round > 0, &cancel).await else {
+                break;
+            };
+            if round == MAX_STOP_CONTINUATIONS {
+                tracing::warn!("{}", too_many_continuations());
+                break;
+            }
+            messages.extend(run(UserMessage::text(feedback).into()).await?);
+        }
+        Ok(messages)
+    }
+}
+
+/// What the user reads when Stop hooks would keep the agent going on.
+fn too_many_continuations() -> String {
+    format!(
+        "Stop hooks blocked {} times in a row; the agent stops here",
+        MAX_STOP_CONTINUATIONS + 1
+    )
+}
+
+/// The text of the run's last answer, when it ended normally (not aborted,
+/// not failed).
+fn finished_answer(messages: &[Message]) -> Option<String> {
+    match messages.last()? {
+        Message::Assistant(answer)
+            if !matches!(answer.stop_reason, StopReason::Aborted | StopReason::Error) =>
+        {
+            Some(answer.text())
+        }
+        _ => None,
+    }
+}
+
+/// The text of a user message (its text blocks joined).
+fn prompt_text(message: &Message) -> String {
+    match message {
+        Message::User(UserMessage {
+            content: UserContent::Text(text),
+            ..
+        }) => text.clone(),
+        Message::User(UserMessage {
+            content: UserContent::Blocks(blocks),
+            ..
+        }) => blocks
+            .iter()
+            .filter_map(Content::as_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// `message` with `context` as further text blocks.
+fn with_context(message: Message, context: Vec<String>) -> Message {
+    if context.is_empty() {
+        return message;
+    }
+    match message {
+        Message::User(UserMessage { content, timestamp }) => {
+            let mut blocks = match content {
+                UserContent::Text(text) => vec![Content::text(text)],
+                UserContent::Blocks(blocks) => blocks,
+            };
+            blocks.extend(context.into_iter().map(Content::text));
+            Message::User(UserMessage {
+                content: UserContent::Blocks(blocks),
+                timestamp,
+            })
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,315 @@
+//! Running hook commands: `sh -c COMMAND` in the working directory, the
+//! event's JSON on stdin, each in its own process group so a timeout or an
+//! abort kills everything the hook started (a `sleep` under a shell script
+//! included), the hooks of one event in parallel.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures::future::join_all;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{Handler, OnError};
+use crate::support::process_group::{ProcessGroup, signal_name};
+
+/// How much of a hook's stdout and of its stderr is kept; the rest is read
+/// and dropped so the hook never blocks on a full pipe.
+const OUTPUT_LIMIT: usize = 256 * 1024;
+
+/// Environment variables naming the project directory (Claude Code's, so
+/// `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` works, and ours).
+const PROJECT_DIR_VARS: [&str; 2] = ["CLAUDE_PROJECT_DIR", "CODING_AGENT_PROJECT_DIR"];
+
+/// How a hook's process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunStatus {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal killed it (the signal's name).
+    Signalled(String),
+    /// It ran past its timeout; its process group was killed.
+    TimedOut(Duration),
+    /// The call or prompt was aborted; its process group was killed.
+    Aborted,
+    /// It could not be started.
+    SpawnFailed(String),
+}
+
+/// One hook's run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRun {
+    /// The command that ran.
+    pub command: String,
+    /// What its failure does.
+    pub on_error: OnError,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Its stdout (lossy UTF-8, its first 256 KiB).
+    pub stdout: String,
+    /// Its stderr (likewise).
+    pub stderr: String,
+}
+
+/// Runs `handlers` at once, each with `input` on stdin, in `cwd`; results
+/// in the handlers' order.
+pub async fn run_all(
+    handlers: &[Handler],
+    input: &[u8],
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> Vec<HookRun> {
+    join_all(
+        handlers
+            .iter()
+            .map(|handler| run_one(handler, input, cwd, cancel)),
+    )
+    .await
+}
+
+async fn run_one(
+    handler: &Handler,
+    input: &[u8],
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> HookRun {
+    let finished = |status, stdout, stderr| HookRun {
+        command: handler.command.clone(),
+        on_error: handler.on_error,
+        status,
+        stdout,
+        stderr,
+    };
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&handler.command)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for var in PROJECT_DIR_VARS {
+        command.env(var, cwd);
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            return finished(
+                RunStatus::SpawnFailed(error.to_string()),
+                String::new(),
+                String::new(),
+            );
+        }
+    };
+    let mut group = ProcessGroup::of(child.id());
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let write = async {
+        if let Some(mut stdin) = stdin {
+            // A hook that does not read its input closes the pipe: not an error.
+            let _ = stdin.write_all(input).await;
+        }
+    };
+    let run = async {
+        let ((), stdout, stderr, status) = tokio::join!(
+            write,
+            read_capped(stdout),
+            read_capped(stderr),
+            child.wait()
+        );
+        (stdout, stderr, status)
+    };
+    tokio::select! {
+        (stdout, stderr, status) = run => {
+            // Reaped: the id may be reused, and the hook's own background
+            // children are its business.
+            group.release();
+            let status = match status {
+                Ok(status) => exit_status(status),
+                Err(error) => RunStatus::SpawnFailed(error.to_string()),
+            };
+            finished(status, stdout, stderr)
+        }
+        () = tokio::time::sleep(handler.timeout) => {
+            group.kill();
+            finished(RunStatus::TimedOut(handler.timeout), String::new(), String::new())
+        }
+        () = cancel.cancelled() => {
+            group.kill();
+            finished(RunStatus::Aborted, String::new(), String::new())
+        }
+    }
+}
+
+fn exit_status(status: std::process::ExitStatus) -> RunStatus {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => RunStatus::Exited(code),
+        (None, Some(signal)) => RunStatus::Signalled(signal_name(signal)),
+        (None, None) => RunStatus::Signalled("unknown".to_owned()),
+    }
+}
+
+/// Reads `pipe` to its end, keeping the first [`OUTPUT_LIMIT`] bytes.
+async fn read_capped(pipe: Option<impl AsyncRead + Unpin>) -> String {
+    let Some(mut pipe) = pipe else {
+        return String::new();
+    };
+    let mut kept = Vec::new();
+    let mut buffer = [0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+        let room = OUTPUT_LIMIT.saturating_sub(kept.len());
+        kept.extend_from_slice(buffer.get(..n.min(room)).unwrap_or_default());
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Instant;
+
+    use super::*;
+
+    fn handler(command: &str, timeout: Duration) -> Handler {
+        Handler {
+            command: command.into(),
+            timeout,
+            on_error: OnError::Warn,
+        }
+    }
+
+    async fn run(command: &str, timeout: Duration) -> HookRun {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = run_all(
+            &[handler(command, timeout)],
+            b"{\"hook_event_name\":\"Stop\"}",
+            dir.path(),
+            &CancellationToken::new(),
+        )
+        .await;
+        runs.into_iter().next().unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_hook_reads_its_input_and_both_streams_and_the_code_are_kept() {
+        let run = run("cat; echo; echo oops >&2; exit 3", Duration::from_secs(10)).await;
+        assert_eq!(
+            run,
+            HookRun {
+                command: "cat; echo; echo oops >&2; exit 3".into(),
+                on_error: OnError::Warn,
+                status: RunStatus::Exited(3),
+                stdout: "{\"hook_event_name\":\"Stop\"}\n".into(),
+                stderr: "oops\n".into(),
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn the_project_dir_is_the_cwd_and_in_the_environment() {
+        let run = run(
+            "test \"$CLAUDE_PROJECT_DIR\" = \"$(pwd -P)\" && test \"$CODING_AGENT_PROJECT_DIR\" = \"$CLAUDE_PROJECT_DIR\"",
+            Duration::from_secs(10),
+        )
+        .await;
+        assert_eq!(run.status, RunStatus::Exited(0), "{run:?}");
+    }
+
+    #[tokio::test]
+    async fn a_hook_past_its_timeout_is_killed_with_its_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        // The shell starts a grandchild that would outlive a plain kill of the shell.
+        let command = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        let started = Instant::now();
+        let run = run(&command, Duration::from_millis(500)).await;
+        assert_eq!(run.status, RunStatus::TimedOut(Duration::from_millis(500)));
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(process_gone(pid).await, "the hook's sleep {pid} survived");
+    }
+
+    #[tokio::test]
+    async fn an_abort_kills_the_running_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        let canceller = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            canceller.cancel();
+        });
+        let started = Instant::now();
+        let runs = run_all(
+            &[
+                handler("sleep 30", Duration::from_secs(60)),
+                handler("sleep 31", Duration::from_secs(60)),
+            ],
+            b"{}",
+            dir.path(),
+            &cancel,
+        )
+        .await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let statuses: Vec<_> = runs.into_iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [RunStatus::Aborted, RunStatus::Aborted]);
+    }
+
+    #[tokio::test]
+    async fn hooks_of_one_event_run_in_parallel() {
+        let dir = tempfile::tempdir().unwrap();
+        let barrier = dir.path().join("barrier");
+        // Each waits for the other's file: only a parallel run finishes both.
+        let a = format!(
+            "touch {0}.a; while [ ! -e {0}.b ]; do sleep 0.05; done",
+            barrier.display()
+        );
+        let b = format!(
+            "touch {0}.b; while [ ! -e {0}.a ]; do sleep 0.05; done",
+            barrier.display()
+        );
+        let runs = run_all(
+            &[
+                handler(&a, Duration::from_secs(10)),
+                handler(&b, Duration::from_secs(10)),
+            ],
+            b"{}",
+            dir.path(),
+            &CancellationToken::new(),
+        )
+        .await;
+        let statuses: Vec<_> = runs.into_iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [RunStatus::Exited(0), RunStatus::Exited(0)]);
+    }
+
+    #[tokio::test]
+    async fn a_missing_command_is_exit_127_from_the_shell() {
+        let run = run("/nonexistent/hook.sh", Duration::from_secs(10)).await;
+        assert_eq!(run.status, RunStatus::Exited(127));
+        assert!(run.stderr.contains("/nonexistent/hook.sh"), "{run:?}");
+    }
+
+    /// Whether `pid` is gone (or a zombie) within a few seconds.
+    async fn process_gone(pid: i32) -> bool {
+        for _ in 0..100 {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+            match stat {
+                Err(_) => return true,
+                Ok(stat) if stat.split_whitespace().nth(2) == Some("Z") => return true,
+                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+        false
+    }
+}

@@ -1,0 +1,480 @@
+//! Command hooks with real scripts (sh and python3) around real built-in
+//! tools, through the same five-step pipeline the agent loop runs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod modes_support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_ai::{Content, ToolCall, ToolResultMessage};
+use agent_ai::{Message, UserContent};
+use agent_core::{ToolSet, run_single_tool_call};
+use coding_agent::app::AgentSession;
+use coding_agent::hooks::prompt::MAX_STOP_CONTINUATIONS;
+use coding_agent::hooks::{CommandHooks, HooksSettings};
+use coding_agent::tools::builtin_tool;
+use coding_agent::warnings::{LineLayer, WarningReceiver};
+use coding_agent::{ToolContext, wrap_tool_definition};
+use modes_support::{Fixture, reply, text};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::layer::SubscriberExt;
+
+/// A project directory with hook scripts in `hooks/`.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("hooks")).unwrap();
+        Project { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes an executable script `hooks/<name>`; returns its path.
+    fn script(&self, name: &str, text: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.path().join("hooks").join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// The hooks of `settings` (the `"hooks"` value) for this project.
+    fn hooks(&self, settings: Value) -> CommandHooks {
+        let settings: HooksSettings = serde_json::from_value(settings).unwrap();
+        let (config, warnings) = settings.compile().unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        CommandHooks::new(config, self.path().to_path_buf())
+    }
+
+    /// Runs `name` with `args` through the pipeline with `hooks`.
+    async fn call(&self, hooks: &CommandHooks, name: &str, args: Value) -> ToolResultMessage {
+        let cwd = self.path().to_path_buf();
+        let factory = Arc::new(move |cancel: CancellationToken| ToolContext {
+            cancel,
+            ..ToolContext::new(cwd.clone())
+        });
+        let tools = ToolSet::new(
+            ["bash", "read", "find"]
+                .map(|tool| wrap_tool_definition(builtin_tool(tool).unwrap(), factory.clone())),
+        )
+        .unwrap();
+        let call = ToolCall::new("call_1", name, args);
+        let cancel = CancellationToken::new();
+        let run = run_single_tool_call(&tools, &call, hooks, &cancel);
+        tokio::time::timeout(Duration::from_secs(30), run)
+            .await
+            .expect("the call never ended")
+    }
+}
+
+fn one_hook(event: &str, matcher: &str, command: &str, extra: Value) -> Value {
+    let mut handler = json!({"type": "command", "command": command});
+    handler
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    json!({ event: [{"matcher": matcher, "hooks": [handler]}] })
+}
+
+fn texts(result: &ToolResultMessage) -> Vec<&str> {
+    result.content.iter().filter_map(Content::as_text).collect()
+}
+
+/// Warnings logged on this thread while `run` runs.
+async fn with_warnings<T>(run: impl Future<Output = T>) -> (T, Vec<String>) {
+    let (layer, mut receiver): (LineLayer, WarningReceiver) = LineLayer::channel();
+    let subscriber = tracing_subscriber::registry().with(layer);
+    let guard = tracing::subscriber::set_default(subscriber);
+    let value = run.await;
+    drop(guard);
+    let mut lines = Vec::new();
+    while let Ok(line) = receiver.try_recv() {
+        lines.push(line);
+    }
+    (value, lines)
+}
+
+const BLOCK_RM: &str = r#"#!/usr/bin/env python3
+import json, sys
+event = json.load(sys.stdin)
+command = event["tool_input"].get("command", "")
+if command.split()[:1] == ["rm"]:
+    print(f"rm is not allowed here ({command}); move files to .trash instead", file=sys.stderr)
+    sys.exit(2)
+"#;
+
+#[tokio::test]
+async fn pre_tool_use_exit_2_blocks_rm_and_the_model_reads_the_hooks_stderr() {
+    let project = Project::new();
+    std::fs::write(project.path().join("keep.txt"), "data").unwrap();
+    let script = project.script("block_rm.py", BLOCK_RM);
+    let hooks = project.hooks(one_hook("PreToolUse", "Bash", &script, json!({})));
+
+    let blocked = project
+        .call(&hooks, "bash", json!({"command": "rm -f keep.txt"}))
+        .await;
+    assert!(blocked.is_error);
+    assert_eq!(
+        texts(&blocked),
+        [
+            "Blocked by PreToolUse hook: rm is not allowed here (rm -f keep.txt); move files to .trash instead"
+        ]
+    );
+    assert!(project.path().join("keep.txt").exists());
+
+    let allowed = project
+        .call(&hooks, "bash", json!({"command": "cat keep.txt"}))
+        .await;
+    assert!(!allowed.is_error, "{allowed:?}");
+    assert_eq!(texts(&allowed), ["data"]);
+}
+
+#[tokio::test]
+async fn the_hook_reads_claude_codes_input_on_stdin() {
+    let project = Project::new();
+    let dump = project.path().join("input.json");
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "*",
+        &format!("cat > {}", dump.display()),
+        json!({}),
+    ));
+    project
+        .call(&hooks, "bash", json!({"command": "true"}))
+        .await;
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(
+        input,
+        json!({
+            "session_id": "",
+            "transcript_path": "",
+            "cwd": project.path().to_string_lossy(),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "bash",
+            "tool_input": {"command": "true"},
+            "tool_use_id": "call_1"
+        })
+    );
+}
+
+#[tokio::test]
+async fn updated_input_changes_the_arguments_the_tool_sees() {
+    let project = Project::new();
+    let script = project.script(
+        "rewrite.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "echo rewritten by the hook"}}}'
+"#,
+    );
+    let hooks = project.hooks(one_hook("PreToolUse", "bash", &script, json!({})));
+    let result = project
+        .call(&hooks, "bash", json!({"command": "echo original"}))
+        .await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(texts(&result), ["rewritten by the hook\n"]);
+}
+
+#[tokio::test]
+async fn updated_input_the_schema_refuses_fails_the_call_with_the_validators_text() {
+    let project = Project::new();
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "bash",
+        r#"echo '{"hookSpecificOutput": {"updatedInput": {"cmd": "ls"}}}'"#,
+        json!({}),
+    ));
+    let result = project
+        .call(&hooks, "bash", json!({"command": "echo original"}))
+        .await;
+    assert!(result.is_error);
+    let sent_by_the_model = project
+        .call(&project.hooks(json!({})), "bash", json!({"cmd": "ls"}))
+        .await;
+    assert!(sent_by_the_model.is_error);
+    assert_eq!(texts(&result), texts(&sent_by_the_model));
+}
+
+#[tokio::test]
+async fn post_tool_use_additional_context_reaches_the_model_after_the_output() {
+    let project = Project::new();
+    std::fs::write(project.path().join("notes.txt"), "hello\n").unwrap();
+    let script = project.script(
+        "context.py",
+        r#"#!/usr/bin/env python3
+import json, sys
+event = json.load(sys.stdin)
+answer = {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+          "additionalContext": "read " + event["tool_input"]["path"] + " (" + event["tool_response"]["content"][0]["text"].strip() + ")"}}
+print(json.dumps(answer))
+"#,
+    );
+    let hooks = project.hooks(one_hook("PostToolUse", "Read", &script, json!({})));
+    let result = project
+        .call(&hooks, "read", json!({"path": "notes.txt"}))
+        .await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(
+        texts(&result),
+        [
+            "hello\n",
+            "PostToolUse hook additional context: read notes.txt (hello)"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn post_tool_use_may_replace_what_the_model_reads() {
+    let project = Project::new();
+    let hooks = project.hooks(one_hook(
+        "PostToolUse",
+        "",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "[redacted]"}}'"#,
+        json!({}),
+    ));
+    let result = project
+        .call(&hooks, "bash", json!({"command": "echo secret"}))
+        .await;
+    assert_eq!(texts(&result), ["[redacted]"]);
+}
+
+#[tokio::test]
+async fn a_hook_past_its_timeout_is_killed_and_the_call_proceeds_with_a_warning() {
+    let project = Project::new();
+    let pid_file = project.path().join("sleep.pid");
+    let script = project.script(
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\nsleep 30 &\necho $! > {}\nwait\n",
+            pid_file.display()
+        ),
+    );
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "bash",
+        &script,
+        json!({"timeout": 0.5}),
+    ));
+    let started = Instant::now();
+    let (result, warnings) =
+        with_warnings(project.call(&hooks, "bash", json!({"command": "echo went ahead"}))).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(texts(&result), ["went ahead\n"]);
+    assert_eq!(
+        warnings,
+        [format!(
+            "Warning: PreToolUse hook \"{script}\" timed out after 0.5s and was killed"
+        )]
+    );
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(gone(pid.trim()).await, "the hook's sleep {pid} survived");
+}
+
+#[tokio::test]
+async fn on_error_block_makes_a_crash_or_a_timeout_block_the_call() {
+    let project = Project::new();
+    let crash = project.script(
+        "crash.sh",
+        "#!/bin/sh\necho 'jq: command not found' >&2\nexit 127\n",
+    );
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "bash",
+        &crash,
+        json!({"onError": "block"}),
+    ));
+    let result = project
+        .call(&hooks, "bash", json!({"command": "touch made.txt"}))
+        .await;
+    assert!(result.is_error);
+    assert_eq!(
+        texts(&result),
+        [format!(
+            "Blocked by PreToolUse hook: PreToolUse hook \"{crash}\" failed with exit code 127: jq: command not found"
+        )]
+    );
+    assert!(!project.path().join("made.txt").exists());
+
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "bash",
+        "sleep 30",
+        json!({"onError": "block", "timeout": 0.3}),
+    ));
+    let result = project
+        .call(&hooks, "bash", json!({"command": "touch made.txt"}))
+        .await;
+    assert_eq!(
+        texts(&result),
+        [
+            "Blocked by PreToolUse hook: PreToolUse hook \"sleep 30\" timed out after 0.3s and was killed"
+        ]
+    );
+    assert!(!project.path().join("made.txt").exists());
+}
+
+#[tokio::test]
+async fn a_crash_without_on_error_is_a_warning_and_the_call_runs() {
+    let project = Project::new();
+    let hooks = project.hooks(one_hook("PreToolUse", "bash", "exit 1", json!({})));
+    let (result, warnings) =
+        with_warnings(project.call(&hooks, "bash", json!({"command": "touch made.txt"}))).await;
+    assert!(!result.is_error, "{result:?}");
+    assert!(project.path().join("made.txt").exists());
+    assert_eq!(
+        warnings,
+        ["Warning: PreToolUse hook \"exit 1\" failed with exit code 1"]
+    );
+}
+
+#[tokio::test]
+async fn claude_code_tool_names_in_matchers_select_our_tools() {
+    let project = Project::new();
+    std::fs::write(project.path().join("a.rs"), "").unwrap();
+    let deny = |reason: &str| {
+        format!(
+            r#"echo '{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "{reason}"}}}}'"#
+        )
+    };
+    let hooks = project.hooks(json!({"PreToolUse": [
+        {"matcher": "Glob", "hooks": [{"type": "command", "command": deny("no globbing")}]},
+        {"matcher": "Read|Write", "hooks": [{"type": "command", "command": deny("no reading")}]}
+    ]}));
+    let find = project
+        .call(&hooks, "find", json!({"pattern": "*.rs"}))
+        .await;
+    assert_eq!(texts(&find), ["Blocked by PreToolUse hook: no globbing"]);
+    let read = project.call(&hooks, "read", json!({"path": "a.rs"})).await;
+    assert_eq!(texts(&read), ["Blocked by PreToolUse hook: no reading"]);
+    let bash = project
+        .call(&hooks, "bash", json!({"command": "echo ok"}))
+        .await;
+    assert_eq!(texts(&bash), ["ok\n"]);
+}
+
+#[tokio::test]
+async fn ask_without_anyone_to_approve_fails_closed() {
+    let project = Project::new();
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "bash",
+        r#"echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "touches CI"}}'"#,
+        json!({}),
+    ));
+    let result = project
+        .call(&hooks, "bash", json!({"command": "touch made.txt"}))
+        .await;
+    assert_eq!(
+        texts(&result),
+        [
+            "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here: touches CI"
+        ]
+    );
+    assert!(!project.path().join("made.txt").exists());
+}
+
+/// Whether process `pid` is gone (or a zombie) within a few seconds.
+async fn gone(pid: &str) -> bool {
+    let pid: i32 = pid.parse().unwrap();
+    for _ in 0..100 {
+        if !modes_support::process_alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+fn role(message: &Message) -> &'static str {
+    match message {
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        _ => "other",
+    }
+}
+
+/// A session over a scripted model with `hooks` (the `"hooks"` value).
+fn session_with(
+    project: &Project,
+    hooks: Value,
+    answers: usize,
+) -> (Fixture, AgentSession, agent_ai::ScriptedProvider) {
+    let fixture = Fixture::new();
+    let script = (0..answers).map(|n| reply(vec![text(&format!("answer {n}"))]));
+    let (session, provider) =
+        fixture.session_with_hooks(&[], script.collect(), Some(Arc::new(project.hooks(hooks))));
+    (fixture, session, provider)
+}
+
+#[tokio::test]
+async fn user_prompt_submit_exit_2_refuses_the_prompt_before_the_model_sees_it() {
+    let project = Project::new();
+    let (_fixture, session, provider) = session_with(
+        &project,
+        one_hook(
+            "UserPromptSubmit",
+            "",
+            "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0",
+            json!({}),
+        ),
+        1,
+    );
+    let (messages, warnings) = with_warnings(session.prompt(AgentSession::user_message(
+        "my password is hunter2",
+        Vec::new(),
+    )))
+    .await;
+    assert_eq!(messages.unwrap(), []);
+    assert!(provider.requests().is_empty());
+    assert_eq!(
+        warnings,
+        ["Warning: Prompt blocked by UserPromptSubmit hook: no secrets in prompts"]
+    );
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_always_blocks_lets_the_agent_go_on_a_bounded_number_of_times() {
+    let project = Project::new();
+    let (_fixture, session, provider) = session_with(
+        &project,
+        one_hook(
+            "Stop",
+            "",
+            r#"echo '{"decision": "block", "reason": "not done yet"}'"#,
+            json!({}),
+        ),
+        MAX_STOP_CONTINUATIONS + 2,
+    );
+    let (messages, warnings) =
+        with_warnings(session.prompt(AgentSession::user_message("go", Vec::new()))).await;
+    let roles: Vec<&str> = messages.unwrap().iter().map(role).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant"].repeat(MAX_STOP_CONTINUATIONS + 1)
+    );
+    let requests = provider.requests();
+    assert_eq!(requests.len(), MAX_STOP_CONTINUATIONS + 1);
+    let Some(Message::User(feedback)) = requests[1].messages.last() else {
+        panic!("the second request ends with the hook's feedback")
+    };
+    assert_eq!(
+        feedback.content,
+        UserContent::Text("Stop hook feedback: not done yet".into())
+    );
+    assert_eq!(
+        warnings,
+        ["Warning: Stop hooks blocked 6 times in a row; the agent stops here"]
+    );
+}
