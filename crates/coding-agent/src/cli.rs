@@ -27,6 +27,9 @@ use agent_ai::{Content, ToolCall};
 use agent_core::{AgentTool, NoHooks, ToolSet, run_single_tool_call};
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
+
+use crate::remote_flags::RemoteArgs;
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -155,6 +158,8 @@ struct RunArgs {
     /// Prompts, run one after another
     #[arg(value_name = "PROMPT")]
     messages: Vec<String>,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -162,6 +167,9 @@ enum Command {
     /// Run one tool call and print its result as JSON:
     /// {"isError": bool, "content": [...], "details": ...}
     Tool(ToolArgs),
+    /// The helper `--remote` starts on the remote host (framed calls on stdin and stdout)
+    #[command(hide = true)]
+    RemoteHelper,
 }
 
 #[derive(Debug, Args)]
@@ -173,6 +181,8 @@ struct ToolArgs {
     /// Directory relative paths resolve against [default: the current directory]
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// The command line was wrong; reported on stderr with exit status 2.
@@ -229,6 +239,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool_command(args)).map(|()| 0),
+        Some(Command::RemoteHelper) => runtime
+            .block_on(coding_agent::remote::helper::serve_stdio())
+            .map(|()| 0)
+            .context("remote helper"),
         None => runtime.block_on(agent_command(cli.run)),
     }
 }
@@ -419,10 +433,15 @@ async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     // Installed first, so Ctrl-C while the arguments are still being read also
     // cancels the call instead of killing the process.
     let cancel = cancel_on_ctrl_c(INTERRUPTED);
-    let cwd = working_directory(args.cwd.as_deref())?;
+    let remote = args.remote.connect(args.cwd.as_deref()).await?;
+    let cwd = match &remote {
+        Some(host) => host.cwd().to_path_buf(),
+        None => working_directory(args.cwd.as_deref())?,
+    };
     let arguments = read_arguments(&args.args_json).await?;
 
-    let tools = ToolSet::new(builtin_agent_tools(cwd)).context("a built-in tool's schema")?;
+    let tools =
+        ToolSet::new(builtin_agent_tools(cwd, remote)).context("a built-in tool's schema")?;
     let call = ToolCall {
         id: "call_cli".into(),
         name: args.name,
@@ -517,15 +536,23 @@ async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
 }
 
 /// The built-in tools present in this build, as the loop sees them, each
-/// executing in `cwd`.
-fn builtin_agent_tools(cwd: PathBuf) -> Vec<Arc<dyn AgentTool>> {
+/// executing in `cwd`, on `remote` when given.
+fn builtin_agent_tools(cwd: PathBuf, remote: Option<Arc<RemoteHost>>) -> Vec<Arc<dyn AgentTool>> {
     let ctx_factory: ContextFactory = Arc::new(move |cancel| ToolContext {
         cancel,
         ..ToolContext::new(cwd.clone())
     });
     BUILTIN_TOOL_NAMES
         .iter()
-        .filter_map(|name| builtin_tool(name))
+        .filter_map(|name| tool_on(name, remote.as_ref()))
         .map(|definition| wrap_tool_definition(definition, ctx_factory.clone()))
         .collect()
+}
+
+/// The built-in tool `name`, acting on `remote` when given, else locally.
+fn tool_on(name: &str, remote: Option<&Arc<RemoteHost>>) -> Option<Arc<dyn ToolDefinition>> {
+    match remote {
+        Some(host) => remote_tool(name, &RemoteOperations::new(Arc::clone(host))),
+        None => builtin_tool(name),
+    }
 }

@@ -15,6 +15,7 @@ pub mod definition;
 pub mod modes;
 pub mod ops;
 pub mod prompt;
+pub mod remote;
 pub mod render;
 pub mod session;
 pub mod settings;

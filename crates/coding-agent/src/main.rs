@@ -2,6 +2,7 @@
 
 mod cli;
 mod logging;
+mod remote_flags;
 
 fn main() -> std::process::ExitCode {
     cli::main()

@@ -4,7 +4,7 @@
 //! line, exactly as Pi counts. Byte limits are UTF-8 bytes; [`truncate_line`]
 //! counts UTF-16 code units, as Pi's `String.length` does.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Lines a tool shows at most (Pi's `DEFAULT_MAX_LINES`).
 pub const DEFAULT_MAX_LINES: usize = 2000;
@@ -14,7 +14,7 @@ pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 pub const GREP_MAX_LINE_LENGTH: usize = 500;
 
 /// Which limit cut the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TruncatedBy {
     /// The line limit.
@@ -24,7 +24,7 @@ pub enum TruncatedBy {
 }
 
 /// Limits for a truncation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Maximum number of lines.
     pub max_lines: usize,
@@ -53,7 +53,7 @@ impl Limits {
 }
 
 /// What a truncation kept and why; serialized as Pi's `TruncationResult` in `details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Truncation {
     /// The text kept.

@@ -1,0 +1,43 @@
+//! The tools on a remote host over OpenSSH (`--remote`).
+//!
+//! [`RemoteHost`] holds one ssh connection (a ControlMaster) and a helper:
+//! this same binary, uploaded to the host once per build and started as
+//! `coding-agent remote-helper`, which answers one [`protocol::Call`] per
+//! Operations method with the local implementation. [`RemoteOperations`]
+//! implements every Operations trait with those calls, so the tools run
+//! unchanged and give the same answers as locally. `docs/remote.md` says
+//! why this design, what runs where, and the security model.
+
+pub mod client;
+pub mod connection;
+pub mod helper;
+pub mod ops;
+pub mod protocol;
+pub mod target;
+
+pub use client::Lost;
+pub use connection::{ConnectError, RemoteHost, RemoteOptions};
+pub use ops::RemoteOperations;
+pub use target::{RemoteTarget, TargetError};
+
+use std::sync::Arc;
+
+use crate::definition::ToolDefinition;
+use crate::tools::{bash, edit, find, grep, ls, read, write};
+
+/// The built-in tool called `name`, acting on the host of `ops`; `None` for
+/// any other name (the remote twin of [`crate::tools::builtin_tool`]).
+pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDefinition>> {
+    let ops = Arc::new(ops.clone());
+    let tool: Arc<dyn ToolDefinition> = match name {
+        "read" => Arc::new(read::ReadTool::new(ops)),
+        "bash" => Arc::new(bash::BashTool::new(ops)),
+        "edit" => Arc::new(edit::EditTool::new(ops)),
+        "write" => Arc::new(write::WriteTool::new(ops)),
+        "grep" => Arc::new(grep::GrepTool::new(ops)),
+        "find" => Arc::new(find::FindTool::new(ops)),
+        "ls" => Arc::new(ls::LsTool::new(ops)),
+        _ => return None,
+    };
+    Some(tool)
+}
