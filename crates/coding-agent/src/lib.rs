@@ -4,16 +4,17 @@
 //! whose `execute` also receives a [`ToolContext`] (cwd, cancellation, model, UI),
 //! plus a prompt snippet, prompt guidelines and terminal renderers.
 //! [`wrap_tool_definition`] turns one into an `AgentTool` for the loop. The seven
-//! built-in tools live in [`tools`], and reach files and processes only through
-//! the narrow traits in [`ops`].
+//! built-in tools live in [`tools`], one folder each, and reach files and
+//! processes only through the narrow Operations trait in their folder's `ops`.
 //!
 //! Around them, the product: [`settings`] (model selection), [`prompt`] (the
-//! system prompt), [`session`] (JSONL session files) and [`modes`] (print,
-//! JSON and RPC).
+//! system prompt), [`session`] (JSONL session files), [`app`] (the wiring of
+//! all of them into one agent), [`modes`] (print, JSON, RPC and interactive)
+//! and [`warnings`] (logged warnings as lines).
 
+pub mod app;
 pub mod definition;
 pub mod modes;
-pub mod ops;
 pub mod prompt;
 pub mod remote;
 pub mod render;
@@ -21,5 +22,6 @@ pub mod session;
 pub mod settings;
 pub mod support;
 pub mod tools;
+pub mod warnings;
 
 pub use definition::{ToolContext, ToolDefinition, UiHandle, wrap_tool_definition};

@@ -6,7 +6,7 @@
 //! `CODING_AGENT_LOG` filters them with `tracing`'s directive syntax
 //! (`info`, `agent_ai=debug`); the default is `warn`.
 
-use coding_agent::modes::warnings::{LineLayer, WarningReceiver};
+use coding_agent::warnings::{LineLayer, WarningReceiver};
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;

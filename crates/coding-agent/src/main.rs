@@ -2,7 +2,6 @@
 
 mod cli;
 mod logging;
-mod remote_flags;
 
 fn main() -> std::process::ExitCode {
     cli::main()

@@ -131,6 +131,9 @@ pub struct Settings {
     /// Providers by name, in addition to (or amending) `openai` and `anthropic`.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// Where the tools act when `--remote` is not given (see
+    /// [`crate::remote::RemoteSettings`]). Read from the global file only.
+    pub remote: Option<crate::remote::RemoteSettings>,
 }
 
 /// A settings file that exists but cannot be used.
@@ -148,7 +151,11 @@ impl Settings {
     /// Missing files count as empty.
     pub fn load(agent_dir: &Path, cwd: &Path) -> Result<Self, SettingsError> {
         let mut settings = Self::read(&agent_dir.join(SETTINGS_FILE))?;
-        let project = Self::read(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+        let mut project = Self::read(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+        // A checked-out project must not send the tools (or ssh options such
+        // as ProxyCommand, which run locally) anywhere: only the user's own
+        // file says where they act.
+        project.remote = None;
         settings.merge(project);
         Ok(settings)
     }
@@ -172,6 +179,7 @@ impl Settings {
         for (name, entry) in over.providers {
             self.providers.entry(name).or_default().merge(&entry);
         }
+        self.remote = over.remote.or(self.remote.take());
     }
 
     /// Every provider's name: the built-ins, then those of `providers`, sorted.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use coding_agent::ops::bash::LocalBashOperations;
+use coding_agent::tools::bash::ops::LocalBashOperations;
 use coding_agent::tools::bash::{BashTool, BashToolOptions, SpawnContext};
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
-use coding_agent::ops::edit::{EditOperations, LocalEditOperations};
 use coding_agent::support::fs_error::FsError;
 use coding_agent::tools::edit::EditTool;
+use coding_agent::tools::edit::ops::{EditOperations, LocalEditOperations};
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};
 use tempfile::TempDir;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
-use coding_agent::ops::find::{FindError, FindOperations, FindRequest};
 use coding_agent::tools::find::FindTool;
+use coding_agent::tools::find::ops::{FindError, FindOperations, FindRequest};
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

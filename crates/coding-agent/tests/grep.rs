@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
-use coding_agent::ops::grep::{GrepError, GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use coding_agent::tools::grep::GrepTool;
+use coding_agent::tools::grep::ops::{
+    GrepError, GrepMatch, GrepOperations, GrepRequest, MatchLines,
+};
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -15,8 +15,8 @@ use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use coding_agent::ToolContext;
 use coding_agent::definition::ToolDefinition;
-use coding_agent::ops::ls::{EntryStat, LsOperations};
 use coding_agent::tools::ls::LsTool;
+use coding_agent::tools::ls::ops::{EntryStat, LsOperations};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 /// (exit status, stdout, stderr)
 async fn print(
-    session: &coding_agent::modes::AgentSession,
+    session: &coding_agent::app::AgentSession,
     prompts: &[&str],
     interrupt: &CancellationToken,
 ) -> (u8, String, String) {

@@ -7,7 +7,8 @@
 mod modes_support;
 
 use agent_ai::stream::ScriptedResponse;
-use coding_agent::modes::{AgentSession, run_rpc};
+use coding_agent::app::AgentSession;
+use coding_agent::modes::run_rpc;
 use modes_support::{Fixture, call, normalized, process_alive, reply, text, wait_for_pid};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};

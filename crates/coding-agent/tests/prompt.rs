@@ -13,7 +13,7 @@ use std::sync::Arc;
 use agent_ai::Tool;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
-use coding_agent::modes::agent_session::select_tools;
+use coding_agent::app::select_tools;
 use coding_agent::prompt::{
     ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,

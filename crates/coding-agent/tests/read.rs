@@ -13,8 +13,8 @@ use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use coding_agent::ops::read::{FileInfo, ReadError, ReadOperations};
-use coding_agent::support::lines::{LineWindow, WindowText};
+use coding_agent::tools::read::lines::{LineWindow, WindowText};
+use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
 use coding_agent::tools::read::{DESCRIPTION, ReadTool, ReadToolOptions};
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};
@@ -439,7 +439,7 @@ async fn small_image_over_the_pixel_limit_is_resized_as_png() {
 
     // With autoResizeImages off, the same image goes out as it is.
     let tool = ReadTool::with_options(
-        Arc::new(coding_agent::ops::read::LocalReadOperations),
+        Arc::new(coding_agent::tools::read::ops::LocalReadOperations),
         ReadToolOptions {
             auto_resize_images: false,
         },

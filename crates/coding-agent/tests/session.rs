@@ -13,7 +13,7 @@ use agent_ai::{
     AssistantContent, Content, Message, ScriptedProvider, StopReason, TextContent, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
-use coding_agent::modes::{AgentSession, SessionOptions};
+use coding_agent::app::{AgentSession, SessionOptions};
 use coding_agent::session::{
     BashExecution, SessionManager, find_most_recent_session, replayable_messages, session_dir,
 };

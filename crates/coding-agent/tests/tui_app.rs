@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use agent_ai::{Content, Message};
 use agent_core::{AgentEvent, AgentToolResult};
-use coding_agent::modes::AgentSession;
+use coding_agent::app::AgentSession;
 use coding_agent::modes::interactive::{Action, App, ModelCatalog};
 use coding_agent::settings::{ModelFlags, Settings};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -690,7 +690,7 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
     )
     .unwrap();
     let fixture = Fixture::new();
-    let session = AgentSession::new(coding_agent::modes::SessionOptions {
+    let session = AgentSession::new(coding_agent::app::SessionOptions {
         provider: coding_agent::settings::provider_for(&resolved).unwrap(),
         model: resolved.model,
         cwd: fixture.cwd.clone(),

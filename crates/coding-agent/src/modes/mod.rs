@@ -1,27 +1,21 @@
 //! The ways the agent runs without a terminal UI: print (`-p`), JSON
-//! (`--mode json`) and RPC (`--mode rpc`), all driving one [`AgentSession`].
+//! (`--mode json`) and RPC (`--mode rpc`), all driving one [`AgentSession`](crate::app::AgentSession).
 //!
-//! - [`agent_session`]: the agent, its tools, model and system prompt, and the
-//!   session file each message is saved to.
 //! - [`print`](mod@print): run prompts, print the answer (or every event as JSON).
 //! - [`rpc`]: JSON commands in, responses and events out.
 //! - [`interactive`]: the terminal UI, when no prompt is given.
 //! - [`events`]: agent events in Pi's JSON shapes; [`jsonl`]: line framing;
 //!   [`user_bash`]: RPC's `bash` command.
-//! - [`warnings`]: `tracing` events as lines, on stderr or in the transcript.
 //!
 //! The modes take any [`agent_ai::Provider`], so tests drive them with a
 //! scripted one and the binary with an HTTP one.
 
-pub mod agent_session;
 pub mod events;
 pub mod interactive;
 pub mod jsonl;
 pub mod print;
 pub mod rpc;
 pub mod user_bash;
-pub mod warnings;
 
-pub use agent_session::{AgentSession, SessionOptions};
 pub use print::{PrintFormat, run_print};
 pub use rpc::{RpcEnd, run_rpc, run_rpc_until, run_rpc_with};

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use agent_ai::{AssistantContent, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
-use crate::modes::agent_session::AgentSession;
+use crate::app::AgentSession;
 use crate::modes::events::event_json;
 
 /// What print mode writes on stdout.

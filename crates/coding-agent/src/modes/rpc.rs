@@ -37,12 +37,12 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::modes::agent_session::AgentSession;
+use crate::app::AgentSession;
 use crate::modes::events::event_json;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
-use crate::ops::bash::{BashOperations, LocalBashOperations};
 use crate::session::BashExecution;
+use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 
 /// Pi's text when `prompt` arrives during a run without `streamingBehavior`.
 const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";

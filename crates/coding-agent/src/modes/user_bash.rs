@@ -11,10 +11,10 @@ use agent_ai::message::now_millis;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::ops::bash::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::session::BashExecution;
-use crate::support::output::OutputAccumulator;
 use crate::support::truncate::Limits;
+use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
+use crate::tools::bash::output::OutputAccumulator;
 
 /// Prefix of the full-output file, as the bash tool names it.
 const FULL_OUTPUT_PREFIX: &str = "pi-bash";

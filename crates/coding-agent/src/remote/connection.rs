@@ -78,6 +78,23 @@ impl RemoteOptions {
     }
 }
 
+/// The `"remote"` key of the global `settings.json`: the same as the flags,
+/// which win over it key by key.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoteSettings {
+    /// `[ssh://][user@]host[:port][/abs/path]`, as `--remote`.
+    pub target: Option<String>,
+    /// As `--ssh-config`.
+    pub ssh_config: Option<PathBuf>,
+    /// As `--ssh-option`, each `KEY=VALUE`.
+    #[serde(default)]
+    pub ssh_options: Vec<String>,
+    /// The remote directory the helper is cached in
+    /// [default: `~/.cache/coding-agent` there].
+    pub cache_dir: Option<PathBuf>,
+}
+
 /// Why a connection could not be made; each text says what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectError {

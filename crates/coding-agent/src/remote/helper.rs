@@ -26,13 +26,13 @@ use super::protocol::{
     BashCall, Bytes, Call, Frame, GREETING, Reply, WireFs, WireIo, WireRead, read_frame,
     write_frame,
 };
-use crate::ops::bash::{BashOperations, ExecOptions, LocalBashOperations};
-use crate::ops::edit::{EditOperations, LocalEditOperations};
-use crate::ops::find::{FindOperations, LocalFindOperations};
-use crate::ops::grep::{GrepOperations, LocalGrepOperations};
-use crate::ops::ls::{LocalLsOperations, LsOperations};
-use crate::ops::read::{LocalReadOperations, ReadOperations};
-use crate::ops::write::{LocalWriteOperations, WriteOperations};
+use crate::tools::bash::ops::{BashOperations, ExecOptions, LocalBashOperations};
+use crate::tools::edit::ops::{EditOperations, LocalEditOperations};
+use crate::tools::find::ops::{FindOperations, LocalFindOperations};
+use crate::tools::grep::ops::{GrepOperations, LocalGrepOperations};
+use crate::tools::ls::ops::{LocalLsOperations, LsOperations};
+use crate::tools::read::ops::{LocalReadOperations, ReadOperations};
+use crate::tools::write::ops::{LocalWriteOperations, WriteOperations};
 
 /// Replies waiting for the writer, at most; a slow link slows the calls.
 const REPLIES_IN_FLIGHT: usize = 64;

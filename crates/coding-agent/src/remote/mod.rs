@@ -16,7 +16,7 @@ pub mod protocol;
 pub mod target;
 
 pub use client::Lost;
-pub use connection::{ConnectError, RemoteHost, RemoteOptions};
+pub use connection::{ConnectError, RemoteHost, RemoteOptions, RemoteSettings};
 pub use ops::RemoteOperations;
 pub use target::{RemoteTarget, TargetError};
 
@@ -40,4 +40,12 @@ pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDef
         _ => return None,
     };
     Some(tool)
+}
+
+/// The built-in tool `name`, acting on `remote` when given, else locally.
+pub fn tool_on(name: &str, remote: Option<&Arc<RemoteHost>>) -> Option<Arc<dyn ToolDefinition>> {
+    match remote {
+        Some(host) => remote_tool(name, &RemoteOperations::new(Arc::clone(host))),
+        None => crate::tools::builtin_tool(name),
+    }
 }

@@ -18,15 +18,15 @@ use tokio_util::sync::CancellationToken;
 use super::client::Lost;
 use super::connection::RemoteHost;
 use super::protocol::{BashCall, Bytes, Call, Reply};
-use crate::ops::bash::{BashOperations, ExecError, ExecOptions, ExitStatus};
-use crate::ops::edit::EditOperations;
-use crate::ops::find::{FindError, FindOperations, FindRequest};
-use crate::ops::grep::{GrepError, GrepMatch, GrepOperations, GrepRequest};
-use crate::ops::ls::{EntryStat, LsOperations};
-use crate::ops::read::{FileInfo, ReadError, ReadOperations};
-use crate::ops::write::WriteOperations;
 use crate::support::fs_error::FsError;
-use crate::support::lines::{LineWindow, WindowText};
+use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
+use crate::tools::edit::ops::EditOperations;
+use crate::tools::find::ops::{FindError, FindOperations, FindRequest};
+use crate::tools::grep::ops::{GrepError, GrepMatch, GrepOperations, GrepRequest};
+use crate::tools::ls::ops::{EntryStat, LsOperations};
+use crate::tools::read::lines::{LineWindow, WindowText};
+use crate::tools::read::ops::{FileInfo, ReadError, ReadOperations};
+use crate::tools::write::ops::WriteOperations;
 
 /// Every Operations trait, on one remote host. Cheap to clone.
 #[derive(Debug, Clone)]

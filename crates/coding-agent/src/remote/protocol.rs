@@ -20,13 +20,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::ops::bash::{ExecError, ExitStatus};
-use crate::ops::find::{FindError, FindRequest};
-use crate::ops::grep::{GrepError, GrepMatch, GrepRequest};
-use crate::ops::ls::EntryStat;
-use crate::ops::read::{FileInfo, ReadError};
 use crate::support::fs_error::FsError;
-use crate::support::lines::{LineWindow, WindowText};
+use crate::tools::bash::ops::{ExecError, ExitStatus};
+use crate::tools::find::ops::{FindError, FindRequest};
+use crate::tools::grep::ops::{GrepError, GrepMatch, GrepRequest};
+use crate::tools::ls::ops::EntryStat;
+use crate::tools::read::lines::{LineWindow, WindowText};
+use crate::tools::read::ops::{FileInfo, ReadError};
 
 /// The helper's first line starts with this, then a space and its version.
 pub const GREETING: &str = "coding-agent-remote-helper";

@@ -1,19 +1,14 @@
-//! Helpers shared by the built-in tools, one concern a module: truncation,
-//! path resolution, output notices, Node-worded file-system errors, the order
-//! of names, and the walk policy of grep and find.
+//! Helpers several built-in tools share, one concern a module: truncation,
+//! path resolution, output notices, cancellation, Node-worded file-system
+//! errors, atomic writes and the per-file mutation queue (edit and write), and
+//! the walk policy of grep and find. A helper only one tool uses lives in that
+//! tool's folder.
 
-pub mod ansi;
 pub mod atomic_write;
 pub mod cancel;
-pub mod collate;
-pub mod diff;
 pub mod fs_error;
-pub mod fuzzy;
-pub mod image;
-pub mod lines;
 pub mod mutation_queue;
 pub mod notices;
-pub mod output;
 pub mod paths;
 pub mod truncate;
 pub mod walk;

@@ -1,4 +1,10 @@
-//! The built-in tools, one per file, and the registry that finds them by name.
+//! The built-in tools, one folder each, and the registry that finds them by name.
+//!
+//! A tool's folder holds everything only it uses: `mod.rs` (the definition and
+//! its renderers), `ops.rs` (the narrow Operations trait through which it
+//! reaches files and processes, with the local implementation; remote and test
+//! implementations plug in beside it) and its own helpers. What several tools
+//! share lives in [`crate::support`].
 
 use std::sync::Arc;
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use agent_ai::stream::ScriptedResponse;
 use agent_ai::{AssistantContent, AssistantMessage, ScriptedProvider, TextContent, ToolCall};
-use coding_agent::modes::agent_session::select_tools;
-use coding_agent::modes::{AgentSession, SessionOptions};
+use coding_agent::app::select_tools;
+use coding_agent::app::{AgentSession, SessionOptions};
 use coding_agent::session::SessionManager;
 use serde_json::Value;
 

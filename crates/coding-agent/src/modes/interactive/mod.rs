@@ -49,7 +49,7 @@ use tokio::task::JoinHandle;
 pub use app::{Action, App};
 pub use models::ModelCatalog;
 
-use crate::modes::agent_session::{AgentSession, SessionOptions};
+use crate::app::{AgentSession, SessionOptions};
 use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
 
@@ -68,9 +68,9 @@ pub struct InteractiveOptions {
     /// What `/model` lists and switches to.
     pub models: ModelCatalog,
     /// Warnings to show as notices (from a
-    /// [`LineLayer`](crate::modes::warnings::LineLayer)), since stderr is the
+    /// [`LineLayer`](crate::warnings::LineLayer)), since stderr is the
     /// screen here.
-    pub warnings: Option<crate::modes::warnings::WarningReceiver>,
+    pub warnings: Option<crate::warnings::WarningReceiver>,
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -362,9 +362,7 @@ impl Driver {
 }
 
 /// The next warning line; never, without a receiver.
-async fn next_warning(
-    warnings: &mut Option<crate::modes::warnings::WarningReceiver>,
-) -> Option<String> {
+async fn next_warning(warnings: &mut Option<crate::warnings::WarningReceiver>) -> Option<String> {
     match warnings {
         Some(receiver) => receiver.recv().await,
         None => std::future::pending().await,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agent_ai::{Model, Provider};
 
-use crate::modes::AgentSession;
-use crate::modes::agent_session::SetModelError;
+use crate::app::AgentSession;
+use crate::app::SetModelError;
 use crate::settings::{ModelError, ModelFlags, Settings, provider_for, resolve_model};
 
 /// Reads an environment variable (tests pass their own).

@@ -12,10 +12,8 @@
 
 use std::fmt;
 
-use crate::support::diff::{CONTEXT_LINES, LineDiff, generate_diff_string};
-use crate::support::fuzzy::{
-    Normalization, TextView, lf_text, normalize_for_fuzzy_match, normalize_to_lf,
-};
+use super::diff::{CONTEXT_LINES, LineDiff, generate_diff_string};
+use super::fuzzy::{Normalization, TextView, lf_text, normalize_for_fuzzy_match, normalize_to_lf};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 

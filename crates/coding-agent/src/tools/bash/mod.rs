@@ -7,6 +7,10 @@
 //! escape sequences are stripped from what the model reads (DEVIATIONS #7),
 //! and a shell killed by a signal is an error (DEVIATIONS #8).
 
+pub mod ansi;
+pub mod ops;
+pub mod output;
+
 use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -21,12 +25,12 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
+use self::ops::{BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations};
+use self::output::{OutputAccumulator, OutputSnapshot};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
-use crate::ops::bash::{BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations};
 use crate::render::preview::{clip, count, head, limit, notice_line, split_notice, tail_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::notices::append_notice;
-use crate::support::output::{OutputAccumulator, OutputSnapshot};
 use crate::support::truncate::{Limits, TruncatedBy, format_size};
 
 /// The tool's description, as the model reads it (Pi's text).

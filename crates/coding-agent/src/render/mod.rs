@@ -7,13 +7,13 @@
 //!
 //! The submodules hold what the tools' renderers share: reading arguments that
 //! may still be streaming ([`call`]), bounded previews of long texts
-//! ([`preview`]), the coloured edit diff ([`diff`]) and result bodies
-//! ([`result`]).
+//! ([`preview`]) and result bodies ([`result`]). A renderer only one tool
+//! uses lives in that tool's folder (edit's coloured diff:
+//! [`diff_view`](crate::tools::edit::diff_view)).
 
 use std::time::Duration;
 
 pub mod call;
-pub mod diff;
 pub mod preview;
 pub mod result;
 

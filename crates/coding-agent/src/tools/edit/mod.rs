@@ -1,6 +1,10 @@
 //! `edit`: exact-text replacements in one file (spec §5.3).
 
 mod apply;
+pub mod diff;
+pub mod diff_view;
+pub mod fuzzy;
+pub mod ops;
 
 use std::sync::Arc;
 
@@ -12,9 +16,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
+use self::diff_view::diff_lines;
+use self::ops::{EditOperations, LocalEditOperations};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
-use crate::ops::edit::{EditOperations, LocalEditOperations};
-use crate::render::diff::diff_lines;
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;

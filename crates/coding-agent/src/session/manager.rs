@@ -1,81 +1,17 @@
-//! Sessions: a conversation saved as a JSONL file, one entry per line, in
-//! Pi's version 3 format, so Pi and this agent can read each other's files.
-//!
-//! ```text
-//! {"type":"session","version":3,"id":"<uuid>","timestamp":"<ISO>","cwd":"/work"}
-//! {"type":"message","id":"1a2b3c4d","parentId":null,"timestamp":"<ISO>","message":{"role":"user",...}}
-//! {"type":"message","id":"5e6f7a8b","parentId":"1a2b3c4d","timestamp":"<ISO>","message":{"role":"assistant",...}}
-//! ```
-//!
-//! Entries form a tree through `parentId`; the conversation is the path from
-//! the last entry back to the root. Each message is appended (and flushed) as
-//! it completes. As in Pi, nothing is written until the first assistant
-//! message exists, so a run that never reached the model leaves no file.
-//!
-//! Files live in `<agent dir>/sessions/--<cwd with / as ->--/<time>_<uuid>.jsonl`.
-//! Loading skips lines that do not parse (a process killed mid-write leaves a
-//! truncated last line); the next append starts on a fresh line.
-//!
-//! What is replayed to the model is made valid by [`replayable_messages`]
-//! (Pi's `transformMessages`): an assistant message that ended in error or was
-//! aborted stays in the file but is not sent, and a tool call left without a
-//! result gets the error result `No result provided`.
+//! The session manager: one session's entries in memory and on disk, and
+//! where the sessions of a working directory are kept.
 
 use std::collections::HashMap;
-use std::collections::hash_map::RandomState;
 use std::fs::{File, OpenOptions};
-use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use agent_ai::Message;
 use agent_ai::message::now_millis;
-use agent_ai::{Content, Message, StopReason, ToolResultMessage, UserContent, UserMessage};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// The session format version written (Pi's `CURRENT_SESSION_VERSION`).
-pub const SESSION_VERSION: u32 = 3;
-
-/// The text of the synthetic result of a tool call that never got one (Pi's text).
-pub const NO_RESULT_PROVIDED: &str = "No result provided";
-
-/// The first line of a session file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionHeader {
-    /// Always `session`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Format version (absent in Pi's version 1 files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<u32>,
-    /// The session's UUID.
-    pub id: String,
-    /// When the session started (ISO 8601, UTC).
-    pub timestamp: String,
-    /// The working directory it ran in.
-    #[serde(default)]
-    pub cwd: String,
-    /// The session this one was started from, when there was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_session: Option<String>,
-}
-
-impl SessionHeader {
-    /// A fresh header for a session in `cwd`, stamped now.
-    pub fn new(cwd: &Path, parent_session: Option<String>) -> Self {
-        SessionHeader {
-            kind: "session".into(),
-            version: Some(SESSION_VERSION),
-            id: uuid_v4(),
-            timestamp: iso_timestamp(now_millis()),
-            cwd: cwd.to_string_lossy().into_owned(),
-            parent_session,
-        }
-    }
-}
+use super::format::{BashExecution, SessionHeader, message_from_entry, parse_session};
+use super::ids::{iso_timestamp, random_u64};
 
 /// Why a session file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -201,8 +137,9 @@ impl SessionManager {
     }
 
     /// The conversation: the messages on the path from the root to the last
-    /// entry, as the agent holds them (see [`replayable_messages`] for what
-    /// the model is sent).
+    /// entry, as the agent holds them (see
+    /// [`replayable_messages`](super::replayable_messages) for what the model
+    /// is sent).
     pub fn messages(&self) -> Vec<Message> {
         let by_id: HashMap<&str, &Value> = self
             .entries
@@ -367,156 +304,6 @@ impl SessionManager {
     }
 }
 
-/// A user `bash` run as Pi records it (`role: "bashExecution"`); the model
-/// sees it as a user message (see [`bash_execution_text`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BashExecution {
-    /// Always `bashExecution`.
-    pub role: String,
-    /// The command as the user typed it.
-    pub command: String,
-    /// Its output (the tail, when truncated).
-    pub output: String,
-    /// Its exit code; absent when it was cancelled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    /// Whether it was cancelled.
-    pub cancelled: bool,
-    /// Whether `output` is only the tail.
-    pub truncated: bool,
-    /// Where the whole output is, when truncated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-    /// Milliseconds since the epoch.
-    pub timestamp: u64,
-    /// Kept out of the model's context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclude_from_context: Option<bool>,
-}
-
-impl BashExecution {
-    /// The user message the model reads for this run.
-    pub fn to_user_message(&self) -> Message {
-        Message::User(UserMessage {
-            content: UserContent::Blocks(vec![Content::text(bash_execution_text(self))]),
-            timestamp: self.timestamp,
-        })
-    }
-}
-
-/// Pi's `bashExecutionToText`.
-pub fn bash_execution_text(run: &BashExecution) -> String {
-    let mut text = format!("Ran `{}`\n", run.command);
-    if run.output.is_empty() {
-        text.push_str("(no output)");
-    } else {
-        text.push_str(&format!("```\n{}\n```", run.output));
-    }
-    if run.cancelled {
-        text.push_str("\n\n(command cancelled)");
-    } else if let Some(code) = run.exit_code.filter(|&code| code != 0) {
-        text.push_str(&format!("\n\nCommand exited with code {code}"));
-    }
-    if run.truncated
-        && let Some(path) = &run.full_output_path
-    {
-        text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
-    }
-    text
-}
-
-/// A stored message as the agent holds it (Pi's `convertToLlm` for the roles
-/// it adds); `None` for roles this agent does not replay.
-fn message_from_entry(message: &Value) -> Option<Message> {
-    match message.get("role")?.as_str()? {
-        "user" | "assistant" | "toolResult" => serde_json::from_value(message.clone()).ok(),
-        "bashExecution" => {
-            let run: BashExecution = serde_json::from_value(message.clone()).ok()?;
-            (run.exclude_from_context != Some(true)).then(|| run.to_user_message())
-        }
-        "custom" => {
-            let content = match message.get("content")? {
-                Value::String(text) => vec![Content::text(text.clone())],
-                blocks => serde_json::from_value(blocks.clone()).ok()?,
-            };
-            Some(Message::User(UserMessage {
-                content: UserContent::Blocks(content),
-                timestamp: message.get("timestamp")?.as_u64().unwrap_or(0),
-            }))
-        }
-        _ => None,
-    }
-}
-
-/// The header and the entries of a session file's text; `None` without a
-/// valid header. Lines that do not parse are skipped.
-fn parse_session(content: &str) -> Option<(SessionHeader, Vec<Value>)> {
-    let mut lines = content
-        .split('\n')
-        .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok());
-    let header: SessionHeader = serde_json::from_value(lines.next()?).ok()?;
-    if header.kind != "session" {
-        return None;
-    }
-    Some((header, lines.collect()))
-}
-
-/// What the model is sent of a conversation (Pi's `transformMessages`):
-/// assistant messages that ended in `error` or `aborted` are left out, and a
-/// tool call with no result before the next assistant or user message gets
-/// the error result [`NO_RESULT_PROVIDED`].
-pub fn replayable_messages(messages: &[Message]) -> Vec<Message> {
-    let mut out = Vec::with_capacity(messages.len());
-    let mut pending: Vec<(String, String)> = Vec::new();
-    let mut answered: Vec<String> = Vec::new();
-    let close_pending = |out: &mut Vec<Message>,
-                         pending: &mut Vec<(String, String)>,
-                         answered: &mut Vec<String>| {
-        for (id, name) in pending.drain(..) {
-            if !answered.contains(&id) {
-                out.push(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: id,
-                    tool_name: name,
-                    content: vec![Content::text(NO_RESULT_PROVIDED)],
-                    details: None,
-                    is_error: true,
-                    timestamp: now_millis(),
-                }));
-            }
-        }
-        answered.clear();
-    };
-    for message in messages {
-        match message {
-            Message::Assistant(assistant) => {
-                close_pending(&mut out, &mut pending, &mut answered);
-                if matches!(
-                    assistant.stop_reason,
-                    StopReason::Error | StopReason::Aborted
-                ) {
-                    continue;
-                }
-                pending = assistant
-                    .tool_calls()
-                    .map(|call| (call.id.clone(), call.name.clone()))
-                    .collect();
-                out.push(message.clone());
-            }
-            Message::ToolResult(result) => {
-                answered.push(result.tool_call_id.clone());
-                out.push(message.clone());
-            }
-            Message::User(_) => {
-                close_pending(&mut out, &mut pending, &mut answered);
-                out.push(message.clone());
-            }
-        }
-    }
-    out
-}
-
 /// Where the sessions of `cwd` live under `agent_dir` (Pi's
 /// `getDefaultSessionDir`): `sessions/--home-me-project--`.
 pub fn session_dir(agent_dir: &Path, cwd: &Path) -> PathBuf {
@@ -550,86 +337,9 @@ fn has_session_header(path: &Path) -> bool {
     serde_json::from_str::<SessionHeader>(first).is_ok_and(|h| h.kind == "session")
 }
 
-/// Milliseconds since the epoch as ISO 8601 in UTC, as JavaScript's
-/// `toISOString` writes it: `2025-01-31T09:05:00.123Z`.
-pub fn iso_timestamp(millis: u64) -> String {
-    let secs = millis / 1000;
-    let (year, month, day) = civil_from_days(secs / 86_400);
-    let rem = secs % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        millis % 1000
-    )
-}
-
-/// Year, month and day of a day count since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, for days on or after the epoch).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
-/// 64 unpredictable bits: std's per-process random hash keys mixed with the
-/// clock and a counter (ids need to be unique, not secret).
-fn random_u64() -> u64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    hasher.write_u128(nanos);
-    hasher.finish()
-}
-
-/// A random (version 4) UUID, as Pi's `randomUUID` gives session ids.
-pub fn uuid_v4() -> String {
-    let hi = random_u64();
-    let lo = random_u64();
-    let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x4000;
-    let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso_timestamp_matches_javascript() {
-        assert_eq!(iso_timestamp(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso_timestamp(1_738_314_300_123), "2025-01-31T09:05:00.123Z");
-        assert_eq!(iso_timestamp(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
-
-    #[test]
-    fn uuid_has_the_version_4_shape() {
-        let id = uuid_v4();
-        let parts: Vec<usize> = id.split('-').map(str::len).collect();
-        assert_eq!(parts, [8, 4, 4, 4, 12]);
-        assert_eq!(&id[14..15], "4");
-        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
-        assert_ne!(uuid_v4(), id);
-    }
 
     #[test]
     fn session_dir_encodes_the_cwd_as_pi_does() {

@@ -1,4 +1,4 @@
-//! The agent as every mode drives it (Pi's `AgentSession`): an
+//! The wiring point: the agent as every mode drives it (Pi's `AgentSession`): an
 //! [`agent_core::Agent`] with the chosen tools, model and system prompt, tied
 //! to a [`SessionManager`] that saves each message as it completes.
 //!

@@ -9,6 +9,10 @@
 //! - a binary file (a NUL byte in its first 8 KB) is described in one line
 //!   instead of being sent as bytes decoded to replacement characters.
 
+pub mod image;
+pub mod lines;
+pub mod ops;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,16 +23,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use self::lines::LineWindow;
+use self::ops::{LocalReadOperations, ReadError, ReadOperations};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
-use crate::ops::read::{LocalReadOperations, ReadError, ReadOperations};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
-use crate::support::image::{self, ImageType};
-use crate::support::lines::LineWindow;
 use crate::support::notices::append_notice;
 use crate::support::paths::read_path_candidates;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size};
+use image::ImageType;
 
 /// The description the model reads (Pi's, word for word).
 pub const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.";

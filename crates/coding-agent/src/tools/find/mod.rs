@@ -8,6 +8,8 @@
 //! path reads `Path not found: <abs>` (Pi's own wording for custom operations)
 //! instead of fd's error text.
 
+pub mod ops;
+
 use std::sync::Arc;
 
 use agent_ai::Tool;
@@ -17,8 +19,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use self::ops::{FindError, FindOperations, FindRequest, LocalFindOperations};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
-use crate::ops::find::{FindError, FindOperations, FindRequest, LocalFindOperations};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;

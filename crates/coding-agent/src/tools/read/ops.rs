@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::lines::{LineWindow, WindowCollector, WindowText};
+use super::lines::{LineWindow, WindowCollector, WindowText};
 
 /// Bytes read from a local file per step; cancellation is checked between steps.
 const CHUNK: usize = 256 * 1024;

@@ -1,6 +1,9 @@
 //! `ls`: the entries of one directory, sorted as Pi sorts them, directories
 //! marked with `/`, dotfiles included and `.gitignore` not applied.
 
+pub mod collate;
+pub mod ops;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -12,11 +15,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use self::collate::collation_key;
+use self::ops::{LocalLsOperations, LsOperations};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
-use crate::ops::ls::{LocalLsOperations, LsOperations};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
-use crate::support::collate::collation_key;
 use crate::support::fs_error::FsError;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;

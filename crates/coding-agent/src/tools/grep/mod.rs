@@ -7,6 +7,8 @@
 //! Beyond Pi: one ignore policy shared with `find` (DEVIATIONS #4), output
 //! sorted by path then line (#4), and no `rg` binary (#5).
 
+pub mod ops;
+
 use std::sync::Arc;
 
 use agent_ai::Tool;
@@ -16,10 +18,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
-use crate::ops::grep::{
+use self::ops::{
     GrepError, GrepMatch, GrepOperations, GrepRequest, LocalGrepOperations, MatchLines,
 };
+use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;

@@ -1,5 +1,7 @@
 //! `write`: create or overwrite a file (spec §5.2).
 
+pub mod ops;
+
 use std::sync::Arc;
 
 use agent_ai::Tool;
@@ -9,8 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use self::ops::{LocalWriteOperations, WriteOperations};
 use crate::definition::{ToolContext, ToolDefinition, parse_args};
-use crate::ops::write::{LocalWriteOperations, WriteOperations};
 use crate::render::preview::{count, head_lines, line_count};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;

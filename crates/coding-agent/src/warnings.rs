@@ -44,7 +44,7 @@ impl LineLayer {
     }
 
     /// Lines sent to the returned receiver (for
-    /// [`super::interactive::InteractiveOptions`]).
+    /// [`crate::modes::interactive::InteractiveOptions`]).
     pub fn channel() -> (Self, WarningReceiver) {
         let (sender, receiver) = unbounded_channel();
         let sink = move |line| {

@@ -20,7 +20,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::support::ansi::AnsiStripper;
+use super::ansi::AnsiStripper;
 use crate::support::truncate::{Limits, Truncation, truncate_tail};
 
 /// Raw bytes held in memory, waiting for the full-output file, at most. Past

@@ -1,10 +1,10 @@
 //! Colours for the numbered diff `edit` reports in `details.diff`
-//! (`support::diff`): added lines (`+`) in the success style, removed lines
+//! ([`diff`](super::diff)): added lines (`+`) in the success style, removed lines
 //! (`-`) in the error style, context and the `...` marker of skipped lines
 //! dim.
 
-use super::preview::{clip, count, head, limit};
-use super::{RenderOptions, Style, StyledLine};
+use crate::render::preview::{clip, count, head, limit};
+use crate::render::{RenderOptions, Style, StyledLine};
 
 /// Diff lines shown before the view is expanded.
 pub const DIFF_PREVIEW_LINES: usize = 40;
@@ -43,7 +43,7 @@ pub fn diff_lines(diff: &str, options: RenderOptions) -> Vec<StyledLine> {
 mod tests {
     use super::*;
     use crate::render::to_markup;
-    use crate::support::diff::generate_diff_string;
+    use crate::tools::edit::diff::generate_diff_string;
 
     #[test]
     fn added_removed_and_context_lines_take_their_colours() {

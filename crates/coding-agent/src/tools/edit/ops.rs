@@ -6,9 +6,9 @@ use std::path::Path;
 
 use async_trait::async_trait;
 
-use super::write::blocking;
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
+use crate::tools::write::ops::blocking;
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
 #[async_trait]

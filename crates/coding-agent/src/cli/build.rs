@@ -1,0 +1,143 @@
+//! What a resolved run is made of: its tools, its system prompt and its
+//! session file, put together as the options of an agent session (and, for
+//! the interactive UI, what its model picker and session list need).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_ai::message::now_millis;
+use coding_agent::ToolDefinition;
+use coding_agent::app::{SessionOptions, select_tools};
+use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
+use coding_agent::prompt::{
+    PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
+    resolve_prompt_input,
+};
+use coding_agent::session::{SessionManager, iso_timestamp, session_dir};
+use coding_agent::settings::SETTINGS_FILE;
+use coding_agent::tools::BUILTIN_TOOL_NAMES;
+
+use super::resolve::Resolved;
+use super::{ModeArg, RunArgs};
+
+/// A run ready to dispatch.
+pub(super) struct Built {
+    /// The non-interactive mode.
+    pub mode: ModeArg,
+    /// The agent session's parts.
+    pub options: SessionOptions,
+    /// Set when the interactive UI runs.
+    pub interactive: Option<InteractiveOptions>,
+}
+
+/// Builds the run: unknown tool names are warned about on stderr (as Pi does)
+/// and left out.
+pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built> {
+    let Resolved {
+        mode,
+        interactive,
+        warnings,
+        cwd,
+        agent_dir,
+        settings,
+        flags,
+        model,
+        provider,
+        tool_names,
+    } = resolved;
+    let start_provider = model.model.provider.clone();
+    let (tools, unknown) = select_tools(&tool_names);
+    for name in unknown {
+        eprintln!(
+            "Warning: Unknown tool \"{name}\". Valid tools: {}",
+            BUILTIN_TOOL_NAMES.join(", ")
+        );
+    }
+    let system_prompt = system_prompt(args, &agent_dir, &cwd, &tools);
+    let session = open_session(args, &agent_dir, &cwd)?;
+    let interactive = interactive.then(|| InteractiveOptions {
+        session_dir: (!args.no_session).then(|| {
+            args.session_dir
+                .clone()
+                .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
+        }),
+        models: ModelCatalog {
+            settings,
+            settings_path: agent_dir.join(SETTINGS_FILE),
+            flags,
+            start_provider,
+        },
+        warnings,
+    });
+    let options = SessionOptions {
+        provider,
+        model: model.model,
+        cwd,
+        tools,
+        system_prompt,
+        session,
+    };
+    Ok(Built {
+        mode,
+        options,
+        interactive,
+    })
+}
+
+/// The system prompt: `--system-prompt` (or a discovered `SYSTEM.md`) or the
+/// default text, `--append-system-prompt` (or `APPEND_SYSTEM.md`), context
+/// files unless `--no-context-files`, today's date and the cwd.
+fn system_prompt(
+    args: &RunArgs,
+    agent_dir: &Path,
+    cwd: &Path,
+    tools: &[Arc<dyn ToolDefinition>],
+) -> String {
+    let discovered = |name: &str| {
+        discover_prompt_file(name, agent_dir, cwd).map(|path| path.to_string_lossy().into_owned())
+    };
+    let custom_prompt = args
+        .system_prompt
+        .clone()
+        .or_else(|| discovered("SYSTEM.md"))
+        .map(|input| resolve_prompt_input(&input));
+    let append_inputs = if args.append_system_prompt.is_empty() {
+        discovered("APPEND_SYSTEM.md").into_iter().collect()
+    } else {
+        args.append_system_prompt.clone()
+    };
+    let context_files = if args.no_context_files {
+        Vec::new()
+    } else {
+        load_context_files(agent_dir, cwd)
+    };
+    let today = iso_timestamp(now_millis());
+    build_system_prompt(&PromptInputs {
+        custom_prompt,
+        append: append_inputs
+            .iter()
+            .map(|input| resolve_prompt_input(input))
+            .collect(),
+        tools: tools.to_vec(),
+        context_files,
+        date: today.get(..10).unwrap_or_default().to_owned(),
+        cwd: cwd.to_path_buf(),
+    })
+}
+
+/// The session the flags ask for: none, a given file, the latest of this
+/// directory, or a new one.
+fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<SessionManager> {
+    if args.no_session {
+        return Ok(SessionManager::in_memory(cwd));
+    }
+    let dir = args
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| session_dir(agent_dir, cwd));
+    Ok(match &args.session {
+        Some(file) => SessionManager::open(file, cwd)?,
+        None if args.continue_session => SessionManager::continue_recent(cwd, &dir)?,
+        None => SessionManager::create(cwd, &dir),
+    })
+}

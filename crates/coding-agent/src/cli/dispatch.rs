@@ -1,0 +1,67 @@
+//! Runs a built session in its mode: the interactive UI, RPC, or print
+//! (text or JSON), with Ctrl-C aborting the run.
+
+use anyhow::Context as _;
+use coding_agent::app::AgentSession;
+use coding_agent::modes::interactive::run_interactive;
+use coding_agent::modes::print::EXIT_INTERRUPTED;
+use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_until};
+
+use super::build::Built;
+use super::{ModeArg, cancel_on_ctrl_c};
+
+/// What stderr says once Ctrl-C has aborted a run in print or JSON mode.
+const RUN_INTERRUPTED: &str =
+    "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)";
+
+/// What stderr says once Ctrl-C has stopped RPC mode.
+const RPC_INTERRUPTED: &str =
+    "coding-agent: interrupted, aborting the run and bash commands (Ctrl-C again to exit now)";
+
+/// Runs `built` with the prompts `messages` (none for RPC and the
+/// interactive UI); returns the exit status.
+pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Result<u8> {
+    let Built {
+        mode,
+        options,
+        interactive,
+    } = built;
+    if let Some(interactive) = interactive {
+        return run_interactive(options, interactive).await;
+    }
+    let session = AgentSession::new(options).context("a built-in tool's schema")?;
+
+    match mode {
+        ModeArg::Rpc => {
+            let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
+            let stdin = tokio::io::stdin();
+            match run_rpc_until(session, stdin, tokio::io::stdout(), &stop).await? {
+                RpcEnd::InputClosed => Ok(0),
+                // Everything is written and every command has ended. Exit
+                // now: the runtime's shutdown would wait for the blocking
+                // read of stdin, which the client may never end.
+                RpcEnd::Stopped => std::process::exit(EXIT_INTERRUPTED.into()),
+            }
+        }
+        ModeArg::Text | ModeArg::Json => {
+            let format = if mode == ModeArg::Json {
+                PrintFormat::Json
+            } else {
+                PrintFormat::Text
+            };
+            let interrupt = cancel_on_ctrl_c(RUN_INTERRUPTED);
+            let mut stdout = std::io::stdout();
+            let mut stderr = std::io::stderr();
+            let status = run_print(
+                &session,
+                messages,
+                format,
+                &mut stdout,
+                &mut stderr,
+                &interrupt,
+            )
+            .await?;
+            Ok(status)
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! The command line.
+//!
+//! `coding-agent [OPTIONS] -p PROMPT...` (or `--mode json PROMPT...`, or
+//! `--mode rpc`) runs the agent: flags and settings pick the model
+//! ([`coding_agent::settings`]), the tools and the system prompt
+//! ([`coding_agent::prompt`]) and the session file ([`coding_agent::session`]),
+//! then a mode ([`coding_agent::modes`]) runs. Exit status: 0 on success, 1
+//! when the run ended in error, 2 for a usage error (no key, unknown provider,
+//! bad flags), 130 after Ctrl-C (or SIGTERM or SIGHUP), which aborts the run.
+//!
+//! With no prompt and no `-p`/`--mode`, in a terminal, the interactive UI
+//! runs ([`coding_agent::modes::interactive`]).
+//!
+//! `coding-agent tool NAME ARGS_JSON [--cwd DIR]` runs one tool call the way
+//! the agent loop runs it and prints the result as one JSON object, so tools
+//! can be tried, scripted and compared with Pi from a shell. Exit status: 0
+//! whenever a result was printed, including a failed tool (a tool error is
+//! data for the model, not a crash); 2 for a usage error (bad JSON, missing
+//! arguments, a bad `--cwd`); 1 if the result cannot be written.
+
+mod build;
+mod dispatch;
+mod remote;
+mod resolve;
+mod tool;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use coding_agent::settings::{ModelError, SettingsError};
+use tokio_util::sync::CancellationToken;
+
+/// The coding agent.
+#[derive(Debug, Parser)]
+#[command(
+    name = "coding-agent",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_long_help = ENVIRONMENT_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The environment variables the binary reads, for `--help`.
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY
+          Keys of the built-in providers (a provider in settings.json may name another variable)
+  CODING_AGENT_DIR
+          settings.json, sessions/, and the global AGENTS.md, SYSTEM.md, APPEND_SYSTEM.md
+          [default: ~/.coding-agent]
+  CODING_AGENT_LOG
+          Which warnings and logs are shown (stderr; the transcript in the interactive mode),
+          e.g. error, info, agent_ai=debug [default: warn]
+  CODING_AGENT_REMOTE_CACHE
+          With --remote: the directory on the remote host the helper is cached in
+          [default: the remote.cacheDir setting, else ~/.cache/coding-agent there]";
+
+/// How the agent runs: `text` (with `-p`), `json` or `rpc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    /// Print the final answer
+    Text,
+    /// Print every event as a JSON line
+    Json,
+    /// JSON commands on stdin, responses and events on stdout
+    Rpc,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Provider: openai, anthropic, or one defined in settings.json
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// Model id (or PROVIDER/ID)
+    #[arg(long, value_name = "ID")]
+    model: Option<String>,
+    /// Base URL of the provider's API (an OpenAI-compatible endpoint for an unknown provider)
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// API key [default: the provider's environment variable, OPENAI_API_KEY or ANTHROPIC_API_KEY]
+    #[arg(long, value_name = "KEY")]
+    api_key: Option<String>,
+    /// Never turn a tool call a model wrote as JSON text into a real call
+    #[arg(long)]
+    no_text_tool_calls: bool,
+    /// Non-interactive: run the prompts, print the final answer, exit
+    #[arg(short = 'p', long)]
+    print: bool,
+    /// Output mode
+    #[arg(long, value_enum, value_name = "MODE")]
+    mode: Option<ModeArg>,
+    /// Comma-separated tools to enable [default: read,bash,edit,write,grep,find,ls]
+    #[arg(short = 't', long, value_delimiter = ',', value_name = "TOOLS")]
+    tools: Option<Vec<String>>,
+    /// Enable no tools
+    #[arg(long, conflicts_with = "tools")]
+    no_tools: bool,
+    /// System prompt, as text or a file to read [default: the coding assistant prompt]
+    #[arg(long, value_name = "TEXT|FILE")]
+    system_prompt: Option<String>,
+    /// Text (or a file's contents) appended to the system prompt; repeatable
+    #[arg(long, value_name = "TEXT|FILE")]
+    append_system_prompt: Vec<String>,
+    /// Leave AGENTS.md / CLAUDE.md out of the system prompt
+    #[arg(long)]
+    no_context_files: bool,
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue")]
+    continue_session: bool,
+    /// Use this session file
+    #[arg(long, value_name = "FILE", conflicts_with = "continue_session")]
+    session: Option<PathBuf>,
+    /// Directory sessions are saved in and looked up [default: $CODING_AGENT_DIR/sessions/--<cwd>--]
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// Save no session
+    #[arg(long, conflicts_with_all = ["session", "continue_session"])]
+    no_session: bool,
+    /// Prompts, run one after another
+    #[arg(value_name = "PROMPT")]
+    messages: Vec<String>,
+    #[command(flatten)]
+    remote: remote::RemoteArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool call and print its result as JSON:
+    /// {"isError": bool, "content": [...], "details": ...}
+    Tool(ToolArgs),
+    /// The helper `--remote` starts on the remote host (framed calls on stdin and stdout)
+    #[command(hide = true)]
+    RemoteHelper,
+}
+
+#[derive(Debug, Args)]
+struct ToolArgs {
+    /// The tool to call (read, bash, edit, write, grep, find, ls)
+    name: String,
+    /// The call's arguments as JSON, or `-` to read them from standard input
+    args_json: String,
+    /// Directory relative paths resolve against [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    #[command(flatten)]
+    remote: remote::RemoteArgs,
+}
+
+/// The command line was wrong; reported on stderr with exit status 2.
+#[derive(Debug, thiserror::Error)]
+enum UsageError {
+    #[error("ARGS_JSON is not valid JSON: {0}")]
+    BadJson(serde_json::Error),
+    #[error("cannot read ARGS_JSON from standard input: {0}")]
+    Stdin(std::io::Error),
+    #[error("--cwd {}: {reason}", path.display())]
+    BadCwd { path: PathBuf, reason: String },
+    #[error(
+        "nothing to do: pass a prompt with -p PROMPT or --mode json PROMPT, use --mode rpc, or run with no arguments in a terminal"
+    )]
+    NoPrompt,
+    #[error("--mode rpc reads its prompts from standard input, not the command line")]
+    RpcWithPrompt,
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+}
+
+/// Parses the command line, runs it and turns the outcome into the exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(status) => ExitCode::from(status),
+        Err(err) => {
+            eprintln!("coding-agent: {err:#}");
+            if err.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Some(Command::Tool(args)) => runtime.block_on(tool::tool_command(args)).map(|()| 0),
+        Some(Command::RemoteHelper) => runtime
+            .block_on(coding_agent::remote::helper::serve_stdio())
+            .map(|()| 0)
+            .context("remote helper"),
+        None => runtime.block_on(agent_command(cli.run)),
+    }
+}
+
+/// Runs the agent in the mode the flags ask for; returns the exit status:
+/// what to run is resolved from the flags, settings and environment, the
+/// session is built from that, and the chosen mode runs it.
+async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
+    let resolved = resolve::resolve(&args)?;
+    let built = build::build(&args, resolved)?;
+    dispatch::dispatch(&args.messages, built).await
+}
+
+/// A token cancelled by the first Ctrl-C, or SIGTERM or SIGHUP (a supervisor
+/// stopping the agent, a closed terminal), so running tools are cancelled and
+/// their processes killed rather than left behind. The signals are watched
+/// from this call on, so one that comes early is not fatal. `notice` goes to
+/// stderr before the cancellation takes effect, so it comes before anything
+/// the cancelled run prints. A second signal exits at once (130, as a shell
+/// reports an interrupt) in case a tool ignores cancellation.
+fn cancel_on_ctrl_c(notice: &'static str) -> CancellationToken {
+    use tokio::signal::unix::{SignalKind, signal};
+    let cancel = CancellationToken::new();
+    let watched = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    );
+    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = watched else {
+        tracing::warn!("cannot watch for Ctrl-C: it will end the process without cleanup");
+        return cancel;
+    };
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        let mut interrupted = false;
+        loop {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+                _ = hangup.recv() => {}
+            }
+            if interrupted {
+                std::process::exit(130);
+            }
+            interrupted = true;
+            eprintln!("{notice}");
+            on_interrupt.cancel();
+        }
+    });
+    cancel
+}

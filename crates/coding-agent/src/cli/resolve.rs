@@ -1,0 +1,102 @@
+//! What to run: the mode, the model and its provider, and the tool names, from
+//! the flags, the settings files and the environment. Logging is installed
+//! here too, as soon as it is known whether warnings go to stderr or to the
+//! interactive transcript.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_ai::Provider;
+use anyhow::Context as _;
+use coding_agent::app::default_tool_names;
+use coding_agent::settings::{
+    ModelFlags, ResolvedModel, SETTINGS_FILE, Settings, agent_dir, provider_for, resolve_model,
+};
+use coding_agent::warnings::WarningReceiver;
+
+use super::{ModeArg, RunArgs, UsageError};
+
+/// The run the command line asks for, before anything is built.
+pub(super) struct Resolved {
+    /// The non-interactive mode: text unless `--mode` says otherwise.
+    pub mode: ModeArg,
+    /// No `-p`, no `--mode`, no prompt, in a terminal: the interactive UI.
+    pub interactive: bool,
+    /// Where logged warnings are received, for the interactive transcript;
+    /// `None` when they go to stderr.
+    pub warnings: Option<WarningReceiver>,
+    /// The directory the agent works in.
+    pub cwd: PathBuf,
+    /// `$CODING_AGENT_DIR`.
+    pub agent_dir: PathBuf,
+    /// The global and project settings.
+    pub settings: Settings,
+    /// The model flags as given (the interactive model picker resolves again
+    /// from them).
+    pub flags: ModelFlags,
+    /// The model and its endpoint.
+    pub model: ResolvedModel,
+    /// The provider that talks to it.
+    pub provider: Arc<dyn Provider>,
+    /// The tools asked for, by name (unknown names included).
+    pub tool_names: Vec<String>,
+}
+
+/// Resolves the command line; a usage error (no prompt, no key, an unknown
+/// provider) is an [`UsageError`].
+pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
+    let mode = match (args.mode, args.print) {
+        (Some(ModeArg::Rpc), _) => ModeArg::Rpc,
+        (Some(ModeArg::Json), _) => ModeArg::Json,
+        _ => ModeArg::Text,
+    };
+    let interactive = args.mode.is_none()
+        && !args.print
+        && args.messages.is_empty()
+        && std::io::IsTerminal::is_terminal(&std::io::stdin())
+        && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let warnings = if interactive {
+        Some(crate::logging::to_transcript())
+    } else {
+        crate::logging::to_stderr();
+        None
+    };
+    match mode {
+        ModeArg::Rpc if !args.messages.is_empty() => return Err(UsageError::RpcWithPrompt.into()),
+        ModeArg::Text | ModeArg::Json if args.messages.is_empty() && !interactive => {
+            return Err(UsageError::NoPrompt.into());
+        }
+        _ => {}
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let agent_dir = agent_dir();
+    let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+    let flags = ModelFlags {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        api_key: args.api_key.clone(),
+        no_text_tool_calls: args.no_text_tool_calls,
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let model = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
+        .map_err(UsageError::from)?;
+    let provider = provider_for(&model).map_err(UsageError::from)?;
+    let tool_names = match (&args.tools, args.no_tools) {
+        (_, true) => Vec::new(),
+        (Some(names), false) => names.iter().map(|n| n.trim().to_owned()).collect(),
+        (None, false) => default_tool_names(),
+    };
+    Ok(Resolved {
+        mode,
+        interactive,
+        warnings,
+        cwd,
+        agent_dir,
+        settings,
+        flags,
+        model,
+        provider,
+        tool_names,
+    })
+}

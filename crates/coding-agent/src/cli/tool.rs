@@ -1,0 +1,116 @@
+//! `coding-agent tool NAME ARGS_JSON`: one tool call run the way the agent
+//! loop runs it, printed as one JSON object.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_ai::{Content, ToolCall};
+use agent_core::{AgentTool, NoHooks, ToolSet, run_single_tool_call};
+use anyhow::Context as _;
+use coding_agent::definition::ContextFactory;
+use coding_agent::remote::{RemoteHost, tool_on};
+use coding_agent::tools::BUILTIN_TOOL_NAMES;
+use coding_agent::{ToolContext, wrap_tool_definition};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{ToolArgs, UsageError, cancel_on_ctrl_c};
+
+/// What stderr says once Ctrl-C has cancelled the call.
+const INTERRUPTED: &str =
+    "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)";
+
+/// What `coding-agent tool` prints: the parts of the tool-result message a
+/// caller needs, with `details` always present (`null` when the tool gave none).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolOutput<'a> {
+    is_error: bool,
+    content: &'a [Content],
+    details: &'a Option<Value>,
+}
+
+/// Runs one tool call as the agent loop runs it and prints its result as one
+/// JSON object.
+pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
+    crate::logging::to_stderr();
+    // Installed first, so Ctrl-C while the arguments are still being read also
+    // cancels the call instead of killing the process.
+    let cancel = cancel_on_ctrl_c(INTERRUPTED);
+    let remote = args.remote.connect(args.cwd.as_deref(), None).await?;
+    let cwd = match &remote {
+        Some(host) => host.cwd().to_path_buf(),
+        None => working_directory(args.cwd.as_deref())?,
+    };
+    let arguments = read_arguments(&args.args_json).await?;
+
+    let tools =
+        ToolSet::new(builtin_agent_tools(cwd, remote)).context("a built-in tool's schema")?;
+    let call = ToolCall {
+        id: "call_cli".into(),
+        name: args.name,
+        arguments,
+        thought_signature: None,
+        recovered_from_text: None,
+    };
+    // The same five steps the agent loop runs, with no hooks.
+    let message = run_single_tool_call(&tools, &call, &NoHooks, &cancel).await;
+
+    let output = ToolOutput {
+        is_error: message.is_error,
+        content: &message.content,
+        details: &message.details,
+    };
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, &output).context("cannot write the result")?;
+    writeln!(stdout).context("cannot write the result")?;
+    stdout.flush().context("cannot write the result")
+}
+
+/// `--cwd` made absolute (symlinks kept, as Pi keeps `process.cwd()`), or the
+/// current directory.
+fn working_directory(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let Some(path) = cwd else {
+        return std::env::current_dir().context("cannot read the current directory");
+    };
+    let bad = |reason: String| UsageError::BadCwd {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(std::path::absolute(path).map_err(|e| bad(e.to_string()))?),
+        Ok(_) => Err(bad("not a directory".into()).into()),
+        Err(e) => Err(bad(e.to_string()).into()),
+    }
+}
+
+/// ARGS_JSON parsed, read from standard input when it is `-`. Any JSON value
+/// is accepted: a non-object is the model's mistake, which validation reports.
+async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
+    let text = if args_json == "-" {
+        tokio::task::spawn_blocking(|| {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map(|_| text)
+        })
+        .await?
+        .map_err(UsageError::Stdin)?
+    } else {
+        args_json.to_owned()
+    };
+    Ok(serde_json::from_str(&text).map_err(UsageError::BadJson)?)
+}
+
+/// The built-in tools present in this build, as the loop sees them, each
+/// executing in `cwd`, on `remote` when given.
+fn builtin_agent_tools(cwd: PathBuf, remote: Option<Arc<RemoteHost>>) -> Vec<Arc<dyn AgentTool>> {
+    let ctx_factory: ContextFactory = Arc::new(move |cancel| ToolContext {
+        cancel,
+        ..ToolContext::new(cwd.clone())
+    });
+    BUILTIN_TOOL_NAMES
+        .iter()
+        .filter_map(|name| tool_on(name, remote.as_ref()))
+        .map(|definition| wrap_tool_definition(definition, ctx_factory.clone()))
+        .collect()
+}
