@@ -341,13 +341,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The built-in tools called `names`, in that order (repeats dropped), and
 /// the names that are not built-in tools.
 pub fn select_tools(names: &[String]) -> (Vec<Arc<dyn ToolDefinition>>, Vec<String>) {
+    select_tools_with(names, builtin_tool)
+}
+
+/// [`select_tools`] with the tools `make` builds (for example acting on a
+/// remote host).
+pub fn select_tools_with(
+    names: &[String],
+    make: impl Fn(&str) -> Option<Arc<dyn ToolDefinition>>,
+) -> (Vec<Arc<dyn ToolDefinition>>, Vec<String>) {
     let mut tools: Vec<Arc<dyn ToolDefinition>> = Vec::new();
     let mut unknown = Vec::new();
     for name in names {
         if tools.iter().any(|t| &t.tool().name == name) {
             continue;
         }
-        match builtin_tool(name) {
+        match make(name) {
             Some(tool) => tools.push(tool),
             None => unknown.push(name.clone()),
         }

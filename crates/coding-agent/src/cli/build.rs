@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
-use coding_agent::app::{SessionOptions, select_tools};
+use coding_agent::app::{SessionOptions, select_tools, select_tools_with};
 use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
 use coding_agent::prompt::{
-    PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
+    ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
 };
+use coding_agent::remote::context::load_remote_context_files;
+use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::session::{SessionManager, iso_timestamp, session_dir};
 use coding_agent::settings::SETTINGS_FILE;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
@@ -28,11 +30,19 @@ pub(super) struct Built {
     pub options: SessionOptions,
     /// Set when the interactive UI runs.
     pub interactive: Option<InteractiveOptions>,
+    /// The host the tools act on, with `--remote`.
+    pub remote: Option<Arc<RemoteHost>>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
-/// and left out.
-pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built> {
+/// and left out. With `remote`, the tools, their working directory and the
+/// project's context files are the remote host's; the session and settings
+/// stay local (keyed by the local directory).
+pub(super) async fn build(
+    args: &RunArgs,
+    resolved: Resolved,
+    remote: Option<Arc<RemoteHost>>,
+) -> anyhow::Result<Built> {
     let Resolved {
         mode,
         interactive,
@@ -46,14 +56,36 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         tool_names,
     } = resolved;
     let start_provider = model.model.provider.clone();
-    let (tools, unknown) = select_tools(&tool_names);
+    let (tools, unknown) = match &remote {
+        Some(host) => {
+            let ops = RemoteOperations::new(Arc::clone(host));
+            select_tools_with(&tool_names, |name| remote_tool(name, &ops))
+        }
+        None => select_tools(&tool_names),
+    };
     for name in unknown {
         eprintln!(
             "Warning: Unknown tool \"{name}\". Valid tools: {}",
             BUILTIN_TOOL_NAMES.join(", ")
         );
     }
-    let system_prompt = system_prompt(args, &agent_dir, &cwd, &tools);
+    let tool_cwd = remote
+        .as_ref()
+        .map_or_else(|| cwd.clone(), |host| host.cwd().to_path_buf());
+    let context_files = match &remote {
+        _ if args.no_context_files => Vec::new(),
+        Some(host) => {
+            let ops = RemoteOperations::new(Arc::clone(host));
+            load_remote_context_files(&agent_dir, &ops, host.cwd()).await
+        }
+        None => load_context_files(&agent_dir, &cwd),
+    };
+    let mut system_prompt_inputs = system_prompt(args, &agent_dir, &cwd, &tools, context_files);
+    if let Some(host) = &remote {
+        system_prompt_inputs.cwd = tool_cwd.clone();
+        system_prompt_inputs.remote_host = Some(host.authority());
+    }
+    let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
@@ -68,11 +100,12 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
             start_provider,
         },
         warnings,
+        remote_host: remote.as_ref().map(|host| host.authority()),
     });
     let options = SessionOptions {
         provider,
         model: model.model,
-        cwd,
+        cwd: tool_cwd,
         tools,
         system_prompt,
         session,
@@ -81,18 +114,20 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         mode,
         options,
         interactive,
+        remote,
     })
 }
 
-/// The system prompt: `--system-prompt` (or a discovered `SYSTEM.md`) or the
-/// default text, `--append-system-prompt` (or `APPEND_SYSTEM.md`), context
-/// files unless `--no-context-files`, today's date and the cwd.
+/// What the system prompt is built from: `--system-prompt` (or a discovered
+/// `SYSTEM.md`) or the default text, `--append-system-prompt` (or
+/// `APPEND_SYSTEM.md`), `context_files`, today's date and the cwd.
 fn system_prompt(
     args: &RunArgs,
     agent_dir: &Path,
     cwd: &Path,
     tools: &[Arc<dyn ToolDefinition>],
-) -> String {
+    context_files: Vec<ContextFile>,
+) -> PromptInputs {
     let discovered = |name: &str| {
         discover_prompt_file(name, agent_dir, cwd).map(|path| path.to_string_lossy().into_owned())
     };
@@ -106,13 +141,8 @@ fn system_prompt(
     } else {
         args.append_system_prompt.clone()
     };
-    let context_files = if args.no_context_files {
-        Vec::new()
-    } else {
-        load_context_files(agent_dir, cwd)
-    };
     let today = iso_timestamp(now_millis());
-    build_system_prompt(&PromptInputs {
+    PromptInputs {
         custom_prompt,
         append: append_inputs
             .iter()
@@ -122,7 +152,8 @@ fn system_prompt(
         context_files,
         date: today.get(..10).unwrap_or_default().to_owned(),
         cwd: cwd.to_path_buf(),
-    })
+        remote_host: None,
+    }
 }
 
 /// The session the flags ask for: none, a given file, the latest of this

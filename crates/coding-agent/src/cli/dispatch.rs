@@ -1,11 +1,16 @@
 //! Runs a built session in its mode: the interactive UI, RPC, or print
 //! (text or JSON), with Ctrl-C aborting the run.
 
+use std::sync::Arc;
+
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::interactive::run_interactive;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
-use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_until};
+use coding_agent::modes::rpc::run_rpc_with;
+use coding_agent::modes::{PrintFormat, RpcEnd, run_print};
+use coding_agent::remote::RemoteOperations;
+use coding_agent::tools::bash::ops::{BashOperations, LocalBashOperations};
 
 use super::build::Built;
 use super::{ModeArg, cancel_on_ctrl_c};
@@ -25,6 +30,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         mode,
         options,
         interactive,
+        remote,
     } = built;
     if let Some(interactive) = interactive {
         return run_interactive(options, interactive).await;
@@ -35,7 +41,12 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         ModeArg::Rpc => {
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
-            match run_rpc_until(session, stdin, tokio::io::stdout(), &stop).await? {
+            // The user's `bash` commands run where the tools do.
+            let bash_ops: Arc<dyn BashOperations> = match remote {
+                Some(host) => Arc::new(RemoteOperations::new(host)),
+                None => Arc::new(LocalBashOperations::new()),
+            };
+            match run_rpc_with(session, bash_ops, stdin, tokio::io::stdout(), &stop).await? {
                 RpcEnd::InputClosed => Ok(0),
                 // Everything is written and every command has ended. Exit
                 // now: the runtime's shutdown would wait for the blocking

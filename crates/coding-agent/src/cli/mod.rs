@@ -198,10 +198,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool::tool_command(args)).map(|()| 0),
-        Some(Command::RemoteHelper) => runtime
-            .block_on(coding_agent::remote::helper::serve_stdio())
-            .map(|()| 0)
-            .context("remote helper"),
+        Some(Command::RemoteHelper) => {
+            let served = runtime.block_on(coding_agent::remote::helper::serve_stdio());
+            // Exit without waiting for the runtime: a read blocked in the
+            // kernel would keep the helper alive on the remote forever.
+            std::process::exit(i32::from(served.is_err()))
+        }
         None => runtime.block_on(agent_command(cli.run)),
     }
 }
@@ -211,7 +213,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// session is built from that, and the chosen mode runs it.
 async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     let resolved = resolve::resolve(&args)?;
-    let built = build::build(&args, resolved)?;
+    let remote = args
+        .remote
+        .connect(None, resolved.settings.remote.as_ref())
+        .await?;
+    let built = build::build(&args, resolved, remote).await?;
     dispatch::dispatch(&args.messages, built).await
 }
 

@@ -36,6 +36,8 @@ pub struct HelperChannel {
     /// Why the channel closed, once it has.
     lost: Arc<OnceLock<String>>,
     closed: CancellationToken,
+    /// Bytes received from the helper so far.
+    received: Arc<AtomicU64>,
 }
 
 impl HelperChannel {
@@ -52,9 +54,13 @@ impl HelperChannel {
         let pending: Pending = Arc::default();
         let lost = Arc::new(OnceLock::new());
         let closed = CancellationToken::new();
+        let received = Arc::new(AtomicU64::new(0));
         tokio::spawn(write_calls(to_helper, outgoing, closed.clone()));
         tokio::spawn(route_replies(
-            from_helper,
+            Counted {
+                inner: from_helper,
+                count: Arc::clone(&received),
+            },
             Arc::clone(&pending),
             Arc::clone(&lost),
             closed.clone(),
@@ -66,7 +72,15 @@ impl HelperChannel {
             next_id: AtomicU64::new(1),
             lost,
             closed,
+            received,
         }
+    }
+
+    /// Bytes received from the helper since the channel started: what the
+    /// link carried back (a read near the end of a huge file moves only
+    /// its window).
+    pub fn bytes_received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
     }
 
     /// Whether the channel has ended.
@@ -190,6 +204,26 @@ impl Drop for CallReplies<'_> {
         if !self.finished {
             self.send_cancel();
         }
+    }
+}
+
+/// A reader that counts the bytes it passes on.
+struct Counted<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let read = buf.filled().len() - before;
+        self.count.fetch_add(read as u64, Ordering::Relaxed);
+        polled
     }
 }
 

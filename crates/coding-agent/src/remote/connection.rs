@@ -140,12 +140,18 @@ pub enum ConnectError {
 
 /// What ssh printed on stderr, the last [`STDERR_KEPT_BYTES`] of it.
 #[derive(Debug, Clone, Default)]
-struct Stderr(Arc<Mutex<Vec<u8>>>);
+struct Stderr {
+    kept: Arc<Mutex<Vec<u8>>>,
+    /// Fires once the pipe has ended.
+    ended: CancellationToken,
+}
 
 impl Stderr {
     fn collect(&self, pipe: impl AsyncRead + Unpin + Send + 'static) {
-        let kept = Arc::clone(&self.0);
+        let kept = Arc::clone(&self.kept);
+        let ended = self.ended.clone();
         tokio::spawn(async move {
+            let _ended = ended.drop_guard();
             let mut pipe = pipe;
             let mut buf = [0u8; 1024];
             while let Ok(n) = pipe.read(&mut buf).await {
@@ -160,10 +166,17 @@ impl Stderr {
         });
     }
 
-    /// The text, trimmed; ssh's own noise about the shared connection removed.
+    /// The text so far, trimmed.
     fn text(&self) -> String {
-        let kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         String::from_utf8_lossy(&kept).trim().to_owned()
+    }
+
+    /// The whole text, once ssh has closed its stderr (it has exited), or
+    /// what came within a second.
+    async fn final_text(&self) -> String {
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.ended.cancelled()).await;
+        self.text()
     }
 }
 
@@ -313,7 +326,7 @@ impl Ssh<'_> {
             (Some(uname), Some(home)) => Ok((master, stdin, uname, PathBuf::from(home))),
             _ => {
                 let status = master.wait().await.ok();
-                let said = stderr.text();
+                let said = stderr.final_text().await;
                 Err(if said.is_empty() {
                     format!("ssh exited ({})", describe(status))
                 } else {
@@ -367,14 +380,14 @@ impl Ssh<'_> {
             }
             Ok(Err(_)) => {
                 let status = helper.wait().await.ok();
+                let said = stderr.final_text().await;
                 return match status.and_then(|s| s.code()) {
                     Some(127) => Ok(Started::Missing),
                     Some(126) => Err(format!(
-                        "{} cannot be executed there ({}); set remote.cacheDir to a directory that allows executing files",
+                        "{} cannot be executed there ({said}); set remote.cacheDir to a directory that allows executing files",
                         path.display(),
-                        stderr.text()
                     )),
-                    _ => Err(format!("{} ({})", stderr.text(), describe(status))),
+                    _ => Err(format!("{said} ({})", describe(status))),
                 };
             }
             Err(_) => {
@@ -388,7 +401,7 @@ impl Ssh<'_> {
         let why_lost = async move {
             // Give ssh a moment to exit and say why, then kill it.
             let _ = tokio::time::timeout(Duration::from_secs(2), helper.wait()).await;
-            stderr.text()
+            stderr.final_text().await
         };
         Ok(Started::Running(HelperChannel::start(
             stdin, stdout, why_lost,
@@ -430,7 +443,7 @@ impl Ssh<'_> {
         }
         Err(format!(
             "cannot upload it to {dir}: {}; set remote.cacheDir to a writable directory",
-            stderr.text()
+            stderr.final_text().await
         ))
     }
 }
@@ -558,6 +571,19 @@ impl RemoteHost {
     /// `[user@]host[:port]`.
     pub fn authority(&self) -> String {
         self.options.target.authority()
+    }
+
+    /// The host's name in the per-file mutation queue: the target plus the
+    /// ssh configuration, since one alias may name different hosts under
+    /// different configurations.
+    pub fn queue_name(&self) -> String {
+        let config = self
+            .options
+            .ssh_config
+            .as_ref()
+            .map(|c| format!(" -F {}", c.display()))
+            .unwrap_or_default();
+        format!("ssh://{}{config}", self.authority())
     }
 
     /// The live connection; reconnects once if the last one was lost.

@@ -37,6 +37,9 @@ use crate::tools::write::ops::{LocalWriteOperations, WriteOperations};
 /// Replies waiting for the writer, at most; a slow link slows the calls.
 const REPLIES_IN_FLIGHT: usize = 64;
 
+/// How long calls may take to end once the connection is gone.
+const CALLS_DRAIN: Duration = Duration::from_secs(2);
+
 /// Output chunks of one command waiting to be framed, at most.
 const CHUNKS_IN_FLIGHT: usize = 16;
 
@@ -95,13 +98,21 @@ pub async fn serve(
     for cancel in lock(&running).values() {
         cancel.cancel();
     }
-    while calls.join_next().await.is_some() {}
+    // Cancelled commands die at once (their groups are killed); a read
+    // blocked in the kernel (a FIFO nobody writes) cannot be interrupted, so
+    // it is given up on: the process exits anyway (see `serve_stdio`).
+    let _ = tokio::time::timeout(CALLS_DRAIN, async {
+        while calls.join_next().await.is_some() {}
+    })
+    .await;
     drop(replies);
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     ended
 }
 
 /// Serves on the process's own stdin and stdout (the hidden subcommand).
+/// The caller should exit the process once this returns rather than wait
+/// for the runtime: a blocking read may never end.
 pub async fn serve_stdio() -> io::Result<()> {
     serve(tokio::io::stdin(), tokio::io::stdout()).await
 }

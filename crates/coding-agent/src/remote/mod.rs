@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod connection;
+pub mod context;
 pub mod helper;
 pub mod ops;
 pub mod protocol;

@@ -143,6 +143,10 @@ impl WriteOperations for RemoteOperations {
                 .await,
         )
     }
+
+    fn host(&self) -> Option<String> {
+        Some(self.host.queue_name())
+    }
 }
 
 #[async_trait]
@@ -161,6 +165,10 @@ impl EditOperations for RemoteOperations {
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         WriteOperations::write_file(self, path, content).await
+    }
+
+    fn host(&self) -> Option<String> {
+        Some(self.host.queue_name())
     }
 }
 

@@ -146,6 +146,7 @@ impl Sshd {
         for pid in &children {
             let _ = Command::new("kill")
                 .args(["-KILL", &pid.to_string()])
+                .stderr(Stdio::null())
                 .status();
         }
         children.len()

@@ -22,7 +22,7 @@ use crate::definition::{ToolContext, ToolDefinition, parse_args};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
-use crate::support::mutation_queue::with_file_mutation_queue;
+use crate::support::mutation_queue::with_file_mutation_queue_on;
 use crate::support::paths::resolve_to_cwd;
 
 /// What the model reads about `edit`.
@@ -162,6 +162,7 @@ impl ToolDefinition for EditTool {
         }
         let abs = resolve_to_cwd(&args.path, &ctx.cwd);
         let ops = Arc::clone(&self.ops);
+        let host = ops.host();
         let cancel = ctx.cancel.clone();
         let target = abs.clone();
         let mutation = async move {
@@ -204,7 +205,7 @@ impl ToolDefinition for EditTool {
             ))
             .with_details(Value::Object(details)))
         };
-        with_file_mutation_queue(&abs, &ctx.cancel, mutation)
+        with_file_mutation_queue_on(host.as_deref(), &abs, &ctx.cancel, mutation)
             .await
             .map_err(|aborted| ToolError::new(aborted.to_string()))?
     }
