@@ -1,5 +1,5 @@
 //! `cargo xtask e2e-local [--small]`: the opt-in end-to-end tier against a real
-//! local model (issue 6; recipe in `shared/reference/local-llm.md`).
+//! local model (issue 6).
 //!
 //! Everything comes from the package registries and is cached in
 //! `$XDG_CACHE_HOME/coding-agent/local-llm` (default `~/.cache/...`), so a

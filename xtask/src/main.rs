@@ -9,6 +9,8 @@
 //! - `e2e-local`: the opt-in tier against a real local model (see `e2e_local.rs`).
 //! - `bench`: end-to-end figures of the built-in tools against a baseline
 //!   measured in the same run (see `bench.rs`).
+//! - `bench-session`: the per-turn cost of a 300-turn session against a
+//!   loopback model (see `long_session.rs`).
 //!
 //! Every task says what it does as it goes and exits non-zero with the reason
 //! when it fails; a command line it does not understand prints the usage and
@@ -20,6 +22,7 @@ mod deny;
 mod dist;
 mod e2e_local;
 mod layers;
+mod long_session;
 mod package;
 mod workspace;
 
@@ -44,6 +47,9 @@ tasks:
                    cargo package (dry run, offline) for agent-ai, agent-core and
                    coding-agent, after checking their crates.io metadata
   bench [--quick]  end-to-end figures of the built-in tools (long; needs disk space)
+  bench-session [--quick]
+                   the client's time per turn at turns 30 and 300 of one session against
+                   a loopback model that answers at once (60 turns with --quick)
   e2e-local [--small]
                    the opt-in tier against a real local model (llama.cpp's server and
                    Qwen2.5-Coder 1.5B, or 0.5B with --small; built and cached once)
@@ -59,6 +65,7 @@ enum Task {
     Dist,
     Package { allow_dirty: bool },
     Bench { quick: bool },
+    BenchSession { quick: bool },
     E2eLocal { small: bool },
     Help,
 }
@@ -82,6 +89,8 @@ fn parse(args: &[String]) -> Result<Task, String> {
             .map(|allow_dirty| Task::Package { allow_dirty }),
         "help" | "--help" | "-h" => no_options(Task::Help),
         "bench" => optional_flag("bench", options, "--quick").map(|quick| Task::Bench { quick }),
+        "bench-session" => optional_flag("bench-session", options, "--quick")
+            .map(|quick| Task::BenchSession { quick }),
         "e2e-local" => {
             optional_flag("e2e-local", options, "--small").map(|small| Task::E2eLocal { small })
         }
@@ -117,6 +126,7 @@ fn main() -> ExitCode {
         Task::Dist => dist::run(),
         Task::Package { allow_dirty } => package::run(allow_dirty),
         Task::Bench { quick } => bench::run(quick),
+        Task::BenchSession { quick } => long_session::run(quick),
         Task::E2eLocal { small } => e2e_local::run(small),
         Task::Help => {
             print!("{USAGE}");
@@ -216,6 +226,10 @@ mod tests {
             Ok(Task::Package { allow_dirty: false })
         );
         assert_eq!(parse(&args("bench")), Ok(Task::Bench { quick: false }));
+        assert_eq!(
+            parse(&args("bench-session")),
+            Ok(Task::BenchSession { quick: false })
+        );
         assert_eq!(
             parse(&args("e2e-local")),
             Ok(Task::E2eLocal { small: false })

@@ -1,5 +1,5 @@
 //! Argument validation as Pi 0.73.1 does it: the coercion table of
-//! pi-tools-spec.md §2.4, the key rows of pi-test-cases.md section E, the `val_*`
+//! `docs/tool-behaviour.md` §1 (its coercion table and error texts), the `val_*`
 //! parity fixtures (written out here, not read), and deviation #1 (`null`).
 //!
 //! The schemas are the built-in tools' schemas as Pi sends them, inline as JSON.
@@ -107,7 +107,7 @@ fn error_text(validator: &ToolValidator, arguments: &Value) -> String {
     validator.validate(arguments).unwrap_err().to_string()
 }
 
-// ---- §2.4 coercion table ----
+// ---- the coercion table (docs/tool-behaviour.md §1) ----
 
 #[test]
 fn number_for_a_string_becomes_its_digits() {
@@ -239,7 +239,7 @@ fn non_object_arguments_fail_at_root() {
     );
 }
 
-// ---- pi-test-cases.md section E ----
+// ---- Pi's key validation cases, re-run against 0.73.1 ----
 
 #[test]
 fn missing_required_property_names_it_in_typebox_words() {

@@ -1,7 +1,7 @@
 //! Turns: ask the model, run its tool calls, repeat; steering and follow-up
 //! queues; stopping; cancellation.
 //!
-//! This follows Pi 0.73.1's `runLoop` (spec §3.2). The loop never checks
+//! This follows Pi 0.73.1's `runLoop` (`docs/tool-behaviour.md` §2.1). The loop never checks
 //! cancellation itself: it hands the token to the provider and to every tool and
 //! hook. A cancelled provider answers with `stopReason: aborted`, which ends the
 //! run; cancelled tools return their own abort errors, the loop asks the model

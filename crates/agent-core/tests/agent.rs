@@ -1,4 +1,4 @@
-//! The `Agent` handle (pi-test-cases.md section D): state, queues, busy
+//! The `Agent` handle (`docs/tool-behaviour.md` §2.1): state, queues, busy
 //! errors, continue, and event subscription.
 
 #![allow(clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Turns of the loop (pi-tools-spec.md §3.1-3.2, pi-test-cases.md section C):
+//! Turns of the loop (`docs/tool-behaviour.md` §2.1, with Pi's cases):
 //! event order, steering and follow-up queues, `should_stop_after_turn`,
 //! failed responses and `continue`.
 

@@ -1,6 +1,6 @@
 //! Batches of tool calls through the loop: event order in parallel and
 //! sequential batches, the accepting-updates gate, hooks, and `terminate`.
-//! Pi's reference: pi-tools-spec.md §3.5-3.7, pi-test-cases.md section C.
+//! Pi's reference: `docs/tool-behaviour.md` §2.3-2.4 (with Pi's traces).
 
 #![allow(clippy::unwrap_used)]
 

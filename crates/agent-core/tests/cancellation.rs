@@ -1,4 +1,4 @@
-//! Cancelling a run (pi-tools-spec.md §3.8): every running tool and the
+//! Cancelling a run (`docs/tool-behaviour.md` §2.5): every running tool and the
 //! provider stream see it, the run ends with `stopReason: aborted`, and no
 //! tool outlives the run.
 

@@ -1,4 +1,4 @@
-//! One tool call through the five steps (pi-tools-spec.md §3.3, §3.4): every
+//! One tool call through the five steps (`docs/tool-behaviour.md` §2.2): every
 //! failure, a panic included, becomes one error result; hooks see the raw call
 //! and the validated arguments; `after_tool_call` overrides field by field.
 

@@ -1,4 +1,4 @@
-//! The `bash` tool: Pi's test cases (pi-test-cases.md A.4), the parity
+//! The `bash` tool: Pi's test cases (docs/tool-behaviour.md §4.4), the parity
 //! fixtures `bash_*.json`, and where we go beyond Pi (DEVIATIONS #7, #8; process
 //! groups, bounded memory, background children).
 

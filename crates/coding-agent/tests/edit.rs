@@ -1,4 +1,4 @@
-//! The `edit` tool: Pi's cases (pi-test-cases.md A.3, A.8, A.9, A.10), the
+//! The `edit` tool: Pi's cases (basic, fuzzy, CRLF and multi-edit; docs/tool-behaviour.md §4.3), the
 //! parity fixtures `edit_*.json`, and where we differ on purpose
 //! (DEVIATIONS #2, #10).
 
@@ -654,7 +654,7 @@ async fn edit_cancelled_before_it_starts_is_aborted() {
     assert_eq!(fx.read("a.txt"), "a");
 }
 
-// ---- The file-mutation queue (spec §6) -------------------------------------
+// ---- The file-mutation queue (docs/tool-behaviour.md §5) -------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_edits_to_one_file_all_apply() {

@@ -33,7 +33,7 @@ async fn find_error(fixture: &Fixture, args: Value) -> String {
     fixture.find(args).await.unwrap_err().message().to_owned()
 }
 
-// Pi's test cases (pi-test-cases.md A.6).
+// Pi's test cases (re-run against 0.73.1; docs/tool-behaviour.md §4.6).
 
 #[tokio::test]
 async fn find_includes_hidden_files() {
@@ -90,7 +90,7 @@ async fn find_limit_notice_fires_at_exactly_the_limit() {
     );
 }
 
-// Parity fixtures (/work/shared/parity/cases/find_*.json). Pi's order depends
+// Parity fixtures (`parity/fixtures/cases/find_*.json`). Pi's order depends
 // on fd's threads; ours is sorted (DEVIATIONS #4).
 
 /// find_brace.
@@ -242,6 +242,7 @@ async fn find_does_not_follow_a_directory_symlink_cycle() {
     assert_eq!(text(&result), "dir/\ndir/a.txt\ndir/loop");
 }
 
+/// DEVIATIONS #21: fd answers with two error lines of its own.
 #[tokio::test]
 async fn find_on_a_file_says_it_is_not_a_directory() {
     let fixture = Fixture::project();

@@ -45,7 +45,7 @@ fn context_fixture() -> Fixture {
     ])
 }
 
-// Pi's test cases (pi-test-cases.md A.5).
+// Pi's test cases (re-run against 0.73.1; docs/tool-behaviour.md §4.5).
 
 #[tokio::test]
 async fn grep_a_file_shows_its_basename() {
@@ -144,7 +144,7 @@ async fn grep_limit_zero_acts_as_one() {
     );
 }
 
-// Parity fixtures (/work/shared/parity/cases/grep_*.json).
+// Parity fixtures (`parity/fixtures/cases/grep_*.json`).
 
 /// grep_simple. Pi's order depends on rg's threads; ours is sorted (DEVIATIONS #4).
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The `ls` tool: Pi's test cases (pi-test-cases.md A.7), the parity fixtures
+//! The `ls` tool: Pi's test cases (docs/tool-behaviour.md §4.7), the parity fixtures
 //! `ls_*.json` written out as code, and the edges of limits, symlinks,
 //! truncation, errors and cancellation.
 
@@ -92,7 +92,7 @@ async fn err_text(cwd: &Path, args: Value) -> String {
     ls(cwd, args).await.unwrap_err().message().to_owned()
 }
 
-// --- pi-test-cases.md A.7 ---
+// --- Pi's test cases, re-run against 0.73.1 ---
 
 #[tokio::test]
 async fn ls_includes_hidden_files_and_marks_hidden_directories() {

@@ -1,14 +1,12 @@
-//! Data-driven parity with Pi: every fixture in `shared/parity/cases/*.json`
-//! (format: `shared/parity/README.md`) is laid out in a fresh temp root, run
+//! Data-driven parity with Pi: every fixture in `parity/fixtures/cases/*.json`
+//! (format: `parity/fixtures/README.md`) is laid out in a fresh temp root, run
 //! through the real binary (`coding-agent tool NAME ARGS --cwd work/`), and
 //! compared with Pi's answer, or with ours where `parity/deviations.rs` names
-//! a deviation from `DEVIATIONS.md`.
+//! a deviation from `docs/DEVIATIONS.md`.
 //!
 //! Cases for built-in tools not in this build are listed as skipped, not
 //! passed. Every mismatch of every case is reported before the test fails.
-//! The fixtures are vendored in `tests/parity/shared/` (a copy of the project's
-//! `shared/parity` and `shared/reference/DEVIATIONS.md`); set `PARITY_CASES_DIR`
-//! to run another directory of fixtures.
+//! Set `PARITY_CASES_DIR` to run another directory of fixtures.
 
 // Harness code outside `#[test]` functions; a broken harness should panic loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -51,14 +49,10 @@ enum Outcome {
 
 #[test]
 fn parity_fixtures_match_pi_or_a_named_deviation() {
-    let shared = shared_dir();
-    let cases = load_cases(&shared.join("parity/cases"));
-    assert!(
-        !cases.is_empty(),
-        "no fixtures in {}",
-        shared.join("parity/cases").display()
-    );
-    let table_problems = check_deviation_table(&shared, &cases);
+    let dir = cases_dir();
+    let cases = load_cases(&dir);
+    assert!(!cases.is_empty(), "no fixtures in {}", dir.display());
+    let table_problems = check_deviation_table(&cases);
 
     let results = run_all(&cases, None);
     let report = report(&results, &table_problems);
@@ -83,8 +77,7 @@ fn parity_fixtures_match_through_remote() {
     let Some(sshd) = remote_support::Sshd::start() else {
         return;
     };
-    let shared = shared_dir();
-    let cases = load_cases(&shared.join("parity/cases"));
+    let cases = load_cases(&cases_dir());
     let results = run_all(&cases, Some(&sshd));
     let report = report(&results, &[]);
     let failed = results
@@ -98,74 +91,12 @@ fn parity_fixtures_match_through_remote() {
     let _ = std::io::stderr().write_all(report.as_bytes());
 }
 
-/// The fixtures: `$PARITY_CASES_DIR/../..` when set, else the copy vendored
-/// in `tests/parity/shared/` (same layout as the project's `shared/`), so the
-/// harness runs from any clone. [`vendored_fixtures_match_the_shared_ones`]
-/// keeps that copy in step with `shared/` wherever both are present.
-fn shared_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("PARITY_CASES_DIR") {
-        let cases = PathBuf::from(dir);
-        return cases
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| panic!("PARITY_CASES_DIR={} has no grandparent", cases.display()));
-    }
-    vendored_dir()
-}
-
-fn vendored_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity/shared")
-}
-
-/// The project's `shared/` beside an ancestor of this crate, if there is one.
-fn project_shared_dir() -> Option<PathBuf> {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .skip(1)
-        .map(|dir| dir.join("shared"))
-        .find(|shared| shared.join("parity/cases").is_dir())
-}
-
-/// The vendored fixtures are the shared ones, byte for byte, when the shared
-/// ones are reachable (always in the project's own checkouts).
-#[test]
-fn vendored_fixtures_match_the_shared_ones() {
-    let Some(shared) = project_shared_dir() else {
-        eprintln!("no shared/ beside this checkout: nothing to compare the vendored copy with");
-        return;
-    };
-    let vendored = vendored_dir();
-    let listing = |dir: &Path| -> BTreeMap<String, Vec<u8>> {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .map(|p| {
-                (
-                    p.file_name().unwrap().to_string_lossy().into_owned(),
-                    std::fs::read(&p).unwrap(),
-                )
-            })
-            .collect()
-    };
-    for sub in ["parity/cases", "reference"] {
-        let ours = listing(&vendored.join(sub));
-        let theirs = listing(&shared.join(sub));
-        for (name, bytes) in &ours {
-            assert_eq!(
-                Some(bytes),
-                theirs.get(name),
-                "{sub}/{name} differs from {}: copy it again",
-                shared.display()
-            );
-        }
-        if sub == "parity/cases" {
-            assert_eq!(
-                ours.keys().collect::<Vec<_>>(),
-                theirs.keys().collect::<Vec<_>>(),
-                "the vendored cases are not the shared set: copy them again"
-            );
-        }
+/// The fixtures: `$PARITY_CASES_DIR` when set, else the ones in
+/// `tests/parity/fixtures/cases`.
+fn cases_dir() -> PathBuf {
+    match std::env::var_os("PARITY_CASES_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity/fixtures/cases"),
     }
 }
 
@@ -187,25 +118,16 @@ fn load_cases(dir: &Path) -> BTreeMap<String, Result<Case, String>> {
         .collect()
 }
 
-/// Each deviation names a fixture that exists and a row of a DEVIATIONS.md:
-/// the shared list (#1-#11) or ours in `docs/` (#12 on).
-fn check_deviation_table(
-    shared: &Path,
-    cases: &BTreeMap<String, Result<Case, String>>,
-) -> Vec<String> {
-    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/DEVIATIONS.md");
-    let table = [shared.join("reference/DEVIATIONS.md"), ours]
-        .iter()
-        .map(|path| {
-            std::fs::read_to_string(path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-        })
-        .collect::<String>();
+/// Each deviation names a fixture that exists and a row of `docs/DEVIATIONS.md`.
+fn check_deviation_table(cases: &BTreeMap<String, Result<Case, String>>) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/DEVIATIONS.md");
+    let table = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let mut problems = Vec::new();
     for deviation in deviations::DEVIATIONS {
         if !table.contains(&format!("\n| {} |", deviation.number)) {
             problems.push(format!(
-                "deviation table: {} names deviation {}, which no DEVIATIONS.md lists",
+                "deviation table: {} names deviation {}, which docs/DEVIATIONS.md does not list",
                 deviation.case, deviation.number
             ));
         }

@@ -1,4 +1,4 @@
-//! The system prompt (spec §7.5; pi-test-cases.md section F,
+//! The system prompt (docs/tool-behaviour.md §6;
 //! `system-prompt.test.ts`): whole prompts compared as text.
 //!
 //! Deviation from Pi named here: the intro names "coding-agent" where Pi says

@@ -210,6 +210,26 @@ async fn r6_limit_stops_early_and_says_how_many_lines_remain() {
     assert_eq!(result.details, None);
 }
 
+/// DEVIATIONS #20: Pi shows 8 lines for `limit: 8.5` and then counts "1.5 more
+/// lines" from offset 9.5; the fraction is dropped, so the notice counts whole
+/// lines and its offset can be followed.
+#[tokio::test]
+async fn fractional_limit_counts_whole_lines() {
+    let root = Root::new();
+    root.file("ten.txt", numbered("Line {n}", 1..=10));
+    let result = root
+        .read(json!({"path": "ten.txt", "limit": 8.5}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "{}\n\n[2 more lines in file. Use offset=9 to continue.]",
+            numbered("Line {n}", 1..=8)
+        )
+    );
+}
+
 #[tokio::test]
 async fn r7_offset_and_limit_together() {
     let root = Root::new();
@@ -403,6 +423,8 @@ fn noise_png(width: u32, height: u32) -> Vec<u8> {
     png
 }
 
+/// Sizes, encoding and note are Pi's; the pixels are our resampler's
+/// (DEVIATIONS #19), so only the dimensions are compared.
 #[tokio::test]
 async fn image_over_2000_pixels_is_resized_with_a_coordinate_note() {
     let root = Root::new();
@@ -507,7 +529,7 @@ async fn invalid_utf8_is_decoded_with_replacement_characters() {
     assert_eq!(text_only(&result), "caf\u{FFFD}\nna\u{FFFD}ve");
 }
 
-// ---- parity fixtures: /work/shared/parity/cases/read_*.json ----
+// ---- parity fixtures: `parity/fixtures/cases/read_*.json` ----
 
 #[tokio::test]
 async fn parity_read_absolute() {

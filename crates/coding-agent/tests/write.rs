@@ -1,4 +1,4 @@
-//! The `write` tool: Pi's cases (pi-test-cases.md A.2), the parity fixtures
+//! The `write` tool: Pi's cases (docs/tool-behaviour.md §4.2), the parity fixtures
 //! `write_*.json`, and where we differ on purpose (DEVIATIONS #3, #10).
 
 // Setup helpers outside #[test] functions panic on failure too: a broken

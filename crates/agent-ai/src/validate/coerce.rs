@@ -1,6 +1,6 @@
 //! Pi's argument coercions, planned once per schema and applied to each call.
 //!
-//! The rules are those Pi 0.73.1 applies before checking (pi-tools-spec.md §2.4):
+//! The rules are those Pi 0.73.1 applies before checking (`docs/tool-behaviour.md` §1):
 //! TypeBox's `Value.Convert` for the primitive conversions (`"10"` → `10`,
 //! `""` → `0`, `"1"` → `true`, `12345` → `"12345"`) and Pi's
 //! `coerceWithJsonSchema` for how they reach nested values (`properties`,

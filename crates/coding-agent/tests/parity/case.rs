@@ -1,5 +1,5 @@
-//! One parity fixture (`shared/parity/cases/*.json`) and the answer our binary
-//! prints, as typed values. The format is described in `shared/parity/README.md`.
+//! One parity fixture (`fixtures/cases/*.json`) and the answer our binary
+//! prints, as typed values. The format is described in `fixtures/README.md`.
 
 use std::collections::BTreeMap;
 

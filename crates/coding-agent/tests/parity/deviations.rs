@@ -1,5 +1,4 @@
-//! Where we answer differently from Pi on purpose (`shared/reference/DEVIATIONS.md`
-//! for #1-#11, `docs/DEVIATIONS.md` from #12 on).
+//! Where we answer differently from Pi on purpose (`docs/DEVIATIONS.md`).
 //! Each row names its case and deviation; the harness checks both exist, then
 //! expects our answer instead of Pi's.
 
@@ -7,7 +6,7 @@
 pub struct Deviation {
     /// The fixture's `name`.
     pub case: &'static str,
-    /// The row of DEVIATIONS.md that explains the difference.
+    /// The row of `docs/DEVIATIONS.md` that explains the difference.
     pub number: u32,
     /// Whether our result is an error.
     pub is_error: bool,
