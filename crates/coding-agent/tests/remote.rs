@@ -345,3 +345,20 @@ async fn remote_grep_and_find_keep_the_ignore_rules_and_order_of_local_ones() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_commands_do_not_look_started_by_sshd_so_bashrc_is_not_sourced_per_call() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    // bash sources ~/.bashrc for `bash -c` when SSH_CLIENT says sshd started
+    // it; the helper runs every command without it.
+    let result = remote
+        .run(
+            "bash",
+            json!({"command": "echo ${SSH_CLIENT-unset} ${SSH_CONNECTION:+connection-kept}"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "unset connection-kept\n");
+}

@@ -129,10 +129,11 @@ impl HelperChannel {
     pub async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, Lost> {
         let mut replies = self.start_call(call).await?;
         loop {
-            if let Some(reply) = replies.next(cancel).await? {
-                if reply.is_final() {
-                    return Ok(reply);
-                }
+            match replies.next(cancel).await? {
+                Some(reply) if reply.is_final() => return Ok(reply),
+                // Output chunks of a call that is not bash: nothing to keep.
+                Some(_) => {}
+                None => return Err(Lost("the helper sent no final reply".into())),
             }
         }
     }

@@ -354,7 +354,13 @@ impl Ssh<'_> {
     }
 
     async fn start_helper(&self, path: &Path) -> Result<Started, String> {
-        let command = format!("exec {} remote-helper", sh_quote(&path.to_string_lossy()));
+        // Without SSH_CLIENT, the bash of each command does not source the
+        // remote `~/.bashrc` again (bash does so when it sees it was started
+        // by sshd): the login script runs once per connection, not per call.
+        let command = format!(
+            "exec env -u SSH_CLIENT -u SSH2_CLIENT {} remote-helper",
+            sh_quote(&path.to_string_lossy())
+        );
         let mut helper = self
             .command(false, &command)
             .stdin(Stdio::piped())
