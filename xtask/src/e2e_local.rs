@@ -13,7 +13,10 @@
 //! Then it starts the server on 127.0.0.1, drives the release binary in json
 //! mode in a temporary repository through three turns (read, bash, edit) at
 //! temperature 0, checks each on the events and on disk, and prints the wall
-//! time and the final answer of each turn verbatim. Each turn's events are
+//! time and the final answer of each turn verbatim. A fourth turn restarts
+//! the server with a 4096-token context and asks for a word at the end of
+//! the last of four files that together exceed it: the answer must be right
+//! and the session must have compacted on its own on the way. Each turn's events are
 //! kept in `target/e2e-local/<model>/<turn>.jsonl`. CI does not run it; the
 //! same tier runs under `cargo test` with `E2E_LOCAL_LLM=1` (add
 //! `E2E_LOCAL_LLM_SMALL=1` for the 0.5B model) and is skipped, saying so,
@@ -31,6 +34,13 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::{cargo, run_command, workspace_root};
+
+/// The context of the server for the long-session turn: its four files
+/// (about 1300 tokens each) do not fit together.
+const LONG_SESSION_CONTEXT: u32 = 4096;
+
+/// The word at the end of the long-session turn's last file.
+const CODE_WORD: &str = "TANGERINE-42";
 
 /// The llama-cpp-python release whose sdist vendors the llama.cpp we build.
 const LLAMA_CPP_PYTHON: &str = "0.3.36";
@@ -94,41 +104,36 @@ pub fn run(small: bool) -> Result<()> {
     cargo(&["build", "--release", "-p", "coding-agent"])?;
     let agent = workspace_root().join("target/release/coding-agent");
 
-    eprintln!(
-        "starting llama-server on 127.0.0.1:{PORT} with {}",
-        weights.label
-    );
-    let _server = ServerGuard(
-        Command::new(&server)
-            .arg("-m")
-            .arg(&model)
-            .args(["--host", "127.0.0.1", "--port", &PORT.to_string()])
-            .args(["--jinja", "-c", "8192", "-t", "2"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting llama-server")?,
-    );
-    wait_for_health(Duration::from_secs(120))?;
+    let llama = start_server(&server, &model, weights, 8192)?;
 
     let repo = Scratch::new()?;
     let logs = workspace_root()
         .join("target/e2e-local")
         .join(weights.label);
     std::fs::create_dir_all(&logs)?;
-    let results = [
+    let mut results = vec![
         turn(&agent, &repo.0, &logs, weights, Scenario::Read)?,
         turn(&agent, &repo.0, &logs, weights, Scenario::Bash)?,
         turn(&agent, &repo.0, &logs, weights, Scenario::Edit)?,
     ];
+    drop(llama);
+    let _llama = start_server(&server, &model, weights, LONG_SESSION_CONTEXT)?;
+    results.push(turn(
+        &agent,
+        &repo.0,
+        &logs,
+        weights,
+        Scenario::LongSession,
+    )?);
     println!("\nevents of each turn: {}", logs.display());
-    println!("\n| turn | wall time | tools called | passed |\n|---|---|---|---|");
+    println!("\n| turn | wall time | tools called | compactions | passed |\n|---|---|---|---|---|");
     for r in &results {
         println!(
-            "| {} | {:.1} s | {} | {} |",
+            "| {} | {:.1} s | {} | {} | {} |",
             r.name,
             r.seconds,
             r.tools.join(", "),
+            r.compactions,
             if r.problem.is_none() { "yes" } else { "no" }
         );
     }
@@ -323,6 +328,48 @@ fn wait_for_health(limit: Duration) -> Result<()> {
     bail!("llama-server did not become healthy within {limit:?}")
 }
 
+/// Starts llama-server with a context of `context` tokens and waits until it
+/// answers; it stops when the guard is dropped.
+fn start_server(
+    server: &Path,
+    model: &Path,
+    weights: &Weights,
+    context: u32,
+) -> Result<ServerGuard> {
+    eprintln!(
+        "starting llama-server on 127.0.0.1:{PORT} with {} (context {context})",
+        weights.label
+    );
+    let guard = ServerGuard(
+        Command::new(server)
+            .arg("-m")
+            .arg(model)
+            .args(["--host", "127.0.0.1", "--port", &PORT.to_string()])
+            .args(["--jinja", "-c", &context.to_string(), "-t", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting llama-server")?,
+    );
+    wait_for_health(Duration::from_secs(120))?;
+    Ok(guard)
+}
+
+/// The long-session turn's files: `part1.txt`..`part4.txt`, each about 1300
+/// tokens of numbered lines; the last line of `part4.txt` holds [`CODE_WORD`].
+fn long_session_files(dir: &Path) -> Result<()> {
+    for part in 1..=4 {
+        let mut text: String = (1..=100)
+            .map(|line| format!("Part {part}, line {line}: the widgets are sorted by size.\n"))
+            .collect();
+        if part == 4 {
+            text.push_str(&format!("The code word is {CODE_WORD}.\n"));
+        }
+        std::fs::write(dir.join(format!("part{part}.txt")), text)?;
+    }
+    Ok(())
+}
+
 /// A temporary repository with an agent directory, removed on drop.
 struct Scratch(PathBuf);
 
@@ -341,6 +388,7 @@ impl Scratch {
             "# Widget Factory\n\nA small project that makes widgets.\n",
         )?;
         std::fs::write(dir.join("notes.txt"), "The widget colour is red.\n")?;
+        long_session_files(&dir)?;
         Ok(Scratch(dir))
     }
 }
@@ -356,6 +404,7 @@ enum Scenario {
     Read,
     Bash,
     Edit,
+    LongSession,
 }
 
 impl Scenario {
@@ -364,6 +413,7 @@ impl Scenario {
             Scenario::Read => "read",
             Scenario::Bash => "bash",
             Scenario::Edit => "edit",
+            Scenario::LongSession => "long-session",
         }
     }
 
@@ -376,11 +426,26 @@ impl Scenario {
                 "Use the bash tool to run the command `echo e2e-marker-4711`, then tell me what it printed."
             }
             Scenario::Edit => "Use the edit tool to change the word red to blue in notes.txt.",
+            Scenario::LongSession => {
+                "Use the read tool to read part1.txt, then part2.txt, then part3.txt, then part4.txt, one at a time. Then tell me the code word written on the last line of part4.txt."
+            }
         }
     }
 
-    /// What is wrong with the outcome, if anything.
-    fn check(self, repo: &Path, tools: &[String], answer: &str) -> Option<String> {
+    /// The context window the agent is told about (the server's `-c`).
+    fn context_window(self) -> Option<u32> {
+        matches!(self, Scenario::LongSession).then_some(LONG_SESSION_CONTEXT)
+    }
+
+    /// What is wrong with the outcome, if anything; `compactions` counts the
+    /// compactions that succeeded during the turn.
+    fn check(
+        self,
+        repo: &Path,
+        tools: &[String],
+        answer: &str,
+        compactions: usize,
+    ) -> Option<String> {
         let called = |name: &str| tools.iter().any(|t| t == name);
         // A small model may end the turn with more calls written as text
         // (the 0.5B does, with the heading or the marker inside them).
@@ -401,6 +466,15 @@ impl Scenario {
                 (notes != "The widget colour is blue.\n")
                     .then(|| format!("notes.txt is {notes:?}, not the edited sentence"))
             }
+            Scenario::LongSession if tools.iter().filter(|t| *t == "read").count() < 4 => {
+                Some("the four files were not all read".into())
+            }
+            Scenario::LongSession if compactions == 0 => {
+                Some("the files exceed the window, yet the session never compacted".into())
+            }
+            Scenario::LongSession if !answer.contains(CODE_WORD) => {
+                Some("the answer does not give the code word".into())
+            }
             _ => None,
         }
     }
@@ -410,6 +484,7 @@ struct TurnResult {
     name: &'static str,
     seconds: f64,
     tools: Vec<String>,
+    compactions: usize,
     answer: String,
     problem: Option<String>,
 }
@@ -430,7 +505,8 @@ fn turn(
             "api": "openai-completions",
             "baseUrl": format!("http://127.0.0.1:{PORT}/v1"),
             "temperature": 0,
-            "maxTokens": MAX_TOKENS
+            "maxTokens": MAX_TOKENS,
+            "contextWindow": scenario.context_window()
         }}
     });
     std::fs::write(repo.join(".agent/settings.json"), settings.to_string())?;
@@ -471,12 +547,14 @@ fn turn(
     let events = reader.join().unwrap_or_default();
     std::fs::write(logs.join(format!("{}.jsonl", scenario.name())), &events)?;
     let mut tools = Vec::new();
+    let mut compactions = 0;
     let mut answer = String::new();
     for event in events
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
     {
         match event["type"].as_str() {
+            Some("compaction_end") if event["result"].is_object() => compactions += 1,
             Some("tool_execution_start") => {
                 tools.push(event["toolName"].as_str().unwrap_or_default().to_owned());
             }
@@ -495,12 +573,13 @@ fn turn(
     let problem = if seconds > TURN_TIMEOUT.as_secs_f64() {
         Some(format!("no answer within {TURN_TIMEOUT:?}"))
     } else {
-        scenario.check(repo, &tools, &answer)
+        scenario.check(repo, &tools, &answer, compactions)
     };
     Ok(TurnResult {
         name: scenario.name(),
         seconds,
         tools,
+        compactions,
         answer,
         problem,
     })
@@ -540,9 +619,9 @@ mod tests {
     fn the_edit_turn_checks_the_file_on_disk() {
         let repo = Scratch::new().unwrap();
         let tools = vec!["edit".to_owned()];
-        assert!(Scenario::Edit.check(&repo.0, &tools, "done").is_some());
+        assert!(Scenario::Edit.check(&repo.0, &tools, "done", 0).is_some());
         std::fs::write(repo.0.join("notes.txt"), "The widget colour is blue.\n").unwrap();
-        assert_eq!(Scenario::Edit.check(&repo.0, &tools, "done"), None);
+        assert_eq!(Scenario::Edit.check(&repo.0, &tools, "done", 0), None);
     }
 
     #[test]
@@ -550,25 +629,62 @@ mod tests {
         let repo = Scratch::new().unwrap();
         let read = vec!["read".to_owned()];
         assert_eq!(
-            Scenario::Read.check(&repo.0, &[], "# Widget Factory"),
+            Scenario::Read.check(&repo.0, &[], "# Widget Factory", 0),
             Some("read was not called".into())
         );
         assert!(
             Scenario::Read
-                .check(&repo.0, &read, "I could not tell")
+                .check(&repo.0, &read, "I could not tell", 0)
                 .is_some()
         );
         assert_eq!(
-            Scenario::Read.check(&repo.0, &read, "It is Widget Factory."),
+            Scenario::Read.check(&repo.0, &read, "It is Widget Factory.", 0),
             None
         );
         assert_eq!(
             Scenario::Read.check(
                 &repo.0,
                 &read,
-                r##"{"name": "edit", "arguments": {"oldText": "# Widget Factory"}}"##
+                r##"{"name": "edit", "arguments": {"oldText": "# Widget Factory"}}"##,
+                0
             ),
             Some("the answer is a tool call written as text, not an answer".into())
         );
+    }
+
+    #[test]
+    fn the_long_session_turn_needs_four_reads_a_compaction_and_the_code_word() {
+        let repo = Scratch::new().unwrap();
+        let part4 = std::fs::read_to_string(repo.0.join("part4.txt")).unwrap();
+        assert!(part4.ends_with("The code word is TANGERINE-42.\n"));
+        // Together the files exceed the window they are read in.
+        let chars: usize = (1..=4)
+            .map(|n| {
+                std::fs::read_to_string(repo.0.join(format!("part{n}.txt")))
+                    .unwrap()
+                    .len()
+            })
+            .sum();
+        assert!(chars / 4 > LONG_SESSION_CONTEXT as usize, "{chars} chars");
+        let reads = vec!["read".to_owned(); 4];
+        let answer = "The code word is TANGERINE-42.";
+        let check = |tools: &[String], answer: &str, compactions| {
+            Scenario::LongSession.check(&repo.0, tools, answer, compactions)
+        };
+        assert_eq!(check(&reads, answer, 1), None);
+        assert_eq!(
+            check(&reads[..3], answer, 1),
+            Some("the four files were not all read".into())
+        );
+        assert_eq!(
+            check(&reads, answer, 0),
+            Some("the files exceed the window, yet the session never compacted".into())
+        );
+        assert_eq!(
+            check(&reads, "I do not know", 1),
+            Some("the answer does not give the code word".into())
+        );
+        assert_eq!(Scenario::LongSession.context_window(), Some(4096));
+        assert_eq!(Scenario::Read.context_window(), None);
     }
 }

@@ -6,13 +6,16 @@
 //! contract that providers implement. This crate knows nothing of terminals,
 //! processes or file systems; the layers above it do.
 
+pub mod failure;
 pub mod message;
+pub mod overflow;
 pub mod partial_json;
 pub mod providers;
 pub mod stream;
 pub mod tool;
 pub mod validate;
 
+pub use failure::ErrorKind;
 pub use message::{
     AssistantContent, AssistantMessage, Content, ImageContent, Message, StopReason, TextContent,
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UsageCost, UserContent, UserMessage,

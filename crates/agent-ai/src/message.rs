@@ -240,6 +240,11 @@ pub struct AssistantMessage {
     pub error_message: Option<String>,
     /// Milliseconds since the epoch.
     pub timestamp: u64,
+    /// What kind of failure `error_message` describes, when the provider
+    /// knows (retry decisions read this, never the text). Not part of Pi's
+    /// JSON: a message read back from a file has none.
+    #[serde(skip)]
+    pub error_kind: Option<crate::failure::ErrorKind>,
 }
 
 impl AssistantMessage {
@@ -256,6 +261,7 @@ impl AssistantMessage {
             stop_reason: StopReason::Stop,
             error_message: None,
             timestamp: now_millis(),
+            error_kind: None,
         }
     }
 

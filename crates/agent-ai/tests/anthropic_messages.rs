@@ -798,6 +798,7 @@ fn from_model(content: Vec<AssistantContent>, stop_reason: StopReason) -> Messag
         usage: Usage::default(),
         stop_reason,
         error_message: None,
+        error_kind: None,
         timestamp: 1,
     })
 }

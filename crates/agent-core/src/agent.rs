@@ -51,8 +51,11 @@ pub struct Agent {
 struct Inner {
     config: LoopConfig,
     state: Mutex<State>,
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<AgentEvent>>>,
+    subscribers: Mutex<Vec<Subscriber>>,
 }
+
+/// Told each event; `false` unsubscribes it.
+type Subscriber = Box<dyn Fn(&AgentEvent) -> bool + Send>;
 
 struct State {
     system_prompt: Option<String>,
@@ -150,8 +153,15 @@ impl Agent {
     /// Events of every later run, until the returned stream is dropped.
     pub fn subscribe(&self) -> AgentEvents {
         let (sender, receiver) = mpsc::unbounded_channel();
-        lock(&self.inner.subscribers).push(sender);
+        self.subscribe_with(move |event| sender.send(event.clone()).is_ok());
         AgentEvents { receiver }
+    }
+
+    /// Calls `subscriber` with every later event, in order, as it is
+    /// emitted, until it returns `false`. For a caller that merges the
+    /// agent's events with its own into one ordered stream.
+    pub fn subscribe_with(&self, subscriber: impl Fn(&AgentEvent) -> bool + Send + 'static) {
+        lock(&self.inner.subscribers).push(Box::new(subscriber));
     }
 
     /// The conversation (updated at every `message_end`, so mid-run too).
@@ -210,7 +220,7 @@ impl Agent {
         if let AgentEvent::MessageEnd { message } = &event {
             self.state().messages.push(message.clone());
         }
-        lock(&self.inner.subscribers).retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        lock(&self.inner.subscribers).retain(|subscriber| subscriber(&event));
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

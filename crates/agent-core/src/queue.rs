@@ -57,6 +57,11 @@ impl MessageQueue {
         }
     }
 
+    /// The waiting messages, oldest first (a copy).
+    pub fn messages(&self) -> Vec<Message> {
+        self.lock().messages.iter().cloned().collect()
+    }
+
     /// How many messages wait.
     pub fn len(&self) -> usize {
         self.lock().messages.len()

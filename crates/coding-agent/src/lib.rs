@@ -13,12 +13,17 @@
 //! and [`warnings`] (logged warnings as lines).
 
 pub mod app;
+pub mod compaction;
 pub mod definition;
+pub mod export;
 pub mod modes;
 pub mod prompt;
+pub mod recovery;
 pub mod remote;
 pub mod render;
+pub mod retry;
 pub mod session;
+pub mod session_event;
 pub mod settings;
 pub mod support;
 pub mod tools;

@@ -25,7 +25,12 @@
 //! `providers` changes them field by field. A provider needs a key only if it
 //! names one (`apiKeyEnv` or `apiKey`, or is built in): local servers need none.
 //! `contextWindow` (tokens; built-ins: 128000 and 200000) lets interactive
-//! mode show how full the context is.
+//! mode show how full the context is, and says when to compact.
+//!
+//! Pi's session keys: `retry` (`enabled` true, `maxRetries` 3, `baseDelayMs`
+//! 2000, `provider.maxRetries` for the HTTP provider's own retries) and
+//! `compaction` (`enabled` true, `reserveTokens` 16384, `keepRecentTokens`
+//! 20000; see [`crate::compaction`]).
 //!
 //! [`resolve_model`] turns flags + settings + environment into a [`ResolvedModel`];
 //! [`provider_for`] builds its [`Provider`]. The binary does nothing else to
@@ -38,6 +43,10 @@ use std::sync::Arc;
 use agent_ai::providers::{ProviderConfig, for_api};
 use agent_ai::{Model, Provider};
 use serde::Deserialize;
+
+use crate::compaction::CompactionSettings;
+use crate::recovery::RecoverySettings;
+use crate::retry::RetrySettings;
 
 /// Name of the environment variable that moves the agent directory.
 pub const AGENT_DIR_ENV: &str = "CODING_AGENT_DIR";
@@ -134,6 +143,10 @@ pub struct Settings {
     /// Where the tools act when `--remote` is not given (see
     /// [`crate::remote::RemoteSettings`]). Read from the global file only.
     pub remote: Option<crate::remote::RemoteSettings>,
+    /// `retry.*` (Pi's keys); a project's object replaces the global one.
+    pub retry: Option<RetrySettings>,
+    /// `compaction.*` (Pi's keys); a project's object replaces the global one.
+    pub compaction: Option<CompactionSettings>,
 }
 
 /// A settings file that exists but cannot be used.
@@ -176,10 +189,22 @@ impl Settings {
     pub fn merge(&mut self, over: Settings) {
         self.default_provider = over.default_provider.or(self.default_provider.take());
         self.default_model = over.default_model.or(self.default_model.take());
+        self.retry = over.retry.or(self.retry.take());
+        self.compaction = over.compaction.or(self.compaction.take());
         for (name, entry) in over.providers {
             self.providers.entry(name).or_default().merge(&entry);
         }
         self.remote = over.remote.or(self.remote.take());
+    }
+
+    /// The retry and compaction settings for a session on `provider`, with
+    /// its configured context window.
+    pub fn recovery(&self, provider: &str) -> RecoverySettings {
+        RecoverySettings {
+            retry: self.retry.unwrap_or_default(),
+            compaction: self.compaction.unwrap_or_default(),
+            context_window: self.provider(provider).and_then(|p| p.context_window),
+        }
     }
 
     /// Every provider's name: the built-ins, then those of `providers`, sorted.
@@ -383,6 +408,9 @@ pub fn resolve_model(
     config.temperature = provider.temperature;
     if let Some(max_tokens) = provider.max_tokens {
         config.max_tokens = max_tokens;
+    }
+    if let Some(retries) = settings.retry.and_then(|r| r.provider.max_retries) {
+        config.retry.max_retries = retries;
     }
     config.recover_text_tool_calls =
         !flags.no_text_tool_calls && provider.recover_text_tool_calls.unwrap_or(true);

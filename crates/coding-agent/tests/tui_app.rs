@@ -390,6 +390,22 @@ fn slash_commands_list_tools_and_help_and_ask_for_a_new_session() {
 }
 
 #[test]
+fn compact_passes_its_focus_on_and_waits_for_the_agent() {
+    let fixture = Fixture::new();
+    let mut app = App::new("m".into(), &fixture.cwd, vec![], &[]);
+    type_text(&mut app, "/compact focus on X");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Compact(Some("focus on X".into()))
+    );
+    type_text(&mut app, "/compact");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Compact(None));
+    app.set_running(true, Instant::now());
+    type_text(&mut app, "/compact");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+}
+
+#[test]
 fn tab_completes_an_at_path_from_the_cwd() {
     let fixture = Fixture::new();
     std::fs::create_dir(fixture.cwd.join("src")).unwrap();
@@ -415,14 +431,10 @@ async fn a_resumed_session_shows_the_earlier_conversation_and_its_usage() {
             agent_ai::stream::ScriptedResponse::Message(answer),
         ],
     );
-    let mut events = session.subscribe();
     session
         .prompt(AgentSession::user_message("read a.txt", Vec::new()))
         .await
         .unwrap();
-    while let Some(event) = events.try_recv() {
-        session.record(&event).unwrap();
-    }
     let file = session.session_file().unwrap();
     let messages = coding_agent::session::SessionManager::open(&file, &fixture.cwd)
         .unwrap()
@@ -705,15 +717,11 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         flags: ModelFlags::default(),
         start_provider: "one".into(),
     };
-    let mut events = session.subscribe();
-    let mut run = async |prompt: &str| {
+    let run = async |prompt: &str| {
         session
             .prompt(AgentSession::user_message(prompt, Vec::new()))
             .await
             .unwrap();
-        while let Some(event) = events.try_recv() {
-            session.record(&event).unwrap();
-        }
     };
     run("first").await;
     catalog.switch(&session, "two/m2b", &no_env).unwrap();

@@ -191,7 +191,7 @@ impl<D: Decoder> Driver<D> {
                 self.decoder = self.fresh.clone();
                 self.phase = Phase::Send;
             }
-            Err(error) => self.fail(error),
+            Err(error) => self.fail_after(error, retry_after),
         }
     }
 
@@ -223,6 +223,12 @@ impl<D: Decoder> Driver<D> {
     }
 
     fn fail(&mut self, error: HttpError) {
+        self.fail_after(error, None);
+    }
+
+    /// Ends the response with `error`; `retry_after` is the wait the server
+    /// last asked for, kept in the message's `error_kind`.
+    fn fail_after(&mut self, error: HttpError, retry_after: Option<std::time::Duration>) {
         self.decoder.abandon();
         let mut message = self.decoder.message().clone();
         message.stop_reason = if error.is_aborted() {
@@ -231,6 +237,7 @@ impl<D: Decoder> Driver<D> {
             StopReason::Error
         };
         message.error_message = Some(error.to_string());
+        message.error_kind = Some(error.kind(retry_after));
         self.queue.push_back(AssistantMessageEvent::Error {
             reason: message.stop_reason,
             error: message,

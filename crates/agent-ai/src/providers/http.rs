@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{GiveUp, is_retryable, retry_after};
+use crate::failure::ErrorKind;
 
 /// How long to wait for a TCP (and TLS) connection before giving up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,6 +45,8 @@ pub enum HttpError {
         status: u16,
         /// The server's message, or its body, or `status code (no body)`.
         message: String,
+        /// The `type` of the body's error object, when it has one.
+        error_type: Option<String>,
     },
     /// The connection could not be made or broke.
     #[error("Connection error: {0}")]
@@ -91,6 +94,32 @@ impl HttpError {
     /// `aborted`, not `error`).
     pub fn is_aborted(&self) -> bool {
         matches!(self, HttpError::Aborted)
+    }
+
+    /// The kind of failure, for the message's `error_kind`; `retry_after` is
+    /// the wait the server last asked for.
+    pub fn kind(&self, retry_after: Option<Duration>) -> ErrorKind {
+        match self {
+            HttpError::Status {
+                status, error_type, ..
+            } => ErrorKind::Status {
+                status: *status,
+                error_type: error_type.clone(),
+                retry_after,
+            },
+            HttpError::Connection(_) | HttpError::Incomplete => ErrorKind::Connection,
+            HttpError::Stalled(_) => ErrorKind::Timeout,
+            HttpError::Malformed(_) => ErrorKind::Malformed,
+            HttpError::Provider(_) => ErrorKind::Provider { busy: false },
+            HttpError::ProviderBusy(_) => ErrorKind::Provider { busy: true },
+            HttpError::GaveUp { last, why } => match why {
+                GiveUp::TooLong { asked, .. } => last.kind(Some(*asked)),
+                GiveUp::Exhausted(_) => last.kind(retry_after),
+            },
+            HttpError::Stopped(_) | HttpError::Aborted | HttpError::InvalidRequest(_) => {
+                ErrorKind::Other
+            }
+        }
     }
 }
 
@@ -227,6 +256,7 @@ pub async fn send_once(
     let error = HttpError::Status {
         status: status.as_u16(),
         message: server_message(&body),
+        error_type: server_error_type(&body),
     };
     if is_retryable(status, &body) {
         Err(Refusal::Retryable {
@@ -301,6 +331,12 @@ pub fn server_message(body: &str) -> String {
     }
 }
 
+/// The `type` of an error body's error object (`{"error":{"type":...}}`).
+fn server_error_type(body: &str) -> Option<String> {
+    let json: Value = serde_json::from_str(body).ok()?;
+    ApiError::deserialize(json.get("error")?).ok()?.kind
+}
+
 /// An error with its causes ("error sending request: connection refused"),
 /// each said once, since the top-level message alone rarely says what
 /// happened.
@@ -355,15 +391,57 @@ mod tests {
 
     #[test]
     fn status_error_reads_status_then_server_message() {
+        let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#;
         let error = HttpError::Status {
             status: 400,
-            message: server_message(
-                r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#,
-            ),
+            message: server_message(body),
+            error_type: server_error_type(body),
         };
         assert_eq!(
             error.to_string(),
             "400 invalid_request_error: max_tokens: too large"
+        );
+        assert_eq!(
+            error.kind(None),
+            ErrorKind::Status {
+                status: 400,
+                error_type: Some("invalid_request_error".into()),
+                retry_after: None
+            }
+        );
+        assert!(!error.kind(None).is_transient());
+    }
+
+    #[test]
+    fn the_kind_of_a_given_up_error_is_its_last_failure_with_the_wait_asked_for() {
+        let busy = HttpError::Status {
+            status: 429,
+            message: "rate limited".into(),
+            error_type: None,
+        };
+        let too_long = HttpError::GaveUp {
+            last: Box::new(busy.clone()),
+            why: GiveUp::TooLong {
+                asked: Duration::from_secs(90),
+                max: Duration::from_secs(60),
+            },
+        };
+        assert_eq!(
+            too_long.kind(None).retry_after(),
+            Some(Duration::from_secs(90))
+        );
+        let exhausted = HttpError::GaveUp {
+            last: Box::new(busy),
+            why: GiveUp::Exhausted(3),
+        };
+        assert_eq!(
+            exhausted.kind(Some(Duration::from_secs(5))).retry_after(),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(HttpError::Incomplete.kind(None), ErrorKind::Connection);
+        assert_eq!(
+            HttpError::Stalled(Duration::from_secs(1)).kind(None),
+            ErrorKind::Timeout
         );
     }
 
@@ -373,6 +451,7 @@ mod tests {
             last: Box::new(HttpError::Status {
                 status: 529,
                 message: "overloaded_error: Overloaded".into(),
+                error_type: Some("overloaded_error".into()),
             }),
             why: GiveUp::Exhausted(2),
         };

@@ -22,6 +22,7 @@ pub mod anthropic_messages;
 pub mod driver;
 pub mod http;
 pub mod openai_completions;
+pub mod probe;
 pub mod retry;
 pub mod sse;
 pub mod text_tool_calls;

@@ -2,13 +2,16 @@
 //! [`agent_core::Agent`] with the chosen tools, model and system prompt, tied
 //! to a [`SessionManager`] that saves each message as it completes.
 //!
-//! Modes subscribe to the agent's events and hand each one to
-//! [`AgentSession::record`] before showing it, so the file is written in event
-//! order. The provider is wrapped so that what the model is sent is always
-//! valid ([`replayable_messages`]): resumed or aborted conversations included.
+//! The session saves each message as the agent emits it (synchronously, in
+//! event order, before any mode sees it). Modes subscribe to the session's
+//! events ([`AgentSession::subscribe_all`]): the agent's, with the session's
+//! own auto-retry and compaction events in order between them. A prompt runs
+//! under the session-level recoveries ([`crate::recovery`]). The provider is
+//! wrapped so that what the model is sent is always valid
+//! ([`replayable_messages`]): resumed or aborted conversations included.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use agent_ai::message::now_millis;
 use agent_ai::validate::SchemaError;
@@ -19,13 +22,20 @@ use agent_ai::{
 use agent_core::{
     Agent, AgentContext, AgentEvent, AgentEvents, LoopConfig, MessageQueue, QueueMode, ToolSet,
 };
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
+use crate::compaction::oversize::fit_tool_results;
+use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
+use crate::recovery::RecoverySettings;
+use crate::retry::is_retryable;
+use crate::session::CompactionResult;
 use crate::session::{
     BashExecution, SessionError, SessionHeader, SessionManager, replayable_messages,
 };
+use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 
 /// What an [`AgentSession`] is made from.
@@ -63,6 +73,16 @@ struct Inner {
     modes: Mutex<QueueModes>,
     /// User bash runs that finished while the agent ran; added after it.
     pending_bash: Mutex<Vec<BashExecution>>,
+    /// Where the session's own events go (see [`AgentSession::subscribe_all`]).
+    listeners: Mutex<Vec<mpsc::UnboundedSender<SessionEvent>>>,
+    /// Retry and compaction settings, and the model's window.
+    recovery: Arc<Mutex<RecoverySettings>>,
+    /// Cancels the retry wait or the compaction in progress.
+    waiting: Mutex<Option<CancellationToken>>,
+    /// A compaction runs.
+    compacting: Mutex<bool>,
+    /// The queue texts last reported in `queue_update`.
+    reported_queues: Mutex<(Vec<String>, Vec<String>)>,
 }
 
 /// The model in use and the provider that serves it.
@@ -121,7 +141,12 @@ impl AgentSession {
         )?;
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
-        let config = LoopConfig::new(model, Arc::new(SwitchableProvider(current.clone())))
+        let recovery = Arc::new(Mutex::new(RecoverySettings::default()));
+        let switchable = SwitchableProvider {
+            current: current.clone(),
+            recovery: recovery.clone(),
+        };
+        let config = LoopConfig::new(model, Arc::new(switchable))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
         let context = AgentContext {
@@ -129,18 +154,35 @@ impl AgentSession {
             messages: session.messages(),
             tools: Arc::new(tools),
         };
-        Ok(AgentSession {
-            inner: Arc::new(Inner {
-                agent: Agent::new(config, context),
-                session: Mutex::new(session),
-                current,
-                cwd,
-                steering,
-                follow_up,
-                modes: Mutex::default(),
-                pending_bash: Mutex::default(),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            agent: Agent::new(config, context),
+            session: Mutex::new(session),
+            current,
+            cwd,
+            steering,
+            follow_up,
+            modes: Mutex::default(),
+            pending_bash: Mutex::default(),
+            listeners: Mutex::default(),
+            recovery,
+            waiting: Mutex::default(),
+            compacting: Mutex::default(),
+            reported_queues: Mutex::default(),
+        });
+        let weak: Weak<Inner> = Arc::downgrade(&inner);
+        inner
+            .agent
+            .subscribe_with(move |event| match weak.upgrade() {
+                Some(inner) => {
+                    let session = AgentSession { inner };
+                    if let Err(error) = session.record(event) {
+                        tracing::warn!("cannot save the session: {error}");
+                    }
+                    true
+                }
+                None => false,
+            });
+        Ok(AgentSession { inner })
     }
 
     /// The agent.
@@ -148,9 +190,147 @@ impl AgentSession {
         &self.inner.agent
     }
 
-    /// The agent's events from now on; hand each to [`AgentSession::record`].
+    /// The agent's events from now on (the session saves them itself).
     pub fn subscribe(&self) -> AgentEvents {
         self.inner.agent.subscribe()
+    }
+
+    /// The agent's events and the session's own (auto-retry, compaction),
+    /// in the order they happened.
+    pub fn subscribe_all(&self) -> SessionEvents {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let agent_sender = sender.clone();
+        self.inner.agent.subscribe_with(move |event| {
+            agent_sender
+                .send(SessionEvent::Agent(Box::new(event.clone())))
+                .is_ok()
+        });
+        lock(&self.inner.listeners).push(sender);
+        SessionEvents { receiver }
+    }
+
+    /// Tells the subscribers of [`AgentSession::subscribe_all`].
+    pub(crate) fn notify(&self, event: SessionEvent) {
+        if let SessionEvent::AutoRetryEnd {
+            failed: Some(message),
+            ..
+        } = &event
+            && let Err(error) = self
+                .session()
+                .append_message(&Message::Assistant((**message).clone()))
+        {
+            tracing::warn!("cannot save the session: {error}");
+        }
+        lock(&self.inner.listeners).retain(|listener| listener.send(event.clone()).is_ok());
+    }
+
+    /// Sets the retry and compaction settings and the model's window.
+    pub fn set_recovery(&self, recovery: RecoverySettings) {
+        *lock(&self.inner.recovery) = recovery;
+    }
+
+    /// The retry and compaction settings and the model's window.
+    pub fn recovery(&self) -> RecoverySettings {
+        *lock(&self.inner.recovery)
+    }
+
+    /// Turns auto-retry on or off (RPC `set_auto_retry`).
+    pub fn set_auto_retry(&self, enabled: bool) {
+        lock(&self.inner.recovery).retry.enabled = enabled;
+    }
+
+    /// Turns auto-compaction on or off (RPC `set_auto_compaction`).
+    pub fn set_auto_compaction(&self, enabled: bool) {
+        lock(&self.inner.recovery).compaction.enabled = enabled;
+    }
+
+    /// Cancels the wait before a retry, if one is under way (RPC
+    /// `abort_retry`); the run ends with the failed turn.
+    pub fn abort_retry(&self) {
+        if let Some(waiting) = lock(&self.inner.waiting).as_ref() {
+            waiting.cancel();
+        }
+    }
+
+    /// Cancels whatever runs: the agent's turn, a retry wait, a compaction.
+    pub fn abort(&self) {
+        self.abort_retry();
+        self.inner.agent.abort();
+    }
+
+    /// A fresh token for a retry wait or a compaction, cancelled by
+    /// [`AgentSession::abort_retry`] and [`AgentSession::abort`] until
+    /// [`AgentSession::end_wait`].
+    pub(crate) fn begin_wait(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        *lock(&self.inner.waiting) = Some(token.clone());
+        token
+    }
+
+    /// The wait begun by [`AgentSession::begin_wait`] is over.
+    pub(crate) fn end_wait(&self) {
+        *lock(&self.inner.waiting) = None;
+    }
+
+    /// True while a compaction runs.
+    pub fn is_compacting(&self) -> bool {
+        *lock(&self.inner.compacting)
+    }
+
+    /// The model and provider the next request goes to.
+    pub(crate) fn current(&self) -> (Model, Arc<dyn Provider>) {
+        let current = lock(&self.inner.current);
+        (current.model.clone(), current.provider.clone())
+    }
+
+    /// Compacts the conversation now: the summariser writes the summary, the
+    /// session file gets the entry, and the agent continues from the summary
+    /// and the kept messages. Emits `compaction_start` and `compaction_end`
+    /// (whose `will_retry` the caller decides: see [`crate::recovery`]).
+    pub async fn compact(
+        &self,
+        reason: CompactionReason,
+        focus: Option<&str>,
+    ) -> Result<CompactionResult, CompactionError> {
+        let cancel = self.begin_wait();
+        self.notify(SessionEvent::CompactionStart { reason });
+        *lock(&self.inner.compacting) = true;
+        let outcome = self.compact_with(focus, &cancel).await;
+        *lock(&self.inner.compacting) = false;
+        self.end_wait();
+        outcome
+    }
+
+    async fn compact_with(
+        &self,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<CompactionResult, CompactionError> {
+        let settings = self.recovery();
+        let (model, provider) = self.current();
+        let window = settings.window_for(&model);
+        let (_, keep) = settings.compaction.scaled(window);
+        let tokens_before = self.context_tokens();
+        let plan = {
+            let session = self.session();
+            crate::compaction::plan(&session.branch(), keep, tokens_before)?
+        };
+        let result = crate::compaction::summarise(plan, focus, &model, &provider, cancel).await?;
+        let mut session = self.session();
+        session.append_compaction(&result)?;
+        self.inner.agent.set_messages(session.messages());
+        Ok(result)
+    }
+
+    /// The context's size in tokens now (see [`crate::compaction::tokens`]).
+    pub fn context_tokens(&self) -> u64 {
+        let compacted_at = self.session().last_compaction_time();
+        crate::compaction::tokens::context_tokens(&self.inner.agent.messages(), compacted_at)
+    }
+
+    /// The compaction settings in force.
+    pub fn compaction_settings(&self) -> CompactionSettings {
+        self.recovery().compaction
     }
 
     /// The model in use.
@@ -201,12 +381,24 @@ impl AgentSession {
         self.session().append_session_name(name)
     }
 
-    /// Saves what `event` completes: every message at its `message_end`;
-    /// at `agent_end`, the user bash runs that waited for the agent.
-    pub fn record(&self, event: &AgentEvent) -> Result<(), SessionError> {
+    /// Saves what `event` completes: every message at its `message_end`
+    /// (except a failed answer that will be asked again: no half message in
+    /// the file; it is saved if the retries give up); at `agent_end`, the
+    /// user bash runs that waited for the agent.
+    fn record(&self, event: &AgentEvent) -> Result<(), SessionError> {
         match event {
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(answer),
+            } if self.will_retry(answer) => Ok(()),
             AgentEvent::MessageEnd { message } => self.session().append_message(message),
             AgentEvent::AgentEnd { .. } => self.flush_pending_bash(),
+            AgentEvent::MessageStart {
+                message: Message::User(_),
+            } => {
+                // A queued message may have just been delivered.
+                self.report_queues();
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -221,24 +413,59 @@ impl AgentSession {
         })
     }
 
-    /// Runs `message` as a prompt until the agent is done; the run's messages
-    /// are saved as the caller records its events.
+    /// Whether a failed answer will be asked again (so it is not saved yet).
+    fn will_retry(&self, answer: &agent_ai::AssistantMessage) -> bool {
+        let settings = self.recovery();
+        settings.retry.enabled && is_retryable(answer, Some(settings.window_for(&self.model())))
+    }
+
+    /// Runs `message` as a prompt until the agent is done, retrying failed
+    /// turns and compacting as [`crate::recovery`] says; the run's messages
+    /// are saved as they complete.
     pub async fn prompt(&self, message: Message) -> Result<Vec<Message>, agent_core::AgentError> {
         // Bash runs recorded after the last run go before the new prompt.
         if let Err(error) = self.flush_pending_bash() {
             tracing::warn!("{error}");
         }
-        self.inner.agent.prompt_messages(vec![message]).await
+        crate::recovery::run_prompt(self, message).await
     }
 
     /// Queues a message for after the current turn.
     pub fn steer(&self, message: Message) {
         self.inner.steering.push(message);
+        self.report_queues();
     }
 
     /// Queues a message for when the agent would stop.
     pub fn follow_up(&self, message: Message) {
         self.inner.follow_up.push(message);
+        self.report_queues();
+    }
+
+    /// Emits `queue_update` (the texts waiting in both queues) when they
+    /// changed since the last report.
+    fn report_queues(&self) {
+        let texts = |queue: &MessageQueue| -> Vec<String> {
+            queue
+                .messages()
+                .iter()
+                .map(|message| match message {
+                    Message::User(user) => crate::session::user_text(&user.content),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        let now = (texts(&self.inner.steering), texts(&self.inner.follow_up));
+        let mut reported = lock(&self.inner.reported_queues);
+        if *reported == now {
+            return;
+        }
+        *reported = now.clone();
+        drop(reported);
+        self.notify(SessionEvent::QueueUpdate {
+            steering: now.0,
+            follow_up: now.1,
+        });
     }
 
     /// Messages waiting in the steering and follow-up queues.
@@ -300,6 +527,57 @@ impl AgentSession {
         self.inner.follow_up.clear();
         lock(&self.inner.pending_bash).clear();
         self.session().new_session(parent_session);
+        self.report_queues();
+    }
+
+    /// Loads the session saved in `path` (RPC `switch_session`): its
+    /// conversation replaces the agent's. Call it while the agent is idle.
+    pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
+        let manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
+        self.inner.agent.set_messages(manager.messages());
+        *self.session() = manager;
+        self.inner.steering.clear();
+        self.inner.follow_up.clear();
+        self.report_queues();
+        Ok(())
+    }
+
+    /// The user messages of the branch, `(entry id, text)`, to fork from.
+    pub fn fork_messages(&self) -> Vec<(String, String)> {
+        self.session().user_messages()
+    }
+
+    /// Continues in a new session holding the branch before the user
+    /// message `entry_id`; returns that message's text. Call it while idle.
+    pub fn fork(&self, entry_id: &str) -> Result<String, SessionError> {
+        let mut session = self.session();
+        let text = session.fork_before(entry_id)?;
+        self.inner.agent.set_messages(session.messages());
+        Ok(text)
+    }
+
+    /// Continues in a new session holding the whole branch (a copy to go on
+    /// in apart). Call it while idle.
+    pub fn clone_session(&self) -> Result<(), SessionError> {
+        self.session().clone_branch()
+    }
+
+    /// Writes the conversation as one self-contained HTML page to `path`
+    /// (relative to the cwd), or to the default name in the cwd; returns
+    /// where.
+    pub fn export_html(&self, path: Option<&Path>) -> std::io::Result<PathBuf> {
+        let header = self.header();
+        let path = path.map_or_else(
+            || crate::export::default_export_path(&self.inner.cwd, &header),
+            |path| self.inner.cwd.join(path),
+        );
+        let html = crate::export::session_html(
+            &header,
+            self.session_name().as_deref(),
+            &self.inner.agent.messages(),
+        );
+        std::fs::write(&path, html)?;
+        Ok(path)
     }
 
     /// The text of the model's last answer (Pi's `getLastAssistantText`):
@@ -376,7 +654,13 @@ pub fn default_tool_names() -> Vec<String> {
 /// loop's fixed model is ignored, so [`AgentSession::set_model`] takes effect
 /// at the next request), with only what the model can be sent (see
 /// [`replayable_messages`]).
-struct SwitchableProvider(Arc<Mutex<CurrentModel>>);
+///
+/// Tool results far larger than what is left of the model's window are cut
+/// on the way ([`fit_tool_results`]).
+struct SwitchableProvider {
+    current: Arc<Mutex<CurrentModel>>,
+    recovery: Arc<Mutex<RecoverySettings>>,
+}
 
 impl Provider for SwitchableProvider {
     fn stream(
@@ -386,11 +670,19 @@ impl Provider for SwitchableProvider {
         cancel: CancellationToken,
     ) -> AssistantStream {
         let (model, provider) = {
-            let current = lock(&self.0);
+            let current = lock(&self.current);
             (current.model.clone(), current.provider.clone())
         };
+        let settings = *lock(&self.recovery);
+        let window = settings.window_for(&model);
+        let (reserve, _) = settings.compaction.scaled(window);
+        let messages = fit_tool_results(
+            replayable_messages(&context.messages),
+            window.saturating_sub(reserve),
+            &std::env::temp_dir(),
+        );
         let context = Context {
-            messages: replayable_messages(&context.messages),
+            messages,
             ..context.clone()
         };
         provider.stream(&model, &context, cancel)

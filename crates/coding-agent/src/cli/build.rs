@@ -32,6 +32,11 @@ pub(super) struct Built {
     pub interactive: Option<InteractiveOptions>,
     /// The host the tools act on, with `--remote`.
     pub remote: Option<Arc<RemoteHost>>,
+    /// Retry and compaction settings (the interactive UI reads its own).
+    pub recovery: coding_agent::recovery::RecoverySettings,
+    /// An OpenAI-compatible endpoint to ask for its context window, when
+    /// settings do not give one (llama.cpp's `/props`).
+    pub probe_url: Option<String>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -56,6 +61,9 @@ pub(super) async fn build(
         tool_names,
     } = resolved;
     let start_provider = model.model.provider.clone();
+    let recovery = settings.recovery(&start_provider);
+    let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
+        .then(|| model.config.base_url.clone());
     let (tools, unknown) = match &remote {
         Some(host) => {
             let ops = RemoteOperations::new(Arc::clone(host));
@@ -115,6 +123,8 @@ pub(super) async fn build(
         options,
         interactive,
         remote,
+        recovery,
+        probe_url,
     })
 }
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::interactive::run_interactive;
@@ -31,11 +32,17 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         options,
         interactive,
         remote,
+        mut recovery,
+        probe_url,
     } = built;
     if let Some(interactive) = interactive {
         return run_interactive(options, interactive).await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    if let Some(url) = probe_url {
+        recovery.context_window = server_context_window(&url).await;
+    }
+    session.set_recovery(recovery);
 
     match mode {
         ModeArg::Rpc => {

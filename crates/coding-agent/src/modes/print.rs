@@ -3,7 +3,8 @@
 //!
 //! Text prints the final assistant message's text blocks, one per line; a
 //! run that ended in error prints its error on stderr. JSON prints the session
-//! header, then every event as one line, as it happens.
+//! header, then every event as one line, as it happens. Both say on stderr
+//! when a failed turn is retried or the context is compacted.
 //!
 //! Exit status: 0 when the last run ended normally, 1 when it ended in error
 //! (or was aborted), 130 when `interrupt` fired (Ctrl-C): the run is then
@@ -16,7 +17,7 @@ use agent_ai::{AssistantContent, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AgentSession;
-use crate::modes::events::event_json;
+use crate::session_event::SessionEvent;
 
 /// What print mode writes on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +46,7 @@ pub async fn run_print(
         writeln!(out, "{}", serde_json::to_string(&session.header())?)?;
         out.flush()?;
     }
-    let mut events = session.subscribe();
+    let mut events = session.subscribe_all();
     let mut interrupted = false;
     for prompt in prompts {
         if interrupted {
@@ -56,10 +57,10 @@ pub async fn run_print(
         loop {
             tokio::select! {
                 biased;
-                Some(event) = events.recv() => handle(session, &event, format, out, err)?,
+                Some(event) = events.recv() => handle(&event, format, out, err)?,
                 () = interrupt.cancelled(), if !interrupted => {
                     interrupted = true;
-                    session.agent().abort();
+                    session.abort();
                 }
                 result = &mut run => {
                     if let Err(error) = result {
@@ -72,7 +73,7 @@ pub async fn run_print(
         }
         // The run's last events were sent before it returned.
         while let Some(event) = events.try_recv() {
-            handle(session, &event, format, out, err)?;
+            handle(&event, format, out, err)?;
         }
         if last_run_failed(session) {
             break;
@@ -121,19 +122,19 @@ fn last_run_failed(session: &AgentSession) -> bool {
     )
 }
 
-/// Saves what the event completes, then shows it (JSON mode).
+/// Shows an event: every one in JSON mode; the session's retries and
+/// compactions on stderr in both.
 fn handle(
-    session: &AgentSession,
-    event: &agent_core::AgentEvent,
+    event: &SessionEvent,
     format: PrintFormat,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<()> {
-    if let Err(error) = session.record(event) {
-        writeln!(err, "coding-agent: cannot save the session: {error}")?;
+    if let Some(line) = event.describe() {
+        writeln!(err, "coding-agent: {line}")?;
     }
     if format == PrintFormat::Json {
-        writeln!(out, "{}", event_json(event))?;
+        writeln!(out, "{}", event.to_json())?;
         out.flush()?;
     }
     Ok(())

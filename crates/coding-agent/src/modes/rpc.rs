@@ -15,8 +15,11 @@
 //! Served: `prompt`, `steer`, `follow_up`, `abort`, `new_session`,
 //! `get_state`, `get_messages`, `get_last_assistant_text`, `bash`,
 //! `abort_bash`, `set_steering_mode`, `set_follow_up_mode`,
-//! `set_session_name`, `get_commands`. Pi's model, thinking, compaction,
-//! retry, fork, export and statistics commands are unknown here.
+//! `set_session_name`, `get_commands`, `compact`, `set_auto_compaction`,
+//! `set_auto_retry`, `abort_retry`, `get_session_stats`, `switch_session`,
+//! `get_fork_messages`, `fork`, `clone`, `export_html`. Besides the agent's
+//! events, the session's own are written: `auto_retry_start`,
+//! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`.
 //!
 //! When stdin ends, the mode waits for the running prompt and bash commands to
 //! finish, writes what they produce, and returns.
@@ -38,10 +41,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AgentSession;
-use crate::modes::events::event_json;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
+use crate::recovery::compact_now;
 use crate::session::BashExecution;
+use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 
 /// Pi's text when `prompt` arrives during a run without `streamingBehavior`.
@@ -91,7 +95,7 @@ pub async fn run_rpc_with(
     let reader = tokio::spawn(read_lines(input, line_sender));
     let (bash_done, mut bash_results) = mpsc::unbounded_channel();
     let mut server = Server {
-        events: session.subscribe(),
+        events: session.subscribe_all(),
         session,
         output,
         run: None,
@@ -150,7 +154,7 @@ type BashDone = (Option<Value>, Result<BashExecution, String>);
 
 struct Server<W> {
     session: AgentSession,
-    events: agent_core::AgentEvents,
+    events: SessionEvents,
     output: W,
     /// The prompt being run.
     run: Option<Run>,
@@ -172,11 +176,8 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         self.output.flush().await
     }
 
-    async fn on_event(&mut self, event: &agent_core::AgentEvent) -> std::io::Result<()> {
-        if let Err(error) = self.session.record(event) {
-            tracing::warn!("cannot save the session: {error}");
-        }
-        self.write(&event_json(event)).await
+    async fn on_event(&mut self, event: &SessionEvent) -> std::io::Result<()> {
+        self.write(&event.to_json()).await
     }
 
     /// Writes the events already sent (after a run ended).
@@ -326,6 +327,76 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 }
             }
             "get_commands" => success(id, kind, Some(json!({"commands": []}))),
+            "compact" => {
+                self.abort().await?;
+                let outcome = compact_now(&session, text("customInstructions")).await;
+                self.drain_events().await?;
+                match outcome {
+                    Ok(result) => success(id, kind, serde_json::to_value(result).ok()),
+                    Err(error) => failure(id, kind, &error),
+                }
+            }
+            "set_auto_compaction" | "set_auto_retry" => {
+                let Some(enabled) = command.get("enabled").and_then(Value::as_bool) else {
+                    let message = "Invalid command: \"enabled\" must be a boolean";
+                    return Ok(Some(failure(id, kind, message)));
+                };
+                if kind == "set_auto_compaction" {
+                    session.set_auto_compaction(enabled);
+                } else {
+                    session.set_auto_retry(enabled);
+                }
+                success(id, kind, None)
+            }
+            "abort_retry" => {
+                session.abort_retry();
+                success(id, kind, None)
+            }
+            "get_session_stats" => success(id, kind, Some(session_stats(&session))),
+            "switch_session" => {
+                let Some(path) = text("sessionPath") else {
+                    return Ok(Some(missing(id, kind, "sessionPath")));
+                };
+                self.abort().await?;
+                match session.switch_session(std::path::Path::new(path)) {
+                    Ok(()) => success(id, kind, Some(json!({"cancelled": false}))),
+                    Err(error) => failure(id, kind, &error.to_string()),
+                }
+            }
+            "get_fork_messages" => {
+                let messages: Vec<Value> = session
+                    .fork_messages()
+                    .into_iter()
+                    .map(|(entry_id, text)| json!({"entryId": entry_id, "text": text}))
+                    .collect();
+                success(id, kind, Some(json!({"messages": messages})))
+            }
+            "fork" => {
+                let Some(entry_id) = text("entryId") else {
+                    return Ok(Some(missing(id, kind, "entryId")));
+                };
+                self.abort().await?;
+                match session.fork(entry_id) {
+                    Ok(text) => success(id, kind, Some(json!({"text": text, "cancelled": false}))),
+                    Err(error) => failure(id, kind, &error.to_string()),
+                }
+            }
+            "clone" => {
+                self.abort().await?;
+                match session.clone_session() {
+                    Ok(()) => success(id, kind, Some(json!({"cancelled": false}))),
+                    Err(error) => failure(id, kind, &error.to_string()),
+                }
+            }
+            "export_html" => {
+                let path = text("outputPath").map(std::path::Path::new);
+                match session.export_html(path) {
+                    Ok(path) => success(id, kind, Some(json!({"path": path}))),
+                    Err(error) => {
+                        failure(id, kind, &format!("Cannot write the HTML file: {error}"))
+                    }
+                }
+            }
             _ => unknown_command(command.get("type")),
         };
         Ok(Some(response))
@@ -346,7 +417,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     biased;
                     outcome = &mut prompt => outcome,
                     () = abort.cancelled() => {
-                        session.agent().abort();
+                        session.abort();
                         prompt.await
                     }
                 };
@@ -390,17 +461,59 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             "model": session.model(),
             "thinkingLevel": "off",
             "isStreaming": session.agent().is_running(),
-            "isCompacting": false,
+            "isCompacting": session.is_compacting(),
             "steeringMode": queue_mode_name(steering),
             "followUpMode": queue_mode_name(follow_up),
             "sessionFile": session.session_file(),
             "sessionId": session.header().id,
             "sessionName": session.session_name(),
-            "autoCompactionEnabled": false,
+            "autoCompactionEnabled": session.compaction_settings().enabled,
             "messageCount": session.agent().messages().len(),
             "pendingMessageCount": session.pending_message_count(),
         }))
     }
+}
+
+/// Pi's `SessionStats`: counts and token totals over the current context
+/// (after a compaction, the summary and what was kept), and how full the
+/// window is.
+fn session_stats(session: &AgentSession) -> Value {
+    let messages = session.agent().messages();
+    let count = |role: fn(&Message) -> bool| messages.iter().filter(|m| role(m)).count();
+    let answers = || {
+        messages.iter().filter_map(|m| match m {
+            Message::Assistant(a) => Some(a),
+            _ => None,
+        })
+    };
+    let sum = |part: fn(&agent_ai::Usage) -> u64| answers().map(|a| part(&a.usage)).sum::<u64>();
+    let (input, output) = (sum(|u| u.input), sum(|u| u.output));
+    let (cache_read, cache_write) = (sum(|u| u.cache_read), sum(|u| u.cache_write));
+    let cost: f64 = answers().map(|a| a.usage.cost.total).sum();
+    let window = session.recovery().window_for(&session.model());
+    let tokens = session.context_tokens();
+    strip_nulls(json!({
+        "sessionFile": session.session_file(),
+        "sessionId": session.header().id,
+        "userMessages": count(|m| matches!(m, Message::User(_))),
+        "assistantMessages": count(|m| matches!(m, Message::Assistant(_))),
+        "toolCalls": answers().map(|a| a.tool_calls().count()).sum::<usize>(),
+        "toolResults": count(|m| matches!(m, Message::ToolResult(_))),
+        "totalMessages": messages.len(),
+        "tokens": {
+            "input": input,
+            "output": output,
+            "cacheRead": cache_read,
+            "cacheWrite": cache_write,
+            "total": input + output + cache_read + cache_write,
+        },
+        "cost": cost,
+        "contextUsage": {
+            "tokens": tokens,
+            "contextWindow": window,
+            "percent": tokens as f64 * 100.0 / window.max(1) as f64,
+        },
+    }))
 }
 
 fn queue_mode_name(mode: QueueMode) -> &'static str {

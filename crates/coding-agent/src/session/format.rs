@@ -110,7 +110,7 @@ pub fn bash_execution_text(run: &BashExecution) -> String {
 
 /// A stored message as the agent holds it (Pi's `convertToLlm` for the roles
 /// it adds); `None` for roles this agent does not replay.
-pub(super) fn message_from_entry(message: &Value) -> Option<Message> {
+pub(crate) fn message_from_entry(message: &Value) -> Option<Message> {
     match message.get("role")?.as_str()? {
         "user" | "assistant" | "toolResult" => serde_json::from_value(message.clone()).ok(),
         "bashExecution" => {
@@ -128,6 +128,26 @@ pub(super) fn message_from_entry(message: &Value) -> Option<Message> {
             }))
         }
         _ => None,
+    }
+}
+
+/// The text blocks of `blocks` joined, images left out.
+pub fn blocks_text(blocks: &[Content]) -> String {
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            Content::Text(text) => Some(text.text.as_str()),
+            Content::Image(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// The text of a user message.
+pub fn user_text(content: &UserContent) -> String {
+    match content {
+        UserContent::Text(text) => text.clone(),
+        UserContent::Blocks(blocks) => blocks_text(blocks),
     }
 }
 

@@ -10,7 +10,7 @@ use agent_ai::Message;
 use agent_ai::message::now_millis;
 use serde_json::{Value, json};
 
-use super::format::{BashExecution, SessionHeader, message_from_entry, parse_session};
+use super::format::{BashExecution, SessionHeader, message_from_entry, parse_session, user_text};
 use super::ids::{iso_timestamp, random_u64};
 
 /// Why a session file could not be used.
@@ -24,6 +24,9 @@ pub enum SessionError {
         /// What failed.
         source: io::Error,
     },
+    /// `fork` named an entry that is not a user message of the branch.
+    #[error("Invalid entry ID for forking: {0}")]
+    NotAUserMessage(String),
 }
 
 /// One session: its header, its entries, and where (if anywhere) it is saved.
@@ -139,8 +142,14 @@ impl SessionManager {
     /// The conversation: the messages on the path from the root to the last
     /// entry, as the agent holds them (see
     /// [`replayable_messages`](super::replayable_messages) for what the model
-    /// is sent).
+    /// is sent). After a compaction: its summary, then the kept messages (see
+    /// [`compacted`](super::compacted)).
     pub fn messages(&self) -> Vec<Message> {
+        super::compacted::context_messages(&self.branch())
+    }
+
+    /// The entries on the path from the root to the last entry, in order.
+    pub fn branch(&self) -> Vec<&Value> {
         let by_id: HashMap<&str, &Value> = self
             .entries
             .iter()
@@ -158,11 +167,95 @@ impl SessionManager {
                 break; // a cycle; a well-formed file has none
             }
         }
-        path.iter()
+        path.reverse();
+        path
+    }
+
+    /// When the latest compaction on the branch was written (milliseconds;
+    /// 0 without one): usage reported before it counted the old context.
+    pub fn last_compaction_time(&self) -> u64 {
+        self.branch()
+            .into_iter()
             .rev()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-            .filter_map(|e| message_from_entry(e.get("message")?))
+            .find(|e| super::compacted::entry_type(e) == Some("compaction"))
+            .map_or(0, super::compacted::compaction_time)
+    }
+
+    /// The user messages on the branch with their entry ids, oldest first
+    /// (what RPC `get_fork_messages` offers to fork from).
+    pub fn user_messages(&self) -> Vec<(String, String)> {
+        self.branch()
+            .into_iter()
+            .filter(|e| e.pointer("/message/role").and_then(Value::as_str) == Some("user"))
+            .filter_map(|e| {
+                let id = e.get("id")?.as_str()?.to_owned();
+                let text = match message_from_entry(e.get("message")?)? {
+                    Message::User(user) => user_text(&user.content),
+                    _ => return None,
+                };
+                Some((id, text))
+            })
             .collect()
+    }
+
+    /// Pi's fork: a new session (whose parent is this one) holding the
+    /// branch before the user message `entry_id`; returns that message's
+    /// text, for the user to edit and send again.
+    pub fn fork_before(&mut self, entry_id: &str) -> Result<String, SessionError> {
+        let (at, text) = {
+            let branch = self.branch();
+            let at = branch
+                .iter()
+                .position(|e| e.get("id").and_then(Value::as_str) == Some(entry_id));
+            let user = at
+                .and_then(|at| branch[at].get("message"))
+                .and_then(message_from_entry);
+            match (at, user) {
+                (Some(at), Some(Message::User(user))) => (at, user_text(&user.content)),
+                _ => return Err(SessionError::NotAUserMessage(entry_id.to_owned())),
+            }
+        };
+        self.continue_in_new_session(at)?;
+        Ok(text)
+    }
+
+    /// Pi's clone: a new session (whose parent is this one) holding the
+    /// whole branch, so the two can go on apart.
+    pub fn clone_branch(&mut self) -> Result<(), SessionError> {
+        let len = self.branch().len();
+        self.continue_in_new_session(len)
+    }
+
+    /// Starts a new session file with the first `keep` entries of the branch.
+    fn continue_in_new_session(&mut self, keep: usize) -> Result<(), SessionError> {
+        let entries: Vec<Value> = self.branch().into_iter().take(keep).cloned().collect();
+        let parent = self.file.as_ref().map(|file| file.display().to_string());
+        self.new_session(parent);
+        self.leaf_id = entries
+            .last()
+            .and_then(|e| e.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.entries = entries;
+        self.persist()
+    }
+
+    /// Records a compaction (Pi's `compaction` entry); [`SessionManager::messages`]
+    /// is then the summary and the kept messages.
+    pub fn append_compaction(
+        &mut self,
+        result: &super::CompactionResult,
+    ) -> Result<(), SessionError> {
+        self.append_fields(
+            "compaction",
+            [
+                ("summary", json!(result.summary)),
+                ("firstKeptEntryId", json!(result.first_kept_entry_id)),
+                ("tokensBefore", json!(result.tokens_before)),
+                ("details", json!(result.details)),
+                ("fromHook", json!(false)),
+            ],
+        )
     }
 
     /// Appends a message as a child of the last entry; written at once once

@@ -21,12 +21,17 @@
 //! aborted stays in the file but is not sent, and a tool call left without a
 //! result gets the error result `No result provided`.
 
+pub mod compacted;
 mod format;
 mod ids;
 mod manager;
 mod replay;
 
-pub use format::{BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text};
+pub use compacted::{CompactionDetails, CompactionResult};
+pub(crate) use format::message_from_entry;
+pub use format::{
+    BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text, blocks_text, user_text,
+};
 pub use ids::{iso_timestamp, uuid_v4};
 pub use manager::{SessionError, SessionManager, find_most_recent_session, session_dir};
 pub use replay::{NO_RESULT_PROVIDED, replayable_messages};

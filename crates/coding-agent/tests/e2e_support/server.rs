@@ -55,6 +55,11 @@ pub enum Reply {
     /// A rate-limited API's refusal (429, retry at once), then the
     /// connection closes.
     RateLimited,
+    /// `200 OK` with these events, then the connection closes without
+    /// ending the body: a stream cut mid-answer.
+    Cut(Vec<String>),
+    /// A refusal with this status and JSON body, then the connection closes.
+    Status(u16, String),
 }
 
 type Script = dyn Fn(&Request) -> Reply + Send + Sync;
@@ -182,6 +187,19 @@ fn serve(stream: TcpStream, shared: &Shared) {
                 let _ = write_rate_limited(&mut writer);
                 return;
             }
+            Reply::Cut(events) => {
+                let _ = write_cut(&mut writer, &events);
+                return;
+            }
+            Reply::Status(status, body) => {
+                let _ = write!(
+                    writer,
+                    "HTTP/1.1 {status} Refused\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = writer.flush();
+                return;
+            }
             Reply::Stall => {
                 let mut state = shared.lock();
                 while !state.shutdown {
@@ -255,6 +273,13 @@ fn read_chunked(reader: &mut impl BufRead) -> Option<Vec<u8>> {
 }
 
 fn write_events(writer: &mut TcpStream, events: &[String]) -> std::io::Result<()> {
+    write_cut(writer, events)?;
+    writer.write_all(b"0\r\n\r\n")?;
+    writer.flush()
+}
+
+/// The head and `events` as chunks, without the last chunk that ends the body.
+fn write_cut(writer: &mut TcpStream, events: &[String]) -> std::io::Result<()> {
     writer.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n",
     )?;
@@ -263,6 +288,5 @@ fn write_events(writer: &mut TcpStream, events: &[String]) -> std::io::Result<()
         write!(writer, "{:x}\r\n{event}\r\n", event.len())?;
         writer.flush()?;
     }
-    writer.write_all(b"0\r\n\r\n")?;
-    writer.flush()
+    Ok(())
 }

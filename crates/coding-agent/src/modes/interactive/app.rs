@@ -43,6 +43,8 @@ pub enum Action {
     Resume(Option<usize>),
     /// List the models (`None`), or switch to the one named.
     Model(Option<String>),
+    /// Compact the conversation now, with what the summary should focus on.
+    Compact(Option<String>),
     /// Leave.
     Quit,
 }
@@ -389,6 +391,11 @@ impl App {
             }
             "/model" if arg.is_some() && self.running => self.refuse("/model"),
             "/model" => Action::Model(arg.map(str::to_owned)),
+            "/compact" if self.running => self.refuse("/compact"),
+            "/compact" => {
+                let focus = line.trim_start().strip_prefix("/compact").map(str::trim);
+                Action::Compact(focus.filter(|f| !f.is_empty()).map(str::to_owned))
+            }
             _ => {
                 self.notice(vec![StyledLine::new(
                     format!("Unknown command {name}; /help lists them"),
@@ -643,7 +650,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Tab", "complete an @path"),
         (
             "Commands",
-            "/model [NAME] /new /resume [N] /tools /help /quit",
+            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /help /quit",
         ),
     ];
     rows.iter()

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use agent_ai::Message;
-use agent_core::{AgentError, AgentEvents};
+use agent_core::AgentError;
 use anyhow::Context as _;
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyboardEnhancementFlags,
@@ -50,8 +50,10 @@ pub use app::{Action, App};
 pub use models::ModelCatalog;
 
 use crate::app::{AgentSession, SessionOptions};
+use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
+use crate::session_event::{SessionEvent, SessionEvents};
 
 /// How long quitting waits for a cancelled run to wind down.
 const QUIT_GRACE: Duration = Duration::from_secs(5);
@@ -83,6 +85,7 @@ pub async fn run_interactive(
     let parts = Parts::from(&options);
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
     let model = session.model();
+    session.set_recovery(interactive.models.settings.recovery(&model.provider));
     let mut app = App::new(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
@@ -98,7 +101,7 @@ pub async fn run_interactive(
     }
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
-        events: session.subscribe(),
+        events: session.subscribe_all(),
         session,
         run: None,
         aborted: false,
@@ -149,7 +152,7 @@ impl Parts {
 
 struct Driver {
     session: AgentSession,
-    events: AgentEvents,
+    events: SessionEvents,
     run: Option<JoinHandle<Result<Vec<Message>, AgentError>>>,
     /// The user cancelled the current run: queued messages wait for the next prompt.
     aborted: bool,
@@ -211,14 +214,21 @@ impl Driver {
         }
     }
 
-    fn on_agent_event(&self, app: &mut App, event: &agent_core::AgentEvent) {
-        if let Err(error) = self.session.record(event) {
-            app.notice(vec![StyledLine::new(
-                format!("Cannot save the session: {error}"),
-                Style::Error,
-            )]);
+    /// The agent's events go to the transcript; the session's retries and
+    /// compactions are notices (Esc cancels a retry's wait).
+    fn on_agent_event(&self, app: &mut App, event: &SessionEvent) {
+        match event {
+            SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
+            other => {
+                if let Some(line) = other.describe() {
+                    let line = match other {
+                        SessionEvent::AutoRetryStart { .. } => format!("{line} (Esc to cancel)"),
+                        _ => line,
+                    };
+                    app.notice(vec![StyledLine::new(line, Style::Warning)]);
+                }
+            }
         }
-        app.apply_event(event, Instant::now());
     }
 
     fn run_ended(
@@ -266,7 +276,16 @@ impl Driver {
                 .follow_up(AgentSession::user_message(&text, Vec::new())),
             Action::Abort => {
                 self.aborted = true;
-                self.session.agent().abort();
+                self.session.abort();
+            }
+            Action::Compact(focus) => {
+                let session = self.session.clone();
+                app.set_running(true, Instant::now());
+                // The outcome is shown by the compaction events.
+                self.run = Some(tokio::spawn(async move {
+                    let _ = compact_now(&session, focus.as_deref()).await;
+                    Ok(Vec::new())
+                }));
             }
             Action::NewSession => {
                 self.session.new_session(None);
@@ -280,7 +299,7 @@ impl Driver {
             }
             Action::Model(Some(name)) => self.switch_model(app, &name),
             Action::Quit => {
-                self.session.agent().abort();
+                self.session.abort();
                 if let Some(run) = self.run.take() {
                     let _ = tokio::time::timeout(QUIT_GRACE, run).await;
                 }
@@ -297,6 +316,8 @@ impl Driver {
         match self.interactive.models.switch(&self.session, name, &env) {
             Ok((model, provider)) => {
                 let shown = format!("{}/{}", model.provider, model.id);
+                let recovery = self.interactive.models.settings.recovery(&model.provider);
+                self.session.set_recovery(recovery);
                 app.set_model(
                     shown.clone(),
                     self.interactive.models.context_window(&model.provider),
@@ -355,8 +376,10 @@ impl Driver {
                 return Ok(());
             }
         };
+        let recovery = self.session.recovery();
         self.session = self.parts.session(manager)?;
-        self.events = self.session.subscribe();
+        self.session.set_recovery(recovery);
+        self.events = self.session.subscribe_all();
         app.reset(&self.session.agent().messages());
         app.notice(vec![StyledLine::new(
             format!("Resumed {}", path.display()),

@@ -1,0 +1,218 @@
+//! Where to cut a conversation for compaction: what is summarised, what is
+//! kept. The cut never separates a tool call from its result (a tool result
+//! is never the first kept entry), keeps about `keep_tokens` of the newest
+//! messages, and when it falls inside a turn, that turn's beginning is
+//! summarised on its own (a "split turn", as Pi).
+
+use std::ops::Range;
+
+/// What an entry of the session's branch is, as far as cutting goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A user message: a turn starts here.
+    User,
+    /// A user's own shell command (`bashExecution`): a turn starts here too.
+    Bash,
+    /// The model's answer.
+    Assistant,
+    /// A tool's result: never the first kept entry.
+    ToolResult,
+    /// Another message the model reads (`custom`).
+    OtherMessage,
+    /// An earlier compaction.
+    Compaction,
+    /// Not a message (model or thinking change, name, label).
+    Meta,
+}
+
+impl EntryKind {
+    fn is_message(self) -> bool {
+        !matches!(self, EntryKind::Compaction | EntryKind::Meta)
+    }
+
+    fn starts_turn(self) -> bool {
+        matches!(self, EntryKind::User | EntryKind::Bash)
+    }
+
+    fn is_valid_cut(self) -> bool {
+        self.is_message() && self != EntryKind::ToolResult
+    }
+}
+
+/// One entry with its estimated size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sized {
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its estimated tokens (0 for non-messages).
+    pub tokens: u64,
+}
+
+/// The result of [`find_cut`]: indexes into the entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// The first kept entry.
+    pub first_kept: usize,
+    /// Summarised as history: whole turns before the cut.
+    pub history: Range<usize>,
+    /// The start of the turn the cut falls into, summarised apart; empty
+    /// unless the cut splits a turn.
+    pub turn_prefix: Range<usize>,
+}
+
+impl Cut {
+    /// Whether anything would be summarised.
+    pub fn summarises_anything(&self) -> bool {
+        !self.history.is_empty() || !self.turn_prefix.is_empty()
+    }
+}
+
+/// Cuts `entries[start..]` so that about `keep_tokens` of the newest
+/// messages are kept. Walking from the newest message back, the cut goes at
+/// the first valid cut at or after the entry where the kept size reaches
+/// `keep_tokens`; if it never does, nothing is summarised. The cut then moves
+/// back over non-message entries directly before it.
+pub fn find_cut(entries: &[Sized], start: usize, keep_tokens: u64) -> Cut {
+    let end = entries.len();
+    let first_valid = (start..end).find(|&i| entries[i].kind.is_valid_cut());
+    let mut kept = 0;
+    let mut cut = first_valid.unwrap_or(end);
+    for i in (start..end).rev() {
+        if !entries[i].kind.is_message() {
+            continue;
+        }
+        kept += entries[i].tokens;
+        if kept >= keep_tokens {
+            cut = (i..end)
+                .find(|&j| entries[j].kind.is_valid_cut())
+                .unwrap_or(cut);
+            break;
+        }
+    }
+    while cut > start && entries[cut - 1].kind == EntryKind::Meta {
+        cut -= 1;
+    }
+    // The first message kept decides whether a turn is split (Pi looks at a
+    // model change before a user message and splits the turn before it).
+    let cut_kind = entries[cut..]
+        .iter()
+        .map(|e| e.kind)
+        .find(|k| k.is_message());
+    let turn_start = (start..cut).rev().find(|&i| entries[i].kind.starts_turn());
+    match (cut_kind, turn_start) {
+        (Some(kind), Some(turn_start)) if !kind.starts_turn() => Cut {
+            first_kept: cut,
+            history: start..turn_start,
+            turn_prefix: turn_start..cut,
+        },
+        _ => Cut {
+            first_kept: cut,
+            history: start..cut,
+            turn_prefix: cut..cut,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EntryKind::*;
+    use super::*;
+
+    fn sized(entries: &[(EntryKind, u64)]) -> Vec<Sized> {
+        entries
+            .iter()
+            .map(|&(kind, tokens)| Sized { kind, tokens })
+            .collect()
+    }
+
+    #[test]
+    fn whole_turns_before_the_kept_budget_are_summarised() {
+        let entries = sized(&[(User, 100), (Assistant, 100), (User, 100), (Assistant, 100)]);
+        let cut = find_cut(&entries, 0, 200);
+        assert_eq!(
+            cut,
+            Cut {
+                first_kept: 2,
+                history: 0..2,
+                turn_prefix: 2..2
+            }
+        );
+    }
+
+    #[test]
+    fn a_tool_result_is_never_the_first_kept_entry() {
+        // The budget is reached at the tool result (index 2): the cut moves
+        // forward to the next valid cut, the answer after it.
+        let entries = sized(&[
+            (User, 10),
+            (Assistant, 10),
+            (ToolResult, 500),
+            (Assistant, 10),
+        ]);
+        let cut = find_cut(&entries, 0, 300);
+        assert_eq!(cut.first_kept, 3);
+        assert_eq!(cut.history, 0..0);
+        assert_eq!(cut.turn_prefix, 0..3, "the call and its result go together");
+    }
+
+    #[test]
+    fn a_cut_inside_a_turn_summarises_its_beginning_apart() {
+        let entries = sized(&[
+            (User, 50),
+            (Assistant, 50),
+            (User, 10),
+            (Assistant, 10),
+            (ToolResult, 400),
+            (Assistant, 10),
+            (ToolResult, 400),
+            (Assistant, 10),
+        ]);
+        let cut = find_cut(&entries, 0, 420);
+        assert_eq!(
+            cut,
+            Cut {
+                first_kept: 5,
+                history: 0..2,
+                turn_prefix: 2..5
+            }
+        );
+    }
+
+    #[test]
+    fn a_budget_never_reached_summarises_nothing() {
+        let entries = sized(&[(User, 10), (Assistant, 10)]);
+        let cut = find_cut(&entries, 0, 1000);
+        assert_eq!(cut.first_kept, 0);
+        assert!(!cut.summarises_anything());
+    }
+
+    #[test]
+    fn the_cut_moves_back_over_model_changes_before_it() {
+        let entries = sized(&[
+            (User, 100),
+            (Assistant, 100),
+            (Meta, 0),
+            (User, 100),
+            (Assistant, 100),
+        ]);
+        let cut = find_cut(&entries, 0, 200);
+        assert_eq!(cut.first_kept, 2);
+        assert_eq!(cut.history, 0..2);
+    }
+
+    #[test]
+    fn the_span_starts_at_the_previous_compactions_first_kept_entry() {
+        let entries = sized(&[
+            (User, 100),
+            (Assistant, 100),
+            (User, 100),
+            (Compaction, 0),
+            (Assistant, 100),
+            (User, 100),
+            (Assistant, 100),
+        ]);
+        let cut = find_cut(&entries, 2, 200);
+        assert_eq!(cut.first_kept, 5);
+        assert_eq!(cut.history, 2..5);
+    }
+}

@@ -1,0 +1,450 @@
+//! Compaction: when the context fills the model's window, the older part of
+//! the conversation is replaced by a structured summary the model writes,
+//! and the newest messages are kept as they are (Pi's design).
+//!
+//! - [`tokens`]: how full the context is (provider usage, estimates for the rest);
+//! - [`cut`]: what is summarised and what is kept (never a tool call without its result);
+//! - [`summary`]: the request the summariser reads and the summary's structure;
+//! - [`oversize`]: a tool result too large for any window left is cut before it is sent;
+//! - this module: the settings, the plan taken from the session's branch, and
+//!   the summariser's calls. [`crate::app::AgentSession::compact`] runs it and
+//!   writes the entry ([`crate::session::compacted`]).
+//!
+//! Beyond Pi (`docs/DEVIATIONS.md`): reserve and keep are scaled to the window
+//! (at most a quarter of it each), so a small local window does not compact
+//! after every turn; and no summary request is sent when there is nothing to
+//! summarise.
+
+pub mod cut;
+pub mod oversize;
+pub mod summary;
+pub mod tokens;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use agent_ai::{AssistantMessageEvent, Context, Message, Model, Provider, StopReason, UserMessage};
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::session::compacted::{CompactionDetails, CompactionResult, entry_type};
+use crate::session::{SessionError, message_from_entry};
+use cut::{EntryKind, Sized, find_cut};
+pub use summary::summary_message_text;
+use summary::{
+    SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
+};
+
+/// The window assumed for a model nobody told us about (Pi's default for
+/// custom models).
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// `compaction.*` in settings.json, with Pi's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompactionSettings {
+    /// Compact automatically when the context passes the threshold.
+    pub enabled: bool,
+    /// Tokens kept free for the next answer: compaction starts when the
+    /// context passes `contextWindow - reserveTokens`.
+    pub reserve_tokens: u64,
+    /// Tokens of the newest messages kept as they are.
+    pub keep_recent_tokens: u64,
+}
+
+impl Default for CompactionSettings {
+    fn default() -> Self {
+        CompactionSettings {
+            enabled: true,
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+        }
+    }
+}
+
+impl CompactionSettings {
+    /// Reserve and keep for a window of `window` tokens: the settings, but
+    /// at most a quarter of the window each.
+    pub fn scaled(&self, window: u64) -> (u64, u64) {
+        let quarter = window / 4;
+        (
+            self.reserve_tokens.min(quarter),
+            self.keep_recent_tokens.min(quarter),
+        )
+    }
+
+    /// Whether a context of `tokens` should be compacted in `window`.
+    pub fn should_compact(&self, tokens: u64, window: u64) -> bool {
+        let (reserve, _) = self.scaled(window);
+        self.enabled && tokens > window.saturating_sub(reserve)
+    }
+}
+
+/// A context window for well-known models, when neither settings nor the
+/// server say.
+pub fn known_context_window(model_id: &str) -> Option<u64> {
+    let id = model_id.to_ascii_lowercase();
+    let table: &[(&str, u64)] = &[
+        ("claude", 200_000),
+        ("gpt-4.1", 1_047_576),
+        ("gpt-4o", 128_000),
+        ("gpt-5", 400_000),
+        ("o3", 200_000),
+        ("o4", 200_000),
+        ("gemini", 1_048_576),
+        ("qwen2.5-coder", 32_768),
+        ("llama-3", 131_072),
+    ];
+    table
+        .iter()
+        .find(|(prefix, _)| id.starts_with(prefix) || id.contains(&format!("/{prefix}")))
+        .map(|&(_, window)| window)
+}
+
+/// Why a compaction did not happen (Pi's texts).
+#[derive(Debug, thiserror::Error)]
+pub enum CompactionError {
+    /// The newest entry is a compaction already.
+    #[error("Already compacted")]
+    AlreadyCompacted,
+    /// The kept part would be everything.
+    #[error("Nothing to compact (session too small)")]
+    NothingToCompact,
+    /// Aborted while the summariser worked.
+    #[error("Compaction cancelled")]
+    Cancelled,
+    /// The summariser failed.
+    #[error("Summarization failed: {0}")]
+    Summary(String),
+    /// The summariser failed on the split turn's beginning.
+    #[error("Turn prefix summarization failed: {0}")]
+    TurnPrefix(String),
+    /// The entry could not be saved.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// What a compaction summarises and keeps, taken from the session's branch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The id of the first entry kept.
+    pub first_kept_entry_id: String,
+    /// Whole turns to summarise.
+    pub history: Vec<Message>,
+    /// The beginning of a split turn, summarised apart.
+    pub turn_prefix: Vec<Message>,
+    /// The previous compaction's summary, merged into the new one.
+    pub previous_summary: Option<String>,
+    /// The files the summarised work read and changed.
+    pub details: CompactionDetails,
+    /// The context's size now.
+    pub tokens_before: u64,
+}
+
+/// Plans a compaction of `branch` keeping about `keep_tokens`.
+pub fn plan(
+    branch: &[&Value],
+    keep_tokens: u64,
+    tokens_before: u64,
+) -> Result<Plan, CompactionError> {
+    if branch.last().and_then(|e| entry_type(e)) == Some("compaction") {
+        return Err(CompactionError::AlreadyCompacted);
+    }
+    let previous = branch
+        .iter()
+        .rposition(|e| entry_type(e) == Some("compaction"));
+    let start = previous.map_or(0, |at| {
+        let first_kept = branch[at].get("firstKeptEntryId").and_then(Value::as_str);
+        branch[..at]
+            .iter()
+            .position(|e| e.get("id").and_then(Value::as_str) == first_kept)
+            .unwrap_or(at)
+    });
+    let messages: Vec<Option<Message>> = branch
+        .iter()
+        .map(|e| match entry_type(e) {
+            Some("message") => e.get("message").and_then(message_from_entry),
+            _ => None,
+        })
+        .collect();
+    let sized: Vec<Sized> = branch
+        .iter()
+        .zip(&messages)
+        .map(|(entry, message)| Sized {
+            kind: entry_kind(entry),
+            tokens: message.as_ref().map_or(0, tokens::estimate_tokens),
+        })
+        .collect();
+    let cut = find_cut(&sized, start, keep_tokens);
+    if !cut.summarises_anything() || cut.first_kept >= branch.len() {
+        return Err(CompactionError::NothingToCompact);
+    }
+    let first_kept_entry_id = branch[cut.first_kept]
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let take = |range: std::ops::Range<usize>| -> Vec<Message> {
+        messages[range].iter().flatten().cloned().collect()
+    };
+    let history = take(cut.history.clone());
+    let turn_prefix = take(cut.turn_prefix.clone());
+    let previous_compaction = previous.map(|at| branch[at]);
+    let previous_summary = previous_compaction
+        .and_then(|e| e.get("summary"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let previous_details = previous_compaction
+        .and_then(|e| e.get("details"))
+        .and_then(|d| serde_json::from_value(d.clone()).ok());
+    let details = file_details(
+        history.iter().chain(&turn_prefix),
+        previous_details.as_ref(),
+    );
+    Ok(Plan {
+        first_kept_entry_id,
+        history,
+        turn_prefix,
+        previous_summary,
+        details,
+        tokens_before,
+    })
+}
+
+fn entry_kind(entry: &Value) -> EntryKind {
+    match entry_type(entry) {
+        Some("message") => match entry.pointer("/message/role").and_then(Value::as_str) {
+            Some("user") => EntryKind::User,
+            Some("bashExecution") => EntryKind::Bash,
+            Some("assistant") => EntryKind::Assistant,
+            Some("toolResult") => EntryKind::ToolResult,
+            _ => EntryKind::OtherMessage,
+        },
+        Some("compaction") => EntryKind::Compaction,
+        Some("custom_message" | "branch_summary") => EntryKind::OtherMessage,
+        _ => EntryKind::Meta,
+    }
+}
+
+/// The paths `read`, `write` and `edit` calls named, with an earlier
+/// compaction's lists: read-only files and changed files, each sorted.
+fn file_details<'a>(
+    messages: impl Iterator<Item = &'a Message>,
+    previous: Option<&CompactionDetails>,
+) -> CompactionDetails {
+    let mut read: BTreeSet<String> = BTreeSet::new();
+    let mut modified: BTreeSet<String> = BTreeSet::new();
+    if let Some(previous) = previous {
+        read.extend(previous.read_files.iter().cloned());
+        modified.extend(previous.modified_files.iter().cloned());
+    }
+    for message in messages {
+        let Message::Assistant(assistant) = message else {
+            continue;
+        };
+        for call in assistant.tool_calls() {
+            let Some(path) = call.arguments.get("path").and_then(Value::as_str) else {
+                continue;
+            };
+            match call.name.as_str() {
+                "read" => {
+                    read.insert(path.to_owned());
+                }
+                "write" | "edit" => {
+                    modified.insert(path.to_owned());
+                }
+                _ => {}
+            }
+        }
+    }
+    CompactionDetails {
+        read_files: read.difference(&modified).cloned().collect(),
+        modified_files: modified.into_iter().collect(),
+    }
+}
+
+/// Asks `provider` for the summary of `plan` (and of the split turn's
+/// beginning, when there is one); the result for the entry.
+pub async fn summarise(
+    plan: Plan,
+    focus: Option<&str>,
+    model: &Model,
+    provider: &Arc<dyn Provider>,
+    cancel: &CancellationToken,
+) -> Result<CompactionResult, CompactionError> {
+    let history = if plan.history.is_empty() {
+        // Nothing new before the split turn: keep the earlier summary as it is.
+        plan.previous_summary
+            .clone()
+            .unwrap_or_else(|| "No prior history.".to_owned())
+    } else {
+        let request = history_request(&plan.history, plan.previous_summary.as_deref(), focus);
+        ask(model, provider, request, cancel)
+            .await?
+            .map_err(CompactionError::Summary)?
+    };
+    let summary = if plan.turn_prefix.is_empty() {
+        history
+    } else {
+        let prefix = ask(
+            model,
+            provider,
+            turn_prefix_request(&plan.turn_prefix),
+            cancel,
+        )
+        .await?
+        .map_err(CompactionError::TurnPrefix)?;
+        join_split_turn(&history, &prefix)
+    };
+    Ok(CompactionResult {
+        summary: with_file_lists(
+            &summary,
+            &plan.details.read_files,
+            &plan.details.modified_files,
+        ),
+        first_kept_entry_id: plan.first_kept_entry_id,
+        tokens_before: plan.tokens_before,
+        details: plan.details,
+    })
+}
+
+/// One summariser call: its text, or its error message. `Err` when cancelled.
+async fn ask(
+    model: &Model,
+    provider: &Arc<dyn Provider>,
+    request: String,
+    cancel: &CancellationToken,
+) -> Result<Result<String, String>, CompactionError> {
+    let context = Context {
+        system_prompt: Some(SUMMARY_SYSTEM_PROMPT.to_owned()),
+        messages: vec![UserMessage::text(request).into()],
+        tools: Vec::new(),
+    };
+    let mut stream = provider.stream(model, &context, cancel.clone());
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Done { message, .. } => last = Some(message),
+            AssistantMessageEvent::Error { error, .. } => last = Some(error),
+            _ => {}
+        }
+    }
+    let Some(message) = last else {
+        return Ok(Err("the provider ended without an answer".to_owned()));
+    };
+    Ok(match message.stop_reason {
+        StopReason::Aborted => return Err(CompactionError::Cancelled),
+        StopReason::Error => Err(message
+            .error_message
+            .unwrap_or_else(|| "unknown error".to_owned())),
+        _ => Ok(message.text()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn user(id: &str, text: &str) -> Value {
+        json!({"type":"message","id":id,"message":{"role":"user","content":text,"timestamp":1}})
+    }
+
+    fn answer(id: &str, text: &str, calls: Value) -> Value {
+        let mut content = vec![json!({"type":"text","text":text})];
+        if let Value::Array(calls) = calls {
+            content.extend(calls);
+        }
+        json!({"type":"message","id":id,"message":{"role":"assistant","content":content,
+            "api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},
+            "stopReason":"stop","timestamp":2}})
+    }
+
+    #[test]
+    fn reserve_and_keep_are_at_most_a_quarter_of_the_window() {
+        let settings = CompactionSettings::default();
+        assert_eq!(settings.scaled(200_000), (16_384, 20_000));
+        assert_eq!(settings.scaled(8192), (2048, 2048));
+        // Pi would compact an 8k window after every turn (8192 - 16384 < 0).
+        assert!(!settings.should_compact(5000, 8192));
+        assert!(settings.should_compact(6200, 8192));
+        let off = CompactionSettings {
+            enabled: false,
+            ..settings
+        };
+        assert!(!off.should_compact(1_000_000, 8192));
+    }
+
+    #[test]
+    fn a_plan_summarises_old_turns_keeps_new_ones_and_lists_files() {
+        let calls = json!([
+            {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.rs"}},
+            {"type":"toolCall","id":"c2","name":"edit","arguments":{"path":"b.rs"}},
+            {"type":"toolCall","id":"c3","name":"read","arguments":{"path":"b.rs"}}
+        ]);
+        let entries = [
+            user("u1", &"x".repeat(400)),
+            answer("a1", "ok", calls),
+            user("u2", &"y".repeat(400)),
+            answer("a2", "done", Value::Null),
+        ];
+        let branch: Vec<&Value> = entries.iter().collect();
+        let plan = plan(&branch, 100, 500).unwrap();
+        assert_eq!(plan.first_kept_entry_id, "u2");
+        assert_eq!(plan.history.len(), 2);
+        assert!(plan.turn_prefix.is_empty());
+        assert_eq!(
+            plan.details,
+            CompactionDetails {
+                read_files: vec!["a.rs".into()],
+                modified_files: vec!["b.rs".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn nothing_is_planned_when_everything_fits_or_the_last_entry_is_a_compaction() {
+        let entries = [user("u1", "hi"), answer("a1", "hello", Value::Null)];
+        let branch: Vec<&Value> = entries.iter().collect();
+        assert!(matches!(
+            plan(&branch, 20_000, 10),
+            Err(CompactionError::NothingToCompact)
+        ));
+        let compaction =
+            json!({"type":"compaction","id":"c","summary":"S","firstKeptEntryId":"a1"});
+        let branch: Vec<&Value> = entries.iter().chain([&compaction]).collect();
+        assert!(matches!(
+            plan(&branch, 1, 10),
+            Err(CompactionError::AlreadyCompacted)
+        ));
+    }
+
+    #[test]
+    fn a_second_compaction_starts_at_the_first_kept_entry_and_merges_the_summary() {
+        let entries = [
+            user("u1", &"x".repeat(400)),
+            answer("a1", "ok", Value::Null),
+            user("u2", &"y".repeat(400)),
+            json!({"type":"compaction","id":"c","summary":"S1","firstKeptEntryId":"u2","details":{"readFiles":["old.rs"],"modifiedFiles":[]}}),
+            answer("a2", "done", Value::Null),
+            user("u3", &"z".repeat(400)),
+            answer("a3", "fine", Value::Null),
+        ];
+        let branch: Vec<&Value> = entries.iter().collect();
+        let plan = plan(&branch, 100, 500).unwrap();
+        assert_eq!(plan.first_kept_entry_id, "u3");
+        assert_eq!(plan.history.len(), 2, "u2 and a2; u1 and a1 are in S1");
+        assert_eq!(plan.previous_summary.as_deref(), Some("S1"));
+        assert_eq!(plan.details.read_files, ["old.rs"]);
+    }
+
+    #[test]
+    fn well_known_models_have_a_window() {
+        assert_eq!(known_context_window("claude-sonnet-4-5"), Some(200_000));
+        assert_eq!(known_context_window("gpt-4o-mini"), Some(128_000));
+        assert_eq!(known_context_window("my-local-model"), None);
+    }
+}

@@ -1,0 +1,158 @@
+//! A tool result far larger than what is left of the window is cut before
+//! it is sent, so one huge output cannot overflow every request after it
+//! (beyond Pi, `docs/DEVIATIONS.md` S8). Its beginning and end are kept, the
+//! middle is replaced by a notice, and the whole text is saved to a file the
+//! model can read in parts.
+//!
+//! "Far larger": bigger than what the rest of the context leaves free and
+//! bigger than half of the usable window, so that even a compaction could not
+//! make room for it. It is cut to half of the usable window.
+
+use std::path::{Path, PathBuf};
+
+use agent_ai::{Content, Message, ToolResultMessage};
+
+use super::tokens::estimate_tokens;
+use crate::session::blocks_text;
+
+/// `messages` with every oversized tool result cut (see the module docs);
+/// `usable` is the window less the reserve, in tokens. Full outputs go to
+/// `spill_dir`.
+pub fn fit_tool_results(messages: Vec<Message>, usable: u64, spill_dir: &Path) -> Vec<Message> {
+    let total: u64 = messages.iter().map(estimate_tokens).sum();
+    let cap = usable / 2;
+    messages
+        .into_iter()
+        .map(|message| {
+            let Message::ToolResult(result) = message else {
+                return message;
+            };
+            let tokens = estimate_tokens(&Message::ToolResult(result.clone()));
+            let left = usable.saturating_sub(total - tokens);
+            if tokens > cap && tokens > left {
+                Message::ToolResult(cut(result, cap, spill_dir))
+            } else {
+                Message::ToolResult(result)
+            }
+        })
+        .collect()
+}
+
+/// Where the full text of the result of `tool_call_id` is saved.
+pub fn spill_path(spill_dir: &Path, tool_call_id: &str) -> PathBuf {
+    let safe: String = tool_call_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    spill_dir.join(format!("coding-agent-result-{safe}.txt"))
+}
+
+/// The result's text cut to about `keep_tokens`: its head and tail with the
+/// notice between them; images are kept.
+fn cut(mut result: ToolResultMessage, keep_tokens: u64, spill_dir: &Path) -> ToolResultMessage {
+    let text = blocks_text(&result.content);
+    let chars: Vec<char> = text.chars().collect();
+    let keep = usize::try_from(keep_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
+    if chars.len() <= keep {
+        return result;
+    }
+    let half = keep / 2;
+    let head: String = chars[..half].iter().collect();
+    let tail: String = chars[chars.len() - half..].iter().collect();
+    let path = spill_path(spill_dir, &result.tool_call_id);
+    let saved = if path.exists() {
+        Ok(())
+    } else {
+        std::fs::write(&path, &text)
+    };
+    let notice = cut_notice(chars.len() - 2 * half, &path, saved.err());
+    let mut content = vec![Content::text(format!("{head}{notice}{tail}"))];
+    content.extend(
+        result
+            .content
+            .into_iter()
+            .filter(|block| matches!(block, Content::Image(_))),
+    );
+    result.content = content;
+    result
+}
+
+/// What the model reads in place of the cut middle.
+fn cut_notice(omitted: usize, path: &Path, error: Option<std::io::Error>) -> String {
+    match error {
+        None => format!(
+            "\n\n[... {omitted} characters cut here to fit the model's context window. Full output: {}. Read parts of it with offset and limit.]\n\n",
+            path.display()
+        ),
+        Some(error) => format!(
+            "\n\n[... {omitted} characters cut here to fit the model's context window. The full output could not be saved: {error}]\n\n"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::UserMessage;
+
+    use super::*;
+
+    fn result(id: &str, text: String) -> Message {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: id.into(),
+            tool_name: "bash".into(),
+            content: vec![Content::text(text)],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        })
+    }
+
+    fn text_of(message: &Message) -> String {
+        match message {
+            Message::ToolResult(result) => blocks_text(&result.content),
+            _ => String::new(),
+        }
+    }
+
+    #[test]
+    fn a_result_far_larger_than_the_window_is_cut_to_head_notice_and_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let huge = format!("HEAD{}TAIL", "x".repeat(40_000));
+        let messages = vec![
+            UserMessage::text("run it").into(),
+            result("call/1", huge.clone()),
+        ];
+        let fitted = fit_tool_results(messages, 2000, dir.path());
+        let path = dir.path().join("coding-agent-result-call_1.txt");
+        let text = text_of(&fitted[1]);
+        let expected = format!(
+            "HEAD{}\n\n[... {} characters cut here to fit the model's context window. Full output: {}. Read parts of it with offset and limit.]\n\n{}TAIL",
+            "x".repeat(1996),
+            huge.chars().count() - 4000,
+            path.display(),
+            "x".repeat(1996),
+        );
+        assert_eq!(text, expected);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), huge);
+    }
+
+    #[test]
+    fn results_that_fit_or_are_not_far_larger_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        // 1200 tokens: more than is left, but less than half the usable window.
+        let big = "y".repeat(4800);
+        let messages = vec![
+            UserMessage::text("z".repeat(10_000)).into(),
+            result("c1", big.clone()),
+        ];
+        let fitted = fit_tool_results(messages, 3000, dir.path());
+        assert_eq!(text_of(&fitted[1]), big);
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+}

@@ -1,0 +1,296 @@
+//! The summary request: the conversation written out as text, the
+//! instructions the summariser reads, and the summary's structure (the
+//! sections Pi asks for, so a model continuing from it finds goal, progress,
+//! decisions and next steps where it expects them).
+
+use agent_ai::{AssistantContent, Message};
+
+use crate::session::{blocks_text, user_text};
+
+/// Longest tool result quoted to the summariser.
+const MAX_TOOL_RESULT_CHARS: usize = 2000;
+
+/// The summariser's system prompt.
+pub const SUMMARY_SYSTEM_PROMPT: &str = "You summarise conversations between a user and an AI coding assistant so that another model can continue the work. Read the conversation and write the structured summary you are asked for.
+
+Do not continue the conversation and do not answer questions asked in it: write only the summary.";
+
+/// The structure every summary follows.
+const SUMMARY_FORMAT: &str = "## Goal
+[What the user wants done; several items if the session covers several tasks.]
+
+## Constraints & Preferences
+- [Constraints, preferences and requirements the user stated, or \"(none)\"]
+
+## Progress
+### Done
+- [x] [Finished tasks and changes]
+
+### In Progress
+- [ ] [Work under way]
+
+### Blocked
+- [What stops progress, if anything]
+
+## Key Decisions
+- **[Decision]**: [Why, briefly]
+
+## Next Steps
+1. [What should happen next, in order]
+
+## Critical Context
+- [Data, examples and references needed to go on, or \"(none)\"]
+
+Keep every section short. Keep file paths, function names and error messages exactly as written.";
+
+/// Asked when there is no earlier summary.
+fn initial_instructions() -> String {
+    format!(
+        "The conversation above is to be summarised. Write a structured checkpoint that another model will use to continue the work.\n\nFollow this format exactly:\n\n{SUMMARY_FORMAT}"
+    )
+}
+
+/// Asked when an earlier summary exists: merge, do not start over.
+fn update_instructions() -> String {
+    format!(
+        "The conversation above holds NEW messages. Merge them into the earlier summary given in <previous-summary>.\n\nRules:\n- Keep everything the earlier summary says that still holds\n- Add the new progress, decisions and context\n- Move items from \"In Progress\" to \"Done\" when they were finished\n- Rewrite \"Next Steps\" for the current state\n- Keep file paths, function names and error messages exactly as written\n- Drop what no longer matters\n\nFollow this format exactly:\n\n{SUMMARY_FORMAT}"
+    )
+}
+
+/// Asked for the beginning of a turn too large to keep whole.
+const TURN_PREFIX_INSTRUCTIONS: &str = "The conversation above is the BEGINNING of a turn too large to keep; its end (the recent work) is kept as it is.
+
+Summarise the beginning so the kept end makes sense:
+
+## Original Request
+[What the user asked for in this turn]
+
+## Early Progress
+- [Decisions made and work done in this beginning]
+
+## Context for Suffix
+- [What is needed to understand the kept recent work]
+
+Be brief: only what the kept end needs.";
+
+/// The text the model reads in place of the summarised messages.
+pub fn summary_message_text(summary: &str) -> String {
+    format!(
+        "Earlier turns of this conversation were compacted into the summary below.\n\n<summary>\n{summary}\n</summary>"
+    )
+}
+
+/// The history request's user message: the conversation, the previous
+/// summary when there is one, the instructions, and the user's focus
+/// (`/compact TEXT`).
+pub fn history_request(
+    messages: &[Message],
+    previous: Option<&str>,
+    focus: Option<&str>,
+) -> String {
+    let mut text = conversation_block(messages);
+    if let Some(previous) = previous {
+        text.push_str(&format!(
+            "<previous-summary>\n{previous}\n</previous-summary>\n\n"
+        ));
+    }
+    text.push_str(&match previous {
+        Some(_) => update_instructions(),
+        None => initial_instructions(),
+    });
+    if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+        text.push_str(&format!("\n\nAdditional focus: {focus}"));
+    }
+    text
+}
+
+/// The turn-prefix request's user message.
+pub fn turn_prefix_request(messages: &[Message]) -> String {
+    format!("{}{TURN_PREFIX_INSTRUCTIONS}", conversation_block(messages))
+}
+
+/// The summary of a split turn: the history's, then the turn's beginning.
+pub fn join_split_turn(history: &str, prefix: &str) -> String {
+    format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}")
+}
+
+fn conversation_block(messages: &[Message]) -> String {
+    format!(
+        "<conversation>\n{}\n</conversation>\n\n",
+        serialize_conversation(messages)
+    )
+}
+
+/// The conversation as labelled paragraphs: `[User]: ...`, `[Assistant
+/// thinking]: ...`, `[Assistant]: ...`, `[Assistant tool calls]: name(k=v,
+/// ...); ...`, `[Tool result]: ...` (long results cut).
+pub fn serialize_conversation(messages: &[Message]) -> String {
+    let mut parts = Vec::new();
+    for message in messages {
+        match message {
+            Message::User(user) => {
+                let text = user_text(&user.content);
+                if !text.is_empty() {
+                    parts.push(format!("[User]: {text}"));
+                }
+            }
+            Message::Assistant(assistant) => {
+                let mut thinking = Vec::new();
+                let mut text = Vec::new();
+                let mut calls = Vec::new();
+                for block in &assistant.content {
+                    match block {
+                        AssistantContent::Thinking(t) => thinking.push(t.thinking.as_str()),
+                        AssistantContent::Text(t) => text.push(t.text.as_str()),
+                        AssistantContent::ToolCall(call) => {
+                            let arguments = match &call.arguments {
+                                serde_json::Value::Object(map) => map
+                                    .iter()
+                                    .map(|(key, value)| format!("{key}={value}"))
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                                other => other.to_string(),
+                            };
+                            calls.push(format!("{}({arguments})", call.name));
+                        }
+                    }
+                }
+                if !thinking.is_empty() {
+                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+                }
+                if !text.is_empty() {
+                    parts.push(format!("[Assistant]: {}", text.join("\n")));
+                }
+                if !calls.is_empty() {
+                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+                }
+            }
+            Message::ToolResult(result) => {
+                let text = blocks_text(&result.content);
+                if !text.is_empty() {
+                    parts.push(format!("[Tool result]: {}", shorten(&text)));
+                }
+            }
+        }
+    }
+    parts.join("\n\n")
+}
+
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(MAX_TOOL_RESULT_CHARS) {
+        Some((cut, _)) => {
+            let rest = text[cut..].chars().count();
+            format!("{}\n\n[... {rest} more characters truncated]", &text[..cut])
+        }
+        None => text.to_owned(),
+    }
+}
+
+/// The summary with the files the summarised work read and changed:
+/// `<read-files>` (read and not changed) and `<modified-files>`, each left
+/// out when empty.
+pub fn with_file_lists(summary: &str, read: &[String], modified: &[String]) -> String {
+    let mut text = summary.to_owned();
+    if !read.is_empty() {
+        text.push_str(&format!(
+            "\n\n<read-files>\n{}\n</read-files>",
+            read.join("\n")
+        ));
+    }
+    if !modified.is_empty() {
+        text.push_str(&format!(
+            "\n\n<modified-files>\n{}\n</modified-files>",
+            modified.join("\n")
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::{AssistantMessage, Content, Model, ToolCall, ToolResultMessage, UserMessage};
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_conversation_is_written_as_labelled_paragraphs() {
+        let mut answer = AssistantMessage::empty(&Model::new("m", "p", "a"));
+        answer.content = vec![
+            AssistantContent::Text(agent_ai::TextContent {
+                text: "Reading it.".into(),
+                text_signature: None,
+            }),
+            AssistantContent::ToolCall(ToolCall::new("c1", "read", json!({"path": "a.rs"}))),
+        ];
+        let result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![Content::text(format!("{}tail", "x".repeat(2000)))],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        };
+        let text = serialize_conversation(&[
+            UserMessage::text("Fix a.rs").into(),
+            Message::Assistant(answer),
+            result.into(),
+        ]);
+        assert_eq!(
+            text,
+            format!(
+                "[User]: Fix a.rs\n\n[Assistant]: Reading it.\n\n[Assistant tool calls]: read(path=\"a.rs\")\n\n[Tool result]: {}\n\n[... 4 more characters truncated]",
+                "x".repeat(2000)
+            )
+        );
+    }
+
+    #[test]
+    fn a_first_summary_asks_for_the_structure_with_the_users_focus() {
+        let request = history_request(&[UserMessage::text("hi").into()], None, Some("the parser"));
+        assert_eq!(
+            request,
+            format!(
+                "<conversation>\n[User]: hi\n</conversation>\n\n{}\n\nAdditional focus: the parser",
+                initial_instructions()
+            )
+        );
+    }
+
+    #[test]
+    fn a_later_summary_merges_into_the_previous_one() {
+        let request = history_request(&[UserMessage::text("hi").into()], Some("## Goal\nX"), None);
+        assert_eq!(
+            request,
+            format!(
+                "<conversation>\n[User]: hi\n</conversation>\n\n<previous-summary>\n## Goal\nX\n</previous-summary>\n\n{}",
+                update_instructions()
+            )
+        );
+    }
+
+    #[test]
+    fn file_lists_follow_the_summary_when_not_empty() {
+        assert_eq!(
+            with_file_lists("S", &["a.rs".into()], &[]),
+            "S\n\n<read-files>\na.rs\n</read-files>"
+        );
+        assert_eq!(
+            with_file_lists("S", &[], &["b.rs".into()]),
+            "S\n\n<modified-files>\nb.rs\n</modified-files>"
+        );
+        assert_eq!(with_file_lists("S", &[], &[]), "S");
+    }
+
+    #[test]
+    fn the_model_reads_the_summary_in_tags() {
+        assert_eq!(
+            summary_message_text("S"),
+            "Earlier turns of this conversation were compacted into the summary below.\n\n<summary>\nS\n</summary>"
+        );
+        assert_eq!(
+            join_split_turn("H", "P"),
+            "H\n\n---\n\n**Turn Context (split turn):**\n\nP"
+        );
+    }
+}

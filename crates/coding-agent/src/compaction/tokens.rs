@@ -1,0 +1,132 @@
+//! How many tokens a context holds: the provider's own count where there is
+//! one, a cheap estimate (four characters a token, as Pi) for what came
+//! after it.
+
+use agent_ai::{AssistantContent, Content, Message, StopReason, Usage, UserContent};
+
+/// Characters an image counts as (Pi's estimate).
+const IMAGE_CHARS: usize = 4800;
+
+/// A message's estimated tokens: `ceil(chars / 4)` over what the model reads
+/// of it (text, thinking, tool names and arguments, images as 4800 chars).
+pub fn estimate_tokens(message: &Message) -> u64 {
+    let chars = match message {
+        Message::User(user) => match &user.content {
+            UserContent::Text(text) => text.chars().count(),
+            UserContent::Blocks(blocks) => blocks.iter().map(content_chars).sum(),
+        },
+        Message::Assistant(assistant) => assistant
+            .content
+            .iter()
+            .map(|block| match block {
+                AssistantContent::Text(text) => text.text.chars().count(),
+                AssistantContent::Thinking(thinking) => thinking.thinking.chars().count(),
+                AssistantContent::ToolCall(call) => {
+                    call.name.chars().count() + call.arguments.to_string().chars().count()
+                }
+            })
+            .sum(),
+        Message::ToolResult(result) => result.content.iter().map(content_chars).sum(),
+    };
+    (chars as u64).div_ceil(4)
+}
+
+fn content_chars(content: &Content) -> usize {
+    match content {
+        Content::Text(text) => text.text.chars().count(),
+        Content::Image(_) => IMAGE_CHARS,
+    }
+}
+
+/// The tokens a response's usage accounts for (`totalTokens`, else the sum
+/// of its parts).
+pub fn usage_tokens(usage: &Usage) -> u64 {
+    if usage.total_tokens > 0 {
+        usage.total_tokens
+    } else {
+        usage.input + usage.output + usage.cache_read + usage.cache_write
+    }
+}
+
+/// The context's size in tokens: the last usage a successful answer reported
+/// (newer than `not_before`, the last compaction, whose usage counted the
+/// context before it) plus estimates of every message after it; estimates of
+/// all messages when there is no such usage.
+pub fn context_tokens(messages: &[Message], not_before: u64) -> u64 {
+    let last_usage = messages.iter().enumerate().rev().find_map(|(i, message)| {
+        let Message::Assistant(assistant) = message else {
+            return None;
+        };
+        let counted = !matches!(
+            assistant.stop_reason,
+            StopReason::Error | StopReason::Aborted
+        ) && assistant.timestamp > not_before;
+        let tokens = usage_tokens(&assistant.usage);
+        (counted && tokens > 0).then_some((i, tokens))
+    });
+    let (from, base) = last_usage.map_or((0, 0), |(i, tokens)| (i + 1, tokens));
+    base + messages[from..].iter().map(estimate_tokens).sum::<u64>()
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::{AssistantMessage, Model, ToolCall, ToolResultMessage, UserMessage};
+    use serde_json::json;
+
+    use super::*;
+
+    fn answer(text: &str, usage: u64, timestamp: u64) -> Message {
+        let mut message = AssistantMessage::empty(&Model::new("m", "p", "openai-completions"));
+        message.content = vec![AssistantContent::Text(agent_ai::TextContent {
+            text: text.to_owned(),
+            text_signature: None,
+        })];
+        message.usage.total_tokens = usage;
+        message.timestamp = timestamp;
+        Message::Assistant(message)
+    }
+
+    #[test]
+    fn estimates_count_four_characters_a_token_rounding_up() {
+        assert_eq!(estimate_tokens(&UserMessage::text("12345").into()), 2);
+        let mut call = AssistantMessage::empty(&Model::new("m", "p", "a"));
+        call.content = vec![AssistantContent::ToolCall(ToolCall::new(
+            "c1",
+            "read",
+            json!({"path": "a"}),
+        ))];
+        // "read" + {"path":"a"} = 4 + 12 chars
+        assert_eq!(estimate_tokens(&Message::Assistant(call)), 4);
+        let result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![Content::text("x".repeat(400))],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        };
+        assert_eq!(estimate_tokens(&result.into()), 100);
+    }
+
+    #[test]
+    fn context_is_the_last_usage_plus_estimates_of_what_followed() {
+        let messages = vec![
+            UserMessage::text("x".repeat(40)).into(),
+            answer("done", 1000, 10),
+            UserMessage::text("y".repeat(80)).into(),
+        ];
+        assert_eq!(context_tokens(&messages, 0), 1000 + 20);
+        // Usage from before the last compaction does not count.
+        assert_eq!(context_tokens(&messages, 10), 10 + 1 + 20);
+    }
+
+    #[test]
+    fn failed_answers_are_never_a_usage_source() {
+        let mut failed = answer("", 5000, 20);
+        if let Message::Assistant(a) = &mut failed {
+            a.stop_reason = StopReason::Error;
+        }
+        let messages = vec![answer("ok", 300, 10), failed];
+        assert_eq!(context_tokens(&messages, 0), 300);
+    }
+}

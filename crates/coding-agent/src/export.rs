@@ -1,0 +1,172 @@
+//! `export_html`: a session as one self-contained HTML file (styles inline,
+//! images as `data:` URIs, no script, nothing fetched), readable offline in
+//! any browser.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use agent_ai::{AssistantContent, Content, Message, UserContent};
+
+use crate::session::SessionHeader;
+
+/// The page's styles: readable without a network, light and dark alike.
+const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fff}
+@media (prefers-color-scheme:dark){body{color:#e6e6e6;background:#161616}section{border-color:#333}}
+header{border-bottom:1px solid #ccc;margin-bottom:1.5rem}
+section{border:1px solid #ddd;border-radius:6px;padding:.5rem 1rem;margin:1rem 0}
+h2{font-size:.8rem;text-transform:uppercase;letter-spacing:.05em;margin:.25rem 0;opacity:.7}
+pre{white-space:pre-wrap;word-break:break-word;font:13px/1.4 ui-monospace,monospace;margin:.5rem 0}
+.user{border-left:4px solid #3a7bd5}.assistant{border-left:4px solid #2e9e5b}
+.toolResult{border-left:4px solid #999}.error{border-left:4px solid #d33}
+.thinking{opacity:.7;font-style:italic}img{max-width:100%}";
+
+/// The file `export_html` writes when no path is given: in `cwd`, named
+/// for the session.
+pub fn default_export_path(cwd: &Path, header: &SessionHeader) -> PathBuf {
+    cwd.join(format!("coding-agent-session-{}.html", header.id))
+}
+
+/// The HTML page of a session's conversation.
+pub fn session_html(header: &SessionHeader, name: Option<&str>, messages: &[Message]) -> String {
+    let title = name.unwrap_or(&header.id);
+    let mut html = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<header><h1>{}</h1><p>{} &middot; {}</p></header>\n",
+        escape(title),
+        escape(title),
+        escape(&header.timestamp),
+        escape(&header.cwd),
+    );
+    for message in messages {
+        html.push_str(&message_html(message));
+    }
+    html.push_str("</body>\n</html>\n");
+    html
+}
+
+fn message_html(message: &Message) -> String {
+    let mut body = String::new();
+    let (class, label) = match message {
+        Message::User(user) => {
+            match &user.content {
+                UserContent::Text(text) => push_text(&mut body, text),
+                UserContent::Blocks(blocks) => push_blocks(&mut body, blocks),
+            }
+            ("user", "User".to_owned())
+        }
+        Message::Assistant(assistant) => {
+            for block in &assistant.content {
+                match block {
+                    AssistantContent::Text(text) => push_text(&mut body, &text.text),
+                    AssistantContent::Thinking(thinking) => {
+                        let _ = writeln!(
+                            body,
+                            "<pre class=\"thinking\">{}</pre>",
+                            escape(&thinking.thinking)
+                        );
+                    }
+                    AssistantContent::ToolCall(call) => {
+                        let arguments = serde_json::to_string_pretty(&call.arguments)
+                            .unwrap_or_else(|_| call.arguments.to_string());
+                        let _ = writeln!(
+                            body,
+                            "<pre><b>{}</b> {}</pre>",
+                            escape(&call.name),
+                            escape(&arguments)
+                        );
+                    }
+                }
+            }
+            if let Some(error) = &assistant.error_message {
+                let _ = writeln!(body, "<pre>{}</pre>", escape(error));
+            }
+            let class = if assistant.error_message.is_some() {
+                "assistant error"
+            } else {
+                "assistant"
+            };
+            (class, format!("Assistant ({})", assistant.model))
+        }
+        Message::ToolResult(result) => {
+            push_blocks(&mut body, &result.content);
+            let class = if result.is_error {
+                "toolResult error"
+            } else {
+                "toolResult"
+            };
+            (class, format!("Result of {}", result.tool_name))
+        }
+    };
+    format!(
+        "<section class=\"{class}\"><h2>{}</h2>\n{body}</section>\n",
+        escape(&label)
+    )
+}
+
+fn push_text(body: &mut String, text: &str) {
+    let _ = writeln!(body, "<pre>{}</pre>", escape(text));
+}
+
+fn push_blocks(body: &mut String, blocks: &[Content]) {
+    for block in blocks {
+        match block {
+            Content::Text(text) => push_text(body, &text.text),
+            Content::Image(image) => {
+                let _ = writeln!(
+                    body,
+                    "<img alt=\"image\" src=\"data:{};base64,{}\">",
+                    escape(&image.mime_type),
+                    escape(&image.data)
+                );
+            }
+        }
+    }
+}
+
+/// Text safe inside HTML elements and attribute values.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::{ImageContent, ToolResultMessage, UserMessage};
+
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_images_are_inline() {
+        let result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![
+                Content::text("a < b & \"c\""),
+                Content::Image(ImageContent {
+                    data: "AAAA".into(),
+                    mime_type: "image/png".into(),
+                }),
+            ],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        };
+        assert_eq!(
+            message_html(&result.into()),
+            "<section class=\"toolResult\"><h2>Result of read</h2>\n<pre>a &lt; b &amp; &quot;c&quot;</pre>\n<img alt=\"image\" src=\"data:image/png;base64,AAAA\">\n</section>\n"
+        );
+        assert_eq!(
+            message_html(&UserMessage::text("<script>").into()),
+            "<section class=\"user\"><h2>User</h2>\n<pre>&lt;script&gt;</pre>\n</section>\n"
+        );
+    }
+}

@@ -1,0 +1,382 @@
+//! The session-level recoveries around one prompt: they wrap the agent's
+//! loop, not the provider (whose own retries of a refused request come
+//! first). After each run:
+//!
+//! 1. an answer that says the context is too long: one compaction
+//!    (`reason: overflow`) and one more try; a second overflow ends the run
+//!    with a message saying what to do;
+//! 2. a transient failure ([`crate::retry`]): `auto_retry_start`, the failed
+//!    answer leaves the context (a cut answer's tool calls never run), a
+//!    wait that `abort_retry` or `abort` cancels, then the turn again;
+//!    `auto_retry_end` says how the retries ended;
+//! 3. a context past `contextWindow - reserveTokens`: a compaction
+//!    (`reason: threshold`), with no new turn.
+
+use std::time::Duration;
+
+use agent_ai::overflow::is_context_overflow;
+use agent_ai::{AssistantMessage, Message, Model, StopReason};
+use agent_core::AgentError;
+
+use crate::app::AgentSession;
+use crate::compaction::{
+    CompactionError, CompactionSettings, DEFAULT_CONTEXT_WINDOW, known_context_window,
+};
+use crate::retry::{RetrySettings, is_retryable};
+use crate::session_event::{CompactionReason, SessionEvent};
+
+/// What the session is told after a second overflow in a row.
+pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// `finalError` of retries cancelled by `abort_retry` or `abort`.
+pub const RETRY_CANCELLED: &str = "Retry cancelled";
+
+/// Retry and compaction settings, and the model's context window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecoverySettings {
+    /// `retry.*`.
+    pub retry: RetrySettings,
+    /// `compaction.*`.
+    pub compaction: CompactionSettings,
+    /// The window from settings or the server, when known.
+    pub context_window: Option<u64>,
+}
+
+impl RecoverySettings {
+    /// The window of `model`: the configured or served one, else the
+    /// built-in table's, else Pi's default for unknown models.
+    pub fn window_for(&self, model: &Model) -> u64 {
+        self.context_window
+            .or_else(|| known_context_window(&model.id))
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+}
+
+/// What to do after a run ended with its last answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Next {
+    /// Compact for an overflow, then ask again.
+    RecoverOverflow,
+    /// A second overflow: give up.
+    OverflowAgain,
+    /// Wait this long, then ask again.
+    Retry(Duration),
+    /// The retries are used up.
+    RetriesExhausted,
+    /// Compact because the context is nearly full.
+    Compact,
+    /// Done.
+    Stop,
+}
+
+/// The recovery state of one prompt.
+#[derive(Debug, Default)]
+struct Chain {
+    /// Retries made since the last successful answer.
+    attempt: u32,
+    /// An overflow was compacted already and no answer succeeded since.
+    overflow_recovered: bool,
+}
+
+impl Chain {
+    fn next(
+        &mut self,
+        answer: &AssistantMessage,
+        settings: &RecoverySettings,
+        window: u64,
+        context_tokens: u64,
+    ) -> Next {
+        if answer.stop_reason == StopReason::Aborted {
+            return Next::Stop;
+        }
+        if is_context_overflow(answer, Some(window)) {
+            return if self.overflow_recovered {
+                Next::OverflowAgain
+            } else {
+                Next::RecoverOverflow
+            };
+        }
+        if settings.retry.enabled && is_retryable(answer, Some(window)) {
+            if self.attempt >= settings.retry.max_retries {
+                return Next::RetriesExhausted;
+            }
+            self.attempt += 1;
+            let asked = answer.error_kind.as_ref().and_then(|k| k.retry_after());
+            return Next::Retry(settings.retry.delay(self.attempt, asked));
+        }
+        if answer.stop_reason != StopReason::Error
+            && settings.compaction.should_compact(context_tokens, window)
+        {
+            return Next::Compact;
+        }
+        Next::Stop
+    }
+}
+
+/// Runs `message` as a prompt with the recoveries (see the module docs).
+pub async fn run_prompt(
+    session: &AgentSession,
+    message: Message,
+) -> Result<Vec<Message>, AgentError> {
+    let agent = session.agent();
+    let mut added = agent.prompt_messages(vec![message]).await?;
+    let mut chain = Chain::default();
+    loop {
+        let Some(answer) = last_answer(&agent.messages()) else {
+            break;
+        };
+        if answer.stop_reason != StopReason::Error {
+            chain.overflow_recovered = false;
+            if chain.attempt > 0 {
+                session.notify(SessionEvent::AutoRetryEnd {
+                    success: true,
+                    attempt: chain.attempt,
+                    final_error: None,
+                    failed: None,
+                });
+                chain.attempt = 0;
+            }
+        }
+        let settings = session.recovery();
+        let window = settings.window_for(&session.model());
+        let next = chain.next(&answer, &settings, window, session.context_tokens());
+        let error = answer.error_message.clone().unwrap_or_default();
+        match next {
+            Next::Stop => break,
+            Next::Compact => {
+                let outcome = session.compact(CompactionReason::Threshold, None).await;
+                end_compaction(session, CompactionReason::Threshold, outcome, false);
+                break;
+            }
+            Next::OverflowAgain => {
+                session.notify(SessionEvent::CompactionEnd {
+                    reason: CompactionReason::Overflow,
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(OVERFLOW_RECOVERY_FAILED.to_owned()),
+                });
+                break;
+            }
+            Next::RecoverOverflow => {
+                chain.overflow_recovered = true;
+                drop_failed_answer(session);
+                let outcome = session.compact(CompactionReason::Overflow, None).await;
+                if !end_compaction(session, CompactionReason::Overflow, outcome, true) {
+                    break;
+                }
+                // The rebuilt context ends with the failed answer again.
+                drop_failed_answer(session);
+            }
+            Next::RetriesExhausted => {
+                session.notify(SessionEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: chain.attempt,
+                    final_error: Some(error),
+                    failed: Some(Box::new(answer)),
+                });
+                break;
+            }
+            Next::Retry(delay) => {
+                // Cancellable before anyone hears of the wait.
+                let cancel = session.begin_wait();
+                session.notify(SessionEvent::AutoRetryStart {
+                    attempt: chain.attempt,
+                    max_attempts: settings.retry.max_retries,
+                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    error_message: error,
+                });
+                drop_failed_answer(session);
+                let waited = tokio::select! {
+                    () = cancel.cancelled() => false,
+                    () = tokio::time::sleep(delay) => true,
+                };
+                session.end_wait();
+                if !waited {
+                    session.notify(SessionEvent::AutoRetryEnd {
+                        success: false,
+                        attempt: chain.attempt,
+                        final_error: Some(RETRY_CANCELLED.to_owned()),
+                        failed: Some(Box::new(answer.clone())),
+                    });
+                    // The answer goes back: the run ended with it.
+                    let mut messages = agent.messages();
+                    messages.push(Message::Assistant(answer));
+                    agent.set_messages(messages);
+                    break;
+                }
+            }
+        }
+        added.extend(agent.continue_run().await?);
+    }
+    Ok(added)
+}
+
+/// `/compact [focus]` and RPC `compact`: compacts now, with `compaction_start`
+/// and `compaction_end`; the error is the text the user reads.
+pub async fn compact_now(
+    session: &AgentSession,
+    focus: Option<&str>,
+) -> Result<crate::session::CompactionResult, String> {
+    let outcome = session.compact(CompactionReason::Manual, focus).await;
+    let reported = outcome
+        .as_ref()
+        .map(Clone::clone)
+        .map_err(ToString::to_string);
+    end_compaction(session, CompactionReason::Manual, outcome, false);
+    reported
+}
+
+/// Emits `compaction_end` for `outcome`; whether the compaction succeeded.
+fn end_compaction(
+    session: &AgentSession,
+    reason: CompactionReason,
+    outcome: Result<crate::session::CompactionResult, CompactionError>,
+    will_retry: bool,
+) -> bool {
+    let prefix = match reason {
+        CompactionReason::Manual => "Compaction failed: ",
+        CompactionReason::Threshold => "Auto-compaction failed: ",
+        CompactionReason::Overflow => "Context overflow recovery failed: ",
+    };
+    let (result, aborted, error_message) = match outcome {
+        Ok(result) => (Some(result), false, None),
+        Err(CompactionError::Cancelled) => (None, true, None),
+        // An automatic compaction with nothing to summarise ends quietly.
+        Err(CompactionError::NothingToCompact | CompactionError::AlreadyCompacted)
+            if reason == CompactionReason::Threshold =>
+        {
+            (None, false, None)
+        }
+        Err(error) => (None, false, Some(format!("{prefix}{error}"))),
+    };
+    let succeeded = result.is_some();
+    session.notify(SessionEvent::CompactionEnd {
+        reason,
+        result,
+        aborted,
+        will_retry: will_retry && succeeded,
+        error_message,
+    });
+    succeeded
+}
+
+/// The last message if it is the model's.
+fn last_answer(messages: &[Message]) -> Option<AssistantMessage> {
+    match messages.last()? {
+        Message::Assistant(answer) => Some(answer.clone()),
+        _ => None,
+    }
+}
+
+/// Takes the failed answer out of the context (it is not sent again; its
+/// tool calls never run).
+fn drop_failed_answer(session: &AgentSession) {
+    let agent = session.agent();
+    let mut messages = agent.messages();
+    if matches!(messages.last(), Some(Message::Assistant(a)) if a.stop_reason == StopReason::Error)
+    {
+        messages.pop();
+        agent.set_messages(messages);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::ErrorKind;
+
+    use super::*;
+
+    fn answer(stop_reason: StopReason, error: Option<(&str, ErrorKind)>) -> AssistantMessage {
+        let mut message = AssistantMessage::empty(&Model::new("m", "p", "a"));
+        message.stop_reason = stop_reason;
+        if let Some((text, kind)) = error {
+            message.error_message = Some(text.to_owned());
+            message.error_kind = Some(kind);
+        }
+        message
+    }
+
+    fn busy() -> AssistantMessage {
+        answer(
+            StopReason::Error,
+            Some((
+                "503 busy",
+                ErrorKind::Status {
+                    status: 503,
+                    error_type: None,
+                    retry_after: None,
+                },
+            )),
+        )
+    }
+
+    #[test]
+    fn transient_failures_are_retried_with_backoff_until_the_retries_are_used_up() {
+        let settings = RecoverySettings::default();
+        let mut chain = Chain::default();
+        let steps: Vec<Next> = (0..4)
+            .map(|_| chain.next(&busy(), &settings, 100_000, 10))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                Next::Retry(Duration::from_secs(2)),
+                Next::Retry(Duration::from_secs(4)),
+                Next::Retry(Duration::from_secs(8)),
+                Next::RetriesExhausted
+            ]
+        );
+    }
+
+    #[test]
+    fn one_overflow_is_compacted_and_retried_a_second_is_not() {
+        let overflow = answer(
+            StopReason::Error,
+            Some(("400 prompt is too long", ErrorKind::Other)),
+        );
+        let settings = RecoverySettings::default();
+        let mut chain = Chain::default();
+        assert_eq!(
+            chain.next(&overflow, &settings, 100_000, 10),
+            Next::RecoverOverflow
+        );
+        chain.overflow_recovered = true;
+        assert_eq!(
+            chain.next(&overflow, &settings, 100_000, 10),
+            Next::OverflowAgain
+        );
+    }
+
+    #[test]
+    fn a_full_context_is_compacted_after_a_good_answer_only() {
+        let settings = RecoverySettings::default();
+        let mut chain = Chain::default();
+        let done = answer(StopReason::Stop, None);
+        assert_eq!(chain.next(&done, &settings, 8192, 7000), Next::Compact);
+        assert_eq!(chain.next(&done, &settings, 8192, 1000), Next::Stop);
+        let aborted = answer(StopReason::Aborted, None);
+        assert_eq!(chain.next(&aborted, &settings, 8192, 7000), Next::Stop);
+    }
+
+    #[test]
+    fn retries_off_means_a_failure_ends_the_run() {
+        let mut settings = RecoverySettings::default();
+        settings.retry.enabled = false;
+        assert_eq!(
+            Chain::default().next(&busy(), &settings, 100_000, 10),
+            Next::Stop
+        );
+    }
+
+    #[test]
+    fn the_window_comes_from_settings_then_the_table_then_pis_default() {
+        let mut settings = RecoverySettings::default();
+        let claude = Model::new("claude-sonnet-4-5", "anthropic", "anthropic-messages");
+        let local = Model::new("my-model", "local", "openai-completions");
+        assert_eq!(settings.window_for(&claude), 200_000);
+        assert_eq!(settings.window_for(&local), 128_000);
+        settings.context_window = Some(4096);
+        assert_eq!(settings.window_for(&claude), 4096);
+    }
+}

@@ -1,0 +1,141 @@
+//! Auto-retry of a failed turn (Pi's `retry.*`): a turn that ends in a
+//! transient error (overloaded, rate limited, 5xx, a connection reset or cut
+//! mid-stream, a read timeout) is asked again after a backoff, with the
+//! failed answer taken out of the context. The session drives it
+//! ([`crate::recovery`]); this module decides whether and how long.
+//!
+//! Whether an error is transient is read from what the provider knew (HTTP
+//! status, the error's type, the transport failure: [`agent_ai::ErrorKind`]),
+//! never from digits in the message: Pi retries `400 max_tokens 5000 too
+//! large` because it contains "500" (`docs/DEVIATIONS.md`).
+
+use std::time::Duration;
+
+use agent_ai::overflow::is_context_overflow;
+use agent_ai::{AssistantMessage, StopReason};
+use serde::Deserialize;
+
+/// `retry.*` in settings.json, with Pi's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetrySettings {
+    /// Retry failed turns at all.
+    pub enabled: bool,
+    /// Retries after the first failure.
+    pub max_retries: u32,
+    /// The first wait; doubled for each further retry.
+    pub base_delay_ms: u64,
+    /// The provider's own retries of a refused request
+    /// (`retry.provider.maxRetries`), before the turn fails.
+    pub provider: ProviderRetrySettings,
+}
+
+/// `retry.provider.*`: the HTTP provider's retries of one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ProviderRetrySettings {
+    /// Retries of a refused request (the provider's default when absent).
+    pub max_retries: Option<u32>,
+}
+
+impl Default for RetrySettings {
+    fn default() -> Self {
+        RetrySettings {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 2000,
+            provider: ProviderRetrySettings::default(),
+        }
+    }
+}
+
+impl RetrySettings {
+    /// The wait before retry `attempt` (1 for the first): `baseDelayMs ·
+    /// 2^(attempt-1)`, or the server's `retry-after` when it asked for longer.
+    pub fn delay(&self, attempt: u32, server_asked: Option<Duration>) -> Duration {
+        let factor = 2u64.saturating_pow(attempt.saturating_sub(1));
+        let backoff = Duration::from_millis(self.base_delay_ms.saturating_mul(factor));
+        server_asked.map_or(backoff, |asked| asked.max(backoff))
+    }
+}
+
+/// Whether a turn that ended in `message` is worth asking again: it failed,
+/// not because the context is too long (that is compaction's), and the
+/// provider classed the failure as transient.
+pub fn is_retryable(message: &AssistantMessage, context_window: Option<u64>) -> bool {
+    message.stop_reason == StopReason::Error
+        && !is_context_overflow(message, context_window)
+        && message
+            .error_kind
+            .as_ref()
+            .is_some_and(agent_ai::ErrorKind::is_transient)
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::{ErrorKind, Model};
+
+    use super::*;
+
+    fn failed(text: &str, kind: ErrorKind) -> AssistantMessage {
+        let mut message = AssistantMessage::empty(&Model::new("m", "p", "a"));
+        message.stop_reason = StopReason::Error;
+        message.error_message = Some(text.into());
+        message.error_kind = Some(kind);
+        message
+    }
+
+    fn status(status: u16) -> ErrorKind {
+        ErrorKind::Status {
+            status,
+            error_type: None,
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn the_backoff_doubles_and_a_longer_retry_after_wins() {
+        let settings = RetrySettings::default();
+        let delays: Vec<_> = (1..=3).map(|n| settings.delay(n, None)).collect();
+        assert_eq!(delays, [2000, 4000, 8000].map(Duration::from_millis));
+        assert_eq!(
+            settings.delay(1, Some(Duration::from_secs(30))),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            settings.delay(3, Some(Duration::from_secs(1))),
+            Duration::from_secs(8)
+        );
+    }
+
+    #[test]
+    fn the_status_decides_not_the_digits_in_the_text() {
+        assert!(is_retryable(&failed("503 unavailable", status(503)), None));
+        assert!(!is_retryable(
+            &failed("400 max_tokens 5000 too large", status(400)),
+            None
+        ));
+        assert!(is_retryable(
+            &failed("Connection error: reset", ErrorKind::Connection),
+            None
+        ));
+        assert!(!is_retryable(
+            &failed("Connection error: reset", ErrorKind::Malformed),
+            None
+        ));
+    }
+
+    #[test]
+    fn overflows_and_unclassified_errors_are_not_retried() {
+        assert!(!is_retryable(
+            &failed("500 prompt is too long: 300000 tokens", status(500)),
+            None
+        ));
+        let mut unknown = failed("503 from a file", status(503));
+        unknown.error_kind = None;
+        assert!(!is_retryable(&unknown, None));
+        let mut aborted = failed("Request was aborted", ErrorKind::Connection);
+        aborted.stop_reason = StopReason::Aborted;
+        assert!(!is_retryable(&aborted, None));
+    }
+}

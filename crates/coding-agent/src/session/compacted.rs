@@ -1,0 +1,153 @@
+//! Compaction entries in the session file (Pi's v3 `compaction` entry) and
+//! the context they leave: the latest compaction's summary, then the
+//! entries from its `firstKeptEntryId` up to it, then everything after it.
+//!
+//! ```text
+//! {"type":"compaction","id":"…","parentId":"…","timestamp":"…","summary":"…",
+//!  "firstKeptEntryId":"…","tokensBefore":N,"details":{"readFiles":[],"modifiedFiles":[]},"fromHook":false}
+//! ```
+
+use agent_ai::{Content, Message, UserContent, UserMessage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::message_from_entry;
+use crate::compaction::summary_message_text;
+
+/// The files the summarised work touched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionDetails {
+    /// Read and not changed, sorted.
+    pub read_files: Vec<String>,
+    /// Edited or written, sorted.
+    pub modified_files: Vec<String>,
+}
+
+/// One compaction, as the entry holds it and as RPC `compact` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    /// What the model reads in place of the summarised messages.
+    pub summary: String,
+    /// The first entry kept as it is.
+    pub first_kept_entry_id: String,
+    /// The context's size before compacting, in tokens.
+    pub tokens_before: u64,
+    /// The files the summarised work touched.
+    pub details: CompactionDetails,
+}
+
+/// The type of an entry (`message`, `compaction`, ...).
+pub fn entry_type(entry: &Value) -> Option<&str> {
+    entry.get("type").and_then(Value::as_str)
+}
+
+/// The messages a branch leaves the model: with a compaction on it, the
+/// latest one's summary, then the kept entries, then what followed.
+pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
+    let messages = |entries: &[&Value]| -> Vec<Message> {
+        entries
+            .iter()
+            .filter(|e| entry_type(e) == Some("message"))
+            .filter_map(|e| message_from_entry(e.get("message")?))
+            .collect()
+    };
+    let Some(at) = branch
+        .iter()
+        .rposition(|e| entry_type(e) == Some("compaction"))
+    else {
+        return messages(branch);
+    };
+    let compaction = branch[at];
+    let first_kept = compaction.get("firstKeptEntryId").and_then(Value::as_str);
+    let kept_from = branch[..at]
+        .iter()
+        .position(|e| e.get("id").and_then(Value::as_str) == first_kept)
+        .unwrap_or(at);
+    let summary = compaction
+        .get("summary")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut out = vec![summary_message(summary, compaction_time(compaction))];
+    out.extend(messages(&branch[kept_from..at]));
+    out.extend(messages(&branch[at + 1..]));
+    out
+}
+
+/// The user message that stands for the summarised part of the conversation.
+pub fn summary_message(summary: &str, timestamp: u64) -> Message {
+    Message::User(UserMessage {
+        content: UserContent::Blocks(vec![Content::text(summary_message_text(summary))]),
+        timestamp,
+    })
+}
+
+/// When a compaction entry was written, in milliseconds (0 when unreadable).
+pub fn compaction_time(entry: &Value) -> u64 {
+    entry
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(parse_iso_millis)
+        .unwrap_or(0)
+}
+
+/// Milliseconds since the epoch of `2025-01-31T09:05:00.123Z` (the form
+/// [`super::iso_timestamp`] writes).
+fn parse_iso_millis(text: &str) -> Option<u64> {
+    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
+    let mut date = date.split('-').map(|p| p.parse::<u64>().ok());
+    let (year, month, day) = (date.next()??, date.next()??, date.next()??);
+    let (hms, millis) = time.split_once('.').unwrap_or((time, "0"));
+    let mut hms = hms.split(':').map(|p| p.parse::<u64>().ok());
+    let (hour, minute, second) = (hms.next()??, hms.next()??, hms.next()??);
+    let millis: u64 = millis.parse().ok()?;
+    // Howard Hinnant's days_from_civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = (era * 146_097 + doe).checked_sub(719_468)?;
+    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) * 1000) + millis)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::session::iso_timestamp;
+
+    #[test]
+    fn iso_timestamps_read_back_to_the_same_millisecond() {
+        for millis in [0, 951_782_400_000, 1_738_314_300_123] {
+            assert_eq!(parse_iso_millis(&iso_timestamp(millis)), Some(millis));
+        }
+    }
+
+    #[test]
+    fn the_latest_compaction_leaves_its_summary_then_the_kept_then_the_newer_messages() {
+        let message = |id: &str, text: &str| json!({"type":"message","id":id,"message":{"role":"user","content":text,"timestamp":1}});
+        let entries = [
+            message("a", "old"),
+            message("b", "kept"),
+            json!({"type":"compaction","id":"c","summary":"S1","firstKeptEntryId":"b","timestamp":"1970-01-01T00:00:01.000Z"}),
+            message("d", "new"),
+        ];
+        let branch: Vec<&Value> = entries.iter().collect();
+        let texts: Vec<String> = context_messages(&branch)
+            .into_iter()
+            .map(|m| serde_json::to_value(m).unwrap()["content"].to_string())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                json!([{"type":"text","text":summary_message_text("S1")}]).to_string(),
+                "\"kept\"".to_owned(),
+                "\"new\"".to_owned()
+            ]
+        );
+    }
+}

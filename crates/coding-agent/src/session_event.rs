@@ -1,0 +1,251 @@
+//! What a session tells its modes: the agent's events, and the session's
+//! own around them (auto-retry, compaction), in one ordered stream so a mode
+//! shows `auto_retry_start` after the failed turn's `agent_end` and before
+//! the retry's `agent_start`.
+
+use agent_ai::AssistantMessage;
+use agent_core::AgentEvent;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::modes::events::event_json;
+use crate::session::CompactionResult;
+
+/// Why a compaction runs (Pi's `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionReason {
+    /// `/compact` or RPC `compact`.
+    Manual,
+    /// The context passed `contextWindow - reserveTokens`.
+    Threshold,
+    /// The provider said the context is too long.
+    Overflow,
+}
+
+/// One event of a session.
+#[derive(Debug, Clone)]
+pub enum SessionEvent {
+    /// The agent's own.
+    Agent(Box<AgentEvent>),
+    /// A failed turn will be asked again after `delay_ms`.
+    AutoRetryStart {
+        /// 1 for the first retry.
+        attempt: u32,
+        /// `retry.maxRetries`.
+        max_attempts: u32,
+        /// The wait before it.
+        delay_ms: u64,
+        /// Why the turn failed.
+        error_message: String,
+    },
+    /// The retries ended: a turn succeeded, or they were used up or cancelled.
+    AutoRetryEnd {
+        /// A retried turn succeeded.
+        success: bool,
+        /// The retries made.
+        attempt: u32,
+        /// The last error, when they failed (`Retry cancelled` when cancelled).
+        final_error: Option<String>,
+        /// The failed answer, saved now that no retry replaces it.
+        failed: Option<Box<AssistantMessage>>,
+    },
+    /// What waits in the steering and follow-up queues changed.
+    QueueUpdate {
+        /// The steering messages' texts, oldest first.
+        steering: Vec<String>,
+        /// The follow-up messages' texts, oldest first.
+        follow_up: Vec<String>,
+    },
+    /// A compaction started.
+    CompactionStart {
+        /// Why.
+        reason: CompactionReason,
+    },
+    /// A compaction ended.
+    CompactionEnd {
+        /// Why it ran.
+        reason: CompactionReason,
+        /// The summary and what was kept, when it succeeded.
+        result: Option<CompactionResult>,
+        /// It was cancelled.
+        aborted: bool,
+        /// The failed turn is asked again now (overflow recovery).
+        will_retry: bool,
+        /// What went wrong, when it failed.
+        error_message: Option<String>,
+    },
+}
+
+impl SessionEvent {
+    /// A line for a person (stderr in print mode, a notice in the terminal
+    /// UI), for the session's own events; `None` for the agent's and for a
+    /// quiet ending.
+    pub fn describe(&self) -> Option<String> {
+        Some(match self {
+            SessionEvent::Agent(_) | SessionEvent::QueueUpdate { .. } => return None,
+            SessionEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => format!(
+                "Retrying ({attempt}/{max_attempts}) in {}s: {error_message}",
+                delay_ms.div_ceil(1000)
+            ),
+            SessionEvent::AutoRetryEnd {
+                success: true,
+                attempt,
+                ..
+            } => format!("Retry {attempt} succeeded"),
+            SessionEvent::AutoRetryEnd {
+                attempt,
+                final_error,
+                ..
+            } => format!(
+                "Retry failed after {attempt} attempts: {}",
+                final_error.as_deref().unwrap_or("unknown error")
+            ),
+            SessionEvent::CompactionStart { reason } => match reason {
+                CompactionReason::Manual => "Compacting context...",
+                CompactionReason::Threshold => "Auto-compacting...",
+                CompactionReason::Overflow => "Context overflow detected, auto-compacting...",
+            }
+            .to_owned(),
+            SessionEvent::CompactionEnd {
+                result: Some(result),
+                ..
+            } => format!("Compacted from {} tokens", result.tokens_before),
+            SessionEvent::CompactionEnd {
+                error_message: Some(error),
+                ..
+            } => error.clone(),
+            SessionEvent::CompactionEnd { aborted: true, .. } => "Compaction cancelled".to_owned(),
+            SessionEvent::CompactionEnd { .. } => return None,
+        })
+    }
+
+    /// The event in Pi's JSON shape (what RPC and `--mode json` write).
+    pub fn to_json(&self) -> Value {
+        let mut object = serde_json::Map::new();
+        let mut put = |key: &str, value: Value| {
+            if !value.is_null() {
+                object.insert(key.to_owned(), value);
+            }
+        };
+        match self {
+            SessionEvent::Agent(event) => return event_json(event),
+            SessionEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                put("type", "auto_retry_start".into());
+                put("attempt", (*attempt).into());
+                put("maxAttempts", (*max_attempts).into());
+                put("delayMs", (*delay_ms).into());
+                put("errorMessage", error_message.clone().into());
+            }
+            SessionEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+                ..
+            } => {
+                put("type", "auto_retry_end".into());
+                put("success", (*success).into());
+                put("attempt", (*attempt).into());
+                put("finalError", final_error.clone().into());
+            }
+            SessionEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => {
+                put("type", "queue_update".into());
+                put("steering", steering.clone().into());
+                put("followUp", follow_up.clone().into());
+            }
+            SessionEvent::CompactionStart { reason } => {
+                put("type", "compaction_start".into());
+                put("reason", serde_json::to_value(reason).unwrap_or_default());
+            }
+            SessionEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            } => {
+                put("type", "compaction_end".into());
+                put("reason", serde_json::to_value(reason).unwrap_or_default());
+                put("result", serde_json::to_value(result).unwrap_or_default());
+                put("aborted", (*aborted).into());
+                put("willRetry", (*will_retry).into());
+                put("errorMessage", error_message.clone().into());
+            }
+        }
+        Value::Object(object)
+    }
+}
+
+/// The events of a session, in order; see [`crate::app::AgentSession::subscribe`].
+#[derive(Debug)]
+pub struct SessionEvents {
+    pub(crate) receiver: mpsc::UnboundedReceiver<SessionEvent>,
+}
+
+impl SessionEvents {
+    /// The next event; `None` once the session is gone.
+    pub async fn recv(&mut self) -> Option<SessionEvent> {
+        self.receiver.recv().await
+    }
+
+    /// The next event if one is waiting, without waiting.
+    pub fn try_recv(&mut self) -> Option<SessionEvent> {
+        self.receiver.try_recv().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn session_events_have_pis_json_shapes() {
+        let start = SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2000,
+            error_message: "503 busy".into(),
+        };
+        assert_eq!(
+            start.to_json(),
+            json!({"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"503 busy"})
+        );
+        let end = SessionEvent::AutoRetryEnd {
+            success: true,
+            attempt: 2,
+            final_error: None,
+            failed: None,
+        };
+        assert_eq!(
+            end.to_json(),
+            json!({"type":"auto_retry_end","success":true,"attempt":2})
+        );
+        let failed = SessionEvent::CompactionEnd {
+            reason: CompactionReason::Overflow,
+            result: None,
+            aborted: false,
+            will_retry: false,
+            error_message: Some("E".into()),
+        };
+        assert_eq!(
+            failed.to_json(),
+            json!({"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":false,"errorMessage":"E"})
+        );
+    }
+}

@@ -1,0 +1,903 @@
+//! Sessions that survive failures (issue 16), end to end: the built binary
+//! against a loopback model server in both wire formats. A stream cut
+//! mid-tool-call is retried and its partial call never runs; 503s are
+//! retried with backoff; `abort_retry` ends the wait; a context past the
+//! threshold is compacted (the summary request, the later requests, the
+//! session entry, `--continue`); every server's overflow spelling is
+//! compacted and retried once, and a second overflow ends the run with a
+//! clear message.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use std::process::Stdio;
+
+use e2e_support::*;
+use serde_json::{Value, json};
+
+const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
+
+/// Retries after 10 ms (20, 40), and no retries inside the provider, so
+/// each failure the server scripts reaches the session.
+const FAST_RETRY: &str = r#""retry":{"baseDelayMs":10,"provider":{"maxRetries":0}}"#;
+
+fn write_settings(sandbox: &Sandbox, json_body: &str) {
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        format!("{{{json_body}}}"),
+    )
+    .unwrap();
+}
+
+/// Settings with fast retries and a `window`-token context for both wires.
+fn settings_with_window(sandbox: &Sandbox, window: u64) {
+    write_settings(
+        sandbox,
+        &format!(
+            r#"{FAST_RETRY},"providers":{{"openai":{{"contextWindow":{window}}},"anthropic":{{"contextWindow":{window}}}}}"#
+        ),
+    );
+}
+
+/// The events of `answer`, reporting `input` tokens of input.
+fn with_input_tokens(events: Vec<String>, input: u64) -> Vec<String> {
+    events
+        .into_iter()
+        .map(|event| {
+            event
+                .replace(
+                    "\"prompt_tokens\":120",
+                    &format!("\"prompt_tokens\":{input}"),
+                )
+                .replace(
+                    "\"total_tokens\":128",
+                    &format!("\"total_tokens\":{}", input + 8),
+                )
+                .replace("\"input_tokens\":120", &format!("\"input_tokens\":{input}"))
+        })
+        .collect()
+}
+
+/// Some text, then a bash call cut after the first fragment of its
+/// arguments, then the connection closes.
+fn cut_mid_call(wire: Wire) -> Reply {
+    let text = wire.events(&Answer::text(&["Let me create it."]));
+    let call = wire.events(&Answer::call(
+        "call_cut",
+        "bash",
+        json!({"command": "touch ran-partial-call"}),
+    ));
+    let events = match wire {
+        // role+text chunks, then the call's start and first fragment
+        Wire::OpenAi => [&text[..2], &call[1..3]].concat(),
+        // message_start, ping, the text block, then the call block (index 1)
+        // with its first fragments
+        Wire::Anthropic => {
+            let call: Vec<String> = call[2..5]
+                .iter()
+                .map(|e| e.replace("\"index\":0", "\"index\":1"))
+                .collect();
+            [&text[..5], &call[..]].concat()
+        }
+    };
+    Reply::Cut(events)
+}
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The session's own events (retry and compaction), in order.
+fn session_events(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| {
+            let kind = e["type"].as_str().unwrap_or_default();
+            kind.starts_with("auto_retry") || kind.starts_with("compaction")
+        })
+        .cloned()
+        .collect()
+}
+
+fn only_session_file(sandbox: &Sandbox) -> Vec<Value> {
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    assert_eq!(files.len(), 1, "{files:?}");
+    session_lines(&files[0])
+}
+
+fn stream_cut_mid_tool_call_is_retried(wire: Wire) {
+    let sandbox = Sandbox::new();
+    write_settings(&sandbox, FAST_RETRY);
+    let server = ModelServer::start(move |request| match request.index {
+        0 => cut_mid_call(wire),
+        _ => Reply::Events(wire.events(&Answer::text(&["Recovered."]))),
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "make the file"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let events = json_lines(&stdout);
+    let retry = session_events(&events);
+    assert_eq!(retry.len(), 2, "{retry:?}");
+    assert_eq!(
+        (
+            &retry[0]["type"],
+            &retry[0]["attempt"],
+            &retry[0]["maxAttempts"],
+            &retry[0]["delayMs"]
+        ),
+        (&json!("auto_retry_start"), &json!(1), &json!(3), &json!(10))
+    );
+    assert!(
+        retry[0]["errorMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("Connection"),
+        "{}",
+        retry[0]
+    );
+    assert_eq!(
+        retry[1],
+        json!({"type":"auto_retry_end","success":true,"attempt":1})
+    );
+    assert!(
+        !events.iter().any(|e| e["type"] == "tool_execution_start"),
+        "the cut call ran"
+    );
+    assert!(!sandbox.work.join("ran-partial-call").exists());
+    assert!(
+        stderr.contains("coding-agent: Retrying (1/3) in 1s: Connection"),
+        "{stderr}"
+    );
+    // The retry did not send the failed answer.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(wire.transcript(&requests[1].body), ["user: make the file"]);
+    // The file holds the prompt and the answer that completed: no half message.
+    let lines = only_session_file(&sandbox);
+    assert_eq!(session_roles(&lines), ["user", "assistant"]);
+    let answer = &lines.last().unwrap()["message"];
+    assert_eq!(answer["stopReason"], "stop");
+    assert_eq!(answer["content"][0]["text"], "Recovered.");
+}
+
+#[test]
+fn a_stream_cut_mid_tool_call_is_retried_its_call_never_runs_openai() {
+    stream_cut_mid_tool_call_is_retried(Wire::OpenAi);
+}
+
+#[test]
+fn a_stream_cut_mid_tool_call_is_retried_its_call_never_runs_anthropic() {
+    stream_cut_mid_tool_call_is_retried(Wire::Anthropic);
+}
+
+const BUSY: &str = r#"{"error":{"type":"overloaded_error","message":"busy"}}"#;
+
+#[test]
+fn three_503s_then_success_are_retried_with_backoff_in_both_wire_formats() {
+    for wire in WIRES {
+        let sandbox = Sandbox::new();
+        write_settings(&sandbox, FAST_RETRY);
+        let server = ModelServer::start(move |request| match request.index {
+            0..=2 => Reply::Status(503, BUSY.to_owned()),
+            _ => Reply::Events(wire.events(&Answer::text(&["Finally."]))),
+        });
+        let mut command = sandbox.command(wire, &server);
+        command.args(["--mode", "json", "hello"]);
+        let (status, stdout, stderr) = Running::spawn(command).finish();
+        assert!(status.success(), "{wire:?}: {stderr}");
+        let retry = session_events(&json_lines(&stdout));
+        let starts: Vec<(u64, u64)> = retry
+            .iter()
+            .filter(|e| e["type"] == "auto_retry_start")
+            .map(|e| {
+                (
+                    e["attempt"].as_u64().unwrap(),
+                    e["delayMs"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(starts, [(1, 10), (2, 20), (3, 40)], "{wire:?}");
+        assert_eq!(
+            retry[0]["errorMessage"], "503 overloaded_error: busy",
+            "{wire:?}"
+        );
+        assert_eq!(
+            retry.last().unwrap(),
+            &json!({"type":"auto_retry_end","success":true,"attempt":3})
+        );
+        assert_eq!(server.requests().len(), 4);
+        assert_eq!(
+            session_roles(&only_session_file(&sandbox)),
+            ["user", "assistant"]
+        );
+    }
+}
+
+#[test]
+fn a_400_with_500_in_its_text_is_not_retried() {
+    let sandbox = Sandbox::new();
+    write_settings(&sandbox, FAST_RETRY);
+    let body =
+        r#"{"error":{"type":"invalid_request_error","message":"max_tokens 5000 too large"}}"#;
+    let server = ModelServer::start(move |_| Reply::Status(400, body.to_owned()));
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["-p", "hello"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(
+        stderr,
+        "400 invalid_request_error: max_tokens 5000 too large\n"
+    );
+}
+
+#[test]
+fn retries_used_up_end_the_run_and_save_the_last_failure() {
+    let sandbox = Sandbox::new();
+    write_settings(&sandbox, FAST_RETRY);
+    let server = ModelServer::start(move |_| Reply::Status(503, BUSY.to_owned()));
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["-p", "hello"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(server.requests().len(), 4);
+    assert!(
+        stderr
+            .contains("coding-agent: Retry failed after 3 attempts: 503 overloaded_error: busy\n"),
+        "{stderr}"
+    );
+    let lines = only_session_file(&sandbox);
+    assert_eq!(session_roles(&lines), ["user", "assistant"]);
+    assert_eq!(lines.last().unwrap()["message"]["stopReason"], "error");
+}
+
+#[test]
+fn abort_retry_during_the_wait_ends_the_run_cleanly() {
+    for wire in WIRES {
+        let sandbox = Sandbox::new();
+        write_settings(
+            &sandbox,
+            r#""retry":{"baseDelayMs":60000,"provider":{"maxRetries":0}}"#,
+        );
+        let server = ModelServer::start(move |_| Reply::Status(503, BUSY.to_owned()));
+        let mut command = sandbox.command(wire, &server);
+        command.args(["--mode", "rpc"]).stdin(Stdio::piped());
+        let mut running = Running::spawn_piped(command);
+        let mut stdin = running.take_stdin();
+        let lines = running.stdout_lines();
+        send(
+            &mut stdin,
+            &json!({"id": "p", "type": "prompt", "message": "hi"}),
+        );
+        let mut seen: Vec<Value> = Vec::new();
+        let answered = json!({"id":"r","type":"response","command":"abort_retry","success":true});
+        while !(seen.contains(&answered) && seen.iter().any(|e| e["type"] == "auto_retry_end")) {
+            let line = next_json(&lines);
+            if line["type"] == "auto_retry_start" {
+                assert_eq!(line["delayMs"], 60000);
+                send(&mut stdin, &json!({"id": "r", "type": "abort_retry"}));
+            }
+            seen.push(line);
+        }
+        let end = seen.iter().find(|e| e["type"] == "auto_retry_end").unwrap();
+        assert_eq!(
+            end,
+            &json!({"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"})
+        );
+        send(&mut stdin, &json!({"id": "s", "type": "get_state"}));
+        let state = loop {
+            let line = next_json(&lines);
+            if line["id"] == "s" {
+                break line;
+            }
+        };
+        assert_eq!(state["data"]["isStreaming"], false);
+        drop(stdin);
+        let (status, _, _) = running.finish();
+        assert!(status.success());
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "{wire:?}: no request after the abort"
+        );
+        let lines = only_session_file(&sandbox);
+        assert_eq!(session_roles(&lines), ["user", "assistant"]);
+        assert_eq!(lines.last().unwrap()["message"]["stopReason"], "error");
+    }
+}
+
+/// A prompt of about `tokens` tokens (4 characters each).
+fn big_prompt(label: &str, tokens: usize) -> String {
+    format!("{label} {}", "word ".repeat(tokens * 4 / 5))
+}
+
+/// Whether a request is the summariser's.
+fn is_summary_request(wire: Wire, request: &Request) -> bool {
+    let system = match wire {
+        Wire::OpenAi => request.body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        Wire::Anthropic => request.body["system"].to_string(),
+    };
+    system.contains("You summarise conversations")
+}
+
+fn summary_text(label: &str) -> String {
+    format!("## Goal\n{label}")
+}
+
+fn summary_wrapper(summary: &str) -> String {
+    format!(
+        "user: Earlier turns of this conversation were compacted into the summary below.\n\n<summary>\n{summary}\n</summary>"
+    )
+}
+
+fn compaction_past_the_threshold(wire: Wire) {
+    let sandbox = Sandbox::new();
+    // reserve and keep scale to 1000 tokens each: compaction above 3000.
+    settings_with_window(&sandbox, 4000);
+    let p1 = big_prompt("first", 1200);
+    let p2 = big_prompt("second", 1200);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return Reply::Events(wire.events(&Answer::text(&[&summary_text("SUMMARY-1")])));
+        }
+        let (text, input) = match request.index {
+            0 => ("ok1", 1500),
+            1 => ("ok2", 3500),
+            _ => ("ok-later", 2000),
+        };
+        Reply::Events(with_input_tokens(
+            wire.events(&Answer::text(&[text])),
+            input,
+        ))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", &p1, &p2, "third"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let compaction = session_events(&json_lines(&stdout));
+    assert_eq!(compaction.len(), 2, "{compaction:?}");
+    assert_eq!(
+        compaction[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
+    let lines = only_session_file(&sandbox);
+    let entry = lines.iter().find(|l| l["type"] == "compaction").unwrap();
+    let second_prompt_id = lines
+        .iter()
+        .find(|l| l["message"]["content"][0]["text"] == p2.as_str())
+        .unwrap()["id"]
+        .clone();
+    assert_eq!(
+        compaction[1],
+        json!({"type":"compaction_end","reason":"threshold","result":{
+            "summary": summary_text("SUMMARY-1"),
+            "firstKeptEntryId": second_prompt_id,
+            "tokensBefore": 3508,
+            "details": {"readFiles": [], "modifiedFiles": []},
+        },"aborted":false,"willRetry":false})
+    );
+    assert_eq!(entry["summary"], summary_text("SUMMARY-1"));
+    assert_eq!(entry["firstKeptEntryId"], second_prompt_id);
+    assert_eq!(entry["tokensBefore"], 3508);
+    assert_eq!(entry["fromHook"], false);
+    // The summary request is what the model received right after the answer
+    // that filled the context, and it summarised the first turn only.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(is_summary_request(wire, &requests[2]));
+    let asked = wire.transcript(&requests[2].body);
+    assert_eq!(asked.len(), 1);
+    assert!(
+        asked[0].starts_with(&format!(
+            "user: <conversation>\n[User]: {p1}\n\n[Assistant]: ok1\n</conversation>\n\n"
+        )),
+        "{}",
+        asked[0]
+    );
+    // The next request carries the summary and the kept turn, not the first.
+    let after = vec![
+        summary_wrapper(&summary_text("SUMMARY-1")),
+        format!("user: {p2}"),
+        "assistant: ok2".to_owned(),
+        "user: third".to_owned(),
+    ];
+    assert_eq!(wire.transcript(&requests[3].body), after);
+
+    // --continue rebuilds the same context.
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "-c", "fourth"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let resumed = wire.transcript(&server.requests()[4].body);
+    let expected: Vec<String> = after
+        .into_iter()
+        .chain(["assistant: ok-later".to_owned(), "user: fourth".to_owned()])
+        .collect();
+    assert_eq!(resumed, expected);
+}
+
+#[test]
+fn a_context_past_the_threshold_is_compacted_and_resumes_the_same_openai() {
+    compaction_past_the_threshold(Wire::OpenAi);
+}
+
+#[test]
+fn a_context_past_the_threshold_is_compacted_and_resumes_the_same_anthropic() {
+    compaction_past_the_threshold(Wire::Anthropic);
+}
+
+/// Each server's way of saying the context is too long.
+const OVERFLOWS: [&str; 7] = [
+    r#"{"error":{"type":"exceed_context_size_error","message":"the request exceeds the available context size, try increasing it"}}"#,
+    r#"{"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"This model's maximum context length is 4000 tokens. However, your messages resulted in 9000 tokens."}}"#,
+    r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 9000 tokens > 4000 maximum"}}"#,
+    r#"{"error":"prompt too long; exceeded max context length by 5000 tokens"}"#,
+    r#"{"object":"error","message":"The decoder prompt (length 9000) is longer than the maximum model length of 4000.","type":"BadRequestError"}"#,
+    r#"{"error":"The model is loaded with context length of only 4000 tokens, which is not enough for this request."}"#,
+    r#"{"error":{"message":"Trying to keep the first 9000 tokens when context the overflows. However, the model is loaded with context length of only 4000 tokens","type":"invalid_request_error"}}"#,
+];
+
+/// Two prompts; the second overflows `overflows` times before an answer.
+fn overflow_run(
+    wire: Wire,
+    body: &'static str,
+    overflows: usize,
+) -> (
+    Sandbox,
+    ModelServer,
+    Vec<Value>,
+    std::process::ExitStatus,
+    String,
+) {
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let failures = std::sync::atomic::AtomicUsize::new(0);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return Reply::Events(wire.events(&Answer::text(&[&summary_text("OVERFLOW")])));
+        }
+        if request.index == 0 {
+            return Reply::Events(wire.events(&Answer::text(&["ok1"])));
+        }
+        if failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < overflows {
+            return Reply::Status(400, body.to_owned());
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok2"])))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args([
+        "--mode",
+        "json",
+        &big_prompt("first", 1200),
+        &big_prompt("second", 1200),
+    ]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    let events = session_events(&json_lines(&stdout));
+    (sandbox, server, events, status, stderr)
+}
+
+#[test]
+fn every_overflow_spelling_is_compacted_and_retried_once() {
+    for wire in WIRES {
+        for body in OVERFLOWS {
+            let (_sandbox, server, events, status, stderr) = overflow_run(wire, body, 1);
+            assert!(status.success(), "{wire:?} {body}: {stderr}");
+            let kinds: Vec<(&str, bool)> = events
+                .iter()
+                .map(|e| {
+                    (
+                        e["type"].as_str().unwrap(),
+                        e["willRetry"].as_bool().unwrap_or(false),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                kinds,
+                [("compaction_start", false), ("compaction_end", true)],
+                "{wire:?} {body}"
+            );
+            assert_eq!(events[0]["reason"], "overflow");
+            let requests = server.requests();
+            assert_eq!(requests.len(), 4, "{wire:?} {body}");
+            assert!(is_summary_request(wire, &requests[2]));
+            let retried = wire.transcript(&requests[3].body);
+            assert_eq!(retried[0], summary_wrapper(&summary_text("OVERFLOW")));
+            assert_eq!(
+                retried.len(),
+                2,
+                "the summary and the second prompt: {retried:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_second_overflow_ends_the_run_with_a_clear_message() {
+    for wire in WIRES {
+        let (_sandbox, server, events, status, stderr) = overflow_run(wire, OVERFLOWS[0], 2);
+        assert_eq!(status.code(), Some(1), "{wire:?}");
+        assert_eq!(server.requests().len(), 4);
+        let message = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+        assert_eq!(
+            events.last().unwrap(),
+            &json!({"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":false,"errorMessage":message})
+        );
+        assert!(
+            stderr.contains(&format!("coding-agent: {message}\n")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
+    for wire in WIRES {
+        let sandbox = Sandbox::new();
+        settings_with_window(&sandbox, 4000);
+        let server = ModelServer::start(move |request| {
+            if is_summary_request(wire, request) {
+                return Reply::Events(wire.events(&Answer::text(&[&summary_text("MANUAL")])));
+            }
+            Reply::Events(with_input_tokens(wire.events(&Answer::text(&["ok"])), 1000))
+        });
+        let mut command = sandbox.command(wire, &server);
+        command.args(["--mode", "rpc"]).stdin(Stdio::piped());
+        let mut running = Running::spawn_piped(command);
+        let mut stdin = running.take_stdin();
+        let lines = running.stdout_lines();
+        let mut ask = |command: Value| -> (Vec<Value>, Value) {
+            let id = command["id"].clone();
+            send(&mut stdin, &command);
+            let mut before = Vec::new();
+            loop {
+                let line = next_json(&lines);
+                if line["id"] == id && line["type"] == "response" {
+                    return (before, line);
+                }
+                before.push(line);
+            }
+        };
+        for (i, prompt) in [big_prompt("first", 1200), big_prompt("second", 1200)]
+            .iter()
+            .enumerate()
+        {
+            ask(json!({"id": format!("p{i}"), "type": "prompt", "message": prompt}));
+            // Wait for the run to end.
+            loop {
+                let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
+                if state["data"]["isStreaming"] == false {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
+        assert_eq!(state["data"]["autoCompactionEnabled"], true);
+        let (_, off) = ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
+        assert_eq!(
+            off,
+            json!({"id":"a","type":"response","command":"set_auto_compaction","success":true})
+        );
+        let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
+        assert_eq!(state["data"]["autoCompactionEnabled"], false);
+        let (_, retry) = ask(json!({"id": "r", "type": "set_auto_retry", "enabled": false}));
+        assert_eq!(
+            retry,
+            json!({"id":"r","type":"response","command":"set_auto_retry","success":true})
+        );
+        let (_, bad) = ask(json!({"id": "b", "type": "set_auto_retry"}));
+        assert_eq!(bad["success"], false);
+
+        let (_, stats) = ask(json!({"id": "st", "type": "get_session_stats"}));
+        let data = &stats["data"];
+        assert_eq!(
+            (
+                &data["userMessages"],
+                &data["assistantMessages"],
+                &data["toolCalls"],
+                &data["toolResults"],
+                &data["totalMessages"]
+            ),
+            (&json!(2), &json!(2), &json!(0), &json!(0), &json!(4))
+        );
+        assert_eq!(data["tokens"]["input"], 2000);
+        assert_eq!(data["tokens"]["output"], 16);
+        assert_eq!(data["contextUsage"]["contextWindow"], 4000);
+        assert_eq!(data["contextUsage"]["tokens"], 1008);
+        assert!(data["sessionFile"].is_string());
+
+        let (events, compacted) =
+            ask(json!({"id": "c", "type": "compact", "customInstructions": "focus on X"}));
+        assert_eq!(
+            session_events(&events),
+            [
+                json!({"type":"compaction_start","reason":"manual"}),
+                json!({"type":"compaction_end","reason":"manual","result":compacted["data"].clone(),"aborted":false,"willRetry":false}),
+            ]
+        );
+        assert_eq!(compacted["success"], true, "{compacted}");
+        assert_eq!(compacted["data"]["summary"], summary_text("MANUAL"));
+        assert_eq!(compacted["data"]["tokensBefore"], 1008);
+        let summary_request = server
+            .requests()
+            .into_iter()
+            .find(|r| is_summary_request(wire, r))
+            .unwrap();
+        let asked = wire.transcript(&summary_request.body);
+        assert!(
+            asked[0].ends_with("\n\nAdditional focus: focus on X"),
+            "{}",
+            asked[0]
+        );
+        let (_, again) = ask(json!({"id": "c2", "type": "compact"}));
+        assert_eq!(
+            again,
+            json!({"id":"c2","type":"response","command":"compact","success":false,"error":"Already compacted"})
+        );
+        let (_, aborted) = ask(json!({"id": "x", "type": "abort_retry"}));
+        assert_eq!(
+            aborted,
+            json!({"id":"x","type":"response","command":"abort_retry","success":true})
+        );
+        drop(stdin);
+        let (status, _, _) = running.finish();
+        assert!(status.success());
+        let lines = only_session_file(&sandbox);
+        assert_eq!(
+            lines.iter().filter(|l| l["type"] == "compaction").count(),
+            1
+        );
+    }
+}
+
+/// An RPC client of the binary: commands in, their responses (and the
+/// events before each) out.
+struct Rpc {
+    running: Running,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Rpc {
+    fn start(sandbox: &Sandbox, wire: Wire, server: &ModelServer) -> Self {
+        let mut command = sandbox.command(wire, server);
+        command.args(["--mode", "rpc"]).stdin(Stdio::piped());
+        let mut running = Running::spawn_piped(command);
+        let stdin = running.take_stdin();
+        let lines = running.stdout_lines();
+        Rpc {
+            running,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends `command`; returns the lines before its response, and the response.
+    fn ask(&mut self, command: Value) -> (Vec<Value>, Value) {
+        let id = command["id"].clone();
+        send(&mut self.stdin, &command);
+        let mut before = Vec::new();
+        loop {
+            let line = next_json(&self.lines);
+            if line["id"] == id && line["type"] == "response" {
+                return (before, line);
+            }
+            before.push(line);
+        }
+    }
+
+    /// Runs `message` as a prompt and waits until the agent is idle again;
+    /// returns what was written meanwhile.
+    fn prompt(&mut self, message: &str) -> Vec<Value> {
+        let (_, response) = self.ask(json!({"id": "p", "type": "prompt", "message": message}));
+        assert_eq!(response["success"], true, "{response}");
+        let mut seen = Vec::new();
+        loop {
+            let line = next_json(&self.lines);
+            let done = line["type"] == "agent_end";
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    fn finish(self) {
+        drop(self.stdin);
+        let (status, _, _) = self.running.finish();
+        assert!(status.success());
+    }
+}
+
+#[test]
+fn rpc_fork_clone_switch_and_export_work_on_the_session_files() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        let n = request.index;
+        Reply::Events(wire.events(&Answer::text(&[&format!("answer {n}")])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt("one");
+    rpc.prompt("two <b>bold</b>");
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let original = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+
+    let (_, forks) = rpc.ask(json!({"id": "f", "type": "get_fork_messages"}));
+    let messages = forks["data"]["messages"].as_array().unwrap().clone();
+    let texts: Vec<&str> = messages
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["one", "two <b>bold</b>"]);
+    let second = messages[1]["entryId"].clone();
+
+    let (_, forked) = rpc.ask(json!({"id": "k", "type": "fork", "entryId": second}));
+    assert_eq!(
+        forked,
+        json!({"id":"k","type":"response","command":"fork","success":true,"data":{"text":"two <b>bold</b>","cancelled":false}})
+    );
+    let (_, now) = rpc.ask(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(
+        now["data"]["messages"].as_array().unwrap().len(),
+        2,
+        "one and its answer"
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let fork_file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    assert_ne!(fork_file, original);
+    let fork_lines = session_lines(std::path::Path::new(&fork_file));
+    assert_eq!(fork_lines[0]["parentSession"], original.as_str());
+    assert_eq!(session_roles(&fork_lines), ["user", "assistant"]);
+
+    let (_, bad) = rpc.ask(json!({"id": "b", "type": "fork", "entryId": "nope"}));
+    assert_eq!(
+        bad,
+        json!({"id":"b","type":"response","command":"fork","success":false,"error":"Invalid entry ID for forking: nope"})
+    );
+
+    let (_, cloned) = rpc.ask(json!({"id": "c", "type": "clone"}));
+    assert_eq!(
+        cloned,
+        json!({"id":"c","type":"response","command":"clone","success":true,"data":{"cancelled":false}})
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let clone_file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    assert_ne!(clone_file, fork_file);
+    assert_eq!(
+        session_roles(&session_lines(std::path::Path::new(&clone_file))),
+        ["user", "assistant"]
+    );
+
+    let (_, switched) =
+        rpc.ask(json!({"id": "w", "type": "switch_session", "sessionPath": original}));
+    assert_eq!(
+        switched,
+        json!({"id":"w","type":"response","command":"switch_session","success":true,"data":{"cancelled":false}})
+    );
+    let (_, now) = rpc.ask(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(now["data"]["messages"].as_array().unwrap().len(), 4);
+
+    let (_, exported) =
+        rpc.ask(json!({"id": "e", "type": "export_html", "outputPath": "out.html"}));
+    let path = sandbox.work.join("out.html");
+    assert_eq!(
+        exported,
+        json!({"id":"e","type":"response","command":"export_html","success":true,"data":{"path":path}})
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        html.contains("<pre>two &lt;b&gt;bold&lt;/b&gt;</pre>"),
+        "the text is escaped"
+    );
+    assert!(html.contains("<pre>answer 1</pre>"));
+    // Self-contained: nothing to fetch, nothing to run.
+    for outside in ["<script", "<link", "src=\"http", "href=\"http", "@import"] {
+        assert!(!html.contains(outside), "{outside}");
+    }
+    rpc.finish();
+}
+
+#[test]
+fn queue_update_reports_what_waits_and_when_it_was_delivered() {
+    let wire = Wire::Anthropic;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if request.index == 0 {
+            // Time for the client to queue a message during the turn.
+            std::thread::sleep(std::time::Duration::from_millis(700));
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok"])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let (_, response) = rpc.ask(json!({"id": "p", "type": "prompt", "message": "first"}));
+    assert_eq!(response["success"], true);
+    let (before, steered) = rpc.ask(json!({"id": "q", "type": "steer", "message": "more"}));
+    assert_eq!(steered["success"], true);
+    let mut seen = before;
+    loop {
+        let line = next_json(&rpc.lines);
+        let done = line["type"] == "agent_end";
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    let updates: Vec<&Value> = seen
+        .iter()
+        .filter(|e| e["type"] == "queue_update")
+        .collect();
+    assert_eq!(
+        updates,
+        [
+            &json!({"type":"queue_update","steering":["more"],"followUp":[]}),
+            &json!({"type":"queue_update","steering":[],"followUp":[]}),
+        ]
+    );
+    rpc.finish();
+}
+
+#[test]
+fn without_a_configured_window_the_servers_props_say_when_to_compact() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if request.path == "/props" {
+            return Reply::Status(
+                200,
+                r#"{"default_generation_settings":{"n_ctx":4000},"total_slots":1}"#.to_owned(),
+            );
+        }
+        if is_summary_request(wire, request) {
+            return Reply::Events(wire.events(&Answer::text(&[&summary_text("PROPS")])));
+        }
+        Reply::Events(with_input_tokens(wire.events(&Answer::text(&["ok"])), 3500))
+    });
+    let settings = json!({
+        "defaultProvider": "local",
+        "defaultModel": "e2e-model",
+        "providers": {"local": {"api": "openai-completions", "baseUrl": wire.base_url(server.addr())}},
+    });
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let mut command = std::process::Command::new(BIN);
+    command
+        .current_dir(&sandbox.work)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("CODING_AGENT_DIR", &sandbox.agent_dir)
+        .env("TMPDIR", &sandbox.tmp)
+        .args([
+            "--mode",
+            "json",
+            &big_prompt("first", 1200),
+            &big_prompt("second", 1200),
+        ]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(
+        (requests[0].method.as_str(), requests[0].path.as_str()),
+        ("GET", "/props")
+    );
+    // 3508 tokens in a 4000-token window (reserve 1000): compacted after the
+    // first answer already, which the default 128000 would never do.
+    let events = session_events(&json_lines(&stdout));
+    assert_eq!(
+        events[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
+}
