@@ -184,7 +184,7 @@ impl Stderr {
 #[derive(Debug)]
 pub struct Connection {
     /// Holds the control socket; removed with the connection.
-    _control_dir: tempfile::TempDir,
+    control_dir: tempfile::TempDir,
     /// Killed when the connection is dropped, which closes every session.
     _master: Child,
     /// The master's session lives until this closes.
@@ -198,6 +198,12 @@ impl Connection {
     /// The helper channel.
     pub fn channel(&self) -> &HelperChannel {
         &self.channel
+    }
+
+    /// The master's control socket: `ssh -S <it> host COMMAND` runs a
+    /// command on this connection (the benchmarks' baseline round trip).
+    pub fn control_path(&self) -> PathBuf {
+        self.control_dir.path().join("s")
     }
 
     /// The remote user's `$HOME`.
@@ -241,7 +247,7 @@ impl Connection {
                 message,
             })?;
         Ok(Connection {
-            _control_dir: control_dir,
+            control_dir,
             _master: master,
             _lifeline: lifeline,
             channel,
