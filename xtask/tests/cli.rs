@@ -33,6 +33,9 @@ tasks:
                    cargo package (dry run, offline) for agent-ai, agent-core and
                    coding-agent, after checking their crates.io metadata
   bench [--quick]  end-to-end figures of the built-in tools (long; needs disk space)
+  bench-session [--quick]
+                   the client's time per turn at turns 30 and 300 of one session against
+                   a loopback model that answers at once (60 turns with --quick)
   e2e-local [--small]
                    the opt-in tier against a real local model (llama.cpp's server and
                    Qwen2.5-Coder 1.5B, or 0.5B with --small; built and cached once)

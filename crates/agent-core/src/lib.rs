@@ -36,7 +36,9 @@ pub use hooks::{
     AfterToolCallContext, BeforeToolCall, NoHooks, ToolCallContext, ToolCallHooks,
     ToolResultOverride,
 };
-pub use pipeline::{ToolCallScope, error_result, run_single_tool_call};
+pub use pipeline::{
+    ToolCallScope, error_result, run_single_tool_call, run_single_tool_call_with_updates,
+};
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpdate, UpdateSink};
 pub use tool_set::ToolSet;

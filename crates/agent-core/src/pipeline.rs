@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::{AgentEvent, Emit};
 use crate::hooks::{AfterToolCallContext, BeforeToolCall, ToolCallContext, ToolCallHooks};
-use crate::tool::{AgentToolResult, ExecutionMode, UpdateSink};
+use crate::tool::{AgentToolResult, ExecutionMode, ToolError, UpdateSink};
 use crate::tool_set::{RegisteredTool, ToolSet};
 
 /// Text of a `before_tool_call` block without a reason (Pi's).
@@ -67,6 +67,15 @@ impl Outcome {
             result: error_result(message),
             is_error: true,
         }
+    }
+
+    /// A tool's own failure: its message, and its details when it gave some.
+    fn failed(error: ToolError) -> Self {
+        let mut outcome = Outcome::error(error.message());
+        if let Some(details) = error.details() {
+            outcome.result.details = Some(details.clone());
+        }
+        outcome
     }
 }
 
@@ -176,7 +185,7 @@ pub(crate) async fn execute_and_finalize(
             result,
             is_error: false,
         },
-        Ok(Err(error)) => Outcome::error(error.message()),
+        Ok(Err(error)) => Outcome::failed(error),
         Err(panic) => Outcome::error(panic_message(panic)),
     };
     finalize(scope, call, &args, executed).await
@@ -266,6 +275,19 @@ pub async fn run_single_tool_call(
     hooks: &dyn ToolCallHooks,
     cancel: &CancellationToken,
 ) -> ToolResultMessage {
+    run_single_tool_call_with_updates(tools, call, hooks, cancel, &|_| {}).await
+}
+
+/// [`run_single_tool_call`], with the tool's progress updates handed to
+/// `on_update` as they come (the MCP server turns them into progress
+/// notifications).
+pub async fn run_single_tool_call_with_updates(
+    tools: &ToolSet,
+    call: &ToolCall,
+    hooks: &dyn ToolCallHooks,
+    cancel: &CancellationToken,
+    on_update: &(dyn Fn(&AgentToolResult) + Send + Sync),
+) -> ToolResultMessage {
     let scope = ToolCallScope {
         tools,
         hooks,
@@ -274,7 +296,12 @@ pub async fn run_single_tool_call(
         messages: &[],
         cancel,
     };
-    let outcome = run_call(&scope, call, &|_| {}).await;
+    let emit = |event: AgentEvent| {
+        if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = event {
+            on_update(&partial_result);
+        }
+    };
+    let outcome = run_call(&scope, call, &emit).await;
     tool_result_message(call, &outcome)
 }
 

@@ -46,11 +46,14 @@ impl AgentToolResult {
 }
 
 /// A tool failed. The message is the whole text the model reads, so write it
-/// for the model: what went wrong and what to do next.
+/// for the model: what went wrong and what to do next. `details` is what a UI
+/// or a hook reads about the failure (an exit code, a path), never the model;
+/// without any, the error result carries `details: {}` as Pi's does.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
     message: String,
+    details: Option<Value>,
 }
 
 impl ToolError {
@@ -58,18 +61,31 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            details: None,
         }
+    }
+
+    /// Sets `details`.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
     }
 
     /// The text the model will read.
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The structured data about the failure, when the tool gave some.
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
 }
 
 impl From<String> for ToolError {
     fn from(message: String) -> Self {
-        ToolError { message }
+        ToolError::new(message)
     }
 }
 

@@ -12,6 +12,7 @@ use agent_ai::{Content, Tool, ToolCall, ToolResultMessage};
 use agent_core::{
     AfterToolCallContext, AgentTool, AgentToolResult, BeforeToolCall, NoHooks, ToolCallContext,
     ToolCallHooks, ToolError, ToolResultOverride, ToolSet, UpdateSink, run_single_tool_call,
+    run_single_tool_call_with_updates,
 };
 use async_trait::async_trait;
 use common::tool_call;
@@ -25,6 +26,9 @@ enum Behaviour {
     Fail(&'static str),
     PanicStr,
     PanicString,
+    FailWithDetails(&'static str),
+    /// Sends two progress updates, then succeeds.
+    Progress,
 }
 
 /// A configurable tool: `prepare_arguments` wraps a bare string into
@@ -77,7 +81,7 @@ impl AgentTool for Probe {
         _id: &str,
         params: Value,
         cancel: CancellationToken,
-        _updates: UpdateSink,
+        updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
         self.seen
             .lock()
@@ -86,8 +90,16 @@ impl AgentTool for Probe {
         match self.behaviour {
             Behaviour::Succeed => Ok(AgentToolResult::text("fine").with_details(json!({"n": 1}))),
             Behaviour::Fail(message) => Err(ToolError::new(message)),
+            Behaviour::FailWithDetails(message) => {
+                Err(ToolError::new(message).with_details(json!({"exitCode": 2})))
+            }
             Behaviour::PanicStr => panic!("index out of bounds"),
             Behaviour::PanicString => panic!("{} is not a file", "a.txt"),
+            Behaviour::Progress => {
+                updates.send(AgentToolResult::text("half"));
+                updates.send(AgentToolResult::text("almost"));
+                Ok(AgentToolResult::text("fine"))
+            }
         }
     }
 }
@@ -175,6 +187,23 @@ async fn execute_error_becomes_the_result_text_with_empty_details() {
             "1",
             "Offset 100 is beyond end of file (3 lines total)",
             Some(json!({})),
+            true
+        )
+    );
+}
+
+#[tokio::test]
+async fn execute_error_with_details_keeps_them_in_the_result() {
+    let tools = set(Probe::new(Behaviour::FailWithDetails(
+        "Command exited with code 2",
+    )));
+    let call = tool_call("1", "probe", json!({"value": "x"}));
+    assert_eq!(
+        run(&tools, &call, &NoHooks).await,
+        expected(
+            "1",
+            "Command exited with code 2",
+            Some(json!({"exitCode": 2})),
             true
         )
     );
@@ -406,5 +435,28 @@ async fn after_hook_error_replaces_the_result() {
     assert_eq!(
         run(&tools, &call, &hooks).await,
         expected("1", "after failed", Some(json!({})), true)
+    );
+}
+
+#[tokio::test]
+async fn a_single_call_hands_its_progress_updates_to_the_caller() {
+    let tools = set(Probe::new(Behaviour::Progress));
+    let seen = Mutex::new(Vec::new());
+    let on_update = |update: &AgentToolResult| {
+        seen.lock().unwrap().push(update.content.clone());
+    };
+    let call = tool_call("c1", "probe", json!({}));
+    let message = run_single_tool_call_with_updates(
+        &tools,
+        &call,
+        &NoHooks,
+        &CancellationToken::new(),
+        &on_update,
+    )
+    .await;
+    assert_eq!(strip(message), expected("c1", "fine", None, false));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![vec![Content::text("half")], vec![Content::text("almost")]]
     );
 }

@@ -1,15 +1,24 @@
 //! `ToolDefinition`, the context it executes in, and the wrapper that turns it
-//! into an [`AgentTool`] the loop can run.
+//! into an [`AgentTool`] the loop can run; and [`TypedTool`], the typed layer
+//! a tool written in Rust uses: its arguments and details are Rust types, and
+//! [`Typed`] does the parsing and the cancellation once for every such tool.
+//!
+//! `ToolDefinition` stays untyped for tools whose schema arrives at run time
+//! (an MCP server's tools).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_ai::{Model, Tool};
+use agent_ai::{Content, Model, Tool};
 use agent_core::{AgentTool, AgentToolResult, ExecutionMode, ToolError, UpdateSink};
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::support::cancel::ABORTED;
 
 use crate::render::{RenderOptions, Style, StyledLine, call, preview, result};
 
@@ -104,12 +113,7 @@ pub trait ToolDefinition: Send + Sync {
     /// while the call streams any field may be missing or partial
     /// (`options.is_partial`). By default: the tool name and its arguments.
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
-        let args = args.to_string();
-        vec![
-            call::header(&self.tool().name)
-                .push(" ", Style::Normal)
-                .push(preview::clip(&args, options), Style::Dim),
-        ]
+        default_render_call(&self.tool().name, args, options)
     }
 
     /// How a result shows in a terminal, for progress updates
@@ -122,21 +126,32 @@ pub trait ToolDefinition: Send + Sync {
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
-        if is_error {
-            result::error_lines(result, options)
-        } else {
-            result::content_lines(result, options)
-        }
+        default_render_result(result, is_error, options)
     }
 }
 
-/// Deserializes validated arguments into a tool's argument struct.
-///
-/// Validation already ran, so a failure here means the struct and its schema
-/// disagree; the error still reaches the model rather than panicking.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, params: Value) -> Result<T, ToolError> {
-    serde_json::from_value(params)
-        .map_err(|e| ToolError::new(format!("Invalid arguments for tool \"{tool}\": {e}")))
+/// The tool name and its arguments as JSON, clipped to the width.
+fn default_render_call(name: &str, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
+    let args = args.to_string();
+    vec![
+        call::header(name)
+            .push(" ", Style::Normal)
+            .push(preview::clip(&args, options), Style::Dim),
+    ]
+}
+
+/// The first lines of a result's text and any notice, images as
+/// placeholders; errors in the error style.
+fn default_render_result(
+    result: &AgentToolResult,
+    is_error: bool,
+    options: RenderOptions,
+) -> Vec<StyledLine> {
+    if is_error {
+        result::error_lines(result, options)
+    } else {
+        result::content_lines(result, options)
+    }
 }
 
 /// Makes a [`ToolContext`] for one call, given the call's cancellation token.
@@ -189,5 +204,266 @@ impl AgentTool for WrappedTool {
         self.definition
             .execute(tool_call_id, params, ctx, updates)
             .await
+    }
+}
+
+/// How [`Typed`] treats a cancellation that comes while the tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCancel {
+    /// Stop waiting and answer [`TypedTool::ABORTED`] at once: for tools that
+    /// change nothing, so work dropped midway loses nothing.
+    Abort,
+    /// Let the tool answer for itself: bash kills its process and reports the
+    /// output so far; edit and write stop only between steps, so a file is
+    /// never changed behind an "aborted".
+    ToolAnswers,
+}
+
+/// What a [`TypedTool`] answers: what the model reads and typed details (for
+/// UIs, hooks and logs; never sent to the model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput<D> {
+    /// What the model reads (text and images).
+    pub content: Vec<Content>,
+    /// Structured data about the result.
+    pub details: Option<D>,
+}
+
+impl<D> ToolOutput<D> {
+    /// One text block, no details.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![Content::text(text)],
+            details: None,
+        }
+    }
+
+    /// Sets `details`.
+    #[must_use]
+    pub fn with_details(mut self, details: D) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// How a [`TypedTool`] fails: the text the model reads (what went wrong and
+/// what to do next) and typed details about the failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFailure<D> {
+    /// The whole text the model reads.
+    pub message: String,
+    /// Structured data about the failure (an exit code, a path).
+    pub details: Option<D>,
+}
+
+impl<D> ToolFailure<D> {
+    /// A failure with this text and no details.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolFailure {
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Sets `details`.
+    #[must_use]
+    pub fn with_details(mut self, details: D) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// Untyped errors (from shared helpers) fail a typed tool without details.
+impl<D> From<ToolError> for ToolFailure<D> {
+    fn from(error: ToolError) -> Self {
+        ToolFailure::new(error.message())
+    }
+}
+
+/// A tool whose arguments and details are Rust types. The argument struct is
+/// the schema the model sees (`Tool::for_args`), and [`Typed`] parses the
+/// validated arguments into it, so `run` starts from a typed value; details
+/// are serialised on the way out and parsed back for the renderers.
+#[async_trait]
+pub trait TypedTool: Send + Sync + 'static {
+    /// The arguments; doc comments become the schema's descriptions.
+    type Args: JsonSchema + DeserializeOwned + Send;
+    /// What UIs and hooks read about a result or a failure.
+    type Details: Serialize + DeserializeOwned + Send + Sync;
+
+    /// The name the model calls.
+    const NAME: &'static str;
+    /// A short human label for UIs.
+    const LABEL: &'static str;
+    /// What the model reads about the tool.
+    const DESCRIPTION: &'static str;
+    /// One line for "Available tools:" in the system prompt.
+    const PROMPT_SNIPPET: Option<&'static str> = None;
+    /// Bullets appended to the system prompt's guidelines.
+    const PROMPT_GUIDELINES: &'static [&'static str] = &[];
+    /// What a cancelled call answers.
+    const ABORTED: &'static str = ABORTED;
+    /// What a cancellation during `run` does.
+    const ON_CANCEL: OnCancel = OnCancel::Abort;
+
+    /// Whether this tool may share a batch with others.
+    fn execution_mode(&self) -> ExecutionMode {
+        ExecutionMode::Parallel
+    }
+
+    /// Compatibility shim run before schema validation.
+    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+        Ok(arguments)
+    }
+
+    /// Runs the tool on parsed arguments. Not called for a call already
+    /// cancelled.
+    async fn run(
+        &self,
+        args: Self::Args,
+        ctx: &ToolContext,
+        updates: &UpdateSink,
+    ) -> Result<ToolOutput<Self::Details>, ToolFailure<Self::Details>>;
+
+    /// How a call shows in a terminal; see [`ToolDefinition::render_call`].
+    fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
+        default_render_call(Self::NAME, args, options)
+    }
+
+    /// How a result shows in a terminal; see
+    /// [`ToolDefinition::render_result`]. `details` are the result's details
+    /// when they parse as [`Self::Details`](TypedTool::Details) (a hook may
+    /// have replaced them).
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        details: Option<&Self::Details>,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        let _ = details;
+        default_render_result(result, is_error, options)
+    }
+}
+
+/// A [`TypedTool`] as a [`ToolDefinition`]: holds the tool's schema (built
+/// once) and does, for every typed tool, what each would otherwise repeat:
+/// the cancellation check, parsing the arguments, racing the run against
+/// cancellation, and serialising the details.
+pub struct Typed<T: TypedTool> {
+    tool: Tool,
+    inner: T,
+}
+
+impl<T: TypedTool> Typed<T> {
+    /// Wraps `inner`, building its schema from `T::Args`.
+    pub fn new(inner: T) -> Self {
+        Typed {
+            tool: Tool::for_args::<T::Args>(T::NAME, T::DESCRIPTION),
+            inner,
+        }
+    }
+
+    /// The typed tool.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+}
+
+/// The tool with its default parts (the built-in tools: on this machine).
+impl<T: TypedTool + Default> Default for Typed<T> {
+    fn default() -> Self {
+        Typed::new(T::default())
+    }
+}
+
+/// Details as JSON. A derived `Serialize` of a details struct cannot fail;
+/// if one ever did, the result keeps its text and loses only its details.
+fn details_json<D: Serialize>(details: Option<D>) -> Option<Value> {
+    details.and_then(|details| serde_json::to_value(details).ok())
+}
+
+#[async_trait]
+impl<T: TypedTool> ToolDefinition for Typed<T> {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        T::LABEL
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        T::PROMPT_SNIPPET
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        T::PROMPT_GUIDELINES
+    }
+
+    fn execution_mode(&self) -> ExecutionMode {
+        self.inner.execution_mode()
+    }
+
+    fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+        self.inner.prepare_arguments(arguments)
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(T::ABORTED));
+        }
+        // Validation already ran, so a failure here means the struct and its
+        // schema disagree; the error still reaches the model.
+        let args: T::Args = serde_json::from_value(params).map_err(|e| {
+            ToolError::new(format!("Invalid arguments for tool \"{}\": {e}", T::NAME))
+        })?;
+        let run = self.inner.run(args, &ctx, &updates);
+        let outcome = match T::ON_CANCEL {
+            OnCancel::Abort => tokio::select! {
+                biased;
+                () = ctx.cancel.cancelled() => return Err(ToolError::new(T::ABORTED)),
+                outcome = run => outcome,
+            },
+            OnCancel::ToolAnswers => run.await,
+        };
+        match outcome {
+            Ok(output) => Ok(AgentToolResult {
+                content: output.content,
+                details: details_json(output.details),
+                terminate: false,
+            }),
+            Err(failure) => {
+                let error = ToolError::new(failure.message);
+                Err(match details_json(failure.details) {
+                    Some(details) => error.with_details(details),
+                    None => error,
+                })
+            }
+        }
+    }
+
+    fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
+        self.inner.render_call(args, options)
+    }
+
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        is_error: bool,
+        options: RenderOptions,
+    ) -> Vec<StyledLine> {
+        let details: Option<T::Details> = result
+            .details
+            .as_ref()
+            .and_then(|details| T::Details::deserialize(details).ok());
+        self.inner
+            .render_result(result, details.as_ref(), is_error, options)
     }
 }

@@ -16,6 +16,8 @@ pub mod app;
 pub mod compaction;
 pub mod definition;
 pub mod export;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod modes;
 pub mod prompt;
 pub mod recovery;
@@ -29,4 +31,7 @@ pub mod support;
 pub mod tools;
 pub mod warnings;
 
-pub use definition::{ToolContext, ToolDefinition, UiHandle, wrap_tool_definition};
+pub use definition::{
+    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, Typed, TypedTool, UiHandle,
+    wrap_tool_definition,
+};

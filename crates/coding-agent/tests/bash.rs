@@ -12,7 +12,7 @@ use std::time::Duration;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use coding_agent::tools::bash::ops::LocalBashOperations;
 use coding_agent::tools::bash::{BashTool, BashToolOptions, SpawnContext};
-use coding_agent::{ToolContext, ToolDefinition};
+use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -52,12 +52,15 @@ impl Fixture {
         }
     }
 
-    fn tool(&self) -> BashTool {
+    fn tool(&self) -> Typed<BashTool> {
         self.tool_with(self.options())
     }
 
-    fn tool_with(&self, options: BashToolOptions) -> BashTool {
-        BashTool::with_options(Arc::new(LocalBashOperations::new()), options)
+    fn tool_with(&self, options: BashToolOptions) -> Typed<BashTool> {
+        Typed::new(BashTool {
+            ops: Arc::new(LocalBashOperations::new()),
+            options,
+        })
     }
 
     fn ctx(&self) -> ToolContext {
@@ -79,7 +82,7 @@ impl Fixture {
 /// Runs the tool (failing the test instead of hanging if it never returns)
 /// and collects its progress updates.
 async fn run_tool(
-    tool: &BashTool,
+    tool: &Typed<BashTool>,
     ctx: ToolContext,
     args: Value,
 ) -> (Result<AgentToolResult, ToolError>, Vec<AgentToolResult>) {
@@ -163,7 +166,7 @@ fn read_pid(path: &Path) -> i32 {
 
 #[test]
 fn schema_description_and_snippet_are_pis() {
-    let tool = BashTool::local();
+    let tool = Typed::<BashTool>::default();
     assert_eq!(tool.tool().name, "bash");
     assert_eq!(tool.label(), "Bash");
     assert_eq!(
@@ -275,10 +278,10 @@ async fn b5_spawn_errors_propagate() {
     let shell = fx.home.join("fake-shell");
     std::fs::write(&shell, "#!/nonexistent-shell-path-xyz123\n").unwrap();
     std::fs::set_permissions(&shell, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tool = BashTool::with_options(
-        Arc::new(LocalBashOperations::with_shell(&shell)),
-        fx.options(),
-    );
+    let tool = Typed::new(BashTool {
+        ops: Arc::new(LocalBashOperations::with_shell(&shell)),
+        options: fx.options(),
+    });
     let (result, _) = run_tool(&tool, fx.ctx(), json!({"command": "echo test"})).await;
     assert_eq!(
         err_text(result),
@@ -289,12 +292,12 @@ async fn b5_spawn_errors_propagate() {
 #[tokio::test]
 async fn missing_custom_shell_is_reported() {
     let fx = Fixture::new();
-    let tool = BashTool::with_options(
-        Arc::new(LocalBashOperations::with_shell(
+    let tool = Typed::new(BashTool {
+        ops: Arc::new(LocalBashOperations::with_shell(
             "/nonexistent-shell-path-xyz123",
         )),
-        fx.options(),
-    );
+        options: fx.options(),
+    });
     let (result, _) = run_tool(&tool, fx.ctx(), json!({"command": "echo test"})).await;
     assert_eq!(
         err_text(result),

@@ -548,37 +548,10 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
             }
             Reply::Events(with_input_tokens(wire.events(&Answer::text(&["ok"])), 1000))
         });
-        let mut command = sandbox.command(wire, &server);
-        command.args(["--mode", "rpc"]).stdin(Stdio::piped());
-        let mut running = Running::spawn_piped(command);
-        let mut stdin = running.take_stdin();
-        let lines = running.stdout_lines();
-        let mut ask = |command: Value| -> (Vec<Value>, Value) {
-            let id = command["id"].clone();
-            send(&mut stdin, &command);
-            let mut before = Vec::new();
-            loop {
-                let line = next_json(&lines);
-                if line["id"] == id && line["type"] == "response" {
-                    return (before, line);
-                }
-                before.push(line);
-            }
-        };
-        for (i, prompt) in [big_prompt("first", 1200), big_prompt("second", 1200)]
-            .iter()
-            .enumerate()
-        {
-            ask(json!({"id": format!("p{i}"), "type": "prompt", "message": prompt}));
-            // Wait for the run to end.
-            loop {
-                let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
-                if state["data"]["isStreaming"] == false {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
+        let mut rpc = Rpc::start(&sandbox, wire, &server);
+        rpc.prompt(&big_prompt("first", 1200));
+        rpc.prompt(&big_prompt("second", 1200));
+        let mut ask = |command: Value| rpc.ask(command);
         let (_, state) = ask(json!({"id": "s", "type": "get_state"}));
         assert_eq!(state["data"]["autoCompactionEnabled"], true);
         let (_, off) = ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
@@ -647,9 +620,7 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
             aborted,
             json!({"id":"x","type":"response","command":"abort_retry","success":true})
         );
-        drop(stdin);
-        let (status, _, _) = running.finish();
-        assert!(status.success());
+        rpc.finish();
         let lines = only_session_file(&sandbox);
         assert_eq!(
             lines.iter().filter(|l| l["type"] == "compaction").count(),
@@ -900,4 +871,72 @@ fn without_a_configured_window_the_servers_props_say_when_to_compact() {
         events[0],
         json!({"type":"compaction_start","reason":"threshold"})
     );
+}
+
+#[test]
+fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if request.method == "GET" && request.path == "/v1/models" {
+            return Reply::Status(
+                200,
+                r#"{"object":"list","data":[{"id":"m1"},{"id":"m2"}]}"#.to_owned(),
+            );
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok"])))
+    });
+    let settings = json!({"providers": {"local": {
+        "api": "openai-completions",
+        "baseUrl": wire.base_url(server.addr()),
+        "defaultModel": "local-model",
+    }}});
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let model = |provider: &str, id: &str| json!({"id": id, "provider": provider, "api": "openai-completions", "supportsImages": provider == "openai"});
+    let (_, listed) = rpc.ask(json!({"id": "l", "type": "get_available_models"}));
+    assert_eq!(
+        listed["data"]["models"],
+        json!([
+            model("openai", MODEL),
+            model("local", "m1"),
+            model("local", "m2"),
+            model("local", "local-model"),
+            model("openai", "gpt-4o"),
+        ]),
+        "the current model, then each provider with a key (anthropic has none here)"
+    );
+    let (_, set) =
+        rpc.ask(json!({"id": "s", "type": "set_model", "provider": "local", "modelId": "m2"}));
+    assert_eq!(
+        set,
+        json!({"id":"s","type":"response","command":"set_model","success":true,"data":model("local","m2")})
+    );
+    rpc.prompt("hello");
+    let sent = server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST")
+        .unwrap();
+    assert_eq!(sent.body["model"], "m2");
+    let (_, unknown) =
+        rpc.ask(json!({"id": "u", "type": "set_model", "provider": "nope", "modelId": "x"}));
+    assert_eq!(
+        unknown,
+        json!({"id":"u","type":"response","command":"set_model","success":false,"error":"Model not found: nope/x"})
+    );
+    let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+    assert_eq!(
+        cycled,
+        json!({"id":"c","type":"response","command":"cycle_model","success":true,
+            "data":{"model":model("local","local-model"),"thinkingLevel":"off","isScoped":false}})
+    );
+    let (_, state) = rpc.ask(json!({"id": "g", "type": "get_state"}));
+    assert_eq!(state["data"]["model"], model("local", "local-model"));
+    rpc.finish();
 }

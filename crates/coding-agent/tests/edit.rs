@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use coding_agent::support::fs_error::FsError;
 use coding_agent::tools::edit::EditTool;
 use coding_agent::tools::edit::ops::{EditOperations, LocalEditOperations};
-use coding_agent::{ToolContext, ToolDefinition};
+use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::sync::Barrier;
@@ -59,7 +59,7 @@ impl Fixture {
     }
 
     async fn edit(&self, args: Value) -> Result<AgentToolResult, String> {
-        run(&EditTool::local(), &self.cwd(), args).await
+        run(&Typed::<EditTool>::default(), &self.cwd(), args).await
     }
 
     /// One edit of `path`; the text of the answer or of the error.
@@ -71,7 +71,7 @@ impl Fixture {
 }
 
 /// Runs a call as the loop does: prepare_arguments, then execute.
-async fn run(tool: &EditTool, cwd: &Path, args: Value) -> Result<AgentToolResult, String> {
+async fn run(tool: &Typed<EditTool>, cwd: &Path, args: Value) -> Result<AgentToolResult, String> {
     let args = tool.prepare_arguments(args).map_err(|e| e.to_string())?;
     tool.execute("call-1", args, ToolContext::new(cwd), UpdateSink::discard())
         .await
@@ -119,7 +119,7 @@ async fn edit_edits_bad_json_string_is_left_for_validation() {
     // the validator (agent-ai, not this tool) rejects it. Here: the shim
     // leaves it alone and the tool never touches the file.
     let fx = Fixture::with_file("f.py", GREET);
-    let tool = EditTool::local();
+    let tool = Typed::<EditTool>::default();
     let args = json!({"path": "f.py", "edits": "[{oops"});
     assert_eq!(tool.prepare_arguments(args.clone()).unwrap(), args);
     assert!(fx.edit(args).await.is_err());
@@ -581,7 +581,7 @@ async fn edit_diff_cuts_long_context() {
 
 #[tokio::test]
 async fn edit_prepare_arguments_shims() {
-    let tool = EditTool::local();
+    let tool = Typed::<EditTool>::default();
     assert_eq!(
         tool.prepare_arguments(json!({"path": "p", "oldText": "aaa", "newText": "x"}))
             .unwrap(),
@@ -638,7 +638,7 @@ async fn edit_keeps_permissions_and_symlinks_deviation_10() {
 #[tokio::test]
 async fn edit_cancelled_before_it_starts_is_aborted() {
     let fx = Fixture::with_file("a.txt", "a");
-    let tool = EditTool::local();
+    let tool = Typed::<EditTool>::default();
     let ctx = ToolContext::new(fx.cwd());
     ctx.cancel.cancel();
     let err = tool
@@ -660,7 +660,7 @@ async fn edit_cancelled_before_it_starts_is_aborted() {
 async fn concurrent_edits_to_one_file_all_apply() {
     let slots: String = (0..24).map(|i| format!("slot {i};\n")).collect();
     let fx = Fixture::with_file("shared.txt", &slots);
-    let tool = Arc::new(EditTool::local());
+    let tool = Arc::new(Typed::<EditTool>::default());
     let calls = (0..24).map(|i| {
         let (tool, cwd) = (Arc::clone(&tool), fx.cwd());
         tokio::spawn(async move {
@@ -708,9 +708,11 @@ async fn edits_to_different_files_run_in_parallel() {
     let fx = Fixture::new();
     fx.put("a.txt", "a");
     fx.put("b.txt", "b");
-    let tool = EditTool::new(Arc::new(RendezvousReads {
-        barrier: Barrier::new(2),
-    }));
+    let tool = Typed::new(EditTool {
+        ops: Arc::new(RendezvousReads {
+            barrier: Barrier::new(2),
+        }),
+    });
     let cwd = fx.cwd();
     let both = futures::future::join(
         run(

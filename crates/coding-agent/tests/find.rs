@@ -12,7 +12,7 @@ use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use coding_agent::tools::find::FindTool;
 use coding_agent::tools::find::ops::{FindError, FindOperations, FindRequest};
-use coding_agent::{ToolContext, ToolDefinition};
+use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -21,7 +21,7 @@ use search_support::{Fixture, run, text};
 
 impl Fixture {
     async fn find(&self, args: Value) -> Result<AgentToolResult, ToolError> {
-        run(&FindTool::local(), &self.work(), args).await
+        run(&Typed::<FindTool>::default(), &self.work(), args).await
     }
 }
 
@@ -299,7 +299,7 @@ async fn find_cancelled_before_start_is_aborted() {
     let fixture = Fixture::project();
     let ctx = ToolContext::new(fixture.work());
     ctx.cancel.cancel();
-    let error = FindTool::local()
+    let error = Typed::<FindTool>::default()
         .execute("call", json!({"pattern": "*"}), ctx, UpdateSink::discard())
         .await
         .unwrap_err();
@@ -324,7 +324,9 @@ impl FindOperations for Stuck {
 async fn find_cancelled_while_running_is_aborted() {
     let ctx = ToolContext::new("/");
     let cancel = ctx.cancel.clone();
-    let tool = FindTool::new(Arc::new(Stuck));
+    let tool = Typed::new(FindTool {
+        ops: Arc::new(Stuck),
+    });
     let call = tool.execute("call", json!({"pattern": "*"}), ctx, UpdateSink::discard());
     cancel.cancel();
     assert_eq!(call.await.unwrap_err().message(), "Operation aborted");
@@ -353,7 +355,9 @@ async fn find_passes_pis_arguments_to_the_operations() {
         }
     }
     let result = run(
-        &FindTool::new(Arc::new(Expect)),
+        &Typed::new(FindTool {
+            ops: Arc::new(Expect),
+        }),
         Path::new("/cwd"),
         json!({"pattern": "*.ts", "path": ""}),
     )

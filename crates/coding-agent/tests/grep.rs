@@ -14,7 +14,7 @@ use coding_agent::tools::grep::GrepTool;
 use coding_agent::tools::grep::ops::{
     GrepError, GrepMatch, GrepOperations, GrepRequest, MatchLines,
 };
-use coding_agent::{ToolContext, ToolDefinition};
+use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -23,7 +23,7 @@ use search_support::{Fixture, run, text};
 
 impl Fixture {
     async fn grep(&self, args: Value) -> Result<AgentToolResult, ToolError> {
-        run(&GrepTool::local(), &self.work(), args).await
+        run(&Typed::<GrepTool>::default(), &self.work(), args).await
     }
 }
 
@@ -494,7 +494,7 @@ async fn grep_cancelled_before_start_is_aborted() {
     let fixture = Fixture::project();
     let ctx = ToolContext::new(fixture.work());
     ctx.cancel.cancel();
-    let error = GrepTool::local()
+    let error = Typed::<GrepTool>::default()
         .execute(
             "call",
             json!({"pattern": "foo"}),
@@ -524,7 +524,9 @@ impl GrepOperations for Stuck {
 async fn grep_cancelled_while_running_is_aborted() {
     let ctx = ToolContext::new("/");
     let cancel = ctx.cancel.clone();
-    let tool = GrepTool::new(Arc::new(Stuck));
+    let tool = Typed::new(GrepTool {
+        ops: Arc::new(Stuck),
+    });
     let call = tool.execute("call", json!({"pattern": "x"}), ctx, UpdateSink::discard());
     cancel.cancel();
     assert_eq!(call.await.unwrap_err().message(), "Operation aborted");
@@ -546,21 +548,23 @@ impl GrepOperations for Canned {
 
 #[tokio::test]
 async fn grep_shows_unreadable_files_in_context_mode() {
-    let tool = GrepTool::new(Arc::new(Canned(vec![
-        GrepMatch {
-            path: "gone.txt".into(),
-            line_number: 3,
-            lines: MatchLines::Unreadable,
-        },
-        GrepMatch {
-            path: "here.txt".into(),
-            line_number: 2,
-            lines: MatchLines::Window {
-                first: 1,
-                lines: vec!["a".into(), "hit".into()],
+    let tool = Typed::new(GrepTool {
+        ops: Arc::new(Canned(vec![
+            GrepMatch {
+                path: "gone.txt".into(),
+                line_number: 3,
+                lines: MatchLines::Unreadable,
             },
-        },
-    ])));
+            GrepMatch {
+                path: "here.txt".into(),
+                line_number: 2,
+                lines: MatchLines::Window {
+                    first: 1,
+                    lines: vec!["a".into(), "hit".into()],
+                },
+            },
+        ])),
+    });
     let result = run(
         &tool,
         Path::new("/"),
@@ -601,7 +605,9 @@ async fn grep_passes_pis_arguments_to_the_operations() {
         }
     }
     let result = run(
-        &GrepTool::new(Arc::new(Expect)),
+        &Typed::new(GrepTool {
+            ops: Arc::new(Expect),
+        }),
         Path::new("/cwd"),
         json!({"pattern": "p", "path": "@sub", "glob": "", "ignoreCase": true,
                "context": 2.9, "limit": -3}),

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use agent_ai::Content;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
-use coding_agent::ToolContext;
 use coding_agent::definition::ToolDefinition;
 use coding_agent::tools::ls::LsTool;
 use coding_agent::tools::ls::ops::{EntryStat, LsOperations};
+use coding_agent::{ToolContext, Typed};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -57,7 +57,7 @@ impl Root {
 }
 
 async fn run_in(
-    tool: &LsTool,
+    tool: &Typed<LsTool>,
     cwd: &Path,
     args: Value,
     ctx_cancelled: bool,
@@ -71,7 +71,7 @@ async fn run_in(
 }
 
 async fn ls(cwd: &Path, args: Value) -> Result<AgentToolResult, ToolError> {
-    run_in(&LsTool::local(), cwd, args, false).await
+    run_in(&Typed::<LsTool>::default(), cwd, args, false).await
 }
 
 fn text(result: &AgentToolResult) -> String {
@@ -404,9 +404,11 @@ impl LsOperations for FakeDir {
 
 #[tokio::test]
 async fn ls_unreadable_directory_reports_nodes_error() {
-    let tool = LsTool::new(Arc::new(FakeDir {
-        read_dir: FakeReadDir::Fails(13),
-    }));
+    let tool = Typed::new(LsTool {
+        ops: Arc::new(FakeDir {
+            read_dir: FakeReadDir::Fails(13),
+        }),
+    });
     let err = run_in(&tool, Path::new("/srv"), json!({"path": "locked"}), false)
         .await
         .unwrap_err();
@@ -419,7 +421,7 @@ async fn ls_unreadable_directory_reports_nodes_error() {
 #[tokio::test]
 async fn ls_cancelled_before_it_starts_is_aborted() {
     let root = Root::new();
-    let err = run_in(&LsTool::local(), &root.work, json!({}), true)
+    let err = run_in(&Typed::<LsTool>::default(), &root.work, json!({}), true)
         .await
         .unwrap_err();
     assert_eq!(err.message(), "Operation aborted");
@@ -428,9 +430,11 @@ async fn ls_cancelled_before_it_starts_is_aborted() {
 #[tokio::test]
 async fn ls_cancelled_while_reading_is_aborted() {
     let entered = Arc::new(Notify::new());
-    let tool = LsTool::new(Arc::new(FakeDir {
-        read_dir: FakeReadDir::Hangs(entered.clone()),
-    }));
+    let tool = Typed::new(LsTool {
+        ops: Arc::new(FakeDir {
+            read_dir: FakeReadDir::Hangs(entered.clone()),
+        }),
+    });
     let ctx = ToolContext::new("/srv");
     let cancel = ctx.cancel.clone();
     let call = tokio::spawn(async move {

@@ -262,7 +262,8 @@ async fn abort_during_a_slow_bash_tool_ends_the_run_and_leaves_no_process() {
     assert_eq!(
         tool_end,
         &json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "bash",
-                "result": {"content": [{"type": "text", "text": "Command aborted"}], "details": {}},
+                "result": {"content": [{"type": "text", "text": "Command aborted"}],
+                           "details": {"ended": "aborted"}},
                 "isError": true})
     );
     let tail: Vec<String> = types(&lines).into_iter().rev().take(4).collect();

@@ -16,7 +16,7 @@ use base64::engine::general_purpose::STANDARD;
 use coding_agent::tools::read::lines::{LineWindow, WindowText};
 use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
 use coding_agent::tools::read::{DESCRIPTION, ReadTool, ReadToolOptions};
-use coding_agent::{ToolContext, ToolDefinition};
+use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -54,12 +54,17 @@ impl Root {
     }
 
     async fn read(&self, args: Value) -> Result<AgentToolResult, ToolError> {
-        read_with(&ReadTool::local(), ToolContext::new(self.cwd()), args).await
+        read_with(
+            &Typed::<ReadTool>::default(),
+            ToolContext::new(self.cwd()),
+            args,
+        )
+        .await
     }
 }
 
 async fn read_with(
-    tool: &ReadTool,
+    tool: &Typed<ReadTool>,
     ctx: ToolContext,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
@@ -92,7 +97,7 @@ const TEN_LINES: &str =
 
 #[test]
 fn schema_description_and_prompt_texts_are_pis() {
-    let tool = ReadTool::local();
+    let tool = Typed::<ReadTool>::default();
     assert_eq!(tool.tool().name, "read");
     assert_eq!(tool.label(), "Read");
     assert_eq!(tool.tool().description, DESCRIPTION);
@@ -460,12 +465,12 @@ async fn small_image_over_the_pixel_limit_is_resized_as_png() {
     assert_eq!((decoded.width(), decoded.height()), (2000, 29));
 
     // With autoResizeImages off, the same image goes out as it is.
-    let tool = ReadTool::with_options(
-        Arc::new(coding_agent::tools::read::ops::LocalReadOperations),
-        ReadToolOptions {
+    let tool = Typed::new(ReadTool {
+        ops: Arc::new(coding_agent::tools::read::ops::LocalReadOperations),
+        options: ReadToolOptions {
             auto_resize_images: false,
         },
-    );
+    });
     let result = read_with(
         &tool,
         ToolContext::new(root.cwd()),
@@ -490,7 +495,7 @@ async fn image_for_a_model_without_image_input_says_it_will_be_omitted() {
     let mut ctx = ToolContext::new(root.cwd());
     ctx.model = Some(Model::new("text-only", "test", "openai-completions"));
     let result = read_with(
-        &ReadTool::local(),
+        &Typed::<ReadTool>::default(),
         ctx.clone(),
         json!({"path": "image.png"}),
     )
@@ -502,9 +507,13 @@ async fn image_for_a_model_without_image_input_says_it_will_be_omitted() {
     );
 
     ctx.model.as_mut().unwrap().supports_images = true;
-    let result = read_with(&ReadTool::local(), ctx, json!({"path": "image.png"}))
-        .await
-        .unwrap();
+    let result = read_with(
+        &Typed::<ReadTool>::default(),
+        ctx,
+        json!({"path": "image.png"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(image_result(&result).0, "Read image file [image/png]");
 }
 
@@ -780,9 +789,13 @@ async fn cancelled_before_start_is_aborted() {
     root.file("test.txt", FILE_3_LINES);
     let ctx = ToolContext::new(root.cwd());
     ctx.cancel.cancel();
-    let error = read_with(&ReadTool::local(), ctx, json!({"path": "test.txt"}))
-        .await
-        .unwrap_err();
+    let error = read_with(
+        &Typed::<ReadTool>::default(),
+        ctx,
+        json!({"path": "test.txt"}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error.message(), "Operation aborted");
 }
 
@@ -824,7 +837,10 @@ impl ReadOperations for StuckLines {
 async fn cancelled_while_reading_is_aborted() {
     let ctx = ToolContext::new("/anywhere");
     let cancel = ctx.cancel.clone();
-    let tool = ReadTool::new(Arc::new(StuckLines));
+    let tool = Typed::new(ReadTool {
+        ops: Arc::new(StuckLines),
+        ..Default::default()
+    });
     let call =
         tokio::spawn(async move { read_with(&tool, ctx, json!({"path": "file.txt"})).await });
     tokio::task::yield_now().await;

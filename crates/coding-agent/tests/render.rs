@@ -74,7 +74,13 @@ fn numbered_markup(prefix: &str, from: usize, to: usize, style: Option<&str>) ->
 fn as_result(outcome: Result<AgentToolResult, ToolError>) -> (AgentToolResult, bool) {
     match outcome {
         Ok(result) => (result, false),
-        Err(error) => (AgentToolResult::text(error.message()), true),
+        Err(error) => {
+            let details = error.details().cloned().unwrap_or_else(|| json!({}));
+            (
+                AgentToolResult::text(error.message()).with_details(details),
+                true,
+            )
+        }
     }
 }
 
@@ -458,7 +464,7 @@ fn bash_result_keeps_the_truncation_notice_in_view() {
 }
 
 #[tokio::test]
-async fn bash_result_reads_the_exit_code_from_the_text_the_model_got() {
+async fn bash_result_reads_the_exit_code_from_the_details() {
     let dir = tempfile::tempdir().unwrap();
     let tool = builtin_tool("bash").unwrap();
     let outcome = tool
@@ -476,19 +482,37 @@ async fn bash_result_reads_the_exit_code_from_the_text_the_model_got() {
     );
 }
 
+/// A failed bash result with `details.ended`.
+fn bash_failure(text: &str, ended: Value) -> String {
+    let failed = AgentToolResult::text(text).with_details(json!({ "ended": ended }));
+    result("bash", &failed, true, COLLAPSED)
+}
+
 #[test]
 fn bash_result_names_timeouts_aborts_and_signals() {
     assert_eq!(
-        error("bash", "(no output)\n\nCommand exited with code 1"),
+        bash_failure(
+            "(no output)\n\nCommand exited with code 1",
+            json!({"exitCode": 1})
+        ),
         "[dim](no output)[/]\n[error]exit 1[/]"
     );
     assert_eq!(
-        error("bash", "partial\n\nCommand timed out after 2.5 seconds"),
+        bash_failure(
+            "partial\n\nCommand timed out after 2.5 seconds",
+            json!({"timedOut": 2.5})
+        ),
         "partial\n[error]timed out after 2.5 seconds[/]"
     );
-    assert_eq!(error("bash", "Command aborted"), "[error]aborted[/]");
     assert_eq!(
-        error("bash", "x\n\nCommand terminated by signal SIGKILL"),
+        bash_failure("Command aborted", json!("aborted")),
+        "[error]aborted[/]"
+    );
+    assert_eq!(
+        bash_failure(
+            "x\n\nCommand terminated by signal SIGKILL",
+            json!({"signal": "SIGKILL"})
+        ),
         "x\n[error]terminated by signal SIGKILL[/]"
     );
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use agent_core::{AgentToolResult, UpdateSink};
 use coding_agent::tools::write::WriteTool;
-use coding_agent::{ToolContext, ToolDefinition};
+use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -65,7 +65,7 @@ impl Fixture {
 }
 
 async fn run(cwd: &Path, args: Value, ctx: Option<ToolContext>) -> Result<AgentToolResult, String> {
-    let tool = WriteTool::local();
+    let tool = Typed::<WriteTool>::default();
     let args = tool.prepare_arguments(args).map_err(|e| e.to_string())?;
     let ctx = ctx.unwrap_or_else(|| ToolContext::new(cwd));
     tool.execute("call-1", args, ctx, UpdateSink::discard())

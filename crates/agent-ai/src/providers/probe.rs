@@ -1,6 +1,7 @@
-//! What a local server says about the model it serves: llama.cpp's
-//! `GET /props` reports the context it was started with (`-c`), so a
-//! session can compact in time without being told the window.
+//! What a server says about the models it serves: llama.cpp's `GET /props`
+//! reports the context it was started with (`-c`), so a session can compact
+//! in time without being told the window; an OpenAI-compatible `GET /models`
+//! lists the models RPC `get_available_models` offers.
 
 use std::time::Duration;
 
@@ -28,6 +29,38 @@ pub async fn server_context_window(base_url: &str) -> Option<u64> {
         .or_else(|| props.get("n_ctx"))
         .and_then(Value::as_u64)
         .filter(|&n| n > 0)
+}
+
+/// The model ids an OpenAI-compatible server lists at `GET /models`
+/// (`{"data":[{"id":...}]}`); none when it does not answer.
+pub async fn server_models(base_url: &str, api_key: Option<&str>) -> Vec<String> {
+    let Ok(client) = reqwest::Client::builder().timeout(PROBE_TIMEOUT).build() else {
+        return Vec::new();
+    };
+    let mut request = client.get(format!("{}/models", base_url.trim_end_matches('/')));
+    if let Some(key) = api_key {
+        request = request.bearer_auth(key);
+    }
+    let Ok(response) = request.send().await else {
+        return Vec::new();
+    };
+    if !response.status().is_success() {
+        return Vec::new();
+    }
+    let Some(list) = response
+        .text()
+        .await
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+    else {
+        return Vec::new();
+    };
+    list.get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|model| model.get("id")?.as_str().map(str::to_owned))
+        .collect()
 }
 
 #[cfg(test)]
@@ -61,6 +94,15 @@ mod tests {
             r#"{"default_generation_settings":{"n_ctx":4096},"total_slots":1}"#,
         );
         assert_eq!(server_context_window(&url).await, Some(4096));
+    }
+
+    #[tokio::test]
+    async fn openai_compatible_servers_list_their_models() {
+        let url = serve_once(
+            "200 OK",
+            r#"{"object":"list","data":[{"id":"qwen","object":"model"},{"id":"llama"}]}"#,
+        );
+        assert_eq!(server_models(&url, None).await, ["qwen", "llama"]);
     }
 
     #[tokio::test]

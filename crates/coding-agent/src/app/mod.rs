@@ -81,6 +81,8 @@ struct Inner {
     waiting: Mutex<Option<CancellationToken>>,
     /// A compaction runs.
     compacting: Mutex<bool>,
+    /// What RPC's model commands choose from.
+    models: Mutex<Option<crate::modes::interactive::ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
     reported_queues: Mutex<(Vec<String>, Vec<String>)>,
 }
@@ -168,6 +170,7 @@ impl AgentSession {
             waiting: Mutex::default(),
             compacting: Mutex::default(),
             reported_queues: Mutex::default(),
+            models: Mutex::default(),
         });
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         inner
@@ -222,6 +225,18 @@ impl AgentSession {
             tracing::warn!("cannot save the session: {error}");
         }
         lock(&self.inner.listeners).retain(|listener| listener.send(event.clone()).is_ok());
+    }
+
+    /// Sets what RPC `set_model`, `cycle_model` and `get_available_models`
+    /// choose from.
+    pub fn set_models(&self, models: crate::modes::interactive::ModelCatalog) {
+        *lock(&self.inner.models) = Some(models);
+    }
+
+    /// What the model commands choose from (the session's own provider only,
+    /// when none was set).
+    pub fn models(&self) -> Option<crate::modes::interactive::ModelCatalog> {
+        lock(&self.inner.models).clone()
     }
 
     /// Sets the retry and compaction settings and the model's window.

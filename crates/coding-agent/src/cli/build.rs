@@ -34,6 +34,8 @@ pub(super) struct Built {
     pub remote: Option<Arc<RemoteHost>>,
     /// Retry and compaction settings (the interactive UI reads its own).
     pub recovery: coding_agent::recovery::RecoverySettings,
+    /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
+    pub models: ModelCatalog,
     /// An OpenAI-compatible endpoint to ask for its context window, when
     /// settings do not give one (llama.cpp's `/props`).
     pub probe_url: Option<String>,
@@ -95,18 +97,19 @@ pub(super) async fn build(
     }
     let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let models = ModelCatalog {
+        settings,
+        settings_path: agent_dir.join(SETTINGS_FILE),
+        flags,
+        start_provider,
+    };
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
                 .clone()
                 .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
         }),
-        models: ModelCatalog {
-            settings,
-            settings_path: agent_dir.join(SETTINGS_FILE),
-            flags,
-            start_provider,
-        },
+        models: models.clone(),
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
     });
@@ -125,6 +128,7 @@ pub(super) async fn build(
         remote,
         recovery,
         probe_url,
+        models,
     })
 }
 

@@ -34,6 +34,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         remote,
         mut recovery,
         probe_url,
+        models,
     } = built;
     if let Some(interactive) = interactive {
         return run_interactive(options, interactive).await;
@@ -46,6 +47,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
 
     match mode {
         ModeArg::Rpc => {
+            session.set_models(models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
             // The user's `bash` commands run where the tools do.

@@ -17,9 +17,14 @@
 //! whenever a result was printed, including a failed tool (a tool error is
 //! data for the model, not a crash); 2 for a usage error (bad JSON, missing
 //! arguments, a bad `--cwd`); 1 if the result cannot be written.
+//!
+//! `coding-agent mcp serve [--cwd DIR] [--tools LIST]` offers the built-in
+//! tools to MCP clients over stdio ([`coding_agent::mcp::serve`]).
 
 mod build;
 mod dispatch;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod remote;
 mod resolve;
 mod tool;
@@ -139,6 +144,10 @@ enum Command {
     /// The helper `--remote` starts on the remote host (framed calls on stdin and stdout)
     #[command(hide = true)]
     RemoteHelper,
+    /// The Model Context Protocol: serve the built-in tools to MCP clients
+    #[cfg(feature = "mcp")]
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
 }
 
 #[derive(Debug, Args)]
@@ -169,6 +178,9 @@ enum UsageError {
     NoPrompt,
     #[error("--mode rpc reads its prompts from standard input, not the command line")]
     RpcWithPrompt,
+    #[cfg(feature = "mcp")]
+    #[error("--tools: {0}")]
+    Tools(String),
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]
@@ -204,6 +216,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             // kernel would keep the helper alive on the remote forever.
             std::process::exit(i32::from(served.is_err()))
         }
+        #[cfg(feature = "mcp")]
+        Some(Command::Mcp(command)) => runtime.block_on(mcp::mcp_command(command)).map(|()| 0),
         None => runtime.block_on(agent_command(cli.run)),
     }
 }

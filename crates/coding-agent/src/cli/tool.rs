@@ -70,7 +70,7 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
 
 /// `--cwd` made absolute (symlinks kept, as Pi keeps `process.cwd()`), or the
 /// current directory.
-fn working_directory(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(super) fn working_directory(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
     let Some(path) = cwd else {
         return std::env::current_dir().context("cannot read the current directory");
     };

@@ -17,7 +17,8 @@
 //! `abort_bash`, `set_steering_mode`, `set_follow_up_mode`,
 //! `set_session_name`, `get_commands`, `compact`, `set_auto_compaction`,
 //! `set_auto_retry`, `abort_retry`, `get_session_stats`, `switch_session`,
-//! `get_fork_messages`, `fork`, `clone`, `export_html`. Besides the agent's
+//! `get_fork_messages`, `fork`, `clone`, `export_html`, `get_available_models`,
+//! `set_model`, `cycle_model` (see `models`). Besides the agent's
 //! events, the session's own are written: `auto_retry_start`,
 //! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`.
 //!
@@ -39,6 +40,8 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+mod models;
 
 use crate::app::AgentSession;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
@@ -353,6 +356,38 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 success(id, kind, None)
             }
             "get_session_stats" => success(id, kind, Some(session_stats(&session))),
+            "get_available_models" | "set_model" | "cycle_model" => {
+                let Some(catalog) = session.models() else {
+                    return Ok(Some(failure(id, kind, "No models are configured")));
+                };
+                match kind {
+                    "get_available_models" => {
+                        let models = models::available_models(&session, &catalog).await;
+                        success(id, kind, Some(json!({"models": models})))
+                    }
+                    "set_model" => {
+                        let (Some(provider), Some(model_id)) = (text("provider"), text("modelId"))
+                        else {
+                            return Ok(Some(missing(id, kind, "provider\" and \"modelId")));
+                        };
+                        match models::set_model(&session, &catalog, provider, model_id) {
+                            Ok(model) => success(id, kind, serde_json::to_value(model).ok()),
+                            Err(error) => failure(id, kind, &error),
+                        }
+                    }
+                    _ => match models::cycle_model(&session, &catalog).await {
+                        Ok(Some(model)) => success(
+                            id,
+                            kind,
+                            Some(
+                                json!({"model": model, "thinkingLevel": "off", "isScoped": false}),
+                            ),
+                        ),
+                        Ok(None) => success(id, kind, Some(Value::Null)),
+                        Err(error) => failure(id, kind, &error),
+                    },
+                }
+            }
             "switch_session" => {
                 let Some(path) = text("sessionPath") else {
                     return Ok(Some(missing(id, kind, "sessionPath")));

@@ -23,7 +23,7 @@ pub use target::{RemoteTarget, TargetError};
 
 use std::sync::Arc;
 
-use crate::definition::ToolDefinition;
+use crate::definition::{ToolDefinition, Typed, TypedTool};
 use crate::tools::{bash, edit, find, grep, ls, read, write};
 
 /// The built-in tool called `name`, acting on the host of `ops`; `None` for
@@ -31,16 +31,41 @@ use crate::tools::{bash, edit, find, grep, ls, read, write};
 pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDefinition>> {
     let ops = Arc::new(ops.clone());
     let tool: Arc<dyn ToolDefinition> = match name {
-        "read" => Arc::new(read::ReadTool::new(ops)),
-        "bash" => Arc::new(bash::BashTool::new(ops)),
-        "edit" => Arc::new(edit::EditTool::new(ops)),
-        "write" => Arc::new(write::WriteTool::new(ops)),
-        "grep" => Arc::new(grep::GrepTool::new(ops)),
-        "find" => Arc::new(find::FindTool::new(ops)),
-        "ls" => Arc::new(ls::LsTool::new(ops)),
+        "read" => typed(read::ReadTool {
+            ops,
+            ..Default::default()
+        }),
+        "bash" => typed(bash::BashTool {
+            ops,
+            ..Default::default()
+        }),
+        "edit" => typed(edit::EditTool {
+            ops,
+            ..Default::default()
+        }),
+        "write" => typed(write::WriteTool {
+            ops,
+            ..Default::default()
+        }),
+        "grep" => typed(grep::GrepTool {
+            ops,
+            ..Default::default()
+        }),
+        "find" => typed(find::FindTool {
+            ops,
+            ..Default::default()
+        }),
+        "ls" => typed(ls::LsTool {
+            ops,
+            ..Default::default()
+        }),
         _ => return None,
     };
     Some(tool)
+}
+
+fn typed<T: TypedTool + 'static>(tool: T) -> Arc<dyn ToolDefinition> {
+    Arc::new(Typed::new(tool))
 }
 
 /// The built-in tool `name`, acting on `remote` when given, else locally.

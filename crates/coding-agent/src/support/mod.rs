@@ -7,6 +7,7 @@
 pub mod atomic_write;
 pub mod cancel;
 pub mod fs_error;
+pub mod js_number;
 pub mod mutation_queue;
 pub mod notices;
 pub mod paths;

@@ -52,9 +52,11 @@ impl Limits {
     }
 }
 
-/// What a truncation kept and why; serialized as Pi's `TruncationResult` in `details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What a truncation kept and why; serialized as Pi's `TruncationResult` in
+/// `details`. Read back leniently (missing fields take their defaults), as
+/// details may come from a hook or an older session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Truncation {
     /// The text kept.
     pub content: String,

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::definition::ToolDefinition;
+use crate::definition::{ToolDefinition, Typed};
 
 pub mod bash;
 pub mod edit;
@@ -25,13 +25,13 @@ pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "gre
 /// any other name.
 pub fn builtin_tool(name: &str) -> Option<Arc<dyn ToolDefinition>> {
     let tool: Arc<dyn ToolDefinition> = match name {
-        "read" => Arc::new(read::ReadTool::local()),
-        "bash" => Arc::new(bash::BashTool::local()),
-        "edit" => Arc::new(edit::EditTool::local()),
-        "write" => Arc::new(write::WriteTool::local()),
-        "grep" => Arc::new(grep::GrepTool::local()),
-        "find" => Arc::new(find::FindTool::local()),
-        "ls" => Arc::new(ls::LsTool::local()),
+        "read" => Arc::new(Typed::<read::ReadTool>::default()),
+        "bash" => Arc::new(Typed::<bash::BashTool>::default()),
+        "edit" => Arc::new(Typed::<edit::EditTool>::default()),
+        "write" => Arc::new(Typed::<write::WriteTool>::default()),
+        "grep" => Arc::new(Typed::<grep::GrepTool>::default()),
+        "find" => Arc::new(Typed::<find::FindTool>::default()),
+        "ls" => Arc::new(Typed::<ls::LsTool>::default()),
         _ => return None,
     };
     Some(tool)

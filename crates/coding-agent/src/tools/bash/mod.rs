@@ -16,22 +16,23 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agent_ai::{Content, Tool};
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_ai::Content;
+use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
-use self::ops::{BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations};
+use self::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use self::output::{OutputAccumulator, OutputSnapshot};
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::preview::{clip, count, head, limit, notice_line, split_notice, tail_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
+use crate::support::js_number;
 use crate::support::notices::append_notice;
-use crate::support::truncate::{Limits, TruncatedBy, format_size};
+use crate::support::truncate::{Limits, TruncatedBy, Truncation, format_size};
 
 /// The tool's description, as the model reads it (Pi's text).
 pub const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
@@ -98,35 +99,94 @@ impl std::fmt::Debug for BashToolOptions {
     }
 }
 
-/// The `bash` tool.
+/// The `bash` tool; [`Typed`](crate::definition::Typed) makes it a
+/// [`ToolDefinition`](crate::ToolDefinition).
 pub struct BashTool {
-    tool: Tool,
-    ops: Arc<dyn BashOperations>,
-    options: BashToolOptions,
+    /// Where commands run.
+    pub ops: Arc<dyn BashOperations>,
+    /// The command prefix, spawn hook and temp directory.
+    pub options: BashToolOptions,
 }
 
-impl BashTool {
-    /// A bash tool that runs commands through `ops`.
-    pub fn new(ops: Arc<dyn BashOperations>) -> Self {
-        Self::with_options(ops, BashToolOptions::default())
-    }
-
-    /// A bash tool running commands on this machine with the default shell.
-    pub fn local() -> Self {
-        Self::new(Arc::new(LocalBashOperations::new()))
-    }
-
-    /// A bash tool with options.
-    pub fn with_options(ops: Arc<dyn BashOperations>, options: BashToolOptions) -> Self {
+/// `bash` on this machine.
+impl Default for BashTool {
+    fn default() -> Self {
         BashTool {
-            tool: Tool::for_args::<BashArgs>("bash", DESCRIPTION),
-            ops,
-            options,
+            ops: Arc::new(self::ops::LocalBashOperations::new()),
+            options: BashToolOptions::default(),
+        }
+    }
+}
+
+/// What `bash` reports besides its text: Pi's `truncation` and
+/// `fullOutputPath` when the output was cut, and how a failed command ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashDetails {
+    /// How the output was cut to its tail, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+    /// The file holding the whole output, when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<PathBuf>,
+    /// How a failed command ended; absent on success and while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<CommandEnd>,
+}
+
+/// How a failed command ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CommandEnd {
+    /// The shell exited with this non-zero code.
+    ExitCode(i32),
+    /// A signal killed the shell (DEVIATIONS #8: Pi reports it as success).
+    Signal(String),
+    /// The timeout, in seconds, passed and the command was killed.
+    TimedOut(f64),
+    /// The call was cancelled and the command killed.
+    Aborted,
+}
+
+impl CommandEnd {
+    /// The status line the model reads after the output (Pi's texts).
+    pub fn status_text(&self) -> String {
+        match self {
+            CommandEnd::ExitCode(code) => format!("Command exited with code {code}"),
+            CommandEnd::Signal(signal) => format!("Command terminated by signal {signal}"),
+            CommandEnd::TimedOut(seconds) => format!(
+                "Command timed out after {} seconds",
+                js_number::format(*seconds)
+            ),
+            CommandEnd::Aborted => ABORTED.to_owned(),
         }
     }
 
+    /// The short status a terminal shows.
+    fn summary(&self) -> String {
+        match self {
+            CommandEnd::ExitCode(code) => format!("exit {code}"),
+            CommandEnd::Signal(signal) => format!("terminated by signal {signal}"),
+            CommandEnd::TimedOut(seconds) => {
+                format!("timed out after {} seconds", js_number::format(*seconds))
+            }
+            CommandEnd::Aborted => "aborted".to_owned(),
+        }
+    }
+
+    /// Pi shows `(no output)` before the status of a command that exited
+    /// (or was killed by a signal), and nothing before a timeout or abort.
+    fn marks_no_output(&self) -> bool {
+        matches!(self, CommandEnd::ExitCode(_) | CommandEnd::Signal(_))
+    }
+}
+
+/// Bash's text for a cancelled call (the other tools say `Operation aborted`).
+const ABORTED: &str = "Command aborted";
+
+impl BashTool {
     /// Runs the command, streaming progress; returns how it ended and the final output.
-    async fn run(
+    async fn run_command(
         &self,
         spawn: SpawnContext,
         timeout: Option<Duration>,
@@ -250,24 +310,23 @@ impl<'a> Progress<'a> {
         }
         self.sent_version = version;
         self.sent_at = Some(Instant::now());
-        let mut details = Map::new();
-        if snapshot.truncation.truncated {
-            details.insert("truncation".into(), json!(snapshot.truncation));
-        }
-        if let Some(path) = &snapshot.full_output_path {
-            details.insert("fullOutputPath".into(), json!(path));
-        }
+        let content = vec![Content::text(snapshot.truncation.content.clone())];
+        let details = BashDetails {
+            truncation: snapshot.truncation.truncated.then_some(snapshot.truncation),
+            full_output_path: snapshot.full_output_path,
+            ended: None,
+        };
         self.updates.send(AgentToolResult {
-            content: vec![Content::text(snapshot.truncation.content)],
-            details: Some(Value::Object(details)),
+            content,
+            details: serde_json::to_value(details).ok(),
             terminate: false,
         });
     }
 }
 
 /// The output as the model reads it: the tail, plus Pi's notice when cut;
-/// and `details` (`{truncation, fullOutputPath}`) only when cut.
-fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<Value>) {
+/// and `details` (`truncation`, `fullOutputPath`) only when cut.
+fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<BashDetails>) {
     let truncation = &snapshot.truncation;
     if !truncation.truncated {
         return (truncation.content.clone(), None);
@@ -291,10 +350,11 @@ fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<Value>) {
     if let Some(path) = &snapshot.full_output_path {
         notice.push_str(&format!(". Full output: {}", path.display()));
     }
-    let details = json!({
-        "truncation": truncation,
-        "fullOutputPath": snapshot.full_output_path,
-    });
+    let details = BashDetails {
+        truncation: Some(truncation.clone()),
+        full_output_path: snapshot.full_output_path.clone(),
+        ended: None,
+    };
     (append_notice(&truncation.content, &notice), Some(details))
 }
 
@@ -307,68 +367,17 @@ fn append_status(text: &str, status: &str) -> String {
     }
 }
 
-/// How a command ended, read back from the status line the model got
-/// (for display only; the texts are those of `execute`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CommandStatus<'a> {
-    /// Still running (a progress update).
-    Running,
-    /// Exit code 0: the result is not an error.
-    Succeeded,
-    /// `Command exited with code N`.
-    Exited(&'a str),
-    /// `Command timed out after N seconds`.
-    TimedOut(&'a str),
-    /// `Command aborted`.
-    Aborted,
-    /// `Command terminated by signal S`.
-    Signalled(&'a str),
-}
-
-impl<'a> CommandStatus<'a> {
-    /// The status a line of the error text states, if it is one.
-    fn parse(line: &'a str) -> Option<Self> {
-        if line == "Command aborted" {
-            return Some(CommandStatus::Aborted);
-        }
-        if let Some(code) = line.strip_prefix("Command exited with code ") {
-            return Some(CommandStatus::Exited(code));
-        }
-        if let Some(signal) = line.strip_prefix("Command terminated by signal ") {
-            return Some(CommandStatus::Signalled(signal));
-        }
-        line.strip_prefix("Command timed out after ")
-            .and_then(|rest| rest.strip_suffix(" seconds"))
-            .map(CommandStatus::TimedOut)
-    }
-
-    /// Splits an error text into the output before the status and the
-    /// status (`append_status`'s format); `None` for other errors.
-    fn split(text: &'a str) -> Option<(&'a str, Self)> {
-        match text.rsplit_once("\n\n") {
-            Some((output, last)) => Self::parse(last).map(|status| (output, status)),
-            None => Self::parse(text).map(|status| ("", status)),
-        }
-    }
-
-    fn line(self, elapsed: Option<Duration>) -> StyledLine {
-        let (text, style) = match self {
-            CommandStatus::Running => ("running".to_owned(), Style::Dim),
-            CommandStatus::Succeeded => ("exit 0".to_owned(), Style::Success),
-            CommandStatus::Exited(code) => (format!("exit {code}"), Style::Error),
-            CommandStatus::TimedOut(seconds) => {
-                (format!("timed out after {seconds} seconds"), Style::Error)
-            }
-            CommandStatus::Aborted => ("aborted".to_owned(), Style::Error),
-            CommandStatus::Signalled(signal) => {
-                (format!("terminated by signal {signal}"), Style::Error)
-            }
-        };
-        let line = StyledLine::new(text, style);
-        match elapsed {
-            Some(elapsed) => line.push(format!(" · {}", format_elapsed(elapsed)), Style::Dim),
-            None => line,
-        }
+/// The line under a command's output: how it ended (or that it still runs)
+/// and how long it ran.
+fn status_line(ended: Option<&CommandEnd>, running: bool, elapsed: Option<Duration>) -> StyledLine {
+    let line = match ended {
+        _ if running => StyledLine::new("running", Style::Dim),
+        Some(ended) => StyledLine::new(ended.summary(), Style::Error),
+        None => StyledLine::new("exit 0", Style::Success),
+    };
+    match elapsed {
+        Some(elapsed) => line.push(format!(" · {}", format_elapsed(elapsed)), Style::Dim),
+        None => line,
     }
 }
 
@@ -383,34 +392,17 @@ fn format_elapsed(elapsed: Duration) -> String {
     }
 }
 
-/// The total number of output lines a result's `details.truncation` states.
-fn total_output_lines(result: &AgentToolResult) -> Option<usize> {
-    let total = result
-        .details
-        .as_ref()?
-        .get("truncation")?
-        .get("totalLines")?;
-    usize::try_from(total.as_u64()?).ok()
-}
-
-/// Seconds as JavaScript prints a number: `1`, `0.5`.
-fn format_seconds(seconds: f64) -> String {
-    format!("{seconds}")
-}
-
 #[async_trait]
-impl ToolDefinition for BashTool {
-    fn tool(&self) -> &Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "Bash"
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some(PROMPT_SNIPPET)
-    }
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+    type Details = BashDetails;
+    const NAME: &'static str = "bash";
+    const LABEL: &'static str = "Bash";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
+    const ABORTED: &'static str = ABORTED;
+    /// A cancelled command is killed and answers with its output so far.
+    const ON_CANCEL: OnCancel = OnCancel::ToolAnswers;
 
     /// `$ command` (its first lines while collapsed) and the timeout.
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
@@ -448,48 +440,46 @@ impl ToolDefinition for BashTool {
     fn render_result(
         &self,
         result: &AgentToolResult,
+        details: Option<&BashDetails>,
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
         let text = result::joined_text(result);
-        let (output, status) = if options.is_partial {
-            (text.as_ref(), CommandStatus::Running)
-        } else if is_error {
-            match CommandStatus::split(&text) {
-                Some(split) => split,
-                None => return result::error_lines(result, options),
-            }
-        } else {
-            (text.as_ref(), CommandStatus::Succeeded)
+        let ended = details.and_then(|details| details.ended.as_ref());
+        let output = match ended {
+            _ if options.is_partial || !is_error => text.as_ref(),
+            // The output before the status line the tool appended.
+            Some(ended) => text
+                .strip_suffix(&ended.status_text())
+                .map_or(text.as_ref(), |output| {
+                    output.strip_suffix("\n\n").unwrap_or(output)
+                }),
+            None => return result::error_lines(result, options),
         };
         let (output, notice) = split_notice(output);
         let mut lines = if output == "(no output)" {
             vec![StyledLine::new(output, Style::Dim)]
         } else {
-            tail_lines(
-                output,
-                OUTPUT_TAIL_LINES,
-                total_output_lines(result),
-                Style::Normal,
-                options,
-            )
+            let total = details
+                .and_then(|details| details.truncation.as_ref())
+                .map(|truncation| truncation.total_lines);
+            tail_lines(output, OUTPUT_TAIL_LINES, total, Style::Normal, options)
         };
         lines.extend(notice.map(notice_line));
-        lines.push(status.line(options.elapsed));
+        lines.push(status_line(
+            ended.filter(|_| is_error),
+            options.is_partial,
+            options.elapsed,
+        ));
         lines
     }
 
-    async fn execute(
+    async fn run(
         &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        let args: BashArgs = parse_args("bash", params)?;
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("Command aborted"));
-        }
+        args: BashArgs,
+        ctx: &ToolContext,
+        updates: &UpdateSink,
+    ) -> Result<ToolOutput<BashDetails>, ToolFailure<BashDetails>> {
         let command = match &self.options.command_prefix {
             Some(prefix) => format!("{prefix}\n{}", args.command),
             None => args.command,
@@ -508,40 +498,36 @@ impl ToolDefinition for BashTool {
             .filter(|seconds| *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
 
-        let (outcome, snapshot) = self.run(spawn, timeout, &ctx, &updates).await;
+        let (outcome, snapshot) = self.run_command(spawn, timeout, ctx, updates).await;
         let (shown, details) = shown_output(&snapshot);
-        let text = if shown.is_empty() {
-            "(no output)".to_owned()
-        } else {
-            shown.clone()
-        };
-        match outcome {
-            Ok(ExitStatus::Code(0)) => Ok(AgentToolResult {
-                content: vec![Content::text(text)],
-                details,
-                terminate: false,
-            }),
-            Ok(ExitStatus::Code(code)) => Err(ToolError::new(append_status(
-                &text,
-                &format!("Command exited with code {code}"),
-            ))),
-            // DEVIATIONS #8: Pi reports a shell killed by a signal as success.
-            Ok(ExitStatus::Signal(signal)) => Err(ToolError::new(append_status(
-                &text,
-                &format!("Command terminated by signal {signal}"),
-            ))),
-            Err(ExecError::TimedOut) => Err(ToolError::new(append_status(
-                &shown,
-                &format!(
-                    "Command timed out after {} seconds",
-                    format_seconds(args.timeout.unwrap_or_default())
-                ),
-            ))),
-            Err(ExecError::Aborted) => {
-                Err(ToolError::new(append_status(&shown, "Command aborted")))
+        let ended = match outcome {
+            Ok(ExitStatus::Code(0)) => {
+                let text = if shown.is_empty() {
+                    "(no output)".to_owned()
+                } else {
+                    shown
+                };
+                return Ok(ToolOutput {
+                    content: vec![Content::text(text)],
+                    details,
+                });
             }
-            Err(other) => Err(ToolError::new(other.to_string())),
-        }
+            Ok(ExitStatus::Code(code)) => CommandEnd::ExitCode(code),
+            Ok(ExitStatus::Signal(signal)) => CommandEnd::Signal(signal),
+            Err(ExecError::TimedOut) => CommandEnd::TimedOut(args.timeout.unwrap_or_default()),
+            Err(ExecError::Aborted) => CommandEnd::Aborted,
+            Err(other) => return Err(ToolFailure::new(other.to_string())),
+        };
+        let output = if shown.is_empty() && ended.marks_no_output() {
+            "(no output)"
+        } else {
+            &shown
+        };
+        let text = append_status(output, &ended.status_text());
+        Err(ToolFailure::new(text).with_details(BashDetails {
+            ended: Some(ended),
+            ..details.unwrap_or_default()
+        }))
     }
 }
 
@@ -565,13 +551,6 @@ mod tests {
             "out\n\n\nCommand exited with code 1"
         );
         assert_eq!(append_status("", "Command aborted"), "Command aborted");
-    }
-
-    #[test]
-    fn seconds_print_like_javascript_numbers() {
-        assert_eq!(format_seconds(1.0), "1");
-        assert_eq!(format_seconds(0.5), "0.5");
-        assert_eq!(format_seconds(2.25), "2.25");
     }
 
     #[test]

@@ -8,17 +8,16 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_ai::Tool;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
 use self::diff_view::diff_lines;
-use self::ops::{EditOperations, LocalEditOperations};
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use self::ops::EditOperations;
+use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
@@ -40,65 +39,68 @@ const GUIDELINES: &[&str] = &[
 /// (`additionalProperties: false`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EditArgs {
+pub struct EditArgs {
     /// Path to the file to edit (relative or absolute)
-    path: String,
+    pub path: String,
     /// One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.
-    edits: Vec<EditEntry>,
+    pub edits: Vec<EditEntry>,
 }
 
 // One replacement. (A doc comment here would become a description in the
 // schema, which Pi's has not.)
+#[allow(missing_docs)]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct EditEntry {
+pub struct EditEntry {
     /// Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.
-    old_text: String,
+    pub old_text: String,
     /// Replacement text for this targeted edit.
-    new_text: String,
+    pub new_text: String,
 }
 
 /// The `edit` tool: replaces unique, non-overlapping text spans in one file,
 /// all or none, one call at a time per file (the mutation queue), atomically.
+/// [`Typed`](crate::definition::Typed) makes it a
+/// [`ToolDefinition`](crate::ToolDefinition).
 pub struct EditTool {
-    tool: Tool,
-    ops: Arc<dyn EditOperations>,
+    /// Where files are read and written.
+    pub ops: Arc<dyn EditOperations>,
 }
 
-impl EditTool {
-    /// An `edit` tool that reaches the file system through `ops`.
-    pub fn new(ops: Arc<dyn EditOperations>) -> Self {
+/// `edit` on this machine.
+impl Default for EditTool {
+    fn default() -> Self {
         EditTool {
-            tool: Tool::for_args::<EditArgs>("edit", DESCRIPTION),
-            ops,
+            ops: Arc::new(self::ops::LocalEditOperations),
         }
     }
+}
 
-    /// An `edit` tool on the local file system.
-    pub fn local() -> Self {
-        Self::new(Arc::new(LocalEditOperations))
-    }
+/// What `edit` reports besides its text (Pi's `EditToolDetails`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditDetails {
+    /// Pi's numbered diff of the change.
+    pub diff: String,
+    /// The first line that changed (1-based), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_changed_line: Option<usize>,
 }
 
 #[async_trait]
-impl ToolDefinition for EditTool {
-    fn tool(&self) -> &Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "Edit"
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some(
-            "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
-        )
-    }
-
-    fn prompt_guidelines(&self) -> &[&str] {
-        GUIDELINES
-    }
+impl TypedTool for EditTool {
+    type Args = EditArgs;
+    type Details = EditDetails;
+    const NAME: &'static str = "edit";
+    const LABEL: &'static str = "Edit";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const PROMPT_SNIPPET: Option<&'static str> = Some(
+        "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+    );
+    const PROMPT_GUIDELINES: &'static [&'static str] = GUIDELINES;
+    /// An edit stops only between its steps, so a file is never changed
+    /// behind an "aborted".
+    const ON_CANCEL: OnCancel = OnCancel::ToolAnswers;
 
     /// Pi's shims for shapes models send: `edits` as a JSON string holding an
     /// array, and the legacy top-level `oldText`/`newText` (appended to
@@ -121,22 +123,20 @@ impl ToolDefinition for EditTool {
         }]
     }
 
-    /// The coloured diff from `details.diff`; the tool's text when a hook
+    /// The coloured diff from the details; the tool's text when a hook
     /// replaced the details; errors in the error style.
     fn render_result(
         &self,
         result: &AgentToolResult,
+        details: Option<&EditDetails>,
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
         if is_error {
             return result::error_lines(result, options);
         }
-        let diff = result
-            .details
-            .as_ref()
-            .and_then(|details| details.get("diff"))
-            .and_then(Value::as_str)
+        let diff = details
+            .map(|details| details.diff.as_str())
             .filter(|diff| !diff.is_empty());
         match diff {
             Some(diff) => diff_lines(diff, options),
@@ -144,21 +144,16 @@ impl ToolDefinition for EditTool {
         }
     }
 
-    async fn execute(
+    async fn run(
         &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        let args: EditArgs = parse_args("edit", params)?;
+        args: EditArgs,
+        ctx: &ToolContext,
+        _updates: &UpdateSink,
+    ) -> Result<ToolOutput<EditDetails>, ToolFailure<EditDetails>> {
         if args.edits.is_empty() {
-            return Err(ToolError::new(
+            return Err(ToolFailure::new(
                 "Edit tool input is invalid. edits must contain at least one replacement.",
             ));
-        }
-        if ctx.cancel.is_cancelled() {
-            return Err(aborted());
         }
         let abs = resolve_to_cwd(&args.path, &ctx.cwd);
         let ops = Arc::clone(&self.ops);
@@ -194,20 +189,20 @@ impl ToolDefinition for EditTool {
                 return Err(aborted());
             }
             ops.write_file(&target, applied.content).await?;
-            let mut details = Map::new();
-            details.insert("diff".into(), Value::String(applied.diff.diff));
-            if let Some(line) = applied.diff.first_changed_line {
-                details.insert("firstChangedLine".into(), json!(line));
-            }
-            Ok(AgentToolResult::text(format!(
+            Ok(ToolOutput::text(format!(
                 "Successfully replaced {count} block(s) in {}.",
                 args.path
             ))
-            .with_details(Value::Object(details)))
+            .with_details(EditDetails {
+                diff: applied.diff.diff,
+                first_changed_line: applied.diff.first_changed_line,
+            }))
         };
-        with_file_mutation_queue_on(host.as_deref(), &abs, &ctx.cancel, mutation)
-            .await
-            .map_err(|aborted| ToolError::new(aborted.to_string()))?
+        Ok(
+            with_file_mutation_queue_on(host.as_deref(), &abs, &ctx.cancel, mutation)
+                .await
+                .map_err(|aborted| ToolError::new(aborted.to_string()))??,
+        )
     }
 }
 
@@ -248,11 +243,12 @@ fn prepare_edit_arguments(arguments: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::{ToolDefinition, Typed};
 
     #[test]
     fn schema_is_pis_and_closed() {
         assert_eq!(
-            EditTool::local().tool().parameters,
+            Typed::<EditTool>::default().tool().parameters,
             json!({
                 "type": "object",
                 "properties": {

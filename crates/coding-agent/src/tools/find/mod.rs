@@ -12,21 +12,20 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_ai::Tool;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use self::ops::{FindError, FindOperations, FindRequest, LocalFindOperations};
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use self::ops::{FindError, FindOperations, FindRequest};
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
-use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
+use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, Truncation, format_size, truncate_head};
 
 /// The whole answer when nothing matched.
 const NO_FILES: &str = "No files found matching pattern";
@@ -51,25 +50,32 @@ pub struct FindArgs {
     pub limit: Option<f64>,
 }
 
-/// The `find` tool.
+/// The `find` tool; [`Typed`](crate::definition::Typed) makes it a
+/// [`ToolDefinition`](crate::ToolDefinition).
 pub struct FindTool {
-    tool: Tool,
-    ops: Arc<dyn FindOperations>,
+    /// Where the walk happens.
+    pub ops: Arc<dyn FindOperations>,
 }
 
-impl FindTool {
-    /// A `find` that walks through `ops`.
-    pub fn new(ops: Arc<dyn FindOperations>) -> Self {
+/// `find` on this machine.
+impl Default for FindTool {
+    fn default() -> Self {
         FindTool {
-            tool: Tool::for_args::<FindArgs>("find", DESCRIPTION),
-            ops,
+            ops: Arc::new(self::ops::LocalFindOperations),
         }
     }
+}
 
-    /// A `find` that walks the local file system.
-    pub fn local() -> Self {
-        FindTool::new(Arc::new(LocalFindOperations))
-    }
+/// What `find` reports besides its text (Pi's `FindToolDetails`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FindDetails {
+    /// The result limit, when it was reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_limit_reached: Option<usize>,
+    /// How the list was cut to 50 KB, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
 }
 
 /// Pi passes `limit ?? 1000` to `fd --max-results`, where 0 means no limit;
@@ -83,18 +89,13 @@ fn effective_limit(limit: Option<f64>) -> Option<usize> {
 }
 
 #[async_trait]
-impl ToolDefinition for FindTool {
-    fn tool(&self) -> &Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "Find"
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some(PROMPT_SNIPPET)
-    }
+impl TypedTool for FindTool {
+    type Args = FindArgs;
+    type Details = FindDetails;
+    const NAME: &'static str = "find";
+    const LABEL: &'static str = "Find";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
 
     /// `find pattern`, then where and how many at most.
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
@@ -116,6 +117,7 @@ impl ToolDefinition for FindTool {
     fn render_result(
         &self,
         result: &AgentToolResult,
+        _details: Option<&FindDetails>,
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
@@ -128,17 +130,12 @@ impl ToolDefinition for FindTool {
         list_lines(result, is_error, kind, options)
     }
 
-    async fn execute(
+    async fn run(
         &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(aborted());
-        }
-        let args: FindArgs = parse_args("find", params)?;
+        args: FindArgs,
+        ctx: &ToolContext,
+        _updates: &UpdateSink,
+    ) -> Result<ToolOutput<FindDetails>, ToolFailure<FindDetails>> {
         let search_path = resolve_dir_arg(args.path.as_deref(), &ctx.cwd);
         let limit = effective_limit(args.limit);
         let request = FindRequest {
@@ -146,56 +143,59 @@ impl ToolDefinition for FindTool {
             pattern: args.pattern,
             limit,
         };
-        let outcome = tokio::select! {
-            biased;
-            () = ctx.cancel.cancelled() => return Err(aborted()),
-            outcome = self.ops.glob(request, ctx.cancel.clone()) => outcome,
-        };
-        let paths = outcome.map_err(|error| match error {
-            FindError::PathNotFound => {
-                ToolError::new(format!("Path not found: {}", search_path.display()))
-            }
-            FindError::NotADirectory => {
-                ToolError::new(format!("Not a directory: {}", search_path.display()))
-            }
-            FindError::Cancelled => aborted(),
-            FindError::InvalidPattern(text) | FindError::Other(text) => ToolError::new(text),
-        })?;
+        let paths =
+            self.ops
+                .glob(request, ctx.cancel.clone())
+                .await
+                .map_err(|error| match error {
+                    FindError::PathNotFound => {
+                        ToolError::new(format!("Path not found: {}", search_path.display()))
+                    }
+                    FindError::NotADirectory => {
+                        ToolError::new(format!("Not a directory: {}", search_path.display()))
+                    }
+                    FindError::Cancelled => aborted(),
+                    FindError::InvalidPattern(text) | FindError::Other(text) => {
+                        ToolError::new(text)
+                    }
+                })?;
         Ok(format_result(&paths, limit))
     }
 }
 
 /// Pi's output: one path per line, cut to 50KB, then the notices.
-fn format_result(paths: &[String], limit: Option<usize>) -> AgentToolResult {
+fn format_result(paths: &[String], limit: Option<usize>) -> ToolOutput<FindDetails> {
     if paths.is_empty() {
-        return AgentToolResult::text(NO_FILES);
+        return ToolOutput::text(NO_FILES);
     }
     let truncation = truncate_head(&paths.join("\n"), Limits::bytes_only());
     let mut notices = Vec::new();
-    let mut details = Map::new();
+    let mut details = FindDetails::default();
     if let Some(limit) = limit.filter(|&limit| paths.len() >= limit) {
         notices.push(format!(
             "{limit} results limit reached. Use limit={} for more, or refine pattern",
             limit.saturating_mul(2)
         ));
-        details.insert("resultLimitReached".into(), json!(limit));
+        details.result_limit_reached = Some(limit);
     }
     if truncation.truncated {
         notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
     }
-    let text = append_notices(truncation.content, &notices);
-    let result = AgentToolResult::text(text);
-    if details.is_empty() {
+    let text = append_notices(truncation.content.clone(), &notices);
+    details.truncation = truncation.truncated.then_some(truncation);
+    let result = ToolOutput::text(text);
+    if details == FindDetails::default() {
         result
     } else {
-        result.with_details(Value::Object(details))
+        result.with_details(details)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::{ToolDefinition, Typed};
+    use serde_json::json;
 
     #[test]
     fn limit_defaults_to_1000_and_zero_means_none() {
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn schema_is_pis() {
-        let tool = FindTool::local();
+        let tool = Typed::<FindTool>::default();
         assert_eq!(
             tool.tool().parameters,
             json!({

@@ -11,24 +11,22 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_ai::Tool;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use self::ops::{
-    GrepError, GrepMatch, GrepOperations, GrepRequest, LocalGrepOperations, MatchLines,
-};
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use self::ops::{GrepError, GrepMatch, GrepOperations, GrepRequest, MatchLines};
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{
-    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
+    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, Truncation, format_size, truncate_head,
+    truncate_line,
 };
 
 /// The whole answer when nothing matched.
@@ -63,25 +61,35 @@ pub struct GrepArgs {
     pub limit: Option<f64>,
 }
 
-/// The `grep` tool.
+/// The `grep` tool; [`Typed`](crate::definition::Typed) makes it a
+/// [`ToolDefinition`](crate::ToolDefinition).
 pub struct GrepTool {
-    tool: Tool,
-    ops: Arc<dyn GrepOperations>,
+    /// Where the search happens.
+    pub ops: Arc<dyn GrepOperations>,
 }
 
-impl GrepTool {
-    /// A `grep` that searches through `ops`.
-    pub fn new(ops: Arc<dyn GrepOperations>) -> Self {
+/// `grep` on this machine.
+impl Default for GrepTool {
+    fn default() -> Self {
         GrepTool {
-            tool: Tool::for_args::<GrepArgs>("grep", DESCRIPTION),
-            ops,
+            ops: Arc::new(self::ops::LocalGrepOperations),
         }
     }
+}
 
-    /// A `grep` that searches the local file system.
-    pub fn local() -> Self {
-        GrepTool::new(Arc::new(LocalGrepOperations))
-    }
+/// What `grep` reports besides its text (Pi's `GrepToolDetails`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepDetails {
+    /// The match limit, when it was reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_limit_reached: Option<usize>,
+    /// How the output was cut to 50 KB, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+    /// Some lines were cut to 500 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines_truncated: Option<bool>,
 }
 
 /// Pi's `Math.max(1, limit ?? 100)`. Pi stops once the count is `>= limit`, so
@@ -102,18 +110,13 @@ fn context_lines(context: Option<f64>) -> usize {
 }
 
 #[async_trait]
-impl ToolDefinition for GrepTool {
-    fn tool(&self) -> &Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "Grep"
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some(PROMPT_SNIPPET)
-    }
+impl TypedTool for GrepTool {
+    type Args = GrepArgs;
+    type Details = GrepDetails;
+    const NAME: &'static str = "grep";
+    const LABEL: &'static str = "Grep";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
 
     /// `grep /pattern/` (`"pattern"` when literal), then where and how.
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
@@ -152,6 +155,7 @@ impl ToolDefinition for GrepTool {
     fn render_result(
         &self,
         result: &AgentToolResult,
+        _details: Option<&GrepDetails>,
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
@@ -164,17 +168,12 @@ impl ToolDefinition for GrepTool {
         list_lines(result, is_error, kind, options)
     }
 
-    async fn execute(
+    async fn run(
         &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(aborted());
-        }
-        let args: GrepArgs = parse_args("grep", params)?;
+        args: GrepArgs,
+        ctx: &ToolContext,
+        _updates: &UpdateSink,
+    ) -> Result<ToolOutput<GrepDetails>, ToolFailure<GrepDetails>> {
         let search_path = resolve_dir_arg(args.path.as_deref(), &ctx.cwd);
         let limit = effective_limit(args.limit);
         let request = GrepRequest {
@@ -186,18 +185,17 @@ impl ToolDefinition for GrepTool {
             context: context_lines(args.context),
             limit,
         };
-        let outcome = tokio::select! {
-            biased;
-            () = ctx.cancel.cancelled() => return Err(aborted()),
-            outcome = self.ops.search(request, ctx.cancel.clone()) => outcome,
-        };
-        let matches = outcome.map_err(|error| match error {
-            GrepError::PathNotFound => {
-                ToolError::new(format!("Path not found: {}", search_path.display()))
-            }
-            GrepError::Cancelled => aborted(),
-            GrepError::InvalidPattern(text) | GrepError::Other(text) => ToolError::new(text),
-        })?;
+        let matches = self
+            .ops
+            .search(request, ctx.cancel.clone())
+            .await
+            .map_err(|error| match error {
+                GrepError::PathNotFound => {
+                    ToolError::new(format!("Path not found: {}", search_path.display()))
+                }
+                GrepError::Cancelled => aborted(),
+                GrepError::InvalidPattern(text) | GrepError::Other(text) => ToolError::new(text),
+            })?;
         Ok(format_result(&matches, limit))
     }
 }
@@ -221,9 +219,9 @@ fn is_match_line(line: &str) -> bool {
 
 /// Pi's output: one line per match (or per context line), cut to 500 chars
 /// each and 50KB in all, then the notices.
-fn format_result(matches: &[GrepMatch], limit: usize) -> AgentToolResult {
+fn format_result(matches: &[GrepMatch], limit: usize) -> ToolOutput<GrepDetails> {
     if matches.is_empty() {
-        return AgentToolResult::text(NO_MATCHES);
+        return ToolOutput::text(NO_MATCHES);
     }
     let mut lines_truncated = false;
     let mut output: Vec<String> = Vec::new();
@@ -249,36 +247,38 @@ fn format_result(matches: &[GrepMatch], limit: usize) -> AgentToolResult {
 
     let truncation = truncate_head(&output.join("\n"), Limits::bytes_only());
     let mut notices = Vec::new();
-    let mut details = Map::new();
+    let mut details = GrepDetails::default();
     if matches.len() >= limit {
         notices.push(format!(
             "{limit} matches limit reached. Use limit={} for more, or refine pattern",
             limit.saturating_mul(2)
         ));
-        details.insert("matchLimitReached".into(), json!(limit));
+        details.match_limit_reached = Some(limit);
     }
     if truncation.truncated {
         notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
     }
     if lines_truncated {
         notices.push(format!(
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         ));
-        details.insert("linesTruncated".into(), json!(true));
+        details.lines_truncated = Some(true);
     }
-    let text = append_notices(truncation.content, &notices);
-    let result = AgentToolResult::text(text);
-    if details.is_empty() {
+    let text = append_notices(truncation.content.clone(), &notices);
+    details.truncation = truncation.truncated.then_some(truncation);
+    let result = ToolOutput::text(text);
+    if details == GrepDetails::default() {
         result
     } else {
-        result.with_details(Value::Object(details))
+        result.with_details(details)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::{ToolDefinition, Typed};
+    use serde_json::json;
 
     #[test]
     fn limit_defaults_to_100_and_is_at_least_1() {
@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn schema_is_pis() {
-        let tool = GrepTool::local();
+        let tool = Typed::<GrepTool>::default();
         assert_eq!(
             tool.tool().parameters,
             json!({

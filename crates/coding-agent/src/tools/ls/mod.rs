@@ -4,26 +4,24 @@
 pub mod collate;
 pub mod ops;
 
-use std::path::Path;
 use std::sync::Arc;
 
-use agent_ai::Tool;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use self::collate::collation_key;
-use self::ops::{LocalLsOperations, LsOperations};
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use self::ops::LsOperations;
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::fs_error::FsError;
+use crate::support::js_number;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
-use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
+use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, Truncation, format_size, truncate_head};
 
 /// The tool's name.
 pub const NAME: &str = "ls";
@@ -51,33 +49,64 @@ pub struct LsArgs {
     pub limit: Option<f64>,
 }
 
-/// The `ls` tool. It reaches the file system only through its [`LsOperations`].
+/// The `ls` tool; [`Typed`](crate::definition::Typed) makes it a
+/// [`ToolDefinition`](crate::ToolDefinition). It reaches the file system only
+/// through its [`LsOperations`].
 pub struct LsTool {
-    tool: Tool,
-    ops: Arc<dyn LsOperations>,
+    /// Where the directory is read.
+    pub ops: Arc<dyn LsOperations>,
 }
 
-impl LsTool {
-    /// `ls` over the given operations (a remote file system, a test double).
-    pub fn new(ops: Arc<dyn LsOperations>) -> Self {
+/// `ls` on this machine.
+impl Default for LsTool {
+    fn default() -> Self {
         LsTool {
-            tool: Tool::for_args::<LsArgs>(NAME, DESCRIPTION),
-            ops,
+            ops: Arc::new(self::ops::LocalLsOperations),
         }
     }
+}
 
-    /// `ls` over the local file system.
-    pub fn local() -> Self {
-        LsTool::new(Arc::new(LocalLsOperations))
-    }
+/// What `ls` reports besides its text (Pi's `LsToolDetails`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LsDetails {
+    /// The entry limit, when it was reached.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "js_number::serialize_option"
+    )]
+    pub entry_limit_reached: Option<f64>,
+    /// How the listing was cut to 50 KB, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+}
 
-    /// Lists the directory; the caller races this against cancellation.
-    async fn list(&self, args: LsArgs, cwd: &Path) -> Result<AgentToolResult, ToolError> {
+#[async_trait]
+impl TypedTool for LsTool {
+    type Args = LsArgs;
+    type Details = LsDetails;
+    const NAME: &'static str = NAME;
+    const LABEL: &'static str = "Ls";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
+
+    /// Lists the directory.
+    async fn run(
+        &self,
+        args: LsArgs,
+        ctx: &ToolContext,
+        _updates: &UpdateSink,
+    ) -> Result<ToolOutput<LsDetails>, ToolFailure<LsDetails>> {
+        let cwd = &ctx.cwd;
         let dir = resolve_dir_arg(args.path.as_deref(), cwd);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
 
         if !self.ops.exists(&dir).await {
-            return Err(ToolError::new(format!("Path not found: {}", dir.display())));
+            return Err(ToolFailure::new(format!(
+                "Path not found: {}",
+                dir.display()
+            )));
         }
         let is_directory = self
             .ops
@@ -86,7 +115,7 @@ impl LsTool {
             .map_err(|e| ToolError::from(FsError::new(&e, "stat", &dir)))?
             .is_directory;
         if !is_directory {
-            return Err(ToolError::new(format!(
+            return Err(ToolFailure::new(format!(
                 "Not a directory: {}",
                 dir.display()
             )));
@@ -126,44 +155,29 @@ impl LsTool {
         }
 
         if listed.is_empty() {
-            return Ok(AgentToolResult::text(EMPTY_DIRECTORY));
+            return Ok(ToolOutput::text(EMPTY_DIRECTORY));
         }
         let truncation = truncate_head(&listed.join("\n"), Limits::bytes_only());
         let mut notices = Vec::new();
-        let mut details = Map::new();
+        let mut details = LsDetails::default();
         if entry_limit_reached {
             notices.push(format!(
                 "{} entries limit reached. Use limit={} for more",
-                js_number(limit),
-                js_number(limit * 2.0)
+                js_number::format(limit),
+                js_number::format(limit * 2.0)
             ));
-            details.insert("entryLimitReached".into(), js_number_value(limit));
+            details.entry_limit_reached = Some(limit);
         }
         if truncation.truncated {
             notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-            details.insert("truncation".into(), json!(truncation));
         }
-        let result = AgentToolResult::text(append_notices(truncation.content, &notices));
-        Ok(if details.is_empty() {
+        let result = ToolOutput::text(append_notices(truncation.content.clone(), &notices));
+        details.truncation = truncation.truncated.then_some(truncation);
+        Ok(if details == LsDetails::default() {
             result
         } else {
-            result.with_details(Value::Object(details))
+            result.with_details(details)
         })
-    }
-}
-
-#[async_trait]
-impl ToolDefinition for LsTool {
-    fn tool(&self) -> &Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "Ls"
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some(PROMPT_SNIPPET)
     }
 
     /// `ls path` (`.` by default) and how many entries at most.
@@ -180,6 +194,7 @@ impl ToolDefinition for LsTool {
     fn render_result(
         &self,
         result: &AgentToolResult,
+        _details: Option<&LsDetails>,
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
@@ -191,60 +206,17 @@ impl ToolDefinition for LsTool {
         };
         list_lines(result, is_error, kind, options)
     }
-
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(aborted());
-        }
-        let args: LsArgs = parse_args(NAME, params)?;
-        race_cancel(&ctx.cancel, self.list(args, &ctx.cwd)).await
-    }
-}
-
-/// Runs `work` unless `cancel` fires first.
-async fn race_cancel(
-    cancel: &CancellationToken,
-    work: impl Future<Output = Result<AgentToolResult, ToolError>>,
-) -> Result<AgentToolResult, ToolError> {
-    tokio::select! {
-        biased;
-        () = cancel.cancelled() => Err(aborted()),
-        result = work => result,
-    }
-}
-
-fn aborted() -> ToolError {
-    ToolError::new("Operation aborted")
-}
-
-/// A number as JavaScript prints it in a template string (`500`, `2.5`); the
-/// two agree for every limit a model plausibly sends.
-fn js_number(n: f64) -> String {
-    format!("{n}")
-}
-
-/// A number as JSON in `details`: `500`, not `500.0`, for whole numbers.
-fn js_number_value(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-        json!(n as i64)
-    } else {
-        json!(n)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::{ToolDefinition, Typed};
+    use serde_json::json;
 
     #[test]
     fn schema_and_texts_are_pis() {
-        let tool = LsTool::local();
+        let tool = Typed::<LsTool>::default();
         assert_eq!(tool.tool().name, "ls");
         assert_eq!(
             tool.tool().description,
@@ -265,13 +237,5 @@ hit first)."
         assert_eq!(tool.prompt_snippet(), Some("List directory contents"));
         assert!(tool.prompt_guidelines().is_empty());
         assert_eq!(tool.label(), "Ls");
-    }
-
-    #[test]
-    fn limits_print_like_javascript_numbers() {
-        assert_eq!(js_number(500.0), "500");
-        assert_eq!(js_number(2.5), "2.5");
-        assert_eq!(js_number_value(500.0), json!(500));
-        assert_eq!(js_number_value(2.5), json!(2.5));
     }
 }

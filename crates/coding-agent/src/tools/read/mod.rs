@@ -16,22 +16,22 @@ pub mod ops;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_ai::{Content, Tool};
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_ai::Content;
+use agent_core::{ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use self::lines::LineWindow;
-use self::ops::{LocalReadOperations, ReadError, ReadOperations};
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use self::ops::{ReadError, ReadOperations};
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
 use crate::support::notices::append_notice;
 use crate::support::paths::read_path_candidates;
-use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size};
+use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size};
 use image::ImageType;
 
 /// The description the model reads (Pi's, word for word).
@@ -72,33 +72,34 @@ impl Default for ReadToolOptions {
     }
 }
 
-/// The `read` tool.
+/// The `read` tool; [`Typed`](crate::definition::Typed) makes it a
+/// [`ToolDefinition`](crate::ToolDefinition).
 pub struct ReadTool {
-    tool: Tool,
-    ops: Arc<dyn ReadOperations>,
-    options: ReadToolOptions,
+    /// Where files are read.
+    pub ops: Arc<dyn ReadOperations>,
+    /// How images are treated.
+    pub options: ReadToolOptions,
+}
+
+/// `read` on this machine.
+impl Default for ReadTool {
+    fn default() -> Self {
+        ReadTool {
+            ops: Arc::new(self::ops::LocalReadOperations),
+            options: ReadToolOptions::default(),
+        }
+    }
+}
+
+/// What `read` reports besides its text (Pi's `ReadToolDetails`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReadDetails {
+    /// How the text was cut to the line and byte limits, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
 }
 
 impl ReadTool {
-    /// A `read` that reaches files through `ops`, with default options.
-    pub fn new(ops: Arc<dyn ReadOperations>) -> Self {
-        Self::with_options(ops, ReadToolOptions::default())
-    }
-
-    /// A `read` that reaches files through `ops`, with `options`.
-    pub fn with_options(ops: Arc<dyn ReadOperations>, options: ReadToolOptions) -> Self {
-        ReadTool {
-            tool: Tool::for_args::<ReadArgs>("read", DESCRIPTION),
-            ops,
-            options,
-        }
-    }
-
-    /// A `read` on the local file system.
-    pub fn local() -> Self {
-        Self::new(Arc::new(LocalReadOperations))
-    }
-
     /// The first spelling of `path` that exists, else the plain resolved path.
     async fn resolve(&self, path: &str, cwd: &Path) -> PathBuf {
         let mut candidates = read_path_candidates(path, cwd);
@@ -110,7 +111,11 @@ impl ReadTool {
         candidates.swap_remove(0)
     }
 
-    async fn read(&self, args: ReadArgs, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+    async fn read(
+        &self,
+        args: ReadArgs,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         let absolute = self.resolve(&args.path, &ctx.cwd).await;
         let info = self
             .ops
@@ -132,7 +137,7 @@ impl ReadTool {
         }
         if prefix.contains(&0) {
             let size = format_size(usize::try_from(info.len).unwrap_or(usize::MAX));
-            return Ok(AgentToolResult::text(format!(
+            return Ok(ToolOutput::text(format!(
                 "Binary file {} ({size}) cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it.",
                 args.path
             )));
@@ -145,7 +150,7 @@ impl ReadTool {
         args: &ReadArgs,
         absolute: &Path,
         ctx: &ToolContext,
-    ) -> Result<AgentToolResult, ToolError> {
+    ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         // Pi: `offset ? max(0, offset - 1) : 0`; casting saturates, so NaN
         // and negative offsets start at line 1 and fractions round down.
         let start = args.offset.map_or(0, |offset| (offset - 1.0) as usize);
@@ -176,9 +181,9 @@ impl ReadTool {
                 format_size(DEFAULT_MAX_BYTES),
                 args.path,
             );
-            return Ok(
-                AgentToolResult::text(notice).with_details(json!({ "truncation": selection }))
-            );
+            return Ok(ToolOutput::text(notice).with_details(ReadDetails {
+                truncation: Some(selection),
+            }));
         }
         if selection.truncated {
             let last = (first + selection.output_lines).saturating_sub(1);
@@ -195,7 +200,9 @@ impl ReadTool {
                 ),
             };
             let text = append_notice(&selection.content, &notice);
-            return Ok(AgentToolResult::text(text).with_details(json!({ "truncation": selection })));
+            return Ok(ToolOutput::text(text).with_details(ReadDetails {
+                truncation: Some(selection),
+            }));
         }
         if let Some(limit) = limit
             && start.saturating_add(limit) < total
@@ -206,12 +213,9 @@ impl ReadTool {
                 total - shown_to,
                 shown_to + 1
             );
-            return Ok(AgentToolResult::text(append_notice(
-                &selection.content,
-                &notice,
-            )));
+            return Ok(ToolOutput::text(append_notice(&selection.content, &notice)));
         }
-        Ok(AgentToolResult::text(selection.content))
+        Ok(ToolOutput::text(selection.content))
     }
 
     async fn read_image(
@@ -219,7 +223,7 @@ impl ReadTool {
         kind: ImageType,
         absolute: &Path,
         ctx: &ToolContext,
-    ) -> Result<AgentToolResult, ToolError> {
+    ) -> Result<ToolOutput<ReadDetails>, ToolError> {
         let bytes = self
             .ops
             .read_all(absolute, &ctx.cancel)
@@ -264,31 +268,22 @@ impl ReadTool {
                 "\n[Current model does not support images. The image will be omitted from this request.]",
             );
         }
-        Ok(AgentToolResult {
+        Ok(ToolOutput {
             content,
             details: None,
-            terminate: false,
         })
     }
 }
 
 #[async_trait]
-impl ToolDefinition for ReadTool {
-    fn tool(&self) -> &Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "Read"
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some(PROMPT_SNIPPET)
-    }
-
-    fn prompt_guidelines(&self) -> &[&str] {
-        PROMPT_GUIDELINES
-    }
+impl TypedTool for ReadTool {
+    type Args = ReadArgs;
+    type Details = ReadDetails;
+    const NAME: &'static str = "read";
+    const LABEL: &'static str = "Read";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
+    const PROMPT_GUIDELINES: &'static [&'static str] = PROMPT_GUIDELINES;
 
     /// `read path:first-last`, the range as the tool will read it.
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
@@ -303,22 +298,13 @@ impl ToolDefinition for ReadTool {
         }]
     }
 
-    async fn execute(
+    async fn run(
         &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(aborted());
-        }
-        let args: ReadArgs = parse_args("read", params)?;
-        tokio::select! {
-            biased;
-            () = ctx.cancel.cancelled() => Err(aborted()),
-            result = self.read(args, &ctx) => result,
-        }
+        args: ReadArgs,
+        ctx: &ToolContext,
+        _updates: &UpdateSink,
+    ) -> Result<ToolOutput<ReadDetails>, ToolFailure<ReadDetails>> {
+        Ok(self.read(args, ctx).await?)
     }
 }
 

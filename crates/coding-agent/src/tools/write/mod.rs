@@ -4,15 +4,14 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_ai::Tool;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use self::ops::{LocalWriteOperations, WriteOperations};
-use crate::definition::{ToolContext, ToolDefinition, parse_args};
+use self::ops::WriteOperations;
+use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::preview::{count, head_lines, line_count};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
@@ -25,11 +24,11 @@ pub const DESCRIPTION: &str = "Write content to a file. Creates the file if it d
 
 /// Arguments of `write`; the doc comments are Pi's parameter descriptions.
 #[derive(Debug, Deserialize, JsonSchema)]
-struct WriteArgs {
+pub struct WriteArgs {
     /// Path to the file to write (relative or absolute)
-    path: String,
+    pub path: String,
     /// Content to write to the file
-    content: String,
+    pub content: String,
 }
 
 /// Lines of the new content shown before the view is expanded.
@@ -37,43 +36,35 @@ const CONTENT_PREVIEW_LINES: usize = 10;
 
 /// The `write` tool: writes a whole file, creating parent directories, one
 /// write at a time per file (the mutation queue), atomically.
+/// [`Typed`](crate::definition::Typed) makes it a
+/// [`ToolDefinition`](crate::ToolDefinition).
 pub struct WriteTool {
-    tool: Tool,
-    ops: Arc<dyn WriteOperations>,
+    /// Where files are written.
+    pub ops: Arc<dyn WriteOperations>,
 }
 
-impl WriteTool {
-    /// A `write` tool that reaches the file system through `ops`.
-    pub fn new(ops: Arc<dyn WriteOperations>) -> Self {
+/// `write` on this machine.
+impl Default for WriteTool {
+    fn default() -> Self {
         WriteTool {
-            tool: Tool::for_args::<WriteArgs>("write", DESCRIPTION),
-            ops,
+            ops: Arc::new(self::ops::LocalWriteOperations),
         }
-    }
-
-    /// A `write` tool on the local file system.
-    pub fn local() -> Self {
-        Self::new(Arc::new(LocalWriteOperations))
     }
 }
 
 #[async_trait]
-impl ToolDefinition for WriteTool {
-    fn tool(&self) -> &Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "Write"
-    }
-
-    fn prompt_snippet(&self) -> Option<&str> {
-        Some("Create or overwrite files")
-    }
-
-    fn prompt_guidelines(&self) -> &[&str] {
-        &["Use write only for new files or complete rewrites."]
-    }
+impl TypedTool for WriteTool {
+    type Args = WriteArgs;
+    type Details = ();
+    const NAME: &'static str = "write";
+    const LABEL: &'static str = "Write";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const PROMPT_SNIPPET: Option<&'static str> = Some("Create or overwrite files");
+    const PROMPT_GUIDELINES: &'static [&'static str] =
+        &["Use write only for new files or complete rewrites."];
+    /// A write stops only between its steps, so a file is never changed
+    /// behind an "aborted".
+    const ON_CANCEL: OnCancel = OnCancel::ToolAnswers;
 
     /// `write path (N lines, size)`, then the new content as added lines:
     /// its first lines while collapsed (also while it streams).
@@ -102,6 +93,7 @@ impl ToolDefinition for WriteTool {
     fn render_result(
         &self,
         result: &AgentToolResult,
+        _details: Option<&()>,
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
@@ -116,17 +108,12 @@ impl ToolDefinition for WriteTool {
             .collect()
     }
 
-    async fn execute(
+    async fn run(
         &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        let args: WriteArgs = parse_args("write", params)?;
-        if ctx.cancel.is_cancelled() {
-            return Err(aborted());
-        }
+        args: WriteArgs,
+        ctx: &ToolContext,
+        _updates: &UpdateSink,
+    ) -> Result<ToolOutput<()>, ToolFailure<()>> {
         let abs = resolve_to_cwd(&args.path, &ctx.cwd);
         let ops = Arc::clone(&self.ops);
         let host = ops.host();
@@ -142,26 +129,29 @@ impl ToolDefinition for WriteTool {
             // DEVIATIONS #3: Pi counts UTF-16 code units and calls them bytes.
             let bytes = args.content.len();
             ops.write_file(&target, args.content.into_bytes()).await?;
-            Ok(AgentToolResult::text(format!(
+            Ok(ToolOutput::text(format!(
                 "Successfully wrote {bytes} bytes to {}",
                 args.path
             )))
         };
-        with_file_mutation_queue_on(host.as_deref(), &abs, &ctx.cancel, mutation)
-            .await
-            .map_err(|aborted| ToolError::new(aborted.to_string()))?
+        Ok(
+            with_file_mutation_queue_on(host.as_deref(), &abs, &ctx.cancel, mutation)
+                .await
+                .map_err(|aborted| ToolError::new(aborted.to_string()))??,
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::{ToolDefinition, Typed};
     use serde_json::json;
 
     #[test]
     fn schema_is_pis() {
         assert_eq!(
-            WriteTool::local().tool().parameters,
+            Typed::<WriteTool>::default().tool().parameters,
             json!({
                 "type": "object",
                 "properties": {

@@ -1,0 +1,264 @@
+//! One connection to one MCP server, on the official SDK (`rmcp`): start it,
+//! list its tools, call one with a timeout, progress and cancellation.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification,
+    ClientRequest, Implementation, ProgressNotificationParam, ServerResult,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
+    ServiceError,
+};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ServerConfig, Transport};
+
+/// How much of a server's stderr is kept to explain why it failed.
+const STDERR_TAIL: usize = 2000;
+
+/// Receives what the server sends on its own: progress and list changes.
+#[derive(Clone, Default)]
+struct Handler {
+    progress: ProgressDispatcher,
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.handle_notification(params).await;
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("coding-agent", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// A running server.
+pub struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+}
+
+/// How a call ended without a result.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The per-call timeout passed; the server was told to cancel.
+    #[error("timed out after {} s", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// The user aborted; the server was told to cancel.
+    #[error("aborted")]
+    Aborted,
+    /// The server went away (its process exited, the connection closed).
+    #[error("the server closed the connection{0}")]
+    Closed(String),
+    /// The server answered with a protocol error (unknown tool, bad params).
+    #[error("{0}")]
+    Protocol(String),
+}
+
+impl Connection {
+    /// Starts the server and completes the MCP handshake; the caller bounds
+    /// the time it may take.
+    pub async fn start(
+        config: &ServerConfig,
+        default_cwd: &std::path::Path,
+    ) -> Result<Self, String> {
+        let handler = Handler::default();
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let service = match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut process = tokio::process::Command::new(command);
+                process
+                    .args(args)
+                    .envs(env)
+                    .current_dir(cwd.as_deref().unwrap_or(default_cwd));
+                // Piped, not inherited: a server's logs would scribble over
+                // the terminal UI, and they explain failures.
+                let (transport, child_stderr) = TokioChildProcess::builder(process)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot run \"{command}\": {e}"))?;
+                if let Some(child_stderr) = child_stderr {
+                    tokio::spawn(keep_tail(child_stderr, stderr.clone()));
+                }
+                let served = handler.serve(transport).await;
+                match served {
+                    Ok(service) => service,
+                    Err(error) => {
+                        // Give the dying process a moment to finish writing why.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        return Err(format!("{error}{}", tail_text(&stderr)));
+                    }
+                }
+            }
+            Transport::Http { url, .. } => {
+                return Err(format!(
+                    "cannot connect to {url}: streamable HTTP servers are not supported by this build"
+                ));
+            }
+        };
+        Ok(Connection { service, stderr })
+    }
+
+    /// Every tool the server offers (following pagination).
+    pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+        self.service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| self.describe(&e))
+    }
+
+    /// Whether the server said its tools changed since the last call (and
+    /// forgets that it did).
+    pub fn take_tools_changed(&self) -> bool {
+        self.service
+            .service()
+            .tools_changed
+            .swap(false, Ordering::SeqCst)
+    }
+
+    /// Whether the connection is gone (the process exited).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
+    }
+
+    /// Why the server went away, from the end of its stderr.
+    pub fn exit_reason(&self) -> String {
+        tail_text(&self.stderr)
+    }
+
+    /// Calls `tool`. Progress notifications go to `on_progress`; on timeout
+    /// or `cancel` the server is sent `notifications/cancelled`.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        on_progress: &(dyn Fn(ProgressNotificationParam) + Send + Sync),
+    ) -> Result<CallToolResult, CallError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(arguments) = arguments {
+            params.arguments = Some(arguments);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = self.service.peer();
+        let handle: RequestHandle<RoleClient> = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.call_error(&e))?;
+        let request_id = handle.id.clone();
+        let mut progress = self
+            .service
+            .service()
+            .progress
+            .subscribe(handle.progress_token.clone())
+            .await;
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let reason = loop {
+            tokio::select! {
+                response = &mut response => {
+                    // Progress already received is still worth showing.
+                    while let Some(Some(update)) = progress.next().now_or_never() {
+                        on_progress(update);
+                    }
+                    return match response {
+                        Ok(ServerResult::CallToolResult(result)) => Ok(result),
+                        Ok(other) => Err(CallError::Protocol(format!(
+                            "unexpected answer to tools/call: {other:?}"
+                        ))),
+                        Err(error) => Err(self.call_error(&error)),
+                    };
+                }
+                Some(update) = progress.next() => on_progress(update),
+                () = &mut deadline => break CallError::Timeout(timeout),
+                () = cancel.cancelled() => break CallError::Aborted,
+            }
+        };
+        let notice = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(request_id),
+            Some(reason.to_string()),
+        ));
+        // Best effort: a server that is gone cannot be told.
+        let _ = peer
+            .send_notification(ClientNotification::CancelledNotification(notice))
+            .await;
+        Err(reason)
+    }
+
+    fn call_error(&self, error: &ServiceError) -> CallError {
+        match error {
+            ServiceError::TransportClosed => CallError::Closed(tail_text(&self.stderr)),
+            ServiceError::McpError(data) => CallError::Protocol(data.message.to_string()),
+            other => CallError::Protocol(other.to_string()),
+        }
+    }
+
+    fn describe(&self, error: &ServiceError) -> String {
+        format!("{error}{}", tail_text(&self.stderr))
+    }
+}
+
+/// Keeps the last [`STDERR_TAIL`] bytes the server wrote to stderr.
+async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<u8>>>) {
+    let mut buffer = [0u8; 1024];
+    while let Ok(n) = stderr.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.extend(&buffer[..n]);
+        let excess = tail.len().saturating_sub(STDERR_TAIL);
+        tail.drain(..excess);
+    }
+}
+
+/// `": <last stderr line(s)>"`, or nothing when the server wrote nothing.
+fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
+    let bytes: Vec<u8> = tail
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .copied()
+        .collect();
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim();
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" (stderr: {text})")
+    }
+}

@@ -1,0 +1,343 @@
+//! Which MCP servers to start: `"mcpServers"` in the global and project
+//! `settings.json`, and files given with `--mcp-config`, in the shape users
+//! copy from other clients (Claude Code, Cursor):
+//!
+//! ```json
+//! { "mcpServers": {
+//!     "time": { "command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"} },
+//!     "docs": { "type": "http", "url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer x"} },
+//!     "old":  { "command": "old-server", "disabled": true }
+//! } }
+//! ```
+//!
+//! A later source replaces a server of the same name whole: global, then
+//! project, then each `--mcp-config` file in order. A project's servers are
+//! commands the project chose, so they start only once the project is trusted.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// How long a server may take to start and list its tools, unless it says.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long one tool call may take, unless the server's entry says.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One entry of `"mcpServers"` as written; keys other clients add
+/// (`autoApprove`, ...) are ignored, so copied entries work.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawServer {
+    /// `"stdio"`, `"http"` or `"streamable-http"`; guessed from the other keys when absent.
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    disabled: bool,
+    startup_timeout_sec: Option<f64>,
+    tool_timeout_sec: Option<f64>,
+}
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking JSON-RPC on its stdin and stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to the inherited environment.
+        env: BTreeMap<String, String>,
+        /// Its working directory (default: the agent's).
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers sent with every request (e.g. `Authorization`).
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// One server, ready to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// The name from `"mcpServers"`; tools are called `mcp__<name>__<tool>`.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// `"disabled": true`: listed, never started.
+    pub disabled: bool,
+    /// Time allowed to start and list tools (`startupTimeoutSec`).
+    pub startup_timeout: Duration,
+    /// Time allowed per call (`toolTimeoutSec`).
+    pub tool_timeout: Duration,
+    /// Where the entry came from.
+    pub source: Source,
+}
+
+/// Where a server's entry came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The global `settings.json`.
+    Global,
+    /// The project's `.coding-agent/settings.json`.
+    Project,
+    /// A `--mcp-config` file.
+    File(PathBuf),
+}
+
+/// A configuration file that exists but cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct ConfigError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong, naming the server when one entry is at fault.
+    pub reason: String,
+}
+
+/// The servers of every source, later sources winning by name, in name
+/// order. `project` servers are left out unless `project_trusted`; the
+/// second value names those left out, so the user can be told once.
+pub fn load(
+    global: &Path,
+    project: &Path,
+    files: &[PathBuf],
+    project_trusted: bool,
+) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {
+    let mut servers = BTreeMap::new();
+    let mut untrusted = Vec::new();
+    for config in read_file(global, Source::Global, false)? {
+        servers.insert(config.name.clone(), config);
+    }
+    for config in read_file(project, Source::Project, false)? {
+        if project_trusted {
+            servers.insert(config.name.clone(), config);
+        } else if !config.disabled {
+            untrusted.push(config.name);
+        }
+    }
+    for file in files {
+        for config in read_file(file, Source::File(file.clone()), true)? {
+            servers.insert(config.name.clone(), config);
+        }
+    }
+    Ok((servers.into_values().collect(), untrusted))
+}
+
+/// The servers of one file; a settings file that does not exist has none,
+/// a `--mcp-config` file (`required`) must exist.
+fn read_file(
+    path: &Path,
+    source: Source,
+    required: bool,
+) -> Result<Vec<ServerConfig>, ConfigError> {
+    let error = |reason: String| ConfigError {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(Vec::new()),
+        Err(e) => return Err(error(e.to_string())),
+    };
+    let value: Value = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
+    parse_servers(&value, source).map_err(error)
+}
+
+/// The `"mcpServers"` of a settings or config document.
+pub fn parse_servers(document: &Value, source: Source) -> Result<Vec<ServerConfig>, String> {
+    let Some(servers) = document.get("mcpServers") else {
+        return Ok(Vec::new());
+    };
+    let raw: BTreeMap<String, RawServer> =
+        serde_json::from_value(servers.clone()).map_err(|e| format!("\"mcpServers\": {e}"))?;
+    raw.into_iter()
+        .map(|(name, raw)| server_config(name, raw, source.clone()))
+        .collect()
+}
+
+fn server_config(name: String, raw: RawServer, source: Source) -> Result<ServerConfig, String> {
+    let bad = |what: &str| format!("MCP server \"{name}\": {what}");
+    let timeout = |seconds: Option<f64>, default: Duration, key: &str| match seconds {
+        None => Ok(default),
+        Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
+        Some(s) => Err(bad(&format!(
+            "{key} must be a positive number of seconds, not {s}"
+        ))),
+    };
+    let transport = match (raw.kind.as_deref(), raw.command, raw.url) {
+        (None | Some("stdio"), Some(command), None) => Transport::Stdio {
+            command,
+            args: raw.args,
+            env: raw.env,
+            cwd: raw.cwd,
+        },
+        (None | Some("http" | "streamable-http" | "streamableHttp"), None, Some(url)) => {
+            Transport::Http {
+                url,
+                headers: raw.headers,
+            }
+        }
+        (_, Some(_), Some(_)) => {
+            return Err(bad(
+                "give either \"command\" (stdio) or \"url\" (HTTP), not both",
+            ));
+        }
+        (_, None, None) => {
+            return Err(bad("needs \"command\" (stdio) or \"url\" (HTTP)"));
+        }
+        (Some(kind), _, _) => {
+            return Err(bad(&format!(
+                "\"type\": \"{kind}\" does not fit its keys (\"stdio\" takes \"command\", \"http\" takes \"url\")"
+            )));
+        }
+    };
+    Ok(ServerConfig {
+        startup_timeout: timeout(
+            raw.startup_timeout_sec,
+            DEFAULT_STARTUP_TIMEOUT,
+            "startupTimeoutSec",
+        )?,
+        tool_timeout: timeout(raw.tool_timeout_sec, DEFAULT_TOOL_TIMEOUT, "toolTimeoutSec")?,
+        name,
+        transport,
+        disabled: raw.disabled,
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stdio_and_http_entries_parse_with_default_timeouts() {
+        let document = json!({"mcpServers": {
+            "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {"A": "1"}},
+            "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X": "y"}, "toolTimeoutSec": 5}
+        }});
+        let servers = parse_servers(&document, Source::Global).unwrap();
+        assert_eq!(
+            servers,
+            vec![
+                ServerConfig {
+                    name: "time".into(),
+                    transport: Transport::Stdio {
+                        command: "mcp-server-time".into(),
+                        args: vec!["--local-timezone".into(), "UTC".into()],
+                        env: BTreeMap::from([("A".into(), "1".into())]),
+                        cwd: None,
+                    },
+                    disabled: false,
+                    startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+                    tool_timeout: DEFAULT_TOOL_TIMEOUT,
+                    source: Source::Global,
+                },
+                ServerConfig {
+                    name: "web".into(),
+                    transport: Transport::Http {
+                        url: "http://127.0.0.1:9/mcp".into(),
+                        headers: BTreeMap::from([("X".into(), "y".into())]),
+                    },
+                    disabled: false,
+                    startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+                    tool_timeout: Duration::from_secs(5),
+                    source: Source::Global,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_entry_that_is_neither_stdio_nor_http_names_the_server() {
+        let cases = [
+            (
+                json!({}),
+                "MCP server \"x\": needs \"command\" (stdio) or \"url\" (HTTP)",
+            ),
+            (
+                json!({"command": "a", "url": "b"}),
+                "MCP server \"x\": give either \"command\" (stdio) or \"url\" (HTTP), not both",
+            ),
+            (
+                json!({"type": "http", "command": "a"}),
+                "MCP server \"x\": \"type\": \"http\" does not fit its keys (\"stdio\" takes \"command\", \"http\" takes \"url\")",
+            ),
+            (
+                json!({"command": "a", "startupTimeoutSec": 0}),
+                "MCP server \"x\": startupTimeoutSec must be a positive number of seconds, not 0",
+            ),
+        ];
+        for (entry, expected) in cases {
+            let document = json!({"mcpServers": {"x": entry}});
+            assert_eq!(
+                parse_servers(&document, Source::Global).unwrap_err(),
+                expected
+            );
+        }
+    }
+
+    #[test]
+    fn project_servers_wait_for_trust_and_later_sources_win() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("global.json");
+        let project = dir.path().join("project.json");
+        let extra = dir.path().join("extra.json");
+        std::fs::write(
+            &global,
+            r#"{"mcpServers": {"a": {"command": "global-a"}, "b": {"command": "global-b"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            &project,
+            r#"{"mcpServers": {"b": {"command": "project-b"}, "p": {"command": "p"}, "off": {"command": "o", "disabled": true}}}"#,
+        )
+        .unwrap();
+        std::fs::write(&extra, r#"{"mcpServers": {"a": {"command": "file-a"}}}"#).unwrap();
+        let command = |config: &ServerConfig| match &config.transport {
+            Transport::Stdio { command, .. } => command.clone(),
+            Transport::Http { url, .. } => url.clone(),
+        };
+
+        let (servers, untrusted) =
+            load(&global, &project, std::slice::from_ref(&extra), false).unwrap();
+        assert_eq!(
+            servers.iter().map(command).collect::<Vec<_>>(),
+            ["file-a", "global-b"]
+        );
+        assert_eq!(untrusted, ["b", "p"]);
+
+        let (servers, untrusted) = load(&global, &project, &[extra], true).unwrap();
+        assert_eq!(
+            servers.iter().map(command).collect::<Vec<_>>(),
+            ["file-a", "project-b", "o", "p"]
+        );
+        assert!(untrusted.is_empty());
+    }
+
+    #[test]
+    fn a_missing_mcp_config_file_is_an_error_but_missing_settings_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.json");
+        assert!(load(&missing, &missing, &[], true).unwrap().0.is_empty());
+        let error = load(&missing, &missing, std::slice::from_ref(&missing), true).unwrap_err();
+        assert_eq!(error.path, missing);
+    }
+}

@@ -1,0 +1,202 @@
+//! An MCP tool result as the model reads it.
+//!
+//! Text and images pass through; what the model's messages cannot hold
+//! becomes a line of text saying what was there (audio, a link to a
+//! resource, a binary resource). `structuredContent` is added as JSON text
+//! unless a text block already carries it (servers are asked to send both).
+//! A result the server marked `isError` stays an error.
+
+use agent_ai::Content;
+use agent_core::{AgentToolResult, ToolError};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde::Serialize;
+use serde_json::Value;
+
+/// What an MCP call's result carries for UIs and logs (never sent to the model).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpCallDetails {
+    /// The server's name from the configuration.
+    pub server: String,
+    /// The tool's name on the server.
+    pub tool: String,
+    /// The server's `structuredContent`, when it sent one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+}
+
+/// The model's view of `result`; `Err` when the server said `isError`.
+pub fn to_tool_result(
+    result: CallToolResult,
+    details: McpCallDetails,
+) -> Result<AgentToolResult, ToolError> {
+    let mut content: Vec<Content> = result.content.into_iter().map(block).collect();
+    if let Some(structured) = &result.structured_content {
+        let already_there = content.iter().filter_map(Content::as_text).any(|text| {
+            serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == structured)
+        });
+        if !already_there {
+            content.push(Content::text(structured.to_string()));
+        }
+    }
+    if result.is_error == Some(true) {
+        let text: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
+        let text = if text.is_empty() {
+            format!("MCP tool \"{}\" failed without a message", details.tool)
+        } else {
+            text.join("\n")
+        };
+        return Err(ToolError::new(text));
+    }
+    if content.is_empty() {
+        content.push(Content::text("(no output)"));
+    }
+    let details = serde_json::to_value(&details).ok();
+    Ok(AgentToolResult {
+        content,
+        details,
+        terminate: false,
+    })
+}
+
+fn block(block: ContentBlock) -> Content {
+    match block {
+        ContentBlock::Text(text) => Content::text(text.text),
+        ContentBlock::Image(image) => Content::image(image.data, image.mime_type),
+        ContentBlock::Audio(audio) => Content::text(format!(
+            "[audio: {}, {} bytes, not shown]",
+            audio.mime_type,
+            decoded_len(&audio.data)
+        )),
+        ContentBlock::ResourceLink(link) => {
+            let mut line = format!("[resource link: {} <{}>", link.name, link.uri);
+            if let Some(mime) = &link.mime_type {
+                line.push_str(&format!(" ({mime})"));
+            }
+            if let Some(description) = &link.description {
+                line.push_str(&format!(": {description}"));
+            }
+            line.push(']');
+            Content::text(line)
+        }
+        ContentBlock::Resource(embedded) => match embedded.resource {
+            ResourceContents::TextResourceContents { uri, text, .. } => {
+                Content::text(format!("[resource: {uri}]\n{text}"))
+            }
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => Content::text(format!(
+                "[resource: {uri} ({}), {} bytes of binary data, not shown]",
+                mime_type.as_deref().unwrap_or("application/octet-stream"),
+                decoded_len(&blob)
+            )),
+            other => unsupported(&other),
+        },
+        other => unsupported(&other),
+    }
+}
+
+/// A content kind newer than this client: said, rather than dropped.
+fn unsupported(content: &impl Serialize) -> Content {
+    Content::text(format!(
+        "[unsupported MCP content: {}]",
+        serde_json::to_string(content).unwrap_or_default()
+    ))
+}
+
+/// The size of base64 `data` once decoded (without decoding it).
+fn decoded_len(data: &str) -> usize {
+    let padding = data.bytes().rev().take_while(|&b| b == b'=').count();
+    (data.len() / 4 * 3).saturating_sub(padding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{EmbeddedResource, Resource};
+    use serde_json::json;
+
+    fn details() -> McpCallDetails {
+        McpCallDetails {
+            server: "s".into(),
+            tool: "t".into(),
+            structured_content: None,
+        }
+    }
+
+    #[test]
+    fn every_block_kind_becomes_text_or_an_image() {
+        let mut link = Resource::new("file:///a.txt", "a.txt");
+        link.mime_type = Some("text/plain".into());
+        link.description = Some("the file".into());
+        let result = CallToolResult::success(vec![
+            ContentBlock::text("hello"),
+            ContentBlock::image("aGk=", "image/png"),
+            ContentBlock::audio("aGVsbG8=", "audio/wav"),
+            ContentBlock::resource_link(link),
+            ContentBlock::embedded_text("mem://note", "remember"),
+            ContentBlock::Resource(EmbeddedResource::new(
+                ResourceContents::BlobResourceContents {
+                    uri: "mem://blob".into(),
+                    mime_type: None,
+                    blob: "AAAA".into(),
+                    meta: None,
+                },
+            )),
+        ]);
+        let result = to_tool_result(result, details()).unwrap();
+        assert_eq!(
+            result.content,
+            vec![
+                Content::text("hello"),
+                Content::image("aGk=", "image/png"),
+                Content::text("[audio: audio/wav, 5 bytes, not shown]"),
+                Content::text("[resource link: a.txt <file:///a.txt> (text/plain): the file]"),
+                Content::text("[resource: mem://note]\nremember"),
+                Content::text(
+                    "[resource: mem://blob (application/octet-stream), 3 bytes of binary data, not shown]"
+                ),
+            ]
+        );
+        assert_eq!(result.details, Some(json!({"server": "s", "tool": "t"})));
+    }
+
+    #[test]
+    fn structured_content_is_added_unless_a_text_block_has_it() {
+        let mut result = CallToolResult::success(vec![ContentBlock::text("{\"a\": 1}")]);
+        result.structured_content = Some(json!({"a": 1}));
+        let mapped = to_tool_result(result, details()).unwrap();
+        assert_eq!(mapped.content, vec![Content::text("{\"a\": 1}")]);
+
+        let mut result = CallToolResult::success(vec![ContentBlock::text("summary")]);
+        result.structured_content = Some(json!({"a": 1}));
+        let mapped = to_tool_result(result, details()).unwrap();
+        assert_eq!(
+            mapped.content,
+            vec![Content::text("summary"), Content::text("{\"a\":1}")]
+        );
+    }
+
+    #[test]
+    fn a_server_error_stays_an_error_with_its_text() {
+        let result = CallToolResult::error(vec![ContentBlock::text("no such city")]);
+        assert_eq!(
+            to_tool_result(result, details()).unwrap_err(),
+            ToolError::new("no such city")
+        );
+        let result = CallToolResult::error(Vec::new());
+        assert_eq!(
+            to_tool_result(result, details()).unwrap_err(),
+            ToolError::new("MCP tool \"t\" failed without a message")
+        );
+    }
+
+    #[test]
+    fn an_empty_result_says_so() {
+        let result = to_tool_result(CallToolResult::success(Vec::new()), details()).unwrap();
+        assert_eq!(result.content, vec![Content::text("(no output)")]);
+    }
+}

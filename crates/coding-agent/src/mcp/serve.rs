@@ -1,0 +1,186 @@
+//! `coding-agent mcp serve`: the built-in tools offered to other MCP clients
+//! over stdio, with the names, descriptions and schemas the model sees.
+//!
+//! Every call runs through the same pipeline as the agent's own
+//! ([`run_single_tool_call_with_updates`]): validation with Pi's coercions
+//! and error text, the hooks, the file-mutation queue the tool instances
+//! share, bash's bounded output. A tool's progress updates become MCP
+//! progress notifications; a client's `notifications/cancelled` cancels the
+//! call (bash kills its command's process group).
+
+use std::sync::Arc;
+
+use agent_ai::{Content, ToolCall};
+use agent_core::{AgentTool, AgentToolResult, NoHooks, ToolSet, run_single_tool_call_with_updates};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+/// The MCP server over a set of tools.
+pub struct ToolServer {
+    tools: Arc<ToolSet>,
+}
+
+impl ToolServer {
+    /// A server offering `tools`.
+    pub fn new(tools: ToolSet) -> Self {
+        ToolServer {
+            tools: Arc::new(tools),
+        }
+    }
+
+    /// Serves MCP on this process's stdin and stdout until the client
+    /// closes them.
+    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
+        running.waiting().await?;
+        Ok(())
+    }
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "coding-agent",
+                env!("CARGO_PKG_VERSION"),
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.tools.definitions().iter().map(mcp_tool).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.tools.get(&request.name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!("Tool {} not found", request.name),
+                None,
+            ));
+        }
+        let call = ToolCall {
+            id: context.id.to_string(),
+            name: request.name.to_string(),
+            arguments: Value::Object(request.arguments.unwrap_or_default()),
+            thought_signature: None,
+            recovered_from_text: None,
+        };
+        let progress = progress_forwarder(&context);
+        let on_update = |update: &AgentToolResult| {
+            if let Some(progress) = &progress {
+                let _ = progress.send(text_of(&update.content));
+            }
+        };
+        let message = run_single_tool_call_with_updates(
+            &self.tools,
+            &call,
+            &NoHooks,
+            &context.ct,
+            &on_update,
+        )
+        .await;
+        let content = message.content.into_iter().map(content_block).collect();
+        Ok(if message.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        }
+        .into())
+    }
+}
+
+/// The tool as MCP lists it: the same name, description and schema.
+fn mcp_tool(tool: &agent_ai::Tool) -> rmcp::model::Tool {
+    let schema = match &tool.parameters {
+        Value::Object(schema) => schema.clone(),
+        _ => serde_json::Map::new(),
+    };
+    rmcp::model::Tool::new(tool.name.clone(), tool.description.clone(), schema)
+}
+
+fn content_block(content: Content) -> ContentBlock {
+    match content {
+        Content::Text(text) => ContentBlock::text(text.text),
+        Content::Image(image) => ContentBlock::image(image.data, image.mime_type),
+    }
+}
+
+fn text_of(content: &[Content]) -> String {
+    content
+        .iter()
+        .filter_map(Content::as_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// When the client asked for progress (a `progressToken`), a sender whose
+/// texts go out as numbered progress notifications, in order. Each carries
+/// the last line of the update (bash's updates are its whole output tail);
+/// updates with no text are not sent.
+fn progress_forwarder(
+    context: &RequestContext<RoleServer>,
+) -> Option<tokio::sync::mpsc::UnboundedSender<String>> {
+    let token = context.meta.get_progress_token()?;
+    let peer = context.peer.clone();
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut count = 0.0;
+        while let Some(text) = receiver.recv().await {
+            let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
+                continue;
+            };
+            count += 1.0;
+            let notice = ProgressNotificationParam::new(token.clone(), count).with_message(line);
+            if peer.notify_progress(notice).await.is_err() {
+                break;
+            }
+        }
+    });
+    Some(sender)
+}
+
+/// The built-in tools called `names` (all seven when `None`), as the loop
+/// sees them, working in `cwd`; `Err` names an unknown tool.
+pub fn builtin_tool_set(
+    names: Option<&[String]>,
+    cwd: std::path::PathBuf,
+) -> anyhow::Result<ToolSet> {
+    use crate::definition::{ContextFactory, wrap_tool_definition};
+    use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
+    let all: Vec<String> = BUILTIN_TOOL_NAMES.iter().map(|&n| n.to_owned()).collect();
+    let names = names.unwrap_or(&all);
+    let factory: ContextFactory = Arc::new(move |cancel| crate::ToolContext {
+        cancel,
+        ..crate::ToolContext::new(cwd.clone())
+    });
+    let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+    for name in names {
+        let name = name.trim();
+        let definition = builtin_tool(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown tool \"{name}\"; the tools are {}",
+                BUILTIN_TOOL_NAMES.join(", ")
+            )
+        })?;
+        tools.push(wrap_tool_definition(definition, factory.clone()));
+    }
+    Ok(ToolSet::new(tools)?)
+}

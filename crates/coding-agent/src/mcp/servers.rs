@@ -1,0 +1,307 @@
+//! The configured MCP servers of a session: started in parallel, each within
+//! its startup timeout; a server that fails is reported once and the session
+//! goes on without it. A server that dies is restarted on its next call, once;
+//! after that its tools answer with an error saying why.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use agent_ai::Tool;
+use agent_ai::validate::ToolValidator;
+use serde::Serialize;
+
+use super::client::Connection;
+use super::config::{ServerConfig, Source};
+use super::names;
+use super::tool::McpTool;
+use crate::definition::ToolDefinition;
+
+/// Every configured server and its state.
+#[derive(Clone, Default)]
+pub struct McpServers {
+    servers: Vec<Arc<Server>>,
+}
+
+/// One server.
+pub struct Server {
+    config: ServerConfig,
+    cwd: PathBuf,
+    state: Mutex<State>,
+    /// The tools it listed when it last started (or refreshed).
+    tools: Mutex<Vec<rmcp::model::Tool>>,
+    /// Held while (re)starting, so parallel calls start it once.
+    gate: tokio::sync::Mutex<()>,
+}
+
+#[derive(Clone)]
+enum State {
+    Disabled,
+    Running(Arc<Connection>),
+    /// Running after its one restart.
+    Restarted(Arc<Connection>),
+    Failed(String),
+}
+
+/// A listed tool with its server and the names it goes by.
+struct NamedTool {
+    server: Arc<Server>,
+    /// Its name on the server.
+    remote: String,
+    /// The tool as the model sees it.
+    tool: Tool,
+}
+
+/// What `/mcp` and RPC `get_state` show for one server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    /// The configured name.
+    pub name: String,
+    /// `running`, `failed` or `disabled`.
+    pub state: &'static str,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its tools, by the names the model calls them.
+    pub tools: Vec<String>,
+}
+
+impl McpServers {
+    /// Starts every enabled server in parallel, each within its startup
+    /// timeout. Returns the servers and one message per server that failed
+    /// (for the user, once).
+    pub async fn start(configs: Vec<ServerConfig>, cwd: &Path) -> (Self, Vec<String>) {
+        let servers: Vec<Arc<Server>> =
+            futures::future::join_all(configs.into_iter().map(|config| async move {
+                let state = if config.disabled {
+                    State::Disabled
+                } else {
+                    match start(&config, cwd).await {
+                        Ok((connection, tools)) => {
+                            let server = Server::new(config, cwd, State::Running(connection));
+                            *lock(&server.tools) = tools;
+                            return Arc::new(server);
+                        }
+                        Err(reason) => State::Failed(reason),
+                    }
+                };
+                Arc::new(Server::new(config, cwd, state))
+            }))
+            .await;
+        let failures = servers
+            .iter()
+            .filter_map(|server| match &*lock(&server.state) {
+                State::Failed(reason) => Some(format!(
+                    "MCP server \"{}\" did not start: {reason}",
+                    server.config.name
+                )),
+                _ => None,
+            })
+            .collect();
+        (McpServers { servers }, failures)
+    }
+
+    /// The tools of the running servers, named `mcp__<server>__<tool>`, in
+    /// server then listing order. A tool whose input schema cannot be
+    /// compiled is left out and named in the returned warnings.
+    pub fn tool_definitions(&self) -> (Vec<Arc<dyn ToolDefinition>>, Vec<String>) {
+        let (named, warnings) = self.named_tools();
+        let definitions = named
+            .into_iter()
+            .map(|named| {
+                Arc::new(McpTool::new(named.server, named.remote, named.tool))
+                    as Arc<dyn ToolDefinition>
+            })
+            .collect();
+        (definitions, warnings)
+    }
+
+    /// Each listed tool with its server, its name on the server and the tool
+    /// the model sees.
+    fn named_tools(&self) -> (Vec<NamedTool>, Vec<String>) {
+        let listed: Vec<(Arc<Server>, rmcp::model::Tool)> = self
+            .servers
+            .iter()
+            .flat_map(|server| {
+                let tools = lock(&server.tools).clone();
+                tools.into_iter().map(move |tool| (server.clone(), tool))
+            })
+            .collect();
+        let names = names::assign(
+            listed
+                .iter()
+                .map(|(server, tool)| (server.config.name.as_str(), tool.name.as_ref())),
+        );
+        let mut named = Vec::new();
+        let mut warnings = Vec::new();
+        for ((server, remote), name) in listed.into_iter().zip(names) {
+            let tool = Tool {
+                name,
+                description: remote.description.as_deref().unwrap_or_default().to_owned(),
+                parameters: serde_json::Value::Object((*remote.input_schema).clone()),
+            };
+            if let Err(error) = ToolValidator::new(&tool) {
+                warnings.push(format!(
+                    "MCP tool \"{}\" of server \"{}\" left out: its input schema does not compile: {}",
+                    remote.name, server.config.name, error.message
+                ));
+                continue;
+            }
+            named.push(NamedTool {
+                server,
+                remote: remote.name.into_owned(),
+                tool,
+            });
+        }
+        (named, warnings)
+    }
+
+    /// Re-lists the tools of each server that said its list changed (or was
+    /// restarted); true when any list was re-read. Run between turns.
+    pub async fn refresh(&self) -> bool {
+        let mut changed = false;
+        for server in &self.servers {
+            let connection = match &*lock(&server.state) {
+                State::Running(c) | State::Restarted(c) => c.clone(),
+                _ => continue,
+            };
+            if connection.take_tools_changed()
+                && let Ok(tools) = connection.list_tools().await
+            {
+                *lock(&server.tools) = tools;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Each server's state and tools.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        let (named, _) = self.named_tools();
+        self.servers
+            .iter()
+            .map(|server| {
+                let (state, error) = match &*lock(&server.state) {
+                    State::Disabled => ("disabled", None),
+                    State::Running(c) | State::Restarted(c) if !c.is_closed() => ("running", None),
+                    State::Running(_) | State::Restarted(_) => {
+                        ("stopped", Some("the server exited".to_owned()))
+                    }
+                    State::Failed(reason) => ("failed", Some(reason.clone())),
+                };
+                let tools = named
+                    .iter()
+                    .filter(|named| Arc::ptr_eq(&named.server, server))
+                    .map(|named| named.tool.name.clone())
+                    .collect();
+                ServerStatus {
+                    name: server.config.name.clone(),
+                    state,
+                    error,
+                    tools,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether any server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+}
+
+impl Server {
+    fn new(config: ServerConfig, cwd: &Path, state: State) -> Self {
+        Server {
+            config,
+            cwd: cwd.to_path_buf(),
+            state: Mutex::new(state),
+            tools: Mutex::new(Vec::new()),
+            gate: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The configured name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// A live connection: the running one, or, if the server died and has
+    /// not been restarted yet, a new one. `Err` says why there is none, for
+    /// the model.
+    pub(super) async fn connection(&self) -> Result<Arc<Connection>, String> {
+        let _gate = self.gate.lock().await;
+        let state = lock(&self.state).clone();
+        let name = &self.config.name;
+        match state {
+            State::Running(c) | State::Restarted(c) if !c.is_closed() => Ok(c),
+            State::Running(dead) => {
+                let why = dead.exit_reason();
+                match start(&self.config, &self.cwd).await {
+                    Ok((connection, tools)) => {
+                        *lock(&self.tools) = tools;
+                        *lock(&self.state) = State::Restarted(connection.clone());
+                        tracing::warn!("MCP server \"{name}\" exited{why}; restarted it");
+                        Ok(connection)
+                    }
+                    Err(reason) => {
+                        let reason = format!("it exited{why} and could not be restarted: {reason}");
+                        *lock(&self.state) = State::Failed(reason.clone());
+                        Err(not_running(name, &reason))
+                    }
+                }
+            }
+            State::Restarted(dead) => {
+                let reason = format!(
+                    "it exited again after being restarted once{}",
+                    dead.exit_reason()
+                );
+                *lock(&self.state) = State::Failed(reason.clone());
+                Err(not_running(name, &reason))
+            }
+            State::Failed(reason) => Err(not_running(name, &reason)),
+            State::Disabled => Err(not_running(name, "it is disabled in the settings")),
+        }
+    }
+}
+
+/// What the model reads when a server cannot take calls.
+fn not_running(name: &str, reason: &str) -> String {
+    format!(
+        "MCP server \"{name}\" is not running: {reason}. Its tools cannot be used in this session; do the task another way."
+    )
+}
+
+/// Starts a server and lists its tools within its startup timeout.
+async fn start(
+    config: &ServerConfig,
+    cwd: &Path,
+) -> Result<(Arc<Connection>, Vec<rmcp::model::Tool>), String> {
+    let timeout = config.startup_timeout;
+    let started = tokio::time::timeout(timeout, async {
+        let connection = Connection::start(config, cwd).await?;
+        let tools = connection.list_tools().await?;
+        Ok::<_, String>((Arc::new(connection), tools))
+    })
+    .await;
+    match started {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "timed out after {} s (raise \"startupTimeoutSec\" in its entry{})",
+            timeout.as_secs_f64(),
+            match &config.source {
+                Source::Global | Source::Project => " in settings.json".to_owned(),
+                Source::File(path) => format!(" in {}", path.display()),
+            }
+        )),
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,144 @@
+//! One MCP server tool as a [`ToolDefinition`], so it goes through the same
+//! five steps as a built-in: its validator is compiled from the server's
+//! `inputSchema`, the hooks and policy see it by its `mcp__` name, and every
+//! failure (a dead server, a timeout, the server's own `isError`) is a tool
+//! result the model reads.
+
+use std::sync::Arc;
+
+use agent_ai::Tool;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use async_trait::async_trait;
+use rmcp::model::ProgressNotificationParam;
+use serde_json::Value;
+
+use super::client::CallError;
+use super::content::{McpCallDetails, to_tool_result};
+use super::servers::Server;
+use crate::definition::{ToolContext, ToolDefinition};
+use crate::render::{RenderOptions, Style, StyledLine, call, preview};
+use crate::support::cancel::aborted;
+
+/// A tool of an MCP server.
+pub struct McpTool {
+    server: Arc<Server>,
+    /// The tool's name on the server.
+    remote: String,
+    /// The tool as the model sees it.
+    tool: Tool,
+    label: String,
+}
+
+impl McpTool {
+    pub(super) fn new(server: Arc<Server>, remote: String, tool: Tool) -> Self {
+        let label = format!("{} {}", server.name(), remote);
+        McpTool {
+            server,
+            remote,
+            tool,
+            label,
+        }
+    }
+}
+
+#[async_trait]
+impl ToolDefinition for McpTool {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        params: Value,
+        ctx: ToolContext,
+        updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        let connection = self.server.connection().await.map_err(ToolError::new)?;
+        let timeout = self.server.config().tool_timeout;
+        let on_progress = |progress: ProgressNotificationParam| {
+            updates.send(AgentToolResult::text(progress_text(&progress)));
+        };
+        let server = self.server.name();
+        let outcome = connection
+            .call(&self.remote, params, timeout, &ctx.cancel, &on_progress)
+            .await;
+        let details = McpCallDetails {
+            server: server.to_owned(),
+            tool: self.remote.clone(),
+            structured_content: None,
+        };
+        match outcome {
+            Ok(result) => {
+                let details = McpCallDetails {
+                    structured_content: result.structured_content.clone(),
+                    ..details
+                };
+                to_tool_result(result, details)
+            }
+            Err(CallError::Aborted) => Err(aborted()),
+            Err(CallError::Timeout(after)) => Err(ToolError::new(format!(
+                "MCP tool \"{}\" of server \"{server}\" timed out after {} s and was cancelled. Try a smaller request, or ask the user to raise \"toolTimeoutSec\" for this server.",
+                self.remote,
+                after.as_secs_f64()
+            ))),
+            Err(CallError::Closed(why)) => Err(ToolError::new(format!(
+                "MCP server \"{server}\" stopped during the call{why}. It is restarted once on the next call."
+            ))),
+            Err(CallError::Protocol(message)) => Err(ToolError::new(format!(
+                "MCP server \"{server}\" rejected the call to \"{}\": {message}",
+                self.remote
+            ))),
+        }
+    }
+
+    /// `<server> <tool>` and the arguments, since an MCP tool has no main
+    /// argument a generic renderer could pick.
+    fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
+        let args = match args {
+            Value::Object(map) if map.is_empty() => String::new(),
+            other => other.to_string(),
+        };
+        vec![
+            call::header(self.server.name())
+                .push(" ", Style::Normal)
+                .push(&self.remote, Style::Accent)
+                .push(" ", Style::Normal)
+                .push(preview::clip(&args, options), Style::Dim),
+        ]
+    }
+}
+
+/// A progress notification as an update's text: its message, and how far
+/// along it is (`2/5`, or `2` when the total is unknown).
+fn progress_text(progress: &ProgressNotificationParam) -> String {
+    let count = match progress.total {
+        Some(total) => format!("{}/{}", progress.progress, total),
+        None => progress.progress.to_string(),
+    };
+    match &progress.message {
+        Some(message) => format!("{message} ({count})"),
+        None => format!("progress {count}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{NumberOrString, ProgressToken};
+
+    #[test]
+    fn progress_reads_as_message_and_count() {
+        let token = ProgressToken(NumberOrString::Number(1));
+        let bare = ProgressNotificationParam::new(token.clone(), 2.0);
+        assert_eq!(progress_text(&bare), "progress 2");
+        let full = ProgressNotificationParam::new(token, 2.0)
+            .with_total(5.0)
+            .with_message("Step 2 of 5");
+        assert_eq!(progress_text(&full), "Step 2 of 5 (2/5)");
+    }
+}

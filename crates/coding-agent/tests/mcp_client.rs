@@ -1,0 +1,464 @@
+//! The MCP client against real servers from the registries
+//! (`@modelcontextprotocol/server-everything` from npm, `mcp-server-time` from
+//! PyPI): their tools go through the same pipeline as the built-ins.
+#![cfg(feature = "mcp")]
+#![allow(clippy::unwrap_used)]
+
+mod mcp_support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_ai::{Content, ToolCall};
+use agent_core::{NoHooks, ToolSet, UpdateSink, run_single_tool_call};
+use coding_agent::mcp::config::{
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, Source, Transport,
+};
+use coding_agent::mcp::{McpServers, ServerStatus};
+use coding_agent::{ToolContext, wrap_tool_definition};
+use mcp_support::{everything_installed, recording_stdin, time_installed, writing_pid};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+fn shell_server(name: &str, script: &str) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        disabled: false,
+        // Generous: these tests start a dozen node and Python servers at
+        // once on a busy machine; the timeout itself has its own test.
+        startup_timeout: DEFAULT_STARTUP_TIMEOUT * 6,
+        tool_timeout: DEFAULT_TOOL_TIMEOUT,
+        source: Source::Global,
+    }
+}
+
+fn everything() -> ServerConfig {
+    shell_server("everything", "exec mcp-server-everything stdio")
+}
+
+/// The servers' tools as the loop sees them, running in `cwd`.
+fn tool_set(servers: &McpServers, cwd: &Path) -> ToolSet {
+    let (definitions, warnings) = servers.tool_definitions();
+    assert_eq!(warnings, Vec::<String>::new());
+    let cwd = cwd.to_path_buf();
+    let factory: coding_agent::definition::ContextFactory = Arc::new(move |cancel| ToolContext {
+        cancel,
+        ..ToolContext::new(cwd.clone())
+    });
+    ToolSet::new(
+        definitions
+            .into_iter()
+            .map(|definition| wrap_tool_definition(definition, factory.clone())),
+    )
+    .unwrap()
+}
+
+/// Starts `configs` in `dir`; every server must start.
+async fn start(dir: &Path, configs: Vec<ServerConfig>) -> (McpServers, ToolSet) {
+    let (servers, failures) = McpServers::start(configs, dir).await;
+    assert_eq!(failures, Vec::<String>::new());
+    let tools = tool_set(&servers, dir);
+    (servers, tools)
+}
+
+async fn call(tools: &ToolSet, name: &str, arguments: Value) -> (bool, Vec<Content>) {
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: name.into(),
+        arguments,
+        thought_signature: None,
+        recovered_from_text: None,
+    };
+    let message = run_single_tool_call(tools, &call, &NoHooks, &CancellationToken::new()).await;
+    (message.is_error, message.content)
+}
+
+fn text(content: &[Content]) -> String {
+    content
+        .iter()
+        .filter_map(Content::as_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn the_tools_of_real_servers_are_listed_with_their_schemas() {
+    if !everything_installed() || !time_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let configs = vec![everything(), shell_server("time", "exec mcp-server-time")];
+    let (servers, tools) = start(dir.path(), configs).await;
+    let names: Vec<&str> = tools
+        .definitions()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    for expected in [
+        "mcp__everything__echo",
+        "mcp__everything__get-sum",
+        "mcp__everything__trigger-long-running-operation",
+        "mcp__time__get_current_time",
+        "mcp__time__convert_time",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let echo = tools.get("mcp__everything__echo").unwrap().tool();
+    assert_eq!(echo.description, "Echoes back the input string");
+    assert_eq!(
+        echo.parameters,
+        json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "Message to echo"}},
+            "required": ["message"]
+        })
+    );
+    let status = servers.status();
+    assert_eq!(status.len(), 2);
+    assert_eq!(status[0].name, "everything");
+    assert_eq!(status[0].state, "running");
+    assert!(
+        status[0]
+            .tools
+            .contains(&"mcp__everything__echo".to_owned())
+    );
+    assert_eq!(status[1].state, "running");
+}
+
+#[tokio::test]
+async fn a_call_returns_the_servers_answer_through_the_pipeline() {
+    if !everything_installed() || !time_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let configs = vec![everything(), shell_server("time", "exec mcp-server-time")];
+    let (_servers, tools) = start(dir.path(), configs).await;
+
+    let (is_error, content) = call(&tools, "mcp__everything__echo", json!({"message": "hi"})).await;
+    assert!(!is_error);
+    assert_eq!(content, vec![Content::text("Echo: hi")]);
+
+    // Pi's coercion: a number sent as a string is accepted by the validator.
+    let (is_error, content) = call(
+        &tools,
+        "mcp__everything__get-sum",
+        json!({"a": "2", "b": 3}),
+    )
+    .await;
+    assert!(!is_error, "{content:?}");
+    assert_eq!(text(&content), "The sum of 2 and 3 is 5.");
+
+    let (is_error, content) = call(
+        &tools,
+        "mcp__time__get_current_time",
+        json!({"timezone": "Etc/UTC"}),
+    )
+    .await;
+    assert!(!is_error, "{content:?}");
+    let answer: Value = serde_json::from_str(&text(&content)).unwrap();
+    assert_eq!(answer["timezone"], "Etc/UTC");
+
+    // The server's own isError stays an error, with its text.
+    let (is_error, content) = call(
+        &tools,
+        "mcp__time__get_current_time",
+        json!({"timezone": "Mars/Olympus"}),
+    )
+    .await;
+    assert!(is_error);
+    assert!(text(&content).contains("Mars/Olympus"), "{content:?}");
+}
+
+#[tokio::test]
+async fn images_and_resources_become_content_the_model_reads() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_servers, tools) = start(dir.path(), vec![everything()]).await;
+
+    let (is_error, content) = call(&tools, "mcp__everything__get-tiny-image", json!({})).await;
+    assert!(!is_error);
+    assert!(
+        content
+            .iter()
+            .any(|c| matches!(c, Content::Image(image) if image.mime_type == "image/png")),
+        "{content:?}"
+    );
+
+    let (_, content) = call(
+        &tools,
+        "mcp__everything__get-resource-links",
+        json!({"count": 1}),
+    )
+    .await;
+    assert!(text(&content).contains("[resource link: "), "{content:?}");
+
+    let (_, content) = call(
+        &tools,
+        "mcp__everything__get-resource-reference",
+        json!({"resourceType": "Text", "resourceId": 1}),
+    )
+    .await;
+    assert!(text(&content).contains("[resource: "), "{content:?}");
+
+    let (is_error, content) = call(
+        &tools,
+        "mcp__everything__get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await;
+    assert!(!is_error);
+    assert!(text(&content).contains("temperature"), "{content:?}");
+}
+
+#[tokio::test]
+async fn invalid_arguments_fail_validation_with_the_schemas_error_text() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_servers, tools) = start(dir.path(), vec![everything()]).await;
+    let (is_error, content) = call(
+        &tools,
+        "mcp__everything__get-sum",
+        json!({"a": "two", "b": 3}),
+    )
+    .await;
+    assert!(is_error);
+    assert_eq!(
+        text(&content),
+        "Validation failed for tool \"mcp__everything__get-sum\":\n  - a: must be number\n\nReceived arguments:\n{\n  \"a\": \"two\",\n  \"b\": 3\n}"
+    );
+}
+
+#[tokio::test]
+async fn progress_notifications_become_tool_updates() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_servers, tools) = start(dir.path(), vec![everything()]).await;
+    let tool = tools
+        .get("mcp__everything__trigger-long-running-operation")
+        .unwrap();
+    let (sink, mut updates) = UpdateSink::channel();
+    let result = tool
+        .execute(
+            "call_1",
+            json!({"duration": 1.5, "steps": 3}),
+            CancellationToken::new(),
+            sink,
+        )
+        .await
+        .unwrap();
+    assert!(text(&result.content).contains("completed"), "{result:?}");
+    let mut seen = Vec::new();
+    while let Ok(update) = updates.try_recv() {
+        seen.push(text(&update.content));
+    }
+    // The last notification may race the result; the ones before may not.
+    assert_eq!(seen[..2], ["progress 1/3", "progress 2/3"]);
+}
+
+#[tokio::test]
+async fn a_slow_call_times_out_and_the_server_is_told_to_cancel() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stdin.log");
+    let mut config = shell_server(
+        "everything",
+        &recording_stdin("mcp-server-everything stdio", &log),
+    );
+    config.tool_timeout = Duration::from_millis(1500);
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
+    let (is_error, content) = call(
+        &tools,
+        "mcp__everything__trigger-long-running-operation",
+        json!({"duration": 30, "steps": 30}),
+    )
+    .await;
+    assert!(is_error);
+    assert_eq!(
+        text(&content),
+        "MCP tool \"trigger-long-running-operation\" of server \"everything\" timed out after 1.5 s and was cancelled. Try a smaller request, or ask the user to raise \"toolTimeoutSec\" for this server."
+    );
+    let cancelled = wait_for_line(&log, "notifications/cancelled").await;
+    let cancelled: Value = serde_json::from_str(&cancelled).unwrap();
+    let call_id = request_id_of(&log, "tools/call");
+    assert_eq!(cancelled["params"]["requestId"], call_id);
+    assert_eq!(cancelled["params"]["reason"], "timed out after 1.5 s");
+
+    // The server is still usable after a cancelled call.
+    let (is_error, content) = call(&tools, "mcp__everything__echo", json!({"message": "ok"})).await;
+    assert!(!is_error, "{content:?}");
+}
+
+#[tokio::test]
+async fn an_abort_cancels_the_call_on_the_server() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stdin.log");
+    let config = shell_server(
+        "everything",
+        &recording_stdin("mcp-server-everything stdio", &log),
+    );
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
+    let tool = tools
+        .get("mcp__everything__trigger-long-running-operation")
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let abort = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        abort.cancel();
+    });
+    let error = tool
+        .execute(
+            "call_1",
+            json!({"duration": 30, "steps": 30}),
+            cancel,
+            UpdateSink::discard(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.message(), "Operation aborted");
+    let cancelled: Value =
+        serde_json::from_str(&wait_for_line(&log, "notifications/cancelled").await).unwrap();
+    assert_eq!(cancelled["params"]["reason"], "aborted");
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_start_does_not_stop_the_others() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let broken = shell_server("broken", "echo 'no config found' >&2; exit 3");
+    let mut slow = shell_server("slow", "sleep 30");
+    slow.startup_timeout = Duration::from_millis(300);
+    let mut off = shell_server("off", "exit 1");
+    off.disabled = true;
+    let (servers, failures) =
+        McpServers::start(vec![broken, everything(), slow, off], dir.path()).await;
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert!(
+        failures[0].starts_with("MCP server \"broken\" did not start: ")
+            && failures[0].ends_with("(stderr: no config found)"),
+        "{failures:?}"
+    );
+    assert_eq!(
+        failures[1],
+        "MCP server \"slow\" did not start: timed out after 0.3 s (raise \"startupTimeoutSec\" in its entry in settings.json)"
+    );
+    let tools = tool_set(&servers, dir.path());
+    let (is_error, _) = call(&tools, "mcp__everything__echo", json!({"message": "x"})).await;
+    assert!(!is_error);
+    let states: Vec<(String, &str)> = servers
+        .status()
+        .into_iter()
+        .map(|ServerStatus { name, state, .. }| (name, state))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("broken".to_owned(), "failed"),
+            ("everything".to_owned(), "running"),
+            ("slow".to_owned(), "failed"),
+            ("off".to_owned(), "disabled"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_session_is_restarted_once() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pid = dir.path().join("pid");
+    let config = shell_server(
+        "everything",
+        &writing_pid("mcp-server-everything stdio", &pid),
+    );
+    let (servers, tools) = start(dir.path(), vec![config]).await;
+    let echo = |message: &'static str| {
+        let tools = &tools;
+        async move { call(tools, "mcp__everything__echo", json!({"message": message})).await }
+    };
+    assert_eq!(echo("one").await, (false, vec![Content::text("Echo: one")]));
+
+    kill(&pid).await;
+    assert_eq!(echo("two").await, (false, vec![Content::text("Echo: two")]));
+
+    kill(&pid).await;
+    let (is_error, content) = echo("three").await;
+    assert!(is_error);
+    assert_eq!(
+        text(&content),
+        "MCP server \"everything\" is not running: it exited again after being restarted once (stderr: Starting default (STDIO) server...). Its tools cannot be used in this session; do the task another way."
+    );
+    assert_eq!(servers.status()[0].state, "failed");
+}
+
+/// Kills the process whose pid is in `file` and waits until it is gone.
+async fn kill(file: &Path) {
+    let pid = std::fs::read_to_string(file).unwrap().trim().to_owned();
+    std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap();
+    for _ in 0..100 {
+        if !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| stat.contains(") Z "))
+        {
+            // Give the client a moment to see the closed pipe.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("process {pid} did not die");
+}
+
+/// The first line of `log` containing `needle`, waiting up to 5 s for it.
+async fn wait_for_line(log: &Path, needle: &str) -> String {
+    for _ in 0..250 {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(line) = text.lines().find(|line| line.contains(needle)) {
+            return line.to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!(
+        "no {needle} in {}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
+/// The id of the first request with `method` in `log`.
+fn request_id_of(log: &Path, method: &str) -> Value {
+    let text = std::fs::read_to_string(log).unwrap();
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|message| message["method"] == method)
+        .map(|message| message["id"].clone())
+        .unwrap()
+}

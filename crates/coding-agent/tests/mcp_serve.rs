@@ -1,0 +1,156 @@
+//! `coding-agent mcp serve` driven by a real MCP client: the Python SDK's
+//! stdio client (`tests/mcp_support/client.py`).
+#![cfg(feature = "mcp")]
+#![allow(clippy::unwrap_used)]
+
+mod mcp_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use coding_agent::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
+use mcp_support::python_mcp_installed;
+use serde_json::{Value, json};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_coding-agent");
+
+/// Runs the Python client against `coding-agent mcp serve EXTRA...` in `cwd`
+/// with `calls`; returns what it printed.
+fn drive(cwd: &Path, extra: &[&str], calls: Value) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_support/client.py");
+    let calls_file = cwd.join(".mcp-calls.json");
+    std::fs::write(&calls_file, calls.to_string()).unwrap();
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(BINARY)
+        .args(["mcp", "serve", "--cwd"])
+        .arg(cwd)
+        .args(extra)
+        .stdin(std::fs::File::open(&calls_file).unwrap())
+        .output()
+        .unwrap();
+    std::fs::remove_file(&calls_file).unwrap();
+    assert!(
+        output.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// `coding-agent tool NAME ARGS --cwd DIR`'s result.
+fn tool_command(cwd: &Path, name: &str, arguments: &Value) -> Value {
+    let output = Command::new(BINARY)
+        .args(["tool", name, &arguments.to_string(), "--cwd"])
+        .arg(cwd)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn texts(content: &Value) -> Vec<String> {
+    content
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_tools_are_listed_with_the_names_descriptions_and_schemas_the_model_sees() {
+    if !python_mcp_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = drive(dir.path(), &[], json!([]));
+    let expected: Vec<Value> = BUILTIN_TOOL_NAMES
+        .iter()
+        .map(|name| {
+            let tool = builtin_tool(name).unwrap().tool().clone();
+            json!({"name": tool.name, "description": tool.description, "inputSchema": tool.parameters})
+        })
+        .collect();
+    assert_eq!(out["tools"], Value::Array(expected));
+
+    let out = drive(dir.path(), &["--tools", "ls,read"], json!([]));
+    let names: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ls", "read"]);
+}
+
+#[test]
+fn read_edit_and_bash_give_the_same_text_as_the_tool_command() {
+    if !python_mcp_installed() {
+        return;
+    }
+    let calls = [
+        ("read", json!({"path": "a.txt"})),
+        (
+            "edit",
+            json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "2"}]}),
+        ),
+        ("read", json!({"path": "a.txt", "offset": 2})),
+        ("bash", json!({"command": "echo out; echo more; exit 3"})),
+        ("read", json!({"offset": 1})),
+        (
+            "edit",
+            json!({"path": "a.txt", "edits": [{"oldText": "absent", "newText": "x"}]}),
+        ),
+    ];
+    let over_mcp = tempfile::tempdir().unwrap();
+    let by_command = tempfile::tempdir().unwrap();
+    for dir in [&over_mcp, &by_command] {
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    }
+    let out = drive(
+        over_mcp.path(),
+        &[],
+        Value::Array(
+            calls
+                .iter()
+                .map(|(name, arguments)| json!({"name": name, "arguments": arguments}))
+                .collect(),
+        ),
+    );
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), calls.len());
+    for ((name, arguments), result) in calls.iter().zip(results) {
+        let expected = tool_command(by_command.path(), name, arguments);
+        assert_eq!(
+            (texts(&result["content"]), &result["isError"]),
+            (texts(&expected["content"]), &expected["isError"]),
+            "{name} {arguments}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(over_mcp.path().join("a.txt")).unwrap(),
+        "one\n2\nthree\n"
+    );
+}
+
+#[test]
+fn a_cancelled_bash_call_kills_its_process_group() {
+    if !python_mcp_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let calls = json!([
+        // The client gives up after 2 s and sends notifications/cancelled.
+        {"name": "bash", "arguments": {"command": "sleep 60 & echo $! > sleep.pid; echo started; wait"}, "timeout": 2},
+        // Still in the same server: is the background sleep gone?
+        {"name": "bash", "arguments": {"command": "for i in $(seq 50); do kill -0 $(cat sleep.pid) 2>/dev/null || { echo gone; exit 0; }; sleep 0.1; done; echo alive"}}
+    ]);
+    let out = drive(dir.path(), &[], calls);
+    let results = out["results"].as_array().unwrap();
+    assert!(
+        results[0]["exception"].as_str().is_some(),
+        "the first call should time out on the client: {results:?}"
+    );
+    assert_eq!(results[0]["progress"], json!(["started"]));
+    assert_eq!(texts(&results[1]["content"]), ["gone\n"]);
+}
