@@ -12,6 +12,12 @@
 //!   the same output through `cat` into a file: the same pipe and the same
 //!   full-output file our tool writes, without the tool.
 //!
+//! - the tools through `--remote` against a real sshd on 127.0.0.1
+//!   (`crates/coding-agent/benches/remote.rs`): a small read against a bare
+//!   `ssh -S <control socket> host true`, a 10-call parallel batch against
+//!   one call, grep over a 250 MB tree and a read near the end of a 1 GB file
+//!   against the same calls run locally.
+//!
 //! Each tool run goes through the release binary's `tool` command, so the
 //! figures include process start-up and the full five-step pipeline. Time and
 //! peak RSS come from GNU `time` (`/usr/bin/time -f "%e %M"`).
@@ -275,5 +281,17 @@ pub fn run(quick: bool) -> Result<()> {
     let _ = std::fs::remove_dir_all(root.join("tmp"));
 
     print_rows(&rows);
-    Ok(())
+    remote(quick, &corpus)
+}
+
+/// The `--remote` figures: the `remote` bench of coding-agent, on the same
+/// corpus (it prints its own table).
+fn remote(quick: bool, corpus: &Path) -> Result<()> {
+    let mut bench = crate::cargo_command();
+    bench
+        .args(["bench", "-p", "coding-agent", "--bench", "remote"])
+        .current_dir(workspace_root())
+        .env("BENCH_QUICK", if quick { "1" } else { "0" })
+        .env("BENCH_CORPUS", corpus);
+    crate::run_command(&mut bench)
 }

@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod modes;
 pub mod prompt;
 pub mod recovery;
+pub mod remote;
 pub mod render;
 pub mod retry;
 pub mod sandbox;

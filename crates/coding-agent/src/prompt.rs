@@ -22,7 +22,7 @@ use crate::settings::PROJECT_CONFIG_DIR;
 const INTRO: &str = "You are an expert coding assistant operating inside coding-agent, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.";
 
 /// Context file names looked for in each directory, first match wins (Pi 0.73.1).
-const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+pub const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
 
 /// A project instructions file included in the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +48,8 @@ pub struct PromptInputs {
     pub date: String,
     /// The working directory.
     pub cwd: PathBuf,
+    /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
+    pub remote_host: Option<String>,
 }
 
 impl std::fmt::Debug for PromptInputs {
@@ -66,6 +68,7 @@ impl std::fmt::Debug for PromptInputs {
             .field("context_files", &self.context_files)
             .field("date", &self.date)
             .field("cwd", &self.cwd)
+            .field("remote_host", &self.remote_host)
             .finish()
     }
 }
@@ -97,7 +100,18 @@ pub fn build_system_prompt(inputs: &PromptInputs) -> String {
         "\nCurrent working directory: {}",
         slashed(&inputs.cwd)
     ));
+    if let Some(host) = &inputs.remote_host {
+        prompt.push_str(&remote_line(host));
+    }
     prompt
+}
+
+/// Where the tools act, when that is another machine: the directory above
+/// and every path and command are on it.
+fn remote_line(host: &str) -> String {
+    format!(
+        "\nRemote host: {host} (over SSH). Every tool runs on that host: the working directory, paths and commands are there, not on the user's machine."
+    )
 }
 
 /// The base text: tools with snippets, then guidelines.
@@ -170,7 +184,8 @@ pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
     files
 }
 
-fn context_file_in(dir: &Path) -> Option<ContextFile> {
+/// The first context file in `dir`, by [`CONTEXT_FILE_NAMES`] order.
+pub fn context_file_in(dir: &Path) -> Option<ContextFile> {
     CONTEXT_FILE_NAMES.iter().find_map(|name| {
         let path = dir.join(name);
         let content = std::fs::read_to_string(&path).ok()?;

@@ -144,6 +144,9 @@ pub struct Settings {
     /// The bash sandbox (`docs/permissions.md`); a project may only tighten it.
     #[serde(default)]
     pub sandbox: SandboxSettings,
+    /// Where the tools act when `--remote` is not given (see
+    /// [`crate::remote::RemoteSettings`]). Read from the global file only.
+    pub remote: Option<crate::remote::RemoteSettings>,
     /// `retry.*` (Pi's keys); a project's object replaces the global one.
     pub retry: Option<RetrySettings>,
     /// `compaction.*` (Pi's keys); a project's object replaces the global one.
@@ -165,7 +168,11 @@ impl Settings {
     /// Missing files count as empty.
     pub fn load(agent_dir: &Path, cwd: &Path) -> Result<Self, SettingsError> {
         let mut settings = Self::read(&agent_dir.join(SETTINGS_FILE))?;
-        let project = Self::read(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+        let mut project = Self::read(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+        // A checked-out project must not send the tools (or ssh options such
+        // as ProxyCommand, which run locally) anywhere: only the user's own
+        // file says where they act.
+        project.remote = None;
         settings.merge(project);
         Ok(settings)
     }
@@ -193,6 +200,7 @@ impl Settings {
         for (name, entry) in over.providers {
             self.providers.entry(name).or_default().merge(&entry);
         }
+        self.remote = over.remote.or(self.remote.take());
     }
 
     /// The retry and compaction settings for a session on `provider`, with

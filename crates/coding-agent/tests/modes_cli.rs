@@ -117,7 +117,8 @@ fn long_help_ends_with_the_environment_variables_read() {
         [
             "OPENAI_API_KEY, ANTHROPIC_API_KEY",
             "CODING_AGENT_DIR",
-            "CODING_AGENT_LOG"
+            "CODING_AGENT_LOG",
+            "CODING_AGENT_REMOTE_CACHE"
         ]
     );
 }

@@ -19,6 +19,8 @@ mod compare;
 mod deviations;
 #[path = "parity/layout.rs"]
 mod layout;
+#[path = "remote_support/mod.rs"]
+mod remote_support;
 #[path = "parity/run.rs"]
 mod run;
 
@@ -52,7 +54,7 @@ fn parity_fixtures_match_pi_or_a_named_deviation() {
     assert!(!cases.is_empty(), "no fixtures in {}", dir.display());
     let table_problems = check_deviation_table(&cases);
 
-    let results = run_all(&cases);
+    let results = run_all(&cases, None);
     let report = report(&results, &table_problems);
     let failed = results
         .values()
@@ -63,6 +65,29 @@ fn parity_fixtures_match_pi_or_a_named_deviation() {
         "{failed} parity case(s) differ from the expected answer\n{report}"
     );
     // Written past the test harness's capture, so the skipped cases show on success too.
+    let _ = std::io::stderr().write_all(report.as_bytes());
+}
+
+/// The same fixtures through `--remote` against a real sshd on 127.0.0.1:
+/// the tools act through the helper on the "remote" and must give the
+/// same answers, byte for byte (the case's environment reaches the helper
+/// through ssh's `SetEnv`).
+#[test]
+fn parity_fixtures_match_through_remote() {
+    let Some(sshd) = remote_support::Sshd::start() else {
+        return;
+    };
+    let cases = load_cases(&cases_dir());
+    let results = run_all(&cases, Some(&sshd));
+    let report = report(&results, &[]);
+    let failed = results
+        .values()
+        .filter(|o| matches!(o, Outcome::Failed(_)))
+        .count();
+    assert!(
+        failed == 0,
+        "{failed} parity case(s) differ through --remote\n{report}"
+    );
     let _ = std::io::stderr().write_all(report.as_bytes());
 }
 
@@ -116,7 +141,11 @@ fn check_deviation_table(cases: &BTreeMap<String, Result<Case, String>>) -> Vec<
     problems
 }
 
-fn run_all(cases: &BTreeMap<String, Result<Case, String>>) -> BTreeMap<String, Outcome> {
+/// Runs every case, locally or through `remote`.
+fn run_all(
+    cases: &BTreeMap<String, Result<Case, String>>,
+    remote: Option<&remote_support::Sshd>,
+) -> BTreeMap<String, Outcome> {
     let queue: Vec<(&String, &Result<Case, String>)> = cases.iter().collect();
     let next = AtomicUsize::new(0);
     let results = Mutex::new(BTreeMap::new());
@@ -125,7 +154,7 @@ fn run_all(cases: &BTreeMap<String, Result<Case, String>>) -> BTreeMap<String, O
             scope.spawn(|| {
                 while let Some((name, case)) = queue.get(next.fetch_add(1, Ordering::SeqCst)) {
                     let outcome = match case {
-                        Ok(case) => run_case(case),
+                        Ok(case) => run_case(case, remote),
                         Err(e) => Outcome::Failed(vec![difference("fixture", "valid JSON", e)]),
                     };
                     results.lock().unwrap().insert((*name).clone(), outcome);
@@ -144,7 +173,7 @@ fn difference(what: &str, expected: &str, got: &str) -> Difference {
     }
 }
 
-fn run_case(case: &Case) -> Outcome {
+fn run_case(case: &Case, remote: Option<&remote_support::Sshd>) -> Outcome {
     if BUILTIN_TOOL_NAMES.contains(&case.tool.as_str()) && builtin_tool(&case.tool).is_none() {
         return Outcome::Skipped(format!("tool {} not registered", case.tool));
     }
@@ -159,7 +188,11 @@ fn run_case(case: &Case) -> Outcome {
         .iter()
         .map(|(k, v)| (k.clone(), layout.substitute(v)))
         .collect();
-    let run = match run::run_tool(&case.tool, &args, &layout, &env) {
+    let run = match remote {
+        None => run::run_tool(&case.tool, &args, &layout, &env),
+        Some(sshd) => run::run_tool_remotely(&case.tool, &args, &layout, &env, sshd),
+    };
+    let run = match run {
         Ok(run) => run,
         Err(e) => return Outcome::Failed(vec![difference("run", "an answer", &e)]),
     };

@@ -322,3 +322,17 @@ fn project_system_md_wins_over_the_global_one() {
     );
     assert_eq!(discover_prompt_file("APPEND_SYSTEM.md", &agent, &cwd), None);
 }
+
+#[test]
+fn a_remote_host_is_named_after_the_working_directory() {
+    let prompt = build_system_prompt(&PromptInputs {
+        custom_prompt: Some("You are terse.".into()),
+        remote_host: Some("dev@box:2222".into()),
+        ..inputs(Vec::new())
+    });
+    assert_eq!(
+        prompt,
+        "You are terse.\nCurrent date: 2025-06-01\nCurrent working directory: /work/project\n\
+         Remote host: dev@box:2222 (over SSH). Every tool runs on that host: the working directory, paths and commands are there, not on the user's machine."
+    );
+}

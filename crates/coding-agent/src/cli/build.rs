@@ -12,9 +12,11 @@ use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
 use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
 use coding_agent::prompt::{
-    PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
+    ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
 };
+use coding_agent::remote::context::load_remote_context_files;
+use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
 use coding_agent::session::{SessionManager, iso_timestamp, session_dir};
 use coding_agent::settings::SETTINGS_FILE;
@@ -34,6 +36,8 @@ pub(super) struct Built {
     pub interactive: Option<InteractiveOptions>,
     /// What bash, write and edit (and RPC's user bash) run under.
     pub sandbox: Sandbox,
+    /// The host the tools act on, with `--remote`.
+    pub remote: Option<Arc<RemoteHost>>,
     /// Retry and compaction settings (the interactive UI reads its own).
     pub recovery: coding_agent::recovery::RecoverySettings,
     /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
@@ -44,8 +48,14 @@ pub(super) struct Built {
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
-/// and left out.
-pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built> {
+/// and left out. With `remote`, the tools, their working directory and the
+/// project's context files are the remote host's; the session and settings
+/// stay local (keyed by the local directory).
+pub(super) async fn build(
+    args: &RunArgs,
+    resolved: Resolved,
+    remote: Option<Arc<RemoteHost>>,
+) -> anyhow::Result<Built> {
     let Resolved {
         mode,
         interactive,
@@ -63,14 +73,36 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
     let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
         .then(|| model.config.base_url.clone());
     let sandbox = start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?;
-    let (tools, unknown) = select_tools_from(&tool_names, |name| sandbox.builtin_tool(name));
+    let (tools, unknown) = match &remote {
+        Some(host) => {
+            let ops = RemoteOperations::new(Arc::clone(host));
+            select_tools_from(&tool_names, |name| remote_tool(name, &ops))
+        }
+        None => select_tools_from(&tool_names, |name| sandbox.builtin_tool(name)),
+    };
     for name in unknown {
         eprintln!(
             "Warning: Unknown tool \"{name}\". Valid tools: {}",
             BUILTIN_TOOL_NAMES.join(", ")
         );
     }
-    let system_prompt = system_prompt(args, &agent_dir, &cwd, &tools);
+    let tool_cwd = remote
+        .as_ref()
+        .map_or_else(|| cwd.clone(), |host| host.cwd().to_path_buf());
+    let context_files = match &remote {
+        _ if args.no_context_files => Vec::new(),
+        Some(host) => {
+            let ops = RemoteOperations::new(Arc::clone(host));
+            load_remote_context_files(&agent_dir, &ops, host.cwd()).await
+        }
+        None => load_context_files(&agent_dir, &cwd),
+    };
+    let mut system_prompt_inputs = system_prompt(args, &agent_dir, &cwd, &tools, context_files);
+    if let Some(host) = &remote {
+        system_prompt_inputs.cwd = tool_cwd.clone();
+        system_prompt_inputs.remote_host = Some(host.authority());
+    }
+    let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
     let models = ModelCatalog {
         settings,
@@ -86,12 +118,13 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         }),
         models: models.clone(),
         warnings,
+        remote_host: remote.as_ref().map(|host| host.authority()),
     });
     let hooks = command_hooks(&agent_dir, &cwd)?;
     let options = SessionOptions {
         provider,
         model: model.model,
-        cwd,
+        cwd: tool_cwd,
         tools,
         system_prompt,
         session,
@@ -102,6 +135,7 @@ pub(super) fn build(args: &RunArgs, resolved: Resolved) -> anyhow::Result<Built>
         options,
         interactive,
         sandbox,
+        remote,
         recovery,
         probe_url,
         models,
@@ -122,15 +156,16 @@ fn command_hooks(agent_dir: &Path, cwd: &Path) -> Result<Option<Arc<CommandHooks
         .then(|| Arc::new(CommandHooks::new(loaded.config, cwd.to_path_buf()))))
 }
 
-/// The system prompt: `--system-prompt` (or a discovered `SYSTEM.md`) or the
-/// default text, `--append-system-prompt` (or `APPEND_SYSTEM.md`), context
-/// files unless `--no-context-files`, today's date and the cwd.
+/// What the system prompt is built from: `--system-prompt` (or a discovered
+/// `SYSTEM.md`) or the default text, `--append-system-prompt` (or
+/// `APPEND_SYSTEM.md`), `context_files`, today's date and the cwd.
 fn system_prompt(
     args: &RunArgs,
     agent_dir: &Path,
     cwd: &Path,
     tools: &[Arc<dyn ToolDefinition>],
-) -> String {
+    context_files: Vec<ContextFile>,
+) -> PromptInputs {
     let discovered = |name: &str| {
         discover_prompt_file(name, agent_dir, cwd).map(|path| path.to_string_lossy().into_owned())
     };
@@ -144,13 +179,8 @@ fn system_prompt(
     } else {
         args.append_system_prompt.clone()
     };
-    let context_files = if args.no_context_files {
-        Vec::new()
-    } else {
-        load_context_files(agent_dir, cwd)
-    };
     let today = iso_timestamp(now_millis());
-    build_system_prompt(&PromptInputs {
+    PromptInputs {
         custom_prompt,
         append: append_inputs
             .iter()
@@ -160,7 +190,8 @@ fn system_prompt(
         context_files,
         date: today.get(..10).unwrap_or_default().to_owned(),
         cwd: cwd.to_path_buf(),
-    })
+        remote_host: None,
+    }
 }
 
 /// The session the flags ask for: none, a given file, the latest of this

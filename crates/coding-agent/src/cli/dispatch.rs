@@ -1,12 +1,16 @@
 //! Runs a built session in its mode: the interactive UI, RPC, or print
 //! (text or JSON), with Ctrl-C aborting the run.
 
+use std::sync::Arc;
+
 use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::interactive::run_interactive;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
+use coding_agent::remote::RemoteOperations;
+use coding_agent::tools::bash::ops::BashOperations;
 
 use super::build::Built;
 use super::{ModeArg, cancel_on_ctrl_c};
@@ -27,6 +31,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         options,
         interactive,
         sandbox,
+        remote,
         mut recovery,
         probe_url,
         models,
@@ -45,8 +50,12 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
             session.set_models(models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
-            let user_bash = sandbox.bash_operations();
-            match run_rpc_with(session, user_bash, stdin, tokio::io::stdout(), &stop).await? {
+            // The user's `bash` commands run where the tools do (sandboxed locally).
+            let bash_ops: Arc<dyn BashOperations> = match remote {
+                Some(host) => Arc::new(RemoteOperations::new(host)),
+                None => sandbox.bash_operations(),
+            };
+            match run_rpc_with(session, bash_ops, stdin, tokio::io::stdout(), &stop).await? {
                 RpcEnd::InputClosed => Ok(0),
                 // Everything is written and every command has ended. Exit
                 // now: the runtime's shutdown would wait for the blocking

@@ -29,6 +29,7 @@ mod dispatch;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod policy;
+mod remote;
 mod resolve;
 mod sandbox;
 mod tool;
@@ -70,7 +71,10 @@ Environment:
           [default: ~/.coding-agent]
   CODING_AGENT_LOG
           Which warnings and logs are shown (stderr; the transcript in the interactive mode),
-          e.g. error, info, agent_ai=debug [default: warn]";
+          e.g. error, info, agent_ai=debug [default: warn]
+  CODING_AGENT_REMOTE_CACHE
+          With --remote: the directory on the remote host the helper is cached in
+          [default: the remote.cacheDir setting, else ~/.cache/coding-agent there]";
 
 /// How the agent runs: `text` (with `-p`), `json` or `rpc`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -138,6 +142,8 @@ struct RunArgs {
     /// Prompts, run one after another
     #[arg(value_name = "PROMPT")]
     messages: Vec<String>,
+    #[command(flatten)]
+    remote: remote::RemoteArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -148,6 +154,9 @@ enum Command {
     /// Judge tool calls without running them (a dry run of the permission policy)
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// The helper `--remote` starts on the remote host (framed calls on stdin and stdout)
+    #[command(hide = true)]
+    RemoteHelper,
     /// The Model Context Protocol: serve the built-in tools to MCP clients
     #[cfg(feature = "mcp")]
     #[command(subcommand)]
@@ -165,6 +174,8 @@ struct ToolArgs {
     cwd: Option<PathBuf>,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    #[command(flatten)]
+    remote: remote::RemoteArgs,
 }
 
 /// The command line was wrong; reported on stderr with exit status 2.
@@ -221,6 +232,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool::tool_command(args)).map(|()| 0),
         Some(Command::Policy(command)) => runtime.block_on(policy::run(command)).map(|()| 0),
+        Some(Command::RemoteHelper) => {
+            let served = runtime.block_on(coding_agent::remote::helper::serve_stdio());
+            // Exit without waiting for the runtime: a read blocked in the
+            // kernel would keep the helper alive on the remote forever.
+            std::process::exit(i32::from(served.is_err()))
+        }
         #[cfg(feature = "mcp")]
         Some(Command::Mcp(command)) => runtime.block_on(mcp::mcp_command(command)).map(|()| 0),
         None => runtime.block_on(agent_command(cli.run)),
@@ -232,7 +249,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// session is built from that, and the chosen mode runs it.
 async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     let resolved = resolve::resolve(&args)?;
-    let built = build::build(&args, resolved)?;
+    let remote = args
+        .remote
+        .connect(None, resolved.settings.remote.as_ref())
+        .await?;
+    let built = build::build(&args, resolved, remote).await?;
     dispatch::dispatch(&args.messages, built).await
 }
 

@@ -9,6 +9,7 @@ use agent_ai::{Content, ToolCall};
 use agent_core::{AgentTool, NoHooks, ToolSet, run_single_tool_call};
 use anyhow::Context as _;
 use coding_agent::definition::ContextFactory;
+use coding_agent::remote::{RemoteHost, tool_on};
 use coding_agent::sandbox::{Sandbox, SandboxSettings};
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 use coding_agent::{ToolContext, wrap_tool_definition};
@@ -39,13 +40,17 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     // Installed first, so Ctrl-C while the arguments are still being read also
     // cancels the call instead of killing the process.
     let cancel = cancel_on_ctrl_c(INTERRUPTED);
-    let cwd = working_directory(args.cwd.as_deref())?;
+    let remote = args.remote.connect(args.cwd.as_deref(), None).await?;
+    let cwd = match &remote {
+        Some(host) => host.cwd().to_path_buf(),
+        None => working_directory(args.cwd.as_deref())?,
+    };
     let arguments = read_arguments(&args.args_json).await?;
 
     // The flags only: a script's result must not depend on settings files.
     let sandbox = start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?;
-    let tools =
-        ToolSet::new(builtin_agent_tools(cwd, &sandbox)).context("a built-in tool's schema")?;
+    let tools = ToolSet::new(builtin_agent_tools(cwd, &sandbox, remote))
+        .context("a built-in tool's schema")?;
     let call = ToolCall {
         id: "call_cli".into(),
         name: args.name,
@@ -101,15 +106,22 @@ pub(super) async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
 }
 
 /// The built-in tools present in this build, as the loop sees them, each
-/// executing in `cwd`, confined to `sandbox`.
-fn builtin_agent_tools(cwd: PathBuf, sandbox: &Sandbox) -> Vec<Arc<dyn AgentTool>> {
+/// executing in `cwd`: on `remote` when given, else confined to `sandbox`.
+fn builtin_agent_tools(
+    cwd: PathBuf,
+    sandbox: &Sandbox,
+    remote: Option<Arc<RemoteHost>>,
+) -> Vec<Arc<dyn AgentTool>> {
     let ctx_factory: ContextFactory = Arc::new(move |cancel| ToolContext {
         cancel,
         ..ToolContext::new(cwd.clone())
     });
     BUILTIN_TOOL_NAMES
         .iter()
-        .filter_map(|name| sandbox.builtin_tool(name))
+        .filter_map(|name| match &remote {
+            Some(_) => tool_on(name, remote.as_ref()),
+            None => sandbox.builtin_tool(name),
+        })
         .map(|definition| wrap_tool_definition(definition, ctx_factory.clone()))
         .collect()
 }

@@ -63,21 +63,42 @@ impl From<FsError> for agent_core::ToolError {
 }
 
 /// Node's code and libuv's description for the error kinds a tool meets.
-fn node_code(err: &io::Error) -> Option<(&'static str, &'static str)> {
+const NODE_CODES: [(io::ErrorKind, &str, &str); 10] = {
     use io::ErrorKind::*;
-    Some(match err.kind() {
-        NotFound => ("ENOENT", "no such file or directory"),
-        PermissionDenied => ("EACCES", "permission denied"),
-        AlreadyExists => ("EEXIST", "file already exists"),
-        IsADirectory => ("EISDIR", "illegal operation on a directory"),
-        NotADirectory => ("ENOTDIR", "not a directory"),
-        ReadOnlyFilesystem => ("EROFS", "read-only file system"),
-        InvalidFilename => ("ENAMETOOLONG", "name too long"),
-        StorageFull => ("ENOSPC", "no space left on device"),
-        QuotaExceeded => ("EDQUOT", "disk quota exceeded"),
-        ResourceBusy => ("EBUSY", "resource busy or locked"),
-        _ => return None,
-    })
+    [
+        (NotFound, "ENOENT", "no such file or directory"),
+        (PermissionDenied, "EACCES", "permission denied"),
+        (AlreadyExists, "EEXIST", "file already exists"),
+        (IsADirectory, "EISDIR", "illegal operation on a directory"),
+        (NotADirectory, "ENOTDIR", "not a directory"),
+        (ReadOnlyFilesystem, "EROFS", "read-only file system"),
+        (InvalidFilename, "ENAMETOOLONG", "name too long"),
+        (StorageFull, "ENOSPC", "no space left on device"),
+        (QuotaExceeded, "EDQUOT", "disk quota exceeded"),
+        (ResourceBusy, "EBUSY", "resource busy or locked"),
+    ]
+};
+
+fn node_code(err: &io::Error) -> Option<(&'static str, &'static str)> {
+    NODE_CODES
+        .iter()
+        .find(|(kind, _, _)| *kind == err.kind())
+        .map(|&(_, code, description)| (code, description))
+}
+
+impl FsError {
+    /// The error with `code` (as [`FsError::code`] spells it) and `message`,
+    /// as another process reported it (the remote helper); an unknown code
+    /// is dropped, the message kept.
+    pub fn reported(code: Option<&str>, message: String) -> Self {
+        let code = code.and_then(|code| {
+            NODE_CODES
+                .iter()
+                .find(|(_, known, _)| *known == code)
+                .map(|&(_, known, _)| known)
+        });
+        FsError { code, message }
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +123,16 @@ mod tests {
             FsError::without_path(&err, "read").to_string(),
             "EISDIR: illegal operation on a directory, read"
         );
+    }
+
+    #[test]
+    fn reported_errors_keep_known_codes_only() {
+        let reported = FsError::reported(
+            Some("EACCES"),
+            "EACCES: permission denied, open '/x'".into(),
+        );
+        assert_eq!(reported.code, Some("EACCES"));
+        assert_eq!(FsError::reported(Some("EWHAT"), "odd".into()).code, None);
     }
 
     #[test]

@@ -8,6 +8,10 @@
 //! nearest existing ancestor plus the rest of the path; this also serialises
 //! two writes that create the same new file through a symlinked directory,
 //! which Pi's key (the unresolved path) does not.
+//!
+//! Files on a remote host (`--remote`) are keyed by the host and their
+//! lexically normalised path: the real path would cost a round trip to the
+//! host, so two symlinks to one remote file get two queues.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,7 +21,10 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
-type Queues = Mutex<HashMap<PathBuf, Arc<AsyncMutex<()>>>>;
+/// The host (`None`: this machine) and the file.
+type QueueKey = (Option<String>, PathBuf);
+
+type Queues = Mutex<HashMap<QueueKey, Arc<AsyncMutex<()>>>>;
 
 /// One lock per file being mutated; entries leave the map when nobody holds or
 /// waits for them, so the map stays as small as the set of busy files.
@@ -27,7 +34,7 @@ static QUEUES: LazyLock<Queues> = LazyLock::new(Queues::default);
 /// passes the turn to the next waiter, in arrival order.
 #[derive(Debug)]
 pub struct FileMutationGuard {
-    key: PathBuf,
+    key: QueueKey,
     guard: Option<OwnedMutexGuard<()>>,
 }
 
@@ -51,10 +58,19 @@ impl Drop for FileMutationGuard {
 ///
 /// Tokio's mutex is fair, so turns are granted in the order callers arrived.
 pub async fn lock_file(path: &Path) -> FileMutationGuard {
+    lock_file_on(None, path).await
+}
+
+/// [`lock_file`] for `path` on `host` (`None`: this machine).
+pub async fn lock_file_on(host: Option<&str>, path: &Path) -> FileMutationGuard {
     let lexical = normalize_lexically(path);
-    let key = tokio::task::spawn_blocking(move || queue_key(&lexical))
-        .await
-        .unwrap_or_else(|_| normalize_lexically(path));
+    let path = match host {
+        Some(_) => lexical,
+        None => tokio::task::spawn_blocking(move || queue_key(&lexical))
+            .await
+            .unwrap_or_else(|_| normalize_lexically(path)),
+    };
+    let key = (host.map(str::to_owned), path);
     let lock = {
         let mut queues = QUEUES.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(queues.entry(key.clone()).or_default())
@@ -89,10 +105,26 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
+    with_file_mutation_queue_on(None, path, cancel, mutation).await
+}
+
+/// [`with_file_mutation_queue`] for `path` on `host` (`None`: this
+/// machine), as the Operations of the tool say
+/// ([`crate::tools::write::ops::WriteOperations::host`]).
+pub async fn with_file_mutation_queue_on<F, T>(
+    host: Option<&str>,
+    path: &Path,
+    cancel: &CancellationToken,
+    mutation: F,
+) -> Result<T, Aborted>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
     let turn = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(Aborted),
-        turn = lock_file(path) => turn,
+        turn = lock_file_on(host, path) => turn,
     };
     let task = tokio::spawn(async move {
         let _turn = turn;
@@ -174,7 +206,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.txt");
         let first = lock_file(&path).await;
-        let key = queue_key(&path);
+        let key = (None, queue_key(&path));
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
         for i in 0..5 {

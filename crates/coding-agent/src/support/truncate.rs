@@ -24,7 +24,7 @@ pub enum TruncatedBy {
 }
 
 /// Limits for a truncation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Maximum number of lines.
     pub max_lines: usize,

@@ -8,6 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::layout::Layout;
+use super::remote_support::{Sshd, cache_env};
 
 const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
 
@@ -33,12 +34,50 @@ pub fn run_tool(
     layout: &Layout,
     env: &[(String, String)],
 ) -> Result<Run, String> {
+    run_with(tool, args_json, layout, env, &[])
+}
+
+/// [`run_tool`] through `--remote` on `sshd`: the same environment is set
+/// for the helper there with ssh's `SetEnv`.
+pub fn run_tool_remotely(
+    tool: &str,
+    args_json: &str,
+    layout: &Layout,
+    env: &[(String, String)],
+    sshd: &Sshd,
+) -> Result<Run, String> {
+    let mut remote_env = vec![
+        ("HOME".to_owned(), layout.home.display().to_string()),
+        ("TMPDIR".to_owned(), layout.tmp.display().to_string()),
+        ("TZ".to_owned(), "UTC".to_owned()),
+    ];
+    remote_env.extend(env.iter().cloned());
+    let set_env = remote_env
+        .iter()
+        .map(|(k, v)| format!("\"{k}={v}\""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut flags = sshd.flags(&layout.work);
+    flags.extend(["--ssh-option".to_owned(), format!("SetEnv={set_env}")]);
+    let (cache_var, cache) = cache_env();
+    let env = [env, &[(cache_var.to_owned(), cache.display().to_string())]].concat();
+    run_with(tool, args_json, layout, &env, &flags)
+}
+
+fn run_with(
+    tool: &str,
+    args_json: &str,
+    layout: &Layout,
+    env: &[(String, String)],
+    extra: &[String],
+) -> Result<Run, String> {
     let mut child = Command::new(BIN)
         .arg("tool")
         .arg(tool)
         .arg(args_json)
         .arg("--cwd")
         .arg(&layout.work)
+        .args(extra)
         .current_dir(&layout.work)
         .env("HOME", &layout.home)
         .env("TMPDIR", &layout.tmp)

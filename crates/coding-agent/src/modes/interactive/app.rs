@@ -67,6 +67,8 @@ pub struct App {
     /// The model's context window in tokens, when known.
     context_window: Option<u64>,
     cwd: PathBuf,
+    /// `[user@]host[:port]` when the tools act on a remote host.
+    remote_host: Option<String>,
     tools: Vec<String>,
     usage: Usage,
     /// Tokens of the last answer's context (input, cache and output).
@@ -91,6 +93,7 @@ impl App {
             model,
             context_window: None,
             cwd: cwd.to_path_buf(),
+            remote_host: None,
             tools,
             usage: Usage::default(),
             context_tokens: 0,
@@ -105,6 +108,13 @@ impl App {
             app.count_usage(message);
         }
         app
+    }
+
+    /// Names the remote host the tools act on; the footer shows
+    /// `host:/dir` (the directory is the remote one, never shortened with
+    /// the local `~`).
+    pub fn set_remote_host(&mut self, host: String) {
+        self.remote_host = Some(host);
     }
 
     /// True while a run is in progress.
@@ -580,7 +590,10 @@ impl App {
     /// The footer: the cwd, then usage, cost and context, and the model.
     pub fn footer_lines(&self, width: u16) -> Vec<StyledLine> {
         let width = usize::from(width);
-        let cwd = display_path(&self.cwd);
+        let cwd = match &self.remote_host {
+            Some(host) => format!("{host}:{}", self.cwd.display()),
+            None => display_path(&self.cwd),
+        };
         let cwd = if text_width(&cwd) > width {
             let skip = cwd.chars().count().saturating_sub(width.saturating_sub(1));
             format!("…{}", cwd.chars().skip(skip).collect::<String>())

@@ -73,6 +73,8 @@ pub struct InteractiveOptions {
     /// [`LineLayer`](crate::warnings::LineLayer)), since stderr is the
     /// screen here.
     pub warnings: Option<crate::warnings::WarningReceiver>,
+    /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
+    pub remote_host: Option<String>,
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -94,6 +96,9 @@ pub async fn run_interactive(
         format!("{}/{}", model.provider, model.id),
         interactive.models.context_window(&model.provider),
     );
+    if let Some(host) = interactive.remote_host.clone() {
+        app.set_remote_host(host);
+    }
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
         events: session.subscribe_all(),

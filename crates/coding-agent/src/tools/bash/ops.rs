@@ -52,7 +52,7 @@ pub struct ExecOptions {
 }
 
 /// How a command ended on its own.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ExitStatus {
     /// The shell exited with this code.
     Code(i32),

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::support::walk::{PathGlob, slash_path, walk};
 
 /// One glob search, as the `find` tool asks for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FindRequest {
     /// The absolute directory to search.
     pub path: PathBuf,
@@ -24,7 +24,7 @@ pub struct FindRequest {
 }
 
 /// Why a glob search failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum FindError {
     /// Nothing exists at the search path.
     #[error("path not found")]

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::support::walk::{PathGlob, slash_path, walk_parallel};
 
 /// One search, as the `grep` tool asks for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GrepRequest {
     /// The absolute file or directory to search.
     pub path: PathBuf,
@@ -40,7 +40,7 @@ pub struct GrepRequest {
 }
 
 /// One matching line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GrepMatch {
     /// The file as shown to the model: relative to the searched directory with
     /// `/` separators, or the file's name when a single file was searched.
@@ -52,7 +52,7 @@ pub struct GrepMatch {
 }
 
 /// The text shown for a match.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MatchLines {
     /// Without context: the matching line, its line ending and every `\r` removed.
     Line(String),
@@ -70,7 +70,7 @@ pub enum MatchLines {
 }
 
 /// Why a search failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum GrepError {
     /// Nothing exists at the search path.
     #[error("path not found")]

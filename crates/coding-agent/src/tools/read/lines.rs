@@ -258,7 +258,7 @@ impl HeadCollector {
 }
 
 /// Which lines of a file to show and how much of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LineWindow {
     /// Index (0-based) of the first selected line.
     pub start: usize,
@@ -270,7 +270,7 @@ pub struct LineWindow {
 }
 
 /// What a file holds in a [`LineWindow`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WindowText {
     /// Lines in the whole file, split on `\n` (a trailing newline counts one
     /// more, empty, line; an empty file has one line).

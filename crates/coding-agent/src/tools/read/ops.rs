@@ -19,7 +19,7 @@ use super::lines::{LineWindow, WindowCollector, WindowText};
 const CHUNK: usize = 256 * 1024;
 
 /// What [`ReadOperations::access`] learns about a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileInfo {
     /// The path is a directory (read answers with EISDIR, as Pi does).
     pub is_dir: bool,

@@ -15,6 +15,13 @@ pub trait WriteOperations: Send + Sync {
 
     /// Replaces the contents of the file at `path`, creating it if needed.
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
+
+    /// The machine the files are on, for the per-file mutation queue:
+    /// `None` for this one, else a name unique per remote host, so a
+    /// remote `/a` and a local `/a` never share a queue.
+    fn host(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The local file system. Writes are atomic (temporary file, fsync, rename:

@@ -1,0 +1,218 @@
+//! `--remote` figures against a real sshd on 127.0.0.1 (run by `cargo xtask
+//! bench`, or `cargo bench -p coding-agent --bench remote`), each a ratio
+//! against a baseline measured in the same run:
+//! - a small read through the remote tool against a bare `ssh -S <control
+//!   socket> host true` on the same connection (the cheapest thing ssh can
+//!   do per call);
+//! - 10 reads in parallel (one batch) against one read;
+//! - grep over a tree of real source against the same grep run locally;
+//! - read of the last lines of a large file against the same read locally.
+//!
+//! Latencies are medians over repeated calls in one process, so they measure
+//! the call, not connecting. `BENCH_QUICK=1` uses smaller inputs; `BENCH_CORPUS`
+//! names the source tree to grep (default: a copy of the cargo registry's
+//! sources made under the target directory).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "../tests/remote_support/mod.rs"]
+mod remote_support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_core::UpdateSink;
+use coding_agent::remote::{RemoteOperations, remote_tool};
+use coding_agent::tools::builtin_tool;
+use coding_agent::{ToolContext, ToolDefinition};
+use remote_support::{HOST, Sshd};
+use serde_json::{Value, json};
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+async fn call(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) {
+    let result = tool
+        .execute(
+            "bench",
+            args.clone(),
+            ToolContext::new(cwd),
+            UpdateSink::channel().0,
+        )
+        .await;
+    assert!(result.is_ok(), "{result:?}");
+}
+
+async fn timed(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) -> Duration {
+    let started = Instant::now();
+    call(tool, cwd, args).await;
+    started.elapsed()
+}
+
+fn row(what: &str, ours: Duration, baseline_name: &str, baseline: Duration) {
+    println!(
+        "| {what} | {:.2} ms | {baseline_name} | {:.2} ms | {:.2}x |",
+        ours.as_secs_f64() * 1e3,
+        baseline.as_secs_f64() * 1e3,
+        ours.as_secs_f64() / baseline.as_secs_f64().max(1e-6)
+    );
+}
+
+/// A tree of real source of about `bytes`: copies of the cargo registry.
+fn corpus(bytes: u64) -> PathBuf {
+    if let Some(dir) = std::env::var_os("BENCH_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    let corpus =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("remote-corpus-{}", bytes >> 20));
+    if corpus.exists() {
+        return corpus;
+    }
+    let registry = PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo/registry/src");
+    let size = du(&registry).max(1);
+    std::fs::create_dir_all(&corpus).unwrap();
+    for copy in 0..bytes.div_ceil(size) {
+        let status = Command::new("cp")
+            .arg("-r")
+            .arg(&registry)
+            .arg(corpus.join(format!("copy{copy}")))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    corpus
+}
+
+fn du(path: &Path) -> u64 {
+    let out = Command::new("du").arg("-sb").arg(path).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn big_file(path: &Path, lines: u64) {
+    if path.exists() {
+        return;
+    }
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let filler = "x".repeat(88);
+    for n in 1..=lines {
+        writeln!(out, "{n:010} {filler}").unwrap();
+    }
+    out.flush().unwrap();
+}
+
+#[tokio::main]
+async fn main() {
+    let quick = std::env::var("BENCH_QUICK").is_ok_and(|v| v == "1");
+    let Some(sshd) = Sshd::start() else {
+        eprintln!("remote bench: no sshd, nothing measured");
+        return;
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("remote-bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("small.txt"), "one line\n").unwrap();
+    let host = Arc::new(sshd.connect(&dir).await);
+    let ops = RemoteOperations::new(Arc::clone(&host));
+    let remote = |name| remote_tool(name, &ops).unwrap();
+    let local = |name| builtin_tool(name).unwrap();
+    let rounds = if quick { 20 } else { 100 };
+
+    println!("\n| remote benchmark | ours | baseline | baseline time | ratio |");
+    println!("|---|---|---|---|---|");
+
+    // A bare command on the same connection.
+    let control = host.connection().await.unwrap().control_path();
+    let mut bare = Vec::new();
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let status = Command::new("ssh")
+            .arg("-F")
+            .arg(sshd.ssh_config())
+            .arg("-S")
+            .arg(&control)
+            .args([HOST, "true"])
+            .stdin(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        bare.push(started.elapsed());
+    }
+    let read = remote("read");
+    let small = json!({"path": "small.txt"});
+    call(&read, &dir, &small).await;
+    let mut reads = Vec::new();
+    for _ in 0..rounds {
+        reads.push(timed(&read, &dir, &small).await);
+    }
+    let one_read = median(reads);
+    row(
+        "small read (median)",
+        one_read,
+        "ssh -S <control> host true",
+        median(bare),
+    );
+
+    // 10 reads at once, as a parallel batch runs them.
+    let mut batches = Vec::new();
+    for _ in 0..rounds / 5 {
+        let started = Instant::now();
+        futures::future::join_all((0..10).map(|_| call(&read, &dir, &small))).await;
+        batches.push(started.elapsed());
+    }
+    row(
+        "10 reads in parallel (median)",
+        median(batches),
+        "one read",
+        one_read,
+    );
+
+    // grep over a tree of real source, remote against local.
+    let tree = corpus(if quick { 25 << 20 } else { 250 << 20 });
+    eprintln!("corpus: {} ({} MB)", tree.display(), du(&tree) >> 20);
+    let grep_args = json!({"pattern": "PhantomPinned", "path": tree, "limit": 1_000_000});
+    let runs = if quick { 1 } else { 3 };
+    let mut remote_grep = Vec::new();
+    let mut local_grep = Vec::new();
+    for _ in 0..runs {
+        local_grep.push(timed(&local("grep"), &dir, &grep_args).await);
+        remote_grep.push(timed(&remote("grep"), &dir, &grep_args).await);
+    }
+    row(
+        &format!("grep over {} MB", du(&tree) >> 20),
+        median(remote_grep),
+        "the same grep, local",
+        median(local_grep),
+    );
+
+    // The last lines of a large file, remote against local.
+    let lines: u64 = if quick { 1_000_000 } else { 10_000_000 };
+    let big = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("big-{lines}.txt"));
+    big_file(&big, lines);
+    let tail = json!({"path": big, "offset": lines + 1 - 49});
+    let moved_before = host.connection().await.unwrap().channel().bytes_received();
+    let mut remote_tail = Vec::new();
+    let mut local_tail = Vec::new();
+    for _ in 0..runs {
+        local_tail.push(timed(&local("read"), &dir, &tail).await);
+        remote_tail.push(timed(&read, &dir, &tail).await);
+    }
+    let moved = host.connection().await.unwrap().channel().bytes_received() - moved_before;
+    row(
+        &format!(
+            "read last 50 lines of {} MB ({} KB moved per read)",
+            (lines * 100) >> 20,
+            moved / runs as u64 / 1024
+        ),
+        median(remote_tail),
+        "the same read, local",
+        median(local_tail),
+    );
+}

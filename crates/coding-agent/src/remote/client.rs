@@ -1,0 +1,323 @@
+//! The local end of the helper channel: sends [`Call`]s, routes each
+//! [`Reply`] to the call with its id, and turns a dropped connection into
+//! [`Lost`] for every call in flight.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::protocol::{Call, Frame, Reply, read_frame, write_frame};
+
+/// Calls waiting to be written, at most.
+const CALLS_IN_FLIGHT: usize = 64;
+
+/// Replies of one call waiting for it, at most (bash output chunks); a slow
+/// reader of one call's output slows the channel rather than growing memory.
+const REPLIES_PER_CALL: usize = 16;
+
+/// The connection to the remote host ended; the text says why, in ssh's
+/// words when it gave any.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Remote connection lost: {0}")]
+pub struct Lost(pub String);
+
+type Pending = Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>>;
+
+/// One helper channel shared by every call.
+#[derive(Debug)]
+pub struct HelperChannel {
+    calls: mpsc::Sender<Frame<Call>>,
+    pending: Pending,
+    next_id: AtomicU64,
+    /// Why the channel closed, once it has.
+    lost: Arc<OnceLock<String>>,
+    closed: CancellationToken,
+    /// Bytes received from the helper so far.
+    received: Arc<AtomicU64>,
+}
+
+impl HelperChannel {
+    /// Starts the reader and writer tasks on the helper's stdout and stdin.
+    /// `why_lost` is asked, once the channel ends, for the reason to report
+    /// (ssh's last words).
+    pub fn start<W, R, F>(to_helper: W, from_helper: R, why_lost: F) -> Self
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+        R: AsyncRead + Unpin + Send + 'static,
+        F: Future<Output = String> + Send + 'static,
+    {
+        let (calls, outgoing) = mpsc::channel(CALLS_IN_FLIGHT);
+        let pending: Pending = Arc::default();
+        let lost = Arc::new(OnceLock::new());
+        let closed = CancellationToken::new();
+        let received = Arc::new(AtomicU64::new(0));
+        tokio::spawn(write_calls(to_helper, outgoing, closed.clone()));
+        tokio::spawn(route_replies(
+            Counted {
+                inner: from_helper,
+                count: Arc::clone(&received),
+            },
+            Arc::clone(&pending),
+            Arc::clone(&lost),
+            closed.clone(),
+            why_lost,
+        ));
+        HelperChannel {
+            calls,
+            pending,
+            next_id: AtomicU64::new(1),
+            lost,
+            closed,
+            received,
+        }
+    }
+
+    /// Bytes received from the helper since the channel started: what the
+    /// link carried back (a read near the end of a huge file moves only
+    /// its window).
+    pub fn bytes_received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+
+    /// Whether the channel has ended.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Fires when the channel ends.
+    pub fn closed(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    fn lost(&self) -> Lost {
+        Lost(
+            self.lost
+                .get()
+                .cloned()
+                .unwrap_or_else(|| "the ssh connection closed".into()),
+        )
+    }
+
+    /// Sends `call`; its replies come through the returned [`CallReplies`].
+    pub async fn start_call(&self, call: Call) -> Result<CallReplies<'_>, Lost> {
+        if self.is_closed() {
+            return Err(self.lost());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (sender, replies) = mpsc::channel(REPLIES_PER_CALL);
+        lock(&self.pending).insert(id, sender);
+        let call_replies = CallReplies {
+            channel: self,
+            id,
+            replies,
+            finished: false,
+            cancel_sent: false,
+        };
+        if self.calls.send(Frame { id, body: call }).await.is_err() {
+            return Err(self.lost());
+        }
+        Ok(call_replies)
+    }
+
+    /// Runs `call` to its one reply; cancelling asks the helper to stop and
+    /// still waits for its answer (so a write that already happened is
+    /// reported as done).
+    pub async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, Lost> {
+        let mut replies = self.start_call(call).await?;
+        loop {
+            match replies.next(cancel).await? {
+                Some(reply) if reply.is_final() => return Ok(reply),
+                // Output chunks of a call that is not bash: nothing to keep.
+                Some(_) => {}
+                None => return Err(Lost("the helper sent no final reply".into())),
+            }
+        }
+    }
+}
+
+/// The replies of one call. Dropped before its final reply, it cancels the
+/// call on the helper, so nothing runs there for a caller that left.
+#[derive(Debug)]
+pub struct CallReplies<'a> {
+    channel: &'a HelperChannel,
+    id: u64,
+    replies: mpsc::Receiver<Reply>,
+    finished: bool,
+    cancel_sent: bool,
+}
+
+impl CallReplies<'_> {
+    /// The next reply; sends the helper a cancel once `cancel` fires (and
+    /// keeps waiting for the final reply). `Ok(None)` only after the final
+    /// reply was returned.
+    pub async fn next(&mut self, cancel: &CancellationToken) -> Result<Option<Reply>, Lost> {
+        if self.finished {
+            return Ok(None);
+        }
+        let reply = if self.cancel_sent {
+            self.replies.recv().await
+        } else {
+            tokio::select! {
+                reply = self.replies.recv() => reply,
+                () = cancel.cancelled() => {
+                    self.send_cancel();
+                    self.replies.recv().await
+                }
+            }
+        };
+        match reply {
+            Some(reply) => {
+                self.finished = reply.is_final();
+                Ok(Some(reply))
+            }
+            None => Err(self.channel.lost()),
+        }
+    }
+
+    /// Asks the helper to cancel this call, once.
+    fn send_cancel(&mut self) {
+        if self.cancel_sent {
+            return;
+        }
+        self.cancel_sent = true;
+        let calls = self.channel.calls.clone();
+        let id = self.id;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = calls
+                    .send(Frame {
+                        id,
+                        body: Call::Cancel,
+                    })
+                    .await;
+            });
+        }
+    }
+}
+
+impl Drop for CallReplies<'_> {
+    fn drop(&mut self) {
+        lock(&self.channel.pending).remove(&self.id);
+        if !self.finished {
+            self.send_cancel();
+        }
+    }
+}
+
+/// A reader that counts the bytes it passes on.
+struct Counted<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let read = buf.filled().len() - before;
+        self.count.fetch_add(read as u64, Ordering::Relaxed);
+        polled
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+async fn write_calls<W: AsyncWrite + Unpin>(
+    mut to_helper: W,
+    mut outgoing: mpsc::Receiver<Frame<Call>>,
+    closed: CancellationToken,
+) {
+    loop {
+        let frame = tokio::select! {
+            frame = outgoing.recv() => frame,
+            () = closed.cancelled() => None,
+        };
+        let Some(frame) = frame else { break };
+        if write_frame(&mut to_helper, &frame).await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn route_replies<R: AsyncRead + Unpin, F: Future<Output = String>>(
+    mut from_helper: R,
+    pending: Pending,
+    lost: Arc<OnceLock<String>>,
+    closed: CancellationToken,
+    why_lost: F,
+) {
+    let broken = loop {
+        match read_frame::<Reply>(&mut from_helper).await {
+            Ok(Some(Frame { id, body })) => {
+                let sender = {
+                    let mut pending = lock(&pending);
+                    if body.is_final() {
+                        pending.remove(&id)
+                    } else {
+                        pending.get(&id).cloned()
+                    }
+                };
+                if let Some(sender) = sender {
+                    // The caller may have left; its replies are dropped.
+                    let _ = sender.send(body).await;
+                }
+            }
+            Ok(None) => break None,
+            Err(e) => break Some(e.to_string()),
+        }
+    };
+    let mut reason = why_lost.await;
+    if reason.is_empty() {
+        reason = broken.unwrap_or_else(|| "the ssh connection closed".into());
+    }
+    let _ = lost.set(reason);
+    closed.cancel();
+    // Every caller still waiting sees its sender dropped: `Lost`.
+    lock(&pending).clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::protocol::read_greeting;
+
+    #[tokio::test]
+    async fn calls_run_concurrently_and_a_closed_helper_ends_them_as_lost() {
+        let (local, remote) = tokio::io::duplex(1 << 16);
+        let (remote_read, remote_write) = tokio::io::split(remote);
+        let helper = tokio::spawn(crate::remote::helper::serve(remote_read, remote_write));
+        let (local_read, local_write) = tokio::io::split(local);
+        let mut local_read = local_read;
+        read_greeting(&mut local_read).await.unwrap();
+        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        let dir = tempfile::tempdir().unwrap();
+        let never = CancellationToken::new();
+        let (a, b) = tokio::join!(
+            channel.call(Call::LsExists(dir.path().to_path_buf()), &never),
+            channel.call(Call::LsExists(dir.path().join("nothing")), &never),
+        );
+        assert!(matches!(a.unwrap(), Reply::Exists(true)));
+        assert!(matches!(b.unwrap(), Reply::Exists(false)));
+        helper.abort();
+        let _ = helper.await;
+        channel.closed().cancelled().await;
+        assert_eq!(
+            channel
+                .call(Call::LsExists(dir.path().to_path_buf()), &never)
+                .await
+                .unwrap_err()
+                .to_string(),
+            "Remote connection lost: the ssh connection closed"
+        );
+    }
+}

@@ -1,0 +1,641 @@
+//! One OpenSSH connection to the remote host and the helper running on it.
+//!
+//! The system `ssh` does the connecting, so the user's `~/.ssh/config`,
+//! agent, `known_hosts`, `ProxyJump` and certificates all apply. A
+//! connection is:
+//! - the *master*: `ssh -o ControlMaster=yes -o ControlPersist=no host
+//!   <lifeline>`, whose session prints `uname -sm` and `$HOME` and then
+//!   waits on its stdin, which only this process holds. If this process dies
+//!   however it dies, that stdin closes, the session ends and the master
+//!   exits: no ssh is left behind locally, and none on the remote;
+//! - the *helper*: this binary on the remote, uploaded once per build into a
+//!   cache directory there, started over the master's control socket with
+//!   `ssh -T host <helper> remote-helper` (no login shell per call: the
+//!   remote `.bashrc` runs at most once per connection), speaking
+//!   [`super::protocol`] on its stdin and stdout.
+//!
+//! `BatchMode` is always on (no prompt can block the agent) and host keys
+//! are checked as the user's configuration says: an unknown or changed key
+//! fails the connection with ssh's own words.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio_util::sync::CancellationToken;
+
+use super::client::{HelperChannel, Lost};
+use super::helper::VERSION;
+use super::protocol::{Call, Reply, read_greeting};
+use super::target::RemoteTarget;
+
+/// How long ssh may take to reach the host, unless an `--ssh-option
+/// ConnectTimeout=` says otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long starting a connection may take at most, all steps together
+/// (connecting, authenticating, the first answer), so a host that accepts
+/// the TCP connection and then says nothing cannot hang the agent.
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+/// How long uploading the helper may take (it is tens of megabytes).
+const UPLOAD_LIMIT: Duration = Duration::from_secs(600);
+
+/// The stderr kept of each ssh process: the end, where its reason is.
+const STDERR_KEPT_BYTES: usize = 4096;
+
+/// How to reach the remote host.
+#[derive(Debug, Clone)]
+pub struct RemoteOptions {
+    /// Host, user, port and working directory.
+    pub target: RemoteTarget,
+    /// `ssh -F FILE`.
+    pub ssh_config: Option<PathBuf>,
+    /// `ssh -o KEY=VALUE` each; they come before the agent's own options,
+    /// so they win (ssh takes the first value it sees).
+    pub ssh_options: Vec<String>,
+    /// The binary uploaded as the helper; `None`: this executable.
+    pub helper_binary: Option<PathBuf>,
+    /// The remote directory the helper is cached in; `None`:
+    /// `~/.cache/coding-agent` of the remote user.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl RemoteOptions {
+    /// Options for `target` with everything else left to ssh's configuration.
+    pub fn new(target: RemoteTarget) -> Self {
+        RemoteOptions {
+            target,
+            ssh_config: None,
+            ssh_options: Vec::new(),
+            helper_binary: None,
+            cache_dir: None,
+        }
+    }
+}
+
+/// The `"remote"` key of the global `settings.json`: the same as the flags,
+/// which win over it key by key.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoteSettings {
+    /// `[ssh://][user@]host[:port][/abs/path]`, as `--remote`.
+    pub target: Option<String>,
+    /// As `--ssh-config`.
+    pub ssh_config: Option<PathBuf>,
+    /// As `--ssh-option`, each `KEY=VALUE`.
+    #[serde(default)]
+    pub ssh_options: Vec<String>,
+    /// The remote directory the helper is cached in
+    /// [default: `~/.cache/coding-agent` there].
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Why a connection could not be made; each text says what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// ssh failed; its own words follow.
+    #[error("cannot connect to {host}: {message}")]
+    Ssh {
+        /// `[user@]host[:port]`.
+        host: String,
+        /// What ssh said (`Host key verification failed.`, ...).
+        message: String,
+    },
+    /// The remote cannot run this binary as the helper.
+    #[error(
+        "{host} runs {remote}, but this coding-agent is built for {local}: its helper cannot run there. Run a coding-agent built for {remote}."
+    )]
+    Platform {
+        /// `[user@]host[:port]`.
+        host: String,
+        /// `uname -sm` of the remote.
+        remote: String,
+        /// The same for this build.
+        local: String,
+    },
+    /// The helper could not be uploaded or started.
+    #[error("cannot start the coding-agent helper on {host}: {message}")]
+    Helper {
+        /// `[user@]host[:port]`.
+        host: String,
+        /// What went wrong, and what to change.
+        message: String,
+    },
+    /// The working directory is not a directory on the remote.
+    #[error("{dir} on {host}: {message}")]
+    Cwd {
+        /// `[user@]host[:port]`.
+        host: String,
+        /// The directory asked for.
+        dir: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// What ssh printed on stderr, the last [`STDERR_KEPT_BYTES`] of it.
+#[derive(Debug, Clone, Default)]
+struct Stderr {
+    kept: Arc<Mutex<Vec<u8>>>,
+    /// Fires once the pipe has ended.
+    ended: CancellationToken,
+}
+
+impl Stderr {
+    fn collect(&self, pipe: impl AsyncRead + Unpin + Send + 'static) {
+        let kept = Arc::clone(&self.kept);
+        let ended = self.ended.clone();
+        tokio::spawn(async move {
+            let _ended = ended.drop_guard();
+            let mut pipe = pipe;
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+                kept.extend_from_slice(&buf[..n]);
+                let excess = kept.len().saturating_sub(STDERR_KEPT_BYTES);
+                kept.drain(..excess);
+            }
+        });
+    }
+
+    /// The text so far, trimmed.
+    fn text(&self) -> String {
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        String::from_utf8_lossy(&kept).trim().to_owned()
+    }
+
+    /// The whole text, once ssh has closed its stderr (it has exited), or
+    /// what came within a second.
+    async fn final_text(&self) -> String {
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.ended.cancelled()).await;
+        self.text()
+    }
+}
+
+/// A live connection: the master, its control socket, the helper channel.
+#[derive(Debug)]
+pub struct Connection {
+    /// Holds the control socket; removed with the connection.
+    control_dir: tempfile::TempDir,
+    /// Killed when the connection is dropped, which closes every session.
+    _master: Child,
+    /// The master's session lives until this closes.
+    _lifeline: ChildStdin,
+    channel: HelperChannel,
+    /// The remote user's home directory.
+    home: PathBuf,
+}
+
+impl Connection {
+    /// The helper channel.
+    pub fn channel(&self) -> &HelperChannel {
+        &self.channel
+    }
+
+    /// The master's control socket: `ssh -S <it> host COMMAND` runs a
+    /// command on this connection (the benchmarks' baseline round trip).
+    pub fn control_path(&self) -> PathBuf {
+        self.control_dir.path().join("s")
+    }
+
+    /// The remote user's `$HOME`.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// Connects, checks the platform, and starts (uploading if needed) the helper.
+    pub async fn open(options: &RemoteOptions) -> Result<Self, ConnectError> {
+        let host = options.target.authority();
+        let ssh_error = |message: String| ConnectError::Ssh {
+            host: host.clone(),
+            message,
+        };
+        let control_dir = tempfile::Builder::new()
+            .prefix("ca-ssh-")
+            .tempdir()
+            .map_err(|e| {
+                ssh_error(format!(
+                    "cannot create a directory for the control socket: {e}"
+                ))
+            })?;
+        let ssh = Ssh {
+            options,
+            control: control_dir.path().join("s"),
+        };
+        let (master, lifeline, uname, home) = tokio::time::timeout(START_LIMIT, ssh.start_master())
+            .await
+            .map_err(|_| ssh_error(format!("no answer within {} s", START_LIMIT.as_secs())))?
+            .map_err(ssh_error)?;
+        check_platform(&host, &uname)?;
+        let helper_path = helper_path(options, &home).map_err(|message| ConnectError::Helper {
+            host: host.clone(),
+            message,
+        })?;
+        let channel = ssh
+            .helper(&helper_path)
+            .await
+            .map_err(|message| ConnectError::Helper {
+                host: host.clone(),
+                message,
+            })?;
+        Ok(Connection {
+            control_dir,
+            _master: master,
+            _lifeline: lifeline,
+            channel,
+            home,
+        })
+    }
+}
+
+/// Builds the ssh command lines of one connection.
+struct Ssh<'a> {
+    options: &'a RemoteOptions,
+    control: PathBuf,
+}
+
+impl Ssh<'_> {
+    /// `ssh <options> -- host COMMAND`, sharing the control socket.
+    fn command(&self, master: bool, remote_command: &str) -> Command {
+        let options = self.options;
+        let mut ssh = Command::new("ssh");
+        if let Some(config) = &options.ssh_config {
+            ssh.arg("-F").arg(config);
+        }
+        // The control socket is ours whatever the configuration says.
+        ssh.arg("-o")
+            .arg(format!("ControlPath={}", self.control.display()))
+            .arg("-o")
+            .arg(if master {
+                "ControlMaster=yes"
+            } else {
+                "ControlMaster=no"
+            });
+        for option in &options.ssh_options {
+            ssh.arg("-o").arg(option);
+        }
+        ssh.args(["-o", "BatchMode=yes"])
+            .args([
+                "-o",
+                &format!("ConnectTimeout={}", DEFAULT_CONNECT_TIMEOUT.as_secs()),
+            ])
+            .args([
+                "-o",
+                "ServerAliveInterval=15",
+                "-o",
+                "ServerAliveCountMax=3",
+            ])
+            .args(["-o", "ControlPersist=no", "-T"]);
+        if let Some(user) = &options.target.user {
+            ssh.arg("-l").arg(user);
+        }
+        if let Some(port) = options.target.port {
+            ssh.arg("-p").arg(port.to_string());
+        }
+        ssh.arg("--")
+            .arg(&options.target.host)
+            .arg(remote_command)
+            .kill_on_drop(true);
+        ssh
+    }
+
+    /// Starts the master; returns it, its lifeline, `uname -sm` and `$HOME`.
+    async fn start_master(&self) -> Result<(Child, ChildStdin, String, PathBuf), String> {
+        let lifeline =
+            "exec /bin/sh -c 'uname -sm; printf \"%s\\n\" \"$HOME\"; exec cat >/dev/null'";
+        let mut master = self
+            .command(true, lifeline)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run ssh: {e}"))?;
+        let stderr = Stderr::default();
+        if let Some(pipe) = master.stderr.take() {
+            stderr.collect(pipe);
+        }
+        let (Some(stdin), Some(stdout)) = (master.stdin.take(), master.stdout.take()) else {
+            return Err("ssh has no pipes".into());
+        };
+        let mut lines = BufReader::new(stdout).lines();
+        let mut next = async || lines.next_line().await.ok().flatten();
+        let (uname, home) = (next().await, next().await);
+        match (uname, home) {
+            (Some(uname), Some(home)) => Ok((master, stdin, uname, PathBuf::from(home))),
+            _ => {
+                let status = master.wait().await.ok();
+                let said = stderr.final_text().await;
+                Err(if said.is_empty() {
+                    format!("ssh exited ({})", describe(status))
+                } else {
+                    said
+                })
+            }
+        }
+    }
+
+    /// Starts the helper at `path`, uploading it first if it is not there.
+    async fn helper(&self, path: &Path) -> Result<HelperChannel, String> {
+        match self.start_helper(path).await? {
+            Started::Running(channel) => Ok(channel),
+            Started::Missing => {
+                self.upload(path).await?;
+                match self.start_helper(path).await? {
+                    Started::Running(channel) => Ok(channel),
+                    Started::Missing => Err(format!(
+                        "{} is still missing after uploading it",
+                        path.display()
+                    )),
+                }
+            }
+        }
+    }
+
+    async fn start_helper(&self, path: &Path) -> Result<Started, String> {
+        // Without SSH_CLIENT, the bash of each command does not source the
+        // remote `~/.bashrc` again (bash does so when it sees it was started
+        // by sshd): the login script runs once per connection, not per call.
+        let command = format!(
+            "exec env -u SSH_CLIENT -u SSH2_CLIENT {} remote-helper",
+            sh_quote(&path.to_string_lossy())
+        );
+        let mut helper = self
+            .command(false, &command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run ssh: {e}"))?;
+        let stderr = Stderr::default();
+        if let Some(pipe) = helper.stderr.take() {
+            stderr.collect(pipe);
+        }
+        let (Some(stdin), Some(mut stdout)) = (helper.stdin.take(), helper.stdout.take()) else {
+            return Err("ssh has no pipes".into());
+        };
+        let greeting = tokio::time::timeout(START_LIMIT, read_greeting(&mut stdout)).await;
+        match greeting {
+            Ok(Ok(version)) if version == VERSION => {}
+            Ok(Ok(version)) => {
+                return Err(format!(
+                    "{} answered as version {version}, expected {VERSION}; remove it so it is uploaded again",
+                    path.display()
+                ));
+            }
+            Ok(Err(_)) => {
+                let status = helper.wait().await.ok();
+                let said = stderr.final_text().await;
+                return match status.and_then(|s| s.code()) {
+                    Some(127) => Ok(Started::Missing),
+                    Some(126) => Err(format!(
+                        "{} cannot be executed there ({said}); set remote.cacheDir to a directory that allows executing files",
+                        path.display(),
+                    )),
+                    _ => Err(format!("{said} ({})", describe(status))),
+                };
+            }
+            Err(_) => {
+                return Err(format!(
+                    "{} did not answer within {} s",
+                    path.display(),
+                    START_LIMIT.as_secs()
+                ));
+            }
+        }
+        let why_lost = async move {
+            // Give ssh a moment to exit and say why, then kill it.
+            let _ = tokio::time::timeout(Duration::from_secs(2), helper.wait()).await;
+            stderr.final_text().await
+        };
+        Ok(Started::Running(HelperChannel::start(
+            stdin, stdout, why_lost,
+        )))
+    }
+
+    /// Copies the helper binary to `path` on the remote: into a temporary
+    /// file next to it, made executable, then renamed, so a helper is never
+    /// seen half-written.
+    async fn upload(&self, path: &Path) -> Result<(), String> {
+        let binary = helper_binary(self.options)?;
+        let file = std::fs::File::open(&binary)
+            .map_err(|e| format!("cannot read {}: {e}", binary.display()))?;
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        let (dir, path) = (
+            sh_quote(&dir.to_string_lossy()),
+            sh_quote(&path.to_string_lossy()),
+        );
+        let script = format!(
+            "set -e; umask 077; mkdir -p {dir}; t={path}.$$.tmp; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; chmod 700 \"$t\"; mv -f \"$t\" {path}; trap - EXIT"
+        );
+        let mut upload = self
+            .command(false, &format!("exec /bin/sh -c {}", sh_quote(&script)))
+            .stdin(Stdio::from(file))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run ssh: {e}"))?;
+        let stderr = Stderr::default();
+        if let Some(pipe) = upload.stderr.take() {
+            stderr.collect(pipe);
+        }
+        let status = tokio::time::timeout(UPLOAD_LIMIT, upload.wait())
+            .await
+            .map_err(|_| format!("uploading took over {} s", UPLOAD_LIMIT.as_secs()))?
+            .map_err(|e| e.to_string())?;
+        if status.success() {
+            return Ok(());
+        }
+        Err(format!(
+            "cannot upload it to {dir}: {}; set remote.cacheDir to a writable directory",
+            stderr.final_text().await
+        ))
+    }
+}
+
+enum Started {
+    Running(HelperChannel),
+    /// The shell found no helper at the path (exit status 127).
+    Missing,
+}
+
+fn describe(status: Option<std::process::ExitStatus>) -> String {
+    match status {
+        Some(status) => status.to_string(),
+        None => "no exit status".into(),
+    }
+}
+
+/// `text` quoted for a POSIX shell (and for fish, which reads `'\''` alike).
+pub fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// `uname -sm` of a machine this binary runs on.
+fn local_platform() -> String {
+    let os = match std::env::consts::OS {
+        "linux" => "Linux",
+        "macos" => "Darwin",
+        "freebsd" => "FreeBSD",
+        other => other,
+    };
+    format!("{os} {}", std::env::consts::ARCH)
+}
+
+fn check_platform(host: &str, uname: &str) -> Result<(), ConnectError> {
+    let local = local_platform();
+    let remote = uname.trim().replace(" arm64", " aarch64");
+    if remote == local {
+        return Ok(());
+    }
+    Err(ConnectError::Platform {
+        host: host.to_owned(),
+        remote: uname.trim().to_owned(),
+        local,
+    })
+}
+
+fn helper_binary(options: &RemoteOptions) -> Result<PathBuf, String> {
+    match &options.helper_binary {
+        Some(path) => Ok(path.clone()),
+        None => std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}")),
+    }
+}
+
+/// Where the helper of this build lives on the remote:
+/// `<cache dir>/coding-agent-<version>-<build id>`. The build id comes from
+/// the binary's size and modification time, so each build is uploaded once
+/// and a rebuilt binary never runs an older helper.
+fn helper_path(options: &RemoteOptions, home: &Path) -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let binary = helper_binary(options)?;
+    let metadata =
+        std::fs::metadata(&binary).map_err(|e| format!("cannot read {}: {e}", binary.display()))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    metadata.len().hash(&mut hasher);
+    metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .hash(&mut hasher);
+    let dir = options
+        .cache_dir
+        .clone()
+        .unwrap_or_else(|| home.join(".cache/coding-agent"));
+    Ok(dir.join(format!("coding-agent-{VERSION}-{:016x}", hasher.finish())))
+}
+
+/// The remote host as the tools use it: a connection that is reopened once
+/// when a call finds it lost.
+#[derive(Debug)]
+pub struct RemoteHost {
+    options: RemoteOptions,
+    current: tokio::sync::Mutex<Arc<Connection>>,
+    cwd: PathBuf,
+}
+
+impl RemoteHost {
+    /// Connects and checks the working directory (the remote home when the
+    /// target names none). Errors are for the user, at start.
+    pub async fn connect(options: RemoteOptions) -> Result<Self, ConnectError> {
+        let connection = Connection::open(&options).await?;
+        let cwd = options
+            .target
+            .dir
+            .clone()
+            .unwrap_or_else(|| connection.home().to_path_buf());
+        let cwd_error = |message: &str| ConnectError::Cwd {
+            host: options.target.authority(),
+            dir: cwd.display().to_string(),
+            message: message.to_owned(),
+        };
+        let never = CancellationToken::new();
+        match connection
+            .channel()
+            .call(Call::LsStat(cwd.clone()), &never)
+            .await
+        {
+            Ok(Reply::Stat(Ok(stat))) if stat.is_directory => {}
+            Ok(Reply::Stat(Ok(_))) => return Err(cwd_error("not a directory")),
+            Ok(Reply::Stat(Err(e))) => return Err(cwd_error(&io::Error::from(e).to_string())),
+            Ok(other) => return Err(cwd_error(&format!("unexpected answer {other:?}"))),
+            Err(lost) => return Err(cwd_error(&lost.to_string())),
+        }
+        Ok(RemoteHost {
+            options,
+            current: tokio::sync::Mutex::new(Arc::new(connection)),
+            cwd,
+        })
+    }
+
+    /// The working directory on the remote.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// `[user@]host[:port]`.
+    pub fn authority(&self) -> String {
+        self.options.target.authority()
+    }
+
+    /// The host's name in the per-file mutation queue: the target plus the
+    /// ssh configuration, since one alias may name different hosts under
+    /// different configurations.
+    pub fn queue_name(&self) -> String {
+        let config = self
+            .options
+            .ssh_config
+            .as_ref()
+            .map(|c| format!(" -F {}", c.display()))
+            .unwrap_or_default();
+        format!("ssh://{}{config}", self.authority())
+    }
+
+    /// The live connection; reconnects once if the last one was lost.
+    pub async fn connection(&self) -> Result<Arc<Connection>, Lost> {
+        let mut current = self.current.lock().await;
+        if !current.channel().is_closed() {
+            return Ok(Arc::clone(&current));
+        }
+        let connection = Connection::open(&self.options)
+            .await
+            .map_err(|e| Lost(e.to_string()))?;
+        *current = Arc::new(connection);
+        Ok(Arc::clone(&current))
+    }
+
+    /// Runs one call to its final reply (see [`HelperChannel::call`]).
+    pub async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, Lost> {
+        let connection = self.connection().await?;
+        connection.channel().call(call, cancel).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_single_quotes() {
+        assert_eq!(sh_quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn a_remote_of_another_platform_is_refused_with_both_names() {
+        let local = local_platform();
+        assert!(check_platform("box", &format!("{local}\n")).is_ok());
+        assert_eq!(
+            check_platform("box", "Plan9 mips").unwrap_err().to_string(),
+            format!(
+                "box runs Plan9 mips, but this coding-agent is built for {local}: its helper cannot run there. Run a coding-agent built for Plan9 mips."
+            )
+        );
+    }
+}

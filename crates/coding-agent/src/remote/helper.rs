@@ -1,0 +1,227 @@
+//! The helper: this binary on the remote host (`coding-agent remote-helper`),
+//! answering [`Call`]s on its stdin and stdout with the local Operations.
+//!
+//! Running the same code as a local tool is what makes remote answers
+//! byte-identical: grep and find walk with the in-process ignore rules and
+//! ordering, read streams its window, writes are atomic, bash runs in its
+//! own process group. Each call runs on its own task, so a parallel batch
+//! runs in parallel here too.
+//!
+//! When its stdin ends (the connection dropped, or the agent exited), every
+//! running call is cancelled, which kills every command's process group, and
+//! the helper exits: nothing is left running on the remote host.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::unix::ffi::OsStringExt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::protocol::{
+    BashCall, Bytes, Call, Frame, GREETING, Reply, WireFs, WireIo, WireRead, read_frame,
+    write_frame,
+};
+use crate::tools::bash::ops::{BashOperations, ExecOptions, LocalBashOperations};
+use crate::tools::edit::ops::{EditOperations, LocalEditOperations};
+use crate::tools::find::ops::{FindOperations, LocalFindOperations};
+use crate::tools::grep::ops::{GrepOperations, LocalGrepOperations};
+use crate::tools::ls::ops::{LocalLsOperations, LsOperations};
+use crate::tools::read::ops::{LocalReadOperations, ReadOperations};
+use crate::tools::write::ops::{LocalWriteOperations, WriteOperations};
+
+/// Replies waiting for the writer, at most; a slow link slows the calls.
+const REPLIES_IN_FLIGHT: usize = 64;
+
+/// How long calls may take to end once the connection is gone.
+const CALLS_DRAIN: Duration = Duration::from_secs(2);
+
+/// Output chunks of one command waiting to be framed, at most.
+const CHUNKS_IN_FLIGHT: usize = 16;
+
+/// The version a helper answers with; the local side starts only its own.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+type Running = Arc<Mutex<HashMap<u64, CancellationToken>>>;
+
+/// Serves calls from `input` until it ends, writing replies to `output`.
+pub async fn serve(
+    mut input: impl AsyncRead + Unpin,
+    mut output: impl AsyncWrite + Unpin + Send + 'static,
+) -> io::Result<()> {
+    use tokio::io::AsyncWriteExt as _;
+    output
+        .write_all(format!("{GREETING} {VERSION}\n").as_bytes())
+        .await?;
+    output.flush().await?;
+    let (replies, mut outgoing) = mpsc::channel::<Frame<Reply>>(REPLIES_IN_FLIGHT);
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = outgoing.recv().await {
+            if write_frame(&mut output, &frame).await.is_err() {
+                // The connection is gone; the reader sees it too and stops.
+                break;
+            }
+        }
+    });
+    let running: Running = Arc::default();
+    let mut calls = JoinSet::new();
+    let ended = loop {
+        match read_frame::<Call>(&mut input).await {
+            Ok(Some(Frame {
+                id,
+                body: Call::Cancel,
+            })) => {
+                if let Some(cancel) = lock(&running).get(&id) {
+                    cancel.cancel();
+                }
+            }
+            Ok(Some(Frame { id, body })) => {
+                let cancel = CancellationToken::new();
+                lock(&running).insert(id, cancel.clone());
+                let (replies, running) = (replies.clone(), Arc::clone(&running));
+                calls.spawn(async move {
+                    let reply = answer(id, body, cancel, &replies).await;
+                    lock(&running).remove(&id);
+                    let _ = replies.send(Frame { id, body: reply }).await;
+                });
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+        // Reap finished calls so the set stays as small as the running ones.
+        while calls.try_join_next().is_some() {}
+    };
+    for cancel in lock(&running).values() {
+        cancel.cancel();
+    }
+    // Cancelled commands die at once (their groups are killed); a read
+    // blocked in the kernel (a FIFO nobody writes) cannot be interrupted, so
+    // it is given up on: the process exits anyway (see `serve_stdio`).
+    let _ = tokio::time::timeout(CALLS_DRAIN, async {
+        while calls.join_next().await.is_some() {}
+    })
+    .await;
+    drop(replies);
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+    ended
+}
+
+/// Serves on the process's own stdin and stdout (the hidden subcommand).
+/// The caller should exit the process once this returns rather than wait
+/// for the runtime: a blocking read may never end.
+pub async fn serve_stdio() -> io::Result<()> {
+    serve(tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs one call with the local Operations; `bash` streams its output
+/// through `replies` first.
+async fn answer(
+    id: u64,
+    call: Call,
+    cancel: CancellationToken,
+    replies: &mpsc::Sender<Frame<Reply>>,
+) -> Reply {
+    let read = LocalReadOperations;
+    let ls = LocalLsOperations;
+    match call {
+        Call::ReadExists(path) => Reply::Exists(read.exists(&path).await),
+        Call::ReadAccess(path) => Reply::FileInfo(read.access(&path).await.map_err(wire_io)),
+        Call::ReadPrefix(path, len) => Reply::Prefix(
+            read.read_prefix(&path, len)
+                .await
+                .map(Bytes)
+                .map_err(wire_io),
+        ),
+        Call::ReadAll(path) => Reply::All(
+            read.read_all(&path, &cancel)
+                .await
+                .map(Bytes)
+                .map_err(WireRead::from),
+        ),
+        Call::ReadLines(path, window) => Reply::Lines(
+            read.read_lines(&path, window, &cancel)
+                .await
+                .map_err(WireRead::from),
+        ),
+        Call::Mkdir(dir) => {
+            Reply::Done(LocalWriteOperations.mkdir(&dir).await.map_err(WireFs::from))
+        }
+        Call::WriteFile(path, Bytes(content)) => Reply::Done(
+            LocalWriteOperations
+                .write_file(&path, content)
+                .await
+                .map_err(WireFs::from),
+        ),
+        Call::EditAccess(path) => Reply::Done(
+            LocalEditOperations
+                .access(&path)
+                .await
+                .map_err(WireFs::from),
+        ),
+        Call::EditRead(path) => Reply::File(
+            LocalEditOperations
+                .read_file(&path)
+                .await
+                .map(Bytes)
+                .map_err(WireFs::from),
+        ),
+        Call::Bash(bash) => run_bash(id, bash, cancel, replies).await,
+        Call::Grep(request) => Reply::Grep(LocalGrepOperations.search(request, cancel).await),
+        Call::Find(request) => Reply::Find(LocalFindOperations.glob(request, cancel).await),
+        Call::LsExists(path) => Reply::Exists(ls.exists(&path).await),
+        Call::LsStat(path) => Reply::Stat(ls.stat(&path).await.map_err(wire_io)),
+        Call::LsReadDir(path) => Reply::Names(
+            ls.read_dir(&path)
+                .await
+                .map(|names| names.into_iter().map(|n| Bytes(n.into_vec())).collect())
+                .map_err(wire_io),
+        ),
+        Call::Cancel => Reply::Refused("cancel is not a call".into()),
+    }
+}
+
+fn wire_io(error: io::Error) -> WireIo {
+    WireIo::from(&error)
+}
+
+/// Runs a command with the local bash operations, forwarding its output as
+/// it arrives.
+async fn run_bash(
+    id: u64,
+    bash: BashCall,
+    cancel: CancellationToken,
+    replies: &mpsc::Sender<Frame<Reply>>,
+) -> Reply {
+    let (on_data, mut chunks) = mpsc::channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
+    let forward = {
+        let replies = replies.clone();
+        async move {
+            while let Some(chunk) = chunks.recv().await {
+                let frame = Frame {
+                    id,
+                    body: Reply::Output(Bytes(chunk)),
+                };
+                if replies.send(frame).await.is_err() {
+                    break;
+                }
+            }
+        }
+    };
+    let options = ExecOptions {
+        env: bash.env,
+        timeout: bash.timeout_ms.map(Duration::from_millis),
+        cancel,
+        on_data,
+    };
+    let exec = LocalBashOperations::new();
+    let (outcome, ()) = tokio::join!(exec.exec(&bash.command, &bash.cwd, options), forward);
+    Reply::Exit(outcome.map_err(Into::into))
+}

@@ -1,0 +1,77 @@
+//! The tools on a remote host over OpenSSH (`--remote`).
+//!
+//! [`RemoteHost`] holds one ssh connection (a ControlMaster) and a helper:
+//! this same binary, uploaded to the host once per build and started as
+//! `coding-agent remote-helper`, which answers one [`protocol::Call`] per
+//! Operations method with the local implementation. [`RemoteOperations`]
+//! implements every Operations trait with those calls, so the tools run
+//! unchanged and give the same answers as locally. `docs/remote.md` says
+//! why this design, what runs where, and the security model.
+
+pub mod client;
+pub mod connection;
+pub mod context;
+pub mod helper;
+pub mod ops;
+pub mod protocol;
+pub mod target;
+
+pub use client::Lost;
+pub use connection::{ConnectError, RemoteHost, RemoteOptions, RemoteSettings};
+pub use ops::RemoteOperations;
+pub use target::{RemoteTarget, TargetError};
+
+use std::sync::Arc;
+
+use crate::definition::{ToolDefinition, Typed, TypedTool};
+use crate::tools::{bash, edit, find, grep, ls, read, write};
+
+/// The built-in tool called `name`, acting on the host of `ops`; `None` for
+/// any other name (the remote twin of [`crate::tools::builtin_tool`]).
+pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDefinition>> {
+    let ops = Arc::new(ops.clone());
+    let tool: Arc<dyn ToolDefinition> = match name {
+        "read" => typed(read::ReadTool {
+            ops,
+            ..Default::default()
+        }),
+        "bash" => typed(bash::BashTool {
+            ops,
+            ..Default::default()
+        }),
+        "edit" => typed(edit::EditTool {
+            ops,
+            ..Default::default()
+        }),
+        "write" => typed(write::WriteTool {
+            ops,
+            ..Default::default()
+        }),
+        "grep" => typed(grep::GrepTool {
+            ops,
+            ..Default::default()
+        }),
+        "find" => typed(find::FindTool {
+            ops,
+            ..Default::default()
+        }),
+        "ls" => typed(ls::LsTool {
+            ops,
+            ..Default::default()
+        }),
+        _ => return None,
+    };
+    Some(tool)
+}
+
+fn typed<T: TypedTool + 'static>(tool: T) -> Arc<dyn ToolDefinition> {
+    Arc::new(Typed::new(tool))
+}
+
+/// The built-in tool `name`, acting on `remote` when given, else locally.
+pub fn tool_on(name: &str, remote: Option<&Arc<RemoteHost>>) -> Option<Arc<dyn ToolDefinition>> {
+    match remote {
+        Some(host) => remote_tool(name, &RemoteOperations::new(Arc::clone(host))),
+        None => crate::tools::builtin_tool(name),
+    }
+}

@@ -1,0 +1,269 @@
+//! The seven Operations traits on a remote host: each method is one call to
+//! the helper, which runs the local implementation there.
+//!
+//! A lost connection ends the call with `Remote connection lost: ...` in the
+//! shape of the trait's error, so the tool reports it as it reports any
+//! failure (`isError`), and the next call reconnects. Nothing ever falls back
+//! to the local machine.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::ffi::OsStringExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::client::Lost;
+use super::connection::RemoteHost;
+use super::protocol::{BashCall, Bytes, Call, Reply};
+use crate::support::fs_error::FsError;
+use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
+use crate::tools::edit::ops::EditOperations;
+use crate::tools::find::ops::{FindError, FindOperations, FindRequest};
+use crate::tools::grep::ops::{GrepError, GrepMatch, GrepOperations, GrepRequest};
+use crate::tools::ls::ops::{EntryStat, LsOperations};
+use crate::tools::read::lines::{LineWindow, WindowText};
+use crate::tools::read::ops::{FileInfo, ReadError, ReadOperations};
+use crate::tools::write::ops::WriteOperations;
+
+/// Every Operations trait, on one remote host. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct RemoteOperations {
+    host: Arc<RemoteHost>,
+}
+
+impl RemoteOperations {
+    /// Operations acting on `host`.
+    pub fn new(host: Arc<RemoteHost>) -> Self {
+        RemoteOperations { host }
+    }
+
+    /// The host they act on.
+    pub fn host(&self) -> &Arc<RemoteHost> {
+        &self.host
+    }
+
+    async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, Lost> {
+        self.host.call(call, cancel).await
+    }
+
+    /// A call that cannot be cancelled.
+    async fn ask(&self, call: Call) -> Result<Reply, Lost> {
+        self.call(call, &CancellationToken::new()).await
+    }
+}
+
+/// An answer that does not fit the call: a helper of another version.
+fn unexpected(reply: &Reply) -> String {
+    format!("the remote helper answered {reply:?}")
+}
+
+fn io_lost(lost: Lost) -> io::Error {
+    io::Error::other(lost.to_string())
+}
+
+fn io_unexpected(reply: &Reply) -> io::Error {
+    io::Error::other(unexpected(reply))
+}
+
+#[async_trait]
+impl ReadOperations for RemoteOperations {
+    async fn exists(&self, path: &Path) -> bool {
+        matches!(
+            self.ask(Call::ReadExists(path.to_path_buf())).await,
+            Ok(Reply::Exists(true))
+        )
+    }
+
+    async fn access(&self, path: &Path) -> io::Result<FileInfo> {
+        match self.ask(Call::ReadAccess(path.to_path_buf())).await {
+            Ok(Reply::FileInfo(info)) => info.map_err(Into::into),
+            Ok(other) => Err(io_unexpected(&other)),
+            Err(lost) => Err(io_lost(lost)),
+        }
+    }
+
+    async fn read_prefix(&self, path: &Path, len: usize) -> io::Result<Vec<u8>> {
+        match self.ask(Call::ReadPrefix(path.to_path_buf(), len)).await {
+            Ok(Reply::Prefix(bytes)) => bytes.map(|Bytes(b)| b).map_err(Into::into),
+            Ok(other) => Err(io_unexpected(&other)),
+            Err(lost) => Err(io_lost(lost)),
+        }
+    }
+
+    async fn read_all(
+        &self,
+        path: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<u8>, ReadError> {
+        match self.call(Call::ReadAll(path.to_path_buf()), cancel).await {
+            Ok(Reply::All(bytes)) => bytes.map(|Bytes(b)| b).map_err(Into::into),
+            Ok(other) => Err(io_unexpected(&other).into()),
+            Err(lost) => Err(io_lost(lost).into()),
+        }
+    }
+
+    async fn read_lines(
+        &self,
+        path: &Path,
+        window: LineWindow,
+        cancel: &CancellationToken,
+    ) -> Result<WindowText, ReadError> {
+        match self
+            .call(Call::ReadLines(path.to_path_buf(), window), cancel)
+            .await
+        {
+            Ok(Reply::Lines(text)) => text.map_err(Into::into),
+            Ok(other) => Err(io_unexpected(&other).into()),
+            Err(lost) => Err(io_lost(lost).into()),
+        }
+    }
+}
+
+/// `mkdir`, `write_file` and edit's `access`: done, or an [`FsError`].
+fn fs_done(reply: Result<Reply, Lost>) -> Result<(), FsError> {
+    match reply {
+        Ok(Reply::Done(done)) => done.map_err(Into::into),
+        Ok(other) => Err(FsError::other(unexpected(&other))),
+        Err(lost) => Err(FsError::other(lost.to_string())),
+    }
+}
+
+#[async_trait]
+impl WriteOperations for RemoteOperations {
+    async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
+        fs_done(self.ask(Call::Mkdir(dir.to_path_buf())).await)
+    }
+
+    async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
+        fs_done(
+            self.ask(Call::WriteFile(path.to_path_buf(), Bytes(content)))
+                .await,
+        )
+    }
+
+    fn host(&self) -> Option<String> {
+        Some(self.host.queue_name())
+    }
+}
+
+#[async_trait]
+impl EditOperations for RemoteOperations {
+    async fn access(&self, path: &Path) -> Result<(), FsError> {
+        fs_done(self.ask(Call::EditAccess(path.to_path_buf())).await)
+    }
+
+    async fn read_file(&self, path: &Path) -> Result<Vec<u8>, FsError> {
+        match self.ask(Call::EditRead(path.to_path_buf())).await {
+            Ok(Reply::File(bytes)) => bytes.map(|Bytes(b)| b).map_err(Into::into),
+            Ok(other) => Err(FsError::other(unexpected(&other))),
+            Err(lost) => Err(FsError::other(lost.to_string())),
+        }
+    }
+
+    async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
+        WriteOperations::write_file(self, path, content).await
+    }
+
+    fn host(&self) -> Option<String> {
+        Some(self.host.queue_name())
+    }
+}
+
+#[async_trait]
+impl BashOperations for RemoteOperations {
+    async fn exec(
+        &self,
+        command: &str,
+        cwd: &Path,
+        options: ExecOptions,
+    ) -> Result<ExitStatus, ExecError> {
+        let lost = |lost: Lost| ExecError::Io(io_lost(lost));
+        let connection = self.host.connection().await.map_err(lost)?;
+        let call = Call::Bash(BashCall {
+            command: command.to_owned(),
+            cwd: cwd.to_path_buf(),
+            env: options.env,
+            timeout_ms: options
+                .timeout
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        });
+        let mut replies = connection.channel().start_call(call).await.map_err(lost)?;
+        loop {
+            match replies.next(&options.cancel).await.map_err(lost)? {
+                Some(Reply::Output(Bytes(chunk))) => {
+                    // A consumer that left still lets the command finish.
+                    let _ = options.on_data.send(chunk).await;
+                }
+                Some(Reply::Exit(outcome)) => return outcome.map_err(Into::into),
+                Some(other) => return Err(ExecError::Io(io_unexpected(&other))),
+                None => return Err(lost(Lost("the helper sent no exit status".into()))),
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl GrepOperations for RemoteOperations {
+    async fn search(
+        &self,
+        request: GrepRequest,
+        cancel: CancellationToken,
+    ) -> Result<Vec<GrepMatch>, GrepError> {
+        match self.call(Call::Grep(request), &cancel).await {
+            Ok(Reply::Grep(found)) => found,
+            Ok(other) => Err(GrepError::Other(unexpected(&other))),
+            Err(lost) => Err(GrepError::Other(lost.to_string())),
+        }
+    }
+}
+
+#[async_trait]
+impl FindOperations for RemoteOperations {
+    async fn glob(
+        &self,
+        request: FindRequest,
+        cancel: CancellationToken,
+    ) -> Result<Vec<String>, FindError> {
+        match self.call(Call::Find(request), &cancel).await {
+            Ok(Reply::Find(found)) => found,
+            Ok(other) => Err(FindError::Other(unexpected(&other))),
+            Err(lost) => Err(FindError::Other(lost.to_string())),
+        }
+    }
+}
+
+#[async_trait]
+impl LsOperations for RemoteOperations {
+    async fn exists(&self, path: &Path) -> bool {
+        matches!(
+            self.ask(Call::LsExists(path.to_path_buf())).await,
+            Ok(Reply::Exists(true))
+        )
+    }
+
+    async fn stat(&self, path: &Path) -> io::Result<EntryStat> {
+        match self.ask(Call::LsStat(path.to_path_buf())).await {
+            Ok(Reply::Stat(stat)) => stat.map_err(Into::into),
+            Ok(other) => Err(io_unexpected(&other)),
+            Err(lost) => Err(io_lost(lost)),
+        }
+    }
+
+    async fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        match self.ask(Call::LsReadDir(path.to_path_buf())).await {
+            Ok(Reply::Names(names)) => names
+                .map(|names| {
+                    names
+                        .into_iter()
+                        .map(|Bytes(b)| OsString::from_vec(b))
+                        .collect()
+                })
+                .map_err(Into::into),
+            Ok(other) => Err(io_unexpected(&other)),
+            Err(lost) => Err(io_lost(lost)),
+        }
+    }
+}

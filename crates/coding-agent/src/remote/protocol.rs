@@ -1,0 +1,399 @@
+//! The helper protocol: what the local side asks the helper on the remote
+//! host, and what comes back, over one SSH channel (the helper's stdin and
+//! stdout).
+//!
+//! One [`Call`] per Operations method, so the helper runs exactly the local
+//! implementation and its answer crosses unchanged. Every frame carries the
+//! id of its call, so calls of a parallel batch run at once on one channel
+//! (sshd's default `MaxSessions 10` is never approached). A call gets one
+//! final [`Reply`]; `bash` first streams [`Reply::Output`] chunks. A
+//! [`Call::Cancel`] with a call's id cancels it (the helper still sends its
+//! final reply: `Aborted`, or the answer that was already on its way).
+//!
+//! Framing: the helper first writes [`GREETING`] and its version on a line of
+//! their own (whatever a login script printed before is skipped), then both
+//! sides write frames: a 4-byte big-endian length and that many bytes of JSON.
+
+use std::io;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::support::fs_error::FsError;
+use crate::tools::bash::ops::{ExecError, ExitStatus};
+use crate::tools::find::ops::{FindError, FindRequest};
+use crate::tools::grep::ops::{GrepError, GrepMatch, GrepRequest};
+use crate::tools::ls::ops::EntryStat;
+use crate::tools::read::lines::{LineWindow, WindowText};
+use crate::tools::read::ops::{FileInfo, ReadError};
+
+/// The helper's first line starts with this, then a space and its version.
+pub const GREETING: &str = "coding-agent-remote-helper";
+
+/// A frame larger than this is refused: the stream is not ours (a login
+/// script printing after the greeting) or is corrupt. Whole files travel in
+/// one frame only for images, which are limited far below this.
+pub const MAX_FRAME_BYTES: usize = 512 * 1024 * 1024;
+
+/// One message on the channel: the call's id and its body.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Frame<T> {
+    /// Chosen by the local side, unique per connection.
+    pub id: u64,
+    /// The call or the reply.
+    pub body: T,
+}
+
+/// Bytes, as base64 in the JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Bytes(pub Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use base64::Engine as _;
+        serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use base64::Engine as _;
+        let text = String::deserialize(deserializer)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map(Bytes)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// What the local side asks: one variant per Operations method.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Call {
+    /// `ReadOperations::exists`.
+    ReadExists(PathBuf),
+    /// `ReadOperations::access`.
+    ReadAccess(PathBuf),
+    /// `ReadOperations::read_prefix`.
+    ReadPrefix(PathBuf, usize),
+    /// `ReadOperations::read_all`.
+    ReadAll(PathBuf),
+    /// `ReadOperations::read_lines`.
+    ReadLines(PathBuf, LineWindow),
+    /// `WriteOperations::mkdir`.
+    Mkdir(PathBuf),
+    /// `WriteOperations::write_file` and `EditOperations::write_file`.
+    WriteFile(PathBuf, Bytes),
+    /// `EditOperations::access`.
+    EditAccess(PathBuf),
+    /// `EditOperations::read_file`.
+    EditRead(PathBuf),
+    /// `BashOperations::exec`.
+    Bash(BashCall),
+    /// `GrepOperations::search`.
+    Grep(GrepRequest),
+    /// `FindOperations::glob`.
+    Find(FindRequest),
+    /// `LsOperations::exists`.
+    LsExists(PathBuf),
+    /// `LsOperations::stat`.
+    LsStat(PathBuf),
+    /// `LsOperations::read_dir`.
+    LsReadDir(PathBuf),
+    /// Cancel the call with this frame's id.
+    Cancel,
+}
+
+/// A command for the helper to run (the data of `BashOperations::exec`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BashCall {
+    /// The command, for `bash -c`.
+    pub command: String,
+    /// Its working directory.
+    pub cwd: PathBuf,
+    /// Variables set on top of the helper's environment.
+    pub env: Vec<(String, String)>,
+    /// Kill it after this many milliseconds.
+    pub timeout_ms: Option<u64>,
+}
+
+/// What comes back.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Reply {
+    /// `exists` answers.
+    Exists(bool),
+    /// `ReadOperations::access`.
+    FileInfo(Result<FileInfo, WireIo>),
+    /// `read_prefix`.
+    Prefix(Result<Bytes, WireIo>),
+    /// `read_all`.
+    All(Result<Bytes, WireRead>),
+    /// `read_lines`.
+    Lines(Result<WindowText, WireRead>),
+    /// `mkdir`, `write_file`, `EditOperations::access`.
+    Done(Result<(), WireFs>),
+    /// `EditOperations::read_file`.
+    File(Result<Bytes, WireFs>),
+    /// A chunk of a command's output (not final).
+    Output(Bytes),
+    /// How a command ended.
+    Exit(Result<ExitStatus, WireExec>),
+    /// `grep`.
+    Grep(Result<Vec<GrepMatch>, GrepError>),
+    /// `find`.
+    Find(Result<Vec<String>, FindError>),
+    /// `LsOperations::stat`.
+    Stat(Result<EntryStat, WireIo>),
+    /// `LsOperations::read_dir`: the names' bytes.
+    Names(Result<Vec<Bytes>, WireIo>),
+    /// The helper could not take the call (a version mismatch).
+    Refused(String),
+}
+
+impl Reply {
+    /// Whether this reply ends its call (everything but output chunks).
+    pub fn is_final(&self) -> bool {
+        !matches!(self, Reply::Output(_))
+    }
+}
+
+/// An [`io::Error`] across the wire: the OS error number when there is one
+/// (both ends run the same OS: the helper is only started after checking),
+/// else the kind's name and the text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireIo {
+    os: Option<i32>,
+    kind: String,
+    message: String,
+}
+
+/// The kinds kept by name when an error has no OS number.
+const KINDS: [io::ErrorKind; 8] = [
+    io::ErrorKind::NotFound,
+    io::ErrorKind::PermissionDenied,
+    io::ErrorKind::AlreadyExists,
+    io::ErrorKind::IsADirectory,
+    io::ErrorKind::NotADirectory,
+    io::ErrorKind::Interrupted,
+    io::ErrorKind::InvalidData,
+    io::ErrorKind::UnexpectedEof,
+];
+
+impl From<&io::Error> for WireIo {
+    fn from(error: &io::Error) -> Self {
+        WireIo {
+            os: error.raw_os_error(),
+            kind: format!("{:?}", error.kind()),
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<WireIo> for io::Error {
+    fn from(wire: WireIo) -> Self {
+        if let Some(code) = wire.os {
+            return io::Error::from_raw_os_error(code);
+        }
+        let kind = KINDS
+            .into_iter()
+            .find(|kind| format!("{kind:?}") == wire.kind)
+            .unwrap_or(io::ErrorKind::Other);
+        io::Error::new(kind, wire.message)
+    }
+}
+
+/// A [`ReadError`] across the wire.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum WireRead {
+    /// [`ReadError::Aborted`].
+    Aborted,
+    /// [`ReadError::Io`].
+    Io(WireIo),
+}
+
+impl From<ReadError> for WireRead {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::Aborted => WireRead::Aborted,
+            ReadError::Io(e) => WireRead::Io(WireIo::from(&e)),
+        }
+    }
+}
+
+impl From<WireRead> for ReadError {
+    fn from(wire: WireRead) -> Self {
+        match wire {
+            WireRead::Aborted => ReadError::Aborted,
+            WireRead::Io(e) => ReadError::Io(e.into()),
+        }
+    }
+}
+
+/// An [`FsError`] across the wire.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WireFs {
+    code: Option<String>,
+    message: String,
+}
+
+impl From<FsError> for WireFs {
+    fn from(error: FsError) -> Self {
+        WireFs {
+            code: error.code.map(str::to_owned),
+            message: error.message,
+        }
+    }
+}
+
+impl From<WireFs> for FsError {
+    fn from(wire: WireFs) -> Self {
+        FsError::reported(wire.code.as_deref(), wire.message)
+    }
+}
+
+/// An [`ExecError`] across the wire.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum WireExec {
+    /// [`ExecError::Aborted`].
+    Aborted,
+    /// [`ExecError::TimedOut`].
+    TimedOut,
+    /// [`ExecError::CwdMissing`].
+    CwdMissing(PathBuf),
+    /// [`ExecError::ShellNotFound`].
+    ShellNotFound(PathBuf),
+    /// [`ExecError::Spawn`].
+    Spawn(PathBuf, String),
+    /// [`ExecError::Io`].
+    Io(WireIo),
+}
+
+impl From<ExecError> for WireExec {
+    fn from(error: ExecError) -> Self {
+        match error {
+            ExecError::Aborted => WireExec::Aborted,
+            ExecError::TimedOut => WireExec::TimedOut,
+            ExecError::CwdMissing(path) => WireExec::CwdMissing(path),
+            ExecError::ShellNotFound(path) => WireExec::ShellNotFound(path),
+            ExecError::Spawn { shell, reason } => WireExec::Spawn(shell, reason),
+            ExecError::Io(e) => WireExec::Io(WireIo::from(&e)),
+        }
+    }
+}
+
+impl From<WireExec> for ExecError {
+    fn from(wire: WireExec) -> Self {
+        match wire {
+            WireExec::Aborted => ExecError::Aborted,
+            WireExec::TimedOut => ExecError::TimedOut,
+            WireExec::CwdMissing(path) => ExecError::CwdMissing(path),
+            WireExec::ShellNotFound(path) => ExecError::ShellNotFound(path),
+            WireExec::Spawn(shell, reason) => ExecError::Spawn { shell, reason },
+            WireExec::Io(e) => ExecError::Io(e.into()),
+        }
+    }
+}
+
+/// Writes one frame and flushes it.
+pub async fn write_frame<T: Serialize>(
+    out: &mut (impl AsyncWrite + Unpin),
+    frame: &Frame<T>,
+) -> io::Result<()> {
+    let json = serde_json::to_vec(frame).map_err(io::Error::other)?;
+    let len = u32::try_from(json.len()).map_err(|_| io::Error::other("frame too large"))?;
+    let mut bytes = Vec::with_capacity(4 + json.len());
+    bytes.extend_from_slice(&len.to_be_bytes());
+    bytes.extend_from_slice(&json);
+    out.write_all(&bytes).await?;
+    out.flush().await
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of the stream.
+pub async fn read_frame<T: for<'de> Deserialize<'de>>(
+    input: &mut (impl AsyncRead + Unpin),
+) -> io::Result<Option<Frame<T>>> {
+    let mut len = [0u8; 4];
+    match input.read_exact(&mut len).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("a frame of {len} bytes is over the limit of {MAX_FRAME_BYTES}"),
+        ));
+    }
+    let mut json = vec![0u8; len];
+    input.read_exact(&mut json).await?;
+    serde_json::from_slice(&json)
+        .map(Some)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Skips whatever comes before the greeting line (a login script's output)
+/// and returns the helper's version from it.
+pub async fn read_greeting(input: &mut (impl AsyncRead + Unpin)) -> io::Result<String> {
+    let mut line = Vec::new();
+    loop {
+        let mut byte = [0u8; 1];
+        if input.read(&mut byte).await? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the helper ended before greeting",
+            ));
+        }
+        if byte[0] != b'\n' {
+            line.push(byte[0]);
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if let Some(version) = text
+            .strip_prefix(GREETING)
+            .and_then(|v| v.strip_prefix(' '))
+        {
+            return Ok(version.trim().to_owned());
+        }
+        line.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn frames_round_trip_after_a_noisy_login() {
+        let mut wire = b"Welcome to the box!\n".to_vec();
+        wire.extend_from_slice(format!("{GREETING} 1.2.3\n").as_bytes());
+        let frame = Frame {
+            id: 7,
+            body: Call::WriteFile(PathBuf::from("/a b"), Bytes(vec![0, 255, 10])),
+        };
+        write_frame(&mut wire, &frame).await.unwrap();
+        let mut input = wire.as_slice();
+        assert_eq!(read_greeting(&mut input).await.unwrap(), "1.2.3");
+        let back: Frame<Call> = read_frame(&mut input).await.unwrap().unwrap();
+        assert_eq!(back.id, 7);
+        assert!(
+            matches!(&back.body, Call::WriteFile(path, Bytes(bytes)) if path == &PathBuf::from("/a b") && bytes == &[0, 255, 10]),
+            "{back:?}"
+        );
+        assert!(read_frame::<Call>(&mut input).await.unwrap().is_none());
+    }
+
+    #[test]
+    fn io_errors_keep_their_os_number_or_kind() {
+        let os = io::Error::from(WireIo::from(&io::Error::from_raw_os_error(13)));
+        assert_eq!(os.kind(), io::ErrorKind::PermissionDenied);
+        let named = io::Error::from(WireIo::from(&io::Error::new(
+            io::ErrorKind::NotFound,
+            "gone",
+        )));
+        assert_eq!(
+            (named.kind(), named.to_string()),
+            (io::ErrorKind::NotFound, "gone".to_owned())
+        );
+    }
+}

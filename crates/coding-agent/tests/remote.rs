@@ -1,0 +1,364 @@
+//! The tools through `--remote` where a remote run could differ from a local
+//! one: atomic writes, the mutation queue, streaming reads, bash's process
+//! groups and live output, and the ignore rules of grep and find. Each test
+//! talks to a real sshd on 127.0.0.1 (see `remote_support`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "remote_support/mod.rs"]
+mod remote_support;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_ai::Content;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use coding_agent::remote::{RemoteOperations, remote_tool};
+use coding_agent::tools::builtin_tool;
+use coding_agent::{ToolContext, ToolDefinition};
+use remote_support::{Sshd, alive};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// A connected remote and a local temp directory it works in (the "remote"
+/// is this machine, so the test can look at the files directly).
+struct Remote {
+    _sshd: Sshd,
+    dir: tempfile::TempDir,
+    ops: RemoteOperations,
+}
+
+impl Remote {
+    async fn start() -> Option<Self> {
+        let sshd = Sshd::start()?;
+        let dir = tempfile::tempdir().unwrap();
+        let host = sshd.connect(dir.path()).await;
+        Some(Remote {
+            _sshd: sshd,
+            dir,
+            ops: RemoteOperations::new(Arc::new(host)),
+        })
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn tool(&self, name: &str) -> Arc<dyn ToolDefinition> {
+        remote_tool(name, &self.ops).unwrap()
+    }
+
+    async fn run(&self, name: &str, args: Value) -> Result<AgentToolResult, ToolError> {
+        run(
+            &self.tool(name),
+            self.dir.path(),
+            args,
+            CancellationToken::new(),
+        )
+        .await
+        .0
+    }
+}
+
+async fn run(
+    tool: &Arc<dyn ToolDefinition>,
+    cwd: &Path,
+    args: Value,
+    cancel: CancellationToken,
+) -> (Result<AgentToolResult, ToolError>, Vec<AgentToolResult>) {
+    let (sink, mut receiver) = UpdateSink::channel();
+    let ctx = ToolContext {
+        cancel,
+        ..ToolContext::new(cwd)
+    };
+    let result = tokio::time::timeout(
+        Duration::from_secs(60),
+        tool.execute("call-1", args, ctx, sink),
+    )
+    .await
+    .expect("the tool did not return");
+    let mut updates = Vec::new();
+    while let Ok(update) = receiver.try_recv() {
+        updates.push(update);
+    }
+    (result, updates)
+}
+
+fn text(result: &AgentToolResult) -> String {
+    result
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text(t) => t.text.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+/// Waits until `check` holds, failing after 10 s.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} did not happen within 10 s");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_writes_replace_the_file_atomically_and_keep_its_mode() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let file = remote.path("config.txt");
+    std::fs::write(&file, "old\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let inode = std::fs::metadata(&file).unwrap().ino();
+
+    let result = remote
+        .run("write", json!({"path": "config.txt", "content": "new\n"}))
+        .await
+        .unwrap();
+
+    assert_eq!(text(&result), "Successfully wrote 4 bytes to config.txt");
+    let metadata = std::fs::metadata(&file).unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
+    assert_eq!(metadata.permissions().mode() & 0o777, 0o640);
+    assert_ne!(
+        metadata.ino(),
+        inode,
+        "replaced by a rename, not rewritten in place"
+    );
+    let names: Vec<_> = std::fs::read_dir(remote.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["config.txt"], "no temporary file left behind");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parallel_remote_edits_of_one_file_queue_and_lose_nothing() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let lines: Vec<String> = (0..10).map(|i| format!("line {i}")).collect();
+    std::fs::write(remote.path("f.txt"), lines.join("\n")).unwrap();
+    let edit = remote.tool("edit");
+    let edits = (0..10).map(|i| {
+        let edit = Arc::clone(&edit);
+        let cwd = remote.dir.path().to_path_buf();
+        async move {
+            let args = json!({"path": "f.txt", "edits": [{"oldText": format!("line {i}"), "newText": format!("edited {i}")}]});
+            run(&edit, &cwd, args, CancellationToken::new()).await.0
+        }
+    });
+    for result in futures::future::join_all(edits).await {
+        result.unwrap();
+    }
+    let expected: Vec<String> = (0..10).map(|i| format!("edited {i}")).collect();
+    assert_eq!(
+        std::fs::read_to_string(remote.path("f.txt")).unwrap(),
+        expected.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reading_near_the_end_of_a_large_remote_file_moves_only_the_window() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let line = "x".repeat(99);
+    let lines = 500_000; // 50 MB
+    {
+        use std::io::Write;
+        let mut out =
+            std::io::BufWriter::new(std::fs::File::create(remote.path("big.txt")).unwrap());
+        for _ in 0..lines {
+            writeln!(out, "{line}").unwrap();
+        }
+    }
+    let connection = remote.ops.host().connection().await.unwrap();
+    let before = connection.channel().bytes_received();
+
+    let result = remote
+        .run(
+            "read",
+            json!({"path": "big.txt", "offset": lines - 1, "limit": 2}),
+        )
+        .await
+        .unwrap();
+
+    let moved = connection.channel().bytes_received() - before;
+    assert_eq!(
+        text(&result),
+        format!("{line}\n{line}\n\n[1 more lines in file. Use offset=500001 to continue.]")
+    );
+    assert!(
+        moved < 16 * 1024,
+        "{moved} bytes came back for a 2-line window of 50 MB"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_bash_streams_output_while_the_command_runs() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let (sink, mut updates) = UpdateSink::channel();
+    let ctx = ToolContext::new(remote.dir.path());
+    let bash = remote.tool("bash");
+    let run = tokio::spawn(async move {
+        bash.execute(
+            "call-1",
+            json!({"command": "echo first; while [ ! -e go ]; do sleep 0.05; done; echo second"}),
+            ctx,
+            sink,
+        )
+        .await
+    });
+    // The command waits for `go`; "first" must be shown before it exists.
+    loop {
+        let update = tokio::time::timeout(Duration::from_secs(30), updates.recv())
+            .await
+            .expect("no progress update within 30 s")
+            .expect("the tool ended without showing the first line");
+        if text(&update) == "first\n" {
+            break;
+        }
+    }
+    std::fs::write(remote.path("go"), "").unwrap();
+    let result = run.await.unwrap().unwrap();
+    assert_eq!(text(&result), "first\nsecond\n");
+}
+
+/// The command: a background grandchild (its pid in `grandchild.pid`) and
+/// the shell's own pid in `shell.pid`, then a long wait.
+const GROUP_COMMAND: &str =
+    "sh -c 'sleep 300 & echo $! > grandchild.pid; wait' & echo $$ > shell.pid; wait";
+
+fn pid_in(remote: &Remote, name: &str) -> Option<u32> {
+    std::fs::read_to_string(remote.path(name))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_bash_timeout_kills_the_whole_group_grandchildren_included() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let error = remote
+        .run("bash", json!({"command": GROUP_COMMAND, "timeout": 2}))
+        .await
+        .unwrap_err();
+
+    assert_eq!(error.to_string(), "Command timed out after 2 seconds");
+    let grandchild = pid_in(&remote, "grandchild.pid").expect("the grandchild started");
+    let shell = pid_in(&remote, "shell.pid").expect("the shell started");
+    eventually("the remote group's death", || {
+        !alive(grandchild) && !alive(shell)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_remote_bash_kills_the_whole_group_grandchildren_included() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let cancel = CancellationToken::new();
+    let bash = remote.tool("bash");
+    let cwd = remote.dir.path().to_path_buf();
+    let call = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            run(&bash, &cwd, json!({"command": GROUP_COMMAND}), cancel)
+                .await
+                .0
+        }
+    });
+    eventually("the grandchild's start", || {
+        pid_in(&remote, "grandchild.pid").is_some()
+    })
+    .await;
+    cancel.cancel();
+    let error = call.await.unwrap().unwrap_err();
+
+    assert_eq!(error.to_string(), "Command aborted");
+    let grandchild = pid_in(&remote, "grandchild.pid").unwrap();
+    let shell = pid_in(&remote, "shell.pid").unwrap();
+    eventually("the remote group's death", || {
+        !alive(grandchild) && !alive(shell)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_grep_and_find_keep_the_ignore_rules_and_order_of_local_ones() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let files = [
+        (".gitignore", "ignored/\n*.log\n"),
+        ("b.txt", "needle b\n"),
+        ("a/z.txt", "needle az\n"),
+        ("a.txt", "needle a\n"),
+        ("ignored/x.txt", "needle ignored\n"),
+        ("debug.log", "needle log\n"),
+        (".hidden/h.txt", "needle hidden\n"),
+    ];
+    for (name, content) in files {
+        let path = remote.path(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    for (name, args) in [
+        ("grep", json!({"pattern": "needle"})),
+        ("grep", json!({"pattern": "needle", "context": 1})),
+        ("find", json!({"pattern": "**/*.txt"})),
+        ("find", json!({"pattern": "*"})),
+        ("ls", json!({})),
+    ] {
+        let local = run(
+            &builtin_tool(name).unwrap(),
+            remote.dir.path(),
+            args.clone(),
+            CancellationToken::new(),
+        )
+        .await
+        .0
+        .unwrap();
+        let through_ssh = remote.run(name, args.clone()).await.unwrap();
+        assert_eq!(text(&through_ssh), text(&local), "{name} {args}");
+        assert_eq!(through_ssh.details, local.details, "{name} {args}");
+        if name != "ls" {
+            assert!(
+                !text(&local).contains("ignored"),
+                "{name} {args}: {}",
+                text(&local)
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_commands_do_not_look_started_by_sshd_so_bashrc_is_not_sourced_per_call() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    // bash sources ~/.bashrc for `bash -c` when SSH_CLIENT says sshd started
+    // it; the helper runs every command without it.
+    let result = remote
+        .run(
+            "bash",
+            json!({"command": "echo ${SSH_CLIENT-unset} ${SSH_CONNECTION:+connection-kept}"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "unset connection-kept\n");
+}

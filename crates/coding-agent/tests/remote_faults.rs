@@ -1,0 +1,311 @@
+//! `--remote` when the network or the host misbehaves: a wrong host key and
+//! an unreachable host fail at start with ssh's words (and soon); a
+//! connection killed mid-call ends that call as an error, leaves nothing
+//! running on the remote, and the next call reconnects.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "remote_support/mod.rs"]
+mod remote_support;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_core::UpdateSink;
+use coding_agent::ToolContext;
+use coding_agent::remote::{RemoteOperations, remote_tool};
+use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of};
+use serde_json::json;
+
+/// Runs `coding-agent tool ls {} --remote ...` with `extra` flags; returns
+/// the exit status, stderr and how long it took.
+fn run_binary(sshd: &Sshd, dir: &Path, extra: &[&str]) -> (Option<i32>, String, Duration) {
+    let started = Instant::now();
+    let (cache_var, cache) = cache_env();
+    let output = Command::new(BIN)
+        .args(["tool", "ls", "{}"])
+        .args(sshd.flags(dir))
+        .args(extra)
+        .env(cache_var, cache)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        started.elapsed(),
+    )
+}
+
+#[test]
+fn a_changed_host_key_fails_at_start_in_ssh_words() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    // Another key for the same host and port in known_hosts.
+    let other = sshd.dir().join("other");
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let key = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+    let key: Vec<&str> = key.split_whitespace().take(2).collect();
+    std::fs::write(
+        sshd.dir().join("known_hosts"),
+        format!("[127.0.0.1]:{} {}\n", sshd.port, key.join(" ")),
+    )
+    .unwrap();
+
+    let (status, stderr, _) = run_binary(&sshd, Path::new("/"), &[]);
+
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "coding-agent: --remote {HOST}/: cannot connect to {HOST}: "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+            && stderr.trim_end().ends_with("Host key verification failed."),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unknown_host_key_is_refused_not_accepted() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    std::fs::write(sshd.dir().join("known_hosts"), "").unwrap();
+
+    let (status, stderr, _) = run_binary(&sshd, Path::new("/"), &[]);
+
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.trim_end().ends_with("Host key verification failed."),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sshd.dir().join("known_hosts")).unwrap(),
+        ""
+    );
+}
+
+#[test]
+fn a_host_that_never_answers_fails_after_the_connect_timeout() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    // Accepts TCP connections (the kernel does) but never speaks SSH.
+    let silent = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = silent.local_addr().unwrap().port();
+
+    let (status, stderr, took) = run_binary(
+        &sshd,
+        Path::new("/"),
+        &[
+            "--ssh-option",
+            &format!("Port={port}"),
+            "--ssh-option",
+            "ConnectTimeout=2",
+        ],
+    );
+
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Connection timed out during banner exchange"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    drop(silent);
+}
+
+#[test]
+fn a_closed_port_fails_at_once_with_ssh_words() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let closed = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+
+    let (status, stderr, _) = run_binary(
+        &sshd,
+        Path::new("/"),
+        &[
+            "--ssh-option",
+            &format!("Port={port}"),
+            "--ssh-option",
+            "ConnectTimeout=2",
+        ],
+    );
+
+    assert_eq!(status, Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "coding-agent: --remote {HOST}/: cannot connect to {HOST}: ssh: connect to host 127.0.0.1 port {port}: Connection refused"
+        )
+    );
+}
+
+/// Every process below `pid`.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(next) = queue.pop() {
+        for child in children_of(next) {
+            all.push(child);
+            queue.push(child);
+        }
+    }
+    all
+}
+
+fn command_line(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} did not happen within 10 s");
+}
+
+/// Kills the server side of the connection while `tool` runs with `args`;
+/// the call must end as `Remote connection lost: ...`, the helper and what
+/// it ran must die, and the next call must work on a new connection.
+async fn connection_killed_mid_call(tool: &str, args: serde_json::Value, started: &str) {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let host = Arc::new(sshd.connect(dir.path()).await);
+    let ops = RemoteOperations::new(Arc::clone(&host));
+    let definition = remote_tool(tool, &ops).unwrap();
+    let ctx = ToolContext::new(dir.path());
+    let call = tokio::spawn(async move {
+        definition
+            .execute("call-1", args, ctx, UpdateSink::channel().0)
+            .await
+    });
+    let marker = dir.path().join(started);
+    eventually("the call's start", || marker.exists()).await;
+    let helpers: Vec<u32> = descendants(sshd.pid())
+        .into_iter()
+        .filter(|pid| command_line(*pid).contains("remote-helper"))
+        .collect();
+    assert_eq!(helpers.len(), 1, "one helper runs on the remote");
+    let remote_processes = descendants(helpers[0]);
+
+    assert!(sshd.kill_sessions() > 0);
+    let error = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the call did not end after the connection dropped")
+        .unwrap()
+        .unwrap_err();
+
+    assert!(
+        error.to_string().starts_with("Remote connection lost: "),
+        "{error}"
+    );
+    eventually("the remote helper's exit", || !alive(helpers[0])).await;
+    for pid in remote_processes {
+        eventually("the remote command's death", || !alive(pid)).await;
+    }
+    let ls = remote_tool("ls", &ops).unwrap();
+    let listed = ls
+        .execute(
+            "call-2",
+            json!({}),
+            ToolContext::new(dir.path()),
+            UpdateSink::channel().0,
+        )
+        .await
+        .expect("the next call reconnects");
+    assert!(!listed.content.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connection_killed_mid_bash_ends_the_call_and_the_next_reconnects() {
+    connection_killed_mid_call(
+        "bash",
+        json!({"command": "sleep 300 & echo $! > started; wait"}),
+        "started",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
+    // A FIFO nobody writes: the read blocks on the remote until the
+    // connection is killed.
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    let host = Arc::new(sshd.connect(dir.path()).await);
+    let ops = RemoteOperations::new(Arc::clone(&host));
+    let read = remote_tool("read", &ops).unwrap();
+    let ctx = ToolContext::new(dir.path());
+    let call = tokio::spawn(async move {
+        read.execute(
+            "call-1",
+            json!({"path": "pipe"}),
+            ctx,
+            UpdateSink::channel().0,
+        )
+        .await
+    });
+    // The helper's open of the FIFO shows as a blocked thread: wait a moment.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!call.is_finished(), "the read blocks on the FIFO");
+    let helpers: Vec<u32> = descendants(sshd.pid())
+        .into_iter()
+        .filter(|pid| command_line(*pid).contains("remote-helper"))
+        .collect();
+    assert_eq!(helpers.len(), 1);
+
+    assert!(sshd.kill_sessions() > 0);
+    let error = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the read did not end after the connection dropped")
+        .unwrap()
+        .unwrap_err();
+
+    assert!(
+        error.to_string().starts_with("Remote connection lost: "),
+        "{error}"
+    );
+    eventually("the remote helper's exit", || !alive(helpers[0])).await;
+    std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
+    let read = remote_tool("read", &ops).unwrap();
+    let again = read
+        .execute(
+            "call-2",
+            json!({"path": "a.txt"}),
+            ToolContext::new(dir.path()),
+            UpdateSink::channel().0,
+        )
+        .await
+        .expect("the next call reconnects");
+    assert_eq!(
+        serde_json::to_value(&again.content).unwrap(),
+        json!([{"type": "text", "text": "after\n"}])
+    );
+}
