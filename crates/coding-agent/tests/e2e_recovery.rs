@@ -668,7 +668,21 @@ impl Rpc {
     /// Runs `message` as a prompt and waits until the agent is idle again;
     /// returns what was written meanwhile.
     fn prompt(&mut self, message: &str) -> Vec<Value> {
-        let (_, response) = self.ask(json!({"id": "p", "type": "prompt", "message": message}));
+        // The previous run's tail (its compaction check) may still be ending
+        // right after `agent_end`; the prompt is then refused as "already
+        // processing" (Pi accepts it: a known gap), so it is sent again.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut response;
+        loop {
+            (_, response) = self.ask(json!({"id": "p", "type": "prompt", "message": message}));
+            let busy = response["error"]
+                .as_str()
+                .is_some_and(|error| error.starts_with("Agent is already processing"));
+            if !busy || std::time::Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert_eq!(response["success"], true, "{response}");
         let mut seen = Vec::new();
         loop {

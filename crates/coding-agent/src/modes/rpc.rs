@@ -243,6 +243,13 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     return Ok(Some(missing(id, kind, "message")));
                 };
                 let message = AgentSession::user_message(message, images(command));
+                // A run whose task already ended is over, even if the loop
+                // has not noticed yet: it must not refuse the next prompt.
+                if self.run.as_ref().is_some_and(|run| run.task.is_finished()) {
+                    join(&mut self.run).await;
+                    self.run = None;
+                    self.drain_events().await?;
+                }
                 if session.agent().is_running() || self.run.is_some() {
                     match text("streamingBehavior") {
                         Some("steer") => session.steer(message),
