@@ -39,26 +39,11 @@ pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDef
             ops,
             ..Default::default()
         }),
-        "edit" => typed(edit::EditTool {
-            ops,
-            ..Default::default()
-        }),
-        "write" => typed(write::WriteTool {
-            ops,
-            ..Default::default()
-        }),
-        "grep" => typed(grep::GrepTool {
-            ops,
-            ..Default::default()
-        }),
-        "find" => typed(find::FindTool {
-            ops,
-            ..Default::default()
-        }),
-        "ls" => typed(ls::LsTool {
-            ops,
-            ..Default::default()
-        }),
+        "edit" => typed(edit::EditTool { ops }),
+        "write" => typed(write::WriteTool { ops }),
+        "grep" => typed(grep::GrepTool { ops }),
+        "find" => typed(find::FindTool { ops }),
+        "ls" => typed(ls::LsTool { ops }),
         _ => return None,
     };
     Some(tool)
