@@ -1,5 +1,5 @@
 //! The system prompt, assembled as Pi 0.73.1's `buildSystemPrompt` does
-//! (spec §7.5): a base text naming the active tools (each tool's one-line
+//! (`docs/tool-behaviour.md` §6): a base text naming the active tools (each tool's one-line
 //! snippet) and guidelines (built-in ones, then each active tool's), any
 //! appended text, the project's context files (`AGENTS.md`/`CLAUDE.md`), then
 //! the date and the working directory.

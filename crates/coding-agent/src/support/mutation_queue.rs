@@ -1,7 +1,7 @@
 //! The file-mutation queue: a first-in-first-out lock per file, so parallel
 //! `edit` and `write` calls on one file run one after another (each edit reads
 //! what the previous one wrote; no update is lost), while calls on different
-//! files run in parallel. Pi's `withFileMutationQueue` (spec §6).
+//! files run in parallel. Pi's `withFileMutationQueue` (`docs/tool-behaviour.md` §5).
 //!
 //! Files are keyed by their real path, so two symlinks to one file share a
 //! queue. A file that does not exist yet is keyed by the real path of its

@@ -1,5 +1,5 @@
 //! The `bash` tool: runs a shell command in the working directory and shows
-//! the model the tail of its output (Pi 0.73.1, spec §5.4).
+//! the model the tail of its output (Pi 0.73.1, `docs/tool-behaviour.md` §4.4).
 //!
 //! Output of any size streams through a bounded [`OutputAccumulator`] on a
 //! blocking thread; the model gets the last 2000 lines or 50 KB with Pi's

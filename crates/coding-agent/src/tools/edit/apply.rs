@@ -1,5 +1,5 @@
 //! Applying `edit`'s replacements to a file's bytes (Pi's
-//! `applyEditsToNormalizedContent`, spec §5.3), with Pi's checks, in Pi's
+//! `applyEditsToNormalizedContent`, `docs/tool-behaviour.md` §4.3), with Pi's checks, in Pi's
 //! order, with Pi's texts.
 //!
 //! Where we differ: Pi normalises the file (line endings always; with fuzzy

@@ -1,5 +1,5 @@
 //! The numbered line diff `edit` reports in its details (Pi's
-//! `generateDiffString`, spec §5.3).
+//! `generateDiffString`, `docs/tool-behaviour.md` §4.3).
 //!
 //! Removed lines read `-<old number> <line>`, added lines `+<new number>
 //! <line>`, context lines ` <old number> <line>`, numbers right-aligned to the

@@ -1,4 +1,4 @@
-//! `edit`: exact-text replacements in one file (spec §5.3).
+//! `edit`: exact-text replacements in one file (`docs/tool-behaviour.md` §4.3).
 
 mod apply;
 pub mod diff;

@@ -1,4 +1,4 @@
-//! `find`: search for files by glob pattern (spec §5.6).
+//! `find`: search for files by glob pattern (`docs/tool-behaviour.md` §4.6).
 //!
 //! The walk goes through [`FindOperations`]; this file owns what the model
 //! reads: the schema, the result list, byte truncation and the notices.

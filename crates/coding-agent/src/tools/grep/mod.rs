@@ -1,4 +1,4 @@
-//! `grep`: search file contents for a pattern (spec §5.5).
+//! `grep`: search file contents for a pattern (`docs/tool-behaviour.md` §4.5).
 //!
 //! The search itself goes through [`GrepOperations`]; this file owns what the
 //! model reads: the schema, the line formats (`path:line: text`, context lines

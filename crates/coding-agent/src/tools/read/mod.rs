@@ -1,5 +1,5 @@
 //! `read`: a file's text, a window of its lines at a time, or an image as an
-//! attachment. Texts, limits and notices are Pi 0.73.1's (spec §5.1).
+//! attachment. Texts, limits and notices are Pi 0.73.1's (`docs/tool-behaviour.md` §4.1).
 //!
 //! Where we go beyond Pi:
 //! - the file is streamed, never loaded whole: only the lines shown are kept,

@@ -1,4 +1,4 @@
-//! `write`: create or overwrite a file (spec §5.2).
+//! `write`: create or overwrite a file (`docs/tool-behaviour.md` §4.2).
 
 pub mod ops;
 
