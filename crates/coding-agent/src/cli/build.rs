@@ -7,10 +7,13 @@ use std::sync::Arc;
 
 use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
+use coding_agent::app::ModelCatalog;
 use coding_agent::app::{SessionOptions, select_tools_from};
+use coding_agent::guard;
 use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
-use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
+#[cfg(feature = "tui")]
+use coding_agent::modes::interactive::InteractiveOptions;
 use coding_agent::prompt::{
     ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
@@ -33,6 +36,7 @@ pub(super) struct Built {
     /// The agent session's parts.
     pub options: SessionOptions,
     /// Set when the interactive UI runs.
+    #[cfg(feature = "tui")]
     pub interactive: Option<InteractiveOptions>,
     /// What bash, write and edit (and RPC's user bash) run under.
     pub sandbox: Sandbox,
@@ -115,6 +119,7 @@ pub(super) async fn build(
         flags,
         start_provider,
     };
+    #[cfg(feature = "tui")]
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
@@ -127,7 +132,10 @@ pub(super) async fn build(
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),
     });
-    let hooks = command_hooks(&agent_dir, &cwd)?;
+    #[cfg(not(feature = "tui"))]
+    let _ = (interactive, warnings);
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
+    let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
     let options = SessionOptions {
         provider,
         model: model.model,
@@ -140,6 +148,7 @@ pub(super) async fn build(
     Ok(Built {
         mode,
         options,
+        #[cfg(feature = "tui")]
         interactive,
         sandbox,
         remote,
@@ -152,11 +161,13 @@ pub(super) async fn build(
 }
 
 /// The command hooks of the settings (`None` when there are none), their
-/// notices logged. A project's own hooks wait for the project to be trusted.
-fn command_hooks(agent_dir: &Path, cwd: &Path) -> Result<Option<Arc<CommandHooks>>, UsageError> {
-    // The trust check of the permission guard is the seam: until it answers,
-    // no project is trusted, so a cloned repository runs no hooks of its own.
-    let project_trusted = false;
+/// notices logged. A project's own hooks run only in a trusted project
+/// ([`guard::project_trusted`]), so a cloned repository runs none of its own.
+fn command_hooks(
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+) -> Result<Option<Arc<CommandHooks>>, UsageError> {
     let loaded = load_hooks(agent_dir, cwd, project_trusted)?;
     for notice in &loaded.notices {
         tracing::warn!("{notice}");
