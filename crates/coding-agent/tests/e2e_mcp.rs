@@ -180,6 +180,17 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
             "Warning: MCP server \"web\" did not start: http://127.0.0.1:9/mcp: HTTP and SSE servers (\"url\") are not supported by this build; only stdio servers (\"command\") are",
         ]
     );
+
+    // Trusted (`--trust`), the project's servers start.
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--trust", "-p", "hi"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
+    let offered = wire.tool_names(&server.requests()[1].body);
+    for name in ["mcp__fromMcpJson__echo", "mcp__fromProjectSettings__echo"] {
+        assert!(offered.contains(&name.to_owned()), "{offered:?}");
+    }
+    assert!(started.exists());
 }
 
 #[test]

@@ -111,8 +111,9 @@ pub(super) async fn build(
     }
     let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
     #[cfg(feature = "mcp")]
-    let mcp = super::mcp::start_servers(&args.mcp, &agent_dir, &cwd).await?;
+    let mcp = super::mcp::start_servers(&args.mcp, &agent_dir, &cwd, project_trusted).await?;
     let models = ModelCatalog {
         settings,
         settings_path: agent_dir.join(SETTINGS_FILE),
@@ -134,7 +135,6 @@ pub(super) async fn build(
     });
     #[cfg(not(feature = "tui"))]
     let _ = (interactive, warnings);
-    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
     let options = SessionOptions {
         provider,

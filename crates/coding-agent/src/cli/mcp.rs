@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use coding_agent::guard::Trust;
 use coding_agent::mcp::McpServers;
 use coding_agent::mcp::config::{load, project_files};
 use coding_agent::mcp::serve::{ToolServer, builtin_tool_set};
@@ -31,14 +30,13 @@ pub(super) async fn start_servers(
     args: &McpArgs,
     agent_dir: &Path,
     cwd: &Path,
+    project_trusted: bool,
 ) -> Result<Option<McpServers>, UsageError> {
-    let project = project_files(cwd);
-    let trusted = project_trusted(agent_dir, cwd);
     let (configs, untrusted) = load(
         &agent_dir.join(SETTINGS_FILE),
-        &project,
+        &project_files(cwd),
         &args.mcp_config,
-        trusted,
+        project_trusted,
     )?;
     if !untrusted.is_empty() {
         tracing::warn!("{}", untrusted_notice(&untrusted));
@@ -51,18 +49,6 @@ pub(super) async fn start_servers(
         tracing::warn!("{failure}");
     }
     Ok(Some(servers))
-}
-
-/// Whether the project in `cwd` may start its own servers. A trust file
-/// that cannot be read trusts nothing (and says so).
-fn project_trusted(agent_dir: &Path, cwd: &Path) -> bool {
-    match Trust::load(agent_dir, false) {
-        Ok(trust) => trust.is_trusted(cwd),
-        Err(error) => {
-            tracing::warn!("{error}; the project's MCP servers are not started");
-            false
-        }
-    }
 }
 
 /// What the user reads about a project's servers that were not started.
