@@ -12,13 +12,14 @@ use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification,
-    ClientRequest, Implementation, ProgressNotificationParam, ServerResult,
+    ClientRequest, Implementation, JsonRpcMessage, ProgressNotificationParam, ServerNotification,
+    ServerResult,
 };
 use rmcp::service::{
     NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
-    ServiceError,
+    RxJsonRpcMessage, ServiceError, TxJsonRpcMessage,
 };
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{TokioChildProcess, Transport as RmcpTransport};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
@@ -51,9 +52,9 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        // rmcp runs each notification handler in a task of its own, so
-        // listing the tools again from here holds nothing up.
-        self.tools_changed.store(true, Ordering::SeqCst);
+        // The flag is set already ([`Watched`]); rmcp runs each notification
+        // handler in a task of its own, so listing the tools again from here
+        // holds nothing up.
         (self.on_tools_changed)().await;
     }
 
@@ -124,7 +125,11 @@ impl Connection {
                 if let Some(child_stderr) = child_stderr {
                     tokio::spawn(keep_tail(child_stderr, stderr.clone()));
                 }
-                let served = handler.serve(transport).await;
+                let watched = Watched {
+                    inner: transport,
+                    tools_changed: handler.tools_changed.clone(),
+                };
+                let served = handler.serve(watched).await;
                 match served {
                     Ok(service) => service,
                     Err(error) => {
@@ -243,6 +248,43 @@ impl Connection {
 
     fn describe(&self, error: &ServiceError) -> String {
         format!("{error}{}", tail_text(&self.stderr))
+    }
+}
+
+/// A transport that notes `notifications/tools/list_changed` as it arrives,
+/// in order with the answers: rmcp runs notification handlers in tasks of
+/// their own, so a call answered right after the server announced a change
+/// could otherwise return before the change is seen.
+struct Watched<T> {
+    inner: T,
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl<T: RmcpTransport<RoleClient>> RmcpTransport<RoleClient> for Watched<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(notification)) = &message
+            && matches!(
+                notification.notification,
+                ServerNotification::ToolListChangedNotification(_)
+            )
+        {
+            self.tools_changed.store(true, Ordering::SeqCst);
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
