@@ -314,3 +314,46 @@ fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
         ]
     );
 }
+
+#[test]
+fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
+    if !python3_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let grow = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_support/grow_server.py");
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {
+            "grow": {"command": "python3", "args": [grow]},
+            "broken": shell_entry("echo 'no token' >&2; exit 3"),
+            "off": {"command": "never-run", "disabled": true},
+        }}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "rpc"]);
+    let mut running = Running::spawn_piped(command);
+    let mut stdin = running.take_stdin();
+    let lines = running.stdout_lines();
+    send(&mut stdin, &json!({"id": "s", "type": "get_state"}));
+    let state = next_json(&lines);
+    drop(stdin);
+    let (status, _, stderr) = running.finish();
+
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        state["data"]["mcpServers"],
+        json!([
+            {"name": "broken", "status": "failed",
+             "error": "connection closed: initialize response (stderr: no token)", "tools": []},
+            {"name": "grow", "status": "running", "tools": ["mcp__grow__add_tool"]},
+            {"name": "off", "status": "disabled", "tools": []},
+        ])
+    );
+    assert_eq!(
+        stderr,
+        "Warning: MCP server \"broken\" did not start: connection closed: initialize response (stderr: no token)\n"
+    );
+}
