@@ -321,7 +321,10 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
         return;
     }
     let sandbox = Sandbox::new();
-    let grow = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_support/grow_server.py");
+    let grow = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/grow_server.py"
+    );
     write_json(
         &sandbox.agent_dir.join("settings.json"),
         &json!({"mcpServers": {

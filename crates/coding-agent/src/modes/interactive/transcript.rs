@@ -11,7 +11,7 @@ use agent_core::{AgentEvent, AgentToolResult};
 use serde_json::Value;
 
 use super::markdown::render_markdown;
-use crate::render::{RenderOptions, Style, StyledLine};
+use crate::render::{RenderOptions, Style, StyledLine, generic};
 use crate::tools::builtin_tool;
 
 /// One block of the transcript.
@@ -306,9 +306,7 @@ impl Transcript {
         };
         match &definition {
             Some(tool) => out.extend(tool.render_call(args, call_options)),
-            None => {
-                out.push(StyledLine::new(name, Style::Bold).push(format!(" {args}"), Style::Dim))
-            }
+            None => out.extend(generic::call_lines(name, args, call_options)),
         }
         let Some(view) = view else { return };
         let body = match (&view.result, &view.partial) {
@@ -327,7 +325,7 @@ impl Transcript {
             };
             let lines = match &definition {
                 Some(tool) => tool.render_result(result, is_error, options),
-                None => crate::render::result::content_lines(result, options),
+                None => generic::result_lines(result, is_error, options),
             };
             out.extend(lines.into_iter().map(indent));
         }
