@@ -119,6 +119,7 @@ pub(super) async fn build(
         models: models.clone(),
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
+        approvals: None,
     });
     let hooks = command_hooks(&agent_dir, &cwd)?;
     let options = SessionOptions {

@@ -9,6 +9,8 @@
 //!   [`theme`]: semantic styles to colours.
 //! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
 //! - [`models`]: what `/model` lists and switches to.
+//! - [`approval`]: the prompt over the transcript when a call needs the
+//!   user's approval, and the trust question asked at start.
 //!
 //! The driver here owns the terminal and the [`AgentSession`]: it feeds
 //! terminal and agent events to the [`App`] and performs the [`Action`]s it
@@ -16,6 +18,7 @@
 //! switch, quit).
 
 pub mod app;
+pub mod approval;
 pub mod complete;
 pub mod editor;
 pub mod highlight;
@@ -75,6 +78,9 @@ pub struct InteractiveOptions {
     pub warnings: Option<crate::warnings::WarningReceiver>,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// Where the session's [`InteractiveApprover`](approval::InteractiveApprover)
+    /// sends the calls the user must approve.
+    pub approvals: Option<approval::ApprovalInbox>,
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -170,7 +176,9 @@ impl Driver {
         let mut input = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut warnings = self.interactive.warnings.take();
+        let mut approvals = self.interactive.approvals.take();
         loop {
+            app.approvals.drop_abandoned();
             terminal.draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
                 event = input.next() => match event {
@@ -200,6 +208,12 @@ impl Driver {
                     // answer's start) are waiting already: they come first.
                     self.apply_waiting_events(app);
                     app.notice(vec![StyledLine::new(line, Style::Warning)]);
+                    Action::None
+                }
+                Some(prompt) = next_approval(&mut approvals) => {
+                    // The call's own events (its answer) are drawn first.
+                    self.apply_waiting_events(app);
+                    app.approvals.push(prompt);
                     Action::None
                 }
                 _ = tick.tick(), if app.is_running() => Action::None,
@@ -400,6 +414,16 @@ async fn next_warning(warnings: &mut Option<crate::warnings::WarningReceiver>) -
     }
 }
 
+/// The next call asking for approval; never, without an inbox.
+async fn next_approval(
+    approvals: &mut Option<approval::ApprovalInbox>,
+) -> Option<approval::ApprovalPrompt> {
+    match approvals {
+        Some(inbox) => inbox.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// This directory's saved sessions, newest first, with the first prompt of
 /// each as its preview.
 fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
@@ -441,13 +465,13 @@ fn first_prompt(path: &Path) -> Option<String> {
 
 /// The terminal in raw mode on the alternate screen, restored when dropped
 /// (and on panic).
-struct TerminalGuard {
-    terminal: Term,
+pub(crate) struct TerminalGuard {
+    pub(crate) terminal: Term,
     enhanced_keys: bool,
 }
 
 impl TerminalGuard {
-    fn enter() -> anyhow::Result<Self> {
+    pub(crate) fn enter() -> anyhow::Result<Self> {
         enable_raw_mode().context("cannot put the terminal in raw mode")?;
         let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
         let mut stdout = io::stdout();
