@@ -184,3 +184,32 @@ fn a_hook_timeout_and_an_untrusted_projects_hooks_are_warnings_on_stderr() {
         "tool call_1: ran\n"
     );
 }
+
+#[test]
+fn a_projects_hooks_run_once_it_is_trusted_with_the_flag() {
+    let sandbox = Sandbox::new();
+    let project_settings = sandbox.work.join(".coding-agent").join("settings.json");
+    std::fs::create_dir_all(project_settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &project_settings,
+        json!({"hooks": {"PreToolUse": command_hook("*", "touch trusted-hook-ran")}}).to_string(),
+    )
+    .unwrap();
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_1", "bash", json!({"command": "echo ran"})),
+            _ => Answer::text(&["Done."]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--trust", "-p", "run it"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Done.\n", "")
+    );
+    assert!(sandbox.work.join("trusted-hook-ran").exists());
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
 use coding_agent::app::{SessionOptions, select_tools_from};
+use coding_agent::guard;
 use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
 use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
@@ -121,7 +122,8 @@ pub(super) async fn build(
         remote_host: remote.as_ref().map(|host| host.authority()),
         approvals: None,
     });
-    let hooks = command_hooks(&agent_dir, &cwd)?;
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
+    let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
     let options = SessionOptions {
         provider,
         model: model.model,
@@ -144,11 +146,13 @@ pub(super) async fn build(
 }
 
 /// The command hooks of the settings (`None` when there are none), their
-/// notices logged. A project's own hooks wait for the project to be trusted.
-fn command_hooks(agent_dir: &Path, cwd: &Path) -> Result<Option<Arc<CommandHooks>>, UsageError> {
-    // The trust check of the permission guard is the seam: until it answers,
-    // no project is trusted, so a cloned repository runs no hooks of its own.
-    let project_trusted = false;
+/// notices logged. A project's own hooks run only in a trusted project
+/// ([`guard::project_trusted`]), so a cloned repository runs none of its own.
+fn command_hooks(
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+) -> Result<Option<Arc<CommandHooks>>, UsageError> {
     let loaded = load_hooks(agent_dir, cwd, project_trusted)?;
     for notice in &loaded.notices {
         tracing::warn!("{notice}");

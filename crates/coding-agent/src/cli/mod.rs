@@ -140,6 +140,8 @@ struct RunArgs {
     no_session: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    #[command(flatten)]
+    guard: policy::GuardArgs,
     /// Prompts, run one after another
     #[arg(value_name = "PROMPT")]
     messages: Vec<String>,
