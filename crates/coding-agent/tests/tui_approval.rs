@@ -235,7 +235,7 @@ fn first_screen(tmux: &Tmux) -> String {
 #[test]
 fn the_trust_question_comes_at_start_and_a_yes_is_remembered() {
     let server = SseServer::with_calls(Vec::new());
-    let Some(tmux) = Tmux::start_in(&server, project_allowing_touch) else {
+    let Some(tmux) = Tmux::start_in(&server, &[], project_allowing_touch) else {
         return;
     };
     let question = first_screen(&tmux);
@@ -267,17 +267,41 @@ fn the_trust_question_comes_at_start_and_a_yes_is_remembered() {
 }
 
 #[test]
-fn a_no_keeps_the_project_untrusted_and_the_question_comes_again() {
+fn a_project_with_its_own_hooks_is_asked_about_and_a_no_keeps_them_off_until_asked_again() {
     let server = SseServer::with_calls(Vec::new());
-    let Some(tmux) = Tmux::start_in(&server, project_allowing_touch) else {
+    let hooks = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}});
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        std::fs::create_dir_all(cwd.join(".coding-agent")).unwrap();
+        std::fs::write(cwd.join(".coding-agent/settings.json"), hooks.to_string()).unwrap();
+    }) else {
         return;
     };
-    first_screen(&tmux);
+    let question = first_screen(&tmux);
+    assert!(question.contains("  command hooks on Stop"), "{question}");
     tmux.key("Escape");
-    tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
+    let ui = tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
+    let notice = format!(
+        "Warning: hooks: the hooks in {} do not run: the project is not trusted",
+        tmux.cwd.join(".coding-agent/settings.json").display()
+    );
+    assert!(
+        ui.replace('\n', " ").contains(&notice),
+        "the hooks' notice says why: {ui}"
+    );
     assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
     tmux.quit();
     tmux.launch();
     let again = first_screen(&tmux);
     assert!(again.contains("Trust this project?"), "{again}");
+}
+
+#[test]
+fn with_trust_on_the_command_line_nothing_is_asked_or_stored() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--trust"], project_allowing_touch) else {
+        return;
+    };
+    let first = first_screen(&tmux);
+    assert!(!first.contains("Trust this project?"), "{first}");
+    assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
 }

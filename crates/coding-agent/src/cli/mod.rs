@@ -255,8 +255,7 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     if resolved.interactive {
         // Before anything is built: the answer decides which of the
         // project's settings, hooks and servers the session uses.
-        let flags = coding_agent::guard::GuardFlags::default();
-        ask_to_trust(&resolved.agent_dir, &resolved.cwd, &flags).await?;
+        ask_to_trust(&resolved.agent_dir, &resolved.cwd, &args.guard.flags()).await?;
     }
     let remote = args
         .remote

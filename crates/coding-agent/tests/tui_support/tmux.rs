@@ -29,12 +29,17 @@ impl Tmux {
     /// None when tmux is missing outside CI; under `CI=true` a missing tmux
     /// fails the test (`.ci/run` installs it), so it cannot pass having run nothing.
     pub fn start(server: &SseServer) -> Option<Tmux> {
-        Self::start_in(server, |_| {})
+        Self::start_in(server, &[], |_| {})
     }
 
-    /// As [`Tmux::start`], with `prepare` called on the working directory
-    /// before the binary starts (to add project settings, files).
-    pub fn start_in(server: &SseServer, prepare: impl FnOnce(&Path)) -> Option<Tmux> {
+    /// As [`Tmux::start`], with more arguments for the binary and `prepare`
+    /// called on the working directory before it starts (to add project
+    /// settings, files).
+    pub fn start_in(
+        server: &SseServer,
+        args: &[&str],
+        prepare: impl FnOnce(&Path),
+    ) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
@@ -57,10 +62,11 @@ impl Tmux {
             root.file_name().unwrap().to_string_lossy()
         );
         let command = format!(
-            "env CODING_AGENT_DIR={agent} TERM=xterm-256color {bin} --provider openai --model test-model --base-url {url} --api-key test-key",
+            "env CODING_AGENT_DIR={agent} TERM=xterm-256color {bin} --provider openai --model test-model --base-url {url} --api-key test-key {args}",
             agent = agent_dir.display(),
             bin = env!("CARGO_BIN_EXE_coding-agent"),
             url = server.base_url,
+            args = args.join(" "),
         );
         let tmux = Tmux {
             socket,
@@ -76,25 +82,37 @@ impl Tmux {
     /// Starts the binary (again, once the last run has quit: a tmux server
     /// ends with its last session).
     pub fn launch(&self) {
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &self.socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-x",
-                "100",
-                "-y",
-                "30",
-                "-c",
-            ])
-            .arg(&self.cwd)
-            .arg(&self.command)
-            .status()
-            .unwrap();
-        assert!(status.success());
+        let start = Instant::now();
+        loop {
+            let output = Command::new("tmux")
+                .args([
+                    "-L",
+                    &self.socket,
+                    "-f",
+                    "/dev/null",
+                    "new-session",
+                    "-d",
+                    "-x",
+                    "100",
+                    "-y",
+                    "30",
+                    "-c",
+                ])
+                .arg(&self.cwd)
+                .arg(&self.command)
+                .output()
+                .unwrap();
+            if output.status.success() {
+                return;
+            }
+            // The server of the last run may still be exiting.
+            assert!(
+                start.elapsed() < DEADLINE,
+                "tmux new-session failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn tmux(&self, args: &[&str]) -> String {

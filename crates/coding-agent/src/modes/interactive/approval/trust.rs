@@ -1,6 +1,6 @@
 //! The trust question, asked once at start when the project's own settings
 //! (`.coding-agent/settings.json`) hold what an untrusted project may not
-//! use (allow rules, a looser mode). Yes is remembered
+//! use (allow rules, a looser mode, command hooks, MCP servers). Yes is remembered
 //! ([`Trust::trust`]) and the session is then built with the project's
 //! rules; no keeps them ignored for this run, and the question comes again
 //! at the next start (nothing is stored, as Claude Code asks per folder until
@@ -14,9 +14,10 @@ use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyM
 use futures::StreamExt;
 use ratatui::Frame;
 use ratatui::widgets::Paragraph;
+use serde_json::Value;
 
 use crate::guard::config::{GuardFlags, PermissionSettings, load, project_settings_path};
-use crate::guard::{Trust, sandbox_facts};
+use crate::guard::{Trust, project_trusted, sandbox_facts};
 use crate::modes::interactive::TerminalGuard;
 use crate::modes::interactive::theme::to_line;
 use crate::modes::interactive::wrap::wrap;
@@ -28,6 +29,8 @@ pub struct TrustPrompt {
     cwd: PathBuf,
     settings: PathBuf,
     loosens: Vec<String>,
+    /// The project defines commands that start (hooks, MCP servers).
+    starts_programs: bool,
     yes_selected: bool,
 }
 
@@ -36,9 +39,11 @@ impl TrustPrompt {
     /// would allow once trusted.
     pub fn new(cwd: &Path) -> Self {
         let settings = project_settings_path(cwd);
+        let (loosens, starts_programs) = loosened(&settings);
         TrustPrompt {
             cwd: cwd.to_path_buf(),
-            loosens: loosened(&settings),
+            loosens,
+            starts_programs,
             settings,
             yes_selected: true,
         }
@@ -130,16 +135,18 @@ impl TrustPrompt {
     }
 }
 
-/// What the project's settings would loosen once trusted: its allow rules
-/// and its `defaultMode`. Unreadable settings loosen nothing here (the
-/// session's start reports them).
-fn loosened(settings: &Path) -> Vec<String> {
-    let permissions = std::fs::read_to_string(settings)
+/// What the project's settings would add once trusted: its allow rules,
+/// its `defaultMode`, its command hooks' events and its MCP servers.
+/// Unreadable settings add nothing here (the session's start reports them).
+/// True besides when some of it starts programs (hooks, servers).
+fn loosened(settings: &Path) -> (Vec<String>, bool) {
+    let value = std::fs::read_to_string(settings)
         .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|value| {
-            serde_json::from_value::<PermissionSettings>(value.get("permissions")?.clone()).ok()
-        })
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .unwrap_or_default();
+    let permissions = value
+        .get("permissions")
+        .and_then(|p| serde_json::from_value::<PermissionSettings>(p.clone()).ok())
         .unwrap_or_default();
     let mut loosens: Vec<String> = permissions
         .allow
@@ -149,7 +156,23 @@ fn loosened(settings: &Path) -> Vec<String> {
     if let Some(mode) = permissions.default_mode {
         loosens.push(format!("defaultMode {}", mode.name()));
     }
-    loosens
+    let names = |key: &str| -> Vec<String> {
+        value
+            .get(key)
+            .and_then(Value::as_object)
+            .map(|entries| entries.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let hooks = names("hooks");
+    let servers = names("mcpServers");
+    let starts_programs = !hooks.is_empty() || !servers.is_empty();
+    if !hooks.is_empty() {
+        loosens.push(format!("command hooks on {}", hooks.join(", ")));
+    }
+    if !servers.is_empty() {
+        loosens.push(format!("MCP servers {}", servers.join(", ")));
+    }
+    (loosens, starts_programs)
 }
 
 /// Asks whether to trust the project in `cwd` when its settings are ignored
@@ -157,12 +180,18 @@ fn loosened(settings: &Path) -> Vec<String> {
 /// Does nothing when there is nothing to ask; settings that cannot be read
 /// are left to the session's start to report.
 pub async fn ask_to_trust(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> anyhow::Result<()> {
-    let ignored = load(agent_dir, cwd, flags, sandbox_facts())
-        .is_ok_and(|setup| setup.untrusted_project_settings);
-    if !ignored {
+    if project_trusted(agent_dir, cwd, flags) {
         return Ok(());
     }
     let mut prompt = TrustPrompt::new(cwd);
+    // The policy says whether the project's permissions are ignored (a
+    // stricter defaultMode applies untrusted too); hooks and servers of an
+    // untrusted project never start.
+    let ignored_permissions = load(agent_dir, cwd, flags, sandbox_facts())
+        .is_ok_and(|setup| setup.untrusted_project_settings);
+    if !ignored_permissions && !prompt.starts_programs {
+        return Ok(());
+    }
     let trusted = {
         let mut terminal = TerminalGuard::enter()?;
         let mut input = EventStream::new();
@@ -234,8 +263,12 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".coding-agent"))?;
         std::fs::write(
             &settings,
-            json!({"permissions": {"allow": ["bash(make:*)"], "deny": ["read(.env)"], "defaultMode": "auto"}})
-                .to_string(),
+            json!({
+                "permissions": {"allow": ["bash(make:*)"], "deny": ["read(.env)"], "defaultMode": "auto"},
+                "hooks": {"PreToolUse": [], "Stop": []},
+                "mcpServers": {"time": {"command": "uvx"}}
+            })
+            .to_string(),
         )?;
         let mut prompt = TrustPrompt::new(dir.path());
         prompt.handle_key(key(KeyCode::Down));
@@ -251,6 +284,8 @@ mod tests {
                  Trusted, it would add:\n\
                  [warning]  allow bash(make:*)[/]\n\
                  [warning]  defaultMode auto[/]\n\
+                 [warning]  command hooks on PreToolUse, Stop[/]\n\
+                 [warning]  MCP servers time[/]\n\
                  \n\
                  [bold]Trust this project?[/]\n\
                  \u{20} 1. Yes, trust it[dim] (remembered for {cwd})[/]\n\
