@@ -11,6 +11,10 @@
 //! sends of the history is repaired by the provider itself
 //! ([`agent_ai::providers::transform`], the one replay repair).
 
+pub mod models;
+
+pub use models::ModelCatalog;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
@@ -88,7 +92,7 @@ struct Inner {
     /// A compaction runs.
     compacting: Mutex<bool>,
     /// What RPC's model commands choose from.
-    models: Mutex<Option<crate::modes::interactive::ModelCatalog>>,
+    models: Mutex<Option<ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
     reported_queues: Mutex<(Vec<String>, Vec<String>)>,
 }
@@ -239,13 +243,13 @@ impl AgentSession {
 
     /// Sets what RPC `set_model`, `cycle_model` and `get_available_models`
     /// choose from.
-    pub fn set_models(&self, models: crate::modes::interactive::ModelCatalog) {
+    pub fn set_models(&self, models: ModelCatalog) {
         *lock(&self.inner.models) = Some(models);
     }
 
     /// What the model commands choose from (the session's own provider only,
     /// when none was set).
-    pub fn models(&self) -> Option<crate::modes::interactive::ModelCatalog> {
+    pub fn models(&self) -> Option<ModelCatalog> {
         lock(&self.inner.models).clone()
     }
 

@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
+use coding_agent::app::ModelCatalog;
 use coding_agent::app::{SessionOptions, select_tools_from};
 use coding_agent::guard;
 use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
-use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
+#[cfg(feature = "tui")]
+use coding_agent::modes::interactive::InteractiveOptions;
 use coding_agent::prompt::{
     ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
@@ -34,6 +36,7 @@ pub(super) struct Built {
     /// The agent session's parts.
     pub options: SessionOptions,
     /// Set when the interactive UI runs.
+    #[cfg(feature = "tui")]
     pub interactive: Option<InteractiveOptions>,
     /// What bash, write and edit (and RPC's user bash) run under.
     pub sandbox: Sandbox,
@@ -111,6 +114,7 @@ pub(super) async fn build(
         flags,
         start_provider,
     };
+    #[cfg(feature = "tui")]
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
@@ -122,6 +126,8 @@ pub(super) async fn build(
         remote_host: remote.as_ref().map(|host| host.authority()),
         approvals: None,
     });
+    #[cfg(not(feature = "tui"))]
+    let _ = (interactive, warnings);
     let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
     let options = SessionOptions {
@@ -136,6 +142,7 @@ pub(super) async fn build(
     Ok(Built {
         mode,
         options,
+        #[cfg(feature = "tui")]
         interactive,
         sandbox,
         remote,

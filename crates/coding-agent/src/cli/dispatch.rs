@@ -6,7 +6,6 @@ use std::sync::Arc;
 use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
-use coding_agent::modes::interactive::run_interactive;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
 use coding_agent::remote::RemoteOperations;
@@ -29,6 +28,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
     let Built {
         mode,
         options,
+        #[cfg(feature = "tui")]
         interactive,
         sandbox,
         remote,
@@ -36,8 +36,9 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         probe_url,
         models,
     } = built;
+    #[cfg(feature = "tui")]
     if let Some(interactive) = interactive {
-        return run_interactive(options, interactive).await;
+        return coding_agent::modes::interactive::run_interactive(options, interactive).await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
     if let Some(url) = probe_url {

@@ -39,6 +39,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+#[cfg(feature = "tui")]
 use coding_agent::modes::interactive::approval::trust::ask_to_trust;
 use coding_agent::sandbox::SandboxError;
 use coding_agent::settings::{ModelError, SettingsError};
@@ -252,6 +253,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// session is built from that, and the chosen mode runs it.
 async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     let resolved = resolve::resolve(&args)?;
+    #[cfg(feature = "tui")]
     if resolved.interactive {
         // Before anything is built: the answer decides which of the
         // project's settings, hooks and servers the session uses.

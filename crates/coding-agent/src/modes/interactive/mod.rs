@@ -8,7 +8,6 @@
 //!   syntax colours); [`wrap`]: lines cut to the width;
 //!   [`theme`]: semantic styles to colours.
 //! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
-//! - [`models`]: what `/model` lists and switches to.
 //! - [`approval`]: the prompt over the transcript when a call needs the
 //!   user's approval, and the trust question asked at start.
 //!
@@ -23,7 +22,6 @@ pub mod complete;
 pub mod editor;
 pub mod highlight;
 pub mod markdown;
-pub mod models;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
@@ -50,9 +48,8 @@ use ratatui::backend::CrosstermBackend;
 use tokio::task::JoinHandle;
 
 pub use app::{Action, App};
-pub use models::ModelCatalog;
 
-use crate::app::{AgentSession, SessionOptions};
+use crate::app::{AgentSession, ModelCatalog, SessionOptions};
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
