@@ -70,6 +70,8 @@ fn run_examples() -> Result<()> {
     for (package, example) in [
         ("agent-ai", "typed_tool"),
         ("agent-core", "agent_with_hooks"),
+        ("coding-agent", "one_call"),
+        ("coding-agent", "in_memory_tools"),
     ] {
         crate::cargo(&["run", "--locked", "-p", package, "--example", example])?;
     }
