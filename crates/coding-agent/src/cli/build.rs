@@ -49,6 +49,9 @@ pub(super) struct Built {
     /// An OpenAI-compatible endpoint to ask for its context window, when
     /// settings do not give one (llama.cpp's `/props`).
     pub probe_url: Option<String>,
+    /// The MCP servers started for the run, whose tools the session offers.
+    #[cfg(feature = "mcp")]
+    pub mcp: Option<coding_agent::mcp::McpServers>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -108,6 +111,9 @@ pub(super) async fn build(
     }
     let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
+    #[cfg(feature = "mcp")]
+    let mcp = super::mcp::start_servers(&args.mcp, &agent_dir, &cwd, project_trusted).await?;
     let models = ModelCatalog {
         settings,
         settings_path: agent_dir.join(SETTINGS_FILE),
@@ -124,10 +130,11 @@ pub(super) async fn build(
         models: models.clone(),
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
+        #[cfg(feature = "mcp")]
+        mcp: mcp.clone(),
     });
     #[cfg(not(feature = "tui"))]
     let _ = (interactive, warnings);
-    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
     let options = SessionOptions {
         provider,
@@ -148,6 +155,8 @@ pub(super) async fn build(
         recovery,
         probe_url,
         models,
+        #[cfg(feature = "mcp")]
+        mcp,
     })
 }
 

@@ -35,12 +35,18 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         mut recovery,
         probe_url,
         models,
+        #[cfg(feature = "mcp")]
+        mcp,
     } = built;
     #[cfg(feature = "tui")]
     if let Some(interactive) = interactive {
         return coding_agent::modes::interactive::run_interactive(options, interactive).await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    #[cfg(feature = "mcp")]
+    if let Some(servers) = mcp {
+        session.set_mcp(servers);
+    }
     if let Some(url) = probe_url {
         recovery.context_window = server_context_window(&url).await;
     }

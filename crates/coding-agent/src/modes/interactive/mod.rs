@@ -72,6 +72,10 @@ pub struct InteractiveOptions {
     pub warnings: Option<crate::warnings::WarningReceiver>,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// The MCP servers started for the run (`/mcp` lists them); every
+    /// session of the UI offers their tools.
+    #[cfg(feature = "mcp")]
+    pub mcp: Option<crate::mcp::McpServers>,
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -81,6 +85,10 @@ pub async fn run_interactive(
 ) -> anyhow::Result<u8> {
     let parts = Parts::from(&options);
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    #[cfg(feature = "mcp")]
+    if let Some(servers) = &interactive.mcp {
+        session.set_mcp(servers.clone());
+    }
     let model = session.model();
     session.set_recovery(interactive.models.settings.recovery(&model.provider));
     let mut app = App::new(
@@ -379,6 +387,10 @@ impl Driver {
         let recovery = self.session.recovery();
         self.session = self.parts.session(manager)?;
         self.session.set_recovery(recovery);
+        #[cfg(feature = "mcp")]
+        if let Some(servers) = &self.interactive.mcp {
+            self.session.set_mcp(servers.clone());
+        }
         self.events = self.session.subscribe_all();
         app.reset(&self.session.agent().messages());
         app.notice(vec![StyledLine::new(
