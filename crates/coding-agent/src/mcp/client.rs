@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
@@ -26,6 +26,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use crate::support::sync::lock;
 
 /// How much of a server's stderr is kept to explain why it failed.
 const STDERR_TAIL: usize = 2000;
@@ -295,7 +296,7 @@ async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecD
         if n == 0 {
             break;
         }
-        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tail = lock(&tail);
         tail.extend(&buffer[..n]);
         let excess = tail.len().saturating_sub(STDERR_TAIL);
         tail.drain(..excess);
@@ -304,12 +305,7 @@ async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecD
 
 /// `": <last stderr line(s)>"`, or nothing when the server wrote nothing.
 fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
-    let bytes: Vec<u8> = tail
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .copied()
-        .collect();
+    let bytes: Vec<u8> = lock(tail).iter().copied().collect();
     let text = String::from_utf8_lossy(&bytes);
     let text = text.trim();
     if text.is_empty() {
