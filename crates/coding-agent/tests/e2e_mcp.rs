@@ -360,3 +360,50 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
         "Warning: MCP server \"broken\" did not start: connection closed: initialize response (stderr: no token)\n"
     );
 }
+
+#[test]
+fn hooks_and_permission_rules_name_mcp_tools_like_builtins() {
+    if !everything_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({
+            "mcpServers": {"everything": everything_entry()},
+            "permissions": {"allow": ["mcp__everything"], "deny": ["mcp__everything__get-env"]},
+            "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-sum", "hooks": [
+                {"type": "command", "command": "echo 'sums are done by hand here' >&2; exit 2"}
+            ]}]},
+        }),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => calls(&[
+                ("call_env", "mcp__everything__get-env", json!({})),
+                ("call_sum", "mcp__everything__get-sum", json!({"a": 1, "b": 2})),
+                ("call_echo", "mcp__everything__echo", json!({"message": "allowed"})),
+            ]),
+            _ => Answer::text(&["done"]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Try them."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "done\n", "")
+    );
+    let transcript = wire.transcript(&server.requests()[1].body);
+    assert_eq!(
+        transcript[4..],
+        [
+            "tool call_env: Blocked by the permission policy: mcp__everything__get-env is denied by the rule mcp__everything__get-env",
+            "tool call_sum: Blocked by PreToolUse hook: sums are done by hand here",
+            "tool call_echo: Echo: allowed",
+        ]
+    );
+}
