@@ -382,8 +382,16 @@ fn hooks_and_permission_rules_name_mcp_tools_like_builtins() {
         let answer = match request.index {
             0 => calls(&[
                 ("call_env", "mcp__everything__get-env", json!({})),
-                ("call_sum", "mcp__everything__get-sum", json!({"a": 1, "b": 2})),
-                ("call_echo", "mcp__everything__echo", json!({"message": "allowed"})),
+                (
+                    "call_sum",
+                    "mcp__everything__get-sum",
+                    json!({"a": 1, "b": 2}),
+                ),
+                (
+                    "call_echo",
+                    "mcp__everything__echo",
+                    json!({"message": "allowed"}),
+                ),
             ]),
             _ => Answer::text(&["done"]),
         };
