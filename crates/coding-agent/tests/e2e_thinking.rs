@@ -44,6 +44,18 @@ fn last_thinking(wire: Wire, server: &ModelServer) -> Value {
     }
 }
 
+/// What [`last_thinking`] reads for `effort` on OpenAI, or Anthropic's
+/// `budget` on top of the default 8192 output tokens.
+fn thinking_on(wire: Wire, effort: &str, budget: u64) -> Value {
+    match wire {
+        Wire::OpenAi => json!(effort),
+        Wire::Anthropic => json!({
+            "thinking": {"type": "enabled", "budget_tokens": budget},
+            "max_tokens": 8192 + budget,
+        }),
+    }
+}
+
 fn state_level(rpc: &mut Rpc) -> Value {
     let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
     state["data"]["thinkingLevel"].clone()
@@ -77,14 +89,11 @@ fn levels_reach_the_wire_change_over_rpc_and_come_back_with_continue() {
         let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--thinking", "low"]);
         assert_eq!(state_level(&mut rpc), "low", "{wire:?}");
         rpc.prompt("one");
-        let low = match wire {
-            Wire::OpenAi => json!("low"),
-            Wire::Anthropic => json!({
-                "thinking": {"type": "enabled", "budget_tokens": 2048},
-                "max_tokens": 8192 + 2048,
-            }),
-        };
-        assert_eq!(last_thinking(wire, &server), low, "{wire:?}");
+        assert_eq!(
+            last_thinking(wire, &server),
+            thinking_on(wire, "low", 2048),
+            "{wire:?}"
+        );
 
         let (response, changes) = set_level(&mut rpc, "high");
         assert_eq!(
@@ -147,14 +156,11 @@ fn levels_reach_the_wire_change_over_rpc_and_come_back_with_continue() {
         let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--continue"]);
         assert_eq!(state_level(&mut rpc), "high", "{wire:?}");
         rpc.prompt("four");
-        let high = match wire {
-            Wire::OpenAi => json!("high"),
-            Wire::Anthropic => json!({
-                "thinking": {"type": "enabled", "budget_tokens": 16384},
-                "max_tokens": 8192 + 16384,
-            }),
-        };
-        assert_eq!(last_thinking(wire, &server), high, "{wire:?}");
+        assert_eq!(
+            last_thinking(wire, &server),
+            thinking_on(wire, "high", 16384),
+            "{wire:?}"
+        );
         rpc.finish();
     }
 }
