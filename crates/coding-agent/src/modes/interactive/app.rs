@@ -47,6 +47,8 @@ pub enum Action {
     Compact(Option<String>),
     /// Move to the next thinking level (Shift+Tab).
     CycleThinking,
+    /// List the MCP servers, their state and tools.
+    Mcp,
     /// Leave.
     Quit,
 }
@@ -411,6 +413,7 @@ impl App {
                 ]);
                 Action::None
             }
+            "/mcp" => Action::Mcp,
             "/model" if arg.is_some() && self.running => self.refuse("/model"),
             "/model" => Action::Model(arg.map(str::to_owned)),
             "/compact" if self.running => self.refuse("/compact"),
@@ -689,7 +692,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Shift+Tab", "next thinking level"),
         (
             "Commands",
-            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /help /quit",
+            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /mcp /help /quit",
         ),
     ];
     rows.iter()
