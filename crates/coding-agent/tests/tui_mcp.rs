@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod mcp_support;
+#[allow(dead_code)]
 #[path = "tui_support/sse_server.rs"]
 mod sse_server;
 #[allow(dead_code)]
