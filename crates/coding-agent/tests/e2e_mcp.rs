@@ -350,19 +350,19 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
         state["data"]["mcpServers"],
         json!([
             {"name": "broken", "status": "failed",
-             "error": "connection closed: initialize response (stderr: no token)", "tools": []},
+             "error": "it exited during the MCP handshake (stderr: no token)", "tools": []},
             {"name": "grow", "status": "running", "tools": ["mcp__grow__add_tool"]},
             {"name": "off", "status": "disabled", "tools": []},
         ])
     );
     assert_eq!(
         stderr,
-        "Warning: MCP server \"broken\" did not start: connection closed: initialize response (stderr: no token)\n"
+        "Warning: MCP server \"broken\" did not start: it exited during the MCP handshake (stderr: no token)\n"
     );
 }
 
 #[test]
-fn hooks_and_permission_rules_name_mcp_tools_like_builtins() {
+fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
     if !everything_installed() {
         return;
     }
@@ -371,8 +371,7 @@ fn hooks_and_permission_rules_name_mcp_tools_like_builtins() {
         &sandbox.agent_dir.join("settings.json"),
         &json!({
             "mcpServers": {"everything": everything_entry()},
-            "permissions": {"allow": ["mcp__everything"], "deny": ["mcp__everything__get-env"]},
-            "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-sum", "hooks": [
+            "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-.*", "hooks": [
                 {"type": "command", "command": "echo 'sums are done by hand here' >&2; exit 2"}
             ]}]},
         }),
@@ -381,7 +380,6 @@ fn hooks_and_permission_rules_name_mcp_tools_like_builtins() {
     let server = ModelServer::start(move |request| {
         let answer = match request.index {
             0 => calls(&[
-                ("call_env", "mcp__everything__get-env", json!({})),
                 (
                     "call_sum",
                     "mcp__everything__get-sum",
@@ -398,7 +396,7 @@ fn hooks_and_permission_rules_name_mcp_tools_like_builtins() {
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
-    command.args(["-p", "Try them."]);
+    command.args(["--allow", "mcp__everything", "-p", "Try them."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
 
     assert_eq!(
@@ -407,9 +405,8 @@ fn hooks_and_permission_rules_name_mcp_tools_like_builtins() {
     );
     let transcript = wire.transcript(&server.requests()[1].body);
     assert_eq!(
-        transcript[4..],
+        transcript[3..],
         [
-            "tool call_env: Blocked by the permission policy: mcp__everything__get-env is denied by the rule mcp__everything__get-env",
             "tool call_sum: Blocked by PreToolUse hook: sums are done by hand here",
             "tool call_echo: Echo: allowed",
         ]

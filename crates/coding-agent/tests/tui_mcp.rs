@@ -32,14 +32,13 @@ fn the_startup_notice_and_slash_mcp_show_each_servers_state_and_tools() {
         return;
     };
     let screen = tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    let top: Vec<&str> = screen.lines().take(4).map(str::trim_end).collect();
+    let top: Vec<&str> = screen.lines().take(3).map(str::trim_end).collect();
     assert_eq!(
         top,
         [
             "MCP: 1 server, 13 tools (1 failed, /mcp for details)",
             "",
-            "Warning: MCP server \"broken\" did not start: connection closed: initialize response (stderr: no",
-            "token)",
+            "Warning: MCP server \"broken\" did not start: it exited during the MCP handshake (stderr: no token)",
         ],
         "{screen}"
     );
@@ -48,7 +47,7 @@ fn the_startup_notice_and_slash_mcp_show_each_servers_state_and_tools() {
     let screen = tmux.wait_for("the server list", |s| s.contains("  everything running"));
     assert!(
         screen.contains(
-            "MCP: 1 server, 13 tools (1 failed, /mcp for details)\n  broken failed\n    connection closed: initialize response (stderr: no token)\n  everything running · 13 tools\n    mcp__everything__echo, "
+            "MCP: 1 server, 13 tools (1 failed, /mcp for details)\n  broken failed\n    it exited during the MCP handshake (stderr: no token)\n  everything running · 13 tools\n    mcp__everything__echo, "
         ),
         "{screen}"
     );
