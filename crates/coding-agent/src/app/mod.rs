@@ -31,6 +31,8 @@ use crate::compaction::oversize::fit_tool_results;
 use crate::compaction::tokens::estimate_tokens;
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
+use crate::guard::Guard;
+use crate::guard::record::{CallDecision, DECISION_TYPE};
 use crate::hooks::prompt::PromptHooks;
 use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::recovery::RecoverySettings;
@@ -56,6 +58,12 @@ pub struct SessionOptions {
     pub session: SessionManager,
     /// Command hooks from the settings (`None`: no hooks).
     pub hooks: Option<Arc<CommandHooks>>,
+    /// The permission guard: policy, then `hooks` (give the guard the same
+    /// ones), then approval ([`crate::guard::gate`]). `None`: no policy,
+    /// every call runs unless a hook blocks it (a library user's default).
+    /// A mode that can ask a person sets its approver with
+    /// [`Guard::set_approver`].
+    pub guard: Option<Arc<Guard>>,
 }
 
 /// An agent with its session; cheap to clone (clones share both).
@@ -91,6 +99,8 @@ struct Inner {
     models: Mutex<Option<crate::modes::interactive::ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
     reported_queues: Mutex<(Vec<String>, Vec<String>)>,
+    /// The permission guard, when the session has one.
+    guard: Option<Arc<Guard>>,
 }
 
 /// The model in use and the provider that serves it.
@@ -129,6 +139,7 @@ impl AgentSession {
             system_prompt,
             session,
             hooks,
+            guard,
         } = options;
         let current = Arc::new(Mutex::new(CurrentModel {
             model: model.clone(),
@@ -158,8 +169,10 @@ impl AgentSession {
         let mut config = LoopConfig::new(model, Arc::new(switchable))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
-        if let Some(hooks) = &hooks {
-            config = config.with_hooks(hooks.clone());
+        match (&guard, &hooks) {
+            (Some(guard), _) => config = config.with_hooks(guard.clone()),
+            (None, Some(hooks)) => config = config.with_hooks(hooks.clone()),
+            (None, None) => {}
         }
         let resumed = !session.messages().is_empty();
         let prompt_hooks = hooks.map(|hooks| PromptHooks::new(hooks, resumed));
@@ -181,7 +194,16 @@ impl AgentSession {
             reported_queues: Mutex::default(),
             models: Mutex::default(),
             prompt_hooks,
+            guard,
         });
+        if let Some(guard) = &inner.guard {
+            let weak = Arc::downgrade(&inner);
+            guard.set_decision_sink(Arc::new(move |decision| {
+                if let Some(inner) = weak.upgrade() {
+                    AgentSession { inner }.record_decision(decision);
+                }
+            }));
+        }
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         inner
             .agent
@@ -196,6 +218,21 @@ impl AgentSession {
                 None => false,
             });
         Ok(AgentSession { inner })
+    }
+
+    /// The permission guard, when the session has one (RPC sets its
+    /// approver through it).
+    pub fn guard(&self) -> Option<&Arc<Guard>> {
+        self.inner.guard.as_ref()
+    }
+
+    /// Saves a guard decision in the session file and tells the modes.
+    fn record_decision(&self, decision: CallDecision) {
+        let data = serde_json::to_value(&decision).unwrap_or_default();
+        if let Err(error) = self.session().append_custom(DECISION_TYPE, data) {
+            tracing::warn!("cannot save the session: {error}");
+        }
+        self.notify(SessionEvent::PermissionDecision(decision));
     }
 
     /// The agent.
@@ -468,7 +505,14 @@ impl AgentSession {
         SessionInfo {
             session_id: session.header().id.clone(),
             transcript_path: session.file().map(Path::to_path_buf),
-            permission_mode: DEFAULT_PERMISSION_MODE.to_owned(),
+            permission_mode: self
+                .inner
+                .guard
+                .as_ref()
+                .map_or(DEFAULT_PERMISSION_MODE, |guard| {
+                    guard.policy().mode().name()
+                })
+                .to_owned(),
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
 use coding_agent::app::{SessionOptions, select_tools_from};
-use coding_agent::guard;
+use coding_agent::guard::{self, Approver, Guard, Mode, NoApprover, RuleFiles, SandboxFacts};
 use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
 use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
@@ -73,7 +73,18 @@ pub(super) async fn build(
     let recovery = settings.recovery(&start_provider);
     let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
         .then(|| model.config.base_url.clone());
-    let sandbox = start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?;
+    let guard_flags = args.guard.flags();
+    let permissions = guard::config::load(&agent_dir, &cwd, &guard_flags, SandboxFacts::default())
+        .map_err(UsageError::Guard)?;
+    for notice in &permissions.notices {
+        tracing::warn!("{notice}");
+    }
+    // bypass runs nothing asked and nothing sandboxed (its warning says so).
+    let sandbox = if permissions.policy.mode() == Mode::Bypass {
+        Sandbox::off()
+    } else {
+        start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?
+    };
     let (tools, unknown) = match &remote {
         Some(host) => {
             let ops = RemoteOperations::new(Arc::clone(host));
@@ -121,8 +132,19 @@ pub(super) async fn build(
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
     });
-    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
+    let guard = Arc::new(Guard::new(
+        permissions
+            .policy
+            .with_sandbox(guard::sandbox_facts(sandbox.status())),
+        hooks.clone(),
+        initial_approver(),
+        RuleFiles {
+            project: guard::config::project_settings_path(&cwd),
+            global: agent_dir.join(SETTINGS_FILE),
+        },
+    ));
     let options = SessionOptions {
         provider,
         model: model.model,
@@ -131,6 +153,7 @@ pub(super) async fn build(
         system_prompt,
         session,
         hooks,
+        guard: Some(guard),
     };
     Ok(Built {
         mode,
@@ -142,6 +165,15 @@ pub(super) async fn build(
         probe_url,
         models,
     })
+}
+
+/// Who is asked when a call needs approval, until the mode puts in its own
+/// ([`Guard::set_approver`]): RPC asks its client (`modes/rpc.rs`); the
+/// interactive UI will ask in a prompt over the transcript
+/// (`modes/interactive/`); print and JSON modes keep this one, which
+/// refuses and says which rule would allow the call.
+fn initial_approver() -> Arc<dyn Approver> {
+    Arc::new(NoApprover::new())
 }
 
 /// The command hooks of the settings (`None` when there are none), their

@@ -88,7 +88,7 @@ pub enum GuardConfigError {
 }
 
 /// What `bypass` says on stderr or in the transcript.
-pub const BYPASS_WARNING: &str = "Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply";
+pub const BYPASS_WARNING: &str = "permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply";
 
 /// The project's settings file under `cwd`.
 pub fn project_settings_path(cwd: &Path) -> PathBuf {

@@ -121,6 +121,7 @@ struct Parts {
     tools: Vec<std::sync::Arc<dyn crate::ToolDefinition>>,
     system_prompt: String,
     hooks: Option<std::sync::Arc<crate::hooks::CommandHooks>>,
+    guard: Option<std::sync::Arc<crate::guard::Guard>>,
 }
 
 impl Parts {
@@ -132,6 +133,7 @@ impl Parts {
             tools: options.tools.clone(),
             system_prompt: options.system_prompt.clone(),
             hooks: options.hooks.clone(),
+            guard: options.guard.clone(),
         }
     }
 
@@ -148,6 +150,7 @@ impl Parts {
             system_prompt: self.system_prompt.clone(),
             session,
             hooks: self.hooks.clone(),
+            guard: self.guard.clone(),
         })
         .context("a built-in tool's schema")
     }
