@@ -134,17 +134,20 @@ pub(super) async fn build(
     });
     let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
-    let guard = Arc::new(Guard::new(
-        permissions
-            .policy
-            .with_sandbox(guard::sandbox_facts(sandbox.status())),
-        hooks.clone(),
-        initial_approver(),
-        RuleFiles {
-            project: guard::config::project_settings_path(&cwd),
-            global: agent_dir.join(SETTINGS_FILE),
-        },
-    ));
+    let guard = Arc::new(
+        Guard::new(
+            permissions
+                .policy
+                .with_sandbox(guard::sandbox_facts(sandbox.status())),
+            hooks.clone(),
+            initial_approver(),
+            RuleFiles {
+                project: guard::config::project_settings_path(&cwd),
+                global: agent_dir.join(SETTINGS_FILE),
+            },
+        )
+        .with_approval_timeout(permissions.approval_timeout),
+    );
     let options = SessionOptions {
         provider,
         model: model.model,

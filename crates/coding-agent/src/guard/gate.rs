@@ -19,6 +19,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use agent_core::{
     AfterToolCallContext, BeforeToolCall, ToolCallContext, ToolCallHooks, ToolError,
@@ -29,7 +30,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope, user_denied_text};
-use super::config::remember_allow_rule;
+use super::config::{DEFAULT_APPROVAL_TIMEOUT, remember_allow_rule};
 use super::policy::{Decision, Policy, Verdict};
 use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
 use crate::hooks::{CommandHooks, PreToolUseDecision, proceed};
@@ -50,6 +51,7 @@ pub struct Guard {
     approver: Mutex<Arc<dyn Approver>>,
     rule_files: RuleFiles,
     sink: Mutex<Option<Arc<DecisionSink>>>,
+    approval_timeout: Duration,
 }
 
 impl std::fmt::Debug for Guard {
@@ -81,7 +83,20 @@ impl Guard {
             approver: Mutex::new(approver),
             rule_files,
             sink: Mutex::new(None),
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
         }
+    }
+
+    /// The same guard with `timeout` for approvers that wait on a client
+    /// (RPC), from `permissions.approvalTimeoutSecs`.
+    pub fn with_approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = timeout;
+        self
+    }
+
+    /// How long an approver that waits on a client may wait.
+    pub fn approval_timeout(&self) -> Duration {
+        self.approval_timeout
     }
 
     /// Asks `approver` from now on: the seam where a mode that can ask a

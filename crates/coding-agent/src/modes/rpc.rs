@@ -41,8 +41,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub mod approval;
 mod models;
 
+use self::approval::RpcApprovals;
 use crate::app::AgentSession;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
@@ -97,7 +99,14 @@ pub async fn run_rpc_with(
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let reader = tokio::spawn(read_lines(input, line_sender));
     let (bash_done, mut bash_results) = mpsc::unbounded_channel();
+    // Calls that need approval are asked of the client.
+    let approvals = session.guard().map(|guard| {
+        let (approver, approvals) = approval::rpc_approver(guard.approval_timeout());
+        guard.set_approver(Arc::new(approver));
+        approvals
+    });
     let mut server = Server {
+        approvals,
         events: session.subscribe_all(),
         session,
         output,
@@ -118,6 +127,9 @@ pub async fn run_rpc_with(
             biased;
             Some(event) = server.events.recv() => server.on_event(&event).await?,
             Some(done) = bash_results.recv() => server.on_bash_done(done).await?,
+            Some(request) = next_approval_request(&mut server.approvals) => {
+                server.write(&request).await?;
+            }
             () = join(&mut server.run), if server.run.is_some() => server.run = None,
             // The run and the bash commands hold child tokens of `stop`: they
             // are cancelled already; what is left is to wait for them.
@@ -152,11 +164,21 @@ async fn join(run: &mut Option<Run>) {
     }
 }
 
+/// The next approval request to write; never, without a guard.
+async fn next_approval_request(approvals: &mut Option<RpcApprovals>) -> Option<Value> {
+    match approvals {
+        Some(approvals) => approvals.requests.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// A finished user `bash` command: its id and outcome.
 type BashDone = (Option<Value>, Result<BashExecution, String>);
 
 struct Server<W> {
     session: AgentSession,
+    /// Approval requests out and the client's answers in (with a guard).
+    approvals: Option<RpcApprovals>,
     events: SessionEvents,
     output: W,
     /// The prompt being run.
@@ -221,7 +243,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
         };
         if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
-            return Ok(()); // no extension asks anything here
+            // The answer to an approval request (anything else is ignored, as in Pi).
+            if let Some(approvals) = &self.approvals {
+                approvals.answer(&command);
+            }
+            return Ok(());
         }
         if let Some(response) = self.handle(&command).await? {
             self.write(&response).await?;
