@@ -20,7 +20,11 @@
 //! `get_fork_messages`, `fork`, `clone`, `export_html`, `get_available_models`,
 //! `set_model`, `cycle_model` (see `models`). Besides the agent's
 //! events, the session's own are written: `auto_retry_start`,
-//! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`.
+//! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`,
+//! `permission_decision`.
+//! - A tool call that needs approval is asked of the client as an
+//!   `extension_ui_request` (see [`approval`]); `extension_ui_response`
+//!   answers it. The client's own `bash` command is not asked about (as in Pi).
 //!
 //! When stdin ends, the mode waits for the running prompt and bash commands to
 //! finish, writes what they produce, and returns.
