@@ -59,6 +59,10 @@ const STEPS: &[Step] = &[
         what: "agent-core without default features: no HTTP stack, tests pass",
         check: agent_core_without_http,
     },
+    Step {
+        what: "coding-agent without default features: no terminal UI or MCP stack, lints and lib tests pass",
+        check: coding_agent_without_tui,
+    },
 ];
 
 /// Each library crate's examples, as a user would run them.
@@ -66,6 +70,8 @@ fn run_examples() -> Result<()> {
     for (package, example) in [
         ("agent-ai", "typed_tool"),
         ("agent-core", "agent_with_hooks"),
+        ("coding-agent", "one_call"),
+        ("coding-agent", "in_memory_tools"),
     ] {
         crate::cargo(&["run", "--locked", "-p", package, "--example", example])?;
     }
@@ -75,21 +81,7 @@ fn run_examples() -> Result<()> {
 /// `agent-core` with `default-features = false` pulls in no HTTP client, and
 /// builds and passes its tests so.
 fn agent_core_without_http() -> Result<()> {
-    let tree = crate::command_output(
-        cargo_command()
-            .args([
-                "tree",
-                "--locked",
-                "-p",
-                "agent-core",
-                "--no-default-features",
-            ])
-            .args(["-e", "normal", "--prefix", "none"])
-            .current_dir(workspace_root()),
-    )?;
-    if let Some(line) = tree.lines().find(|line| line.starts_with("reqwest ")) {
-        anyhow::bail!("agent-core --no-default-features still depends on {line}");
-    }
+    forbid_without_default_features("agent-core", &["reqwest"])?;
     crate::cargo(&[
         "test",
         "--locked",
@@ -97,6 +89,53 @@ fn agent_core_without_http() -> Result<()> {
         "agent-core",
         "--no-default-features",
     ])
+}
+
+/// `coding-agent` with `default-features = false` (the tools for a library
+/// user) pulls in no terminal UI and no MCP SDK; it lints clean and its unit
+/// tests pass (the integration tests need the binary's features).
+fn coding_agent_without_tui() -> Result<()> {
+    forbid_without_default_features(
+        "coding-agent",
+        &["ratatui", "crossterm", "syntect", "pulldown-cmark", "rmcp"],
+    )?;
+    crate::cargo(&[
+        "clippy",
+        "--locked",
+        "-p",
+        "coding-agent",
+        "--no-default-features",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    crate::cargo(&[
+        "test",
+        "--locked",
+        "-p",
+        "coding-agent",
+        "--no-default-features",
+        "--lib",
+    ])
+}
+
+/// Fails when `package` without its default features still depends
+/// (normally, at any depth) on one of `crates`.
+fn forbid_without_default_features(package: &str, crates: &[&str]) -> Result<()> {
+    let tree = crate::command_output(
+        cargo_command()
+            .args(["tree", "--locked", "-p", package, "--no-default-features"])
+            .args(["-e", "normal", "--prefix", "none"])
+            .current_dir(workspace_root()),
+    )?;
+    for line in tree.lines() {
+        let name = line.split(' ').next().unwrap_or_default();
+        if crates.contains(&name) {
+            anyhow::bail!("{package} --no-default-features still depends on {line}");
+        }
+    }
+    Ok(())
 }
 
 /// Runs every step in order and stops at the first failure, naming it.

@@ -15,6 +15,7 @@ use crate::agent_loop::{
 };
 use crate::event::AgentEvent;
 use crate::history::History;
+use crate::tool_set::ToolSet;
 
 /// Why the agent refused a request (Pi's texts).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -176,6 +177,22 @@ impl Agent {
     /// history it started with).
     pub fn set_messages(&self, messages: Vec<Message>) {
         self.state().context.messages = History::new(messages);
+    }
+
+    /// Replaces the tools the model is offered (a tool server's list
+    /// changed, tools were added at run time). Takes effect at the next
+    /// request: a run in progress offers them from its next turn on, and a
+    /// batch already running finishes with the tools its calls were made
+    /// against.
+    pub fn set_tools(&self, tools: Arc<ToolSet>) {
+        let mut state = self.state();
+        state.context.tools = tools.clone();
+        self.inner.config.tool_updates.offer(tools);
+    }
+
+    /// The tools the next request offers.
+    pub fn tools(&self) -> Arc<ToolSet> {
+        self.state().context.tools.clone()
     }
 
     /// True while a run is in progress.

@@ -94,6 +94,34 @@ pub struct LoopConfig {
     pub follow_up: MessageQueue,
     /// Asked after each turn; `true` ends the run.
     pub should_stop_after_turn: Option<StopAfterTurn>,
+    /// Tools given to [`crate::Agent::set_tools`] during a run, taken by the
+    /// run before its next request.
+    pub(crate) tool_updates: ToolUpdates,
+}
+
+/// The newest tool set handed over while a run may be in progress: each turn
+/// takes it (if any) before it asks the model, so a change takes effect at
+/// the next request and never in the middle of a batch, whose calls run
+/// against the set the model was offered.
+#[derive(Clone, Default)]
+pub(crate) struct ToolUpdates(Arc<std::sync::Mutex<Option<Arc<ToolSet>>>>);
+
+impl ToolUpdates {
+    /// Hands `tools` to the run (replacing any not yet taken).
+    pub(crate) fn offer(&self, tools: Arc<ToolSet>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tools);
+    }
+
+    /// The tools handed over since the last take, if any.
+    fn take(&self) -> Option<Arc<ToolSet>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
 }
 
 impl LoopConfig {
@@ -107,6 +135,7 @@ impl LoopConfig {
             steering: MessageQueue::default(),
             follow_up: MessageQueue::default(),
             should_stop_after_turn: None,
+            tool_updates: ToolUpdates::default(),
         }
     }
 
@@ -257,6 +286,9 @@ async fn run_loop(
             }
             for message in pending.drain(..) {
                 add_message(message, context, &mut new_messages, emit);
+            }
+            if let Some(tools) = config.tool_updates.take() {
+                context.tools = tools;
             }
             let assistant = stream_assistant_response(context, config, cancel, emit).await;
             new_messages.push(Message::Assistant(assistant.clone()));

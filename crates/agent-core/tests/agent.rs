@@ -247,3 +247,89 @@ async fn continue_from_a_user_message_asks_the_model_again() {
         ]
     );
 }
+
+/// Adds `echo` to its agent's tools when called, as an MCP server whose list
+/// changed during a call would.
+struct Grow {
+    tool: agent_ai::Tool,
+    agent: Arc<std::sync::OnceLock<Agent>>,
+}
+
+#[async_trait]
+impl AgentTool for Grow {
+    fn tool(&self) -> &agent_ai::Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Grow"
+    }
+
+    async fn execute(
+        &self,
+        _id: &str,
+        _params: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        let agent = self.agent.get().unwrap();
+        let grown = Grow {
+            tool: self.tool.clone(),
+            agent: self.agent.clone(),
+        };
+        let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(grown), Arc::new(EchoTool::new())];
+        agent.set_tools(Arc::new(agent_core::ToolSet::new(tools).unwrap()));
+        Ok(AgentToolResult::text("grown"))
+    }
+}
+
+#[tokio::test]
+async fn set_tools_takes_effect_at_the_next_request_not_in_the_running_batch() {
+    let provider = ScriptedProvider::new([
+        // `echo` is called in the batch that adds it: that batch runs with
+        // the tools its request offered, so `echo` is not found yet.
+        reply(vec![
+            call("1", "grow", json!({})),
+            call("2", "echo", json!({"value": "early"})),
+        ]),
+        reply(vec![call("3", "echo", json!({"value": "late"}))]),
+        reply(vec![text("done")]),
+    ]);
+    let slot = Arc::new(std::sync::OnceLock::new());
+    let grow = Grow {
+        tool: agent_ai::Tool {
+            name: "grow".into(),
+            description: "Adds echo.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        },
+        agent: slot.clone(),
+    };
+    let agent = agent(&provider, vec![Arc::new(grow)]);
+    slot.set(agent.clone()).unwrap();
+    agent.prompt("go").await.unwrap();
+
+    let offered: Vec<Vec<String>> = provider
+        .requests()
+        .iter()
+        .map(|request| request.tools.iter().map(|t| t.name.clone()).collect())
+        .collect();
+    assert_eq!(
+        offered,
+        [vec!["grow"], vec!["grow", "echo"], vec!["grow", "echo"]]
+    );
+    assert_eq!(
+        transcript(&agent),
+        [
+            "user go",
+            "assistant ",
+            "toolResult grown",
+            "toolResult Tool echo not found",
+            "assistant ",
+            "toolResult echoed: late",
+            "assistant done"
+        ]
+    );
+    // Set while idle, the tools are those of the next run.
+    agent.set_tools(Arc::new(agent_core::ToolSet::empty()));
+    assert!(agent.tools().definitions().is_empty());
+}

@@ -11,6 +11,48 @@
 //! system prompt), [`session`] (JSONL session files), [`app`] (the wiring of
 //! all of them into one agent), [`modes`] (print, JSON, RPC and interactive)
 //! and [`warnings`] (logged warnings as lines).
+//!
+//! Features: `tui` (the interactive terminal UI) and `mcp` (MCP servers'
+//! tools, and our tools served to MCP clients), both on by default; with
+//! `default-features = false` the crate is the tools, the wiring and the
+//! print, JSON and RPC modes.
+//!
+//! # Quick start
+//!
+//! One call of a built-in tool, through the same five steps the agent loop
+//! takes (prepare, validate, `before_tool_call`, execute, `after_tool_call`):
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use agent_ai::{Content, ToolCall};
+//! use agent_core::{NoHooks, ToolSet, run_single_tool_call};
+//! use coding_agent::tools::builtin_tool;
+//! use coding_agent::{ToolContext, wrap_tool_definition};
+//! use serde_json::json;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("a.txt"), "first\nsecond\n").unwrap();
+//! let cwd = dir.path().to_path_buf();
+//! let read = wrap_tool_definition(
+//!     builtin_tool("read").unwrap(),
+//!     Arc::new(move |cancel| ToolContext { cancel, ..ToolContext::new(cwd.clone()) }),
+//! );
+//! let tools = ToolSet::new([read]).unwrap();
+//!
+//! let call = ToolCall::new("call_1", "read", json!({"path": "a.txt", "offset": 2}));
+//! let result = run_single_tool_call(&tools, &call, &NoHooks, &CancellationToken::new()).await;
+//! let text: String = result.content.iter().filter_map(Content::as_text).collect();
+//! assert!(!result.is_error);
+//! assert_eq!(text, "second\n");
+//! # });
+//! ```
+//!
+//! More in `examples/`: `one_call` (write, edit, read, and the text a model
+//! gets for a wrong argument) and `in_memory_tools` (the tools over your own
+//! Operations, driven by an agent).
 
 pub mod app;
 pub mod compaction;

@@ -44,7 +44,7 @@ impl LineLayer {
     }
 
     /// Lines sent to the returned receiver (for
-    /// [`crate::modes::interactive::InteractiveOptions`]).
+    /// `InteractiveOptions` of `modes::interactive`).
     pub fn channel() -> (Self, WarningReceiver) {
         let (sender, receiver) = unbounded_channel();
         let sink = move |line| {

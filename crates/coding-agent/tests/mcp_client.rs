@@ -128,13 +128,13 @@ async fn the_tools_of_real_servers_are_listed_with_their_schemas() {
     let status = servers.status();
     assert_eq!(status.len(), 2);
     assert_eq!(status[0].name, "everything");
-    assert_eq!(status[0].state, "running");
+    assert_eq!(status[0].status, "running");
     assert!(
         status[0]
             .tools
             .contains(&"mcp__everything__echo".to_owned())
     );
-    assert_eq!(status[1].state, "running");
+    assert_eq!(status[1].status, "running");
 }
 
 #[tokio::test]
@@ -373,7 +373,7 @@ async fn a_server_that_exits_at_start_does_not_stop_the_others() {
     let states: Vec<(String, &str)> = servers
         .status()
         .into_iter()
-        .map(|ServerStatus { name, state, .. }| (name, state))
+        .map(|ServerStatus { name, status, .. }| (name, status))
         .collect();
     assert_eq!(
         states,
@@ -414,7 +414,7 @@ async fn a_server_killed_mid_session_is_restarted_once() {
         text(&content),
         "MCP server \"everything\" is not running: it exited again after being restarted once (stderr: Starting default (STDIO) server...). Its tools cannot be used in this session; do the task another way."
     );
-    assert_eq!(servers.status()[0].state, "failed");
+    assert_eq!(servers.status()[0].status, "failed");
 }
 
 /// Kills the process whose pid is in `file` and waits until it is gone.

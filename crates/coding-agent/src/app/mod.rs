@@ -11,6 +11,10 @@
 //! sends of the history is repaired by the provider itself
 //! ([`agent_ai::providers::transform`], the one replay repair).
 
+pub mod models;
+
+pub use models::ModelCatalog;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
@@ -41,6 +45,9 @@ use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
+
+#[cfg(feature = "mcp")]
+mod mcp;
 
 /// What an [`AgentSession`] is made from.
 pub struct SessionOptions {
@@ -74,6 +81,14 @@ pub struct AgentSession {
 
 struct Inner {
     agent: Agent,
+    /// The tools given at construction; [`AgentSession::set_extra_tools`]
+    /// offers them first, then the extra ones.
+    definitions: Vec<Arc<dyn ToolDefinition>>,
+    /// Makes each call's [`ToolContext`].
+    ctx_factory: ContextFactory,
+    /// The MCP servers whose tools the session offers (see `app/mcp.rs`).
+    #[cfg(feature = "mcp")]
+    mcp: Mutex<Option<crate::mcp::McpServers>>,
     session: Mutex<SessionManager>,
     /// The model and provider the next request goes to (the loop's own
     /// model is only the first one: [`SwitchableProvider`] sends each
@@ -96,7 +111,7 @@ struct Inner {
     /// A compaction runs.
     compacting: Mutex<bool>,
     /// What RPC's model commands choose from.
-    models: Mutex<Option<crate::modes::interactive::ModelCatalog>>,
+    models: Mutex<Option<ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
     reported_queues: Mutex<(Vec<String>, Vec<String>)>,
     /// The permission guard, when the session has one.
@@ -154,10 +169,11 @@ impl AgentSession {
                 ..ToolContext::new(cwd.clone())
             })
         };
+        let definitions = tools;
         let tools = ToolSet::new(
-            tools
-                .into_iter()
-                .map(|definition| wrap_tool_definition(definition, ctx_factory.clone())),
+            definitions
+                .iter()
+                .map(|definition| wrap_tool_definition(definition.clone(), ctx_factory.clone())),
         )?;
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
@@ -180,6 +196,10 @@ impl AgentSession {
             .with_messages(session.messages());
         let inner = Arc::new(Inner {
             agent: Agent::new(config, context),
+            definitions,
+            ctx_factory,
+            #[cfg(feature = "mcp")]
+            mcp: Mutex::default(),
             session: Mutex::new(session),
             current,
             cwd,
@@ -240,6 +260,24 @@ impl AgentSession {
         &self.inner.agent
     }
 
+    /// Offers the session's own tools followed by `extra` (tools that arrive
+    /// at run time, such as MCP servers'), from the next request on (see
+    /// [`Agent::set_tools`]). Fails when a tool's schema does not compile;
+    /// the tools offered stay as they were.
+    pub fn set_extra_tools(&self, extra: Vec<Arc<dyn ToolDefinition>>) -> Result<(), SchemaError> {
+        let factory = &self.inner.ctx_factory;
+        let tools = ToolSet::new(
+            self.inner
+                .definitions
+                .iter()
+                .cloned()
+                .chain(extra)
+                .map(|definition| wrap_tool_definition(definition, factory.clone())),
+        )?;
+        self.inner.agent.set_tools(Arc::new(tools));
+        Ok(())
+    }
+
     /// The agent's events from now on (the session saves them itself).
     pub fn subscribe(&self) -> AgentEvents {
         self.inner.agent.subscribe()
@@ -276,13 +314,13 @@ impl AgentSession {
 
     /// Sets what RPC `set_model`, `cycle_model` and `get_available_models`
     /// choose from.
-    pub fn set_models(&self, models: crate::modes::interactive::ModelCatalog) {
+    pub fn set_models(&self, models: ModelCatalog) {
         *lock(&self.inner.models) = Some(models);
     }
 
     /// What the model commands choose from (the session's own provider only,
     /// when none was set).
-    pub fn models(&self) -> Option<crate::modes::interactive::ModelCatalog> {
+    pub fn models(&self) -> Option<ModelCatalog> {
         lock(&self.inner.models).clone()
     }
 

@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
+use coding_agent::app::ModelCatalog;
 use coding_agent::app::{SessionOptions, select_tools_from};
 use coding_agent::guard::{self, Approver, Guard, Mode, NoApprover, RuleFiles, SandboxFacts};
 use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
-use coding_agent::modes::interactive::{InteractiveOptions, ModelCatalog};
+#[cfg(feature = "tui")]
+use coding_agent::modes::interactive::InteractiveOptions;
 use coding_agent::prompt::{
     ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
@@ -34,6 +36,7 @@ pub(super) struct Built {
     /// The agent session's parts.
     pub options: SessionOptions,
     /// Set when the interactive UI runs.
+    #[cfg(feature = "tui")]
     pub interactive: Option<InteractiveOptions>,
     /// What bash, write and edit (and RPC's user bash) run under.
     pub sandbox: Sandbox,
@@ -46,6 +49,9 @@ pub(super) struct Built {
     /// An OpenAI-compatible endpoint to ask for its context window, when
     /// settings do not give one (llama.cpp's `/props`).
     pub probe_url: Option<String>,
+    /// The MCP servers started for the run, whose tools the session offers.
+    #[cfg(feature = "mcp")]
+    pub mcp: Option<coding_agent::mcp::McpServers>,
 }
 
 /// Builds the run: unknown tool names are warned about on stderr (as Pi does)
@@ -116,12 +122,16 @@ pub(super) async fn build(
     }
     let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
+    #[cfg(feature = "mcp")]
+    let mcp = super::mcp::start_servers(&args.mcp, &agent_dir, &cwd, project_trusted).await?;
     let models = ModelCatalog {
         settings,
         settings_path: agent_dir.join(SETTINGS_FILE),
         flags,
         start_provider,
     };
+    #[cfg(feature = "tui")]
     let interactive = interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
@@ -131,8 +141,11 @@ pub(super) async fn build(
         models: models.clone(),
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
+        #[cfg(feature = "mcp")]
+        mcp: mcp.clone(),
     });
-    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
+    #[cfg(not(feature = "tui"))]
+    let _ = (interactive, warnings);
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
     let guard = Arc::new(
         Guard::new(
@@ -161,12 +174,15 @@ pub(super) async fn build(
     Ok(Built {
         mode,
         options,
+        #[cfg(feature = "tui")]
         interactive,
         sandbox,
         remote,
         recovery,
         probe_url,
         models,
+        #[cfg(feature = "mcp")]
+        mcp,
     })
 }
 

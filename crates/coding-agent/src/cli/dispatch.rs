@@ -6,7 +6,6 @@ use std::sync::Arc;
 use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
-use coding_agent::modes::interactive::run_interactive;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
 use coding_agent::remote::RemoteOperations;
@@ -29,17 +28,25 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
     let Built {
         mode,
         options,
+        #[cfg(feature = "tui")]
         interactive,
         sandbox,
         remote,
         mut recovery,
         probe_url,
         models,
+        #[cfg(feature = "mcp")]
+        mcp,
     } = built;
+    #[cfg(feature = "tui")]
     if let Some(interactive) = interactive {
-        return run_interactive(options, interactive).await;
+        return coding_agent::modes::interactive::run_interactive(options, interactive).await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    #[cfg(feature = "mcp")]
+    if let Some(servers) = mcp {
+        session.set_mcp(servers);
+    }
     if let Some(url) = probe_url {
         recovery.context_window = server_context_window(&url).await;
     }

@@ -1,12 +1,67 @@
-//! `coding-agent mcp serve`: the built-in tools over MCP on stdio.
+//! MCP on the command line: the servers a run starts (`"mcpServers"` in the
+//! settings, the project's `.mcp.json`, `--mcp-config`), and `coding-agent
+//! mcp serve`, the built-in tools over MCP on stdio.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use coding_agent::mcp::McpServers;
+use coding_agent::mcp::config::{load, project_files};
 use coding_agent::mcp::serve::{ToolServer, builtin_tool_set};
+use coding_agent::settings::SETTINGS_FILE;
 
 use super::UsageError;
 use super::tool::working_directory;
+
+/// The MCP servers of a run.
+#[derive(Debug, Args)]
+pub(super) struct McpArgs {
+    /// A JSON file with "mcpServers" (Claude Code's shape) whose servers start with the session; repeatable
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    mcp_config: Vec<PathBuf>,
+}
+
+/// Starts the run's MCP servers in parallel (`None` when none are
+/// configured). A server that fails is said once (stderr, or the interactive
+/// transcript) and the run goes on without it; so are a project's servers
+/// left unstarted because the project is not trusted. A configuration file
+/// that cannot be read or parsed is a usage error naming it.
+pub(super) async fn start_servers(
+    args: &McpArgs,
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+) -> Result<Option<McpServers>, UsageError> {
+    let (configs, untrusted) = load(
+        &agent_dir.join(SETTINGS_FILE),
+        &project_files(cwd),
+        &args.mcp_config,
+        project_trusted,
+    )?;
+    if !untrusted.is_empty() {
+        tracing::warn!("{}", untrusted_notice(&untrusted));
+    }
+    if configs.is_empty() {
+        return Ok(None);
+    }
+    let (servers, failures) = McpServers::start(configs, cwd).await;
+    for failure in failures {
+        tracing::warn!("{failure}");
+    }
+    Ok(Some(servers))
+}
+
+/// What the user reads about a project's servers that were not started.
+fn untrusted_notice(names: &[String]) -> String {
+    format!(
+        "MCP: the project's servers {} are not started: the project is not trusted (trust it with --trust)",
+        names
+            .iter()
+            .map(|name| format!("\"{name}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
 
 #[derive(Debug, Subcommand)]
 pub(super) enum McpCommand {

@@ -146,6 +146,9 @@ struct RunArgs {
     messages: Vec<String>,
     #[command(flatten)]
     remote: remote::RemoteArgs,
+    #[cfg(feature = "mcp")]
+    #[command(flatten)]
+    mcp: mcp::McpArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -201,6 +204,9 @@ enum UsageError {
     #[cfg(feature = "mcp")]
     #[error("--tools: {0}")]
     Tools(String),
+    #[cfg(feature = "mcp")]
+    #[error(transparent)]
+    McpConfig(#[from] coding_agent::mcp::config::ConfigError),
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]

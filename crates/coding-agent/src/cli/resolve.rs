@@ -50,7 +50,10 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         (Some(ModeArg::Json), _) => ModeArg::Json,
         _ => ModeArg::Text,
     };
-    let interactive = args.mode.is_none()
+    // Without the `tui` feature there is no interactive mode: no prompt is
+    // then a usage error, as it is when stdin is not a terminal.
+    let interactive = cfg!(feature = "tui")
+        && args.mode.is_none()
         && !args.print
         && args.messages.is_empty()
         && std::io::IsTerminal::is_terminal(&std::io::stdin())

@@ -29,11 +29,16 @@ use super::config::{ServerConfig, Transport};
 /// How much of a server's stderr is kept to explain why it failed.
 const STDERR_TAIL: usize = 2000;
 
+/// What a connection does when its server says its tools changed: re-list
+/// them (the connection's flag is already set when it runs).
+pub type OnToolsChanged = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 /// Receives what the server sends on its own: progress and list changes.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Handler {
     progress: ProgressDispatcher,
     tools_changed: Arc<AtomicBool>,
+    on_tools_changed: OnToolsChanged,
 }
 
 impl ClientHandler for Handler {
@@ -46,7 +51,10 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // rmcp runs each notification handler in a task of its own, so
+        // listing the tools again from here holds nothing up.
         self.tools_changed.store(true, Ordering::SeqCst);
+        (self.on_tools_changed)().await;
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -82,12 +90,18 @@ pub enum CallError {
 
 impl Connection {
     /// Starts the server and completes the MCP handshake; the caller bounds
-    /// the time it may take.
+    /// the time it may take. `on_tools_changed` runs when the server sends
+    /// `notifications/tools/list_changed`.
     pub async fn start(
         config: &ServerConfig,
         default_cwd: &std::path::Path,
+        on_tools_changed: OnToolsChanged,
     ) -> Result<Self, String> {
-        let handler = Handler::default();
+        let handler = Handler {
+            progress: ProgressDispatcher::default(),
+            tools_changed: Arc::default(),
+            on_tools_changed,
+        };
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let service = match &config.transport {
             Transport::Stdio {
@@ -122,7 +136,7 @@ impl Connection {
             }
             Transport::Http { url, .. } => {
                 return Err(format!(
-                    "cannot connect to {url}: streamable HTTP servers are not supported by this build"
+                    "{url}: HTTP and SSE servers (\"url\") are not supported by this build; only stdio servers (\"command\") are"
                 ));
             }
         };

@@ -1,6 +1,7 @@
 //! Which MCP servers to start: `"mcpServers"` in the global and project
-//! `settings.json`, and files given with `--mcp-config`, in the shape users
-//! copy from other clients (Claude Code, Cursor):
+//! `settings.json`, the project's `.mcp.json` (Claude Code's project file),
+//! and files given with `--mcp-config`, in the shape users copy from other
+//! clients (Claude Code, Cursor):
 //!
 //! ```json
 //! { "mcpServers": {
@@ -11,8 +12,12 @@
 //! ```
 //!
 //! A later source replaces a server of the same name whole: global, then
-//! project, then each `--mcp-config` file in order. A project's servers are
-//! commands the project chose, so they start only once the project is trusted.
+//! the project's `.mcp.json` and `settings.json`, then each `--mcp-config`
+//! file in order. A project's servers are commands the project chose, so
+//! they start only once the project is trusted. `${VAR}` and
+//! `${VAR:-default}` in `command`, `args`, `env`, `cwd`, `url` and `headers`
+//! are replaced by the environment variable, as Claude Code does; an unset
+//! variable without a default is an error naming it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +53,8 @@ struct RawServer {
     disabled: bool,
     startup_timeout_sec: Option<f64>,
     tool_timeout_sec: Option<f64>,
+    /// Cline's name for the per-call timeout, in seconds.
+    timeout: Option<f64>,
 }
 
 /// How to reach a server.
@@ -64,7 +71,8 @@ pub enum Transport {
         /// Its working directory (default: the agent's).
         cwd: Option<PathBuf>,
     },
-    /// A streamable HTTP endpoint.
+    /// A streamable HTTP (or legacy SSE) endpoint; this build cannot
+    /// connect to one and says so when it would start.
     Http {
         /// The endpoint.
         url: String,
@@ -95,8 +103,8 @@ pub struct ServerConfig {
 pub enum Source {
     /// The global `settings.json`.
     Global,
-    /// The project's `.coding-agent/settings.json`.
-    Project,
+    /// The project's `.coding-agent/settings.json` or `.mcp.json`.
+    Project(PathBuf),
     /// A `--mcp-config` file.
     File(PathBuf),
 }
@@ -111,12 +119,22 @@ pub struct ConfigError {
     pub reason: String,
 }
 
+/// The project's files that may hold `"mcpServers"`, in the order they
+/// apply: Claude Code's `.mcp.json`, then our own `settings.json`.
+pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    vec![
+        cwd.join(".mcp.json"),
+        cwd.join(crate::settings::PROJECT_CONFIG_DIR)
+            .join(crate::settings::SETTINGS_FILE),
+    ]
+}
+
 /// The servers of every source, later sources winning by name, in name
 /// order. `project` servers are left out unless `project_trusted`; the
 /// second value names those left out, so the user can be told once.
 pub fn load(
     global: &Path,
-    project: &Path,
+    project: &[PathBuf],
     files: &[PathBuf],
     project_trusted: bool,
 ) -> Result<(Vec<ServerConfig>, Vec<String>), ConfigError> {
@@ -125,11 +143,13 @@ pub fn load(
     for config in read_file(global, Source::Global, false)? {
         servers.insert(config.name.clone(), config);
     }
-    for config in read_file(project, Source::Project, false)? {
-        if project_trusted {
-            servers.insert(config.name.clone(), config);
-        } else if !config.disabled {
-            untrusted.push(config.name);
+    for path in project {
+        for config in read_file(path, Source::Project(path.clone()), false)? {
+            if project_trusted {
+                servers.insert(config.name.clone(), config);
+            } else if !config.disabled && !untrusted.contains(&config.name) {
+                untrusted.push(config.name);
+            }
         }
     }
     for file in files {
@@ -137,6 +157,7 @@ pub fn load(
             servers.insert(config.name.clone(), config);
         }
     }
+    untrusted.sort();
     Ok((servers.into_values().collect(), untrusted))
 }
 
@@ -167,13 +188,25 @@ pub fn parse_servers(document: &Value, source: Source) -> Result<Vec<ServerConfi
     };
     let raw: BTreeMap<String, RawServer> =
         serde_json::from_value(servers.clone()).map_err(|e| format!("\"mcpServers\": {e}"))?;
+    let env = |name: &str| std::env::var(name).ok();
     raw.into_iter()
-        .map(|(name, raw)| server_config(name, raw, source.clone()))
+        .map(|(name, raw)| server_config(name, raw, source.clone(), &env))
         .collect()
 }
 
-fn server_config(name: String, raw: RawServer, source: Source) -> Result<ServerConfig, String> {
+fn server_config(
+    name: String,
+    raw: RawServer,
+    source: Source,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerConfig, String> {
     let bad = |what: &str| format!("MCP server \"{name}\": {what}");
+    let expand = |text: &str| expand_variables(text, env).map_err(|e| bad(&e));
+    let expand_map = |map: BTreeMap<String, String>| {
+        map.into_iter()
+            .map(|(key, value)| Ok((key, expand(&value)?)))
+            .collect::<Result<BTreeMap<_, _>, String>>()
+    };
     let timeout = |seconds: Option<f64>, default: Duration, key: &str| match seconds {
         None => Ok(default),
         Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
@@ -183,15 +216,22 @@ fn server_config(name: String, raw: RawServer, source: Source) -> Result<ServerC
     };
     let transport = match (raw.kind.as_deref(), raw.command, raw.url) {
         (None | Some("stdio"), Some(command), None) => Transport::Stdio {
-            command,
-            args: raw.args,
-            env: raw.env,
-            cwd: raw.cwd,
+            command: expand(&command)?,
+            args: raw
+                .args
+                .iter()
+                .map(|arg| expand(arg))
+                .collect::<Result<_, _>>()?,
+            env: expand_map(raw.env)?,
+            cwd: match raw.cwd {
+                Some(cwd) => Some(PathBuf::from(expand(&cwd.to_string_lossy())?)),
+                None => None,
+            },
         },
-        (None | Some("http" | "streamable-http" | "streamableHttp"), None, Some(url)) => {
+        (None | Some("http" | "streamable-http" | "streamableHttp" | "sse"), None, Some(url)) => {
             Transport::Http {
-                url,
-                headers: raw.headers,
+                url: expand(&url)?,
+                headers: expand_map(raw.headers)?,
             }
         }
         (_, Some(_), Some(_)) => {
@@ -214,12 +254,48 @@ fn server_config(name: String, raw: RawServer, source: Source) -> Result<ServerC
             DEFAULT_STARTUP_TIMEOUT,
             "startupTimeoutSec",
         )?,
-        tool_timeout: timeout(raw.tool_timeout_sec, DEFAULT_TOOL_TIMEOUT, "toolTimeoutSec")?,
+        tool_timeout: match (raw.tool_timeout_sec, raw.timeout) {
+            (None, Some(seconds)) => timeout(Some(seconds), DEFAULT_TOOL_TIMEOUT, "timeout")?,
+            (seconds, _) => timeout(seconds, DEFAULT_TOOL_TIMEOUT, "toolTimeoutSec")?,
+        },
         name,
         transport,
         disabled: raw.disabled,
         source,
     })
+}
+
+/// `text` with each `${VAR}` replaced by the variable and each
+/// `${VAR:-default}` by the variable or, when it is unset or empty, the
+/// default. `Err` names a variable that is unset and has no default.
+fn expand_variables(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
+        match (env(name).filter(|value| !value.is_empty()), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!(
+                    "${{{name}}} is not set (set it, or give a default: ${{{name}:-value}})"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -316,6 +392,7 @@ mod tests {
             Transport::Http { url, .. } => url.clone(),
         };
 
+        let project = [project];
         let (servers, untrusted) =
             load(&global, &project, std::slice::from_ref(&extra), false).unwrap();
         assert_eq!(
@@ -336,8 +413,44 @@ mod tests {
     fn a_missing_mcp_config_file_is_an_error_but_missing_settings_are_not() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.json");
-        assert!(load(&missing, &missing, &[], true).unwrap().0.is_empty());
-        let error = load(&missing, &missing, std::slice::from_ref(&missing), true).unwrap_err();
+        let project = [missing.clone()];
+        assert!(load(&missing, &project, &[], true).unwrap().0.is_empty());
+        let error = load(&missing, &project, std::slice::from_ref(&missing), true).unwrap_err();
         assert_eq!(error.path, missing);
+    }
+
+    #[test]
+    fn variables_expand_with_defaults_and_an_unset_one_is_named() {
+        let env = |name: &str| (name == "HOME").then(|| "/home/me".to_owned());
+        assert_eq!(
+            expand_variables("${HOME}/bin:${PORT:-8080}:${HOME:-x}", &env).unwrap(),
+            "/home/me/bin:8080:/home/me"
+        );
+        assert_eq!(
+            expand_variables("plain $HOME ${", &env).unwrap(),
+            "plain $HOME ${"
+        );
+        let document =
+            json!({"mcpServers": {"gh": {"command": "gh-mcp", "env": {"TOKEN": "${GH_TOKEN}"}}}});
+        let raw: BTreeMap<String, RawServer> =
+            serde_json::from_value(document["mcpServers"].clone()).unwrap();
+        let (name, raw) = raw.into_iter().next().unwrap();
+        assert_eq!(
+            server_config(name, raw, Source::Global, &env).unwrap_err(),
+            "MCP server \"gh\": ${GH_TOKEN} is not set (set it, or give a default: ${GH_TOKEN:-value})"
+        );
+    }
+
+    #[test]
+    fn sse_entries_and_clines_timeout_are_understood() {
+        let document = json!({"mcpServers": {
+            "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+            "slow": {"command": "s", "timeout": 120}
+        }});
+        let servers = parse_servers(&document, Source::Global).unwrap();
+        assert!(
+            matches!(&servers[0].transport, Transport::Http { url, .. } if url == "http://127.0.0.1:9/sse")
+        );
+        assert_eq!(servers[1].tool_timeout, Duration::from_secs(120));
     }
 }

@@ -10,7 +10,7 @@ use agent_ai::Tool;
 use agent_ai::validate::ToolValidator;
 use serde::Serialize;
 
-use super::client::Connection;
+use super::client::{Connection, OnToolsChanged};
 use super::config::{ServerConfig, Source};
 use super::names;
 use super::tool::McpTool;
@@ -20,7 +20,12 @@ use crate::definition::ToolDefinition;
 #[derive(Clone, Default)]
 pub struct McpServers {
     servers: Vec<Arc<Server>>,
+    listener: Listener,
 }
+
+/// Told each time a server's tools were listed again (its list changed, or
+/// it was restarted), so the session can offer the new tools.
+type Listener = Arc<Mutex<Option<Arc<dyn Fn() + Send + Sync>>>>;
 
 /// One server.
 pub struct Server {
@@ -31,10 +36,15 @@ pub struct Server {
     tools: Mutex<Vec<rmcp::model::Tool>>,
     /// Held while (re)starting, so parallel calls start it once.
     gate: tokio::sync::Mutex<()>,
+    /// Held while its tools are listed again after a change.
+    refreshing: tokio::sync::Mutex<()>,
+    listener: Listener,
 }
 
 #[derive(Clone)]
 enum State {
+    /// Not started yet (only while [`McpServers::start`] runs).
+    Starting,
     Disabled,
     Running(Arc<Connection>),
     /// Running after its one restart.
@@ -57,9 +67,10 @@ struct NamedTool {
 pub struct ServerStatus {
     /// The configured name.
     pub name: String,
-    /// `running`, `failed` or `disabled`.
-    pub state: &'static str,
-    /// Why it failed.
+    /// `running`, `stopped` (it exited; restarted at its next call),
+    /// `failed` or `disabled`.
+    pub status: &'static str,
+    /// Why it failed or stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Its tools, by the names the model calls them.
@@ -71,21 +82,25 @@ impl McpServers {
     /// timeout. Returns the servers and one message per server that failed
     /// (for the user, once).
     pub async fn start(configs: Vec<ServerConfig>, cwd: &Path) -> (Self, Vec<String>) {
+        let listener = Listener::default();
         let servers: Vec<Arc<Server>> =
-            futures::future::join_all(configs.into_iter().map(|config| async move {
-                let state = if config.disabled {
-                    State::Disabled
-                } else {
-                    match start(&config, cwd).await {
-                        Ok((connection, tools)) => {
-                            let server = Server::new(config, cwd, State::Running(connection));
-                            *lock(&server.tools) = tools;
-                            return Arc::new(server);
+            futures::future::join_all(configs.into_iter().map(|config| {
+                let server = Arc::new(Server::new(config, cwd, listener.clone()));
+                async move {
+                    let state = if server.config.disabled {
+                        State::Disabled
+                    } else {
+                        match server.launch().await {
+                            Ok((connection, tools)) => {
+                                *lock(&server.tools) = tools;
+                                State::Running(connection)
+                            }
+                            Err(reason) => State::Failed(reason),
                         }
-                        Err(reason) => State::Failed(reason),
-                    }
-                };
-                Arc::new(Server::new(config, cwd, state))
+                    };
+                    *lock(&server.state) = state;
+                    server
+                }
             }))
             .await;
         let failures = servers
@@ -98,7 +113,14 @@ impl McpServers {
                 _ => None,
             })
             .collect();
-        (McpServers { servers }, failures)
+        (McpServers { servers, listener }, failures)
+    }
+
+    /// Calls `listener` each time a server's tools were listed again (after
+    /// `notifications/tools/list_changed`, or a restart); it replaces the
+    /// one set before (one session listens at a time).
+    pub fn set_listener(&self, listener: impl Fn() + Send + Sync + 'static) {
+        *lock(&self.listener) = Some(Arc::new(listener));
     }
 
     /// The tools of the running servers, named `mcp__<server>__<tool>`, in
@@ -156,32 +178,14 @@ impl McpServers {
         (named, warnings)
     }
 
-    /// Re-lists the tools of each server that said its list changed (or was
-    /// restarted); true when any list was re-read. Run between turns.
-    pub async fn refresh(&self) -> bool {
-        let mut changed = false;
-        for server in &self.servers {
-            let connection = match &*lock(&server.state) {
-                State::Running(c) | State::Restarted(c) => c.clone(),
-                _ => continue,
-            };
-            if connection.take_tools_changed()
-                && let Ok(tools) = connection.list_tools().await
-            {
-                *lock(&server.tools) = tools;
-                changed = true;
-            }
-        }
-        changed
-    }
-
     /// Each server's state and tools.
     pub fn status(&self) -> Vec<ServerStatus> {
         let (named, _) = self.named_tools();
         self.servers
             .iter()
             .map(|server| {
-                let (state, error) = match &*lock(&server.state) {
+                let (status, error) = match &*lock(&server.state) {
+                    State::Starting => ("starting", None),
                     State::Disabled => ("disabled", None),
                     State::Running(c) | State::Restarted(c) if !c.is_closed() => ("running", None),
                     State::Running(_) | State::Restarted(_) => {
@@ -196,7 +200,7 @@ impl McpServers {
                     .collect();
                 ServerStatus {
                     name: server.config.name.clone(),
-                    state,
+                    status,
                     error,
                     tools,
                 }
@@ -210,14 +214,70 @@ impl McpServers {
     }
 }
 
+impl std::fmt::Debug for McpServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.status()).finish()
+    }
+}
+
 impl Server {
-    fn new(config: ServerConfig, cwd: &Path, state: State) -> Self {
+    fn new(config: ServerConfig, cwd: &Path, listener: Listener) -> Self {
         Server {
             config,
             cwd: cwd.to_path_buf(),
-            state: Mutex::new(state),
+            state: Mutex::new(State::Starting),
             tools: Mutex::new(Vec::new()),
             gate: tokio::sync::Mutex::new(()),
+            refreshing: tokio::sync::Mutex::new(()),
+            listener,
+        }
+    }
+
+    /// Starts the server and lists its tools within its startup timeout;
+    /// its list changes will come back to [`Server::refresh`].
+    async fn launch(self: &Arc<Self>) -> Result<(Arc<Connection>, Vec<rmcp::model::Tool>), String> {
+        let server = Arc::downgrade(self);
+        let on_tools_changed: OnToolsChanged = Arc::new(move || {
+            let server = server.clone();
+            Box::pin(async move {
+                if let Some(server) = server.upgrade() {
+                    server.refresh().await;
+                }
+            })
+        });
+        start(&self.config, &self.cwd, on_tools_changed).await
+    }
+
+    /// Lists the tools again if the server said they changed, and tells the
+    /// listener (which offers them from the next request on). Called when
+    /// the notification comes, and after each call of one of its tools, so
+    /// a call that changed the list returns only once the new list is
+    /// offered; the two wait for each other and list once.
+    pub(super) async fn refresh(&self) {
+        let _refreshing = self.refreshing.lock().await;
+        let connection = match &*lock(&self.state) {
+            State::Running(c) | State::Restarted(c) => c.clone(),
+            _ => return,
+        };
+        if !connection.take_tools_changed() {
+            return;
+        }
+        match connection.list_tools().await {
+            Ok(tools) => {
+                *lock(&self.tools) = tools;
+                self.tell_listener();
+            }
+            Err(error) => tracing::warn!(
+                "MCP server \"{}\" said its tools changed, but listing them failed: {error}",
+                self.config.name
+            ),
+        }
+    }
+
+    fn tell_listener(&self) {
+        let listener = lock(&self.listener).clone();
+        if let Some(listener) = listener {
+            listener();
         }
     }
 
@@ -234,7 +294,7 @@ impl Server {
     /// A live connection: the running one, or, if the server died and has
     /// not been restarted yet, a new one. `Err` says why there is none, for
     /// the model.
-    pub(super) async fn connection(&self) -> Result<Arc<Connection>, String> {
+    pub(super) async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, String> {
         let _gate = self.gate.lock().await;
         let state = lock(&self.state).clone();
         let name = &self.config.name;
@@ -242,11 +302,13 @@ impl Server {
             State::Running(c) | State::Restarted(c) if !c.is_closed() => Ok(c),
             State::Running(dead) => {
                 let why = dead.exit_reason();
-                match start(&self.config, &self.cwd).await {
+                match self.launch().await {
                     Ok((connection, tools)) => {
                         *lock(&self.tools) = tools;
                         *lock(&self.state) = State::Restarted(connection.clone());
                         tracing::warn!("MCP server \"{name}\" exited{why}; restarted it");
+                        // Its tools may differ after the restart.
+                        self.tell_listener();
                         Ok(connection)
                     }
                     Err(reason) => {
@@ -266,6 +328,7 @@ impl Server {
             }
             State::Failed(reason) => Err(not_running(name, &reason)),
             State::Disabled => Err(not_running(name, "it is disabled in the settings")),
+            State::Starting => Err(not_running(name, "it has not started yet")),
         }
     }
 }
@@ -281,10 +344,11 @@ fn not_running(name: &str, reason: &str) -> String {
 async fn start(
     config: &ServerConfig,
     cwd: &Path,
+    on_tools_changed: OnToolsChanged,
 ) -> Result<(Arc<Connection>, Vec<rmcp::model::Tool>), String> {
     let timeout = config.startup_timeout;
     let started = tokio::time::timeout(timeout, async {
-        let connection = Connection::start(config, cwd).await?;
+        let connection = Connection::start(config, cwd, on_tools_changed).await?;
         let tools = connection.list_tools().await?;
         Ok::<_, String>((Arc::new(connection), tools))
     })
@@ -295,8 +359,8 @@ async fn start(
             "timed out after {} s (raise \"startupTimeoutSec\" in its entry{})",
             timeout.as_secs_f64(),
             match &config.source {
-                Source::Global | Source::Project => " in settings.json".to_owned(),
-                Source::File(path) => format!(" in {}", path.display()),
+                Source::Global => " in settings.json".to_owned(),
+                Source::Project(path) | Source::File(path) => format!(" in {}", path.display()),
             }
         )),
     }

@@ -67,6 +67,9 @@ impl ToolDefinition for McpTool {
         let outcome = connection
             .call(&self.remote, params, timeout, &ctx.cancel, &on_progress)
             .await;
+        // A call that changed the server's tools (it said so before it
+        // answered) returns once the new list is offered for the next turn.
+        self.server.refresh().await;
         let details = McpCallDetails {
             server: server.to_owned(),
             tool: self.remote.clone(),

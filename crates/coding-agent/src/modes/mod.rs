@@ -3,7 +3,7 @@
 //!
 //! - [`print`](mod@print): run prompts, print the answer (or every event as JSON).
 //! - [`rpc`]: JSON commands in, responses and events out.
-//! - [`interactive`]: the terminal UI, when no prompt is given.
+//! - `interactive`: the terminal UI, when no prompt is given (feature `tui`).
 //! - [`events`]: agent events in Pi's JSON shapes; [`jsonl`]: line framing;
 //!   [`user_bash`]: RPC's `bash` command.
 //!
@@ -11,6 +11,7 @@
 //! scripted one and the binary with an HTTP one.
 
 pub mod events;
+#[cfg(feature = "tui")]
 pub mod interactive;
 pub mod jsonl;
 pub mod print;

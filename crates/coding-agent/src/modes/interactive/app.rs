@@ -15,10 +15,10 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::complete::complete_path;
-use super::models::ModelChoice;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::{text_width, wrap};
+use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine};
 
 /// Most editor rows shown; longer texts scroll.

@@ -8,7 +8,6 @@
 //!   syntax colours); [`wrap`]: lines cut to the width;
 //!   [`theme`]: semantic styles to colours.
 //! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
-//! - [`models`]: what `/model` lists and switches to.
 //!
 //! The driver here owns the terminal and the [`AgentSession`]: it feeds
 //! terminal and agent events to the [`App`] and performs the [`Action`]s it
@@ -20,7 +19,6 @@ pub mod complete;
 pub mod editor;
 pub mod highlight;
 pub mod markdown;
-pub mod models;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
@@ -47,9 +45,8 @@ use ratatui::backend::CrosstermBackend;
 use tokio::task::JoinHandle;
 
 pub use app::{Action, App};
-pub use models::ModelCatalog;
 
-use crate::app::{AgentSession, SessionOptions};
+use crate::app::{AgentSession, ModelCatalog, SessionOptions};
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
@@ -75,6 +72,10 @@ pub struct InteractiveOptions {
     pub warnings: Option<crate::warnings::WarningReceiver>,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// The MCP servers started for the run (`/mcp` lists them); every
+    /// session of the UI offers their tools.
+    #[cfg(feature = "mcp")]
+    pub mcp: Option<crate::mcp::McpServers>,
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -84,6 +85,10 @@ pub async fn run_interactive(
 ) -> anyhow::Result<u8> {
     let parts = Parts::from(&options);
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    #[cfg(feature = "mcp")]
+    if let Some(servers) = &interactive.mcp {
+        session.set_mcp(servers.clone());
+    }
     let model = session.model();
     session.set_recovery(interactive.models.settings.recovery(&model.provider));
     let mut app = App::new(
@@ -385,6 +390,10 @@ impl Driver {
         let recovery = self.session.recovery();
         self.session = self.parts.session(manager)?;
         self.session.set_recovery(recovery);
+        #[cfg(feature = "mcp")]
+        if let Some(servers) = &self.interactive.mcp {
+            self.session.set_mcp(servers.clone());
+        }
         self.events = self.session.subscribe_all();
         app.reset(&self.session.agent().messages());
         app.notice(vec![StyledLine::new(

@@ -7,7 +7,7 @@ use agent_ai::Model;
 use agent_ai::providers::probe::server_models;
 
 use crate::app::AgentSession;
-use crate::modes::interactive::ModelCatalog;
+use crate::app::ModelCatalog;
 use crate::settings::resolve_model;
 
 /// Reads the real environment (keys named by the settings).

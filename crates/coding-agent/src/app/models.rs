@@ -1,4 +1,4 @@
-//! `/model`: the models interactive mode can switch to, and turning a
+//! What `/model` (interactive) and RPC's model commands choose from, and turning a
 //! `/model` argument into a model the way the command line turns `--model`
 //! into one ([`resolve_model`], [`provider_for`]).
 

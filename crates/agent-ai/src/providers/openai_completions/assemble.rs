@@ -1,0 +1,436 @@
+//! Chat-completions chunks in, Pi's assistant-message events out: the
+//! [`Decoder`] the shared driver reads this API's events with.
+//!
+//! Text and reasoning (`reasoning_content`, `reasoning`, `reasoning_text`)
+//! blocks come one after another, tool calls by their `index` so fragments of
+//! parallel calls may interleave, usage from the final chunk. A completed
+//! answer with no tool calls whose text is a tool call written out is turned
+//! into one ([`crate::providers::text_tool_calls`]) unless the config turns
+//! that off. A pure state machine (no I/O).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Map, Value};
+
+use super::wire::{REASONING_FIELDS, map_finish_reason, non_empty_str, parse_usage, stream_error};
+use crate::message::{
+    AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall,
+    now_millis,
+};
+use crate::partial_json::StreamingJson;
+use crate::providers::driver::{Decoder, Flow};
+use crate::providers::http::HttpError;
+use crate::providers::sse::SseEvent;
+use crate::providers::text_tool_calls::recover_text_tool_calls;
+use crate::stream::{AssistantMessageEvent, Model};
+use crate::tool::Tool;
+
+/// A text or thinking block still receiving deltas.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OpenBlock {
+    Text(usize),
+    Thinking(usize),
+}
+
+/// A tool call still receiving argument fragments.
+#[derive(Clone)]
+struct OpenCall {
+    /// The call's `index` in the response's `tool_calls`.
+    wire_index: u64,
+    /// Its place in the message content.
+    content_index: usize,
+    /// The JSON arguments so far.
+    arguments: StreamingJson,
+}
+
+/// Builds the assistant message from chunks and says what changed, as events.
+#[derive(Clone)]
+pub(super) struct Assembler {
+    output: AssistantMessage,
+    /// The tools sent with the request, for text tool-call recovery (empty
+    /// when recovery is off).
+    tools: Arc<[Tool]>,
+    open: Option<OpenBlock>,
+    calls: Vec<OpenCall>,
+    finish_reason_seen: bool,
+    /// A finish reason that means the provider refused (`content_filter`).
+    failed_finish_reason: Option<String>,
+}
+
+impl Assembler {
+    pub(super) fn new(model: &Model, tools: Arc<[Tool]>) -> Self {
+        Assembler {
+            output: AssistantMessage::empty(model),
+            tools,
+            open: None,
+            calls: Vec::new(),
+            finish_reason_seen: false,
+            failed_finish_reason: None,
+        }
+    }
+
+    fn apply(
+        &mut self,
+        chunk: &Value,
+        events: &mut VecDeque<AssistantMessageEvent>,
+    ) -> Result<(), HttpError> {
+        if let Some(error) = chunk.get("error") {
+            return Err(stream_error(error));
+        }
+        if self.output.response_id.is_none() {
+            self.output.response_id = chunk.get("id").and_then(Value::as_str).map(str::to_owned);
+        }
+        if let Some(reported) = chunk.get("model").and_then(Value::as_str)
+            && reported != self.output.model
+        {
+            self.output.response_model = Some(reported.to_owned());
+        }
+        let choice = chunk.pointer("/choices/0");
+        // Some servers (Moonshot) put usage in the choice instead.
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()).or_else(|| {
+            choice
+                .and_then(|c| c.get("usage"))
+                .filter(|u| u.is_object())
+        }) {
+            self.output.usage = parse_usage(usage);
+        }
+        let Some(choice) = choice else {
+            return Ok(());
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason_seen = true;
+            self.output.stop_reason = map_finish_reason(reason);
+            if self.output.stop_reason == StopReason::Error {
+                self.failed_finish_reason = Some(reason.to_owned());
+            }
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(());
+        };
+        if let Some(text) = non_empty_str(delta.get("content")) {
+            self.text_delta(text, events);
+        }
+        if let Some((field, text)) = REASONING_FIELDS
+            .iter()
+            .find_map(|field| non_empty_str(delta.get(*field)).map(|text| (*field, text)))
+        {
+            self.thinking_delta(field, text, events);
+        }
+        if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
+            for fragment in fragments {
+                self.tool_call_fragment(fragment, events);
+            }
+        }
+        Ok(())
+    }
+
+    fn text_delta(&mut self, text: &str, events: &mut VecDeque<AssistantMessageEvent>) {
+        let index = match self.open {
+            Some(OpenBlock::Text(index)) => index,
+            _ => {
+                self.close_all(events);
+                self.output
+                    .content
+                    .push(AssistantContent::Text(TextContent {
+                        text: String::new(),
+                        text_signature: None,
+                    }));
+                let index = self.output.content.len() - 1;
+                self.open = Some(OpenBlock::Text(index));
+                events.push_back(AssistantMessageEvent::TextStart {
+                    content_index: index,
+                    partial: self.output.clone(),
+                });
+                index
+            }
+        };
+        if let Some(AssistantContent::Text(block)) = self.output.content.get_mut(index) {
+            block.text.push_str(text);
+        }
+        events.push_back(AssistantMessageEvent::TextDelta {
+            content_index: index,
+            delta: text.to_owned(),
+            partial: self.output.clone(),
+        });
+    }
+
+    fn thinking_delta(
+        &mut self,
+        field: &str,
+        text: &str,
+        events: &mut VecDeque<AssistantMessageEvent>,
+    ) {
+        let index = match self.open {
+            Some(OpenBlock::Thinking(index)) => index,
+            _ => {
+                self.close_all(events);
+                self.output
+                    .content
+                    .push(AssistantContent::Thinking(ThinkingContent {
+                        thinking: String::new(),
+                        thinking_signature: Some(field.to_owned()),
+                        redacted: None,
+                    }));
+                let index = self.output.content.len() - 1;
+                self.open = Some(OpenBlock::Thinking(index));
+                events.push_back(AssistantMessageEvent::ThinkingStart {
+                    content_index: index,
+                    partial: self.output.clone(),
+                });
+                index
+            }
+        };
+        if let Some(AssistantContent::Thinking(block)) = self.output.content.get_mut(index) {
+            block.thinking.push_str(text);
+        }
+        events.push_back(AssistantMessageEvent::ThinkingDelta {
+            content_index: index,
+            delta: text.to_owned(),
+            partial: self.output.clone(),
+        });
+    }
+
+    /// One entry of `delta.tool_calls`. Fragments belong to the open call
+    /// with the same `index`; a fragment bringing a new `id` under an index
+    /// already in use (servers that number every call 0) starts a new call.
+    fn tool_call_fragment(
+        &mut self,
+        fragment: &Value,
+        events: &mut VecDeque<AssistantMessageEvent>,
+    ) {
+        if let Some(open) = self.open.take() {
+            self.close_block(open, events);
+        }
+        let id = non_empty_str(fragment.get("id"));
+        let name = non_empty_str(fragment.pointer("/function/name"));
+        let wire_index = match fragment.get("index").and_then(Value::as_u64) {
+            Some(index) => index,
+            // No index: the same (or no) id continues the last call, a new id
+            // starts another.
+            None => match self.calls.last() {
+                Some(last) if id.is_none() || id == Some(self.call_id(last)) => last.wire_index,
+                _ => self
+                    .calls
+                    .iter()
+                    .map(|c| c.wire_index + 1)
+                    .max()
+                    .unwrap_or(0),
+            },
+        };
+        let existing = self.calls.iter().position(|c| c.wire_index == wire_index);
+        let existing = match existing {
+            Some(position) => {
+                let current_id = self.call_id(&self.calls[position]);
+                if id.is_some_and(|id| !current_id.is_empty() && id != current_id) {
+                    let call = self.calls.remove(position);
+                    self.close_call(call, events);
+                    None
+                } else {
+                    Some(position)
+                }
+            }
+            None => None,
+        };
+        let position = match existing {
+            Some(position) => position,
+            None => {
+                self.output
+                    .content
+                    .push(AssistantContent::ToolCall(ToolCall::new(
+                        id.unwrap_or_default(),
+                        name.unwrap_or_default(),
+                        Value::Object(Map::new()),
+                    )));
+                let content_index = self.output.content.len() - 1;
+                self.calls.push(OpenCall {
+                    wire_index,
+                    content_index,
+                    arguments: StreamingJson::new(),
+                });
+                events.push_back(AssistantMessageEvent::ToolCallStart {
+                    content_index,
+                    partial: self.output.clone(),
+                });
+                self.calls.len() - 1
+            }
+        };
+        let open = &mut self.calls[position];
+        let delta = fragment
+            .pointer("/function/arguments")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let parsed = open.arguments.push(delta);
+        let content_index = open.content_index;
+        if let Some(AssistantContent::ToolCall(call)) = self.output.content.get_mut(content_index) {
+            if let Some(id) = id {
+                id.clone_into(&mut call.id);
+            }
+            if let Some(name) = name {
+                name.clone_into(&mut call.name);
+            }
+            if let Some(arguments) = parsed {
+                call.arguments = arguments;
+            }
+        }
+        events.push_back(AssistantMessageEvent::ToolCallDelta {
+            content_index,
+            delta: delta.to_owned(),
+            partial: self.output.clone(),
+        });
+    }
+
+    /// The id an open call has so far (empty until the server sends one).
+    fn call_id(&self, open: &OpenCall) -> &str {
+        match self.output.content.get(open.content_index) {
+            Some(AssistantContent::ToolCall(call)) => &call.id,
+            _ => "",
+        }
+    }
+
+    /// Ends the open text or thinking block and every open tool call.
+    fn close_all(&mut self, events: &mut VecDeque<AssistantMessageEvent>) {
+        if let Some(open) = self.open.take() {
+            self.close_block(open, events);
+        }
+        for call in std::mem::take(&mut self.calls) {
+            self.close_call(call, events);
+        }
+    }
+
+    fn close_block(&mut self, open: OpenBlock, events: &mut VecDeque<AssistantMessageEvent>) {
+        let event = match (open, &self.output.content) {
+            (OpenBlock::Text(content_index), content) => match content.get(content_index) {
+                Some(AssistantContent::Text(block)) => AssistantMessageEvent::TextEnd {
+                    content_index,
+                    content: block.text.clone(),
+                    partial: self.output.clone(),
+                },
+                _ => return,
+            },
+            (OpenBlock::Thinking(content_index), content) => match content.get(content_index) {
+                Some(AssistantContent::Thinking(block)) => AssistantMessageEvent::ThinkingEnd {
+                    content_index,
+                    content: block.thinking.clone(),
+                    partial: self.output.clone(),
+                },
+                _ => return,
+            },
+        };
+        events.push_back(event);
+    }
+
+    /// Ends a tool call: its arguments are parsed once more, repaired.
+    fn close_call(&mut self, open: OpenCall, events: &mut VecDeque<AssistantMessageEvent>) {
+        let Some(call) = self.settle_call(&open) else {
+            return;
+        };
+        let tool_call = call.clone();
+        events.push_back(AssistantMessageEvent::ToolCallEnd {
+            content_index: open.content_index,
+            tool_call,
+            partial: self.output.clone(),
+        });
+    }
+
+    /// Parses a call's arguments from all their text; the call, when `open`
+    /// is one.
+    fn settle_call(&mut self, open: &OpenCall) -> Option<&ToolCall> {
+        let Some(AssistantContent::ToolCall(call)) =
+            self.output.content.get_mut(open.content_index)
+        else {
+            return None;
+        };
+        call.arguments = open.arguments.finish();
+        Some(call)
+    }
+
+    /// Turns a text-only answer that spells out tool calls into real calls
+    /// (when recovery is on and the answer completed normally), with the
+    /// tool-call events a streamed call would have had.
+    fn recover_text_tool_calls(&mut self, events: &mut VecDeque<AssistantMessageEvent>) {
+        if self.tools.is_empty() || self.output.stop_reason != StopReason::Stop {
+            return;
+        }
+        let indexes = recover_text_tool_calls(&mut self.output, &self.tools, &mut new_call_id);
+        for content_index in indexes {
+            let Some(AssistantContent::ToolCall(call)) = self.output.content.get(content_index)
+            else {
+                continue;
+            };
+            let partial = self.output.clone();
+            events.extend([
+                AssistantMessageEvent::ToolCallStart {
+                    content_index,
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::ToolCallDelta {
+                    content_index,
+                    delta: call.arguments.to_string(),
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::ToolCallEnd {
+                    content_index,
+                    tool_call: call.clone(),
+                    partial,
+                },
+            ]);
+        }
+    }
+}
+
+impl Decoder for Assembler {
+    fn message(&self) -> &AssistantMessage {
+        &self.output
+    }
+
+    fn decode(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<AssistantMessageEvent>,
+    ) -> Result<Flow, HttpError> {
+        if event.data.trim() == "[DONE]" {
+            return Ok(Flow::End);
+        }
+        self.apply(&event.json()?, out)?;
+        Ok(Flow::More)
+    }
+
+    /// Servers that omit `[DONE]` still send a finish reason; without either
+    /// the connection was cut short (deviation P2).
+    fn body_ended(&self) -> Result<(), HttpError> {
+        if self.finish_reason_seen {
+            Ok(())
+        } else {
+            Err(HttpError::Incomplete)
+        }
+    }
+
+    fn finish(&mut self, out: &mut VecDeque<AssistantMessageEvent>) -> Result<(), HttpError> {
+        self.close_all(out);
+        if let Some(reason) = self.failed_finish_reason.take() {
+            return Err(HttpError::Stopped(reason));
+        }
+        self.recover_text_tool_calls(out);
+        Ok(())
+    }
+
+    fn abandon(&mut self) {
+        self.open = None;
+        for call in std::mem::take(&mut self.calls) {
+            self.settle_call(&call);
+        }
+    }
+}
+
+/// A fresh id for a tool call recovered from text, unique in this process
+/// and across runs (`text_call_<ms>_<n>`).
+fn new_call_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "text_call_{}_{}",
+        now_millis(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}

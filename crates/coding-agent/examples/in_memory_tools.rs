@@ -1,0 +1,160 @@
+//! Built-in tools over your own file system: `cargo run -p coding-agent --example in_memory_tools`.
+//!
+//! `read` and `write` reach files only through their Operations traits
+//! (`tools/<name>/ops.rs`), so the same tools (same schemas, same texts for
+//! the model, same truncation) work on anything that implements them: here a
+//! map in memory, elsewhere a remote machine or a container. An agent driven
+//! by a scripted model (no network) writes a file and reads it back; nothing
+//! touches the disk.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_ai::testing::ScriptedResponse;
+use agent_ai::{AssistantContent, Content, Message, ScriptedProvider, TextContent, ToolCall};
+use agent_core::{Agent, AgentContext, LoopConfig, ToolSet};
+use async_trait::async_trait;
+use coding_agent::definition::{ContextFactory, Typed};
+use coding_agent::support::fs_error::FsError;
+use coding_agent::tools::read::lines::{LineWindow, WindowCollector, WindowText};
+use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
+use coding_agent::tools::read::{ReadTool, ReadToolOptions};
+use coding_agent::tools::write::WriteTool;
+use coding_agent::tools::write::ops::WriteOperations;
+use coding_agent::{ToolContext, wrap_tool_definition};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// Files in memory, by absolute path.
+#[derive(Default)]
+struct MemoryFs {
+    files: Mutex<HashMap<PathBuf, Vec<u8>>>,
+}
+
+impl MemoryFs {
+    fn get(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let files = self.files.lock().unwrap_or_else(PoisonError::into_inner);
+        files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+}
+
+#[async_trait]
+impl ReadOperations for MemoryFs {
+    async fn exists(&self, path: &Path) -> bool {
+        self.get(path).is_ok()
+    }
+
+    async fn access(&self, path: &Path) -> io::Result<FileInfo> {
+        let bytes = self.get(path)?;
+        Ok(FileInfo {
+            is_dir: false,
+            len: bytes.len() as u64,
+        })
+    }
+
+    async fn read_prefix(&self, path: &Path, len: usize) -> io::Result<Vec<u8>> {
+        let mut bytes = self.get(path)?;
+        bytes.truncate(len);
+        Ok(bytes)
+    }
+
+    async fn read_all(&self, path: &Path, _: &CancellationToken) -> Result<Vec<u8>, ReadError> {
+        Ok(self.get(path)?)
+    }
+
+    async fn read_lines(
+        &self,
+        path: &Path,
+        window: LineWindow,
+        _: &CancellationToken,
+    ) -> Result<WindowText, ReadError> {
+        // The collector the local implementation uses: the window, the line
+        // count and the truncation come out the same.
+        let mut collector = WindowCollector::new(window);
+        collector.push(&self.get(path)?);
+        Ok(collector.finish())
+    }
+}
+
+#[async_trait]
+impl WriteOperations for MemoryFs {
+    async fn mkdir(&self, _dir: &Path) -> Result<(), FsError> {
+        Ok(()) // directories are implied by the paths
+    }
+
+    async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
+        let mut files = self.files.lock().unwrap_or_else(PoisonError::into_inner);
+        files.insert(path.to_path_buf(), content);
+        Ok(())
+    }
+}
+
+fn model_turn(content: Vec<AssistantContent>) -> ScriptedResponse {
+    ScriptedResponse::Message(ScriptedProvider::reply(content))
+}
+
+fn call(id: &str, name: &str, arguments: serde_json::Value) -> AssistantContent {
+    AssistantContent::ToolCall(ToolCall::new(id, name, arguments))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let fs = Arc::new(MemoryFs::default());
+    let read = Typed::new(ReadTool {
+        ops: fs.clone(),
+        options: ReadToolOptions::default(),
+    });
+    let write = Typed::new(WriteTool { ops: fs.clone() });
+    // A directory that exists nowhere: the tools resolve paths against it,
+    // and only the Operations above ever see them.
+    let context: ContextFactory = Arc::new(|cancel| ToolContext {
+        cancel,
+        ..ToolContext::new("/memory/project")
+    });
+    let tools = ToolSet::new([
+        wrap_tool_definition(Arc::new(read), context.clone()),
+        wrap_tool_definition(Arc::new(write), context),
+    ])?;
+
+    // The model: write a file, then read it, then answer.
+    let provider = Arc::new(ScriptedProvider::new([
+        model_turn(vec![call(
+            "w",
+            "write",
+            json!({"path": "src/hello.txt", "content": "hello from memory\n"}),
+        )]),
+        model_turn(vec![call("r", "read", json!({"path": "src/hello.txt"}))]),
+        model_turn(vec![AssistantContent::Text(TextContent {
+            text: "The file says hello.".into(),
+            text_signature: None,
+        })]),
+    ]));
+    let config = LoopConfig::new(ScriptedProvider::model(), provider);
+    let agent = Agent::new(config, AgentContext::new(None, Arc::new(tools)));
+    let added = agent.prompt("Write src/hello.txt, then read it.").await?;
+
+    let mut results = Vec::new();
+    for message in &added {
+        if let Message::ToolResult(result) = message {
+            let text: String = result.content.iter().filter_map(Content::as_text).collect();
+            println!("{} -> {text}", result.tool_name);
+            results.push(text);
+        }
+    }
+    // The example checks itself, so CI notices when it stops working.
+    assert_eq!(
+        results,
+        [
+            "Successfully wrote 18 bytes to src/hello.txt",
+            "hello from memory\n"
+        ]
+    );
+    assert!(fs.get(Path::new("/memory/project/src/hello.txt")).is_ok());
+    assert!(!Path::new("/memory").exists(), "nothing reached the disk");
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! MCP servers end to end: the built binary starts the servers its settings,
+//! the project's files and `--mcp-config` name (real servers from the
+//! registries, `.ci/run` installs them), and a loopback model calls their
+//! tools; what the tools answered is checked where the model reads it, the
+//! requests the server received.
+#![cfg(feature = "mcp")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+mod mcp_support;
+
+use std::path::Path;
+
+use e2e_support::*;
+use mcp_support::everything_installed;
+use serde_json::{Value, json};
+
+/// An `"mcpServers"` entry running `script` with `sh -c`.
+fn shell_entry(script: &str) -> Value {
+    json!({"command": "sh", "args": ["-c", script], "startupTimeoutSec": 60})
+}
+
+fn everything_entry() -> Value {
+    json!({"command": "mcp-server-everything", "args": ["stdio"], "startupTimeoutSec": 60})
+}
+
+fn write_json(path: &Path, value: &Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+fn calls(calls: &[(&str, &str, Value)]) -> Answer {
+    Answer::Calls(
+        calls
+            .iter()
+            .map(|(id, name, args)| Call {
+                id: (*id).into(),
+                name: (*name).into(),
+                args: args.clone(),
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn an_mcp_tool_and_a_builtin_run_in_one_batch_and_both_results_reach_the_model() {
+    if !everything_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("notes.txt"), "hello\n").unwrap();
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {"everything": everything_entry()}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => calls(&[
+                (
+                    "call_echo",
+                    "mcp__everything__echo",
+                    json!({"message": "hi"}),
+                ),
+                ("call_read", "read", json!({"path": "notes.txt"})),
+            ]),
+            _ => Answer::text(&["Both answered."]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Echo hi and read notes.txt."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Both answered.\n", "")
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let offered = wire.tool_names(&requests[0].body);
+    assert_eq!(
+        offered[..7],
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+    );
+    assert!(
+        offered.contains(&"mcp__everything__echo".to_owned())
+            && offered.contains(&"mcp__everything__get-sum".to_owned()),
+        "{offered:?}"
+    );
+    assert_eq!(
+        wire.transcript(&requests[1].body)[1..],
+        [
+            format!(
+                "assistant: call call_echo mcp__everything__echo {}",
+                json!({"message": "hi"})
+            ),
+            format!(
+                "assistant: call call_read read {}",
+                json!({"path": "notes.txt"})
+            ),
+            "tool call_echo: Echo: hi".to_owned(),
+            "tool call_read: hello\n".to_owned(),
+        ]
+    );
+    // The session file holds both results, in call order.
+    let session = &Sandbox::session_files(&sandbox.default_session_dir())[0];
+    let results: Vec<(String, String)> = session_lines(session)
+        .iter()
+        .filter(|line| line["message"]["role"] == "toolResult")
+        .map(|line| {
+            (
+                line["message"]["toolName"].as_str().unwrap().to_owned(),
+                line["message"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("mcp__everything__echo".to_owned(), "Echo: hi".to_owned()),
+            ("read".to_owned(), "hello\n".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
+    if !everything_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let started = sandbox.root.join("project-server-started");
+    let project_server = shell_entry(&format!(
+        "touch '{}'; exec mcp-server-everything stdio",
+        started.display()
+    ));
+    write_json(
+        &sandbox.work.join(".mcp.json"),
+        &json!({"mcpServers": {"fromMcpJson": project_server}}),
+    );
+    write_json(
+        &sandbox.work.join(".coding-agent/settings.json"),
+        &json!({"mcpServers": {"fromProjectSettings": project_server}}),
+    );
+    let config = sandbox.root.join("servers.json");
+    write_json(
+        &config,
+        &json!({"mcpServers": {
+            "cfg": everything_entry(),
+            "web": {"type": "http", "url": "http://127.0.0.1:9/mcp"},
+        }}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let mut command = sandbox.command(wire, &server);
+    command
+        .args(["--mcp-config", config.to_str().unwrap()])
+        .args(["-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!((status.code(), stdout.as_str()), (Some(0), "ok\n"));
+    let offered = wire.tool_names(&server.requests()[0].body);
+    assert!(
+        offered.contains(&"mcp__cfg__echo".to_owned()),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.iter().any(|name| name.starts_with("mcp__from")),
+        "{offered:?}"
+    );
+    assert!(!started.exists(), "an untrusted project's server ran");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            "Warning: MCP: the project's servers \"fromMcpJson\", \"fromProjectSettings\" are not started: the project is not trusted (trust it with --trust)",
+            "Warning: MCP server \"web\" did not start: http://127.0.0.1:9/mcp: HTTP and SSE servers (\"url\") are not supported by this build; only stdio servers (\"command\") are",
+        ]
+    );
+
+    // Trusted (`--trust`), the project's servers start.
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--trust", "-p", "hi"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
+    let offered = wire.tool_names(&server.requests()[1].body);
+    for name in ["mcp__fromMcpJson__echo", "mcp__fromProjectSettings__echo"] {
+        assert!(offered.contains(&name.to_owned()), "{offered:?}");
+    }
+    assert!(started.exists());
+}
+
+#[test]
+fn a_server_that_dies_during_a_call_fails_that_call_and_is_restarted_for_the_next() {
+    if !everything_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let pid = sandbox.root.join("server.pid");
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {"everything": shell_entry(&format!(
+            "echo $$ > '{}'; exec mcp-server-everything stdio",
+            pid.display()
+        ))}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call(
+                "call_long",
+                "mcp__everything__trigger-long-running-operation",
+                json!({"duration": 30, "steps": 30}),
+            ),
+            1 => Answer::call(
+                "call_echo",
+                "mcp__everything__echo",
+                json!({"message": "again"}),
+            ),
+            _ => Answer::text(&["Recovered."]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "Run the long operation."]);
+    let mut running = Running::spawn(command);
+    let lines = running.stdout_lines();
+    // The call is running on the server once its first progress arrives.
+    loop {
+        let event = next_json(&lines);
+        if event["type"] == "tool_execution_update" {
+            break;
+        }
+    }
+    let server_pid = std::fs::read_to_string(&pid).unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", server_pid.trim()])
+        .status()
+        .unwrap();
+    while lines.recv_timeout(PATIENCE).is_ok() {}
+    let (status, _, stderr) = running.finish();
+
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let transcript = wire.transcript(&requests[2].body);
+    assert_eq!(
+        transcript[2],
+        "tool call_long: MCP server \"everything\" stopped during the call (stderr: Starting default (STDIO) server...). It is restarted once on the next call."
+    );
+    assert_eq!(transcript[4], "tool call_echo: Echo: again");
+    assert!(
+        stderr.contains("MCP server \"everything\" exited (stderr: Starting default (STDIO) server...); restarted it"),
+        "{stderr}"
+    );
+}
