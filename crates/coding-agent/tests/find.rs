@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
+use coding_agent::support::walk::SearchError;
 use coding_agent::tools::find::FindTool;
-use coding_agent::tools::find::ops::{FindError, FindOperations, FindRequest};
+use coding_agent::tools::find::ops::{FindOperations, FindRequest};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -315,7 +316,7 @@ impl FindOperations for Stuck {
         &self,
         _request: FindRequest,
         _cancel: CancellationToken,
-    ) -> Result<Vec<String>, FindError> {
+    ) -> Result<Vec<String>, SearchError> {
         std::future::pending().await
     }
 }
@@ -342,7 +343,7 @@ async fn find_passes_pis_arguments_to_the_operations() {
             &self,
             request: FindRequest,
             _cancel: CancellationToken,
-        ) -> Result<Vec<String>, FindError> {
+        ) -> Result<Vec<String>, SearchError> {
             assert_eq!(
                 request,
                 FindRequest {

@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
+use coding_agent::support::walk::SearchError;
 use coding_agent::tools::grep::GrepTool;
-use coding_agent::tools::grep::ops::{
-    GrepError, GrepMatch, GrepOperations, GrepRequest, MatchLines,
-};
+use coding_agent::tools::grep::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -515,7 +514,7 @@ impl GrepOperations for Stuck {
         &self,
         _request: GrepRequest,
         _cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, GrepError> {
+    ) -> Result<Vec<GrepMatch>, SearchError> {
         std::future::pending().await
     }
 }
@@ -541,7 +540,7 @@ impl GrepOperations for Canned {
         &self,
         _request: GrepRequest,
         _cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, GrepError> {
+    ) -> Result<Vec<GrepMatch>, SearchError> {
         Ok(self.0.clone())
     }
 }
@@ -588,7 +587,7 @@ async fn grep_passes_pis_arguments_to_the_operations() {
             &self,
             request: GrepRequest,
             _cancel: CancellationToken,
-        ) -> Result<Vec<GrepMatch>, GrepError> {
+        ) -> Result<Vec<GrepMatch>, SearchError> {
             assert_eq!(
                 request,
                 GrepRequest {

@@ -16,7 +16,7 @@ pub mod models;
 pub use models::ModelCatalog;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use agent_ai::message::now_millis;
 use agent_ai::validate::SchemaError;
@@ -44,6 +44,7 @@ use crate::retry::is_retryable;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
+use crate::support::sync::lock;
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 
 #[cfg(feature = "mcp")]
@@ -737,10 +738,6 @@ impl std::fmt::Debug for AgentSession {
             .field("cwd", &self.inner.cwd)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The built-in tools called `names`, in that order (repeats dropped), and

@@ -14,6 +14,8 @@ use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
 #[cfg(feature = "tui")]
 use coding_agent::modes::interactive::InteractiveOptions;
+#[cfg(feature = "tui")]
+use coding_agent::modes::interactive::approval::InteractiveApprover;
 use coding_agent::prompt::{
     ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
@@ -141,6 +143,7 @@ pub(super) async fn build(
         models: models.clone(),
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
+        approvals: None,
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),
     });
@@ -161,6 +164,14 @@ pub(super) async fn build(
         )
         .with_approval_timeout(permissions.approval_timeout),
     );
+    // The interactive UI asks in a prompt over the transcript.
+    #[cfg(feature = "tui")]
+    let interactive = interactive.map(|mut options| {
+        let (approver, inbox) = InteractiveApprover::channel();
+        guard.set_approver(Arc::new(approver));
+        options.approvals = Some(inbox);
+        options
+    });
     let options = SessionOptions {
         provider,
         model: model.model,
@@ -187,10 +198,11 @@ pub(super) async fn build(
 }
 
 /// Who is asked when a call needs approval, until the mode puts in its own
-/// ([`Guard::set_approver`]): RPC asks its client (`modes/rpc.rs`); the
-/// interactive UI will ask in a prompt over the transcript
-/// (`modes/interactive/`); print and JSON modes keep this one, which
-/// refuses and says which rule would allow the call.
+/// ([`Guard::set_approver`]): the interactive UI a prompt over the
+/// transcript (`modes/interactive/approval/`, set in [`build`]), RPC its
+/// client (`modes/rpc/approval.rs`, set when RPC starts); print and JSON
+/// modes keep this one, which refuses and says which rule would allow the
+/// call.
 fn initial_approver() -> Arc<dyn Approver> {
     Arc::new(NoApprover::new())
 }

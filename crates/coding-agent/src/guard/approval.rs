@@ -52,28 +52,28 @@ pub enum ApprovalAnswer {
         /// Which settings file.
         scope: RuleScope,
     },
-    /// Do not run it. The model reads `reason` whole as the call's result;
-    /// without one it reads [`user_denied_text`]. Approvers that relay a
-    /// person's own words build the answer with [`ApprovalAnswer::denied_by_user`].
+    /// Do not run it. The model reads [`denial_text`] of `reason`: the
+    /// user's own words after [`user_denied_text`], or, from an approver
+    /// that refuses in the user's place (print mode, an RPC timeout), its
+    /// whole text starting with `Blocked`.
     Deny {
-        /// What the model reads.
+        /// What the user said (or the whole refusal), for the model.
         reason: Option<String>,
     },
-}
-
-impl ApprovalAnswer {
-    /// The user said no, with the words they typed (if any) for the model.
-    pub fn denied_by_user(typed: Option<&str>) -> Self {
-        let typed = typed.map(str::trim).filter(|t| !t.is_empty());
-        ApprovalAnswer::Deny {
-            reason: typed.map(|t| format!("{}: {t}", user_denied_text())),
-        }
-    }
 }
 
 /// What the model reads when the user denied a call without a reason.
 pub fn user_denied_text() -> &'static str {
     "Blocked: the user denied this call"
+}
+
+/// What the model reads of a [`ApprovalAnswer::Deny`] with `reason`.
+pub fn denial_text(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        None => user_denied_text().to_owned(),
+        Some(whole) if whole.starts_with("Blocked") => whole.to_owned(),
+        Some(words) => format!("{}: {words}", user_denied_text()),
+    }
 }
 
 /// Asks a person whether a call may run.
@@ -169,14 +169,12 @@ mod tests {
     #[test]
     fn a_user_denial_carries_their_words_for_the_model() {
         assert_eq!(
-            ApprovalAnswer::denied_by_user(Some(" use the staging db ")),
-            ApprovalAnswer::Deny {
-                reason: Some("Blocked: the user denied this call: use the staging db".into())
-            }
+            denial_text(Some(" use the staging db ")),
+            "Blocked: the user denied this call: use the staging db"
         );
-        assert_eq!(
-            ApprovalAnswer::denied_by_user(Some("  ")),
-            ApprovalAnswer::Deny { reason: None }
-        );
+        assert_eq!(denial_text(Some("  ")), user_denied_text());
+        assert_eq!(denial_text(None), user_denied_text());
+        let refusal = needs_approval_text(&request(None));
+        assert_eq!(denial_text(Some(&refusal)), refusal);
     }
 }

@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope, user_denied_text};
+use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope, denial_text};
 use super::config::{DEFAULT_APPROVAL_TIMEOUT, remember_allow_rule};
 use super::policy::{Decision, Policy, Verdict};
 use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
@@ -263,9 +263,7 @@ impl Guard {
             ApprovalAnswer::AllowSession => Some(None),
             ApprovalAnswer::AllowAlways { scope } => Some(Some(*scope)),
             ApprovalAnswer::Deny { reason } => {
-                let text = reason
-                    .clone()
-                    .unwrap_or_else(|| user_denied_text().to_owned());
+                let text = denial_text(reason.as_deref());
                 record.decision = Decision::Deny;
                 record.reason = text.clone();
                 self.report(record);
@@ -331,6 +329,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::guard::approval::user_denied_text;
     use crate::guard::policy::{Mode, Places, RuleTexts, SandboxFacts};
     use crate::hooks::HooksSettings;
 
@@ -547,7 +546,9 @@ mod tests {
         let f = fixture(
             RuleTexts::default(),
             Some(hook_decision("ask")),
-            ApprovalAnswer::denied_by_user(Some("not now")),
+            ApprovalAnswer::Deny {
+                reason: Some("not now".into()),
+            },
         );
         assert_eq!(
             call(&f.guard, "c1", "bash", bash("ls")).await,

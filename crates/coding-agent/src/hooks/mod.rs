@@ -28,7 +28,7 @@ pub mod runner;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use agent_ai::Content;
 use agent_core::{
@@ -43,6 +43,7 @@ pub use config::{HookConfig, HookEvent, HooksSettings, OnError};
 pub use io::PermissionDecision;
 pub use outcome::Outcome;
 
+use crate::support::sync::lock;
 use io::HookInput;
 use outcome::read_runs;
 use runner::run_all;
@@ -359,8 +360,4 @@ fn replacement_content(output: Value) -> Vec<Content> {
         other => serde_json::from_value::<Vec<Content>>(other.clone())
             .unwrap_or_else(|_| vec![Content::text(other.to_string())]),
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -5,13 +5,14 @@
 //! and the outcome is Pi's `BashResult`.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use agent_ai::message::now_millis;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::BashExecution;
+use crate::support::sync::lock;
 use crate::support::truncate::Limits;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::tools::bash::output::OutputAccumulator;
@@ -80,8 +81,4 @@ pub async fn run_user_bash(
         timestamp: now_millis(),
         exclude_from_context: None,
     })
-}
-
-fn lock(accumulator: &Mutex<OutputAccumulator>) -> std::sync::MutexGuard<'_, OutputAccumulator> {
-    accumulator.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -4,13 +4,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::protocol::{Call, Frame, Reply, read_frame, write_frame};
+use crate::support::sync::lock;
 
 /// Calls waiting to be written, at most.
 const CALLS_IN_FLIGHT: usize = 64;
@@ -226,10 +227,6 @@ impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
         self.count.fetch_add(read as u64, Ordering::Relaxed);
         polled
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 async fn write_calls<W: AsyncWrite + Unpin>(

@@ -21,7 +21,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
@@ -32,6 +32,7 @@ use super::client::{HelperChannel, Lost};
 use super::helper::VERSION;
 use super::protocol::{Call, Reply, read_greeting};
 use super::target::RemoteTarget;
+use crate::support::sync::lock;
 
 /// How long ssh may take to reach the host, unless an `--ssh-option
 /// ConnectTimeout=` says otherwise.
@@ -158,7 +159,7 @@ impl Stderr {
                 if n == 0 {
                     break;
                 }
-                let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut kept = lock(&kept);
                 kept.extend_from_slice(&buf[..n]);
                 let excess = kept.len().saturating_sub(STDERR_KEPT_BYTES);
                 kept.drain(..excess);
@@ -168,7 +169,7 @@ impl Stderr {
 
     /// The text so far, trimmed.
     fn text(&self) -> String {
-        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = lock(&self.kept);
         String::from_utf8_lossy(&kept).trim().to_owned()
     }
 

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::os::unix::ffi::OsStringExt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -26,6 +26,7 @@ use super::protocol::{
     BashCall, Bytes, Call, Frame, GREETING, Reply, WireFs, WireIo, WireRead, read_frame,
     write_frame,
 };
+use crate::support::sync::lock;
 use crate::tools::bash::ops::{BashOperations, ExecOptions, LocalBashOperations};
 use crate::tools::edit::ops::{EditOperations, LocalEditOperations};
 use crate::tools::find::ops::{FindOperations, LocalFindOperations};
@@ -115,10 +116,6 @@ pub async fn serve(
 /// for the runtime: a blocking read may never end.
 pub async fn serve_stdio() -> io::Result<()> {
     serve(tokio::io::stdin(), tokio::io::stdout()).await
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs one call with the local Operations; `bash` streams its output

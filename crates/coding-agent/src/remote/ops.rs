@@ -19,10 +19,11 @@ use super::client::Lost;
 use super::connection::RemoteHost;
 use super::protocol::{BashCall, Bytes, Call, Reply};
 use crate::support::fs_error::FsError;
+use crate::support::walk::SearchError;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::tools::edit::ops::EditOperations;
-use crate::tools::find::ops::{FindError, FindOperations, FindRequest};
-use crate::tools::grep::ops::{GrepError, GrepMatch, GrepOperations, GrepRequest};
+use crate::tools::find::ops::{FindOperations, FindRequest};
+use crate::tools::grep::ops::{GrepMatch, GrepOperations, GrepRequest};
 use crate::tools::ls::ops::{EntryStat, LsOperations};
 use crate::tools::read::lines::{LineWindow, WindowText};
 use crate::tools::read::ops::{FileInfo, ReadError, ReadOperations};
@@ -211,11 +212,11 @@ impl GrepOperations for RemoteOperations {
         &self,
         request: GrepRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, GrepError> {
+    ) -> Result<Vec<GrepMatch>, SearchError> {
         match self.call(Call::Grep(request), &cancel).await {
             Ok(Reply::Grep(found)) => found,
-            Ok(other) => Err(GrepError::Other(unexpected(&other))),
-            Err(lost) => Err(GrepError::Other(lost.to_string())),
+            Ok(other) => Err(SearchError::Other(unexpected(&other))),
+            Err(lost) => Err(SearchError::Other(lost.to_string())),
         }
     }
 }
@@ -226,11 +227,11 @@ impl FindOperations for RemoteOperations {
         &self,
         request: FindRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<String>, FindError> {
+    ) -> Result<Vec<String>, SearchError> {
         match self.call(Call::Find(request), &cancel).await {
             Ok(Reply::Find(found)) => found,
-            Ok(other) => Err(FindError::Other(unexpected(&other))),
-            Err(lost) => Err(FindError::Other(lost.to_string())),
+            Ok(other) => Err(SearchError::Other(unexpected(&other))),
+            Err(lost) => Err(SearchError::Other(lost.to_string())),
         }
     }
 }

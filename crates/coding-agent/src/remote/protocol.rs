@@ -21,9 +21,10 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::support::fs_error::FsError;
+use crate::support::walk::SearchError;
 use crate::tools::bash::ops::{ExecError, ExitStatus};
-use crate::tools::find::ops::{FindError, FindRequest};
-use crate::tools::grep::ops::{GrepError, GrepMatch, GrepRequest};
+use crate::tools::find::ops::FindRequest;
+use crate::tools::grep::ops::{GrepMatch, GrepRequest};
 use crate::tools::ls::ops::EntryStat;
 use crate::tools::read::lines::{LineWindow, WindowText};
 use crate::tools::read::ops::{FileInfo, ReadError};
@@ -139,9 +140,9 @@ pub enum Reply {
     /// How a command ended.
     Exit(Result<ExitStatus, WireExec>),
     /// `grep`.
-    Grep(Result<Vec<GrepMatch>, GrepError>),
+    Grep(Result<Vec<GrepMatch>, SearchError>),
     /// `find`.
-    Find(Result<Vec<String>, FindError>),
+    Find(Result<Vec<String>, SearchError>),
     /// `LsOperations::stat`.
     Stat(Result<EntryStat, WireIo>),
     /// `LsOperations::read_dir`: the names' bytes.

@@ -4,9 +4,11 @@
 //! to the in-process `write` and `edit` tools, so no tool writes outside it.
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::support::paths::normalize_lexically;
 
 /// How much the sandbox lets commands change (`--sandbox`, setting `sandbox.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
@@ -195,7 +197,7 @@ const WHAT_TO_DO: &str = "This is the sandbox, not file permissions: retrying or
 /// `path` with `.` and `..` applied, and its longest existing prefix
 /// resolved through symlinks (the rest does not exist yet, so it holds none).
 fn resolve(path: &Path) -> PathBuf {
-    let normal = normalize(path);
+    let normal = normalize_lexically(path);
     let mut existing = normal.as_path();
     let mut rest = Vec::new();
     loop {
@@ -210,21 +212,6 @@ fn resolve(path: &Path) -> PathBuf {
             _ => return normal,
         }
     }
-}
-
-/// `.` and `..` applied without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Helpers several built-in tools share, one concern a module: truncation,
 //! path resolution, output notices, cancellation, Node-worded file-system
 //! errors, atomic writes and the per-file mutation queue (edit and write), the
-//! walk policy of grep and find, and killing a child's process group (bash and
-//! command hooks). A helper only one tool uses lives in that
+//! walk policy of grep and find, killing a child's process group (bash and
+//! command hooks) and the poison-tolerant lock. A helper only one tool uses lives in that
 //! tool's folder.
 
 pub mod atomic_write;
@@ -13,5 +13,6 @@ pub mod mutation_queue;
 pub mod notices;
 pub mod paths;
 pub mod process_group;
+pub mod sync;
 pub mod truncate;
 pub mod walk;

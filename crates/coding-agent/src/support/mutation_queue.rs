@@ -15,11 +15,14 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
+
+use crate::support::paths::normalize_lexically;
+use crate::support::sync::lock;
 
 /// The host (`None`: this machine) and the file.
 type QueueKey = (Option<String>, PathBuf);
@@ -44,7 +47,7 @@ impl Drop for FileMutationGuard {
         // reference to its lock. Waiters clone the Arc under the map lock, so
         // checking the count under that lock cannot race with a new waiter.
         drop(self.guard.take());
-        let mut queues = QUEUES.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut queues = lock(&QUEUES);
         if queues
             .get(&self.key)
             .is_some_and(|lock| Arc::strong_count(lock) == 1)
@@ -72,7 +75,7 @@ pub async fn lock_file_on(host: Option<&str>, path: &Path) -> FileMutationGuard 
     };
     let key = (host.map(str::to_owned), path);
     let lock = {
-        let mut queues = QUEUES.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut queues = lock(&QUEUES);
         Arc::clone(queues.entry(key.clone()).or_default())
     };
     let guard = lock.lock_owned().await;
@@ -151,22 +154,6 @@ fn queue_key(path: &Path) -> PathBuf {
         (Some(parent), Some(name)) => queue_key(parent).join(name),
         _ => path.to_path_buf(),
     }
-}
-
-/// Removes `.` and resolves `..` without touching the file system, as Node's
-/// `path.resolve` does before Pi takes the real path.
-fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -15,8 +15,49 @@
 
 use std::path::{Component, Path};
 
+use agent_core::ToolError;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{Walk, WalkBuilder, WalkParallel};
+
+use crate::support::cancel::aborted;
+
+/// Why a `grep` or `find` search failed; their Operations return it (and the
+/// remote helper sends it back as it is).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+pub enum SearchError {
+    /// Nothing exists at the search path.
+    #[error("path not found")]
+    PathNotFound,
+    /// The search path is a file where a directory is needed (`find`).
+    #[error("not a directory")]
+    NotADirectory,
+    /// The pattern or glob does not compile; the text is for the model.
+    #[error("{0}")]
+    InvalidPattern(String),
+    /// The search was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// Anything else; the text is for the model.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl SearchError {
+    /// What the model reads when a search of `path` (the directory it asked
+    /// for, resolved) failed this way.
+    pub fn for_model(self, path: &Path) -> ToolError {
+        match self {
+            SearchError::PathNotFound => {
+                ToolError::new(format!("Path not found: {}", path.display()))
+            }
+            SearchError::NotADirectory => {
+                ToolError::new(format!("Not a directory: {}", path.display()))
+            }
+            SearchError::Cancelled => aborted(),
+            SearchError::InvalidPattern(text) | SearchError::Other(text) => ToolError::new(text),
+        }
+    }
+}
 
 /// The shared ignore policy for a walk of `root` (see the module docs).
 fn policy(root: &Path) -> WalkBuilder {

@@ -8,6 +8,8 @@
 //!   syntax colours); [`wrap`]: lines cut to the width;
 //!   [`theme`]: semantic styles to colours.
 //! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
+//! - [`approval`]: the prompt over the transcript when a call needs the
+//!   user's approval, and the trust question asked at start.
 //!
 //! The driver here owns the terminal and the [`AgentSession`]: it feeds
 //! terminal and agent events to the [`App`] and performs the [`Action`]s it
@@ -15,6 +17,7 @@
 //! switch, quit).
 
 pub mod app;
+pub mod approval;
 pub mod complete;
 pub mod editor;
 pub mod highlight;
@@ -72,6 +75,9 @@ pub struct InteractiveOptions {
     pub warnings: Option<crate::warnings::WarningReceiver>,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// Where the session's [`InteractiveApprover`](approval::InteractiveApprover)
+    /// sends the calls the user must approve.
+    pub approvals: Option<approval::ApprovalInbox>,
     /// The MCP servers started for the run (`/mcp` lists them); every
     /// session of the UI offers their tools.
     #[cfg(feature = "mcp")]
@@ -178,7 +184,9 @@ impl Driver {
         let mut input = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut warnings = self.interactive.warnings.take();
+        let mut approvals = self.interactive.approvals.take();
         loop {
+            app.approvals.drop_abandoned();
             terminal.draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
                 event = input.next() => match event {
@@ -208,6 +216,12 @@ impl Driver {
                     // answer's start) are waiting already: they come first.
                     self.apply_waiting_events(app);
                     app.notice(vec![StyledLine::new(line, Style::Warning)]);
+                    Action::None
+                }
+                Some(prompt) = next_approval(&mut approvals) => {
+                    // The call's own events (its answer) are drawn first.
+                    self.apply_waiting_events(app);
+                    app.approvals.push(prompt);
                     Action::None
                 }
                 _ = tick.tick(), if app.is_running() => Action::None,
@@ -412,6 +426,16 @@ async fn next_warning(warnings: &mut Option<crate::warnings::WarningReceiver>) -
     }
 }
 
+/// The next call asking for approval; never, without an inbox.
+async fn next_approval(
+    approvals: &mut Option<approval::ApprovalInbox>,
+) -> Option<approval::ApprovalPrompt> {
+    match approvals {
+        Some(inbox) => inbox.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// This directory's saved sessions, newest first, with the first prompt of
 /// each as its preview.
 fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
@@ -453,13 +477,13 @@ fn first_prompt(path: &Path) -> Option<String> {
 
 /// The terminal in raw mode on the alternate screen, restored when dropped
 /// (and on panic).
-struct TerminalGuard {
-    terminal: Term,
+pub(crate) struct TerminalGuard {
+    pub(crate) terminal: Term,
     enhanced_keys: bool,
 }
 
 impl TerminalGuard {
-    fn enter() -> anyhow::Result<Self> {
+    pub(crate) fn enter() -> anyhow::Result<Self> {
         enable_raw_mode().context("cannot put the terminal in raw mode")?;
         let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
         let mut stdout = io::stdout();

@@ -13,7 +13,7 @@ pub mod output;
 
 use std::path::PathBuf;
 use std::pin::pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_ai::Content;
@@ -32,6 +32,7 @@ use crate::render::preview::{clip, count, head, limit, notice_line, split_notice
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::js_number;
 use crate::support::notices::append_notice;
+use crate::support::sync::lock;
 use crate::support::truncate::{Limits, TruncatedBy, Truncation, format_size};
 
 /// The tool's description, as the model reads it (Pi's text).
@@ -269,10 +270,6 @@ fn consume(
     if let Err(error) = lock(accumulator).finish() {
         tracing::warn!("cannot finish the full bash output file: {error}");
     }
-}
-
-fn lock(accumulator: &Mutex<OutputAccumulator>) -> MutexGuard<'_, OutputAccumulator> {
-    accumulator.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Sends snapshots of the output, at most one per [`UPDATE_THROTTLE`], and

@@ -12,17 +12,16 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use self::ops::{FindError, FindOperations, FindRequest};
+use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
-use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, Truncation, format_size, truncate_head};
@@ -143,22 +142,11 @@ impl TypedTool for FindTool {
             pattern: args.pattern,
             limit,
         };
-        let paths =
-            self.ops
-                .glob(request, ctx.cancel.clone())
-                .await
-                .map_err(|error| match error {
-                    FindError::PathNotFound => {
-                        ToolError::new(format!("Path not found: {}", search_path.display()))
-                    }
-                    FindError::NotADirectory => {
-                        ToolError::new(format!("Not a directory: {}", search_path.display()))
-                    }
-                    FindError::Cancelled => aborted(),
-                    FindError::InvalidPattern(text) | FindError::Other(text) => {
-                        ToolError::new(text)
-                    }
-                })?;
+        let paths = self
+            .ops
+            .glob(request, ctx.cancel.clone())
+            .await
+            .map_err(|error| error.for_model(&search_path))?;
         Ok(format_result(&paths, limit))
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::walk::{PathGlob, slash_path, walk};
+use crate::support::walk::{PathGlob, SearchError, slash_path, walk};
 
 /// One glob search, as the `find` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -23,38 +23,18 @@ pub struct FindRequest {
     pub limit: Option<usize>,
 }
 
-/// Why a glob search failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
-pub enum FindError {
-    /// Nothing exists at the search path.
-    #[error("path not found")]
-    PathNotFound,
-    /// The search path is a file.
-    #[error("not a directory")]
-    NotADirectory,
-    /// The pattern does not compile; the text is for the model.
-    #[error("{0}")]
-    InvalidPattern(String),
-    /// The search was cancelled.
-    #[error("cancelled")]
-    Cancelled,
-    /// Anything else; the text is for the model.
-    #[error("{0}")]
-    Other(String),
-}
-
 /// Finds files and directories by glob.
 #[async_trait]
 pub trait FindOperations: Send + Sync {
     /// Runs `request`: matching entries below the search directory (not the
     /// directory itself), in path order (compared component by component), as
     /// paths relative to it with `/` separators; directories end in `/`.
-    /// Returns promptly with [`FindError::Cancelled`] once `cancel` fires.
+    /// Returns promptly with [`SearchError::Cancelled`] once `cancel` fires.
     async fn glob(
         &self,
         request: FindRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<String>, FindError>;
+    ) -> Result<Vec<String>, SearchError>;
 }
 
 /// Walks the local file system in-process.
@@ -67,29 +47,29 @@ impl FindOperations for LocalFindOperations {
         &self,
         request: FindRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<String>, FindError> {
+    ) -> Result<Vec<String>, SearchError> {
         tokio::task::spawn_blocking(move || glob_blocking(&request, &cancel))
             .await
-            .map_err(|e| FindError::Other(format!("find failed: {e}")))?
+            .map_err(|e| SearchError::Other(format!("find failed: {e}")))?
     }
 }
 
 fn glob_blocking(
     request: &FindRequest,
     cancel: &CancellationToken,
-) -> Result<Vec<String>, FindError> {
-    let metadata = std::fs::metadata(&request.path).map_err(|_| FindError::PathNotFound)?;
+) -> Result<Vec<String>, SearchError> {
+    let metadata = std::fs::metadata(&request.path).map_err(|_| SearchError::PathNotFound)?;
     if !metadata.is_dir() {
-        return Err(FindError::NotADirectory);
+        return Err(SearchError::NotADirectory);
     }
     let glob =
-        PathGlob::new(&request.pattern).map_err(|e| FindError::InvalidPattern(e.to_string()))?;
+        PathGlob::new(&request.pattern).map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     let limit = request.limit.unwrap_or(usize::MAX);
     let root = request.path.as_path();
     let mut found = Vec::new();
     for entry in walk(root).flatten() {
         if cancel.is_cancelled() {
-            return Err(FindError::Cancelled);
+            return Err(SearchError::Cancelled);
         }
         if found.len() >= limit {
             break;

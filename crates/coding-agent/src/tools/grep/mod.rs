@@ -11,17 +11,16 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use self::ops::{GrepError, GrepMatch, GrepOperations, GrepRequest, MatchLines};
+use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
-use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{
@@ -189,13 +188,7 @@ impl TypedTool for GrepTool {
             .ops
             .search(request, ctx.cancel.clone())
             .await
-            .map_err(|error| match error {
-                GrepError::PathNotFound => {
-                    ToolError::new(format!("Path not found: {}", search_path.display()))
-                }
-                GrepError::Cancelled => aborted(),
-                GrepError::InvalidPattern(text) | GrepError::Other(text) => ToolError::new(text),
-            })?;
+            .map_err(|error| error.for_model(&search_path))?;
         Ok(format_result(&matches, limit))
     }
 }

@@ -18,7 +18,8 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::walk::{PathGlob, slash_path, walk_parallel};
+use crate::support::sync::lock;
+use crate::support::walk::{PathGlob, SearchError, slash_path, walk_parallel};
 
 /// One search, as the `grep` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -69,34 +70,17 @@ pub enum MatchLines {
     Unreadable,
 }
 
-/// Why a search failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
-pub enum GrepError {
-    /// Nothing exists at the search path.
-    #[error("path not found")]
-    PathNotFound,
-    /// The pattern or glob does not compile; the text is for the model.
-    #[error("{0}")]
-    InvalidPattern(String),
-    /// The search was cancelled.
-    #[error("cancelled")]
-    Cancelled,
-    /// Anything else; the text is for the model.
-    #[error("{0}")]
-    Other(String),
-}
-
 /// Searches file contents.
 #[async_trait]
 pub trait GrepOperations: Send + Sync {
     /// Runs `request`: the first `request.limit` matches in path order (paths
     /// compared component by component), then line order. Returns promptly
-    /// with [`GrepError::Cancelled`] once `cancel` fires.
+    /// with [`SearchError::Cancelled`] once `cancel` fires.
     async fn search(
         &self,
         request: GrepRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, GrepError>;
+    ) -> Result<Vec<GrepMatch>, SearchError>;
 }
 
 /// Searches the local file system in-process, several files at a time.
@@ -109,10 +93,10 @@ impl GrepOperations for LocalGrepOperations {
         &self,
         request: GrepRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, GrepError> {
+    ) -> Result<Vec<GrepMatch>, SearchError> {
         tokio::task::spawn_blocking(move || search_blocking(&request, &cancel))
             .await
-            .map_err(|e| GrepError::Other(format!("search failed: {e}")))?
+            .map_err(|e| SearchError::Other(format!("search failed: {e}")))?
     }
 }
 
@@ -122,8 +106,8 @@ const MAX_WORKERS: usize = 8;
 fn search_blocking(
     request: &GrepRequest,
     cancel: &CancellationToken,
-) -> Result<Vec<GrepMatch>, GrepError> {
-    let metadata = std::fs::metadata(&request.path).map_err(|_| GrepError::PathNotFound)?;
+) -> Result<Vec<GrepMatch>, SearchError> {
+    let metadata = std::fs::metadata(&request.path).map_err(|_| SearchError::PathNotFound)?;
     let matcher = build_matcher(request)?;
     let limit = request.limit.max(1);
     if !metadata.is_dir() {
@@ -147,10 +131,10 @@ fn search_blocking(
         .as_deref()
         .map(PathGlob::new)
         .transpose()
-        .map_err(|e| GrepError::InvalidPattern(e.to_string()))?;
+        .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     let matches = search_tree(request, &matcher, glob.as_ref(), limit, cancel);
     if cancel.is_cancelled() {
-        return Err(GrepError::Cancelled);
+        return Err(SearchError::Cancelled);
     }
     Ok(matches)
 }
@@ -158,7 +142,7 @@ fn search_blocking(
 /// Compiles the pattern as rg does: one pattern, `\n` as line terminator.
 /// Error texts follow rg's (`rg: ` prefix and, for a newline, its hint), since
 /// that is what models have seen from Pi.
-fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, GrepError> {
+fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, SearchError> {
     RegexMatcherBuilder::new()
         .case_insensitive(request.ignore_case)
         .fixed_strings(request.literal)
@@ -171,7 +155,7 @@ fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, GrepError> {
             } else {
                 ""
             };
-            GrepError::InvalidPattern(format!("rg: {error}{hint}"))
+            SearchError::InvalidPattern(format!("rg: {error}{hint}"))
         })
 }
 
@@ -294,12 +278,6 @@ fn search_tree(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .into_sorted()
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn search_file(
