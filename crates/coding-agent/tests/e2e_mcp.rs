@@ -289,6 +289,7 @@ fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
+    command.args(["--allow", "mcp__grow"]);
     command.args(["-p", "Add a tool, then shout hi."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
 
