@@ -3,7 +3,7 @@
 //! shows `auto_retry_start` after the failed turn's `agent_end` and before
 //! the retry's `agent_start`.
 
-use agent_ai::AssistantMessage;
+use agent_ai::{AssistantMessage, ThinkingLevel};
 use agent_core::AgentEvent;
 use serde::Serialize;
 use serde_json::Value;
@@ -79,6 +79,11 @@ pub enum SessionEvent {
         /// What went wrong, when it failed.
         error_message: Option<String>,
     },
+    /// The session's thinking level changed (Pi's `thinking_level_changed`).
+    ThinkingLevelChanged {
+        /// The new level.
+        level: ThinkingLevel,
+    },
 }
 
 impl SessionEvent {
@@ -89,7 +94,8 @@ impl SessionEvent {
         Some(match self {
             SessionEvent::Agent(_)
             | SessionEvent::QueueUpdate { .. }
-            | SessionEvent::PermissionDecision(_) => return None,
+            | SessionEvent::PermissionDecision(_)
+            | SessionEvent::ThinkingLevelChanged { .. } => return None,
             SessionEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -178,6 +184,10 @@ impl SessionEvent {
                     object.extend(fields);
                 }
             }
+            SessionEvent::ThinkingLevelChanged { level } => {
+                put("type", "thinking_level_changed".into());
+                put("level", level.as_str().into());
+            }
             SessionEvent::CompactionStart { reason } => {
                 put("type", "compaction_start".into());
                 put("reason", serde_json::to_value(reason).unwrap_or_default());
@@ -257,6 +267,13 @@ mod tests {
         assert_eq!(
             failed.to_json(),
             json!({"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":false,"errorMessage":"E"})
+        );
+        let thinking = SessionEvent::ThinkingLevelChanged {
+            level: ThinkingLevel::High,
+        };
+        assert_eq!(
+            thinking.to_json(),
+            json!({"type":"thinking_level_changed","level":"high"})
         );
     }
 }

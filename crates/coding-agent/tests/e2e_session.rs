@@ -46,10 +46,12 @@ fn assert_every_call_answered(transcript: &[String]) {
     assert_eq!(open, [] as [&str; 0], "unanswered at the end");
 }
 
-/// Each entry's `parentId` is the entry before it (messages, and the
-/// permission guard's `custom` decision entries between them).
+/// Each entry's `parentId` is the entry before it (the first, Pi's
+/// `thinking_level_change`, has none; the permission guard's `custom`
+/// decision entries sit between the messages).
 fn assert_chained(lines: &[Value]) {
     let entries: Vec<&Value> = lines.iter().filter(|l| l["type"] != "session").collect();
+    assert_eq!(entries[0]["type"], "thinking_level_change");
     assert_eq!(entries[0]["parentId"], Value::Null);
     for pair in entries.windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"], "{}", pair[1]);
@@ -127,10 +129,11 @@ fn killed_while_the_model_stalls_then_continue_resumes_with_the_saved_tool_resul
         std::slice::from_ref(&file)
     );
     let lines = session_lines(&file);
-    // header, user, assistant, the read's permission decision, toolResult
-    assert_eq!(lines[5], Value::String(torn.to_owned()));
+    // header, thinking_level_change, user, assistant, the read's permission
+    // decision, tool result, torn
+    assert_eq!(lines[6], Value::String(torn.to_owned()));
     let valid: Vec<Value> = lines.into_iter().filter(Value::is_object).collect();
-    assert_eq!(valid.len(), 7);
+    assert_eq!(valid.len(), 8);
     assert_eq!(valid[0]["type"], "session");
     assert_eq!(
         session_roles(&valid),

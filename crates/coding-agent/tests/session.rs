@@ -323,6 +323,7 @@ async fn a_resumed_session_sends_the_model_a_valid_conversation() {
         session: SessionManager::open(&path, cwd).unwrap(),
         hooks: None,
         guard: None,
+        thinking: Default::default(),
     })
     .unwrap();
     agent

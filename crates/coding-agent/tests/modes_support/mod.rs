@@ -74,6 +74,7 @@ impl Fixture {
             session: SessionManager::create(&self.cwd, &self.sessions),
             hooks,
             guard,
+            thinking: Default::default(),
         })
         .unwrap();
         (session, provider)
