@@ -1,136 +1,21 @@
 //! The real binary in a real terminal (tmux, 100x30) against a scripted
 //! OpenAI-format model: live bash output, Esc cancelling, steering.
-//! Skipped (with a note) where tmux is not installed.
+//! Skipped (with a note) where tmux is not installed, failed under `CI=true`
+//! (see `tui_support/tmux.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "tui_support/sse_server.rs"]
 mod sse_server;
+#[allow(dead_code)]
+#[path = "tui_support/tmux.rs"]
+mod tmux;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sse_server::{COUNT_COMMAND, SseServer};
-
-/// Longest any screen is waited for; a slow machine is not a failure before it.
-const DEADLINE: Duration = Duration::from_secs(30);
-
-/// A tmux server of its own (its own socket) running the binary.
-struct Tmux {
-    socket: String,
-    _dir: tempfile::TempDir,
-    cwd: PathBuf,
-}
-
-impl Tmux {
-    /// None when tmux is missing outside CI; under `CI=true` a missing tmux
-    /// fails the test (`.ci/run` installs it), so it cannot pass having run nothing.
-    fn start(server: &SseServer) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "tmux is not installed, and CI=true: `.ci/run` installs it"
-            );
-            eprintln!("tmux is not installed: skipping (CI=true makes this a failure)");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let cwd = root.join("work");
-        std::fs::create_dir_all(&cwd).unwrap();
-        std::fs::write(cwd.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
-        std::fs::create_dir_all(root.join("agent")).unwrap();
-        let socket = format!(
-            "tui-test-{}-{}",
-            std::process::id(),
-            root.file_name().unwrap().to_string_lossy()
-        );
-        let command = format!(
-            "env CODING_AGENT_DIR={agent} TERM=xterm-256color {bin} --provider openai --model test-model --base-url {url} --api-key test-key",
-            agent = root.join("agent").display(),
-            bin = env!("CARGO_BIN_EXE_coding-agent"),
-            url = server.base_url,
-        );
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-x",
-                "100",
-                "-y",
-                "30",
-                "-c",
-            ])
-            .arg(&cwd)
-            .arg(command)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        Some(Tmux {
-            socket,
-            _dir: dir,
-            cwd,
-        })
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p"])
-    }
-
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-l", text]);
-    }
-
-    fn key(&self, key: &str) {
-        self.tmux(&["send-keys", key]);
-    }
-
-    /// Once the UI is up, sends `prompt` and waits for the scripted model's
-    /// final answer to it; the screen then.
-    fn ask(&self, prompt: &str) -> String {
-        self.wait_for("the footer", |s| s.contains("openai/test-model"));
-        self.type_text(prompt);
-        self.key("Enter");
-        let answer = format!("Done. Last user message: {prompt}");
-        self.wait_for("the answer", |s| s.contains(&answer))
-    }
-
-    /// Waits until the screen satisfies `done`; fails with the screen after [`DEADLINE`].
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "waited for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.tmux(&["kill-server"]);
-    }
-}
+use tmux::{DEADLINE, Tmux};
 
 /// Processes running in `cwd` whose command line holds the count command
 /// (this test's bash run; another test running the same command in parallel

@@ -130,6 +130,7 @@ pub(super) async fn build(
         models: models.clone(),
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
+        approvals: None,
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),
     });

@@ -39,6 +39,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+#[cfg(feature = "tui")]
+use coding_agent::modes::interactive::approval::trust::ask_to_trust;
 use coding_agent::sandbox::SandboxError;
 use coding_agent::settings::{ModelError, SettingsError};
 use tokio_util::sync::CancellationToken;
@@ -257,6 +259,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// session is built from that, and the chosen mode runs it.
 async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     let resolved = resolve::resolve(&args)?;
+    #[cfg(feature = "tui")]
+    if resolved.interactive {
+        // Before anything is built: the answer decides which of the
+        // project's settings, hooks and servers the session uses.
+        ask_to_trust(&resolved.agent_dir, &resolved.cwd, &args.guard.flags()).await?;
+    }
     let remote = args
         .remote
         .connect(None, resolved.settings.remote.as_ref())

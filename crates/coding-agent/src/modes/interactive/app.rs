@@ -45,6 +45,8 @@ pub enum Action {
     Model(Option<String>),
     /// Compact the conversation now, with what the summary should focus on.
     Compact(Option<String>),
+    /// List the MCP servers, their state and tools.
+    Mcp,
     /// Leave.
     Quit,
 }
@@ -63,6 +65,9 @@ pub struct App {
     pub transcript: Transcript,
     /// The input editor.
     pub editor: super::editor::Editor,
+    /// Calls waiting for the user's approval; while one is shown it takes
+    /// the keys, not the editor.
+    pub approvals: super::approval::Approvals,
     model: String,
     /// The model's context window in tokens, when known.
     context_window: Option<u64>,
@@ -90,6 +95,7 @@ impl App {
         let mut app = App {
             transcript: Transcript::from_messages(messages),
             editor: super::editor::Editor::default(),
+            approvals: super::approval::Approvals::default(),
             model,
             context_window: None,
             cwd: cwd.to_path_buf(),
@@ -228,6 +234,9 @@ impl App {
 
     /// A pasted text.
     pub fn paste(&mut self, text: &str) {
+        if self.approvals.paste(text) {
+            return;
+        }
         self.editor.paste(text);
         self.ctrl_c_armed = false;
     }
@@ -254,6 +263,9 @@ impl App {
         }
         self.ctrl_c_armed = false;
         self.hint = None;
+        if self.approvals.handle_key(key) {
+            return Action::None;
+        }
         match key.code {
             KeyCode::Enter if alt && self.running => match self.editor.take() {
                 Some(text) => self.queue(text, true),
@@ -389,6 +401,7 @@ impl App {
                 ]);
                 Action::None
             }
+            "/mcp" => Action::Mcp,
             "/model" if arg.is_some() && self.running => self.refuse("/model"),
             "/model" => Action::Model(arg.map(str::to_owned)),
             "/compact" if self.running => self.refuse("/compact"),
@@ -481,6 +494,7 @@ impl App {
         frame.render_widget(Paragraph::new(rule.clone()), rule_top);
         frame.render_widget(Paragraph::new(rule), rule_bottom);
         self.draw_editor(frame, editor_area, &editor_rows);
+        self.approvals.draw(frame, transcript_area);
         frame.render_widget(
             Paragraph::new(
                 self.footer_lines(width)
@@ -495,6 +509,12 @@ impl App {
     fn status_line(&self, now: Instant) -> Option<StyledLine> {
         if let Some(hint) = &self.hint {
             return Some(hint.clone());
+        }
+        if self.approvals.current().is_some() {
+            return Some(StyledLine::new(
+                "Waiting for your approval (Esc denies)",
+                Style::Warning,
+            ));
         }
         let started = self.run_started.filter(|_| self.running)?;
         const FRAMES: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
@@ -580,7 +600,10 @@ impl App {
             })
             .collect();
         frame.render_widget(Paragraph::new(lines), area);
-        if let Some((_, Some(col))) = rows.get(cursor_index) {
+        // A prompt over the transcript has the keys (and the cursor, when it has an input).
+        if let Some((_, Some(col))) = rows.get(cursor_index)
+            && self.approvals.current().is_none()
+        {
             let x = area.x + 2 + u16::try_from(*col).unwrap_or(0);
             let y = area.y + u16::try_from(cursor_index - start).unwrap_or(0);
             frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), y));
@@ -650,7 +673,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Tab", "complete an @path"),
         (
             "Commands",
-            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /help /quit",
+            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /mcp /help /quit",
         ),
     ];
     rows.iter()

@@ -8,6 +8,8 @@
 //!   syntax colours); [`wrap`]: lines cut to the width;
 //!   [`theme`]: semantic styles to colours.
 //! - [`editor`]: the multi-line input; [`complete`]: `@path` completion.
+//! - [`approval`]: the prompt over the transcript when a call needs the
+//!   user's approval, and the trust question asked at start.
 //!
 //! The driver here owns the terminal and the [`AgentSession`]: it feeds
 //! terminal and agent events to the [`App`] and performs the [`Action`]s it
@@ -15,6 +17,7 @@
 //! switch, quit).
 
 pub mod app;
+pub mod approval;
 pub mod complete;
 pub mod editor;
 pub mod highlight;
@@ -72,6 +75,9 @@ pub struct InteractiveOptions {
     pub warnings: Option<crate::warnings::WarningReceiver>,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// Where the session's [`InteractiveApprover`](approval::InteractiveApprover)
+    /// sends the calls the user must approve.
+    pub approvals: Option<approval::ApprovalInbox>,
     /// The MCP servers started for the run (`/mcp` lists them); every
     /// session of the UI offers their tools.
     #[cfg(feature = "mcp")]
@@ -90,11 +96,23 @@ pub async fn run_interactive(
         session.set_mcp(servers.clone());
     }
     let model = session.model();
+    #[cfg(feature = "mcp")]
+    let mcp_summary = interactive
+        .mcp
+        .as_ref()
+        .map(|servers| crate::mcp::report::summary(&servers.status()));
     session.set_recovery(interactive.models.settings.recovery(&model.provider));
     let mut app = App::new(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
-        parts.tool_names(),
+        // The built-ins and the MCP servers' tools.
+        session
+            .agent()
+            .tools()
+            .definitions()
+            .iter()
+            .map(|tool| tool.name.clone())
+            .collect(),
         &session.agent().messages(),
     );
     app.set_model(
@@ -103,6 +121,10 @@ pub async fn run_interactive(
     );
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
+    }
+    #[cfg(feature = "mcp")]
+    if let Some(summary) = mcp_summary {
+        app.notice(vec![StyledLine::new(summary, Style::Dim)]);
     }
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
@@ -140,10 +162,6 @@ impl Parts {
         }
     }
 
-    fn tool_names(&self) -> Vec<String> {
-        self.tools.iter().map(|t| t.tool().name.clone()).collect()
-    }
-
     fn session(&self, session: SessionManager) -> anyhow::Result<AgentSession> {
         AgentSession::new(SessionOptions {
             provider: self.provider.clone(),
@@ -175,7 +193,9 @@ impl Driver {
         let mut input = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut warnings = self.interactive.warnings.take();
+        let mut approvals = self.interactive.approvals.take();
         loop {
+            app.approvals.drop_abandoned();
             terminal.draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
                 event = input.next() => match event {
@@ -205,6 +225,12 @@ impl Driver {
                     // answer's start) are waiting already: they come first.
                     self.apply_waiting_events(app);
                     app.notice(vec![StyledLine::new(line, Style::Warning)]);
+                    Action::None
+                }
+                Some(prompt) = next_approval(&mut approvals) => {
+                    // The call's own events (its answer) are drawn first.
+                    self.apply_waiting_events(app);
+                    app.approvals.push(prompt);
                     Action::None
                 }
                 _ = tick.tick(), if app.is_running() => Action::None,
@@ -306,6 +332,7 @@ impl Driver {
                 app.show_models(&self.interactive.models.choices(&env));
             }
             Action::Model(Some(name)) => self.switch_model(app, &name),
+            Action::Mcp => app.notice(mcp_lines(&self.session)),
             Action::Quit => {
                 self.session.abort();
                 if let Some(run) = self.run.take() {
@@ -401,10 +428,34 @@ impl Driver {
     }
 }
 
+/// What `/mcp` shows.
+#[cfg(feature = "mcp")]
+fn mcp_lines(session: &AgentSession) -> Vec<StyledLine> {
+    crate::mcp::report::status_lines(&session.mcp_status())
+}
+
+#[cfg(not(feature = "mcp"))]
+fn mcp_lines(_session: &AgentSession) -> Vec<StyledLine> {
+    vec![StyledLine::new(
+        "MCP is not in this build (the mcp cargo feature is off)",
+        Style::Error,
+    )]
+}
+
 /// The next warning line; never, without a receiver.
 async fn next_warning(warnings: &mut Option<crate::warnings::WarningReceiver>) -> Option<String> {
     match warnings {
         Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next call asking for approval; never, without an inbox.
+async fn next_approval(
+    approvals: &mut Option<approval::ApprovalInbox>,
+) -> Option<approval::ApprovalPrompt> {
+    match approvals {
+        Some(inbox) => inbox.recv().await,
         None => std::future::pending().await,
     }
 }
@@ -450,13 +501,13 @@ fn first_prompt(path: &Path) -> Option<String> {
 
 /// The terminal in raw mode on the alternate screen, restored when dropped
 /// (and on panic).
-struct TerminalGuard {
-    terminal: Term,
+pub(crate) struct TerminalGuard {
+    pub(crate) terminal: Term,
     enhanced_keys: bool,
 }
 
 impl TerminalGuard {
-    fn enter() -> anyhow::Result<Self> {
+    pub(crate) fn enter() -> anyhow::Result<Self> {
         enable_raw_mode().context("cannot put the terminal in raw mode")?;
         let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
         let mut stdout = io::stdout();

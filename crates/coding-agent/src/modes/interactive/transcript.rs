@@ -11,7 +11,8 @@ use agent_core::{AgentEvent, AgentToolResult};
 use serde_json::Value;
 
 use super::markdown::render_markdown;
-use crate::render::{RenderOptions, Style, StyledLine};
+use crate::ToolDefinition;
+use crate::render::{RenderOptions, Style, StyledLine, generic};
 use crate::tools::builtin_tool;
 
 /// One block of the transcript.
@@ -304,12 +305,7 @@ impl Transcript {
             is_partial: view.is_none_or(|v| v.started.is_none() && v.result.is_none()),
             ..options
         };
-        match &definition {
-            Some(tool) => out.extend(tool.render_call(args, call_options)),
-            None => {
-                out.push(StyledLine::new(name, Style::Bold).push(format!(" {args}"), Style::Dim))
-            }
-        }
+        out.extend(call_lines(definition.as_deref(), name, args, call_options));
         let Some(view) = view else { return };
         let body = match (&view.result, &view.partial) {
             (Some(result), _) => Some((result, view.is_error, false)),
@@ -327,11 +323,35 @@ impl Transcript {
             };
             let lines = match &definition {
                 Some(tool) => tool.render_result(result, is_error, options),
-                None => crate::render::result::content_lines(result, options),
+                None => generic::result_lines(result, is_error, options),
             };
             out.extend(lines.into_iter().map(indent));
         }
     }
+}
+
+/// A call as its tool's renderer draws it (`definition`, when built in);
+/// other tools (MCP's) by the generic renderer: server, tool and arguments.
+fn call_lines(
+    definition: Option<&dyn ToolDefinition>,
+    name: &str,
+    args: &Value,
+    options: RenderOptions,
+) -> Vec<StyledLine> {
+    match definition {
+        Some(tool) => tool.render_call(args, options),
+        None => generic::call_lines(name, args, options),
+    }
+}
+
+/// The call `name(args)` as the transcript draws it once its arguments are
+/// complete (the approval prompt shows it so).
+pub fn tool_call_lines(name: &str, args: &Value, width: u16) -> Vec<StyledLine> {
+    let options = RenderOptions {
+        width,
+        ..RenderOptions::default()
+    };
+    call_lines(builtin_tool(name).as_deref(), name, args, options)
 }
 
 /// Set after the header of a call the provider recovered from the answer's

@@ -1,0 +1,377 @@
+//! One approval prompt: the choices it offers, keys to an answer, and its
+//! lines. Terminal-free, so the keys' effects are unit tests.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::{ApprovalAnswer, ApprovalRequest, RuleScope};
+use crate::modes::interactive::transcript::tool_call_lines;
+use crate::render::{Style, StyledLine};
+
+/// Most rows of the call shown; a longer call (a long script) ends in `…`.
+const MAX_CALL_ROWS: usize = 8;
+
+/// One line of the prompt's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// Run this call.
+    AllowOnce,
+    /// Run it; the suggested rule allows the same again this session.
+    AllowSession,
+    /// Run it; the suggested rule is written to the project's settings.
+    AllowProject,
+    /// Run it; the suggested rule is written to the global settings.
+    AllowEverywhere,
+    /// Refuse it, with a reason typed next.
+    Deny,
+}
+
+/// A prompt over the transcript asking whether one call may run.
+#[derive(Debug, Clone)]
+pub struct ApprovalModal {
+    request: ApprovalRequest,
+    choices: Vec<Choice>,
+    selected: usize,
+    /// The reason being typed, once "Deny" was chosen.
+    reason: Option<String>,
+}
+
+impl ApprovalModal {
+    /// The prompt for `request`: the rule choices only when the policy
+    /// suggested a rule (a call no rule can name is allowed once or denied).
+    pub fn new(request: ApprovalRequest) -> Self {
+        let choices = if request.suggested_rule.is_some() {
+            vec![
+                Choice::AllowOnce,
+                Choice::AllowSession,
+                Choice::AllowProject,
+                Choice::AllowEverywhere,
+                Choice::Deny,
+            ]
+        } else {
+            vec![Choice::AllowOnce, Choice::Deny]
+        };
+        ApprovalModal {
+            request,
+            choices,
+            selected: 0,
+            reason: None,
+        }
+    }
+
+    /// The call asked about.
+    pub fn request(&self) -> &ApprovalRequest {
+        &self.request
+    }
+
+    /// The choices offered, in order (number `i + 1` picks `choices()[i]`).
+    pub fn choices(&self) -> &[Choice] {
+        &self.choices
+    }
+
+    /// True while the deny reason is being typed.
+    pub fn is_typing_reason(&self) -> bool {
+        self.reason.is_some()
+    }
+
+    /// A key press; `Some` once the user has answered. Up/Down move, Enter
+    /// or a number picks, Esc denies at once (also while typing a reason,
+    /// which is then dropped); "Deny" opens a one-line reason, sent with
+    /// Enter (empty: no reason).
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<ApprovalAnswer> {
+        if key.code == KeyCode::Esc {
+            return Some(ApprovalAnswer::Deny { reason: None });
+        }
+        if let Some(reason) = &mut self.reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let reason = reason.trim();
+                    return Some(ApprovalAnswer::Deny {
+                        reason: (!reason.is_empty()).then(|| reason.to_owned()),
+                    });
+                }
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    reason.push(c);
+                }
+                _ => {}
+            }
+            return None;
+        }
+        match key.code {
+            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Down => self.selected = (self.selected + 1).min(self.choices.len() - 1),
+            KeyCode::Enter => return self.pick(self.selected),
+            KeyCode::Char(c) => {
+                let index = c.to_digit(10).and_then(|n| usize::try_from(n).ok());
+                if let Some(index) = index.filter(|&n| n >= 1 && n <= self.choices.len()) {
+                    self.selected = index - 1;
+                    return self.pick(index - 1);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Pasted text goes into the reason (on one line); elsewhere it is dropped.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(reason) = &mut self.reason {
+            reason.extend(text.chars().map(|c| if c.is_control() { ' ' } else { c }));
+        }
+    }
+
+    fn pick(&mut self, index: usize) -> Option<ApprovalAnswer> {
+        Some(match self.choices.get(index)? {
+            Choice::AllowOnce => ApprovalAnswer::AllowOnce,
+            Choice::AllowSession => ApprovalAnswer::AllowSession,
+            Choice::AllowProject => ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Project,
+            },
+            Choice::AllowEverywhere => ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Global,
+            },
+            Choice::Deny => {
+                self.reason = Some(String::new());
+                return None;
+            }
+        })
+    }
+
+    /// What a choice says.
+    fn label(&self, choice: Choice) -> StyledLine {
+        let rule = self.request.suggested_rule.clone().unwrap_or_default();
+        match choice {
+            Choice::AllowOnce => StyledLine::new("Allow once", Style::Normal),
+            Choice::AllowSession => {
+                StyledLine::new("Allow for this session: ", Style::Normal).push(rule, Style::Accent)
+            }
+            Choice::AllowProject => StyledLine::new("Always allow in this project", Style::Normal)
+                .push(" (.coding-agent/settings.json)", Style::Dim),
+            Choice::AllowEverywhere => StyledLine::new("Always allow everywhere", Style::Normal)
+                .push(" (global settings)", Style::Dim),
+            Choice::Deny => StyledLine::new("Deny…", Style::Normal),
+        }
+    }
+
+    /// The prompt for `width` columns (lines not yet wrapped): the call as
+    /// its renderer draws it, why the policy asks, then the choices or the
+    /// reason being typed, then the keys.
+    pub fn view(&self, width: u16) -> ModalView {
+        let mut lines = tool_call_lines(&self.request.tool_name, &self.request.args, width);
+        if lines.len() > MAX_CALL_ROWS {
+            lines.truncate(MAX_CALL_ROWS - 1);
+            lines.push(StyledLine::new("…", Style::Dim));
+        }
+        lines.push(StyledLine::new(self.request.reason.clone(), Style::Warning));
+        lines.push(StyledLine::default());
+        let mut input = None;
+        match &self.reason {
+            None => {
+                for (i, &choice) in self.choices.iter().enumerate() {
+                    let (mark, style) = if i == self.selected {
+                        ("› ", Style::Accent)
+                    } else {
+                        ("  ", Style::Normal)
+                    };
+                    let mut line = StyledLine::new(format!("{mark}{}. ", i + 1), style);
+                    line.spans.extend(self.label(choice).spans);
+                    lines.push(line);
+                }
+                lines.push(StyledLine::new(
+                    format!(
+                        "↑↓ Enter or 1-{} to choose · Esc denies",
+                        self.choices.len()
+                    ),
+                    Style::Dim,
+                ));
+            }
+            Some(reason) => {
+                lines.push(StyledLine::new(
+                    "Deny: tell the model why (optional)",
+                    Style::Bold,
+                ));
+                input = Some(lines.len());
+                lines
+                    .push(StyledLine::new("> ", Style::Accent).push(reason.clone(), Style::Normal));
+                lines.push(StyledLine::new(
+                    "Enter denies with this reason (empty: none) · Esc denies without one",
+                    Style::Dim,
+                ));
+            }
+        }
+        ModalView { lines, input }
+    }
+}
+
+/// The prompt as drawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModalView {
+    /// Its lines, not yet wrapped.
+    pub lines: Vec<StyledLine>,
+    /// The line the reason is typed on (the cursor goes at its end).
+    pub input: Option<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn request(rule: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            tool_call_id: "call_1".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "touch a.txt"}),
+            reason: "touch may write files".into(),
+            suggested_rule: rule.map(str::to_owned),
+        }
+    }
+
+    fn press(modal: &mut ApprovalModal, codes: &[KeyCode]) -> Vec<Option<ApprovalAnswer>> {
+        codes
+            .iter()
+            .map(|&code| modal.handle_key(KeyEvent::new(code, KeyModifiers::NONE)))
+            .collect()
+    }
+
+    fn answer_after(codes: &[KeyCode]) -> Option<ApprovalAnswer> {
+        let mut modal = ApprovalModal::new(request(Some("bash(touch a.txt)")));
+        press(&mut modal, codes).pop().flatten()
+    }
+
+    #[test]
+    fn arrows_and_enter_pick_each_choice_in_order() {
+        use KeyCode::{Down, Enter, Up};
+        assert_eq!(answer_after(&[Enter]), Some(ApprovalAnswer::AllowOnce));
+        assert_eq!(
+            answer_after(&[Down, Enter]),
+            Some(ApprovalAnswer::AllowSession)
+        );
+        assert_eq!(
+            answer_after(&[Down, Down, Enter]),
+            Some(ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Project
+            })
+        );
+        assert_eq!(
+            answer_after(&[Down, Down, Down, Up, Down, Enter]),
+            Some(ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Global
+            })
+        );
+        // Up stops at the first choice, Down at the last (Deny, which asks
+        // for a reason next).
+        assert_eq!(
+            answer_after(&[Up, Up, Enter]),
+            Some(ApprovalAnswer::AllowOnce)
+        );
+        let mut modal = ApprovalModal::new(request(Some("bash(touch a.txt)")));
+        assert!(press(&mut modal, &[Down; 9]).iter().all(Option::is_none));
+        assert_eq!(press(&mut modal, &[Enter]), [None]);
+        assert!(modal.is_typing_reason());
+    }
+
+    #[test]
+    fn numbers_pick_at_once_and_out_of_range_numbers_do_nothing() {
+        assert_eq!(
+            answer_after(&[KeyCode::Char('2')]),
+            Some(ApprovalAnswer::AllowSession)
+        );
+        assert_eq!(
+            answer_after(&[KeyCode::Char('4')]),
+            Some(ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Global
+            })
+        );
+        let mut modal = ApprovalModal::new(request(Some("bash(touch a.txt)")));
+        assert_eq!(
+            press(
+                &mut modal,
+                &[KeyCode::Char('0'), KeyCode::Char('6'), KeyCode::Char('x')]
+            ),
+            [None, None, None]
+        );
+        assert!(!modal.is_typing_reason());
+    }
+
+    #[test]
+    fn deny_takes_a_typed_reason_and_enter_sends_it() {
+        let mut modal = ApprovalModal::new(request(Some("bash(touch a.txt)")));
+        assert_eq!(press(&mut modal, &[KeyCode::Char('5')]), [None]);
+        assert!(modal.is_typing_reason());
+        let mut typed: Vec<KeyCode> = "use a temp dirx".chars().map(KeyCode::Char).collect();
+        typed.push(KeyCode::Backspace);
+        assert!(press(&mut modal, &typed).iter().all(Option::is_none));
+        modal.paste("\nplease ");
+        assert_eq!(
+            press(&mut modal, &[KeyCode::Enter]),
+            [Some(ApprovalAnswer::Deny {
+                reason: Some("use a temp dir please".into())
+            })]
+        );
+    }
+
+    #[test]
+    fn an_empty_reason_is_none_and_esc_denies_at_once_from_anywhere() {
+        use KeyCode::{Char, Down, Enter, Esc};
+        let deny = |reason: Option<&str>| {
+            Some(ApprovalAnswer::Deny {
+                reason: reason.map(str::to_owned),
+            })
+        };
+        assert_eq!(
+            answer_after(&[Down, Down, Down, Down, Enter, Char(' '), Enter]),
+            deny(None)
+        );
+        assert_eq!(answer_after(&[Esc]), deny(None));
+        assert_eq!(answer_after(&[Down, Esc]), deny(None));
+        // Esc while typing drops the reason.
+        assert_eq!(answer_after(&[Char('5'), Char('n'), Esc]), deny(None));
+    }
+
+    #[test]
+    fn without_a_suggested_rule_only_once_and_deny_are_offered() {
+        let mut modal = ApprovalModal::new(request(None));
+        assert_eq!(modal.choices(), [Choice::AllowOnce, Choice::Deny]);
+        assert_eq!(press(&mut modal, &[KeyCode::Char('3')]), [None]);
+        assert_eq!(
+            press(&mut modal, &[KeyCode::Down, KeyCode::Down, KeyCode::Enter]),
+            [None, None, None]
+        );
+        assert!(modal.is_typing_reason());
+    }
+
+    #[test]
+    fn the_prompt_shows_the_call_the_reason_and_the_choices() {
+        let mut modal = ApprovalModal::new(request(Some("bash(touch a.txt)")));
+        press(&mut modal, &[KeyCode::Down]);
+        assert_eq!(
+            crate::render::to_markup(&modal.view(80).lines),
+            "[bold]$[/] [accent]touch a.txt[/]\n\
+             [warning]touch may write files[/]\n\
+             \n\
+             \u{20} 1. Allow once\n\
+             [accent]› 2. [/]Allow for this session: [accent]bash(touch a.txt)[/]\n\
+             \u{20} 3. Always allow in this project[dim] (.coding-agent/settings.json)[/]\n\
+             \u{20} 4. Always allow everywhere[dim] (global settings)[/]\n\
+             \u{20} 5. Deny…\n\
+             [dim]↑↓ Enter or 1-5 to choose · Esc denies[/]"
+        );
+        assert_eq!(modal.view(80).input, None);
+        press(
+            &mut modal,
+            &[KeyCode::Char('5'), KeyCode::Char('n'), KeyCode::Char('o')],
+        );
+        let view = modal.view(80);
+        assert_eq!(
+            crate::render::to_markup(&view.lines[3..]),
+            "[bold]Deny: tell the model why (optional)[/]\n\
+             [accent]> [/]no\n\
+             [dim]Enter denies with this reason (empty: none) · Esc denies without one[/]"
+        );
+        assert_eq!(view.input, Some(4));
+    }
+}

@@ -1,0 +1,300 @@
+//! The trust question, asked once at start when the project's own settings
+//! (`.coding-agent/settings.json`) hold what an untrusted project may not
+//! use (allow rules, a looser mode, command hooks, MCP servers). Yes is remembered
+//! ([`Trust::trust`]) and the session is then built with the project's
+//! rules; no keeps them ignored for this run, and the question comes again
+//! at the next start (nothing is stored, as Claude Code asks per folder until
+//! trusted). It is asked before the session is built, so the policy, the
+//! project's hooks and MCP servers all see the answer.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use futures::StreamExt;
+use ratatui::Frame;
+use ratatui::widgets::Paragraph;
+use serde_json::Value;
+
+use crate::guard::config::{GuardFlags, PermissionSettings, load, project_settings_path};
+use crate::guard::{Trust, project_trusted, sandbox_facts};
+use crate::modes::interactive::TerminalGuard;
+use crate::modes::interactive::theme::to_line;
+use crate::modes::interactive::wrap::wrap;
+use crate::render::{Style, StyledLine};
+
+/// The question: the project's settings file and what it would loosen.
+#[derive(Debug, Clone)]
+pub struct TrustPrompt {
+    cwd: PathBuf,
+    settings: PathBuf,
+    loosens: Vec<String>,
+    /// The project defines commands that start (hooks, MCP servers).
+    starts_programs: bool,
+    yes_selected: bool,
+}
+
+impl TrustPrompt {
+    /// The question for the project in `cwd`, naming what its settings
+    /// would allow once trusted.
+    pub fn new(cwd: &Path) -> Self {
+        let settings = project_settings_path(cwd);
+        let (loosens, starts_programs) = loosened(&settings);
+        TrustPrompt {
+            cwd: cwd.to_path_buf(),
+            loosens,
+            starts_programs,
+            settings,
+            yes_selected: true,
+        }
+    }
+
+    /// A key press; `Some(true)` trusts, `Some(false)` does not. Up/Down
+    /// move, Enter picks, `1`/`y` and `2`/`n` pick at once, Esc and Ctrl+C
+    /// say no.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<bool> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('c') if ctrl => Some(false),
+            KeyCode::Esc | KeyCode::Char('2' | 'n' | 'N') => Some(false),
+            KeyCode::Char('1' | 'y' | 'Y') => Some(true),
+            KeyCode::Enter => Some(self.yes_selected),
+            KeyCode::Up => {
+                self.yes_selected = true;
+                None
+            }
+            KeyCode::Down => {
+                self.yes_selected = false;
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// The question's lines (not yet wrapped).
+    pub fn lines(&self) -> Vec<StyledLine> {
+        let mark = |selected: bool| {
+            if selected {
+                ("› ", Style::Accent)
+            } else {
+                ("  ", Style::Normal)
+            }
+        };
+        let (yes_mark, yes_style) = mark(self.yes_selected);
+        let (no_mark, no_style) = mark(!self.yes_selected);
+        let mut lines = vec![
+            StyledLine::new("This project has its own settings: ", Style::Bold)
+                .push(self.settings.display().to_string(), Style::Accent),
+            StyledLine::default(),
+            StyledLine::new(
+                "Until you trust the project, only its deny and ask rules apply, so a repository \
+                 you did not write cannot let commands run without asking. Trusting it also starts \
+                 its own command hooks and MCP servers.",
+                Style::Normal,
+            ),
+        ];
+        if !self.loosens.is_empty() {
+            lines.push(StyledLine::default());
+            lines.push(StyledLine::new("Trusted, it would add:", Style::Normal));
+            lines.extend(
+                self.loosens
+                    .iter()
+                    .map(|what| StyledLine::new(format!("  {what}"), Style::Warning)),
+            );
+        }
+        lines.extend([
+            StyledLine::default(),
+            StyledLine::new("Trust this project?", Style::Bold),
+            StyledLine::new(format!("{yes_mark}1. "), yes_style)
+                .push("Yes, trust it", Style::Normal)
+                .push(
+                    format!(" (remembered for {})", self.cwd.display()),
+                    Style::Dim,
+                ),
+            StyledLine::new(format!("{no_mark}2. "), no_style)
+                .push("No, keep its allow rules ignored", Style::Normal)
+                .push(" (asked again next time)", Style::Dim),
+            StyledLine::new("↑↓ Enter or 1-2 to choose · Esc: no", Style::Dim),
+        ]);
+        lines
+    }
+
+    /// Draws the question on the whole screen.
+    pub fn draw(&self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        let rows: Vec<_> = self
+            .lines()
+            .iter()
+            .flat_map(|line| wrap(line, area.width))
+            .map(|row| to_line(&row))
+            .collect();
+        frame.render_widget(Paragraph::new(rows), area);
+    }
+}
+
+/// What the project's settings would add once trusted: its allow rules,
+/// its `defaultMode`, its command hooks' events and its MCP servers.
+/// Unreadable settings add nothing here (the session's start reports them).
+/// True besides when some of it starts programs (hooks, servers).
+fn loosened(settings: &Path) -> (Vec<String>, bool) {
+    let value = std::fs::read_to_string(settings)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .unwrap_or_default();
+    let permissions = value
+        .get("permissions")
+        .and_then(|p| serde_json::from_value::<PermissionSettings>(p.clone()).ok())
+        .unwrap_or_default();
+    let mut loosens: Vec<String> = permissions
+        .allow
+        .iter()
+        .map(|rule| format!("allow {rule}"))
+        .collect();
+    if let Some(mode) = permissions.default_mode {
+        loosens.push(format!("defaultMode {}", mode.name()));
+    }
+    let names = |key: &str| -> Vec<String> {
+        value
+            .get(key)
+            .and_then(Value::as_object)
+            .map(|entries| entries.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let hooks = names("hooks");
+    let servers = names("mcpServers");
+    let starts_programs = !hooks.is_empty() || !servers.is_empty();
+    if !hooks.is_empty() {
+        loosens.push(format!("command hooks on {}", hooks.join(", ")));
+    }
+    if !servers.is_empty() {
+        loosens.push(format!("MCP servers {}", servers.join(", ")));
+    }
+    (loosens, starts_programs)
+}
+
+/// Asks whether to trust the project in `cwd` when its settings are ignored
+/// in part because it is not trusted (see the module docs); stores a yes.
+/// Does nothing when there is nothing to ask; settings that cannot be read
+/// are left to the session's start to report.
+pub async fn ask_to_trust(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> anyhow::Result<()> {
+    if project_trusted(agent_dir, cwd, flags) {
+        return Ok(());
+    }
+    let mut prompt = TrustPrompt::new(cwd);
+    // The policy says whether the project's permissions are ignored (a
+    // stricter defaultMode applies untrusted too); hooks and servers of an
+    // untrusted project never start.
+    let ignored_permissions = load(agent_dir, cwd, flags, sandbox_facts())
+        .is_ok_and(|setup| setup.untrusted_project_settings);
+    if !ignored_permissions && !prompt.starts_programs {
+        return Ok(());
+    }
+    let trusted = {
+        let mut terminal = TerminalGuard::enter()?;
+        let mut input = EventStream::new();
+        loop {
+            terminal.terminal.draw(|frame| prompt.draw(frame))?;
+            match input.next().await {
+                Some(Ok(Event::Key(key))) => {
+                    if let Some(answer) = prompt.handle_key(key) {
+                        break answer;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(error)) => return Err(error.into()),
+                None => break false,
+            }
+        }
+    };
+    if trusted {
+        Trust::load(agent_dir, false)
+            .and_then(|mut trust| trust.trust(cwd))
+            .context("cannot remember that the project is trusted")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn keys_answer_yes_or_no() {
+        let answer = |codes: &[KeyCode]| {
+            let mut prompt = TrustPrompt::new(Path::new("/nowhere"));
+            codes
+                .iter()
+                .map(|&c| prompt.handle_key(key(c)))
+                .last()
+                .flatten()
+        };
+        assert_eq!(answer(&[KeyCode::Enter]), Some(true));
+        assert_eq!(answer(&[KeyCode::Down, KeyCode::Enter]), Some(false));
+        assert_eq!(
+            answer(&[KeyCode::Down, KeyCode::Up, KeyCode::Enter]),
+            Some(true)
+        );
+        assert_eq!(answer(&[KeyCode::Char('1')]), Some(true));
+        assert_eq!(answer(&[KeyCode::Char('y')]), Some(true));
+        assert_eq!(answer(&[KeyCode::Char('2')]), Some(false));
+        assert_eq!(answer(&[KeyCode::Char('n')]), Some(false));
+        assert_eq!(answer(&[KeyCode::Esc]), Some(false));
+        assert_eq!(answer(&[KeyCode::Char('x'), KeyCode::Down]), None);
+        let mut prompt = TrustPrompt::new(Path::new("/nowhere"));
+        assert_eq!(
+            prompt.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn the_question_names_the_file_and_what_trust_would_add() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let settings = project_settings_path(dir.path());
+        std::fs::create_dir_all(dir.path().join(".coding-agent"))?;
+        std::fs::write(
+            &settings,
+            json!({
+                "permissions": {"allow": ["bash(make:*)"], "deny": ["read(.env)"], "defaultMode": "auto"},
+                "hooks": {"PreToolUse": [], "Stop": []},
+                "mcpServers": {"time": {"command": "uvx"}}
+            })
+            .to_string(),
+        )?;
+        let mut prompt = TrustPrompt::new(dir.path());
+        prompt.handle_key(key(KeyCode::Down));
+        assert_eq!(
+            crate::render::to_markup(&prompt.lines()),
+            format!(
+                "[bold]This project has its own settings: [/][accent]{settings}[/]\n\
+                 \n\
+                 Until you trust the project, only its deny and ask rules apply, so a repository \
+                 you did not write cannot let commands run without asking. Trusting it also starts \
+                 its own command hooks and MCP servers.\n\
+                 \n\
+                 Trusted, it would add:\n\
+                 [warning]  allow bash(make:*)[/]\n\
+                 [warning]  defaultMode auto[/]\n\
+                 [warning]  command hooks on PreToolUse, Stop[/]\n\
+                 [warning]  MCP servers time[/]\n\
+                 \n\
+                 [bold]Trust this project?[/]\n\
+                 \u{20} 1. Yes, trust it[dim] (remembered for {cwd})[/]\n\
+                 [accent]› 2. [/]No, keep its allow rules ignored[dim] (asked again next time)[/]\n\
+                 [dim]↑↓ Enter or 1-2 to choose · Esc: no[/]",
+                settings = settings.display(),
+                cwd = dir.path().display(),
+            )
+        );
+        Ok(())
+    }
+}

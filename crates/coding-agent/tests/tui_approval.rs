@@ -1,0 +1,307 @@
+//! Approvals in the interactive mode (issue 13): the prompt over the
+//! transcript on a `TestBackend`, and the real binary inside tmux asking,
+//! remembering "allow for this session", sending a deny's reason to the
+//! model, and asking once whether to trust a project.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "modes_support/mod.rs"]
+mod modes_support;
+#[path = "tui_support/screen.rs"]
+mod screen;
+#[allow(dead_code)]
+#[path = "tui_support/sse_server.rs"]
+mod sse_server;
+#[allow(dead_code)]
+#[path = "tui_support/tmux.rs"]
+mod tmux;
+
+use std::path::Path;
+use std::time::Instant;
+
+use agent_ai::Message;
+use agent_core::AgentEvent;
+use coding_agent::modes::interactive::App;
+use coding_agent::modes::interactive::approval::{ApprovalAnswer, ApprovalPrompt, ApprovalRequest};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use modes_support::{call, reply_message};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Position;
+use screen::screen;
+use serde_json::json;
+use sse_server::SseServer;
+use tmux::Tmux;
+use tokio::sync::oneshot;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// An app whose model has asked for `touch a.txt`, now waiting for approval.
+fn asking_app() -> (App, Instant) {
+    let mut app = App::new(
+        "openai/gpt-test".into(),
+        Path::new("/work/project"),
+        vec!["bash".into()],
+        &[],
+    );
+    let now = Instant::now();
+    for event in [
+        AgentEvent::AgentStart,
+        AgentEvent::MessageStart {
+            message: Message::User(agent_ai::UserMessage::text("make a file")),
+        },
+        AgentEvent::MessageEnd {
+            message: Message::Assistant(reply_message(vec![call(
+                "c1",
+                "bash",
+                json!({"command": "touch a.txt"}),
+            )])),
+        },
+    ] {
+        app.apply_event(&event, now);
+    }
+    (app, now)
+}
+
+fn prompt(id: &str, command: &str) -> (ApprovalPrompt, oneshot::Receiver<ApprovalAnswer>) {
+    let (reply, answer) = oneshot::channel();
+    let request = ApprovalRequest {
+        tool_call_id: id.into(),
+        tool_name: "bash".into(),
+        args: json!({ "command": command }),
+        reason: "touch is not on the known-safe list".into(),
+        suggested_rule: Some(format!("bash({command})")),
+    };
+    (ApprovalPrompt { request, reply }, answer)
+}
+
+#[test]
+fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_editor() {
+    let (mut app, now) = asking_app();
+    let (first, mut answer) = prompt("c1", "touch a.txt");
+    app.approvals.push(first);
+    let rule = "─".repeat(70);
+    let expected = |selected: usize| {
+        let choice = |n: usize, text: &str| {
+            let mark = if n == selected { "›" } else { " " };
+            format!("│ {mark} {n}. {text}")
+        };
+        [
+            "> make a file".to_owned(),
+            String::new(),
+            "$ touch a.txt".to_owned(),
+            String::new(),
+            String::new(),
+            format!("┌ Permission needed {}┐", "─".repeat(49)),
+            "│ $ touch a.txt                                                      │".to_owned(),
+            "│ touch is not on the known-safe list                                │".to_owned(),
+            "│                                                                    │".to_owned(),
+            format!("{:<69}│", choice(1, "Allow once")),
+            format!(
+                "{:<69}│",
+                choice(2, "Allow for this session: bash(touch a.txt)")
+            ),
+            format!(
+                "{:<69}│",
+                choice(
+                    3,
+                    "Always allow in this project (.coding-agent/settings.json)"
+                )
+            ),
+            format!(
+                "{:<69}│",
+                choice(4, "Always allow everywhere (global settings)")
+            ),
+            format!("{:<69}│", choice(5, "Deny…")),
+            "│ ↑↓ Enter or 1-5 to choose · Esc denies                             │".to_owned(),
+            format!("└{}┘", "─".repeat(68)),
+            "Waiting for your approval (Esc denies)".to_owned(),
+            rule.clone(),
+            ">".to_owned(),
+            rule.clone(),
+            "/work/project".to_owned(),
+            format!("↑0 ↓0 R0 W0 $0.000 ctx 0{}openai/gpt-test", " ".repeat(31)),
+        ]
+        .join("\n")
+    };
+    assert_eq!(screen(&mut app, 70, 22, now), expected(1));
+    // Keys move the selection; letters do not reach the editor.
+    app.handle_key(key(KeyCode::Char('x')));
+    app.handle_key(key(KeyCode::Down));
+    assert_eq!(screen(&mut app, 70, 22, now), expected(2));
+    assert!(app.editor.is_empty());
+    assert!(answer.try_recv().is_err(), "no answer yet");
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowSession));
+    assert!(app.approvals.current().is_none());
+    let after = screen(&mut app, 70, 22, now);
+    assert!(!after.contains("Permission needed"), "{after}");
+    // The editor takes keys again.
+    app.handle_key(key(KeyCode::Char('x')));
+    assert!(!app.editor.is_empty());
+}
+
+#[test]
+fn a_batch_asks_one_call_at_a_time_and_a_cancelled_call_drops_its_prompt() {
+    let (mut app, now) = asking_app();
+    let (first, mut first_answer) = prompt("c1", "touch a.txt");
+    let (second, second_answer) = prompt("c2", "mkdir out");
+    let (third, third_answer) = prompt("c3", "rm b.txt");
+    app.approvals.push(first);
+    app.approvals.push(second);
+    app.approvals.push(third);
+    let shown = screen(&mut app, 70, 22, now);
+    assert!(
+        shown.contains("┌ Permission needed (2 more waiting) ─"),
+        "{shown}"
+    );
+    app.handle_key(key(KeyCode::Esc));
+    assert_eq!(
+        first_answer.try_recv(),
+        Ok(ApprovalAnswer::Deny { reason: None })
+    );
+    let shown = screen(&mut app, 70, 22, now);
+    assert!(shown.contains("│ $ mkdir out"), "{shown}");
+    assert!(shown.contains("(1 more waiting)"), "{shown}");
+    // The second call's run is cancelled: its prompt goes, the third shows.
+    drop(second_answer);
+    assert!(app.approvals.drop_abandoned());
+    let shown = screen(&mut app, 70, 22, now);
+    assert!(shown.contains("│ $ rm b.txt"), "{shown}");
+    assert!(shown.contains("┌ Permission needed ─"), "{shown}");
+    drop(third_answer);
+    assert!(app.approvals.drop_abandoned());
+    assert!(app.approvals.current().is_none());
+}
+
+#[test]
+fn deny_asks_for_a_reason_with_the_cursor_in_it_and_enter_sends_it() {
+    let (mut app, now) = asking_app();
+    let (first, mut answer) = prompt("c1", "touch a.txt");
+    app.approvals.push(first);
+    app.handle_key(key(KeyCode::Char('5')));
+    for c in "not here".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.paste(", use /tmp");
+    let shown = screen(&mut app, 70, 22, now);
+    let rows: Vec<&str> = shown.lines().collect();
+    assert_eq!(
+        rows[11..15],
+        [
+            "│ Deny: tell the model why (optional)                                │",
+            "│ > not here, use /tmp                                               │",
+            "│ Enter denies with this reason (empty: none) · Esc denies without   │",
+            "│ one                                                                │",
+        ],
+        "{shown}"
+    );
+    // The cursor is at the end of the reason.
+    let mut terminal = Terminal::new(TestBackend::new(70, 22)).unwrap();
+    terminal.draw(|frame| app.draw(frame, now)).unwrap();
+    assert_eq!(
+        terminal.get_cursor_position().unwrap(),
+        Position::new(22, 12)
+    );
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        answer.try_recv(),
+        Ok(ApprovalAnswer::Deny {
+            reason: Some("not here, use /tmp".into())
+        })
+    );
+    assert!(app.editor.is_empty(), "the reason never reached the editor");
+}
+
+/// A project whose settings allow `touch a.txt` (ignored until trusted).
+fn project_allowing_touch(cwd: &Path) {
+    std::fs::create_dir_all(cwd.join(".coding-agent")).unwrap();
+    std::fs::write(
+        cwd.join(".coding-agent/settings.json"),
+        json!({"permissions": {"allow": ["bash(touch a.txt)"]}}).to_string(),
+    )
+    .unwrap();
+}
+
+/// The screen once the app shows either the trust question or its UI.
+fn first_screen(tmux: &Tmux) -> String {
+    tmux.wait_for("the trust question or the UI", |s| {
+        s.contains("Trust this project?") || s.contains("openai/test-model")
+    })
+}
+
+#[test]
+fn the_trust_question_comes_at_start_and_a_yes_is_remembered() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &[], project_allowing_touch) else {
+        return;
+    };
+    let question = first_screen(&tmux);
+    let settings = tmux.cwd.join(".coding-agent/settings.json");
+    let rows: Vec<&str> = question.lines().map(str::trim_end).collect();
+    assert_eq!(
+        rows[..5],
+        [
+            format!("This project has its own settings: {}", settings.display()).as_str(),
+            "",
+            "Until you trust the project, only its deny and ask rules apply, so a repository you did not write",
+            "cannot let commands run without asking. Trusting it also starts its own command hooks and MCP",
+            "servers.",
+        ],
+        "{question}"
+    );
+    assert!(rows.contains(&"  allow bash(touch a.txt)"), "{question}");
+    tmux.key("1");
+    tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
+    let trusted: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmux.agent_dir.join("trusted-projects.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(trusted, json!({"trusted": [tmux.cwd]}));
+    tmux.quit();
+    tmux.launch();
+    let next = first_screen(&tmux);
+    assert!(!next.contains("Trust this project?"), "{next}");
+}
+
+#[test]
+fn a_project_with_its_own_hooks_is_asked_about_and_a_no_keeps_them_off_until_asked_again() {
+    let server = SseServer::with_calls(Vec::new());
+    let hooks = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}});
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        std::fs::create_dir_all(cwd.join(".coding-agent")).unwrap();
+        std::fs::write(cwd.join(".coding-agent/settings.json"), hooks.to_string()).unwrap();
+    }) else {
+        return;
+    };
+    let question = first_screen(&tmux);
+    assert!(question.contains("  command hooks on Stop"), "{question}");
+    tmux.key("Escape");
+    let ui = tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
+    let notice = format!(
+        "Warning: hooks: the hooks in {} do not run: the project is not trusted",
+        tmux.cwd.join(".coding-agent/settings.json").display()
+    );
+    assert!(
+        ui.replace('\n', " ").contains(&notice),
+        "the hooks' notice says why: {ui}"
+    );
+    assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
+    tmux.quit();
+    tmux.launch();
+    let again = first_screen(&tmux);
+    assert!(again.contains("Trust this project?"), "{again}");
+}
+
+#[test]
+fn with_trust_on_the_command_line_nothing_is_asked_or_stored() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--trust"], project_allowing_touch) else {
+        return;
+    };
+    let first = first_screen(&tmux);
+    assert!(!first.contains("Trust this project?"), "{first}");
+    assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
+}
