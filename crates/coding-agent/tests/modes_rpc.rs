@@ -214,7 +214,7 @@ async fn prompt_answers_at_once_then_streams_events_and_the_state_follows() {
             &data["pendingMessageCount"]
         ),
         (
-            &json!({"id": "scripted", "provider": "scripted", "api": "scripted", "supportsImages": false}),
+            &json!({"id": "scripted", "provider": "scripted", "api": "scripted", "supportsImages": false, "reasoning": false}),
             &json!(false),
             &json!("one-at-a-time"),
             &json!(4),
@@ -228,8 +228,9 @@ async fn prompt_answers_at_once_then_streams_events_and_the_state_follows() {
         "{session_file}"
     );
     assert_eq!(client.finish().await, Vec::<String>::new());
-    // Every message was saved as it completed.
-    assert_eq!(fixture.session_lines().len(), 5);
+    // Every message was saved as it completed (after the header and the
+    // thinking level).
+    assert_eq!(fixture.session_lines().len(), 6);
 }
 
 #[cfg(target_os = "linux")]
@@ -352,7 +353,7 @@ async fn user_bash_returns_pi_bash_result_and_joins_the_conversation() {
         ])
     );
     client.finish().await;
-    let stored = &fixture.session_lines()[1]["message"];
+    let stored = &fixture.session_lines()[2]["message"];
     assert_eq!(
         normalized(stored.clone()),
         json!({"role": "bashExecution", "command": "echo hello; exit 3", "output": "hello\n",

@@ -61,6 +61,7 @@ impl Fixture {
             system_prompt: "You are a test.".into(),
             session: SessionManager::create(&self.cwd, &self.sessions),
             hooks,
+            thinking: Default::default(),
         })
         .unwrap();
         (session, provider)
