@@ -10,6 +10,7 @@ use agent_ai::testing::ScriptedResponse;
 use agent_ai::{AssistantContent, AssistantMessage, ScriptedProvider, TextContent, ToolCall};
 use coding_agent::app::select_tools;
 use coding_agent::app::{AgentSession, SessionOptions};
+use coding_agent::guard::Guard;
 use coding_agent::hooks::CommandHooks;
 use coding_agent::session::SessionManager;
 use serde_json::Value;
@@ -51,6 +52,17 @@ impl Fixture {
         script: Vec<ScriptedResponse>,
         hooks: Option<Arc<CommandHooks>>,
     ) -> (AgentSession, ScriptedProvider) {
+        self.session_with_guard(tools, script, hooks, None)
+    }
+
+    /// [`Fixture::session`] with command hooks and a permission guard.
+    pub fn session_with_guard(
+        &self,
+        tools: &[&str],
+        script: Vec<ScriptedResponse>,
+        hooks: Option<Arc<CommandHooks>>,
+        guard: Option<Arc<Guard>>,
+    ) -> (AgentSession, ScriptedProvider) {
         let provider = ScriptedProvider::new(script);
         let names: Vec<String> = tools.iter().map(|&n| n.to_owned()).collect();
         let session = AgentSession::new(SessionOptions {
@@ -61,6 +73,7 @@ impl Fixture {
             system_prompt: "You are a test.".into(),
             session: SessionManager::create(&self.cwd, &self.sessions),
             hooks,
+            guard,
             thinking: Default::default(),
         })
         .unwrap();
@@ -140,14 +153,25 @@ pub fn process_alive(pid: i32) -> bool {
     }
 }
 
-/// Waits (without a deadline assertion on timing) until `path` holds a pid.
+/// How long a helper waits for something that should happen at once before
+/// it fails the test (generous: a loaded CI machine is slow, never this slow).
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Waits until `path` holds a pid; fails the test after [`PATIENCE`] (the
+/// command never started).
 pub async fn wait_for_pid(path: &Path) -> i32 {
+    let deadline = std::time::Instant::now() + PATIENCE;
     loop {
         if let Ok(text) = std::fs::read_to_string(path)
             && let Ok(pid) = text.trim().parse()
         {
             return pid;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no pid in {} after {PATIENCE:?}",
+            path.display()
+        );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
