@@ -9,7 +9,9 @@ mod modes_support;
 use agent_ai::testing::ScriptedResponse;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::run_rpc;
-use modes_support::{Fixture, call, normalized, process_alive, reply, text, wait_for_pid};
+use modes_support::{
+    Fixture, PATIENCE, call, normalized, process_alive, reply, text, wait_for_pid,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use tokio::task::JoinHandle;
@@ -43,10 +45,11 @@ impl Client {
         self.send_raw(&format!("{command}\n")).await;
     }
 
+    /// The next line; fails the test when none comes within [`PATIENCE`].
     async fn line(&mut self) -> String {
-        self.stdout
-            .next_line()
+        tokio::time::timeout(PATIENCE, self.stdout.next_line())
             .await
+            .unwrap_or_else(|_| panic!("no line from the RPC mode within {PATIENCE:?}"))
             .unwrap()
             .expect("stdout ended")
     }
