@@ -4,8 +4,12 @@
 //! refused with the rule that would allow it (stderr says so once); every
 //! decision is an event and a session entry; an untrusted project's allow
 //! rules do not apply until `--trust`; `coding-agent tool` runs the call as
-//! given unless `--permission-mode` is set. (RPC approvals:
-//! `tests/e2e_rpc_approval.rs`.)
+//! given unless `--permission-mode` is set; `auto` runs bash unasked only
+//! under an active sandbox; `bypass` turns the sandbox off and says so once;
+//! a blocked call keeps Pi's event order (start, decision, error end). (RPC
+//! approvals: `tests/e2e_rpc_approval.rs`; the sandbox's own refusals:
+//! `tests/e2e_sandbox.rs`, which needs Landlock, as do the auto and bypass
+//! tests here.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -282,4 +286,100 @@ fn the_tool_command_runs_the_call_as_given_unless_a_permission_mode_is_set() {
     let ran = tool(&world.work, &[]);
     assert_eq!(ran["isError"], json!(false));
     assert!(world.work.join("made").exists());
+}
+
+/// One `touch` call, then an answer.
+fn one_touch(wire: Wire, target: &str) -> ModelServer {
+    let command = format!("touch {target}");
+    ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_1", "bash", json!({"command": command})),
+            _ => Answer::text(&["Done."]),
+        };
+        Reply::Events(wire.events(&answer))
+    })
+}
+
+#[test]
+fn auto_mode_runs_bash_unasked_only_while_the_sandbox_is_active() {
+    let wire = Wire::OpenAi;
+    // Outside the temp dir: the sandbox lets commands write temp dirs.
+    let world = Sandbox::outside_temp();
+    let server = one_touch(wire, "made");
+    let mut command = world.command(wire, &server);
+    command.args(["--permission-mode", "auto", "-p", "Go."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Done.\n", "")
+    );
+    assert!(world.work.join("made").exists());
+
+    let server = one_touch(wire, "unsandboxed");
+    let mut command = world.command(wire, &server);
+    command.args(["--permission-mode", "auto", "--sandbox", "off", "-p", "Go."]);
+    let (status, _, _) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0));
+    assert!(!world.work.join("unsandboxed").exists());
+    assert_eq!(
+        wire.transcript(&server.requests()[1].body)[2],
+        format!(
+            "tool call_1: {}",
+            needs_approval(
+                "`touch unsandboxed` needs approval: the sandbox is not active, so auto mode asks before running bash",
+                "bash(touch unsandboxed)"
+            )
+        )
+    );
+}
+
+#[test]
+fn bypass_asks_nothing_turns_the_sandbox_off_and_says_so_once() {
+    let wire = Wire::Anthropic;
+    let world = Sandbox::outside_temp();
+    let target = world.home.join("bypassed");
+    let server = one_touch(wire, &target.display().to_string());
+    let mut command = world.command(wire, &server);
+    command.args(["--permission-mode", "bypass", "-p", "Go."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (
+            Some(0),
+            "Done.\n",
+            "Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply\n"
+        )
+    );
+    // Outside the workspace: the sandbox would have refused it.
+    assert!(target.exists());
+}
+
+#[test]
+fn a_blocked_call_has_its_start_its_decision_and_an_error_end() {
+    let wire = Wire::OpenAi;
+    let world = Sandbox::new();
+    let server = one_touch(wire, "blocked");
+    let mut command = world.command(wire, &server);
+    command.args(["--deny", "bash(touch:*)", "--mode", "json", "Go."]);
+    let (status, stdout, _) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0));
+    let text =
+        "Blocked by the permission policy: `touch blocked` is denied by the rule `bash(touch:*)`";
+    let call_events: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|e| e["toolCallId"] == "call_1")
+        .collect();
+    assert_eq!(
+        call_events,
+        [
+            json!({"type": "tool_execution_start", "toolCallId": "call_1", "toolName": "bash",
+                   "args": {"command": "touch blocked"}}),
+            json!({"type": "permission_decision", "toolCallId": "call_1", "toolName": "bash",
+                   "decision": "deny", "by": "policy", "reason": text, "rule": "bash(touch:*)"}),
+            json!({"type": "tool_execution_end", "toolCallId": "call_1", "toolName": "bash",
+                   "result": {"content": [{"type": "text", "text": text}], "details": {}},
+                   "isError": true}),
+        ]
+    );
 }
