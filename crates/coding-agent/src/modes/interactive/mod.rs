@@ -75,6 +75,9 @@ pub struct InteractiveOptions {
     pub warnings: Option<crate::warnings::WarningReceiver>,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// The context window the model's server reported (llama.cpp, Ollama:
+    /// [`agent_ai::providers::probe`]), for when settings give none.
+    pub served_window: Option<u64>,
     /// Where the session's [`InteractiveApprover`](approval::InteractiveApprover)
     /// sends the calls the user must approve.
     pub approvals: Option<approval::ApprovalInbox>,
@@ -101,7 +104,9 @@ pub async fn run_interactive(
         .mcp
         .as_ref()
         .map(|servers| crate::mcp::report::summary(&servers.status()));
-    session.set_recovery(interactive.models.settings.recovery(&model.provider));
+    let mut recovery = interactive.models.settings.recovery(&model.provider);
+    recovery.context_window = recovery.context_window.or(interactive.served_window);
+    session.set_recovery(recovery);
     let mut app = App::new(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
@@ -117,7 +122,7 @@ pub async fn run_interactive(
     );
     app.set_model(
         format!("{}/{}", model.provider, model.id),
-        interactive.models.context_window(&model.provider),
+        recovery.context_window,
     );
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
@@ -278,14 +283,12 @@ impl Driver {
     /// The agent's events go to the transcript; the session's retries and
     /// compactions are notices (Esc cancels a retry's wait).
     fn on_agent_event(&self, app: &mut App, event: &SessionEvent) {
+        show_retry_wait(app, event);
         match event {
             SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
+            // The wait itself is counted down in the status line.
             other => {
                 if let Some(line) = other.describe() {
-                    let line = match other {
-                        SessionEvent::AutoRetryStart { .. } => format!("{line} (Esc to cancel)"),
-                        _ => line,
-                    };
                     app.notice(vec![StyledLine::new(line, Style::Warning)]);
                 }
             }
@@ -468,6 +471,26 @@ fn mcp_lines(_session: &AgentSession) -> Vec<StyledLine> {
         "MCP is not in this build (the mcp cargo feature is off)",
         Style::Error,
     )]
+}
+
+/// Starts the countdown of a retry's wait, or ends it once the turn is
+/// asked again (its first agent event) or the retries end.
+fn show_retry_wait(app: &mut App, event: &SessionEvent) {
+    match event {
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            ..
+        } => app.retry_waiting(
+            *attempt,
+            *max_attempts,
+            Duration::from_millis(*delay_ms),
+            Instant::now(),
+        ),
+        SessionEvent::Agent(_) | SessionEvent::AutoRetryEnd { .. } => app.retry_wait_over(),
+        _ => {}
+    }
 }
 
 /// The next warning line; never, without a receiver.
