@@ -416,3 +416,39 @@ fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
         ]
     );
 }
+
+#[test]
+fn a_deny_rule_for_a_whole_server_blocks_its_tools() {
+    if !everything_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {"everything": everything_entry()}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_env", "mcp__everything__get-env", json!({})),
+            _ => Answer::text(&["done"]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args([
+        "--deny",
+        "mcp__everything__*",
+        "-p",
+        "Show the environment.",
+    ]);
+    let (status, stdout, _) = Running::spawn(command).finish();
+
+    assert_eq!((status.code(), stdout.as_str()), (Some(0), "done\n"));
+    let transcript = wire.transcript(&server.requests()[1].body);
+    assert!(
+        transcript[2].starts_with("tool call_env: Blocked by the permission policy: "),
+        "{transcript:?}"
+    );
+    assert!(!transcript[2].contains("OPENAI_API_KEY"), "{transcript:?}");
+}

@@ -154,3 +154,40 @@ fn a_cancelled_bash_call_kills_its_process_group() {
     assert_eq!(results[0]["progress"], json!(["started"]));
     assert_eq!(texts(&results[1]["content"]), ["gone\n"]);
 }
+
+#[test]
+fn permission_mode_judges_each_call_and_an_ask_is_refused() {
+    if !python_mcp_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = drive(
+        dir.path(),
+        &["--permission-mode", "plan"],
+        json!([
+            {"name": "write", "arguments": {"path": "new.txt", "content": "x"}},
+            {"name": "ls", "arguments": {}},
+        ]),
+    );
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results[0]["isError"], true);
+    assert!(
+        texts(&results[0]["content"])[0].starts_with("Blocked by the permission policy: "),
+        "{results:?}"
+    );
+    assert_eq!(results[1]["isError"], false);
+    assert!(!dir.path().join("new.txt").exists());
+
+    let out = drive(
+        dir.path(),
+        &["--permission-mode", "default"],
+        json!([{"name": "bash", "arguments": {"command": "touch made.txt"}}]),
+    );
+    let result = &out["results"][0];
+    assert_eq!(result["isError"], true);
+    assert!(
+        texts(&result["content"])[0].starts_with("Blocked: needs approval ("),
+        "{result:?}"
+    );
+    assert!(!dir.path().join("made.txt").exists());
+}

@@ -3,15 +3,17 @@
 //! mcp serve`, the built-in tools over MCP on stdio.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use coding_agent::mcp::McpServers;
 use coding_agent::mcp::config::{load, project_files};
 use coding_agent::mcp::serve::{ToolServer, builtin_tool_set};
+use coding_agent::sandbox::Sandbox;
 use coding_agent::settings::SETTINGS_FILE;
 
 use super::UsageError;
-use super::tool::working_directory;
+use super::tool::{flag_guard, working_directory};
 
 /// The MCP servers of a run.
 #[derive(Debug, Args)]
@@ -77,6 +79,10 @@ pub(super) struct ServeArgs {
     /// Comma-separated tools to serve [default: read,bash,edit,write,grep,find,ls]
     #[arg(short = 't', long, value_delimiter = ',', value_name = "TOOLS")]
     tools: Option<Vec<String>>,
+    /// Judge each call by this permission mode's policy (no settings rules); a call that would
+    /// ask is refused, since an MCP client cannot answer [default: no policy]
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<coding_agent::guard::Mode>,
 }
 
 /// Runs an `mcp` subcommand until its client goes away.
@@ -85,7 +91,13 @@ pub(super) async fn mcp_command(command: McpCommand) -> anyhow::Result<()> {
     // Stdout carries the protocol; warnings go to stderr.
     crate::logging::to_stderr();
     let cwd = working_directory(args.cwd.as_deref())?;
-    let tools = builtin_tool_set(args.tools.as_deref(), cwd)
+    let tools = builtin_tool_set(args.tools.as_deref(), cwd.clone())
         .map_err(|e| UsageError::Tools(e.to_string()))?;
-    ToolServer::new(tools).serve_stdio().await
+    let mut server = ToolServer::new(tools);
+    if let Some(mode) = args.permission_mode {
+        // The served tools are not sandboxed: the policy is told so.
+        let guard = flag_guard(mode, &cwd, &Sandbox::off()).map_err(UsageError::Guard)?;
+        server = server.with_hooks(Arc::new(guard));
+    }
+    server.serve_stdio().await
 }

@@ -89,7 +89,11 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
 /// The guard of `tool --permission-mode MODE`: that mode's policy with no
 /// rules (a script's result must not depend on settings files), no hooks,
 /// and no one to ask.
-fn flag_guard(mode: Mode, cwd: &Path, sandbox: &Sandbox) -> Result<Guard, GuardConfigError> {
+pub(super) fn flag_guard(
+    mode: Mode,
+    cwd: &Path,
+    sandbox: &Sandbox,
+) -> Result<Guard, GuardConfigError> {
     let policy = Policy::new(
         mode,
         guard::sandbox_facts(sandbox.status()),
