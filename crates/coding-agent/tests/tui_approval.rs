@@ -233,8 +233,8 @@ fn first_screen(tmux: &Tmux) -> String {
 }
 
 #[test]
-fn the_trust_question_comes_at_start_and_a_yes_is_remembered() {
-    let server = SseServer::with_calls(Vec::new());
+fn the_trust_question_comes_at_start_and_a_yes_is_remembered_and_applies_the_projects_rules() {
+    let server = SseServer::with_calls(vec![("bash", json!({"command": "touch a.txt"}))]);
     let Some(tmux) = Tmux::start_in(&server, &[], project_allowing_touch) else {
         return;
     };
@@ -264,6 +264,9 @@ fn the_trust_question_comes_at_start_and_a_yes_is_remembered() {
     tmux.launch();
     let next = first_screen(&tmux);
     assert!(!next.contains("Trust this project?"), "{next}");
+    // The project's `allow` rule applies: the call runs unasked.
+    tmux.ask("make a file");
+    assert!(tmux.cwd.join("a.txt").exists());
 }
 
 #[test]
@@ -304,4 +307,123 @@ fn with_trust_on_the_command_line_nothing_is_asked_or_stored() {
     let first = first_screen(&tmux);
     assert!(!first.contains("Trust this project?"), "{first}");
     assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
+}
+
+/// The tool results the model read, in order: the `tool` messages of the
+/// last request.
+fn tool_results(server: &SseServer) -> Vec<String> {
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_its_reason() {
+    let server = SseServer::with_calls(vec![
+        ("bash", json!({"command": "touch a.txt"})),
+        ("bash", json!({"command": "touch a.txt && echo again"})),
+        ("bash", json!({"command": "mkdir out"})),
+    ]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("make files");
+    tmux.key("Enter");
+    let asked = tmux.wait_for("the prompt", |s| s.contains("Permission needed"));
+    assert!(asked.contains("│ $ touch a.txt"), "{asked}");
+    assert!(
+        asked.contains("2. Allow for this session: bash(touch a.txt)"),
+        "{asked}"
+    );
+    tmux.key("2");
+    // The same command again runs unasked (`echo` is on the safe list): the
+    // next prompt is the third call's.
+    let asked = tmux.wait_for("the third call's prompt", |s| {
+        s.contains("Permission needed") && s.contains("│ $ mkdir out")
+    });
+    assert!(!asked.contains("│ $ touch a.txt"), "{asked}");
+    assert!(tmux.cwd.join("a.txt").exists());
+    assert_eq!(tool_results(&server), ["(no output)", "again"]);
+    tmux.key("Down");
+    tmux.key("Down");
+    tmux.key("Down");
+    tmux.key("Down");
+    tmux.key("Enter");
+    tmux.wait_for("the reason input", |s| {
+        s.contains("Deny: tell the model why")
+    });
+    tmux.type_text("write under notes/ instead");
+    tmux.key("Enter");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: make files")
+    });
+    assert!(!tmux.cwd.join("out").exists());
+    assert_eq!(
+        tool_results(&server),
+        [
+            "(no output)",
+            "again",
+            "Blocked: the user denied this call: write under notes/ instead"
+        ]
+    );
+}
+
+#[test]
+fn esc_denies_the_call_and_the_model_reads_that_the_user_refused() {
+    let server = SseServer::with_calls(vec![("bash", json!({"command": "touch a.txt"}))]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("make a file");
+    tmux.key("Enter");
+    let asked = tmux.wait_for("the prompt", |s| s.contains("Permission needed"));
+    assert!(
+        asked.contains("Waiting for your approval (Esc denies)"),
+        "{asked}"
+    );
+    tmux.key("Escape");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: make a file")
+    });
+    assert!(!tmux.cwd.join("a.txt").exists());
+    assert_eq!(
+        tool_results(&server),
+        ["Blocked: the user denied this call"]
+    );
+}
+
+#[test]
+fn always_allow_in_this_project_writes_the_rule_to_the_projects_settings() {
+    let server = SseServer::with_calls(vec![("bash", json!({"command": "touch a.txt"}))]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("make a file");
+    tmux.key("Enter");
+    tmux.wait_for("the prompt", |s| s.contains("Permission needed"));
+    tmux.key("3");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: make a file")
+    });
+    assert!(tmux.cwd.join("a.txt").exists());
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmux.cwd.join(".coding-agent/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        settings,
+        json!({"permissions": {"allow": ["bash(touch a.txt)"]}})
+    );
 }
