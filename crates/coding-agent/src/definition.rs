@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::cancel::ABORTED;
 
-use crate::render::{RenderOptions, Style, StyledLine, call, preview, result};
+use crate::render::{RenderOptions, StyledLine, generic};
 
 /// What a tool may ask of the user interface, when there is one.
 #[async_trait]
@@ -113,7 +113,7 @@ pub trait ToolDefinition: Send + Sync {
     /// while the call streams any field may be missing or partial
     /// (`options.is_partial`). By default: the tool name and its arguments.
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
-        default_render_call(&self.tool().name, args, options)
+        generic::call_lines(&self.tool().name, args, options)
     }
 
     /// How a result shows in a terminal, for progress updates
@@ -126,31 +126,7 @@ pub trait ToolDefinition: Send + Sync {
         is_error: bool,
         options: RenderOptions,
     ) -> Vec<StyledLine> {
-        default_render_result(result, is_error, options)
-    }
-}
-
-/// The tool name and its arguments as JSON, clipped to the width.
-fn default_render_call(name: &str, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
-    let args = args.to_string();
-    vec![
-        call::header(name)
-            .push(" ", Style::Normal)
-            .push(preview::clip(&args, options), Style::Dim),
-    ]
-}
-
-/// The first lines of a result's text and any notice, images as
-/// placeholders; errors in the error style.
-fn default_render_result(
-    result: &AgentToolResult,
-    is_error: bool,
-    options: RenderOptions,
-) -> Vec<StyledLine> {
-    if is_error {
-        result::error_lines(result, options)
-    } else {
-        result::content_lines(result, options)
+        generic::result_lines(result, is_error, options)
     }
 }
 
@@ -327,7 +303,7 @@ pub trait TypedTool: Send + Sync + 'static {
 
     /// How a call shows in a terminal; see [`ToolDefinition::render_call`].
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
-        default_render_call(Self::NAME, args, options)
+        generic::call_lines(Self::NAME, args, options)
     }
 
     /// How a result shows in a terminal; see
@@ -342,7 +318,7 @@ pub trait TypedTool: Send + Sync + 'static {
         options: RenderOptions,
     ) -> Vec<StyledLine> {
         let _ = details;
-        default_render_result(result, is_error, options)
+        generic::result_lines(result, is_error, options)
     }
 }
 

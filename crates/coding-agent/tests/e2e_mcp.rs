@@ -12,8 +12,12 @@ mod mcp_support;
 use std::path::Path;
 
 use e2e_support::*;
-use mcp_support::everything_installed;
+use mcp_support::{everything_installed, installed};
 use serde_json::{Value, json};
+
+fn python3_installed() -> bool {
+    installed("python3", &["--version"])
+}
 
 /// An `"mcpServers"` entry running `script` with `sh -c`.
 fn shell_entry(script: &str) -> Value {
@@ -255,5 +259,104 @@ fn a_server_that_dies_during_a_call_fails_that_call_and_is_restarted_for_the_nex
     assert!(
         stderr.contains("MCP server \"everything\" exited (stderr: Starting default (STDIO) server...); restarted it"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
+    if !python3_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let grow = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/grow_server.py"
+    );
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {"grow": {"command": "python3", "args": [grow]}}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_add", "mcp__grow__add_tool", json!({})),
+            1 => Answer::call("call_shout", "mcp__grow__shout", json!({"text": "hi"})),
+            _ => Answer::text(&["Shouted."]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Add a tool, then shout hi."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Shouted.\n", "")
+    );
+    let requests = server.requests();
+    let mcp_tools = |index: usize| -> Vec<String> {
+        wire.tool_names(&requests[index].body)
+            .into_iter()
+            .filter(|name| name.starts_with("mcp__"))
+            .collect()
+    };
+    assert_eq!(mcp_tools(0), ["mcp__grow__add_tool"]);
+    assert_eq!(mcp_tools(1), ["mcp__grow__add_tool", "mcp__grow__shout"]);
+    assert_eq!(
+        wire.transcript(&requests[2].body)[2..],
+        [
+            "tool call_add: added shout".to_owned(),
+            format!(
+                "assistant: call call_shout mcp__grow__shout {}",
+                json!({"text": "hi"})
+            ),
+            "tool call_shout: HI!".to_owned(),
+        ]
+    );
+}
+
+#[test]
+fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
+    if !python3_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let grow = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/grow_server.py"
+    );
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {
+            "grow": {"command": "python3", "args": [grow]},
+            "broken": shell_entry("echo 'no token' >&2; exit 3"),
+            "off": {"command": "never-run", "disabled": true},
+        }}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "rpc"]);
+    let mut running = Running::spawn_piped(command);
+    let mut stdin = running.take_stdin();
+    let lines = running.stdout_lines();
+    send(&mut stdin, &json!({"id": "s", "type": "get_state"}));
+    let state = next_json(&lines);
+    drop(stdin);
+    let (status, _, stderr) = running.finish();
+
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        state["data"]["mcpServers"],
+        json!([
+            {"name": "broken", "status": "failed",
+             "error": "connection closed: initialize response (stderr: no token)", "tools": []},
+            {"name": "grow", "status": "running", "tools": ["mcp__grow__add_tool"]},
+            {"name": "off", "status": "disabled", "tools": []},
+        ])
+    );
+    assert_eq!(
+        stderr,
+        "Warning: MCP server \"broken\" did not start: connection closed: initialize response (stderr: no token)\n"
     );
 }

@@ -263,6 +263,63 @@ fn bash_shows_a_live_tail_with_elapsed_time_while_it_runs_and_its_status_after()
     );
 }
 
+#[test]
+fn an_mcp_call_shows_its_server_tool_arguments_and_collapsed_result() {
+    let args = json!({"message": "hi"});
+    let name = "mcp__everything__echo";
+    let events = [
+        AgentEvent::AgentStart,
+        AgentEvent::MessageStart {
+            message: Message::User(agent_ai::UserMessage::text("echo")),
+        },
+        AgentEvent::MessageEnd {
+            message: Message::Assistant(reply_message(vec![
+                call("c1", name, args.clone()),
+                call("c2", "mcp__gh__create_issue", json!({})),
+            ])),
+        },
+        AgentEvent::ToolExecutionStart {
+            tool_call_id: "c1".into(),
+            tool_name: name.into(),
+            args,
+        },
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c1".into(),
+            tool_name: name.into(),
+            result: partial(&(1..=30).map(|n| format!("line {n}\n")).collect::<String>()),
+            is_error: false,
+        },
+        AgentEvent::ToolExecutionStart {
+            tool_call_id: "c2".into(),
+            tool_name: "mcp__gh__create_issue".into(),
+            args: json!({}),
+        },
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c2".into(),
+            tool_name: "mcp__gh__create_issue".into(),
+            result: partial("MCP server \"gh\" is not running"),
+            is_error: true,
+        },
+    ];
+    let (mut app, now) = idle_after(&events);
+    let shown = above_editor(&screen(&mut app, 60, 24, now));
+    // Collapsed like the built-ins: the first lines and a count of the rest;
+    // an error in the error style.
+    let mut expected = vec![
+        "> echo".to_owned(),
+        String::new(),
+        "everything echo {\"message\":\"hi\"}".to_owned(),
+    ];
+    expected.extend((1..=10).map(|n| format!("  line {n}")));
+    expected.extend([
+        "  … 20 more lines".to_owned(),
+        String::new(),
+        "gh create_issue".to_owned(),
+        "  MCP server \"gh\" is not running".to_owned(),
+    ]);
+    assert_eq!(shown.trim_end(), expected.join("\n"));
+}
+
 /// The rows of the screen from the first, up to the editor's top rule.
 fn above_editor(screen: &str) -> String {
     screen
@@ -382,6 +439,8 @@ fn slash_commands_list_tools_and_help_and_ask_for_a_new_session() {
         ]
         .join("\n")
     );
+    type_text(&mut app, "/mcp");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Mcp);
     type_text(&mut app, "/new");
     assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::NewSession);
     type_text(&mut app, "/resume 2");

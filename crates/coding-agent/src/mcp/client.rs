@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
@@ -12,19 +12,21 @@ use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification,
-    ClientRequest, Implementation, ProgressNotificationParam, ServerResult,
+    ClientRequest, Implementation, JsonRpcMessage, ProgressNotificationParam, ServerNotification,
+    ServerResult,
 };
 use rmcp::service::{
     NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
-    ServiceError,
+    RxJsonRpcMessage, ServiceError, TxJsonRpcMessage,
 };
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{TokioChildProcess, Transport as RmcpTransport};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use crate::support::sync::lock;
 
 /// How much of a server's stderr is kept to explain why it failed.
 const STDERR_TAIL: usize = 2000;
@@ -51,9 +53,9 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        // rmcp runs each notification handler in a task of its own, so
-        // listing the tools again from here holds nothing up.
-        self.tools_changed.store(true, Ordering::SeqCst);
+        // The flag is set already ([`Watched`]); rmcp runs each notification
+        // handler in a task of its own, so listing the tools again from here
+        // holds nothing up.
         (self.on_tools_changed)().await;
     }
 
@@ -124,7 +126,11 @@ impl Connection {
                 if let Some(child_stderr) = child_stderr {
                     tokio::spawn(keep_tail(child_stderr, stderr.clone()));
                 }
-                let served = handler.serve(transport).await;
+                let watched = Watched {
+                    inner: transport,
+                    tools_changed: handler.tools_changed.clone(),
+                };
+                let served = handler.serve(watched).await;
                 match served {
                     Ok(service) => service,
                     Err(error) => {
@@ -246,6 +252,43 @@ impl Connection {
     }
 }
 
+/// A transport that notes `notifications/tools/list_changed` as it arrives,
+/// in order with the answers: rmcp runs notification handlers in tasks of
+/// their own, so a call answered right after the server announced a change
+/// could otherwise return before the change is seen.
+struct Watched<T> {
+    inner: T,
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl<T: RmcpTransport<RoleClient>> RmcpTransport<RoleClient> for Watched<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(notification)) = &message
+            && matches!(
+                notification.notification,
+                ServerNotification::ToolListChangedNotification(_)
+            )
+        {
+            self.tools_changed.store(true, Ordering::SeqCst);
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
 /// Keeps the last [`STDERR_TAIL`] bytes the server wrote to stderr.
 async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<u8>>>) {
     let mut buffer = [0u8; 1024];
@@ -253,7 +296,7 @@ async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecD
         if n == 0 {
             break;
         }
-        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tail = lock(&tail);
         tail.extend(&buffer[..n]);
         let excess = tail.len().saturating_sub(STDERR_TAIL);
         tail.drain(..excess);
@@ -262,12 +305,7 @@ async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecD
 
 /// `": <last stderr line(s)>"`, or nothing when the server wrote nothing.
 fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
-    let bytes: Vec<u8> = tail
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .copied()
-        .collect();
+    let bytes: Vec<u8> = lock(tail).iter().copied().collect();
     let text = String::from_utf8_lossy(&bytes);
     let text = text.trim();
     if text.is_empty() {

@@ -13,6 +13,7 @@ mod client;
 pub mod config;
 pub mod content;
 pub mod names;
+pub mod report;
 pub mod serve;
 pub mod servers;
 pub mod tool;

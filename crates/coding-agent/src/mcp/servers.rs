@@ -4,7 +4,7 @@
 //! after that its tools answer with an error saying why.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use agent_ai::Tool;
 use agent_ai::validate::ToolValidator;
@@ -15,6 +15,7 @@ use super::config::{ServerConfig, Source};
 use super::names;
 use super::tool::McpTool;
 use crate::definition::ToolDefinition;
+use crate::support::sync::lock;
 
 /// Every configured server and its state.
 #[derive(Clone, Default)]
@@ -364,8 +365,4 @@ async fn start(
             }
         )),
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -16,7 +16,7 @@ use super::client::CallError;
 use super::content::{McpCallDetails, to_tool_result};
 use super::servers::Server;
 use crate::definition::{ToolContext, ToolDefinition};
-use crate::render::{RenderOptions, Style, StyledLine, call, preview};
+use crate::render::{RenderOptions, StyledLine, generic};
 use crate::support::cancel::aborted;
 
 /// A tool of an MCP server.
@@ -99,20 +99,14 @@ impl ToolDefinition for McpTool {
         }
     }
 
-    /// `<server> <tool>` and the arguments, since an MCP tool has no main
-    /// argument a generic renderer could pick.
+    /// `<server> <tool>` and the arguments, by their names on the server.
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
-        let args = match args {
-            Value::Object(map) if map.is_empty() => String::new(),
-            other => other.to_string(),
-        };
-        vec![
-            call::header(self.server.name())
-                .push(" ", Style::Normal)
-                .push(&self.remote, Style::Accent)
-                .push(" ", Style::Normal)
-                .push(preview::clip(&args, options), Style::Dim),
-        ]
+        vec![generic::mcp_call_line(
+            self.server.name(),
+            &self.remote,
+            args,
+            options,
+        )]
     }
 }
 

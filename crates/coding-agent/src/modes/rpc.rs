@@ -499,7 +499,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
     fn state(&self) -> Value {
         let session = &self.session;
         let (steering, follow_up) = session.queue_modes();
-        strip_nulls(json!({
+        let mut state = strip_nulls(json!({
             "model": session.model(),
             "thinkingLevel": "off",
             "isStreaming": session.agent().is_running(),
@@ -512,9 +512,25 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             "autoCompactionEnabled": session.compaction_settings().enabled,
             "messageCount": session.agent().messages().len(),
             "pendingMessageCount": session.pending_message_count(),
-        }))
+        }));
+        add_mcp_servers(&mut state, session);
+        state
     }
 }
+
+/// `mcpServers` (name, status, error, tools) when the session has MCP
+/// servers; left out otherwise, so a session without them answers exactly
+/// as Pi does.
+#[cfg(feature = "mcp")]
+fn add_mcp_servers(state: &mut Value, session: &AgentSession) {
+    let servers = session.mcp_status();
+    if let (false, Some(state)) = (servers.is_empty(), state.as_object_mut()) {
+        state.insert("mcpServers".into(), json!(servers));
+    }
+}
+
+#[cfg(not(feature = "mcp"))]
+fn add_mcp_servers(_state: &mut Value, _session: &AgentSession) {}
 
 /// Pi's `SessionStats`: counts and token totals over the current context
 /// (after a compaction, the summary and what was kept), and how full the

@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 pub mod call;
+pub mod generic;
 pub mod preview;
 pub mod result;
 

@@ -45,6 +45,8 @@ pub enum Action {
     Model(Option<String>),
     /// Compact the conversation now, with what the summary should focus on.
     Compact(Option<String>),
+    /// List the MCP servers, their state and tools.
+    Mcp,
     /// Leave.
     Quit,
 }
@@ -399,6 +401,7 @@ impl App {
                 ]);
                 Action::None
             }
+            "/mcp" => Action::Mcp,
             "/model" if arg.is_some() && self.running => self.refuse("/model"),
             "/model" => Action::Model(arg.map(str::to_owned)),
             "/compact" if self.running => self.refuse("/compact"),
@@ -670,7 +673,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Tab", "complete an @path"),
         (
             "Commands",
-            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /help /quit",
+            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /mcp /help /quit",
         ),
     ];
     rows.iter()

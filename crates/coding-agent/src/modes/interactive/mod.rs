@@ -96,11 +96,23 @@ pub async fn run_interactive(
         session.set_mcp(servers.clone());
     }
     let model = session.model();
+    #[cfg(feature = "mcp")]
+    let mcp_summary = interactive
+        .mcp
+        .as_ref()
+        .map(|servers| crate::mcp::report::summary(&servers.status()));
     session.set_recovery(interactive.models.settings.recovery(&model.provider));
     let mut app = App::new(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
-        parts.tool_names(),
+        // The built-ins and the MCP servers' tools.
+        session
+            .agent()
+            .tools()
+            .definitions()
+            .iter()
+            .map(|tool| tool.name.clone())
+            .collect(),
         &session.agent().messages(),
     );
     app.set_model(
@@ -109,6 +121,10 @@ pub async fn run_interactive(
     );
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
+    }
+    #[cfg(feature = "mcp")]
+    if let Some(summary) = mcp_summary {
+        app.notice(vec![StyledLine::new(summary, Style::Dim)]);
     }
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
@@ -144,10 +160,6 @@ impl Parts {
             system_prompt: options.system_prompt.clone(),
             hooks: options.hooks.clone(),
         }
-    }
-
-    fn tool_names(&self) -> Vec<String> {
-        self.tools.iter().map(|t| t.tool().name.clone()).collect()
     }
 
     fn session(&self, session: SessionManager) -> anyhow::Result<AgentSession> {
@@ -320,6 +332,7 @@ impl Driver {
                 app.show_models(&self.interactive.models.choices(&env));
             }
             Action::Model(Some(name)) => self.switch_model(app, &name),
+            Action::Mcp => app.notice(mcp_lines(&self.session)),
             Action::Quit => {
                 self.session.abort();
                 if let Some(run) = self.run.take() {
@@ -413,6 +426,20 @@ impl Driver {
         )]);
         Ok(())
     }
+}
+
+/// What `/mcp` shows.
+#[cfg(feature = "mcp")]
+fn mcp_lines(session: &AgentSession) -> Vec<StyledLine> {
+    crate::mcp::report::status_lines(&session.mcp_status())
+}
+
+#[cfg(not(feature = "mcp"))]
+fn mcp_lines(_session: &AgentSession) -> Vec<StyledLine> {
+    vec![StyledLine::new(
+        "MCP is not in this build (the mcp cargo feature is off)",
+        Style::Error,
+    )]
 }
 
 /// The next warning line; never, without a receiver.

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::markdown::render_markdown;
 use crate::ToolDefinition;
-use crate::render::{RenderOptions, Style, StyledLine};
+use crate::render::{RenderOptions, Style, StyledLine, generic};
 use crate::tools::builtin_tool;
 
 /// One block of the transcript.
@@ -323,7 +323,7 @@ impl Transcript {
             };
             let lines = match &definition {
                 Some(tool) => tool.render_result(result, is_error, options),
-                None => crate::render::result::content_lines(result, options),
+                None => generic::result_lines(result, is_error, options),
             };
             out.extend(lines.into_iter().map(indent));
         }
@@ -331,7 +331,7 @@ impl Transcript {
 }
 
 /// A call as its tool's renderer draws it (`definition`, when built in);
-/// other tools (MCP's) as their name and arguments.
+/// other tools (MCP's) by the generic renderer: server, tool and arguments.
 fn call_lines(
     definition: Option<&dyn ToolDefinition>,
     name: &str,
@@ -340,7 +340,7 @@ fn call_lines(
 ) -> Vec<StyledLine> {
     match definition {
         Some(tool) => tool.render_call(args, options),
-        None => vec![StyledLine::new(name, Style::Bold).push(format!(" {args}"), Style::Dim)],
+        None => generic::call_lines(name, args, options),
     }
 }
 
