@@ -54,6 +54,7 @@ pub mod providers;
 pub mod stream;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod thinking;
 pub mod tool;
 pub mod validate;
 
@@ -65,5 +66,6 @@ pub use message::{
 pub use stream::{AssistantMessageEvent, AssistantStream, Context, Model, Provider};
 #[cfg(any(test, feature = "testing"))]
 pub use testing::{ScriptedProvider, ScriptedResponse};
+pub use thinking::ThinkingLevel;
 pub use tool::Tool;
 pub use validate::{ToolValidator, ValidationError};

@@ -6,6 +6,7 @@
 //! [`AssistantMessageEvent::Error`] whose message has `stopReason` `error` or
 //! `aborted` and an `errorMessage`. The final event is always `Done` or `Error`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::message::{AssistantMessage, Message, StopReason, ToolCall};
+use crate::thinking::ThinkingLevel;
 use crate::tool::Tool;
 
 /// Which model to call and how.
@@ -28,6 +30,15 @@ pub struct Model {
     /// Whether the model accepts image input.
     #[serde(default)]
     pub supports_images: bool,
+    /// Whether the model reasons before answering (Pi's `reasoning`): only
+    /// then is a thinking level other than `off` sent (see [`crate::thinking`]).
+    #[serde(default)]
+    pub reasoning: bool,
+    /// What each thinking level is called on the wire, when not its own name;
+    /// `null` marks a level the model does not support, and `xhigh` exists
+    /// only when named here (Pi's `thinkingLevelMap`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thinking_level_map: BTreeMap<ThinkingLevel, Option<String>>,
 }
 
 impl Model {
@@ -38,6 +49,8 @@ impl Model {
             provider: provider.into(),
             api: api.into(),
             supports_images: false,
+            reasoning: false,
+            thinking_level_map: BTreeMap::new(),
         }
     }
 }
@@ -59,6 +72,10 @@ pub struct Context {
     /// Tools the model may call.
     #[serde(default)]
     pub tools: Arc<[Tool]>,
+    /// How hard a reasoning model should think (`None` or `off`: the wire
+    /// default); ignored for a model without [`Model::reasoning`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ThinkingLevel>,
 }
 
 impl Context {
@@ -68,6 +85,7 @@ impl Context {
             system_prompt: system_prompt.map(Arc::from),
             messages: Arc::new(messages),
             tools: tools.into(),
+            reasoning: None,
         }
     }
 }

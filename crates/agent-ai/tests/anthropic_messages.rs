@@ -13,7 +13,7 @@ use agent_ai::providers::{
 };
 use agent_ai::{
     AssistantMessage, AssistantMessageEvent, Content, Context, Message, Model, Provider,
-    StopReason, Tool, ToolResultMessage, Usage, UserContent, UserMessage,
+    StopReason, ThinkingLevel, Tool, ToolResultMessage, Usage, UserContent, UserMessage,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -105,6 +105,7 @@ fn hello_context() -> Context {
         system_prompt: None,
         messages: vec![UserMessage::text("Hello").into()].into(),
         tools: vec![].into(),
+        reasoning: None,
     }
 }
 
@@ -846,6 +847,7 @@ async fn request_carries_headers_tools_system_merged_results_and_images() {
     let context = Context {
         system_prompt: Some("You are a coding agent.".into()),
         tools: vec![read, ls].into(),
+        reasoning: None,
         messages: vec![
             user_blocks(vec![
                 Content::text("What is in these?"),
@@ -979,6 +981,7 @@ async fn replay_from_another_model_turns_thinking_into_text_and_fixes_tool_ids()
     let context = Context {
         system_prompt: None,
         tools: vec![].into(),
+        reasoning: None,
         messages: vec![
             UserMessage::text("List.").into(),
             foreign,
@@ -1021,4 +1024,93 @@ async fn for_api_builds_the_anthropic_provider() {
 
     assert_eq!(events.last().unwrap().message().text(), "via for_api");
     assert!(for_api("no-such-api", config(&server)).is_none());
+}
+
+// ---------------------------------------------------------------- thinking
+
+fn hello_reply() -> Reply {
+    let mut events = vec![MESSAGE_START.to_owned()];
+    events.extend(text_block(0, &["Hello"]));
+    events.push(message_delta("end_turn", 1));
+    events.push(MESSAGE_STOP.to_owned());
+    reply(events)
+}
+
+#[tokio::test]
+async fn thinking_levels_become_budgets_on_top_of_max_tokens_and_drop_the_temperature() {
+    use ThinkingLevel::*;
+    let levels = [None, Some(Off), Some(Minimal), Some(Medium), Some(Xhigh)];
+    let server = TestServer::start(levels.iter().map(|_| hello_reply()).collect()).await;
+    let mut config = config(&server);
+    config.temperature = Some(0.5);
+    let provider = AnthropicMessagesProvider::new(config);
+    let mut model = model();
+    model.reasoning = true;
+    for level in levels {
+        let context = Context {
+            reasoning: level,
+            ..hello_context()
+        };
+        let events: Vec<_> = provider
+            .stream(&model, &context, CancellationToken::new())
+            .collect()
+            .await;
+        assert_eq!(trace(&events).last().unwrap(), "done stop");
+    }
+    let sent: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|request| {
+            json!({
+                "max_tokens": request.body["max_tokens"],
+                "thinking": request.body.get("thinking"),
+                "temperature": request.body.get("temperature"),
+            })
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            json!({"max_tokens": 8192, "thinking": null, "temperature": 0.5}),
+            json!({"max_tokens": 8192, "thinking": {"type": "disabled"}, "temperature": 0.5}),
+            json!({"max_tokens": 9216, "thinking": {"type": "enabled", "budget_tokens": 1024},
+                   "temperature": null}),
+            json!({"max_tokens": 16384, "thinking": {"type": "enabled", "budget_tokens": 8192},
+                   "temperature": null}),
+            // xhigh is not supported without the model's map: high's budget.
+            json!({"max_tokens": 24576, "thinking": {"type": "enabled", "budget_tokens": 16384},
+                   "temperature": null}),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_model_without_reasoning_gets_no_thinking_and_budgets_come_from_the_config() {
+    let server = TestServer::start(vec![hello_reply(), hello_reply()]).await;
+    let mut config = config(&server);
+    config.thinking_budgets.low = 3000;
+    config.max_tokens = 1000;
+    let provider = AnthropicMessagesProvider::new(config);
+    let context = Context {
+        reasoning: Some(ThinkingLevel::Low),
+        ..hello_context()
+    };
+    let plain = model();
+    let mut reasoning = model();
+    reasoning.reasoning = true;
+    for model in [&plain, &reasoning] {
+        let events: Vec<_> = provider
+            .stream(model, &context, CancellationToken::new())
+            .collect()
+            .await;
+        assert_eq!(trace(&events).last().unwrap(), "done stop");
+    }
+    let requests = server.requests();
+    assert_eq!(requests[0].body.get("thinking"), None);
+    assert_eq!(requests[0].body["max_tokens"], 1000);
+    assert_eq!(
+        requests[1].body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 3000})
+    );
+    assert_eq!(requests[1].body["max_tokens"], 4000);
 }

@@ -15,8 +15,8 @@ use agent_ai::providers::text_tool_calls::RECOVERED_RESULT_NUDGE;
 use agent_ai::providers::{OpenAiCompletions, ProviderConfig, RetryNotice, RetryPolicy};
 use agent_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Content, Context, Message, Model,
-    Provider, StopReason, TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage,
-    UserContent, UserMessage,
+    Provider, StopReason, TextContent, ThinkingContent, ThinkingLevel, Tool, ToolCall,
+    ToolResultMessage, UserContent, UserMessage,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -46,6 +46,7 @@ fn context() -> Context {
         system_prompt: Some("You are a test.".into()),
         messages: vec![Message::User(UserMessage::text("Hi"))].into(),
         tools: vec![tool("read"), tool("ls")].into(),
+        reasoning: None,
     }
 }
 
@@ -928,6 +929,7 @@ async fn request_body_carries_tools_history_tool_results_and_images_as_openai_ex
         ]
         .into(),
         tools: vec![tool("read")].into(),
+        reasoning: None,
     };
     let mut config = config(&server);
     config.temperature = Some(0.5);
@@ -1022,6 +1024,7 @@ async fn images_are_left_out_for_a_model_without_image_input() {
         ]
         .into(),
         tools: vec![].into(),
+        reasoning: None,
     };
     run(config(&server), &context).await;
     let body = &server.requests()[0].body;
@@ -1068,6 +1071,7 @@ async fn results_of_recovered_calls_carry_the_nudge_and_others_do_not() {
         ]
         .into(),
         tools: vec![tool("read")].into(),
+        reasoning: None,
     };
     run(config(&server), &context).await;
 
@@ -1085,5 +1089,89 @@ async fn results_of_recovered_calls_carry_the_nudge_and_others_do_not() {
                     "content": format!("alpha\n\n{RECOVERED_RESULT_NUDGE}")}),
             &json!({"role": "tool", "tool_call_id": "call_2", "content": "beta"}),
         ]
+    );
+}
+
+// ---------------------------------------------------------------- thinking
+
+/// The `reasoning_effort` of one request per `(model, level)`, in order
+/// (`None`: the field was not sent).
+async fn reasoning_efforts(cases: &[(Model, Option<ThinkingLevel>)]) -> Vec<Option<String>> {
+    let server = TestServer::start(cases.iter().map(|_| text_answer()).collect()).await;
+    let provider = OpenAiCompletions::new(config(&server));
+    for (model, level) in cases {
+        let context = Context {
+            reasoning: *level,
+            ..context()
+        };
+        let events: Vec<_> = provider
+            .stream(model, &context, CancellationToken::new())
+            .collect()
+            .await;
+        assert_eq!(trace(&events).last().unwrap(), "done stop");
+    }
+    server
+        .requests()
+        .iter()
+        .map(|request| {
+            let effort = request.body.get("reasoning_effort");
+            effort.map(|effort| effort.as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn thinking_levels_are_sent_as_reasoning_effort_for_reasoning_models_only() {
+    use ThinkingLevel::*;
+    let mut reasoning = model();
+    reasoning.reasoning = true;
+    let mut cases: Vec<(Model, Option<ThinkingLevel>)> = ThinkingLevel::ALL
+        .into_iter()
+        .map(|level| (reasoning.clone(), Some(level)))
+        .collect();
+    cases.push((reasoning.clone(), None));
+    cases.push((model(), Some(High)));
+    let sent = reasoning_efforts(&cases).await;
+    let expected = [
+        None,
+        Some("minimal"),
+        Some("low"),
+        Some("medium"),
+        Some("high"),
+        // xhigh without the model's map naming it is clamped to high.
+        Some("high"),
+        None,
+        // A model without reasoning gets no effort.
+        None,
+    ];
+    let expected: Vec<Option<String>> = expected.iter().map(|e| e.map(str::to_owned)).collect();
+    assert_eq!(sent, expected);
+}
+
+#[tokio::test]
+async fn the_models_level_map_renames_levels_on_the_wire() {
+    use ThinkingLevel::*;
+    let mut model = model();
+    model.reasoning = true;
+    model.thinking_level_map = [
+        (Off, Some("none".to_owned())),
+        (Xhigh, Some("xhigh".to_owned())),
+        (Minimal, None),
+    ]
+    .into_iter()
+    .collect();
+    let cases: Vec<_> = [Off, Minimal, Xhigh]
+        .into_iter()
+        .map(|level| (model.clone(), Some(level)))
+        .collect();
+    let sent = reasoning_efforts(&cases).await;
+    assert_eq!(
+        sent,
+        [
+            Some("none".into()),
+            Some("low".into()),
+            Some("xhigh".into())
+        ],
+        "off as the map says, minimal (unsupported) clamped up to low, xhigh named"
     );
 }

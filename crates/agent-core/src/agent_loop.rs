@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use agent_ai::{
     AssistantMessage, AssistantMessageEvent, Context, Message, Model, Provider, StopReason,
-    ToolResultMessage,
+    ThinkingLevel, ToolResultMessage,
 };
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -94,6 +94,8 @@ pub struct LoopConfig {
     pub follow_up: MessageQueue,
     /// Asked after each turn; `true` ends the run.
     pub should_stop_after_turn: Option<StopAfterTurn>,
+    /// The thinking level each request asks for (`None`: the wire default).
+    pub reasoning: Option<ThinkingLevel>,
     /// Tools given to [`crate::Agent::set_tools`] during a run, taken by the
     /// run before its next request.
     pub(crate) tool_updates: ToolUpdates,
@@ -135,8 +137,16 @@ impl LoopConfig {
             steering: MessageQueue::default(),
             follow_up: MessageQueue::default(),
             should_stop_after_turn: None,
+            reasoning: None,
             tool_updates: ToolUpdates::default(),
         }
+    }
+
+    /// Sets the thinking level requests ask for.
+    #[must_use]
+    pub fn with_reasoning(mut self, level: ThinkingLevel) -> Self {
+        self.reasoning = Some(level);
+        self
     }
 
     /// Sets the hooks.
@@ -185,6 +195,7 @@ impl std::fmt::Debug for LoopConfig {
             .field("tool_execution", &self.tool_execution)
             .field("steering", &self.steering)
             .field("follow_up", &self.follow_up)
+            .field("reasoning", &self.reasoning)
             .finish_non_exhaustive()
     }
 }
@@ -393,6 +404,7 @@ async fn stream_assistant_response(
         system_prompt: context.system_prompt.clone(),
         messages: context.messages.snapshot(),
         tools: context.tools.shared_definitions(),
+        reasoning: config.reasoning,
     };
     let mut stream = config
         .provider

@@ -73,6 +73,7 @@ pub mod session;
 pub mod session_event;
 pub mod settings;
 pub mod support;
+pub mod thinking;
 pub mod tools;
 pub mod warnings;
 

@@ -3,7 +3,7 @@
 //! shows `auto_retry_start` after the failed turn's `agent_end` and before
 //! the retry's `agent_start`.
 
-use agent_ai::AssistantMessage;
+use agent_ai::{AssistantMessage, ThinkingLevel};
 use agent_core::AgentEvent;
 use serde::Serialize;
 use serde_json::Value;
@@ -76,6 +76,11 @@ pub enum SessionEvent {
         /// What went wrong, when it failed.
         error_message: Option<String>,
     },
+    /// The session's thinking level changed (Pi's `thinking_level_changed`).
+    ThinkingLevelChanged {
+        /// The new level.
+        level: ThinkingLevel,
+    },
 }
 
 impl SessionEvent {
@@ -84,7 +89,9 @@ impl SessionEvent {
     /// quiet ending.
     pub fn describe(&self) -> Option<String> {
         Some(match self {
-            SessionEvent::Agent(_) | SessionEvent::QueueUpdate { .. } => return None,
+            SessionEvent::Agent(_)
+            | SessionEvent::QueueUpdate { .. }
+            | SessionEvent::ThinkingLevelChanged { .. } => return None,
             SessionEvent::AutoRetryStart {
                 attempt,
                 max_attempts,
@@ -167,6 +174,10 @@ impl SessionEvent {
                 put("steering", steering.clone().into());
                 put("followUp", follow_up.clone().into());
             }
+            SessionEvent::ThinkingLevelChanged { level } => {
+                put("type", "thinking_level_changed".into());
+                put("level", level.as_str().into());
+            }
             SessionEvent::CompactionStart { reason } => {
                 put("type", "compaction_start".into());
                 put("reason", serde_json::to_value(reason).unwrap_or_default());
@@ -246,6 +257,13 @@ mod tests {
         assert_eq!(
             failed.to_json(),
             json!({"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":false,"errorMessage":"E"})
+        );
+        let thinking = SessionEvent::ThinkingLevelChanged {
+            level: ThinkingLevel::High,
+        };
+        assert_eq!(
+            thinking.to_json(),
+            json!({"type":"thinking_level_changed","level":"high"})
         );
     }
 }

@@ -27,6 +27,10 @@
 //! `contextWindow` (tokens; built-ins: 128000 and 200000) lets interactive
 //! mode show how full the context is, and says when to compact.
 //!
+//! Thinking (see [`crate::thinking`]): `defaultThinkingLevel` (`off`,
+//! `minimal`, `low`, `medium`, `high`, `xhigh`; Pi's default `medium`),
+//! `thinkingBudgets`, and per provider `reasoning` and `thinkingLevelMap`.
+//!
 //! Pi's session keys: `retry` (`enabled` true, `maxRetries` 3, `baseDelayMs`
 //! 2000, `provider.maxRetries` for the HTTP provider's own retries) and
 //! `compaction` (`enabled` true, `reserveTokens` 16384, `keepRecentTokens`
@@ -41,13 +45,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::providers::{ProviderConfig, for_api};
-use agent_ai::{Model, Provider};
+use agent_ai::thinking::ThinkingBudgets;
+use agent_ai::{Model, Provider, ThinkingLevel};
 use serde::Deserialize;
 
 use crate::compaction::CompactionSettings;
 use crate::recovery::RecoverySettings;
 use crate::retry::RetrySettings;
 use crate::sandbox::SandboxSettings;
+use crate::thinking::known_reasoning;
 
 /// Name of the environment variable that moves the agent directory.
 pub const AGENT_DIR_ENV: &str = "CODING_AGENT_DIR";
@@ -98,6 +104,13 @@ pub struct ProviderSettings {
     /// percentage (built-ins: openai 128000, anthropic 200000; unknown when
     /// absent).
     pub context_window: Option<u64>,
+    /// Whether the provider's models reason, so thinking levels apply (Pi's
+    /// model `reasoning`; default: [`crate::thinking::known_reasoning`] of
+    /// the model id).
+    pub reasoning: Option<bool>,
+    /// The wire name of each thinking level, `null` for one the models lack;
+    /// `xhigh` only when named (Pi's `thinkingLevelMap`).
+    pub thinking_level_map: Option<BTreeMap<ThinkingLevel, Option<String>>>,
 }
 
 impl ProviderSettings {
@@ -114,6 +127,8 @@ impl ProviderSettings {
             recover_text_tool_calls,
             max_tokens,
             context_window,
+            reasoning,
+            thinking_level_map,
         } = over.clone();
         self.api = api.or(self.api.take());
         self.base_url = base_url.or(self.base_url.take());
@@ -126,6 +141,8 @@ impl ProviderSettings {
             recover_text_tool_calls.or(self.recover_text_tool_calls.take());
         self.max_tokens = max_tokens.or(self.max_tokens.take());
         self.context_window = context_window.or(self.context_window.take());
+        self.reasoning = reasoning.or(self.reasoning.take());
+        self.thinking_level_map = thinking_level_map.or(self.thinking_level_map.take());
     }
 }
 
@@ -151,6 +168,12 @@ pub struct Settings {
     pub retry: Option<RetrySettings>,
     /// `compaction.*` (Pi's keys); a project's object replaces the global one.
     pub compaction: Option<CompactionSettings>,
+    /// The thinking level of a new session (Pi's key; `medium` when unset,
+    /// clamped to what the model supports).
+    pub default_thinking_level: Option<ThinkingLevel>,
+    /// Anthropic's thinking budget per level (Pi's `thinkingBudgets`:
+    /// `minimal`, `low`, `medium`, `high`; missing keys keep Pi's values).
+    pub thinking_budgets: Option<ThinkingBudgets>,
 }
 
 /// A settings file that exists but cannot be used.
@@ -197,6 +220,10 @@ impl Settings {
         self.default_model = over.default_model.or(self.default_model.take());
         self.retry = over.retry.or(self.retry.take());
         self.compaction = over.compaction.or(self.compaction.take());
+        self.default_thinking_level = over
+            .default_thinking_level
+            .or(self.default_thinking_level.take());
+        self.thinking_budgets = over.thinking_budgets.or(self.thinking_budgets.take());
         for (name, entry) in over.providers {
             self.providers.entry(name).or_default().merge(&entry);
         }
@@ -410,10 +437,17 @@ pub fn resolve_model(
         .unwrap_or_else(|| "openai-completions".into());
     let mut model = Model::new(model_id, provider_name, api);
     model.supports_images = provider.images.unwrap_or(false);
+    model.reasoning = provider
+        .reasoning
+        .unwrap_or_else(|| known_reasoning(&model.id));
+    model.thinking_level_map = provider.thinking_level_map.clone().unwrap_or_default();
     let mut config = ProviderConfig::new(base_url, api_key);
     config.temperature = provider.temperature;
     if let Some(max_tokens) = provider.max_tokens {
         config.max_tokens = max_tokens;
+    }
+    if let Some(budgets) = settings.thinking_budgets {
+        config.thinking_budgets = budgets;
     }
     if let Some(retries) = settings.retry.and_then(|r| r.provider.max_retries) {
         config.retry.max_retries = retries;

@@ -417,7 +417,10 @@ fn signal_during_a_slow_bash_call(signal: &str) {
         session_roles(&lines),
         ["user", "assistant", "toolResult", "assistant"]
     );
-    let result = &lines[3]["message"];
+    let result = &lines
+        .iter()
+        .find(|line| line["message"]["role"] == "toolResult")
+        .unwrap()["message"];
     assert_eq!(
         (
             &result["toolCallId"],
@@ -430,7 +433,7 @@ fn signal_during_a_slow_bash_call(signal: &str) {
             &json!(true)
         )
     );
-    assert_eq!(lines[4]["message"]["stopReason"], "aborted");
+    assert_eq!(lines.last().unwrap()["message"]["stopReason"], "aborted");
 }
 
 #[test]

@@ -629,79 +629,6 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
     }
 }
 
-/// An RPC client of the binary: commands in, their responses (and the
-/// events before each) out.
-struct Rpc {
-    running: Running,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<String>,
-}
-
-impl Rpc {
-    fn start(sandbox: &Sandbox, wire: Wire, server: &ModelServer) -> Self {
-        let mut command = sandbox.command(wire, server);
-        command.args(["--mode", "rpc"]).stdin(Stdio::piped());
-        let mut running = Running::spawn_piped(command);
-        let stdin = running.take_stdin();
-        let lines = running.stdout_lines();
-        Rpc {
-            running,
-            stdin,
-            lines,
-        }
-    }
-
-    /// Sends `command`; returns the lines before its response, and the response.
-    fn ask(&mut self, command: Value) -> (Vec<Value>, Value) {
-        let id = command["id"].clone();
-        send(&mut self.stdin, &command);
-        let mut before = Vec::new();
-        loop {
-            let line = next_json(&self.lines);
-            if line["id"] == id && line["type"] == "response" {
-                return (before, line);
-            }
-            before.push(line);
-        }
-    }
-
-    /// Runs `message` as a prompt and waits until the agent is idle again;
-    /// returns what was written meanwhile.
-    fn prompt(&mut self, message: &str) -> Vec<Value> {
-        // The previous run's tail (its compaction check) may still be ending
-        // right after `agent_end`; the prompt is then refused as "already
-        // processing" (Pi accepts it: a known gap), so it is sent again.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let mut response;
-        loop {
-            (_, response) = self.ask(json!({"id": "p", "type": "prompt", "message": message}));
-            let busy = response["error"]
-                .as_str()
-                .is_some_and(|error| error.starts_with("Agent is already processing"));
-            if !busy || std::time::Instant::now() > deadline {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        assert_eq!(response["success"], true, "{response}");
-        let mut seen = Vec::new();
-        loop {
-            let line = next_json(&self.lines);
-            let done = line["type"] == "agent_end";
-            seen.push(line);
-            if done {
-                return seen;
-            }
-        }
-    }
-
-    fn finish(self) {
-        drop(self.stdin);
-        let (status, _, _) = self.running.finish();
-        assert!(status.success());
-    }
-}
-
 #[test]
 fn rpc_fork_clone_switch_and_export_work_on_the_session_files() {
     let wire = Wire::OpenAi;
@@ -911,7 +838,7 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     )
     .unwrap();
     let mut rpc = Rpc::start(&sandbox, wire, &server);
-    let model = |provider: &str, id: &str| json!({"id": id, "provider": provider, "api": "openai-completions", "supportsImages": provider == "openai"});
+    let model = |provider: &str, id: &str| json!({"id": id, "provider": provider, "api": "openai-completions", "supportsImages": provider == "openai", "reasoning": false});
     let (_, listed) = rpc.ask(json!({"id": "l", "type": "get_available_models"}));
     assert_eq!(
         listed["data"]["models"],

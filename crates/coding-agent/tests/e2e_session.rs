@@ -46,9 +46,11 @@ fn assert_every_call_answered(transcript: &[String]) {
     assert_eq!(open, [] as [&str; 0], "unanswered at the end");
 }
 
-/// Each message entry's `parentId` is the entry before it.
+/// Each entry's `parentId` is the entry before it (the first, Pi's
+/// `thinking_level_change`, has none).
 fn assert_chained(lines: &[Value]) {
-    let entries: Vec<&Value> = lines.iter().filter(|l| l["type"] == "message").collect();
+    let entries: Vec<&Value> = lines.iter().filter(|l| l["type"] != "session").collect();
+    assert_eq!(entries[0]["type"], "thinking_level_change");
     assert_eq!(entries[0]["parentId"], Value::Null);
     for pair in entries.windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"], "{}", pair[1]);
@@ -126,9 +128,10 @@ fn killed_while_the_model_stalls_then_continue_resumes_with_the_saved_tool_resul
         std::slice::from_ref(&file)
     );
     let lines = session_lines(&file);
-    assert_eq!(lines[4], Value::String(torn.to_owned()));
+    // header, thinking_level_change, user, assistant, tool result, torn
+    assert_eq!(lines[5], Value::String(torn.to_owned()));
     let valid: Vec<Value> = lines.into_iter().filter(Value::is_object).collect();
-    assert_eq!(valid.len(), 6);
+    assert_eq!(valid.len(), 7);
     assert_eq!(valid[0]["type"], "session");
     assert_eq!(
         session_roles(&valid),

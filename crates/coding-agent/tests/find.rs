@@ -18,11 +18,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 mod search_support;
-use search_support::{Fixture, run, text};
+use search_support::{Fixture, find_tool, run, text};
 
 impl Fixture {
     async fn find(&self, args: Value) -> Result<AgentToolResult, ToolError> {
-        run(&Typed::<FindTool>::default(), &self.work(), args).await
+        run(&find_tool(), &self.work(), args).await
     }
 }
 
@@ -300,7 +300,7 @@ async fn find_cancelled_before_start_is_aborted() {
     let fixture = Fixture::project();
     let ctx = ToolContext::new(fixture.work());
     ctx.cancel.cancel();
-    let error = Typed::<FindTool>::default()
+    let error = find_tool()
         .execute("call", json!({"pattern": "*"}), ctx, UpdateSink::discard())
         .await
         .unwrap_err();

@@ -18,11 +18,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 mod search_support;
-use search_support::{Fixture, run, text};
+use search_support::{Fixture, grep_tool, run, text};
 
 impl Fixture {
     async fn grep(&self, args: Value) -> Result<AgentToolResult, ToolError> {
-        run(&Typed::<GrepTool>::default(), &self.work(), args).await
+        run(&grep_tool(), &self.work(), args).await
     }
 }
 
@@ -493,7 +493,7 @@ async fn grep_cancelled_before_start_is_aborted() {
     let fixture = Fixture::project();
     let ctx = ToolContext::new(fixture.work());
     ctx.cancel.cancel();
-    let error = Typed::<GrepTool>::default()
+    let error = grep_tool()
         .execute(
             "call",
             json!({"pattern": "foo"}),
@@ -626,4 +626,31 @@ async fn grep_searches_a_symlinked_search_directory_but_not_symlinks_inside() {
         grep_text(&fixture, json!({"pattern": "needle", "path": "link"})).await,
         "a.txt:1: needle"
     );
+}
+
+/// By default the user's global git excludes file is honoured, as rg honours
+/// it: a `*.secret` line in `$XDG_CONFIG_HOME/git/ignore` hides `a.secret`
+/// from the binary's grep. The tests' own tools walk the tree's ignore files
+/// only, so they still see it (and no developer's configuration changes a
+/// test's answer).
+#[tokio::test]
+async fn the_global_gitignore_is_honoured_by_default_and_not_by_tree_only_walks() {
+    let fixture = Fixture::new(&[("a.secret", "foo\n"), ("b.txt", "foo\n")]);
+    let config = fixture.dir("tmp").join("config");
+    std::fs::create_dir_all(config.join("git")).unwrap();
+    std::fs::write(config.join("git/ignore"), "*.secret\n").unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_coding-agent"))
+        .args(["tool", "grep", r#"{"pattern": "foo"}"#, "--cwd"])
+        .arg(fixture.work())
+        .env("HOME", fixture.dir("home"))
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["content"][0]["text"], "b.txt:1: foo", "{answer}");
+
+    let tree_only = run(&grep_tool(), &fixture.work(), json!({"pattern": "foo"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&tree_only), "a.secret:1: foo\nb.txt:1: foo");
 }

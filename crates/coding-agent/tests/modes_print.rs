@@ -62,8 +62,10 @@ async fn print_runs_the_tools_and_prints_the_final_text_blocks() {
         serde_json::to_value(&second.messages[2]).unwrap()["content"],
         json!([{"type": "text", "text": "a.txt"}])
     );
-    let roles: Vec<Value> = fixture.session_lines()[1..]
+    let roles: Vec<Value> = fixture
+        .session_lines()
         .iter()
+        .filter(|entry| entry["type"] == "message")
         .map(|entry| entry["message"]["role"].clone())
         .collect();
     assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
@@ -135,8 +137,10 @@ async fn ctrl_c_aborts_the_run_kills_the_tool_saves_the_session_and_exits_130() 
     );
     assert!(!process_alive(pid), "the tool's process {pid} survived");
 
-    let messages: Vec<Value> = fixture.session_lines()[1..]
+    let messages: Vec<Value> = fixture
+        .session_lines()
         .iter()
+        .filter(|entry| entry["type"] == "message")
         .map(|entry| {
             let m = &entry["message"];
             json!([m["role"], m.get("stopReason"), m["content"][0].get("text")])

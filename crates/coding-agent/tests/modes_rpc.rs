@@ -9,7 +9,9 @@ mod modes_support;
 use agent_ai::testing::ScriptedResponse;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::run_rpc;
-use modes_support::{Fixture, call, normalized, process_alive, reply, text, wait_for_pid};
+use modes_support::{
+    Fixture, PATIENCE, call, normalized, process_alive, reply, text, wait_for_pid,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use tokio::task::JoinHandle;
@@ -43,10 +45,11 @@ impl Client {
         self.send_raw(&format!("{command}\n")).await;
     }
 
+    /// The next line; fails the test when none comes within [`PATIENCE`].
     async fn line(&mut self) -> String {
-        self.stdout
-            .next_line()
+        tokio::time::timeout(PATIENCE, self.stdout.next_line())
             .await
+            .unwrap_or_else(|_| panic!("no line from the RPC mode within {PATIENCE:?}"))
             .unwrap()
             .expect("stdout ended")
     }
@@ -211,7 +214,7 @@ async fn prompt_answers_at_once_then_streams_events_and_the_state_follows() {
             &data["pendingMessageCount"]
         ),
         (
-            &json!({"id": "scripted", "provider": "scripted", "api": "scripted", "supportsImages": false}),
+            &json!({"id": "scripted", "provider": "scripted", "api": "scripted", "supportsImages": false, "reasoning": false}),
             &json!(false),
             &json!("one-at-a-time"),
             &json!(4),
@@ -225,8 +228,9 @@ async fn prompt_answers_at_once_then_streams_events_and_the_state_follows() {
         "{session_file}"
     );
     assert_eq!(client.finish().await, Vec::<String>::new());
-    // Every message was saved as it completed.
-    assert_eq!(fixture.session_lines().len(), 5);
+    // Every message was saved as it completed (after the header and the
+    // thinking level).
+    assert_eq!(fixture.session_lines().len(), 6);
 }
 
 #[cfg(target_os = "linux")]
@@ -349,7 +353,7 @@ async fn user_bash_returns_pi_bash_result_and_joins_the_conversation() {
         ])
     );
     client.finish().await;
-    let stored = &fixture.session_lines()[1]["message"];
+    let stored = &fixture.session_lines()[2]["message"];
     assert_eq!(
         normalized(stored.clone()),
         json!({"role": "bashExecution", "command": "echo hello; exit 3", "output": "hello\n",

@@ -742,6 +742,32 @@ fn footer_shows_context_fill_as_a_percentage_of_a_known_window() {
     );
 }
 
+#[test]
+fn footer_shows_the_thinking_level_and_shift_tab_asks_for_the_next() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    let last_row = |app: &mut App| screen(app, 60, 8, now).lines().last().unwrap().to_owned();
+    app.set_thinking(Some(agent_ai::ThinkingLevel::High));
+    assert_eq!(
+        last_row(&mut app),
+        "↑0 ↓0 R0 W0 $0.000 ctx 0              openai/gpt-test • high"
+    );
+    app.set_thinking(Some(agent_ai::ThinkingLevel::Off));
+    assert_eq!(
+        last_row(&mut app),
+        "↑0 ↓0 R0 W0 $0.000 ctx 0      openai/gpt-test • thinking off"
+    );
+    app.set_thinking(None);
+    assert_eq!(
+        last_row(&mut app),
+        "↑0 ↓0 R0 W0 $0.000 ctx 0                     openai/gpt-test"
+    );
+    assert_eq!(
+        app.handle_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
+        Action::CycleThinking
+    );
+}
+
 #[tokio::test]
 async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_records_it() {
     let one = sse_server::SseServer::with_calls(vec![]);
@@ -770,6 +796,7 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         system_prompt: "You are a test.".into(),
         session: coding_agent::session::SessionManager::create(&fixture.cwd, &fixture.sessions),
         hooks: None,
+        thinking: Default::default(),
     })
     .unwrap();
     let catalog = ModelCatalog {
@@ -809,6 +836,7 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         kinds,
         [
             "session",
+            "thinking_level_change",
             "message",
             "message",
             "model_change",
@@ -816,19 +844,19 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
             "message"
         ]
     );
-    let change = &lines[3];
+    let change = &lines[4];
     assert_eq!(
         change.as_object().unwrap().keys().collect::<Vec<_>>(),
         ["type", "id", "parentId", "timestamp", "provider", "modelId"]
     );
-    assert_eq!(change["parentId"], lines[2]["id"]);
+    assert_eq!(change["parentId"], lines[3]["id"]);
     assert_eq!(
         (&change["provider"], &change["modelId"]),
         (&json!("two"), &json!("m2b"))
     );
-    assert_eq!(lines[4]["parentId"], change["id"]);
-    assert_eq!(lines[5]["message"]["provider"], json!("two"));
-    assert_eq!(lines[5]["message"]["model"], json!("m2b"));
+    assert_eq!(lines[5]["parentId"], change["id"]);
+    assert_eq!(lines[6]["message"]["provider"], json!("two"));
+    assert_eq!(lines[6]["message"]["model"], json!("m2b"));
 }
 
 #[test]

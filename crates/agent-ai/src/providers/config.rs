@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::retry::{RetryCallback, RetryPolicy};
 use super::{AnthropicMessagesProvider, OpenAiCompletions, anthropic_messages, openai_completions};
 use crate::Provider;
+use crate::thinking::ThinkingBudgets;
 
 /// How to reach a provider's HTTP API.
 #[derive(Clone)]
@@ -33,11 +34,13 @@ pub struct ProviderConfig {
     /// a real tool call (see [`super::text_tool_calls`]). On by default; used by
     /// `openai-completions`, where smaller models do this.
     pub recover_text_tool_calls: bool,
+    /// Anthropic's thinking budget per level (Pi's `thinkingBudgets`).
+    pub thinking_budgets: ThinkingBudgets,
 }
 
 impl ProviderConfig {
     /// A config with the defaults: 3 retries from 2 s, a 120 s read timeout,
-    /// 8192 output tokens, text tool-call recovery on.
+    /// 8192 output tokens, text tool-call recovery on, Pi's thinking budgets.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
         ProviderConfig {
             base_url: base_url.into(),
@@ -48,6 +51,7 @@ impl ProviderConfig {
             temperature: None,
             on_retry: None,
             recover_text_tool_calls: true,
+            thinking_budgets: ThinkingBudgets::default(),
         }
     }
 
@@ -80,6 +84,7 @@ impl PartialEq for ProviderConfig {
             && self.max_tokens == other.max_tokens
             && self.temperature == other.temperature
             && self.recover_text_tool_calls == other.recover_text_tool_calls
+            && self.thinking_budgets == other.thinking_budgets
             && same_callback
     }
 }
@@ -96,6 +101,7 @@ impl std::fmt::Debug for ProviderConfig {
             .field("temperature", &self.temperature)
             .field("on_retry", &self.on_retry.as_ref().map(|_| "<callback>"))
             .field("recover_text_tool_calls", &self.recover_text_tool_calls)
+            .field("thinking_budgets", &self.thinking_budgets)
             .finish()
     }
 }

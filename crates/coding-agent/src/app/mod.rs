@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use agent_ai::message::now_millis;
+use agent_ai::thinking::{clamp, next_level, supported_levels};
 use agent_ai::validate::SchemaError;
 use agent_ai::{
     AssistantStream, Content, Context, ImageContent, Message, Model, Provider, StopReason,
-    UserContent, UserMessage,
+    ThinkingLevel, UserContent, UserMessage,
 };
 use agent_core::{
     Agent, AgentContext, AgentEvent, AgentEvents, LoopConfig, MessageQueue, QueueMode, ToolSet,
@@ -43,6 +44,7 @@ use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
 use crate::support::sync::lock;
+use crate::thinking::ThinkingOptions;
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 
 #[cfg(feature = "mcp")]
@@ -64,6 +66,8 @@ pub struct SessionOptions {
     pub session: SessionManager,
     /// Command hooks from the settings (`None`: no hooks).
     pub hooks: Option<Arc<CommandHooks>>,
+    /// `--thinking` and the settings' default level (see [`crate::thinking`]).
+    pub thinking: ThinkingOptions,
 }
 
 /// An agent with its session; cheap to clone (clones share both).
@@ -107,12 +111,16 @@ struct Inner {
     models: Mutex<Option<ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
     reported_queues: Mutex<(Vec<String>, Vec<String>)>,
+    /// Where a level comes from when the session or a model switch needs one.
+    thinking: ThinkingOptions,
 }
 
-/// The model in use and the provider that serves it.
+/// The model in use, the provider that serves it, and how hard it thinks.
 struct CurrentModel {
     model: Model,
     provider: Arc<dyn Provider>,
+    /// Always one the model supports.
+    thinking: ThinkingLevel,
 }
 
 /// Why [`AgentSession::set_model`] did not switch.
@@ -143,12 +151,20 @@ impl AgentSession {
             cwd,
             tools,
             system_prompt,
-            session,
+            mut session,
             hooks,
+            thinking,
         } = options;
+        let level = thinking.initial_level(&model, session.thinking_level());
+        if session.thinking_level() != Some(level)
+            && let Err(error) = session.append_thinking_level_change(level)
+        {
+            tracing::warn!("cannot save the session: {error}");
+        }
         let current = Arc::new(Mutex::new(CurrentModel {
             model: model.clone(),
             provider,
+            thinking: level,
         }));
         let ctx_factory: ContextFactory = {
             let cwd = cwd.clone();
@@ -202,6 +218,7 @@ impl AgentSession {
             reported_queues: Mutex::default(),
             models: Mutex::default(),
             prompt_hooks,
+            thinking,
         });
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         inner
@@ -379,7 +396,9 @@ impl AgentSession {
             let session = self.session();
             crate::compaction::plan(&session.branch(), keep, tokens_before)?
         };
-        let result = crate::compaction::summarise(plan, focus, &model, &provider, cancel).await?;
+        let reasoning = Some(self.thinking_level());
+        let result =
+            crate::compaction::summarise(plan, focus, &model, &provider, reasoning, cancel).await?;
         let mut session = self.session();
         session.append_compaction(&result)?;
         self.inner.agent.set_messages(session.messages());
@@ -414,10 +433,73 @@ impl AgentSession {
             return Err(SetModelError::Running);
         }
         let (provider_name, model_id) = (model.provider.clone(), model.id.clone());
-        *lock(&self.inner.current) = CurrentModel { model, provider };
+        let level = {
+            let mut current = lock(&self.inner.current);
+            let level =
+                self.inner
+                    .thinking
+                    .level_after_switch(&current.model, current.thinking, &model);
+            current.model = model;
+            current.provider = provider;
+            level
+        };
         self.session()
             .append_model_change(&provider_name, &model_id)?;
+        self.set_thinking_level(level)?;
         Ok(())
+    }
+
+    /// The thinking level requests ask for.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        lock(&self.inner.current).thinking
+    }
+
+    /// The levels the current model supports, in order.
+    pub fn available_thinking_levels(&self) -> Vec<ThinkingLevel> {
+        supported_levels(&self.model())
+    }
+
+    /// Sets the thinking level, clamped to what the model supports (RPC
+    /// `set_thinking_level`); when it changes, records a
+    /// `thinking_level_change` entry and tells `thinking_level_changed`.
+    /// Returns the level in force.
+    pub fn set_thinking_level(&self, wanted: ThinkingLevel) -> Result<ThinkingLevel, SessionError> {
+        let (level, changed) = {
+            let mut current = lock(&self.inner.current);
+            let level = clamp(&current.model, wanted);
+            let changed = level != current.thinking;
+            current.thinking = level;
+            (level, changed)
+        };
+        if changed {
+            self.session().append_thinking_level_change(level)?;
+            self.notify(SessionEvent::ThinkingLevelChanged { level });
+        }
+        Ok(level)
+    }
+
+    /// Moves to the next level the model supports, wrapping (RPC
+    /// `cycle_thinking_level`, Shift+Tab); `None` for a model without
+    /// reasoning.
+    pub fn cycle_thinking_level(&self) -> Result<Option<ThinkingLevel>, SessionError> {
+        let next = {
+            let current = lock(&self.inner.current);
+            next_level(&current.model, current.thinking)
+        };
+        next.map(|level| self.set_thinking_level(level)).transpose()
+    }
+
+    /// After another session file was loaded: its recorded level (or the
+    /// default), clamped, recorded there when it has none.
+    fn restore_thinking_level(&self) {
+        let recorded = self.session().thinking_level();
+        let level = self.inner.thinking.initial_level(&self.model(), recorded);
+        lock(&self.inner.current).thinking = level;
+        if recorded != Some(level)
+            && let Err(error) = self.session().append_thinking_level_change(level)
+        {
+            tracing::warn!("cannot save the session: {error}");
+        }
     }
 
     /// The working directory.
@@ -608,6 +690,11 @@ impl AgentSession {
         self.inner.follow_up.clear();
         lock(&self.inner.pending_bash).clear();
         self.session().new_session(parent_session);
+        // Pi starts every session file with the level in force.
+        let level = self.thinking_level();
+        if let Err(error) = self.session().append_thinking_level_change(level) {
+            tracing::warn!("cannot save the session: {error}");
+        }
         if let Some(hooks) = &self.inner.prompt_hooks {
             hooks.session_cleared();
         }
@@ -620,6 +707,7 @@ impl AgentSession {
         let manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
         self.inner.agent.set_messages(manager.messages());
         *self.session() = manager;
+        self.restore_thinking_level();
         self.inner.steering.clear();
         self.inner.follow_up.clear();
         self.report_queues();
@@ -730,9 +818,10 @@ pub fn default_tool_names() -> Vec<String> {
         .collect()
 }
 
-/// Sends each request to the session's current model and provider (the
-/// loop's fixed model is ignored, so [`AgentSession::set_model`] takes effect
-/// at the next request).
+/// Sends each request to the session's current model and provider at its
+/// thinking level (the loop's fixed model is ignored, so
+/// [`AgentSession::set_model`] and [`AgentSession::set_thinking_level`] take
+/// effect at the next request).
 ///
 /// Tool results far larger than what is left of the model's window are cut
 /// on the way ([`fit_tool_results`]).
@@ -748,10 +837,19 @@ impl Provider for SwitchableProvider {
         context: &Context,
         cancel: CancellationToken,
     ) -> AssistantStream {
-        let (model, provider) = {
+        let (model, provider, level) = {
             let current = lock(&self.current);
-            (current.model.clone(), current.provider.clone())
+            (
+                current.model.clone(),
+                current.provider.clone(),
+                current.thinking,
+            )
         };
+        let context = Context {
+            reasoning: Some(level),
+            ..context.clone()
+        };
+        let context = &context;
         let settings = *lock(&self.recovery);
         let window = settings.window_for(&model);
         let (reserve, _) = settings.compaction.scaled(window);

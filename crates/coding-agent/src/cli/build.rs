@@ -23,6 +23,7 @@ use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
 use coding_agent::session::{SessionManager, iso_timestamp, session_dir};
 use coding_agent::settings::SETTINGS_FILE;
+use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
 use super::resolve::Resolved;
@@ -145,6 +146,10 @@ pub(super) async fn build(
         system_prompt,
         session,
         hooks,
+        thinking: ThinkingOptions {
+            explicit: args.thinking,
+            default: models.settings.default_thinking_level,
+        },
     };
     Ok(Built {
         mode,

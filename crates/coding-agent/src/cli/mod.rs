@@ -106,6 +106,9 @@ struct RunArgs {
     /// Never turn a tool call a model wrote as JSON text into a real call
     #[arg(long)]
     no_text_tool_calls: bool,
+    /// Thinking level: off, minimal, low, medium, high, xhigh (clamped to what the model supports) [default: defaultThinkingLevel of settings.json, else medium]
+    #[arg(long, value_name = "LEVEL")]
+    thinking: Option<agent_ai::ThinkingLevel>,
     /// Non-interactive: run the prompts, print the final answer, exit
     #[arg(short = 'p', long)]
     print: bool,

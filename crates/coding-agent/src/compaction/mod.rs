@@ -23,7 +23,10 @@ pub mod tokens;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use agent_ai::{AssistantMessageEvent, Context, Message, Model, Provider, StopReason, UserMessage};
+use agent_ai::{
+    AssistantMessageEvent, Context, Message, Model, Provider, StopReason, ThinkingLevel,
+    UserMessage,
+};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::Value;
@@ -272,6 +275,7 @@ pub async fn summarise(
     focus: Option<&str>,
     model: &Model,
     provider: &Arc<dyn Provider>,
+    reasoning: Option<ThinkingLevel>,
     cancel: &CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
     let history = if plan.history.is_empty() {
@@ -281,7 +285,7 @@ pub async fn summarise(
             .unwrap_or_else(|| "No prior history.".to_owned())
     } else {
         let request = history_request(&plan.history, plan.previous_summary.as_deref(), focus);
-        ask(model, provider, request, cancel)
+        ask(model, provider, request, reasoning, cancel)
             .await?
             .map_err(CompactionError::Summary)?
     };
@@ -292,6 +296,7 @@ pub async fn summarise(
             model,
             provider,
             turn_prefix_request(&plan.turn_prefix),
+            reasoning,
             cancel,
         )
         .await?
@@ -311,16 +316,19 @@ pub async fn summarise(
 }
 
 /// One summariser call: its text, or its error message. `Err` when cancelled.
+/// It thinks at the session's level (Pi: only a level other than `off`).
 async fn ask(
     model: &Model,
     provider: &Arc<dyn Provider>,
     request: String,
+    reasoning: Option<ThinkingLevel>,
     cancel: &CancellationToken,
 ) -> Result<Result<String, String>, CompactionError> {
     let context = Context {
         system_prompt: Some(SUMMARY_SYSTEM_PROMPT.into()),
         messages: vec![UserMessage::text(request).into()].into(),
         tools: Arc::from([]),
+        reasoning: reasoning.filter(|level| model.reasoning && *level != ThinkingLevel::Off),
     };
     let mut stream = provider.stream(model, &context, cancel.clone());
     let mut last = None;

@@ -42,6 +42,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 mod models;
+mod thinking;
 
 use crate::app::AgentSession;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
@@ -363,6 +364,19 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 success(id, kind, None)
             }
             "get_session_stats" => success(id, kind, Some(session_stats(&session))),
+            "set_thinking_level" => {
+                let Some(level) = text("level") else {
+                    return Ok(Some(missing(id, kind, "level")));
+                };
+                match thinking::set_thinking_level(&session, level) {
+                    Ok(()) => success(id, kind, None),
+                    Err(error) => failure(id, kind, &error),
+                }
+            }
+            "cycle_thinking_level" => match thinking::cycle_thinking_level(&session) {
+                Ok(data) => success(id, kind, Some(data)),
+                Err(error) => failure(id, kind, &error),
+            },
             "get_available_models" | "set_model" | "cycle_model" => {
                 let Some(catalog) = session.models() else {
                     return Ok(Some(failure(id, kind, "No models are configured")));
@@ -386,9 +400,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                         Ok(Some(model)) => success(
                             id,
                             kind,
-                            Some(
-                                json!({"model": model, "thinkingLevel": "off", "isScoped": false}),
-                            ),
+                            Some(json!({
+                                "model": model,
+                                "thinkingLevel": session.thinking_level(),
+                                "isScoped": false,
+                            })),
                         ),
                         Ok(None) => success(id, kind, Some(Value::Null)),
                         Err(error) => failure(id, kind, &error),
@@ -501,7 +517,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         let (steering, follow_up) = session.queue_modes();
         let mut state = strip_nulls(json!({
             "model": session.model(),
-            "thinkingLevel": "off",
+            "thinkingLevel": session.thinking_level(),
             "isStreaming": session.agent().is_running(),
             "isCompacting": session.is_compacting(),
             "steeringMode": queue_mode_name(steering),

@@ -171,8 +171,12 @@ async fn answer(
                 .map_err(WireFs::from),
         ),
         Call::Bash(bash) => run_bash(id, bash, cancel, replies).await,
-        Call::Grep(request) => Reply::Grep(LocalGrepOperations.search(request, cancel).await),
-        Call::Find(request) => Reply::Find(LocalFindOperations.glob(request, cancel).await),
+        Call::Grep(request) => {
+            Reply::Grep(LocalGrepOperations::default().search(request, cancel).await)
+        }
+        Call::Find(request) => {
+            Reply::Find(LocalFindOperations::default().glob(request, cancel).await)
+        }
         Call::LsExists(path) => Reply::Exists(ls.exists(&path).await),
         Call::LsStat(path) => Reply::Stat(ls.stat(&path).await.map_err(wire_io)),
         Call::LsReadDir(path) => Reply::Names(

@@ -6,8 +6,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use agent_ai::Message;
 use agent_ai::message::now_millis;
+use agent_ai::{Message, ThinkingLevel};
 use serde_json::{Value, json};
 
 use super::format::{BashExecution, SessionHeader, message_from_entry, parse_session, user_text};
@@ -298,6 +298,31 @@ impl SessionManager {
                 ("modelId", Value::String(model_id.to_owned())),
             ],
         )
+    }
+
+    /// Records the thinking level in force from here on (Pi's
+    /// `thinking_level_change` entry).
+    pub fn append_thinking_level_change(
+        &mut self,
+        level: ThinkingLevel,
+    ) -> Result<(), SessionError> {
+        self.append_entry(
+            "thinking_level_change",
+            "thinkingLevel",
+            Value::String(level.as_str().to_owned()),
+        )
+    }
+
+    /// The level of the branch's last `thinking_level_change` (`None`: none,
+    /// or one naming no level this build knows).
+    pub fn thinking_level(&self) -> Option<ThinkingLevel> {
+        self.branch()
+            .into_iter()
+            .rev()
+            .find(|e| e.get("type").and_then(Value::as_str) == Some("thinking_level_change"))
+            .and_then(|e| e.get("thinkingLevel"))
+            .and_then(Value::as_str)
+            .and_then(|name| name.parse().ok())
     }
 
     fn append_entry(&mut self, kind: &str, key: &str, value: Value) -> Result<(), SessionError> {

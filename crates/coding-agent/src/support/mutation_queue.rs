@@ -202,10 +202,16 @@ mod tests {
                 let _turn = lock_file(&waiter_path).await;
                 order.lock().unwrap().push(i);
             }));
-            // Let waiter i queue up before waiter i+1 arrives.
-            while Arc::strong_count(QUEUES.lock().unwrap().get(&key).unwrap()) < i + 3 {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
+            // Let waiter i queue up before waiter i+1 arrives (a waiter
+            // that never queues fails the test instead of hanging it).
+            let queued = async {
+                while Arc::strong_count(QUEUES.lock().unwrap().get(&key).unwrap()) < i + 3 {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(60), queued)
+                .await
+                .unwrap_or_else(|_| panic!("waiter {i} never queued"));
         }
         drop(first);
         for waiter in waiters {

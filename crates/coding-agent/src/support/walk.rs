@@ -59,12 +59,41 @@ impl SearchError {
     }
 }
 
+/// What a walk honours besides the tree's own ignore files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkOptions {
+    /// The user's global git excludes file (`core.excludesFile`, else
+    /// `$XDG_CONFIG_HOME/git/ignore` or `~/.config/git/ignore`), as rg and fd
+    /// honour it; on by default. Tests, and embedders who want the same
+    /// answer on every machine, turn it off.
+    pub global_gitignore: bool,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            global_gitignore: true,
+        }
+    }
+}
+
+impl WalkOptions {
+    /// Only the tree's own ignore files: the answer does not depend on the
+    /// user's configuration.
+    pub fn tree_only() -> Self {
+        WalkOptions {
+            global_gitignore: false,
+        }
+    }
+}
+
 /// The shared ignore policy for a walk of `root` (see the module docs).
-fn policy(root: &Path) -> WalkBuilder {
+fn policy(root: &Path, options: WalkOptions) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
         .require_git(false)
+        .git_global(options.global_gitignore)
         .follow_links(false)
         .filter_entry(|entry| entry.file_name() != ".git");
     builder
@@ -76,15 +105,17 @@ fn policy(root: &Path) -> WalkBuilder {
 /// directories, broken ignore files) come as `Err` items the caller may skip.
 /// Entries come in [`Path`] order (component by component), the order the
 /// tools' output uses.
-pub fn walk(root: &Path) -> Walk {
-    policy(root).sort_by_file_name(|a, b| a.cmp(b)).build()
+pub fn walk(root: &Path, options: WalkOptions) -> Walk {
+    policy(root, options)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build()
 }
 
 /// An unordered walk of `root` on `threads` threads under the same policy,
 /// for work (like searching file contents) that costs more than the walk;
 /// callers that need the sorted order sort what they keep by [`Path`].
-pub fn walk_parallel(root: &Path, threads: usize) -> WalkParallel {
-    policy(root).threads(threads).build_parallel()
+pub fn walk_parallel(root: &Path, threads: usize, options: WalkOptions) -> WalkParallel {
+    policy(root, options).threads(threads).build_parallel()
 }
 
 /// Where a [`PathGlob`] looks.

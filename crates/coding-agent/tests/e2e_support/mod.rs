@@ -8,13 +8,16 @@
 //!   Anthropic messages, and a format-independent reading of requests.
 //! - [`sandbox`]: temp HOME, agent dir, cwd and TMPDIR; the spawned binary;
 //!   the processes it leaves, seen through /proc.
+//! - [`rpc`]: a client of `--mode rpc`.
 
 #![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod rpc;
 pub mod sandbox;
 pub mod server;
 pub mod wire;
 
+pub use rpc::Rpc;
 pub use sandbox::*;
 pub use server::{ModelServer, Reply, Request};
 pub use wire::{Answer, Call, MODEL, Wire};

@@ -61,6 +61,7 @@ impl Fixture {
             system_prompt: "You are a test.".into(),
             session: SessionManager::create(&self.cwd, &self.sessions),
             hooks,
+            thinking: Default::default(),
         })
         .unwrap();
         (session, provider)
@@ -139,14 +140,25 @@ pub fn process_alive(pid: i32) -> bool {
     }
 }
 
-/// Waits (without a deadline assertion on timing) until `path` holds a pid.
+/// How long a helper waits for something that should happen at once before
+/// it fails the test (generous: a loaded CI machine is slow, never this slow).
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Waits until `path` holds a pid; fails the test after [`PATIENCE`] (the
+/// command never started).
 pub async fn wait_for_pid(path: &Path) -> i32 {
+    let deadline = std::time::Instant::now() + PATIENCE;
     loop {
         if let Ok(text) = std::fs::read_to_string(path)
             && let Ok(pid) = text.trim().parse()
         {
             return pid;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no pid in {} after {PATIENCE:?}",
+            path.display()
+        );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }

@@ -48,6 +48,10 @@ pub fn run_tool_remotely(
 ) -> Result<Run, String> {
     let mut remote_env = vec![
         ("HOME".to_owned(), layout.home.display().to_string()),
+        (
+            "XDG_CONFIG_HOME".to_owned(),
+            layout.home.join(".config").display().to_string(),
+        ),
         ("TMPDIR".to_owned(), layout.tmp.display().to_string()),
         ("TZ".to_owned(), "UTC".to_owned()),
     ];
@@ -80,6 +84,7 @@ fn run_with(
         .args(extra)
         .current_dir(&layout.work)
         .env("HOME", &layout.home)
+        .env("XDG_CONFIG_HOME", layout.home.join(".config"))
         .env("TMPDIR", &layout.tmp)
         .env("TZ", "UTC")
         .envs(env.iter().map(|(k, v)| (k, v)))

@@ -2,11 +2,40 @@
 //! `work/` (the cwd), `home/` and `tmp/`) with the project most parity fixtures
 //! use, and a way to run a tool in it.
 
+// Each test binary (grep, find) uses its own part.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use coding_agent::{ToolContext, ToolDefinition};
+use coding_agent::support::walk::WalkOptions;
+use coding_agent::tools::find::FindTool;
+use coding_agent::tools::find::ops::LocalFindOperations;
+use coding_agent::tools::grep::GrepTool;
+use coding_agent::tools::grep::ops::LocalGrepOperations;
+use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::Value;
+
+/// `grep` on this machine, honouring only the tree's ignore files: the
+/// developer's global gitignore cannot change an answer.
+pub fn grep_tool() -> Typed<GrepTool> {
+    Typed::new(GrepTool {
+        ops: Arc::new(LocalGrepOperations {
+            walk: WalkOptions::tree_only(),
+        }),
+    })
+}
+
+/// `find` on this machine, honouring only the tree's ignore files.
+pub fn find_tool() -> Typed<FindTool> {
+    Typed::new(FindTool {
+        ops: Arc::new(LocalFindOperations {
+            walk: WalkOptions::tree_only(),
+        }),
+    })
+}
 
 /// A parity layout in a temp dir, removed on drop.
 pub struct Fixture {
@@ -39,6 +68,11 @@ impl Fixture {
             (".hidden/secret.txt", "foo in hidden dir\n"),
             (".env", "FOO=1\n"),
         ])
+    }
+
+    /// The layout's `name/` directory (`work`, `home`, `tmp`).
+    pub fn dir(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
     }
 
     /// The tools' cwd.

@@ -16,6 +16,7 @@ use crate::message::{AssistantContent, AssistantMessage, Content, Message, UserC
 use crate::providers::ProviderConfig;
 use crate::providers::transform::{IMAGE_ONLY_RESULT, transform_messages};
 use crate::stream::{Context, Model};
+use crate::thinking::{self, ThinkingLevel};
 use crate::tool::Tool;
 
 /// The JSON request for one streamed response.
@@ -26,7 +27,12 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
         "messages".into(),
         Value::Array(convert_messages(&context.messages, model)),
     );
-    body.insert("max_tokens".into(), json!(config.max_tokens));
+    let thinking = thinking(model, context.reasoning, config);
+    let max_tokens = match &thinking {
+        Some(Thinking::Enabled { max_tokens, .. }) => *max_tokens,
+        _ => config.max_tokens,
+    };
+    body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     if let Some(system) = context.system_prompt.as_deref() {
         body.insert(
@@ -34,13 +40,59 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
             json!([{"type": "text", "text": system, "cache_control": cache_control()}]),
         );
     }
-    if let Some(temperature) = config.temperature_json() {
-        body.insert("temperature".into(), temperature);
+    match thinking {
+        Some(Thinking::Enabled { budget, .. }) => {
+            // The API rejects a temperature with thinking on.
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
+        }
+        Some(Thinking::Disabled) | None => {
+            if let Some(temperature) = config.temperature_json() {
+                body.insert("temperature".into(), temperature);
+            }
+            if thinking.is_some() {
+                body.insert("thinking".into(), json!({"type": "disabled"}));
+            }
+        }
     }
     if !context.tools.is_empty() {
         body.insert("tools".into(), Value::Array(convert_tools(&context.tools)));
     }
     Value::Object(body)
+}
+
+/// What a request says about thinking.
+enum Thinking {
+    /// `thinking: {type: "disabled"}`.
+    Disabled,
+    /// `thinking: {type: "enabled", budget_tokens}`, with `max_tokens`
+    /// raised to hold the budget and the answer.
+    Enabled { max_tokens: u32, budget: u32 },
+}
+
+/// Pi's budget mode: for a reasoning model with a level asked for, `off` is
+/// sent as disabled and the others as a budget ([`ThinkingBudgets`] on top
+/// of `max_tokens`); nothing for other models or without a level.
+///
+/// [`ThinkingBudgets`]: crate::thinking::ThinkingBudgets
+fn thinking(
+    model: &Model,
+    level: Option<ThinkingLevel>,
+    config: &ProviderConfig,
+) -> Option<Thinking> {
+    let level = level.filter(|_| model.reasoning)?;
+    let level = thinking::clamp(model, level);
+    Some(
+        match config
+            .thinking_budgets
+            .adjust_max_tokens(config.max_tokens, level)
+        {
+            Some((max_tokens, budget)) => Thinking::Enabled { max_tokens, budget },
+            None => Thinking::Disabled,
+        },
+    )
 }
 
 fn cache_control() -> Value {

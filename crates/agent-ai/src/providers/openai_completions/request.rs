@@ -19,6 +19,7 @@ use crate::providers::ProviderConfig;
 use crate::providers::text_tool_calls::{RECOVERED_RESULT_NUDGE, recovered_call_ids};
 use crate::providers::transform::{IMAGE_ONLY_RESULT, transform_messages};
 use crate::stream::{Context, Model};
+use crate::thinking::{self, ThinkingLevel};
 use crate::tool::Tool;
 
 /// Text of the user message that carries tool-result images (Pi's).
@@ -37,6 +38,9 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
     if let Some(temperature) = config.temperature_json() {
         body.insert("temperature".into(), temperature);
     }
+    if let Some(effort) = reasoning_effort(model, context.reasoning) {
+        body.insert("reasoning_effort".into(), json!(effort));
+    }
     if !context.tools.is_empty() {
         body.insert("tools".into(), Value::Array(convert_tools(&context.tools)));
     } else if has_tool_history(&context.messages) {
@@ -45,6 +49,21 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
         body.insert("tools".into(), json!([]));
     }
     Value::Object(body)
+}
+
+/// Pi's `reasoning_effort`: for a reasoning model, the level (clamped to
+/// those it supports) by its wire name; `off` is left out unless the
+/// model's level map names it.
+fn reasoning_effort(model: &Model, level: Option<ThinkingLevel>) -> Option<String> {
+    let level = level.filter(|_| model.reasoning)?;
+    match thinking::clamp(model, level) {
+        ThinkingLevel::Off => model
+            .thinking_level_map
+            .get(&ThinkingLevel::Off)
+            .cloned()
+            .flatten(),
+        level => thinking::wire_name(model, level),
+    }
 }
 
 fn convert_tools(tools: &[Tool]) -> Vec<Value> {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use agent_ai::{Message, Usage};
+use agent_ai::{Message, ThinkingLevel, Usage};
 use agent_core::AgentEvent;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
@@ -45,6 +45,8 @@ pub enum Action {
     Model(Option<String>),
     /// Compact the conversation now, with what the summary should focus on.
     Compact(Option<String>),
+    /// Move to the next thinking level (Shift+Tab).
+    CycleThinking,
     /// List the MCP servers, their state and tools.
     Mcp,
     /// Leave.
@@ -71,6 +73,8 @@ pub struct App {
     model: String,
     /// The model's context window in tokens, when known.
     context_window: Option<u64>,
+    /// The thinking level, for a model that reasons.
+    thinking: Option<ThinkingLevel>,
     cwd: PathBuf,
     /// `[user@]host[:port]` when the tools act on a remote host.
     remote_host: Option<String>,
@@ -98,6 +102,7 @@ impl App {
             approvals: super::approval::Approvals::default(),
             model,
             context_window: None,
+            thinking: None,
             cwd: cwd.to_path_buf(),
             remote_host: None,
             tools,
@@ -139,6 +144,12 @@ impl App {
     pub fn set_model(&mut self, model: String, context_window: Option<u64>) {
         self.model = model;
         self.context_window = context_window;
+    }
+
+    /// Shows `level` in the footer after the model (`None`: the model does
+    /// not reason, nothing is shown).
+    pub fn set_thinking(&mut self, level: Option<ThinkingLevel>) {
+        self.thinking = level;
     }
 
     /// `/model`'s list: the current model, then what `/model` can switch to.
@@ -306,6 +317,7 @@ impl App {
                 self.complete();
                 Action::None
             }
+            KeyCode::BackTab => Action::CycleThinking,
             KeyCode::Backspace => {
                 self.editor.backspace();
                 Action::None
@@ -641,14 +653,20 @@ impl App {
             tokens(u.cache_write),
             u.cost.total,
         );
+        // Pi's `model • level` (`thinking off` for a reasoning model at off).
+        let model = match self.thinking {
+            Some(ThinkingLevel::Off) => format!("{} • thinking off", self.model),
+            Some(level) => format!("{} • {level}", self.model),
+            None => self.model.clone(),
+        };
         let gap = width
-            .saturating_sub(text_width(&stats) + text_width(&self.model))
+            .saturating_sub(text_width(&stats) + text_width(&model))
             .max(1);
         vec![
             StyledLine::new(cwd, Style::Dim),
             StyledLine::new(stats, Style::Dim)
                 .push(" ".repeat(gap), Style::Normal)
-                .push(self.model.clone(), Style::Dim),
+                .push(model, Style::Dim),
         ]
     }
 }
@@ -671,6 +689,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Ctrl+T", "show or hide thinking"),
         ("Up/Down", "history; PageUp/PageDown scroll"),
         ("Tab", "complete an @path"),
+        ("Shift+Tab", "next thinking level"),
         (
             "Commands",
             "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /mcp /help /quit",

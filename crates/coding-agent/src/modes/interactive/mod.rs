@@ -148,6 +148,7 @@ struct Parts {
     tools: Vec<std::sync::Arc<dyn crate::ToolDefinition>>,
     system_prompt: String,
     hooks: Option<std::sync::Arc<crate::hooks::CommandHooks>>,
+    thinking: crate::thinking::ThinkingOptions,
 }
 
 impl Parts {
@@ -159,6 +160,7 @@ impl Parts {
             tools: options.tools.clone(),
             system_prompt: options.system_prompt.clone(),
             hooks: options.hooks.clone(),
+            thinking: options.thinking,
         }
     }
 
@@ -171,6 +173,11 @@ impl Parts {
             system_prompt: self.system_prompt.clone(),
             session,
             hooks: self.hooks.clone(),
+            // A resumed session's own level wins over `--thinking`.
+            thinking: crate::thinking::ThinkingOptions {
+                explicit: None,
+                ..self.thinking
+            },
         })
         .context("a built-in tool's schema")
     }
@@ -195,6 +202,7 @@ impl Driver {
         let mut warnings = self.interactive.warnings.take();
         let mut approvals = self.interactive.approvals.take();
         loop {
+            self.show_thinking(app);
             app.approvals.drop_abandoned();
             terminal.draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
@@ -239,6 +247,22 @@ impl Driver {
                 return Ok(());
             }
         }
+    }
+
+    /// The footer's thinking level: the session's, for a model that reasons.
+    fn show_thinking(&self, app: &mut App) {
+        let reasons = self.session.model().reasoning;
+        app.set_thinking(reasons.then(|| self.session.thinking_level()));
+    }
+
+    /// Shift+Tab: the next level the model supports (Pi's texts).
+    fn cycle_thinking(&self, app: &mut App) {
+        let line = match self.session.cycle_thinking_level() {
+            Ok(Some(level)) => StyledLine::new(format!("Thinking level: {level}"), Style::Dim),
+            Ok(None) => StyledLine::new("Current model does not support thinking", Style::Dim),
+            Err(error) => StyledLine::new(error.to_string(), Style::Error),
+        };
+        app.notice(vec![line]);
     }
 
     /// Applies the agent events already received, without waiting.
@@ -332,6 +356,7 @@ impl Driver {
                 app.show_models(&self.interactive.models.choices(&env));
             }
             Action::Model(Some(name)) => self.switch_model(app, &name),
+            Action::CycleThinking => self.cycle_thinking(app),
             Action::Mcp => app.notice(mcp_lines(&self.session)),
             Action::Quit => {
                 self.session.abort();

@@ -60,7 +60,7 @@ pub struct FindTool {
 impl Default for FindTool {
     fn default() -> Self {
         FindTool {
-            ops: Arc::new(self::ops::LocalFindOperations),
+            ops: Arc::new(self::ops::LocalFindOperations::default()),
         }
     }
 }

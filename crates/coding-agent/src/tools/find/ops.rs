@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::walk::{PathGlob, SearchError, slash_path, walk};
+use crate::support::walk::{PathGlob, SearchError, WalkOptions, slash_path, walk};
 
 /// One glob search, as the `find` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -39,7 +39,10 @@ pub trait FindOperations: Send + Sync {
 
 /// Walks the local file system in-process.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LocalFindOperations;
+pub struct LocalFindOperations {
+    /// What the walk honours besides the tree's ignore files.
+    pub walk: WalkOptions,
+}
 
 #[async_trait]
 impl FindOperations for LocalFindOperations {
@@ -48,7 +51,8 @@ impl FindOperations for LocalFindOperations {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SearchError> {
-        tokio::task::spawn_blocking(move || glob_blocking(&request, &cancel))
+        let options = self.walk;
+        tokio::task::spawn_blocking(move || glob_blocking(&request, options, &cancel))
             .await
             .map_err(|e| SearchError::Other(format!("find failed: {e}")))?
     }
@@ -56,6 +60,7 @@ impl FindOperations for LocalFindOperations {
 
 fn glob_blocking(
     request: &FindRequest,
+    options: WalkOptions,
     cancel: &CancellationToken,
 ) -> Result<Vec<String>, SearchError> {
     let metadata = std::fs::metadata(&request.path).map_err(|_| SearchError::PathNotFound)?;
@@ -67,7 +72,7 @@ fn glob_blocking(
     let limit = request.limit.unwrap_or(usize::MAX);
     let root = request.path.as_path();
     let mut found = Vec::new();
-    for entry in walk(root).flatten() {
+    for entry in walk(root, options).flatten() {
         if cancel.is_cancelled() {
             return Err(SearchError::Cancelled);
         }

@@ -71,7 +71,7 @@ pub struct GrepTool {
 impl Default for GrepTool {
     fn default() -> Self {
         GrepTool {
-            ops: Arc::new(self::ops::LocalGrepOperations),
+            ops: Arc::new(self::ops::LocalGrepOperations::default()),
         }
     }
 }

@@ -19,7 +19,7 @@ use ignore::WalkState;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::sync::lock;
-use crate::support::walk::{PathGlob, SearchError, slash_path, walk_parallel};
+use crate::support::walk::{PathGlob, SearchError, WalkOptions, slash_path, walk_parallel};
 
 /// One search, as the `grep` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -85,7 +85,10 @@ pub trait GrepOperations: Send + Sync {
 
 /// Searches the local file system in-process, several files at a time.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LocalGrepOperations;
+pub struct LocalGrepOperations {
+    /// What the walk honours besides the tree's ignore files.
+    pub walk: WalkOptions,
+}
 
 #[async_trait]
 impl GrepOperations for LocalGrepOperations {
@@ -94,7 +97,8 @@ impl GrepOperations for LocalGrepOperations {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<GrepMatch>, SearchError> {
-        tokio::task::spawn_blocking(move || search_blocking(&request, &cancel))
+        let options = self.walk;
+        tokio::task::spawn_blocking(move || search_blocking(&request, options, &cancel))
             .await
             .map_err(|e| SearchError::Other(format!("search failed: {e}")))?
     }
@@ -105,6 +109,7 @@ const MAX_WORKERS: usize = 8;
 
 fn search_blocking(
     request: &GrepRequest,
+    options: WalkOptions,
     cancel: &CancellationToken,
 ) -> Result<Vec<GrepMatch>, SearchError> {
     let metadata = std::fs::metadata(&request.path).map_err(|_| SearchError::PathNotFound)?;
@@ -132,7 +137,7 @@ fn search_blocking(
         .map(PathGlob::new)
         .transpose()
         .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
-    let matches = search_tree(request, &matcher, glob.as_ref(), limit, cancel);
+    let matches = search_tree(request, &matcher, glob.as_ref(), limit, options, cancel);
     if cancel.is_cancelled() {
         return Err(SearchError::Cancelled);
     }
@@ -222,6 +227,7 @@ fn search_tree(
     matcher: &RegexMatcher,
     glob: Option<&PathGlob>,
     limit: usize,
+    options: WalkOptions,
     cancel: &CancellationToken,
 ) -> Vec<GrepMatch> {
     let threads = std::thread::available_parallelism()
@@ -236,7 +242,7 @@ fn search_tree(
     // prune when pruning is possible.
     let full = AtomicBool::new(false);
     let root = request.path.as_path();
-    walk_parallel(root, threads).run(|| {
+    walk_parallel(root, threads, options).run(|| {
         let mut searcher = new_searcher();
         let (first, full) = (&first, &full);
         Box::new(move |entry| {

@@ -1,0 +1,268 @@
+//! Thinking levels end to end (issue 16): the built binary in RPC mode
+//! against a loopback model server in both wire formats. `--thinking`,
+//! `defaultThinkingLevel`, RPC `set_thinking_level` / `cycle_thinking_level`
+//! / `get_state` / `set_model` in Pi's shapes, the level on the wire
+//! (`reasoning_effort`, Anthropic's budget), the `thinking_level_change`
+//! entries, and the level restored by `--continue`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use e2e_support::*;
+use serde_json::{Value, json};
+
+fn write_settings(sandbox: &Sandbox, settings: &Value) {
+    std::fs::write(
+        sandbox.agent_dir.join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+}
+
+/// A server that answers every request with `ok`.
+fn ok_server(wire: Wire) -> ModelServer {
+    ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))))
+}
+
+/// What the last model request said about thinking: OpenAI's
+/// `reasoning_effort`, or Anthropic's `thinking` with its `max_tokens`.
+fn last_thinking(wire: Wire, server: &ModelServer) -> Value {
+    let request = server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST")
+        .unwrap();
+    let body = &request.body;
+    match wire {
+        Wire::OpenAi => body.get("reasoning_effort").cloned().unwrap_or(Value::Null),
+        Wire::Anthropic => json!({
+            "thinking": body.get("thinking"),
+            "max_tokens": body["max_tokens"],
+        }),
+    }
+}
+
+/// What [`last_thinking`] reads for `effort` on OpenAI, or Anthropic's
+/// `budget` on top of the default 8192 output tokens.
+fn thinking_on(wire: Wire, effort: &str, budget: u64) -> Value {
+    match wire {
+        Wire::OpenAi => json!(effort),
+        Wire::Anthropic => json!({
+            "thinking": {"type": "enabled", "budget_tokens": budget},
+            "max_tokens": 8192 + budget,
+        }),
+    }
+}
+
+fn state_level(rpc: &mut Rpc) -> Value {
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    state["data"]["thinkingLevel"].clone()
+}
+
+/// Sets `level`; returns the response and the `thinking_level_changed`
+/// events that came with it (before the response or right after).
+fn set_level(rpc: &mut Rpc, level: &str) -> (Value, Vec<Value>) {
+    let (before, response) =
+        rpc.ask(json!({"id": "t", "type": "set_thinking_level", "level": level}));
+    // The event is written by the event pump, maybe after the response: a
+    // get_state round trip flushes it.
+    let (after, _) = rpc.ask(json!({"id": "flush", "type": "get_state"}));
+    let changes = before
+        .into_iter()
+        .chain(after)
+        .filter(|line| line["type"] == "thinking_level_changed")
+        .collect();
+    (response, changes)
+}
+
+#[test]
+fn levels_reach_the_wire_change_over_rpc_and_come_back_with_continue() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let sandbox = Sandbox::new();
+        write_settings(
+            &sandbox,
+            &json!({"providers": {wire.provider(): {"reasoning": true}}}),
+        );
+        let server = ok_server(wire);
+        let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--thinking", "low"]);
+        assert_eq!(state_level(&mut rpc), "low", "{wire:?}");
+        rpc.prompt("one");
+        assert_eq!(
+            last_thinking(wire, &server),
+            thinking_on(wire, "low", 2048),
+            "{wire:?}"
+        );
+
+        let (response, changes) = set_level(&mut rpc, "high");
+        assert_eq!(
+            response,
+            json!({"id":"t","type":"response","command":"set_thinking_level","success":true})
+        );
+        assert_eq!(
+            changes,
+            [json!({"type":"thinking_level_changed","level":"high"})]
+        );
+        let (_, again) = set_level(&mut rpc, "high");
+        assert_eq!(again, Vec::<Value>::new(), "no change, no event");
+
+        // high -> off (xhigh is not supported without the model's map) -> minimal
+        let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_thinking_level"}));
+        assert_eq!(
+            cycled,
+            json!({"id":"c","type":"response","command":"cycle_thinking_level","success":true,
+                   "data":{"level":"off"}})
+        );
+        rpc.prompt("two");
+        let off = match wire {
+            Wire::OpenAi => Value::Null,
+            Wire::Anthropic => json!({"thinking": {"type": "disabled"}, "max_tokens": 8192}),
+        };
+        assert_eq!(last_thinking(wire, &server), off, "{wire:?}");
+        let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_thinking_level"}));
+        assert_eq!(cycled["data"], json!({"level": "minimal"}));
+
+        // Unknown names become the first supported level; xhigh is clamped.
+        set_level(&mut rpc, "ludicrous");
+        assert_eq!(state_level(&mut rpc), "off");
+        set_level(&mut rpc, "xhigh");
+        assert_eq!(state_level(&mut rpc), "high");
+        rpc.prompt("three");
+        let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+        let file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+        rpc.finish();
+
+        let entries: Vec<Value> = session_lines(std::path::Path::new(&file))
+            .into_iter()
+            .filter(|line| line["type"] == "thinking_level_change")
+            .collect();
+        let levels: Vec<&str> = entries
+            .iter()
+            .map(|e| e["thinkingLevel"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            levels,
+            ["low", "high", "off", "minimal", "off", "high"],
+            "{wire:?}"
+        );
+        let keys: Vec<&String> = entries[0].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["type", "id", "parentId", "timestamp", "thinkingLevel"]
+        );
+
+        // Resumed without --thinking: the session's last level.
+        let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--continue"]);
+        assert_eq!(state_level(&mut rpc), "high", "{wire:?}");
+        rpc.prompt("four");
+        assert_eq!(
+            last_thinking(wire, &server),
+            thinking_on(wire, "high", 16384),
+            "{wire:?}"
+        );
+        rpc.finish();
+    }
+}
+
+#[test]
+fn a_model_without_reasoning_stays_off_and_does_not_cycle() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ok_server(wire);
+    // e2e-model is no known reasoning model and settings do not say.
+    let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--thinking", "high"]);
+    assert_eq!(state_level(&mut rpc), "off");
+    let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_thinking_level"}));
+    assert_eq!(
+        cycled,
+        json!({"id":"c","type":"response","command":"cycle_thinking_level","success":true,
+               "data":null})
+    );
+    let (response, changes) = set_level(&mut rpc, "medium");
+    assert_eq!(response["success"], true);
+    assert_eq!(changes, Vec::<Value>::new(), "clamped to off: no change");
+    rpc.prompt("hi");
+    assert_eq!(last_thinking(wire, &server), Value::Null);
+    let (_, missing) = rpc.ask(json!({"id": "m", "type": "set_thinking_level"}));
+    assert_eq!(
+        missing,
+        json!({"id":"m","type":"response","command":"set_thinking_level","success":false,
+               "error":"Invalid command: \"level\" must be a string"})
+    );
+    rpc.finish();
+}
+
+#[test]
+fn the_settings_default_applies_and_model_switches_clamp_the_level() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ok_server(wire);
+    let base_url = wire.base_url(server.addr());
+    write_settings(
+        &sandbox,
+        &json!({
+            "defaultThinkingLevel": "minimal",
+            "providers": {
+                "openai": {"reasoning": true},
+                "plain": {"api": "openai-completions", "baseUrl": base_url,
+                          "defaultModel": "plain-model", "reasoning": false},
+                "thinker": {"api": "openai-completions", "baseUrl": base_url,
+                            "defaultModel": "thinker-model", "reasoning": true,
+                            "thinkingLevelMap": {"xhigh": "max", "minimal": null}},
+            },
+        }),
+    );
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    assert_eq!(state_level(&mut rpc), "minimal", "defaultThinkingLevel");
+
+    let switch = |rpc: &mut Rpc, provider: &str, model: &str| {
+        let (_, response) = rpc
+            .ask(json!({"id": "m", "type": "set_model", "provider": provider, "modelId": model}));
+        assert_eq!(response["success"], true, "{response}");
+        response["data"].clone()
+    };
+    let plain = switch(&mut rpc, "plain", "plain-model");
+    assert_eq!(plain["reasoning"], false);
+    assert_eq!(state_level(&mut rpc), "off", "clamped to the model");
+    // From a model without reasoning, the default applies again, clamped
+    // to the map (minimal is not supported there: the next higher, low).
+    let thinker = switch(&mut rpc, "thinker", "thinker-model");
+    assert_eq!(
+        (&thinker["reasoning"], &thinker["thinkingLevelMap"]),
+        (&json!(true), &json!({"minimal": null, "xhigh": "max"}))
+    );
+    assert_eq!(state_level(&mut rpc), "low");
+    set_level(&mut rpc, "xhigh");
+    assert_eq!(state_level(&mut rpc), "xhigh", "the map names xhigh");
+    rpc.prompt("hi");
+    assert_eq!(last_thinking(wire, &server), "max", "the map's wire name");
+
+    // cycle_model reports the level in force after the switch.
+    let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+    assert_eq!(cycled["success"], true, "{cycled}");
+    let level = state_level(&mut rpc);
+    assert_eq!(cycled["data"]["thinkingLevel"], level);
+    rpc.finish();
+}
+
+#[test]
+fn an_unknown_thinking_flag_is_a_usage_error_naming_the_levels() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ok_server(wire);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--thinking", "max", "-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (
+            Some(2),
+            "",
+            "error: invalid value 'max' for '--thinking <LEVEL>': Invalid thinking level \"max\". \
+             Valid values: off, minimal, low, medium, high, xhigh\n\nFor more information, try '--help'.\n"
+        ),
+        "DEVIATIONS T4"
+    );
+    assert_eq!(server.requests().len(), 0);
+}
