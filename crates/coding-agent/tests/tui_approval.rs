@@ -330,7 +330,7 @@ fn tool_results(server: &SseServer) -> Vec<String> {
 fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_its_reason() {
     let server = SseServer::with_calls(vec![
         ("bash", json!({"command": "touch a.txt"})),
-        ("bash", json!({"command": "touch a.txt && echo again"})),
+        ("bash", json!({"command": "touch a.txt"})),
         ("bash", json!({"command": "mkdir out"})),
     ]);
     let Some(tmux) = Tmux::start(&server) else {
@@ -346,14 +346,14 @@ fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_i
         "{asked}"
     );
     tmux.key("2");
-    // The same command again runs unasked (`echo` is on the safe list): the
-    // next prompt is the third call's.
+    // The same command again runs unasked: the next prompt is the third
+    // call's.
     let asked = tmux.wait_for("the third call's prompt", |s| {
         s.contains("Permission needed") && s.contains("│ $ mkdir out")
     });
     assert!(!asked.contains("│ $ touch a.txt"), "{asked}");
     assert!(tmux.cwd.join("a.txt").exists());
-    assert_eq!(tool_results(&server), ["(no output)", "again"]);
+    assert_eq!(tool_results(&server), ["(no output)", "(no output)"]);
     tmux.key("Down");
     tmux.key("Down");
     tmux.key("Down");
@@ -372,7 +372,7 @@ fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_i
         tool_results(&server),
         [
             "(no output)",
-            "again",
+            "(no output)",
             "Blocked: the user denied this call: write under notes/ instead"
         ]
     );
