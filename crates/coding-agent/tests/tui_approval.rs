@@ -38,7 +38,8 @@ fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-/// An app whose model has asked for `touch a.txt`, now waiting for approval.
+/// An app whose model has asked for `touch a.txt`, now waiting for approval
+/// (the call's start event comes before the guard asks).
 fn asking_app() -> (App, Instant) {
     let mut app = App::new(
         "openai/gpt-test".into(),
@@ -58,6 +59,11 @@ fn asking_app() -> (App, Instant) {
                 "bash",
                 json!({"command": "touch a.txt"}),
             )])),
+        },
+        AgentEvent::ToolExecutionStart {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "touch a.txt"}),
         },
     ] {
         app.apply_event(&event, now);
@@ -92,7 +98,7 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
             "> make a file".to_owned(),
             String::new(),
             "$ touch a.txt".to_owned(),
-            String::new(),
+            "  waiting for approval".to_owned(),
             String::new(),
             format!("┌ Permission needed {}┐", "─".repeat(49)),
             "│ $ touch a.txt                                                      │".to_owned(),
@@ -138,6 +144,11 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
     assert!(app.approvals.current().is_none());
     let after = screen(&mut app, 70, 22, now);
     assert!(!after.contains("Permission needed"), "{after}");
+    assert_eq!(
+        after.lines().take(4).collect::<Vec<_>>(),
+        ["> make a file", "", "$ touch a.txt", "  running · 0.0s"],
+        "once answered the call runs"
+    );
     // The editor takes keys again.
     app.handle_key(key(KeyCode::Char('x')));
     assert!(!app.editor.is_empty());
