@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::guard::record::{CallDecision, DECISION_TYPE};
 use crate::modes::events::event_json;
 use crate::session::CompactionResult;
 
@@ -58,6 +59,8 @@ pub enum SessionEvent {
         /// The follow-up messages' texts, oldest first.
         follow_up: Vec<String>,
     },
+    /// The permission guard decided about a tool call.
+    PermissionDecision(CallDecision),
     /// A compaction started.
     CompactionStart {
         /// Why.
@@ -91,6 +94,7 @@ impl SessionEvent {
         Some(match self {
             SessionEvent::Agent(_)
             | SessionEvent::QueueUpdate { .. }
+            | SessionEvent::PermissionDecision(_)
             | SessionEvent::ThinkingLevelChanged { .. } => return None,
             SessionEvent::AutoRetryStart {
                 attempt,
@@ -173,6 +177,12 @@ impl SessionEvent {
                 put("type", "queue_update".into());
                 put("steering", steering.clone().into());
                 put("followUp", follow_up.clone().into());
+            }
+            SessionEvent::PermissionDecision(decision) => {
+                put("type", DECISION_TYPE.into());
+                if let Ok(Value::Object(fields)) = serde_json::to_value(decision) {
+                    object.extend(fields);
+                }
             }
             SessionEvent::ThinkingLevelChanged { level } => {
                 put("type", "thinking_level_changed".into());

@@ -73,6 +73,8 @@ fn an_mcp_tool_and_a_builtin_run_in_one_batch_and_both_results_reach_the_model()
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
+    // MCP tools need approval by default: a rule allows the server's tools.
+    command.args(["--allow", "mcp__everything"]);
     command.args(["-p", "Echo hi and read notes.txt."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
 
@@ -229,6 +231,7 @@ fn a_server_that_dies_during_a_call_fails_that_call_and_is_restarted_for_the_nex
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
+    command.args(["--allow", "mcp__everything"]);
     command.args(["--mode", "json", "Run the long operation."]);
     let mut running = Running::spawn(command);
     let lines = running.stdout_lines();
@@ -286,6 +289,7 @@ fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
+    command.args(["--allow", "mcp__grow"]);
     command.args(["-p", "Add a tool, then shout hi."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
 

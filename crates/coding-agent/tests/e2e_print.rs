@@ -163,6 +163,8 @@ fn tool_call_turn(tool: &str, updates: usize) -> Vec<String> {
         "message_update toolcall_end".to_owned(),
         "message_end assistant".to_owned(),
         format!("tool_execution_start {tool}"),
+        // The permission guard's decision (allowed: the tool then runs).
+        "permission_decision".to_owned(),
     ]);
     labels.extend(std::iter::repeat_n(
         format!("tool_execution_update {tool}"),
@@ -390,6 +392,7 @@ fn signal_during_a_slow_bash_call(signal: &str) {
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
+    command.args(ALLOW_SLOW);
     command.args(["-p", "Run the slow command."]);
     let running = Running::spawn(command);
     wait_until("the slow command to run", || slow_command_running(&marker));

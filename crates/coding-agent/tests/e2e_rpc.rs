@@ -60,6 +60,7 @@ fn rpc_streams_an_answer_aborts_a_slow_bash_call_and_reports_the_conversation() 
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
+    command.args(ALLOW_SLOW);
     command.args(["--mode", "rpc"]);
     let mut running = Running::spawn_piped(command);
     let mut stdin = running.take_stdin();
@@ -216,6 +217,7 @@ fn sigterm_during_a_slow_bash_tool_call_aborts_the_run_exits_130_and_leaves_no_p
         Reply::Events(wire.events(&answer))
     });
     let mut command = sandbox.command(wire, &server);
+    command.args(ALLOW_SLOW);
     command.args(["--mode", "rpc"]);
     let mut running = Running::spawn_piped(command);
     // Kept open: the signal, not the end of input, ends the mode.

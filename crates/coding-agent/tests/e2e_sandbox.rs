@@ -1,6 +1,6 @@
 //! The sandbox end to end, through the built binary: in print mode (both wire
-//! formats) the model's bash command and write outside the workspace are
-//! refused, it reads why, and the run goes on to its answer; RPC's user
+//! formats) the model's bash command and write outside the workspace, which
+//! allow rules let past the permission policy, are refused by the sandbox, it reads why, and the run goes on to its answer; RPC's user
 //! `bash` runs sandboxed; `coding-agent tool` honours `--sandbox` and
 //! `--allow-network` with `--cwd` as the workspace root.
 //!
@@ -42,7 +42,11 @@ fn print_mode_reads_both_denials_and_answers(wire: Wire) {
         let outside = outside.clone();
         move |request| {
             let answer = match request.index {
-                0 => Answer::call("call_rm", "bash", json!({"command": "rm -rf \"$HOME\"/*"})),
+                0 => Answer::call(
+                    "call_rm",
+                    "bash",
+                    json!({"command": "rm -f \"$HOME/canary\""}),
+                ),
                 1 => Answer::call(
                     "call_write",
                     "write",
@@ -54,6 +58,9 @@ fn print_mode_reads_both_denials_and_answers(wire: Wire) {
         }
     });
     let mut command = world.command(wire, &server);
+    // The policy lets both through: the sandbox is what refuses them here.
+    let allow_write = format!("write({})", outside.display());
+    command.args(["--allow", "bash(rm:*)", "--allow", &allow_write]);
     command.args(["-p", "Clean up."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
     assert_eq!(

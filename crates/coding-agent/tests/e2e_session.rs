@@ -47,7 +47,8 @@ fn assert_every_call_answered(transcript: &[String]) {
 }
 
 /// Each entry's `parentId` is the entry before it (the first, Pi's
-/// `thinking_level_change`, has none).
+/// `thinking_level_change`, has none; the permission guard's `custom`
+/// decision entries sit between the messages).
 fn assert_chained(lines: &[Value]) {
     let entries: Vec<&Value> = lines.iter().filter(|l| l["type"] != "session").collect();
     assert_eq!(entries[0]["type"], "thinking_level_change");
@@ -128,10 +129,11 @@ fn killed_while_the_model_stalls_then_continue_resumes_with_the_saved_tool_resul
         std::slice::from_ref(&file)
     );
     let lines = session_lines(&file);
-    // header, thinking_level_change, user, assistant, tool result, torn
-    assert_eq!(lines[5], Value::String(torn.to_owned()));
+    // header, thinking_level_change, user, assistant, the read's permission
+    // decision, tool result, torn
+    assert_eq!(lines[6], Value::String(torn.to_owned()));
     let valid: Vec<Value> = lines.into_iter().filter(Value::is_object).collect();
-    assert_eq!(valid.len(), 7);
+    assert_eq!(valid.len(), 8);
     assert_eq!(valid[0]["type"], "session");
     assert_eq!(
         session_roles(&valid),
@@ -158,6 +160,7 @@ fn killed_during_a_tool_call_then_continue_closes_the_orphaned_call() {
     });
 
     let mut command = sandbox.command(wire, &server);
+    command.args(ALLOW_SLOW);
     command.args(["-p", "Run the slow command."]);
     command.arg("--session-dir").arg(&sessions);
     let mut running = Running::spawn(command);

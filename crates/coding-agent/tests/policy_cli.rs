@@ -53,7 +53,7 @@ fn prints_the_verdict_and_runs_nothing() {
     assert!(!work.path().join("made-by-check").exists());
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "coding-agent: Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply\n"
+        "coding-agent: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply\n"
     );
 }
 

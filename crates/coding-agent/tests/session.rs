@@ -322,6 +322,7 @@ async fn a_resumed_session_sends_the_model_a_valid_conversation() {
         system_prompt: "sys".into(),
         session: SessionManager::open(&path, cwd).unwrap(),
         hooks: None,
+        guard: None,
         thinking: Default::default(),
     })
     .unwrap();

@@ -796,6 +796,7 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         system_prompt: "You are a test.".into(),
         session: coding_agent::session::SessionManager::create(&fixture.cwd, &fixture.sessions),
         hooks: None,
+        guard: None,
         thinking: Default::default(),
     })
     .unwrap();

@@ -15,6 +15,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sse_server::{COUNT_COMMAND, SseServer};
+
+/// The counting command sleeps, which is not on the known-safe list: a rule
+/// allows it, so no approval is asked.
+const ALLOW_COUNT: &[&str] = &["--allow", "'bash(sleep:*)'"];
 use tmux::{DEADLINE, Tmux};
 
 /// Processes running in `cwd` whose command line holds the count command
@@ -87,7 +91,7 @@ fn saved_roles(cwd: &Path) -> Vec<String> {
 #[test]
 fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() {
     let server = SseServer::start();
-    let Some(tmux) = Tmux::start(&server) else {
+    let Some(tmux) = Tmux::start_in(&server, ALLOW_COUNT, |_| {}) else {
         return;
     };
     tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
@@ -127,7 +131,7 @@ fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() 
 #[test]
 fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
     let server = SseServer::start();
-    let Some(tmux) = Tmux::start(&server) else {
+    let Some(tmux) = Tmux::start_in(&server, ALLOW_COUNT, |_| {}) else {
         return;
     };
     tmux.wait_for("the footer", |s| s.contains("openai/test-model"));

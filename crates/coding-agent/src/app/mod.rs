@@ -36,6 +36,8 @@ use crate::compaction::oversize::fit_tool_results;
 use crate::compaction::tokens::estimate_tokens;
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
+use crate::guard::Guard;
+use crate::guard::record::{CallDecision, DECISION_TYPE};
 use crate::hooks::prompt::PromptHooks;
 use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::recovery::RecoverySettings;
@@ -66,6 +68,12 @@ pub struct SessionOptions {
     pub session: SessionManager,
     /// Command hooks from the settings (`None`: no hooks).
     pub hooks: Option<Arc<CommandHooks>>,
+    /// The permission guard: policy, then `hooks` (give the guard the same
+    /// ones), then approval ([`crate::guard::gate`]). `None`: no policy,
+    /// every call runs unless a hook blocks it (a library user's default).
+    /// A mode that can ask a person sets its approver with
+    /// [`Guard::set_approver`].
+    pub guard: Option<Arc<Guard>>,
     /// `--thinking` and the settings' default level (see [`crate::thinking`]).
     pub thinking: ThinkingOptions,
 }
@@ -111,6 +119,8 @@ struct Inner {
     models: Mutex<Option<ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
     reported_queues: Mutex<(Vec<String>, Vec<String>)>,
+    /// The permission guard, when the session has one.
+    guard: Option<Arc<Guard>>,
     /// Where a level comes from when the session or a model switch needs one.
     thinking: ThinkingOptions,
 }
@@ -153,6 +163,7 @@ impl AgentSession {
             system_prompt,
             mut session,
             hooks,
+            guard,
             thinking,
         } = options;
         let level = thinking.initial_level(&model, session.thinking_level());
@@ -191,8 +202,10 @@ impl AgentSession {
         let mut config = LoopConfig::new(model, Arc::new(switchable))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
-        if let Some(hooks) = &hooks {
-            config = config.with_hooks(hooks.clone());
+        match (&guard, &hooks) {
+            (Some(guard), _) => config = config.with_hooks(guard.clone()),
+            (None, Some(hooks)) => config = config.with_hooks(hooks.clone()),
+            (None, None) => {}
         }
         let resumed = !session.messages().is_empty();
         let prompt_hooks = hooks.map(|hooks| PromptHooks::new(hooks, resumed));
@@ -218,8 +231,17 @@ impl AgentSession {
             reported_queues: Mutex::default(),
             models: Mutex::default(),
             prompt_hooks,
+            guard,
             thinking,
         });
+        if let Some(guard) = &inner.guard {
+            let weak = Arc::downgrade(&inner);
+            guard.set_decision_sink(Arc::new(move |decision| {
+                if let Some(inner) = weak.upgrade() {
+                    AgentSession { inner }.record_decision(decision);
+                }
+            }));
+        }
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         inner
             .agent
@@ -234,6 +256,21 @@ impl AgentSession {
                 None => false,
             });
         Ok(AgentSession { inner })
+    }
+
+    /// The permission guard, when the session has one (RPC sets its
+    /// approver through it).
+    pub fn guard(&self) -> Option<&Arc<Guard>> {
+        self.inner.guard.as_ref()
+    }
+
+    /// Saves a guard decision in the session file and tells the modes.
+    fn record_decision(&self, decision: CallDecision) {
+        let data = serde_json::to_value(&decision).unwrap_or_default();
+        if let Err(error) = self.session().append_custom(DECISION_TYPE, data) {
+            tracing::warn!("cannot save the session: {error}");
+        }
+        self.notify(SessionEvent::PermissionDecision(decision));
     }
 
     /// The agent.
@@ -589,7 +626,14 @@ impl AgentSession {
         SessionInfo {
             session_id: session.header().id.clone(),
             transcript_path: session.file().map(Path::to_path_buf),
-            permission_mode: DEFAULT_PERMISSION_MODE.to_owned(),
+            permission_mode: self
+                .inner
+                .guard
+                .as_ref()
+                .map_or(DEFAULT_PERMISSION_MODE, |guard| {
+                    guard.policy().mode().name()
+                })
+                .to_owned(),
         }
     }
 

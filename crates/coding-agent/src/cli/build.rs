@@ -9,11 +9,13 @@ use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
 use coding_agent::app::ModelCatalog;
 use coding_agent::app::{SessionOptions, select_tools_from};
-use coding_agent::guard;
+use coding_agent::guard::{self, Approver, Guard, Mode, NoApprover, RuleFiles, SandboxFacts};
 use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
 #[cfg(feature = "tui")]
 use coding_agent::modes::interactive::InteractiveOptions;
+#[cfg(feature = "tui")]
+use coding_agent::modes::interactive::approval::InteractiveApprover;
 use coding_agent::prompt::{
     ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
@@ -80,7 +82,18 @@ pub(super) async fn build(
     let recovery = settings.recovery(&start_provider);
     let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
         .then(|| model.config.base_url.clone());
-    let sandbox = start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?;
+    let guard_flags = args.guard.flags();
+    let permissions = guard::config::load(&agent_dir, &cwd, &guard_flags, SandboxFacts::default())
+        .map_err(UsageError::Guard)?;
+    for notice in &permissions.notices {
+        tracing::warn!("{notice}");
+    }
+    // bypass runs nothing asked and nothing sandboxed (its warning says so).
+    let sandbox = if permissions.policy.mode() == Mode::Bypass {
+        Sandbox::off()
+    } else {
+        start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?
+    };
     let (tools, unknown) = match &remote {
         Some(host) => {
             let ops = RemoteOperations::new(Arc::clone(host));
@@ -112,7 +125,7 @@ pub(super) async fn build(
     }
     let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
-    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
     #[cfg(feature = "mcp")]
     let mcp = super::mcp::start_servers(&args.mcp, &agent_dir, &cwd, project_trusted).await?;
     let models = ModelCatalog {
@@ -138,6 +151,28 @@ pub(super) async fn build(
     #[cfg(not(feature = "tui"))]
     let _ = (interactive, warnings);
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
+    let guard = Arc::new(
+        Guard::new(
+            permissions
+                .policy
+                .with_sandbox(guard::sandbox_facts(sandbox.status())),
+            hooks.clone(),
+            initial_approver(),
+            RuleFiles {
+                project: guard::config::project_settings_path(&cwd),
+                global: agent_dir.join(SETTINGS_FILE),
+            },
+        )
+        .with_approval_timeout(permissions.approval_timeout),
+    );
+    // The interactive UI asks in a prompt over the transcript.
+    #[cfg(feature = "tui")]
+    let interactive = interactive.map(|mut options| {
+        let (approver, inbox) = InteractiveApprover::channel();
+        guard.set_approver(Arc::new(approver));
+        options.approvals = Some(inbox);
+        options
+    });
     let options = SessionOptions {
         provider,
         model: model.model,
@@ -146,6 +181,7 @@ pub(super) async fn build(
         system_prompt,
         session,
         hooks,
+        guard: Some(guard),
         thinking: ThinkingOptions {
             explicit: args.thinking,
             default: models.settings.default_thinking_level,
@@ -164,6 +200,16 @@ pub(super) async fn build(
         #[cfg(feature = "mcp")]
         mcp,
     })
+}
+
+/// Who is asked when a call needs approval, until the mode puts in its own
+/// ([`Guard::set_approver`]): the interactive UI a prompt over the
+/// transcript (`modes/interactive/approval/`, set in [`build`]), RPC its
+/// client (`modes/rpc/approval.rs`, set when RPC starts); print and JSON
+/// modes keep this one, which refuses and says which rule would allow the
+/// call.
+fn initial_approver() -> Arc<dyn Approver> {
+    Arc::new(NoApprover::new())
 }
 
 /// The command hooks of the settings (`None` when there are none), their

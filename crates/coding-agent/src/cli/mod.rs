@@ -184,6 +184,9 @@ struct ToolArgs {
     cwd: Option<PathBuf>,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    /// Judge the call by the permission policy of this mode first (flags only, no settings; a call that needs approval is refused) [default: the call runs as given]
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<coding_agent::guard::Mode>,
     #[command(flatten)]
     remote: remote::RemoteArgs,
 }

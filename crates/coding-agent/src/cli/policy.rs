@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use coding_agent::guard::{self, GuardFlags, Mode};
-use coding_agent::settings::agent_dir;
+use coding_agent::guard::{self, GuardFlags, Mode, SandboxFacts};
+use coding_agent::settings::{Settings, agent_dir};
 
 use super::UsageError;
+use super::sandbox::{SandboxArgs, start_sandbox};
 use super::tool::{read_arguments, working_directory};
 
 #[derive(Debug, Subcommand)]
@@ -30,6 +31,8 @@ pub(super) struct CheckArgs {
     cwd: Option<PathBuf>,
     #[command(flatten)]
     guard: GuardArgs,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 /// The permission flags of every command that runs tools.
@@ -65,17 +68,29 @@ pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     let PolicyCommand::Check(args) = command;
     let cwd = working_directory(args.cwd.as_deref())?;
     let arguments = read_arguments(&args.args_json).await?;
+    let agent_dir = agent_dir();
     let setup = guard::config::load(
-        &agent_dir(),
+        &agent_dir,
         &cwd,
         &args.guard.flags(),
-        guard::sandbox_facts(),
+        SandboxFacts::default(),
     )
     .map_err(UsageError::Guard)?;
     for notice in &setup.notices {
         eprintln!("coding-agent: {notice}");
     }
-    let verdict = setup.policy.check(&args.tool, &arguments);
+    // The sandbox a session here would get, for `auto` (bypass has none).
+    let facts = if setup.policy.mode() == Mode::Bypass {
+        SandboxFacts::default()
+    } else {
+        let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+        let sandbox = start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?;
+        guard::sandbox_facts(sandbox.status())
+    };
+    let verdict = setup
+        .policy
+        .with_sandbox(facts)
+        .check(&args.tool, &arguments);
     let mut stdout = std::io::stdout().lock();
     serde_json::to_writer(&mut stdout, &verdict).context("cannot write the verdict")?;
     writeln!(stdout).context("cannot write the verdict")

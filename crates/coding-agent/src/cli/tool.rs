@@ -9,8 +9,12 @@ use agent_ai::{Content, ToolCall};
 use agent_core::{AgentTool, NoHooks, ToolSet, run_single_tool_call};
 use anyhow::Context as _;
 use coding_agent::definition::ContextFactory;
+use coding_agent::guard::config::GuardConfigError;
+use coding_agent::guard::policy::{Places, RuleTexts};
+use coding_agent::guard::{self, Guard, Mode, NoApprover, Policy, RuleFiles};
 use coding_agent::remote::{RemoteHost, tool_on};
 use coding_agent::sandbox::{Sandbox, SandboxSettings};
+use coding_agent::settings::{SETTINGS_FILE, agent_dir};
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 use coding_agent::{ToolContext, wrap_tool_definition};
 use serde::Serialize;
@@ -48,8 +52,11 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     let arguments = read_arguments(&args.args_json).await?;
 
     // The flags only: a script's result must not depend on settings files.
-    let sandbox = start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?;
-    let tools = ToolSet::new(builtin_agent_tools(cwd, &sandbox, remote))
+    let sandbox = match args.permission_mode {
+        Some(Mode::Bypass) => Sandbox::off(),
+        _ => start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?,
+    };
+    let tools = ToolSet::new(builtin_agent_tools(cwd.clone(), &sandbox, remote))
         .context("a built-in tool's schema")?;
     let call = ToolCall {
         id: "call_cli".into(),
@@ -58,8 +65,15 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
         thought_signature: None,
         recovered_from_text: None,
     };
-    // The same five steps the agent loop runs, with no hooks.
-    let message = run_single_tool_call(&tools, &call, &NoHooks, &cancel).await;
+    // The same five steps the agent loop runs: with no hooks, or with the
+    // policy of --permission-mode when it is given.
+    let message = match args.permission_mode {
+        Some(mode) => {
+            let guard = flag_guard(mode, &cwd, &sandbox).map_err(UsageError::Guard)?;
+            run_single_tool_call(&tools, &call, &guard, &cancel).await
+        }
+        None => run_single_tool_call(&tools, &call, &NoHooks, &cancel).await,
+    };
 
     let output = ToolOutput {
         is_error: message.is_error,
@@ -70,6 +84,27 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     serde_json::to_writer(&mut stdout, &output).context("cannot write the result")?;
     writeln!(stdout).context("cannot write the result")?;
     stdout.flush().context("cannot write the result")
+}
+
+/// The guard of `tool --permission-mode MODE`: that mode's policy with no
+/// rules (a script's result must not depend on settings files), no hooks,
+/// and no one to ask.
+fn flag_guard(mode: Mode, cwd: &Path, sandbox: &Sandbox) -> Result<Guard, GuardConfigError> {
+    let policy = Policy::new(
+        mode,
+        guard::sandbox_facts(sandbox.status()),
+        Places::for_cwd(cwd),
+        &RuleTexts::default(),
+    )?;
+    Ok(Guard::new(
+        policy,
+        None,
+        Arc::new(NoApprover::new()),
+        RuleFiles {
+            project: guard::config::project_settings_path(cwd),
+            global: agent_dir().join(SETTINGS_FILE),
+        },
+    ))
 }
 
 /// `--cwd` made absolute (symlinks kept, as Pi keeps `process.cwd()`), or the

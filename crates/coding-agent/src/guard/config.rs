@@ -12,6 +12,7 @@
 //! `allow` rules do not, and its `defaultMode` only when stricter.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -35,7 +36,13 @@ pub struct PermissionSettings {
     pub deny: Vec<String>,
     /// The mode without `--permission-mode`.
     pub default_mode: Option<Mode>,
+    /// How long an approval asked of an RPC client may take before it is a
+    /// deny (default [`DEFAULT_APPROVAL_TIMEOUT`]).
+    pub approval_timeout_secs: Option<u64>,
 }
+
+/// How long an RPC client has to answer an approval request.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Default, Deserialize)]
 struct SettingsFile {
@@ -66,6 +73,9 @@ pub struct GuardSetup {
     /// The project's settings were ignored in part because it is not trusted;
     /// the interactive mode offers to trust it.
     pub untrusted_project_settings: bool,
+    /// `permissions.approvalTimeoutSecs` (the project's, else the global's):
+    /// waiting less or more allows nothing by itself, so a project may set it.
+    pub approval_timeout: Duration,
 }
 
 /// Settings that cannot be used: a file that is not JSON, a bad rule.
@@ -88,7 +98,7 @@ pub enum GuardConfigError {
 }
 
 /// What `bypass` says on stderr or in the transcript.
-pub const BYPASS_WARNING: &str = "Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply";
+pub const BYPASS_WARNING: &str = "permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply";
 
 /// The project's settings file under `cwd`.
 pub fn project_settings_path(cwd: &Path) -> PathBuf {
@@ -151,10 +161,15 @@ pub fn load(
         notices.push(BYPASS_WARNING.to_owned());
     }
     let policy = Policy::new(mode, sandbox, Places::for_cwd(cwd), &rules)?;
+    let approval_timeout = project
+        .approval_timeout_secs
+        .or(global.approval_timeout_secs)
+        .map_or(DEFAULT_APPROVAL_TIMEOUT, Duration::from_secs);
     Ok(GuardSetup {
         policy,
         notices,
         untrusted_project_settings: !ignored.is_empty(),
+        approval_timeout,
     })
 }
 

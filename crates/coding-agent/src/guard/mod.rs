@@ -1,16 +1,23 @@
 //! The guard at the door: what runs in `before_tool_call`, in this order:
 //! the permission [`policy`] (rules, modes, shell parsing, the deny and safe
-//! lists), then command hooks, then an approval asked of the user.
+//! lists), then command hooks, then an [`approval`] asked of the user
+//! ([`Guard`], in [`gate`]); every decision is recorded ([`record`]).
 //!
 //! See `docs/permissions.md` for what users configure.
 
+pub mod approval;
+pub mod gate;
 pub mod policy;
+pub mod record;
 
 pub use policy::{Decision, Mode, Policy, SandboxFacts, Verdict};
 pub mod config;
 pub mod trust;
 
+pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover, RuleScope};
 pub use config::{GuardFlags, GuardSetup};
+pub use gate::{Guard, RuleFiles};
+pub use record::CallDecision;
 pub use trust::Trust;
 
 use std::path::Path;
@@ -29,11 +36,11 @@ pub fn project_trusted(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> bool
     }
 }
 
-/// What the sandbox contains in this process, for the policy. Until the
-/// sandbox probes the kernel, bash is taken as uncontained, so `auto` asks.
-pub fn sandbox_facts() -> SandboxFacts {
+/// What the session's sandbox contains, for the policy: `auto` runs bash
+/// unasked only while the kernel contains its writes.
+pub fn sandbox_facts(status: &crate::sandbox::SandboxStatus) -> SandboxFacts {
     SandboxFacts {
-        active: false,
-        network_allowed: true,
+        active: status.active,
+        network_allowed: status.network_allowed,
     }
 }

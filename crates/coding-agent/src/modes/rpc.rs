@@ -20,7 +20,11 @@
 //! `get_fork_messages`, `fork`, `clone`, `export_html`, `get_available_models`,
 //! `set_model`, `cycle_model` (see `models`). Besides the agent's
 //! events, the session's own are written: `auto_retry_start`,
-//! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`.
+//! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`,
+//! `permission_decision`.
+//! - A tool call that needs approval is asked of the client as an
+//!   `extension_ui_request` (see [`approval`]); `extension_ui_response`
+//!   answers it. The client's own `bash` command is not asked about (as in Pi).
 //!
 //! When stdin ends, the mode waits for the running prompt and bash commands to
 //! finish, writes what they produce, and returns.
@@ -41,9 +45,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub mod approval;
 mod models;
 mod thinking;
 
+use self::approval::RpcApprovals;
 use crate::app::AgentSession;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
@@ -98,7 +104,14 @@ pub async fn run_rpc_with(
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let reader = tokio::spawn(read_lines(input, line_sender));
     let (bash_done, mut bash_results) = mpsc::unbounded_channel();
+    // Calls that need approval are asked of the client.
+    let approvals = session.guard().map(|guard| {
+        let (approver, approvals) = approval::rpc_approver(guard.approval_timeout());
+        guard.set_approver(Arc::new(approver));
+        approvals
+    });
     let mut server = Server {
+        approvals,
         events: session.subscribe_all(),
         session,
         output,
@@ -119,6 +132,9 @@ pub async fn run_rpc_with(
             biased;
             Some(event) = server.events.recv() => server.on_event(&event).await?,
             Some(done) = bash_results.recv() => server.on_bash_done(done).await?,
+            Some(request) = next_approval_request(&mut server.approvals) => {
+                server.write(&request).await?;
+            }
             () = join(&mut server.run), if server.run.is_some() => server.run = None,
             // The run and the bash commands hold child tokens of `stop`: they
             // are cancelled already; what is left is to wait for them.
@@ -153,11 +169,21 @@ async fn join(run: &mut Option<Run>) {
     }
 }
 
+/// The next approval request to write; never, without a guard.
+async fn next_approval_request(approvals: &mut Option<RpcApprovals>) -> Option<Value> {
+    match approvals {
+        Some(approvals) => approvals.requests.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// A finished user `bash` command: its id and outcome.
 type BashDone = (Option<Value>, Result<BashExecution, String>);
 
 struct Server<W> {
     session: AgentSession,
+    /// Approval requests out and the client's answers in (with a guard).
+    approvals: Option<RpcApprovals>,
     events: SessionEvents,
     output: W,
     /// The prompt being run.
@@ -222,7 +248,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
         };
         if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
-            return Ok(()); // no extension asks anything here
+            // The answer to an approval request (anything else is ignored, as in Pi).
+            if let Some(approvals) = &self.approvals {
+                approvals.answer(&command);
+            }
+            return Ok(());
         }
         if let Some(response) = self.handle(&command).await? {
             self.write(&response).await?;

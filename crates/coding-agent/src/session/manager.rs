@@ -285,6 +285,18 @@ impl SessionManager {
             .map(str::to_owned)
     }
 
+    /// Records data for this agent, not the model (Pi's `custom` entry:
+    /// `customType` and `data`; readers that do not know the type skip it).
+    pub fn append_custom(&mut self, custom_type: &str, data: Value) -> Result<(), SessionError> {
+        self.append_fields(
+            "custom",
+            [
+                ("customType", Value::String(custom_type.to_owned())),
+                ("data", data),
+            ],
+        )
+    }
+
     /// Records a switch of model (Pi's `model_change` entry).
     pub fn append_model_change(
         &mut self,

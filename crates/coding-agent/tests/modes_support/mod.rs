@@ -10,6 +10,7 @@ use agent_ai::testing::ScriptedResponse;
 use agent_ai::{AssistantContent, AssistantMessage, ScriptedProvider, TextContent, ToolCall};
 use coding_agent::app::select_tools;
 use coding_agent::app::{AgentSession, SessionOptions};
+use coding_agent::guard::Guard;
 use coding_agent::hooks::CommandHooks;
 use coding_agent::session::SessionManager;
 use serde_json::Value;
@@ -51,6 +52,17 @@ impl Fixture {
         script: Vec<ScriptedResponse>,
         hooks: Option<Arc<CommandHooks>>,
     ) -> (AgentSession, ScriptedProvider) {
+        self.session_with_guard(tools, script, hooks, None)
+    }
+
+    /// [`Fixture::session`] with command hooks and a permission guard.
+    pub fn session_with_guard(
+        &self,
+        tools: &[&str],
+        script: Vec<ScriptedResponse>,
+        hooks: Option<Arc<CommandHooks>>,
+        guard: Option<Arc<Guard>>,
+    ) -> (AgentSession, ScriptedProvider) {
         let provider = ScriptedProvider::new(script);
         let names: Vec<String> = tools.iter().map(|&n| n.to_owned()).collect();
         let session = AgentSession::new(SessionOptions {
@@ -61,6 +73,7 @@ impl Fixture {
             system_prompt: "You are a test.".into(),
             session: SessionManager::create(&self.cwd, &self.sessions),
             hooks,
+            guard,
             thinking: Default::default(),
         })
         .unwrap();

@@ -53,6 +53,14 @@ impl Verdict {
         self
     }
 
+    /// Decided by a rule or a built-in list (or a command that cannot be
+    /// judged), not by the mode: a PreToolUse hook's `allow` skips only an
+    /// ask the mode made (Claude Code: a hook's allow does not override ask
+    /// rules).
+    pub fn is_firm(&self) -> bool {
+        self.firm
+    }
+
     /// The same verdict naming the rule that decided.
     pub fn by_rule(mut self, rule: &str) -> Self {
         self.rule = Some(rule.to_owned());

@@ -77,6 +77,14 @@ impl Policy {
         })
     }
 
+    /// The same policy with what the session's sandbox turned out to
+    /// contain (known once the sandbox has started, which needs the mode:
+    /// bypass turns it off).
+    pub fn with_sandbox(mut self, sandbox: SandboxFacts) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
     /// The mode in force.
     pub fn mode(&self) -> Mode {
         self.mode

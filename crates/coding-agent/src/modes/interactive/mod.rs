@@ -148,6 +148,7 @@ struct Parts {
     tools: Vec<std::sync::Arc<dyn crate::ToolDefinition>>,
     system_prompt: String,
     hooks: Option<std::sync::Arc<crate::hooks::CommandHooks>>,
+    guard: Option<std::sync::Arc<crate::guard::Guard>>,
     thinking: crate::thinking::ThinkingOptions,
 }
 
@@ -160,6 +161,7 @@ impl Parts {
             tools: options.tools.clone(),
             system_prompt: options.system_prompt.clone(),
             hooks: options.hooks.clone(),
+            guard: options.guard.clone(),
             thinking: options.thinking,
         }
     }
@@ -173,6 +175,7 @@ impl Parts {
             system_prompt: self.system_prompt.clone(),
             session,
             hooks: self.hooks.clone(),
+            guard: self.guard.clone(),
             // A resumed session's own level wins over `--thinking`.
             thinking: crate::thinking::ThinkingOptions {
                 explicit: None,

@@ -16,7 +16,6 @@
 
 pub mod approver;
 pub mod modal;
-mod scratch;
 pub mod trust;
 
 use std::collections::VecDeque;
@@ -26,9 +25,9 @@ use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+pub use crate::guard::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope};
 pub use approver::{ApprovalInbox, ApprovalPrompt, InteractiveApprover};
 pub use modal::{ApprovalModal, Choice};
-pub use scratch::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope};
 
 use super::theme::to_line;
 use super::wrap::{text_width, wrap};

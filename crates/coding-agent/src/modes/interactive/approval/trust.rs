@@ -17,7 +17,7 @@ use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
 use crate::guard::config::{GuardFlags, PermissionSettings, load, project_settings_path};
-use crate::guard::{Trust, project_trusted, sandbox_facts};
+use crate::guard::{SandboxFacts, Trust, project_trusted};
 use crate::modes::interactive::TerminalGuard;
 use crate::modes::interactive::theme::to_line;
 use crate::modes::interactive::wrap::wrap;
@@ -187,7 +187,7 @@ pub async fn ask_to_trust(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> a
     // The policy says whether the project's permissions are ignored (a
     // stricter defaultMode applies untrusted too); hooks and servers of an
     // untrusted project never start.
-    let ignored_permissions = load(agent_dir, cwd, flags, sandbox_facts())
+    let ignored_permissions = load(agent_dir, cwd, flags, SandboxFacts::default())
         .is_ok_and(|setup| setup.untrusted_project_settings);
     if !ignored_permissions && !prompt.starts_programs {
         return Ok(());

@@ -1,0 +1,180 @@
+//! The one seam through which the guard asks a person: when the policy (or a
+//! PreToolUse hook) says `ask`, [`crate::guard::Guard`] sends an
+//! [`ApprovalRequest`] to the session's [`Approver`] and acts on its
+//! [`ApprovalAnswer`].
+//!
+//! Each mode brings its own approver: the interactive UI a prompt over the
+//! transcript, RPC an `extension_ui_request` to its client
+//! ([`crate::modes::rpc`]), and print and JSON modes [`NoApprover`], which
+//! refuses and says which rule or flag would allow the call. A cancelled
+//! approval is a deny.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio_util::sync::CancellationToken;
+
+/// A call that needs the user's approval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    /// The call's id.
+    pub tool_call_id: String,
+    /// The tool's name.
+    pub tool_name: String,
+    /// The validated arguments the tool would get.
+    pub args: serde_json::Value,
+    /// The verdict's reason: why it asks.
+    pub reason: String,
+    /// What "allow for this session" and "always allow" would add
+    /// (`bash(cargo build)`); `None` when no rule fits the call.
+    pub suggested_rule: Option<String>,
+}
+
+/// Which settings file "always allow" writes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleScope {
+    /// The project's `.coding-agent/settings.json`.
+    Project,
+    /// `$CODING_AGENT_DIR/settings.json`.
+    Global,
+}
+
+/// What the user answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalAnswer {
+    /// Run this call.
+    AllowOnce,
+    /// Run it, and add the request's `suggested_rule` to the policy for the
+    /// rest of the session (without a suggested rule: this call only).
+    AllowSession,
+    /// As [`ApprovalAnswer::AllowSession`], and write the rule to that
+    /// settings file's `permissions.allow`.
+    AllowAlways {
+        /// Which settings file.
+        scope: RuleScope,
+    },
+    /// Do not run it. The model reads [`denial_text`] of `reason`: the
+    /// user's own words after [`user_denied_text`], or, from an approver
+    /// that refuses in the user's place (print mode, an RPC timeout), its
+    /// whole text starting with `Blocked`.
+    Deny {
+        /// What the user said (or the whole refusal), for the model.
+        reason: Option<String>,
+    },
+}
+
+/// What the model reads when the user denied a call without a reason.
+pub fn user_denied_text() -> &'static str {
+    "Blocked: the user denied this call"
+}
+
+/// What the model reads of a [`ApprovalAnswer::Deny`] with `reason`.
+pub fn denial_text(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        None => user_denied_text().to_owned(),
+        Some(whole) if whole.starts_with("Blocked") => whole.to_owned(),
+        Some(words) => format!("{}: {words}", user_denied_text()),
+    }
+}
+
+/// Asks a person whether a call may run.
+#[async_trait::async_trait]
+pub trait Approver: Send + Sync {
+    /// The answer to `request`. When `cancel` fires (the run is aborted)
+    /// the answer is a deny.
+    async fn approve(&self, request: ApprovalRequest, cancel: &CancellationToken)
+    -> ApprovalAnswer;
+}
+
+/// The approver of modes where no one can be asked (print and JSON, and
+/// `coding-agent tool --permission-mode`): every ask is refused with the rule
+/// or flag that would allow it, and the user is told once per run (a
+/// warning: stderr, or the interactive transcript).
+#[derive(Debug, Default)]
+pub struct NoApprover {
+    told: AtomicBool,
+}
+
+impl NoApprover {
+    /// An approver that has not told the user anything yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+#[async_trait::async_trait]
+impl Approver for NoApprover {
+    async fn approve(
+        &self,
+        request: ApprovalRequest,
+        _cancel: &CancellationToken,
+    ) -> ApprovalAnswer {
+        let text = needs_approval_text(&request);
+        if !self.told.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "{text} (no one can approve calls in this mode; later calls that need approval are refused the same way)"
+            );
+        }
+        ApprovalAnswer::Deny { reason: Some(text) }
+    }
+}
+
+/// What the model (and, once, the user) reads when a call needs an approval
+/// no one can give.
+pub fn needs_approval_text(request: &ApprovalRequest) -> String {
+    let how = match &request.suggested_rule {
+        Some(rule) => format!(
+            "To allow it, run with --allow '{rule}' or add \"{rule}\" to permissions.allow in settings"
+        ),
+        None => "To allow it, add a rule for it to permissions.allow in settings, or run with --permission-mode bypass".to_owned(),
+    };
+    format!("Blocked: needs approval ({}). {how}", request.reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn request(rule: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "cargo build"}),
+            reason: "`cargo build` is not on the known-safe list; running it needs approval".into(),
+            suggested_rule: rule.map(str::to_owned),
+        }
+    }
+
+    #[tokio::test]
+    async fn no_approver_refuses_with_the_rule_that_would_allow_the_call() {
+        let answer = NoApprover::new()
+            .approve(
+                request(Some("bash(cargo build)")),
+                &CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(
+            answer,
+            ApprovalAnswer::Deny {
+                reason: Some("Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). To allow it, run with --allow 'bash(cargo build)' or add \"bash(cargo build)\" to permissions.allow in settings".into())
+            }
+        );
+        assert_eq!(
+            needs_approval_text(&request(None)),
+            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). To allow it, add a rule for it to permissions.allow in settings, or run with --permission-mode bypass"
+        );
+    }
+
+    #[test]
+    fn a_user_denial_carries_their_words_for_the_model() {
+        assert_eq!(
+            denial_text(Some(" use the staging db ")),
+            "Blocked: the user denied this call: use the staging db"
+        );
+        assert_eq!(denial_text(Some("  ")), user_denied_text());
+        assert_eq!(denial_text(None), user_denied_text());
+        let refusal = needs_approval_text(&request(None));
+        assert_eq!(denial_text(Some(&refusal)), refusal);
+    }
+}

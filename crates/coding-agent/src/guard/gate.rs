@@ -1,0 +1,659 @@
+//! [`Guard`]: the loop's `before_tool_call` and `after_tool_call` in a
+//! session with a permission policy. For each call, in this order:
+//!
+//! 1. The policy's verdict ([`Policy::check`]). A deny is final: no hook,
+//!    approval or mode overturns it.
+//! 2. The PreToolUse command hooks ([`CommandHooks::pre_tool_use`]). A hook
+//!    may deny (final), ask, allow, or replace the arguments; replaced
+//!    arguments are judged by the policy again, so a hook cannot make the
+//!    call into one the policy denies. As in Claude Code, a hook's `allow`
+//!    does not override an ask rule: it skips only an ask the mode made
+//!    (`bash` not on the known-safe list), never one from an ask rule, the
+//!    always-ask list, or a command that cannot be judged.
+//! 3. On ask, the session's [`Approver`]; "allow for this session" adds the
+//!    suggested rule to the policy in memory, "always" also writes it to the
+//!    project's or the global settings.
+//!
+//! Every decision goes to the session ([`CallDecision`]). `after_tool_call`
+//! is the PostToolUse hooks'.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use agent_core::{
+    AfterToolCallContext, BeforeToolCall, ToolCallContext, ToolCallHooks, ToolError,
+    ToolResultOverride,
+};
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope, denial_text};
+use super::config::{DEFAULT_APPROVAL_TIMEOUT, remember_allow_rule};
+use super::policy::{Decision, Policy, Verdict};
+use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
+use crate::hooks::{CommandHooks, PreToolUseDecision, proceed};
+
+/// The settings files "always allow" writes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleFiles {
+    /// The project's `.coding-agent/settings.json`.
+    pub project: PathBuf,
+    /// `$CODING_AGENT_DIR/settings.json`.
+    pub global: PathBuf,
+}
+
+/// The permission guard of a session (see the module docs).
+pub struct Guard {
+    policy: Mutex<Policy>,
+    hooks: Option<Arc<CommandHooks>>,
+    approver: Mutex<Arc<dyn Approver>>,
+    rule_files: RuleFiles,
+    sink: Mutex<Option<Arc<DecisionSink>>>,
+    approval_timeout: Duration,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("policy", &*lock(&self.policy))
+            .field("hooks", &self.hooks)
+            .field("rule_files", &self.rule_files)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the model reads when the policy refuses a call.
+pub fn policy_denied_text(reason: &str) -> String {
+    format!("Blocked by the permission policy: {reason}")
+}
+
+impl Guard {
+    /// A guard judging calls by `policy`, then `hooks`, then asking `approver`.
+    pub fn new(
+        policy: Policy,
+        hooks: Option<Arc<CommandHooks>>,
+        approver: Arc<dyn Approver>,
+        rule_files: RuleFiles,
+    ) -> Self {
+        Guard {
+            policy: Mutex::new(policy),
+            hooks,
+            approver: Mutex::new(approver),
+            rule_files,
+            sink: Mutex::new(None),
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+        }
+    }
+
+    /// The same guard with `timeout` for approvers that wait on a client
+    /// (RPC), from `permissions.approvalTimeoutSecs`.
+    pub fn with_approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = timeout;
+        self
+    }
+
+    /// How long an approver that waits on a client may wait.
+    pub fn approval_timeout(&self) -> Duration {
+        self.approval_timeout
+    }
+
+    /// Asks `approver` from now on: the seam where a mode that can ask a
+    /// person (the interactive UI, an RPC client) puts its own.
+    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
+        *lock(&self.approver) = approver;
+    }
+
+    /// Sends every decision to `sink` from now on (the session does this).
+    pub fn set_decision_sink(&self, sink: Arc<DecisionSink>) {
+        *lock(&self.sink) = Some(sink);
+    }
+
+    /// The command hooks the guard runs.
+    pub fn hooks(&self) -> Option<&Arc<CommandHooks>> {
+        self.hooks.as_ref()
+    }
+
+    /// The policy as it stands now (with the rules allowed for the session).
+    pub fn policy(&self) -> Policy {
+        lock(&self.policy).clone()
+    }
+
+    fn verdict(&self, tool: &str, args: &Value) -> Verdict {
+        lock(&self.policy).check(tool, args)
+    }
+
+    fn report(&self, decision: CallDecision) {
+        let sink = lock(&self.sink).clone();
+        if let Some(sink) = sink {
+            sink(decision);
+        }
+    }
+
+    /// Steps 1-3 of the module docs for one call.
+    async fn decide(
+        &self,
+        call: &ToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> BeforeToolCall {
+        let tool = call.tool_call.name.as_str();
+        let decided =
+            |decision: Decision, by: DecidedBy, reason: &str, rule: Option<&String>| CallDecision {
+                tool_call_id: call.tool_call.id.clone(),
+                tool_name: tool.to_owned(),
+                decision,
+                by,
+                reason: reason.to_owned(),
+                rule: rule.cloned(),
+                answer: None,
+            };
+        let mut verdict = self.verdict(tool, call.args);
+        if verdict.decision == Decision::Deny {
+            let text = policy_denied_text(&verdict.reason);
+            self.report(decided(
+                Decision::Deny,
+                DecidedBy::Policy,
+                &text,
+                verdict.rule.as_ref(),
+            ));
+            return BeforeToolCall::Block { reason: Some(text) };
+        }
+        let hook = match &self.hooks {
+            Some(hooks) => hooks.pre_tool_use(call, cancel).await,
+            None => PreToolUseDecision::Proceed {
+                updated_input: None,
+            },
+        };
+        let (updated_input, hook_allows, hook_asks) = match hook {
+            PreToolUseDecision::Deny { reason } => {
+                self.report(decided(Decision::Deny, DecidedBy::Hook, &reason, None));
+                return BeforeToolCall::Block {
+                    reason: Some(reason),
+                };
+            }
+            PreToolUseDecision::Proceed { updated_input } => (updated_input, false, None),
+            PreToolUseDecision::Allow { updated_input } => (updated_input, true, None),
+            PreToolUseDecision::Ask {
+                reason,
+                updated_input,
+            } => (
+                updated_input,
+                false,
+                Some(reason.unwrap_or_else(|| "a PreToolUse hook asks for approval".to_owned())),
+            ),
+        };
+        if let Some(args) = &updated_input {
+            verdict = self.verdict(tool, args);
+            if verdict.decision == Decision::Deny {
+                let text = policy_denied_text(&format!(
+                    "{} (the arguments a PreToolUse hook gave)",
+                    verdict.reason
+                ));
+                self.report(decided(
+                    Decision::Deny,
+                    DecidedBy::Policy,
+                    &text,
+                    verdict.rule.as_ref(),
+                ));
+                return BeforeToolCall::Block { reason: Some(text) };
+            }
+        }
+        let mode_asks = verdict.decision == Decision::Ask && !verdict.is_firm();
+        let policy_asks = verdict.decision == Decision::Ask && !(hook_allows && mode_asks);
+        let request = match hook_asks {
+            Some(reason) => ApprovalRequest {
+                tool_call_id: call.tool_call.id.clone(),
+                tool_name: tool.to_owned(),
+                args: updated_input.clone().unwrap_or_else(|| call.args.clone()),
+                reason,
+                // An allow rule would not skip the hook's ask.
+                suggested_rule: None,
+            },
+            None if policy_asks => ApprovalRequest {
+                tool_call_id: call.tool_call.id.clone(),
+                tool_name: tool.to_owned(),
+                args: updated_input.clone().unwrap_or_else(|| call.args.clone()),
+                reason: verdict.reason.clone(),
+                suggested_rule: verdict.suggestion.clone(),
+            },
+            None => {
+                let by = if hook_allows && verdict.decision == Decision::Ask {
+                    DecidedBy::Hook
+                } else {
+                    DecidedBy::Policy
+                };
+                let reason = match by {
+                    DecidedBy::Hook => "a PreToolUse hook allowed it",
+                    _ => verdict.reason.as_str(),
+                };
+                self.report(decided(Decision::Allow, by, reason, verdict.rule.as_ref()));
+                return proceed(updated_input);
+            }
+        };
+        self.ask(request, updated_input, cancel).await
+    }
+
+    /// Step 3: the approver's answer, acted on.
+    async fn ask(
+        &self,
+        request: ApprovalRequest,
+        updated_input: Option<Value>,
+        cancel: &CancellationToken,
+    ) -> BeforeToolCall {
+        let approver = lock(&self.approver).clone();
+        let asked = request.clone();
+        // Cancellation wins over an answer given at the same moment.
+        let answer = tokio::select! {
+            biased;
+            () = cancel.cancelled() => ApprovalAnswer::Deny { reason: None },
+            answer = approver.approve(request, cancel) => answer,
+        };
+        let mut record = CallDecision {
+            tool_call_id: asked.tool_call_id.clone(),
+            tool_name: asked.tool_name.clone(),
+            decision: Decision::Allow,
+            by: DecidedBy::Approval,
+            reason: asked.reason.clone(),
+            rule: None,
+            answer: Some(Answer::from(&answer)),
+        };
+        let remember = match &answer {
+            ApprovalAnswer::AllowOnce => None,
+            ApprovalAnswer::AllowSession => Some(None),
+            ApprovalAnswer::AllowAlways { scope } => Some(Some(*scope)),
+            ApprovalAnswer::Deny { reason } => {
+                let text = denial_text(reason.as_deref());
+                record.decision = Decision::Deny;
+                record.reason = text.clone();
+                self.report(record);
+                return BeforeToolCall::Block { reason: Some(text) };
+            }
+        };
+        if let (Some(scope), Some(rule)) = (remember, &asked.suggested_rule) {
+            self.remember(rule, scope);
+            record.rule = Some(rule.clone());
+        }
+        self.report(record);
+        proceed(updated_input)
+    }
+
+    /// Adds `rule` for the session and, with a scope, to that settings file;
+    /// a rule that cannot be added or saved is a warning (the call still
+    /// runs: the user allowed it).
+    fn remember(&self, rule: &str, scope: Option<RuleScope>) {
+        if let Err(error) = lock(&self.policy).allow_for_session(rule) {
+            tracing::warn!("{error}");
+            return;
+        }
+        let path = match scope {
+            None => return,
+            Some(RuleScope::Project) => &self.rule_files.project,
+            Some(RuleScope::Global) => &self.rule_files.global,
+        };
+        if let Err(error) = remember_allow_rule(path, rule) {
+            tracing::warn!("cannot save the rule `{rule}`: {error}");
+        }
+    }
+}
+
+#[async_trait]
+impl ToolCallHooks for Guard {
+    async fn before_tool_call(
+        &self,
+        call: &ToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<BeforeToolCall, ToolError> {
+        Ok(self.decide(call, cancel).await)
+    }
+
+    async fn after_tool_call(
+        &self,
+        call: &AfterToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<ToolResultOverride>, ToolError> {
+        Ok(match &self.hooks {
+            Some(hooks) => hooks.post_tool_use(call, cancel).await,
+            None => None,
+        })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::ToolCall;
+    use serde_json::json;
+
+    use super::*;
+    use crate::guard::approval::user_denied_text;
+    use crate::guard::policy::{Mode, Places, RuleTexts, SandboxFacts};
+    use crate::hooks::HooksSettings;
+
+    /// Answers every request with `answer`, counting the requests.
+    struct Scripted {
+        answer: ApprovalAnswer,
+        asked: Mutex<Vec<ApprovalRequest>>,
+    }
+
+    #[async_trait]
+    impl Approver for Scripted {
+        async fn approve(
+            &self,
+            request: ApprovalRequest,
+            _cancel: &CancellationToken,
+        ) -> ApprovalAnswer {
+            lock(&self.asked).push(request);
+            self.answer.clone()
+        }
+    }
+
+    /// Never answers: only cancellation ends the wait.
+    struct Silent;
+
+    #[async_trait]
+    impl Approver for Silent {
+        async fn approve(
+            &self,
+            _request: ApprovalRequest,
+            cancel: &CancellationToken,
+        ) -> ApprovalAnswer {
+            cancel.cancelled().await;
+            ApprovalAnswer::AllowOnce
+        }
+    }
+
+    struct Fixture {
+        guard: Guard,
+        approver: Arc<Scripted>,
+        decisions: Arc<Mutex<Vec<CallDecision>>>,
+        dir: tempfile::TempDir,
+    }
+
+    fn fixture(rules: RuleTexts, hooks: Option<Value>, answer: ApprovalAnswer) -> Fixture {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("tempdir")
+        };
+        let policy = match Policy::new(
+            Mode::Default,
+            SandboxFacts::default(),
+            Places::for_cwd(dir.path()),
+            &rules,
+        ) {
+            Ok(policy) => policy,
+            Err(e) => panic!("{e}"),
+        };
+        let hooks = hooks.map(|settings| {
+            let settings: HooksSettings = serde_json::from_value(settings).unwrap_or_default();
+            let Ok((config, _)) = settings.compile() else {
+                panic!("hooks")
+            };
+            Arc::new(CommandHooks::new(config, dir.path().to_path_buf()))
+        });
+        let approver = Arc::new(Scripted {
+            answer,
+            asked: Mutex::default(),
+        });
+        let guard = Guard::new(
+            policy,
+            hooks,
+            approver.clone(),
+            RuleFiles {
+                project: dir.path().join("project.json"),
+                global: dir.path().join("global.json"),
+            },
+        );
+        let decisions: Arc<Mutex<Vec<CallDecision>>> = Arc::default();
+        let sink = decisions.clone();
+        guard.set_decision_sink(Arc::new(move |d| lock(&sink).push(d)));
+        Fixture {
+            guard,
+            approver,
+            decisions,
+            dir,
+        }
+    }
+
+    async fn call(guard: &Guard, id: &str, tool: &str, args: Value) -> BeforeToolCall {
+        call_with(guard, id, tool, args, &CancellationToken::new()).await
+    }
+
+    async fn call_with(
+        guard: &Guard,
+        id: &str,
+        tool: &str,
+        args: Value,
+        cancel: &CancellationToken,
+    ) -> BeforeToolCall {
+        let tool_call = ToolCall {
+            id: id.into(),
+            name: tool.into(),
+            arguments: args.clone(),
+            thought_signature: None,
+            recovered_from_text: None,
+        };
+        let context = ToolCallContext {
+            tool_call: &tool_call,
+            args: &args,
+            assistant_message: None,
+            messages: &[],
+        };
+        match guard.before_tool_call(&context, cancel).await {
+            Ok(verdict) => verdict,
+            Err(e) => panic!("{}", e.message()),
+        }
+    }
+
+    fn bash(command: &str) -> Value {
+        json!({ "command": command })
+    }
+
+    fn pre_tool_use(answer: &Value) -> Value {
+        json!({"PreToolUse": [{"matcher": "bash", "hooks": [
+            {"type": "command", "command": format!("echo '{answer}'")}
+        ]}]})
+    }
+
+    fn hook_decision(decision: &str) -> Value {
+        pre_tool_use(&json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": decision,
+            "permissionDecisionReason": "the hook says so"}}))
+    }
+
+    #[tokio::test]
+    async fn a_policy_deny_is_final_whatever_the_hooks_and_the_user_say() {
+        let f = fixture(
+            RuleTexts {
+                deny: vec!["bash(make:*)".into()],
+                ..RuleTexts::default()
+            },
+            Some(hook_decision("allow")),
+            ApprovalAnswer::AllowOnce,
+        );
+        let verdict = call(&f.guard, "c1", "bash", bash("make all")).await;
+        let text =
+            "Blocked by the permission policy: `make all` is denied by the rule `bash(make:*)`";
+        assert_eq!(
+            verdict,
+            BeforeToolCall::Block {
+                reason: Some(text.into())
+            }
+        );
+        assert!(lock(&f.approver.asked).is_empty());
+        assert_eq!(
+            *lock(&f.decisions),
+            [CallDecision {
+                tool_call_id: "c1".into(),
+                tool_name: "bash".into(),
+                decision: Decision::Deny,
+                by: DecidedBy::Policy,
+                reason: text.into(),
+                rule: Some("bash(make:*)".into()),
+                answer: None,
+            }]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hooks_allow_skips_the_modes_ask_but_not_an_ask_rule() {
+        let f = fixture(
+            RuleTexts {
+                ask: vec!["bash(git push:*)".into()],
+                ..RuleTexts::default()
+            },
+            Some(hook_decision("allow")),
+            ApprovalAnswer::Deny { reason: None },
+        );
+        assert_eq!(
+            call(&f.guard, "c1", "bash", bash("cargo build")).await,
+            BeforeToolCall::Proceed
+        );
+        assert_eq!(
+            call(&f.guard, "c2", "bash", bash("git push origin")).await,
+            BeforeToolCall::Block {
+                reason: Some(user_denied_text().into())
+            }
+        );
+        let asked = lock(&f.approver.asked).clone();
+        assert_eq!(
+            asked,
+            [ApprovalRequest {
+                tool_call_id: "c2".into(),
+                tool_name: "bash".into(),
+                args: bash("git push origin"),
+                reason: "`git push origin` needs approval by the rule `bash(git push:*)`".into(),
+                suggested_rule: None,
+            }]
+        );
+        let by: Vec<(DecidedBy, Decision)> = lock(&f.decisions)
+            .iter()
+            .map(|d| (d.by, d.decision))
+            .collect();
+        assert_eq!(
+            by,
+            [
+                (DecidedBy::Hook, Decision::Allow),
+                (DecidedBy::Approval, Decision::Deny)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hooks_ask_asks_even_what_the_policy_allows() {
+        let f = fixture(
+            RuleTexts::default(),
+            Some(hook_decision("ask")),
+            ApprovalAnswer::Deny {
+                reason: Some("not now".into()),
+            },
+        );
+        assert_eq!(
+            call(&f.guard, "c1", "bash", bash("ls")).await,
+            BeforeToolCall::Block {
+                reason: Some("Blocked: the user denied this call: not now".into())
+            }
+        );
+        assert_eq!(lock(&f.approver.asked)[0].reason, "the hook says so");
+    }
+
+    #[tokio::test]
+    async fn arguments_a_hook_rewrites_are_judged_again() {
+        let f = fixture(
+            RuleTexts::default(),
+            Some(pre_tool_use(&json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "permissionDecision": "allow",
+                "updatedInput": {"command": "rm -rf /"}}}))),
+            ApprovalAnswer::AllowOnce,
+        );
+        let verdict = call(&f.guard, "c1", "bash", bash("ls")).await;
+        let BeforeToolCall::Block { reason: Some(text) } = verdict else {
+            panic!("not blocked: {verdict:?}")
+        };
+        assert!(
+            text.starts_with("Blocked by the permission policy: ")
+                && text.ends_with(" (the arguments a PreToolUse hook gave)"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn allow_for_the_session_lets_the_same_command_run_unasked_next_time() {
+        let f = fixture(RuleTexts::default(), None, ApprovalAnswer::AllowSession);
+        for id in ["c1", "c2"] {
+            assert_eq!(
+                call(&f.guard, id, "bash", bash("cargo build")).await,
+                BeforeToolCall::Proceed
+            );
+        }
+        assert_eq!(lock(&f.approver.asked).len(), 1);
+        let decisions = lock(&f.decisions).clone();
+        assert_eq!(
+            decisions[0],
+            CallDecision {
+                tool_call_id: "c1".into(),
+                tool_name: "bash".into(),
+                decision: Decision::Allow,
+                by: DecidedBy::Approval,
+                reason: "`cargo build` is not on the known-safe list; running it needs approval"
+                    .into(),
+                rule: Some("bash(cargo build)".into()),
+                answer: Some(Answer::AllowSession),
+            }
+        );
+        assert_eq!(
+            (decisions[1].by, decisions[1].rule.as_deref()),
+            (DecidedBy::Policy, Some("bash(cargo build)"))
+        );
+        assert!(!f.dir.path().join("project.json").exists());
+    }
+
+    #[tokio::test]
+    async fn always_allow_writes_the_rule_to_the_chosen_settings_file() {
+        let f = fixture(
+            RuleTexts::default(),
+            None,
+            ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Project,
+            },
+        );
+        let project = f.dir.path().join("project.json");
+        let _ = std::fs::write(
+            &project,
+            r#"{"defaultModel": "m", "permissions": {"deny": ["grep"]}}"#,
+        );
+        assert_eq!(
+            call(&f.guard, "c1", "bash", bash("cargo build")).await,
+            BeforeToolCall::Proceed
+        );
+        let saved: Value =
+            serde_json::from_str(&std::fs::read_to_string(&project).unwrap_or_default())
+                .unwrap_or_default();
+        assert_eq!(
+            saved,
+            json!({"defaultModel": "m", "permissions": {"deny": ["grep"], "allow": ["bash(cargo build)"]}})
+        );
+        assert!(!f.dir.path().join("global.json").exists());
+    }
+
+    #[tokio::test]
+    async fn an_approval_cut_short_by_cancellation_is_a_deny() {
+        let f = fixture(RuleTexts::default(), None, ApprovalAnswer::AllowOnce);
+        f.guard.set_approver(Arc::new(Silent));
+        let cancel = CancellationToken::new();
+        let verdict = tokio::join!(
+            call_with(&f.guard, "c1", "bash", bash("cargo build"), &cancel),
+            async { cancel.cancel() }
+        )
+        .0;
+        assert_eq!(
+            verdict,
+            BeforeToolCall::Block {
+                reason: Some(user_denied_text().into())
+            }
+        );
+        assert_eq!(lock(&f.decisions)[0].answer, Some(Answer::Deny));
+    }
+}

@@ -1,0 +1,231 @@
+//! Approvals in RPC mode, over Pi's extension UI sub-protocol: a call that
+//! needs approval becomes an `extension_ui_request` (method `select`) on
+//! stdout, and the client's `extension_ui_response` with the same id is the
+//! answer. No answer within the timeout (`permissions.approvalTimeoutSecs`),
+//! a `cancelled` response, an answer that is none of the options, or an
+//! aborted run: the call is denied. A late or unknown response is ignored,
+//! as in Pi.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::guard::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope};
+use crate::session::uuid_v4;
+
+/// The options of the select, in the order the client shows them.
+pub const ALLOW_ONCE: &str = "Allow once";
+/// Adds the suggested rule for the session.
+pub const ALLOW_SESSION: &str = "Allow for this session";
+/// Writes the rule to the project's settings.
+pub const ALWAYS_PROJECT: &str = "Always allow (project)";
+/// Writes the rule to the global settings.
+pub const ALWAYS_GLOBAL: &str = "Always allow (global)";
+/// Refuses the call.
+pub const DENY: &str = "Deny";
+
+/// The calls waiting for an answer, by request id.
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
+
+/// Asks the RPC client. Requests go to the server loop through a channel
+/// (it owns stdout); [`RpcApprovals::answer`] routes responses back.
+pub struct RpcApprover {
+    requests: mpsc::UnboundedSender<Value>,
+    pending: Pending,
+    timeout: Duration,
+}
+
+/// The server loop's side: where requests come out, and where responses go in.
+pub struct RpcApprovals {
+    /// The requests to write on stdout.
+    pub requests: mpsc::UnboundedReceiver<Value>,
+    pending: Pending,
+}
+
+/// An approver for the client and the server loop's side of it.
+pub fn rpc_approver(timeout: Duration) -> (RpcApprover, RpcApprovals) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let pending = Pending::default();
+    (
+        RpcApprover {
+            requests: sender,
+            pending: pending.clone(),
+            timeout,
+        },
+        RpcApprovals {
+            requests: receiver,
+            pending,
+        },
+    )
+}
+
+impl RpcApprovals {
+    /// Hands an `extension_ui_response` to the call waiting for it; an
+    /// unknown or late id is ignored.
+    pub fn answer(&self, response: &Value) {
+        let Some(id) = response.get("id").and_then(Value::as_str) else {
+            return;
+        };
+        if let Some(waiting) = lock(&self.pending).remove(id) {
+            let _ = waiting.send(response.clone());
+        }
+    }
+}
+
+/// The request's title: the call as the user would recognise it, why it
+/// asks, and the rule "allow for this session" or "always" would add.
+pub fn title(request: &ApprovalRequest) -> String {
+    let args = &request.args;
+    let subject = ["command", "path"]
+        .iter()
+        .find_map(|key| args.get(*key).and_then(Value::as_str))
+        .map_or_else(|| args.to_string(), str::to_owned);
+    let mut title = format!(
+        "Allow {} `{subject}`? {}",
+        request.tool_name, request.reason
+    );
+    if let Some(rule) = &request.suggested_rule {
+        title.push_str(&format!(" (rule: {rule})"));
+    }
+    title
+}
+
+/// The options offered: allowing for longer needs a rule to remember.
+pub fn options(request: &ApprovalRequest) -> Vec<&'static str> {
+    match request.suggested_rule {
+        Some(_) => vec![
+            ALLOW_ONCE,
+            ALLOW_SESSION,
+            ALWAYS_PROJECT,
+            ALWAYS_GLOBAL,
+            DENY,
+        ],
+        None => vec![ALLOW_ONCE, DENY],
+    }
+}
+
+/// What the model reads when the client did not answer in time.
+pub fn timed_out_text(request: &ApprovalRequest, timeout: Duration) -> String {
+    format!(
+        "Blocked: no answer to the approval request within {}s ({})",
+        timeout.as_secs(),
+        request.reason
+    )
+}
+
+/// The answer a response carries.
+fn read_answer(response: &Value, offered: &[&str]) -> ApprovalAnswer {
+    let deny = ApprovalAnswer::Deny { reason: None };
+    if response.get("cancelled").and_then(Value::as_bool) == Some(true) {
+        return deny;
+    }
+    let value = response.get("value").and_then(Value::as_str);
+    match value {
+        Some(v) if !offered.contains(&v) => deny,
+        Some(ALLOW_ONCE) => ApprovalAnswer::AllowOnce,
+        Some(ALLOW_SESSION) => ApprovalAnswer::AllowSession,
+        Some(ALWAYS_PROJECT) => ApprovalAnswer::AllowAlways {
+            scope: RuleScope::Project,
+        },
+        Some(ALWAYS_GLOBAL) => ApprovalAnswer::AllowAlways {
+            scope: RuleScope::Global,
+        },
+        _ => deny,
+    }
+}
+
+#[async_trait::async_trait]
+impl Approver for RpcApprover {
+    async fn approve(
+        &self,
+        request: ApprovalRequest,
+        cancel: &CancellationToken,
+    ) -> ApprovalAnswer {
+        let id = uuid_v4();
+        let offered = options(&request);
+        let (sender, receiver) = oneshot::channel();
+        lock(&self.pending).insert(id.clone(), sender);
+        let message = json!({
+            "type": "extension_ui_request",
+            "id": id,
+            "method": "select",
+            "title": title(&request),
+            "options": offered,
+            "timeout": u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+        });
+        if self.requests.send(message).is_err() {
+            lock(&self.pending).remove(&id);
+            return ApprovalAnswer::Deny { reason: None };
+        }
+        let answer = tokio::select! {
+            biased;
+            () = cancel.cancelled() => ApprovalAnswer::Deny { reason: None },
+            response = tokio::time::timeout(self.timeout, receiver) => match response {
+                Ok(Ok(response)) => read_answer(&response, &offered),
+                Ok(Err(_)) => ApprovalAnswer::Deny { reason: None },
+                Err(_) => ApprovalAnswer::Deny {
+                    reason: Some(timed_out_text(&request, self.timeout)),
+                },
+            },
+        };
+        lock(&self.pending).remove(&id);
+        answer
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(rule: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "cargo build"}),
+            reason: "it needs approval".into(),
+            suggested_rule: rule.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_title_names_the_call_the_reason_and_the_rule() {
+        assert_eq!(
+            title(&request(Some("bash(cargo build)"))),
+            "Allow bash `cargo build`? it needs approval (rule: bash(cargo build))"
+        );
+        assert_eq!(options(&request(None)), [ALLOW_ONCE, DENY]);
+    }
+
+    #[test]
+    fn responses_read_as_answers_and_anything_else_denies() {
+        let offered = options(&request(Some("bash(cargo build)")));
+        let answer = |response: Value| read_answer(&response, &offered);
+        assert_eq!(
+            answer(json!({"value": ALWAYS_GLOBAL})),
+            ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Global
+            }
+        );
+        assert_eq!(
+            answer(json!({"value": ALLOW_SESSION})),
+            ApprovalAnswer::AllowSession
+        );
+        let deny = ApprovalAnswer::Deny { reason: None };
+        assert_eq!(answer(json!({"cancelled": true})), deny);
+        assert_eq!(answer(json!({"value": "Yes please"})), deny);
+        assert_eq!(answer(json!({})), deny);
+        let only_once = options(&request(None));
+        assert_eq!(
+            read_answer(&json!({"value": ALLOW_SESSION}), &only_once),
+            deny
+        );
+    }
+}
