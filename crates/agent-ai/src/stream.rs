@@ -93,12 +93,15 @@ impl Context {
 /// One event of a streaming assistant response (Pi's `AssistantMessageEvent`).
 ///
 /// Every event but the last carries `partial`: the message as assembled so far.
+/// Serialised in Pi's shape: each message whole (`role` included) and the
+/// `toolCall` of `toolcall_end` a whole content block (`type` included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AssistantMessageEvent {
     /// The response began.
     Start {
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// A text block began at `content_index`.
@@ -107,6 +110,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// More text.
@@ -117,6 +121,7 @@ pub enum AssistantMessageEvent {
         /// The new text.
         delta: String,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// A text block is complete.
@@ -127,6 +132,7 @@ pub enum AssistantMessageEvent {
         /// The whole text of the block.
         content: String,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// A thinking block began.
@@ -135,6 +141,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// More thinking.
@@ -145,6 +152,7 @@ pub enum AssistantMessageEvent {
         /// The new reasoning text.
         delta: String,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// A thinking block is complete.
@@ -155,6 +163,7 @@ pub enum AssistantMessageEvent {
         /// The whole reasoning of the block.
         content: String,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// A tool call began.
@@ -164,6 +173,7 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// More of a tool call's JSON arguments.
@@ -175,6 +185,7 @@ pub enum AssistantMessageEvent {
         /// Raw JSON text appended to the arguments.
         delta: String,
         /// The message so far (arguments parsed leniently from what arrived).
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// A tool call is complete.
@@ -184,9 +195,10 @@ pub enum AssistantMessageEvent {
         #[serde(rename = "contentIndex")]
         content_index: usize,
         /// The complete call.
-        #[serde(rename = "toolCall")]
+        #[serde(rename = "toolCall", serialize_with = "pi_shape::tool_call")]
         tool_call: ToolCall,
         /// The message so far.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         partial: AssistantMessage,
     },
     /// The response finished; `reason` is `stop`, `length` or `toolUse`.
@@ -194,6 +206,7 @@ pub enum AssistantMessageEvent {
         /// Why it stopped.
         reason: StopReason,
         /// The final message.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         message: AssistantMessage,
     },
     /// The response failed; `reason` is `error` or `aborted`.
@@ -201,6 +214,7 @@ pub enum AssistantMessageEvent {
         /// `error` or `aborted`.
         reason: StopReason,
         /// The final message, with `errorMessage` set.
+        #[serde(serialize_with = "pi_shape::assistant_message")]
         error: AssistantMessage,
     },
 }
@@ -257,4 +271,36 @@ pub trait Provider: Send + Sync {
         context: &Context,
         cancel: CancellationToken,
     ) -> AssistantStream;
+}
+
+/// How events serialise their messages and calls: as Pi's objects, tagged
+/// like the [`Message`] and [`crate::AssistantContent`] they are, without a
+/// copy (the bare structs carry no tag of their own).
+mod pi_shape {
+    use serde::{Serialize, Serializer};
+
+    use crate::message::{AssistantMessage, ToolCall};
+
+    #[derive(Serialize)]
+    #[serde(tag = "role", rename_all = "camelCase")]
+    enum AsMessage<'a> {
+        Assistant(&'a AssistantMessage),
+    }
+
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename_all = "camelCase")]
+    enum AsContent<'a> {
+        ToolCall(&'a ToolCall),
+    }
+
+    pub fn assistant_message<S: Serializer>(
+        message: &AssistantMessage,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        AsMessage::Assistant(message).serialize(serializer)
+    }
+
+    pub fn tool_call<S: Serializer>(call: &ToolCall, serializer: S) -> Result<S::Ok, S::Error> {
+        AsContent::ToolCall(call).serialize(serializer)
+    }
 }

@@ -116,9 +116,10 @@ async fn run(config: ProviderConfig, context: &Context) -> Vec<AssistantMessageE
         .await
 }
 
+/// The last event's message, as a whole message (`role` included).
 fn final_message(events: &[AssistantMessageEvent]) -> Value {
-    let last = events.last().unwrap().final_message().unwrap();
-    without_timestamps(serde_json::to_value(last).unwrap())
+    let last = events.last().unwrap().final_message().unwrap().clone();
+    without_timestamps(serde_json::to_value(Message::Assistant(last)).unwrap())
 }
 
 fn usage(input: u64, output: u64) -> Value {
@@ -126,8 +127,10 @@ fn usage(input: u64, output: u64) -> Value {
            "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}})
 }
 
+/// An assistant message as events carry it (Pi's shape: `role` included).
 fn assistant(content: Value, stop_reason: &str, usage: Value) -> Value {
     json!({
+        "role": "assistant",
         "content": content,
         "api": "anthropic-messages",
         "provider": "anthropic",

@@ -138,11 +138,10 @@ fn summaries(events: &[AssistantMessageEvent]) -> Vec<Value> {
     events.iter().map(summary).collect()
 }
 
-/// The final message as JSON, timestamps zeroed.
+/// The final message as JSON (a whole message, `role` included), timestamps zeroed.
 fn final_message(events: &[AssistantMessageEvent]) -> Value {
-    without_timestamps(
-        serde_json::to_value(events.last().unwrap().final_message().unwrap()).unwrap(),
-    )
+    let last = events.last().unwrap().final_message().unwrap().clone();
+    without_timestamps(serde_json::to_value(Message::Assistant(last)).unwrap())
 }
 
 fn no_usage() -> Value {
@@ -156,9 +155,10 @@ fn usage(input: u64, output: u64, cache_read: u64) -> Value {
            "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}})
 }
 
-/// An assistant message of the test model as Pi serializes it.
+/// An assistant message of the test model as Pi serializes it (`role` included).
 fn message(content: Value, usage: Value, stop_reason: &str) -> Value {
     json!({
+        "role": "assistant",
         "content": content,
         "api": "openai-completions",
         "provider": "openai",
@@ -245,7 +245,7 @@ async fn one_tool_call_streams_its_arguments_and_ends_with_tool_use() {
             json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "ME.md\"}",
                    "partialArguments": {"path": "README.md"}}),
             json!({"type": "toolcall_end", "contentIndex": 0,
-                   "toolCall": {"id": "call_abc", "name": "read",
+                   "toolCall": {"type": "toolCall", "id": "call_abc", "name": "read",
                                 "arguments": {"path": "README.md"}}}),
             json!({"type": "done", "reason": "toolUse", "message": final_message}),
         ]
@@ -275,17 +275,14 @@ async fn parallel_tool_calls_with_interleaved_fragments_are_assembled_by_index()
     .await;
     let events = run(config(&server), &context()).await;
 
-    // `toolCall` in toolcall_end is the bare call; in content it is tagged.
-    let call = |id: &str, name: &str, path: &str| json!({"id": id, "name": name, "arguments": {"path": path}});
+    // `toolCall` in toolcall_end is a whole content block, as in content.
+    let call = |id: &str, name: &str, path: &str| json!({"type": "toolCall", "id": id, "name": name, "arguments": {"path": path}});
     let calls = json!([
         call("call_0", "read", "a.txt"),
         call("call_1", "ls", "."),
         call("call_2", "read", "b.txt")
     ]);
-    let mut content = calls.clone();
-    for call in content.as_array_mut().unwrap() {
-        call["type"] = json!("toolCall");
-    }
+    let content = calls.clone();
     assert_eq!(
         summaries(&events),
         vec![
@@ -342,12 +339,12 @@ async fn calls_all_numbered_zero_but_with_new_ids_are_separate_calls() {
             json!({"type": "toolcall_start", "contentIndex": 0}),
             json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"path\": \"a\"}"}),
             json!({"type": "toolcall_end", "contentIndex": 0,
-                   "toolCall": {"id": "call_a", "name": "read", "arguments": {"path": "a"}}}),
+                   "toolCall": {"type": "toolCall", "id": "call_a", "name": "read", "arguments": {"path": "a"}}}),
             json!({"type": "toolcall_start", "contentIndex": 1}),
             json!({"type": "toolcall_delta", "contentIndex": 1, "delta": "{}"}),
             json!({"type": "toolcall_delta", "contentIndex": 1, "delta": ""}),
             json!({"type": "toolcall_end", "contentIndex": 1,
-                   "toolCall": {"id": "call_b", "name": "ls", "arguments": {}}}),
+                   "toolCall": {"type": "toolCall", "id": "call_b", "name": "ls", "arguments": {}}}),
             json!({"type": "done", "reason": "toolUse"}),
         ]
     );
@@ -806,10 +803,8 @@ async fn tool_call_written_as_text_is_recovered_into_a_tool_call() {
     let mut summaries = summaries(&events);
     let id = summaries[7]["toolCall"]["id"].as_str().unwrap().to_owned();
     assert!(id.starts_with("text_call_"), "{id}");
-    let call = json!({"id": id, "name": "read",
-                      "arguments": {"path": "README.md"}, "recoveredFromText": true});
-    let mut block = call.clone();
-    block["type"] = json!("toolCall");
+    let block = json!({"type": "toolCall", "id": id, "name": "read",
+                       "arguments": {"path": "README.md"}, "recoveredFromText": true});
     let text = "```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"README.md\"}}\n```";
     for summary in &mut summaries {
         summary.as_object_mut().unwrap().remove("partialArguments");
@@ -825,7 +820,7 @@ async fn tool_call_written_as_text_is_recovered_into_a_tool_call() {
             json!({"type": "text_end", "contentIndex": 0, "content": text}),
             json!({"type": "toolcall_start", "contentIndex": 0}),
             json!({"type": "toolcall_delta", "contentIndex": 0, "delta": "{\"path\":\"README.md\"}"}),
-            json!({"type": "toolcall_end", "contentIndex": 0, "toolCall": call}),
+            json!({"type": "toolcall_end", "contentIndex": 0, "toolCall": block}),
             json!({"type": "done", "reason": "toolUse",
                    "message": message(json!([block]), no_usage(), "toolUse")}),
         ]

@@ -743,6 +743,44 @@ fn footer_shows_context_fill_as_a_percentage_of_a_known_window() {
 }
 
 #[test]
+fn a_retry_wait_is_counted_down_above_the_editor_until_it_is_over() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    app.set_running(true, now);
+    app.retry_waiting(2, 3, Duration::from_millis(4000), now);
+    let status = |app: &mut App, at: Instant| {
+        above_editor(&screen(app, 60, 6, at))
+            .lines()
+            .last()
+            .unwrap()
+            .trim_end()
+            .to_owned()
+    };
+    assert_eq!(
+        status(&mut app, now),
+        "Retrying (2/3) in 4s... (Esc to cancel)"
+    );
+    assert_eq!(
+        status(&mut app, now + Duration::from_millis(1500)),
+        "Retrying (2/3) in 3s... (Esc to cancel)"
+    );
+    assert_eq!(
+        status(&mut app, now + Duration::from_secs(9)),
+        "Retrying (2/3) in 0s... (Esc to cancel)"
+    );
+    app.retry_wait_over();
+    assert!(
+        status(&mut app, now).contains("Working…"),
+        "{}",
+        status(&mut app, now)
+    );
+    app.retry_waiting(3, 3, Duration::from_secs(8), now);
+    app.set_running(false, now);
+    app.set_running(true, now);
+    assert!(status(&mut app, now).contains("Working…"), "a new run");
+}
+
+#[test]
 fn footer_shows_the_thinking_level_and_shift_tab_asks_for_the_next() {
     let mut app = app(&[]);
     let now = Instant::now();

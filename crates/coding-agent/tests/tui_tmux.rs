@@ -245,3 +245,87 @@ fn a_retried_request_shows_as_a_warning_in_the_transcript() {
     assert!(lines.contains(&"> hello"), "{screen}");
     assert_eq!(server.requests().len(), 2);
 }
+
+/// Project settings in `cwd`: session retries after `base_delay_ms`, none
+/// inside the provider (so each refused request reaches the session).
+fn retry_settings(cwd: &Path, base_delay_ms: u64) {
+    let dir = cwd.join(".coding-agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("settings.json"),
+        format!(r#"{{"retry":{{"baseDelayMs":{base_delay_ms},"provider":{{"maxRetries":0}}}}}}"#),
+    )
+    .unwrap();
+}
+
+/// The status line of a retry's wait with `seconds` left.
+fn countdown(seconds: u64) -> String {
+    format!("Retrying (1/3) in {seconds}s... (Esc to cancel)")
+}
+
+#[test]
+fn a_retry_wait_counts_down_and_esc_cancels_it() {
+    let server = SseServer::with_calls(Vec::new());
+    server.refuse_next(10);
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| retry_settings(cwd, 5000)) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("hello");
+    tmux.key("Enter");
+    tmux.wait_for("the countdown", |s| {
+        s.contains(&countdown(5)) || s.contains(&countdown(4))
+    });
+    tmux.wait_for("the countdown to go on", |s| s.contains(&countdown(3)));
+    tmux.key("Escape");
+    let screen = tmux.wait_for("the cancelled retry", |s| {
+        s.contains("Retry failed after 1 attempts: Retry cancelled")
+    });
+    assert!(!screen.contains("(Esc to cancel)"), "{screen}");
+    // The turn's own error stays in the transcript.
+    assert!(screen.contains("Rate limit reached"), "{screen}");
+    assert_eq!(server.requests().len(), 1, "the retry never asked");
+}
+
+#[test]
+fn a_retry_wait_counts_down_then_the_turn_is_asked_again() {
+    let server = SseServer::with_calls(Vec::new());
+    server.refuse_next(1);
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| retry_settings(cwd, 2000)) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("hello");
+    tmux.key("Enter");
+    tmux.wait_for("the countdown", |s| s.contains(&countdown(2)));
+    tmux.wait_for("the countdown to go on", |s| s.contains(&countdown(1)));
+    let screen = tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: hello") && s.contains("Retry 1 succeeded")
+    });
+    assert!(!screen.contains("s... (Esc to cancel)"), "{screen}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--thinking", "medium"], |cwd| {
+        let dir = cwd.join(".coding-agent");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("settings.json"),
+            r#"{"providers":{"openai":{"reasoning":true}}}"#,
+        )
+        .unwrap();
+    }) else {
+        return;
+    };
+    tmux.wait_for("the level in the footer", |s| {
+        s.contains("openai/test-model • medium")
+    });
+    tmux.key("BTab");
+    let screen = tmux.wait_for("the next level", |s| s.contains("openai/test-model • high"));
+    assert!(screen.contains("Thinking level: high"), "{screen}");
+    tmux.ask("hello");
+    assert_eq!(server.requests()[0]["reasoning_effort"], "high");
+}

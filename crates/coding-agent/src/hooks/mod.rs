@@ -48,8 +48,8 @@ use io::HookInput;
 use outcome::read_runs;
 use runner::run_all;
 
-/// The permission mode hooks are told about until the permission policy
-/// reports the session's own.
+/// The permission mode hooks are told about in a session without a
+/// permission guard (with one, the policy's mode).
 pub const DEFAULT_PERMISSION_MODE: &str = "default";
 
 /// What the PreToolUse hooks decided about one call.
@@ -60,8 +60,9 @@ pub enum PreToolUseDecision {
         /// Replaces the model's arguments.
         updated_input: Option<Value>,
     },
-    /// A hook allowed the call: no approval prompt (deny rules, checked
-    /// before the hooks, still held).
+    /// A hook allowed the call: no approval prompt for an ask the mode
+    /// made; deny rules (checked before the hooks) and ask rules still hold
+    /// (see `guard/gate.rs`).
     Allow {
         /// Replaces the model's arguments.
         updated_input: Option<Value>,

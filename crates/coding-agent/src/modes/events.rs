@@ -2,10 +2,12 @@
 //! one per line): `{"type":"tool_execution_start","toolCallId":…,"toolName":…,"args":…}`.
 //!
 //! Key order follows the object literals in Pi's agent loop, so lines compare
-//! equal as text. A tool result is `{content, details?}` (plus `terminate:
+//! equal as text. Provider events (`assistantMessageEvent`) serialise in Pi's
+//! shape on their own (agent-ai's `AssistantMessageEvent`). A tool result is
+//! `{content, details?}` (plus `terminate:
 //! true` when set), as Pi's tools return it.
 
-use agent_ai::{AssistantMessageEvent, Message};
+use agent_ai::Message;
 use agent_core::{AgentEvent, AgentToolResult};
 use serde_json::{Map, Value, json};
 
@@ -35,7 +37,7 @@ pub fn event_json(event: &AgentEvent) -> Value {
             assistant_message_event,
         } => json!({
             "type": "message_update",
-            "assistantMessageEvent": assistant_event_json(assistant_message_event),
+            "assistantMessageEvent": assistant_message_event,
             "message": message,
         }),
         AgentEvent::MessageEnd { message } => json!({"type": "message_end", "message": message}),
@@ -73,31 +75,6 @@ pub fn event_json(event: &AgentEvent) -> Value {
             "result": tool_result_json(result),
             "isError": is_error,
         }),
-    }
-}
-
-/// A provider event as Pi prints it: its `partial` (or final `message` /
-/// `error`) is a whole `AssistantMessage`, `role` included, and the
-/// `toolCall` of `toolcall_end` a whole content block, `type` included;
-/// `agent_ai`'s serialization of the bare structs leaves both tags out.
-pub fn assistant_event_json(event: &AssistantMessageEvent) -> Value {
-    let mut value = json!(event);
-    if let Value::Object(object) = &mut value {
-        for key in ["partial", "message", "error"] {
-            tag(object.get_mut(key), "role", "assistant");
-        }
-        tag(object.get_mut("toolCall"), "type", "toolCall");
-    }
-    value
-}
-
-/// Puts `key: value` first in `object`.
-fn tag(object: Option<&mut Value>, key: &str, value: &str) {
-    if let Some(Value::Object(object)) = object {
-        let mut tagged = Map::new();
-        tagged.insert(key.into(), json!(value));
-        tagged.extend(std::mem::take(object));
-        *object = tagged;
     }
 }
 

@@ -4,7 +4,7 @@
 //! actions; tests drive this type directly and read a `TestBackend`.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agent_ai::{Message, ThinkingLevel, Usage};
 use agent_core::AgentEvent;
@@ -53,6 +53,15 @@ pub enum Action {
     Quit,
 }
 
+/// An automatic retry waiting to ask again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RetryWait {
+    attempt: u32,
+    max_attempts: u32,
+    /// When the turn is asked again.
+    until: Instant,
+}
+
 /// A queued message not yet delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pending {
@@ -75,6 +84,8 @@ pub struct App {
     context_window: Option<u64>,
     /// The thinking level, for a model that reasons.
     thinking: Option<ThinkingLevel>,
+    /// The wait before an automatic retry, counted down in the status line.
+    retry_wait: Option<RetryWait>,
     cwd: PathBuf,
     /// `[user@]host[:port]` when the tools act on a remote host.
     remote_host: Option<String>,
@@ -103,6 +114,7 @@ impl App {
             model,
             context_window: None,
             thinking: None,
+            retry_wait: None,
             cwd: cwd.to_path_buf(),
             remote_host: None,
             tools,
@@ -137,6 +149,32 @@ impl App {
     pub fn set_running(&mut self, running: bool, now: Instant) {
         self.running = running;
         self.run_started = running.then_some(now);
+        if !running {
+            self.retry_wait = None;
+        }
+    }
+
+    /// Retry `attempt` of `max_attempts` asks again after `delay`: the
+    /// status line counts the seconds down until then (Pi's `Retrying (1/3)
+    /// in 2s... (Esc to cancel)`).
+    pub fn retry_waiting(
+        &mut self,
+        attempt: u32,
+        max_attempts: u32,
+        delay: Duration,
+        now: Instant,
+    ) {
+        self.retry_wait = Some(RetryWait {
+            attempt,
+            max_attempts,
+            until: now + delay,
+        });
+    }
+
+    /// The retry's wait is over (it asks again, succeeded, failed or was
+    /// cancelled).
+    pub fn retry_wait_over(&mut self) {
+        self.retry_wait = None;
     }
 
     /// Shows `model` (`provider/id`) in the footer, with its context window
@@ -530,6 +568,17 @@ impl App {
             ));
         }
         let started = self.run_started.filter(|_| self.running)?;
+        if let Some(wait) = self.retry_wait {
+            let left = wait.until.saturating_duration_since(now);
+            let seconds = left.as_millis().div_ceil(1000);
+            return Some(StyledLine::new(
+                format!(
+                    "Retrying ({}/{}) in {seconds}s... (Esc to cancel)",
+                    wait.attempt, wait.max_attempts
+                ),
+                Style::Warning,
+            ));
+        }
         const FRAMES: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
         let tick = now.saturating_duration_since(started).as_millis() / 100;
         let frame = FRAMES[usize::try_from(tick).unwrap_or(0) % FRAMES.len()];

@@ -278,14 +278,12 @@ impl Driver {
     /// The agent's events go to the transcript; the session's retries and
     /// compactions are notices (Esc cancels a retry's wait).
     fn on_agent_event(&self, app: &mut App, event: &SessionEvent) {
+        show_retry_wait(app, event);
         match event {
             SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
+            // The wait itself is counted down in the status line.
             other => {
                 if let Some(line) = other.describe() {
-                    let line = match other {
-                        SessionEvent::AutoRetryStart { .. } => format!("{line} (Esc to cancel)"),
-                        _ => line,
-                    };
                     app.notice(vec![StyledLine::new(line, Style::Warning)]);
                 }
             }
@@ -468,6 +466,26 @@ fn mcp_lines(_session: &AgentSession) -> Vec<StyledLine> {
         "MCP is not in this build (the mcp cargo feature is off)",
         Style::Error,
     )]
+}
+
+/// Starts the countdown of a retry's wait, or ends it once the turn is
+/// asked again (its first agent event) or the retries end.
+fn show_retry_wait(app: &mut App, event: &SessionEvent) {
+    match event {
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            ..
+        } => app.retry_waiting(
+            *attempt,
+            *max_attempts,
+            Duration::from_millis(*delay_ms),
+            Instant::now(),
+        ),
+        SessionEvent::Agent(_) | SessionEvent::AutoRetryEnd { .. } => app.retry_wait_over(),
+        _ => {}
+    }
 }
 
 /// The next warning line; never, without a receiver.
