@@ -354,13 +354,65 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
         state["data"]["mcpServers"],
         json!([
             {"name": "broken", "status": "failed",
-             "error": "connection closed: initialize response (stderr: no token)", "tools": []},
+             "error": "it exited during the MCP handshake (stderr: no token)", "tools": []},
             {"name": "grow", "status": "running", "tools": ["mcp__grow__add_tool"]},
             {"name": "off", "status": "disabled", "tools": []},
         ])
     );
     assert_eq!(
         stderr,
-        "Warning: MCP server \"broken\" did not start: connection closed: initialize response (stderr: no token)\n"
+        "Warning: MCP server \"broken\" did not start: it exited during the MCP handshake (stderr: no token)\n"
+    );
+}
+
+#[test]
+fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
+    if !everything_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({
+            "mcpServers": {"everything": everything_entry()},
+            "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-.*", "hooks": [
+                {"type": "command", "command": "echo 'sums are done by hand here' >&2; exit 2"}
+            ]}]},
+        }),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => calls(&[
+                (
+                    "call_sum",
+                    "mcp__everything__get-sum",
+                    json!({"a": 1, "b": 2}),
+                ),
+                (
+                    "call_echo",
+                    "mcp__everything__echo",
+                    json!({"message": "allowed"}),
+                ),
+            ]),
+            _ => Answer::text(&["done"]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--allow", "mcp__everything", "-p", "Try them."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "done\n", "")
+    );
+    let transcript = wire.transcript(&server.requests()[1].body);
+    assert_eq!(
+        transcript[3..],
+        [
+            "tool call_sum: Blocked by PreToolUse hook: sums are done by hand here",
+            "tool call_echo: Echo: allowed",
+        ]
     );
 }

@@ -144,6 +144,8 @@ pub(super) async fn build(
         models: models.clone(),
         warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
+        // Asked of the server when the run starts (`cli/dispatch.rs`).
+        served_window: None,
         approvals: None,
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),

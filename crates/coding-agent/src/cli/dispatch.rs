@@ -39,7 +39,10 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         mcp,
     } = built;
     #[cfg(feature = "tui")]
-    if let Some(interactive) = interactive {
+    if let Some(mut interactive) = interactive {
+        if let Some(url) = &probe_url {
+            interactive.served_window = server_context_window(url, &options.model.id).await;
+        }
         return coding_agent::modes::interactive::run_interactive(options, interactive).await;
     }
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
@@ -48,7 +51,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
         session.set_mcp(servers);
     }
     if let Some(url) = probe_url {
-        recovery.context_window = server_context_window(&url).await;
+        recovery.context_window = server_context_window(&url, &session.model().id).await;
     }
     session.set_recovery(recovery);
 

@@ -136,7 +136,11 @@ impl Connection {
                     Err(error) => {
                         // Give the dying process a moment to finish writing why.
                         tokio::time::sleep(Duration::from_millis(100)).await;
-                        return Err(format!("{error}{}", tail_text(&stderr)));
+                        return Err(format!(
+                            "{}{}",
+                            handshake_failure(&error),
+                            tail_text(&stderr)
+                        ));
                     }
                 }
             }
@@ -249,6 +253,19 @@ impl Connection {
 
     fn describe(&self, error: &ServiceError) -> String {
         format!("{error}{}", tail_text(&self.stderr))
+    }
+}
+
+/// Why the handshake failed, for the user: a server that went away says so
+/// the same way whether the pipe broke while the request was written or
+/// the answer never came (its stderr, added by the caller, says why).
+fn handshake_failure(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError::{ConnectionClosed, TransportError};
+    match error {
+        ConnectionClosed(_) | TransportError { .. } => {
+            "it exited during the MCP handshake".to_owned()
+        }
+        other => format!("the MCP handshake failed: {other}"),
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! Every call runs through the same pipeline as the agent's own
 //! ([`run_single_tool_call_with_updates`]): validation with Pi's coercions
-//! and error text, the hooks, the file-mutation queue the tool instances
+//! and error text, the hooks (the permission guard with
+//! `--permission-mode`: [`ToolServer::with_hooks`]), the file-mutation queue the tool instances
 //! share, bash's bounded output. A tool's progress updates become MCP
 //! progress notifications; a client's `notifications/cancelled` cancels the
 //! call (bash kills its command's process group).
@@ -11,7 +12,9 @@
 use std::sync::Arc;
 
 use agent_ai::{Content, ToolCall};
-use agent_core::{AgentTool, AgentToolResult, NoHooks, ToolSet, run_single_tool_call_with_updates};
+use agent_core::{
+    AgentTool, AgentToolResult, NoHooks, ToolCallHooks, ToolSet, run_single_tool_call_with_updates,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
@@ -24,14 +27,26 @@ use serde_json::Value;
 /// The MCP server over a set of tools.
 pub struct ToolServer {
     tools: Arc<ToolSet>,
+    hooks: Arc<dyn ToolCallHooks>,
 }
 
 impl ToolServer {
-    /// A server offering `tools`.
+    /// A server offering `tools`, with no hooks around the calls.
     pub fn new(tools: ToolSet) -> Self {
         ToolServer {
             tools: Arc::new(tools),
+            hooks: Arc::new(NoHooks),
         }
+    }
+
+    /// The same server with `hooks` as every call's `before_tool_call` and
+    /// `after_tool_call` (the permission guard of `--permission-mode`: an
+    /// MCP client has no way to answer an approval, so an ask is refused
+    /// with the text the model reads).
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: Arc<dyn ToolCallHooks>) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     /// Serves MCP on this process's stdin and stdout until the client
@@ -92,7 +107,7 @@ impl ServerHandler for ToolServer {
         let message = run_single_tool_call_with_updates(
             &self.tools,
             &call,
-            &NoHooks,
+            self.hooks.as_ref(),
             &context.ct,
             &on_update,
         )

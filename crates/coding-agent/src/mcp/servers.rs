@@ -208,11 +208,6 @@ impl McpServers {
             })
             .collect()
     }
-
-    /// Whether any server is configured.
-    pub fn is_empty(&self) -> bool {
-        self.servers.is_empty()
-    }
 }
 
 impl std::fmt::Debug for McpServers {

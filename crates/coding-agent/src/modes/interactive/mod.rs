@@ -75,6 +75,9 @@ pub struct InteractiveOptions {
     pub warnings: Option<crate::warnings::WarningReceiver>,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// The context window the model's server reported (llama.cpp, Ollama:
+    /// [`agent_ai::providers::probe`]), for when settings give none.
+    pub served_window: Option<u64>,
     /// Where the session's [`InteractiveApprover`](approval::InteractiveApprover)
     /// sends the calls the user must approve.
     pub approvals: Option<approval::ApprovalInbox>,
@@ -101,7 +104,9 @@ pub async fn run_interactive(
         .mcp
         .as_ref()
         .map(|servers| crate::mcp::report::summary(&servers.status()));
-    session.set_recovery(interactive.models.settings.recovery(&model.provider));
+    let mut recovery = interactive.models.settings.recovery(&model.provider);
+    recovery.context_window = recovery.context_window.or(interactive.served_window);
+    session.set_recovery(recovery);
     let mut app = App::new(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
@@ -117,7 +122,7 @@ pub async fn run_interactive(
     );
     app.set_model(
         format!("{}/{}", model.provider, model.id),
-        interactive.models.context_window(&model.provider),
+        recovery.context_window,
     );
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
