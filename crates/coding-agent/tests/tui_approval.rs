@@ -293,15 +293,15 @@ fn a_project_with_its_own_hooks_is_asked_about_and_a_no_keeps_them_off_until_ask
     let question = first_screen(&tmux);
     assert!(question.contains("  command hooks on Stop"), "{question}");
     tmux.key("Escape");
-    let ui = tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
+    // The notice says why the hooks do not run (it may be drawn after the
+    // footer: warnings come on their own channel).
     let notice = format!(
         "Warning: hooks: the hooks in {} do not run: the project is not trusted",
         tmux.cwd.join(".coding-agent/settings.json").display()
     );
-    assert!(
-        ui.replace('\n', " ").contains(&notice),
-        "the hooks' notice says why: {ui}"
-    );
+    tmux.wait_for("the UI with the hooks' notice", |s| {
+        s.contains("openai/test-model") && s.replace('\n', " ").contains(&notice)
+    });
     assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
     tmux.quit();
     tmux.launch();
@@ -337,6 +337,15 @@ fn tool_results(server: &SseServer) -> Vec<String> {
         .collect()
 }
 
+/// Once the UI is up, sends `prompt` and waits for the approval prompt; the
+/// screen then.
+fn send_until_asked(tmux: &Tmux, prompt: &str) -> String {
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text(prompt);
+    tmux.key("Enter");
+    tmux.wait_for("the prompt", |s| s.contains("Permission needed"))
+}
+
 #[test]
 fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_its_reason() {
     let server = SseServer::with_calls(vec![
@@ -347,10 +356,7 @@ fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_i
     let Some(tmux) = Tmux::start(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("make files");
-    tmux.key("Enter");
-    let asked = tmux.wait_for("the prompt", |s| s.contains("Permission needed"));
+    let asked = send_until_asked(&tmux, "make files");
     assert!(asked.contains("│ $ touch a.txt"), "{asked}");
     assert!(
         asked.contains("2. Allow for this session: bash(touch a.txt)"),
@@ -395,10 +401,7 @@ fn esc_denies_the_call_and_the_model_reads_that_the_user_refused() {
     let Some(tmux) = Tmux::start(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("make a file");
-    tmux.key("Enter");
-    let asked = tmux.wait_for("the prompt", |s| s.contains("Permission needed"));
+    let asked = send_until_asked(&tmux, "make a file");
     assert!(
         asked.contains("Waiting for your approval (Esc denies)"),
         "{asked}"
@@ -420,10 +423,7 @@ fn always_allow_in_this_project_writes_the_rule_to_the_projects_settings() {
     let Some(tmux) = Tmux::start(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("make a file");
-    tmux.key("Enter");
-    tmux.wait_for("the prompt", |s| s.contains("Permission needed"));
+    send_until_asked(&tmux, "make a file");
     tmux.key("3");
     tmux.wait_for("the answer", |s| {
         s.contains("Done. Last user message: make a file")
