@@ -38,7 +38,8 @@ fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-/// An app whose model has asked for `touch a.txt`, now waiting for approval.
+/// An app whose model has asked for `touch a.txt`, now waiting for approval
+/// (the call's start event comes before the guard asks).
 fn asking_app() -> (App, Instant) {
     let mut app = App::new(
         "openai/gpt-test".into(),
@@ -58,6 +59,11 @@ fn asking_app() -> (App, Instant) {
                 "bash",
                 json!({"command": "touch a.txt"}),
             )])),
+        },
+        AgentEvent::ToolExecutionStart {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "touch a.txt"}),
         },
     ] {
         app.apply_event(&event, now);
@@ -92,7 +98,7 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
             "> make a file".to_owned(),
             String::new(),
             "$ touch a.txt".to_owned(),
-            String::new(),
+            "  waiting for approval".to_owned(),
             String::new(),
             format!("┌ Permission needed {}┐", "─".repeat(49)),
             "│ $ touch a.txt                                                      │".to_owned(),
@@ -138,6 +144,11 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
     assert!(app.approvals.current().is_none());
     let after = screen(&mut app, 70, 22, now);
     assert!(!after.contains("Permission needed"), "{after}");
+    assert_eq!(
+        after.lines().take(4).collect::<Vec<_>>(),
+        ["> make a file", "", "$ touch a.txt", "  running · 0.0s"],
+        "once answered the call runs"
+    );
     // The editor takes keys again.
     app.handle_key(key(KeyCode::Char('x')));
     assert!(!app.editor.is_empty());
@@ -233,8 +244,8 @@ fn first_screen(tmux: &Tmux) -> String {
 }
 
 #[test]
-fn the_trust_question_comes_at_start_and_a_yes_is_remembered() {
-    let server = SseServer::with_calls(Vec::new());
+fn the_trust_question_comes_at_start_and_a_yes_is_remembered_and_applies_the_projects_rules() {
+    let server = SseServer::with_calls(vec![("bash", json!({"command": "touch a.txt"}))]);
     let Some(tmux) = Tmux::start_in(&server, &[], project_allowing_touch) else {
         return;
     };
@@ -264,6 +275,9 @@ fn the_trust_question_comes_at_start_and_a_yes_is_remembered() {
     tmux.launch();
     let next = first_screen(&tmux);
     assert!(!next.contains("Trust this project?"), "{next}");
+    // The project's `allow` rule applies: the call runs unasked.
+    tmux.ask("make a file");
+    assert!(tmux.cwd.join("a.txt").exists());
 }
 
 #[test]
@@ -279,15 +293,15 @@ fn a_project_with_its_own_hooks_is_asked_about_and_a_no_keeps_them_off_until_ask
     let question = first_screen(&tmux);
     assert!(question.contains("  command hooks on Stop"), "{question}");
     tmux.key("Escape");
-    let ui = tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
+    // The notice says why the hooks do not run (it may be drawn after the
+    // footer: warnings come on their own channel).
     let notice = format!(
         "Warning: hooks: the hooks in {} do not run: the project is not trusted",
         tmux.cwd.join(".coding-agent/settings.json").display()
     );
-    assert!(
-        ui.replace('\n', " ").contains(&notice),
-        "the hooks' notice says why: {ui}"
-    );
+    tmux.wait_for("the UI with the hooks' notice", |s| {
+        s.contains("openai/test-model") && s.replace('\n', " ").contains(&notice)
+    });
     assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
     tmux.quit();
     tmux.launch();
@@ -304,4 +318,123 @@ fn with_trust_on_the_command_line_nothing_is_asked_or_stored() {
     let first = first_screen(&tmux);
     assert!(!first.contains("Trust this project?"), "{first}");
     assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
+}
+
+/// The tool results the model read, in order: the `tool` messages of the
+/// last request.
+fn tool_results(server: &SseServer) -> Vec<String> {
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// Once the UI is up, sends `prompt` and waits for the approval prompt; the
+/// screen then.
+fn send_until_asked(tmux: &Tmux, prompt: &str) -> String {
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text(prompt);
+    tmux.key("Enter");
+    tmux.wait_for("the prompt", |s| s.contains("Permission needed"))
+}
+
+#[test]
+fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_its_reason() {
+    let server = SseServer::with_calls(vec![
+        ("bash", json!({"command": "touch a.txt"})),
+        ("bash", json!({"command": "touch a.txt"})),
+        ("bash", json!({"command": "mkdir out"})),
+    ]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    let asked = send_until_asked(&tmux, "make files");
+    assert!(asked.contains("│ $ touch a.txt"), "{asked}");
+    assert!(
+        asked.contains("2. Allow for this session: bash(touch a.txt)"),
+        "{asked}"
+    );
+    tmux.key("2");
+    // The same command again runs unasked: the next prompt is the third
+    // call's.
+    let asked = tmux.wait_for("the third call's prompt", |s| {
+        s.contains("Permission needed") && s.contains("│ $ mkdir out")
+    });
+    assert!(!asked.contains("│ $ touch a.txt"), "{asked}");
+    assert!(tmux.cwd.join("a.txt").exists());
+    assert_eq!(tool_results(&server), ["(no output)", "(no output)"]);
+    tmux.key("Down");
+    tmux.key("Down");
+    tmux.key("Down");
+    tmux.key("Down");
+    tmux.key("Enter");
+    tmux.wait_for("the reason input", |s| {
+        s.contains("Deny: tell the model why")
+    });
+    tmux.type_text("write under notes/ instead");
+    tmux.key("Enter");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: make files")
+    });
+    assert!(!tmux.cwd.join("out").exists());
+    assert_eq!(
+        tool_results(&server),
+        [
+            "(no output)",
+            "(no output)",
+            "Blocked: the user denied this call: write under notes/ instead"
+        ]
+    );
+}
+
+#[test]
+fn esc_denies_the_call_and_the_model_reads_that_the_user_refused() {
+    let server = SseServer::with_calls(vec![("bash", json!({"command": "touch a.txt"}))]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    let asked = send_until_asked(&tmux, "make a file");
+    assert!(
+        asked.contains("Waiting for your approval (Esc denies)"),
+        "{asked}"
+    );
+    tmux.key("Escape");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: make a file")
+    });
+    assert!(!tmux.cwd.join("a.txt").exists());
+    assert_eq!(
+        tool_results(&server),
+        ["Blocked: the user denied this call"]
+    );
+}
+
+#[test]
+fn always_allow_in_this_project_writes_the_rule_to_the_projects_settings() {
+    let server = SseServer::with_calls(vec![("bash", json!({"command": "touch a.txt"}))]);
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    send_until_asked(&tmux, "make a file");
+    tmux.key("3");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: make a file")
+    });
+    assert!(tmux.cwd.join("a.txt").exists());
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmux.cwd.join(".coding-agent/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        settings,
+        json!({"permissions": {"allow": ["bash(touch a.txt)"]}})
+    );
 }

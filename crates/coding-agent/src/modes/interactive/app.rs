@@ -532,6 +532,7 @@ impl App {
         ])
         .areas(area);
 
+        self.transcript.awaiting_approval = self.approvals.call_ids();
         self.draw_transcript(frame, transcript_area, now);
         frame.render_widget(
             Paragraph::new(pending.iter().map(to_line).collect::<Vec<_>>()),

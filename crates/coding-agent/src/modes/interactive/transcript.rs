@@ -49,6 +49,9 @@ pub struct Transcript {
     pub expand_tools: bool,
     /// Ctrl+T: thinking shown instead of a one-line placeholder.
     pub show_thinking: bool,
+    /// The ids of the calls waiting for the user's approval: drawn as
+    /// waiting, not as running (their start event came before the guard asked).
+    pub awaiting_approval: Vec<String>,
 }
 
 /// The text of a user message's text blocks.
@@ -257,6 +260,15 @@ impl Transcript {
                         out.push(StyledLine::new("Thinking… (Ctrl+T to show)", Style::Dim));
                     }
                 }
+                AssistantContent::ToolCall(call) if self.awaiting_approval.contains(&call.id) => {
+                    out.push(StyledLine::default());
+                    out.extend(tool_call_lines(
+                        &call.name,
+                        &call.arguments,
+                        width.saturating_sub(2),
+                    ));
+                    out.push(indent(StyledLine::new(AWAITING_APPROVAL, Style::Warning)));
+                }
                 AssistantContent::ToolCall(call) => {
                     let view = self.tools.get(&call.id);
                     out.push(StyledLine::default());
@@ -353,6 +365,9 @@ pub fn tool_call_lines(name: &str, args: &Value, width: u16) -> Vec<StyledLine> 
     };
     call_lines(builtin_tool(name).as_deref(), name, args, options)
 }
+
+/// Under a call while the user is asked whether it may run.
+const AWAITING_APPROVAL: &str = "waiting for approval";
 
 /// Set after the header of a call the provider recovered from the answer's
 /// text (`recoveredFromText`).

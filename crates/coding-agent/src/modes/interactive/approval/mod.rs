@@ -59,6 +59,14 @@ impl Approvals {
         self.waiting.front().map(|w| &w.modal)
     }
 
+    /// The ids of the calls waiting for an answer.
+    pub fn call_ids(&self) -> Vec<String> {
+        self.waiting
+            .iter()
+            .map(|w| w.modal.request().tool_call_id.clone())
+            .collect()
+    }
+
     /// How many prompts wait behind the one shown.
     pub fn queued(&self) -> usize {
         self.waiting.len().saturating_sub(1)
