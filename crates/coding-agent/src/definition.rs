@@ -22,17 +22,11 @@ use crate::support::cancel::ABORTED;
 
 use crate::render::{RenderOptions, StyledLine, generic};
 
-/// What a tool may ask of the user interface, when there is one.
-#[async_trait]
-pub trait UiHandle: Send + Sync {
-    /// Shows a short message to the user.
-    fn notify(&self, message: &str);
-    /// Asks the user a yes/no question.
-    async fn confirm(&self, question: &str) -> bool;
-}
-
 /// Everything a tool's `execute` gets besides its arguments. Made per call.
-#[derive(Clone)]
+///
+/// There is no user-interface handle: a call that needs the user's consent
+/// asks through the permission guard (`guard::approval`), before it runs.
+#[derive(Debug, Clone)]
 pub struct ToolContext {
     /// Directory relative paths resolve against.
     pub cwd: PathBuf,
@@ -40,8 +34,6 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The model the agent is talking to, when known (read checks image support).
     pub model: Option<Model>,
-    /// The user interface, absent in print, json and tool modes.
-    pub ui: Option<Arc<dyn UiHandle>>,
 }
 
 impl ToolContext {
@@ -51,18 +43,7 @@ impl ToolContext {
             cwd: cwd.into(),
             cancel: CancellationToken::new(),
             model: None,
-            ui: None,
         }
-    }
-}
-
-impl std::fmt::Debug for ToolContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolContext")
-            .field("cwd", &self.cwd)
-            .field("model", &self.model)
-            .field("has_ui", &self.ui.is_some())
-            .finish_non_exhaustive()
     }
 }
 

@@ -1,7 +1,7 @@
 //! `coding-agent`: the product layer.
 //!
 //! [`ToolDefinition`] is a tool as the product knows it: an [`agent_core::AgentTool`]
-//! whose `execute` also receives a [`ToolContext`] (cwd, cancellation, model, UI),
+//! whose `execute` also receives a [`ToolContext`] (cwd, cancellation, model),
 //! plus a prompt snippet, prompt guidelines and terminal renderers.
 //! [`wrap_tool_definition`] turns one into an `AgentTool` for the loop. The seven
 //! built-in tools live in [`tools`], one folder each, and reach files and
@@ -78,6 +78,6 @@ pub mod tools;
 pub mod warnings;
 
 pub use definition::{
-    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, Typed, TypedTool, UiHandle,
+    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, Typed, TypedTool,
     wrap_tool_definition,
 };

@@ -18,7 +18,7 @@
 //! is the PostToolUse hooks'.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::{
@@ -34,6 +34,7 @@ use super::config::{DEFAULT_APPROVAL_TIMEOUT, remember_allow_rule};
 use super::policy::{Decision, Policy, Verdict};
 use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
 use crate::hooks::{CommandHooks, PreToolUseDecision, proceed};
+use crate::support::sync::lock;
 
 /// The settings files "always allow" writes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,10 +318,6 @@ impl ToolCallHooks for Guard {
             None => None,
         })
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

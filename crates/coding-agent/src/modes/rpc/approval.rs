@@ -7,7 +7,7 @@
 //! as in Pi.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::guard::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope};
 use crate::session::uuid_v4;
+use crate::support::sync::lock;
 
 /// The options of the select, in the order the client shows them.
 pub const ALLOW_ONCE: &str = "Allow once";
@@ -175,10 +176,6 @@ impl Approver for RpcApprover {
         lock(&self.pending).remove(&id);
         answer
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
