@@ -390,6 +390,12 @@ impl AgentSession {
         *lock(&self.inner.waiting) = None;
     }
 
+    /// True while a retry wait or a compaction is under way (between
+    /// [`AgentSession::begin_wait`] and [`AgentSession::end_wait`]).
+    pub fn is_waiting(&self) -> bool {
+        lock(&self.inner.waiting).is_some()
+    }
+
     /// True while a compaction runs.
     pub fn is_compacting(&self) -> bool {
         *lock(&self.inner.compacting)

@@ -36,9 +36,10 @@
 //! writes their last events and responses, and returns [`RpcEnd::Stopped`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_ai::{ImageContent, Message};
-use agent_core::QueueMode;
+use agent_core::{AgentEvent, QueueMode};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -158,9 +159,15 @@ pub async fn run_rpc_with(
 /// A prompt being run.
 struct Run {
     task: JoinHandle<()>,
+    /// Its last `agent_end` has been written, and no `agent_start` since.
+    ended: bool,
     /// Aborts it (`abort`, `new_session`; a child of the stop token).
     abort: CancellationToken,
 }
+
+/// How long a prompt waits for the previous run's tail (what runs after its
+/// `agent_end`) before it is refused as "already processing".
+const RUN_TAIL_GRACE: Duration = Duration::from_secs(5);
 
 /// Waits for the run, if any (its outcome is in its events).
 async fn join(run: &mut Option<Run>) {
@@ -207,7 +214,30 @@ impl<W: AsyncWrite + Unpin> Server<W> {
     }
 
     async fn on_event(&mut self, event: &SessionEvent) -> std::io::Result<()> {
+        if let (Some(run), SessionEvent::Agent(agent_event)) = (&mut self.run, event) {
+            match **agent_event {
+                AgentEvent::AgentEnd { .. } => run.ended = true,
+                AgentEvent::AgentStart => run.ended = false,
+                _ => {}
+            }
+        }
         self.write(&event.to_json()).await
+    }
+
+    /// Lets the run's tail finish (at most [`RUN_TAIL_GRACE`]) and, once it
+    /// has, forgets the run and writes its last events.
+    async fn finish_tail(&mut self) -> std::io::Result<()> {
+        let Some(run) = &mut self.run else {
+            return Ok(());
+        };
+        if tokio::time::timeout(RUN_TAIL_GRACE, &mut run.task)
+            .await
+            .is_ok()
+        {
+            self.run = None;
+            self.drain_events().await?;
+        }
+        Ok(())
     }
 
     /// Writes the events already sent (after a run ended).
@@ -274,12 +304,14 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     return Ok(Some(missing(id, kind, "message")));
                 };
                 let message = AgentSession::user_message(message, images(command));
-                // A run whose task already ended is over, even if the loop
-                // has not noticed yet: it must not refuse the next prompt.
-                if self.run.as_ref().is_some_and(|run| run.task.is_finished()) {
-                    join(&mut self.run).await;
-                    self.run = None;
-                    self.drain_events().await?;
+                // A run whose task has ended, or whose `agent_end` the client
+                // has read, is over for it, as in Pi: its tail (saving, Stop
+                // hooks, the recovery's checks) is waited for briefly instead
+                // of refusing the prompt. A retry wait or a compaction is
+                // not a tail.
+                let over = |run: &Run| run.task.is_finished() || run.ended;
+                if self.run.as_ref().is_some_and(over) && !session.is_waiting() {
+                    self.finish_tail().await?;
                 }
                 if session.agent().is_running() || self.run.is_some() {
                     match text("streamingBehavior") {
@@ -514,7 +546,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 }
             }
         });
-        self.run = Some(Run { task, abort });
+        self.run = Some(Run {
+            task,
+            abort,
+            ended: false,
+        });
     }
 
     /// Aborts the run, if any, and waits for it to end; its events come first.
