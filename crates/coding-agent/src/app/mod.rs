@@ -390,8 +390,8 @@ impl AgentSession {
         *lock(&self.inner.waiting) = None;
     }
 
-    /// True while a retry wait or a compaction is under way (between
-    /// [`AgentSession::begin_wait`] and [`AgentSession::end_wait`]).
+    /// True while a retry wait or a compaction is under way (a wait that
+    /// [`AgentSession::abort_retry`] would cancel).
     pub fn is_waiting(&self) -> bool {
         lock(&self.inner.waiting).is_some()
     }
