@@ -4,7 +4,9 @@
 //! has [`ExecutionMode::Sequential`], the whole batch runs one call at a time
 //! (knowing which calls conflict is hard; waiting is safe). Otherwise preflight
 //! runs in call order (hooks may have side effects), execute runs concurrently,
-//! and results are reported in call order. The exact event order is in
+//! and results are reported in call order. In both, a call starts (its
+//! `tool_execution_start`) only once `before_tool_call` let it: a blocked call
+//! never starts. The exact event order is in
 //! [`crate::event`].
 //!
 //! Concurrent calls are futures polled by the loop's own task
@@ -14,13 +16,14 @@
 use agent_ai::{ToolCall, ToolResultMessage};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use serde_json::Value;
 
 use crate::event::{AgentEvent, Emit};
 use crate::pipeline::{
-    Outcome, Preflight, ToolCallScope, execute_and_finalize, preflight, run_call,
-    tool_result_message,
+    Outcome, Preflight, ToolCallScope, execute_and_finalize, preflight, tool_result_message,
 };
 use crate::tool::ExecutionMode;
+use crate::tool_set::RegisteredTool;
 
 /// The results of a batch.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,9 +70,14 @@ async fn run_sequential(
 ) -> Vec<(ToolResultMessage, Outcome)> {
     let mut done = Vec::with_capacity(calls.len());
     for call in calls {
-        emit(start_event(call));
-        let outcome = run_call(scope, call, emit).await;
-        emit(end_event(call, &outcome));
+        let outcome = match start(call, preflight(scope, call).await, emit) {
+            Started::Settled(outcome) => outcome,
+            Started::Ready { tool, args } => {
+                let outcome = execute_and_finalize(scope, call, tool, args, emit).await;
+                emit(end_event(call, &outcome));
+                outcome
+            }
+        };
         let message = tool_result_message(call, &outcome);
         emit_result_message(&message, emit);
         done.push((message, outcome));
@@ -86,14 +94,10 @@ async fn run_parallel(
     let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
     let running = FuturesUnordered::new();
     for (index, call) in calls.iter().enumerate() {
-        emit(start_event(call));
-        match preflight(scope, call).await {
-            Preflight::Immediate(outcome) => {
-                emit(end_event(call, &outcome));
-                outcomes[index] = Some(outcome);
-            }
+        match start(call, preflight(scope, call).await, emit) {
+            Started::Settled(outcome) => outcomes[index] = Some(outcome),
             // Not polled until every preflight is done.
-            Preflight::Ready { tool, args } => running.push(async move {
+            Started::Ready { tool, args } => running.push(async move {
                 let outcome = execute_and_finalize(scope, call, tool, args, emit).await;
                 (index, outcome)
             }),
@@ -116,6 +120,38 @@ async fn run_parallel(
             Some((message, outcome))
         })
         .collect()
+}
+
+/// A call after its preflight and its start events.
+enum Started<'a> {
+    /// Its outcome is known: blocked (never started), or failed before
+    /// execute (started and ended).
+    Settled(Outcome),
+    /// Started; execute `tool` with `args`, then emit its end.
+    Ready {
+        tool: &'a RegisteredTool,
+        args: Value,
+    },
+}
+
+/// Emits what a call's preflight decides: nothing for a call
+/// `before_tool_call` blocked (it never started: the hook's decision, and the
+/// error result message, are all a client sees of it), `tool_execution_start`
+/// and at once `tool_execution_end` for a call that failed before execute,
+/// `tool_execution_start` for a call about to execute.
+fn start<'a>(call: &ToolCall, preflight: Preflight<'a>, emit: &Emit<'_>) -> Started<'a> {
+    match preflight {
+        Preflight::Blocked(outcome) => Started::Settled(outcome),
+        Preflight::Immediate(outcome) => {
+            emit(start_event(call));
+            emit(end_event(call, &outcome));
+            Started::Settled(outcome)
+        }
+        Preflight::Ready { tool, args } => {
+            emit(start_event(call));
+            Started::Ready { tool, args }
+        }
+    }
 }
 
 fn start_event(call: &ToolCall) -> AgentEvent {

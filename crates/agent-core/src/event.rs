@@ -30,20 +30,27 @@
 //! any called tool has [`crate::ExecutionMode::Sequential`]), for each call in order:
 //!
 //! ```text
+//! [preflight: find, prepare, validate, before_tool_call]
 //! tool_execution_start  tool_execution_update*  tool_execution_end
 //! message_start(toolResult)  message_end(toolResult)
 //! ```
 //!
 //! **Parallel** batch (the default):
 //!
-//! 1. For each call in order: `tool_execution_start`, then preflight (find,
-//!    prepare, validate, `before_tool_call`). A call that fails or is blocked
-//!    there gets its `tool_execution_end` at once.
+//! 1. For each call in order: preflight (find, prepare, validate,
+//!    `before_tool_call`), then `tool_execution_start`. A call that failed
+//!    there gets its `tool_execution_end` right after its start.
 //! 2. The remaining calls execute concurrently; `tool_execution_update`s
 //!    interleave; each call's `tool_execution_end` comes when its
 //!    `after_tool_call` is done, so in completion order.
 //! 3. When all have settled: `message_start`/`message_end` of every tool result,
 //!    in call order.
+//!
+//! In both, a call that `before_tool_call` **blocked** never starts: it has no
+//! `tool_execution_start` and no `tool_execution_end`, only its error result
+//! message (Pi emits a start and an end for it; `docs/DEVIATIONS.md`). Whatever
+//! the hook itself reports (an approval asked, a decision) therefore comes
+//! before the call's start.
 //!
 //! In both, every `tool_execution_update` of a call comes before its
 //! `tool_execution_end`, and none after it (updates sent once execute has

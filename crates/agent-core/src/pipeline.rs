@@ -79,9 +79,14 @@ impl Outcome {
     }
 }
 
-/// What preflight (steps 1-3) leaves: an immediate outcome, or a call ready to execute.
+/// What preflight (steps 1-3) leaves: a block, an immediate outcome, or a call
+/// ready to execute.
 pub(crate) enum Preflight<'a> {
-    /// The call failed or was blocked before execute.
+    /// `before_tool_call` blocked the call: it never starts, so it has no
+    /// `tool_execution_start` and no `tool_execution_end`, only its result.
+    Blocked(Outcome),
+    /// The call failed before execute (unknown tool, bad arguments, a
+    /// failing hook): it starts and ends at once.
     Immediate(Outcome),
     /// Execute `tool` with the validated `args`.
     Ready {
@@ -131,7 +136,7 @@ pub(crate) async fn preflight<'a>(scope: &ToolCallScope<'a>, call: &ToolCall) ->
             Ok(args) => Preflight::Ready { tool: entry, args },
             Err(outcome) => Preflight::Immediate(outcome),
         },
-        Ok(Ok(BeforeToolCall::Block { reason })) => Preflight::Immediate(Outcome::error(
+        Ok(Ok(BeforeToolCall::Block { reason })) => Preflight::Blocked(Outcome::error(
             reason
                 .filter(|reason| !reason.is_empty())
                 .unwrap_or_else(|| BLOCKED_TEXT.to_owned()),
@@ -254,7 +259,7 @@ pub(crate) async fn run_call(
     emit: &Emit<'_>,
 ) -> Outcome {
     match preflight(scope, call).await {
-        Preflight::Immediate(outcome) => outcome,
+        Preflight::Blocked(outcome) | Preflight::Immediate(outcome) => outcome,
         Preflight::Ready { tool, args } => {
             execute_and_finalize(scope, call, tool, args, emit).await
         }

@@ -162,9 +162,9 @@ fn tool_call_turn(tool: &str, updates: usize) -> Vec<String> {
     labels.extend([
         "message_update toolcall_end".to_owned(),
         "message_end assistant".to_owned(),
-        format!("tool_execution_start {tool}"),
-        // The permission guard's decision (allowed: the tool then runs).
+        // The permission guard's decision (allowed: the tool then starts).
         "permission_decision".to_owned(),
+        format!("tool_execution_start {tool}"),
     ]);
     labels.extend(std::iter::repeat_n(
         format!("tool_execution_update {tool}"),
