@@ -929,3 +929,119 @@ fn a_warning_while_an_answer_waits_for_its_first_word_shows_above_it() {
         ]
     );
 }
+
+/// A session tool with its own renderers.
+struct Shout {
+    tool: agent_ai::Tool,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ShoutArgs {
+    /// What to shout.
+    #[allow(dead_code)]
+    text: String,
+}
+
+#[async_trait::async_trait]
+impl coding_agent::ToolDefinition for Shout {
+    fn tool(&self) -> &agent_ai::Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Shout"
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        _params: serde_json::Value,
+        _ctx: coding_agent::ToolContext,
+        _updates: agent_core::UpdateSink,
+    ) -> Result<AgentToolResult, agent_core::ToolError> {
+        Ok(AgentToolResult::default())
+    }
+
+    fn render_call(
+        &self,
+        args: &serde_json::Value,
+        _options: coding_agent::render::RenderOptions,
+    ) -> Vec<coding_agent::render::StyledLine> {
+        let text = args["text"].as_str().unwrap_or_default().to_uppercase();
+        vec![coding_agent::render::StyledLine::new(
+            format!("SHOUT {text}!"),
+            coding_agent::render::Style::Bold,
+        )]
+    }
+
+    fn render_result(
+        &self,
+        result: &AgentToolResult,
+        _is_error: bool,
+        _options: coding_agent::render::RenderOptions,
+    ) -> Vec<coding_agent::render::StyledLine> {
+        vec![coding_agent::render::StyledLine::new(
+            format!("echoed {} blocks", result.content.len()),
+            coding_agent::render::Style::Dim,
+        )]
+    }
+}
+
+#[test]
+fn a_session_tool_is_drawn_by_its_own_renderers_also_after_a_reset() {
+    let shout: std::sync::Arc<dyn coding_agent::ToolDefinition> = std::sync::Arc::new(Shout {
+        tool: agent_ai::Tool::for_args::<ShoutArgs>("shout", "Shouts."),
+    });
+    let events = [
+        AgentEvent::AgentStart,
+        AgentEvent::MessageStart {
+            message: Message::User(agent_ai::UserMessage::text("go")),
+        },
+        AgentEvent::MessageEnd {
+            message: Message::Assistant(reply_message(vec![call(
+                "c1",
+                "shout",
+                json!({"text": "hi"}),
+            )])),
+        },
+        AgentEvent::ToolExecutionStart {
+            tool_call_id: "c1".into(),
+            tool_name: "shout".into(),
+            args: json!({"text": "hi"}),
+        },
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c1".into(),
+            tool_name: "shout".into(),
+            result: partial("hi"),
+            is_error: false,
+        },
+    ];
+    let mut app = app(&[]);
+    app.set_tool_renderers(coding_agent::render::ToolRenderers::new([shout]));
+    let now = Instant::now();
+    for event in &events {
+        app.apply_event(event, now);
+    }
+    app.set_running(false, now);
+    let expected = "> go\n\nSHOUT HI!\n  echoed 1 blocks";
+    assert_eq!(
+        above_editor(&screen(&mut app, 60, 12, now)).trim_end(),
+        expected
+    );
+
+    // A resumed session keeps the session's renderers.
+    let messages: Vec<Message> = [
+        Message::User(agent_ai::UserMessage::text("go")),
+        Message::Assistant(reply_message(vec![call(
+            "c1",
+            "shout",
+            json!({"text": "hi"}),
+        )])),
+    ]
+    .into();
+    app.reset(&messages);
+    assert_eq!(
+        above_editor(&screen(&mut app, 60, 12, now)).trim_end(),
+        "> go\n\nSHOUT HI!"
+    );
+}

@@ -141,8 +141,25 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
     assert!(!after.contains("Permission needed"), "{after}");
     assert_eq!(
         after.lines().take(4).collect::<Vec<_>>(),
+        ["> make a file", "", "$ touch a.txt", ""],
+        "answered, the call is no longer waiting, and has not started yet"
+    );
+    // Allowed, the call starts (the guard decides before its start event).
+    app.apply_event(
+        &AgentEvent::ToolExecutionStart {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "touch a.txt"}),
+        },
+        now,
+    );
+    assert_eq!(
+        screen(&mut app, 70, 22, now)
+            .lines()
+            .take(4)
+            .collect::<Vec<_>>(),
         ["> make a file", "", "$ touch a.txt", "  running · 0.0s"],
-        "once answered the call runs"
+        "once started the call runs"
     );
     // The editor takes keys again.
     app.handle_key(key(KeyCode::Char('x')));

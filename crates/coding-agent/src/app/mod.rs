@@ -89,6 +89,8 @@ struct Inner {
     /// The tools given at construction; [`AgentSession::set_extra_tools`]
     /// offers them first, then the extra ones.
     definitions: Vec<Arc<dyn ToolDefinition>>,
+    /// The tools that arrived at run time ([`AgentSession::set_extra_tools`]).
+    extra_definitions: Mutex<Vec<Arc<dyn ToolDefinition>>>,
     /// Makes each call's [`ToolContext`].
     ctx_factory: ContextFactory,
     /// The MCP servers whose tools the session offers (see `app/mcp.rs`).
@@ -214,6 +216,7 @@ impl AgentSession {
         let inner = Arc::new(Inner {
             agent: Agent::new(config, context),
             definitions,
+            extra_definitions: Mutex::default(),
             ctx_factory,
             #[cfg(feature = "mcp")]
             mcp: Mutex::default(),
@@ -289,11 +292,23 @@ impl AgentSession {
                 .definitions
                 .iter()
                 .cloned()
-                .chain(extra)
+                .chain(extra.iter().cloned())
                 .map(|definition| wrap_tool_definition(definition, factory.clone())),
         )?;
         self.inner.agent.set_tools(Arc::new(tools));
+        *lock(&self.inner.extra_definitions) = extra;
         Ok(())
+    }
+
+    /// The definitions of the tools offered: the session's own, then the
+    /// extra ones; what a UI draws calls with.
+    pub fn tool_definitions(&self) -> Vec<Arc<dyn ToolDefinition>> {
+        self.inner
+            .definitions
+            .iter()
+            .chain(lock(&self.inner.extra_definitions).iter())
+            .cloned()
+            .collect()
     }
 
     /// The agent's events from now on (the session saves them itself).

@@ -7,7 +7,8 @@
 //!
 //! The submodules hold what the tools' renderers share: reading arguments that
 //! may still be streaming ([`call`]), bounded previews of long texts
-//! ([`preview`]) and result bodies ([`result`]). A renderer only one tool
+//! ([`preview`]) and result bodies ([`result`]); [`ToolRenderers`] picks the
+//! renderer of a call by its tool's name. A renderer only one tool
 //! uses lives in that tool's folder (edit's coloured diff:
 //! [`diff_view`](crate::tools::edit::diff_view)).
 
@@ -16,7 +17,10 @@ use std::time::Duration;
 pub mod call;
 pub mod generic;
 pub mod preview;
+mod renderers;
 pub mod result;
+
+pub use renderers::ToolRenderers;
 
 /// The role of a span of text; the terminal theme picks the colour.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

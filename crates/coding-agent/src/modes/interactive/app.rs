@@ -19,7 +19,7 @@ use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::{text_width, wrap};
 use crate::app::models::ModelChoice;
-use crate::render::{Style, StyledLine};
+use crate::render::{Style, StyledLine, ToolRenderers};
 
 /// Most editor rows shown; longer texts scroll.
 const MAX_EDITOR_ROWS: usize = 8;
@@ -133,6 +133,12 @@ impl App {
         app
     }
 
+    /// Draws calls with the renderers of the session's tools (its
+    /// built-ins, custom and MCP tools) instead of the built-ins' alone.
+    pub fn set_tool_renderers(&mut self, renderers: ToolRenderers) {
+        self.transcript.renderers = renderers;
+    }
+
     /// Names the remote host the tools act on; the footer shows
     /// `host:/dir` (the directory is the remote one, never shortened with
     /// the local `~`).
@@ -216,10 +222,10 @@ impl App {
 
     /// Replaces what is shown with `messages` (a new or resumed session).
     pub fn reset(&mut self, messages: &[Message]) {
-        let (expand, thinking) = (self.transcript.expand_tools, self.transcript.show_thinking);
-        self.transcript = Transcript::from_messages(messages);
-        self.transcript.expand_tools = expand;
-        self.transcript.show_thinking = thinking;
+        let shown = std::mem::replace(&mut self.transcript, Transcript::from_messages(messages));
+        self.transcript.expand_tools = shown.expand_tools;
+        self.transcript.show_thinking = shown.show_thinking;
+        self.transcript.renderers = shown.renderers;
         self.usage = Usage::default();
         self.context_tokens = 0;
         self.pending.clear();
@@ -545,7 +551,8 @@ impl App {
         frame.render_widget(Paragraph::new(rule.clone()), rule_top);
         frame.render_widget(Paragraph::new(rule), rule_bottom);
         self.draw_editor(frame, editor_area, &editor_rows);
-        self.approvals.draw(frame, transcript_area);
+        self.approvals
+            .draw(frame, transcript_area, &self.transcript.renderers);
         frame.render_widget(
             Paragraph::new(
                 self.footer_lines(width)

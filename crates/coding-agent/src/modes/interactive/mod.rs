@@ -51,7 +51,7 @@ pub use app::{Action, App};
 
 use crate::app::{AgentSession, ModelCatalog, SessionOptions};
 use crate::recovery::compact_now;
-use crate::render::{Style, StyledLine};
+use crate::render::{Style, StyledLine, ToolRenderers};
 use crate::session::SessionManager;
 use crate::session_event::{SessionEvent, SessionEvents};
 
@@ -124,6 +124,7 @@ pub async fn run_interactive(
         format!("{}/{}", model.provider, model.id),
         recovery.context_window,
     );
+    app.set_tool_renderers(ToolRenderers::new(session.tool_definitions()));
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
     }

@@ -11,9 +11,7 @@ use agent_core::{AgentEvent, AgentToolResult};
 use serde_json::Value;
 
 use super::markdown::render_markdown;
-use crate::ToolDefinition;
-use crate::render::{RenderOptions, Style, StyledLine, generic};
-use crate::tools::builtin_tool;
+use crate::render::{RenderOptions, Style, StyledLine, ToolRenderers};
 
 /// One block of the transcript.
 #[derive(Debug, Clone)]
@@ -50,8 +48,11 @@ pub struct Transcript {
     /// Ctrl+T: thinking shown instead of a one-line placeholder.
     pub show_thinking: bool,
     /// The ids of the calls waiting for the user's approval: drawn as
-    /// waiting, not as running (their start event came before the guard asked).
+    /// waiting, not as pending (the guard asks before a call starts).
     pub awaiting_approval: Vec<String>,
+    /// The session's tools' renderers (the built-ins' until the app is given
+    /// the session's tool set).
+    pub renderers: ToolRenderers,
 }
 
 /// The text of a user message's text blocks.
@@ -262,10 +263,10 @@ impl Transcript {
                 }
                 AssistantContent::ToolCall(call) if self.awaiting_approval.contains(&call.id) => {
                     out.push(StyledLine::default());
-                    out.extend(tool_call_lines(
+                    out.extend(self.renderers.call_lines(
                         &call.name,
                         &call.arguments,
-                        width.saturating_sub(2),
+                        complete_call(width.saturating_sub(2)),
                     ));
                     out.push(indent(StyledLine::new(AWAITING_APPROVAL, Style::Warning)));
                 }
@@ -312,12 +313,11 @@ impl Transcript {
             width: width.saturating_sub(2),
             elapsed,
         };
-        let definition = builtin_tool(name);
         let call_options = RenderOptions {
             is_partial: view.is_none_or(|v| v.started.is_none() && v.result.is_none()),
             ..options
         };
-        out.extend(call_lines(definition.as_deref(), name, args, call_options));
+        out.extend(self.renderers.call_lines(name, args, call_options));
         let Some(view) = view else { return };
         let body = match (&view.result, &view.partial) {
             (Some(result), _) => Some((result, view.is_error, false)),
@@ -333,37 +333,19 @@ impl Transcript {
                 is_partial: partial,
                 ..options
             };
-            let lines = match &definition {
-                Some(tool) => tool.render_result(result, is_error, options),
-                None => generic::result_lines(result, is_error, options),
-            };
+            let lines = self.renderers.result_lines(name, result, is_error, options);
             out.extend(lines.into_iter().map(indent));
         }
     }
 }
 
-/// A call as its tool's renderer draws it (`definition`, when built in);
-/// other tools (MCP's) by the generic renderer: server, tool and arguments.
-fn call_lines(
-    definition: Option<&dyn ToolDefinition>,
-    name: &str,
-    args: &Value,
-    options: RenderOptions,
-) -> Vec<StyledLine> {
-    match definition {
-        Some(tool) => tool.render_call(args, options),
-        None => generic::call_lines(name, args, options),
-    }
-}
-
-/// The call `name(args)` as the transcript draws it once its arguments are
-/// complete (the approval prompt shows it so).
-pub fn tool_call_lines(name: &str, args: &Value, width: u16) -> Vec<StyledLine> {
-    let options = RenderOptions {
+/// The options of a call whose arguments are complete, drawn `width`
+/// columns wide (a call waiting for approval, and the approval prompt).
+pub fn complete_call(width: u16) -> RenderOptions {
+    RenderOptions {
         width,
         ..RenderOptions::default()
-    };
-    call_lines(builtin_tool(name).as_deref(), name, args, options)
+    }
 }
 
 /// Under a call while the user is asked whether it may run.

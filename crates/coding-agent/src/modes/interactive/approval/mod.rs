@@ -31,7 +31,7 @@ pub use modal::{ApprovalModal, Choice};
 
 use super::theme::to_line;
 use super::wrap::{text_width, wrap};
-use crate::render::{Style, StyledLine};
+use crate::render::{Style, StyledLine, ToolRenderers};
 
 /// The prompts waiting for an answer; the first one is shown.
 #[derive(Debug, Default)]
@@ -110,13 +110,13 @@ impl Approvals {
 
     /// Draws the prompt shown over the bottom of `area` (the transcript),
     /// framed, as tall as it needs (its last rows, the choices, when the
-    /// area is shorter).
-    pub fn draw(&self, frame: &mut Frame<'_>, area: Rect) {
+    /// area is shorter); the call is drawn by its tool's renderer.
+    pub fn draw(&self, frame: &mut Frame<'_>, area: Rect, renderers: &ToolRenderers) {
         let Some(modal) = self.current() else {
             return;
         };
         let inner_width = area.width.saturating_sub(4).max(1);
-        let view = modal.view(inner_width);
+        let view = modal.view(renderers, inner_width);
         let mut rows: Vec<StyledLine> = Vec::new();
         let mut cursor = None;
         for (i, line) in view.lines.iter().enumerate() {

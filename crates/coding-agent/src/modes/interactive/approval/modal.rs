@@ -4,7 +4,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{ApprovalAnswer, ApprovalRequest, RuleScope};
-use crate::modes::interactive::transcript::tool_call_lines;
+use crate::modes::interactive::transcript::complete_call;
+use crate::render::ToolRenderers;
 use crate::render::{Style, StyledLine};
 
 /// Most rows of the call shown; a longer call (a long script) ends in `…`.
@@ -158,8 +159,12 @@ impl ApprovalModal {
     /// The prompt for `width` columns (lines not yet wrapped): the call as
     /// its renderer draws it, why the policy asks, then the choices or the
     /// reason being typed, then the keys.
-    pub fn view(&self, width: u16) -> ModalView {
-        let mut lines = tool_call_lines(&self.request.tool_name, &self.request.args, width);
+    pub fn view(&self, renderers: &ToolRenderers, width: u16) -> ModalView {
+        let mut lines = renderers.call_lines(
+            &self.request.tool_name,
+            &self.request.args,
+            complete_call(width),
+        );
         if lines.len() > MAX_CALL_ROWS {
             lines.truncate(MAX_CALL_ROWS - 1);
             lines.push(StyledLine::new("…", Style::Dim));
@@ -349,7 +354,7 @@ mod tests {
         let mut modal = ApprovalModal::new(request(Some("bash(touch a.txt)")));
         press(&mut modal, &[KeyCode::Down]);
         assert_eq!(
-            crate::render::to_markup(&modal.view(80).lines),
+            crate::render::to_markup(&modal.view(&ToolRenderers::builtin(), 80).lines),
             "[bold]$[/] [accent]touch a.txt[/]\n\
              [warning]touch may write files[/]\n\
              \n\
@@ -360,12 +365,12 @@ mod tests {
              \u{20} 5. Deny…\n\
              [dim]↑↓ Enter or 1-5 to choose · Esc denies[/]"
         );
-        assert_eq!(modal.view(80).input, None);
+        assert_eq!(modal.view(&ToolRenderers::builtin(), 80).input, None);
         press(
             &mut modal,
             &[KeyCode::Char('5'), KeyCode::Char('n'), KeyCode::Char('o')],
         );
-        let view = modal.view(80);
+        let view = modal.view(&ToolRenderers::builtin(), 80);
         assert_eq!(
             crate::render::to_markup(&view.lines[3..]),
             "[bold]Deny: tell the model why (optional)[/]\n\
