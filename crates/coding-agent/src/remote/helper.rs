@@ -27,6 +27,7 @@ use super::protocol::{
     write_frame,
 };
 use crate::support::sync::lock;
+use crate::tools::bash::log::{create_log_file, log_dir};
 use crate::tools::bash::ops::{BashOperations, ExecOptions, LocalBashOperations};
 use crate::tools::edit::ops::{EditOperations, LocalEditOperations};
 use crate::tools::find::ops::{FindOperations, LocalFindOperations};
@@ -185,7 +186,32 @@ async fn answer(
                 .map(|names| names.into_iter().map(|n| Bytes(n.into_vec())).collect())
                 .map_err(wire_io),
         ),
+        Call::LogCreate(dir, prefix) => Reply::Created(
+            blocking(move || create_log_file(&log_dir(dir.as_deref()), &prefix).map(|(p, _)| p))
+                .await,
+        ),
+        Call::LogAppend(path, Bytes(bytes)) => Reply::Io(
+            blocking(move || {
+                use std::io::Write as _;
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(path)?
+                    .write_all(&bytes)
+            })
+            .await,
+        ),
+        Call::LogRemove(path) => Reply::Io(blocking(move || std::fs::remove_file(path)).await),
         Call::Cancel => Reply::Refused("cancel is not a call".into()),
+    }
+}
+
+/// Runs file work off the helper's async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> Result<T, WireIo> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done.map_err(wire_io),
+        Err(e) => Err(wire_io(io::Error::other(e.to_string()))),
     }
 }
 

@@ -17,9 +17,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::Lost;
 use super::connection::RemoteHost;
+use super::log::RemoteOutputLog;
 use super::protocol::{BashCall, Bytes, Call, Reply};
 use crate::support::fs_error::FsError;
 use crate::support::walk::SearchError;
+use crate::tools::bash::log::OutputLog;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::tools::edit::ops::EditOperations;
 use crate::tools::find::ops::{FindOperations, FindRequest};
@@ -203,6 +205,14 @@ impl BashOperations for RemoteOperations {
                 None => return Err(lost(Lost("the helper sent no exit status".into()))),
             }
         }
+    }
+
+    fn output_log(&self, dir: Option<&Path>, prefix: &str) -> Box<dyn OutputLog> {
+        Box::new(RemoteOutputLog::new(
+            Arc::clone(&self.host),
+            dir.map(Path::to_path_buf),
+            prefix,
+        ))
     }
 }
 

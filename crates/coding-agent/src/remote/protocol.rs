@@ -101,6 +101,13 @@ pub enum Call {
     LsStat(PathBuf),
     /// `LsOperations::read_dir`.
     LsReadDir(PathBuf),
+    /// `BashOperations::output_log`: create a full-output file in the
+    /// directory (default: the helper's temp directory) with this prefix.
+    LogCreate(Option<PathBuf>, String),
+    /// Append to a full-output file.
+    LogAppend(PathBuf, Bytes),
+    /// Remove a full-output file.
+    LogRemove(PathBuf),
     /// Cancel the call with this frame's id.
     Cancel,
 }
@@ -147,6 +154,10 @@ pub enum Reply {
     Stat(Result<EntryStat, WireIo>),
     /// `LsOperations::read_dir`: the names' bytes.
     Names(Result<Vec<Bytes>, WireIo>),
+    /// `LogCreate`: the file's path on the remote.
+    Created(Result<PathBuf, WireIo>),
+    /// `LogAppend`, `LogRemove`.
+    Io(Result<(), WireIo>),
     /// The helper could not take the call (a version mismatch).
     Refused(String),
 }
