@@ -540,6 +540,9 @@ pub struct RemoteHost {
     options: RemoteOptions,
     current: tokio::sync::Mutex<Arc<Connection>>,
     cwd: PathBuf,
+    /// The remote user's `$HOME` when connecting: what `~` means in the
+    /// tools' paths and in the permission policy.
+    home: PathBuf,
 }
 
 impl RemoteHost {
@@ -571,6 +574,7 @@ impl RemoteHost {
         }
         Ok(RemoteHost {
             options,
+            home: connection.home().to_path_buf(),
             current: tokio::sync::Mutex::new(Arc::new(connection)),
             cwd,
         })
@@ -579,6 +583,11 @@ impl RemoteHost {
     /// The working directory on the remote.
     pub fn cwd(&self) -> &Path {
         &self.cwd
+    }
+
+    /// The remote user's home directory.
+    pub fn home(&self) -> &Path {
+        &self.home
     }
 
     /// `[user@]host[:port]`.
