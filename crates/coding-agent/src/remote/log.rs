@@ -4,7 +4,7 @@
 //! model's next `read` or `bash` on that host can open.
 //!
 //! The output reached this machine to be shown, so the part kept in the
-//! file travels back in chunks of [`CHUNK_BYTES`]: a command printing
+//! file travels back in chunks of 1 MiB: a command printing
 //! 100 MB moves it twice over the link (see `docs/remote.md`, Limits).
 
 use std::io;
