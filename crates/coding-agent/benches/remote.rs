@@ -24,12 +24,15 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_ai::Content;
 use agent_core::UpdateSink;
+use coding_agent::remote::protocol::Call;
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
 use remote_support::{HOST, Sshd};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -46,6 +49,27 @@ async fn call(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) {
         )
         .await;
     assert!(result.is_ok(), "{result:?}");
+}
+
+/// The text a call returns.
+async fn output(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) -> String {
+    let result = tool
+        .execute(
+            "bench",
+            args.clone(),
+            ToolContext::new(cwd),
+            UpdateSink::channel().0,
+        )
+        .await
+        .unwrap();
+    result
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text(t) => t.text.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect()
 }
 
 async fn timed(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) -> Duration {
@@ -157,7 +181,7 @@ async fn main() {
         "small read (median)",
         one_read,
         "ssh -S <control> host true",
-        median(bare),
+        median(bare.clone()),
     );
 
     // 10 reads at once, as a parallel batch runs them.
@@ -174,11 +198,51 @@ async fn main() {
         one_read,
     );
 
+    // The same for bare helper calls (no tool pipeline): what the channel,
+    // ssh and the helper cost a batch, apart from the tools.
+    let channel = host.connection().await.unwrap();
+    let never = CancellationToken::new();
+    let exists = || Call::LsExists(dir.join("small.txt"));
+    let mut singles = Vec::new();
+    let mut raw_batches = Vec::new();
+    for _ in 0..rounds {
+        let started = Instant::now();
+        channel.channel().call(exists(), &never).await.unwrap();
+        singles.push(started.elapsed());
+    }
+    for _ in 0..rounds / 5 {
+        let started = Instant::now();
+        futures::future::join_all((0..10).map(|_| channel.channel().call(exists(), &never))).await;
+        raw_batches.push(started.elapsed());
+    }
+    let one_call = median(singles);
+    row(
+        "one helper call (median)",
+        one_call,
+        "ssh -S <control> host true",
+        median(bare.clone()),
+    );
+    row(
+        "10 helper calls in parallel (median)",
+        median(raw_batches),
+        "one helper call",
+        one_call,
+    );
+
     // grep over a tree of real source, remote against local.
     let tree = corpus(if quick { 25 << 20 } else { 250 << 20 });
     eprintln!("corpus: {} ({} MB)", tree.display(), du(&tree) >> 20);
     let grep_args = json!({"pattern": "PhantomPinned", "path": tree, "limit": 1_000_000});
     let runs = if quick { 1 } else { 3 };
+    // Both must find the same (the same tree, the same ignore rules), and
+    // neither may be timed on a cold page cache the other warmed.
+    let local_text = output(&local("grep"), &dir, &grep_args).await;
+    let remote_text = output(&remote("grep"), &dir, &grep_args).await;
+    assert_eq!(local_text, remote_text, "remote and local grep differ");
+    eprintln!(
+        "grep: {} matching lines, the same locally and remotely",
+        local_text.lines().filter(|l| !l.is_empty()).count()
+    );
     let mut remote_grep = Vec::new();
     let mut local_grep = Vec::new();
     for _ in 0..runs {
@@ -197,6 +261,11 @@ async fn main() {
     let big = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("big-{lines}.txt"));
     big_file(&big, lines);
     let tail = json!({"path": big, "offset": lines + 1 - 49});
+    assert_eq!(
+        output(&local("read"), &dir, &tail).await,
+        output(&read, &dir, &tail).await,
+        "remote and local read differ"
+    );
     let moved_before = host.connection().await.unwrap().channel().bytes_received();
     let mut remote_tail = Vec::new();
     let mut local_tail = Vec::new();

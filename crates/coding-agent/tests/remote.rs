@@ -362,3 +362,151 @@ async fn remote_commands_do_not_look_started_by_sshd_so_bashrc_is_not_sourced_pe
         .unwrap();
     assert_eq!(text(&result), "unset connection-kept\n");
 }
+
+/// Runs `command`; its stdout parsed as JSON (`tool` and `policy check`
+/// print one object).
+fn json_output(command: &mut std::process::Command) -> Value {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn a_truncated_remote_bash_keeps_its_full_output_on_the_remote_and_names_that_path() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Full-output files go to TMPDIR: this machine's and the remote's differ,
+    // so the notice shows which one the file was written on.
+    let local_tmp = tempfile::tempdir().unwrap();
+    let remote_tmp = tempfile::tempdir().unwrap();
+    let set_env = format!("SetEnv=TMPDIR={}", remote_tmp.path().display());
+    let output = json_output(
+        sshd.command(&["tool", "bash", r#"{"command":"seq 1 3000"}"#], dir.path())
+            .args(["--ssh-option", &set_env])
+            .env("TMPDIR", local_tmp.path()),
+    );
+
+    let path = output["details"]["fullOutputPath"].as_str().unwrap();
+    assert!(
+        Path::new(path).starts_with(remote_tmp.path()),
+        "{path} is not in the remote TMPDIR {}",
+        remote_tmp.path().display()
+    );
+    let text = output["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.ends_with(&format!(
+            "[Showing lines 1002-3001 of 3001. Full output: {path}]"
+        )),
+        "{text}"
+    );
+    let expected: String = (1..=3000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(std::fs::read_to_string(path).unwrap(), expected);
+    assert_eq!(std::fs::read_dir(local_tmp.path()).unwrap().count(), 0);
+}
+
+/// A file in the remote user's home (the passwd entry's, which is what sshd
+/// gives the session) with a name no other test uses; removed when dropped.
+struct HomeFile(std::path::PathBuf);
+
+impl HomeFile {
+    fn new(name: &str) -> Self {
+        let out = std::process::Command::new("sh")
+            .args(["-c", "getent passwd \"$(id -un)\" | cut -d: -f6"])
+            .output()
+            .unwrap();
+        let home = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        HomeFile(Path::new(&home).join(format!("{name}-{}", std::process::id())))
+    }
+
+    fn name(&self) -> String {
+        self.0.file_name().unwrap().to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for HomeFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn tilde_in_remote_tool_paths_is_the_remote_home_not_the_local_one() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // This process's HOME is elsewhere, so `~` resolved here would miss.
+    let local_home = tempfile::tempdir().unwrap();
+    let read = HomeFile::new("ca-remote-tilde-read");
+    std::fs::write(&read.0, "in the remote home\n").unwrap();
+    let written = HomeFile::new("ca-remote-tilde-write");
+    let tool = |name: &str, args: Value| {
+        json_output(
+            sshd.command(&["tool", name, &args.to_string()], dir.path())
+                .env("HOME", local_home.path()),
+        )
+    };
+
+    let output = tool("read", json!({"path": format!("~/{}", read.name())}));
+    assert_eq!(output["content"][0]["text"], "in the remote home\n");
+    let output = tool(
+        "write",
+        json!({"path": format!("~/{}", written.name()), "content": "x"}),
+    );
+    assert_eq!(output["isError"], false, "{output}");
+    assert_eq!(std::fs::read_to_string(&written.0).unwrap(), "x");
+    let output = tool("find", json!({"pattern": read.name(), "path": "~"}));
+    assert_eq!(output["content"][0]["text"], read.name());
+    assert_eq!(std::fs::read_dir(local_home.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn the_policy_judges_paths_on_the_remote_host() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let local_home = tempfile::tempdir().unwrap();
+    let remote_home = HomeFile::new("x");
+    let remote_home = remote_home.0.parent().unwrap();
+    // Run from a local directory that is not the remote one.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let check = |tool: &str, args: Value, extra: &[&str]| {
+        let args = args.to_string();
+        json_output(
+            sshd.command(&["policy", "check", tool, &args], dir.path())
+                .args(extra)
+                .current_dir(elsewhere.path())
+                .env("HOME", local_home.path()),
+        )
+    };
+
+    let inside = check("write", json!({"path": "src/x.rs"}), &[]);
+    assert_eq!(inside["decision"], "allow", "{inside}");
+    assert_eq!(
+        inside["reason"],
+        format!(
+            "`{}/src/x.rs` is inside the workspace",
+            dir.path().display()
+        )
+    );
+    let outside = check("write", json!({"path": "/etc/x"}), &[]);
+    assert_eq!(outside["decision"], "ask", "{outside}");
+    // `~` is the remote user's home: a rule on the remote home matches.
+    let rule = format!("write({}/**)", remote_home.display());
+    let home = check("write", json!({"path": "~/notes"}), &["--deny", &rule]);
+    assert_eq!(home["decision"], "deny", "{home}");
+    // This machine's sandbox does not reach the remote host: auto mode asks.
+    let bash = check(
+        "bash",
+        json!({"command": "cargo build"}),
+        &["--permission-mode", "auto"],
+    );
+    assert_eq!(bash["decision"], "ask", "{bash}");
+}

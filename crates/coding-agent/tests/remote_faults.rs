@@ -9,6 +9,7 @@
 mod remote_support;
 
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -152,6 +153,66 @@ fn a_closed_port_fails_at_once_with_ssh_words() {
         format!(
             "coding-agent: --remote {HOST}/: cannot connect to {HOST}: ssh: connect to host 127.0.0.1 port {port}: Connection refused"
         )
+    );
+}
+
+#[test]
+fn a_remote_of_another_platform_is_refused_at_start_naming_what_it_needs() {
+    // A `uname` first on the sessions' PATH (set by the server: sshd sets
+    // PATH after the variables a client sends) that reports a Mac.
+    let shim = tempfile::tempdir().unwrap();
+    let uname = shim.path().join("uname");
+    std::fs::write(&uname, "#!/bin/sh\necho Darwin arm64\n").unwrap();
+    std::fs::set_permissions(&uname, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("SetEnv PATH={}:/usr/bin:/bin\n", shim.path().display());
+    let Some(sshd) = Sshd::start_with(&path) else {
+        return;
+    };
+
+    let (status, stderr, _) = run_binary(&sshd, Path::new("/"), &[]);
+
+    assert_eq!(status, Some(1), "{stderr}");
+    let local = format!(
+        "{} {}",
+        if cfg!(target_os = "linux") {
+            "Linux"
+        } else {
+            std::env::consts::OS
+        },
+        std::env::consts::ARCH
+    );
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "coding-agent: --remote {HOST}/: {HOST} runs Darwin arm64, but this coding-agent is built for {local}: its helper cannot run there. Run a coding-agent built for Darwin arm64."
+        )
+    );
+}
+
+#[test]
+fn a_cache_dir_that_cannot_be_created_is_refused_at_start_naming_the_setting() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    // Under a regular file: no directory can be made there, even by root.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let cache = file.path().join("cache");
+    let output = sshd
+        .command(&["tool", "ls", "{}"], Path::new("/"))
+        .env("CODING_AGENT_REMOTE_CACHE", &cache)
+        .output()
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "coding-agent: --remote {HOST}/: cannot start the coding-agent helper on {HOST}: "
+        )) && stderr.contains(&cache.display().to_string())
+            && stderr
+                .trim_end()
+                .ends_with("set remote.cacheDir to a writable directory"),
+        "{stderr}"
     );
 }
 

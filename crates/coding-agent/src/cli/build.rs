@@ -83,13 +83,22 @@ pub(super) async fn build(
     let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
         .then(|| model.config.base_url.clone());
     let guard_flags = args.guard.flags();
-    let permissions = guard::config::load(&agent_dir, &cwd, &guard_flags, SandboxFacts::default())
-        .map_err(UsageError::Guard)?;
+    let places = super::remote::policy_places(&cwd, remote.as_deref());
+    let permissions = guard::config::load_in(
+        &agent_dir,
+        &cwd,
+        places,
+        &guard_flags,
+        SandboxFacts::default(),
+    )
+    .map_err(UsageError::Guard)?;
     for notice in &permissions.notices {
         tracing::warn!("{notice}");
     }
-    // bypass runs nothing asked and nothing sandboxed (its warning says so).
-    let sandbox = if permissions.policy.mode() == Mode::Bypass {
+    // bypass runs nothing asked and nothing sandboxed (its warning says so);
+    // remote tools run where this machine's sandbox does not reach, so the
+    // policy must not count on it.
+    let sandbox = if permissions.policy.mode() == Mode::Bypass || remote.is_some() {
         Sandbox::off()
     } else {
         start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?

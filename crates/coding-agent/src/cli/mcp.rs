@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
+use coding_agent::guard::policy::Places;
 use coding_agent::mcp::McpServers;
 use coding_agent::mcp::config::{load, project_files};
 use coding_agent::mcp::serve::{ToolServer, builtin_tool_set};
@@ -96,7 +97,8 @@ pub(super) async fn mcp_command(command: McpCommand) -> anyhow::Result<()> {
     let mut server = ToolServer::new(tools);
     if let Some(mode) = args.permission_mode {
         // The served tools are not sandboxed: the policy is told so.
-        let guard = flag_guard(mode, &cwd, &Sandbox::off()).map_err(UsageError::Guard)?;
+        let guard =
+            flag_guard(mode, Places::for_cwd(&cwd), &Sandbox::off()).map_err(UsageError::Guard)?;
         server = server.with_hooks(Arc::new(guard));
     }
     server.serve_stdio().await

@@ -10,6 +10,7 @@ use coding_agent::guard::{self, GuardFlags, Mode, SandboxFacts};
 use coding_agent::settings::{Settings, agent_dir};
 
 use super::UsageError;
+use super::remote::{RemoteArgs, policy_places};
 use super::sandbox::{SandboxArgs, start_sandbox};
 use super::tool::{read_arguments, working_directory};
 
@@ -33,6 +34,10 @@ pub(super) struct CheckArgs {
     guard: GuardArgs,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    /// Judge the call as the tools on a remote host would make it: paths
+    /// against the remote directory (`--cwd` names it) and home
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 /// The permission flags of every command that runs tools.
@@ -66,12 +71,21 @@ impl GuardArgs {
 
 pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     let PolicyCommand::Check(args) = command;
-    let cwd = working_directory(args.cwd.as_deref())?;
+    // With --remote, --cwd names the remote directory; settings and trust
+    // stay those of the local directory, as in a session.
+    let remote = args.remote.connect(args.cwd.as_deref(), None).await?;
+    let local_dir = if remote.is_some() {
+        None
+    } else {
+        args.cwd.as_deref()
+    };
+    let cwd = working_directory(local_dir)?;
     let arguments = read_arguments(&args.args_json).await?;
     let agent_dir = agent_dir();
-    let setup = guard::config::load(
+    let setup = guard::config::load_in(
         &agent_dir,
         &cwd,
+        policy_places(&cwd, remote.as_deref()),
         &args.guard.flags(),
         SandboxFacts::default(),
     )
@@ -79,8 +93,9 @@ pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     for notice in &setup.notices {
         eprintln!("coding-agent: {notice}");
     }
-    // The sandbox a session here would get, for `auto` (bypass has none).
-    let facts = if setup.policy.mode() == Mode::Bypass {
+    // The sandbox a session here would get, for `auto` (bypass has none,
+    // nor do remote tools).
+    let facts = if setup.policy.mode() == Mode::Bypass || remote.is_some() {
         SandboxFacts::default()
     } else {
         let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
+use coding_agent::guard::policy::Places;
 use coding_agent::remote::{RemoteHost, RemoteOptions, RemoteSettings, RemoteTarget};
 
 /// `--remote`, `--ssh-config`, `--ssh-option`.
@@ -65,5 +66,16 @@ impl RemoteArgs {
             .await
             .with_context(|| format!("--remote {value}"))?;
         Ok(Some(Arc::new(host)))
+    }
+}
+
+/// Where the permission policy judges paths: the tools' working directory
+/// and home on the machine they act on, the remote host's with `--remote`
+/// (writing to `<remote dir>/x` is inside the workspace there), else `cwd`
+/// and this machine's `$HOME`.
+pub fn policy_places(cwd: &Path, remote: Option<&RemoteHost>) -> Places {
+    match remote {
+        Some(host) => Places::at(host.cwd(), Some(host.home())),
+        None => Places::for_cwd(cwd),
     }
 }

@@ -52,10 +52,13 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     let arguments = read_arguments(&args.args_json).await?;
 
     // The flags only: a script's result must not depend on settings files.
+    // Remote tools run where this machine's sandbox does not reach.
     let sandbox = match args.permission_mode {
+        _ if remote.is_some() => Sandbox::off(),
         Some(Mode::Bypass) => Sandbox::off(),
         _ => start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?,
     };
+    let places = super::remote::policy_places(&cwd, remote.as_deref());
     let tools = ToolSet::new(builtin_agent_tools(cwd.clone(), &sandbox, remote))
         .context("a built-in tool's schema")?;
     let call = ToolCall {
@@ -69,7 +72,7 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     // policy of --permission-mode when it is given.
     let message = match args.permission_mode {
         Some(mode) => {
-            let guard = flag_guard(mode, &cwd, &sandbox).map_err(UsageError::Guard)?;
+            let guard = flag_guard(mode, places, &sandbox).map_err(UsageError::Guard)?;
             run_single_tool_call(&tools, &call, &guard, &cancel).await
         }
         None => run_single_tool_call(&tools, &call, &NoHooks, &cancel).await,
@@ -88,16 +91,17 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
 
 /// The guard of `tool --permission-mode MODE`: that mode's policy with no
 /// rules (a script's result must not depend on settings files), no hooks,
-/// and no one to ask.
+/// and no one to ask; paths are judged in `places`.
 pub(super) fn flag_guard(
     mode: Mode,
-    cwd: &Path,
+    places: Places,
     sandbox: &Sandbox,
 ) -> Result<Guard, GuardConfigError> {
+    let project = guard::config::project_settings_path(places.cwd());
     let policy = Policy::new(
         mode,
         guard::sandbox_facts(sandbox.status()),
-        Places::for_cwd(cwd),
+        places,
         &RuleTexts::default(),
     )?;
     Ok(Guard::new(
@@ -105,7 +109,7 @@ pub(super) fn flag_guard(
         None,
         Arc::new(NoApprover::new()),
         RuleFiles {
-            project: guard::config::project_settings_path(cwd),
+            project,
             global: agent_dir().join(SETTINGS_FILE),
         },
     ))

@@ -112,6 +112,19 @@ pub fn load(
     flags: &GuardFlags,
     sandbox: SandboxFacts,
 ) -> Result<GuardSetup, GuardConfigError> {
+    load_in(agent_dir, cwd, Places::for_cwd(cwd), flags, sandbox)
+}
+
+/// Builds the policy of a session in `cwd` (whose settings and trust
+/// apply) for tools judged in `places`: with `--remote`, the remote
+/// directory and the remote user's home, since the paths are paths there.
+pub fn load_in(
+    agent_dir: &Path,
+    cwd: &Path,
+    places: Places,
+    flags: &GuardFlags,
+    sandbox: SandboxFacts,
+) -> Result<GuardSetup, GuardConfigError> {
     let global = read(&agent_dir.join(SETTINGS_FILE))?;
     let project_path = project_settings_path(cwd);
     let project = read(&project_path)?;
@@ -160,7 +173,7 @@ pub fn load(
     if mode == Mode::Bypass {
         notices.push(BYPASS_WARNING.to_owned());
     }
-    let policy = Policy::new(mode, sandbox, Places::for_cwd(cwd), &rules)?;
+    let policy = Policy::new(mode, sandbox, places, &rules)?;
     let approval_timeout = project
         .approval_timeout_secs
         .or(global.approval_timeout_secs)

@@ -32,11 +32,8 @@ pub async fn run_user_bash(
     cwd: &Path,
     cancel: CancellationToken,
 ) -> Result<BashExecution, ExecError> {
-    let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(
-        FULL_OUTPUT_PREFIX,
-        std::env::temp_dir(),
-        Limits::default(),
-    )));
+    let log = ops.output_log(None, FULL_OUTPUT_PREFIX);
+    let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(log, Limits::default())));
     let (on_data, mut chunks) = mpsc::channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
     let consumer = tokio::task::spawn_blocking({
         let accumulator = Arc::clone(&accumulator);

@@ -10,8 +10,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::protocol::{Call, Frame, Reply, read_frame, write_frame};
+use super::protocol::{Call, Frame, Reply, read_frame, write_frames};
 use crate::support::sync::lock;
+
+/// Bytes read from the helper's channel at a time, at most.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Calls waiting to be written, at most.
 const CALLS_IN_FLIGHT: usize = 64;
@@ -57,11 +60,16 @@ impl HelperChannel {
         let closed = CancellationToken::new();
         let received = Arc::new(AtomicU64::new(0));
         tokio::spawn(write_calls(to_helper, outgoing, closed.clone()));
+        // Buffered: the replies of a batch arrive together and are read
+        // with one system call, not two per frame.
         tokio::spawn(route_replies(
-            Counted {
-                inner: from_helper,
-                count: Arc::clone(&received),
-            },
+            tokio::io::BufReader::with_capacity(
+                READ_BUFFER_BYTES,
+                Counted {
+                    inner: from_helper,
+                    count: Arc::clone(&received),
+                },
+            ),
             Arc::clone(&pending),
             Arc::clone(&lost),
             closed.clone(),
@@ -234,13 +242,17 @@ async fn write_calls<W: AsyncWrite + Unpin>(
     mut outgoing: mpsc::Receiver<Frame<Call>>,
     closed: CancellationToken,
 ) {
+    let mut buffer = Vec::new();
     loop {
         let frame = tokio::select! {
             frame = outgoing.recv() => frame,
             () = closed.cancelled() => None,
         };
         let Some(frame) = frame else { break };
-        if write_frame(&mut to_helper, &frame).await.is_err() {
+        if write_frames(&mut to_helper, frame, &mut outgoing, &mut buffer)
+            .await
+            .is_err()
+        {
             break;
         }
     }

@@ -364,9 +364,12 @@ impl Ssh<'_> {
         // Without SSH_CLIENT, the bash of each command does not source the
         // remote `~/.bashrc` again (bash does so when it sees it was started
         // by sshd): the login script runs once per connection, not per call.
+        // A helper that is not there (even when the cache directory cannot
+        // exist: a file in its way) exits 127, so it is uploaded, and the
+        // upload says what is wrong with the directory.
+        let quoted = sh_quote(&path.to_string_lossy());
         let command = format!(
-            "exec env -u SSH_CLIENT -u SSH2_CLIENT {} remote-helper",
-            sh_quote(&path.to_string_lossy())
+            "[ -f {quoted} ] || exit 127; exec env -u SSH_CLIENT -u SSH2_CLIENT {quoted} remote-helper"
         );
         let mut helper = self
             .command(false, &command)
@@ -540,6 +543,9 @@ pub struct RemoteHost {
     options: RemoteOptions,
     current: tokio::sync::Mutex<Arc<Connection>>,
     cwd: PathBuf,
+    /// The remote user's `$HOME` when connecting: what `~` means in the
+    /// tools' paths and in the permission policy.
+    home: PathBuf,
 }
 
 impl RemoteHost {
@@ -571,6 +577,7 @@ impl RemoteHost {
         }
         Ok(RemoteHost {
             options,
+            home: connection.home().to_path_buf(),
             current: tokio::sync::Mutex::new(Arc::new(connection)),
             cwd,
         })
@@ -579,6 +586,11 @@ impl RemoteHost {
     /// The working directory on the remote.
     pub fn cwd(&self) -> &Path {
         &self.cwd
+    }
+
+    /// The remote user's home directory.
+    pub fn home(&self) -> &Path {
+        &self.home
     }
 
     /// `[user@]host[:port]`.

@@ -24,9 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::protocol::{
     BashCall, Bytes, Call, Frame, GREETING, Reply, WireFs, WireIo, WireRead, read_frame,
-    write_frame,
+    write_frames,
 };
 use crate::support::sync::lock;
+use crate::tools::bash::log::{create_log_file, log_dir};
 use crate::tools::bash::ops::{BashOperations, ExecOptions, LocalBashOperations};
 use crate::tools::edit::ops::{EditOperations, LocalEditOperations};
 use crate::tools::find::ops::{FindOperations, LocalFindOperations};
@@ -34,6 +35,9 @@ use crate::tools::grep::ops::{GrepOperations, LocalGrepOperations};
 use crate::tools::ls::ops::{LocalLsOperations, LsOperations};
 use crate::tools::read::ops::{LocalReadOperations, ReadOperations};
 use crate::tools::write::ops::{LocalWriteOperations, WriteOperations};
+
+/// Bytes read from the channel at a time, at most.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Replies waiting for the writer, at most; a slow link slows the calls.
 const REPLIES_IN_FLIGHT: usize = 64;
@@ -51,7 +55,7 @@ type Running = Arc<Mutex<HashMap<u64, CancellationToken>>>;
 
 /// Serves calls from `input` until it ends, writing replies to `output`.
 pub async fn serve(
-    mut input: impl AsyncRead + Unpin,
+    input: impl AsyncRead + Unpin,
     mut output: impl AsyncWrite + Unpin + Send + 'static,
 ) -> io::Result<()> {
     use tokio::io::AsyncWriteExt as _;
@@ -61,13 +65,20 @@ pub async fn serve(
     output.flush().await?;
     let (replies, mut outgoing) = mpsc::channel::<Frame<Reply>>(REPLIES_IN_FLIGHT);
     let writer = tokio::spawn(async move {
+        let mut buffer = Vec::new();
         while let Some(frame) = outgoing.recv().await {
-            if write_frame(&mut output, &frame).await.is_err() {
+            if write_frames(&mut output, frame, &mut outgoing, &mut buffer)
+                .await
+                .is_err()
+            {
                 // The connection is gone; the reader sees it too and stops.
                 break;
             }
         }
     });
+    // Buffered: the calls of a batch arrive together and are read with one
+    // system call, not two per frame.
+    let mut input = tokio::io::BufReader::with_capacity(READ_BUFFER_BYTES, input);
     let running: Running = Arc::default();
     let mut calls = JoinSet::new();
     let ended = loop {
@@ -114,7 +125,25 @@ pub async fn serve(
 /// Serves on the process's own stdin and stdout (the hidden subcommand).
 /// The caller should exit the process once this returns rather than wait
 /// for the runtime: a blocking read may never end.
+///
+/// sshd gives the helper pipes; they are read and written as non-blocking
+/// pipes on the runtime itself. Tokio's `stdin()`/`stdout()`, the fallback
+/// for anything else, hand every read and write to a blocking thread and
+/// back: three thread switches per call.
 pub async fn serve_stdio() -> io::Result<()> {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    use tokio::net::unix::pipe;
+    let input = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    let output = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    let is_pipe = |file: &std::fs::File| file.metadata().is_ok_and(|m| m.file_type().is_fifo());
+    if is_pipe(&input) && is_pipe(&output) {
+        return serve(
+            pipe::Receiver::from_file(input)?,
+            pipe::Sender::from_file(output)?,
+        )
+        .await;
+    }
     serve(tokio::io::stdin(), tokio::io::stdout()).await
 }
 
@@ -185,7 +214,32 @@ async fn answer(
                 .map(|names| names.into_iter().map(|n| Bytes(n.into_vec())).collect())
                 .map_err(wire_io),
         ),
+        Call::LogCreate(dir, prefix) => Reply::Created(
+            blocking(move || create_log_file(&log_dir(dir.as_deref()), &prefix).map(|(p, _)| p))
+                .await,
+        ),
+        Call::LogAppend(path, Bytes(bytes)) => Reply::Io(
+            blocking(move || {
+                use std::io::Write as _;
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(path)?
+                    .write_all(&bytes)
+            })
+            .await,
+        ),
+        Call::LogRemove(path) => Reply::Io(blocking(move || std::fs::remove_file(path)).await),
         Call::Cancel => Reply::Refused("cancel is not a call".into()),
+    }
+}
+
+/// Runs file work off the helper's async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> Result<T, WireIo> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done.map_err(wire_io),
+        Err(e) => Err(wire_io(io::Error::other(e.to_string()))),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod client;
 pub mod connection;
 pub mod context;
 pub mod helper;
+pub mod log;
 pub mod ops;
 pub mod protocol;
 pub mod target;

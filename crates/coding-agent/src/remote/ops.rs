@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::ffi::OsStringExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -17,9 +17,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::Lost;
 use super::connection::RemoteHost;
+use super::log::RemoteOutputLog;
 use super::protocol::{BashCall, Bytes, Call, Reply};
 use crate::support::fs_error::FsError;
 use crate::support::walk::SearchError;
+use crate::tools::bash::log::OutputLog;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::tools::edit::ops::EditOperations;
 use crate::tools::find::ops::{FindOperations, FindRequest};
@@ -48,6 +50,11 @@ impl RemoteOperations {
 
     async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, Lost> {
         self.host.call(call, cancel).await
+    }
+
+    /// The remote user's home: `~` in every tool's path arguments.
+    fn remote_home(&self) -> Option<PathBuf> {
+        Some(self.host.home().to_path_buf())
     }
 
     /// A call that cannot be cancelled.
@@ -121,6 +128,10 @@ impl ReadOperations for RemoteOperations {
             Err(lost) => Err(io_lost(lost).into()),
         }
     }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.remote_home()
+    }
 }
 
 /// `mkdir`, `write_file` and edit's `access`: done, or an [`FsError`].
@@ -148,6 +159,10 @@ impl WriteOperations for RemoteOperations {
     fn host(&self) -> Option<String> {
         Some(self.host.queue_name())
     }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.remote_home()
+    }
 }
 
 #[async_trait]
@@ -170,6 +185,10 @@ impl EditOperations for RemoteOperations {
 
     fn host(&self) -> Option<String> {
         Some(self.host.queue_name())
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.remote_home()
     }
 }
 
@@ -204,6 +223,14 @@ impl BashOperations for RemoteOperations {
             }
         }
     }
+
+    fn output_log(&self, dir: Option<&Path>, prefix: &str) -> Box<dyn OutputLog> {
+        Box::new(RemoteOutputLog::new(
+            Arc::clone(&self.host),
+            dir.map(Path::to_path_buf),
+            prefix,
+        ))
+    }
 }
 
 #[async_trait]
@@ -219,6 +246,10 @@ impl GrepOperations for RemoteOperations {
             Err(lost) => Err(SearchError::Other(lost.to_string())),
         }
     }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.remote_home()
+    }
 }
 
 #[async_trait]
@@ -233,6 +264,10 @@ impl FindOperations for RemoteOperations {
             Ok(other) => Err(SearchError::Other(unexpected(&other))),
             Err(lost) => Err(SearchError::Other(lost.to_string())),
         }
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.remote_home()
     }
 }
 
@@ -266,5 +301,9 @@ impl LsOperations for RemoteOperations {
             Ok(other) => Err(io_unexpected(&other)),
             Err(lost) => Err(io_lost(lost)),
         }
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.remote_home()
     }
 }

@@ -101,6 +101,13 @@ pub enum Call {
     LsStat(PathBuf),
     /// `LsOperations::read_dir`.
     LsReadDir(PathBuf),
+    /// `BashOperations::output_log`: create a full-output file in the
+    /// directory (default: the helper's temp directory) with this prefix.
+    LogCreate(Option<PathBuf>, String),
+    /// Append to a full-output file.
+    LogAppend(PathBuf, Bytes),
+    /// Remove a full-output file.
+    LogRemove(PathBuf),
     /// Cancel the call with this frame's id.
     Cancel,
 }
@@ -147,6 +154,10 @@ pub enum Reply {
     Stat(Result<EntryStat, WireIo>),
     /// `LsOperations::read_dir`: the names' bytes.
     Names(Result<Vec<Bytes>, WireIo>),
+    /// `LogCreate`: the file's path on the remote.
+    Created(Result<PathBuf, WireIo>),
+    /// `LogAppend`, `LogRemove`.
+    Io(Result<(), WireIo>),
     /// The helper could not take the call (a version mismatch).
     Refused(String),
 }
@@ -295,17 +306,40 @@ impl From<WireExec> for ExecError {
     }
 }
 
-/// Writes one frame and flushes it.
-pub async fn write_frame<T: Serialize>(
+/// Frames gathered into one write, at most (bytes); a single larger frame
+/// still goes whole.
+const BATCH_BYTES: usize = 1024 * 1024;
+
+/// Appends one frame (length and JSON) to `out`.
+fn encode_frame<T: Serialize>(frame: &Frame<T>, out: &mut Vec<u8>) -> io::Result<()> {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    serde_json::to_writer(&mut *out, frame).map_err(io::Error::other)?;
+    let len =
+        u32::try_from(out.len() - start - 4).map_err(|_| io::Error::other("frame too large"))?;
+    out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+/// Writes `first` and every frame already waiting in `queue` as one write
+/// and one flush. The calls (or replies) of a parallel batch then cross the
+/// pipe, ssh and the other side's reader together instead of waking each
+/// process once per frame.
+pub async fn write_frames<T: Serialize>(
     out: &mut (impl AsyncWrite + Unpin),
-    frame: &Frame<T>,
+    first: Frame<T>,
+    queue: &mut tokio::sync::mpsc::Receiver<Frame<T>>,
+    buffer: &mut Vec<u8>,
 ) -> io::Result<()> {
-    let json = serde_json::to_vec(frame).map_err(io::Error::other)?;
-    let len = u32::try_from(json.len()).map_err(|_| io::Error::other("frame too large"))?;
-    let mut bytes = Vec::with_capacity(4 + json.len());
-    bytes.extend_from_slice(&len.to_be_bytes());
-    bytes.extend_from_slice(&json);
-    out.write_all(&bytes).await?;
+    buffer.clear();
+    encode_frame(&first, buffer)?;
+    while buffer.len() < BATCH_BYTES {
+        match queue.try_recv() {
+            Ok(frame) => encode_frame(&frame, buffer)?,
+            Err(_) => break,
+        }
+    }
+    out.write_all(buffer).await?;
     out.flush().await
 }
 
@@ -372,7 +406,18 @@ mod tests {
             id: 7,
             body: Call::WriteFile(PathBuf::from("/a b"), Bytes(vec![0, 255, 10])),
         };
-        write_frame(&mut wire, &frame).await.unwrap();
+        // A second frame already queued goes out in the same write.
+        let (queue, mut queued) = tokio::sync::mpsc::channel(4);
+        queue
+            .send(Frame {
+                id: 8,
+                body: Call::Cancel,
+            })
+            .await
+            .unwrap();
+        write_frames(&mut wire, frame, &mut queued, &mut Vec::new())
+            .await
+            .unwrap();
         let mut input = wire.as_slice();
         assert_eq!(read_greeting(&mut input).await.unwrap(), "1.2.3");
         let back: Frame<Call> = read_frame(&mut input).await.unwrap().unwrap();
@@ -380,6 +425,11 @@ mod tests {
         assert!(
             matches!(&back.body, Call::WriteFile(path, Bytes(bytes)) if path == &PathBuf::from("/a b") && bytes == &[0, 255, 10]),
             "{back:?}"
+        );
+        let next: Frame<Call> = read_frame(&mut input).await.unwrap().unwrap();
+        assert!(
+            matches!((next.id, &next.body), (8, Call::Cancel)),
+            "{next:?}"
         );
         assert!(read_frame::<Call>(&mut input).await.unwrap().is_none());
     }

@@ -24,14 +24,16 @@ fn is_unicode_space(c: char) -> bool {
 }
 
 /// Strips one leading `@`, turns unicode spaces into plain spaces and expands
-/// `~` and `~/...` (but not `~user`).
-pub fn expand_path(path: &str) -> String {
+/// `~` and `~/...` (but not `~user`) to `home`: the home directory of the
+/// machine the tool acts on (the remote user's with `--remote`), from the
+/// tool's Operations.
+pub fn expand_path(path: &str, home: Option<&Path>) -> String {
     let path = path.strip_prefix('@').unwrap_or(path);
     let path: String = path
         .chars()
         .map(|c| if is_unicode_space(c) { ' ' } else { c })
         .collect();
-    match home_dir() {
+    match home {
         Some(home) if path == "~" => home.to_string_lossy().into_owned(),
         Some(home) if path.starts_with("~/") => {
             format!("{}{}", home.to_string_lossy(), &path[1..])
@@ -42,9 +44,9 @@ pub fn expand_path(path: &str) -> String {
 
 /// Resolves `path` against `cwd`. Absolute paths come back as given (not
 /// normalised); relative ones are joined to `cwd` with `.` and `..` resolved
-/// lexically, as Node's `path.resolve` does.
-pub fn resolve_to_cwd(path: &str, cwd: &Path) -> PathBuf {
-    let expanded = expand_path(path);
+/// lexically, as Node's `path.resolve` does. `~` is `home` ([`expand_path`]).
+pub fn resolve_to_cwd(path: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    let expanded = expand_path(path, home);
     let expanded = Path::new(&expanded);
     if expanded.is_absolute() {
         return expanded.to_path_buf();
@@ -54,9 +56,9 @@ pub fn resolve_to_cwd(path: &str, cwd: &Path) -> PathBuf {
 
 /// The directory an optional `path` argument names (grep, find, ls): absent or
 /// empty means the working directory, as in Pi (`path || "."`).
-pub fn resolve_dir_arg(path: Option<&str>, cwd: &Path) -> PathBuf {
+pub fn resolve_dir_arg(path: Option<&str>, cwd: &Path, home: Option<&Path>) -> PathBuf {
     let path = path.filter(|p| !p.is_empty()).unwrap_or(".");
-    resolve_to_cwd(path, cwd)
+    resolve_to_cwd(path, cwd, home)
 }
 
 /// Removes `.` and resolves `..` without touching the file system.
@@ -79,8 +81,13 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 /// spellings macOS uses in screenshot names: U+202F before AM/PM, NFD, a curly
 /// apostrophe, and NFD with a curly apostrophe. Returns the first that exists,
 /// or the plain resolved path so the error names what the model asked for.
-pub fn resolve_read_path(path: &str, cwd: &Path, exists: impl Fn(&Path) -> bool) -> PathBuf {
-    let mut candidates = read_path_candidates(path, cwd);
+pub fn resolve_read_path(
+    path: &str,
+    cwd: &Path,
+    home: Option<&Path>,
+    exists: impl Fn(&Path) -> bool,
+) -> PathBuf {
+    let mut candidates = read_path_candidates(path, cwd, home);
     let found = candidates.iter().position(|candidate| exists(candidate));
     candidates.swap_remove(found.unwrap_or(0))
 }
@@ -88,8 +95,8 @@ pub fn resolve_read_path(path: &str, cwd: &Path, exists: impl Fn(&Path) -> bool)
 /// The spellings [`resolve_read_path`] tries, in its order and without
 /// repeats; the first is the plain resolved path. For callers whose
 /// existence check is asynchronous (through an Operations trait).
-pub fn read_path_candidates(path: &str, cwd: &Path) -> Vec<PathBuf> {
-    let resolved = resolve_to_cwd(path, cwd);
+pub fn read_path_candidates(path: &str, cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let resolved = resolve_to_cwd(path, cwd, home);
     let text = resolved.to_string_lossy().into_owned();
     let nfd: String = text.nfd().collect();
     let variants = [
@@ -129,36 +136,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tilde_expands_to_home() {
-        let home = home_dir().unwrap();
-        assert_eq!(expand_path("~"), home.to_string_lossy());
+    fn tilde_expands_to_the_home_given() {
+        let home = Some(Path::new("/home/remote-user"));
+        assert_eq!(expand_path("~", home), "/home/remote-user");
         assert_eq!(
-            expand_path("~/Documents/file.txt"),
-            format!("{}/Documents/file.txt", home.to_string_lossy())
+            expand_path("~/Documents/file.txt", home),
+            "/home/remote-user/Documents/file.txt"
         );
-        assert_eq!(expand_path("~other"), "~other");
+        assert_eq!(expand_path("~other", home), "~other");
+        assert_eq!(expand_path("~/x", None), "~/x");
+        assert_eq!(
+            resolve_to_cwd("~/x/../y", Path::new("/c"), home),
+            Path::new("/home/remote-user/x/../y")
+        );
     }
 
     #[test]
     fn one_leading_at_sign_is_stripped() {
-        assert_eq!(expand_path("@@x"), "@x");
-        assert_eq!(expand_path("@src/main.rs"), "src/main.rs");
+        assert_eq!(expand_path("@@x", None), "@x");
+        assert_eq!(expand_path("@src/main.rs", None), "src/main.rs");
     }
 
     #[test]
     fn unicode_spaces_become_plain_spaces() {
-        assert_eq!(expand_path("file\u{00A0}name.txt"), "file name.txt");
+        assert_eq!(expand_path("file\u{00A0}name.txt", None), "file name.txt");
     }
 
     #[test]
     fn absolute_paths_are_kept_as_given() {
         let cwd = Path::new("/some/cwd");
         assert_eq!(
-            resolve_to_cwd("/absolute/path/file.txt", cwd),
+            resolve_to_cwd("/absolute/path/file.txt", cwd, None),
             Path::new("/absolute/path/file.txt")
         );
         assert_eq!(
-            resolve_to_cwd("/a/../b", Path::new("/c")),
+            resolve_to_cwd("/a/../b", Path::new("/c"), None),
             Path::new("/a/../b")
         );
     }
@@ -166,10 +178,10 @@ mod tests {
     #[test]
     fn an_absent_or_empty_directory_argument_is_the_cwd() {
         let cwd = Path::new("/some/cwd");
-        assert_eq!(resolve_dir_arg(None, cwd), Path::new("/some/cwd"));
-        assert_eq!(resolve_dir_arg(Some(""), cwd), Path::new("/some/cwd"));
+        assert_eq!(resolve_dir_arg(None, cwd, None), Path::new("/some/cwd"));
+        assert_eq!(resolve_dir_arg(Some(""), cwd, None), Path::new("/some/cwd"));
         assert_eq!(
-            resolve_dir_arg(Some("src"), cwd),
+            resolve_dir_arg(Some("src"), cwd, None),
             Path::new("/some/cwd/src")
         );
     }
@@ -178,16 +190,19 @@ mod tests {
     fn relative_paths_resolve_against_cwd() {
         let cwd = Path::new("/some/cwd");
         assert_eq!(
-            resolve_to_cwd("relative/file.txt", cwd),
+            resolve_to_cwd("relative/file.txt", cwd, None),
             Path::new("/some/cwd/relative/file.txt")
         );
-        assert_eq!(resolve_to_cwd("../x/./y", cwd), Path::new("/some/x/y"));
+        assert_eq!(
+            resolve_to_cwd("../x/./y", cwd, None),
+            Path::new("/some/x/y")
+        );
     }
 
     fn read_path_finds(existing: &str, asked: &str) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(existing), "x").unwrap();
-        let found = resolve_read_path(asked, dir.path(), Path::exists);
+        let found = resolve_read_path(asked, dir.path(), None, Path::exists);
         assert_eq!(found, dir.path().join(existing));
     }
 
@@ -226,11 +241,11 @@ mod tests {
     fn read_path_candidates_start_with_the_plain_path_and_never_repeat() {
         let cwd = Path::new("/d");
         assert_eq!(
-            read_path_candidates("plain.txt", cwd),
+            read_path_candidates("plain.txt", cwd, None),
             [Path::new("/d/plain.txt")]
         );
         assert_eq!(
-            read_path_candidates("it's 10.00 AM.png", cwd),
+            read_path_candidates("it's 10.00 AM.png", cwd, None),
             [
                 PathBuf::from("/d/it's 10.00 AM.png"),
                 PathBuf::from("/d/it's 10.00\u{202F}AM.png"),
@@ -243,7 +258,7 @@ mod tests {
     fn missing_read_path_comes_back_resolved() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            resolve_read_path("nope.txt", dir.path(), Path::exists),
+            resolve_read_path("nope.txt", dir.path(), None, Path::exists),
             dir.path().join("nope.txt")
         );
     }

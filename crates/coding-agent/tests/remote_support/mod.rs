@@ -36,7 +36,13 @@ impl Sshd {
     /// Starts a server, or `None` (after saying why) when this machine has
     /// no sshd and CI is not asking for it.
     pub fn start() -> Option<Self> {
-        match Self::try_start() {
+        Self::start_with("")
+    }
+
+    /// [`Sshd::start`] with `extra` lines appended to the server's
+    /// configuration (a `SetEnv` the sessions get, say).
+    pub fn start_with(extra: &str) -> Option<Self> {
+        match Self::try_start(extra) {
             Ok(sshd) => Some(sshd),
             Err(why) if std::env::var("CI").is_ok_and(|v| v == "true") => {
                 panic!("CI=true and the test sshd cannot start: {why}")
@@ -48,7 +54,7 @@ impl Sshd {
         }
     }
 
-    fn try_start() -> Result<Self, String> {
+    fn try_start(extra: &str) -> Result<Self, String> {
         if !Path::new(SSHD).exists() {
             return Err(format!(
                 "{SSHD} is missing (apt-get install openssh-server)"
@@ -78,7 +84,7 @@ impl Sshd {
             format!(
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host\nAuthorizedKeysFile {d}/authorized_keys\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
-                 PidFile {d}/pid\nAcceptEnv *\nSubsystem sftp internal-sftp\n",
+                 PidFile {d}/pid\nAcceptEnv *\nSubsystem sftp internal-sftp\n{extra}",
                 d = d.display()
             ),
         )
@@ -167,6 +173,19 @@ impl Sshd {
     /// A connected host with `dir` as its working directory.
     pub async fn connect(&self, dir: &Path) -> RemoteHost {
         RemoteHost::connect(self.options(dir)).await.unwrap()
+    }
+
+    /// `coding-agent <args> --remote <this server><dir> ...`, finding the
+    /// helper cache, with no standard input.
+    pub fn command(&self, args: &[&str], dir: &Path) -> Command {
+        let (cache_var, cache) = cache_env();
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .args(self.flags(dir))
+            .env(cache_var, cache)
+            .stdin(Stdio::null());
+        command
     }
 
     /// The flags that send `coding-agent` to `dir` on this server.

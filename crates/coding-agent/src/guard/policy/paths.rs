@@ -18,11 +18,16 @@ pub struct Places {
 impl Places {
     /// Places for a session in `cwd`, with home from `$HOME`.
     pub fn for_cwd(cwd: &Path) -> Self {
+        Self::at(cwd, crate::support::paths::home_dir().as_deref())
+    }
+
+    /// Places for tools acting in `cwd` on a machine whose home is `home`:
+    /// with `--remote`, the remote directory and the remote user's home,
+    /// since the paths judged are paths on that host.
+    pub fn at(cwd: &Path, home: Option<&Path>) -> Self {
         Self {
             roots: vec![normalize(cwd)],
-            home: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| normalize(Path::new(&h))),
+            home: home.map(normalize),
         }
     }
 

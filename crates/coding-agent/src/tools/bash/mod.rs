@@ -8,6 +8,7 @@
 //! and a shell killed by a signal is an error (DEVIATIONS #8).
 
 pub mod ansi;
+pub mod log;
 pub mod ops;
 pub mod output;
 
@@ -86,7 +87,8 @@ pub struct BashToolOptions {
     pub command_prefix: Option<String>,
     /// Rewrites each command before it runs.
     pub spawn_hook: Option<SpawnHook>,
-    /// Where full-output files go; defaults to the system temp directory.
+    /// Where full-output files go; defaults to the temp directory of the
+    /// machine commands run on.
     pub temp_dir: Option<PathBuf>,
 }
 
@@ -194,16 +196,10 @@ impl BashTool {
         ctx: &ToolContext,
         updates: &UpdateSink,
     ) -> (Result<ExitStatus, ExecError>, OutputSnapshot) {
-        let temp_dir = self
-            .options
-            .temp_dir
-            .clone()
-            .unwrap_or_else(std::env::temp_dir);
-        let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(
-            FULL_OUTPUT_PREFIX,
-            temp_dir,
-            Limits::default(),
-        )));
+        let log = self
+            .ops
+            .output_log(self.options.temp_dir.as_deref(), FULL_OUTPUT_PREFIX);
+        let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(log, Limits::default())));
         let changed = Arc::new(Notify::new());
         let (on_data, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
         let consumer = tokio::task::spawn_blocking({

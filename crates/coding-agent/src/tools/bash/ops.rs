@@ -22,6 +22,7 @@ use tokio::sync::{OnceCell, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::log::{LocalOutputLog, OutputLog};
 use crate::support::process_group::{ProcessGroup, signal_name};
 
 /// After the shell exits, how long to keep reading output that is still in
@@ -104,6 +105,13 @@ pub trait BashOperations: Send + Sync {
         cwd: &Path,
         options: ExecOptions,
     ) -> Result<ExitStatus, ExecError>;
+
+    /// The file a command's whole output goes to once it is over the
+    /// limits, created on first need in `dir` (default: the temp directory)
+    /// on the machine commands run on, so the notice names a path there.
+    fn output_log(&self, dir: Option<&Path>, prefix: &str) -> Box<dyn OutputLog> {
+        Box::new(LocalOutputLog::new(dir, prefix))
+    }
 }
 
 /// A program that starts the shell for us: the command line becomes

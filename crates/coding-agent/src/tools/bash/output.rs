@@ -5,8 +5,9 @@
 //! text the model sees (escape sequences stripped, DEVIATIONS #7) plus running
 //! counts of lines and bytes, and memory stays bounded at any output size.
 //! Once the output goes over the limits, the full raw output (escape sequences
-//! kept, earlier chunks included) streams to `<temp dir>/<prefix>-<16 hex>.log`,
-//! which the truncation notice names.
+//! kept, earlier chunks included) streams to an [`OutputLog`] (a file
+//! `<temp dir>/<prefix>-<16 hex>.log` where the command ran), which the
+//! truncation notice names.
 //!
 //! Bytes arrive in arbitrary pieces: UTF-8 is decoded incrementally, so a
 //! character split across two reads is decoded whole, and invalid bytes become
@@ -14,13 +15,11 @@
 //!
 //! All methods do blocking file I/O; call them off the async runtime.
 
-use std::collections::hash_map::RandomState;
-use std::fs::{File, OpenOptions};
-use std::hash::{BuildHasher, Hasher};
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::ansi::AnsiStripper;
+use super::log::OutputLog;
 use crate::support::truncate::{Limits, Truncation, truncate_tail};
 
 /// Raw bytes held in memory, waiting for the full-output file, at most. Past
@@ -41,11 +40,9 @@ pub struct OutputSnapshot {
 }
 
 /// Collects a command's output; see the module docs.
-#[derive(Debug)]
 pub struct OutputAccumulator {
     limits: Limits,
-    temp_dir: PathBuf,
-    prefix: String,
+    log: Box<dyn OutputLog>,
     /// Bytes of an incomplete UTF-8 character at the end of the last chunk.
     undecoded: Vec<u8>,
     stripper: AnsiStripper,
@@ -57,7 +54,7 @@ pub struct OutputAccumulator {
     last_line_bytes: usize,
     /// Raw bytes not yet in the file (only until the file exists).
     pending_raw: Vec<u8>,
-    file: Option<BufWriter<File>>,
+    /// Where the log file is, once created.
     full_output_path: Option<PathBuf>,
     /// Bumped whenever the visible text changes, so callers can tell whether
     /// a new snapshot would differ from the last one they sent.
@@ -65,13 +62,11 @@ pub struct OutputAccumulator {
 }
 
 impl OutputAccumulator {
-    /// An empty accumulator; the full-output file, if needed, goes to
-    /// `temp_dir/<prefix>-<16 hex>.log`.
-    pub fn new(prefix: impl Into<String>, temp_dir: impl Into<PathBuf>, limits: Limits) -> Self {
+    /// An empty accumulator; the full output, if needed, goes to `log`.
+    pub fn new(log: Box<dyn OutputLog>, limits: Limits) -> Self {
         OutputAccumulator {
             limits,
-            temp_dir: temp_dir.into(),
-            prefix: prefix.into(),
+            log,
             undecoded: Vec::new(),
             stripper: AnsiStripper::new(),
             tail: String::new(),
@@ -79,7 +74,6 @@ impl OutputAccumulator {
             total_lines: 0,
             last_line_bytes: 0,
             pending_raw: Vec::new(),
-            file: None,
             full_output_path: None,
             version: 0,
         }
@@ -103,12 +97,11 @@ impl OutputAccumulator {
         if self.is_truncated() {
             self.open_file()?;
         }
-        if let Some(mut file) = self.file.take() {
-            file.flush()?;
-            if !self.is_truncated()
-                && let Some(path) = self.full_output_path.take()
-            {
-                std::fs::remove_file(path)?;
+        if self.full_output_path.is_some() {
+            self.log.flush()?;
+            if !self.is_truncated() {
+                self.full_output_path = None;
+                self.log.remove()?;
             }
         }
         Ok(())
@@ -217,8 +210,8 @@ impl OutputAccumulator {
     }
 
     fn store_raw(&mut self, raw: &[u8]) -> io::Result<()> {
-        if let Some(file) = &mut self.file {
-            return file.write_all(raw);
+        if self.full_output_path.is_some() {
+            return self.log.write_all(raw);
         }
         self.pending_raw.extend_from_slice(raw);
         if self.is_truncated() || self.pending_raw.len() > MAX_PENDING_RAW_BYTES {
@@ -229,53 +222,24 @@ impl OutputAccumulator {
 
     /// Creates the full-output file (once) and writes what was held back.
     fn open_file(&mut self) -> io::Result<()> {
-        if self.file.is_some() {
+        if self.full_output_path.is_some() {
             return Ok(());
         }
-        let (path, file) = create_unique_file(&self.temp_dir, &self.prefix)?;
-        self.full_output_path = Some(path);
-        let mut file = BufWriter::with_capacity(64 * 1024, file);
+        self.full_output_path = Some(self.log.create()?);
         let pending = std::mem::take(&mut self.pending_raw);
-        let written = file.write_all(&pending);
-        self.file = Some(file);
-        written
+        self.log.write_all(&pending)
     }
-}
-
-/// Creates `dir/<prefix>-<16 hex>.log`, a name nobody else holds.
-fn create_unique_file(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
-    std::fs::create_dir_all(dir)?;
-    let mut attempt = 0;
-    loop {
-        let path = dir.join(format!("{prefix}-{:016x}.log", random_u64()));
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
-                attempt += 1;
-            }
-            Err(error) => return Err(error),
-        }
-    }
-}
-
-/// 64 random bits from the standard library's randomly seeded hasher (no
-/// cryptographic need: the file is created with `create_new`).
-fn random_u64() -> u64 {
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    if let Ok(elapsed) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        hasher.write_u128(elapsed.as_nanos());
-    }
-    hasher.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::support::truncate::TruncatedBy;
+    use crate::tools::bash::log::LocalOutputLog;
 
     fn accumulator(dir: &Path) -> OutputAccumulator {
-        OutputAccumulator::new("pi-bash", dir, Limits::default())
+        let log = LocalOutputLog::new(Some(dir), "pi-bash");
+        OutputAccumulator::new(Box::new(log), Limits::default())
     }
 
     #[test]

@@ -155,7 +155,7 @@ impl TypedTool for EditTool {
                 "Edit tool input is invalid. edits must contain at least one replacement.",
             ));
         }
-        let abs = resolve_to_cwd(&args.path, &ctx.cwd);
+        let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
         let ops = Arc::clone(&self.ops);
         let host = ops.host();
         let cancel = ctx.cancel.clone();

@@ -2,7 +2,7 @@
 
 use std::fs::OpenOptions;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
@@ -27,6 +27,12 @@ pub trait EditOperations: Send + Sync {
     /// remote `/a` and a local `/a` never share a queue.
     fn host(&self) -> Option<String> {
         None
+    }
+
+    /// The home directory of the machine the files are on: what `~` in a
+    /// path argument means (`$HOME` here; the remote user's on a remote).
+    fn home_dir(&self) -> Option<PathBuf> {
+        crate::support::paths::home_dir()
     }
 }
 

@@ -135,7 +135,11 @@ impl TypedTool for FindTool {
         ctx: &ToolContext,
         _updates: &UpdateSink,
     ) -> Result<ToolOutput<FindDetails>, ToolFailure<FindDetails>> {
-        let search_path = resolve_dir_arg(args.path.as_deref(), &ctx.cwd);
+        let search_path = resolve_dir_arg(
+            args.path.as_deref(),
+            &ctx.cwd,
+            self.ops.home_dir().as_deref(),
+        );
         let limit = effective_limit(args.limit);
         let request = FindRequest {
             path: search_path.clone(),

@@ -35,6 +35,12 @@ pub trait FindOperations: Send + Sync {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SearchError>;
+
+    /// The home directory of the machine the files are on: what `~` in a
+    /// path argument means (`$HOME` here; the remote user's on a remote).
+    fn home_dir(&self) -> Option<PathBuf> {
+        crate::support::paths::home_dir()
+    }
 }
 
 /// Walks the local file system in-process.

@@ -173,7 +173,11 @@ impl TypedTool for GrepTool {
         ctx: &ToolContext,
         _updates: &UpdateSink,
     ) -> Result<ToolOutput<GrepDetails>, ToolFailure<GrepDetails>> {
-        let search_path = resolve_dir_arg(args.path.as_deref(), &ctx.cwd);
+        let search_path = resolve_dir_arg(
+            args.path.as_deref(),
+            &ctx.cwd,
+            self.ops.home_dir().as_deref(),
+        );
         let limit = effective_limit(args.limit);
         let request = GrepRequest {
             path: search_path.clone(),

@@ -81,6 +81,12 @@ pub trait GrepOperations: Send + Sync {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<GrepMatch>, SearchError>;
+
+    /// The home directory of the machine the files are on: what `~` in a
+    /// path argument means (`$HOME` here; the remote user's on a remote).
+    fn home_dir(&self) -> Option<PathBuf> {
+        crate::support::paths::home_dir()
+    }
 }
 
 /// Searches the local file system in-process, several files at a time.

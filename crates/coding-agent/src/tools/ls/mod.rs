@@ -99,7 +99,7 @@ impl TypedTool for LsTool {
         _updates: &UpdateSink,
     ) -> Result<ToolOutput<LsDetails>, ToolFailure<LsDetails>> {
         let cwd = &ctx.cwd;
-        let dir = resolve_dir_arg(args.path.as_deref(), cwd);
+        let dir = resolve_dir_arg(args.path.as_deref(), cwd, self.ops.home_dir().as_deref());
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
 
         if !self.ops.exists(&dir).await {

@@ -25,6 +25,12 @@ pub trait LsOperations: Send + Sync {
 
     /// The names in the directory at `path` (without `.` and `..`), in any order.
     async fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>>;
+
+    /// The home directory of the machine the files are on: what `~` in a
+    /// path argument means (`$HOME` here; the remote user's on a remote).
+    fn home_dir(&self) -> Option<PathBuf> {
+        crate::support::paths::home_dir()
+    }
 }
 
 /// [`LsOperations`] on the local file system. Each call runs on tokio's

@@ -102,7 +102,7 @@ pub struct ReadDetails {
 impl ReadTool {
     /// The first spelling of `path` that exists, else the plain resolved path.
     async fn resolve(&self, path: &str, cwd: &Path) -> PathBuf {
-        let mut candidates = read_path_candidates(path, cwd);
+        let mut candidates = read_path_candidates(path, cwd, self.ops.home_dir().as_deref());
         for (index, candidate) in candidates.iter().enumerate() {
             if self.ops.exists(candidate).await {
                 return candidates.swap_remove(index);

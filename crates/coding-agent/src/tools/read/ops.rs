@@ -66,6 +66,12 @@ pub trait ReadOperations: Send + Sync {
         window: LineWindow,
         cancel: &CancellationToken,
     ) -> Result<WindowText, ReadError>;
+
+    /// The home directory of the machine the files are on: what `~` in a
+    /// path argument means (`$HOME` here; the remote user's on a remote).
+    fn home_dir(&self) -> Option<PathBuf> {
+        crate::support::paths::home_dir()
+    }
 }
 
 /// [`ReadOperations`] on the local file system; blocking calls run on tokio's

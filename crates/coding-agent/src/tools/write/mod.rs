@@ -114,7 +114,7 @@ impl TypedTool for WriteTool {
         ctx: &ToolContext,
         _updates: &UpdateSink,
     ) -> Result<ToolOutput<()>, ToolFailure<()>> {
-        let abs = resolve_to_cwd(&args.path, &ctx.cwd);
+        let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
         let ops = Arc::clone(&self.ops);
         let host = ops.host();
         let cancel = ctx.cancel.clone();

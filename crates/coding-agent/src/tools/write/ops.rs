@@ -22,6 +22,12 @@ pub trait WriteOperations: Send + Sync {
     fn host(&self) -> Option<String> {
         None
     }
+
+    /// The home directory of the machine the files are on: what `~` in a
+    /// path argument means (`$HOME` here; the remote user's on a remote).
+    fn home_dir(&self) -> Option<PathBuf> {
+        crate::support::paths::home_dir()
+    }
 }
 
 /// The local file system. Writes are atomic (temporary file, fsync, rename:
