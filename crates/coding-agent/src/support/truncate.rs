@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::support::notices::append_notices;
+
 /// Lines a tool shows at most (Pi's `DEFAULT_MAX_LINES`).
 pub const DEFAULT_MAX_LINES: usize = 2000;
 /// Bytes a tool shows at most (Pi's `DEFAULT_MAX_BYTES`, 50 KB).
@@ -184,6 +186,28 @@ pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
         max_lines: limits.max_lines,
         max_bytes: limits.max_bytes,
     }
+}
+
+/// The output of a tool that lists (grep, find, ls): `lines` joined and cut
+/// to 50 KB ([`Limits::bytes_only`]), then the notices in Pi's order: the
+/// tool's own count limit (`count_notice`, when it was reached), the byte
+/// limit, then `later_notice`. Returns the text and the truncation, when the
+/// byte limit cut it.
+pub fn truncate_list(
+    lines: &[String],
+    count_notice: Option<String>,
+    later_notice: Option<String>,
+) -> (String, Option<Truncation>) {
+    let truncation = truncate_head(&lines.join("\n"), Limits::bytes_only());
+    let byte_notice = truncation
+        .truncated
+        .then(|| format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+    let notices: Vec<String> = [count_notice, byte_notice, later_notice]
+        .into_iter()
+        .flatten()
+        .collect();
+    let text = append_notices(truncation.content.clone(), &notices);
+    (text, truncation.truncated.then_some(truncation))
 }
 
 /// Shortens a line longer than `max_chars` UTF-16 code units, marking the cut.
