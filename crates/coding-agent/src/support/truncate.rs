@@ -100,6 +100,32 @@ impl Truncation {
             max_bytes: limits.max_bytes,
         }
     }
+
+    /// `whole` (of `total_lines` lines) cut by `by` to `kept`, its
+    /// `kept_lines` lines. Keeping nothing because of the byte limit means the
+    /// first line alone was over it.
+    fn cut(
+        whole: &str,
+        total_lines: usize,
+        kept: &str,
+        kept_lines: usize,
+        by: TruncatedBy,
+        limits: Limits,
+    ) -> Self {
+        Truncation {
+            content: kept.to_owned(),
+            truncated: true,
+            truncated_by: Some(by),
+            total_lines,
+            total_bytes: whole.len(),
+            output_lines: kept_lines,
+            output_bytes: kept.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: kept_lines == 0 && by == TruncatedBy::Bytes,
+            max_lines: limits.max_lines,
+            max_bytes: limits.max_bytes,
+        }
+    }
 }
 
 /// Keeps whole lines from the start of `content` within `limits`.
@@ -123,19 +149,14 @@ pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
         kept_bytes += cost;
         kept_lines += 1;
     }
-    Truncation {
-        content: content[..kept_bytes].to_owned(),
-        truncated: true,
-        truncated_by: Some(truncated_by),
+    Truncation::cut(
+        content,
         total_lines,
-        total_bytes: content.len(),
-        output_lines: kept_lines,
-        output_bytes: kept_bytes,
-        last_line_partial: false,
-        first_line_exceeds_limit: kept_lines == 0 && truncated_by == TruncatedBy::Bytes,
-        max_lines: limits.max_lines,
-        max_bytes: limits.max_bytes,
-    }
+        &content[..kept_bytes],
+        kept_lines,
+        truncated_by,
+        limits,
+    )
 }
 
 /// Keeps whole lines from the end of `content` within `limits`; when the last
@@ -163,7 +184,6 @@ pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
                     cut += 1;
                 }
                 start = content.len() - (line.len() - cut);
-                kept_bytes = content.len() - start;
                 kept_lines = 1;
                 last_line_partial = true;
             }
@@ -173,18 +193,18 @@ pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
         kept_lines += 1;
         start = content.len() - kept_bytes;
     }
+    // The tail always keeps a line when bytes cut it (its last bytes), so
+    // `first_line_exceeds_limit` stays false.
     Truncation {
-        content: content[start..].to_owned(),
-        truncated: true,
-        truncated_by: Some(truncated_by),
-        total_lines,
-        total_bytes: content.len(),
-        output_lines: kept_lines,
-        output_bytes: kept_bytes,
         last_line_partial,
-        first_line_exceeds_limit: false,
-        max_lines: limits.max_lines,
-        max_bytes: limits.max_bytes,
+        ..Truncation::cut(
+            content,
+            total_lines,
+            &content[start..],
+            kept_lines,
+            truncated_by,
+            limits,
+        )
     }
 }
 
