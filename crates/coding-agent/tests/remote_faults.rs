@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use agent_core::UpdateSink;
 use coding_agent::ToolContext;
 use coding_agent::remote::{RemoteOperations, remote_tool};
-use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of};
+use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of, eventually};
 use serde_json::json;
 
 /// Runs `coding-agent tool ls {} --remote ...` with `extra` flags; returns
@@ -38,6 +38,19 @@ fn run_binary(sshd: &Sshd, dir: &Path, extra: &[&str]) -> (Option<i32>, String, 
         String::from_utf8_lossy(&output.stderr).into_owned(),
         started.elapsed(),
     )
+}
+
+/// The binary run against `port` on 127.0.0.1 in place of the sshd, giving
+/// up connecting after 2 s: for a host that is not there or never answers.
+fn run_binary_on_port(sshd: &Sshd, port: u16) -> (Option<i32>, String, Duration) {
+    let port_option = format!("Port={port}");
+    let options = [
+        "--ssh-option",
+        &port_option,
+        "--ssh-option",
+        "ConnectTimeout=2",
+    ];
+    run_binary(sshd, Path::new("/"), &options)
 }
 
 #[test]
@@ -106,16 +119,7 @@ fn a_host_that_never_answers_fails_after_the_connect_timeout() {
     let silent = TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = silent.local_addr().unwrap().port();
 
-    let (status, stderr, took) = run_binary(
-        &sshd,
-        Path::new("/"),
-        &[
-            "--ssh-option",
-            &format!("Port={port}"),
-            "--ssh-option",
-            "ConnectTimeout=2",
-        ],
-    );
+    let (status, stderr, took) = run_binary_on_port(&sshd, port);
 
     assert_eq!(status, Some(1), "{stderr}");
     assert!(
@@ -135,16 +139,7 @@ fn a_closed_port_fails_at_once_with_ssh_words() {
     let port = closed.local_addr().unwrap().port();
     drop(closed);
 
-    let (status, stderr, _) = run_binary(
-        &sshd,
-        Path::new("/"),
-        &[
-            "--ssh-option",
-            &format!("Port={port}"),
-            "--ssh-option",
-            "ConnectTimeout=2",
-        ],
-    );
+    let (status, stderr, _) = run_binary_on_port(&sshd, port);
 
     assert_eq!(status, Some(1), "{stderr}");
     assert_eq!(
@@ -172,16 +167,6 @@ fn command_line(pid: u32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
         .unwrap_or_default()
-}
-
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} did not happen within 10 s");
 }
 
 /// Kills the server side of the connection while `tool` runs with `args`;
