@@ -58,9 +58,10 @@ fn an_mcp_tool_and_a_builtin_run_in_one_batch_and_both_results_reach_the_model()
         &json!({"mcpServers": {"everything": everything_entry()}}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => calls(&[
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            calls(&[
                 (
                     "call_echo",
                     "mcp__everything__echo",
@@ -68,20 +69,15 @@ fn an_mcp_tool_and_a_builtin_run_in_one_batch_and_both_results_reach_the_model()
                 ),
                 ("call_read", "read", json!({"path": "notes.txt"})),
             ]),
-            _ => Answer::text(&["Both answered."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+            Answer::text(&["Both answered."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     // MCP tools need approval by default: a rule allows the server's tools.
     command.args(["--allow", "mcp__everything"]);
     command.args(["-p", "Echo hi and read notes.txt."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Both answered.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Both answered.\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let offered = wire.tool_names(&requests[0].body);
@@ -214,22 +210,22 @@ fn a_server_that_dies_during_a_call_fails_that_call_and_is_restarted_for_the_nex
         ))}}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call(
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call(
                 "call_long",
                 "mcp__everything__trigger-long-running-operation",
                 json!({"duration": 30, "steps": 30}),
             ),
-            1 => Answer::call(
+            Answer::call(
                 "call_echo",
                 "mcp__everything__echo",
                 json!({"message": "again"}),
             ),
-            _ => Answer::text(&["Recovered."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+            Answer::text(&["Recovered."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["--allow", "mcp__everything"]);
     command.args(["--mode", "json", "Run the long operation."]);
@@ -280,23 +276,19 @@ fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
         &json!({"mcpServers": {"grow": {"command": "python3", "args": [grow]}}}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_add", "mcp__grow__add_tool", json!({})),
-            1 => Answer::call("call_shout", "mcp__grow__shout", json!({"text": "hi"})),
-            _ => Answer::text(&["Shouted."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_add", "mcp__grow__add_tool", json!({})),
+            Answer::call("call_shout", "mcp__grow__shout", json!({"text": "hi"})),
+            Answer::text(&["Shouted."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["--allow", "mcp__grow"]);
     command.args(["-p", "Add a tool, then shout hi."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Shouted.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Shouted.\n");
     let requests = server.requests();
     let mcp_tools = |index: usize| -> Vec<String> {
         wire.tool_names(&requests[index].body)
@@ -381,9 +373,10 @@ fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
         }),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => calls(&[
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            calls(&[
                 (
                     "call_sum",
                     "mcp__everything__get-sum",
@@ -395,18 +388,13 @@ fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
                     json!({"message": "allowed"}),
                 ),
             ]),
-            _ => Answer::text(&["done"]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+            Answer::text(&["done"]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["--allow", "mcp__everything", "-p", "Try them."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "done\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "done\n");
     let transcript = wire.transcript(&server.requests()[1].body);
     assert_eq!(
         transcript[3..],
@@ -428,13 +416,13 @@ fn a_deny_rule_for_a_whole_server_blocks_its_tools() {
         &json!({"mcpServers": {"everything": everything_entry()}}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_env", "mcp__everything__get-env", json!({})),
-            _ => Answer::text(&["done"]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_env", "mcp__everything__get-env", json!({})),
+            Answer::text(&["done"]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args([
         "--deny",

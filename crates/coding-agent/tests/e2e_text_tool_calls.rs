@@ -129,11 +129,8 @@ fn no_text_tool_calls_flag_leaves_the_text_as_the_answer() {
 #[test]
 fn recover_text_tool_calls_false_in_settings_leaves_the_text_as_the_answer() {
     let (sandbox, server) = text_call_task();
-    std::fs::write(
-        sandbox.agent_dir.join("settings.json"),
-        json!({"providers": {"openai": {"recoverTextToolCalls": false}}}).to_string(),
-    )
-    .unwrap();
+    sandbox
+        .write_global_settings(&json!({"providers": {"openai": {"recoverTextToolCalls": false}}}));
     let events = json_events(&sandbox, &server, &[]);
     assert_left_as_text(&events, &server);
 }
