@@ -72,16 +72,15 @@ fn every_hook_event_reaches_the_model_through_the_binary() {
     }});
     sandbox.write_global_settings(&settings);
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_rm", "bash", json!({"command": "rm -f notes.txt"})),
-            1 => Answer::call("call_read", "read", json!({"path": "notes.txt"})),
-            2 => Answer::text(&["It says hello."]),
-            3 => Answer::text(&["It says hello; I kept notes.txt."]),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_rm", "bash", json!({"command": "rm -f notes.txt"})),
+            Answer::call("call_read", "read", json!({"path": "notes.txt"})),
+            Answer::text(&["It says hello."]),
+            Answer::text(&["It says hello; I kept notes.txt."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["-p", PROMPT]);
     let stdout = Running::spawn(command).finish_quietly();

@@ -331,11 +331,11 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
     );
     let wire = Wire::OpenAi;
     let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
-    let mut command = sandbox.command(wire, &server);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start_with(&sandbox, wire, &server, &[]);
     send(&mut stdin, &json!({"id": "s", "type": "get_state"}));
     let state = next_json(&lines);
     drop(stdin);

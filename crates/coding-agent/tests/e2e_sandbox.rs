@@ -98,15 +98,12 @@ fn print_mode_anthropic_the_model_reads_the_sandbox_denials_and_the_run_goes_on(
 fn rpc_user_bash_runs_in_the_sandbox() {
     let wire = Wire::OpenAi;
     let world = Sandbox::outside_temp();
-    let server = ModelServer::start(move |request| {
-        let answer = Answer::text(&[&format!("unexpected request {}", request.index)]);
-        Reply::Events(wire.events(&answer))
-    });
-    let mut command = world.command(wire, &server);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let server = ModelServer::only(wire, vec![]);
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start_with(&world, wire, &server, &[]);
     send(
         &mut stdin,
         &json!({"id": "b1", "type": "bash", "command": "touch \"$HOME/x\" inside"}),

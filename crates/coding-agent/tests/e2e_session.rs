@@ -147,14 +147,13 @@ fn killed_during_a_tool_call_then_continue_closes_the_orphaned_call() {
     let sandbox = Sandbox::new();
     let sessions = sandbox.root.join("sessions");
     let slow = slow_command(&marker);
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_slow", "bash", json!({"command": slow})),
-            1 => Answer::text(&["The command was cut short."]),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_slow", "bash", json!({"command": slow})),
+            Answer::text(&["The command was cut short."]),
+        ],
+    );
 
     let mut command = sandbox.command(wire, &server);
     command.args(ALLOW_SLOW);

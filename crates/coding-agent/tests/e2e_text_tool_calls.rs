@@ -24,14 +24,13 @@ const ANSWER: &str = "The first heading is \"# Widget Factory\".";
 fn text_call_task() -> (Sandbox, ModelServer) {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.work.join("README.md"), "# Widget Factory\n").unwrap();
-    let server = ModelServer::start(|request| {
-        let answer = match request.index {
-            0 => Answer::text(&[&FENCED_CALL[..10], &FENCED_CALL[10..]]),
-            1 => Answer::text(&[ANSWER]),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(Wire::OpenAi.events(&answer))
-    });
+    let server = ModelServer::only(
+        Wire::OpenAi,
+        vec![
+            Answer::text(&[&FENCED_CALL[..10], &FENCED_CALL[10..]]),
+            Answer::text(&[ANSWER]),
+        ],
+    );
     (sandbox, server)
 }
 

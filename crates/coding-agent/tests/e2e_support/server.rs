@@ -133,6 +133,19 @@ impl ModelServer {
         })
     }
 
+    /// Starts a server that answers the `i`-th request with `answers[i]` in
+    /// `wire`'s format, and any request after them with the text
+    /// `unexpected request N`, so a test that asks once too often fails on
+    /// what it reads.
+    pub fn only(wire: Wire, answers: Vec<Answer>) -> Self {
+        ModelServer::start(move |request| {
+            let answer = answers.get(request.index).cloned().unwrap_or_else(|| {
+                Answer::text(&[&format!("unexpected request {}", request.index)])
+            });
+            Reply::Events(wire.events(&answer))
+        })
+    }
+
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
