@@ -2,7 +2,7 @@
 //! write outside the policy's roots is refused with the sandbox's reason
 //! before it reaches the file system. Reads pass through, as in bash.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -49,6 +49,14 @@ impl<Ops: WriteOperations + ?Sized> WriteOperations for Sandboxed<Ops> {
         self.check(path)?;
         self.inner.write_file(path, content).await
     }
+
+    fn host(&self) -> Option<String> {
+        self.inner.host()
+    }
+
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        self.inner.queue_path(path).await
+    }
 }
 
 #[async_trait]
@@ -66,5 +74,13 @@ impl<Ops: EditOperations + ?Sized> EditOperations for Sandboxed<Ops> {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         self.check(path)?;
         self.inner.write_file(path, content).await
+    }
+
+    fn host(&self) -> Option<String> {
+        self.inner.host()
+    }
+
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        self.inner.queue_path(path).await
     }
 }

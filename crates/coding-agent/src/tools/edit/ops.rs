@@ -2,12 +2,14 @@
 
 use std::fs::OpenOptions;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::local_queue_path;
+use crate::support::paths::normalize_lexically;
 use crate::tools::write::ops::blocking;
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
@@ -27,6 +29,14 @@ pub trait EditOperations: Send + Sync {
     /// remote `/a` and a local `/a` never share a queue.
     fn host(&self) -> Option<String> {
         None
+    }
+
+    /// The path the per-file mutation queue knows `path` (absolute) by, so
+    /// that two names of one file share a queue. By default `path` lexically
+    /// normalised, touching nothing: right for files that are not on this
+    /// machine (on a remote host resolving would cost a round trip).
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        normalize_lexically(path)
     }
 }
 
@@ -71,5 +81,10 @@ impl EditOperations for LocalEditOperations {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         let path = path.to_path_buf();
         blocking(move || write_atomic(&path, &content)).await
+    }
+
+    /// The real path, so symlinks to one file share a queue.
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        local_queue_path(path).await
     }
 }

@@ -6,6 +6,8 @@ use async_trait::async_trait;
 
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::local_queue_path;
+use crate::support::paths::normalize_lexically;
 
 /// The file-system calls of the `write` tool (Pi's `WriteOperations`).
 #[async_trait]
@@ -21,6 +23,14 @@ pub trait WriteOperations: Send + Sync {
     /// remote `/a` and a local `/a` never share a queue.
     fn host(&self) -> Option<String> {
         None
+    }
+
+    /// The path the per-file mutation queue knows `path` (absolute) by, so
+    /// that two names of one file share a queue. By default `path` lexically
+    /// normalised, touching nothing: right for files that are not on this
+    /// machine (on a remote host resolving would cost a round trip).
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        normalize_lexically(path)
     }
 }
 
@@ -40,6 +50,11 @@ impl WriteOperations for LocalWriteOperations {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         let path: PathBuf = path.to_path_buf();
         blocking(move || write_atomic(&path, &content)).await
+    }
+
+    /// The real path, so symlinks to one file share a queue.
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        local_queue_path(path).await
     }
 }
 
