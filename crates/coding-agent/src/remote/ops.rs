@@ -19,6 +19,7 @@ use super::client::Lost;
 use super::connection::RemoteHost;
 use super::protocol::{BashCall, Bytes, Call, Reply};
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::MutationTarget;
 use crate::support::walk::SearchError;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::tools::edit::ops::EditOperations;
@@ -132,6 +133,14 @@ fn fs_done(reply: Result<Reply, Lost>) -> Result<(), FsError> {
     }
 }
 
+/// Files are queued per host, by their lexical path (the default).
+#[async_trait]
+impl MutationTarget for RemoteOperations {
+    fn host(&self) -> Option<String> {
+        Some(self.host.queue_name())
+    }
+}
+
 #[async_trait]
 impl WriteOperations for RemoteOperations {
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
@@ -143,10 +152,6 @@ impl WriteOperations for RemoteOperations {
             self.ask(Call::WriteFile(path.to_path_buf(), Bytes(content)))
                 .await,
         )
-    }
-
-    fn host(&self) -> Option<String> {
-        Some(self.host.queue_name())
     }
 }
 
@@ -166,10 +171,6 @@ impl EditOperations for RemoteOperations {
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         WriteOperations::write_file(self, path, content).await
-    }
-
-    fn host(&self) -> Option<String> {
-        Some(self.host.queue_name())
     }
 }
 

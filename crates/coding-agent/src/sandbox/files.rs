@@ -9,6 +9,7 @@ use async_trait::async_trait;
 
 use super::policy::SandboxPolicy;
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::MutationTarget;
 use crate::tools::edit::ops::EditOperations;
 use crate::tools::write::ops::WriteOperations;
 
@@ -32,6 +33,18 @@ impl<Ops: ?Sized> Sandboxed<Ops> {
     }
 }
 
+/// The files are the inner Operations': queued as they queue them.
+#[async_trait]
+impl<Ops: MutationTarget + ?Sized> MutationTarget for Sandboxed<Ops> {
+    fn host(&self) -> Option<String> {
+        self.inner.host()
+    }
+
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        self.inner.queue_path(path).await
+    }
+}
+
 #[async_trait]
 impl<Ops: WriteOperations + ?Sized> WriteOperations for Sandboxed<Ops> {
     /// `write` makes sure the parent exists before every write: an existing
@@ -48,14 +61,6 @@ impl<Ops: WriteOperations + ?Sized> WriteOperations for Sandboxed<Ops> {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         self.check(path)?;
         self.inner.write_file(path, content).await
-    }
-
-    fn host(&self) -> Option<String> {
-        self.inner.host()
-    }
-
-    async fn queue_path(&self, path: &Path) -> PathBuf {
-        self.inner.queue_path(path).await
     }
 }
 
@@ -74,13 +79,5 @@ impl<Ops: EditOperations + ?Sized> EditOperations for Sandboxed<Ops> {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         self.check(path)?;
         self.inner.write_file(path, content).await
-    }
-
-    fn host(&self) -> Option<String> {
-        self.inner.host()
-    }
-
-    async fn queue_path(&self, path: &Path) -> PathBuf {
-        self.inner.queue_path(path).await
     }
 }

@@ -4,8 +4,8 @@
 //! files run in parallel. Pi's `withFileMutationQueue` (`docs/tool-behaviour.md` §5).
 //!
 //! A file is queued under its host and the path the tool's Operations name it
-//! by (`WriteOperations::queue_path`, `EditOperations::queue_path`), so this
-//! module never touches the file system itself. On this machine that is the
+//! by ([`MutationTarget`], a supertrait of `WriteOperations` and
+//! `EditOperations`), so this module never touches the file system itself. On this machine that is the
 //! real path ([`local_queue_path`]), so two symlinks to one file share a
 //! queue; a file that does not exist yet is keyed by the real path of its
 //! nearest existing ancestor plus the rest of the path, which also
@@ -13,7 +13,7 @@
 //! directory (Pi's key, the unresolved path, does not).
 //!
 //! Files on a remote host (`--remote`) are keyed by the host and their
-//! lexically normalised path (the Operations' default): the real path would
+//! lexically normalised path (the trait's default): the real path would
 //! cost a round trip to the host, so two symlinks to one remote file get two
 //! queues.
 
@@ -22,6 +22,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
+use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
@@ -61,9 +62,29 @@ impl Drop for FileMutationGuard {
     }
 }
 
+/// Where the files a tool changes live, as the queue needs to know it: the
+/// host and the path a file is queued under. The defaults (this machine,
+/// the lexical path) touch nothing; the local Operations resolve the real
+/// path, a remote host's name their host.
+#[async_trait]
+pub trait MutationTarget: Send + Sync {
+    /// The machine the files are on: `None` for this one, else a name
+    /// unique per remote host, so a remote `/a` and a local `/a` never share
+    /// a queue.
+    fn host(&self) -> Option<String> {
+        None
+    }
+
+    /// The path the queue knows `path` (absolute) by, so that two names of
+    /// one file share a queue. By default `path` lexically normalised (on a
+    /// remote host resolving it would cost a round trip).
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        normalize_lexically(path)
+    }
+}
+
 /// Waits for this call's turn to mutate the file `path` names on `host`
-/// (`None`: this machine); `path` is what the tool's Operations give as its
-/// queue path.
+/// (`None`: this machine); `path` is a [`MutationTarget::queue_path`].
 ///
 /// Tokio's mutex is fair, so turns are granted in the order callers arrived.
 pub async fn lock_file(host: Option<&str>, path: &Path) -> FileMutationGuard {
@@ -84,30 +105,35 @@ pub async fn lock_file(host: Option<&str>, path: &Path) -> FileMutationGuard {
 #[error("{}", crate::support::cancel::ABORTED)]
 pub struct Aborted;
 
-/// Runs `mutation` when it is this call's turn to mutate the file `path`
-/// names on `host` (see [`lock_file`]; Pi's `withFileMutationQueue`), giving
-/// up with [`Aborted`] as soon as `cancel` fires, whether while waiting for
-/// the turn or while running.
+/// Runs `mutation` when it is this call's turn to mutate the file at `path`
+/// of `target` (Pi's `withFileMutationQueue`), giving up with [`Aborted`] as
+/// soon as `cancel` fires, whether while waiting for the turn or while
+/// running.
 ///
 /// A mutation already started is not cut off halfway when the caller gives
 /// up: it runs to its end on its own task, holding the turn, so the calls
 /// queued behind it still see the file it left (in the order they arrived).
 /// `mutation` should check `cancel` between its steps so that it starts
 /// nothing new once cancelled.
-pub async fn with_file_mutation_queue<F, T>(
-    host: Option<&str>,
+pub async fn with_file_mutation_queue<M, F, T>(
+    target: &M,
     path: &Path,
     cancel: &CancellationToken,
     mutation: F,
 ) -> Result<T, Aborted>
 where
+    M: MutationTarget + ?Sized,
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
+    let turn = async {
+        let queue_path = target.queue_path(path).await;
+        lock_file(target.host().as_deref(), &queue_path).await
+    };
     let turn = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(Aborted),
-        turn = lock_file(host, path) => turn,
+        turn = turn => turn,
     };
     let task = tokio::spawn(async move {
         let _turn = turn;
@@ -149,6 +175,16 @@ fn real_path(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// This machine's files, queued by their real path.
+    struct Local;
+
+    #[async_trait]
+    impl MutationTarget for Local {
+        async fn queue_path(&self, path: &Path) -> PathBuf {
+            local_queue_path(path).await
+        }
+    }
 
     #[tokio::test]
     async fn missing_files_are_keyed_under_their_real_ancestor() {
@@ -217,12 +253,12 @@ mod tests {
         let holder = lock_file(None, &path).await;
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let result = with_file_mutation_queue(None, &path, &cancel, async { 1 }).await;
+        let result = with_file_mutation_queue(&Local, &path, &cancel, async { 1 }).await;
         assert_eq!(result, Err(Aborted));
         drop(holder);
         let live = CancellationToken::new();
         assert_eq!(
-            with_file_mutation_queue(None, &path, &live, async { 2 }).await,
+            with_file_mutation_queue(&Local, &path, &live, async { 2 }).await,
             Ok(2)
         );
     }
@@ -238,7 +274,7 @@ mod tests {
         let first = {
             let (path, cancel, log) = (path.clone(), cancel.clone(), Arc::clone(&log));
             tokio::spawn(async move {
-                with_file_mutation_queue(None, &path, &cancel, async move {
+                with_file_mutation_queue(&Local, &path, &cancel, async move {
                     started_tx.send(()).unwrap();
                     release_rx.await.unwrap();
                     log.lock().unwrap().push("first");
@@ -253,7 +289,7 @@ mod tests {
             let (path, log) = (path.clone(), Arc::clone(&log));
             tokio::spawn(async move {
                 let live = CancellationToken::new();
-                with_file_mutation_queue(None, &path, &live, async move {
+                with_file_mutation_queue(&Local, &path, &live, async move {
                     log.lock().unwrap().push("second");
                 })
                 .await

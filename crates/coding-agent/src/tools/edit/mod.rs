@@ -157,8 +157,6 @@ impl TypedTool for EditTool {
         }
         let abs = resolve_to_cwd(&args.path, &ctx.cwd);
         let ops = Arc::clone(&self.ops);
-        let host = ops.host();
-        let queue_path = ops.queue_path(&abs).await;
         let cancel = ctx.cancel.clone();
         let target = abs.clone();
         let mutation = async move {
@@ -200,7 +198,7 @@ impl TypedTool for EditTool {
             }))
         };
         Ok(
-            with_file_mutation_queue(host.as_deref(), &queue_path, &ctx.cancel, mutation)
+            with_file_mutation_queue(&*self.ops, &abs, &ctx.cancel, mutation)
                 .await
                 .map_err(|aborted| ToolError::new(aborted.to_string()))??,
         )
