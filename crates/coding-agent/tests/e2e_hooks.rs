@@ -50,6 +50,17 @@ if not event["stop_hook_active"]:
     print(json.dumps({"decision": "block", "reason": "say which files you kept"}))
 "#;
 
+/// A model that runs `echo ran` with bash, then answers `Done.`.
+fn runs_echo(wire: Wire) -> ModelServer {
+    ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_1", "bash", json!({"command": "echo ran"})),
+            Answer::text(&["Done."]),
+        ],
+    )
+}
+
 #[test]
 fn every_hook_event_reaches_the_model_through_the_binary() {
     let sandbox = Sandbox::new();
@@ -138,13 +149,7 @@ fn a_hook_timeout_and_an_untrusted_projects_hooks_are_warnings_on_stderr() {
         &json!({"hooks": {"PreToolUse": command_hook("*", "touch pwned")}}),
     );
     let wire = Wire::Anthropic;
-    let server = ModelServer::answering(
-        wire,
-        vec![
-            Answer::call("call_1", "bash", json!({"command": "echo ran"})),
-            Answer::text(&["Done."]),
-        ],
-    );
+    let server = runs_echo(wire);
     let mut command = sandbox.command(wire, &server);
     command.args(["-p", "run it"]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
@@ -175,13 +180,7 @@ fn a_projects_hooks_run_once_it_is_trusted_with_the_flag() {
         &json!({"hooks": {"PreToolUse": command_hook("*", "touch trusted-hook-ran")}}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::answering(
-        wire,
-        vec![
-            Answer::call("call_1", "bash", json!({"command": "echo ran"})),
-            Answer::text(&["Done."]),
-        ],
-    );
+    let server = runs_echo(wire);
     let mut command = sandbox.command(wire, &server);
     command.args(["--trust", "-p", "run it"]);
     let stdout = Running::spawn(command).finish_quietly();

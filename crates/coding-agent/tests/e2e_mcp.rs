@@ -19,6 +19,16 @@ fn python3_installed() -> bool {
     installed("python3", &["--version"])
 }
 
+/// An `"mcpServers"` entry running the grow server
+/// (`mcp_support/grow_server.py`), which adds a tool when asked.
+fn grow_entry() -> Value {
+    let grow = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/grow_server.py"
+    );
+    json!({"command": "python3", "args": [grow]})
+}
+
 /// An `"mcpServers"` entry running `script` with `sh -c`.
 fn shell_entry(script: &str) -> Value {
     json!({"command": "sh", "args": ["-c", script], "startupTimeoutSec": 60})
@@ -53,10 +63,7 @@ fn an_mcp_tool_and_a_builtin_run_in_one_batch_and_both_results_reach_the_model()
     }
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.work.join("notes.txt"), "hello\n").unwrap();
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"everything": everything_entry()}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"everything": everything_entry()}}));
     let wire = Wire::OpenAi;
     let server = ModelServer::answering(
         wire,
@@ -144,10 +151,7 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
         &sandbox.work.join(".mcp.json"),
         &json!({"mcpServers": {"fromMcpJson": project_server}}),
     );
-    write_json(
-        &sandbox.work.join(".coding-agent/settings.json"),
-        &json!({"mcpServers": {"fromProjectSettings": project_server}}),
-    );
+    sandbox.write_project_settings(&json!({"mcpServers": {"fromProjectSettings": project_server}}));
     let config = sandbox.root.join("servers.json");
     write_json(
         &config,
@@ -157,7 +161,7 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
         }}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut command = sandbox.command(wire, &server);
     command
         .args(["--mcp-config", config.to_str().unwrap()])
@@ -202,13 +206,10 @@ fn a_server_that_dies_during_a_call_fails_that_call_and_is_restarted_for_the_nex
     }
     let sandbox = Sandbox::new();
     let pid = sandbox.root.join("server.pid");
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"everything": shell_entry(&format!(
-            "echo $$ > '{}'; exec mcp-server-everything stdio",
-            pid.display()
-        ))}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"everything": shell_entry(&format!(
+        "echo $$ > '{}'; exec mcp-server-everything stdio",
+        pid.display()
+    ))}}));
     let wire = Wire::OpenAi;
     let server = ModelServer::answering(
         wire,
@@ -267,14 +268,7 @@ fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
         return;
     }
     let sandbox = Sandbox::new();
-    let grow = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/grow_server.py"
-    );
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"grow": {"command": "python3", "args": [grow]}}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"grow": grow_entry()}}));
     let wire = Wire::OpenAi;
     let server = ModelServer::answering(
         wire,
@@ -317,20 +311,13 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
         return;
     }
     let sandbox = Sandbox::new();
-    let grow = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/grow_server.py"
-    );
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {
-            "grow": {"command": "python3", "args": [grow]},
-            "broken": shell_entry("echo 'no token' >&2; exit 3"),
-            "off": {"command": "never-run", "disabled": true},
-        }}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {
+        "grow": grow_entry(),
+        "broken": shell_entry("echo 'no token' >&2; exit 3"),
+        "off": {"command": "never-run", "disabled": true},
+    }}));
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let Rpc {
         running,
         mut stdin,
@@ -363,15 +350,12 @@ fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
         return;
     }
     let sandbox = Sandbox::new();
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({
-            "mcpServers": {"everything": everything_entry()},
-            "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-.*", "hooks": [
-                {"type": "command", "command": "echo 'sums are done by hand here' >&2; exit 2"}
-            ]}]},
-        }),
-    );
+    sandbox.write_global_settings(&json!({
+        "mcpServers": {"everything": everything_entry()},
+        "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-.*", "hooks": [
+            {"type": "command", "command": "echo 'sums are done by hand here' >&2; exit 2"}
+        ]}]},
+    }));
     let wire = Wire::OpenAi;
     let server = ModelServer::answering(
         wire,
@@ -411,10 +395,7 @@ fn a_deny_rule_for_a_whole_server_blocks_its_tools() {
         return;
     }
     let sandbox = Sandbox::new();
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"everything": everything_entry()}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"everything": everything_entry()}}));
     let wire = Wire::OpenAi;
     let server = ModelServer::answering(
         wire,
