@@ -14,11 +14,12 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::UpdateSink;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use coding_agent::ToolContext;
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of, eventually};
 use serde_json::json;
+use tokio::task::JoinHandle;
 
 /// Runs `coding-agent tool ls {} --remote ...` with `extra` flags; returns
 /// the exit status, stderr and how long it took.
@@ -169,6 +170,36 @@ fn command_line(pid: u32) -> String {
         .unwrap_or_default()
 }
 
+/// The one remote helper running below the sshd.
+fn the_helper(sshd: &Sshd) -> u32 {
+    let helpers: Vec<u32> = descendants(sshd.pid())
+        .into_iter()
+        .filter(|pid| command_line(*pid).contains("remote-helper"))
+        .collect();
+    assert_eq!(helpers.len(), 1, "one helper runs on the remote");
+    helpers[0]
+}
+
+/// Kills the sshd's sessions while `call` runs: the call must end (within
+/// 30 s) as `Remote connection lost: ...`, and `helper` must exit.
+async fn drop_connection_under(
+    sshd: &Sshd,
+    call: JoinHandle<Result<AgentToolResult, ToolError>>,
+    helper: u32,
+) {
+    assert!(sshd.kill_sessions() > 0);
+    let error = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the call did not end after the connection dropped")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        error.to_string().starts_with("Remote connection lost: "),
+        "{error}"
+    );
+    eventually("the remote helper's exit", || !alive(helper)).await;
+}
+
 /// Kills the server side of the connection while `tool` runs with `args`;
 /// the call must end as `Remote connection lost: ...`, the helper and what
 /// it ran must die, and the next call must work on a new connection.
@@ -188,25 +219,10 @@ async fn connection_killed_mid_call(tool: &str, args: serde_json::Value, started
     });
     let marker = dir.path().join(started);
     eventually("the call's start", || marker.exists()).await;
-    let helpers: Vec<u32> = descendants(sshd.pid())
-        .into_iter()
-        .filter(|pid| command_line(*pid).contains("remote-helper"))
-        .collect();
-    assert_eq!(helpers.len(), 1, "one helper runs on the remote");
-    let remote_processes = descendants(helpers[0]);
+    let helper = the_helper(&sshd);
+    let remote_processes = descendants(helper);
 
-    assert!(sshd.kill_sessions() > 0);
-    let error = tokio::time::timeout(Duration::from_secs(30), call)
-        .await
-        .expect("the call did not end after the connection dropped")
-        .unwrap()
-        .unwrap_err();
-
-    assert!(
-        error.to_string().starts_with("Remote connection lost: "),
-        "{error}"
-    );
-    eventually("the remote helper's exit", || !alive(helpers[0])).await;
+    drop_connection_under(&sshd, call, helper).await;
     for pid in remote_processes {
         eventually("the remote command's death", || !alive(pid)).await;
     }
@@ -260,24 +276,9 @@ async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
     // The helper's open of the FIFO shows as a blocked thread: wait a moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!call.is_finished(), "the read blocks on the FIFO");
-    let helpers: Vec<u32> = descendants(sshd.pid())
-        .into_iter()
-        .filter(|pid| command_line(*pid).contains("remote-helper"))
-        .collect();
-    assert_eq!(helpers.len(), 1);
+    let helper = the_helper(&sshd);
 
-    assert!(sshd.kill_sessions() > 0);
-    let error = tokio::time::timeout(Duration::from_secs(30), call)
-        .await
-        .expect("the read did not end after the connection dropped")
-        .unwrap()
-        .unwrap_err();
-
-    assert!(
-        error.to_string().starts_with("Remote connection lost: "),
-        "{error}"
-    );
-    eventually("the remote helper's exit", || !alive(helpers[0])).await;
+    drop_connection_under(&sshd, call, helper).await;
     std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
     let read = remote_tool("read", &ops).unwrap();
     let again = read
