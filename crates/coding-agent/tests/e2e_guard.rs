@@ -40,18 +40,7 @@ fn policy_refuses_home_deletion_and_a_write_outside(wire: Wire) {
     let canary = world.home.join("canary");
     std::fs::write(&canary, "alive\n").unwrap();
     let outside = world.home.join("outside.txt");
-    let server = ModelServer::answering(
-        wire,
-        vec![
-            Answer::call("call_rm", "bash", json!({"command": "rm -rf \"$HOME\""})),
-            Answer::call(
-                "call_write",
-                "write",
-                json!({"path": outside, "content": "escaped\n"}),
-            ),
-            Answer::text(&["Both were refused."]),
-        ],
-    );
+    let server = escaping_model(wire, "rm -rf \"$HOME\"", &outside, "Both were refused.");
     let mut command = world.command(wire, &server);
     command.args(["--sandbox", "off", "-p", "Clean up."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();

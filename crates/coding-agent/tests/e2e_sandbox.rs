@@ -38,21 +38,11 @@ fn print_mode_reads_both_denials_and_answers(wire: Wire) {
     let canary = world.home.join("canary");
     std::fs::write(&canary, "alive\n").unwrap();
     let outside = world.home.join("outside.txt");
-    let server = ModelServer::answering(
+    let server = escaping_model(
         wire,
-        vec![
-            Answer::call(
-                "call_rm",
-                "bash",
-                json!({"command": "rm -f \"$HOME/canary\""}),
-            ),
-            Answer::call(
-                "call_write",
-                "write",
-                json!({"path": outside, "content": "escaped\n"}),
-            ),
-            Answer::text(&["Both were refused by the sandbox."]),
-        ],
+        "rm -f \"$HOME/canary\"",
+        &outside,
+        "Both were refused by the sandbox.",
     );
     let mut command = world.command(wire, &server);
     // The policy lets both through: the sandbox is what refuses them here.

@@ -10,10 +10,10 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::server::ModelServer;
-use super::wire::{API_KEY, MODEL, Wire};
+use super::wire::{API_KEY, Answer, MODEL, Wire};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
@@ -123,6 +123,23 @@ impl Sandbox {
         let safe = cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-");
         self.agent_dir.join("sessions").join(format!("--{safe}--"))
     }
+}
+
+/// A model that reaches outside the work directory: bash runs `command`,
+/// then write puts `escaped` into `outside`, then it answers `closing`.
+pub fn escaping_model(wire: Wire, command: &str, outside: &Path, closing: &str) -> ModelServer {
+    ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_rm", "bash", json!({"command": command})),
+            Answer::call(
+                "call_write",
+                "write",
+                json!({"path": outside, "content": "escaped\n"}),
+            ),
+            Answer::text(&[closing]),
+        ],
+    )
 }
 
 /// A spawned binary, killed (SIGKILL) and reaped if the test ends first.
