@@ -13,7 +13,7 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::message::{AssistantMessage, Message, StopReason, ToolCall};
+use crate::message::{AssistantContent, AssistantMessage, Message, StopReason, ToolCall};
 use crate::thinking::ThinkingLevel;
 use crate::tool::Tool;
 
@@ -245,6 +245,65 @@ impl AssistantMessageEvent {
             AssistantMessageEvent::Done { message, .. } => message,
             AssistantMessageEvent::Error { error, .. } => error,
         }
+    }
+
+    /// The events of a block that arrives whole (a scripted answer, tool
+    /// calls recovered from text, a custom provider's answer), as if it had
+    /// streamed: its start, one
+    /// delta with all of it, its end. `partial` is the message holding the
+    /// block at `content_index`; `None` when it holds none there.
+    pub fn whole_block(partial: &AssistantMessage, content_index: usize) -> Option<[Self; 3]> {
+        let events = match partial.content.get(content_index)? {
+            AssistantContent::Text(t) => [
+                AssistantMessageEvent::TextStart {
+                    content_index,
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::TextDelta {
+                    content_index,
+                    delta: t.text.clone(),
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::TextEnd {
+                    content_index,
+                    content: t.text.clone(),
+                    partial: partial.clone(),
+                },
+            ],
+            AssistantContent::Thinking(t) => [
+                AssistantMessageEvent::ThinkingStart {
+                    content_index,
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::ThinkingDelta {
+                    content_index,
+                    delta: t.thinking.clone(),
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::ThinkingEnd {
+                    content_index,
+                    content: t.thinking.clone(),
+                    partial: partial.clone(),
+                },
+            ],
+            AssistantContent::ToolCall(call) => [
+                AssistantMessageEvent::ToolCallStart {
+                    content_index,
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::ToolCallDelta {
+                    content_index,
+                    delta: call.arguments.to_string(),
+                    partial: partial.clone(),
+                },
+                AssistantMessageEvent::ToolCallEnd {
+                    content_index,
+                    tool_call: call.clone(),
+                    partial: partial.clone(),
+                },
+            ],
+        };
+        Some(events)
     }
 
     /// An `Error` event for `model` with `stopReason` `error` or `aborted`.

@@ -146,57 +146,11 @@ fn events_for(message: AssistantMessage) -> Vec<AssistantMessageEvent> {
     }];
     for (content_index, block) in message.content.iter().enumerate() {
         partial.content.push(block.clone());
-        let (start, delta, end) = match block {
-            AssistantContent::Text(t) => (
-                AssistantMessageEvent::TextStart {
-                    content_index,
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::TextDelta {
-                    content_index,
-                    delta: t.text.clone(),
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::TextEnd {
-                    content_index,
-                    content: t.text.clone(),
-                    partial: partial.clone(),
-                },
-            ),
-            AssistantContent::Thinking(t) => (
-                AssistantMessageEvent::ThinkingStart {
-                    content_index,
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ThinkingDelta {
-                    content_index,
-                    delta: t.thinking.clone(),
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ThinkingEnd {
-                    content_index,
-                    content: t.thinking.clone(),
-                    partial: partial.clone(),
-                },
-            ),
-            AssistantContent::ToolCall(call) => (
-                AssistantMessageEvent::ToolCallStart {
-                    content_index,
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ToolCallDelta {
-                    content_index,
-                    delta: call.arguments.to_string(),
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ToolCallEnd {
-                    content_index,
-                    tool_call: call.clone(),
-                    partial: partial.clone(),
-                },
-            ),
-        };
-        events.extend([start, delta, end]);
+        events.extend(
+            AssistantMessageEvent::whole_block(&partial, content_index)
+                .into_iter()
+                .flatten(),
+        );
     }
     let reason = message.stop_reason;
     events.push(match reason {
@@ -221,17 +175,22 @@ mod tests {
         })
     }
 
-    #[tokio::test]
-    async fn scripted_provider_streams_blocks_then_done() {
-        let provider = ScriptedProvider::from_messages([ScriptedProvider::reply(vec![text("hi")])]);
-        let events: Vec<_> = provider
+    /// Every event of the provider's next answer, to the end of its stream.
+    async fn all_events(provider: &ScriptedProvider) -> Vec<AssistantMessageEvent> {
+        provider
             .stream(
                 &ScriptedProvider::model(),
                 &Context::default(),
                 CancellationToken::new(),
             )
             .collect()
-            .await;
+            .await
+    }
+
+    #[tokio::test]
+    async fn scripted_provider_streams_blocks_then_done() {
+        let provider = ScriptedProvider::from_messages([ScriptedProvider::reply(vec![text("hi")])]);
+        let events = all_events(&provider).await;
         let kinds: Vec<String> = events
             .iter()
             .map(|e| {
@@ -251,14 +210,7 @@ mod tests {
     #[tokio::test]
     async fn exhausted_script_ends_with_an_error_event_not_a_panic() {
         let provider = ScriptedProvider::default();
-        let events: Vec<_> = provider
-            .stream(
-                &ScriptedProvider::model(),
-                &Context::default(),
-                CancellationToken::new(),
-            )
-            .collect()
-            .await;
+        let events = all_events(&provider).await;
         assert_eq!(events.len(), 1);
         let last = events[0].final_message().unwrap();
         assert_eq!(last.stop_reason, StopReason::Error);

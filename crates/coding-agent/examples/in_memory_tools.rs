@@ -18,6 +18,7 @@ use agent_core::{Agent, AgentContext, LoopConfig, ToolSet};
 use async_trait::async_trait;
 use coding_agent::definition::{ContextFactory, Typed};
 use coding_agent::support::fs_error::FsError;
+use coding_agent::support::mutation_queue::MutationTarget;
 use coding_agent::tools::read::lines::{LineWindow, WindowCollector, WindowText};
 use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
 use coding_agent::tools::read::{ReadTool, ReadToolOptions};
@@ -80,6 +81,9 @@ impl ReadOperations for MemoryFs {
         Ok(collector.finish())
     }
 }
+
+/// Queued by the lexical path, the default: nothing to resolve in memory.
+impl MutationTarget for MemoryFs {}
 
 #[async_trait]
 impl WriteOperations for MemoryFs {

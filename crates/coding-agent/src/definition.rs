@@ -201,6 +201,20 @@ impl<D> ToolOutput<D> {
         self.details = Some(details);
         self
     }
+
+    /// Sets `details` unless they report nothing (equal their default): Pi
+    /// leaves `details` out of a result with nothing to report.
+    #[must_use]
+    pub fn with_details_if_any(self, details: D) -> Self
+    where
+        D: Default + PartialEq,
+    {
+        if details == D::default() {
+            self
+        } else {
+            self.with_details(details)
+        }
+    }
 }
 
 /// How a [`TypedTool`] fails: the text the model reads (what went wrong and

@@ -40,21 +40,7 @@ fn policy_refuses_home_deletion_and_a_write_outside(wire: Wire) {
     let canary = world.home.join("canary");
     std::fs::write(&canary, "alive\n").unwrap();
     let outside = world.home.join("outside.txt");
-    let server = ModelServer::start({
-        let outside = outside.clone();
-        move |request| {
-            let answer = match request.index {
-                0 => Answer::call("call_rm", "bash", json!({"command": "rm -rf \"$HOME\""})),
-                1 => Answer::call(
-                    "call_write",
-                    "write",
-                    json!({"path": outside, "content": "escaped\n"}),
-                ),
-                _ => Answer::text(&["Both were refused."]),
-            };
-            Reply::Events(wire.events(&answer))
-        }
-    });
+    let server = escaping_model(wire, "rm -rf \"$HOME\"", &outside, "Both were refused.");
     let mut command = world.command(wire, &server);
     command.args(["--sandbox", "off", "-p", "Clean up."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
@@ -99,14 +85,14 @@ fn print_mode_anthropic_the_policy_stops_home_deletion_and_a_write_outside() {
 
 /// Two calls that need approval, then an answer.
 fn two_asks(wire: Wire) -> ModelServer {
-    ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_1", "bash", json!({"command": "touch one"})),
-            1 => Answer::call("call_2", "bash", json!({"command": "touch two"})),
-            _ => Answer::text(&["Neither ran."]),
-        };
-        Reply::Events(wire.events(&answer))
-    })
+    ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_1", "bash", json!({"command": "touch one"})),
+            Answer::call("call_2", "bash", json!({"command": "touch two"})),
+            Answer::text(&["Neither ran."]),
+        ],
+    )
 }
 
 fn touch_refusal(name: &str) -> String {
@@ -175,28 +161,17 @@ fn json_mode_two_asks_are_refused_told_once_and_every_decision_is_an_event_and_a
     );
 }
 
-fn write_project_settings(work: &Path, settings: &Value) -> std::path::PathBuf {
-    let path = work.join(".coding-agent").join("settings.json");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, settings.to_string()).unwrap();
-    path
-}
-
 #[test]
 fn an_untrusted_projects_allow_rules_do_not_apply_until_trust() {
     let wire = Wire::OpenAi;
     let world = Sandbox::new();
-    let project =
-        write_project_settings(&world.work, &json!({"permissions": {"allow": ["bash(*)"]}}));
-    let script = move |request: &Request| {
-        let answer = match request.index {
-            0 => Answer::call("call_1", "bash", json!({"command": "touch made"})),
-            _ => Answer::text(&["Done."]),
-        };
-        Reply::Events(wire.events(&answer))
-    };
+    let project = world.write_project_settings(&json!({"permissions": {"allow": ["bash(*)"]}}));
+    let answers = vec![
+        Answer::call("call_1", "bash", json!({"command": "touch made"})),
+        Answer::text(&["Done."]),
+    ];
 
-    let server = ModelServer::start(script);
+    let server = ModelServer::answering(wire, answers.clone());
     let mut command = world.command(wire, &server);
     command.args(["-p", "Make it."]);
     let (status, _, stderr) = Running::spawn(command).finish();
@@ -214,14 +189,11 @@ fn an_untrusted_projects_allow_rules_do_not_apply_until_trust() {
     );
     assert!(!world.work.join("made").exists());
 
-    let server = ModelServer::start(script);
+    let server = ModelServer::answering(wire, answers);
     let mut command = world.command(wire, &server);
     command.args(["--trust", "-p", "Make it."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Done.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Done.\n");
     assert!(world.work.join("made").exists());
 }
 
@@ -229,14 +201,14 @@ fn an_untrusted_projects_allow_rules_do_not_apply_until_trust() {
 fn allow_flags_let_a_call_run_and_deny_flags_refuse_a_safe_one() {
     let wire = Wire::OpenAi;
     let world = Sandbox::new();
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_1", "bash", json!({"command": "touch made"})),
-            1 => Answer::call("call_2", "bash", json!({"command": "ls"})),
-            _ => Answer::text(&["Done."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_1", "bash", json!({"command": "touch made"})),
+            Answer::call("call_2", "bash", json!({"command": "ls"})),
+            Answer::text(&["Done."]),
+        ],
+    );
     let mut command = world.command(wire, &server);
     command.args([
         "--allow",
@@ -246,11 +218,8 @@ fn allow_flags_let_a_call_run_and_deny_flags_refuse_a_safe_one() {
         "-p",
         "Go.",
     ]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Done.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Done.\n");
     assert!(world.work.join("made").exists());
     assert_eq!(
         wire.transcript(&server.requests()[2].body)[4],
@@ -291,13 +260,13 @@ fn the_tool_command_runs_the_call_as_given_unless_a_permission_mode_is_set() {
 /// One `touch` call, then an answer.
 fn one_touch(wire: Wire, target: &str) -> ModelServer {
     let command = format!("touch {target}");
-    ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_1", "bash", json!({"command": command})),
-            _ => Answer::text(&["Done."]),
-        };
-        Reply::Events(wire.events(&answer))
-    })
+    ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_1", "bash", json!({"command": command})),
+            Answer::text(&["Done."]),
+        ],
+    )
 }
 
 #[test]
@@ -308,11 +277,8 @@ fn auto_mode_runs_bash_unasked_only_while_the_sandbox_is_active() {
     let server = one_touch(wire, "made");
     let mut command = world.command(wire, &server);
     command.args(["--permission-mode", "auto", "-p", "Go."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Done.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Done.\n");
     assert!(world.work.join("made").exists());
 
     let server = one_touch(wire, "unsandboxed");

@@ -50,6 +50,17 @@ if not event["stop_hook_active"]:
     print(json.dumps({"decision": "block", "reason": "say which files you kept"}))
 "#;
 
+/// A model that runs `echo ran` with bash, then answers `Done.`.
+fn runs_echo(wire: Wire) -> ModelServer {
+    ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_1", "bash", json!({"command": "echo ran"})),
+            Answer::text(&["Done."]),
+        ],
+    )
+}
+
 #[test]
 fn every_hook_event_reaches_the_model_through_the_binary() {
     let sandbox = Sandbox::new();
@@ -70,30 +81,21 @@ fn every_hook_event_reaches_the_model_through_the_binary() {
         "PostToolUse": command_hook("Read", &script(&hooks_dir, "read_context.py", READ_CONTEXT)),
         "Stop": command_hook("", &script(&hooks_dir, "stop_once.py", STOP_ONCE)),
     }});
-    std::fs::write(
-        sandbox.agent_dir.join("settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    sandbox.write_global_settings(&settings);
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_rm", "bash", json!({"command": "rm -f notes.txt"})),
-            1 => Answer::call("call_read", "read", json!({"path": "notes.txt"})),
-            2 => Answer::text(&["It says hello."]),
-            3 => Answer::text(&["It says hello; I kept notes.txt."]),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_rm", "bash", json!({"command": "rm -f notes.txt"})),
+            Answer::call("call_read", "read", json!({"path": "notes.txt"})),
+            Answer::text(&["It says hello."]),
+            Answer::text(&["It says hello; I kept notes.txt."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["-p", PROMPT]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "It says hello; I kept notes.txt.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "It says hello; I kept notes.txt.\n");
     assert!(sandbox.work.join("notes.txt").exists());
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
@@ -142,26 +144,12 @@ fn a_hook_timeout_and_an_untrusted_projects_hooks_are_warnings_on_stderr() {
     let settings = json!({"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
         {"type": "command", "command": "sleep 30", "timeout": 0.5}
     ]}]}});
-    std::fs::write(
-        sandbox.agent_dir.join("settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
-    let project_settings = sandbox.work.join(".coding-agent").join("settings.json");
-    std::fs::create_dir_all(project_settings.parent().unwrap()).unwrap();
-    std::fs::write(
-        &project_settings,
-        json!({"hooks": {"PreToolUse": command_hook("*", "touch pwned")}}).to_string(),
-    )
-    .unwrap();
+    sandbox.write_global_settings(&settings);
+    let project_settings = sandbox.write_project_settings(
+        &json!({"hooks": {"PreToolUse": command_hook("*", "touch pwned")}}),
+    );
     let wire = Wire::Anthropic;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_1", "bash", json!({"command": "echo ran"})),
-            _ => Answer::text(&["Done."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = runs_echo(wire);
     let mut command = sandbox.command(wire, &server);
     command.args(["-p", "run it"]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
@@ -188,28 +176,14 @@ fn a_hook_timeout_and_an_untrusted_projects_hooks_are_warnings_on_stderr() {
 #[test]
 fn a_projects_hooks_run_once_it_is_trusted_with_the_flag() {
     let sandbox = Sandbox::new();
-    let project_settings = sandbox.work.join(".coding-agent").join("settings.json");
-    std::fs::create_dir_all(project_settings.parent().unwrap()).unwrap();
-    std::fs::write(
-        &project_settings,
-        json!({"hooks": {"PreToolUse": command_hook("*", "touch trusted-hook-ran")}}).to_string(),
-    )
-    .unwrap();
+    sandbox.write_project_settings(
+        &json!({"hooks": {"PreToolUse": command_hook("*", "touch trusted-hook-ran")}}),
+    );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_1", "bash", json!({"command": "echo ran"})),
-            _ => Answer::text(&["Done."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = runs_echo(wire);
     let mut command = sandbox.command(wire, &server);
     command.args(["--trust", "-p", "run it"]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Done.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Done.\n");
     assert!(sandbox.work.join("trusted-hook-ran").exists());
 }

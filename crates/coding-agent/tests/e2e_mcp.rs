@@ -19,6 +19,16 @@ fn python3_installed() -> bool {
     installed("python3", &["--version"])
 }
 
+/// An `"mcpServers"` entry running the grow server
+/// (`mcp_support/grow_server.py`), which adds a tool when asked.
+fn grow_entry() -> Value {
+    let grow = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/grow_server.py"
+    );
+    json!({"command": "python3", "args": [grow]})
+}
+
 /// An `"mcpServers"` entry running `script` with `sh -c`.
 fn shell_entry(script: &str) -> Value {
     json!({"command": "sh", "args": ["-c", script], "startupTimeoutSec": 60})
@@ -53,14 +63,12 @@ fn an_mcp_tool_and_a_builtin_run_in_one_batch_and_both_results_reach_the_model()
     }
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.work.join("notes.txt"), "hello\n").unwrap();
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"everything": everything_entry()}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"everything": everything_entry()}}));
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => calls(&[
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            calls(&[
                 (
                     "call_echo",
                     "mcp__everything__echo",
@@ -68,20 +76,15 @@ fn an_mcp_tool_and_a_builtin_run_in_one_batch_and_both_results_reach_the_model()
                 ),
                 ("call_read", "read", json!({"path": "notes.txt"})),
             ]),
-            _ => Answer::text(&["Both answered."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+            Answer::text(&["Both answered."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     // MCP tools need approval by default: a rule allows the server's tools.
     command.args(["--allow", "mcp__everything"]);
     command.args(["-p", "Echo hi and read notes.txt."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Both answered.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Both answered.\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let offered = wire.tool_names(&requests[0].body);
@@ -148,10 +151,7 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
         &sandbox.work.join(".mcp.json"),
         &json!({"mcpServers": {"fromMcpJson": project_server}}),
     );
-    write_json(
-        &sandbox.work.join(".coding-agent/settings.json"),
-        &json!({"mcpServers": {"fromProjectSettings": project_server}}),
-    );
+    sandbox.write_project_settings(&json!({"mcpServers": {"fromProjectSettings": project_server}}));
     let config = sandbox.root.join("servers.json");
     write_json(
         &config,
@@ -161,7 +161,7 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
         }}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut command = sandbox.command(wire, &server);
     command
         .args(["--mcp-config", config.to_str().unwrap()])
@@ -206,30 +206,27 @@ fn a_server_that_dies_during_a_call_fails_that_call_and_is_restarted_for_the_nex
     }
     let sandbox = Sandbox::new();
     let pid = sandbox.root.join("server.pid");
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"everything": shell_entry(&format!(
-            "echo $$ > '{}'; exec mcp-server-everything stdio",
-            pid.display()
-        ))}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"everything": shell_entry(&format!(
+        "echo $$ > '{}'; exec mcp-server-everything stdio",
+        pid.display()
+    ))}}));
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call(
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call(
                 "call_long",
                 "mcp__everything__trigger-long-running-operation",
                 json!({"duration": 30, "steps": 30}),
             ),
-            1 => Answer::call(
+            Answer::call(
                 "call_echo",
                 "mcp__everything__echo",
                 json!({"message": "again"}),
             ),
-            _ => Answer::text(&["Recovered."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+            Answer::text(&["Recovered."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["--allow", "mcp__everything"]);
     command.args(["--mode", "json", "Run the long operation."]);
@@ -271,32 +268,21 @@ fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
         return;
     }
     let sandbox = Sandbox::new();
-    let grow = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/grow_server.py"
-    );
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"grow": {"command": "python3", "args": [grow]}}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"grow": grow_entry()}}));
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_add", "mcp__grow__add_tool", json!({})),
-            1 => Answer::call("call_shout", "mcp__grow__shout", json!({"text": "hi"})),
-            _ => Answer::text(&["Shouted."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_add", "mcp__grow__add_tool", json!({})),
+            Answer::call("call_shout", "mcp__grow__shout", json!({"text": "hi"})),
+            Answer::text(&["Shouted."]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["--allow", "mcp__grow"]);
     command.args(["-p", "Add a tool, then shout hi."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Shouted.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Shouted.\n");
     let requests = server.requests();
     let mcp_tools = |index: usize| -> Vec<String> {
         wire.tool_names(&requests[index].body)
@@ -325,25 +311,18 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
         return;
     }
     let sandbox = Sandbox::new();
-    let grow = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/grow_server.py"
-    );
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {
-            "grow": {"command": "python3", "args": [grow]},
-            "broken": shell_entry("echo 'no token' >&2; exit 3"),
-            "off": {"command": "never-run", "disabled": true},
-        }}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {
+        "grow": grow_entry(),
+        "broken": shell_entry("echo 'no token' >&2; exit 3"),
+        "off": {"command": "never-run", "disabled": true},
+    }}));
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
-    let mut command = sandbox.command(wire, &server);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start_with(&sandbox, wire, &server, &[]);
     send(&mut stdin, &json!({"id": "s", "type": "get_state"}));
     let state = next_json(&lines);
     drop(stdin);
@@ -371,19 +350,17 @@ fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
         return;
     }
     let sandbox = Sandbox::new();
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({
-            "mcpServers": {"everything": everything_entry()},
-            "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-.*", "hooks": [
-                {"type": "command", "command": "echo 'sums are done by hand here' >&2; exit 2"}
-            ]}]},
-        }),
-    );
+    sandbox.write_global_settings(&json!({
+        "mcpServers": {"everything": everything_entry()},
+        "hooks": {"PreToolUse": [{"matcher": "mcp__everything__get-.*", "hooks": [
+            {"type": "command", "command": "echo 'sums are done by hand here' >&2; exit 2"}
+        ]}]},
+    }));
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => calls(&[
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            calls(&[
                 (
                     "call_sum",
                     "mcp__everything__get-sum",
@@ -395,18 +372,13 @@ fn a_pre_tool_use_hook_matches_an_mcp_tool_by_its_name() {
                     json!({"message": "allowed"}),
                 ),
             ]),
-            _ => Answer::text(&["done"]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+            Answer::text(&["done"]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(["--allow", "mcp__everything", "-p", "Try them."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "done\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "done\n");
     let transcript = wire.transcript(&server.requests()[1].body);
     assert_eq!(
         transcript[3..],
@@ -423,18 +395,15 @@ fn a_deny_rule_for_a_whole_server_blocks_its_tools() {
         return;
     }
     let sandbox = Sandbox::new();
-    write_json(
-        &sandbox.agent_dir.join("settings.json"),
-        &json!({"mcpServers": {"everything": everything_entry()}}),
-    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"everything": everything_entry()}}));
     let wire = Wire::OpenAi;
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_env", "mcp__everything__get-env", json!({})),
-            _ => Answer::text(&["done"]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_env", "mcp__everything__get-env", json!({})),
+            Answer::text(&["done"]),
+        ],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args([
         "--deny",

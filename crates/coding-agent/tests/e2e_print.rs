@@ -19,24 +19,23 @@ const FINAL_TEXT: &str = "Done: notes.txt now says hello there.";
 fn repo_task(wire: Wire) -> (Sandbox, ModelServer) {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.work.join("notes.txt"), "hello world\nsecond line\n").unwrap();
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_read", "read", json!({"path": "notes.txt"})),
-            1 => Answer::call(
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_read", "read", json!({"path": "notes.txt"})),
+            Answer::call(
                 "call_edit",
                 "edit",
                 json!({"path": "notes.txt", "edits": [{"oldText": "world", "newText": "there"}]}),
             ),
-            2 => Answer::call(
+            Answer::call(
                 "call_bash",
                 "bash",
                 json!({"command": "echo marker-$((6*7))"}),
             ),
-            3 => Answer::text(&["Done: notes.txt", " now says hello there."]),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+            Answer::text(&["Done: notes.txt", " now says hello there."]),
+        ],
+    );
     (sandbox, server)
 }
 
@@ -90,12 +89,8 @@ fn print_mode_runs_the_task(wire: Wire) {
     let (sandbox, server) = repo_task(wire);
     let mut command = sandbox.command(wire, &server);
     command.args(["-p", PROMPT]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), format!("{FINAL_TEXT}\n").as_str(), "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, format!("{FINAL_TEXT}\n").as_str());
     assert_eq!(
         std::fs::read_to_string(sandbox.work.join("notes.txt")).unwrap(),
         "hello there\nsecond line\n"
@@ -384,13 +379,10 @@ fn signal_during_a_slow_bash_call(signal: &str) {
     let _cleanup = KillOnDrop(marker.clone());
     let sandbox = Sandbox::new();
     let slow = slow_command(&marker);
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_slow", "bash", json!({"command": slow})),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
+    let server = ModelServer::only(
+        wire,
+        vec![Answer::call("call_slow", "bash", json!({"command": slow}))],
+    );
     let mut command = sandbox.command(wire, &server);
     command.args(ALLOW_SLOW);
     command.args(["-p", "Run the slow command."]);
@@ -512,10 +504,7 @@ fn coding_agent_log_filters_what_stderr_shows() {
     command
         .env("CODING_AGENT_LOG", "error")
         .args(["--no-session", "-p", "hi"]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Hello.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Hello.\n");
     assert_eq!(server.requests().len(), 2, "the request was retried");
 }

@@ -51,20 +51,18 @@ fn rpc_streams_an_answer_aborts_a_slow_bash_call_and_reports_the_conversation() 
     let _cleanup = KillOnDrop(marker.clone());
     let sandbox = Sandbox::new();
     let slow = slow_command(&marker);
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::text(&["Hello", " from", " RPC."]),
-            1 => Answer::call("call_slow", "bash", json!({"command": slow})),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
-    let mut command = sandbox.command(wire, &server);
-    command.args(ALLOW_SLOW);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::text(&["Hello", " from", " RPC."]),
+            Answer::call("call_slow", "bash", json!({"command": slow})),
+        ],
+    );
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start_with(&sandbox, wire, &server, &ALLOW_SLOW);
 
     // A prompt is answered at once, then its events stream to agent_end.
     send(
@@ -209,20 +207,16 @@ fn sigterm_during_a_slow_bash_tool_call_aborts_the_run_exits_130_and_leaves_no_p
     let _cleanup = KillOnDrop(marker.clone());
     let sandbox = Sandbox::new();
     let slow = slow_command(&marker);
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_slow", "bash", json!({"command": slow})),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
-    let mut command = sandbox.command(wire, &server);
-    command.args(ALLOW_SLOW);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
+    let server = ModelServer::only(
+        wire,
+        vec![Answer::call("call_slow", "bash", json!({"command": slow}))],
+    );
     // Kept open: the signal, not the end of input, ends the mode.
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start_with(&sandbox, wire, &server, &ALLOW_SLOW);
     send(
         &mut stdin,
         &json!({"id": "p1", "type": "prompt", "message": "Run the slow command."}),
@@ -290,15 +284,12 @@ fn sigint_during_a_user_bash_command_kills_it_answers_and_exits_130() {
     let marker = unique_marker("rpcint");
     let _cleanup = KillOnDrop(marker.clone());
     let sandbox = Sandbox::new();
-    let server = ModelServer::start(move |request| {
-        let answer = Answer::text(&[&format!("unexpected request {}", request.index)]);
-        Reply::Events(wire.events(&answer))
-    });
-    let mut command = sandbox.command(wire, &server);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let server = ModelServer::only(wire, vec![]);
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start_with(&sandbox, wire, &server, &[]);
     send(
         &mut stdin,
         &json!({"id": "b1", "type": "bash", "command": slow_command(&marker)}),

@@ -122,19 +122,10 @@ fn asked(command: &str) -> String {
 fn an_rpc_client_answers_approval_requests() {
     let wire = Wire::OpenAi;
     let world = Sandbox::new();
-    std::fs::write(
-        world.agent_dir.join("settings.json"),
-        json!({"permissions": {"approvalTimeoutSecs": 1}}).to_string(),
-    )
-    .unwrap();
-    let project = world.work.join(".coding-agent").join("settings.json");
-    std::fs::create_dir_all(project.parent().unwrap()).unwrap();
-    std::fs::write(
-        &project,
-        json!({"permissions": {"deny": ["bash(shutdown:*)"]}, "retry": {"enabled": true}})
-            .to_string(),
-    )
-    .unwrap();
+    world.write_global_settings(&json!({"permissions": {"approvalTimeoutSecs": 1}}));
+    let project = world.write_project_settings(
+        &json!({"permissions": {"deny": ["bash(shutdown:*)"]}, "retry": {"enabled": true}}),
+    );
     let server = ModelServer::start(move |request| {
         let answer = match request.index {
             n if n % 2 == 0 && n / 2 < COMMANDS.len() => Answer::call(

@@ -38,35 +38,19 @@ fn print_mode_reads_both_denials_and_answers(wire: Wire) {
     let canary = world.home.join("canary");
     std::fs::write(&canary, "alive\n").unwrap();
     let outside = world.home.join("outside.txt");
-    let server = ModelServer::start({
-        let outside = outside.clone();
-        move |request| {
-            let answer = match request.index {
-                0 => Answer::call(
-                    "call_rm",
-                    "bash",
-                    json!({"command": "rm -f \"$HOME/canary\""}),
-                ),
-                1 => Answer::call(
-                    "call_write",
-                    "write",
-                    json!({"path": outside, "content": "escaped\n"}),
-                ),
-                _ => Answer::text(&["Both were refused by the sandbox."]),
-            };
-            Reply::Events(wire.events(&answer))
-        }
-    });
+    let server = escaping_model(
+        wire,
+        "rm -f \"$HOME/canary\"",
+        &outside,
+        "Both were refused by the sandbox.",
+    );
     let mut command = world.command(wire, &server);
     // The policy lets both through: the sandbox is what refuses them here.
     let allow_write = format!("write({})", outside.display());
     command.args(["--allow", "bash(rm:*)", "--allow", &allow_write]);
     command.args(["-p", "Clean up."]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
-    assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
-        (Some(0), "Both were refused by the sandbox.\n", "")
-    );
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Both were refused by the sandbox.\n");
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "alive\n");
     assert!(!outside.exists());
 
@@ -104,15 +88,12 @@ fn print_mode_anthropic_the_model_reads_the_sandbox_denials_and_the_run_goes_on(
 fn rpc_user_bash_runs_in_the_sandbox() {
     let wire = Wire::OpenAi;
     let world = Sandbox::outside_temp();
-    let server = ModelServer::start(move |request| {
-        let answer = Answer::text(&[&format!("unexpected request {}", request.index)]);
-        Reply::Events(wire.events(&answer))
-    });
-    let mut command = world.command(wire, &server);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let server = ModelServer::only(wire, vec![]);
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start_with(&world, wire, &server, &[]);
     send(
         &mut stdin,
         &json!({"id": "b1", "type": "bash", "command": "touch \"$HOME/x\" inside"}),

@@ -24,14 +24,13 @@ const ANSWER: &str = "The first heading is \"# Widget Factory\".";
 fn text_call_task() -> (Sandbox, ModelServer) {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.work.join("README.md"), "# Widget Factory\n").unwrap();
-    let server = ModelServer::start(|request| {
-        let answer = match request.index {
-            0 => Answer::text(&[&FENCED_CALL[..10], &FENCED_CALL[10..]]),
-            1 => Answer::text(&[ANSWER]),
-            n => Answer::text(&[&format!("unexpected request {n}")]),
-        };
-        Reply::Events(Wire::OpenAi.events(&answer))
-    });
+    let server = ModelServer::only(
+        Wire::OpenAi,
+        vec![
+            Answer::text(&[&FENCED_CALL[..10], &FENCED_CALL[10..]]),
+            Answer::text(&[ANSWER]),
+        ],
+    );
     (sandbox, server)
 }
 
@@ -129,11 +128,8 @@ fn no_text_tool_calls_flag_leaves_the_text_as_the_answer() {
 #[test]
 fn recover_text_tool_calls_false_in_settings_leaves_the_text_as_the_answer() {
     let (sandbox, server) = text_call_task();
-    std::fs::write(
-        sandbox.agent_dir.join("settings.json"),
-        json!({"providers": {"openai": {"recoverTextToolCalls": false}}}).to_string(),
-    )
-    .unwrap();
+    sandbox
+        .write_global_settings(&json!({"providers": {"openai": {"recoverTextToolCalls": false}}}));
     let events = json_events(&sandbox, &server, &[]);
     assert_left_as_text(&events, &server);
 }

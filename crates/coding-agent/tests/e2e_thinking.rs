@@ -12,14 +12,6 @@ mod e2e_support;
 use e2e_support::*;
 use serde_json::{Value, json};
 
-fn write_settings(sandbox: &Sandbox, settings: &Value) {
-    std::fs::write(
-        sandbox.agent_dir.join("settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
-}
-
 /// A server that answers every request with `ok`.
 fn ok_server(wire: Wire) -> ModelServer {
     ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))))
@@ -81,10 +73,8 @@ fn set_level(rpc: &mut Rpc, level: &str) -> (Value, Vec<Value>) {
 fn levels_reach_the_wire_change_over_rpc_and_come_back_with_continue() {
     for wire in [Wire::OpenAi, Wire::Anthropic] {
         let sandbox = Sandbox::new();
-        write_settings(
-            &sandbox,
-            &json!({"providers": {wire.provider(): {"reasoning": true}}}),
-        );
+        sandbox
+            .write_global_settings(&json!({"providers": {wire.provider(): {"reasoning": true}}}));
         let server = ok_server(wire);
         let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--thinking", "low"]);
         assert_eq!(state_level(&mut rpc), "low", "{wire:?}");
@@ -199,20 +189,17 @@ fn the_settings_default_applies_and_model_switches_clamp_the_level() {
     let sandbox = Sandbox::new();
     let server = ok_server(wire);
     let base_url = wire.base_url(server.addr());
-    write_settings(
-        &sandbox,
-        &json!({
-            "defaultThinkingLevel": "minimal",
-            "providers": {
-                "openai": {"reasoning": true},
-                "plain": {"api": "openai-completions", "baseUrl": base_url,
-                          "defaultModel": "plain-model", "reasoning": false},
-                "thinker": {"api": "openai-completions", "baseUrl": base_url,
-                            "defaultModel": "thinker-model", "reasoning": true,
-                            "thinkingLevelMap": {"xhigh": "max", "minimal": null}},
-            },
-        }),
-    );
+    sandbox.write_global_settings(&json!({
+        "defaultThinkingLevel": "minimal",
+        "providers": {
+            "openai": {"reasoning": true},
+            "plain": {"api": "openai-completions", "baseUrl": base_url,
+                      "defaultModel": "plain-model", "reasoning": false},
+            "thinker": {"api": "openai-completions", "baseUrl": base_url,
+                        "defaultModel": "thinker-model", "reasoning": true,
+                        "thinkingLevelMap": {"xhigh": "max", "minimal": null}},
+        },
+    }));
     let mut rpc = Rpc::start(&sandbox, wire, &server);
     assert_eq!(state_level(&mut rpc), "minimal", "defaultThinkingLevel");
 

@@ -14,6 +14,7 @@ use std::time::Duration;
 use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use coding_agent::support::fs_error::FsError;
+use coding_agent::support::mutation_queue::MutationTarget;
 use coding_agent::tools::edit::EditTool;
 use coding_agent::tools::edit::ops::{EditOperations, LocalEditOperations};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
@@ -683,6 +684,14 @@ async fn concurrent_edits_to_one_file_all_apply() {
 /// Local operations whose reads wait until two reads are in progress at once.
 struct RendezvousReads {
     barrier: Barrier,
+}
+
+/// The local files, queued by their real path as the local Operations do.
+#[async_trait]
+impl MutationTarget for RendezvousReads {
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        LocalEditOperations.queue_path(path).await
+    }
 }
 
 #[async_trait]

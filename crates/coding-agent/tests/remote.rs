@@ -18,7 +18,7 @@ use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
-use remote_support::{Sshd, alive};
+use remote_support::{Sshd, alive, eventually};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -95,17 +95,6 @@ fn text(result: &AgentToolResult) -> String {
             other => format!("{other:?}"),
         })
         .collect()
-}
-
-/// Waits until `check` holds, failing after 10 s.
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} did not happen within 10 s");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -15,11 +15,12 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::UpdateSink;
+use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use coding_agent::ToolContext;
 use coding_agent::remote::{RemoteOperations, remote_tool};
-use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of};
+use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of, eventually};
 use serde_json::json;
+use tokio::task::JoinHandle;
 
 /// Runs `coding-agent tool ls {} --remote ...` with `extra` flags; returns
 /// the exit status, stderr and how long it took.
@@ -39,6 +40,19 @@ fn run_binary(sshd: &Sshd, dir: &Path, extra: &[&str]) -> (Option<i32>, String, 
         String::from_utf8_lossy(&output.stderr).into_owned(),
         started.elapsed(),
     )
+}
+
+/// The binary run against `port` on 127.0.0.1 in place of the sshd, giving
+/// up connecting after 2 s: for a host that is not there or never answers.
+fn run_binary_on_port(sshd: &Sshd, port: u16) -> (Option<i32>, String, Duration) {
+    let port_option = format!("Port={port}");
+    let options = [
+        "--ssh-option",
+        &port_option,
+        "--ssh-option",
+        "ConnectTimeout=2",
+    ];
+    run_binary(sshd, Path::new("/"), &options)
 }
 
 #[test]
@@ -107,16 +121,7 @@ fn a_host_that_never_answers_fails_after_the_connect_timeout() {
     let silent = TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = silent.local_addr().unwrap().port();
 
-    let (status, stderr, took) = run_binary(
-        &sshd,
-        Path::new("/"),
-        &[
-            "--ssh-option",
-            &format!("Port={port}"),
-            "--ssh-option",
-            "ConnectTimeout=2",
-        ],
-    );
+    let (status, stderr, took) = run_binary_on_port(&sshd, port);
 
     assert_eq!(status, Some(1), "{stderr}");
     assert!(
@@ -136,16 +141,7 @@ fn a_closed_port_fails_at_once_with_ssh_words() {
     let port = closed.local_addr().unwrap().port();
     drop(closed);
 
-    let (status, stderr, _) = run_binary(
-        &sshd,
-        Path::new("/"),
-        &[
-            "--ssh-option",
-            &format!("Port={port}"),
-            "--ssh-option",
-            "ConnectTimeout=2",
-        ],
-    );
+    let (status, stderr, _) = run_binary_on_port(&sshd, port);
 
     assert_eq!(status, Some(1), "{stderr}");
     assert_eq!(
@@ -235,14 +231,34 @@ fn command_line(pid: u32) -> String {
         .unwrap_or_default()
 }
 
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} did not happen within 10 s");
+/// The one remote helper running below the sshd.
+fn the_helper(sshd: &Sshd) -> u32 {
+    let helpers: Vec<u32> = descendants(sshd.pid())
+        .into_iter()
+        .filter(|pid| command_line(*pid).contains("remote-helper"))
+        .collect();
+    assert_eq!(helpers.len(), 1, "one helper runs on the remote");
+    helpers[0]
+}
+
+/// Kills the sshd's sessions while `call` runs: the call must end (within
+/// 30 s) as `Remote connection lost: ...`, and `helper` must exit.
+async fn drop_connection_under(
+    sshd: &Sshd,
+    call: JoinHandle<Result<AgentToolResult, ToolError>>,
+    helper: u32,
+) {
+    assert!(sshd.kill_sessions() > 0);
+    let error = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the call did not end after the connection dropped")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        error.to_string().starts_with("Remote connection lost: "),
+        "{error}"
+    );
+    eventually("the remote helper's exit", || !alive(helper)).await;
 }
 
 /// Kills the server side of the connection while `tool` runs with `args`;
@@ -264,25 +280,10 @@ async fn connection_killed_mid_call(tool: &str, args: serde_json::Value, started
     });
     let marker = dir.path().join(started);
     eventually("the call's start", || marker.exists()).await;
-    let helpers: Vec<u32> = descendants(sshd.pid())
-        .into_iter()
-        .filter(|pid| command_line(*pid).contains("remote-helper"))
-        .collect();
-    assert_eq!(helpers.len(), 1, "one helper runs on the remote");
-    let remote_processes = descendants(helpers[0]);
+    let helper = the_helper(&sshd);
+    let remote_processes = descendants(helper);
 
-    assert!(sshd.kill_sessions() > 0);
-    let error = tokio::time::timeout(Duration::from_secs(30), call)
-        .await
-        .expect("the call did not end after the connection dropped")
-        .unwrap()
-        .unwrap_err();
-
-    assert!(
-        error.to_string().starts_with("Remote connection lost: "),
-        "{error}"
-    );
-    eventually("the remote helper's exit", || !alive(helpers[0])).await;
+    drop_connection_under(&sshd, call, helper).await;
     for pid in remote_processes {
         eventually("the remote command's death", || !alive(pid)).await;
     }
@@ -336,24 +337,9 @@ async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
     // The helper's open of the FIFO shows as a blocked thread: wait a moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!call.is_finished(), "the read blocks on the FIFO");
-    let helpers: Vec<u32> = descendants(sshd.pid())
-        .into_iter()
-        .filter(|pid| command_line(*pid).contains("remote-helper"))
-        .collect();
-    assert_eq!(helpers.len(), 1);
+    let helper = the_helper(&sshd);
 
-    assert!(sshd.kill_sessions() > 0);
-    let error = tokio::time::timeout(Duration::from_secs(30), call)
-        .await
-        .expect("the read did not end after the connection dropped")
-        .unwrap()
-        .unwrap_err();
-
-    assert!(
-        error.to_string().starts_with("Remote connection lost: "),
-        "{error}"
-    );
-    eventually("the remote helper's exit", || !alive(helpers[0])).await;
+    drop_connection_under(&sshd, call, helper).await;
     std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
     let read = remote_tool("read", &ops).unwrap();
     let again = read

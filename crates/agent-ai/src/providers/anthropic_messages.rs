@@ -16,13 +16,12 @@ mod wire;
 
 use std::sync::Arc;
 
-use reqwest::Client;
 use tokio_util::sync::CancellationToken;
 
 use self::assemble::Assembler;
 use super::ProviderConfig;
 use super::driver::drive;
-use super::http::{HttpError, JsonPost, build_client};
+use super::http::{Endpoint, HttpError, JsonPost};
 use crate::stream::{AssistantStream, Context, Model, Provider};
 
 /// The wire API name this provider implements.
@@ -34,10 +33,7 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// A provider for Anthropic's Messages API (and compatible endpoints).
 #[derive(Clone)]
 pub struct AnthropicMessagesProvider {
-    config: Arc<ProviderConfig>,
-    /// `Err` when the HTTP client could not be built (no TLS roots); every
-    /// stream then ends in that error instead of panicking here.
-    client: Result<Client, HttpError>,
+    endpoint: Endpoint,
 }
 
 impl AnthropicMessagesProvider {
@@ -46,21 +42,19 @@ impl AnthropicMessagesProvider {
     /// all requests.
     pub fn new(config: ProviderConfig) -> Self {
         AnthropicMessagesProvider {
-            config: Arc::new(config),
-            client: build_client(),
+            endpoint: Endpoint::new(config),
         }
     }
 
     /// The POST of one request, with the key as `x-api-key` when there is one.
     fn post(&self, model: &Model, context: &Context) -> Result<JsonPost, HttpError> {
-        let client = self.client.clone()?;
-        let url = format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'));
+        let config = &self.endpoint.config;
         let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
-        if let Some(key) = &self.config.api_key {
+        if let Some(key) = &config.api_key {
             headers.push(("x-api-key", key));
         }
-        let body = request::request_body(model, context, &self.config);
-        JsonPost::new(client, url, headers, &body)
+        let body = request::request_body(model, context, config);
+        self.endpoint.post("v1/messages", headers, &body)
     }
 }
 
@@ -68,7 +62,7 @@ impl AnthropicMessagesProvider {
 impl std::fmt::Debug for AnthropicMessagesProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AnthropicMessagesProvider")
-            .field("base_url", &self.config.base_url)
+            .field("base_url", &self.endpoint.config.base_url)
             .finish_non_exhaustive()
     }
 }
@@ -81,7 +75,7 @@ impl Provider for AnthropicMessagesProvider {
         cancel: CancellationToken,
     ) -> AssistantStream {
         drive(
-            Arc::clone(&self.config),
+            Arc::clone(&self.endpoint.config),
             self.post(model, context),
             Assembler::new(model),
             cancel,

@@ -12,6 +12,7 @@
 //! timeout.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -20,6 +21,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::ProviderConfig;
 use super::retry::{GiveUp, is_retryable, retry_after};
 use crate::failure::ErrorKind;
 
@@ -158,6 +160,39 @@ pub fn build_client() -> Result<Client, HttpError> {
         .connect_timeout(CONNECT_TIMEOUT)
         .build()
         .map_err(|e| HttpError::InvalidRequest(format!("cannot create the HTTP client: {e}")))
+}
+
+/// What every HTTP provider holds: its settings and the HTTP client
+/// (connection pool), built once and shared by all its requests.
+#[derive(Clone)]
+pub struct Endpoint {
+    /// Base URL, key, retries.
+    pub config: Arc<ProviderConfig>,
+    /// `Err` when the HTTP client could not be built (no TLS roots); every
+    /// stream then ends in that error instead of panicking here.
+    client: Result<Client, HttpError>,
+}
+
+impl Endpoint {
+    /// The endpoint of `config`, with a new client.
+    pub fn new(config: ProviderConfig) -> Self {
+        Endpoint {
+            config: Arc::new(config),
+            client: build_client(),
+        }
+    }
+
+    /// A POST of `body` to `path` below the base URL, with `headers`.
+    pub fn post<'a>(
+        &self,
+        path: &str,
+        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+        body: &Value,
+    ) -> Result<JsonPost, HttpError> {
+        let client = self.client.clone()?;
+        let url = format!("{}/{path}", self.config.base_url.trim_end_matches('/'));
+        JsonPost::new(client, url, headers, body)
+    }
 }
 
 /// One POST of a JSON body, as every attempt of a response repeats it.

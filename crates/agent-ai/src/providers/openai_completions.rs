@@ -18,21 +18,19 @@ mod wire;
 
 use std::sync::Arc;
 
-use reqwest::Client;
 use tokio_util::sync::CancellationToken;
 
 use self::assemble::Assembler;
 use super::ProviderConfig;
 use super::driver::drive;
-use super::http::{HttpError, JsonPost, build_client};
+use super::http::{Endpoint, HttpError, JsonPost};
 use crate::stream::{AssistantStream, Context, Model, Provider};
 
 /// The wire API name this provider implements.
 pub const API: &str = "openai-completions";
 /// A provider for `openai-completions` endpoints.
 pub struct OpenAiCompletions {
-    config: Arc<ProviderConfig>,
-    client: Result<Client, HttpError>,
+    endpoint: Endpoint,
 }
 
 impl OpenAiCompletions {
@@ -41,29 +39,20 @@ impl OpenAiCompletions {
     /// built once here and shared by all requests.
     pub fn new(config: ProviderConfig) -> Self {
         OpenAiCompletions {
-            config: Arc::new(config),
-            client: build_client(),
+            endpoint: Endpoint::new(config),
         }
     }
 
     /// The POST of one request: `{base_url}/chat/completions` with the key
     /// as a bearer token.
     fn post(&self, model: &Model, context: &Context) -> Result<JsonPost, HttpError> {
-        let client = self.client.clone()?;
-        let url = format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
-        let authorization = self
-            .config
-            .api_key
-            .as_ref()
-            .map(|key| format!("Bearer {key}"));
+        let config = &self.endpoint.config;
+        let authorization = config.api_key.as_ref().map(|key| format!("Bearer {key}"));
         let headers = authorization
             .as_deref()
             .map(|value| ("authorization", value));
-        let body = request::request_body(model, context, &self.config);
-        JsonPost::new(client, url, headers, &body)
+        let body = request::request_body(model, context, config);
+        self.endpoint.post("chat/completions", headers, &body)
     }
 }
 
@@ -74,13 +63,14 @@ impl Provider for OpenAiCompletions {
         context: &Context,
         cancel: CancellationToken,
     ) -> AssistantStream {
-        let tools = if self.config.recover_text_tool_calls {
+        let config = &self.endpoint.config;
+        let tools = if config.recover_text_tool_calls {
             context.tools.clone()
         } else {
             Arc::from([])
         };
         drive(
-            Arc::clone(&self.config),
+            Arc::clone(config),
             self.post(model, context),
             Assembler::new(model, tools),
             cancel,

@@ -228,6 +228,15 @@ mod tests {
         (message, indexes)
     }
 
+    /// `answer` becomes one recovered call (the first id) of `name` with
+    /// `arguments`, in place of the text.
+    fn assert_one_call(answer: &str, name: &str, arguments: Value) {
+        let (message, indexes) = recover(vec![text(answer)]);
+        assert_eq!(indexes, [0]);
+        let expected = tool_use(vec![recovered("text_call_1", name, arguments)]);
+        assert_eq!(message, expected);
+    }
+
     fn assert_stays_text(answer: &str) {
         let (message, indexes) = recover(vec![text(answer)]);
         assert_eq!(indexes, Vec::<usize>::new());
@@ -236,55 +245,38 @@ mod tests {
 
     #[test]
     fn json_fence_with_a_known_tool_becomes_a_tool_call() {
-        let (message, indexes) = recover(vec![text(
+        assert_one_call(
             "```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"README.md\"}}\n```",
-        )]);
-        assert_eq!(indexes, [0]);
-        let expected = tool_use(vec![recovered(
-            "text_call_1",
             "read",
             json!({"path": "README.md"}),
-        )]);
-        assert_eq!(message, expected);
+        );
     }
 
     #[test]
     fn json_fence_on_one_line_becomes_a_tool_call() {
-        let (message, _) = recover(vec![text(
+        assert_one_call(
             "```json {\"name\": \"read\", \"arguments\": {\"path\": \"README.md\"}} ```",
-        )]);
-        let expected = tool_use(vec![recovered(
-            "text_call_1",
             "read",
             json!({"path": "README.md"}),
-        )]);
-        assert_eq!(message, expected);
+        );
     }
 
     #[test]
     fn bare_json_object_becomes_a_tool_call() {
-        let (message, _) = recover(vec![text(
+        assert_one_call(
             "  {\"name\": \"bash\", \"arguments\": {\"command\": \"ls -la\"}}\n",
-        )]);
-        let expected = tool_use(vec![recovered(
-            "text_call_1",
             "bash",
             json!({"command": "ls -la"}),
-        )]);
-        assert_eq!(message, expected);
+        );
     }
 
     #[test]
     fn one_tool_call_block_becomes_a_tool_call() {
-        let (message, _) = recover(vec![text(
+        assert_one_call(
             "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
-        )]);
-        let expected = tool_use(vec![recovered(
-            "text_call_1",
             "read",
             json!({"path": "a.txt"}),
-        )]);
-        assert_eq!(message, expected);
+        );
     }
 
     #[test]
@@ -312,15 +304,11 @@ mod tests {
 
     #[test]
     fn arguments_as_a_json_string_holding_an_object_are_decoded() {
-        let (message, _) = recover(vec![text(
+        assert_one_call(
             r#"{"name": "read", "arguments": "{\"path\": \"README.md\", \"limit\": 5}"}"#,
-        )]);
-        let expected = tool_use(vec![recovered(
-            "text_call_1",
             "read",
             json!({"path": "README.md", "limit": 5}),
-        )]);
-        assert_eq!(message, expected);
+        );
     }
 
     #[test]

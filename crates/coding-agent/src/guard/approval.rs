@@ -130,20 +130,31 @@ pub fn needs_approval_text(request: &ApprovalRequest) -> String {
     format!("Blocked: needs approval ({}). {how}", request.reason)
 }
 
+/// What the approval tests ask about.
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn request(rule: Option<&str>) -> ApprovalRequest {
+impl ApprovalRequest {
+    /// Call `c1`, bash running `cargo build`, asking for `reason`, with
+    /// `rule` as the rule that would allow it.
+    pub(crate) fn cargo_build(reason: &str, rule: Option<&str>) -> Self {
         ApprovalRequest {
             tool_call_id: "c1".into(),
             tool_name: "bash".into(),
-            args: json!({"command": "cargo build"}),
-            reason: "`cargo build` is not on the known-safe list; running it needs approval".into(),
+            args: serde_json::json!({"command": "cargo build"}),
+            reason: reason.into(),
             suggested_rule: rule.map(str::to_owned),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(rule: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest::cargo_build(
+            "`cargo build` is not on the known-safe list; running it needs approval",
+            rule,
+        )
     }
 
     #[tokio::test]

@@ -334,30 +334,28 @@ mod tests {
         assert!(s.notices.is_empty());
     }
 
-    #[test]
-    fn a_bad_rule_or_mode_in_settings_is_an_error_naming_it() {
-        let d = dirs(&json!({"permissions": {"allow": ["bash(ls"]}}), &json!({}));
-        let err = load(
+    /// What loading the settings of `d` without flags fails with, if it does.
+    fn load_error(d: &Dirs) -> Option<String> {
+        load(
             d.agent.path(),
             d.project.path(),
             &GuardFlags::default(),
             SandboxFacts::default(),
         )
         .err()
-        .map(|e| e.to_string());
+        .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_bad_rule_or_mode_in_settings_is_an_error_naming_it() {
+        let d = dirs(&json!({"permissions": {"allow": ["bash(ls"]}}), &json!({}));
+        let err = load_error(&d);
         assert_eq!(
             err.as_deref(),
             Some("invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end")
         );
         let d = dirs(&json!({"permissions": {"defaultMode": "yolo"}}), &json!({}));
-        let err = load(
-            d.agent.path(),
-            d.project.path(),
-            &GuardFlags::default(),
-            SandboxFacts::default(),
-        )
-        .err()
-        .map(|e| e.to_string());
+        let err = load_error(&d);
         assert_eq!(
             err,
             Some(format!(

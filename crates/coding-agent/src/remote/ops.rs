@@ -20,6 +20,7 @@ use super::connection::RemoteHost;
 use super::log::RemoteOutputLog;
 use super::protocol::{BashCall, Bytes, Call, Reply};
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::MutationTarget;
 use crate::support::walk::SearchError;
 use crate::tools::bash::log::OutputLog;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
@@ -143,6 +144,14 @@ fn fs_done(reply: Result<Reply, Lost>) -> Result<(), FsError> {
     }
 }
 
+/// Files are queued per host, by their lexical path (the default).
+#[async_trait]
+impl MutationTarget for RemoteOperations {
+    fn host(&self) -> Option<String> {
+        Some(self.host.queue_name())
+    }
+}
+
 #[async_trait]
 impl WriteOperations for RemoteOperations {
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
@@ -155,11 +164,6 @@ impl WriteOperations for RemoteOperations {
                 .await,
         )
     }
-
-    fn host(&self) -> Option<String> {
-        Some(self.host.queue_name())
-    }
-
     fn home_dir(&self) -> Option<PathBuf> {
         self.remote_home()
     }
@@ -182,11 +186,6 @@ impl EditOperations for RemoteOperations {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         WriteOperations::write_file(self, path, content).await
     }
-
-    fn host(&self) -> Option<String> {
-        Some(self.host.queue_name())
-    }
-
     fn home_dir(&self) -> Option<PathBuf> {
         self.remote_home()
     }

@@ -2,13 +2,14 @@
 //! write outside the policy's roots is refused with the sandbox's reason
 //! before it reaches the file system. Reads pass through, as in bash.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use super::policy::SandboxPolicy;
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::MutationTarget;
 use crate::tools::edit::ops::EditOperations;
 use crate::tools::write::ops::WriteOperations;
 
@@ -29,6 +30,18 @@ impl<Ops: ?Sized> Sandboxed<Ops> {
             code: Some("EACCES"),
             message: denial,
         })
+    }
+}
+
+/// The files are the inner Operations': queued as they queue them.
+#[async_trait]
+impl<Ops: MutationTarget + ?Sized> MutationTarget for Sandboxed<Ops> {
+    fn host(&self) -> Option<String> {
+        self.inner.host()
+    }
+
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        self.inner.queue_path(path).await
     }
 }
 

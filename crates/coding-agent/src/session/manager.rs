@@ -91,11 +91,7 @@ impl SessionManager {
             session.truncate_file().map_err(io_error)?;
             return Ok(session);
         };
-        session.leaf_id = entries
-            .last()
-            .and_then(|e| e.get("id"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        session.leaf_id = last_entry_id(&entries);
         session.header = header;
         session.entries = entries;
         session.flushed = true;
@@ -230,11 +226,7 @@ impl SessionManager {
         let entries: Vec<Value> = self.branch().into_iter().take(keep).cloned().collect();
         let parent = self.file.as_ref().map(|file| file.display().to_string());
         self.new_session(parent);
-        self.leaf_id = entries
-            .last()
-            .and_then(|e| e.get("id"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        self.leaf_id = last_entry_id(&entries);
         self.entries = entries;
         self.persist()
     }
@@ -431,6 +423,16 @@ impl SessionManager {
             }
         }
     }
+}
+
+/// The id of the last of `entries`: the leaf a loaded or continued branch
+/// goes on from.
+fn last_entry_id(entries: &[Value]) -> Option<String> {
+    entries
+        .last()
+        .and_then(|e| e.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// Where the sessions of `cwd` live under `agent_dir` (Pi's

@@ -3,21 +3,26 @@
 //! what the previous one wrote; no update is lost), while calls on different
 //! files run in parallel. Pi's `withFileMutationQueue` (`docs/tool-behaviour.md` §5).
 //!
-//! Files are keyed by their real path, so two symlinks to one file share a
-//! queue. A file that does not exist yet is keyed by the real path of its
-//! nearest existing ancestor plus the rest of the path; this also serialises
-//! two writes that create the same new file through a symlinked directory,
-//! which Pi's key (the unresolved path) does not.
+//! A file is queued under its host and the path the tool's Operations name it
+//! by ([`MutationTarget`], a supertrait of `WriteOperations` and
+//! `EditOperations`), so this module never touches the file system itself. On this machine that is the
+//! real path ([`local_queue_path`]), so two symlinks to one file share a
+//! queue; a file that does not exist yet is keyed by the real path of its
+//! nearest existing ancestor plus the rest of the path, which also
+//! serialises two writes that create the same new file through a symlinked
+//! directory (Pi's key, the unresolved path, does not).
 //!
 //! Files on a remote host (`--remote`) are keyed by the host and their
-//! lexically normalised path: the real path would cost a round trip to the
-//! host, so two symlinks to one remote file get two queues.
+//! lexically normalised path (the trait's default): the real path would
+//! cost a round trip to the host, so two symlinks to one remote file get two
+//! queues.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
+use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
@@ -57,23 +62,33 @@ impl Drop for FileMutationGuard {
     }
 }
 
-/// Waits for this call's turn to mutate `path` (an absolute path).
-///
-/// Tokio's mutex is fair, so turns are granted in the order callers arrived.
-pub async fn lock_file(path: &Path) -> FileMutationGuard {
-    lock_file_on(None, path).await
+/// Where the files a tool changes live, as the queue needs to know it: the
+/// host and the path a file is queued under. The defaults (this machine,
+/// the lexical path) touch nothing; the local Operations resolve the real
+/// path, a remote host's name their host.
+#[async_trait]
+pub trait MutationTarget: Send + Sync {
+    /// The machine the files are on: `None` for this one, else a name
+    /// unique per remote host, so a remote `/a` and a local `/a` never share
+    /// a queue.
+    fn host(&self) -> Option<String> {
+        None
+    }
+
+    /// The path the queue knows `path` (absolute) by, so that two names of
+    /// one file share a queue. By default `path` lexically normalised (on a
+    /// remote host resolving it would cost a round trip).
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        normalize_lexically(path)
+    }
 }
 
-/// [`lock_file`] for `path` on `host` (`None`: this machine).
-pub async fn lock_file_on(host: Option<&str>, path: &Path) -> FileMutationGuard {
-    let lexical = normalize_lexically(path);
-    let path = match host {
-        Some(_) => lexical,
-        None => tokio::task::spawn_blocking(move || queue_key(&lexical))
-            .await
-            .unwrap_or_else(|_| normalize_lexically(path)),
-    };
-    let key = (host.map(str::to_owned), path);
+/// Waits for this call's turn to mutate the file `path` names on `host`
+/// (`None`: this machine); `path` is a [`MutationTarget::queue_path`].
+///
+/// Tokio's mutex is fair, so turns are granted in the order callers arrived.
+pub async fn lock_file(host: Option<&str>, path: &Path) -> FileMutationGuard {
+    let key = (host.map(str::to_owned), path.to_path_buf());
     let lock = {
         let mut queues = lock(&QUEUES);
         Arc::clone(queues.entry(key.clone()).or_default())
@@ -90,44 +105,35 @@ pub async fn lock_file_on(host: Option<&str>, path: &Path) -> FileMutationGuard 
 #[error("{}", crate::support::cancel::ABORTED)]
 pub struct Aborted;
 
-/// Runs `mutation` when it is this call's turn to mutate `path` (Pi's
-/// `withFileMutationQueue`), giving up with [`Aborted`] as soon as `cancel`
-/// fires, whether while waiting for the turn or while running.
+/// Runs `mutation` when it is this call's turn to mutate the file at `path`
+/// of `target` (Pi's `withFileMutationQueue`), giving up with [`Aborted`] as
+/// soon as `cancel` fires, whether while waiting for the turn or while
+/// running.
 ///
 /// A mutation already started is not cut off halfway when the caller gives
 /// up: it runs to its end on its own task, holding the turn, so the calls
 /// queued behind it still see the file it left (in the order they arrived).
 /// `mutation` should check `cancel` between its steps so that it starts
 /// nothing new once cancelled.
-pub async fn with_file_mutation_queue<F, T>(
+pub async fn with_file_mutation_queue<M, F, T>(
+    target: &M,
     path: &Path,
     cancel: &CancellationToken,
     mutation: F,
 ) -> Result<T, Aborted>
 where
+    M: MutationTarget + ?Sized,
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
-    with_file_mutation_queue_on(None, path, cancel, mutation).await
-}
-
-/// [`with_file_mutation_queue`] for `path` on `host` (`None`: this
-/// machine), as the Operations of the tool say
-/// ([`crate::tools::write::ops::WriteOperations::host`]).
-pub async fn with_file_mutation_queue_on<F, T>(
-    host: Option<&str>,
-    path: &Path,
-    cancel: &CancellationToken,
-    mutation: F,
-) -> Result<T, Aborted>
-where
-    F: Future<Output = T> + Send + 'static,
-    T: Send + 'static,
-{
+    let turn = async {
+        let queue_path = target.queue_path(path).await;
+        lock_file(target.host().as_deref(), &queue_path).await
+    };
     let turn = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(Aborted),
-        turn = lock_file_on(host, path) => turn,
+        turn = turn => turn,
     };
     let task = tokio::spawn(async move {
         let _turn = turn;
@@ -144,14 +150,23 @@ where
     }
 }
 
+/// The queue path of `path` (absolute) on this machine, for the local
+/// Operations: lexically normalised, then resolved to the real path.
+pub async fn local_queue_path(path: &Path) -> PathBuf {
+    let lexical = normalize_lexically(path);
+    tokio::task::spawn_blocking(move || real_path(&lexical))
+        .await
+        .unwrap_or_else(|_| normalize_lexically(path))
+}
+
 /// The real path of `path`; for a path that does not exist, the real path of
 /// its nearest existing ancestor joined with the remaining components.
-fn queue_key(path: &Path) -> PathBuf {
+fn real_path(path: &Path) -> PathBuf {
     if let Ok(real) = std::fs::canonicalize(path) {
         return real;
     }
     match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => queue_key(parent).join(name),
+        (Some(parent), Some(name)) => real_path(parent).join(name),
         _ => path.to_path_buf(),
     }
 }
@@ -161,17 +176,27 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    #[test]
-    fn missing_files_are_keyed_under_their_real_ancestor() {
+    /// This machine's files, queued by their real path.
+    struct Local;
+
+    #[async_trait]
+    impl MutationTarget for Local {
+        async fn queue_path(&self, path: &Path) -> PathBuf {
+            local_queue_path(path).await
+        }
+    }
+
+    #[tokio::test]
+    async fn missing_files_are_keyed_under_their_real_ancestor() {
         let dir = tempfile::tempdir().unwrap();
         let real = std::fs::canonicalize(dir.path()).unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
         assert_eq!(
-            queue_key(&dir.path().join("link/new/file.txt")),
+            real_path(&dir.path().join("link/new/file.txt")),
             real.join("new/file.txt")
         );
         assert_eq!(
-            queue_key(&normalize_lexically(&dir.path().join("x/../link/a.txt"))),
+            local_queue_path(&dir.path().join("x/../link/a.txt")).await,
             real.join("a.txt")
         );
     }
@@ -183,7 +208,7 @@ mod tests {
         std::fs::write(&target, "x").unwrap();
         std::os::unix::fs::symlink(&target, dir.path().join("alias.txt")).unwrap();
         assert_eq!(
-            queue_key(&dir.path().join("alias.txt")),
+            real_path(&dir.path().join("alias.txt")),
             std::fs::canonicalize(&target).unwrap()
         );
     }
@@ -192,14 +217,14 @@ mod tests {
     async fn turns_on_one_file_are_granted_in_arrival_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.txt");
-        let first = lock_file(&path).await;
-        let key = (None, queue_key(&path));
+        let first = lock_file(None, &path).await;
+        let key = (None, path.clone());
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
         for i in 0..5 {
             let (waiter_path, order) = (path.clone(), Arc::clone(&order));
             waiters.push(tokio::spawn(async move {
-                let _turn = lock_file(&waiter_path).await;
+                let _turn = lock_file(None, &waiter_path).await;
                 order.lock().unwrap().push(i);
             }));
             // Let waiter i queue up before waiter i+1 arrives (a waiter
@@ -225,15 +250,15 @@ mod tests {
     async fn cancelling_a_waiter_gives_up_its_turn() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.txt");
-        let holder = lock_file(&path).await;
+        let holder = lock_file(None, &path).await;
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let result = with_file_mutation_queue(&path, &cancel, async { 1 }).await;
+        let result = with_file_mutation_queue(&Local, &path, &cancel, async { 1 }).await;
         assert_eq!(result, Err(Aborted));
         drop(holder);
         let live = CancellationToken::new();
         assert_eq!(
-            with_file_mutation_queue(&path, &live, async { 2 }).await,
+            with_file_mutation_queue(&Local, &path, &live, async { 2 }).await,
             Ok(2)
         );
     }
@@ -249,7 +274,7 @@ mod tests {
         let first = {
             let (path, cancel, log) = (path.clone(), cancel.clone(), Arc::clone(&log));
             tokio::spawn(async move {
-                with_file_mutation_queue(&path, &cancel, async move {
+                with_file_mutation_queue(&Local, &path, &cancel, async move {
                     started_tx.send(()).unwrap();
                     release_rx.await.unwrap();
                     log.lock().unwrap().push("first");
@@ -264,7 +289,7 @@ mod tests {
             let (path, log) = (path.clone(), Arc::clone(&log));
             tokio::spawn(async move {
                 let live = CancellationToken::new();
-                with_file_mutation_queue(&path, &live, async move {
+                with_file_mutation_queue(&Local, &path, &live, async move {
                     log.lock().unwrap().push("second");
                 })
                 .await
@@ -278,9 +303,9 @@ mod tests {
     #[tokio::test]
     async fn different_files_do_not_wait_for_each_other() {
         let dir = tempfile::tempdir().unwrap();
-        let _a = lock_file(&dir.path().join("a.txt")).await;
+        let _a = lock_file(None, &dir.path().join("a.txt")).await;
         // Would hang if b shared a's queue.
-        let b = lock_file(&dir.path().join("b.txt")).await;
+        let b = lock_file(None, &dir.path().join("b.txt")).await;
         drop(b);
     }
 }

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::support::notices::append_notices;
+
 /// Lines a tool shows at most (Pi's `DEFAULT_MAX_LINES`).
 pub const DEFAULT_MAX_LINES: usize = 2000;
 /// Bytes a tool shows at most (Pi's `DEFAULT_MAX_BYTES`, 50 KB).
@@ -98,6 +100,32 @@ impl Truncation {
             max_bytes: limits.max_bytes,
         }
     }
+
+    /// `whole` (of `total_lines` lines) cut by `by` to `kept`, its
+    /// `kept_lines` lines. Keeping nothing because of the byte limit means the
+    /// first line alone was over it.
+    fn cut(
+        whole: &str,
+        total_lines: usize,
+        kept: &str,
+        kept_lines: usize,
+        by: TruncatedBy,
+        limits: Limits,
+    ) -> Self {
+        Truncation {
+            content: kept.to_owned(),
+            truncated: true,
+            truncated_by: Some(by),
+            total_lines,
+            total_bytes: whole.len(),
+            output_lines: kept_lines,
+            output_bytes: kept.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: kept_lines == 0 && by == TruncatedBy::Bytes,
+            max_lines: limits.max_lines,
+            max_bytes: limits.max_bytes,
+        }
+    }
 }
 
 /// Keeps whole lines from the start of `content` within `limits`.
@@ -121,19 +149,14 @@ pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
         kept_bytes += cost;
         kept_lines += 1;
     }
-    Truncation {
-        content: content[..kept_bytes].to_owned(),
-        truncated: true,
-        truncated_by: Some(truncated_by),
+    Truncation::cut(
+        content,
         total_lines,
-        total_bytes: content.len(),
-        output_lines: kept_lines,
-        output_bytes: kept_bytes,
-        last_line_partial: false,
-        first_line_exceeds_limit: kept_lines == 0 && truncated_by == TruncatedBy::Bytes,
-        max_lines: limits.max_lines,
-        max_bytes: limits.max_bytes,
-    }
+        &content[..kept_bytes],
+        kept_lines,
+        truncated_by,
+        limits,
+    )
 }
 
 /// Keeps whole lines from the end of `content` within `limits`; when the last
@@ -161,7 +184,6 @@ pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
                     cut += 1;
                 }
                 start = content.len() - (line.len() - cut);
-                kept_bytes = content.len() - start;
                 kept_lines = 1;
                 last_line_partial = true;
             }
@@ -171,19 +193,41 @@ pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
         kept_lines += 1;
         start = content.len() - kept_bytes;
     }
+    // The tail always keeps a line when bytes cut it (its last bytes), so
+    // `first_line_exceeds_limit` stays false.
     Truncation {
-        content: content[start..].to_owned(),
-        truncated: true,
-        truncated_by: Some(truncated_by),
-        total_lines,
-        total_bytes: content.len(),
-        output_lines: kept_lines,
-        output_bytes: kept_bytes,
         last_line_partial,
-        first_line_exceeds_limit: false,
-        max_lines: limits.max_lines,
-        max_bytes: limits.max_bytes,
+        ..Truncation::cut(
+            content,
+            total_lines,
+            &content[start..],
+            kept_lines,
+            truncated_by,
+            limits,
+        )
     }
+}
+
+/// The output of a tool that lists (grep, find, ls): `lines` joined and cut
+/// to 50 KB ([`Limits::bytes_only`]), then the notices in Pi's order: the
+/// tool's own count limit (`count_notice`, when it was reached), the byte
+/// limit, then `later_notice`. Returns the text and the truncation, when the
+/// byte limit cut it.
+pub fn truncate_list(
+    lines: &[String],
+    count_notice: Option<String>,
+    later_notice: Option<String>,
+) -> (String, Option<Truncation>) {
+    let truncation = truncate_head(&lines.join("\n"), Limits::bytes_only());
+    let byte_notice = truncation
+        .truncated
+        .then(|| format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+    let notices: Vec<String> = [count_notice, byte_notice, later_notice]
+        .into_iter()
+        .flatten()
+        .collect();
+    let text = append_notices(truncation.content.clone(), &notices);
+    (text, truncation.truncated.then_some(truncation))
 }
 
 /// Shortens a line longer than `max_chars` UTF-16 code units, marking the cut.

@@ -10,10 +10,10 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::server::ModelServer;
-use super::wire::{API_KEY, MODEL, Wire};
+use super::wire::{API_KEY, Answer, MODEL, Wire};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
@@ -90,6 +90,20 @@ impl Sandbox {
         command
     }
 
+    /// Writes the global settings (`settings.json` of the agent dir).
+    pub fn write_global_settings(&self, settings: &Value) {
+        std::fs::write(self.agent_dir.join("settings.json"), settings.to_string()).unwrap();
+    }
+
+    /// Writes the work directory's project settings
+    /// (`.coding-agent/settings.json`); returns their path.
+    pub fn write_project_settings(&self, settings: &Value) -> PathBuf {
+        let path = self.work.join(".coding-agent").join("settings.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, settings.to_string()).unwrap();
+        path
+    }
+
     /// The session files of `dir` (`.jsonl`), sorted.
     pub fn session_files(dir: &Path) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -109,6 +123,23 @@ impl Sandbox {
         let safe = cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-");
         self.agent_dir.join("sessions").join(format!("--{safe}--"))
     }
+}
+
+/// A model that reaches outside the work directory: bash runs `command`,
+/// then write puts `escaped` into `outside`, then it answers `closing`.
+pub fn escaping_model(wire: Wire, command: &str, outside: &Path, closing: &str) -> ModelServer {
+    ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_rm", "bash", json!({"command": command})),
+            Answer::call(
+                "call_write",
+                "write",
+                json!({"path": outside, "content": "escaped\n"}),
+            ),
+            Answer::text(&[closing]),
+        ],
+    )
 }
 
 /// A spawned binary, killed (SIGKILL) and reaped if the test ends first.
@@ -209,6 +240,19 @@ impl Running {
             std::thread::sleep(POLL);
         };
         (status, out.join().unwrap(), err.join().unwrap())
+    }
+
+    /// [`Running::finish`] for a run that must succeed quietly: exit status
+    /// 0 and nothing on stderr (both shown, with stdout, when not). Returns
+    /// stdout.
+    pub fn finish_quietly(self) -> String {
+        let (status, stdout, stderr) = self.finish();
+        assert_eq!(
+            (status.code(), stderr.as_str()),
+            (Some(0), ""),
+            "stdout: {stdout}"
+        );
+        stdout
     }
 }
 

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::wire::{Answer, Wire};
+
 #[path = "../http_support/rate_limited.rs"]
 mod rate_limited;
 use rate_limited::write_rate_limited;
@@ -118,6 +120,30 @@ impl ModelServer {
             shared,
             acceptor: Some(acceptor),
         }
+    }
+
+    /// Starts a server that answers the `i`-th request with `answers[i]` in
+    /// `wire`'s format, and every request after them with the last one: the
+    /// script of most tests (tool calls, then a closing text).
+    pub fn answering(wire: Wire, answers: Vec<Answer>) -> Self {
+        assert!(!answers.is_empty(), "a server needs at least one answer");
+        ModelServer::start(move |request| {
+            let answer = &answers[request.index.min(answers.len() - 1)];
+            Reply::Events(wire.events(answer))
+        })
+    }
+
+    /// Starts a server that answers the `i`-th request with `answers[i]` in
+    /// `wire`'s format, and any request after them with the text
+    /// `unexpected request N`, so a test that asks once too often fails on
+    /// what it reads.
+    pub fn only(wire: Wire, answers: Vec<Answer>) -> Self {
+        ModelServer::start(move |request| {
+            let answer = answers.get(request.index).cloned().unwrap_or_else(|| {
+                Answer::text(&[&format!("unexpected request {}", request.index)])
+            });
+            Reply::Events(wire.events(&answer))
+        })
     }
 
     /// The address it listens on.

@@ -355,27 +355,11 @@ impl Assembler {
         }
         let indexes = recover_text_tool_calls(&mut self.output, &self.tools, &mut new_call_id);
         for content_index in indexes {
-            let Some(AssistantContent::ToolCall(call)) = self.output.content.get(content_index)
-            else {
-                continue;
-            };
-            let partial = self.output.clone();
-            events.extend([
-                AssistantMessageEvent::ToolCallStart {
-                    content_index,
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ToolCallDelta {
-                    content_index,
-                    delta: call.arguments.to_string(),
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ToolCallEnd {
-                    content_index,
-                    tool_call: call.clone(),
-                    partial,
-                },
-            ]);
+            events.extend(
+                AssistantMessageEvent::whole_block(&self.output, content_index)
+                    .into_iter()
+                    .flatten(),
+            );
         }
     }
 }

@@ -183,13 +183,7 @@ mod tests {
     use super::*;
 
     fn request(rule: Option<&str>) -> ApprovalRequest {
-        ApprovalRequest {
-            tool_call_id: "c1".into(),
-            tool_name: "bash".into(),
-            args: json!({"command": "cargo build"}),
-            reason: "it needs approval".into(),
-            suggested_rule: rule.map(str::to_owned),
-        }
+        ApprovalRequest::cargo_build("it needs approval", rule)
     }
 
     #[test]

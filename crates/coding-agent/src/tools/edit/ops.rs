@@ -8,11 +8,12 @@ use async_trait::async_trait;
 
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::{MutationTarget, local_queue_path};
 use crate::tools::write::ops::blocking;
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
 #[async_trait]
-pub trait EditOperations: Send + Sync {
+pub trait EditOperations: MutationTarget {
     /// Fails unless the file at `path` exists and may be read and written.
     async fn access(&self, path: &Path) -> Result<(), FsError>;
 
@@ -21,14 +22,6 @@ pub trait EditOperations: Send + Sync {
 
     /// Replaces the file's contents.
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
-
-    /// The machine the files are on, for the per-file mutation queue:
-    /// `None` for this one, else a name unique per remote host, so a
-    /// remote `/a` and a local `/a` never share a queue.
-    fn host(&self) -> Option<String> {
-        None
-    }
-
     /// The home directory of the machine the files are on: what `~` in a
     /// path argument means (`$HOME` here; the remote user's on a remote).
     fn home_dir(&self) -> Option<PathBuf> {
@@ -39,6 +32,15 @@ pub trait EditOperations: Send + Sync {
 /// The local file system; writes are atomic (DEVIATIONS #10).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalEditOperations;
+
+/// Files on this machine are queued by their real path, so symlinks to one
+/// file share a queue.
+#[async_trait]
+impl MutationTarget for LocalEditOperations {
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        local_queue_path(path).await
+    }
+}
 
 #[async_trait]
 impl EditOperations for LocalEditOperations {

@@ -22,9 +22,8 @@ use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
-use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
-use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, Truncation, format_size, truncate_head};
+use crate::support::truncate::{Truncation, truncate_list};
 
 /// The whole answer when nothing matched.
 const NO_FILES: &str = "No files found matching pattern";
@@ -160,27 +159,18 @@ fn format_result(paths: &[String], limit: Option<usize>) -> ToolOutput<FindDetai
     if paths.is_empty() {
         return ToolOutput::text(NO_FILES);
     }
-    let truncation = truncate_head(&paths.join("\n"), Limits::bytes_only());
-    let mut notices = Vec::new();
-    let mut details = FindDetails::default();
-    if let Some(limit) = limit.filter(|&limit| paths.len() >= limit) {
-        notices.push(format!(
+    let result_limit_reached = limit.filter(|&limit| paths.len() >= limit);
+    let limit_notice = result_limit_reached.map(|limit| {
+        format!(
             "{limit} results limit reached. Use limit={} for more, or refine pattern",
             limit.saturating_mul(2)
-        ));
-        details.result_limit_reached = Some(limit);
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-    }
-    let text = append_notices(truncation.content.clone(), &notices);
-    details.truncation = truncation.truncated.then_some(truncation);
-    let result = ToolOutput::text(text);
-    if details == FindDetails::default() {
-        result
-    } else {
-        result.with_details(details)
-    }
+        )
+    });
+    let (text, truncation) = truncate_list(paths, limit_notice, None);
+    ToolOutput::text(text).with_details_if_any(FindDetails {
+        result_limit_reached,
+        truncation,
+    })
 }
 
 #[cfg(test)]

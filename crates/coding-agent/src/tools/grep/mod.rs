@@ -21,12 +21,8 @@ use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
-use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
-use crate::support::truncate::{
-    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, Truncation, format_size, truncate_head,
-    truncate_line,
-};
+use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
 
 /// The whole answer when nothing matched.
 const NO_MATCHES: &str = "No matches found";
@@ -242,33 +238,24 @@ fn format_result(matches: &[GrepMatch], limit: usize) -> ToolOutput<GrepDetails>
         }
     }
 
-    let truncation = truncate_head(&output.join("\n"), Limits::bytes_only());
-    let mut notices = Vec::new();
-    let mut details = GrepDetails::default();
-    if matches.len() >= limit {
-        notices.push(format!(
+    let match_limit_reached = (matches.len() >= limit).then_some(limit);
+    let limit_notice = match_limit_reached.map(|limit| {
+        format!(
             "{limit} matches limit reached. Use limit={} for more, or refine pattern",
             limit.saturating_mul(2)
-        ));
-        details.match_limit_reached = Some(limit);
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-    }
-    if lines_truncated {
-        notices.push(format!(
+        )
+    });
+    let lines_notice = lines_truncated.then(|| {
+        format!(
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.lines_truncated = Some(true);
-    }
-    let text = append_notices(truncation.content.clone(), &notices);
-    details.truncation = truncation.truncated.then_some(truncation);
-    let result = ToolOutput::text(text);
-    if details == GrepDetails::default() {
-        result
-    } else {
-        result.with_details(details)
-    }
+        )
+    });
+    let (text, truncation) = truncate_list(&output, limit_notice, lines_notice);
+    ToolOutput::text(text).with_details_if_any(GrepDetails {
+        match_limit_reached,
+        truncation,
+        lines_truncated: lines_truncated.then_some(true),
+    })
 }
 
 #[cfg(test)]

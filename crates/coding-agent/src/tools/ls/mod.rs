@@ -19,9 +19,8 @@ use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::fs_error::FsError;
 use crate::support::js_number;
-use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
-use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, Truncation, format_size, truncate_head};
+use crate::support::truncate::{Truncation, truncate_list};
 
 /// The tool's name.
 pub const NAME: &str = "ls";
@@ -140,10 +139,10 @@ impl TypedTool for LsTool {
         });
 
         let mut listed: Vec<String> = Vec::new();
-        let mut entry_limit_reached = false;
+        let mut entry_limit_reached = None;
         for (name, raw) in entries {
             if listed.len() as f64 >= limit {
-                entry_limit_reached = true;
+                entry_limit_reached = Some(limit);
                 break;
             }
             // Entries that vanish or cannot be stated (a dangling symlink) are left out, as in Pi.
@@ -157,27 +156,18 @@ impl TypedTool for LsTool {
         if listed.is_empty() {
             return Ok(ToolOutput::text(EMPTY_DIRECTORY));
         }
-        let truncation = truncate_head(&listed.join("\n"), Limits::bytes_only());
-        let mut notices = Vec::new();
-        let mut details = LsDetails::default();
-        if entry_limit_reached {
-            notices.push(format!(
+        let limit_notice = entry_limit_reached.map(|limit| {
+            format!(
                 "{} entries limit reached. Use limit={} for more",
                 js_number::format(limit),
                 js_number::format(limit * 2.0)
-            ));
-            details.entry_limit_reached = Some(limit);
-        }
-        if truncation.truncated {
-            notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        }
-        let result = ToolOutput::text(append_notices(truncation.content.clone(), &notices));
-        details.truncation = truncation.truncated.then_some(truncation);
-        Ok(if details == LsDetails::default() {
-            result
-        } else {
-            result.with_details(details)
-        })
+            )
+        });
+        let (text, truncation) = truncate_list(&listed, limit_notice, None);
+        Ok(ToolOutput::text(text).with_details_if_any(LsDetails {
+            entry_limit_reached,
+            truncation,
+        }))
     }
 
     /// `ls path` (`.` by default) and how many entries at most.

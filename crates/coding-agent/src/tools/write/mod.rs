@@ -15,7 +15,7 @@ use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, TypedToo
 use crate::render::preview::{count, head_lines, line_count};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
-use crate::support::mutation_queue::with_file_mutation_queue_on;
+use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::format_size;
 
@@ -116,7 +116,6 @@ impl TypedTool for WriteTool {
     ) -> Result<ToolOutput<()>, ToolFailure<()>> {
         let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
         let ops = Arc::clone(&self.ops);
-        let host = ops.host();
         let cancel = ctx.cancel.clone();
         let target = abs.clone();
         let mutation = async move {
@@ -135,7 +134,7 @@ impl TypedTool for WriteTool {
             )))
         };
         Ok(
-            with_file_mutation_queue_on(host.as_deref(), &abs, &ctx.cancel, mutation)
+            with_file_mutation_queue(&*self.ops, &abs, &ctx.cancel, mutation)
                 .await
                 .map_err(|aborted| ToolError::new(aborted.to_string()))??,
         )

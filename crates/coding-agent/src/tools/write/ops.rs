@@ -6,23 +6,16 @@ use async_trait::async_trait;
 
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
+use crate::support::mutation_queue::{MutationTarget, local_queue_path};
 
 /// The file-system calls of the `write` tool (Pi's `WriteOperations`).
 #[async_trait]
-pub trait WriteOperations: Send + Sync {
+pub trait WriteOperations: MutationTarget {
     /// Creates `dir` and any missing parents; an existing directory is fine.
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError>;
 
     /// Replaces the contents of the file at `path`, creating it if needed.
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
-
-    /// The machine the files are on, for the per-file mutation queue:
-    /// `None` for this one, else a name unique per remote host, so a
-    /// remote `/a` and a local `/a` never share a queue.
-    fn host(&self) -> Option<String> {
-        None
-    }
-
     /// The home directory of the machine the files are on: what `~` in a
     /// path argument means (`$HOME` here; the remote user's on a remote).
     fn home_dir(&self) -> Option<PathBuf> {
@@ -34,6 +27,15 @@ pub trait WriteOperations: Send + Sync {
 /// DEVIATIONS #10) and go through symlinks to the files they point to.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalWriteOperations;
+
+/// Files on this machine are queued by their real path, so symlinks to one
+/// file share a queue.
+#[async_trait]
+impl MutationTarget for LocalWriteOperations {
+    async fn queue_path(&self, path: &Path) -> PathBuf {
+        local_queue_path(path).await
+    }
+}
 
 #[async_trait]
 impl WriteOperations for LocalWriteOperations {
