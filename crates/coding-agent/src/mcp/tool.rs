@@ -92,6 +92,9 @@ impl ToolDefinition for McpTool {
             Err(CallError::Closed(why)) => Err(ToolError::new(format!(
                 "MCP server \"{server}\" stopped during the call{why}. It is restarted once on the next call."
             ))),
+            Err(CallError::Unreachable(why)) => Err(ToolError::new(format!(
+                "MCP server \"{server}\" could not be reached ({why}). It is reconnected once on the next call."
+            ))),
             Err(CallError::Protocol(message)) => Err(ToolError::new(format!(
                 "MCP server \"{server}\" rejected the call to \"{}\": {message}",
                 self.remote
