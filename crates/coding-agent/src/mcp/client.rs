@@ -277,19 +277,32 @@ impl Connection {
 
     fn call_error(&self, error: &ServiceError) -> CallError {
         match error {
-            ServiceError::TransportClosed => CallError::Closed(tail_text(&self.stderr)),
+            ServiceError::TransportClosed if self.http_failure.is_none() => {
+                CallError::Closed(tail_text(&self.stderr))
+            }
+            // An HTTP transport closes when the server's event stream broke
+            // and could not be resumed.
+            ServiceError::TransportClosed => {
+                CallError::Closed(format!(" ({})", self.lose("the connection closed".into())))
+            }
             ServiceError::TransportSend(error) => {
-                let why = self
-                    .http_failure
-                    .as_ref()
-                    .and_then(|failure| lock(failure).clone())
-                    .unwrap_or_else(|| error.to_string());
-                *lock(&self.lost) = Some(why.clone());
-                CallError::Unreachable(why)
+                CallError::Unreachable(self.lose(error.to_string()))
             }
             ServiceError::McpError(data) => CallError::Protocol(data.message.to_string()),
             other => CallError::Protocol(other.to_string()),
         }
+    }
+
+    /// Marks the connection gone (see [`Connection::is_closed`]) and says
+    /// why: the HTTP transport's last failure, else `fallback`.
+    fn lose(&self, fallback: String) -> String {
+        let why = self
+            .http_failure
+            .as_ref()
+            .and_then(|failure| lock(failure).clone())
+            .unwrap_or(fallback);
+        *lock(&self.lost) = Some(why.clone());
+        why
     }
 
     fn describe(&self, error: &ServiceError) -> String {

@@ -287,7 +287,7 @@ impl Server {
     /// How the server goes away and comes back, for messages: a process
     /// exits and is restarted, an HTTP server cannot be reached and is
     /// reconnected.
-    fn words(&self) -> (&'static str, &'static str) {
+    pub(super) fn words(&self) -> (&'static str, &'static str) {
         match self.config.transport {
             Transport::Stdio { .. } => ("exited", "restarted"),
             Transport::Http { .. } | Transport::LegacySse { .. } => {
