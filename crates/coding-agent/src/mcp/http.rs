@@ -191,9 +191,58 @@ async fn read_prefix(mut response: Response, max_size: usize) -> String {
     String::from_utf8_lossy(&body).trim().to_owned()
 }
 
-/// The server's event stream.
-fn events(response: Response) -> BoxStream<'static, Result<Sse, SseError>> {
-    SseStream::from_bytes_stream(response.bytes_stream()).boxed()
+/// The server's event stream, each event at most `max_event_size` bytes: a
+/// server that never ends an event would otherwise grow it without bound.
+fn events(response: Response, max_event_size: usize) -> BoxStream<'static, Result<Sse, SseError>> {
+    let mut size = EventSize::default();
+    let bytes = response.bytes_stream().map(move |chunk| {
+        let chunk = chunk.map_err(std::io::Error::other)?;
+        if size.grows_past(&chunk, max_event_size) {
+            return Err(std::io::Error::other(format!(
+                "the server sent an event longer than {max_event_size} bytes"
+            )));
+        }
+        Ok(chunk)
+    });
+    SseStream::from_bytes_stream(bytes).boxed()
+}
+
+/// The size of the event being received, as its bytes arrive.
+#[derive(Default)]
+struct EventSize {
+    /// Its bytes so far, line ends aside.
+    bytes: usize,
+    /// Bytes of the line being received.
+    line: usize,
+    /// The last byte was `\r` (so a `\n` after it ends no other line).
+    after_cr: bool,
+}
+
+impl EventSize {
+    /// Counts `chunk`; true once the event is longer than `max`. An empty
+    /// line (a line end right after one) ends the event.
+    fn grows_past(&mut self, chunk: &[u8], max: usize) -> bool {
+        for &byte in chunk {
+            let after_cr = std::mem::replace(&mut self.after_cr, byte == b'\r');
+            match byte {
+                b'\n' if after_cr => {}
+                b'\n' | b'\r' => {
+                    if self.line == 0 {
+                        self.bytes = 0;
+                    }
+                    self.line = 0;
+                }
+                _ => {
+                    self.line += 1;
+                    self.bytes += 1;
+                    if self.bytes > max {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
 }
 
 /// A failed request's status and what the server said.
@@ -279,7 +328,7 @@ impl HttpClient {
         let awaits_answer = matches!(message, ClientJsonRpcMessage::Request(_));
         if has_media_type(&response, EVENT_STREAM_MIME_TYPE) {
             Ok(StreamableHttpPostResponse::Sse(
-                events(response),
+                events(response, limits.max_sse_event_size),
                 session_id,
             ))
         } else if has_media_type(&response, JSON_MIME_TYPE) {
@@ -328,6 +377,7 @@ impl HttpClient {
         last_event_id: Option<String>,
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
         let mut request = self
             .client
@@ -352,7 +402,7 @@ impl HttpClient {
                 &response,
             )));
         }
-        Ok(events(response))
+        Ok(events(response, max_event_size))
     }
 
     /// `result`, with why it failed noted in [`LastFailure`].
@@ -434,9 +484,58 @@ impl StreamableHttpClient for HttpClient {
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_token,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
         let result = self
-            .get(uri, session_id, last_event_id, auth_token, custom_headers)
+            .get(
+                uri,
+                session_id,
+                last_event_id,
+                auth_token,
+                custom_headers,
+                max_sse_event_size,
+            )
             .await;
         self.note(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EventSize;
+
+    #[test]
+    fn an_event_is_measured_to_its_empty_line_whatever_the_line_ends() {
+        for end in ["\n", "\r\n", "\r"] {
+            let mut size = EventSize::default();
+            let event = format!("event: message{end}data: 12345{end}{end}");
+            // 14 + 11 bytes of lines, counted across chunks, then reset.
+            let (head, tail) = event.as_bytes().split_at(7);
+            assert!(!size.grows_past(head, 25));
+            assert!(!size.grows_past(tail, 25), "{end:?}");
+            assert!(!size.grows_past(event.as_bytes(), 25), "{end:?}: not reset");
+            assert!(
+                EventSize::default().grows_past(event.as_bytes(), 24),
+                "{end:?}"
+            );
+        }
     }
 }
