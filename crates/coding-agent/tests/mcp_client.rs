@@ -18,7 +18,10 @@ use coding_agent::mcp::config::{
 };
 use coding_agent::mcp::{McpServers, ServerStatus};
 use coding_agent::{ToolContext, wrap_tool_definition};
-use mcp_support::{HttpServer, everything_installed, recording_stdin, time_installed, writing_pid};
+use mcp_support::{
+    HttpServer, everything_installed, python_mcp_installed, recording_stdin, time_installed,
+    writing_pid,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -580,4 +583,49 @@ async fn an_http_server_that_is_down_at_start_is_reported_with_the_reason() {
         ]
     );
     assert!(servers.tool_definitions().0.is_empty());
+}
+
+#[tokio::test]
+async fn a_call_after_the_http_server_restarted_reaches_the_new_process() {
+    if !everything_installed() || !python_mcp_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The Python SDK answers a session it does not know 404, and rmcp opens
+    // a new one; the reference server answers 400 with a JSON-RPC error
+    // for no request, which fails that call with the server's text (rather
+    // than leaving it to its timeout) and the next call reconnects.
+    let everything_refusal = "MCP server \"web\" could not be reached (HTTP 400 Bad Request: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Bad Request: No valid session ID provided\"}}). It is reconnected once on the next call.";
+    for (web, tool, first_after) in [
+        (HttpServer::python(), "mcp__web__headers", None),
+        (
+            HttpServer::everything(),
+            "mcp__web__echo",
+            Some(everything_refusal),
+        ),
+    ] {
+        let mut config = http_server("web", web.url(), &[]);
+        // A call that hangs fails the test sooner than the default 60 s.
+        config.tool_timeout = Duration::from_secs(20);
+        let (_servers, tools) = start(dir.path(), vec![config]).await;
+        assert!(!call(&tools, tool, json!({"message": "before"})).await.0);
+        // Restarted off the runtime's thread, so the client sees its old
+        // connections close as it would in the binary.
+        let _web = tokio::task::spawn_blocking(move || {
+            let mut web = web;
+            web.restart();
+            web
+        })
+        .await
+        .unwrap();
+        let (is_error, content) = call(&tools, tool, json!({"message": "after"})).await;
+        assert_eq!(
+            is_error.then(|| text(&content)).as_deref(),
+            first_after,
+            "{}",
+            text(&content)
+        );
+        let (is_error, content) = call(&tools, tool, json!({"message": "again"})).await;
+        assert!(!is_error, "{}", text(&content));
+    }
 }

@@ -13,7 +13,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use reqwest::{RequestBuilder, Response, StatusCode};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::common::http_header::{
@@ -257,11 +257,15 @@ async fn unexpected(response: Response, limits: StreamableHttpResponseLimits) ->
 }
 
 impl HttpClient {
-    /// A POST answered with an error status: a JSON-RPC error in the body
-    /// is the answer to the message (rmcp hands it to the caller), anything
-    /// else ends the request with the status.
+    /// A POST answered with an error status: a JSON-RPC error for the
+    /// request (`request_id`) is its answer (rmcp hands it to the caller);
+    /// anything else ends the request with the status and the server's
+    /// text. An error without the request's id would reach no caller, and
+    /// the call would wait for its timeout (the reference server answers a
+    /// session it does not know, after a restart, with such a 400).
     async fn failed_post(
         response: Response,
+        request_id: Option<&RequestId>,
         session_id: Option<String>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
@@ -271,8 +275,13 @@ impl HttpClient {
         let status = response.status();
         let body = read_body(response, limits.max_json_response_size).await?;
         match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
-            Ok(message @ ServerJsonRpcMessage::Error(_)) => {
-                Ok(StreamableHttpPostResponse::Json(message, session_id))
+            Ok(ServerJsonRpcMessage::Error(error))
+                if request_id.is_some() && error.id.as_ref() == request_id =>
+            {
+                Ok(StreamableHttpPostResponse::Json(
+                    ServerJsonRpcMessage::Error(error),
+                    session_id,
+                ))
             }
             _ => {
                 let shown = &body[..body.len().min(limits.max_error_response_size)];
@@ -321,7 +330,11 @@ impl HttpClient {
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
         if !status.is_success() {
-            return Self::failed_post(response, session_id, limits).await;
+            let request_id = match &message {
+                ClientJsonRpcMessage::Request(request) => Some(&request.id),
+                _ => None,
+            };
+            return Self::failed_post(response, request_id, session_id, limits).await;
         }
         // Notifications and answers to the server await nothing; some
         // servers answer them 200 with an empty or unusable body.
@@ -418,6 +431,7 @@ impl HttpClient {
                     }
                     cause.to_string()
                 }
+                StreamableHttpError::UnexpectedServerResponse(text) => text.to_string(),
                 other => other.to_string(),
             };
             *crate::support::sync::lock(&self.last_failure) = Some(why);
