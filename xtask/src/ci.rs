@@ -63,6 +63,10 @@ const STEPS: &[Step] = &[
         what: "coding-agent without default features: no terminal UI or MCP stack, lints and lib tests pass",
         check: coding_agent_without_tui,
     },
+    Step {
+        what: "one TLS stack: rustls, no OpenSSL or aws-lc (MCP's HTTP client included)",
+        check: one_tls_stack,
+    },
 ];
 
 /// Each library crate's examples, as a user would run them.
@@ -97,7 +101,14 @@ fn agent_core_without_http() -> Result<()> {
 fn coding_agent_without_tui() -> Result<()> {
     forbid_without_default_features(
         "coding-agent",
-        &["ratatui", "crossterm", "syntect", "pulldown-cmark", "rmcp"],
+        &[
+            "ratatui",
+            "crossterm",
+            "syntect",
+            "pulldown-cmark",
+            "rmcp",
+            "sse-stream",
+        ],
     )?;
     crate::cargo(&[
         "clippy",
@@ -120,22 +131,60 @@ fn coding_agent_without_tui() -> Result<()> {
     ])
 }
 
+/// The binary with its default features (the MCP client's HTTP transport
+/// included: rmcp's own would bring reqwest 0.13 and aws-lc) links one TLS
+/// stack, rustls, through one reqwest.
+fn one_tls_stack() -> Result<()> {
+    let lines = dependency_lines("coding-agent", &[])?;
+    let forbidden = [
+        "openssl",
+        "openssl-sys",
+        "native-tls",
+        "aws-lc-rs",
+        "aws-lc-sys",
+    ];
+    let mut reqwests = Vec::new();
+    for line in &lines {
+        let name = line.split(' ').next().unwrap_or_default();
+        if forbidden.contains(&name) {
+            anyhow::bail!("coding-agent depends on {line}");
+        }
+        if name == "reqwest" && !reqwests.contains(line) {
+            reqwests.push(line.clone());
+        }
+    }
+    if reqwests.len() > 1 {
+        anyhow::bail!("coding-agent depends on several reqwests: {reqwests:?}");
+    }
+    Ok(())
+}
+
 /// Fails when `package` without its default features still depends
 /// (normally, at any depth) on one of `crates`.
 fn forbid_without_default_features(package: &str, crates: &[&str]) -> Result<()> {
-    let tree = crate::command_output(
-        cargo_command()
-            .args(["tree", "--locked", "-p", package, "--no-default-features"])
-            .args(["-e", "normal", "--prefix", "none"])
-            .current_dir(workspace_root()),
-    )?;
-    for line in tree.lines() {
+    for line in dependency_lines(package, &["--no-default-features"])? {
         let name = line.split(' ').next().unwrap_or_default();
         if crates.contains(&name) {
             anyhow::bail!("{package} --no-default-features still depends on {line}");
         }
     }
     Ok(())
+}
+
+/// `package`'s normal dependencies at any depth, one `name vX.Y.Z` line
+/// each, with `extra` arguments to `cargo tree`.
+fn dependency_lines(package: &str, extra: &[&str]) -> Result<Vec<String>> {
+    let tree = crate::command_output(
+        cargo_command()
+            .args(["tree", "--locked", "-p", package])
+            .args(extra)
+            .args(["-e", "normal", "--prefix", "none"])
+            .current_dir(workspace_root()),
+    )?;
+    Ok(tree
+        .lines()
+        .map(|line| line.trim_end_matches(" (*)").to_owned())
+        .collect())
 }
 
 /// Runs every step in order and stops at the first failure, naming it.

@@ -12,7 +12,7 @@ mod mcp_support;
 use std::path::Path;
 
 use e2e_support::*;
-use mcp_support::{everything_installed, installed};
+use mcp_support::{HttpServer, everything_installed, installed, python_mcp_installed};
 use serde_json::{Value, json};
 
 fn python3_installed() -> bool {
@@ -183,7 +183,7 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
         stderr.lines().collect::<Vec<_>>(),
         [
             "Warning: MCP: the project's servers \"fromMcpJson\", \"fromProjectSettings\" are not started: the project is not trusted (trust it with --trust)",
-            "Warning: MCP server \"web\" did not start: http://127.0.0.1:9/mcp: HTTP and SSE servers (\"url\") are not supported by this build; only stdio servers (\"command\") are",
+            "Warning: MCP server \"web\" did not start: http://127.0.0.1:9/mcp: the MCP handshake failed: Connection refused (os error 111)",
         ]
     );
 
@@ -420,4 +420,121 @@ fn a_deny_rule_for_a_whole_server_blocks_its_tools() {
         "{transcript:?}"
     );
     assert!(!transcript[2].contains("OPENAI_API_KEY"), "{transcript:?}");
+}
+
+#[test]
+fn a_streamable_http_servers_tool_gets_the_configured_headers_in_a_batch_with_a_builtin() {
+    if !python_mcp_installed() {
+        return;
+    }
+    let web = HttpServer::python();
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("notes.txt"), "hello\n").unwrap();
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {"py": {
+            "type": "http",
+            "url": web.url(),
+            "headers": {"Authorization": "Bearer ${MCP_TEST_TOKEN}", "X-Team": "tools"},
+        }}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => calls(&[
+                ("call_headers", "mcp__py__headers", json!({})),
+                ("call_read", "read", json!({"path": "notes.txt"})),
+            ]),
+            _ => Answer::text(&["Both answered."]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.env("MCP_TEST_TOKEN", "s3cret");
+    command.args([
+        "--allow",
+        "mcp__py",
+        "-p",
+        "Show the headers and read notes.txt.",
+    ]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Both answered.\n", "")
+    );
+    let requests = server.requests();
+    assert!(
+        wire.tool_names(&requests[0].body)
+            .contains(&"mcp__py__headers".to_owned())
+    );
+    assert_eq!(
+        wire.transcript(&requests[1].body)[3..],
+        [
+            // The Python SDK sends a `str` result as structured content too.
+            "tool call_headers: authorization=Bearer s3cret, x-team=tools\n{\"result\":\"authorization=Bearer s3cret, x-team=tools\"}",
+            "tool call_read: hello\n",
+        ]
+    );
+}
+
+#[test]
+fn an_http_server_killed_during_a_call_fails_that_call_and_the_next_says_why() {
+    if !everything_installed() {
+        return;
+    }
+    let mut web = HttpServer::everything();
+    let sandbox = Sandbox::new();
+    write_json(
+        &sandbox.agent_dir.join("settings.json"),
+        &json!({"mcpServers": {"web": {"url": web.url(), "startupTimeoutSec": 60}}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call(
+                "call_long",
+                "mcp__web__trigger-long-running-operation",
+                json!({"duration": 30, "steps": 30}),
+            ),
+            1 => Answer::call("call_echo", "mcp__web__echo", json!({"message": "again"})),
+            _ => Answer::text(&["Gave up."]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--allow", "mcp__web"]);
+    command.args(["--mode", "json", "Run the long operation."]);
+    let mut running = Running::spawn(command);
+    let lines = running.stdout_lines();
+    // The call is running on the server once its first progress arrives.
+    loop {
+        let event = next_json(&lines);
+        if event["type"] == "tool_execution_update" {
+            break;
+        }
+    }
+    web.kill();
+    while lines.recv_timeout(PATIENCE).is_ok() {}
+    let (status, _, stderr) = running.finish();
+
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let transcript = wire.transcript(&requests[2].body);
+    // The call ends once its event stream cannot be resumed; the next one
+    // tries to connect again, once, and says why it could not.
+    assert_eq!(
+        transcript[2],
+        "tool call_long: MCP server \"web\" stopped during the call (Connection refused (os error 111)). It is reconnected once on the next call."
+    );
+    let url = web.url();
+    assert_eq!(
+        transcript[4],
+        format!(
+            "tool call_echo: MCP server \"web\" is not running: it could not be reached (Connection refused (os error 111)) and could not be reconnected: {url}: the MCP handshake failed: Connection refused (os error 111). Its tools cannot be used in this session; do the task another way."
+        )
+    );
+    // rmcp's own reports of each retry stay out of the user's way.
+    assert_eq!(stderr, "");
 }

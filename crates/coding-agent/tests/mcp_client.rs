@@ -18,7 +18,10 @@ use coding_agent::mcp::config::{
 };
 use coding_agent::mcp::{McpServers, ServerStatus};
 use coding_agent::{ToolContext, wrap_tool_definition};
-use mcp_support::{everything_installed, recording_stdin, time_installed, writing_pid};
+use mcp_support::{
+    HttpServer, everything_installed, python_mcp_installed, recording_stdin, time_installed,
+    writing_pid,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -461,4 +464,168 @@ fn request_id_of(log: &Path, method: &str) -> Value {
         .find(|message| message["method"] == method)
         .map(|message| message["id"].clone())
         .unwrap()
+}
+
+fn http_server(name: &str, url: String, headers: &[(&str, &str)]) -> ServerConfig {
+    ServerConfig {
+        transport: Transport::Http {
+            url,
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+        },
+        ..shell_server(name, "")
+    }
+}
+
+#[tokio::test]
+async fn an_http_server_that_goes_away_fails_one_call_and_is_reconnected_once() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut web = HttpServer::everything();
+    let (servers, tools) = start(dir.path(), vec![http_server("web", web.url(), &[])]).await;
+    let status = || {
+        let status = &servers.status()[0];
+        (status.status, status.error.clone())
+    };
+    assert!(
+        servers.status()[0]
+            .tools
+            .contains(&"mcp__web__get-sum".to_owned())
+    );
+    let echo = |message: &'static str| {
+        let tools = &tools;
+        async move { call(tools, "mcp__web__echo", json!({"message": message})).await }
+    };
+    assert_eq!(echo("one").await, (false, vec![Content::text("Echo: one")]));
+    assert_eq!(status(), ("running", None));
+
+    // Down: the call fails at once with the reason (refused, or the pooled
+    // connection closed, whichever the request met), and the server counts
+    // as stopped until its next call connects again.
+    web.kill();
+    let (is_error, content) = echo("two").await;
+    assert!(is_error);
+    let message = text(&content);
+    let why = between(
+        &message,
+        "MCP server \"web\" could not be reached (",
+        "). It is reconnected once on the next call.",
+    );
+    assert!(
+        ["Connection refused", "connection closed"]
+            .iter()
+            .any(|cause| why.starts_with(cause)),
+        "{why}"
+    );
+    assert_eq!(
+        status(),
+        (
+            "stopped",
+            Some(format!("the server could not be reached ({why})"))
+        )
+    );
+
+    // Back (a new process, so a new session): the next call reconnects.
+    web.restart();
+    assert_eq!(
+        echo("three").await,
+        (false, vec![Content::text("Echo: three")])
+    );
+
+    // Down again after its one reconnection: its tools say so for good.
+    web.kill();
+    assert!(echo("four").await.0);
+    let (is_error, content) = echo("five").await;
+    assert!(is_error);
+    between(
+        &text(&content),
+        "MCP server \"web\" is not running: it could not be reached again after being reconnected once (",
+        "). Its tools cannot be used in this session; do the task another way.",
+    );
+    assert_eq!(status().0, "failed");
+}
+
+/// What `text` holds between `prefix` and `suffix`; it must have both.
+fn between<'a>(text: &'a str, prefix: &str, suffix: &str) -> &'a str {
+    text.strip_prefix(prefix)
+        .and_then(|rest| rest.strip_suffix(suffix))
+        .unwrap_or_else(|| panic!("{text:?} is not {prefix:?}...{suffix:?}"))
+}
+
+#[tokio::test]
+async fn an_http_server_that_is_down_at_start_is_reported_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: taken from the kernel, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let configs = vec![
+        http_server("down", url.clone(), &[]),
+        http_server("bad", url.clone(), &[("Accept", "text/plain")]),
+    ];
+    let (servers, failures) = McpServers::start(configs, dir.path()).await;
+    assert_eq!(
+        failures,
+        [
+            format!(
+                "MCP server \"down\" did not start: {url}: the MCP handshake failed: Connection refused (os error 111)"
+            ),
+            format!(
+                "MCP server \"bad\" did not start: {url}: header \"Accept\" is set by the MCP transport itself; remove it from \"headers\""
+            ),
+        ]
+    );
+    assert!(servers.tool_definitions().0.is_empty());
+}
+
+#[tokio::test]
+async fn a_call_after_the_http_server_restarted_reaches_the_new_process() {
+    if !everything_installed() || !python_mcp_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The Python SDK answers a session it does not know 404, and rmcp opens
+    // a new one; the reference server answers 400 with a JSON-RPC error
+    // for no request, which fails that call with the server's text (rather
+    // than leaving it to its timeout) and the next call reconnects.
+    let everything_refusal = "MCP server \"web\" could not be reached (HTTP 400 Bad Request: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Bad Request: No valid session ID provided\"}}). It is reconnected once on the next call.";
+    for (web, tool, first_after) in [
+        (HttpServer::python(), "mcp__web__headers", None),
+        (
+            HttpServer::everything(),
+            "mcp__web__echo",
+            Some(everything_refusal),
+        ),
+    ] {
+        let mut config = http_server("web", web.url(), &[]);
+        // A call that hangs fails the test sooner than the default 60 s.
+        config.tool_timeout = Duration::from_secs(20);
+        let (_servers, tools) = start(dir.path(), vec![config]).await;
+        assert!(!call(&tools, tool, json!({"message": "before"})).await.0);
+        // Restarted off the runtime's thread, so the client sees its old
+        // connections close as it would in the binary.
+        let _web = tokio::task::spawn_blocking(move || {
+            let mut web = web;
+            web.restart();
+            web
+        })
+        .await
+        .unwrap();
+        let (is_error, content) = call(&tools, tool, json!({"message": "after"})).await;
+        assert_eq!(
+            is_error.then(|| text(&content)).as_deref(),
+            first_after,
+            "{}",
+            text(&content)
+        );
+        let (is_error, content) = call(&tools, tool, json!({"message": "again"})).await;
+        assert!(!is_error, "{}", text(&content));
+    }
 }

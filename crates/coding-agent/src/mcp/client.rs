@@ -26,6 +26,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use super::http::LastFailure;
 use crate::support::sync::lock;
 
 /// How much of a server's stderr is kept to explain why it failed.
@@ -71,6 +72,12 @@ impl ClientHandler for Handler {
 pub struct Connection {
     service: RunningService<RoleClient, Handler>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Why a request could not be sent (an HTTP server that stopped
+    /// answering): the connection counts as gone, so the next call
+    /// connects again, once, as for a process that exited.
+    lost: Mutex<Option<String>>,
+    /// An HTTP server's last failed request, in a few words.
+    http_failure: Option<LastFailure>,
 }
 
 /// How a call ended without a result.
@@ -85,6 +92,9 @@ pub enum CallError {
     /// The server went away (its process exited, the connection closed).
     #[error("the server closed the connection{0}")]
     Closed(String),
+    /// The request could not be sent (an HTTP server that is down).
+    #[error("{0}")]
+    Unreachable(String),
     /// The server answered with a protocol error (unknown tool, bad params).
     #[error("{0}")]
     Protocol(String),
@@ -105,6 +115,7 @@ impl Connection {
             on_tools_changed,
         };
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let mut http_failure = None;
         let service = match &config.transport {
             Transport::Stdio {
                 command,
@@ -126,12 +137,7 @@ impl Connection {
                 if let Some(child_stderr) = child_stderr {
                     tokio::spawn(keep_tail(child_stderr, stderr.clone()));
                 }
-                let watched = Watched {
-                    inner: transport,
-                    tools_changed: handler.tools_changed.clone(),
-                };
-                let served = handler.serve(watched).await;
-                match served {
+                match serve(handler, transport).await {
                     Ok(service) => service,
                     Err(error) => {
                         // Give the dying process a moment to finish writing why.
@@ -144,13 +150,31 @@ impl Connection {
                     }
                 }
             }
-            Transport::Http { url, .. } => {
+            Transport::Http { url, headers } => {
+                let (transport, last_failure) =
+                    super::http::transport(url, headers).map_err(|e| format!("{url}: {e}"))?;
+                let served = serve(handler, transport).await;
+                let why = lock(&last_failure).clone();
+                http_failure = Some(last_failure);
+                served.map_err(|error| {
+                    format!(
+                        "{url}: the MCP handshake failed: {}",
+                        why.unwrap_or_else(|| error.to_string())
+                    )
+                })?
+            }
+            Transport::LegacySse { url } => {
                 return Err(format!(
-                    "{url}: HTTP and SSE servers (\"url\") are not supported by this build; only stdio servers (\"command\") are"
+                    "{url}: the HTTP+SSE transport (\"type\": \"sse\") is not supported; if the server also offers streamable HTTP (often at /mcp), give that URL with \"type\": \"http\""
                 ));
             }
         };
-        Ok(Connection { service, stderr })
+        Ok(Connection {
+            service,
+            stderr,
+            lost: Mutex::new(None),
+            http_failure,
+        })
     }
 
     /// Every tool the server offers (following pagination).
@@ -171,14 +195,22 @@ impl Connection {
             .swap(false, Ordering::SeqCst)
     }
 
-    /// Whether the connection is gone (the process exited).
+    /// Whether the connection is gone (the process exited, or a request
+    /// could not be sent).
     pub fn is_closed(&self) -> bool {
-        self.service.is_closed() || self.service.peer().is_transport_closed()
+        self.service.is_closed()
+            || self.service.peer().is_transport_closed()
+            || lock(&self.lost).is_some()
     }
 
-    /// Why the server went away, from the end of its stderr.
+    /// Why the server went away: ` (stderr: ...)` from the end of its
+    /// stderr, or ` (<why a request could not be sent>)`; empty when
+    /// neither says.
     pub fn exit_reason(&self) -> String {
-        tail_text(&self.stderr)
+        match &*lock(&self.lost) {
+            Some(why) => format!(" ({why})"),
+            None => tail_text(&self.stderr),
+        }
     }
 
     /// Calls `tool`. Progress notifications go to `on_progress`; on timeout
@@ -245,10 +277,32 @@ impl Connection {
 
     fn call_error(&self, error: &ServiceError) -> CallError {
         match error {
-            ServiceError::TransportClosed => CallError::Closed(tail_text(&self.stderr)),
+            ServiceError::TransportClosed if self.http_failure.is_none() => {
+                CallError::Closed(tail_text(&self.stderr))
+            }
+            // An HTTP transport closes when the server's event stream broke
+            // and could not be resumed.
+            ServiceError::TransportClosed => {
+                CallError::Closed(format!(" ({})", self.lose("the connection closed".into())))
+            }
+            ServiceError::TransportSend(error) => {
+                CallError::Unreachable(self.lose(error.to_string()))
+            }
             ServiceError::McpError(data) => CallError::Protocol(data.message.to_string()),
             other => CallError::Protocol(other.to_string()),
         }
+    }
+
+    /// Marks the connection gone (see [`Connection::is_closed`]) and says
+    /// why: the HTTP transport's last failure, else `fallback`.
+    fn lose(&self, fallback: String) -> String {
+        let why = self
+            .http_failure
+            .as_ref()
+            .and_then(|failure| lock(failure).clone())
+            .unwrap_or(fallback);
+        *lock(&self.lost) = Some(why.clone());
+        why
     }
 
     fn describe(&self, error: &ServiceError) -> String {
@@ -267,6 +321,18 @@ fn handshake_failure(error: &rmcp::service::ClientInitializeError) -> String {
         }
         other => format!("the MCP handshake failed: {other}"),
     }
+}
+
+/// Runs the MCP handshake over `transport`, watched for list changes.
+async fn serve<T: RmcpTransport<RoleClient> + 'static>(
+    handler: Handler,
+    transport: T,
+) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError> {
+    let watched = Watched {
+        inner: transport,
+        tools_changed: handler.tools_changed.clone(),
+    };
+    handler.serve(watched).await
 }
 
 /// A transport that notes `notifications/tools/list_changed` as it arrives,

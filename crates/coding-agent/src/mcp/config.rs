@@ -37,7 +37,8 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawServer {
-    /// `"stdio"`, `"http"` or `"streamable-http"`; guessed from the other keys when absent.
+    /// `"stdio"`, `"http"` (also `"streamable-http"`) or `"sse"`; guessed
+    /// from the other keys when absent (a `url` is streamable HTTP).
     #[serde(rename = "type")]
     kind: Option<String>,
     command: Option<String>,
@@ -71,13 +72,18 @@ pub enum Transport {
         /// Its working directory (default: the agent's).
         cwd: Option<PathBuf>,
     },
-    /// A streamable HTTP (or legacy SSE) endpoint; this build cannot
-    /// connect to one and says so when it would start.
+    /// A streamable HTTP endpoint (`"type": "http"`, or a `url` without a type).
     Http {
         /// The endpoint.
         url: String,
         /// Headers sent with every request (e.g. `Authorization`).
         headers: BTreeMap<String, String>,
+    },
+    /// A server of the older HTTP+SSE transport (`"type": "sse"`); this
+    /// build cannot connect to one and says so when it would start.
+    LegacySse {
+        /// The endpoint.
+        url: String,
     },
 }
 
@@ -228,12 +234,13 @@ fn server_config(
                 None => None,
             },
         },
-        (None | Some("http" | "streamable-http" | "streamableHttp" | "sse"), None, Some(url)) => {
+        (None | Some("http" | "streamable-http" | "streamableHttp"), None, Some(url)) => {
             Transport::Http {
                 url: expand(&url)?,
                 headers: expand_map(raw.headers)?,
             }
         }
+        (Some("sse"), None, Some(url)) => Transport::LegacySse { url: expand(&url)? },
         (_, Some(_), Some(_)) => {
             return Err(bad(
                 "give either \"command\" (stdio) or \"url\" (HTTP), not both",
@@ -389,7 +396,7 @@ mod tests {
         std::fs::write(&extra, r#"{"mcpServers": {"a": {"command": "file-a"}}}"#).unwrap();
         let command = |config: &ServerConfig| match &config.transport {
             Transport::Stdio { command, .. } => command.clone(),
-            Transport::Http { url, .. } => url.clone(),
+            Transport::Http { url, .. } | Transport::LegacySse { url } => url.clone(),
         };
 
         let project = [project];
@@ -448,8 +455,11 @@ mod tests {
             "slow": {"command": "s", "timeout": 120}
         }});
         let servers = parse_servers(&document, Source::Global).unwrap();
-        assert!(
-            matches!(&servers[0].transport, Transport::Http { url, .. } if url == "http://127.0.0.1:9/sse")
+        assert_eq!(
+            servers[0].transport,
+            Transport::LegacySse {
+                url: "http://127.0.0.1:9/sse".into()
+            }
         );
         assert_eq!(servers[1].tool_timeout, Duration::from_secs(120));
     }

@@ -12,6 +12,7 @@
 mod client;
 pub mod config;
 pub mod content;
+mod http;
 pub mod names;
 pub mod report;
 pub mod serve;

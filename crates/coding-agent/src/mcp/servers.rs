@@ -1,7 +1,8 @@
 //! The configured MCP servers of a session: started in parallel, each within
 //! its startup timeout; a server that fails is reported once and the session
-//! goes on without it. A server that dies is restarted on its next call, once;
-//! after that its tools answer with an error saying why.
+//! goes on without it. A server that dies (an HTTP server that cannot be
+//! reached) is restarted (reconnected) on its next call, once; after that
+//! its tools answer with an error saying why.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -11,7 +12,7 @@ use agent_ai::validate::ToolValidator;
 use serde::Serialize;
 
 use super::client::{Connection, OnToolsChanged};
-use super::config::{ServerConfig, Source};
+use super::config::{ServerConfig, Source, Transport};
 use super::names;
 use super::tool::McpTool;
 use crate::definition::ToolDefinition;
@@ -68,7 +69,8 @@ struct NamedTool {
 pub struct ServerStatus {
     /// The configured name.
     pub name: String,
-    /// `running`, `stopped` (it exited; restarted at its next call),
+    /// `running`, `stopped` (it exited or could not be reached; restarted
+    /// or reconnected at its next call),
     /// `failed` or `disabled`.
     pub status: &'static str,
     /// Why it failed or stopped.
@@ -189,9 +191,14 @@ impl McpServers {
                     State::Starting => ("starting", None),
                     State::Disabled => ("disabled", None),
                     State::Running(c) | State::Restarted(c) if !c.is_closed() => ("running", None),
-                    State::Running(_) | State::Restarted(_) => {
-                        ("stopped", Some("the server exited".to_owned()))
-                    }
+                    State::Running(c) | State::Restarted(c) => (
+                        "stopped",
+                        Some(format!(
+                            "the server {}{}",
+                            server.words().0,
+                            c.exit_reason()
+                        )),
+                    ),
                     State::Failed(reason) => ("failed", Some(reason.clone())),
                 };
                 let tools = named
@@ -277,6 +284,18 @@ impl Server {
         }
     }
 
+    /// How the server goes away and comes back, for messages: a process
+    /// exits and is restarted, an HTTP server cannot be reached and is
+    /// reconnected.
+    pub(super) fn words(&self) -> (&'static str, &'static str) {
+        match self.config.transport {
+            Transport::Stdio { .. } => ("exited", "restarted"),
+            Transport::Http { .. } | Transport::LegacySse { .. } => {
+                ("could not be reached", "reconnected")
+            }
+        }
+    }
+
     /// The configured name.
     pub fn name(&self) -> &str {
         &self.config.name
@@ -294,6 +313,7 @@ impl Server {
         let _gate = self.gate.lock().await;
         let state = lock(&self.state).clone();
         let name = &self.config.name;
+        let (went, again) = self.words();
         match state {
             State::Running(c) | State::Restarted(c) if !c.is_closed() => Ok(c),
             State::Running(dead) => {
@@ -302,13 +322,13 @@ impl Server {
                     Ok((connection, tools)) => {
                         *lock(&self.tools) = tools;
                         *lock(&self.state) = State::Restarted(connection.clone());
-                        tracing::warn!("MCP server \"{name}\" exited{why}; restarted it");
+                        tracing::warn!("MCP server \"{name}\" {went}{why}; {again} it");
                         // Its tools may differ after the restart.
                         self.tell_listener();
                         Ok(connection)
                     }
                     Err(reason) => {
-                        let reason = format!("it exited{why} and could not be restarted: {reason}");
+                        let reason = format!("it {went}{why} and could not be {again}: {reason}");
                         *lock(&self.state) = State::Failed(reason.clone());
                         Err(not_running(name, &reason))
                     }
@@ -316,7 +336,7 @@ impl Server {
             }
             State::Restarted(dead) => {
                 let reason = format!(
-                    "it exited again after being restarted once{}",
+                    "it {went} again after being {again} once{}",
                     dead.exit_reason()
                 );
                 *lock(&self.state) = State::Failed(reason.clone());

@@ -90,7 +90,11 @@ impl ToolDefinition for McpTool {
                 after.as_secs_f64()
             ))),
             Err(CallError::Closed(why)) => Err(ToolError::new(format!(
-                "MCP server \"{server}\" stopped during the call{why}. It is restarted once on the next call."
+                "MCP server \"{server}\" stopped during the call{why}. It is {} once on the next call.",
+                self.server.words().1
+            ))),
+            Err(CallError::Unreachable(why)) => Err(ToolError::new(format!(
+                "MCP server \"{server}\" could not be reached ({why}). It is reconnected once on the next call."
             ))),
             Err(CallError::Protocol(message)) => Err(ToolError::new(format!(
                 "MCP server \"{server}\" rejected the call to \"{}\": {message}",
