@@ -74,13 +74,15 @@ mod tests {
 
     #[test]
     fn a_snapshot_keeps_what_it_saw_and_clones_share_the_rest() {
-        let history = History::new(vec![user("a")]);
+        // Made once: two `user("a")` made in different milliseconds differ.
+        let (a, b) = (user("a"), user("b"));
+        let history = History::new(vec![a.clone()]);
         let shared = history.clone();
         let before = history.snapshot();
-        shared.push(user("b"));
+        shared.push(b.clone());
         assert_eq!(before.len(), 1);
         assert_eq!(history.len(), 2);
-        assert_eq!(*history.snapshot(), vec![user("a"), user("b")]);
+        assert_eq!(*history.snapshot(), vec![a, b]);
     }
 
     #[test]
