@@ -14,9 +14,10 @@
 //! mode in a temporary repository through three turns (read, bash, edit) at
 //! temperature 0, checks each on the events and on disk, and prints the wall
 //! time and the final answer of each turn verbatim. A fourth turn restarts
-//! the server with a 4096-token context and asks for a word at the end of
-//! the last of four files that together exceed it: the answer must be right
-//! and the session must have compacted on its own on the way. Each turn's events are
+//! the server with a 4096-token context and, in one session, has four files
+//! that together exceed it read one per prompt, then asks for a word at the
+//! end of the last: the answer must be right and the session must have
+//! compacted on its own on the way. Each turn's events are
 //! kept in `target/e2e-local/<model>/<turn>.jsonl`. CI does not run it; under
 //! `cargo test` it is the ignored test `e2e_local_tier` (`-- --ignored` runs
 //! it; add `E2E_LOCAL_LLM_SMALL=1` for the 0.5B model).
@@ -45,7 +46,7 @@ const CODE_WORD: &str = "TANGERINE-42";
 const LLAMA_CPP_PYTHON: &str = "0.3.36";
 /// Where the server listens (loopback only).
 const PORT: u16 = 18_180;
-/// How long one turn (all model requests and tools of one prompt) may take.
+/// How long one prompt (its model requests, tools and compactions) may take.
 const TURN_TIMEOUT: Duration = Duration::from_secs(300);
 /// The most tokens one model response may have: a small model that starts
 /// repeating itself would otherwise generate until the context is full
@@ -416,18 +417,25 @@ impl Scenario {
         }
     }
 
-    fn prompt(self) -> &'static str {
+    /// The prompts of the turn, sent one after another to one session. The
+    /// long session asks for one file per prompt: a 1.5B model asked to read
+    /// four files in one prompt read one and guessed the answer.
+    fn prompts(self) -> &'static [&'static str] {
         match self {
             Scenario::Read => {
-                "Use the read tool to read README.md, then tell me its first heading."
+                &["Use the read tool to read README.md, then tell me its first heading."]
             }
-            Scenario::Bash => {
-                "Use the bash tool to run the command `echo e2e-marker-4711`, then tell me what it printed."
-            }
-            Scenario::Edit => "Use the edit tool to change the word red to blue in notes.txt.",
-            Scenario::LongSession => {
-                "Use the read tool to read part1.txt, then part2.txt, then part3.txt, then part4.txt, one at a time. Then tell me the code word written on the last line of part4.txt."
-            }
+            Scenario::Bash => &[
+                "Use the bash tool to run the command `echo e2e-marker-4711`, then tell me what it printed.",
+            ],
+            Scenario::Edit => &["Use the edit tool to change the word red to blue in notes.txt."],
+            Scenario::LongSession => &[
+                "Use the read tool to read part1.txt.",
+                "Use the read tool to read part2.txt.",
+                "Use the read tool to read part3.txt.",
+                "Use the read tool to read part4.txt.",
+                "What is the code word written on the last line of part4.txt? Answer with the code word.",
+            ],
         }
     }
 
@@ -509,41 +517,39 @@ fn turn(
         }}
     });
     std::fs::write(repo.join(".agent/settings.json"), settings.to_string())?;
-    eprintln!(
-        "turn {}: (cd {} && CODING_AGENT_DIR=.agent {} --no-session --mode json {:?})",
-        scenario.name(),
-        repo.display(),
-        agent.display(),
-        scenario.prompt()
-    );
     let start = Instant::now();
-    let mut child = Command::new(agent)
-        .args(["--no-session", "--mode", "json", scenario.prompt()])
-        .current_dir(repo)
-        .env("CODING_AGENT_DIR", repo.join(".agent"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("starting coding-agent")?;
-    let mut stdout = child.stdout.take().context("no stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    loop {
-        if child.try_wait()?.is_some() {
+    let mut events = String::new();
+    let mut timed_out = false;
+    for (n, prompt) in scenario.prompts().iter().enumerate() {
+        // One session per turn: the first prompt starts it, the others
+        // continue it (a one-prompt turn keeps no session).
+        let session = match (scenario.prompts().len(), n) {
+            (1, _) => Some("--no-session"),
+            (_, 0) => None,
+            _ => Some("--continue"),
+        };
+        let args: Vec<&str> = session
+            .into_iter()
+            .chain(["--mode", "json", prompt])
+            .collect();
+        eprintln!(
+            "turn {}: (cd {} && CODING_AGENT_DIR=.agent {} {})",
+            scenario.name(),
+            repo.display(),
+            agent.display(),
+            args.iter()
+                .map(|a| format!("{a:?}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let (output, finished) = run_prompt(agent, repo, &args)?;
+        events.push_str(&output);
+        if !finished {
+            timed_out = true;
             break;
         }
-        if start.elapsed() > TURN_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
     }
     let seconds = start.elapsed().as_secs_f64();
-    let events = reader.join().unwrap_or_default();
     std::fs::write(logs.join(format!("{}.jsonl", scenario.name())), &events)?;
     let mut tools = Vec::new();
     let mut compactions = 0;
@@ -569,8 +575,8 @@ fn turn(
             _ => {}
         }
     }
-    let problem = if seconds > TURN_TIMEOUT.as_secs_f64() {
-        Some(format!("no answer within {TURN_TIMEOUT:?}"))
+    let problem = if timed_out {
+        Some(format!("a prompt had no answer within {TURN_TIMEOUT:?}"))
     } else {
         scenario.check(repo, &tools, &answer, compactions)
     };
@@ -582,6 +588,38 @@ fn turn(
         answer,
         problem,
     })
+}
+
+/// Runs `coding-agent ARGS` in `repo` until it exits or [`TURN_TIMEOUT`]
+/// passes (then it is killed); its json events, and whether it finished.
+fn run_prompt(agent: &Path, repo: &Path, args: &[&str]) -> Result<(String, bool)> {
+    let start = Instant::now();
+    let mut child = Command::new(agent)
+        .args(args)
+        .current_dir(repo)
+        .env("CODING_AGENT_DIR", repo.join(".agent"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting coding-agent")?;
+    let mut stdout = child.stdout.take().context("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let finished = loop {
+        if child.try_wait()?.is_some() {
+            break true;
+        }
+        if start.elapsed() > TURN_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    Ok((reader.join().unwrap_or_default(), finished))
 }
 
 #[cfg(test)]
