@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_ai::Content;
-use agent_core::UpdateSink;
+use agent_core::{AgentToolResult, UpdateSink};
 use coding_agent::remote::protocol::Call;
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::tools::builtin_tool;
@@ -39,7 +39,8 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-async fn call(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) {
+/// One call to `tool`; a failed call fails the bench.
+async fn call(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) -> AgentToolResult {
     let result = tool
         .execute(
             "bench",
@@ -48,21 +49,13 @@ async fn call(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) {
             UpdateSink::channel().0,
         )
         .await;
-    assert!(result.is_ok(), "{result:?}");
+    result.unwrap_or_else(|error| panic!("{error:?}"))
 }
 
 /// The text a call returns.
 async fn output(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) -> String {
-    let result = tool
-        .execute(
-            "bench",
-            args.clone(),
-            ToolContext::new(cwd),
-            UpdateSink::channel().0,
-        )
+    call(tool, cwd, args)
         .await
-        .unwrap();
-    result
         .content
         .iter()
         .map(|c| match c {
