@@ -424,6 +424,69 @@ fn compaction_past_the_threshold(wire: Wire) {
     assert_eq!(resumed, expected);
 }
 
+/// A long answer that one compaction kept (the budget was reached at it) is
+/// summarised by the next compaction instead of being kept again and again
+/// until the context overflows (`docs/DEVIATIONS.md` S9).
+#[test]
+fn a_long_answer_an_earlier_compaction_kept_is_summarised_by_the_next_one() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    // reserve and keep scale to 1000 tokens each: compaction above 3000.
+    settings_with_window(&sandbox, 4000);
+    let long_answer = format!("LONG-ANSWER {}", "lorem ".repeat(1500));
+    let summaries = std::sync::atomic::AtomicUsize::new(0);
+    let answer = long_answer.clone();
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            let n = summaries.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            return Reply::Events(
+                wire.events(&Answer::text(&[&summary_text(&format!("SUMMARY-{n}"))])),
+            );
+        }
+        let transcript = wire.transcript(&request.body);
+        let last = transcript.last().cloned().unwrap_or_default();
+        let text = if last == "user: first" {
+            answer.as_str()
+        } else {
+            "ok"
+        };
+        // Every answer reports a context past the threshold.
+        Reply::Events(with_input_tokens(wire.events(&Answer::text(&[text])), 3500))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "first", "second", "third"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let ends: Vec<Value> = session_events(&json_lines(&stdout))
+        .into_iter()
+        .filter(|e| e["type"] == "compaction_end")
+        .collect();
+    // The first compaction kept the long answer (the budget was reached at
+    // it); a later one summarised it.
+    assert!(ends.len() >= 2, "{ends:?}");
+    assert!(
+        ends[..2].iter().all(|e| e["result"].is_object()),
+        "the first two compactions summarised something: {ends:?}"
+    );
+    let requests = server.requests();
+    let summarised: Vec<usize> = requests
+        .iter()
+        .filter(|r| is_summary_request(wire, r))
+        .enumerate()
+        .filter(|(_, r)| wire.transcript(&r.body).join("\n").contains("LONG-ANSWER"))
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        summarised.first().is_some_and(|&n| n >= 1),
+        "a summary request after the first one summarised the long answer: {summarised:?}"
+    );
+    let last = wire.transcript(&requests.last().unwrap().body);
+    assert!(
+        last.iter().all(|line| !line.contains("LONG-ANSWER")),
+        "the long answer left the context: {last:?}"
+    );
+}
+
 #[test]
 fn a_context_past_the_threshold_is_compacted_and_resumes_the_same_openai() {
     compaction_past_the_threshold(Wire::OpenAi);

@@ -70,22 +70,27 @@ impl Cut {
 /// Cuts `entries[start..]` so that about `keep_tokens` of the newest
 /// messages are kept. Walking from the newest message back, the cut goes at
 /// the first valid cut at or after the entry where the kept size reaches
-/// `keep_tokens`; if it never does, nothing is summarised. The cut then moves
-/// back over non-message entries directly before it.
+/// `keep_tokens`; if it never does, nothing is summarised. When it is
+/// reached only at the oldest message of the span, that message is
+/// summarised anyway (the cut goes to the next valid cut after it): a single
+/// long message an earlier compaction kept would otherwise make every later
+/// compaction keep everything, and the context would grow until the
+/// provider refuses it (Pi stops there; `docs/DEVIATIONS.md`). The cut then
+/// moves back over non-message entries directly before it.
 pub fn find_cut(entries: &[Sized], start: usize, keep_tokens: u64) -> Cut {
     let end = entries.len();
-    let first_valid = (start..end).find(|&i| entries[i].kind.is_valid_cut());
+    let valid_from = |from: usize| (from..end).find(|&j| entries[j].kind.is_valid_cut());
+    let oldest_message = (start..end).find(|&i| entries[i].kind.is_message());
     let mut kept = 0;
-    let mut cut = first_valid.unwrap_or(end);
+    let mut cut = valid_from(start).unwrap_or(end);
     for i in (start..end).rev() {
         if !entries[i].kind.is_message() {
             continue;
         }
         kept += entries[i].tokens;
         if kept >= keep_tokens {
-            cut = (i..end)
-                .find(|&j| entries[j].kind.is_valid_cut())
-                .unwrap_or(cut);
+            let from = if Some(i) == oldest_message { i + 1 } else { i };
+            cut = valid_from(from).unwrap_or(cut);
             break;
         }
     }
@@ -176,6 +181,38 @@ mod tests {
                 turn_prefix: 2..5
             }
         );
+    }
+
+    #[test]
+    fn a_budget_reached_only_at_the_oldest_message_summarises_that_message() {
+        // An earlier compaction kept one long answer (index 1, from the
+        // span's start): keeping it again would leave nothing to summarise
+        // however long the session grows.
+        let entries = sized(&[
+            (Compaction, 0),
+            (Assistant, 900),
+            (User, 10),
+            (Assistant, 10),
+            (User, 10),
+            (Assistant, 10),
+        ]);
+        let cut = find_cut(&entries, 1, 500);
+        assert_eq!(
+            cut,
+            Cut {
+                first_kept: 2,
+                history: 1..2,
+                turn_prefix: 2..2
+            }
+        );
+        assert!(cut.summarises_anything());
+    }
+
+    #[test]
+    fn a_span_of_one_message_is_kept_whole() {
+        let entries = sized(&[(User, 900)]);
+        let cut = find_cut(&entries, 0, 500);
+        assert!(!cut.summarises_anything());
     }
 
     #[test]
