@@ -15,6 +15,7 @@ use crate::agent_loop::{
 };
 use crate::event::AgentEvent;
 use crate::history::History;
+use crate::model::ModelHandle;
 use crate::tool_set::ToolSet;
 
 /// Why the agent refused a request (Pi's texts).
@@ -188,6 +189,13 @@ impl Agent {
         let mut state = self.state();
         state.context.tools = tools.clone();
         self.inner.config.tool_updates.offer(tools);
+    }
+
+    /// The model the next request goes to, its provider and thinking level:
+    /// the loop's own handle, so a switch through it (or a clone of it)
+    /// takes effect at the next request, during a run or between runs.
+    pub fn model(&self) -> &ModelHandle {
+        &self.inner.config.model
     }
 
     /// The tools the next request offers.

@@ -20,6 +20,7 @@ use crate::batch::execute_tool_calls;
 use crate::event::{AgentEvent, Emit};
 use crate::history::History;
 use crate::hooks::{NoHooks, ToolCallHooks};
+use crate::model::{ModelChoice, ModelHandle, TransformContext};
 use crate::pipeline::ToolCallScope;
 use crate::queue::MessageQueue;
 use crate::tool::ExecutionMode;
@@ -78,12 +79,13 @@ pub struct TurnSummary<'a> {
 pub type StopAfterTurn = Arc<dyn Fn(&TurnSummary<'_>) -> bool + Send + Sync>;
 
 /// How the loop runs: the model, its provider, hooks, batch mode and queues.
-#[derive(Clone)]
 pub struct LoopConfig {
-    /// The model to ask.
-    pub model: Model,
-    /// Who streams its answers.
-    pub provider: Arc<dyn Provider>,
+    /// The model to ask, its provider and thinking level, read once per
+    /// request: switching it through a clone of the handle takes effect at
+    /// the next request.
+    pub model: ModelHandle,
+    /// Rewrites each request just before it is sent (see [`TransformContext`]).
+    pub transform_context: Option<TransformContext>,
     /// `before_tool_call` and `after_tool_call`.
     pub hooks: Arc<dyn ToolCallHooks>,
     /// `Sequential` runs every batch one call at a time (default `Parallel`).
@@ -94,8 +96,6 @@ pub struct LoopConfig {
     pub follow_up: MessageQueue,
     /// Asked after each turn; `true` ends the run.
     pub should_stop_after_turn: Option<StopAfterTurn>,
-    /// The thinking level each request asks for (`None`: the wire default).
-    pub reasoning: Option<ThinkingLevel>,
     /// Tools given to [`crate::Agent::set_tools`] during a run, taken by the
     /// run before its next request.
     pub(crate) tool_updates: ToolUpdates,
@@ -129,23 +129,37 @@ impl ToolUpdates {
 impl LoopConfig {
     /// Parallel batches, no hooks, one-at-a-time queues, no stop predicate.
     pub fn new(model: Model, provider: Arc<dyn Provider>) -> Self {
+        Self::with_model_handle(ModelHandle::new(model, provider))
+    }
+
+    /// As [`LoopConfig::new`], asking whatever `model` holds at each request.
+    pub fn with_model_handle(model: ModelHandle) -> Self {
         LoopConfig {
             model,
-            provider,
+            transform_context: None,
             hooks: Arc::new(NoHooks),
             tool_execution: ExecutionMode::Parallel,
             steering: MessageQueue::default(),
             follow_up: MessageQueue::default(),
             should_stop_after_turn: None,
-            reasoning: None,
             tool_updates: ToolUpdates::default(),
         }
     }
 
     /// Sets the thinking level requests ask for.
     #[must_use]
-    pub fn with_reasoning(mut self, level: ThinkingLevel) -> Self {
-        self.reasoning = Some(level);
+    pub fn with_reasoning(self, level: ThinkingLevel) -> Self {
+        self.model.set_reasoning(Some(level));
+        self
+    }
+
+    /// Sets the request rewrite.
+    #[must_use]
+    pub fn with_transform_context(
+        mut self,
+        transform: impl Fn(&Model, Context) -> Context + Send + Sync + 'static,
+    ) -> Self {
+        self.transform_context = Some(Arc::new(transform));
         self
     }
 
@@ -195,7 +209,6 @@ impl std::fmt::Debug for LoopConfig {
             .field("tool_execution", &self.tool_execution)
             .field("steering", &self.steering)
             .field("follow_up", &self.follow_up)
-            .field("reasoning", &self.reasoning)
             .finish_non_exhaustive()
     }
 }
@@ -400,15 +413,21 @@ async fn stream_assistant_response(
     cancel: &CancellationToken,
     emit: &Emit<'_>,
 ) -> AssistantMessage {
-    let request = Context {
+    let ModelChoice {
+        model,
+        provider,
+        reasoning,
+    } = config.model.current();
+    let mut request = Context {
         system_prompt: context.system_prompt.clone(),
         messages: context.messages.snapshot(),
         tools: context.tools.shared_definitions(),
-        reasoning: config.reasoning,
+        reasoning,
     };
-    let mut stream = config
-        .provider
-        .stream(&config.model, &request, cancel.clone());
+    if let Some(transform) = &config.transform_context {
+        request = transform(&model, request);
+    }
+    let mut stream = provider.stream(&model, &request, cancel.clone());
     drop(request);
     let mut started = false;
     let mut final_message = None;
@@ -438,7 +457,7 @@ async fn stream_assistant_response(
     // it is dropped; drop it before the answer is appended.
     drop(stream);
     let message = final_message.unwrap_or_else(|| {
-        let mut broken = AssistantMessage::empty(&config.model);
+        let mut broken = AssistantMessage::empty(&model);
         broken.stop_reason = if cancel.is_cancelled() {
             StopReason::Aborted
         } else {

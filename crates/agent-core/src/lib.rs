@@ -81,6 +81,7 @@ pub mod batch;
 pub mod event;
 pub mod history;
 pub mod hooks;
+pub mod model;
 pub mod pipeline;
 pub mod queue;
 pub mod tool;
@@ -98,6 +99,7 @@ pub use hooks::{
     AfterToolCallContext, BeforeToolCall, NoHooks, ToolCallContext, ToolCallHooks,
     ToolResultOverride,
 };
+pub use model::{ModelChoice, ModelHandle, TransformContext};
 pub use pipeline::{
     ToolCallScope, error_result, run_single_tool_call, run_single_tool_call_with_updates,
 };

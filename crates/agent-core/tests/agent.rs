@@ -333,3 +333,46 @@ async fn set_tools_takes_effect_at_the_next_request_not_in_the_running_batch() {
     agent.set_tools(Arc::new(agent_core::ToolSet::empty()));
     assert!(agent.tools().definitions().is_empty());
 }
+
+#[tokio::test]
+async fn a_model_switched_through_the_handle_gets_the_next_request() {
+    let first = ScriptedProvider::new([reply(vec![text("from first")])]);
+    let second = ScriptedProvider::new([reply(vec![text("from second")])]);
+    let agent = agent(&first, Vec::new());
+    agent.prompt("one").await.unwrap();
+    let mut model = ScriptedProvider::model();
+    model.id = "second-model".into();
+    agent.model().set_model(model, Arc::new(second.clone()));
+    agent
+        .model()
+        .set_reasoning(Some(agent_ai::ThinkingLevel::High));
+    agent.prompt("two").await.unwrap();
+    assert_eq!(first.requests().len(), 1);
+    let requests = second.requests();
+    assert_eq!(requests.len(), 1, "the second run asked the new provider");
+    assert_eq!(requests[0].reasoning, Some(agent_ai::ThinkingLevel::High));
+    let last = agent.messages().pop().unwrap();
+    let Message::Assistant(answer) = last else {
+        panic!("{last:?}")
+    };
+    assert_eq!(answer.text(), "from second");
+    assert_eq!(agent.model().model().id, "second-model");
+}
+
+#[tokio::test]
+async fn transform_context_rewrites_the_request_but_not_the_history() {
+    let provider = ScriptedProvider::new([reply(vec![text("ok")])]);
+    let config = LoopConfig::new(ScriptedProvider::model(), Arc::new(provider.clone()))
+        .with_transform_context(|model, mut context| {
+            context.system_prompt = Some(format!("for {}", model.id).into());
+            context
+        });
+    let agent = Agent::new(config, context(Vec::new()));
+    agent.prompt("hi").await.unwrap();
+    let sent = provider.requests();
+    assert_eq!(
+        sent[0].system_prompt.as_deref(),
+        Some(format!("for {}", ScriptedProvider::model().id).as_str())
+    );
+    assert_eq!(transcript(&agent), ["user hi", "assistant ok"]);
+}

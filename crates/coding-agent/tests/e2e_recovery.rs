@@ -944,3 +944,58 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     assert_eq!(state["data"]["model"], model("local", "local-model"));
     rpc.finish();
 }
+
+/// A tool result far larger than the window is cut on its way to the model
+/// (head, notice, tail; the full text in the file the notice names), while
+/// the session keeps it whole (`docs/DEVIATIONS.md` S8).
+#[test]
+fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
+    for wire in WIRES {
+        let sandbox = Sandbox::new();
+        // Usable window 3000 tokens: a result is cut to 1500 (6000 chars).
+        settings_with_window(&sandbox, 4000);
+        let big: String = (1..=1500)
+            .map(|n| format!("line {n:04} of the big file\n"))
+            .collect();
+        std::fs::write(sandbox.work.join("big.txt"), &big).unwrap();
+        let server = ModelServer::only(
+            wire,
+            vec![
+                Answer::call("call_big", "read", json!({"path": "big.txt"})),
+                Answer::text(&["ok"]),
+            ],
+        );
+        let mut command = sandbox.command(wire, &server);
+        command.args(["--mode", "json", "read big.txt"]);
+        let (status, _, stderr) = Running::spawn(command).finish();
+        assert!(status.success(), "{wire:?}: {stderr}");
+        let requests = server.requests();
+        let sent = wire.transcript(&requests[1].body);
+        let result = sent
+            .iter()
+            .find(|line| line.starts_with("tool call_big: "))
+            .unwrap();
+        assert!(result.len() < 7000, "{wire:?}: {} chars sent", result.len());
+        assert!(result.contains("line 0001 of the big file"), "{wire:?}");
+        assert!(result.contains("line 1500 of the big file"), "{wire:?}");
+        let notice = "characters cut here to fit the model's context window. Full output: ";
+        let at = result.find(notice).expect("the cut notice") + notice.len();
+        let path = &result[at..result[at..].find(". Read parts").unwrap() + at];
+        let saved = std::fs::read_to_string(path).unwrap();
+        assert!(saved.starts_with("line 0001 of the big file\n"), "{wire:?}");
+        assert!(saved.contains("line 1500 of the big file"), "{wire:?}");
+        // The session keeps the whole result.
+        let lines = only_session_file(&sandbox);
+        let kept = lines
+            .iter()
+            .find(|l| l["message"]["role"] == "toolResult")
+            .unwrap();
+        assert!(
+            kept["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("line 0750 of the big file"),
+            "{wire:?}"
+        );
+    }
+}

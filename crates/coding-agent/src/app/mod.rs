@@ -22,11 +22,12 @@ use agent_ai::message::now_millis;
 use agent_ai::thinking::{clamp, next_level, supported_levels};
 use agent_ai::validate::SchemaError;
 use agent_ai::{
-    AssistantStream, Content, Context, ImageContent, Message, Model, Provider, StopReason,
-    ThinkingLevel, UserContent, UserMessage,
+    Content, Context, ImageContent, Message, Model, Provider, StopReason, ThinkingLevel,
+    UserContent, UserMessage,
 };
 use agent_core::{
-    Agent, AgentContext, AgentEvent, AgentEvents, LoopConfig, MessageQueue, QueueMode, ToolSet,
+    Agent, AgentContext, AgentEvent, AgentEvents, LoopConfig, MessageQueue, ModelHandle, QueueMode,
+    ToolSet,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -97,10 +98,10 @@ struct Inner {
     #[cfg(feature = "mcp")]
     mcp: Mutex<Option<crate::mcp::McpServers>>,
     session: Mutex<SessionManager>,
-    /// The model and provider the next request goes to (the loop's own
-    /// model is only the first one: [`SwitchableProvider`] sends each
-    /// request to the current pair).
-    current: Arc<Mutex<CurrentModel>>,
+    /// The model, provider and thinking level the next request goes to:
+    /// the loop's own handle, shared (the thinking level is always one the
+    /// model supports).
+    model: ModelHandle,
     cwd: PathBuf,
     steering: MessageQueue,
     follow_up: MessageQueue,
@@ -125,14 +126,6 @@ struct Inner {
     guard: Option<Arc<Guard>>,
     /// Where a level comes from when the session or a model switch needs one.
     thinking: ThinkingOptions,
-}
-
-/// The model in use, the provider that serves it, and how hard it thinks.
-struct CurrentModel {
-    model: Model,
-    provider: Arc<dyn Provider>,
-    /// Always one the model supports.
-    thinking: ThinkingLevel,
 }
 
 /// Why [`AgentSession::set_model`] did not switch.
@@ -174,17 +167,14 @@ impl AgentSession {
         {
             tracing::warn!("cannot save the session: {error}");
         }
-        let current = Arc::new(Mutex::new(CurrentModel {
-            model: model.clone(),
-            provider,
-            thinking: level,
-        }));
+        let handle = ModelHandle::new(model, provider);
+        handle.set_reasoning(Some(level));
         let ctx_factory: ContextFactory = {
             let cwd = cwd.clone();
-            let current = current.clone();
+            let handle = handle.clone();
             Arc::new(move |cancel: CancellationToken| ToolContext {
                 cancel,
-                model: Some(lock(&current).model.clone()),
+                model: Some(handle.model()),
                 ..ToolContext::new(cwd.clone())
             })
         };
@@ -197,11 +187,9 @@ impl AgentSession {
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
         let recovery = Arc::new(Mutex::new(RecoverySettings::default()));
-        let switchable = SwitchableProvider {
-            current: current.clone(),
-            recovery: recovery.clone(),
-        };
-        let mut config = LoopConfig::new(model, Arc::new(switchable))
+        let fit = recovery.clone();
+        let mut config = LoopConfig::with_model_handle(handle.clone())
+            .with_transform_context(move |model, context| fit_to_window(&fit, model, context))
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
         match (&guard, &hooks) {
@@ -221,7 +209,7 @@ impl AgentSession {
             #[cfg(feature = "mcp")]
             mcp: Mutex::default(),
             session: Mutex::new(session),
-            current,
+            model: handle,
             cwd,
             steering,
             follow_up,
@@ -418,8 +406,8 @@ impl AgentSession {
 
     /// The model and provider the next request goes to.
     pub(crate) fn current(&self) -> (Model, Arc<dyn Provider>) {
-        let current = lock(&self.inner.current);
-        (current.model.clone(), current.provider.clone())
+        let choice = self.inner.model.current();
+        (choice.model, choice.provider)
     }
 
     /// Compacts the conversation now: the summariser writes the summary, the
@@ -476,7 +464,7 @@ impl AgentSession {
 
     /// The model in use.
     pub fn model(&self) -> Model {
-        lock(&self.inner.current).model.clone()
+        self.inner.model.model()
     }
 
     /// Sends the following runs to `model` on `provider` (tools see it too)
@@ -491,16 +479,16 @@ impl AgentSession {
             return Err(SetModelError::Running);
         }
         let (provider_name, model_id) = (model.provider.clone(), model.id.clone());
-        let level = {
-            let mut current = lock(&self.inner.current);
-            let level =
-                self.inner
-                    .thinking
-                    .level_after_switch(&current.model, current.thinking, &model);
-            current.model = model;
-            current.provider = provider;
+        let level = self.inner.model.update(|choice| {
+            let level = self.inner.thinking.level_after_switch(
+                &choice.model,
+                choice.reasoning.unwrap_or(ThinkingLevel::Off),
+                &model,
+            );
+            choice.model = model;
+            choice.provider = provider;
             level
-        };
+        });
         self.session()
             .append_model_change(&provider_name, &model_id)?;
         self.set_thinking_level(level)?;
@@ -509,7 +497,7 @@ impl AgentSession {
 
     /// The thinking level requests ask for.
     pub fn thinking_level(&self) -> ThinkingLevel {
-        lock(&self.inner.current).thinking
+        self.inner.model.reasoning().unwrap_or(ThinkingLevel::Off)
     }
 
     /// The levels the current model supports, in order.
@@ -522,13 +510,12 @@ impl AgentSession {
     /// `thinking_level_change` entry and tells `thinking_level_changed`.
     /// Returns the level in force.
     pub fn set_thinking_level(&self, wanted: ThinkingLevel) -> Result<ThinkingLevel, SessionError> {
-        let (level, changed) = {
-            let mut current = lock(&self.inner.current);
-            let level = clamp(&current.model, wanted);
-            let changed = level != current.thinking;
-            current.thinking = level;
+        let (level, changed) = self.inner.model.update(|choice| {
+            let level = clamp(&choice.model, wanted);
+            let changed = Some(level) != choice.reasoning;
+            choice.reasoning = Some(level);
             (level, changed)
-        };
+        });
         if changed {
             self.session().append_thinking_level_change(level)?;
             self.notify(SessionEvent::ThinkingLevelChanged { level });
@@ -540,10 +527,11 @@ impl AgentSession {
     /// `cycle_thinking_level`, Shift+Tab); `None` for a model without
     /// reasoning.
     pub fn cycle_thinking_level(&self) -> Result<Option<ThinkingLevel>, SessionError> {
-        let next = {
-            let current = lock(&self.inner.current);
-            next_level(&current.model, current.thinking)
-        };
+        let choice = self.inner.model.current();
+        let next = next_level(
+            &choice.model,
+            choice.reasoning.unwrap_or(ThinkingLevel::Off),
+        );
         next.map(|level| self.set_thinking_level(level)).transpose()
     }
 
@@ -552,7 +540,7 @@ impl AgentSession {
     fn restore_thinking_level(&self) {
         let recorded = self.session().thinking_level();
         let level = self.inner.thinking.initial_level(&self.model(), recorded);
-        lock(&self.inner.current).thinking = level;
+        self.inner.model.set_reasoning(Some(level));
         if recorded != Some(level)
             && let Err(error) = self.session().append_thinking_level_change(level)
         {
@@ -883,52 +871,21 @@ pub fn default_tool_names() -> Vec<String> {
         .collect()
 }
 
-/// Sends each request to the session's current model and provider at its
-/// thinking level (the loop's fixed model is ignored, so
-/// [`AgentSession::set_model`] and [`AgentSession::set_thinking_level`] take
-/// effect at the next request).
-///
-/// Tool results far larger than what is left of the model's window are cut
-/// on the way ([`fit_tool_results`]).
-struct SwitchableProvider {
-    current: Arc<Mutex<CurrentModel>>,
-    recovery: Arc<Mutex<RecoverySettings>>,
-}
-
-impl Provider for SwitchableProvider {
-    fn stream(
-        &self,
-        _model: &Model,
-        context: &Context,
-        cancel: CancellationToken,
-    ) -> AssistantStream {
-        let (model, provider, level) = {
-            let current = lock(&self.current);
-            (
-                current.model.clone(),
-                current.provider.clone(),
-                current.thinking,
-            )
-        };
-        let context = Context {
-            reasoning: Some(level),
-            ..context.clone()
-        };
-        let context = &context;
-        let settings = *lock(&self.recovery);
-        let window = settings.window_for(&model);
-        let (reserve, _) = settings.compaction.scaled(window);
-        let usable = window.saturating_sub(reserve);
-        // A history that fits is sent as it is shared (nothing to cut, no copy).
-        let total: u64 = context.messages.iter().map(estimate_tokens).sum();
-        if total <= usable {
-            return provider.stream(&model, context, cancel);
-        }
-        let messages = fit_tool_results(context.messages.to_vec(), usable, &std::env::temp_dir());
-        let context = Context {
-            messages: Arc::new(messages),
-            ..context.clone()
-        };
-        provider.stream(&model, &context, cancel)
+/// Cuts tool results far larger than what is left of `model`'s window
+/// ([`fit_tool_results`]) before a request is sent; a history that fits is
+/// sent as it is shared (nothing to cut, no copy).
+fn fit_to_window(recovery: &Mutex<RecoverySettings>, model: &Model, context: Context) -> Context {
+    let settings = *lock(recovery);
+    let window = settings.window_for(model);
+    let (reserve, _) = settings.compaction.scaled(window);
+    let usable = window.saturating_sub(reserve);
+    let total: u64 = context.messages.iter().map(estimate_tokens).sum();
+    if total <= usable {
+        return context;
+    }
+    let messages = fit_tool_results(context.messages.to_vec(), usable, &std::env::temp_dir());
+    Context {
+        messages: Arc::new(messages),
+        ..context
     }
 }
