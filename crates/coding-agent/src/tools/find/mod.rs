@@ -10,8 +10,6 @@
 
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -24,6 +22,7 @@ use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
+use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
 const NO_FILES: &str = "No files found matching pattern";
@@ -50,19 +49,7 @@ pub struct FindArgs {
 
 /// The `find` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct FindTool {
-    /// Where the walk happens.
-    pub ops: Arc<dyn FindOperations>,
-}
-
-/// `find` on this machine.
-impl Default for FindTool {
-    fn default() -> Self {
-        FindTool {
-            ops: Arc::new(self::ops::LocalFindOperations::default()),
-        }
-    }
-}
+pub type FindTool = OpsTool<dyn FindOperations>;
 
 /// What `find` reports besides its text (Pi's `FindToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -9,8 +9,6 @@
 
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -23,6 +21,7 @@ use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
+use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
 const NO_MATCHES: &str = "No matches found";
@@ -58,19 +57,7 @@ pub struct GrepArgs {
 
 /// The `grep` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct GrepTool {
-    /// Where the search happens.
-    pub ops: Arc<dyn GrepOperations>,
-}
-
-/// `grep` on this machine.
-impl Default for GrepTool {
-    fn default() -> Self {
-        GrepTool {
-            ops: Arc::new(self::ops::LocalGrepOperations::default()),
-        }
-    }
-}
+pub type GrepTool = OpsTool<dyn GrepOperations>;
 
 /// What `grep` reports besides its text (Pi's `GrepToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

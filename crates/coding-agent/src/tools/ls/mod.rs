@@ -4,8 +4,6 @@
 pub mod collate;
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -21,6 +19,7 @@ use crate::support::fs_error::FsError;
 use crate::support::js_number;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
+use crate::tools::OpsTool;
 
 /// The tool's name.
 pub const NAME: &str = "ls";
@@ -51,19 +50,7 @@ pub struct LsArgs {
 /// The `ls` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition). It reaches the file system only
 /// through its [`LsOperations`].
-pub struct LsTool {
-    /// Where the directory is read.
-    pub ops: Arc<dyn LsOperations>,
-}
-
-/// `ls` on this machine.
-impl Default for LsTool {
-    fn default() -> Self {
-        LsTool {
-            ops: Arc::new(self::ops::LocalLsOperations),
-        }
-    }
-}
+pub type LsTool = OpsTool<dyn LsOperations>;
 
 /// What `ls` reports besides its text (Pi's `LsToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
