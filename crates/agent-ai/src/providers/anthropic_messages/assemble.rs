@@ -24,7 +24,7 @@ const REDACTED_THINKING: &str = "[Reasoning redacted]";
 
 /// The message under construction.
 #[derive(Clone)]
-pub(super) struct Assembler {
+pub struct Assembler {
     message: AssistantMessage,
     open: Vec<OpenBlock>,
     stop_reason: Option<String>,

@@ -47,7 +47,7 @@ struct OpenCall {
 
 /// Builds the assistant message from chunks and says what changed, as events.
 #[derive(Clone)]
-pub(super) struct Assembler {
+pub struct Assembler {
     output: AssistantMessage,
     /// The tools sent with the request, for text tool-call recovery (empty
     /// when recovery is off).
