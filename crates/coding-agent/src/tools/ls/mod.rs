@@ -14,7 +14,7 @@ use self::collate::collation_key;
 use self::ops::LsOperations;
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
-use crate::render::{RenderOptions, Style, StyledLine, call};
+use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::fs_error::FsError;
 use crate::support::js_number;
 use crate::support::paths::resolve_dir_arg;
@@ -161,10 +161,10 @@ impl TypedTool for LsTool {
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
         let path = call::non_empty_str_arg(args, "path").unwrap_or(".");
         let line = call::with_main_arg(call::header("ls"), Some(path));
-        vec![match call::number_arg(args, "limit") {
-            Some(limit) => line.push(format!(" limit {}", call::format_number(limit)), Style::Dim),
-            None => line,
-        }]
+        vec![call::with_qualifiers(
+            line,
+            [call::number_qualifier(args, "limit")],
+        )]
     }
 
     /// The number of entries and the first lines (all when expanded).
