@@ -271,16 +271,28 @@ impl PartialParser {
                 return Ok(Value::Object(map));
             };
             map.insert(key, value);
-            self.skip_whitespace();
-            match self.peek() {
-                None => return Ok(Value::Object(map)),
-                Some(',') => self.at += 1,
-                Some('}') => {
-                    self.at += 1;
-                    return Ok(Value::Object(map));
-                }
-                Some(_) => return Err(Invalid),
+            if !self.next_member('}')? {
+                return Ok(Value::Object(map));
             }
+        }
+    }
+
+    /// After a member of an object or an array: `true` when a `,` says
+    /// another follows, `false` when the container ends here (at `close`,
+    /// or where the input ends).
+    fn next_member(&mut self, close: char) -> Result<bool, Invalid> {
+        self.skip_whitespace();
+        match self.peek() {
+            None => Ok(false),
+            Some(',') => {
+                self.at += 1;
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.at += 1;
+                Ok(false)
+            }
+            Some(_) => Err(Invalid),
         }
     }
 
@@ -297,15 +309,8 @@ impl PartialParser {
                 return Ok(Value::Array(items));
             };
             items.push(value);
-            self.skip_whitespace();
-            match self.peek() {
-                None => return Ok(Value::Array(items)),
-                Some(',') => self.at += 1,
-                Some(']') => {
-                    self.at += 1;
-                    return Ok(Value::Array(items));
-                }
-                Some(_) => return Err(Invalid),
+            if !self.next_member(']')? {
+                return Ok(Value::Array(items));
             }
         }
     }

@@ -247,63 +247,89 @@ impl AssistantMessageEvent {
         }
     }
 
+    /// The `*Start` event of the block at `content_index` of `partial`, of
+    /// that block's kind; `None` when `partial` holds no block there.
+    pub fn block_start(partial: AssistantMessage, content_index: usize) -> Option<Self> {
+        Some(match partial.content.get(content_index)? {
+            AssistantContent::Text(_) => Self::TextStart {
+                content_index,
+                partial,
+            },
+            AssistantContent::Thinking(_) => Self::ThinkingStart {
+                content_index,
+                partial,
+            },
+            AssistantContent::ToolCall(_) => Self::ToolCallStart {
+                content_index,
+                partial,
+            },
+        })
+    }
+
+    /// The `*Delta` event bringing `delta` to the block at `content_index` of
+    /// `partial` (which already holds it), of that block's kind.
+    pub fn block_delta(
+        partial: AssistantMessage,
+        content_index: usize,
+        delta: String,
+    ) -> Option<Self> {
+        Some(match partial.content.get(content_index)? {
+            AssistantContent::Text(_) => Self::TextDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            AssistantContent::Thinking(_) => Self::ThinkingDelta {
+                content_index,
+                delta,
+                partial,
+            },
+            AssistantContent::ToolCall(_) => Self::ToolCallDelta {
+                content_index,
+                delta,
+                partial,
+            },
+        })
+    }
+
+    /// The `*End` event of the block at `content_index` of `partial`, with
+    /// the block's whole content (its text, its reasoning, the tool call).
+    pub fn block_end(partial: AssistantMessage, content_index: usize) -> Option<Self> {
+        Some(match partial.content.get(content_index)? {
+            AssistantContent::Text(text) => Self::TextEnd {
+                content_index,
+                content: text.text.clone(),
+                partial,
+            },
+            AssistantContent::Thinking(thinking) => Self::ThinkingEnd {
+                content_index,
+                content: thinking.thinking.clone(),
+                partial,
+            },
+            AssistantContent::ToolCall(call) => Self::ToolCallEnd {
+                content_index,
+                tool_call: call.clone(),
+                partial,
+            },
+        })
+    }
+
     /// The events of a block that arrives whole (a scripted answer, tool
     /// calls recovered from text, a custom provider's answer), as if it had
-    /// streamed: its start, one
-    /// delta with all of it, its end. `partial` is the message holding the
-    /// block at `content_index`; `None` when it holds none there.
+    /// streamed: its start, one delta with all of it, its end. `partial` is
+    /// the message holding the block at `content_index`; `None` when it
+    /// holds none there.
     pub fn whole_block(partial: &AssistantMessage, content_index: usize) -> Option<[Self; 3]> {
-        let events = match partial.content.get(content_index)? {
-            AssistantContent::Text(t) => [
-                AssistantMessageEvent::TextStart {
-                    content_index,
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::TextDelta {
-                    content_index,
-                    delta: t.text.clone(),
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::TextEnd {
-                    content_index,
-                    content: t.text.clone(),
-                    partial: partial.clone(),
-                },
-            ],
-            AssistantContent::Thinking(t) => [
-                AssistantMessageEvent::ThinkingStart {
-                    content_index,
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ThinkingDelta {
-                    content_index,
-                    delta: t.thinking.clone(),
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ThinkingEnd {
-                    content_index,
-                    content: t.thinking.clone(),
-                    partial: partial.clone(),
-                },
-            ],
-            AssistantContent::ToolCall(call) => [
-                AssistantMessageEvent::ToolCallStart {
-                    content_index,
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ToolCallDelta {
-                    content_index,
-                    delta: call.arguments.to_string(),
-                    partial: partial.clone(),
-                },
-                AssistantMessageEvent::ToolCallEnd {
-                    content_index,
-                    tool_call: call.clone(),
-                    partial: partial.clone(),
-                },
-            ],
+        let delta = match partial.content.get(content_index)? {
+            AssistantContent::Text(text) => text.text.clone(),
+            AssistantContent::Thinking(thinking) => thinking.thinking.clone(),
+            AssistantContent::ToolCall(call) => call.arguments.to_string(),
         };
-        Some(events)
+        Some([
+            Self::block_start(partial.clone(), content_index)?,
+            Self::block_delta(partial.clone(), content_index, delta)?,
+            Self::block_end(partial.clone(), content_index)?,
+        ])
     }
 
     /// An `Error` event for `model` with `stopReason` `error` or `aborted`.

@@ -113,7 +113,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ops: fs.clone(),
         options: ReadToolOptions::default(),
     });
-    let write = Typed::new(WriteTool { ops: fs.clone() });
+    let write = Typed::new(WriteTool::new(fs.clone()));
     // A directory that exists nowhere: the tools resolve paths against it,
     // and only the Operations above ever see them.
     let context: ContextFactory = Arc::new(|cancel| ToolContext {

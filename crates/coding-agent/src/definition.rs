@@ -276,11 +276,8 @@ pub trait TypedTool: Send + Sync + 'static {
     const ABORTED: &'static str = ABORTED;
     /// What a cancellation during `run` does.
     const ON_CANCEL: OnCancel = OnCancel::Abort;
-
     /// Whether this tool may share a batch with others.
-    fn execution_mode(&self) -> ExecutionMode {
-        ExecutionMode::Parallel
-    }
+    const EXECUTION_MODE: ExecutionMode = ExecutionMode::Parallel;
 
     /// Compatibility shim run before schema validation.
     fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
@@ -373,7 +370,7 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
     }
 
     fn execution_mode(&self) -> ExecutionMode {
-        self.inner.execution_mode()
+        T::EXECUTION_MODE
     }
 
     fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {

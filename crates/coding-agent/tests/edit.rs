@@ -717,11 +717,9 @@ async fn edits_to_different_files_run_in_parallel() {
     let fx = Fixture::new();
     fx.put("a.txt", "a");
     fx.put("b.txt", "b");
-    let tool = Typed::new(EditTool {
-        ops: Arc::new(RendezvousReads {
-            barrier: Barrier::new(2),
-        }),
-    });
+    let tool = Typed::new(EditTool::new(Arc::new(RendezvousReads {
+        barrier: Barrier::new(2),
+    })));
     let cwd = fx.cwd();
     let both = futures::future::join(
         run(

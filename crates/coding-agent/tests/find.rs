@@ -325,9 +325,7 @@ impl FindOperations for Stuck {
 async fn find_cancelled_while_running_is_aborted() {
     let ctx = ToolContext::new("/");
     let cancel = ctx.cancel.clone();
-    let tool = Typed::new(FindTool {
-        ops: Arc::new(Stuck),
-    });
+    let tool = Typed::new(FindTool::new(Arc::new(Stuck)));
     let call = tool.execute("call", json!({"pattern": "*"}), ctx, UpdateSink::discard());
     cancel.cancel();
     assert_eq!(call.await.unwrap_err().message(), "Operation aborted");
@@ -356,9 +354,7 @@ async fn find_passes_pis_arguments_to_the_operations() {
         }
     }
     let result = run(
-        &Typed::new(FindTool {
-            ops: Arc::new(Expect),
-        }),
+        &Typed::new(FindTool::new(Arc::new(Expect))),
         Path::new("/cwd"),
         json!({"pattern": "*.ts", "path": ""}),
     )

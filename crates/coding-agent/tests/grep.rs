@@ -523,9 +523,7 @@ impl GrepOperations for Stuck {
 async fn grep_cancelled_while_running_is_aborted() {
     let ctx = ToolContext::new("/");
     let cancel = ctx.cancel.clone();
-    let tool = Typed::new(GrepTool {
-        ops: Arc::new(Stuck),
-    });
+    let tool = Typed::new(GrepTool::new(Arc::new(Stuck)));
     let call = tool.execute("call", json!({"pattern": "x"}), ctx, UpdateSink::discard());
     cancel.cancel();
     assert_eq!(call.await.unwrap_err().message(), "Operation aborted");
@@ -547,23 +545,21 @@ impl GrepOperations for Canned {
 
 #[tokio::test]
 async fn grep_shows_unreadable_files_in_context_mode() {
-    let tool = Typed::new(GrepTool {
-        ops: Arc::new(Canned(vec![
-            GrepMatch {
-                path: "gone.txt".into(),
-                line_number: 3,
-                lines: MatchLines::Unreadable,
+    let tool = Typed::new(GrepTool::new(Arc::new(Canned(vec![
+        GrepMatch {
+            path: "gone.txt".into(),
+            line_number: 3,
+            lines: MatchLines::Unreadable,
+        },
+        GrepMatch {
+            path: "here.txt".into(),
+            line_number: 2,
+            lines: MatchLines::Window {
+                first: 1,
+                lines: vec!["a".into(), "hit".into()],
             },
-            GrepMatch {
-                path: "here.txt".into(),
-                line_number: 2,
-                lines: MatchLines::Window {
-                    first: 1,
-                    lines: vec!["a".into(), "hit".into()],
-                },
-            },
-        ])),
-    });
+        },
+    ]))));
     let result = run(
         &tool,
         Path::new("/"),
@@ -604,9 +600,7 @@ async fn grep_passes_pis_arguments_to_the_operations() {
         }
     }
     let result = run(
-        &Typed::new(GrepTool {
-            ops: Arc::new(Expect),
-        }),
+        &Typed::new(GrepTool::new(Arc::new(Expect))),
         Path::new("/cwd"),
         json!({"pattern": "p", "path": "@sub", "glob": "", "ignoreCase": true,
                "context": 2.9, "limit": -3}),

@@ -404,11 +404,9 @@ impl LsOperations for FakeDir {
 
 #[tokio::test]
 async fn ls_unreadable_directory_reports_nodes_error() {
-    let tool = Typed::new(LsTool {
-        ops: Arc::new(FakeDir {
-            read_dir: FakeReadDir::Fails(13),
-        }),
-    });
+    let tool = Typed::new(LsTool::new(Arc::new(FakeDir {
+        read_dir: FakeReadDir::Fails(13),
+    })));
     let err = run_in(&tool, Path::new("/srv"), json!({"path": "locked"}), false)
         .await
         .unwrap_err();
@@ -430,11 +428,9 @@ async fn ls_cancelled_before_it_starts_is_aborted() {
 #[tokio::test]
 async fn ls_cancelled_while_reading_is_aborted() {
     let entered = Arc::new(Notify::new());
-    let tool = Typed::new(LsTool {
-        ops: Arc::new(FakeDir {
-            read_dir: FakeReadDir::Hangs(entered.clone()),
-        }),
-    });
+    let tool = Typed::new(LsTool::new(Arc::new(FakeDir {
+        read_dir: FakeReadDir::Hangs(entered.clone()),
+    })));
     let ctx = ToolContext::new("/srv");
     let cancel = ctx.cancel.clone();
     let call = tokio::spawn(async move {

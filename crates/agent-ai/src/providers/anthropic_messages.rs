@@ -14,15 +14,11 @@ mod assemble;
 mod request;
 mod wire;
 
-use std::sync::Arc;
-
-use tokio_util::sync::CancellationToken;
-
 use self::assemble::Assembler;
 use super::ProviderConfig;
-use super::driver::drive;
+use super::driver::{HttpProvider, WireApi};
 use super::http::{Endpoint, HttpError, JsonPost};
-use crate::stream::{AssistantStream, Context, Model, Provider};
+use crate::stream::{Context, Model};
 
 /// The wire API name this provider implements.
 pub const API: &str = "anthropic-messages";
@@ -30,55 +26,29 @@ pub const API: &str = "anthropic-messages";
 /// The `anthropic-version` header this code speaks.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// A provider for Anthropic's Messages API (and compatible endpoints).
-#[derive(Clone)]
-pub struct AnthropicMessagesProvider {
-    endpoint: Endpoint,
-}
+/// A provider for Anthropic's Messages API (and compatible endpoints), for
+/// `config.base_url` (e.g. `https://api.anthropic.com`).
+pub type AnthropicMessagesProvider = HttpProvider<AnthropicMessages>;
 
-impl AnthropicMessagesProvider {
-    /// A provider for `config.base_url` (e.g. `https://api.anthropic.com`).
-    /// The HTTP client (connection pool) is built once here and shared by
-    /// all requests.
-    pub fn new(config: ProviderConfig) -> Self {
-        AnthropicMessagesProvider {
-            endpoint: Endpoint::new(config),
-        }
-    }
+/// The Messages API's request and decoder.
+pub struct AnthropicMessages;
 
-    /// The POST of one request, with the key as `x-api-key` when there is one.
-    fn post(&self, model: &Model, context: &Context) -> Result<JsonPost, HttpError> {
-        let config = &self.endpoint.config;
+impl WireApi for AnthropicMessages {
+    const PROVIDER: &'static str = "AnthropicMessagesProvider";
+    type Decoder = Assembler;
+
+    /// `{base_url}/v1/messages`, with the key as `x-api-key` when there is one.
+    fn post(endpoint: &Endpoint, model: &Model, context: &Context) -> Result<JsonPost, HttpError> {
+        let config = &endpoint.config;
         let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
         if let Some(key) = &config.api_key {
             headers.push(("x-api-key", key));
         }
         let body = request::request_body(model, context, config);
-        self.endpoint.post("v1/messages", headers, &body)
+        endpoint.post("v1/messages", headers, &body)
     }
-}
 
-/// Shows where it sends requests, never the API key.
-impl std::fmt::Debug for AnthropicMessagesProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicMessagesProvider")
-            .field("base_url", &self.endpoint.config.base_url)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Provider for AnthropicMessagesProvider {
-    fn stream(
-        &self,
-        model: &Model,
-        context: &Context,
-        cancel: CancellationToken,
-    ) -> AssistantStream {
-        drive(
-            Arc::clone(&self.endpoint.config),
-            self.post(model, context),
-            Assembler::new(model),
-            cancel,
-        )
+    fn decoder(_config: &ProviderConfig, model: &Model, _context: &Context) -> Assembler {
+        Assembler::new(model)
     }
 }

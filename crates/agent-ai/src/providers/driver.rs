@@ -16,19 +16,23 @@
 //! 4. exactly one last event: `done` when the decoder says the response is
 //!    complete, else `error` with the message so far, `stopReason` `error`
 //!    or `aborted`, and the [`HttpError`]'s text as `errorMessage`.
+//!
+//! [`HttpProvider`] is the [`Provider`] every HTTP API shares: an API is a
+//! [`WireApi`], its request and its decoder.
 
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::ProviderConfig;
-use super::http::{HttpError, JsonPost, Refusal, send_once};
+use super::http::{Endpoint, HttpError, JsonPost, Refusal, send_once};
 use super::retry::Retries;
 use super::sse::{SseEvent, SseStream};
 use crate::message::{AssistantMessage, StopReason};
-use crate::stream::{AssistantMessageEvent, AssistantStream};
+use crate::stream::{AssistantMessageEvent, AssistantStream, Context, Model, Provider};
 
 /// Whether the response goes on after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +76,74 @@ pub trait Decoder: Clone + Send + 'static {
     /// the error's message carries complete content (tool-call arguments
     /// parsed).
     fn abandon(&mut self);
+}
+
+/// One wire API over HTTP: the request it sends and the decoder that reads
+/// its events. [`HttpProvider`] does the rest.
+pub trait WireApi: Send + Sync + 'static {
+    /// The type name a provider of this API shows in `Debug`.
+    const PROVIDER: &'static str;
+
+    /// Reads the events of one response.
+    type Decoder: Decoder;
+
+    /// The POST of one request to `endpoint`.
+    fn post(endpoint: &Endpoint, model: &Model, context: &Context) -> Result<JsonPost, HttpError>;
+
+    /// A decoder for the response to one request.
+    fn decoder(config: &ProviderConfig, model: &Model, context: &Context) -> Self::Decoder;
+}
+
+/// A [`Provider`] speaking the wire API `A` to one endpoint.
+pub struct HttpProvider<A> {
+    endpoint: Endpoint,
+    api: PhantomData<fn() -> A>,
+}
+
+impl<A: WireApi> HttpProvider<A> {
+    /// A provider for `config.base_url`. The HTTP client (connection pool)
+    /// is built once here and shared by all requests.
+    pub fn new(config: ProviderConfig) -> Self {
+        HttpProvider {
+            endpoint: Endpoint::new(config),
+            api: PhantomData,
+        }
+    }
+}
+
+impl<A> Clone for HttpProvider<A> {
+    fn clone(&self) -> Self {
+        HttpProvider {
+            endpoint: self.endpoint.clone(),
+            api: PhantomData,
+        }
+    }
+}
+
+/// Shows where it sends requests, never the API key.
+impl<A: WireApi> std::fmt::Debug for HttpProvider<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(A::PROVIDER)
+            .field("base_url", &self.endpoint.config.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: WireApi> Provider for HttpProvider<A> {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        cancel: CancellationToken,
+    ) -> AssistantStream {
+        let config = &self.endpoint.config;
+        drive(
+            Arc::clone(config),
+            A::post(&self.endpoint, model, context),
+            A::decoder(config, model, context),
+            cancel,
+        )
+    }
 }
 
 /// The stream of one response: `post` sent (`Err` when the request could not

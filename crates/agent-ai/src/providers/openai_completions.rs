@@ -18,62 +18,45 @@ mod wire;
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use self::assemble::Assembler;
 use super::ProviderConfig;
-use super::driver::drive;
+use super::driver::{HttpProvider, WireApi};
 use super::http::{Endpoint, HttpError, JsonPost};
-use crate::stream::{AssistantStream, Context, Model, Provider};
+use crate::stream::{Context, Model};
 
 /// The wire API name this provider implements.
 pub const API: &str = "openai-completions";
-/// A provider for `openai-completions` endpoints.
-pub struct OpenAiCompletions {
-    endpoint: Endpoint,
-}
 
-impl OpenAiCompletions {
-    /// A provider sending to `config.base_url` (e.g. `https://api.openai.com/v1`
-    /// or `http://127.0.0.1:8080/v1`). The HTTP client (connection pool) is
-    /// built once here and shared by all requests.
-    pub fn new(config: ProviderConfig) -> Self {
-        OpenAiCompletions {
-            endpoint: Endpoint::new(config),
-        }
-    }
+/// A provider for `openai-completions` endpoints, sending to
+/// `config.base_url` (e.g. `https://api.openai.com/v1` or
+/// `http://127.0.0.1:8080/v1`).
+pub type OpenAiCompletions = HttpProvider<OpenAiCompletionsApi>;
 
-    /// The POST of one request: `{base_url}/chat/completions` with the key
-    /// as a bearer token.
-    fn post(&self, model: &Model, context: &Context) -> Result<JsonPost, HttpError> {
-        let config = &self.endpoint.config;
+/// The chat completions API's request and decoder.
+pub struct OpenAiCompletionsApi;
+
+impl WireApi for OpenAiCompletionsApi {
+    const PROVIDER: &'static str = "OpenAiCompletions";
+    type Decoder = Assembler;
+
+    /// `{base_url}/chat/completions` with the key as a bearer token.
+    fn post(endpoint: &Endpoint, model: &Model, context: &Context) -> Result<JsonPost, HttpError> {
+        let config = &endpoint.config;
         let authorization = config.api_key.as_ref().map(|key| format!("Bearer {key}"));
         let headers = authorization
             .as_deref()
             .map(|value| ("authorization", value));
         let body = request::request_body(model, context, config);
-        self.endpoint.post("chat/completions", headers, &body)
+        endpoint.post("chat/completions", headers, &body)
     }
-}
 
-impl Provider for OpenAiCompletions {
-    fn stream(
-        &self,
-        model: &Model,
-        context: &Context,
-        cancel: CancellationToken,
-    ) -> AssistantStream {
-        let config = &self.endpoint.config;
+    /// Tool calls written as text are recovered only when the config asks.
+    fn decoder(config: &ProviderConfig, model: &Model, context: &Context) -> Assembler {
         let tools = if config.recover_text_tool_calls {
             context.tools.clone()
         } else {
             Arc::from([])
         };
-        drive(
-            Arc::clone(config),
-            self.post(model, context),
-            Assembler::new(model, tools),
-            cancel,
-        )
+        Assembler::new(model, tools)
     }
 }

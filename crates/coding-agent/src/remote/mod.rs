@@ -32,19 +32,13 @@ use crate::tools::{bash, edit, find, grep, ls, read, write};
 pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDefinition>> {
     let ops = Arc::new(ops.clone());
     let tool: Arc<dyn ToolDefinition> = match name {
-        "read" => typed(read::ReadTool {
-            ops,
-            ..Default::default()
-        }),
-        "bash" => typed(bash::BashTool {
-            ops,
-            ..Default::default()
-        }),
-        "edit" => typed(edit::EditTool { ops }),
-        "write" => typed(write::WriteTool { ops }),
-        "grep" => typed(grep::GrepTool { ops }),
-        "find" => typed(find::FindTool { ops }),
-        "ls" => typed(ls::LsTool { ops }),
+        "read" => typed(read::ReadTool::new(ops)),
+        "bash" => typed(bash::BashTool::new(ops)),
+        "edit" => typed(edit::EditTool::new(ops)),
+        "write" => typed(write::WriteTool::new(ops)),
+        "grep" => typed(grep::GrepTool::new(ops)),
+        "find" => typed(find::FindTool::new(ops)),
+        "ls" => typed(ls::LsTool::new(ops)),
         _ => return None,
     };
     Some(tool)

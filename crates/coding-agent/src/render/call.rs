@@ -28,6 +28,31 @@ pub fn with_main_arg(line: StyledLine, value: Option<&str>) -> StyledLine {
     }
 }
 
+/// Appends, dimmed, the parts of a call that qualify its main argument
+/// (` in src`, ` limit 5`): those the call has, in order.
+#[must_use]
+pub fn with_qualifiers(
+    line: StyledLine,
+    parts: impl IntoIterator<Item = Option<String>>,
+) -> StyledLine {
+    let qualifiers: String = parts.into_iter().flatten().collect();
+    if qualifiers.is_empty() {
+        line
+    } else {
+        line.push(qualifiers, Style::Dim)
+    }
+}
+
+/// ` in <path>`, when the call names a directory (`find`, `grep`).
+pub fn in_path(args: &Value) -> Option<String> {
+    non_empty_str_arg(args, "path").map(|path| format!(" in {path}"))
+}
+
+/// ` <key> <number>`, when the call gives that number (` limit 5`).
+pub fn number_qualifier(args: &Value, key: &str) -> Option<String> {
+    number_arg(args, key).map(|number| format!(" {key} {}", format_number(number)))
+}
+
 /// A string argument.
 pub fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key)?.as_str()

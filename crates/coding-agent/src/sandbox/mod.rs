@@ -33,8 +33,8 @@ pub use self::settings::SandboxSettings;
 
 use crate::definition::ToolDefinition;
 use crate::definition::Typed;
+use crate::tools::bash::BashTool;
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
-use crate::tools::bash::{BashTool, BashToolOptions};
 use crate::tools::edit::ops::LocalEditOperations;
 use crate::tools::write::ops::LocalWriteOperations;
 use crate::tools::{builtin_tool, edit::EditTool, write::WriteTool};
@@ -217,16 +217,15 @@ impl Sandbox {
         }
         let policy = self.policy.clone();
         let tool: Arc<dyn ToolDefinition> = match name {
-            "bash" => Arc::new(Typed::new(BashTool {
-                ops: self.bash_operations(),
-                options: BashToolOptions::default(),
-            })),
-            "write" => Arc::new(Typed::new(WriteTool {
-                ops: Arc::new(Sandboxed::new(Arc::new(LocalWriteOperations), policy)),
-            })),
-            "edit" => Arc::new(Typed::new(EditTool {
-                ops: Arc::new(Sandboxed::new(Arc::new(LocalEditOperations), policy)),
-            })),
+            "bash" => Arc::new(Typed::new(BashTool::new(self.bash_operations()))),
+            "write" => Arc::new(Typed::new(WriteTool::new(Arc::new(Sandboxed::new(
+                Arc::new(LocalWriteOperations),
+                policy,
+            ))))),
+            "edit" => Arc::new(Typed::new(EditTool::new(Arc::new(Sandboxed::new(
+                Arc::new(LocalEditOperations),
+                policy,
+            ))))),
             other => return builtin_tool(other),
         };
         Some(tool)

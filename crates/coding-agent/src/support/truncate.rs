@@ -128,35 +128,45 @@ impl Truncation {
     }
 }
 
+/// How many whole `lines` fit within `limits` (a `\n` between two kept lines
+/// counts), their bytes, and which limit stopped them.
+struct Fit {
+    lines: usize,
+    bytes: usize,
+    by: TruncatedBy,
+}
+
+/// Takes `lines` (from the start or from the end) while both limits hold.
+fn fit_lines<'a>(lines: impl Iterator<Item = &'a str>, limits: Limits) -> Fit {
+    let mut fit = Fit {
+        lines: 0,
+        bytes: 0,
+        by: TruncatedBy::Lines,
+    };
+    for line in lines {
+        if fit.lines >= limits.max_lines {
+            break;
+        }
+        let cost = line.len() + usize::from(fit.lines > 0);
+        if fit.bytes + cost > limits.max_bytes {
+            fit.by = TruncatedBy::Bytes;
+            break;
+        }
+        fit.bytes += cost;
+        fit.lines += 1;
+    }
+    fit
+}
+
 /// Keeps whole lines from the start of `content` within `limits`.
 pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
     let total_lines = content.split('\n').count();
     if total_lines <= limits.max_lines && content.len() <= limits.max_bytes {
         return Truncation::untouched(content, total_lines, limits);
     }
-    let mut kept_bytes = 0usize;
-    let mut kept_lines = 0usize;
-    let mut truncated_by = TruncatedBy::Lines;
-    for line in content.split('\n') {
-        if kept_lines >= limits.max_lines {
-            break;
-        }
-        let cost = line.len() + usize::from(kept_lines > 0);
-        if kept_bytes + cost > limits.max_bytes {
-            truncated_by = TruncatedBy::Bytes;
-            break;
-        }
-        kept_bytes += cost;
-        kept_lines += 1;
-    }
-    Truncation::cut(
-        content,
-        total_lines,
-        &content[..kept_bytes],
-        kept_lines,
-        truncated_by,
-        limits,
-    )
+    let fit = fit_lines(content.split('\n'), limits);
+    let kept = &content[..fit.bytes];
+    Truncation::cut(content, total_lines, kept, fit.lines, fit.by, limits)
 }
 
 /// Keeps whole lines from the end of `content` within `limits`; when the last
@@ -166,46 +176,22 @@ pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
     if total_lines <= limits.max_lines && content.len() <= limits.max_bytes {
         return Truncation::untouched(content, total_lines, limits);
     }
-    let mut start = content.len();
-    let mut kept_bytes = 0usize;
-    let mut kept_lines = 0usize;
-    let mut truncated_by = TruncatedBy::Lines;
-    let mut last_line_partial = false;
-    for line in content.rsplit('\n') {
-        if kept_lines >= limits.max_lines {
-            break;
+    let fit = fit_lines(content.rsplit('\n'), limits);
+    if fit.lines == 0 && fit.by == TruncatedBy::Bytes {
+        // The last line alone is over the byte limit: keep its last bytes.
+        // So the tail always keeps a line when bytes cut it, and
+        // `first_line_exceeds_limit` stays false.
+        let mut start = content.len() - limits.max_bytes;
+        while !content.is_char_boundary(start) {
+            start += 1;
         }
-        let cost = line.len() + usize::from(kept_lines > 0);
-        if kept_bytes + cost > limits.max_bytes {
-            truncated_by = TruncatedBy::Bytes;
-            if kept_lines == 0 {
-                let mut cut = line.len() - limits.max_bytes;
-                while !line.is_char_boundary(cut) {
-                    cut += 1;
-                }
-                start = content.len() - (line.len() - cut);
-                kept_lines = 1;
-                last_line_partial = true;
-            }
-            break;
-        }
-        kept_bytes += cost;
-        kept_lines += 1;
-        start = content.len() - kept_bytes;
+        return Truncation {
+            last_line_partial: true,
+            ..Truncation::cut(content, total_lines, &content[start..], 1, fit.by, limits)
+        };
     }
-    // The tail always keeps a line when bytes cut it (its last bytes), so
-    // `first_line_exceeds_limit` stays false.
-    Truncation {
-        last_line_partial,
-        ..Truncation::cut(
-            content,
-            total_lines,
-            &content[start..],
-            kept_lines,
-            truncated_by,
-            limits,
-        )
-    }
+    let kept = &content[content.len() - fit.bytes..];
+    Truncation::cut(content, total_lines, kept, fit.lines, fit.by, limits)
 }
 
 /// The output of a tool that lists (grep, find, ls): `lines` joined and cut

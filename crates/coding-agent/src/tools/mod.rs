@@ -5,6 +5,11 @@
 //! reaches files and processes, with the local implementation; remote and test
 //! implementations plug in beside it) and its own helpers. What several tools
 //! share lives in [`crate::support`].
+//!
+//! Every tool is an [`OpsTool`] (`FindTool` is `OpsTool<dyn FindOperations>`):
+//! the parts all tools have, their Operations and settings and working on
+//! this machine by default, are written once here, so a tool's folder states
+//! only what is its own.
 
 use std::sync::Arc;
 
@@ -17,6 +22,64 @@ pub mod grep;
 pub mod ls;
 pub mod read;
 pub mod write;
+
+/// A built-in tool: the Operations through which it reaches files and
+/// processes, and its settings (`()` for a tool that has none). Each tool
+/// names its own (`pub type FindTool = OpsTool<dyn FindOperations>`) and
+/// implements [`TypedTool`](crate::definition::TypedTool) for it;
+/// [`Typed`] makes that a [`ToolDefinition`].
+pub struct OpsTool<O: ?Sized, S = ()> {
+    /// Where the tool works: this machine, a remote host, a sandbox, a test's
+    /// in-memory files.
+    pub ops: Arc<O>,
+    /// How the tool is set up.
+    pub options: S,
+}
+
+impl<O: ?Sized, S: Default> OpsTool<O, S> {
+    /// The tool working through `ops`, with default settings.
+    pub fn new(ops: Arc<O>) -> Self {
+        OpsTool {
+            ops,
+            options: S::default(),
+        }
+    }
+}
+
+/// The tool on this machine, with default settings.
+impl<O: ?Sized + LocalOperations, S: Default> Default for OpsTool<O, S> {
+    fn default() -> Self {
+        OpsTool::new(O::local())
+    }
+}
+
+/// An Operations trait (`dyn FindOperations`) whose implementation on this
+/// machine is what its tool uses by default.
+pub trait LocalOperations {
+    /// The implementation on this machine.
+    fn local() -> Arc<Self>;
+}
+
+/// Which implementation each tool uses on this machine, one row a tool.
+macro_rules! local_operations {
+    ($($ops:ty => $local:expr),* $(,)?) => {$(
+        impl LocalOperations for $ops {
+            fn local() -> Arc<Self> {
+                Arc::new($local)
+            }
+        }
+    )*};
+}
+
+local_operations! {
+    dyn read::ops::ReadOperations => read::ops::LocalReadOperations,
+    dyn bash::ops::BashOperations => bash::ops::LocalBashOperations::new(),
+    dyn edit::ops::EditOperations => edit::ops::LocalEditOperations,
+    dyn write::ops::WriteOperations => write::ops::LocalWriteOperations,
+    dyn grep::ops::GrepOperations => grep::ops::LocalGrepOperations::default(),
+    dyn find::ops::FindOperations => find::ops::LocalFindOperations::default(),
+    dyn ls::ops::LsOperations => ls::ops::LocalLsOperations,
+}
 
 /// The names of Pi's built-in tools, in Pi's order (`allToolNames`).
 pub const BUILTIN_TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];

@@ -21,20 +21,16 @@ use serde_json::Value;
 /// `grep` on this machine, honouring only the tree's ignore files: the
 /// developer's global gitignore cannot change an answer.
 pub fn grep_tool() -> Typed<GrepTool> {
-    Typed::new(GrepTool {
-        ops: Arc::new(LocalGrepOperations {
-            walk: WalkOptions::tree_only(),
-        }),
-    })
+    Typed::new(GrepTool::new(Arc::new(LocalGrepOperations {
+        walk: WalkOptions::tree_only(),
+    })))
 }
 
 /// `find` on this machine, honouring only the tree's ignore files.
 pub fn find_tool() -> Typed<FindTool> {
-    Typed::new(FindTool {
-        ops: Arc::new(LocalFindOperations {
-            walk: WalkOptions::tree_only(),
-        }),
-    })
+    Typed::new(FindTool::new(Arc::new(LocalFindOperations {
+        walk: WalkOptions::tree_only(),
+    })))
 }
 
 /// A parity layout in a temp dir, removed on drop.

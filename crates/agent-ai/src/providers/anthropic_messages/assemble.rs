@@ -24,7 +24,7 @@ const REDACTED_THINKING: &str = "[Reasoning redacted]";
 
 /// The message under construction.
 #[derive(Clone)]
-pub(super) struct Assembler {
+pub struct Assembler {
     message: AssistantMessage,
     open: Vec<OpenBlock>,
     stop_reason: Option<String>,
@@ -154,31 +154,16 @@ impl Assembler {
             ),
             BlockStart::Unknown => return,
         };
-        let is_tool = json.is_some();
-        let is_text = matches!(content, AssistantContent::Text(_));
         self.message.content.push(content);
         self.open.push(OpenBlock {
             wire_index,
             content_index,
             json,
         });
-        let partial = self.message.clone();
-        out.push_back(if is_tool {
-            AssistantMessageEvent::ToolCallStart {
-                content_index,
-                partial,
-            }
-        } else if is_text {
-            AssistantMessageEvent::TextStart {
-                content_index,
-                partial,
-            }
-        } else {
-            AssistantMessageEvent::ThinkingStart {
-                content_index,
-                partial,
-            }
-        });
+        out.extend(AssistantMessageEvent::block_start(
+            self.message.clone(),
+            content_index,
+        ));
     }
 
     fn delta(&mut self, wire_index: usize, delta: BlockDelta, out: &mut Events) {
@@ -190,10 +175,10 @@ impl Assembler {
             return;
         };
         // A delta that does not fit its block is ignored, as Pi does.
-        let event = match (content, delta, block.json.as_mut()) {
+        let delta = match (content, delta, block.json.as_mut()) {
             (AssistantContent::Text(text), BlockDelta::TextDelta { text: delta }, _) => {
                 text.text.push_str(&delta);
-                Some((EventKind::Text, delta))
+                Some(delta)
             }
             (
                 AssistantContent::Thinking(thinking),
@@ -201,7 +186,7 @@ impl Assembler {
                 _,
             ) => {
                 thinking.thinking.push_str(&delta);
-                Some((EventKind::Thinking, delta))
+                Some(delta)
             }
             (AssistantContent::Thinking(thinking), BlockDelta::SignatureDelta { signature }, _) => {
                 thinking
@@ -218,31 +203,17 @@ impl Assembler {
                 if let Some(arguments) = input.push(&partial_json) {
                     call.arguments = arguments;
                 }
-                Some((EventKind::ToolCall, partial_json))
+                Some(partial_json)
             }
             _ => None,
         };
-        let Some((kind, delta)) = event else {
-            return;
-        };
-        let partial = self.message.clone();
-        out.push_back(match kind {
-            EventKind::Text => AssistantMessageEvent::TextDelta {
+        if let Some(delta) = delta {
+            out.extend(AssistantMessageEvent::block_delta(
+                self.message.clone(),
                 content_index,
                 delta,
-                partial,
-            },
-            EventKind::Thinking => AssistantMessageEvent::ThinkingDelta {
-                content_index,
-                delta,
-                partial,
-            },
-            EventKind::ToolCall => AssistantMessageEvent::ToolCallDelta {
-                content_index,
-                delta,
-                partial,
-            },
-        });
+            ));
+        }
     }
 
     fn stop_block(&mut self, wire_index: usize, out: &mut Events) {
@@ -254,36 +225,13 @@ impl Assembler {
         let Some(content) = self.message.content.get_mut(content_index) else {
             return;
         };
-        let event = match content {
-            AssistantContent::Text(text) => {
-                let content = text.text.clone();
-                AssistantMessageEvent::TextEnd {
-                    content_index,
-                    content,
-                    partial: self.message.clone(),
-                }
-            }
-            AssistantContent::Thinking(thinking) => {
-                let content = thinking.thinking.clone();
-                AssistantMessageEvent::ThinkingEnd {
-                    content_index,
-                    content,
-                    partial: self.message.clone(),
-                }
-            }
-            AssistantContent::ToolCall(call) => {
-                if let Some(input) = &block.json {
-                    call.arguments = input.finish();
-                }
-                let tool_call = call.clone();
-                AssistantMessageEvent::ToolCallEnd {
-                    content_index,
-                    tool_call,
-                    partial: self.message.clone(),
-                }
-            }
-        };
-        out.push_back(event);
+        if let (AssistantContent::ToolCall(call), Some(input)) = (content, &block.json) {
+            call.arguments = input.finish();
+        }
+        out.extend(AssistantMessageEvent::block_end(
+            self.message.clone(),
+            content_index,
+        ));
     }
 }
 
@@ -312,12 +260,6 @@ impl Decoder for Assembler {
     fn abandon(&mut self) {
         self.close_open_blocks();
     }
-}
-
-enum EventKind {
-    Text,
-    Thinking,
-    ToolCall,
 }
 
 /// Anthropic's stop reasons in Pi's terms. `refusal` (and `sensitive`) end in

@@ -9,6 +9,7 @@
 //! that off. A pure state machine (no I/O).
 
 use std::collections::VecDeque;
+use std::mem::discriminant;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,13 +28,6 @@ use crate::providers::text_tool_calls::recover_text_tool_calls;
 use crate::stream::{AssistantMessageEvent, Model};
 use crate::tool::Tool;
 
-/// A text or thinking block still receiving deltas.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum OpenBlock {
-    Text(usize),
-    Thinking(usize),
-}
-
 /// A tool call still receiving argument fragments.
 #[derive(Clone)]
 struct OpenCall {
@@ -47,12 +41,14 @@ struct OpenCall {
 
 /// Builds the assistant message from chunks and says what changed, as events.
 #[derive(Clone)]
-pub(super) struct Assembler {
+pub struct Assembler {
     output: AssistantMessage,
     /// The tools sent with the request, for text tool-call recovery (empty
     /// when recovery is off).
     tools: Arc<[Tool]>,
-    open: Option<OpenBlock>,
+    /// The text or thinking block still receiving deltas (its place in the
+    /// content, whose kind says which).
+    open: Option<usize>,
     calls: Vec<OpenCall>,
     finish_reason_seen: bool,
     /// A finish reason that means the provider refused (`content_filter`).
@@ -110,13 +106,22 @@ impl Assembler {
             return Ok(());
         };
         if let Some(text) = non_empty_str(delta.get("content")) {
-            self.text_delta(text, events);
+            let empty = AssistantContent::Text(TextContent {
+                text: String::new(),
+                text_signature: None,
+            });
+            self.block_delta(empty, text, events);
         }
         if let Some((field, text)) = REASONING_FIELDS
             .iter()
             .find_map(|field| non_empty_str(delta.get(*field)).map(|text| (*field, text)))
         {
-            self.thinking_delta(field, text, events);
+            let empty = AssistantContent::Thinking(ThinkingContent {
+                thinking: String::new(),
+                thinking_signature: Some(field.to_owned()),
+                redacted: None,
+            });
+            self.block_delta(empty, text, events);
         }
         if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
             for fragment in fragments {
@@ -126,70 +131,44 @@ impl Assembler {
         Ok(())
     }
 
-    fn text_delta(&mut self, text: &str, events: &mut VecDeque<AssistantMessageEvent>) {
-        let index = match self.open {
-            Some(OpenBlock::Text(index)) => index,
-            _ => {
-                self.close_all(events);
-                self.output
-                    .content
-                    .push(AssistantContent::Text(TextContent {
-                        text: String::new(),
-                        text_signature: None,
-                    }));
-                let index = self.output.content.len() - 1;
-                self.open = Some(OpenBlock::Text(index));
-                events.push_back(AssistantMessageEvent::TextStart {
-                    content_index: index,
-                    partial: self.output.clone(),
-                });
-                index
-            }
-        };
-        if let Some(AssistantContent::Text(block)) = self.output.content.get_mut(index) {
-            block.text.push_str(text);
-        }
-        events.push_back(AssistantMessageEvent::TextDelta {
-            content_index: index,
-            delta: text.to_owned(),
-            partial: self.output.clone(),
-        });
-    }
-
-    fn thinking_delta(
+    /// Appends `text` to the open block when it is of `empty`'s kind (text
+    /// or thinking); else closes whatever is open and starts `empty`.
+    fn block_delta(
         &mut self,
-        field: &str,
+        empty: AssistantContent,
         text: &str,
         events: &mut VecDeque<AssistantMessageEvent>,
     ) {
-        let index = match self.open {
-            Some(OpenBlock::Thinking(index)) => index,
-            _ => {
+        let content = &self.output.content;
+        let same_kind = |&index: &usize| {
+            content
+                .get(index)
+                .is_some_and(|open| discriminant(open) == discriminant(&empty))
+        };
+        let index = match self.open.filter(same_kind) {
+            Some(index) => index,
+            None => {
                 self.close_all(events);
-                self.output
-                    .content
-                    .push(AssistantContent::Thinking(ThinkingContent {
-                        thinking: String::new(),
-                        thinking_signature: Some(field.to_owned()),
-                        redacted: None,
-                    }));
+                self.output.content.push(empty);
                 let index = self.output.content.len() - 1;
-                self.open = Some(OpenBlock::Thinking(index));
-                events.push_back(AssistantMessageEvent::ThinkingStart {
-                    content_index: index,
-                    partial: self.output.clone(),
-                });
+                self.open = Some(index);
+                events.extend(AssistantMessageEvent::block_start(
+                    self.output.clone(),
+                    index,
+                ));
                 index
             }
         };
-        if let Some(AssistantContent::Thinking(block)) = self.output.content.get_mut(index) {
-            block.thinking.push_str(text);
+        match self.output.content.get_mut(index) {
+            Some(AssistantContent::Text(block)) => block.text.push_str(text),
+            Some(AssistantContent::Thinking(block)) => block.thinking.push_str(text),
+            _ => {}
         }
-        events.push_back(AssistantMessageEvent::ThinkingDelta {
-            content_index: index,
-            delta: text.to_owned(),
-            partial: self.output.clone(),
-        });
+        events.extend(AssistantMessageEvent::block_delta(
+            self.output.clone(),
+            index,
+            text.to_owned(),
+        ));
     }
 
     /// One entry of `delta.tool_calls`. Fragments belong to the open call
@@ -299,26 +278,8 @@ impl Assembler {
         }
     }
 
-    fn close_block(&mut self, open: OpenBlock, events: &mut VecDeque<AssistantMessageEvent>) {
-        let event = match (open, &self.output.content) {
-            (OpenBlock::Text(content_index), content) => match content.get(content_index) {
-                Some(AssistantContent::Text(block)) => AssistantMessageEvent::TextEnd {
-                    content_index,
-                    content: block.text.clone(),
-                    partial: self.output.clone(),
-                },
-                _ => return,
-            },
-            (OpenBlock::Thinking(content_index), content) => match content.get(content_index) {
-                Some(AssistantContent::Thinking(block)) => AssistantMessageEvent::ThinkingEnd {
-                    content_index,
-                    content: block.thinking.clone(),
-                    partial: self.output.clone(),
-                },
-                _ => return,
-            },
-        };
-        events.push_back(event);
+    fn close_block(&mut self, open: usize, events: &mut VecDeque<AssistantMessageEvent>) {
+        events.extend(AssistantMessageEvent::block_end(self.output.clone(), open));
     }
 
     /// Ends a tool call: its arguments are parsed once more, repaired.

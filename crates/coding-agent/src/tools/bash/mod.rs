@@ -35,6 +35,7 @@ use crate::support::js_number;
 use crate::support::notices::append_notice;
 use crate::support::sync::lock;
 use crate::support::truncate::{Limits, TruncatedBy, Truncation, format_size};
+use crate::tools::OpsTool;
 
 /// The tool's description, as the model reads it (Pi's text).
 pub const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
@@ -104,22 +105,7 @@ impl std::fmt::Debug for BashToolOptions {
 
 /// The `bash` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct BashTool {
-    /// Where commands run.
-    pub ops: Arc<dyn BashOperations>,
-    /// The command prefix, spawn hook and temp directory.
-    pub options: BashToolOptions,
-}
-
-/// `bash` on this machine.
-impl Default for BashTool {
-    fn default() -> Self {
-        BashTool {
-            ops: Arc::new(self::ops::LocalBashOperations::new()),
-            options: BashToolOptions::default(),
-        }
-    }
-}
+pub type BashTool = OpsTool<dyn BashOperations, BashToolOptions>;
 
 /// What `bash` reports besides its text: Pi's `truncation` and
 /// `fullOutputPath` when the output was cut, and how a failed command ended.

@@ -23,6 +23,7 @@ use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::paths::resolve_to_cwd;
+use crate::tools::OpsTool;
 
 /// What the model reads about `edit`.
 pub const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
@@ -62,19 +63,7 @@ pub struct EditEntry {
 /// all or none, one call at a time per file (the mutation queue), atomically.
 /// [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct EditTool {
-    /// Where files are read and written.
-    pub ops: Arc<dyn EditOperations>,
-}
-
-/// `edit` on this machine.
-impl Default for EditTool {
-    fn default() -> Self {
-        EditTool {
-            ops: Arc::new(self::ops::LocalEditOperations),
-        }
-    }
-}
+pub type EditTool = OpsTool<dyn EditOperations>;
 
 /// What `edit` reports besides its text (Pi's `EditToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

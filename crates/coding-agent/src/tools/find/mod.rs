@@ -10,8 +10,6 @@
 
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -21,9 +19,10 @@ use serde_json::Value;
 use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
-use crate::render::{RenderOptions, Style, StyledLine, call};
+use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
+use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
 const NO_FILES: &str = "No files found matching pattern";
@@ -50,19 +49,7 @@ pub struct FindArgs {
 
 /// The `find` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct FindTool {
-    /// Where the walk happens.
-    pub ops: Arc<dyn FindOperations>,
-}
-
-/// `find` on this machine.
-impl Default for FindTool {
-    fn default() -> Self {
-        FindTool {
-            ops: Arc::new(self::ops::LocalFindOperations::default()),
-        }
-    }
-}
+pub type FindTool = OpsTool<dyn FindOperations>;
 
 /// What `find` reports besides its text (Pi's `FindToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -97,18 +84,9 @@ impl TypedTool for FindTool {
 
     /// `find pattern`, then where and how many at most.
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
-        let mut line = call::with_main_arg(call::header("find"), call::str_arg(args, "pattern"));
-        let mut how = String::new();
-        if let Some(path) = call::non_empty_str_arg(args, "path") {
-            how.push_str(&format!(" in {path}"));
-        }
-        if let Some(limit) = call::number_arg(args, "limit") {
-            how.push_str(&format!(" limit {}", call::format_number(limit)));
-        }
-        if !how.is_empty() {
-            line = line.push(how, Style::Dim);
-        }
-        vec![line]
+        let line = call::with_main_arg(call::header("find"), call::str_arg(args, "pattern"));
+        let qualifiers = [call::in_path(args), call::number_qualifier(args, "limit")];
+        vec![call::with_qualifiers(line, qualifiers)]
     }
 
     /// The number of files and the first lines (all when expanded).

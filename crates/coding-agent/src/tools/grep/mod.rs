@@ -9,8 +9,6 @@
 
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -20,9 +18,10 @@ use serde_json::Value;
 use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
-use crate::render::{RenderOptions, Style, StyledLine, call};
+use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
+use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
 const NO_MATCHES: &str = "No matches found";
@@ -58,19 +57,7 @@ pub struct GrepArgs {
 
 /// The `grep` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct GrepTool {
-    /// Where the search happens.
-    pub ops: Arc<dyn GrepOperations>,
-}
-
-/// `grep` on this machine.
-impl Default for GrepTool {
-    fn default() -> Self {
-        GrepTool {
-            ops: Arc::new(self::ops::LocalGrepOperations::default()),
-        }
-    }
-}
+pub type GrepTool = OpsTool<dyn GrepOperations>;
 
 /// What `grep` reports besides its text (Pi's `GrepToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -123,27 +110,17 @@ impl TypedTool for GrepTool {
                 format!("/{pattern}/")
             }
         });
-        let mut line = call::with_main_arg(call::header("grep"), pattern.as_deref());
-        let mut how = String::new();
-        if let Some(path) = call::non_empty_str_arg(args, "path") {
-            how.push_str(&format!(" in {path}"));
-        }
-        if let Some(glob) = call::non_empty_str_arg(args, "glob") {
-            how.push_str(&format!(" ({glob})"));
-        }
-        if call::bool_arg(args, "ignoreCase") == Some(true) {
-            how.push_str(" ignoring case");
-        }
-        if let Some(context) = call::number_arg(args, "context") {
-            how.push_str(&format!(" context {}", call::format_number(context)));
-        }
-        if let Some(limit) = call::number_arg(args, "limit") {
-            how.push_str(&format!(" limit {}", call::format_number(limit)));
-        }
-        if !how.is_empty() {
-            line = line.push(how, Style::Dim);
-        }
-        vec![line]
+        let line = call::with_main_arg(call::header("grep"), pattern.as_deref());
+        let glob = call::non_empty_str_arg(args, "glob").map(|glob| format!(" ({glob})"));
+        let ignore_case = call::bool_arg(args, "ignoreCase") == Some(true);
+        let qualifiers = [
+            call::in_path(args),
+            glob,
+            ignore_case.then(|| " ignoring case".to_owned()),
+            call::number_qualifier(args, "context"),
+            call::number_qualifier(args, "limit"),
+        ];
+        vec![call::with_qualifiers(line, qualifiers)]
     }
 
     /// The number of matches and the first lines (all when expanded).

@@ -4,8 +4,6 @@
 pub mod collate;
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -16,11 +14,12 @@ use self::collate::collation_key;
 use self::ops::LsOperations;
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
 use crate::render::result::{ListKind, list_lines};
-use crate::render::{RenderOptions, Style, StyledLine, call};
+use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::fs_error::FsError;
 use crate::support::js_number;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
+use crate::tools::OpsTool;
 
 /// The tool's name.
 pub const NAME: &str = "ls";
@@ -51,19 +50,7 @@ pub struct LsArgs {
 /// The `ls` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition). It reaches the file system only
 /// through its [`LsOperations`].
-pub struct LsTool {
-    /// Where the directory is read.
-    pub ops: Arc<dyn LsOperations>,
-}
-
-/// `ls` on this machine.
-impl Default for LsTool {
-    fn default() -> Self {
-        LsTool {
-            ops: Arc::new(self::ops::LocalLsOperations),
-        }
-    }
-}
+pub type LsTool = OpsTool<dyn LsOperations>;
 
 /// What `ls` reports besides its text (Pi's `LsToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -174,10 +161,10 @@ impl TypedTool for LsTool {
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
         let path = call::non_empty_str_arg(args, "path").unwrap_or(".");
         let line = call::with_main_arg(call::header("ls"), Some(path));
-        vec![match call::number_arg(args, "limit") {
-            Some(limit) => line.push(format!(" limit {}", call::format_number(limit)), Style::Dim),
-            None => line,
-        }]
+        vec![call::with_qualifiers(
+            line,
+            [call::number_qualifier(args, "limit")],
+        )]
     }
 
     /// The number of entries and the first lines (all when expanded).

@@ -14,7 +14,6 @@ pub mod lines;
 pub mod ops;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use agent_ai::Content;
 use agent_core::{ToolError, UpdateSink};
@@ -32,6 +31,7 @@ use crate::support::fs_error::FsError;
 use crate::support::notices::append_notice;
 use crate::support::paths::read_path_candidates;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size};
+use crate::tools::OpsTool;
 use image::ImageType;
 
 /// The description the model reads (Pi's, word for word).
@@ -74,22 +74,7 @@ impl Default for ReadToolOptions {
 
 /// The `read` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct ReadTool {
-    /// Where files are read.
-    pub ops: Arc<dyn ReadOperations>,
-    /// How images are treated.
-    pub options: ReadToolOptions,
-}
-
-/// `read` on this machine.
-impl Default for ReadTool {
-    fn default() -> Self {
-        ReadTool {
-            ops: Arc::new(self::ops::LocalReadOperations),
-            options: ReadToolOptions::default(),
-        }
-    }
-}
+pub type ReadTool = OpsTool<dyn ReadOperations, ReadToolOptions>;
 
 /// What `read` reports besides its text (Pi's `ReadToolDetails`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

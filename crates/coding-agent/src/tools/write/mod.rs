@@ -18,6 +18,7 @@ use crate::support::cancel::aborted;
 use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::format_size;
+use crate::tools::OpsTool;
 
 /// What the model reads about `write`.
 pub const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
@@ -38,19 +39,7 @@ const CONTENT_PREVIEW_LINES: usize = 10;
 /// write at a time per file (the mutation queue), atomically.
 /// [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
-pub struct WriteTool {
-    /// Where files are written.
-    pub ops: Arc<dyn WriteOperations>,
-}
-
-/// `write` on this machine.
-impl Default for WriteTool {
-    fn default() -> Self {
-        WriteTool {
-            ops: Arc::new(self::ops::LocalWriteOperations),
-        }
-    }
-}
+pub type WriteTool = OpsTool<dyn WriteOperations>;
 
 #[async_trait]
 impl TypedTool for WriteTool {
