@@ -48,6 +48,7 @@ use agent_ai::providers::{ProviderConfig, for_api};
 use agent_ai::thinking::ThinkingBudgets;
 use agent_ai::{Model, Provider, ThinkingLevel};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use crate::compaction::CompactionSettings;
 use crate::recovery::RecoverySettings;
@@ -186,30 +187,53 @@ pub struct SettingsError {
     pub reason: String,
 }
 
+/// Why a settings file that exists cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FileError {
+    /// It cannot be read.
+    #[error("{0}")]
+    Read(std::io::Error),
+    /// It is not the JSON expected.
+    #[error("{0}")]
+    Parse(serde_json::Error),
+}
+
+/// The JSON file at `path` as a `T`, `None` when there is no such file (a
+/// missing settings file counts as empty). The settings, the hooks and the
+/// permission policy each read their part of `settings.json` through this.
+pub(crate) fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, FileError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(FileError::Parse),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(FileError::Read(e)),
+    }
+}
+
+/// What the settings file at `path` holds of `T` (all of [`Settings`], the
+/// hooks); `T::default()` when there is no such file.
+pub(crate) fn read_part<T: DeserializeOwned + Default>(path: &Path) -> Result<T, SettingsError> {
+    read_json_file(path)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| SettingsError {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
 impl Settings {
     /// The global settings of `agent_dir` with the project's (in `cwd`) on top.
     /// Missing files count as empty.
     pub fn load(agent_dir: &Path, cwd: &Path) -> Result<Self, SettingsError> {
-        let mut settings = Self::read(&agent_dir.join(SETTINGS_FILE))?;
-        let mut project = Self::read(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+        let mut settings: Self = read_part(&agent_dir.join(SETTINGS_FILE))?;
+        let mut project: Self = read_part(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
         // A checked-out project must not send the tools (or ssh options such
         // as ProxyCommand, which run locally) anywhere: only the user's own
         // file says where they act.
         project.remote = None;
         settings.merge(project);
         Ok(settings)
-    }
-
-    fn read(path: &Path) -> Result<Self, SettingsError> {
-        let error = |reason: String| SettingsError {
-            path: path.to_path_buf(),
-            reason,
-        };
-        match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(error(e.to_string())),
-        }
     }
 
     /// Keys set in `over` win; providers are merged entry by entry; the
