@@ -149,16 +149,15 @@ impl Guard {
                 rule: rule.cloned(),
                 answer: None,
             };
+        // The policy's deny is final; `reason` is what the model reads.
+        let policy_denies = |reason: &str, rule: Option<&String>| {
+            let text = policy_denied_text(reason);
+            self.report(decided(Decision::Deny, DecidedBy::Policy, &text, rule));
+            BeforeToolCall::Block { reason: Some(text) }
+        };
         let mut verdict = self.verdict(tool, call.args);
         if verdict.decision == Decision::Deny {
-            let text = policy_denied_text(&verdict.reason);
-            self.report(decided(
-                Decision::Deny,
-                DecidedBy::Policy,
-                &text,
-                verdict.rule.as_ref(),
-            ));
-            return BeforeToolCall::Block { reason: Some(text) };
+            return policy_denies(&verdict.reason, verdict.rule.as_ref());
         }
         let hook = match &self.hooks {
             Some(hooks) => hooks.pre_tool_use(call, cancel).await,
@@ -187,17 +186,8 @@ impl Guard {
         if let Some(args) = &updated_input {
             verdict = self.verdict(tool, args);
             if verdict.decision == Decision::Deny {
-                let text = policy_denied_text(&format!(
-                    "{} (the arguments a PreToolUse hook gave)",
-                    verdict.reason
-                ));
-                self.report(decided(
-                    Decision::Deny,
-                    DecidedBy::Policy,
-                    &text,
-                    verdict.rule.as_ref(),
-                ));
-                return BeforeToolCall::Block { reason: Some(text) };
+                let reason = format!("{} (the arguments a PreToolUse hook gave)", verdict.reason);
+                return policy_denies(&reason, verdict.rule.as_ref());
             }
         }
         let mode_asks = verdict.decision == Decision::Ask && !verdict.is_firm();
