@@ -516,6 +516,19 @@ mod tests {
         )
     }
 
+    /// `flags` and `vars` resolved with no settings files.
+    fn resolve_bare(flags: ModelFlags, vars: &[(&str, &str)]) -> Result<ResolvedModel, ModelError> {
+        resolve(flags, &Settings::default(), vars)
+    }
+
+    /// Flags naming only `provider`.
+    fn provider_flag(provider: &str) -> ModelFlags {
+        ModelFlags {
+            provider: Some(provider.into()),
+            ..ModelFlags::default()
+        }
+    }
+
     fn local_settings() -> Settings {
         serde_json::from_str(
             r#"{"defaultProvider":"local","defaultModel":"qwen",
@@ -553,12 +566,7 @@ mod tests {
 
     #[test]
     fn openai_is_the_default_with_its_key_from_the_environment() {
-        let resolved = resolve(
-            ModelFlags::default(),
-            &Settings::default(),
-            &[("OPENAI_API_KEY", "sk-1")],
-        )
-        .unwrap();
+        let resolved = resolve_bare(ModelFlags::default(), &[("OPENAI_API_KEY", "sk-1")]).unwrap();
         let mut model = Model::new("gpt-4o", "openai", "openai-completions");
         model.supports_images = true;
         assert_eq!(
@@ -572,12 +580,7 @@ mod tests {
 
     #[test]
     fn anthropic_is_picked_when_only_its_key_is_set() {
-        let resolved = resolve(
-            ModelFlags::default(),
-            &Settings::default(),
-            &[("ANTHROPIC_API_KEY", "k")],
-        )
-        .unwrap();
+        let resolved = resolve_bare(ModelFlags::default(), &[("ANTHROPIC_API_KEY", "k")]).unwrap();
         assert_eq!(
             (resolved.model.provider.as_str(), resolved.model.id.as_str()),
             ("anthropic", "claude-sonnet-4-5")
@@ -586,15 +589,7 @@ mod tests {
 
     #[test]
     fn a_missing_key_says_how_to_set_one() {
-        let error = resolve(
-            ModelFlags {
-                provider: Some("anthropic".into()),
-                ..ModelFlags::default()
-            },
-            &Settings::default(),
-            &[],
-        )
-        .unwrap_err();
+        let error = resolve_bare(provider_flag("anthropic"), &[]).unwrap_err();
         assert_eq!(
             error.to_string(),
             "no API key for provider \"anthropic\": set ANTHROPIC_API_KEY or pass --api-key KEY (a provider in /agent/settings.json may name another variable with \"apiKeyEnv\")"
@@ -603,7 +598,7 @@ mod tests {
 
     #[test]
     fn flags_override_the_provider_settings() {
-        let resolved = resolve(
+        let resolved = resolve_bare(
             ModelFlags {
                 provider: Some("openai".into()),
                 model: Some("gpt-4o-mini".into()),
@@ -611,7 +606,6 @@ mod tests {
                 api_key: Some("flag-key".into()),
                 ..ModelFlags::default()
             },
-            &Settings::default(),
             &[("OPENAI_API_KEY", "env-key")],
         )
         .unwrap();
@@ -636,7 +630,7 @@ mod tests {
 
     #[test]
     fn an_unknown_provider_with_a_base_url_is_openai_compatible() {
-        let resolved = resolve(
+        let resolved = resolve_bare(
             ModelFlags {
                 provider: Some("llama".into()),
                 model: Some("m".into()),
@@ -644,7 +638,6 @@ mod tests {
                 api_key: None,
                 ..ModelFlags::default()
             },
-            &Settings::default(),
             &[],
         )
         .unwrap();
@@ -656,26 +649,17 @@ mod tests {
 
     #[test]
     fn an_unknown_provider_without_a_url_is_an_error() {
-        let error = resolve(
-            ModelFlags {
-                provider: Some("nope".into()),
-                ..ModelFlags::default()
-            },
-            &Settings::default(),
-            &[],
-        )
-        .unwrap_err();
+        let error = resolve_bare(provider_flag("nope"), &[]).unwrap_err();
         assert_eq!(error, ModelError::UnknownProvider("nope".into()));
     }
 
     #[test]
     fn provider_prefix_in_the_model_picks_the_provider() {
-        let resolved = resolve(
+        let resolved = resolve_bare(
             ModelFlags {
                 model: Some("anthropic/claude-haiku-4-5".into()),
                 ..ModelFlags::default()
             },
-            &Settings::default(),
             &[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "o")],
         )
         .unwrap();
