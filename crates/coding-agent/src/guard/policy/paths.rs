@@ -144,10 +144,7 @@ mod tests {
     use super::*;
 
     fn places() -> Places {
-        Places {
-            roots: vec![PathBuf::from("/home/u/project")],
-            home: Some(PathBuf::from("/home/u")),
-        }
+        Places::at(Path::new("/home/u/project"), Some(Path::new("/home/u")))
     }
 
     #[test]

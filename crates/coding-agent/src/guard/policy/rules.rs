@@ -252,15 +252,10 @@ fn path_globs(pattern: &str, places: &Places) -> Result<GlobSet, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
 
     fn places() -> Places {
-        Places {
-            roots: vec![PathBuf::from("/work/p")],
-            home: Some(PathBuf::from("/home/u")),
-        }
+        Places::at(Path::new("/work/p"), Some(Path::new("/home/u")))
     }
 
     fn rule(text: &str) -> Rule {
