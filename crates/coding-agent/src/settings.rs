@@ -529,6 +529,15 @@ mod tests {
         }
     }
 
+    /// Flags naming the provider, the model and the base URL.
+    fn endpoint_flags(provider: &str, model: &str, base_url: &str) -> ModelFlags {
+        ModelFlags {
+            model: Some(model.into()),
+            base_url: Some(base_url.into()),
+            ..provider_flag(provider)
+        }
+    }
+
     fn local_settings() -> Settings {
         serde_json::from_str(
             r#"{"defaultProvider":"local","defaultModel":"qwen",
@@ -600,11 +609,8 @@ mod tests {
     fn flags_override_the_provider_settings() {
         let resolved = resolve_bare(
             ModelFlags {
-                provider: Some("openai".into()),
-                model: Some("gpt-4o-mini".into()),
-                base_url: Some("http://proxy/v1".into()),
                 api_key: Some("flag-key".into()),
-                ..ModelFlags::default()
+                ..endpoint_flags("openai", "gpt-4o-mini", "http://proxy/v1")
             },
             &[("OPENAI_API_KEY", "env-key")],
         )
@@ -630,17 +636,8 @@ mod tests {
 
     #[test]
     fn an_unknown_provider_with_a_base_url_is_openai_compatible() {
-        let resolved = resolve_bare(
-            ModelFlags {
-                provider: Some("llama".into()),
-                model: Some("m".into()),
-                base_url: Some("http://localhost:9/v1".into()),
-                api_key: None,
-                ..ModelFlags::default()
-            },
-            &[],
-        )
-        .unwrap();
+        let resolved =
+            resolve_bare(endpoint_flags("llama", "m", "http://localhost:9/v1"), &[]).unwrap();
         assert_eq!(
             resolved.model,
             Model::new("m", "llama", "openai-completions")
