@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::guard::record::{CallDecision, DECISION_TYPE};
+use crate::guard::record::CallDecision;
 use crate::modes::events::event_json;
 use crate::session::CompactionResult;
 
@@ -25,10 +25,18 @@ pub enum CompactionReason {
     Overflow,
 }
 
-/// One event of a session.
-#[derive(Debug, Clone)]
+/// One event of a session. Its JSON shape (Pi's, what RPC and `--mode json`
+/// write) is derived: `type` is the variant's name in snake case, the
+/// fields are camel case, and a missing optional field is left out.
+#[derive(Debug, Clone, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum SessionEvent {
-    /// The agent's own.
+    /// The agent's own (written by [`event_json`]).
+    #[serde(skip)]
     Agent(Box<AgentEvent>),
     /// A failed turn will be asked again after `delay_ms`.
     AutoRetryStart {
@@ -48,8 +56,10 @@ pub enum SessionEvent {
         /// The retries made.
         attempt: u32,
         /// The last error, when they failed (`Retry cancelled` when cancelled).
+        #[serde(skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
         /// The failed answer, saved now that no retry replaces it.
+        #[serde(skip)]
         failed: Option<Box<AssistantMessage>>,
     },
     /// What waits in the steering and follow-up queues changed.
@@ -71,12 +81,14 @@ pub enum SessionEvent {
         /// Why it ran.
         reason: CompactionReason,
         /// The summary and what was kept, when it succeeded.
+        #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<CompactionResult>,
         /// It was cancelled.
         aborted: bool,
         /// The failed turn is asked again now (overflow recovery).
         will_retry: bool,
         /// What went wrong, when it failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
         error_message: Option<String>,
     },
     /// The session's thinking level changed (Pi's `thinking_level_changed`).
@@ -139,75 +151,10 @@ impl SessionEvent {
 
     /// The event in Pi's JSON shape (what RPC and `--mode json` write).
     pub fn to_json(&self) -> Value {
-        let mut object = serde_json::Map::new();
-        let mut put = |key: &str, value: Value| {
-            if !value.is_null() {
-                object.insert(key.to_owned(), value);
-            }
-        };
         match self {
-            SessionEvent::Agent(event) => return event_json(event),
-            SessionEvent::AutoRetryStart {
-                attempt,
-                max_attempts,
-                delay_ms,
-                error_message,
-            } => {
-                put("type", "auto_retry_start".into());
-                put("attempt", (*attempt).into());
-                put("maxAttempts", (*max_attempts).into());
-                put("delayMs", (*delay_ms).into());
-                put("errorMessage", error_message.clone().into());
-            }
-            SessionEvent::AutoRetryEnd {
-                success,
-                attempt,
-                final_error,
-                ..
-            } => {
-                put("type", "auto_retry_end".into());
-                put("success", (*success).into());
-                put("attempt", (*attempt).into());
-                put("finalError", final_error.clone().into());
-            }
-            SessionEvent::QueueUpdate {
-                steering,
-                follow_up,
-            } => {
-                put("type", "queue_update".into());
-                put("steering", steering.clone().into());
-                put("followUp", follow_up.clone().into());
-            }
-            SessionEvent::PermissionDecision(decision) => {
-                put("type", DECISION_TYPE.into());
-                if let Ok(Value::Object(fields)) = serde_json::to_value(decision) {
-                    object.extend(fields);
-                }
-            }
-            SessionEvent::ThinkingLevelChanged { level } => {
-                put("type", "thinking_level_changed".into());
-                put("level", level.as_str().into());
-            }
-            SessionEvent::CompactionStart { reason } => {
-                put("type", "compaction_start".into());
-                put("reason", serde_json::to_value(reason).unwrap_or_default());
-            }
-            SessionEvent::CompactionEnd {
-                reason,
-                result,
-                aborted,
-                will_retry,
-                error_message,
-            } => {
-                put("type", "compaction_end".into());
-                put("reason", serde_json::to_value(reason).unwrap_or_default());
-                put("result", serde_json::to_value(result).unwrap_or_default());
-                put("aborted", (*aborted).into());
-                put("willRetry", (*will_retry).into());
-                put("errorMessage", error_message.clone().into());
-            }
+            SessionEvent::Agent(event) => event_json(event),
+            own => serde_json::to_value(own).unwrap_or_default(),
         }
-        Value::Object(object)
     }
 }
 
@@ -234,6 +181,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::guard::Decision;
+    use crate::guard::record::{DECISION_TYPE, DecidedBy};
 
     #[test]
     fn session_events_have_pis_json_shapes() {
@@ -274,6 +223,33 @@ mod tests {
         assert_eq!(
             thinking.to_json(),
             json!({"type":"thinking_level_changed","level":"high"})
+        );
+        let queue = SessionEvent::QueueUpdate {
+            steering: vec!["s".into()],
+            follow_up: Vec::new(),
+        };
+        assert_eq!(
+            queue.to_json(),
+            json!({"type":"queue_update","steering":["s"],"followUp":[]})
+        );
+    }
+
+    #[test]
+    fn a_permission_decision_is_its_record_tagged_as_the_session_file_tags_it() {
+        let decision = CallDecision {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            decision: Decision::Deny,
+            by: DecidedBy::Policy,
+            reason: "no".into(),
+            rule: None,
+            answer: None,
+        };
+        let mut expected = serde_json::to_value(&decision).unwrap_or_default();
+        expected["type"] = DECISION_TYPE.into();
+        assert_eq!(
+            SessionEvent::PermissionDecision(decision).to_json(),
+            expected
         );
     }
 }

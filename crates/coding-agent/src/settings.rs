@@ -48,6 +48,7 @@ use agent_ai::providers::{ProviderConfig, for_api};
 use agent_ai::thinking::ThinkingBudgets;
 use agent_ai::{Model, Provider, ThinkingLevel};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use crate::compaction::CompactionSettings;
 use crate::recovery::RecoverySettings;
@@ -186,30 +187,53 @@ pub struct SettingsError {
     pub reason: String,
 }
 
+/// Why a settings file that exists cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FileError {
+    /// It cannot be read.
+    #[error("{0}")]
+    Read(std::io::Error),
+    /// It is not the JSON expected.
+    #[error("{0}")]
+    Parse(serde_json::Error),
+}
+
+/// The JSON file at `path` as a `T`, `None` when there is no such file (a
+/// missing settings file counts as empty). The settings, the hooks and the
+/// permission policy each read their part of `settings.json` through this.
+pub(crate) fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, FileError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(FileError::Parse),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(FileError::Read(e)),
+    }
+}
+
+/// What the settings file at `path` holds of `T` (all of [`Settings`], the
+/// hooks); `T::default()` when there is no such file.
+pub(crate) fn read_part<T: DeserializeOwned + Default>(path: &Path) -> Result<T, SettingsError> {
+    read_json_file(path)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| SettingsError {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
 impl Settings {
     /// The global settings of `agent_dir` with the project's (in `cwd`) on top.
     /// Missing files count as empty.
     pub fn load(agent_dir: &Path, cwd: &Path) -> Result<Self, SettingsError> {
-        let mut settings = Self::read(&agent_dir.join(SETTINGS_FILE))?;
-        let mut project = Self::read(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+        let mut settings: Self = read_part(&agent_dir.join(SETTINGS_FILE))?;
+        let mut project: Self = read_part(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
         // A checked-out project must not send the tools (or ssh options such
         // as ProxyCommand, which run locally) anywhere: only the user's own
         // file says where they act.
         project.remote = None;
         settings.merge(project);
         Ok(settings)
-    }
-
-    fn read(path: &Path) -> Result<Self, SettingsError> {
-        let error = |reason: String| SettingsError {
-            path: path.to_path_buf(),
-            reason,
-        };
-        match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(error(e.to_string())),
-        }
     }
 
     /// Keys set in `over` win; providers are merged entry by entry; the
@@ -492,6 +516,28 @@ mod tests {
         )
     }
 
+    /// `flags` and `vars` resolved with no settings files.
+    fn resolve_bare(flags: ModelFlags, vars: &[(&str, &str)]) -> Result<ResolvedModel, ModelError> {
+        resolve(flags, &Settings::default(), vars)
+    }
+
+    /// Flags naming only `provider`.
+    fn provider_flag(provider: &str) -> ModelFlags {
+        ModelFlags {
+            provider: Some(provider.into()),
+            ..ModelFlags::default()
+        }
+    }
+
+    /// Flags naming the provider, the model and the base URL.
+    fn endpoint_flags(provider: &str, model: &str, base_url: &str) -> ModelFlags {
+        ModelFlags {
+            model: Some(model.into()),
+            base_url: Some(base_url.into()),
+            ..provider_flag(provider)
+        }
+    }
+
     fn local_settings() -> Settings {
         serde_json::from_str(
             r#"{"defaultProvider":"local","defaultModel":"qwen",
@@ -529,12 +575,7 @@ mod tests {
 
     #[test]
     fn openai_is_the_default_with_its_key_from_the_environment() {
-        let resolved = resolve(
-            ModelFlags::default(),
-            &Settings::default(),
-            &[("OPENAI_API_KEY", "sk-1")],
-        )
-        .unwrap();
+        let resolved = resolve_bare(ModelFlags::default(), &[("OPENAI_API_KEY", "sk-1")]).unwrap();
         let mut model = Model::new("gpt-4o", "openai", "openai-completions");
         model.supports_images = true;
         assert_eq!(
@@ -548,12 +589,7 @@ mod tests {
 
     #[test]
     fn anthropic_is_picked_when_only_its_key_is_set() {
-        let resolved = resolve(
-            ModelFlags::default(),
-            &Settings::default(),
-            &[("ANTHROPIC_API_KEY", "k")],
-        )
-        .unwrap();
+        let resolved = resolve_bare(ModelFlags::default(), &[("ANTHROPIC_API_KEY", "k")]).unwrap();
         assert_eq!(
             (resolved.model.provider.as_str(), resolved.model.id.as_str()),
             ("anthropic", "claude-sonnet-4-5")
@@ -562,15 +598,7 @@ mod tests {
 
     #[test]
     fn a_missing_key_says_how_to_set_one() {
-        let error = resolve(
-            ModelFlags {
-                provider: Some("anthropic".into()),
-                ..ModelFlags::default()
-            },
-            &Settings::default(),
-            &[],
-        )
-        .unwrap_err();
+        let error = resolve_bare(provider_flag("anthropic"), &[]).unwrap_err();
         assert_eq!(
             error.to_string(),
             "no API key for provider \"anthropic\": set ANTHROPIC_API_KEY or pass --api-key KEY (a provider in /agent/settings.json may name another variable with \"apiKeyEnv\")"
@@ -579,15 +607,11 @@ mod tests {
 
     #[test]
     fn flags_override_the_provider_settings() {
-        let resolved = resolve(
+        let resolved = resolve_bare(
             ModelFlags {
-                provider: Some("openai".into()),
-                model: Some("gpt-4o-mini".into()),
-                base_url: Some("http://proxy/v1".into()),
                 api_key: Some("flag-key".into()),
-                ..ModelFlags::default()
+                ..endpoint_flags("openai", "gpt-4o-mini", "http://proxy/v1")
             },
-            &Settings::default(),
             &[("OPENAI_API_KEY", "env-key")],
         )
         .unwrap();
@@ -612,18 +636,8 @@ mod tests {
 
     #[test]
     fn an_unknown_provider_with_a_base_url_is_openai_compatible() {
-        let resolved = resolve(
-            ModelFlags {
-                provider: Some("llama".into()),
-                model: Some("m".into()),
-                base_url: Some("http://localhost:9/v1".into()),
-                api_key: None,
-                ..ModelFlags::default()
-            },
-            &Settings::default(),
-            &[],
-        )
-        .unwrap();
+        let resolved =
+            resolve_bare(endpoint_flags("llama", "m", "http://localhost:9/v1"), &[]).unwrap();
         assert_eq!(
             resolved.model,
             Model::new("m", "llama", "openai-completions")
@@ -632,26 +646,17 @@ mod tests {
 
     #[test]
     fn an_unknown_provider_without_a_url_is_an_error() {
-        let error = resolve(
-            ModelFlags {
-                provider: Some("nope".into()),
-                ..ModelFlags::default()
-            },
-            &Settings::default(),
-            &[],
-        )
-        .unwrap_err();
+        let error = resolve_bare(provider_flag("nope"), &[]).unwrap_err();
         assert_eq!(error, ModelError::UnknownProvider("nope".into()));
     }
 
     #[test]
     fn provider_prefix_in_the_model_picks_the_provider() {
-        let resolved = resolve(
+        let resolved = resolve_bare(
             ModelFlags {
                 model: Some("anthropic/claude-haiku-4-5".into()),
                 ..ModelFlags::default()
             },
-            &Settings::default(),
             &[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "o")],
         )
         .unwrap();

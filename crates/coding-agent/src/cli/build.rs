@@ -66,22 +66,13 @@ pub(super) async fn build(
     resolved: Resolved,
     remote: Option<Arc<RemoteHost>>,
 ) -> anyhow::Result<Built> {
-    let Resolved {
-        mode,
-        interactive,
-        warnings,
-        cwd,
-        agent_dir,
-        settings,
-        flags,
-        model,
-        provider,
-        tool_names,
-    } = resolved;
-    let start_provider = model.model.provider.clone();
-    let recovery = settings.recovery(&start_provider);
-    let probe_url = (recovery.context_window.is_none() && model.model.api == "openai-completions")
-        .then(|| model.config.base_url.clone());
+    let cwd = resolved.cwd;
+    let agent_dir = resolved.agent_dir;
+    let start_provider = resolved.model.model.provider.clone();
+    let recovery = resolved.settings.recovery(&start_provider);
+    let probe_url = (recovery.context_window.is_none()
+        && resolved.model.model.api == "openai-completions")
+        .then(|| resolved.model.config.base_url.clone());
     let guard_flags = args.guard.flags();
     let places = super::remote::policy_places(&cwd, remote.as_deref());
     let permissions = guard::config::load_in(
@@ -101,14 +92,14 @@ pub(super) async fn build(
     let sandbox = if permissions.policy.mode() == Mode::Bypass || remote.is_some() {
         Sandbox::off()
     } else {
-        start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?
+        start_sandbox(&args.sandbox, &resolved.settings.sandbox, &cwd)?
     };
     let (tools, unknown) = match &remote {
         Some(host) => {
             let ops = RemoteOperations::new(Arc::clone(host));
-            select_tools_from(&tool_names, |name| remote_tool(name, &ops))
+            select_tools_from(&resolved.tool_names, |name| remote_tool(name, &ops))
         }
-        None => select_tools_from(&tool_names, |name| sandbox.builtin_tool(name)),
+        None => select_tools_from(&resolved.tool_names, |name| sandbox.builtin_tool(name)),
     };
     for name in unknown {
         eprintln!(
@@ -138,20 +129,20 @@ pub(super) async fn build(
     #[cfg(feature = "mcp")]
     let mcp = super::mcp::start_servers(&args.mcp, &agent_dir, &cwd, project_trusted).await?;
     let models = ModelCatalog {
-        settings,
+        settings: resolved.settings,
         settings_path: agent_dir.join(SETTINGS_FILE),
-        flags,
+        flags: resolved.flags,
         start_provider,
     };
     #[cfg(feature = "tui")]
-    let interactive = interactive.then(|| InteractiveOptions {
+    let interactive = resolved.interactive.then(|| InteractiveOptions {
         session_dir: (!args.no_session).then(|| {
             args.session_dir
                 .clone()
                 .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
         }),
         models: models.clone(),
-        warnings,
+        warnings: resolved.warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
         // Asked of the server when the run starts (`cli/dispatch.rs`).
         served_window: None,
@@ -160,7 +151,7 @@ pub(super) async fn build(
         mcp: mcp.clone(),
     });
     #[cfg(not(feature = "tui"))]
-    let _ = (interactive, warnings);
+    let _ = (resolved.interactive, resolved.warnings);
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
     let guard = Arc::new(
         Guard::new(
@@ -185,8 +176,8 @@ pub(super) async fn build(
         options
     });
     let options = SessionOptions {
-        provider,
-        model: model.model,
+        provider: resolved.provider,
+        model: resolved.model.model,
         cwd: tool_cwd,
         tools,
         system_prompt,
@@ -199,7 +190,7 @@ pub(super) async fn build(
         },
     };
     Ok(Built {
-        mode,
+        mode: resolved.mode,
         options,
         #[cfg(feature = "tui")]
         interactive,

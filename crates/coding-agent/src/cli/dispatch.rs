@@ -24,46 +24,33 @@ const RPC_INTERRUPTED: &str =
 
 /// Runs `built` with the prompts `messages` (none for RPC and the
 /// interactive UI); returns the exit status.
-pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Result<u8> {
-    let Built {
-        mode,
-        options,
-        #[cfg(feature = "tui")]
-        interactive,
-        sandbox,
-        remote,
-        mut recovery,
-        probe_url,
-        models,
-        #[cfg(feature = "mcp")]
-        mcp,
-    } = built;
+pub(super) async fn dispatch(messages: &[String], mut built: Built) -> anyhow::Result<u8> {
     #[cfg(feature = "tui")]
-    if let Some(mut interactive) = interactive {
-        if let Some(url) = &probe_url {
-            interactive.served_window = server_context_window(url, &options.model.id).await;
+    if let Some(mut interactive) = built.interactive {
+        if let Some(url) = &built.probe_url {
+            interactive.served_window = server_context_window(url, &built.options.model.id).await;
         }
-        return coding_agent::modes::interactive::run_interactive(options, interactive).await;
+        return coding_agent::modes::interactive::run_interactive(built.options, interactive).await;
     }
-    let session = AgentSession::new(options).context("a built-in tool's schema")?;
+    let session = AgentSession::new(built.options).context("a built-in tool's schema")?;
     #[cfg(feature = "mcp")]
-    if let Some(servers) = mcp {
+    if let Some(servers) = built.mcp {
         session.set_mcp(servers);
     }
-    if let Some(url) = probe_url {
-        recovery.context_window = server_context_window(&url, &session.model().id).await;
+    if let Some(url) = built.probe_url {
+        built.recovery.context_window = server_context_window(&url, &session.model().id).await;
     }
-    session.set_recovery(recovery);
+    session.set_recovery(built.recovery);
 
-    match mode {
+    match built.mode {
         ModeArg::Rpc => {
-            session.set_models(models);
+            session.set_models(built.models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
             // The user's `bash` commands run where the tools do (sandboxed locally).
-            let bash_ops: Arc<dyn BashOperations> = match remote {
+            let bash_ops: Arc<dyn BashOperations> = match built.remote {
                 Some(host) => Arc::new(RemoteOperations::new(host)),
-                None => sandbox.bash_operations(),
+                None => built.sandbox.bash_operations(),
             };
             match run_rpc_with(session, bash_ops, stdin, tokio::io::stdout(), &stop).await? {
                 RpcEnd::InputClosed => Ok(0),
@@ -74,7 +61,7 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
             }
         }
         ModeArg::Text | ModeArg::Json => {
-            let format = if mode == ModeArg::Json {
+            let format = if built.mode == ModeArg::Json {
                 PrintFormat::Json
             } else {
                 PrintFormat::Text

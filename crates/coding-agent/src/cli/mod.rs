@@ -220,8 +220,6 @@ enum UsageError {
     Sandbox(#[from] SandboxError),
     #[error(transparent)]
     Guard(coding_agent::guard::config::GuardConfigError),
-    #[error(transparent)]
-    Hooks(#[from] coding_agent::hooks::load::HooksLoadError),
 }
 
 /// Parses the command line, runs it and turns the outcome into the exit status.

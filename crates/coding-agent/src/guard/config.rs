@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::policy::{Mode, Places, Policy, RuleError, RuleTexts, SandboxFacts};
 use super::trust::{Trust, TrustError};
-use crate::settings::{PROJECT_CONFIG_DIR, SETTINGS_FILE};
+use crate::settings::{FileError, PROJECT_CONFIG_DIR, SETTINGS_FILE, read_json_file};
 
 /// The `permissions` object of one settings file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -191,11 +191,9 @@ fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
         path: path.to_path_buf(),
         reason,
     };
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str::<SettingsFile>(&text)
-            .map(|f| f.permissions)
-            .map_err(|e| error(format!("permissions: {e}"))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(PermissionSettings::default()),
+    match read_json_file::<SettingsFile>(path) {
+        Ok(file) => Ok(file.map(|f| f.permissions).unwrap_or_default()),
+        Err(FileError::Parse(e)) => Err(error(format!("permissions: {e}"))),
         Err(e) => Err(error(e.to_string())),
     }
 }
@@ -207,11 +205,9 @@ pub fn remember_allow_rule(path: &Path, rule: &str) -> Result<(), GuardConfigErr
         path: path.to_path_buf(),
         reason,
     };
-    let mut settings: Value = match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
-        Err(e) => return Err(error(e.to_string())),
-    };
+    let mut settings: Value = read_json_file(path)
+        .map_err(|e| error(e.to_string()))?
+        .unwrap_or_else(|| Value::Object(Default::default()));
     let Some(root) = settings.as_object_mut() else {
         return Err(error("the settings are not a JSON object".to_owned()));
     };

@@ -149,16 +149,15 @@ impl Guard {
                 rule: rule.cloned(),
                 answer: None,
             };
+        // The policy's deny is final; `reason` is what the model reads.
+        let policy_denies = |reason: &str, rule: Option<&String>| {
+            let text = policy_denied_text(reason);
+            self.report(decided(Decision::Deny, DecidedBy::Policy, &text, rule));
+            BeforeToolCall::Block { reason: Some(text) }
+        };
         let mut verdict = self.verdict(tool, call.args);
         if verdict.decision == Decision::Deny {
-            let text = policy_denied_text(&verdict.reason);
-            self.report(decided(
-                Decision::Deny,
-                DecidedBy::Policy,
-                &text,
-                verdict.rule.as_ref(),
-            ));
-            return BeforeToolCall::Block { reason: Some(text) };
+            return policy_denies(&verdict.reason, verdict.rule.as_ref());
         }
         let hook = match &self.hooks {
             Some(hooks) => hooks.pre_tool_use(call, cancel).await,
@@ -187,17 +186,8 @@ impl Guard {
         if let Some(args) = &updated_input {
             verdict = self.verdict(tool, args);
             if verdict.decision == Decision::Deny {
-                let text = policy_denied_text(&format!(
-                    "{} (the arguments a PreToolUse hook gave)",
-                    verdict.reason
-                ));
-                self.report(decided(
-                    Decision::Deny,
-                    DecidedBy::Policy,
-                    &text,
-                    verdict.rule.as_ref(),
-                ));
-                return BeforeToolCall::Block { reason: Some(text) };
+                let reason = format!("{} (the arguments a PreToolUse hook gave)", verdict.reason);
+                return policy_denies(&reason, verdict.rule.as_ref());
             }
         }
         let mode_asks = verdict.decision == Decision::Ask && !verdict.is_firm();
@@ -414,6 +404,23 @@ mod tests {
         }
     }
 
+    /// Rules that deny `deny` and ask about `ask`.
+    fn rules(deny: &[&str], ask: &[&str]) -> RuleTexts {
+        let texts = |rules: &[&str]| rules.iter().map(|rule| (*rule).to_owned()).collect();
+        RuleTexts {
+            deny: texts(deny),
+            ask: texts(ask),
+            ..RuleTexts::default()
+        }
+    }
+
+    /// The verdict that refuses a call, telling the model `reason`.
+    fn blocked(reason: &str) -> BeforeToolCall {
+        BeforeToolCall::Block {
+            reason: Some(reason.into()),
+        }
+    }
+
     async fn call(guard: &Guard, id: &str, tool: &str, args: Value) -> BeforeToolCall {
         call_with(guard, id, tool, args, &CancellationToken::new()).await
     }
@@ -463,22 +470,14 @@ mod tests {
     #[tokio::test]
     async fn a_policy_deny_is_final_whatever_the_hooks_and_the_user_say() {
         let f = fixture(
-            RuleTexts {
-                deny: vec!["bash(make:*)".into()],
-                ..RuleTexts::default()
-            },
+            rules(&["bash(make:*)"], &[]),
             Some(hook_decision("allow")),
             ApprovalAnswer::AllowOnce,
         );
         let verdict = call(&f.guard, "c1", "bash", bash("make all")).await;
         let text =
             "Blocked by the permission policy: `make all` is denied by the rule `bash(make:*)`";
-        assert_eq!(
-            verdict,
-            BeforeToolCall::Block {
-                reason: Some(text.into())
-            }
-        );
+        assert_eq!(verdict, blocked(text));
         assert!(lock(&f.approver.asked).is_empty());
         assert_eq!(
             *lock(&f.decisions),
@@ -497,10 +496,7 @@ mod tests {
     #[tokio::test]
     async fn a_hooks_allow_skips_the_modes_ask_but_not_an_ask_rule() {
         let f = fixture(
-            RuleTexts {
-                ask: vec!["bash(git push:*)".into()],
-                ..RuleTexts::default()
-            },
+            rules(&[], &["bash(git push:*)"]),
             Some(hook_decision("allow")),
             ApprovalAnswer::Deny { reason: None },
         );
@@ -510,9 +506,7 @@ mod tests {
         );
         assert_eq!(
             call(&f.guard, "c2", "bash", bash("git push origin")).await,
-            BeforeToolCall::Block {
-                reason: Some(user_denied_text().into())
-            }
+            blocked(user_denied_text())
         );
         let asked = lock(&f.approver.asked).clone();
         assert_eq!(
@@ -549,9 +543,7 @@ mod tests {
         );
         assert_eq!(
             call(&f.guard, "c1", "bash", bash("ls")).await,
-            BeforeToolCall::Block {
-                reason: Some("Blocked: the user denied this call: not now".into())
-            }
+            blocked("Blocked: the user denied this call: not now")
         );
         assert_eq!(lock(&f.approver.asked)[0].reason, "the hook says so");
     }
@@ -645,12 +637,7 @@ mod tests {
             async { cancel.cancel() }
         )
         .0;
-        assert_eq!(
-            verdict,
-            BeforeToolCall::Block {
-                reason: Some(user_denied_text().into())
-            }
-        );
+        assert_eq!(verdict, blocked(user_denied_text()));
         assert_eq!(lock(&f.decisions)[0].answer, Some(Answer::Deny));
     }
 }

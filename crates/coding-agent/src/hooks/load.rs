@@ -4,12 +4,12 @@
 //! run its commands on the user's machine just by being opened).
 //! `"disableAllHooks": true` in either file turns every hook off.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
 use super::config::{HookConfig, HooksSettings};
-use crate::settings::{PROJECT_CONFIG_DIR, SETTINGS_FILE};
+use crate::settings::{PROJECT_CONFIG_DIR, SETTINGS_FILE, SettingsError, read_part};
 
 /// The part of a settings file hooks read.
 #[derive(Debug, Default, Deserialize)]
@@ -30,33 +30,24 @@ pub struct LoadedHooks {
     pub notices: Vec<String>,
 }
 
-/// A settings file whose hooks cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {reason}", path.display())]
-pub struct HooksLoadError {
-    /// The file.
-    pub path: PathBuf,
-    /// What is wrong.
-    pub reason: String,
-}
-
 /// The hooks of `agent_dir`'s settings, then of `cwd`'s project settings
-/// when `project_trusted`.
+/// when `project_trusted`. `Err` names the settings file that cannot be read
+/// or parsed, or whose hooks cannot be compiled.
 pub fn load(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
-) -> Result<LoadedHooks, HooksLoadError> {
+) -> Result<LoadedHooks, SettingsError> {
     let global_path = agent_dir.join(SETTINGS_FILE);
     let project_path = cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE);
-    let global = read(&global_path)?;
-    let project = read(&project_path)?;
+    let global = read_part::<SettingsFile>(&global_path)?;
+    let project = read_part::<SettingsFile>(&project_path)?;
     // An untrusted project cannot turn the user's own hooks off either.
     if global.disable_all_hooks || (project_trusted && project.disable_all_hooks) {
         return Ok(LoadedHooks::default());
     }
     let compile = |settings: &HooksSettings, path: &Path| {
-        settings.compile().map_err(|error| HooksLoadError {
+        settings.compile().map_err(|error| SettingsError {
             path: path.to_path_buf(),
             reason: error.to_string(),
         })
@@ -80,21 +71,11 @@ pub fn untrusted_notice(project_settings: &Path) -> String {
     )
 }
 
-fn read(path: &Path) -> Result<SettingsFile, HooksLoadError> {
-    let error = |reason: String| HooksLoadError {
-        path: path.to_path_buf(),
-        reason,
-    };
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| error(e.to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SettingsFile::default()),
-        Err(e) => Err(error(e.to_string())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use std::path::PathBuf;
 
     use serde_json::json;
 

@@ -292,132 +292,6 @@ impl HttpClient {
         }
     }
 
-    /// Sends one message; the answer is JSON, an event stream, or nothing.
-    async fn post(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_token: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, Error> {
-        let session_was_attached = session_id.is_some();
-        let request = self
-            .client
-            .post(uri.as_ref())
-            .header(
-                ACCEPT,
-                format!("{JSON_MIME_TYPE}, {EVENT_STREAM_MIME_TYPE}"),
-            )
-            .header(CONTENT_TYPE, JSON_MIME_TYPE)
-            .body(serde_json::to_vec(&message)?);
-        let response = with_headers(request, session_id, auth_token, custom_headers)
-            .send()
-            .await
-            .map_err(StreamableHttpError::Client)?;
-        let status = response.status();
-        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
-            return Ok(StreamableHttpPostResponse::Accepted);
-        }
-        if status == StatusCode::NOT_FOUND && session_was_attached {
-            // The server restarted or dropped the session: rmcp opens a new one.
-            return Err(StreamableHttpError::SessionExpired);
-        }
-        let session_id = response
-            .headers()
-            .get(HEADER_SESSION_ID)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        if !status.is_success() {
-            let request_id = match &message {
-                ClientJsonRpcMessage::Request(request) => Some(&request.id),
-                _ => None,
-            };
-            return Self::failed_post(response, request_id, session_id, limits).await;
-        }
-        // Notifications and answers to the server await nothing; some
-        // servers answer them 200 with an empty or unusable body.
-        let awaits_answer = matches!(message, ClientJsonRpcMessage::Request(_));
-        if has_media_type(&response, EVENT_STREAM_MIME_TYPE) {
-            Ok(StreamableHttpPostResponse::Sse(
-                events(response, limits.max_sse_event_size),
-                session_id,
-            ))
-        } else if has_media_type(&response, JSON_MIME_TYPE) {
-            let body = read_body(response, limits.max_json_response_size).await?;
-            match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
-                Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session_id)),
-                Err(_) if !awaits_answer => Ok(StreamableHttpPostResponse::Accepted),
-                Err(e) => Err(StreamableHttpError::Deserialize(e)),
-            }
-        } else if !awaits_answer {
-            Ok(StreamableHttpPostResponse::Accepted)
-        } else {
-            Err(StreamableHttpError::UnexpectedContentType(content_type(
-                &response,
-            )))
-        }
-    }
-
-    /// Ends the session on the server.
-    async fn delete(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_token: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), Error> {
-        let request = self.client.delete(uri.as_ref());
-        let response = with_headers(request, Some(session_id), auth_token, custom_headers)
-            .send()
-            .await
-            .map_err(StreamableHttpError::Client)?;
-        // A server may not support ending sessions; it forgets them itself.
-        if response.status() != StatusCode::METHOD_NOT_ALLOWED {
-            response
-                .error_for_status()
-                .map_err(StreamableHttpError::Client)?;
-        }
-        Ok(())
-    }
-
-    /// Opens the stream of what the server sends on its own.
-    async fn get(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_token: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
-        let mut request = self
-            .client
-            .get(uri.as_ref())
-            .header(ACCEPT, EVENT_STREAM_MIME_TYPE);
-        if let Some(last_event_id) = last_event_id {
-            request = request.header(HEADER_LAST_EVENT_ID, last_event_id);
-        }
-        let response = with_headers(request, session_id, auth_token, custom_headers)
-            .send()
-            .await
-            .map_err(StreamableHttpError::Client)?;
-        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
-            // The server sends everything as answers to POSTs.
-            return Err(StreamableHttpError::ServerDoesNotSupportSse);
-        }
-        if !response.status().is_success() {
-            return Err(unexpected(response, StreamableHttpResponseLimits::default()).await);
-        }
-        if !has_media_type(&response, EVENT_STREAM_MIME_TYPE) {
-            return Err(StreamableHttpError::UnexpectedContentType(content_type(
-                &response,
-            )));
-        }
-        Ok(events(response, max_event_size))
-    }
-
     /// `result`, with why it failed noted in [`LastFailure`].
     fn note<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(error) = &result {
@@ -462,6 +336,7 @@ impl StreamableHttpClient for HttpClient {
         .await
     }
 
+    /// Sends one message; the answer is JSON, an event stream, or nothing.
     async fn post_message_with_response_limits(
         &self,
         uri: Arc<str>,
@@ -471,12 +346,69 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let result = self
-            .post(uri, message, session_id, auth_token, custom_headers, limits)
-            .await;
+        let result: Result<_, Error> = async {
+            let session_was_attached = session_id.is_some();
+            let request = self
+                .client
+                .post(uri.as_ref())
+                .header(
+                    ACCEPT,
+                    format!("{JSON_MIME_TYPE}, {EVENT_STREAM_MIME_TYPE}"),
+                )
+                .header(CONTENT_TYPE, JSON_MIME_TYPE)
+                .body(serde_json::to_vec(&message)?);
+            let response = with_headers(request, session_id, auth_token, custom_headers)
+                .send()
+                .await
+                .map_err(StreamableHttpError::Client)?;
+            let status = response.status();
+            if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+                return Ok(StreamableHttpPostResponse::Accepted);
+            }
+            if status == StatusCode::NOT_FOUND && session_was_attached {
+                // The server restarted or dropped the session: rmcp opens a new one.
+                return Err(StreamableHttpError::SessionExpired);
+            }
+            let session_id = response
+                .headers()
+                .get(HEADER_SESSION_ID)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned);
+            if !status.is_success() {
+                let request_id = match &message {
+                    ClientJsonRpcMessage::Request(request) => Some(&request.id),
+                    _ => None,
+                };
+                return Self::failed_post(response, request_id, session_id, limits).await;
+            }
+            // Notifications and answers to the server await nothing; some
+            // servers answer them 200 with an empty or unusable body.
+            let awaits_answer = matches!(message, ClientJsonRpcMessage::Request(_));
+            if has_media_type(&response, EVENT_STREAM_MIME_TYPE) {
+                Ok(StreamableHttpPostResponse::Sse(
+                    events(response, limits.max_sse_event_size),
+                    session_id,
+                ))
+            } else if has_media_type(&response, JSON_MIME_TYPE) {
+                let body = read_body(response, limits.max_json_response_size).await?;
+                match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
+                    Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session_id)),
+                    Err(_) if !awaits_answer => Ok(StreamableHttpPostResponse::Accepted),
+                    Err(e) => Err(StreamableHttpError::Deserialize(e)),
+                }
+            } else if !awaits_answer {
+                Ok(StreamableHttpPostResponse::Accepted)
+            } else {
+                Err(StreamableHttpError::UnexpectedContentType(content_type(
+                    &response,
+                )))
+            }
+        }
+        .await;
         self.note(result)
     }
 
+    /// Ends the session on the server.
     async fn delete_session(
         &self,
         uri: Arc<str>,
@@ -484,9 +416,21 @@ impl StreamableHttpClient for HttpClient {
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Error> {
-        let result = self
-            .delete(uri, session_id, auth_token, custom_headers)
-            .await;
+        let result: Result<_, Error> = async {
+            let request = self.client.delete(uri.as_ref());
+            let response = with_headers(request, Some(session_id), auth_token, custom_headers)
+                .send()
+                .await
+                .map_err(StreamableHttpError::Client)?;
+            // A server may not support ending sessions; it forgets them itself.
+            if response.status() != StatusCode::METHOD_NOT_ALLOWED {
+                response
+                    .error_for_status()
+                    .map_err(StreamableHttpError::Client)?;
+            }
+            Ok(())
+        }
+        .await;
         self.note(result)
     }
 
@@ -509,6 +453,7 @@ impl StreamableHttpClient for HttpClient {
         .await
     }
 
+    /// Opens the stream of what the server sends on its own.
     async fn get_stream_with_max_sse_event_size(
         &self,
         uri: Arc<str>,
@@ -518,16 +463,33 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
-        let result = self
-            .get(
-                uri,
-                session_id,
-                last_event_id,
-                auth_token,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
+        let result: Result<_, Error> = async {
+            let mut request = self
+                .client
+                .get(uri.as_ref())
+                .header(ACCEPT, EVENT_STREAM_MIME_TYPE);
+            if let Some(last_event_id) = last_event_id {
+                request = request.header(HEADER_LAST_EVENT_ID, last_event_id);
+            }
+            let response = with_headers(request, session_id, auth_token, custom_headers)
+                .send()
+                .await
+                .map_err(StreamableHttpError::Client)?;
+            if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+                // The server sends everything as answers to POSTs.
+                return Err(StreamableHttpError::ServerDoesNotSupportSse);
+            }
+            if !response.status().is_success() {
+                return Err(unexpected(response, StreamableHttpResponseLimits::default()).await);
+            }
+            if !has_media_type(&response, EVENT_STREAM_MIME_TYPE) {
+                return Err(StreamableHttpError::UnexpectedContentType(content_type(
+                    &response,
+                )));
+            }
+            Ok(events(response, max_sse_event_size))
+        }
+        .await;
         self.note(result)
     }
 }

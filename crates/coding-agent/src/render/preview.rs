@@ -235,80 +235,30 @@ mod tests {
 
     #[test]
     fn head_shows_the_first_lines_and_counts_the_rest() {
-        assert_eq!(
-            head("a\r\nb\nc\nd\n", Some(2)),
-            Head {
-                lines: vec!["a", "b"],
-                more: 2
-            }
-        );
-        assert_eq!(
-            head("a\nb", Some(5)),
-            Head {
-                lines: vec!["a", "b"],
-                more: 0
-            }
-        );
-        assert_eq!(
-            head("a\n\nb", None),
-            Head {
-                lines: vec!["a", "", "b"],
-                more: 0
-            }
-        );
-        assert_eq!(
-            head("", Some(3)),
-            Head {
-                lines: vec![],
-                more: 0
-            }
-        );
+        for (text, shown, lines, more) in [
+            ("a\r\nb\nc\nd\n", Some(2), vec!["a", "b"], 2),
+            ("a\nb", Some(5), vec!["a", "b"], 0),
+            ("a\n\nb", None, vec!["a", "", "b"], 0),
+            ("", Some(3), vec![], 0),
+        ] {
+            assert_eq!(head(text, shown), Head { lines, more }, "{text:?}");
+        }
     }
 
     #[test]
     fn tail_shows_the_last_lines_and_counts_those_before() {
-        assert_eq!(
-            tail("a\nb\nc\nd\n", Some(2)),
-            Tail {
-                lines: vec!["c", "d"],
-                earlier: 2
-            }
-        );
-        assert_eq!(
-            tail("\nx", Some(1)),
-            Tail {
-                lines: vec!["x"],
-                earlier: 1
-            }
-        );
-        assert_eq!(
-            tail("a\r\nb", Some(5)),
-            Tail {
-                lines: vec!["a", "b"],
-                earlier: 0
-            }
-        );
-        assert_eq!(
-            tail("a\nb\n", None),
-            Tail {
-                lines: vec!["a", "b"],
-                earlier: 0
-            }
-        );
-        assert_eq!(
-            tail("a\nb", Some(0)),
-            Tail {
-                lines: vec![],
-                earlier: 2
-            }
-        );
-        assert_eq!(
-            tail("", Some(2)),
-            Tail {
-                lines: vec![],
-                earlier: 0
-            }
-        );
+        let cases = [
+            ("a\nb\nc\nd\n", Some(2), vec!["c", "d"], 2),
+            ("\nx", Some(1), vec!["x"], 1),
+            ("a\r\nb", Some(5), vec!["a", "b"], 0),
+            ("a\nb\n", None, vec!["a", "b"], 0),
+            ("a\nb", Some(0), vec![], 2),
+            ("", Some(2), vec![], 0),
+        ];
+        for (text, shown, lines, earlier) in cases {
+            let expected = Tail { lines, earlier };
+            assert_eq!(tail(text, shown), expected, "{text:?}");
+        }
     }
 
     #[test]

@@ -28,15 +28,21 @@ pub fn image_placeholder(image: &ImageContent) -> StyledLine {
 /// An error as the model read it, in the error style (its first lines while
 /// collapsed).
 pub fn error_lines(result: &AgentToolResult, options: RenderOptions) -> Vec<StyledLine> {
+    block_lines(result, |text| {
+        head_lines(text, TEXT_PREVIEW_LINES, Style::Error, options)
+    })
+}
+
+/// Each block of `result`: its texts through `text`, its images as
+/// placeholders.
+fn block_lines(
+    result: &AgentToolResult,
+    text: impl Fn(&str) -> Vec<StyledLine>,
+) -> Vec<StyledLine> {
     let mut lines = Vec::new();
     for content in &result.content {
         match content {
-            Content::Text(text) => lines.extend(head_lines(
-                &text.text,
-                TEXT_PREVIEW_LINES,
-                Style::Error,
-                options,
-            )),
+            Content::Text(block) => lines.extend(text(&block.text)),
             Content::Image(image) => lines.push(image_placeholder(image)),
         }
     }
@@ -60,19 +66,9 @@ pub fn text_lines(
 /// A successful result block by block: texts previewed with their notices,
 /// images as placeholders.
 pub fn content_lines(result: &AgentToolResult, options: RenderOptions) -> Vec<StyledLine> {
-    let mut lines = Vec::new();
-    for content in &result.content {
-        match content {
-            Content::Text(text) => lines.extend(text_lines(
-                &text.text,
-                TEXT_PREVIEW_LINES,
-                Style::Normal,
-                options,
-            )),
-            Content::Image(image) => lines.push(image_placeholder(image)),
-        }
-    }
-    lines
+    block_lines(result, |text| {
+        text_lines(text, TEXT_PREVIEW_LINES, Style::Normal, options)
+    })
 }
 
 /// How a list tool (grep, find, ls) words its results.

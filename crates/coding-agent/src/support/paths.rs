@@ -163,19 +163,6 @@ mod tests {
     }
 
     #[test]
-    fn absolute_paths_are_kept_as_given() {
-        let cwd = Path::new("/some/cwd");
-        assert_eq!(
-            resolve_to_cwd("/absolute/path/file.txt", cwd, None),
-            Path::new("/absolute/path/file.txt")
-        );
-        assert_eq!(
-            resolve_to_cwd("/a/../b", Path::new("/c"), None),
-            Path::new("/a/../b")
-        );
-    }
-
-    #[test]
     fn an_absent_or_empty_directory_argument_is_the_cwd() {
         let cwd = Path::new("/some/cwd");
         assert_eq!(resolve_dir_arg(None, cwd, None), Path::new("/some/cwd"));
@@ -187,16 +174,27 @@ mod tests {
     }
 
     #[test]
-    fn relative_paths_resolve_against_cwd() {
-        let cwd = Path::new("/some/cwd");
-        assert_eq!(
-            resolve_to_cwd("relative/file.txt", cwd, None),
-            Path::new("/some/cwd/relative/file.txt")
-        );
-        assert_eq!(
-            resolve_to_cwd("../x/./y", cwd, None),
-            Path::new("/some/x/y")
-        );
+    fn relative_paths_resolve_against_cwd_and_absolute_ones_are_kept_as_given() {
+        for (path, cwd, resolved) in [
+            (
+                "relative/file.txt",
+                "/some/cwd",
+                "/some/cwd/relative/file.txt",
+            ),
+            ("../x/./y", "/some/cwd", "/some/x/y"),
+            (
+                "/absolute/path/file.txt",
+                "/some/cwd",
+                "/absolute/path/file.txt",
+            ),
+            ("/a/../b", "/c", "/a/../b"),
+        ] {
+            assert_eq!(
+                resolve_to_cwd(path, Path::new(cwd), None),
+                Path::new(resolved),
+                "{path}"
+            );
+        }
     }
 
     fn read_path_finds(existing: &str, asked: &str) {

@@ -152,35 +152,23 @@ impl Policy {
             .find(|rule| subjects.iter().any(|s| rule.matches(tool, *s)))
     }
 
-    /// Deny, then ask, then allow rules on one subject, with reasons naming `what`.
+    /// Deny, then ask, then allow rules on one subject, with reasons naming
+    /// `what`. Plan mode lets no allow rule through.
     fn by_rules(&self, tool: &str, subjects: &[Subject<'_>], what: &str) -> Option<Verdict> {
-        if let Some(rule) = self.rule(&Kind::Deny, tool, subjects) {
-            return Some(
-                Verdict::new(
-                    Decision::Deny,
-                    format!("{what} is denied by the rule `{}`", rule.text),
-                )
-                .by_rule(&rule.text),
-            );
-        }
-        if let Some(rule) = self.rule(&Kind::Ask, tool, subjects) {
-            return Some(
-                Verdict::new(
-                    Decision::Ask,
-                    format!("{what} needs approval by the rule `{}`", rule.text),
-                )
-                .by_rule(&rule.text),
-            );
-        }
-        if self.mode == Mode::Plan {
-            return None;
-        }
-        self.rule(&Kind::Allow, tool, subjects).map(|rule| {
-            Verdict::new(
-                Decision::Allow,
-                format!("{what} is allowed by the rule `{}`", rule.text),
-            )
-            .by_rule(&rule.text)
+        let kinds: &[Kind] = if self.mode == Mode::Plan {
+            &[Kind::Deny, Kind::Ask]
+        } else {
+            &[Kind::Deny, Kind::Ask, Kind::Allow]
+        };
+        kinds.iter().find_map(|kind| {
+            let rule = self.rule(kind, tool, subjects)?;
+            let (decision, verb) = match kind {
+                Kind::Deny => (Decision::Deny, "is denied"),
+                Kind::Ask => (Decision::Ask, "needs approval"),
+                Kind::Allow => (Decision::Allow, "is allowed"),
+            };
+            let reason = format!("{what} {verb} by the rule `{}`", rule.text);
+            Some(Verdict::new(decision, reason).by_rule(&rule.text))
         })
     }
 

@@ -252,15 +252,10 @@ fn path_globs(pattern: &str, places: &Places) -> Result<GlobSet, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
 
     fn places() -> Places {
-        Places {
-            roots: vec![PathBuf::from("/work/p")],
-            home: Some(PathBuf::from("/home/u")),
-        }
+        Places::at(Path::new("/work/p"), Some(Path::new("/home/u")))
     }
 
     fn rule(text: &str) -> Rule {
@@ -272,26 +267,38 @@ mod tests {
 
     #[test]
     fn command_patterns_match_exactly_by_prefix_or_by_wildcard() {
-        let cases = [
-            ("bash(cargo test)", "cargo test", true),
-            ("bash(cargo test)", "cargo test --all", false),
-            ("bash(git push:*)", "git push", true),
-            ("bash(git push:*)", "git push origin main", true),
-            ("bash(git push:*)", "git pushy", false),
-            ("bash(ls *)", "ls", true),
-            ("bash(ls *)", "lsof", false),
-            ("bash(git * main)", "git push origin main", true),
-            ("bash(git * main)", "git push origin dev", false),
-            ("Bash(npm run test:*)", "npm run test:unit", false),
-            ("Bash(npm run test:*)", "npm run test unit", true),
-            ("bash", "anything at all", true),
+        // Each rule, the command lines it matches and those it does not.
+        let cases: [(&str, &[&str], &[&str]); 6] = [
+            ("bash(cargo test)", &["cargo test"], &["cargo test --all"]),
+            (
+                "bash(git push:*)",
+                &["git push", "git push origin main"],
+                &["git pushy"],
+            ),
+            ("bash(ls *)", &["ls"], &["lsof"]),
+            (
+                "bash(git * main)",
+                &["git push origin main"],
+                &["git push origin dev"],
+            ),
+            (
+                "Bash(npm run test:*)",
+                &["npm run test unit"],
+                &["npm run test:unit"],
+            ),
+            ("bash", &["anything at all"], &[]),
         ];
-        for (text, line, expected) in cases {
-            assert_eq!(
-                rule(text).matches("bash", Subject::Command(line)),
-                expected,
-                "{text} vs {line}"
-            );
+        for (text, matched, unmatched) in cases {
+            let rule = rule(text);
+            for (lines, expected) in [(matched, true), (unmatched, false)] {
+                for line in lines {
+                    assert_eq!(
+                        rule.matches("bash", Subject::Command(line)),
+                        expected,
+                        "{text} vs {line}"
+                    );
+                }
+            }
         }
     }
 

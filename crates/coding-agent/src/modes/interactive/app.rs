@@ -326,83 +326,44 @@ impl App {
                 Some(text) => self.queue(text, true),
                 None => Action::None,
             },
-            KeyCode::Enter if alt || shift => {
-                self.editor.newline();
-                Action::None
-            }
-            KeyCode::Char('j') if ctrl => {
-                self.editor.newline();
-                Action::None
-            }
-            KeyCode::Enter => self.submit(),
+            KeyCode::Enter if !(alt || shift) => self.submit(),
             KeyCode::Esc if self.running => Action::Abort,
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => Action::Quit,
+            KeyCode::BackTab => Action::CycleThinking,
+            code => {
+                self.edit(code, ctrl);
+                Action::None
+            }
+        }
+    }
+
+    /// The keys that change only the editor, the view or the scroll (Enter
+    /// reaches here with Alt or Shift: a new line).
+    fn edit(&mut self, code: KeyCode, ctrl: bool) {
+        match code {
+            KeyCode::Enter => self.editor.newline(),
+            KeyCode::Char('j') if ctrl => self.editor.newline(),
             KeyCode::Char('o') if ctrl => {
                 self.transcript.expand_tools = !self.transcript.expand_tools;
-                Action::None
             }
             KeyCode::Char('t') if ctrl => {
                 self.transcript.show_thinking = !self.transcript.show_thinking;
-                Action::None
             }
-            KeyCode::Char('a') if ctrl => {
-                self.editor.home();
-                Action::None
-            }
-            KeyCode::Char('e') if ctrl => {
-                self.editor.end();
-                Action::None
-            }
-            KeyCode::Char(c) if !ctrl => {
-                self.editor.insert_char(c);
-                Action::None
-            }
-            KeyCode::Tab => {
-                self.complete();
-                Action::None
-            }
-            KeyCode::BackTab => Action::CycleThinking,
-            KeyCode::Backspace => {
-                self.editor.backspace();
-                Action::None
-            }
-            KeyCode::Delete => {
-                self.editor.delete();
-                Action::None
-            }
-            KeyCode::Left => {
-                self.editor.left();
-                Action::None
-            }
-            KeyCode::Right => {
-                self.editor.right();
-                Action::None
-            }
-            KeyCode::Up => {
-                self.editor.up();
-                Action::None
-            }
-            KeyCode::Down => {
-                self.editor.down();
-                Action::None
-            }
-            KeyCode::Home => {
-                self.editor.home();
-                Action::None
-            }
-            KeyCode::End => {
-                self.editor.end();
-                Action::None
-            }
-            KeyCode::PageUp => {
-                self.scroll += 10;
-                Action::None
-            }
-            KeyCode::PageDown => {
-                self.scroll = self.scroll.saturating_sub(10);
-                Action::None
-            }
-            _ => Action::None,
+            KeyCode::Char('a') if ctrl => self.editor.home(),
+            KeyCode::Char('e') if ctrl => self.editor.end(),
+            KeyCode::Char(c) if !ctrl => self.editor.insert_char(c),
+            KeyCode::Tab => self.complete(),
+            KeyCode::Backspace => self.editor.backspace(),
+            KeyCode::Delete => self.editor.delete(),
+            KeyCode::Left => self.editor.left(),
+            KeyCode::Right => self.editor.right(),
+            KeyCode::Up => self.editor.up(),
+            KeyCode::Down => self.editor.down(),
+            KeyCode::Home => self.editor.home(),
+            KeyCode::End => self.editor.end(),
+            KeyCode::PageUp => self.scroll += 10,
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(10),
+            _ => {}
         }
     }
 
