@@ -29,7 +29,7 @@ use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
 use super::resolve::Resolved;
-use super::sandbox::start_sandbox;
+use super::sandbox::{start_remote_sandbox, start_sandbox};
 use super::{ModeArg, RunArgs, UsageError};
 
 /// A run ready to dispatch.
@@ -96,16 +96,15 @@ pub(super) async fn build(
         tracing::warn!("{notice}");
     }
     // bypass runs nothing asked and nothing sandboxed (its warning says so);
-    // remote tools run where this machine's sandbox does not reach, so the
-    // policy must not count on it.
-    let sandbox = if permissions.policy.mode() == Mode::Bypass || remote.is_some() {
-        Sandbox::off()
-    } else {
-        start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?
+    // remote bash is sandboxed by the remote kernel, when it can.
+    let (sandbox, remote_commands) = match &remote {
+        _ if permissions.policy.mode() == Mode::Bypass => (Sandbox::off(), None),
+        Some(host) => start_remote_sandbox(&args.sandbox, &settings.sandbox, host).await?,
+        None => (start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?, None),
     };
     let (tools, unknown) = match &remote {
         Some(host) => {
-            let ops = RemoteOperations::new(Arc::clone(host));
+            let ops = RemoteOperations::new(Arc::clone(host)).with_sandbox(remote_commands);
             select_tools_from(&tool_names, |name| remote_tool(name, &ops))
         }
         None => select_tools_from(&tool_names, |name| sandbox.builtin_tool(name)),
