@@ -43,8 +43,9 @@ pub(super) struct Built {
     pub interactive: Option<InteractiveOptions>,
     /// What bash, write and edit (and RPC's user bash) run under.
     pub sandbox: Sandbox,
-    /// The host the tools act on, with `--remote`.
-    pub remote: Option<Arc<RemoteHost>>,
+    /// The Operations of the host the tools act on, with `--remote` (its
+    /// bash sandboxed there when the remote kernel can).
+    pub remote: Option<RemoteOperations>,
     /// Retry and compaction settings (the interactive UI reads its own).
     pub recovery: coding_agent::recovery::RecoverySettings,
     /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
@@ -102,11 +103,11 @@ pub(super) async fn build(
         Some(host) => start_remote_sandbox(&args.sandbox, &settings.sandbox, host).await?,
         None => (start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?, None),
     };
-    let (tools, unknown) = match &remote {
-        Some(host) => {
-            let ops = RemoteOperations::new(Arc::clone(host)).with_sandbox(remote_commands);
-            select_tools_from(&tool_names, |name| remote_tool(name, &ops))
-        }
+    let remote_ops = remote
+        .as_ref()
+        .map(|host| RemoteOperations::new(Arc::clone(host)).with_sandbox(remote_commands));
+    let (tools, unknown) = match &remote_ops {
+        Some(ops) => select_tools_from(&tool_names, |name| remote_tool(name, ops)),
         None => select_tools_from(&tool_names, |name| sandbox.builtin_tool(name)),
     };
     for name in unknown {
@@ -118,12 +119,9 @@ pub(super) async fn build(
     let tool_cwd = remote
         .as_ref()
         .map_or_else(|| cwd.clone(), |host| host.cwd().to_path_buf());
-    let context_files = match &remote {
+    let context_files = match &remote_ops {
         _ if args.no_context_files => Vec::new(),
-        Some(host) => {
-            let ops = RemoteOperations::new(Arc::clone(host));
-            load_remote_context_files(&agent_dir, &ops, host.cwd()).await
-        }
+        Some(ops) => load_remote_context_files(&agent_dir, ops, ops.host().cwd()).await,
         None => load_context_files(&agent_dir, &cwd),
     };
     let mut system_prompt_inputs = system_prompt(args, &agent_dir, &cwd, &tools, context_files);
@@ -203,7 +201,7 @@ pub(super) async fn build(
         #[cfg(feature = "tui")]
         interactive,
         sandbox,
-        remote,
+        remote: remote_ops,
         recovery,
         probe_url,
         models,

@@ -8,7 +8,6 @@ use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
-use coding_agent::remote::RemoteOperations;
 use coding_agent::tools::bash::ops::BashOperations;
 
 use super::build::Built;
@@ -60,9 +59,9 @@ pub(super) async fn dispatch(messages: &[String], built: Built) -> anyhow::Resul
             session.set_models(models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
-            // The user's `bash` commands run where the tools do (sandboxed locally).
+            // The user's `bash` commands run where the tools do, under the same sandbox.
             let bash_ops: Arc<dyn BashOperations> = match remote {
-                Some(host) => Arc::new(RemoteOperations::new(host)),
+                Some(ops) => Arc::new(ops),
                 None => sandbox.bash_operations(),
             };
             match run_rpc_with(session, bash_ops, stdin, tokio::io::stdout(), &stop).await? {

@@ -12,7 +12,7 @@
 //! streams progress, and grep and find are one helper call already.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use agent_ai::{Content, Model, Tool};
 use agent_core::{AgentToolResult, ExecutionMode, ToolError, UpdateSink};
@@ -112,12 +112,17 @@ impl WholeTool {
     }
 }
 
-/// The local tool `name` when it is one of [`WHOLE_TOOLS`].
+/// The local tool `name` when it is one of [`WHOLE_TOOLS`]. Made once per
+/// process: making a tool builds its JSON schema, which would otherwise
+/// cost the helper more than the read itself on every call.
 fn local_whole_tool(name: &str) -> Option<Arc<dyn ToolDefinition>> {
-    WHOLE_TOOLS
-        .contains(&name)
-        .then(|| crate::tools::builtin_tool(name))
-        .flatten()
+    static TOOLS: LazyLock<Vec<Arc<dyn ToolDefinition>>> = LazyLock::new(|| {
+        WHOLE_TOOLS
+            .iter()
+            .filter_map(|name| crate::tools::builtin_tool(name))
+            .collect()
+    });
+    TOOLS.iter().find(|tool| tool.tool().name == name).cloned()
 }
 
 #[async_trait]
