@@ -550,3 +550,35 @@ async fn sandboxed_remote_bash_cannot_write_outside_the_remote_workspace() {
     remote.run("bash", touch).await.unwrap();
     assert!(target.exists());
 }
+
+#[test]
+fn the_tool_command_runs_remote_bash_in_the_remote_sandbox_and_says_so() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("touched");
+    let args = json!({"command": format!("touch '{}'", target.display())}).to_string();
+    let output = sshd
+        .command(&["tool", "bash", &args], dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "Sandbox: on {HOST}: bash runs there under Landlock (workspace-write)"
+        )),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Permission denied"), "{stdout}");
+    assert!(!target.exists());
+
+    let output = sshd
+        .command(&["tool", "bash", &args, "--sandbox", "off"], dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(target.exists());
+}

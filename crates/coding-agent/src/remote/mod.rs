@@ -53,11 +53,3 @@ pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDef
 fn typed<T: TypedTool + 'static>(tool: T) -> Arc<dyn ToolDefinition> {
     Arc::new(Typed::new(tool))
 }
-
-/// The built-in tool `name`, acting on `remote` when given, else locally.
-pub fn tool_on(name: &str, remote: Option<&Arc<RemoteHost>>) -> Option<Arc<dyn ToolDefinition>> {
-    match remote {
-        Some(host) => remote_tool(name, &RemoteOperations::new(Arc::clone(host))),
-        None => crate::tools::builtin_tool(name),
-    }
-}
