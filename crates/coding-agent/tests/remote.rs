@@ -494,13 +494,16 @@ fn the_policy_judges_paths_on_the_remote_host() {
     let rule = format!("write({}/**)", remote_home.display());
     let home = check("write", json!({"path": "~/notes"}), &["--deny", &rule]);
     assert_eq!(home["decision"], "deny", "{home}");
-    // This machine's sandbox does not reach the remote host: auto mode asks.
-    let bash = check(
-        "bash",
-        json!({"command": "cargo build"}),
-        &["--permission-mode", "auto"],
-    );
-    assert_eq!(bash["decision"], "ask", "{bash}");
+    // auto mode counts on the sandbox the remote kernel enforces (this
+    // one has Landlock), and asks without it.
+    let auto = |extra: &[&str]| {
+        let flags = [&["--permission-mode", "auto"], extra].concat();
+        check("bash", json!({"command": "touch built.txt"}), &flags)
+    };
+    let sandboxed = auto(&[]);
+    assert_eq!(sandboxed["decision"], "allow", "{sandboxed}");
+    let unsandboxed = auto(&["--sandbox", "off"]);
+    assert_eq!(unsandboxed["decision"], "ask", "{unsandboxed}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
