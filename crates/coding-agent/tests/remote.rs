@@ -1,6 +1,7 @@
 //! The tools through `--remote` where a remote run could differ from a local
 //! one: atomic writes, the mutation queue, streaming reads, bash's process
-//! groups and live output, and the ignore rules of grep and find. Each test
+//! groups and live output, the ignore rules of grep and find, and the
+//! Landlock sandbox applied on the remote host. Each test
 //! talks to a real sshd on 127.0.0.1 (see `remote_support`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -15,10 +16,12 @@ use std::time::Duration;
 
 use agent_ai::Content;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use coding_agent::remote::sandbox::remote_sandbox;
 use coding_agent::remote::{RemoteOperations, remote_tool};
+use coding_agent::sandbox::SandboxRequest;
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
-use remote_support::{Sshd, alive, eventually};
+use remote_support::{HOST, Sshd, alive, eventually};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -491,11 +494,94 @@ fn the_policy_judges_paths_on_the_remote_host() {
     let rule = format!("write({}/**)", remote_home.display());
     let home = check("write", json!({"path": "~/notes"}), &["--deny", &rule]);
     assert_eq!(home["decision"], "deny", "{home}");
-    // This machine's sandbox does not reach the remote host: auto mode asks.
-    let bash = check(
-        "bash",
-        json!({"command": "cargo build"}),
-        &["--permission-mode", "auto"],
+    // auto mode counts on the sandbox the remote kernel enforces (this
+    // one has Landlock), and asks without it.
+    let auto = |extra: &[&str]| {
+        let flags = [&["--permission-mode", "auto"], extra].concat();
+        check("bash", json!({"command": "touch built.txt"}), &flags)
+    };
+    let sandboxed = auto(&[]);
+    assert_eq!(sandboxed["decision"], "allow", "{sandboxed}");
+    let unsandboxed = auto(&["--sandbox", "off"]);
+    assert_eq!(unsandboxed["decision"], "ask", "{unsandboxed}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandboxed_remote_bash_cannot_write_outside_the_remote_workspace() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    // The "remote" kernel is this one, which has Landlock (tests/sandbox.rs
+    // requires it too).
+    let sandboxing = remote_sandbox(&SandboxRequest::default(), remote.ops.host())
+        .await
+        .unwrap();
+    assert!(
+        sandboxing.sandbox.status().active,
+        "{:?}",
+        sandboxing.notice
     );
-    assert_eq!(bash["decision"], "ask", "{bash}");
+    assert_eq!(
+        sandboxing.notice,
+        Some(format!(
+            "Sandbox: on {HOST}: bash runs there under Landlock (workspace-write)"
+        ))
+    );
+    // Outside the workspace and outside every temp directory (the sandbox
+    // lets commands write /tmp, where the workspace is).
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("touched");
+    let touch = json!({"command": format!("touch inside && touch '{}'", target.display())});
+    let sandboxed = remote.ops.clone().with_sandbox(sandboxing.commands);
+    let bash = remote_tool("bash", &sandboxed).unwrap();
+    let (result, _) = run(
+        &bash,
+        remote.dir.path(),
+        touch.clone(),
+        CancellationToken::new(),
+    )
+    .await;
+    let error = result.unwrap_err();
+    assert!(error.message().contains("Permission denied"), "{error}");
+    assert!(
+        remote.path("inside").exists(),
+        "the workspace stays writable"
+    );
+    assert!(!target.exists());
+
+    // The same command without the sandbox writes there.
+    remote.run("bash", touch).await.unwrap();
+    assert!(target.exists());
+}
+
+#[test]
+fn the_tool_command_runs_remote_bash_in_the_remote_sandbox_and_says_so() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("touched");
+    let args = json!({"command": format!("touch '{}'", target.display())}).to_string();
+    let output = sshd
+        .command(&["tool", "bash", &args], dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "Sandbox: on {HOST}: bash runs there under Landlock (workspace-write)"
+        )),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Permission denied"), "{stdout}");
+    assert!(!target.exists());
+
+    let output = sshd
+        .command(&["tool", "bash", &args, "--sandbox", "off"], dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(target.exists());
 }

@@ -29,7 +29,7 @@ use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
 use super::resolve::Resolved;
-use super::sandbox::start_sandbox;
+use super::sandbox::{start_remote_sandbox, start_sandbox};
 use super::{ModeArg, RunArgs, UsageError};
 
 /// A run ready to dispatch.
@@ -43,8 +43,9 @@ pub(super) struct Built {
     pub interactive: Option<InteractiveOptions>,
     /// What bash, write and edit (and RPC's user bash) run under.
     pub sandbox: Sandbox,
-    /// The host the tools act on, with `--remote`.
-    pub remote: Option<Arc<RemoteHost>>,
+    /// The Operations of the host the tools act on, with `--remote` (its
+    /// bash sandboxed there when the remote kernel can).
+    pub remote: Option<RemoteOperations>,
     /// Retry and compaction settings (the interactive UI reads its own).
     pub recovery: coding_agent::recovery::RecoverySettings,
     /// What RPC `set_model`, `cycle_model` and `get_available_models` choose from.
@@ -87,18 +88,20 @@ pub(super) async fn build(
         tracing::warn!("{notice}");
     }
     // bypass runs nothing asked and nothing sandboxed (its warning says so);
-    // remote tools run where this machine's sandbox does not reach, so the
-    // policy must not count on it.
-    let sandbox = if permissions.policy.mode() == Mode::Bypass || remote.is_some() {
-        Sandbox::off()
-    } else {
-        start_sandbox(&args.sandbox, &resolved.settings.sandbox, &cwd)?
+    // remote bash is sandboxed by the remote kernel, when it can.
+    let (sandbox, remote_commands) = match &remote {
+        _ if permissions.policy.mode() == Mode::Bypass => (Sandbox::off(), None),
+        Some(host) => start_remote_sandbox(&args.sandbox, &resolved.settings.sandbox, host).await?,
+        None => (
+            start_sandbox(&args.sandbox, &resolved.settings.sandbox, &cwd)?,
+            None,
+        ),
     };
-    let (tools, unknown) = match &remote {
-        Some(host) => {
-            let ops = RemoteOperations::new(Arc::clone(host));
-            select_tools_from(&resolved.tool_names, |name| remote_tool(name, &ops))
-        }
+    let remote_ops = remote
+        .as_ref()
+        .map(|host| RemoteOperations::new(Arc::clone(host)).with_sandbox(remote_commands));
+    let (tools, unknown) = match &remote_ops {
+        Some(ops) => select_tools_from(&resolved.tool_names, |name| remote_tool(name, ops)),
         None => select_tools_from(&resolved.tool_names, |name| sandbox.builtin_tool(name)),
     };
     for name in unknown {
@@ -110,12 +113,9 @@ pub(super) async fn build(
     let tool_cwd = remote
         .as_ref()
         .map_or_else(|| cwd.clone(), |host| host.cwd().to_path_buf());
-    let context_files = match &remote {
+    let context_files = match &remote_ops {
         _ if args.no_context_files => Vec::new(),
-        Some(host) => {
-            let ops = RemoteOperations::new(Arc::clone(host));
-            load_remote_context_files(&agent_dir, &ops, host.cwd()).await
-        }
+        Some(ops) => load_remote_context_files(&agent_dir, ops, ops.host().cwd()).await,
         None => load_context_files(&agent_dir, &cwd),
     };
     let mut system_prompt_inputs = system_prompt(args, &agent_dir, &cwd, &tools, context_files);
@@ -195,7 +195,7 @@ pub(super) async fn build(
         #[cfg(feature = "tui")]
         interactive,
         sandbox,
-        remote,
+        remote: remote_ops,
         recovery,
         probe_url,
         models,

@@ -8,7 +8,6 @@ use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
-use coding_agent::remote::RemoteOperations;
 use coding_agent::tools::bash::ops::BashOperations;
 
 use super::build::Built;
@@ -47,9 +46,9 @@ pub(super) async fn dispatch(messages: &[String], mut built: Built) -> anyhow::R
             session.set_models(built.models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
-            // The user's `bash` commands run where the tools do (sandboxed locally).
+            // The user's `bash` commands run where the tools do, under the same sandbox.
             let bash_ops: Arc<dyn BashOperations> = match built.remote {
-                Some(host) => Arc::new(RemoteOperations::new(host)),
+                Some(ops) => Arc::new(ops),
                 None => built.sandbox.bash_operations(),
             };
             match run_rpc_with(session, bash_ops, stdin, tokio::io::stdout(), &stop).await? {

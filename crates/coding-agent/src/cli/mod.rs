@@ -219,6 +219,8 @@ enum UsageError {
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
     #[error(transparent)]
+    RemoteSandbox(#[from] coding_agent::remote::sandbox::RemoteSandboxError),
+    #[error(transparent)]
     Guard(coding_agent::guard::config::GuardConfigError),
 }
 

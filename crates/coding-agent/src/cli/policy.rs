@@ -11,7 +11,7 @@ use coding_agent::settings::{Settings, agent_dir};
 
 use super::UsageError;
 use super::remote::{RemoteArgs, policy_places};
-use super::sandbox::{SandboxArgs, start_sandbox};
+use super::sandbox::{SandboxArgs, start_remote_sandbox, start_sandbox};
 use super::tool::{read_arguments, working_directory};
 
 #[derive(Debug, Subcommand)]
@@ -93,13 +93,20 @@ pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     for notice in &setup.notices {
         eprintln!("coding-agent: {notice}");
     }
-    // The sandbox a session here would get, for `auto` (bypass has none,
-    // nor do remote tools).
-    let facts = if setup.policy.mode() == Mode::Bypass || remote.is_some() {
+    // The sandbox a session here would get, for `auto` (bypass has none;
+    // remote bash has the remote kernel's).
+    let facts = if setup.policy.mode() == Mode::Bypass {
         SandboxFacts::default()
     } else {
         let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
-        let sandbox = start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?;
+        let sandbox = match &remote {
+            Some(host) => {
+                start_remote_sandbox(&args.sandbox, &settings.sandbox, host)
+                    .await?
+                    .0
+            }
+            None => start_sandbox(&args.sandbox, &settings.sandbox, &cwd)?,
+        };
         guard::sandbox_facts(sandbox.status())
     };
     let verdict = setup

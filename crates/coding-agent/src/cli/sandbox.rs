@@ -5,6 +5,9 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use clap::Args;
+use coding_agent::remote::RemoteHost;
+use coding_agent::remote::protocol::RemoteSandbox;
+use coding_agent::remote::sandbox::remote_sandbox;
 use coding_agent::sandbox::{Sandbox, SandboxMode, SandboxSettings};
 
 use super::UsageError;
@@ -37,4 +40,22 @@ pub(super) fn start_sandbox(
         tracing::warn!("{notice}");
     }
     Ok(sandbox)
+}
+
+/// The sandbox of a session whose tools run on `host`, decided as
+/// [`start_sandbox`] decides it but against the remote kernel (its helper
+/// probes Landlock there), and what bash runs under there.
+pub(super) async fn start_remote_sandbox(
+    flags: &SandboxArgs,
+    settings: &SandboxSettings,
+    host: &RemoteHost,
+) -> anyhow::Result<(Sandbox, Option<RemoteSandbox>)> {
+    let request = settings.request(flags.sandbox, flags.allow_network);
+    let sandboxing = remote_sandbox(&request, host)
+        .await
+        .map_err(UsageError::from)?;
+    if let Some(notice) = &sandboxing.notice {
+        tracing::warn!("{notice}");
+    }
+    Ok((sandboxing.sandbox, sandboxing.commands))
 }

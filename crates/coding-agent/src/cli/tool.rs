@@ -12,7 +12,7 @@ use coding_agent::definition::ContextFactory;
 use coding_agent::guard::config::GuardConfigError;
 use coding_agent::guard::policy::{Places, RuleTexts};
 use coding_agent::guard::{self, Guard, Mode, NoApprover, Policy, RuleFiles};
-use coding_agent::remote::{RemoteHost, tool_on};
+use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::sandbox::{Sandbox, SandboxSettings};
 use coding_agent::settings::{SETTINGS_FILE, agent_dir};
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
@@ -20,7 +20,7 @@ use coding_agent::{ToolContext, wrap_tool_definition};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::sandbox::start_sandbox;
+use super::sandbox::{start_remote_sandbox, start_sandbox};
 use super::{ToolArgs, UsageError, cancel_on_ctrl_c};
 
 /// What stderr says once Ctrl-C has cancelled the call.
@@ -52,14 +52,21 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     let arguments = read_arguments(&args.args_json).await?;
 
     // The flags only: a script's result must not depend on settings files.
-    // Remote tools run where this machine's sandbox does not reach.
-    let sandbox = match args.permission_mode {
-        _ if remote.is_some() => Sandbox::off(),
-        Some(Mode::Bypass) => Sandbox::off(),
-        _ => start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?,
+    // Remote bash is sandboxed by the remote kernel, when it can.
+    let settings = SandboxSettings::default();
+    let (sandbox, remote_ops) = match &remote {
+        _ if args.permission_mode == Some(Mode::Bypass) => {
+            (Sandbox::off(), remote.clone().map(RemoteOperations::new))
+        }
+        Some(host) => {
+            let (sandbox, commands) = start_remote_sandbox(&args.sandbox, &settings, host).await?;
+            let ops = RemoteOperations::new(Arc::clone(host)).with_sandbox(commands);
+            (sandbox, Some(ops))
+        }
+        None => (start_sandbox(&args.sandbox, &settings, &cwd)?, None),
     };
     let places = super::remote::policy_places(&cwd, remote.as_deref());
-    let tools = ToolSet::new(builtin_agent_tools(cwd.clone(), &sandbox, remote))
+    let tools = ToolSet::new(builtin_agent_tools(cwd.clone(), &sandbox, remote_ops))
         .context("a built-in tool's schema")?;
     let call = ToolCall {
         id: "call_cli".into(),
@@ -153,7 +160,7 @@ pub(super) async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
 fn builtin_agent_tools(
     cwd: PathBuf,
     sandbox: &Sandbox,
-    remote: Option<Arc<RemoteHost>>,
+    remote: Option<RemoteOperations>,
 ) -> Vec<Arc<dyn AgentTool>> {
     let ctx_factory: ContextFactory = Arc::new(move |cancel| ToolContext {
         cancel,
@@ -162,7 +169,7 @@ fn builtin_agent_tools(
     BUILTIN_TOOL_NAMES
         .iter()
         .filter_map(|name| match &remote {
-            Some(_) => tool_on(name, remote.as_ref()),
+            Some(ops) => remote_tool(name, ops),
             None => sandbox.builtin_tool(name),
         })
         .map(|definition| wrap_tool_definition(definition, ctx_factory.clone()))

@@ -1,7 +1,6 @@
 //! One connection to one MCP server, on the official SDK (`rmcp`): start it,
 //! list its tools, call one with a timeout, progress and cancellation.
 
-use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,7 +21,6 @@ use rmcp::service::{
 use rmcp::transport::{TokioChildProcess, Transport as RmcpTransport};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
@@ -71,7 +69,7 @@ impl ClientHandler for Handler {
 /// A running server.
 pub struct Connection {
     service: RunningService<RoleClient, Handler>,
-    stderr: Arc<Mutex<VecDeque<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
     /// Why a request could not be sent (an HTTP server that stopped
     /// answering): the connection counts as gone, so the next call
     /// connects again, once, as for a process that exited.
@@ -114,7 +112,7 @@ impl Connection {
             tools_changed: Arc::default(),
             on_tools_changed,
         };
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
         let mut http_failure = None;
         let service = match &config.transport {
             Transport::Stdio {
@@ -373,22 +371,13 @@ impl<T: RmcpTransport<RoleClient>> RmcpTransport<RoleClient> for Watched<T> {
 }
 
 /// Keeps the last [`STDERR_TAIL`] bytes the server wrote to stderr.
-async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<u8>>>) {
-    let mut buffer = [0u8; 1024];
-    while let Ok(n) = stderr.read(&mut buffer).await {
-        if n == 0 {
-            break;
-        }
-        let mut tail = lock(&tail);
-        tail.extend(&buffer[..n]);
-        let excess = tail.len().saturating_sub(STDERR_TAIL);
-        tail.drain(..excess);
-    }
+async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<u8>>>) {
+    crate::support::stderr_tail::keep_tail(stderr, &tail, STDERR_TAIL).await;
 }
 
 /// `": <last stderr line(s)>"`, or nothing when the server wrote nothing.
-fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
-    let bytes: Vec<u8> = lock(tail).iter().copied().collect();
+fn tail_text(tail: &Mutex<Vec<u8>>) -> String {
+    let bytes = lock(tail);
     let text = String::from_utf8_lossy(&bytes);
     let text = text.trim();
     if text.is_empty() {

@@ -24,14 +24,15 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{HelperChannel, Lost};
 use super::helper::VERSION;
 use super::protocol::{Call, Reply, read_greeting};
 use super::target::RemoteTarget;
+use crate::support::stderr_tail::keep_tail;
 use crate::support::sync::lock;
 
 /// How long ssh may take to reach the host, unless an `--ssh-option
@@ -153,17 +154,7 @@ impl Stderr {
         let ended = self.ended.clone();
         tokio::spawn(async move {
             let _ended = ended.drop_guard();
-            let mut pipe = pipe;
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = pipe.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                let mut kept = lock(&kept);
-                kept.extend_from_slice(&buf[..n]);
-                let excess = kept.len().saturating_sub(STDERR_KEPT_BYTES);
-                kept.drain(..excess);
-            }
+            keep_tail(pipe, &kept, STDERR_KEPT_BYTES).await;
         });
     }
 
@@ -308,24 +299,48 @@ impl Ssh<'_> {
         ssh
     }
 
-    /// Starts the master; returns it, its lifeline, `uname -sm` and `$HOME`.
-    async fn start_master(&self) -> Result<(Child, ChildStdin, String, PathBuf), String> {
-        let lifeline =
-            "exec /bin/sh -c 'uname -sm; printf \"%s\\n\" \"$HOME\"; exec cat >/dev/null'";
-        let mut master = self
-            .command(true, lifeline)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+    /// Starts ssh running `remote_command` (see [`Ssh::command`]), keeping
+    /// the tail of its stderr.
+    fn spawn(
+        &self,
+        master: bool,
+        remote_command: &str,
+        stdin: Stdio,
+        stdout: Stdio,
+    ) -> Result<(Child, Stderr), String> {
+        let mut child = self
+            .command(master, remote_command)
+            .stdin(stdin)
+            .stdout(stdout)
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot run ssh: {e}"))?;
         let stderr = Stderr::default();
-        if let Some(pipe) = master.stderr.take() {
+        if let Some(pipe) = child.stderr.take() {
             stderr.collect(pipe);
         }
-        let (Some(stdin), Some(stdout)) = (master.stdin.take(), master.stdout.take()) else {
+        Ok((child, stderr))
+    }
+
+    /// [`Ssh::spawn`] with its stdin and stdout as pipes to this process.
+    fn piped(
+        &self,
+        master: bool,
+        remote_command: &str,
+    ) -> Result<(Child, ChildStdin, ChildStdout, Stderr), String> {
+        let (mut child, stderr) =
+            self.spawn(master, remote_command, Stdio::piped(), Stdio::piped())?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err("ssh has no pipes".into());
         };
+        Ok((child, stdin, stdout, stderr))
+    }
+
+    /// Starts the master; returns it, its lifeline, `uname -sm` and `$HOME`.
+    async fn start_master(&self) -> Result<(Child, ChildStdin, String, PathBuf), String> {
+        let lifeline =
+            "exec /bin/sh -c 'uname -sm; printf \"%s\\n\" \"$HOME\"; exec cat >/dev/null'";
+        let (mut master, stdin, stdout, stderr) = self.piped(true, lifeline)?;
         let mut lines = BufReader::new(stdout).lines();
         let mut next = async || lines.next_line().await.ok().flatten();
         let (uname, home) = (next().await, next().await);
@@ -371,20 +386,7 @@ impl Ssh<'_> {
         let command = format!(
             "[ -f {quoted} ] || exit 127; exec env -u SSH_CLIENT -u SSH2_CLIENT {quoted} remote-helper"
         );
-        let mut helper = self
-            .command(false, &command)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run ssh: {e}"))?;
-        let stderr = Stderr::default();
-        if let Some(pipe) = helper.stderr.take() {
-            stderr.collect(pipe);
-        }
-        let (Some(stdin), Some(mut stdout)) = (helper.stdin.take(), helper.stdout.take()) else {
-            return Err("ssh has no pipes".into());
-        };
+        let (mut helper, stdin, mut stdout, stderr) = self.piped(false, &command)?;
         let greeting = tokio::time::timeout(START_LIMIT, read_greeting(&mut stdout)).await;
         match greeting {
             Ok(Ok(version)) if version == VERSION => {}
@@ -439,17 +441,8 @@ impl Ssh<'_> {
         let script = format!(
             "set -e; umask 077; mkdir -p {dir}; t={path}.$$.tmp; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; chmod 700 \"$t\"; mv -f \"$t\" {path}; trap - EXIT"
         );
-        let mut upload = self
-            .command(false, &format!("exec /bin/sh -c {}", sh_quote(&script)))
-            .stdin(Stdio::from(file))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run ssh: {e}"))?;
-        let stderr = Stderr::default();
-        if let Some(pipe) = upload.stderr.take() {
-            stderr.collect(pipe);
-        }
+        let command = format!("exec /bin/sh -c {}", sh_quote(&script));
+        let (mut upload, stderr) = self.spawn(false, &command, Stdio::from(file), Stdio::null())?;
         let status = tokio::time::timeout(UPLOAD_LIMIT, upload.wait())
             .await
             .map_err(|_| format!("uploading took over {} s", UPLOAD_LIMIT.as_secs()))?

@@ -26,9 +26,11 @@ use super::protocol::{
     BashCall, Bytes, Call, Frame, GREETING, Reply, WireFs, WireIo, WireRead, read_frame,
     write_frames,
 };
+use super::whole::run_whole;
+use crate::sandbox::{KernelError, SandboxedBashOperations};
 use crate::support::sync::lock;
 use crate::tools::bash::log::{create_log_file, log_dir};
-use crate::tools::bash::ops::{BashOperations, ExecOptions, LocalBashOperations};
+use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, LocalBashOperations};
 use crate::tools::edit::ops::{EditOperations, LocalEditOperations};
 use crate::tools::find::ops::{FindOperations, LocalFindOperations};
 use crate::tools::grep::ops::{GrepOperations, LocalGrepOperations};
@@ -229,6 +231,12 @@ async fn answer(
             .await,
         ),
         Call::LogRemove(path) => Reply::Io(blocking(move || std::fs::remove_file(path)).await),
+        Call::Tool(call) => run_whole(call, cancel).await,
+        Call::SandboxProbe => Reply::Sandbox(
+            tokio::task::spawn_blocking(crate::sandbox::kernel::probe)
+                .await
+                .unwrap_or_else(|e| Err(KernelError::Refused(e.to_string()))),
+        ),
         Call::Cancel => Reply::Refused("cancel is not a call".into()),
     }
 }
@@ -276,7 +284,14 @@ async fn run_bash(
         cancel,
         on_data,
     };
-    let exec = LocalBashOperations::new();
+    let exec: Box<dyn BashOperations> = match &bash.sandbox {
+        None => Box::new(LocalBashOperations::new()),
+        // The sandbox helper is this binary (`docs/permissions.md`).
+        Some(sandbox) => match std::env::current_exe() {
+            Ok(me) => Box::new(SandboxedBashOperations::new(&me, sandbox.policy())),
+            Err(e) => return Reply::Exit(Err(ExecError::Io(e).into())),
+        },
+    };
     let (outcome, ()) = tokio::join!(exec.exec(&bash.command, &bash.cwd, options), forward);
     Reply::Exit(outcome.map_err(Into::into))
 }

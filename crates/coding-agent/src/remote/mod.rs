@@ -5,7 +5,8 @@
 //! `coding-agent remote-helper`, which answers one [`protocol::Call`] per
 //! Operations method with the local implementation. [`RemoteOperations`]
 //! implements every Operations trait with those calls, so the tools run
-//! unchanged and give the same answers as locally. `docs/remote.md` says
+//! unchanged and give the same answers as locally; `read` and `ls`, which
+//! ask several things in a row, are run whole by the helper ([`whole`]). `docs/remote.md` says
 //! why this design, what runs where, and the security model.
 
 pub mod client;
@@ -15,7 +16,9 @@ pub mod helper;
 pub mod log;
 pub mod ops;
 pub mod protocol;
+pub mod sandbox;
 pub mod target;
+pub mod whole;
 
 pub use client::Lost;
 pub use connection::{ConnectError, RemoteHost, RemoteOptions, RemoteSettings};
@@ -25,20 +28,20 @@ pub use target::{RemoteTarget, TargetError};
 use std::sync::Arc;
 
 use crate::definition::{ToolDefinition, Typed, TypedTool};
-use crate::tools::{bash, edit, find, grep, ls, read, write};
+use crate::tools::{bash, edit, find, grep, write};
+use whole::WholeTool;
 
 /// The built-in tool called `name`, acting on the host of `ops`; `None` for
 /// any other name (the remote twin of [`crate::tools::builtin_tool`]).
 pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDefinition>> {
     let ops = Arc::new(ops.clone());
     let tool: Arc<dyn ToolDefinition> = match name {
-        "read" => typed(read::ReadTool::new(ops)),
+        "read" | "ls" => Arc::new(WholeTool::new(name, Arc::clone(ops.host()))?),
         "bash" => typed(bash::BashTool::new(ops)),
         "edit" => typed(edit::EditTool::new(ops)),
         "write" => typed(write::WriteTool::new(ops)),
         "grep" => typed(grep::GrepTool::new(ops)),
         "find" => typed(find::FindTool::new(ops)),
-        "ls" => typed(ls::LsTool::new(ops)),
         _ => return None,
     };
     Some(tool)
@@ -46,12 +49,4 @@ pub fn remote_tool(name: &str, ops: &RemoteOperations) -> Option<Arc<dyn ToolDef
 
 fn typed<T: TypedTool + 'static>(tool: T) -> Arc<dyn ToolDefinition> {
     Arc::new(Typed::new(tool))
-}
-
-/// The built-in tool `name`, acting on `remote` when given, else locally.
-pub fn tool_on(name: &str, remote: Option<&Arc<RemoteHost>>) -> Option<Arc<dyn ToolDefinition>> {
-    match remote {
-        Some(host) => remote_tool(name, &RemoteOperations::new(Arc::clone(host))),
-        None => crate::tools::builtin_tool(name),
-    }
 }

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::Lost;
 use super::connection::RemoteHost;
 use super::log::RemoteOutputLog;
-use super::protocol::{BashCall, Bytes, Call, Reply};
+use super::protocol::{BashCall, Bytes, Call, RemoteSandbox, Reply};
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::MutationTarget;
 use crate::support::walk::SearchError;
@@ -36,12 +36,24 @@ use crate::tools::write::ops::WriteOperations;
 #[derive(Debug, Clone)]
 pub struct RemoteOperations {
     host: Arc<RemoteHost>,
+    /// What bash runs under there (`remote/sandbox.rs`); `None`: unconfined.
+    sandbox: Option<RemoteSandbox>,
 }
 
 impl RemoteOperations {
     /// Operations acting on `host`.
     pub fn new(host: Arc<RemoteHost>) -> Self {
-        RemoteOperations { host }
+        RemoteOperations {
+            host,
+            sandbox: None,
+        }
+    }
+
+    /// The same, with bash run under `sandbox` on the host.
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: Option<RemoteSandbox>) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// The host they act on.
@@ -56,6 +68,22 @@ impl RemoteOperations {
     /// The remote user's home: `~` in every tool's path arguments.
     fn remote_home(&self) -> Option<PathBuf> {
         Some(self.host.home().to_path_buf())
+    }
+
+    /// grep's or find's call: `found` takes the walk's result out of the
+    /// reply, or hands back a reply of another kind.
+    async fn walk<T>(
+        &self,
+        call: Call,
+        cancel: &CancellationToken,
+        found: impl FnOnce(Reply) -> Result<Result<T, SearchError>, Reply>,
+    ) -> Result<T, SearchError> {
+        match self.call(call, cancel).await {
+            Ok(reply) => {
+                found(reply).unwrap_or_else(|other| Err(SearchError::Other(unexpected(&other))))
+            }
+            Err(lost) => Err(SearchError::Other(lost.to_string())),
+        }
     }
 
     /// A call that cannot be cancelled.
@@ -208,6 +236,7 @@ impl BashOperations for RemoteOperations {
             timeout_ms: options
                 .timeout
                 .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+            sandbox: self.sandbox.clone(),
         });
         let mut replies = connection.channel().start_call(call).await.map_err(lost)?;
         loop {
@@ -239,11 +268,11 @@ impl GrepOperations for RemoteOperations {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<GrepMatch>, SearchError> {
-        match self.call(Call::Grep(request), &cancel).await {
-            Ok(Reply::Grep(found)) => found,
-            Ok(other) => Err(SearchError::Other(unexpected(&other))),
-            Err(lost) => Err(SearchError::Other(lost.to_string())),
-        }
+        self.walk(Call::Grep(request), &cancel, |reply| match reply {
+            Reply::Grep(found) => Ok(found),
+            other => Err(other),
+        })
+        .await
     }
 
     fn home_dir(&self) -> Option<PathBuf> {
@@ -258,11 +287,11 @@ impl FindOperations for RemoteOperations {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SearchError> {
-        match self.call(Call::Find(request), &cancel).await {
-            Ok(Reply::Find(found)) => found,
-            Ok(other) => Err(SearchError::Other(unexpected(&other))),
-            Err(lost) => Err(SearchError::Other(lost.to_string())),
-        }
+        self.walk(Call::Find(request), &cancel, |reply| match reply {
+            Reply::Find(found) => Ok(found),
+            other => Err(other),
+        })
+        .await
     }
 
     fn home_dir(&self) -> Option<PathBuf> {

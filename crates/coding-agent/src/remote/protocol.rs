@@ -20,6 +20,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::whole::{ToolAnswer, ToolCall};
+use crate::sandbox::{Enforced, KernelError, SandboxMode, SandboxPolicy};
 use crate::support::fs_error::FsError;
 use crate::support::walk::SearchError;
 use crate::tools::bash::ops::{ExecError, ExitStatus};
@@ -108,6 +110,11 @@ pub enum Call {
     LogAppend(PathBuf, Bytes),
     /// Remove a full-output file.
     LogRemove(PathBuf),
+    /// Run a tool whole on the helper (`read`, `ls`: see `remote/whole.rs`).
+    Tool(ToolCall),
+    /// What the helper's kernel can enforce of the sandbox (asked once, at
+    /// connect).
+    SandboxProbe,
     /// Cancel the call with this frame's id.
     Cancel,
 }
@@ -123,6 +130,29 @@ pub struct BashCall {
     pub env: Vec<(String, String)>,
     /// Kill it after this many milliseconds.
     pub timeout_ms: Option<u64>,
+    /// Run it under this sandbox (Landlock there); `None`: unconfined.
+    pub sandbox: Option<RemoteSandbox>,
+}
+
+/// The sandbox of a remote command, as the session asked for it. The helper
+/// makes the policy itself, so the writable temp directories are the remote
+/// host's, not this machine's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteSandbox {
+    /// `read-only` or `workspace-write`.
+    pub mode: SandboxMode,
+    /// The remote working directory and the extra writable roots.
+    pub workspace_roots: Vec<PathBuf>,
+    /// TCP allowed.
+    pub allow_network: bool,
+}
+
+impl RemoteSandbox {
+    /// The policy on the host the helper runs on.
+    pub fn policy(&self) -> SandboxPolicy {
+        SandboxPolicy::for_workspace(self.mode, &self.workspace_roots)
+            .with_network(self.allow_network)
+    }
 }
 
 /// What comes back.
@@ -158,6 +188,10 @@ pub enum Reply {
     Created(Result<PathBuf, WireIo>),
     /// `LogAppend`, `LogRemove`.
     Io(Result<(), WireIo>),
+    /// A tool run whole: its result or its error.
+    Tool(ToolAnswer),
+    /// `SandboxProbe`: what the kernel there enforces, or why it cannot.
+    Sandbox(Result<Enforced, KernelError>),
     /// The helper could not take the call (a version mismatch).
     Refused(String),
 }

@@ -23,8 +23,9 @@ pub const WRITES_CONTAINED_FROM_ABI: u8 = 3;
 /// The first ABI that restricts TCP connect and bind.
 pub const NETWORK_CONTAINED_FROM_ABI: u8 = 4;
 
-/// Why restricting failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why restricting failed. Serialisable: a remote helper's probe answers
+/// with it (`docs/remote.md`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum KernelError {
     /// The kernel has no Landlock (not built in, or not enabled at boot).
     #[error(
@@ -37,7 +38,7 @@ pub enum KernelError {
 }
 
 /// What the kernel enforced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Enforced {
     /// The Landlock ABI in effect (capped at the pinned ABI).
     pub abi: u8,

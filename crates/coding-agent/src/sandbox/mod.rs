@@ -135,6 +135,25 @@ impl Sandbox {
         Self::decide(request, workspace_root, helper, probed)
     }
 
+    /// The sandbox of a session whose commands run on another host, whose
+    /// kernel answered `probed` (the remote helper's [`kernel::probe`]).
+    /// Its status is what the permission policy counts on; the remote helper
+    /// applies the policy there (`docs/remote.md`), so its own bash
+    /// operations are not for these commands.
+    pub fn for_remote(
+        request: &SandboxRequest,
+        workspace_root: &Path,
+        probed: Result<Enforced, KernelError>,
+    ) -> Result<Self, SandboxError> {
+        let asked = request.mode.unwrap_or_default() != SandboxMode::Off;
+        Self::decide(
+            request,
+            workspace_root,
+            PathBuf::new(),
+            asked.then_some(probed),
+        )
+    }
+
     /// [`Sandbox::start`] once the kernel has answered (`None`: not asked).
     fn decide(
         request: &SandboxRequest,
