@@ -51,6 +51,13 @@ pub fn run(quick: bool) -> Result<()> {
     let dir = workspace_root().join("target/bench/session");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("agent"))?;
+    // 300 turns of a 4 KB file pass any model's window: without this the
+    // session compacts on the way, and the figures would measure a summary
+    // request instead of a turn.
+    std::fs::write(
+        dir.join("agent/settings.json"),
+        r#"{"compaction":{"enabled":false}}"#,
+    )?;
     std::fs::create_dir_all(dir.join("project"))?;
     let line = format!("{}\n", "x".repeat(63));
     std::fs::write(dir.join("project/notes.txt"), line.repeat(64))?;
