@@ -182,6 +182,12 @@ fn serve(
     log: &Mutex<Vec<Exchange>>,
     bodies: &Mutex<Vec<Vec<u8>>>,
 ) {
+    // Each event is its own small write: with Nagle's algorithm on, the last
+    // one waits for the client's delayed ACK (40 ms on Linux), and every
+    // gap measured would be that wait rather than the client's turn.
+    if stream.set_nodelay(true).is_err() {
+        return;
+    }
     let Ok(read_half) = stream.try_clone() else {
         return;
     };
