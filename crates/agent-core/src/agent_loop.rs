@@ -79,6 +79,10 @@ pub struct TurnSummary<'a> {
 pub type StopAfterTurn = Arc<dyn Fn(&TurnSummary<'_>) -> bool + Send + Sync>;
 
 /// How the loop runs: the model, its provider, hooks, batch mode and queues.
+///
+/// Clones share the model handle, as they share the queues: a model switched
+/// through one is the model of all.
+#[derive(Clone)]
 pub struct LoopConfig {
     /// The model to ask, its provider and thinking level, read once per
     /// request: switching it through a clone of the handle takes effect at

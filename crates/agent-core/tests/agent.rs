@@ -376,3 +376,14 @@ async fn transform_context_rewrites_the_request_but_not_the_history() {
     );
     assert_eq!(transcript(&agent), ["user hi", "assistant ok"]);
 }
+
+#[test]
+fn loop_config_clones_share_the_model_handle() {
+    let provider = ScriptedProvider::new([]);
+    let config = LoopConfig::new(ScriptedProvider::model(), Arc::new(provider.clone()));
+    let copy = config.clone();
+    let mut model = ScriptedProvider::model();
+    model.id = "switched".into();
+    config.model.set_model(model, Arc::new(provider));
+    assert_eq!(copy.model.model().id, "switched");
+}
