@@ -585,3 +585,47 @@ fn the_tool_command_runs_remote_bash_in_the_remote_sandbox_and_says_so() {
     assert!(output.status.success(), "{output:?}");
     assert!(target.exists());
 }
+
+/// Another session uploading the same build renames a new file over the
+/// cached helper; a helper already running keeps starting sandboxed commands
+/// (it once failed with "spawn ...coding-agent-... (deleted) ENOENT", seen
+/// when the parity suite and these tests uploaded at once).
+#[tokio::test]
+async fn a_running_helper_sandboxes_commands_after_its_file_was_replaced() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let sandboxing = remote_sandbox(&SandboxRequest::default(), remote.ops.host())
+        .await
+        .unwrap();
+    assert!(sandboxing.sandbox.status().active);
+    let cache = remote_support::cache_dir();
+    let mut replaced = 0;
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        let path = entry.unwrap().path();
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("coding-agent-")
+        {
+            continue;
+        }
+        let copy = path.with_extension("replacement");
+        std::fs::copy(&path, &copy).unwrap();
+        std::fs::rename(&copy, &path).unwrap();
+        replaced += 1;
+    }
+    assert!(replaced > 0, "no cached helper in {}", cache.display());
+    let sandboxed = remote.ops.clone().with_sandbox(sandboxing.commands);
+    let bash = remote_tool("bash", &sandboxed).unwrap();
+    let (result, _) = run(
+        &bash,
+        remote.dir.path(),
+        json!({"command": "touch made-after-replace"}),
+        CancellationToken::new(),
+    )
+    .await;
+    result.unwrap();
+    assert!(remote.path("made-after-replace").exists());
+}

@@ -287,11 +287,23 @@ async fn run_bash(
     let exec: Box<dyn BashOperations> = match &bash.sandbox {
         None => Box::new(LocalBashOperations::new()),
         // The sandbox helper is this binary (`docs/permissions.md`).
-        Some(sandbox) => match std::env::current_exe() {
+        Some(sandbox) => match running_executable() {
             Ok(me) => Box::new(SandboxedBashOperations::new(&me, sandbox.policy())),
             Err(e) => return Reply::Exit(Err(ExecError::Io(e).into())),
         },
     };
     let (outcome, ()) = tokio::join!(exec.exec(&bash.command, &bash.cwd, options), forward);
     Reply::Exit(outcome.map_err(Into::into))
+}
+
+/// This helper's own image, to start sandboxed commands through. Another
+/// session's upload of the same build renames a new file over the cached one
+/// (`remote/connection.rs`), which leaves `current_exe()` naming a deleted
+/// path ("... (deleted)"); `/proc/self/exe` still opens the running image.
+fn running_executable() -> std::io::Result<std::path::PathBuf> {
+    if cfg!(target_os = "linux") {
+        Ok(std::path::PathBuf::from("/proc/self/exe"))
+    } else {
+        std::env::current_exe()
+    }
 }
