@@ -3,7 +3,7 @@
 //! against a baseline measured in the same run:
 //! - a small read through the remote tool against a bare `ssh -S <control
 //!   socket> host true` on the same connection (the cheapest thing ssh can
-//!   do per call);
+//!   do per call; no login script runs, see `main`);
 //! - 10 reads in parallel (one batch) against one read;
 //! - grep over a tree of real source against the same grep run locally;
 //! - read of the last lines of a large file against the same read locally.
@@ -129,7 +129,13 @@ fn big_file(path: &Path, lines: u64) {
 #[tokio::main]
 async fn main() {
     let quick = std::env::var("BENCH_QUICK").is_ok_and(|v| v == "1");
-    let Some(sshd) = Sshd::start() else {
+    // The baseline is ssh's own round trip: sessions get `SHLVL=1`, so the
+    // remote bash skips `~/.bashrc` (it sources it only as the first shell
+    // sshd starts). A login script is what a shell command per call would
+    // also pay, every call: root's `.bashrc` on a machine with pyenv made
+    // the same `true` take about 300 ms. The helper is started once, so it
+    // never pays it per call.
+    let Some(sshd) = Sshd::start_with("SetEnv SHLVL=1\n") else {
         eprintln!("remote bench: no sshd, nothing measured");
         return;
     };

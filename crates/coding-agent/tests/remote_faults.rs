@@ -356,3 +356,53 @@ async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
         json!([{"type": "text", "text": "after\n"}])
     );
 }
+
+/// A host that has never seen this build gets the helper uploaded into the
+/// cache directory, and the master's session runs it: a call works, and the
+/// only process on the remote besides sshd's is that helper, exec'd in the
+/// place of the session's shell (no second ssh session, no waiting shell).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fresh_cache_dir_gets_the_helper_which_runs_as_the_only_session() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seen.txt"), "hello\n").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let options = coding_agent::remote::RemoteOptions {
+        cache_dir: Some(cache.path().join("fresh")),
+        ..sshd.options(dir.path())
+    };
+    let host = Arc::new(
+        coding_agent::remote::RemoteHost::connect(options)
+            .await
+            .unwrap(),
+    );
+    let uploaded: Vec<_> = std::fs::read_dir(cache.path().join("fresh"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        uploaded.len() == 1 && uploaded[0].starts_with("coding-agent-"),
+        "{uploaded:?}"
+    );
+    let read = remote_tool("read", &RemoteOperations::new(Arc::clone(&host))).unwrap();
+    let result = read
+        .execute(
+            "call-1",
+            json!({"path": "seen.txt"}),
+            ToolContext::new(dir.path()),
+            UpdateSink::channel().0,
+        )
+        .await
+        .unwrap();
+    assert_eq!(format!("{:?}", result.content).matches("hello").count(), 1);
+    let helper = the_helper(&sshd);
+    let others: Vec<String> = descendants(sshd.pid())
+        .into_iter()
+        .filter(|pid| *pid != helper)
+        .map(command_line)
+        .filter(|command| !command.starts_with("sshd"))
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
+}

@@ -4,15 +4,21 @@
 //! agent, `known_hosts`, `ProxyJump` and certificates all apply. A
 //! connection is:
 //! - the *master*: `ssh -o ControlMaster=yes -o ControlPersist=no host
-//!   <lifeline>`, whose session prints `uname -sm` and `$HOME` and then
-//!   waits on its stdin, which only this process holds. If this process dies
-//!   however it dies, that stdin closes, the session ends and the master
-//!   exits: no ssh is left behind locally, and none on the remote;
+//!   <script>`, whose session prints `uname -sm` and `$HOME`, reads the
+//!   helper's path from its stdin and `exec`s the helper there (printing a
+//!   sentinel instead when it is missing, so it can be uploaded over the
+//!   control socket first);
 //! - the *helper*: this binary on the remote, uploaded once per build into a
-//!   cache directory there, started over the master's control socket with
-//!   `ssh -T host <helper> remote-helper` (no login shell per call: the
-//!   remote `.bashrc` runs at most once per connection), speaking
-//!   [`super::protocol`] on its stdin and stdout.
+//!   cache directory there, speaking [`super::protocol`] on the master
+//!   session's stdin and stdout. Being the master's own session, a call
+//!   crosses four processes (agent, ssh, sshd, helper), not the five a
+//!   second `ssh -S` client would add. No login shell runs per call: the
+//!   remote `.bashrc` runs at most once per connection.
+//!
+//! Only this process holds the master's stdin. If this process dies however
+//! it dies, that stdin closes, the helper sees its input end, kills what it
+//! runs and exits, the session ends and the master exits: no ssh is left
+//! behind locally, and nothing on the remote.
 //!
 //! `BatchMode` is always on (no prompt can block the agent) and host keys
 //! are checked as the user's configuration says: an unknown or changed key
@@ -24,13 +30,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{HelperChannel, Lost};
 use super::helper::VERSION;
-use super::protocol::{Call, Reply, read_greeting};
+use super::protocol::{Call, Reply, greeting_version};
 use super::target::RemoteTarget;
 use crate::support::stderr_tail::keep_tail;
 use crate::support::sync::lock;
@@ -179,8 +185,7 @@ pub struct Connection {
     control_dir: tempfile::TempDir,
     /// Killed when the connection is dropped, which closes every session.
     _master: Child,
-    /// The master's session lives until this closes.
-    _lifeline: ChildStdin,
+    /// The helper, on the master's session; its stdin is the lifeline.
     channel: HelperChannel,
     /// The remote user's home directory.
     home: PathBuf,
@@ -222,31 +227,57 @@ impl Connection {
             options,
             control: control_dir.path().join("s"),
         };
-        let (master, lifeline, uname, home) = tokio::time::timeout(START_LIMIT, ssh.start_master())
+        let mut master = tokio::time::timeout(START_LIMIT, ssh.start_master())
             .await
             .map_err(|_| ssh_error(format!("no answer within {} s", START_LIMIT.as_secs())))?
             .map_err(ssh_error)?;
-        check_platform(&host, &uname)?;
-        let helper_path = helper_path(options, &home).map_err(|message| ConnectError::Helper {
+        check_platform(&host, &master.uname)?;
+        let home = master.home.clone();
+        let helper_error = |message| ConnectError::Helper {
             host: host.clone(),
             message,
-        })?;
-        let channel = ssh
-            .helper(&helper_path)
+        };
+        let helper_path = helper_path(options, &home).map_err(helper_error)?;
+        ssh.start_helper(&mut master, &helper_path)
             .await
-            .map_err(|message| ConnectError::Helper {
-                host: host.clone(),
-                message,
-            })?;
+            .map_err(helper_error)?;
+        let Master {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            ..
+        } = master;
+        let why_lost = async move {
+            // Give ssh a moment to exit and say why.
+            stderr.final_text().await
+        };
         Ok(Connection {
             control_dir,
-            _master: master,
-            _lifeline: lifeline,
-            channel,
+            _master: child,
+            channel: HelperChannel::start(stdin, stdout, why_lost),
             home,
         })
     }
 }
+
+/// The master while the connection starts: its pipes, and what its session
+/// said about the remote.
+struct Master {
+    child: Child,
+    stdin: ChildStdin,
+    /// Buffered: lines are read from it before the helper's frames.
+    stdout: BufReader<ChildStdout>,
+    stderr: Stderr,
+    /// `uname -sm` of the remote.
+    uname: String,
+    /// `$HOME` of the remote user.
+    home: PathBuf,
+}
+
+/// What the master's session prints when the helper is not at the path it
+/// was given.
+const HELPER_MISSING: &str = "coding-agent-helper-missing";
 
 /// Builds the ssh command lines of one connection.
 struct Ssh<'a> {
@@ -336,18 +367,32 @@ impl Ssh<'_> {
         Ok((child, stdin, stdout, stderr))
     }
 
-    /// Starts the master; returns it, its lifeline, `uname -sm` and `$HOME`.
-    async fn start_master(&self) -> Result<(Child, ChildStdin, String, PathBuf), String> {
-        let lifeline =
-            "exec /bin/sh -c 'uname -sm; printf \"%s\\n\" \"$HOME\"; exec cat >/dev/null'";
-        let (mut master, stdin, stdout, stderr) = self.piped(true, lifeline)?;
-        let mut lines = BufReader::new(stdout).lines();
-        let mut next = async || lines.next_line().await.ok().flatten();
-        let (uname, home) = (next().await, next().await);
+    /// Starts the master; its session prints `uname -sm` and `$HOME`, then
+    /// waits for the helper's path on its stdin (see [`Ssh::start_helper`]).
+    async fn start_master(&self) -> Result<Master, String> {
+        // Without SSH_CLIENT, the bash of each command does not source the
+        // remote `~/.bashrc` again (bash does so when it sees it was started
+        // by sshd): the login script runs once per connection, not per call.
+        // `read` takes one line and no more from the pipe, so the helper
+        // `exec`ed in the shell's place reads its frames from the next byte.
+        let script = format!(
+            "uname -sm; printf '%s\\n' \"$HOME\"; while read -r helper; do [ -f \"$helper\" ] && exec env -u SSH_CLIENT -u SSH2_CLIENT \"$helper\" remote-helper; echo {HELPER_MISSING}; done"
+        );
+        let command = format!("exec /bin/sh -c {}", sh_quote(&script));
+        let (mut child, stdin, stdout, stderr) = self.piped(true, &command)?;
+        let mut stdout = BufReader::new(stdout);
+        let (uname, home) = (next_line(&mut stdout).await, next_line(&mut stdout).await);
         match (uname, home) {
-            (Some(uname), Some(home)) => Ok((master, stdin, uname, PathBuf::from(home))),
+            (Some(uname), Some(home)) => Ok(Master {
+                child,
+                stdin,
+                stdout,
+                stderr,
+                uname,
+                home: PathBuf::from(home),
+            }),
             _ => {
-                let status = master.wait().await.ok();
+                let status = child.wait().await.ok();
                 let said = stderr.final_text().await;
                 Err(if said.is_empty() {
                     format!("ssh exited ({})", describe(status))
@@ -358,72 +403,58 @@ impl Ssh<'_> {
         }
     }
 
-    /// Starts the helper at `path`, uploading it first if it is not there.
-    async fn helper(&self, path: &Path) -> Result<HelperChannel, String> {
-        match self.start_helper(path).await? {
-            Started::Running(channel) => Ok(channel),
-            Started::Missing => {
-                self.upload(path).await?;
-                match self.start_helper(path).await? {
-                    Started::Running(channel) => Ok(channel),
-                    Started::Missing => Err(format!(
+    /// Has the master's session run the helper at `path`, uploading it first
+    /// if it is not there, and reads its greeting.
+    async fn start_helper(&self, master: &mut Master, path: &Path) -> Result<(), String> {
+        let mut uploaded = false;
+        loop {
+            let line = format!("{}\n", path.to_string_lossy());
+            master
+                .stdin
+                .write_all(line.as_bytes())
+                .await
+                .map_err(|e| format!("ssh closed its input: {e}"))?;
+            master.stdin.flush().await.map_err(|e| e.to_string())?;
+            let answer = tokio::time::timeout(START_LIMIT, helper_answer(&mut master.stdout))
+                .await
+                .map_err(|_| {
+                    format!(
+                        "{} did not answer within {} s",
+                        path.display(),
+                        START_LIMIT.as_secs()
+                    )
+                })?;
+            match answer {
+                Some(HelperAnswer::Greeting(version)) if version == VERSION => return Ok(()),
+                Some(HelperAnswer::Greeting(version)) => {
+                    return Err(format!(
+                        "{} answered as version {version}, expected {VERSION}; remove it so it is uploaded again",
+                        path.display()
+                    ));
+                }
+                Some(HelperAnswer::Missing) if !uploaded => {
+                    self.upload(path).await?;
+                    uploaded = true;
+                }
+                Some(HelperAnswer::Missing) => {
+                    return Err(format!(
                         "{} is still missing after uploading it",
                         path.display()
-                    )),
+                    ));
+                }
+                None => {
+                    let status = master.child.wait().await.ok();
+                    let said = master.stderr.final_text().await;
+                    return Err(match status.and_then(|s| s.code()) {
+                        Some(126) => format!(
+                            "{} cannot be executed there ({said}); set remote.cacheDir to a directory that allows executing files",
+                            path.display(),
+                        ),
+                        _ => format!("{said} ({})", describe(status)),
+                    });
                 }
             }
         }
-    }
-
-    async fn start_helper(&self, path: &Path) -> Result<Started, String> {
-        // Without SSH_CLIENT, the bash of each command does not source the
-        // remote `~/.bashrc` again (bash does so when it sees it was started
-        // by sshd): the login script runs once per connection, not per call.
-        // A helper that is not there (even when the cache directory cannot
-        // exist: a file in its way) exits 127, so it is uploaded, and the
-        // upload says what is wrong with the directory.
-        let quoted = sh_quote(&path.to_string_lossy());
-        let command = format!(
-            "[ -f {quoted} ] || exit 127; exec env -u SSH_CLIENT -u SSH2_CLIENT {quoted} remote-helper"
-        );
-        let (mut helper, stdin, mut stdout, stderr) = self.piped(false, &command)?;
-        let greeting = tokio::time::timeout(START_LIMIT, read_greeting(&mut stdout)).await;
-        match greeting {
-            Ok(Ok(version)) if version == VERSION => {}
-            Ok(Ok(version)) => {
-                return Err(format!(
-                    "{} answered as version {version}, expected {VERSION}; remove it so it is uploaded again",
-                    path.display()
-                ));
-            }
-            Ok(Err(_)) => {
-                let status = helper.wait().await.ok();
-                let said = stderr.final_text().await;
-                return match status.and_then(|s| s.code()) {
-                    Some(127) => Ok(Started::Missing),
-                    Some(126) => Err(format!(
-                        "{} cannot be executed there ({said}); set remote.cacheDir to a directory that allows executing files",
-                        path.display(),
-                    )),
-                    _ => Err(format!("{said} ({})", describe(status))),
-                };
-            }
-            Err(_) => {
-                return Err(format!(
-                    "{} did not answer within {} s",
-                    path.display(),
-                    START_LIMIT.as_secs()
-                ));
-            }
-        }
-        let why_lost = async move {
-            // Give ssh a moment to exit and say why, then kill it.
-            let _ = tokio::time::timeout(Duration::from_secs(2), helper.wait()).await;
-            stderr.final_text().await
-        };
-        Ok(Started::Running(HelperChannel::start(
-            stdin, stdout, why_lost,
-        )))
     }
 
     /// Copies the helper binary to `path` on the remote: into a temporary
@@ -457,10 +488,36 @@ impl Ssh<'_> {
     }
 }
 
-enum Started {
-    Running(HelperChannel),
-    /// The shell found no helper at the path (exit status 127).
+/// What the master's session said after it was given the helper's path.
+enum HelperAnswer {
+    /// The helper runs and answered with its version.
+    Greeting(String),
+    /// There is no helper at the path.
     Missing,
+}
+
+/// The next line of `stdout`, without its newline; `None` at its end.
+async fn next_line(stdout: &mut BufReader<ChildStdout>) -> Option<String> {
+    let mut line = String::new();
+    match stdout.read_line(&mut line).await {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim_end_matches('\n').to_owned()),
+    }
+}
+
+/// Reads lines until the helper's greeting or the sentinel that it is
+/// missing (anything else, a remote login script's chatter, is skipped);
+/// `None` when the session ended first.
+async fn helper_answer(stdout: &mut BufReader<ChildStdout>) -> Option<HelperAnswer> {
+    loop {
+        let line = next_line(stdout).await?;
+        if line == HELPER_MISSING {
+            return Some(HelperAnswer::Missing);
+        }
+        if let Some(version) = greeting_version(&line) {
+            return Some(HelperAnswer::Greeting(version));
+        }
+    }
 }
 
 fn describe(status: Option<std::process::ExitStatus>) -> String {

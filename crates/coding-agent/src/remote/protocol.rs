@@ -417,15 +417,18 @@ pub async fn read_greeting(input: &mut (impl AsyncRead + Unpin)) -> io::Result<S
             line.push(byte[0]);
             continue;
         }
-        let text = String::from_utf8_lossy(&line);
-        if let Some(version) = text
-            .strip_prefix(GREETING)
-            .and_then(|v| v.strip_prefix(' '))
-        {
-            return Ok(version.trim().to_owned());
+        if let Some(version) = greeting_version(&String::from_utf8_lossy(&line)) {
+            return Ok(version);
         }
         line.clear();
     }
+}
+
+/// The version in `line` when it is the helper's greeting.
+pub fn greeting_version(line: &str) -> Option<String> {
+    line.strip_prefix(GREETING)
+        .and_then(|v| v.strip_prefix(' '))
+        .map(|version| version.trim().to_owned())
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use super::connection::RemoteHost;
 use super::protocol::{Call, Reply};
 use crate::definition::{ToolContext, ToolDefinition};
 use crate::render::{RenderOptions, StyledLine};
+use crate::support::blocking::on_blocking_thread;
 use crate::support::cancel::ABORTED;
 
 /// The tools the helper runs whole.
@@ -202,8 +203,14 @@ pub async fn run_whole(call: ToolCall, cancel: CancellationToken) -> Reply {
         cancel,
         model: call.model,
     };
-    let outcome = tool
-        .execute("remote", call.params, ctx, UpdateSink::channel().0)
-        .await;
-    Reply::Tool(outcome.into())
+    // The whole call on one blocking thread: its file steps run inline
+    // there instead of hopping to the pool one by one.
+    let call = async move {
+        tool.execute("remote", call.params, ctx, UpdateSink::channel().0)
+            .await
+    };
+    match on_blocking_thread(call).await {
+        Ok(outcome) => Reply::Tool(outcome.into()),
+        Err(lost) => Reply::Refused(format!("the helper lost the call: {lost}")),
+    }
 }

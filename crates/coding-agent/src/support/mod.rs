@@ -1,4 +1,5 @@
 //! Helpers several built-in tools share, one concern a module: truncation,
+//! blocking file work off the runtime,
 //! path resolution, output notices, cancellation, Node-worded file-system
 //! errors, atomic writes and the per-file mutation queue (edit and write), the
 //! walk policy of grep and find, killing a child's process group (bash and
@@ -7,6 +8,7 @@
 //! tool's folder.
 
 pub mod atomic_write;
+pub mod blocking;
 pub mod cancel;
 pub mod fs_error;
 pub mod js_number;

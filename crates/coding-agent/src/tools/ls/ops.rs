@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
+use crate::support::blocking::blocking;
+
 /// What `ls` learns from a stat: only whether the path is a directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EntryStat {
@@ -37,16 +39,6 @@ pub trait LsOperations: Send + Sync {
 /// blocking pool so a slow disk or network mount never stalls the runtime.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalLsOperations;
-
-/// Runs blocking file-system work off the runtime; a lost blocking task (the
-/// runtime shutting down) reads as an I/O error.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> io::Result<T> + Send + 'static,
-) -> io::Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(io::Error::other)?
-}
 
 #[async_trait]
 impl LsOperations for LocalLsOperations {

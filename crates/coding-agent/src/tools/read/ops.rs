@@ -79,13 +79,14 @@ pub trait ReadOperations: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalReadOperations;
 
-/// Runs blocking file work off the async runtime.
+/// Runs blocking file work off the async runtime (see
+/// [`crate::support::blocking`]); the work's own error survives the trip.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ReadError> + Send + 'static,
 ) -> Result<T, ReadError> {
-    tokio::task::spawn_blocking(work)
+    crate::support::blocking::blocking(move || Ok(work()))
         .await
-        .map_err(|e| ReadError::Io(io::Error::other(e)))?
+        .map_err(ReadError::Io)?
 }
 
 /// Reads `file` to its end in chunks, handing each to `sink`, and stops at
@@ -95,7 +96,16 @@ fn stream(
     cancel: &CancellationToken,
     mut sink: impl FnMut(&[u8]),
 ) -> Result<(), ReadError> {
-    let mut buffer = vec![0u8; CHUNK];
+    // A small file gets a small buffer: a fresh 256 KiB one is a mapping
+    // made and unmapped per call. One byte more than the size sees the end
+    // in the first read; a file that grows meanwhile just takes more reads,
+    // and one that reports no size (`/proc`) gets the whole chunk.
+    let size = file.metadata().map_or(0, |m| m.len());
+    let capacity = match usize::try_from(size) {
+        Ok(size) if size > 0 => size.saturating_add(1).min(CHUNK),
+        _ => CHUNK,
+    };
+    let mut buffer = vec![0u8; capacity];
     loop {
         if cancel.is_cancelled() {
             return Err(ReadError::Aborted);
@@ -112,7 +122,10 @@ fn stream(
 #[async_trait]
 impl ReadOperations for LocalReadOperations {
     async fn exists(&self, path: &Path) -> bool {
-        tokio::fs::try_exists(path).await.unwrap_or(false)
+        let path = path.to_path_buf();
+        blocking(move || Ok(path.try_exists()?))
+            .await
+            .unwrap_or(false)
     }
 
     async fn access(&self, path: &Path) -> io::Result<FileInfo> {

@@ -1,0 +1,87 @@
+//! Blocking file work, kept off the async runtime's workers.
+//!
+//! The local Operations run each file-system step on tokio's blocking pool,
+//! so a slow disk or network mount never stalls the runtime. A tool that
+//! takes several steps (read: exists, access, first bytes, line window) pays
+//! a thread hop for each. Where a whole tool call runs next to the files on a
+//! thread that may block anyway (the remote helper's `read` and `ls`,
+//! `remote/whole.rs`), [`on_blocking_thread`] runs it there, and every step
+//! inside runs inline: one hop a call instead of one a step. On two busy
+//! cores, those hops were most of what ten reads at once cost the helper.
+
+use std::cell::Cell;
+use std::io;
+
+thread_local! {
+    /// Set while [`on_blocking_thread`] drives a future on this thread.
+    static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `work` on tokio's blocking pool, or right here when this thread is
+/// one [`on_blocking_thread`] lent to a whole call. A lost blocking task (the
+/// runtime shutting down) reads as an I/O error.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    if INLINE.get() {
+        return work();
+    }
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(io::Error::other)?
+}
+
+/// Runs `future` to its end on a thread of the blocking pool, where the
+/// [`blocking`] steps it takes run inline.
+pub async fn on_blocking_thread<F>(future: F) -> io::Result<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        /// Clears the flag however the future ends: pool threads are reused.
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                INLINE.set(false);
+            }
+        }
+        INLINE.set(true);
+        let _reset = Reset;
+        handle.block_on(future)
+    })
+    .await
+    .map_err(io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread() -> std::thread::ThreadId {
+        std::thread::current().id()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn steps_hop_to_the_pool_unless_the_whole_call_is_on_it() {
+        let here = thread();
+        let step = blocking(|| Ok(thread())).await.unwrap();
+        assert_ne!(step, here, "a step leaves the runtime's worker");
+
+        let (lent, steps) = on_blocking_thread(async {
+            let lent = thread();
+            let first = blocking(|| Ok(thread())).await.unwrap();
+            let second = blocking(|| Ok(thread())).await.unwrap();
+            (lent, [first, second])
+        })
+        .await
+        .unwrap();
+        assert_ne!(lent, here);
+        assert_eq!(steps, [lent, lent], "steps run inline on the lent thread");
+
+        // The thread goes back to the pool without the flag.
+        let after = tokio::task::spawn_blocking(|| INLINE.get()).await.unwrap();
+        assert!(!after);
+    }
+}
