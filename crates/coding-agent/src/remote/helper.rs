@@ -245,10 +245,9 @@ async fn answer(
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> Result<T, WireIo> {
-    match tokio::task::spawn_blocking(work).await {
-        Ok(done) => done.map_err(wire_io),
-        Err(e) => Err(wire_io(io::Error::other(e.to_string()))),
-    }
+    crate::support::blocking::blocking(work)
+        .await
+        .map_err(wire_io)
 }
 
 fn wire_io(error: io::Error) -> WireIo {
