@@ -4,7 +4,8 @@
 //! - a small read through the remote tool against a bare `ssh -S <control
 //!   socket> host true` on the same connection (the cheapest thing ssh can
 //!   do per call; no login script runs, see `main`);
-//! - 10 reads in parallel (one batch) against one read;
+//! - 10 reads in parallel (one batch) against one read, and the same for
+//!   the local tool (how a batch scales on this machine without ssh);
 //! - grep over a tree of real source against the same grep run locally;
 //! - read of the last lines of a large file against the same read locally.
 //!
@@ -195,6 +196,27 @@ async fn main() {
         median(batches),
         "one read",
         one_read,
+    );
+
+    // The same two figures for the local tool: how ten reads at once scale
+    // on this machine with no ssh at all.
+    let local_read = local("read");
+    let mut local_reads = Vec::new();
+    let mut local_batches = Vec::new();
+    for _ in 0..rounds {
+        local_reads.push(timed(&local_read, &dir, &small).await);
+    }
+    for _ in 0..rounds / 5 {
+        let started = Instant::now();
+        futures::future::join_all((0..10).map(|_| call(&local_read, &dir, &small))).await;
+        local_batches.push(started.elapsed());
+    }
+    let one_local_read = median(local_reads);
+    row(
+        "10 local reads in parallel (median)",
+        median(local_batches),
+        "one local read",
+        one_local_read,
     );
 
     // The same for bare helper calls (no tool pipeline): what the channel,
