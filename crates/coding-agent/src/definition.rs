@@ -167,7 +167,7 @@ impl AgentTool for WrappedTool {
 /// How [`Typed`] treats a cancellation that comes while the tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnCancel {
-    /// Stop waiting and answer [`TypedTool::ABORTED`] at once: for tools that
+    /// Stop waiting and answer [`ToolSpec::aborted`] at once: for tools that
     /// change nothing, so work dropped midway loses nothing.
     Abort,
     /// Let the tool answer for itself: bash kills its process and reports the
@@ -251,6 +251,48 @@ impl<D> From<ToolError> for ToolFailure<D> {
     }
 }
 
+/// What a [`TypedTool`] declares about itself besides its types: its name,
+/// the texts around it, and how it takes cancellation. One `const` a tool,
+/// built from [`ToolSpec::new`] with the fields that differ, so the defaults
+/// are written once, here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolSpec {
+    /// The name the model calls.
+    pub name: &'static str,
+    /// A short human label for UIs.
+    pub label: &'static str,
+    /// What the model reads about the tool.
+    pub description: &'static str,
+    /// One line for "Available tools:" in the system prompt.
+    pub prompt_snippet: Option<&'static str>,
+    /// Bullets appended to the system prompt's guidelines.
+    pub prompt_guidelines: &'static [&'static str],
+    /// What a cancelled call answers.
+    pub aborted: &'static str,
+    /// What a cancellation during `run` does.
+    pub on_cancel: OnCancel,
+    /// Whether this tool may share a batch with others.
+    pub execution_mode: ExecutionMode,
+}
+
+impl ToolSpec {
+    /// A tool with these name, label and description and the defaults: no
+    /// prompt snippet or guidelines, [`ABORTED`] when cancelled, cancellation
+    /// answered at once ([`OnCancel::Abort`]), run in parallel.
+    pub const fn new(name: &'static str, label: &'static str, description: &'static str) -> Self {
+        ToolSpec {
+            name,
+            label,
+            description,
+            prompt_snippet: None,
+            prompt_guidelines: &[],
+            aborted: ABORTED,
+            on_cancel: OnCancel::Abort,
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+}
+
 /// A tool whose arguments and details are Rust types. The argument struct is
 /// the schema the model sees (`Tool::for_args`), and [`Typed`] parses the
 /// validated arguments into it, so `run` starts from a typed value; details
@@ -262,22 +304,8 @@ pub trait TypedTool: Send + Sync + 'static {
     /// What UIs and hooks read about a result or a failure.
     type Details: Serialize + DeserializeOwned + Send + Sync;
 
-    /// The name the model calls.
-    const NAME: &'static str;
-    /// A short human label for UIs.
-    const LABEL: &'static str;
-    /// What the model reads about the tool.
-    const DESCRIPTION: &'static str;
-    /// One line for "Available tools:" in the system prompt.
-    const PROMPT_SNIPPET: Option<&'static str> = None;
-    /// Bullets appended to the system prompt's guidelines.
-    const PROMPT_GUIDELINES: &'static [&'static str] = &[];
-    /// What a cancelled call answers.
-    const ABORTED: &'static str = ABORTED;
-    /// What a cancellation during `run` does.
-    const ON_CANCEL: OnCancel = OnCancel::Abort;
-    /// Whether this tool may share a batch with others.
-    const EXECUTION_MODE: ExecutionMode = ExecutionMode::Parallel;
+    /// Its name, texts and behaviour, in one value.
+    const SPEC: ToolSpec;
 
     /// Compatibility shim run before schema validation.
     fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
@@ -295,7 +323,7 @@ pub trait TypedTool: Send + Sync + 'static {
 
     /// How a call shows in a terminal; see [`ToolDefinition::render_call`].
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
-        generic::call_lines(Self::NAME, args, options)
+        generic::call_lines(Self::SPEC.name, args, options)
     }
 
     /// How a result shows in a terminal; see
@@ -327,7 +355,7 @@ impl<T: TypedTool> Typed<T> {
     /// Wraps `inner`, building its schema from `T::Args`.
     pub fn new(inner: T) -> Self {
         Typed {
-            tool: Tool::for_args::<T::Args>(T::NAME, T::DESCRIPTION),
+            tool: Tool::for_args::<T::Args>(T::SPEC.name, T::SPEC.description),
             inner,
         }
     }
@@ -358,19 +386,19 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
     }
 
     fn label(&self) -> &str {
-        T::LABEL
+        T::SPEC.label
     }
 
     fn prompt_snippet(&self) -> Option<&str> {
-        T::PROMPT_SNIPPET
+        T::SPEC.prompt_snippet
     }
 
     fn prompt_guidelines(&self) -> &[&str] {
-        T::PROMPT_GUIDELINES
+        T::SPEC.prompt_guidelines
     }
 
     fn execution_mode(&self) -> ExecutionMode {
-        T::EXECUTION_MODE
+        T::SPEC.execution_mode
     }
 
     fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
@@ -385,18 +413,21 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
         updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
         if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(T::ABORTED));
+            return Err(ToolError::new(T::SPEC.aborted));
         }
         // Validation already ran, so a failure here means the struct and its
         // schema disagree; the error still reaches the model.
         let args: T::Args = serde_json::from_value(params).map_err(|e| {
-            ToolError::new(format!("Invalid arguments for tool \"{}\": {e}", T::NAME))
+            ToolError::new(format!(
+                "Invalid arguments for tool \"{}\": {e}",
+                T::SPEC.name
+            ))
         })?;
         let run = self.inner.run(args, &ctx, &updates);
-        let outcome = match T::ON_CANCEL {
+        let outcome = match T::SPEC.on_cancel {
             OnCancel::Abort => tokio::select! {
                 biased;
-                () = ctx.cancel.cancelled() => return Err(ToolError::new(T::ABORTED)),
+                () = ctx.cancel.cancelled() => return Err(ToolError::new(T::SPEC.aborted)),
                 outcome = run => outcome,
             },
             OnCancel::ToolAnswers => run.await,
