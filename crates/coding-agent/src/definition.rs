@@ -34,15 +34,18 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The model the agent is talking to, when known (read checks image support).
     pub model: Option<Model>,
+    /// Where the call sends progress (partial results) while it runs.
+    pub updates: UpdateSink,
 }
 
 impl ToolContext {
-    /// A context with only a working directory.
+    /// A context with only a working directory; progress is dropped.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         ToolContext {
             cwd: cwd.into(),
             cancel: CancellationToken::new(),
             model: None,
+            updates: UpdateSink::discard(),
         }
     }
 }
@@ -82,13 +85,7 @@ pub trait ToolDefinition: Send + Sync {
     }
 
     /// Runs the tool.
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError>;
+    async fn execute(&self, params: Value, ctx: ToolContext) -> Result<AgentToolResult, ToolError>;
 
     /// How a call shows in a terminal. `args` is the JSON parsed so far, so
     /// while the call streams any field may be missing or partial
@@ -111,7 +108,8 @@ pub trait ToolDefinition: Send + Sync {
     }
 }
 
-/// Makes a [`ToolContext`] for one call, given the call's cancellation token.
+/// Makes a [`ToolContext`] for one call, given the call's cancellation token;
+/// the call's progress sink then replaces the context's `updates`.
 pub type ContextFactory = Arc<dyn Fn(CancellationToken) -> ToolContext + Send + Sync>;
 
 /// Turns a [`ToolDefinition`] into an [`AgentTool`]. `ctx_factory` runs once per
@@ -152,15 +150,16 @@ impl AgentTool for WrappedTool {
 
     async fn execute(
         &self,
-        tool_call_id: &str,
+        _tool_call_id: &str,
         params: Value,
         cancel: CancellationToken,
         updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = (self.ctx_factory)(cancel);
-        self.definition
-            .execute(tool_call_id, params, ctx, updates)
-            .await
+        let ctx = ToolContext {
+            updates,
+            ..(self.ctx_factory)(cancel)
+        };
+        self.definition.execute(params, ctx).await
     }
 }
 
@@ -318,7 +317,6 @@ pub trait TypedTool: Send + Sync + 'static {
         &self,
         args: Self::Args,
         ctx: &ToolContext,
-        updates: &UpdateSink,
     ) -> Result<ToolOutput<Self::Details>, ToolFailure<Self::Details>>;
 
     /// How a call shows in a terminal; see [`ToolDefinition::render_call`].
@@ -405,13 +403,7 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
         self.inner.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
+    async fn execute(&self, params: Value, ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(T::SPEC.aborted));
         }
@@ -423,7 +415,7 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
                 T::SPEC.name
             ))
         })?;
-        let run = self.inner.run(args, &ctx, &updates);
+        let run = self.inner.run(args, &ctx);
         let outcome = match T::SPEC.on_cancel {
             OnCancel::Abort => tokio::select! {
                 biased;

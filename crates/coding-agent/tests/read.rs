@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::{Content, Model};
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use coding_agent::support::paths::HomeDir;
 use coding_agent::tools::read::lines::{LineWindow, WindowText};
 use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
 use coding_agent::tools::read::{ReadTool, ReadToolOptions};
@@ -68,8 +69,7 @@ async fn read_with(
     ctx: ToolContext,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
-    tool.execute("call-1", args, ctx, UpdateSink::discard())
-        .await
+    tool.execute(args, ctx).await
 }
 
 fn text_only(result: &AgentToolResult) -> &str {
@@ -800,6 +800,8 @@ async fn cancelled_before_start_is_aborted() {
 
 /// A file system whose line reads never finish, to cancel a read mid-way.
 struct StuckLines;
+
+impl HomeDir for StuckLines {}
 
 #[async_trait]
 impl ReadOperations for StuckLines {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 
 use agent_ai::{Content, Model, Tool};
-use agent_core::{AgentToolResult, ExecutionMode, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ExecutionMode, ToolError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -151,13 +151,7 @@ impl ToolDefinition for WholeTool {
         self.local.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
+    async fn execute(&self, params: Value, ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
         // As `Typed` answers a call cancelled before it starts.
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ABORTED));
@@ -198,12 +192,10 @@ pub async fn run_whole(call: ToolCall, cancel: CancellationToken) -> Reply {
         return Reply::Refused(format!("'{}' is not a tool the helper runs", call.name));
     };
     let ctx = ToolContext {
-        cwd: call.cwd,
         cancel,
         model: call.model,
+        ..ToolContext::new(call.cwd)
     };
-    let outcome = tool
-        .execute("remote", call.params, ctx, UpdateSink::channel().0)
-        .await;
+    let outcome = tool.execute(call.params, ctx).await;
     Reply::Tool(outcome.into())
 }

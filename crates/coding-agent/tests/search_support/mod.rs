@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use coding_agent::support::walk::WalkOptions;
 use coding_agent::tools::find::FindTool;
 use coding_agent::tools::find::ops::LocalFindOperations;
@@ -90,8 +90,7 @@ pub async fn run(
     cwd: &Path,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
-    tool.execute("call", args, ToolContext::new(cwd), UpdateSink::discard())
-        .await
+    tool.execute(args, ToolContext::new(cwd)).await
 }
 
 /// The first text block of a result.

@@ -186,7 +186,6 @@ impl BashTool {
         spawn: SpawnContext,
         timeout: Option<Duration>,
         ctx: &ToolContext,
-        updates: &UpdateSink,
     ) -> (Result<ExitStatus, ExecError>, OutputSnapshot) {
         let log = self
             .ops
@@ -200,8 +199,8 @@ impl BashTool {
             move || consume(chunks, &accumulator, &changed)
         });
 
-        let mut progress = Progress::new(updates, &accumulator);
-        updates.send(AgentToolResult::default());
+        let mut progress = Progress::new(&ctx.updates, &accumulator);
+        ctx.updates.send(AgentToolResult::default());
         let options = ExecOptions {
             env: spawn.env,
             timeout,
@@ -457,7 +456,6 @@ impl TypedTool for BashTool {
         &self,
         args: BashArgs,
         ctx: &ToolContext,
-        updates: &UpdateSink,
     ) -> Result<ToolOutput<BashDetails>, ToolFailure<BashDetails>> {
         let command = match &self.options.command_prefix {
             Some(prefix) => format!("{prefix}\n{}", args.command),
@@ -477,7 +475,7 @@ impl TypedTool for BashTool {
             .filter(|seconds| *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
 
-        let (outcome, snapshot) = self.run_command(spawn, timeout, ctx, updates).await;
+        let (outcome, snapshot) = self.run_command(spawn, timeout, ctx).await;
         let (shown, details) = shown_output(&snapshot);
         let ended = match outcome {
             Ok(ExitStatus::Code(0)) => {

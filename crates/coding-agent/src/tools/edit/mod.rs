@@ -8,7 +8,7 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -139,7 +139,6 @@ impl TypedTool for EditTool {
         &self,
         args: EditArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<EditDetails>, ToolFailure<EditDetails>> {
         if args.edits.is_empty() {
             return Err(ToolFailure::new(

@@ -9,11 +9,12 @@ use async_trait::async_trait;
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::{MutationTarget, local_queue_path};
+use crate::support::paths::HomeDir;
 use crate::tools::write::ops::blocking;
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
 #[async_trait]
-pub trait EditOperations: MutationTarget {
+pub trait EditOperations: HomeDir + MutationTarget {
     /// Fails unless the file at `path` exists and may be read and written.
     async fn access(&self, path: &Path) -> Result<(), FsError>;
 
@@ -22,11 +23,6 @@ pub trait EditOperations: MutationTarget {
 
     /// Replaces the file's contents.
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
 /// The local file system; writes are atomic (DEVIATIONS #10).
@@ -41,6 +37,9 @@ impl MutationTarget for LocalEditOperations {
         local_queue_path(path).await
     }
 }
+
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalEditOperations {}
 
 #[async_trait]
 impl EditOperations for LocalEditOperations {

@@ -10,7 +10,7 @@
 
 pub mod ops;
 
-use agent_core::{AgentToolResult, UpdateSink};
+use agent_core::AgentToolResult;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -110,7 +110,6 @@ impl TypedTool for FindTool {
         &self,
         args: FindArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<FindDetails>, ToolFailure<FindDetails>> {
         let search_path = resolve_dir_arg(
             args.path.as_deref(),

@@ -8,8 +8,10 @@
 use std::path::PathBuf;
 
 use async_trait::async_trait;
+
 use tokio_util::sync::CancellationToken;
 
+use crate::support::paths::HomeDir;
 use crate::support::walk::{PathGlob, SearchError, WalkOptions, slash_path, walk};
 
 /// One glob search, as the `find` tool asks for it.
@@ -25,7 +27,7 @@ pub struct FindRequest {
 
 /// Finds files and directories by glob.
 #[async_trait]
-pub trait FindOperations: Send + Sync {
+pub trait FindOperations: HomeDir + Send + Sync {
     /// Runs `request`: matching entries below the search directory (not the
     /// directory itself), in path order (compared component by component), as
     /// paths relative to it with `/` separators; directories end in `/`.
@@ -35,12 +37,6 @@ pub trait FindOperations: Send + Sync {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SearchError>;
-
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
 /// Walks the local file system in-process.
@@ -49,6 +45,9 @@ pub struct LocalFindOperations {
     /// What the walk honours besides the tree's ignore files.
     pub walk: WalkOptions,
 }
+
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalFindOperations {}
 
 #[async_trait]
 impl FindOperations for LocalFindOperations {

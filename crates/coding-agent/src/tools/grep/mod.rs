@@ -9,7 +9,7 @@
 
 pub mod ops;
 
-use agent_core::{AgentToolResult, UpdateSink};
+use agent_core::AgentToolResult;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -144,7 +144,6 @@ impl TypedTool for GrepTool {
         &self,
         args: GrepArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<GrepDetails>, ToolFailure<GrepDetails>> {
         let search_path = resolve_dir_arg(
             args.path.as_deref(),

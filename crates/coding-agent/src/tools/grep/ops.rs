@@ -12,12 +12,14 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
 use crate::support::walk::{PathGlob, SearchError, WalkOptions, slash_path, walk_parallel};
 
@@ -72,7 +74,7 @@ pub enum MatchLines {
 
 /// Searches file contents.
 #[async_trait]
-pub trait GrepOperations: Send + Sync {
+pub trait GrepOperations: HomeDir + Send + Sync {
     /// Runs `request`: the first `request.limit` matches in path order (paths
     /// compared component by component), then line order. Returns promptly
     /// with [`SearchError::Cancelled`] once `cancel` fires.
@@ -81,12 +83,6 @@ pub trait GrepOperations: Send + Sync {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<GrepMatch>, SearchError>;
-
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
 /// Searches the local file system in-process, several files at a time.
@@ -95,6 +91,9 @@ pub struct LocalGrepOperations {
     /// What the walk honours besides the tree's ignore files.
     pub walk: WalkOptions,
 }
+
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalGrepOperations {}
 
 #[async_trait]
 impl GrepOperations for LocalGrepOperations {

@@ -4,7 +4,7 @@
 pub mod collate;
 pub mod ops;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -79,7 +79,6 @@ impl TypedTool for LsTool {
         &self,
         args: LsArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<LsDetails>, ToolFailure<LsDetails>> {
         let cwd = &ctx.cwd;
         let dir = resolve_dir_arg(args.path.as_deref(), cwd, self.ops.home_dir().as_deref());

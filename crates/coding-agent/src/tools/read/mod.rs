@@ -16,7 +16,7 @@ pub mod ops;
 use std::path::{Path, PathBuf};
 
 use agent_ai::Content;
-use agent_core::{ToolError, UpdateSink};
+use agent_core::ToolError;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -287,7 +287,6 @@ impl TypedTool for ReadTool {
         &self,
         args: ReadArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<ReadDetails>, ToolFailure<ReadDetails>> {
         Ok(self.read(args, ctx).await?)
     }

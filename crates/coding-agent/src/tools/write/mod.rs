@@ -4,7 +4,7 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -102,7 +102,6 @@ impl TypedTool for WriteTool {
         &self,
         args: WriteArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<()>, ToolFailure<()>> {
         let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
         let ops = Arc::clone(&self.ops);

@@ -7,20 +7,16 @@ use async_trait::async_trait;
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::{MutationTarget, local_queue_path};
+use crate::support::paths::HomeDir;
 
 /// The file-system calls of the `write` tool (Pi's `WriteOperations`).
 #[async_trait]
-pub trait WriteOperations: MutationTarget {
+pub trait WriteOperations: HomeDir + MutationTarget {
     /// Creates `dir` and any missing parents; an existing directory is fine.
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError>;
 
     /// Replaces the contents of the file at `path`, creating it if needed.
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
 /// The local file system. Writes are atomic (temporary file, fsync, rename:
@@ -36,6 +32,9 @@ impl MutationTarget for LocalWriteOperations {
         local_queue_path(path).await
     }
 }
+
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalWriteOperations {}
 
 #[async_trait]
 impl WriteOperations for LocalWriteOperations {
