@@ -17,7 +17,8 @@ use coding_agent::support::fs_error::FsError;
 use coding_agent::support::mutation_queue::MutationTarget;
 use coding_agent::support::paths::HomeDir;
 use coding_agent::tools::edit::EditTool;
-use coding_agent::tools::edit::ops::{EditOperations, LocalEditOperations};
+use coding_agent::tools::edit::ops::EditOperations;
+use coding_agent::tools::write::ops::LocalFileOperations;
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -689,7 +690,7 @@ struct RendezvousReads {
 #[async_trait]
 impl MutationTarget for RendezvousReads {
     async fn queue_path(&self, path: &Path) -> PathBuf {
-        LocalEditOperations.queue_path(path).await
+        LocalFileOperations.queue_path(path).await
     }
 }
 
@@ -698,16 +699,16 @@ impl HomeDir for RendezvousReads {}
 #[async_trait]
 impl EditOperations for RendezvousReads {
     async fn access(&self, path: &Path) -> Result<(), FsError> {
-        LocalEditOperations.access(path).await
+        LocalFileOperations.access(path).await
     }
 
     async fn read_file(&self, path: &Path) -> Result<Vec<u8>, FsError> {
         self.barrier.wait().await;
-        LocalEditOperations.read_file(path).await
+        LocalFileOperations.read_file(path).await
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
-        LocalEditOperations.write_file(path, content).await
+        EditOperations::write_file(&LocalFileOperations, path, content).await
     }
 }
 

@@ -2,15 +2,14 @@
 
 use std::fs::OpenOptions;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use async_trait::async_trait;
 
-use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
-use crate::support::mutation_queue::{MutationTarget, local_queue_path};
+use crate::support::mutation_queue::MutationTarget;
 use crate::support::paths::HomeDir;
-use crate::tools::write::ops::blocking;
+use crate::tools::write::ops::{LocalFileOperations, WriteOperations, blocking};
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
 #[async_trait]
@@ -25,24 +24,10 @@ pub trait EditOperations: HomeDir + MutationTarget {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
 }
 
-/// The local file system; writes are atomic (DEVIATIONS #10).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalEditOperations;
-
-/// Files on this machine are queued by their real path, so symlinks to one
-/// file share a queue.
+/// The local file system, as `write` has it: writes are atomic and queued
+/// alike.
 #[async_trait]
-impl MutationTarget for LocalEditOperations {
-    async fn queue_path(&self, path: &Path) -> PathBuf {
-        local_queue_path(path).await
-    }
-}
-
-/// `~` is this machine's `$HOME`.
-impl HomeDir for LocalEditOperations {}
-
-#[async_trait]
-impl EditOperations for LocalEditOperations {
+impl EditOperations for LocalFileOperations {
     async fn access(&self, path: &Path) -> Result<(), FsError> {
         let path = path.to_path_buf();
         blocking(move || {
@@ -76,7 +61,6 @@ impl EditOperations for LocalEditOperations {
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
-        let path = path.to_path_buf();
-        blocking(move || write_atomic(&path, &content)).await
+        WriteOperations::write_file(self, path, content).await
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The request carries the pattern as the model wrote it, so a remote
 //! implementation can walk next to the files and send back only the paths.
-//! [`LocalFindOperations`] walks in-process (DEVIATIONS #5) with the shared
+//! On this machine [`LocalSearchOperations`] walks in-process (DEVIATIONS #5) with the shared
 //! policy of [`crate::support::walk`].
 
 use std::path::PathBuf;
@@ -12,7 +12,9 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::paths::HomeDir;
-use crate::support::walk::{PathGlob, SearchError, WalkOptions, slash_path, walk};
+use crate::support::walk::{
+    LocalSearchOperations, PathGlob, SearchError, WalkOptions, slash_path, walk,
+};
 
 /// One glob search, as the `find` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -39,27 +41,17 @@ pub trait FindOperations: HomeDir + Send + Sync {
     ) -> Result<Vec<String>, SearchError>;
 }
 
-/// Walks the local file system in-process.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalFindOperations {
-    /// What the walk honours besides the tree's ignore files.
-    pub walk: WalkOptions,
-}
-
-/// `~` is this machine's `$HOME`.
-impl HomeDir for LocalFindOperations {}
-
 #[async_trait]
-impl FindOperations for LocalFindOperations {
+impl FindOperations for LocalSearchOperations {
     async fn glob(
         &self,
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SearchError> {
-        let options = self.walk;
-        tokio::task::spawn_blocking(move || glob_blocking(&request, options, &cancel))
-            .await
-            .map_err(|e| SearchError::Other(format!("find failed: {e}")))?
+        self.blocking("find", move |options| {
+            glob_blocking(&request, options, &cancel)
+        })
+        .await
     }
 }
 

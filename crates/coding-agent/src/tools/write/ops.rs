@@ -19,25 +19,27 @@ pub trait WriteOperations: HomeDir + MutationTarget {
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
 }
 
-/// The local file system. Writes are atomic (temporary file, fsync, rename:
-/// DEVIATIONS #10) and go through symlinks to the files they point to.
+/// The local file system, for the tools that change files: `write` and
+/// `edit` (which implements its Operations in `edit/ops.rs`). Writes are
+/// atomic (temporary file, fsync, rename: DEVIATIONS #10) and go through
+/// symlinks to the files they point to.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LocalWriteOperations;
+pub struct LocalFileOperations;
 
 /// Files on this machine are queued by their real path, so symlinks to one
 /// file share a queue.
 #[async_trait]
-impl MutationTarget for LocalWriteOperations {
+impl MutationTarget for LocalFileOperations {
     async fn queue_path(&self, path: &Path) -> PathBuf {
         local_queue_path(path).await
     }
 }
 
 /// `~` is this machine's `$HOME`.
-impl HomeDir for LocalWriteOperations {}
+impl HomeDir for LocalFileOperations {}
 
 #[async_trait]
-impl WriteOperations for LocalWriteOperations {
+impl WriteOperations for LocalFileOperations {
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
         let dir = dir.to_path_buf();
         blocking(move || std::fs::create_dir_all(&dir).map_err(|e| FsError::new(&e, "mkdir", &dir)))
