@@ -296,7 +296,6 @@ impl ToolSpec {
 /// the schema the model sees (`Tool::for_args`), and [`Typed`] parses the
 /// validated arguments into it, so `run` starts from a typed value; details
 /// are serialised on the way out and parsed back for the renderers.
-#[async_trait]
 pub trait TypedTool: Send + Sync + 'static {
     /// The arguments; doc comments become the schema's descriptions.
     type Args: JsonSchema + DeserializeOwned + Send;
@@ -312,12 +311,13 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// Runs the tool on parsed arguments. Not called for a call already
-    /// cancelled.
-    async fn run(
+    /// cancelled. Implemented as an `async fn`; the future is `Send` so that
+    /// [`Typed`] can run it behind the object-safe [`ToolDefinition`].
+    fn run(
         &self,
         args: Self::Args,
         ctx: &ToolContext,
-    ) -> Result<ToolOutput<Self::Details>, ToolFailure<Self::Details>>;
+    ) -> impl Future<Output = Result<ToolOutput<Self::Details>, ToolFailure<Self::Details>>> + Send;
 
     /// How a call shows in a terminal; see [`ToolDefinition::render_call`].
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {

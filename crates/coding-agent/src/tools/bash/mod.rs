@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use agent_ai::Content;
 use agent_core::{AgentToolResult, UpdateSink};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -376,7 +375,6 @@ fn format_elapsed(elapsed: Duration) -> String {
     }
 }
 
-#[async_trait]
 impl TypedTool for BashTool {
     type Args = BashArgs;
     type Details = BashDetails;

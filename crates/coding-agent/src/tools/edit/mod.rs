@@ -9,7 +9,6 @@ pub mod ops;
 use std::sync::Arc;
 
 use agent_core::{AgentToolResult, ToolError};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -87,7 +86,6 @@ pub struct EditDetails {
     pub first_changed_line: Option<usize>,
 }
 
-#[async_trait]
 impl TypedTool for EditTool {
     type Args = EditArgs;
     type Details = EditDetails;

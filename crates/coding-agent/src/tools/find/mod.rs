@@ -11,7 +11,6 @@
 pub mod ops;
 
 use agent_core::AgentToolResult;
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -76,7 +75,6 @@ fn effective_limit(limit: Option<f64>) -> Option<usize> {
     }
 }
 
-#[async_trait]
 impl TypedTool for FindTool {
     type Args = FindArgs;
     type Details = FindDetails;

@@ -10,7 +10,6 @@
 pub mod ops;
 
 use agent_core::AgentToolResult;
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -94,7 +93,6 @@ fn context_lines(context: Option<f64>) -> usize {
     }
 }
 
-#[async_trait]
 impl TypedTool for GrepTool {
     type Args = GrepArgs;
     type Details = GrepDetails;

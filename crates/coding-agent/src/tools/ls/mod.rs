@@ -5,7 +5,6 @@ pub mod collate;
 pub mod ops;
 
 use agent_core::{AgentToolResult, ToolError};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -68,7 +67,6 @@ pub struct LsDetails {
     pub truncation: Option<Truncation>,
 }
 
-#[async_trait]
 impl TypedTool for LsTool {
     type Args = LsArgs;
     type Details = LsDetails;

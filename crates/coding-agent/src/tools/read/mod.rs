@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use agent_ai::Content;
 use agent_core::ToolError;
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -264,7 +263,6 @@ impl ReadTool {
     }
 }
 
-#[async_trait]
 impl TypedTool for ReadTool {
     type Args = ReadArgs;
     type Details = ReadDetails;

@@ -5,7 +5,6 @@ pub mod ops;
 use std::sync::Arc;
 
 use agent_core::{AgentToolResult, ToolError};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -50,7 +49,6 @@ const CONTENT_PREVIEW_LINES: usize = 10;
 /// [`ToolDefinition`](crate::ToolDefinition).
 pub type WriteTool = OpsTool<dyn WriteOperations>;
 
-#[async_trait]
 impl TypedTool for WriteTool {
     type Args = WriteArgs;
     type Details = ();
