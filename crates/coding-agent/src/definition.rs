@@ -250,6 +250,17 @@ impl<D> From<ToolError> for ToolFailure<D> {
     }
 }
 
+/// A failure with its details as JSON is the loop's [`ToolError`].
+impl From<ToolFailure<Value>> for ToolError {
+    fn from(failure: ToolFailure<Value>) -> Self {
+        let error = ToolError::new(failure.message);
+        match failure.details {
+            Some(details) => error.with_details(details),
+            None => error,
+        }
+    }
+}
+
 /// What a [`TypedTool`] declares about itself besides its types: its name,
 /// the texts around it, and how it takes cancellation. One `const` a tool,
 /// built from [`ToolSpec::new`] with the fields that differ, so the defaults
@@ -430,13 +441,11 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
                 details: details_json(output.details),
                 terminate: false,
             }),
-            Err(failure) => {
-                let error = ToolError::new(failure.message);
-                Err(match details_json(failure.details) {
-                    Some(details) => error.with_details(details),
-                    None => error,
-                })
+            Err(failure) => Err(ToolFailure {
+                message: failure.message,
+                details: details_json(failure.details),
             }
+            .into()),
         }
     }
 

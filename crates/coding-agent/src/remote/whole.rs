@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connection::RemoteHost;
 use super::protocol::{Call, Reply};
-use crate::definition::{ToolContext, ToolDefinition};
+use crate::definition::{ToolContext, ToolDefinition, ToolFailure};
 use crate::render::{RenderOptions, StyledLine};
 use crate::support::cancel::ABORTED;
 
@@ -86,13 +86,7 @@ impl From<ToolAnswer> for Result<AgentToolResult, ToolError> {
                 details,
                 terminate: false,
             }),
-            ToolAnswer::Failed { message, details } => {
-                let error = ToolError::new(message);
-                Err(match details {
-                    Some(details) => error.with_details(details),
-                    None => error,
-                })
-            }
+            ToolAnswer::Failed { message, details } => Err(ToolFailure { message, details }.into()),
         }
     }
 }
