@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_ai::Content;
-use agent_core::{AgentToolResult, UpdateSink};
+use agent_core::AgentToolResult;
 use coding_agent::remote::protocol::Call;
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::tools::builtin_tool;
@@ -42,14 +42,7 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 
 /// One call to `tool`; a failed call fails the bench.
 async fn call(tool: &Arc<dyn ToolDefinition>, cwd: &Path, args: &Value) -> AgentToolResult {
-    let result = tool
-        .execute(
-            "bench",
-            args.clone(),
-            ToolContext::new(cwd),
-            UpdateSink::channel().0,
-        )
-        .await;
+    let result = tool.execute(args.clone(), ToolContext::new(cwd)).await;
     result.unwrap_or_else(|error| panic!("{error:?}"))
 }
 

@@ -19,6 +19,7 @@ use async_trait::async_trait;
 use coding_agent::definition::{ContextFactory, Typed};
 use coding_agent::support::fs_error::FsError;
 use coding_agent::support::mutation_queue::MutationTarget;
+use coding_agent::support::paths::HomeDir;
 use coding_agent::tools::read::lines::{LineWindow, WindowCollector, WindowText};
 use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
 use coding_agent::tools::read::{ReadTool, ReadToolOptions};
@@ -43,6 +44,8 @@ impl MemoryFs {
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 }
+
+impl HomeDir for MemoryFs {}
 
 #[async_trait]
 impl ReadOperations for MemoryFs {

@@ -34,15 +34,18 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The model the agent is talking to, when known (read checks image support).
     pub model: Option<Model>,
+    /// Where the call sends progress (partial results) while it runs.
+    pub updates: UpdateSink,
 }
 
 impl ToolContext {
-    /// A context with only a working directory.
+    /// A context with only a working directory; progress is dropped.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         ToolContext {
             cwd: cwd.into(),
             cancel: CancellationToken::new(),
             model: None,
+            updates: UpdateSink::discard(),
         }
     }
 }
@@ -82,13 +85,7 @@ pub trait ToolDefinition: Send + Sync {
     }
 
     /// Runs the tool.
-    async fn execute(
-        &self,
-        tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError>;
+    async fn execute(&self, params: Value, ctx: ToolContext) -> Result<AgentToolResult, ToolError>;
 
     /// How a call shows in a terminal. `args` is the JSON parsed so far, so
     /// while the call streams any field may be missing or partial
@@ -111,7 +108,8 @@ pub trait ToolDefinition: Send + Sync {
     }
 }
 
-/// Makes a [`ToolContext`] for one call, given the call's cancellation token.
+/// Makes a [`ToolContext`] for one call, given the call's cancellation token;
+/// the call's progress sink then replaces the context's `updates`.
 pub type ContextFactory = Arc<dyn Fn(CancellationToken) -> ToolContext + Send + Sync>;
 
 /// Turns a [`ToolDefinition`] into an [`AgentTool`]. `ctx_factory` runs once per
@@ -152,22 +150,23 @@ impl AgentTool for WrappedTool {
 
     async fn execute(
         &self,
-        tool_call_id: &str,
+        _tool_call_id: &str,
         params: Value,
         cancel: CancellationToken,
         updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
-        let ctx = (self.ctx_factory)(cancel);
-        self.definition
-            .execute(tool_call_id, params, ctx, updates)
-            .await
+        let ctx = ToolContext {
+            updates,
+            ..(self.ctx_factory)(cancel)
+        };
+        self.definition.execute(params, ctx).await
     }
 }
 
 /// How [`Typed`] treats a cancellation that comes while the tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnCancel {
-    /// Stop waiting and answer [`TypedTool::ABORTED`] at once: for tools that
+    /// Stop waiting and answer [`ToolSpec::aborted`] at once: for tools that
     /// change nothing, so work dropped midway loses nothing.
     Abort,
     /// Let the tool answer for itself: bash kills its process and reports the
@@ -251,33 +250,71 @@ impl<D> From<ToolError> for ToolFailure<D> {
     }
 }
 
+/// A failure with its details as JSON is the loop's [`ToolError`].
+impl From<ToolFailure<Value>> for ToolError {
+    fn from(failure: ToolFailure<Value>) -> Self {
+        let error = ToolError::new(failure.message);
+        match failure.details {
+            Some(details) => error.with_details(details),
+            None => error,
+        }
+    }
+}
+
+/// What a [`TypedTool`] declares about itself besides its types: its name,
+/// the texts around it, and how it takes cancellation. One `const` a tool,
+/// built from [`ToolSpec::new`] with the fields that differ, so the defaults
+/// are written once, here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolSpec {
+    /// The name the model calls.
+    pub name: &'static str,
+    /// A short human label for UIs.
+    pub label: &'static str,
+    /// What the model reads about the tool.
+    pub description: &'static str,
+    /// One line for "Available tools:" in the system prompt.
+    pub prompt_snippet: Option<&'static str>,
+    /// Bullets appended to the system prompt's guidelines.
+    pub prompt_guidelines: &'static [&'static str],
+    /// What a cancelled call answers.
+    pub aborted: &'static str,
+    /// What a cancellation during `run` does.
+    pub on_cancel: OnCancel,
+    /// Whether this tool may share a batch with others.
+    pub execution_mode: ExecutionMode,
+}
+
+impl ToolSpec {
+    /// A tool with these name, label and description and the defaults: no
+    /// prompt snippet or guidelines, [`ABORTED`] when cancelled, cancellation
+    /// answered at once ([`OnCancel::Abort`]), run in parallel.
+    pub const fn new(name: &'static str, label: &'static str, description: &'static str) -> Self {
+        ToolSpec {
+            name,
+            label,
+            description,
+            prompt_snippet: None,
+            prompt_guidelines: &[],
+            aborted: ABORTED,
+            on_cancel: OnCancel::Abort,
+            execution_mode: ExecutionMode::Parallel,
+        }
+    }
+}
+
 /// A tool whose arguments and details are Rust types. The argument struct is
 /// the schema the model sees (`Tool::for_args`), and [`Typed`] parses the
 /// validated arguments into it, so `run` starts from a typed value; details
 /// are serialised on the way out and parsed back for the renderers.
-#[async_trait]
 pub trait TypedTool: Send + Sync + 'static {
     /// The arguments; doc comments become the schema's descriptions.
     type Args: JsonSchema + DeserializeOwned + Send;
     /// What UIs and hooks read about a result or a failure.
     type Details: Serialize + DeserializeOwned + Send + Sync;
 
-    /// The name the model calls.
-    const NAME: &'static str;
-    /// A short human label for UIs.
-    const LABEL: &'static str;
-    /// What the model reads about the tool.
-    const DESCRIPTION: &'static str;
-    /// One line for "Available tools:" in the system prompt.
-    const PROMPT_SNIPPET: Option<&'static str> = None;
-    /// Bullets appended to the system prompt's guidelines.
-    const PROMPT_GUIDELINES: &'static [&'static str] = &[];
-    /// What a cancelled call answers.
-    const ABORTED: &'static str = ABORTED;
-    /// What a cancellation during `run` does.
-    const ON_CANCEL: OnCancel = OnCancel::Abort;
-    /// Whether this tool may share a batch with others.
-    const EXECUTION_MODE: ExecutionMode = ExecutionMode::Parallel;
+    /// Its name, texts and behaviour, in one value.
+    const SPEC: ToolSpec;
 
     /// Compatibility shim run before schema validation.
     fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
@@ -285,17 +322,17 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// Runs the tool on parsed arguments. Not called for a call already
-    /// cancelled.
-    async fn run(
+    /// cancelled. Implemented as an `async fn`; the future is `Send` so that
+    /// [`Typed`] can run it behind the object-safe [`ToolDefinition`].
+    fn run(
         &self,
         args: Self::Args,
         ctx: &ToolContext,
-        updates: &UpdateSink,
-    ) -> Result<ToolOutput<Self::Details>, ToolFailure<Self::Details>>;
+    ) -> impl Future<Output = Result<ToolOutput<Self::Details>, ToolFailure<Self::Details>>> + Send;
 
     /// How a call shows in a terminal; see [`ToolDefinition::render_call`].
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
-        generic::call_lines(Self::NAME, args, options)
+        generic::call_lines(Self::SPEC.name, args, options)
     }
 
     /// How a result shows in a terminal; see
@@ -327,7 +364,7 @@ impl<T: TypedTool> Typed<T> {
     /// Wraps `inner`, building its schema from `T::Args`.
     pub fn new(inner: T) -> Self {
         Typed {
-            tool: Tool::for_args::<T::Args>(T::NAME, T::DESCRIPTION),
+            tool: Tool::for_args::<T::Args>(T::SPEC.name, T::SPEC.description),
             inner,
         }
     }
@@ -358,45 +395,42 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
     }
 
     fn label(&self) -> &str {
-        T::LABEL
+        T::SPEC.label
     }
 
     fn prompt_snippet(&self) -> Option<&str> {
-        T::PROMPT_SNIPPET
+        T::SPEC.prompt_snippet
     }
 
     fn prompt_guidelines(&self) -> &[&str] {
-        T::PROMPT_GUIDELINES
+        T::SPEC.prompt_guidelines
     }
 
     fn execution_mode(&self) -> ExecutionMode {
-        T::EXECUTION_MODE
+        T::SPEC.execution_mode
     }
 
     fn prepare_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
         self.inner.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
+    async fn execute(&self, params: Value, ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
         if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(T::ABORTED));
+            return Err(ToolError::new(T::SPEC.aborted));
         }
         // Validation already ran, so a failure here means the struct and its
         // schema disagree; the error still reaches the model.
         let args: T::Args = serde_json::from_value(params).map_err(|e| {
-            ToolError::new(format!("Invalid arguments for tool \"{}\": {e}", T::NAME))
+            ToolError::new(format!(
+                "Invalid arguments for tool \"{}\": {e}",
+                T::SPEC.name
+            ))
         })?;
-        let run = self.inner.run(args, &ctx, &updates);
-        let outcome = match T::ON_CANCEL {
+        let run = self.inner.run(args, &ctx);
+        let outcome = match T::SPEC.on_cancel {
             OnCancel::Abort => tokio::select! {
                 biased;
-                () = ctx.cancel.cancelled() => return Err(ToolError::new(T::ABORTED)),
+                () = ctx.cancel.cancelled() => return Err(ToolError::new(T::SPEC.aborted)),
                 outcome = run => outcome,
             },
             OnCancel::ToolAnswers => run.await,
@@ -407,13 +441,11 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
                 details: details_json(output.details),
                 terminate: false,
             }),
-            Err(failure) => {
-                let error = ToolError::new(failure.message);
-                Err(match details_json(failure.details) {
-                    Some(details) => error.with_details(details),
-                    None => error,
-                })
+            Err(failure) => Err(ToolFailure {
+                message: failure.message,
+                details: details_json(failure.details),
             }
+            .into()),
         }
     }
 

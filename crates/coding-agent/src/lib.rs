@@ -78,6 +78,6 @@ pub mod tools;
 pub mod warnings;
 
 pub use definition::{
-    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, Typed, TypedTool,
+    OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, ToolSpec, Typed, TypedTool,
     wrap_tool_definition,
 };

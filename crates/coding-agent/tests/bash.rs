@@ -87,12 +87,13 @@ async fn run_tool(
     args: Value,
 ) -> (Result<AgentToolResult, ToolError>, Vec<AgentToolResult>) {
     let (sink, mut receiver) = UpdateSink::channel();
-    let result = tokio::time::timeout(
-        Duration::from_secs(20),
-        tool.execute("call-1", args, ctx, sink),
-    )
-    .await
-    .expect("the bash tool did not return");
+    let ctx = ToolContext {
+        updates: sink,
+        ..ctx
+    };
+    let result = tokio::time::timeout(Duration::from_secs(20), tool.execute(args, ctx))
+        .await
+        .expect("the bash tool did not return");
     let mut updates = Vec::new();
     while let Ok(update) = receiver.try_recv() {
         updates.push(update);

@@ -11,12 +11,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{AgentToolResult, UpdateSink};
+use agent_core::AgentToolResult;
 use async_trait::async_trait;
 use coding_agent::support::fs_error::FsError;
 use coding_agent::support::mutation_queue::MutationTarget;
+use coding_agent::support::paths::HomeDir;
 use coding_agent::tools::edit::EditTool;
-use coding_agent::tools::edit::ops::{EditOperations, LocalEditOperations};
+use coding_agent::tools::edit::ops::EditOperations;
+use coding_agent::tools::write::ops::LocalFileOperations;
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -74,7 +76,7 @@ impl Fixture {
 /// Runs a call as the loop does: prepare_arguments, then execute.
 async fn run(tool: &Typed<EditTool>, cwd: &Path, args: Value) -> Result<AgentToolResult, String> {
     let args = tool.prepare_arguments(args).map_err(|e| e.to_string())?;
-    tool.execute("call-1", args, ToolContext::new(cwd), UpdateSink::discard())
+    tool.execute(args, ToolContext::new(cwd))
         .await
         .map_err(|e| e.message().to_owned())
 }
@@ -644,10 +646,8 @@ async fn edit_cancelled_before_it_starts_is_aborted() {
     ctx.cancel.cancel();
     let err = tool
         .execute(
-            "call-1",
             json!({"path": "a.txt", "edits": [{"oldText": "a", "newText": "b"}]}),
             ctx,
-            UpdateSink::discard(),
         )
         .await
         .unwrap_err();
@@ -690,23 +690,25 @@ struct RendezvousReads {
 #[async_trait]
 impl MutationTarget for RendezvousReads {
     async fn queue_path(&self, path: &Path) -> PathBuf {
-        LocalEditOperations.queue_path(path).await
+        LocalFileOperations.queue_path(path).await
     }
 }
+
+impl HomeDir for RendezvousReads {}
 
 #[async_trait]
 impl EditOperations for RendezvousReads {
     async fn access(&self, path: &Path) -> Result<(), FsError> {
-        LocalEditOperations.access(path).await
+        LocalFileOperations.access(path).await
     }
 
     async fn read_file(&self, path: &Path) -> Result<Vec<u8>, FsError> {
         self.barrier.wait().await;
-        LocalEditOperations.read_file(path).await
+        LocalFileOperations.read_file(path).await
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
-        LocalEditOperations.write_file(path, content).await
+        EditOperations::write_file(&LocalFileOperations, path, content).await
     }
 }
 

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
+use coding_agent::support::paths::HomeDir;
 use coding_agent::support::walk::SearchError;
 use coding_agent::tools::find::FindTool;
 use coding_agent::tools::find::ops::{FindOperations, FindRequest};
@@ -301,7 +302,7 @@ async fn find_cancelled_before_start_is_aborted() {
     let ctx = ToolContext::new(fixture.work());
     ctx.cancel.cancel();
     let error = find_tool()
-        .execute("call", json!({"pattern": "*"}), ctx, UpdateSink::discard())
+        .execute(json!({"pattern": "*"}), ctx)
         .await
         .unwrap_err();
     assert_eq!(error.message(), "Operation aborted");
@@ -309,6 +310,8 @@ async fn find_cancelled_before_start_is_aborted() {
 
 /// Operations that never finish, to show cancellation does not wait for them.
 struct Stuck;
+
+impl HomeDir for Stuck {}
 
 #[async_trait]
 impl FindOperations for Stuck {
@@ -326,7 +329,7 @@ async fn find_cancelled_while_running_is_aborted() {
     let ctx = ToolContext::new("/");
     let cancel = ctx.cancel.clone();
     let tool = Typed::new(FindTool::new(Arc::new(Stuck)));
-    let call = tool.execute("call", json!({"pattern": "*"}), ctx, UpdateSink::discard());
+    let call = tool.execute(json!({"pattern": "*"}), ctx);
     cancel.cancel();
     assert_eq!(call.await.unwrap_err().message(), "Operation aborted");
 }
@@ -335,6 +338,8 @@ async fn find_cancelled_while_running_is_aborted() {
 #[tokio::test]
 async fn find_passes_pis_arguments_to_the_operations() {
     struct Expect;
+    impl HomeDir for Expect {}
+
     #[async_trait]
     impl FindOperations for Expect {
         async fn glob(

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
+use coding_agent::support::paths::HomeDir;
 use coding_agent::support::walk::SearchError;
 use coding_agent::tools::grep::GrepTool;
 use coding_agent::tools::grep::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
@@ -494,12 +495,7 @@ async fn grep_cancelled_before_start_is_aborted() {
     let ctx = ToolContext::new(fixture.work());
     ctx.cancel.cancel();
     let error = grep_tool()
-        .execute(
-            "call",
-            json!({"pattern": "foo"}),
-            ctx,
-            UpdateSink::discard(),
-        )
+        .execute(json!({"pattern": "foo"}), ctx)
         .await
         .unwrap_err();
     assert_eq!(error.message(), "Operation aborted");
@@ -507,6 +503,8 @@ async fn grep_cancelled_before_start_is_aborted() {
 
 /// Operations that never finish, to show cancellation does not wait for them.
 struct Stuck;
+
+impl HomeDir for Stuck {}
 
 #[async_trait]
 impl GrepOperations for Stuck {
@@ -524,13 +522,15 @@ async fn grep_cancelled_while_running_is_aborted() {
     let ctx = ToolContext::new("/");
     let cancel = ctx.cancel.clone();
     let tool = Typed::new(GrepTool::new(Arc::new(Stuck)));
-    let call = tool.execute("call", json!({"pattern": "x"}), ctx, UpdateSink::discard());
+    let call = tool.execute(json!({"pattern": "x"}), ctx);
     cancel.cancel();
     assert_eq!(call.await.unwrap_err().message(), "Operation aborted");
 }
 
 /// Operations answering from memory: the tool formats whatever a remote search returns.
 struct Canned(Vec<GrepMatch>);
+
+impl HomeDir for Canned {}
 
 #[async_trait]
 impl GrepOperations for Canned {
@@ -577,6 +577,8 @@ async fn grep_shows_unreadable_files_in_context_mode() {
 #[tokio::test]
 async fn grep_passes_pis_arguments_to_the_operations() {
     struct Expect;
+    impl HomeDir for Expect {}
+
     #[async_trait]
     impl GrepOperations for Expect {
         async fn search(

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::Content;
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::definition::ToolDefinition;
+use coding_agent::support::paths::HomeDir;
 use coding_agent::tools::ls::LsTool;
 use coding_agent::tools::ls::ops::{EntryStat, LsOperations};
 use coding_agent::{ToolContext, Typed};
@@ -66,8 +67,7 @@ async fn run_in(
     if ctx_cancelled {
         ctx.cancel.cancel();
     }
-    tool.execute("call-1", args, ctx, UpdateSink::discard())
-        .await
+    tool.execute(args, ctx).await
 }
 
 async fn ls(cwd: &Path, args: Value) -> Result<AgentToolResult, ToolError> {
@@ -381,6 +381,8 @@ enum FakeReadDir {
     Hangs(Arc<Notify>),
 }
 
+impl HomeDir for FakeDir {}
+
 #[async_trait]
 impl LsOperations for FakeDir {
     async fn exists(&self, _path: &Path) -> bool {
@@ -433,10 +435,7 @@ async fn ls_cancelled_while_reading_is_aborted() {
     })));
     let ctx = ToolContext::new("/srv");
     let cancel = ctx.cancel.clone();
-    let call = tokio::spawn(async move {
-        tool.execute("call-1", json!({}), ctx, UpdateSink::discard())
-            .await
-    });
+    let call = tokio::spawn(async move { tool.execute(json!({}), ctx).await });
     entered.notified().await;
     cancel.cancel();
     let err = call.await.unwrap().unwrap_err();

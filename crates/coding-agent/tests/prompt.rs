@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::Tool;
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::app::select_tools;
 use coding_agent::prompt::{
@@ -65,10 +65,8 @@ impl ToolDefinition for DynamicTool {
     }
     async fn execute(
         &self,
-        _id: &str,
         _params: Value,
         _ctx: ToolContext,
-        _updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
         Ok(AgentToolResult::text("ok"))
     }

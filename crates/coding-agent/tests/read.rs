@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::{Content, Model};
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use coding_agent::support::paths::HomeDir;
 use coding_agent::tools::read::lines::{LineWindow, WindowText};
 use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
-use coding_agent::tools::read::{DESCRIPTION, ReadTool, ReadToolOptions};
+use coding_agent::tools::read::{ReadTool, ReadToolOptions};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -68,8 +69,7 @@ async fn read_with(
     ctx: ToolContext,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
-    tool.execute("call-1", args, ctx, UpdateSink::discard())
-        .await
+    tool.execute(args, ctx).await
 }
 
 fn text_only(result: &AgentToolResult) -> &str {
@@ -100,9 +100,8 @@ fn schema_description_and_prompt_texts_are_pis() {
     let tool = Typed::<ReadTool>::default();
     assert_eq!(tool.tool().name, "read");
     assert_eq!(tool.label(), "Read");
-    assert_eq!(tool.tool().description, DESCRIPTION);
     assert_eq!(
-        DESCRIPTION,
+        tool.tool().description,
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete."
     );
     assert_eq!(
@@ -801,6 +800,8 @@ async fn cancelled_before_start_is_aborted() {
 
 /// A file system whose line reads never finish, to cancel a read mid-way.
 struct StuckLines;
+
+impl HomeDir for StuckLines {}
 
 #[async_trait]
 impl ReadOperations for StuckLines {

@@ -74,14 +74,12 @@ async fn run(
     let (sink, mut receiver) = UpdateSink::channel();
     let ctx = ToolContext {
         cancel,
+        updates: sink,
         ..ToolContext::new(cwd)
     };
-    let result = tokio::time::timeout(
-        Duration::from_secs(60),
-        tool.execute("call-1", args, ctx, sink),
-    )
-    .await
-    .expect("the tool did not return");
+    let result = tokio::time::timeout(Duration::from_secs(60), tool.execute(args, ctx))
+        .await
+        .expect("the tool did not return");
     let mut updates = Vec::new();
     while let Ok(update) = receiver.try_recv() {
         updates.push(update);
@@ -200,14 +198,15 @@ async fn remote_bash_streams_output_while_the_command_runs() {
         return;
     };
     let (sink, mut updates) = UpdateSink::channel();
-    let ctx = ToolContext::new(remote.dir.path());
+    let ctx = ToolContext {
+        updates: sink,
+        ..ToolContext::new(remote.dir.path())
+    };
     let bash = remote.tool("bash");
     let run = tokio::spawn(async move {
         bash.execute(
-            "call-1",
             json!({"command": "echo first; while [ ! -e go ]; do sleep 0.05; done; echo second"}),
             ctx,
-            sink,
         )
         .await
     });

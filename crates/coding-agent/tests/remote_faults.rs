@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use coding_agent::ToolContext;
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of, eventually};
@@ -273,11 +273,7 @@ async fn connection_killed_mid_call(tool: &str, args: serde_json::Value, started
     let ops = RemoteOperations::new(Arc::clone(&host));
     let definition = remote_tool(tool, &ops).unwrap();
     let ctx = ToolContext::new(dir.path());
-    let call = tokio::spawn(async move {
-        definition
-            .execute("call-1", args, ctx, UpdateSink::channel().0)
-            .await
-    });
+    let call = tokio::spawn(async move { definition.execute(args, ctx).await });
     let marker = dir.path().join(started);
     eventually("the call's start", || marker.exists()).await;
     let helper = the_helper(&sshd);
@@ -289,12 +285,7 @@ async fn connection_killed_mid_call(tool: &str, args: serde_json::Value, started
     }
     let ls = remote_tool("ls", &ops).unwrap();
     let listed = ls
-        .execute(
-            "call-2",
-            json!({}),
-            ToolContext::new(dir.path()),
-            UpdateSink::channel().0,
-        )
+        .execute(json!({}), ToolContext::new(dir.path()))
         .await
         .expect("the next call reconnects");
     assert!(!listed.content.is_empty());
@@ -325,15 +316,7 @@ async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
     let ops = RemoteOperations::new(Arc::clone(&host));
     let read = remote_tool("read", &ops).unwrap();
     let ctx = ToolContext::new(dir.path());
-    let call = tokio::spawn(async move {
-        read.execute(
-            "call-1",
-            json!({"path": "pipe"}),
-            ctx,
-            UpdateSink::channel().0,
-        )
-        .await
-    });
+    let call = tokio::spawn(async move { read.execute(json!({"path": "pipe"}), ctx).await });
     // The helper's open of the FIFO shows as a blocked thread: wait a moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!call.is_finished(), "the read blocks on the FIFO");
@@ -343,12 +326,7 @@ async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
     std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
     let read = remote_tool("read", &ops).unwrap();
     let again = read
-        .execute(
-            "call-2",
-            json!({"path": "a.txt"}),
-            ToolContext::new(dir.path()),
-            UpdateSink::channel().0,
-        )
+        .execute(json!({"path": "a.txt"}), ToolContext::new(dir.path()))
         .await
         .expect("the next call reconnects");
     assert_eq!(
@@ -388,12 +366,7 @@ async fn a_fresh_cache_dir_gets_the_helper_which_runs_as_the_only_session() {
     );
     let read = remote_tool("read", &RemoteOperations::new(Arc::clone(&host))).unwrap();
     let result = read
-        .execute(
-            "call-1",
-            json!({"path": "seen.txt"}),
-            ToolContext::new(dir.path()),
-            UpdateSink::channel().0,
-        )
+        .execute(json!({"path": "seen.txt"}), ToolContext::new(dir.path()))
         .await
         .unwrap();
     assert_eq!(format!("{:?}", result.content).matches("hello").count(), 1);

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use agent_ai::{Content, Tool};
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::render::{RenderOptions, to_markup};
 use coding_agent::tools::builtin_tool;
@@ -304,10 +304,8 @@ async fn edit_result_colours_the_diff_it_made() {
     let tool = builtin_tool("edit").unwrap();
     let outcome = tool
         .execute(
-            "id",
             json!({"path": "f.txt", "edits": [{"oldText": "b", "newText": "B\nB2"}]}),
             ToolContext::new(dir.path()),
-            UpdateSink::discard(),
         )
         .await;
     let (edited, is_error) = as_result(outcome);
@@ -469,10 +467,8 @@ async fn bash_result_reads_the_exit_code_from_the_details() {
     let tool = builtin_tool("bash").unwrap();
     let outcome = tool
         .execute(
-            "id",
             json!({"command": "echo out; exit 3"}),
             ToolContext::new(dir.path()),
-            UpdateSink::discard(),
         )
         .await;
     let (failed, is_error) = as_result(outcome);
@@ -699,10 +695,8 @@ impl ToolDefinition for Echo {
 
     async fn execute(
         &self,
-        _tool_call_id: &str,
         _params: Value,
         _ctx: ToolContext,
-        _updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
         Ok(AgentToolResult::default())
     }

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use coding_agent::definition::Typed;
 use coding_agent::sandbox::kernel::probe;
 use coding_agent::sandbox::{
@@ -97,12 +97,7 @@ impl Fixture {
     ) -> Result<AgentToolResult, ToolError> {
         tokio::time::timeout(
             Duration::from_secs(20),
-            tool.execute(
-                "call-1",
-                args,
-                ToolContext::new(&self.work),
-                UpdateSink::discard(),
-            ),
+            tool.execute(args, ToolContext::new(&self.work)),
         )
         .await
         .expect("the tool did not return")

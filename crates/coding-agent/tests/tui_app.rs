@@ -954,10 +954,8 @@ impl coding_agent::ToolDefinition for Shout {
 
     async fn execute(
         &self,
-        _tool_call_id: &str,
         _params: serde_json::Value,
         _ctx: coding_agent::ToolContext,
-        _updates: agent_core::UpdateSink,
     ) -> Result<AgentToolResult, agent_core::ToolError> {
         Ok(AgentToolResult::default())
     }

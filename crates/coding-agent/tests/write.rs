@@ -8,7 +8,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use agent_core::{AgentToolResult, UpdateSink};
+use agent_core::AgentToolResult;
 use coding_agent::tools::write::WriteTool;
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
@@ -68,7 +68,7 @@ async fn run(cwd: &Path, args: Value, ctx: Option<ToolContext>) -> Result<AgentT
     let tool = Typed::<WriteTool>::default();
     let args = tool.prepare_arguments(args).map_err(|e| e.to_string())?;
     let ctx = ctx.unwrap_or_else(|| ToolContext::new(cwd));
-    tool.execute("call-1", args, ctx, UpdateSink::discard())
+    tool.execute(args, ctx)
         .await
         .map_err(|e| e.message().to_owned())
 }

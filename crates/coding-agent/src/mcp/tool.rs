@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use agent_ai::Tool;
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use rmcp::model::ProgressNotificationParam;
 use serde_json::Value;
@@ -51,17 +51,12 @@ impl ToolDefinition for McpTool {
         &self.label
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
+    async fn execute(&self, params: Value, ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
         let connection = self.server.connection().await.map_err(ToolError::new)?;
         let timeout = self.server.config().tool_timeout;
         let on_progress = |progress: ProgressNotificationParam| {
-            updates.send(AgentToolResult::text(progress_text(&progress)));
+            ctx.updates
+                .send(AgentToolResult::text(progress_text(&progress)));
         };
         let server = self.server.name();
         let outcome = connection

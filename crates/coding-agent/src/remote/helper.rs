@@ -29,14 +29,15 @@ use super::protocol::{
 use super::whole::run_whole;
 use crate::sandbox::{KernelError, SandboxedBashOperations};
 use crate::support::sync::lock;
+use crate::support::walk::LocalSearchOperations;
 use crate::tools::bash::log::{create_log_file, log_dir};
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, LocalBashOperations};
-use crate::tools::edit::ops::{EditOperations, LocalEditOperations};
-use crate::tools::find::ops::{FindOperations, LocalFindOperations};
-use crate::tools::grep::ops::{GrepOperations, LocalGrepOperations};
+use crate::tools::edit::ops::EditOperations;
+use crate::tools::find::ops::FindOperations;
+use crate::tools::grep::ops::GrepOperations;
 use crate::tools::ls::ops::{LocalLsOperations, LsOperations};
 use crate::tools::read::ops::{LocalReadOperations, ReadOperations};
-use crate::tools::write::ops::{LocalWriteOperations, WriteOperations};
+use crate::tools::write::ops::{LocalFileOperations, WriteOperations};
 
 /// Bytes read from the channel at a time, at most.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
@@ -180,33 +181,34 @@ async fn answer(
                 .map_err(WireRead::from),
         ),
         Call::Mkdir(dir) => {
-            Reply::Done(LocalWriteOperations.mkdir(&dir).await.map_err(WireFs::from))
+            Reply::Done(LocalFileOperations.mkdir(&dir).await.map_err(WireFs::from))
         }
         Call::WriteFile(path, Bytes(content)) => Reply::Done(
-            LocalWriteOperations
-                .write_file(&path, content)
+            WriteOperations::write_file(&LocalFileOperations, &path, content)
                 .await
                 .map_err(WireFs::from),
         ),
         Call::EditAccess(path) => Reply::Done(
-            LocalEditOperations
+            LocalFileOperations
                 .access(&path)
                 .await
                 .map_err(WireFs::from),
         ),
         Call::EditRead(path) => Reply::File(
-            LocalEditOperations
+            LocalFileOperations
                 .read_file(&path)
                 .await
                 .map(Bytes)
                 .map_err(WireFs::from),
         ),
         Call::Bash(bash) => run_bash(id, bash, cancel, replies).await,
-        Call::Grep(request) => {
-            Reply::Grep(LocalGrepOperations::default().search(request, cancel).await)
-        }
+        Call::Grep(request) => Reply::Grep(
+            LocalSearchOperations::default()
+                .search(request, cancel)
+                .await,
+        ),
         Call::Find(request) => {
-            Reply::Find(LocalFindOperations::default().glob(request, cancel).await)
+            Reply::Find(LocalSearchOperations::default().glob(request, cancel).await)
         }
         Call::LsExists(path) => Reply::Exists(ls.exists(&path).await),
         Call::LsStat(path) => Reply::Stat(ls.stat(&path).await.map_err(wire_io)),

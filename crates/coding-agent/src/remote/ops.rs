@@ -21,6 +21,7 @@ use super::log::RemoteOutputLog;
 use super::protocol::{BashCall, Bytes, Call, RemoteSandbox, Reply};
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::MutationTarget;
+use crate::support::paths::HomeDir;
 use crate::support::walk::SearchError;
 use crate::tools::bash::log::OutputLog;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
@@ -65,11 +66,6 @@ impl RemoteOperations {
         self.host.call(call, cancel).await
     }
 
-    /// The remote user's home: `~` in every tool's path arguments.
-    fn remote_home(&self) -> Option<PathBuf> {
-        Some(self.host.home().to_path_buf())
-    }
-
     /// grep's or find's call: `found` takes the walk's result out of the
     /// reply, or hands back a reply of another kind.
     async fn walk<T>(
@@ -103,6 +99,13 @@ fn io_lost(lost: Lost) -> io::Error {
 
 fn io_unexpected(reply: &Reply) -> io::Error {
     io::Error::other(unexpected(reply))
+}
+
+/// The remote user's home: `~` in every tool's path arguments.
+impl HomeDir for RemoteOperations {
+    fn home_dir(&self) -> Option<PathBuf> {
+        Some(self.host.home().to_path_buf())
+    }
 }
 
 #[async_trait]
@@ -157,10 +160,6 @@ impl ReadOperations for RemoteOperations {
             Err(lost) => Err(io_lost(lost).into()),
         }
     }
-
-    fn home_dir(&self) -> Option<PathBuf> {
-        self.remote_home()
-    }
 }
 
 /// `mkdir`, `write_file` and edit's `access`: done, or an [`FsError`].
@@ -192,9 +191,6 @@ impl WriteOperations for RemoteOperations {
                 .await,
         )
     }
-    fn home_dir(&self) -> Option<PathBuf> {
-        self.remote_home()
-    }
 }
 
 #[async_trait]
@@ -213,9 +209,6 @@ impl EditOperations for RemoteOperations {
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         WriteOperations::write_file(self, path, content).await
-    }
-    fn home_dir(&self) -> Option<PathBuf> {
-        self.remote_home()
     }
 }
 
@@ -274,10 +267,6 @@ impl GrepOperations for RemoteOperations {
         })
         .await
     }
-
-    fn home_dir(&self) -> Option<PathBuf> {
-        self.remote_home()
-    }
 }
 
 #[async_trait]
@@ -292,10 +281,6 @@ impl FindOperations for RemoteOperations {
             other => Err(other),
         })
         .await
-    }
-
-    fn home_dir(&self) -> Option<PathBuf> {
-        self.remote_home()
     }
 }
 
@@ -329,9 +314,5 @@ impl LsOperations for RemoteOperations {
             Ok(other) => Err(io_unexpected(&other)),
             Err(lost) => Err(io_lost(lost)),
         }
-    }
-
-    fn home_dir(&self) -> Option<PathBuf> {
-        self.remote_home()
     }
 }

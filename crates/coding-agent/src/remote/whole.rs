@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 
 use agent_ai::{Content, Model, Tool};
-use agent_core::{AgentToolResult, ExecutionMode, ToolError, UpdateSink};
+use agent_core::{AgentToolResult, ExecutionMode, ToolError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connection::RemoteHost;
 use super::protocol::{Call, Reply};
-use crate::definition::{ToolContext, ToolDefinition};
+use crate::definition::{ToolContext, ToolDefinition, ToolFailure};
 use crate::render::{RenderOptions, StyledLine};
 use crate::support::blocking::on_blocking_thread;
 use crate::support::cancel::ABORTED;
@@ -87,13 +87,7 @@ impl From<ToolAnswer> for Result<AgentToolResult, ToolError> {
                 details,
                 terminate: false,
             }),
-            ToolAnswer::Failed { message, details } => {
-                let error = ToolError::new(message);
-                Err(match details {
-                    Some(details) => error.with_details(details),
-                    None => error,
-                })
-            }
+            ToolAnswer::Failed { message, details } => Err(ToolFailure { message, details }.into()),
         }
     }
 }
@@ -152,13 +146,7 @@ impl ToolDefinition for WholeTool {
         self.local.prepare_arguments(arguments)
     }
 
-    async fn execute(
-        &self,
-        _tool_call_id: &str,
-        params: Value,
-        ctx: ToolContext,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
+    async fn execute(&self, params: Value, ctx: ToolContext) -> Result<AgentToolResult, ToolError> {
         // As `Typed` answers a call cancelled before it starts.
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ABORTED));
@@ -199,16 +187,13 @@ pub async fn run_whole(call: ToolCall, cancel: CancellationToken) -> Reply {
         return Reply::Refused(format!("'{}' is not a tool the helper runs", call.name));
     };
     let ctx = ToolContext {
-        cwd: call.cwd,
         cancel,
         model: call.model,
+        ..ToolContext::new(call.cwd)
     };
     // The whole call on one blocking thread: its file steps run inline
     // there instead of hopping to the pool one by one.
-    let call = async move {
-        tool.execute("remote", call.params, ctx, UpdateSink::channel().0)
-            .await
-    };
+    let call = async move { tool.execute(call.params, ctx).await };
     match on_blocking_thread(call).await {
         Ok(outcome) => Reply::Tool(outcome.into()),
         Err(lost) => Reply::Refused(format!("the helper lost the call: {lost}")),

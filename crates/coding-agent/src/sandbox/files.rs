@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use super::policy::SandboxPolicy;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::MutationTarget;
+use crate::support::paths::HomeDir;
 use crate::tools::edit::ops::EditOperations;
 use crate::tools::write::ops::WriteOperations;
 
@@ -30,6 +31,13 @@ impl<Ops: ?Sized> Sandboxed<Ops> {
             code: Some("EACCES"),
             message: denial,
         })
+    }
+}
+
+/// The files are the inner Operations': `~` is their home.
+impl<Ops: HomeDir + ?Sized> HomeDir for Sandboxed<Ops> {
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.inner.home_dir()
     }
 }
 

@@ -35,8 +35,7 @@ use crate::definition::ToolDefinition;
 use crate::definition::Typed;
 use crate::tools::bash::BashTool;
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
-use crate::tools::edit::ops::LocalEditOperations;
-use crate::tools::write::ops::LocalWriteOperations;
+use crate::tools::write::ops::LocalFileOperations;
 use crate::tools::{builtin_tool, edit::EditTool, write::WriteTool};
 
 /// What the user asked for (flags and settings), before the kernel is asked.
@@ -238,11 +237,11 @@ impl Sandbox {
         let tool: Arc<dyn ToolDefinition> = match name {
             "bash" => Arc::new(Typed::new(BashTool::new(self.bash_operations()))),
             "write" => Arc::new(Typed::new(WriteTool::new(Arc::new(Sandboxed::new(
-                Arc::new(LocalWriteOperations),
+                Arc::new(LocalFileOperations),
                 policy,
             ))))),
             "edit" => Arc::new(Typed::new(EditTool::new(Arc::new(Sandboxed::new(
-                Arc::new(LocalEditOperations),
+                Arc::new(LocalFileOperations),
                 policy,
             ))))),
             other => return builtin_tool(other),

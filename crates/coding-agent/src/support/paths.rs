@@ -16,6 +16,18 @@ pub fn home_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// The home directory of the machine a tool's files are on: what `~` in a
+/// path argument means. A supertrait of every file tool's Operations, so an
+/// implementation says it once for all the tools it serves: this machine's
+/// `$HOME` by default (`impl HomeDir for LocalLsOperations {}`), the remote
+/// user's on a remote.
+pub trait HomeDir {
+    /// The home directory, when there is one.
+    fn home_dir(&self) -> Option<PathBuf> {
+        home_dir()
+    }
+}
+
 fn is_unicode_space(c: char) -> bool {
     matches!(
         c,

@@ -12,6 +12,10 @@
 //! - symlinks are not followed, so a directory symlink cycle cannot trap a walk;
 //! - each directory's entries come sorted by name (bytes), so output never
 //!   depends on thread timing.
+//!
+//! [`LocalSearchOperations`] is the walk on this machine, in-process: both
+//! tools' Operations (implemented in `tools/grep/ops.rs` and
+//! `tools/find/ops.rs`).
 
 use std::path::{Component, Path};
 
@@ -20,6 +24,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{Walk, WalkBuilder, WalkParallel};
 
 use crate::support::cancel::aborted;
+use crate::support::paths::HomeDir;
 
 /// Why a `grep` or `find` search failed; their Operations return it (and the
 /// remote helper sends it back as it is).
@@ -84,6 +89,32 @@ impl WalkOptions {
         WalkOptions {
             global_gitignore: false,
         }
+    }
+}
+
+/// Searches the local file system in-process, off the async runtime: the
+/// Operations of `grep` and `find` on this machine.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalSearchOperations {
+    /// What the walk honours besides the tree's ignore files.
+    pub walk: WalkOptions,
+}
+
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalSearchOperations {}
+
+impl LocalSearchOperations {
+    /// Runs `search` with this walk's options on tokio's blocking pool; a
+    /// lost task (the runtime shutting down) fails as `{what} failed: ...`.
+    pub(crate) async fn blocking<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        search: impl FnOnce(WalkOptions) -> Result<T, SearchError> + Send + 'static,
+    ) -> Result<T, SearchError> {
+        let options = self.walk;
+        tokio::task::spawn_blocking(move || search(options))
+            .await
+            .map_err(|e| SearchError::Other(format!("{what} failed: {e}")))?
     }
 }
 

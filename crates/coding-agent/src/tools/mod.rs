@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use crate::definition::{ToolDefinition, Typed};
+use crate::support::walk::LocalSearchOperations;
 
 pub mod bash;
 pub mod edit;
@@ -74,10 +75,10 @@ macro_rules! local_operations {
 local_operations! {
     dyn read::ops::ReadOperations => read::ops::LocalReadOperations,
     dyn bash::ops::BashOperations => bash::ops::LocalBashOperations::new(),
-    dyn edit::ops::EditOperations => edit::ops::LocalEditOperations,
-    dyn write::ops::WriteOperations => write::ops::LocalWriteOperations,
-    dyn grep::ops::GrepOperations => grep::ops::LocalGrepOperations::default(),
-    dyn find::ops::FindOperations => find::ops::LocalFindOperations::default(),
+    dyn edit::ops::EditOperations => write::ops::LocalFileOperations,
+    dyn write::ops::WriteOperations => write::ops::LocalFileOperations,
+    dyn grep::ops::GrepOperations => LocalSearchOperations::default(),
+    dyn find::ops::FindOperations => LocalSearchOperations::default(),
     dyn ls::ops::LsOperations => ls::ops::LocalLsOperations,
 }
 

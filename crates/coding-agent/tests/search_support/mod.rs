@@ -9,26 +9,24 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use coding_agent::support::walk::WalkOptions;
+use agent_core::{AgentToolResult, ToolError};
+use coding_agent::support::walk::{LocalSearchOperations, WalkOptions};
 use coding_agent::tools::find::FindTool;
-use coding_agent::tools::find::ops::LocalFindOperations;
 use coding_agent::tools::grep::GrepTool;
-use coding_agent::tools::grep::ops::LocalGrepOperations;
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::Value;
 
 /// `grep` on this machine, honouring only the tree's ignore files: the
 /// developer's global gitignore cannot change an answer.
 pub fn grep_tool() -> Typed<GrepTool> {
-    Typed::new(GrepTool::new(Arc::new(LocalGrepOperations {
+    Typed::new(GrepTool::new(Arc::new(LocalSearchOperations {
         walk: WalkOptions::tree_only(),
     })))
 }
 
 /// `find` on this machine, honouring only the tree's ignore files.
 pub fn find_tool() -> Typed<FindTool> {
-    Typed::new(FindTool::new(Arc::new(LocalFindOperations {
+    Typed::new(FindTool::new(Arc::new(LocalSearchOperations {
         walk: WalkOptions::tree_only(),
     })))
 }
@@ -90,8 +88,7 @@ pub async fn run(
     cwd: &Path,
     args: Value,
 ) -> Result<AgentToolResult, ToolError> {
-    tool.execute("call", args, ToolContext::new(cwd), UpdateSink::discard())
-        .await
+    tool.execute(args, ToolContext::new(cwd)).await
 }
 
 /// The first text block of a result.

@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use agent_ai::Content;
 use agent_core::{AgentToolResult, UpdateSink};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,7 +27,7 @@ use tokio::time::Instant;
 
 use self::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use self::output::{OutputAccumulator, OutputSnapshot};
-use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, TypedTool};
+use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::preview::{clip, count, head, limit, notice_line, split_notice, tail_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::js_number;
@@ -37,11 +36,17 @@ use crate::support::sync::lock;
 use crate::support::truncate::{Limits, TruncatedBy, Truncation, format_size};
 use crate::tools::OpsTool;
 
-/// The tool's description, as the model reads it (Pi's text).
-pub const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
+/// What the model reads about `bash` (Pi's text).
+const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.";
 
-/// The line for "Available tools:" in the system prompt (Pi's text).
-pub const PROMPT_SNIPPET: &str = "Execute bash commands (ls, grep, find, etc.)";
+/// `bash` as the model and the system prompt know it. A cancelled command
+/// is killed and answers with its output so far.
+pub const SPEC: ToolSpec = ToolSpec {
+    prompt_snippet: Some("Execute bash commands (ls, grep, find, etc.)"),
+    aborted: ABORTED,
+    on_cancel: OnCancel::ToolAnswers,
+    ..ToolSpec::new("bash", "Bash", DESCRIPTION)
+};
 
 /// Progress updates are sent at most this often (Pi's `BASH_UPDATE_THROTTLE_MS`).
 pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
@@ -180,7 +185,6 @@ impl BashTool {
         spawn: SpawnContext,
         timeout: Option<Duration>,
         ctx: &ToolContext,
-        updates: &UpdateSink,
     ) -> (Result<ExitStatus, ExecError>, OutputSnapshot) {
         let log = self
             .ops
@@ -194,8 +198,8 @@ impl BashTool {
             move || consume(chunks, &accumulator, &changed)
         });
 
-        let mut progress = Progress::new(updates, &accumulator);
-        updates.send(AgentToolResult::default());
+        let mut progress = Progress::new(&ctx.updates, &accumulator);
+        ctx.updates.send(AgentToolResult::default());
         let options = ExecOptions {
             env: spawn.env,
             timeout,
@@ -371,17 +375,10 @@ fn format_elapsed(elapsed: Duration) -> String {
     }
 }
 
-#[async_trait]
 impl TypedTool for BashTool {
     type Args = BashArgs;
     type Details = BashDetails;
-    const NAME: &'static str = "bash";
-    const LABEL: &'static str = "Bash";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
-    const ABORTED: &'static str = ABORTED;
-    /// A cancelled command is killed and answers with its output so far.
-    const ON_CANCEL: OnCancel = OnCancel::ToolAnswers;
+    const SPEC: ToolSpec = SPEC;
 
     /// `$ command` (its first lines while collapsed) and the timeout.
     fn render_call(&self, args: &Value, options: RenderOptions) -> Vec<StyledLine> {
@@ -457,7 +454,6 @@ impl TypedTool for BashTool {
         &self,
         args: BashArgs,
         ctx: &ToolContext,
-        updates: &UpdateSink,
     ) -> Result<ToolOutput<BashDetails>, ToolFailure<BashDetails>> {
         let command = match &self.options.command_prefix {
             Some(prefix) => format!("{prefix}\n{}", args.command),
@@ -477,7 +473,7 @@ impl TypedTool for BashTool {
             .filter(|seconds| *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
 
-        let (outcome, snapshot) = self.run_command(spawn, timeout, ctx, updates).await;
+        let (outcome, snapshot) = self.run_command(spawn, timeout, ctx).await;
         let (shown, details) = shown_output(&snapshot);
         let ended = match outcome {
             Ok(ExitStatus::Code(0)) => {

@@ -8,8 +8,7 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use async_trait::async_trait;
+use agent_core::{AgentToolResult, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -17,7 +16,7 @@ use serde_json::{Value, json};
 pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
 use self::diff_view::diff_lines;
 use self::ops::EditOperations;
-use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, TypedTool};
+use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
@@ -25,8 +24,19 @@ use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::paths::resolve_to_cwd;
 use crate::tools::OpsTool;
 
-/// What the model reads about `edit`.
-pub const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
+/// What the model reads about `edit` (Pi's text).
+const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
+
+/// `edit` as the model and the system prompt know it. An edit stops only
+/// between its steps, so a file is never changed behind an "aborted".
+pub const SPEC: ToolSpec = ToolSpec {
+    prompt_snippet: Some(
+        "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+    ),
+    prompt_guidelines: GUIDELINES,
+    on_cancel: OnCancel::ToolAnswers,
+    ..ToolSpec::new("edit", "Edit", DESCRIPTION)
+};
 
 const GUIDELINES: &[&str] = &[
     "Use edit for precise changes (edits[].oldText must match exactly)",
@@ -76,20 +86,10 @@ pub struct EditDetails {
     pub first_changed_line: Option<usize>,
 }
 
-#[async_trait]
 impl TypedTool for EditTool {
     type Args = EditArgs;
     type Details = EditDetails;
-    const NAME: &'static str = "edit";
-    const LABEL: &'static str = "Edit";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const PROMPT_SNIPPET: Option<&'static str> = Some(
-        "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
-    );
-    const PROMPT_GUIDELINES: &'static [&'static str] = GUIDELINES;
-    /// An edit stops only between its steps, so a file is never changed
-    /// behind an "aborted".
-    const ON_CANCEL: OnCancel = OnCancel::ToolAnswers;
+    const SPEC: ToolSpec = SPEC;
 
     /// Pi's shims for shapes models send: `edits` as a JSON string holding an
     /// array, and the legacy top-level `oldText`/`newText` (appended to
@@ -137,7 +137,6 @@ impl TypedTool for EditTool {
         &self,
         args: EditArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<EditDetails>, ToolFailure<EditDetails>> {
         if args.edits.is_empty() {
             return Err(ToolFailure::new(

@@ -2,18 +2,18 @@
 
 use std::fs::OpenOptions;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use async_trait::async_trait;
 
-use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
-use crate::support::mutation_queue::{MutationTarget, local_queue_path};
-use crate::tools::write::ops::blocking;
+use crate::support::mutation_queue::MutationTarget;
+use crate::support::paths::HomeDir;
+use crate::tools::write::ops::{LocalFileOperations, WriteOperations, blocking};
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
 #[async_trait]
-pub trait EditOperations: MutationTarget {
+pub trait EditOperations: HomeDir + MutationTarget {
     /// Fails unless the file at `path` exists and may be read and written.
     async fn access(&self, path: &Path) -> Result<(), FsError>;
 
@@ -22,28 +22,12 @@ pub trait EditOperations: MutationTarget {
 
     /// Replaces the file's contents.
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
-/// The local file system; writes are atomic (DEVIATIONS #10).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalEditOperations;
-
-/// Files on this machine are queued by their real path, so symlinks to one
-/// file share a queue.
+/// The local file system, as `write` has it: writes are atomic and queued
+/// alike.
 #[async_trait]
-impl MutationTarget for LocalEditOperations {
-    async fn queue_path(&self, path: &Path) -> PathBuf {
-        local_queue_path(path).await
-    }
-}
-
-#[async_trait]
-impl EditOperations for LocalEditOperations {
+impl EditOperations for LocalFileOperations {
     async fn access(&self, path: &Path) -> Result<(), FsError> {
         let path = path.to_path_buf();
         blocking(move || {
@@ -77,7 +61,6 @@ impl EditOperations for LocalEditOperations {
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
-        let path = path.to_path_buf();
-        blocking(move || write_atomic(&path, &content)).await
+        WriteOperations::write_file(self, path, content).await
     }
 }

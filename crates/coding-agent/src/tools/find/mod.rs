@@ -10,14 +10,13 @@
 
 pub mod ops;
 
-use agent_core::{AgentToolResult, UpdateSink};
-use async_trait::async_trait;
+use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::ops::{FindOperations, FindRequest};
-use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
@@ -30,11 +29,14 @@ const NO_FILES: &str = "No files found matching pattern";
 /// Results returned when the model gives no `limit`.
 const DEFAULT_LIMIT: usize = 1000;
 
-/// Pi's description of `find`, word for word.
-pub const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
+/// What the model reads about `find` (Pi's text).
+const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
 
-/// Pi's one-line entry for the system prompt's tool list.
-pub const PROMPT_SNIPPET: &str = "Find files by glob pattern (respects .gitignore)";
+/// `find` as the model and the system prompt know it.
+pub const SPEC: ToolSpec = ToolSpec {
+    prompt_snippet: Some("Find files by glob pattern (respects .gitignore)"),
+    ..ToolSpec::new("find", "Find", DESCRIPTION)
+};
 
 /// Arguments of `find`; the doc comments are Pi's parameter descriptions.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -73,14 +75,10 @@ fn effective_limit(limit: Option<f64>) -> Option<usize> {
     }
 }
 
-#[async_trait]
 impl TypedTool for FindTool {
     type Args = FindArgs;
     type Details = FindDetails;
-    const NAME: &'static str = "find";
-    const LABEL: &'static str = "Find";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
+    const SPEC: ToolSpec = SPEC;
 
     /// `find pattern`, then where and how many at most.
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
@@ -110,7 +108,6 @@ impl TypedTool for FindTool {
         &self,
         args: FindArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<FindDetails>, ToolFailure<FindDetails>> {
         let search_path = resolve_dir_arg(
             args.path.as_deref(),

@@ -2,15 +2,19 @@
 //!
 //! The request carries the pattern as the model wrote it, so a remote
 //! implementation can walk next to the files and send back only the paths.
-//! [`LocalFindOperations`] walks in-process (DEVIATIONS #5) with the shared
+//! On this machine [`LocalSearchOperations`] walks in-process (DEVIATIONS #5) with the shared
 //! policy of [`crate::support::walk`].
 
 use std::path::PathBuf;
 
 use async_trait::async_trait;
+
 use tokio_util::sync::CancellationToken;
 
-use crate::support::walk::{PathGlob, SearchError, WalkOptions, slash_path, walk};
+use crate::support::paths::HomeDir;
+use crate::support::walk::{
+    LocalSearchOperations, PathGlob, SearchError, WalkOptions, slash_path, walk,
+};
 
 /// One glob search, as the `find` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -25,7 +29,7 @@ pub struct FindRequest {
 
 /// Finds files and directories by glob.
 #[async_trait]
-pub trait FindOperations: Send + Sync {
+pub trait FindOperations: HomeDir + Send + Sync {
     /// Runs `request`: matching entries below the search directory (not the
     /// directory itself), in path order (compared component by component), as
     /// paths relative to it with `/` separators; directories end in `/`.
@@ -35,32 +39,19 @@ pub trait FindOperations: Send + Sync {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SearchError>;
-
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
-}
-
-/// Walks the local file system in-process.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalFindOperations {
-    /// What the walk honours besides the tree's ignore files.
-    pub walk: WalkOptions,
 }
 
 #[async_trait]
-impl FindOperations for LocalFindOperations {
+impl FindOperations for LocalSearchOperations {
     async fn glob(
         &self,
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, SearchError> {
-        let options = self.walk;
-        tokio::task::spawn_blocking(move || glob_blocking(&request, options, &cancel))
-            .await
-            .map_err(|e| SearchError::Other(format!("find failed: {e}")))?
+        self.blocking("find", move |options| {
+            glob_blocking(&request, options, &cancel)
+        })
+        .await
     }
 }
 

@@ -9,14 +9,13 @@
 
 pub mod ops;
 
-use agent_core::{AgentToolResult, UpdateSink};
-use async_trait::async_trait;
+use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
-use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
@@ -29,11 +28,14 @@ const NO_MATCHES: &str = "No matches found";
 /// Matches returned when the model gives no `limit`.
 const DEFAULT_LIMIT: usize = 100;
 
-/// Pi's description of `grep`, word for word.
-pub const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
+/// What the model reads about `grep` (Pi's text).
+const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
 
-/// Pi's one-line entry for the system prompt's tool list.
-pub const PROMPT_SNIPPET: &str = "Search file contents for patterns (respects .gitignore)";
+/// `grep` as the model and the system prompt know it.
+pub const SPEC: ToolSpec = ToolSpec {
+    prompt_snippet: Some("Search file contents for patterns (respects .gitignore)"),
+    ..ToolSpec::new("grep", "Grep", DESCRIPTION)
+};
 
 /// Arguments of `grep`; the doc comments are Pi's parameter descriptions.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -91,14 +93,10 @@ fn context_lines(context: Option<f64>) -> usize {
     }
 }
 
-#[async_trait]
 impl TypedTool for GrepTool {
     type Args = GrepArgs;
     type Details = GrepDetails;
-    const NAME: &'static str = "grep";
-    const LABEL: &'static str = "Grep";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
+    const SPEC: ToolSpec = SPEC;
 
     /// `grep /pattern/` (`"pattern"` when literal), then where and how.
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
@@ -144,7 +142,6 @@ impl TypedTool for GrepTool {
         &self,
         args: GrepArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<GrepDetails>, ToolFailure<GrepDetails>> {
         let search_path = resolve_dir_arg(
             args.path.as_deref(),

@@ -3,7 +3,7 @@
 //! Pi's `GrepOperations` only stat and read files while `rg` runs locally. Ours
 //! takes the whole search (walk, match, context) so that a remote
 //! implementation can run it next to the files and send back only the matches.
-//! [`LocalGrepOperations`] runs it in-process on ripgrep's crates
+//! On this machine [`LocalSearchOperations`] runs it in-process on ripgrep's crates
 //! (DEVIATIONS #5), walking with the shared policy of [`crate::support::walk`].
 
 use std::collections::BTreeMap;
@@ -12,14 +12,18 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
-use crate::support::walk::{PathGlob, SearchError, WalkOptions, slash_path, walk_parallel};
+use crate::support::walk::{
+    LocalSearchOperations, PathGlob, SearchError, WalkOptions, slash_path, walk_parallel,
+};
 
 /// One search, as the `grep` tool asks for it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -72,7 +76,7 @@ pub enum MatchLines {
 
 /// Searches file contents.
 #[async_trait]
-pub trait GrepOperations: Send + Sync {
+pub trait GrepOperations: HomeDir + Send + Sync {
     /// Runs `request`: the first `request.limit` matches in path order (paths
     /// compared component by component), then line order. Returns promptly
     /// with [`SearchError::Cancelled`] once `cancel` fires.
@@ -81,32 +85,20 @@ pub trait GrepOperations: Send + Sync {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<GrepMatch>, SearchError>;
-
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
-/// Searches the local file system in-process, several files at a time.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalGrepOperations {
-    /// What the walk honours besides the tree's ignore files.
-    pub walk: WalkOptions,
-}
-
+/// Several files at a time.
 #[async_trait]
-impl GrepOperations for LocalGrepOperations {
+impl GrepOperations for LocalSearchOperations {
     async fn search(
         &self,
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<GrepMatch>, SearchError> {
-        let options = self.walk;
-        tokio::task::spawn_blocking(move || search_blocking(&request, options, &cancel))
-            .await
-            .map_err(|e| SearchError::Other(format!("search failed: {e}")))?
+        self.blocking("search", move |options| {
+            search_blocking(&request, options, &cancel)
+        })
+        .await
     }
 }
 

@@ -4,15 +4,14 @@
 pub mod collate;
 pub mod ops;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use async_trait::async_trait;
+use agent_core::{AgentToolResult, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::collate::collation_key;
 use self::ops::LsOperations;
-use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::fs_error::FsError;
@@ -21,16 +20,16 @@ use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
 use crate::tools::OpsTool;
 
-/// The tool's name.
-pub const NAME: &str = "ls";
-
-/// What the model reads about the tool (Pi's text).
-pub const DESCRIPTION: &str = "List directory contents. Returns entries sorted alphabetically, \
+/// What the model reads about `ls` (Pi's text).
+const DESCRIPTION: &str = "List directory contents. Returns entries sorted alphabetically, \
 with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 entries or 50KB \
 (whichever is hit first).";
 
-/// The line for "Available tools:" in the system prompt.
-pub const PROMPT_SNIPPET: &str = "List directory contents";
+/// `ls` as the model and the system prompt know it.
+pub const SPEC: ToolSpec = ToolSpec {
+    prompt_snippet: Some("List directory contents"),
+    ..ToolSpec::new("ls", "Ls", DESCRIPTION)
+};
 
 /// Entries listed when the model gives no `limit`.
 const DEFAULT_LIMIT: f64 = 500.0;
@@ -68,21 +67,16 @@ pub struct LsDetails {
     pub truncation: Option<Truncation>,
 }
 
-#[async_trait]
 impl TypedTool for LsTool {
     type Args = LsArgs;
     type Details = LsDetails;
-    const NAME: &'static str = NAME;
-    const LABEL: &'static str = "Ls";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
+    const SPEC: ToolSpec = SPEC;
 
     /// Lists the directory.
     async fn run(
         &self,
         args: LsArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<LsDetails>, ToolFailure<LsDetails>> {
         let cwd = &ctx.cwd;
         let dir = resolve_dir_arg(args.path.as_deref(), cwd, self.ops.home_dir().as_deref());

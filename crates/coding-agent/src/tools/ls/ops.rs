@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 
 use crate::support::blocking::blocking;
+use crate::support::paths::HomeDir;
 
 /// What `ls` learns from a stat: only whether the path is a directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -18,7 +19,7 @@ pub struct EntryStat {
 
 /// The file-system access `ls` runs through (Pi's `LsOperations`).
 #[async_trait]
-pub trait LsOperations: Send + Sync {
+pub trait LsOperations: HomeDir + Send + Sync {
     /// Whether anything exists at `path`, following symlinks (a dangling link does not exist).
     async fn exists(&self, path: &Path) -> bool;
 
@@ -27,18 +28,15 @@ pub trait LsOperations: Send + Sync {
 
     /// The names in the directory at `path` (without `.` and `..`), in any order.
     async fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>>;
-
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
 /// [`LsOperations`] on the local file system. Each call runs on tokio's
 /// blocking pool so a slow disk or network mount never stalls the runtime.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalLsOperations;
+
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalLsOperations {}
 
 #[async_trait]
 impl LsOperations for LocalLsOperations {

@@ -16,15 +16,14 @@ pub mod ops;
 use std::path::{Path, PathBuf};
 
 use agent_ai::Content;
-use agent_core::{ToolError, UpdateSink};
-use async_trait::async_trait;
+use agent_core::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use self::lines::LineWindow;
 use self::ops::{ReadError, ReadOperations};
-use crate::definition::{ToolContext, ToolFailure, ToolOutput, TypedTool};
+use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
@@ -34,11 +33,15 @@ use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncatio
 use crate::tools::OpsTool;
 use image::ImageType;
 
-/// The description the model reads (Pi's, word for word).
-pub const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.";
+/// What the model reads about `read` (Pi's text, word for word).
+const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.";
 
-const PROMPT_SNIPPET: &str = "Read file contents";
-const PROMPT_GUIDELINES: &[&str] = &["Use read to examine files instead of cat or sed."];
+/// `read` as the model and the system prompt know it.
+pub const SPEC: ToolSpec = ToolSpec {
+    prompt_snippet: Some("Read file contents"),
+    prompt_guidelines: &["Use read to examine files instead of cat or sed."],
+    ..ToolSpec::new("read", "Read", DESCRIPTION)
+};
 
 /// Bytes looked at before reading: magic bytes tell images, a NUL byte
 /// tells binary files (the same window git and grep use).
@@ -260,15 +263,10 @@ impl ReadTool {
     }
 }
 
-#[async_trait]
 impl TypedTool for ReadTool {
     type Args = ReadArgs;
     type Details = ReadDetails;
-    const NAME: &'static str = "read";
-    const LABEL: &'static str = "Read";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const PROMPT_SNIPPET: Option<&'static str> = Some(PROMPT_SNIPPET);
-    const PROMPT_GUIDELINES: &'static [&'static str] = PROMPT_GUIDELINES;
+    const SPEC: ToolSpec = SPEC;
 
     /// `read path:first-last`, the range as the tool will read it.
     fn render_call(&self, args: &Value, _options: RenderOptions) -> Vec<StyledLine> {
@@ -287,7 +285,6 @@ impl TypedTool for ReadTool {
         &self,
         args: ReadArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<ReadDetails>, ToolFailure<ReadDetails>> {
         Ok(self.read(args, ctx).await?)
     }

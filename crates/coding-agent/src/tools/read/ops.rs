@@ -11,9 +11,11 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{LineWindow, WindowCollector, WindowText};
+use crate::support::paths::HomeDir;
 
 /// Bytes read from a local file per step; cancellation is checked between steps.
 const CHUNK: usize = 256 * 1024;
@@ -40,7 +42,7 @@ pub enum ReadError {
 
 /// The file system as `read` sees it.
 #[async_trait]
-pub trait ReadOperations: Send + Sync {
+pub trait ReadOperations: HomeDir + Send + Sync {
     /// Whether anything exists at `path` (used to try the other spellings
     /// macOS gives screenshot names).
     async fn exists(&self, path: &Path) -> bool;
@@ -66,12 +68,6 @@ pub trait ReadOperations: Send + Sync {
         window: LineWindow,
         cancel: &CancellationToken,
     ) -> Result<WindowText, ReadError>;
-
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
 /// [`ReadOperations`] on the local file system; blocking calls run on tokio's
@@ -118,6 +114,9 @@ fn stream(
         }
     }
 }
+
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalReadOperations {}
 
 #[async_trait]
 impl ReadOperations for LocalReadOperations {

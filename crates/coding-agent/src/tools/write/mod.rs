@@ -4,14 +4,13 @@ pub mod ops;
 
 use std::sync::Arc;
 
-use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use async_trait::async_trait;
+use agent_core::{AgentToolResult, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use self::ops::WriteOperations;
-use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, TypedTool};
+use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::preview::{count, head_lines, line_count};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
@@ -20,8 +19,17 @@ use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::format_size;
 use crate::tools::OpsTool;
 
-/// What the model reads about `write`.
-pub const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
+/// What the model reads about `write` (Pi's text).
+const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
+
+/// `write` as the model and the system prompt know it. A write stops only
+/// between its steps, so a file is never changed behind an "aborted".
+pub const SPEC: ToolSpec = ToolSpec {
+    prompt_snippet: Some("Create or overwrite files"),
+    prompt_guidelines: &["Use write only for new files or complete rewrites."],
+    on_cancel: OnCancel::ToolAnswers,
+    ..ToolSpec::new("write", "Write", DESCRIPTION)
+};
 
 /// Arguments of `write`; the doc comments are Pi's parameter descriptions.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -41,19 +49,10 @@ const CONTENT_PREVIEW_LINES: usize = 10;
 /// [`ToolDefinition`](crate::ToolDefinition).
 pub type WriteTool = OpsTool<dyn WriteOperations>;
 
-#[async_trait]
 impl TypedTool for WriteTool {
     type Args = WriteArgs;
     type Details = ();
-    const NAME: &'static str = "write";
-    const LABEL: &'static str = "Write";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const PROMPT_SNIPPET: Option<&'static str> = Some("Create or overwrite files");
-    const PROMPT_GUIDELINES: &'static [&'static str] =
-        &["Use write only for new files or complete rewrites."];
-    /// A write stops only between its steps, so a file is never changed
-    /// behind an "aborted".
-    const ON_CANCEL: OnCancel = OnCancel::ToolAnswers;
+    const SPEC: ToolSpec = SPEC;
 
     /// `write path (N lines, size)`, then the new content as added lines:
     /// its first lines while collapsed (also while it streams).
@@ -101,7 +100,6 @@ impl TypedTool for WriteTool {
         &self,
         args: WriteArgs,
         ctx: &ToolContext,
-        _updates: &UpdateSink,
     ) -> Result<ToolOutput<()>, ToolFailure<()>> {
         let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
         let ops = Arc::clone(&self.ops);

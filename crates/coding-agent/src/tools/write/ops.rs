@@ -7,38 +7,39 @@ use async_trait::async_trait;
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::{MutationTarget, local_queue_path};
+use crate::support::paths::HomeDir;
 
 /// The file-system calls of the `write` tool (Pi's `WriteOperations`).
 #[async_trait]
-pub trait WriteOperations: MutationTarget {
+pub trait WriteOperations: HomeDir + MutationTarget {
     /// Creates `dir` and any missing parents; an existing directory is fine.
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError>;
 
     /// Replaces the contents of the file at `path`, creating it if needed.
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError>;
-    /// The home directory of the machine the files are on: what `~` in a
-    /// path argument means (`$HOME` here; the remote user's on a remote).
-    fn home_dir(&self) -> Option<PathBuf> {
-        crate::support::paths::home_dir()
-    }
 }
 
-/// The local file system. Writes are atomic (temporary file, fsync, rename:
-/// DEVIATIONS #10) and go through symlinks to the files they point to.
+/// The local file system, for the tools that change files: `write` and
+/// `edit` (which implements its Operations in `edit/ops.rs`). Writes are
+/// atomic (temporary file, fsync, rename: DEVIATIONS #10) and go through
+/// symlinks to the files they point to.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LocalWriteOperations;
+pub struct LocalFileOperations;
 
 /// Files on this machine are queued by their real path, so symlinks to one
 /// file share a queue.
 #[async_trait]
-impl MutationTarget for LocalWriteOperations {
+impl MutationTarget for LocalFileOperations {
     async fn queue_path(&self, path: &Path) -> PathBuf {
         local_queue_path(path).await
     }
 }
 
+/// `~` is this machine's `$HOME`.
+impl HomeDir for LocalFileOperations {}
+
 #[async_trait]
-impl WriteOperations for LocalWriteOperations {
+impl WriteOperations for LocalFileOperations {
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
         let dir = dir.to_path_buf();
         blocking(move || std::fs::create_dir_all(&dir).map_err(|e| FsError::new(&e, "mkdir", &dir)))
