@@ -358,16 +358,21 @@ fn order_key(
                         .and_then(|step| value.and_then(|v| v.get(step.as_str())));
                 }
             }
-            "items" | "prefixItems" if below.is_array() => {
+            // A list of subschemas (a tuple's items, a union's branches): the
+            // next keyword is the index of one.
+            "items" | "prefixItems" | "allOf" | "anyOf" | "oneOf" if below.is_array() => {
                 let Some(index) = keywords.next().and_then(|i| i.parse::<usize>().ok()) else {
+                    // A union's own line comes after its branches' lines.
                     key.push((rank, usize::MAX));
                     break;
                 };
                 key.push((rank, index));
                 let Some(next) = below.get(index) else { break };
                 node = next;
-                steps.next();
-                value = value.and_then(|v| v.get(index));
+                if matches!(keyword, "items" | "prefixItems") {
+                    steps.next();
+                    value = value.and_then(|v| v.get(index));
+                }
             }
             "items" | "additionalItems" | "unevaluatedItems" if !terminal => {
                 let index = steps.next().and_then(|s| s.parse::<usize>().ok());
@@ -387,16 +392,6 @@ fn order_key(
                 key.push((rank, position));
                 node = below;
                 value = step.and_then(|s| value.and_then(|v| v.get(s.as_str())));
-            }
-            "allOf" | "anyOf" | "oneOf" => {
-                let Some(index) = keywords.next().and_then(|i| i.parse::<usize>().ok()) else {
-                    // The union's own line comes after its branches' lines.
-                    key.push((rank, usize::MAX));
-                    break;
-                };
-                key.push((rank, index));
-                let Some(next) = below.get(index) else { break };
-                node = next;
             }
             "if" | "then" | "else" | "not" if !terminal => {
                 key.push((rank, 0));
