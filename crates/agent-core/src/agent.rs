@@ -2,7 +2,7 @@
 //! steered, followed up, aborted and watched while it runs.
 
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
 
 use agent_ai::{Message, UserMessage};
@@ -16,6 +16,7 @@ use crate::agent_loop::{
 use crate::event::AgentEvent;
 use crate::history::History;
 use crate::model::ModelHandle;
+use crate::sync::lock;
 use crate::tool_set::ToolSet;
 
 /// Why the agent refused a request (Pi's texts).
@@ -298,8 +299,4 @@ impl Stream for AgentEvents {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<AgentEvent>> {
         self.receiver.poll_recv(cx)
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -23,6 +23,7 @@ use crate::hooks::{NoHooks, ToolCallHooks};
 use crate::model::{ModelChoice, ModelHandle, TransformContext};
 use crate::pipeline::ToolCallScope;
 use crate::queue::MessageQueue;
+use crate::sync::lock;
 use crate::tool::ExecutionMode;
 use crate::tool_set::ToolSet;
 
@@ -115,18 +116,12 @@ pub(crate) struct ToolUpdates(Arc<std::sync::Mutex<Option<Arc<ToolSet>>>>);
 impl ToolUpdates {
     /// Hands `tools` to the run (replacing any not yet taken).
     pub(crate) fn offer(&self, tools: Arc<ToolSet>) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tools);
+        *lock(&self.0) = Some(tools);
     }
 
     /// The tools handed over since the last take, if any.
     fn take(&self) -> Option<Arc<ToolSet>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+        lock(&self.0).take()
     }
 }
 

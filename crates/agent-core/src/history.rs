@@ -9,7 +9,7 @@
 //! (copy-on-write), which the loop avoids by dropping each request's stream
 //! before it appends the answer.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_ai::Message;
 
@@ -53,7 +53,7 @@ impl History {
     }
 
     fn lock(&self) -> MutexGuard<'_, Arc<Vec<Message>>> {
-        self.messages.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.messages)
     }
 }
 

@@ -84,6 +84,7 @@ pub mod hooks;
 pub mod model;
 pub mod pipeline;
 pub mod queue;
+mod sync;
 pub mod tool;
 pub mod tool_set;
 

@@ -1,7 +1,7 @@
 //! Steering and follow-up queues: messages waiting for the running loop.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_ai::Message;
 
@@ -83,6 +83,6 @@ impl MessageQueue {
     }
 
     fn lock(&self) -> MutexGuard<'_, QueueState> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.inner)
     }
 }

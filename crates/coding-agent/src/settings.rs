@@ -200,7 +200,8 @@ pub(crate) enum FileError {
 
 /// The JSON file at `path` as a `T`, `None` when there is no such file (a
 /// missing settings file counts as empty). The settings, the hooks and the
-/// permission policy each read their part of `settings.json` through this.
+/// permission policy each read their part of `settings.json` through this,
+/// and [`crate::guard::trust::Trust`] its list of trusted projects.
 pub(crate) fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, FileError> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)

@@ -358,16 +358,21 @@ fn order_key(
                         .and_then(|step| value.and_then(|v| v.get(step.as_str())));
                 }
             }
-            "items" | "prefixItems" if below.is_array() => {
+            // A list of subschemas (a tuple's items, a union's branches): the
+            // next keyword is the index of one.
+            "items" | "prefixItems" | "allOf" | "anyOf" | "oneOf" if below.is_array() => {
                 let Some(index) = keywords.next().and_then(|i| i.parse::<usize>().ok()) else {
+                    // A union's own line comes after its branches' lines.
                     key.push((rank, usize::MAX));
                     break;
                 };
                 key.push((rank, index));
                 let Some(next) = below.get(index) else { break };
                 node = next;
-                steps.next();
-                value = value.and_then(|v| v.get(index));
+                if matches!(keyword, "items" | "prefixItems") {
+                    steps.next();
+                    value = value.and_then(|v| v.get(index));
+                }
             }
             "items" | "additionalItems" | "unevaluatedItems" if !terminal => {
                 let index = steps.next().and_then(|s| s.parse::<usize>().ok());
@@ -387,16 +392,6 @@ fn order_key(
                 key.push((rank, position));
                 node = below;
                 value = step.and_then(|s| value.and_then(|v| v.get(s.as_str())));
-            }
-            "allOf" | "anyOf" | "oneOf" => {
-                let Some(index) = keywords.next().and_then(|i| i.parse::<usize>().ok()) else {
-                    // The union's own line comes after its branches' lines.
-                    key.push((rank, usize::MAX));
-                    break;
-                };
-                key.push((rank, index));
-                let Some(next) = below.get(index) else { break };
-                node = next;
             }
             "if" | "then" | "else" | "not" if !terminal => {
                 key.push((rank, 0));
@@ -440,6 +435,22 @@ pub(super) fn js_stringify_pretty(value: &Value) -> String {
 /// serde_json's pretty printer with JavaScript's number formatting.
 struct JsFormatter(PrettyFormatter<'static>);
 
+/// Forwards each named `Formatter` method to the wrapped `PrettyFormatter`:
+/// the layout is its, only the numbers are JavaScript's.
+macro_rules! forward_to_pretty {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(
+            fn $method<W: ?Sized + io::Write>(
+                &mut self,
+                writer: &mut W,
+                $($arg: $ty),*
+            ) -> io::Result<()> {
+                self.0.$method(writer, $($arg),*)
+            }
+        )*
+    };
+}
+
 impl Formatter for JsFormatter {
     fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
         writer.write_all(js_f64_string(value).as_bytes())
@@ -449,48 +460,16 @@ impl Formatter for JsFormatter {
         self.write_f64(writer, f64::from(value))
     }
 
-    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.begin_array(writer)
-    }
-
-    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_array(writer)
-    }
-
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_array_value(writer, first)
-    }
-
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_array_value(writer)
-    }
-
-    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.begin_object(writer)
-    }
-
-    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_object(writer)
-    }
-
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_object_key(writer, first)
-    }
-
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.begin_object_value(writer)
-    }
-
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_object_value(writer)
+    forward_to_pretty! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        begin_object_value();
+        end_object_value();
     }
 }
 

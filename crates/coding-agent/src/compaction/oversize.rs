@@ -14,6 +14,7 @@ use agent_ai::{Content, Message, ToolResultMessage};
 
 use super::tokens::estimate_tokens;
 use crate::session::blocks_text;
+use crate::support::safe_name::underscore_unsafe;
 
 /// `messages` with every oversized tool result cut (see the module docs);
 /// `usable` is the window less the reserve, in tokens. Full outputs go to
@@ -40,16 +41,7 @@ pub fn fit_tool_results(messages: Vec<Message>, usable: u64, spill_dir: &Path) -
 
 /// Where the full text of the result of `tool_call_id` is saved.
 pub fn spill_path(spill_dir: &Path, tool_call_id: &str) -> PathBuf {
-    let safe: String = tool_call_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = underscore_unsafe(tool_call_id);
     spill_dir.join(format!("coding-agent-result-{safe}.txt"))
 }
 

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::settings::read_json_file;
+
 /// The file, in the agent directory, listing trusted project directories.
 pub const TRUST_FILE: &str = "trusted-projects.json";
 
@@ -45,19 +47,13 @@ impl Trust {
     /// of this run. A missing file trusts nothing.
     pub fn load(agent_dir: &Path, forced: bool) -> Result<Self, TrustError> {
         let file = agent_dir.join(TRUST_FILE);
-        let error = |reason: String| TrustError {
-            path: file.clone(),
-            reason,
-        };
-        let projects = match std::fs::read_to_string(&file) {
-            Ok(text) => {
-                serde_json::from_str::<TrustFile>(&text)
-                    .map_err(|e| error(e.to_string()))?
-                    .trusted
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(error(e.to_string())),
-        };
+        let projects = read_json_file::<TrustFile>(&file)
+            .map_err(|e| TrustError {
+                path: file.clone(),
+                reason: e.to_string(),
+            })?
+            .map(|stored| stored.trusted)
+            .unwrap_or_default();
         Ok(Self {
             file,
             projects,
@@ -120,5 +116,21 @@ mod tests {
         assert!(!reloaded.is_trusted(other.path()));
         assert!(Trust::load(agent.path(), true)?.is_trusted(other.path()));
         Ok(())
+    }
+
+    #[test]
+    fn a_trust_file_that_is_not_json_is_an_error_naming_it() {
+        let Ok(agent) = tempfile::tempdir() else {
+            panic!("tempdir")
+        };
+        let file = agent.path().join(TRUST_FILE);
+        let Ok(()) = std::fs::write(&file, "{not json") else {
+            panic!("write")
+        };
+        let Err(error) = Trust::load(agent.path(), false) else {
+            panic!("a broken file loads")
+        };
+        assert_eq!(error.path, file);
+        assert_eq!(error.reason, "key must be a string at line 1 column 2");
     }
 }

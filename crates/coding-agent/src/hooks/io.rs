@@ -2,12 +2,14 @@
 //! Claude Code's exact shapes (field names included), so scripts written for
 //! Claude Code read and answer them unchanged.
 
+use agent_core::ToolCallContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::config::HookEvent;
 
-/// What a hook reads on stdin. Fields an event does not have are left out.
+/// What a hook reads on stdin: the fields every event shares, then the
+/// event's name and its own.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HookInput {
     /// The session's id.
@@ -18,34 +20,90 @@ pub struct HookInput {
     pub cwd: String,
     /// The permission mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`, ...).
     pub permission_mode: String,
-    /// The event's name.
-    pub hook_event_name: HookEvent,
-    /// Tool events: the tool's name (ours: `bash`, `read`, `mcp__server__tool`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<String>,
-    /// Tool events: the validated arguments.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_input: Option<Value>,
-    /// Tool events: the call's id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    /// PostToolUse: the result as the session file saves it
-    /// (`{"content": [...], "details": ..., "isError": bool}`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_response: Option<Value>,
-    /// UserPromptSubmit: the prompt's text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    /// SessionStart: `startup`, `resume` or `clear`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// Stop: true when the agent already goes on because a Stop hook blocked
-    /// (a hook checks it to avoid keeping the agent going forever).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stop_hook_active: Option<bool>,
-    /// Stop: the text of the model's last answer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_assistant_message: Option<String>,
+    /// `hook_event_name` and the fields only that event has.
+    #[serde(flatten)]
+    pub event: EventInput,
+}
+
+/// One event's part of [`HookInput`]: its name as `hook_event_name` and
+/// exactly its own fields, so no event shows another's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "hook_event_name")]
+pub enum EventInput {
+    /// Before a tool runs.
+    PreToolUse(ToolCallInput),
+    /// After a tool ran.
+    PostToolUse {
+        /// The call.
+        #[serde(flatten)]
+        call: ToolCallInput,
+        /// The result as the session file saves it
+        /// (`{"content": [...], "details": ..., "isError": bool}`).
+        tool_response: Value,
+    },
+    /// A prompt is submitted.
+    UserPromptSubmit {
+        /// The prompt's text.
+        prompt: String,
+    },
+    /// The agent would stop.
+    Stop {
+        /// True when the agent already goes on because a Stop hook blocked
+        /// (a hook checks it to avoid keeping the agent going forever).
+        stop_hook_active: bool,
+        /// The text of the model's last answer.
+        last_assistant_message: String,
+    },
+    /// A session starts or is cleared.
+    SessionStart {
+        /// `startup`, `resume` or `clear`.
+        source: String,
+    },
+}
+
+impl EventInput {
+    /// The event these fields are for.
+    pub fn event(&self) -> HookEvent {
+        match self {
+            EventInput::PreToolUse(_) => HookEvent::PreToolUse,
+            EventInput::PostToolUse { .. } => HookEvent::PostToolUse,
+            EventInput::UserPromptSubmit { .. } => HookEvent::UserPromptSubmit,
+            EventInput::Stop { .. } => HookEvent::Stop,
+            EventInput::SessionStart { .. } => HookEvent::SessionStart,
+        }
+    }
+
+    /// The tool a tool event is about; hooks match on its name.
+    pub fn tool_name(&self) -> Option<&str> {
+        match self {
+            EventInput::PreToolUse(call) | EventInput::PostToolUse { call, .. } => {
+                Some(&call.tool_name)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The fields of the tool events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallInput {
+    /// The tool's name (ours: `bash`, `read`, `mcp__server__tool`).
+    pub tool_name: String,
+    /// The validated arguments.
+    pub tool_input: Value,
+    /// The call's id.
+    pub tool_use_id: String,
+}
+
+impl ToolCallInput {
+    /// The fields of `call`, with its validated arguments.
+    pub fn of(call: &ToolCallContext<'_>) -> Self {
+        ToolCallInput {
+            tool_name: call.tool_call.name.clone(),
+            tool_input: call.args.clone(),
+            tool_use_id: call.tool_call.id.clone(),
+        }
+    }
 }
 
 /// What a hook may write on stdout (read when it exits 0). Every field is
@@ -123,15 +181,11 @@ mod tests {
             transcript_path: "/tmp/s.jsonl".into(),
             cwd: "/repo".into(),
             permission_mode: "default".into(),
-            hook_event_name: HookEvent::PreToolUse,
-            tool_name: Some("bash".into()),
-            tool_input: Some(json!({"command": "ls"})),
-            tool_use_id: Some("call_1".into()),
-            tool_response: None,
-            prompt: None,
-            source: None,
-            stop_hook_active: None,
-            last_assistant_message: None,
+            event: EventInput::PreToolUse(ToolCallInput {
+                tool_name: "bash".into(),
+                tool_input: json!({"command": "ls"}),
+                tool_use_id: "call_1".into(),
+            }),
         };
         assert_eq!(
             serde_json::to_value(&input).unwrap(),
@@ -146,6 +200,59 @@ mod tests {
                 "tool_use_id": "call_1"
             })
         );
+    }
+
+    #[test]
+    fn each_event_adds_its_name_and_only_its_own_fields() {
+        let call = ToolCallInput {
+            tool_name: "read".into(),
+            tool_input: json!({"path": "a"}),
+            tool_use_id: "c".into(),
+        };
+        let cases = [
+            (
+                EventInput::PostToolUse {
+                    call,
+                    tool_response: json!({"isError": false}),
+                },
+                json!({"tool_name": "read", "tool_input": {"path": "a"}, "tool_use_id": "c",
+                       "tool_response": {"isError": false}}),
+            ),
+            (
+                EventInput::UserPromptSubmit {
+                    prompt: "hi".into(),
+                },
+                json!({"prompt": "hi"}),
+            ),
+            (
+                EventInput::Stop {
+                    stop_hook_active: true,
+                    last_assistant_message: "done".into(),
+                },
+                json!({"stop_hook_active": true, "last_assistant_message": "done"}),
+            ),
+            (
+                EventInput::SessionStart {
+                    source: "resume".into(),
+                },
+                json!({"source": "resume"}),
+            ),
+        ];
+        for (event, mut expected) in cases {
+            expected["hook_event_name"] = json!(event.event().name());
+            let input = HookInput {
+                session_id: "s1".into(),
+                transcript_path: String::new(),
+                cwd: "/repo".into(),
+                permission_mode: "default".into(),
+                event,
+            };
+            let mut value = serde_json::to_value(&input).unwrap();
+            for shared in ["session_id", "transcript_path", "cwd", "permission_mode"] {
+                value.as_object_mut().unwrap().remove(shared).unwrap();
+            }
+            assert_eq!(value, expected);
+        }
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub use io::PermissionDecision;
 pub use outcome::Outcome;
 
 use crate::support::sync::lock;
-use io::HookInput;
+use io::{EventInput, HookInput, ToolCallInput};
 use outcome::read_runs;
 use runner::run_all;
 
@@ -176,14 +176,8 @@ impl CommandHooks {
         call: &ToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> PreToolUseDecision {
-        let tool = &call.tool_call.name;
-        let input = HookInput {
-            tool_name: Some(tool.clone()),
-            tool_input: Some(call.args.clone()),
-            tool_use_id: Some(call.tool_call.id.clone()),
-            ..self.input(HookEvent::PreToolUse)
-        };
-        let Some(outcome) = self.run(&input, Some(tool), cancel).await else {
+        let fields = EventInput::PreToolUse(ToolCallInput::of(call));
+        let Some(outcome) = self.run(fields, cancel).await else {
             return PreToolUseDecision::Proceed {
                 updated_input: None,
             };
@@ -225,25 +219,18 @@ impl CommandHooks {
         call: &AfterToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> Option<ToolResultOverride> {
-        let tool = &call.call.tool_call.name;
         let pre_context = lock(&self.pending_context)
             .remove(&call.call.tool_call.id)
             .unwrap_or_default();
-        let input = HookInput {
-            tool_name: Some(tool.clone()),
-            tool_input: Some(call.call.args.clone()),
-            tool_use_id: Some(call.call.tool_call.id.clone()),
-            tool_response: Some(json!({
+        let fields = EventInput::PostToolUse {
+            call: ToolCallInput::of(&call.call),
+            tool_response: json!({
                 "content": call.result.content,
                 "details": call.result.details,
                 "isError": call.is_error,
-            })),
-            ..self.input(HookEvent::PostToolUse)
+            }),
         };
-        let outcome = self
-            .run(&input, Some(tool), cancel)
-            .await
-            .unwrap_or_default();
+        let outcome = self.run(fields, cancel).await.unwrap_or_default();
         let added: Vec<Content> = pre_context
             .iter()
             .map(|text| context_text(HookEvent::PreToolUse, text))
@@ -279,8 +266,8 @@ impl CommandHooks {
         })
     }
 
-    /// The input every event shares, for `event`.
-    fn input(&self, event: HookEvent) -> HookInput {
+    /// The input of an event: what every event shares, and `fields`.
+    fn input(&self, fields: EventInput) -> HookInput {
         let session = lock(&self.session).clone();
         HookInput {
             session_id: session.session_id,
@@ -290,34 +277,23 @@ impl CommandHooks {
                 .unwrap_or_default(),
             cwd: self.cwd.to_string_lossy().into_owned(),
             permission_mode: session.permission_mode,
-            hook_event_name: event,
-            tool_name: None,
-            tool_input: None,
-            tool_use_id: None,
-            tool_response: None,
-            prompt: None,
-            source: None,
-            stop_hook_active: None,
-            last_assistant_message: None,
+            event: fields,
         }
     }
 
-    /// Runs the hooks of `input`'s event (selected by `tool` for tool
-    /// events); `None` when none is configured. Warnings are logged.
-    async fn run(
-        &self,
-        input: &HookInput,
-        tool: Option<&str>,
-        cancel: &CancellationToken,
-    ) -> Option<Outcome> {
-        let handlers = self.config.handlers(input.hook_event_name, tool);
+    /// Runs the hooks of the event of `fields` (selected by the tool's name
+    /// for tool events) with `fields` in their input; `None` when none is
+    /// configured. Warnings are logged.
+    async fn run(&self, fields: EventInput, cancel: &CancellationToken) -> Option<Outcome> {
+        let event = fields.event();
+        let handlers = self.config.handlers(event, fields.tool_name());
         if handlers.is_empty() {
             return None;
         }
         // Strings, numbers and JSON values only: serialising cannot fail.
-        let stdin = serde_json::to_vec(input).unwrap_or_default();
+        let stdin = serde_json::to_vec(&self.input(fields)).unwrap_or_default();
         let runs = run_all(&handlers, &stdin, &self.cwd, cancel).await;
-        let outcome = read_runs(input.hook_event_name, runs);
+        let outcome = read_runs(event, runs);
         for warning in &outcome.warnings {
             tracing::warn!("{warning}");
         }

@@ -10,6 +10,7 @@ use agent_ai::{Content, Message, StopReason, UserContent, UserMessage};
 use agent_core::AgentError;
 use tokio_util::sync::CancellationToken;
 
+use super::io::EventInput;
 use super::{CommandHooks, HookEvent, context_text, feedback_text, lock};
 
 /// How many times Stop hooks may make the agent go on after one prompt; a
@@ -53,11 +54,10 @@ impl CommandHooks {
         source: SessionSource,
         cancel: &CancellationToken,
     ) -> Vec<String> {
-        let input = super::HookInput {
-            source: Some(source.name().to_owned()),
-            ..self.input(HookEvent::SessionStart)
+        let fields = EventInput::SessionStart {
+            source: source.name().to_owned(),
         };
-        let outcome = self.run(&input, None, cancel).await.unwrap_or_default();
+        let outcome = self.run(fields, cancel).await.unwrap_or_default();
         contexts(HookEvent::SessionStart, &outcome.context)
     }
 
@@ -67,11 +67,10 @@ impl CommandHooks {
         prompt: &str,
         cancel: &CancellationToken,
     ) -> PromptDecision {
-        let input = super::HookInput {
-            prompt: Some(prompt.to_owned()),
-            ..self.input(HookEvent::UserPromptSubmit)
+        let fields = EventInput::UserPromptSubmit {
+            prompt: prompt.to_owned(),
         };
-        let outcome = self.run(&input, None, cancel).await.unwrap_or_default();
+        let outcome = self.run(fields, cancel).await.unwrap_or_default();
         let mut blocks = outcome.blocks;
         blocks.extend(outcome.stop);
         if blocks.is_empty() {
@@ -92,12 +91,11 @@ impl CommandHooks {
         stop_hook_active: bool,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        let input = super::HookInput {
-            stop_hook_active: Some(stop_hook_active),
-            last_assistant_message: Some(last_assistant_message),
-            ..self.input(HookEvent::Stop)
+        let fields = EventInput::Stop {
+            stop_hook_active,
+            last_assistant_message,
         };
-        let outcome = self.run(&input, None, cancel).await?;
+        let outcome = self.run(fields, cancel).await?;
         (outcome.stop.is_none() && !outcome.blocks.is_empty())
             .then(|| feedback_text(HookEvent::Stop, &outcome.blocks.join("\n")))
     }

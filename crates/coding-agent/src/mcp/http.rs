@@ -122,14 +122,14 @@ pub(super) fn transport(
     ))
 }
 
-/// `request` with the session, the token rmcp may pass and the configured
-/// headers.
-fn with_headers(
+/// Sends `request` with the session, the token rmcp may pass and the
+/// configured headers.
+async fn send(
     mut request: RequestBuilder,
     session_id: Option<Arc<str>>,
     auth_token: Option<String>,
     custom_headers: HashMap<HeaderName, HeaderValue>,
-) -> RequestBuilder {
+) -> Result<Response, Error> {
     if let Some(session_id) = session_id {
         request = request.header(HEADER_SESSION_ID, session_id.as_ref());
     }
@@ -139,7 +139,7 @@ fn with_headers(
     for (name, value) in custom_headers {
         request = request.header(name, value);
     }
-    request
+    request.send().await.map_err(StreamableHttpError::Client)
 }
 
 /// Whether the response's `Content-Type` is `expected` (parameters such as
@@ -357,10 +357,7 @@ impl StreamableHttpClient for HttpClient {
                 )
                 .header(CONTENT_TYPE, JSON_MIME_TYPE)
                 .body(serde_json::to_vec(&message)?);
-            let response = with_headers(request, session_id, auth_token, custom_headers)
-                .send()
-                .await
-                .map_err(StreamableHttpError::Client)?;
+            let response = send(request, session_id, auth_token, custom_headers).await?;
             let status = response.status();
             if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
                 return Ok(StreamableHttpPostResponse::Accepted);
@@ -418,10 +415,7 @@ impl StreamableHttpClient for HttpClient {
     ) -> Result<(), Error> {
         let result: Result<_, Error> = async {
             let request = self.client.delete(uri.as_ref());
-            let response = with_headers(request, Some(session_id), auth_token, custom_headers)
-                .send()
-                .await
-                .map_err(StreamableHttpError::Client)?;
+            let response = send(request, Some(session_id), auth_token, custom_headers).await?;
             // A server may not support ending sessions; it forgets them itself.
             if response.status() != StatusCode::METHOD_NOT_ALLOWED {
                 response
@@ -471,10 +465,7 @@ impl StreamableHttpClient for HttpClient {
             if let Some(last_event_id) = last_event_id {
                 request = request.header(HEADER_LAST_EVENT_ID, last_event_id);
             }
-            let response = with_headers(request, session_id, auth_token, custom_headers)
-                .send()
-                .await
-                .map_err(StreamableHttpError::Client)?;
+            let response = send(request, session_id, auth_token, custom_headers).await?;
             if response.status() == StatusCode::METHOD_NOT_ALLOWED {
                 // The server sends everything as answers to POSTs.
                 return Err(StreamableHttpError::ServerDoesNotSupportSse);

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::support::safe_name::underscore_unsafe;
+
 /// The longest tool name the model APIs accept.
 pub const MAX_NAME_LEN: usize = 64;
 
@@ -44,20 +46,10 @@ pub fn assign<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<St
 }
 
 fn sanitise(part: &str) -> String {
-    let cleaned: String = part
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if cleaned.is_empty() {
+    if part.is_empty() {
         "_".into()
     } else {
-        cleaned
+        underscore_unsafe(part)
     }
 }
 

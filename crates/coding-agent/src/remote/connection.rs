@@ -3,11 +3,10 @@
 //! The system `ssh` does the connecting, so the user's `~/.ssh/config`,
 //! agent, `known_hosts`, `ProxyJump` and certificates all apply. A
 //! connection is:
-//! - the *master*: `ssh -o ControlMaster=yes -o ControlPersist=no host
-//!   <script>`, whose session prints `uname -sm` and `$HOME`, reads the
-//!   helper's path from its stdin and `exec`s the helper there (printing a
-//!   sentinel instead when it is missing, so it can be uploaded over the
-//!   control socket first);
+//! - the *master*: `ssh -o ControlMaster=yes -o ControlPersist=no host <script>`,
+//!   whose session prints `uname -sm` and `$HOME`, reads the helper's path
+//!   from its stdin and `exec`s the helper there (printing a sentinel instead
+//!   when it is missing, so it can be uploaded over the control socket first);
 //! - the *helper*: this binary on the remote, uploaded once per build into a
 //!   cache directory there, speaking [`super::protocol`] on the master
 //!   session's stdin and stdout. Being the master's own session, a call

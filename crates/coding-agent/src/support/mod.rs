@@ -3,9 +3,9 @@
 //! path resolution, output notices, cancellation, Node-worded file-system
 //! errors, atomic writes and the per-file mutation queue (edit and write), the
 //! walk policy of grep and find, killing a child's process group (bash and
-//! command hooks), the poison-tolerant lock and the kept tail of a child's
-//! stderr (MCP servers, ssh). A helper only one tool uses lives in that
-//! tool's folder.
+//! command hooks), the poison-tolerant lock, the kept tail of a child's
+//! stderr (MCP servers, ssh) and file-safe names (spilled results, MCP tool
+//! names). A helper only one tool uses lives in that tool's folder.
 
 pub mod atomic_write;
 pub mod blocking;
@@ -16,6 +16,7 @@ pub mod mutation_queue;
 pub mod notices;
 pub mod paths;
 pub mod process_group;
+pub mod safe_name;
 pub mod stderr_tail;
 pub mod sync;
 pub mod truncate;

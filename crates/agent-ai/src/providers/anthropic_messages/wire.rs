@@ -41,7 +41,6 @@ pub(super) enum StreamEvent {
         /// The stop reason, once known.
         delta: MessageDelta,
         /// Cumulative token counts.
-        #[serde(default)]
         usage: Option<WireUsage>,
     },
     /// The response is complete.
@@ -62,13 +61,10 @@ pub(super) enum StreamEvent {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(super) struct MessageStart {
     /// The response id.
-    #[serde(default)]
     pub(super) id: Option<String>,
     /// The model that answers.
-    #[serde(default)]
     pub(super) model: Option<String>,
     /// Input usage (output so far is usually 1).
-    #[serde(default)]
     pub(super) usage: Option<WireUsage>,
 }
 
@@ -76,16 +72,12 @@ pub(super) struct MessageStart {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub(super) struct WireUsage {
     /// Input tokens not read from or written to the cache.
-    #[serde(default)]
     pub(super) input_tokens: Option<u64>,
     /// Output tokens.
-    #[serde(default)]
     pub(super) output_tokens: Option<u64>,
     /// Input tokens read from the cache.
-    #[serde(default)]
     pub(super) cache_read_input_tokens: Option<u64>,
     /// Input tokens written to the cache.
-    #[serde(default)]
     pub(super) cache_creation_input_tokens: Option<u64>,
 }
 
@@ -156,7 +148,6 @@ pub(super) enum BlockDelta {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(super) struct MessageDelta {
     /// Why the model stopped.
-    #[serde(default)]
     pub(super) stop_reason: Option<String>,
 }
 
@@ -167,4 +158,32 @@ pub(super) fn is_busy(error: &ApiError) -> bool {
         error.kind.as_deref(),
         Some("overloaded_error" | "rate_limit_error" | "api_error")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_and_null_fields_read_as_none() {
+        let start = r#"{"type": "message_start", "message": {"usage": {"input_tokens": null}}}"#;
+        assert_eq!(
+            serde_json::from_str::<StreamEvent>(start).unwrap(),
+            StreamEvent::MessageStart {
+                message: MessageStart {
+                    id: None,
+                    model: None,
+                    usage: Some(WireUsage::default()),
+                },
+            }
+        );
+        let delta = r#"{"type": "message_delta", "delta": {}}"#;
+        assert_eq!(
+            serde_json::from_str::<StreamEvent>(delta).unwrap(),
+            StreamEvent::MessageDelta {
+                delta: MessageDelta { stop_reason: None },
+                usage: None,
+            }
+        );
+    }
 }

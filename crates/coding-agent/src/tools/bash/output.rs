@@ -267,25 +267,27 @@ mod tests {
         assert_eq!(snapshot.truncation.total_lines, 0);
     }
 
-    #[test]
-    fn a_character_split_across_chunks_is_decoded_whole() {
+    /// The text kept of `chunks`, pushed one after the other.
+    fn kept_text<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> String {
         let dir = tempfile::tempdir().unwrap();
         let mut acc = accumulator(dir.path());
-        let text = "h\u{e9}llo \u{4e16}\n".as_bytes();
-        for byte in text {
-            acc.push(std::slice::from_ref(byte)).unwrap();
+        for chunk in chunks {
+            acc.push(chunk).unwrap();
         }
         acc.finish().unwrap();
-        assert_eq!(acc.snapshot().truncation.content, "h\u{e9}llo \u{4e16}\n");
+        acc.snapshot().truncation.content
+    }
+
+    #[test]
+    fn a_character_split_across_chunks_is_decoded_whole() {
+        let text = "h\u{e9}llo \u{4e16}\n";
+        assert_eq!(kept_text(text.as_bytes().chunks(1)), text);
     }
 
     #[test]
     fn invalid_bytes_become_replacement_characters() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut acc = accumulator(dir.path());
-        acc.push(b"a\xffb\xe4\xb8").unwrap();
-        acc.finish().unwrap();
-        assert_eq!(acc.snapshot().truncation.content, "a\u{FFFD}b\u{FFFD}");
+        let raw: &[u8] = b"a\xffb\xe4\xb8";
+        assert_eq!(kept_text([raw]), "a\u{FFFD}b\u{FFFD}");
     }
 
     #[test]
