@@ -76,6 +76,11 @@ pub struct Context {
     /// default); ignored for a model without [`Model::reasoning`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ThinkingLevel>,
+    /// At most this many tokens for the answer, below the provider's own
+    /// limit: a compaction's summary request caps the summary so that it
+    /// fits the window it is written for. `None`: the provider's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 impl Context {
@@ -86,7 +91,15 @@ impl Context {
             messages: Arc::new(messages),
             tools: tools.into(),
             reasoning: None,
+            max_tokens: None,
         }
+    }
+
+    /// The answer's token limit for a provider whose own is `provider_max`:
+    /// the lower of the two.
+    pub fn max_tokens_within(&self, provider_max: u32) -> u32 {
+        self.max_tokens
+            .map_or(provider_max, |cap| cap.min(provider_max))
     }
 }
 

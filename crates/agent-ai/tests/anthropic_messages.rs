@@ -106,6 +106,7 @@ fn hello_context() -> Context {
         messages: vec![UserMessage::text("Hello").into()].into(),
         tools: vec![].into(),
         reasoning: None,
+        max_tokens: None,
     }
 }
 
@@ -851,6 +852,7 @@ async fn request_carries_headers_tools_system_merged_results_and_images() {
         system_prompt: Some("You are a coding agent.".into()),
         tools: vec![read, ls].into(),
         reasoning: None,
+        max_tokens: None,
         messages: vec![
             user_blocks(vec![
                 Content::text("What is in these?"),
@@ -985,6 +987,7 @@ async fn replay_from_another_model_turns_thinking_into_text_and_fixes_tool_ids()
         system_prompt: None,
         tools: vec![].into(),
         reasoning: None,
+        max_tokens: None,
         messages: vec![
             UserMessage::text("List.").into(),
             foreign,

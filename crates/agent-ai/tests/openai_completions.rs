@@ -47,6 +47,7 @@ fn context() -> Context {
         messages: vec![Message::User(UserMessage::text("Hi"))].into(),
         tools: vec![tool("read"), tool("ls")].into(),
         reasoning: None,
+        max_tokens: None,
     }
 }
 
@@ -925,6 +926,7 @@ async fn request_body_carries_tools_history_tool_results_and_images_as_openai_ex
         .into(),
         tools: vec![tool("read")].into(),
         reasoning: None,
+        max_tokens: None,
     };
     let mut config = config(&server);
     config.temperature = Some(0.5);
@@ -1020,6 +1022,7 @@ async fn images_are_left_out_for_a_model_without_image_input() {
         .into(),
         tools: vec![].into(),
         reasoning: None,
+        max_tokens: None,
     };
     run(config(&server), &context).await;
     let body = &server.requests()[0].body;
@@ -1067,6 +1070,7 @@ async fn results_of_recovered_calls_carry_the_nudge_and_others_do_not() {
         .into(),
         tools: vec![tool("read")].into(),
         reasoning: None,
+        max_tokens: None,
     };
     run(config(&server), &context).await;
 

@@ -199,6 +199,11 @@ impl Agent {
         &self.inner.config.model
     }
 
+    /// The system prompt the next request sends.
+    pub fn system_prompt(&self) -> Option<Arc<str>> {
+        self.state().context.system_prompt.clone()
+    }
+
     /// The tools the next request offers.
     pub fn tools(&self) -> Arc<ToolSet> {
         self.state().context.tools.clone()

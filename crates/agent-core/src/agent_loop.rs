@@ -422,6 +422,7 @@ async fn stream_assistant_response(
         messages: context.messages.snapshot(),
         tools: context.tools.shared_definitions(),
         reasoning,
+        max_tokens: None,
     };
     if let Some(transform) = &config.transform_context {
         request = transform(&model, request);

@@ -393,6 +393,14 @@ fn compaction_past_the_threshold(wire: Wire) {
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
     assert!(is_summary_request(wire, &requests[2]));
+    // Pi's cap on a summary's length, 0.8 x the (scaled) reserve; the
+    // model's own answers keep the provider's limit.
+    let limit = match wire {
+        Wire::OpenAi => "max_completion_tokens",
+        Wire::Anthropic => "max_tokens",
+    };
+    assert_eq!(requests[2].body[limit], 800);
+    assert_ne!(requests[3].body[limit], 800);
     let asked = wire.transcript(&requests[2].body);
     assert_eq!(asked.len(), 1);
     assert!(
@@ -484,6 +492,56 @@ fn a_long_answer_an_earlier_compaction_kept_is_summarised_by_the_next_one() {
     assert!(
         last.iter().all(|line| !line.contains("LONG-ANSWER")),
         "the long answer left the context: {last:?}"
+    );
+}
+
+/// In a small window the system prompt and the seven tools' definitions are
+/// a large fixed share of every request. Keep budget a quarter of the
+/// window (1000 here) and two turns of 450 tokens each were all "kept":
+/// past the threshold, every compaction found nothing to cut, and the
+/// context grew until the server refused it (seen with llama.cpp at 4096
+/// tokens). The budget now leaves room under the threshold once the fixed
+/// part and a summary are in, so the first turn is summarised.
+#[test]
+fn a_long_system_prompt_in_a_small_window_still_leaves_something_to_compact() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let p1 = big_prompt("first", 450);
+    let p2 = big_prompt("second", 450);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return Reply::Events(wire.events(&Answer::text(&[&summary_text("SUMMARY-1")])));
+        }
+        let input = if request.index == 0 { 2500 } else { 3100 };
+        Reply::Events(with_input_tokens(
+            wire.events(&Answer::text(&["ok"])),
+            input,
+        ))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", &p1, &p2, "third"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let end = session_events(&json_lines(&stdout))
+        .into_iter()
+        .find(|e| e["type"] == "compaction_end")
+        .expect("the context passed the threshold");
+    assert!(end["result"].is_object(), "nothing was compacted: {end}");
+    let requests = server.requests();
+    let third = requests
+        .iter()
+        .find(|r| {
+            wire.transcript(&r.body)
+                .last()
+                .is_some_and(|l| l == "user: third")
+        })
+        .expect("the third prompt was sent");
+    let last = wire.transcript(&third.body);
+    assert_eq!(last[0], summary_wrapper(&summary_text("SUMMARY-1")));
+    assert!(
+        last.iter().all(|line| !line.contains("first word")),
+        "the first turn left the context: {last:?}"
     );
 }
 

@@ -436,11 +436,15 @@ impl AgentSession {
         let settings = self.recovery();
         let (model, provider) = self.current();
         let window = settings.window_for(&model);
-        let (_, keep) = settings.compaction.scaled(window);
+        let fixed = crate::compaction::tokens::fixed_tokens(
+            self.inner.agent.system_prompt().as_deref(),
+            self.inner.agent.tools().definitions(),
+        );
+        let budget = settings.compaction.budget(window, fixed);
         let tokens_before = self.context_tokens();
         let plan = {
             let session = self.session();
-            crate::compaction::plan(&session.branch(), keep, tokens_before)?
+            crate::compaction::plan(&session.branch(), budget, tokens_before)?
         };
         let reasoning = Some(self.thinking_level());
         let result =

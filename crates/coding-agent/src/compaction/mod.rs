@@ -12,8 +12,10 @@
 //!
 //! Beyond Pi (`docs/DEVIATIONS.md`): reserve and keep are scaled to the window
 //! (at most a quarter of it each), so a small local window does not compact
-//! after every turn; and no summary request is sent when there is nothing to
-//! summarise.
+//! after every turn; keep also leaves room under the threshold once the
+//! system prompt, the tools and a summary are in, so a due compaction always
+//! frees something; and no summary request is sent when there is nothing to
+//! summarise. Summaries are capped as Pi caps them (0.8 and 0.5 of reserve).
 
 pub mod cut;
 pub mod oversize;
@@ -78,6 +80,27 @@ impl CompactionSettings {
         )
     }
 
+    /// What a compaction in `window` keeps and may write, when `fixed` tokens
+    /// of every request are the system prompt and the tool definitions.
+    /// Keep is the scaled setting, but at most half the room a conversation
+    /// has under the threshold once those and a summary of the longest
+    /// allowed size are in: a compaction always leaves room for new work.
+    /// In a small window a long system prompt is a large share (1,700 of
+    /// 4,096 tokens with the seven tools), and a keep of a quarter of the
+    /// window kept everything there was to cut.
+    pub fn budget(&self, window: u64, fixed: u64) -> Budget {
+        let (reserve, keep) = self.scaled(window);
+        let summary = Budget::summary_share(reserve, 8);
+        let room = window
+            .saturating_sub(reserve)
+            .saturating_sub(fixed)
+            .saturating_sub(summary);
+        Budget {
+            keep: keep.min(room / 2),
+            reserve,
+        }
+    }
+
     /// Whether a context of `tokens` should be compacted in `window`.
     pub fn should_compact(&self, tokens: u64, window: u64) -> bool {
         let (reserve, _) = self.scaled(window);
@@ -129,6 +152,38 @@ pub enum CompactionError {
     Session(#[from] SessionError),
 }
 
+/// What one compaction keeps, and how long its summaries may be
+/// ([`CompactionSettings::budget`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Tokens of the newest messages kept as they are.
+    pub keep: u64,
+    /// Tokens kept free for the next answer (`reserveTokens`, scaled).
+    pub reserve: u64,
+}
+
+impl Budget {
+    /// `tenths` tenths of `reserve`, rounded down.
+    fn summary_share(reserve: u64, tenths: u64) -> u64 {
+        reserve * tenths / 10
+    }
+
+    /// The longest summary of the history: Pi's `0.8 * reserveTokens`.
+    pub fn history_summary_tokens(&self) -> u32 {
+        clamp_u32(Self::summary_share(self.reserve, 8))
+    }
+
+    /// The longest summary of a split turn's beginning: Pi's
+    /// `0.5 * reserveTokens`.
+    pub fn turn_prefix_summary_tokens(&self) -> u32 {
+        clamp_u32(Self::summary_share(self.reserve, 5))
+    }
+}
+
+fn clamp_u32(tokens: u64) -> u32 {
+    u32::try_from(tokens).unwrap_or(u32::MAX)
+}
+
 /// What a compaction summarises and keeps, taken from the session's branch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -144,12 +199,14 @@ pub struct Plan {
     pub details: CompactionDetails,
     /// The context's size now.
     pub tokens_before: u64,
+    /// What the compaction keeps and how long its summaries may be.
+    pub budget: Budget,
 }
 
-/// Plans a compaction of `branch` keeping about `keep_tokens`.
+/// Plans a compaction of `branch` keeping about `budget.keep` tokens.
 pub fn plan(
     branch: &[&Value],
-    keep_tokens: u64,
+    budget: Budget,
     tokens_before: u64,
 ) -> Result<Plan, CompactionError> {
     if branch.last().and_then(|e| entry_type(e)) == Some("compaction") {
@@ -180,7 +237,7 @@ pub fn plan(
             tokens: message.as_ref().map_or(0, tokens::estimate_tokens),
         })
         .collect();
-    let cut = find_cut(&sized, start, keep_tokens);
+    let cut = find_cut(&sized, start, budget.keep);
     if !cut.summarises_anything() || cut.first_kept >= branch.len() {
         return Err(CompactionError::NothingToCompact);
     }
@@ -213,6 +270,7 @@ pub fn plan(
         previous_summary,
         details,
         tokens_before,
+        budget,
     })
 }
 
@@ -285,7 +343,8 @@ pub async fn summarise(
             .unwrap_or_else(|| "No prior history.".to_owned())
     } else {
         let request = history_request(&plan.history, plan.previous_summary.as_deref(), focus);
-        ask(model, provider, request, reasoning, cancel)
+        let limit = plan.budget.history_summary_tokens();
+        ask(model, provider, request, limit, reasoning, cancel)
             .await?
             .map_err(CompactionError::Summary)?
     };
@@ -296,6 +355,7 @@ pub async fn summarise(
             model,
             provider,
             turn_prefix_request(&plan.turn_prefix),
+            plan.budget.turn_prefix_summary_tokens(),
             reasoning,
             cancel,
         )
@@ -315,12 +375,14 @@ pub async fn summarise(
     })
 }
 
-/// One summariser call: its text, or its error message. `Err` when cancelled.
-/// It thinks at the session's level (Pi: only a level other than `off`).
+/// One summariser call of at most `max_tokens`: its text, or its error
+/// message. `Err` when cancelled. It thinks at the session's level (Pi: only
+/// a level other than `off`).
 async fn ask(
     model: &Model,
     provider: &Arc<dyn Provider>,
     request: String,
+    max_tokens: u32,
     reasoning: Option<ThinkingLevel>,
     cancel: &CancellationToken,
 ) -> Result<Result<String, String>, CompactionError> {
@@ -329,6 +391,7 @@ async fn ask(
         messages: vec![UserMessage::text(request).into()].into(),
         tools: Arc::from([]),
         reasoning: reasoning.filter(|level| model.reasoning && *level != ThinkingLevel::Off),
+        max_tokens: Some(max_tokens),
     };
     let mut stream = provider.stream(model, &context, cancel.clone());
     let mut last = None;
@@ -371,6 +434,13 @@ mod tests {
             "stopReason":"stop","timestamp":2}})
     }
 
+    fn keep(tokens: u64) -> Budget {
+        Budget {
+            keep: tokens,
+            reserve: 16_384,
+        }
+    }
+
     #[test]
     fn reserve_and_keep_are_at_most_a_quarter_of_the_window() {
         let settings = CompactionSettings::default();
@@ -387,6 +457,31 @@ mod tests {
     }
 
     #[test]
+    fn keep_leaves_room_under_the_threshold_once_the_fixed_part_and_a_summary_are_in() {
+        let settings = CompactionSettings::default();
+        // A large window: the fixed part is small, keep is the setting.
+        let large = settings.budget(200_000, 3_000);
+        assert_eq!((large.keep, large.reserve), (20_000, 16_384));
+        assert_eq!(large.history_summary_tokens(), 13_107, "Pi's 0.8 x reserve");
+        assert_eq!(
+            large.turn_prefix_summary_tokens(),
+            8_192,
+            "Pi's 0.5 x reserve"
+        );
+        // 4096 tokens with the seven tools' prompt (about 1,700): of the
+        // 3,072 under the threshold, 1,700 are fixed and 819 go to the
+        // summary; keep is half of the 553 left, not a quarter of the window.
+        let small = settings.budget(4096, 1_700);
+        assert_eq!(small.reserve, 1024);
+        assert_eq!(small.history_summary_tokens(), 819);
+        assert_eq!(small.keep, (3072 - 1_700 - 819) / 2);
+        // With a short prompt the quarter of the window is the bound again.
+        assert_eq!(settings.budget(4096, 200).keep, 1024);
+        // A prompt that fills the window leaves nothing to keep.
+        assert_eq!(settings.budget(4096, 5_000).keep, 0);
+    }
+
+    #[test]
     fn a_plan_summarises_old_turns_keeps_new_ones_and_lists_files() {
         let calls = json!([
             {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.rs"}},
@@ -400,7 +495,7 @@ mod tests {
             answer("a2", "done", Value::Null),
         ];
         let branch: Vec<&Value> = entries.iter().collect();
-        let plan = plan(&branch, 100, 500).unwrap();
+        let plan = plan(&branch, keep(100), 500).unwrap();
         assert_eq!(plan.first_kept_entry_id, "u2");
         assert_eq!(plan.history.len(), 2);
         assert!(plan.turn_prefix.is_empty());
@@ -418,14 +513,14 @@ mod tests {
         let entries = [user("u1", "hi"), answer("a1", "hello", Value::Null)];
         let branch: Vec<&Value> = entries.iter().collect();
         assert!(matches!(
-            plan(&branch, 20_000, 10),
+            plan(&branch, keep(20_000), 10),
             Err(CompactionError::NothingToCompact)
         ));
         let compaction =
             json!({"type":"compaction","id":"c","summary":"S","firstKeptEntryId":"a1"});
         let branch: Vec<&Value> = entries.iter().chain([&compaction]).collect();
         assert!(matches!(
-            plan(&branch, 1, 10),
+            plan(&branch, keep(1), 10),
             Err(CompactionError::AlreadyCompacted)
         ));
     }
@@ -442,7 +537,7 @@ mod tests {
             answer("a3", "fine", Value::Null),
         ];
         let branch: Vec<&Value> = entries.iter().collect();
-        let plan = plan(&branch, 100, 500).unwrap();
+        let plan = plan(&branch, keep(100), 500).unwrap();
         assert_eq!(plan.first_kept_entry_id, "u3");
         assert_eq!(plan.history.len(), 2, "u2 and a2; u1 and a1 are in S1");
         assert_eq!(plan.previous_summary.as_deref(), Some("S1"));

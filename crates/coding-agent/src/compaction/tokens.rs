@@ -2,7 +2,7 @@
 //! one, a cheap estimate (four characters a token, as Pi) for what came
 //! after it.
 
-use agent_ai::{AssistantContent, Content, Message, StopReason, Usage, UserContent};
+use agent_ai::{AssistantContent, Content, Message, StopReason, Tool, Usage, UserContent};
 
 /// Characters an image counts as (Pi's estimate).
 const IMAGE_CHARS: usize = 4800;
@@ -29,6 +29,15 @@ pub fn estimate_tokens(message: &Message) -> u64 {
         Message::ToolResult(result) => result.content.iter().map(content_chars).sum(),
     };
     (chars as u64).div_ceil(4)
+}
+
+/// The estimated tokens every request carries besides the conversation:
+/// the system prompt and the tools' definitions (as the JSON they are sent
+/// in).
+pub fn fixed_tokens(system_prompt: Option<&str>, tools: &[Tool]) -> u64 {
+    let prompt = system_prompt.map_or(0, |prompt| prompt.chars().count());
+    let tools = serde_json::to_string(tools).map_or(0, |json| json.chars().count());
+    ((prompt + tools) as u64).div_ceil(4)
 }
 
 fn content_chars(content: &Content) -> usize {
@@ -84,6 +93,19 @@ mod tests {
         message.usage.total_tokens = usage;
         message.timestamp = timestamp;
         Message::Assistant(message)
+    }
+
+    #[test]
+    fn the_fixed_part_is_the_prompt_and_the_tools_as_sent() {
+        let tool = Tool {
+            name: "read".into(),
+            description: "Reads".into(),
+            parameters: json!({"type": "object"}),
+        };
+        let json = serde_json::to_string(&[&tool]).unwrap();
+        let expected = (8 + json.chars().count() as u64).div_ceil(4);
+        assert_eq!(fixed_tokens(Some("You help"), &[tool]), expected);
+        assert_eq!(fixed_tokens(None, &[]), 1, "an empty list is `[]`");
     }
 
     #[test]

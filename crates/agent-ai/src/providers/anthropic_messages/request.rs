@@ -27,10 +27,11 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
         "messages".into(),
         Value::Array(convert_messages(&context.messages, model)),
     );
-    let thinking = thinking(model, context.reasoning, config);
+    let base = context.max_tokens_within(config.max_tokens);
+    let thinking = thinking(model, context.reasoning, config, base);
     let max_tokens = match &thinking {
         Some(Thinking::Enabled { max_tokens, .. }) => *max_tokens,
-        _ => config.max_tokens,
+        _ => base,
     };
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
@@ -74,21 +75,20 @@ enum Thinking {
 
 /// Pi's budget mode: for a reasoning model with a level asked for, `off` is
 /// sent as disabled and the others as a budget ([`ThinkingBudgets`] on top
-/// of `max_tokens`); nothing for other models or without a level.
+/// of `base`, the answer's limit without thinking); nothing for other
+/// models or without a level.
 ///
 /// [`ThinkingBudgets`]: crate::thinking::ThinkingBudgets
 fn thinking(
     model: &Model,
     level: Option<ThinkingLevel>,
     config: &ProviderConfig,
+    base: u32,
 ) -> Option<Thinking> {
     let level = level.filter(|_| model.reasoning)?;
     let level = thinking::clamp(model, level);
     Some(
-        match config
-            .thinking_budgets
-            .adjust_max_tokens(config.max_tokens, level)
-        {
+        match config.thinking_budgets.adjust_max_tokens(base, level) {
             Some((max_tokens, budget)) => Thinking::Enabled { max_tokens, budget },
             None => Thinking::Disabled,
         },

@@ -34,7 +34,10 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
     );
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
-    body.insert("max_completion_tokens".into(), json!(config.max_tokens));
+    body.insert(
+        "max_completion_tokens".into(),
+        json!(context.max_tokens_within(config.max_tokens)),
+    );
     if let Some(temperature) = config.temperature_json() {
         body.insert("temperature".into(), temperature);
     }
