@@ -328,6 +328,19 @@ fn is_summary_request(wire: Wire, request: &Request) -> bool {
     system.contains("You summarise conversations")
 }
 
+/// The summariser's answer: [`summary_text`] of `label`.
+fn summary_reply(wire: Wire, label: &str) -> Reply {
+    Reply::Events(wire.events(&Answer::text(&[&summary_text(label)])))
+}
+
+/// A text answer whose usage reports `input` tokens of context.
+fn answer_with_input(wire: Wire, text: &str, input: u64) -> Reply {
+    Reply::Events(with_input_tokens(
+        wire.events(&Answer::text(&[text])),
+        input,
+    ))
+}
+
 fn summary_text(label: &str) -> String {
     format!("## Goal\n{label}")
 }
@@ -346,17 +359,14 @@ fn compaction_past_the_threshold(wire: Wire) {
     let p2 = big_prompt("second", 1200);
     let server = ModelServer::start(move |request| {
         if is_summary_request(wire, request) {
-            return Reply::Events(wire.events(&Answer::text(&[&summary_text("SUMMARY-1")])));
+            return summary_reply(wire, "SUMMARY-1");
         }
         let (text, input) = match request.index {
             0 => ("ok1", 1500),
             1 => ("ok2", 3500),
             _ => ("ok-later", 2000),
         };
-        Reply::Events(with_input_tokens(
-            wire.events(&Answer::text(&[text])),
-            input,
-        ))
+        answer_with_input(wire, text, input)
     });
     let mut command = sandbox.command(wire, &server);
     command.args(["--mode", "json", &p1, &p2, "third"]);
@@ -400,7 +410,8 @@ fn compaction_past_the_threshold(wire: Wire) {
         Wire::Anthropic => "max_tokens",
     };
     assert_eq!(requests[2].body[limit], 800);
-    assert_ne!(requests[3].body[limit], 800);
+    assert_eq!(requests[3].body[limit], requests[0].body[limit]);
+    assert_ne!(requests[0].body[limit], 800);
     let asked = wire.transcript(&requests[2].body);
     assert_eq!(asked.len(), 1);
     assert!(
@@ -447,9 +458,7 @@ fn a_long_answer_an_earlier_compaction_kept_is_summarised_by_the_next_one() {
     let server = ModelServer::start(move |request| {
         if is_summary_request(wire, request) {
             let n = summaries.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            return Reply::Events(
-                wire.events(&Answer::text(&[&summary_text(&format!("SUMMARY-{n}"))])),
-            );
+            return summary_reply(wire, &format!("SUMMARY-{n}"));
         }
         let transcript = wire.transcript(&request.body);
         let last = transcript.last().cloned().unwrap_or_default();
@@ -459,7 +468,7 @@ fn a_long_answer_an_earlier_compaction_kept_is_summarised_by_the_next_one() {
             "ok"
         };
         // Every answer reports a context past the threshold.
-        Reply::Events(with_input_tokens(wire.events(&Answer::text(&[text])), 3500))
+        answer_with_input(wire, text, 3500)
     });
     let mut command = sandbox.command(wire, &server);
     command.args(["--mode", "json", "first", "second", "third"]);
@@ -511,13 +520,10 @@ fn a_long_system_prompt_in_a_small_window_still_leaves_something_to_compact() {
     let p2 = big_prompt("second", 450);
     let server = ModelServer::start(move |request| {
         if is_summary_request(wire, request) {
-            return Reply::Events(wire.events(&Answer::text(&[&summary_text("SUMMARY-1")])));
+            return summary_reply(wire, "SUMMARY-1");
         }
         let input = if request.index == 0 { 2500 } else { 3100 };
-        Reply::Events(with_input_tokens(
-            wire.events(&Answer::text(&["ok"])),
-            input,
-        ))
+        answer_with_input(wire, "ok", input)
     });
     let mut command = sandbox.command(wire, &server);
     command.args(["--mode", "json", &p1, &p2, "third"]);
@@ -583,7 +589,7 @@ fn overflow_run(
     let failures = std::sync::atomic::AtomicUsize::new(0);
     let server = ModelServer::start(move |request| {
         if is_summary_request(wire, request) {
-            return Reply::Events(wire.events(&Answer::text(&[&summary_text("OVERFLOW")])));
+            return summary_reply(wire, "OVERFLOW");
         }
         if request.index == 0 {
             return Reply::Events(wire.events(&Answer::text(&["ok1"])));
@@ -665,9 +671,9 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
         settings_with_window(&sandbox, 4000);
         let server = ModelServer::start(move |request| {
             if is_summary_request(wire, request) {
-                return Reply::Events(wire.events(&Answer::text(&[&summary_text("MANUAL")])));
+                return summary_reply(wire, "MANUAL");
             }
-            Reply::Events(with_input_tokens(wire.events(&Answer::text(&["ok"])), 1000))
+            answer_with_input(wire, "ok", 1000)
         });
         let mut rpc = Rpc::start(&sandbox, wire, &server);
         rpc.prompt(&big_prompt("first", 1200));
@@ -891,9 +897,9 @@ fn without_a_configured_window_the_servers_props_say_when_to_compact() {
             );
         }
         if is_summary_request(wire, request) {
-            return Reply::Events(wire.events(&Answer::text(&[&summary_text("PROPS")])));
+            return summary_reply(wire, "PROPS");
         }
-        Reply::Events(with_input_tokens(wire.events(&Answer::text(&["ok"])), 3500))
+        answer_with_input(wire, "ok", 3500)
     });
     let settings = json!({
         "defaultProvider": "local",

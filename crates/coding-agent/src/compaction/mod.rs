@@ -90,7 +90,7 @@ impl CompactionSettings {
     /// window kept everything there was to cut.
     pub fn budget(&self, window: u64, fixed: u64) -> Budget {
         let (reserve, keep) = self.scaled(window);
-        let summary = Budget::summary_share(reserve, 8);
+        let summary = Budget::share(reserve, Budget::HISTORY_SUMMARY_TENTHS);
         let room = window
             .saturating_sub(reserve)
             .saturating_sub(fixed)
@@ -163,25 +163,31 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// `tenths` tenths of `reserve`, rounded down.
-    fn summary_share(reserve: u64, tenths: u64) -> u64 {
+    /// The longest summary of the history, in tenths of reserve (Pi's 0.8).
+    const HISTORY_SUMMARY_TENTHS: u64 = 8;
+    /// The longest summary of a split turn's beginning (Pi's 0.5).
+    const TURN_PREFIX_SUMMARY_TENTHS: u64 = 5;
+
+    /// `tenths` tenths of `reserve`, rounded down, as a request's limit.
+    fn share(reserve: u64, tenths: u64) -> u64 {
         reserve * tenths / 10
     }
 
     /// The longest summary of the history: Pi's `0.8 * reserveTokens`.
     pub fn history_summary_tokens(&self) -> u32 {
-        clamp_u32(Self::summary_share(self.reserve, 8))
+        Self::limit(Self::share(self.reserve, Self::HISTORY_SUMMARY_TENTHS))
     }
 
     /// The longest summary of a split turn's beginning: Pi's
     /// `0.5 * reserveTokens`.
     pub fn turn_prefix_summary_tokens(&self) -> u32 {
-        clamp_u32(Self::summary_share(self.reserve, 5))
+        Self::limit(Self::share(self.reserve, Self::TURN_PREFIX_SUMMARY_TENTHS))
     }
-}
 
-fn clamp_u32(tokens: u64) -> u32 {
-    u32::try_from(tokens).unwrap_or(u32::MAX)
+    /// `tokens` as a request's limit (which is a `u32`).
+    fn limit(tokens: u64) -> u32 {
+        u32::try_from(tokens).unwrap_or(u32::MAX)
+    }
 }
 
 /// What a compaction summarises and keeps, taken from the session's branch.
