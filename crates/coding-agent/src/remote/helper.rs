@@ -28,6 +28,7 @@ use super::protocol::{
 };
 use super::whole::run_whole;
 use crate::sandbox::{KernelError, SandboxedBashOperations};
+use crate::support::blocking::block_on_inline;
 use crate::support::sync::lock;
 use crate::support::walk::LocalSearchOperations;
 use crate::tools::bash::log::{create_log_file, log_dir};
@@ -98,11 +99,21 @@ pub async fn serve(
                 let cancel = CancellationToken::new();
                 lock(&running).insert(id, cancel.clone());
                 let (replies, running) = (replies.clone(), Arc::clone(&running));
-                calls.spawn(async move {
+                let whole = matches!(body, Call::Tool(_));
+                let call = async move {
                     let reply = answer(id, body, cancel, &replies).await;
                     lock(&running).remove(&id);
                     let _ = replies.send(Frame { id, body: reply }).await;
-                });
+                };
+                if whole {
+                    // A whole read or ls blocks on files from start to end:
+                    // straight to a thread of the blocking pool, which also
+                    // sends the reply (one thread woken per call).
+                    let handle = tokio::runtime::Handle::current();
+                    calls.spawn_blocking(move || block_on_inline(&handle, call));
+                } else {
+                    calls.spawn(call);
+                }
             }
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),

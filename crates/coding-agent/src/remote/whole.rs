@@ -25,7 +25,6 @@ use super::connection::RemoteHost;
 use super::protocol::{Call, Reply};
 use crate::definition::{ToolContext, ToolDefinition, ToolFailure};
 use crate::render::{RenderOptions, StyledLine};
-use crate::support::blocking::on_blocking_thread;
 use crate::support::cancel::ABORTED;
 
 /// The tools the helper runs whole.
@@ -181,7 +180,11 @@ impl ToolDefinition for WholeTool {
     }
 }
 
-/// The helper's side: runs the local tool of `call` with `cancel`.
+/// The helper's side: runs the local tool of `call` with `cancel`. The
+/// helper calls it on a thread of the blocking pool
+/// ([`block_on_inline`](crate::support::blocking::block_on_inline)), where
+/// the tool's file steps run inline instead of hopping to the pool one by
+/// one.
 pub async fn run_whole(call: ToolCall, cancel: CancellationToken) -> Reply {
     let Some(tool) = local_whole_tool(&call.name) else {
         return Reply::Refused(format!("'{}' is not a tool the helper runs", call.name));
@@ -191,11 +194,5 @@ pub async fn run_whole(call: ToolCall, cancel: CancellationToken) -> Reply {
         model: call.model,
         ..ToolContext::new(call.cwd)
     };
-    // The whole call on one blocking thread: its file steps run inline
-    // there instead of hopping to the pool one by one.
-    let call = async move { tool.execute(call.params, ctx).await };
-    match on_blocking_thread(call).await {
-        Ok(outcome) => Reply::Tool(outcome.into()),
-        Err(lost) => Reply::Refused(format!("the helper lost the call: {lost}")),
-    }
+    Reply::Tool(tool.execute(call.params, ctx).await.into())
 }

@@ -5,7 +5,7 @@
 //! takes several steps (read: exists, access, first bytes, line window) pays
 //! a thread hop for each. Where a whole tool call runs next to the files on a
 //! thread that may block anyway (the remote helper's `read` and `ls`,
-//! `remote/whole.rs`), [`on_blocking_thread`] runs it there, and every step
+//! `remote/whole.rs`), [`block_on_inline`] runs it there, and every step
 //! inside runs inline: one hop a call instead of one a step. On two busy
 //! cores, those hops were most of what ten reads at once cost the helper.
 
@@ -13,12 +13,12 @@ use std::cell::Cell;
 use std::io;
 
 thread_local! {
-    /// Set while [`on_blocking_thread`] drives a future on this thread.
+    /// Set while [`block_on_inline`] drives a future on this thread.
     static INLINE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `work` on tokio's blocking pool, or right here when this thread is
-/// one [`on_blocking_thread`] lent to a whole call. A lost blocking task (the
+/// one [`block_on_inline`] lent to a whole call. A lost blocking task (the
 /// runtime shutting down) reads as an I/O error.
 pub async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> io::Result<T> + Send + 'static,
@@ -31,28 +31,21 @@ pub async fn blocking<T: Send + 'static>(
         .map_err(io::Error::other)?
 }
 
-/// Runs `future` to its end on a thread of the blocking pool, where the
-/// [`blocking`] steps it takes run inline.
-pub async fn on_blocking_thread<F>(future: F) -> io::Result<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        /// Clears the flag however the future ends: pool threads are reused.
-        struct Reset;
-        impl Drop for Reset {
-            fn drop(&mut self) {
-                INLINE.set(false);
-            }
+/// Drives `future` to its end on this thread, which must be one that may
+/// block (a thread of the blocking pool); the [`blocking`] steps it takes
+/// run inline. The remote helper runs each whole `read` or `ls` this way,
+/// reply included, so a call wakes one thread, not a worker and a thread.
+pub fn block_on_inline<F: Future>(handle: &tokio::runtime::Handle, future: F) -> F::Output {
+    /// Clears the flag however the future ends: pool threads are reused.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            INLINE.set(false);
         }
-        INLINE.set(true);
-        let _reset = Reset;
-        handle.block_on(future)
-    })
-    .await
-    .map_err(io::Error::other)
+    }
+    INLINE.set(true);
+    let _reset = Reset;
+    handle.block_on(future)
 }
 
 #[cfg(test)]
@@ -69,11 +62,14 @@ mod tests {
         let step = blocking(|| Ok(thread())).await.unwrap();
         assert_ne!(step, here, "a step leaves the runtime's worker");
 
-        let (lent, steps) = on_blocking_thread(async {
-            let lent = thread();
-            let first = blocking(|| Ok(thread())).await.unwrap();
-            let second = blocking(|| Ok(thread())).await.unwrap();
-            (lent, [first, second])
+        let handle = tokio::runtime::Handle::current();
+        let (lent, steps) = tokio::task::spawn_blocking(move || {
+            block_on_inline(&handle, async {
+                let lent = thread();
+                let first = blocking(|| Ok(thread())).await.unwrap();
+                let second = blocking(|| Ok(thread())).await.unwrap();
+                (lent, [first, second])
+            })
         })
         .await
         .unwrap();
