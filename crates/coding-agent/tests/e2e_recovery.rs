@@ -1063,3 +1063,44 @@ fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
         );
     }
 }
+
+/// The system prompt and the seven tools' definitions (about 1,700 tokens)
+/// go with every request. A result of about 2,700 tokens fits a 4000 window
+/// less its reserve (3000) beside the messages alone, but not beside them:
+/// sent whole, the request would pass the window. It is cut.
+#[test]
+fn a_result_that_fits_only_without_the_system_prompt_and_tools_is_cut() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let text: String = (1..=400)
+        .map(|n| format!("line {n:04} of the mid file\n"))
+        .collect();
+    std::fs::write(sandbox.work.join("mid.txt"), &text).unwrap();
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_mid", "read", json!({"path": "mid.txt"})),
+            Answer::text(&["ok"]),
+        ],
+    );
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "read mid.txt"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server.requests();
+    let body = requests[1].body.to_string();
+    assert!(
+        body.len() / 4 < 4000,
+        "the request is about {} tokens, past the window",
+        body.len() / 4
+    );
+    let sent = wire.transcript(&requests[1].body);
+    let result = sent
+        .iter()
+        .find(|line| line.starts_with("tool call_mid: "))
+        .unwrap();
+    assert!(result.contains("characters cut here to fit the model's context window"));
+    assert!(result.contains("line 0001 of the mid file"));
+    assert!(result.contains("line 0400 of the mid file"));
+}

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::compaction::oversize::fit_tool_results;
-use crate::compaction::tokens::estimate_tokens;
+use crate::compaction::tokens::{estimate_tokens, fixed_tokens};
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::guard::Guard;
@@ -436,7 +436,7 @@ impl AgentSession {
         let settings = self.recovery();
         let (model, provider) = self.current();
         let window = settings.window_for(&model);
-        let fixed = crate::compaction::tokens::fixed_tokens(
+        let fixed = fixed_tokens(
             self.inner.agent.system_prompt().as_deref(),
             self.inner.agent.tools().definitions(),
         );
@@ -877,12 +877,16 @@ pub fn default_tool_names() -> Vec<String> {
 
 /// Cuts tool results far larger than what is left of `model`'s window
 /// ([`fit_tool_results`]) before a request is sent; a history that fits is
-/// sent as it is shared (nothing to cut, no copy).
+/// sent as it is shared (nothing to cut, no copy). What is left for the
+/// messages is the window less the reserve and less the system prompt and
+/// tool definitions every request carries: in a small window those are a
+/// large share (about 1,700 of 4,096 tokens with the seven tools).
 fn fit_to_window(recovery: &Mutex<RecoverySettings>, model: &Model, context: Context) -> Context {
     let settings = *lock(recovery);
     let window = settings.window_for(model);
     let (reserve, _) = settings.compaction.scaled(window);
-    let usable = window.saturating_sub(reserve);
+    let fixed = fixed_tokens(context.system_prompt.as_deref(), &context.tools);
+    let usable = window.saturating_sub(reserve).saturating_sub(fixed);
     let total: u64 = context.messages.iter().map(estimate_tokens).sum();
     if total <= usable {
         return context;
