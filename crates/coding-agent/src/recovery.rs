@@ -163,6 +163,9 @@ pub async fn run_prompt(
                 drop_failed_answer(session);
                 let outcome = session.compact(CompactionReason::Overflow, None).await;
                 if !end_compaction(session, CompactionReason::Overflow, outcome, true) {
+                    // The run ends with the refused answer, as without the
+                    // recovery: print and json mode exit with its error.
+                    put_back(session, answer);
                     break;
                 }
                 // The rebuilt context ends with the failed answer again.
@@ -200,9 +203,7 @@ pub async fn run_prompt(
                         failed: Some(Box::new(answer.clone())),
                     });
                     // The answer goes back: the run ended with it.
-                    let mut messages = agent.messages();
-                    messages.push(Message::Assistant(answer));
-                    agent.set_messages(messages);
+                    put_back(session, answer);
                     break;
                 }
             }
@@ -248,6 +249,17 @@ fn end_compaction(
         {
             (None, false, None)
         }
+        Err(CompactionError::NothingToCompact) if reason == CompactionReason::Overflow => {
+            let hint = too_small_for_the_window(session);
+            (
+                None,
+                false,
+                Some(format!(
+                    "{prefix}{}. {hint}",
+                    CompactionError::NothingToCompact
+                )),
+            )
+        }
         Err(error) => (None, false, Some(format!("{prefix}{error}"))),
     };
     let succeeded = result.is_some();
@@ -259,6 +271,26 @@ fn end_compaction(
         error_message,
     });
     succeeded
+}
+
+/// What to do when the server refuses a context with nothing left to
+/// compact: what fills the window, in numbers, and the two ways out.
+fn too_small_for_the_window(session: &AgentSession) -> String {
+    format!(
+        "The model's context window is {} tokens; the system prompt and tool definitions take about {} and the messages about {}. Give the model a larger window (its contextWindow setting and the server's context size) or fewer tools (--tools).",
+        session.context_window(),
+        session.fixed_tokens(),
+        session.context_tokens(),
+    )
+}
+
+/// Puts a failed answer [`drop_failed_answer`] took out back at the end of
+/// the context.
+fn put_back(session: &AgentSession, answer: AssistantMessage) {
+    let agent = session.agent();
+    let mut messages = agent.messages();
+    messages.push(Message::Assistant(answer));
+    agent.set_messages(messages);
 }
 
 /// The last message if it is the model's.

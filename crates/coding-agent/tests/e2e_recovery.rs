@@ -664,6 +664,45 @@ fn a_second_overflow_ends_the_run_with_a_clear_message() {
     }
 }
 
+/// A short first prompt is refused as too long (the server's window is
+/// smaller than the one configured): there is nothing to compact, the
+/// message says what fills the window and what to change, and the run ends
+/// with the server's error (exit status 1), not as if it had an answer.
+#[test]
+fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |_| Reply::Status(400, OVERFLOWS[0].to_owned()));
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "hello"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let events = session_events(&json_lines(&stdout));
+    let message = events.last().unwrap()["errorMessage"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.starts_with(
+            "Context overflow recovery failed: Nothing to compact (session too small). The model's context window is 4000 tokens; the system prompt and tool definitions take about "
+        ),
+        "{message}"
+    );
+    let numbers: Vec<u64> = message
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let [window, fixed, messages] = numbers[..] else {
+        panic!("three figures: {message}");
+    };
+    assert_eq!(window, 4000);
+    assert!(fixed > 1000, "seven tools and the prompt: {message}");
+    assert!(messages < 100, "one short prompt: {message}");
+    assert!(message.ends_with("(--tools)."), "{message}");
+    assert!(stderr.contains(&message), "{stderr}");
+}
+
 #[test]
 fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
     for wire in WIRES {

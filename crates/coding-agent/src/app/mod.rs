@@ -436,11 +436,7 @@ impl AgentSession {
         let settings = self.recovery();
         let (model, provider) = self.current();
         let window = settings.window_for(&model);
-        let fixed = fixed_tokens(
-            self.inner.agent.system_prompt().as_deref(),
-            self.inner.agent.tools().definitions(),
-        );
-        let budget = settings.compaction.budget(window, fixed);
+        let budget = settings.compaction.budget(window, self.fixed_tokens());
         let tokens_before = self.context_tokens();
         let plan = {
             let session = self.session();
@@ -453,6 +449,20 @@ impl AgentSession {
         session.append_compaction(&result)?;
         self.inner.agent.set_messages(session.messages());
         Ok(result)
+    }
+
+    /// The tokens every request carries besides the messages: the system
+    /// prompt and the tool definitions.
+    pub fn fixed_tokens(&self) -> u64 {
+        fixed_tokens(
+            self.inner.agent.system_prompt().as_deref(),
+            self.inner.agent.tools().definitions(),
+        )
+    }
+
+    /// The context window of the model in use, in tokens.
+    pub fn context_window(&self) -> u64 {
+        self.recovery().window_for(&self.model())
     }
 
     /// The context's size in tokens now (see [`crate::compaction::tokens`]).
