@@ -14,6 +14,7 @@ use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
@@ -54,14 +55,13 @@ pub struct FindArgs {
 pub type FindTool = OpsTool<dyn FindOperations>;
 
 /// What `find` reports besides its text (Pi's `FindToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FindDetails {
     /// The result limit, when it was reached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_limit_reached: Option<usize>,
     /// How the list was cut to 50 KB, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
 }
 

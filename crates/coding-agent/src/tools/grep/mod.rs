@@ -13,6 +13,7 @@ use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
@@ -62,17 +63,15 @@ pub struct GrepArgs {
 pub type GrepTool = OpsTool<dyn GrepOperations>;
 
 /// What `grep` reports besides its text (Pi's `GrepToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrepDetails {
     /// The match limit, when it was reached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_limit_reached: Option<usize>,
     /// How the output was cut to 50 KB, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
     /// Some lines were cut to 500 characters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines_truncated: Option<bool>,
 }
 

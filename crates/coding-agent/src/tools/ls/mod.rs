@@ -8,6 +8,7 @@ use agent_core::{AgentToolResult, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use self::collate::collation_key;
 use self::ops::LsOperations;
@@ -52,18 +53,14 @@ pub struct LsArgs {
 pub type LsTool = OpsTool<dyn LsOperations>;
 
 /// What `ls` reports besides its text (Pi's `LsToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LsDetails {
     /// The entry limit, when it was reached.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number::serialize_option"
-    )]
+    #[serde(serialize_with = "js_number::serialize_option")]
     pub entry_limit_reached: Option<f64>,
     /// How the listing was cut to 50 KB, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
 }
 
