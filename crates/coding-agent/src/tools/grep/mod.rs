@@ -9,7 +9,6 @@
 
 pub mod ops;
 
-use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,7 +16,7 @@ use serde_with::skip_serializing_none;
 
 use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
-use crate::render::result::{ListKind, list_lines};
+use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
@@ -35,6 +34,12 @@ const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching 
 /// `grep` as the model and the system prompt know it.
 pub const SPEC: ToolSpec = ToolSpec {
     prompt_snippet: Some("Search file contents for patterns (respects .gitignore)"),
+    list_result: Some(ListKind {
+        singular: "match",
+        plural: "matches",
+        empty: NO_MATCHES,
+        is_item: is_match_line,
+    }),
     ..ToolSpec::new("grep", "Grep", DESCRIPTION)
 };
 
@@ -118,23 +123,6 @@ impl TypedTool for GrepTool {
             call::number_qualifier(args, "limit"),
         ];
         vec![call::with_qualifiers(line, qualifiers)]
-    }
-
-    /// The number of matches and the first lines (all when expanded).
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        _details: Option<&GrepDetails>,
-        is_error: bool,
-        options: RenderOptions,
-    ) -> Vec<StyledLine> {
-        let kind = ListKind {
-            singular: "match",
-            plural: "matches",
-            empty: NO_MATCHES,
-            is_item: is_match_line,
-        };
-        list_lines(result, is_error, kind, options)
     }
 
     async fn run(
