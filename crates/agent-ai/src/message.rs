@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 /// Milliseconds since the Unix epoch, as Pi stamps its messages.
 pub fn now_millis() -> u64 {
@@ -13,13 +14,13 @@ pub fn now_millis() -> u64 {
 }
 
 /// A block of plain text.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextContent {
     /// The text itself.
     pub text: String,
     /// Provider signature for the block, when the provider sends one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_signature: Option<String>,
 }
 
@@ -34,20 +35,20 @@ pub struct ImageContent {
 }
 
 /// Model reasoning shown as thinking.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingContent {
     /// The reasoning text.
     pub thinking: String,
     /// Provider signature needed to replay the block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_signature: Option<String>,
     /// True when the provider redacted the reasoning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redacted: Option<bool>,
 }
 
 /// A request from the model to run one tool.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
@@ -58,7 +59,6 @@ pub struct ToolCall {
     /// Raw arguments as the model sent them (normally an object).
     pub arguments: Value,
     /// Provider signature (Gemini) to replay with the call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
     /// `Some(true)` when the model wrote this call as text (a JSON object or a
     /// `<tool_call>` block) and the provider recovered it; serialized as
@@ -213,6 +213,7 @@ impl UserMessage {
 }
 
 /// A message from the model.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
@@ -225,10 +226,8 @@ pub struct AssistantMessage {
     /// The model id requested.
     pub model: String,
     /// The model id the provider reported, when different.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_model: Option<String>,
     /// The provider's id for the response.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
     /// Token usage.
     #[serde(default)]
@@ -236,7 +235,6 @@ pub struct AssistantMessage {
     /// Why the model stopped.
     pub stop_reason: StopReason,
     /// What went wrong, when `stop_reason` is `error` or `aborted`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// Milliseconds since the epoch.
     pub timestamp: u64,
@@ -287,6 +285,7 @@ impl AssistantMessage {
 }
 
 /// The result of one tool call, sent back to the model.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
@@ -297,7 +296,6 @@ pub struct ToolResultMessage {
     /// What the model reads.
     pub content: Vec<Content>,
     /// Structured data for UIs and logs; never sent to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     /// True when the call failed at any step.
     pub is_error: bool,

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 use tokio_util::sync::CancellationToken;
 
 use crate::message::{AssistantContent, AssistantMessage, Message, StopReason, ToolCall};
@@ -61,11 +62,11 @@ impl Model {
 /// the same `Arc`s as the agent that sends it, so building one costs the same
 /// at turn 300 as at turn 1. Build it with [`Context::new`] from owned
 /// vectors, or share existing `Arc`s through the fields.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Context {
     /// The system prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<Arc<str>>,
     /// The conversation so far.
     pub messages: Arc<Vec<Message>>,
@@ -74,12 +75,10 @@ pub struct Context {
     pub tools: Arc<[Tool]>,
     /// How hard a reasoning model should think (`None` or `off`: the wire
     /// default); ignored for a model without [`Model::reasoning`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ThinkingLevel>,
     /// At most this many tokens for the answer, below the provider's own
     /// limit: a compaction's summary request caps the summary so that it
     /// fits the window it is written for. `None`: the provider's limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
 }
 

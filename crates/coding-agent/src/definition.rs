@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::cancel::ABORTED;
 
+use crate::render::result::{ListKind, list_lines};
 use crate::render::{RenderOptions, StyledLine, generic};
 
 /// Everything a tool's `execute` gets besides its arguments. Made per call.
@@ -265,7 +266,7 @@ impl From<ToolFailure<Value>> for ToolError {
 /// the texts around it, and how it takes cancellation. One `const` a tool,
 /// built from [`ToolSpec::new`] with the fields that differ, so the defaults
 /// are written once, here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct ToolSpec {
     /// The name the model calls.
     pub name: &'static str,
@@ -283,12 +284,16 @@ pub struct ToolSpec {
     pub on_cancel: OnCancel,
     /// Whether this tool may share a batch with others.
     pub execution_mode: ExecutionMode,
+    /// The words of a list tool's result (grep, find, ls): its result shows
+    /// as the number of items and the first lines (all when expanded).
+    /// `None`: the generic result.
+    pub list_result: Option<ListKind>,
 }
 
 impl ToolSpec {
     /// A tool with these name, label and description and the defaults: no
     /// prompt snippet or guidelines, [`ABORTED`] when cancelled, cancellation
-    /// answered at once ([`OnCancel::Abort`]), run in parallel.
+    /// answered at once ([`OnCancel::Abort`]), run in parallel, not a list.
     pub const fn new(name: &'static str, label: &'static str, description: &'static str) -> Self {
         ToolSpec {
             name,
@@ -299,6 +304,7 @@ impl ToolSpec {
             aborted: ABORTED,
             on_cancel: OnCancel::Abort,
             execution_mode: ExecutionMode::Parallel,
+            list_result: None,
         }
     }
 }
@@ -338,7 +344,8 @@ pub trait TypedTool: Send + Sync + 'static {
     /// How a result shows in a terminal; see
     /// [`ToolDefinition::render_result`]. `details` are the result's details
     /// when they parse as [`Self::Details`](TypedTool::Details) (a hook may
-    /// have replaced them).
+    /// have replaced them). By default: [`ToolSpec::list_result`]'s list, or
+    /// the generic result.
     fn render_result(
         &self,
         result: &AgentToolResult,
@@ -347,7 +354,10 @@ pub trait TypedTool: Send + Sync + 'static {
         options: RenderOptions,
     ) -> Vec<StyledLine> {
         let _ = details;
-        generic::result_lines(result, is_error, options)
+        match Self::SPEC.list_result {
+            Some(kind) => list_lines(result, is_error, kind, options),
+            None => generic::result_lines(result, is_error, options),
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use agent_ai::{AssistantMessage, ThinkingLevel};
 use agent_core::AgentEvent;
 use serde::Serialize;
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 use tokio::sync::mpsc;
 
 use crate::guard::record::CallDecision;
@@ -28,6 +29,7 @@ pub enum CompactionReason {
 /// One event of a session. Its JSON shape (Pi's, what RPC and `--mode json`
 /// write) is derived: `type` is the variant's name in snake case, the
 /// fields are camel case, and a missing optional field is left out.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 #[serde(
     tag = "type",
@@ -56,7 +58,6 @@ pub enum SessionEvent {
         /// The retries made.
         attempt: u32,
         /// The last error, when they failed (`Retry cancelled` when cancelled).
-        #[serde(skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
         /// The failed answer, saved now that no retry replaces it.
         #[serde(skip)]
@@ -81,14 +82,12 @@ pub enum SessionEvent {
         /// Why it ran.
         reason: CompactionReason,
         /// The summary and what was kept, when it succeeded.
-        #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<CompactionResult>,
         /// It was cancelled.
         aborted: bool,
         /// The failed turn is asked again now (overflow recovery).
         will_retry: bool,
         /// What went wrong, when it failed.
-        #[serde(skip_serializing_if = "Option::is_none")]
         error_message: Option<String>,
     },
     /// The session's thinking level changed (Pi's `thinking_level_changed`).

@@ -3,6 +3,7 @@
 //! (a `custom` entry, which readers that do not know it skip).
 
 use serde::Serialize;
+use serde_with::skip_serializing_none;
 
 use super::approval::{ApprovalAnswer, RuleScope};
 use super::policy::Decision;
@@ -55,6 +56,7 @@ impl From<&ApprovalAnswer> for Answer {
 }
 
 /// The guard's decision about one call.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallDecision {
@@ -69,10 +71,8 @@ pub struct CallDecision {
     /// Why: the policy's reason, the hook's, or what the model reads of a refusal.
     pub reason: String,
     /// The settings or flag rule that decided, or the rule an approval added.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// The approver's answer, when the call was asked about.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<Answer>,
 }
 

@@ -11,8 +11,10 @@ use agent_core::{AgentToolResult, ToolError};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde::Serialize;
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 /// What an MCP call's result carries for UIs and logs (never sent to the model).
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpCallDetails {
@@ -21,7 +23,6 @@ pub struct McpCallDetails {
     /// The tool's name on the server.
     pub tool: String,
     /// The server's `structuredContent`, when it sent one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
 }
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use agent_ai::Tool;
 use agent_ai::validate::ToolValidator;
 use serde::Serialize;
+use serde_with::skip_serializing_none;
 
 use super::client::{Connection, OnToolsChanged};
 use super::config::{ServerConfig, Source, Transport};
@@ -64,6 +65,7 @@ struct NamedTool {
 }
 
 /// What `/mcp` and RPC `get_state` show for one server.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
@@ -74,7 +76,6 @@ pub struct ServerStatus {
     /// `failed` or `disabled`.
     pub status: &'static str,
     /// Why it failed or stopped.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Its tools, by the names the model calls them.
     pub tools: Vec<String>,

@@ -7,6 +7,7 @@ use agent_ai::message::now_millis;
 use agent_ai::{Content, Message, UserContent, UserMessage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use super::ids::{iso_timestamp, uuid_v4};
 
@@ -14,6 +15,7 @@ use super::ids::{iso_timestamp, uuid_v4};
 pub const SESSION_VERSION: u32 = 3;
 
 /// The first line of a session file.
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader {
@@ -21,7 +23,6 @@ pub struct SessionHeader {
     #[serde(rename = "type")]
     pub kind: String,
     /// Format version (absent in Pi's version 1 files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u32>,
     /// The session's UUID.
     pub id: String,
@@ -31,7 +32,6 @@ pub struct SessionHeader {
     #[serde(default)]
     pub cwd: String,
     /// The session this one was started from, when there was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
 }
 
@@ -51,6 +51,7 @@ impl SessionHeader {
 
 /// A user `bash` run as Pi records it (`role: "bashExecution"`); the model
 /// sees it as a user message (see [`bash_execution_text`]).
+#[skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashExecution {
@@ -61,19 +62,16 @@ pub struct BashExecution {
     /// Its output (the tail, when truncated).
     pub output: String,
     /// Its exit code; absent when it was cancelled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// Whether it was cancelled.
     pub cancelled: bool,
     /// Whether `output` is only the tail.
     pub truncated: bool,
     /// Where the whole output is, when truncated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
     /// Milliseconds since the epoch.
     pub timestamp: u64,
     /// Kept out of the model's context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_from_context: Option<bool>,
 }
 

@@ -22,6 +22,7 @@ use agent_core::{AgentToolResult, UpdateSink};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
@@ -114,17 +115,15 @@ pub type BashTool = OpsTool<dyn BashOperations, BashToolOptions>;
 
 /// What `bash` reports besides its text: Pi's `truncation` and
 /// `fullOutputPath` when the output was cut, and how a failed command ended.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashDetails {
     /// How the output was cut to its tail, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
     /// The file holding the whole output, when it was cut.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<PathBuf>,
     /// How a failed command ended; absent on success and while it runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<CommandEnd>,
 }
 

@@ -12,6 +12,7 @@ use agent_core::{AgentToolResult, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use serde_with::skip_serializing_none;
 
 pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
 use self::diff_view::diff_lines;
@@ -76,13 +77,13 @@ pub struct EditEntry {
 pub type EditTool = OpsTool<dyn EditOperations>;
 
 /// What `edit` reports besides its text (Pi's `EditToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EditDetails {
     /// Pi's numbered diff of the change.
     pub diff: String,
     /// The first line that changed (1-based), when one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_changed_line: Option<usize>,
 }
 

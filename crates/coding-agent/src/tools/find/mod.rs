@@ -10,14 +10,14 @@
 
 pub mod ops;
 
-use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
-use crate::render::result::{ListKind, list_lines};
+use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
@@ -35,6 +35,12 @@ const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching fi
 /// `find` as the model and the system prompt know it.
 pub const SPEC: ToolSpec = ToolSpec {
     prompt_snippet: Some("Find files by glob pattern (respects .gitignore)"),
+    list_result: Some(ListKind {
+        singular: "file",
+        plural: "files",
+        empty: NO_FILES,
+        is_item: |_| true,
+    }),
     ..ToolSpec::new("find", "Find", DESCRIPTION)
 };
 
@@ -54,14 +60,13 @@ pub struct FindArgs {
 pub type FindTool = OpsTool<dyn FindOperations>;
 
 /// What `find` reports besides its text (Pi's `FindToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FindDetails {
     /// The result limit, when it was reached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_limit_reached: Option<usize>,
     /// How the list was cut to 50 KB, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
 }
 
@@ -85,23 +90,6 @@ impl TypedTool for FindTool {
         let line = call::with_main_arg(call::header("find"), call::str_arg(args, "pattern"));
         let qualifiers = [call::in_path(args), call::number_qualifier(args, "limit")];
         vec![call::with_qualifiers(line, qualifiers)]
-    }
-
-    /// The number of files and the first lines (all when expanded).
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        _details: Option<&FindDetails>,
-        is_error: bool,
-        options: RenderOptions,
-    ) -> Vec<StyledLine> {
-        let kind = ListKind {
-            singular: "file",
-            plural: "files",
-            empty: NO_FILES,
-            is_item: |_| true,
-        };
-        list_lines(result, is_error, kind, options)
     }
 
     async fn run(

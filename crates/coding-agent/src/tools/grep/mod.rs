@@ -9,14 +9,14 @@
 
 pub mod ops;
 
-use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
-use crate::render::result::{ListKind, list_lines};
+use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
@@ -34,6 +34,12 @@ const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching 
 /// `grep` as the model and the system prompt know it.
 pub const SPEC: ToolSpec = ToolSpec {
     prompt_snippet: Some("Search file contents for patterns (respects .gitignore)"),
+    list_result: Some(ListKind {
+        singular: "match",
+        plural: "matches",
+        empty: NO_MATCHES,
+        is_item: is_match_line,
+    }),
     ..ToolSpec::new("grep", "Grep", DESCRIPTION)
 };
 
@@ -62,17 +68,15 @@ pub struct GrepArgs {
 pub type GrepTool = OpsTool<dyn GrepOperations>;
 
 /// What `grep` reports besides its text (Pi's `GrepToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrepDetails {
     /// The match limit, when it was reached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_limit_reached: Option<usize>,
     /// How the output was cut to 50 KB, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
     /// Some lines were cut to 500 characters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines_truncated: Option<bool>,
 }
 
@@ -119,23 +123,6 @@ impl TypedTool for GrepTool {
             call::number_qualifier(args, "limit"),
         ];
         vec![call::with_qualifiers(line, qualifiers)]
-    }
-
-    /// The number of matches and the first lines (all when expanded).
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        _details: Option<&GrepDetails>,
-        is_error: bool,
-        options: RenderOptions,
-    ) -> Vec<StyledLine> {
-        let kind = ListKind {
-            singular: "match",
-            plural: "matches",
-            empty: NO_MATCHES,
-            is_item: is_match_line,
-        };
-        list_lines(result, is_error, kind, options)
     }
 
     async fn run(

@@ -4,15 +4,16 @@
 pub mod collate;
 pub mod ops;
 
-use agent_core::{AgentToolResult, ToolError};
+use agent_core::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use self::collate::collation_key;
 use self::ops::LsOperations;
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
-use crate::render::result::{ListKind, list_lines};
+use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::fs_error::FsError;
 use crate::support::js_number;
@@ -28,6 +29,12 @@ with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 e
 /// `ls` as the model and the system prompt know it.
 pub const SPEC: ToolSpec = ToolSpec {
     prompt_snippet: Some("List directory contents"),
+    list_result: Some(ListKind {
+        singular: "entry",
+        plural: "entries",
+        empty: EMPTY_DIRECTORY,
+        is_item: |_| true,
+    }),
     ..ToolSpec::new("ls", "Ls", DESCRIPTION)
 };
 
@@ -52,18 +59,14 @@ pub struct LsArgs {
 pub type LsTool = OpsTool<dyn LsOperations>;
 
 /// What `ls` reports besides its text (Pi's `LsToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LsDetails {
     /// The entry limit, when it was reached.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "js_number::serialize_option"
-    )]
+    #[serde(serialize_with = "js_number::serialize_option")]
     pub entry_limit_reached: Option<f64>,
     /// How the listing was cut to 50 KB, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
 }
 
@@ -159,23 +162,6 @@ impl TypedTool for LsTool {
             line,
             [call::number_qualifier(args, "limit")],
         )]
-    }
-
-    /// The number of entries and the first lines (all when expanded).
-    fn render_result(
-        &self,
-        result: &AgentToolResult,
-        _details: Option<&LsDetails>,
-        is_error: bool,
-        options: RenderOptions,
-    ) -> Vec<StyledLine> {
-        let kind = ListKind {
-            singular: "entry",
-            plural: "entries",
-            empty: EMPTY_DIRECTORY,
-            is_item: |_| true,
-        };
-        list_lines(result, is_error, kind, options)
     }
 }
 

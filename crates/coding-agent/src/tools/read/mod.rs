@@ -20,6 +20,7 @@ use agent_core::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use self::lines::LineWindow;
 use self::ops::{ReadError, ReadOperations};
@@ -80,10 +81,10 @@ impl Default for ReadToolOptions {
 pub type ReadTool = OpsTool<dyn ReadOperations, ReadToolOptions>;
 
 /// What `read` reports besides its text (Pi's `ReadToolDetails`).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReadDetails {
     /// How the text was cut to the line and byte limits, when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
 }
 
