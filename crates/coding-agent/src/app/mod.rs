@@ -443,10 +443,10 @@ impl AgentSession {
             crate::compaction::plan(&session.branch(), budget, tokens_before)?
         };
         let reasoning = Some(self.thinking_level());
-        let result =
+        let mut result =
             crate::compaction::summarise(plan, focus, &model, &provider, reasoning, cancel).await?;
         let mut session = self.session();
-        session.append_compaction(&result)?;
+        session.append_compaction(&mut result)?;
         self.inner.agent.set_messages(session.messages());
         Ok(result)
     }

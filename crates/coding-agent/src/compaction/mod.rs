@@ -193,8 +193,10 @@ impl Budget {
 /// What a compaction summarises and keeps, taken from the session's branch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// The id of the first entry kept.
-    pub first_kept_entry_id: String,
+    /// The id of the first entry kept; `None` when nothing is kept (the
+    /// compaction entry then names itself, see
+    /// [`SessionManager::append_compaction`](crate::session::SessionManager::append_compaction)).
+    pub first_kept_entry_id: Option<String>,
     /// Whole turns to summarise.
     pub history: Vec<Message>,
     /// The beginning of a split turn, summarised apart.
@@ -244,14 +246,14 @@ pub fn plan(
         })
         .collect();
     let cut = find_cut(&sized, start, budget.keep);
-    if !cut.summarises_anything() || cut.first_kept >= branch.len() {
+    if !cut.summarises_anything() {
         return Err(CompactionError::NothingToCompact);
     }
-    let first_kept_entry_id = branch[cut.first_kept]
-        .get("id")
+    let first_kept_entry_id = branch
+        .get(cut.first_kept)
+        .and_then(|entry| entry.get("id"))
         .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
+        .map(str::to_owned);
     let take = |range: std::ops::Range<usize>| -> Vec<Message> {
         messages[range].iter().flatten().cloned().collect()
     };
@@ -375,7 +377,7 @@ pub async fn summarise(
             &plan.details.read_files,
             &plan.details.modified_files,
         ),
-        first_kept_entry_id: plan.first_kept_entry_id,
+        first_kept_entry_id: plan.first_kept_entry_id.unwrap_or_default(),
         tokens_before: plan.tokens_before,
         details: plan.details,
     })
@@ -502,7 +504,7 @@ mod tests {
         ];
         let branch: Vec<&Value> = entries.iter().collect();
         let plan = plan(&branch, keep(100), 500).unwrap();
-        assert_eq!(plan.first_kept_entry_id, "u2");
+        assert_eq!(plan.first_kept_entry_id.as_deref(), Some("u2"));
         assert_eq!(plan.history.len(), 2);
         assert!(plan.turn_prefix.is_empty());
         assert_eq!(
@@ -544,7 +546,7 @@ mod tests {
         ];
         let branch: Vec<&Value> = entries.iter().collect();
         let plan = plan(&branch, keep(100), 500).unwrap();
-        assert_eq!(plan.first_kept_entry_id, "u3");
+        assert_eq!(plan.first_kept_entry_id.as_deref(), Some("u3"));
         assert_eq!(plan.history.len(), 2, "u2 and a2; u1 and a1 are in S1");
         assert_eq!(plan.previous_summary.as_deref(), Some("S1"));
         assert_eq!(plan.details.read_files, ["old.rs"]);

@@ -232,13 +232,21 @@ impl SessionManager {
     }
 
     /// Records a compaction (Pi's `compaction` entry); [`SessionManager::messages`]
-    /// is then the summary and the kept messages.
+    /// is then the summary and the kept messages. A result that keeps
+    /// nothing (an empty `first_kept_entry_id`) gets the entry's own id
+    /// there: kept are the entries from that one up to the compaction, none.
+    /// Pi rebuilds such a context the same way.
     pub fn append_compaction(
         &mut self,
-        result: &super::CompactionResult,
+        result: &mut super::CompactionResult,
     ) -> Result<(), SessionError> {
-        self.append_fields(
+        let id = self.fresh_id();
+        if result.first_kept_entry_id.is_empty() {
+            result.first_kept_entry_id = id.clone();
+        }
+        self.append_fields_with_id(
             "compaction",
+            id,
             [
                 ("summary", json!(result.summary)),
                 ("firstKeptEntryId", json!(result.first_kept_entry_id)),
@@ -341,6 +349,17 @@ impl SessionManager {
         fields: impl IntoIterator<Item = (&'a str, Value)>,
     ) -> Result<(), SessionError> {
         let id = self.fresh_id();
+        self.append_fields_with_id(kind, id, fields)
+    }
+
+    /// [`Self::append_fields`] with an id the caller took from
+    /// [`Self::fresh_id`].
+    fn append_fields_with_id<'a>(
+        &mut self,
+        kind: &str,
+        id: String,
+        fields: impl IntoIterator<Item = (&'a str, Value)>,
+    ) -> Result<(), SessionError> {
         let mut entry = json!({
             "type": kind,
             "id": id,
