@@ -138,7 +138,7 @@ pub async fn run_prompt(
             }
         }
         let settings = session.recovery();
-        let window = settings.window_for(&session.model());
+        let window = session.context_window();
         let next = chain.next(&answer, &settings, window, session.context_tokens());
         let error = answer.error_message.clone().unwrap_or_default();
         match next {

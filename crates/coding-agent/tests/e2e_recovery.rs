@@ -1099,6 +1099,15 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     rpc.finish();
 }
 
+/// The transcript line of the result of `call_id` as `request` sent it.
+fn sent_result(wire: Wire, request: &Request, call_id: &str) -> String {
+    let prefix = format!("tool {call_id}: ");
+    wire.transcript(&request.body)
+        .into_iter()
+        .find(|line| line.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no result of {call_id} was sent"))
+}
+
 /// A tool result far larger than the window is cut on its way to the model
 /// (head, notice, tail; the full text in the file the notice names), while
 /// the session keeps it whole (`docs/DEVIATIONS.md` S8).
@@ -1124,11 +1133,7 @@ fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
         let (status, _, stderr) = Running::spawn(command).finish();
         assert!(status.success(), "{wire:?}: {stderr}");
         let requests = server.requests();
-        let sent = wire.transcript(&requests[1].body);
-        let result = sent
-            .iter()
-            .find(|line| line.starts_with("tool call_big: "))
-            .unwrap();
+        let result = sent_result(wire, &requests[1], "call_big");
         assert!(result.len() < 7000, "{wire:?}: {} chars sent", result.len());
         assert!(result.contains("line 0001 of the big file"), "{wire:?}");
         assert!(result.contains("line 1500 of the big file"), "{wire:?}");
@@ -1185,11 +1190,7 @@ fn a_result_that_fits_only_without_the_system_prompt_and_tools_is_cut() {
         "the request is about {} tokens, past the window",
         body.len() / 4
     );
-    let sent = wire.transcript(&requests[1].body);
-    let result = sent
-        .iter()
-        .find(|line| line.starts_with("tool call_mid: "))
-        .unwrap();
+    let result = sent_result(wire, &requests[1], "call_mid");
     assert!(result.contains("characters cut here to fit the model's context window"));
     assert!(result.contains("line 0001 of the mid file"));
     assert!(result.contains("line 0400 of the mid file"));

@@ -630,7 +630,7 @@ fn session_stats(session: &AgentSession) -> Value {
     let (input, output) = (sum(|u| u.input), sum(|u| u.output));
     let (cache_read, cache_write) = (sum(|u| u.cache_read), sum(|u| u.cache_write));
     let cost: f64 = answers().map(|a| a.usage.cost.total).sum();
-    let window = session.recovery().window_for(&session.model());
+    let window = session.context_window();
     let tokens = session.context_tokens();
     strip_nulls(json!({
         "sessionFile": session.session_file(),
