@@ -1159,6 +1159,56 @@ fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
     }
 }
 
+/// A result that fits by the estimate (four characters a token) but not
+/// beside what the server counted of the request before it is cut: the
+/// server's count wins where it is larger (a tokenizer that splits digits
+/// finely counts a fifth more than the estimate). Here the read call's
+/// answer reports 2,000 tokens of input, where the estimate of that request
+/// is about 600; a result of 2,000 estimated tokens fits 3,000 usable tokens
+/// beside the estimate, not beside the count.
+#[test]
+fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
+    for wire in WIRES {
+        let sandbox = Sandbox::new();
+        settings_with_window(&sandbox, 4000);
+        let text: String = (1..=250)
+            .map(|n| format!("line {n:04} of the dense file\n"))
+            .collect();
+        assert!((7000..9000).contains(&text.len()), "{}", text.len());
+        std::fs::write(sandbox.work.join("dense.txt"), &text).unwrap();
+        let server = ModelServer::start(move |request| match request.index {
+            0 => Reply::Events(with_input_tokens(
+                wire.events(&Answer::call(
+                    "call_dense",
+                    "read",
+                    json!({"path": "dense.txt"}),
+                )),
+                2000,
+            )),
+            _ => Reply::Events(wire.events(&Answer::text(&["ok"]))),
+        });
+        let mut command = sandbox.command(wire, &server);
+        command.args(["--mode", "json", "--tools", "read", "read dense.txt"]);
+        let (status, _, stderr) = Running::spawn(command).finish();
+        assert!(status.success(), "{wire:?}: {stderr}");
+        let requests = server.requests();
+        let estimate = requests[0].body.to_string().len() / 4;
+        assert!(
+            estimate + text.len() / 4 < 3000,
+            "{wire:?}: the estimate alone ({estimate} + {}) must fit",
+            text.len() / 4
+        );
+        let result = sent_result(wire, &requests[1], "call_dense");
+        assert!(
+            result.contains("characters cut here to fit the model's context window"),
+            "{wire:?}: {} chars sent whole",
+            result.len()
+        );
+        assert!(result.contains("line 0001 of the dense file"), "{wire:?}");
+        assert!(result.contains("line 0250 of the dense file"), "{wire:?}");
+    }
+}
+
 /// The system prompt and the seven tools' definitions (about 1,700 tokens)
 /// go with every request. A result of about 2,700 tokens fits a 4000 window
 /// less its reserve (3000) beside the messages alone, but not beside them:

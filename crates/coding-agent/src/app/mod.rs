@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::compaction::oversize::fit_tool_results;
-use crate::compaction::tokens::{estimate_tokens, fixed_tokens};
+use crate::compaction::tokens::{fixed_tokens, request_tokens};
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::guard::Guard;
@@ -890,18 +890,26 @@ pub fn default_tool_names() -> Vec<String> {
 /// sent as it is shared (nothing to cut, no copy). What is left for the
 /// messages is the window less the reserve and less the system prompt and
 /// tool definitions every request carries: in a small window those are a
-/// large share (about 1,700 of 4,096 tokens with the seven tools).
+/// large share (about 1,700 of 4,096 tokens with the seven tools). What the
+/// messages take is the server's count where it gave one
+/// ([`request_tokens`]): an estimate alone can be a fifth short, and a
+/// result that fits by it can still overflow the window.
 fn fit_to_window(recovery: &Mutex<RecoverySettings>, model: &Model, context: Context) -> Context {
     let settings = *lock(recovery);
     let window = settings.window_for(model);
     let (reserve, _) = settings.compaction.scaled(window);
     let fixed = fixed_tokens(context.system_prompt.as_deref(), &context.tools);
-    let usable = window.saturating_sub(reserve).saturating_sub(fixed);
-    let total: u64 = context.messages.iter().map(estimate_tokens).sum();
+    let total = request_tokens(&context.messages, fixed);
+    let usable = window.saturating_sub(reserve);
     if total <= usable {
         return context;
     }
-    let messages = fit_tool_results(context.messages.to_vec(), usable, &std::env::temp_dir());
+    let messages = fit_tool_results(
+        context.messages.to_vec(),
+        total - fixed,
+        usable.saturating_sub(fixed),
+        &std::env::temp_dir(),
+    );
     Context {
         messages: Arc::new(messages),
         ..context

@@ -17,10 +17,14 @@ use crate::session::blocks_text;
 use crate::support::safe_name::underscore_unsafe;
 
 /// `messages` with every oversized tool result cut (see the module docs);
-/// `usable` is the window less the reserve, in tokens. Full outputs go to
-/// `spill_dir`.
-pub fn fit_tool_results(messages: Vec<Message>, usable: u64, spill_dir: &Path) -> Vec<Message> {
-    let total: u64 = messages.iter().map(estimate_tokens).sum();
+/// `usable` is what the window leaves for them, `total` what they take, in
+/// tokens. Full outputs go to `spill_dir`.
+pub fn fit_tool_results(
+    messages: Vec<Message>,
+    total: u64,
+    usable: u64,
+    spill_dir: &Path,
+) -> Vec<Message> {
     let cap = usable / 2;
     messages
         .into_iter()
@@ -29,7 +33,7 @@ pub fn fit_tool_results(messages: Vec<Message>, usable: u64, spill_dir: &Path) -
                 return message;
             };
             let tokens = estimate_tokens(&Message::ToolResult(result.clone()));
-            let left = usable.saturating_sub(total - tokens);
+            let left = usable.saturating_sub(total.saturating_sub(tokens));
             if tokens > cap && tokens > left {
                 Message::ToolResult(cut(result, cap, spill_dir))
             } else {
@@ -105,6 +109,10 @@ mod tests {
         })
     }
 
+    fn total(messages: &[Message]) -> u64 {
+        messages.iter().map(estimate_tokens).sum()
+    }
+
     fn text_of(message: &Message) -> String {
         match message {
             Message::ToolResult(result) => blocks_text(&result.content),
@@ -120,7 +128,8 @@ mod tests {
             UserMessage::text("run it").into(),
             result("call/1", huge.clone()),
         ];
-        let fitted = fit_tool_results(messages, 2000, dir.path());
+        let total = total(&messages);
+        let fitted = fit_tool_results(messages, total, 2000, dir.path());
         let path = dir.path().join("coding-agent-result-call_1.txt");
         let text = text_of(&fitted[1]);
         let expected = format!(
@@ -143,7 +152,8 @@ mod tests {
             UserMessage::text("z".repeat(10_000)).into(),
             result("c1", big.clone()),
         ];
-        let fitted = fit_tool_results(messages, 3000, dir.path());
+        let total = total(&messages);
+        let fitted = fit_tool_results(messages, total, 3000, dir.path());
         assert_eq!(text_of(&fitted[1]), big);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }

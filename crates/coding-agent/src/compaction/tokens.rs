@@ -62,7 +62,33 @@ pub fn usage_tokens(usage: &Usage) -> u64 {
 /// context before it) plus estimates of every message after it; estimates of
 /// all messages when there is no such usage.
 pub fn context_tokens(messages: &[Message], not_before: u64) -> u64 {
-    let last_usage = messages.iter().enumerate().rev().find_map(|(i, message)| {
+    counted_tokens(messages, not_before)
+        .unwrap_or_else(|| messages.iter().map(estimate_tokens).sum())
+}
+
+/// The tokens a request of `messages` will hold with the `fixed` tokens of
+/// its system prompt and tools: the server's count of it as far as the last
+/// answer goes plus estimates of what came after, or the estimate of all of
+/// it, whichever is larger. The count corrects an estimate that is short
+/// (text full of digits is nearer three characters a token than four); the
+/// estimate stands in for a server that counts nothing, or less than it
+/// reads.
+///
+/// A request's context starts with the latest compaction's summary, stamped
+/// with the compaction's time, or else with the session's first prompt:
+/// usage older than its first message counted another context and is left
+/// out.
+pub fn request_tokens(messages: &[Message], fixed: u64) -> u64 {
+    let estimated = fixed + messages.iter().map(estimate_tokens).sum::<u64>();
+    let since = messages.first().map_or(0, timestamp);
+    let counted = counted_tokens(messages, since.saturating_sub(1)).unwrap_or(0);
+    estimated.max(counted)
+}
+
+/// The last usage reported after `not_before` plus estimates of every
+/// message after it; `None` without such usage.
+fn counted_tokens(messages: &[Message], not_before: u64) -> Option<u64> {
+    let (at, base) = messages.iter().enumerate().rev().find_map(|(i, message)| {
         let Message::Assistant(assistant) = message else {
             return None;
         };
@@ -72,9 +98,16 @@ pub fn context_tokens(messages: &[Message], not_before: u64) -> u64 {
         ) && assistant.timestamp > not_before;
         let tokens = usage_tokens(&assistant.usage);
         (counted && tokens > 0).then_some((i, tokens))
-    });
-    let (from, base) = last_usage.map_or((0, 0), |(i, tokens)| (i + 1, tokens));
-    base + messages[from..].iter().map(estimate_tokens).sum::<u64>()
+    })?;
+    Some(base + messages[at + 1..].iter().map(estimate_tokens).sum::<u64>())
+}
+
+fn timestamp(message: &Message) -> u64 {
+    match message {
+        Message::User(user) => user.timestamp,
+        Message::Assistant(assistant) => assistant.timestamp,
+        Message::ToolResult(result) => result.timestamp,
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +173,28 @@ mod tests {
         assert_eq!(context_tokens(&messages, 0), 1000 + 20);
         // Usage from before the last compaction does not count.
         assert_eq!(context_tokens(&messages, 10), 10 + 1 + 20);
+    }
+
+    #[test]
+    fn a_request_counts_as_the_larger_of_the_servers_count_and_the_estimate() {
+        let prompt = |text: &str, timestamp: u64| {
+            let mut user = agent_ai::UserMessage::text(text);
+            user.timestamp = timestamp;
+            Message::User(user)
+        };
+        // The server counted 900 where the estimate of the same is 10 + 1.
+        let counted = vec![prompt(&"x".repeat(40), 5), answer("ok", 900, 6)];
+        assert_eq!(request_tokens(&counted, 50), 900);
+        // A server that counts less than the estimate does not shrink it.
+        let short = vec![prompt(&"x".repeat(4000), 5), answer("ok", 30, 6)];
+        assert_eq!(request_tokens(&short, 50), 50 + 1000 + 1);
+        // An answer as old as the first message counts (same millisecond).
+        let same = vec![prompt("x", 6), answer("ok", 900, 6)];
+        assert_eq!(request_tokens(&same, 50), 900);
+        // Usage older than the context's first message (a compaction's
+        // summary) counted another context.
+        let stale = vec![prompt(&"s".repeat(400), 9), answer("ok", 5000, 6)];
+        assert_eq!(request_tokens(&stale, 50), 50 + 100 + 1);
     }
 
     #[test]
