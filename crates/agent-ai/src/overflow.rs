@@ -102,6 +102,45 @@ pub fn is_overflow_error(text: &str, kind: Option<&ErrorKind>) -> bool {
     bodiless_refusal || OVERFLOW_PATTERNS.iter().any(|p| matches_pattern(&lower, p))
 }
 
+/// Where servers that refuse an overlong request say how long it was: the
+/// text just before the count and just after it (lower-case).
+const REQUEST_SIZE_SPELLINGS: &[(&str, &str)] = &[
+    // llama.cpp: "request (4335 tokens) exceeds the available context size"
+    ("request (", " tokens)"),
+    // Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
+    ("prompt is too long: ", " tokens"),
+    // OpenAI: "However, your messages resulted in 10000 tokens."
+    ("resulted in ", " tokens"),
+    // OpenAI, vLLM: "you requested 5000 tokens (4000 in the messages, ..."
+    ("(", " in the messages"),
+    // xAI: "but the request contains 537812 tokens"
+    ("request contains ", " tokens"),
+    // Gemini: "The input token count (1196265) exceeds the maximum"
+    ("input token count (", ")"),
+    // GitHub Copilot: "prompt token count of 60000 exceeds the limit"
+    ("prompt token count of ", " exceeds"),
+    // Mistral: "Prompt contains 40000 tokens, too large for model"
+    ("prompt contains ", " tokens"),
+    // vLLM: "The decoder prompt (length 9000) is longer than"
+    ("decoder prompt (length ", ")"),
+];
+
+/// The tokens an overflow error says the refused request held, when it says
+/// (llama.cpp, Anthropic, OpenAI, vLLM, xAI, Gemini, Copilot and Mistral
+/// do). The session learns from it how far its estimate of a request fell
+/// short.
+pub fn overflow_request_tokens(text: &str) -> Option<u64> {
+    let lower = text.to_lowercase();
+    REQUEST_SIZE_SPELLINGS.iter().find_map(|(before, after)| {
+        lower.match_indices(before).find_map(|(at, _)| {
+            let rest = &lower[at + before.len()..];
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let count = rest[..digits].parse().ok()?;
+            rest[digits..].starts_with(after).then_some(count)
+        })
+    })
+}
+
 fn input_tokens(message: &AssistantMessage) -> u64 {
     message.usage.input + message.usage.cache_read
 }
@@ -205,6 +244,59 @@ mod tests {
             .filter(|text| !is_context_overflow(&failed(text), None))
             .collect();
         assert_eq!(missed, Vec::<&str>::new());
+    }
+
+    #[test]
+    fn the_refused_requests_size_is_read_where_the_error_gives_it() {
+        let sized = [
+            (
+                "400 exceed_context_size_error: request (4335 tokens) exceeds the available context size (4096 tokens), try increasing it",
+                4335,
+            ),
+            (
+                "400 invalid_request_error: prompt is too long: 213462 tokens > 200000 maximum",
+                213_462,
+            ),
+            (
+                "400 This model's maximum context length is 8192 tokens. However, your messages resulted in 10000 tokens. Please reduce the length of the messages.",
+                10_000,
+            ),
+            (
+                "400 This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
+                4000,
+            ),
+            (
+                "400 This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+                537_812,
+            ),
+            (
+                "400 The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
+                1_196_265,
+            ),
+            (
+                "400 prompt token count of 60000 exceeds the limit of 32768",
+                60_000,
+            ),
+            (
+                "400 Prompt contains 40000 tokens, too large for model with 32768 maximum context length",
+                40_000,
+            ),
+            (
+                "400 The decoder prompt (length 9000) is longer than the maximum model length of 8192.",
+                9000,
+            ),
+        ];
+        for (text, tokens) in sized {
+            assert_eq!(overflow_request_tokens(text), Some(tokens), "{text}");
+        }
+        for text in [
+            "400 exceed_context_size_error: the request exceeds the available context size, try increasing it",
+            "400 prompt too long; exceeded max context length by 1024 tokens",
+            "400 The model is loaded with context length of only 4096 tokens, which is not enough for this request.",
+            "400 This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+        ] {
+            assert_eq!(overflow_request_tokens(text), None, "{text}");
+        }
     }
 
     #[test]

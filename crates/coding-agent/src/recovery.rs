@@ -4,7 +4,9 @@
 //!
 //! 1. an answer that says the context is too long: one compaction
 //!    (`reason: overflow`) and one more try; a second overflow ends the run
-//!    with a message saying what to do;
+//!    with a message saying what to do. Where the error says how long the
+//!    request was, later requests scale their token estimates by how far it
+//!    fell short ([`AgentSession::learn_request_size`]);
 //! 2. a transient failure ([`crate::retry`]): `auto_retry_start`, the failed
 //!    answer leaves the context (a cut answer's tool calls never run), a
 //!    wait that `abort_retry` or `abort` cancels, then the turn again;
@@ -14,7 +16,7 @@
 
 use std::time::Duration;
 
-use agent_ai::overflow::is_context_overflow;
+use agent_ai::overflow::{is_context_overflow, overflow_request_tokens};
 use agent_ai::{AssistantMessage, Message, Model, StopReason};
 use agent_core::AgentError;
 
@@ -161,6 +163,9 @@ pub async fn run_prompt(
             Next::RecoverOverflow => {
                 chain.overflow_recovered = true;
                 drop_failed_answer(session);
+                if let Some(said) = overflow_request_tokens(&error) {
+                    session.learn_request_size(said);
+                }
                 let outcome = session.compact(CompactionReason::Overflow, None).await;
                 if !end_compaction(session, CompactionReason::Overflow, outcome, true) {
                     // The run ends with the refused answer, as without the

@@ -1209,6 +1209,62 @@ fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
     }
 }
 
+/// A result in Chinese fits by the estimate (four characters a token) but
+/// holds about three times the tokens: the server refuses the request and
+/// says how long it was. The overflow's compaction summarises the turn and
+/// the model reads the file again; this time the estimate is scaled by what
+/// the refusal showed and the result is cut to fit, where before the same
+/// request overflowed again and the run ended.
+#[test]
+fn a_result_that_overflowed_is_cut_to_fit_when_the_model_reads_it_again() {
+    for wire in WIRES {
+        let sandbox = Sandbox::new();
+        settings_with_window(&sandbox, 4000);
+        let text: String = (1..=250)
+            .map(|n| format!("第{n:04}行：这是一个用来测试上下文窗口的中文句子。\n"))
+            .collect();
+        std::fs::write(sandbox.work.join("wide.txt"), &text).unwrap();
+        let refusal = match wire {
+            Wire::OpenAi => {
+                r#"{"error":{"code":400,"type":"exceed_context_size_error","message":"request (6800 tokens) exceeds the available context size (4000 tokens), try increasing it"}}"#
+            }
+            Wire::Anthropic => {
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 6800 tokens > 4000 maximum"}}"#
+            }
+        };
+        let read =
+            move |id: &str| wire.events(&Answer::call(id, "read", json!({"path": "wide.txt"})));
+        let notice = "characters cut here to fit the model's context window";
+        let server = ModelServer::start(move |request| {
+            if is_summary_request(wire, request) {
+                return summary_reply(wire, "WIDE");
+            }
+            let sent = request.body.to_string();
+            match request.index {
+                0 => Reply::Events(read("call_wide_1")),
+                3 => Reply::Events(read("call_wide_2")),
+                _ if sent.contains("第0125行") && !sent.contains(notice) => {
+                    Reply::Status(400, refusal.to_owned())
+                }
+                _ => Reply::Events(wire.events(&Answer::text(&["ok"]))),
+            }
+        });
+        let mut command = sandbox.command(wire, &server);
+        command.args(["--mode", "json", "--tools", "read", "read wide.txt"]);
+        let (status, _, stderr) = Running::spawn(command).finish();
+        assert!(status.success(), "{wire:?}: {stderr}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 5, "{wire:?}");
+        let first = sent_result(wire, &requests[1], "call_wide_1");
+        assert!(!first.contains(notice), "{wire:?}: it fits by the estimate");
+        assert!(is_summary_request(wire, &requests[2]), "{wire:?}");
+        let again = sent_result(wire, &requests[4], "call_wide_2");
+        assert!(again.contains(notice), "{wire:?}: {} chars", again.len());
+        assert!(again.contains("第0001行"), "{wire:?}");
+        assert!(again.contains("第0250行"), "{wire:?}");
+    }
+}
+
 /// The system prompt and the seven tools' definitions (about 1,700 tokens)
 /// go with every request. A result of about 2,700 tokens fits a 4000 window
 /// less its reserve (3000) beside the messages alone, but not beside them:

@@ -33,8 +33,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
+use crate::compaction::oversize::Room;
 use crate::compaction::oversize::fit_tool_results;
-use crate::compaction::tokens::{fixed_tokens, request_tokens};
+use crate::compaction::tokens::{EstimateScale, fixed_tokens, request_size, scaled};
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::guard::Guard;
@@ -114,6 +115,9 @@ struct Inner {
     listeners: Mutex<Vec<mpsc::UnboundedSender<SessionEvent>>>,
     /// Retry and compaction settings, and the model's window.
     recovery: Arc<Mutex<RecoverySettings>>,
+    /// What refused requests taught of the token estimate (see
+    /// [`AgentSession::learn_request_size`]).
+    estimate_scale: Arc<EstimateScale>,
     /// Cancels the retry wait or the compaction in progress.
     waiting: Mutex<Option<CancellationToken>>,
     /// A compaction runs.
@@ -187,9 +191,12 @@ impl AgentSession {
         let steering = MessageQueue::default();
         let follow_up = MessageQueue::default();
         let recovery = Arc::new(Mutex::new(RecoverySettings::default()));
-        let fit = recovery.clone();
+        let estimate_scale = Arc::new(EstimateScale::default());
+        let (fit, scale) = (recovery.clone(), estimate_scale.clone());
         let mut config = LoopConfig::with_model_handle(handle.clone())
-            .with_transform_context(move |model, context| fit_to_window(&fit, model, context))
+            .with_transform_context(move |model, context| {
+                fit_to_window(&fit, &scale, model, context)
+            })
             .with_steering(steering.clone())
             .with_follow_up(follow_up.clone());
         match (&guard, &hooks) {
@@ -217,6 +224,7 @@ impl AgentSession {
             pending_bash: Mutex::default(),
             listeners: Mutex::default(),
             recovery,
+            estimate_scale,
             waiting: Mutex::default(),
             compacting: Mutex::default(),
             reported_queues: Mutex::default(),
@@ -451,6 +459,22 @@ impl AgentSession {
         Ok(result)
     }
 
+    /// Learns from a refused request that the server counted `said` tokens
+    /// in it: the request is the context now, the refused answer taken out.
+    /// Later requests scale their estimates by what it shows
+    /// ([`EstimateScale`]), so a result that overflowed is cut to fit when
+    /// the model reads it again. (A result that was cut on the way counts
+    /// whole here: the scale learned is then too small, never too large.)
+    pub fn learn_request_size(&self, said: u64) -> f64 {
+        let scale = &self.inner.estimate_scale;
+        let size = request_size(
+            &self.inner.agent.messages(),
+            self.fixed_tokens(),
+            scale.get(),
+        );
+        scale.learn(said, size)
+    }
+
     /// The tokens every request carries besides the messages: the system
     /// prompt and the tool definitions.
     pub fn fixed_tokens(&self) -> u64 {
@@ -503,6 +527,8 @@ impl AgentSession {
             choice.provider = provider;
             level
         });
+        // Another model counts with another tokenizer.
+        self.inner.estimate_scale.reset();
         self.session()
             .append_model_change(&provider_name, &model_id)?;
         self.set_thinking_level(level)?;
@@ -892,24 +918,32 @@ pub fn default_tool_names() -> Vec<String> {
 /// tool definitions every request carries: in a small window those are a
 /// large share (about 1,700 of 4,096 tokens with the seven tools). What the
 /// messages take is the server's count where it gave one
-/// ([`request_tokens`]): an estimate alone can be a fifth short, and a
-/// result that fits by it can still overflow the window.
-fn fit_to_window(recovery: &Mutex<RecoverySettings>, model: &Model, context: Context) -> Context {
+/// ([`request_size`]): an estimate alone can be a fifth short, and a result
+/// that fits by it can still overflow the window. Estimates are scaled by
+/// what earlier refusals taught (`scale`, [`EstimateScale`]).
+fn fit_to_window(
+    recovery: &Mutex<RecoverySettings>,
+    scale: &EstimateScale,
+    model: &Model,
+    context: Context,
+) -> Context {
     let settings = *lock(recovery);
     let window = settings.window_for(model);
     let (reserve, _) = settings.compaction.scaled(window);
+    let scale = scale.get();
     let fixed = fixed_tokens(context.system_prompt.as_deref(), &context.tools);
-    let total = request_tokens(&context.messages, fixed);
+    let total = request_size(&context.messages, fixed, scale).tokens(scale);
     let usable = window.saturating_sub(reserve);
     if total <= usable {
         return context;
     }
-    let messages = fit_tool_results(
-        context.messages.to_vec(),
-        total - fixed,
-        usable.saturating_sub(fixed),
-        &std::env::temp_dir(),
-    );
+    let fixed = scaled(fixed, scale);
+    let room = Room {
+        total: total.saturating_sub(fixed),
+        usable: usable.saturating_sub(fixed),
+        scale,
+    };
+    let messages = fit_tool_results(context.messages.to_vec(), room, &std::env::temp_dir());
     Context {
         messages: Arc::new(messages),
         ..context

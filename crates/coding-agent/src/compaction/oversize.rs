@@ -12,30 +12,44 @@ use std::path::{Path, PathBuf};
 
 use agent_ai::{Content, Message, ToolResultMessage};
 
-use super::tokens::estimate_tokens;
+use super::tokens::{estimate_tokens, scaled};
 use crate::session::blocks_text;
 use crate::support::safe_name::underscore_unsafe;
 
-/// `messages` with every oversized tool result cut (see the module docs);
-/// `usable` is what the window leaves for them, `total` what they take, in
-/// tokens. Full outputs go to `spill_dir`.
-pub fn fit_tool_results(
-    messages: Vec<Message>,
-    total: u64,
-    usable: u64,
-    spill_dir: &Path,
-) -> Vec<Message> {
-    let cap = usable / 2;
+/// What a request's messages take and what the window leaves them, in
+/// tokens.
+#[derive(Debug, Clone, Copy)]
+pub struct Room {
+    /// What the messages take.
+    pub total: u64,
+    /// What the window less the reserve, the system prompt and the tools
+    /// leaves them.
+    pub usable: u64,
+    /// How many tokens an estimated one is
+    /// ([`EstimateScale`](super::tokens::EstimateScale)).
+    pub scale: f64,
+}
+
+/// `messages` with every oversized tool result cut (see the module docs).
+/// Full outputs go to `spill_dir`.
+pub fn fit_tool_results(messages: Vec<Message>, room: Room, spill_dir: &Path) -> Vec<Message> {
+    let cap = room.usable / 2;
     messages
         .into_iter()
         .map(|message| {
             let Message::ToolResult(result) = message else {
                 return message;
             };
-            let tokens = estimate_tokens(&Message::ToolResult(result.clone()));
-            let left = usable.saturating_sub(total.saturating_sub(tokens));
+            let tokens = scaled(
+                estimate_tokens(&Message::ToolResult(result.clone())),
+                room.scale,
+            );
+            let left = room
+                .usable
+                .saturating_sub(room.total.saturating_sub(tokens));
             if tokens > cap && tokens > left {
-                Message::ToolResult(cut(result, cap, spill_dir))
+                let keep = (cap as f64 / room.scale) as u64;
+                Message::ToolResult(cut(result, keep, spill_dir))
             } else {
                 Message::ToolResult(result)
             }
@@ -128,8 +142,12 @@ mod tests {
             UserMessage::text("run it").into(),
             result("call/1", huge.clone()),
         ];
-        let total = total(&messages);
-        let fitted = fit_tool_results(messages, total, 2000, dir.path());
+        let room = Room {
+            total: total(&messages),
+            usable: 2000,
+            scale: 1.0,
+        };
+        let fitted = fit_tool_results(messages, room, dir.path());
         let path = dir.path().join("coding-agent-result-call_1.txt");
         let text = text_of(&fitted[1]);
         let expected = format!(
@@ -152,8 +170,12 @@ mod tests {
             UserMessage::text("z".repeat(10_000)).into(),
             result("c1", big.clone()),
         ];
-        let total = total(&messages);
-        let fitted = fit_tool_results(messages, total, 3000, dir.path());
+        let room = Room {
+            total: total(&messages),
+            usable: 3000,
+            scale: 1.0,
+        };
+        let fitted = fit_tool_results(messages, room, dir.path());
         assert_eq!(text_of(&fitted[1]), big);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }

@@ -2,6 +2,8 @@
 //! one, a cheap estimate (four characters a token, as Pi) for what came
 //! after it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use agent_ai::{AssistantContent, Content, Message, StopReason, Tool, Usage, UserContent};
 
 /// Characters an image counts as (Pi's estimate).
@@ -62,32 +64,107 @@ pub fn usage_tokens(usage: &Usage) -> u64 {
 /// context before it) plus estimates of every message after it; estimates of
 /// all messages when there is no such usage.
 pub fn context_tokens(messages: &[Message], not_before: u64) -> u64 {
-    counted_tokens(messages, not_before)
-        .unwrap_or_else(|| messages.iter().map(estimate_tokens).sum())
+    counted_tokens(messages, not_before).map_or_else(
+        || messages.iter().map(estimate_tokens).sum(),
+        |(base, after)| base + after,
+    )
 }
 
-/// The tokens a request of `messages` will hold with the `fixed` tokens of
-/// its system prompt and tools: the server's count of it as far as the last
+/// A request's size in tokens: what the server counted of it (the usage of
+/// its last answer, system prompt and tools included) and what is only
+/// estimated (everything after that answer, or all of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestSize {
+    /// Counted by the server.
+    pub counted: u64,
+    /// Estimated at four characters a token.
+    pub estimated: u64,
+}
+
+impl RequestSize {
+    /// The tokens, with the estimated part times `scale` (see
+    /// [`EstimateScale`]).
+    pub fn tokens(self, scale: f64) -> u64 {
+        self.counted + scaled(self.estimated, scale)
+    }
+}
+
+/// `tokens` times `scale`, rounded up.
+pub fn scaled(tokens: u64, scale: f64) -> u64 {
+    (tokens as f64 * scale).ceil() as u64
+}
+
+/// The size of a request of `messages` with the `fixed` tokens of its
+/// system prompt and tools: the server's count of it as far as the last
 /// answer goes plus estimates of what came after, or the estimate of all of
-/// it, whichever is larger. The count corrects an estimate that is short
-/// (text full of digits is nearer three characters a token than four); the
-/// estimate stands in for a server that counts nothing, or less than it
-/// reads.
+/// it, whichever is larger (estimates times `scale`). The count corrects an
+/// estimate that is short (text full of digits is nearer three characters a
+/// token than four); the estimate stands in for a server that counts
+/// nothing, or less than it reads.
 ///
 /// A request's context starts with the latest compaction's summary, stamped
 /// with the compaction's time, or else with the session's first prompt:
 /// usage older than its first message counted another context and is left
 /// out.
-pub fn request_tokens(messages: &[Message], fixed: u64) -> u64 {
-    let estimated = fixed + messages.iter().map(estimate_tokens).sum::<u64>();
+pub fn request_size(messages: &[Message], fixed: u64, scale: f64) -> RequestSize {
+    let all = RequestSize {
+        counted: 0,
+        estimated: fixed + messages.iter().map(estimate_tokens).sum::<u64>(),
+    };
     let since = messages.first().map_or(0, timestamp);
-    let counted = counted_tokens(messages, since.saturating_sub(1)).unwrap_or(0);
-    estimated.max(counted)
+    match counted_tokens(messages, since.saturating_sub(1)) {
+        Some((counted, estimated)) => {
+            let size = RequestSize { counted, estimated };
+            if size.tokens(scale) > all.tokens(scale) {
+                size
+            } else {
+                all
+            }
+        }
+        None => all,
+    }
 }
 
-/// The last usage reported after `not_before` plus estimates of every
+/// How many times its estimate the server counted a request, as learned
+/// from the errors of refused requests that say their size (1 until one
+/// does). Four characters a token is a fifth short for text full of digits
+/// and several times short for Chinese or Japanese text: a result that fits
+/// by it can overflow the window, and after the overflow's compaction the
+/// model reads it again. With the scale learned, the next request cuts it to
+/// fit. It only grows: a request that was refused once would be again.
+#[derive(Debug, Default)]
+pub struct EstimateScale(AtomicU64);
+
+impl EstimateScale {
+    /// The largest scale learned; a larger error ratio means a broken count.
+    const MAX: f64 = 8.0;
+
+    /// The scale now (at least 1).
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed)).max(1.0)
+    }
+
+    /// Learns from a refused request of `size` (as estimated when it was
+    /// sent) that the server counted `said` tokens; returns the scale now.
+    pub fn learn(&self, said: u64, size: RequestSize) -> f64 {
+        if size.estimated > 0 && said > size.counted {
+            let ratio = ((said - size.counted) as f64 / size.estimated as f64).min(Self::MAX);
+            if ratio > self.get() {
+                self.0.store(ratio.to_bits(), Ordering::Relaxed);
+            }
+        }
+        self.get()
+    }
+
+    /// Back to 1, for another model (another tokenizer).
+    pub fn reset(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The last usage reported after `not_before` and the estimates of every
 /// message after it; `None` without such usage.
-fn counted_tokens(messages: &[Message], not_before: u64) -> Option<u64> {
+fn counted_tokens(messages: &[Message], not_before: u64) -> Option<(u64, u64)> {
     let (at, base) = messages.iter().enumerate().rev().find_map(|(i, message)| {
         let Message::Assistant(assistant) = message else {
             return None;
@@ -99,7 +176,7 @@ fn counted_tokens(messages: &[Message], not_before: u64) -> Option<u64> {
         let tokens = usage_tokens(&assistant.usage);
         (counted && tokens > 0).then_some((i, tokens))
     })?;
-    Some(base + messages[at + 1..].iter().map(estimate_tokens).sum::<u64>())
+    Some((base, messages[at + 1..].iter().map(estimate_tokens).sum()))
 }
 
 fn timestamp(message: &Message) -> u64 {
@@ -184,17 +261,44 @@ mod tests {
         };
         // The server counted 900 where the estimate of the same is 10 + 1.
         let counted = vec![prompt(&"x".repeat(40), 5), answer("ok", 900, 6)];
-        assert_eq!(request_tokens(&counted, 50), 900);
+        assert_eq!(
+            request_size(&counted, 50, 1.0),
+            RequestSize {
+                counted: 900,
+                estimated: 0
+            }
+        );
         // A server that counts less than the estimate does not shrink it.
         let short = vec![prompt(&"x".repeat(4000), 5), answer("ok", 30, 6)];
-        assert_eq!(request_tokens(&short, 50), 50 + 1000 + 1);
+        assert_eq!(request_size(&short, 50, 1.0).tokens(1.0), 50 + 1000 + 1);
         // An answer as old as the first message counts (same millisecond).
         let same = vec![prompt("x", 6), answer("ok", 900, 6)];
-        assert_eq!(request_tokens(&same, 50), 900);
+        assert_eq!(request_size(&same, 50, 1.0).counted, 900);
         // Usage older than the context's first message (a compaction's
         // summary) counted another context.
         let stale = vec![prompt(&"s".repeat(400), 9), answer("ok", 5000, 6)];
-        assert_eq!(request_tokens(&stale, 50), 50 + 100 + 1);
+        assert_eq!(request_size(&stale, 50, 1.0).tokens(1.0), 50 + 100 + 1);
+    }
+
+    #[test]
+    fn the_scale_is_learned_from_the_estimated_part_and_only_grows() {
+        let scale = EstimateScale::default();
+        assert_eq!(scale.get(), 1.0);
+        let size = RequestSize {
+            counted: 1000,
+            estimated: 2000,
+        };
+        // The server said 4,000: the 2,000 estimated tokens were 3,000.
+        assert_eq!(scale.learn(4000, size), 1.5);
+        assert_eq!(size.tokens(scale.get()), 4000);
+        assert_eq!(
+            scale.learn(3500, size),
+            1.5,
+            "a smaller ratio is not learned"
+        );
+        assert_eq!(scale.learn(1_000_000, size), EstimateScale::MAX);
+        scale.reset();
+        assert_eq!(scale.get(), 1.0);
     }
 
     #[test]
