@@ -470,7 +470,9 @@ impl Scenario {
     /// several files in one prompt (or to follow a chain of files) read one
     /// and guessed; asked for a file's first word, it read one line; asked
     /// about a file it had read prompts ago, it answered without reading it;
-    /// asked only to read, it described the call in prose.
+    /// asked only to read, it described the call in prose; asked for "the
+    /// code word written in it", it read one line in some runs (all of the
+    /// file and where the word is: four runs in four).
     fn prompts(self) -> &'static [&'static str] {
         match self {
             Scenario::Read => {
@@ -483,7 +485,7 @@ impl Scenario {
             Scenario::LongSession => &[
                 "Use the read tool to read part1.txt, then tell me which town crate 1-03 left from.",
                 "Use the read tool to read part2.txt, then tell me which town crate 2-03 left from.",
-                "Use the read tool to read part3.txt, then tell me the code word written in it.",
+                "Use the read tool to read all of part3.txt, then tell me the code word written at its end.",
             ],
         }
     }
