@@ -1162,7 +1162,7 @@ fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
 /// A result that fits by the estimate (four characters a token) but not
 /// beside what the server counted of the request before it is cut: the
 /// server's count wins where it is larger (a tokenizer that splits digits
-/// finely counts a fifth more than the estimate). Here the read call's
+/// finely counts half as much again as the estimate). Here the read call's
 /// answer reports 2,000 tokens of input, where the estimate of that request
 /// is about 600; a result of 2,000 estimated tokens fits 3,000 usable tokens
 /// beside the estimate, not beside the count.
@@ -1210,7 +1210,7 @@ fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
 }
 
 /// A result in Chinese fits by the estimate (four characters a token) but
-/// holds about three times the tokens: the server refuses the request and
+/// holds about two and a half times the tokens: the server refuses the request and
 /// says how long it was. The overflow's compaction summarises the turn and
 /// the model reads the file again; this time the estimate is scaled by what
 /// the refusal showed and the result is cut to fit, where before the same

@@ -918,7 +918,7 @@ pub fn default_tool_names() -> Vec<String> {
 /// tool definitions every request carries: in a small window those are a
 /// large share (about 1,700 of 4,096 tokens with the seven tools). What the
 /// messages take is the server's count where it gave one
-/// ([`request_size`]): an estimate alone can be a fifth short, and a result
+/// ([`request_size`]): an estimate alone can be a third short, and a result
 /// that fits by it can still overflow the window. Estimates are scaled by
 /// what earlier refusals taught (`scale`, [`EstimateScale`]).
 fn fit_to_window(
