@@ -470,9 +470,10 @@ impl Scenario {
     /// several files in one prompt (or to follow a chain of files) read one
     /// and guessed; asked for a file's first word, it read one line; asked
     /// about a file it had read prompts ago, it answered without reading it;
-    /// asked only to read, it described the call in prose; asked for "the
-    /// code word written in it", it read one line in some runs (all of the
-    /// file and where the word is: four runs in four).
+    /// asked only to read, it described the call in prose; asked to "read
+    /// part1.txt" or for "the code word written in it", it read one line in
+    /// three runs of ten (asked to read all of each file: five runs in five,
+    /// at the paths where it had read one line).
     fn prompts(self) -> &'static [&'static str] {
         match self {
             Scenario::Read => {
@@ -483,8 +484,8 @@ impl Scenario {
             ],
             Scenario::Edit => &["Use the edit tool to change the word red to blue in notes.txt."],
             Scenario::LongSession => &[
-                "Use the read tool to read part1.txt, then tell me which town crate 1-03 left from.",
-                "Use the read tool to read part2.txt, then tell me which town crate 2-03 left from.",
+                "Use the read tool to read all of part1.txt, then tell me which town crate 1-03 left from.",
+                "Use the read tool to read all of part2.txt, then tell me which town crate 2-03 left from.",
                 "Use the read tool to read all of part3.txt, then tell me the code word written at its end.",
             ],
         }
