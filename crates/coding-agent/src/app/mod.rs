@@ -33,8 +33,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
-use crate::compaction::oversize::Room;
-use crate::compaction::oversize::fit_tool_results;
+use crate::compaction::oversize::{Room, fit_tool_results};
 use crate::compaction::tokens::{EstimateScale, fixed_tokens, request_size, scaled};
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};

@@ -37,21 +37,16 @@ pub fn fit_tool_results(messages: Vec<Message>, room: Room, spill_dir: &Path) ->
     messages
         .into_iter()
         .map(|message| {
-            let Message::ToolResult(result) = message else {
-                return message;
-            };
-            let tokens = scaled(
-                estimate_tokens(&Message::ToolResult(result.clone())),
-                room.scale,
-            );
+            let tokens = scaled(estimate_tokens(&message), room.scale);
             let left = room
                 .usable
                 .saturating_sub(room.total.saturating_sub(tokens));
-            if tokens > cap && tokens > left {
-                let keep = (cap as f64 / room.scale) as u64;
-                Message::ToolResult(cut(result, keep, spill_dir))
-            } else {
-                Message::ToolResult(result)
+            match message {
+                Message::ToolResult(result) if tokens > cap && tokens > left => {
+                    let keep = (cap as f64 / room.scale) as u64;
+                    Message::ToolResult(cut(result, keep, spill_dir))
+                }
+                other => other,
             }
         })
         .collect()
