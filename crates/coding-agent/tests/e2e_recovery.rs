@@ -1108,19 +1108,43 @@ fn sent_result(wire: Wire, request: &Request, call_id: &str) -> String {
         .unwrap_or_else(|| panic!("no result of {call_id} was sent"))
 }
 
+/// What the model reads where a result was cut to fit its window.
+const CUT_NOTICE: &str = "characters cut here to fit the model's context window";
+
+/// `count` numbered lines: `line 0001 of the NAME file`, ...
+fn numbered_lines(count: usize, name: &str) -> String {
+    (1..=count)
+        .map(|n| format!("line {n:04} of the {name} file\n"))
+        .collect()
+}
+
+/// A sandbox whose model has a 4000-token window (3000 usable), with `text`
+/// in the work directory's `file`.
+fn small_window_with(file: &str, text: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    std::fs::write(sandbox.work.join(file), text).unwrap();
+    sandbox
+}
+
+/// Runs `coding-agent --mode json ARGS` in `sandbox` against `server`,
+/// expects it to succeed, and returns the requests the server received.
+fn run_json_ok(wire: Wire, sandbox: &Sandbox, server: &ModelServer, args: &[&str]) -> Vec<Request> {
+    let mut command = sandbox.command(wire, server);
+    command.args(["--mode", "json"]).args(args);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{wire:?}: {stderr}");
+    server.requests()
+}
+
 /// A tool result far larger than the window is cut on its way to the model
 /// (head, notice, tail; the full text in the file the notice names), while
 /// the session keeps it whole (`docs/DEVIATIONS.md` S8).
 #[test]
 fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
     for wire in WIRES {
-        let sandbox = Sandbox::new();
         // Usable window 3000 tokens: a result is cut to 1500 (6000 chars).
-        settings_with_window(&sandbox, 4000);
-        let big: String = (1..=1500)
-            .map(|n| format!("line {n:04} of the big file\n"))
-            .collect();
-        std::fs::write(sandbox.work.join("big.txt"), &big).unwrap();
+        let sandbox = small_window_with("big.txt", &numbered_lines(1500, "big"));
         let server = ModelServer::only(
             wire,
             vec![
@@ -1128,17 +1152,13 @@ fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
                 Answer::text(&["ok"]),
             ],
         );
-        let mut command = sandbox.command(wire, &server);
-        command.args(["--mode", "json", "read big.txt"]);
-        let (status, _, stderr) = Running::spawn(command).finish();
-        assert!(status.success(), "{wire:?}: {stderr}");
-        let requests = server.requests();
+        let requests = run_json_ok(wire, &sandbox, &server, &["read big.txt"]);
         let result = sent_result(wire, &requests[1], "call_big");
         assert!(result.len() < 7000, "{wire:?}: {} chars sent", result.len());
         assert!(result.contains("line 0001 of the big file"), "{wire:?}");
         assert!(result.contains("line 1500 of the big file"), "{wire:?}");
-        let notice = "characters cut here to fit the model's context window. Full output: ";
-        let at = result.find(notice).expect("the cut notice") + notice.len();
+        let notice = format!("{CUT_NOTICE}. Full output: ");
+        let at = result.find(&notice).expect("the cut notice") + notice.len();
         let path = &result[at..result[at..].find(". Read parts").unwrap() + at];
         let saved = std::fs::read_to_string(path).unwrap();
         assert!(saved.starts_with("line 0001 of the big file\n"), "{wire:?}");
@@ -1169,13 +1189,9 @@ fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
 #[test]
 fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
     for wire in WIRES {
-        let sandbox = Sandbox::new();
-        settings_with_window(&sandbox, 4000);
-        let text: String = (1..=250)
-            .map(|n| format!("line {n:04} of the dense file\n"))
-            .collect();
+        let text = numbered_lines(250, "dense");
         assert!((7000..9000).contains(&text.len()), "{}", text.len());
-        std::fs::write(sandbox.work.join("dense.txt"), &text).unwrap();
+        let sandbox = small_window_with("dense.txt", &text);
         let server = ModelServer::start(move |request| match request.index {
             0 => Reply::Events(with_input_tokens(
                 wire.events(&Answer::call(
@@ -1187,11 +1203,12 @@ fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
             )),
             _ => Reply::Events(wire.events(&Answer::text(&["ok"]))),
         });
-        let mut command = sandbox.command(wire, &server);
-        command.args(["--mode", "json", "--tools", "read", "read dense.txt"]);
-        let (status, _, stderr) = Running::spawn(command).finish();
-        assert!(status.success(), "{wire:?}: {stderr}");
-        let requests = server.requests();
+        let requests = run_json_ok(
+            wire,
+            &sandbox,
+            &server,
+            &["--tools", "read", "read dense.txt"],
+        );
         let estimate = requests[0].body.to_string().len() / 4;
         assert!(
             estimate + text.len() / 4 < 3000,
@@ -1200,7 +1217,7 @@ fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
         );
         let result = sent_result(wire, &requests[1], "call_dense");
         assert!(
-            result.contains("characters cut here to fit the model's context window"),
+            result.contains(CUT_NOTICE),
             "{wire:?}: {} chars sent whole",
             result.len()
         );
@@ -1210,20 +1227,18 @@ fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
 }
 
 /// A result in Chinese fits by the estimate (four characters a token) but
-/// holds about two and a half times the tokens: the server refuses the request and
-/// says how long it was. The overflow's compaction summarises the turn and
+/// holds about two and a half times the tokens: the server refuses the
+/// request and says how long it was. The overflow's compaction summarises the turn and
 /// the model reads the file again; this time the estimate is scaled by what
 /// the refusal showed and the result is cut to fit, where before the same
 /// request overflowed again and the run ended.
 #[test]
 fn a_result_that_overflowed_is_cut_to_fit_when_the_model_reads_it_again() {
     for wire in WIRES {
-        let sandbox = Sandbox::new();
-        settings_with_window(&sandbox, 4000);
         let text: String = (1..=250)
             .map(|n| format!("第{n:04}行：这是一个用来测试上下文窗口的中文句子。\n"))
             .collect();
-        std::fs::write(sandbox.work.join("wide.txt"), &text).unwrap();
+        let sandbox = small_window_with("wide.txt", &text);
         let refusal = match wire {
             Wire::OpenAi => {
                 r#"{"error":{"code":400,"type":"exceed_context_size_error","message":"request (6800 tokens) exceeds the available context size (4000 tokens), try increasing it"}}"#
@@ -1234,7 +1249,6 @@ fn a_result_that_overflowed_is_cut_to_fit_when_the_model_reads_it_again() {
         };
         let read =
             move |id: &str| wire.events(&Answer::call(id, "read", json!({"path": "wide.txt"})));
-        let notice = "characters cut here to fit the model's context window";
         let server = ModelServer::start(move |request| {
             if is_summary_request(wire, request) {
                 return summary_reply(wire, "WIDE");
@@ -1243,23 +1257,31 @@ fn a_result_that_overflowed_is_cut_to_fit_when_the_model_reads_it_again() {
             match request.index {
                 0 => Reply::Events(read("call_wide_1")),
                 3 => Reply::Events(read("call_wide_2")),
-                _ if sent.contains("第0125行") && !sent.contains(notice) => {
+                _ if sent.contains("第0125行") && !sent.contains(CUT_NOTICE) => {
                     Reply::Status(400, refusal.to_owned())
                 }
                 _ => Reply::Events(wire.events(&Answer::text(&["ok"]))),
             }
         });
-        let mut command = sandbox.command(wire, &server);
-        command.args(["--mode", "json", "--tools", "read", "read wide.txt"]);
-        let (status, _, stderr) = Running::spawn(command).finish();
-        assert!(status.success(), "{wire:?}: {stderr}");
-        let requests = server.requests();
+        let requests = run_json_ok(
+            wire,
+            &sandbox,
+            &server,
+            &["--tools", "read", "read wide.txt"],
+        );
         assert_eq!(requests.len(), 5, "{wire:?}");
         let first = sent_result(wire, &requests[1], "call_wide_1");
-        assert!(!first.contains(notice), "{wire:?}: it fits by the estimate");
+        assert!(
+            !first.contains(CUT_NOTICE),
+            "{wire:?}: it fits by the estimate"
+        );
         assert!(is_summary_request(wire, &requests[2]), "{wire:?}");
         let again = sent_result(wire, &requests[4], "call_wide_2");
-        assert!(again.contains(notice), "{wire:?}: {} chars", again.len());
+        assert!(
+            again.contains(CUT_NOTICE),
+            "{wire:?}: {} chars",
+            again.len()
+        );
         assert!(again.contains("第0001行"), "{wire:?}");
         assert!(again.contains("第0250行"), "{wire:?}");
     }
@@ -1272,12 +1294,7 @@ fn a_result_that_overflowed_is_cut_to_fit_when_the_model_reads_it_again() {
 #[test]
 fn a_result_that_fits_only_without_the_system_prompt_and_tools_is_cut() {
     let wire = Wire::OpenAi;
-    let sandbox = Sandbox::new();
-    settings_with_window(&sandbox, 4000);
-    let text: String = (1..=400)
-        .map(|n| format!("line {n:04} of the mid file\n"))
-        .collect();
-    std::fs::write(sandbox.work.join("mid.txt"), &text).unwrap();
+    let sandbox = small_window_with("mid.txt", &numbered_lines(400, "mid"));
     let server = ModelServer::only(
         wire,
         vec![
@@ -1285,11 +1302,7 @@ fn a_result_that_fits_only_without_the_system_prompt_and_tools_is_cut() {
             Answer::text(&["ok"]),
         ],
     );
-    let mut command = sandbox.command(wire, &server);
-    command.args(["--mode", "json", "read mid.txt"]);
-    let (status, _, stderr) = Running::spawn(command).finish();
-    assert!(status.success(), "{stderr}");
-    let requests = server.requests();
+    let requests = run_json_ok(wire, &sandbox, &server, &["read mid.txt"]);
     let body = requests[1].body.to_string();
     assert!(
         body.len() / 4 < 4000,
@@ -1297,7 +1310,7 @@ fn a_result_that_fits_only_without_the_system_prompt_and_tools_is_cut() {
         body.len() / 4
     );
     let result = sent_result(wire, &requests[1], "call_mid");
-    assert!(result.contains("characters cut here to fit the model's context window"));
+    assert!(result.contains(CUT_NOTICE));
     assert!(result.contains("line 0001 of the mid file"));
     assert!(result.contains("line 0400 of the mid file"));
 }

@@ -464,14 +464,14 @@ impl AgentSession {
     /// ([`EstimateScale`]), so a result that overflowed is cut to fit when
     /// the model reads it again. (A result that was cut on the way counts
     /// whole here: the scale learned is then too small, never too large.)
-    pub fn learn_request_size(&self, said: u64) -> f64 {
+    pub fn learn_request_size(&self, said: u64) {
         let scale = &self.inner.estimate_scale;
         let size = request_size(
             &self.inner.agent.messages(),
             self.fixed_tokens(),
             scale.get(),
         );
-        scale.learn(said, size)
+        scale.learn(said, size);
     }
 
     /// The tokens every request carries besides the messages: the system

@@ -129,10 +129,10 @@ pub fn request_size(messages: &[Message], fixed: u64, scale: f64) -> RequestSize
 /// from the errors of refused requests that say their size (1 until one
 /// does). By Qwen2.5's tokenizer, text full of numbers is 1.5 times the
 /// estimate of four characters a token and Chinese text 2.5 times (English
-/// prose 1.04, Rust 0.9): a result that fits
-/// by it can overflow the window, and after the overflow's compaction the
-/// model reads it again. With the scale learned, the next request cuts it to
-/// fit. It only grows: a request that was refused once would be again.
+/// prose 1.04, Rust 0.9): a result that fits by it can overflow the window,
+/// and after the overflow's compaction the model reads it again. With the
+/// scale learned, the next request cuts it to fit. It only grows: a request
+/// that was refused once would be again.
 #[derive(Debug, Default)]
 pub struct EstimateScale(AtomicU64);
 
@@ -146,15 +146,14 @@ impl EstimateScale {
     }
 
     /// Learns from a refused request of `size` (as estimated when it was
-    /// sent) that the server counted `said` tokens; returns the scale now.
-    pub fn learn(&self, said: u64, size: RequestSize) -> f64 {
+    /// sent) that the server counted `said` tokens.
+    pub fn learn(&self, said: u64, size: RequestSize) {
         if size.estimated > 0 && said > size.counted {
             let ratio = ((said - size.counted) as f64 / size.estimated as f64).min(Self::MAX);
             if ratio > self.get() {
                 self.0.store(ratio.to_bits(), Ordering::Relaxed);
             }
         }
-        self.get()
     }
 
     /// Back to 1, for another model (another tokenizer).
@@ -290,14 +289,13 @@ mod tests {
             estimated: 2000,
         };
         // The server said 4,000: the 2,000 estimated tokens were 3,000.
-        assert_eq!(scale.learn(4000, size), 1.5);
+        scale.learn(4000, size);
+        assert_eq!(scale.get(), 1.5);
         assert_eq!(size.tokens(scale.get()), 4000);
-        assert_eq!(
-            scale.learn(3500, size),
-            1.5,
-            "a smaller ratio is not learned"
-        );
-        assert_eq!(scale.learn(1_000_000, size), EstimateScale::MAX);
+        scale.learn(3500, size);
+        assert_eq!(scale.get(), 1.5, "a smaller ratio is not learned");
+        scale.learn(1_000_000, size);
+        assert_eq!(scale.get(), EstimateScale::MAX);
         scale.reset();
         assert_eq!(scale.get(), 1.0);
     }
