@@ -599,18 +599,21 @@ async fn a_running_helper_sandboxes_commands_after_its_file_was_replaced() {
         .unwrap();
     assert!(sandboxing.sandbox.status().active);
     let cache = remote_support::cache_dir();
+    // Listed before anything is renamed: a directory read while files come
+    // and go may name the copy made for an earlier entry, gone by then.
+    let helpers: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            // Not another test's upload in progress (`<helper>.<pid>.tmp`).
+            name.starts_with("coding-agent-") && !name.ends_with(".tmp")
+        })
+        .collect();
     let mut replaced = 0;
-    for entry in std::fs::read_dir(&cache).unwrap() {
-        let path = entry.unwrap().path();
-        if !path
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .starts_with("coding-agent-")
-        {
-            continue;
-        }
-        let copy = path.with_extension("replacement");
+    for path in helpers {
+        let mut copy = path.clone().into_os_string();
+        copy.push(".replacement");
         std::fs::copy(&path, &copy).unwrap();
         std::fs::rename(&copy, &path).unwrap();
         replaced += 1;

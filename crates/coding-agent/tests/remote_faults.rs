@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use agent_core::{AgentToolResult, ToolError};
 use coding_agent::ToolContext;
 use coding_agent::remote::{RemoteOperations, remote_tool};
-use remote_support::{BIN, HOST, Sshd, alive, cache_env, children_of, eventually};
+use remote_support::{
+    BIN, HOST, Sshd, alive, cache_env, command_line, descendants, eventually, the_helper,
+};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
@@ -213,34 +215,6 @@ fn a_cache_dir_that_cannot_be_created_is_refused_at_start_naming_the_setting() {
 }
 
 /// Every process below `pid`.
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut all = Vec::new();
-    let mut queue = vec![pid];
-    while let Some(next) = queue.pop() {
-        for child in children_of(next) {
-            all.push(child);
-            queue.push(child);
-        }
-    }
-    all
-}
-
-fn command_line(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default()
-}
-
-/// The one remote helper running below the sshd.
-fn the_helper(sshd: &Sshd) -> u32 {
-    let helpers: Vec<u32> = descendants(sshd.pid())
-        .into_iter()
-        .filter(|pid| command_line(*pid).contains("remote-helper"))
-        .collect();
-    assert_eq!(helpers.len(), 1, "one helper runs on the remote");
-    helpers[0]
-}
-
 /// Kills the sshd's sessions while `call` runs: the call must end (within
 /// 30 s) as `Remote connection lost: ...`, and `helper` must exit.
 async fn drop_connection_under(

@@ -249,6 +249,36 @@ pub fn parent_of(pid: u32) -> Option<u32> {
     after_name.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Every process below `pid`, from `/proc`.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(next) = queue.pop() {
+        for child in children_of(next) {
+            all.push(child);
+            queue.push(child);
+        }
+    }
+    all
+}
+
+/// The command line of `pid`, its arguments joined by spaces.
+pub fn command_line(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// The one remote helper running below the sshd.
+pub fn the_helper(sshd: &Sshd) -> u32 {
+    let helpers: Vec<u32> = descendants(sshd.pid())
+        .into_iter()
+        .filter(|pid| command_line(*pid).contains("remote-helper"))
+        .collect();
+    assert_eq!(helpers.len(), 1, "one helper runs on the remote");
+    helpers[0]
+}
+
 /// Whether `pid` is alive (a zombie counts as dead: nothing reaps orphans
 /// in some containers).
 pub fn alive(pid: u32) -> bool {
