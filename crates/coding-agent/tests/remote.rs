@@ -21,14 +21,14 @@ use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::sandbox::SandboxRequest;
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
-use remote_support::{HOST, Sshd, alive, eventually};
+use remote_support::{HOST, Sshd, alive, eventually, the_helper};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 /// A connected remote and a local temp directory it works in (the "remote"
 /// is this machine, so the test can look at the files directly).
 struct Remote {
-    _sshd: Sshd,
+    sshd: Sshd,
     dir: tempfile::TempDir,
     ops: RemoteOperations,
 }
@@ -39,7 +39,7 @@ impl Remote {
         let dir = tempfile::tempdir().unwrap();
         let host = sshd.connect(dir.path()).await;
         Some(Remote {
-            _sshd: sshd,
+            sshd,
             dir,
             ops: RemoteOperations::new(Arc::new(host)),
         })
@@ -153,6 +153,75 @@ async fn parallel_remote_edits_of_one_file_queue_and_lose_nothing() {
         std::fs::read_to_string(remote.path("f.txt")).unwrap(),
         expected.join("\n")
     );
+}
+
+/// The helper runs a batch's reads on a thread per core, and a read of a FIFO
+/// nobody writes blocks its thread for good. With every such thread blocked,
+/// the batch's other reads still answer, and so does a cancelled one.
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_behind_reads_blocked_on_every_helper_thread_still_answer() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    // The helper runs on this machine: it has as many cores as the test sees.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let fifos: Vec<_> = (0..cores)
+        .map(|n| remote.path(&format!("fifo{n}")))
+        .collect();
+    for fifo in &fifos {
+        let made = std::process::Command::new("mkfifo").arg(fifo).status();
+        assert!(made.unwrap().success());
+    }
+    std::fs::write(remote.path("a.txt"), "after\n").unwrap();
+    let read = remote.tool("read");
+    let blocked: Vec<_> = fifos
+        .iter()
+        .map(|fifo| {
+            let (read, dir, args) = (
+                Arc::clone(&read),
+                remote.dir.path().to_path_buf(),
+                json!({"path": fifo}),
+            );
+            tokio::spawn(async move { read.execute(args, ToolContext::new(dir)).await })
+        })
+        .collect();
+    // Each blocked read shows as a helper thread waiting for a writer.
+    let helper = the_helper(&remote.sshd);
+    eventually("every FIFO read blocks a helper thread", || {
+        threads_waiting_for_a_writer(helper) == cores
+    })
+    .await;
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let (answered, aborted) = tokio::join!(
+        remote.run("read", json!({"path": "a.txt"})),
+        run(
+            &read,
+            remote.dir.path(),
+            json!({"path": "a.txt"}),
+            cancelled
+        ),
+    );
+    assert_eq!(text(&answered.unwrap()), "after\n");
+    assert_eq!(aborted.0.unwrap_err().message(), "Operation aborted");
+    assert!(
+        blocked.iter().all(|call| !call.is_finished()),
+        "the FIFO reads are still blocked"
+    );
+    // The FIFO reads stay blocked until the test's sshd stops: the helper
+    // then exits without them.
+}
+
+/// Threads of `pid` blocked opening a FIFO that has no writer.
+fn threads_waiting_for_a_writer(pid: u32) -> usize {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("wchan"))
+                .is_ok_and(|w| w == "wait_for_partner")
+        })
+        .count()
 }
 
 #[tokio::test(flavor = "multi_thread")]

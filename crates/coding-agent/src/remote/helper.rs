@@ -4,8 +4,9 @@
 //! Running the same code as a local tool is what makes remote answers
 //! byte-identical: grep and find walk with the in-process ignore rules and
 //! ordering, read streams its window, writes are atomic, bash runs in its
-//! own process group. Each call runs on its own task, so a parallel batch
-//! runs in parallel here too.
+//! own process group. Each call runs on its own task, or on a thread of the
+//! whole-call pool (`remote/pool.rs`), so a parallel batch runs in parallel
+//! here too.
 //!
 //! When its stdin ends (the connection dropped, or the agent exited), every
 //! running call is cancelled, which kills every command's process group, and
@@ -22,13 +23,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::pool::WholePool;
 use super::protocol::{
     BashCall, Bytes, Call, Frame, GREETING, Reply, WireFs, WireIo, WireRead, read_frame,
     write_frames,
 };
 use super::whole::run_whole;
 use crate::sandbox::{KernelError, SandboxedBashOperations};
-use crate::support::blocking::block_on_inline;
 use crate::support::sync::lock;
 use crate::support::walk::LocalSearchOperations;
 use crate::tools::bash::log::{create_log_file, log_dir};
@@ -85,6 +86,7 @@ pub async fn serve(
     let mut input = tokio::io::BufReader::with_capacity(READ_BUFFER_BYTES, input);
     let running: Running = Arc::default();
     let mut calls = JoinSet::new();
+    let whole_calls = WholePool::per_core(replies.clone());
     let ended = loop {
         match read_frame::<Call>(&mut input).await {
             Ok(Some(Frame {
@@ -98,21 +100,23 @@ pub async fn serve(
             Ok(Some(Frame { id, body })) => {
                 let cancel = CancellationToken::new();
                 lock(&running).insert(id, cancel.clone());
-                let (replies, running) = (replies.clone(), Arc::clone(&running));
                 let whole = matches!(body, Call::Tool(_));
+                // bash sends its output through `output` as it runs.
+                let (output, running) = (replies.clone(), Arc::clone(&running));
                 let call = async move {
-                    let reply = answer(id, body, cancel, &replies).await;
+                    let reply = answer(id, body, cancel, &output).await;
                     lock(&running).remove(&id);
-                    let _ = replies.send(Frame { id, body: reply }).await;
+                    Frame { id, body: reply }
                 };
                 if whole {
-                    // A whole read or ls blocks on files from start to end:
-                    // straight to a thread of the blocking pool, which also
-                    // sends the reply (one thread woken per call).
-                    let handle = tokio::runtime::Handle::current();
-                    calls.spawn_blocking(move || block_on_inline(&handle, call));
+                    // A whole read or ls blocks on files from start to end;
+                    // the pool sends its reply.
+                    whole_calls.submit(Box::pin(call));
                 } else {
-                    calls.spawn(call);
+                    let replies = replies.clone();
+                    calls.spawn(async move {
+                        let _ = replies.send(call.await).await;
+                    });
                 }
             }
             Ok(None) => break Ok(()),
@@ -129,8 +133,11 @@ pub async fn serve(
     // it is given up on: the process exits anyway (see `serve_stdio`).
     let _ = tokio::time::timeout(CALLS_DRAIN, async {
         while calls.join_next().await.is_some() {}
+        whole_calls.finished().await;
     })
     .await;
+    // The writer ends once every sender is gone, the pool's included.
+    drop(whole_calls);
     drop(replies);
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     ended

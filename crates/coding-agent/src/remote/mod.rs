@@ -15,6 +15,7 @@ pub mod context;
 pub mod helper;
 pub mod log;
 pub mod ops;
+mod pool;
 pub mod protocol;
 pub mod sandbox;
 pub mod target;

@@ -181,10 +181,10 @@ impl ToolDefinition for WholeTool {
 }
 
 /// The helper's side: runs the local tool of `call` with `cancel`. The
-/// helper calls it on a thread of the blocking pool
-/// ([`block_on_inline`](crate::support::blocking::block_on_inline)), where
-/// the tool's file steps run inline instead of hopping to the pool one by
-/// one.
+/// helper calls it on a thread of its whole-call pool (`remote/pool.rs`),
+/// where the tool's file steps run inline
+/// ([`block_on_inline`](crate::support::blocking::block_on_inline)) instead
+/// of hopping to the blocking pool one by one.
 pub async fn run_whole(call: ToolCall, cancel: CancellationToken) -> Reply {
     let Some(tool) = local_whole_tool(&call.name) else {
         return Reply::Refused(format!("'{}' is not a tool the helper runs", call.name));
