@@ -799,7 +799,10 @@ async fn cancelled_before_start_is_aborted() {
 }
 
 /// A file system whose line reads never finish, to cancel a read mid-way.
-struct StuckLines;
+/// A `short` file fits in the prefix read to sniff it; the other is longer.
+struct StuckLines {
+    short: bool,
+}
 
 impl HomeDir for StuckLines {}
 
@@ -814,15 +817,19 @@ impl ReadOperations for StuckLines {
             len: 10,
         })
     }
-    async fn read_prefix(&self, _path: &Path, _len: usize) -> std::io::Result<Vec<u8>> {
-        Ok(b"some text\n".to_vec())
+    async fn read_prefix(&self, _path: &Path, len: usize) -> std::io::Result<Vec<u8>> {
+        Ok(if self.short {
+            b"some text\n".to_vec()
+        } else {
+            b"some text\n".repeat(len).split_off(len)
+        })
     }
     async fn read_all(
         &self,
         _path: &Path,
         _cancel: &CancellationToken,
     ) -> Result<Vec<u8>, ReadError> {
-        Ok(b"some text\n".to_vec())
+        unreachable!("only images are read whole")
     }
     async fn read_lines(
         &self,
@@ -839,7 +846,7 @@ async fn cancelled_while_reading_is_aborted() {
     let ctx = ToolContext::new("/anywhere");
     let cancel = ctx.cancel.clone();
     let tool = Typed::new(ReadTool {
-        ops: Arc::new(StuckLines),
+        ops: Arc::new(StuckLines { short: false }),
         ..Default::default()
     });
     let call =
@@ -848,4 +855,27 @@ async fn cancelled_while_reading_is_aborted() {
     cancel.cancel();
     let error = call.await.unwrap().unwrap_err();
     assert_eq!(error.message(), "Operation aborted");
+}
+
+/// A file shorter than the prefix read to sniff it is shown from those
+/// bytes: its lines are not read a second time.
+#[tokio::test]
+async fn a_file_that_fits_in_the_sniffed_prefix_is_not_read_again() {
+    let tool = Typed::new(ReadTool {
+        ops: Arc::new(StuckLines { short: true }),
+        ..Default::default()
+    });
+    let read = read_with(
+        &tool,
+        ToolContext::new("/anywhere"),
+        json!({"path": "file.txt"}),
+    );
+    let result = tokio::time::timeout(std::time::Duration::from_secs(10), read)
+        .await
+        .expect("answered without reading the lines")
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap(),
+        json!([{"type": "text", "text": "some text\n"}])
+    );
 }

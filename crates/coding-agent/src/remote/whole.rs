@@ -1,8 +1,8 @@
 //! Tools the helper runs whole: `read` and `ls`.
 //!
 //! Both only look, report no progress, and ask their Operations several
-//! things in a row (read: exists, access, the first bytes, the line window;
-//! ls: a stat per entry). Run method by method, each question would be a
+//! things in a row (read: access, the first bytes, the line window of a
+//! longer file; ls: a stat per entry). Run method by method, each question would be a
 //! round trip; so the helper runs the local tool itself, next to the files,
 //! and sends its result back: one round trip per call, and the answer is the
 //! local tool's by construction (`docs/remote.md`, "Parallel batches").

@@ -2,7 +2,7 @@
 //!
 //! The local Operations run each file-system step on tokio's blocking pool,
 //! so a slow disk or network mount never stalls the runtime. A tool that
-//! takes several steps (read: exists, access, first bytes, line window) pays
+//! takes several steps (read: access, first bytes, line window) pays
 //! a thread hop for each. Where a whole tool call runs next to the files on a
 //! thread that may block anyway (the remote helper's `read` and `ls`,
 //! `remote/whole.rs`), [`block_on_inline`] runs it there, and every step
