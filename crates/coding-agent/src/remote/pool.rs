@@ -106,7 +106,8 @@ impl<T: Send + 'static> WholePool<T> {
         }
     }
 
-    /// Waits until no call runs or waits and every reply is sent.
+    /// Waits until no call runs or waits and no reply is held (the last
+    /// replies may still be on their way to the channel).
     pub async fn finished(&self) {
         loop {
             let idle = self.idle.notified();
