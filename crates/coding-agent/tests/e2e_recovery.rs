@@ -1111,6 +1111,18 @@ fn sent_result(wire: Wire, request: &Request, call_id: &str) -> String {
 /// What the model reads where a result was cut to fit its window.
 const CUT_NOTICE: &str = "characters cut here to fit the model's context window";
 
+/// Asserts that `result` was cut to fit its window, keeping the `first`
+/// and `last` lines of the file it read.
+fn assert_cut_keeping_ends(wire: Wire, result: &str, first: &str, last: &str) {
+    assert!(
+        result.contains(CUT_NOTICE),
+        "{wire:?}: {} chars sent whole",
+        result.len()
+    );
+    assert!(result.contains(first), "{wire:?}: the head is kept");
+    assert!(result.contains(last), "{wire:?}: the tail is kept");
+}
+
 /// `count` numbered lines: `line 0001 of the NAME file`, ...
 fn numbered_lines(count: usize, name: &str) -> String {
     (1..=count)
@@ -1155,8 +1167,12 @@ fn a_tool_result_far_larger_than_the_window_is_cut_before_it_is_sent() {
         let requests = run_json_ok(wire, &sandbox, &server, &["read big.txt"]);
         let result = sent_result(wire, &requests[1], "call_big");
         assert!(result.len() < 7000, "{wire:?}: {} chars sent", result.len());
-        assert!(result.contains("line 0001 of the big file"), "{wire:?}");
-        assert!(result.contains("line 1500 of the big file"), "{wire:?}");
+        assert_cut_keeping_ends(
+            wire,
+            &result,
+            "line 0001 of the big file",
+            "line 1500 of the big file",
+        );
         let notice = format!("{CUT_NOTICE}. Full output: ");
         let at = result.find(&notice).expect("the cut notice") + notice.len();
         let path = &result[at..result[at..].find(". Read parts").unwrap() + at];
@@ -1216,13 +1232,12 @@ fn a_result_that_fits_by_the_estimate_but_not_by_the_servers_count_is_cut() {
             text.len() / 4
         );
         let result = sent_result(wire, &requests[1], "call_dense");
-        assert!(
-            result.contains(CUT_NOTICE),
-            "{wire:?}: {} chars sent whole",
-            result.len()
+        assert_cut_keeping_ends(
+            wire,
+            &result,
+            "line 0001 of the dense file",
+            "line 0250 of the dense file",
         );
-        assert!(result.contains("line 0001 of the dense file"), "{wire:?}");
-        assert!(result.contains("line 0250 of the dense file"), "{wire:?}");
     }
 }
 
@@ -1277,13 +1292,7 @@ fn a_result_that_overflowed_is_cut_to_fit_when_the_model_reads_it_again() {
         );
         assert!(is_summary_request(wire, &requests[2]), "{wire:?}");
         let again = sent_result(wire, &requests[4], "call_wide_2");
-        assert!(
-            again.contains(CUT_NOTICE),
-            "{wire:?}: {} chars",
-            again.len()
-        );
-        assert!(again.contains("第0001行"), "{wire:?}");
-        assert!(again.contains("第0250行"), "{wire:?}");
+        assert_cut_keeping_ends(wire, &again, "第0001行", "第0250行");
     }
 }
 
@@ -1310,7 +1319,10 @@ fn a_result_that_fits_only_without_the_system_prompt_and_tools_is_cut() {
         body.len() / 4
     );
     let result = sent_result(wire, &requests[1], "call_mid");
-    assert!(result.contains(CUT_NOTICE));
-    assert!(result.contains("line 0001 of the mid file"));
-    assert!(result.contains("line 0400 of the mid file"));
+    assert_cut_keeping_ends(
+        wire,
+        &result,
+        "line 0001 of the mid file",
+        "line 0400 of the mid file",
+    );
 }
