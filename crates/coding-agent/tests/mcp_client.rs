@@ -9,6 +9,7 @@ mod mcp_support;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agent_ai::{Content, ToolCall};
@@ -387,6 +388,57 @@ async fn a_server_that_exits_at_start_does_not_stop_the_others() {
             ("off".to_owned(), "disabled"),
         ]
     );
+}
+
+#[tokio::test]
+async fn configured_servers_start_in_the_background_each_offering_its_tools_when_up() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("go");
+    let held = shell_server(
+        "held",
+        &format!(
+            "while [ ! -e '{}' ]; do sleep 0.05; done; exec mcp-server-everything stdio",
+            gate.display()
+        ),
+    );
+    let mut off = shell_server("off", "exit 1");
+    off.disabled = true;
+    let servers = McpServers::configure(vec![everything(), held, off], dir.path());
+    assert_eq!(servers.starting(), ["everything", "held"]);
+    assert!(servers.tool_definitions().0.is_empty());
+    let told = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&told);
+    servers.set_listener(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+
+    let starting = servers.clone();
+    let start = tokio::spawn(async move { starting.start_all().await });
+    // The first server's tools are offered while the held one still starts.
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while servers.starting() != ["held"] {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(told.load(Ordering::SeqCst), 1);
+    assert!(!servers.tool_definitions().0.is_empty());
+    let waiting = tokio::time::timeout(Duration::from_millis(300), servers.started()).await;
+    assert!(waiting.is_err(), "started() resolved while \"held\" starts");
+
+    std::fs::write(&gate, "").unwrap();
+    tokio::time::timeout(Duration::from_secs(60), servers.started())
+        .await
+        .unwrap();
+    // Told before `started` resolved: a prompt that waited has every tool.
+    assert_eq!(told.load(Ordering::SeqCst), 2);
+    assert!(start.await.unwrap().is_empty());
+    let states: Vec<&str> = servers.status().iter().map(|s| s.status).collect();
+    assert_eq!(states, ["running", "running", "disabled"]);
 }
 
 #[tokio::test]

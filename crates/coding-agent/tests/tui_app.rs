@@ -1015,7 +1015,7 @@ fn a_session_tool_is_drawn_by_its_own_renderers_also_after_a_reset() {
         },
     ];
     let mut app = app(&[]);
-    app.set_tool_renderers(coding_agent::render::ToolRenderers::new([shout]));
+    app.set_tools(vec![shout]);
     let now = Instant::now();
     for event in &events {
         app.apply_event(event, now);

@@ -1,6 +1,7 @@
 //! MCP servers in the real terminal UI (tmux): the startup notice and
 //! `/mcp`, with a real server from the registry (`.ci/run` installs it)
-//! and one that fails to start.
+//! and one that fails to start; the screen is up while a server starts,
+//! and a prompt sent meanwhile waits for it (or, on Esc, goes without it).
 #![cfg(all(feature = "mcp", feature = "tui"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,7 +13,7 @@ mod sse_server;
 #[path = "tui_support/tmux.rs"]
 mod tmux;
 
-use mcp_support::everything_installed;
+use mcp_support::{everything_installed, time_installed};
 use sse_server::SseServer;
 use tmux::Tmux;
 
@@ -31,7 +32,11 @@ fn the_startup_notice_and_slash_mcp_show_each_servers_state_and_tools() {
     }) else {
         return;
     };
-    let screen = tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    // The screen is up before the servers; the notices come once both
+    // have started or failed.
+    let screen = tmux.wait_for("the startup notices", |s| {
+        s.contains("openai/test-model") && s.contains("did not start")
+    });
     let top: Vec<&str> = screen.lines().take(3).map(str::trim_end).collect();
     assert_eq!(
         top,
@@ -52,4 +57,148 @@ fn the_startup_notice_and_slash_mcp_show_each_servers_state_and_tools() {
         "{screen}"
     );
     tmux.quit();
+}
+
+/// The time server (PyPI), held back until the file `go` exists in the
+/// working directory, so the test decides when it has started.
+fn held_time_server(tmux_cwd: &std::path::Path) -> serde_json::Value {
+    let go = tmux_cwd.join("go");
+    serde_json::json!({"mcpServers": {"late": {
+        "command": "sh",
+        "args": ["-c", format!(
+            "while [ ! -e '{}' ]; do sleep 0.05; done; exec mcp-server-time --local-timezone UTC",
+            go.display()
+        )],
+        "startupTimeoutSec": 60,
+    }}})
+}
+
+/// The names of the tools a request offered.
+fn offered(request: &serde_json::Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const TIME_TOOL: &str = "mcp__late__get_current_time";
+
+#[test]
+fn the_screen_is_up_while_a_server_starts_and_a_prompt_waits_for_its_tools() {
+    if !time_installed() {
+        return;
+    }
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--mcp-config", "servers.json"], |cwd| {
+        std::fs::write(cwd.join("servers.json"), held_time_server(cwd).to_string()).unwrap();
+    }) else {
+        return;
+    };
+    tmux.wait_for("the footer and the server starting", |s| {
+        s.contains("openai/test-model") && s.contains("Starting MCP servers: late")
+    });
+    tmux.type_text("what time is it");
+    tmux.key("Enter");
+    tmux.wait_for("the prompt waiting", |s| {
+        s.contains("Waiting to send: what time is it")
+            && s.contains("Waiting for MCP servers to start: late (Esc sends without them)")
+    });
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+
+    std::fs::write(tmux.cwd.join("go"), "").unwrap();
+    let screen = tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: what time is it")
+    });
+    assert!(screen.contains("MCP: 1 server, 2 tools"), "{screen}");
+    assert!(!screen.contains("Waiting to send"), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert!(
+        offered(&requests[0]).contains(&TIME_TOOL.to_owned()),
+        "{requests:?}"
+    );
+    tmux.quit();
+}
+
+#[test]
+fn esc_sends_a_waiting_prompt_without_the_server_and_its_tools_come_later() {
+    if !time_installed() {
+        return;
+    }
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--mcp-config", "servers.json"], |cwd| {
+        std::fs::write(cwd.join("servers.json"), held_time_server(cwd).to_string()).unwrap();
+    }) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("now");
+    tmux.key("Enter");
+    tmux.wait_for("the prompt waiting", |s| s.contains("Waiting to send: now"));
+    tmux.key("Escape");
+    let screen = tmux.wait_for("the answer", |s| s.contains("Done. Last user message: now"));
+    assert!(screen.contains("Starting MCP servers: late"), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let first = offered(&requests[0]);
+    assert!(first.contains(&"read".to_owned()), "{first:?}");
+    assert!(
+        !first.iter().any(|name| name.starts_with("mcp__")),
+        "{first:?}"
+    );
+
+    std::fs::write(tmux.cwd.join("go"), "").unwrap();
+    tmux.wait_for("the startup notice", |s| {
+        s.contains("MCP: 1 server, 2 tools")
+    });
+    tmux.type_text("/tools");
+    tmux.key("Enter");
+    tmux.wait_for("the server's tools in /tools", |s| {
+        s.contains(&format!(
+            "Active tools: read, bash, edit, write, grep, find, ls, {TIME_TOOL}"
+        ))
+    });
+    tmux.type_text("again");
+    tmux.key("Enter");
+    tmux.wait_for("the second answer", |s| {
+        s.contains("Done. Last user message: again")
+    });
+    let requests = server.requests();
+    assert!(
+        offered(&requests[1]).contains(&TIME_TOOL.to_owned()),
+        "{requests:?}"
+    );
+    tmux.quit();
+}
+
+#[test]
+fn quitting_while_a_prompt_waits_for_a_server_never_sends_it() {
+    if !time_installed() {
+        return;
+    }
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--mcp-config", "servers.json"], |cwd| {
+        std::fs::write(cwd.join("servers.json"), held_time_server(cwd).to_string()).unwrap();
+    }) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("never");
+    tmux.key("Enter");
+    tmux.wait_for("the prompt waiting", |s| {
+        s.contains("Waiting to send: never")
+    });
+    tmux.key("C-c");
+    tmux.key("C-c");
+    // The server comes up as the app quits (a run still going gets a few
+    // seconds to end): the prompt must not go out then.
+    std::fs::write(tmux.cwd.join("go"), "").unwrap();
+    tmux.wait_for("the app to quit", |s| !s.contains("openai/test-model"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
 }

@@ -290,8 +290,10 @@ impl AgentSession {
                 .chain(extra.iter().cloned())
                 .map(|definition| wrap_tool_definition(definition, factory.clone())),
         )?;
-        self.inner.agent.set_tools(Arc::new(tools));
+        // The definitions first: a UI that sees the new set
+        // (`Agent::tools`) reads its definitions right after.
         *lock(&self.inner.extra_definitions) = extra;
+        self.inner.agent.set_tools(Arc::new(tools));
         Ok(())
     }
 

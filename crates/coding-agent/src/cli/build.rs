@@ -127,7 +127,14 @@ pub(super) async fn build(
     let session = open_session(args, &agent_dir, &cwd)?;
     let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
     #[cfg(feature = "mcp")]
-    let mcp = super::mcp::start_servers(&args.mcp, &agent_dir, &cwd, project_trusted).await?;
+    let mcp = super::mcp::start_servers(
+        &args.mcp,
+        &agent_dir,
+        &cwd,
+        project_trusted,
+        cfg!(feature = "tui") && resolved.interactive,
+    )
+    .await?;
     let models = ModelCatalog {
         settings: resolved.settings,
         settings_path: agent_dir.join(SETTINGS_FILE),

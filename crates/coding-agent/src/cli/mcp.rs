@@ -24,16 +24,20 @@ pub(super) struct McpArgs {
     mcp_config: Vec<PathBuf>,
 }
 
-/// Starts the run's MCP servers in parallel (`None` when none are
-/// configured). A server that fails is said once (stderr, or the interactive
-/// transcript) and the run goes on without it; so are a project's servers
-/// left unstarted because the project is not trusted. A configuration file
-/// that cannot be read or parsed is a usage error naming it.
+/// The run's MCP servers (`None` when none are configured), started in
+/// parallel unless `in_background`: then they are returned not started yet,
+/// and the interactive mode starts them while its screen is up
+/// ([`McpServers::start_all`]). A server that fails is said once (stderr, or
+/// the interactive transcript) and the run goes on without it; so are a
+/// project's servers left unstarted because the project is not trusted. A
+/// configuration file that cannot be read or parsed is a usage error naming
+/// it.
 pub(super) async fn start_servers(
     args: &McpArgs,
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    in_background: bool,
 ) -> Result<Option<McpServers>, UsageError> {
     let (configs, untrusted) = load(
         &agent_dir.join(SETTINGS_FILE),
@@ -47,9 +51,11 @@ pub(super) async fn start_servers(
     if configs.is_empty() {
         return Ok(None);
     }
-    let (servers, failures) = McpServers::start(configs, cwd).await;
-    for failure in failures {
-        tracing::warn!("{failure}");
+    let servers = McpServers::configure(configs, cwd);
+    if !in_background {
+        for failure in servers.start_all().await {
+            tracing::warn!("{failure}");
+        }
     }
     Ok(Some(servers))
 }

@@ -14,6 +14,10 @@ pub fn summary(servers: &[ServerStatus]) -> String {
         counted(running, "server", "servers"),
         counted(tools, "tool", "tools")
     );
+    let starting = servers.iter().filter(|s| s.status == "starting").count();
+    if starting > 0 {
+        text.push_str(&format!(" ({starting} starting)"));
+    }
     let failed = servers.iter().filter(|s| s.status == "failed").count();
     if failed > 0 {
         text.push_str(&format!(" ({failed} failed, /mcp for details)"));

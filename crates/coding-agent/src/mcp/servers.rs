@@ -1,6 +1,9 @@
 //! The configured MCP servers of a session: started in parallel, each within
-//! its startup timeout; a server that fails is reported once and the session
-//! goes on without it. A server that dies (an HTTP server that cannot be
+//! its startup timeout, either before the session starts
+//! ([`McpServers::start`]) or while it runs ([`McpServers::configure`], then
+//! [`McpServers::start_all`]: the interactive mode draws its screen at once
+//! and offers each server's tools as soon as it has listed them); a server
+//! that fails is reported once and the session goes on without it. A server that dies (an HTTP server that cannot be
 //! reached) is restarted (reconnected) on its next call, once; after that
 //! its tools answer with an error saying why.
 
@@ -20,10 +23,12 @@ use crate::definition::ToolDefinition;
 use crate::support::sync::lock;
 
 /// Every configured server and its state.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct McpServers {
     servers: Vec<Arc<Server>>,
     listener: Listener,
+    /// Marked each time a server's start ends, for [`McpServers::started`].
+    start_ended: Arc<tokio::sync::watch::Sender<()>>,
 }
 
 /// Told each time a server's tools were listed again (its list changed, or
@@ -46,7 +51,8 @@ pub struct Server {
 
 #[derive(Clone)]
 enum State {
-    /// Not started yet (only while [`McpServers::start`] runs).
+    /// Not started yet: configured, and [`McpServers::start_all`] has not
+    /// finished with it.
     Starting,
     Disabled,
     Running(Arc<Connection>),
@@ -86,38 +92,82 @@ impl McpServers {
     /// timeout. Returns the servers and one message per server that failed
     /// (for the user, once).
     pub async fn start(configs: Vec<ServerConfig>, cwd: &Path) -> (Self, Vec<String>) {
+        let servers = McpServers::configure(configs, cwd);
+        let failures = servers.start_all().await;
+        (servers, failures)
+    }
+
+    /// The servers of `configs`, none started yet: each is `starting` (or
+    /// `disabled`) and offers no tools until [`McpServers::start_all`] has
+    /// started it.
+    pub fn configure(configs: Vec<ServerConfig>, cwd: &Path) -> Self {
         let listener = Listener::default();
-        let servers: Vec<Arc<Server>> =
-            futures::future::join_all(configs.into_iter().map(|config| {
-                let server = Arc::new(Server::new(config, cwd, listener.clone()));
-                async move {
-                    let state = if server.config.disabled {
-                        State::Disabled
-                    } else {
-                        match server.launch().await {
-                            Ok((connection, tools)) => {
-                                *lock(&server.tools) = tools;
-                                State::Running(connection)
-                            }
-                            Err(reason) => State::Failed(reason),
-                        }
-                    };
-                    *lock(&server.state) = state;
-                    server
-                }
-            }))
-            .await;
-        let failures = servers
-            .iter()
-            .filter_map(|server| match &*lock(&server.state) {
-                State::Failed(reason) => Some(format!(
-                    "MCP server \"{}\" did not start: {reason}",
-                    server.config.name
-                )),
-                _ => None,
-            })
+        let servers = configs
+            .into_iter()
+            .map(|config| Arc::new(Server::new(config, cwd, listener.clone())))
             .collect();
-        (McpServers { servers, listener }, failures)
+        McpServers {
+            servers,
+            listener,
+            ..McpServers::default()
+        }
+    }
+
+    /// Starts the servers still `starting`, in parallel, each within its
+    /// startup timeout. Each server's tools are offered (the listener is
+    /// told) as soon as it has listed them, not when the slowest is done.
+    /// Returns one message per server that failed (for the user, once).
+    pub async fn start_all(&self) -> Vec<String> {
+        let starting: Vec<&Arc<Server>> = self
+            .servers
+            .iter()
+            .filter(|server| matches!(*lock(&server.state), State::Starting))
+            .collect();
+        let failures = futures::future::join_all(starting.into_iter().map(|server| async move {
+            let (state, failure) = match server.launch().await {
+                Ok((connection, tools)) => {
+                    *lock(&server.tools) = tools;
+                    (State::Running(connection), None)
+                }
+                Err(reason) => {
+                    let failure = format!(
+                        "MCP server \"{}\" did not start: {reason}",
+                        server.config.name
+                    );
+                    (State::Failed(reason), Some(failure))
+                }
+            };
+            *lock(&server.state) = state;
+            // Offered before `started` wakes, so a prompt that waited for
+            // the servers goes out with their tools.
+            server.tell_listener();
+            self.start_ended.send_replace(());
+            failure
+        }))
+        .await;
+        failures.into_iter().flatten().collect()
+    }
+
+    /// The names of the servers not started yet, in configuration order.
+    pub fn starting(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter(|server| matches!(*lock(&server.state), State::Starting))
+            .map(|server| server.config.name.clone())
+            .collect()
+    }
+
+    /// Resolves once no server is `starting`: at once after
+    /// [`McpServers::start`], and never while [`McpServers::start_all`] has
+    /// not been called for servers that are.
+    pub async fn started(&self) {
+        let mut ended = self.start_ended.subscribe();
+        while !self.starting().is_empty() {
+            // The sender lives as long as `self`: `changed` cannot fail.
+            if ended.changed().await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Calls `listener` each time a server's tools were listed again (after
@@ -218,6 +268,16 @@ impl McpServers {
     }
 }
 
+impl Default for McpServers {
+    fn default() -> Self {
+        McpServers {
+            servers: Vec::new(),
+            listener: Listener::default(),
+            start_ended: Arc::new(tokio::sync::watch::Sender::new(())),
+        }
+    }
+}
+
 impl std::fmt::Debug for McpServers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.status()).finish()
@@ -226,10 +286,15 @@ impl std::fmt::Debug for McpServers {
 
 impl Server {
     fn new(config: ServerConfig, cwd: &Path, listener: Listener) -> Self {
+        let state = if config.disabled {
+            State::Disabled
+        } else {
+            State::Starting
+        };
         Server {
             config,
             cwd: cwd.to_path_buf(),
-            state: Mutex::new(State::Starting),
+            state: Mutex::new(state),
             tools: Mutex::new(Vec::new()),
             gate: tokio::sync::Mutex::new(()),
             refreshing: tokio::sync::Mutex::new(()),

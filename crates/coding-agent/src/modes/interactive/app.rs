@@ -4,6 +4,7 @@
 //! actions; tests drive this type directly and read a `TestBackend`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_ai::{Message, ThinkingLevel, Usage};
@@ -18,6 +19,7 @@ use super::complete::complete_path;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::{text_width, wrap};
+use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
 
@@ -62,11 +64,28 @@ struct RetryWait {
     until: Instant,
 }
 
-/// A queued message not yet delivered.
+/// A message not yet delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pending {
-    follow_up: bool,
+    kind: PendingKind,
     text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PendingKind {
+    Steering,
+    FollowUp,
+    /// A prompt waiting for the MCP servers to come up.
+    Prompt,
+}
+
+/// The MCP servers' start, as the status line tells it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct McpStartShown {
+    /// The servers not up yet.
+    starting: Vec<String>,
+    /// The prompt waits for them.
+    prompt_waits: bool,
 }
 
 /// The interactive app.
@@ -90,6 +109,7 @@ pub struct App {
     /// `[user@]host[:port]` when the tools act on a remote host.
     remote_host: Option<String>,
     tools: Vec<String>,
+    mcp_start: McpStartShown,
     usage: Usage,
     /// Tokens of the last answer's context (input, cache and output).
     context_tokens: u64,
@@ -118,6 +138,7 @@ impl App {
             cwd: cwd.to_path_buf(),
             remote_host: None,
             tools,
+            mcp_start: McpStartShown::default(),
             usage: Usage::default(),
             context_tokens: 0,
             running: false,
@@ -133,10 +154,35 @@ impl App {
         app
     }
 
-    /// Draws calls with the renderers of the session's tools (its
-    /// built-ins, custom and MCP tools) instead of the built-ins' alone.
-    pub fn set_tool_renderers(&mut self, renderers: ToolRenderers) {
-        self.transcript.renderers = renderers;
+    /// The session's tools (its built-ins, custom and MCP tools): `/tools`
+    /// names them, and their calls are drawn with their own renderers
+    /// instead of the built-ins' alone.
+    pub fn set_tools(&mut self, tools: Vec<Arc<dyn ToolDefinition>>) {
+        self.tools = tools.iter().map(|tool| tool.tool().name.clone()).collect();
+        self.transcript.renderers = ToolRenderers::new(tools);
+    }
+
+    /// The MCP servers not up yet, and whether the prompt sent waits for
+    /// them: the status line says so.
+    pub fn set_mcp_start(&mut self, starting: Vec<String>, prompt_waits: bool) {
+        self.mcp_start = McpStartShown {
+            starting,
+            prompt_waits,
+        };
+    }
+
+    /// True while MCP servers are starting (the status line names them).
+    pub fn mcp_starting(&self) -> bool {
+        !self.mcp_start.starting.is_empty()
+    }
+
+    /// Shows `text`, a prompt the driver holds back until the MCP servers
+    /// are up, as waiting to be sent until it is.
+    pub fn wait_to_send(&mut self, text: String) {
+        self.pending.push(Pending {
+            kind: PendingKind::Prompt,
+            text,
+        });
     }
 
     /// Names the remote host the tools act on; the footer shows
@@ -157,6 +203,8 @@ impl App {
         self.run_started = running.then_some(now);
         if !running {
             self.retry_wait = None;
+            // A prompt a hook refused or rewrote never starts as itself.
+            self.pending.retain(|p| p.kind != PendingKind::Prompt);
         }
     }
 
@@ -277,7 +325,11 @@ impl App {
     /// Records a message the driver queued, shown as pending until delivered.
     fn queue(&mut self, text: String, follow_up: bool) -> Action {
         self.pending.push(Pending {
-            follow_up,
+            kind: if follow_up {
+                PendingKind::FollowUp
+            } else {
+                PendingKind::Steering
+            },
             text: text.clone(),
         });
         if follow_up {
@@ -474,9 +526,13 @@ impl App {
             .pending
             .iter()
             .map(|p| {
-                let kind = if p.follow_up { "follow-up" } else { "steering" };
+                let label = match p.kind {
+                    PendingKind::Steering => "Queued steering: ",
+                    PendingKind::FollowUp => "Queued follow-up: ",
+                    PendingKind::Prompt => "Waiting to send: ",
+                };
                 let first = p.text.lines().next().unwrap_or_default();
-                StyledLine::new(format!("Queued {kind}: "), Style::Warning).push(first, Style::Dim)
+                StyledLine::new(label, Style::Warning).push(first, Style::Dim)
             })
             .collect();
         let status_rows = u16::from(status.is_some());
@@ -533,6 +589,19 @@ impl App {
             return Some(StyledLine::new(
                 "Waiting for your approval (Esc denies)",
                 Style::Warning,
+            ));
+        }
+        let starting = self.mcp_start.starting.join(", ");
+        if self.running && self.mcp_start.prompt_waits {
+            return Some(StyledLine::new(
+                format!("Waiting for MCP servers to start: {starting} (Esc sends without them)"),
+                Style::Warning,
+            ));
+        }
+        if !self.running && !starting.is_empty() {
+            return Some(StyledLine::new(
+                format!("Starting MCP servers: {starting}"),
+                Style::Dim,
             ));
         }
         let started = self.run_started.filter(|_| self.running)?;

@@ -22,16 +22,18 @@ pub mod complete;
 pub mod editor;
 pub mod highlight;
 pub mod markdown;
+mod mcp_start;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
 
 use std::io::{self, Stdout};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use agent_ai::Message;
-use agent_core::AgentError;
+use agent_core::{AgentError, ToolSet};
 use anyhow::Context as _;
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyboardEnhancementFlags,
@@ -46,14 +48,16 @@ use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 pub use app::{Action, App};
 
 use crate::app::{AgentSession, ModelCatalog, SessionOptions};
 use crate::recovery::compact_now;
-use crate::render::{Style, StyledLine, ToolRenderers};
+use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
 use crate::session_event::{SessionEvent, SessionEvents};
+use mcp_start::McpStart;
 
 /// How long quitting waits for a cancelled run to wind down.
 const QUIT_GRACE: Duration = Duration::from_secs(5);
@@ -95,42 +99,26 @@ pub async fn run_interactive(
     let parts = Parts::from(&options);
     let session = AgentSession::new(options).context("a built-in tool's schema")?;
     #[cfg(feature = "mcp")]
-    if let Some(servers) = &interactive.mcp {
-        session.set_mcp(servers.clone());
-    }
+    let mcp = McpStart::begin(&session, interactive.mcp.clone());
+    #[cfg(not(feature = "mcp"))]
+    let mcp = McpStart::default();
     let model = session.model();
-    #[cfg(feature = "mcp")]
-    let mcp_summary = interactive
-        .mcp
-        .as_ref()
-        .map(|servers| crate::mcp::report::summary(&servers.status()));
     let mut recovery = interactive.models.settings.recovery(&model.provider);
     recovery.context_window = recovery.context_window.or(interactive.served_window);
     session.set_recovery(recovery);
+    // The tools are named when the driver first draws (`Driver::sync_tools`).
     let mut app = App::new(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
-        // The built-ins and the MCP servers' tools.
-        session
-            .agent()
-            .tools()
-            .definitions()
-            .iter()
-            .map(|tool| tool.name.clone())
-            .collect(),
+        Vec::new(),
         &session.agent().messages(),
     );
     app.set_model(
         format!("{}/{}", model.provider, model.id),
         recovery.context_window,
     );
-    app.set_tool_renderers(ToolRenderers::new(session.tool_definitions()));
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
-    }
-    #[cfg(feature = "mcp")]
-    if let Some(summary) = mcp_summary {
-        app.notice(vec![StyledLine::new(summary, Style::Dim)]);
     }
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
@@ -140,6 +128,9 @@ pub async fn run_interactive(
         aborted: false,
         parts,
         interactive,
+        shown_tools: None,
+        mcp,
+        prompt_waits: None,
     };
     let result = driver.run(&mut app, &mut terminal.terminal).await;
     drop(terminal);
@@ -200,6 +191,13 @@ struct Driver {
     aborted: bool,
     parts: Parts,
     interactive: InteractiveOptions,
+    /// The tool set the app names and draws calls with; the session's
+    /// changes as MCP servers come up or change their lists.
+    shown_tools: Option<Arc<ToolSet>>,
+    mcp: McpStart,
+    /// Cancelled when the prompt that waits for the MCP servers goes out
+    /// (they are up, or Esc sent it without them).
+    prompt_waits: Option<CancellationToken>,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -212,6 +210,8 @@ impl Driver {
         let mut approvals = self.interactive.approvals.take();
         loop {
             self.show_thinking(app);
+            self.sync_tools(app);
+            app.set_mcp_start(self.mcp.starting(), self.prompt_is_waiting());
             app.approvals.drop_abandoned();
             terminal.draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
@@ -250,7 +250,14 @@ impl Driver {
                     app.approvals.push(prompt);
                     Action::None
                 }
-                _ = tick.tick(), if app.is_running() => Action::None,
+                lines = self.mcp.ended() => {
+                    self.sync_tools(app);
+                    for line in lines {
+                        app.notice(vec![line]);
+                    }
+                    Action::None
+                }
+                _ = tick.tick(), if app.is_running() || app.mcp_starting() => Action::None,
             };
             if self.perform(app, action).await? {
                 return Ok(());
@@ -262,6 +269,29 @@ impl Driver {
     fn show_thinking(&self, app: &mut App) {
         let reasons = self.session.model().reasoning;
         app.set_thinking(reasons.then(|| self.session.thinking_level()));
+    }
+
+    /// Names the session's tools and draws their calls with their own
+    /// renderers, when the set changed since the last look (a server came
+    /// up, changed its list, or another session was resumed).
+    fn sync_tools(&mut self, app: &mut App) {
+        let tools = self.session.agent().tools();
+        if self
+            .shown_tools
+            .as_ref()
+            .is_some_and(|shown| Arc::ptr_eq(shown, &tools))
+        {
+            return;
+        }
+        app.set_tools(self.session.tool_definitions());
+        self.shown_tools = Some(tools);
+    }
+
+    /// True while a prompt waits for the MCP servers to come up.
+    fn prompt_is_waiting(&self) -> bool {
+        self.prompt_waits
+            .as_ref()
+            .is_some_and(|waits| !waits.is_cancelled())
     }
 
     /// Shift+Tab: the next level the model supports (Pi's texts).
@@ -331,7 +361,22 @@ impl Driver {
                 let message = AgentSession::user_message(&text, Vec::new());
                 app.set_running(true, Instant::now());
                 self.aborted = false;
-                self.run = Some(tokio::spawn(async move { session.prompt(message).await }));
+                if self.mcp.starting().is_empty() {
+                    self.run = Some(tokio::spawn(async move { session.prompt(message).await }));
+                } else {
+                    app.wait_to_send(text);
+                    let waits = CancellationToken::new();
+                    self.prompt_waits = Some(waits.clone());
+                    let all_up = self.mcp.all_up();
+                    self.run = Some(tokio::spawn(async move {
+                        tokio::select! {
+                            () = all_up => {}
+                            () = waits.cancelled() => {}
+                        }
+                        waits.cancel();
+                        session.prompt(message).await
+                    }));
+                }
             }
             Action::Steer(text) => self
                 .session
@@ -339,6 +384,12 @@ impl Driver {
             Action::FollowUp(text) => self
                 .session
                 .follow_up(AgentSession::user_message(&text, Vec::new())),
+            // Esc while the prompt waits for the MCP servers sends it now.
+            Action::Abort if self.prompt_is_waiting() => {
+                if let Some(waits) = &self.prompt_waits {
+                    waits.cancel();
+                }
+            }
             Action::Abort => {
                 self.aborted = true;
                 self.session.abort();
@@ -367,6 +418,12 @@ impl Driver {
             Action::Mcp => app.notice(mcp_lines(&self.session)),
             Action::Quit => {
                 self.session.abort();
+                // A prompt still waiting for the MCP servers is never sent.
+                if self.prompt_is_waiting()
+                    && let Some(run) = self.run.take()
+                {
+                    run.abort();
+                }
                 if let Some(run) = self.run.take() {
                     let _ = tokio::time::timeout(QUIT_GRACE, run).await;
                 }
