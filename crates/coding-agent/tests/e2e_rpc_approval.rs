@@ -2,9 +2,10 @@
 //! style of Pi's RpcClient: a call that needs approval arrives as an
 //! `extension_ui_request` (a `select`), the client answers with an
 //! `extension_ui_response`: allow once, deny, no answer (the timeout denies),
-//! allow for this session (the same command then runs unasked), and always
-//! allow for the project (the rule is written to the project's settings,
-//! other keys kept). Every decision is a `permission_decision` event.
+//! allow for this session (the same command then runs unasked, until a new
+//! session starts), and always allow for the project (the rule is written to
+//! the project's settings, other keys kept, and outlives the session). Every
+//! decision is a `permission_decision` event.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,11 +18,13 @@ use e2e_support::*;
 use serde_json::{Value, json};
 
 /// The model's calls, one per prompt, each followed by a short answer.
-const COMMANDS: [&str; 6] = [
+const COMMANDS: [&str; 8] = [
     "touch once",
     "touch denied",
     "touch late",
     "touch session",
+    "touch session",
+    "touch kept",
     "touch session",
     "touch kept",
 ];
@@ -241,6 +244,23 @@ fn an_rpc_client_answers_approval_requests() {
             "retry": {"enabled": true},
         })
     );
+
+    // A new session: the rule allowed for the last one alone asks again,
+    // the rule always allowed does not.
+    send(
+        &mut client.stdin,
+        &json!({"id": "n", "type": "new_session"}),
+    );
+    let started = until(&client.lines, |line| line["id"] == "n");
+    assert_eq!(started.last().unwrap()["success"], true, "{started:?}");
+    client.prompt(6);
+    let request = client.request();
+    assert_eq!(request, expected_request(&request, "touch session"));
+    client.answer(&request, json!({"value": "Allow once"}));
+    client.decisions();
+    client.prompt(7);
+    let run = until(&client.lines, is("agent_end"));
+    assert!(!run.iter().any(is("extension_ui_request")), "{run:?}");
 
     // What the model read of each refusal.
     let requests = server.requests();

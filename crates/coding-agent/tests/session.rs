@@ -411,3 +411,84 @@ fn continue_without_a_previous_session_starts_one_in_the_cwd_dir() {
         PathBuf::from(dir.path()).join("sessions/--work-here--")
     );
 }
+
+/// Counts the approvals asked and allows each for the session.
+#[derive(Default)]
+struct AllowForSession {
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl coding_agent::guard::Approver for AllowForSession {
+    async fn approve(
+        &self,
+        _request: coding_agent::guard::ApprovalRequest,
+        _cancel: &tokio_util::sync::CancellationToken,
+    ) -> coding_agent::guard::ApprovalAnswer {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        coding_agent::guard::ApprovalAnswer::AllowSession
+    }
+}
+
+#[tokio::test]
+async fn a_rule_allowed_for_one_session_is_asked_again_in_the_next() {
+    use coding_agent::guard::policy::{Places, RuleTexts};
+    use coding_agent::guard::{Guard, Mode, Policy, RuleFiles, SandboxFacts};
+
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let policy = Policy::new(
+        Mode::Default,
+        SandboxFacts::default(),
+        Places::for_cwd(cwd),
+        &RuleTexts::default(),
+    )
+    .unwrap();
+    let approver = Arc::new(AllowForSession::default());
+    let guard = Arc::new(Guard::new(
+        policy,
+        None,
+        approver.clone(),
+        RuleFiles {
+            project: cwd.join("project.json"),
+            global: cwd.join("global.json"),
+        },
+    ));
+    let touch = AssistantContent::ToolCall(ToolCall::new(
+        "c1",
+        "bash",
+        json!({"command": "touch made"}),
+    ));
+    // Each session's prompt: the same call twice, then an answer.
+    let provider = ScriptedProvider::new(
+        [touch.clone(), touch.clone(), text("done")]
+            .into_iter()
+            .cycle()
+            .take(6)
+            .map(|content| ScriptedResponse::Message(ScriptedProvider::reply(vec![content]))),
+    );
+    // A new session built around the same guard, as /resume does.
+    for (session, asked) in [(1, 1), (2, 2)] {
+        let agent = AgentSession::new(SessionOptions {
+            provider: Arc::new(provider.clone()),
+            model: ScriptedProvider::model(),
+            cwd: cwd.to_path_buf(),
+            tools: coding_agent::app::select_tools(&["bash".to_owned()]).0,
+            system_prompt: "sys".into(),
+            session: SessionManager::in_memory(cwd),
+            hooks: None,
+            guard: Some(guard.clone()),
+            thinking: Default::default(),
+        })
+        .unwrap();
+        agent
+            .prompt(AgentSession::user_message("go", Vec::new()))
+            .await
+            .unwrap();
+        assert_eq!(
+            approver.asked.load(std::sync::atomic::Ordering::SeqCst),
+            asked,
+            "session {session}"
+        );
+    }
+}

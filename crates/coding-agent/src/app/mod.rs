@@ -233,6 +233,10 @@ impl AgentSession {
             thinking,
         });
         if let Some(guard) = &inner.guard {
+            // The guard serves this session now (an interactive /resume
+            // builds a new one around it): the last one's "allow for this
+            // session" rules do not carry over.
+            guard.end_session();
             let weak = Arc::downgrade(&inner);
             guard.set_decision_sink(Arc::new(move |decision| {
                 if let Some(inner) = weak.upgrade() {
@@ -776,9 +780,11 @@ impl AgentSession {
         Ok(())
     }
 
-    /// Starts a new session: an empty conversation, empty queues, a new file.
-    /// Call it while the agent is idle.
+    /// Starts a new session: an empty conversation, empty queues, a new
+    /// file, and no rule allowed for the last session alone. Call it while
+    /// the agent is idle.
     pub fn new_session(&self, parent_session: Option<String>) {
+        self.end_session_rules();
         self.inner.agent.set_messages(Vec::new());
         self.inner.steering.clear();
         self.inner.follow_up.clear();
@@ -796,9 +802,11 @@ impl AgentSession {
     }
 
     /// Loads the session saved in `path` (RPC `switch_session`): its
-    /// conversation replaces the agent's. Call it while the agent is idle.
+    /// conversation replaces the agent's, and the rules allowed for the
+    /// last session alone go. Call it while the agent is idle.
     pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
         let manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
+        self.end_session_rules();
         self.inner.agent.set_messages(manager.messages());
         *self.session() = manager;
         self.restore_thinking_level();
@@ -806,6 +814,15 @@ impl AgentSession {
         self.inner.follow_up.clear();
         self.report_queues();
         Ok(())
+    }
+
+    /// Drops the permission rules the user allowed for this session alone
+    /// ("Allow for this session"); a fork or clone keeps them, being the
+    /// same work gone on with.
+    fn end_session_rules(&self) {
+        if let Some(guard) = &self.inner.guard {
+            guard.end_session();
+        }
     }
 
     /// The user messages of the branch, `(entry id, text)`, to fork from.

@@ -269,11 +269,23 @@ impl Guard {
         proceed(updated_input)
     }
 
+    /// The session ended: the rules the user allowed for it alone go
+    /// ([`Policy::end_session`]); a new session asks again.
+    pub fn end_session(&self) {
+        lock(&self.policy).end_session();
+    }
+
     /// Adds `rule` for the session and, with a scope, to that settings file;
     /// a rule that cannot be added or saved is a warning (the call still
     /// runs: the user allowed it).
     fn remember(&self, rule: &str, scope: Option<RuleScope>) {
-        if let Err(error) = lock(&self.policy).allow_for_session(rule) {
+        let mut policy = lock(&self.policy);
+        let added = match scope {
+            None => policy.allow_for_session(rule),
+            Some(_) => policy.allow_always(rule),
+        };
+        drop(policy);
+        if let Err(error) = added {
             tracing::warn!("{error}");
             return;
         }
@@ -597,6 +609,37 @@ mod tests {
             (DecidedBy::Policy, Some("bash(cargo build)"))
         );
         assert!(!f.dir.path().join("project.json").exists());
+    }
+
+    #[tokio::test]
+    async fn a_rule_allowed_for_the_session_ends_with_it_and_an_always_rule_stays() {
+        let session = fixture(RuleTexts::default(), None, ApprovalAnswer::AllowSession);
+        let always = fixture(
+            RuleTexts::default(),
+            None,
+            ApprovalAnswer::AllowAlways {
+                scope: RuleScope::Global,
+            },
+        );
+        for f in [&session, &always] {
+            for id in ["c1", "c2"] {
+                call(&f.guard, id, "bash", bash("cargo build")).await;
+            }
+            assert_eq!(lock(&f.approver.asked).len(), 1);
+            f.guard.end_session();
+            assert_eq!(
+                call(&f.guard, "c3", "bash", bash("cargo build")).await,
+                BeforeToolCall::Proceed
+            );
+        }
+        // Asked again in the next session; the always rule still allows.
+        assert_eq!(lock(&session.approver.asked).len(), 2);
+        assert_eq!(lock(&always.approver.asked).len(), 1);
+        let last = lock(&always.decisions).last().cloned();
+        assert_eq!(
+            last.map(|d| (d.by, d.rule)),
+            Some((DecidedBy::Policy, Some("bash(cargo build)".into())))
+        );
     }
 
     #[tokio::test]

@@ -45,6 +45,9 @@ pub struct Policy {
     sandbox: SandboxFacts,
     places: Places,
     allow: Vec<Rule>,
+    /// Allow rules the user gave for this session only; dropped when it
+    /// ends ([`Policy::end_session`]).
+    session_allow: Vec<Rule>,
     ask: Vec<Rule>,
     deny: Vec<Rule>,
 }
@@ -71,6 +74,7 @@ impl Policy {
             mode,
             sandbox,
             allow: parse(&rules.allow)?,
+            session_allow: Vec::new(),
             ask: parse(&rules.ask)?,
             deny: parse(&rules.deny)?,
             places,
@@ -95,10 +99,24 @@ impl Policy {
         &self.places
     }
 
-    /// Adds an allow rule for the rest of the session ("allow for this session").
+    /// Adds an allow rule for the rest of the session ("allow for this
+    /// session"): [`Policy::end_session`] drops it.
     pub fn allow_for_session(&mut self, rule: &str) -> Result<(), RuleError> {
+        self.session_allow.push(Rule::parse(rule, &self.places)?);
+        Ok(())
+    }
+
+    /// Adds an allow rule that outlives the session ("always allow": the
+    /// caller also writes it to a settings file).
+    pub fn allow_always(&mut self, rule: &str) -> Result<(), RuleError> {
         self.allow.push(Rule::parse(rule, &self.places)?);
         Ok(())
+    }
+
+    /// The session ended (a new one started, another was opened): the rules
+    /// allowed for it alone go; the settings' and "always" rules stay.
+    pub fn end_session(&mut self) {
+        self.session_allow.clear();
     }
 
     /// The verdict on calling `tool` with `args` (validated arguments).
@@ -143,13 +161,19 @@ impl Policy {
 
     /// The first rule of `kind` matching `tool` on any of `subjects`.
     fn rule(&self, kind: &Kind, tool: &str, subjects: &[Subject<'_>]) -> Option<&Rule> {
-        let list = match kind {
-            Kind::Allow => &self.allow,
-            Kind::Ask => &self.ask,
-            Kind::Deny => &self.deny,
-        };
-        list.iter()
+        self.rules(kind)
             .find(|rule| subjects.iter().any(|s| rule.matches(tool, *s)))
+    }
+
+    /// The rules of `kind`, in order; the session's allow rules after the
+    /// lasting ones.
+    fn rules(&self, kind: &Kind) -> impl Iterator<Item = &Rule> {
+        let (lasting, session): (&[Rule], &[Rule]) = match kind {
+            Kind::Allow => (&self.allow, &self.session_allow),
+            Kind::Ask => (&self.ask, &[]),
+            Kind::Deny => (&self.deny, &[]),
+        };
+        lasting.iter().chain(session)
     }
 
     /// Deny, then ask, then allow rules on one subject, with reasons naming
@@ -334,7 +358,7 @@ impl Policy {
             )
             .by_rule(&rule.text);
         }
-        let exact = self.allow.iter().find(|r| r.names_exactly(&full));
+        let exact = self.rules(&Kind::Allow).find(|r| r.names_exactly(&full));
         if let Some(reason) = always_denied(inner, &self.places) {
             match exact {
                 Some(rule) => return self.allowed_by(&full, rule),
