@@ -16,7 +16,9 @@
 //!   (`crates/coding-agent/benches/remote.rs`): a small read against a bare
 //!   `ssh -S <control socket> host true`, a 10-call parallel batch against
 //!   one call, grep over a 250 MB tree and a read near the end of a 1 GB file
-//!   against the same calls run locally.
+//!   against the same calls run locally;
+//! - a frame of the interactive screen at turn 300 of a session against one at
+//!   turn 30 (`crates/coding-agent/benches/transcript.rs`).
 //!
 //! Each tool run goes through the release binary's `tool` command, so the
 //! figures include process start-up and the full five-step pipeline. Time and
@@ -281,7 +283,18 @@ pub fn run(quick: bool) -> Result<()> {
     let _ = std::fs::remove_dir_all(root.join("tmp"));
 
     print_rows(&rows);
-    remote(quick, &corpus)
+    remote(quick, &corpus)?;
+    transcript()
+}
+
+/// The interactive screen's frame as a session grows: the `transcript`
+/// bench of coding-agent (it prints its own lines).
+fn transcript() -> Result<()> {
+    let mut bench = crate::cargo_command();
+    bench
+        .args(["bench", "-p", "coding-agent", "--bench", "transcript"])
+        .current_dir(workspace_root());
+    crate::run_command(&mut bench)
 }
 
 /// The `--remote` figures: the `remote` bench of coding-agent, on the same

@@ -18,7 +18,7 @@ use ratatui::widgets::Paragraph;
 use super::complete::complete_path;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
-use super::wrap::{text_width, wrap};
+use super::wrap::text_width;
 use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
@@ -159,7 +159,7 @@ impl App {
     /// instead of the built-ins' alone.
     pub fn set_tools(&mut self, tools: Vec<Arc<dyn ToolDefinition>>) {
         self.tools = tools.iter().map(|tool| tool.tool().name.clone()).collect();
-        self.transcript.renderers = ToolRenderers::new(tools);
+        self.transcript.set_renderers(ToolRenderers::new(tools));
     }
 
     /// The MCP servers not up yet, and whether the prompt sent waits for
@@ -273,7 +273,7 @@ impl App {
         let shown = std::mem::replace(&mut self.transcript, Transcript::from_messages(messages));
         self.transcript.expand_tools = shown.expand_tools;
         self.transcript.show_thinking = shown.show_thinking;
-        self.transcript.renderers = shown.renderers;
+        self.transcript.set_renderers(shown.renderers().clone());
         self.usage = Usage::default();
         self.context_tokens = 0;
         self.pending.clear();
@@ -569,7 +569,7 @@ impl App {
         frame.render_widget(Paragraph::new(rule), rule_bottom);
         self.draw_editor(frame, editor_area, &editor_rows);
         self.approvals
-            .draw(frame, transcript_area, &self.transcript.renderers);
+            .draw(frame, transcript_area, self.transcript.renderers());
         frame.render_widget(
             Paragraph::new(
                 self.footer_lines(width)
@@ -628,24 +628,12 @@ impl App {
     }
 
     fn draw_transcript(&mut self, frame: &mut Frame<'_>, area: Rect, now: Instant) {
-        let rows: Vec<StyledLine> = self
-            .transcript
-            .lines(area.width, now)
-            .iter()
-            .flat_map(|line| wrap(line, area.width))
-            .collect();
-        // The first blank line of the transcript is only a separator.
-        let rows = match rows.first() {
-            Some(first) if first.plain().is_empty() => &rows[1..],
-            _ => &rows[..],
-        };
-        let height = usize::from(area.height);
-        let max_scroll = rows.len().saturating_sub(height);
-        self.scroll = self.scroll.min(max_scroll);
-        let end = rows.len() - self.scroll;
-        let start = end.saturating_sub(height);
+        let (rows, scroll) =
+            self.transcript
+                .window(area.width, now, usize::from(area.height), self.scroll);
+        self.scroll = scroll;
         frame.render_widget(
-            Paragraph::new(rows[start..end].iter().map(to_line).collect::<Vec<_>>()),
+            Paragraph::new(rows.iter().map(to_line).collect::<Vec<_>>()),
             area,
         );
     }

@@ -216,7 +216,11 @@ impl Driver {
             terminal.draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
                 event = input.next() => match event {
-                    Some(Ok(Event::Key(key))) => app.handle_key(key),
+                    Some(Ok(Event::Key(key))) => {
+                        // `/tools` names the set as it is now.
+                        self.sync_tools(app);
+                        app.handle_key(key)
+                    }
                     Some(Ok(Event::Paste(text))) => {
                         app.paste(&text);
                         Action::None

@@ -1,7 +1,10 @@
 //! The conversation as shown: user prompts, the assistant's streaming answers
 //! (Markdown, thinking), tool calls drawn by their own renderers with live
 //! progress, and notices. Fed by agent events, or by a resumed session's
-//! messages; rendered to styled lines for any width.
+//! messages; rendered to rows for any width. A block that can no longer
+//! change keeps its rows, so a frame renders only what is still moving (the
+//! streaming answer, running calls): drawing costs the same at turn 300 as at
+//! turn 3 (`benches/transcript.rs`).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -11,6 +14,7 @@ use agent_core::{AgentEvent, AgentToolResult};
 use serde_json::Value;
 
 use super::markdown::render_markdown;
+use super::wrap::wrap;
 use crate::render::{RenderOptions, Style, StyledLine, ToolRenderers};
 
 /// One block of the transcript.
@@ -22,6 +26,31 @@ enum Entry {
     Assistant(Box<AssistantMessage>),
     /// A line from the app itself (errors, command output).
     Notice(Vec<StyledLine>),
+}
+
+/// An entry and, once it can no longer change, its rows.
+#[derive(Debug, Clone)]
+struct Shown {
+    entry: Entry,
+    /// Its rows, wrapped as `RowsKey` says; drawn again when the key
+    /// differs.
+    rows: Option<(RowsKey, Vec<StyledLine>)>,
+}
+
+impl From<Entry> for Shown {
+    fn from(entry: Entry) -> Self {
+        Shown { entry, rows: None }
+    }
+}
+
+/// What a settled entry's rows depend on besides the entry itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RowsKey {
+    width: u16,
+    expand_tools: bool,
+    show_thinking: bool,
+    /// Counts the renderers set ([`Transcript::set_renderers`]).
+    renderers: u64,
 }
 
 /// A tool call's state, keyed by call id.
@@ -39,7 +68,7 @@ struct ToolView {
 /// The transcript and how it is shown.
 #[derive(Debug, Default)]
 pub struct Transcript {
-    entries: Vec<Entry>,
+    entries: Vec<Shown>,
     tools: HashMap<String, ToolView>,
     /// The answer still streaming, as an index into `entries`.
     streaming: Option<usize>,
@@ -52,7 +81,9 @@ pub struct Transcript {
     pub awaiting_approval: Vec<String>,
     /// The session's tools' renderers (the built-ins' until the app is given
     /// the session's tool set).
-    pub renderers: ToolRenderers,
+    renderers: ToolRenderers,
+    /// Bumped with each new set of renderers: rows drawn by the old ones go.
+    renderers_set: u64,
 }
 
 /// The text of a user message's text blocks.
@@ -89,22 +120,24 @@ impl Transcript {
     /// request being retried) goes above it, where the wait is.
     pub fn notice(&mut self, lines: Vec<StyledLine>) {
         if let Some(index) = self.streaming
-            && let Some(Entry::Assistant(answer)) = self.entries.get(index)
+            && let Some(Entry::Assistant(answer)) = self.entries.get(index).map(|s| &s.entry)
             && answer.content.is_empty()
         {
-            self.entries.insert(index, Entry::Notice(lines));
+            self.entries.insert(index, Entry::Notice(lines).into());
             self.streaming = Some(index + 1);
             return;
         }
-        self.entries.push(Entry::Notice(lines));
+        self.entries.push(Entry::Notice(lines).into());
     }
 
     fn add_message(&mut self, message: &Message) {
         match message {
-            Message::User(user) => self.entries.push(Entry::User(user_text(&user.content))),
+            Message::User(user) => self
+                .entries
+                .push(Entry::User(user_text(&user.content)).into()),
             Message::Assistant(answer) => {
                 self.entries
-                    .push(Entry::Assistant(Box::new(answer.clone())));
+                    .push(Entry::Assistant(Box::new(answer.clone())).into());
                 self.answer_ended(answer);
             }
             Message::ToolResult(result) => {
@@ -144,13 +177,15 @@ impl Transcript {
         match event {
             AgentEvent::MessageStart {
                 message: Message::User(user),
-            } => self.entries.push(Entry::User(user_text(&user.content))),
+            } => self
+                .entries
+                .push(Entry::User(user_text(&user.content)).into()),
             AgentEvent::MessageStart {
                 message: Message::Assistant(answer),
             } => {
                 self.streaming = Some(self.entries.len());
                 self.entries
-                    .push(Entry::Assistant(Box::new(answer.clone())));
+                    .push(Entry::Assistant(Box::new(answer.clone())).into());
             }
             AgentEvent::MessageUpdate {
                 message: Message::Assistant(answer),
@@ -202,36 +237,139 @@ impl Transcript {
     }
 
     fn update_answer(&mut self, answer: &AssistantMessage) {
-        match self.streaming.and_then(|i| self.entries.get_mut(i)) {
+        match self
+            .streaming
+            .and_then(|i| self.entries.get_mut(i))
+            .map(|s| &mut s.entry)
+        {
             Some(Entry::Assistant(shown)) => **shown = answer.clone(),
             _ => {
                 self.streaming = Some(self.entries.len());
                 self.entries
-                    .push(Entry::Assistant(Box::new(answer.clone())));
+                    .push(Entry::Assistant(Box::new(answer.clone())).into());
             }
         }
     }
 
-    /// Every line of the transcript for `width` columns (not yet wrapped).
-    pub fn lines(&self, width: u16, now: Instant) -> Vec<StyledLine> {
-        let mut out = Vec::new();
-        for entry in &self.entries {
-            match entry {
-                Entry::User(text) => {
-                    out.push(StyledLine::default());
-                    for (i, line) in text.lines().enumerate() {
-                        let mark = if i == 0 { "> " } else { "  " };
-                        out.push(StyledLine::new(mark, Style::Accent).push(line, Style::Bold));
-                    }
-                }
-                Entry::Assistant(answer) => self.answer_lines(answer, width, now, &mut out),
-                Entry::Notice(lines) => {
-                    out.push(StyledLine::default());
-                    out.extend(lines.iter().cloned());
-                }
+    /// Draws calls with `renderers` (the session's tool set: its built-ins,
+    /// custom and MCP tools) from the next frame on.
+    pub fn set_renderers(&mut self, renderers: ToolRenderers) {
+        self.renderers = renderers;
+        self.renderers_set += 1;
+    }
+
+    /// The renderers calls are drawn with.
+    pub fn renderers(&self) -> &ToolRenderers {
+        &self.renderers
+    }
+
+    /// The `height` rows that end `scroll` rows above the bottom of the
+    /// transcript wrapped to `width` columns, with `scroll` clamped to how
+    /// far the transcript reaches up. Settled entries are drawn once and
+    /// kept; the rest (the streaming answer, calls still running or waiting)
+    /// are drawn for this frame.
+    pub fn window(
+        &mut self,
+        width: u16,
+        now: Instant,
+        height: usize,
+        scroll: usize,
+    ) -> (Vec<StyledLine>, usize) {
+        let key = RowsKey {
+            width,
+            expand_tools: self.expand_tools,
+            show_thinking: self.show_thinking,
+            renderers: self.renderers_set,
+        };
+        for i in 0..self.entries.len() {
+            let cached = self.entries[i]
+                .rows
+                .as_ref()
+                .is_some_and(|(k, _)| *k == key);
+            if !cached && self.settled(i) {
+                let rows = self.entry_rows(&self.entries[i].entry, width, now);
+                self.entries[i].rows = Some((key, rows));
             }
         }
-        out
+        let moving: Vec<Option<Vec<StyledLine>>> = self
+            .entries
+            .iter()
+            .map(|shown| match &shown.rows {
+                Some((k, _)) if *k == key => None,
+                _ => Some(self.entry_rows(&shown.entry, width, now)),
+            })
+            .collect();
+        let blocks: Vec<&[StyledLine]> = self
+            .entries
+            .iter()
+            .zip(&moving)
+            .map(|(shown, fresh)| match (fresh, &shown.rows) {
+                (Some(rows), _) => rows.as_slice(),
+                (None, Some((_, rows))) => rows.as_slice(),
+                (None, None) => &[],
+            })
+            .filter(|rows| !rows.is_empty())
+            .collect();
+        // The first blank row of the transcript is only a separator.
+        let skip = usize::from(
+            blocks
+                .first()
+                .and_then(|rows| rows.first())
+                .is_some_and(|row| row.plain().is_empty()),
+        );
+        let total = blocks.iter().map(|rows| rows.len()).sum::<usize>() - skip;
+        let scroll = scroll.min(total.saturating_sub(height));
+        let end = skip + total - scroll;
+        let start = end.saturating_sub(height).max(skip);
+        let rows = blocks
+            .iter()
+            .flat_map(|rows| rows.iter())
+            .skip(start)
+            .take(end - start)
+            .cloned()
+            .collect();
+        (rows, scroll)
+    }
+
+    /// Whether entry `index` can no longer change: not the streaming
+    /// answer, and every call in it has its result and waits for no one.
+    fn settled(&self, index: usize) -> bool {
+        match &self.entries[index].entry {
+            Entry::User(_) | Entry::Notice(_) => true,
+            Entry::Assistant(answer) => {
+                self.streaming != Some(index)
+                    && answer.content.iter().all(|block| match block {
+                        AssistantContent::ToolCall(call) => {
+                            !self.awaiting_approval.contains(&call.id)
+                                && self
+                                    .tools
+                                    .get(&call.id)
+                                    .is_some_and(|view| view.result.is_some())
+                        }
+                        _ => true,
+                    })
+            }
+        }
+    }
+
+    /// An entry's rows, wrapped to `width` columns.
+    fn entry_rows(&self, entry: &Entry, width: u16, now: Instant) -> Vec<StyledLine> {
+        let mut lines = Vec::new();
+        match entry {
+            Entry::User(text) => {
+                lines.push(StyledLine::default());
+                for (i, line) in text.lines().enumerate() {
+                    let mark = if i == 0 { "> " } else { "  " };
+                    lines.push(StyledLine::new(mark, Style::Accent).push(line, Style::Bold));
+                }
+            }
+            Entry::Assistant(answer) => self.answer_lines(answer, width, now, &mut lines),
+            Entry::Notice(notice) => {
+                lines.push(StyledLine::default());
+                lines.extend(notice.iter().cloned());
+            }
+        }
+        lines.iter().flat_map(|line| wrap(line, width)).collect()
     }
 
     fn answer_lines(
@@ -367,4 +505,152 @@ fn indent(line: StyledLine) -> StyledLine {
     let mut indented = StyledLine::new("  ", Style::Normal);
     indented.spans.extend(line.spans);
     indented
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::testing::ScriptedProvider;
+    use agent_ai::{TextContent, ToolCall, ToolResultMessage, UserMessage};
+    use serde_json::json;
+
+    use super::*;
+
+    fn plain(rows: &[StyledLine]) -> Vec<String> {
+        rows.iter().map(StyledLine::plain).collect()
+    }
+
+    fn answer(text: &str) -> AssistantMessage {
+        ScriptedProvider::reply(vec![AssistantContent::Text(TextContent {
+            text: text.into(),
+            text_signature: None,
+        })])
+    }
+
+    /// A prompt, a read of 30 lines (collapsed unless expanded) and an answer.
+    fn settled() -> Transcript {
+        let mut call = ScriptedProvider::reply(vec![AssistantContent::ToolCall(ToolCall::new(
+            "c1",
+            "read",
+            json!({"path": "notes.txt"}),
+        ))]);
+        call.stop_reason = StopReason::ToolUse;
+        let lines: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        Transcript::from_messages(&[
+            Message::User(UserMessage::text(
+                "a prompt long enough to wrap differently at twenty columns",
+            )),
+            Message::Assistant(call),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "c1".into(),
+                tool_name: "read".into(),
+                content: vec![Content::text(lines)],
+                details: None,
+                is_error: false,
+                timestamp: 0,
+            }),
+            Message::Assistant(answer("It has thirty lines.")),
+        ])
+    }
+
+    fn all_rows(transcript: &mut Transcript, width: u16, now: Instant) -> Vec<String> {
+        plain(&transcript.window(width, now, usize::MAX, 0).0)
+    }
+
+    #[test]
+    fn a_settled_block_is_drawn_again_only_when_how_it_is_shown_changes() {
+        let now = Instant::now();
+        let mut transcript = settled();
+        let first = all_rows(&mut transcript, 60, now);
+        assert!(transcript.entries.iter().all(|shown| shown.rows.is_some()));
+        assert_eq!(all_rows(&mut transcript, 60, now), first);
+
+        let narrow = all_rows(&mut transcript, 20, now);
+        assert_ne!(narrow, first);
+        assert!(
+            narrow.iter().all(|row| row.chars().count() <= 20),
+            "{narrow:?}"
+        );
+
+        transcript.expand_tools = true;
+        let expanded = all_rows(&mut transcript, 60, now);
+        assert!(expanded.len() > first.len(), "{expanded:?}");
+        assert!(
+            expanded.iter().any(|row| row.trim() == "line 30"),
+            "{expanded:?}"
+        );
+        transcript.expand_tools = false;
+        assert_eq!(all_rows(&mut transcript, 60, now), first);
+
+        transcript.set_renderers(ToolRenderers::new([]));
+        assert_ne!(all_rows(&mut transcript, 60, now), first);
+    }
+
+    #[test]
+    fn the_window_is_the_rows_ending_scroll_rows_above_the_bottom() {
+        let now = Instant::now();
+        let mut transcript = settled();
+        let all = all_rows(&mut transcript, 40, now);
+        assert!(!all[0].is_empty(), "the leading separator is dropped");
+        for height in [1, 5, all.len(), all.len() + 3] {
+            for scroll in [0, 2, all.len(), all.len() + 10] {
+                let (rows, clamped) = transcript.window(40, now, height, scroll);
+                assert_eq!(clamped, scroll.min(all.len().saturating_sub(height)));
+                let end = all.len() - clamped;
+                let start = end.saturating_sub(height);
+                assert_eq!(
+                    plain(&rows),
+                    all[start..end],
+                    "height {height} scroll {scroll}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_streaming_answer_and_a_running_call_are_drawn_anew_each_frame() {
+        let now = Instant::now();
+        let mut transcript = Transcript::default();
+        transcript.apply(
+            &AgentEvent::MessageStart {
+                message: Message::Assistant(answer("Hel")),
+            },
+            now,
+        );
+        assert_eq!(all_rows(&mut transcript, 40, now), ["Hel"]);
+        let mut streamed = answer("Hello");
+        streamed
+            .content
+            .push(AssistantContent::ToolCall(ToolCall::new(
+                "c1",
+                "ls",
+                json!({}),
+            )));
+        for event in [
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(streamed),
+            },
+            AgentEvent::ToolExecutionStart {
+                tool_call_id: "c1".into(),
+                tool_name: "ls".into(),
+                args: json!({}),
+            },
+        ] {
+            transcript.apply(&event, now);
+        }
+        let running = all_rows(&mut transcript, 40, now);
+        assert_eq!(running[0], "Hello");
+        assert!(transcript.entries[0].rows.is_none(), "a running call moves");
+        transcript.apply(
+            &AgentEvent::ToolExecutionEnd {
+                tool_call_id: "c1".into(),
+                result: AgentToolResult::text("a.txt"),
+                is_error: false,
+                tool_name: "ls".into(),
+            },
+            now,
+        );
+        let done = all_rows(&mut transcript, 40, now);
+        assert!(done.iter().any(|row| row.trim() == "a.txt"), "{done:?}");
+        assert!(transcript.entries[0].rows.is_some());
+    }
 }

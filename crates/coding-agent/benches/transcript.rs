@@ -1,0 +1,163 @@
+//! What drawing the interactive screen costs as a session grows: one frame
+//! of a transcript of 300 turns against one of 30 turns (each turn a prompt,
+//! a read call with a 4 KB result, and a Markdown answer with a Rust code
+//! block), idle and while an answer streams (a delta applied, then a frame,
+//! as the UI does for every delta). A frame should cost what the screen
+//! shows, not what the session holds: the ratios should stay near 1.
+//!
+//! Run with `cargo bench -p coding-agent --bench transcript` (or `cargo
+//! xtask bench`); medians over repeated frames in one process, each figure a
+//! ratio against the 30-turn baseline measured in the same run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use agent_ai::testing::ScriptedProvider;
+use agent_ai::{
+    AssistantContent, AssistantMessageEvent, Content, Message, StopReason, TextContent, ToolCall,
+    ToolResultMessage, UserMessage,
+};
+use agent_core::AgentEvent;
+use coding_agent::modes::interactive::App;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+const FRAMES: usize = 40;
+
+fn text(t: &str) -> AssistantContent {
+    AssistantContent::Text(TextContent {
+        text: t.into(),
+        text_signature: None,
+    })
+}
+
+/// A Markdown answer of about 1 KB with a Rust code block.
+fn answer_text(turn: usize) -> String {
+    format!(
+        "Turn {turn}: the file defines **`Parser`**, which reads tokens one at a time.\n\n\
+         - `new` takes the source;\n- `next` returns the next token or `None`.\n\n\
+         ```rust\nimpl Parser {{\n    pub fn new(source: &str) -> Self {{\n        \
+         Parser {{ source: source.to_owned(), at: 0 }}\n    }}\n\n    \
+         pub fn next(&mut self) -> Option<Token> {{\n        let c = self.source[self.at..].chars().next()?;\n        \
+         self.at += c.len_utf8();\n        Some(Token::from(c))\n    }}\n}}\n```\n\n\
+         Nothing else in it needs changing for turn {turn}; the tests cover both paths."
+    )
+}
+
+/// 4 KB of source, as a read returns it.
+fn file_text(turn: usize) -> String {
+    (0..100)
+        .map(|line| format!("    let value_{line} = compute({turn}, {line}); // line {line}\n"))
+        .collect::<String>()
+}
+
+fn session(turns: usize) -> Vec<Message> {
+    let mut messages = Vec::new();
+    for turn in 0..turns {
+        messages.push(Message::User(UserMessage::text(format!(
+            "Read src/file_{turn}.rs and explain it"
+        ))));
+        let id = format!("call_{turn}");
+        let mut call = ScriptedProvider::reply(vec![AssistantContent::ToolCall(ToolCall::new(
+            &id,
+            "read",
+            json!({"path": format!("src/file_{turn}.rs")}),
+        ))]);
+        call.stop_reason = StopReason::ToolUse;
+        messages.push(Message::Assistant(call));
+        messages.push(Message::ToolResult(ToolResultMessage {
+            tool_call_id: id,
+            tool_name: "read".into(),
+            content: vec![Content::text(file_text(turn))],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        }));
+        messages.push(Message::Assistant(ScriptedProvider::reply(vec![text(
+            &answer_text(turn),
+        )])));
+    }
+    messages
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// The median time of one idle frame.
+fn idle_frame(turns: usize) -> Duration {
+    let cwd = std::env::temp_dir();
+    let mut app = App::new("m".into(), &cwd, Vec::new(), &session(turns));
+    let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+    terminal
+        .draw(|frame| app.draw(frame, Instant::now()))
+        .unwrap();
+    median(
+        (0..FRAMES)
+            .map(|_| {
+                let start = Instant::now();
+                terminal
+                    .draw(|frame| app.draw(frame, Instant::now()))
+                    .unwrap();
+                start.elapsed()
+            })
+            .collect(),
+    )
+}
+
+/// The median time of applying one streamed delta and drawing the frame.
+fn streaming_frame(turns: usize) -> Duration {
+    let cwd = std::env::temp_dir();
+    let mut app = App::new("m".into(), &cwd, Vec::new(), &session(turns));
+    let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+    let now = Instant::now();
+    app.apply_event(
+        &AgentEvent::MessageStart {
+            message: Message::Assistant(ScriptedProvider::reply(Vec::new())),
+        },
+        now,
+    );
+    let full = answer_text(turns);
+    let mut samples = Vec::new();
+    for (i, (end, _)) in full.char_indices().step_by(full.len() / FRAMES).enumerate() {
+        let partial = ScriptedProvider::reply(vec![text(&full[..end])]);
+        let event = AgentEvent::MessageUpdate {
+            message: Message::Assistant(partial.clone()),
+            assistant_message_event: Box::new(AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: String::new(),
+                partial,
+            }),
+        };
+        let start = Instant::now();
+        app.apply_event(&event, Instant::now());
+        terminal
+            .draw(|frame| app.draw(frame, Instant::now()))
+            .unwrap();
+        if i > 0 {
+            samples.push(start.elapsed());
+        }
+    }
+    median(samples)
+}
+
+fn main() {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let (idle_30, idle_300) = (idle_frame(30), idle_frame(300));
+    println!(
+        "transcript: idle frame, 300 turns / 30 turns: {:.2}x ({:.3} ms against {:.3} ms)",
+        idle_300.as_secs_f64() / idle_30.as_secs_f64(),
+        ms(idle_300),
+        ms(idle_30)
+    );
+    let (stream_30, stream_300) = (streaming_frame(30), streaming_frame(300));
+    println!(
+        "transcript: streamed delta + frame, 300 turns / 30 turns: {:.2}x ({:.3} ms against {:.3} ms)",
+        stream_300.as_secs_f64() / stream_30.as_secs_f64(),
+        ms(stream_300),
+        ms(stream_30)
+    );
+}
