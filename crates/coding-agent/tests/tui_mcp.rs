@@ -86,27 +86,36 @@ fn offered(request: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The UI with the held time server still starting (the screen says so),
+/// and `prompt` sent, waiting for it.
+fn prompt_while_a_server_starts(prompt: &str) -> Option<(SseServer, Tmux)> {
+    if !time_installed() {
+        return None;
+    }
+    let server = SseServer::with_calls(Vec::new());
+    let tmux = Tmux::start_in(&server, &["--mcp-config", "servers.json"], |cwd| {
+        std::fs::write(cwd.join("servers.json"), held_time_server(cwd).to_string()).unwrap();
+    })?;
+    tmux.wait_for("the footer and the server starting", |s| {
+        s.contains("openai/test-model") && s.contains("Starting MCP servers: late")
+    });
+    tmux.type_text(prompt);
+    tmux.key("Enter");
+    tmux.wait_for("the prompt waiting", |s| {
+        s.contains(&format!("Waiting to send: {prompt}"))
+    });
+    Some((server, tmux))
+}
+
 const TIME_TOOL: &str = "mcp__late__get_current_time";
 
 #[test]
 fn the_screen_is_up_while_a_server_starts_and_a_prompt_waits_for_its_tools() {
-    if !time_installed() {
-        return;
-    }
-    let server = SseServer::with_calls(Vec::new());
-    let Some(tmux) = Tmux::start_in(&server, &["--mcp-config", "servers.json"], |cwd| {
-        std::fs::write(cwd.join("servers.json"), held_time_server(cwd).to_string()).unwrap();
-    }) else {
+    let Some((server, tmux)) = prompt_while_a_server_starts("what time is it") else {
         return;
     };
-    tmux.wait_for("the footer and the server starting", |s| {
-        s.contains("openai/test-model") && s.contains("Starting MCP servers: late")
-    });
-    tmux.type_text("what time is it");
-    tmux.key("Enter");
-    tmux.wait_for("the prompt waiting", |s| {
-        s.contains("Waiting to send: what time is it")
-            && s.contains("Waiting for MCP servers to start: late (Esc sends without them)")
+    tmux.wait_for("the status line", |s| {
+        s.contains("Waiting for MCP servers to start: late (Esc sends without them)")
     });
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 
@@ -127,19 +136,9 @@ fn the_screen_is_up_while_a_server_starts_and_a_prompt_waits_for_its_tools() {
 
 #[test]
 fn esc_sends_a_waiting_prompt_without_the_server_and_its_tools_come_later() {
-    if !time_installed() {
-        return;
-    }
-    let server = SseServer::with_calls(Vec::new());
-    let Some(tmux) = Tmux::start_in(&server, &["--mcp-config", "servers.json"], |cwd| {
-        std::fs::write(cwd.join("servers.json"), held_time_server(cwd).to_string()).unwrap();
-    }) else {
+    let Some((server, tmux)) = prompt_while_a_server_starts("now") else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("now");
-    tmux.key("Enter");
-    tmux.wait_for("the prompt waiting", |s| s.contains("Waiting to send: now"));
     tmux.key("Escape");
     let screen = tmux.wait_for("the answer", |s| s.contains("Done. Last user message: now"));
     assert!(screen.contains("Starting MCP servers: late"), "{screen}");
@@ -178,21 +177,9 @@ fn esc_sends_a_waiting_prompt_without_the_server_and_its_tools_come_later() {
 
 #[test]
 fn quitting_while_a_prompt_waits_for_a_server_never_sends_it() {
-    if !time_installed() {
-        return;
-    }
-    let server = SseServer::with_calls(Vec::new());
-    let Some(tmux) = Tmux::start_in(&server, &["--mcp-config", "servers.json"], |cwd| {
-        std::fs::write(cwd.join("servers.json"), held_time_server(cwd).to_string()).unwrap();
-    }) else {
+    let Some((server, tmux)) = prompt_while_a_server_starts("never") else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("never");
-    tmux.key("Enter");
-    tmux.wait_for("the prompt waiting", |s| {
-        s.contains("Waiting to send: never")
-    });
     tmux.key("C-c");
     tmux.key("C-c");
     // The server comes up as the app quits (a run still going gets a few
