@@ -3,9 +3,10 @@
 //! ([`McpServers::start`]) or while it runs ([`McpServers::configure`], then
 //! [`McpServers::start_all`]: the interactive mode draws its screen at once
 //! and offers each server's tools as soon as it has listed them); a server
-//! that fails is reported once and the session goes on without it. A server that dies (an HTTP server that cannot be
-//! reached) is restarted (reconnected) on its next call, once; after that
-//! its tools answer with an error saying why.
+//! that fails is reported once and the session goes on without it. A server
+//! that dies (an HTTP server that cannot be reached) is restarted
+//! (reconnected) on its next call, once; after that its tools answer with an
+//! error saying why.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
