@@ -740,6 +740,26 @@ fn footer_shows_context_fill_as_a_percentage_of_a_known_window() {
         last_row(&mut app),
         "↑12k ↓345 R0 W0 $0.000 ctx 12k/128k (10%)      openai/gpt-4o"
     );
+
+    // After a compaction the last answer's usage counted the old context:
+    // the estimate of the next request shows, marked, until an answer.
+    app.context_compacted(3_200);
+    assert_eq!(
+        last_row(&mut app),
+        "↑12k ↓345 R0 W0 $0.000 ctx ~3.2k/128k (3%)     openai/gpt-4o"
+    );
+    let mut next = reply_message(vec![text("ok")]);
+    next.usage.input = 4_000;
+    app.apply_event(
+        &AgentEvent::MessageEnd {
+            message: Message::Assistant(next),
+        },
+        now,
+    );
+    assert_eq!(
+        last_row(&mut app),
+        "↑16k ↓345 R0 W0 $0.000 ctx 4.0k/128k (3%)      openai/gpt-4o"
+    );
 }
 
 #[test]

@@ -329,3 +329,43 @@ fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
     tmux.ask("hello");
     assert_eq!(server.requests()[0]["reasoning_effort"], "high");
 }
+
+#[test]
+fn after_a_compaction_the_footer_shows_the_estimated_context_until_an_answer() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        let dir = cwd.join(".coding-agent");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("settings.json"),
+            r#"{"providers": {"openai": {"contextWindow": 4000}}}"#,
+        )
+        .unwrap();
+    }) else {
+        return;
+    };
+    // Two long prompts: the first is old enough to be summarised.
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    let mut screen = String::new();
+    for what in ["first", "second"] {
+        tmux.type_text(&format!("{what} {}", "word ".repeat(200).trim_end()));
+        tmux.key("Enter");
+        let answer = format!("Done. Last user message: {what} word");
+        screen = tmux.wait_for("the answer", |s| s.contains(&answer));
+    }
+    // The scripted model reports 1,000 prompt and 20 answer tokens.
+    assert!(screen.contains("ctx 1.0k/4.0k (26%)"), "{screen}");
+    tmux.type_text("/compact");
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the compaction", |s| s.contains("Compacted from"));
+    let footer = screen
+        .lines()
+        .rfind(|line| line.contains("ctx "))
+        .unwrap()
+        .to_owned();
+    assert!(footer.contains("ctx ~"), "{screen}");
+    assert!(!footer.contains("ctx ~1.0k"), "{screen}");
+    let screen = tmux.ask("third");
+    assert!(screen.contains("ctx 1.0k/4.0k (26%)"), "{screen}");
+    tmux.quit();
+}

@@ -464,6 +464,15 @@ impl AgentSession {
         Ok(result)
     }
 
+    /// What the next request would take, in tokens: the server's count up
+    /// to the last answer plus estimates of what followed (or the estimate
+    /// of all of it), the system prompt and tools included
+    /// ([`request_size`]). Right after a compaction it is all estimated.
+    pub fn next_request_tokens(&self) -> u64 {
+        let scale = self.inner.estimate_scale.get();
+        request_size(&self.inner.agent.messages(), self.fixed_tokens(), scale).tokens(scale)
+    }
+
     /// Learns from a refused request that the server counted `said` tokens
     /// in it: the request is the context now, the refused answer taken out.
     /// Later requests scale their estimates by what it shows

@@ -111,8 +111,11 @@ pub struct App {
     tools: Vec<String>,
     mcp_start: McpStartShown,
     usage: Usage,
-    /// Tokens of the last answer's context (input, cache and output).
+    /// Tokens of the last answer's context (input, cache and output), or
+    /// an estimate after a compaction (`context_estimated`).
     context_tokens: u64,
+    /// `context_tokens` is an estimate: no answer since the last compaction.
+    context_estimated: bool,
     running: bool,
     pending: Vec<Pending>,
     ctrl_c_armed: bool,
@@ -141,6 +144,7 @@ impl App {
             mcp_start: McpStartShown::default(),
             usage: Usage::default(),
             context_tokens: 0,
+            context_estimated: false,
             running: false,
             pending: Vec::new(),
             ctrl_c_armed: false,
@@ -231,6 +235,14 @@ impl App {
         self.retry_wait = None;
     }
 
+    /// A compaction replaced the context: the footer shows `tokens`, what
+    /// the next request is estimated to take, marked `~` until an answer
+    /// reports its usage (the last one counted the context before).
+    pub fn context_compacted(&mut self, tokens: u64) {
+        self.context_tokens = tokens;
+        self.context_estimated = true;
+    }
+
     /// Shows `model` (`provider/id`) in the footer, with its context window
     /// in tokens when known (the fill is then shown as a percentage).
     pub fn set_model(&mut self, model: String, context_window: Option<u64>) {
@@ -294,6 +306,7 @@ impl App {
             let context = u.input + u.output + u.cache_read + u.cache_write;
             if context > 0 {
                 self.context_tokens = context;
+                self.context_estimated = false;
             }
         }
     }
@@ -711,14 +724,15 @@ impl App {
             cwd
         };
         let u = &self.usage;
+        let about = if self.context_estimated { "~" } else { "" };
         let context = match self.context_window.filter(|&w| w > 0) {
             Some(window) => format!(
-                "{}/{} ({}%)",
+                "{about}{}/{} ({}%)",
                 tokens(self.context_tokens),
                 tokens(window),
                 (self.context_tokens * 100 + window / 2) / window
             ),
-            None => tokens(self.context_tokens),
+            None => format!("{about}{}", tokens(self.context_tokens)),
         };
         let stats = format!(
             "↑{} ↓{} R{} W{} ${:.3} ctx {context}",

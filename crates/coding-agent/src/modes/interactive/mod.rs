@@ -319,6 +319,12 @@ impl Driver {
     /// compactions are notices (Esc cancels a retry's wait).
     fn on_agent_event(&self, app: &mut App, event: &SessionEvent) {
         show_retry_wait(app, event);
+        if let SessionEvent::CompactionEnd {
+            result: Some(_), ..
+        } = event
+        {
+            app.context_compacted(self.session.next_request_tokens());
+        }
         match event {
             SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
             // The wait itself is counted down in the status line.
