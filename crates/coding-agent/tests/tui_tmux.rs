@@ -331,9 +331,9 @@ fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
 }
 
 #[test]
-fn after_a_compaction_the_footer_shows_the_estimated_context_until_an_answer() {
+fn after_a_compaction_the_footer_keeps_the_totals_and_estimates_the_context_also_when_resumed() {
     let server = SseServer::with_calls(Vec::new());
-    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+    let Some(tmux) = Tmux::start_in(&server, &["--continue"], |cwd| {
         let dir = cwd.join(".coding-agent");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
@@ -358,13 +358,22 @@ fn after_a_compaction_the_footer_shows_the_estimated_context_until_an_answer() {
     tmux.type_text("/compact");
     tmux.key("Enter");
     let screen = tmux.wait_for("the compaction", |s| s.contains("Compacted from"));
-    let footer = screen
-        .lines()
-        .rfind(|line| line.contains("ctx "))
-        .unwrap()
-        .to_owned();
-    assert!(footer.contains("ctx ~"), "{screen}");
-    assert!(!footer.contains("ctx ~1.0k"), "{screen}");
+    // `↑2.0k ↓40 R0 W0 $0.000 ctx ~2.8k/4.0k (71%)`
+    let footer = |screen: &str| {
+        let line = screen.lines().rfind(|line| line.contains("ctx ")).unwrap();
+        line[..=line.find(')').unwrap()].to_owned()
+    };
+    let compacted = footer(&screen);
+    assert!(compacted.starts_with("↑2.0k ↓40 "), "{screen}");
+    assert!(compacted.contains("ctx ~"), "{screen}");
+    assert!(!compacted.contains("ctx ~1.0k"), "{screen}");
+
+    // The same when the session is resumed before the next answer: the
+    // totals count the whole file, not only the messages kept.
+    tmux.quit();
+    tmux.launch();
+    let resumed = tmux.wait_for("the resumed footer", |s| s.contains("openai/test-model"));
+    assert_eq!(footer(&resumed), compacted, "{resumed}");
     let screen = tmux.ask("third");
     assert!(screen.contains("ctx 1.0k/4.0k (26%)"), "{screen}");
     tmux.quit();

@@ -464,6 +464,21 @@ impl AgentSession {
         Ok(result)
     }
 
+    /// What every answer saved in the session reported, added up
+    /// ([`SessionManager::usage_total`]).
+    pub fn usage_total(&self) -> agent_ai::Usage {
+        self.session().usage_total()
+    }
+
+    /// True when the context was compacted and no answer since reported
+    /// its usage: its size is then only estimated
+    /// ([`AgentSession::next_request_tokens`]).
+    pub fn context_is_estimated(&self) -> bool {
+        let compacted_at = self.session().last_compaction_time();
+        compacted_at > 0
+            && !crate::compaction::tokens::counted_since(&self.inner.agent.messages(), compacted_at)
+    }
+
     /// What the next request would take, in tokens: the server's count up
     /// to the last answer plus estimates of what followed (or the estimate
     /// of all of it), the system prompt and tools included

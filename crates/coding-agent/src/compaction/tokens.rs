@@ -162,6 +162,12 @@ impl EstimateScale {
     }
 }
 
+/// Whether an answer after `not_before` (the last compaction) reported the
+/// usage of its request: until one does, the context's size is estimated.
+pub fn counted_since(messages: &[Message], not_before: u64) -> bool {
+    counted_tokens(messages, not_before).is_some()
+}
+
 /// The last usage reported after `not_before` and the estimates of every
 /// message after it; `None` without such usage.
 fn counted_tokens(messages: &[Message], not_before: u64) -> Option<(u64, u64)> {

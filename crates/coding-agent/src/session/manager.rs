@@ -166,6 +166,22 @@ impl SessionManager {
         path
     }
 
+    /// What every answer in the file reported, added up: those of branches
+    /// left by a fork and of compacted turns too, as Pi's footer counts.
+    pub fn usage_total(&self) -> agent_ai::Usage {
+        let mut total = agent_ai::Usage::default();
+        let answers = self
+            .entries
+            .iter()
+            .filter(|e| super::compacted::entry_type(e) == Some("message"))
+            .filter_map(|e| e.get("message"))
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
+        for usage in answers.filter_map(|m| serde_json::from_value(m.get("usage")?.clone()).ok()) {
+            total += &usage;
+        }
+        total
+    }
+
     /// When the latest compaction on the branch was written (milliseconds;
     /// 0 without one): usage reported before it counted the old context.
     pub fn last_compaction_time(&self) -> u64 {

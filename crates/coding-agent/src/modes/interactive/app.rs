@@ -235,6 +235,12 @@ impl App {
         self.retry_wait = None;
     }
 
+    /// The footer's token and cost totals are `usage`: a resumed session's
+    /// whole file, where the messages shown are only its context.
+    pub fn set_usage_total(&mut self, usage: Usage) {
+        self.usage = usage;
+    }
+
     /// A compaction replaced the context: the footer shows `tokens`, what
     /// the next request is estimated to take, marked `~` until an answer
     /// reports its usage (the last one counted the context before).
@@ -288,6 +294,7 @@ impl App {
         self.transcript.set_renderers(shown.renderers().clone());
         self.usage = Usage::default();
         self.context_tokens = 0;
+        self.context_estimated = false;
         self.pending.clear();
         self.scroll = 0;
         for message in messages {
@@ -298,11 +305,7 @@ impl App {
     fn count_usage(&mut self, message: &Message) {
         if let Message::Assistant(answer) = message {
             let u = &answer.usage;
-            self.usage.input += u.input;
-            self.usage.output += u.output;
-            self.usage.cache_read += u.cache_read;
-            self.usage.cache_write += u.cache_write;
-            self.usage.cost.total += u.cost.total;
+            self.usage += u;
             let context = u.input + u.output + u.cache_read + u.cache_write;
             if context > 0 {
                 self.context_tokens = context;

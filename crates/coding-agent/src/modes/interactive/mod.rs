@@ -120,6 +120,7 @@ pub async fn run_interactive(
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
     }
+    show_saved_totals(&session, &mut app);
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
         events: session.subscribe_all(),
@@ -519,11 +520,23 @@ impl Driver {
         }
         self.events = self.session.subscribe_all();
         app.reset(&self.session.agent().messages());
+        show_saved_totals(&self.session, app);
         app.notice(vec![StyledLine::new(
             format!("Resumed {}", path.display()),
             Style::Dim,
         )]);
         Ok(())
+    }
+}
+
+/// The footer of a resumed session: the totals of its whole file (the
+/// messages shown are only its context), and, when it was compacted with no
+/// answer since, the estimate of the next request (the last usage in it
+/// counted the context before).
+fn show_saved_totals(session: &AgentSession, app: &mut App) {
+    app.set_usage_total(session.usage_total());
+    if session.context_is_estimated() {
+        app.context_compacted(session.next_request_tokens());
     }
 }
 
