@@ -508,6 +508,32 @@ async fn chunked_stream_cut_mid_way_is_a_connection_error() {
 }
 
 #[tokio::test]
+async fn a_server_that_is_not_listening_is_named_with_the_cause() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut config = ProviderConfig::new(format!("http://127.0.0.1:{port}/v1"), None);
+    config.retry = RetryPolicy::none();
+    let events = run(config, &context()).await;
+    let last = events.last().unwrap().final_message().unwrap();
+    assert_eq!(
+        (last.stop_reason, last.error_message.as_deref()),
+        (
+            StopReason::Error,
+            Some(
+                format!(
+                    "Connection error: could not connect to http://127.0.0.1:{port}/v1/chat/completions: \
+                     Connection refused (os error 111)"
+                )
+                .as_str()
+            ),
+        )
+    );
+    assert_eq!(last.error_kind, Some(agent_ai::ErrorKind::Connection));
+}
+
+#[tokio::test]
 async fn malformed_event_json_is_an_error_naming_it() {
     let server = TestServer::start(vec![stream(vec![
         chunk(json!({"content": "Hi"}), Value::Null),

@@ -273,8 +273,13 @@ pub async fn send_once(
             ))));
         }
         Ok(Err(error)) => {
+            let text = if error.is_connect() {
+                connect_failure(&post.url, &error)
+            } else {
+                error_chain(&error)
+            };
             return Err(Refusal::Retryable {
-                error: HttpError::Connection(error_chain(&error)),
+                error: HttpError::Connection(text),
                 retry_after: None,
             });
         }
@@ -370,6 +375,18 @@ pub fn server_message(body: &str) -> String {
 fn server_error_type(body: &str) -> Option<String> {
     let json: Value = serde_json::from_str(body).ok()?;
     ApiError::deserialize(json.get("error")?).ok()?.kind
+}
+
+/// A connection that could not be made: where to, and the innermost cause
+/// (`Connection refused (os error 111)`, a failed name lookup), without the
+/// layers between them that say the same ("error sending request for url
+/// ...: client error (Connect): tcp connect error: ...").
+fn connect_failure(url: &str, error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    format!("could not connect to {url}: {cause}")
 }
 
 /// An error with its causes ("error sending request: connection refused"),
