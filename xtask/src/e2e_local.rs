@@ -662,6 +662,9 @@ fn run_prompt(agent: &Path, repo: &Path, args: &[&str]) -> Result<(String, bool)
         .args(args)
         .current_dir(repo)
         .env("CODING_AGENT_DIR", repo.join(".agent"))
+        // Nothing to pipe into the prompt (an inherited open stdin would be
+        // waited on for a few seconds).
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

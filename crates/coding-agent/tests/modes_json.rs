@@ -7,6 +7,7 @@
 
 mod modes_support;
 
+use coding_agent::app::AgentSession;
 use coding_agent::modes::{PrintFormat, run_print};
 use modes_support::{Fixture, call, normalized, reply, text};
 use serde_json::{Value, json};
@@ -46,7 +47,7 @@ async fn json_mode_prints_the_header_then_every_event_in_pi_shapes() {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let status = run_print(
         &session,
-        &["list".to_owned()],
+        &[AgentSession::user_message("list", Vec::new())],
         PrintFormat::Json,
         &mut out,
         &mut err,
@@ -137,7 +138,7 @@ async fn json_lines_keep_pi_key_order() {
     let mut out = Vec::new();
     run_print(
         &session,
-        &["list".to_owned()],
+        &[AgentSession::user_message("list", Vec::new())],
         PrintFormat::Json,
         &mut out,
         &mut Vec::new(),

@@ -19,7 +19,10 @@ async fn print(
     prompts: &[&str],
     interrupt: &CancellationToken,
 ) -> (u8, String, String) {
-    let prompts: Vec<String> = prompts.iter().map(|&p| p.to_owned()).collect();
+    let prompts: Vec<_> = prompts
+        .iter()
+        .map(|&p| coding_agent::app::AgentSession::user_message(p, Vec::new()))
+        .collect();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let status = run_print(
         session,

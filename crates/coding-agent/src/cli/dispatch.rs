@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use agent_ai::Message;
 use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
@@ -23,7 +24,7 @@ const RPC_INTERRUPTED: &str =
 
 /// Runs `built` with the prompts `messages` (none for RPC and the
 /// interactive UI); returns the exit status.
-pub(super) async fn dispatch(messages: &[String], mut built: Built) -> anyhow::Result<u8> {
+pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::Result<u8> {
     #[cfg(feature = "tui")]
     if let Some(mut interactive) = built.interactive {
         if let Some(url) = &built.probe_url {

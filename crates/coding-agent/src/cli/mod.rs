@@ -26,6 +26,7 @@
 
 mod build;
 mod dispatch;
+mod input;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod policy;
@@ -146,7 +147,8 @@ struct RunArgs {
     sandbox: SandboxArgs,
     #[command(flatten)]
     guard: policy::GuardArgs,
-    /// Prompts, run one after another
+    /// Prompts, run one after another; `@path` adds a file to the first (text, or an image
+    /// attached), and so does text piped on stdin
     #[arg(value_name = "PROMPT")]
     messages: Vec<String>,
     #[command(flatten)]
@@ -196,8 +198,18 @@ struct ToolArgs {
 enum UsageError {
     #[error("ARGS_JSON is not valid JSON: {0}")]
     BadJson(serde_json::Error),
-    #[error("cannot read ARGS_JSON from standard input: {0}")]
+    #[error("cannot read standard input: {0}")]
     Stdin(std::io::Error),
+    #[error(
+        "standard input is larger than 16 MiB: save it to a file and name the file in the prompt"
+    )]
+    StdinTooLarge,
+    #[error(
+        "standard input is not text (UTF-8): save it to a file and name the file in the prompt"
+    )]
+    StdinNotText,
+    #[error("@{}: {reason}", path.display())]
+    File { path: PathBuf, reason: String },
     #[error("--cwd {}: {reason}", path.display())]
     BadCwd { path: PathBuf, reason: String },
     #[error(
@@ -264,7 +276,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// what to run is resolved from the flags, settings and environment, the
 /// session is built from that, and the chosen mode runs it.
 async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
-    let resolved = resolve::resolve(&args)?;
+    let mut resolved = resolve::resolve(&args)?;
     #[cfg(feature = "tui")]
     if resolved.interactive {
         // Before anything is built: the answer decides which of the
@@ -275,8 +287,9 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         .remote
         .connect(None, resolved.settings.remote.as_ref())
         .await?;
+    let prompts = std::mem::take(&mut resolved.prompts);
     let built = build::build(&args, resolved, remote).await?;
-    dispatch::dispatch(&args.messages, built).await
+    dispatch::dispatch(&prompts, built).await
 }
 
 /// A token cancelled by the first Ctrl-C, or SIGTERM or SIGHUP (a supervisor

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_ai::Provider;
+use agent_ai::{Message, Provider};
 use anyhow::Context as _;
 use coding_agent::app::default_tool_names;
 use coding_agent::settings::{
@@ -25,6 +25,9 @@ pub(super) struct Resolved {
     /// Where logged warnings are received, for the interactive transcript;
     /// `None` when they go to stderr.
     pub warnings: Option<WarningReceiver>,
+    /// The prompts of a print or JSON run, stdin and `@path` files in the
+    /// first ([`super::input`]); empty otherwise.
+    pub prompts: Vec<Message>,
     /// The directory the agent works in.
     pub cwd: PathBuf,
     /// `$CODING_AGENT_DIR`.
@@ -64,14 +67,16 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         crate::logging::to_stderr();
         None
     };
-    match mode {
-        ModeArg::Rpc if !args.messages.is_empty() => return Err(UsageError::RpcWithPrompt.into()),
-        ModeArg::Text | ModeArg::Json if args.messages.is_empty() && !interactive => {
-            return Err(UsageError::NoPrompt.into());
-        }
-        _ => {}
-    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let prompts = match mode {
+        ModeArg::Rpc if !args.messages.is_empty() => return Err(UsageError::RpcWithPrompt.into()),
+        ModeArg::Rpc => Vec::new(),
+        _ if interactive => Vec::new(),
+        ModeArg::Text | ModeArg::Json => super::input::prompts(&args.messages, &cwd)?,
+    };
+    if prompts.is_empty() && mode != ModeArg::Rpc && !interactive {
+        return Err(UsageError::NoPrompt.into());
+    }
     let agent_dir = agent_dir();
     let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
     let flags = ModelFlags {
@@ -94,6 +99,7 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         mode,
         interactive,
         warnings,
+        prompts,
         cwd,
         agent_dir,
         settings,

@@ -36,7 +36,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// cannot be written.
 pub async fn run_print(
     session: &AgentSession,
-    prompts: &[String],
+    prompts: &[Message],
     format: PrintFormat,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -52,7 +52,7 @@ pub async fn run_print(
         if interrupted {
             break;
         }
-        let run = session.prompt(AgentSession::user_message(prompt, Vec::new()));
+        let run = session.prompt(prompt.clone());
         tokio::pin!(run);
         loop {
             tokio::select! {

@@ -1,0 +1,186 @@
+//! The prompts of a print or JSON run, as Pi's command line makes them: the
+//! first one also carries the text piped on standard input (`git diff |
+//! coding-agent -p "review this"`) and the files named `@path` (a text file
+//! inside `<file name="/abs/path">`, an image attached with a
+//! `<file name="/abs/path"></file>` line naming it). With no prompt given,
+//! what was piped is the prompt.
+//!
+//! Unlike Pi, the parts are set apart by a blank line (Pi joins them with
+//! nothing between), an argument with white space in it is a prompt even when
+//! it starts with `@`, and a pipe that stays open without sending anything
+//! (a parent process that never closes the child's stdin) is not waited on
+//! forever when a prompt was given: after [`STDIN_GRACE`] the run goes on
+//! without it and says so. See `docs/DEVIATIONS.md` (M9).
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use agent_ai::Message;
+use agent_ai::message::ImageContent;
+use coding_agent::app::AgentSession;
+use coding_agent::tools::read::image::{fit_image, sniff};
+use tokio_util::sync::CancellationToken;
+
+use super::UsageError;
+
+/// How long a run with a prompt waits for the first bytes on a piped stdin
+/// before it goes on without it.
+pub(super) const STDIN_GRACE: Duration = Duration::from_secs(3);
+
+/// The most a run takes from stdin (a larger input belongs in a file the
+/// agent reads).
+const MAX_STDIN: u64 = 16 * 1024 * 1024;
+
+/// The prompts for `args` (the command line's positional arguments): empty
+/// when there is nothing to run. Reads stdin when it is not a terminal.
+pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, UsageError> {
+    let (files, mut texts): (Vec<&String>, Vec<&String>) =
+        args.iter().partition(|arg| file_argument(arg).is_some());
+    let stdin = if std::io::stdin().is_terminal() {
+        None
+    } else {
+        piped_stdin(!texts.is_empty() || !files.is_empty())?
+    };
+    let (file_text, images) = read_files(&files, cwd)?;
+    let first = [
+        stdin.as_deref(),
+        Some(file_text.trim_end()),
+        texts.first().map(|t| t.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|part| !part.trim().is_empty())
+    .collect::<Vec<_>>()
+    .join("\n\n");
+    if !texts.is_empty() {
+        texts.remove(0);
+    }
+    let mut prompts = Vec::new();
+    if !first.is_empty() || !images.is_empty() {
+        prompts.push(AgentSession::user_message(&first, images));
+    }
+    prompts.extend(
+        texts
+            .into_iter()
+            .map(|text| AgentSession::user_message(text, Vec::new())),
+    );
+    Ok(prompts)
+}
+
+/// The path of an `@path` argument; `None` for a prompt (one with white
+/// space in it is a prompt, as is a lone `@`).
+fn file_argument(arg: &str) -> Option<&str> {
+    arg.strip_prefix('@')
+        .filter(|path| !path.is_empty() && !path.contains(char::is_whitespace))
+}
+
+/// What is piped on stdin, trimmed; `None` when nothing is. With a prompt
+/// (`optional`), a pipe that sends nothing for [`STDIN_GRACE`] is left
+/// alone, with a warning; without one, stdin is the prompt and is waited
+/// for.
+fn piped_stdin(optional: bool) -> Result<Option<String>, UsageError> {
+    let (sender, receiver) = mpsc::channel();
+    // A thread, so the wait for the first bytes can end; one left blocked on
+    // a silent pipe ends with the process.
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut first = [0u8; 1];
+        let read = stdin.read(&mut first);
+        let started = match read {
+            Ok(0) => Ok(Vec::new()),
+            Ok(_) => {
+                let _ = sender.send(None);
+                let mut bytes = first.to_vec();
+                stdin.take(MAX_STDIN).read_to_end(&mut bytes).map(|_| bytes)
+            }
+            Err(error) => Err(error),
+        };
+        let _ = sender.send(Some(started));
+    });
+    let first = if optional {
+        match receiver.recv_timeout(STDIN_GRACE) {
+            Ok(event) => event,
+            Err(_) => {
+                eprintln!(
+                    "Warning: nothing arrived on stdin within {} s; going on without it (run with `< /dev/null` to skip the wait)",
+                    STDIN_GRACE.as_secs()
+                );
+                return Ok(None);
+            }
+        }
+    } else {
+        receiver.recv().ok().flatten()
+    };
+    let read = match first {
+        Some(read) => read,
+        // Bytes are coming: wait for the rest.
+        None => receiver
+            .recv()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Ok(Vec::new())),
+    };
+    let bytes = read.map_err(UsageError::Stdin)?;
+    if bytes.len() as u64 > MAX_STDIN {
+        return Err(UsageError::StdinTooLarge);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| UsageError::StdinNotText)?;
+    let text = text.trim();
+    Ok((!text.is_empty()).then(|| text.to_owned()))
+}
+
+/// The text of the `@path` arguments and the images among them.
+fn read_files(files: &[&String], cwd: &Path) -> Result<(String, Vec<ImageContent>), UsageError> {
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for arg in files {
+        let Some(path) = file_argument(arg) else {
+            continue;
+        };
+        let path = absolute(path, cwd);
+        let bytes = std::fs::read(&path).map_err(|error| UsageError::File {
+            path: path.clone(),
+            reason: if error.kind() == std::io::ErrorKind::NotFound {
+                "no such file".to_owned()
+            } else {
+                error.to_string()
+            },
+        })?;
+        if bytes.is_empty() {
+            continue;
+        }
+        let shown = path.display();
+        if let Some(kind) = sniff(&bytes) {
+            let fitted = fit_image(&bytes, kind, &CancellationToken::new())
+                .ok()
+                .flatten()
+                .ok_or_else(|| UsageError::File {
+                    path: path.clone(),
+                    reason: "the image cannot be decoded, or made small enough to send".to_owned(),
+                })?;
+            let note = fitted.dimension_note().unwrap_or_default();
+            text.push_str(&format!("<file name=\"{shown}\">{note}</file>\n"));
+            images.push(ImageContent {
+                data: fitted.data,
+                mime_type: fitted.mime_type.to_owned(),
+            });
+            continue;
+        }
+        let content = String::from_utf8(bytes).map_err(|_| UsageError::File {
+            path: path.clone(),
+            reason: "it is neither text (UTF-8) nor an image".to_owned(),
+        })?;
+        text.push_str(&format!("<file name=\"{shown}\">\n{content}\n</file>\n"));
+    }
+    Ok((text, images))
+}
+
+/// `path` against `cwd`, with a leading `~/` as the home directory.
+fn absolute(path: &str, cwd: &Path) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => cwd.join(path),
+    }
+}

@@ -1,0 +1,167 @@
+//! What a print run's first prompt carries besides its own words, through
+//! the built binary against a loopback model: text piped on stdin and
+//! `@path` files (a text file inside `<file name="...">`, an image attached),
+//! a pipe that stays open and silent, and a file that does not exist.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use std::io::Write;
+
+use e2e_support::*;
+use serde_json::Value;
+
+/// A 1x1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x04, 0x00, 0x00, 0x00, 0xb5, 0x1c, 0x0c,
+    0x02, 0x00, 0x00, 0x00, 0x0b, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xfc, 0xff, 0x1f, 0x00,
+    0x03, 0x03, 0x02, 0x00, 0xef, 0x97, 0xd9, 0x9d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
+    0xae, 0x42, 0x60, 0x82,
+];
+
+/// How stdin is given to the run.
+enum Stdin<'a> {
+    /// These bytes, then closed.
+    Bytes(&'a [u8]),
+    /// A pipe kept open that sends nothing.
+    Silent,
+}
+
+/// Runs `args` with `stdin` against a model that answers "ok" to
+/// everything; returns the status, stderr and the request bodies.
+fn run(sandbox: &Sandbox, args: &[&str], stdin: Stdin<'_>) -> (Option<i32>, String, Vec<Value>) {
+    let server = ModelServer::start(|_| Reply::Events(Wire::OpenAi.events(&Answer::text(&["ok"]))));
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(args);
+    let mut running = Running::spawn_piped(command);
+    let mut pipe = running.take_stdin();
+    let held = match stdin {
+        Stdin::Bytes(bytes) => {
+            pipe.write_all(bytes).unwrap();
+            drop(pipe);
+            None
+        }
+        Stdin::Silent => Some(pipe),
+    };
+    let (status, _, stderr) = running.finish();
+    drop(held);
+    let bodies = server.requests().into_iter().map(|r| r.body).collect();
+    (status.code(), stderr, bodies)
+}
+
+/// The user messages a request carries, each as its content.
+fn user_contents(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].clone())
+        .collect()
+}
+
+/// The text of a user message's content (a string, or its text parts).
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        parts => parts
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect(),
+    }
+}
+
+#[test]
+fn piped_text_and_at_files_go_before_the_first_prompt_only() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("notes.txt"), "alpha\nbeta").unwrap();
+    std::fs::write(sandbox.work.join("dot.png"), PNG).unwrap();
+    let (status, stderr, bodies) = run(
+        &sandbox,
+        &["-p", "@notes.txt", "@dot.png", "first", "second"],
+        Stdin::Bytes(b"piped text\n"),
+    );
+    assert_eq!((status, stderr.as_str()), (Some(0), ""));
+    assert_eq!(bodies.len(), 2);
+    let first = &user_contents(&bodies[0])[0];
+    let work = sandbox.work.display();
+    assert_eq!(
+        text_of(first),
+        format!(
+            "piped text\n\n<file name=\"{work}/notes.txt\">\nalpha\nbeta\n</file>\n<file name=\"{work}/dot.png\"></file>\n\nfirst"
+        )
+    );
+    let images: Vec<&Value> = first
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["type"] == "image_url")
+        .collect();
+    assert_eq!(images.len(), 1, "{first}");
+    assert!(
+        images[0]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{first}"
+    );
+    let second = user_contents(&bodies[1]);
+    assert_eq!(text_of(&second[1]), "second");
+}
+
+#[test]
+fn piped_text_alone_is_the_prompt() {
+    let sandbox = Sandbox::new();
+    let (status, stderr, bodies) = run(&sandbox, &[], Stdin::Bytes(b"  what is 6 x 7?\n\n"));
+    assert_eq!((status, stderr.as_str()), (Some(0), ""));
+    assert_eq!(text_of(&user_contents(&bodies[0])[0]), "what is 6 x 7?");
+}
+
+#[test]
+fn a_pipe_that_stays_silent_is_not_waited_on_when_a_prompt_is_given() {
+    let sandbox = Sandbox::new();
+    let (status, stderr, bodies) = run(&sandbox, &["-p", "hello"], Stdin::Silent);
+    assert_eq!(status, Some(0));
+    assert_eq!(
+        stderr,
+        "Warning: nothing arrived on stdin within 3 s; going on without it (run with `< /dev/null` to skip the wait)\n"
+    );
+    assert_eq!(text_of(&user_contents(&bodies[0])[0]), "hello");
+}
+
+#[test]
+fn a_missing_file_or_binary_stdin_is_a_usage_error_before_any_request() {
+    let sandbox = Sandbox::new();
+    let (status, stderr, bodies) = run(&sandbox, &["-p", "@nope.txt", "hi"], Stdin::Bytes(b""));
+    assert_eq!(
+        (status, stderr),
+        (
+            Some(2),
+            format!(
+                "coding-agent: @{}/nope.txt: no such file\n",
+                sandbox.work.display()
+            )
+        )
+    );
+    assert!(bodies.is_empty());
+
+    let (status, stderr, bodies) = run(&sandbox, &["-p", "hi"], Stdin::Bytes(b"\x00\xff\xfe"));
+    assert_eq!(
+        (status, stderr.as_str()),
+        (
+            Some(2),
+            "coding-agent: standard input is not text (UTF-8): save it to a file and name the file in the prompt\n"
+        )
+    );
+    assert!(bodies.is_empty());
+
+    // An empty pipe and no prompt: nothing to do.
+    let (status, stderr, bodies) = run(&sandbox, &[], Stdin::Bytes(b""));
+    assert_eq!(status, Some(2), "{stderr}");
+    assert!(stderr.contains("nothing to do"), "{stderr}");
+    assert!(bodies.is_empty());
+}
