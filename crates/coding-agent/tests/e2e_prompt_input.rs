@@ -27,6 +27,8 @@ enum Stdin<'a> {
     Bytes(&'a [u8]),
     /// A pipe kept open that sends nothing.
     Silent,
+    /// A socket kept open that sends nothing (node's `spawn` default).
+    SilentSocket,
 }
 
 /// Runs `args` with `stdin` against a model that answers "ok" to
@@ -35,18 +37,26 @@ fn run(sandbox: &Sandbox, args: &[&str], stdin: Stdin<'_>) -> (Option<i32>, Stri
     let server = ModelServer::start(|_| Reply::Events(Wire::OpenAi.events(&Answer::text(&["ok"]))));
     let mut command = sandbox.command(Wire::OpenAi, &server);
     command.args(args);
-    let mut running = Running::spawn_piped(command);
-    let mut pipe = running.take_stdin();
-    let held = match stdin {
+    let mut socket = None;
+    if let Stdin::SilentSocket = stdin {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        command.stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs,
+        )));
+        socket = Some(ours);
+    }
+    let running = match stdin {
+        Stdin::SilentSocket => Running::spawn_with_stdin(command),
         Stdin::Bytes(bytes) => {
+            let mut running = Running::spawn_piped(command);
+            let mut pipe = running.take_stdin();
             pipe.write_all(bytes).unwrap();
-            drop(pipe);
-            None
+            running
         }
-        Stdin::Silent => Some(pipe),
+        Stdin::Silent => Running::spawn_piped(command),
     };
     let (status, _, stderr) = running.finish();
-    drop(held);
+    drop(socket);
     let bodies = server.requests().into_iter().map(|r| r.body).collect();
     (status.code(), stderr, bodies)
 }
@@ -130,6 +140,14 @@ fn a_pipe_that_stays_silent_is_not_waited_on_when_a_prompt_is_given() {
         stderr,
         "Warning: nothing arrived on stdin within 3 s; going on without it (run with `< /dev/null` to skip the wait)\n"
     );
+    assert_eq!(text_of(&user_contents(&bodies[0])[0]), "hello");
+}
+
+#[test]
+fn a_socket_on_stdin_is_not_read() {
+    let sandbox = Sandbox::new();
+    let (status, stderr, bodies) = run(&sandbox, &["-p", "hello"], Stdin::SilentSocket);
+    assert_eq!((status, stderr.as_str()), (Some(0), ""));
     assert_eq!(text_of(&user_contents(&bodies[0])[0]), "hello");
 }
 

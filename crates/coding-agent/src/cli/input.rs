@@ -10,7 +10,8 @@
 //! it starts with `@`, and a pipe that stays open without sending anything
 //! (a parent process that never closes the child's stdin) is not waited on
 //! forever when a prompt was given: after [`STDIN_GRACE`] the run goes on
-//! without it and says so. See `docs/DEVIATIONS.md` (M9).
+//! without it and says so; a socket on stdin (node's default for a child) is
+//! not read at all. See `docs/DEVIATIONS.md` (M9).
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -38,10 +39,10 @@ const MAX_STDIN: u64 = 16 * 1024 * 1024;
 pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, UsageError> {
     let (files, mut texts): (Vec<&String>, Vec<&String>) =
         args.iter().partition(|arg| file_argument(arg).is_some());
-    let stdin = if std::io::stdin().is_terminal() {
-        None
-    } else {
+    let stdin = if is_piped_input() {
         piped_stdin(!texts.is_empty() || !files.is_empty())?
+    } else {
+        None
     };
     let (file_text, images) = read_files(&files, cwd)?;
     let first = [
@@ -67,6 +68,27 @@ pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, Usage
             .map(|text| AgentSession::user_message(text, Vec::new())),
     );
     Ok(prompts)
+}
+
+/// Whether stdin holds input for the prompt: a shell pipe or a redirected
+/// file, not a terminal and not a socket. A socket is how node (and other
+/// runtimes) hand a child process its stdin by default, left open and never
+/// written: a harness running `coding-agent -p PROMPT` that way is not made
+/// to wait.
+fn is_piped_input() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return false;
+    }
+    let socket = stdin
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|file| file.metadata())
+        .is_ok_and(|meta| meta.file_type().is_socket());
+    !socket
 }
 
 /// The path of an `@path` argument; `None` for a prompt (one with white

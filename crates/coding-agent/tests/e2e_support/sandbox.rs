@@ -170,6 +170,17 @@ impl Running {
         Running { child }
     }
 
+    /// Spawns `command` with the stdin it was given, stdout and stderr
+    /// piped.
+    pub fn spawn_with_stdin(mut command: Command) -> Self {
+        let child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Running { child }
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
