@@ -39,12 +39,13 @@ const MAX_STDIN: u64 = 16 * 1024 * 1024;
 pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, UsageError> {
     let (files, mut texts): (Vec<&String>, Vec<&String>) =
         args.iter().partition(|arg| file_argument(arg).is_some());
+    // The files first: a missing one fails before any wait on stdin.
+    let (file_text, images) = read_files(&files, cwd)?;
     let stdin = if is_piped_input() {
         piped_stdin(!texts.is_empty() || !files.is_empty())?
     } else {
         None
     };
-    let (file_text, images) = read_files(&files, cwd)?;
     let first = [
         stdin.as_deref(),
         Some(file_text.trim_end()),
