@@ -249,13 +249,17 @@ fn a_retried_request_shows_as_a_warning_in_the_transcript() {
 /// Project settings in `cwd`: session retries after `base_delay_ms`, none
 /// inside the provider (so each refused request reaches the session).
 fn retry_settings(cwd: &Path, base_delay_ms: u64) {
+    project_settings(
+        cwd,
+        &format!(r#"{{"retry":{{"baseDelayMs":{base_delay_ms},"provider":{{"maxRetries":0}}}}}}"#),
+    );
+}
+
+/// Writes `json` as the project settings in `cwd`.
+fn project_settings(cwd: &Path, json: &str) {
     let dir = cwd.join(".coding-agent");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("settings.json"),
-        format!(r#"{{"retry":{{"baseDelayMs":{base_delay_ms},"provider":{{"maxRetries":0}}}}}}"#),
-    )
-    .unwrap();
+    std::fs::write(dir.join("settings.json"), json).unwrap();
 }
 
 /// The status line of a retry's wait with `seconds` left.
@@ -310,13 +314,7 @@ fn a_retry_wait_counts_down_then_the_turn_is_asked_again() {
 fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--thinking", "medium"], |cwd| {
-        let dir = cwd.join(".coding-agent");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("settings.json"),
-            r#"{"providers":{"openai":{"reasoning":true}}}"#,
-        )
-        .unwrap();
+        project_settings(cwd, r#"{"providers":{"openai":{"reasoning":true}}}"#);
     }) else {
         return;
     };
@@ -334,13 +332,7 @@ fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
 fn after_a_compaction_the_footer_keeps_the_totals_and_estimates_the_context_also_when_resumed() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--continue"], |cwd| {
-        let dir = cwd.join(".coding-agent");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("settings.json"),
-            r#"{"providers": {"openai": {"contextWindow": 4000}}}"#,
-        )
-        .unwrap();
+        project_settings(cwd, r#"{"providers": {"openai": {"contextWindow": 4000}}}"#);
     }) else {
         return;
     };
