@@ -39,6 +39,7 @@ const MAX_STDIN: u64 = 16 * 1024 * 1024;
 pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, UsageError> {
     let (files, mut texts): (Vec<&String>, Vec<&String>) =
         args.iter().partition(|arg| file_argument(arg).is_some());
+    let files: Vec<&str> = files.iter().filter_map(|arg| file_argument(arg)).collect();
     // The files first: a missing one fails before any wait on stdin.
     let (file_text, images) = read_files(&files, cwd)?;
     let stdin = if is_piped_input() {
@@ -154,14 +155,11 @@ fn piped_stdin(optional: bool) -> Result<Option<String>, UsageError> {
     Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
-/// The text of the `@path` arguments and the images among them.
-fn read_files(files: &[&String], cwd: &Path) -> Result<(String, Vec<ImageContent>), UsageError> {
+/// The text of the files of the `@path` arguments and the images among them.
+fn read_files(files: &[&str], cwd: &Path) -> Result<(String, Vec<ImageContent>), UsageError> {
     let mut text = String::new();
     let mut images = Vec::new();
-    for arg in files {
-        let Some(path) = file_argument(arg) else {
-            continue;
-        };
+    for path in files {
         let path = absolute(path, cwd);
         let bytes = std::fs::read(&path).map_err(|error| UsageError::File {
             path: path.clone(),
