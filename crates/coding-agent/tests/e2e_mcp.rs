@@ -318,19 +318,15 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
     }}));
     let wire = Wire::OpenAi;
     let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
-    let Rpc {
-        running,
-        mut stdin,
-        lines,
-    } = Rpc::start_with(&sandbox, wire, &server, &[]);
-    send(&mut stdin, &json!({"id": "s", "type": "get_state"}));
-    let state = next_json(&lines);
-    drop(stdin);
-    let (status, _, stderr) = running.finish();
-
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    // The servers start while commands are served: asked until none is
+    // `starting`.
+    let state = servers_once_started(&mut rpc);
+    drop(rpc.stdin);
+    let (status, _, stderr) = rpc.running.finish();
     assert_eq!(status.code(), Some(0));
     assert_eq!(
-        state["data"]["mcpServers"],
+        state,
         json!([
             {"name": "broken", "status": "failed",
              "error": "it exited during the MCP handshake (stderr: no token)", "tools": []},
@@ -342,6 +338,86 @@ fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
         stderr,
         "Warning: MCP server \"broken\" did not start: it exited during the MCP handshake (stderr: no token)\n"
     );
+}
+
+/// `get_state`'s `mcpServers`.
+fn mcp_servers(rpc: &mut Rpc) -> Value {
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    state["data"]["mcpServers"].clone()
+}
+
+/// `get_state`'s `mcpServers`, asked until no server is `starting`.
+fn servers_once_started(rpc: &mut Rpc) -> Value {
+    let mut servers = Value::Null;
+    wait_until("the MCP servers to start", || {
+        servers = mcp_servers(rpc);
+        servers
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|server| server["status"] != "starting")
+    });
+    servers
+}
+
+#[test]
+fn rpc_serves_commands_while_a_server_starts_and_a_prompt_waits_for_its_tools() {
+    if !python3_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    // The grow server, held back until the file `go` exists.
+    let go = sandbox.work.join("go");
+    let held = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; exec python3 '{}'",
+        go.display(),
+        grow_entry()["args"][0].as_str().unwrap()
+    );
+    sandbox.write_global_settings(&json!({"mcpServers": {"late": shell_entry(&held)}}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+
+    // Commands are answered while the server has not started.
+    let starting = json!([{"name": "late", "status": "starting", "tools": []}]);
+    assert_eq!(mcp_servers(&mut rpc), starting);
+
+    // A prompt aborted while it waits ends its run without a request.
+    let (_, accepted) = rpc.ask(json!({"id": "p1", "type": "prompt", "message": "first"}));
+    assert_eq!(accepted["success"], true, "{accepted}");
+    let (events, aborted) = rpc.ask(json!({"id": "a", "type": "abort"}));
+    assert_eq!(aborted["success"], true, "{aborted}");
+    assert!(
+        events.iter().any(|event| event["type"] == "agent_end"),
+        "{events:?}"
+    );
+    assert_eq!(mcp_servers(&mut rpc), starting);
+
+    // The next prompt waits, and its request offers the server's tool.
+    let (_, accepted) = rpc.ask(json!({"id": "p2", "type": "prompt", "message": "second"}));
+    assert_eq!(accepted["success"], true, "{accepted}");
+    assert_eq!(mcp_servers(&mut rpc), starting);
+    assert!(server.requests().is_empty());
+    std::fs::write(&go, "").unwrap();
+    loop {
+        if next_json(&rpc.lines)["type"] == "agent_end" {
+            break;
+        }
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    // The aborted prompt stays in the conversation, as in Pi.
+    assert_eq!(
+        wire.transcript(&requests[0].body),
+        ["user: first", "user: second"]
+    );
+    assert!(
+        wire.tool_names(&requests[0].body)
+            .contains(&"mcp__late__add_tool".to_owned()),
+        "{:?}",
+        wire.tool_names(&requests[0].body)
+    );
+    rpc.finish();
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! own, and offered again whenever a server's list changes (the change takes
 //! effect at the next request: [`agent_core::Agent::set_tools`]).
 
+use std::future::Future;
 use std::sync::Arc;
 
 use super::{AgentSession, lock};
@@ -28,6 +29,21 @@ impl AgentSession {
             .as_ref()
             .map(McpServers::status)
             .unwrap_or_default()
+    }
+
+    /// Resolves once the tools that arrive at run time are listed: none of
+    /// the session's MCP servers is still starting (each is up, failed or
+    /// disabled). At once when there are none, or they were started before
+    /// [`AgentSession::set_mcp`]. A mode that starts them in the background
+    /// waits on this before a prompt, so its first request carries their
+    /// tools.
+    pub fn extra_tools_listed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let servers = lock(&self.inner.mcp).clone();
+        async move {
+            if let Some(servers) = servers {
+                servers.started().await;
+            }
+        }
     }
 
     /// Offers the built-ins and the servers' current tools.

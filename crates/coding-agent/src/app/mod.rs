@@ -280,6 +280,13 @@ impl AgentSession {
         &self.inner.agent
     }
 
+    /// Resolves at once: without the `mcp` feature no tools arrive at run
+    /// time (`app/mcp.rs` has the version that waits for MCP servers).
+    #[cfg(not(feature = "mcp"))]
+    pub fn extra_tools_listed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        std::future::ready(())
+    }
+
     /// Offers the session's own tools followed by `extra` (tools that arrive
     /// at run time, such as MCP servers'), from the next request on (see
     /// [`Agent::set_tools`]). Fails when a tool's schema does not compile;

@@ -132,7 +132,8 @@ pub(super) async fn build(
         &agent_dir,
         &cwd,
         project_trusted,
-        cfg!(feature = "tui") && resolved.interactive,
+        // The interactive UI and RPC take input while the servers start.
+        (cfg!(feature = "tui") && resolved.interactive) || resolved.mode == ModeArg::Rpc,
     )
     .await?;
     let models = ModelCatalog {

@@ -35,7 +35,16 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
     let session = AgentSession::new(built.options).context("a built-in tool's schema")?;
     #[cfg(feature = "mcp")]
     if let Some(servers) = built.mcp {
-        session.set_mcp(servers);
+        session.set_mcp(servers.clone());
+        // RPC serves commands while they start (see `cli/build.rs`); a
+        // prompt's run waits for them.
+        if built.mode == ModeArg::Rpc {
+            tokio::spawn(async move {
+                for failure in servers.start_all().await {
+                    tracing::warn!("{failure}");
+                }
+            });
+        }
     }
     if let Some(url) = built.probe_url {
         built.recovery.context_window = server_context_window(&url, &session.model().id).await;

@@ -26,8 +26,8 @@ pub(super) struct McpArgs {
 
 /// The run's MCP servers (`None` when none are configured), started in
 /// parallel unless `in_background`: then they are returned not started yet,
-/// and the interactive mode starts them while its screen is up
-/// ([`McpServers::start_all`]). A server that fails is said once (stderr, or
+/// and the interactive mode starts them while its screen is up, RPC while it
+/// serves commands ([`McpServers::start_all`]). A server that fails is said once (stderr, or
 /// the interactive transcript) and the run goes on without it; so are a
 /// project's servers left unstarted because the project is not trusted. A
 /// configuration file that cannot be read or parsed is a usage error naming

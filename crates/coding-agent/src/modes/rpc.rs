@@ -10,6 +10,9 @@
 //!   going, `prompt` needs `streamingBehavior` (`steer` or `followUp`).
 //!   `abort` answers once the run has ended (its last events come first).
 //!   `bash` answers when the command is done; other commands are served meanwhile.
+//! - Commands are read from the start, while MCP servers start in the
+//!   background (`get_state` lists them as `starting`); a prompt's run waits
+//!   for them before its first request, so that request offers their tools.
 //! - An unknown type gets `Unknown command: <type>` (without the id, as Pi).
 //!
 //! Served: `prompt`, `steer`, `follow_up`, `abort`, `new_session`,
@@ -529,6 +532,13 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         let task = tokio::spawn({
             let abort = abort.clone();
             async move {
+                // MCP servers still starting are waited for, so the first
+                // request carries their tools; an abort meanwhile ends the
+                // run as it would a started one.
+                tokio::select! {
+                    () = session.extra_tools_listed() => {}
+                    () = abort.cancelled() => {}
+                }
                 let prompt = session.prompt(message);
                 tokio::pin!(prompt);
                 // The prompt is polled first: its first poll claims the agent

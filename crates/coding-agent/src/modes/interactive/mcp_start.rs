@@ -4,8 +4,6 @@
 //! its first request carries their tools; Esc sends it without them. Without
 //! the `mcp` feature there is nothing to start.
 
-use std::future::Future;
-
 #[cfg(feature = "mcp")]
 use tokio::task::JoinHandle;
 
@@ -75,16 +73,6 @@ impl McpStart {
             )
             .collect()
     }
-
-    /// Resolves once no server is starting (at once when none is).
-    pub(super) fn all_up(&self) -> impl Future<Output = ()> + Send + 'static {
-        let servers = self.servers.clone();
-        async move {
-            if let Some(servers) = servers {
-                servers.started().await;
-            }
-        }
-    }
 }
 
 #[cfg(not(feature = "mcp"))]
@@ -95,9 +83,5 @@ impl McpStart {
 
     pub(super) async fn ended(&mut self) -> Vec<StyledLine> {
         std::future::pending().await
-    }
-
-    pub(super) fn all_up(&self) -> impl Future<Output = ()> + Send + 'static {
-        std::future::ready(())
     }
 }

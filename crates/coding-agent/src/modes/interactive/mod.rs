@@ -378,7 +378,7 @@ impl Driver {
                     app.wait_to_send(text);
                     let waits = CancellationToken::new();
                     self.prompt_waits = Some(waits.clone());
-                    let all_up = self.mcp.all_up();
+                    let all_up = session.extra_tools_listed();
                     self.run = Some(tokio::spawn(async move {
                         tokio::select! {
                             () = all_up => {}
