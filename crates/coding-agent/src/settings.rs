@@ -32,7 +32,8 @@
 //! `thinkingBudgets`, and per provider `reasoning` and `thinkingLevelMap`.
 //!
 //! Pi's session keys: `retry` (`enabled` true, `maxRetries` 3, `baseDelayMs`
-//! 2000, `provider.maxRetries` for the HTTP provider's own retries) and
+//! 2000, `provider.maxRetries` for the HTTP provider's own retries: 2 by
+//! default, see [`PROVIDER_RETRY`]) and
 //! `compaction` (`enabled` true, `reserveTokens` 16384, `keepRecentTokens`
 //! 20000; see [`crate::compaction`]).
 //!
@@ -43,8 +44,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use agent_ai::providers::{ProviderConfig, for_api};
+use agent_ai::providers::{ProviderConfig, RetryPolicy, for_api};
 use agent_ai::thinking::ThinkingBudgets;
 use agent_ai::{Model, Provider, ThinkingLevel};
 use serde::Deserialize;
@@ -474,6 +476,7 @@ pub fn resolve_model(
     if let Some(budgets) = settings.thinking_budgets {
         config.thinking_budgets = budgets;
     }
+    config.retry = PROVIDER_RETRY;
     if let Some(retries) = settings.retry.and_then(|r| r.provider.max_retries) {
         config.retry.max_retries = retries;
     }
@@ -481,6 +484,19 @@ pub fn resolve_model(
         !flags.no_text_tool_calls && provider.recover_text_tool_calls.unwrap_or(true);
     Ok(ResolvedModel { model, config })
 }
+
+/// The HTTP provider's own retries of a refused request, unless
+/// `retry.provider.maxRetries` says how many: as the SDKs under Pi's
+/// providers retry (2 retries, from 0.5 s). The session retries the failed
+/// turn on top of them (`retry.*`: 3 more, after 2, 4 and 8 s), so the
+/// provider's patient defaults for callers without a session (3 retries,
+/// from 2 s) would multiply: 16 attempts over 70 s before a model server that
+/// is down was reported, against 12 over 20 s with these.
+const PROVIDER_RETRY: RetryPolicy = RetryPolicy {
+    max_retries: 2,
+    base_delay: Duration::from_millis(500),
+    max_delay: Duration::from_secs(60),
+};
 
 /// The provider that serves `resolved` (the one place the binary builds one).
 pub fn provider_for(resolved: &ResolvedModel) -> Result<Arc<dyn Provider>, ModelError> {
@@ -547,6 +563,26 @@ mod tests {
         .unwrap()
     }
 
+    /// The config `resolve_model` builds for a provider with no settings.
+    fn config(base_url: &str, api_key: Option<String>) -> ProviderConfig {
+        ProviderConfig {
+            retry: PROVIDER_RETRY,
+            ..ProviderConfig::new(base_url, api_key)
+        }
+    }
+
+    #[test]
+    fn the_providers_own_retries_are_few_and_quick_unless_settings_say_how_many() {
+        let resolved = resolve(ModelFlags::default(), &local_settings(), &[]).unwrap();
+        assert_eq!(resolved.config.retry.max_retries, 2);
+        assert_eq!(resolved.config.retry.base_delay, Duration::from_millis(500));
+        let mut settings = local_settings();
+        settings.merge(serde_json::from_str(r#"{"retry":{"provider":{"maxRetries":5}}}"#).unwrap());
+        let resolved = resolve(ModelFlags::default(), &settings, &[]).unwrap();
+        assert_eq!(resolved.config.retry.max_retries, 5);
+        assert_eq!(resolved.config.retry.base_delay, Duration::from_millis(500));
+    }
+
     #[test]
     fn a_provider_sets_temperature_max_tokens_and_text_tool_call_recovery() {
         let settings: Settings = serde_json::from_str(
@@ -583,7 +619,7 @@ mod tests {
             resolved,
             ResolvedModel {
                 model,
-                config: ProviderConfig::new("https://api.openai.com/v1", Some("sk-1".into())),
+                config: config("https://api.openai.com/v1", Some("sk-1".into())),
             }
         );
     }
@@ -619,7 +655,7 @@ mod tests {
         assert_eq!(resolved.model.id, "gpt-4o-mini");
         assert_eq!(
             resolved.config,
-            ProviderConfig::new("http://proxy/v1", Some("flag-key".into()))
+            config("http://proxy/v1", Some("flag-key".into()))
         );
     }
 
@@ -630,7 +666,7 @@ mod tests {
             resolved,
             ResolvedModel {
                 model: Model::new("qwen", "local", "openai-completions"),
-                config: ProviderConfig::new("http://127.0.0.1:8080/v1", None),
+                config: config("http://127.0.0.1:8080/v1", None),
             }
         );
     }
@@ -680,7 +716,7 @@ mod tests {
             resolved,
             ResolvedModel {
                 model: Model::new("coder", "local", "openai-completions"),
-                config: ProviderConfig::new("http://127.0.0.1:8080/v1", Some("lk".into())),
+                config: config("http://127.0.0.1:8080/v1", Some("lk".into())),
             }
         );
     }

@@ -257,6 +257,32 @@ fn retries_used_up_end_the_run_and_save_the_last_failure() {
 }
 
 #[test]
+fn the_provider_retries_twice_inside_each_of_the_sessions_four_attempts() {
+    let sandbox = Sandbox::new();
+    // The session's retries are fast; the provider's are its defaults.
+    write_settings(&sandbox, r#""retry":{"baseDelayMs":10}"#);
+    // Each refusal asks for a retry at once, so the provider does not wait.
+    let server = ModelServer::start(move |_| Reply::RateLimited);
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["-p", "hello"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1));
+    // 4 turns (the first and 3 retries), each sent 3 times (2 retries).
+    assert_eq!(server.requests().len(), 12);
+    let count = |text: &str| stderr.matches(text).count();
+    assert_eq!(
+        (
+            count("Warning: retrying the request (attempt=1, max_retries=2,"),
+            count("Warning: retrying the request (attempt=2, max_retries=2,"),
+            count("coding-agent: Retrying ("),
+            count("coding-agent: Retry failed after 3 attempts"),
+        ),
+        (4, 4, 3, 1),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn abort_retry_during_the_wait_ends_the_run_cleanly() {
     for wire in WIRES {
         let sandbox = Sandbox::new();

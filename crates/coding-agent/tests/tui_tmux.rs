@@ -238,7 +238,7 @@ fn a_retried_request_shows_as_a_warning_in_the_transcript() {
     let screen = tmux.wait_for("the warning", |s| s.contains("Rate limit reached)"));
     let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
     let warning = [
-        "Warning: retrying the request (attempt=1, max_retries=3, delay_ms=0, error=429 rate_limit_error:",
+        "Warning: retrying the request (attempt=1, max_retries=2, delay_ms=0, error=429 rate_limit_error:",
         "Rate limit reached)",
     ];
     assert!(lines.windows(2).any(|pair| pair == warning), "{screen}");
