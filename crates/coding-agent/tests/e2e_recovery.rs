@@ -828,6 +828,7 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
         assert_eq!(data["tokens"]["output"], 16);
         assert_eq!(data["contextUsage"]["contextWindow"], 4000);
         assert_eq!(data["contextUsage"]["tokens"], 1008);
+        assert_eq!(data["contextUsage"]["estimated"], false);
         assert!(data["sessionFile"].is_string());
 
         let (events, compacted) =
@@ -842,6 +843,14 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
         assert_eq!(compacted["success"], true, "{compacted}");
         assert_eq!(compacted["data"]["summary"], summary_text("MANUAL"));
         assert_eq!(compacted["data"]["tokensBefore"], 1008);
+        // Until an answer reports its usage, the context is the next
+        // request's estimate, the system prompt and seven tools included.
+        let (_, stats) = ask(json!({"id": "st2", "type": "get_session_stats"}));
+        let usage = &stats["data"]["contextUsage"];
+        assert_eq!(usage["estimated"], true, "{usage}");
+        let tokens = usage["tokens"].as_u64().unwrap();
+        // The tools and prompt take over 1000, the kept second prompt 1200.
+        assert!((2200..4000).contains(&tokens), "{usage}");
         let summary_request = server
             .requests()
             .into_iter()

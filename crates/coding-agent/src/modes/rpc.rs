@@ -626,7 +626,7 @@ fn add_mcp_servers(_state: &mut Value, _session: &AgentSession) {}
 
 /// Pi's `SessionStats`: counts and token totals over the current context
 /// (after a compaction, the summary and what was kept), and how full the
-/// window is.
+/// window is, with `estimated` (ours) saying whether that was counted.
 fn session_stats(session: &AgentSession) -> Value {
     let messages = session.agent().messages();
     let count = |role: fn(&Message) -> bool| messages.iter().filter(|m| role(m)).count();
@@ -641,7 +641,15 @@ fn session_stats(session: &AgentSession) -> Value {
     let (cache_read, cache_write) = (sum(|u| u.cache_read), sum(|u| u.cache_write));
     let cost: f64 = answers().map(|a| a.usage.cost.total).sum();
     let window = session.context_window();
-    let tokens = session.context_tokens();
+    // After a compaction, until an answer reports its usage, the context is
+    // the estimate of the next request, as the interactive footer shows it
+    // (Pi: null; DEVIATIONS M8).
+    let estimated = session.context_is_estimated();
+    let tokens = if estimated {
+        session.next_request_tokens()
+    } else {
+        session.context_tokens()
+    };
     strip_nulls(json!({
         "sessionFile": session.session_file(),
         "sessionId": session.header().id,
@@ -662,6 +670,7 @@ fn session_stats(session: &AgentSession) -> Value {
             "tokens": tokens,
             "contextWindow": window,
             "percent": tokens as f64 * 100.0 / window.max(1) as f64,
+            "estimated": estimated,
         },
     }))
 }
