@@ -33,7 +33,7 @@
 //!
 //! Pi's session keys: `retry` (`enabled` true, `maxRetries` 3, `baseDelayMs`
 //! 2000, `provider.maxRetries` for the HTTP provider's own retries: 2 by
-//! default, see [`PROVIDER_RETRY`]) and
+//! default, from 0.5 s) and
 //! `compaction` (`enabled` true, `reserveTokens` 16384, `keepRecentTokens`
 //! 20000; see [`crate::compaction`]).
 //!
