@@ -370,3 +370,101 @@ fn after_a_compaction_the_footer_keeps_the_totals_and_estimates_the_context_also
     assert!(screen.contains("ctx 1.0k/4.0k (26%)"), "{screen}");
     tmux.quit();
 }
+
+/// Types `command` and sends it; waits until the screen shows `shown`.
+fn run_command(tmux: &Tmux, command: &str, shown: &str) -> String {
+    tmux.type_text(command);
+    tmux.key("Enter");
+    tmux.wait_for(shown, |s| s.contains(shown))
+}
+
+#[test]
+fn session_commands_show_name_export_copy_and_fork_the_session() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    // tmux keeps what a program copies (OSC 52) in its paste buffer.
+    tmux.tmux(&["set", "-g", "set-clipboard", "on"]);
+    tmux.ask("first question");
+    tmux.ask("second question");
+
+    let screen = run_command(&tmux, "/session", "Context");
+    let line = |screen: &str, label: &str| {
+        let found = screen.lines().find(|line| line.starts_with(label));
+        found
+            .unwrap_or_else(|| panic!("no {label} line:\n{screen}"))
+            .to_owned()
+    };
+    // The file's path is longer than the screen is wide.
+    assert!(screen.contains(".jsonl\nID       "), "{screen}");
+    // The scripted model reports 1,000 prompt and 20 answer tokens.
+    assert_eq!(
+        line(&screen, "Context"),
+        "Context  4 messages: 2 user, 2 assistant, 0 tool calls, 0 results; 1.0k of 128k tokens (1%)"
+    );
+    assert_eq!(
+        line(&screen, "Used"),
+        "Used     2.0k in, 40 out, 0 cache read, 0 cache write, $0.000"
+    );
+    assert_eq!(
+        line(&screen, "Name"),
+        "Name     (none; /name NAME sets one)"
+    );
+
+    run_command(&tmux, "/name bug hunt", "Session named bug hunt");
+    let screen = run_command(&tmux, "/session", "Name     bug hunt");
+    assert!(screen.contains("Name     bug hunt"), "{screen}");
+
+    let exported = tmux.cwd.join("chat.html");
+    run_command(&tmux, "/export chat.html", "Exported to");
+    let html = std::fs::read_to_string(&exported).unwrap();
+    assert!(
+        html.contains("second question")
+            && html.contains("Done. Last user message: first question"),
+        "{html}"
+    );
+
+    run_command(&tmux, "/copy", "Copied the last answer");
+    assert_eq!(
+        tmux.tmux(&["show-buffer"]),
+        "Done. Last user message: second question"
+    );
+
+    let screen = run_command(&tmux, "/fork", " 2. second question");
+    assert!(screen.contains(" 1. first question"), "{screen}");
+    let screen = run_command(
+        &tmux,
+        "/fork 2",
+        "Forked into a new session before message 2",
+    );
+    // The new session holds the first exchange; the second message waits
+    // in the editor, and goes out as it is.
+    assert!(
+        !screen.contains("Done. Last user message: second question"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Done. Last user message: first question"),
+        "{screen}"
+    );
+    let requests = server.requests().len();
+    tmux.key("Enter");
+    tmux.wait_for("the answer in the fork", |s| {
+        s.contains("Done. Last user message: second question")
+    });
+    let sent = &server.requests()[requests];
+    let users: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or_else(|| m["content"][0]["text"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(users, ["first question", "second question"]);
+    tmux.quit();
+}

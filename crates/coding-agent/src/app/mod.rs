@@ -12,8 +12,10 @@
 //! ([`agent_ai::providers::transform`], the one replay repair).
 
 pub mod models;
+mod stats;
 
 pub use models::ModelCatalog;
+pub use stats::{ContextUsage, SessionStats, TokenTotals};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};

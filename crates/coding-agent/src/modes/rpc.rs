@@ -428,7 +428,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 session.abort_retry();
                 success(id, kind, None)
             }
-            "get_session_stats" => success(id, kind, Some(session_stats(&session))),
+            "get_session_stats" => success(id, kind, serde_json::to_value(session.stats()).ok()),
             "set_thinking_level" => {
                 let Some(level) = text("level") else {
                     return Ok(Some(missing(id, kind, "level")));
@@ -623,57 +623,6 @@ fn add_mcp_servers(state: &mut Value, session: &AgentSession) {
 
 #[cfg(not(feature = "mcp"))]
 fn add_mcp_servers(_state: &mut Value, _session: &AgentSession) {}
-
-/// Pi's `SessionStats`: counts and token totals over the current context
-/// (after a compaction, the summary and what was kept), and how full the
-/// window is, with `estimated` (ours) saying whether that was counted.
-fn session_stats(session: &AgentSession) -> Value {
-    let messages = session.agent().messages();
-    let count = |role: fn(&Message) -> bool| messages.iter().filter(|m| role(m)).count();
-    let answers = || {
-        messages.iter().filter_map(|m| match m {
-            Message::Assistant(a) => Some(a),
-            _ => None,
-        })
-    };
-    let sum = |part: fn(&agent_ai::Usage) -> u64| answers().map(|a| part(&a.usage)).sum::<u64>();
-    let (input, output) = (sum(|u| u.input), sum(|u| u.output));
-    let (cache_read, cache_write) = (sum(|u| u.cache_read), sum(|u| u.cache_write));
-    let cost: f64 = answers().map(|a| a.usage.cost.total).sum();
-    let window = session.context_window();
-    // After a compaction, until an answer reports its usage, the context is
-    // the estimate of the next request, as the interactive footer shows it
-    // (Pi: null; DEVIATIONS M8).
-    let estimated = session.context_is_estimated();
-    let tokens = if estimated {
-        session.next_request_tokens()
-    } else {
-        session.context_tokens()
-    };
-    strip_nulls(json!({
-        "sessionFile": session.session_file(),
-        "sessionId": session.header().id,
-        "userMessages": count(|m| matches!(m, Message::User(_))),
-        "assistantMessages": count(|m| matches!(m, Message::Assistant(_))),
-        "toolCalls": answers().map(|a| a.tool_calls().count()).sum::<usize>(),
-        "toolResults": count(|m| matches!(m, Message::ToolResult(_))),
-        "totalMessages": messages.len(),
-        "tokens": {
-            "input": input,
-            "output": output,
-            "cacheRead": cache_read,
-            "cacheWrite": cache_write,
-            "total": input + output + cache_read + cache_write,
-        },
-        "cost": cost,
-        "contextUsage": {
-            "tokens": tokens,
-            "contextWindow": window,
-            "percent": tokens as f64 * 100.0 / window.max(1) as f64,
-            "estimated": estimated,
-        },
-    }))
-}
 
 fn queue_mode_name(mode: QueueMode) -> &'static str {
     match mode {

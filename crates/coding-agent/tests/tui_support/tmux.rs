@@ -115,7 +115,9 @@ impl Tmux {
         }
     }
 
-    fn tmux(&self, args: &[&str]) -> String {
+    /// Runs a tmux command on this server (`set -g ...`, `show-buffer`);
+    /// returns its stdout.
+    pub fn tmux(&self, args: &[&str]) -> String {
         let output = Command::new("tmux")
             .args(["-L", &self.socket])
             .args(args)

@@ -51,6 +51,16 @@ pub enum Action {
     CycleThinking,
     /// List the MCP servers, their state and tools.
     Mcp,
+    /// Show the session's file, id, name and totals.
+    SessionInfo,
+    /// Show the session's name (`None`), or name it.
+    Name(Option<String>),
+    /// Write the conversation as HTML, to the path given or the default one.
+    Export(Option<String>),
+    /// List the user messages to fork from, or fork before the one numbered.
+    Fork(Option<usize>),
+    /// Copy the model's last answer to the clipboard.
+    Copy,
     /// Leave.
     Quit,
 }
@@ -463,13 +473,7 @@ impl App {
             "/resume" => match arg.map(str::parse::<usize>) {
                 None => Action::Resume(None),
                 Some(Ok(n)) if n > 0 => Action::Resume(Some(n)),
-                Some(_) => {
-                    self.notice(vec![StyledLine::new(
-                        "Usage: /resume [NUMBER]",
-                        Style::Error,
-                    )]);
-                    Action::None
-                }
+                Some(_) => self.usage("/resume [NUMBER]"),
             },
             "/help" => {
                 self.notice(help_lines());
@@ -487,13 +491,20 @@ impl App {
                 Action::None
             }
             "/mcp" => Action::Mcp,
+            "/session" => Action::SessionInfo,
+            "/name" => Action::Name(rest_of(line, name)),
+            "/export" => Action::Export(rest_of(line, name)),
+            "/fork" if self.running => self.refuse("/fork"),
+            "/fork" => match arg.map(str::parse::<usize>) {
+                None => Action::Fork(None),
+                Some(Ok(n)) if n > 0 => Action::Fork(Some(n)),
+                Some(_) => self.usage("/fork [NUMBER]"),
+            },
+            "/copy" => Action::Copy,
             "/model" if arg.is_some() && self.running => self.refuse("/model"),
             "/model" => Action::Model(arg.map(str::to_owned)),
             "/compact" if self.running => self.refuse("/compact"),
-            "/compact" => {
-                let focus = line.trim_start().strip_prefix("/compact").map(str::trim);
-                Action::Compact(focus.filter(|f| !f.is_empty()).map(str::to_owned))
-            }
+            "/compact" => Action::Compact(rest_of(line, name)),
             _ => {
                 self.notice(vec![StyledLine::new(
                     format!("Unknown command {name}; /help lists them"),
@@ -502,6 +513,14 @@ impl App {
                 Action::None
             }
         }
+    }
+
+    fn usage(&mut self, usage: &str) -> Action {
+        self.notice(vec![StyledLine::new(
+            format!("Usage: {usage}"),
+            Style::Error,
+        )]);
+        Action::None
     }
 
     fn refuse(&mut self, command: &str) -> Action {
@@ -763,6 +782,12 @@ impl App {
     }
 }
 
+/// What follows the command `name` on `line`, trimmed; `None` when blank.
+fn rest_of(line: &str, name: &str) -> Option<String> {
+    let rest = line.trim_start().strip_prefix(name).map(str::trim);
+    rest.filter(|rest| !rest.is_empty()).map(str::to_owned)
+}
+
 /// `/help`'s text.
 fn help_lines() -> Vec<StyledLine> {
     let rows = [
@@ -784,7 +809,11 @@ fn help_lines() -> Vec<StyledLine> {
         ("Shift+Tab", "next thinking level"),
         (
             "Commands",
-            "/model [NAME] /new /resume [N] /compact [FOCUS] /tools /mcp /help /quit",
+            "/model [NAME] /new /resume [N] /fork [N] /compact [FOCUS]",
+        ),
+        (
+            "",
+            "/session /name [NAME] /export [PATH] /copy /tools /mcp /help /quit",
         ),
     ];
     rows.iter()
@@ -795,7 +824,7 @@ fn help_lines() -> Vec<StyledLine> {
 }
 
 /// A token count in a few characters: 999, 1.2k, 12k, 1.2M.
-fn tokens(n: u64) -> String {
+pub(super) fn tokens(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
         1_000..10_000 => format!("{:.1}k", n as f64 / 1_000.0),

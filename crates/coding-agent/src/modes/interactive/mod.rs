@@ -14,7 +14,8 @@
 //! The driver here owns the terminal and the [`AgentSession`]: it feeds
 //! terminal and agent events to the [`App`] and performs the [`Action`]s it
 //! returns (prompt, steer, follow up, abort, new or resumed session, model
-//! switch, quit).
+//! switch, quit); `session_commands.rs` holds `/session`, `/name`,
+//! `/export`, `/fork` and `/copy`.
 
 pub mod app;
 pub mod approval;
@@ -23,6 +24,7 @@ pub mod editor;
 pub mod highlight;
 pub mod markdown;
 mod mcp_start;
+mod session_commands;
 pub mod theme;
 pub mod transcript;
 pub mod wrap;
@@ -427,6 +429,27 @@ impl Driver {
             Action::Model(Some(name)) => self.switch_model(app, &name),
             Action::CycleThinking => self.cycle_thinking(app),
             Action::Mcp => app.notice(mcp_lines(&self.session)),
+            Action::SessionInfo => app.notice(session_commands::info(&self.session)),
+            Action::Name(name) => {
+                app.notice(session_commands::name(&self.session, name.as_deref()));
+            }
+            Action::Export(path) => {
+                app.notice(session_commands::export(&self.session, path.as_deref()));
+            }
+            Action::Fork(None) => app.notice(session_commands::fork_list(&self.session)),
+            Action::Fork(Some(n)) => match session_commands::fork(&self.session, n) {
+                Ok(text) => {
+                    app.reset(&self.session.agent().messages());
+                    show_saved_totals(&self.session, app);
+                    app.editor.set_text(&text);
+                    app.notice(vec![StyledLine::new(
+                        format!("Forked into a new session before message {n}; its text is in the editor"),
+                        Style::Dim,
+                    )]);
+                }
+                Err(error) => app.notice(vec![error]),
+            },
+            Action::Copy => app.notice(session_commands::copy(&self.session, &mut io::stdout())),
             Action::Quit => {
                 self.session.abort();
                 // A prompt still waiting for the MCP servers is never sent.
