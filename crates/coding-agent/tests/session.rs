@@ -492,3 +492,48 @@ async fn a_rule_allowed_for_one_session_is_asked_again_in_the_next() {
         );
     }
 }
+
+#[test]
+fn an_export_replaces_the_file_whole_and_a_missing_directory_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let mut manager = SessionManager::in_memory(cwd);
+    manager
+        .append_message(&user("what is in main.rs?", 1))
+        .unwrap();
+    let session = AgentSession::new(SessionOptions {
+        provider: Arc::new(ScriptedProvider::new([])),
+        model: ScriptedProvider::model(),
+        cwd: cwd.to_path_buf(),
+        tools: Vec::new(),
+        system_prompt: "sys".into(),
+        session: manager,
+        hooks: None,
+        guard: None,
+        thinking: Default::default(),
+    })
+    .unwrap();
+    std::fs::write(cwd.join("chat.html"), "old export ".repeat(10_000)).unwrap();
+
+    let path = session.export_html(Some(Path::new("chat.html"))).unwrap();
+    assert_eq!(path, cwd.join("chat.html"));
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.contains("what is in main.rs?") && !html.contains("old export"));
+    assert!(html.trim_end().ends_with("</html>"), "{html}");
+
+    let error = session
+        .export_html(Some(Path::new("missing/chat.html")))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "ENOENT: no such file or directory, open '{}'",
+            cwd.join("missing/chat.html").display()
+        )
+    );
+    let names: Vec<_> = std::fs::read_dir(cwd)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["chat.html"], "no temporary file is left");
+}

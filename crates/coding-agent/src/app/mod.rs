@@ -48,6 +48,8 @@ use crate::retry::is_retryable;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
+use crate::support::atomic_write::write_atomic;
+use crate::support::fs_error::FsError;
 use crate::support::sync::lock;
 use crate::thinking::ThinkingOptions;
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
@@ -880,8 +882,8 @@ impl AgentSession {
 
     /// Writes the conversation as one self-contained HTML page to `path`
     /// (relative to the cwd), or to the default name in the cwd; returns
-    /// where.
-    pub fn export_html(&self, path: Option<&Path>) -> std::io::Result<PathBuf> {
+    /// where. A file already there is replaced whole or not at all.
+    pub fn export_html(&self, path: Option<&Path>) -> Result<PathBuf, FsError> {
         let header = self.header();
         let path = path.map_or_else(
             || crate::export::default_export_path(&self.inner.cwd, &header),
@@ -892,7 +894,7 @@ impl AgentSession {
             self.session_name().as_deref(),
             &self.inner.agent.messages(),
         );
-        std::fs::write(&path, html)?;
+        write_atomic(&path, html.as_bytes())?;
         Ok(path)
     }
 
