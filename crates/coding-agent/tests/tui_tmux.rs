@@ -25,6 +25,11 @@ use tmux::{DEADLINE, Tmux};
 /// (this test's bash run; another test running the same command in parallel
 /// works in another directory).
 fn count_processes(cwd: &Path) -> Vec<String> {
+    processes_with(cwd, COUNT_COMMAND)
+}
+
+/// Processes running in `cwd` whose command line holds `text`.
+fn processes_with(cwd: &Path, text: &str) -> Vec<String> {
     let cwd = std::fs::canonicalize(cwd).unwrap();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -48,7 +53,7 @@ fn count_processes(cwd: &Path) -> Vec<String> {
         }
         if let Ok(cmdline) = std::fs::read(path.join("cmdline")) {
             let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if cmdline.contains(COUNT_COMMAND) && !cmdline.contains("tmux") {
+            if cmdline.contains(text) && !cmdline.contains("tmux") {
                 found.push(format!("{}: {cmdline}", path.display()));
             }
         }
@@ -466,5 +471,53 @@ fn session_commands_show_name_export_copy_and_fork_the_session() {
         })
         .collect();
     assert_eq!(users, ["first question", "second question"]);
+    tmux.quit();
+}
+
+#[test]
+fn a_command_of_yours_runs_in_the_shell_and_reaches_the_model_unless_kept_from_it() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    let screen = run_command(&tmux, "!echo seen by the model; exit 3", "exit 3");
+    assert!(
+        screen.contains("$ echo seen by the model; exit 3 · run by you"),
+        "{screen}"
+    );
+    assert!(screen.contains("  seen by the model"), "{screen}");
+    let screen = run_command(&tmux, "!!echo kept apart", "  kept apart");
+    assert!(
+        screen.contains("$ echo kept apart · run by you, not sent to the model"),
+        "{screen}"
+    );
+
+    // A long command: Esc cancels it and its process is gone.
+    run_command(&tmux, "!sleep 30", "Running your command");
+    let running = || processes_with(&tmux.cwd, "sleep 30");
+    tmux.wait_for("the command to start", |_| !running().is_empty());
+    tmux.key("Escape");
+    let screen = tmux.wait_for("the cancel", |s| s.contains("aborted"));
+    assert!(screen.contains("$ sleep 30 · run by you"), "{screen}");
+    assert_eq!(running(), Vec::<String>::new());
+
+    tmux.ask("what did I run?");
+    let sent = server.requests().pop().unwrap();
+    let users: Vec<String> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert_eq!(users.len(), 3, "{users:?}");
+    assert!(
+        users[0].contains("Ran `echo seen by the model; exit 3`")
+            && users[0].contains("Command exited with code 3"),
+        "{users:?}"
+    );
+    assert!(users[1].contains("(command cancelled)"), "{users:?}");
+    assert!(!users.iter().any(|u| u.contains("kept apart")), "{users:?}");
     tmux.quit();
 }

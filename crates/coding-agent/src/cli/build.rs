@@ -155,6 +155,8 @@ pub(super) async fn build(
         // Asked of the server when the run starts (`cli/dispatch.rs`).
         served_window: None,
         approvals: None,
+        // The shell the tools use, set in `cli/dispatch.rs`.
+        user_bash: None,
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),
     });

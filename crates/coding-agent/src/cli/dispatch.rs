@@ -9,6 +9,8 @@ use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
+use coding_agent::remote::RemoteOperations;
+use coding_agent::sandbox::Sandbox;
 use coding_agent::tools::bash::ops::BashOperations;
 
 use super::build::Built;
@@ -27,6 +29,7 @@ const RPC_INTERRUPTED: &str =
 pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::Result<u8> {
     #[cfg(feature = "tui")]
     if let Some(mut interactive) = built.interactive {
+        interactive.user_bash = Some(user_bash_operations(built.remote, &built.sandbox));
         if let Some(url) = &built.probe_url {
             interactive.served_window = server_context_window(url, &built.options.model.id).await;
         }
@@ -56,11 +59,7 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
             session.set_models(built.models);
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
-            // The user's `bash` commands run where the tools do, under the same sandbox.
-            let bash_ops: Arc<dyn BashOperations> = match built.remote {
-                Some(ops) => Arc::new(ops),
-                None => built.sandbox.bash_operations(),
-            };
+            let bash_ops = user_bash_operations(built.remote, &built.sandbox);
             match run_rpc_with(session, bash_ops, stdin, tokio::io::stdout(), &stop).await? {
                 RpcEnd::InputClosed => Ok(0),
                 // Everything is written and every command has ended. Exit
@@ -89,5 +88,17 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
             .await?;
             Ok(status)
         }
+    }
+}
+
+/// Where the user's own commands (RPC `bash`, `!cmd`) run: where the tools
+/// do, under the same sandbox.
+fn user_bash_operations(
+    remote: Option<RemoteOperations>,
+    sandbox: &Sandbox,
+) -> Arc<dyn BashOperations> {
+    match remote {
+        Some(ops) => Arc::new(ops),
+        None => sandbox.bash_operations(),
     }
 }

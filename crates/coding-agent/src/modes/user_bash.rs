@@ -4,10 +4,12 @@
 //! stripped, the tail within Pi's limits, the whole in a temp file when cut),
 //! and the outcome is Pi's `BashResult`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use agent_ai::Content;
 use agent_ai::message::now_millis;
+use agent_core::AgentToolResult;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +18,7 @@ use crate::support::sync::lock;
 use crate::support::truncate::Limits;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::tools::bash::output::OutputAccumulator;
+use crate::tools::bash::{BashDetails, CommandEnd};
 
 /// Prefix of the full-output file, as the bash tool names it.
 const FULL_OUTPUT_PREFIX: &str = "pi-bash";
@@ -78,4 +81,33 @@ pub async fn run_user_bash(
         timestamp: now_millis(),
         exclude_from_context: None,
     })
+}
+
+/// `run` as the bash tool would have reported it, so a UI draws it with the
+/// bash renderer (the output's tail, how it ended); true when it failed.
+pub fn as_tool_result(run: &BashExecution) -> (AgentToolResult, bool) {
+    let ended = if run.cancelled {
+        Some(CommandEnd::Aborted)
+    } else {
+        run.exit_code
+            .filter(|&code| code != 0)
+            .map(CommandEnd::ExitCode)
+    };
+    let text = match &ended {
+        Some(ended) => ended.result_text(&run.output),
+        None if run.output.is_empty() => "(no output)".to_owned(),
+        None => run.output.clone(),
+    };
+    let failed = ended.is_some();
+    let details = BashDetails {
+        truncation: None,
+        full_output_path: run.full_output_path.as_ref().map(PathBuf::from),
+        ended,
+    };
+    let result = AgentToolResult {
+        content: vec![Content::text(text)],
+        details: serde_json::to_value(details).ok(),
+        terminate: false,
+    };
+    (result, failed)
 }

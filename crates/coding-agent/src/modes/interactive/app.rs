@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_ai::{Message, ThinkingLevel, Usage};
-use agent_core::AgentEvent;
+use agent_core::{AgentEvent, AgentToolResult};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
@@ -37,8 +37,15 @@ pub enum Action {
     Steer(String),
     /// Queue a message for when the agent would stop.
     FollowUp(String),
-    /// Cancel the running turn.
+    /// Cancel the running turn, and the user's command.
     Abort,
+    /// Run a command for the user (`!cmd`).
+    Bash {
+        /// The command line.
+        command: String,
+        /// `!!cmd`: kept out of the model's context.
+        excluded: bool,
+    },
     /// Start a new session.
     NewSession,
     /// List saved sessions, or resume the one numbered.
@@ -127,6 +134,8 @@ pub struct App {
     /// `context_tokens` is an estimate: no answer since the last compaction.
     context_estimated: bool,
     running: bool,
+    /// The id of the command the user runs (`!cmd`), while it runs.
+    user_bash: Option<String>,
     pending: Vec<Pending>,
     ctrl_c_armed: bool,
     /// A one-line hint above the editor (completions, errors of a command).
@@ -156,6 +165,7 @@ impl App {
             context_tokens: 0,
             context_estimated: false,
             running: false,
+            user_bash: None,
             pending: Vec::new(),
             ctrl_c_armed: false,
             hint: None,
@@ -209,6 +219,26 @@ impl App {
     /// True while a run is in progress.
     pub fn is_running(&self) -> bool {
         self.running
+    }
+
+    /// Shows the command the user started (`!cmd`) running, under `id`.
+    pub fn user_bash_started(&mut self, id: &str, command: &str, excluded: bool, now: Instant) {
+        self.transcript
+            .user_bash_started(id, command, excluded, now);
+        self.user_bash = Some(id.to_owned());
+    }
+
+    /// Shows how the user's command ended: as the bash tool's `result`
+    /// would read.
+    pub fn user_bash_ended(&mut self, result: AgentToolResult, failed: bool, now: Instant) {
+        if let Some(id) = self.user_bash.take() {
+            self.transcript.user_bash_ended(&id, result, failed, now);
+        }
+    }
+
+    /// Whether a command the user started runs.
+    pub fn user_bash_running(&self) -> bool {
+        self.user_bash.is_some()
     }
 
     /// Marks a run started or ended (the driver knows when its task ends).
@@ -405,7 +435,7 @@ impl App {
                 None => Action::None,
             },
             KeyCode::Enter if !(alt || shift) => self.submit(),
-            KeyCode::Esc if self.running => Action::Abort,
+            KeyCode::Esc if self.running || self.user_bash.is_some() => Action::Abort,
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => Action::Quit,
             KeyCode::BackTab => Action::CycleThinking,
             code => {
@@ -452,6 +482,27 @@ impl App {
         self.scroll = 0;
         if text.starts_with('/') && !text.contains('\n') {
             return self.command(&text);
+        }
+        if let Some(command) = text.strip_prefix('!') {
+            let (command, excluded) = match command.strip_prefix('!') {
+                Some(command) => (command, true),
+                None => (command, false),
+            };
+            let command = command.trim();
+            if command.is_empty() {
+                return self.usage("!COMMAND runs it for you; !!COMMAND keeps it from the model");
+            }
+            if self.user_bash.is_some() {
+                self.notice(vec![StyledLine::new(
+                    "A command of yours is running (Esc cancels it)",
+                    Style::Error,
+                )]);
+                return Action::None;
+            }
+            return Action::Bash {
+                command: command.to_owned(),
+                excluded,
+            };
         }
         if self.running {
             self.queue(text, false)
@@ -639,6 +690,12 @@ impl App {
                 Style::Dim,
             ));
         }
+        if self.user_bash.is_some() && !self.running {
+            return Some(StyledLine::new(
+                "Running your command… (Esc to cancel)",
+                Style::Accent,
+            ));
+        }
         let started = self.run_started.filter(|_| self.running)?;
         if let Some(wait) = self.retry_wait {
             let left = wait.until.saturating_duration_since(now);
@@ -807,6 +864,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Up/Down", "history; PageUp/PageDown scroll"),
         ("Tab", "complete an @path"),
         ("Shift+Tab", "next thinking level"),
+        ("!CMD, !!CMD", "run a command; !! keeps it from the model"),
         (
             "Commands",
             "/model [NAME] /new /resume [N] /fork [N] /compact [FOCUS]",

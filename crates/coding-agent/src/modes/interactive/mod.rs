@@ -27,6 +27,7 @@ mod mcp_start;
 mod session_commands;
 pub mod theme;
 pub mod transcript;
+mod user_command;
 pub mod wrap;
 
 use std::io::{self, Stdout};
@@ -59,7 +60,9 @@ use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
 use crate::session_event::{SessionEvent, SessionEvents};
+use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 use mcp_start::McpStart;
+use user_command::UserCommands;
 
 /// How long quitting waits for a cancelled run to wind down.
 const QUIT_GRACE: Duration = Duration::from_secs(5);
@@ -68,7 +71,7 @@ const QUIT_GRACE: Duration = Duration::from_secs(5);
 const RESUME_LIST: usize = 10;
 
 /// What interactive mode needs besides the session's parts.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct InteractiveOptions {
     /// Where this cwd's sessions are saved, for `/resume`; `None` when
     /// sessions are not saved.
@@ -87,10 +90,25 @@ pub struct InteractiveOptions {
     /// Where the session's [`InteractiveApprover`](approval::InteractiveApprover)
     /// sends the calls the user must approve.
     pub approvals: Option<approval::ApprovalInbox>,
+    /// Where `!cmd` runs: the shell the bash tool uses (sandboxed, or on
+    /// the remote host); `None`: this machine's, unconfined.
+    pub user_bash: Option<Arc<dyn BashOperations>>,
     /// The MCP servers started for the run (`/mcp` lists them); every
     /// session of the UI offers their tools.
     #[cfg(feature = "mcp")]
     pub mcp: Option<crate::mcp::McpServers>,
+}
+
+impl std::fmt::Debug for InteractiveOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteractiveOptions")
+            .field("session_dir", &self.session_dir)
+            .field("models", &self.models)
+            .field("remote_host", &self.remote_host)
+            .field("served_window", &self.served_window)
+            .field("user_bash", &self.user_bash.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Runs interactive mode until the user quits; returns the exit status.
@@ -123,6 +141,10 @@ pub async fn run_interactive(
         app.set_remote_host(host);
     }
     show_saved_totals(&session, &mut app);
+    let user_bash = interactive
+        .user_bash
+        .clone()
+        .unwrap_or_else(|| Arc::new(LocalBashOperations::new()));
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
         events: session.subscribe_all(),
@@ -134,6 +156,7 @@ pub async fn run_interactive(
         shown_tools: None,
         mcp,
         prompt_waits: None,
+        user_commands: UserCommands::new(user_bash),
     };
     let result = driver.run(&mut app, &mut terminal.terminal).await;
     drop(terminal);
@@ -201,6 +224,8 @@ struct Driver {
     /// Cancelled when the prompt that waits for the MCP servers goes out
     /// (they are up, or Esc sent it without them).
     prompt_waits: Option<CancellationToken>,
+    /// `!cmd`: the command the user runs.
+    user_commands: UserCommands,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -264,7 +289,11 @@ impl Driver {
                     }
                     Action::None
                 }
-                _ = tick.tick(), if app.is_running() || app.mcp_starting() => Action::None,
+                (outcome, excluded) = self.user_commands.ended() => {
+                    UserCommands::finish(&self.session, app, outcome, excluded);
+                    Action::None
+                }
+                _ = tick.tick(), if app.is_running() || app.mcp_starting() || app.user_bash_running() => Action::None,
             };
             if self.perform(app, action).await? {
                 return Ok(());
@@ -404,8 +433,15 @@ impl Driver {
                 }
             }
             Action::Abort => {
-                self.aborted = true;
-                self.session.abort();
+                self.user_commands.cancel();
+                if app.is_running() {
+                    self.aborted = true;
+                    self.session.abort();
+                }
+            }
+            Action::Bash { command, excluded } => {
+                let cwd = self.session.cwd().to_path_buf();
+                self.user_commands.start(app, command, excluded, &cwd);
             }
             Action::Compact(focus) => {
                 let session = self.session.clone();
@@ -452,6 +488,7 @@ impl Driver {
             Action::Copy => app.notice(session_commands::copy(&self.session, &mut io::stdout())),
             Action::Quit => {
                 self.session.abort();
+                self.user_commands.cancel();
                 // A prompt still waiting for the MCP servers is never sent.
                 if self.prompt_is_waiting()
                     && let Some(run) = self.run.take()

@@ -26,6 +26,10 @@ enum Entry {
     Assistant(Box<AssistantMessage>),
     /// A line from the app itself (errors, command output).
     Notice(Vec<StyledLine>),
+    /// A command the user ran (`!cmd`), drawn as a bash call from its
+    /// [`ToolView`] under this id; `excluded` when the model does not see
+    /// it (`!!cmd`).
+    UserBash { id: String, excluded: bool },
 }
 
 /// An entry and, once it can no longer change, its rows.
@@ -169,6 +173,36 @@ impl Transcript {
                 self.notice(vec![StyledLine::new("Aborted", Style::Error)]);
             }
             _ => {}
+        }
+    }
+
+    /// Shows the command the user started (`!cmd`) as running, under `id`.
+    pub fn user_bash_started(&mut self, id: &str, command: &str, excluded: bool, now: Instant) {
+        self.tools.insert(
+            id.to_owned(),
+            ToolView {
+                name: "bash".into(),
+                args: serde_json::json!({ "command": command }),
+                started: Some(now),
+                ..ToolView::default()
+            },
+        );
+        let id = id.to_owned();
+        self.entries.push(Entry::UserBash { id, excluded }.into());
+    }
+
+    /// Shows how the user's command `id` ended, as the bash tool's result.
+    pub fn user_bash_ended(
+        &mut self,
+        id: &str,
+        result: AgentToolResult,
+        is_error: bool,
+        now: Instant,
+    ) {
+        if let Some(view) = self.tools.get_mut(id) {
+            view.result = Some(result);
+            view.is_error = is_error;
+            view.elapsed = view.started.map(|started| now - started);
         }
     }
 
@@ -336,6 +370,7 @@ impl Transcript {
     fn settled(&self, index: usize) -> bool {
         match &self.entries[index].entry {
             Entry::User(_) | Entry::Notice(_) => true,
+            Entry::UserBash { id, .. } => self.tools.get(id).is_some_and(|v| v.result.is_some()),
             Entry::Assistant(answer) => {
                 self.streaming != Some(index)
                     && answer.content.iter().all(|block| match block {
@@ -367,6 +402,21 @@ impl Transcript {
             Entry::Notice(notice) => {
                 lines.push(StyledLine::default());
                 lines.extend(notice.iter().cloned());
+            }
+            Entry::UserBash { id, excluded } => {
+                lines.push(StyledLine::default());
+                let view = self.tools.get(id);
+                let args = view.map_or(&Value::Null, |view| &view.args);
+                let first = lines.len();
+                self.tool_lines("bash", args, view, width, now, &mut lines);
+                if let Some(header) = lines.get_mut(first) {
+                    let mark = if *excluded {
+                        USER_BASH_EXCLUDED
+                    } else {
+                        USER_BASH
+                    };
+                    *header = std::mem::take(header).push(mark, Style::Dim);
+                }
             }
         }
         lines.iter().flat_map(|line| wrap(line, width)).collect()
@@ -492,6 +542,13 @@ const AWAITING_APPROVAL: &str = "waiting for approval";
 /// Set after the header of a call the provider recovered from the answer's
 /// text (`recoveredFromText`).
 const RECOVERED_MARK: &str = " · recovered from text";
+
+/// Set after the header of a command the user ran (`!cmd`).
+const USER_BASH: &str = " · run by you";
+
+/// Set after the header of a command the user ran apart from the
+/// conversation (`!!cmd`).
+const USER_BASH_EXCLUDED: &str = " · run by you, not sent to the model";
 
 /// The progress of a command that has printed nothing yet.
 static EMPTY_PARTIAL: AgentToolResult = AgentToolResult {

@@ -167,6 +167,17 @@ impl CommandEnd {
         }
     }
 
+    /// What the model reads of a command that ended this way after printing
+    /// `shown`: the output, then the status line.
+    pub fn result_text(&self, shown: &str) -> String {
+        let output = if shown.is_empty() && self.marks_no_output() {
+            "(no output)"
+        } else {
+            shown
+        };
+        append_status(output, &self.status_text())
+    }
+
     /// Pi shows `(no output)` before the status of a command that exited
     /// (or was killed by a signal), and nothing before a timeout or abort.
     fn marks_no_output(&self) -> bool {
@@ -492,16 +503,12 @@ impl TypedTool for BashTool {
             Err(ExecError::Aborted) => CommandEnd::Aborted,
             Err(other) => return Err(ToolFailure::new(other.to_string())),
         };
-        let output = if shown.is_empty() && ended.marks_no_output() {
-            "(no output)"
-        } else {
-            &shown
-        };
-        let text = append_status(output, &ended.status_text());
-        Err(ToolFailure::new(text).with_details(BashDetails {
-            ended: Some(ended),
-            ..details.unwrap_or_default()
-        }))
+        Err(
+            ToolFailure::new(ended.result_text(&shown)).with_details(BashDetails {
+                ended: Some(ended),
+                ..details.unwrap_or_default()
+            }),
+        )
     }
 }
 
