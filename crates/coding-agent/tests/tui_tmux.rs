@@ -493,13 +493,18 @@ fn a_command_of_yours_runs_in_the_shell_and_reaches_the_model_unless_kept_from_i
         "{screen}"
     );
 
-    // A long command: Esc cancels it and its process is gone.
-    run_command(&tmux, "!sleep 30", "Running your command");
+    // A long command: its output shows while it runs, Esc cancels it and
+    // its process is gone.
+    let screen = run_command(&tmux, "!echo started; sleep 30", "  started");
+    assert!(screen.contains("Running your command"), "{screen}");
     let running = || processes_with(&tmux.cwd, "sleep 30");
-    tmux.wait_for("the command to start", |_| !running().is_empty());
+    assert!(!running().is_empty());
     tmux.key("Escape");
     let screen = tmux.wait_for("the cancel", |s| s.contains("aborted"));
-    assert!(screen.contains("$ sleep 30 · run by you"), "{screen}");
+    assert!(
+        screen.contains("$ echo started; sleep 30 · run by you"),
+        "{screen}"
+    );
     assert_eq!(running(), Vec::<String>::new());
 
     tmux.ask("what did I run?");

@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_ai::{ImageContent, Message};
-use agent_core::{AgentEvent, QueueMode};
+use agent_core::{AgentEvent, QueueMode, UpdateSink};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -580,9 +580,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         let cancel = self.bash_cancel.clone();
         let done = self.bash_done.clone();
         tokio::spawn(async move {
-            let outcome = run_user_bash(ops.as_ref(), &command, &cwd, cancel)
-                .await
-                .map_err(|error| error.to_string());
+            let outcome =
+                run_user_bash(ops.as_ref(), &command, &cwd, cancel, &UpdateSink::discard())
+                    .await
+                    .map_err(|error| error.to_string());
             let _ = done.send((id, outcome));
         });
     }

@@ -5,69 +5,42 @@
 //! and the outcome is Pi's `BashResult`.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use agent_ai::Content;
 use agent_ai::message::now_millis;
-use agent_core::AgentToolResult;
-use tokio::sync::mpsc;
+use agent_core::{AgentToolResult, UpdateSink};
 use tokio_util::sync::CancellationToken;
 
 use crate::session::BashExecution;
-use crate::support::sync::lock;
-use crate::support::truncate::Limits;
-use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
-use crate::tools::bash::output::OutputAccumulator;
+use crate::tools::bash::ops::{BashOperations, ExecError, ExitStatus};
+use crate::tools::bash::run::{CommandRun, run_streaming};
 use crate::tools::bash::{BashDetails, CommandEnd};
 
-/// Prefix of the full-output file, as the bash tool names it.
-const FULL_OUTPUT_PREFIX: &str = "pi-bash";
-
-/// Output chunks in flight between the command and the accumulator.
-const CHUNKS_IN_FLIGHT: usize = 16;
-
-/// Runs `command` in `cwd` until it exits or `cancel` fires. The result is
-/// the `bashExecution` message Pi records (its fields are Pi's `BashResult`);
-/// `Err` when the command could not be started.
+/// Runs `command` in `cwd` until it exits or `cancel` fires, sending
+/// snapshots of its output to `updates` as the bash tool does. The result
+/// is the `bashExecution` message Pi records (its fields are Pi's
+/// `BashResult`); `Err` when the command could not be started.
 pub async fn run_user_bash(
     ops: &dyn BashOperations,
     command: &str,
     cwd: &Path,
     cancel: CancellationToken,
+    updates: &UpdateSink,
 ) -> Result<BashExecution, ExecError> {
-    let log = ops.output_log(None, FULL_OUTPUT_PREFIX);
-    let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(log, Limits::default())));
-    let (on_data, mut chunks) = mpsc::channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
-    let consumer = tokio::task::spawn_blocking({
-        let accumulator = Arc::clone(&accumulator);
-        move || {
-            while let Some(chunk) = chunks.blocking_recv() {
-                if let Err(error) = lock(&accumulator).push(&chunk) {
-                    tracing::warn!("cannot write the full bash output file: {error}");
-                }
-            }
-            if let Err(error) = lock(&accumulator).finish() {
-                tracing::warn!("cannot finish the full bash output file: {error}");
-            }
-        }
-    });
-    let options = ExecOptions {
+    let run = CommandRun {
+        command,
+        cwd,
         env: Vec::new(),
         timeout: None,
-        cancel,
-        on_data,
+        temp_dir: None,
     };
-    let outcome = ops.exec(command, cwd, options).await;
-    if consumer.await.is_err() {
-        tracing::warn!("user bash output consumer panicked");
-    }
+    let (outcome, snapshot) = run_streaming(ops, run, cancel, updates).await;
     let (exit_code, cancelled) = match outcome {
         Ok(ExitStatus::Code(code)) => (Some(code), false),
         // Node reports a signalled child with a null code, which Pi counts as cancelled.
         Ok(ExitStatus::Signal(_)) | Err(ExecError::Aborted | ExecError::TimedOut) => (None, true),
         Err(error) => return Err(error),
     };
-    let snapshot = lock(&accumulator).snapshot();
     Ok(BashExecution {
         role: "bashExecution".into(),
         command: command.to_owned(),

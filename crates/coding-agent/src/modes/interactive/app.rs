@@ -236,6 +236,13 @@ impl App {
         }
     }
 
+    /// Shows the output of the user's command so far.
+    pub fn user_bash_output(&mut self, output: AgentToolResult) {
+        if let Some(id) = &self.user_bash {
+            self.transcript.user_bash_output(id, output);
+        }
+    }
+
     /// Whether a command the user started runs.
     pub fn user_bash_running(&self) -> bool {
         self.user_bash.is_some()

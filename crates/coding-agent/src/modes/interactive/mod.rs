@@ -289,8 +289,13 @@ impl Driver {
                     }
                     Action::None
                 }
-                (outcome, excluded) = self.user_commands.ended() => {
-                    UserCommands::finish(&self.session, app, outcome, excluded);
+                event = self.user_commands.next() => {
+                    match event {
+                        user_command::Event::Output(output) => app.user_bash_output(output),
+                        user_command::Event::Ended { outcome, excluded } => {
+                            UserCommands::finish(&self.session, app, outcome, excluded);
+                        }
+                    }
                     Action::None
                 }
                 _ = tick.tick(), if app.is_running() || app.mcp_starting() || app.user_bash_running() => Action::None,

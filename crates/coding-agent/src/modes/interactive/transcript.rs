@@ -191,6 +191,13 @@ impl Transcript {
         self.entries.push(Entry::UserBash { id, excluded }.into());
     }
 
+    /// Shows the output of the user's command `id` so far.
+    pub fn user_bash_output(&mut self, id: &str, output: AgentToolResult) {
+        if let Some(view) = self.tools.get_mut(id) {
+            view.partial = Some(output);
+        }
+    }
+
     /// Shows how the user's command `id` ended, as the bash tool's result.
     pub fn user_bash_ended(
         &mut self,

@@ -1,13 +1,15 @@
 //! `!cmd` and `!!cmd`: a command the user runs in the session's shell (the
 //! one the bash tool uses: sandboxed, or on the remote host), shown as a
-//! bash call and added to the conversation as Pi's `bashExecution` (`!!`
-//! keeps it from the model). One runs at a time; Esc cancels it.
+//! bash call with its output as it comes, and added to the conversation as
+//! Pi's `bashExecution` (`!!` keeps it from the model). One runs at a time;
+//! Esc cancels it.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use agent_core::AgentToolResult;
+use agent_core::{AgentToolResult, UpdateSink};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -28,8 +30,21 @@ pub(super) struct UserCommands {
 
 struct Running {
     task: JoinHandle<Result<BashExecution, String>>,
+    /// Snapshots of its output, as the bash tool sends them.
+    updates: mpsc::UnboundedReceiver<AgentToolResult>,
     cancel: CancellationToken,
     excluded: bool,
+}
+
+/// What the running command did.
+pub(super) enum Event {
+    /// Its output so far.
+    Output(AgentToolResult),
+    /// It ended; `excluded` when the model is not to see it.
+    Ended {
+        outcome: Result<BashExecution, String>,
+        excluded: bool,
+    },
 }
 
 impl UserCommands {
@@ -47,18 +62,20 @@ impl UserCommands {
         let id = format!("user-bash-{}", self.started);
         app.user_bash_started(&id, &command, excluded, Instant::now());
         let cancel = CancellationToken::new();
+        let (sink, updates) = UpdateSink::channel();
         let ops = Arc::clone(&self.ops);
         let cwd = cwd.to_path_buf();
         let task = tokio::spawn({
             let cancel = cancel.clone();
             async move {
-                run_user_bash(ops.as_ref(), &command, &cwd, cancel)
+                run_user_bash(ops.as_ref(), &command, &cwd, cancel, &sink)
                     .await
                     .map_err(|error| error.to_string())
             }
         });
         self.running = Some(Running {
             task,
+            updates,
             cancel,
             excluded,
         });
@@ -71,17 +88,24 @@ impl UserCommands {
         }
     }
 
-    /// Resolves when the running command has ended; never while none runs.
-    pub(super) async fn ended(&mut self) -> (Result<BashExecution, String>, bool) {
+    /// The running command's next output or its end; never while none
+    /// runs. Output already sent comes before the end.
+    pub(super) async fn next(&mut self) -> Event {
         let Some(running) = self.running.as_mut() else {
             return std::future::pending().await;
         };
-        let outcome = (&mut running.task)
-            .await
-            .unwrap_or_else(|error| Err(format!("the command's task failed: {error}")));
+        let outcome = tokio::select! {
+            biased;
+            Some(update) = running.updates.recv() => return Event::Output(update),
+            outcome = &mut running.task => outcome,
+        };
         let excluded = running.excluded;
         self.running = None;
-        (outcome, excluded)
+        Event::Ended {
+            outcome: outcome
+                .unwrap_or_else(|error| Err(format!("the command's task failed: {error}"))),
+            excluded,
+        }
     }
 
     /// Shows how a command ended and adds it to the conversation (after the

@@ -11,30 +11,28 @@ pub mod ansi;
 pub mod log;
 pub mod ops;
 pub mod output;
+pub mod run;
 
 use std::path::PathBuf;
-use std::pin::pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_ai::Content;
-use agent_core::{AgentToolResult, UpdateSink};
+use agent_core::AgentToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
-use tokio::sync::{Notify, mpsc};
-use tokio::time::Instant;
 
-use self::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
-use self::output::{OutputAccumulator, OutputSnapshot};
+use self::ops::{BashOperations, ExecError, ExitStatus};
+use self::output::OutputSnapshot;
+use self::run::{CommandRun, run_streaming};
 use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::preview::{clip, count, head, limit, notice_line, split_notice, tail_lines};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::js_number;
 use crate::support::notices::append_notice;
-use crate::support::sync::lock;
-use crate::support::truncate::{Limits, TruncatedBy, Truncation, format_size};
+use crate::support::truncate::{TruncatedBy, Truncation, format_size};
 use crate::tools::OpsTool;
 
 /// What the model reads about `bash` (Pi's text).
@@ -49,20 +47,11 @@ pub const SPEC: ToolSpec = ToolSpec {
     ..ToolSpec::new("bash", "Bash", DESCRIPTION)
 };
 
-/// Progress updates are sent at most this often (Pi's `BASH_UPDATE_THROTTLE_MS`).
-pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
-
-/// Prefix of the full-output file's name: `pi-bash-<16 hex>.log`.
-const FULL_OUTPUT_PREFIX: &str = "pi-bash";
-
 /// Lines of output shown, the last ones, before the view is expanded.
 const OUTPUT_TAIL_LINES: usize = 5;
 
 /// Lines of a multi-line command shown before the view is expanded.
 const COMMAND_PREVIEW_LINES: usize = 5;
-
-/// Output chunks in flight between the command and the accumulator, at most.
-const CHUNKS_IN_FLIGHT: usize = 16;
 
 /// The arguments a model passes to `bash`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -187,135 +176,6 @@ impl CommandEnd {
 
 /// Bash's text for a cancelled call (the other tools say `Operation aborted`).
 const ABORTED: &str = "Command aborted";
-
-impl BashTool {
-    /// Runs the command, streaming progress; returns how it ended and the final output.
-    async fn run_command(
-        &self,
-        spawn: SpawnContext,
-        timeout: Option<Duration>,
-        ctx: &ToolContext,
-    ) -> (Result<ExitStatus, ExecError>, OutputSnapshot) {
-        let log = self
-            .ops
-            .output_log(self.options.temp_dir.as_deref(), FULL_OUTPUT_PREFIX);
-        let accumulator = Arc::new(Mutex::new(OutputAccumulator::new(log, Limits::default())));
-        let changed = Arc::new(Notify::new());
-        let (on_data, chunks) = mpsc::channel(CHUNKS_IN_FLIGHT);
-        let consumer = tokio::task::spawn_blocking({
-            let accumulator = Arc::clone(&accumulator);
-            let changed = Arc::clone(&changed);
-            move || consume(chunks, &accumulator, &changed)
-        });
-
-        let mut progress = Progress::new(&ctx.updates, &accumulator);
-        ctx.updates.send(AgentToolResult::default());
-        let options = ExecOptions {
-            env: spawn.env,
-            timeout,
-            cancel: ctx.cancel.clone(),
-            on_data,
-        };
-        let mut exec = pin!(self.ops.exec(&spawn.command, &spawn.cwd, options));
-        let mut trailing = pin!(tokio::time::sleep(Duration::ZERO));
-        let mut trailing_armed = false;
-        let outcome = loop {
-            tokio::select! {
-                outcome = exec.as_mut() => break outcome,
-                () = changed.notified() => {
-                    if let Some(due) = progress.next_due() {
-                        if !trailing_armed {
-                            trailing.as_mut().reset(due);
-                            trailing_armed = true;
-                        }
-                    } else {
-                        progress.send();
-                    }
-                }
-                () = trailing.as_mut(), if trailing_armed => {
-                    trailing_armed = false;
-                    progress.send();
-                }
-            }
-        };
-        if consumer.await.is_err() {
-            tracing::warn!("bash output consumer panicked");
-        }
-        progress.send();
-        let snapshot = lock(&accumulator).snapshot();
-        (outcome, snapshot)
-    }
-}
-
-/// Feeds output chunks to the accumulator until the command's side hangs up.
-fn consume(
-    mut chunks: mpsc::Receiver<Vec<u8>>,
-    accumulator: &Mutex<OutputAccumulator>,
-    changed: &Notify,
-) {
-    let mut file_failed = false;
-    while let Some(chunk) = chunks.blocking_recv() {
-        if let Err(error) = lock(accumulator).push(&chunk)
-            && !file_failed
-        {
-            file_failed = true;
-            tracing::warn!("cannot write the full bash output file: {error}");
-        }
-        changed.notify_one();
-    }
-    if let Err(error) = lock(accumulator).finish() {
-        tracing::warn!("cannot finish the full bash output file: {error}");
-    }
-}
-
-/// Sends snapshots of the output, at most one per [`UPDATE_THROTTLE`], and
-/// only when the output changed since the last one.
-struct Progress<'a> {
-    updates: &'a UpdateSink,
-    accumulator: &'a Mutex<OutputAccumulator>,
-    sent_version: u64,
-    sent_at: Option<Instant>,
-}
-
-impl<'a> Progress<'a> {
-    fn new(updates: &'a UpdateSink, accumulator: &'a Mutex<OutputAccumulator>) -> Self {
-        Progress {
-            updates,
-            accumulator,
-            sent_version: 0,
-            sent_at: None,
-        }
-    }
-
-    /// When the next update may go, if that is not now.
-    fn next_due(&self) -> Option<Instant> {
-        let due = self.sent_at? + UPDATE_THROTTLE;
-        (due > Instant::now()).then_some(due)
-    }
-
-    fn send(&mut self) {
-        let (version, snapshot) = {
-            let accumulator = lock(self.accumulator);
-            (accumulator.version(), accumulator.snapshot())
-        };
-        if version == self.sent_version {
-            return;
-        }
-        self.sent_version = version;
-        self.sent_at = Some(Instant::now());
-        let content = vec![Content::text(snapshot.truncation.content.clone())];
-        let details = BashDetails {
-            truncation: snapshot.truncation.truncated.then_some(snapshot.truncation),
-            full_output_path: snapshot.full_output_path,
-            ended: None,
-        };
-        self.updates.send(AgentToolResult {
-            content,
-            details: serde_json::to_value(details).ok(),
-            terminate: false,
-        });
-    }
-}
 
 /// The output as the model reads it: the tail, plus Pi's notice when cut;
 /// and `details` (`truncation`, `fullOutputPath`) only when cut.
@@ -483,7 +343,19 @@ impl TypedTool for BashTool {
             .filter(|seconds| *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
 
-        let (outcome, snapshot) = self.run_command(spawn, timeout, ctx).await;
+        let (outcome, snapshot) = run_streaming(
+            self.ops.as_ref(),
+            CommandRun {
+                command: &spawn.command,
+                cwd: &spawn.cwd,
+                env: spawn.env,
+                timeout,
+                temp_dir: self.options.temp_dir.as_deref(),
+            },
+            ctx.cancel.clone(),
+            &ctx.updates,
+        )
+        .await;
         let (shown, details) = shown_output(&snapshot);
         let ended = match outcome {
             Ok(ExitStatus::Code(0)) => {
@@ -515,7 +387,7 @@ impl TypedTool for BashTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::truncate::truncate_tail;
+    use crate::support::truncate::{Limits, truncate_tail};
 
     fn snapshot_of(text: &str, last_line_bytes: usize) -> OutputSnapshot {
         OutputSnapshot {
