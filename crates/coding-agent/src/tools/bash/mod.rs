@@ -1,8 +1,8 @@
 //! The `bash` tool: runs a shell command in the working directory and shows
 //! the model the tail of its output (Pi 0.73.1, `docs/tool-behaviour.md` §4.4).
 //!
-//! Output of any size streams through a bounded [`OutputAccumulator`] on a
-//! blocking thread; the model gets the last 2000 lines or 50 KB with Pi's
+//! Output of any size streams through a bounded [`OutputAccumulator`](output::OutputAccumulator) on a
+//! blocking thread ([`run`]); the model gets the last 2000 lines or 50 KB with Pi's
 //! notice naming a file that holds everything. Where we go beyond Pi:
 //! escape sequences are stripped from what the model reads (DEVIATIONS #7),
 //! and a shell killed by a signal is an error (DEVIATIONS #8).
