@@ -211,3 +211,91 @@ fn killed_during_a_tool_call_then_continue_closes_the_orphaned_call() {
     );
     assert_chained(&lines);
 }
+
+/// The id in a session file's name (`<timestamp>_<id>.jsonl`).
+fn file_id(path: &Path) -> String {
+    let stem = path.file_stem().unwrap().to_str().unwrap();
+    stem.rsplit_once('_').unwrap().1.to_owned()
+}
+
+#[test]
+fn session_and_fork_take_an_id_prefix_and_a_fork_leaves_the_original_alone() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let sessions = sandbox.default_session_dir();
+    let server = ModelServer::start(move |request| {
+        let answer = format!("answer {}", request.index + 1);
+        Reply::Events(wire.events(&Answer::text(&[&answer])))
+    });
+    let run = |args: &[&str]| {
+        let mut command = sandbox.command(wire, &server);
+        command.args(args);
+        Running::spawn(command).finish()
+    };
+    let (status, stdout, _) = run(&["-p", "first"]);
+    assert_eq!((status.code(), stdout.as_str()), (Some(0), "answer 1\n"));
+    let original = Sandbox::session_files(&sessions).remove(0);
+    let id = file_id(&original);
+
+    // `--session` with the first 8 characters of the id goes on in that file.
+    let (status, _, stderr) = run(&["--session", &id[..8], "-p", "second"]);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        Sandbox::session_files(&sessions),
+        std::slice::from_ref(&original)
+    );
+    assert_eq!(
+        wire.transcript(&server.requests()[1].body),
+        ["user: first", "assistant: answer 1", "user: second"]
+    );
+    let before_fork = std::fs::read_to_string(&original).unwrap();
+
+    // `--fork` goes on in a new file with the history; the original stays.
+    let (status, _, stderr) = run(&["--fork", &id, "-p", "third"]);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        wire.transcript(&server.requests()[2].body),
+        [
+            "user: first",
+            "assistant: answer 1",
+            "user: second",
+            "assistant: answer 2",
+            "user: third"
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(&original).unwrap(), before_fork);
+    let files = Sandbox::session_files(&sessions);
+    assert_eq!(files.len(), 2);
+    let fork = files.iter().find(|file| **file != original).unwrap();
+    let lines = session_lines(fork);
+    assert_eq!(lines[0]["parentSession"], original.display().to_string());
+    assert_eq!(
+        session_roles(&lines),
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+
+    // An id that names no session, or more than one, is a usage error.
+    let (status, _, stderr) = run(&["--session", "0123abcd", "-p", "x"]);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "coding-agent: no session with the id 0123abcd in {}\n",
+            sessions.display()
+        )
+    );
+    assert_eq!(server.requests().len(), 3, "no request was sent");
+    let (status, _, stderr) = run(&["-r", "-p", "x"]);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--resume lists the sessions in the interactive mode"),
+        "{stderr}"
+    );
+}

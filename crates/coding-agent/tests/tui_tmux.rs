@@ -526,3 +526,23 @@ fn a_command_of_yours_runs_in_the_shell_and_reaches_the_model_unless_kept_from_i
     assert!(!users.iter().any(|u| u.contains("kept apart")), "{users:?}");
     tmux.quit();
 }
+
+#[test]
+fn resume_starts_with_the_sessions_of_the_directory_listed() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--resume"], |_| {}) else {
+        return;
+    };
+    tmux.wait_for("the empty list", |s| s.contains("No saved sessions"));
+    tmux.ask("remember the word PLUM");
+    tmux.quit();
+    tmux.launch();
+    let screen = tmux.wait_for("the list", |s| s.contains("Saved sessions"));
+    assert!(screen.contains(" 1. remember the word PLUM"), "{screen}");
+    let screen = run_command(&tmux, "/resume 1", "Resumed");
+    assert!(
+        screen.contains("Done. Last user message: remember the word PLUM"),
+        "{screen}"
+    );
+    tmux.quit();
+}

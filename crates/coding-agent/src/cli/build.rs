@@ -2,7 +2,7 @@
 //! session file, put together as the options of an agent session (and, for
 //! the interactive UI, what its model picker and session list need).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::message::now_millis;
@@ -23,7 +23,7 @@ use coding_agent::prompt::{
 use coding_agent::remote::context::load_remote_context_files;
 use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
-use coding_agent::session::{SessionManager, iso_timestamp, session_dir};
+use coding_agent::session::{SessionManager, find_session_by_id, iso_timestamp, session_dir};
 use coding_agent::settings::SETTINGS_FILE;
 use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
@@ -157,6 +157,7 @@ pub(super) async fn build(
         approvals: None,
         // The shell the tools use, set in `cli/dispatch.rs`.
         user_bash: None,
+        list_sessions: args.resume,
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),
     });
@@ -288,9 +289,22 @@ fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<
         .session_dir
         .clone()
         .unwrap_or_else(|| session_dir(agent_dir, cwd));
-    Ok(match &args.session {
-        Some(file) => SessionManager::open(file, cwd)?,
-        None if args.continue_session => SessionManager::continue_recent(cwd, &dir)?,
-        None => SessionManager::create(cwd, &dir),
+    Ok(match (&args.session, &args.fork) {
+        (Some(file), _) => SessionManager::open(&session_path(file, &dir)?, cwd)?,
+        (None, Some(file)) => SessionManager::fork_from(&session_path(file, &dir)?, cwd, &dir)?,
+        _ if args.continue_session => SessionManager::continue_recent(cwd, &dir)?,
+        _ => SessionManager::create(cwd, &dir),
     })
+}
+
+/// The file `--session` or `--fork` names: a path, or the id (or the start
+/// of one) of a session in `dir` when no such file exists and it reads as an
+/// id (hex digits and dashes).
+fn session_path(given: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
+    let text = given.to_string_lossy();
+    let reads_as_id = !text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    if reads_as_id && !given.exists() {
+        return find_session_by_id(dir, &text).map_err(UsageError::SessionId);
+    }
+    Ok(given.to_path_buf())
 }

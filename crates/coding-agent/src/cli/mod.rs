@@ -134,14 +134,20 @@ struct RunArgs {
     /// Continue the most recent session of this directory
     #[arg(short = 'c', long = "continue")]
     continue_session: bool,
-    /// Use this session file
-    #[arg(long, value_name = "FILE", conflicts_with = "continue_session")]
+    /// Use this session file, or the session of the directory with this id (or id prefix)
+    #[arg(long, value_name = "FILE|ID", conflicts_with = "continue_session")]
     session: Option<PathBuf>,
+    /// Go on in a new session holding a copy of this one (a file, or an id as for --session); the original is left as it was
+    #[arg(long, value_name = "FILE|ID", conflicts_with_all = ["session", "continue_session"])]
+    fork: Option<PathBuf>,
+    /// Interactive mode: start with the list of this directory's sessions (/resume N opens one)
+    #[arg(short = 'r', long, conflicts_with_all = ["session", "continue_session", "fork"])]
+    resume: bool,
     /// Directory sessions are saved in and looked up [default: $CODING_AGENT_DIR/sessions/--<cwd>--]
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
     /// Save no session
-    #[arg(long, conflicts_with_all = ["session", "continue_session"])]
+    #[arg(long, conflicts_with_all = ["session", "continue_session", "fork", "resume"])]
     no_session: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
@@ -218,6 +224,13 @@ enum UsageError {
     NoPrompt,
     #[error("--mode rpc reads its prompts from standard input, not the command line")]
     RpcWithPrompt,
+    #[error(
+        "--resume lists the sessions in the interactive mode (no prompt, no -p or --mode, in a terminal); elsewhere use --continue or --session ID"
+    )]
+    ResumeNotInteractive,
+    /// `--session` or `--fork` named an id that names no one session.
+    #[error(transparent)]
+    SessionId(coding_agent::session::SessionError),
     #[cfg(feature = "mcp")]
     #[error("--tools: {0}")]
     Tools(String),

@@ -67,6 +67,9 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         crate::logging::to_stderr();
         None
     };
+    if args.resume && !interactive {
+        return Err(UsageError::ResumeNotInteractive.into());
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let prompts = match mode {
         ModeArg::Rpc if !args.messages.is_empty() => return Err(UsageError::RpcWithPrompt.into()),

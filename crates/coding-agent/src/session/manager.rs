@@ -27,6 +27,22 @@ pub enum SessionError {
     /// `fork` named an entry that is not a user message of the branch.
     #[error("Invalid entry ID for forking: {0}")]
     NotAUserMessage(String),
+    /// No session in the directory has this id (or one starting with it).
+    #[error("no session with the id {id} in {}", dir.display())]
+    UnknownId {
+        /// The id as given.
+        id: String,
+        /// The directory searched.
+        dir: PathBuf,
+    },
+    /// Several sessions' ids start with the one given.
+    #[error("the id {id} starts {} session ids ({}): give more of it", matches.len(), matches.join(", "))]
+    AmbiguousId {
+        /// The id as given.
+        id: String,
+        /// The ids it starts.
+        matches: Vec<String>,
+    },
 }
 
 /// One session: its header, its entries, and where (if anywhere) it is saved.
@@ -96,6 +112,21 @@ impl SessionManager {
         session.entries = entries;
         session.flushed = true;
         session.needs_newline = !content.is_empty() && !content.ends_with('\n');
+        Ok(session)
+    }
+
+    /// A new session in `session_dir` holding the branch of the session in
+    /// `path` (Pi's `--fork`): the two go on apart, and the file at `path`
+    /// is left as it was.
+    pub fn fork_from(path: &Path, cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
+        // A missing file is an error here, not a new session.
+        std::fs::metadata(path).map_err(|source| SessionError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut session = Self::open(path, cwd)?;
+        session.session_dir = Some(session_dir.to_path_buf());
+        session.clone_branch()?;
         Ok(session)
     }
 
@@ -495,17 +526,139 @@ pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
         .map(|(_, path)| path)
 }
 
+/// The session file in `dir` whose id (the name after the timestamp:
+/// `<timestamp>_<id>.jsonl`) is `id` or starts with it.
+pub fn find_session_by_id(dir: &Path, id: &str) -> Result<PathBuf, SessionError> {
+    let unknown = || SessionError::UnknownId {
+        id: id.to_owned(),
+        dir: dir.to_path_buf(),
+    };
+    let entries = std::fs::read_dir(dir).map_err(|_| unknown())?;
+    let mut found: Vec<(String, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .filter_map(|path| {
+            let stem = path.file_stem()?.to_str()?;
+            let file_id = stem.rsplit_once('_').map_or(stem, |(_, id)| id).to_owned();
+            file_id.starts_with(id).then_some((file_id, path))
+        })
+        .collect();
+    found.sort();
+    if let Some((_, path)) = found.iter().find(|(file_id, _)| file_id == id) {
+        return Ok(path.clone());
+    }
+    match found.len() {
+        0 => Err(unknown()),
+        1 => Ok(found.remove(0).1),
+        _ => Err(SessionError::AmbiguousId {
+            id: id.to_owned(),
+            matches: found.into_iter().map(|(file_id, _)| file_id).collect(),
+        }),
+    }
+}
+
+/// The first user message saved in `path`, read line by line up to it (a
+/// preview for a list of sessions; a session file can be many megabytes,
+/// and its context may start with a compaction's summary instead).
+pub fn first_user_message(path: &Path) -> Option<Message> {
+    let file = File::open(path).ok()?;
+    io::BufRead::lines(io::BufReader::new(file))
+        .map_while(Result::ok)
+        .find_map(|line| {
+            let entry: Value = serde_json::from_str(&line).ok()?;
+            let message = entry
+                .get("message")
+                .filter(|_| entry["type"] == "message")?;
+            (message["role"] == "user")
+                .then(|| serde_json::from_value(message.clone()).ok())
+                .flatten()
+        })
+}
+
+/// Whether the first line of `path` is a session header (read alone: a
+/// session file can be many megabytes).
 fn has_session_header(path: &Path) -> bool {
-    let Ok(content) = std::fs::read_to_string(path) else {
+    let Ok(file) = File::open(path) else {
         return false;
     };
-    let first = content.split('\n').next().unwrap_or_default();
-    serde_json::from_str::<SessionHeader>(first).is_ok_and(|h| h.kind == "session")
+    let mut first = String::new();
+    if io::BufRead::read_line(&mut io::BufReader::new(file), &mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<SessionHeader>(first.trim_end()).is_ok_and(|h| h.kind == "session")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_or_a_unique_start_of_one_finds_its_session_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = [
+            "2026-12-01T10-00-00-000Z_ab12cd34-0000-4000-8000-000000000001.jsonl",
+            "2026-12-02T10-00-00-000Z_ab12ff00-0000-4000-8000-000000000002.jsonl",
+            "2026-12-03T10-00-00-000Z_ab12cd34.jsonl",
+        ];
+        for name in names {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let find = |id: &str| find_session_by_id(dir.path(), id);
+        assert_eq!(find("ab12f").unwrap(), dir.path().join(names[1]));
+        // A whole id wins over the longer ids it starts.
+        assert_eq!(find("ab12cd34").unwrap(), dir.path().join(names[2]));
+        assert_eq!(
+            find("ab12").unwrap_err().to_string(),
+            "the id ab12 starts 3 session ids (ab12cd34, ab12cd34-0000-4000-8000-000000000001, \
+             ab12ff00-0000-4000-8000-000000000002): give more of it"
+        );
+        assert_eq!(
+            find("ffff").unwrap_err().to_string(),
+            format!("no session with the id ffff in {}", dir.path().display())
+        );
+    }
+
+    #[test]
+    fn the_first_prompt_is_read_from_the_file_even_after_a_compaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = SessionManager::create(dir.path(), dir.path());
+        let user = |text: &str| Message::User(agent_ai::UserMessage::text(text));
+        let answer = Message::Assistant(agent_ai::AssistantMessage::empty(&agent_ai::Model::new(
+            "m",
+            "p",
+            "openai-completions",
+        )));
+        session
+            .append_message(&user("the very first prompt"))
+            .unwrap();
+        session.append_message(&answer).unwrap();
+        session.append_message(&user("a later one")).unwrap();
+        let kept = session.leaf_id.clone().unwrap();
+        session.append_message(&answer).unwrap();
+        let mut compaction = super::super::CompactionResult {
+            summary: "what came before".into(),
+            first_kept_entry_id: kept,
+            tokens_before: 100,
+            details: Default::default(),
+        };
+        session.append_compaction(&mut compaction).unwrap();
+        let Message::User(context_start) = &session.messages()[0] else {
+            panic!("the context starts with the summary");
+        };
+        assert!(
+            super::super::format::user_text(&context_start.content).contains("what came before")
+        );
+        let path = session.file().unwrap().to_path_buf();
+        assert!(has_session_header(&path));
+        let Some(Message::User(first)) = first_user_message(&path) else {
+            panic!("no first prompt");
+        };
+        assert_eq!(
+            super::super::format::user_text(&first.content),
+            "the very first prompt"
+        );
+    }
 
     #[test]
     fn session_dir_encodes_the_cwd_as_pi_does() {

@@ -32,4 +32,7 @@ pub use format::{
     BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text, blocks_text, user_text,
 };
 pub use ids::{iso_timestamp, uuid_v4};
-pub use manager::{SessionError, SessionManager, find_most_recent_session, session_dir};
+pub use manager::{
+    SessionError, SessionManager, find_most_recent_session, find_session_by_id, first_user_message,
+    session_dir,
+};

@@ -58,7 +58,7 @@ pub use app::{Action, App};
 use crate::app::{AgentSession, ModelCatalog, SessionOptions};
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
-use crate::session::SessionManager;
+use crate::session::{SessionManager, first_user_message};
 use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 use mcp_start::McpStart;
@@ -90,6 +90,9 @@ pub struct InteractiveOptions {
     /// Where the session's [`InteractiveApprover`](approval::InteractiveApprover)
     /// sends the calls the user must approve.
     pub approvals: Option<approval::ApprovalInbox>,
+    /// Start with the list of saved sessions, as `/resume` shows it
+    /// (`--resume`).
+    pub list_sessions: bool,
     /// Where `!cmd` runs: the shell the bash tool uses (sandboxed, or on
     /// the remote host); `None`: this machine's, unconfined.
     pub user_bash: Option<Arc<dyn BashOperations>>,
@@ -106,6 +109,7 @@ impl std::fmt::Debug for InteractiveOptions {
             .field("models", &self.models)
             .field("remote_host", &self.remote_host)
             .field("served_window", &self.served_window)
+            .field("list_sessions", &self.list_sessions)
             .field("user_bash", &self.user_bash.is_some())
             .finish_non_exhaustive()
     }
@@ -158,6 +162,9 @@ pub async fn run_interactive(
         prompt_waits: None,
         user_commands: UserCommands::new(user_bash),
     };
+    if driver.interactive.list_sessions {
+        driver.resume(&mut app, None)?;
+    }
     let result = driver.run(&mut app, &mut terminal.terminal).await;
     drop(terminal);
     result.map(|()| 0)
@@ -685,15 +692,15 @@ fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// The first line of the session's first prompt.
 fn first_prompt(path: &Path) -> Option<String> {
-    let manager = SessionManager::open(path, Path::new(".")).ok()?;
-    manager.messages().iter().find_map(|m| match m {
+    match first_user_message(path)? {
         Message::User(user) => transcript::user_text(&user.content)
             .lines()
             .next()
             .map(str::to_owned),
         _ => None,
-    })
+    }
 }
 
 /// The terminal in raw mode on the alternate screen, restored when dropped
