@@ -324,6 +324,7 @@ async fn a_resumed_session_sends_the_model_a_valid_conversation() {
         hooks: None,
         guard: None,
         thinking: Default::default(),
+        prompt_templates: Vec::new(),
     })
     .unwrap();
     agent
@@ -479,6 +480,7 @@ async fn a_rule_allowed_for_one_session_is_asked_again_in_the_next() {
             hooks: None,
             guard: Some(guard.clone()),
             thinking: Default::default(),
+            prompt_templates: Vec::new(),
         })
         .unwrap();
         agent
@@ -511,6 +513,7 @@ fn an_export_replaces_the_file_whole_and_a_missing_directory_is_named() {
         hooks: None,
         guard: None,
         thinking: Default::default(),
+        prompt_templates: Vec::new(),
     })
     .unwrap();
     std::fs::write(cwd.join("chat.html"), "old export ".repeat(10_000)).unwrap();

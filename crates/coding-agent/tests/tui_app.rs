@@ -856,6 +856,7 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         hooks: None,
         guard: None,
         thinking: Default::default(),
+        prompt_templates: Vec::new(),
     })
     .unwrap();
     let catalog = ModelCatalog {

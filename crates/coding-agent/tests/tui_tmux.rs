@@ -546,3 +546,33 @@ fn resume_starts_with_the_sessions_of_the_directory_listed() {
     );
     tmux.quit();
 }
+
+#[test]
+fn a_prompt_template_is_listed_in_help_and_sent_expanded() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &["--trust"], |cwd| {
+        let prompts = cwd.join(".coding-agent/prompts");
+        std::fs::create_dir_all(&prompts).unwrap();
+        std::fs::write(
+            prompts.join("explain.md"),
+            "---\ndescription: Explain a file\n---\nExplain $1 briefly.\n",
+        )
+        .unwrap();
+    }) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    let screen = run_command(&tmux, "/help", "/explain");
+    assert!(
+        screen
+            .lines()
+            .any(|line| line.starts_with("/explain") && line.ends_with("Explain a file")),
+        "{screen}"
+    );
+    run_command(
+        &tmux,
+        "/explain notes.txt",
+        "Done. Last user message: Explain notes.txt briefly.",
+    );
+    tmux.quit();
+}

@@ -51,6 +51,7 @@ use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
 use crate::support::sync::lock;
+use crate::templates::PromptTemplate;
 use crate::thinking::ThinkingOptions;
 use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
 
@@ -81,6 +82,9 @@ pub struct SessionOptions {
     pub guard: Option<Arc<Guard>>,
     /// `--thinking` and the settings' default level (see [`crate::thinking`]).
     pub thinking: ThinkingOptions,
+    /// The templates a prompt may name (`/review a.rs`; see
+    /// [`crate::templates`]).
+    pub prompt_templates: Vec<PromptTemplate>,
 }
 
 /// An agent with its session; cheap to clone (clones share both).
@@ -91,6 +95,8 @@ pub struct AgentSession {
 
 struct Inner {
     agent: Agent,
+    /// See [`SessionOptions::prompt_templates`].
+    prompt_templates: Vec<PromptTemplate>,
     /// The tools given at construction; [`AgentSession::set_extra_tools`]
     /// offers them first, then the extra ones.
     definitions: Vec<Arc<dyn ToolDefinition>>,
@@ -167,6 +173,7 @@ impl AgentSession {
             hooks,
             guard,
             thinking,
+            prompt_templates,
         } = options;
         let level = thinking.initial_level(&model, session.thinking_level());
         if session.thinking_level() != Some(level)
@@ -235,6 +242,7 @@ impl AgentSession {
             prompt_hooks,
             guard,
             thinking,
+            prompt_templates,
         });
         if let Some(guard) = &inner.guard {
             // The guard serves this session now (an interactive /resume
@@ -695,6 +703,7 @@ impl AgentSession {
     /// turns and compacting as [`crate::recovery`] says; the run's messages
     /// are saved as they complete.
     pub async fn prompt(&self, message: Message) -> Result<Vec<Message>, agent_core::AgentError> {
+        let message = self.expand_template(message);
         // Bash runs recorded after the last run go before the new prompt.
         if let Err(error) = self.flush_pending_bash() {
             tracing::warn!("{error}");
@@ -728,13 +737,39 @@ impl AgentSession {
 
     /// Queues a message for after the current turn.
     pub fn steer(&self, message: Message) {
-        self.inner.steering.push(message);
+        self.inner.steering.push(self.expand_template(message));
         self.report_queues();
+    }
+
+    /// The templates a prompt may name.
+    pub fn prompt_templates(&self) -> &[PromptTemplate] {
+        &self.inner.prompt_templates
+    }
+
+    /// `message` with the template its text names put in (`/review a.rs`),
+    /// or as it is.
+    fn expand_template(&self, message: Message) -> Message {
+        let Message::User(mut user) = message else {
+            return message;
+        };
+        let first = match &mut user.content {
+            UserContent::Text(text) => Some(text),
+            UserContent::Blocks(blocks) => blocks.iter_mut().find_map(|block| match block {
+                Content::Text(text) => Some(&mut text.text),
+                _ => None,
+            }),
+        };
+        if let Some(text) = first
+            && let Some(expanded) = crate::templates::expand(text, &self.inner.prompt_templates)
+        {
+            *text = expanded;
+        }
+        Message::User(user)
     }
 
     /// Queues a message for when the agent would stop.
     pub fn follow_up(&self, message: Message) {
-        self.inner.follow_up.push(message);
+        self.inner.follow_up.push(self.expand_template(message));
         self.report_queues();
     }
 

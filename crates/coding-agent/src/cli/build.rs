@@ -25,6 +25,7 @@ use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
 use coding_agent::session::{SessionManager, find_session_by_id, iso_timestamp, session_dir};
 use coding_agent::settings::SETTINGS_FILE;
+use coding_agent::templates::{self, PromptTemplate};
 use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
@@ -186,6 +187,11 @@ pub(super) async fn build(
         options.approvals = Some(inbox);
         options
     });
+    let prompt_templates = if args.no_prompt_templates {
+        Vec::new()
+    } else {
+        prompt_templates(&agent_dir, &cwd, project_trusted)
+    };
     let options = SessionOptions {
         provider: resolved.provider,
         model: resolved.model.model,
@@ -199,6 +205,7 @@ pub(super) async fn build(
             explicit: args.thinking,
             default: models.settings.default_thinking_level,
         },
+        prompt_templates,
     };
     Ok(Built {
         mode: resolved.mode,
@@ -213,6 +220,17 @@ pub(super) async fn build(
         #[cfg(feature = "mcp")]
         mcp,
     })
+}
+
+/// The prompt templates of a session in `cwd` (`$CODING_AGENT_DIR/prompts`,
+/// and the project's when it is trusted); what is left out is said once.
+fn prompt_templates(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Vec<PromptTemplate> {
+    let (dirs, untrusted) = templates::dirs(agent_dir, cwd, project_trusted);
+    let (loaded, warnings) = templates::load(&dirs);
+    for warning in untrusted.into_iter().chain(warnings) {
+        tracing::warn!("{warning}");
+    }
+    loaded
 }
 
 /// Who is asked when a call needs approval, until the mode puts in its own

@@ -131,6 +131,9 @@ struct RunArgs {
     /// Leave AGENTS.md / CLAUDE.md out of the system prompt
     #[arg(long)]
     no_context_files: bool,
+    /// Load no prompt templates ($CODING_AGENT_DIR/prompts/*.md, .coding-agent/prompts/*.md: `/name args` in a prompt)
+    #[arg(long)]
+    no_prompt_templates: bool,
     /// Continue the most recent session of this directory
     #[arg(short = 'c', long = "continue")]
     continue_session: bool,

@@ -402,7 +402,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     }
                 }
             }
-            "get_commands" => success(id, kind, Some(json!({"commands": []}))),
+            "get_commands" => success(id, kind, Some(json!({"commands": commands(&session)}))),
             "compact" => {
                 self.abort().await?;
                 let outcome = compact_now(&session, text("customInstructions")).await;
@@ -624,6 +624,24 @@ fn add_mcp_servers(state: &mut Value, session: &AgentSession) {
 
 #[cfg(not(feature = "mcp"))]
 fn add_mcp_servers(_state: &mut Value, _session: &AgentSession) {}
+
+/// Pi's `RpcSlashCommand`s: the prompt templates (`/name args` in a
+/// prompt puts one in).
+fn commands(session: &AgentSession) -> Vec<Value> {
+    session
+        .prompt_templates()
+        .iter()
+        .map(|template| {
+            json!({
+                "name": template.name,
+                "description": template.description,
+                "source": "prompt",
+                "location": template.location,
+                "path": template.path,
+            })
+        })
+        .collect()
+}
 
 fn queue_mode_name(mode: QueueMode) -> &'static str {
     match mode {

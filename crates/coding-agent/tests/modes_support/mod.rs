@@ -75,6 +75,7 @@ impl Fixture {
             hooks,
             guard,
             thinking: Default::default(),
+            prompt_templates: Vec::new(),
         })
         .unwrap();
         (session, provider)

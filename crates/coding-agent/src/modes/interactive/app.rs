@@ -22,6 +22,7 @@ use super::wrap::text_width;
 use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
+use crate::templates::PromptTemplate;
 
 /// Most editor rows shown; longer texts scroll.
 const MAX_EDITOR_ROWS: usize = 8;
@@ -126,6 +127,9 @@ pub struct App {
     /// `[user@]host[:port]` when the tools act on a remote host.
     remote_host: Option<String>,
     tools: Vec<String>,
+    /// The prompt templates' names and descriptions (`/name` is sent as a
+    /// prompt, which the session expands).
+    templates: Vec<(String, String)>,
     mcp_start: McpStartShown,
     usage: Usage,
     /// Tokens of the last answer's context (input, cache and output), or
@@ -160,6 +164,7 @@ impl App {
             cwd: cwd.to_path_buf(),
             remote_host: None,
             tools,
+            templates: Vec::new(),
             mcp_start: McpStartShown::default(),
             usage: Usage::default(),
             context_tokens: 0,
@@ -219,6 +224,14 @@ impl App {
     /// True while a run is in progress.
     pub fn is_running(&self) -> bool {
         self.running
+    }
+
+    /// The prompt templates a prompt may name (`/help` lists them).
+    pub fn set_templates(&mut self, templates: &[PromptTemplate]) {
+        self.templates = templates
+            .iter()
+            .map(|template| (template.name.clone(), template.description.clone()))
+            .collect();
     }
 
     /// Shows the command the user started (`!cmd`) running, under `id`.
@@ -534,7 +547,12 @@ impl App {
                 Some(_) => self.usage("/resume [NUMBER]"),
             },
             "/help" => {
-                self.notice(help_lines());
+                let mut lines = help_lines();
+                lines.extend(self.templates.iter().map(|(name, description)| {
+                    StyledLine::new(format!("{:<22}", format!("/{name}")), Style::Accent)
+                        .push(description.clone(), Style::Normal)
+                }));
+                self.notice(lines);
                 Action::None
             }
             "/tools" => {
@@ -563,6 +581,18 @@ impl App {
             "/model" => Action::Model(arg.map(str::to_owned)),
             "/compact" if self.running => self.refuse("/compact"),
             "/compact" => Action::Compact(rest_of(line, name)),
+            // A prompt template: sent as a prompt, which the session expands.
+            _ if self
+                .templates
+                .iter()
+                .any(|(known, _)| name.strip_prefix('/') == Some(known)) =>
+            {
+                if self.running {
+                    self.queue(line.to_owned(), false)
+                } else {
+                    Action::Prompt(line.to_owned())
+                }
+            }
             _ => {
                 self.notice(vec![StyledLine::new(
                     format!("Unknown command {name}; /help lists them"),

@@ -145,6 +145,7 @@ pub async fn run_interactive(
         app.set_remote_host(host);
     }
     show_saved_totals(&session, &mut app);
+    app.set_templates(session.prompt_templates());
     let user_bash = interactive
         .user_bash
         .clone()
@@ -180,6 +181,7 @@ struct Parts {
     hooks: Option<std::sync::Arc<crate::hooks::CommandHooks>>,
     guard: Option<std::sync::Arc<crate::guard::Guard>>,
     thinking: crate::thinking::ThinkingOptions,
+    prompt_templates: Vec<crate::templates::PromptTemplate>,
 }
 
 impl Parts {
@@ -193,6 +195,7 @@ impl Parts {
             hooks: options.hooks.clone(),
             guard: options.guard.clone(),
             thinking: options.thinking,
+            prompt_templates: options.prompt_templates.clone(),
         }
     }
 
@@ -211,6 +214,7 @@ impl Parts {
                 explicit: None,
                 ..self.thinking
             },
+            prompt_templates: self.prompt_templates.clone(),
         })
         .context("a built-in tool's schema")
     }
