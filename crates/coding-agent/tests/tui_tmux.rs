@@ -576,3 +576,46 @@ fn a_prompt_template_is_listed_in_help_and_sent_expanded() {
     );
     tmux.quit();
 }
+
+#[test]
+fn ctrl_p_cycles_the_models_and_comes_back_to_the_one_started_with() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    // openai's default model comes next (anthropic's too, when its key is
+    // in the environment); the model started with comes round again.
+    tmux.key("C-p");
+    let screen = tmux.wait_for("the switch", |s| s.contains("Switched to openai/gpt-4o"));
+    assert!(
+        screen.lines().last().unwrap().ends_with("openai/gpt-4o"),
+        "{screen}"
+    );
+    for _ in 0..2 {
+        if tmux
+            .screen()
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with("openai/test-model")
+        {
+            break;
+        }
+        let switches = tmux.screen().matches("Switched to").count();
+        tmux.key("C-p");
+        tmux.wait_for("the next switch", |s| {
+            s.matches("Switched to").count() > switches
+        });
+    }
+    let screen = tmux.screen();
+    assert!(
+        screen
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with("openai/test-model"),
+        "{screen}"
+    );
+    tmux.quit();
+}

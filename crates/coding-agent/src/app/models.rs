@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_ai::providers::probe::server_models;
 use agent_ai::{Model, Provider};
 
 use crate::app::AgentSession;
@@ -13,6 +14,9 @@ use crate::settings::{ModelError, ModelFlags, Settings, provider_for, resolve_mo
 
 /// Reads an environment variable (tests pass their own).
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// [`Env`] that can be held across an `.await` in a task.
+pub type SyncEnv<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
 /// What `/model` chooses from: the settings and the command line's flags.
 #[derive(Debug, Clone, Default)]
@@ -126,5 +130,81 @@ impl ModelCatalog {
         let provider = provider_for(&resolved)?;
         session.set_model(resolved.model.clone(), provider.clone())?;
         Ok((resolved.model, provider))
+    }
+
+    /// The models `session` may switch to: each provider's with its key
+    /// (what an OpenAI-compatible endpoint of a provider defined in settings
+    /// lists at `/models`, then its default), providers in name order; the
+    /// current model first when it is none of them.
+    pub async fn available(&self, session: &AgentSession, env: SyncEnv<'_>) -> Vec<Model> {
+        let current = session.model();
+        let mut models = Vec::new();
+        for choice in self.choices(env) {
+            if choice.missing_key.is_some() {
+                continue;
+            }
+            let flags = self.flags_for(&choice.provider, &current, env);
+            let Ok(resolved) = resolve_model(&flags, &self.settings, &self.settings_path, env)
+            else {
+                continue;
+            };
+            let custom = !matches!(choice.provider.as_str(), "openai" | "anthropic");
+            let listed = if custom && resolved.model.api == "openai-completions" {
+                server_models(
+                    &resolved.config.base_url,
+                    resolved.config.api_key.as_deref(),
+                )
+                .await
+            } else {
+                Vec::new()
+            };
+            for id in listed {
+                let mut model = resolved.model.clone();
+                model.id = id;
+                models.push(model);
+            }
+            models.push(resolved.model);
+        }
+        let mut seen = Vec::new();
+        models.retain(|m| {
+            let key = (m.provider.clone(), m.id.clone());
+            let new = !seen.contains(&key);
+            seen.push(key);
+            new
+        });
+        // The model the command line chose, and the current one, are
+        // offered too, first.
+        let start = resolve_model(&self.flags, &self.settings, &self.settings_path, env);
+        for model in [start.ok().map(|resolved| resolved.model), Some(current)]
+            .into_iter()
+            .flatten()
+        {
+            if !models
+                .iter()
+                .any(|m| m.provider == model.provider && m.id == model.id)
+            {
+                models.insert(0, model);
+            }
+        }
+        models
+    }
+
+    /// The model after the current one in [`ModelCatalog::available`]
+    /// (wrapping), for cycling; `None` when there is no other.
+    pub async fn next_after_current(
+        &self,
+        session: &AgentSession,
+        env: SyncEnv<'_>,
+    ) -> Option<Model> {
+        let models = self.available(session, env).await;
+        if models.len() < 2 {
+            return None;
+        }
+        let current = session.model();
+        let at = models
+            .iter()
+            .position(|m| m.provider == current.provider && m.id == current.id)
+            .unwrap_or(0);
+        Some(models[(at + 1) % models.len()].clone())
     }
 }

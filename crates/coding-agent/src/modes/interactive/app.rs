@@ -57,6 +57,8 @@ pub enum Action {
     Compact(Option<String>),
     /// Move to the next thinking level (Shift+Tab).
     CycleThinking,
+    /// Switch to the next model (Ctrl+P).
+    CycleModel,
     /// List the MCP servers, their state and tools.
     Mcp,
     /// Show the session's file, id, name and totals.
@@ -458,6 +460,8 @@ impl App {
             KeyCode::Esc if self.running || self.user_bash.is_some() => Action::Abort,
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => Action::Quit,
             KeyCode::BackTab => Action::CycleThinking,
+            KeyCode::Char('p') if ctrl && self.running => self.refuse("Ctrl+P"),
+            KeyCode::Char('p') if ctrl => Action::CycleModel,
             code => {
                 self.edit(code, ctrl);
                 Action::None
@@ -901,6 +905,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Up/Down", "history; PageUp/PageDown scroll"),
         ("Tab", "complete an @path"),
         ("Shift+Tab", "next thinking level"),
+        ("Ctrl+P", "next model (of those /model lists)"),
         ("!CMD, !!CMD", "run a command; !! keeps it from the model"),
         (
             "Commands",

@@ -480,6 +480,17 @@ impl Driver {
             }
             Action::Model(Some(name)) => self.switch_model(app, &name),
             Action::CycleThinking => self.cycle_thinking(app),
+            Action::CycleModel => {
+                let env = |name: &str| std::env::var(name).ok();
+                let models = &self.interactive.models;
+                match models.next_after_current(&self.session, &env).await {
+                    Some(next) => self.switch_model(app, &format!("{}/{}", next.provider, next.id)),
+                    None => app.notice(vec![StyledLine::new(
+                        "No other model to switch to (/model lists the providers)",
+                        Style::Dim,
+                    )]),
+                }
+            }
             Action::Mcp => app.notice(mcp_lines(&self.session)),
             Action::SessionInfo => app.notice(session_commands::info(&self.session)),
             Action::Name(name) => {
