@@ -619,3 +619,55 @@ fn ctrl_p_cycles_the_models_and_comes_back_to_the_one_started_with() {
     );
     tmux.quit();
 }
+
+#[test]
+fn ctrl_g_edits_the_prompt_in_the_users_editor() {
+    use std::os::unix::fs::PermissionsExt;
+    let scripts = tempfile::tempdir().unwrap();
+    let seen = scripts.path().join("seen.txt");
+    // Keeps what it was given, then writes its own text.
+    let editor = scripts.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\ncp \"$1\" '{}'\nprintf 'written in the editor\\n' > \"$1\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let failing = scripts.path().join("failing.sh");
+    std::fs::write(&failing, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let server = SseServer::with_calls(Vec::new());
+    let env = [("VISUAL", editor.display().to_string())];
+    let Some(tmux) = Tmux::start_with_env(&server, &env, &[], |_| {}) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("a first draft");
+    tmux.key("C-g");
+    tmux.wait_for("the edited prompt", |s| {
+        s.contains("> written in the editor")
+    });
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "a first draft");
+    tmux.key("Enter");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: written in the editor")
+    });
+    tmux.quit();
+
+    // An editor that fails leaves the prompt as it was.
+    let env = [("VISUAL", failing.display().to_string())];
+    let Some(tmux) = Tmux::start_with_env(&server, &env, &[], |_| {}) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("kept as typed");
+    tmux.key("C-g");
+    let screen = tmux.wait_for("the failure", |s| s.contains("the prompt is as it was"));
+    assert!(screen.contains("exited with exit status: 3"), "{screen}");
+    assert!(screen.contains("> kept as typed"), "{screen}");
+    tmux.quit();
+}

@@ -40,6 +40,17 @@ impl Tmux {
         args: &[&str],
         prepare: impl FnOnce(&Path),
     ) -> Option<Tmux> {
+        Self::start_with_env(server, &[], args, prepare)
+    }
+
+    /// As [`Tmux::start_in`], with variables set for the binary (`prepare`
+    /// may write the files they name).
+    pub fn start_with_env(
+        server: &SseServer,
+        env: &[(&str, String)],
+        args: &[&str],
+        prepare: impl FnOnce(&Path),
+    ) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
@@ -61,8 +72,12 @@ impl Tmux {
             std::process::id(),
             root.file_name().unwrap().to_string_lossy()
         );
+        let vars: String = env
+            .iter()
+            .map(|(name, value)| format!("{name}='{value}' "))
+            .collect();
         let command = format!(
-            "env CODING_AGENT_DIR={agent} TERM=xterm-256color {bin} --provider openai --model test-model --base-url {url} --api-key test-key {args}",
+            "env {vars}CODING_AGENT_DIR={agent} TERM=xterm-256color {bin} --provider openai --model test-model --base-url {url} --api-key test-key {args}",
             agent = agent_dir.display(),
             bin = env!("CARGO_BIN_EXE_coding-agent"),
             url = server.base_url,

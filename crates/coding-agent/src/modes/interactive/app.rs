@@ -59,6 +59,8 @@ pub enum Action {
     CycleThinking,
     /// Switch to the next model (Ctrl+P).
     CycleModel,
+    /// Edit the prompt in `$VISUAL`/`$EDITOR` (Ctrl+G).
+    ExternalEditor,
     /// List the MCP servers, their state and tools.
     Mcp,
     /// Show the session's file, id, name and totals.
@@ -459,6 +461,7 @@ impl App {
             KeyCode::Enter if !(alt || shift) => self.submit(),
             KeyCode::Esc if self.running || self.user_bash.is_some() => Action::Abort,
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => Action::Quit,
+            KeyCode::Char('g') if ctrl => Action::ExternalEditor,
             KeyCode::BackTab => Action::CycleThinking,
             KeyCode::Char('p') if ctrl && self.running => self.refuse("Ctrl+P"),
             KeyCode::Char('p') if ctrl => Action::CycleModel,
@@ -906,6 +909,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Tab", "complete an @path"),
         ("Shift+Tab", "next thinking level"),
         ("Ctrl+P", "next model (of those /model lists)"),
+        ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
         ("!CMD, !!CMD", "run a command; !! keeps it from the model"),
         (
             "Commands",

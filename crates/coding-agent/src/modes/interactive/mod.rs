@@ -21,6 +21,7 @@ pub mod app;
 pub mod approval;
 pub mod complete;
 pub mod editor;
+mod external_editor;
 pub mod highlight;
 pub mod markdown;
 mod mcp_start;
@@ -166,7 +167,7 @@ pub async fn run_interactive(
     if driver.interactive.list_sessions {
         driver.resume(&mut app, None)?;
     }
-    let result = driver.run(&mut app, &mut terminal.terminal).await;
+    let result = driver.run(&mut app, &mut terminal).await;
     drop(terminal);
     result.map(|()| 0)
 }
@@ -242,7 +243,7 @@ struct Driver {
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
 impl Driver {
-    async fn run(&mut self, app: &mut App, terminal: &mut Term) -> anyhow::Result<()> {
+    async fn run(&mut self, app: &mut App, guard: &mut TerminalGuard) -> anyhow::Result<()> {
         let mut input = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut warnings = self.interactive.warnings.take();
@@ -252,7 +253,9 @@ impl Driver {
             self.sync_tools(app);
             app.set_mcp_start(self.mcp.starting(), self.prompt_is_waiting());
             app.approvals.drop_abandoned();
-            terminal.draw(|frame| app.draw(frame, Instant::now()))?;
+            guard
+                .terminal
+                .draw(|frame| app.draw(frame, Instant::now()))?;
             let action = tokio::select! {
                 event = input.next() => match event {
                     Some(Ok(Event::Key(key))) => {
@@ -311,6 +314,13 @@ impl Driver {
                 }
                 _ = tick.tick(), if app.is_running() || app.mcp_starting() || app.user_bash_running() => Action::None,
             };
+            if action == Action::ExternalEditor {
+                // The editor reads the keys meanwhile: the UI stops reading.
+                drop(input);
+                external_editor::edit_prompt(app, guard).await?;
+                input = EventStream::new();
+                continue;
+            }
             if self.perform(app, action).await? {
                 return Ok(());
             }
@@ -479,6 +489,8 @@ impl Driver {
                 app.show_models(&self.interactive.models.choices(&env));
             }
             Action::Model(Some(name)) => self.switch_model(app, &name),
+            // The run loop opens the editor: it holds the terminal.
+            Action::ExternalEditor => {}
             Action::CycleThinking => self.cycle_thinking(app),
             Action::CycleModel => {
                 let env = |name: &str| std::env::var(name).ok();
@@ -748,6 +760,31 @@ impl TerminalGuard {
             terminal,
             enhanced_keys,
         })
+    }
+}
+
+impl TerminalGuard {
+    /// Hands the terminal to another program (the external editor): the
+    /// normal screen, cooked mode.
+    pub(crate) fn suspend(&mut self) {
+        restore(self.enhanced_keys);
+        let _ = self.terminal.show_cursor();
+    }
+
+    /// Takes the terminal back after [`TerminalGuard::suspend`]; the next
+    /// frame is drawn whole.
+    pub(crate) fn resume(&mut self) -> anyhow::Result<()> {
+        enable_raw_mode().context("cannot put the terminal in raw mode")?;
+        let mut stdout = io::stdout();
+        execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+        if self.enhanced_keys {
+            execute!(
+                stdout,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )?;
+        }
+        self.terminal.clear()?;
+        Ok(())
     }
 }
 
