@@ -63,8 +63,18 @@ pub enum Action {
     ExternalEditor,
     /// List the MCP servers, their state and tools.
     Mcp,
+    /// Show, name, export, fork or copy from the session.
+    Session(SessionCommand),
+    /// Leave.
+    Quit,
+}
+
+/// `/session`, `/name`, `/export`, `/fork`, `/copy`: about the session
+/// itself (done by `session_commands.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionCommand {
     /// Show the session's file, id, name and totals.
-    SessionInfo,
+    Info,
     /// Show the session's name (`None`), or name it.
     Name(Option<String>),
     /// Write the conversation as HTML, to the path given or the default one.
@@ -73,8 +83,6 @@ pub enum Action {
     Fork(Option<usize>),
     /// Copy the model's last answer to the clipboard.
     Copy,
-    /// Leave.
-    Quit,
 }
 
 /// An automatic retry waiting to ask again.
@@ -574,16 +582,16 @@ impl App {
                 Action::None
             }
             "/mcp" => Action::Mcp,
-            "/session" => Action::SessionInfo,
-            "/name" => Action::Name(rest_of(line, name)),
-            "/export" => Action::Export(rest_of(line, name)),
+            "/session" => Action::Session(SessionCommand::Info),
+            "/name" => Action::Session(SessionCommand::Name(rest_of(line, name))),
+            "/export" => Action::Session(SessionCommand::Export(rest_of(line, name))),
             "/fork" if self.running => self.refuse("/fork"),
             "/fork" => match arg.map(str::parse::<usize>) {
-                None => Action::Fork(None),
-                Some(Ok(n)) if n > 0 => Action::Fork(Some(n)),
+                None => Action::Session(SessionCommand::Fork(None)),
+                Some(Ok(n)) if n > 0 => Action::Session(SessionCommand::Fork(Some(n))),
                 Some(_) => self.usage("/fork [NUMBER]"),
             },
-            "/copy" => Action::Copy,
+            "/copy" => Action::Session(SessionCommand::Copy),
             "/model" if arg.is_some() && self.running => self.refuse("/model"),
             "/model" => Action::Model(arg.map(str::to_owned)),
             "/compact" if self.running => self.refuse("/compact"),

@@ -504,27 +504,7 @@ impl Driver {
                 }
             }
             Action::Mcp => app.notice(mcp_lines(&self.session)),
-            Action::SessionInfo => app.notice(session_commands::info(&self.session)),
-            Action::Name(name) => {
-                app.notice(session_commands::name(&self.session, name.as_deref()));
-            }
-            Action::Export(path) => {
-                app.notice(session_commands::export(&self.session, path.as_deref()));
-            }
-            Action::Fork(None) => app.notice(session_commands::fork_list(&self.session)),
-            Action::Fork(Some(n)) => match session_commands::fork(&self.session, n) {
-                Ok(text) => {
-                    app.reset(&self.session.agent().messages());
-                    show_saved_totals(&self.session, app);
-                    app.editor.set_text(&text);
-                    app.notice(vec![StyledLine::new(
-                        format!("Forked into a new session before message {n}; its text is in the editor"),
-                        Style::Dim,
-                    )]);
-                }
-                Err(error) => app.notice(vec![error]),
-            },
-            Action::Copy => app.notice(session_commands::copy(&self.session, &mut io::stdout())),
+            Action::Session(command) => session_commands::perform(&self.session, app, command),
             Action::Quit => {
                 self.session.abort();
                 self.user_commands.cancel();

@@ -1,22 +1,48 @@
 //! The session commands the interactive mode shares with RPC: `/session`,
-//! `/name`, `/export`, `/fork` and `/copy`. Each returns the notice the user
-//! reads; the driver resets the screen after a fork.
+//! `/name`, `/export`, `/fork` and `/copy` ([`SessionCommand`]). Each says
+//! what happened in the transcript; a fork also shows the new session.
 
 use std::io::Write;
 use std::path::Path;
 
 use base64::Engine as _;
 
-use super::app::tokens;
+use super::app::{App, SessionCommand, tokens};
+use super::show_saved_totals;
 use crate::app::AgentSession;
 use crate::render::{Style, StyledLine};
+
+/// Does `command`, saying what happened in the transcript.
+pub(super) fn perform(session: &AgentSession, app: &mut App, command: SessionCommand) {
+    match command {
+        SessionCommand::Info => app.notice(info(session)),
+        SessionCommand::Name(name) => app.notice(name_session(session, name.as_deref())),
+        SessionCommand::Export(path) => app.notice(export(session, path.as_deref())),
+        SessionCommand::Fork(None) => app.notice(fork_list(session)),
+        SessionCommand::Fork(Some(n)) => {
+            match fork(session, n) {
+                Ok(text) => {
+                    app.reset(&session.agent().messages());
+                    show_saved_totals(session, app);
+                    app.editor.set_text(&text);
+                    app.notice(vec![StyledLine::new(
+                    format!("Forked into a new session before message {n}; its text is in the editor"),
+                    Style::Dim,
+                )]);
+                }
+                Err(error) => app.notice(vec![error]),
+            }
+        }
+        SessionCommand::Copy => app.notice(copy(session, &mut std::io::stdout())),
+    }
+}
 
 /// Longest a message is shown in `/fork`'s list, in characters.
 const FORK_PREVIEW: usize = 70;
 
 /// `/session`: where the session is saved, its id and name, the context's
 /// counts, and what the whole session used (as the footer counts it).
-pub(super) fn info(session: &AgentSession) -> Vec<StyledLine> {
+fn info(session: &AgentSession) -> Vec<StyledLine> {
     let stats = session.stats();
     let file = stats.session_file.as_ref().map_or_else(
         || "not saved (--no-session)".to_owned(),
@@ -68,7 +94,7 @@ pub(super) fn info(session: &AgentSession) -> Vec<StyledLine> {
 }
 
 /// `/name [NAME]`: names the session, or says its name.
-pub(super) fn name(session: &AgentSession, name: Option<&str>) -> Vec<StyledLine> {
+fn name_session(session: &AgentSession, name: Option<&str>) -> Vec<StyledLine> {
     let line = match (name, session.session_name()) {
         (None, Some(current)) => StyledLine::new(format!("Session name: {current}"), Style::Dim),
         (None, None) => StyledLine::new("The session has no name; /name NAME sets one", Style::Dim),
@@ -83,7 +109,7 @@ pub(super) fn name(session: &AgentSession, name: Option<&str>) -> Vec<StyledLine
 }
 
 /// `/export [PATH]`: the conversation as one HTML page.
-pub(super) fn export(session: &AgentSession, path: Option<&str>) -> Vec<StyledLine> {
+fn export(session: &AgentSession, path: Option<&str>) -> Vec<StyledLine> {
     let line = match session.export_html(path.map(Path::new)) {
         Ok(path) => StyledLine::new(format!("Exported to {}", path.display()), Style::Dim),
         Err(error) => StyledLine::new(format!("Cannot write the HTML file: {error}"), Style::Error),
@@ -92,7 +118,7 @@ pub(super) fn export(session: &AgentSession, path: Option<&str>) -> Vec<StyledLi
 }
 
 /// `/fork`: the user messages of the branch, numbered for `/fork N`.
-pub(super) fn fork_list(session: &AgentSession) -> Vec<StyledLine> {
+fn fork_list(session: &AgentSession) -> Vec<StyledLine> {
     let messages = session.fork_messages();
     if messages.is_empty() {
         return vec![StyledLine::new("No messages to fork from yet", Style::Dim)];
@@ -118,7 +144,7 @@ fn preview(text: &str) -> String {
 /// `/fork N`: continues in a new session holding the branch before user
 /// message `n`; returns that message's text for the editor, or the error
 /// to show.
-pub(super) fn fork(session: &AgentSession, n: usize) -> Result<String, StyledLine> {
+fn fork(session: &AgentSession, n: usize) -> Result<String, StyledLine> {
     let messages = session.fork_messages();
     let Some((entry_id, _)) = n.checked_sub(1).and_then(|i| messages.get(i)) else {
         return Err(StyledLine::new(
@@ -133,7 +159,7 @@ pub(super) fn fork(session: &AgentSession, n: usize) -> Result<String, StyledLin
 
 /// `/copy`: the model's last answer to the clipboard, through the terminal
 /// (OSC 52, which works over SSH and in tmux with `set-clipboard on`).
-pub(super) fn copy(session: &AgentSession, terminal: &mut impl Write) -> Vec<StyledLine> {
+fn copy(session: &AgentSession, terminal: &mut impl Write) -> Vec<StyledLine> {
     let Some(text) = session.last_assistant_text() else {
         return vec![StyledLine::new("No answer to copy yet", Style::Dim)];
     };
