@@ -15,7 +15,7 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::complete::complete_path;
+use super::complete::{complete_command, complete_path};
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::text_width;
@@ -23,6 +23,12 @@ use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
 use crate::templates::PromptTemplate;
+
+/// The built-in commands, for Tab completion (`App::command` does them).
+const COMMANDS: [&str; 14] = [
+    "/compact", "/copy", "/exit", "/export", "/fork", "/help", "/mcp", "/model", "/name", "/new",
+    "/quit", "/resume", "/session", "/tools",
+];
 
 /// Most editor rows shown; longer texts scroll.
 const MAX_EDITOR_ROWS: usize = 8;
@@ -637,13 +643,22 @@ impl App {
     /// Tab: completes an `@path` word against the files under the cwd.
     fn complete(&mut self) {
         let word = self.editor.word_before_cursor().to_owned();
-        let Some(partial) = word.strip_prefix('@') else {
+        let (completion, mark) = if let Some(partial) = word.strip_prefix('@') {
+            (complete_path(&self.cwd, partial), "@")
+        } else if word.starts_with('/') && self.editor.text() == word {
+            let templates = self.templates.iter().map(|(name, _)| format!("/{name}"));
+            let templates: Vec<String> = templates.collect();
+            let names = COMMANDS
+                .iter()
+                .copied()
+                .chain(templates.iter().map(String::as_str));
+            (complete_command(&word, names), "")
+        } else {
             return;
         };
-        let completion = complete_path(&self.cwd, partial);
         if let Some(replacement) = completion.replacement {
             self.editor
-                .replace_word_before_cursor(&format!("@{replacement}"));
+                .replace_word_before_cursor(&format!("{mark}{replacement}"));
         }
         if completion.candidates.len() > 1 {
             self.hint = Some(StyledLine::new(
@@ -914,7 +929,7 @@ fn help_lines() -> Vec<StyledLine> {
         ("Ctrl+O", "expand or collapse tool output"),
         ("Ctrl+T", "show or hide thinking"),
         ("Up/Down", "history; PageUp/PageDown scroll"),
-        ("Tab", "complete an @path"),
+        ("Tab", "complete an @path, or a /command"),
         ("Shift+Tab", "next thinking level"),
         ("Ctrl+P", "next model (of those /model lists)"),
         ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
@@ -958,6 +973,56 @@ fn display_path(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn app() -> App {
+        App::new("p/m".into(), Path::new("/"), Vec::new(), &[])
+    }
+
+    /// The editor's text after typing `text` and pressing Tab.
+    fn tab_after(app: &mut App, text: &str) -> String {
+        app.editor.set_text(text);
+        app.handle_key(key(KeyCode::Tab));
+        app.editor.text()
+    }
+
+    #[test]
+    fn every_listed_command_is_one_the_app_does() {
+        for command in COMMANDS {
+            let mut app = app();
+            app.command(command);
+            let said = app.transcript.window(100, Instant::now(), 50, 0).0;
+            let said: Vec<String> = said.iter().map(StyledLine::plain).collect();
+            assert!(
+                !said.iter().any(|line| line.starts_with("Unknown command")),
+                "{command}: {said:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn tab_completes_a_command_or_a_template_at_the_start_only() {
+        let mut app = app();
+        app.set_templates(&[PromptTemplate {
+            name: "review".into(),
+            description: "Review a file".into(),
+            body: "Review $1.".into(),
+            location: crate::templates::TemplateLocation::User,
+            path: PathBuf::from("/prompts/review.md"),
+        }]);
+        assert_eq!(tab_after(&mut app, "/ses"), "/session ");
+        assert_eq!(tab_after(&mut app, "/rev"), "/review ");
+        // `/resume` and `/review` share `/re`; both are listed.
+        assert_eq!(tab_after(&mut app, "/r"), "/re");
+        assert_eq!(
+            app.hint.as_ref().map(StyledLine::plain).as_deref(),
+            Some("/resume  /review")
+        );
+        assert_eq!(tab_after(&mut app, "fix /ses"), "fix /ses");
+    }
 
     #[test]
     fn tokens_are_shown_in_a_few_characters() {

@@ -1,4 +1,5 @@
-//! `@path` completion: file names under the cwd for the word being typed.
+//! Tab completion: file names under the cwd for an `@path` word, and the
+//! command being typed at the start of the prompt (`/re`).
 
 use std::path::Path;
 
@@ -44,6 +45,30 @@ pub fn complete_path(cwd: &Path, partial: &str) -> Completion {
         })
         .collect();
     names.sort();
+    complete_among(dir, prefix, names)
+}
+
+/// Completes the command being typed (`/re`) among `commands` (each with
+/// its slash): the one match followed by a space, or the matches' common
+/// prefix and the list of them.
+pub fn complete_command<'a>(
+    partial: &str,
+    commands: impl IntoIterator<Item = &'a str>,
+) -> Completion {
+    let mut names: Vec<String> = commands
+        .into_iter()
+        .filter(|command| command.starts_with(partial))
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    complete_among("", partial, names)
+}
+
+/// The completion of `prefix` (after `dir`) among `names`, sorted, that all
+/// start with it: one extends it (a directory ends in `/`, anything else
+/// in a space), several extend it to what they share and are listed.
+fn complete_among(dir: &str, prefix: &str, mut names: Vec<String>) -> Completion {
     match names.as_slice() {
         [] => Completion::default(),
         [one] => {
@@ -54,7 +79,7 @@ pub fn complete_path(cwd: &Path, partial: &str) -> Completion {
             }
         }
         [first, rest @ ..] => {
-            let common = rest.iter().fold(first.clone(), |common, name| {
+            let common: String = rest.iter().fold(first.clone(), |common, name| {
                 common
                     .chars()
                     .zip(name.chars())
@@ -74,6 +99,26 @@ pub fn complete_path(cwd: &Path, partial: &str) -> Completion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_completes_to_its_one_match_or_what_several_share() {
+        let commands = ["/resume", "/review", "/new", "/review"];
+        assert_eq!(
+            complete_command("/n", commands),
+            Completion {
+                replacement: Some("/new ".into()),
+                candidates: vec![],
+            }
+        );
+        assert_eq!(
+            complete_command("/r", commands),
+            Completion {
+                replacement: Some("/re".into()),
+                candidates: vec!["/resume".into(), "/review".into()],
+            }
+        );
+        assert_eq!(complete_command("/x", commands), Completion::default());
+    }
 
     #[test]
     fn completion_extends_one_match_and_lists_several() {
