@@ -19,20 +19,18 @@ pub(super) fn perform(session: &AgentSession, app: &mut App, command: SessionCom
         SessionCommand::Name(name) => app.notice(name_session(session, name.as_deref())),
         SessionCommand::Export(path) => app.notice(export(session, path.as_deref())),
         SessionCommand::Fork(None) => app.notice(fork_list(session)),
-        SessionCommand::Fork(Some(n)) => {
-            match fork(session, n) {
-                Ok(text) => {
-                    app.reset(&session.agent().messages());
-                    show_saved_totals(session, app);
-                    app.editor.set_text(&text);
-                    app.notice(vec![StyledLine::new(
-                    format!("Forked into a new session before message {n}; its text is in the editor"),
-                    Style::Dim,
-                )]);
-                }
-                Err(error) => app.notice(vec![error]),
+        SessionCommand::Fork(Some(n)) => match fork(session, n) {
+            Ok(text) => {
+                app.reset(&session.agent().messages());
+                show_saved_totals(session, app);
+                app.editor.set_text(&text);
+                let forked = format!(
+                    "Forked into a new session before message {n}; its text is in the editor"
+                );
+                app.notice(vec![StyledLine::new(forked, Style::Dim)]);
             }
-        }
+            Err(error) => app.notice(vec![error]),
+        },
         SessionCommand::Copy => app.notice(copy(session, &mut std::io::stdout())),
     }
 }
