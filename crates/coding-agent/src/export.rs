@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use agent_ai::{AssistantContent, Content, Message, UserContent};
 
 use crate::session::SessionHeader;
+use crate::support::atomic_write::write_atomic;
+use crate::support::fs_error::FsError;
 
 /// The page's styles: readable without a network, light and dark alike.
 const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fff}
@@ -19,6 +21,21 @@ pre{white-space:pre-wrap;word-break:break-word;font:13px/1.4 ui-monospace,monosp
 .user{border-left:4px solid #3a7bd5}.assistant{border-left:4px solid #2e9e5b}
 .toolResult{border-left:4px solid #999}.error{border-left:4px solid #d33}
 .thinking{opacity:.7;font-style:italic}img{max-width:100%}";
+
+/// Writes the session's page to `path` (relative to `cwd`), or to the
+/// default name in `cwd`; returns where. A file already there is replaced
+/// whole or not at all.
+pub fn write_session_html(
+    cwd: &Path,
+    header: &SessionHeader,
+    name: Option<&str>,
+    messages: &[Message],
+    path: Option<&Path>,
+) -> Result<PathBuf, FsError> {
+    let path = path.map_or_else(|| default_export_path(cwd, header), |path| cwd.join(path));
+    write_atomic(&path, session_html(header, name, messages).as_bytes())?;
+    Ok(path)
+}
 
 /// The file `export_html` writes when no path is given: in `cwd`, named
 /// for the session.

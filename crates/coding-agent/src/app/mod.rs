@@ -48,7 +48,6 @@ use crate::retry::is_retryable;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
-use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
 use crate::support::sync::lock;
 use crate::templates::PromptTemplate;
@@ -919,18 +918,13 @@ impl AgentSession {
     /// (relative to the cwd), or to the default name in the cwd; returns
     /// where. A file already there is replaced whole or not at all.
     pub fn export_html(&self, path: Option<&Path>) -> Result<PathBuf, FsError> {
-        let header = self.header();
-        let path = path.map_or_else(
-            || crate::export::default_export_path(&self.inner.cwd, &header),
-            |path| self.inner.cwd.join(path),
-        );
-        let html = crate::export::session_html(
-            &header,
+        crate::export::write_session_html(
+            &self.inner.cwd,
+            &self.header(),
             self.session_name().as_deref(),
             &self.inner.agent.messages(),
-        );
-        write_atomic(&path, html.as_bytes())?;
-        Ok(path)
+            path,
+        )
     }
 
     /// The text of the model's last answer (Pi's `getLastAssistantText`):

@@ -132,12 +132,13 @@ impl ModelCatalog {
         Ok((resolved.model, provider))
     }
 
-    /// The models `session` may switch to: each provider's with its key
-    /// (what an OpenAI-compatible endpoint of a provider defined in settings
-    /// lists at `/models`, then its default), providers in name order; the
-    /// current model first when it is none of them.
-    pub async fn available(&self, session: &AgentSession, env: SyncEnv<'_>) -> Vec<Model> {
-        let current = session.model();
+    /// The models a session using `current` may switch to: each provider's
+    /// with its key (what an OpenAI-compatible endpoint of a provider
+    /// defined in settings lists at `/models`, then its default), providers
+    /// in name order; `current` and the command line's model first when
+    /// they are none of them.
+    pub async fn available(&self, current: &Model, env: SyncEnv<'_>) -> Vec<Model> {
+        let current = current.clone();
         let mut models = Vec::new();
         for choice in self.choices(env) {
             if choice.missing_key.is_some() {
@@ -196,11 +197,11 @@ impl ModelCatalog {
         session: &AgentSession,
         env: SyncEnv<'_>,
     ) -> Option<Model> {
-        let models = self.available(session, env).await;
+        let current = session.model();
+        let models = self.available(&current, env).await;
         if models.len() < 2 {
             return None;
         }
-        let current = session.model();
         let at = models
             .iter()
             .position(|m| m.provider == current.provider && m.id == current.id)

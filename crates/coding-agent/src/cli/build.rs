@@ -318,7 +318,7 @@ fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<
 /// The file `--session` or `--fork` names: a path, or the id (or the start
 /// of one) of a session in `dir` when no such file exists and it reads as an
 /// id (hex digits and dashes).
-fn session_path(given: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
+pub(super) fn session_path(given: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
     let text = given.to_string_lossy();
     let reads_as_id = !text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
     if reads_as_id && !given.exists() {

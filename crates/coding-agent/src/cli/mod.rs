@@ -33,6 +33,7 @@ mod policy;
 mod remote;
 mod resolve;
 mod sandbox;
+mod standalone;
 mod tool;
 
 use std::path::PathBuf;
@@ -146,6 +147,12 @@ struct RunArgs {
     /// Interactive mode: start with the list of this directory's sessions (/resume N opens one)
     #[arg(short = 'r', long, conflicts_with_all = ["session", "continue_session", "fork"])]
     resume: bool,
+    /// List the models the settings and keys allow (those whose name contains SEARCH), then exit
+    #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
+    list_models: Option<String>,
+    /// Write a session (a file, or an id as for --session) as one HTML page, to OUT or coding-agent-session-<id>.html, then exit
+    #[arg(long, value_names = ["FILE|ID", "OUT"], num_args = 1..=2)]
+    export: Option<Vec<PathBuf>>,
     /// Directory sessions are saved in and looked up [default: $CODING_AGENT_DIR/sessions/--<cwd>--]
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
@@ -219,6 +226,8 @@ enum UsageError {
     StdinNotText,
     #[error("@{}: {reason}", path.display())]
     File { path: PathBuf, reason: String },
+    #[error("--export {}: {reason}", path.display())]
+    ExportSource { path: PathBuf, reason: String },
     #[error("--cwd {}: {reason}", path.display())]
     BadCwd { path: PathBuf, reason: String },
     #[error(
@@ -292,6 +301,14 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// what to run is resolved from the flags, settings and environment, the
 /// session is built from that, and the chosen mode runs it.
 async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
+    if let Some(search) = &args.list_models {
+        let search = Some(search.as_str()).filter(|search| !search.is_empty());
+        return standalone::list_models(&args, search).await;
+    }
+    if let Some(paths) = &args.export {
+        let out = paths.get(1).map(PathBuf::as_path);
+        return standalone::export(&args, &paths[0], out);
+    }
     let mut resolved = resolve::resolve(&args)?;
     #[cfg(feature = "tui")]
     if resolved.interactive {

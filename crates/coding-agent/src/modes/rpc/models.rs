@@ -15,7 +15,7 @@ fn env(name: &str) -> Option<String> {
 
 /// The models a client may switch to ([`ModelCatalog::available`]).
 pub async fn available_models(session: &AgentSession, catalog: &ModelCatalog) -> Vec<Model> {
-    catalog.available(session, &env).await
+    catalog.available(&session.model(), &env).await
 }
 
 /// Switches to `model_id` of `provider`; the error is the text a client reads.

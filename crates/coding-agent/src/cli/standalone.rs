@@ -1,0 +1,92 @@
+//! `--list-models` and `--export`: answered from the settings and the
+//! session files, without running the agent.
+
+use std::path::{Path, PathBuf};
+
+use coding_agent::app::ModelCatalog;
+use coding_agent::export::write_session_html;
+use coding_agent::session::{SessionManager, session_dir};
+use coding_agent::settings::{ModelFlags, SETTINGS_FILE, Settings, agent_dir, resolve_model};
+
+use super::build::session_path;
+use super::{RunArgs, UsageError};
+
+/// Prints the models the flags and settings can use, `provider/id` with
+/// the context window when known, those containing `search` (any case)
+/// when given; then the providers that lack their key.
+pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow::Result<u8> {
+    let cwd = std::env::current_dir()?;
+    let agent_dir = agent_dir();
+    let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+    let flags = ModelFlags {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        api_key: args.api_key.clone(),
+        no_text_tool_calls: args.no_text_tool_calls,
+    };
+    let settings_path = agent_dir.join(SETTINGS_FILE);
+    let env = |name: &str| std::env::var(name).ok();
+    let start = resolve_model(&flags, &settings, &settings_path, &env);
+    let catalog = ModelCatalog {
+        start_provider: start
+            .as_ref()
+            .map(|resolved| resolved.model.provider.clone())
+            .unwrap_or_default(),
+        settings,
+        settings_path,
+        flags,
+    };
+    let models = match &start {
+        Ok(resolved) => catalog.available(&resolved.model, &env).await,
+        Err(_) => Vec::new(),
+    };
+    let search = search.map(str::to_lowercase);
+    let wanted = |name: &str| {
+        search
+            .as_ref()
+            .is_none_or(|s| name.to_lowercase().contains(s))
+    };
+    for model in models {
+        let name = format!("{}/{}", model.provider, model.id);
+        if !wanted(&name) {
+            continue;
+        }
+        match catalog.context_window(&model.provider) {
+            Some(window) => println!("{name}  {}k context", window / 1000),
+            None => println!("{name}"),
+        }
+    }
+    for choice in catalog.choices(&env) {
+        if let Some(var) = choice.missing_key.filter(|_| wanted(&choice.provider)) {
+            println!("{} (no key: set {var})", choice.provider);
+        }
+    }
+    Ok(0)
+}
+
+/// Writes the session in `given` (a file, or an id as for `--session`) as
+/// one HTML page, to `out` or the default name in the cwd.
+pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow::Result<u8> {
+    let cwd = std::env::current_dir()?;
+    let dir = args
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| session_dir(&agent_dir(), &cwd));
+    let path: PathBuf = session_path(given, &dir)?;
+    // A missing file would be an empty new session: say so instead.
+    std::fs::metadata(&path).map_err(|error| UsageError::ExportSource {
+        path: path.clone(),
+        reason: error.to_string(),
+    })?;
+    let session = SessionManager::open(&path, &cwd)?;
+    let written = write_session_html(
+        &cwd,
+        session.header(),
+        session.name().as_deref(),
+        &session.messages(),
+        out,
+    )?;
+    println!("Exported to {}", written.display());
+    Ok(0)
+}

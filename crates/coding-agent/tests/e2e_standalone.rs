@@ -1,0 +1,97 @@
+//! `--list-models` and `--export` of the built binary: they answer from the
+//! settings, a local server's `/models` and the session files, then exit,
+//! without asking a model anything.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod e2e_support;
+
+use std::process::Command;
+
+use e2e_support::*;
+use serde_json::json;
+
+/// The binary with only the sandbox's directories, and no flags.
+fn bare(sandbox: &Sandbox) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_coding-agent"));
+    command
+        .current_dir(&sandbox.work)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("CODING_AGENT_DIR", &sandbox.agent_dir);
+    command
+}
+
+#[test]
+fn list_models_names_a_local_servers_models_and_the_providers_without_a_key() {
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(|request| {
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("GET", "/v1/models")
+        );
+        Reply::Status(
+            200,
+            json!({"data": [{"id": "qwen-7b"}, {"id": "llama-3b"}]}).to_string(),
+        )
+    });
+    sandbox.write_global_settings(&json!({
+        "defaultProvider": "local",
+        "providers": {"local": {
+            "baseUrl": format!("http://{}/v1", server.addr()),
+            "defaultModel": "qwen-7b",
+            "contextWindow": 32768,
+        }},
+    }));
+    let mut command = bare(&sandbox);
+    command.arg("--list-models");
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "local/qwen-7b  32k context\nlocal/llama-3b  32k context\n\
+         anthropic (no key: set ANTHROPIC_API_KEY)\nopenai (no key: set OPENAI_API_KEY)\n"
+    );
+
+    let mut command = bare(&sandbox);
+    command.args(["--list-models", "LLAMA"]);
+    let (status, stdout, _) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "local/llama-3b  32k context\n")
+    );
+}
+
+#[test]
+fn export_writes_a_saved_session_as_html_by_id() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::answering(wire, vec![Answer::text(&["The answer & more"])]);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "What is <b>here</b>?"]);
+    Running::spawn(command).finish_quietly();
+    let file = Sandbox::session_files(&sandbox.default_session_dir()).remove(0);
+    let stem = file.file_stem().unwrap().to_str().unwrap().to_owned();
+    let id = stem.rsplit_once('_').unwrap().1;
+
+    let mut command = bare(&sandbox);
+    command.args(["--export", &id[..8], "chat.html"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let out = sandbox.work.join("chat.html");
+    assert_eq!(stdout, format!("Exported to {}\n", out.display()));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("What is &lt;b&gt;here&lt;/b&gt;?"), "{html}");
+    assert!(html.contains("The answer &amp; more"), "{html}");
+    assert_eq!(server.requests().len(), 1, "the export asked no model");
+
+    let mut command = bare(&sandbox);
+    command.args(["--export", "missing.jsonl"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        "coding-agent: --export missing.jsonl: No such file or directory (os error 2)\n"
+    );
+}
