@@ -253,3 +253,30 @@ fn an_unknown_thinking_flag_is_a_usage_error_naming_the_levels() {
     );
     assert_eq!(server.requests().len(), 0);
 }
+
+#[test]
+fn a_level_after_the_model_name_sets_thinking_and_other_colons_stay_in_the_name() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(&json!({"providers": {"openai": {"reasoning": true}}}));
+    let server = ok_server(wire);
+    let run = |model: &str| {
+        let mut command = sandbox.command_for(wire, &server, model);
+        command.args(["--no-session", "-p", "hi"]);
+        Running::spawn(command).finish_quietly();
+        let request = server.requests().pop().unwrap();
+        (
+            request.body["model"].as_str().unwrap().to_owned(),
+            last_thinking(wire, &server),
+        )
+    };
+    assert_eq!(
+        run("e2e-model:high"),
+        ("e2e-model".to_owned(), json!("high"))
+    );
+    // Not a level: the colon is the model's own (Ollama names models so).
+    assert_eq!(
+        run("qwen2.5-coder:7b"),
+        ("qwen2.5-coder:7b".to_owned(), json!("medium"))
+    );
+}

@@ -202,7 +202,7 @@ pub(super) async fn build(
         hooks,
         guard: Some(guard),
         thinking: ThinkingOptions {
-            explicit: args.thinking,
+            explicit: resolved.thinking,
             default: models.settings.default_thinking_level,
         },
         prompt_templates,

@@ -96,8 +96,8 @@ struct RunArgs {
     /// Provider: openai, anthropic, or one defined in settings.json
     #[arg(long, value_name = "NAME")]
     provider: Option<String>,
-    /// Model id (or PROVIDER/ID)
-    #[arg(long, value_name = "ID")]
+    /// Model id (or PROVIDER/ID); a `:LEVEL` after it sets the thinking level, as --thinking does
+    #[arg(long, value_name = "ID[:LEVEL]")]
     model: Option<String>,
     /// Base URL of the provider's API (an OpenAI-compatible endpoint for an unknown provider)
     #[arg(long, value_name = "URL")]

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_ai::{Message, Provider};
+use agent_ai::{Message, Provider, ThinkingLevel};
 use anyhow::Context as _;
 use coding_agent::app::default_tool_names;
 use coding_agent::settings::{
@@ -18,6 +18,8 @@ use super::{ModeArg, RunArgs, UsageError};
 
 /// The run the command line asks for, before anything is built.
 pub(super) struct Resolved {
+    /// `--thinking`, else the level `--model NAME:LEVEL` names.
+    pub thinking: Option<ThinkingLevel>,
     /// The non-interactive mode: text unless `--mode` says otherwise.
     pub mode: ModeArg,
     /// No `-p`, no `--mode`, no prompt, in a terminal: the interactive UI.
@@ -47,6 +49,19 @@ pub(super) struct Resolved {
 
 /// Resolves the command line; a usage error (no prompt, no key, an unknown
 /// provider) is an [`UsageError`].
+/// `--model NAME:LEVEL` (Pi's `pattern:thinking`): the name, and the
+/// thinking level when the text after the last `:` names one. Other
+/// colons belong to the name (`qwen2.5-coder:7b`).
+fn split_thinking(model: &str) -> (&str, Option<ThinkingLevel>) {
+    match model.rsplit_once(':') {
+        Some((name, level)) if !name.is_empty() => match level.parse() {
+            Ok(level) => (name, Some(level)),
+            Err(_) => (model, None),
+        },
+        _ => (model, None),
+    }
+}
+
 pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     let mode = match (args.mode, args.print) {
         (Some(ModeArg::Rpc), _) => ModeArg::Rpc,
@@ -82,9 +97,13 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     }
     let agent_dir = agent_dir();
     let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+    let (model_name, model_thinking) = match args.model.as_deref().map(split_thinking) {
+        Some((name, level)) => (Some(name.to_owned()), level),
+        None => (None, None),
+    };
     let flags = ModelFlags {
         provider: args.provider.clone(),
-        model: args.model.clone(),
+        model: model_name,
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone(),
         no_text_tool_calls: args.no_text_tool_calls,
@@ -99,6 +118,7 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         (None, false) => default_tool_names(),
     };
     Ok(Resolved {
+        thinking: args.thinking.or(model_thinking),
         mode,
         interactive,
         warnings,

@@ -76,6 +76,11 @@ impl Sandbox {
     /// The binary in the work directory with the isolated environment,
     /// talking `wire` to `server`; add the mode flags and prompts.
     pub fn command(&self, wire: Wire, server: &ModelServer) -> Command {
+        self.command_for(wire, server, MODEL)
+    }
+
+    /// [`Sandbox::command`] with `--model model`.
+    pub fn command_for(&self, wire: Wire, server: &ModelServer, model: &str) -> Command {
         let mut command = Command::new(BIN);
         command
             .current_dir(&self.work)
@@ -85,7 +90,7 @@ impl Sandbox {
             .env("CODING_AGENT_DIR", &self.agent_dir)
             .env("TMPDIR", &self.tmp)
             .env(wire.key_env(), API_KEY)
-            .args(["--provider", wire.provider(), "--model", MODEL])
+            .args(["--provider", wire.provider(), "--model", model])
             .args(["--base-url", &wire.base_url(server.addr())]);
         command
     }
