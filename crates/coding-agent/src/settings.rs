@@ -177,6 +177,10 @@ pub struct Settings {
     /// Anthropic's thinking budget per level (Pi's `thinkingBudgets`:
     /// `minimal`, `low`, `medium`, `high`; missing keys keep Pi's values).
     pub thinking_budgets: Option<ThinkingBudgets>,
+    /// The models Ctrl+P and RPC `cycle_model` go through, as `/model`
+    /// names them (Pi's `enabledModels`; `--models` replaces it). Empty:
+    /// every model the settings and keys allow.
+    pub enabled_models: Option<Vec<String>>,
 }
 
 /// A settings file that exists but cannot be used.
@@ -251,6 +255,7 @@ impl Settings {
             .default_thinking_level
             .or(self.default_thinking_level.take());
         self.thinking_budgets = over.thinking_budgets.or(self.thinking_budgets.take());
+        self.enabled_models = over.enabled_models.or(self.enabled_models.take());
         for (name, entry) in over.providers {
             self.providers.entry(name).or_default().merge(&entry);
         }

@@ -1134,6 +1134,39 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     rpc.finish();
 }
 
+#[test]
+fn cycle_model_goes_through_the_models_named_by_flag_or_settings() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    sandbox.write_global_settings(&json!({
+        "enabledModels": ["openai/from-settings"],
+        "providers": {"local": {"baseUrl": wire.base_url(server.addr()), "apiKey": "k"}},
+    }));
+    let cycled = |rpc: &mut Rpc| {
+        let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+        let data = &cycled["data"];
+        assert_eq!(data["isScoped"], true, "{cycled}");
+        format!(
+            "{}/{}",
+            data["model"]["provider"].as_str().unwrap(),
+            data["model"]["id"].as_str().unwrap()
+        )
+    };
+    // `--models` wins over the settings; the model started with is not in
+    // the cycle, so it starts at the first name.
+    let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--models", "local/a,openai/b"]);
+    let names: Vec<String> = (0..3).map(|_| cycled(&mut rpc)).collect();
+    assert_eq!(names, ["local/a", "openai/b", "local/a"]);
+    rpc.finish();
+    // Without the flag, `enabledModels`: one model, reached once.
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    assert_eq!(cycled(&mut rpc), "openai/from-settings");
+    let (_, again) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+    assert_eq!(again["data"], Value::Null, "no other model to go to");
+    rpc.finish();
+}
+
 /// The transcript line of the result of `call_id` as `request` sent it.
 fn sent_result(wire: Wire, request: &Request, call_id: &str) -> String {
     let prefix = format!("tool {call_id}: ");

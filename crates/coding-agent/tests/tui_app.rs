@@ -603,6 +603,7 @@ fn catalog(extra: &str) -> ModelCatalog {
         settings_path: "/agent/settings.json".into(),
         flags: ModelFlags::default(),
         start_provider: "openai".into(),
+        cycle: Vec::new(),
     }
 }
 
@@ -864,6 +865,7 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         settings_path: "/agent/settings.json".into(),
         flags: ModelFlags::default(),
         start_provider: "one".into(),
+        cycle: Vec::new(),
     };
     let run = async |prompt: &str| {
         session

@@ -30,6 +30,9 @@ pub struct ModelCatalog {
     pub flags: ModelFlags,
     /// The provider the session started with.
     pub start_provider: String,
+    /// The models cycling goes through, as `/model` names them (`--models`,
+    /// else `enabledModels`); empty: [`ModelCatalog::available`].
+    pub cycle: Vec<String>,
 }
 
 /// One line of `/model`'s list: a provider and its default model.
@@ -190,22 +193,41 @@ impl ModelCatalog {
         models
     }
 
-    /// The model after the current one in [`ModelCatalog::available`]
-    /// (wrapping), for cycling; `None` when there is no other.
+    /// The model after the current one among those cycling goes through
+    /// ([`ModelCatalog::cycle`], else [`ModelCatalog::available`]),
+    /// wrapping; `None` when there is no other.
     pub async fn next_after_current(
         &self,
         session: &AgentSession,
         env: SyncEnv<'_>,
     ) -> Option<Model> {
         let current = session.model();
-        let models = self.available(&current, env).await;
-        if models.len() < 2 {
-            return None;
-        }
-        let at = models
-            .iter()
-            .position(|m| m.provider == current.provider && m.id == current.id)
-            .unwrap_or(0);
-        Some(models[(at + 1) % models.len()].clone())
+        let mut models = if self.cycle.is_empty() {
+            self.available(&current, env).await
+        } else {
+            // Names that do not resolve (a provider without its key) are passed over.
+            self.cycle
+                .iter()
+                .filter_map(|name| {
+                    let flags = self.flags_for(name, &current, env);
+                    let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env);
+                    resolved.ok().map(|resolved| resolved.model)
+                })
+                .collect()
+        };
+        let same = |a: &Model, b: &Model| a.provider == b.provider && a.id == b.id;
+        let mut seen: Vec<Model> = Vec::new();
+        models.retain(|model| {
+            let new = !seen.iter().any(|old| same(old, model));
+            seen.push(model.clone());
+            new
+        });
+        let at = models.iter().position(|model| same(model, &current));
+        let next = match at {
+            Some(at) => models.get((at + 1) % models.len())?,
+            // The current model is not in the cycle: it starts at the first.
+            None => models.first()?,
+        };
+        (!same(next, &current)).then(|| next.clone())
     }
 }

@@ -137,7 +137,16 @@ pub(super) async fn build(
         (cfg!(feature = "tui") && resolved.interactive) || resolved.mode == ModeArg::Rpc,
     )
     .await?;
+    let cycle = if args.models.is_empty() {
+        resolved.settings.enabled_models.clone().unwrap_or_default()
+    } else {
+        args.models
+            .iter()
+            .map(|name| name.trim().to_owned())
+            .collect()
+    };
     let models = ModelCatalog {
+        cycle,
         settings: resolved.settings,
         settings_path: agent_dir.join(SETTINGS_FILE),
         flags: resolved.flags,

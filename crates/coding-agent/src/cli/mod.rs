@@ -99,6 +99,9 @@ struct RunArgs {
     /// Model id (or PROVIDER/ID); a `:LEVEL` after it sets the thinking level, as --thinking does
     #[arg(long, value_name = "ID[:LEVEL]")]
     model: Option<String>,
+    /// The models Ctrl+P and RPC cycle_model go through, comma-separated, as /model names them [default: enabledModels of settings.json, else every model with its key]
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    models: Vec<String>,
     /// Base URL of the provider's API (an OpenAI-compatible endpoint for an unknown provider)
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,

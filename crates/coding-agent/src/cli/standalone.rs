@@ -36,6 +36,7 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
         settings,
         settings_path,
         flags,
+        cycle: Vec::new(),
     };
     let models = match &start {
         Ok(resolved) => catalog.available(&resolved.model, &env).await,

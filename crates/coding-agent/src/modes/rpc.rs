@@ -468,7 +468,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                             Some(json!({
                                 "model": model,
                                 "thinkingLevel": session.thinking_level(),
-                                "isScoped": false,
+                                "isScoped": !catalog.cycle.is_empty(),
                             })),
                         ),
                         Ok(None) => success(id, kind, Some(Value::Null)),

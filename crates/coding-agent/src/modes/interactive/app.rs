@@ -931,7 +931,10 @@ fn help_lines() -> Vec<StyledLine> {
         ("Up/Down", "history; PageUp/PageDown scroll"),
         ("Tab", "complete an @path, or a /command"),
         ("Shift+Tab", "next thinking level"),
-        ("Ctrl+P", "next model (of those /model lists)"),
+        (
+            "Ctrl+P",
+            "next model (--models, enabledModels, else all with a key)",
+        ),
         ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
         ("!CMD, !!CMD", "run a command; !! keeps it from the model"),
         (
