@@ -1,13 +1,14 @@
 //! `export_html`: a session as one self-contained HTML file (styles inline,
 //! images as `data:` URIs, no script, nothing fetched), readable offline in
-//! any browser.
+//! any browser. It shows the branch's whole history: the messages a
+//! compaction summarised too, and the summary where it took their place.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use agent_ai::{AssistantContent, Content, Message, UserContent};
 
-use crate::session::SessionHeader;
+use crate::session::{HistoryItem, SessionHeader, SessionManager};
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
 
@@ -20,20 +21,21 @@ h2{font-size:.8rem;text-transform:uppercase;letter-spacing:.05em;margin:.25rem 0
 pre{white-space:pre-wrap;word-break:break-word;font:13px/1.4 ui-monospace,monospace;margin:.5rem 0}
 .user{border-left:4px solid #3a7bd5}.assistant{border-left:4px solid #2e9e5b}
 .toolResult{border-left:4px solid #999}.error{border-left:4px solid #d33}
+.compaction{border-left:4px solid #c90;opacity:.85}
 .thinking{opacity:.7;font-style:italic}img{max-width:100%}";
 
-/// Writes the session's page to `path` (relative to `cwd`), or to the
-/// default name in `cwd`; returns where. A file already there is replaced
-/// whole or not at all.
+/// Writes the page of `session`'s whole history to `path` (relative to
+/// `cwd`), or to the default name in `cwd`; returns where. A file already
+/// there is replaced whole or not at all.
 pub fn write_session_html(
     cwd: &Path,
-    header: &SessionHeader,
-    name: Option<&str>,
-    messages: &[Message],
+    session: &SessionManager,
     path: Option<&Path>,
 ) -> Result<PathBuf, FsError> {
+    let header = session.header();
     let path = path.map_or_else(|| default_export_path(cwd, header), |path| cwd.join(path));
-    write_atomic(&path, session_html(header, name, messages).as_bytes())?;
+    let html = session_html(header, session.name().as_deref(), &session.history());
+    write_atomic(&path, html.as_bytes())?;
     Ok(path)
 }
 
@@ -43,8 +45,9 @@ pub fn default_export_path(cwd: &Path, header: &SessionHeader) -> PathBuf {
     cwd.join(format!("coding-agent-session-{}.html", header.id))
 }
 
-/// The HTML page of a session's conversation.
-pub fn session_html(header: &SessionHeader, name: Option<&str>, messages: &[Message]) -> String {
+/// The HTML page of a session's history: every message, and where the
+/// conversation was compacted, the summary the model read from then on.
+pub fn session_html(header: &SessionHeader, name: Option<&str>, history: &[HistoryItem]) -> String {
     let title = name.unwrap_or(&header.id);
     let mut html = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<header><h1>{}</h1><p>{} &middot; {}</p></header>\n",
@@ -53,8 +56,20 @@ pub fn session_html(header: &SessionHeader, name: Option<&str>, messages: &[Mess
         escape(&header.timestamp),
         escape(&header.cwd),
     );
-    for message in messages {
-        html.push_str(&message_html(message));
+    for item in history {
+        match item {
+            HistoryItem::Message(message) => html.push_str(&message_html(message)),
+            HistoryItem::Compaction {
+                summary,
+                tokens_before,
+            } => {
+                let _ = write!(
+                    html,
+                    "<section class=\"compaction\"><h2>Compacted from {tokens_before} tokens; the model read this summary from here on</h2>\n<pre>{}</pre></section>\n",
+                    escape(summary)
+                );
+            }
+        }
     }
     html.push_str("</body>\n</html>\n");
     html

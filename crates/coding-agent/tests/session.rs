@@ -540,3 +540,54 @@ fn an_export_replaces_the_file_whole_and_a_missing_directory_is_named() {
         .collect();
     assert_eq!(names, ["chat.html"], "no temporary file is left");
 }
+
+#[test]
+fn an_export_shows_the_whole_history_with_the_compaction_where_it_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let mut session = SessionManager::create(cwd, dir.path());
+    let answer = |t: &str| assistant(vec![text(t)], StopReason::Stop);
+    session
+        .append_message(&user("the first question", 1))
+        .unwrap();
+    session.append_message(&answer("the first answer")).unwrap();
+    session
+        .append_message(&user("the second question", 2))
+        .unwrap();
+    let kept = session.branch().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    session
+        .append_message(&answer("the second answer"))
+        .unwrap();
+    let mut compaction = coding_agent::session::CompactionResult {
+        summary: "They asked two questions.".into(),
+        first_kept_entry_id: kept,
+        tokens_before: 1234,
+        details: Default::default(),
+    };
+    session.append_compaction(&mut compaction).unwrap();
+    session
+        .append_message(&user("the third question", 3))
+        .unwrap();
+    // The model no longer reads the first exchange; the page shows it.
+    let context = format!("{:?}", session.messages());
+    assert!(!context.contains("the first answer"), "{context}");
+
+    let path = coding_agent::export::write_session_html(cwd, &session, None).unwrap();
+    let html = std::fs::read_to_string(path).unwrap();
+    let at = |needle: &str| {
+        html.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {html}"))
+    };
+    let order = [
+        at("the first question"),
+        at("the first answer"),
+        at("the second answer"),
+        at("Compacted from 1234 tokens"),
+        at("They asked two questions."),
+        at("the third question"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+}

@@ -914,17 +914,12 @@ impl AgentSession {
         self.session().clone_branch()
     }
 
-    /// Writes the conversation as one self-contained HTML page to `path`
-    /// (relative to the cwd), or to the default name in the cwd; returns
-    /// where. A file already there is replaced whole or not at all.
+    /// Writes the session's whole history (compacted parts included) as
+    /// one self-contained HTML page to `path` (relative to the cwd), or to
+    /// the default name in the cwd; returns where. A file already there is
+    /// replaced whole or not at all.
     pub fn export_html(&self, path: Option<&Path>) -> Result<PathBuf, FsError> {
-        crate::export::write_session_html(
-            &self.inner.cwd,
-            &self.header(),
-            self.session_name().as_deref(),
-            &self.inner.agent.messages(),
-            path,
-        )
+        crate::export::write_session_html(&self.inner.cwd, &self.session(), path)
     }
 
     /// The text of the model's last answer (Pi's `getLastAssistantText`):

@@ -81,13 +81,7 @@ pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow
         reason: error.to_string(),
     })?;
     let session = SessionManager::open(&path, &cwd)?;
-    let written = write_session_html(
-        &cwd,
-        session.header(),
-        session.name().as_deref(),
-        &session.messages(),
-        out,
-    )?;
+    let written = write_session_html(&cwd, &session, out)?;
     println!("Exported to {}", written.display());
     Ok(0)
 }

@@ -75,6 +75,44 @@ pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
     out
 }
 
+/// One step of a branch's whole history, as an export shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryItem {
+    /// A message, whether or not a compaction left it to the model.
+    Message(Box<Message>),
+    /// A compaction: the summary the model read from then on in place of
+    /// what came before.
+    Compaction {
+        /// The summary.
+        summary: String,
+        /// The context's size before, in tokens.
+        tokens_before: u64,
+    },
+}
+
+/// Everything on a branch in order: every message, compacted or not, and
+/// each compaction where it happened (the model's view is
+/// [`context_messages`]).
+pub fn history(branch: &[&Value]) -> Vec<HistoryItem> {
+    branch
+        .iter()
+        .filter_map(|entry| match entry_type(entry)? {
+            "message" => {
+                let message = message_from_entry(entry.get("message")?)?;
+                Some(HistoryItem::Message(Box::new(message)))
+            }
+            "compaction" => Some(HistoryItem::Compaction {
+                summary: entry.get("summary")?.as_str()?.to_owned(),
+                tokens_before: entry
+                    .get("tokensBefore")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The user message that stands for the summarised part of the conversation.
 pub fn summary_message(summary: &str, timestamp: u64) -> Message {
     Message::User(UserMessage {

@@ -174,6 +174,12 @@ impl SessionManager {
         super::compacted::context_messages(&self.branch())
     }
 
+    /// The branch's whole history: every message, compacted or not, and
+    /// the compactions where they happened (what an export shows).
+    pub fn history(&self) -> Vec<super::compacted::HistoryItem> {
+        super::compacted::history(&self.branch())
+    }
+
     /// The entries on the path from the root to the last entry, in order.
     pub fn branch(&self) -> Vec<&Value> {
         let by_id: HashMap<&str, &Value> = self

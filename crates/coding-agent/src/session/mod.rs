@@ -26,7 +26,7 @@ mod format;
 mod ids;
 mod manager;
 
-pub use compacted::{CompactionDetails, CompactionResult};
+pub use compacted::{CompactionDetails, CompactionResult, HistoryItem};
 pub(crate) use format::message_from_entry;
 pub use format::{
     BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text, blocks_text, user_text,
