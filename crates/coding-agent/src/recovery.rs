@@ -124,7 +124,7 @@ pub async fn run_prompt(
     let mut added = agent.prompt_messages(vec![message]).await?;
     let mut chain = Chain::default();
     loop {
-        let Some(answer) = last_answer(&agent.messages()) else {
+        let Some(answer) = last_answer(&agent.history().snapshot()) else {
             break;
         };
         if answer.stop_reason != StopReason::Error {

@@ -494,7 +494,10 @@ impl AgentSession {
     pub fn context_is_estimated(&self) -> bool {
         let compacted_at = self.session().last_compaction_time();
         compacted_at > 0
-            && !crate::compaction::tokens::counted_since(&self.inner.agent.messages(), compacted_at)
+            && !crate::compaction::tokens::counted_since(
+                &self.inner.agent.history().snapshot(),
+                compacted_at,
+            )
     }
 
     /// What the next request would take, in tokens: the server's count up
@@ -503,7 +506,12 @@ impl AgentSession {
     /// ([`request_size`]). Right after a compaction it is all estimated.
     pub fn next_request_tokens(&self) -> u64 {
         let scale = self.inner.estimate_scale.get();
-        request_size(&self.inner.agent.messages(), self.fixed_tokens(), scale).tokens(scale)
+        request_size(
+            &self.inner.agent.history().snapshot(),
+            self.fixed_tokens(),
+            scale,
+        )
+        .tokens(scale)
     }
 
     /// Learns from a refused request that the server counted `said` tokens
@@ -515,7 +523,7 @@ impl AgentSession {
     pub fn learn_request_size(&self, said: u64) {
         let scale = &self.inner.estimate_scale;
         let size = request_size(
-            &self.inner.agent.messages(),
+            &self.inner.agent.history().snapshot(),
             self.fixed_tokens(),
             scale.get(),
         );
@@ -539,7 +547,10 @@ impl AgentSession {
     /// The context's size in tokens now (see [`crate::compaction::tokens`]).
     pub fn context_tokens(&self) -> u64 {
         let compacted_at = self.session().last_compaction_time();
-        crate::compaction::tokens::context_tokens(&self.inner.agent.messages(), compacted_at)
+        crate::compaction::tokens::context_tokens(
+            &self.inner.agent.history().snapshot(),
+            compacted_at,
+        )
     }
 
     /// The compaction settings in force.
@@ -925,7 +936,7 @@ impl AgentSession {
     /// The text of the model's last answer (Pi's `getLastAssistantText`):
     /// aborted answers with no content are skipped; `None` when blank.
     pub fn last_assistant_text(&self) -> Option<String> {
-        let messages = self.inner.agent.messages();
+        let messages = self.inner.agent.history().snapshot();
         let last = messages.iter().rev().find_map(|message| match message {
             Message::Assistant(a)
                 if !(a.stop_reason == StopReason::Aborted && a.content.is_empty()) =>

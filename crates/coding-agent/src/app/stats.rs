@@ -71,7 +71,7 @@ pub struct ContextUsage {
 impl AgentSession {
     /// The counts and totals of the current context.
     pub fn stats(&self) -> SessionStats {
-        let messages = self.agent().messages();
+        let messages = self.agent().history().snapshot();
         let count = |role: fn(&Message) -> bool| messages.iter().filter(|m| role(m)).count();
         let answers = || {
             messages.iter().filter_map(|m| match m {

@@ -79,7 +79,7 @@ pub async fn run_print(
             break;
         }
     }
-    let status = match session.agent().messages().last() {
+    let status = match session.agent().history().snapshot().last() {
         Some(Message::Assistant(last))
             if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) =>
         {
@@ -117,7 +117,7 @@ pub async fn run_print(
 
 fn last_run_failed(session: &AgentSession) -> bool {
     matches!(
-        session.agent().messages().last(),
+        session.agent().history().snapshot().last(),
         Some(Message::Assistant(last)) if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted)
     )
 }

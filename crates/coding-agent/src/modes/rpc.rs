@@ -356,7 +356,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             "get_messages" => success(
                 id,
                 kind,
-                Some(json!({"messages": session.agent().messages()})),
+                Some(json!({"messages": *session.agent().history().snapshot()})),
             ),
             "get_last_assistant_text" => success(
                 id,
@@ -603,7 +603,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             "sessionId": session.header().id,
             "sessionName": session.session_name(),
             "autoCompactionEnabled": session.compaction_settings().enabled,
-            "messageCount": session.agent().messages().len(),
+            "messageCount": session.agent().history().snapshot().len(),
             "pendingMessageCount": session.pending_message_count(),
         }));
         add_mcp_servers(&mut state, session);

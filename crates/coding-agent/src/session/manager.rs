@@ -51,6 +51,10 @@ pub struct SessionManager {
     header: SessionHeader,
     /// Every entry after the header, as written (unknown entry types kept).
     entries: Vec<Value>,
+    /// Where each entry with an id is in `entries`: a branch is walked, and
+    /// a fresh id checked, without going through every entry (a day's
+    /// session holds thousands).
+    positions: HashMap<String, usize>,
     /// The entry new entries hang under.
     leaf_id: Option<String>,
     /// Where the session is saved; `None` for `--no-session`.
@@ -70,6 +74,7 @@ impl SessionManager {
         SessionManager {
             header: SessionHeader::new(cwd, None),
             entries: Vec::new(),
+            positions: HashMap::new(),
             leaf_id: None,
             file: None,
             flushed: false,
@@ -109,7 +114,7 @@ impl SessionManager {
         };
         session.leaf_id = last_entry_id(&entries);
         session.header = header;
-        session.entries = entries;
+        session.set_entries(entries);
         session.flushed = true;
         session.needs_newline = !content.is_empty() && !content.ends_with('\n');
         Ok(session)
@@ -141,7 +146,7 @@ impl SessionManager {
     /// Starts a new, empty session (in the same directory, when saved).
     pub fn new_session(&mut self, parent_session: Option<String>) {
         self.header = SessionHeader::new(&self.cwd, parent_session);
-        self.entries.clear();
+        self.set_entries(Vec::new());
         self.leaf_id = None;
         self.flushed = false;
         self.needs_newline = false;
@@ -180,13 +185,18 @@ impl SessionManager {
         super::compacted::history(&self.branch())
     }
 
+    /// Replaces the entries, and where each one is.
+    fn set_entries(&mut self, entries: Vec<Value>) {
+        self.positions = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(at, e)| Some((e.get("id")?.as_str()?.to_owned(), at)))
+            .collect();
+        self.entries = entries;
+    }
+
     /// The entries on the path from the root to the last entry, in order.
     pub fn branch(&self) -> Vec<&Value> {
-        let by_id: HashMap<&str, &Value> = self
-            .entries
-            .iter()
-            .filter_map(|e| Some((e.get("id")?.as_str()?, e)))
-            .collect();
         let mut path = Vec::new();
         let mut current = self.entries.last();
         while let Some(entry) = current {
@@ -194,7 +204,8 @@ impl SessionManager {
             current = entry
                 .get("parentId")
                 .and_then(Value::as_str)
-                .and_then(|parent| by_id.get(parent).copied());
+                .and_then(|parent| self.positions.get(parent))
+                .and_then(|&at| self.entries.get(at));
             if path.len() > self.entries.len() {
                 break; // a cycle; a well-formed file has none
             }
@@ -280,7 +291,7 @@ impl SessionManager {
         let parent = self.file.as_ref().map(|file| file.display().to_string());
         self.new_session(parent);
         self.leaf_id = last_entry_id(&entries);
-        self.entries = entries;
+        self.set_entries(entries);
         self.persist()
     }
 
@@ -424,6 +435,7 @@ impl SessionManager {
                 map.insert(key.to_owned(), value);
             }
         }
+        self.positions.insert(id.clone(), self.entries.len());
         self.entries.push(entry);
         self.leaf_id = Some(id);
         self.persist()
@@ -486,11 +498,7 @@ impl SessionManager {
     fn fresh_id(&self) -> String {
         loop {
             let id = format!("{:08x}", random_u64() as u32);
-            let taken = self
-                .entries
-                .iter()
-                .any(|e| e.get("id").and_then(Value::as_str) == Some(id.as_str()));
-            if !taken {
+            if !self.positions.contains_key(&id) {
                 return id;
             }
         }

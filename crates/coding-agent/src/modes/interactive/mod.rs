@@ -136,7 +136,7 @@ pub async fn run_interactive(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
         Vec::new(),
-        &session.agent().messages(),
+        &session.agent().history().snapshot(),
     );
     app.set_model(
         format!("{}/{}", model.provider, model.id),
@@ -598,7 +598,7 @@ impl Driver {
             self.session.set_mcp(servers.clone());
         }
         self.events = self.session.subscribe_all();
-        app.reset(&self.session.agent().messages());
+        app.reset(&self.session.agent().history().snapshot());
         show_saved_totals(&self.session, app);
         app.notice(vec![StyledLine::new(
             format!("Resumed {}", path.display()),
