@@ -394,7 +394,8 @@ fn session_commands_show_name_export_copy_and_fork_the_session() {
     tmux.ask("first question");
     tmux.ask("second question");
 
-    let screen = run_command(&tmux, "/session", "Context");
+    // The notice's last line: the lines above it are drawn by then.
+    let screen = run_command(&tmux, "/session", "Used     ");
     let line = |screen: &str, label: &str| {
         let found = screen.lines().find(|line| line.starts_with(label));
         found
@@ -481,30 +482,35 @@ fn a_command_of_yours_runs_in_the_shell_and_reaches_the_model_unless_kept_from_i
         return;
     };
     tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    let screen = run_command(&tmux, "!echo seen by the model; exit 3", "exit 3");
-    assert!(
-        screen.contains("$ echo seen by the model; exit 3 · run by you"),
-        "{screen}"
-    );
-    assert!(screen.contains("  seen by the model"), "{screen}");
-    let screen = run_command(&tmux, "!!echo kept apart", "  kept apart");
-    assert!(
-        screen.contains("$ echo kept apart · run by you, not sent to the model"),
-        "{screen}"
-    );
+    // Each screen is waited for whole: a capture can catch a frame half
+    // drawn.
+    tmux.type_text("!echo seen by the model; exit 3");
+    tmux.key("Enter");
+    tmux.wait_for("the command, its output and how it ended", |s| {
+        s.contains("$ echo seen by the model; exit 3 · run by you")
+            && s.contains("  seen by the model")
+            && s.contains("  exit 3 · ")
+    });
+    tmux.type_text("!!echo kept apart");
+    tmux.key("Enter");
+    tmux.wait_for("the command kept apart", |s| {
+        s.contains("$ echo kept apart · run by you, not sent to the model")
+            && s.contains("  kept apart")
+    });
 
     // A long command: its output shows while it runs, Esc cancels it and
     // its process is gone.
-    let screen = run_command(&tmux, "!echo started; sleep 30", "  started");
-    assert!(screen.contains("Running your command"), "{screen}");
+    tmux.type_text("!echo started; sleep 30");
+    tmux.key("Enter");
+    tmux.wait_for("the output while it runs", |s| {
+        s.contains("  started") && s.contains("Running your command")
+    });
     let running = || processes_with(&tmux.cwd, "sleep 30");
     assert!(!running().is_empty());
     tmux.key("Escape");
-    let screen = tmux.wait_for("the cancel", |s| s.contains("aborted"));
-    assert!(
-        screen.contains("$ echo started; sleep 30 · run by you"),
-        "{screen}"
-    );
+    tmux.wait_for("the cancel", |s| {
+        s.contains("$ echo started; sleep 30 · run by you") && s.contains("aborted")
+    });
     assert_eq!(running(), Vec::<String>::new());
 
     tmux.ask("what did I run?");
@@ -524,7 +530,13 @@ fn a_command_of_yours_runs_in_the_shell_and_reaches_the_model_unless_kept_from_i
     );
     assert!(users[1].contains("(command cancelled)"), "{users:?}");
     assert!(!users.iter().any(|u| u.contains("kept apart")), "{users:?}");
+
+    // Quitting while a command of yours runs kills it too.
+    run_command(&tmux, "!echo again; sleep 31", "  again");
+    let running = || processes_with(&tmux.cwd, "sleep 31");
+    assert!(!running().is_empty());
     tmux.quit();
+    assert_eq!(running(), Vec::<String>::new());
 }
 
 #[test]
@@ -537,8 +549,9 @@ fn resume_starts_with_the_sessions_of_the_directory_listed() {
     tmux.ask("remember the word PLUM");
     tmux.quit();
     tmux.launch();
-    let screen = tmux.wait_for("the list", |s| s.contains("Saved sessions"));
-    assert!(screen.contains(" 1. remember the word PLUM"), "{screen}");
+    tmux.wait_for("the list", |s| {
+        s.contains("Saved sessions") && s.contains(" 1. remember the word PLUM")
+    });
     let screen = run_command(&tmux, "/resume 1", "Resumed");
     assert!(
         screen.contains("Done. Last user message: remember the word PLUM"),
@@ -562,13 +575,12 @@ fn a_prompt_template_is_listed_in_help_and_sent_expanded() {
         return;
     };
     tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    let screen = run_command(&tmux, "/help", "/explain");
-    assert!(
-        screen
-            .lines()
-            .any(|line| line.starts_with("/explain") && line.ends_with("Explain a file")),
-        "{screen}"
-    );
+    tmux.type_text("/help");
+    tmux.key("Enter");
+    tmux.wait_for("the template in /help", |s| {
+        s.lines()
+            .any(|line| line.starts_with("/explain") && line.ends_with("Explain a file"))
+    });
     run_command(
         &tmux,
         "/explain notes.txt",
@@ -587,11 +599,15 @@ fn ctrl_p_cycles_the_models_and_comes_back_to_the_one_started_with() {
     // openai's default model comes next (anthropic's too, when its key is
     // in the environment); the model started with comes round again.
     tmux.key("C-p");
-    let screen = tmux.wait_for("the switch", |s| s.contains("Switched to openai/gpt-4o"));
-    assert!(
-        screen.lines().last().unwrap().ends_with("openai/gpt-4o"),
-        "{screen}"
-    );
+    tmux.wait_for("the switch, in the footer too", |s| {
+        s.contains("Switched to openai/gpt-4o")
+            && s.lines().last().unwrap().ends_with("openai/gpt-4o")
+    });
+    // The footer shows the model the last notice switched to.
+    let settled = |s: &str| {
+        let switched = s.lines().rev().find_map(|l| l.strip_prefix("Switched to "));
+        switched.is_some_and(|model| s.lines().last().unwrap().ends_with(model))
+    };
     for _ in 0..2 {
         if tmux
             .screen()
@@ -604,8 +620,8 @@ fn ctrl_p_cycles_the_models_and_comes_back_to_the_one_started_with() {
         }
         let switches = tmux.screen().matches("Switched to").count();
         tmux.key("C-p");
-        tmux.wait_for("the next switch", |s| {
-            s.matches("Switched to").count() > switches
+        tmux.wait_for("the next switch, in the footer too", |s| {
+            s.matches("Switched to").count() > switches && settled(s)
         });
     }
     let screen = tmux.screen();
@@ -666,8 +682,9 @@ fn ctrl_g_edits_the_prompt_in_the_users_editor() {
     tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
     tmux.type_text("kept as typed");
     tmux.key("C-g");
-    let screen = tmux.wait_for("the failure", |s| s.contains("the prompt is as it was"));
-    assert!(screen.contains("exited with exit status: 3"), "{screen}");
-    assert!(screen.contains("> kept as typed"), "{screen}");
+    tmux.wait_for("the failure, the prompt kept", |s| {
+        s.contains("exited with exit status: 3; the prompt is as it was")
+            && s.contains("> kept as typed")
+    });
     tmux.quit();
 }

@@ -507,7 +507,9 @@ impl Driver {
             Action::Session(command) => session_commands::perform(&self.session, app, command),
             Action::Quit => {
                 self.session.abort();
+                // A command of yours is killed before the UI goes.
                 self.user_commands.cancel();
+                let _ = tokio::time::timeout(QUIT_GRACE, self.user_commands.wait()).await;
                 // A prompt still waiting for the MCP servers is never sent.
                 if self.prompt_is_waiting()
                     && let Some(run) = self.run.take()
@@ -720,22 +722,15 @@ pub(crate) struct TerminalGuard {
 impl TerminalGuard {
     pub(crate) fn enter() -> anyhow::Result<Self> {
         enable_raw_mode().context("cannot put the terminal in raw mode")?;
+        // Asked in raw mode; where supported, Shift+Enter arrives as such.
         let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
-        let mut stdout = io::stdout();
-        execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
-        if enhanced_keys {
-            // Shift+Enter then arrives as such.
-            execute!(
-                stdout,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )?;
-        }
+        take_over(enhanced_keys)?;
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore(enhanced_keys);
             previous(info);
         }));
-        let terminal = Terminal::new(CrosstermBackend::new(stdout))?;
+        let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
         Ok(TerminalGuard {
             terminal,
             enhanced_keys,
@@ -754,15 +749,7 @@ impl TerminalGuard {
     /// Takes the terminal back after [`TerminalGuard::suspend`]; the next
     /// frame is drawn whole.
     pub(crate) fn resume(&mut self) -> anyhow::Result<()> {
-        enable_raw_mode().context("cannot put the terminal in raw mode")?;
-        let mut stdout = io::stdout();
-        execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
-        if self.enhanced_keys {
-            execute!(
-                stdout,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )?;
-        }
+        take_over(self.enhanced_keys)?;
         self.terminal.clear()?;
         Ok(())
     }
@@ -773,6 +760,21 @@ impl Drop for TerminalGuard {
         restore(self.enhanced_keys);
         let _ = self.terminal.show_cursor();
     }
+}
+
+/// Raw mode, the alternate screen, bracketed paste, and the keyboard
+/// enhancement when the terminal has it: what [`restore`] undoes.
+fn take_over(enhanced_keys: bool) -> anyhow::Result<()> {
+    enable_raw_mode().context("cannot put the terminal in raw mode")?;
+    let mut stdout = io::stdout();
+    execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+    if enhanced_keys {
+        execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+    }
+    Ok(())
 }
 
 fn restore(enhanced_keys: bool) {

@@ -88,6 +88,15 @@ impl UserCommands {
         }
     }
 
+    /// Resolves once no command runs (at once when none does); what it
+    /// printed meanwhile is dropped (for quitting, after
+    /// [`UserCommands::cancel`]).
+    pub(super) async fn wait(&mut self) {
+        while self.running.is_some() {
+            let _ = self.next().await;
+        }
+    }
+
     /// The running command's next output or its end; never while none
     /// runs. Output already sent comes before the end.
     pub(super) async fn next(&mut self) -> Event {
