@@ -796,13 +796,15 @@ impl AgentSession {
                 })
                 .collect()
         };
-        let now = (texts(&self.inner.steering), texts(&self.inner.follow_up));
+        // Read, compared and sent under the one lock: the client queuing a
+        // message and the run delivering it report from two threads, and
+        // each report must go out in the order the queues changed.
         let mut reported = lock(&self.inner.reported_queues);
+        let now = (texts(&self.inner.steering), texts(&self.inner.follow_up));
         if *reported == now {
             return;
         }
         *reported = now.clone();
-        drop(reported);
         self.notify(SessionEvent::QueueUpdate {
             steering: now.0,
             follow_up: now.1,
