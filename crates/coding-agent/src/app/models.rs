@@ -141,13 +141,12 @@ impl ModelCatalog {
     /// in name order; `current` and the command line's model first when
     /// they are none of them.
     pub async fn available(&self, current: &Model, env: SyncEnv<'_>) -> Vec<Model> {
-        let current = current.clone();
         let mut models = Vec::new();
         for choice in self.choices(env) {
             if choice.missing_key.is_some() {
                 continue;
             }
-            let flags = self.flags_for(&choice.provider, &current, env);
+            let flags = self.flags_for(&choice.provider, current, env);
             let Ok(resolved) = resolve_model(&flags, &self.settings, &self.settings_path, env)
             else {
                 continue;
@@ -169,24 +168,18 @@ impl ModelCatalog {
             }
             models.push(resolved.model);
         }
-        let mut seen = Vec::new();
-        models.retain(|m| {
-            let key = (m.provider.clone(), m.id.clone());
-            let new = !seen.contains(&key);
-            seen.push(key);
-            new
-        });
+        dedup_models(&mut models);
         // The model the command line chose, and the current one, are
-        // offered too, first.
+        // offered too, first, when the list does not have them.
         let start = resolve_model(&self.flags, &self.settings, &self.settings_path, env);
-        for model in [start.ok().map(|resolved| resolved.model), Some(current)]
-            .into_iter()
-            .flatten()
+        for model in [
+            start.ok().map(|resolved| resolved.model),
+            Some(current.clone()),
+        ]
+        .into_iter()
+        .flatten()
         {
-            if !models
-                .iter()
-                .any(|m| m.provider == model.provider && m.id == model.id)
-            {
+            if !models.iter().any(|m| same_model(m, &model)) {
                 models.insert(0, model);
             }
         }
@@ -215,19 +208,29 @@ impl ModelCatalog {
                 })
                 .collect()
         };
-        let same = |a: &Model, b: &Model| a.provider == b.provider && a.id == b.id;
-        let mut seen: Vec<Model> = Vec::new();
-        models.retain(|model| {
-            let new = !seen.iter().any(|old| same(old, model));
-            seen.push(model.clone());
-            new
-        });
-        let at = models.iter().position(|model| same(model, &current));
+        dedup_models(&mut models);
+        let at = models.iter().position(|model| same_model(model, &current));
         let next = match at {
             Some(at) => models.get((at + 1) % models.len())?,
             // The current model is not in the cycle: it starts at the first.
             None => models.first()?,
         };
-        (!same(next, &current)).then(|| next.clone())
+        (!same_model(next, &current)).then(|| next.clone())
     }
+}
+
+/// Whether `a` and `b` are the same model of the same provider.
+fn same_model(a: &Model, b: &Model) -> bool {
+    a.provider == b.provider && a.id == b.id
+}
+
+/// Keeps the first of each model, in order.
+fn dedup_models(models: &mut Vec<Model>) {
+    let mut kept: Vec<Model> = Vec::with_capacity(models.len());
+    for model in models.drain(..) {
+        if !kept.iter().any(|old| same_model(old, &model)) {
+            kept.push(model);
+        }
+    }
+    *models = kept;
 }

@@ -62,6 +62,23 @@ fn split_thinking(model: &str) -> (&str, Option<ThinkingLevel>) {
     }
 }
 
+/// The model flags as given, `--model`'s `:LEVEL` taken off, and that
+/// level.
+pub(super) fn model_flags(args: &RunArgs) -> (ModelFlags, Option<ThinkingLevel>) {
+    let (model, level) = match args.model.as_deref().map(split_thinking) {
+        Some((name, level)) => (Some(name.to_owned()), level),
+        None => (None, None),
+    };
+    let flags = ModelFlags {
+        provider: args.provider.clone(),
+        model,
+        base_url: args.base_url.clone(),
+        api_key: args.api_key.clone(),
+        no_text_tool_calls: args.no_text_tool_calls,
+    };
+    (flags, level)
+}
+
 pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     let mode = match (args.mode, args.print) {
         (Some(ModeArg::Rpc), _) => ModeArg::Rpc,
@@ -97,17 +114,7 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     }
     let agent_dir = agent_dir();
     let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
-    let (model_name, model_thinking) = match args.model.as_deref().map(split_thinking) {
-        Some((name, level)) => (Some(name.to_owned()), level),
-        None => (None, None),
-    };
-    let flags = ModelFlags {
-        provider: args.provider.clone(),
-        model: model_name,
-        base_url: args.base_url.clone(),
-        api_key: args.api_key.clone(),
-        no_text_tool_calls: args.no_text_tool_calls,
-    };
+    let (flags, model_thinking) = model_flags(args);
     let env = |name: &str| std::env::var(name).ok();
     let model = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
         .map_err(UsageError::from)?;

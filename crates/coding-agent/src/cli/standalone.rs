@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use coding_agent::app::ModelCatalog;
 use coding_agent::export::write_session_html;
 use coding_agent::session::{SessionManager, session_dir};
-use coding_agent::settings::{ModelFlags, SETTINGS_FILE, Settings, agent_dir, resolve_model};
+use coding_agent::settings::{SETTINGS_FILE, Settings, agent_dir, resolve_model};
 
 use super::build::session_path;
+use super::resolve::model_flags;
 use super::{RunArgs, UsageError};
 
 /// Prints the models the flags and settings can use, `provider/id` with
@@ -18,13 +19,7 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
     let cwd = std::env::current_dir()?;
     let agent_dir = agent_dir();
     let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
-    let flags = ModelFlags {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        api_key: args.api_key.clone(),
-        no_text_tool_calls: args.no_text_tool_calls,
-    };
+    let (flags, _) = model_flags(args);
     let settings_path = agent_dir.join(SETTINGS_FILE);
     let env = |name: &str| std::env::var(name).ok();
     let start = resolve_model(&flags, &settings, &settings_path, &env);

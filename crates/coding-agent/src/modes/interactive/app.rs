@@ -263,7 +263,7 @@ impl App {
     /// would read.
     pub fn user_bash_ended(&mut self, result: AgentToolResult, failed: bool, now: Instant) {
         if let Some(id) = self.user_bash.take() {
-            self.transcript.user_bash_ended(&id, result, failed, now);
+            self.transcript.call_ended(&id, result, failed, now);
         }
     }
 

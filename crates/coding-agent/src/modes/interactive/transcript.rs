@@ -198,14 +198,9 @@ impl Transcript {
         }
     }
 
-    /// Shows how the user's command `id` ended, as the bash tool's result.
-    pub fn user_bash_ended(
-        &mut self,
-        id: &str,
-        result: AgentToolResult,
-        is_error: bool,
-        now: Instant,
-    ) {
+    /// Shows that the call (or the user's command) `id` ended with
+    /// `result` at `now`.
+    pub fn call_ended(&mut self, id: &str, result: AgentToolResult, is_error: bool, now: Instant) {
         if let Some(view) = self.tools.get_mut(id) {
             view.result = Some(result);
             view.is_error = is_error;
@@ -266,13 +261,7 @@ impl Transcript {
                 result,
                 is_error,
                 ..
-            } => {
-                if let Some(view) = self.tools.get_mut(tool_call_id) {
-                    view.result = Some(result.clone());
-                    view.is_error = *is_error;
-                    view.elapsed = view.started.map(|started| now - started);
-                }
-            }
+            } => self.call_ended(tool_call_id, result.clone(), *is_error, now),
             _ => {}
         }
     }
