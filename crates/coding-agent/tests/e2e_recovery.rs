@@ -972,6 +972,125 @@ fn rpc_fork_clone_switch_and_export_work_on_the_session_files() {
 }
 
 #[test]
+fn rpc_get_tree_and_navigate_tree_branch_in_the_same_file_with_a_summary_of_the_branch_left() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "LEFT");
+        }
+        let n = request.index;
+        Reply::Events(wire.events(&Answer::text(&[&format!("answer {n}")])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt("one");
+    rpc.prompt("two");
+    let mut ask = |command: Value| rpc.ask(command).1;
+    let tree = ask(json!({"id": "t", "type": "get_tree"}));
+    let rows = tree["data"]["rows"].as_array().unwrap().clone();
+    let shape: Vec<(&str, &str, bool)> = rows
+        .iter()
+        .map(|r| {
+            let current = r["current"].as_bool().unwrap();
+            (
+                r["item"].as_str().unwrap(),
+                r["text"].as_str().unwrap(),
+                current,
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("user", "one", false),
+            ("answer", "answer 0", false),
+            ("user", "two", false),
+            ("answer", "answer 1", true)
+        ]
+    );
+    assert_eq!(rows[1]["parentId"], rows[0]["id"]);
+    assert_eq!(rows[0]["parentId"], Value::Null);
+
+    // A user message: the conversation goes on from before it.
+    let moved = ask(json!({"id": "n", "type": "navigate_tree", "targetId": rows[2]["id"]}));
+    assert_eq!(
+        moved,
+        json!({"id":"n","type":"response","command":"navigate_tree","success":true,
+            "data":{"editorText":"two","summarized":false,"cancelled":false}})
+    );
+    let now = ask(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(now["data"]["messages"].as_array().unwrap().len(), 2);
+    rpc.prompt("two, again");
+    let mut ask = |command: Value| rpc.ask(command).1;
+    let rows = ask(json!({"id": "t", "type": "get_tree"}))["data"]["rows"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let leads: Vec<&str> = rows.iter().map(|r| r["lead"].as_str().unwrap()).collect();
+    assert_eq!(leads, ["", "", "├─ ", "│  ", "└─ ", "   "]);
+    assert_eq!(
+        rows[2]["parentId"], rows[4]["parentId"],
+        "a fork after answer 0"
+    );
+
+    // Back to answer 1, the branch left summarised first.
+    let requests = server.requests().len();
+    let moved = ask(
+        json!({"id": "s", "type": "navigate_tree", "targetId": rows[3]["id"],
+        "summarize": true, "customInstructions": "the comma"}),
+    );
+    assert_eq!(moved["data"]["summarized"], true, "{moved}");
+    assert_eq!(moved["data"]["editorText"], Value::Null, "{moved}");
+    let asked = &server.requests()[requests];
+    assert!(is_summary_request(wire, asked));
+    let asked = wire.transcript(&asked.body).join("\n");
+    assert!(
+        asked.contains("[User]: two, again") && !asked.contains("[User]: one"),
+        "only the branch left is summarised: {asked}"
+    );
+    assert!(asked.ends_with("Additional focus: the comma"), "{asked}");
+
+    let again = ask(json!({"id": "a", "type": "navigate_tree", "targetId": rows[3]["id"]}));
+    assert_eq!(
+        again["success"], true,
+        "a summary entry now follows answer 1: {again}"
+    );
+    let here = ask(json!({"id": "h", "type": "navigate_tree", "targetId": rows[3]["id"]}));
+    assert_eq!(here["error"], "The conversation is at that point already");
+    let unknown = ask(json!({"id": "u", "type": "navigate_tree", "targetId": "nope"}));
+    assert_eq!(
+        unknown["error"],
+        "no entry with the id nope in this session"
+    );
+    let missing = ask(json!({"id": "x", "type": "navigate_tree"}));
+    assert_eq!(missing["success"], false);
+
+    // Another summarised move: its summary is where the conversation goes on.
+    ask(json!({"id": "s2", "type": "navigate_tree", "targetId": rows[4]["id"], "summarize": true}));
+    let requests = server.requests().len();
+    rpc.prompt("three");
+    let sent = wire.transcript(&server.requests()[requests].body);
+    assert_eq!(sent.first().map(String::as_str), Some("user: one"));
+    assert_eq!(sent.last().map(String::as_str), Some("user: three"));
+    assert!(
+        sent.iter().any(
+            |line| line.starts_with("user: The user went down another branch")
+                && line.contains(&summary_text("LEFT"))
+        ),
+        "{sent:#?}"
+    );
+    rpc.finish();
+    let lines = only_session_file(&sandbox);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l["type"] == "branch_summary")
+            .count(),
+        2
+    );
+}
+
+#[test]
 fn queue_update_reports_what_waits_and_when_it_was_delivered() {
     let wire = Wire::Anthropic;
     let sandbox = Sandbox::new();

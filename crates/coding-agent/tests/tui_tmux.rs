@@ -475,6 +475,137 @@ fn session_commands_show_name_export_copy_and_fork_the_session() {
     tmux.quit();
 }
 
+/// Every file below `dir`.
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The user messages of a request, as sent.
+fn user_texts(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or_else(|| m["content"][0]["text"].as_str().unwrap())
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn tree_goes_back_in_the_same_file_and_can_leave_a_summary_of_the_branch_left() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.ask("first question");
+    tmux.ask("second question");
+    let screen = run_command(
+        &tmux,
+        "/tree",
+        "  4. assistant: Done. Last user message: second question  ← current",
+    );
+    assert!(screen.contains("  1. user: first question"), "{screen}");
+    assert!(screen.contains("  3. user: second question"), "{screen}");
+
+    // A user message: the conversation goes on from before it, and its
+    // text waits in the editor to be changed.
+    run_command(
+        &tmux,
+        "/tree 3",
+        "Went back to before row 3; its message is in the editor",
+    );
+    tmux.type_text(" differently");
+    let requests = server.requests().len();
+    tmux.key("Enter");
+    tmux.wait_for("the answer on the new branch", |s| {
+        s.contains("Done. Last user message: second question differently")
+    });
+    assert_eq!(
+        user_texts(&server.requests()[requests]),
+        ["first question", "second question differently"]
+    );
+    let screen = run_command(
+        &tmux,
+        "/tree",
+        "  6.    assistant: Done. Last user message: second question differently  ← current",
+    );
+    for row in [
+        "  2. assistant: Done. Last user message: first question",
+        "  3. ├─ user: second question",
+        "  4. │  assistant: Done. Last user message: second question",
+        "  5. └─ user: second question differently",
+    ] {
+        assert!(screen.contains(row), "{row}:\n{screen}");
+    }
+
+    // Back to the first branch's answer, with the branch left summarised:
+    // one request to the summariser, then the model reads the summary.
+    let requests = server.requests().len();
+    run_command(
+        &tmux,
+        "/tree 4 summarize the wording",
+        "Went on from row 4; the branch left is summarised for the model",
+    );
+    // The summary is a line in the transcript; Ctrl+O shows it whole.
+    let screen = tmux.screen();
+    assert!(
+        screen.contains("Summary of the branch left (/tree) · "),
+        "{screen}"
+    );
+    let asked = &server.requests()[requests];
+    let request = &user_texts(asked)[0];
+    assert!(
+        request.contains("[User]: second question differently")
+            && request.contains("a branch the user has left")
+            && request.ends_with("Additional focus: the wording"),
+        "{request}"
+    );
+    assert!(!request.contains("[User]: first question"), "{request}");
+    tmux.ask("third question");
+    let users = user_texts(server.requests().last().unwrap());
+    assert_eq!(users.len(), 4, "{users:?}");
+    assert_eq!(users[..2], ["first question", "second question"]);
+    assert!(
+        users[2].contains("came back to this point")
+            && users[2].contains("Done. Last user message: <conversation>"),
+        "{}",
+        users[2]
+    );
+    assert_eq!(users[3], "third question");
+    let screen = run_command(
+        &tmux,
+        "/tree",
+        "  7. │  assistant: Done. Last user message: third question  ← current",
+    );
+    for row in [
+        "  5. │  [summary of a branch left]",
+        "  8. └─ user: second question differently",
+    ] {
+        assert!(screen.contains(row), "{row}:\n{screen}");
+    }
+    tmux.quit();
+    // All of it is one session file, which holds every branch.
+    let files: Vec<_> = walk_files(&tmux.agent_dir.join("sessions"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    let saved = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(saved.matches("\"type\":\"branch_summary\"").count(), 1);
+    assert!(saved.contains("second question differently"));
+}
+
 #[test]
 fn a_command_of_yours_runs_in_the_shell_and_reaches_the_model_unless_kept_from_it() {
     let server = SseServer::with_calls(Vec::new());

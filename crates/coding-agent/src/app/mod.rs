@@ -13,9 +13,11 @@
 
 pub mod models;
 mod stats;
+mod tree;
 
 pub use models::ModelCatalog;
 pub use stats::{ContextUsage, SessionStats, TokenTotals};
+pub use tree::{TreeError, TreeMove};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};

@@ -20,6 +20,10 @@ pub enum EntryKind {
     ToolResult,
     /// Another message the model reads (`custom`).
     OtherMessage,
+    /// A message put into the conversation by an entry of its own (Pi's
+    /// `custom_message`, and the `branch_summary` `/tree` writes): a turn
+    /// starts here too, as in Pi.
+    Inserted,
     /// An earlier compaction.
     Compaction,
     /// Not a message (model or thinking change, name, label).
@@ -32,7 +36,10 @@ impl EntryKind {
     }
 
     fn starts_turn(self) -> bool {
-        matches!(self, EntryKind::User | EntryKind::Bash)
+        matches!(
+            self,
+            EntryKind::User | EntryKind::Bash | EntryKind::Inserted
+        )
     }
 
     fn is_valid_cut(self) -> bool {

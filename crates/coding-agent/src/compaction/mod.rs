@@ -6,6 +6,7 @@
 //! - [`cut`]: what is summarised and what is kept (never a tool call without its result);
 //! - [`summary`]: the request the summariser reads and the summary's structure;
 //! - [`oversize`]: a tool result too large for any window left is cut before it is sent;
+//! - [`branch`]: the summary of a branch `/tree` leaves, from the same summariser;
 //! - this module: the settings, the plan taken from the session's branch, and
 //!   the summariser's calls. [`crate::app::AgentSession::compact`] runs it and
 //!   writes the entry ([`crate::session::compacted`]).
@@ -17,6 +18,7 @@
 //! frees something; and no summary request is sent when there is nothing to
 //! summarise. Summaries are capped as Pi caps them (0.8 and 0.5 of reserve).
 
+pub mod branch;
 pub mod cut;
 pub mod oversize;
 pub mod summary;
@@ -34,12 +36,14 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::session::compacted::{CompactionDetails, CompactionResult, entry_type};
-use crate::session::{SessionError, message_from_entry};
+use crate::session::SessionError;
+use crate::session::compacted::{CompactionDetails, CompactionResult, entry_message, entry_type};
 use cut::{EntryKind, Sized, find_cut};
-pub use summary::summary_message_text;
 use summary::{
     SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
+};
+pub use summary::{
+    SummaryKind, branch_summary_message_text, parse_summary_message, summary_message_text,
 };
 
 /// The window assumed for a model nobody told us about (Pi's default for
@@ -230,13 +234,7 @@ pub fn plan(
             .position(|e| e.get("id").and_then(Value::as_str) == first_kept)
             .unwrap_or(at)
     });
-    let messages: Vec<Option<Message>> = branch
-        .iter()
-        .map(|e| match entry_type(e) {
-            Some("message") => e.get("message").and_then(message_from_entry),
-            _ => None,
-        })
-        .collect();
+    let messages: Vec<Option<Message>> = branch.iter().map(|e| entry_message(e)).collect();
     let sized: Vec<Sized> = branch
         .iter()
         .zip(&messages)
@@ -292,7 +290,7 @@ fn entry_kind(entry: &Value) -> EntryKind {
             _ => EntryKind::OtherMessage,
         },
         Some("compaction") => EntryKind::Compaction,
-        Some("custom_message" | "branch_summary") => EntryKind::OtherMessage,
+        Some("custom_message" | "branch_summary") => EntryKind::Inserted,
         _ => EntryKind::Meta,
     }
 }

@@ -73,11 +73,69 @@ Summarise the beginning so the kept end makes sense:
 
 Be brief: only what the kept end needs.";
 
+/// Asked for a branch `/tree` left: what it did, for the work that goes on
+/// from an earlier point.
+fn branch_instructions() -> String {
+    format!(
+        "The conversation above is a branch the user has left, to go on from an earlier point. Summarise what was tried and found on it, so the work that goes on from there knows.\n\nFollow this format exactly:\n\n{SUMMARY_FORMAT}"
+    )
+}
+
+/// The branch summary request's user message: the branch, the
+/// instructions, and the user's focus (`/tree N summarize TEXT`).
+pub fn branch_request(messages: &[Message], focus: Option<&str>) -> String {
+    let mut text = conversation_block(messages);
+    text.push_str(&branch_instructions());
+    push_focus(&mut text, focus);
+    text
+}
+
+/// What the model reads where a branch was left (Pi's `branchSummary`
+/// message).
+pub fn branch_summary_message_text(summary: &str) -> String {
+    wrap_summary(BRANCH_INTRO, summary)
+}
+
+/// Which summary the session put in the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryKind {
+    /// A compaction's: it stands for the turns before it.
+    Compaction,
+    /// A branch's, from `/tree`: it says what a branch left did.
+    Branch,
+}
+
+/// The kind and the summary of a user message the session wrote around a
+/// summary ([`summary_message_text`], [`branch_summary_message_text`]);
+/// `None` for any other text.
+pub fn parse_summary_message(text: &str) -> Option<(SummaryKind, &str)> {
+    [
+        (SummaryKind::Compaction, COMPACTION_INTRO),
+        (SummaryKind::Branch, BRANCH_INTRO),
+    ]
+    .into_iter()
+    .find_map(|(kind, intro)| {
+        let summary = text
+            .strip_prefix(intro)?
+            .strip_prefix(SUMMARY_OPEN)?
+            .strip_suffix(SUMMARY_CLOSE)?;
+        Some((kind, summary))
+    })
+}
+
+const COMPACTION_INTRO: &str =
+    "Earlier turns of this conversation were compacted into the summary below.";
+const BRANCH_INTRO: &str = "The user went down another branch of this conversation and came back to this point; the summary below says what that branch did.";
+const SUMMARY_OPEN: &str = "\n\n<summary>\n";
+const SUMMARY_CLOSE: &str = "\n</summary>";
+
+fn wrap_summary(intro: &str, summary: &str) -> String {
+    format!("{intro}{SUMMARY_OPEN}{summary}{SUMMARY_CLOSE}")
+}
+
 /// The text the model reads in place of the summarised messages.
 pub fn summary_message_text(summary: &str) -> String {
-    format!(
-        "Earlier turns of this conversation were compacted into the summary below.\n\n<summary>\n{summary}\n</summary>"
-    )
+    wrap_summary(COMPACTION_INTRO, summary)
 }
 
 /// The history request's user message: the conversation, the previous
@@ -98,10 +156,15 @@ pub fn history_request(
         Some(_) => update_instructions(),
         None => initial_instructions(),
     });
+    push_focus(&mut text, focus);
+    text
+}
+
+/// Adds what the user asked the summary to focus on, if anything.
+fn push_focus(text: &mut String, focus: Option<&str>) {
     if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
         text.push_str(&format!("\n\nAdditional focus: {focus}"));
     }
-    text
 }
 
 /// The turn-prefix request's user message.
@@ -204,6 +267,30 @@ pub fn with_file_lists(summary: &str, read: &[String], modified: &[String]) -> S
         ));
     }
     text
+}
+
+#[cfg(test)]
+mod summary_text_tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_message_reads_back_as_its_kind_and_summary_and_other_text_does_not() {
+        let compaction = summary_message_text("## Goal\nfix it");
+        assert_eq!(
+            parse_summary_message(&compaction),
+            Some((SummaryKind::Compaction, "## Goal\nfix it"))
+        );
+        let branch = branch_summary_message_text("tried X");
+        assert_eq!(
+            parse_summary_message(&branch),
+            Some((SummaryKind::Branch, "tried X"))
+        );
+        assert_eq!(parse_summary_message("<summary>\nmine\n</summary>"), None);
+        assert_eq!(
+            parse_summary_message(&compaction[..compaction.len() - 1]),
+            None
+        );
+    }
 }
 
 #[cfg(test)]

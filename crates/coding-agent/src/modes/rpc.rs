@@ -20,8 +20,10 @@
 //! `abort_bash`, `set_steering_mode`, `set_follow_up_mode`,
 //! `set_session_name`, `get_commands`, `compact`, `set_auto_compaction`,
 //! `set_auto_retry`, `abort_retry`, `get_session_stats`, `switch_session`,
-//! `get_fork_messages`, `fork`, `clone`, `export_html`, `get_available_models`,
-//! `set_model`, `cycle_model` (see `models`). Besides the agent's
+//! `get_fork_messages`, `fork`, `clone`, `export_html`,
+//! `get_available_models`, `set_model`, `cycle_model` (see `models`), and,
+//! beyond Pi, `get_tree` and `navigate_tree` (the interactive `/tree`:
+//! `targetId`, `summarize`, `customInstructions`). Besides the agent's
 //! events, the session's own are written: `auto_retry_start`,
 //! `auto_retry_end`, `compaction_start`, `compaction_end`, `queue_update`,
 //! `permission_decision`.
@@ -501,6 +503,29 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 self.abort().await?;
                 match session.fork(entry_id) {
                     Ok(text) => success(id, kind, Some(json!({"text": text, "cancelled": false}))),
+                    Err(error) => failure(id, kind, &error.to_string()),
+                }
+            }
+            "get_tree" => success(id, kind, Some(json!({"rows": session.tree()}))),
+            "navigate_tree" => {
+                let Some(target) = text("targetId") else {
+                    return Ok(Some(missing(id, kind, "targetId")));
+                };
+                let summarize = command.get("summarize").and_then(Value::as_bool) == Some(true);
+                self.abort().await?;
+                let outcome = session
+                    .navigate_tree(target, summarize, text("customInstructions"))
+                    .await;
+                match outcome {
+                    Ok(moved) => success(
+                        id,
+                        kind,
+                        Some(json!({
+                            "editorText": moved.editor_text,
+                            "summarized": moved.summary.is_some(),
+                            "cancelled": false,
+                        })),
+                    ),
                     Err(error) => failure(id, kind, &error.to_string()),
                 }
             }

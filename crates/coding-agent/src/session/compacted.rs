@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::message_from_entry;
-use crate::compaction::summary_message_text;
+use crate::compaction::{branch_summary_message_text, summary_message_text};
 
 /// The files the summarised work touched.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,15 +43,36 @@ pub fn entry_type(entry: &Value) -> Option<&str> {
     entry.get("type").and_then(Value::as_str)
 }
 
+/// The message an entry gives the model: a `message` entry's message; a
+/// branch summary (Pi's `branch_summary`, written when `/tree` left a
+/// branch) or an extension's `custom_message`, as a user message. Other
+/// entries (compactions, model and level changes, names) give none.
+pub fn entry_message(entry: &Value) -> Option<Message> {
+    match entry_type(entry)? {
+        "message" => message_from_entry(entry.get("message")?),
+        "branch_summary" => {
+            let summary = entry.get("summary")?.as_str()?;
+            Some(user_message(
+                branch_summary_message_text(summary),
+                entry_time(entry),
+            ))
+        }
+        "custom_message" => {
+            let content = UserContent::deserialize(entry.get("content")?).ok()?;
+            Some(Message::User(UserMessage {
+                content,
+                timestamp: entry_time(entry),
+            }))
+        }
+        _ => None,
+    }
+}
+
 /// The messages a branch leaves the model: with a compaction on it, the
 /// latest one's summary, then the kept entries, then what followed.
 pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
     let messages = |entries: &[&Value]| -> Vec<Message> {
-        entries
-            .iter()
-            .filter(|e| entry_type(e) == Some("message"))
-            .filter_map(|e| message_from_entry(e.get("message")?))
-            .collect()
+        entries.iter().filter_map(|e| entry_message(e)).collect()
     };
     let Some(at) = branch
         .iter()
@@ -69,7 +90,7 @@ pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
         .get("summary")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mut out = vec![summary_message(summary, compaction_time(compaction))];
+    let mut out = vec![summary_message(summary, entry_time(compaction))];
     out.extend(messages(&branch[kept_from..at]));
     out.extend(messages(&branch[at + 1..]));
     out
@@ -97,10 +118,6 @@ pub fn history(branch: &[&Value]) -> Vec<HistoryItem> {
     branch
         .iter()
         .filter_map(|entry| match entry_type(entry)? {
-            "message" => {
-                let message = message_from_entry(entry.get("message")?)?;
-                Some(HistoryItem::Message(Box::new(message)))
-            }
             "compaction" => Some(HistoryItem::Compaction {
                 summary: entry.get("summary")?.as_str()?.to_owned(),
                 tokens_before: entry
@@ -108,21 +125,25 @@ pub fn history(branch: &[&Value]) -> Vec<HistoryItem> {
                     .and_then(Value::as_u64)
                     .unwrap_or(0),
             }),
-            _ => None,
+            _ => Some(HistoryItem::Message(Box::new(entry_message(entry)?))),
         })
         .collect()
 }
 
 /// The user message that stands for the summarised part of the conversation.
 pub fn summary_message(summary: &str, timestamp: u64) -> Message {
+    user_message(summary_message_text(summary), timestamp)
+}
+
+fn user_message(text: String, timestamp: u64) -> Message {
     Message::User(UserMessage {
-        content: UserContent::Blocks(vec![Content::text(summary_message_text(summary))]),
+        content: UserContent::Blocks(vec![Content::text(text)]),
         timestamp,
     })
 }
 
-/// When a compaction entry was written, in milliseconds (0 when unreadable).
-pub fn compaction_time(entry: &Value) -> u64 {
+/// When an entry was written, in milliseconds (0 when unreadable).
+pub fn entry_time(entry: &Value) -> u64 {
     entry
         .get("timestamp")
         .and_then(Value::as_str)
@@ -163,6 +184,32 @@ mod tests {
         for millis in [0, 951_782_400_000, 1_738_314_300_123] {
             assert_eq!(parse_iso_millis(&iso_timestamp(millis)), Some(millis));
         }
+    }
+
+    #[test]
+    fn a_branch_summary_and_an_extensions_message_reach_the_model_as_user_messages() {
+        let entries = [
+            json!({"type":"message","id":"a","message":{"role":"user","content":"start","timestamp":1}}),
+            json!({"type":"branch_summary","id":"b","parentId":"a","fromId":"x","summary":"tried X","timestamp":"1970-01-01T00:00:02.000Z"}),
+            json!({"type":"custom_message","id":"c","parentId":"b","customType":"note","content":[{"type":"text","text":"from an extension"}],"display":true}),
+            json!({"type":"model_change","id":"d","parentId":"c","provider":"p","modelId":"m"}),
+        ];
+        let branch: Vec<&Value> = entries.iter().collect();
+        let users: Vec<(String, u64)> = context_messages(&branch)
+            .into_iter()
+            .map(|m| match m {
+                Message::User(user) => (crate::session::user_text(&user.content), user.timestamp),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            users,
+            [
+                ("start".to_owned(), 1),
+                (branch_summary_message_text("tried X"), 2000),
+                ("from an extension".to_owned(), 0),
+            ]
+        );
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub enum SessionError {
         /// What failed.
         source: io::Error,
     },
+    /// `/tree` named an entry the session does not hold.
+    #[error("no entry with the id {0} in this session")]
+    UnknownEntry(String),
     /// `fork` named an entry that is not a user message of the branch.
     #[error("Invalid entry ID for forking: {0}")]
     NotAUserMessage(String),
@@ -171,8 +174,8 @@ impl SessionManager {
         self.file.as_deref()
     }
 
-    /// The conversation: the messages on the path from the root to the last
-    /// entry, as the agent holds them (the providers repair what they replay:
+    /// The conversation: the messages on the path from the root to the
+    /// current position, as the agent holds them (the providers repair what they replay:
     /// [`agent_ai::providers::transform`]). After a compaction: its summary,
     /// then the kept messages (see [`compacted`](super::compacted)).
     pub fn messages(&self) -> Vec<Message> {
@@ -195,23 +198,80 @@ impl SessionManager {
         self.entries = entries;
     }
 
-    /// The entries on the path from the root to the last entry, in order.
+    /// The entries on the path from the root to the current position (the
+    /// leaf: the last entry, unless `/tree` moved it), in order.
     pub fn branch(&self) -> Vec<&Value> {
+        self.path_to(self.leaf_id.as_deref())
+    }
+
+    /// The entries on the path from the root to the entry `id`, in order
+    /// (none for `None`).
+    fn path_to(&self, id: Option<&str>) -> Vec<&Value> {
         let mut path = Vec::new();
-        let mut current = self.entries.last();
+        let mut current = id.and_then(|id| self.entry(id));
         while let Some(entry) = current {
             path.push(entry);
             current = entry
                 .get("parentId")
                 .and_then(Value::as_str)
-                .and_then(|parent| self.positions.get(parent))
-                .and_then(|&at| self.entries.get(at));
+                .and_then(|parent| self.entry(parent));
             if path.len() > self.entries.len() {
                 break; // a cycle; a well-formed file has none
             }
         }
         path.reverse();
         path
+    }
+
+    /// The entry with the id `id`.
+    pub fn entry(&self, id: &str) -> Option<&Value> {
+        self.positions.get(id).and_then(|&at| self.entries.get(at))
+    }
+
+    /// Every entry after the header, in the order written: the whole tree.
+    pub(super) fn entries(&self) -> &[Value] {
+        &self.entries
+    }
+
+    /// The id of the entry new entries hang under (`None`: the start).
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf_id.as_deref()
+    }
+
+    /// Moves the current position to the entry `id` (`None`: before the
+    /// first entry), in this file (Pi's `branch`): what follows it stays in
+    /// the file, and the next entry starts a new branch there. Nothing is
+    /// written: reopened, the session is at its last entry again, as in Pi.
+    pub fn move_leaf(&mut self, id: Option<&str>) -> Result<(), SessionError> {
+        if let Some(id) = id
+            && self.entry(id).is_none()
+        {
+            return Err(SessionError::UnknownEntry(id.to_owned()));
+        }
+        self.leaf_id = id.map(str::to_owned);
+        Ok(())
+    }
+
+    /// The entries a move from the current position to `to` leaves behind:
+    /// from the first after the point the two paths share to the current
+    /// position, in order (what a branch summary summarises).
+    pub fn left_behind(&self, to: Option<&str>) -> Vec<&Value> {
+        let kept: std::collections::HashSet<&str> = self
+            .path_to(to)
+            .into_iter()
+            .filter_map(|e| e.get("id")?.as_str())
+            .collect();
+        let mut branch = self.branch();
+        let shared = branch
+            .iter()
+            .take_while(|e| {
+                e.get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| kept.contains(id))
+            })
+            .count();
+        branch.drain(..shared);
+        branch
     }
 
     /// What every answer in the file reported, added up: those of branches
@@ -237,7 +297,7 @@ impl SessionManager {
             .into_iter()
             .rev()
             .find(|e| super::compacted::entry_type(e) == Some("compaction"))
-            .map_or(0, super::compacted::compaction_time)
+            .map_or(0, super::compacted::entry_time)
     }
 
     /// The user messages on the branch with their entry ids, oldest first
@@ -321,7 +381,26 @@ impl SessionManager {
         )
     }
 
-    /// Appends a message as a child of the last entry; written at once once
+    /// Records the summary of the branch a `/tree` move left (Pi's
+    /// `branch_summary` entry: `fromId` is where that branch ended), at
+    /// the current position: the model reads it from here on.
+    pub fn append_branch_summary(
+        &mut self,
+        from_id: Option<&str>,
+        summary: &crate::compaction::branch::BranchSummary,
+    ) -> Result<(), SessionError> {
+        self.append_fields(
+            "branch_summary",
+            [
+                ("fromId", json!(from_id)),
+                ("summary", json!(summary.summary)),
+                ("details", json!(summary.details)),
+                ("fromHook", json!(false)),
+            ],
+        )
+    }
+
+    /// Appends a message at the current position; written at once once
     /// the session holds an assistant message.
     pub fn append_message(&mut self, message: &Message) -> Result<(), SessionError> {
         let value = serde_json::to_value(message).unwrap_or(Value::Null);
@@ -406,7 +485,7 @@ impl SessionManager {
     }
 
     /// Appends an entry of type `kind` with `fields` after its id, parent and
-    /// timestamp, as a child of the last entry.
+    /// timestamp, at the current position (a child of the leaf).
     fn append_fields<'a>(
         &mut self,
         kind: &str,

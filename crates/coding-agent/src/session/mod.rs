@@ -25,6 +25,7 @@ pub mod compacted;
 mod format;
 mod ids;
 mod manager;
+mod tree;
 
 pub use compacted::{CompactionDetails, CompactionResult, HistoryItem};
 pub(crate) use format::message_from_entry;
@@ -36,3 +37,4 @@ pub use manager::{
     SessionError, SessionManager, find_most_recent_session, find_session_by_id, first_user_message,
     session_dir,
 };
+pub use tree::{TreeItem, TreeRow};

@@ -25,9 +25,9 @@ use crate::render::{Style, StyledLine, ToolRenderers};
 use crate::templates::PromptTemplate;
 
 /// The built-in commands, for Tab completion (`App::command` does them).
-const COMMANDS: [&str; 14] = [
+const COMMANDS: [&str; 15] = [
     "/compact", "/copy", "/exit", "/export", "/fork", "/help", "/mcp", "/model", "/name", "/new",
-    "/quit", "/resume", "/session", "/tools",
+    "/quit", "/resume", "/session", "/tools", "/tree",
 ];
 
 /// Most editor rows shown; longer texts scroll.
@@ -61,6 +61,8 @@ pub enum Action {
     Model(Option<String>),
     /// Compact the conversation now, with what the summary should focus on.
     Compact(Option<String>),
+    /// Show the session's tree (`None`), or go on from the row numbered.
+    Tree(Option<TreeChoice>),
     /// Move to the next thinking level (Shift+Tab).
     CycleThinking,
     /// Switch to the next model (Ctrl+P).
@@ -89,6 +91,16 @@ pub enum SessionCommand {
     Fork(Option<usize>),
     /// Copy the model's last answer to the clipboard.
     Copy,
+}
+
+/// `/tree N [summarize [FOCUS]]`: where to go on from, and whether the
+/// branch left is summarised first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChoice {
+    /// The row's number, as `/tree` lists them.
+    pub row: usize,
+    /// `None`: no summary; `Some(focus)`: summarise, stressing `focus`.
+    pub summary: Option<Option<String>>,
 }
 
 /// An automatic retry waiting to ask again.
@@ -598,6 +610,11 @@ impl App {
                 Some(_) => self.usage("/fork [NUMBER]"),
             },
             "/copy" => Action::Session(SessionCommand::Copy),
+            "/tree" if arg.is_some() && self.running => self.refuse("/tree"),
+            "/tree" => match tree_choice(line) {
+                Some(choice) => Action::Tree(choice),
+                None => self.usage("/tree [NUMBER [summarize [FOCUS]]]"),
+            },
             "/model" if arg.is_some() && self.running => self.refuse("/model"),
             "/model" => Action::Model(arg.map(str::to_owned)),
             "/compact" if self.running => self.refuse("/compact"),
@@ -912,6 +929,25 @@ fn rest_of(line: &str, name: &str) -> Option<String> {
     rest.filter(|rest| !rest.is_empty()).map(str::to_owned)
 }
 
+/// `/tree`'s words: none (list), a row number, then optionally
+/// `summarize` (or `summarise`) and what the summary should stress.
+fn tree_choice(line: &str) -> Option<Option<TreeChoice>> {
+    let mut words = line.split_whitespace().skip(1);
+    let Some(row) = words.next() else {
+        return Some(None);
+    };
+    let row = row.parse::<usize>().ok().filter(|&n| n > 0)?;
+    let summary = match words.next() {
+        None => None,
+        Some("summarize" | "summarise") => {
+            let focus: Vec<&str> = words.collect();
+            Some((!focus.is_empty()).then(|| focus.join(" ")))
+        }
+        Some(_) => return None,
+    };
+    Some(Some(TreeChoice { row, summary }))
+}
+
 /// `/help`'s text.
 fn help_lines() -> Vec<StyledLine> {
     let rows = [
@@ -943,8 +979,9 @@ fn help_lines() -> Vec<StyledLine> {
         ),
         (
             "",
-            "/session /name [NAME] /export [PATH] /copy /tools /mcp /help /quit",
+            "/tree [N [summarize [FOCUS]]] /session /name [NAME] /export [PATH]",
         ),
+        ("", "/copy /tools /mcp /help /quit"),
     ];
     rows.iter()
         .map(|(key, what)| {

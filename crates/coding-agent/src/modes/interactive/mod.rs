@@ -28,6 +28,7 @@ mod mcp_start;
 mod session_commands;
 pub mod theme;
 pub mod transcript;
+mod tree;
 mod user_command;
 pub mod wrap;
 
@@ -56,7 +57,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use app::{Action, App};
 
-use crate::app::{AgentSession, ModelCatalog, SessionOptions};
+use crate::app::{AgentSession, ModelCatalog, SessionOptions, TreeError, TreeMove};
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::{SessionManager, first_user_message};
@@ -163,6 +164,7 @@ pub async fn run_interactive(
         mcp,
         prompt_waits: None,
         user_commands: UserCommands::new(user_bash),
+        tree_move: None,
     };
     if driver.interactive.list_sessions {
         driver.resume(&mut app, None)?;
@@ -238,6 +240,8 @@ struct Driver {
     prompt_waits: Option<CancellationToken>,
     /// `!cmd`: the command the user runs.
     user_commands: UserCommands,
+    /// `/tree N summarize`: the row chosen, and the move under way.
+    tree_move: Option<(usize, JoinHandle<Result<TreeMove, TreeError>>)>,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -281,6 +285,22 @@ impl Driver {
                     self.run = None;
                     self.apply_waiting_events(app);
                     self.run_ended(app, done);
+                    Action::None
+                }
+                (row, moved) = async {
+                    match self.tree_move.as_mut() {
+                        Some((row, task)) => (*row, task.await),
+                        None => std::future::pending().await,
+                    }
+                }, if self.tree_move.is_some() => {
+                    self.tree_move = None;
+                    let moved = moved.unwrap_or_else(|error| {
+                        Err(TreeError::Summary(crate::compaction::CompactionError::Summary(error.to_string())))
+                    });
+                    app.set_running(false, Instant::now());
+                    tree::show(&self.session, app, row, moved);
+                    // Messages typed meanwhile go out now, as after a run.
+                    self.run_ended(app, Ok(Ok(Vec::new())));
                     Action::None
                 }
                 Some(line) = next_warning(&mut warnings) => {
@@ -477,6 +497,38 @@ impl Driver {
                     let _ = compact_now(&session, focus.as_deref()).await;
                     Ok(Vec::new())
                 }));
+            }
+            Action::Tree(None) => app.notice(tree::lines(&self.session)),
+            Action::Tree(Some(choice)) => {
+                let id = match tree::target(&self.session, choice.row) {
+                    Ok(id) => id,
+                    Err(line) => {
+                        app.notice(vec![line]);
+                        return Ok(false);
+                    }
+                };
+                match choice.summary {
+                    None => {
+                        let moved = self.session.navigate_tree(&id, false, None).await;
+                        tree::show(&self.session, app, choice.row, moved);
+                    }
+                    // The summariser takes a while: the UI goes on, and Esc
+                    // cancels it (and the move).
+                    Some(focus) => {
+                        let session = self.session.clone();
+                        app.set_running(true, Instant::now());
+                        app.notice(vec![StyledLine::new(
+                            "Summarising the branch left… (Esc cancels)",
+                            Style::Dim,
+                        )]);
+                        self.tree_move = Some((
+                            choice.row,
+                            tokio::spawn(async move {
+                                session.navigate_tree(&id, true, focus.as_deref()).await
+                            }),
+                        ));
+                    }
+                }
             }
             Action::NewSession => {
                 self.session.new_session(None);

@@ -132,7 +132,7 @@ fn fork_list(session: &AgentSession) -> Vec<StyledLine> {
 }
 
 /// The first line of `text`, cut to [`FORK_PREVIEW`] characters.
-fn preview(text: &str) -> String {
+pub(super) fn preview(text: &str) -> String {
     let first = text.lines().next().unwrap_or_default();
     let more = first.chars().count() > FORK_PREVIEW || text.lines().nth(1).is_some();
     let cut: String = first.chars().take(FORK_PREVIEW).collect();

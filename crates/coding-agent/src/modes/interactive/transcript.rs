@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::markdown::render_markdown;
 use super::wrap::wrap;
+use crate::compaction::{SummaryKind, parse_summary_message};
 use crate::render::{RenderOptions, Style, StyledLine, ToolRenderers};
 
 /// One block of the transcript.
@@ -26,6 +27,9 @@ enum Entry {
     Assistant(Box<AssistantMessage>),
     /// A line from the app itself (errors, command output).
     Notice(Vec<StyledLine>),
+    /// A summary the session put in the conversation (a compaction's, or a
+    /// branch's from `/tree`): a line, and the summary with Ctrl+O.
+    Summary(SummaryKind, String),
     /// A command the user ran (`!cmd`), drawn as a bash call from its
     /// [`ToolView`] under this id; `excluded` when the model does not see
     /// it (`!!cmd`).
@@ -136,9 +140,14 @@ impl Transcript {
 
     fn add_message(&mut self, message: &Message) {
         match message {
-            Message::User(user) => self
-                .entries
-                .push(Entry::User(user_text(&user.content)).into()),
+            Message::User(user) => {
+                let text = user_text(&user.content);
+                let entry = match parse_summary_message(&text) {
+                    Some((kind, summary)) => Entry::Summary(kind, summary.to_owned()),
+                    None => Entry::User(text),
+                };
+                self.entries.push(entry.into());
+            }
             Message::Assistant(answer) => {
                 self.entries
                     .push(Entry::Assistant(Box::new(answer.clone())).into());
@@ -365,7 +374,7 @@ impl Transcript {
     /// answer, and every call in it has its result and waits for no one.
     fn settled(&self, index: usize) -> bool {
         match &self.entries[index].entry {
-            Entry::User(_) | Entry::Notice(_) => true,
+            Entry::User(_) | Entry::Notice(_) | Entry::Summary(..) => true,
             Entry::UserBash { id, .. } => self.tools.get(id).is_some_and(|v| v.result.is_some()),
             Entry::Assistant(answer) => {
                 self.streaming != Some(index)
@@ -395,6 +404,24 @@ impl Transcript {
                 }
             }
             Entry::Assistant(answer) => self.answer_lines(answer, width, now, &mut lines),
+            Entry::Summary(kind, summary) => {
+                lines.push(StyledLine::default());
+                let what = match kind {
+                    SummaryKind::Compaction => "Summary of the earlier conversation (compacted)",
+                    SummaryKind::Branch => "Summary of the branch left (/tree)",
+                };
+                if self.expand_tools {
+                    lines.push(StyledLine::new(what, Style::Accent));
+                    lines.extend(
+                        summary
+                            .lines()
+                            .map(|line| StyledLine::new(line, Style::Dim)),
+                    );
+                } else {
+                    let more = format!(" · {} lines (Ctrl+O shows them)", summary.lines().count());
+                    lines.push(StyledLine::new(what, Style::Accent).push(more, Style::Dim));
+                }
+            }
             Entry::Notice(notice) => {
                 lines.push(StyledLine::default());
                 lines.extend(notice.iter().cloned());
