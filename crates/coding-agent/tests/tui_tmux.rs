@@ -459,19 +459,10 @@ fn session_commands_show_name_export_copy_and_fork_the_session() {
     tmux.wait_for("the answer in the fork", |s| {
         s.contains("Done. Last user message: second question")
     });
-    let sent = &server.requests()[requests];
-    let users: Vec<&str> = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| {
-            m["content"]
-                .as_str()
-                .unwrap_or_else(|| m["content"][0]["text"].as_str().unwrap())
-        })
-        .collect();
-    assert_eq!(users, ["first question", "second question"]);
+    assert_eq!(
+        user_texts(&server.requests()[requests]),
+        ["first question", "second question"]
+    );
     tmux.quit();
 }
 
