@@ -20,6 +20,7 @@ use agent_ai::{
 };
 use agent_core::AgentEvent;
 use coding_agent::modes::interactive::App;
+use coding_agent::session::ContextItem;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
@@ -53,7 +54,7 @@ fn file_text(turn: usize) -> String {
         .collect::<String>()
 }
 
-fn session(turns: usize) -> Vec<Message> {
+fn session(turns: usize) -> Vec<ContextItem> {
     let mut messages = Vec::new();
     for turn in 0..turns {
         messages.push(Message::User(UserMessage::text(format!(
@@ -79,7 +80,7 @@ fn session(turns: usize) -> Vec<Message> {
             &answer_text(turn),
         )])));
     }
-    messages
+    messages.into_iter().map(ContextItem::from).collect()
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {

@@ -19,6 +19,7 @@ use agent_core::{AgentEvent, AgentToolResult};
 use coding_agent::app::AgentSession;
 use coding_agent::app::ModelCatalog;
 use coding_agent::modes::interactive::{Action, App};
+use coding_agent::session::ContextItem;
 use coding_agent::settings::{ModelFlags, Settings};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use modes_support::{Fixture, call, reply, reply_message, text};
@@ -30,8 +31,13 @@ fn app(messages: &[Message]) -> App {
         "openai/gpt-test".into(),
         Path::new("/work/project"),
         vec!["read".into(), "bash".into()],
-        messages,
+        &items(messages),
     )
+}
+
+/// A saved conversation of messages only, as a session gives it.
+fn items(messages: &[Message]) -> Vec<ContextItem> {
+    messages.iter().cloned().map(ContextItem::from).collect()
 }
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -1060,7 +1066,7 @@ fn a_session_tool_is_drawn_by_its_own_renderers_also_after_a_reset() {
         )])),
     ]
     .into();
-    app.reset(&messages);
+    app.reset(&items(&messages));
     assert_eq!(
         above_editor(&screen(&mut app, 60, 12, now)).trim_end(),
         "> go\n\nSHOUT HI!"

@@ -662,6 +662,35 @@ fn a_command_of_yours_runs_in_the_shell_and_reaches_the_model_unless_kept_from_i
 }
 
 #[test]
+fn commands_of_yours_look_the_same_in_a_resumed_session() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.ask("hello");
+    let live = [
+        "$ echo seen; exit 3 · run by you",
+        "  seen",
+        "$ echo kept apart · run by you, not sent to the model",
+        "  kept apart",
+    ];
+    run_command(&tmux, "!echo seen; exit 3", "  exit 3 · ");
+    run_command(&tmux, "!!echo kept apart", live[2]);
+    tmux.wait_for("both commands", |s| live.iter().all(|l| s.contains(l)));
+    tmux.quit();
+
+    tmux.launch();
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    let screen = run_command(&tmux, "/resume 1", "Resumed");
+    for line in live {
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
+    assert!(screen.contains("  exit 3"), "{screen}");
+    assert!(!screen.contains("Ran `echo"), "{screen}");
+    tmux.quit();
+}
+
+#[test]
 fn resume_starts_with_the_sessions_of_the_directory_listed() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--resume"], |_| {}) else {

@@ -909,6 +909,12 @@ impl AgentSession {
         }
     }
 
+    /// The context as the user sees it, for drawing a resumed session
+    /// ([`SessionManager::context_items`]).
+    pub fn context_items(&self) -> Vec<crate::session::ContextItem> {
+        self.session().context_items()
+    }
+
     /// The user messages of the branch, `(entry id, text)`, to fork from.
     pub fn fork_messages(&self) -> Vec<(String, String)> {
         self.session().user_messages()

@@ -105,24 +105,6 @@ pub enum SummaryKind {
     Branch,
 }
 
-/// The kind and the summary of a user message the session wrote around a
-/// summary ([`summary_message_text`], [`branch_summary_message_text`]);
-/// `None` for any other text.
-pub fn parse_summary_message(text: &str) -> Option<(SummaryKind, &str)> {
-    [
-        (SummaryKind::Compaction, COMPACTION_INTRO),
-        (SummaryKind::Branch, BRANCH_INTRO),
-    ]
-    .into_iter()
-    .find_map(|(kind, intro)| {
-        let summary = text
-            .strip_prefix(intro)?
-            .strip_prefix(SUMMARY_OPEN)?
-            .strip_suffix(SUMMARY_CLOSE)?;
-        Some((kind, summary))
-    })
-}
-
 const COMPACTION_INTRO: &str =
     "Earlier turns of this conversation were compacted into the summary below.";
 const BRANCH_INTRO: &str = "The user went down another branch of this conversation and came back to this point; the summary below says what that branch did.";
@@ -267,30 +249,6 @@ pub fn with_file_lists(summary: &str, read: &[String], modified: &[String]) -> S
         ));
     }
     text
-}
-
-#[cfg(test)]
-mod summary_text_tests {
-    use super::*;
-
-    #[test]
-    fn a_summary_message_reads_back_as_its_kind_and_summary_and_other_text_does_not() {
-        let compaction = summary_message_text("## Goal\nfix it");
-        assert_eq!(
-            parse_summary_message(&compaction),
-            Some((SummaryKind::Compaction, "## Goal\nfix it"))
-        );
-        let branch = branch_summary_message_text("tried X");
-        assert_eq!(
-            parse_summary_message(&branch),
-            Some((SummaryKind::Branch, "tried X"))
-        );
-        assert_eq!(parse_summary_message("<summary>\nmine\n</summary>"), None);
-        assert_eq!(
-            parse_summary_message(&compaction[..compaction.len() - 1]),
-            None
-        );
-    }
 }
 
 #[cfg(test)]

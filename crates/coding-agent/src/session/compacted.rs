@@ -11,8 +11,9 @@ use agent_ai::{Content, Message, UserContent, UserMessage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::BashExecution;
 use super::message_from_entry;
-use crate::compaction::{branch_summary_message_text, summary_message_text};
+use crate::compaction::{SummaryKind, branch_summary_message_text, summary_message_text};
 
 /// The files the summarised work touched.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,42 +44,112 @@ pub fn entry_type(entry: &Value) -> Option<&str> {
     entry.get("type").and_then(Value::as_str)
 }
 
-/// The message an entry gives the model: a `message` entry's message; a
-/// branch summary (Pi's `branch_summary`, written when `/tree` left a
-/// branch) or an extension's `custom_message`, as a user message. Other
-/// entries (compactions, model and level changes, names) give none.
-pub fn entry_message(entry: &Value) -> Option<Message> {
-    match entry_type(entry)? {
-        "message" => message_from_entry(entry.get("message")?),
-        "branch_summary" => {
-            let summary = entry.get("summary")?.as_str()?;
-            Some(user_message(
-                branch_summary_message_text(summary),
-                entry_time(entry),
-            ))
+/// One step of the context as the user sees it: what the model reads, with
+/// the user's own commands and the summaries kept as what they are, so the
+/// terminal UI draws a resumed session as it drew it live.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextItem {
+    /// A message, as the model reads it.
+    Message(Message),
+    /// A command the user ran (`!cmd`); one kept from the model (`!!cmd`)
+    /// is shown but not sent.
+    Command(BashExecution),
+    /// A summary the session put in the conversation.
+    Summary {
+        /// A compaction's, or a branch's.
+        kind: SummaryKind,
+        /// The summary.
+        summary: String,
+        /// When it was written, in milliseconds.
+        timestamp: u64,
+    },
+}
+
+impl ContextItem {
+    /// What the model reads of it (nothing of an excluded command).
+    pub fn into_message(self) -> Option<Message> {
+        match self {
+            ContextItem::Message(message) => Some(message),
+            ContextItem::Command(run) => {
+                (run.exclude_from_context != Some(true)).then(|| run.to_user_message())
+            }
+            ContextItem::Summary {
+                kind,
+                summary,
+                timestamp,
+            } => {
+                let text = match kind {
+                    SummaryKind::Compaction => summary_message_text(&summary),
+                    SummaryKind::Branch => branch_summary_message_text(&summary),
+                };
+                Some(user_message(text, timestamp))
+            }
         }
+    }
+}
+
+impl From<Message> for ContextItem {
+    fn from(message: Message) -> Self {
+        ContextItem::Message(message)
+    }
+}
+
+/// What an entry puts in the context: a `message` entry's message (a user
+/// command as itself); a branch summary (Pi's `branch_summary`, written
+/// when `/tree` left a branch); an extension's `custom_message`, as a user
+/// message. Other entries (compactions, model and level changes, names)
+/// put nothing.
+fn entry_item(entry: &Value) -> Option<ContextItem> {
+    match entry_type(entry)? {
+        "message" => {
+            let message = entry.get("message")?;
+            if message.get("role").and_then(Value::as_str) == Some("bashExecution") {
+                return serde_json::from_value(message.clone())
+                    .ok()
+                    .map(ContextItem::Command);
+            }
+            message_from_entry(message).map(ContextItem::Message)
+        }
+        "branch_summary" => Some(ContextItem::Summary {
+            kind: SummaryKind::Branch,
+            summary: entry.get("summary")?.as_str()?.to_owned(),
+            timestamp: entry_time(entry),
+        }),
         "custom_message" => {
             let content = UserContent::deserialize(entry.get("content")?).ok()?;
-            Some(Message::User(UserMessage {
+            Some(ContextItem::Message(Message::User(UserMessage {
                 content,
                 timestamp: entry_time(entry),
-            }))
+            })))
         }
         _ => None,
     }
 }
 
-/// The messages a branch leaves the model: with a compaction on it, the
-/// latest one's summary, then the kept entries, then what followed.
+/// The message an entry gives the model, if any (see [`ContextItem`]).
+pub fn entry_message(entry: &Value) -> Option<Message> {
+    entry_item(entry)?.into_message()
+}
+
+/// The messages a branch leaves the model ([`context_items`], as sent).
 pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
-    let messages = |entries: &[&Value]| -> Vec<Message> {
-        entries.iter().filter_map(|e| entry_message(e)).collect()
+    context_items(branch)
+        .into_iter()
+        .filter_map(ContextItem::into_message)
+        .collect()
+}
+
+/// The context a branch leaves: with a compaction on it, the latest one's
+/// summary, then the kept entries, then what followed.
+pub fn context_items(branch: &[&Value]) -> Vec<ContextItem> {
+    let items = |entries: &[&Value]| -> Vec<ContextItem> {
+        entries.iter().filter_map(|e| entry_item(e)).collect()
     };
     let Some(at) = branch
         .iter()
         .rposition(|e| entry_type(e) == Some("compaction"))
     else {
-        return messages(branch);
+        return items(branch);
     };
     let compaction = branch[at];
     let first_kept = compaction.get("firstKeptEntryId").and_then(Value::as_str);
@@ -90,9 +161,13 @@ pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
         .get("summary")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mut out = vec![summary_message(summary, entry_time(compaction))];
-    out.extend(messages(&branch[kept_from..at]));
-    out.extend(messages(&branch[at + 1..]));
+    let mut out = vec![ContextItem::Summary {
+        kind: SummaryKind::Compaction,
+        summary: summary.to_owned(),
+        timestamp: entry_time(compaction),
+    }];
+    out.extend(items(&branch[kept_from..at]));
+    out.extend(items(&branch[at + 1..]));
     out
 }
 

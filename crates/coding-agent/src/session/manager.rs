@@ -182,6 +182,13 @@ impl SessionManager {
         super::compacted::context_messages(&self.branch())
     }
 
+    /// The context as the user sees it: [`SessionManager::messages`] with
+    /// the user's commands (those kept from the model too) and the
+    /// summaries as what they are (what the terminal UI draws).
+    pub fn context_items(&self) -> Vec<super::ContextItem> {
+        super::compacted::context_items(&self.branch())
+    }
+
     /// The branch's whole history: every message, compacted or not, and
     /// the compactions where they happened (what an export shows).
     pub fn history(&self) -> Vec<super::compacted::HistoryItem> {

@@ -27,7 +27,7 @@ mod ids;
 mod manager;
 mod tree;
 
-pub use compacted::{CompactionDetails, CompactionResult, HistoryItem};
+pub use compacted::{CompactionDetails, CompactionResult, ContextItem, HistoryItem};
 pub(crate) use format::message_from_entry;
 pub use format::{
     BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text, blocks_text, user_text,

@@ -22,6 +22,7 @@ use super::wrap::text_width;
 use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
+use crate::session::ContextItem;
 use crate::templates::PromptTemplate;
 
 /// The built-in commands, for Tab completion (`App::command` does them).
@@ -181,10 +182,10 @@ pub struct App {
 
 impl App {
     /// An app for `model` (shown as `provider/id`) in `cwd`, with the earlier
-    /// conversation `messages` and the active `tools`.
-    pub fn new(model: String, cwd: &Path, tools: Vec<String>, messages: &[Message]) -> Self {
+    /// conversation `items` and the active `tools`.
+    pub fn new(model: String, cwd: &Path, tools: Vec<String>, items: &[ContextItem]) -> Self {
         let mut app = App {
-            transcript: Transcript::from_messages(messages),
+            transcript: Transcript::from_items(items),
             editor: super::editor::Editor::default(),
             approvals: super::approval::Approvals::default(),
             model,
@@ -207,8 +208,10 @@ impl App {
             scroll: 0,
             run_started: None,
         };
-        for message in messages {
-            app.count_usage(message);
+        for item in items {
+            if let ContextItem::Message(message) = item {
+                app.count_usage(message);
+            }
         }
         app
     }
@@ -376,9 +379,9 @@ impl App {
         self.notice(lines);
     }
 
-    /// Replaces what is shown with `messages` (a new or resumed session).
-    pub fn reset(&mut self, messages: &[Message]) {
-        let shown = std::mem::replace(&mut self.transcript, Transcript::from_messages(messages));
+    /// Replaces what is shown with `items` (a new or resumed session).
+    pub fn reset(&mut self, items: &[ContextItem]) {
+        let shown = std::mem::replace(&mut self.transcript, Transcript::from_items(items));
         self.transcript.expand_tools = shown.expand_tools;
         self.transcript.show_thinking = shown.show_thinking;
         self.transcript.set_renderers(shown.renderers().clone());
@@ -387,8 +390,10 @@ impl App {
         self.context_estimated = false;
         self.pending.clear();
         self.scroll = 0;
-        for message in messages {
-            self.count_usage(message);
+        for item in items {
+            if let ContextItem::Message(message) = item {
+                self.count_usage(message);
+            }
         }
     }
 

@@ -137,7 +137,7 @@ pub async fn run_interactive(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
         Vec::new(),
-        &session.agent().history().snapshot(),
+        &session.context_items(),
     );
     app.set_model(
         format!("{}/{}", model.provider, model.id),
@@ -652,7 +652,7 @@ impl Driver {
             self.session.set_mcp(servers.clone());
         }
         self.events = self.session.subscribe_all();
-        app.reset(&self.session.agent().history().snapshot());
+        app.reset(&self.session.context_items());
         show_saved_totals(&self.session, app);
         app.notice(vec![StyledLine::new(
             format!("Resumed {}", path.display()),

@@ -21,7 +21,7 @@ pub(super) fn perform(session: &AgentSession, app: &mut App, command: SessionCom
         SessionCommand::Fork(None) => app.notice(fork_list(session)),
         SessionCommand::Fork(Some(n)) => match fork(session, n) {
             Ok(text) => {
-                app.reset(&session.agent().history().snapshot());
+                app.reset(&session.context_items());
                 show_saved_totals(session, app);
                 app.editor.set_text(&text);
                 let forked = format!(

@@ -15,8 +15,10 @@ use serde_json::Value;
 
 use super::markdown::render_markdown;
 use super::wrap::wrap;
-use crate::compaction::{SummaryKind, parse_summary_message};
+use crate::compaction::SummaryKind;
+use crate::modes::user_bash::as_tool_result;
 use crate::render::{RenderOptions, Style, StyledLine, ToolRenderers};
+use crate::session::{BashExecution, ContextItem};
 
 /// One block of the transcript.
 #[derive(Debug, Clone)]
@@ -107,13 +109,39 @@ pub fn user_text(content: &UserContent) -> String {
 }
 
 impl Transcript {
-    /// A transcript showing a saved conversation (`--continue`, `--session`).
-    pub fn from_messages(messages: &[Message]) -> Self {
+    /// A transcript showing a saved conversation (`--continue`, `--session`,
+    /// `/resume`, `/tree`), drawn as it was drawn live.
+    pub fn from_items(items: &[ContextItem]) -> Self {
         let mut transcript = Transcript::default();
-        for message in messages {
-            transcript.add_message(message);
+        for item in items {
+            match item {
+                ContextItem::Message(message) => transcript.add_message(message),
+                ContextItem::Command(run) => transcript.add_user_bash(run),
+                ContextItem::Summary { kind, summary, .. } => transcript
+                    .entries
+                    .push(Entry::Summary(*kind, summary.clone()).into()),
+            }
         }
         transcript
+    }
+
+    /// A command the user ran, ended, as [`Transcript::user_bash_started`]
+    /// and [`Transcript::call_ended`] drew it.
+    fn add_user_bash(&mut self, run: &BashExecution) {
+        let id = format!("user-bash-{}", self.entries.len());
+        let (result, is_error) = as_tool_result(run);
+        self.tools.insert(
+            id.clone(),
+            ToolView {
+                name: "bash".into(),
+                args: serde_json::json!({ "command": run.command }),
+                result: Some(result),
+                is_error,
+                ..ToolView::default()
+            },
+        );
+        let excluded = run.exclude_from_context == Some(true);
+        self.entries.push(Entry::UserBash { id, excluded }.into());
     }
 
     /// Empties the transcript (a new session).
@@ -140,14 +168,9 @@ impl Transcript {
 
     fn add_message(&mut self, message: &Message) {
         match message {
-            Message::User(user) => {
-                let text = user_text(&user.content);
-                let entry = match parse_summary_message(&text) {
-                    Some((kind, summary)) => Entry::Summary(kind, summary.to_owned()),
-                    None => Entry::User(text),
-                };
-                self.entries.push(entry.into());
-            }
+            Message::User(user) => self
+                .entries
+                .push(Entry::User(user_text(&user.content)).into()),
             Message::Assistant(answer) => {
                 self.entries
                     .push(Entry::Assistant(Box::new(answer.clone())).into());
@@ -615,25 +638,47 @@ mod tests {
         ))]);
         call.stop_reason = StopReason::ToolUse;
         let lines: String = (1..=30).map(|n| format!("line {n}\n")).collect();
-        Transcript::from_messages(&[
-            Message::User(UserMessage::text(
-                "a prompt long enough to wrap differently at twenty columns",
-            )),
-            Message::Assistant(call),
-            Message::ToolResult(ToolResultMessage {
-                tool_call_id: "c1".into(),
-                tool_name: "read".into(),
-                content: vec![Content::text(lines)],
-                details: None,
-                is_error: false,
-                timestamp: 0,
-            }),
-            Message::Assistant(answer("It has thirty lines.")),
-        ])
+        Transcript::from_items(
+            &[
+                Message::User(UserMessage::text(
+                    "a prompt long enough to wrap differently at twenty columns",
+                )),
+                Message::Assistant(call),
+                Message::ToolResult(ToolResultMessage {
+                    tool_call_id: "c1".into(),
+                    tool_name: "read".into(),
+                    content: vec![Content::text(lines)],
+                    details: None,
+                    is_error: false,
+                    timestamp: 0,
+                }),
+                Message::Assistant(answer("It has thirty lines.")),
+            ]
+            .map(ContextItem::from),
+        )
     }
 
     fn all_rows(transcript: &mut Transcript, width: u16, now: Instant) -> Vec<String> {
         plain(&transcript.window(width, now, usize::MAX, 0).0)
+    }
+
+    #[test]
+    fn a_summary_is_one_line_until_tool_output_is_expanded() {
+        let now = Instant::now();
+        let mut transcript = Transcript::from_items(&[ContextItem::Summary {
+            kind: SummaryKind::Branch,
+            summary: "## Goal\ntry X".into(),
+            timestamp: 0,
+        }]);
+        assert_eq!(
+            all_rows(&mut transcript, 80, now),
+            ["Summary of the branch left (/tree) · 2 lines (Ctrl+O shows them)"]
+        );
+        transcript.expand_tools = true;
+        assert_eq!(
+            all_rows(&mut transcript, 80, now),
+            ["Summary of the branch left (/tree)", "## Goal", "try X"]
+        );
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub(super) fn show(
             return;
         }
     };
-    app.reset(&session.agent().history().snapshot());
+    app.reset(&session.context_items());
     show_saved_totals(session, app);
     let mut said = match &moved.editor_text {
         Some(text) => {
