@@ -8,7 +8,8 @@
 //! processes only through the narrow Operations trait in their folder's `ops`.
 //!
 //! Around them, the product: [`settings`] (model selection), [`prompt`] (the
-//! system prompt), [`templates`] (prompt templates, `/name args`),
+//! system prompt), [`templates`] (prompt templates, `/name args`), [`skills`]
+//! (Agent Skills: listed for the model, `/skill:name`),
 //! [`session`] (JSONL session files), [`app`] (the wiring of
 //! all of them into one agent), [`modes`] (print, JSON, RPC and interactive)
 //! and [`warnings`] (logged warnings as lines).
@@ -73,6 +74,7 @@ pub mod sandbox;
 pub mod session;
 pub mod session_event;
 pub mod settings;
+pub mod skills;
 pub mod support;
 pub mod templates;
 pub mod thinking;

@@ -1,12 +1,13 @@
 //! The system prompt, assembled as Pi 0.73.1's `buildSystemPrompt` does
 //! (`docs/tool-behaviour.md` §6): a base text naming the active tools (each tool's one-line
 //! snippet) and guidelines (built-in ones, then each active tool's), any
-//! appended text, the project's context files (`AGENTS.md`/`CLAUDE.md`), then
-//! the date and the working directory.
+//! appended text, the project's context files (`AGENTS.md`/`CLAUDE.md`), the
+//! skills (when `read` is active: [`crate::skills`]), then the date and the
+//! working directory.
 //!
 //! A custom prompt (`--system-prompt`, `.coding-agent/SYSTEM.md` or
 //! `SYSTEM.md` in the agent directory) replaces the base text; appended text,
-//! context files, date and cwd still follow it.
+//! context files, skills, date and cwd still follow it.
 //!
 //! Pi's base text names "pi" and points at Pi's own documentation; ours names
 //! this product and has no documentation section (there is no installed
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 use crate::definition::ToolDefinition;
 use crate::settings::PROJECT_CONFIG_DIR;
+use crate::skills::Skill;
 
 /// The opening line of the default prompt.
 const INTRO: &str = "You are an expert coding assistant operating inside coding-agent, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.";
@@ -50,6 +52,8 @@ pub struct PromptInputs {
     pub cwd: PathBuf,
     /// `[user@]host[:port]` when the tools act on a remote host (`--remote`).
     pub remote_host: Option<String>,
+    /// The skills the model may load (listed when `read` is active).
+    pub skills: Vec<Skill>,
 }
 
 impl std::fmt::Debug for PromptInputs {
@@ -69,6 +73,10 @@ impl std::fmt::Debug for PromptInputs {
             .field("date", &self.date)
             .field("cwd", &self.cwd)
             .field("remote_host", &self.remote_host)
+            .field(
+                "skills",
+                &self.skills.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -94,6 +102,9 @@ pub fn build_system_prompt(inputs: &PromptInputs) -> String {
                 file.content
             ));
         }
+    }
+    if inputs.tools.iter().any(|tool| tool.tool().name == "read") {
+        prompt.push_str(&crate::skills::prompt_section(&inputs.skills));
     }
     prompt.push_str(&format!("\nCurrent date: {}", inputs.date));
     prompt.push_str(&format!(

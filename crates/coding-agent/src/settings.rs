@@ -181,6 +181,11 @@ pub struct Settings {
     /// names them (Pi's `enabledModels`; `--models` replaces it). Empty:
     /// every model the settings and keys allow.
     pub enabled_models: Option<Vec<String>>,
+    /// More skills: `SKILL.md` files, Markdown files or folders of skills
+    /// (`~/` is the home folder), e.g. `["~/.claude/skills"]` to use Claude
+    /// Code's. Read from the global file only: a project's skills load from
+    /// its own folders, and only when it is trusted ([`crate::skills`]).
+    pub skills: Option<Vec<String>>,
 }
 
 /// A settings file that exists but cannot be used.
@@ -239,6 +244,8 @@ impl Settings {
         // as ProxyCommand, which run locally) anywhere: only the user's own
         // file says where they act.
         project.remote = None;
+        // Nor add instructions for the model from anywhere on the disk.
+        project.skills = None;
         settings.merge(project);
         Ok(settings)
     }
@@ -260,6 +267,7 @@ impl Settings {
             self.providers.entry(name).or_default().merge(&entry);
         }
         self.remote = over.remote.or(self.remote.take());
+        self.skills = over.skills.or(self.skills.take());
     }
 
     /// The retry and compaction settings for a session on `provider`, with

@@ -23,8 +23,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::settings::PROJECT_CONFIG_DIR;
+use crate::support::front_matter;
 
-/// Where a template was found.
+/// Where a template (or a skill) was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TemplateLocation {
@@ -32,6 +33,18 @@ pub enum TemplateLocation {
     User,
     /// The project's (`.coding-agent/prompts/`).
     Project,
+    /// A path given by `--skill` or the `skills` setting.
+    Path,
+}
+
+/// How a command's arguments reach its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateKind {
+    /// A prompt template: `$1`, `$@` ... in its body are replaced.
+    Prompt,
+    /// A skill's `/skill:name`: its body is the skill's instructions, sent
+    /// as they are, and the arguments follow after a blank line (Pi's).
+    Skill,
 }
 
 /// One template: `/name` in a prompt sends `body`, its arguments put in.
@@ -47,6 +60,8 @@ pub struct PromptTemplate {
     pub location: TemplateLocation,
     /// Its file.
     pub path: PathBuf,
+    /// A template or a skill's command.
+    pub kind: TemplateKind,
 }
 
 /// The template directories of a session in `cwd`: the user's, then the
@@ -114,7 +129,9 @@ pub fn load(dirs: &[(PathBuf, TemplateLocation)]) -> (Vec<PromptTemplate>, Vec<S
 
 fn read_template(path: &Path, location: TemplateLocation) -> std::io::Result<PromptTemplate> {
     let text = std::fs::read_to_string(path)?;
-    let (description, body) = split_front_matter(&text);
+    let front = front_matter::split(&text);
+    let body = front.body;
+    let description = front.get("description").map(str::to_owned);
     let description = description.unwrap_or_else(|| {
         let first = body.lines().find(|line| !line.trim().is_empty());
         first
@@ -134,29 +151,8 @@ fn read_template(path: &Path, location: TemplateLocation) -> std::io::Result<Pro
         body: body.to_owned(),
         location,
         path: path.to_path_buf(),
+        kind: TemplateKind::Prompt,
     })
-}
-
-/// The front matter's `description:` (when there is front matter: a first
-/// line `---` up to the next) and the text after it.
-fn split_front_matter(text: &str) -> (Option<String>, &str) {
-    let mut lines = text.split_inclusive('\n');
-    let Some(first) = lines.next().filter(|line| line.trim_end() == "---") else {
-        return (None, text);
-    };
-    let mut offset = first.len();
-    let mut description = None;
-    for line in lines {
-        offset += line.len();
-        if line.trim_end() == "---" {
-            return (description, &text[offset..]);
-        }
-        if let Some(value) = line.strip_prefix("description:") {
-            description = Some(value.trim().trim_matches(['"', '\'']).to_owned());
-        }
-    }
-    // Never closed: no front matter after all.
-    (None, text)
 }
 
 /// `text` with its template put in, when it starts with `/name` and a
@@ -167,7 +163,13 @@ pub fn expand(text: &str, templates: &[PromptTemplate]) -> Option<String> {
         .split_once(char::is_whitespace)
         .unwrap_or((command, ""));
     let template = templates.iter().find(|template| template.name == name)?;
-    Some(substitute(&template.body, &split_args(rest)))
+    Some(match template.kind {
+        TemplateKind::Prompt => substitute(&template.body, &split_args(rest)),
+        TemplateKind::Skill => match rest.trim() {
+            "" => template.body.clone(),
+            args => format!("{}\n\n{args}", template.body),
+        },
+    })
 }
 
 /// The arguments of a command: split at white space, with quotes keeping
@@ -271,6 +273,7 @@ mod tests {
             body: body.into(),
             location: TemplateLocation::User,
             path: PathBuf::from(format!("/prompts/{name}.md")),
+            kind: TemplateKind::Prompt,
         }
     }
 

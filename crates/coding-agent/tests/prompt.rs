@@ -18,6 +18,8 @@ use coding_agent::prompt::{
     ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
     resolve_prompt_input,
 };
+use coding_agent::skills::Skill;
+use coding_agent::templates::TemplateLocation;
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};
 
@@ -227,6 +229,42 @@ fn custom_prompt_keeps_append_context_date_and_cwd() {
          ## /work/project/AGENTS.md\n\nProject rules.\n\n\
          \nCurrent date: 2025-06-01\nCurrent working directory: /work/project"
     );
+}
+
+#[test]
+fn skills_follow_the_context_files_when_read_is_active_and_hidden_ones_are_not_listed() {
+    let skill = |name: &str, model_invocable: bool| Skill {
+        name: name.into(),
+        description: format!("Use for {name} <work>."),
+        path: PathBuf::from(format!("/home/me/.agents/skills/{name}/SKILL.md")),
+        location: TemplateLocation::User,
+        model_invocable,
+        instructions: "Steps.".into(),
+    };
+    let with_skills = |tools| PromptInputs {
+        custom_prompt: Some("You are terse.".into()),
+        context_files: vec![ContextFile {
+            path: PathBuf::from("/work/project/AGENTS.md"),
+            content: "Project rules.".into(),
+        }],
+        skills: vec![skill("pdf", true), skill("deploy", false)],
+        ..inputs(tools)
+    };
+    assert_eq!(
+        build_system_prompt(&with_skills(builtins(&["read", "bash"]))),
+        "You are terse.\n\n# Project Context\n\n\
+         Project-specific instructions and guidelines:\n\n\
+         ## /work/project/AGENTS.md\n\nProject rules.\n\n\
+         \n\nThe following skills provide specialized instructions for specific tasks.\n\
+         Use the read tool to load a skill's file when the task matches its description.\n\
+         When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n\
+         <available_skills>\n  <skill>\n    <name>pdf</name>\n    <description>Use for pdf &lt;work&gt;.</description>\n    \
+         <location>/home/me/.agents/skills/pdf/SKILL.md</location>\n  </skill>\n</available_skills>\
+         \nCurrent date: 2025-06-01\nCurrent working directory: /work/project"
+    );
+    // Without `read`, the model could not load them.
+    let without_read = build_system_prompt(&with_skills(builtins(&["bash"])));
+    assert!(!without_read.contains("available_skills"), "{without_read}");
 }
 
 #[test]

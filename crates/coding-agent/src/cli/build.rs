@@ -24,7 +24,8 @@ use coding_agent::remote::context::load_remote_context_files;
 use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
 use coding_agent::session::{SessionManager, find_session_by_id, iso_timestamp, session_dir};
-use coding_agent::settings::SETTINGS_FILE;
+use coding_agent::settings::{SETTINGS_FILE, Settings};
+use coding_agent::skills::{self, Skill};
 use coding_agent::templates::{self, PromptTemplate};
 use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
@@ -119,14 +120,21 @@ pub(super) async fn build(
         Some(ops) => load_remote_context_files(&agent_dir, ops, ops.host().cwd()).await,
         None => load_context_files(&agent_dir, &cwd),
     };
+    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
+    // A skill is files on this machine, which the tools of a remote run
+    // cannot read.
+    let skills = match &remote {
+        Some(_) => Vec::new(),
+        None => load_skills(args, &resolved.settings, &agent_dir, &cwd, project_trusted),
+    };
     let mut system_prompt_inputs = system_prompt(args, &agent_dir, &cwd, &tools, context_files);
+    system_prompt_inputs.skills = skills.clone();
     if let Some(host) = &remote {
         system_prompt_inputs.cwd = tool_cwd.clone();
         system_prompt_inputs.remote_host = Some(host.authority());
     }
     let system_prompt = build_system_prompt(&system_prompt_inputs);
     let session = open_session(args, &agent_dir, &cwd)?;
-    let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
     #[cfg(feature = "mcp")]
     let mcp = super::mcp::start_servers(
         &args.mcp,
@@ -196,11 +204,12 @@ pub(super) async fn build(
         options.approvals = Some(inbox);
         options
     });
-    let prompt_templates = if args.no_prompt_templates {
+    let mut prompt_templates = if args.no_prompt_templates {
         Vec::new()
     } else {
         prompt_templates(&agent_dir, &cwd, project_trusted)
     };
+    prompt_templates.extend(skills.iter().map(Skill::command));
     let options = SessionOptions {
         provider: resolved.provider,
         model: resolved.model.model,
@@ -236,6 +245,37 @@ pub(super) async fn build(
 fn prompt_templates(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Vec<PromptTemplate> {
     let (dirs, untrusted) = templates::dirs(agent_dir, cwd, project_trusted);
     let (loaded, warnings) = templates::load(&dirs);
+    for warning in untrusted.into_iter().chain(warnings) {
+        tracing::warn!("{warning}");
+    }
+    loaded
+}
+
+/// The skills of a session in `cwd`: those `--skill` and the `skills`
+/// setting name, then (unless `--no-skills`) the project's when it is
+/// trusted and the user's ([`skills::dirs`]); what is left out is said once.
+fn load_skills(
+    args: &RunArgs,
+    settings: &Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+    project_trusted: bool,
+) -> Vec<Skill> {
+    let mut given: Vec<PathBuf> = args
+        .skills
+        .iter()
+        .map(|path| super::input::absolute(path, cwd))
+        .collect();
+    let (dirs, untrusted) = match args.no_skills {
+        true => (Vec::new(), None),
+        false => {
+            let listed = settings.skills.iter().flatten();
+            given.extend(listed.map(|path| super::input::absolute(path, cwd)));
+            let home = coding_agent::support::paths::home_dir();
+            skills::dirs(agent_dir, home.as_deref(), cwd, project_trusted)
+        }
+    };
+    let (loaded, warnings) = skills::load(&given, &dirs);
     for warning in untrusted.into_iter().chain(warnings) {
         tracing::warn!("{warning}");
     }
@@ -303,6 +343,7 @@ fn system_prompt(
         date: today.get(..10).unwrap_or_default().to_owned(),
         cwd: cwd.to_path_buf(),
         remote_host: None,
+        skills: Vec::new(),
     }
 }
 

@@ -199,7 +199,7 @@ fn read_files(files: &[&str], cwd: &Path) -> Result<(String, Vec<ImageContent>),
 }
 
 /// `path` against `cwd`, with a leading `~/` as the home directory.
-fn absolute(path: &str, cwd: &Path) -> PathBuf {
+pub(super) fn absolute(path: &str, cwd: &Path) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => cwd.join(path),

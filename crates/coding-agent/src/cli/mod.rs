@@ -138,6 +138,12 @@ struct RunArgs {
     /// Load no prompt templates ($CODING_AGENT_DIR/prompts/*.md, .coding-agent/prompts/*.md: `/name args` in a prompt)
     #[arg(long)]
     no_prompt_templates: bool,
+    /// A skill to load: a SKILL.md, a Markdown file or a folder of skills (repeatable; loaded with --no-skills too)
+    #[arg(long = "skill", value_name = "PATH")]
+    skills: Vec<String>,
+    /// Look for no skills in $CODING_AGENT_DIR/skills, ~/.agents/skills, the project's or the `skills` setting
+    #[arg(long)]
+    no_skills: bool,
     /// Continue the most recent session of this directory
     #[arg(short = 'c', long = "continue")]
     continue_session: bool,

@@ -62,6 +62,7 @@ use crate::modes::user_bash::run_user_bash;
 use crate::recovery::compact_now;
 use crate::session::BashExecution;
 use crate::session_event::{SessionEvent, SessionEvents};
+use crate::templates::TemplateKind;
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 
 /// Pi's text when `prompt` arrives during a run without `streamingBehavior`.
@@ -660,7 +661,10 @@ fn commands(session: &AgentSession) -> Vec<Value> {
             json!({
                 "name": template.name,
                 "description": template.description,
-                "source": "prompt",
+                "source": match template.kind {
+                    TemplateKind::Prompt => "prompt",
+                    TemplateKind::Skill => "skill",
+                },
                 "location": template.location,
                 "path": template.path,
             })

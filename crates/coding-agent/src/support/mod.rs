@@ -4,12 +4,13 @@
 //! errors, atomic writes and the per-file mutation queue (edit and write), the
 //! walk policy of grep and find, killing a child's process group (bash and
 //! command hooks), the poison-tolerant lock, the kept tail of a child's
-//! stderr (MCP servers, ssh) and file-safe names (spilled results, MCP tool
-//! names). A helper only one tool uses lives in that tool's folder.
+//! stderr (MCP servers, ssh), file-safe names (spilled results, MCP tool
+//! names) and Markdown front matter (prompt templates, skills). A helper only one tool uses lives in that tool's folder.
 
 pub mod atomic_write;
 pub mod blocking;
 pub mod cancel;
+pub mod front_matter;
 pub mod fs_error;
 pub mod js_number;
 pub mod mutation_queue;

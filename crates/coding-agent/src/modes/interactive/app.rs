@@ -1057,6 +1057,7 @@ mod tests {
             body: "Review $1.".into(),
             location: crate::templates::TemplateLocation::User,
             path: PathBuf::from("/prompts/review.md"),
+            kind: crate::templates::TemplateKind::Prompt,
         }]);
         assert_eq!(tab_after(&mut app, "/ses"), "/session ");
         assert_eq!(tab_after(&mut app, "/rev"), "/review ");

@@ -1,0 +1,426 @@
+//! Skills (the Agent Skills standard, as Pi, Claude Code and Codex load
+//! them): a folder with a `SKILL.md` whose front matter names the skill and
+//! says when to use it, beside whatever scripts and references it needs.
+//!
+//! The system prompt lists each skill's name, description and file; the
+//! model reads the file with the `read` tool when a task matches, so only
+//! the descriptions are always in the context. `/skill:NAME [ARGS]` sends a
+//! skill's instructions as the prompt, for the user who wants one used now.
+//!
+//! Found in, first found winning a name: the paths given (`--skill`, the
+//! `skills` setting; a `SKILL.md`, a Markdown file, or a folder of skills),
+//! a trusted project's `.coding-agent/skills/` and the `.agents/skills/` of
+//! its folder and those above it up to the repository's root, then the
+//! user's `$CODING_AGENT_DIR/skills/` and `~/.agents/skills/`. In a folder of
+//! skills, each subfolder holding a `SKILL.md` is one (its other files are
+//! not looked into), and so is each Markdown file directly inside it.
+//!
+//! As in Pi, a skill without a description is left out with a warning, and a
+//! name that breaks the standard's rules (1 to 64 of `a-z`, `0-9` and single
+//! hyphens, the folder's name) is warned about and used.
+
+use std::path::{Path, PathBuf};
+
+use crate::settings::PROJECT_CONFIG_DIR;
+use crate::support::front_matter;
+use crate::templates::{PromptTemplate, TemplateKind, TemplateLocation};
+
+/// One skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// Its name (front matter `name:`, else its folder's or file's name).
+    pub name: String,
+    /// When to use it: what the model decides on.
+    pub description: String,
+    /// Its `SKILL.md` (or Markdown file).
+    pub path: PathBuf,
+    /// Where it was found.
+    pub location: TemplateLocation,
+    /// Listed for the model; `false` (`disable-model-invocation: true`)
+    /// when only `/skill:NAME` uses it.
+    pub model_invocable: bool,
+    /// The instructions: the file after its front matter.
+    pub instructions: String,
+}
+
+/// The folder skills are kept in, under the agent's and a project's
+/// configuration folder.
+pub const SKILLS_DIR: &str = "skills";
+
+/// The folder other agents share skills in (`.agents/skills`).
+const SHARED_DIR: &str = ".agents";
+
+/// Longest description the standard allows, in characters.
+const MAX_DESCRIPTION: usize = 1024;
+
+/// Folders of skills to look at deeper than this are left alone.
+const MAX_DEPTH: usize = 4;
+
+/// The skill folders of a session in `cwd`, the first found winning a name:
+/// the project's when it is trusted, then the user's (`home`: the user's
+/// home folder, for `~/.agents/skills`). When the project is not trusted, the
+/// second value is the notice saying its skills are left out (`None` when it
+/// has none).
+pub fn dirs(
+    agent_dir: &Path,
+    home: Option<&Path>,
+    cwd: &Path,
+    project_trusted: bool,
+) -> (Vec<(PathBuf, TemplateLocation)>, Option<String>) {
+    let mut project = vec![cwd.join(PROJECT_CONFIG_DIR).join(SKILLS_DIR)];
+    for dir in cwd.ancestors() {
+        project.push(dir.join(SHARED_DIR).join(SKILLS_DIR));
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    let user = [
+        Some(agent_dir.join(SKILLS_DIR)),
+        home.map(|home| home.join(SHARED_DIR).join(SKILLS_DIR)),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|dir| (dir, TemplateLocation::User));
+    if project_trusted {
+        let project = project
+            .into_iter()
+            .map(|dir| (dir, TemplateLocation::Project));
+        return (project.chain(user).collect(), None);
+    }
+    let notice = project.iter().find(|dir| dir.is_dir()).map(|dir| {
+        format!(
+            "the project's skills in {} are not loaded: the project is not trusted (trust it with --trust)",
+            dir.display()
+        )
+    });
+    (user.collect(), notice)
+}
+
+/// The skills of `given` (paths named by the user) and of `dirs`, in that
+/// order, the first of a name winning; with the warnings to show about
+/// those left out and those that break the standard's rules.
+pub fn load(given: &[PathBuf], dirs: &[(PathBuf, TemplateLocation)]) -> (Vec<Skill>, Vec<String>) {
+    let mut found = Found::default();
+    for path in given {
+        let skill_file = path.join("SKILL.md");
+        if skill_file.is_file() {
+            found.file(&skill_file, TemplateLocation::Path);
+        } else if path.is_dir() {
+            found.folder(path, TemplateLocation::Path, 0);
+        } else if path.is_file() {
+            found.file(path, TemplateLocation::Path);
+        } else {
+            found
+                .warnings
+                .push(format!("skill {}: no such file or folder", path.display()));
+        }
+    }
+    for (dir, location) in dirs {
+        found.folder(dir, *location, 0);
+    }
+    let Found {
+        mut skills,
+        warnings,
+    } = found;
+    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    (skills, warnings)
+}
+
+#[derive(Default)]
+struct Found {
+    skills: Vec<Skill>,
+    warnings: Vec<String>,
+}
+
+impl Found {
+    /// The skills in the folder `dir`: its subfolders with a `SKILL.md`, and
+    /// at the top, its Markdown files.
+    fn folder(&mut self, dir: &Path, location: TemplateLocation, depth: usize) {
+        let skill_file = dir.join("SKILL.md");
+        if depth > 0 && skill_file.is_file() {
+            self.file(&skill_file, location);
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).collect();
+        paths.sort();
+        for path in paths {
+            let hidden = path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with('.'));
+            if hidden || path.file_name().is_some_and(|name| name == "node_modules") {
+                continue;
+            }
+            if path.is_dir() {
+                if depth < MAX_DEPTH {
+                    self.folder(&path, location, depth + 1);
+                }
+            } else if depth == 0 && path.extension().is_some_and(|ext| ext == "md") {
+                self.file(&path, location);
+            }
+        }
+    }
+
+    /// The skill in the file `path`, unless it has no description or its
+    /// name is taken.
+    fn file(&mut self, path: &Path, location: TemplateLocation) {
+        let shown = path.display();
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) => {
+                self.warnings
+                    .push(format!("skill {shown} is left out: {error}"));
+                return;
+            }
+        };
+        let front = front_matter::split(&text);
+        let Some(description) = front.get("description").filter(|d| !d.trim().is_empty()) else {
+            self.warnings.push(format!(
+                "skill {shown} is left out: its front matter has no description"
+            ));
+            return;
+        };
+        let folder = match path.file_name().is_some_and(|name| name == "SKILL.md") {
+            true => path.parent().and_then(Path::file_name),
+            false => path.file_stem(),
+        }
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+        let name = front.get("name").unwrap_or(&folder).to_owned();
+        if let Some(problem) = name_problem(&name, &folder) {
+            self.warnings.push(format!("skill {shown}: {problem}"));
+        }
+        if description.chars().count() > MAX_DESCRIPTION {
+            self.warnings.push(format!(
+                "skill {shown}: its description is longer than {MAX_DESCRIPTION} characters"
+            ));
+        }
+        if let Some(first) = self.skills.iter().find(|skill| skill.name == name) {
+            self.warnings.push(format!(
+                "skill {shown} is left out: {} has the name {name} already",
+                first.path.display()
+            ));
+            return;
+        }
+        self.skills.push(Skill {
+            name,
+            description: description.trim().to_owned(),
+            path: path.to_path_buf(),
+            location,
+            model_invocable: front.get("disable-model-invocation") != Some("true"),
+            instructions: front.body.trim().to_owned(),
+        });
+    }
+}
+
+/// What is wrong with a skill's name by the standard, if anything.
+fn name_problem(name: &str, folder: &str) -> Option<String> {
+    let allowed = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if name.is_empty() || name.len() > 64 {
+        Some(format!("the name {name:?} is not 1 to 64 characters long"))
+    } else if !allowed || name.starts_with('-') || name.ends_with('-') || name.contains("--") {
+        Some(format!(
+            "the name {name} is not lowercase letters, digits and single hyphens"
+        ))
+    } else if name != folder {
+        Some(format!(
+            "the name {name} is not its folder's name ({folder})"
+        ))
+    } else {
+        None
+    }
+}
+
+impl Skill {
+    /// The folder its relative paths start from.
+    pub fn base_dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("/"))
+    }
+
+    /// Its `/skill:NAME` command: the instructions, marked as the skill's.
+    pub fn command(&self) -> PromptTemplate {
+        let body = format!(
+            "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
+            self.name,
+            self.path.display(),
+            self.base_dir().display(),
+            self.instructions
+        );
+        PromptTemplate {
+            name: format!("skill:{}", self.name),
+            description: self.description.clone(),
+            body,
+            location: self.location,
+            path: self.path.clone(),
+            kind: TemplateKind::Skill,
+        }
+    }
+}
+
+/// What the system prompt says of `skills` (Pi's wording, in the XML of the
+/// standard), empty when none is for the model. Listed only when the `read`
+/// tool is there to load them.
+pub fn prompt_section(skills: &[Skill]) -> String {
+    let listed: Vec<&Skill> = skills.iter().filter(|s| s.model_invocable).collect();
+    if listed.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from(
+        "\n\nThe following skills provide specialized instructions for specific tasks.\n\
+         Use the read tool to load a skill's file when the task matches its description.\n\
+         When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n\
+         <available_skills>",
+    );
+    for skill in listed {
+        text.push_str(&format!(
+            "\n  <skill>\n    <name>{}</name>\n    <description>{}</description>\n    <location>{}</location>\n  </skill>",
+            escape_xml(&skill.name),
+            escape_xml(&skill.description),
+            escape_xml(&skill.path.display().to_string()),
+        ));
+    }
+    text.push_str("\n</available_skills>");
+    text
+}
+
+fn escape_xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn folders_with_a_skill_md_and_top_level_markdown_files_are_skills() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("skills");
+        write(
+            &dir.join("pdf-tools/SKILL.md"),
+            "---\nname: pdf-tools\ndescription: Fill PDF forms & more.\n---\n# PDF\nRun ./fill.sh\n",
+        );
+        // Not a skill: below a skill's own folder.
+        write(
+            &dir.join("pdf-tools/references/SKILL.md"),
+            "---\ndescription: inner\n---\n",
+        );
+        write(
+            &dir.join("group/deploy/SKILL.md"),
+            "---\ndescription: Deploy.\ndisable-model-invocation: true\n---\nSteps\n",
+        );
+        write(&dir.join("notes.md"), "---\ndescription: Notes.\n---\nN\n");
+        write(&dir.join("plain.md"), "no front matter\n");
+        let (skills, warnings) = load(&[], &[(dir.clone(), TemplateLocation::User)]);
+        let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["deploy", "notes", "pdf-tools"]);
+        assert_eq!(skills[2].instructions, "# PDF\nRun ./fill.sh");
+        assert!(!skills[0].model_invocable);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("plain.md is left out: its front matter has no description"));
+
+        let section = prompt_section(&skills);
+        assert!(section.contains(
+            "<name>pdf-tools</name>\n    <description>Fill PDF forms &amp; more.</description>"
+        ));
+        assert!(
+            !section.contains("deploy"),
+            "hidden from the model: {section}"
+        );
+        let command = skills[2].command();
+        assert_eq!(command.name, "skill:pdf-tools");
+        let expanded =
+            crate::templates::expand("/skill:pdf-tools form.pdf $1", &[command]).unwrap();
+        let skill_dir = dir.join("pdf-tools");
+        assert_eq!(
+            expanded,
+            format!(
+                "<skill name=\"pdf-tools\" location=\"{}\">\nReferences are relative to {}.\n\n# PDF\nRun ./fill.sh\n</skill>\n\nform.pdf $1",
+                skill_dir.join("SKILL.md").display(),
+                skill_dir.display()
+            )
+        );
+    }
+
+    #[test]
+    fn the_first_of_a_name_wins_and_broken_names_are_warned_about_but_used() {
+        let root = tempfile::tempdir().unwrap();
+        let given = root.path().join("mine/review/SKILL.md");
+        write(&given, "---\nname: review\ndescription: Mine.\n---\n");
+        let dir = root.path().join("skills");
+        write(
+            &dir.join("review/SKILL.md"),
+            "---\ndescription: Theirs.\n---\n",
+        );
+        write(
+            &dir.join("Bad_Name/SKILL.md"),
+            "---\ndescription: B.\n---\n",
+        );
+        write(
+            &dir.join("other/SKILL.md"),
+            "---\nname: renamed\ndescription: R.\n---\n",
+        );
+        let missing = root.path().join("nowhere");
+        let (skills, warnings) = load(
+            &[given.clone(), missing],
+            &[(dir.clone(), TemplateLocation::Project)],
+        );
+        let found: Vec<(&str, &str)> = skills
+            .iter()
+            .map(|s| (s.name.as_str(), s.description.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [("Bad_Name", "B."), ("renamed", "R."), ("review", "Mine.")]
+        );
+        assert_eq!(skills[2].location, TemplateLocation::Path);
+        let warned = warnings.join("\n");
+        for part in [
+            "nowhere: no such file or folder",
+            "the name Bad_Name is not lowercase letters, digits and single hyphens",
+            "the name renamed is not its folder's name (other)",
+            "has the name review already",
+        ] {
+            assert!(warned.contains(part), "{part}:\n{warned}");
+        }
+    }
+
+    #[test]
+    fn an_untrusted_project_s_skills_are_named_and_left_out() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("repo/sub");
+        std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
+        std::fs::create_dir_all(cwd.join(".agents/skills")).unwrap();
+        let agent = root.path().join("agent");
+        let (trusted, _) = dirs(&agent, None, &cwd, true);
+        let trusted: Vec<PathBuf> = trusted.into_iter().map(|(dir, _)| dir).collect();
+        assert_eq!(
+            trusted,
+            [
+                cwd.join(".coding-agent/skills"),
+                cwd.join(".agents/skills"),
+                root.path().join("repo/.agents/skills"),
+                agent.join("skills"),
+            ]
+        );
+        let (untrusted, notice) = dirs(&agent, None, &cwd, false);
+        assert_eq!(untrusted, [(agent.join("skills"), TemplateLocation::User)]);
+        assert!(
+            notice
+                .unwrap()
+                .contains("are not loaded: the project is not trusted")
+        );
+    }
+}
