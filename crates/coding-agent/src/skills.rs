@@ -261,6 +261,19 @@ impl Skill {
     }
 }
 
+/// The skill's name and the arguments of a prompt [`Skill::command`]
+/// wrote, so the transcript can show the command instead of the whole
+/// instructions; `None` for any other text.
+pub fn parse_invocation(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix("<skill name=\"")?;
+    let (name, rest) = rest.split_once('"')?;
+    rest.strip_prefix(" location=\"")?;
+    let at = rest.rfind("\n</skill>")?;
+    let args = rest[at + "\n</skill>".len()..].strip_prefix("\n\n");
+    let ended = rest.len() == at + "\n</skill>".len();
+    (ended || args.is_some()).then_some((name, args.unwrap_or_default()))
+}
+
 /// What the system prompt says of `skills` (Pi's wording, in the XML of the
 /// standard), empty when none is for the model. Listed only when the `read`
 /// tool is there to load them.

@@ -421,9 +421,20 @@ impl Transcript {
         match entry {
             Entry::User(text) => {
                 lines.push(StyledLine::default());
-                for (i, line) in text.lines().enumerate() {
-                    let mark = if i == 0 { "> " } else { "  " };
-                    lines.push(StyledLine::new(mark, Style::Accent).push(line, Style::Bold));
+                // A skill's command shows as the command; Ctrl+O, as sent.
+                let invoked = crate::skills::parse_invocation(text).filter(|_| !self.expand_tools);
+                if let Some((name, args)) = invoked {
+                    let command = format!("/skill:{name} {args}");
+                    lines.push(
+                        StyledLine::new("> ", Style::Accent)
+                            .push(command.trim_end(), Style::Bold)
+                            .push(" · the skill's instructions (Ctrl+O)", Style::Dim),
+                    );
+                } else {
+                    for (i, line) in text.lines().enumerate() {
+                        let mark = if i == 0 { "> " } else { "  " };
+                        lines.push(StyledLine::new(mark, Style::Accent).push(line, Style::Bold));
+                    }
                 }
             }
             Entry::Assistant(answer) => self.answer_lines(answer, width, now, &mut lines),
@@ -660,6 +671,22 @@ mod tests {
 
     fn all_rows(transcript: &mut Transcript, width: u16, now: Instant) -> Vec<String> {
         plain(&transcript.window(width, now, usize::MAX, 0).0)
+    }
+
+    #[test]
+    fn a_skill_command_shows_as_the_command_until_expanded() {
+        let now = Instant::now();
+        let sent = "<skill name=\"pdf\" location=\"/s/pdf/SKILL.md\">\nReferences are relative to /s/pdf.\n\nRun it\n</skill>\n\nform.pdf";
+        let mut transcript =
+            Transcript::from_items(&[Message::User(UserMessage::text(sent)).into()]);
+        assert_eq!(
+            all_rows(&mut transcript, 80, now),
+            ["> /skill:pdf form.pdf · the skill's instructions (Ctrl+O)"]
+        );
+        transcript.expand_tools = true;
+        let rows = all_rows(&mut transcript, 80, now);
+        assert_eq!(rows.len(), sent.lines().count(), "{rows:?}");
+        assert_eq!(rows[3], "  Run it");
     }
 
     #[test]
