@@ -199,6 +199,13 @@ impl Agent {
         &self.inner.config.model
     }
 
+    /// Replaces the system prompt (the instructions were edited and
+    /// reloaded). Takes effect at the next run: a run in progress keeps the
+    /// prompt it started with.
+    pub fn set_system_prompt(&self, prompt: Option<String>) {
+        self.state().context.system_prompt = prompt.map(Arc::from);
+    }
+
     /// The system prompt the next request sends.
     pub fn system_prompt(&self) -> Option<Arc<str>> {
         self.state().context.system_prompt.clone()

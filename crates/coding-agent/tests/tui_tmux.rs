@@ -691,6 +691,53 @@ fn commands_of_yours_look_the_same_in_a_resumed_session() {
 }
 
 #[test]
+fn reload_reads_the_context_files_templates_and_skills_again() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        std::fs::write(cwd.join("AGENTS.md"), "Rule one.").unwrap();
+    }) else {
+        return;
+    };
+    tmux.ask("first");
+    let system = |request: &serde_json::Value| {
+        request["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(system(&server.requests()[0]).contains("Rule one."));
+
+    std::fs::write(tmux.cwd.join("AGENTS.md"), "Rule two.").unwrap();
+    let prompts = tmux.agent_dir.join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(prompts.join("greet.md"), "Say hello to $1.").unwrap();
+    let skill = tmux.agent_dir.join("skills/lint/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &skill,
+        "---\nname: lint\ndescription: Lint it.\n---\nRun clippy.\n",
+    )
+    .unwrap();
+    run_command(
+        &tmux,
+        "/reload",
+        "Reloaded the system prompt (context files: 1, skills: 1) and the commands (2)",
+    );
+    tmux.type_text("/greet Bob");
+    tmux.key("Enter");
+    tmux.wait_for("the template's answer", |s| {
+        s.contains("Done. Last user message: Say hello to Bob.")
+    });
+    let now = system(server.requests().last().unwrap());
+    assert!(
+        now.contains("Rule two.") && !now.contains("Rule one."),
+        "{now}"
+    );
+    assert!(now.contains("<name>lint</name>"), "{now}");
+    tmux.quit();
+}
+
+#[test]
 fn resume_starts_with_the_sessions_of_the_directory_listed() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--resume"], |_| {}) else {

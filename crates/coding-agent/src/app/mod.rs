@@ -88,6 +88,21 @@ pub struct SessionOptions {
     pub prompt_templates: Vec<PromptTemplate>,
 }
 
+/// What the model is told besides the conversation, as a session's files
+/// give it: the system prompt and the `/name` commands (prompt templates and
+/// skills). The binary builds it at start and again for `/reload`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instructions {
+    /// The system prompt (see [`crate::prompt`]).
+    pub system_prompt: String,
+    /// The commands a prompt may name.
+    pub prompt_templates: Vec<PromptTemplate>,
+    /// How many context files (`AGENTS.md`, `CLAUDE.md`) the prompt holds.
+    pub context_files: usize,
+    /// How many skills the prompt lists or the commands offer.
+    pub skills: usize,
+}
+
 /// An agent with its session; cheap to clone (clones share both).
 #[derive(Clone)]
 pub struct AgentSession {
@@ -96,8 +111,9 @@ pub struct AgentSession {
 
 struct Inner {
     agent: Agent,
-    /// See [`SessionOptions::prompt_templates`].
-    prompt_templates: Vec<PromptTemplate>,
+    /// See [`SessionOptions::prompt_templates`]; replaced by
+    /// [`AgentSession::set_instructions`].
+    prompt_templates: Mutex<Arc<[PromptTemplate]>>,
     /// The tools given at construction; [`AgentSession::set_extra_tools`]
     /// offers them first, then the extra ones.
     definitions: Vec<Arc<dyn ToolDefinition>>,
@@ -243,7 +259,7 @@ impl AgentSession {
             prompt_hooks,
             guard,
             thinking,
-            prompt_templates,
+            prompt_templates: Mutex::new(prompt_templates.into()),
         });
         if let Some(guard) = &inner.guard {
             // The guard serves this session now (an interactive /resume
@@ -754,8 +770,18 @@ impl AgentSession {
     }
 
     /// The templates a prompt may name.
-    pub fn prompt_templates(&self) -> &[PromptTemplate] {
-        &self.inner.prompt_templates
+    pub fn prompt_templates(&self) -> Arc<[PromptTemplate]> {
+        lock(&self.inner.prompt_templates).clone()
+    }
+
+    /// Replaces the system prompt and the commands a prompt may name, built
+    /// again from the files as they are now (`/reload`): the next run sends
+    /// the new prompt, and the next prompt may name the new commands.
+    pub fn set_instructions(&self, instructions: Instructions) {
+        self.inner
+            .agent
+            .set_system_prompt(Some(instructions.system_prompt));
+        *lock(&self.inner.prompt_templates) = instructions.prompt_templates.into();
     }
 
     /// `message` with the template its text names put in (`/review a.rs`),
@@ -772,7 +798,7 @@ impl AgentSession {
             }),
         };
         if let Some(text) = first
-            && let Some(expanded) = crate::templates::expand(text, &self.inner.prompt_templates)
+            && let Some(expanded) = crate::templates::expand(text, &self.prompt_templates())
         {
             *text = expanded;
         }

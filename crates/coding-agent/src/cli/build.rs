@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_ai::message::now_millis;
-use coding_agent::ToolDefinition;
 use coding_agent::app::ModelCatalog;
 use coding_agent::app::{SessionOptions, select_tools_from};
 use coding_agent::guard::{self, Approver, Guard, Mode, NoApprover, RuleFiles, SandboxFacts};
@@ -16,20 +14,14 @@ use coding_agent::hooks::load::load as load_hooks;
 use coding_agent::modes::interactive::InteractiveOptions;
 #[cfg(feature = "tui")]
 use coding_agent::modes::interactive::approval::InteractiveApprover;
-use coding_agent::prompt::{
-    ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
-    resolve_prompt_input,
-};
-use coding_agent::remote::context::load_remote_context_files;
 use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
-use coding_agent::session::{SessionManager, find_session_by_id, iso_timestamp, session_dir};
-use coding_agent::settings::{SETTINGS_FILE, Settings};
-use coding_agent::skills::{self, Skill};
-use coding_agent::templates::{self, PromptTemplate};
+use coding_agent::session::{SessionManager, find_session_by_id, session_dir};
+use coding_agent::settings::SETTINGS_FILE;
 use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
+use super::instructions::InstructionSources;
 use super::resolve::Resolved;
 use super::sandbox::{start_remote_sandbox, start_sandbox};
 use super::{ModeArg, RunArgs, UsageError};
@@ -115,25 +107,17 @@ pub(super) async fn build(
     let tool_cwd = remote
         .as_ref()
         .map_or_else(|| cwd.clone(), |host| host.cwd().to_path_buf());
-    let context_files = match &remote_ops {
-        _ if args.no_context_files => Vec::new(),
-        Some(ops) => load_remote_context_files(&agent_dir, ops, ops.host().cwd()).await,
-        None => load_context_files(&agent_dir, &cwd),
-    };
     let project_trusted = guard::project_trusted(&agent_dir, &cwd, &guard_flags);
-    // A skill is files on this machine, which the tools of a remote run
-    // cannot read.
-    let skills = match &remote {
-        Some(_) => Vec::new(),
-        None => load_skills(args, &resolved.settings, &agent_dir, &cwd, project_trusted),
-    };
-    let mut system_prompt_inputs = system_prompt(args, &agent_dir, &cwd, &tools, context_files);
-    system_prompt_inputs.skills = skills.clone();
-    if let Some(host) = &remote {
-        system_prompt_inputs.cwd = tool_cwd.clone();
-        system_prompt_inputs.remote_host = Some(host.authority());
-    }
-    let system_prompt = build_system_prompt(&system_prompt_inputs);
+    let sources = InstructionSources::new(
+        args,
+        &resolved.settings,
+        &agent_dir,
+        &cwd,
+        &tools,
+        remote_ops.clone(),
+        project_trusted,
+    );
+    let instructions = sources.load().await;
     let session = open_session(args, &agent_dir, &cwd)?;
     #[cfg(feature = "mcp")]
     let mcp = super::mcp::start_servers(
@@ -178,6 +162,13 @@ pub(super) async fn build(
         list_sessions: args.resume,
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),
+        reload: Some({
+            let sources = sources.clone();
+            Arc::new(move || {
+                let sources = sources.clone();
+                Box::pin(async move { sources.load().await })
+            })
+        }),
     });
     #[cfg(not(feature = "tui"))]
     let _ = (resolved.interactive, resolved.warnings);
@@ -204,18 +195,12 @@ pub(super) async fn build(
         options.approvals = Some(inbox);
         options
     });
-    let mut prompt_templates = if args.no_prompt_templates {
-        Vec::new()
-    } else {
-        prompt_templates(&agent_dir, &cwd, project_trusted)
-    };
-    prompt_templates.extend(skills.iter().map(Skill::command));
     let options = SessionOptions {
         provider: resolved.provider,
         model: resolved.model.model,
         cwd: tool_cwd,
         tools,
-        system_prompt,
+        system_prompt: instructions.system_prompt,
         session,
         hooks,
         guard: Some(guard),
@@ -223,7 +208,7 @@ pub(super) async fn build(
             explicit: resolved.thinking,
             default: models.settings.default_thinking_level,
         },
-        prompt_templates,
+        prompt_templates: instructions.prompt_templates,
     };
     Ok(Built {
         mode: resolved.mode,
@@ -238,48 +223,6 @@ pub(super) async fn build(
         #[cfg(feature = "mcp")]
         mcp,
     })
-}
-
-/// The prompt templates of a session in `cwd` (`$CODING_AGENT_DIR/prompts`,
-/// and the project's when it is trusted); what is left out is said once.
-fn prompt_templates(agent_dir: &Path, cwd: &Path, project_trusted: bool) -> Vec<PromptTemplate> {
-    let (dirs, untrusted) = templates::dirs(agent_dir, cwd, project_trusted);
-    let (loaded, warnings) = templates::load(&dirs);
-    for warning in untrusted.into_iter().chain(warnings) {
-        tracing::warn!("{warning}");
-    }
-    loaded
-}
-
-/// The skills of a session in `cwd`: those `--skill` and the `skills`
-/// setting name, then (unless `--no-skills`) the project's when it is
-/// trusted and the user's ([`skills::dirs`]); what is left out is said once.
-fn load_skills(
-    args: &RunArgs,
-    settings: &Settings,
-    agent_dir: &Path,
-    cwd: &Path,
-    project_trusted: bool,
-) -> Vec<Skill> {
-    let mut given: Vec<PathBuf> = args
-        .skills
-        .iter()
-        .map(|path| super::input::absolute(path, cwd))
-        .collect();
-    let (dirs, untrusted) = match args.no_skills {
-        true => (Vec::new(), None),
-        false => {
-            let listed = settings.skills.iter().flatten();
-            given.extend(listed.map(|path| super::input::absolute(path, cwd)));
-            let home = coding_agent::support::paths::home_dir();
-            skills::dirs(agent_dir, home.as_deref(), cwd, project_trusted)
-        }
-    };
-    let (loaded, warnings) = skills::load(&given, &dirs);
-    for warning in untrusted.into_iter().chain(warnings) {
-        tracing::warn!("{warning}");
-    }
-    loaded
 }
 
 /// Who is asked when a call needs approval, until the mode puts in its own
@@ -306,45 +249,6 @@ fn command_hooks(
     }
     Ok((!loaded.config.is_empty())
         .then(|| Arc::new(CommandHooks::new(loaded.config, cwd.to_path_buf()))))
-}
-
-/// What the system prompt is built from: `--system-prompt` (or a discovered
-/// `SYSTEM.md`) or the default text, `--append-system-prompt` (or
-/// `APPEND_SYSTEM.md`), `context_files`, today's date and the cwd.
-fn system_prompt(
-    args: &RunArgs,
-    agent_dir: &Path,
-    cwd: &Path,
-    tools: &[Arc<dyn ToolDefinition>],
-    context_files: Vec<ContextFile>,
-) -> PromptInputs {
-    let discovered = |name: &str| {
-        discover_prompt_file(name, agent_dir, cwd).map(|path| path.to_string_lossy().into_owned())
-    };
-    let custom_prompt = args
-        .system_prompt
-        .clone()
-        .or_else(|| discovered("SYSTEM.md"))
-        .map(|input| resolve_prompt_input(&input));
-    let append_inputs = if args.append_system_prompt.is_empty() {
-        discovered("APPEND_SYSTEM.md").into_iter().collect()
-    } else {
-        args.append_system_prompt.clone()
-    };
-    let today = iso_timestamp(now_millis());
-    PromptInputs {
-        custom_prompt,
-        append: append_inputs
-            .iter()
-            .map(|input| resolve_prompt_input(input))
-            .collect(),
-        tools: tools.to_vec(),
-        context_files,
-        date: today.get(..10).unwrap_or_default().to_owned(),
-        cwd: cwd.to_path_buf(),
-        remote_host: None,
-        skills: Vec::new(),
-    }
 }
 
 /// The session the flags ask for: none, a given file, the latest of this

@@ -27,6 +27,7 @@
 mod build;
 mod dispatch;
 mod input;
+mod instructions;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod policy;

@@ -26,9 +26,9 @@ use crate::session::ContextItem;
 use crate::templates::PromptTemplate;
 
 /// The built-in commands, for Tab completion (`App::command` does them).
-const COMMANDS: [&str; 15] = [
+const COMMANDS: [&str; 16] = [
     "/compact", "/copy", "/exit", "/export", "/fork", "/help", "/mcp", "/model", "/name", "/new",
-    "/quit", "/resume", "/session", "/tools", "/tree",
+    "/quit", "/reload", "/resume", "/session", "/tools", "/tree",
 ];
 
 /// Most editor rows shown; longer texts scroll.
@@ -64,6 +64,8 @@ pub enum Action {
     Compact(Option<String>),
     /// Show the session's tree (`None`), or go on from the row numbered.
     Tree(Option<TreeChoice>),
+    /// Build the system prompt and the commands again from the files.
+    Reload,
     /// Move to the next thinking level (Shift+Tab).
     CycleThinking,
     /// Switch to the next model (Ctrl+P).
@@ -615,6 +617,7 @@ impl App {
                 Some(_) => self.usage("/fork [NUMBER]"),
             },
             "/copy" => Action::Session(SessionCommand::Copy),
+            "/reload" => Action::Reload,
             "/tree" if arg.is_some() && self.running => self.refuse("/tree"),
             "/tree" => match tree_choice(line) {
                 Some(choice) => Action::Tree(choice),
@@ -986,7 +989,7 @@ fn help_lines() -> Vec<StyledLine> {
             "",
             "/tree [N [summarize [FOCUS]]] /session /name [NAME] /export [PATH]",
         ),
-        ("", "/copy /tools /mcp /help /quit"),
+        ("", "/copy /reload /tools /mcp /help /quit"),
     ];
     rows.iter()
         .map(|(key, what)| {
@@ -1061,11 +1064,11 @@ mod tests {
         }]);
         assert_eq!(tab_after(&mut app, "/ses"), "/session ");
         assert_eq!(tab_after(&mut app, "/rev"), "/review ");
-        // `/resume` and `/review` share `/re`; both are listed.
+        // `/reload`, `/resume` and `/review` share `/re`; all are listed.
         assert_eq!(tab_after(&mut app, "/r"), "/re");
         assert_eq!(
             app.hint.as_ref().map(StyledLine::plain).as_deref(),
-            Some("/resume  /review")
+            Some("/reload  /resume  /review")
         );
         assert_eq!(tab_after(&mut app, "fix /ses"), "fix /ses");
     }

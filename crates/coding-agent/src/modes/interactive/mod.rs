@@ -57,7 +57,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use app::{Action, App};
 
-use crate::app::{AgentSession, ModelCatalog, SessionOptions, TreeError, TreeMove};
+use crate::app::{AgentSession, Instructions, ModelCatalog, SessionOptions, TreeError, TreeMove};
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::{SessionManager, first_user_message};
@@ -102,7 +102,15 @@ pub struct InteractiveOptions {
     /// session of the UI offers their tools.
     #[cfg(feature = "mcp")]
     pub mcp: Option<crate::mcp::McpServers>,
+    /// Builds the instructions again from the files (`/reload`); `None`:
+    /// `/reload` says there is nothing to reload from.
+    pub reload: Option<Reloader>,
 }
+
+/// Builds a session's [`Instructions`] again from the files as they are now
+/// (context files, `SYSTEM.md`, prompt templates, skills).
+pub type Reloader =
+    Arc<dyn Fn() -> futures::future::BoxFuture<'static, Instructions> + Send + Sync>;
 
 impl std::fmt::Debug for InteractiveOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -147,7 +155,7 @@ pub async fn run_interactive(
         app.set_remote_host(host);
     }
     show_saved_totals(&session, &mut app);
-    app.set_templates(session.prompt_templates());
+    app.set_templates(&session.prompt_templates());
     let user_bash = interactive
         .user_bash
         .clone()
@@ -530,6 +538,7 @@ impl Driver {
                     }
                 }
             }
+            Action::Reload => self.reload(app).await,
             Action::NewSession => {
                 self.session.new_session(None);
                 app.reset(&[]);
@@ -576,6 +585,30 @@ impl Driver {
             }
         }
         Ok(false)
+    }
+
+    /// `/reload`: the instructions built again from the files; the next
+    /// prompt sends them. A resumed session gets them too.
+    async fn reload(&mut self, app: &mut App) {
+        let Some(reload) = &self.interactive.reload else {
+            app.notice(vec![StyledLine::new(
+                "Nothing to reload: this session's instructions were not read from files",
+                Style::Error,
+            )]);
+            return;
+        };
+        let instructions = reload().await;
+        let said = format!(
+            "Reloaded the system prompt (context files: {}, skills: {}) and the commands ({}); the next prompt uses them",
+            instructions.context_files,
+            instructions.skills,
+            instructions.prompt_templates.len()
+        );
+        self.parts.system_prompt = instructions.system_prompt.clone();
+        self.parts.prompt_templates = instructions.prompt_templates.clone();
+        self.session.set_instructions(instructions);
+        app.set_templates(&self.session.prompt_templates());
+        app.notice(vec![StyledLine::new(said, Style::Dim)]);
     }
 
     /// `/model NAME`: the following runs use the model `name` resolves to.
