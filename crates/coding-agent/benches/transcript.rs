@@ -1,9 +1,10 @@
 //! What drawing the interactive screen costs as a session grows: one frame
 //! of a transcript of 300 turns against one of 30 turns (each turn a prompt,
 //! a read call with a 4 KB result, and a Markdown answer with a Rust code
-//! block), idle and while an answer streams (a delta applied, then a frame,
-//! as the UI does for every delta). A frame should cost what the screen
-//! shows, not what the session holds: the ratios should stay near 1.
+//! block): the first frame of a resumed session, an idle frame, and one
+//! while an answer streams (a delta applied, then a frame, as the UI does
+//! for every delta). A frame should cost what the screen shows, not what
+//! the session holds: the ratios should stay near 1.
 //!
 //! Run with `cargo bench -p coding-agent --bench transcript` (or `cargo
 //! xtask bench`); medians over repeated frames in one process, each figure a
@@ -88,6 +89,26 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// The median time of building the app for a resumed session and drawing
+/// its first frame.
+fn first_frame(turns: usize) -> Duration {
+    let cwd = std::env::temp_dir();
+    let items = session(turns);
+    median(
+        (0..FRAMES / 4)
+            .map(|_| {
+                let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+                let start = Instant::now();
+                let mut app = App::new("m".into(), &cwd, Vec::new(), &items);
+                terminal
+                    .draw(|frame| app.draw(frame, Instant::now()))
+                    .unwrap();
+                start.elapsed()
+            })
+            .collect(),
+    )
+}
+
 /// The median time of one idle frame.
 fn idle_frame(turns: usize) -> Duration {
     let cwd = std::env::temp_dir();
@@ -157,6 +178,11 @@ fn report(what: &str, at_30: Duration, at_300: Duration) {
 }
 
 fn main() {
+    report(
+        "resumed: app built + first frame",
+        first_frame(30),
+        first_frame(300),
+    );
     report("idle frame", idle_frame(30), idle_frame(300));
     report(
         "streamed delta + frame",

@@ -327,7 +327,10 @@ impl Transcript {
 
     /// The `height` rows that end `scroll` rows above the bottom of the
     /// transcript wrapped to `width` columns, with `scroll` clamped to how
-    /// far the transcript reaches up. Settled entries are drawn once and
+    /// far the transcript reaches up. Only the entries the window reaches
+    /// are drawn, walking up from the bottom: a resumed session of
+    /// thousands of turns shows its last screen without drawing the rest,
+    /// and a frame costs what it shows. Settled entries are drawn once and
     /// kept; the rest (the streaming answer, calls still running or waiting)
     /// are drawn for this frame.
     pub fn window(
@@ -343,53 +346,47 @@ impl Transcript {
             show_thinking: self.show_thinking,
             renderers: self.renderers_set,
         };
-        for i in 0..self.entries.len() {
-            let cached = self.entries[i]
-                .rows
-                .as_ref()
-                .is_some_and(|(k, _)| *k == key);
-            if !cached && self.settled(i) {
-                let rows = self.entry_rows(&self.entries[i].entry, width, now);
-                self.entries[i].rows = Some((key, rows));
+        let wanted = height.saturating_add(scroll);
+        // The entries still moving, drawn for this frame only (bottom up).
+        let mut moving: Vec<(usize, Vec<StyledLine>)> = Vec::new();
+        let mut reached = 0;
+        let mut first = self.entries.len();
+        while first > 0 && reached < wanted {
+            first -= 1;
+            if let Some((drawn_as, rows)) = &self.entries[first].rows
+                && *drawn_as == key
+            {
+                reached += rows.len();
+                continue;
+            }
+            let rows = self.entry_rows(&self.entries[first].entry, width, now);
+            reached += rows.len();
+            if self.settled(first) {
+                self.entries[first].rows = Some((key, rows));
+            } else {
+                moving.push((first, rows));
             }
         }
-        let moving: Vec<Option<Vec<StyledLine>>> = self
-            .entries
-            .iter()
-            .map(|shown| match &shown.rows {
-                Some((k, _)) if *k == key => None,
-                _ => Some(self.entry_rows(&shown.entry, width, now)),
-            })
+        moving.reverse();
+        let mut moving = moving.iter().peekable();
+        let blocks: Vec<&[StyledLine]> = (first..)
+            .zip(&self.entries[first..])
+            .map(
+                |(index, shown)| match moving.next_if(|(at, _)| *at == index) {
+                    Some((_, rows)) => rows.as_slice(),
+                    None => shown.rows.as_ref().map_or(&[][..], |(_, rows)| rows),
+                },
+            )
             .collect();
-        let blocks: Vec<&[StyledLine]> = self
-            .entries
-            .iter()
-            .zip(&moving)
-            .map(|(shown, fresh)| match (fresh, &shown.rows) {
-                (Some(rows), _) => rows.as_slice(),
-                (None, Some((_, rows))) => rows.as_slice(),
-                (None, None) => &[],
-            })
-            .filter(|rows| !rows.is_empty())
-            .collect();
+        let all_rows = || blocks.iter().flat_map(|rows| rows.iter());
         // The first blank row of the transcript is only a separator.
-        let skip = usize::from(
-            blocks
-                .first()
-                .and_then(|rows| rows.first())
-                .is_some_and(|row| row.plain().is_empty()),
-        );
-        let total = blocks.iter().map(|rows| rows.len()).sum::<usize>() - skip;
-        let scroll = scroll.min(total.saturating_sub(height));
-        let end = skip + total - scroll;
+        let skip =
+            usize::from(first == 0 && all_rows().next().is_some_and(|row| row.plain().is_empty()));
+        // Short of the top, the walk stopped with `scroll + height` rows.
+        let scroll = scroll.min((reached - skip).saturating_sub(height));
+        let end = reached - scroll;
         let start = end.saturating_sub(height).max(skip);
-        let rows = blocks
-            .iter()
-            .flat_map(|rows| rows.iter())
-            .skip(start)
-            .take(end - start)
-            .cloned()
-            .collect();
+        let rows = all_rows().skip(start).take(end - start).cloned().collect();
         (rows, scroll)
     }
 
@@ -756,6 +753,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn only_the_entries_the_window_reaches_are_drawn() {
+        let now = Instant::now();
+        let items: Vec<ContextItem> = (0..200)
+            .map(|n| Message::Assistant(answer(&format!("answer {n}"))).into())
+            .collect();
+        let mut transcript = Transcript::from_items(&items);
+        let drawn = |transcript: &Transcript| {
+            let drawn = transcript.entries.iter().filter(|s| s.rows.is_some());
+            drawn.count()
+        };
+        let (rows, _) = transcript.window(40, now, 4, 0);
+        assert_eq!(plain(&rows), ["", "answer 198", "", "answer 199"]);
+        assert_eq!(drawn(&transcript), 2, "the last screen only");
+
+        let (rows, scroll) = transcript.window(40, now, 2, 10);
+        assert_eq!(
+            (plain(&rows), scroll),
+            (vec!["".into(), "answer 194".into()], 10)
+        );
+        assert_eq!(drawn(&transcript), 6);
+
+        // Scrolled past the top: clamped, and the leading separator dropped.
+        let (rows, scroll) = transcript.window(40, now, 2, 1000);
+        assert_eq!(
+            (plain(&rows), scroll),
+            (vec!["answer 0".into(), "".into()], 397)
+        );
+        assert_eq!(drawn(&transcript), 200);
     }
 
     #[test]
