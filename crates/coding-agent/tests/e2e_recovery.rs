@@ -342,33 +342,12 @@ fn big_prompt(label: &str, tokens: usize) -> String {
     format!("{label} {}", "word ".repeat(tokens * 4 / 5))
 }
 
-/// Whether a request is the summariser's.
-fn is_summary_request(wire: Wire, request: &Request) -> bool {
-    let system = match wire {
-        Wire::OpenAi => request.body["messages"][0]["content"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        Wire::Anthropic => request.body["system"].to_string(),
-    };
-    system.contains("You summarise conversations")
-}
-
-/// The summariser's answer: [`summary_text`] of `label`.
-fn summary_reply(wire: Wire, label: &str) -> Reply {
-    Reply::Events(wire.events(&Answer::text(&[&summary_text(label)])))
-}
-
 /// A text answer whose usage reports `input` tokens of context.
 fn answer_with_input(wire: Wire, text: &str, input: u64) -> Reply {
     Reply::Events(with_input_tokens(
         wire.events(&Answer::text(&[text])),
         input,
     ))
-}
-
-fn summary_text(label: &str) -> String {
-    format!("## Goal\n{label}")
 }
 
 fn summary_wrapper(summary: &str) -> String {
