@@ -187,3 +187,111 @@ fn a_projects_hooks_run_once_it_is_trusted_with_the_flag() {
     assert_eq!(stdout, "Done.\n");
     assert!(sandbox.work.join("trusted-hook-ran").exists());
 }
+
+/// Appends the event it reads to `events.jsonl`; as a PreCompact hook,
+/// refuses while a file `hold` is in the working directory.
+const RECORD: &str = r#"#!/usr/bin/env python3
+import json, os, sys
+event = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(__file__), "events.jsonl"), "a") as f:
+    f.write(json.dumps(event) + "\n")
+if event["hook_event_name"] == "PreCompact" and os.path.exists("hold"):
+    print("not now: the release is being cut", file=sys.stderr)
+    sys.exit(2)
+"#;
+
+#[test]
+fn compaction_and_the_end_of_a_session_run_their_hooks_selected_by_matcher() {
+    let sandbox = Sandbox::new();
+    let hooks_dir = sandbox.root.join("hooks");
+    std::fs::create_dir(&hooks_dir).unwrap();
+    let record = script(&hooks_dir, "record.py", RECORD);
+    let settings = json!({
+        "providers": {"openai": {"contextWindow": 4000}},
+        "hooks": {
+            "SessionStart": [
+                {"matcher": "startup", "hooks": [{"type": "command", "command": "echo fresh start"}]},
+                {"matcher": "compact", "hooks": [{"type": "command", "command": "echo re-read NOTES.md"}]},
+            ],
+            "PreCompact": command_hook("manual", &record),
+            "SessionEnd": command_hook("", &record),
+        },
+    });
+    sandbox.write_global_settings(&settings);
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "SUMMARY");
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok"])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
+    let long = |label: &str| format!("{label} {}", "word ".repeat(1000));
+    rpc.prompt(&long("first"));
+    rpc.prompt(&long("second"));
+    // The prompt's first line, then what the hooks added.
+    let added = |request: &Request| {
+        let user = wire.transcript(&request.body)[0].clone();
+        user.split_once('\n').map(|(_, rest)| rest.to_owned())
+    };
+    assert_eq!(
+        added(&server.requests()[0]).as_deref(),
+        Some("SessionStart hook additional context: fresh start"),
+        "the startup hook alone"
+    );
+
+    std::fs::write(sandbox.work.join("hold"), "").unwrap();
+    let (_, held) = rpc.ask(json!({"id": "c1", "type": "compact"}));
+    assert_eq!(
+        held,
+        json!({"id":"c1","type":"response","command":"compact","success":false,
+            "error":"Compaction blocked by PreCompact hook: not now: the release is being cut"})
+    );
+    std::fs::remove_file(sandbox.work.join("hold")).unwrap();
+    let (_, compacted) =
+        rpc.ask(json!({"id": "c2", "type": "compact", "customInstructions": "keep the API"}));
+    assert_eq!(compacted["success"], true, "{compacted}");
+
+    rpc.prompt("third");
+    let last = server.requests().last().unwrap().body.clone();
+    assert_eq!(
+        wire.transcript(&last).last().unwrap(),
+        "user: third\nSessionStart hook additional context: re-read NOTES.md"
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let first_id = state["data"]["sessionId"].clone();
+    rpc.ask(json!({"id": "n", "type": "new_session"}));
+    let (_, state) = rpc.ask(json!({"id": "s2", "type": "get_state"}));
+    let second_id = state["data"]["sessionId"].clone();
+    rpc.finish();
+
+    let events: Vec<Value> = std::fs::read_to_string(hooks_dir.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let seen: Vec<(&Value, &Value, Value)> = events
+        .iter()
+        .map(|e| {
+            let what = match e["hook_event_name"].as_str().unwrap() {
+                "PreCompact" => json!([e["trigger"], e["custom_instructions"]]),
+                _ => e["reason"].clone(),
+            };
+            (&e["hook_event_name"], &e["session_id"], what)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!("PreCompact"), &first_id, json!(["manual", ""])),
+            (
+                &json!("PreCompact"),
+                &first_id,
+                json!(["manual", "keep the API"])
+            ),
+            (&json!("SessionEnd"), &first_id, json!("clear")),
+            (&json!("SessionEnd"), &second_id, json!("other")),
+        ]
+    );
+}

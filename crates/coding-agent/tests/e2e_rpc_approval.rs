@@ -277,3 +277,61 @@ fn an_rpc_client_answers_approval_requests() {
     let (status, _, stderr) = running.finish();
     assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
 }
+
+#[test]
+fn a_call_waiting_for_approval_runs_the_permission_prompt_notification_hooks() {
+    let wire = Wire::OpenAi;
+    let world = Sandbox::new();
+    let told = world.root.join("told.json");
+    let notify = |matcher: &str, file: &std::path::Path| json!({"matcher": matcher, "hooks": [{"type": "command", "command": format!("cat > {}", file.display())}]});
+    let never = world.root.join("never.json");
+    world.write_global_settings(&json!({"hooks": {"Notification": [
+        notify("permission_prompt", &told),
+        notify("idle_prompt", &never),
+    ]}}));
+    let server = ModelServer::start(move |request| {
+        let answer = match request.index {
+            0 => Answer::call("call_0", "bash", json!({"command": "touch once"})),
+            _ => Answer::text(&["Noted."]),
+        };
+        Reply::Events(wire.events(&answer))
+    });
+    let mut command = world.command(wire, &server);
+    command.args(["--mode", "rpc"]);
+    let mut running = Running::spawn_piped(command);
+    let mut client = Client {
+        stdin: running.take_stdin(),
+        lines: running.stdout_lines(),
+    };
+    client.prompt(0);
+    let request = client.request();
+    // The hook runs while the request waits for its answer.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let input: Value = loop {
+        if let Ok(text) = std::fs::read_to_string(&told)
+            && let Ok(input) = serde_json::from_str(&text)
+        {
+            break input;
+        }
+        assert!(std::time::Instant::now() < deadline, "no notification");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(
+        (
+            &input["hook_event_name"],
+            &input["notification_type"],
+            &input["message"]
+        ),
+        (
+            &json!("Notification"),
+            &json!("permission_prompt"),
+            &json!("coding-agent needs your permission to use bash")
+        )
+    );
+    client.answer(&request, json!({"value": "Allow once"}));
+    assert_eq!(client.decisions()[0]["decision"], "allow");
+    assert!(world.work.join("once").exists());
+    drop(client);
+    running.finish();
+    assert!(!never.exists(), "the other type's hook did not run");
+}

@@ -886,3 +886,31 @@ fn ctrl_g_edits_the_prompt_in_the_users_editor() {
     });
     tmux.quit();
 }
+
+#[test]
+fn new_and_quit_end_the_session_for_its_session_end_hooks() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        let settings = serde_json::json!({"hooks": {"SessionEnd": [{"hooks": [
+            {"type": "command", "command": "cat >> ended.jsonl; echo >> ended.jsonl"}
+        ]}]}});
+        let agent_dir = cwd.parent().unwrap().join("agent");
+        std::fs::write(agent_dir.join("settings.json"), settings.to_string()).unwrap();
+    }) else {
+        return;
+    };
+    tmux.ask("first");
+    run_command(&tmux, "/new", "New session started");
+    tmux.quit();
+    let ended: Vec<serde_json::Value> = std::fs::read_to_string(tmux.cwd.join("ended.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let reasons: Vec<&str> = ended
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["clear", "prompt_input_exit"]);
+    assert_ne!(ended[0]["session_id"], ended[1]["session_id"]);
+}

@@ -43,6 +43,7 @@ use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::guard::Guard;
 use crate::guard::record::{CallDecision, DECISION_TYPE};
+use crate::hooks::lifecycle::{CompactTrigger, SessionEndReason};
 use crate::hooks::prompt::PromptHooks;
 use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::recovery::RecoverySettings;
@@ -471,10 +472,46 @@ impl AgentSession {
         let cancel = self.begin_wait();
         self.notify(SessionEvent::CompactionStart { reason });
         *lock(&self.inner.compacting) = true;
-        let outcome = self.compact_with(focus, &cancel).await;
+        let outcome = match self.pre_compact(reason, focus, &cancel).await {
+            Ok(()) => self.compact_with(focus, &cancel).await,
+            Err(blocked) => Err(CompactionError::Blocked(blocked)),
+        };
         *lock(&self.inner.compacting) = false;
         self.end_wait();
+        if outcome.is_ok()
+            && let Some(hooks) = &self.inner.prompt_hooks
+        {
+            hooks.compacted();
+        }
         outcome
+    }
+
+    /// The PreCompact hooks, which may refuse the compaction.
+    async fn pre_compact(
+        &self,
+        reason: CompactionReason,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let Some(hooks) = &self.inner.prompt_hooks else {
+            return Ok(());
+        };
+        let trigger = match reason {
+            CompactionReason::Manual => CompactTrigger::Manual,
+            CompactionReason::Threshold | CompactionReason::Overflow => CompactTrigger::Auto,
+        };
+        hooks.hooks().set_session(self.hook_session());
+        hooks.hooks().pre_compact(trigger, focus, cancel).await
+    }
+
+    /// Runs the SessionEnd hooks for the session now open, and waits for
+    /// them: call it before [`AgentSession::new_session`] (`clear`) and
+    /// when the process is about to end.
+    pub async fn end_session(&self, reason: SessionEndReason) {
+        if let Some(hooks) = &self.inner.prompt_hooks {
+            hooks.hooks().set_session(self.hook_session());
+            hooks.hooks().session_end(reason).await;
+        }
     }
 
     async fn compact_with(

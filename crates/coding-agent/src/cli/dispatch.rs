@@ -7,6 +7,7 @@ use agent_ai::Message;
 use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
+use coding_agent::hooks::lifecycle::SessionEndReason;
 use coding_agent::modes::print::EXIT_INTERRUPTED;
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
 use coding_agent::remote::RemoteOperations;
@@ -60,8 +61,12 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
             let bash_ops = user_bash_operations(built.remote, &built.sandbox);
-            match run_rpc_with(session, bash_ops, stdin, tokio::io::stdout(), &stop).await? {
-                RpcEnd::InputClosed => Ok(0),
+            match run_rpc_with(session.clone(), bash_ops, stdin, tokio::io::stdout(), &stop).await?
+            {
+                RpcEnd::InputClosed => {
+                    session.end_session(SessionEndReason::Other).await;
+                    Ok(0)
+                }
                 // Everything is written and every command has ended. Exit
                 // now: the runtime's shutdown would wait for the blocking
                 // read of stdin, which the client may never end.
@@ -86,6 +91,7 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
                 &interrupt,
             )
             .await?;
+            session.end_session(SessionEndReason::Other).await;
             Ok(status)
         }
     }

@@ -152,6 +152,9 @@ pub enum CompactionError {
     /// The entry could not be saved.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// A PreCompact hook refused (its reason).
+    #[error("{0}")]
+    Blocked(String),
 }
 
 /// What one compaction keeps, and how long its summaries may be

@@ -83,6 +83,12 @@ pub trait Approver: Send + Sync {
     /// the answer is a deny.
     async fn approve(&self, request: ApprovalRequest, cancel: &CancellationToken)
     -> ApprovalAnswer;
+
+    /// Whether a person is asked (and so waits to be told: the Notification
+    /// hooks run); false for an approver that answers on its own.
+    fn asks_someone(&self) -> bool {
+        true
+    }
 }
 
 /// The approver of modes where no one can be asked (print and JSON, and
@@ -115,6 +121,10 @@ impl Approver for NoApprover {
             );
         }
         ApprovalAnswer::Deny { reason: Some(text) }
+    }
+
+    fn asks_someone(&self) -> bool {
+        false
     }
 }
 

@@ -233,6 +233,13 @@ impl Guard {
         cancel: &CancellationToken,
     ) -> BeforeToolCall {
         let approver = lock(&self.approver).clone();
+        if approver.asks_someone()
+            && let Some(hooks) = &self.hooks
+        {
+            // The user is told while the prompt waits, not before it shows.
+            let (hooks, tool) = (hooks.clone(), request.tool_name.clone());
+            tokio::spawn(async move { hooks.permission_prompt(&tool).await });
+        }
         let asked = request.clone();
         // Cancellation wins over an answer given at the same moment.
         let answer = tokio::select! {

@@ -27,6 +27,9 @@ use super::matcher::{Matcher, MatcherError};
 /// Claude Code's default timeout of a command hook.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The default timeout of a SessionEnd hook: the user waits for it to quit.
+pub const SESSION_END_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The events a hook can be attached to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum HookEvent {
@@ -39,18 +42,29 @@ pub enum HookEvent {
     UserPromptSubmit,
     /// When the agent would stop: may make it go on.
     Stop,
-    /// When a session starts or is cleared: may add context.
+    /// When a session starts, is cleared or was compacted: may add context.
     SessionStart,
+    /// Before the conversation is compacted: may refuse the compaction.
+    PreCompact,
+    /// When the session ends (quit, `/new`, the end of a run): for cleanup;
+    /// what it says is only logged.
+    SessionEnd,
+    /// When the agent waits for the user (a call needs approval): for a
+    /// desktop notification; what it says is only logged.
+    Notification,
 }
 
 impl HookEvent {
     /// Every event, in the order the settings document them.
-    pub const ALL: [HookEvent; 5] = [
+    pub const ALL: [HookEvent; 8] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::UserPromptSubmit,
         HookEvent::Stop,
         HookEvent::SessionStart,
+        HookEvent::PreCompact,
+        HookEvent::SessionEnd,
+        HookEvent::Notification,
     ];
 
     /// The event's name in settings and in the hook's input.
@@ -61,6 +75,17 @@ impl HookEvent {
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::Stop => "Stop",
             HookEvent::SessionStart => "SessionStart",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::Notification => "Notification",
+        }
+    }
+
+    /// The timeout of a hook of this event that sets none.
+    pub fn default_timeout(self) -> Duration {
+        match self {
+            HookEvent::SessionEnd => SESSION_END_TIMEOUT,
+            _ => DEFAULT_TIMEOUT,
         }
     }
 
@@ -97,7 +122,10 @@ pub struct HooksSettings(pub BTreeMap<String, Vec<MatcherGroupSettings>>);
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct MatcherGroupSettings {
     /// Tool names (`bash`, `Bash`, `Edit|Write`) or a regex; absent, `""` or
-    /// `*` match every tool. Only tool events read it.
+    /// `*` match every tool. SessionStart matches its source
+    /// (`startup|resume|clear|compact`), PreCompact its trigger
+    /// (`manual|auto`), SessionEnd its reason, Notification its type;
+    /// UserPromptSubmit and Stop ignore it.
     #[serde(default)]
     pub matcher: Option<String>,
     /// The handlers to run when the matcher matches.
@@ -177,7 +205,7 @@ impl HandlerSettings {
             .filter(|command| !command.is_empty())
             .ok_or_else(|| format!("hooks: {event} command handler without a command; skipped"))?;
         let timeout = match self.timeout.map(|s| (s, Duration::try_from_secs_f64(s))) {
-            None => DEFAULT_TIMEOUT,
+            None => event.default_timeout(),
             Some((_, Ok(timeout))) if !timeout.is_zero() => timeout,
             Some((seconds, _)) => {
                 return Err(format!(
@@ -228,14 +256,16 @@ impl HookConfig {
         self.groups.is_empty()
     }
 
-    /// The handlers of `event` whose matcher matches `tool` (`None`: an event
-    /// without a tool, where matchers are not consulted), in settings order;
+    /// The handlers of `event` whose matcher matches `matched` (a tool's
+    /// name, or what the event's matchers select on:
+    /// [`super::io::EventInput::matched`]; `None`: an event without a
+    /// matcher, where matchers are not consulted), in settings order;
     /// an identical command runs once (Claude Code), blocking on failure if
     /// any of its entries says so, with the longest timeout.
-    pub fn handlers(&self, event: HookEvent, tool: Option<&str>) -> Vec<Handler> {
+    pub fn handlers(&self, event: HookEvent, matched: Option<&str>) -> Vec<Handler> {
         let mut handlers: Vec<Handler> = Vec::new();
         let matching = self.groups.iter().filter(|group| {
-            group.event == event && tool.is_none_or(|tool| group.matcher.matches(tool))
+            group.event == event && matched.is_none_or(|value| group.matcher.matches(value))
         });
         for handler in matching.flat_map(|group| &group.handlers) {
             match handlers.iter_mut().find(|h| h.command == handler.command) {
@@ -345,21 +375,38 @@ mod tests {
     }
 
     #[test]
-    fn events_without_a_tool_ignore_matchers() {
+    fn lifecycle_events_match_on_what_they_name_and_prompt_events_ignore_matchers() {
         let (config, _) = settings(json!({
-            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "s.sh"}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": "t.sh"}]}]
+            "SessionStart": [{"matcher": "startup|clear", "hooks": [{"type": "command", "command": "s.sh"}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "e.sh"}]}],
+            "Stop": [{"matcher": "never", "hooks": [{"type": "command", "command": "t.sh"}]}]
         }))
         .compile()
         .unwrap();
-        assert_eq!(commands(&config, HookEvent::SessionStart, None), ["s.sh"]);
+        let start = |source| commands(&config, HookEvent::SessionStart, Some(source));
+        assert_eq!(
+            (start("startup"), start("clear")),
+            (vec!["s.sh".to_owned()], vec!["s.sh".to_owned()])
+        );
+        assert!(start("compact").is_empty());
+        assert_eq!(
+            commands(&config, HookEvent::SessionEnd, Some("other")),
+            ["e.sh"]
+        );
         assert_eq!(commands(&config, HookEvent::Stop, None), ["t.sh"]);
+        let end = config.handlers(HookEvent::SessionEnd, Some("other"));
+        assert_eq!(
+            end[0].timeout, SESSION_END_TIMEOUT,
+            "the user waits to quit"
+        );
+        let started = config.handlers(HookEvent::SessionStart, Some("startup"));
+        assert_eq!(started[0].timeout, DEFAULT_TIMEOUT);
     }
 
     #[test]
     fn unsupported_entries_are_skipped_with_a_warning_each() {
         let (config, warnings) = settings(json!({
-            "Notification": [{"hooks": [{"type": "command", "command": "n.sh"}]}],
+            "SubagentStop": [{"hooks": [{"type": "command", "command": "n.sh"}]}],
             "PreToolUse": [{"hooks": [
                 {"type": "http", "url": "http://127.0.0.1/"},
                 {"type": "command"},
@@ -372,10 +419,10 @@ mod tests {
         assert_eq!(
             warnings,
             [
-                "hooks: event \"Notification\" is not supported; skipped",
                 "hooks: PreToolUse handler of type \"http\" is not supported (only \"command\"); skipped",
                 "hooks: PreToolUse command handler without a command; skipped",
                 "hooks: PreToolUse hook \"x.sh\" has timeout 0; a timeout is a positive number of seconds; skipped",
+                "hooks: event \"SubagentStop\" is not supported; skipped",
             ]
         );
     }

@@ -54,10 +54,31 @@ pub enum EventInput {
         /// The text of the model's last answer.
         last_assistant_message: String,
     },
-    /// A session starts or is cleared.
+    /// A session starts, is cleared or was compacted.
     SessionStart {
-        /// `startup`, `resume` or `clear`.
+        /// `startup`, `resume`, `clear` or `compact`.
         source: String,
+    },
+    /// The conversation is about to be compacted.
+    PreCompact {
+        /// `manual` (`/compact`, RPC `compact`) or `auto` (the context
+        /// passed its threshold, or overflowed).
+        trigger: String,
+        /// The focus given to `/compact` (`""` without one).
+        custom_instructions: String,
+    },
+    /// The session ends.
+    SessionEnd {
+        /// `clear` (a new session replaces it), `prompt_input_exit` (the
+        /// user quit the interactive UI) or `other` (a run ended).
+        reason: String,
+    },
+    /// The agent waits for the user.
+    Notification {
+        /// What to tell the user.
+        message: String,
+        /// `permission_prompt`.
+        notification_type: String,
     },
 }
 
@@ -70,16 +91,28 @@ impl EventInput {
             EventInput::UserPromptSubmit { .. } => HookEvent::UserPromptSubmit,
             EventInput::Stop { .. } => HookEvent::Stop,
             EventInput::SessionStart { .. } => HookEvent::SessionStart,
+            EventInput::PreCompact { .. } => HookEvent::PreCompact,
+            EventInput::SessionEnd { .. } => HookEvent::SessionEnd,
+            EventInput::Notification { .. } => HookEvent::Notification,
         }
     }
 
-    /// The tool a tool event is about; hooks match on its name.
-    pub fn tool_name(&self) -> Option<&str> {
+    /// What the event's matchers select on, as in Claude Code: the tool's
+    /// name, SessionStart's source, PreCompact's trigger, SessionEnd's
+    /// reason, the notification's type; `None` for the events without a
+    /// matcher (every hook of theirs runs).
+    pub fn matched(&self) -> Option<&str> {
         match self {
             EventInput::PreToolUse(call) | EventInput::PostToolUse { call, .. } => {
                 Some(&call.tool_name)
             }
-            _ => None,
+            EventInput::SessionStart { source } => Some(source),
+            EventInput::PreCompact { trigger, .. } => Some(trigger),
+            EventInput::SessionEnd { reason } => Some(reason),
+            EventInput::Notification {
+                notification_type, ..
+            } => Some(notification_type),
+            EventInput::UserPromptSubmit { .. } | EventInput::Stop { .. } => None,
         }
     }
 }
@@ -236,6 +269,26 @@ mod tests {
                     source: "resume".into(),
                 },
                 json!({"source": "resume"}),
+            ),
+            (
+                EventInput::PreCompact {
+                    trigger: "manual".into(),
+                    custom_instructions: "keep the API".into(),
+                },
+                json!({"trigger": "manual", "custom_instructions": "keep the API"}),
+            ),
+            (
+                EventInput::SessionEnd {
+                    reason: "clear".into(),
+                },
+                json!({"reason": "clear"}),
+            ),
+            (
+                EventInput::Notification {
+                    message: "m".into(),
+                    notification_type: "permission_prompt".into(),
+                },
+                json!({"message": "m", "notification_type": "permission_prompt"}),
             ),
         ];
         for (event, mut expected) in cases {

@@ -10,6 +10,8 @@
 //!   replace the output the model reads, or stop the agent.
 //! - `UserPromptSubmit`, `Stop` and `SessionStart` run around a prompt (see
 //!   [`prompt`]).
+//! - `PreCompact`, `SessionEnd` and `Notification` run around the session's
+//!   life (see [`lifecycle`]).
 //!
 //! [`load`] reads the settings files (a project's hooks only once it is
 //! trusted), [`config`] their `hooks` key, [`matcher`] selects tools, [`runner`]
@@ -20,6 +22,7 @@
 
 pub mod config;
 pub mod io;
+pub mod lifecycle;
 pub mod load;
 pub mod matcher;
 pub mod outcome;
@@ -286,7 +289,7 @@ impl CommandHooks {
     /// configured. Warnings are logged.
     async fn run(&self, fields: EventInput, cancel: &CancellationToken) -> Option<Outcome> {
         let event = fields.event();
-        let handlers = self.config.handlers(event, fields.tool_name());
+        let handlers = self.config.handlers(event, fields.matched());
         if handlers.is_empty() {
             return None;
         }

@@ -1,5 +1,6 @@
 //! The hooks around one prompt: `SessionStart` (before the first prompt of a
-//! session, its text given to the model with that prompt), `UserPromptSubmit`
+//! session, and the first after a compaction, its text given to the model
+//! with that prompt), `UserPromptSubmit`
 //! (may refuse the prompt or add context to it) and `Stop` (when the run
 //! ends, may make the agent go on with the hook's reason, at most
 //! [`MAX_STOP_CONTINUATIONS`] times a prompt).
@@ -26,6 +27,9 @@ pub enum SessionSource {
     Resume,
     /// A new session replacing the last one (`/new`, RPC `new_session`).
     Clear,
+    /// The conversation was compacted: a hook may give back what the
+    /// summary left out.
+    Compact,
 }
 
 impl SessionSource {
@@ -34,6 +38,7 @@ impl SessionSource {
             SessionSource::Startup => "startup",
             SessionSource::Resume => "resume",
             SessionSource::Clear => "clear",
+            SessionSource::Compact => "compact",
         }
     }
 }
@@ -105,12 +110,14 @@ fn contexts(event: HookEvent, texts: &[String]) -> Vec<String> {
     texts.iter().map(|text| context_text(event, text)).collect()
 }
 
-/// A session's hooks around its prompts: remembers whether SessionStart is due.
+/// A session's hooks around its prompts: remembers which SessionStart runs
+/// are due.
 #[derive(Debug)]
 pub struct PromptHooks {
     hooks: Arc<CommandHooks>,
-    /// SessionStart's source when it has not run for this session yet.
-    start: Mutex<Option<SessionSource>>,
+    /// The sources SessionStart runs with before the next prompt, in order:
+    /// the session's start, then a compaction.
+    start: Mutex<Vec<SessionSource>>,
 }
 
 impl PromptHooks {
@@ -123,7 +130,7 @@ impl PromptHooks {
         };
         PromptHooks {
             hooks,
-            start: Mutex::new(Some(source)),
+            start: Mutex::new(vec![source]),
         }
     }
 
@@ -134,7 +141,16 @@ impl PromptHooks {
 
     /// A new session replaced the last: SessionStart runs again (`clear`).
     pub fn session_cleared(&self) {
-        *lock(&self.start) = Some(SessionSource::Clear);
+        *lock(&self.start) = vec![SessionSource::Clear];
+    }
+
+    /// The conversation was compacted: SessionStart runs (`compact`) before
+    /// the next prompt.
+    pub fn compacted(&self) {
+        let mut start = lock(&self.start);
+        if !start.contains(&SessionSource::Compact) {
+            start.push(SessionSource::Compact);
+        }
     }
 
     /// Runs `message` with `run` (one run of the agent) and the hooks:
@@ -151,8 +167,8 @@ impl PromptHooks {
         // reaches the run (and its tools' hooks) once it started.
         let cancel = CancellationToken::new();
         let mut context = Vec::new();
-        let start = lock(&self.start).take();
-        if let Some(source) = start {
+        let start = std::mem::take(&mut *lock(&self.start));
+        for source in start {
             context.extend(self.hooks.session_start(source, &cancel).await);
         }
         match self

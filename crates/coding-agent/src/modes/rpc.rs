@@ -57,6 +57,7 @@ mod thinking;
 
 use self::approval::RpcApprovals;
 use crate::app::AgentSession;
+use crate::hooks::lifecycle::SessionEndReason;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
 use crate::recovery::compact_now;
@@ -352,6 +353,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             "new_session" => {
                 self.abort().await?;
                 let parent = text("parentSession").map(str::to_owned);
+                session.end_session(SessionEndReason::Clear).await;
                 session.new_session(parent);
                 success(id, kind, Some(json!({"cancelled": false})))
             }

@@ -58,6 +58,7 @@ use tokio_util::sync::CancellationToken;
 pub use app::{Action, App};
 
 use crate::app::{AgentSession, Instructions, ModelCatalog, SessionOptions, TreeError, TreeMove};
+use crate::hooks::lifecycle::SessionEndReason;
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::{SessionManager, first_user_message};
@@ -540,6 +541,7 @@ impl Driver {
             }
             Action::Reload => self.reload(app).await,
             Action::NewSession => {
+                self.session.end_session(SessionEndReason::Clear).await;
                 self.session.new_session(None);
                 app.reset(&[]);
                 app.notice(vec![StyledLine::new("New session started", Style::Dim)]);
@@ -581,6 +583,9 @@ impl Driver {
                     let _ = tokio::time::timeout(QUIT_GRACE, run).await;
                 }
                 self.apply_waiting_events(app);
+                self.session
+                    .end_session(SessionEndReason::PromptInputExit)
+                    .await;
                 return Ok(true);
             }
         }
