@@ -59,7 +59,35 @@ struct Client {
     lines: Receiver<String>,
 }
 
+/// A model that runs `commands[n]` with bash for prompt `n`, then says
+/// `Noted.`.
+fn runs_bash(wire: Wire, commands: &'static [&'static str]) -> ModelServer {
+    ModelServer::start(move |request| {
+        let answer = match request.index {
+            n if n % 2 == 0 && n / 2 < commands.len() => Answer::call(
+                &format!("call_{}", n / 2),
+                "bash",
+                json!({"command": commands[n / 2]}),
+            ),
+            _ => Answer::text(&["Noted."]),
+        };
+        Reply::Events(wire.events(&answer))
+    })
+}
+
 impl Client {
+    /// The binary of `world` in RPC mode, talking `wire` to `server`.
+    fn start(world: &Sandbox, wire: Wire, server: &ModelServer) -> (Running, Client) {
+        let mut command = world.command(wire, server);
+        command.args(["--mode", "rpc"]);
+        let mut running = Running::spawn_piped(command);
+        let client = Client {
+            stdin: running.take_stdin(),
+            lines: running.stdout_lines(),
+        };
+        (running, client)
+    }
+
     /// Sends prompt `n`; returns the approval request it leads to (if
     /// `asked`) with the lines before it.
     fn prompt(&mut self, n: usize) {
@@ -129,24 +157,8 @@ fn an_rpc_client_answers_approval_requests() {
     let project = world.write_project_settings(
         &json!({"permissions": {"deny": ["bash(shutdown:*)"]}, "retry": {"enabled": true}}),
     );
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            n if n % 2 == 0 && n / 2 < COMMANDS.len() => Answer::call(
-                &format!("call_{}", n / 2),
-                "bash",
-                json!({"command": COMMANDS[n / 2]}),
-            ),
-            _ => Answer::text(&["Noted."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
-    let mut command = world.command(wire, &server);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut client = Client {
-        stdin: running.take_stdin(),
-        lines: running.stdout_lines(),
-    };
+    let server = runs_bash(wire, &COMMANDS);
+    let (running, mut client) = Client::start(&world, wire, &server);
 
     // Allow once: the command runs.
     client.prompt(0);
@@ -289,20 +301,8 @@ fn a_call_waiting_for_approval_runs_the_permission_prompt_notification_hooks() {
         notify("permission_prompt", &told),
         notify("idle_prompt", &never),
     ]}}));
-    let server = ModelServer::start(move |request| {
-        let answer = match request.index {
-            0 => Answer::call("call_0", "bash", json!({"command": "touch once"})),
-            _ => Answer::text(&["Noted."]),
-        };
-        Reply::Events(wire.events(&answer))
-    });
-    let mut command = world.command(wire, &server);
-    command.args(["--mode", "rpc"]);
-    let mut running = Running::spawn_piped(command);
-    let mut client = Client {
-        stdin: running.take_stdin(),
-        lines: running.stdout_lines(),
-    };
+    let server = runs_bash(wire, &["touch once"]);
+    let (running, mut client) = Client::start(&world, wire, &server);
     client.prompt(0);
     let request = client.request();
     // The hook runs while the request waits for its answer.
