@@ -295,3 +295,31 @@ fn compaction_and_the_end_of_a_session_run_their_hooks_selected_by_matcher() {
         ]
     );
 }
+
+#[test]
+fn session_end_runs_when_a_print_run_ends_even_on_an_output_error() {
+    let sandbox = Sandbox::new();
+    let ended = sandbox.root.join("ended.json");
+    sandbox.write_global_settings(&json!({"hooks": {
+        "SessionEnd": command_hook("other", &format!("cat > {}", ended.display())),
+    }}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::answering(wire, vec![Answer::text(&["Done."])]);
+    let mut command = sandbox.command(wire, &server);
+    command
+        .args(["-p", "hi"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // The reader goes away: writing the answer fails.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&ended).unwrap()).unwrap();
+    assert_eq!(
+        (&input["hook_event_name"], &input["reason"]),
+        (&json!("SessionEnd"), &json!("other"))
+    );
+}

@@ -90,9 +90,11 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
                 &mut stderr,
                 &interrupt,
             )
-            .await?;
+            .await;
+            // Output that cannot be written (a reader that went away) does
+            // not keep the SessionEnd hooks from their cleanup.
             session.end_session(SessionEndReason::Other).await;
-            Ok(status)
+            Ok(status?)
         }
     }
 }
