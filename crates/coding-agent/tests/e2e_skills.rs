@@ -37,10 +37,6 @@ fn sandbox_with_skills() -> Sandbox {
     sandbox
 }
 
-fn echo_server(wire: Wire) -> ModelServer {
-    ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))))
-}
-
 /// The names in the request's `<available_skills>`.
 fn listed(body: &Value) -> Vec<String> {
     let system = body["messages"][0]["content"].as_str().unwrap_or_default();
@@ -56,7 +52,7 @@ fn listed(body: &Value) -> Vec<String> {
 fn skills_are_listed_for_the_model_and_a_skill_command_sends_its_instructions() {
     let wire = Wire::OpenAi;
     let sandbox = sandbox_with_skills();
-    let server = echo_server(wire);
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut command = sandbox.command(wire, &server);
     command.args(["--trust", "-p", "/skill:pdf-tools form.pdf"]);
     assert_eq!(Running::spawn(command).finish_quietly(), "ok\n");
@@ -89,7 +85,7 @@ fn skills_are_listed_for_the_model_and_a_skill_command_sends_its_instructions() 
 fn an_untrusted_projects_skills_are_left_out_with_a_warning() {
     let wire = Wire::OpenAi;
     let sandbox = sandbox_with_skills();
-    let server = echo_server(wire);
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut command = sandbox.command(wire, &server);
     command.args(["--no-session", "-p", "/skill:deploy"]);
     let (status, _, stderr) = Running::spawn(command).finish();
@@ -111,7 +107,7 @@ fn an_untrusted_projects_skills_are_left_out_with_a_warning() {
 fn rpc_lists_the_skill_commands() {
     let wire = Wire::OpenAi;
     let sandbox = sandbox_with_skills();
-    let server = echo_server(wire);
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--trust"]);
     let (_, commands) = rpc.ask(json!({"id": "c", "type": "get_commands"}));
     let shown: Vec<(&str, &str, &str)> = commands["data"]["commands"]

@@ -28,15 +28,11 @@ fn sandbox_with_templates() -> Sandbox {
     sandbox
 }
 
-fn echo_server(wire: Wire) -> ModelServer {
-    ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))))
-}
-
 #[test]
 fn a_template_named_in_a_prompt_is_sent_expanded() {
     let wire = Wire::OpenAi;
     let sandbox = sandbox_with_templates();
-    let server = echo_server(wire);
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut command = sandbox.command(wire, &server);
     command.args([
         "--trust",
@@ -79,7 +75,7 @@ fn a_template_named_in_a_prompt_is_sent_expanded() {
 fn an_untrusted_projects_templates_are_left_out_with_a_warning() {
     let wire = Wire::OpenAi;
     let sandbox = sandbox_with_templates();
-    let server = echo_server(wire);
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut command = sandbox.command(wire, &server);
     command.args(["--no-session", "-p", "/fix parser_roundtrip"]);
     let (status, _, stderr) = Running::spawn(command).finish();
@@ -102,7 +98,7 @@ fn an_untrusted_projects_templates_are_left_out_with_a_warning() {
 fn rpc_lists_the_templates_and_expands_a_prompt() {
     let wire = Wire::OpenAi;
     let sandbox = sandbox_with_templates();
-    let server = echo_server(wire);
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--trust"]);
     let (_, commands) = rpc.ask(json!({"id": "c", "type": "get_commands"}));
     assert_eq!(

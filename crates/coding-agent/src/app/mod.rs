@@ -493,14 +493,13 @@ impl AgentSession {
         focus: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<(), String> {
-        let Some(hooks) = &self.inner.prompt_hooks else {
+        let Some(hooks) = self.hooks_now() else {
             return Ok(());
         };
         let trigger = match reason {
             CompactionReason::Manual => CompactTrigger::Manual,
             CompactionReason::Threshold | CompactionReason::Overflow => CompactTrigger::Auto,
         };
-        hooks.hooks().set_session(self.hook_session());
         hooks.hooks().pre_compact(trigger, focus, cancel).await
     }
 
@@ -508,8 +507,7 @@ impl AgentSession {
     /// them: call it before [`AgentSession::new_session`] (`clear`) and
     /// when the process is about to end.
     pub async fn end_session(&self, reason: SessionEndReason) {
-        if let Some(hooks) = &self.inner.prompt_hooks {
-            hooks.hooks().set_session(self.hook_session());
+        if let Some(hooks) = self.hooks_now() {
             hooks.hooks().session_end(reason).await;
         }
     }
@@ -774,13 +772,18 @@ impl AgentSession {
             tracing::warn!("{error}");
         }
         let run = |message: Message| crate::recovery::run_prompt(self, message);
-        match &self.inner.prompt_hooks {
-            Some(hooks) => {
-                hooks.hooks().set_session(self.hook_session());
-                hooks.prompt(message, run).await
-            }
+        match self.hooks_now() {
+            Some(hooks) => hooks.prompt(message, run).await,
             None => run(message).await,
         }
+    }
+
+    /// The session's command hooks, told which session they now run for
+    /// (its id and file change with `/new`, `/resume` and a fork).
+    fn hooks_now(&self) -> Option<&PromptHooks> {
+        let hooks = self.inner.prompt_hooks.as_ref()?;
+        hooks.hooks().set_session(self.hook_session());
+        Some(hooks)
     }
 
     /// What command hooks are told about this session.
