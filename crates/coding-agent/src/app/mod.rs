@@ -921,9 +921,7 @@ impl AgentSession {
         let mut messages = self.inner.agent.messages();
         let mut session = self.session();
         for execution in pending {
-            if execution.exclude_from_context != Some(true) {
-                messages.push(execution.to_user_message());
-            }
+            messages.extend(execution.context_message());
             session.append_bash_execution(&execution)?;
         }
         self.inner.agent.set_messages(messages);

@@ -70,9 +70,7 @@ impl ContextItem {
     pub fn into_message(self) -> Option<Message> {
         match self {
             ContextItem::Message(message) => Some(message),
-            ContextItem::Command(run) => {
-                (run.exclude_from_context != Some(true)).then(|| run.to_user_message())
-            }
+            ContextItem::Command(run) => run.context_message(),
             ContextItem::Summary {
                 kind,
                 summary,

@@ -76,11 +76,14 @@ pub struct BashExecution {
 }
 
 impl BashExecution {
-    /// The user message the model reads for this run.
-    pub fn to_user_message(&self) -> Message {
-        Message::User(UserMessage {
-            content: UserContent::Blocks(vec![Content::text(bash_execution_text(self))]),
-            timestamp: self.timestamp,
+    /// The user message the model reads for this run: none when it was
+    /// kept from the model (`!!cmd`).
+    pub fn context_message(&self) -> Option<Message> {
+        (self.exclude_from_context != Some(true)).then(|| {
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![Content::text(bash_execution_text(self))]),
+                timestamp: self.timestamp,
+            })
         })
     }
 }
@@ -113,7 +116,7 @@ pub(crate) fn message_from_entry(message: &Value) -> Option<Message> {
         "user" | "assistant" | "toolResult" => serde_json::from_value(message.clone()).ok(),
         "bashExecution" => {
             let run: BashExecution = serde_json::from_value(message.clone()).ok()?;
-            (run.exclude_from_context != Some(true)).then(|| run.to_user_message())
+            run.context_message()
         }
         "custom" => {
             let content = match message.get("content")? {
