@@ -323,3 +323,123 @@ fn session_end_runs_when_a_print_run_ends_even_on_an_output_error() {
         (&json!("SessionEnd"), &json!("other"))
     );
 }
+
+/// Approves `touch` commands in the user's place, and keeps its input.
+const APPROVE_TOUCH: &str = r#"#!/usr/bin/env python3
+import json, os, sys
+event = json.load(sys.stdin)
+with open(os.environ["INPUTS"], "a") as log:
+    log.write(json.dumps(event) + "\n")
+if event["tool_input"]["command"].split()[:1] == ["touch"]:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+        "decision": {"behavior": "allow"}}}))
+"#;
+
+/// Tells the model where a missing file comes from.
+const EXPLAIN_FAILURE: &str = r#"#!/usr/bin/env python3
+import json, os, sys
+event = json.load(sys.stdin)
+with open(os.environ["INPUTS"], "a") as log:
+    log.write(json.dumps(event) + "\n")
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
+    "additionalContext": "generated files appear after `make`"}}))
+"#;
+
+#[test]
+fn permission_request_answers_where_no_one_can_be_asked_and_failures_get_their_own_hook() {
+    let sandbox = Sandbox::new();
+    let hooks_dir = sandbox.root.join("hooks");
+    std::fs::create_dir(&hooks_dir).unwrap();
+    let inputs = sandbox.root.join("inputs.jsonl");
+    sandbox.write_global_settings(&json!({"hooks": {
+        "PermissionRequest": command_hook("Bash", &script(&hooks_dir, "approve.py", APPROVE_TOUCH)),
+        "PostToolUse": command_hook("", &format!("echo PostToolUse >> {}", inputs.display())),
+        "PostToolUseFailure": command_hook("", &script(&hooks_dir, "explain.py", EXPLAIN_FAILURE)),
+    }}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_touch", "bash", json!({"command": "touch built.txt"})),
+            Answer::call("call_rm", "bash", json!({"command": "rm built.txt"})),
+            Answer::call("call_cat", "bash", json!({"command": "cat generated.txt"})),
+            Answer::text(&["Done."]),
+        ],
+    );
+    let mut command = sandbox.command(wire, &server);
+    command.env("INPUTS", &inputs).args(["-p", "build"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(stdout, "Done.\n");
+    // `touch` was approved by the hook; `rm` was not, and print mode has
+    // no one else to ask: it is refused, as without hooks.
+    assert!(sandbox.work.join("built.txt").exists());
+    assert!(
+        stderr.contains("Blocked: needs approval (`rm built.txt`"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    let transcript = wire.transcript(&requests[3].body);
+    assert_eq!(transcript[2], "tool call_touch: (no output)");
+    assert!(
+        transcript[4].starts_with("tool call_rm: Blocked: needs approval (`rm built.txt`"),
+        "{}",
+        transcript[4]
+    );
+    assert_eq!(
+        transcript[6],
+        "tool call_cat: cat: generated.txt: No such file or directory\n\n\n\
+         Command exited with code 1\n\
+         PostToolUseFailure hook additional context: generated files appear after `make`"
+    );
+    let logged = std::fs::read_to_string(&inputs).unwrap();
+    let events: Vec<Value> = logged
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| json!(line)))
+        .collect();
+    let named = |event: &Value| {
+        event["hook_event_name"]
+            .as_str()
+            .or(event.as_str())
+            .map(str::to_owned)
+    };
+    // PostToolUse ran after the call that did not fail, not after the
+    // failure; the blocked call ran no tool hook after it.
+    assert_eq!(
+        events.iter().filter_map(named).collect::<Vec<_>>(),
+        [
+            "PermissionRequest",
+            "PostToolUse",
+            "PermissionRequest",
+            "PostToolUseFailure"
+        ]
+    );
+    let request = &events[0];
+    assert_eq!(
+        (
+            &request["tool_name"],
+            &request["tool_input"],
+            &request["tool_use_id"]
+        ),
+        (
+            &json!("bash"),
+            &json!({"command": "touch built.txt"}),
+            &json!("call_touch")
+        )
+    );
+    assert!(
+        request["reason"]
+            .as_str()
+            .unwrap()
+            .contains("touch built.txt")
+    );
+    let failure = &events[3];
+    assert_eq!(
+        (&failure["tool_use_id"], &failure["is_interrupt"]),
+        (&json!("call_cat"), &json!(false))
+    );
+    assert_eq!(
+        failure["error"],
+        "cat: generated.txt: No such file or directory\n\n\nCommand exited with code 1"
+    );
+}

@@ -385,6 +385,48 @@ async fn ask_without_anyone_to_approve_fails_closed() {
     assert!(!project.path().join("made.txt").exists());
 }
 
+#[tokio::test]
+async fn a_permission_request_hook_answers_a_pre_tool_use_ask_where_no_one_is_asked() {
+    let project = Project::new();
+    let mut settings = one_hook(
+        "PreToolUse",
+        "bash",
+        r#"echo '{"hookSpecificOutput": {"permissionDecision": "ask", "updatedInput": {"command": "touch asked.txt"}}}'"#,
+        json!({}),
+    );
+    // The PermissionRequest hook sees the arguments PreToolUse gave, and
+    // keeps them by allowing without its own.
+    settings["PermissionRequest"] = one_hook(
+        "PermissionRequest",
+        "bash",
+        r#"grep -q 'touch asked.txt' && echo '{"hookSpecificOutput": {"decision": {"behavior": "allow"}}}'"#,
+        json!({}),
+    )["PermissionRequest"]
+        .clone();
+    let hooks = project.hooks(settings);
+    let result = project
+        .call(&hooks, "bash", json!({"command": "touch made.txt"}))
+        .await;
+    assert!(!result.is_error, "{result:?}");
+    assert!(project.path().join("asked.txt").exists());
+    assert!(!project.path().join("made.txt").exists());
+
+    let denies = project.hooks(json!({
+        "PreToolUse": one_hook("PreToolUse", "bash",
+            r#"echo '{"hookSpecificOutput": {"permissionDecision": "ask"}}'"#, json!({}))["PreToolUse"],
+        "PermissionRequest": one_hook("PermissionRequest", "bash",
+            "echo 'not in this repository' >&2; exit 2", json!({}))["PermissionRequest"],
+    }));
+    let result = project
+        .call(&denies, "bash", json!({"command": "touch made.txt"}))
+        .await;
+    assert_eq!(
+        texts(&result),
+        ["Blocked by PermissionRequest hook: not in this repository"]
+    );
+    assert!(!project.path().join("made.txt").exists());
+}
+
 /// Whether process `pid` is gone (or a zombie) within a few seconds.
 async fn gone(pid: &str) -> bool {
     let pid: i32 = pid.parse().unwrap();

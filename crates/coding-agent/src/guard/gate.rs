@@ -10,7 +10,10 @@
 //!    does not override an ask rule: it skips only an ask the mode made
 //!    (`bash` not on the known-safe list), never one from an ask rule, the
 //!    always-ask list, or a command that cannot be judged.
-//! 3. On ask, the session's [`Approver`]; "allow for this session" adds the
+//! 3. On ask, the PermissionRequest hooks ([`CommandHooks::permission_request`]):
+//!    one that allows or denies answers in the user's place (arguments it
+//!    gives are judged by the deny rules again). When none answers, the
+//!    session's [`Approver`]; "allow for this session" adds the
 //!    suggested rule to the policy in memory, "always" also writes it to the
 //!    project's or the global settings.
 //!
@@ -33,7 +36,8 @@ use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope, deni
 use super::config::{DEFAULT_APPROVAL_TIMEOUT, remember_allow_rule};
 use super::policy::{Decision, Policy, Verdict};
 use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
-use crate::hooks::{CommandHooks, PreToolUseDecision, proceed};
+use crate::hooks::io::ToolCallInput;
+use crate::hooks::{CommandHooks, PreToolUseDecision, RequestAnswer, proceed};
 use crate::support::sync::lock;
 
 /// The settings files "always allow" writes to.
@@ -232,6 +236,19 @@ impl Guard {
         updated_input: Option<Value>,
         cancel: &CancellationToken,
     ) -> BeforeToolCall {
+        if let Some(hooks) = &self.hooks {
+            let call = ToolCallInput {
+                tool_name: request.tool_name.clone(),
+                tool_input: request.args.clone(),
+                tool_use_id: request.tool_call_id.clone(),
+            };
+            if let Some(answer) = hooks
+                .permission_request(call, &request.reason, cancel)
+                .await
+            {
+                return self.hook_answered(&request, answer, updated_input);
+            }
+        }
         let approver = lock(&self.approver).clone();
         if approver.asks_someone()
             && let Some(hooks) = &self.hooks
@@ -274,6 +291,54 @@ impl Guard {
         }
         self.report(record);
         proceed(updated_input)
+    }
+
+    /// Step 3 settled by a PermissionRequest hook in the user's place:
+    /// arguments it gives are judged by the policy's deny rules again, as a
+    /// PreToolUse hook's are.
+    fn hook_answered(
+        &self,
+        request: &ApprovalRequest,
+        answer: RequestAnswer,
+        updated_input: Option<Value>,
+    ) -> BeforeToolCall {
+        let mut record = CallDecision {
+            tool_call_id: request.tool_call_id.clone(),
+            tool_name: request.tool_name.clone(),
+            decision: Decision::Allow,
+            by: DecidedBy::Hook,
+            reason: "a PermissionRequest hook allowed it".to_owned(),
+            rule: None,
+            answer: None,
+        };
+        let args = match answer {
+            RequestAnswer::Deny { reason } => {
+                record.decision = Decision::Deny;
+                record.reason = reason.clone();
+                self.report(record);
+                return BeforeToolCall::Block {
+                    reason: Some(reason),
+                };
+            }
+            RequestAnswer::Allow { updated_input: new } => new.or(updated_input),
+        };
+        if let Some(args) = &args {
+            let verdict = self.verdict(&request.tool_name, args);
+            if verdict.decision == Decision::Deny {
+                let text = policy_denied_text(&format!(
+                    "{} (the arguments a PermissionRequest hook gave)",
+                    verdict.reason
+                ));
+                record.decision = Decision::Deny;
+                record.by = DecidedBy::Policy;
+                record.reason = text.clone();
+                record.rule = verdict.rule;
+                self.report(record);
+                return BeforeToolCall::Block { reason: Some(text) };
+            }
+        }
+        self.report(record);
+        proceed(args)
     }
 
     /// The session ended: the rules the user allowed for it alone go
@@ -565,6 +630,120 @@ mod tests {
             blocked("Blocked: the user denied this call: not now")
         );
         assert_eq!(lock(&f.approver.asked)[0].reason, "the hook says so");
+    }
+
+    /// A PermissionRequest hook on bash that answers `decision` (and, in
+    /// the working directory, leaves `asked.txt` behind).
+    fn permission_request(decision: &Value) -> Value {
+        let answer = json!({"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest", "decision": decision}});
+        json!({"PermissionRequest": [{"matcher": "bash", "hooks": [
+            {"type": "command", "command": format!("touch asked.txt; echo '{answer}'")}
+        ]}]})
+    }
+
+    #[tokio::test]
+    async fn a_permission_request_hook_answers_in_the_users_place() {
+        let allows = fixture(
+            RuleTexts::default(),
+            Some(permission_request(&json!({"behavior": "allow"}))),
+            ApprovalAnswer::Deny { reason: None },
+        );
+        assert_eq!(
+            call(&allows.guard, "c1", "bash", bash("cargo build")).await,
+            BeforeToolCall::Proceed
+        );
+        let denies = fixture(
+            RuleTexts::default(),
+            Some(permission_request(
+                &json!({"behavior": "deny", "message": "no builds on the release branch"}),
+            )),
+            ApprovalAnswer::AllowOnce,
+        );
+        let text = "Blocked by PermissionRequest hook: no builds on the release branch";
+        assert_eq!(
+            call(&denies.guard, "c1", "bash", bash("cargo build")).await,
+            blocked(text)
+        );
+        for (f, decision, reason) in [
+            (
+                &allows,
+                Decision::Allow,
+                "a PermissionRequest hook allowed it",
+            ),
+            (&denies, Decision::Deny, text),
+        ] {
+            assert!(lock(&f.approver.asked).is_empty(), "the user was asked");
+            let decided: Vec<_> = lock(&f.decisions)
+                .iter()
+                .map(|d| (d.by, d.decision, d.reason.clone()))
+                .collect();
+            assert_eq!(decided, [(DecidedBy::Hook, decision, reason.to_owned())]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_permission_request_hook_runs_only_where_someone_would_be_asked() {
+        let f = fixture(
+            rules(&["bash(make:*)"], &[]),
+            Some(permission_request(&json!({"behavior": "allow"}))),
+            ApprovalAnswer::AllowOnce,
+        );
+        // Known safe: nobody would be asked. Denied: nobody may overturn it.
+        assert_eq!(
+            call(&f.guard, "c1", "bash", bash("ls")).await,
+            BeforeToolCall::Proceed
+        );
+        let verdict = call(&f.guard, "c2", "bash", bash("make all")).await;
+        assert!(
+            matches!(verdict, BeforeToolCall::Block { .. }),
+            "{verdict:?}"
+        );
+        assert!(!f.dir.path().join("asked.txt").exists());
+        // One that says nothing leaves the call to the user.
+        let silent = fixture(
+            RuleTexts::default(),
+            Some(json!({"PermissionRequest": [{"hooks": [
+                {"type": "command", "command": "touch asked.txt"}]}]})),
+            ApprovalAnswer::AllowOnce,
+        );
+        assert_eq!(
+            call(&silent.guard, "c1", "bash", bash("cargo build")).await,
+            BeforeToolCall::Proceed
+        );
+        assert!(silent.dir.path().join("asked.txt").exists());
+        assert_eq!(lock(&silent.approver.asked).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn arguments_a_permission_request_hook_gives_are_judged_by_the_deny_rules() {
+        let f = fixture(
+            rules(&["bash(make:*)"], &[]),
+            Some(permission_request(
+                &json!({"behavior": "allow", "updatedInput": {"command": "make all"}}),
+            )),
+            ApprovalAnswer::AllowOnce,
+        );
+        assert_eq!(
+            call(&f.guard, "c1", "bash", bash("cargo build")).await,
+            blocked(
+                "Blocked by the permission policy: `make all` is denied by the rule `bash(make:*)` \
+                 (the arguments a PermissionRequest hook gave)"
+            )
+        );
+        let rewrites = fixture(
+            RuleTexts::default(),
+            Some(permission_request(
+                &json!({"behavior": "allow", "updatedInput": {"command": "cargo build --offline"}}),
+            )),
+            ApprovalAnswer::AllowOnce,
+        );
+        assert_eq!(
+            call(&rewrites.guard, "c1", "bash", bash("cargo build")).await,
+            BeforeToolCall::ProceedWith {
+                args: bash("cargo build --offline")
+            }
+        );
     }
 
     #[tokio::test]

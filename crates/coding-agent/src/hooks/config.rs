@@ -36,8 +36,14 @@ pub enum HookEvent {
     /// Before a tool runs (after the permission policy's deny rules): may
     /// deny, ask, allow or change the arguments.
     PreToolUse,
-    /// After a tool ran: may add to or replace what the model reads.
+    /// When a call would wait for the user's approval: may allow or deny it
+    /// in the user's place.
+    PermissionRequest,
+    /// After a tool ran and did not fail: may add to or replace what the
+    /// model reads.
     PostToolUse,
+    /// After a tool failed: may add to what the model reads.
+    PostToolUseFailure,
     /// When a prompt is submitted: may block it or add context.
     UserPromptSubmit,
     /// When the agent would stop: may make it go on.
@@ -56,9 +62,11 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in the order the settings document them.
-    pub const ALL: [HookEvent; 8] = [
+    pub const ALL: [HookEvent; 10] = [
         HookEvent::PreToolUse,
+        HookEvent::PermissionRequest,
         HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
         HookEvent::UserPromptSubmit,
         HookEvent::Stop,
         HookEvent::SessionStart,
@@ -71,7 +79,9 @@ impl HookEvent {
     pub fn name(self) -> &'static str {
         match self {
             HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
             HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::Stop => "Stop",
             HookEvent::SessionStart => "SessionStart",

@@ -41,6 +41,25 @@ pub enum EventInput {
         /// (`{"content": [...], "details": ..., "isError": bool}`).
         tool_response: Value,
     },
+    /// After a tool failed (PostToolUse runs only after one that did not).
+    PostToolUseFailure {
+        /// The call.
+        #[serde(flatten)]
+        call: ToolCallInput,
+        /// What the model reads of the failure (the result's text).
+        error: String,
+        /// True when the user's abort ended the call.
+        is_interrupt: bool,
+    },
+    /// A call is about to wait for the user's approval: a hook may answer
+    /// in the user's place.
+    PermissionRequest {
+        /// The call, with the arguments the user would be shown.
+        #[serde(flatten)]
+        call: ToolCallInput,
+        /// Why it needs approval (ours; Claude Code has no such field).
+        reason: String,
+    },
     /// A prompt is submitted.
     UserPromptSubmit {
         /// The prompt's text.
@@ -88,6 +107,8 @@ impl EventInput {
         match self {
             EventInput::PreToolUse(_) => HookEvent::PreToolUse,
             EventInput::PostToolUse { .. } => HookEvent::PostToolUse,
+            EventInput::PostToolUseFailure { .. } => HookEvent::PostToolUseFailure,
+            EventInput::PermissionRequest { .. } => HookEvent::PermissionRequest,
             EventInput::UserPromptSubmit { .. } => HookEvent::UserPromptSubmit,
             EventInput::Stop { .. } => HookEvent::Stop,
             EventInput::SessionStart { .. } => HookEvent::SessionStart,
@@ -103,9 +124,10 @@ impl EventInput {
     /// matcher (every hook of theirs runs).
     pub fn matched(&self) -> Option<&str> {
         match self {
-            EventInput::PreToolUse(call) | EventInput::PostToolUse { call, .. } => {
-                Some(&call.tool_name)
-            }
+            EventInput::PreToolUse(call)
+            | EventInput::PostToolUse { call, .. }
+            | EventInput::PostToolUseFailure { call, .. }
+            | EventInput::PermissionRequest { call, .. } => Some(&call.tool_name),
             EventInput::SessionStart { source } => Some(source),
             EventInput::PreCompact { trigger, .. } => Some(trigger),
             EventInput::SessionEnd { reason } => Some(reason),
@@ -181,6 +203,34 @@ pub struct HookSpecificOutput {
     /// string, or content blocks).
     #[serde(rename = "updatedMCPToolOutput")]
     pub updated_mcp_tool_output: Option<Value>,
+    /// PermissionRequest: the answer given in the user's place.
+    pub decision: Option<PermissionRequestAnswer>,
+}
+
+/// PermissionRequest's `decision`: `{"behavior": "allow", "updatedInput":
+/// {...}}` or `{"behavior": "deny", "message": "..."}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRequestAnswer {
+    /// Allow or deny the call.
+    pub behavior: PermissionBehavior,
+    /// Allow: the arguments the tool runs with instead (the whole input).
+    pub updated_input: Option<Value>,
+    /// Deny: what the model reads.
+    pub message: Option<String>,
+    /// Deny: Claude Code also stops the agent; accepted and not acted on
+    /// here (the model reads the refusal and the turn goes on).
+    pub interrupt: Option<bool>,
+}
+
+/// PermissionRequest's `decision.behavior`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionBehavior {
+    /// Run the call, as if the user approved it once.
+    Allow,
+    /// Refuse it, as if the user denied it.
+    Deny,
 }
 
 /// PreToolUse's `permissionDecision`, weakest first: across hooks the
@@ -245,11 +295,28 @@ mod tests {
         let cases = [
             (
                 EventInput::PostToolUse {
-                    call,
+                    call: call.clone(),
                     tool_response: json!({"isError": false}),
                 },
                 json!({"tool_name": "read", "tool_input": {"path": "a"}, "tool_use_id": "c",
                        "tool_response": {"isError": false}}),
+            ),
+            (
+                EventInput::PostToolUseFailure {
+                    call: call.clone(),
+                    error: "Command exited with code 1".into(),
+                    is_interrupt: false,
+                },
+                json!({"tool_name": "read", "tool_input": {"path": "a"}, "tool_use_id": "c",
+                       "error": "Command exited with code 1", "is_interrupt": false}),
+            ),
+            (
+                EventInput::PermissionRequest {
+                    call: call.clone(),
+                    reason: "needs approval".into(),
+                },
+                json!({"tool_name": "read", "tool_input": {"path": "a"}, "tool_use_id": "c",
+                       "reason": "needs approval"}),
             ),
             (
                 EventInput::UserPromptSubmit {
@@ -344,6 +411,7 @@ mod tests {
                     updated_input: Some(json!({"command": "ls -a"})),
                     additional_context: Some("ctx".into()),
                     updated_mcp_tool_output: Some(json!("out")),
+                    decision: None,
                 }),
             }
         );

@@ -6,8 +6,13 @@
 //! - `PreToolUse` runs in `before_tool_call`, after the permission policy's
 //!   deny rules: it may deny (the model reads why), ask, allow, or replace the
 //!   arguments (`updatedInput`, validated again by the tool's schema).
-//! - `PostToolUse` runs in `after_tool_call`: it may add text for the model,
-//!   replace the output the model reads, or stop the agent.
+//! - `PermissionRequest` runs when a call would wait for approval, before
+//!   anyone is asked: it may allow or deny in the user's place (see
+//!   [`permission`]).
+//! - `PostToolUse` runs in `after_tool_call` after a call that did not
+//!   fail: it may add text for the model, replace the output the model
+//!   reads, or stop the agent. `PostToolUseFailure` runs there instead after
+//!   one that failed: it may add text for the model, or stop the agent.
 //! - `UserPromptSubmit`, `Stop` and `SessionStart` run around a prompt (see
 //!   [`prompt`]).
 //! - `PreCompact`, `SessionEnd` and `Notification` run around the session's
@@ -26,6 +31,7 @@ pub mod lifecycle;
 pub mod load;
 pub mod matcher;
 pub mod outcome;
+pub mod permission;
 pub mod prompt;
 pub mod runner;
 
@@ -45,6 +51,7 @@ use tokio_util::sync::CancellationToken;
 pub use config::{HookConfig, HookEvent, HooksSettings, OnError};
 pub use io::PermissionDecision;
 pub use outcome::Outcome;
+pub use permission::RequestAnswer;
 
 use crate::support::sync::lock;
 use io::{EventInput, HookInput, ToolCallInput};
@@ -135,7 +142,8 @@ pub struct SessionInfo {
 /// The configured hooks of a session, run for its events.
 ///
 /// As [`ToolCallHooks`] it runs PreToolUse and PostToolUse on its own, with
-/// `ask` refused since nobody is asked; the permission guard calls
+/// an `ask` left to the PermissionRequest hooks and refused when none
+/// answers, since nobody is asked; the permission guard calls
 /// [`CommandHooks::pre_tool_use`] between its deny rules and its approval
 /// instead.
 #[derive(Debug)]
@@ -213,10 +221,11 @@ impl CommandHooks {
         }
     }
 
-    /// Runs the PostToolUse hooks matching the call's tool: what they add
+    /// Runs the PostToolUse hooks matching the call's tool, or its
+    /// PostToolUseFailure hooks when the call failed: what they add
     /// (feedback, context, PreToolUse's context) follows the result's
-    /// content; `updatedMCPToolOutput` replaces it; `continue: false` stops
-    /// the agent after this batch.
+    /// content; PostToolUse's `updatedMCPToolOutput` replaces it;
+    /// `continue: false` stops the agent after this batch.
     pub async fn post_tool_use(
         &self,
         call: &AfterToolCallContext<'_>,
@@ -225,36 +234,44 @@ impl CommandHooks {
         let pre_context = lock(&self.pending_context)
             .remove(&call.call.tool_call.id)
             .unwrap_or_default();
-        let fields = EventInput::PostToolUse {
-            call: ToolCallInput::of(&call.call),
-            tool_response: json!({
-                "content": call.result.content,
-                "details": call.result.details,
-                "isError": call.is_error,
-            }),
+        let input = ToolCallInput::of(&call.call);
+        let fields = match call.is_error {
+            false => EventInput::PostToolUse {
+                call: input,
+                tool_response: json!({
+                    "content": call.result.content,
+                    "details": call.result.details,
+                    "isError": false,
+                }),
+            },
+            true => EventInput::PostToolUseFailure {
+                call: input,
+                error: call
+                    .result
+                    .content
+                    .iter()
+                    .filter_map(Content::as_text)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                is_interrupt: cancel.is_cancelled(),
+            },
         };
+        let event = fields.event();
         let outcome = self.run(fields, cancel).await.unwrap_or_default();
         let added: Vec<Content> = pre_context
             .iter()
             .map(|text| context_text(HookEvent::PreToolUse, text))
-            .chain(
-                outcome
-                    .blocks
-                    .iter()
-                    .map(|text| feedback_text(HookEvent::PostToolUse, text)),
-            )
-            .chain(
-                outcome
-                    .context
-                    .iter()
-                    .map(|text| context_text(HookEvent::PostToolUse, text)),
-            )
+            .chain(outcome.blocks.iter().map(|text| feedback_text(event, text)))
+            .chain(outcome.context.iter().map(|text| context_text(event, text)))
             .map(Content::text)
             .collect();
-        if added.is_empty() && outcome.updated_output.is_none() && outcome.stop.is_none() {
+        // A failure's output is the tool's error: a hook adds to it, as in
+        // Claude Code, and does not replace it.
+        let updated_output = outcome.updated_output.filter(|_| !call.is_error);
+        if added.is_empty() && updated_output.is_none() && outcome.stop.is_none() {
             return None;
         }
-        let mut content = match outcome.updated_output {
+        let mut content = match updated_output {
             Some(output) => replacement_content(output),
             None => call.result.content.clone(),
         };
@@ -311,7 +328,32 @@ impl ToolCallHooks for CommandHooks {
         call: &ToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> Result<BeforeToolCall, ToolError> {
-        Ok(self.pre_tool_use(call, cancel).await.without_approval())
+        let decision = self.pre_tool_use(call, cancel).await;
+        if let PreToolUseDecision::Ask {
+            reason,
+            updated_input,
+        } = &decision
+        {
+            let why = reason
+                .as_deref()
+                .unwrap_or("a PreToolUse hook asks for approval");
+            let mut input = ToolCallInput::of(call);
+            if let Some(args) = updated_input {
+                input.tool_input = args.clone();
+            }
+            match self.permission_request(input, why, cancel).await {
+                Some(RequestAnswer::Allow { updated_input: new }) => {
+                    return Ok(proceed(new.or_else(|| updated_input.clone())));
+                }
+                Some(RequestAnswer::Deny { reason }) => {
+                    return Ok(BeforeToolCall::Block {
+                        reason: Some(reason),
+                    });
+                }
+                None => {}
+            }
+        }
+        Ok(decision.without_approval())
     }
 
     async fn after_tool_call(

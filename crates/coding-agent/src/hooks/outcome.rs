@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::config::{HookEvent, OnError};
-use super::io::{HookOutput, PermissionDecision};
+use super::io::{HookOutput, PermissionBehavior, PermissionDecision, PermissionRequestAnswer};
 use super::runner::{HookRun, RunStatus};
 
 /// Claude Code caps text a hook injects at 10,000 characters.
@@ -133,6 +133,33 @@ fn read_output(event: HookEvent, command: &str, output: HookOutput, outcome: &mu
     }
     if let Some(context) = specific.additional_context.filter(|c| !c.trim().is_empty()) {
         outcome.context.push(capped(context.trim()));
+    }
+    if let Some(answer) = specific
+        .decision
+        .filter(|_| event == HookEvent::PermissionRequest)
+    {
+        read_request_answer(command, answer, outcome);
+    }
+}
+
+/// PermissionRequest's `decision`: a deny joins the blocks (it wins over
+/// any allow), an allow is an `allow` permission with its arguments.
+fn read_request_answer(command: &str, answer: PermissionRequestAnswer, outcome: &mut Outcome) {
+    match answer.behavior {
+        PermissionBehavior::Deny => outcome.blocks.push(
+            answer
+                .message
+                .filter(|m| !m.trim().is_empty())
+                .unwrap_or_else(|| {
+                    format!("PermissionRequest hook \"{command}\" denied this call")
+                }),
+        ),
+        PermissionBehavior::Allow => {
+            outcome.permission = outcome.permission.max(Some(PermissionDecision::Allow));
+            if outcome.updated_input.is_none() {
+                outcome.updated_input = answer.updated_input;
+            }
+        }
     }
 }
 
@@ -268,6 +295,45 @@ mod tests {
                 ..Outcome::default()
             }
         );
+    }
+
+    #[test]
+    fn permission_request_decisions_allow_with_arguments_and_a_deny_wins() {
+        let answer = |decision: Value| {
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": decision}})
+            .to_string()
+        };
+        let allow = answer(json!({"behavior": "allow", "updatedInput": {"command": "ls"}}));
+        let allowed = read_runs(HookEvent::PermissionRequest, vec![exited(0, &allow, "")]);
+        assert_eq!(
+            allowed,
+            Outcome {
+                permission: Some(PermissionDecision::Allow),
+                updated_input: Some(json!({"command": "ls"})),
+                ..Outcome::default()
+            }
+        );
+        let deny = answer(json!({"behavior": "deny", "message": "not on Fridays"}));
+        let silent_deny = answer(json!({"behavior": "deny"}));
+        let denied = read_runs(
+            HookEvent::PermissionRequest,
+            vec![
+                exited(0, &allow, ""),
+                exited(0, &deny, ""),
+                exited(0, &silent_deny, ""),
+            ],
+        );
+        assert_eq!(
+            denied.blocks,
+            [
+                "not on Fridays",
+                "PermissionRequest hook \"hook.sh\" denied this call"
+            ]
+        );
+        // Another event's `decision` object means nothing.
+        let other = read_runs(HookEvent::PreToolUse, vec![exited(0, &deny, "")]);
+        assert_eq!(other, Outcome::default());
     }
 
     #[test]

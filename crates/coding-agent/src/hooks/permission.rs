@@ -1,0 +1,54 @@
+//! `PermissionRequest`: hooks that answer an approval in the user's place.
+//! They run when a call would wait for someone's approval (the permission
+//! policy or a PreToolUse hook asks), before anyone is asked; a hook that
+//! allows or denies settles the call, one that says nothing leaves it to the
+//! session's approver (and, where no one can approve, to its refusal).
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::CommandHooks;
+use super::io::{EventInput, PermissionDecision, ToolCallInput};
+
+/// What the PermissionRequest hooks answered for one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestAnswer {
+    /// Run the call, as if the user approved it once.
+    Allow {
+        /// Replaces the arguments (judged by the policy's deny rules again).
+        updated_input: Option<Value>,
+    },
+    /// Refuse it; the model reads `reason`.
+    Deny {
+        /// What the model reads.
+        reason: String,
+    },
+}
+
+impl CommandHooks {
+    /// Runs the PermissionRequest hooks matching `call`'s tool; `None` when
+    /// none is configured or none answered. A deny (exit 2, `behavior:
+    /// "deny"`, `continue: false`) wins over an allow.
+    pub async fn permission_request(
+        &self,
+        call: ToolCallInput,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> Option<RequestAnswer> {
+        let fields = EventInput::PermissionRequest {
+            call,
+            reason: reason.to_owned(),
+        };
+        let outcome = self.run(fields, cancel).await?;
+        let mut blocks = outcome.blocks;
+        blocks.extend(outcome.stop);
+        if !blocks.is_empty() {
+            return Some(RequestAnswer::Deny {
+                reason: format!("Blocked by PermissionRequest hook: {}", blocks.join("\n")),
+            });
+        }
+        (outcome.permission == Some(PermissionDecision::Allow)).then_some(RequestAnswer::Allow {
+            updated_input: outcome.updated_input,
+        })
+    }
+}
