@@ -279,11 +279,15 @@ fn sigterm_during_a_slow_bash_tool_call_aborts_the_run_exits_130_and_leaves_no_p
 }
 
 #[test]
-fn sigint_during_a_user_bash_command_kills_it_answers_and_exits_130() {
+fn sigint_during_a_user_bash_command_kills_it_answers_runs_session_end_and_exits_130() {
     let wire = Wire::Anthropic;
     let marker = unique_marker("rpcint");
     let _cleanup = KillOnDrop(marker.clone());
     let sandbox = Sandbox::new();
+    let ended = sandbox.root.join("ended.json");
+    sandbox.write_global_settings(&json!({"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": format!("cat > {}", ended.display())}
+    ]}]}}));
     let server = ModelServer::only(wire, vec![]);
     let Rpc {
         running,
@@ -314,5 +318,11 @@ fn sigint_during_a_user_bash_command_kills_it_answers_and_exits_130() {
         ]
     );
     assert_eq!(server.requests().len(), 0);
+    // The SessionEnd hooks did their cleanup before the exit.
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&ended).unwrap()).unwrap();
+    assert_eq!(
+        (&input["hook_event_name"], &input["reason"]),
+        (&json!("SessionEnd"), &json!("other"))
+    );
     drop(stdin);
 }

@@ -61,12 +61,13 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
             let stop = cancel_on_ctrl_c(RPC_INTERRUPTED);
             let stdin = tokio::io::stdin();
             let bash_ops = user_bash_operations(built.remote, &built.sandbox);
-            match run_rpc_with(session.clone(), bash_ops, stdin, tokio::io::stdout(), &stop).await?
-            {
-                RpcEnd::InputClosed => {
-                    session.end_session(SessionEndReason::Other).await;
-                    Ok(0)
-                }
+            let end =
+                run_rpc_with(session.clone(), bash_ops, stdin, tokio::io::stdout(), &stop).await?;
+            // Stopped by a signal too: the hooks' cleanup is bounded by
+            // their timeout, and a second signal exits at once.
+            session.end_session(SessionEndReason::Other).await;
+            match end {
+                RpcEnd::InputClosed => Ok(0),
                 // Everything is written and every command has ended. Exit
                 // now: the runtime's shutdown would wait for the blocking
                 // read of stdin, which the client may never end.
