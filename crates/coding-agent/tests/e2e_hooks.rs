@@ -6,10 +6,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod e2e_support;
+#[path = "http_support/hook_server.rs"]
+mod hook_server;
 
 use std::path::Path;
 
 use e2e_support::*;
+use hook_server::HookServer;
 use serde_json::{Value, json};
 
 const PROMPT: &str = "Clean up, then tell me what notes.txt says.";
@@ -441,5 +444,59 @@ fn permission_request_answers_where_no_one_can_be_asked_and_failures_get_their_o
     assert_eq!(
         failure["error"],
         "cat: generated.txt: No such file or directory\n\n\nCommand exited with code 1"
+    );
+}
+
+#[test]
+fn an_http_hook_gets_the_event_with_only_the_environment_it_may_use() {
+    let hooks = HookServer::start(&[(
+        "/check",
+        "200 OK",
+        r#"{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "checked by the policy service"}}"#,
+    )]);
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(
+        &json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "http",
+            "url": format!("{}/check", hooks.url),
+            "headers": {"Authorization": "Bearer $HOOK_TOKEN", "X-Other": "[${OTHER_SECRET}]"},
+            "allowedEnvVars": ["HOOK_TOKEN"],
+            "timeout": 20
+        }]}]}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = runs_echo(wire);
+    let mut command = sandbox.command(wire, &server);
+    command
+        .env("HOOK_TOKEN", "s3cret")
+        .env("OTHER_SECRET", "never sent")
+        .args(["-p", "echo"]);
+    assert_eq!(Running::spawn(command).finish_quietly(), "Done.\n");
+    let requests = hooks.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(
+        (
+            request.headers["authorization"].as_str(),
+            request.headers["x-other"].as_str()
+        ),
+        ("Bearer s3cret", "[]")
+    );
+    assert_eq!(
+        (
+            &request.body["hook_event_name"],
+            &request.body["tool_use_id"],
+            &request.body["tool_response"]["content"]
+        ),
+        (
+            &json!("PostToolUse"),
+            &json!("call_1"),
+            &json!([{"type": "text", "text": "ran\n"}])
+        )
+    );
+    let transcript = wire.transcript(&server.requests()[1].body);
+    assert_eq!(
+        transcript.last().unwrap(),
+        "tool call_1: ran\n\nPostToolUse hook additional context: checked by the policy service"
     );
 }

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "http_support/hook_server.rs"]
+mod hook_server;
 mod modes_support;
 
 use std::path::Path;
@@ -18,9 +20,11 @@ use coding_agent::hooks::{CommandHooks, HooksSettings};
 use coding_agent::tools::builtin_tool;
 use coding_agent::warnings::{LineLayer, WarningReceiver};
 use coding_agent::{ToolContext, wrap_tool_definition};
+use hook_server::HookServer;
 use modes_support::{Fixture, reply, text};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// A project directory with hook scripts in `hooks/`.
@@ -93,7 +97,9 @@ fn texts(result: &ToolResultMessage) -> Vec<&str> {
 /// Warnings logged on this thread while `run` runs.
 async fn with_warnings<T>(run: impl Future<Output = T>) -> (T, Vec<String>) {
     let (layer, mut receiver): (LineLayer, WarningReceiver) = LineLayer::channel();
-    let subscriber = tracing_subscriber::registry().with(layer);
+    // Warnings only, as the binary logs them (reqwest's debug lines are not).
+    let subscriber = tracing_subscriber::registry()
+        .with(layer.with_filter(tracing_subscriber::filter::LevelFilter::WARN));
     let guard = tracing::subscriber::set_default(subscriber);
     let value = run.await;
     drop(guard);
@@ -337,6 +343,123 @@ async fn a_crash_without_on_error_is_a_warning_and_the_call_runs() {
         warnings,
         ["Warning: PreToolUse hook \"exit 1\" failed with exit code 1"]
     );
+}
+
+fn http_hook(event: &str, url: &str, extra: Value) -> Value {
+    let mut handler = json!({"type": "http", "url": url});
+    handler
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    json!({ event: [{"matcher": "bash", "hooks": [handler]}] })
+}
+
+#[tokio::test]
+async fn an_http_hook_reads_the_event_as_json_and_answers_as_a_command_would() {
+    let server = HookServer::start(&[(
+        "/pre",
+        "200 OK",
+        r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no touching"}}"#,
+    )]);
+    let project = Project::new();
+    let url = format!("{}/pre", server.url);
+    let hooks = project.hooks(http_hook("PreToolUse", &url, json!({})));
+    let result = project
+        .call(&hooks, "bash", json!({"command": "touch made.txt"}))
+        .await;
+    assert_eq!(texts(&result), ["Blocked by PreToolUse hook: no touching"]);
+    assert!(!project.path().join("made.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.headers["content-type"], "application/json");
+    assert_eq!(
+        (
+            &request.body["hook_event_name"],
+            &request.body["tool_name"],
+            &request.body["tool_input"],
+            &request.body["cwd"],
+        ),
+        (
+            &json!("PreToolUse"),
+            &json!("bash"),
+            &json!({"command": "touch made.txt"}),
+            &json!(project.path().to_string_lossy()),
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_http_hooks_failures_are_warnings_and_block_only_with_on_error_block() {
+    let server = HookServer::start(&[
+        ("/down", "503 Service Unavailable", "database is down"),
+        ("/text", "200 OK", "allow it"),
+        ("/empty", "204 No Content", ""),
+    ]);
+    let project = Project::new();
+    // A port nothing listens on: bound, then let go.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/", listener.local_addr().unwrap())
+    };
+    let url = |path: &str| format!("{}{path}", server.url);
+    let cases = [
+        (
+            url("/down"),
+            format!(
+                "PreToolUse hook \"{}\" answered HTTP 503 Service Unavailable: database is down",
+                url("/down")
+            ),
+        ),
+        (
+            url("/text"),
+            format!(
+                "PreToolUse hook \"{}\" answered with a body that is not a JSON object",
+                url("/text")
+            ),
+        ),
+        (
+            url("/silent"),
+            format!(
+                "PreToolUse hook \"{}\" timed out after 0.5s and was killed",
+                url("/silent")
+            ),
+        ),
+        (
+            closed.clone(),
+            format!("PreToolUse hook \"{closed}\" could not be reached: "),
+        ),
+    ];
+    for (target, failure) in &cases {
+        let hooks = project.hooks(http_hook("PreToolUse", target, json!({"timeout": 0.5})));
+        let (result, warnings) =
+            with_warnings(project.call(&hooks, "bash", json!({"command": "echo ran"}))).await;
+        assert_eq!(texts(&result), ["ran\n"], "{target}");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(&format!("Warning: {failure}")),
+            "{warnings:?}"
+        );
+
+        let strict = project.hooks(http_hook(
+            "PreToolUse",
+            target,
+            json!({"timeout": 0.5, "onError": "block"}),
+        ));
+        let result = project
+            .call(&strict, "bash", json!({"command": "echo ran"}))
+            .await;
+        let text = texts(&result).concat();
+        assert!(
+            text.starts_with(&format!("Blocked by PreToolUse hook: {failure}")),
+            "{text}"
+        );
+    }
+    // An empty 2xx answer says nothing: the call runs, without a warning.
+    let hooks = project.hooks(http_hook("PreToolUse", &url("/empty"), json!({})));
+    let (result, warnings) =
+        with_warnings(project.call(&hooks, "bash", json!({"command": "echo ran"}))).await;
+    assert_eq!((texts(&result), warnings), (vec!["ran\n"], vec![]));
 }
 
 #[tokio::test]

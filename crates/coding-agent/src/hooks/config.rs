@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Events this agent does not run (Claude Code has ~20) and handler types
-//! other than `command` (`http`, `prompt`, `agent`) are skipped with a
+//! other than `command` and `http` (`prompt`, `agent`) are skipped with a
 //! warning, so a settings file shared with Claude Code still loads. A matcher
 //! that is not a valid regex is an error: skipping it would silently turn a
 //! security hook off.
@@ -143,16 +143,28 @@ pub struct MatcherGroupSettings {
     pub hooks: Vec<HandlerSettings>,
 }
 
-/// One handler: `{"type": "command", "command": "...", "timeout": 60}`.
+/// One handler: `{"type": "command", "command": "...", "timeout": 60}` or
+/// `{"type": "http", "url": "...", "headers": {...}, "allowedEnvVars": [...]}`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HandlerSettings {
-    /// Only `command` runs here.
+    /// `command` (the default) or `http`.
     #[serde(rename = "type", default)]
     pub kind: Option<String>,
     /// The shell command (`sh -c`).
     #[serde(default)]
     pub command: Option<String>,
+    /// `http`: where the event's JSON is POSTed.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `http`: headers sent with it; `$VAR` and `${VAR}` in a value are
+    /// filled from the environment for the variables `allowedEnvVars`
+    /// lists, and are empty for any other.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `http`: the environment variables headers may use.
+    #[serde(default)]
+    pub allowed_env_vars: Vec<String>,
     /// Seconds before the hook's process group is killed (default 600).
     #[serde(default)]
     pub timeout: Option<f64>,
@@ -202,18 +214,30 @@ impl HooksSettings {
 
 impl HandlerSettings {
     fn compile(&self, event: HookEvent) -> Result<Handler, String> {
-        let kind = self.kind.as_deref().unwrap_or("command");
-        if kind != "command" {
-            return Err(format!(
-                "hooks: {event} handler of type \"{kind}\" is not supported (only \"command\"); skipped"
-            ));
-        }
-        let command = self
-            .command
-            .as_deref()
-            .map(str::trim)
-            .filter(|command| !command.is_empty())
-            .ok_or_else(|| format!("hooks: {event} command handler without a command; skipped"))?;
+        let given = |value: &Option<String>, what: &str| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|value| !value.is_empty())
+                .map(str::to_owned)
+                .ok_or_else(|| format!("hooks: {event} {what}; skipped"))
+        };
+        let action = match self.kind.as_deref().unwrap_or("command") {
+            "command" => {
+                Action::Command(given(&self.command, "command handler without a command")?)
+            }
+            "http" => Action::Http(HttpHook {
+                url: given(&self.url, "http handler without a url")?,
+                headers: self.headers.clone(),
+                allowed_env_vars: self.allowed_env_vars.clone(),
+            }),
+            kind => {
+                return Err(format!(
+                    "hooks: {event} handler of type \"{kind}\" is not supported (only \"command\" and \"http\"); skipped"
+                ));
+            }
+        };
+        let command = action.name();
         let timeout = match self.timeout.map(|s| (s, Duration::try_from_secs_f64(s))) {
             None => event.default_timeout(),
             Some((_, Ok(timeout))) if !timeout.is_zero() => timeout,
@@ -224,22 +248,59 @@ impl HandlerSettings {
             }
         };
         Ok(Handler {
-            command: command.to_owned(),
+            action,
             timeout,
             on_error: self.on_error,
         })
     }
 }
 
-/// One command to run.
+/// One hook to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Handler {
-    /// The shell command.
-    pub command: String,
-    /// When its process group is killed.
+    /// What it does.
+    pub action: Action,
+    /// When its process group is killed, or its request given up.
     pub timeout: Duration,
     /// What its failure does.
     pub on_error: OnError,
+}
+
+impl Handler {
+    /// The command or URL, as messages about the hook name it.
+    pub fn name(&self) -> &str {
+        self.action.name()
+    }
+}
+
+/// What a hook does with the event's JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// `sh -c` this command, the JSON on its stdin.
+    Command(String),
+    /// POST it to a URL.
+    Http(HttpHook),
+}
+
+impl Action {
+    /// The command or URL.
+    pub fn name(&self) -> &str {
+        match self {
+            Action::Command(command) => command,
+            Action::Http(hook) => &hook.url,
+        }
+    }
+}
+
+/// An `http` hook: where it POSTs the event's JSON and with what headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpHook {
+    /// The URL.
+    pub url: String,
+    /// The headers, as written (`$VAR` not yet filled).
+    pub headers: BTreeMap<String, String>,
+    /// The environment variables the headers may use.
+    pub allowed_env_vars: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -278,7 +339,7 @@ impl HookConfig {
             group.event == event && matched.is_none_or(|value| group.matcher.matches(value))
         });
         for handler in matching.flat_map(|group| &group.handlers) {
-            match handlers.iter_mut().find(|h| h.command == handler.command) {
+            match handlers.iter_mut().find(|h| h.action == handler.action) {
                 Some(seen) => {
                     seen.timeout = seen.timeout.max(handler.timeout);
                     if handler.on_error == OnError::Block {
@@ -308,7 +369,7 @@ mod tests {
         config
             .handlers(event, tool)
             .into_iter()
-            .map(|h| h.command)
+            .map(|h| h.name().to_owned())
             .collect()
     }
 
@@ -327,12 +388,12 @@ mod tests {
             config.handlers(HookEvent::PreToolUse, Some("bash")),
             [
                 Handler {
-                    command: "check.sh".into(),
+                    action: Action::Command("check.sh".into()),
                     timeout: Duration::from_secs(30),
                     on_error: OnError::Block,
                 },
                 Handler {
-                    command: "log.sh".into(),
+                    action: Action::Command("log.sh".into()),
                     timeout: DEFAULT_TIMEOUT,
                     on_error: OnError::Warn,
                 },
@@ -367,12 +428,12 @@ mod tests {
             config.handlers(HookEvent::PostToolUse, Some("edit")),
             [
                 Handler {
-                    command: "a.sh".into(),
+                    action: Action::Command("a.sh".into()),
                     timeout: Duration::from_secs(9),
                     on_error: OnError::Block,
                 },
                 Handler {
-                    command: "b.sh".into(),
+                    action: Action::Command("b.sh".into()),
                     timeout: DEFAULT_TIMEOUT,
                     on_error: OnError::Warn,
                 },
@@ -418,7 +479,8 @@ mod tests {
         let (config, warnings) = settings(json!({
             "SubagentStop": [{"hooks": [{"type": "command", "command": "n.sh"}]}],
             "PreToolUse": [{"hooks": [
-                {"type": "http", "url": "http://127.0.0.1/"},
+                {"type": "prompt", "prompt": "is this safe?"},
+                {"type": "http", "url": " "},
                 {"type": "command"},
                 {"type": "command", "command": "x.sh", "timeout": 0}
             ]}]
@@ -429,7 +491,8 @@ mod tests {
         assert_eq!(
             warnings,
             [
-                "hooks: PreToolUse handler of type \"http\" is not supported (only \"command\"); skipped",
+                "hooks: PreToolUse handler of type \"prompt\" is not supported (only \"command\" and \"http\"); skipped",
+                "hooks: PreToolUse http handler without a url; skipped",
                 "hooks: PreToolUse command handler without a command; skipped",
                 "hooks: PreToolUse hook \"x.sh\" has timeout 0; a timeout is a positive number of seconds; skipped",
                 "hooks: event \"SubagentStop\" is not supported; skipped",

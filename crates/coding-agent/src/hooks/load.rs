@@ -118,7 +118,7 @@ mod tests {
 
     fn stop_commands(loaded: &LoadedHooks) -> Vec<String> {
         let handlers = loaded.config.handlers(HookEvent::Stop, None);
-        handlers.into_iter().map(|h| h.command).collect()
+        handlers.iter().map(|h| h.name().to_owned()).collect()
     }
 
     #[test]

@@ -21,11 +21,12 @@
 //! [`load`] reads the settings files (a project's hooks only once it is
 //! trusted), [`config`] their `hooks` key, [`matcher`] selects tools, [`runner`]
 //! runs the commands (in parallel, each in its own process group, killed on
-//! timeout or abort), [`outcome`] reads what they said, [`io`] holds the JSON
+//! timeout or abort) and `http` POSTs the `http` hooks' requests, [`outcome`] reads what they said, [`io`] holds the JSON
 //! shapes. Hooks fail open by default, as in Claude Code; an entry with
 //! `"onError": "block"` turns its crash or timeout into a block.
 
 pub mod config;
+mod http;
 pub mod io;
 pub mod lifecycle;
 pub mod load;

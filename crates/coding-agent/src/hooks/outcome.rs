@@ -185,6 +185,7 @@ fn failure(event: HookEvent, command: &str, status: &RunStatus, stderr: &str) ->
         }
         RunStatus::Aborted => "was aborted".to_owned(),
         RunStatus::SpawnFailed(error) => format!("could not start: {error}"),
+        RunStatus::RequestFailed(what) => what.clone(),
     };
     let mut text = format!("{event} hook \"{command}\" {what}");
     if !stderr.is_empty() {

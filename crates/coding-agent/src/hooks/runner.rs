@@ -1,7 +1,8 @@
-//! Running hook commands: `sh -c COMMAND` in the working directory, the
-//! event's JSON on stdin, each in its own process group so a timeout or an
-//! abort kills everything the hook started (a `sleep` under a shell script
-//! included), the hooks of one event in parallel.
+//! Running hooks, those of one event in parallel: a command as `sh -c
+//! COMMAND` in the working directory, the event's JSON on stdin, each in its
+//! own process group so a timeout or an abort kills everything the hook
+//! started (a `sleep` under a shell script included); an `http` hook as a
+//! POST (see `hooks/http.rs`).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -12,12 +13,12 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::config::{Handler, OnError};
+use super::config::{Action, Handler, OnError};
 use crate::support::process_group::{ProcessGroup, signal_name};
 
 /// How much of a hook's stdout and of its stderr is kept; the rest is read
 /// and dropped so the hook never blocks on a full pipe.
-const OUTPUT_LIMIT: usize = 256 * 1024;
+pub(super) const OUTPUT_LIMIT: usize = 256 * 1024;
 
 /// Environment variables naming the project directory (Claude Code's, so
 /// `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` works, and ours).
@@ -36,20 +37,24 @@ pub enum RunStatus {
     Aborted,
     /// It could not be started.
     SpawnFailed(String),
+    /// An `http` hook's request failed: what happened (`answered HTTP 503
+    /// Service Unavailable`, `could not be reached: ...`).
+    RequestFailed(String),
 }
 
 /// One hook's run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookRun {
-    /// The command that ran.
+    /// The command that ran, or the URL posted to.
     pub command: String,
     /// What its failure does.
     pub on_error: OnError,
     /// How it ended.
     pub status: RunStatus,
-    /// Its stdout (lossy UTF-8, its first 256 KiB).
+    /// Its stdout, or an `http` hook's 2xx answer (lossy UTF-8, its first
+    /// 256 KiB).
     pub stdout: String,
-    /// Its stderr (likewise).
+    /// Its stderr, or the body of an `http` hook's failed answer (likewise).
     pub stderr: String,
 }
 
@@ -76,16 +81,26 @@ async fn run_one(
     cancel: &CancellationToken,
 ) -> HookRun {
     let finished = |status, stdout, stderr| HookRun {
-        command: handler.command.clone(),
+        command: handler.name().to_owned(),
         on_error: handler.on_error,
         status,
         stdout,
         stderr,
     };
+    let line = match &handler.action {
+        Action::Command(line) => line,
+        Action::Http(hook) => {
+            let answer = super::http::post(hook, input, handler.timeout, cancel).await;
+            return match answer.status {
+                RunStatus::Exited(_) => finished(answer.status, answer.body, String::new()),
+                status => finished(status, String::new(), answer.body),
+            };
+        }
+    };
     let mut command = Command::new("sh");
     command
         .arg("-c")
-        .arg(&handler.command)
+        .arg(line)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -180,7 +195,7 @@ mod tests {
 
     fn handler(command: &str, timeout: Duration) -> Handler {
         Handler {
-            command: command.into(),
+            action: Action::Command(command.into()),
             timeout,
             on_error: OnError::Warn,
         }
