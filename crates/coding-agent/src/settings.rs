@@ -186,7 +186,14 @@ pub struct Settings {
     /// Code's. Read from the global file only: a project's skills load from
     /// its own folders, and only when it is trusted ([`crate::skills`]).
     pub skills: Option<Vec<String>>,
+    /// Seconds the interactive UI waits for your next prompt after an
+    /// answer before the `Notification` hooks run with `idle_prompt`
+    /// (default [`DEFAULT_IDLE_NOTIFICATION_SECS`], as Claude Code; 0: never).
+    pub idle_notification_secs: Option<u64>,
 }
+
+/// Claude Code's threshold of its `idle_prompt` notification.
+pub const DEFAULT_IDLE_NOTIFICATION_SECS: u64 = 60;
 
 /// A settings file that exists but cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -268,6 +275,18 @@ impl Settings {
         }
         self.remote = over.remote.or(self.remote.take());
         self.skills = over.skills.or(self.skills.take());
+        self.idle_notification_secs = over
+            .idle_notification_secs
+            .or(self.idle_notification_secs.take());
+    }
+
+    /// How long the interactive UI waits for a prompt before an
+    /// `idle_prompt` notification; `None`: it never sends one.
+    pub fn idle_notification(&self) -> Option<std::time::Duration> {
+        let secs = self
+            .idle_notification_secs
+            .unwrap_or(DEFAULT_IDLE_NOTIFICATION_SECS);
+        (secs > 0).then(|| std::time::Duration::from_secs(secs))
     }
 
     /// The retry and compaction settings for a session on `provider`, with

@@ -914,3 +914,62 @@ fn new_and_quit_end_the_session_for_its_session_end_hooks() {
     assert_eq!(reasons, ["clear", "prompt_input_exit"]);
     assert_ne!(ended[0]["session_id"], ended[1]["session_id"]);
 }
+
+#[test]
+fn an_answer_left_unread_past_the_threshold_notifies_the_idle_prompt_hooks_once() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        let settings = serde_json::json!({
+            "idleNotificationSecs": 1,
+            "hooks": {"Notification": [{"matcher": "idle_prompt", "hooks": [
+                {"type": "command", "command": "cat >> idle.jsonl; echo >> idle.jsonl"}
+            ]}]}
+        });
+        let agent_dir = cwd.parent().unwrap().join("agent");
+        std::fs::write(agent_dir.join("settings.json"), settings.to_string()).unwrap();
+    }) else {
+        return;
+    };
+    let log = tmux.cwd.join("idle.jsonl");
+    let notified = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    let wait_for_count = |count: usize| {
+        let start = Instant::now();
+        while notified().len() < count {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no idle notification; screen:\n{}",
+                tmux.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // Waiting for the first prompt is not waiting after an answer.
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(notified().is_empty(), "{:?}", notified());
+    tmux.ask("first");
+    wait_for_count(1);
+    let event = &notified()[0];
+    assert_eq!(
+        (
+            &event["hook_event_name"],
+            &event["notification_type"],
+            &event["message"]
+        ),
+        (
+            &serde_json::json!("Notification"),
+            &serde_json::json!("idle_prompt"),
+            &serde_json::json!("coding-agent is waiting for your input")
+        )
+    );
+    // Each answer starts a wait of its own.
+    tmux.ask("second");
+    wait_for_count(2);
+    tmux.quit();
+}

@@ -512,6 +512,14 @@ impl AgentSession {
         }
     }
 
+    /// Runs the Notification hooks for an `idle_prompt` (the interactive
+    /// UI has waited for the next prompt past its threshold).
+    pub async fn notify_idle(&self) {
+        if let Some(hooks) = self.hooks_now() {
+            hooks.hooks().idle_prompt().await;
+        }
+    }
+
     async fn compact_with(
         &self,
         focus: Option<&str>,

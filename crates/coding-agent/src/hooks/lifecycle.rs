@@ -1,7 +1,7 @@
 //! The hooks of the session's life outside a prompt: `PreCompact` (may
 //! refuse a compaction), `SessionEnd` (cleanup when the session ends) and
-//! `Notification` (the agent waits for the user). The last two only
-//! report: what their hooks say is logged.
+//! `Notification` (the agent waits for the user: an approval, or the next
+//! prompt). The last two only report: what their hooks say is logged.
 
 use tokio_util::sync::CancellationToken;
 
@@ -88,9 +88,27 @@ impl CommandHooks {
     /// Runs the Notification hooks for a `permission_prompt`: a call of
     /// `tool` waits for the user's approval.
     pub async fn permission_prompt(&self, tool: &str) {
+        self.notify(
+            format!("coding-agent needs your permission to use {tool}"),
+            "permission_prompt",
+        )
+        .await;
+    }
+
+    /// Runs the Notification hooks for an `idle_prompt`: the answer is in,
+    /// and the agent has waited a while for the user's next prompt.
+    pub async fn idle_prompt(&self) {
+        self.notify(
+            "coding-agent is waiting for your input".to_owned(),
+            "idle_prompt",
+        )
+        .await;
+    }
+
+    async fn notify(&self, message: String, notification_type: &str) {
         let fields = EventInput::Notification {
-            message: format!("coding-agent needs your permission to use {tool}"),
-            notification_type: "permission_prompt".to_owned(),
+            message,
+            notification_type: notification_type.to_owned(),
         };
         self.run(fields, &CancellationToken::new()).await;
     }

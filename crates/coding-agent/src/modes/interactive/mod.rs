@@ -23,6 +23,7 @@ pub mod complete;
 pub mod editor;
 mod external_editor;
 pub mod highlight;
+mod idle;
 pub mod markdown;
 mod mcp_start;
 mod session_commands;
@@ -64,6 +65,7 @@ use crate::render::{Style, StyledLine};
 use crate::session::{SessionManager, first_user_message};
 use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
+use idle::IdleTimer;
 use mcp_start::McpStart;
 use user_command::UserCommands;
 
@@ -163,6 +165,7 @@ pub async fn run_interactive(
         .unwrap_or_else(|| Arc::new(LocalBashOperations::new()));
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
+        idle: IdleTimer::new(interactive.models.settings.idle_notification()),
         events: session.subscribe_all(),
         session,
         run: None,
@@ -251,6 +254,8 @@ struct Driver {
     user_commands: UserCommands,
     /// `/tree N summarize`: the row chosen, and the move under way.
     tree_move: Option<(usize, JoinHandle<Result<TreeMove, TreeError>>)>,
+    /// The wait for the next prompt after an answer (`idle_prompt`).
+    idle: IdleTimer,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -272,11 +277,13 @@ impl Driver {
             let action = tokio::select! {
                 event = input.next() => match event {
                     Some(Ok(Event::Key(key))) => {
+                        self.idle.stop();
                         // `/tools` names the set as it is now.
                         self.sync_tools(app);
                         app.handle_key(key)
                     }
                     Some(Ok(Event::Paste(text))) => {
+                        self.idle.stop();
                         app.paste(&text);
                         Action::None
                     }
@@ -339,6 +346,13 @@ impl Driver {
                             UserCommands::finish(&self.session, app, outcome, excluded);
                         }
                     }
+                    Action::None
+                }
+                () = self.idle.passed(), if self.idle.is_waiting() => {
+                    // Beside the UI, as the permission prompt's: the user
+                    // may come back while the hooks run.
+                    let session = self.session.clone();
+                    tokio::spawn(async move { session.notify_idle().await });
                     Action::None
                 }
                 _ = tick.tick(), if app.is_running() || app.mcp_starting() || app.user_bash_running() => Action::None,
@@ -445,6 +459,8 @@ impl Driver {
             self.run = Some(tokio::spawn(
                 async move { session.agent().continue_run().await },
             ));
+        } else {
+            self.idle.start();
         }
         self.aborted = false;
     }
