@@ -554,10 +554,7 @@ fn an_export_shows_the_whole_history_with_the_compaction_where_it_happened() {
     session
         .append_message(&user("the second question", 2))
         .unwrap();
-    let kept = session.branch().last().unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let kept = session.leaf_id().unwrap().to_owned();
     session
         .append_message(&answer("the second answer"))
         .unwrap();

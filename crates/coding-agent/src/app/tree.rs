@@ -6,7 +6,7 @@
 use super::AgentSession;
 use crate::compaction::CompactionError;
 use crate::compaction::branch::{BranchBudget, BranchSummary, summarise_branch};
-use crate::session::{SessionError, TreeRow, message_from_entry, user_text};
+use crate::session::{Entry, SessionError, TreeRow, message_from_entry, user_text};
 
 /// Where a move went, for the UI to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,23 +59,22 @@ impl AgentSession {
                 .entry(target)
                 .ok_or_else(|| SessionError::UnknownEntry(target.to_owned()))?;
             let user = entry
-                .get("message")
+                .value()
+                .get_mut("message")
+                .map(serde_json::Value::take)
                 .and_then(message_from_entry)
                 .and_then(|message| match message {
                     agent_ai::Message::User(user) => Some(user_text(&user.content)),
                     _ => None,
                 });
             let to = match &user {
-                Some(_) => entry
-                    .get("parentId")
-                    .and_then(serde_json::Value::as_str)
-                    .map(str::to_owned),
+                Some(_) => entry.parent_id().map(str::to_owned),
                 None => Some(target.to_owned()),
             };
             if user.is_none() && to.as_deref() == session.leaf_id() {
                 return Err(TreeError::AlreadyThere);
             }
-            let left: Vec<serde_json::Value> = if summarize {
+            let left: Vec<Entry> = if summarize {
                 session
                     .left_behind(to.as_deref())
                     .into_iter()
@@ -89,7 +88,7 @@ impl AgentSession {
         let summary = if left.is_empty() {
             None
         } else {
-            let left: Vec<&serde_json::Value> = left.iter().collect();
+            let left: Vec<&Entry> = left.iter().collect();
             self.summarise_left(&left, focus).await?
         };
         let mut session = self.session();
@@ -109,7 +108,7 @@ impl AgentSession {
     /// written (same model, level and limits); cancellable like one.
     async fn summarise_left(
         &self,
-        left: &[&serde_json::Value],
+        left: &[&Entry],
         focus: Option<&str>,
     ) -> Result<Option<BranchSummary>, TreeError> {
         let (model, provider) = self.current();

@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::summary::{branch_request, with_file_lists};
 use super::{CompactionError, ask, file_details, tokens};
-use crate::session::compacted::{CompactionDetails, entry_message, entry_type, summary_message};
+use crate::session::Entry;
+use crate::session::compacted::{CompactionDetails, entry_message, summary_message};
 
 /// A branch's summary and the files its work read and changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,13 +38,14 @@ pub struct BranchBudget {
 /// the newest ones within `budget` tokens. A compaction on the branch is
 /// read as its summary; a summary that no longer fits is still read while
 /// less than 90% of the budget is used (Pi's rule: it stands for much).
-pub fn branch_messages(entries: &[&Value], budget: u64) -> Vec<Message> {
+pub fn branch_messages(entries: &[&Entry], budget: u64) -> Vec<Message> {
     let mut taken = Vec::new();
     let mut used = 0;
     for entry in entries.iter().rev() {
-        let is_summary = matches!(entry_type(entry), Some("compaction" | "branch_summary"));
-        let message = match entry_type(entry) {
+        let is_summary = matches!(entry.kind(), Some("compaction" | "branch_summary"));
+        let message = match entry.kind() {
             Some("compaction") => entry
+                .value()
                 .get("summary")
                 .and_then(Value::as_str)
                 .map(|summary| summary_message(summary, 0)),
@@ -67,7 +69,7 @@ pub fn branch_messages(entries: &[&Value], budget: u64) -> Vec<Message> {
 /// Asks `provider` for the summary of the branch `entries` (oldest first);
 /// `None` when they hold no message to summarise.
 pub async fn summarise_branch(
-    entries: &[&Value],
+    entries: &[&Entry],
     focus: Option<&str>,
     budget: BranchBudget,
     model: &Model,
@@ -82,8 +84,10 @@ pub async fn summarise_branch(
     // Files from the summaries of branches left on this one count too.
     let earlier = entries
         .iter()
-        .filter(|e| entry_type(e) == Some("branch_summary"))
-        .filter_map(|e| serde_json::from_value::<CompactionDetails>(e.get("details")?.clone()).ok())
+        .filter(|e| e.kind() == Some("branch_summary"))
+        .filter_map(|e| {
+            serde_json::from_value::<CompactionDetails>(e.value().get_mut("details")?.take()).ok()
+        })
         .reduce(|mut all, more| {
             all.read_files.extend(more.read_files);
             all.modified_files.extend(more.modified_files);
@@ -107,8 +111,10 @@ mod tests {
     use super::*;
     use crate::session::user_text;
 
-    fn user(text: &str) -> Value {
-        json!({"type":"message","id":text,"message":{"role":"user","content":text,"timestamp":1}})
+    fn user(text: &str) -> Entry {
+        Entry::of(
+            &json!({"type":"message","id":text,"message":{"role":"user","content":text,"timestamp":1}}),
+        )
     }
 
     fn texts(messages: &[Message]) -> Vec<String> {
@@ -124,7 +130,7 @@ mod tests {
     #[test]
     fn the_newest_messages_within_the_budget_are_read_in_order() {
         let entries = [user(&"a".repeat(400)), user("b"), user("c")];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let branch: Vec<&Entry> = entries.iter().collect();
         assert_eq!(texts(&branch_messages(&branch, 1000)).len(), 3);
         // "a…" is 100 tokens: it does not fit in 50.
         assert_eq!(texts(&branch_messages(&branch, 50)), ["b", "c"]);
@@ -132,17 +138,18 @@ mod tests {
 
     #[test]
     fn a_compaction_is_read_as_its_summary_and_kept_while_the_budget_is_not_nearly_spent() {
-        let compaction = json!({"type":"compaction","id":"k","summary":"S".repeat(400)});
-        let meta = json!({"type":"model_change","id":"m","provider":"p","modelId":"x"});
+        let compaction =
+            Entry::of(&json!({"type":"compaction","id":"k","summary":"S".repeat(400)}));
+        let meta = Entry::of(&json!({"type":"model_change","id":"m","provider":"p","modelId":"x"}));
         let entries = [user("old"), compaction, meta, user("new")];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let branch: Vec<&Entry> = entries.iter().collect();
         let read = texts(&branch_messages(&branch, 50));
         assert_eq!(read.len(), 2, "{read:?}");
         assert!(read[0].contains(&"S".repeat(400)));
         assert_eq!(read[1], "new");
         // With the budget nearly spent, the summary is left out too.
         let entries = [entries[1].clone(), user(&"n".repeat(184))];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let branch: Vec<&Entry> = entries.iter().collect();
         assert_eq!(texts(&branch_messages(&branch, 50)), ["n".repeat(184)]);
     }
 }

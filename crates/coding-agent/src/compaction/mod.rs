@@ -36,8 +36,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::session::Entry;
 use crate::session::SessionError;
-use crate::session::compacted::{CompactionDetails, CompactionResult, entry_message, entry_type};
+use crate::session::compacted::{CompactionDetails, CompactionResult, entry_message};
 use cut::{EntryKind, Sized, find_cut};
 use summary::{
     SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
@@ -218,21 +219,23 @@ pub struct Plan {
 
 /// Plans a compaction of `branch` keeping about `budget.keep` tokens.
 pub fn plan(
-    branch: &[&Value],
+    branch: &[&Entry],
     budget: Budget,
     tokens_before: u64,
 ) -> Result<Plan, CompactionError> {
-    if branch.last().and_then(|e| entry_type(e)) == Some("compaction") {
+    if branch.last().and_then(|e| e.kind()) == Some("compaction") {
         return Err(CompactionError::AlreadyCompacted);
     }
-    let previous = branch
-        .iter()
-        .rposition(|e| entry_type(e) == Some("compaction"));
+    let previous = branch.iter().rposition(|e| e.kind() == Some("compaction"));
+    let previous_compaction = previous.map(|at| branch[at].value());
     let start = previous.map_or(0, |at| {
-        let first_kept = branch[at].get("firstKeptEntryId").and_then(Value::as_str);
+        let first_kept = previous_compaction
+            .as_ref()
+            .and_then(|c| c.get("firstKeptEntryId"))
+            .and_then(Value::as_str);
         branch[..at]
             .iter()
-            .position(|e| e.get("id").and_then(Value::as_str) == first_kept)
+            .position(|e| e.id() == first_kept)
             .unwrap_or(at)
     });
     let messages: Vec<Option<Message>> = branch.iter().map(|e| entry_message(e)).collect();
@@ -250,20 +253,20 @@ pub fn plan(
     }
     let first_kept_entry_id = branch
         .get(cut.first_kept)
-        .and_then(|entry| entry.get("id"))
-        .and_then(Value::as_str)
+        .and_then(|entry| entry.id())
         .map(str::to_owned);
     let take = |range: std::ops::Range<usize>| -> Vec<Message> {
         messages[range].iter().flatten().cloned().collect()
     };
     let history = take(cut.history.clone());
     let turn_prefix = take(cut.turn_prefix.clone());
-    let previous_compaction = previous.map(|at| branch[at]);
     let previous_summary = previous_compaction
+        .as_ref()
         .and_then(|e| e.get("summary"))
         .and_then(Value::as_str)
         .map(str::to_owned);
     let previous_details = previous_compaction
+        .as_ref()
         .and_then(|e| e.get("details"))
         .and_then(|d| serde_json::from_value(d.clone()).ok());
     let details = file_details(
@@ -281,9 +284,9 @@ pub fn plan(
     })
 }
 
-fn entry_kind(entry: &Value) -> EntryKind {
-    match entry_type(entry) {
-        Some("message") => match entry.pointer("/message/role").and_then(Value::as_str) {
+fn entry_kind(entry: &Entry) -> EntryKind {
+    match entry.kind() {
+        Some("message") => match entry.role() {
             Some("user") => EntryKind::User,
             Some("bashExecution") => EntryKind::Bash,
             Some("assistant") => EntryKind::Assistant,
@@ -427,18 +430,22 @@ mod tests {
 
     use super::*;
 
-    fn user(id: &str, text: &str) -> Value {
-        json!({"type":"message","id":id,"message":{"role":"user","content":text,"timestamp":1}})
+    fn user(id: &str, text: &str) -> Entry {
+        Entry::of(
+            &json!({"type":"message","id":id,"message":{"role":"user","content":text,"timestamp":1}}),
+        )
     }
 
-    fn answer(id: &str, text: &str, calls: Value) -> Value {
+    fn answer(id: &str, text: &str, calls: Value) -> Entry {
         let mut content = vec![json!({"type":"text","text":text})];
         if let Value::Array(calls) = calls {
             content.extend(calls);
         }
-        json!({"type":"message","id":id,"message":{"role":"assistant","content":content,
+        Entry::of(
+            &json!({"type":"message","id":id,"message":{"role":"assistant","content":content,
             "api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},
-            "stopReason":"stop","timestamp":2}})
+            "stopReason":"stop","timestamp":2}}),
+        )
     }
 
     fn keep(tokens: u64) -> Budget {
@@ -501,7 +508,7 @@ mod tests {
             user("u2", &"y".repeat(400)),
             answer("a2", "done", Value::Null),
         ];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let branch: Vec<&Entry> = entries.iter().collect();
         let plan = plan(&branch, keep(100), 500).unwrap();
         assert_eq!(plan.first_kept_entry_id.as_deref(), Some("u2"));
         assert_eq!(plan.history.len(), 2);
@@ -518,14 +525,14 @@ mod tests {
     #[test]
     fn nothing_is_planned_when_everything_fits_or_the_last_entry_is_a_compaction() {
         let entries = [user("u1", "hi"), answer("a1", "hello", Value::Null)];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let branch: Vec<&Entry> = entries.iter().collect();
         assert!(matches!(
             plan(&branch, keep(20_000), 10),
             Err(CompactionError::NothingToCompact)
         ));
         let compaction =
-            json!({"type":"compaction","id":"c","summary":"S","firstKeptEntryId":"a1"});
-        let branch: Vec<&Value> = entries.iter().chain([&compaction]).collect();
+            Entry::of(&json!({"type":"compaction","id":"c","summary":"S","firstKeptEntryId":"a1"}));
+        let branch: Vec<&Entry> = entries.iter().chain([&compaction]).collect();
         assert!(matches!(
             plan(&branch, keep(1), 10),
             Err(CompactionError::AlreadyCompacted)
@@ -538,12 +545,14 @@ mod tests {
             user("u1", &"x".repeat(400)),
             answer("a1", "ok", Value::Null),
             user("u2", &"y".repeat(400)),
-            json!({"type":"compaction","id":"c","summary":"S1","firstKeptEntryId":"u2","details":{"readFiles":["old.rs"],"modifiedFiles":[]}}),
+            Entry::of(
+                &json!({"type":"compaction","id":"c","summary":"S1","firstKeptEntryId":"u2","details":{"readFiles":["old.rs"],"modifiedFiles":[]}}),
+            ),
             answer("a2", "done", Value::Null),
             user("u3", &"z".repeat(400)),
             answer("a3", "fine", Value::Null),
         ];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let branch: Vec<&Entry> = entries.iter().collect();
         let plan = plan(&branch, keep(100), 500).unwrap();
         assert_eq!(plan.first_kept_entry_id.as_deref(), Some("u3"));
         assert_eq!(plan.history.len(), 2, "u2 and a2; u1 and a1 are in S1");

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BashExecution;
+use super::entry::Entry;
 use super::message_from_entry;
 use crate::compaction::{SummaryKind, branch_summary_message_text, summary_message_text};
 
@@ -37,11 +38,6 @@ pub struct CompactionResult {
     pub tokens_before: u64,
     /// The files the summarised work touched.
     pub details: CompactionDetails,
-}
-
-/// The type of an entry (`message`, `compaction`, ...).
-pub fn entry_type(entry: &Value) -> Option<&str> {
-    entry.get("type").and_then(Value::as_str)
 }
 
 /// One step of the context as the user sees it: what the model reads, with
@@ -97,27 +93,32 @@ impl From<Message> for ContextItem {
 /// when `/tree` left a branch); an extension's `custom_message`, as a user
 /// message. Other entries (compactions, model and level changes, names)
 /// put nothing.
-fn entry_item(entry: &Value) -> Option<ContextItem> {
-    match entry_type(entry)? {
+/// Entries of other types are not parsed.
+fn entry_item(entry: &Entry) -> Option<ContextItem> {
+    match entry.kind()? {
         "message" => {
-            let message = entry.get("message")?;
-            if message.get("role").and_then(Value::as_str) == Some("bashExecution") {
-                return serde_json::from_value(message.clone())
+            let message = entry.value().get_mut("message")?.take();
+            if entry.role() == Some("bashExecution") {
+                return serde_json::from_value(message)
                     .ok()
                     .map(ContextItem::Command);
             }
             message_from_entry(message).map(ContextItem::Message)
         }
-        "branch_summary" => Some(ContextItem::Summary {
-            kind: SummaryKind::Branch,
-            summary: entry.get("summary")?.as_str()?.to_owned(),
-            timestamp: entry_time(entry),
-        }),
+        "branch_summary" => {
+            let value = entry.value();
+            Some(ContextItem::Summary {
+                kind: SummaryKind::Branch,
+                summary: value.get("summary")?.as_str()?.to_owned(),
+                timestamp: entry_time(&value),
+            })
+        }
         "custom_message" => {
-            let content = UserContent::deserialize(entry.get("content")?).ok()?;
+            let value = entry.value();
+            let content = UserContent::deserialize(value.get("content")?).ok()?;
             Some(ContextItem::Message(Message::User(UserMessage {
                 content,
-                timestamp: entry_time(entry),
+                timestamp: entry_time(&value),
             })))
         }
         _ => None,
@@ -125,12 +126,12 @@ fn entry_item(entry: &Value) -> Option<ContextItem> {
 }
 
 /// The message an entry gives the model, if any (see [`ContextItem`]).
-pub fn entry_message(entry: &Value) -> Option<Message> {
+pub fn entry_message(entry: &Entry) -> Option<Message> {
     entry_item(entry)?.into_message()
 }
 
 /// The messages a branch leaves the model ([`context_items`], as sent).
-pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
+pub fn context_messages(branch: &[&Entry]) -> Vec<Message> {
     context_items(branch)
         .into_iter()
         .filter_map(ContextItem::into_message)
@@ -139,21 +140,18 @@ pub fn context_messages(branch: &[&Value]) -> Vec<Message> {
 
 /// The context a branch leaves: with a compaction on it, the latest one's
 /// summary, then the kept entries, then what followed.
-pub fn context_items(branch: &[&Value]) -> Vec<ContextItem> {
-    let items = |entries: &[&Value]| -> Vec<ContextItem> {
+pub fn context_items(branch: &[&Entry]) -> Vec<ContextItem> {
+    let items = |entries: &[&Entry]| -> Vec<ContextItem> {
         entries.iter().filter_map(|e| entry_item(e)).collect()
     };
-    let Some(at) = branch
-        .iter()
-        .rposition(|e| entry_type(e) == Some("compaction"))
-    else {
+    let Some(at) = branch.iter().rposition(|e| e.kind() == Some("compaction")) else {
         return items(branch);
     };
-    let compaction = branch[at];
+    let compaction = branch[at].value();
     let first_kept = compaction.get("firstKeptEntryId").and_then(Value::as_str);
     let kept_from = branch[..at]
         .iter()
-        .position(|e| e.get("id").and_then(Value::as_str) == first_kept)
+        .position(|e| e.id() == first_kept)
         .unwrap_or(at);
     let summary = compaction
         .get("summary")
@@ -162,7 +160,7 @@ pub fn context_items(branch: &[&Value]) -> Vec<ContextItem> {
     let mut out = vec![ContextItem::Summary {
         kind: SummaryKind::Compaction,
         summary: summary.to_owned(),
-        timestamp: entry_time(compaction),
+        timestamp: entry_time(&compaction),
     }];
     out.extend(items(&branch[kept_from..at]));
     out.extend(items(&branch[at + 1..]));
@@ -187,17 +185,20 @@ pub enum HistoryItem {
 /// Everything on a branch in order: every message, compacted or not, and
 /// each compaction where it happened (the model's view is
 /// [`context_messages`]).
-pub fn history(branch: &[&Value]) -> Vec<HistoryItem> {
+pub fn history(branch: &[&Entry]) -> Vec<HistoryItem> {
     branch
         .iter()
-        .filter_map(|entry| match entry_type(entry)? {
-            "compaction" => Some(HistoryItem::Compaction {
-                summary: entry.get("summary")?.as_str()?.to_owned(),
-                tokens_before: entry
-                    .get("tokensBefore")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-            }),
+        .filter_map(|entry| match entry.kind()? {
+            "compaction" => {
+                let value = entry.value();
+                Some(HistoryItem::Compaction {
+                    summary: value.get("summary")?.as_str()?.to_owned(),
+                    tokens_before: value
+                        .get("tokensBefore")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0),
+                })
+            }
             _ => Some(HistoryItem::Message(Box::new(entry_message(entry)?))),
         })
         .collect()
@@ -267,7 +268,8 @@ mod tests {
             json!({"type":"custom_message","id":"c","parentId":"b","customType":"note","content":[{"type":"text","text":"from an extension"}],"display":true}),
             json!({"type":"model_change","id":"d","parentId":"c","provider":"p","modelId":"m"}),
         ];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let entries = entries.map(|e| Entry::of(&e));
+        let branch: Vec<&Entry> = entries.iter().collect();
         let users: Vec<(String, u64)> = context_messages(&branch)
             .into_iter()
             .map(|m| match m {
@@ -294,7 +296,8 @@ mod tests {
             json!({"type":"compaction","id":"c","summary":"S1","firstKeptEntryId":"b","timestamp":"1970-01-01T00:00:01.000Z"}),
             message("d", "new"),
         ];
-        let branch: Vec<&Value> = entries.iter().collect();
+        let entries = entries.map(|e| Entry::of(&e));
+        let branch: Vec<&Entry> = entries.iter().collect();
         let texts: Vec<String> = context_messages(&branch)
             .into_iter()
             .map(|m| serde_json::to_value(m).unwrap()["content"].to_string())

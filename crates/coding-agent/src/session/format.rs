@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
 
+use super::entry::Entry;
 use super::ids::{iso_timestamp, uuid_v4};
 
 /// The session format version written (Pi's `CURRENT_SESSION_VERSION`).
@@ -111,11 +112,11 @@ pub fn bash_execution_text(run: &BashExecution) -> String {
 
 /// A stored message as the agent holds it (Pi's `convertToLlm` for the roles
 /// it adds); `None` for roles this agent does not replay.
-pub(crate) fn message_from_entry(message: &Value) -> Option<Message> {
+pub(crate) fn message_from_entry(message: Value) -> Option<Message> {
     match message.get("role")?.as_str()? {
-        "user" | "assistant" | "toolResult" => serde_json::from_value(message.clone()).ok(),
+        "user" | "assistant" | "toolResult" => serde_json::from_value(message).ok(),
         "bashExecution" => {
-            let run: BashExecution = serde_json::from_value(message.clone()).ok()?;
+            let run: BashExecution = serde_json::from_value(message).ok()?;
             run.context_message()
         }
         "custom" => {
@@ -154,12 +155,13 @@ pub fn user_text(content: &UserContent) -> String {
 
 /// The header and the entries of a session file's text; `None` without a
 /// valid header. Lines that do not parse are skipped.
-pub(super) fn parse_session(content: &str) -> Option<(SessionHeader, Vec<Value>)> {
+pub(super) fn parse_session(content: &str) -> Option<(SessionHeader, Vec<Entry>)> {
     let mut lines = content
         .split('\n')
-        .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok());
-    let header: SessionHeader = serde_json::from_value(lines.next()?).ok()?;
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .filter_map(Entry::parse);
+    let header: SessionHeader = serde_json::from_str(lines.next()?.text()).ok()?;
     if header.kind != "session" {
         return None;
     }

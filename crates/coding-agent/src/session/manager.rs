@@ -10,6 +10,7 @@ use agent_ai::message::now_millis;
 use agent_ai::{Message, ThinkingLevel};
 use serde_json::{Value, json};
 
+use super::entry::Entry;
 use super::format::{BashExecution, SessionHeader, message_from_entry, parse_session, user_text};
 use super::ids::{iso_timestamp, random_u64};
 
@@ -52,8 +53,9 @@ pub enum SessionError {
 #[derive(Debug)]
 pub struct SessionManager {
     header: SessionHeader,
-    /// Every entry after the header, as written (unknown entry types kept).
-    entries: Vec<Value>,
+    /// Every entry after the header, as written (unknown entry types kept);
+    /// each is parsed when read ([`Entry`]).
+    entries: Vec<Entry>,
     /// Where each entry with an id is in `entries`: a branch is walked, and
     /// a fresh id checked, without going through every entry (a day's
     /// session holds thousands).
@@ -196,32 +198,29 @@ impl SessionManager {
     }
 
     /// Replaces the entries, and where each one is.
-    fn set_entries(&mut self, entries: Vec<Value>) {
+    fn set_entries(&mut self, entries: Vec<Entry>) {
         self.positions = entries
             .iter()
             .enumerate()
-            .filter_map(|(at, e)| Some((e.get("id")?.as_str()?.to_owned(), at)))
+            .filter_map(|(at, e)| Some((e.id()?.to_owned(), at)))
             .collect();
         self.entries = entries;
     }
 
     /// The entries on the path from the root to the current position (the
     /// leaf: the last entry, unless `/tree` moved it), in order.
-    pub fn branch(&self) -> Vec<&Value> {
+    pub fn branch(&self) -> Vec<&Entry> {
         self.path_to(self.leaf_id.as_deref())
     }
 
     /// The entries on the path from the root to the entry `id`, in order
     /// (none for `None`).
-    fn path_to(&self, id: Option<&str>) -> Vec<&Value> {
+    fn path_to(&self, id: Option<&str>) -> Vec<&Entry> {
         let mut path = Vec::new();
         let mut current = id.and_then(|id| self.entry(id));
         while let Some(entry) = current {
             path.push(entry);
-            current = entry
-                .get("parentId")
-                .and_then(Value::as_str)
-                .and_then(|parent| self.entry(parent));
+            current = entry.parent_id().and_then(|parent| self.entry(parent));
             if path.len() > self.entries.len() {
                 break; // a cycle; a well-formed file has none
             }
@@ -231,12 +230,12 @@ impl SessionManager {
     }
 
     /// The entry with the id `id`.
-    pub fn entry(&self, id: &str) -> Option<&Value> {
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
         self.positions.get(id).and_then(|&at| self.entries.get(at))
     }
 
     /// Every entry after the header, in the order written: the whole tree.
-    pub(super) fn entries(&self) -> &[Value] {
+    pub(super) fn entries(&self) -> &[Entry] {
         &self.entries
     }
 
@@ -262,20 +261,13 @@ impl SessionManager {
     /// The entries a move from the current position to `to` leaves behind:
     /// from the first after the point the two paths share to the current
     /// position, in order (what a branch summary summarises).
-    pub fn left_behind(&self, to: Option<&str>) -> Vec<&Value> {
-        let kept: std::collections::HashSet<&str> = self
-            .path_to(to)
-            .into_iter()
-            .filter_map(|e| e.get("id")?.as_str())
-            .collect();
+    pub fn left_behind(&self, to: Option<&str>) -> Vec<&Entry> {
+        let kept: std::collections::HashSet<&str> =
+            self.path_to(to).into_iter().filter_map(Entry::id).collect();
         let mut branch = self.branch();
         let shared = branch
             .iter()
-            .take_while(|e| {
-                e.get("id")
-                    .and_then(Value::as_str)
-                    .is_some_and(|id| kept.contains(id))
-            })
+            .take_while(|e| e.id().is_some_and(|id| kept.contains(id)))
             .count();
         branch.drain(..shared);
         branch
@@ -288,10 +280,11 @@ impl SessionManager {
         let answers = self
             .entries
             .iter()
-            .filter(|e| super::compacted::entry_type(e) == Some("message"))
-            .filter_map(|e| e.get("message"))
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
-        for usage in answers.filter_map(|m| serde_json::from_value(m.get("usage")?.clone()).ok()) {
+            .filter(|e| e.kind() == Some("message") && e.role() == Some("assistant"));
+        for usage in answers.filter_map(|e| {
+            let mut entry = e.value();
+            serde_json::from_value(entry.pointer_mut("/message/usage")?.take()).ok()
+        }) {
             total += &usage;
         }
         total
@@ -303,8 +296,8 @@ impl SessionManager {
         self.branch()
             .into_iter()
             .rev()
-            .find(|e| super::compacted::entry_type(e) == Some("compaction"))
-            .map_or(0, super::compacted::entry_time)
+            .find(|e| e.kind() == Some("compaction"))
+            .map_or(0, |e| super::compacted::entry_time(&e.value()))
     }
 
     /// The user messages on the branch with their entry ids, oldest first
@@ -312,10 +305,10 @@ impl SessionManager {
     pub fn user_messages(&self) -> Vec<(String, String)> {
         self.branch()
             .into_iter()
-            .filter(|e| e.pointer("/message/role").and_then(Value::as_str) == Some("user"))
+            .filter(|e| e.role() == Some("user"))
             .filter_map(|e| {
-                let id = e.get("id")?.as_str()?.to_owned();
-                let text = match message_from_entry(e.get("message")?)? {
+                let id = e.id()?.to_owned();
+                let text = match message_from_entry(e.value().get_mut("message")?.take())? {
                     Message::User(user) => user_text(&user.content),
                     _ => return None,
                 };
@@ -330,12 +323,9 @@ impl SessionManager {
     pub fn fork_before(&mut self, entry_id: &str) -> Result<String, SessionError> {
         let (at, text) = {
             let branch = self.branch();
-            let at = branch
-                .iter()
-                .position(|e| e.get("id").and_then(Value::as_str) == Some(entry_id));
-            let user = at
-                .and_then(|at| branch[at].get("message"))
-                .and_then(message_from_entry);
+            let at = branch.iter().position(|e| e.id() == Some(entry_id));
+            let user =
+                at.and_then(|at| message_from_entry(branch[at].value().get_mut("message")?.take()));
             match (at, user) {
                 (Some(at), Some(Message::User(user))) => (at, user_text(&user.content)),
                 _ => return Err(SessionError::NotAUserMessage(entry_id.to_owned())),
@@ -354,7 +344,7 @@ impl SessionManager {
 
     /// Starts a new session file with the first `keep` entries of the branch.
     fn continue_in_new_session(&mut self, keep: usize) -> Result<(), SessionError> {
-        let entries: Vec<Value> = self.branch().into_iter().take(keep).cloned().collect();
+        let entries: Vec<Entry> = self.branch().into_iter().take(keep).cloned().collect();
         let parent = self.file.as_ref().map(|file| file.display().to_string());
         self.new_session(parent);
         self.leaf_id = last_entry_id(&entries);
@@ -430,9 +420,8 @@ impl SessionManager {
         self.entries
             .iter()
             .rev()
-            .filter(|e| e.get("type").and_then(Value::as_str) == Some("session_info"))
-            .find_map(|e| e.get("name").and_then(Value::as_str))
-            .map(str::to_owned)
+            .filter(|e| e.kind() == Some("session_info"))
+            .find_map(|e| e.value().get("name")?.as_str().map(str::to_owned))
     }
 
     /// Records data for this agent, not the model (Pi's `custom` entry:
@@ -481,10 +470,8 @@ impl SessionManager {
         self.branch()
             .into_iter()
             .rev()
-            .find(|e| e.get("type").and_then(Value::as_str) == Some("thinking_level_change"))
-            .and_then(|e| e.get("thinkingLevel"))
-            .and_then(Value::as_str)
-            .and_then(|name| name.parse().ok())
+            .find(|e| e.kind() == Some("thinking_level_change"))
+            .and_then(|e| e.value().get("thinkingLevel")?.as_str()?.parse().ok())
     }
 
     fn append_entry(&mut self, kind: &str, key: &str, value: Value) -> Result<(), SessionError> {
@@ -522,7 +509,7 @@ impl SessionManager {
             }
         }
         self.positions.insert(id.clone(), self.entries.len());
-        self.entries.push(entry);
+        self.entries.push(Entry::of(&entry));
         self.leaf_id = Some(id);
         self.persist()
     }
@@ -532,10 +519,7 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        let has_assistant = self
-            .entries
-            .iter()
-            .any(|e| e.pointer("/message/role").and_then(Value::as_str) == Some("assistant"));
+        let has_assistant = self.entries.iter().any(|e| e.role() == Some("assistant"));
         if !has_assistant {
             return Ok(());
         }
@@ -545,13 +529,15 @@ impl SessionManager {
         }
         if self.flushed {
             if let Some(last) = self.entries.last() {
-                text.push_str(&format!("{last}\n"));
+                text.push_str(last.text());
+                text.push('\n');
             }
         } else {
             let header = serde_json::to_string(&self.header).unwrap_or_default();
             text.push_str(&format!("{header}\n"));
             for entry in &self.entries {
-                text.push_str(&format!("{entry}\n"));
+                text.push_str(entry.text());
+                text.push('\n');
             }
         }
         let io_error = |source| SessionError::Io {
@@ -593,12 +579,8 @@ impl SessionManager {
 
 /// The id of the last of `entries`: the leaf a loaded or continued branch
 /// goes on from.
-fn last_entry_id(entries: &[Value]) -> Option<String> {
-    entries
-        .last()
-        .and_then(|e| e.get("id"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+fn last_entry_id(entries: &[Entry]) -> Option<String> {
+    entries.last().and_then(Entry::id).map(str::to_owned)
 }
 
 /// Where the sessions of `cwd` live under `agent_dir` (Pi's

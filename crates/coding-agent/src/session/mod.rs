@@ -22,12 +22,14 @@
 //! ([`agent_ai::providers::transform`]).
 
 pub mod compacted;
+mod entry;
 mod format;
 mod ids;
 mod manager;
 mod tree;
 
 pub use compacted::{CompactionDetails, CompactionResult, ContextItem, HistoryItem};
+pub use entry::Entry;
 pub(crate) use format::message_from_entry;
 pub use format::{
     BashExecution, SESSION_VERSION, SessionHeader, bash_execution_text, blocks_text, user_text,

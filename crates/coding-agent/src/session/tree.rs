@@ -18,7 +18,7 @@ use agent_ai::{Message, StopReason};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::compacted::entry_type;
+use super::entry::Entry;
 use super::format::{message_from_entry, user_text};
 use super::manager::SessionManager;
 
@@ -75,7 +75,7 @@ impl SessionManager {
         let at: HashMap<&str, usize> = entries
             .iter()
             .enumerate()
-            .filter_map(|(i, e)| Some((e.get("id")?.as_str()?, i)))
+            .filter_map(|(i, e)| Some((e.id()?, i)))
             .collect();
         let rows: Vec<Option<(TreeItem, String)>> = entries.iter().map(row_of).collect();
         // The nearest entry at or above each one that has a row; a parent
@@ -86,8 +86,7 @@ impl SessionManager {
         let mut roots = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
             let parent = entry
-                .get("parentId")
-                .and_then(Value::as_str)
+                .parent_id()
                 .and_then(|id| at.get(id))
                 .filter(|&&p| p < i)
                 .and_then(|&p| shown[p]);
@@ -105,20 +104,14 @@ impl SessionManager {
         let on_branch: HashSet<usize> = self
             .branch()
             .iter()
-            .filter_map(|e| at.get(e.get("id")?.as_str()?).copied())
+            .filter_map(|e| at.get(e.id()?).copied())
             .collect();
         let current = self
             .leaf_id()
             .and_then(|id| at.get(id))
             .and_then(|&i| shown[i]);
 
-        let id_of = |i: usize| {
-            entries[i]
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
+        let id_of = |i: usize| entries[i].id().unwrap_or_default().to_owned();
         let mut out = Vec::new();
         let mut stack: Vec<(usize, String, &'static str)> = Vec::new();
         push_children(&mut stack, &roots, String::new());
@@ -160,11 +153,12 @@ fn push_children(stack: &mut Vec<(usize, String, &'static str)>, children: &[usi
 }
 
 /// The row an entry gets, if any: user messages and commands, the answers
-/// that end a run, compactions and branch summaries.
-fn row_of(entry: &Value) -> Option<(TreeItem, String)> {
-    match entry_type(entry)? {
+/// that end a run, compactions and branch summaries (only those are parsed).
+fn row_of(entry: &Entry) -> Option<(TreeItem, String)> {
+    match entry.kind()? {
         "compaction" => {
             let tokens = entry
+                .value()
                 .get("tokensBefore")
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
@@ -174,12 +168,18 @@ fn row_of(entry: &Value) -> Option<(TreeItem, String)> {
             ))
         }
         "branch_summary" => {
-            let summary = entry.get("summary").and_then(Value::as_str)?;
-            Some((TreeItem::BranchSummary, summary.to_owned()))
+            let summary = entry.value().get("summary")?.as_str()?.to_owned();
+            Some((TreeItem::BranchSummary, summary))
         }
         "message" => {
-            let message = entry.get("message")?;
-            if message.get("role").and_then(Value::as_str) == Some("bashExecution") {
+            if !matches!(
+                entry.role(),
+                Some("user" | "assistant" | "bashExecution" | "custom")
+            ) {
+                return None;
+            }
+            let message = entry.value().get_mut("message")?.take();
+            if entry.role() == Some("bashExecution") {
                 let command = message.get("command").and_then(Value::as_str)?;
                 return Some((TreeItem::Command, format!("!{command}")));
             }
@@ -267,7 +267,7 @@ mod tests {
         let left: Vec<_> = session
             .left_behind(Some(&fork_point))
             .iter()
-            .filter_map(|e| e.pointer("/message/role")?.as_str())
+            .filter_map(|e| e.role())
             .collect();
         assert_eq!(left, ["user", "assistant"]);
         assert_eq!(
