@@ -588,6 +588,18 @@ fn tree_goes_back_in_the_same_file_and_can_leave_a_summary_of_the_branch_left() 
     ] {
         assert!(screen.contains(row), "{row}:\n{screen}");
     }
+    // The next answer's rows land in the middle of the numbering (this
+    // branch is not the last); `/tree 8` still names the row listed.
+    tmux.ask("fourth question");
+    let screen = run_command(
+        &tmux,
+        "/tree 8",
+        "Went back to before row 8; its message is in the editor",
+    );
+    assert!(
+        screen.contains("second question differently") && !screen.contains("fourth question"),
+        "{screen}"
+    );
     tmux.quit();
     // All of it is one session file, which holds every branch.
     let files: Vec<_> = walk_files(&tmux.agent_dir.join("sessions"));

@@ -166,6 +166,7 @@ pub async fn run_interactive(
     let mut terminal = TerminalGuard::enter()?;
     let mut driver = Driver {
         idle: IdleTimer::new(interactive.models.settings.idle_notification()),
+        tree_listed: tree::Listed::default(),
         events: session.subscribe_all(),
         session,
         run: None,
@@ -256,6 +257,8 @@ struct Driver {
     tree_move: Option<(usize, JoinHandle<Result<TreeMove, TreeError>>)>,
     /// The wait for the next prompt after an answer (`idle_prompt`).
     idle: IdleTimer,
+    /// The rows `/tree` last listed, which `/tree N` numbers.
+    tree_listed: tree::Listed,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -523,9 +526,9 @@ impl Driver {
                     Ok(Vec::new())
                 }));
             }
-            Action::Tree(None) => app.notice(tree::lines(&self.session)),
+            Action::Tree(None) => app.notice(tree::lines(&self.session, &mut self.tree_listed)),
             Action::Tree(Some(choice)) => {
-                let id = match tree::target(&self.session, choice.row) {
+                let id = match tree::target(&self.session, &self.tree_listed, choice.row) {
                     Ok(id) => id,
                     Err(line) => {
                         app.notice(vec![line]);

@@ -9,10 +9,25 @@ use crate::app::{AgentSession, TreeError, TreeMove};
 use crate::render::{Style, StyledLine};
 use crate::session::TreeItem;
 
+/// The rows `/tree` last listed, so `/tree N` goes to the row the user
+/// read even when the tree grew since (new rows land in the middle of the
+/// numbering when the current branch is not the last one).
+#[derive(Debug, Default)]
+pub(super) struct Listed {
+    /// The session listed; another session's numbers mean nothing.
+    session_id: String,
+    /// The entry of each row, in order.
+    ids: Vec<String>,
+}
+
 /// `/tree`: every row of the tree, numbered for `/tree N`; rows off the
 /// current branch are dim, and the current position is marked.
-pub(super) fn lines(session: &AgentSession) -> Vec<StyledLine> {
+pub(super) fn lines(session: &AgentSession, listed: &mut Listed) -> Vec<StyledLine> {
     let rows = session.tree();
+    *listed = Listed {
+        session_id: session.header().id,
+        ids: rows.iter().map(|row| row.id.clone()).collect(),
+    };
     if rows.is_empty() {
         return vec![StyledLine::new("No messages yet", Style::Dim)];
     }
@@ -45,12 +60,20 @@ pub(super) fn lines(session: &AgentSession) -> Vec<StyledLine> {
     lines
 }
 
-/// The entry of row `row` (numbered from 1), or the error to show.
-pub(super) fn target(session: &AgentSession, row: usize) -> Result<String, StyledLine> {
-    let rows = session.tree();
+/// The entry of row `row` (numbered from 1) as `/tree` last listed this
+/// session (as it is now, when it has not listed it), or the error to show.
+pub(super) fn target(
+    session: &AgentSession,
+    listed: &Listed,
+    row: usize,
+) -> Result<String, StyledLine> {
+    let ids = match listed.session_id == session.header().id {
+        true => listed.ids.clone(),
+        false => session.tree().into_iter().map(|row| row.id).collect(),
+    };
     row.checked_sub(1)
-        .and_then(|i| rows.get(i))
-        .map(|row| row.id.clone())
+        .and_then(|i| ids.get(i))
+        .cloned()
         .ok_or_else(|| {
             StyledLine::new(
                 format!("No row number {row} (/tree lists them)"),
