@@ -281,11 +281,17 @@ impl SessionManager {
             .entries
             .iter()
             .filter(|e| e.kind() == Some("message") && e.role() == Some("assistant"));
-        for usage in answers.filter_map(|e| {
-            let mut entry = e.value();
-            serde_json::from_value(entry.pointer_mut("/message/usage")?.take()).ok()
-        }) {
-            total += &usage;
+        // Only the usage is built; the rest of each answer is skipped over.
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            message: Reported,
+        }
+        #[derive(serde::Deserialize)]
+        struct Reported {
+            usage: agent_ai::Usage,
+        }
+        for answer in answers.filter_map(|e| serde_json::from_str::<Answer>(e.text()).ok()) {
+            total += &answer.message.usage;
         }
         total
     }
@@ -740,6 +746,33 @@ mod tests {
             super::super::format::user_text(&first.content),
             "the very first prompt"
         );
+    }
+
+    #[test]
+    fn the_usage_total_counts_every_answer_in_the_file_on_every_branch() {
+        let mut session = SessionManager::in_memory(Path::new("/w"));
+        let answer = |input: u64, output: u64| {
+            let mut message = agent_ai::AssistantMessage::empty(&agent_ai::Model::new(
+                "m",
+                "p",
+                "openai-completions",
+            ));
+            message.usage.input = input;
+            message.usage.output = output;
+            message.usage.cost.total = 0.5;
+            Message::Assistant(message)
+        };
+        let user = |text: &str| Message::User(agent_ai::UserMessage::text(text));
+        session.append_message(&user("one")).unwrap();
+        session.append_message(&answer(10, 1)).unwrap();
+        let fork = session.leaf_id().map(str::to_owned);
+        session.append_message(&user("two")).unwrap();
+        session.append_message(&answer(20, 2)).unwrap();
+        session.move_leaf(fork.as_deref()).unwrap();
+        session.append_message(&user("three")).unwrap();
+        session.append_message(&answer(30, 3)).unwrap();
+        let total = session.usage_total();
+        assert_eq!((total.input, total.output, total.cost.total), (60, 6, 1.5));
     }
 
     #[test]
