@@ -500,3 +500,49 @@ fn an_http_hook_gets_the_event_with_only_the_environment_it_may_use() {
         "tool call_1: ran\n\nPostToolUse hook additional context: checked by the policy service"
     );
 }
+
+#[test]
+fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("keep.txt"), "data").unwrap();
+    sandbox.write_global_settings(
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "prompt", "prompt": "Refuse commands that delete files. The call: $ARGUMENTS"}
+        ]}]}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_rm", "bash", json!({"command": "rm keep.txt"})),
+            Answer::text(&[r#"{"ok": false, "reason": "rm deletes files; move them instead"}"#]),
+            Answer::call("call_echo", "bash", json!({"command": "echo ran"})),
+            Answer::text(&["```json\n{\"ok\": true}\n```"]),
+            Answer::text(&["Done."]),
+        ],
+    );
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "clean up"]);
+    assert_eq!(Running::spawn(command).finish_quietly(), "Done.\n");
+    assert!(sandbox.work.join("keep.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    // The verdict's request: the hook's prompt with the event in it, and
+    // no tools.
+    let asked = &requests[1].body;
+    assert_eq!(asked["messages"][0]["role"], "system");
+    let question = wire.transcript(asked).last().cloned().unwrap();
+    assert!(
+        question.starts_with("user: Refuse commands that delete files. The call: {")
+            && question.contains(r#""tool_input":{"command":"rm keep.txt"}"#)
+            && question.contains(r#""hook_event_name":"PreToolUse""#),
+        "{question}"
+    );
+    assert!(wire.tool_names(asked).is_empty());
+    let transcript = wire.transcript(&requests[4].body);
+    assert_eq!(
+        transcript[2],
+        "tool call_rm: Blocked by PreToolUse hook: rm deletes files; move them instead"
+    );
+    assert_eq!(transcript[4], "tool call_echo: ran\n");
+}

@@ -463,6 +463,33 @@ async fn an_http_hooks_failures_are_warnings_and_block_only_with_on_error_block(
 }
 
 #[tokio::test]
+async fn a_prompt_hook_without_a_model_to_ask_fails_open_unless_told_to_block() {
+    let project = Project::new();
+    let settings = |extra: Value| {
+        let mut handler = json!({"type": "prompt", "prompt": "Is $ARGUMENTS safe?"});
+        handler
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({"PreToolUse": [{"matcher": "bash", "hooks": [handler]}]})
+    };
+    let failure = "PreToolUse hook \"Is $ARGUMENTS safe?\" has no model to ask (prompt hooks run in a session)";
+    let hooks = project.hooks(settings(json!({})));
+    let (result, warnings) =
+        with_warnings(project.call(&hooks, "bash", json!({"command": "echo ran"}))).await;
+    assert_eq!(texts(&result), ["ran\n"]);
+    assert_eq!(warnings, [format!("Warning: {failure}")]);
+    let strict = project.hooks(settings(json!({"onError": "block"})));
+    let result = project
+        .call(&strict, "bash", json!({"command": "echo ran"}))
+        .await;
+    assert_eq!(
+        texts(&result),
+        [format!("Blocked by PreToolUse hook: {failure}")]
+    );
+}
+
+#[tokio::test]
 async fn claude_code_tool_names_in_matchers_select_our_tools() {
     let project = Project::new();
     std::fs::write(project.path().join("a.rs"), "").unwrap();

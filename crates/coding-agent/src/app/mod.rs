@@ -232,10 +232,15 @@ impl AgentSession {
             (None, Some(hooks)) => config = config.with_hooks(hooks.clone()),
             (None, None) => {}
         }
-        let resumed = !session.messages().is_empty();
+        let messages = session.messages();
+        let resumed = !messages.is_empty();
+        if let Some(hooks) = &hooks {
+            // `prompt` hooks ask the model this session asks.
+            hooks.set_model(handle.clone());
+        }
         let prompt_hooks = hooks.map(|hooks| PromptHooks::new(hooks, resumed));
-        let context = AgentContext::new(Some(system_prompt), Arc::new(tools))
-            .with_messages(session.messages());
+        let context =
+            AgentContext::new(Some(system_prompt), Arc::new(tools)).with_messages(messages);
         let inner = Arc::new(Inner {
             agent: Agent::new(config, context),
             definitions,

@@ -27,11 +27,7 @@ pub mod tokens;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use agent_ai::{
-    AssistantMessageEvent, Context, Message, Model, Provider, StopReason, ThinkingLevel,
-    UserMessage,
-};
-use futures::StreamExt;
+use agent_ai::{Message, Model, Provider, ThinkingLevel};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -39,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 use crate::session::Entry;
 use crate::session::SessionError;
 use crate::session::compacted::{CompactionDetails, CompactionResult, entry_message};
+use crate::support::one_shot::{Question, Unanswered, ask_once};
 use cut::{EntryKind, Sized, find_cut};
 use summary::{
     SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
@@ -396,32 +393,17 @@ async fn ask(
     reasoning: Option<ThinkingLevel>,
     cancel: &CancellationToken,
 ) -> Result<Result<String, String>, CompactionError> {
-    let context = Context {
-        system_prompt: Some(SUMMARY_SYSTEM_PROMPT.into()),
-        messages: vec![UserMessage::text(request).into()].into(),
-        tools: Arc::from([]),
-        reasoning: reasoning.filter(|level| model.reasoning && *level != ThinkingLevel::Off),
-        max_tokens: Some(max_tokens),
+    let question = Question {
+        system_prompt: SUMMARY_SYSTEM_PROMPT,
+        request,
+        max_tokens,
+        reasoning,
     };
-    let mut stream = provider.stream(model, &context, cancel.clone());
-    let mut last = None;
-    while let Some(event) = stream.next().await {
-        match event {
-            AssistantMessageEvent::Done { message, .. } => last = Some(message),
-            AssistantMessageEvent::Error { error, .. } => last = Some(error),
-            _ => {}
-        }
+    match ask_once(model, provider, question, cancel).await {
+        Ok(text) => Ok(Ok(text)),
+        Err(Unanswered::Failed(error)) => Ok(Err(error)),
+        Err(Unanswered::Cancelled) => Err(CompactionError::Cancelled),
     }
-    let Some(message) = last else {
-        return Ok(Err("the provider ended without an answer".to_owned()));
-    };
-    Ok(match message.stop_reason {
-        StopReason::Aborted => return Err(CompactionError::Cancelled),
-        StopReason::Error => Err(message
-            .error_message
-            .unwrap_or_else(|| "unknown error".to_owned())),
-        _ => Ok(message.text()),
-    })
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Events this agent does not run (Claude Code has ~20) and handler types
-//! other than `command` and `http` (`prompt`, `agent`) are skipped with a
+//! other than `command`, `http` and `prompt` (`agent`) are skipped with a
 //! warning, so a settings file shared with Claude Code still loads. A matcher
 //! that is not a valid regex is an error: skipping it would silently turn a
 //! security hook off.
@@ -29,6 +29,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The default timeout of a SessionEnd hook: the user waits for it to quit.
 pub const SESSION_END_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Claude Code's default timeout of a `prompt` hook (a model's verdict).
+pub const PROMPT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The events a hook can be attached to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -143,12 +146,13 @@ pub struct MatcherGroupSettings {
     pub hooks: Vec<HandlerSettings>,
 }
 
-/// One handler: `{"type": "command", "command": "...", "timeout": 60}` or
-/// `{"type": "http", "url": "...", "headers": {...}, "allowedEnvVars": [...]}`.
+/// One handler: `{"type": "command", "command": "...", "timeout": 60}`,
+/// `{"type": "http", "url": "...", "headers": {...}, "allowedEnvVars": [...]}`
+/// or `{"type": "prompt", "prompt": "... $ARGUMENTS ...", "model": "..."}`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HandlerSettings {
-    /// `command` (the default) or `http`.
+    /// `command` (the default), `http` or `prompt`.
     #[serde(rename = "type", default)]
     pub kind: Option<String>,
     /// The shell command (`sh -c`).
@@ -165,6 +169,14 @@ pub struct HandlerSettings {
     /// `http`: the environment variables headers may use.
     #[serde(default)]
     pub allowed_env_vars: Vec<String>,
+    /// `prompt`: what the model is asked; `$ARGUMENTS` stands for the
+    /// event's JSON (appended when the prompt does not name it).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// `prompt`: the model asked, by id on the session's provider (default:
+    /// the session's model).
+    #[serde(default)]
+    pub model: Option<String>,
     /// Seconds before the hook's process group is killed (default 600).
     #[serde(default)]
     pub timeout: Option<f64>,
@@ -231,14 +243,21 @@ impl HandlerSettings {
                 headers: self.headers.clone(),
                 allowed_env_vars: self.allowed_env_vars.clone(),
             }),
+            "prompt" => Action::Prompt(PromptHook {
+                prompt: given(&self.prompt, "prompt handler without a prompt")?,
+                model: self.model.clone().filter(|model| !model.trim().is_empty()),
+            }),
             kind => {
                 return Err(format!(
-                    "hooks: {event} handler of type \"{kind}\" is not supported (only \"command\" and \"http\"); skipped"
+                    "hooks: {event} handler of type \"{kind}\" is not supported (only \"command\", \"http\" and \"prompt\"); skipped"
                 ));
             }
         };
         let command = action.name();
         let timeout = match self.timeout.map(|s| (s, Duration::try_from_secs_f64(s))) {
+            None if matches!(action, Action::Prompt(_)) => {
+                event.default_timeout().min(PROMPT_TIMEOUT)
+            }
             None => event.default_timeout(),
             Some((_, Ok(timeout))) if !timeout.is_zero() => timeout,
             Some((seconds, _)) => {
@@ -280,6 +299,8 @@ pub enum Action {
     Command(String),
     /// POST it to a URL.
     Http(HttpHook),
+    /// Ask a model for a verdict on it.
+    Prompt(PromptHook),
 }
 
 impl Action {
@@ -288,8 +309,19 @@ impl Action {
         match self {
             Action::Command(command) => command,
             Action::Http(hook) => &hook.url,
+            Action::Prompt(hook) => &hook.prompt,
         }
     }
+}
+
+/// A `prompt` hook: a model reads the event and answers whether it may go
+/// on (see `hooks/judge.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptHook {
+    /// What the model is asked (`$ARGUMENTS`: the event's JSON).
+    pub prompt: String,
+    /// A model id on the session's provider, instead of the session's model.
+    pub model: Option<String>,
 }
 
 /// An `http` hook: where it POSTs the event's JSON and with what headers.
@@ -479,7 +511,7 @@ mod tests {
         let (config, warnings) = settings(json!({
             "SubagentStop": [{"hooks": [{"type": "command", "command": "n.sh"}]}],
             "PreToolUse": [{"hooks": [
-                {"type": "prompt", "prompt": "is this safe?"},
+                {"type": "agent", "prompt": "is this safe?"},
                 {"type": "http", "url": " "},
                 {"type": "command"},
                 {"type": "command", "command": "x.sh", "timeout": 0}
@@ -491,7 +523,7 @@ mod tests {
         assert_eq!(
             warnings,
             [
-                "hooks: PreToolUse handler of type \"prompt\" is not supported (only \"command\" and \"http\"); skipped",
+                "hooks: PreToolUse handler of type \"agent\" is not supported (only \"command\", \"http\" and \"prompt\"); skipped",
                 "hooks: PreToolUse http handler without a url; skipped",
                 "hooks: PreToolUse command handler without a command; skipped",
                 "hooks: PreToolUse hook \"x.sh\" has timeout 0; a timeout is a positive number of seconds; skipped",

@@ -21,13 +21,15 @@
 //! [`load`] reads the settings files (a project's hooks only once it is
 //! trusted), [`config`] their `hooks` key, [`matcher`] selects tools, [`runner`]
 //! runs the commands (in parallel, each in its own process group, killed on
-//! timeout or abort) and `http` POSTs the `http` hooks' requests, [`outcome`] reads what they said, [`io`] holds the JSON
+//! timeout or abort), `http` POSTs the `http` hooks' requests and `judge`
+//! asks a model for the `prompt` hooks' verdicts, [`outcome`] reads what they said, [`io`] holds the JSON
 //! shapes. Hooks fail open by default, as in Claude Code; an entry with
 //! `"onError": "block"` turns its crash or timeout into a block.
 
 pub mod config;
 mod http;
 pub mod io;
+mod judge;
 pub mod lifecycle;
 pub mod load;
 pub mod matcher;
@@ -42,7 +44,7 @@ use std::sync::Mutex;
 
 use agent_ai::Content;
 use agent_core::{
-    AfterToolCallContext, BeforeToolCall, ToolCallContext, ToolCallHooks, ToolError,
+    AfterToolCallContext, BeforeToolCall, ModelHandle, ToolCallContext, ToolCallHooks, ToolError,
     ToolResultOverride,
 };
 use async_trait::async_trait;
@@ -155,6 +157,8 @@ pub struct CommandHooks {
     /// PreToolUse's `additionalContext` by call id, added to the call's
     /// result in `after_tool_call`.
     pending_context: Mutex<HashMap<String, Vec<String>>>,
+    /// The model `prompt` hooks ask: the session's, as it is at the time.
+    model: Mutex<Option<ModelHandle>>,
 }
 
 impl CommandHooks {
@@ -168,7 +172,14 @@ impl CommandHooks {
                 ..SessionInfo::default()
             }),
             pending_context: Mutex::default(),
+            model: Mutex::default(),
         }
+    }
+
+    /// Lets `prompt` hooks ask the model `handle` names (the session does
+    /// this; without it they fail, as a command that cannot start).
+    pub fn set_model(&self, handle: ModelHandle) {
+        *lock(&self.model) = Some(handle);
     }
 
     /// True when no hook is configured.
@@ -313,7 +324,8 @@ impl CommandHooks {
         }
         // Strings, numbers and JSON values only: serialising cannot fail.
         let stdin = serde_json::to_vec(&self.input(fields)).unwrap_or_default();
-        let runs = run_all(&handlers, &stdin, &self.cwd, cancel).await;
+        let model = lock(&self.model).clone();
+        let runs = run_all(&handlers, &stdin, &self.cwd, model.as_ref(), cancel).await;
         let outcome = read_runs(event, runs);
         for warning in &outcome.warnings {
             tracing::warn!("{warning}");

@@ -13,7 +13,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use agent_core::ModelHandle;
+
 use super::config::{Action, Handler, OnError};
+use super::judge::judge;
 use crate::support::process_group::{ProcessGroup, signal_name};
 
 /// How much of a hook's stdout and of its stderr is kept; the rest is read
@@ -58,18 +61,19 @@ pub struct HookRun {
     pub stderr: String,
 }
 
-/// Runs `handlers` at once, each with `input` on stdin, in `cwd`; results
-/// in the handlers' order.
+/// Runs `handlers` at once, each with `input` on stdin, in `cwd` (`prompt`
+/// hooks ask `model`); results in the handlers' order.
 pub async fn run_all(
     handlers: &[Handler],
     input: &[u8],
     cwd: &Path,
+    model: Option<&ModelHandle>,
     cancel: &CancellationToken,
 ) -> Vec<HookRun> {
     join_all(
         handlers
             .iter()
-            .map(|handler| run_one(handler, input, cwd, cancel)),
+            .map(|handler| run_one(handler, input, cwd, model, cancel)),
     )
     .await
 }
@@ -78,6 +82,7 @@ async fn run_one(
     handler: &Handler,
     input: &[u8],
     cwd: &Path,
+    model: Option<&ModelHandle>,
     cancel: &CancellationToken,
 ) -> HookRun {
     let finished = |status, stdout, stderr| HookRun {
@@ -95,6 +100,10 @@ async fn run_one(
                 RunStatus::Exited(_) => finished(answer.status, answer.body, String::new()),
                 status => finished(status, String::new(), answer.body),
             };
+        }
+        Action::Prompt(hook) => {
+            let verdict = judge(hook, model, input, handler.timeout, cancel).await;
+            return finished(verdict.status, String::new(), verdict.reason);
         }
     };
     let mut command = Command::new("sh");
@@ -207,6 +216,7 @@ mod tests {
             &[handler(command, timeout)],
             b"{\"hook_event_name\":\"Stop\"}",
             dir.path(),
+            None,
             &CancellationToken::new(),
         )
         .await;
@@ -273,6 +283,7 @@ mod tests {
             ],
             b"{}",
             dir.path(),
+            None,
             &cancel,
         )
         .await;
@@ -301,6 +312,7 @@ mod tests {
             ],
             b"{}",
             dir.path(),
+            None,
             &CancellationToken::new(),
         )
         .await;

@@ -5,7 +5,8 @@
 //! walk policy of grep and find, killing a child's process group (bash and
 //! command hooks), the poison-tolerant lock, the kept tail of a child's
 //! stderr (MCP servers, ssh), file-safe names (spilled results, MCP tool
-//! names) and Markdown front matter (prompt templates, skills). A helper only one tool uses lives in that tool's folder.
+//! names), Markdown front matter (prompt templates, skills) and one question
+//! to a model (compaction summaries, `prompt` hooks). A helper only one tool uses lives in that tool's folder.
 
 pub mod atomic_write;
 pub mod blocking;
@@ -15,6 +16,7 @@ pub mod fs_error;
 pub mod js_number;
 pub mod mutation_queue;
 pub mod notices;
+pub mod one_shot;
 pub mod paths;
 pub mod process_group;
 pub mod safe_name;
