@@ -19,11 +19,11 @@
 //!   life (see [`lifecycle`]).
 //!
 //! [`load`] reads the settings files (a project's hooks only once it is
-//! trusted), [`config`] their `hooks` key, [`matcher`] selects tools, [`runner`]
-//! runs the commands (in parallel, each in its own process group, killed on
-//! timeout or abort), `http` POSTs the `http` hooks' requests and `judge`
-//! asks a model for the `prompt` hooks' verdicts, [`outcome`] reads what they said, [`io`] holds the JSON
-//! shapes. Hooks fail open by default, as in Claude Code; an entry with
+//! trusted), [`config`] their `hooks` key, [`matcher`] selects tools,
+//! [`runner`] runs the hooks of an event in parallel (commands each in its
+//! own process group, killed on timeout or abort; `http` POSTs the `http`
+//! hooks' requests; `judge` asks a model for the `prompt` hooks' verdicts),
+//! [`outcome`] reads what they said, [`io`] holds the JSON shapes. Hooks fail open by default, as in Claude Code; an entry with
 //! `"onError": "block"` turns its crash or timeout into a block.
 
 pub mod config;
