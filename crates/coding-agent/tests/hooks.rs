@@ -82,7 +82,16 @@ impl Project {
 }
 
 fn one_hook(event: &str, matcher: &str, command: &str, extra: Value) -> Value {
-    let mut handler = json!({"type": "command", "command": command});
+    one_handler(
+        event,
+        matcher,
+        json!({"type": "command", "command": command}),
+        extra,
+    )
+}
+
+/// `{event: [{matcher, hooks: [handler with extra's fields]}]}`.
+fn one_handler(event: &str, matcher: &str, mut handler: Value, extra: Value) -> Value {
     handler
         .as_object_mut()
         .unwrap()
@@ -346,12 +355,7 @@ async fn a_crash_without_on_error_is_a_warning_and_the_call_runs() {
 }
 
 fn http_hook(event: &str, url: &str, extra: Value) -> Value {
-    let mut handler = json!({"type": "http", "url": url});
-    handler
-        .as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    json!({ event: [{"matcher": "bash", "hooks": [handler]}] })
+    one_handler(event, "bash", json!({"type": "http", "url": url}), extra)
 }
 
 #[tokio::test]
@@ -466,12 +470,8 @@ async fn an_http_hooks_failures_are_warnings_and_block_only_with_on_error_block(
 async fn a_prompt_hook_without_a_model_to_ask_fails_open_unless_told_to_block() {
     let project = Project::new();
     let settings = |extra: Value| {
-        let mut handler = json!({"type": "prompt", "prompt": "Is $ARGUMENTS safe?"});
-        handler
-            .as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        json!({"PreToolUse": [{"matcher": "bash", "hooks": [handler]}]})
+        let handler = json!({"type": "prompt", "prompt": "Is $ARGUMENTS safe?"});
+        one_handler("PreToolUse", "bash", handler, extra)
     };
     let failure = "PreToolUse hook \"Is $ARGUMENTS safe?\" has no model to ask (prompt hooks run in a session)";
     let hooks = project.hooks(settings(json!({})));
