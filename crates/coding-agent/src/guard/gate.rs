@@ -188,11 +188,10 @@ impl Guard {
             ),
         };
         if let Some(args) = &updated_input {
-            verdict = self.verdict(tool, args);
-            if verdict.decision == Decision::Deny {
-                let reason = format!("{} (the arguments a PreToolUse hook gave)", verdict.reason);
-                return policy_denies(&reason, verdict.rule.as_ref());
-            }
+            verdict = match self.judge_again(&call.tool_call.id, tool, args, "PreToolUse") {
+                Ok(verdict) => verdict,
+                Err(refused) => return refused,
+            };
         }
         let mode_asks = verdict.decision == Decision::Ask && !verdict.is_firm();
         let policy_asks = verdict.decision == Decision::Ask && !(hook_allows && mode_asks);
@@ -322,23 +321,48 @@ impl Guard {
             }
             RequestAnswer::Allow { updated_input: new } => new.or(updated_input),
         };
-        if let Some(args) = &args {
-            let verdict = self.verdict(&request.tool_name, args);
-            if verdict.decision == Decision::Deny {
-                let text = policy_denied_text(&format!(
-                    "{} (the arguments a PermissionRequest hook gave)",
-                    verdict.reason
-                ));
-                record.decision = Decision::Deny;
-                record.by = DecidedBy::Policy;
-                record.reason = text.clone();
-                record.rule = verdict.rule;
-                self.report(record);
-                return BeforeToolCall::Block { reason: Some(text) };
-            }
+        if let Some(args) = &args
+            && let Err(refused) = self.judge_again(
+                &request.tool_call_id,
+                &request.tool_name,
+                args,
+                "PermissionRequest",
+            )
+        {
+            return refused;
         }
         self.report(record);
         proceed(args)
+    }
+
+    /// The policy's verdict on arguments a hook of `event` gave in place of
+    /// the model's: a hook cannot turn a call into one the policy denies, so
+    /// a deny is reported and is the call's refusal (`Err`).
+    fn judge_again(
+        &self,
+        call_id: &str,
+        tool: &str,
+        args: &Value,
+        event: &str,
+    ) -> Result<Verdict, BeforeToolCall> {
+        let verdict = self.verdict(tool, args);
+        if verdict.decision != Decision::Deny {
+            return Ok(verdict);
+        }
+        let text = policy_denied_text(&format!(
+            "{} (the arguments a {event} hook gave)",
+            verdict.reason
+        ));
+        self.report(CallDecision {
+            tool_call_id: call_id.to_owned(),
+            tool_name: tool.to_owned(),
+            decision: Decision::Deny,
+            by: DecidedBy::Policy,
+            reason: text.clone(),
+            rule: verdict.rule,
+            answer: None,
+        });
+        Err(BeforeToolCall::Block { reason: Some(text) })
     }
 
     /// The session ended: the rules the user allowed for it alone go
