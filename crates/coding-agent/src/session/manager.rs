@@ -525,8 +525,9 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        let has_assistant = self.entries.iter().any(|e| e.role() == Some("assistant"));
-        if !has_assistant {
+        // Pi writes nothing until the first answer; once written, the file
+        // has one, so only an unwritten session needs the scan.
+        if !self.flushed && !self.entries.iter().any(|e| e.role() == Some("assistant")) {
             return Ok(());
         }
         let mut text = String::new();
