@@ -847,6 +847,53 @@ fn ctrl_p_cycles_the_models_and_comes_back_to_the_one_started_with() {
 }
 
 #[test]
+fn the_editing_keys_of_a_shell_line_work_from_a_real_terminal() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    // The editor's line, the last to start with `>` (tmux drops the
+    // trailing blanks of a line).
+    let editor_line = |s: &str| {
+        s.lines()
+            .rev()
+            .find(|line| line.starts_with('>'))
+            .map(|line| line.trim_start_matches('>').trim().to_owned())
+    };
+    tmux.type_text("say hello world");
+    tmux.key("C-w");
+    tmux.wait_for("the word deleted", |s| {
+        editor_line(s).as_deref() == Some("say hello")
+    });
+    tmux.key("C-u");
+    tmux.wait_for("the line deleted", |s| {
+        editor_line(s).as_deref() == Some("")
+    });
+    // Both kills in a row come back as one text; Ctrl+_ (0x1f) undoes the
+    // yank, then the Ctrl+U.
+    tmux.key("C-y");
+    tmux.wait_for("the kills yanked", |s| {
+        editor_line(s).as_deref() == Some("say hello world")
+    });
+    tmux.key("C-_");
+    tmux.key("C-_");
+    tmux.wait_for("two edits undone", |s| {
+        editor_line(s).as_deref() == Some("say hello")
+    });
+    // Alt+B arrives as ESC b.
+    tmux.key("M-b");
+    tmux.type_text("big ");
+    tmux.key("End");
+    tmux.type_text("there");
+    tmux.key("Enter");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: say big hello there")
+    });
+    tmux.quit();
+}
+
+#[test]
 fn ctrl_g_edits_the_prompt_in_the_users_editor() {
     use std::os::unix::fs::PermissionsExt;
     let scripts = tempfile::tempdir().unwrap();

@@ -498,40 +498,30 @@ impl App {
             KeyCode::BackTab => Action::CycleThinking,
             KeyCode::Char('p') if ctrl && self.running => self.refuse("Ctrl+P"),
             KeyCode::Char('p') if ctrl => Action::CycleModel,
-            code => {
-                self.edit(code, ctrl);
+            _ => {
+                self.edit(key);
                 Action::None
             }
         }
     }
 
-    /// The keys that change only the editor, the view or the scroll (Enter
-    /// reaches here with Alt or Shift: a new line).
-    fn edit(&mut self, code: KeyCode, ctrl: bool) {
-        match code {
-            KeyCode::Enter => self.editor.newline(),
-            KeyCode::Char('j') if ctrl => self.editor.newline(),
+    /// The keys that change only the view, the scroll or the editor
+    /// (Enter reaches here with Alt or Shift: a new line).
+    fn edit(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
             KeyCode::Char('o') if ctrl => {
                 self.transcript.expand_tools = !self.transcript.expand_tools;
             }
             KeyCode::Char('t') if ctrl => {
                 self.transcript.show_thinking = !self.transcript.show_thinking;
             }
-            KeyCode::Char('a') if ctrl => self.editor.home(),
-            KeyCode::Char('e') if ctrl => self.editor.end(),
-            KeyCode::Char(c) if !ctrl => self.editor.insert_char(c),
             KeyCode::Tab => self.complete(),
-            KeyCode::Backspace => self.editor.backspace(),
-            KeyCode::Delete => self.editor.delete(),
-            KeyCode::Left => self.editor.left(),
-            KeyCode::Right => self.editor.right(),
-            KeyCode::Up => self.editor.up(),
-            KeyCode::Down => self.editor.down(),
-            KeyCode::Home => self.editor.home(),
-            KeyCode::End => self.editor.end(),
             KeyCode::PageUp => self.scroll += 10,
             KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(10),
-            _ => {}
+            _ => {
+                self.editor.handle_key(key);
+            }
         }
     }
 
@@ -972,7 +962,23 @@ fn help_lines() -> Vec<StyledLine> {
         ("Ctrl+C twice, Ctrl+D", "quit"),
         ("Ctrl+O", "expand or collapse tool output"),
         ("Ctrl+T", "show or hide thinking"),
-        ("Up/Down", "history; PageUp/PageDown scroll"),
+        (
+            "Up/Down",
+            "history (Up from the first line's start); PageUp/PageDown scroll",
+        ),
+        (
+            "Ctrl+A/E, Alt+B/F",
+            "line start/end; a word back/forward (also Ctrl+Left/Right)",
+        ),
+        (
+            "Ctrl+W, Alt+D",
+            "delete a word back/forward; Ctrl+U/K: to the line's start/end",
+        ),
+        (
+            "Ctrl+Y, Alt+Y",
+            "put back what they deleted; then older ones",
+        ),
+        ("Ctrl+-", "undo (a prompt Ctrl+C cleared too)"),
         ("Tab", "complete an @path, or a /command"),
         ("Shift+Tab", "next thinking level"),
         (

@@ -1,9 +1,20 @@
 //! The multi-line input editor: a text with a cursor, submitted history
-//! (Up/Down at the first/last line), and large pastes kept as a one-line
-//! marker that is expanded when the text is taken.
+//! (Up/Down at the first/last line), large pastes kept as a one-line marker
+//! that is expanded when the text is taken, and the editing keys of a shell
+//! line (`keys.rs`): word moves, kills into a ring that Ctrl+Y yanks back
+//! (`kill.rs`), and undo.
+
+mod keys;
+mod kill;
+mod words;
+
+use kill::KillRing;
 
 /// Pastes with more lines than this show as a marker.
 const PASTE_MARKER_LINES: usize = 10;
+
+/// Undo steps kept; older ones go.
+const UNDO_KEPT: usize = 200;
 
 /// The text being typed.
 #[derive(Debug, Clone)]
@@ -20,6 +31,35 @@ pub struct Editor {
     draft: String,
     /// Large pastes, by marker.
     pastes: Vec<(String, String)>,
+    /// The states to go back to, newest last (Ctrl+-).
+    undo: Vec<Snapshot>,
+    /// What the last key did: typing coalesces into one undo step, kills
+    /// into one ring entry, and only a yank can be followed by a yank-pop.
+    last: LastEdit,
+    /// What Ctrl+U, Ctrl+K and the word kills took.
+    kills: KillRing,
+}
+
+/// The text and cursor, as undo restores them.
+#[derive(Debug, Clone, PartialEq)]
+struct Snapshot {
+    lines: Vec<String>,
+    row: usize,
+    col: usize,
+}
+
+/// The kind of the last edit, for what the next one does with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LastEdit {
+    /// Anything else (a move, a deletion, an undo).
+    Other,
+    /// Characters of a word typed one after another: one undo step.
+    Typing,
+    /// A kill: the next kill joins the same ring entry.
+    Kill,
+    /// A yank: a yank-pop may put another kill in place of what it put
+    /// in (the state before it is the newest undo step).
+    Yank,
 }
 
 impl Default for Editor {
@@ -32,6 +72,9 @@ impl Default for Editor {
             browsing: None,
             draft: String::new(),
             pastes: Vec::new(),
+            undo: Vec::new(),
+            last: LastEdit::Other,
+            kills: KillRing::default(),
         }
     }
 }
@@ -57,17 +100,20 @@ impl Editor {
         self.lines.len() == 1 && self.lines[0].is_empty()
     }
 
-    /// Replaces the text; the cursor goes to its end.
+    /// Replaces the text (an external editor's, a recalled message); the
+    /// cursor goes to its end. Undo brings the old text back.
     pub fn set_text(&mut self, text: &str) {
-        self.lines = text.split('\n').map(str::to_owned).collect();
-        self.row = self.lines.len() - 1;
-        self.col = self.lines[self.row].chars().count();
+        self.edit(LastEdit::Other);
+        self.load(text);
     }
 
-    /// Empties the editor (history kept).
+    /// Empties the editor (history and kills kept); undo brings the text
+    /// back, so a Ctrl+C in the wrong place loses nothing.
     pub fn clear(&mut self) {
-        self.set_text("");
-        self.pastes.clear();
+        if !self.is_empty() {
+            self.edit(LastEdit::Other);
+        }
+        self.load("");
         self.browsing = None;
     }
 
@@ -79,7 +125,11 @@ impl Editor {
         for (marker, content) in &self.pastes {
             text = text.replacen(marker.as_str(), content, 1);
         }
-        self.clear();
+        self.load("");
+        self.browsing = None;
+        self.pastes.clear();
+        self.undo.clear();
+        self.last = LastEdit::Other;
         let text = text.trim().to_owned();
         if text.is_empty() {
             return None;
@@ -90,28 +140,95 @@ impl Editor {
         Some(text)
     }
 
-    fn byte_index(&self) -> usize {
-        let line = &self.lines[self.row];
-        line.char_indices()
-            .nth(self.col)
-            .map_or(line.len(), |(i, _)| i)
+    /// Sets the text without an undo step; the cursor goes to its end.
+    fn load(&mut self, text: &str) {
+        self.lines = text.split('\n').map(str::to_owned).collect();
+        self.row = self.lines.len() - 1;
+        self.col = self.char_count(self.row);
     }
 
-    /// Types a character.
+    /// Starts an edit of kind `kind`: the state before it becomes an undo
+    /// step, except while a word is being typed.
+    fn edit(&mut self, kind: LastEdit) {
+        if !(kind == LastEdit::Typing && self.last == LastEdit::Typing) {
+            let snapshot = self.snapshot();
+            if self.undo.last() != Some(&snapshot) {
+                self.undo.push(snapshot);
+                if self.undo.len() > UNDO_KEPT {
+                    self.undo.remove(0);
+                }
+            }
+        }
+        self.last = kind;
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            lines: self.lines.clone(),
+            row: self.row,
+            col: self.col,
+        }
+    }
+
+    fn restore(&mut self, snapshot: Snapshot) {
+        self.lines = snapshot.lines;
+        self.row = snapshot.row;
+        self.col = snapshot.col;
+    }
+
+    /// Goes back to before the last edit (a typed word counts as one).
+    pub fn undo(&mut self) {
+        if let Some(snapshot) = self.undo.pop() {
+            self.restore(snapshot);
+            self.browsing = None;
+        }
+        self.last = LastEdit::Other;
+    }
+
+    /// A move: the next typing or kill starts afresh.
+    fn moved(&mut self) {
+        self.last = LastEdit::Other;
+    }
+
+    fn char_count(&self, row: usize) -> usize {
+        self.lines[row].chars().count()
+    }
+
+    fn byte_index(&self) -> usize {
+        byte_at(&self.lines[self.row], self.col)
+    }
+
+    /// Types a character; whitespace ends the word being typed (a word
+    /// and the space after it are two undo steps, as in fish and Pi).
     pub fn insert_char(&mut self, c: char) {
+        if c.is_whitespace() {
+            self.edit(LastEdit::Other);
+            self.last = LastEdit::Typing;
+        } else {
+            self.edit(LastEdit::Typing);
+        }
+        self.put_char(c);
+    }
+
+    fn put_char(&mut self, c: char) {
         let at = self.byte_index();
         self.lines[self.row].insert(at, c);
         self.col += 1;
     }
 
-    /// Types a text that may span lines.
+    /// Types a text that may span lines, as one undo step.
     pub fn insert_str(&mut self, text: &str) {
+        self.edit(LastEdit::Other);
+        self.put_str(text);
+    }
+
+    fn put_str(&mut self, text: &str) {
         for (i, part) in text.split('\n').enumerate() {
             if i > 0 {
-                self.newline();
+                self.split_line();
             }
             for c in part.chars().filter(|&c| c != '\r') {
-                self.insert_char(c);
+                self.put_char(c);
             }
         }
     }
@@ -131,6 +248,11 @@ impl Editor {
 
     /// Splits the line at the cursor.
     pub fn newline(&mut self) {
+        self.edit(LastEdit::Other);
+        self.split_line();
+    }
+
+    fn split_line(&mut self) {
         let at = self.byte_index();
         let rest = self.lines[self.row].split_off(at);
         self.row += 1;
@@ -140,21 +262,27 @@ impl Editor {
 
     /// Deletes the character before the cursor (joining lines at a line start).
     pub fn backspace(&mut self) {
-        if self.col > 0 {
-            self.col -= 1;
-            let at = self.byte_index();
-            self.lines[self.row].remove(at);
-        } else if self.row > 0 {
-            let line = self.lines.remove(self.row);
-            self.row -= 1;
-            self.col = self.lines[self.row].chars().count();
-            self.lines[self.row].push_str(&line);
+        if self.col == 0 && self.row == 0 {
+            return self.moved();
         }
+        self.edit(LastEdit::Other);
+        self.left();
+        self.remove_at_cursor();
     }
 
-    /// Deletes the character under the cursor.
+    /// Deletes the character under the cursor (joining the next line at a
+    /// line end).
     pub fn delete(&mut self) {
-        if self.col < self.lines[self.row].chars().count() {
+        if self.col == self.char_count(self.row) && self.row + 1 == self.lines.len() {
+            return self.moved();
+        }
+        self.edit(LastEdit::Other);
+        self.remove_at_cursor();
+    }
+
+    /// Removes the character at the cursor, or the line break after it.
+    fn remove_at_cursor(&mut self) {
+        if self.col < self.char_count(self.row) {
             let at = self.byte_index();
             self.lines[self.row].remove(at);
         } else if self.row + 1 < self.lines.len() {
@@ -165,17 +293,19 @@ impl Editor {
 
     /// Moves left, to the previous line's end at a line start.
     pub fn left(&mut self) {
+        self.moved();
         if self.col > 0 {
             self.col -= 1;
         } else if self.row > 0 {
             self.row -= 1;
-            self.col = self.lines[self.row].chars().count();
+            self.col = self.char_count(self.row);
         }
     }
 
     /// Moves right, to the next line's start at a line end.
     pub fn right(&mut self) {
-        if self.col < self.lines[self.row].chars().count() {
+        self.moved();
+        if self.col < self.char_count(self.row) {
             self.col += 1;
         } else if self.row + 1 < self.lines.len() {
             self.row += 1;
@@ -185,23 +315,34 @@ impl Editor {
 
     /// To the line's start.
     pub fn home(&mut self) {
+        self.moved();
         self.col = 0;
     }
 
     /// To the line's end.
     pub fn end(&mut self) {
-        self.col = self.lines[self.row].chars().count();
+        self.moved();
+        self.col = self.char_count(self.row);
     }
 
-    /// Up a line, or to the previous history entry from the first line.
+    /// Up a line; on the first line, the previous history entry when the
+    /// editor is empty, already showing history or at the line's start,
+    /// else the line's start (so Up in the middle of a text never swaps it
+    /// for history at once).
     pub fn up(&mut self) {
+        self.moved();
         if self.row > 0 {
             self.row -= 1;
-            self.col = self.col.min(self.lines[self.row].chars().count());
+            self.col = self.col.min(self.char_count(self.row));
+            return;
+        }
+        if !(self.is_empty() || self.browsing.is_some() || self.col == 0) {
+            self.col = 0;
             return;
         }
         let next = match self.browsing {
             None if !self.history.is_empty() => {
+                self.edit(LastEdit::Other);
                 self.draft = self.text();
                 self.history.len() - 1
             }
@@ -210,25 +351,30 @@ impl Editor {
         };
         self.browsing = Some(next);
         let entry = self.history[next].clone();
-        self.set_text(&entry);
+        self.load(&entry);
     }
 
-    /// Down a line, or to the next history entry (then the draft) from the last line.
+    /// Down a line; on the last line, the next history entry (then the
+    /// draft) while showing history, else the line's end.
     pub fn down(&mut self) {
+        self.moved();
         if self.row + 1 < self.lines.len() {
             self.row += 1;
-            self.col = self.col.min(self.lines[self.row].chars().count());
+            self.col = self.col.min(self.char_count(self.row));
             return;
         }
-        let Some(i) = self.browsing else { return };
+        let Some(i) = self.browsing else {
+            self.col = self.char_count(self.row);
+            return;
+        };
         if i + 1 < self.history.len() {
             self.browsing = Some(i + 1);
             let entry = self.history[i + 1].clone();
-            self.set_text(&entry);
+            self.load(&entry);
         } else {
             self.browsing = None;
             let draft = std::mem::take(&mut self.draft);
-            self.set_text(&draft);
+            self.load(&draft);
         }
     }
 
@@ -240,14 +386,23 @@ impl Editor {
         &line[start..end]
     }
 
-    /// Replaces the word before the cursor with `replacement`.
+    /// Replaces the word before the cursor with `replacement`, as one undo
+    /// step.
     pub fn replace_word_before_cursor(&mut self, replacement: &str) {
+        self.edit(LastEdit::Other);
         let word_chars = self.word_before_cursor().chars().count();
-        for _ in 0..word_chars {
-            self.backspace();
-        }
-        self.insert_str(replacement);
+        let end = self.byte_index();
+        let start = byte_at(&self.lines[self.row], self.col - word_chars);
+        self.lines[self.row].replace_range(start..end, "");
+        self.col -= word_chars;
+        self.put_str(replacement);
     }
+}
+
+/// The byte offset of character column `col` in `line` (its length past
+/// the end).
+fn byte_at(line: &str, col: usize) -> usize {
+    line.char_indices().nth(col).map_or(line.len(), |(i, _)| i)
 }
 
 #[cfg(test)]
@@ -277,6 +432,13 @@ mod tests {
         editor.insert_str("second");
         editor.take();
         editor.insert_str("dra");
+        editor.up();
+        assert_eq!(
+            editor.cursor(),
+            (0, 0),
+            "mid-line, Up goes to the line's start first"
+        );
+        assert_eq!(editor.text(), "dra");
         editor.up();
         assert_eq!(editor.text(), "second");
         editor.up();

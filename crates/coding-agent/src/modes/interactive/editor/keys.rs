@@ -1,0 +1,214 @@
+//! The editing keys, bound as Pi's editor binds them by default (readline's
+//! and Emacs' before it), so hands used to a shell work here too. Keys the
+//! app itself takes (Enter to send, Ctrl+C, Ctrl+D on an empty editor, Tab,
+//! PageUp/PageDown) never reach these.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::Editor;
+
+impl Editor {
+    /// Applies `key`; false when it is not an editing key.
+    pub fn handle_key(&mut self, key: KeyEvent) -> bool {
+        use KeyCode::{Backspace, Char, Delete, Down, End, Enter, Home, Left, Right, Up};
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match (key.code, ctrl, alt) {
+            (Char(c), false, false) => self.insert_char(c),
+            // Enter reaches the editor only with Shift or Alt: a new line.
+            (Enter, ..) | (Char('j'), true, false) => self.newline(),
+            (Left, true, _) | (Left, _, true) | (Char('b'), false, true) => self.word_left(),
+            (Right, true, _) | (Right, _, true) | (Char('f'), false, true) => self.word_right(),
+            (Left, ..) | (Char('b'), true, false) => self.left(),
+            (Right, ..) | (Char('f'), true, false) => self.right(),
+            (Home, ..) | (Char('a'), true, false) => self.home(),
+            (End, ..) | (Char('e'), true, false) => self.end(),
+            (Up, ..) => self.up(),
+            (Down, ..) => self.down(),
+            (Backspace, true, _) | (Backspace, _, true) | (Char('w'), true, false) => {
+                self.kill_word_before();
+            }
+            (Delete, true, _) | (Delete, _, true) | (Char('d'), false, true) => {
+                self.kill_word_after();
+            }
+            (Backspace, ..) | (Char('h'), true, false) => self.backspace(),
+            (Delete, ..) | (Char('d'), true, false) => self.delete(),
+            (Char('u'), true, false) => self.kill_to_line_start(),
+            (Char('k'), true, false) => self.kill_to_line_end(),
+            (Char('y'), true, false) => self.yank(),
+            (Char('y'), false, true) => self.yank_pop(),
+            // Ctrl+-; a legacy terminal sends it as Ctrl+_ (0x1f), which
+            // crossterm reads as Ctrl+7.
+            (Char('-' | '_' | '7'), true, false) => self.undo(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Alt+Left, Ctrl+Left, Alt+B: to the start of the word before the
+    /// cursor (the previous line's end at a line start).
+    pub fn word_left(&mut self) {
+        if self.col == 0 {
+            return self.left();
+        }
+        self.moved();
+        self.col = super::words::start_before(&self.lines[self.row], self.col);
+    }
+
+    /// Alt+Right, Ctrl+Right, Alt+F: to the end of the word after the
+    /// cursor (the next line's start at a line end).
+    pub fn word_right(&mut self) {
+        if self.col == self.char_count(self.row) {
+            return self.right();
+        }
+        self.moved();
+        self.col = super::words::end_after(&self.lines[self.row], self.col);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys written as in the docs: `ctrl+w`, `alt+b`, `left`, or text to type.
+    fn press(editor: &mut Editor, keys: &[&str]) {
+        for key in keys {
+            let (modifiers, name) = match key.split_once('+') {
+                Some(("ctrl", name)) => (KeyModifiers::CONTROL, name),
+                Some(("alt", name)) => (KeyModifiers::ALT, name),
+                _ => (KeyModifiers::NONE, *key),
+            };
+            let code = match name {
+                "left" => KeyCode::Left,
+                "right" => KeyCode::Right,
+                "up" => KeyCode::Up,
+                "backspace" => KeyCode::Backspace,
+                "delete" => KeyCode::Delete,
+                "enter" => KeyCode::Enter,
+                "home" => KeyCode::Home,
+                one if one.chars().count() == 1 => KeyCode::Char(one.chars().next().unwrap()),
+                text => {
+                    text.chars().for_each(|c| {
+                        assert!(editor.handle_key(KeyEvent::from(KeyCode::Char(c))));
+                    });
+                    continue;
+                }
+            };
+            assert!(
+                editor.handle_key(KeyEvent::new(code, modifiers)),
+                "{key} is an editing key"
+            );
+        }
+    }
+
+    /// The text with `|` at the cursor.
+    fn shown(editor: &Editor) -> String {
+        let (row, col) = editor.cursor();
+        let mut lines = editor.lines().to_vec();
+        let at = super::super::byte_at(&lines[row], col);
+        lines[row].insert(at, '|');
+        lines.join("\n")
+    }
+
+    #[test]
+    fn word_moves_stop_at_words_and_punctuation() {
+        let mut editor = Editor::default();
+        press(&mut editor, &["cargo test --lib", "alt+b"]);
+        assert_eq!(shown(&editor), "cargo test --|lib");
+        press(&mut editor, &["ctrl+left", "alt+left"]);
+        assert_eq!(shown(&editor), "cargo |test --lib");
+        press(&mut editor, &["alt+f", "ctrl+right"]);
+        assert_eq!(shown(&editor), "cargo test --|lib");
+        press(&mut editor, &["ctrl+a", "ctrl+f", "ctrl+e", "ctrl+b"]);
+        assert_eq!(shown(&editor), "cargo test --li|b");
+    }
+
+    #[test]
+    fn kills_go_into_the_ring_and_come_back_with_yank() {
+        let mut editor = Editor::default();
+        press(&mut editor, &["git commit -m wip", "ctrl+w", "ctrl+w"]);
+        assert_eq!(shown(&editor), "git commit -|", "`-` is a word of its own");
+        press(&mut editor, &["alt+backspace"]);
+        assert_eq!(shown(&editor), "git commit |");
+        press(&mut editor, &["ctrl+y"]);
+        assert_eq!(
+            shown(&editor),
+            "git commit -m wip|",
+            "three kills in a row, yanked as one"
+        );
+        press(&mut editor, &["ctrl+a", "alt+d"]);
+        assert_eq!(shown(&editor), "| commit -m wip");
+        press(&mut editor, &["ctrl+e", "ctrl+u"]);
+        assert!(editor.is_empty());
+        // Yank, then Alt+Y walks back through older kills in place.
+        press(&mut editor, &["ctrl+y"]);
+        assert_eq!(shown(&editor), " commit -m wip|");
+        press(&mut editor, &["alt+y"]);
+        assert_eq!(shown(&editor), "git|");
+        press(&mut editor, &["alt+y"]);
+        assert_eq!(shown(&editor), "-m wip|");
+        press(&mut editor, &["left", "alt+y"]);
+        assert_eq!(shown(&editor), "-m wi|p", "Alt+Y only right after a yank");
+    }
+
+    #[test]
+    fn line_kills_at_a_line_boundary_take_the_line_break() {
+        let mut editor = Editor::default();
+        press(
+            &mut editor,
+            &["one", "alt+enter", "two", "ctrl+a", "ctrl+u"],
+        );
+        assert_eq!(shown(&editor), "one|two");
+        press(&mut editor, &["ctrl+k", "ctrl+k"]);
+        assert_eq!(shown(&editor), "one|");
+        press(&mut editor, &["ctrl+a", "ctrl+y"]);
+        assert_eq!(
+            shown(&editor),
+            "\ntwo|one",
+            "the break and the rest, as one kill"
+        );
+    }
+
+    #[test]
+    fn ctrl_d_and_ctrl_h_delete_a_character_and_alt_letters_type_nothing() {
+        let mut editor = Editor::default();
+        press(
+            &mut editor,
+            &["abc", "ctrl+a", "ctrl+d", "ctrl+e", "ctrl+h"],
+        );
+        assert_eq!(shown(&editor), "b|");
+        assert!(!editor.handle_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::ALT)));
+        assert_eq!(shown(&editor), "b|");
+    }
+
+    #[test]
+    fn undo_takes_back_a_typed_word_then_each_edit() {
+        let mut editor = Editor::default();
+        press(&mut editor, &["hello world", "ctrl+w", "again"]);
+        assert_eq!(shown(&editor), "hello again|");
+        press(&mut editor, &["ctrl+-"]);
+        assert_eq!(shown(&editor), "hello |", "the word typed at once");
+        press(&mut editor, &["ctrl+7"]);
+        assert_eq!(
+            shown(&editor),
+            "hello world|",
+            "the kill, as Ctrl+_ from a legacy terminal"
+        );
+        press(&mut editor, &["ctrl+_"]);
+        assert_eq!(shown(&editor), "hello|");
+        press(&mut editor, &["ctrl+-", "ctrl+-"]);
+        assert!(editor.is_empty(), "nothing left to undo stays empty");
+    }
+
+    #[test]
+    fn a_cleared_text_comes_back_with_undo_but_a_sent_one_does_not() {
+        let mut editor = Editor::default();
+        press(&mut editor, &["a long prompt"]);
+        editor.clear();
+        press(&mut editor, &["ctrl+-"]);
+        assert_eq!(shown(&editor), "a long prompt|");
+        assert_eq!(editor.take().as_deref(), Some("a long prompt"));
+        press(&mut editor, &["ctrl+-"]);
+        assert!(editor.is_empty());
+    }
+}

@@ -1,0 +1,158 @@
+//! Kills and yanks, as in Emacs, readline and Pi's editor: what Ctrl+U,
+//! Ctrl+K, Ctrl+W and Alt+D delete goes into a ring, Ctrl+Y puts the newest
+//! back, and Alt+Y right after a yank swaps it for the one before. Kills one
+//! after another make one entry, in the order the text stood.
+
+use super::{Editor, LastEdit, words};
+
+/// Entries the ring keeps; older ones go.
+const KILLS_KEPT: usize = 100;
+
+/// A place in the text: (line, character column).
+type Pos = (usize, usize);
+
+/// Which side of the newest entry a kill that follows another joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// Deleted backward: it stood before the entry's text.
+    Before,
+    /// Deleted forward: it stood after.
+    After,
+}
+
+/// Killed texts, newest last.
+#[derive(Debug, Clone, Default)]
+pub(super) struct KillRing {
+    entries: Vec<String>,
+}
+
+impl KillRing {
+    fn push(&mut self, text: String, join: bool, side: Side) {
+        match self.entries.last_mut() {
+            Some(newest) if join => match side {
+                Side::Before => newest.insert_str(0, &text),
+                Side::After => newest.push_str(&text),
+            },
+            _ => {
+                self.entries.push(text);
+                if self.entries.len() > KILLS_KEPT {
+                    self.entries.remove(0);
+                }
+            }
+        }
+    }
+
+    fn newest(&self) -> Option<&str> {
+        self.entries.last().map(String::as_str)
+    }
+
+    /// The newest entry goes to the back; the one before it is newest.
+    fn rotate(&mut self) {
+        if let Some(newest) = self.entries.pop() {
+            self.entries.insert(0, newest);
+        }
+    }
+}
+
+impl Editor {
+    /// Ctrl+U: deletes from the line's start to the cursor; at a line
+    /// start, the line break before it.
+    pub fn kill_to_line_start(&mut self) {
+        let from = match (self.row, self.col) {
+            (0, 0) => return self.moved(),
+            (row, 0) => (row - 1, self.char_count(row - 1)),
+            (row, _) => (row, 0),
+        };
+        self.kill(from, (self.row, self.col), Side::Before);
+    }
+
+    /// Ctrl+K: deletes from the cursor to the line's end; at a line end,
+    /// the line break after it.
+    pub fn kill_to_line_end(&mut self) {
+        let to = if self.col < self.char_count(self.row) {
+            (self.row, self.char_count(self.row))
+        } else if self.row + 1 < self.lines.len() {
+            (self.row + 1, 0)
+        } else {
+            return self.moved();
+        };
+        self.kill((self.row, self.col), to, Side::After);
+    }
+
+    /// Ctrl+W, Alt+Backspace: deletes the word before the cursor.
+    pub fn kill_word_before(&mut self) {
+        let from = match (self.row, self.col) {
+            (0, 0) => return self.moved(),
+            (row, 0) => (row - 1, self.char_count(row - 1)),
+            (row, col) => (row, words::start_before(&self.lines[row], col)),
+        };
+        self.kill(from, (self.row, self.col), Side::Before);
+    }
+
+    /// Alt+D, Alt+Delete: deletes the word after the cursor.
+    pub fn kill_word_after(&mut self) {
+        let to = if self.col < self.char_count(self.row) {
+            (self.row, words::end_after(&self.lines[self.row], self.col))
+        } else if self.row + 1 < self.lines.len() {
+            (self.row + 1, 0)
+        } else {
+            return self.moved();
+        };
+        self.kill((self.row, self.col), to, Side::After);
+    }
+
+    /// Ctrl+Y: types the newest kill at the cursor.
+    pub fn yank(&mut self) {
+        let Some(text) = self.kills.newest().map(str::to_owned) else {
+            return self.moved();
+        };
+        self.edit(LastEdit::Yank);
+        self.put_str(&text);
+    }
+
+    /// Alt+Y, right after a yank: puts the kill before it in its place.
+    pub fn yank_pop(&mut self) {
+        if self.last != LastEdit::Yank || self.kills.entries.len() < 2 {
+            return self.moved();
+        }
+        let Some(before) = self.undo.last().cloned() else {
+            return self.moved();
+        };
+        self.kills.rotate();
+        self.restore(before);
+        let text = self.kills.newest().unwrap_or_default().to_owned();
+        self.put_str(&text);
+    }
+
+    /// Deletes from `from` to `to` (`from` first) into the ring.
+    fn kill(&mut self, from: Pos, to: Pos, side: Side) {
+        let join = self.last == LastEdit::Kill;
+        self.edit(LastEdit::Kill);
+        let text = self.remove_span(from, to);
+        self.kills.push(text, join, side);
+    }
+
+    /// Removes the text from `from` to `to`, returns it and leaves the
+    /// cursor at `from`.
+    fn remove_span(&mut self, (from_row, from_col): Pos, (to_row, to_col): Pos) -> String {
+        let start = super::byte_at(&self.lines[from_row], from_col);
+        let end = super::byte_at(&self.lines[to_row], to_col);
+        let removed = if from_row == to_row {
+            self.lines[from_row].drain(start..end).collect()
+        } else {
+            let mut removed = self.lines[from_row].split_off(start);
+            for line in self.lines.drain(from_row + 1..to_row) {
+                removed.push('\n');
+                removed.push_str(&line);
+            }
+            let last = self.lines.remove(from_row + 1);
+            removed.push('\n');
+            removed.push_str(&last[..end]);
+            self.lines[from_row].push_str(&last[end..]);
+            removed
+        };
+        self.row = from_row;
+        self.col = from_col;
+        removed
+    }
+}
