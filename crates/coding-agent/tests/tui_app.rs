@@ -224,7 +224,7 @@ fn bash_shows_a_live_tail_with_elapsed_time_while_it_runs_and_its_status_after()
         },
         start,
     );
-    let running = screen(&mut app, 60, 12, start + Duration::from_millis(2300));
+    let running = screen(&mut app, 60, 13, start + Duration::from_millis(2300));
     assert_eq!(
         running,
         [
@@ -234,7 +234,8 @@ fn bash_shows_a_live_tail_with_elapsed_time_while_it_runs_and_its_status_after()
             "  1",
             "  2",
             "  running · 2.3s",
-            "⠧ Working… (Esc to cancel, Enter to steer, Alt+Enter to foll",
+            "⠧ Working… (Esc to cancel, Enter to steer, Alt+Enter to",
+            "follow up)",
             &"─".repeat(60),
             ">",
             &"─".repeat(60),
@@ -353,7 +354,7 @@ fn enter_while_running_queues_steering_shown_as_pending_until_delivered() {
         Action::FollowUp("then summarise".into())
     );
     assert_eq!(
-        above_editor(&screen(&mut app, 60, 12, now)),
+        above_editor(&screen(&mut app, 60, 13, now)),
         [
             "> count",
             "",
@@ -361,7 +362,8 @@ fn enter_while_running_queues_steering_shown_as_pending_until_delivered() {
             "  running · 0.0s",
             "Queued steering: use ls instead",
             "Queued follow-up: then summarise",
-            "⠋ Working… (Esc to cancel, Enter to steer, Alt+Enter to foll",
+            "⠋ Working… (Esc to cancel, Enter to steer, Alt+Enter to",
+            "follow up)",
         ]
         .join("\n")
     );
@@ -372,7 +374,7 @@ fn enter_while_running_queues_steering_shown_as_pending_until_delivered() {
         now,
     );
     assert_eq!(
-        above_editor(&screen(&mut app, 60, 12, now)),
+        above_editor(&screen(&mut app, 60, 13, now)),
         [
             "",
             "$ sleep 5",
@@ -380,7 +382,8 @@ fn enter_while_running_queues_steering_shown_as_pending_until_delivered() {
             "",
             "> use ls instead",
             "Queued follow-up: then summarise",
-            "⠋ Working… (Esc to cancel, Enter to steer, Alt+Enter to foll",
+            "⠋ Working… (Esc to cancel, Enter to steer, Alt+Enter to",
+            "follow up)",
         ]
         .join("\n")
     );
@@ -481,6 +484,24 @@ fn tab_completes_an_at_path_from_the_cwd() {
     app.handle_key(key(KeyCode::Tab));
     app.handle_key(key(KeyCode::Tab));
     assert_eq!(app.editor.text(), "look at @src/main.rs ");
+}
+
+#[test]
+fn tab_on_a_slash_lists_every_command_over_as_many_rows_as_it_takes() {
+    let mut app = app(&[]);
+    type_text(&mut app, "/");
+    app.handle_key(key(KeyCode::Tab));
+    let shown = above_editor(&screen(&mut app, 40, 20, Instant::now()));
+    let rows: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        rows,
+        [
+            "/compact  /copy  /exit  /export  /fork",
+            "/help  /mcp  /model  /name  /new  /quit",
+            "/reload  /resume  /session  /tools",
+            "/tree",
+        ]
+    );
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ use ratatui::widgets::Paragraph;
 use super::complete::{complete_command, complete_path};
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
-use super::wrap::text_width;
+use super::wrap::{text_width, wrap};
 use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
@@ -33,6 +33,9 @@ const COMMANDS: [&str; 16] = [
 
 /// Most editor rows shown; longer texts scroll.
 const MAX_EDITOR_ROWS: usize = 8;
+
+/// Most rows a wrapped status line takes above the editor.
+const MAX_STATUS_ROWS: usize = 4;
 
 /// What the user asked for, for the driver to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -703,7 +706,16 @@ impl App {
                 StyledLine::new(label, Style::Warning).push(first, Style::Dim)
             })
             .collect();
-        let status_rows = u16::from(status.is_some());
+        // A long status (Tab's candidates, a command's error) wraps, up to
+        // a few rows: past the width, cut, it would hide what it lists.
+        let status: Vec<StyledLine> = status
+            .map(|status| {
+                let mut rows = wrap(&status, width);
+                rows.truncate(MAX_STATUS_ROWS);
+                rows
+            })
+            .unwrap_or_default();
+        let status_rows = u16::try_from(status.len()).unwrap_or(1);
         let [
             transcript_area,
             pending_area,
@@ -729,9 +741,10 @@ impl App {
             Paragraph::new(pending.iter().map(to_line).collect::<Vec<_>>()),
             pending_area,
         );
-        if let Some(status) = status {
-            frame.render_widget(Paragraph::new(to_line(&status)), status_area);
-        }
+        frame.render_widget(
+            Paragraph::new(status.iter().map(to_line).collect::<Vec<_>>()),
+            status_area,
+        );
         let rule = to_line(&StyledLine::new("─".repeat(usize::from(width)), Style::Dim));
         frame.render_widget(Paragraph::new(rule.clone()), rule_top);
         frame.render_widget(Paragraph::new(rule), rule_bottom);
