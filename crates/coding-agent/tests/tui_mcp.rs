@@ -37,7 +37,8 @@ fn the_startup_notice_and_slash_mcp_show_each_servers_state_and_tools() {
     let screen = tmux.wait_for("the startup notices", |s| {
         s.contains("openai/test-model") && s.contains("did not start")
     });
-    let top: Vec<&str> = screen.lines().take(3).map(str::trim_end).collect();
+    // Below a new session's first line (and the blank after it).
+    let top: Vec<&str> = screen.lines().skip(2).take(3).map(str::trim_end).collect();
     assert_eq!(
         top,
         [

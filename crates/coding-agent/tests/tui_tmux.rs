@@ -188,8 +188,10 @@ fn read_edit_and_bash_calls_render_through_their_renderers() {
     };
     let screen = tmux.ask("tidy notes.txt");
     // The elapsed time is the machine's; the rest is exact.
+    // From the prompt on (a new session's first line stands above it).
     let transcript: Vec<String> = screen
         .lines()
+        .skip_while(|line| !line.starts_with("> tidy"))
         .take(22)
         .map(|line| match line.split_once(" · ") {
             Some((status, _)) => format!("{status} · <elapsed>"),
@@ -853,7 +855,9 @@ fn the_editing_keys_of_a_shell_line_work_from_a_real_terminal() {
     let Some(tmux) = Tmux::start(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.wait_for("the footer and a new session's first line", |s| {
+        s.contains("openai/test-model") && s.contains("/help lists keys and commands")
+    });
     // The editor's line, the last to start with `>` (tmux drops the
     // trailing blanks of a line).
     let editor_line = |s: &str| {

@@ -159,6 +159,9 @@ pub async fn run_interactive(
     }
     show_saved_totals(&session, &mut app);
     app.set_templates(&session.prompt_templates());
+    if session.context_items().is_empty() {
+        app.notice(vec![welcome_line()]);
+    }
     let user_bash = interactive
         .user_bash
         .clone()
@@ -717,6 +720,18 @@ impl Driver {
         )]);
         Ok(())
     }
+}
+
+/// The line a new session starts with: the few keys a newcomer needs
+/// before anything else, and where the rest are.
+fn welcome_line() -> StyledLine {
+    StyledLine::new(
+        format!(
+            "coding-agent {}: Enter sends, Esc cancels, Ctrl+C twice quits; /help lists keys and commands",
+            env!("CARGO_PKG_VERSION")
+        ),
+        Style::Dim,
+    )
 }
 
 /// The footer of a resumed session: the totals of its whole file (the
