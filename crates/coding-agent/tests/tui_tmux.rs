@@ -899,6 +899,34 @@ fn the_editing_keys_of_a_shell_line_work_from_a_real_terminal() {
 }
 
 #[test]
+fn ctrl_z_stops_to_the_shell_and_fg_brings_the_app_back_as_it_was() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.quit();
+    tmux.launch_from_shell();
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("half a prompt");
+    tmux.key("C-z");
+    // The shell's job table says so; the UI is gone from the screen.
+    tmux.wait_for("the shell, the app stopped", |s| {
+        s.contains("[1]+  Stopped") && !s.contains("openai/test-model")
+    });
+    tmux.type_text("fg");
+    tmux.key("Enter");
+    tmux.wait_for("the app again, the prompt kept", |s| {
+        s.contains("openai/test-model") && s.contains("> half a prompt")
+    });
+    tmux.type_text(" sent");
+    tmux.key("Enter");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: half a prompt sent")
+    });
+    tmux.quit();
+}
+
+#[test]
 fn ctrl_g_edits_the_prompt_in_the_users_editor() {
     use std::os::unix::fs::PermissionsExt;
     let scripts = tempfile::tempdir().unwrap();

@@ -97,6 +97,19 @@ impl Tmux {
     /// Starts the binary (again, once the last run has quit: a tmux server
     /// ends with its last session).
     pub fn launch(&self) {
+        self.new_session(&self.command);
+    }
+
+    /// Starts an interactive shell (job control on, prompt `$ `) and runs
+    /// the binary from it, as a user does: Ctrl+Z stops it to that shell.
+    pub fn launch_from_shell(&self) {
+        self.new_session("env PS1='$ ' bash --norc --noprofile -i");
+        self.wait_for("the shell's prompt", |s| s.starts_with("$"));
+        self.type_text(&self.command);
+        self.key("Enter");
+    }
+
+    fn new_session(&self, command: &str) {
         let start = Instant::now();
         loop {
             let output = Command::new("tmux")
@@ -114,7 +127,7 @@ impl Tmux {
                     "-c",
                 ])
                 .arg(&self.cwd)
-                .arg(&self.command)
+                .arg(command)
                 .output()
                 .unwrap();
             if output.status.success() {

@@ -75,6 +75,8 @@ pub enum Action {
     CycleModel,
     /// Edit the prompt in `$VISUAL`/`$EDITOR` (Ctrl+G).
     ExternalEditor,
+    /// Stop to the shell that started the app, until `fg` (Ctrl+Z).
+    Suspend,
     /// List the MCP servers, their state and tools.
     Mcp,
     /// Show, name, export, fork or copy from the session.
@@ -498,6 +500,7 @@ impl App {
             KeyCode::Esc if self.running || self.user_bash.is_some() => Action::Abort,
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => Action::Quit,
             KeyCode::Char('g') if ctrl => Action::ExternalEditor,
+            KeyCode::Char('z') if ctrl => Action::Suspend,
             KeyCode::BackTab => Action::CycleThinking,
             KeyCode::Char('p') if ctrl && self.running => self.refuse("Ctrl+P"),
             KeyCode::Char('p') if ctrl => Action::CycleModel,
@@ -999,6 +1002,7 @@ fn help_lines() -> Vec<StyledLine> {
             "next model (--models, enabledModels, else all with a key)",
         ),
         ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
+        ("Ctrl+Z", "stop to the shell; `fg` brings the app back"),
         ("!CMD, !!CMD", "run a command; !! keeps it from the model"),
         (
             "Commands",

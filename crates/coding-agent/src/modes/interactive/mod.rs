@@ -363,10 +363,15 @@ impl Driver {
                 }
                 _ = tick.tick(), if app.is_running() || app.mcp_starting() || app.user_bash_running() => Action::None,
             };
-            if action == Action::ExternalEditor {
-                // The editor reads the keys meanwhile: the UI stops reading.
+            if matches!(action, Action::ExternalEditor | Action::Suspend) {
+                // The editor or the shell reads the keys meanwhile: the UI
+                // stops reading.
                 drop(input);
-                external_editor::edit_prompt(app, guard).await?;
+                if action == Action::Suspend {
+                    guard.stop_to_shell()?;
+                } else {
+                    external_editor::edit_prompt(app, guard).await?;
+                }
                 input = EventStream::new();
                 continue;
             }
@@ -574,8 +579,8 @@ impl Driver {
                 app.show_models(&self.interactive.models.choices(&env));
             }
             Action::Model(Some(name)) => self.switch_model(app, &name),
-            // The run loop opens the editor: it holds the terminal.
-            Action::ExternalEditor => {}
+            // The run loop opens the editor or stops: it holds the terminal.
+            Action::ExternalEditor | Action::Suspend => {}
             Action::CycleThinking => self.cycle_thinking(app),
             Action::CycleModel => {
                 let env = |name: &str| std::env::var(name).ok();
@@ -868,6 +873,18 @@ impl TerminalGuard {
     pub(crate) fn suspend(&mut self) {
         restore(self.enhanced_keys);
         let _ = self.terminal.show_cursor();
+    }
+
+    /// Ctrl+Z: the terminal as it was, then the process stops (SIGTSTP)
+    /// until the shell's `fg` continues it, and the UI takes the terminal
+    /// back. Where no shell can continue it (an orphaned process group),
+    /// the kernel drops the signal and the UI comes back at once.
+    pub(crate) fn stop_to_shell(&mut self) -> anyhow::Result<()> {
+        self.suspend();
+        if let Err(error) = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP) {
+            tracing::warn!("Ctrl+Z: cannot stop the process: {error}");
+        }
+        self.resume()
     }
 
     /// Takes the terminal back after [`TerminalGuard::suspend`]; the next
