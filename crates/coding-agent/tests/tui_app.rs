@@ -504,6 +504,47 @@ fn tab_on_a_slash_lists_every_command_over_as_many_rows_as_it_takes() {
     );
 }
 
+#[test]
+fn up_recalls_a_loaded_sessions_prompts_and_commands_newest_first() {
+    use coding_agent::session::BashExecution;
+    let run = |command: &str, excluded: bool| {
+        ContextItem::Command(BashExecution {
+            role: "bashExecution".into(),
+            command: command.into(),
+            output: String::new(),
+            exit_code: Some(0),
+            cancelled: false,
+            truncated: false,
+            full_output_path: None,
+            timestamp: 0,
+            exclude_from_context: excluded.then_some(true),
+        })
+    };
+    let mut loaded = items(&[Message::User(agent_ai::UserMessage::text("fix the parser"))]);
+    loaded.push(run("cargo test", false));
+    loaded.push(run("ls", true));
+    loaded.extend(items(&[
+        Message::Assistant(reply_message(vec![text("Done.")])),
+        Message::User(agent_ai::UserMessage::text("now the docs")),
+    ]));
+    let mut app = App::new("m".into(), Path::new("/"), vec![], &loaded);
+    let mut recalled = Vec::new();
+    for _ in 0..5 {
+        app.handle_key(key(KeyCode::Up));
+        recalled.push(app.editor.text());
+    }
+    assert_eq!(
+        recalled,
+        [
+            "now the docs",
+            "!!ls",
+            "!cargo test",
+            "fix the parser",
+            "fix the parser"
+        ]
+    );
+}
+
 #[tokio::test]
 async fn a_resumed_session_shows_the_earlier_conversation_and_its_usage() {
     let fixture = Fixture::new();

@@ -215,11 +215,7 @@ impl App {
             scroll: 0,
             run_started: None,
         };
-        for item in items {
-            if let ContextItem::Message(message) = item {
-                app.count_usage(message);
-            }
-        }
+        app.recall(items);
         app
     }
 
@@ -397,9 +393,30 @@ impl App {
         self.context_estimated = false;
         self.pending.clear();
         self.scroll = 0;
+        self.recall(items);
+    }
+
+    /// What a loaded session brings besides its transcript: its usage, and
+    /// its prompts and commands in the editor's history (Up recalls them
+    /// after `--continue` as after typing them).
+    fn recall(&mut self, items: &[ContextItem]) {
         for item in items {
-            if let ContextItem::Message(message) = item {
-                self.count_usage(message);
+            match item {
+                ContextItem::Message(message) => {
+                    self.count_usage(message);
+                    if let Message::User(user) = message {
+                        self.editor.remember(&user_text(&user.content));
+                    }
+                }
+                ContextItem::Command(run) => {
+                    let marks = if run.exclude_from_context == Some(true) {
+                        "!!"
+                    } else {
+                        "!"
+                    };
+                    self.editor.remember(&format!("{marks}{}", run.command));
+                }
+                ContextItem::Summary { .. } => {}
             }
         }
     }

@@ -140,6 +140,15 @@ impl Editor {
         Some(text)
     }
 
+    /// Adds `text` to the history as if it had been sent (a loaded
+    /// session's prompts).
+    pub fn remember(&mut self, text: &str) {
+        let text = text.trim();
+        if !text.is_empty() && self.history.last().map(String::as_str) != Some(text) {
+            self.history.push(text.to_owned());
+        }
+    }
+
     /// Sets the text without an undo step; the cursor goes to its end.
     fn load(&mut self, text: &str) {
         self.lines = text.split('\n').map(str::to_owned).collect();
