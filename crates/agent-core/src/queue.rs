@@ -72,6 +72,12 @@ impl MessageQueue {
         self.lock().messages.is_empty()
     }
 
+    /// Takes every waiting message, oldest first, whatever the mode (a
+    /// user taking back what they queued).
+    pub fn drain(&self) -> Vec<Message> {
+        self.lock().messages.drain(..).collect()
+    }
+
     /// Drops every waiting message.
     pub fn clear(&self) {
         self.lock().messages.clear();

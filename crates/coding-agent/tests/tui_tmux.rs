@@ -134,6 +134,52 @@ fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() 
 }
 
 #[test]
+fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them() {
+    let server = SseServer::start();
+    let Some(tmux) = Tmux::start_in(&server, ALLOW_COUNT, |_| {}) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("count to three");
+    tmux.key("Enter");
+    tmux.wait_for("the live tail", |s| s.contains("running ·"));
+    tmux.type_text("then say hi");
+    tmux.key("Enter");
+    tmux.type_text("and bye");
+    tmux.key("M-Enter");
+    tmux.wait_for("both queued", |s| {
+        s.contains("Queued steering: then say hi") && s.contains("Queued follow-up: and bye")
+    });
+    tmux.type_text("typed");
+    tmux.key("M-Up");
+    let restored = tmux.wait_for("the messages back in the editor", |s| {
+        s.contains("Restored 2 queued messages to the editor")
+    });
+    assert!(!restored.contains("Queued "), "{restored}");
+    let editor: Vec<&str> = restored
+        .lines()
+        .skip_while(|line| !line.starts_with("> then say hi"))
+        .take(5)
+        .map(str::trim_end)
+        .collect();
+    assert_eq!(
+        editor,
+        ["> then say hi", "", "  and bye", "", "  typed"],
+        "{restored}"
+    );
+    // The run ends with the model having seen neither.
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: count to three")
+    });
+    assert_eq!(server.requests().len(), 2);
+    tmux.key("Enter");
+    tmux.wait_for("the restored text sent", |s| {
+        s.contains("Done. Last user message: then say hi")
+    });
+    tmux.quit();
+}
+
+#[test]
 fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
     let server = SseServer::start();
     let Some(tmux) = Tmux::start_in(&server, ALLOW_COUNT, |_| {}) else {

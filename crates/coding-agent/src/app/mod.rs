@@ -892,6 +892,16 @@ impl AgentSession {
         });
     }
 
+    /// Takes back every queued message, steering first, then follow-ups
+    /// (the interactive Alt+Up puts them back in the editor): none of them
+    /// reaches the model.
+    pub fn take_queued(&self) -> Vec<Message> {
+        let mut messages = self.inner.steering.drain();
+        messages.extend(self.inner.follow_up.drain());
+        self.report_queues();
+        messages
+    }
+
     /// Messages waiting in the steering and follow-up queues.
     pub fn pending_message_count(&self) -> usize {
         self.inner.steering.len() + self.inner.follow_up.len()

@@ -77,6 +77,9 @@ pub enum Action {
     ExternalEditor,
     /// Stop to the shell that started the app, until `fg` (Ctrl+Z).
     Suspend,
+    /// Take the queued steering and follow-up messages back into the
+    /// editor (Alt+Up).
+    Dequeue,
     /// List the MCP servers, their state and tools.
     Mcp,
     /// Show, name, export, fork or copy from the session.
@@ -457,6 +460,33 @@ impl App {
         self.scroll = 0;
     }
 
+    /// Alt+Up: `texts`, the queued messages taken back, go into the editor
+    /// before what is typed there (one paragraph each, as Pi does).
+    pub fn restore_queued(&mut self, texts: Vec<String>) {
+        self.pending
+            .retain(|p| !matches!(p.kind, PendingKind::Steering | PendingKind::FollowUp));
+        if texts.is_empty() {
+            self.notice(vec![StyledLine::new(
+                "No queued messages to restore",
+                Style::Dim,
+            )]);
+            return;
+        }
+        let restored = texts.len();
+        let typed = self.editor.text();
+        let all: Vec<String> = texts
+            .into_iter()
+            .chain(Some(typed))
+            .filter(|text| !text.trim().is_empty())
+            .collect();
+        self.editor.set_text(&all.join("\n\n"));
+        let plural = if restored == 1 { "" } else { "s" };
+        self.notice(vec![StyledLine::new(
+            format!("Restored {restored} queued message{plural} to the editor"),
+            Style::Dim,
+        )]);
+    }
+
     /// Records a message the driver queued, shown as pending until delivered.
     fn queue(&mut self, text: String, follow_up: bool) -> Action {
         self.pending.push(Pending {
@@ -518,6 +548,7 @@ impl App {
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => Action::Quit,
             KeyCode::Char('g') if ctrl => Action::ExternalEditor,
             KeyCode::Char('z') if ctrl => Action::Suspend,
+            KeyCode::Up if alt => Action::Dequeue,
             KeyCode::BackTab => Action::CycleThinking,
             KeyCode::Char('p') if ctrl && self.running => self.refuse("Ctrl+P"),
             KeyCode::Char('p') if ctrl => Action::CycleModel,
@@ -1018,6 +1049,7 @@ fn help_lines() -> Vec<StyledLine> {
             "Ctrl+P",
             "next model (--models, enabledModels, else all with a key)",
         ),
+        ("Alt+Up", "take the queued messages back into the editor"),
         ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
         ("Ctrl+Z", "stop to the shell; `fg` brings the app back"),
         ("!CMD, !!CMD", "run a command; !! keeps it from the model"),

@@ -581,6 +581,14 @@ impl Driver {
             Action::Model(Some(name)) => self.switch_model(app, &name),
             // The run loop opens the editor or stops: it holds the terminal.
             Action::ExternalEditor | Action::Suspend => {}
+            Action::Dequeue => {
+                let taken = self.session.take_queued();
+                let texts = taken.iter().filter_map(|message| match message {
+                    Message::User(user) => Some(transcript::user_text(&user.content)),
+                    _ => None,
+                });
+                app.restore_queued(texts.collect());
+            }
             Action::CycleThinking => self.cycle_thinking(app),
             Action::CycleModel => {
                 let env = |name: &str| std::env::var(name).ok();
