@@ -487,19 +487,47 @@ fn tab_completes_an_at_path_from_the_cwd() {
 }
 
 #[test]
-fn tab_on_a_slash_lists_every_command_over_as_many_rows_as_it_takes() {
+fn a_slash_opens_the_command_menu_above_the_editor_and_enter_runs_the_chosen_one() {
     let mut app = app(&[]);
     type_text(&mut app, "/");
-    app.handle_key(key(KeyCode::Tab));
-    let shown = above_editor(&screen(&mut app, 40, 20, Instant::now()));
+    let shown = above_editor(&screen(&mut app, 60, 14, Instant::now()));
     let rows: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
     assert_eq!(
         rows,
         [
-            "/compact  /copy  /exit  /export  /fork",
-            "/help  /mcp  /model  /name  /new  /quit",
-            "/reload  /resume  /session  /tools",
-            "/tree",
+            "→ /compact  compact the conversation now [FOCUS]",
+            "  /copy     copy the last answer to the clipboard",
+            "  /exit     quit",
+            "  /export   write the session as an HTML page [PATH]",
+            "  /fork     go on in a copy, from an earlier prompt [N]",
+            "  /help     the keys and the commands",
+            "  /mcp      the MCP servers, their state and tools",
+            "  /model    list the models, or switch to one [NAME]",
+        ]
+    );
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Down));
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Quit, "/exit");
+}
+
+#[test]
+fn tab_candidates_past_the_width_wrap_over_rows() {
+    let fixture = Fixture::new();
+    for n in 1..=5 {
+        std::fs::write(fixture.cwd.join(format!("report_{n}_final.txt")), "").unwrap();
+    }
+    let mut app = App::new("m".into(), &fixture.cwd, vec![], &[]);
+    type_text(&mut app, "@rep");
+    app.handle_key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "@report_");
+    let shown = above_editor(&screen(&mut app, 40, 14, Instant::now()));
+    let rows: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        rows,
+        [
+            "report_1_final.txt  report_2_final.txt",
+            "report_3_final.txt  report_4_final.txt",
+            "report_5_final.txt",
         ]
     );
 }

@@ -15,7 +15,8 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::complete::{complete_command, complete_path};
+use super::command_menu::{CommandMenu, MenuEntry, matching};
+use super::complete::complete_path;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::{text_width, wrap};
@@ -25,10 +26,31 @@ use crate::render::{Style, StyledLine, ToolRenderers};
 use crate::session::ContextItem;
 use crate::templates::PromptTemplate;
 
-/// The built-in commands, for Tab completion (`App::command` does them).
-const COMMANDS: [&str; 16] = [
-    "/compact", "/copy", "/exit", "/export", "/fork", "/help", "/mcp", "/model", "/name", "/new",
-    "/quit", "/reload", "/resume", "/session", "/tools", "/tree",
+/// The built-in commands (`App::command` does them) and what each does,
+/// for the command menu and `/help`.
+const COMMANDS: [(&str, &str); 16] = [
+    ("/compact", "compact the conversation now [FOCUS]"),
+    ("/copy", "copy the last answer to the clipboard"),
+    ("/exit", "quit"),
+    ("/export", "write the session as an HTML page [PATH]"),
+    ("/fork", "go on in a copy, from an earlier prompt [N]"),
+    ("/help", "the keys and the commands"),
+    ("/mcp", "the MCP servers, their state and tools"),
+    ("/model", "list the models, or switch to one [NAME]"),
+    ("/name", "show or set the session's name [NAME]"),
+    ("/new", "start a new session"),
+    ("/quit", "quit"),
+    (
+        "/reload",
+        "read AGENTS.md, SYSTEM.md, templates and skills again",
+    ),
+    ("/resume", "list the saved sessions, or resume one [N]"),
+    ("/session", "the session's file, id, name and totals"),
+    ("/tools", "the tools the model has"),
+    (
+        "/tree",
+        "the session's branches; go on from one [N [summarize [FOCUS]]]",
+    ),
 ];
 
 /// Most editor rows shown; longer texts scroll.
@@ -185,6 +207,8 @@ pub struct App {
     ctrl_c_armed: bool,
     /// A one-line hint above the editor (completions, errors of a command).
     hint: Option<StyledLine>,
+    /// The command menu's choice (shown while the prompt is a `/word`).
+    menu: CommandMenu,
     /// Rows scrolled up from the bottom of the transcript.
     scroll: usize,
     run_started: Option<Instant>,
@@ -215,6 +239,7 @@ impl App {
             pending: Vec::new(),
             ctrl_c_armed: false,
             hint: None,
+            menu: CommandMenu::default(),
             scroll: 0,
             run_started: None,
         };
@@ -538,6 +563,9 @@ impl App {
         if self.approvals.handle_key(key) {
             return Action::None;
         }
+        if let Some(action) = self.menu_key(key) {
+            return action;
+        }
         match key.code {
             KeyCode::Enter if alt && self.running => match self.editor.take() {
                 Some(text) => self.queue(text, true),
@@ -709,25 +737,54 @@ impl App {
         Action::None
     }
 
+    /// The command menu's entries for the prompt as typed: the built-in
+    /// commands and the templates (skills among them) it begins.
+    fn menu_entries(&self) -> Vec<MenuEntry> {
+        if self.editor.lines().len() != 1 {
+            return Vec::new();
+        }
+        let templates: Vec<(String, &str)> = self
+            .templates
+            .iter()
+            .map(|(name, description)| (format!("/{name}"), description.as_str()))
+            .collect();
+        let templates = templates.iter().map(|(name, d)| (name.as_str(), *d));
+        matching(&self.editor.text(), COMMANDS.into_iter().chain(templates))
+    }
+
+    /// A key for the command menu, when it is open: Up/Down choose, Tab
+    /// takes the chosen command, Enter sends it, Esc closes the menu.
+    fn menu_key(&mut self, key: KeyEvent) -> Option<Action> {
+        let typed = self.editor.text();
+        let entries = self.menu_entries();
+        if !self.menu.is_open(&typed, &entries) || key.modifiers.contains(KeyModifiers::ALT) {
+            return None;
+        }
+        let chosen = &entries[self.menu.chosen(&typed, &entries)].name;
+        match key.code {
+            KeyCode::Up => self.menu.step(&typed, &entries, -1),
+            KeyCode::Down => self.menu.step(&typed, &entries, 1),
+            KeyCode::Esc => self.menu.dismiss(&typed),
+            KeyCode::Tab => self.editor.set_text(&format!("{chosen} ")),
+            KeyCode::Enter if key.modifiers.is_empty() => {
+                self.editor.set_text(chosen);
+                return Some(self.submit());
+            }
+            _ => return None,
+        }
+        Some(Action::None)
+    }
+
     /// Tab: completes an `@path` word against the files under the cwd.
     fn complete(&mut self) {
         let word = self.editor.word_before_cursor().to_owned();
-        let (completion, mark) = if let Some(partial) = word.strip_prefix('@') {
-            (complete_path(&self.cwd, partial), "@")
-        } else if word.starts_with('/') && self.editor.text() == word {
-            let templates = self.templates.iter().map(|(name, _)| format!("/{name}"));
-            let templates: Vec<String> = templates.collect();
-            let names = COMMANDS
-                .iter()
-                .copied()
-                .chain(templates.iter().map(String::as_str));
-            (complete_command(&word, names), "")
-        } else {
+        let Some(partial) = word.strip_prefix('@') else {
             return;
         };
+        let completion = complete_path(&self.cwd, partial);
         if let Some(replacement) = completion.replacement {
             self.editor
-                .replace_word_before_cursor(&format!("{mark}{replacement}"));
+                .replace_word_before_cursor(&format!("@{replacement}"));
         }
         if completion.candidates.len() > 1 {
             self.hint = Some(StyledLine::new(
@@ -767,9 +824,16 @@ impl App {
             })
             .unwrap_or_default();
         let status_rows = u16::try_from(status.len()).unwrap_or(1);
+        let menu = match self.approvals.current() {
+            None => self
+                .menu
+                .rows(&self.editor.text(), &self.menu_entries(), width),
+            Some(_) => Vec::new(),
+        };
         let [
             transcript_area,
             pending_area,
+            menu_area,
             status_area,
             rule_top,
             editor_area,
@@ -778,6 +842,7 @@ impl App {
         ] = Layout::vertical([
             Constraint::Min(1),
             Constraint::Length(u16::try_from(pending.len()).unwrap_or(u16::MAX)),
+            Constraint::Length(u16::try_from(menu.len()).unwrap_or(u16::MAX)),
             Constraint::Length(status_rows),
             Constraint::Length(1),
             Constraint::Length(u16::try_from(shown_editor).unwrap_or(1)),
@@ -791,6 +856,10 @@ impl App {
         frame.render_widget(
             Paragraph::new(pending.iter().map(to_line).collect::<Vec<_>>()),
             pending_area,
+        );
+        frame.render_widget(
+            Paragraph::new(menu.iter().map(to_line).collect::<Vec<_>>()),
+            menu_area,
         );
         frame.render_widget(
             Paragraph::new(status.iter().map(to_line).collect::<Vec<_>>()),
@@ -1043,7 +1112,8 @@ fn help_lines() -> Vec<StyledLine> {
             "put back what they deleted; then older ones",
         ),
         ("Ctrl+-", "undo (a prompt Ctrl+C cleared too)"),
-        ("Tab", "complete an @path, or a /command"),
+        ("Tab", "complete an @path"),
+        ("/", "the command menu: Up/Down, Tab or Enter, Esc"),
         ("Shift+Tab", "next thinking level"),
         (
             "Ctrl+P",
@@ -1053,17 +1123,9 @@ fn help_lines() -> Vec<StyledLine> {
         ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
         ("Ctrl+Z", "stop to the shell; `fg` brings the app back"),
         ("!CMD, !!CMD", "run a command; !! keeps it from the model"),
-        (
-            "Commands",
-            "/model [NAME] /new /resume [N] /fork [N] /compact [FOCUS]",
-        ),
-        (
-            "",
-            "/tree [N [summarize [FOCUS]]] /session /name [NAME] /export [PATH]",
-        ),
-        ("", "/copy /reload /tools /mcp /help /quit"),
     ];
     rows.iter()
+        .chain(COMMANDS.iter())
         .map(|(key, what)| {
             StyledLine::new(format!("{key:<22}"), Style::Accent).push(*what, Style::Normal)
         })
@@ -1093,6 +1155,7 @@ fn display_path(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::modes::interactive::command_menu::MENU_ROWS;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
@@ -1102,16 +1165,9 @@ mod tests {
         App::new("p/m".into(), Path::new("/"), Vec::new(), &[])
     }
 
-    /// The editor's text after typing `text` and pressing Tab.
-    fn tab_after(app: &mut App, text: &str) -> String {
-        app.editor.set_text(text);
-        app.handle_key(key(KeyCode::Tab));
-        app.editor.text()
-    }
-
     #[test]
     fn every_listed_command_is_one_the_app_does() {
-        for command in COMMANDS {
+        for (command, _) in COMMANDS {
             let mut app = app();
             app.command(command);
             let said = app.transcript.window(100, Instant::now(), 50, 0).0;
@@ -1124,7 +1180,7 @@ mod tests {
     }
 
     #[test]
-    fn tab_completes_a_command_or_a_template_at_the_start_only() {
+    fn the_command_menu_offers_commands_and_templates_and_enter_sends_the_chosen_one() {
         let mut app = app();
         app.set_templates(&[PromptTemplate {
             name: "review".into(),
@@ -1134,15 +1190,37 @@ mod tests {
             path: PathBuf::from("/prompts/review.md"),
             kind: crate::templates::TemplateKind::Prompt,
         }]);
-        assert_eq!(tab_after(&mut app, "/ses"), "/session ");
-        assert_eq!(tab_after(&mut app, "/rev"), "/review ");
-        // `/reload`, `/resume` and `/review` share `/re`; all are listed.
-        assert_eq!(tab_after(&mut app, "/r"), "/re");
+        let shown = |app: &App| -> Vec<String> {
+            let typed = app.editor.text();
+            let rows = app.menu.rows(&typed, &app.menu_entries(), 60);
+            rows.iter().map(StyledLine::plain).collect()
+        };
+        app.editor.set_text("/re");
         assert_eq!(
-            app.hint.as_ref().map(StyledLine::plain).as_deref(),
-            Some("/reload  /resume  /review")
+            shown(&app),
+            [
+                "→ /reload  read AGENTS.md, SYSTEM.md, templates and skills…",
+                "  /resume  list the saved sessions, or resume one [N]",
+                "  /review  Review a file",
+            ]
         );
-        assert_eq!(tab_after(&mut app, "fix /ses"), "fix /ses");
+        app.handle_key(key(KeyCode::Up));
+        assert!(shown(&app)[2].starts_with("→ /review"));
+        app.handle_key(key(KeyCode::Tab));
+        assert_eq!(app.editor.text(), "/review ");
+        assert!(shown(&app).is_empty(), "a space closes the menu");
+        // Enter sends the chosen command, not the prefix typed.
+        app.editor.set_text("/ses");
+        assert_eq!(
+            app.handle_key(key(KeyCode::Enter)),
+            Action::Session(SessionCommand::Info)
+        );
+        // Esc puts the menu away; Up is the editor's again.
+        app.editor.set_text("/n");
+        app.handle_key(key(KeyCode::Esc));
+        assert!(shown(&app).is_empty());
+        app.handle_key(key(KeyCode::Backspace));
+        assert_eq!(shown(&app).len(), MENU_ROWS, "a new text opens it again");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Tab completion: file names under the cwd for an `@path` word, and the
-//! command being typed at the start of the prompt (`/re`).
+//! Tab completion: file names under the cwd for an `@path` word (a
+//! `/command` has the command menu, `command_menu.rs`).
 
 use std::path::Path;
 
@@ -48,23 +48,6 @@ pub fn complete_path(cwd: &Path, partial: &str) -> Completion {
     complete_among(dir, prefix, names)
 }
 
-/// Completes the command being typed (`/re`) among `commands` (each with
-/// its slash): the one match followed by a space, or the matches' common
-/// prefix and the list of them.
-pub fn complete_command<'a>(
-    partial: &str,
-    commands: impl IntoIterator<Item = &'a str>,
-) -> Completion {
-    let mut names: Vec<String> = commands
-        .into_iter()
-        .filter(|command| command.starts_with(partial))
-        .map(str::to_owned)
-        .collect();
-    names.sort();
-    names.dedup();
-    complete_among("", partial, names)
-}
-
 /// The completion of `prefix` (after `dir`) among `names`, sorted, that all
 /// start with it: one extends it (a directory ends in `/`, anything else
 /// in a space), several extend it to what they share and are listed.
@@ -99,26 +82,6 @@ fn complete_among(dir: &str, prefix: &str, mut names: Vec<String>) -> Completion
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_command_completes_to_its_one_match_or_what_several_share() {
-        let commands = ["/resume", "/review", "/new", "/review"];
-        assert_eq!(
-            complete_command("/n", commands),
-            Completion {
-                replacement: Some("/new ".into()),
-                candidates: vec![],
-            }
-        );
-        assert_eq!(
-            complete_command("/r", commands),
-            Completion {
-                replacement: Some("/re".into()),
-                candidates: vec!["/resume".into(), "/review".into()],
-            }
-        );
-        assert_eq!(complete_command("/x", commands), Completion::default());
-    }
 
     #[test]
     fn completion_extends_one_match_and_lists_several() {

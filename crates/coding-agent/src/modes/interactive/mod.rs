@@ -19,6 +19,7 @@
 
 pub mod app;
 pub mod approval;
+mod command_menu;
 pub mod complete;
 pub mod editor;
 mod external_editor;

@@ -1,0 +1,200 @@
+//! The command menu: while the prompt is a lone `/word`, the commands it
+//! begins (built-ins, prompt templates, skills), each with what it does,
+//! stand above the editor. Up/Down choose, Tab puts the chosen one in the
+//! prompt, Enter sends it, Esc puts the menu away until the text changes.
+//! A newcomer sees what there is by typing `/`, as in Pi.
+
+use crate::render::{Style, StyledLine};
+
+/// Rows the menu takes at the most; the chosen entry is always among them.
+pub const MENU_ROWS: usize = 8;
+
+/// One command in the menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuEntry {
+    /// With its slash: `/model`.
+    pub name: String,
+    /// What it does, in a few words.
+    pub description: String,
+}
+
+/// The menu's own state: which entry is chosen, for which typed text.
+#[derive(Debug, Clone, Default)]
+pub struct CommandMenu {
+    /// The text the choice was made for; another text starts over at the
+    /// first entry.
+    typed: String,
+    chosen: usize,
+    /// Esc put the menu away for this text.
+    dismissed: Option<String>,
+}
+
+/// The commands `typed` begins, when it is a lone `/word`: an exact match
+/// first, then by name.
+pub fn matching<'a>(
+    typed: &str,
+    commands: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<MenuEntry> {
+    let is_word = typed.starts_with('/') && !typed.contains(char::is_whitespace);
+    if !is_word {
+        return Vec::new();
+    }
+    let mut entries: Vec<MenuEntry> = commands
+        .into_iter()
+        .filter(|(name, _)| name.starts_with(typed))
+        .map(|(name, description)| MenuEntry {
+            name: name.to_owned(),
+            description: description.to_owned(),
+        })
+        .collect();
+    entries.sort_by(|a, b| (a.name != typed, &a.name).cmp(&(b.name != typed, &b.name)));
+    entries.dedup_by(|a, b| a.name == b.name);
+    entries
+}
+
+impl CommandMenu {
+    /// True when the menu shows for `typed` (given its entries).
+    pub fn is_open(&self, typed: &str, entries: &[MenuEntry]) -> bool {
+        !entries.is_empty() && self.dismissed.as_deref() != Some(typed)
+    }
+
+    /// The chosen entry's index for `typed`.
+    pub fn chosen(&self, typed: &str, entries: &[MenuEntry]) -> usize {
+        if self.typed == typed {
+            self.chosen.min(entries.len().saturating_sub(1))
+        } else {
+            0
+        }
+    }
+
+    /// Up (`-1`) or Down (`1`), wrapping around.
+    pub fn step(&mut self, typed: &str, entries: &[MenuEntry], by: isize) {
+        let count = entries.len().max(1);
+        let chosen = self.chosen(typed, entries);
+        self.chosen = (chosen + count).saturating_add_signed(by) % count;
+        typed.clone_into(&mut self.typed);
+    }
+
+    /// Esc: no menu until the text changes.
+    pub fn dismiss(&mut self, typed: &str) {
+        self.dismissed = Some(typed.to_owned());
+    }
+
+    /// The rows to draw at `width` columns (none while closed): a window
+    /// of [`MENU_ROWS`] around the chosen entry, names aligned,
+    /// descriptions dimmed.
+    pub fn rows(&self, typed: &str, entries: &[MenuEntry], width: u16) -> Vec<StyledLine> {
+        if !self.is_open(typed, entries) {
+            return Vec::new();
+        }
+        let chosen = self.chosen(typed, entries);
+        let first = (chosen + 1).saturating_sub(MENU_ROWS);
+        let name_width = entries
+            .iter()
+            .map(|e| e.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let width = usize::from(width);
+        entries
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(MENU_ROWS)
+            .map(|(i, entry)| {
+                let (mark, style) = if i == chosen {
+                    ("→ ", Style::Accent)
+                } else {
+                    ("  ", Style::Normal)
+                };
+                let name = format!("{mark}{:<name_width$}  ", entry.name);
+                let room = width.saturating_sub(name.chars().count());
+                let description = cut(&entry.description, room);
+                StyledLine::new(name, style).push(description, Style::Dim)
+            })
+            .collect()
+    }
+}
+
+/// `text` in at most `room` characters, an ellipsis ending what was cut.
+fn cut(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(room.saturating_sub(1)).collect();
+    cut.truncate(cut.trim_end().len());
+    if room > 0 {
+        cut.push('…');
+    }
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMANDS: [(&str, &str); 4] = [
+        ("/resume", "resume a session"),
+        ("/reload", "read the files again"),
+        ("/review", "review a file"),
+        ("/new", "start a new session"),
+    ];
+
+    fn names(entries: &[MenuEntry]) -> Vec<&str> {
+        entries.iter().map(|e| e.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_lone_slash_word_matches_by_prefix_with_an_exact_match_first() {
+        assert_eq!(
+            names(&matching("/re", COMMANDS)),
+            ["/reload", "/resume", "/review"]
+        );
+        assert_eq!(
+            names(&matching(
+                "/review",
+                COMMANDS.into_iter().chain([("/review-pr", "")])
+            )),
+            ["/review", "/review-pr"]
+        );
+        assert!(matching("/resume 2", COMMANDS).is_empty());
+        assert!(matching("/usr/bin", COMMANDS).is_empty());
+        assert!(matching("re", COMMANDS).is_empty());
+    }
+
+    #[test]
+    fn the_choice_wraps_and_starts_over_when_the_text_changes() {
+        let entries = matching("/re", COMMANDS);
+        let mut menu = CommandMenu::default();
+        menu.step("/re", &entries, -1);
+        assert_eq!(menu.chosen("/re", &entries), 2);
+        menu.step("/re", &entries, 1);
+        assert_eq!(menu.chosen("/re", &entries), 0);
+        menu.step("/re", &entries, 1);
+        assert_eq!(menu.chosen("/re", &entries), 1);
+        assert_eq!(menu.chosen("/rel", &matching("/rel", COMMANDS)), 0);
+        menu.dismiss("/re");
+        assert!(!menu.is_open("/re", &entries));
+        assert!(menu.is_open("/r", &matching("/r", COMMANDS)));
+    }
+
+    #[test]
+    fn rows_mark_the_choice_align_the_names_and_cut_descriptions_at_the_width() {
+        let entries = matching("/", COMMANDS);
+        let mut menu = CommandMenu::default();
+        menu.step("/", &entries, 1);
+        let rows: Vec<String> = menu
+            .rows("/", &entries, 24)
+            .iter()
+            .map(StyledLine::plain)
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "  /new     start a new…",
+                "→ /reload  read the fil…",
+                "  /resume  resume a ses…",
+                "  /review  review a file",
+            ]
+        );
+    }
+}
