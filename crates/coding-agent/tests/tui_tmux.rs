@@ -93,15 +93,22 @@ fn saved_roles(cwd: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() {
-    let server = SseServer::start();
-    let Some(tmux) = Tmux::start_in(&server, ALLOW_COUNT, |_| {}) else {
-        return;
-    };
+/// The app against `server` (which answers with the counting command),
+/// asked to count: the bash call runs about three seconds.
+fn start_counting(server: &SseServer) -> Option<Tmux> {
+    let tmux = Tmux::start_in(server, ALLOW_COUNT, |_| {})?;
     tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
     tmux.type_text("count to three");
     tmux.key("Enter");
+    Some(tmux)
+}
+
+#[test]
+fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() {
+    let server = SseServer::start();
+    let Some(tmux) = start_counting(&server) else {
+        return;
+    };
     let live = tmux.wait_for("the live tail", |s| {
         s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
     });
@@ -136,12 +143,9 @@ fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() 
 #[test]
 fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them() {
     let server = SseServer::start();
-    let Some(tmux) = Tmux::start_in(&server, ALLOW_COUNT, |_| {}) else {
+    let Some(tmux) = start_counting(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("count to three");
-    tmux.key("Enter");
     tmux.wait_for("the live tail", |s| s.contains("running ·"));
     tmux.type_text("then say hi");
     tmux.key("Enter");
@@ -182,12 +186,9 @@ fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them(
 #[test]
 fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
     let server = SseServer::start();
-    let Some(tmux) = Tmux::start_in(&server, ALLOW_COUNT, |_| {}) else {
+    let Some(tmux) = start_counting(&server) else {
         return;
     };
-    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
-    tmux.type_text("count to three");
-    tmux.key("Enter");
     tmux.wait_for("the live tail", |s| {
         s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
     });

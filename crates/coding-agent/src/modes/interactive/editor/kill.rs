@@ -58,41 +58,41 @@ impl Editor {
     /// Ctrl+U: deletes from the line's start to the cursor; at a line
     /// start, the line break before it.
     pub fn kill_to_line_start(&mut self) {
-        let from = match (self.row, self.col) {
-            (0, 0) => return self.moved(),
-            (row, 0) => (row - 1, self.char_count(row - 1)),
-            (row, _) => (row, 0),
-        };
-        self.kill(from, (self.row, self.col), Side::Before);
+        self.kill_back(|_, _| 0);
     }
 
     /// Ctrl+K: deletes from the cursor to the line's end; at a line end,
     /// the line break after it.
     pub fn kill_to_line_end(&mut self) {
-        let to = if self.col < self.char_count(self.row) {
-            (self.row, self.char_count(self.row))
-        } else if self.row + 1 < self.lines.len() {
-            (self.row + 1, 0)
-        } else {
-            return self.moved();
-        };
-        self.kill((self.row, self.col), to, Side::After);
+        self.kill_forward(|line, _| line.chars().count());
     }
 
     /// Ctrl+W, Alt+Backspace: deletes the word before the cursor.
     pub fn kill_word_before(&mut self) {
-        let from = match (self.row, self.col) {
-            (0, 0) => return self.moved(),
-            (row, 0) => (row - 1, self.char_count(row - 1)),
-            (row, col) => (row, words::start_before(&self.lines[row], col)),
-        };
-        self.kill(from, (self.row, self.col), Side::Before);
+        self.kill_back(words::start_before);
     }
 
     /// Alt+D, Alt+Delete: deletes the word after the cursor.
     pub fn kill_word_after(&mut self) {
+        self.kill_forward(words::end_after);
+    }
+
+    /// Kills from the column `start` gives (for the cursor's line and
+    /// column) to the cursor; at a line start, the line break before it.
+    fn kill_back(&mut self, start: impl FnOnce(&str, usize) -> usize) {
+        let from = match (self.row, self.col) {
+            (0, 0) => return self.moved(),
+            (row, 0) => (row - 1, self.char_count(row - 1)),
+            (row, col) => (row, start(&self.lines[row], col)),
+        };
+        self.kill(from, (self.row, self.col), Side::Before);
+    }
+
+    /// Kills from the cursor to the column `end` gives; at a line end, the
+    /// line break after it.
+    fn kill_forward(&mut self, end: impl FnOnce(&str, usize) -> usize) {
         let to = if self.col < self.char_count(self.row) {
-            (self.row, words::end_after(&self.lines[self.row], self.col))
+            (self.row, end(&self.lines[self.row], self.col))
         } else if self.row + 1 < self.lines.len() {
             (self.row + 1, 0)
         } else {
