@@ -511,6 +511,32 @@ fn a_slash_opens_the_command_menu_above_the_editor_and_enter_runs_the_chosen_one
 }
 
 #[test]
+fn page_up_and_down_scroll_the_transcript_by_its_height_less_two_rows() {
+    let mut app = app(&[]);
+    for n in 1..=40 {
+        app.notice(vec![coding_agent::render::StyledLine::new(
+            format!("line {n}"),
+            coding_agent::render::Style::Normal,
+        )]);
+    }
+    let now = Instant::now();
+    // 14 rows: 9 for the transcript (rules, editor and footer take 5).
+    let last_shown = |app: &mut App| {
+        let screen = above_editor(&screen(app, 40, 14, now));
+        screen.lines().rfind(|l| !l.is_empty()).unwrap().to_owned()
+    };
+    assert_eq!(last_shown(&mut app), "line 40");
+    app.handle_key(key(KeyCode::PageUp));
+    assert_eq!(
+        last_shown(&mut app),
+        "line 36",
+        "7 rows: 9 less 2 (blank rows between notices count)"
+    );
+    app.handle_key(key(KeyCode::PageDown));
+    assert_eq!(last_shown(&mut app), "line 40");
+}
+
+#[test]
 fn tab_candidates_past_the_width_wrap_over_rows() {
     let fixture = Fixture::new();
     for n in 1..=5 {

@@ -211,6 +211,9 @@ pub struct App {
     menu: CommandMenu,
     /// Rows scrolled up from the bottom of the transcript.
     scroll: usize,
+    /// Rows PageUp/PageDown scroll: the transcript's height as last drawn,
+    /// less two rows kept in view for context.
+    page_rows: usize,
     run_started: Option<Instant>,
 }
 
@@ -241,6 +244,7 @@ impl App {
             hint: None,
             menu: CommandMenu::default(),
             scroll: 0,
+            page_rows: 10,
             run_started: None,
         };
         app.recall(items);
@@ -599,8 +603,8 @@ impl App {
                 self.transcript.show_thinking = !self.transcript.show_thinking;
             }
             KeyCode::Tab => self.complete(),
-            KeyCode::PageUp => self.scroll += 10,
-            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::PageUp => self.scroll += self.page_rows,
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(self.page_rows),
             _ => {
                 self.editor.handle_key(key);
             }
@@ -939,6 +943,7 @@ impl App {
             self.transcript
                 .window(area.width, now, usize::from(area.height), self.scroll);
         self.scroll = scroll;
+        self.page_rows = usize::from(area.height).saturating_sub(2).max(1);
         frame.render_widget(
             Paragraph::new(rows.iter().map(to_line).collect::<Vec<_>>()),
             area,
