@@ -52,7 +52,11 @@ impl Editor {
             return self.left();
         }
         self.moved();
-        self.col = super::words::start_before(&self.lines[self.row], self.col);
+        self.col = match self.marker_before() {
+            Some(len) => self.col - len,
+            None => super::words::start_before(&self.lines[self.row], self.col),
+        };
+        self.out_of_marker();
     }
 
     /// Alt+Right, Ctrl+Right, Alt+F: to the end of the word after the
@@ -62,7 +66,11 @@ impl Editor {
             return self.right();
         }
         self.moved();
-        self.col = super::words::end_after(&self.lines[self.row], self.col);
+        self.col = match self.marker_after() {
+            Some(len) => self.col + len,
+            None => super::words::end_after(&self.lines[self.row], self.col),
+        };
+        self.out_of_marker();
     }
 }
 
@@ -198,6 +206,36 @@ mod tests {
         assert_eq!(shown(&editor), "hello|");
         press(&mut editor, &["ctrl+-", "ctrl+-"]);
         assert!(editor.is_empty(), "nothing left to undo stays empty");
+    }
+
+    #[test]
+    fn a_paste_marker_is_one_unit_for_moves_and_deletions_so_the_paste_is_never_lost() {
+        let pasted: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+        let mut editor = Editor::default();
+        press(&mut editor, &["see "]);
+        editor.paste(&pasted);
+        press(&mut editor, &[" end"]);
+        assert_eq!(shown(&editor), "see [paste #1 +12 lines] end|");
+        press(&mut editor, &["ctrl+w", "ctrl+w"]);
+        assert_eq!(
+            shown(&editor),
+            "see |",
+            "the second kill took the marker whole"
+        );
+        press(&mut editor, &["ctrl+-", "ctrl+-"]);
+        assert_eq!(shown(&editor), "see [paste #1 +12 lines] end|");
+        press(&mut editor, &["alt+b", "left", "left"]);
+        assert_eq!(
+            shown(&editor),
+            "see |[paste #1 +12 lines] end",
+            "over the marker in one step"
+        );
+        press(&mut editor, &["right", "backspace"]);
+        assert_eq!(shown(&editor), "see | end");
+        press(&mut editor, &["ctrl+-", "left", "delete"]);
+        assert_eq!(shown(&editor), "see | end");
+        press(&mut editor, &["ctrl+-"]);
+        assert_eq!(editor.take(), Some(format!("see {pasted} end")));
     }
 
     #[test]

@@ -124,17 +124,31 @@ impl Editor {
         self.put_str(&text);
     }
 
-    /// Deletes from `from` to `to` (`from` first) into the ring.
-    fn kill(&mut self, from: Pos, to: Pos, side: Side) {
+    /// Deletes from `from` to `to` (`from` first) into the ring; a paste
+    /// marker either end cuts into goes whole.
+    fn kill(&mut self, (from_row, from_col): Pos, (to_row, to_col): Pos, side: Side) {
         let join = self.last == LastEdit::Kill;
         self.edit(LastEdit::Kill);
+        let from = (
+            from_row,
+            self.marker_around(from_row, from_col)
+                .map_or(from_col, |m| m.0),
+        );
+        let to = (
+            to_row,
+            self.marker_around(to_row, to_col).map_or(to_col, |m| m.1),
+        );
         let text = self.remove_span(from, to);
         self.kills.push(text, join, side);
     }
 
     /// Removes the text from `from` to `to`, returns it and leaves the
     /// cursor at `from`.
-    fn remove_span(&mut self, (from_row, from_col): Pos, (to_row, to_col): Pos) -> String {
+    pub(super) fn remove_span(
+        &mut self,
+        (from_row, from_col): Pos,
+        (to_row, to_col): Pos,
+    ) -> String {
         let start = super::byte_at(&self.lines[from_row], from_col);
         let end = super::byte_at(&self.lines[to_row], to_col);
         let removed = if from_row == to_row {

@@ -275,6 +275,12 @@ impl Editor {
             return self.moved();
         }
         self.edit(LastEdit::Other);
+        if let Some(len) = self.marker_before() {
+            // A paste marker goes whole: a broken one would send its own
+            // text instead of the paste.
+            self.remove_span((self.row, self.col - len), (self.row, self.col));
+            return;
+        }
         self.left();
         self.remove_at_cursor();
     }
@@ -286,6 +292,10 @@ impl Editor {
             return self.moved();
         }
         self.edit(LastEdit::Other);
+        if let Some(len) = self.marker_after() {
+            self.remove_span((self.row, self.col), (self.row, self.col + len));
+            return;
+        }
         self.remove_at_cursor();
     }
 
@@ -304,7 +314,7 @@ impl Editor {
     pub fn left(&mut self) {
         self.moved();
         if self.col > 0 {
-            self.col -= 1;
+            self.col -= self.marker_before().unwrap_or(1);
         } else if self.row > 0 {
             self.row -= 1;
             self.col = self.char_count(self.row);
@@ -315,7 +325,7 @@ impl Editor {
     pub fn right(&mut self) {
         self.moved();
         if self.col < self.char_count(self.row) {
-            self.col += 1;
+            self.col += self.marker_after().unwrap_or(1);
         } else if self.row + 1 < self.lines.len() {
             self.row += 1;
             self.col = 0;
@@ -343,6 +353,7 @@ impl Editor {
         if self.row > 0 {
             self.row -= 1;
             self.col = self.col.min(self.char_count(self.row));
+            self.out_of_marker();
             return;
         }
         if !(self.is_empty() || self.browsing.is_some() || self.col == 0) {
@@ -370,6 +381,7 @@ impl Editor {
         if self.row + 1 < self.lines.len() {
             self.row += 1;
             self.col = self.col.min(self.char_count(self.row));
+            self.out_of_marker();
             return;
         }
         let Some(i) = self.browsing else {
@@ -384,6 +396,48 @@ impl Editor {
             self.browsing = None;
             let draft = std::mem::take(&mut self.draft);
             self.load(&draft);
+        }
+    }
+
+    /// The length, in characters, of the paste marker that ends at the
+    /// cursor, if one does: moves and deletions take it as one unit.
+    fn marker_before(&self) -> Option<usize> {
+        let before = &self.lines[self.row][..self.byte_index()];
+        self.pastes
+            .iter()
+            .find(|(marker, _)| before.ends_with(marker.as_str()))
+            .map(|(marker, _)| marker.chars().count())
+    }
+
+    /// The length of the paste marker that starts at the cursor, if one does.
+    fn marker_after(&self) -> Option<usize> {
+        let after = &self.lines[self.row][self.byte_index()..];
+        self.pastes
+            .iter()
+            .find(|(marker, _)| after.starts_with(marker.as_str()))
+            .map(|(marker, _)| marker.chars().count())
+    }
+
+    /// The columns (start, end) of the paste marker that column `col` of
+    /// line `row` stands inside (not at either end of), if any.
+    fn marker_around(&self, row: usize, col: usize) -> Option<(usize, usize)> {
+        let line = &self.lines[row];
+        let at = byte_at(line, col);
+        self.pastes.iter().find_map(|(marker, _)| {
+            let (start, found) = line
+                .match_indices(marker.as_str())
+                .find(|(start, found)| *start < at && at < start + found.len())?;
+            let start = line[..start].chars().count();
+            Some((start, start + found.chars().count()))
+        })
+    }
+
+    /// Moves the cursor to the start of the paste marker it stands in, if
+    /// any (Up/Down keep the column, which may fall inside one; so may a
+    /// word move).
+    fn out_of_marker(&mut self) {
+        if let Some((start, _)) = self.marker_around(self.row, self.col) {
+            self.col = start;
         }
     }
 
