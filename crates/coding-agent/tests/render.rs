@@ -361,6 +361,11 @@ fn bash_call_shows_the_command_and_its_timeout() {
         "[bold]$[/] [accent]sleep 1[/][dim] (timeout 2.5s)[/]"
     );
     assert_eq!(call("bash", json!({"timeout": 5})), "[bold]$[/] [dim]…[/]");
+    // Small models send `timeout: 0`, which means none: nothing to show.
+    assert_eq!(
+        call("bash", json!({"command": "ls", "timeout": 0})),
+        "[bold]$[/] [accent]ls[/]"
+    );
     assert_eq!(call("bash", json!({"command": ""})), "[bold]$[/] ");
 }
 

@@ -262,7 +262,9 @@ impl TypedTool for BashTool {
         if let Some(line) = command_lines.next() {
             first = first.push(line, Style::Accent);
         }
-        if let Some(timeout) = call::number_arg(args, "timeout") {
+        // Only a positive timeout is one (0 or less runs without), so only
+        // that is shown.
+        if let Some(timeout) = call::number_arg(args, "timeout").filter(|t| *t > 0.0) {
             first = first.push(
                 format!(" (timeout {}s)", call::format_number(timeout)),
                 Style::Dim,
