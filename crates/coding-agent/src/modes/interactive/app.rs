@@ -205,7 +205,8 @@ pub struct App {
     user_bash: Option<String>,
     pending: Vec<Pending>,
     ctrl_c_armed: bool,
-    /// A one-line hint above the editor (completions, errors of a command).
+    /// A hint above the editor (Tab's candidates, errors of a command),
+    /// wrapped over a few rows.
     hint: Option<StyledLine>,
     /// The command menu's choice (shown while the prompt is a `/word`).
     menu: CommandMenu,

@@ -145,11 +145,12 @@ pub async fn run_interactive(
     recovery.context_window = recovery.context_window.or(interactive.served_window);
     session.set_recovery(recovery);
     // The tools are named when the driver first draws (`Driver::sync_tools`).
+    let items = session.context_items();
     let mut app = App::new(
         format!("{}/{}", model.provider, model.id),
         session.cwd(),
         Vec::new(),
-        &session.context_items(),
+        &items,
     );
     app.set_model(
         format!("{}/{}", model.provider, model.id),
@@ -160,9 +161,10 @@ pub async fn run_interactive(
     }
     show_saved_totals(&session, &mut app);
     app.set_templates(&session.prompt_templates());
-    if session.context_items().is_empty() {
+    if items.is_empty() {
         app.notice(vec![welcome_line()]);
     }
+    drop(items);
     let user_bash = interactive
         .user_bash
         .clone()
