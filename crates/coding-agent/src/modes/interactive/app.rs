@@ -745,7 +745,9 @@ impl App {
     /// The command menu's entries for the prompt as typed: the built-in
     /// commands and the templates (skills among them) it begins.
     fn menu_entries(&self) -> Vec<MenuEntry> {
-        if self.editor.lines().len() != 1 {
+        // A command recalled from history is not being typed: Up goes on
+        // through the history.
+        if self.editor.lines().len() != 1 || self.editor.browsing_history() {
             return Vec::new();
         }
         let templates: Vec<(String, &str)> = self
@@ -1221,6 +1223,20 @@ mod tests {
             app.handle_key(key(KeyCode::Enter)),
             Action::Session(SessionCommand::Info)
         );
+        // Up through the history passes a command without opening the menu;
+        // typing opens it.
+        app.editor.set_text("/tools");
+        app.editor.take();
+        app.editor.set_text("fix it");
+        app.editor.take();
+        app.handle_key(key(KeyCode::Up));
+        app.handle_key(key(KeyCode::Up));
+        assert_eq!(
+            (app.editor.text().as_str(), shown(&app).len()),
+            ("/tools", 0)
+        );
+        app.handle_key(key(KeyCode::Backspace));
+        assert_eq!(shown(&app), ["→ /tools  the tools the model has"]);
         // Esc puts the menu away; Up is the editor's again.
         app.editor.set_text("/n");
         app.handle_key(key(KeyCode::Esc));

@@ -156,9 +156,16 @@ impl Editor {
         self.col = self.char_count(self.row);
     }
 
+    /// True while Up/Down walk the history (until the text is edited).
+    pub fn browsing_history(&self) -> bool {
+        self.browsing.is_some()
+    }
+
     /// Starts an edit of kind `kind`: the state before it becomes an undo
-    /// step, except while a word is being typed.
+    /// step, except while a word is being typed. An edited history entry
+    /// is a new text: Up starts from the newest entry again.
     fn edit(&mut self, kind: LastEdit) {
+        self.browsing = None;
         if !(kind == LastEdit::Typing && self.last == LastEdit::Typing) {
             let snapshot = self.snapshot();
             if self.undo.last() != Some(&snapshot) {
