@@ -960,29 +960,27 @@ impl App {
         let (cursor_row, cursor_col) = self.editor.cursor();
         let mut rows = Vec::new();
         for (r, line) in self.editor.lines().iter().enumerate() {
-            let mut row = String::new();
-            let mut used = 0;
-            let mut cursor = None;
-            for (c_index, c) in line.chars().enumerate() {
-                let w = text_width(&c.to_string());
-                if used + w > width {
-                    rows.push((std::mem::take(&mut row), cursor.take()));
-                    used = 0;
+            let chars: Vec<char> = line.chars().collect();
+            let widths: Vec<usize> = chars.iter().map(|c| text_width(&c.to_string())).collect();
+            let cuts = word_wrap(&chars, &widths, width);
+            for (k, cut) in cuts.iter().enumerate() {
+                let text: String = chars[cut.clone()].iter().collect();
+                let last = k + 1 == cuts.len();
+                let cursor = (r == cursor_row
+                    && (cut.contains(&cursor_col) || (last && cursor_col >= chars.len())))
+                .then(|| {
+                    widths[cut.start..cursor_col.min(chars.len())]
+                        .iter()
+                        .sum::<usize>()
+                });
+                match cursor {
+                    // At the end of a full row, the cursor opens the next.
+                    Some(at) if at >= width => {
+                        rows.extend([(text, None), (String::new(), Some(0))])
+                    }
+                    _ => rows.push((text, cursor)),
                 }
-                if r == cursor_row && c_index == cursor_col {
-                    cursor = Some(used);
-                }
-                row.push(c);
-                used += w;
             }
-            if r == cursor_row && cursor_col >= line.chars().count() {
-                if used >= width {
-                    rows.push((std::mem::take(&mut row), None));
-                    used = 0;
-                }
-                cursor = Some(used);
-            }
-            rows.push((row, cursor));
         }
         rows
     }
@@ -1085,6 +1083,33 @@ fn tree_choice(line: &str) -> Option<Option<TreeChoice>> {
         Some(_) => return None,
     };
     Some(Some(TreeChoice { row, summary }))
+}
+
+/// Where a line of the editor breaks into rows of `width` columns: after
+/// the last space that fits, as the transcript wraps, or mid-word when a
+/// word is longer than a row. The character ranges of the rows (one, empty,
+/// for an empty line).
+fn word_wrap(chars: &[char], widths: &[usize], width: usize) -> Vec<std::ops::Range<usize>> {
+    let mut rows = Vec::new();
+    let (mut start, mut used, mut space) = (0, 0, None);
+    let mut i = 0;
+    while i < chars.len() {
+        if used + widths[i] > width && i > start {
+            let end = space.map_or(i, |s: usize| s + 1);
+            rows.push(start..end);
+            start = end;
+            used = widths[start..i].iter().sum();
+            space = None;
+            continue;
+        }
+        if chars[i] == ' ' {
+            space = Some(i);
+        }
+        used += widths[i];
+        i += 1;
+    }
+    rows.push(start..chars.len());
+    rows
 }
 
 /// `/help`'s text.
@@ -1243,6 +1268,40 @@ mod tests {
         assert!(shown(&app).is_empty());
         app.handle_key(key(KeyCode::Backspace));
         assert_eq!(shown(&app).len(), MENU_ROWS, "a new text opens it again");
+    }
+
+    #[test]
+    fn the_editor_wraps_at_spaces_and_keeps_the_cursor_where_it_is() {
+        let mut app = app();
+        app.editor.set_text("the quick brown fox jumps");
+        // 12 columns: 10 for the text.
+        let rows = |app: &App| app.editor_rows(12);
+        assert_eq!(
+            rows(&app),
+            [
+                ("the quick ".to_owned(), None),
+                ("brown fox ".to_owned(), None),
+                ("jumps".to_owned(), Some(5)),
+            ]
+        );
+        app.editor.set_text("a_very_long_word_indeed x");
+        app.handle_key(key(KeyCode::Home));
+        app.handle_key(key(KeyCode::Right));
+        assert_eq!(
+            rows(&app),
+            [
+                ("a_very_lon".to_owned(), Some(1)),
+                ("g_word_ind".to_owned(), None),
+                ("eed x".to_owned(), None),
+            ],
+            "a word longer than a row is cut"
+        );
+        app.editor.set_text("0123456789");
+        assert_eq!(
+            rows(&app),
+            [("0123456789".to_owned(), None), (String::new(), Some(0))],
+            "the cursor after a full row opens the next"
+        );
     }
 
     #[test]
