@@ -239,6 +239,65 @@ mod tests {
     }
 
     #[test]
+    fn any_sequence_of_keys_keeps_the_cursor_in_the_text_and_never_panics() {
+        // A small xorshift: the same sequence on every run.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % below as u64).unwrap()
+        };
+        let codes = [
+            KeyCode::Char('a'),
+            KeyCode::Char('é'),
+            KeyCode::Char('日'),
+            KeyCode::Char(' '),
+            KeyCode::Char('.'),
+            KeyCode::Enter,
+            KeyCode::Left,
+            KeyCode::Right,
+            KeyCode::Up,
+            KeyCode::Down,
+            KeyCode::Home,
+            KeyCode::End,
+            KeyCode::Backspace,
+            KeyCode::Delete,
+            KeyCode::Char('w'),
+            KeyCode::Char('d'),
+            KeyCode::Char('u'),
+            KeyCode::Char('k'),
+            KeyCode::Char('y'),
+            KeyCode::Char('b'),
+            KeyCode::Char('f'),
+            KeyCode::Char('-'),
+        ];
+        let modifiers = [KeyModifiers::NONE, KeyModifiers::CONTROL, KeyModifiers::ALT];
+        let big_paste: String = (1..=11).map(|i| format!("p{i}\n")).collect();
+        let mut editor = Editor::default();
+        for step in 0..20_000 {
+            match next(40) {
+                0 => editor.paste(&big_paste),
+                1 => {
+                    editor.take();
+                }
+                2 => editor.clear(),
+                _ => {
+                    let key = KeyEvent::new(codes[next(codes.len())], modifiers[next(3)]);
+                    editor.handle_key(key);
+                }
+            }
+            let (row, col) = editor.cursor();
+            assert!(row < editor.lines().len(), "step {step}: row {row}");
+            assert!(
+                col <= editor.lines()[row].chars().count(),
+                "step {step}: col {col} in {:?}",
+                editor.lines()[row]
+            );
+        }
+    }
+
+    #[test]
     fn a_cleared_text_comes_back_with_undo_but_a_sent_one_does_not() {
         let mut editor = Editor::default();
         press(&mut editor, &["a long prompt"]);
