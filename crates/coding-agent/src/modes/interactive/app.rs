@@ -872,7 +872,10 @@ impl App {
             Paragraph::new(status.iter().map(to_line).collect::<Vec<_>>()),
             status_area,
         );
-        let rule = to_line(&StyledLine::new("─".repeat(usize::from(width)), Style::Dim));
+        let rule = to_line(&StyledLine::new(
+            "─".repeat(usize::from(width)),
+            self.editor_rule_style(),
+        ));
         frame.render_widget(Paragraph::new(rule.clone()), rule_top);
         frame.render_widget(Paragraph::new(rule), rule_bottom);
         self.draw_editor(frame, editor_area, &editor_rows);
@@ -951,6 +954,18 @@ impl App {
             Paragraph::new(rows.iter().map(to_line).collect::<Vec<_>>()),
             area,
         );
+    }
+
+    /// The style of the rules around the editor: a prompt that is a
+    /// command of yours (`!cmd`, `!!cmd`) shows them in the warning colour,
+    /// as Pi's bash mode does, so Enter is not mistaken for a message to
+    /// the model.
+    fn editor_rule_style(&self) -> Style {
+        if self.editor.lines()[0].starts_with('!') {
+            Style::Warning
+        } else {
+            Style::Dim
+        }
     }
 
     /// The editor's text cut into rows of the width, with the cursor's row
@@ -1302,6 +1317,17 @@ mod tests {
             [("0123456789".to_owned(), None), (String::new(), Some(0))],
             "the cursor after a full row opens the next"
         );
+    }
+
+    #[test]
+    fn the_rules_around_the_editor_say_when_enter_runs_a_command_of_yours() {
+        let mut app = app();
+        app.editor.set_text("ls");
+        assert_eq!(app.editor_rule_style(), Style::Dim);
+        app.editor.set_text("!ls");
+        assert_eq!(app.editor_rule_style(), Style::Warning);
+        app.editor.set_text("!!ls\nmore");
+        assert_eq!(app.editor_rule_style(), Style::Warning);
     }
 
     #[test]
