@@ -15,7 +15,7 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::command_menu::{CommandMenu, MenuEntry, matching};
+use super::command_menu::{CommandMenu, MenuEntry, argument_matching, matching};
 use super::complete::complete_path;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
@@ -210,6 +210,8 @@ pub struct App {
     hint: Option<StyledLine>,
     /// The command menu's choice (shown while the prompt is a `/word`).
     menu: CommandMenu,
+    /// The models `/model ` offers in the menu, with a word on each.
+    model_names: Vec<(String, String)>,
     /// Rows scrolled up from the bottom of the transcript.
     scroll: usize,
     /// Rows PageUp/PageDown scroll: the transcript's height as last drawn,
@@ -244,6 +246,7 @@ impl App {
             ctrl_c_armed: false,
             hint: None,
             menu: CommandMenu::default(),
+            model_names: Vec::new(),
             scroll: 0,
             page_rows: 10,
             run_started: None,
@@ -413,6 +416,27 @@ impl App {
             lines.push(line);
         }
         self.notice(lines);
+    }
+
+    /// The models the command menu offers after `/model `: the ones
+    /// cycling goes through (`cycle`), then each provider's default.
+    pub fn set_model_names(&mut self, cycle: &[String], choices: &[ModelChoice]) {
+        let defaults = choices.iter().filter_map(|choice| {
+            let model = choice.model.as_ref()?;
+            let description = match &choice.missing_key {
+                Some(var) => format!("no key: set {var}"),
+                None => format!("{}'s default", choice.provider),
+            };
+            Some((format!("{}/{model}", choice.provider), description))
+        });
+        let mut names: Vec<(String, String)> = cycle
+            .iter()
+            .map(|name| (name.clone(), "cycled by Ctrl+P".to_owned()))
+            .chain(defaults)
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|(name, _)| seen.insert(name.clone()));
+        self.model_names = names;
     }
 
     /// Replaces what is shown with `items` (a new or resumed session).
@@ -756,7 +780,19 @@ impl App {
             .map(|(name, description)| (format!("/{name}"), description.as_str()))
             .collect();
         let templates = templates.iter().map(|(name, d)| (name.as_str(), *d));
-        matching(&self.editor.text(), COMMANDS.into_iter().chain(templates))
+        let typed = self.editor.text();
+        // The current model first: Enter on `/model ` keeps it.
+        let others = self
+            .model_names
+            .iter()
+            .filter(|(name, _)| *name != self.model);
+        let models = std::iter::once((self.model.as_str(), "current"))
+            .chain(others.map(|(name, description)| (name.as_str(), description.as_str())));
+        let mut entries = argument_matching(&typed, "/model", models);
+        if entries.is_empty() {
+            entries = matching(&typed, COMMANDS.into_iter().chain(templates));
+        }
+        entries
     }
 
     /// A key for the command menu, when it is open: Up/Down choose, Tab
@@ -1283,6 +1319,44 @@ mod tests {
         assert!(shown(&app).is_empty());
         app.handle_key(key(KeyCode::Backspace));
         assert_eq!(shown(&app).len(), MENU_ROWS, "a new text opens it again");
+    }
+
+    #[test]
+    fn after_slash_model_the_menu_offers_the_current_model_first_then_the_others() {
+        let mut app = app();
+        let choices = [
+            ModelChoice {
+                provider: "anthropic".into(),
+                model: Some("claude-x".into()),
+                missing_key: Some("ANTHROPIC_API_KEY".into()),
+            },
+            ModelChoice {
+                provider: "p".into(),
+                model: Some("m".into()),
+                missing_key: None,
+            },
+        ];
+        app.set_model_names(&["openai/gpt-4o".into()], &choices);
+        app.editor.set_text("/model ");
+        let rows: Vec<String> = app
+            .menu
+            .rows("/model ", &app.menu_entries(), 60)
+            .iter()
+            .map(StyledLine::plain)
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "→ p/m                 current",
+                "  openai/gpt-4o       cycled by Ctrl+P",
+                "  anthropic/claude-x  no key: set ANTHROPIC_API_KEY",
+            ]
+        );
+        app.handle_key(key(KeyCode::Down));
+        assert_eq!(
+            app.handle_key(key(KeyCode::Enter)),
+            Action::Model(Some("openai/gpt-4o".into()))
+        );
     }
 
     #[test]

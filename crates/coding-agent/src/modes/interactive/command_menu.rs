@@ -1,19 +1,23 @@
 //! The command menu: while the prompt is a lone `/word`, the commands it
 //! begins (built-ins, prompt templates, skills), each with what it does,
-//! stand above the editor. Up/Down choose, Tab puts the chosen one in the
-//! prompt, Enter sends it, Esc puts the menu away until the text changes.
-//! A newcomer sees what there is by typing `/`, as in Pi.
+//! stand above the editor; after `/model `, the models. Up/Down choose, Tab
+//! puts the chosen one in the prompt, Enter sends it, Esc puts the menu away
+//! until the text changes. A newcomer sees what there is by typing `/`, as
+//! in Pi.
 
 use crate::render::{Style, StyledLine};
 
 /// Rows the menu takes at the most; the chosen entry is always among them.
 pub const MENU_ROWS: usize = 8;
 
-/// One command in the menu.
+/// One entry of the menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MenuEntry {
-    /// With its slash: `/model`.
+    /// What the prompt becomes when it is chosen: `/model`, or
+    /// `/model openai/gpt-4o`.
     pub name: String,
+    /// What the menu shows of it: the command, or the argument.
+    pub label: String,
     /// What it does, in a few words.
     pub description: String,
 }
@@ -44,11 +48,55 @@ pub fn matching<'a>(
         .filter(|(name, _)| name.starts_with(typed))
         .map(|(name, description)| MenuEntry {
             name: name.to_owned(),
+            label: name.to_owned(),
             description: description.to_owned(),
         })
         .collect();
     entries.sort_by(|a, b| (a.name != typed, &a.name).cmp(&(b.name != typed, &b.name)));
     entries.dedup_by(|a, b| a.name == b.name);
+    entries
+}
+
+/// The values of `command`'s argument that the word typed after it
+/// begins (`/model op` -> the models starting `op`), in the order given;
+/// none when the prompt is not `command`, a space and one word. A word that
+/// is none of the values comes first, as typed, so Enter sends what was
+/// typed unless another entry is chosen (`openai/gpt-4` must not become
+/// `openai/gpt-4o`); an exact value comes first too.
+pub fn argument_matching<'a>(
+    typed: &str,
+    command: &str,
+    values: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<MenuEntry> {
+    let Some(word) = typed
+        .strip_prefix(command)
+        .and_then(|rest| rest.strip_prefix(' '))
+        .filter(|word| !word.contains(char::is_whitespace))
+    else {
+        return Vec::new();
+    };
+    let mut entries: Vec<MenuEntry> = values
+        .into_iter()
+        .filter(|(value, _)| value.starts_with(word))
+        .map(|(value, description)| MenuEntry {
+            name: format!("{command} {value}"),
+            label: value.to_owned(),
+            description: description.to_owned(),
+        })
+        .collect();
+    if let Some(exact) = entries.iter().position(|entry| entry.label == word) {
+        let entry = entries.remove(exact);
+        entries.insert(0, entry);
+    } else if !word.is_empty() && !entries.is_empty() {
+        entries.insert(
+            0,
+            MenuEntry {
+                name: typed.to_owned(),
+                label: word.to_owned(),
+                description: "as typed".to_owned(),
+            },
+        );
+    }
     entries
 }
 
@@ -91,7 +139,7 @@ impl CommandMenu {
         let first = (chosen + 1).saturating_sub(MENU_ROWS);
         let name_width = entries
             .iter()
-            .map(|e| e.name.chars().count())
+            .map(|e| e.label.chars().count())
             .max()
             .unwrap_or(0);
         let width = usize::from(width);
@@ -106,7 +154,7 @@ impl CommandMenu {
                 } else {
                     ("  ", Style::Normal)
                 };
-                let name = format!("{mark}{:<name_width$}  ", entry.name);
+                let name = format!("{mark}{:<name_width$}  ", entry.label);
                 let room = width.saturating_sub(name.chars().count());
                 let description = cut(&entry.description, room);
                 StyledLine::new(name, style).push(description, Style::Dim)
@@ -159,6 +207,36 @@ mod tests {
         assert!(matching("/resume 2", COMMANDS).is_empty());
         assert!(matching("/usr/bin", COMMANDS).is_empty());
         assert!(matching("re", COMMANDS).is_empty());
+    }
+
+    #[test]
+    fn after_a_command_and_a_space_its_values_match_the_word_typed() {
+        let models = [
+            ("openai/gpt-4o", "current"),
+            ("anthropic/claude", ""),
+            ("openai/o3", ""),
+        ];
+        let found = argument_matching("/model op", "/model", models);
+        let shown: Vec<(&str, &str)> = found
+            .iter()
+            .map(|e| (e.name.as_str(), e.label.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("/model op", "op"),
+                ("/model openai/gpt-4o", "openai/gpt-4o"),
+                ("/model openai/o3", "openai/o3")
+            ],
+            "what was typed first: Enter sends it unless another is chosen"
+        );
+        let exact = argument_matching("/model openai/o3", "/model", models);
+        assert_eq!(exact[0].label, "openai/o3");
+        assert_eq!(exact.len(), 1);
+        assert_eq!(argument_matching("/model ", "/model", models).len(), 3);
+        assert!(argument_matching("/model", "/model", models).is_empty());
+        assert!(argument_matching("/model a b", "/model", models).is_empty());
+        assert!(argument_matching("/models x", "/model", models).is_empty());
     }
 
     #[test]

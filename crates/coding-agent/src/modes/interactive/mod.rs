@@ -161,6 +161,8 @@ pub async fn run_interactive(
     }
     show_saved_totals(&session, &mut app);
     app.set_templates(&session.prompt_templates());
+    let env = |name: &str| std::env::var(name).ok();
+    app.set_model_names(&interactive.models.cycle, &interactive.models.choices(&env));
     if items.is_empty() {
         app.notice(vec![welcome_line()]);
     }
