@@ -3,13 +3,10 @@
 //! back, and Alt+Y right after a yank swaps it for the one before. Kills one
 //! after another make one entry, in the order the text stood.
 
-use super::{Editor, LastEdit, words};
+use super::{Editor, LastEdit, Pos, words};
 
 /// Entries the ring keeps; older ones go.
 const KILLS_KEPT: usize = 100;
-
-/// A place in the text: (line, character column).
-type Pos = (usize, usize);
 
 /// Which side of the newest entry a kill that follows another joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,33 +137,5 @@ impl Editor {
         );
         let text = self.remove_span(from, to);
         self.kills.push(text, join, side);
-    }
-
-    /// Removes the text from `from` to `to`, returns it and leaves the
-    /// cursor at `from`.
-    pub(super) fn remove_span(
-        &mut self,
-        (from_row, from_col): Pos,
-        (to_row, to_col): Pos,
-    ) -> String {
-        let start = super::byte_at(&self.lines[from_row], from_col);
-        let end = super::byte_at(&self.lines[to_row], to_col);
-        let removed = if from_row == to_row {
-            self.lines[from_row].drain(start..end).collect()
-        } else {
-            let mut removed = self.lines[from_row].split_off(start);
-            for line in self.lines.drain(from_row + 1..to_row) {
-                removed.push('\n');
-                removed.push_str(&line);
-            }
-            let last = self.lines.remove(from_row + 1);
-            removed.push('\n');
-            removed.push_str(&last[..end]);
-            self.lines[from_row].push_str(&last[end..]);
-            removed
-        };
-        self.row = from_row;
-        self.col = from_col;
-        removed
     }
 }

@@ -40,6 +40,9 @@ pub struct Editor {
     kills: KillRing,
 }
 
+/// A place in the text: (line, character column).
+type Pos = (usize, usize);
+
 /// The text and cursor, as undo restores them.
 #[derive(Debug, Clone, PartialEq)]
 struct Snapshot {
@@ -276,45 +279,53 @@ impl Editor {
         self.col = 0;
     }
 
-    /// Deletes the character before the cursor (joining lines at a line start).
+    /// Deletes the character before the cursor (joining lines at a line
+    /// start): what Left steps over, so a paste marker goes whole (a
+    /// broken one would send its own text instead of the paste).
     pub fn backspace(&mut self) {
         if self.col == 0 && self.row == 0 {
             return self.moved();
         }
         self.edit(LastEdit::Other);
-        if let Some(len) = self.marker_before() {
-            // A paste marker goes whole: a broken one would send its own
-            // text instead of the paste.
-            self.remove_span((self.row, self.col - len), (self.row, self.col));
-            return;
-        }
+        let end = (self.row, self.col);
         self.left();
-        self.remove_at_cursor();
+        self.remove_span((self.row, self.col), end);
     }
 
     /// Deletes the character under the cursor (joining the next line at a
-    /// line end).
+    /// line end): what Right steps over.
     pub fn delete(&mut self) {
         if self.col == self.char_count(self.row) && self.row + 1 == self.lines.len() {
             return self.moved();
         }
         self.edit(LastEdit::Other);
-        if let Some(len) = self.marker_after() {
-            self.remove_span((self.row, self.col), (self.row, self.col + len));
-            return;
-        }
-        self.remove_at_cursor();
+        let start = (self.row, self.col);
+        self.right();
+        self.remove_span(start, (self.row, self.col));
     }
 
-    /// Removes the character at the cursor, or the line break after it.
-    fn remove_at_cursor(&mut self) {
-        if self.col < self.char_count(self.row) {
-            let at = self.byte_index();
-            self.lines[self.row].remove(at);
-        } else if self.row + 1 < self.lines.len() {
-            let next = self.lines.remove(self.row + 1);
-            self.lines[self.row].push_str(&next);
-        }
+    /// Removes the text from `from` to `to`, returns it and leaves the
+    /// cursor at `from`.
+    fn remove_span(&mut self, (from_row, from_col): Pos, (to_row, to_col): Pos) -> String {
+        let start = byte_at(&self.lines[from_row], from_col);
+        let end = byte_at(&self.lines[to_row], to_col);
+        let removed = if from_row == to_row {
+            self.lines[from_row].drain(start..end).collect()
+        } else {
+            let mut removed = self.lines[from_row].split_off(start);
+            for line in self.lines.drain(from_row + 1..to_row) {
+                removed.push('\n');
+                removed.push_str(&line);
+            }
+            let last = self.lines.remove(from_row + 1);
+            removed.push('\n');
+            removed.push_str(&last[..end]);
+            self.lines[from_row].push_str(&last[end..]);
+            removed
+        };
+        self.row = from_row;
+        self.col = from_col;
+        removed
     }
 
     /// Moves left, to the previous line's end at a line start.
@@ -461,10 +472,7 @@ impl Editor {
     pub fn replace_word_before_cursor(&mut self, replacement: &str) {
         self.edit(LastEdit::Other);
         let word_chars = self.word_before_cursor().chars().count();
-        let end = self.byte_index();
-        let start = byte_at(&self.lines[self.row], self.col - word_chars);
-        self.lines[self.row].replace_range(start..end, "");
-        self.col -= word_chars;
+        self.remove_span((self.row, self.col - word_chars), (self.row, self.col));
         self.put_str(replacement);
     }
 }
