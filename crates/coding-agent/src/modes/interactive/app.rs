@@ -19,7 +19,7 @@ use super::command_menu::{CommandMenu, MenuEntry, argument_matching, matching};
 use super::complete::complete_path;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
-use super::wrap::{text_width, wrap};
+use super::wrap::{break_ranges, text_width, wrap};
 use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
@@ -771,7 +771,8 @@ impl App {
     fn menu_entries(&self) -> Vec<MenuEntry> {
         // A command recalled from history is not being typed: Up goes on
         // through the history.
-        if self.editor.lines().len() != 1 || self.editor.browsing_history() {
+        let lines = self.editor.lines();
+        if lines.len() != 1 || !lines[0].starts_with('/') || self.editor.browsing_history() {
             return Vec::new();
         }
         let templates: Vec<(String, &str)> = self
@@ -1013,7 +1014,7 @@ impl App {
         for (r, line) in self.editor.lines().iter().enumerate() {
             let chars: Vec<char> = line.chars().collect();
             let widths: Vec<usize> = chars.iter().map(|c| text_width(&c.to_string())).collect();
-            let cuts = word_wrap(&chars, &widths, width);
+            let cuts = break_ranges(&chars, &widths, width);
             for (k, cut) in cuts.iter().enumerate() {
                 let text: String = chars[cut.clone()].iter().collect();
                 let last = k + 1 == cuts.len();
@@ -1134,33 +1135,6 @@ fn tree_choice(line: &str) -> Option<Option<TreeChoice>> {
         Some(_) => return None,
     };
     Some(Some(TreeChoice { row, summary }))
-}
-
-/// Where a line of the editor breaks into rows of `width` columns: after
-/// the last space that fits, as the transcript wraps, or mid-word when a
-/// word is longer than a row. The character ranges of the rows (one, empty,
-/// for an empty line).
-fn word_wrap(chars: &[char], widths: &[usize], width: usize) -> Vec<std::ops::Range<usize>> {
-    let mut rows = Vec::new();
-    let (mut start, mut used, mut space) = (0, 0, None);
-    let mut i = 0;
-    while i < chars.len() {
-        if used + widths[i] > width && i > start {
-            let end = space.map_or(i, |s: usize| s + 1);
-            rows.push(start..end);
-            start = end;
-            used = widths[start..i].iter().sum();
-            space = None;
-            continue;
-        }
-        if chars[i] == ' ' {
-            space = Some(i);
-        }
-        used += widths[i];
-        i += 1;
-    }
-    rows.push(start..chars.len());
-    rows
 }
 
 /// `/help`'s text.

@@ -64,6 +64,35 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
     rows
 }
 
+/// Where a line of the prompt editor breaks into rows of `width` columns
+/// (`widths` holds each character's): after the last space that fits, as
+/// [`wrap`] breaks, or mid-word when a word is longer than a row. Unlike
+/// [`wrap`], every character stays in a row (the space a row ends on too),
+/// so the cursor's column maps onto the rows. The character ranges of the
+/// rows (one, empty, for an empty line).
+pub fn break_ranges(chars: &[char], widths: &[usize], width: usize) -> Vec<std::ops::Range<usize>> {
+    let mut rows = Vec::new();
+    let (mut start, mut used, mut space) = (0, 0, None);
+    let mut i = 0;
+    while i < chars.len() {
+        if used + widths[i] > width && i > start {
+            let end = space.map_or(i, |s: usize| s + 1);
+            rows.push(start..end);
+            start = end;
+            used = widths[start..i].iter().sum();
+            space = None;
+            continue;
+        }
+        if chars[i] == ' ' {
+            space = Some(i);
+        }
+        used += widths[i];
+        i += 1;
+    }
+    rows.push(start..chars.len());
+    rows
+}
+
 /// Characters back into spans, neighbours of one style merged.
 fn join(chars: &[(char, Style)]) -> StyledLine {
     let mut line = StyledLine::default();
