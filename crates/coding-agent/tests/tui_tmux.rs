@@ -948,11 +948,9 @@ fn the_editing_keys_of_a_shell_line_work_from_a_real_terminal() {
 #[test]
 fn ctrl_z_stops_to_the_shell_and_fg_brings_the_app_back_as_it_was() {
     let server = SseServer::with_calls(Vec::new());
-    let Some(tmux) = Tmux::start(&server) else {
+    let Some(tmux) = Tmux::start_from_shell(&server) else {
         return;
     };
-    tmux.quit();
-    tmux.launch_from_shell();
     tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
     tmux.type_text("half a prompt");
     tmux.key("C-z");

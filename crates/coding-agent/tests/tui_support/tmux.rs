@@ -51,6 +51,26 @@ impl Tmux {
         args: &[&str],
         prepare: impl FnOnce(&Path),
     ) -> Option<Tmux> {
+        let tmux = Self::unlaunched(server, env, args, prepare)?;
+        tmux.launch();
+        Some(tmux)
+    }
+
+    /// As [`Tmux::start`], with the binary run from an interactive shell
+    /// ([`Tmux::launch_from_shell`]).
+    pub fn start_from_shell(server: &SseServer) -> Option<Tmux> {
+        let tmux = Self::unlaunched(server, &[], &[], |_| {})?;
+        tmux.launch_from_shell();
+        Some(tmux)
+    }
+
+    /// The directories and the command line, nothing started yet.
+    fn unlaunched(
+        server: &SseServer,
+        env: &[(&str, String)],
+        args: &[&str],
+        prepare: impl FnOnce(&Path),
+    ) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
@@ -83,15 +103,13 @@ impl Tmux {
             url = server.base_url,
             args = args.join(" "),
         );
-        let tmux = Tmux {
+        Some(Tmux {
             socket,
             _dir: dir,
             cwd,
             agent_dir,
             command,
-        };
-        tmux.launch();
-        Some(tmux)
+        })
     }
 
     /// Starts the binary (again, once the last run has quit: a tmux server
