@@ -84,6 +84,17 @@ fn event_line(event: &Event<'_>) -> String {
     line
 }
 
+/// Whether two lines come from the same event (the same level and message,
+/// whatever their fields say): `attempt=1` and `attempt=2` of one retry.
+pub fn same_event(a: &str, b: &str) -> bool {
+    let head = |line: &str| {
+        line.split_once(" (")
+            .map_or(line, |(head, _)| head)
+            .to_owned()
+    };
+    head(a) == head(b)
+}
+
 /// An event's message and its other fields as `name=value`.
 #[derive(Default)]
 struct Fields {
@@ -136,5 +147,21 @@ mod tests {
             Some("Error: cannot save the session: disk full")
         );
         assert!(receiver.try_recv().is_err());
+    }
+
+    #[test]
+    fn lines_of_one_event_are_the_same_event_whatever_their_fields() {
+        let first = "Warning: retrying the request (attempt=1, error=503)";
+        assert!(same_event(
+            first,
+            "Warning: retrying the request (attempt=2, error=429)"
+        ));
+        assert!(same_event(first, first));
+        assert!(!same_event(
+            first,
+            "Error: retrying the request (attempt=2)"
+        ));
+        assert!(!same_event(first, "Warning: cannot save the session"));
+        assert!(!same_event("Warning: a", "Warning: ab"));
     }
 }

@@ -365,6 +365,41 @@ fn a_retry_wait_counts_down_then_the_turn_is_asked_again() {
 }
 
 #[test]
+fn a_request_that_keeps_failing_shows_one_retry_line_and_its_last_error() {
+    let mut server = SseServer::with_calls(Vec::new());
+    // Nothing listens there, as when a local model's server has stopped:
+    // each request is refused at once, and retried after a real wait.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    server.base_url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        project_settings(
+            cwd,
+            r#"{"retry":{"baseDelayMs":100,"provider":{"maxRetries":1}}}"#,
+        );
+    }) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("hello");
+    tmux.key("Enter");
+    let screen = tmux.wait_for("the end of the retries", |s| {
+        s.contains("Retry failed after 3 attempts: Connection error")
+    });
+    // Four attempts of two requests each: before, 4 warnings, 4 errors
+    // and 3 retry lines.
+    let count = |text: &str| screen.matches(text).count();
+    assert_eq!(count("Warning: retrying the request"), 1, "{screen}");
+    assert_eq!(count("Error: Connection error"), 1, "{screen}");
+    assert_eq!(count("Retrying ("), 1, "{screen}");
+    assert!(
+        screen.contains("Retrying (3/3) in 1s: Connection error"),
+        "{screen}"
+    );
+    assert!(screen.contains("> hello"), "{screen}");
+}
+
+#[test]
 fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--thinking", "medium"], |cwd| {

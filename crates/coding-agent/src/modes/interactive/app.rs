@@ -339,6 +339,7 @@ impl App {
         self.run_started = running.then_some(now);
         if !running {
             self.retry_wait = None;
+            self.transcript.run_ended();
             // A prompt a hook refused or rewrote never starts as itself.
             self.pending.retain(|p| p.kind != PendingKind::Prompt);
         }
@@ -359,6 +360,13 @@ impl App {
             max_attempts,
             until: now + delay,
         });
+    }
+
+    /// The session asks a failed turn again: the failed attempt's lines in
+    /// the transcript fold into `line` ([`Transcript::retry_scheduled`]).
+    pub fn retry_scheduled(&mut self, line: StyledLine) {
+        self.transcript.retry_scheduled(line);
+        self.scroll = 0;
     }
 
     /// The retry's wait is over (it asks again, succeeded, failed or was
@@ -511,6 +519,13 @@ impl App {
     /// Shows lines in the transcript (command output).
     pub fn notice(&mut self, lines: Vec<StyledLine>) {
         self.transcript.notice(lines);
+        self.scroll = 0;
+    }
+
+    /// Shows a logged warning in the transcript, with the request attempt it
+    /// is about ([`Transcript::warning`]).
+    pub fn warning(&mut self, line: StyledLine) {
+        self.transcript.warning(vec![line]);
         self.scroll = 0;
     }
 

@@ -334,7 +334,7 @@ impl Driver {
                     // The events sent before the warning (the prompt, the
                     // answer's start) are waiting already: they come first.
                     self.apply_waiting_events(app);
-                    app.notice(vec![StyledLine::new(line, Style::Warning)]);
+                    app.warning(StyledLine::new(line, Style::Warning));
                     Action::None
                 }
                 Some(prompt) = next_approval(&mut approvals) => {
@@ -442,14 +442,15 @@ impl Driver {
         {
             app.context_compacted(self.session.next_request_tokens());
         }
-        match event {
-            SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
+        let line = event
+            .describe()
+            .map(|line| StyledLine::new(line, Style::Warning));
+        match (event, line) {
+            (SessionEvent::Agent(event), _) => app.apply_event(event, Instant::now()),
             // The wait itself is counted down in the status line.
-            other => {
-                if let Some(line) = other.describe() {
-                    app.notice(vec![StyledLine::new(line, Style::Warning)]);
-                }
-            }
+            (SessionEvent::AutoRetryStart { .. }, Some(line)) => app.retry_scheduled(line),
+            (_, Some(line)) => app.notice(vec![line]),
+            (_, None) => {}
         }
     }
 

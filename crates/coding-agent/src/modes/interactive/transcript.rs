@@ -29,6 +29,11 @@ enum Entry {
     Assistant(Box<AssistantMessage>),
     /// A line from the app itself (errors, command output).
     Notice(Vec<StyledLine>),
+    /// A line about the answer being asked: a warning that came while its
+    /// request waited (the provider retrying it), or the error it ended
+    /// with. When the session asks again, these fold into its retry line
+    /// ([`Transcript::retry_scheduled`]).
+    AttemptNotice(Vec<StyledLine>),
     /// A summary the session put in the conversation (a compaction's, or a
     /// branch's from `/tree`): a line, and the summary with Ctrl+O.
     Summary(SummaryKind, String),
@@ -82,6 +87,11 @@ pub struct Transcript {
     tools: HashMap<String, ToolView>,
     /// The answer still streaming, as an index into `entries`.
     streaming: Option<usize>,
+    /// Where the latest answer's entries begin (the notices of its wait go
+    /// above it): what a retry folds away.
+    attempt_from: Option<usize>,
+    /// The session's retry line, while the next attempt may replace it.
+    retry_line: Option<usize>,
     /// Ctrl+O: tool results shown whole instead of previews.
     pub expand_tools: bool,
     /// Ctrl+T: thinking shown instead of a one-line placeholder.
@@ -105,6 +115,14 @@ pub fn user_text(content: &UserContent) -> String {
             .filter_map(Content::as_text)
             .collect::<Vec<_>>()
             .join("\n"),
+    }
+}
+
+/// Whether two notices are one warning line each, from the same event.
+fn same_warning(a: &[StyledLine], b: &[StyledLine]) -> bool {
+    match (a, b) {
+        ([a], [b]) => crate::warnings::same_event(&a.plain(), &b.plain()),
+        _ => false,
     }
 }
 
@@ -149,21 +167,100 @@ impl Transcript {
         self.entries.clear();
         self.tools.clear();
         self.streaming = None;
+        self.attempt_from = None;
+        self.retry_line = None;
     }
 
-    /// Adds a notice (command output, errors of the app itself, warnings).
-    /// One that comes while an answer has started but shown nothing yet (a
-    /// request being retried) goes above it, where the wait is.
+    /// Adds a notice (command output, errors of the app itself). One that
+    /// comes while an answer has started but shown nothing yet goes above
+    /// it, where the wait is.
     pub fn notice(&mut self, lines: Vec<StyledLine>) {
-        if let Some(index) = self.streaming
-            && let Some(Entry::Assistant(answer)) = self.entries.get(index).map(|s| &s.entry)
-            && answer.content.is_empty()
+        match self.waiting_answer() {
+            Some(index) => {
+                self.entries.insert(index, Entry::Notice(lines).into());
+                self.streaming = Some(index + 1);
+            }
+            None => self.entries.push(Entry::Notice(lines).into()),
+        }
+    }
+
+    /// Adds a logged warning. One that comes while an answer waits for its
+    /// first word (its request being retried), or just after it failed (the
+    /// warnings have a channel of their own, so the last one can come after
+    /// the failure), belongs to that attempt: it goes above the answer, and
+    /// takes the place of the warning before it there when both come from
+    /// the same event (`attempt=1`, then `attempt=2`, of one request).
+    pub fn warning(&mut self, lines: Vec<StyledLine>) {
+        // Above the failed answer, when its error is the last line.
+        let failed = match (
+            self.entries.last().map(|shown| &shown.entry),
+            self.attempt_from,
+        ) {
+            (Some(Entry::AttemptNotice(_)), Some(from)) => self.entries[from..]
+                .iter()
+                .rposition(|shown| matches!(shown.entry, Entry::Assistant(_)))
+                .map(|at| from + at),
+            _ => None,
+        };
+        let Some(index) = self.waiting_answer().or(failed) else {
+            self.entries.push(Entry::Notice(lines).into());
+            return;
+        };
+        let above = index
+            .checked_sub(1)
+            .filter(|&above| self.attempt_from.is_some_and(|from| above >= from));
+        if let Some(above) = above
+            && let Entry::AttemptNotice(shown) = &self.entries[above].entry
+            && same_warning(shown, &lines)
         {
-            self.entries.insert(index, Entry::Notice(lines).into());
-            self.streaming = Some(index + 1);
+            self.entries[above] = Entry::AttemptNotice(lines).into();
             return;
         }
-        self.entries.push(Entry::Notice(lines).into());
+        self.entries
+            .insert(index, Entry::AttemptNotice(lines).into());
+        if let Some(streaming) = &mut self.streaming {
+            *streaming += 1;
+        }
+    }
+
+    /// The run ended: a later warning or retry is about no attempt shown.
+    pub fn run_ended(&mut self) {
+        self.attempt_from = None;
+        self.retry_line = None;
+    }
+
+    /// The answer that has started but shown nothing yet, as an index.
+    fn waiting_answer(&self) -> Option<usize> {
+        let index = self.streaming?;
+        match &self.entries.get(index)?.entry {
+            Entry::Assistant(answer) if answer.content.is_empty() => Some(index),
+            _ => None,
+        }
+    }
+
+    /// The session asks a failed turn again (`line`: which attempt, when,
+    /// and why). The failed answer, its error and the warnings of its wait
+    /// fold into `line`, and the next failed attempt's line takes its
+    /// place: a request that fails five times is one line, not fifteen, with
+    /// the latest error and the countdown in the status line. Anything else
+    /// shown meanwhile (a command's output) stays.
+    pub fn retry_scheduled(&mut self, line: StyledLine) {
+        let from = self.attempt_from.take().unwrap_or(self.entries.len());
+        let attempt = self.entries.split_off(from.min(self.entries.len()));
+        self.entries.extend(
+            attempt.into_iter().filter(|shown| {
+                !matches!(shown.entry, Entry::Assistant(_) | Entry::AttemptNotice(_))
+            }),
+        );
+        self.streaming = None;
+        let entry = Entry::Notice(vec![line]).into();
+        match self.retry_line {
+            Some(previous) if previous + 1 == from => self.entries[previous] = entry,
+            _ => {
+                self.entries.insert(from, entry);
+                self.retry_line = Some(from);
+            }
+        }
     }
 
     fn add_message(&mut self, message: &Message) {
@@ -196,10 +293,8 @@ impl Transcript {
         match answer.stop_reason {
             StopReason::Error => {
                 let text = answer.error_message.as_deref().unwrap_or("Request error");
-                self.notice(vec![StyledLine::new(
-                    format!("Error: {text}"),
-                    Style::Error,
-                )]);
+                let line = StyledLine::new(format!("Error: {text}"), Style::Error);
+                self.entries.push(Entry::AttemptNotice(vec![line]).into());
             }
             StopReason::Aborted => {
                 self.notice(vec![StyledLine::new("Aborted", Style::Error)]);
@@ -252,6 +347,7 @@ impl Transcript {
                 message: Message::Assistant(answer),
             } => {
                 self.streaming = Some(self.entries.len());
+                self.attempt_from = self.streaming;
                 self.entries
                     .push(Entry::Assistant(Box::new(answer.clone())).into());
             }
@@ -307,6 +403,7 @@ impl Transcript {
             Some(Entry::Assistant(shown)) => **shown = answer.clone(),
             _ => {
                 self.streaming = Some(self.entries.len());
+                self.attempt_from = self.streaming;
                 self.entries
                     .push(Entry::Assistant(Box::new(answer.clone())).into());
             }
@@ -394,7 +491,9 @@ impl Transcript {
     /// answer, and every call in it has its result and waits for no one.
     fn settled(&self, index: usize) -> bool {
         match &self.entries[index].entry {
-            Entry::User(_) | Entry::Notice(_) | Entry::Summary(..) => true,
+            Entry::User(_) | Entry::Notice(_) | Entry::AttemptNotice(_) | Entry::Summary(..) => {
+                true
+            }
             Entry::UserBash { id, .. } => self.tools.get(id).is_some_and(|v| v.result.is_some()),
             Entry::Assistant(answer) => {
                 self.streaming != Some(index)
@@ -453,7 +552,7 @@ impl Transcript {
                     lines.push(StyledLine::new(what, Style::Accent).push(more, Style::Dim));
                 }
             }
-            Entry::Notice(notice) => {
+            Entry::Notice(notice) | Entry::AttemptNotice(notice) => {
                 lines.push(StyledLine::default());
                 lines.extend(notice.iter().cloned());
             }
@@ -668,6 +767,168 @@ mod tests {
 
     fn all_rows(transcript: &mut Transcript, width: u16, now: Instant) -> Vec<String> {
         plain(&transcript.window(width, now, usize::MAX, 0).0)
+    }
+
+    /// An answer that has shown nothing yet.
+    fn waiting() -> AssistantMessage {
+        ScriptedProvider::reply(Vec::new())
+    }
+
+    /// One attempt at an answer that fails with `error` after the provider
+    /// retried its request `http_retries` times, as the driver applies it.
+    fn failed_attempt(transcript: &mut Transcript, http_retries: u32, error: &str, now: Instant) {
+        transcript.apply(
+            &AgentEvent::MessageStart {
+                message: Message::Assistant(waiting()),
+            },
+            now,
+        );
+        for attempt in 1..=http_retries {
+            let warning =
+                format!("Warning: retrying the request (attempt={attempt}, error={error})");
+            transcript.warning(vec![StyledLine::new(warning, Style::Warning)]);
+        }
+        let mut failed = waiting();
+        failed.stop_reason = StopReason::Error;
+        failed.error_message = Some(error.into());
+        transcript.apply(
+            &AgentEvent::MessageEnd {
+                message: Message::Assistant(failed),
+            },
+            now,
+        );
+    }
+
+    fn retry_line(attempt: u32) -> StyledLine {
+        StyledLine::new(
+            format!("Retrying ({attempt}/3) in {}s: refused", 1 << attempt),
+            Style::Warning,
+        )
+    }
+
+    #[test]
+    fn a_chain_of_failed_attempts_folds_into_one_retry_line() {
+        let now = Instant::now();
+        let mut transcript = Transcript::default();
+        transcript.apply(
+            &AgentEvent::MessageStart {
+                message: Message::User(UserMessage::text("hello")),
+            },
+            now,
+        );
+        failed_attempt(&mut transcript, 2, "refused", now);
+        assert_eq!(
+            all_rows(&mut transcript, 100, now),
+            [
+                "> hello",
+                "",
+                "Warning: retrying the request (attempt=2, error=refused)",
+                "",
+                "Error: refused",
+            ],
+            "one request's retries are one line"
+        );
+        for attempt in 1..=3 {
+            transcript.retry_scheduled(retry_line(attempt));
+            assert_eq!(
+                all_rows(&mut transcript, 100, now),
+                ["> hello", "", &retry_line(attempt).plain()]
+            );
+            failed_attempt(&mut transcript, 2, "refused", now);
+        }
+        transcript.notice(vec![StyledLine::new(
+            "Retry failed after 3 attempts: refused",
+            Style::Warning,
+        )]);
+        assert_eq!(
+            all_rows(&mut transcript, 100, now),
+            [
+                "> hello",
+                "",
+                "Retrying (3/3) in 8s: refused",
+                "",
+                "Warning: retrying the request (attempt=2, error=refused)",
+                "",
+                "Error: refused",
+                "",
+                "Retry failed after 3 attempts: refused",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_warning_after_its_attempt_failed_goes_with_the_attempt_until_the_run_ends() {
+        let now = Instant::now();
+        let mut transcript = Transcript::default();
+        failed_attempt(&mut transcript, 1, "refused", now);
+        // The second retry's warning came on its channel after the failure.
+        let late = "Warning: retrying the request (attempt=2, error=refused)";
+        transcript.warning(vec![StyledLine::new(late, Style::Warning)]);
+        assert_eq!(
+            all_rows(&mut transcript, 100, now),
+            [late, "", "Error: refused"]
+        );
+        transcript.retry_scheduled(retry_line(1));
+        assert_eq!(
+            all_rows(&mut transcript, 100, now),
+            ["Retrying (1/3) in 2s: refused"]
+        );
+        failed_attempt(&mut transcript, 0, "refused", now);
+        transcript.run_ended();
+        transcript.warning(vec![StyledLine::new("Warning: later", Style::Warning)]);
+        assert_eq!(
+            all_rows(&mut transcript, 100, now),
+            [
+                "Retrying (1/3) in 2s: refused",
+                "",
+                "Error: refused",
+                "",
+                "Warning: later"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_retry_keeps_what_else_was_shown_and_the_answer_that_follows_it() {
+        let now = Instant::now();
+        let mut transcript = Transcript::default();
+        failed_attempt(&mut transcript, 0, "refused", now);
+        transcript.notice(vec![StyledLine::new("Session: s1", Style::Normal)]);
+        transcript.retry_scheduled(retry_line(1));
+        failed_attempt(&mut transcript, 0, "refused", now);
+        transcript.retry_scheduled(retry_line(2));
+        transcript.apply(
+            &AgentEvent::MessageStart {
+                message: Message::Assistant(waiting()),
+            },
+            now,
+        );
+        // Two warnings of different events are a line each.
+        transcript.warning(vec![StyledLine::new("Warning: a (n=1)", Style::Warning)]);
+        transcript.warning(vec![StyledLine::new("Warning: b (n=1)", Style::Warning)]);
+        transcript.apply(
+            &AgentEvent::MessageEnd {
+                message: Message::Assistant(answer("Hi there")),
+            },
+            now,
+        );
+        assert_eq!(
+            all_rows(&mut transcript, 100, now),
+            [
+                "Retrying (1/3) in 2s: refused",
+                "",
+                "Session: s1",
+                "",
+                "Retrying (2/3) in 4s: refused",
+                "",
+                "Warning: a (n=1)",
+                "",
+                "Warning: b (n=1)",
+                "",
+                "Hi there",
+            ],
+            "the command's output stays, so the next retry line is a line of its own"
+        );
     }
 
     #[test]
