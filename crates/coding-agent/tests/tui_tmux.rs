@@ -400,6 +400,46 @@ fn a_request_that_keeps_failing_shows_one_retry_line_and_its_last_error() {
 }
 
 #[test]
+fn the_model_menu_offers_what_a_local_server_lists() {
+    let server = SseServer::with_calls(Vec::new());
+    let url = server.base_url.clone();
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        let settings = format!(
+            r#"{{"providers":{{"local":{{"api":"openai-completions","baseUrl":"{url}","defaultModel":"test-model"}}}}}}"#
+        );
+        let agent_dir = cwd.parent().unwrap().join("agent");
+        std::fs::write(agent_dir.join("settings.json"), settings).unwrap();
+    }) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("/model ");
+    let screen = tmux.wait_for("the served model in the menu", |s| {
+        s.contains("local/served-model")
+    });
+    let row = screen
+        .lines()
+        .find(|line| line.contains("local/served-model"))
+        .unwrap();
+    assert!(row.contains("served by local"), "{screen}");
+    assert!(screen.contains("local/test-model"), "{screen}");
+    // What is typed stays first; Down takes the served model.
+    tmux.type_text("local/serv");
+    tmux.key("Down");
+    tmux.key("Enter");
+    tmux.wait_for("the switch", |s| {
+        s.contains("Switched to local/served-model")
+    });
+    tmux.type_text("hello");
+    tmux.key("Enter");
+    tmux.wait_for("the answer", |s| {
+        s.contains("Done. Last user message: hello")
+    });
+    let requests = server.requests();
+    assert_eq!(requests.last().unwrap()["model"], "served-model");
+}
+
+#[test]
 fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--thinking", "medium"], |cwd| {

@@ -142,31 +142,9 @@ impl ModelCatalog {
     /// they are none of them.
     pub async fn available(&self, current: &Model, env: SyncEnv<'_>) -> Vec<Model> {
         let mut models = Vec::new();
-        for choice in self.choices(env) {
-            if choice.missing_key.is_some() {
-                continue;
-            }
-            let flags = self.flags_for(&choice.provider, current, env);
-            let Ok(resolved) = resolve_model(&flags, &self.settings, &self.settings_path, env)
-            else {
-                continue;
-            };
-            let custom = !matches!(choice.provider.as_str(), "openai" | "anthropic");
-            let listed = if custom && resolved.model.api == "openai-completions" {
-                server_models(
-                    &resolved.config.base_url,
-                    resolved.config.api_key.as_deref(),
-                )
-                .await
-            } else {
-                Vec::new()
-            };
-            for id in listed {
-                let mut model = resolved.model.clone();
-                model.id = id;
-                models.push(model);
-            }
-            models.push(resolved.model);
+        for (listed, default) in self.listings(current, env).await {
+            models.extend(listed);
+            models.push(default);
         }
         dedup_models(&mut models);
         // The model the command line chose, and the current one, are
@@ -184,6 +162,53 @@ impl ModelCatalog {
             }
         }
         models
+    }
+
+    /// What the OpenAI-compatible endpoints of the providers defined in
+    /// settings list at `/models` (those with their key): the local
+    /// server's models, for `/model`'s menu.
+    pub async fn served(&self, current: &Model, env: SyncEnv<'_>) -> Vec<Model> {
+        let listings = self.listings(current, env).await;
+        listings
+            .into_iter()
+            .flat_map(|(listed, _)| listed)
+            .collect()
+    }
+
+    /// For each provider with its key, in name order: the models its
+    /// endpoint lists at `/models` (asked only of OpenAI-compatible
+    /// providers defined in settings), and its default model.
+    async fn listings(&self, current: &Model, env: SyncEnv<'_>) -> Vec<(Vec<Model>, Model)> {
+        let mut listings = Vec::new();
+        for choice in self.choices(env) {
+            if choice.missing_key.is_some() {
+                continue;
+            }
+            let flags = self.flags_for(&choice.provider, current, env);
+            let Ok(resolved) = resolve_model(&flags, &self.settings, &self.settings_path, env)
+            else {
+                continue;
+            };
+            let custom = !matches!(choice.provider.as_str(), "openai" | "anthropic");
+            let ids = if custom && resolved.model.api == "openai-completions" {
+                server_models(
+                    &resolved.config.base_url,
+                    resolved.config.api_key.as_deref(),
+                )
+                .await
+            } else {
+                Vec::new()
+            };
+            let listed = ids
+                .into_iter()
+                .map(|id| Model {
+                    id,
+                    ..resolved.model.clone()
+                })
+                .collect();
+            listings.push((listed, resolved.model));
+        }
+        listings
     }
 
     /// The model after the current one among those cycling goes through

@@ -5,7 +5,8 @@
 //! N-th scripted call (by default one: bash running
 //! `for i in 1 2 3; do echo $i; sleep 1; done`); once they are used up, with
 //! the text `Done. Last user message: <text of the last user message>`,
-//! so a test can see which steering message reached the model. Requests
+//! so a test can see which steering message reached the model. `GET
+//! /models` lists `test-model` and `served-model`. Requests
 //! can be refused first (429 with `retry-after: 0`, see
 //! [`SseServer::refuse_next`]), as a rate-limited API does. Each
 //! connection serves one request and closes; the server thread runs until
@@ -81,6 +82,20 @@ fn serve(
     calls: &[(&'static str, Value)],
 ) {
     let mut reader = BufReader::new(socket.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    if request_line.starts_with("GET ") && request_line.contains("/models ") {
+        let list = r#"{"object":"list","data":[{"id":"test-model"},{"id":"served-model"}]}"#;
+        let mut socket = socket;
+        let _ = write!(
+            socket,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{list}",
+            list.len()
+        );
+        return;
+    }
     let mut length = 0;
     loop {
         let mut line = String::new();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_ai::{Message, ThinkingLevel, Usage};
+use agent_ai::{Message, Model, ThinkingLevel, Usage};
 use agent_core::{AgentEvent, AgentToolResult};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
@@ -445,6 +445,19 @@ impl App {
         let mut seen = std::collections::HashSet::new();
         names.retain(|(name, _)| seen.insert(name.clone()));
         self.model_names = names;
+    }
+
+    /// The models the providers' servers list at `/models` (a local
+    /// server's, asked in the background at start) join the menu after
+    /// those it has.
+    pub fn add_served_models(&mut self, models: &[Model]) {
+        for model in models {
+            let name = format!("{}/{}", model.provider, model.id);
+            if !self.model_names.iter().any(|(known, _)| *known == name) {
+                let description = format!("served by {}", model.provider);
+                self.model_names.push((name, description));
+            }
+        }
     }
 
     /// Replaces what is shown with `items` (a new or resumed session).
@@ -1345,6 +1358,35 @@ mod tests {
         assert_eq!(
             app.handle_key(key(KeyCode::Enter)),
             Action::Model(Some("openai/gpt-4o".into()))
+        );
+    }
+
+    #[test]
+    fn the_models_a_server_lists_join_the_model_menu_once() {
+        let mut app = app();
+        let choices = [ModelChoice {
+            provider: "local".into(),
+            model: Some("qwen".into()),
+            missing_key: None,
+        }];
+        app.set_model_names(&[], &choices);
+        let served = |id: &str| Model::new(id, "local", "openai-completions");
+        app.add_served_models(&[served("qwen"), served("llama3:8b")]);
+        app.add_served_models(&[served("llama3:8b")]);
+        app.editor.set_text("/model ");
+        let rows: Vec<String> = app
+            .menu
+            .rows("/model ", &app.menu_entries(), 60)
+            .iter()
+            .map(StyledLine::plain)
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "→ p/m              current",
+                "  local/qwen       local's default",
+                "  local/llama3:8b  served by local",
+            ]
         );
     }
 

@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use agent_ai::Message;
+use agent_ai::{Message, Model};
 use agent_core::{AgentError, ToolSet};
 use anyhow::Context as _;
 use crossterm::event::{
@@ -54,6 +54,7 @@ use crossterm::terminal::{
 use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -172,7 +173,9 @@ pub async fn run_interactive(
         .clone()
         .unwrap_or_else(|| Arc::new(LocalBashOperations::new()));
     let mut terminal = TerminalGuard::enter()?;
+    let served_models = Some(list_served_models(&interactive.models, &model));
     let mut driver = Driver {
+        served_models,
         idle: IdleTimer::new(interactive.models.settings.idle_notification()),
         tree_listed: tree::Listed::default(),
         events: session.subscribe_all(),
@@ -267,6 +270,8 @@ struct Driver {
     idle: IdleTimer,
     /// The rows `/tree` last listed, which `/tree N` numbers.
     tree_listed: tree::Listed,
+    /// What the providers' servers list at `/models`, until they answer.
+    served_models: Option<oneshot::Receiver<Vec<Model>>>,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -341,6 +346,11 @@ impl Driver {
                     // The call's own events (its answer) are drawn first.
                     self.apply_waiting_events(app);
                     app.approvals.push(prompt);
+                    Action::None
+                }
+                served = next_served_models(&mut self.served_models) => {
+                    self.served_models = None;
+                    app.add_served_models(&served);
                     Action::None
                 }
                 lines = self.mcp.ended() => {
@@ -802,6 +812,30 @@ fn show_retry_wait(app: &mut App, event: &SessionEvent) {
 async fn next_warning(warnings: &mut Option<crate::warnings::WarningReceiver>) -> Option<String> {
     match warnings {
         Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Asks the providers' servers for their models in the background
+/// ([`ModelCatalog::served`]): a local server that is slow or down delays
+/// nothing.
+fn list_served_models(catalog: &ModelCatalog, current: &Model) -> oneshot::Receiver<Vec<Model>> {
+    let (send, receive) = oneshot::channel();
+    let catalog = catalog.clone();
+    let current = current.clone();
+    tokio::spawn(async move {
+        let env = |name: &str| std::env::var(name).ok();
+        // The UI may have ended already.
+        let _ = send.send(catalog.served(&current, &env).await);
+    });
+    receive
+}
+
+/// The models the servers listed, once (none when the task failed); never,
+/// once they have been received.
+async fn next_served_models(served: &mut Option<oneshot::Receiver<Vec<Model>>>) -> Vec<Model> {
+    match served {
+        Some(receiver) => receiver.await.unwrap_or_default(),
         None => std::future::pending().await,
     }
 }
