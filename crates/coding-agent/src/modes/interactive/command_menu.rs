@@ -137,12 +137,16 @@ impl CommandMenu {
         }
         let chosen = self.chosen(typed, entries);
         let first = (chosen + 1).saturating_sub(MENU_ROWS);
-        let name_width = entries
-            .iter()
-            .map(|e| e.label.chars().count())
-            .max()
-            .unwrap_or(0);
         let width = usize::from(width);
+        let longest = |text: fn(&MenuEntry) -> &str| {
+            let lengths = entries.iter().map(|e| text(e).chars().count());
+            lengths.max().unwrap_or(0)
+        };
+        // The names take what the descriptions leave, and at least half the
+        // width: a long name (a served model's file path) is cut in its
+        // middle rather than pushing every description off the screen.
+        let room_left = width.saturating_sub(4 + longest(|e| &e.description));
+        let name_width = longest(|e| &e.label).min(room_left.max(width / 2));
         entries
             .iter()
             .enumerate()
@@ -154,7 +158,8 @@ impl CommandMenu {
                 } else {
                     ("  ", Style::Normal)
                 };
-                let name = format!("{mark}{:<name_width$}  ", entry.label);
+                let label = cut_middle(&entry.label, name_width);
+                let name = format!("{mark}{label:<name_width$}  ");
                 let room = width.saturating_sub(name.chars().count());
                 let description = cut(&entry.description, room);
                 StyledLine::new(name, style).push(description, Style::Dim)
@@ -174,6 +179,23 @@ fn cut(text: &str, room: usize) -> String {
         cut.push('…');
     }
     cut
+}
+
+/// `text` in at most `room` characters: its start and its end (a path's
+/// file name) around an ellipsis.
+fn cut_middle(text: &str, room: usize) -> String {
+    let length = text.chars().count();
+    if length <= room {
+        return text.to_owned();
+    }
+    let Some(kept) = room.checked_sub(1) else {
+        return String::new();
+    };
+    let head = kept / 3;
+    let tail = kept - head;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(length - tail).collect();
+    format!("{start}…{end}")
 }
 
 #[cfg(test)]
@@ -274,5 +296,36 @@ mod tests {
                 "  /review  review a file",
             ]
         );
+    }
+
+    #[test]
+    fn a_name_too_long_for_half_the_width_is_cut_in_its_middle() {
+        let entries = [
+            MenuEntry {
+                name: "/model local/m".into(),
+                label: "local/m".into(),
+                description: "current".into(),
+            },
+            MenuEntry {
+                name: "/model local//models/qwen2.5-coder-q4.gguf".into(),
+                label: "local//models/qwen2.5-coder-q4.gguf".into(),
+                description: "served by local".into(),
+            },
+        ];
+        let rows: Vec<String> = CommandMenu::default()
+            .rows("/model ", &entries, 40)
+            .iter()
+            .map(StyledLine::plain)
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "→ local/m                current",
+                "  local/…-coder-q4.gguf  served by local",
+            ]
+        );
+        assert_eq!(cut_middle("abcdefghij", 4), "a…ij");
+        assert_eq!(cut_middle("abc", 3), "abc");
+        assert_eq!(cut_middle("abc", 0), "");
     }
 }
