@@ -348,6 +348,44 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
     "additionalContext": "generated files appear after `make`"}}))
 "#;
 
+/// Denies every call it is asked about and stops the agent.
+const DENY_AND_STOP: &str = r#"#!/usr/bin/env python3
+import json
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+    "decision": {"behavior": "deny", "message": "not on this machine", "interrupt": True}}}))
+"#;
+
+#[test]
+fn a_permission_request_deny_with_interrupt_stops_the_agent() {
+    let sandbox = Sandbox::new();
+    let hooks_dir = sandbox.root.join("hooks");
+    std::fs::create_dir(&hooks_dir).unwrap();
+    sandbox.write_global_settings(&json!({"hooks": {
+        "PermissionRequest": command_hook("Bash", &script(&hooks_dir, "stop.py", DENY_AND_STOP)),
+    }}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::answering(
+        wire,
+        vec![
+            Answer::call("call_rm", "bash", json!({"command": "rm keep.txt"})),
+            Answer::text(&["Done."]),
+        ],
+    );
+    std::fs::write(sandbox.work.join("keep.txt"), "kept").unwrap();
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "clean up"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(sandbox.work.join("keep.txt").exists());
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the model is not asked again; stdout: {stdout} stderr: {stderr}"
+    );
+    // As when the user aborts: nothing printed, a failed exit.
+    assert_eq!((status.code(), stdout.as_str()), (Some(1), ""), "{stderr}");
+    assert!(stderr.contains("Request was aborted"), "{stderr}");
+}
+
 #[test]
 fn permission_request_answers_where_no_one_can_be_asked_and_failures_get_their_own_hook() {
     let sandbox = Sandbox::new();

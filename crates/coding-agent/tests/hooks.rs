@@ -62,6 +62,18 @@ impl Project {
 
     /// Runs `name` with `args` through the pipeline with `hooks`.
     async fn call(&self, hooks: &CommandHooks, name: &str, args: Value) -> ToolResultMessage {
+        self.call_in(hooks, name, args, &CancellationToken::new())
+            .await
+    }
+
+    /// [`Project::call`] in the run `cancel` cancels.
+    async fn call_in(
+        &self,
+        hooks: &CommandHooks,
+        name: &str,
+        args: Value,
+        cancel: &CancellationToken,
+    ) -> ToolResultMessage {
         let cwd = self.path().to_path_buf();
         let factory = Arc::new(move |cancel: CancellationToken| ToolContext {
             cancel,
@@ -73,8 +85,7 @@ impl Project {
         )
         .unwrap();
         let call = ToolCall::new("call_1", name, args);
-        let cancel = CancellationToken::new();
-        let run = run_single_tool_call(&tools, &call, hooks, &cancel);
+        let run = run_single_tool_call(&tools, &call, hooks, cancel);
         tokio::time::timeout(Duration::from_secs(30), run)
             .await
             .expect("the call never ended")
@@ -574,6 +585,31 @@ async fn a_permission_request_hook_answers_a_pre_tool_use_ask_where_no_one_is_as
         texts(&result),
         ["Blocked by PermissionRequest hook: not in this repository"]
     );
+    assert!(!project.path().join("made.txt").exists());
+
+    // A deny with `interrupt` cancels the run the call is part of.
+    let interrupts = project.hooks(json!({
+        "PreToolUse": one_hook("PreToolUse", "bash",
+            r#"echo '{"hookSpecificOutput": {"permissionDecision": "ask"}}'"#, json!({}))["PreToolUse"],
+        "PermissionRequest": one_hook("PermissionRequest", "bash",
+            r#"echo '{"hookSpecificOutput": {"decision": {"behavior": "deny", "interrupt": true}}}'"#,
+            json!({}))["PermissionRequest"],
+    }));
+    let run = CancellationToken::new();
+    project
+        .call_in(&denies, "bash", json!({"command": "touch made.txt"}), &run)
+        .await;
+    assert!(!run.is_cancelled(), "a deny without interrupt");
+    let result = project
+        .call_in(
+            &interrupts,
+            "bash",
+            json!({"command": "touch made.txt"}),
+            &run,
+        )
+        .await;
+    assert!(result.is_error);
+    assert!(run.is_cancelled(), "the run is stopped");
     assert!(!project.path().join("made.txt").exists());
 }
 

@@ -245,7 +245,7 @@ impl Guard {
                 .permission_request(call, &request.reason, cancel)
                 .await
             {
-                return self.hook_answered(&request, answer, updated_input);
+                return self.hook_answered(&request, answer, updated_input, cancel);
             }
         }
         let approver = lock(&self.approver).clone();
@@ -294,12 +294,13 @@ impl Guard {
 
     /// Step 3 settled by a PermissionRequest hook in the user's place:
     /// arguments it gives are judged by the policy's deny rules again, as a
-    /// PreToolUse hook's are.
+    /// PreToolUse hook's are; a deny that interrupts cancels the run.
     fn hook_answered(
         &self,
         request: &ApprovalRequest,
         answer: RequestAnswer,
         updated_input: Option<Value>,
+        cancel: &CancellationToken,
     ) -> BeforeToolCall {
         let mut record = CallDecision {
             tool_call_id: request.tool_call_id.clone(),
@@ -311,10 +312,13 @@ impl Guard {
             answer: None,
         };
         let args = match answer {
-            RequestAnswer::Deny { reason } => {
+            RequestAnswer::Deny { reason, interrupt } => {
                 record.decision = Decision::Deny;
                 record.reason = reason.clone();
                 self.report(record);
+                if interrupt {
+                    cancel.cancel();
+                }
                 return BeforeToolCall::Block {
                     reason: Some(reason),
                 };
@@ -704,6 +708,41 @@ mod tests {
                 .collect();
             assert_eq!(decided, [(DecidedBy::Hook, decision, reason.to_owned())]);
         }
+    }
+
+    #[tokio::test]
+    async fn a_permission_request_deny_that_interrupts_cancels_the_run() {
+        let cancel = CancellationToken::new();
+        let plain = fixture(
+            RuleTexts::default(),
+            Some(permission_request(&json!({"behavior": "deny"}))),
+            ApprovalAnswer::AllowOnce,
+        );
+        let verdict = call_with(&plain.guard, "c1", "bash", bash("cargo build"), &cancel).await;
+        assert!(matches!(verdict, BeforeToolCall::Block { .. }));
+        assert!(!cancel.is_cancelled(), "a plain deny lets the turn go on");
+
+        let interrupts = fixture(
+            RuleTexts::default(),
+            Some(permission_request(
+                &json!({"behavior": "deny", "message": "stop here", "interrupt": true}),
+            )),
+            ApprovalAnswer::AllowOnce,
+        );
+        let verdict = call_with(
+            &interrupts.guard,
+            "c1",
+            "bash",
+            bash("cargo build"),
+            &cancel,
+        )
+        .await;
+        assert_eq!(
+            verdict,
+            blocked("Blocked by PermissionRequest hook: stop here")
+        );
+        assert!(cancel.is_cancelled(), "the run is stopped");
+        assert!(lock(&interrupts.approver.asked).is_empty());
     }
 
     #[tokio::test]

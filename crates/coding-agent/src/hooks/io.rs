@@ -218,8 +218,8 @@ pub struct PermissionRequestAnswer {
     pub updated_input: Option<Value>,
     /// Deny: what the model reads.
     pub message: Option<String>,
-    /// Deny: Claude Code also stops the agent; accepted and not acted on
-    /// here (the model reads the refusal and the turn goes on).
+    /// Deny: stop the agent too, as the user's Esc does (Claude Code's
+    /// `interrupt`).
     pub interrupt: Option<bool>,
 }
 

@@ -358,7 +358,10 @@ impl ToolCallHooks for CommandHooks {
                 Some(RequestAnswer::Allow { updated_input: new }) => {
                     return Ok(proceed(new.or_else(|| updated_input.clone())));
                 }
-                Some(RequestAnswer::Deny { reason }) => {
+                Some(RequestAnswer::Deny { reason, interrupt }) => {
+                    if interrupt {
+                        cancel.cancel();
+                    }
                     return Ok(BeforeToolCall::Block {
                         reason: Some(reason),
                     });

@@ -37,6 +37,8 @@ pub struct Outcome {
     pub context: Vec<String>,
     /// `continue: false`: the reason to stop (its `stopReason`, or a default).
     pub stop: Option<String>,
+    /// PermissionRequest: a deny said `interrupt: true`, stop the agent too.
+    pub interrupt: bool,
     /// For the user: failures of fail-open hooks and `systemMessage`s.
     pub warnings: Vec<String>,
 }
@@ -146,14 +148,17 @@ fn read_output(event: HookEvent, command: &str, output: HookOutput, outcome: &mu
 /// any allow), an allow is an `allow` permission with its arguments.
 fn read_request_answer(command: &str, answer: PermissionRequestAnswer, outcome: &mut Outcome) {
     match answer.behavior {
-        PermissionBehavior::Deny => outcome.blocks.push(
-            answer
-                .message
-                .filter(|m| !m.trim().is_empty())
-                .unwrap_or_else(|| {
-                    format!("PermissionRequest hook \"{command}\" denied this call")
-                }),
-        ),
+        PermissionBehavior::Deny => {
+            outcome.interrupt |= answer.interrupt == Some(true);
+            outcome.blocks.push(
+                answer
+                    .message
+                    .filter(|m| !m.trim().is_empty())
+                    .unwrap_or_else(|| {
+                        format!("PermissionRequest hook \"{command}\" denied this call")
+                    }),
+            );
+        }
         PermissionBehavior::Allow => {
             outcome.permission = outcome.permission.max(Some(PermissionDecision::Allow));
             if outcome.updated_input.is_none() {

@@ -22,6 +22,9 @@ pub enum RequestAnswer {
     Deny {
         /// What the model reads.
         reason: String,
+        /// Stop the agent too (`interrupt: true`): the run is cancelled as
+        /// by the user's Esc.
+        interrupt: bool,
     },
 }
 
@@ -45,6 +48,7 @@ impl CommandHooks {
         if !blocks.is_empty() {
             return Some(RequestAnswer::Deny {
                 reason: format!("Blocked by PermissionRequest hook: {}", blocks.join("\n")),
+                interrupt: outcome.interrupt,
             });
         }
         (outcome.permission == Some(PermissionDecision::Allow)).then_some(RequestAnswer::Allow {
