@@ -1339,15 +1339,8 @@ mod tests {
             },
         ];
         app.set_model_names(&["openai/gpt-4o".into()], &choices);
-        app.editor.set_text("/model ");
-        let rows: Vec<String> = app
-            .menu
-            .rows("/model ", &app.menu_entries(), 60)
-            .iter()
-            .map(StyledLine::plain)
-            .collect();
         assert_eq!(
-            rows,
+            model_menu(&mut app),
             [
                 "→ p/m                 current",
                 "  openai/gpt-4o       cycled by Ctrl+P",
@@ -1359,6 +1352,13 @@ mod tests {
             app.handle_key(key(KeyCode::Enter)),
             Action::Model(Some("openai/gpt-4o".into()))
         );
+    }
+
+    /// The menu's rows, 60 columns wide, after `/model `.
+    fn model_menu(app: &mut App) -> Vec<String> {
+        app.editor.set_text("/model ");
+        let rows = app.menu.rows("/model ", &app.menu_entries(), 60);
+        rows.iter().map(StyledLine::plain).collect()
     }
 
     #[test]
@@ -1373,15 +1373,8 @@ mod tests {
         let served = |id: &str| Model::new(id, "local", "openai-completions");
         app.add_served_models(&[served("qwen"), served("llama3:8b")]);
         app.add_served_models(&[served("llama3:8b")]);
-        app.editor.set_text("/model ");
-        let rows: Vec<String> = app
-            .menu
-            .rows("/model ", &app.menu_entries(), 60)
-            .iter()
-            .map(StyledLine::plain)
-            .collect();
         assert_eq!(
-            rows,
+            model_menu(&mut app),
             [
                 "→ p/m              current",
                 "  local/qwen       local's default",
