@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::policy::{Mode, Places, Policy, RuleError, RuleTexts, SandboxFacts};
+use super::policy::{Decision, Mode, Places, Policy, RuleError, RuleTexts, SandboxFacts};
 use super::trust::{Trust, TrustError};
 use crate::settings::{FileError, PROJECT_CONFIG_DIR, SETTINGS_FILE, read_json_file};
 
@@ -198,9 +198,15 @@ fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
     }
 }
 
-/// Adds `rule` to `permissions.allow` of the settings file at `path`
-/// ("always allow"), keeping every other key; creates the file if needed.
-pub fn remember_allow_rule(path: &Path, rule: &str) -> Result<(), GuardConfigError> {
+/// Adds `rule` to the `permissions` list of `list` (`allow` for "always
+/// allow"; `ask`, `deny` for a hook's `updatedPermissions`) of the settings
+/// file at `path`, keeping every other key; creates the file if needed.
+pub fn remember_rule(path: &Path, list: Decision, rule: &str) -> Result<(), GuardConfigError> {
+    let key = match list {
+        Decision::Allow => "allow",
+        Decision::Ask => "ask",
+        Decision::Deny => "deny",
+    };
     let error = |reason: String| GuardConfigError::File {
         path: path.to_path_buf(),
         reason,
@@ -217,14 +223,14 @@ pub fn remember_allow_rule(path: &Path, rule: &str) -> Result<(), GuardConfigErr
     let Some(permissions) = permissions.as_object_mut() else {
         return Err(error("`permissions` is not a JSON object".to_owned()));
     };
-    let allow = permissions
-        .entry("allow")
+    let rules = permissions
+        .entry(key)
         .or_insert_with(|| Value::Array(Vec::new()));
-    let Some(allow) = allow.as_array_mut() else {
-        return Err(error("`permissions.allow` is not a list".to_owned()));
+    let Some(rules) = rules.as_array_mut() else {
+        return Err(error(format!("`permissions.{key}` is not a list")));
     };
-    if !allow.iter().any(|r| r.as_str() == Some(rule)) {
-        allow.push(Value::String(rule.to_owned()));
+    if !rules.iter().any(|r| r.as_str() == Some(rule)) {
+        rules.push(Value::String(rule.to_owned()));
     }
     let text = serde_json::to_string_pretty(&settings).map_err(|e| error(e.to_string()))?;
     if let Some(parent) = path.parent() {
@@ -368,13 +374,15 @@ mod tests {
             &json!({}),
         );
         let path = d.agent.path().join(SETTINGS_FILE);
-        remember_allow_rule(&path, "bash(cargo test)")?;
-        remember_allow_rule(&path, "bash(cargo test)")?;
+        remember_rule(&path, Decision::Allow, "bash(cargo test)")?;
+        remember_rule(&path, Decision::Allow, "bash(cargo test)")?;
+        remember_rule(&path, Decision::Deny, "bash(git push:*)")?;
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let saved: Value = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(
             saved,
-            json!({"defaultModel": "m", "permissions": {"deny": ["grep"], "allow": ["bash(cargo test)"]}})
+            json!({"defaultModel": "m", "permissions": {
+                "deny": ["grep", "bash(git push:*)"], "allow": ["bash(cargo test)"]}})
         );
         Ok(())
     }

@@ -33,9 +33,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope, denial_text};
-use super::config::{DEFAULT_APPROVAL_TIMEOUT, remember_allow_rule};
+use super::config::{DEFAULT_APPROVAL_TIMEOUT, remember_rule};
 use super::policy::{Decision, Policy, Verdict};
 use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
+use super::updates::rule_updates;
 use crate::hooks::io::ToolCallInput;
 use crate::hooks::{CommandHooks, PreToolUseDecision, RequestAnswer, proceed};
 use crate::support::sync::lock;
@@ -285,7 +286,7 @@ impl Guard {
             }
         };
         if let (Some(scope), Some(rule)) = (remember, &asked.suggested_rule) {
-            self.remember(rule, scope);
+            self.remember(Decision::Allow, rule, scope);
             record.rule = Some(rule.clone());
         }
         self.report(record);
@@ -311,7 +312,7 @@ impl Guard {
             rule: None,
             answer: None,
         };
-        let args = match answer {
+        let (args, updated_permissions) = match answer {
             RequestAnswer::Deny { reason, interrupt } => {
                 record.decision = Decision::Deny;
                 record.reason = reason.clone();
@@ -323,7 +324,10 @@ impl Guard {
                     reason: Some(reason),
                 };
             }
-            RequestAnswer::Allow { updated_input: new } => new.or(updated_input),
+            RequestAnswer::Allow {
+                updated_input: new,
+                updated_permissions,
+            } => (new.or(updated_input), updated_permissions),
         };
         if let Some(args) = &args
             && let Err(refused) = self.judge_again(
@@ -334,6 +338,13 @@ impl Guard {
             )
         {
             return refused;
+        }
+        // "Yes, and from now on": the rules the hook adds, as an approval's.
+        for update in rule_updates(&updated_permissions) {
+            self.remember(update.list, &update.rule, update.scope);
+            if update.list == Decision::Allow {
+                record.rule.get_or_insert(update.rule);
+            }
         }
         self.report(record);
         proceed(args)
@@ -375,16 +386,11 @@ impl Guard {
         lock(&self.policy).end_session();
     }
 
-    /// Adds `rule` for the session and, with a scope, to that settings file;
-    /// a rule that cannot be added or saved is a warning (the call still
-    /// runs: the user allowed it).
-    fn remember(&self, rule: &str, scope: Option<RuleScope>) {
-        let mut policy = lock(&self.policy);
-        let added = match scope {
-            None => policy.allow_for_session(rule),
-            Some(_) => policy.allow_always(rule),
-        };
-        drop(policy);
+    /// Adds `rule` to `list` for the session and, with a scope, to that
+    /// settings file; a rule that cannot be added or saved is a warning (the
+    /// call still runs: the user, or a hook in their place, allowed it).
+    fn remember(&self, list: Decision, rule: &str, scope: Option<RuleScope>) {
+        let added = lock(&self.policy).add_rule(list, rule, scope.is_none());
         if let Err(error) = added {
             tracing::warn!("{error}");
             return;
@@ -394,7 +400,7 @@ impl Guard {
             Some(RuleScope::Project) => &self.rule_files.project,
             Some(RuleScope::Global) => &self.rule_files.global,
         };
-        if let Err(error) = remember_allow_rule(path, rule) {
+        if let Err(error) = remember_rule(path, list, rule) {
             tracing::warn!("cannot save the rule `{rule}`: {error}");
         }
     }
@@ -708,6 +714,59 @@ mod tests {
                 .collect();
             assert_eq!(decided, [(DecidedBy::Hook, decision, reason.to_owned())]);
         }
+    }
+
+    #[tokio::test]
+    async fn a_permission_request_allow_adds_the_rules_its_updated_permissions_give() {
+        let f = fixture(
+            RuleTexts::default(),
+            Some(permission_request(
+                &json!({"behavior": "allow", "updatedPermissions": [
+                    {"type": "addRules", "behavior": "allow", "destination": "session",
+                     "rules": [{"toolName": "Bash", "ruleContent": "cargo build"}]},
+                    {"type": "addRules", "behavior": "deny", "destination": "projectSettings",
+                     "rules": [{"toolName": "Bash", "ruleContent": "rm:*"}]},
+                    {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+                ]}),
+            )),
+            ApprovalAnswer::Deny { reason: None },
+        );
+        let asked = f.dir.path().join("asked.txt");
+        assert_eq!(
+            call(&f.guard, "c1", "bash", bash("cargo build")).await,
+            BeforeToolCall::Proceed
+        );
+        assert!(asked.exists());
+        std::fs::remove_file(&asked).unwrap();
+        // The session's allow rule: no one is asked, the hook included.
+        assert_eq!(
+            call(&f.guard, "c2", "bash", bash("cargo build")).await,
+            BeforeToolCall::Proceed
+        );
+        assert!(!asked.exists(), "the hook ran again");
+        // The deny rule holds whatever the hook would answer, and is saved.
+        let BeforeToolCall::Block {
+            reason: Some(reason),
+        } = call(&f.guard, "c3", "bash", bash("rm build.log")).await
+        else {
+            panic!("rm was not refused")
+        };
+        assert!(
+            reason.starts_with("Blocked by the permission policy"),
+            "{reason}"
+        );
+        let project = std::fs::read_to_string(f.dir.path().join("project.json")).unwrap();
+        let saved: Value = serde_json::from_str(&project).unwrap();
+        assert_eq!(saved, json!({"permissions": {"deny": ["Bash(rm:*)"]}}));
+        let first = lock(&f.decisions)[0].clone();
+        assert_eq!(
+            (first.by, first.rule.as_deref()),
+            (DecidedBy::Hook, Some("Bash(cargo build)"))
+        );
+        // A new session drops the session's rule.
+        f.guard.end_session();
+        call(&f.guard, "c4", "bash", bash("cargo build")).await;
+        assert!(asked.exists(), "asked again after the session ended");
     }
 
     #[tokio::test]

@@ -13,6 +13,7 @@ pub mod record;
 pub use policy::{Decision, Mode, Policy, SandboxFacts, Verdict};
 pub mod config;
 pub mod trust;
+pub mod updates;
 
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover, RuleScope};
 pub use config::{GuardFlags, GuardSetup};

@@ -221,6 +221,10 @@ pub struct PermissionRequestAnswer {
     /// Deny: stop the agent too, as the user's Esc does (Claude Code's
     /// `interrupt`).
     pub interrupt: Option<bool>,
+    /// Allow: rules to add from now on (Claude Code's entries, e.g.
+    /// `{"type": "addRules", "rules": [...], "behavior": "allow",
+    /// "destination": "session"}`), read by `guard::updates`.
+    pub updated_permissions: Option<Value>,
 }
 
 /// PermissionRequest's `decision.behavior`.

@@ -355,7 +355,11 @@ impl ToolCallHooks for CommandHooks {
                 input.tool_input = args.clone();
             }
             match self.permission_request(input, why, cancel).await {
-                Some(RequestAnswer::Allow { updated_input: new }) => {
+                // Without a permission policy, `updatedPermissions` has
+                // nothing to add rules to.
+                Some(RequestAnswer::Allow {
+                    updated_input: new, ..
+                }) => {
                     return Ok(proceed(new.or_else(|| updated_input.clone())));
                 }
                 Some(RequestAnswer::Deny { reason, interrupt }) => {

@@ -39,6 +39,8 @@ pub struct Outcome {
     pub stop: Option<String>,
     /// PermissionRequest: a deny said `interrupt: true`, stop the agent too.
     pub interrupt: bool,
+    /// PermissionRequest: each allow's `updatedPermissions`, in settings order.
+    pub updated_permissions: Vec<Value>,
     /// For the user: failures of fail-open hooks and `systemMessage`s.
     pub warnings: Vec<String>,
 }
@@ -164,6 +166,9 @@ fn read_request_answer(command: &str, answer: PermissionRequestAnswer, outcome: 
             if outcome.updated_input.is_none() {
                 outcome.updated_input = answer.updated_input;
             }
+            outcome
+                .updated_permissions
+                .extend(answer.updated_permissions);
         }
     }
 }

@@ -17,6 +17,10 @@ pub enum RequestAnswer {
     Allow {
         /// Replaces the arguments (judged by the policy's deny rules again).
         updated_input: Option<Value>,
+        /// The hooks' `updatedPermissions`, one list per hook that allowed,
+        /// as they gave them (the permission policy reads them:
+        /// `guard::updates`).
+        updated_permissions: Vec<Value>,
     },
     /// Refuse it; the model reads `reason`.
     Deny {
@@ -53,6 +57,7 @@ impl CommandHooks {
         }
         (outcome.permission == Some(PermissionDecision::Allow)).then_some(RequestAnswer::Allow {
             updated_input: outcome.updated_input,
+            updated_permissions: outcome.updated_permissions,
         })
     }
 }

@@ -99,17 +99,24 @@ impl Policy {
         &self.places
     }
 
-    /// Adds an allow rule for the rest of the session ("allow for this
-    /// session"): [`Policy::end_session`] drops it.
-    pub fn allow_for_session(&mut self, rule: &str) -> Result<(), RuleError> {
-        self.session_allow.push(Rule::parse(rule, &self.places)?);
-        Ok(())
-    }
-
-    /// Adds an allow rule that outlives the session ("always allow": the
-    /// caller also writes it to a settings file).
-    pub fn allow_always(&mut self, rule: &str) -> Result<(), RuleError> {
-        self.allow.push(Rule::parse(rule, &self.places)?);
+    /// Adds `rule` to `list`: an approval's "allow for this session"
+    /// (`for_session`: [`Policy::end_session`] drops it) or "always allow",
+    /// or what a PermissionRequest hook's `updatedPermissions` adds. Ask and
+    /// deny rules stay until the process ends, session or not (they only
+    /// tighten).
+    pub fn add_rule(
+        &mut self,
+        list: Decision,
+        rule: &str,
+        for_session: bool,
+    ) -> Result<(), RuleError> {
+        let rule = Rule::parse(rule, &self.places)?;
+        match (list, for_session) {
+            (Decision::Allow, true) => self.session_allow.push(rule),
+            (Decision::Allow, false) => self.allow.push(rule),
+            (Decision::Ask, _) => self.ask.push(rule),
+            (Decision::Deny, _) => self.deny.push(rule),
+        }
         Ok(())
     }
 
