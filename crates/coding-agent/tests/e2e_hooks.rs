@@ -384,6 +384,13 @@ fn a_permission_request_deny_with_interrupt_stops_the_agent() {
     // As when the user aborts: nothing printed, a failed exit.
     assert_eq!((status.code(), stdout.as_str()), (Some(1), ""), "{stderr}");
     assert!(stderr.contains("Request was aborted"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "Warning: a PermissionRequest hook stopped the agent: \
+             Blocked by PermissionRequest hook: not on this machine\n"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

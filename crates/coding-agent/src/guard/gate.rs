@@ -38,7 +38,7 @@ use super::policy::{Decision, Policy, Verdict};
 use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
 use super::updates::rule_updates;
 use crate::hooks::io::ToolCallInput;
-use crate::hooks::{CommandHooks, PreToolUseDecision, RequestAnswer, proceed};
+use crate::hooks::{CommandHooks, PreToolUseDecision, RequestAnswer, proceed, stop_the_agent};
 use crate::support::sync::lock;
 
 /// The settings files "always allow" writes to.
@@ -318,7 +318,7 @@ impl Guard {
                 record.reason = reason.clone();
                 self.report(record);
                 if interrupt {
-                    cancel.cancel();
+                    stop_the_agent(&reason, cancel);
                 }
                 return BeforeToolCall::Block {
                     reason: Some(reason),

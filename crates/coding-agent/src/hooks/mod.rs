@@ -54,7 +54,7 @@ use tokio_util::sync::CancellationToken;
 pub use config::{HookConfig, HookEvent, HooksSettings, OnError};
 pub use io::PermissionDecision;
 pub use outcome::Outcome;
-pub use permission::RequestAnswer;
+pub use permission::{RequestAnswer, stop_the_agent};
 
 use crate::support::sync::lock;
 use io::{EventInput, HookInput, ToolCallInput};
@@ -364,7 +364,7 @@ impl ToolCallHooks for CommandHooks {
                 }
                 Some(RequestAnswer::Deny { reason, interrupt }) => {
                     if interrupt {
-                        cancel.cancel();
+                        stop_the_agent(&reason, cancel);
                     }
                     return Ok(BeforeToolCall::Block {
                         reason: Some(reason),

@@ -32,6 +32,14 @@ pub enum RequestAnswer {
     },
 }
 
+/// A deny that said `interrupt: true`: the run stops as by the user's Esc
+/// (`cancel` is the run's), and the user learns why (the model reads
+/// `reason` as the call's result).
+pub fn stop_the_agent(reason: &str, cancel: &CancellationToken) {
+    tracing::warn!("a PermissionRequest hook stopped the agent: {reason}");
+    cancel.cancel();
+}
+
 impl CommandHooks {
     /// Runs the PermissionRequest hooks matching `call`'s tool; `None` when
     /// none is configured or none answered. A deny (exit 2, `behavior:
