@@ -348,6 +348,60 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
     "additionalContext": "generated files appear after `make`"}}))
 "#;
 
+#[test]
+fn an_agent_hook_reads_the_project_under_the_policy_before_its_verdict() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("keep.txt"), "data").unwrap();
+    std::fs::write(sandbox.work.join("PROTECTED.md"), "keep.txt\n").unwrap();
+    std::fs::write(sandbox.work.join("secret.txt"), "TOPSECRET").unwrap();
+    sandbox.write_global_settings(&json!({
+        "permissions": {"deny": ["read(secret.txt)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "agent", "prompt": "Refuse deleting a file PROTECTED.md lists. The call: $ARGUMENTS"}
+        ]}]}
+    }));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_rm", "bash", json!({"command": "rm keep.txt"})),
+            // The hook's model looks around, then says no.
+            Answer::call("look_1", "read", json!({"path": "PROTECTED.md"})),
+            Answer::call("look_2", "read", json!({"path": "secret.txt"})),
+            Answer::text(&[r#"{"ok": false, "reason": "keep.txt is protected"}"#]),
+            Answer::text(&["Done."]),
+        ],
+    );
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "clean up"]);
+    assert_eq!(Running::spawn(command).finish_quietly(), "Done.\n");
+    assert!(sandbox.work.join("keep.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let asked = &requests[1].body;
+    assert_eq!(wire.tool_names(asked), ["read", "grep", "find", "ls"]);
+    let question = wire.transcript(asked).last().cloned().unwrap();
+    assert!(
+        question.starts_with("user: Refuse deleting a file PROTECTED.md lists. The call: {")
+            && question.contains(r#""tool_input":{"command":"rm keep.txt"}"#),
+        "{question}"
+    );
+    let looked = wire.transcript(&requests[3].body);
+    assert_eq!(looked[looked.len() - 3], "tool look_1: keep.txt\n");
+    // The session's deny rule holds for the hook's model too.
+    let refused = &looked[looked.len() - 1];
+    assert!(
+        refused.starts_with("tool look_2: Blocked by the permission policy:")
+            && !refused.contains("TOPSECRET"),
+        "{refused}"
+    );
+    let transcript = wire.transcript(&requests[4].body);
+    assert_eq!(
+        transcript[2],
+        "tool call_rm: Blocked by PreToolUse hook: keep.txt is protected"
+    );
+}
+
 /// Denies every call it is asked about and stops the agent.
 const DENY_AND_STOP: &str = r#"#!/usr/bin/env python3
 import json

@@ -9,9 +9,10 @@ use clap::{Args, Subcommand};
 use coding_agent::guard::policy::Places;
 use coding_agent::mcp::McpServers;
 use coding_agent::mcp::config::{load, project_files};
-use coding_agent::mcp::serve::{ToolServer, builtin_tool_set};
+use coding_agent::mcp::serve::ToolServer;
 use coding_agent::sandbox::Sandbox;
 use coding_agent::settings::SETTINGS_FILE;
+use coding_agent::tools::builtin_tool_set;
 
 use super::UsageError;
 use super::tool::{flag_guard, working_directory};

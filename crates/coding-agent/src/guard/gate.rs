@@ -52,7 +52,8 @@ pub struct RuleFiles {
 
 /// The permission guard of a session (see the module docs).
 pub struct Guard {
-    policy: Mutex<Policy>,
+    /// Shared with the hooks' [`PolicyCheck`].
+    policy: Arc<Mutex<Policy>>,
     hooks: Option<Arc<CommandHooks>>,
     approver: Mutex<Arc<dyn Approver>>,
     rule_files: RuleFiles,
@@ -70,6 +71,29 @@ impl std::fmt::Debug for Guard {
     }
 }
 
+/// The policy alone, for the tool calls of an `agent` hook's model: a deny
+/// refuses, as for the session's own calls, and so does an ask, since no one
+/// is asked about a hook's reads. No hooks run (a hook's model cannot start
+/// another hook) and nothing is recorded: the calls are the hook's.
+struct PolicyCheck(Arc<Mutex<Policy>>);
+
+#[async_trait]
+impl ToolCallHooks for PolicyCheck {
+    async fn before_tool_call(
+        &self,
+        call: &ToolCallContext<'_>,
+        _cancel: &CancellationToken,
+    ) -> Result<BeforeToolCall, ToolError> {
+        let verdict = lock(&self.0).check(&call.tool_call.name, call.args);
+        Ok(match verdict.decision {
+            Decision::Allow => BeforeToolCall::Proceed,
+            Decision::Deny | Decision::Ask => BeforeToolCall::Block {
+                reason: Some(policy_denied_text(&verdict.reason)),
+            },
+        })
+    }
+}
+
 /// What the model reads when the policy refuses a call.
 pub fn policy_denied_text(reason: &str) -> String {
     format!("Blocked by the permission policy: {reason}")
@@ -83,8 +107,12 @@ impl Guard {
         approver: Arc<dyn Approver>,
         rule_files: RuleFiles,
     ) -> Self {
+        let policy = Arc::new(Mutex::new(policy));
+        if let Some(hooks) = &hooks {
+            hooks.set_tool_check(Arc::new(PolicyCheck(policy.clone())));
+        }
         Guard {
-            policy: Mutex::new(policy),
+            policy,
             hooks,
             approver: Mutex::new(approver),
             rule_files,

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Events this agent does not run (Claude Code has ~20) and handler types
-//! other than `command`, `http` and `prompt` (`agent`) are skipped with a
+//! other than `command`, `http`, `prompt` and `agent` are skipped with a
 //! warning, so a settings file shared with Claude Code still loads. A matcher
 //! that is not a valid regex is an error: skipping it would silently turn a
 //! security hook off.
@@ -32,6 +32,10 @@ pub const SESSION_END_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Claude Code's default timeout of a `prompt` hook (a model's verdict).
 pub const PROMPT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Claude Code's default timeout of an `agent` hook (a model that reads
+/// files before its verdict).
+pub const AGENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The events a hook can be attached to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -243,13 +247,11 @@ impl HandlerSettings {
                 headers: self.headers.clone(),
                 allowed_env_vars: self.allowed_env_vars.clone(),
             }),
-            "prompt" => Action::Prompt(PromptHook {
-                prompt: given(&self.prompt, "prompt handler without a prompt")?,
-                model: self.model.clone().filter(|model| !model.trim().is_empty()),
-            }),
+            "prompt" => Action::Prompt(self.prompt_hook(event, "prompt")?),
+            "agent" => Action::Agent(self.prompt_hook(event, "agent")?),
             kind => {
                 return Err(format!(
-                    "hooks: {event} handler of type \"{kind}\" is not supported (only \"command\", \"http\" and \"prompt\"); skipped"
+                    "hooks: {event} handler of type \"{kind}\" is not supported (only \"command\", \"http\", \"prompt\" and \"agent\"); skipped"
                 ));
             }
         };
@@ -257,6 +259,9 @@ impl HandlerSettings {
         let timeout = match self.timeout.map(|s| (s, Duration::try_from_secs_f64(s))) {
             None if matches!(action, Action::Prompt(_)) => {
                 event.default_timeout().min(PROMPT_TIMEOUT)
+            }
+            None if matches!(action, Action::Agent(_)) => {
+                event.default_timeout().min(AGENT_TIMEOUT)
             }
             None => event.default_timeout(),
             Some((_, Ok(timeout))) if !timeout.is_zero() => timeout,
@@ -270,6 +275,20 @@ impl HandlerSettings {
             action,
             timeout,
             on_error: self.on_error,
+        })
+    }
+
+    /// A `prompt` or `agent` handler's prompt and model.
+    fn prompt_hook(&self, event: HookEvent, kind: &str) -> Result<PromptHook, String> {
+        let prompt = self.prompt.as_deref().map(str::trim).unwrap_or_default();
+        if prompt.is_empty() {
+            return Err(format!(
+                "hooks: {event} {kind} handler without a prompt; skipped"
+            ));
+        }
+        Ok(PromptHook {
+            prompt: prompt.to_owned(),
+            model: self.model.clone().filter(|model| !model.trim().is_empty()),
         })
     }
 }
@@ -301,6 +320,9 @@ pub enum Action {
     Http(HttpHook),
     /// Ask a model for a verdict on it.
     Prompt(PromptHook),
+    /// Ask a model that may read the project's files first (read, grep,
+    /// find, ls) for a verdict on it.
+    Agent(PromptHook),
 }
 
 impl Action {
@@ -309,13 +331,14 @@ impl Action {
         match self {
             Action::Command(command) => command,
             Action::Http(hook) => &hook.url,
-            Action::Prompt(hook) => &hook.prompt,
+            Action::Prompt(hook) | Action::Agent(hook) => &hook.prompt,
         }
     }
 }
 
-/// A `prompt` hook: a model reads the event and answers whether it may go
-/// on (see `hooks/judge.rs`).
+/// A `prompt` or `agent` hook: a model reads the event (an agent hook's
+/// also the project's files) and answers whether it may go on (see
+/// `hooks/judge.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptHook {
     /// What the model is asked (`$ARGUMENTS`: the event's JSON).
@@ -511,7 +534,8 @@ mod tests {
         let (config, warnings) = settings(json!({
             "SubagentStop": [{"hooks": [{"type": "command", "command": "n.sh"}]}],
             "PreToolUse": [{"hooks": [
-                {"type": "agent", "prompt": "is this safe?"},
+                {"type": "agent", "prompt": " "},
+                {"type": "webhook", "url": "https://x"},
                 {"type": "http", "url": " "},
                 {"type": "command"},
                 {"type": "command", "command": "x.sh", "timeout": 0}
@@ -523,7 +547,8 @@ mod tests {
         assert_eq!(
             warnings,
             [
-                "hooks: PreToolUse handler of type \"agent\" is not supported (only \"command\", \"http\" and \"prompt\"); skipped",
+                "hooks: PreToolUse agent handler without a prompt; skipped",
+                "hooks: PreToolUse handler of type \"webhook\" is not supported (only \"command\", \"http\", \"prompt\" and \"agent\"); skipped",
                 "hooks: PreToolUse http handler without a url; skipped",
                 "hooks: PreToolUse command handler without a command; skipped",
                 "hooks: PreToolUse hook \"x.sh\" has timeout 0; a timeout is a positive number of seconds; skipped",

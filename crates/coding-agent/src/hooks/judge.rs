@@ -1,18 +1,23 @@
-//! `prompt` hooks: a model reads the event and says whether the agent may
-//! go on, as Claude Code's prompt hooks do. The hook's prompt, with
-//! `$ARGUMENTS` replaced by the event's JSON (appended when the prompt does
-//! not name it), goes to the session's model (or the hook's `model`, by id
-//! on the same provider) with no tools and no history. The answer
-//! `{"ok": true}` is a command's exit 0; `{"ok": false, "reason": "..."}`
-//! is its exit 2 with the reason on stderr, so each event acts on it as on
-//! a command's block. An answer that says neither, a failed request, no
-//! model to ask and the timeout are failures (a warning, or a block with
-//! `"onError": "block"`).
+//! `prompt` and `agent` hooks: a model reads the event and says whether the
+//! agent may go on, as Claude Code's prompt and agent hooks do. The hook's
+//! prompt, with `$ARGUMENTS` replaced by the event's JSON (appended when the
+//! prompt does not name it), goes to the session's model (or the hook's
+//! `model`, by id on the same provider) with no history. A prompt hook's
+//! model has no tools: one answer. An agent hook's may first read the
+//! project with the read-only tools (read, grep, find, ls), for at most
+//! [`MAX_AGENT_TURNS`] turns. The answer `{"ok": true}` is a command's exit
+//! 0; `{"ok": false, "reason": "..."}` is its exit 2 with the reason on
+//! stderr, so each event acts on it as on a command's block. An answer that
+//! says neither, a failed request, no model to ask and the timeout are
+//! failures (a warning, or a block with `"onError": "block"`).
 
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agent_ai::Model;
-use agent_core::ModelHandle;
+use agent_ai::{Message, Model, Provider, StopReason};
+use agent_core::{Agent, AgentContext, LoopConfig, ModelHandle, ToolCallHooks};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -26,8 +31,42 @@ configured. Follow the user's instructions to judge the event they describe (giv
 Answer with one JSON object and nothing else: {\"ok\": true} to let the step go on, or \
 {\"ok\": false, \"reason\": \"what is wrong, for the agent to read\"} to stop it.";
 
+/// What an agent hook's model is told it is doing.
+pub const INVESTIGATOR_SYSTEM_PROMPT: &str = "You check one step of a coding agent for a hook \
+its user configured. Follow the user's instructions to judge the event they describe (given as \
+JSON). You may look at the project first with the read, grep, find and ls tools (they cannot \
+change anything). When you know, answer with one JSON object and nothing else: {\"ok\": true} to \
+let the step go on, or {\"ok\": false, \"reason\": \"what is wrong, for the agent to read\"} to \
+stop it.";
+
+/// The read-only tools an agent hook's model may use.
+const INVESTIGATOR_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
+
+/// Turns an agent hook's model may take (Claude Code's limit): a model
+/// that keeps reading stops there and its last answer is read.
+pub const MAX_AGENT_TURNS: usize = 50;
+
 /// The answer's length at the most: a verdict and a reason.
 const MAX_ANSWER_TOKENS: u32 = 1024;
+
+/// What prompt and agent hooks ask with, set by the session.
+#[derive(Clone, Default)]
+pub struct Asking {
+    /// The session's model, as it is at the time.
+    pub model: Option<ModelHandle>,
+    /// Judges an agent hook's model's tool calls: the permission policy
+    /// (a deny rule on `read` holds for it too); none outside a guard.
+    pub tool_check: Option<Arc<dyn ToolCallHooks>>,
+}
+
+impl std::fmt::Debug for Asking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Asking")
+            .field("model", &self.model.is_some())
+            .field("tool_check", &self.tool_check.is_some())
+            .finish()
+    }
+}
 
 /// How a verdict ended: its status, and the reason of a `false` one (the
 /// "stderr" a block reads).
@@ -39,18 +78,13 @@ pub(super) struct Verdict {
 /// Asks the model `hook` names for its verdict on the event `input`.
 pub(super) async fn judge(
     hook: &PromptHook,
-    model: Option<&ModelHandle>,
+    asking: &Asking,
     input: &[u8],
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Verdict {
-    let Some(handle) = model else {
+    let Some((model, provider)) = hook_model(hook, asking.model.as_ref()) else {
         return failed("has no model to ask (prompt hooks run in a session)".to_owned());
-    };
-    let choice = handle.current();
-    let model = match &hook.model {
-        Some(id) => Model::new(id, &choice.model.provider, &choice.model.api),
-        None => choice.model,
     };
     let question = Question {
         system_prompt: JUDGE_SYSTEM_PROMPT,
@@ -59,7 +93,7 @@ pub(super) async fn judge(
         reasoning: None,
     };
     let answer = tokio::select! {
-        answer = ask_once(&model, &choice.provider, question, cancel) => answer,
+        answer = ask_once(&model, &provider, question, cancel) => answer,
         () = tokio::time::sleep(timeout) => return status(RunStatus::TimedOut(timeout)),
     };
     match answer {
@@ -67,6 +101,85 @@ pub(super) async fn judge(
         Err(Unanswered::Cancelled) => status(RunStatus::Aborted),
         Err(Unanswered::Failed(error)) => failed(format!("could not ask {}: {error}", model.id)),
     }
+}
+
+/// Lets the model `hook` names read the project in `cwd` with the
+/// read-only tools (each call judged by `asking.tool_check`), then asks for
+/// its verdict on the event `input`.
+pub(super) async fn investigate(
+    hook: &PromptHook,
+    asking: &Asking,
+    input: &[u8],
+    cwd: &Path,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Verdict {
+    let Some((model, provider)) = hook_model(hook, asking.model.as_ref()) else {
+        return failed("has no model to ask (agent hooks run in a session)".to_owned());
+    };
+    let names = INVESTIGATOR_TOOLS.map(str::to_owned);
+    let tools = match crate::tools::builtin_tool_set(Some(&names), cwd.to_path_buf()) {
+        Ok(tools) => Arc::new(tools),
+        Err(error) => return failed(format!("cannot give its model tools: {error}")),
+    };
+    let model_id = model.id.clone();
+    let mut config = LoopConfig::new(model, provider);
+    if let Some(check) = &asking.tool_check {
+        config.hooks = check.clone();
+    }
+    let turns = AtomicUsize::new(0);
+    config.should_stop_after_turn = Some(Arc::new(move |_turn: &agent_core::TurnSummary<'_>| {
+        turns.fetch_add(1, Ordering::Relaxed) + 1 >= MAX_AGENT_TURNS
+    }));
+    let context = AgentContext::new(Some(INVESTIGATOR_SYSTEM_PROMPT.to_owned()), tools);
+    let agent = Agent::new(config, context);
+    let request = with_arguments(&hook.prompt, &String::from_utf8_lossy(input));
+    let messages = tokio::select! {
+        messages = agent.prompt(request) => messages,
+        () = cancel.cancelled() => {
+            agent.abort();
+            return status(RunStatus::Aborted);
+        }
+        () = tokio::time::sleep(timeout) => {
+            agent.abort();
+            return status(RunStatus::TimedOut(timeout));
+        }
+    };
+    let messages = match messages {
+        Ok(messages) => messages,
+        Err(error) => return failed(format!("could not ask {model_id}: {error}")),
+    };
+    let last = match messages.last() {
+        Some(Message::Assistant(answer)) => Some(answer),
+        _ => None,
+    };
+    match last {
+        Some(answer) if answer.stop_reason == StopReason::Error => failed(format!(
+            "could not ask {model_id}: {}",
+            answer.error_message.as_deref().unwrap_or("unknown error")
+        )),
+        Some(answer) if answer.stop_reason == StopReason::Aborted => status(RunStatus::Aborted),
+        Some(answer) => read_verdict(&answer.text()),
+        // The run stopped after a turn's tool results: the turn limit.
+        None => failed(format!(
+            "{model_id} gave no verdict within {MAX_AGENT_TURNS} turns"
+        )),
+    }
+}
+
+/// The model and provider a prompt or agent hook asks: the session's, or
+/// the hook's `model` by id on the session's provider; `None` outside a
+/// session.
+fn hook_model(
+    hook: &PromptHook,
+    model: Option<&ModelHandle>,
+) -> Option<(Model, Arc<dyn Provider>)> {
+    let choice = model?.current();
+    let model = match &hook.model {
+        Some(id) => Model::new(id, &choice.model.provider, &choice.model.api),
+        None => choice.model,
+    };
+    Some((model, choice.provider))
 }
 
 /// The prompt with `$ARGUMENTS` replaced by `input`, or `input` after it.
@@ -121,7 +234,51 @@ fn failed(what: String) -> Verdict {
 
 #[cfg(test)]
 mod tests {
+    use agent_ai::testing::ScriptedProvider;
+    use agent_ai::{AssistantContent, ToolCall};
+    use serde_json::json;
+
     use super::*;
+
+    #[tokio::test]
+    async fn an_agent_hooks_model_that_keeps_reading_stops_after_the_turn_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        let reads = (0..MAX_AGENT_TURNS + 5).map(|n| {
+            let call = ToolCall::new(format!("c{n}"), "read", json!({"path": "a.txt"}));
+            ScriptedProvider::reply(vec![AssistantContent::ToolCall(call)])
+        });
+        let provider = Arc::new(ScriptedProvider::from_messages(reads));
+        let asking = Asking {
+            model: Some(ModelHandle::new(
+                ScriptedProvider::model(),
+                provider.clone(),
+            )),
+            tool_check: None,
+        };
+        let hook = PromptHook {
+            prompt: "Check $ARGUMENTS".into(),
+            model: None,
+        };
+        let verdict = investigate(
+            &hook,
+            &asking,
+            b"{}",
+            dir.path(),
+            Duration::from_secs(30),
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(provider.requests().len(), MAX_AGENT_TURNS);
+        assert_eq!(
+            verdict.status,
+            RunStatus::RequestFailed("scripted gave no verdict within 50 turns".into())
+        );
+        assert_eq!(
+            provider.requests()[0].system_prompt.as_deref(),
+            Some(INVESTIGATOR_SYSTEM_PROMPT)
+        );
+    }
 
     #[test]
     fn the_event_goes_where_the_prompt_names_it_or_after_it() {

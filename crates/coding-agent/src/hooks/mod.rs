@@ -22,7 +22,8 @@
 //! trusted), [`config`] their `hooks` key, [`matcher`] selects tools,
 //! [`runner`] runs the hooks of an event in parallel (commands each in its
 //! own process group, killed on timeout or abort; `http` POSTs the `http`
-//! hooks' requests; `judge` asks a model for the `prompt` hooks' verdicts),
+//! hooks' requests; `judge` asks a model for the `prompt` and `agent`
+//! hooks' verdicts),
 //! [`outcome`] reads what they said, [`io`] holds the JSON shapes. Hooks fail open by default, as in Claude Code; an entry with
 //! `"onError": "block"` turns its crash or timeout into a block.
 
@@ -40,7 +41,7 @@ pub mod runner;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use agent_ai::Content;
 use agent_core::{
@@ -53,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use config::{HookConfig, HookEvent, HooksSettings, OnError};
 pub use io::PermissionDecision;
+pub use judge::Asking;
 pub use outcome::Outcome;
 pub use permission::{RequestAnswer, stop_the_agent};
 
@@ -157,8 +159,9 @@ pub struct CommandHooks {
     /// PreToolUse's `additionalContext` by call id, added to the call's
     /// result in `after_tool_call`.
     pending_context: Mutex<HashMap<String, Vec<String>>>,
-    /// The model `prompt` hooks ask: the session's, as it is at the time.
-    model: Mutex<Option<ModelHandle>>,
+    /// What `prompt` and `agent` hooks ask with: the session's model, and
+    /// the policy an agent hook's tool calls meet.
+    asking: Mutex<Asking>,
 }
 
 impl CommandHooks {
@@ -172,14 +175,21 @@ impl CommandHooks {
                 ..SessionInfo::default()
             }),
             pending_context: Mutex::default(),
-            model: Mutex::default(),
+            asking: Mutex::default(),
         }
     }
 
     /// Lets `prompt` hooks ask the model `handle` names (the session does
     /// this; without it they fail, as a command that cannot start).
     pub fn set_model(&self, handle: ModelHandle) {
-        *lock(&self.model) = Some(handle);
+        lock(&self.asking).model = Some(handle);
+    }
+
+    /// Judges the tool calls of `agent` hooks' models with `check` (the
+    /// guard gives its permission policy, so a deny rule holds for them
+    /// too; without it their read-only calls run as asked).
+    pub fn set_tool_check(&self, check: Arc<dyn ToolCallHooks>) {
+        lock(&self.asking).tool_check = Some(check);
     }
 
     /// True when no hook is configured.
@@ -324,8 +334,8 @@ impl CommandHooks {
         }
         // Strings, numbers and JSON values only: serialising cannot fail.
         let stdin = serde_json::to_vec(&self.input(fields)).unwrap_or_default();
-        let model = lock(&self.model).clone();
-        let runs = run_all(&handlers, &stdin, &self.cwd, model.as_ref(), cancel).await;
+        let asking = lock(&self.asking).clone();
+        let runs = run_all(&handlers, &stdin, &self.cwd, &asking, cancel).await;
         let outcome = read_runs(event, runs);
         for warning in &outcome.warnings {
             tracing::warn!("{warning}");

@@ -13,10 +13,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use agent_core::ModelHandle;
-
 use super::config::{Action, Handler, OnError};
-use super::judge::judge;
+use super::judge::{Asking, investigate, judge};
 use crate::support::process_group::{ProcessGroup, signal_name};
 
 /// How much of a hook's stdout and of its stderr is kept; the rest is read
@@ -62,18 +60,18 @@ pub struct HookRun {
 }
 
 /// Runs `handlers` at once, each with `input` on stdin, in `cwd` (`prompt`
-/// hooks ask `model`); results in the handlers' order.
+/// and `agent` hooks ask with `asking`); results in the handlers' order.
 pub async fn run_all(
     handlers: &[Handler],
     input: &[u8],
     cwd: &Path,
-    model: Option<&ModelHandle>,
+    asking: &Asking,
     cancel: &CancellationToken,
 ) -> Vec<HookRun> {
     join_all(
         handlers
             .iter()
-            .map(|handler| run_one(handler, input, cwd, model, cancel)),
+            .map(|handler| run_one(handler, input, cwd, asking, cancel)),
     )
     .await
 }
@@ -82,7 +80,7 @@ async fn run_one(
     handler: &Handler,
     input: &[u8],
     cwd: &Path,
-    model: Option<&ModelHandle>,
+    asking: &Asking,
     cancel: &CancellationToken,
 ) -> HookRun {
     let finished = |status, stdout, stderr| HookRun {
@@ -102,7 +100,11 @@ async fn run_one(
             };
         }
         Action::Prompt(hook) => {
-            let verdict = judge(hook, model, input, handler.timeout, cancel).await;
+            let verdict = judge(hook, asking, input, handler.timeout, cancel).await;
+            return finished(verdict.status, String::new(), verdict.reason);
+        }
+        Action::Agent(hook) => {
+            let verdict = investigate(hook, asking, input, cwd, handler.timeout, cancel).await;
             return finished(verdict.status, String::new(), verdict.reason);
         }
     };
@@ -216,7 +218,7 @@ mod tests {
             &[handler(command, timeout)],
             b"{\"hook_event_name\":\"Stop\"}",
             dir.path(),
-            None,
+            &Asking::default(),
             &CancellationToken::new(),
         )
         .await;
@@ -283,7 +285,7 @@ mod tests {
             ],
             b"{}",
             dir.path(),
-            None,
+            &Asking::default(),
             &cancel,
         )
         .await;
@@ -312,7 +314,7 @@ mod tests {
             ],
             b"{}",
             dir.path(),
-            None,
+            &Asking::default(),
             &CancellationToken::new(),
         )
         .await;

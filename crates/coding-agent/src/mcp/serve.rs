@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use agent_ai::{Content, ToolCall};
 use agent_core::{
-    AgentTool, AgentToolResult, NoHooks, ToolCallHooks, ToolSet, run_single_tool_call_with_updates,
+    AgentToolResult, NoHooks, ToolCallHooks, ToolSet, run_single_tool_call_with_updates,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -170,32 +170,4 @@ fn progress_forwarder(
         }
     });
     Some(sender)
-}
-
-/// The built-in tools called `names` (all seven when `None`), as the loop
-/// sees them, working in `cwd`; `Err` names an unknown tool.
-pub fn builtin_tool_set(
-    names: Option<&[String]>,
-    cwd: std::path::PathBuf,
-) -> anyhow::Result<ToolSet> {
-    use crate::definition::{ContextFactory, wrap_tool_definition};
-    use crate::tools::{BUILTIN_TOOL_NAMES, builtin_tool};
-    let all: Vec<String> = BUILTIN_TOOL_NAMES.iter().map(|&n| n.to_owned()).collect();
-    let names = names.unwrap_or(&all);
-    let factory: ContextFactory = Arc::new(move |cancel| crate::ToolContext {
-        cancel,
-        ..crate::ToolContext::new(cwd.clone())
-    });
-    let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
-    for name in names {
-        let name = name.trim();
-        let definition = builtin_tool(name).ok_or_else(|| {
-            anyhow::anyhow!(
-                "unknown tool \"{name}\"; the tools are {}",
-                BUILTIN_TOOL_NAMES.join(", ")
-            )
-        })?;
-        tools.push(wrap_tool_definition(definition, factory.clone()));
-    }
-    Ok(ToolSet::new(tools)?)
 }

@@ -13,7 +13,9 @@
 
 use std::sync::Arc;
 
-use crate::definition::{ToolDefinition, Typed};
+use agent_core::{AgentTool, ToolSet};
+
+use crate::definition::{ContextFactory, ToolDefinition, Typed, wrap_tool_definition};
 use crate::support::walk::LocalSearchOperations;
 
 pub mod bash;
@@ -99,6 +101,32 @@ pub fn builtin_tool(name: &str) -> Option<Arc<dyn ToolDefinition>> {
         _ => return None,
     };
     Some(tool)
+}
+
+/// The built-in tools called `names` (all seven when `None`), as the loop
+/// sees them, working in `cwd`; `Err` names an unknown tool.
+pub fn builtin_tool_set(
+    names: Option<&[String]>,
+    cwd: std::path::PathBuf,
+) -> anyhow::Result<ToolSet> {
+    let all: Vec<String> = BUILTIN_TOOL_NAMES.iter().map(|&n| n.to_owned()).collect();
+    let names = names.unwrap_or(&all);
+    let factory: ContextFactory = Arc::new(move |cancel| crate::ToolContext {
+        cancel,
+        ..crate::ToolContext::new(cwd.clone())
+    });
+    let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+    for name in names {
+        let name = name.trim();
+        let definition = builtin_tool(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown tool \"{name}\"; the tools are {}",
+                BUILTIN_TOOL_NAMES.join(", ")
+            )
+        })?;
+        tools.push(wrap_tool_definition(definition, factory.clone()));
+    }
+    Ok(ToolSet::new(tools)?)
 }
 
 #[cfg(test)]
