@@ -18,12 +18,55 @@
 //! As in Pi, a skill without a description is left out with a warning, and a
 //! name that breaks the standard's rules (1 to 64 of `a-z`, `0-9` and single
 //! hyphens, the folder's name) is warned about and used.
+//!
+//! The folders are read through `ls`'s and `read`'s Operations
+//! ([`SkillFiles`]): this machine's, or with `--remote` the remote host's,
+//! where the model's `read` then finds the files the prompt names.
 
 use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
 
 use crate::settings::PROJECT_CONFIG_DIR;
 use crate::support::front_matter;
 use crate::templates::{PromptTemplate, TemplateKind, TemplateLocation};
+use crate::tools::ls::ops::{LocalLsOperations, LsOperations};
+use crate::tools::read::ops::{LocalReadOperations, ReadOperations};
+
+/// Where skill folders are read: the file system the model's tools see.
+#[derive(Clone, Copy)]
+pub struct SkillFiles<'a> {
+    /// Lists folders and tells folders from files.
+    pub ls: &'a dyn LsOperations,
+    /// Reads the skill files.
+    pub read: &'a dyn ReadOperations,
+}
+
+impl SkillFiles<'static> {
+    /// This machine's files.
+    pub fn local() -> Self {
+        SkillFiles {
+            ls: &LocalLsOperations,
+            read: &LocalReadOperations,
+        }
+    }
+}
+
+impl SkillFiles<'_> {
+    /// Whether `path` is a folder (following links).
+    async fn is_dir(&self, path: &Path) -> bool {
+        self.ls.stat(path).await.is_ok_and(|stat| stat.is_directory)
+    }
+
+    /// Whether `path` is something other than a folder.
+    async fn is_file(&self, path: &Path) -> bool {
+        self.ls
+            .stat(path)
+            .await
+            .is_ok_and(|stat| !stat.is_directory)
+    }
+}
 
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,12 +100,13 @@ const MAX_DESCRIPTION: usize = 1024;
 const MAX_DEPTH: usize = 4;
 
 /// The skill folders of a session in `cwd`, the first found winning a name:
-/// the project's when it is trusted, then the user's (`home`: the user's
-/// home folder, for `~/.agents/skills`). When the project is not trusted, the
-/// second value is the notice saying its skills are left out (`None` when it
-/// has none).
-pub fn dirs(
-    agent_dir: &Path,
+/// the project's when it is trusted, then the user's (`agent_dir`'s, when
+/// the files are this machine's; `home`: the user's home folder, for
+/// `~/.agents/skills`). When the project is not trusted, the second value
+/// is the notice saying its skills are left out (`None` when it has none).
+pub async fn dirs(
+    files: SkillFiles<'_>,
+    agent_dir: Option<&Path>,
     home: Option<&Path>,
     cwd: &Path,
     project_trusted: bool,
@@ -70,12 +114,12 @@ pub fn dirs(
     let mut project = vec![cwd.join(PROJECT_CONFIG_DIR).join(SKILLS_DIR)];
     for dir in cwd.ancestors() {
         project.push(dir.join(SHARED_DIR).join(SKILLS_DIR));
-        if dir.join(".git").exists() {
+        if files.ls.exists(&dir.join(".git")).await {
             break;
         }
     }
     let user = [
-        Some(agent_dir.join(SKILLS_DIR)),
+        agent_dir.map(|dir| dir.join(SKILLS_DIR)),
         home.map(|home| home.join(SHARED_DIR).join(SKILLS_DIR)),
     ]
     .into_iter()
@@ -87,28 +131,40 @@ pub fn dirs(
             .map(|dir| (dir, TemplateLocation::Project));
         return (project.chain(user).collect(), None);
     }
-    let notice = project.iter().find(|dir| dir.is_dir()).map(|dir| {
-        format!(
-            "the project's skills in {} are not loaded: the project is not trusted (trust it with --trust)",
-            dir.display()
-        )
-    });
+    let mut notice = None;
+    for dir in &project {
+        if files.is_dir(dir).await {
+            notice = Some(format!(
+                "the project's skills in {} are not loaded: the project is not trusted (trust it with --trust)",
+                dir.display()
+            ));
+            break;
+        }
+    }
     (user.collect(), notice)
 }
 
 /// The skills of `given` (paths named by the user) and of `dirs`, in that
 /// order, the first of a name winning; with the warnings to show about
 /// those left out and those that break the standard's rules.
-pub fn load(given: &[PathBuf], dirs: &[(PathBuf, TemplateLocation)]) -> (Vec<Skill>, Vec<String>) {
-    let mut found = Found::default();
+pub async fn load(
+    files: SkillFiles<'_>,
+    given: &[PathBuf],
+    dirs: &[(PathBuf, TemplateLocation)],
+) -> (Vec<Skill>, Vec<String>) {
+    let mut found = Found {
+        files,
+        skills: Vec::new(),
+        warnings: Vec::new(),
+    };
     for path in given {
         let skill_file = path.join("SKILL.md");
-        if skill_file.is_file() {
-            found.file(&skill_file, TemplateLocation::Path);
-        } else if path.is_dir() {
-            found.folder(path, TemplateLocation::Path, 0);
-        } else if path.is_file() {
-            found.file(path, TemplateLocation::Path);
+        if files.is_file(&skill_file).await {
+            found.file(&skill_file, TemplateLocation::Path).await;
+        } else if files.is_dir(path).await {
+            found.folder(path.clone(), TemplateLocation::Path, 0).await;
+        } else if files.is_file(path).await {
+            found.file(path, TemplateLocation::Path).await;
         } else {
             found
                 .warnings
@@ -116,59 +172,77 @@ pub fn load(given: &[PathBuf], dirs: &[(PathBuf, TemplateLocation)]) -> (Vec<Ski
         }
     }
     for (dir, location) in dirs {
-        found.folder(dir, *location, 0);
+        found.folder(dir.clone(), *location, 0).await;
     }
     let Found {
         mut skills,
         warnings,
+        ..
     } = found;
     skills.sort_by(|a, b| a.name.cmp(&b.name));
     (skills, warnings)
 }
 
-#[derive(Default)]
-struct Found {
+struct Found<'a> {
+    files: SkillFiles<'a>,
     skills: Vec<Skill>,
     warnings: Vec<String>,
 }
 
-impl Found {
+impl Found<'_> {
     /// The skills in the folder `dir`: its subfolders with a `SKILL.md`, and
     /// at the top, its Markdown files.
-    fn folder(&mut self, dir: &Path, location: TemplateLocation, depth: usize) {
-        let skill_file = dir.join("SKILL.md");
-        if depth > 0 && skill_file.is_file() {
-            self.file(&skill_file, location);
-            return;
-        }
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut paths: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).collect();
-        paths.sort();
-        for path in paths {
-            let hidden = path
-                .file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with('.'));
-            if hidden || path.file_name().is_some_and(|name| name == "node_modules") {
-                continue;
+    fn folder(
+        &mut self,
+        dir: PathBuf,
+        location: TemplateLocation,
+        depth: usize,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let skill_file = dir.join("SKILL.md");
+            if depth > 0 && self.files.is_file(&skill_file).await {
+                self.file(&skill_file, location).await;
+                return;
             }
-            if path.is_dir() {
-                if depth < MAX_DEPTH {
-                    self.folder(&path, location, depth + 1);
+            let Ok(names) = self.files.ls.read_dir(&dir).await else {
+                return;
+            };
+            let mut paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
+            paths.sort();
+            for path in paths {
+                let hidden = path
+                    .file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with('.'));
+                if hidden || path.file_name().is_some_and(|name| name == "node_modules") {
+                    continue;
                 }
-            } else if depth == 0 && path.extension().is_some_and(|ext| ext == "md") {
-                self.file(&path, location);
+                if self.files.is_dir(&path).await {
+                    if depth < MAX_DEPTH {
+                        self.folder(path, location, depth + 1).await;
+                    }
+                } else if depth == 0 && path.extension().is_some_and(|ext| ext == "md") {
+                    self.file(&path, location).await;
+                }
             }
-        }
+        })
     }
 
     /// The skill in the file `path`, unless it has no description or its
     /// name is taken.
-    fn file(&mut self, path: &Path, location: TemplateLocation) {
+    async fn file(&mut self, path: &Path, location: TemplateLocation) {
         let shown = path.display();
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let read = self
+            .files
+            .read
+            .read_all(path, &CancellationToken::new())
+            .await;
+        let text = match read.map(String::from_utf8) {
+            Ok(Ok(text)) => text,
+            Ok(Err(_)) => {
+                self.warnings
+                    .push(format!("skill {shown} is left out: it is not UTF-8 text"));
+                return;
+            }
             Err(error) => {
                 self.warnings
                     .push(format!("skill {shown} is left out: {error}"));
@@ -317,8 +391,8 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
-    #[test]
-    fn folders_with_a_skill_md_and_top_level_markdown_files_are_skills() {
+    #[tokio::test]
+    async fn folders_with_a_skill_md_and_top_level_markdown_files_are_skills() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("skills");
         write(
@@ -336,7 +410,12 @@ mod tests {
         );
         write(&dir.join("notes.md"), "---\ndescription: Notes.\n---\nN\n");
         write(&dir.join("plain.md"), "no front matter\n");
-        let (skills, warnings) = load(&[], &[(dir.clone(), TemplateLocation::User)]);
+        let (skills, warnings) = load(
+            SkillFiles::local(),
+            &[],
+            &[(dir.clone(), TemplateLocation::User)],
+        )
+        .await;
         let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["deploy", "notes", "pdf-tools"]);
         assert_eq!(skills[2].instructions, "# PDF\nRun ./fill.sh");
@@ -367,8 +446,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_first_of_a_name_wins_and_broken_names_are_warned_about_but_used() {
+    #[tokio::test]
+    async fn the_first_of_a_name_wins_and_broken_names_are_warned_about_but_used() {
         let root = tempfile::tempdir().unwrap();
         let given = root.path().join("mine/review/SKILL.md");
         write(&given, "---\nname: review\ndescription: Mine.\n---\n");
@@ -387,9 +466,11 @@ mod tests {
         );
         let missing = root.path().join("nowhere");
         let (skills, warnings) = load(
+            SkillFiles::local(),
             &[given.clone(), missing],
             &[(dir.clone(), TemplateLocation::Project)],
-        );
+        )
+        .await;
         let found: Vec<(&str, &str)> = skills
             .iter()
             .map(|s| (s.name.as_str(), s.description.as_str()))
@@ -410,14 +491,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_untrusted_project_s_skills_are_named_and_left_out() {
+    #[tokio::test]
+    async fn an_untrusted_project_s_skills_are_named_and_left_out() {
         let root = tempfile::tempdir().unwrap();
         let cwd = root.path().join("repo/sub");
         std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
         std::fs::create_dir_all(cwd.join(".agents/skills")).unwrap();
         let agent = root.path().join("agent");
-        let (trusted, _) = dirs(&agent, None, &cwd, true);
+        let (trusted, _) = dirs(SkillFiles::local(), Some(&agent), None, &cwd, true).await;
         let trusted: Vec<PathBuf> = trusted.into_iter().map(|(dir, _)| dir).collect();
         assert_eq!(
             trusted,
@@ -428,7 +509,7 @@ mod tests {
                 agent.join("skills"),
             ]
         );
-        let (untrusted, notice) = dirs(&agent, None, &cwd, false);
+        let (untrusted, notice) = dirs(SkillFiles::local(), Some(&agent), None, &cwd, false).await;
         assert_eq!(untrusted, [(agent.join("skills"), TemplateLocation::User)]);
         assert!(
             notice

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "e2e_support/mod.rs"]
+mod e2e_support;
 #[path = "remote_support/mod.rs"]
 mod remote_support;
 
@@ -699,4 +701,49 @@ async fn a_running_helper_sandboxes_commands_after_its_file_was_replaced() {
     .await;
     result.unwrap();
     assert!(remote.path("made-after-replace").exists());
+}
+
+#[test]
+fn with_remote_the_skills_are_the_remote_projects_and_the_model_is_told_their_remote_paths() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let sandbox = e2e_support::Sandbox::new();
+    // This machine's skill: the remote tools could not read it.
+    let local = sandbox.agent_dir.join("skills/local-only/SKILL.md");
+    std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+    std::fs::write(&local, "---\ndescription: Local.\n---\nL\n").unwrap();
+    // The remote project, a repository with a skill of its own.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    let skill = project.path().join(".agents/skills/deploy/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &skill,
+        "---\ndescription: Deploy the site.\n---\nRun make deploy\n",
+    )
+    .unwrap();
+
+    let wire = e2e_support::Wire::OpenAi;
+    let server =
+        e2e_support::ModelServer::answering(wire, vec![e2e_support::Answer::text(&["ok"])]);
+    let (cache_var, cache) = remote_support::cache_env();
+    let mut command = sandbox.command(wire, &server);
+    command
+        .args(sshd.flags(project.path()))
+        .args(["--trust", "-p", "hello"])
+        .env(cache_var, cache);
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let requests = server.requests();
+    let system = requests[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        system.contains("<name>deploy</name>") && system.contains(&skill.display().to_string()),
+        "{system}"
+    );
+    assert!(!system.contains("local-only"), "{system}");
 }

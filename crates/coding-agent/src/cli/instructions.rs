@@ -18,7 +18,8 @@ use coding_agent::remote::RemoteOperations;
 use coding_agent::remote::context::load_remote_context_files;
 use coding_agent::session::iso_timestamp;
 use coding_agent::settings::Settings;
-use coding_agent::skills::{self, Skill};
+use coding_agent::skills::{self, Skill, SkillFiles};
+use coding_agent::support::paths::HomeDir;
 use coding_agent::templates::{self, PromptTemplate};
 
 use super::RunArgs;
@@ -39,8 +40,8 @@ pub(super) struct InstructionSources {
     agent_dir: PathBuf,
     cwd: PathBuf,
     tools: Vec<Arc<dyn ToolDefinition>>,
-    /// With `--remote`: the context files are the remote host's, and no
-    /// skill is loaded, since the tools there cannot read local files.
+    /// With `--remote`: the context files and skills are the remote host's,
+    /// since the tools there cannot read local files.
     remote: Option<RemoteOperations>,
     project_trusted: bool,
 }
@@ -87,10 +88,7 @@ impl InstructionSources {
             Some(ops) => load_remote_context_files(&self.agent_dir, ops, ops.host().cwd()).await,
             None => load_context_files(&self.agent_dir, &self.cwd),
         };
-        let skills = match &self.remote {
-            Some(_) => Vec::new(),
-            None => self.skills(),
-        };
+        let skills = self.skills().await;
         let mut commands = match self.no_prompt_templates {
             true => Vec::new(),
             false => self.prompt_templates(),
@@ -156,23 +154,41 @@ impl InstructionSources {
         loaded
     }
 
-    /// The skills: those `--skill` and the `skills` setting name, then
-    /// (unless `--no-skills`) the project's when it is trusted and the
-    /// user's ([`skills::dirs`]).
-    fn skills(&self) -> Vec<Skill> {
-        let (dirs, untrusted) = match self.no_skills {
-            true => (Vec::new(), None),
-            false => {
+    /// The skills the model's tools can read: this machine's (`--skill`
+    /// paths, the `skills` setting, the project's and the user's folders,
+    /// [`skills::dirs`]), or with `--remote` the remote host's (the
+    /// project's folders there and the remote user's `~/.agents/skills`;
+    /// paths on this machine are left out, with a notice).
+    async fn skills(&self) -> Vec<Skill> {
+        let (files, given, agent_dir, home, cwd) = match &self.remote {
+            Some(ops) => {
+                if !self.given_skills.is_empty() {
+                    tracing::warn!(
+                        "--skill paths and the skills setting name this machine's files; with --remote only the remote host's skills are loaded"
+                    );
+                }
+                let files = SkillFiles { ls: ops, read: ops };
+                (files, &[][..], None, ops.home_dir(), ops.host().cwd())
+            }
+            None => {
                 let home = coding_agent::support::paths::home_dir();
-                skills::dirs(
-                    &self.agent_dir,
-                    home.as_deref(),
-                    &self.cwd,
-                    self.project_trusted,
+                let agent_dir = Some(self.agent_dir.as_path());
+                (
+                    SkillFiles::local(),
+                    &self.given_skills[..],
+                    agent_dir,
+                    home,
+                    self.cwd.as_path(),
                 )
             }
         };
-        let (loaded, warnings) = skills::load(&self.given_skills, &dirs);
+        let (dirs, untrusted) = match self.no_skills {
+            true => (Vec::new(), None),
+            false => {
+                skills::dirs(files, agent_dir, home.as_deref(), cwd, self.project_trusted).await
+            }
+        };
+        let (loaded, warnings) = skills::load(files, given, &dirs).await;
         for warning in untrusted.into_iter().chain(warnings) {
             tracing::warn!("{warning}");
         }
