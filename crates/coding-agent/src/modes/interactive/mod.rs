@@ -27,6 +27,8 @@ pub mod highlight;
 mod idle;
 pub mod markdown;
 mod mcp_start;
+#[cfg(test)]
+mod seeded;
 mod session_commands;
 pub mod theme;
 pub mod transcript;

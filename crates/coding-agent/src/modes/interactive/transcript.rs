@@ -196,9 +196,14 @@ impl Transcript {
             self.entries.last().map(|shown| &shown.entry),
             self.attempt_from,
         ) {
-            (Some(Entry::AttemptNotice(_)), Some(from)) => self.entries[from..]
-                .iter()
-                .rposition(|shown| matches!(shown.entry, Entry::Assistant(_)))
+            (Some(Entry::AttemptNotice(_)), Some(from)) => self
+                .entries
+                .get(from..)
+                .and_then(|attempt| {
+                    attempt
+                        .iter()
+                        .rposition(|shown| matches!(shown.entry, Entry::Assistant(_)))
+                })
                 .map(|at| from + at),
             _ => None,
         };
@@ -929,6 +934,75 @@ mod tests {
             ],
             "the command's output stays, so the next retry line is a line of its own"
         );
+    }
+
+    #[test]
+    fn any_sequence_of_events_notices_and_retries_keeps_the_indexes_sound() {
+        let now = Instant::now();
+        let mut next = crate::modes::interactive::seeded::xorshift();
+        let mut transcript = Transcript::default();
+        let line = |text: &str| vec![StyledLine::new(text, Style::Warning)];
+        for step in 0..20_000 {
+            match next(12) {
+                0 => transcript.apply(
+                    &AgentEvent::MessageStart {
+                        message: Message::User(UserMessage::text("go")),
+                    },
+                    now,
+                ),
+                1 | 2 => {
+                    let answer = if next(2) == 0 {
+                        waiting()
+                    } else {
+                        answer("hi")
+                    };
+                    let message = Message::Assistant(answer.clone());
+                    let event = match next(3) {
+                        0 => AgentEvent::MessageStart { message },
+                        1 => AgentEvent::MessageUpdate {
+                            message,
+                            assistant_message_event: Box::new(
+                                agent_ai::AssistantMessageEvent::Start { partial: answer },
+                            ),
+                        },
+                        _ => AgentEvent::MessageEnd { message },
+                    };
+                    transcript.apply(&event, now);
+                }
+                3 => failed_attempt(&mut transcript, next(3) as u32, "refused", now),
+                4 => transcript.notice(line("Session: s1")),
+                5 | 6 => {
+                    let head = ["Warning: a", "Warning: b"][next(2)];
+                    transcript.warning(line(&format!("{head} (n={step})")));
+                }
+                7 => transcript.retry_scheduled(retry_line(1 + next(3) as u32)),
+                8 => transcript.run_ended(),
+                9 if next(50) == 0 => transcript.clear(),
+                _ => {
+                    transcript.window(40, now, 10, next(5));
+                }
+            }
+            let len = transcript.entries.len();
+            if let Some(index) = transcript.streaming {
+                assert!(
+                    matches!(transcript.entries[index].entry, Entry::Assistant(_)),
+                    "step {step}: the streaming index is not an answer"
+                );
+            }
+            if let Some(index) = transcript.retry_line {
+                assert!(
+                    matches!(
+                        transcript.entries.get(index).map(|s| &s.entry),
+                        Some(Entry::Notice(_))
+                    ),
+                    "step {step}: the retry line is not a notice"
+                );
+            }
+            assert!(
+                transcript.attempt_from.is_none_or(|from| from <= len),
+                "step {step}: the attempt begins past the end"
+            );
+        }
     }
 
     #[test]

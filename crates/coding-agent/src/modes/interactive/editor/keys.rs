@@ -240,14 +240,7 @@ mod tests {
 
     #[test]
     fn any_sequence_of_keys_keeps_the_cursor_in_the_text_and_never_panics() {
-        // A small xorshift: the same sequence on every run.
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |below: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            usize::try_from(state % below as u64).unwrap()
-        };
+        let mut next = crate::modes::interactive::seeded::xorshift();
         let codes = [
             KeyCode::Char('a'),
             KeyCode::Char('é'),
