@@ -213,11 +213,13 @@ impl ModelCatalog {
 
     /// The model after the current one among those cycling goes through
     /// ([`ModelCatalog::cycle`], else [`ModelCatalog::available`]),
-    /// wrapping; `None` when there is no other.
+    /// wrapping; the one before it with `back` (Ctrl+Shift+P); `None` when
+    /// there is no other.
     pub async fn next_after_current(
         &self,
         session: &AgentSession,
         env: SyncEnv<'_>,
+        back: bool,
     ) -> Option<Model> {
         let current = session.model();
         let mut models = if self.cycle.is_empty() {
@@ -234,14 +236,22 @@ impl ModelCatalog {
                 .collect()
         };
         dedup_models(&mut models);
-        let at = models.iter().position(|model| same_model(model, &current));
-        let next = match at {
-            Some(at) => models.get((at + 1) % models.len())?,
-            // The current model is not in the cycle: it starts at the first.
-            None => models.first()?,
-        };
-        (!same_model(next, &current)).then(|| next.clone())
+        step_from(&models, &current, back)
     }
+}
+
+/// The model after `current` in `models` (before it, with `back`),
+/// wrapping; where `current` is not among them, the first (the last);
+/// `None` when that is `current` itself or there is none.
+fn step_from(models: &[Model], current: &Model, back: bool) -> Option<Model> {
+    let at = models.iter().position(|model| same_model(model, current));
+    let next = match (at, back) {
+        (Some(at), false) => &models[(at + 1) % models.len()],
+        (Some(at), true) => &models[(at + models.len() - 1) % models.len()],
+        (None, false) => models.first()?,
+        (None, true) => models.last()?,
+    };
+    (!same_model(next, current)).then(|| next.clone())
 }
 
 /// Whether `a` and `b` are the same model of the same provider.
@@ -258,4 +268,24 @@ fn dedup_models(models: &mut Vec<Model>) {
         }
     }
     *models = kept;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stepping_wraps_both_ways_and_starts_at_an_end_for_a_model_not_listed() {
+        let model = |id: &str| Model::new(id, "p", "openai-completions");
+        let models = [model("a"), model("b"), model("c")];
+        let step = |current: &str, back: bool| step_from(&models, &model(current), back);
+        assert_eq!(step("a", false), Some(model("b")));
+        assert_eq!(step("c", false), Some(model("a")));
+        assert_eq!(step("a", true), Some(model("c")));
+        assert_eq!(step("b", true), Some(model("a")));
+        assert_eq!(step("x", false), Some(model("a")));
+        assert_eq!(step("x", true), Some(model("c")));
+        assert_eq!(step_from(&[model("a")], &model("a"), true), None);
+        assert_eq!(step_from(&[], &model("a"), true), None);
+    }
 }

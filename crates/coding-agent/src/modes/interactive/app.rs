@@ -93,8 +93,12 @@ pub enum Action {
     Reload,
     /// Move to the next thinking level (Shift+Tab).
     CycleThinking,
-    /// Switch to the next model (Ctrl+P).
-    CycleModel,
+    /// Switch to the next model (Ctrl+P), or the one before (`back`:
+    /// Ctrl+Shift+P, where the terminal tells it from Ctrl+P).
+    CycleModel {
+        /// Step backwards.
+        back: bool,
+    },
     /// Edit the prompt in `$VISUAL`/`$EDITOR` (Ctrl+G).
     ExternalEditor,
     /// Stop to the shell that started the app, until `fg` (Ctrl+Z).
@@ -635,8 +639,8 @@ impl App {
             KeyCode::Char('z') if ctrl => Action::Suspend,
             KeyCode::Up if alt => Action::Dequeue,
             KeyCode::BackTab => Action::CycleThinking,
-            KeyCode::Char('p') if ctrl && self.running => self.refuse("Ctrl+P"),
-            KeyCode::Char('p') if ctrl => Action::CycleModel,
+            KeyCode::Char('p' | 'P') if ctrl && self.running => self.refuse("Ctrl+P"),
+            KeyCode::Char('p' | 'P') if ctrl => Action::CycleModel { back: shift },
             _ => {
                 self.edit(key);
                 Action::None
@@ -1205,6 +1209,10 @@ fn help_lines() -> Vec<StyledLine> {
             "Ctrl+P",
             "next model (--models, enabledModels, else all with a key)",
         ),
+        (
+            "Ctrl+Shift+P",
+            "previous model (in terminals with the kitty keyboard protocol)",
+        ),
         ("Alt+Up", "take the queued messages back into the editor"),
         ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
         ("Ctrl+Z", "stop to the shell; `fg` brings the app back"),
@@ -1359,6 +1367,24 @@ mod tests {
         app.editor.set_text("/model ");
         let rows = app.menu.rows("/model ", &app.menu_entries(), 60);
         rows.iter().map(StyledLine::plain).collect()
+    }
+
+    #[test]
+    fn ctrl_p_cycles_the_models_and_ctrl_shift_p_goes_back() {
+        let mut app = app();
+        let ctrl = KeyModifiers::CONTROL;
+        let press = |app: &mut App, code, modifiers| app.handle_key(KeyEvent::new(code, modifiers));
+        assert_eq!(
+            press(&mut app, KeyCode::Char('p'), ctrl),
+            Action::CycleModel { back: false }
+        );
+        // Terminals speaking the kitty keyboard protocol send either case.
+        for code in [KeyCode::Char('P'), KeyCode::Char('p')] {
+            assert_eq!(
+                press(&mut app, code, ctrl | KeyModifiers::SHIFT),
+                Action::CycleModel { back: true }
+            );
+        }
     }
 
     #[test]

@@ -608,10 +608,10 @@ impl Driver {
                 app.restore_queued(texts.collect());
             }
             Action::CycleThinking => self.cycle_thinking(app),
-            Action::CycleModel => {
+            Action::CycleModel { back } => {
                 let env = |name: &str| std::env::var(name).ok();
                 let models = &self.interactive.models;
-                match models.next_after_current(&self.session, &env).await {
+                match models.next_after_current(&self.session, &env, back).await {
                     Some(next) => self.switch_model(app, &format!("{}/{}", next.provider, next.id)),
                     None => app.notice(vec![StyledLine::new(
                         "No other model to switch to (/model lists the providers)",

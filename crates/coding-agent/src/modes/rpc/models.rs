@@ -40,7 +40,7 @@ pub async fn cycle_model(
     session: &AgentSession,
     catalog: &ModelCatalog,
 ) -> Result<Option<Model>, String> {
-    match catalog.next_after_current(session, &env).await {
+    match catalog.next_after_current(session, &env, false).await {
         Some(next) => set_model(session, catalog, &next.provider, &next.id).map(Some),
         None => Ok(None),
     }
