@@ -130,10 +130,14 @@ pub async fn run_prompt(
         if answer.stop_reason != StopReason::Error {
             chain.overflow_recovered = false;
             if chain.attempt > 0 {
+                // An answer the user aborted did not succeed: the retries
+                // end cancelled (Pi reports them a success;
+                // docs/DEVIATIONS.md).
+                let aborted = answer.stop_reason == StopReason::Aborted;
                 session.notify(SessionEvent::AutoRetryEnd {
-                    success: true,
+                    success: !aborted,
                     attempt: chain.attempt,
-                    final_error: None,
+                    final_error: aborted.then(|| RETRY_CANCELLED.to_owned()),
                     failed: None,
                 });
                 chain.attempt = 0;

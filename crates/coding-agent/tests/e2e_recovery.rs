@@ -337,6 +337,49 @@ fn abort_retry_during_the_wait_ends_the_run_cleanly() {
     }
 }
 
+#[test]
+fn an_abort_while_the_retried_request_runs_ends_the_retries_cancelled_not_succeeded() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(
+        &sandbox,
+        r#""retry":{"baseDelayMs":10,"provider":{"maxRetries":0}}"#,
+    );
+    let server = ModelServer::start(move |request| match request.index {
+        0 => Reply::Status(503, BUSY.to_owned()),
+        _ => Reply::Stall,
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "rpc"]).stdin(Stdio::piped());
+    let mut running = Running::spawn_piped(command);
+    let mut stdin = running.take_stdin();
+    let lines = running.stdout_lines();
+    send(
+        &mut stdin,
+        &json!({"id": "p", "type": "prompt", "message": "hi"}),
+    );
+    let mut retrying = false;
+    let end = loop {
+        let line = next_json(&lines);
+        retrying |= line["type"] == "auto_retry_start";
+        // The retried request has started: its answer begins.
+        if retrying && line["type"] == "message_start" && line["message"]["role"] == "assistant" {
+            send(&mut stdin, &json!({"id": "a", "type": "abort"}));
+        }
+        if line["type"] == "auto_retry_end" {
+            break line;
+        }
+    };
+    assert_eq!(
+        end,
+        json!({"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"})
+    );
+    drop(stdin);
+    let (status, _, _) = running.finish();
+    assert!(status.success());
+    assert_eq!(server.requests().len(), 2);
+}
+
 /// A prompt of about `tokens` tokens (4 characters each).
 fn big_prompt(label: &str, tokens: usize) -> String {
     format!("{label} {}", "word ".repeat(tokens * 4 / 5))
