@@ -181,10 +181,25 @@ fn a_truncated_last_line_is_skipped_and_the_next_entry_starts_a_new_line() {
 }
 
 #[test]
-fn a_file_without_a_header_is_started_afresh() {
+fn a_file_without_a_header_is_an_error_and_left_as_it_is() {
+    // DEVIATIONS M10: Pi overwrites it with a new session.
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("broken.jsonl");
-    std::fs::write(&path, "not json\n").unwrap();
+    let path = dir.path().join("data.jsonl");
+    std::fs::write(&path, "{\"a\": 1}\nnot json\n").unwrap();
+    let error = SessionManager::open(&path, Path::new("/w")).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{} is not a session file (its first line is not a session header); it was left as it is. Give another path, or move the file away to start a session there",
+            path.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"a\": 1}\nnot json\n"
+    );
+    // An empty (or blank) file starts a session in place.
+    std::fs::write(&path, "\n").unwrap();
     let mut session = SessionManager::open(&path, Path::new("/w")).unwrap();
     assert!(session.messages().is_empty());
     session.append_message(&user("hi", 1)).unwrap();

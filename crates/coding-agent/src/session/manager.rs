@@ -47,6 +47,15 @@ pub enum SessionError {
         /// The ids it starts.
         matches: Vec<String>,
     },
+    /// The file holds something other than a session: it is left as it is.
+    #[error(
+        "{} is not a session file (its first line is not a session header); it was left as it is. Give another path, or move the file away to start a session there",
+        path.display()
+    )]
+    NotASession {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// One session: its header, its entries, and where (if anywhere) it is saved.
@@ -97,8 +106,9 @@ impl SessionManager {
         session
     }
 
-    /// The session in `path`; a missing, empty or headerless file starts a
-    /// new session that will be saved at `path`.
+    /// The session in `path`; a missing or empty file starts a new session
+    /// that will be saved at `path`. A file that holds something else is an
+    /// error and is left as it is (Pi overwrites it; docs/DEVIATIONS.md).
     pub fn open(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
         let io_error = |source| SessionError::Io {
             path: path.to_path_buf(),
@@ -113,9 +123,13 @@ impl SessionManager {
             Err(e) => return Err(io_error(e)),
         };
         let Some((header, entries)) = parse_session(&content) else {
-            // Pi starts afresh in place of a file without a valid header.
-            session.truncate_file().map_err(io_error)?;
-            return Ok(session);
+            if content.trim().is_empty() {
+                session.truncate_file().map_err(io_error)?;
+                return Ok(session);
+            }
+            return Err(SessionError::NotASession {
+                path: path.to_path_buf(),
+            });
         };
         session.leaf_id = last_entry_id(&entries);
         session.header = header;
