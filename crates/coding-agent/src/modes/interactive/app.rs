@@ -639,6 +639,13 @@ impl App {
             KeyCode::Char('z') if ctrl => Action::Suspend,
             KeyCode::Up if alt => Action::Dequeue,
             KeyCode::BackTab => Action::CycleThinking,
+            // Pi's model selector: the `/model ` menu on an empty prompt;
+            // over a typed one (kept), the list `/model` prints.
+            KeyCode::Char('l') if ctrl && self.editor.is_empty() => {
+                self.editor.set_text("/model ");
+                Action::None
+            }
+            KeyCode::Char('l') if ctrl => Action::Model(None),
             KeyCode::Char('p' | 'P') if ctrl && self.running => self.refuse("Ctrl+P"),
             KeyCode::Char('p' | 'P') if ctrl => Action::CycleModel { back: shift },
             _ => {
@@ -1213,6 +1220,10 @@ fn help_lines() -> Vec<StyledLine> {
             "Ctrl+Shift+P",
             "previous model (in terminals with the kitty keyboard protocol)",
         ),
+        (
+            "Ctrl+L",
+            "the model menu (over a typed prompt: the models, as /model)",
+        ),
         ("Alt+Up", "take the queued messages back into the editor"),
         ("Ctrl+G", "edit the prompt in $VISUAL or $EDITOR"),
         ("Ctrl+Z", "stop to the shell; `fg` brings the app back"),
@@ -1385,6 +1396,18 @@ mod tests {
                 Action::CycleModel { back: true }
             );
         }
+    }
+
+    #[test]
+    fn ctrl_l_opens_the_model_menu_and_keeps_a_typed_prompt() {
+        let mut app = app();
+        let ctrl_l = KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL);
+        assert_eq!(app.handle_key(ctrl_l), Action::None);
+        assert_eq!(app.editor.text(), "/model ");
+        assert!(!app.menu_entries().is_empty(), "the menu is open");
+        app.editor.set_text("half a prompt");
+        assert_eq!(app.handle_key(ctrl_l), Action::Model(None));
+        assert_eq!(app.editor.text(), "half a prompt");
     }
 
     #[test]
