@@ -1013,9 +1013,17 @@ fn the_editing_keys_of_a_shell_line_work_from_a_real_terminal() {
     tmux.type_text("big ");
     tmux.key("End");
     tmux.type_text("there");
+    // Ctrl+] (0x1d) then a character jumps to it.
+    tmux.key("C-a");
+    tmux.key("C-]");
+    tmux.type_text("h");
+    tmux.type_text("oh ");
+    tmux.wait_for("the jump", |s| {
+        editor_line(s).as_deref() == Some("say big oh hello there")
+    });
     tmux.key("Enter");
     tmux.wait_for("the answer", |s| {
-        s.contains("Done. Last user message: say big hello there")
+        s.contains("Done. Last user message: say big oh hello there")
     });
     tmux.quit();
 }

@@ -1209,6 +1209,10 @@ fn help_lines() -> Vec<StyledLine> {
             "put back what they deleted; then older ones",
         ),
         ("Ctrl+-", "undo (a prompt Ctrl+C cleared too)"),
+        (
+            "Ctrl+], Ctrl+Alt+]",
+            "jump to the next (previous) place of the character typed next",
+        ),
         ("Tab", "complete an @path"),
         ("/", "the command menu: Up/Down, Tab or Enter, Esc"),
         ("Shift+Tab", "next thinking level"),

@@ -13,6 +13,14 @@ impl Editor {
         use KeyCode::{Backspace, Char, Delete, Down, End, Enter, Home, Left, Right, Up};
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
+        // After Ctrl+]: a character is the one to jump to; any other key
+        // ends the wait and does what it does.
+        if let Some(forward) = self.jump.take()
+            && let (Char(target), false, false) = (key.code, ctrl, alt)
+        {
+            self.jump_to(target, forward);
+            return true;
+        }
         match (key.code, ctrl, alt) {
             (Char(c), false, false) => self.insert_char(c),
             // Enter reaches the editor only with Shift or Alt: a new line.
@@ -40,6 +48,9 @@ impl Editor {
             // Ctrl+-; a legacy terminal sends it as Ctrl+_ (0x1f), which
             // crossterm reads as Ctrl+7.
             (Char('-' | '_' | '7'), true, false) => self.undo(),
+            // Ctrl+] (0x1d, read as Ctrl+5 from a legacy terminal), with Alt
+            // backwards: jump to the next character typed.
+            (Char(']' | '5'), true, alt) => self.jump = Some(!alt),
             _ => return false,
         }
         true
@@ -57,6 +68,33 @@ impl Editor {
             None => super::words::start_before(&self.lines[self.row], self.col),
         };
         self.out_of_marker();
+    }
+
+    /// The cursor goes to the next `target` after it (`forward`) or the
+    /// last one before it, across lines; where there is none, it stays.
+    fn jump_to(&mut self, target: char, forward: bool) {
+        let in_row = |row: usize| {
+            let line = &self.lines[row];
+            line.chars()
+                .enumerate()
+                .filter(move |&(_, c)| c == target)
+                .map(move |(col, _)| (row, col))
+        };
+        let found = if forward {
+            (self.row..self.lines.len())
+                .flat_map(in_row)
+                .find(|&at| at > (self.row, self.col))
+        } else {
+            (0..=self.row)
+                .rev()
+                .flat_map(|row| in_row(row).collect::<Vec<_>>().into_iter().rev())
+                .find(|&at| at < (self.row, self.col))
+        };
+        if let Some((row, col)) = found {
+            self.moved();
+            (self.row, self.col) = (row, col);
+            self.out_of_marker();
+        }
     }
 
     /// Alt+Right, Ctrl+Right, Alt+F: to the end of the word after the
@@ -82,6 +120,9 @@ mod tests {
     fn press(editor: &mut Editor, keys: &[&str]) {
         for key in keys {
             let (modifiers, name) = match key.split_once('+') {
+                Some(("ctrl", name)) if name.starts_with("alt+") => {
+                    (KeyModifiers::CONTROL | KeyModifiers::ALT, &name[4..])
+                }
                 Some(("ctrl", name)) => (KeyModifiers::CONTROL, name),
                 Some(("alt", name)) => (KeyModifiers::ALT, name),
                 _ => (KeyModifiers::NONE, *key),
@@ -129,6 +170,29 @@ mod tests {
         assert_eq!(shown(&editor), "cargo test --|lib");
         press(&mut editor, &["ctrl+a", "ctrl+f", "ctrl+e", "ctrl+b"]);
         assert_eq!(shown(&editor), "cargo test --li|b");
+    }
+
+    #[test]
+    fn ctrl_bracket_jumps_to_the_next_character_typed_and_with_alt_back() {
+        let mut editor = Editor::default();
+        press(
+            &mut editor,
+            &["let x = f(a);", "enter", "g(b)", "ctrl+a", "up"],
+        );
+        assert_eq!(shown(&editor), "|let x = f(a);\ng(b)");
+        press(&mut editor, &["ctrl+]", "("]);
+        assert_eq!(shown(&editor), "let x = f|(a);\ng(b)");
+        // Across lines; the jump does not type the character.
+        press(&mut editor, &["ctrl+]", "("]);
+        assert_eq!(shown(&editor), "let x = f(a);\ng|(b)");
+        press(&mut editor, &["ctrl+alt+]", "x"]);
+        assert_eq!(shown(&editor), "let |x = f(a);\ng(b)");
+        // Not there: the cursor stays. A legacy terminal's Ctrl+] is Ctrl+5.
+        press(&mut editor, &["ctrl+5", "z"]);
+        assert_eq!(shown(&editor), "let |x = f(a);\ng(b)");
+        // Another key ends the wait and does its own work.
+        press(&mut editor, &["ctrl+]", "ctrl+e", "!"]);
+        assert_eq!(shown(&editor), "let x = f(a);!|\ng(b)");
     }
 
     #[test]
@@ -264,6 +328,7 @@ mod tests {
             KeyCode::Char('b'),
             KeyCode::Char('f'),
             KeyCode::Char('-'),
+            KeyCode::Char(']'),
         ];
         let modifiers = [KeyModifiers::NONE, KeyModifiers::CONTROL, KeyModifiers::ALT];
         let big_paste: String = (1..=11).map(|i| format!("p{i}\n")).collect();

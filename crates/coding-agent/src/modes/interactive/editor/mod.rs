@@ -38,6 +38,9 @@ pub struct Editor {
     last: LastEdit,
     /// What Ctrl+U, Ctrl+K and the word kills took.
     kills: KillRing,
+    /// Ctrl+] (`Some(true)`) or Ctrl+Alt+] (`Some(false)`) was pressed: the
+    /// next character typed is looked for, forwards or backwards.
+    jump: Option<bool>,
 }
 
 /// A place in the text: (line, character column).
@@ -78,6 +81,7 @@ impl Default for Editor {
             undo: Vec::new(),
             last: LastEdit::Other,
             kills: KillRing::default(),
+            jump: None,
         }
     }
 }
