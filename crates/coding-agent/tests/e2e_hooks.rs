@@ -348,6 +348,22 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
     "additionalContext": "generated files appear after `make`"}}))
 "#;
 
+/// Runs `-p "clean up"` against a model that answers `answers` in order
+/// (the session's and its hooks' requests alike, the first asking for
+/// `rm keep.txt`); checks that the run ends with `Done.`, that keep.txt is
+/// still there and that every answer was asked for; the requests.
+fn clean_up_keeping(sandbox: &Sandbox, wire: Wire, answers: Vec<Answer>) -> Vec<Request> {
+    let count = answers.len();
+    let server = ModelServer::only(wire, answers);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "clean up"]);
+    assert_eq!(Running::spawn(command).finish_quietly(), "Done.\n");
+    assert!(sandbox.work.join("keep.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), count);
+    requests
+}
+
 #[test]
 fn an_agent_hook_reads_the_project_under_the_policy_before_its_verdict() {
     let sandbox = Sandbox::new();
@@ -361,7 +377,8 @@ fn an_agent_hook_reads_the_project_under_the_policy_before_its_verdict() {
         ]}]}
     }));
     let wire = Wire::OpenAi;
-    let server = ModelServer::only(
+    let requests = clean_up_keeping(
+        &sandbox,
         wire,
         vec![
             Answer::call("call_rm", "bash", json!({"command": "rm keep.txt"})),
@@ -372,12 +389,6 @@ fn an_agent_hook_reads_the_project_under_the_policy_before_its_verdict() {
             Answer::text(&["Done."]),
         ],
     );
-    let mut command = sandbox.command(wire, &server);
-    command.args(["-p", "clean up"]);
-    assert_eq!(Running::spawn(command).finish_quietly(), "Done.\n");
-    assert!(sandbox.work.join("keep.txt").exists());
-    let requests = server.requests();
-    assert_eq!(requests.len(), 5);
     let asked = &requests[1].body;
     assert_eq!(wire.tool_names(asked), ["read", "grep", "find", "ls"]);
     let question = wire.transcript(asked).last().cloned().unwrap();
@@ -610,7 +621,8 @@ fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
         ]}]}}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::only(
+    let requests = clean_up_keeping(
+        &sandbox,
         wire,
         vec![
             Answer::call("call_rm", "bash", json!({"command": "rm keep.txt"})),
@@ -620,12 +632,6 @@ fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
             Answer::text(&["Done."]),
         ],
     );
-    let mut command = sandbox.command(wire, &server);
-    command.args(["-p", "clean up"]);
-    assert_eq!(Running::spawn(command).finish_quietly(), "Done.\n");
-    assert!(sandbox.work.join("keep.txt").exists());
-    let requests = server.requests();
-    assert_eq!(requests.len(), 5);
     // The verdict's request: the hook's prompt with the event in it, and
     // no tools.
     let asked = &requests[1].body;

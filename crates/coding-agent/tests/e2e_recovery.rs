@@ -349,22 +349,18 @@ fn an_abort_while_the_retried_request_runs_ends_the_retries_cancelled_not_succee
         0 => Reply::Status(503, BUSY.to_owned()),
         _ => Reply::Stall,
     });
-    let mut command = sandbox.command(wire, &server);
-    command.args(["--mode", "rpc"]).stdin(Stdio::piped());
-    let mut running = Running::spawn_piped(command);
-    let mut stdin = running.take_stdin();
-    let lines = running.stdout_lines();
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
     send(
-        &mut stdin,
+        &mut rpc.stdin,
         &json!({"id": "p", "type": "prompt", "message": "hi"}),
     );
     let mut retrying = false;
     let end = loop {
-        let line = next_json(&lines);
+        let line = next_json(&rpc.lines);
         retrying |= line["type"] == "auto_retry_start";
         // The retried request has started: its answer begins.
         if retrying && line["type"] == "message_start" && line["message"]["role"] == "assistant" {
-            send(&mut stdin, &json!({"id": "a", "type": "abort"}));
+            send(&mut rpc.stdin, &json!({"id": "a", "type": "abort"}));
         }
         if line["type"] == "auto_retry_end" {
             break line;
@@ -374,9 +370,7 @@ fn an_abort_while_the_retried_request_runs_ends_the_retries_cancelled_not_succee
         end,
         json!({"type":"auto_retry_end","success":false,"attempt":1,"finalError":"Retry cancelled"})
     );
-    drop(stdin);
-    let (status, _, _) = running.finish();
-    assert!(status.success());
+    rpc.finish();
     assert_eq!(server.requests().len(), 2);
 }
 
