@@ -212,6 +212,22 @@ fn a_file_without_a_header_is_an_error_and_left_as_it_is() {
 }
 
 #[test]
+fn a_folder_given_as_the_session_file_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = SessionManager::open(dir.path(), Path::new("/w")).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "session file {}: Is a directory (os error 21)",
+            dir.path().display()
+        )
+    );
+    // The cause is in the message, not chained again after it (anyhow's
+    // `{:#}` would print it twice).
+    assert!(std::error::Error::source(&error).is_none());
+}
+
+#[test]
 fn the_conversation_is_the_path_from_the_last_entry_to_the_root() {
     // A Pi file that branched: entry 3 replaced entry 2's answer.
     let dir = tempfile::tempdir().unwrap();

@@ -18,12 +18,12 @@ use super::ids::{iso_timestamp, random_u64};
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// Reading or writing the file failed.
-    #[error("session file {}: {source}", path.display())]
+    #[error("session file {}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// What failed.
-        source: io::Error,
+        /// What failed (in the message, not a `source()`: shown once).
+        error: io::Error,
     },
     /// `/tree` named an entry the session does not hold.
     #[error("no entry with the id {0} in this session")]
@@ -110,9 +110,9 @@ impl SessionManager {
     /// that will be saved at `path`. A file that holds something else is an
     /// error and is left as it is (Pi overwrites it; docs/DEVIATIONS.md).
     pub fn open(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
-        let io_error = |source| SessionError::Io {
+        let io_error = |error| SessionError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let mut session = Self::in_memory(cwd);
         session.session_dir = path.parent().map(Path::to_path_buf);
@@ -144,9 +144,9 @@ impl SessionManager {
     /// is left as it was.
     pub fn fork_from(path: &Path, cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
         // A missing file is an error here, not a new session.
-        std::fs::metadata(path).map_err(|source| SessionError::Io {
+        std::fs::metadata(path).map_err(|error| SessionError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         let mut session = Self::open(path, cwd)?;
         session.session_dir = Some(session_dir.to_path_buf());
@@ -561,9 +561,9 @@ impl SessionManager {
                 text.push('\n');
             }
         }
-        let io_error = |source| SessionError::Io {
+        let io_error = |error| SessionError::Io {
             path: path.clone(),
-            source,
+            error,
         };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_error)?;
