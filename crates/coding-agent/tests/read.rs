@@ -393,6 +393,58 @@ async fn empty_file_reads_as_empty_text() {
 }
 
 #[tokio::test]
+async fn the_file_tools_refuse_a_named_pipe_at_once_instead_of_waiting_for_its_other_end() {
+    // DEVIATIONS #23: Pi opens it, and the call waits for a writer (or a
+    // reader) that may never come.
+    let root = Root::new();
+    let pipe = root.cwd().join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    assert!(made.unwrap().success());
+    let calls = [
+        (
+            "read",
+            json!({"path": "pipe"}),
+            "reading it waits for a writer",
+        ),
+        (
+            "grep",
+            json!({"pattern": "x", "path": "pipe"}),
+            "searching it waits for a writer",
+        ),
+        (
+            "write",
+            json!({"path": "pipe", "content": "x"}),
+            "writing it waits for a reader",
+        ),
+        (
+            "edit",
+            json!({"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}),
+            "editing it waits for the other end",
+        ),
+    ];
+    for (name, args, waits) in calls {
+        let tool = coding_agent::tools::builtin_tool(name).unwrap();
+        let call = tool.execute(args, ToolContext::new(root.cwd()));
+        let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await;
+        let error = result.expect("the call waited on the pipe").unwrap_err();
+        let said = format!(
+            "{} is a named pipe or a socket, not a file: {waits}, maybe forever.",
+            pipe.display()
+        );
+        assert!(
+            error.message().contains(&said),
+            "{name}: {}",
+            error.message()
+        );
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::metadata(&pipe).unwrap().file_type().is_fifo(),
+        "left as it was"
+    );
+}
+
+#[tokio::test]
 async fn directory_is_eisdir() {
     let root = Root::new();
     let error = root.read(json!({"path": "."})).await.unwrap_err();
@@ -815,6 +867,7 @@ impl ReadOperations for StuckLines {
         Ok(FileInfo {
             is_dir: false,
             len: 10,
+            is_pipe: false,
         })
     }
     async fn read_prefix(&self, _path: &Path, len: usize) -> std::io::Result<Vec<u8>> {

@@ -167,30 +167,23 @@ async fn reads_behind_reads_blocked_on_every_helper_thread_still_answer() {
     };
     // The helper runs on this machine: it has as many cores as the test sees.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let fifos: Vec<_> = (0..cores)
-        .map(|n| remote.path(&format!("fifo{n}")))
-        .collect();
-    for fifo in &fifos {
-        let made = std::process::Command::new("mkfifo").arg(fifo).status();
-        assert!(made.unwrap().success());
-    }
     std::fs::write(remote.path("a.txt"), "after\n").unwrap();
     let read = remote.tool("read");
-    let blocked: Vec<_> = fifos
-        .iter()
-        .map(|fifo| {
+    // A pty master nobody writes to: its read blocks in the kernel, as on a
+    // hung network mount (a FIFO is refused before it is opened).
+    let blocked: Vec<_> = (0..cores)
+        .map(|_| {
             let (read, dir, args) = (
                 Arc::clone(&read),
                 remote.dir.path().to_path_buf(),
-                json!({"path": fifo}),
+                json!({"path": "/dev/ptmx"}),
             );
             tokio::spawn(async move { read.execute(args, ToolContext::new(dir)).await })
         })
         .collect();
-    // Each blocked read shows as a helper thread waiting for a writer.
     let helper = the_helper(&remote.sshd);
-    eventually("every FIFO read blocks a helper thread", || {
-        threads_waiting_for_a_writer(helper) == cores
+    eventually("every blocked read holds a helper thread", || {
+        threads_reading_a_pty(helper) == cores
     })
     .await;
     let cancelled = CancellationToken::new();
@@ -208,20 +201,32 @@ async fn reads_behind_reads_blocked_on_every_helper_thread_still_answer() {
     assert_eq!(aborted.0.unwrap_err().message(), "Operation aborted");
     assert!(
         blocked.iter().all(|call| !call.is_finished()),
-        "the FIFO reads are still blocked"
+        "the pty reads are still blocked"
     );
-    // The FIFO reads stay blocked until the test's sshd stops: the helper
+    // The pty reads stay blocked until the test's sshd stops: the helper
     // then exits without them.
 }
 
-/// Threads of `pid` blocked opening a FIFO that has no writer.
-fn threads_waiting_for_a_writer(pid: u32) -> usize {
+/// Threads of `pid` blocked in `read(2)` of a pty master.
+fn threads_reading_a_pty(pid: u32) -> usize {
+    #[cfg(target_arch = "aarch64")]
+    const READ: &str = "63";
+    #[cfg(not(target_arch = "aarch64"))]
+    const READ: &str = "0";
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
     tasks
         .flatten()
         .filter(|task| {
-            std::fs::read_to_string(task.path().join("wchan"))
-                .is_ok_and(|w| w == "wait_for_partner")
+            let syscall = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
+            let mut fields = syscall.split_whitespace();
+            if fields.next() != Some(READ) {
+                return false;
+            }
+            let fd = fields
+                .next()
+                .and_then(|fd| i64::from_str_radix(fd.trim_start_matches("0x"), 16).ok());
+            fd.and_then(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
+                .is_some_and(|file| file.to_string_lossy().contains("ptmx"))
         })
         .count()
 }

@@ -277,23 +277,20 @@ async fn a_connection_killed_mid_bash_ends_the_call_and_the_next_reconnects() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
-    // A FIFO nobody writes: the read blocks on the remote until the
-    // connection is killed.
+    // A pty master nobody writes to: the read blocks on the remote until
+    // the connection is killed (a FIFO is refused before it is opened).
     let Some(sshd) = Sshd::start() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("pipe");
-    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
-    assert!(status.success());
     let host = Arc::new(sshd.connect(dir.path()).await);
     let ops = RemoteOperations::new(Arc::clone(&host));
     let read = remote_tool("read", &ops).unwrap();
     let ctx = ToolContext::new(dir.path());
-    let call = tokio::spawn(async move { read.execute(json!({"path": "pipe"}), ctx).await });
-    // The helper's open of the FIFO shows as a blocked thread: wait a moment.
+    let call = tokio::spawn(async move { read.execute(json!({"path": "/dev/ptmx"}), ctx).await });
+    // The helper's read shows as a blocked thread: wait a moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!call.is_finished(), "the read blocks on the FIFO");
+    assert!(!call.is_finished(), "the read blocks on the pty");
     let helper = the_helper(&sshd);
 
     drop_connection_under(&sshd, call, helper).await;

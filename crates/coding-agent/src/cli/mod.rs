@@ -292,7 +292,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    match cli.command {
+    let result = match cli.command {
         Some(Command::Tool(args)) => runtime.block_on(tool::tool_command(args)).map(|()| 0),
         Some(Command::Policy(command)) => runtime.block_on(policy::run(command)).map(|()| 0),
         Some(Command::RemoteHelper) => {
@@ -304,8 +304,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         #[cfg(feature = "mcp")]
         Some(Command::Mcp(command)) => runtime.block_on(mcp::mcp_command(command)).map(|()| 0),
         None => runtime.block_on(agent_command(cli.run)),
-    }
+    };
+    // File work runs on blocking threads; one stuck in the kernel (a read of
+    // a FIFO nobody writes to, a hung network mount) after its call was
+    // cancelled must not keep the process alive. The rest (an atomic write
+    // finishing) gets a moment.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    result
 }
+
+/// How long the end of a run waits for file work still under way.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs the agent in the mode the flags ask for; returns the exit status:
 /// what to run is resolved from the flags, settings and environment, the

@@ -5,6 +5,26 @@
 use std::io;
 use std::path::Path;
 
+/// Whether `metadata` is a FIFO's or a socket's: opening one waits for the
+/// other end, maybe forever, so the tools refuse it (Pi opens it;
+/// docs/DEVIATIONS.md #23).
+pub fn is_pipe(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    kind.is_fifo() || kind.is_socket()
+}
+
+/// What a tool says instead of opening the pipe at `path`: `waits` says for
+/// what ("reading it waits for a writer"), `command` is the bash command
+/// that would do it (`cat`, `grep PATTERN`, `tee`).
+pub fn pipe_refused(path: &Path, waits: &str, command: &str) -> String {
+    let shown = path.display();
+    format!(
+        "{shown} is a named pipe or a socket, not a file: {waits}, maybe forever. If you mean \
+         to use it, do it with bash and a timeout (e.g. timeout 5 {command} {shown})"
+    )
+}
+
 /// A failed file-system call, with Node's error code when the failure has one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 
-use crate::support::fs_error::FsError;
+use crate::support::fs_error::{FsError, is_pipe, pipe_refused};
 use crate::support::mutation_queue::MutationTarget;
 use crate::support::paths::HomeDir;
 use crate::tools::write::ops::{LocalFileOperations, WriteOperations, blocking};
@@ -34,8 +34,13 @@ impl EditOperations for LocalFileOperations {
             let error = |e: io::Error| FsError::new(&e, "access", &path);
             // Node's access(R_OK | W_OK) passes for a directory; reading it
             // then fails, as in Pi.
-            if std::fs::metadata(&path).map_err(error)?.is_dir() {
+            let metadata = std::fs::metadata(&path).map_err(error)?;
+            if metadata.is_dir() {
                 return Ok(());
+            }
+            if is_pipe(&metadata) {
+                let waits = "editing it waits for the other end";
+                return Err(FsError::other(pipe_refused(&path, waits, "cat")));
             }
             // Opening for reading and writing (without truncating) asks the
             // OS the same question access(2) does.

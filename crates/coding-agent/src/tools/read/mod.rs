@@ -27,7 +27,7 @@ use self::ops::{FileInfo, ReadError, ReadOperations};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
-use crate::support::fs_error::FsError;
+use crate::support::fs_error::{FsError, pipe_refused};
 use crate::support::notices::append_notice;
 use crate::support::paths::read_path_candidates;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size};
@@ -123,6 +123,13 @@ impl ReadTool {
             return Err(ToolError::new(
                 "EISDIR: illegal operation on a directory, read",
             ));
+        }
+        if info.is_pipe {
+            return Err(ToolError::new(pipe_refused(
+                &absolute,
+                "reading it waits for a writer",
+                "cat",
+            )));
         }
         let prefix = self
             .ops

@@ -15,6 +15,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{LineWindow, WindowCollector, WindowText};
+use crate::support::fs_error::is_pipe;
 use crate::support::paths::HomeDir;
 
 /// Bytes read from a local file per step; cancellation is checked between steps.
@@ -27,6 +28,10 @@ pub struct FileInfo {
     pub is_dir: bool,
     /// Size in bytes.
     pub len: u64,
+    /// A FIFO or a socket: opening it for reading waits for a writer, maybe
+    /// forever, so it is not opened and read refuses it.
+    #[serde(default)]
+    pub is_pipe: bool,
 }
 
 /// Reading stopped: the call was cancelled, or the file system failed.
@@ -130,12 +135,20 @@ impl ReadOperations for LocalReadOperations {
     async fn access(&self, path: &Path) -> io::Result<FileInfo> {
         let path = path.to_path_buf();
         let info = blocking(move || {
+            if is_pipe(&std::fs::metadata(&path)?) {
+                return Ok(FileInfo {
+                    is_dir: false,
+                    len: 0,
+                    is_pipe: true,
+                });
+            }
             // Opening for reading is what R_OK asks; it also works on a
             // directory, which read reports itself.
             let metadata = File::open(&path)?.metadata()?;
             Ok(FileInfo {
                 is_dir: metadata.is_dir(),
                 len: metadata.len(),
+                is_pipe: false,
             })
         })
         .await;
@@ -241,7 +254,8 @@ mod tests {
             ops.access(&path).await.unwrap(),
             FileInfo {
                 is_dir: false,
-                len: 10
+                len: 10,
+                is_pipe: false,
             }
         );
         assert!(ops.access(dir.path()).await.unwrap().is_dir);
