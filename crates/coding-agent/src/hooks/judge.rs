@@ -25,19 +25,30 @@ use super::config::PromptHook;
 use super::runner::RunStatus;
 use crate::support::one_shot::{Question, Unanswered, ask_once};
 
-/// What the model is told it is doing.
-pub const JUDGE_SYSTEM_PROMPT: &str = "You check one step of a coding agent for a hook its user \
-configured. Follow the user's instructions to judge the event they describe (given as JSON). \
-Answer with one JSON object and nothing else: {\"ok\": true} to let the step go on, or \
-{\"ok\": false, \"reason\": \"what is wrong, for the agent to read\"} to stop it.";
+/// A verdict prompt: the task, what the model may do before it answers
+/// (`lead`, which ends in "answer"), and the answer's shape, written once
+/// for both kinds of hook.
+macro_rules! verdict_prompt {
+    ($lead:literal) => {
+        concat!(
+            "You check one step of a coding agent for a hook its user configured. Follow the \
+             user's instructions to judge the event they describe (given as JSON). ",
+            $lead,
+            " with one JSON object and nothing else: {\"ok\": true} to let the step go \
+             on, or {\"ok\": false, \"reason\": \"what is wrong, for the agent to read\"} to \
+             stop it."
+        )
+    };
+}
+
+/// What a prompt hook's model is told it is doing.
+pub const JUDGE_SYSTEM_PROMPT: &str = verdict_prompt!("Answer");
 
 /// What an agent hook's model is told it is doing.
-pub const INVESTIGATOR_SYSTEM_PROMPT: &str = "You check one step of a coding agent for a hook \
-its user configured. Follow the user's instructions to judge the event they describe (given as \
-JSON). You may look at the project first with the read, grep, find and ls tools (they cannot \
-change anything). When you know, answer with one JSON object and nothing else: {\"ok\": true} to \
-let the step go on, or {\"ok\": false, \"reason\": \"what is wrong, for the agent to read\"} to \
-stop it.";
+pub const INVESTIGATOR_SYSTEM_PROMPT: &str = verdict_prompt!(
+    "You may look at the project first with the read, grep, find and ls tools (they cannot \
+     change anything). When you know, answer"
+);
 
 /// The read-only tools an agent hook's model may use.
 const INVESTIGATOR_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
