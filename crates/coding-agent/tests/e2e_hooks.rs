@@ -348,11 +348,13 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
     "additionalContext": "generated files appear after `make`"}}))
 "#;
 
-/// Runs `-p "clean up"` against a model that answers `answers` in order
-/// (the session's and its hooks' requests alike, the first asking for
-/// `rm keep.txt`); checks that the run ends with `Done.`, that keep.txt is
-/// still there and that every answer was asked for; the requests.
+/// Writes keep.txt, then runs `-p "clean up"` against a model that answers
+/// `answers` in order (the session's and its hooks' requests alike, the
+/// first asking for `rm keep.txt`); checks that the run ends with `Done.`,
+/// that keep.txt is still there and that every answer was asked for; the
+/// requests.
 fn clean_up_keeping(sandbox: &Sandbox, wire: Wire, answers: Vec<Answer>) -> Vec<Request> {
+    std::fs::write(sandbox.work.join("keep.txt"), "data").unwrap();
     let count = answers.len();
     let server = ModelServer::only(wire, answers);
     let mut command = sandbox.command(wire, &server);
@@ -367,7 +369,6 @@ fn clean_up_keeping(sandbox: &Sandbox, wire: Wire, answers: Vec<Answer>) -> Vec<
 #[test]
 fn an_agent_hook_reads_the_project_under_the_policy_before_its_verdict() {
     let sandbox = Sandbox::new();
-    std::fs::write(sandbox.work.join("keep.txt"), "data").unwrap();
     std::fs::write(sandbox.work.join("PROTECTED.md"), "keep.txt\n").unwrap();
     std::fs::write(sandbox.work.join("secret.txt"), "TOPSECRET").unwrap();
     sandbox.write_global_settings(&json!({
@@ -614,7 +615,6 @@ fn an_http_hook_gets_the_event_with_only_the_environment_it_may_use() {
 #[test]
 fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
     let sandbox = Sandbox::new();
-    std::fs::write(sandbox.work.join("keep.txt"), "data").unwrap();
     sandbox.write_global_settings(
         &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "prompt", "prompt": "Refuse commands that delete files. The call: $ARGUMENTS"}
