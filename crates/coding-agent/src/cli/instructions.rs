@@ -19,7 +19,6 @@ use coding_agent::remote::context::load_remote_context_files;
 use coding_agent::session::iso_timestamp;
 use coding_agent::settings::Settings;
 use coding_agent::skills::{self, Skill, SkillFiles};
-use coding_agent::support::paths::HomeDir;
 use coding_agent::templates::{self, PromptTemplate};
 
 use super::RunArgs;
@@ -160,7 +159,7 @@ impl InstructionSources {
     /// project's folders there and the remote user's `~/.agents/skills`;
     /// paths on this machine are left out, with a notice).
     async fn skills(&self) -> Vec<Skill> {
-        let (files, given, agent_dir, home, cwd) = match &self.remote {
+        let (files, given, agent_dir, cwd) = match &self.remote {
             Some(ops) => {
                 if !self.given_skills.is_empty() {
                     tracing::warn!(
@@ -168,20 +167,16 @@ impl InstructionSources {
                     );
                 }
                 let files = SkillFiles { ls: ops, read: ops };
-                (files, &[][..], None, ops.home_dir(), ops.host().cwd())
+                (files, &[][..], None, ops.host().cwd())
             }
             None => {
-                let home = coding_agent::support::paths::home_dir();
                 let agent_dir = Some(self.agent_dir.as_path());
-                (
-                    SkillFiles::local(),
-                    &self.given_skills[..],
-                    agent_dir,
-                    home,
-                    self.cwd.as_path(),
-                )
+                let cwd = self.cwd.as_path();
+                (SkillFiles::local(), &self.given_skills[..], agent_dir, cwd)
             }
         };
+        // `~` of the machine the files are on.
+        let home = files.ls.home_dir();
         let (dirs, untrusted) = match self.no_skills {
             true => (Vec::new(), None),
             false => {
