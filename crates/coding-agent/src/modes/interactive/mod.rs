@@ -454,15 +454,18 @@ impl Driver {
         {
             app.context_compacted(self.session.next_request_tokens());
         }
-        let line = event
-            .describe()
-            .map(|line| StyledLine::new(line, Style::Warning));
-        match (event, line) {
-            (SessionEvent::Agent(event), _) => app.apply_event(event, Instant::now()),
-            // The wait itself is counted down in the status line.
-            (SessionEvent::AutoRetryStart { .. }, Some(line)) => app.retry_scheduled(line),
-            (_, Some(line)) => app.notice(vec![line]),
-            (_, None) => {}
+        match event {
+            SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
+            own => {
+                let Some(line) = own.describe() else { return };
+                let line = StyledLine::new(line, Style::Warning);
+                // The wait itself is counted down in the status line.
+                if matches!(own, SessionEvent::AutoRetryStart { .. }) {
+                    app.retry_scheduled(line);
+                } else {
+                    app.notice(vec![line]);
+                }
+            }
         }
     }
 
