@@ -752,3 +752,55 @@ fn with_remote_the_skills_are_the_remote_projects_and_the_model_is_told_their_re
     );
     assert!(!system.contains("local-only"), "{system}");
 }
+
+#[test]
+fn with_remote_an_agent_hooks_model_reads_the_remote_project() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let sandbox = e2e_support::Sandbox::new();
+    // This machine's folder says nothing is protected; the remote project,
+    // where the agent's `rm` would run, protects keep.txt.
+    std::fs::write(sandbox.work.join("PROTECTED.md"), "nothing\n").unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("PROTECTED.md"), "keep.txt\n").unwrap();
+    std::fs::write(project.path().join("keep.txt"), "data").unwrap();
+    sandbox.write_global_settings(&json!({
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "agent", "prompt": "Refuse deleting a file PROTECTED.md lists. The call: $ARGUMENTS"}
+        ]}]}
+    }));
+    let wire = e2e_support::Wire::OpenAi;
+    let server = e2e_support::ModelServer::only(
+        wire,
+        vec![
+            e2e_support::Answer::call("call_rm", "bash", json!({"command": "rm keep.txt"})),
+            e2e_support::Answer::call("look", "read", json!({"path": "PROTECTED.md"})),
+            e2e_support::Answer::text(&[r#"{"ok": false, "reason": "keep.txt is protected"}"#]),
+            e2e_support::Answer::text(&["Done."]),
+        ],
+    );
+    let (cache_var, cache) = remote_support::cache_env();
+    let mut command = sandbox.command(wire, &server);
+    command
+        .args(sshd.flags(project.path()))
+        .args(["-p", "clean up"])
+        .env(cache_var, cache);
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Done.\n",
+        "{stderr}"
+    );
+    assert!(project.path().join("keep.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{stderr}");
+    let looked = wire.transcript(&requests[2].body);
+    assert_eq!(looked.last().unwrap(), "tool look: keep.txt\n");
+    let transcript = wire.transcript(&requests[3].body);
+    assert_eq!(
+        transcript[2],
+        "tool call_rm: Blocked by PreToolUse hook: keep.txt is protected"
+    );
+}

@@ -173,6 +173,10 @@ pub(super) async fn build(
     #[cfg(not(feature = "tui"))]
     let _ = (resolved.interactive, resolved.warnings);
     let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
+    if let (Some(hooks), Some(ops)) = (&hooks, &remote_ops) {
+        // Agent hooks judge the files the agent's calls act on.
+        hooks.set_project_tools(|name| remote_tool(name, ops), tool_cwd.clone())?;
+    }
     let guard = Arc::new(
         Guard::new(
             permissions

@@ -11,18 +11,19 @@
 //! says neither, a failed request, no model to ask and the timeout are
 //! failures (a warning, or a block with `"onError": "block"`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agent_ai::{Message, Model, Provider, StopReason};
-use agent_core::{Agent, AgentContext, LoopConfig, ModelHandle, ToolCallHooks};
+use agent_core::{Agent, AgentContext, LoopConfig, ModelHandle, ToolCallHooks, ToolSet};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::config::PromptHook;
 use super::runner::RunStatus;
+use crate::definition::ToolDefinition;
 use crate::support::one_shot::{Question, Unanswered, ask_once};
 
 /// A verdict prompt: the task, what the model may do before it answers
@@ -68,6 +69,10 @@ pub struct Asking {
     /// Judges an agent hook's model's tool calls: the permission policy
     /// (a deny rule on `read` holds for it too); none outside a guard.
     pub tool_check: Option<Arc<dyn ToolCallHooks>>,
+    /// The tools an agent hook's model reads the project with, when they
+    /// are not this machine's in the hooks' folder: with `--remote`, the
+    /// remote host's, so it reads the files the agent's calls act on.
+    pub project_tools: Option<Arc<ToolSet>>,
 }
 
 impl std::fmt::Debug for Asking {
@@ -75,6 +80,7 @@ impl std::fmt::Debug for Asking {
         f.debug_struct("Asking")
             .field("model", &self.model.is_some())
             .field("tool_check", &self.tool_check.is_some())
+            .field("project_tools", &self.project_tools.is_some())
             .finish()
     }
 }
@@ -128,10 +134,12 @@ pub(super) async fn investigate(
     let Some((model, provider)) = hook_model(hook, asking.model.as_ref()) else {
         return failed("has no model to ask (agent hooks run in a session)".to_owned());
     };
-    let names = INVESTIGATOR_TOOLS.map(str::to_owned);
-    let tools = match crate::tools::builtin_tool_set(Some(&names), cwd.to_path_buf()) {
-        Ok(tools) => Arc::new(tools),
-        Err(error) => return failed(format!("cannot give its model tools: {error}")),
+    let tools = match &asking.project_tools {
+        Some(tools) => Arc::clone(tools),
+        None => match investigator_tools(crate::tools::builtin_tool, cwd.to_path_buf()) {
+            Ok(tools) => Arc::new(tools),
+            Err(error) => return failed(format!("cannot give its model tools: {error}")),
+        },
     };
     let model_id = model.id.clone();
     let mut config = LoopConfig::new(model, provider);
@@ -176,6 +184,16 @@ pub(super) async fn investigate(
             "{model_id} gave no verdict within {MAX_AGENT_TURNS} turns"
         )),
     }
+}
+
+/// The read-only tools an agent hook's model gets, made by `lookup` and
+/// working in `cwd`.
+pub(super) fn investigator_tools(
+    lookup: impl Fn(&str) -> Option<Arc<dyn ToolDefinition>>,
+    cwd: PathBuf,
+) -> anyhow::Result<ToolSet> {
+    let names = INVESTIGATOR_TOOLS.map(str::to_owned);
+    crate::tools::tool_set_from(Some(&names), cwd, lookup)
 }
 
 /// The model and provider a prompt or agent hook asks: the session's, or
@@ -265,7 +283,7 @@ mod tests {
                 ScriptedProvider::model(),
                 provider.clone(),
             )),
-            tool_check: None,
+            ..Asking::default()
         };
         let hook = PromptHook {
             prompt: "Check $ARGUMENTS".into(),

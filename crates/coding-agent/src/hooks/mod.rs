@@ -58,6 +58,7 @@ pub use judge::Asking;
 pub use outcome::Outcome;
 pub use permission::{RequestAnswer, stop_the_agent};
 
+use crate::definition::ToolDefinition;
 use crate::support::sync::lock;
 use io::{EventInput, HookInput, ToolCallInput};
 use outcome::read_runs;
@@ -190,6 +191,20 @@ impl CommandHooks {
     /// too; without it their read-only calls run as asked).
     pub fn set_tool_check(&self, check: Arc<dyn ToolCallHooks>) {
         lock(&self.asking).tool_check = Some(check);
+    }
+
+    /// Lets `agent` hooks' models read the project through the tools
+    /// `lookup` makes, working in `cwd`: the session's own kind of tools
+    /// (with `--remote`, the remote host's). Without it they read this
+    /// machine's folder the hooks run in.
+    pub fn set_project_tools(
+        &self,
+        lookup: impl Fn(&str) -> Option<Arc<dyn ToolDefinition>>,
+        cwd: PathBuf,
+    ) -> anyhow::Result<()> {
+        let tools = judge::investigator_tools(lookup, cwd)?;
+        lock(&self.asking).project_tools = Some(Arc::new(tools));
+        Ok(())
     }
 
     /// True when no hook is configured.

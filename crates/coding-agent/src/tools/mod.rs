@@ -109,6 +109,16 @@ pub fn builtin_tool_set(
     names: Option<&[String]>,
     cwd: std::path::PathBuf,
 ) -> anyhow::Result<ToolSet> {
+    tool_set_from(names, cwd, builtin_tool)
+}
+
+/// [`builtin_tool_set`] with the tools `lookup` makes (a remote host's:
+/// [`crate::remote::remote_tool`]).
+pub fn tool_set_from(
+    names: Option<&[String]>,
+    cwd: std::path::PathBuf,
+    lookup: impl Fn(&str) -> Option<Arc<dyn ToolDefinition>>,
+) -> anyhow::Result<ToolSet> {
     let all: Vec<String> = BUILTIN_TOOL_NAMES.iter().map(|&n| n.to_owned()).collect();
     let names = names.unwrap_or(&all);
     let factory: ContextFactory = Arc::new(move |cancel| crate::ToolContext {
@@ -118,7 +128,7 @@ pub fn builtin_tool_set(
     let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
     for name in names {
         let name = name.trim();
-        let definition = builtin_tool(name).ok_or_else(|| {
+        let definition = lookup(name).ok_or_else(|| {
             anyhow::anyhow!(
                 "unknown tool \"{name}\"; the tools are {}",
                 BUILTIN_TOOL_NAMES.join(", ")
