@@ -373,6 +373,13 @@ impl App {
         self.scroll = 0;
     }
 
+    /// The session gave up asking again: the last attempt and its retry
+    /// line fold into `line` ([`Transcript::retries_failed`]).
+    pub fn retries_failed(&mut self, line: StyledLine) {
+        self.transcript.retries_failed(line);
+        self.scroll = 0;
+    }
+
     /// The retry's wait is over (it asks again, succeeded, failed or was
     /// cancelled).
     pub fn retry_wait_over(&mut self) {

@@ -64,7 +64,7 @@ pub use app::{Action, App};
 
 use crate::app::{AgentSession, Instructions, ModelCatalog, SessionOptions, TreeError, TreeMove};
 use crate::hooks::lifecycle::SessionEndReason;
-use crate::recovery::compact_now;
+use crate::recovery::{RETRY_CANCELLED, compact_now};
 use crate::render::{Style, StyledLine};
 use crate::session::{SessionManager, first_user_message};
 use crate::session_event::{SessionEvent, SessionEvents};
@@ -458,12 +458,21 @@ impl Driver {
             SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
             own => {
                 let Some(line) = own.describe() else { return };
-                let line = StyledLine::new(line, Style::Warning);
-                // The wait itself is counted down in the status line.
-                if matches!(own, SessionEvent::AutoRetryStart { .. }) {
-                    app.retry_scheduled(line);
-                } else {
-                    app.notice(vec![line]);
+                match own {
+                    // The wait itself is counted down in the status line.
+                    SessionEvent::AutoRetryStart { .. } => {
+                        app.retry_scheduled(StyledLine::new(line, Style::Warning));
+                    }
+                    // The retries ran out (not cancelled): the line ends
+                    // the chain with its last error.
+                    SessionEvent::AutoRetryEnd {
+                        success: false,
+                        final_error,
+                        ..
+                    } if final_error.as_deref() != Some(RETRY_CANCELLED) => {
+                        app.retries_failed(StyledLine::new(line, Style::Error));
+                    }
+                    _ => app.notice(vec![StyledLine::new(line, Style::Warning)]),
                 }
             }
         }

@@ -250,6 +250,21 @@ impl Transcript {
     /// the latest error and the countdown in the status line. Anything else
     /// shown meanwhile (a command's output) stays.
     pub fn retry_scheduled(&mut self, line: StyledLine) {
+        self.fold_attempt(Entry::Notice(vec![line]));
+    }
+
+    /// The session gave up asking again (`line`: after how many attempts,
+    /// and the last error): the last attempt and the retry line fold into
+    /// it, as into a retry line, so a request that never succeeded ends as
+    /// one line saying so, not four repeating its error.
+    pub fn retries_failed(&mut self, line: StyledLine) {
+        self.fold_attempt(Entry::Notice(vec![line]));
+        self.retry_line = None;
+    }
+
+    /// Folds the attempt shown since `attempt_from` into `entry`, which
+    /// takes the place of the retry line just above it.
+    fn fold_attempt(&mut self, entry: Entry) {
         let from = self.attempt_from.take().unwrap_or(self.entries.len());
         let attempt = self.entries.split_off(from.min(self.entries.len()));
         self.entries.extend(
@@ -258,7 +273,7 @@ impl Transcript {
             }),
         );
         self.streaming = None;
-        let entry = Entry::Notice(vec![line]).into();
+        let entry = entry.into();
         match self.retry_line {
             Some(previous) if previous + 1 == from => self.entries[previous] = entry,
             _ => {
@@ -841,23 +856,36 @@ mod tests {
             );
             failed_attempt(&mut transcript, 2, "refused", now);
         }
-        transcript.notice(vec![StyledLine::new(
+        transcript.retries_failed(StyledLine::new(
             "Retry failed after 3 attempts: refused",
-            Style::Warning,
-        )]);
+            Style::Error,
+        ));
+        assert_eq!(
+            all_rows(&mut transcript, 100, now),
+            ["> hello", "", "Retry failed after 3 attempts: refused"],
+            "the last attempt and its retry line fold into the end"
+        );
+        transcript.run_ended();
+        transcript.apply(
+            &AgentEvent::MessageStart {
+                message: Message::User(UserMessage::text("again")),
+            },
+            now,
+        );
+        failed_attempt(&mut transcript, 0, "refused", now);
+        transcript.retry_scheduled(retry_line(1));
         assert_eq!(
             all_rows(&mut transcript, 100, now),
             [
                 "> hello",
                 "",
-                "Retrying (3/3) in 8s: refused",
-                "",
-                "Warning: retrying the request (attempt=2, error=refused)",
-                "",
-                "Error: refused",
-                "",
                 "Retry failed after 3 attempts: refused",
-            ]
+                "",
+                "> again",
+                "",
+                "Retrying (1/3) in 2s: refused",
+            ],
+            "the next prompt's retries start a line of their own"
         );
     }
 
@@ -975,6 +1003,7 @@ mod tests {
                     let head = ["Warning: a", "Warning: b"][next(2)];
                     transcript.warning(line(&format!("{head} (n={step})")));
                 }
+                7 if next(4) == 0 => transcript.retries_failed(line("Retry failed")[0].clone()),
                 7 => transcript.retry_scheduled(retry_line(1 + next(3) as u32)),
                 8 => transcript.run_ended(),
                 9 if next(50) == 0 => transcript.clear(),
