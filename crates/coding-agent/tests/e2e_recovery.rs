@@ -761,6 +761,76 @@ fn a_second_overflow_ends_the_run_with_a_clear_message() {
 /// smaller than the one configured): there is nothing to compact, the
 /// message says what fills the window and what to change, and the run ends
 /// with the server's error (exit status 1), not as if it had an answer.
+/// A session that outgrew its window (here: written with a 100k window,
+/// resumed with 4000, against a server that refuses any request larger
+/// than that, summary requests included) overflows; its history is too long
+/// for one summary request, so the compaction summarises it in pieces, each
+/// merged into the summary of those before, and the prompt is answered
+/// (`docs/DEVIATIONS.md` S16). Sent whole, the summary request overflowed
+/// too and the run ended.
+#[test]
+fn a_history_larger_than_the_window_is_summarised_in_pieces_that_fit() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 100_000);
+    let prompts: Vec<String> = (1..=6)
+        .map(|n| big_prompt(&format!("prompt-{n}"), 1200))
+        .collect();
+    let roomy = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let args: Vec<&str> = prompts.iter().map(String::as_str).collect();
+    run_json_ok(wire, &sandbox, &roomy, &args);
+
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if request.body.to_string().len() / 4 > 4000 {
+            return Reply::Status(400, OVERFLOWS[0].to_owned());
+        }
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, &format!("PART-{}", request.index));
+        }
+        Reply::Events(wire.events(&Answer::text(&["answered"])))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "-c", "fifth"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server.requests();
+    let summaries: Vec<&Request> = requests
+        .iter()
+        .filter(|request| is_summary_request(wire, request))
+        .collect();
+    // The last prompt is kept; the five before it (about 6,000 tokens) are
+    // a piece each.
+    assert_eq!(summaries.len(), 5, "{stderr}");
+    for (n, request) in summaries.iter().enumerate() {
+        let asked = &wire.transcript(&request.body)[0];
+        assert!(
+            asked.starts_with(&format!("user: <conversation>\n[User]: prompt-{} ", n + 1)),
+            "{asked}"
+        );
+        if n > 0 {
+            let before = summary_text(&format!("PART-{}", summaries[n - 1].index));
+            assert!(
+                asked.contains(&format!(
+                    "<previous-summary>\n{before}\n</previous-summary>"
+                )),
+                "{asked}"
+            );
+        }
+    }
+    let last = requests.last().unwrap();
+    assert!(!is_summary_request(wire, last));
+    let sent = wire.transcript(&last.body);
+    assert_eq!(
+        sent[0],
+        summary_wrapper(&summary_text(&format!("PART-{}", summaries[4].index)))
+    );
+    assert_eq!(sent[1], format!("user: {}", prompts[5]));
+    assert_eq!(sent.last().unwrap(), "user: fifth");
+    let events = session_events(&json_lines(&stdout));
+    assert_eq!(events.last().unwrap()["willRetry"], true, "{events:?}");
+}
+
 #[test]
 fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     let wire = Wire::OpenAi;

@@ -533,7 +533,10 @@ impl AgentSession {
         let settings = self.recovery();
         let (model, provider) = self.current();
         let window = settings.window_for(&model);
-        let budget = settings.compaction.budget(window, self.fixed_tokens());
+        let budget = settings
+            .compaction
+            .budget(window, self.fixed_tokens())
+            .with_estimate_scale(self.inner.estimate_scale.get());
         let tokens_before = self.context_tokens();
         let plan = {
             let session = self.session();

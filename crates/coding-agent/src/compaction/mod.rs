@@ -5,6 +5,7 @@
 //! - [`tokens`]: how full the context is (provider usage, estimates for the rest);
 //! - [`cut`]: what is summarised and what is kept (never a tool call without its result);
 //! - [`summary`]: the request the summariser reads and the summary's structure;
+//! - [`pieces`]: a history too long for one summary request, cut into pieces that fit;
 //! - [`oversize`]: a tool result too large for any window left is cut before it is sent;
 //! - [`branch`]: the summary of a branch `/tree` leaves, from the same summariser;
 //! - this module: the settings, the plan taken from the session's branch, and
@@ -15,12 +16,15 @@
 //! (at most a quarter of it each), so a small local window does not compact
 //! after every turn; keep also leaves room under the threshold once the
 //! system prompt, the tools and a summary are in, so a due compaction always
-//! frees something; and no summary request is sent when there is nothing to
-//! summarise. Summaries are capped as Pi caps them (0.8 and 0.5 of reserve).
+//! frees something; no summary request is sent when there is nothing to
+//! summarise; and a history larger than the window is summarised piece by
+//! piece instead of overflowing the summary request. Summaries are capped
+//! as Pi caps them (0.8 and 0.5 of reserve).
 
 pub mod branch;
 pub mod cut;
 pub mod oversize;
+pub mod pieces;
 pub mod summary;
 pub mod tokens;
 
@@ -37,6 +41,7 @@ use crate::session::SessionError;
 use crate::session::compacted::{CompactionDetails, CompactionResult, entry_message};
 use crate::support::one_shot::{Question, Unanswered, ask_once};
 use cut::{EntryKind, Sized, find_cut};
+use pieces::Piece;
 use summary::{
     SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
 };
@@ -98,6 +103,8 @@ impl CompactionSettings {
         Budget {
             keep: keep.min(room / 2),
             reserve,
+            window,
+            chars_per_token: pieces::CHARS_PER_TOKEN,
         }
     }
 
@@ -157,12 +164,17 @@ pub enum CompactionError {
 
 /// What one compaction keeps, and how long its summaries may be
 /// ([`CompactionSettings::budget`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
     /// Tokens of the newest messages kept as they are.
     pub keep: u64,
     /// Tokens kept free for the next answer (`reserveTokens`, scaled).
     pub reserve: u64,
+    /// The model's window, which a summary request must fit.
+    pub window: u64,
+    /// Characters of conversation a token of it holds, as far as known
+    /// ([`Budget::with_estimate_scale`]).
+    pub chars_per_token: f64,
 }
 
 impl Budget {
@@ -185,6 +197,39 @@ impl Budget {
     /// `0.5 * reserveTokens`.
     pub fn turn_prefix_summary_tokens(&self) -> u32 {
         Self::limit(Self::share(self.reserve, Self::TURN_PREFIX_SUMMARY_TENTHS))
+    }
+
+    /// The budget for a server known to count `scale` tokens per estimated
+    /// one ([`tokens::EstimateScale`], learned from a refused request): the
+    /// summary requests hold fewer characters.
+    #[must_use]
+    pub fn with_estimate_scale(self, scale: f64) -> Budget {
+        #[allow(clippy::cast_precision_loss)]
+        let learned = tokens::CHARS_PER_TOKEN as f64 / scale.max(1.0);
+        Budget {
+            chars_per_token: self.chars_per_token.min(learned),
+            ..self
+        }
+    }
+
+    /// Characters of conversation a summary request asking for
+    /// `summary_tokens` may hold, when `fixed_chars` of it are the
+    /// instructions and an earlier summary.
+    fn conversation_chars(&self, summary_tokens: u32, fixed_chars: usize) -> usize {
+        let tokens = self.window.saturating_sub(u64::from(summary_tokens));
+        self.chars(tokens).saturating_sub(fixed_chars)
+    }
+
+    /// The characters `tokens` tokens hold, rounded down.
+    fn chars(&self, tokens: u64) -> usize {
+        // A window is far below f64's exact integers.
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let chars = (tokens as f64 * self.chars_per_token) as usize;
+        chars
     }
 
     /// `tokens` as a request's limit (which is a `u32`).
@@ -334,7 +379,9 @@ fn file_details<'a>(
 }
 
 /// Asks `provider` for the summary of `plan` (and of the split turn's
-/// beginning, when there is one); the result for the entry.
+/// beginning, when there is one); the result for the entry. A history too
+/// long for one request is summarised in [`pieces`], each merged into the
+/// summary of those before it.
 pub async fn summarise(
     plan: Plan,
     focus: Option<&str>,
@@ -343,32 +390,35 @@ pub async fn summarise(
     reasoning: Option<ThinkingLevel>,
     cancel: &CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
-    let history = if plan.history.is_empty() {
-        // Nothing new before the split turn: keep the earlier summary as it is.
-        plan.previous_summary
-            .clone()
-            .unwrap_or_else(|| "No prior history.".to_owned())
-    } else {
-        let request = history_request(&plan.history, plan.previous_summary.as_deref(), focus);
-        let limit = plan.budget.history_summary_tokens();
-        ask(model, provider, request, limit, reasoning, cancel)
+    let (mut history, prefix) = plan_pieces(&plan, focus);
+    let left_out = pieces::keep_newest(&mut history);
+    let history_limit = plan.budget.history_summary_tokens();
+    let mut summary = plan.previous_summary.clone();
+    for piece in &history {
+        let request = history_request(&piece.text, summary.as_deref(), focus);
+        let answer = ask(model, provider, request, history_limit, reasoning, cancel).await?;
+        summary = Some(answer.map_err(CompactionError::Summary)?);
+    }
+    // Nothing new before the split turn: the earlier summary stays as it is.
+    let mut history = summary.unwrap_or_else(|| "No prior history.".to_owned());
+    if left_out > 0 {
+        history = format!("{history}\n\n{}", pieces::left_out_note(left_out));
+    }
+    let summary = match prefix {
+        None => history,
+        Some(prefix) => {
+            let prefix = ask(
+                model,
+                provider,
+                turn_prefix_request(&prefix.text),
+                plan.budget.turn_prefix_summary_tokens(),
+                reasoning,
+                cancel,
+            )
             .await?
-            .map_err(CompactionError::Summary)?
-    };
-    let summary = if plan.turn_prefix.is_empty() {
-        history
-    } else {
-        let prefix = ask(
-            model,
-            provider,
-            turn_prefix_request(&plan.turn_prefix),
-            plan.budget.turn_prefix_summary_tokens(),
-            reasoning,
-            cancel,
-        )
-        .await?
-        .map_err(CompactionError::TurnPrefix)?;
-        join_split_turn(&history, &prefix)
+            .map_err(CompactionError::TurnPrefix)?;
+            join_split_turn(&history, &prefix)
+        }
     };
     Ok(CompactionResult {
         summary: with_file_lists(
@@ -380,6 +430,39 @@ pub async fn summarise(
         tokens_before: plan.tokens_before,
         details: plan.details,
     })
+}
+
+/// The history's pieces and the split turn's beginning, each piece a
+/// request that fits the window. A history that fits one request with the
+/// earlier summary is one piece, as Pi sends it; a longer one is cut with
+/// room for the summary of the pieces before (as long as a summary may be).
+/// A turn beginning too long for one request is summarised with the history
+/// but for its last piece.
+fn plan_pieces(plan: &Plan, focus: Option<&str>) -> (Vec<Piece>, Option<Piece>) {
+    let budget = plan.budget;
+    let limit = budget.history_summary_tokens();
+    let previous = plan.previous_summary.as_deref().unwrap_or_default();
+    let instructions = SUMMARY_SYSTEM_PROMPT.chars().count()
+        + history_request("", Some(""), focus).chars().count();
+    let whole = budget.conversation_chars(limit, instructions + previous.chars().count());
+    // A summary of the pieces before: at most `limit` tokens.
+    let running = budget.chars(u64::from(limit)).max(previous.chars().count());
+    let room = budget.conversation_chars(limit, instructions + running);
+    let mut history = pieces::cut(&plan.history, whole);
+    if history.len() > 1 {
+        history = pieces::cut(&plan.history, room);
+    }
+    let prefix_instructions =
+        SUMMARY_SYSTEM_PROMPT.chars().count() + turn_prefix_request("").chars().count();
+    let prefix_room =
+        budget.conversation_chars(budget.turn_prefix_summary_tokens(), prefix_instructions);
+    let mut prefix = pieces::cut(&plan.turn_prefix, prefix_room);
+    if prefix.len() > 1 {
+        prefix = pieces::cut(&plan.turn_prefix, room.min(prefix_room));
+    }
+    let last = prefix.pop();
+    history.extend(prefix);
+    (history, last)
 }
 
 /// One summariser call of at most `max_tokens`: its text, or its error
@@ -434,6 +517,8 @@ mod tests {
         Budget {
             keep: tokens,
             reserve: 16_384,
+            window: 200_000,
+            chars_per_token: pieces::CHARS_PER_TOKEN,
         }
     }
 
@@ -540,6 +625,84 @@ mod tests {
         assert_eq!(plan.history.len(), 2, "u2 and a2; u1 and a1 are in S1");
         assert_eq!(plan.previous_summary.as_deref(), Some("S1"));
         assert_eq!(plan.details.read_files, ["old.rs"]);
+    }
+
+    /// Summarises a history of `count` user messages of 3,000 characters
+    /// in a 4,000-token window (one message a request); the requests' texts
+    /// and the summary.
+    fn summarise_long_history(count: usize, previous: Option<&str>) -> (Vec<String>, String) {
+        use agent_ai::testing::ScriptedProvider;
+        use agent_ai::{AssistantContent, TextContent, UserMessage};
+
+        let answers = (1..=count).map(|n| {
+            ScriptedProvider::reply(vec![AssistantContent::Text(TextContent {
+                text: format!("S{n}"),
+                text_signature: None,
+            })])
+        });
+        let provider = Arc::new(ScriptedProvider::from_messages(answers));
+        let plan = Plan {
+            first_kept_entry_id: Some("kept".into()),
+            history: (1..=count)
+                .map(|n| UserMessage::text(format!("m{n}:{}", "x".repeat(3000))).into())
+                .collect(),
+            turn_prefix: Vec::new(),
+            previous_summary: previous.map(str::to_owned),
+            details: CompactionDetails::default(),
+            tokens_before: 0,
+            budget: CompactionSettings::default().budget(4000, 0),
+        };
+        let dyn_provider: Arc<dyn Provider> = provider.clone();
+        let result = futures::executor::block_on(summarise(
+            plan,
+            None,
+            &ScriptedProvider::model(),
+            &dyn_provider,
+            None,
+            &CancellationToken::new(),
+        ))
+        .unwrap();
+        let asked = provider
+            .requests()
+            .iter()
+            .map(|context| match context.messages.as_slice() {
+                [Message::User(user)] => crate::session::user_text(&user.content),
+                other => panic!("one user message, not {other:?}"),
+            })
+            .collect();
+        (asked, result.summary)
+    }
+
+    #[test]
+    fn a_history_longer_than_the_window_is_summarised_piece_by_piece() {
+        let (asked, summary) = summarise_long_history(3, Some("S0"));
+        assert_eq!(asked.len(), 3, "one message a request");
+        for (n, request) in asked.iter().enumerate() {
+            assert!(
+                request.starts_with(&format!("<conversation>\n[User]: m{}:x", n + 1)),
+                "{request}"
+            );
+            // Each merges into the summary of all before it.
+            assert!(
+                request.contains(&format!("<previous-summary>\nS{n}\n</previous-summary>")),
+                "{request}"
+            );
+            // 4,000 tokens less the 800 of the summary, at 3 characters each.
+            assert!(request.chars().count() < 3200 * 3, "{}", request.len());
+        }
+        assert_eq!(summary, "S3");
+    }
+
+    #[test]
+    fn a_history_of_more_pieces_than_a_compaction_sends_keeps_the_newest_and_says_so() {
+        let (asked, summary) = summarise_long_history(pieces::MAX_PIECES + 2, None);
+        assert_eq!(asked.len(), pieces::MAX_PIECES);
+        assert!(asked[0].starts_with("<conversation>\n[User]: m3:x"));
+        assert!(!asked[0].contains("<previous-summary>"), "{}", asked[0]);
+        assert_eq!(
+            summary,
+            format!("S{}\n\n{}", pieces::MAX_PIECES, pieces::left_out_note(2))
+        );
     }
 
     #[test]

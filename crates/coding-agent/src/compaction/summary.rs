@@ -84,7 +84,7 @@ fn branch_instructions() -> String {
 /// The branch summary request's user message: the branch, the
 /// instructions, and the user's focus (`/tree N summarize TEXT`).
 pub fn branch_request(messages: &[Message], focus: Option<&str>) -> String {
-    let mut text = conversation_block(messages);
+    let mut text = conversation_block(&serialize_conversation(messages));
     text.push_str(&branch_instructions());
     push_focus(&mut text, focus);
     text
@@ -120,15 +120,11 @@ pub fn summary_message_text(summary: &str) -> String {
     wrap_summary(COMPACTION_INTRO, summary)
 }
 
-/// The history request's user message: the conversation, the previous
-/// summary when there is one, the instructions, and the user's focus
-/// (`/compact TEXT`).
-pub fn history_request(
-    messages: &[Message],
-    previous: Option<&str>,
-    focus: Option<&str>,
-) -> String {
-    let mut text = conversation_block(messages);
+/// The history request's user message: the conversation (written out by
+/// [`serialize_conversation`]), the previous summary when there is one,
+/// the instructions, and the user's focus (`/compact TEXT`).
+pub fn history_request(conversation: &str, previous: Option<&str>, focus: Option<&str>) -> String {
+    let mut text = conversation_block(conversation);
     if let Some(previous) = previous {
         text.push_str(&format!(
             "<previous-summary>\n{previous}\n</previous-summary>\n\n"
@@ -149,9 +145,13 @@ fn push_focus(text: &mut String, focus: Option<&str>) {
     }
 }
 
-/// The turn-prefix request's user message.
-pub fn turn_prefix_request(messages: &[Message]) -> String {
-    format!("{}{TURN_PREFIX_INSTRUCTIONS}", conversation_block(messages))
+/// The turn-prefix request's user message, for the turn's beginning
+/// written out by [`serialize_conversation`].
+pub fn turn_prefix_request(conversation: &str) -> String {
+    format!(
+        "{}{TURN_PREFIX_INSTRUCTIONS}",
+        conversation_block(conversation)
+    )
 }
 
 /// The summary of a split turn: the history's, then the turn's beginning.
@@ -159,70 +159,80 @@ pub fn join_split_turn(history: &str, prefix: &str) -> String {
     format!("{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}")
 }
 
-fn conversation_block(messages: &[Message]) -> String {
-    format!(
-        "<conversation>\n{}\n</conversation>\n\n",
-        serialize_conversation(messages)
-    )
+fn conversation_block(conversation: &str) -> String {
+    format!("<conversation>\n{conversation}\n</conversation>\n\n")
 }
 
 /// The conversation as labelled paragraphs: `[User]: ...`, `[Assistant
 /// thinking]: ...`, `[Assistant]: ...`, `[Assistant tool calls]: name(k=v,
 /// ...); ...`, `[Tool result]: ...` (long results cut).
 pub fn serialize_conversation(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .map(message_paragraphs)
+        .filter(|text| !text.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// One message's paragraphs in [`serialize_conversation`]; empty for a
+/// message without text.
+pub fn message_paragraphs(message: &Message) -> String {
     let mut parts = Vec::new();
-    for message in messages {
-        match message {
-            Message::User(user) => {
-                let text = user_text(&user.content);
-                if !text.is_empty() {
-                    parts.push(format!("[User]: {text}"));
-                }
+    match message {
+        Message::User(user) => {
+            let text = user_text(&user.content);
+            if !text.is_empty() {
+                parts.push(format!("[User]: {text}"));
             }
-            Message::Assistant(assistant) => {
-                let mut thinking = Vec::new();
-                let mut text = Vec::new();
-                let mut calls = Vec::new();
-                for block in &assistant.content {
-                    match block {
-                        AssistantContent::Thinking(t) => thinking.push(t.thinking.as_str()),
-                        AssistantContent::Text(t) => text.push(t.text.as_str()),
-                        AssistantContent::ToolCall(call) => {
-                            let arguments = match &call.arguments {
-                                serde_json::Value::Object(map) => map
-                                    .iter()
-                                    .map(|(key, value)| format!("{key}={value}"))
-                                    .collect::<Vec<_>>()
-                                    .join(", "),
-                                other => other.to_string(),
-                            };
-                            calls.push(format!("{}({arguments})", call.name));
-                        }
+        }
+        Message::Assistant(assistant) => {
+            let mut thinking = Vec::new();
+            let mut text = Vec::new();
+            let mut calls = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    AssistantContent::Thinking(t) => thinking.push(t.thinking.as_str()),
+                    AssistantContent::Text(t) => text.push(t.text.as_str()),
+                    AssistantContent::ToolCall(call) => {
+                        let arguments = match &call.arguments {
+                            serde_json::Value::Object(map) => map
+                                .iter()
+                                .map(|(key, value)| format!("{key}={value}"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            other => other.to_string(),
+                        };
+                        calls.push(format!("{}({arguments})", call.name));
                     }
                 }
-                if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
-                }
-                if !text.is_empty() {
-                    parts.push(format!("[Assistant]: {}", text.join("\n")));
-                }
-                if !calls.is_empty() {
-                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
-                }
             }
-            Message::ToolResult(result) => {
-                let text = blocks_text(&result.content);
-                if !text.is_empty() {
-                    parts.push(format!("[Tool result]: {}", shorten(&text)));
-                }
+            if !thinking.is_empty() {
+                parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+            }
+            if !text.is_empty() {
+                parts.push(format!("[Assistant]: {}", text.join("\n")));
+            }
+            if !calls.is_empty() {
+                parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+            }
+        }
+        Message::ToolResult(result) => {
+            let text = blocks_text(&result.content);
+            if !text.is_empty() {
+                parts.push(format!(
+                    "[Tool result]: {}",
+                    shorten(&text, MAX_TOOL_RESULT_CHARS)
+                ));
             }
         }
     }
     parts.join("\n\n")
 }
 
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(MAX_TOOL_RESULT_CHARS) {
+/// `text` cut after `max_chars` characters, saying how many followed.
+pub fn shorten(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
         Some((cut, _)) => {
             let rest = text[cut..].chars().count();
             format!("{}\n\n[... {rest} more characters truncated]", &text[..cut])
@@ -292,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_first_summary_asks_for_the_structure_with_the_users_focus() {
-        let request = history_request(&[UserMessage::text("hi").into()], None, Some("the parser"));
+        let request = history_request("[User]: hi", None, Some("the parser"));
         assert_eq!(
             request,
             format!(
@@ -304,7 +314,7 @@ mod tests {
 
     #[test]
     fn a_later_summary_merges_into_the_previous_one() {
-        let request = history_request(&[UserMessage::text("hi").into()], Some("## Goal\nX"), None);
+        let request = history_request("[User]: hi", Some("## Goal\nX"), None);
         assert_eq!(
             request,
             format!(

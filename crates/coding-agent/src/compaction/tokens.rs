@@ -9,6 +9,9 @@ use agent_ai::{AssistantContent, Content, Message, StopReason, Tool, Usage, User
 /// Characters an image counts as (Pi's estimate).
 const IMAGE_CHARS: usize = 4800;
 
+/// Characters per token in every estimate here (Pi's).
+pub const CHARS_PER_TOKEN: u64 = 4;
+
 /// A message's estimated tokens: `ceil(chars / 4)` over what the model reads
 /// of it (text, thinking, tool names and arguments, images as 4800 chars).
 pub fn estimate_tokens(message: &Message) -> u64 {
@@ -30,7 +33,7 @@ pub fn estimate_tokens(message: &Message) -> u64 {
             .sum(),
         Message::ToolResult(result) => result.content.iter().map(content_chars).sum(),
     };
-    (chars as u64).div_ceil(4)
+    (chars as u64).div_ceil(CHARS_PER_TOKEN)
 }
 
 /// The estimated tokens every request carries besides the conversation:
@@ -39,7 +42,7 @@ pub fn estimate_tokens(message: &Message) -> u64 {
 pub fn fixed_tokens(system_prompt: Option<&str>, tools: &[Tool]) -> u64 {
     let prompt = system_prompt.map_or(0, |prompt| prompt.chars().count());
     let tools = serde_json::to_string(tools).map_or(0, |json| json.chars().count());
-    ((prompt + tools) as u64).div_ceil(4)
+    ((prompt + tools) as u64).div_ceil(CHARS_PER_TOKEN)
 }
 
 fn content_chars(content: &Content) -> usize {
