@@ -802,6 +802,12 @@ fn a_history_larger_than_the_window_is_summarised_in_pieces_that_fit() {
     // The last prompt is kept; the five before it (about 6,000 tokens) are
     // a piece each.
     assert_eq!(summaries.len(), 5, "{stderr}");
+    assert!(
+        stderr.contains(
+            "Warning: the history is too long for one summary request: summarising it in 5 requests, one after another\n"
+        ),
+        "{stderr}"
+    );
     for (n, request) in summaries.iter().enumerate() {
         let asked = &wire.transcript(&request.body)[0];
         assert!(

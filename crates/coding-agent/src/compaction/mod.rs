@@ -392,6 +392,11 @@ pub async fn summarise(
 ) -> Result<CompactionResult, CompactionError> {
     let (mut history, prefix) = plan_pieces(&plan, focus);
     let left_out = pieces::keep_newest(&mut history);
+    if history.len() > 1 {
+        // Requests one after another, each of up to a window: say why it
+        // takes a while.
+        tracing::warn!("{}", pieces::notice(history.len(), left_out));
+    }
     let history_limit = plan.budget.history_summary_tokens();
     let mut summary = plan.previous_summary.clone();
     for piece in &history {

@@ -82,6 +82,20 @@ pub fn keep_newest(pieces: &mut Vec<Piece>) -> usize {
     pieces.drain(..over).map(|piece| piece.messages).sum()
 }
 
+/// What the user is told of a compaction in `pieces` requests that left
+/// `left_out` messages out.
+pub fn notice(pieces: usize, left_out: usize) -> String {
+    let mut text = format!(
+        "the history is too long for one summary request: summarising it in {pieces} requests, one after another"
+    );
+    if left_out > 0 {
+        text.push_str(&format!(
+            " (the oldest {left_out} messages are more than that and are left out)"
+        ));
+    }
+    text
+}
+
 /// What the summary says of messages [`keep_newest`] dropped.
 pub fn left_out_note(messages: usize) -> String {
     format!(
@@ -153,5 +167,9 @@ mod tests {
         assert_eq!(pieces[0].text, "3");
         assert_eq!(keep_newest(&mut pieces), 0);
         assert!(left_out_note(3).starts_with("(The oldest 3 messages"));
+        assert!(notice(MAX_PIECES, 3).ends_with(
+            "in 8 requests, one after another (the oldest 3 messages are more than that and are left out)"
+        ));
+        assert!(notice(2, 0).ends_with("in 2 requests, one after another"));
     }
 }
