@@ -6,7 +6,8 @@
 //! command hooks), the poison-tolerant lock, the kept tail of a child's
 //! stderr (MCP servers, ssh), file-safe names (spilled results, MCP tool
 //! names), Markdown front matter (prompt templates, skills) and one question
-//! to a model (compaction summaries, `prompt` hooks). A helper only one tool uses lives in that tool's folder.
+//! to a model (compaction summaries, `prompt` hooks); for tests, a seeded number
+//! sequence. A helper only one tool uses lives in that tool's folder.
 
 pub mod atomic_write;
 pub mod blocking;
@@ -20,6 +21,8 @@ pub mod one_shot;
 pub mod paths;
 pub mod process_group;
 pub mod safe_name;
+#[cfg(test)]
+pub mod seeded;
 pub mod stderr_tail;
 pub mod sync;
 pub mod truncate;

@@ -27,8 +27,6 @@ pub mod highlight;
 mod idle;
 pub mod markdown;
 mod mcp_start;
-#[cfg(test)]
-mod seeded;
 mod session_commands;
 pub mod theme;
 pub mod transcript;

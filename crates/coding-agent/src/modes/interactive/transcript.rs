@@ -967,7 +967,7 @@ mod tests {
     #[test]
     fn any_sequence_of_events_notices_and_retries_keeps_the_indexes_sound() {
         let now = Instant::now();
-        let mut next = crate::modes::interactive::seeded::xorshift();
+        let mut next = crate::support::seeded::xorshift();
         let mut transcript = Transcript::default();
         let line = |text: &str| vec![StyledLine::new(text, Style::Warning)];
         for step in 0..20_000 {

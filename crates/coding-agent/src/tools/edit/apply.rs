@@ -235,22 +235,21 @@ pub fn apply_edits(original: &[u8], edits: &[Replacement]) -> Result<Applied, Ap
         }
     }
 
-    let mut new_body = Vec::with_capacity(body.len());
+    let mut content = Vec::with_capacity(original.len());
+    content.extend_from_slice(bom);
     let mut at = 0;
     for (_, range, replacement) in &spans {
-        new_body.extend_from_slice(&body[at..range.start]);
-        new_body.extend_from_slice(replacement.as_bytes());
+        content.extend_from_slice(&body[at..range.start]);
+        content.extend_from_slice(replacement.as_bytes());
         at = range.end;
     }
-    new_body.extend_from_slice(&body[at..]);
+    content.extend_from_slice(&body[at..]);
+    let new_body = &content[bom.len()..];
     if new_body == body {
         return Err(ApplyError::NoChange { total });
     }
 
-    let diff = generate_diff_string(exact.text(), &lf_text(&new_body), CONTEXT_LINES);
-    let mut content = Vec::with_capacity(bom.len() + new_body.len());
-    content.extend_from_slice(bom);
-    content.extend_from_slice(&new_body);
+    let diff = generate_diff_string(exact.text(), &lf_text(new_body), CONTEXT_LINES);
     Ok(Applied { content, diff })
 }
 

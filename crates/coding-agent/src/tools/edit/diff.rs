@@ -31,10 +31,7 @@ enum Kind {
 /// Diffs two texts line by line (a line includes its `\n`, so a last line
 /// without one differs from the same line with one, as in jsdiff).
 pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> LineDiff {
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Myers)
-        .diff_lines(old, new);
-    let parts = parts(&diff);
+    let parts = runs(old, new);
 
     let width = old
         .split('\n')
@@ -96,6 +93,52 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> LineD
     LineDiff {
         diff: out.join("\n"),
         first_changed_line,
+    }
+}
+
+/// The diff of `old` and `new` as runs of equal, removed and added lines.
+/// The whole lines both texts begin with are an equal run as they are, and
+/// only the rest is diffed: Myers takes them as equal first too, but would
+/// hash every line of a large file to get there. (Not the lines they end
+/// with: Myers may align a change inside those differently.)
+fn runs<'a>(old: &'a str, new: &'a str) -> Vec<(Kind, Vec<&'a str>)> {
+    let head = common_head(old, new);
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .diff_lines(&old[head..], &new[head..]);
+    let mut runs = Vec::new();
+    push_part(&mut runs, Kind::Equal, lines_of(&old[..head]));
+    for (kind, lines) in parts(&diff) {
+        push_part(&mut runs, kind, lines);
+    }
+    runs
+}
+
+/// The bytes of the whole lines (each ending in `\n`) `old` and `new` both
+/// begin with.
+fn common_head(old: &str, new: &str) -> usize {
+    old.split_inclusive('\n')
+        .zip(new.split_inclusive('\n'))
+        .take_while(|(a, b)| a == b && a.ends_with('\n'))
+        .map(|(a, _)| a.len())
+        .sum()
+}
+
+/// The lines of `text` without their `\n`.
+fn lines_of(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n')
+        .map(|line| line.strip_suffix('\n').unwrap_or(line))
+        .collect()
+}
+
+/// Adds a run, joining it to an equal run before it.
+fn push_part<'a>(parts: &mut Vec<(Kind, Vec<&'a str>)>, kind: Kind, lines: Vec<&'a str>) {
+    if lines.is_empty() {
+        return;
+    }
+    match parts.last_mut() {
+        Some((Kind::Equal, before)) if kind == Kind::Equal => before.extend(lines),
+        _ => parts.push((kind, lines)),
     }
 }
 
@@ -201,6 +244,46 @@ mod tests {
             diff(&old, &new).0,
             "  1 l1\n- 2 l2\n+ 2 X\n  3 l3\n  4 l4\n  5 l5\n  6 l6\n    ...\n 15 l15\n 16 l16\n 17 l17\n 18 l18\n-19 l19\n+19 Y\n 20 l20"
         );
+    }
+
+    #[test]
+    fn diffing_only_after_the_common_lines_gives_the_whole_texts_diff() {
+        let mut next = crate::support::seeded::xorshift();
+        let words = ["a", "b", "c", ""];
+        let text = |next: &mut dyn FnMut(usize) -> usize| -> String {
+            let lines: Vec<&str> = (0..next(12)).map(|_| words[next(4)]).collect();
+            let mut text = lines.join("\n");
+            if next(2) == 0 {
+                text.push('\n');
+            }
+            text
+        };
+        for step in 0..5_000 {
+            let old = text(&mut next);
+            // Often a small change of the old text, as an edit makes.
+            let new = if next(3) == 0 {
+                text(&mut next)
+            } else {
+                let at = next(old.len() + 1);
+                let at = (0..=at)
+                    .rev()
+                    .find(|&i| old.is_char_boundary(i))
+                    .unwrap_or(0);
+                format!("{}{}{}", &old[..at], words[next(4)], &old[at..])
+            };
+            let whole = TextDiff::configure()
+                .algorithm(Algorithm::Myers)
+                .diff_lines(old.as_str(), new.as_str());
+            let mut expected = Vec::new();
+            for (kind, lines) in parts(&whole) {
+                push_part(&mut expected, kind, lines);
+            }
+            assert_eq!(
+                runs(&old, &new),
+                expected,
+                "step {step}: {old:?} -> {new:?}"
+            );
+        }
     }
 
     #[test]

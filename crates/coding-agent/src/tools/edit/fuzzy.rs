@@ -8,6 +8,7 @@
 //! (DEVIATIONS #2), so a [`TextView`] keeps, beside the normalised text, a map
 //! of segments from normalised positions back to original byte ranges.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use unicode_normalization::char::{canonical_combining_class, decompose_compatible};
@@ -28,9 +29,12 @@ pub fn normalize_to_lf(text: &str) -> String {
 }
 
 /// The file's bytes as `edit` reads them (lossy UTF-8, as Node's decoder),
-/// with line endings normalised to `\n`.
-pub fn lf_text(bytes: &[u8]) -> String {
-    normalize_to_lf(&String::from_utf8_lossy(bytes))
+/// with line endings normalised to `\n`; borrowed when that changes nothing.
+pub fn lf_text(bytes: &[u8]) -> Cow<'_, str> {
+    match String::from_utf8_lossy(bytes) {
+        Cow::Borrowed(text) if !text.contains('\r') => Cow::Borrowed(text),
+        text => Cow::Owned(normalize_to_lf(&text)),
+    }
 }
 
 /// How far a [`TextView`] normalises.
@@ -165,48 +169,46 @@ struct Unit {
     verbatim: bool,
 }
 
-/// The characters of `bytes`, with `\r\n` and lone `\r` read as one `\n`.
+/// The characters of `bytes`, with `\r\n` and lone `\r` read as one `\n`,
+/// one at a time: a unit is several times the size of its character, so a
+/// file's worth of them would take many times the file's size.
 fn units(bytes: &[u8]) -> impl Iterator<Item = Unit> + '_ {
     let mut offset = 0;
     bytes.utf8_chunks().flat_map(move |chunk| {
         let start = offset;
         offset += chunk.valid().len() + chunk.invalid().len();
         let mut valid = chunk.valid().char_indices().peekable();
-        let mut out = Vec::new();
-        while let Some((i, ch)) = valid.next() {
+        let characters = std::iter::from_fn(move || {
+            let (i, ch) = valid.next()?;
             let at = start + i;
-            if ch == '\r' {
-                if valid.peek().is_some_and(|&(_, next)| next == '\n') {
-                    valid.next();
-                    out.push(Unit {
-                        orig: at..at + 2,
-                        ch: '\n',
-                        verbatim: false,
-                    });
+            Some(if ch == '\r' {
+                let len = if valid.next_if(|&(_, next)| next == '\n').is_some() {
+                    2
                 } else {
-                    out.push(Unit {
-                        orig: at..at + 1,
-                        ch: '\n',
-                        verbatim: false,
-                    });
+                    1
+                };
+                Unit {
+                    orig: at..at + len,
+                    ch: '\n',
+                    verbatim: false,
                 }
             } else {
-                out.push(Unit {
+                Unit {
                     orig: at..at + ch.len_utf8(),
                     ch,
                     verbatim: true,
-                });
-            }
-        }
-        if !chunk.invalid().is_empty() {
+                }
+            })
+        });
+        let invalid = (!chunk.invalid().is_empty()).then(|| {
             let at = start + chunk.valid().len();
-            out.push(Unit {
+            Unit {
                 orig: at..at + chunk.invalid().len(),
                 ch: char::REPLACEMENT_CHARACTER,
                 verbatim: false,
-            });
-        }
-        out
+            }
+        });
+        characters.chain(invalid)
     })
 }
 
@@ -238,12 +240,19 @@ impl Builder {
 
     /// Emits the segments of the line collected so far (without its ending).
     fn finish_line(&mut self) {
-        let line = std::mem::take(&mut self.line);
+        let mut line = std::mem::take(&mut self.line);
+        self.emit_line(&line);
+        // The next line reuses the buffer.
+        line.clear();
+        self.line = line;
+    }
+
+    fn emit_line(&mut self, line: &[Unit]) {
         if line.is_empty() {
             return;
         }
         if self.normalization == Normalization::LineEndings {
-            for unit in &line {
+            for unit in line {
                 let mut buf = [0; 4];
                 self.push_segment(
                     unit.orig.clone(),
@@ -253,7 +262,22 @@ impl Builder {
             }
             return;
         }
-        let mut chunks = fuzzy_chunks(&line);
+        if line.iter().all(|u| u.verbatim && u.ch.is_ascii()) {
+            // ASCII normalises to itself (NFKC and the look-alikes leave it
+            // alone): only its trailing whitespace goes. Most lines of most
+            // files take this way, a segment each.
+            let text: String = line.iter().map(|u| u.ch).collect();
+            let keep = trim_end_js(&text).len();
+            if let Some(last_kept) = keep.checked_sub(1) {
+                let orig = line[0].orig.start..line[last_kept].orig.end;
+                self.push_segment(orig, &text[..keep], true);
+            }
+            for unit in &line[keep..] {
+                self.push_segment(unit.orig.clone(), "", false);
+            }
+            return;
+        }
+        let mut chunks = fuzzy_chunks(line);
         let total: String = chunks.iter().map(|c| c.norm.as_str()).collect();
         let keep = trim_end_js(&total).len();
         let mut at = 0;
@@ -283,16 +307,6 @@ struct Chunk {
 /// pieces do not add up to the normalised line (a composition this splitting
 /// did not foresee), the whole line is one run: correct, only coarser.
 fn fuzzy_chunks(line: &[Unit]) -> Vec<Chunk> {
-    if line.iter().all(|u| u.verbatim && u.ch.is_ascii()) {
-        return line
-            .iter()
-            .map(|u| Chunk {
-                orig: u.orig.clone(),
-                norm: u.ch.to_string(),
-                identity: true,
-            })
-            .collect();
-    }
     let mut groups: Vec<&[Unit]> = Vec::new();
     let mut start = 0;
     for i in 1..line.len() {
@@ -436,6 +450,20 @@ mod tests {
         // A match over the line break takes the stripped spaces with it.
         let span = view.original_span(0.."keep \"this\"\n".len());
         assert_eq!(&text[span.range], "keep \u{201C}this\u{201D}   \n");
+    }
+
+    #[test]
+    fn an_ascii_line_maps_back_around_its_stripped_whitespace() {
+        let text = "plain ascii \t \nline two\n";
+        let view = fuzzy(text);
+        assert_eq!(view.text(), "plain ascii\nline two\n");
+        let span = view.original_span(6..11);
+        assert_eq!(&text[span.range], "ascii");
+        let span = view.original_span(6..13);
+        assert_eq!(&text[span.range], "ascii \t \nl");
+        let at = view.text().find("two").unwrap();
+        let span = view.original_span(at..at + 3);
+        assert_eq!(&text[span.range], "two");
     }
 
     #[test]

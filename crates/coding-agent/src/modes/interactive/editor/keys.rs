@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn any_sequence_of_keys_keeps_the_cursor_in_the_text_and_never_panics() {
-        let mut next = crate::modes::interactive::seeded::xorshift();
+        let mut next = crate::support::seeded::xorshift();
         let codes = [
             KeyCode::Char('a'),
             KeyCode::Char('é'),

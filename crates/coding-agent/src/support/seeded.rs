@@ -1,6 +1,6 @@
 //! A seeded number sequence for the tests that throw thousands of random
-//! inputs at the editor and the transcript: the same sequence on every run,
-//! so a failure names a step that fails again.
+//! inputs at the editor, the transcript and `edit`'s diff: the same sequence
+//! on every run, so a failure names a step that fails again.
 
 /// Numbers below the bound asked for, from a small xorshift.
 pub fn xorshift() -> impl FnMut(usize) -> usize {
