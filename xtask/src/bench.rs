@@ -8,6 +8,8 @@
 //! - read of the last 50 lines of a 1 GB file (time and peak RSS) against
 //!   `wc -l`: reading by line number must count every line before the window
 //!   (and Pi reports the total), so one pass over the file is the floor;
+//! - edit of one line near the end of a 100 MB file (time and peak RSS)
+//!   against `sed -i`: both read the whole file and write it anew;
 //! - bash producing 200 MB of output (time and peak RSS) against bash piping
 //!   the same output through `cat` into a file: the same pipe and the same
 //!   full-output file our tool writes, without the tool.
@@ -124,6 +126,31 @@ fn source_corpus(root: &Path, min_bytes: u64) -> Result<PathBuf> {
         copies += 1;
     }
     Ok(corpus)
+}
+
+/// `measure_once` `runs` times, each on a fresh copy of `source` at `target`
+/// (a command that changes its file): the best time and the largest RSS.
+fn measure_fresh(
+    source: &Path,
+    target: &Path,
+    runs: usize,
+    measure_once: impl Fn() -> Result<Sample>,
+) -> Result<Sample> {
+    let mut best = Sample {
+        seconds: f64::INFINITY,
+        max_rss_kb: 0,
+    };
+    for _ in 0..runs {
+        std::fs::copy(source, target)?;
+        let sample = measure_once()?;
+        best.seconds = best.seconds.min(sample.seconds);
+        best.max_rss_kb = best.max_rss_kb.max(sample.max_rss_kb);
+    }
+    let edited = std::fs::read_to_string(target)?;
+    if !edited.contains(" EDITED ") {
+        bail!("the edit left {} unchanged", target.display());
+    }
+    Ok(best)
 }
 
 /// A file of exactly `lines` numbered lines of about 100 bytes each.
@@ -263,6 +290,35 @@ pub fn run(quick: bool) -> Result<()> {
             &root,
             runs,
         )?),
+    });
+
+    // edit: one line near the end of a 100 MB file, a fresh copy each run.
+    let edit_lines: u64 = if quick { 100_000 } else { 1_000_000 };
+    let source = root.join(format!("big-{edit_lines}.txt"));
+    big_file(&source, edit_lines)?;
+    let target = root.join("tmp/edited.txt");
+    let target_str = target.to_string_lossy().into_owned();
+    let line = format!("{:010} ", edit_lines - 10);
+    let edit_args = serde_json::json!({
+        "path": target_str,
+        "edits": [{"oldText": line, "newText": format!("{line}EDITED ")}],
+    })
+    .to_string();
+    let sed_script = format!("s/^{line}/{line}EDITED /");
+    rows.push(Row {
+        what: format!("edit one line of a {} MB file", (edit_lines * 100) >> 20),
+        ours: measure_fresh(&source, &target, runs, || {
+            measure(&agent, &["tool", "edit", &edit_args], &root, 1)
+        })?,
+        baseline_name: "sed -i".into(),
+        baseline: Some(measure_fresh(&source, &target, runs, || {
+            measure(
+                Path::new("/bin/sed"),
+                &["-i", &sed_script, &target_str],
+                &root,
+                1,
+            )
+        })?),
     });
 
     // bash: 200 MB of output.
