@@ -58,7 +58,7 @@ impl ReadOperations for MemoryFs {
         Ok(FileInfo {
             is_dir: false,
             len: bytes.len() as u64,
-            is_pipe: false,
+            special: None,
         })
     }
 

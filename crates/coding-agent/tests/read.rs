@@ -428,7 +428,7 @@ async fn the_file_tools_refuse_a_named_pipe_at_once_instead_of_waiting_for_its_o
         let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await;
         let error = result.expect("the call waited on the pipe").unwrap_err();
         let said = format!(
-            "{} is a named pipe or a socket, not a file: {waits}, maybe forever.",
+            "{} is a named pipe, not a file: {waits}, maybe forever.",
             pipe.display()
         );
         assert!(
@@ -441,6 +441,58 @@ async fn the_file_tools_refuse_a_named_pipe_at_once_instead_of_waiting_for_its_o
     assert!(
         std::fs::metadata(&pipe).unwrap().file_type().is_fifo(),
         "left as it was"
+    );
+}
+
+/// DEVIATIONS #23: Pi's edit reads a device whole (`/dev/zero` until memory
+/// runs out; a terminal until input comes), and our write, which renames a
+/// new file over its target, put a regular file in a device's place (as
+/// root, `/dev/null` too). Both refuse at once and leave it as it is.
+#[tokio::test]
+async fn edit_and_write_refuse_a_device_and_leave_it_as_it_is() {
+    let root = Root::new();
+    // A null device of our own, so a regression replaces nothing real.
+    let device = root.cwd().join("null");
+    let made = std::process::Command::new("mknod")
+        .arg(&device)
+        .args(["c", "1", "3"])
+        .status()
+        .unwrap();
+    assert!(made.success(), "mknod needs root (CI runs as root)");
+    let refusal = |path: &std::path::Path, command: &str| {
+        format!(
+            "{} is a character device, not a file: the file tools only read and change regular \
+             files (reading a device may never end, and writing would put a regular file in its \
+             place). If you mean to use it, do it with bash and a timeout (e.g. timeout 5 \
+             {command} {})",
+            path.display(),
+            path.display()
+        )
+    };
+    let write = coding_agent::tools::builtin_tool("write").unwrap();
+    let error = write
+        .execute(
+            json!({"path": "null", "content": "x"}),
+            ToolContext::new(root.cwd()),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.message(), refusal(&device, "tee"));
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(&device).unwrap().file_type();
+    assert!(kind.is_char_device(), "left as it was");
+    // A pty master: read whole, it would wait for input that never comes.
+    let edit = coding_agent::tools::builtin_tool("edit").unwrap();
+    let args = json!({"path": "/dev/ptmx", "edits": [{"oldText": "a", "newText": "b"}]});
+    let call = edit.execute(args, ToolContext::new(root.cwd()));
+    let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await;
+    let error = result.expect("the edit waited on the device").unwrap_err();
+    assert_eq!(
+        error.message(),
+        format!(
+            "Could not edit file: /dev/ptmx. Error: {}.",
+            refusal(std::path::Path::new("/dev/ptmx"), "cat")
+        )
     );
 }
 
@@ -867,7 +919,7 @@ impl ReadOperations for StuckLines {
         Ok(FileInfo {
             is_dir: false,
             len: 10,
-            is_pipe: false,
+            special: None,
         })
     }
     async fn read_prefix(&self, _path: &Path, len: usize) -> std::io::Result<Vec<u8>> {

@@ -13,7 +13,7 @@ use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::fs_error::{FsError, is_pipe, pipe_refused};
+use super::fs_error::{FsError, SpecialFile};
 
 /// Symlink hops followed before giving up, as Linux's `ELOOP` limit.
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -24,9 +24,9 @@ const MAX_SYMLINK_HOPS: usize = 40;
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FsError> {
     let target = resolve_symlinks(path)?;
     let existing = match fs::metadata(&target) {
-        Ok(meta) if is_pipe(&meta) => {
+        Ok(meta) if let Some(special) = SpecialFile::of(&meta) => {
             let waits = "writing it waits for a reader";
-            return Err(FsError::other(pipe_refused(path, waits, "tee")));
+            return Err(FsError::other(special.refusal(path, waits, "tee")));
         }
         Ok(meta) => {
             // The same checks Node's in-place write makes: a directory cannot

@@ -5,24 +5,80 @@
 use std::io;
 use std::path::Path;
 
-/// Whether `metadata` is a FIFO's or a socket's: opening one waits for the
-/// other end, maybe forever, so the tools refuse it (Pi opens it;
-/// docs/DEVIATIONS.md #23).
-pub fn is_pipe(metadata: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    let kind = metadata.file_type();
-    kind.is_fifo() || kind.is_socket()
+/// A file that is not a regular file or a directory, which the file tools
+/// do not open (Pi opens it; docs/DEVIATIONS.md #23): reading a pipe or a
+/// socket waits for the other end, maybe forever; reading a device may
+/// never end (`/dev/zero`) or wait for input (a terminal); and writing
+/// would put a regular file in the place of any of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SpecialFile {
+    /// A named pipe (FIFO).
+    Pipe,
+    /// A Unix socket.
+    Socket,
+    /// A character device (`/dev/zero`, a terminal).
+    CharDevice,
+    /// A block device (a disk).
+    BlockDevice,
 }
 
-/// What a tool says instead of opening the pipe at `path`: `waits` says for
-/// what ("reading it waits for a writer"), `command` is the bash command
-/// that would do it (`cat`, `grep PATTERN`, `tee`).
-pub fn pipe_refused(path: &Path, waits: &str, command: &str) -> String {
-    let shown = path.display();
-    format!(
-        "{shown} is a named pipe or a socket, not a file: {waits}, maybe forever. If you mean \
-         to use it, do it with bash and a timeout (e.g. timeout 5 {command} {shown})"
-    )
+impl SpecialFile {
+    /// What kind of special file `metadata` describes; `None` for a regular
+    /// file or a directory.
+    pub fn of(metadata: &std::fs::Metadata) -> Option<SpecialFile> {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = metadata.file_type();
+        if kind.is_fifo() {
+            Some(SpecialFile::Pipe)
+        } else if kind.is_socket() {
+            Some(SpecialFile::Socket)
+        } else if kind.is_char_device() {
+            Some(SpecialFile::CharDevice)
+        } else if kind.is_block_device() {
+            Some(SpecialFile::BlockDevice)
+        } else {
+            None
+        }
+    }
+
+    /// A pipe or a socket: opening it waits for the other end. A device
+    /// can be opened, and `read` and `grep` read one as far as their limits
+    /// (a terminal until the call is aborted); `edit` and `write` refuse
+    /// every special file.
+    pub fn waits(self) -> bool {
+        matches!(self, SpecialFile::Pipe | SpecialFile::Socket)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SpecialFile::Pipe => "a named pipe",
+            SpecialFile::Socket => "a socket",
+            SpecialFile::CharDevice => "a character device",
+            SpecialFile::BlockDevice => "a block device",
+        }
+    }
+
+    /// What a tool says instead of opening the file at `path`: `waits`
+    /// says what a pipe or a socket would wait for ("reading it waits for
+    /// a writer"), `command` is the bash command that would do the tool's
+    /// work (`head -c 4096`, `grep PATTERN`, `tee`).
+    pub fn refusal(self, path: &Path, waits: &str, command: &str) -> String {
+        let shown = path.display();
+        let name = self.name();
+        let why = match self {
+            SpecialFile::Pipe | SpecialFile::Socket => format!("{waits}, maybe forever"),
+            SpecialFile::CharDevice | SpecialFile::BlockDevice => {
+                "the file tools only read and change regular files (reading a device may never \
+                 end, and writing would put a regular file in its place)"
+                    .to_owned()
+            }
+        };
+        format!(
+            "{shown} is {name}, not a file: {why}. If you mean to use it, do it with bash and a \
+             timeout (e.g. timeout 5 {command} {shown})"
+        )
+    }
 }
 
 /// A failed file-system call, with Node's error code when the failure has one.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 
-use crate::support::fs_error::{FsError, is_pipe, pipe_refused};
+use crate::support::fs_error::{FsError, SpecialFile};
 use crate::support::mutation_queue::MutationTarget;
 use crate::support::paths::HomeDir;
 use crate::tools::write::ops::{LocalFileOperations, WriteOperations, blocking};
@@ -38,9 +38,9 @@ impl EditOperations for LocalFileOperations {
             if metadata.is_dir() {
                 return Ok(());
             }
-            if is_pipe(&metadata) {
+            if let Some(special) = SpecialFile::of(&metadata) {
                 let waits = "editing it waits for the other end";
-                return Err(FsError::other(pipe_refused(&path, waits, "cat")));
+                return Err(FsError::other(special.refusal(&path, waits, "cat")));
             }
             // Opening for reading and writing (without truncating) asks the
             // OS the same question access(2) does.

@@ -19,7 +19,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::fs_error::{is_pipe, pipe_refused};
+use crate::support::fs_error::SpecialFile;
 use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
 use crate::support::walk::{
@@ -115,9 +115,9 @@ fn search_blocking(
     let matcher = build_matcher(request)?;
     let limit = request.limit.max(1);
     if !metadata.is_dir() {
-        if is_pipe(&metadata) {
+        if let Some(special) = SpecialFile::of(&metadata).filter(|kind| kind.waits()) {
             let waits = "searching it waits for a writer";
-            let refused = pipe_refused(&request.path, waits, "grep PATTERN");
+            let refused = special.refusal(&request.path, waits, "grep PATTERN");
             return Err(SearchError::Other(refused));
         }
         let name = request

@@ -27,7 +27,7 @@ use self::ops::{FileInfo, ReadError, ReadOperations};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
-use crate::support::fs_error::{FsError, pipe_refused};
+use crate::support::fs_error::FsError;
 use crate::support::notices::append_notice;
 use crate::support::paths::read_path_candidates;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size};
@@ -124,8 +124,8 @@ impl ReadTool {
                 "EISDIR: illegal operation on a directory, read",
             ));
         }
-        if info.is_pipe {
-            return Err(ToolError::new(pipe_refused(
+        if let Some(special) = info.special {
+            return Err(ToolError::new(special.refusal(
                 &absolute,
                 "reading it waits for a writer",
                 "cat",

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{LineWindow, WindowCollector, WindowText};
-use crate::support::fs_error::is_pipe;
+use crate::support::fs_error::SpecialFile;
 use crate::support::paths::HomeDir;
 
 /// Bytes read from a local file per step; cancellation is checked between steps.
@@ -28,10 +28,10 @@ pub struct FileInfo {
     pub is_dir: bool,
     /// Size in bytes.
     pub len: u64,
-    /// A FIFO or a socket: opening it for reading waits for a writer, maybe
-    /// forever, so it is not opened and read refuses it.
+    /// A pipe or a socket: opening it for reading waits for a writer,
+    /// maybe forever, so it is not opened and read refuses it.
     #[serde(default)]
-    pub is_pipe: bool,
+    pub special: Option<SpecialFile>,
 }
 
 /// Reading stopped: the call was cancelled, or the file system failed.
@@ -135,11 +135,12 @@ impl ReadOperations for LocalReadOperations {
     async fn access(&self, path: &Path) -> io::Result<FileInfo> {
         let path = path.to_path_buf();
         let info = blocking(move || {
-            if is_pipe(&std::fs::metadata(&path)?) {
+            let special = SpecialFile::of(&std::fs::metadata(&path)?);
+            if let Some(special) = special.filter(|kind| kind.waits()) {
                 return Ok(FileInfo {
                     is_dir: false,
                     len: 0,
-                    is_pipe: true,
+                    special: Some(special),
                 });
             }
             // Opening for reading is what R_OK asks; it also works on a
@@ -148,7 +149,7 @@ impl ReadOperations for LocalReadOperations {
             Ok(FileInfo {
                 is_dir: metadata.is_dir(),
                 len: metadata.len(),
-                is_pipe: false,
+                special: None,
             })
         })
         .await;
@@ -255,7 +256,7 @@ mod tests {
             FileInfo {
                 is_dir: false,
                 len: 10,
-                is_pipe: false,
+                special: None,
             }
         );
         assert!(ops.access(dir.path()).await.unwrap().is_dir);
