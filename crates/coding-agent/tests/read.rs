@@ -591,6 +591,55 @@ async fn small_image_over_the_pixel_limit_is_resized_as_png() {
     );
 }
 
+/// A 2x2 PNG whose header says `width` x `height`: a decompression bomb's
+/// shape (a small file that decodes to gigabytes), without its pixels.
+fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in bytes {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+            }
+        }
+        !crc
+    }
+    let mut png = Vec::new();
+    image::RgbImage::from_pixel(2, 2, image::Rgb([1, 2, 3]))
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    // Signature (8), IHDR's length (4), then "IHDR", width, height, 5 more
+    // bytes of header, and its CRC over type and data.
+    png[16..20].copy_from_slice(&width.to_be_bytes());
+    png[20..24].copy_from_slice(&height.to_be_bytes());
+    let crc = crc32(&png[12..29]);
+    png[29..33].copy_from_slice(&crc.to_be_bytes());
+    png
+}
+
+#[tokio::test]
+async fn an_image_too_large_to_decode_is_described_not_decoded() {
+    let root = Root::new();
+    root.file("bomb.png", png_claiming(20_000, 20_000));
+    let result = root.read(json!({"path": "bomb.png"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        "Read image file [image/png]\n[Image omitted: 20000x20000 pixels is more than the 100 \
+         megapixels read scales down; make a smaller copy with bash first (e.g. convert IMAGE \
+         -resize 2000x2000 small.png) and read that.]"
+    );
+    // Just within the limit, it is decoded (and, holding no such pixels,
+    // fails as any broken image does).
+    root.file("almost.png", png_claiming(10_000, 10_000));
+    let result = root.read(json!({"path": "almost.png"})).await.unwrap();
+    assert!(
+        text_only(&result)
+            .ends_with("[Image omitted: could not be resized below the inline image size limit.]"),
+        "{}",
+        text_only(&result)
+    );
+}
+
 #[tokio::test]
 async fn image_for_a_model_without_image_input_says_it_will_be_omitted() {
     let root = Root::new();

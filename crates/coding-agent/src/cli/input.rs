@@ -21,7 +21,7 @@ use std::time::Duration;
 use agent_ai::Message;
 use agent_ai::message::ImageContent;
 use coding_agent::app::AgentSession;
-use coding_agent::tools::read::image::{fit_image, sniff};
+use coding_agent::tools::read::image::{Fit, fit_image, sniff};
 use tokio_util::sync::CancellationToken;
 
 use super::UsageError;
@@ -174,13 +174,18 @@ fn read_files(files: &[&str], cwd: &Path) -> Result<(String, Vec<ImageContent>),
         }
         let shown = path.display();
         if let Some(kind) = sniff(&bytes) {
-            let fitted = fit_image(&bytes, kind, &CancellationToken::new())
-                .ok()
-                .flatten()
-                .ok_or_else(|| UsageError::File {
-                    path: path.clone(),
-                    reason: "the image cannot be decoded, or made small enough to send".to_owned(),
-                })?;
+            let fitted = match fit_image(&bytes, kind, &CancellationToken::new()) {
+                Ok(Fit::Image(fitted)) => fitted,
+                omitted => {
+                    let reason = omitted.ok().and_then(|fit| fit.too_large_reason());
+                    return Err(UsageError::File {
+                        path: path.clone(),
+                        reason: reason.unwrap_or_else(|| {
+                            "the image cannot be decoded, or made small enough to send".to_owned()
+                        }),
+                    });
+                }
+            };
             let note = fitted.dimension_note().unwrap_or_default();
             text.push_str(&format!("<file name=\"{shown}\">{note}</file>\n"));
             images.push(ImageContent {

@@ -133,25 +133,61 @@ impl FittedImage {
 #[error("{}", crate::support::cancel::ABORTED)]
 pub struct Aborted;
 
+/// The most pixels an image may have to be decoded and scaled down: 100
+/// megapixels take about 650 MB on the way. A larger image, or a small
+/// file whose header claims one (a decompression bomb: 1 MB of PNG can say
+/// 20000x20000, 1.8 GB decoded), is not decoded, so it cannot exhaust
+/// memory; Pi decodes it.
+pub const MAX_DECODED_PIXELS: u64 = 100_000_000;
+
+/// What became of an image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fit {
+    /// Ready to attach.
+    Image(FittedImage),
+    /// More than [`MAX_DECODED_PIXELS`]: its width and height.
+    TooLarge(u32, u32),
+    /// It cannot be decoded, or no encoding fits the limits.
+    NoFit,
+}
+
+impl Fit {
+    /// Why a [`Fit::TooLarge`] image is left out, and what to do instead;
+    /// `None` for the others.
+    pub fn too_large_reason(&self) -> Option<String> {
+        let Fit::TooLarge(width, height) = self else {
+            return None;
+        };
+        Some(format!(
+            "{width}x{height} pixels is more than the {} megapixels read scales down; make a \
+             smaller copy with bash first (e.g. convert IMAGE -resize 2000x2000 small.png) and \
+             read that",
+            MAX_DECODED_PIXELS / 1_000_000
+        ))
+    }
+}
+
 /// Sends `bytes` unchanged when within the limits, else re-encodes them to
-/// fit. `Ok(None)` when the image cannot be decoded or no encoding fits.
-/// CPU-heavy: call it off the async runtime.
+/// fit. CPU-heavy: call it off the async runtime.
 pub fn fit_image(
     bytes: &[u8],
     kind: ImageType,
     cancel: &CancellationToken,
-) -> Result<Option<FittedImage>, Aborted> {
+) -> Result<Fit, Aborted> {
     let Ok(decoder) = ImageReader::with_format(Cursor::new(bytes), kind.format()).into_decoder()
     else {
-        return Ok(None);
+        return Ok(Fit::NoFit);
     };
     let (width, height) = decoder.dimensions();
     let base64_len = base64::encoded_len(bytes.len(), true).unwrap_or(usize::MAX);
     if width <= MAX_WIDTH && height <= MAX_HEIGHT && base64_len < MAX_BASE64_BYTES {
-        return Ok(Some(FittedImage::unchanged(bytes, kind)));
+        return Ok(Fit::Image(FittedImage::unchanged(bytes, kind)));
+    }
+    if u64::from(width) * u64::from(height) > MAX_DECODED_PIXELS {
+        return Ok(Fit::TooLarge(width, height));
     }
     let Some(image) = decode_upright(decoder) else {
-        return Ok(None);
+        return Ok(Fit::NoFit);
     };
     let original = (image.width(), image.height());
     let (mut w, mut h) = fit_within(original, (MAX_WIDTH, MAX_HEIGHT));
@@ -160,7 +196,7 @@ pub fn fit_image(
             return Err(Aborted);
         }
         if let Some((data, mime_type)) = smallest_fitting_encoding(&image, (w, h), cancel)? {
-            return Ok(Some(FittedImage {
+            return Ok(Fit::Image(FittedImage {
                 data,
                 mime_type,
                 resized: Some(Resized {
@@ -170,7 +206,7 @@ pub fn fit_image(
             }));
         }
         if (w, h) == (1, 1) {
-            return Ok(None);
+            return Ok(Fit::NoFit);
         }
         (w, h) = (shrink(w), shrink(h));
     }

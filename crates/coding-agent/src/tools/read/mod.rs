@@ -250,14 +250,16 @@ impl ReadTool {
             if resize {
                 image::fit_image(&bytes, kind, &cancel)
             } else {
-                Ok(Some(image::FittedImage::unchanged(&bytes, kind)))
+                Ok(image::Fit::Image(image::FittedImage::unchanged(
+                    &bytes, kind,
+                )))
             }
         })
         .await
         .map_err(|e| ToolError::new(e.to_string()))?
         .map_err(|_| aborted())?;
         let mut content = match fitted {
-            Some(fitted) => {
+            image::Fit::Image(fitted) => {
                 let mut text = format!("Read image file [{}]", fitted.mime_type);
                 if let Some(note) = fitted.dimension_note() {
                     text.push('\n');
@@ -268,10 +270,15 @@ impl ReadTool {
                     Content::image(fitted.data, fitted.mime_type),
                 ]
             }
-            None => vec![Content::text(format!(
-                "Read image file [{}]\n[Image omitted: could not be resized below the inline image size limit.]",
-                kind.mime_type()
-            ))],
+            omitted => {
+                let why = omitted.too_large_reason().unwrap_or_else(|| {
+                    "could not be resized below the inline image size limit".to_owned()
+                });
+                vec![Content::text(format!(
+                    "Read image file [{}]\n[Image omitted: {why}.]",
+                    kind.mime_type()
+                ))]
+            }
         };
         if ctx
             .model
