@@ -397,6 +397,11 @@ mod tests {
         TextView::new(text.as_bytes(), Normalization::Fuzzy)
     }
 
+    /// The original text the match `norm` of `view` (made from `text`) covers.
+    fn original<'a>(text: &'a str, view: &TextView, norm: Range<usize>) -> &'a str {
+        &text[view.original_span(norm).range]
+    }
+
     #[test]
     fn normalization_follows_pis_steps() {
         assert_eq!(
@@ -445,11 +450,15 @@ mod tests {
         assert_eq!(&text[span.range.clone()], "target \u{2013} here");
         assert_eq!((span.prefix.as_str(), span.suffix.as_str()), ("", ""));
         // A match ending at a line's end stops before the stripped spaces.
-        let span = view.original_span(0.."keep \"this\"".len());
-        assert_eq!(&text[span.range], "keep \u{201C}this\u{201D}");
+        assert_eq!(
+            original(text, &view, 0.."keep \"this\"".len()),
+            "keep \u{201C}this\u{201D}"
+        );
         // A match over the line break takes the stripped spaces with it.
-        let span = view.original_span(0.."keep \"this\"\n".len());
-        assert_eq!(&text[span.range], "keep \u{201C}this\u{201D}   \n");
+        assert_eq!(
+            original(text, &view, 0.."keep \"this\"\n".len()),
+            "keep \u{201C}this\u{201D}   \n"
+        );
     }
 
     #[test]
@@ -457,13 +466,10 @@ mod tests {
         let text = "plain ascii \t \nline two\n";
         let view = fuzzy(text);
         assert_eq!(view.text(), "plain ascii\nline two\n");
-        let span = view.original_span(6..11);
-        assert_eq!(&text[span.range], "ascii");
-        let span = view.original_span(6..13);
-        assert_eq!(&text[span.range], "ascii \t \nl");
+        assert_eq!(original(text, &view, 6..11), "ascii");
+        assert_eq!(original(text, &view, 6..13), "ascii \t \nl");
         let at = view.text().find("two").unwrap();
-        let span = view.original_span(at..at + 3);
-        assert_eq!(&text[span.range], "two");
+        assert_eq!(original(text, &view, at..at + 3), "two");
     }
 
     #[test]
@@ -471,8 +477,7 @@ mod tests {
         let text = "one\r\ntwo\r\nthree\r\n";
         let view = TextView::new(text.as_bytes(), Normalization::LineEndings);
         assert_eq!(view.text(), "one\ntwo\nthree\n");
-        let span = view.original_span(0..8);
-        assert_eq!(&text[span.range], "one\r\ntwo\r\n");
+        assert_eq!(original(text, &view, 0..8), "one\r\ntwo\r\n");
     }
 
     #[test]
@@ -496,7 +501,6 @@ mod tests {
         let text = "cafe\u{0301}!";
         let view = fuzzy(text);
         assert_eq!(view.text(), "caf\u{e9}!");
-        let span = view.original_span(0.."caf\u{e9}".len());
-        assert_eq!(&text[span.range], "cafe\u{0301}");
+        assert_eq!(original(text, &view, 0.."caf\u{e9}".len()), "cafe\u{0301}");
     }
 }
