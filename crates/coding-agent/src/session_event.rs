@@ -148,6 +148,19 @@ impl SessionEvent {
         })
     }
 
+    /// The retries of a turn ran out: it failed every time. Not when they
+    /// succeeded, nor when the user cancelled them.
+    pub fn retries_exhausted(&self) -> bool {
+        matches!(
+            self,
+            SessionEvent::AutoRetryEnd {
+                success: false,
+                final_error,
+                ..
+            } if final_error.as_deref() != Some(crate::recovery::RETRY_CANCELLED)
+        )
+    }
+
     /// The event in Pi's JSON shape (what RPC and `--mode json` write).
     pub fn to_json(&self) -> Value {
         match self {
@@ -231,6 +244,26 @@ mod tests {
             queue.to_json(),
             json!({"type":"queue_update","steering":["s"],"followUp":[]})
         );
+    }
+
+    #[test]
+    fn retries_are_exhausted_only_when_they_end_failed_and_not_cancelled() {
+        let end = |success: bool, final_error: Option<&str>| SessionEvent::AutoRetryEnd {
+            success,
+            attempt: 3,
+            final_error: final_error.map(str::to_owned),
+            failed: None,
+        };
+        assert!(end(false, Some("503 busy")).retries_exhausted());
+        assert!(!end(false, Some(crate::recovery::RETRY_CANCELLED)).retries_exhausted());
+        assert!(!end(true, None).retries_exhausted());
+        let start = SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2000,
+            error_message: "503 busy".into(),
+        };
+        assert!(!start.retries_exhausted());
     }
 
     #[test]

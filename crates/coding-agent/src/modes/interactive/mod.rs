@@ -62,7 +62,7 @@ pub use app::{Action, App};
 
 use crate::app::{AgentSession, Instructions, ModelCatalog, SessionOptions, TreeError, TreeMove};
 use crate::hooks::lifecycle::SessionEndReason;
-use crate::recovery::{RETRY_CANCELLED, compact_now};
+use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::{SessionManager, first_user_message};
 use crate::session_event::{SessionEvent, SessionEvents};
@@ -461,13 +461,10 @@ impl Driver {
                     SessionEvent::AutoRetryStart { .. } => {
                         app.retry_scheduled(StyledLine::new(line, Style::Warning));
                     }
-                    // The retries ran out (not cancelled): the line ends
-                    // the chain with its last error.
-                    SessionEvent::AutoRetryEnd {
-                        success: false,
-                        final_error,
-                        ..
-                    } if final_error.as_deref() != Some(RETRY_CANCELLED) => {
+                    // The line ends the chain with its last error; a
+                    // cancelled chain keeps its last retry line, which
+                    // holds the error the cancel line does not.
+                    _ if own.retries_exhausted() => {
                         app.retries_failed(StyledLine::new(line, Style::Error));
                     }
                     _ => app.notice(vec![StyledLine::new(line, Style::Warning)]),
