@@ -358,8 +358,11 @@ fn an_abort_while_the_retried_request_runs_ends_the_retries_cancelled_not_succee
     let end = loop {
         let line = next_json(&rpc.lines);
         retrying |= line["type"] == "auto_retry_start";
-        // The retried request has started: its answer begins.
+        // The retried request has started: its answer begins, and once the
+        // server holds the request (the answer starts before it is sent),
+        // the abort goes.
         if retrying && line["type"] == "message_start" && line["message"]["role"] == "assistant" {
+            server.wait_for_requests(2, std::time::Duration::from_secs(10));
             send(&mut rpc.stdin, &json!({"id": "a", "type": "abort"}));
         }
         if line["type"] == "auto_retry_end" {
