@@ -73,8 +73,10 @@ pub struct SessionManager {
     leaf_id: Option<String>,
     /// Where the session is saved; `None` for `--no-session`.
     file: Option<PathBuf>,
-    /// Whether the file holds every entry so far.
-    flushed: bool,
+    /// How many entries the file holds (after its header); `None` before
+    /// the header is written. A write that failed leaves it where it was,
+    /// so the next one writes the entries it missed too.
+    written: Option<usize>,
     /// The file does not end with a newline (a truncated last line).
     needs_newline: bool,
     /// The directory new sessions go to.
@@ -91,7 +93,7 @@ impl SessionManager {
             positions: HashMap::new(),
             leaf_id: None,
             file: None,
-            flushed: false,
+            written: None,
             needs_newline: false,
             session_dir: None,
             cwd: cwd.to_path_buf(),
@@ -133,8 +135,8 @@ impl SessionManager {
         };
         session.leaf_id = last_entry_id(&entries);
         session.header = header;
+        session.written = Some(entries.len());
         session.set_entries(entries);
-        session.flushed = true;
         session.needs_newline = !content.is_empty() && !content.ends_with('\n');
         Ok(session)
     }
@@ -167,7 +169,7 @@ impl SessionManager {
         self.header = SessionHeader::new(&self.cwd, parent_session);
         self.set_entries(Vec::new());
         self.leaf_id = None;
-        self.flushed = false;
+        self.written = None;
         self.needs_newline = false;
         self.file = self.session_dir.as_ref().map(|dir| {
             let stamp = self.header.timestamp.replace([':', '.'], "-");
@@ -541,25 +543,20 @@ impl SessionManager {
         };
         // Pi writes nothing until the first answer; once written, the file
         // has one, so only an unwritten session needs the scan.
-        if !self.flushed && !self.entries.iter().any(|e| e.role() == Some("assistant")) {
+        if self.written.is_none() && !self.entries.iter().any(|e| e.role() == Some("assistant")) {
             return Ok(());
         }
         let mut text = String::new();
         if self.needs_newline {
             text.push('\n');
         }
-        if self.flushed {
-            if let Some(last) = self.entries.last() {
-                text.push_str(last.text());
-                text.push('\n');
-            }
-        } else {
+        if self.written.is_none() {
             let header = serde_json::to_string(&self.header).unwrap_or_default();
             text.push_str(&format!("{header}\n"));
-            for entry in &self.entries {
-                text.push_str(entry.text());
-                text.push('\n');
-            }
+        }
+        for entry in self.entries.iter().skip(self.written.unwrap_or(0)) {
+            text.push_str(entry.text());
+            text.push('\n');
         }
         let io_error = |error| SessionError::Io {
             path: path.clone(),
@@ -573,9 +570,13 @@ impl SessionManager {
             .append(true)
             .open(&path)
             .map_err(io_error)?;
-        file.write_all(text.as_bytes()).map_err(io_error)?;
-        file.flush().map_err(io_error)?;
-        self.flushed = true;
+        if let Err(error) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
+            // Part of it may be in the file: the next write starts on a line
+            // of its own, and a line cut short is skipped when read.
+            self.needs_newline = true;
+            return Err(io_error(error));
+        }
+        self.written = Some(self.entries.len());
         self.needs_newline = false;
         Ok(())
     }
@@ -720,6 +721,44 @@ mod tests {
             find("ffff").unwrap_err().to_string(),
             format!("no session with the id ffff in {}", dir.path().display())
         );
+    }
+
+    /// Pi writes each entry once, as it comes: one whose write failed (a
+    /// full disk, a lost mount) was never written, and the next entry,
+    /// whose parent it is, hung from nothing when the file was read again.
+    #[test]
+    fn an_entry_whose_write_failed_is_written_with_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = SessionManager::create(dir.path(), dir.path());
+        let user = |text: &str| Message::User(agent_ai::UserMessage::text(text));
+        let answer = Message::Assistant(agent_ai::AssistantMessage::empty(&agent_ai::Model::new(
+            "m",
+            "p",
+            "openai-completions",
+        )));
+        session.append_message(&user("first")).unwrap();
+        session.append_message(&answer).unwrap();
+        // The file cannot be opened for a while: a directory stands in its
+        // place.
+        let path = session.file().unwrap().to_path_buf();
+        let aside = dir.path().join("aside");
+        std::fs::rename(&path, &aside).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert!(session.append_message(&user("lost?")).is_err());
+        std::fs::remove_dir(&path).unwrap();
+        std::fs::rename(&aside, &path).unwrap();
+        session.append_message(&answer).unwrap();
+
+        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        let said: Vec<String> = reopened
+            .messages()
+            .iter()
+            .map(|message| match message {
+                Message::User(user) => super::super::format::user_text(&user.content),
+                _ => "answer".to_owned(),
+            })
+            .collect();
+        assert_eq!(said, ["first", "answer", "lost?", "answer"]);
     }
 
     #[test]
