@@ -723,6 +723,16 @@ mod tests {
         );
     }
 
+    fn user(text: &str) -> Message {
+        Message::User(agent_ai::UserMessage::text(text))
+    }
+
+    /// An empty answer from a test model.
+    fn answer() -> Message {
+        let model = agent_ai::Model::new("m", "p", "openai-completions");
+        Message::Assistant(agent_ai::AssistantMessage::empty(&model))
+    }
+
     /// Pi writes each entry once, as it comes: one whose write failed (a
     /// full disk, a lost mount) was never written, and the next entry,
     /// whose parent it is, hung from nothing when the file was read again.
@@ -730,12 +740,7 @@ mod tests {
     fn an_entry_whose_write_failed_is_written_with_the_next() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = SessionManager::create(dir.path(), dir.path());
-        let user = |text: &str| Message::User(agent_ai::UserMessage::text(text));
-        let answer = Message::Assistant(agent_ai::AssistantMessage::empty(&agent_ai::Model::new(
-            "m",
-            "p",
-            "openai-completions",
-        )));
+        let answer = answer();
         session.append_message(&user("first")).unwrap();
         session.append_message(&answer).unwrap();
         // The file cannot be opened for a while: a directory stands in its
@@ -765,12 +770,7 @@ mod tests {
     fn the_first_prompt_is_read_from_the_file_even_after_a_compaction() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = SessionManager::create(dir.path(), dir.path());
-        let user = |text: &str| Message::User(agent_ai::UserMessage::text(text));
-        let answer = Message::Assistant(agent_ai::AssistantMessage::empty(&agent_ai::Model::new(
-            "m",
-            "p",
-            "openai-completions",
-        )));
+        let answer = answer();
         session
             .append_message(&user("the very first prompt"))
             .unwrap();
