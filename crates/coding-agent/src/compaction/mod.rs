@@ -390,16 +390,16 @@ pub async fn summarise(
     reasoning: Option<ThinkingLevel>,
     cancel: &CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
-    let (mut history, prefix) = plan_pieces(&plan, focus);
-    let left_out = pieces::keep_newest(&mut history);
-    if history.len() > 1 {
+    let (mut history_pieces, prefix_piece) = plan_pieces(&plan, focus);
+    let left_out = pieces::keep_newest(&mut history_pieces);
+    if history_pieces.len() > 1 {
         // Requests one after another, each of up to a window: say why it
         // takes a while.
-        tracing::warn!("{}", pieces::notice(history.len(), left_out));
+        tracing::warn!("{}", pieces::notice(history_pieces.len(), left_out));
     }
     let history_limit = plan.budget.history_summary_tokens();
     let mut summary = plan.previous_summary.clone();
-    for piece in &history {
+    for piece in &history_pieces {
         let request = history_request(&piece.text, summary.as_deref(), focus);
         let answer = ask(model, provider, request, history_limit, reasoning, cancel).await?;
         summary = Some(answer.map_err(CompactionError::Summary)?);
@@ -409,13 +409,13 @@ pub async fn summarise(
     if left_out > 0 {
         history = format!("{history}\n\n{}", pieces::left_out_note(left_out));
     }
-    let summary = match prefix {
+    let summary = match prefix_piece {
         None => history,
-        Some(prefix) => {
+        Some(piece) => {
             let prefix = ask(
                 model,
                 provider,
-                turn_prefix_request(&prefix.text),
+                turn_prefix_request(&piece.text),
                 plan.budget.turn_prefix_summary_tokens(),
                 reasoning,
                 cancel,
@@ -453,17 +453,19 @@ fn plan_pieces(plan: &Plan, focus: Option<&str>) -> (Vec<Piece>, Option<Piece>) 
     // A summary of the pieces before: at most `limit` tokens.
     let running = budget.chars(u64::from(limit)).max(previous.chars().count());
     let room = budget.conversation_chars(limit, instructions + running);
-    let mut history = pieces::cut(&plan.history, whole);
+    let written = pieces::written(&plan.history);
+    let mut history = pieces::cut(&written, whole);
     if history.len() > 1 {
-        history = pieces::cut(&plan.history, room);
+        history = pieces::cut(&written, room);
     }
     let prefix_instructions =
         SUMMARY_SYSTEM_PROMPT.chars().count() + turn_prefix_request("").chars().count();
     let prefix_room =
         budget.conversation_chars(budget.turn_prefix_summary_tokens(), prefix_instructions);
-    let mut prefix = pieces::cut(&plan.turn_prefix, prefix_room);
+    let written = pieces::written(&plan.turn_prefix);
+    let mut prefix = pieces::cut(&written, prefix_room);
     if prefix.len() > 1 {
-        prefix = pieces::cut(&plan.turn_prefix, room.min(prefix_room));
+        prefix = pieces::cut(&written, room.min(prefix_room));
     }
     let last = prefix.pop();
     history.extend(prefix);

@@ -39,24 +39,34 @@ pub struct Piece {
     pub messages: usize,
 }
 
-/// `messages` written out in pieces of at most `room` characters each, in
-/// order, split between messages; a message longer than `room` by itself is
-/// cut to fit. Messages without text are left out.
-pub fn cut(messages: &[Message], room: usize) -> Vec<Piece> {
+/// Each of `messages` written out for the summariser, those without text
+/// left out: what [`cut`] divides (once, however often it is cut).
+pub fn written(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(message_paragraphs)
+        .filter(|text| !text.is_empty())
+        .collect()
+}
+
+/// The messages `written` out in pieces of at most `room` characters each,
+/// in order, split between messages; a message longer than `room` by itself
+/// is cut to fit.
+pub fn cut(written: &[String], room: usize) -> Vec<Piece> {
     let room = room.max(MIN_PIECE_CHARS);
     let mut pieces = Vec::new();
     let mut piece = Piece::default();
     let mut chars = 0;
-    for message in messages {
-        let mut text = message_paragraphs(message);
-        if text.is_empty() {
-            continue;
-        }
+    for text in written {
         let mut len = text.chars().count();
-        if len > room {
-            text = shorten(&text, room - CUT_NOTE_CHARS);
-            len = text.chars().count();
-        }
+        let shortened;
+        let text = if len > room {
+            shortened = shorten(text, room - CUT_NOTE_CHARS);
+            len = shortened.chars().count();
+            &shortened
+        } else {
+            text
+        };
         if piece.messages > 0 && chars + 2 + len > room {
             pieces.push(std::mem::take(&mut piece));
             chars = 0;
@@ -65,7 +75,7 @@ pub fn cut(messages: &[Message], room: usize) -> Vec<Piece> {
             piece.text.push_str("\n\n");
             chars += 2;
         }
-        piece.text.push_str(&text);
+        piece.text.push_str(text);
         piece.messages += 1;
         chars += len;
     }
@@ -121,7 +131,7 @@ mod tests {
             .map(|n| said(format!("{n}{}", "x".repeat(989))))
             .collect();
         // "[User]: " and 990 characters: 998 each, 2 between.
-        let pieces = cut(&messages, 3_000);
+        let pieces = cut(&written(&messages), 3_000);
         assert_eq!(
             pieces.iter().map(|p| p.messages).collect::<Vec<_>>(),
             [3, 3, 3, 1]
@@ -133,7 +143,7 @@ mod tests {
         let joined: Vec<&str> = pieces.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(joined.join("\n\n"), serialize_conversation(&messages));
         // All of it fits: one piece, the whole conversation.
-        let whole = cut(&messages, 20_000);
+        let whole = cut(&written(&messages), 20_000);
         assert_eq!(whole.len(), 1);
         assert_eq!(whole[0].text, serialize_conversation(&messages));
     }
@@ -141,7 +151,7 @@ mod tests {
     #[test]
     fn a_message_larger_than_the_room_is_cut_to_fit_and_says_so() {
         let messages = [said("a".repeat(10_000)), said("b".repeat(100))];
-        let pieces = cut(&messages, 2_500);
+        let pieces = cut(&written(&messages), 2_500);
         assert_eq!(pieces.len(), 2);
         let first = &pieces[0].text;
         assert!(first.chars().count() <= 2_500, "{}", first.len());
@@ -151,7 +161,7 @@ mod tests {
         );
         assert_eq!(pieces[1].text, format!("[User]: {}", "b".repeat(100)));
         // However small the window, a piece holds a message's beginning.
-        assert!(cut(&messages, 10)[0].text.chars().count() > 1_000);
+        assert!(cut(&written(&messages), 10)[0].text.chars().count() > 1_000);
     }
 
     #[test]

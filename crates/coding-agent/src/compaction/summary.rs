@@ -167,12 +167,7 @@ fn conversation_block(conversation: &str) -> String {
 /// thinking]: ...`, `[Assistant]: ...`, `[Assistant tool calls]: name(k=v,
 /// ...); ...`, `[Tool result]: ...` (long results cut).
 pub fn serialize_conversation(messages: &[Message]) -> String {
-    messages
-        .iter()
-        .map(message_paragraphs)
-        .filter(|text| !text.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    super::pieces::written(messages).join("\n\n")
 }
 
 /// One message's paragraphs in [`serialize_conversation`]; empty for a
