@@ -12,21 +12,19 @@ mod mcp_support;
 use std::path::Path;
 
 use e2e_support::*;
-use mcp_support::{HttpServer, everything_installed, installed, python_mcp_installed};
+use mcp_support::{HttpServer, everything_installed, python_mcp_installed, python3_installed};
 use serde_json::{Value, json};
 
-fn python3_installed() -> bool {
-    installed("python3", &["--version"])
-}
+/// The grow server, which adds a tool when asked.
+const GROW_SERVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/mcp_support/grow_server.py"
+);
 
-/// An `"mcpServers"` entry running the grow server
-/// (`mcp_support/grow_server.py`), which adds a tool when asked.
+/// An `"mcpServers"` entry running [`GROW_SERVER`]; `-B`: no `__pycache__`
+/// left beside the scripts.
 fn grow_entry() -> Value {
-    let grow = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/grow_server.py"
-    );
-    json!({"command": "python3", "args": [grow]})
+    json!({"command": "python3", "args": ["-B", GROW_SERVER]})
 }
 
 /// An `"mcpServers"` entry running `script` with `sh -c`.
@@ -369,9 +367,8 @@ fn rpc_serves_commands_while_a_server_starts_and_a_prompt_waits_for_its_tools() 
     // The grow server, held back until the file `go` exists.
     let go = sandbox.work.join("go");
     let held = format!(
-        "while [ ! -e '{}' ]; do sleep 0.05; done; exec python3 '{}'",
+        "while [ ! -e '{}' ]; do sleep 0.05; done; exec python3 -B '{GROW_SERVER}'",
         go.display(),
-        grow_entry()["args"][0].as_str().unwrap()
     );
     sandbox.write_global_settings(&json!({"mcpServers": {"late": shell_entry(&held)}}));
     let wire = Wire::OpenAi;

@@ -4,6 +4,7 @@
 #![cfg(feature = "mcp")]
 #![allow(clippy::unwrap_used)]
 
+mod image_support;
 mod mcp_support;
 
 use std::collections::BTreeMap;
@@ -14,14 +15,17 @@ use std::time::Duration;
 
 use agent_ai::{Content, ToolCall};
 use agent_core::{NoHooks, ToolSet, UpdateSink, run_single_tool_call};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use coding_agent::mcp::config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, Source, Transport,
 };
 use coding_agent::mcp::{McpServers, ServerStatus};
 use coding_agent::{ToolContext, wrap_tool_definition};
+use image_support::{png_claiming, png_of};
 use mcp_support::{
-    HttpServer, everything_installed, python_mcp_installed, recording_stdin, time_installed,
-    writing_pid,
+    HttpServer, everything_installed, python_mcp_installed, python3_installed, recording_stdin,
+    time_installed, writing_pid,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -226,6 +230,99 @@ async fn images_and_resources_become_content_the_model_reads() {
     .await;
     assert!(!is_error);
     assert!(text(&content).contains("temperature"), "{content:?}");
+}
+
+/// A server's answer is cut to the 50 KB every tool keeps to, with a notice
+/// saying how much there was and what to ask for instead: one large answer
+/// would otherwise fill the context window of every later turn.
+#[tokio::test]
+async fn a_large_answer_is_cut_to_the_tools_limit_and_says_so() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_servers, tools) = start(dir.path(), vec![everything()]).await;
+
+    let lines: Vec<String> = (0..40_000).map(|i| format!("line {i}")).collect();
+    let message = lines.join("\n");
+    let (is_error, content) = call(
+        &tools,
+        "mcp__everything__echo",
+        json!({ "message": message }),
+    )
+    .await;
+    assert!(!is_error, "{content:?}");
+    let text = text(&content);
+    assert!(
+        text.starts_with("Echo: line 0\nline 1\n"),
+        "{}",
+        &text[..100]
+    );
+    let (shown, notice) = text.rsplit_once("\n\n[").unwrap();
+    assert!(shown.len() <= 50 * 1024, "{} bytes shown", shown.len());
+    assert!(
+        shown.ends_with("line 1999"),
+        "{}",
+        &shown[shown.len() - 40..]
+    );
+    assert_eq!(
+        notice,
+        "MCP output truncated: showing 2000 of 40000 lines (18.5KB of 418.8KB). \
+         Ask the tool for less (a narrower query, a page or a limit, if it takes one)]"
+    );
+}
+
+/// A server's image is fitted as `read` fits one: sent when within the
+/// limits, scaled down with a note when larger, and described when it cannot
+/// be sent (a provider would refuse it in every later request).
+#[tokio::test]
+async fn images_are_fitted_as_reads_are_or_described() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/image_server.py"
+    );
+    let config = shell_server("image", &format!("exec python3 -B {script}"));
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
+    let show = |png: Vec<u8>, mime_type: &str| {
+        let arguments = json!({"data": STANDARD.encode(png), "mimeType": mime_type});
+        call(&tools, "mcp__image__show", arguments)
+    };
+
+    let small = png_of(&image::RgbImage::new(3, 2));
+    let (is_error, content) = show(small.clone(), "image/png").await;
+    assert!(!is_error);
+    assert_eq!(
+        content,
+        vec![Content::image(STANDARD.encode(small), "image/png")]
+    );
+
+    let (_, content) = show(png_of(&image::RgbImage::new(3000, 1500)), "image/png").await;
+    assert!(matches!(&content[0], Content::Image(image) if image.mime_type == "image/png"));
+    assert_eq!(
+        text(&content),
+        "[Image: original 3000x1500, displayed at 2000x1000. Multiply coordinates by 1.50 to \
+         map to original image.]"
+    );
+
+    let (is_error, content) = show(png_claiming(20_000, 20_000), "image/png").await;
+    assert!(!is_error);
+    assert_eq!(
+        content,
+        vec![Content::text(
+            "[image: image/png, 20000x20000 pixels, not shown: more than the 100 megapixels an \
+             image may have to be scaled down]"
+        )]
+    );
+
+    let (_, content) = show(b"<svg/>".to_vec(), "image/svg+xml").await;
+    assert_eq!(
+        text(&content),
+        "[image: image/svg+xml, 6 bytes, not shown: not a PNG, JPEG, GIF or WebP image]"
+    );
 }
 
 #[tokio::test]

@@ -21,6 +21,9 @@ use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+mod image_support;
+use image_support::{png_claiming, png_of};
+
 /// A fresh root laid out as the parity README says: `work/` (the cwd),
 /// `home/` and `tmp/`.
 struct Root {
@@ -524,11 +527,7 @@ fn noise_png(width: u32, height: u32) -> Vec<u8> {
         let [r, g, b, ..] = state.to_le_bytes();
         image::Rgb([r, g, b])
     });
-    let mut png = Vec::new();
-    image
-        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
-        .unwrap();
-    png
+    png_of(&image)
 }
 
 /// Sizes, encoding and note are Pi's; the pixels are our resampler's
@@ -551,11 +550,11 @@ async fn image_over_2000_pixels_is_resized_with_a_coordinate_note() {
 #[tokio::test]
 async fn small_image_over_the_pixel_limit_is_resized_as_png() {
     let root = Root::new();
-    let image = image::RgbImage::from_pixel(2100, 30, image::Rgb([10, 20, 30]));
-    let mut png = Vec::new();
-    image
-        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
-        .unwrap();
+    let png = png_of(&image::RgbImage::from_pixel(
+        2100,
+        30,
+        image::Rgb([10, 20, 30]),
+    ));
     root.file("strip.png", &png);
     let result = root.read(json!({"path": "strip.png"})).await.unwrap();
     let (text, mime, data) = image_result(&result);
@@ -589,32 +588,6 @@ async fn small_image_over_the_pixel_limit_is_resized_as_png() {
             STANDARD.encode(&png).as_str()
         )
     );
-}
-
-/// A 2x2 PNG whose header says `width` x `height`: a decompression bomb's
-/// shape (a small file that decodes to gigabytes), without its pixels.
-fn png_claiming(width: u32, height: u32) -> Vec<u8> {
-    fn crc32(bytes: &[u8]) -> u32 {
-        let mut crc = !0u32;
-        for &byte in bytes {
-            crc ^= u32::from(byte);
-            for _ in 0..8 {
-                crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
-            }
-        }
-        !crc
-    }
-    let mut png = Vec::new();
-    image::RgbImage::from_pixel(2, 2, image::Rgb([1, 2, 3]))
-        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
-        .unwrap();
-    // Signature (8), IHDR's length (4), then "IHDR", width, height, 5 more
-    // bytes of header, and its CRC over type and data.
-    png[16..20].copy_from_slice(&width.to_be_bytes());
-    png[20..24].copy_from_slice(&height.to_be_bytes());
-    let crc = crc32(&png[12..29]);
-    png[29..33].copy_from_slice(&crc.to_be_bytes());
-    png
 }
 
 #[tokio::test]

@@ -4,7 +4,8 @@
 //! becomes a line of text saying what was there (audio, a link to a
 //! resource, a binary resource). `structuredContent` is added as JSON text
 //! unless a text block already carries it (servers are asked to send both).
-//! A result the server marked `isError` stays an error.
+//! A result the server marked `isError` stays an error. What a turn cannot
+//! hold is cut or fitted first ([`super::limits`]).
 
 use agent_ai::Content;
 use agent_core::{AgentToolResult, ToolError};
@@ -12,6 +13,12 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde::Serialize;
 use serde_json::Value;
 use serde_with::skip_serializing_none;
+use tokio_util::sync::CancellationToken;
+
+use super::limits::{TextCut, bound_text, fitted_image};
+use crate::support::cancel::aborted;
+use crate::support::truncate::DEFAULT_MAX_BYTES;
+use crate::tools::read::image::Aborted;
 
 /// What an MCP call's result carries for UIs and logs (never sent to the model).
 #[skip_serializing_none]
@@ -22,16 +29,26 @@ pub struct McpCallDetails {
     pub server: String,
     /// The tool's name on the server.
     pub tool: String,
-    /// The server's `structuredContent`, when it sent one.
+    /// The server's `structuredContent`, when it sent one no larger than
+    /// the text the model may be shown (details are saved with the session).
     pub structured_content: Option<Value>,
+    /// How much of the text the model was shown, when it was cut.
+    pub truncated: Option<TextCut>,
 }
 
-/// The model's view of `result`; `Err` when the server said `isError`.
+/// The model's view of `result`, the call of `tool` on `server`; `Err` when
+/// the server said `isError`. CPU-heavy when an image is scaled down: call
+/// it off the async runtime.
 pub fn to_tool_result(
     result: CallToolResult,
-    details: McpCallDetails,
+    server: &str,
+    tool: &str,
+    cancel: &CancellationToken,
 ) -> Result<AgentToolResult, ToolError> {
-    let mut content: Vec<Content> = result.content.into_iter().map(block).collect();
+    let mut content = Vec::with_capacity(result.content.len());
+    for item in result.content {
+        content.extend(block(item, cancel).map_err(|_| aborted())?);
+    }
     if let Some(structured) = &result.structured_content {
         let already_there = content.iter().filter_map(Content::as_text).any(|text| {
             serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == structured)
@@ -40,10 +57,11 @@ pub fn to_tool_result(
             content.push(Content::text(structured.to_string()));
         }
     }
+    let (mut content, truncated) = bound_text(content);
     if result.is_error == Some(true) {
         let text: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
         let text = if text.is_empty() {
-            format!("MCP tool \"{}\" failed without a message", details.tool)
+            format!("MCP tool \"{tool}\" failed without a message")
         } else {
             text.join("\n")
         };
@@ -52,6 +70,14 @@ pub fn to_tool_result(
     if content.is_empty() {
         content.push(Content::text("(no output)"));
     }
+    let details = McpCallDetails {
+        server: server.to_owned(),
+        tool: tool.to_owned(),
+        structured_content: result
+            .structured_content
+            .filter(|structured| structured.to_string().len() <= DEFAULT_MAX_BYTES),
+        truncated,
+    };
     let details = serde_json::to_value(&details).ok();
     Ok(AgentToolResult {
         content,
@@ -60,10 +86,11 @@ pub fn to_tool_result(
     })
 }
 
-fn block(block: ContentBlock) -> Content {
-    match block {
+/// What the model reads of one block: an image may bring a note with it.
+fn block(block: ContentBlock, cancel: &CancellationToken) -> Result<Vec<Content>, Aborted> {
+    Ok(vec![match block {
         ContentBlock::Text(text) => Content::text(text.text),
-        ContentBlock::Image(image) => Content::image(image.data, image.mime_type),
+        ContentBlock::Image(image) => return fitted_image(&image.data, &image.mime_type, cancel),
         ContentBlock::Audio(audio) => Content::text(format!(
             "[audio: {}, {} bytes, not shown]",
             audio.mime_type,
@@ -97,7 +124,7 @@ fn block(block: ContentBlock) -> Content {
             other => unsupported(&other),
         },
         other => unsupported(&other),
-    }
+    }])
 }
 
 /// A content kind newer than this client: said, rather than dropped.
@@ -120,12 +147,10 @@ mod tests {
     use rmcp::model::{EmbeddedResource, Resource};
     use serde_json::json;
 
-    fn details() -> McpCallDetails {
-        McpCallDetails {
-            server: "s".into(),
-            tool: "t".into(),
-            structured_content: None,
-        }
+    const ONE_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+    fn map(result: CallToolResult) -> Result<AgentToolResult, ToolError> {
+        to_tool_result(result, "s", "t", &CancellationToken::new())
     }
 
     #[test]
@@ -135,7 +160,7 @@ mod tests {
         link.description = Some("the file".into());
         let result = CallToolResult::success(vec![
             ContentBlock::text("hello"),
-            ContentBlock::image("aGk=", "image/png"),
+            ContentBlock::image(ONE_PIXEL_PNG, "image/png"),
             ContentBlock::audio("aGVsbG8=", "audio/wav"),
             ContentBlock::resource_link(link),
             ContentBlock::embedded_text("mem://note", "remember"),
@@ -148,12 +173,12 @@ mod tests {
                 },
             )),
         ]);
-        let result = to_tool_result(result, details()).unwrap();
+        let result = map(result).unwrap();
         assert_eq!(
             result.content,
             vec![
                 Content::text("hello"),
-                Content::image("aGk=", "image/png"),
+                Content::image(ONE_PIXEL_PNG, "image/png"),
                 Content::text("[audio: audio/wav, 5 bytes, not shown]"),
                 Content::text("[resource link: a.txt <file:///a.txt> (text/plain): the file]"),
                 Content::text("[resource: mem://note]\nremember"),
@@ -169,12 +194,12 @@ mod tests {
     fn structured_content_is_added_unless_a_text_block_has_it() {
         let mut result = CallToolResult::success(vec![ContentBlock::text("{\"a\": 1}")]);
         result.structured_content = Some(json!({"a": 1}));
-        let mapped = to_tool_result(result, details()).unwrap();
+        let mapped = map(result).unwrap();
         assert_eq!(mapped.content, vec![Content::text("{\"a\": 1}")]);
 
         let mut result = CallToolResult::success(vec![ContentBlock::text("summary")]);
         result.structured_content = Some(json!({"a": 1}));
-        let mapped = to_tool_result(result, details()).unwrap();
+        let mapped = map(result).unwrap();
         assert_eq!(
             mapped.content,
             vec![Content::text("summary"), Content::text("{\"a\":1}")]
@@ -184,20 +209,17 @@ mod tests {
     #[test]
     fn a_server_error_stays_an_error_with_its_text() {
         let result = CallToolResult::error(vec![ContentBlock::text("no such city")]);
-        assert_eq!(
-            to_tool_result(result, details()).unwrap_err(),
-            ToolError::new("no such city")
-        );
+        assert_eq!(map(result).unwrap_err(), ToolError::new("no such city"));
         let result = CallToolResult::error(Vec::new());
         assert_eq!(
-            to_tool_result(result, details()).unwrap_err(),
+            map(result).unwrap_err(),
             ToolError::new("MCP tool \"t\" failed without a message")
         );
     }
 
     #[test]
     fn an_empty_result_says_so() {
-        let result = to_tool_result(CallToolResult::success(Vec::new()), details()).unwrap();
+        let result = map(CallToolResult::success(Vec::new())).unwrap();
         assert_eq!(result.content, vec![Content::text("(no output)")]);
     }
 }

@@ -3,7 +3,8 @@
 //! - Client: the servers in `"mcpServers"` ([`config`]) start with the
 //!   session ([`servers`]); each of their tools becomes a tool of the agent
 //!   named `mcp__<server>__<tool>` ([`names`], [`tool`]) whose results map to
-//!   what the model reads ([`content`]).
+//!   what the model reads ([`content`]), within what a turn can hold
+//!   ([`limits`]).
 //! - Server: `coding-agent mcp serve` offers the built-in tools to other MCP
 //!   clients over stdio ([`serve`]).
 //!
@@ -13,6 +14,7 @@ mod client;
 pub mod config;
 pub mod content;
 mod http;
+pub mod limits;
 pub mod names;
 pub mod report;
 pub mod serve;

@@ -13,7 +13,7 @@ use rmcp::model::ProgressNotificationParam;
 use serde_json::Value;
 
 use super::client::CallError;
-use super::content::{McpCallDetails, to_tool_result};
+use super::content::to_tool_result;
 use super::servers::Server;
 use crate::definition::{ToolContext, ToolDefinition};
 use crate::render::{RenderOptions, StyledLine, generic};
@@ -65,18 +65,12 @@ impl ToolDefinition for McpTool {
         // A call that changed the server's tools (it said so before it
         // answered) returns once the new list is offered for the next turn.
         self.server.refresh().await;
-        let details = McpCallDetails {
-            server: server.to_owned(),
-            tool: self.remote.clone(),
-            structured_content: None,
-        };
         match outcome {
             Ok(result) => {
-                let details = McpCallDetails {
-                    structured_content: result.structured_content.clone(),
-                    ..details
-                };
-                to_tool_result(result, details)
+                let (server, tool, cancel) = (server.to_owned(), self.remote.clone(), ctx.cancel);
+                tokio::task::spawn_blocking(move || to_tool_result(result, &server, &tool, &cancel))
+                    .await
+                    .map_err(|panicked| ToolError::new(panicked.to_string()))?
             }
             Err(CallError::Aborted) => Err(aborted()),
             Err(CallError::Timeout(after)) => Err(ToolError::new(format!(

@@ -24,6 +24,12 @@ pub fn installed(program: &str, version_args: &[&str]) -> bool {
     found
 }
 
+/// Whether `python3` runs (the servers written for the tests need nothing
+/// else).
+pub fn python3_installed() -> bool {
+    installed("python3", &["--version"])
+}
+
 /// Whether the Python `mcp` SDK can be imported.
 pub fn python_mcp_installed() -> bool {
     installed("python3", &["-c", "import mcp.client.stdio"])
