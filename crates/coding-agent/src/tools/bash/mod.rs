@@ -203,6 +203,12 @@ fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<BashDetails>) {
     if let Some(path) = &snapshot.full_output_path {
         notice.push_str(&format!(". Full output: {}", path.display()));
     }
+    if let Some(kept) = snapshot.full_output_cut_at {
+        notice.push_str(&format!(
+            " (only its first {} were kept)",
+            format_size(kept)
+        ));
+    }
     let details = BashDetails {
         truncation: Some(truncation.clone()),
         full_output_path: snapshot.full_output_path.clone(),
@@ -396,6 +402,7 @@ mod tests {
             truncation: truncate_tail(text, Limits::default()),
             last_line_bytes,
             full_output_path: Some(PathBuf::from("/tmp/pi-bash-0123456789abcdef.log")),
+            full_output_cut_at: None,
         }
     }
 
@@ -418,6 +425,20 @@ mod tests {
     }
 
     #[test]
+    fn a_full_output_file_that_was_cut_says_how_much_it_kept() {
+        let text: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+        let snapshot = OutputSnapshot {
+            full_output_cut_at: Some(64 * 1024 * 1024),
+            ..snapshot_of(&text, 0)
+        };
+        let (shown, _) = shown_output(&snapshot);
+        assert!(shown.ends_with(
+            "\n\n[Showing lines 1002-3001 of 3001. Full output: /tmp/pi-bash-0123456789abcdef.log \
+             (only its first 64.0MB were kept)]"
+        ));
+    }
+
+    #[test]
     fn a_partial_last_line_names_its_size() {
         let text = "z".repeat(60_000);
         let (shown, _) = shown_output(&snapshot_of(&text, 60_000));
@@ -436,6 +457,7 @@ mod tests {
             truncation: truncate_tail("a\n", Limits::default()),
             last_line_bytes: 0,
             full_output_path: None,
+            full_output_cut_at: None,
         };
         assert_eq!(shown_output(&snapshot), ("a\n".to_owned(), None));
     }

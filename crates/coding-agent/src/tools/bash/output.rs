@@ -7,7 +7,9 @@
 //! Once the output goes over the limits, the full raw output (escape sequences
 //! kept, earlier chunks included) streams to an [`OutputLog`] (a file
 //! `<temp dir>/<prefix>-<16 hex>.log` where the command ran), which the
-//! truncation notice names.
+//! truncation notice names. The file keeps the first [`MAX_LOG_BYTES`]: a
+//! command that never stops printing (a server in the foreground, `yes`)
+//! would otherwise fill the disk at the speed it prints.
 //!
 //! Bytes arrive in arbitrary pieces: UTF-8 is decoded incrementally, so a
 //! character split across two reads is decoded whole, and invalid bytes become
@@ -28,6 +30,10 @@ use crate::support::truncate::{Limits, Truncation, truncate_tail};
 /// [`OutputAccumulator::finish`] if the text never goes over.
 const MAX_PENDING_RAW_BYTES: usize = 1024 * 1024;
 
+/// Raw bytes the full-output file keeps at most (the first ones; the model
+/// is shown the last). Pi keeps everything (DEVIATIONS #25).
+pub const MAX_LOG_BYTES: usize = 64 * 1024 * 1024;
+
 /// What the model would see of the output so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputSnapshot {
@@ -37,6 +43,8 @@ pub struct OutputSnapshot {
     pub last_line_bytes: usize,
     /// Where the full output is, once it went over the limits.
     pub full_output_path: Option<PathBuf>,
+    /// Set when the output outgrew the file: the bytes it kept.
+    pub full_output_cut_at: Option<usize>,
 }
 
 /// Collects a command's output; see the module docs.
@@ -56,6 +64,12 @@ pub struct OutputAccumulator {
     pending_raw: Vec<u8>,
     /// Where the log file is, once created.
     full_output_path: Option<PathBuf>,
+    /// Raw bytes written to the log file.
+    logged: usize,
+    /// The most the log file keeps ([`MAX_LOG_BYTES`]).
+    max_log_bytes: usize,
+    /// Whether raw bytes were left out of the log file for want of room.
+    log_cut: bool,
     /// Bumped whenever the visible text changes, so callers can tell whether
     /// a new snapshot would differ from the last one they sent.
     version: u64,
@@ -75,6 +89,9 @@ impl OutputAccumulator {
             last_line_bytes: 0,
             pending_raw: Vec::new(),
             full_output_path: None,
+            logged: 0,
+            max_log_bytes: MAX_LOG_BYTES,
+            log_cut: false,
             version: 0,
         }
     }
@@ -134,6 +151,7 @@ impl OutputAccumulator {
             truncation,
             last_line_bytes: self.last_line_bytes,
             full_output_path: self.full_output_path().map(Path::to_path_buf),
+            full_output_cut_at: self.log_cut.then_some(self.logged),
         }
     }
 
@@ -211,7 +229,7 @@ impl OutputAccumulator {
 
     fn store_raw(&mut self, raw: &[u8]) -> io::Result<()> {
         if self.full_output_path.is_some() {
-            return self.log.write_all(raw);
+            return self.write_log(raw);
         }
         self.pending_raw.extend_from_slice(raw);
         if self.is_truncated() || self.pending_raw.len() > MAX_PENDING_RAW_BYTES {
@@ -227,7 +245,19 @@ impl OutputAccumulator {
         }
         self.full_output_path = Some(self.log.create()?);
         let pending = std::mem::take(&mut self.pending_raw);
-        self.log.write_all(&pending)
+        self.write_log(&pending)
+    }
+
+    /// Appends what still fits of `raw` to the log file.
+    fn write_log(&mut self, raw: &[u8]) -> io::Result<()> {
+        let room = self.max_log_bytes - self.logged;
+        let kept = &raw[..raw.len().min(room)];
+        self.log_cut |= kept.len() < raw.len();
+        if kept.is_empty() {
+            return Ok(());
+        }
+        self.logged += kept.len();
+        self.log.write_all(kept)
     }
 }
 
@@ -334,6 +364,30 @@ mod tests {
         assert_eq!(snapshot.truncation.content, line.repeat(512));
         let path = snapshot.full_output_path.unwrap();
         assert_eq!(std::fs::metadata(path).unwrap().len(), 12_800_000);
+    }
+
+    /// DEVIATIONS #25: Pi's file keeps all of the output, whatever its size.
+    #[test]
+    fn the_file_keeps_the_first_bytes_up_to_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        acc.max_log_bytes = 100_000;
+        let line = format!("{}\n", "y".repeat(99));
+        for _ in 0..30 {
+            acc.push(line.repeat(70).as_bytes()).unwrap();
+        }
+        acc.finish().unwrap();
+        let snapshot = acc.snapshot();
+        assert_eq!(snapshot.truncation.total_bytes, 210_000);
+        assert_eq!(snapshot.full_output_cut_at, Some(100_000));
+        let kept = std::fs::read(snapshot.full_output_path.unwrap()).unwrap();
+        assert_eq!(kept, line.repeat(1000).as_bytes());
+
+        // Within the limit, nothing is said.
+        let mut acc = accumulator(dir.path());
+        acc.push(line.repeat(3000).as_bytes()).unwrap();
+        acc.finish().unwrap();
+        assert_eq!(acc.snapshot().full_output_cut_at, None);
     }
 
     #[test]
