@@ -1,6 +1,9 @@
 //! The session-level recoveries around one prompt: they wrap the agent's
 //! loop, not the provider (whose own retries of a refused request come
-//! first). After each run:
+//! first). Before the prompt, a context already past `contextWindow -
+//! reserveTokens` for the model now in use (continued with a smaller window,
+//! or after a model change) is compacted (`reason: threshold`), as Pi does,
+//! so the prompt is not sent to be refused. After each run:
 //!
 //! 1. an answer that says the context is too long: one compaction
 //!    (`reason: overflow`) and one more try; a second overflow ends the run
@@ -121,6 +124,7 @@ pub async fn run_prompt(
     message: Message,
 ) -> Result<Vec<Message>, AgentError> {
     let agent = session.agent();
+    compact_if_full(session).await;
     let mut added = agent.prompt_messages(vec![message]).await?;
     let mut chain = Chain::default();
     loop {
@@ -220,6 +224,24 @@ pub async fn run_prompt(
         added.extend(agent.continue_run().await?);
     }
     Ok(added)
+}
+
+/// Pi's check before a prompt: compacts a context past the threshold of the
+/// model now in use, unless nothing was answered since the last compaction
+/// (its size is then an estimate the compaction itself made; Pi skips that
+/// case too). A failure is reported and the prompt goes on: the overflow
+/// recovery after it still applies.
+async fn compact_if_full(session: &AgentSession) {
+    let settings = session.recovery();
+    if session.context_is_estimated()
+        || !settings
+            .compaction
+            .should_compact(session.context_tokens(), session.context_window())
+    {
+        return;
+    }
+    let outcome = session.compact(CompactionReason::Threshold, None).await;
+    end_compaction(session, CompactionReason::Threshold, outcome, false);
 }
 
 /// `/compact [focus]` and RPC `compact`: compacts now, with `compaction_start`

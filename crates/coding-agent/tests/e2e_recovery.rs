@@ -840,6 +840,58 @@ fn a_history_larger_than_the_window_is_summarised_in_pieces_that_fit() {
     assert_eq!(events.last().unwrap()["willRetry"], true, "{events:?}");
 }
 
+/// Pi's check before a prompt: a context already past the threshold of the
+/// model now in use (a session continued with a smaller window, or after
+/// `/model`) is compacted before the prompt is sent. Without it the prompt
+/// went out whole, to be refused (or, by a server that cuts what does not
+/// fit, such as Ollama, silently cut) before the overflow recovery ran.
+#[test]
+fn a_context_already_past_the_threshold_is_compacted_before_the_prompt_is_sent() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 100_000);
+    let prompts: Vec<String> = (1..=3)
+        .map(|n| big_prompt(&format!("prompt-{n}"), 1500))
+        .collect();
+    // The answers report the context they were given, as servers do.
+    let tokens = |request: &Request| request.body.to_string().len() as u64 / 4;
+    let roomy = ModelServer::start(move |request| answer_with_input(wire, "ok", tokens(request)));
+    let args: Vec<&str> = prompts.iter().map(String::as_str).collect();
+    run_json_ok(wire, &sandbox, &roomy, &args);
+
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if tokens(request) > 4000 {
+            return Reply::Status(400, OVERFLOWS[0].to_owned());
+        }
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "EARLIER");
+        }
+        Reply::Events(wire.events(&Answer::text(&["answered"])))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "-c", "next"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server.requests();
+    assert!(is_summary_request(wire, &requests[0]), "{stderr}");
+    assert!(
+        requests.iter().all(|request| tokens(request) <= 4000),
+        "a request was refused: {stderr}"
+    );
+    let last = wire.transcript(&requests.last().unwrap().body);
+    assert_eq!(last[0], summary_wrapper(&summary_text("EARLIER")));
+    assert_eq!(last.last().unwrap(), "user: next");
+    let events = session_events(&json_lines(&stdout));
+    assert_eq!(
+        events[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[1]["type"], "compaction_end");
+    assert_eq!(events[1]["willRetry"], false);
+}
+
 #[test]
 fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     let wire = Wire::OpenAi;
