@@ -207,6 +207,23 @@ mod tests {
     }
 
     #[test]
+    fn details_keep_structured_content_only_within_the_text_limit() {
+        let small = json!({"rows": [1, 2]});
+        let mut result = CallToolResult::success(vec![ContentBlock::text("two rows")]);
+        result.structured_content = Some(small.clone());
+        let details = map(result).unwrap().details.unwrap();
+        assert_eq!(details["structuredContent"], small);
+
+        let large = json!({"rows": vec!["x".repeat(100); 1000]});
+        let mut result = CallToolResult::success(vec![ContentBlock::text("many rows")]);
+        result.structured_content = Some(large);
+        let details = map(result).unwrap().details.unwrap();
+        assert_eq!(details.get("structuredContent"), None);
+        // The model still reads it, as text cut to the limit.
+        assert_eq!(details["truncated"]["shownBytes"], 50 * 1024);
+    }
+
+    #[test]
     fn a_server_error_stays_an_error_with_its_text() {
         let result = CallToolResult::error(vec![ContentBlock::text("no such city")]);
         assert_eq!(map(result).unwrap_err(), ToolError::new("no such city"));
