@@ -152,7 +152,7 @@ fn a_socket_on_stdin_is_not_read() {
 }
 
 #[test]
-fn a_missing_file_or_binary_stdin_is_a_usage_error_before_any_request() {
+fn a_missing_or_oversized_file_or_binary_stdin_is_a_usage_error_before_any_request() {
     let sandbox = Sandbox::new();
     let (status, stderr, bodies) = run(&sandbox, &["-p", "@nope.txt", "hi"], Stdin::Bytes(b""));
     assert_eq!(
@@ -176,6 +176,30 @@ fn a_missing_file_or_binary_stdin_is_a_usage_error_before_any_request() {
         )
     );
     assert!(bodies.is_empty());
+
+    // A text file larger than a run takes, or a device that never ends,
+    // is refused after 16 MiB, not read into memory to the end.
+    let large = sandbox.work.join("large.log");
+    let file = std::fs::File::create(&large).unwrap();
+    file.set_len(16 * 1024 * 1024 + 1).unwrap();
+    for path in [large.to_str().unwrap(), "/dev/zero"] {
+        let (status, stderr, bodies) = run(
+            &sandbox,
+            &["-p", &format!("@{path}"), "hi"],
+            Stdin::Bytes(b""),
+        );
+        assert_eq!(
+            (status, stderr),
+            (
+                Some(2),
+                format!(
+                    "coding-agent: @{path}: it is larger than 16 MiB; name it in the prompt \
+                     without the @, and the agent reads the parts it needs\n"
+                )
+            )
+        );
+        assert!(bodies.is_empty());
+    }
 
     // An empty pipe and no prompt: nothing to do.
     let (status, stderr, bodies) = run(&sandbox, &[], Stdin::Bytes(b""));

@@ -21,7 +21,7 @@ use std::time::Duration;
 use agent_ai::Message;
 use agent_ai::message::ImageContent;
 use coding_agent::app::AgentSession;
-use coding_agent::tools::read::image::{Fit, fit_image, sniff};
+use coding_agent::tools::read::image::{Fit, SNIFF_LEN, fit_image, sniff};
 use tokio_util::sync::CancellationToken;
 
 use super::UsageError;
@@ -30,9 +30,14 @@ use super::UsageError;
 /// before it goes on without it.
 pub(super) const STDIN_GRACE: Duration = Duration::from_secs(3);
 
-/// The most a run takes from stdin (a larger input belongs in a file the
-/// agent reads).
+/// The most a run takes from stdin, or from an `@file` of text: more is
+/// beyond any model's window (a larger input belongs in a file the agent
+/// reads in parts).
 const MAX_STDIN: u64 = 16 * 1024 * 1024;
+
+/// The most an `@file` image may hold: it is scaled down to what a model
+/// is sent, but read whole first.
+const MAX_IMAGE_FILE: u64 = 256 * 1024 * 1024;
 
 /// The prompts for `args` (the command line's positional arguments): empty
 /// when there is nothing to run. Reads stdin when it is not a terminal.
@@ -70,6 +75,41 @@ pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, Usage
             .map(|text| AgentSession::user_message(text, Vec::new())),
     );
     Ok(prompts)
+}
+
+/// The bytes of an `@file`, or why they are not taken: a text over
+/// [`MAX_STDIN`] or an image over [`MAX_IMAGE_FILE`] is refused after reading
+/// that much (read whole, a device such as `/dev/zero` never ends).
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    let failed = |error: std::io::Error| {
+        if error.kind() == std::io::ErrorKind::NotFound {
+            "no such file".to_owned()
+        } else {
+            error.to_string()
+        }
+    };
+    let mut file = std::fs::File::open(path).map_err(failed)?;
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(SNIFF_LEN as u64)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    let limit = if sniff(&bytes).is_some() {
+        MAX_IMAGE_FILE
+    } else {
+        MAX_STDIN
+    };
+    file.take(limit + 1 - bytes.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "it is larger than {} MiB; name it in the prompt without the @, and the agent reads \
+             the parts it needs",
+            limit >> 20
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Whether stdin holds input for the prompt: a shell pipe or a redirected
@@ -161,13 +201,9 @@ fn read_files(files: &[&str], cwd: &Path) -> Result<(String, Vec<ImageContent>),
     let mut images = Vec::new();
     for path in files {
         let path = absolute(path, cwd);
-        let bytes = std::fs::read(&path).map_err(|error| UsageError::File {
+        let bytes = read_bounded(&path).map_err(|reason| UsageError::File {
             path: path.clone(),
-            reason: if error.kind() == std::io::ErrorKind::NotFound {
-                "no such file".to_owned()
-            } else {
-                error.to_string()
-            },
+            reason,
         })?;
         if bytes.is_empty() {
             continue;
