@@ -7,6 +7,7 @@
 //! Beyond Pi: one ignore policy shared with `find` (DEVIATIONS #4), output
 //! sorted by path then line (#4), and no `rg` binary (#5).
 
+mod context;
 pub mod ops;
 
 use schemars::JsonSchema;

@@ -19,6 +19,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use tokio_util::sync::CancellationToken;
 
+use super::context::window_lines;
 use crate::support::fs_error::SpecialFile;
 use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
@@ -316,14 +317,18 @@ fn search_file(
             })
             .collect();
     }
-    let file_lines = std::fs::read(path).ok().map(|bytes| split_like_pi(&bytes));
+    let numbers: Vec<u64> = found.iter().map(|&(line_number, _)| line_number).collect();
+    let context = context as u64;
+    let file_lines = std::fs::File::open(path)
+        .and_then(|file| window_lines(std::io::BufReader::new(file), &numbers, context))
+        .ok();
     found
         .into_iter()
         .map(|(line_number, _)| GrepMatch {
             path: display.to_owned(),
             line_number,
             lines: match &file_lines {
-                Some(lines) => window(lines, line_number, context),
+                Some(lines) => lines.window(line_number, context),
                 None => MatchLines::Unreadable,
             },
         })
@@ -333,35 +338,6 @@ fn search_file(
 /// A matching line as Pi shows it: without its line ending and without any `\r`.
 fn clean_line(line: &str) -> String {
     line.strip_suffix('\n').unwrap_or(line).replace('\r', "")
-}
-
-/// Pi's context split: `\r\n` and lone `\r` become `\n`, then split on `\n`.
-fn split_like_pi(bytes: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(bytes)
-        .replace("\r\n", "\n")
-        .replace('\r', "\n")
-        .split('\n')
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The lines `max(1, n - context)..=min(len, n + context)`; a match past the
-/// end of the split file (rg and Pi count lines differently) shows as empty.
-fn window(lines: &[String], line_number: u64, context: usize) -> MatchLines {
-    let context = context as u64;
-    let first = line_number.saturating_sub(context).max(1);
-    let last = line_number.saturating_add(context).min(lines.len() as u64);
-    let last = last.max(line_number);
-    let lines = (first..=last)
-        .map(|n| {
-            usize::try_from(n - 1)
-                .ok()
-                .and_then(|i| lines.get(i))
-                .cloned()
-                .unwrap_or_default()
-        })
-        .collect();
-    MatchLines::Window { first, lines }
 }
 
 #[cfg(test)]
@@ -420,34 +396,6 @@ mod tests {
                 ("a.txt".to_owned(), 9),
                 ("b.txt".to_owned(), 4)
             ]
-        );
-    }
-
-    fn strings(lines: &[&str]) -> Vec<String> {
-        lines.iter().map(|s| (*s).to_owned()).collect()
-    }
-
-    #[test]
-    fn context_split_treats_every_line_ending_as_a_break() {
-        assert_eq!(split_like_pi(b"a\r\nb\rc\n"), strings(&["a", "b", "c", ""]));
-    }
-
-    #[test]
-    fn window_is_clipped_at_both_ends() {
-        let lines = strings(&["1", "2", "3", "4", "5"]);
-        assert_eq!(
-            window(&lines, 1, 2),
-            MatchLines::Window {
-                first: 1,
-                lines: strings(&["1", "2", "3"])
-            }
-        );
-        assert_eq!(
-            window(&lines, 5, 1),
-            MatchLines::Window {
-                first: 4,
-                lines: strings(&["4", "5"])
-            }
         );
     }
 

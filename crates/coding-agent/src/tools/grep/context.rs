@@ -1,0 +1,229 @@
+//! The lines around a file's matches, for `grep` with `context`.
+//!
+//! Pi reads the whole file again and splits it its own way: `\r\n` and a
+//! lone `\r` are line breaks as well as `\n`, and a final break leaves an
+//! empty last line (rg's line numbers count `\n` only; where they differ,
+//! the window shows what Pi's split has at that number). Here the file is
+//! read once as a stream, split the same way, and only the lines some
+//! window shows are kept; reading stops after the last of them. Held whole,
+//! a 280 MB log took 1.25 GB to show five lines around one match.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead};
+
+use super::ops::MatchLines;
+
+/// The lines the windows need, by number, and how many lines were read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct WindowLines {
+    kept: BTreeMap<u64, String>,
+    /// Lines read: the whole file's count, or at least up to the last line
+    /// any window shows when reading stopped there.
+    count: u64,
+}
+
+/// Reads `reader` split as Pi splits it, keeping the lines within `context`
+/// of the lines `matches` (ascending line numbers).
+pub(super) fn window_lines(
+    mut reader: impl BufRead,
+    matches: &[u64],
+    context: u64,
+) -> io::Result<WindowLines> {
+    let ranges = merged_ranges(matches, context);
+    let Some(&(_, last_wanted)) = ranges.last() else {
+        return Ok(WindowLines::default());
+    };
+    let mut lines = WindowLines::default();
+    let mut number = 1;
+    let mut range = 0;
+    let mut current = Vec::new();
+    // The last byte was a `\r` that ended a line: a `\n` right after it
+    // belongs to the same break.
+    let mut after_cr = false;
+    loop {
+        while ranges.get(range).is_some_and(|&(_, end)| end < number) {
+            range += 1;
+        }
+        let wanted = ranges.get(range).is_some_and(|&(start, _)| start <= number);
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        let Some(at) = memchr::memchr2(b'\n', b'\r', buffer) else {
+            if wanted {
+                current.extend_from_slice(buffer);
+            }
+            after_cr = false;
+            let all = buffer.len();
+            reader.consume(all);
+            continue;
+        };
+        let byte = buffer[at];
+        if at == 0 && after_cr && byte == b'\n' {
+            after_cr = false;
+            reader.consume(1);
+            continue;
+        }
+        if wanted {
+            current.extend_from_slice(&buffer[..at]);
+            lines.kept.insert(number, decode(&current));
+        }
+        current.clear();
+        after_cr = byte == b'\r';
+        reader.consume(at + 1);
+        lines.count = number;
+        if number == last_wanted {
+            return Ok(lines);
+        }
+        number += 1;
+    }
+    // The text after the last break is the last line, empty or not.
+    if ranges.get(range).is_some_and(|&(start, _)| start <= number) {
+        lines.kept.insert(number, decode(&current));
+    }
+    lines.count = number;
+    Ok(lines)
+}
+
+/// `bytes` as text, invalid UTF-8 replaced (each line on its own gives what
+/// the whole file would: a line break is never inside a character).
+fn decode(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The line ranges the windows of `matches` cover, overlapping ones merged.
+fn merged_ranges(matches: &[u64], context: u64) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for &line in matches {
+        let (start, end) = (
+            line.saturating_sub(context).max(1),
+            line.saturating_add(context),
+        );
+        match ranges.last_mut() {
+            Some(last) if start <= last.1.saturating_add(1) => last.1 = last.1.max(end),
+            _ => ranges.push((start, end)),
+        }
+    }
+    ranges
+}
+
+impl WindowLines {
+    /// The lines `max(1, n - context)..=min(count, n + context)`; a match
+    /// past the end of the split file shows as empty lines up to it.
+    pub(super) fn window(&self, line_number: u64, context: u64) -> MatchLines {
+        let first = line_number.saturating_sub(context).max(1);
+        let last = line_number
+            .saturating_add(context)
+            .min(self.count)
+            .max(line_number);
+        let lines = (first..=last)
+            .map(|n| self.kept.get(&n).cloned().unwrap_or_default())
+            .collect();
+        MatchLines::Window { first, lines }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line of `text` with a window over all of it, as a list.
+    fn split(text: &[u8]) -> Vec<String> {
+        let lines = window_lines(text, &[1], u64::MAX / 2).unwrap();
+        (1..=lines.count)
+            .map(|n| lines.kept.get(&n).cloned().unwrap())
+            .collect()
+    }
+
+    fn strings(lines: &[&str]) -> Vec<String> {
+        lines.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn every_line_ending_is_a_break_and_a_final_one_leaves_an_empty_line() {
+        assert_eq!(split(b"a\r\nb\rc\n"), strings(&["a", "b", "c", ""]));
+        assert_eq!(split(b"x\r\r\ny"), strings(&["x", "", "y"]));
+        assert_eq!(split(b"\n\r"), strings(&["", "", ""]));
+        assert_eq!(split(b""), strings(&[""]));
+        assert_eq!(split(b"a\xffb\n\xe4"), strings(&["a\u{FFFD}b", "\u{FFFD}"]));
+    }
+
+    /// The split of `text` as Pi makes it, over the whole text at once.
+    fn pi_split(text: &[u8]) -> Vec<String> {
+        String::from_utf8_lossy(text)
+            .replace("\r\n", "\n")
+            .replace('\r', "\n")
+            .split('\n')
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_streamed_split_is_pis_whatever_the_buffer_boundaries() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..2000 {
+            let len = (state % 40) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    *[b'a', b'\n', b'\r', 0xe4, 0xb8, 0x96, b' ']
+                        .get((state % 7) as usize)
+                        .unwrap()
+                })
+                .collect();
+            let capacity = 1 + (state % 5) as usize;
+            let reader = io::BufReader::with_capacity(capacity, text.as_slice());
+            let lines = window_lines(reader, &[1], u64::MAX / 2).unwrap();
+            let streamed: Vec<String> = (1..=lines.count).map(|n| lines.kept[&n].clone()).collect();
+            assert_eq!(
+                streamed,
+                pi_split(&text),
+                "{text:?} read {capacity} at a time"
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_windows_lines_are_kept_and_reading_stops_after_the_last() {
+        let text: String = (1..=100).map(|n| format!("{n}\n")).collect();
+        let lines = window_lines(text.as_bytes(), &[10, 12, 50], 1).unwrap();
+        let kept: Vec<u64> = lines.kept.keys().copied().collect();
+        assert_eq!(kept, [9, 10, 11, 12, 13, 49, 50, 51]);
+        assert_eq!(lines.count, 51);
+        assert_eq!(
+            lines.window(12, 1),
+            MatchLines::Window {
+                first: 11,
+                lines: strings(&["11", "12", "13"])
+            }
+        );
+    }
+
+    #[test]
+    fn windows_are_clipped_at_both_ends_and_a_match_past_the_end_is_empty() {
+        let lines = window_lines(&b"1\n2\n3\n4\n5"[..], &[1, 5, 7], 2).unwrap();
+        assert_eq!(
+            lines.window(1, 2),
+            MatchLines::Window {
+                first: 1,
+                lines: strings(&["1", "2", "3"])
+            }
+        );
+        assert_eq!(
+            lines.window(5, 2),
+            MatchLines::Window {
+                first: 3,
+                lines: strings(&["3", "4", "5"])
+            }
+        );
+        assert_eq!(
+            lines.window(7, 2),
+            MatchLines::Window {
+                first: 5,
+                lines: strings(&["5", "", ""])
+            }
+        );
+    }
+}
