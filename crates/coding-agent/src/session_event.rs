@@ -77,6 +77,15 @@ pub enum SessionEvent {
         /// Why.
         reason: CompactionReason,
     },
+    /// A compaction that summarises its history in several requests (one
+    /// too long for a single one) finished one of them. Not Pi's: its
+    /// compactions are one request.
+    CompactionProgress {
+        /// Requests answered so far.
+        done: usize,
+        /// Requests in all.
+        of: usize,
+    },
     /// A compaction ended.
     CompactionEnd {
         /// Why it ran.
@@ -135,6 +144,9 @@ impl SessionEvent {
                 CompactionReason::Overflow => "Context overflow detected, auto-compacting...",
             }
             .to_owned(),
+            SessionEvent::CompactionProgress { done, of } => {
+                format!("Compaction: {done} of {of} summary requests done")
+            }
             SessionEvent::CompactionEnd {
                 result: Some(result),
                 ..

@@ -923,6 +923,34 @@ fn a_retry_wait_is_counted_down_above_the_editor_until_it_is_over() {
     assert!(status(&mut app, now).contains("Working…"), "a new run");
 }
 
+/// A compaction in several requests (minutes apiece on a local model)
+/// counts them in the status line, and the count goes when it ends.
+#[test]
+fn a_compaction_in_several_requests_counts_them_above_the_editor() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    app.set_running(true, now);
+    let status = |app: &mut App| {
+        above_editor(&screen(app, 70, 6, now))
+            .lines()
+            .last()
+            .unwrap()
+            .trim_end()
+            .to_owned()
+    };
+    app.compaction_progress(Some((2, 5)));
+    assert_eq!(
+        status(&mut app),
+        "Compacting: 2 of 5 summary requests done… (Esc to cancel)"
+    );
+    app.compaction_progress(None);
+    assert!(
+        status(&mut app).contains("Working…"),
+        "{}",
+        status(&mut app)
+    );
+}
+
 #[test]
 fn footer_shows_the_thinking_level_and_shift_tab_asks_for_the_next() {
     let mut app = app(&[]);

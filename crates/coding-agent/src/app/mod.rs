@@ -543,8 +543,11 @@ impl AgentSession {
             crate::compaction::plan(&session.branch(), budget, tokens_before)?
         };
         let reasoning = Some(self.thinking_level());
-        let mut result =
-            crate::compaction::summarise(plan, focus, &model, &provider, reasoning, cancel).await?;
+        let progress = |done, of| self.notify(SessionEvent::CompactionProgress { done, of });
+        let mut result = crate::compaction::summarise(
+            plan, focus, &model, &provider, reasoning, cancel, &progress,
+        )
+        .await?;
         let mut session = self.session();
         session.append_compaction(&mut result)?;
         self.inner.agent.set_messages(session.messages());

@@ -381,7 +381,8 @@ fn file_details<'a>(
 /// Asks `provider` for the summary of `plan` (and of the split turn's
 /// beginning, when there is one); the result for the entry. A history too
 /// long for one request is summarised in [`pieces`], each merged into the
-/// summary of those before it.
+/// summary of those before it; `progress(done, of)` is told after each of
+/// those requests (minutes apiece on a local model).
 pub async fn summarise(
     plan: Plan,
     focus: Option<&str>,
@@ -389,6 +390,7 @@ pub async fn summarise(
     provider: &Arc<dyn Provider>,
     reasoning: Option<ThinkingLevel>,
     cancel: &CancellationToken,
+    progress: &(dyn Fn(usize, usize) + Send + Sync),
 ) -> Result<CompactionResult, CompactionError> {
     let (mut history_pieces, prefix_piece) = plan_pieces(&plan, focus);
     let left_out = pieces::keep_newest(&mut history_pieces);
@@ -399,10 +401,13 @@ pub async fn summarise(
     }
     let history_limit = plan.budget.history_summary_tokens();
     let mut summary = plan.previous_summary.clone();
-    for piece in &history_pieces {
+    for (done, piece) in (1..).zip(&history_pieces) {
         let request = history_request(&piece.text, summary.as_deref(), focus);
         let answer = ask(model, provider, request, history_limit, reasoning, cancel).await?;
         summary = Some(answer.map_err(CompactionError::Summary)?);
+        if history_pieces.len() > 1 {
+            progress(done, history_pieces.len());
+        }
     }
     // Nothing new before the split turn: the earlier summary stays as it is.
     let mut history = summary.unwrap_or_else(|| "No prior history.".to_owned());
@@ -637,7 +642,12 @@ mod tests {
     /// Summarises a history of `count` user messages of 3,000 characters
     /// in a 4,000-token window (one message a request); the requests' texts
     /// and the summary.
-    fn summarise_long_history(count: usize, previous: Option<&str>) -> (Vec<String>, String) {
+    /// The requests and the summary of `count` messages a piece each, and
+    /// the progress reported.
+    fn summarise_long_history(
+        count: usize,
+        previous: Option<&str>,
+    ) -> (Vec<String>, String, Vec<(usize, usize)>) {
         use agent_ai::testing::ScriptedProvider;
         use agent_ai::{AssistantContent, TextContent, UserMessage};
 
@@ -660,6 +670,7 @@ mod tests {
             budget: CompactionSettings::default().budget(4000, 0),
         };
         let dyn_provider: Arc<dyn Provider> = provider.clone();
+        let reported = std::sync::Mutex::new(Vec::new());
         let result = futures::executor::block_on(summarise(
             plan,
             None,
@@ -667,6 +678,7 @@ mod tests {
             &dyn_provider,
             None,
             &CancellationToken::new(),
+            &|done, of| reported.lock().unwrap().push((done, of)),
         ))
         .unwrap();
         let asked = provider
@@ -677,12 +689,12 @@ mod tests {
                 other => panic!("one user message, not {other:?}"),
             })
             .collect();
-        (asked, result.summary)
+        (asked, result.summary, reported.into_inner().unwrap())
     }
 
     #[test]
     fn a_history_longer_than_the_window_is_summarised_piece_by_piece() {
-        let (asked, summary) = summarise_long_history(3, Some("S0"));
+        let (asked, summary, progress) = summarise_long_history(3, Some("S0"));
         assert_eq!(asked.len(), 3, "one message a request");
         for (n, request) in asked.iter().enumerate() {
             assert!(
@@ -698,11 +710,12 @@ mod tests {
             assert!(request.chars().count() < 3200 * 3, "{}", request.len());
         }
         assert_eq!(summary, "S3");
+        assert_eq!(progress, [(1, 3), (2, 3), (3, 3)]);
     }
 
     #[test]
     fn a_history_of_more_pieces_than_a_compaction_sends_keeps_the_newest_and_says_so() {
-        let (asked, summary) = summarise_long_history(pieces::MAX_PIECES + 2, None);
+        let (asked, summary, _) = summarise_long_history(pieces::MAX_PIECES + 2, None);
         assert_eq!(asked.len(), pieces::MAX_PIECES);
         assert!(asked[0].starts_with("<conversation>\n[User]: m3:x"));
         assert!(!asked[0].contains("<previous-summary>"), "{}", asked[0]);

@@ -190,6 +190,8 @@ pub struct App {
     thinking: Option<ThinkingLevel>,
     /// The wait before an automatic retry, counted down in the status line.
     retry_wait: Option<RetryWait>,
+    /// A compaction in several requests: how many are done, of how many.
+    compaction: Option<(usize, usize)>,
     cwd: PathBuf,
     /// `[user@]host[:port]` when the tools act on a remote host.
     remote_host: Option<String>,
@@ -236,6 +238,7 @@ impl App {
             context_window: None,
             thinking: None,
             retry_wait: None,
+            compaction: None,
             cwd: cwd.to_path_buf(),
             remote_host: None,
             tools,
@@ -384,6 +387,12 @@ impl App {
     /// cancelled).
     pub fn retry_wait_over(&mut self) {
         self.retry_wait = None;
+    }
+
+    /// A compaction in several requests got `done` of `of` answered (shown
+    /// in the status line); `None` once it ended.
+    pub fn compaction_progress(&mut self, progress: Option<(usize, usize)>) {
+        self.compaction = progress;
     }
 
     /// The footer's token and cost totals are `usage`: a resumed session's
@@ -1001,6 +1010,12 @@ impl App {
         if self.user_bash.is_some() && !self.running {
             return Some(StyledLine::new(
                 "Running your command… (Esc to cancel)",
+                Style::Accent,
+            ));
+        }
+        if let Some((done, of)) = self.compaction {
+            return Some(StyledLine::new(
+                format!("Compacting: {done} of {of} summary requests done… (Esc to cancel)"),
                 Style::Accent,
             ));
         }

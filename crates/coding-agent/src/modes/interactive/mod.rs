@@ -443,9 +443,18 @@ impl Driver {
     }
 
     /// The agent's events go to the transcript; the session's retries and
-    /// compactions are notices (Esc cancels a retry's wait).
+    /// compactions are notices (Esc cancels a retry's wait), the progress of
+    /// a compaction in several requests a status line.
     fn on_agent_event(&self, app: &mut App, event: &SessionEvent) {
         show_retry_wait(app, event);
+        match event {
+            // Counted in the status line, not a line each.
+            SessionEvent::CompactionProgress { done, of } => {
+                return app.compaction_progress(Some((*done, *of)));
+            }
+            SessionEvent::CompactionEnd { .. } => app.compaction_progress(None),
+            _ => {}
+        }
         if let SessionEvent::CompactionEnd {
             result: Some(_), ..
         } = event
