@@ -138,6 +138,29 @@ async fn ls_limit_stops_listing_and_says_how_to_see_more() {
     );
 }
 
+/// Entries that cannot be stated (dangling symlinks) are left out, as in Pi,
+/// and do not count: when they fill the first places the limit takes,
+/// the entries after them are listed, and the limit is still reported.
+#[tokio::test]
+async fn dangling_symlinks_first_in_order_leave_the_limit_to_the_entries_after_them() {
+    let root = Root::new();
+    for n in 1..=5 {
+        std::os::unix::fs::symlink("missing", root.work.join(format!("a{n}"))).unwrap();
+    }
+    root.file("b1", "").file("b2", "");
+    assert_eq!(
+        ok_text(&root.work, json!({"limit": 1})).await,
+        (
+            "b1\n\n[1 entries limit reached. Use limit=2 for more]".to_owned(),
+            Some(json!({"entryLimitReached": 1}))
+        )
+    );
+    assert_eq!(
+        ok_text(&root.work, json!({"limit": 2})).await,
+        ("b1\nb2".to_owned(), None)
+    );
+}
+
 #[tokio::test]
 async fn ls_of_an_empty_directory_says_so() {
     let root = Root::new();

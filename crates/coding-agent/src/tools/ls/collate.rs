@@ -19,6 +19,8 @@
 //! radical and stroke), which only matters between names in different scripts.
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::ffi::OsString;
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
@@ -111,6 +113,30 @@ pub fn compare_names(a: &str, b: &str) -> Ordering {
         .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
+/// The indices of the first `count` of `names` in Pi's order (the collation
+/// key of the name made valid UTF-8, then the raw bytes), in that order.
+/// Only `count` keys are held at a time, so a directory of millions of
+/// entries is listed in little more than the memory of its names (all of
+/// its keys at once took 500 bytes an entry).
+pub fn first_in_order(names: &[OsString], count: usize) -> Vec<usize> {
+    if count == 0 {
+        return Vec::new();
+    }
+    let mut first = BinaryHeap::with_capacity(count.min(names.len()) + 1);
+    for (index, raw) in names.iter().enumerate() {
+        let key = collation_key(&raw.to_string_lossy());
+        first.push((key, raw.as_encoded_bytes(), index));
+        if first.len() > count {
+            first.pop();
+        }
+    }
+    first
+        .into_sorted_vec()
+        .into_iter()
+        .map(|(_, _, index)| index)
+        .collect()
+}
+
 /// The primary weight of a base character; `None` for characters collation
 /// ignores (controls and other invisible characters).
 fn primary_weight(c: char) -> Option<(Class, u32)> {
@@ -161,6 +187,44 @@ mod tests {
     // Every expected order below is what Node 20 (ICU 78) prints for
     // `names.sort().sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()))`:
     // `readdir` in Node returns names sorted by bytes, and ties keep that order.
+
+    #[test]
+    fn the_first_in_order_are_those_a_full_sort_puts_first() {
+        let mut state = 0x853c_49e6_748f_ea9b_u64;
+        let alphabet = ["a", "B", "é", "_", "1", "10", "ß", " ", "Z", "e"];
+        let names: Vec<OsString> = (0..300)
+            .map(|_| {
+                let len = 1 + (state % 4) as usize;
+                (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        alphabet[(state % 10) as usize]
+                    })
+                    .collect::<String>()
+                    .into()
+            })
+            .collect();
+        let mut sorted: Vec<usize> = (0..names.len()).collect();
+        sorted.sort_by_cached_key(|&i| {
+            (
+                collation_key(&names[i].to_string_lossy()),
+                names[i].as_encoded_bytes().to_vec(),
+            )
+        });
+        let order = |indices: &[usize]| -> Vec<OsString> {
+            indices.iter().map(|&i| names[i].clone()).collect()
+        };
+        for count in [0, 1, 7, 299, 300, 1000] {
+            let end = count.min(names.len());
+            assert_eq!(
+                order(&first_in_order(&names, count)),
+                order(&sorted[..end]),
+                "first {count}"
+            );
+        }
+    }
 
     #[test]
     fn parity_fixture_order() {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
 
-use self::collate::collation_key;
+use self::collate::first_in_order;
 use self::ops::LsOperations;
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
@@ -103,39 +103,28 @@ impl TypedTool for LsTool {
                 dir.display()
             )));
         }
-        let mut entries: Vec<(String, std::ffi::OsString)> = self
-            .ops
-            .read_dir(&dir)
-            .await
-            .map_err(|e| {
-                ToolError::new(format!(
-                    "Cannot read directory: {}",
-                    FsError::new(&e, "scandir", &dir)
-                ))
-            })?
-            .into_iter()
-            .map(|raw| (raw.to_string_lossy().into_owned(), raw))
-            .collect();
-        // Pi sorts Node's byte-ordered readdir with a stable, case-insensitive
-        // localeCompare; the raw bytes break ties the same way.
-        entries.sort_by_cached_key(|(name, raw)| {
-            (collation_key(name), raw.as_encoded_bytes().to_vec())
-        });
-
-        let mut listed: Vec<String> = Vec::new();
-        let mut entry_limit_reached = None;
-        for (name, raw) in entries {
-            if listed.len() as f64 >= limit {
-                entry_limit_reached = Some(limit);
-                break;
+        let names = self.ops.read_dir(&dir).await.map_err(|e| {
+            ToolError::new(format!(
+                "Cannot read directory: {}",
+                FsError::new(&e, "scandir", &dir)
+            ))
+        })?;
+        // The entries past `limit` are only needed to say the limit was
+        // reached; entries that cannot be stated are skipped, so when they
+        // used up the first ones taken, more are taken.
+        let mut take = if limit > 0.0 {
+            (limit.ceil() as usize).saturating_add(1)
+        } else {
+            1
+        };
+        let (listed, entry_limit_reached) = loop {
+            let first = first_in_order(&names, take);
+            let (listed, reached) = self.list(&dir, &names, &first, limit).await;
+            if reached.is_some() || take >= names.len() {
+                break (listed, reached);
             }
-            // Entries that vanish or cannot be stated (a dangling symlink) are left out, as in Pi.
-            let Ok(stat) = self.ops.stat(&dir.join(&raw)).await else {
-                continue;
-            };
-            let suffix = if stat.is_directory { "/" } else { "" };
-            listed.push(format!("{name}{suffix}"));
-        }
+            take = take.saturating_mul(2);
+        };
 
         if listed.is_empty() {
             return Ok(ToolOutput::text(EMPTY_DIRECTORY));
@@ -162,6 +151,34 @@ impl TypedTool for LsTool {
             line,
             [call::number_qualifier(args, "limit")],
         )]
+    }
+}
+
+impl LsTool {
+    /// The entries `order` names (indices into `names`), up to `limit`, each
+    /// `/`-suffixed when a directory; and the limit, when an entry was left
+    /// after it. An entry that vanished or cannot be stated (a dangling
+    /// symlink) is left out, as in Pi.
+    async fn list(
+        &self,
+        dir: &std::path::Path,
+        names: &[std::ffi::OsString],
+        order: &[usize],
+        limit: f64,
+    ) -> (Vec<String>, Option<f64>) {
+        let mut listed = Vec::new();
+        for &index in order {
+            if listed.len() as f64 >= limit {
+                return (listed, Some(limit));
+            }
+            let raw = &names[index];
+            let Ok(stat) = self.ops.stat(&dir.join(raw)).await else {
+                continue;
+            };
+            let suffix = if stat.is_directory { "/" } else { "" };
+            listed.push(format!("{}{suffix}", raw.to_string_lossy()));
+        }
+        (listed, None)
     }
 }
 
