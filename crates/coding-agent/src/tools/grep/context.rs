@@ -160,20 +160,12 @@ mod tests {
 
     #[test]
     fn the_streamed_split_is_pis_whatever_the_buffer_boundaries() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = crate::support::seeded::xorshift();
+        let bytes = [b'a', b'\n', b'\r', 0xe4, 0xb8, 0x96, b' '];
         for _ in 0..2000 {
-            let len = (state % 40) as usize;
-            let text: Vec<u8> = (0..len)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    *[b'a', b'\n', b'\r', 0xe4, 0xb8, 0x96, b' ']
-                        .get((state % 7) as usize)
-                        .unwrap()
-                })
-                .collect();
-            let capacity = 1 + (state % 5) as usize;
+            let len = next(40);
+            let text: Vec<u8> = (0..len).map(|_| bytes[next(bytes.len())]).collect();
+            let capacity = 1 + next(5);
             let reader = io::BufReader::with_capacity(capacity, text.as_slice());
             let lines = window_lines(reader, &[1], u64::MAX / 2).unwrap();
             let streamed: Vec<String> = (1..=lines.count).map(|n| lines.kept[&n].clone()).collect();

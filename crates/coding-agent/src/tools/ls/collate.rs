@@ -190,20 +190,13 @@ mod tests {
 
     #[test]
     fn the_first_in_order_are_those_a_full_sort_puts_first() {
-        let mut state = 0x853c_49e6_748f_ea9b_u64;
+        let mut next = crate::support::seeded::xorshift();
         let alphabet = ["a", "B", "é", "_", "1", "10", "ß", " ", "Z", "e"];
         let names: Vec<OsString> = (0..300)
             .map(|_| {
-                let len = 1 + (state % 4) as usize;
-                (0..len)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        alphabet[(state % 10) as usize]
-                    })
-                    .collect::<String>()
-                    .into()
+                let len = 1 + next(4);
+                let name: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+                name.into()
             })
             .collect();
         let mut sorted: Vec<usize> = (0..names.len()).collect();
