@@ -760,6 +760,26 @@ fn a_second_overflow_ends_the_run_with_a_clear_message() {
     }
 }
 
+/// A request's size as the test servers count it: 4 characters a token.
+fn request_tokens(request: &Request) -> u64 {
+    request.body.to_string().len() as u64 / 4
+}
+
+/// A server whose context is `window` tokens: it refuses a longer request
+/// (as llama.cpp words it), answers a summary request with the summary
+/// `label` names, and anything else with "answered".
+fn small_window_server(wire: Wire, window: u64, label: fn(&Request) -> String) -> ModelServer {
+    ModelServer::start(move |request| {
+        if request_tokens(request) > window {
+            return Reply::Status(400, OVERFLOWS[0].to_owned());
+        }
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, &label(request));
+        }
+        Reply::Events(wire.events(&Answer::text(&["answered"])))
+    })
+}
+
 /// A short first prompt is refused as too long (the server's window is
 /// smaller than the one configured): there is nothing to compact, the
 /// message says what fills the window and what to change, and the run ends
@@ -784,15 +804,7 @@ fn a_history_larger_than_the_window_is_summarised_in_pieces_that_fit() {
     run_json_ok(wire, &sandbox, &roomy, &args);
 
     settings_with_window(&sandbox, 4000);
-    let server = ModelServer::start(move |request| {
-        if request.body.to_string().len() / 4 > 4000 {
-            return Reply::Status(400, OVERFLOWS[0].to_owned());
-        }
-        if is_summary_request(wire, request) {
-            return summary_reply(wire, &format!("PART-{}", request.index));
-        }
-        Reply::Events(wire.events(&Answer::text(&["answered"])))
-    });
+    let server = small_window_server(wire, 4000, |request| format!("PART-{}", request.index));
     let mut command = sandbox.command(wire, &server);
     command.args(["--mode", "json", "-c", "fifth"]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
@@ -863,21 +875,13 @@ fn a_context_already_past_the_threshold_is_compacted_before_the_prompt_is_sent()
         .map(|n| big_prompt(&format!("prompt-{n}"), 1500))
         .collect();
     // The answers report the context they were given, as servers do.
-    let tokens = |request: &Request| request.body.to_string().len() as u64 / 4;
-    let roomy = ModelServer::start(move |request| answer_with_input(wire, "ok", tokens(request)));
+    let roomy =
+        ModelServer::start(move |request| answer_with_input(wire, "ok", request_tokens(request)));
     let args: Vec<&str> = prompts.iter().map(String::as_str).collect();
     run_json_ok(wire, &sandbox, &roomy, &args);
 
     settings_with_window(&sandbox, 4000);
-    let server = ModelServer::start(move |request| {
-        if tokens(request) > 4000 {
-            return Reply::Status(400, OVERFLOWS[0].to_owned());
-        }
-        if is_summary_request(wire, request) {
-            return summary_reply(wire, "EARLIER");
-        }
-        Reply::Events(wire.events(&Answer::text(&["answered"])))
-    });
+    let server = small_window_server(wire, 4000, |_| "EARLIER".to_owned());
     let mut command = sandbox.command(wire, &server);
     command.args(["--mode", "json", "-c", "next"]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
@@ -885,7 +889,9 @@ fn a_context_already_past_the_threshold_is_compacted_before_the_prompt_is_sent()
     let requests = server.requests();
     assert!(is_summary_request(wire, &requests[0]), "{stderr}");
     assert!(
-        requests.iter().all(|request| tokens(request) <= 4000),
+        requests
+            .iter()
+            .all(|request| request_tokens(request) <= 4000),
         "a request was refused: {stderr}"
     );
     let last = wire.transcript(&requests.last().unwrap().body);
