@@ -49,12 +49,15 @@ pub fn to_tool_result(
     for item in result.content {
         content.extend(block(item, cancel).map_err(|_| aborted())?);
     }
-    if let Some(structured) = &result.structured_content {
+    // Written out once: for the model (unless a block holds it already) and
+    // to measure it for the details.
+    let structured_text = result.structured_content.as_ref().map(Value::to_string);
+    if let (Some(structured), Some(written)) = (&result.structured_content, &structured_text) {
         let already_there = content.iter().filter_map(Content::as_text).any(|text| {
             serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == structured)
         });
         if !already_there {
-            content.push(Content::text(structured.to_string()));
+            content.push(Content::text(written.clone()));
         }
     }
     let (mut content, truncated) = bound_text(content);
@@ -75,7 +78,7 @@ pub fn to_tool_result(
         tool: tool.to_owned(),
         structured_content: result
             .structured_content
-            .filter(|structured| structured.to_string().len() <= DEFAULT_MAX_BYTES),
+            .filter(|_| structured_text.is_some_and(|written| written.len() <= DEFAULT_MAX_BYTES)),
         truncated,
     };
     let details = serde_json::to_value(&details).ok();
