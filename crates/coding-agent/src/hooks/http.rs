@@ -13,13 +13,15 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::config::HttpHook;
-use super::runner::{OUTPUT_LIMIT, RunStatus};
+use super::runner::{Capped, RunStatus, STDERR_LIMIT, STDOUT_LIMIT};
 
 /// How an `http` hook's request ended: its status, and the body (of a 2xx
 /// answer: its "stdout"; of another: its "stderr").
 pub(super) struct Answer {
     pub status: RunStatus,
     pub body: String,
+    /// The body ran past its limit: `body` is not all of it.
+    pub cut: bool,
 }
 
 /// POSTs `input` to `hook`'s URL, giving up after `timeout` or on `cancel`.
@@ -54,11 +56,17 @@ async fn send(hook: &HttpHook, input: &[u8]) -> Answer {
         }
     };
     let status = response.status();
-    let body = read_capped(response).await;
+    let limit = if status.is_success() {
+        STDOUT_LIMIT
+    } else {
+        STDERR_LIMIT
+    };
+    let (body, cut) = read_capped(response, limit).await;
     if !status.is_success() {
         return Answer {
             status: RunStatus::RequestFailed(format!("answered HTTP {status}")),
             body,
+            cut,
         };
     }
     let trimmed = body.trim();
@@ -70,6 +78,7 @@ async fn send(hook: &HttpHook, input: &[u8]) -> Answer {
     Answer {
         status: RunStatus::Exited(0),
         body,
+        cut,
     }
 }
 
@@ -77,6 +86,7 @@ fn failed(status: RunStatus) -> Answer {
     Answer {
         status,
         body: String::new(),
+        cut: false,
     }
 }
 
@@ -91,17 +101,16 @@ fn client() -> &'static reqwest::Client {
     })
 }
 
-/// The body's first [`OUTPUT_LIMIT`] bytes, as lossy UTF-8.
-async fn read_capped(mut response: reqwest::Response) -> String {
-    let mut kept = Vec::new();
+/// The body's first `limit` bytes as lossy UTF-8, and whether there were more.
+async fn read_capped(mut response: reqwest::Response, limit: usize) -> (String, bool) {
+    let mut kept = Capped::new(limit);
     while let Ok(Some(chunk)) = response.chunk().await {
-        let room = OUTPUT_LIMIT.saturating_sub(kept.len());
-        kept.extend_from_slice(chunk.get(..chunk.len().min(room)).unwrap_or_default());
-        if room == 0 {
+        kept.push(&chunk);
+        if kept.is_cut() {
             break;
         }
     }
-    String::from_utf8_lossy(&kept).into_owned()
+    kept.into_text()
 }
 
 /// reqwest's error and its causes ("error sending request: ... Connection

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::config::{HookEvent, OnError};
 use super::io::{HookOutput, PermissionBehavior, PermissionDecision, PermissionRequestAnswer};
-use super::runner::{HookRun, RunStatus};
+use super::runner::{HookRun, RunStatus, STDOUT_LIMIT};
 
 /// Claude Code caps text a hook injects at 10,000 characters.
 pub const CONTEXT_LIMIT: usize = 10_000;
@@ -78,6 +78,14 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
             outcome.context.push(capped(stdout));
         }
         return;
+    }
+    if run.stdout_cut {
+        let failure = format!(
+            "{event} hook \"{}\" wrote more than {} MiB on stdout: its answer was not read",
+            run.command,
+            STDOUT_LIMIT / (1024 * 1024)
+        );
+        return push_failure(outcome, run.on_error, failure);
     }
     match serde_json::from_str::<HookOutput>(stdout) {
         Ok(output) => read_output(event, &run.command, output, outcome),
@@ -232,6 +240,7 @@ mod tests {
             on_error,
             status,
             stdout: stdout.into(),
+            stdout_cut: false,
             stderr: stderr.into(),
         }
     }
@@ -283,6 +292,15 @@ mod tests {
                     on_error,
                 ),
                 run(RunStatus::Exited(0), "{not json", "", on_error),
+                HookRun {
+                    stdout_cut: true,
+                    ..run(
+                        RunStatus::Exited(0),
+                        "{\"decision\":\"block\"",
+                        "",
+                        on_error,
+                    )
+                },
             ]
         };
         let texts = [
@@ -291,6 +309,7 @@ mod tests {
             "PreToolUse hook \"hook.sh\" was killed by SIGSEGV",
             "PreToolUse hook \"hook.sh\" could not start: No such file",
             "PreToolUse hook \"hook.sh\" wrote invalid JSON: key must be a string at line 1 column 2",
+            "PreToolUse hook \"hook.sh\" wrote more than 16 MiB on stdout: its answer was not read",
         ];
         assert_eq!(
             read_runs(HookEvent::PreToolUse, runs(OnError::Warn)),

@@ -17,9 +17,21 @@ use super::config::{Action, Handler, OnError};
 use super::judge::{Asking, investigate, judge};
 use crate::support::process_group::{ProcessGroup, signal_name};
 
-/// How much of a hook's stdout and of its stderr is kept; the rest is read
-/// and dropped so the hook never blocks on a full pipe.
-pub(super) const OUTPUT_LIMIT: usize = 256 * 1024;
+/// How much of a hook's stdout (or an `http` hook's answer) is kept. It is
+/// the hook's answer, read only when whole (a deny with a long reason, an
+/// `updatedInput` holding a file's text), so the bound is generous; past it
+/// the answer is not read at all (see `hooks/outcome.rs`) and the rest is
+/// read and dropped so the hook never blocks on a full pipe.
+pub(super) const STDOUT_LIMIT: usize = 16 * 1024 * 1024;
+
+/// How much of a hook's stderr is kept: a reason or a warning for people.
+pub(super) const STDERR_LIMIT: usize = 256 * 1024;
+
+/// How long the pipes are still read once the hook's shell has exited. What
+/// it wrote is in them by then; a background process it left may hold them
+/// open for as long as it runs, and what that one writes later is not the
+/// hook's answer.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(100);
 
 /// Environment variables naming the project directory (Claude Code's, so
 /// `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` works, and ours).
@@ -53,10 +65,62 @@ pub struct HookRun {
     /// How it ended.
     pub status: RunStatus,
     /// Its stdout, or an `http` hook's 2xx answer (lossy UTF-8, its first
-    /// 256 KiB).
+    /// [`STDOUT_LIMIT`] bytes).
     pub stdout: String,
-    /// Its stderr, or the body of an `http` hook's failed answer (likewise).
+    /// `stdout` ran past [`STDOUT_LIMIT`]: what was kept is not the whole
+    /// answer.
+    pub stdout_cut: bool,
+    /// Its stderr, or the body of an `http` hook's failed answer (its first
+    /// [`STDERR_LIMIT`] bytes).
     pub stderr: String,
+}
+
+/// The first `limit` bytes of an output, and whether there were more.
+pub(super) struct Capped {
+    kept: Vec<u8>,
+    limit: usize,
+    cut: bool,
+}
+
+impl Capped {
+    pub(super) fn new(limit: usize) -> Self {
+        Self {
+            kept: Vec::new(),
+            limit,
+            cut: false,
+        }
+    }
+
+    pub(super) fn push(&mut self, bytes: &[u8]) {
+        let room = self.limit.saturating_sub(self.kept.len());
+        self.cut |= bytes.len() > room;
+        self.kept
+            .extend_from_slice(bytes.get(..bytes.len().min(room)).unwrap_or_default());
+    }
+
+    /// Whether more was pushed than is kept.
+    pub(super) fn is_cut(&self) -> bool {
+        self.cut
+    }
+
+    /// Reads `pipe` to its end (or until this future is dropped).
+    async fn read_from(&mut self, pipe: Option<impl AsyncRead + Unpin>) {
+        let Some(mut pipe) = pipe else {
+            return;
+        };
+        let mut buffer = [0u8; 8192];
+        while let Ok(n) = pipe.read(&mut buffer).await {
+            if n == 0 {
+                break;
+            }
+            self.push(buffer.get(..n).unwrap_or_default());
+        }
+    }
+
+    /// The kept bytes as lossy UTF-8, and whether there were more.
+    pub(super) fn into_text(self) -> (String, bool) {
+        (String::from_utf8_lossy(&self.kept).into_owned(), self.cut)
+    }
 }
 
 /// Runs `handlers` at once, each with `input` on stdin, in `cwd` (`prompt`
@@ -83,29 +147,33 @@ async fn run_one(
     asking: &Asking,
     cancel: &CancellationToken,
 ) -> HookRun {
-    let finished = |status, stdout, stderr| HookRun {
+    let finished = |status, (stdout, stdout_cut), stderr| HookRun {
         command: handler.name().to_owned(),
         on_error: handler.on_error,
         status,
         stdout,
+        stdout_cut,
         stderr,
     };
+    let nothing = || (String::new(), false);
     let line = match &handler.action {
         Action::Command(line) => line,
         Action::Http(hook) => {
             let answer = super::http::post(hook, input, handler.timeout, cancel).await;
             return match answer.status {
-                RunStatus::Exited(_) => finished(answer.status, answer.body, String::new()),
-                status => finished(status, String::new(), answer.body),
+                RunStatus::Exited(_) => {
+                    finished(answer.status, (answer.body, answer.cut), String::new())
+                }
+                status => finished(status, nothing(), answer.body),
             };
         }
         Action::Prompt(hook) => {
             let verdict = judge(hook, asking, input, handler.timeout, cancel).await;
-            return finished(verdict.status, String::new(), verdict.reason);
+            return finished(verdict.status, nothing(), verdict.reason);
         }
         Action::Agent(hook) => {
             let verdict = investigate(hook, asking, input, cwd, handler.timeout, cancel).await;
-            return finished(verdict.status, String::new(), verdict.reason);
+            return finished(verdict.status, nothing(), verdict.reason);
         }
     };
     let mut command = Command::new("sh");
@@ -126,7 +194,7 @@ async fn run_one(
         Err(error) => {
             return finished(
                 RunStatus::SpawnFailed(error.to_string()),
-                String::new(),
+                nothing(),
                 String::new(),
             );
         }
@@ -140,13 +208,28 @@ async fn run_one(
         }
     };
     let run = async {
-        let ((), stdout, stderr, status) = tokio::join!(
-            write,
-            read_capped(stdout),
-            read_capped(stderr),
-            child.wait()
-        );
-        (stdout, stderr, status)
+        let (mut stdout_kept, mut stderr_kept) =
+            (Capped::new(STDOUT_LIMIT), Capped::new(STDERR_LIMIT));
+        let status = {
+            let pipes = async {
+                tokio::join!(
+                    write,
+                    stdout_kept.read_from(stdout),
+                    stderr_kept.read_from(stderr)
+                )
+            };
+            tokio::pin!(pipes);
+            let exit = child.wait();
+            tokio::pin!(exit);
+            tokio::select! {
+                _ = &mut pipes => exit.await,
+                status = &mut exit => {
+                    let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, pipes).await;
+                    status
+                }
+            }
+        };
+        (stdout_kept.into_text(), stderr_kept.into_text().0, status)
     };
     tokio::select! {
         (stdout, stderr, status) = run => {
@@ -161,11 +244,11 @@ async fn run_one(
         }
         () = tokio::time::sleep(handler.timeout) => {
             group.kill();
-            finished(RunStatus::TimedOut(handler.timeout), String::new(), String::new())
+            finished(RunStatus::TimedOut(handler.timeout), nothing(), String::new())
         }
         () = cancel.cancelled() => {
             group.kill();
-            finished(RunStatus::Aborted, String::new(), String::new())
+            finished(RunStatus::Aborted, nothing(), String::new())
         }
     }
 }
@@ -177,23 +260,6 @@ fn exit_status(status: std::process::ExitStatus) -> RunStatus {
         (None, Some(signal)) => RunStatus::Signalled(signal_name(signal)),
         (None, None) => RunStatus::Signalled("unknown".to_owned()),
     }
-}
-
-/// Reads `pipe` to its end, keeping the first [`OUTPUT_LIMIT`] bytes.
-async fn read_capped(pipe: Option<impl AsyncRead + Unpin>) -> String {
-    let Some(mut pipe) = pipe else {
-        return String::new();
-    };
-    let mut kept = Vec::new();
-    let mut buffer = [0u8; 8192];
-    while let Ok(n) = pipe.read(&mut buffer).await {
-        if n == 0 {
-            break;
-        }
-        let room = OUTPUT_LIMIT.saturating_sub(kept.len());
-        kept.extend_from_slice(buffer.get(..n.min(room)).unwrap_or_default());
-    }
-    String::from_utf8_lossy(&kept).into_owned()
 }
 
 #[cfg(test)]
@@ -235,6 +301,7 @@ mod tests {
                 on_error: OnError::Warn,
                 status: RunStatus::Exited(3),
                 stdout: "{\"hook_event_name\":\"Stop\"}\n".into(),
+                stdout_cut: false,
                 stderr: "oops\n".into(),
             }
         );
@@ -320,6 +387,42 @@ mod tests {
         .await;
         let statuses: Vec<_> = runs.into_iter().map(|r| r.status).collect();
         assert_eq!(statuses, [RunStatus::Exited(0), RunStatus::Exited(0)]);
+    }
+
+    #[tokio::test]
+    async fn a_long_answer_is_read_whole_and_one_past_the_limit_is_marked_cut() {
+        let long = run(
+            "head -c 300000 /dev/zero | tr '\\0' x",
+            Duration::from_secs(30),
+        )
+        .await;
+        assert_eq!((long.stdout.len(), long.stdout_cut), (300_000, false));
+        let past = run(
+            &format!("head -c {} /dev/zero", STDOUT_LIMIT + 1),
+            Duration::from_secs(30),
+        )
+        .await;
+        assert_eq!(past.status, RunStatus::Exited(0));
+        assert_eq!((past.stdout.len(), past.stdout_cut), (STDOUT_LIMIT, true));
+    }
+
+    #[tokio::test]
+    async fn a_hook_is_done_when_its_shell_exits_though_a_background_child_holds_its_pipes() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let command = format!(
+            "(sleep 300; echo late) & echo $! > {}; echo '{{}}'",
+            pid_file.display()
+        );
+        // Waiting for the pipes to close would run into the timeout.
+        let run = run(&command, Duration::from_secs(30)).await;
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        std::process::Command::new("kill")
+            .arg(pid.trim())
+            .status()
+            .unwrap();
+        assert_eq!(run.status, RunStatus::Exited(0), "{run:?}");
+        assert_eq!(run.stdout, "{}\n");
     }
 
     #[tokio::test]
