@@ -272,6 +272,56 @@ async fn a_large_answer_is_cut_to_the_tools_limit_and_says_so() {
     );
 }
 
+#[tokio::test]
+async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/schemas_server.py"
+    );
+    let config = shell_server("schemas", &format!("exec python3 -B {script}"));
+    let (servers, failures) = McpServers::start(vec![config], dir.path()).await;
+    assert_eq!(failures, Vec::<String>::new());
+    let (definitions, warnings) = servers.tool_definitions();
+    let offered: Vec<(&str, &Value)> = definitions
+        .iter()
+        .map(|definition| {
+            (
+                definition.tool().name.as_str(),
+                &definition.tool().parameters,
+            )
+        })
+        .collect();
+    assert_eq!(
+        offered,
+        [
+            (
+                "mcp__schemas__sound",
+                &json!({"type": "object", "properties": {"text": {"type": "string"}}})
+            ),
+            (
+                "mcp__schemas__untyped",
+                &json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+            ),
+        ]
+    );
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(
+        warnings[0],
+        "MCP tool \"listed\" of server \"schemas\" left out: its input schema is of type \"array\", and models are given only tools that take an object"
+    );
+    assert!(
+        warnings[1].starts_with(
+            "MCP tool \"broken\" of server \"schemas\" left out: its input schema does not compile: "
+        ),
+        "{}",
+        warnings[1]
+    );
+}
+
 /// A server's image is fitted as `read` fits one: sent when within the
 /// limits, scaled down with a note when larger, and described when it cannot
 /// be sent (a provider would refuse it in every later request).
@@ -569,6 +619,45 @@ async fn a_server_killed_mid_session_is_restarted_once() {
     assert_eq!(servers.status()[0].status, "failed");
 }
 
+#[tokio::test]
+async fn a_server_that_dies_during_a_call_after_its_restart_says_it_stays_down() {
+    if !everything_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pid = dir.path().join("pid");
+    let config = shell_server(
+        "everything",
+        &writing_pid("mcp-server-everything stdio", &pid),
+    );
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
+    // A 30 s operation, its server killed a second into it.
+    let dies_during_a_call = || async {
+        let killing = async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            kill(&pid).await;
+        };
+        let operation = json!({"duration": 30, "steps": 30});
+        let name = "mcp__everything__trigger-long-running-operation";
+        let ((is_error, content), ()) = tokio::join!(call(&tools, name, operation), killing);
+        assert!(is_error);
+        text(&content)
+    };
+    let stopped = "MCP server \"everything\" stopped during the call (stderr: Starting default (STDIO) server...).";
+    assert_eq!(
+        dies_during_a_call().await,
+        format!("{stopped} It is restarted once on the next call.")
+    );
+    let echo = call(&tools, "mcp__everything__echo", json!({"message": "back"})).await;
+    assert_eq!(echo, (false, vec![Content::text("Echo: back")]));
+    assert_eq!(
+        dies_during_a_call().await,
+        format!(
+            "{stopped} It was restarted once already and is not restarted again: its tools cannot be used in this session; do the task another way."
+        )
+    );
+}
+
 /// Kills the process whose pid is in `file` and waits until it is gone.
 async fn kill(file: &Path) {
     let pid = std::fs::read_to_string(file).unwrap().trim().to_owned();
@@ -696,6 +785,42 @@ async fn an_http_server_that_goes_away_fails_one_call_and_is_reconnected_once() 
         "). Its tools cannot be used in this session; do the task another way.",
     );
     assert_eq!(status().0, "failed");
+}
+
+#[tokio::test]
+async fn an_http_server_that_fails_calls_fails_those_calls_and_stays_connected() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let web = HttpServer::failing();
+    let (servers, tools) = start(dir.path(), vec![http_server("web", web.url(), &[])]).await;
+    let failed = [
+        (
+            "mcp__web__overloaded",
+            "MCP server \"web\" failed the call to \"overloaded\": HTTP 500 Internal Server Error: upstream timed out",
+        ),
+        (
+            "mcp__web__portal",
+            "MCP server \"web\" failed the call to \"portal\": it answered with text/html where JSON or an event stream was expected",
+        ),
+    ];
+    // Each failure is that call's; a server that answers is not reconnected,
+    // so failures do not use up its one reconnection.
+    for round in 0..3 {
+        for (tool, expected) in failed {
+            let (is_error, content) = call(&tools, tool, json!({"text": "x"})).await;
+            assert!(is_error, "{round}: {tool}");
+            assert_eq!(text(&content), expected, "{round}");
+            assert_eq!(servers.status()[0].status, "running", "{round}: {tool}");
+        }
+        let echoed = call(&tools, "mcp__web__echo", json!({"text": "still here"})).await;
+        assert_eq!(
+            echoed,
+            (false, vec![Content::text("still here")]),
+            "{round}"
+        );
+    }
 }
 
 /// What `text` holds between `prefix` and `suffix`; it must have both.

@@ -93,6 +93,10 @@ pub enum CallError {
     /// The request could not be sent (an HTTP server that is down).
     #[error("{0}")]
     Unreachable(String),
+    /// An HTTP server answered the request with a failure (a server error,
+    /// a body that is not MCP): that call failed, the connection stands.
+    #[error("{0}")]
+    Answered(String),
     /// The server answered with a protocol error (unknown tool, bad params).
     #[error("{0}")]
     Protocol(String),
@@ -283,9 +287,10 @@ impl Connection {
             ServiceError::TransportClosed => {
                 CallError::Closed(format!(" ({})", self.lose("the connection closed".into())))
             }
-            ServiceError::TransportSend(error) => {
-                CallError::Unreachable(self.lose(error.to_string()))
-            }
+            ServiceError::TransportSend(error) => match super::http::answered_failure(error) {
+                Some(why) => CallError::Answered(why),
+                None => CallError::Unreachable(self.lose(error.to_string())),
+            },
             ServiceError::McpError(data) => CallError::Protocol(data.message.to_string()),
             other => CallError::Protocol(other.to_string()),
         }

@@ -14,7 +14,6 @@ use futures::stream::BoxStream;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
@@ -23,6 +22,7 @@ use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
+use rmcp::transport::{DynamicTransportError, StreamableHttpClientTransport};
 use sse_stream::{Sse, SseStream};
 
 /// Same-origin redirects followed at most (a server that moved `/mcp` to
@@ -249,11 +249,79 @@ impl EventSize {
 async fn unexpected(response: Response, limits: StreamableHttpResponseLimits) -> Error {
     let status = response.status();
     let body = read_prefix(response, limits.max_error_response_size).await;
-    StreamableHttpError::UnexpectedServerResponse(if body.is_empty() {
-        format!("HTTP {status}").into()
+    refusal(status, &body)
+}
+
+/// A request refused with `status` (and `body`, its text). A server error
+/// (5xx, 429) failed that request and leaves the session standing: it is a
+/// [`ServerError`], which fails the call and nothing else. Another status
+/// (400 for a session the server no longer knows, 401) is about the
+/// connection, which the next call makes again.
+fn refusal(status: StatusCode, body: &str) -> Error {
+    let text = if body.is_empty() {
+        format!("HTTP {status}")
     } else {
-        format!("HTTP {status}: {body}").into()
-    })
+        format!("HTTP {status}: {body}")
+    };
+    if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+        StreamableHttpError::Io(std::io::Error::other(ServerError(text)))
+    } else {
+        StreamableHttpError::UnexpectedServerResponse(text.into())
+    }
+}
+
+/// A request the server answered with a server error: its status and text.
+/// rmcp's error type has no variant for it that keeps the text, so it
+/// travels as the source of an I/O error and is read back by
+/// [`answered_failure`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct ServerError(String);
+
+/// Why a message failed when the server did answer it (a server error, a
+/// body that is not MCP or is too large): the call fails, the connection
+/// stands. `None` when the failure was the connection's (the network, the
+/// session), which counts the connection gone.
+pub(super) fn answered_failure(error: &DynamicTransportError) -> Option<String> {
+    let error = error.error.downcast_ref::<Error>()?;
+    let answered = match error {
+        StreamableHttpError::Io(io) => io
+            .get_ref()
+            .is_some_and(|inner| inner.downcast_ref::<ServerError>().is_some()),
+        StreamableHttpError::UnexpectedContentType(_)
+        | StreamableHttpError::Deserialize(_)
+        | StreamableHttpError::ResponseBodyTooLarge { .. } => true,
+        _ => false,
+    };
+    answered.then(|| describe(error))
+}
+
+/// A failure in a few words, for the model and the user.
+fn describe(error: &Error) -> String {
+    match error {
+        // reqwest's own text names only the URL; the cause (refused, a
+        // timeout, TLS) is at the end of its chain.
+        StreamableHttpError::Client(error) => {
+            let mut cause: &dyn std::error::Error = error;
+            while let Some(source) = cause.source() {
+                cause = source;
+            }
+            cause.to_string()
+        }
+        StreamableHttpError::UnexpectedServerResponse(text) => text.to_string(),
+        StreamableHttpError::Io(io) => match io.get_ref() {
+            Some(inner) => inner.to_string(),
+            None => io.to_string(),
+        },
+        StreamableHttpError::UnexpectedContentType(content_type) => format!(
+            "it answered with {} where JSON or an event stream was expected",
+            content_type.as_deref().unwrap_or("no Content-Type")
+        ),
+        StreamableHttpError::Deserialize(error) => {
+            format!("its answer is not a JSON-RPC message: {error}")
+        }
+        other => other.to_string(),
+    }
 }
 
 impl HttpClient {
@@ -285,9 +353,7 @@ impl HttpClient {
             }
             _ => {
                 let shown = &body[..body.len().min(limits.max_error_response_size)];
-                Err(StreamableHttpError::UnexpectedServerResponse(
-                    format!("HTTP {status}: {}", String::from_utf8_lossy(shown).trim()).into(),
-                ))
+                Err(refusal(status, String::from_utf8_lossy(shown).trim()))
             }
         }
     }
@@ -295,20 +361,7 @@ impl HttpClient {
     /// `result`, with why it failed noted in [`LastFailure`].
     fn note<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(error) = &result {
-            let why = match error {
-                // reqwest's own text names only the URL; the cause
-                // (refused, a timeout, TLS) is at the end of its chain.
-                StreamableHttpError::Client(error) => {
-                    let mut cause: &dyn std::error::Error = error;
-                    while let Some(source) = cause.source() {
-                        cause = source;
-                    }
-                    cause.to_string()
-                }
-                StreamableHttpError::UnexpectedServerResponse(text) => text.to_string(),
-                other => other.to_string(),
-            };
-            *crate::support::sync::lock(&self.last_failure) = Some(why);
+            *crate::support::sync::lock(&self.last_failure) = Some(describe(error));
         }
         result
     }

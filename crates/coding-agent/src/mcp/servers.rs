@@ -179,8 +179,9 @@ impl McpServers {
     }
 
     /// The tools of the running servers, named `mcp__<server>__<tool>`, in
-    /// server then listing order. A tool whose input schema cannot be
-    /// compiled is left out and named in the returned warnings.
+    /// server then listing order. A tool whose input schema is not an
+    /// object or cannot be compiled is left out and named in the returned
+    /// warnings; one without `"type"` is taken as an object.
     pub fn tool_definitions(&self) -> (Vec<Arc<dyn ToolDefinition>>, Vec<String>) {
         let (named, warnings) = self.named_tools();
         let definitions = named
@@ -212,10 +213,24 @@ impl McpServers {
         let mut named = Vec::new();
         let mut warnings = Vec::new();
         for ((server, remote), name) in listed.into_iter().zip(names) {
+            let mut schema = (*remote.input_schema).clone();
+            // Providers take only object schemas, and refuse one without
+            // `"type"` (which a tool with arguments meant as an object).
+            let kind = schema
+                .entry("type")
+                .or_insert_with(|| "object".into())
+                .clone();
+            if kind != "object" {
+                warnings.push(format!(
+                    "MCP tool \"{}\" of server \"{}\" left out: its input schema is of type {kind}, and models are given only tools that take an object",
+                    remote.name, server.config.name
+                ));
+                continue;
+            }
             let tool = Tool {
                 name,
                 description: remote.description.as_deref().unwrap_or_default().to_owned(),
-                parameters: serde_json::Value::Object((*remote.input_schema).clone()),
+                parameters: serde_json::Value::Object(schema),
             };
             if let Err(error) = ToolValidator::new(&tool) {
                 warnings.push(format!(
@@ -361,6 +376,11 @@ impl Server {
                 ("could not be reached", "reconnected")
             }
         }
+    }
+
+    /// Whether it runs after its one restart (reconnection).
+    pub(super) fn was_restarted(&self) -> bool {
+        matches!(*lock(&self.state), State::Restarted(_))
     }
 
     /// The configured name.

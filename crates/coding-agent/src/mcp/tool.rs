@@ -39,6 +39,20 @@ impl McpTool {
             label,
         }
     }
+
+    /// What happens to a server that went away during a call: restarted
+    /// (reconnected) on the next call, or, when that was done once already,
+    /// nothing more.
+    fn comes_back(&self) -> String {
+        let again = self.server.words().1;
+        if self.server.was_restarted() {
+            format!(
+                "It was {again} once already and is not {again} again: its tools cannot be used in this session; do the task another way."
+            )
+        } else {
+            format!("It is {again} once on the next call.")
+        }
+    }
 }
 
 #[async_trait]
@@ -79,11 +93,16 @@ impl ToolDefinition for McpTool {
                 after.as_secs_f64()
             ))),
             Err(CallError::Closed(why)) => Err(ToolError::new(format!(
-                "MCP server \"{server}\" stopped during the call{why}. It is {} once on the next call.",
-                self.server.words().1
+                "MCP server \"{server}\" stopped during the call{why}. {}",
+                self.comes_back()
             ))),
             Err(CallError::Unreachable(why)) => Err(ToolError::new(format!(
-                "MCP server \"{server}\" could not be reached ({why}). It is reconnected once on the next call."
+                "MCP server \"{server}\" could not be reached ({why}). {}",
+                self.comes_back()
+            ))),
+            Err(CallError::Answered(why)) => Err(ToolError::new(format!(
+                "MCP server \"{server}\" failed the call to \"{}\": {why}",
+                self.remote
             ))),
             Err(CallError::Protocol(message)) => Err(ToolError::new(format!(
                 "MCP server \"{server}\" rejected the call to \"{}\": {message}",

@@ -84,6 +84,19 @@ impl HttpServer {
         Self::start(vec!["python3".into(), script.into()], free_port())
     }
 
+    /// `tests/mcp_support/failing_http_server.py` (tools answered HTTP 500
+    /// and with an HTML page, the way proxies fail).
+    pub fn failing() -> Self {
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/mcp_support/failing_http_server.py"
+        );
+        Self::start(
+            vec!["python3".into(), "-B".into(), script.into()],
+            free_port(),
+        )
+    }
+
     fn start(program: Vec<String>, port: u16) -> Self {
         let child = Command::new(&program[0])
             .args(&program[1..])
