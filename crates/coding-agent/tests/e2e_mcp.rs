@@ -303,6 +303,58 @@ fn a_tool_added_during_a_call_is_offered_at_the_next_request() {
     );
 }
 
+/// A server that does not exit when its stdin closes (a shell that goes on
+/// after it) and has started a process of its own is stopped with what it
+/// started when the agent exits; it was left running before.
+#[test]
+fn a_server_that_ignores_its_closed_stdin_is_stopped_with_its_children_at_exit() {
+    if !python3_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let pids = sandbox.root.join("pids");
+    sandbox.write_global_settings(&json!({"mcpServers": {"lingering": shell_entry(&format!(
+        "sleep 300 & echo $$ $! > '{}'; python3 -B {GROW_SERVER}; sleep 301",
+        pids.display()
+    ))}}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::answering(wire, vec![Answer::text(&["Done."])]);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "Nothing to do."]);
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Done.\n");
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    for pid in pids.split_whitespace() {
+        assert!(
+            process_gone(pid),
+            "process {pid} of the server outlived the agent"
+        );
+    }
+    let group = pids.split_whitespace().next().unwrap();
+    let left = std::process::Command::new("pgrep")
+        .args(["-g", group])
+        .output()
+        .unwrap();
+    for pid in String::from_utf8_lossy(&left.stdout).split_whitespace() {
+        assert!(
+            process_gone(pid),
+            "process {pid} of its group outlived the agent"
+        );
+    }
+}
+
+/// Whether process `pid` is gone (or a zombie) within a few seconds.
+fn process_gone(pid: &str) -> bool {
+    for _ in 0..100 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat) if stat.contains(") Z ") => return true,
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    false
+}
+
 #[test]
 fn rpc_get_state_lists_each_server_with_its_status_and_tools() {
     if !python3_installed() {

@@ -23,6 +23,15 @@ impl AgentSession {
         self.offer_mcp_tools();
     }
 
+    /// Stops the MCP servers: the session ends for good (the process is
+    /// about to exit).
+    pub async fn shut_down_mcp(&self) {
+        let servers = lock(&self.inner.mcp).clone();
+        if let Some(servers) = servers {
+            servers.shut_down().await;
+        }
+    }
+
     /// The MCP servers' states and tools (empty when none are configured).
     pub fn mcp_status(&self) -> Vec<ServerStatus> {
         lock(&self.inner.mcp)

@@ -509,12 +509,21 @@ impl AgentSession {
     }
 
     /// Runs the SessionEnd hooks for the session now open, and waits for
-    /// them: call it before [`AgentSession::new_session`] (`clear`) and
-    /// when the process is about to end.
+    /// them: call it before [`AgentSession::new_session`] (`clear`);
+    /// [`AgentSession::close`] calls it when the process is about to end.
     pub async fn end_session(&self, reason: SessionEndReason) {
         if let Some(hooks) = self.hooks_now() {
             hooks.hooks().session_end(reason).await;
         }
+    }
+
+    /// Ends the session for good, as the process is about to exit: the
+    /// SessionEnd hooks run, then the MCP servers are stopped (one that
+    /// ignores its closed stdin would outlive the process).
+    pub async fn close(&self, reason: SessionEndReason) {
+        self.end_session(reason).await;
+        #[cfg(feature = "mcp")]
+        self.shut_down_mcp().await;
     }
 
     /// Runs the Notification hooks for an `idle_prompt` (the interactive

@@ -65,7 +65,7 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
                 run_rpc_with(session.clone(), bash_ops, stdin, tokio::io::stdout(), &stop).await?;
             // Stopped by a signal too: the hooks' cleanup is bounded by
             // their timeout, and a second signal exits at once.
-            session.end_session(SessionEndReason::Other).await;
+            session.close(SessionEndReason::Other).await;
             match end {
                 RpcEnd::InputClosed => Ok(0),
                 // Everything is written and every command has ended. Exit
@@ -94,7 +94,7 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
             .await;
             // Output that cannot be written (a reader that went away) does
             // not keep the SessionEnd hooks from their cleanup.
-            session.end_session(SessionEndReason::Other).await;
+            session.close(SessionEndReason::Other).await;
             Ok(status?)
         }
     }

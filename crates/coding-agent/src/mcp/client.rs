@@ -15,7 +15,7 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
+    NotificationContext, Peer, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
     RxJsonRpcMessage, ServiceError, TxJsonRpcMessage,
 };
 use rmcp::transport::{TokioChildProcess, Transport as RmcpTransport};
@@ -25,10 +25,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
 use super::http::LastFailure;
+use crate::support::process_group::ProcessGroup;
 use crate::support::sync::lock;
 
 /// How much of a server's stderr is kept to explain why it failed.
 const STDERR_TAIL: usize = 2000;
+
+/// How long closing a connection may take: rmcp waits 3 s for a stdio
+/// server to exit after its stdin closes, then 3 s after SIGTERM, then kills
+/// it.
+const CLOSE_WAIT: Duration = Duration::from_secs(8);
 
 /// What a connection does when its server says its tools changed: re-list
 /// them (the connection's flag is already set when it runs).
@@ -68,7 +74,15 @@ impl ClientHandler for Handler {
 
 /// A running server.
 pub struct Connection {
-    service: RunningService<RoleClient, Handler>,
+    peer: Peer<RoleClient>,
+    /// What receives the server's notifications (it shares its state with
+    /// the copy the service runs).
+    handler: Handler,
+    /// The service, until [`Connection::close`] takes it.
+    running: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    /// A stdio server's process group: what the server started goes when it
+    /// goes (killed when the connection is closed or dropped).
+    group: Option<ProcessGroup>,
     stderr: Arc<Mutex<Vec<u8>>>,
     /// Why a request could not be sent (an HTTP server that stopped
     /// answering): the connection counts as gone, so the next call
@@ -118,6 +132,8 @@ impl Connection {
         };
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let mut http_failure = None;
+        let mut group = None;
+        let serving = handler.clone();
         let service = match &config.transport {
             Transport::Stdio {
                 command,
@@ -130,16 +146,20 @@ impl Connection {
                     .args(args)
                     .envs(env)
                     .current_dir(cwd.as_deref().unwrap_or(default_cwd));
+                // Its own group, so what it starts (a server run through
+                // `npx`, `sh -c`) is stopped with it.
+                process.process_group(0);
                 // Piped, not inherited: a server's logs would scribble over
                 // the terminal UI, and they explain failures.
                 let (transport, child_stderr) = TokioChildProcess::builder(process)
                     .stderr(Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot run \"{command}\": {e}"))?;
+                group = Some(ProcessGroup::of(transport.id()));
                 if let Some(child_stderr) = child_stderr {
                     tokio::spawn(keep_tail(child_stderr, stderr.clone()));
                 }
-                match serve(handler, transport).await {
+                match serve(serving, transport).await {
                     Ok(service) => service,
                     Err(error) => {
                         // Give the dying process a moment to finish writing why.
@@ -155,7 +175,7 @@ impl Connection {
             Transport::Http { url, headers } => {
                 let (transport, last_failure) =
                     super::http::transport(url, headers).map_err(|e| format!("{url}: {e}"))?;
-                let served = serve(handler, transport).await;
+                let served = serve(serving, transport).await;
                 let why = lock(&last_failure).clone();
                 http_failure = Some(last_failure);
                 served.map_err(|error| {
@@ -172,7 +192,10 @@ impl Connection {
             }
         };
         Ok(Connection {
-            service,
+            peer: service.peer().clone(),
+            handler,
+            running: tokio::sync::Mutex::new(Some(service)),
+            group,
             stderr,
             lost: Mutex::new(None),
             http_failure,
@@ -181,8 +204,7 @@ impl Connection {
 
     /// Every tool the server offers (following pagination).
     pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
-        self.service
-            .peer()
+        self.peer
             .list_all_tools()
             .await
             .map_err(|e| self.describe(&e))
@@ -191,18 +213,30 @@ impl Connection {
     /// Whether the server said its tools changed since the last call (and
     /// forgets that it did).
     pub fn take_tools_changed(&self) -> bool {
-        self.service
-            .service()
-            .tools_changed
-            .swap(false, Ordering::SeqCst)
+        self.handler.tools_changed.swap(false, Ordering::SeqCst)
     }
 
-    /// Whether the connection is gone (the process exited, or a request
-    /// could not be sent).
+    /// Whether the connection is gone (the process exited, a request could
+    /// not be sent, or it was closed).
     pub fn is_closed(&self) -> bool {
-        self.service.is_closed()
-            || self.service.peer().is_transport_closed()
-            || lock(&self.lost).is_some()
+        self.peer.is_transport_closed() || lock(&self.lost).is_some()
+    }
+
+    /// Ends the connection as the MCP specification says: a stdio server's
+    /// stdin is closed, and a server still running after 3 s is sent
+    /// SIGTERM, then after 3 s more killed (rmcp's shutdown); an HTTP
+    /// server's session is ended. Then what a stdio server started is
+    /// killed with its group. Calls still running fail as for a server that
+    /// stopped.
+    pub async fn close(&self) {
+        if let Some(mut running) = self.running.lock().await.take() {
+            let _ = running.close_with_timeout(CLOSE_WAIT).await;
+        }
+        // The leader is gone; its group lives on while what it started
+        // does, and then nothing can take its number as a group id.
+        if let Some(group) = &self.group {
+            group.kill();
+        }
     }
 
     /// Why the server went away: ` (stderr: ...)` from the end of its
@@ -230,15 +264,14 @@ impl Connection {
             params.arguments = Some(arguments);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let peer = self.service.peer();
+        let peer = &self.peer;
         let handle: RequestHandle<RoleClient> = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| self.call_error(&e))?;
         let request_id = handle.id.clone();
         let mut progress = self
-            .service
-            .service()
+            .handler
             .progress
             .subscribe(handle.progress_token.clone())
             .await;

@@ -248,6 +248,27 @@ impl McpServers {
         (named, warnings)
     }
 
+    /// Stops every running server, in parallel (see [`Connection::close`]):
+    /// call it when the session ends for good, since a server that does not
+    /// exit when its stdin closes would outlive the process. Their tools then
+    /// answer that the session ended.
+    pub async fn shut_down(&self) {
+        futures::future::join_all(self.servers.iter().map(|server| async move {
+            let state = std::mem::replace(
+                &mut *lock(&server.state),
+                State::Failed("the session ended".to_owned()),
+            );
+            match state {
+                State::Running(connection) | State::Restarted(connection) => {
+                    connection.close().await;
+                }
+                // Not running: nothing to stop (and a disabled server stays so).
+                other => *lock(&server.state) = other,
+            }
+        }))
+        .await;
+    }
+
     /// Each server's state and tools.
     pub fn status(&self) -> Vec<ServerStatus> {
         let (named, _) = self.named_tools();

@@ -652,9 +652,7 @@ impl Driver {
                     let _ = tokio::time::timeout(QUIT_GRACE, run).await;
                 }
                 self.apply_waiting_events(app);
-                self.session
-                    .end_session(SessionEndReason::PromptInputExit)
-                    .await;
+                self.session.close(SessionEndReason::PromptInputExit).await;
                 return Ok(true);
             }
         }
