@@ -185,9 +185,18 @@ fn permission_mode_judges_each_call_and_an_ask_is_refused() {
     );
     let result = &out["results"][0];
     assert_eq!(result["isError"], true);
+    let refusal = &texts(&result["content"])[0];
     assert!(
-        texts(&result["content"])[0].starts_with("Blocked: needs approval ("),
+        refusal.starts_with("Blocked: needs approval ("),
         "{result:?}"
+    );
+    // `mcp serve` takes no --allow and reads no settings: the way out it
+    // names is one it has.
+    assert!(
+        refusal.ends_with(
+            "This command reads no rules: to allow it, run with a looser --permission-mode (bypass allows every call that is not denied)"
+        ),
+        "{refusal}"
     );
     assert!(!dir.path().join("made.txt").exists());
 }

@@ -114,7 +114,7 @@ pub(super) fn flag_guard(
     Ok(Guard::new(
         policy,
         None,
-        Arc::new(NoApprover::new()),
+        Arc::new(NoApprover::without_rules()),
         RuleFiles {
             project,
             global: agent_dir().join(SETTINGS_FILE),

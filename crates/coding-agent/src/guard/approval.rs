@@ -92,18 +92,31 @@ pub trait Approver: Send + Sync {
 }
 
 /// The approver of modes where no one can be asked (print and JSON, and
-/// `coding-agent tool --permission-mode`): every ask is refused with the rule
-/// or flag that would allow it, and the user is told once per run (a
-/// warning: stderr, or the interactive transcript).
+/// `coding-agent tool` and `mcp serve` with `--permission-mode`): every ask
+/// is refused with the rule or flag that would allow it, and the user is
+/// told once per run (a warning: stderr, or the interactive transcript).
 #[derive(Debug, Default)]
 pub struct NoApprover {
     told: AtomicBool,
+    /// The command reads no rules (neither settings nor `--allow`): only a
+    /// looser permission mode allows more.
+    without_rules: bool,
 }
 
 impl NoApprover {
-    /// An approver that has not told the user anything yet.
+    /// An approver that has not told the user anything yet, where rules
+    /// (settings, `--allow`) allow calls.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same for a command that reads no rules (`tool`, `mcp serve`): its
+    /// refusals point at the permission mode, not at rules it would ignore.
+    pub fn without_rules() -> Self {
+        NoApprover {
+            without_rules: true,
+            ..Self::default()
+        }
     }
 }
 
@@ -114,7 +127,14 @@ impl Approver for NoApprover {
         request: ApprovalRequest,
         _cancel: &CancellationToken,
     ) -> ApprovalAnswer {
-        let text = needs_approval_text(&request);
+        let text = if self.without_rules {
+            format!(
+                "Blocked: needs approval ({}). This command reads no rules: to allow it, run with a looser --permission-mode (bypass allows every call that is not denied)",
+                request.reason
+            )
+        } else {
+            needs_approval_text(&request)
+        };
         if !self.told.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "{text} (no one can approve calls in this mode; later calls that need approval are refused the same way)"
@@ -184,6 +204,22 @@ mod tests {
         assert_eq!(
             needs_approval_text(&request(None)),
             "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). To allow it, add a rule for it to permissions.allow in settings, or run with --permission-mode bypass"
+        );
+    }
+
+    #[tokio::test]
+    async fn where_no_rules_are_read_the_refusal_points_at_the_mode() {
+        let answer = NoApprover::without_rules()
+            .approve(
+                request(Some("bash(cargo build)")),
+                &CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(
+            answer,
+            ApprovalAnswer::Deny {
+                reason: Some("Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). This command reads no rules: to allow it, run with a looser --permission-mode (bypass allows every call that is not denied)".into())
+            }
         );
     }
 
