@@ -95,6 +95,13 @@ impl Chain {
             return Next::Stop;
         }
         if is_context_overflow(answer, Some(window)) {
+            if answer.stop_reason == StopReason::Stop {
+                // A whole answer from a context past the window (a server
+                // that cut it silently, or a window set too small): it
+                // stands, and asking again would only repeat it. The
+                // context is compacted for the next prompt.
+                return Next::Compact;
+            }
             return if self.overflow_recovered {
                 Next::OverflowAgain
             } else {
@@ -131,7 +138,7 @@ pub async fn run_prompt(
         let Some(answer) = last_answer(&agent.history().snapshot()) else {
             break;
         };
-        if answer.stop_reason != StopReason::Error {
+        if !is_failed(&answer) {
             chain.overflow_recovered = false;
             if chain.attempt > 0 {
                 // An answer the user aborted did not succeed: the retries
@@ -337,10 +344,20 @@ fn last_answer(messages: &[Message]) -> Option<AssistantMessage> {
 fn drop_failed_answer(session: &AgentSession) {
     let agent = session.agent();
     let mut messages = agent.messages();
-    if matches!(messages.last(), Some(Message::Assistant(a)) if a.stop_reason == StopReason::Error)
-    {
+    if matches!(messages.last(), Some(Message::Assistant(a)) if is_failed(a)) {
         messages.pop();
         agent.set_messages(messages);
+    }
+}
+
+/// An answer that failed: an error, or a stop at the length limit before
+/// any output (the overflow of a full context); the run cannot go on from
+/// it, and it is not sent again.
+fn is_failed(answer: &AssistantMessage) -> bool {
+    match answer.stop_reason {
+        StopReason::Error => true,
+        StopReason::Length => answer.usage.output == 0,
+        _ => false,
     }
 }
 
@@ -408,6 +425,27 @@ mod tests {
         assert_eq!(
             chain.next(&overflow, &settings, 100_000, 10),
             Next::OverflowAgain
+        );
+    }
+
+    #[test]
+    fn a_whole_answer_past_the_window_stands_and_an_empty_cut_one_is_asked_again() {
+        let settings = RecoverySettings::default();
+        let mut chain = Chain::default();
+        let mut whole = answer(StopReason::Stop, None);
+        whole.usage.input = 9000;
+        assert_eq!(chain.next(&whole, &settings, 8192, 9000), Next::Compact);
+        chain.overflow_recovered = true;
+        assert_eq!(chain.next(&whole, &settings, 8192, 9000), Next::Compact);
+        assert!(!is_failed(&whole));
+
+        let mut empty = answer(StopReason::Length, None);
+        empty.usage.input = 8190;
+        assert!(is_failed(&empty));
+        let mut chain = Chain::default();
+        assert_eq!(
+            chain.next(&empty, &settings, 8192, 8190),
+            Next::RecoverOverflow
         );
     }
 

@@ -488,6 +488,55 @@ fn compaction_past_the_threshold(wire: Wire) {
     assert_eq!(resumed, expected);
 }
 
+/// An answer that came back whole though its usage says the context was
+/// past the window (a server that cut the context silently, or a window set
+/// too small in the settings) stands: the context is compacted for the next
+/// prompt. It used to be taken for a failed request, and the run ended with
+/// `Cannot continue from message role: assistant`, again at every prompt.
+#[test]
+fn a_whole_answer_from_a_context_past_the_window_stands_and_the_context_is_compacted() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "PAST");
+        }
+        let (text, input) = match request.index {
+            0 => ("ok1", 1500),
+            1 => ("ok2", 5000),
+            _ => ("ok3", 1500),
+        };
+        answer_with_input(wire, text, input)
+    });
+    let mut command = sandbox.command(wire, &server);
+    let (first, second) = (big_prompt("first", 1200), big_prompt("second", 1200));
+    command.args(["--mode", "json", &first, &second, "third"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("Cannot continue"), "{stderr}");
+    let events = json_lines(&stdout);
+    let compaction = session_events(&events);
+    assert_eq!(
+        compaction[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
+    assert_eq!(compaction.len(), 2, "{compaction:?}");
+    assert_eq!(compaction[1]["willRetry"], false);
+    let answers: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "assistant")
+        .map(|e| &e["message"]["content"][0]["text"])
+        .collect();
+    assert_eq!(answers, ["ok1", "ok2", "ok3"]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(is_summary_request(wire, &requests[2]));
+    let third = wire.transcript(&requests[3].body);
+    assert_eq!(third[0], summary_wrapper(&summary_text("PAST")));
+    assert_eq!(third.last().unwrap(), "user: third");
+}
+
 /// A turn whose tool result is larger than the keep budget (a small window)
 /// leaves only its final answer to keep. Kept alone after the summary, that
 /// answer made a small local model answer every later prompt without a tool;
