@@ -327,6 +327,39 @@ fn session_end_runs_when_a_print_run_ends_even_on_an_output_error() {
     );
 }
 
+/// A prompt a UserPromptSubmit hook refuses is a failure the reader hears
+/// of: print mode says why on stderr and exits 1 (it exited 0 with no
+/// output), RPC answers the prompt a second time with `success: false`, as
+/// Pi does for a prompt that fails (the client waited for an `agent_end`
+/// that never came).
+#[test]
+fn a_prompt_a_hook_refuses_fails_in_print_mode_and_over_rpc() {
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(&json!({"hooks": {
+        "UserPromptSubmit": command_hook("", "echo 'prompts are frozen today' >&2; exit 2"),
+    }}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::answering(wire, vec![Answer::text(&["never"])]);
+    let reason = "Prompt blocked by UserPromptSubmit hook: prompts are frozen today";
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stdout.as_str()), (Some(1), ""), "{stderr}");
+    assert_eq!(stderr, format!("{reason}\n"));
+
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let (_, accepted) = rpc.ask(json!({"id": "p1", "type": "prompt", "message": "hi"}));
+    assert_eq!(accepted["success"], true, "{accepted}");
+    let refused = next_json(&rpc.lines);
+    assert_eq!(
+        refused,
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": false, "error": reason})
+    );
+    rpc.finish();
+    assert!(server.requests().is_empty());
+}
+
 /// Approves `touch` commands in the user's place, and keeps its input.
 const APPROVE_TOUCH: &str = r#"#!/usr/bin/env python3
 import json, os, sys

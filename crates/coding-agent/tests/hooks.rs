@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use agent_ai::{Content, ToolCall, ToolResultMessage};
 use agent_ai::{Message, UserContent};
 use agent_core::{ToolSet, run_single_tool_call};
-use coding_agent::app::AgentSession;
+use coding_agent::app::{AgentSession, PromptError};
 use coding_agent::hooks::prompt::MAX_STOP_CONTINUATIONS;
 use coding_agent::hooks::{CommandHooks, HooksSettings};
 use coding_agent::tools::builtin_tool;
@@ -664,12 +664,40 @@ async fn user_prompt_submit_exit_2_refuses_the_prompt_before_the_model_sees_it()
         Vec::new(),
     )))
     .await;
-    assert_eq!(messages.unwrap(), []);
+    // An error, not an empty success: each mode tells its reader (RPC a
+    // second response, print mode stderr and exit status 1).
+    match messages {
+        Err(PromptError::Blocked(reason)) => assert_eq!(
+            reason,
+            "Prompt blocked by UserPromptSubmit hook: no secrets in prompts"
+        ),
+        other => panic!("{other:?}"),
+    }
     assert!(provider.requests().is_empty());
-    assert_eq!(
-        warnings,
-        ["Warning: Prompt blocked by UserPromptSubmit hook: no secrets in prompts"]
+    assert_eq!(warnings, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn an_abort_kills_the_hooks_before_the_run_and_nothing_is_sent() {
+    let project = Project::new();
+    let (_fixture, session, provider) = session_with(
+        &project,
+        one_hook("UserPromptSubmit", "", "sleep 30", json!({})),
+        1,
     );
+    let aborting = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        session.abort();
+    };
+    let started = Instant::now();
+    let (outcome, ()) = tokio::join!(
+        session.prompt(AgentSession::user_message("go", Vec::new())),
+        aborting
+    );
+    assert!(matches!(outcome, Err(PromptError::Aborted)), "{outcome:?}");
+    // Killed, not waited for: its 600 s default timeout would hold the test.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(provider.requests().is_empty());
 }
 
 #[tokio::test]

@@ -44,6 +44,7 @@ use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
 use crate::guard::Guard;
 use crate::guard::record::{CallDecision, DECISION_TYPE};
 use crate::hooks::lifecycle::{CompactTrigger, SessionEndReason};
+pub use crate::hooks::prompt::PromptError;
 use crate::hooks::prompt::PromptHooks;
 use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::recovery::RecoverySettings;
@@ -138,6 +139,9 @@ struct Inner {
     pending_bash: Mutex<Vec<BashExecution>>,
     /// SessionStart, UserPromptSubmit and Stop hooks around each prompt.
     prompt_hooks: Option<PromptHooks>,
+    /// Cancels the hooks around the prompt now running (see
+    /// [`AgentSession::abort`]).
+    prompt_hooks_cancel: Mutex<Option<CancellationToken>>,
     /// Where the session's own events go (see [`AgentSession::subscribe_all`]).
     listeners: Mutex<Vec<mpsc::UnboundedSender<SessionEvent>>>,
     /// Retry and compaction settings, and the model's window.
@@ -263,6 +267,7 @@ impl AgentSession {
             reported_queues: Mutex::default(),
             models: Mutex::default(),
             prompt_hooks,
+            prompt_hooks_cancel: Mutex::default(),
             guard,
             thinking,
             prompt_templates: Mutex::new(prompt_templates.into()),
@@ -428,9 +433,13 @@ impl AgentSession {
         }
     }
 
-    /// Cancels whatever runs: the agent's turn, a retry wait, a compaction.
+    /// Cancels whatever runs: the agent's turn, a retry wait, a compaction,
+    /// the hooks around a prompt.
     pub fn abort(&self) {
         self.abort_retry();
+        if let Some(hooks) = lock(&self.inner.prompt_hooks_cancel).as_ref() {
+            hooks.cancel();
+        }
         self.inner.agent.abort();
     }
 
@@ -793,17 +802,23 @@ impl AgentSession {
     /// Runs `message` as a prompt until the agent is done, retrying failed
     /// turns and compacting as [`crate::recovery`] says; the run's messages
     /// are saved as they complete.
-    pub async fn prompt(&self, message: Message) -> Result<Vec<Message>, agent_core::AgentError> {
+    pub async fn prompt(&self, message: Message) -> Result<Vec<Message>, PromptError> {
         let message = self.expand_template(message);
         // Bash runs recorded after the last run go before the new prompt.
         if let Err(error) = self.flush_pending_bash() {
             tracing::warn!("{error}");
         }
         let run = |message: Message| crate::recovery::run_prompt(self, message);
-        match self.hooks_now() {
-            Some(hooks) => hooks.prompt(message, run).await,
-            None => run(message).await,
-        }
+        let Some(hooks) = self.hooks_now() else {
+            return Ok(run(message).await?);
+        };
+        // Claimed at the first poll, so an abort that follows reaches the
+        // hooks before the run as well as the run.
+        let cancel = CancellationToken::new();
+        *lock(&self.inner.prompt_hooks_cancel) = Some(cancel.clone());
+        let outcome = hooks.prompt(message, run, &cancel).await;
+        *lock(&self.inner.prompt_hooks_cancel) = None;
+        outcome
     }
 
     /// The session's command hooks, told which session they now run for

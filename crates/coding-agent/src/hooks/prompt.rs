@@ -43,6 +43,23 @@ impl SessionSource {
     }
 }
 
+/// Why a prompt produced no run, or its run failed to start.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// The agent refused the run (one is already going, nothing to
+    /// continue from).
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// A UserPromptSubmit hook refused the prompt: the model never saw it.
+    /// The text says which hook and why.
+    #[error("{0}")]
+    Blocked(String),
+    /// The user aborted while the hooks before the run ran: nothing was
+    /// sent.
+    #[error("Aborted before the prompt was sent")]
+    Aborted,
+}
+
 /// What UserPromptSubmit hooks decided.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PromptDecision {
@@ -155,31 +172,35 @@ impl PromptHooks {
 
     /// Runs `message` with `run` (one run of the agent) and the hooks:
     /// SessionStart if due and UserPromptSubmit first (their texts join the
-    /// prompt; a block returns no messages and logs why), then Stop after
-    /// each run that ended normally (its feedback runs as the next prompt).
+    /// prompt; a block is [`PromptError::Blocked`]), then Stop after each
+    /// run that ended normally (its feedback runs as the next prompt).
+    /// `cancel` (the user's abort) kills the hooks running: before the run
+    /// nothing is sent ([`PromptError::Aborted`]); after it, the agent stops.
     /// The messages of every run, in order.
-    pub async fn prompt<F, Fut>(&self, message: Message, run: F) -> Result<Vec<Message>, AgentError>
+    pub async fn prompt<F, Fut>(
+        &self,
+        message: Message,
+        run: F,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Message>, PromptError>
     where
         F: Fn(Message) -> Fut,
         Fut: Future<Output = Result<Vec<Message>, AgentError>>,
     {
-        // The hooks before a run are bounded by their timeouts; an abort
-        // reaches the run (and its tools' hooks) once it started.
-        let cancel = CancellationToken::new();
         let mut context = Vec::new();
         let start = std::mem::take(&mut *lock(&self.start));
         for source in start {
-            context.extend(self.hooks.session_start(source, &cancel).await);
+            context.extend(self.hooks.session_start(source, cancel).await);
         }
-        match self
+        let decision = self
             .hooks
-            .user_prompt_submit(&prompt_text(&message), &cancel)
-            .await
-        {
-            PromptDecision::Blocked(reason) => {
-                tracing::warn!("{reason}");
-                return Ok(Vec::new());
-            }
+            .user_prompt_submit(&prompt_text(&message), cancel)
+            .await;
+        if cancel.is_cancelled() {
+            return Err(PromptError::Aborted);
+        }
+        match decision {
+            PromptDecision::Blocked(reason) => return Err(PromptError::Blocked(reason)),
             PromptDecision::Proceed(texts) => context.extend(texts),
         }
         let mut messages = run(with_context(message, context)).await?;
@@ -187,9 +208,12 @@ impl PromptHooks {
             let Some(last) = finished_answer(&messages) else {
                 break;
             };
-            let Some(feedback) = self.hooks.stop(last, round > 0, &cancel).await else {
+            let Some(feedback) = self.hooks.stop(last, round > 0, cancel).await else {
                 break;
             };
+            if cancel.is_cancelled() {
+                break;
+            }
             if round == MAX_STOP_CONTINUATIONS {
                 tracing::warn!("{}", too_many_continuations());
                 break;

@@ -7,7 +7,8 @@
 //! when a failed turn is retried or the context is compacted.
 //!
 //! Exit status: 0 when the last run ended normally, 1 when it ended in error
-//! (or was aborted), 130 when `interrupt` fired (Ctrl-C): the run is then
+//! (or was aborted, or a UserPromptSubmit hook refused the prompt: its reason
+//! goes to stderr), 130 when `interrupt` fired (Ctrl-C): the run is then
 //! aborted (running tools are cancelled, their processes killed), and what it
 //! produced, the aborted answer included, is saved before returning.
 
@@ -16,7 +17,7 @@ use std::io::{self, Write};
 use agent_ai::{AssistantContent, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
-use crate::app::AgentSession;
+use crate::app::{AgentSession, PromptError};
 use crate::session_event::SessionEvent;
 
 /// What print mode writes on stdout.
@@ -63,11 +64,16 @@ pub async fn run_print(
                     session.abort();
                 }
                 result = &mut run => {
-                    if let Err(error) = result {
-                        writeln!(err, "{error}")?;
-                        return Ok(1);
+                    match result {
+                        Ok(_) => break,
+                        // Ctrl-C while the hooks before the run ran.
+                        Err(PromptError::Aborted) => return Ok(EXIT_INTERRUPTED),
+                        // Refused (a hook's block says which and why).
+                        Err(error) => {
+                            writeln!(err, "{error}")?;
+                            return Ok(1);
+                        }
                     }
-                    break;
                 }
             }
         }

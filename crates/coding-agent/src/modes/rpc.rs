@@ -56,7 +56,7 @@ mod models;
 mod thinking;
 
 use self::approval::RpcApprovals;
-use crate::app::AgentSession;
+use crate::app::{AgentSession, PromptError};
 use crate::hooks::lifecycle::SessionEndReason;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
@@ -112,6 +112,7 @@ pub async fn run_rpc_with(
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let reader = tokio::spawn(read_lines(input, line_sender));
     let (bash_done, mut bash_results) = mpsc::unbounded_channel();
+    let (prompt_refused, mut refusals) = mpsc::unbounded_channel();
     // Calls that need approval are asked of the client.
     let approvals = session.guard().map(|guard| {
         let (approver, approvals) = approval::rpc_approver(guard.approval_timeout());
@@ -128,6 +129,7 @@ pub async fn run_rpc_with(
         bash_cancel: stop.child_token(),
         bash_running: 0,
         bash_done,
+        prompt_refused,
         stop: stop.clone(),
     };
     let mut input_open = true;
@@ -140,6 +142,8 @@ pub async fn run_rpc_with(
             biased;
             Some(event) = server.events.recv() => server.on_event(&event).await?,
             Some(done) = bash_results.recv() => server.on_bash_done(done).await?,
+            // Sent before the run's task ends: written before it is joined.
+            Some(refusal) = refusals.recv() => server.on_prompt_refused(refusal).await?,
             Some(request) = next_approval_request(&mut server.approvals) => {
                 server.write(&request).await?;
             }
@@ -208,6 +212,9 @@ struct Server<W> {
     bash_cancel: CancellationToken,
     bash_running: usize,
     bash_done: mpsc::UnboundedSender<BashDone>,
+    /// A prompt the session refused after its response went out (a hook
+    /// blocked it): its id and why.
+    prompt_refused: mpsc::UnboundedSender<(Option<Value>, String)>,
     /// The caller's stop token: the parent of every run's and bash command's.
     stop: CancellationToken,
 }
@@ -253,6 +260,16 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             self.on_event(&event).await?;
         }
         Ok(())
+    }
+
+    /// Pi's answer to a prompt that failed once accepted: a second response
+    /// to its command, after the run's events.
+    async fn on_prompt_refused(
+        &mut self,
+        (id, error): (Option<Value>, String),
+    ) -> std::io::Result<()> {
+        self.drain_events().await?;
+        self.write(&failure(id, "prompt", &error)).await
     }
 
     async fn on_bash_done(&mut self, (id, outcome): BashDone) -> std::io::Result<()> {
@@ -329,8 +346,8 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     success(id, kind, None)
                 } else {
                     // The response goes out before the run's first event.
-                    self.write(&success(id, kind, None)).await?;
-                    self.start_run(message);
+                    self.write(&success(id.clone(), kind, None)).await?;
+                    self.start_run(id, message);
                     return Ok(None);
                 }
             }
@@ -553,9 +570,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         Ok(Some(response))
     }
 
-    /// Runs `message` as a prompt in a task, until it ends or is aborted.
-    fn start_run(&mut self, message: Message) {
+    /// Runs `message` (the command `id`'s) as a prompt in a task, until it
+    /// ends or is aborted.
+    fn start_run(&mut self, id: Option<Value>, message: Message) {
         let session = self.session.clone();
+        let refused = self.prompt_refused.clone();
         let abort = self.stop.child_token();
         let task = tokio::spawn({
             let abort = abort.clone();
@@ -579,8 +598,13 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                         prompt.await
                     }
                 };
-                if let Err(error) = outcome {
-                    tracing::warn!("prompt refused: {error}");
+                match outcome {
+                    // The abort's own response says it ended.
+                    Ok(_) | Err(PromptError::Aborted) => {}
+                    // Pi's second response to a prompt that failed.
+                    Err(error) => {
+                        let _ = refused.send((id, error.to_string()));
+                    }
                 }
             }
         });

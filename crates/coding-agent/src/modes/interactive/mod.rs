@@ -40,7 +40,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use agent_ai::{Message, Model};
-use agent_core::{AgentError, ToolSet};
+use agent_core::ToolSet;
 use anyhow::Context as _;
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyboardEnhancementFlags,
@@ -60,7 +60,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use app::{Action, App};
 
-use crate::app::{AgentSession, Instructions, ModelCatalog, SessionOptions, TreeError, TreeMove};
+use crate::app::{
+    AgentSession, Instructions, ModelCatalog, PromptError, SessionOptions, TreeError, TreeMove,
+};
 use crate::hooks::lifecycle::SessionEndReason;
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
@@ -250,7 +252,7 @@ impl Parts {
 struct Driver {
     session: AgentSession,
     events: SessionEvents,
-    run: Option<JoinHandle<Result<Vec<Message>, AgentError>>>,
+    run: Option<JoinHandle<Result<Vec<Message>, PromptError>>>,
     /// The user cancelled the current run: queued messages wait for the next prompt.
     aborted: bool,
     parts: Parts,
@@ -485,7 +487,7 @@ impl Driver {
     fn run_ended(
         &mut self,
         app: &mut App,
-        done: Result<Result<Vec<Message>, AgentError>, tokio::task::JoinError>,
+        done: Result<Result<Vec<Message>, PromptError>, tokio::task::JoinError>,
     ) {
         app.set_running(false, Instant::now());
         let error = match done {
@@ -501,9 +503,9 @@ impl Driver {
         if !self.aborted && self.session.pending_message_count() > 0 {
             let session = self.session.clone();
             app.set_running(true, Instant::now());
-            self.run = Some(tokio::spawn(
-                async move { session.agent().continue_run().await },
-            ));
+            self.run = Some(tokio::spawn(async move {
+                Ok(session.agent().continue_run().await?)
+            }));
         } else {
             self.idle.start();
         }
