@@ -426,6 +426,21 @@ async fn crlf_lines_and_a_last_line_without_newline_are_commands() {
     );
 }
 
+/// A session with no answers cost nothing: `0`, as Pi's JSON writes it
+/// (Rust's sum of no floats is -0.0, which was written `-0.0`).
+#[tokio::test]
+async fn a_new_sessions_stats_cost_zero_not_minus_zero() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(&[], Vec::new());
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": 1, "type": "get_session_stats"}))
+        .await;
+    let line = client.line().await;
+    assert!(line.contains("\"cost\":0.0"), "{line}");
+    client.finish().await;
+}
+
 #[tokio::test]
 async fn new_session_starts_an_empty_conversation_in_a_new_file() {
     let fixture = Fixture::new();

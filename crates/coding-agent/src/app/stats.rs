@@ -104,7 +104,8 @@ impl AgentSession {
                 cache_write,
                 total: input + output + cache_read + cache_write,
             },
-            cost: answers().map(|a| a.usage.cost.total).sum(),
+            // From +0.0: `sum` of no costs is -0.0, written `-0.0`.
+            cost: answers().fold(0.0, |cost, a| cost + a.usage.cost.total),
             context_usage: ContextUsage {
                 tokens,
                 context_window: window,

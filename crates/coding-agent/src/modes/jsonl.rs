@@ -13,6 +13,9 @@ pub fn serialize_json_line(value: &Value) -> String {
 /// Splits a byte stream into lines on `\n` only.
 #[derive(Debug, Default)]
 pub struct LineSplitter {
+    /// The line begun and not ended yet: it holds no `\n`, so each chunk is
+    /// scanned once (a 40 MB record in 64 KiB chunks was scanned from its
+    /// start at every chunk).
     buffer: Vec<u8>,
 }
 
@@ -24,12 +27,19 @@ impl LineSplitter {
 
     /// Adds a chunk; returns the lines it completed.
     pub fn push(&mut self, chunk: &[u8]) -> Vec<String> {
-        self.buffer.extend_from_slice(chunk);
         let mut lines = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.buffer.drain(..=end).collect();
-            lines.push(finish_line(&line[..end]));
+        let mut rest = chunk;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            let (line, after) = rest.split_at(end);
+            if self.buffer.is_empty() {
+                lines.push(finish_line(line));
+            } else {
+                self.buffer.extend_from_slice(line);
+                lines.push(finish_line(&std::mem::take(&mut self.buffer)));
+            }
+            rest = after.get(1..).unwrap_or_default();
         }
+        self.buffer.extend_from_slice(rest);
         lines
     }
 
@@ -104,6 +114,23 @@ mod tests {
         assert!(splitter.push(b"{\"a\":").is_empty());
         assert!(splitter.push(b"1}").is_empty());
         assert_eq!(splitter.finish().as_deref(), Some("{\"a\":1}"));
+    }
+
+    #[test]
+    fn records_come_out_whole_however_the_stream_is_cut() {
+        let records: Vec<String> = (0..200)
+            .map(|n| format!("{{\"n\":{n},\"pad\":\"{}\"}}", "x".repeat(n * 7 % 300)))
+            .collect();
+        let stream: Vec<u8> = records
+            .iter()
+            .flat_map(|r| format!("{r}\n").into_bytes())
+            .collect();
+        for size in [1, 2, 3, 7, 64, 1000, stream.len()] {
+            let mut splitter = LineSplitter::new();
+            let lines: Vec<String> = stream.chunks(size).flat_map(|c| splitter.push(c)).collect();
+            assert_eq!(lines, records, "chunks of {size}");
+            assert_eq!(splitter.finish(), None);
+        }
     }
 
     #[test]

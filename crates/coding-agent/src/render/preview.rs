@@ -162,6 +162,9 @@ pub fn tail_lines(
 ) -> Vec<StyledLine> {
     let tail = tail(text, limit(collapsed, options));
     let earlier = total_lines.map_or(tail.earlier, |total| {
+        // The count (Pi's) includes the empty line after a last `\n`, which
+        // `tail` leaves out.
+        let total = total.saturating_sub(usize::from(text.ends_with('\n')));
         total.saturating_sub(tail.lines.len()).max(tail.earlier)
     });
     let mut lines = Vec::with_capacity(tail.lines.len() + 1);
@@ -305,6 +308,17 @@ mod tests {
                 "a\nb\nc",
                 2,
                 Some(900),
+                Style::Normal,
+                collapsed(0)
+            )),
+            "[dim]… 898 earlier lines[/]\nb\nc"
+        );
+        // `seq 1 900`: 901 lines by the count, the last one empty.
+        assert_eq!(
+            to_markup(&tail_lines(
+                "a\nb\nc\n",
+                2,
+                Some(901),
                 Style::Normal,
                 collapsed(0)
             )),
