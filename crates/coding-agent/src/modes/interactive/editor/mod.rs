@@ -9,9 +9,14 @@ mod kill;
 mod words;
 
 use kill::KillRing;
+use unicode_segmentation::UnicodeSegmentation;
 
 /// Pastes with more lines than this show as a marker.
 const PASTE_MARKER_LINES: usize = 10;
+
+/// Pastes longer than this (in characters) show as a marker too, as in Pi:
+/// a minified line or a log pasted whole is not to be edited by hand.
+const PASTE_MARKER_CHARS: usize = 1000;
 
 /// Undo steps kept; older ones go.
 const UNDO_KEPT: usize = 200;
@@ -158,7 +163,7 @@ impl Editor {
 
     /// Sets the text without an undo step; the cursor goes to its end.
     fn load(&mut self, text: &str) {
-        self.lines = text.split('\n').map(str::to_owned).collect();
+        self.lines = showable(text).split('\n').map(str::to_owned).collect();
         self.row = self.lines.len() - 1;
         self.col = self.char_count(self.row);
     }
@@ -245,28 +250,38 @@ impl Editor {
         self.put_str(text);
     }
 
+    /// Puts `text` in at the cursor, each line at once (a character at a
+    /// time, each finding its place from the line's start, took seconds
+    /// for a long line).
     fn put_str(&mut self, text: &str) {
+        let text = showable(text);
         for (i, part) in text.split('\n').enumerate() {
             if i > 0 {
                 self.split_line();
             }
-            for c in part.chars().filter(|&c| c != '\r') {
-                self.put_char(c);
-            }
+            let at = self.byte_index();
+            self.lines[self.row].insert_str(at, part);
+            self.col += part.chars().count();
         }
     }
 
-    /// A paste: large ones become a marker such as `[paste #1 +42 lines]`.
+    /// A paste: large ones become a marker such as `[paste #1 +42 lines]`
+    /// or `[paste #2 5000 chars]`, kept as pasted; a small one is typed in
+    /// as the editor can show it (see [`showable`]).
     pub fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let lines = text.lines().count();
-        if lines > PASTE_MARKER_LINES {
-            let marker = format!("[paste #{} +{lines} lines]", self.pastes.len() + 1);
-            self.insert_str(&marker);
-            self.pastes.push((marker, text));
+        let chars = text.chars().count();
+        let size = if lines > PASTE_MARKER_LINES {
+            format!("+{lines} lines")
+        } else if chars > PASTE_MARKER_CHARS {
+            format!("{chars} chars")
         } else {
-            self.insert_str(&text);
-        }
+            return self.insert_str(&text);
+        };
+        let marker = format!("[paste #{} {size}]", self.pastes.len() + 1);
+        self.insert_str(&marker);
+        self.pastes.push((marker, text));
     }
 
     /// Splits the line at the cursor.
@@ -336,7 +351,9 @@ impl Editor {
     pub fn left(&mut self) {
         self.moved();
         if self.col > 0 {
-            self.col -= self.marker_before().unwrap_or(1);
+            self.col -= self
+                .marker_before()
+                .unwrap_or_else(|| self.grapheme_before());
         } else if self.row > 0 {
             self.row -= 1;
             self.col = self.char_count(self.row);
@@ -347,7 +364,7 @@ impl Editor {
     pub fn right(&mut self) {
         self.moved();
         if self.col < self.char_count(self.row) {
-            self.col += self.marker_after().unwrap_or(1);
+            self.col += self.marker_after().unwrap_or_else(|| self.grapheme_after());
         } else if self.row + 1 < self.lines.len() {
             self.row += 1;
             self.col = 0;
@@ -431,6 +448,27 @@ impl Editor {
             .map(|(marker, _)| marker.chars().count())
     }
 
+    /// The characters of the one symbol before the cursor: an accented
+    /// letter written with a combining mark, a flag, a family emoji are
+    /// each several characters a step moves over (and a deletion takes)
+    /// whole.
+    fn grapheme_before(&self) -> usize {
+        let before = &self.lines[self.row][..self.byte_index()];
+        before
+            .graphemes(true)
+            .next_back()
+            .map_or(1, |symbol| symbol.chars().count())
+    }
+
+    /// The characters of the one symbol after the cursor.
+    fn grapheme_after(&self) -> usize {
+        let after = &self.lines[self.row][self.byte_index()..];
+        after
+            .graphemes(true)
+            .next()
+            .map_or(1, |symbol| symbol.chars().count())
+    }
+
     /// The length of the paste marker that starts at the cursor, if one does.
     fn marker_after(&self) -> Option<usize> {
         let after = &self.lines[self.row][self.byte_index()..];
@@ -479,6 +517,27 @@ impl Editor {
         self.remove_span((self.row, self.col - word_chars), (self.row, self.col));
         self.put_str(replacement);
     }
+}
+
+/// `text` as the editor can show it: a tab is four spaces (the terminal
+/// would move to its next tab stop where the editor counts one column), and
+/// the other control characters go (an escape sequence would restyle the
+/// terminal or move its cursor; a bell or a backspace would leave stale
+/// cells). Line ends stay.
+fn showable(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && c != '\n';
+    if !text.contains(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => shown.push_str("    "),
+            c if hidden(c) => {}
+            c => shown.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 /// The byte offset of character column `col` in `line` (its length past
@@ -541,5 +600,53 @@ mod tests {
         assert_eq!(editor.text(), "see [paste #1 +12 lines]");
         let expected: String = (1..=12).map(|i| format!("line {i}\n")).collect();
         assert_eq!(editor.take(), Some(format!("see {}", expected.trim())));
+    }
+
+    #[test]
+    fn a_long_pasted_line_is_a_marker_and_is_sent_whole() {
+        let mut editor = Editor::default();
+        let line = "x".repeat(200_000);
+        editor.paste(&line);
+        assert_eq!(editor.text(), "[paste #1 200000 chars]");
+        assert_eq!(editor.take(), Some(line));
+        let short = "y".repeat(PASTE_MARKER_CHARS);
+        editor.paste(&short);
+        assert_eq!(editor.text(), short);
+    }
+
+    #[test]
+    fn pasted_control_characters_are_not_sent_to_the_terminal() {
+        let mut editor = Editor::default();
+        editor.paste("a\tb\x1b[31mc\x07d\x08e\r\nf");
+        assert_eq!(editor.lines(), ["a    b[31mcde", "f"]);
+        assert_eq!(editor.cursor(), (1, 1));
+        // Kept as pasted behind a marker: it is not drawn.
+        let mut editor = Editor::default();
+        let code = "\tindented\n".repeat(11);
+        editor.paste(&code);
+        assert_eq!(editor.take(), Some(code.trim().to_owned()));
+    }
+
+    #[test]
+    fn steps_and_deletions_take_a_symbol_of_several_characters_whole() {
+        let mut editor = Editor::default();
+        editor.insert_str("ae\u{301}b");
+        editor.left();
+        editor.backspace();
+        assert_eq!(editor.text(), "ab");
+        let mut editor = Editor::default();
+        editor.insert_str("\u{1F1EB}\u{1F1F7}x\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}");
+        editor.backspace();
+        assert_eq!(editor.text(), "\u{1F1EB}\u{1F1F7}x");
+        editor.left();
+        editor.backspace();
+        assert_eq!(editor.text(), "x");
+        editor.home();
+        editor.insert_str("e\u{301}");
+        editor.home();
+        editor.right();
+        assert_eq!(editor.cursor(), (0, 2));
+        editor.delete();
+        assert_eq!(editor.text(), "e\u{301}");
     }
 }
