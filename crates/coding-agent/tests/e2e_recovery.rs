@@ -994,6 +994,49 @@ fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     assert!(stderr.contains(&message), "{stderr}");
 }
 
+/// A manual compaction runs as a run does: commands are answered while its
+/// summary request is out (it blocked every command until the request
+/// ended, a hung server for its whole timeout), `get_state` says it is
+/// compacting, and `abort` cancels it.
+#[test]
+fn rpc_commands_are_answered_during_a_compaction_and_abort_cancels_it() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return Reply::Stall;
+        }
+        answer_with_input(wire, "ok", 1000)
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt(&big_prompt("first", 1200));
+    rpc.prompt(&big_prompt("second", 1200));
+    send(&mut rpc.stdin, &json!({"id": "c", "type": "compact"}));
+    assert_eq!(
+        next_json(&rpc.lines),
+        json!({"type":"compaction_start","reason":"manual"})
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["isCompacting"], true, "{state}");
+    let (before_abort, aborted) = rpc.ask(json!({"id": "a", "type": "abort"}));
+    assert_eq!(aborted["success"], true);
+    let kinds: Vec<&str> = before_abort
+        .iter()
+        .map(|line| line["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(kinds, ["compaction_end", "response"], "{before_abort:?}");
+    assert_eq!(before_abort[0]["aborted"], true, "{before_abort:?}");
+    assert_eq!(
+        (&before_abort[1]["id"], &before_abort[1]["success"]),
+        (&json!("c"), &json!(false)),
+        "{before_abort:?}"
+    );
+    let (_, state) = rpc.ask(json!({"id": "s2", "type": "get_state"}));
+    assert_eq!(state["data"]["isCompacting"], false, "{state}");
+    rpc.finish();
+}
+
 #[test]
 fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
     for wire in WIRES {

@@ -112,7 +112,7 @@ pub async fn run_rpc_with(
     let (line_sender, mut lines) = mpsc::unbounded_channel();
     let reader = tokio::spawn(read_lines(input, line_sender));
     let (bash_done, mut bash_results) = mpsc::unbounded_channel();
-    let (prompt_refused, mut refusals) = mpsc::unbounded_channel();
+    let (later, later_responses) = mpsc::unbounded_channel();
     // Calls that need approval are asked of the client.
     let approvals = session.guard().map(|guard| {
         let (approver, approvals) = approval::rpc_approver(guard.approval_timeout());
@@ -129,7 +129,8 @@ pub async fn run_rpc_with(
         bash_cancel: stop.child_token(),
         bash_running: 0,
         bash_done,
-        prompt_refused,
+        later,
+        later_responses,
         stop: stop.clone(),
     };
     let mut input_open = true;
@@ -143,7 +144,9 @@ pub async fn run_rpc_with(
             Some(event) = server.events.recv() => server.on_event(&event).await?,
             Some(done) = bash_results.recv() => server.on_bash_done(done).await?,
             // Sent before the run's task ends: written before it is joined.
-            Some(refusal) = refusals.recv() => server.on_prompt_refused(refusal).await?,
+            Some(response) = server.later_responses.recv() => {
+                server.on_later_response(&response).await?;
+            }
             Some(request) = next_approval_request(&mut server.approvals) => {
                 server.write(&request).await?;
             }
@@ -212,9 +215,10 @@ struct Server<W> {
     bash_cancel: CancellationToken,
     bash_running: usize,
     bash_done: mpsc::UnboundedSender<BashDone>,
-    /// A prompt the session refused after its response went out (a hook
-    /// blocked it): its id and why.
-    prompt_refused: mpsc::UnboundedSender<(Option<Value>, String)>,
+    /// Responses a run writes when its work ends: a compaction's, a tree
+    /// move's, a prompt refused after it was accepted (a hook blocked it).
+    later: mpsc::UnboundedSender<Value>,
+    later_responses: mpsc::UnboundedReceiver<Value>,
     /// The caller's stop token: the parent of every run's and bash command's.
     stop: CancellationToken,
 }
@@ -254,22 +258,22 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         Ok(())
     }
 
-    /// Writes the events already sent (after a run ended).
+    /// Writes the events already sent (after a run ended), then the
+    /// response the run gave, if any.
     async fn drain_events(&mut self) -> std::io::Result<()> {
         while let Some(event) = self.events.try_recv() {
             self.on_event(&event).await?;
         }
+        while let Ok(response) = self.later_responses.try_recv() {
+            self.write(&response).await?;
+        }
         Ok(())
     }
 
-    /// Pi's answer to a prompt that failed once accepted: a second response
-    /// to its command, after the run's events.
-    async fn on_prompt_refused(
-        &mut self,
-        (id, error): (Option<Value>, String),
-    ) -> std::io::Result<()> {
+    /// A response a run sent when its work ended, after the run's events.
+    async fn on_later_response(&mut self, response: &Value) -> std::io::Result<()> {
         self.drain_events().await?;
-        self.write(&failure(id, "prompt", &error)).await
+        self.write(response).await
     }
 
     async fn on_bash_done(&mut self, (id, outcome): BashDone) -> std::io::Result<()> {
@@ -427,12 +431,18 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             "get_commands" => success(id, kind, Some(json!({"commands": commands(&session)}))),
             "compact" => {
                 self.abort().await?;
-                let outcome = compact_now(&session, text("customInstructions")).await;
-                self.drain_events().await?;
-                match outcome {
-                    Ok(result) => success(id, kind, serde_json::to_value(result).ok()),
-                    Err(error) => failure(id, kind, &error),
-                }
+                // Run as a run: `get_state` answers meanwhile (isCompacting)
+                // and `abort` cancels it; the response comes when it ends.
+                let focus = text("customInstructions").map(str::to_owned);
+                let session = session.clone();
+                self.start(move |_| async move {
+                    let outcome = compact_now(&session, focus.as_deref()).await;
+                    Some(match outcome {
+                        Ok(result) => success(id, "compact", serde_json::to_value(result).ok()),
+                        Err(error) => failure(id, "compact", &error),
+                    })
+                });
+                return Ok(None);
             }
             "set_auto_compaction" | "set_auto_retry" => {
                 let Some(enabled) = command.get("enabled").and_then(Value::as_bool) else {
@@ -528,26 +538,33 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
             "get_tree" => success(id, kind, Some(json!({"rows": session.tree()}))),
             "navigate_tree" => {
-                let Some(target) = text("targetId") else {
+                let Some(target) = text("targetId").map(str::to_owned) else {
                     return Ok(Some(missing(id, kind, "targetId")));
                 };
                 let summarize = command.get("summarize").and_then(Value::as_bool) == Some(true);
+                let focus = text("customInstructions").map(str::to_owned);
                 self.abort().await?;
-                let outcome = session
-                    .navigate_tree(target, summarize, text("customInstructions"))
-                    .await;
-                match outcome {
-                    Ok(moved) => success(
-                        id,
-                        kind,
-                        Some(json!({
-                            "editorText": moved.editor_text,
-                            "summarized": moved.summary.is_some(),
-                            "cancelled": false,
-                        })),
-                    ),
-                    Err(error) => failure(id, kind, &error.to_string()),
-                }
+                // A summary of the branch left is a model request: run as
+                // a run, like a compaction.
+                let session = session.clone();
+                self.start(move |_| async move {
+                    let outcome = session
+                        .navigate_tree(&target, summarize, focus.as_deref())
+                        .await;
+                    Some(match outcome {
+                        Ok(moved) => success(
+                            id,
+                            "navigate_tree",
+                            Some(json!({
+                                "editorText": moved.editor_text,
+                                "summarized": moved.summary.is_some(),
+                                "cancelled": false,
+                            })),
+                        ),
+                        Err(error) => failure(id, "navigate_tree", &error.to_string()),
+                    })
+                });
+                return Ok(None);
             }
             "clone" => {
                 self.abort().await?;
@@ -570,41 +587,56 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         Ok(Some(response))
     }
 
-    /// Runs `message` (the command `id`'s) as a prompt in a task, until it
-    /// ends or is aborted.
+    /// Runs `message` (the command `id`'s) as a prompt, until it ends or is
+    /// aborted.
     fn start_run(&mut self, id: Option<Value>, message: Message) {
         let session = self.session.clone();
-        let refused = self.prompt_refused.clone();
+        self.start(move |abort| async move {
+            // MCP servers still starting are waited for, so the first
+            // request carries their tools; an abort meanwhile ends the run
+            // as it would a started one.
+            tokio::select! {
+                () = session.extra_tools_listed() => {}
+                () = abort.cancelled() => {}
+            }
+            match session.prompt(message).await {
+                // The abort's own response says it ended.
+                Ok(_) | Err(PromptError::Aborted) => None,
+                // Pi's second response to a prompt that failed.
+                Err(error) => Some(failure(id, "prompt", &error.to_string())),
+            }
+        });
+    }
+
+    /// Runs `work` in a task as the run: an abort (`abort`, `new_session`,
+    /// a signal) reaches it through the session, and the response it gives
+    /// is written after the run's events. `work` is handed the abort token.
+    fn start<F, Fut>(&mut self, work: F)
+    where
+        F: FnOnce(CancellationToken) -> Fut,
+        Fut: Future<Output = Option<Value>> + Send + 'static,
+    {
+        let session = self.session.clone();
+        let later = self.later.clone();
         let abort = self.stop.child_token();
+        let work = work(abort.clone());
         let task = tokio::spawn({
             let abort = abort.clone();
             async move {
-                // MCP servers still starting are waited for, so the first
-                // request carries their tools; an abort meanwhile ends the
-                // run as it would a started one.
-                tokio::select! {
-                    () = session.extra_tools_listed() => {}
-                    () = abort.cancelled() => {}
-                }
-                let prompt = session.prompt(message);
-                tokio::pin!(prompt);
-                // The prompt is polled first: its first poll claims the agent
-                // for the run, so an abort that came before it still ends the run.
-                let outcome = tokio::select! {
+                tokio::pin!(work);
+                // The work is polled first: a prompt's first poll claims the
+                // agent for the run, so an abort that came before it still
+                // ends the run.
+                let response = tokio::select! {
                     biased;
-                    outcome = &mut prompt => outcome,
+                    response = &mut work => response,
                     () = abort.cancelled() => {
                         session.abort();
-                        prompt.await
+                        work.await
                     }
                 };
-                match outcome {
-                    // The abort's own response says it ended.
-                    Ok(_) | Err(PromptError::Aborted) => {}
-                    // Pi's second response to a prompt that failed.
-                    Err(error) => {
-                        let _ = refused.send((id, error.to_string()));
-                    }
+                if let Some(response) = response {
+                    let _ = later.send(response);
                 }
             }
         });
