@@ -19,17 +19,20 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// Calls waiting to be written, at most.
 const CALLS_IN_FLIGHT: usize = 64;
 
-/// Replies of one call waiting for it, at most (bash output chunks); a slow
-/// reader of one call's output slows the channel rather than growing memory.
-const REPLIES_PER_CALL: usize = 16;
-
 /// The connection to the remote host ended; the text says why, in ssh's
 /// words when it gave any.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Remote connection lost: {0}")]
 pub struct Lost(pub String);
 
-type Pending = Arc<Mutex<HashMap<u64, mpsc::Sender<Reply>>>>;
+/// Each waiting call's replies. Unbounded: the one reader of the helper's
+/// stdout must never wait for a call to take its replies, or a call whose
+/// taker waits for another call (bash, whose output log is appended to on
+/// the remote host as the output comes) waits for itself; with room for 16
+/// replies a call, a command printing more than a few MiB hung for good.
+/// What a call's channel holds is what its taker is behind by: bash's
+/// output is taken as it arrives, and its log's appends stop at 64 MiB.
+type Pending = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>>;
 
 /// One helper channel shared by every call.
 #[derive(Debug)]
@@ -117,7 +120,7 @@ impl HelperChannel {
             return Err(self.lost());
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (sender, replies) = mpsc::channel(REPLIES_PER_CALL);
+        let (sender, replies) = mpsc::unbounded_channel();
         lock(&self.pending).insert(id, sender);
         let call_replies = CallReplies {
             channel: self,
@@ -154,7 +157,7 @@ impl HelperChannel {
 pub struct CallReplies<'a> {
     channel: &'a HelperChannel,
     id: u64,
-    replies: mpsc::Receiver<Reply>,
+    replies: mpsc::UnboundedReceiver<Reply>,
     finished: bool,
     cancel_sent: bool,
 }
@@ -278,7 +281,7 @@ async fn route_replies<R: AsyncRead + Unpin, F: Future<Output = String>>(
                 };
                 if let Some(sender) = sender {
                     // The caller may have left; its replies are dropped.
-                    let _ = sender.send(body).await;
+                    let _ = sender.send(body);
                 }
             }
             Ok(None) => break None,
@@ -299,6 +302,7 @@ async fn route_replies<R: AsyncRead + Unpin, F: Future<Output = String>>(
 mod tests {
     use super::*;
     use crate::remote::protocol::read_greeting;
+    use std::time::Duration;
 
     #[tokio::test]
     async fn calls_run_concurrently_and_a_closed_helper_ends_them_as_lost() {
@@ -328,5 +332,48 @@ mod tests {
                 .to_string(),
             "Remote connection lost: the ssh connection closed"
         );
+    }
+
+    /// A bash call whose output is taken by something that calls the
+    /// helper again for each chunk (as its full-output log does) gets all
+    /// of it: the reader of the helper's replies never waits for one call.
+    #[tokio::test]
+    async fn a_calls_taker_may_call_again_before_taking_its_next_reply() {
+        let (local, remote) = tokio::io::duplex(1 << 16);
+        let (remote_read, remote_write) = tokio::io::split(remote);
+        tokio::spawn(crate::remote::helper::serve(remote_read, remote_write));
+        let (local_read, local_write) = tokio::io::split(local);
+        let mut local_read = local_read;
+        read_greeting(&mut local_read).await.unwrap();
+        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        let dir = tempfile::tempdir().unwrap();
+        let never = CancellationToken::new();
+        let bash = Call::Bash(crate::remote::protocol::BashCall {
+            command: "seq 1 1000000".into(),
+            cwd: dir.path().to_path_buf(),
+            env: Vec::new(),
+            timeout_ms: None,
+            sandbox: None,
+        });
+        let taken = tokio::time::timeout(Duration::from_secs(120), async {
+            let mut replies = channel.start_call(bash).await.unwrap();
+            let mut output = Vec::new();
+            loop {
+                match replies.next(&never).await.unwrap() {
+                    Some(Reply::Output(chunk)) => {
+                        output.extend_from_slice(&chunk.0);
+                        let again = channel.call(Call::LsExists(dir.path().to_path_buf()), &never);
+                        assert!(matches!(again.await.unwrap(), Reply::Exists(true)));
+                    }
+                    Some(Reply::Exit(status)) => return (output, status.is_ok()),
+                    other => panic!("{other:?}"),
+                }
+            }
+        })
+        .await
+        .expect("the bash call's replies stopped coming");
+        let expected: String = (1..=1_000_000).map(|n| format!("{n}\n")).collect();
+        assert_eq!((taken.0.len(), taken.1), (expected.len(), true));
+        assert!(taken.0 == expected.as_bytes());
     }
 }
