@@ -209,7 +209,7 @@ fn a_cache_dir_that_cannot_be_created_is_refused_at_start_naming_the_setting() {
         )) && stderr.contains(&cache.display().to_string())
             && stderr
                 .trim_end()
-                .ends_with("set remote.cacheDir to a writable directory"),
+                .ends_with("If that directory is not writable, set remote.cacheDir to one that is"),
         "{stderr}"
     );
 }

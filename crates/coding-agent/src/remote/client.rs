@@ -62,7 +62,12 @@ impl HelperChannel {
         let lost = Arc::new(OnceLock::new());
         let closed = CancellationToken::new();
         let received = Arc::new(AtomicU64::new(0));
-        tokio::spawn(write_calls(to_helper, outgoing, closed.clone()));
+        tokio::spawn(write_calls(
+            to_helper,
+            outgoing,
+            pending.clone(),
+            closed.clone(),
+        ));
         // Buffered: the replies of a batch arrive together and are read
         // with one system call, not two per frame.
         tokio::spawn(route_replies(
@@ -243,18 +248,32 @@ impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
 async fn write_calls<W: AsyncWrite + Unpin>(
     mut to_helper: W,
     mut outgoing: mpsc::Receiver<Frame<Call>>,
+    pending: Pending,
     closed: CancellationToken,
 ) {
     let mut buffer = Vec::new();
+    // A call too large to send is refused to its caller, not sent.
+    let mut refuse = |id, why: String| {
+        if let Some(caller) = lock(&pending).remove(&id) {
+            let _ = caller.send(Reply::Refused(format!("it is {why}")));
+        }
+        None
+    };
     loop {
         let frame = tokio::select! {
             frame = outgoing.recv() => frame,
             () = closed.cancelled() => None,
         };
         let Some(frame) = frame else { break };
-        if write_frames(&mut to_helper, frame, &mut outgoing, &mut buffer)
-            .await
-            .is_err()
+        if write_frames(
+            &mut to_helper,
+            frame,
+            &mut outgoing,
+            &mut buffer,
+            &mut refuse,
+        )
+        .await
+        .is_err()
         {
             break;
         }

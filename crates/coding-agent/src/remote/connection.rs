@@ -456,22 +456,17 @@ impl Ssh<'_> {
         }
     }
 
-    /// Copies the helper binary to `path` on the remote: into a temporary
-    /// file next to it, made executable, then renamed, so a helper is never
-    /// seen half-written.
+    /// Copies the helper binary to `path` on the remote (see
+    /// [`upload_script`]).
     async fn upload(&self, path: &Path) -> Result<(), String> {
         let binary = helper_binary(self.options)?;
         let file = std::fs::File::open(&binary)
             .map_err(|e| format!("cannot read {}: {e}", binary.display()))?;
-        let dir = path.parent().unwrap_or(Path::new("/"));
-        let (dir, path) = (
-            sh_quote(&dir.to_string_lossy()),
-            sh_quote(&path.to_string_lossy()),
-        );
-        let script = format!(
-            "set -e; umask 077; mkdir -p {dir}; t={path}.$$.tmp; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; chmod 700 \"$t\"; mv -f \"$t\" {path}; trap - EXIT"
-        );
-        let command = format!("exec /bin/sh -c {}", sh_quote(&script));
+        let size = file
+            .metadata()
+            .map_err(|e| format!("cannot read {}: {e}", binary.display()))?
+            .len();
+        let command = format!("exec /bin/sh -c {}", sh_quote(&upload_script(path, size)));
         let (mut upload, stderr) = self.spawn(false, &command, Stdio::from(file), Stdio::null())?;
         let status = tokio::time::timeout(UPLOAD_LIMIT, upload.wait())
             .await
@@ -480,11 +475,37 @@ impl Ssh<'_> {
         if status.success() {
             return Ok(());
         }
+        let said = stderr.final_text().await;
+        let why = if said.is_empty() {
+            format!("the upload ended early ({})", describe(Some(status)))
+        } else {
+            said
+        };
         Err(format!(
-            "cannot upload it to {dir}: {}; set remote.cacheDir to a writable directory",
-            stderr.final_text().await
+            "cannot upload it to {}: {why}. If that directory is not writable, set remote.cacheDir to one that is",
+            path.parent().unwrap_or(Path::new("/")).display()
         ))
     }
+}
+
+/// The remote shell script that receives the helper (`size` bytes) on its
+/// stdin and puts it at `path`: into a temporary file next to it, checked
+/// to be whole, made executable, then renamed, so a helper is never seen
+/// half-written. The check matters: an upload cut short (Ctrl-C, a dropped
+/// connection) ends `cat` as a normal end of input would, and the
+/// truncated binary was renamed into place, where it crashed at every
+/// later start.
+fn upload_script(path: &Path, size: u64) -> String {
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    let (dir, path) = (
+        sh_quote(&dir.to_string_lossy()),
+        sh_quote(&path.to_string_lossy()),
+    );
+    format!(
+        "set -e; umask 077; mkdir -p {dir}; t={path}.$$.tmp; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; \
+         n=$(wc -c <\"$t\"); [ \"$n\" -eq {size} ] || {{ echo \"the upload was cut short: $n of {size} bytes arrived\" >&2; exit 1; }}; \
+         chmod 700 \"$t\"; mv -f \"$t\" {path}; trap - EXIT"
+    )
 }
 
 /// What the master's session said after it was given the helper's path.
@@ -699,5 +720,39 @@ mod tests {
                 "box runs Plan9 mips, but this coding-agent is built for {local}: its helper cannot run there. Run a coding-agent built for Plan9 mips."
             )
         );
+    }
+
+    /// The upload script run by a real shell: bytes cut short leave no
+    /// helper (and no temporary file); whole ones become an executable one.
+    #[test]
+    fn an_upload_cut_short_leaves_nothing_and_a_whole_one_the_helper() {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache dir").join("coding-agent-helper");
+        let upload = |bytes: &[u8], size: u64| {
+            let mut shell = std::process::Command::new("/bin/sh")
+                .args(["-c", &upload_script(&path, size)])
+                .stdin(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            shell.stdin.take().unwrap().write_all(bytes).unwrap();
+            shell.wait_with_output().unwrap()
+        };
+        let cut = upload(b"\x7fELF half", 1000);
+        assert!(!cut.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&cut.stderr),
+            "the upload was cut short: 9 of 1000 bytes arrived\n"
+        );
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+
+        let whole = upload(b"\x7fELF whole", 10);
+        assert!(whole.status.success(), "{whole:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"\x7fELF whole");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
     }
 }

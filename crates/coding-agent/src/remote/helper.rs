@@ -72,7 +72,14 @@ pub async fn serve(
     let writer = tokio::spawn(async move {
         let mut buffer = Vec::new();
         while let Some(frame) = outgoing.recv().await {
-            if write_frames(&mut output, frame, &mut outgoing, &mut buffer)
+            // An answer too large to send refuses its call instead.
+            let mut refuse = |id, why: String| {
+                Some(Frame {
+                    id,
+                    body: Reply::Refused(format!("its answer is {why}")),
+                })
+            };
+            if write_frames(&mut output, frame, &mut outgoing, &mut buffer, &mut refuse)
                 .await
                 .is_err()
             {

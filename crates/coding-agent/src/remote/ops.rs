@@ -88,9 +88,15 @@ impl RemoteOperations {
     }
 }
 
-/// An answer that does not fit the call: a helper of another version.
-fn unexpected(reply: &Reply) -> String {
-    format!("the remote helper answered {reply:?}")
+/// An answer that does not fit the call (a helper of another version), or
+/// the refusal of a call (too large to send, either way).
+pub(super) fn unexpected(reply: &Reply) -> String {
+    match reply {
+        Reply::Refused(why) => format!(
+            "Remote call refused: {why}. Ask for less (a part of the file, a lower limit), or work on the remote host with bash"
+        ),
+        other => format!("the remote helper answered {other:?}"),
+    }
 }
 
 fn io_lost(lost: Lost) -> io::Error {

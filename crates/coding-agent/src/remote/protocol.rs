@@ -23,6 +23,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::whole::{ToolAnswer, ToolCall};
 use crate::sandbox::{Enforced, KernelError, SandboxMode, SandboxPolicy};
 use crate::support::fs_error::FsError;
+use crate::support::truncate::format_size;
 use crate::support::walk::SearchError;
 use crate::tools::bash::ops::{ExecError, ExitStatus};
 use crate::tools::find::ops::FindRequest;
@@ -35,8 +36,10 @@ use crate::tools::read::ops::{FileInfo, ReadError};
 pub const GREETING: &str = "coding-agent-remote-helper";
 
 /// A frame larger than this is refused: the stream is not ours (a login
-/// script printing after the greeting) or is corrupt. Whole files travel in
-/// one frame only for images, which are limited far below this.
+/// script printing after the greeting) or is corrupt. A whole file travels
+/// in one frame (edit's read and write, a written file, grep's matches), so
+/// the sender never sends one this large: the call is refused instead (see
+/// `push_frame`).
 pub const MAX_FRAME_BYTES: usize = 512 * 1024 * 1024;
 
 /// One message on the channel: the call's id and its body.
@@ -355,6 +358,35 @@ fn encode_frame<T: Serialize>(frame: &Frame<T>, out: &mut Vec<u8>) -> io::Result
     Ok(())
 }
 
+/// Encodes `frame` onto `out`, unless it would be over [`MAX_FRAME_BYTES`]
+/// (the other side takes such a frame for a broken stream, and every call
+/// on the connection would be lost): it is taken back and `oversized`
+/// gives what goes instead, if anything (the helper: a refusal of that
+/// call; the local side has told the caller).
+fn push_frame<T: Serialize>(
+    frame: Frame<T>,
+    out: &mut Vec<u8>,
+    max: usize,
+    oversized: &mut impl FnMut(u64, String) -> Option<Frame<T>>,
+) -> io::Result<()> {
+    let start = out.len();
+    let encoded = encode_frame(&frame, out);
+    let len = out.len() - start - 4;
+    if encoded.is_ok() && len <= max {
+        return Ok(());
+    }
+    out.truncate(start);
+    let why = format!(
+        "too large to send over the remote connection ({}; a message carries at most {})",
+        format_size(len),
+        format_size(max)
+    );
+    match oversized(frame.id, why) {
+        Some(instead) => encode_frame(&instead, out),
+        None => Ok(()),
+    }
+}
+
 /// Writes `first` and every frame already waiting in `queue` as one write
 /// and one flush. The calls (or replies) of a parallel batch then cross the
 /// pipe, ssh and the other side's reader together instead of waking each
@@ -364,14 +396,18 @@ pub async fn write_frames<T: Serialize>(
     first: Frame<T>,
     queue: &mut tokio::sync::mpsc::Receiver<Frame<T>>,
     buffer: &mut Vec<u8>,
+    oversized: &mut impl FnMut(u64, String) -> Option<Frame<T>>,
 ) -> io::Result<()> {
     buffer.clear();
-    encode_frame(&first, buffer)?;
+    push_frame(first, buffer, MAX_FRAME_BYTES, oversized)?;
     while buffer.len() < BATCH_BYTES {
         match queue.try_recv() {
-            Ok(frame) => encode_frame(&frame, buffer)?,
+            Ok(frame) => push_frame(frame, buffer, MAX_FRAME_BYTES, oversized)?,
             Err(_) => break,
         }
+    }
+    if buffer.is_empty() {
+        return Ok(());
     }
     out.write_all(buffer).await?;
     out.flush().await
@@ -452,9 +488,15 @@ mod tests {
             })
             .await
             .unwrap();
-        write_frames(&mut wire, frame, &mut queued, &mut Vec::new())
-            .await
-            .unwrap();
+        write_frames(
+            &mut wire,
+            frame,
+            &mut queued,
+            &mut Vec::new(),
+            &mut |_, _| unreachable!("no frame is oversized"),
+        )
+        .await
+        .unwrap();
         let mut input = wire.as_slice();
         assert_eq!(read_greeting(&mut input).await.unwrap(), "1.2.3");
         let back: Frame<Call> = read_frame(&mut input).await.unwrap().unwrap();
@@ -469,6 +511,54 @@ mod tests {
             "{next:?}"
         );
         assert!(read_frame::<Call>(&mut input).await.unwrap().is_none());
+    }
+
+    /// A frame past the limit is never written (the reader would take the
+    /// stream for broken and every call on it would be lost): what
+    /// `oversized` gives goes in its place, and the frames around it go.
+    #[tokio::test]
+    async fn a_frame_over_the_limit_is_replaced_by_what_its_sender_says() {
+        let mut out = Vec::new();
+        let small = |id| Frame {
+            id,
+            body: Reply::Exists(true),
+        };
+        push_frame(small(1), &mut out, 200, &mut |_, _| unreachable!()).unwrap();
+        let mut said = Vec::new();
+        let big = Frame {
+            id: 2,
+            body: Reply::Output(Bytes(vec![b'x'; 1000])),
+        };
+        push_frame(big, &mut out, 200, &mut |id, why| {
+            said.push((id, why));
+            Some(Frame {
+                id,
+                body: Reply::Refused("too large".into()),
+            })
+        })
+        .unwrap();
+        push_frame(small(3), &mut out, 200, &mut |_, _| unreachable!()).unwrap();
+        assert_eq!(
+            said,
+            [(
+                2,
+                "too large to send over the remote connection (1.3KB; a message carries at most 200B)"
+                    .to_owned()
+            )]
+        );
+        let mut input = out.as_slice();
+        let mut ids_and_bodies = Vec::new();
+        while let Some(frame) = read_frame::<Reply>(&mut input).await.unwrap() {
+            ids_and_bodies.push(format!("{} {:?}", frame.id, frame.body));
+        }
+        assert_eq!(
+            ids_and_bodies,
+            [
+                "1 Exists(true)",
+                "2 Refused(\"too large\")",
+                "3 Exists(true)"
+            ]
+        );
     }
 
     #[test]

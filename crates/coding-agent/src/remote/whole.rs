@@ -159,9 +159,7 @@ impl ToolDefinition for WholeTool {
         // A cancellation reaches the helper, whose tool answers it.
         match self.host.call(call, &ctx.cancel).await {
             Ok(Reply::Tool(answer)) => answer.into(),
-            Ok(other) => Err(ToolError::new(format!(
-                "the remote helper answered {other:?}"
-            ))),
+            Ok(other) => Err(ToolError::new(super::ops::unexpected(&other))),
             Err(lost) => Err(ToolError::new(lost.to_string())),
         }
     }
