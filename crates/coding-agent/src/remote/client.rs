@@ -30,8 +30,8 @@ pub struct Lost(pub String);
 /// taker waits for another call (bash, whose output log is appended to on
 /// the remote host as the output comes) waits for itself; with room for 16
 /// replies a call, a command printing more than a few MiB hung for good.
-/// What a call's channel holds is what its taker is behind by: bash's
-/// output is taken as it arrives, and its log's appends stop at 64 MiB.
+/// What a call's channel holds is bounded by the helper instead: it sends
+/// at most `OUTPUT_WINDOW` output chunks not yet taken.
 type Pending = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Reply>>>>;
 
 /// One helper channel shared by every call.
@@ -189,6 +189,14 @@ impl CallReplies<'_> {
         match reply {
             Some(reply) => {
                 self.finished = reply.is_final();
+                if !self.finished {
+                    // The helper may send another (see `OUTPUT_WINDOW`).
+                    let taken = Frame {
+                        id: self.id,
+                        body: Call::Taken,
+                    };
+                    let _ = self.channel.calls.send(taken).await;
+                }
                 Ok(Some(reply))
             }
             None => Err(self.channel.lost()),

@@ -19,14 +19,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::pool::WholePool;
 use super::protocol::{
-    BashCall, Bytes, Call, Frame, GREETING, Reply, WireFs, WireIo, WireRead, read_frame,
-    write_frames,
+    BashCall, Bytes, Call, Frame, GREETING, OUTPUT_WINDOW, Reply, WireFs, WireIo, WireRead,
+    read_frame, write_frames,
 };
 use super::whole::run_whole;
 use crate::sandbox::{KernelError, SandboxedBashOperations};
@@ -56,7 +56,9 @@ const CHUNKS_IN_FLIGHT: usize = 16;
 /// The version a helper answers with; the local side starts only its own.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-type Running = Arc<Mutex<HashMap<u64, CancellationToken>>>;
+/// The calls running: how to cancel each, and its output window (see
+/// [`OUTPUT_WINDOW`]).
+type Running = Arc<Mutex<HashMap<u64, (CancellationToken, Arc<Semaphore>)>>>;
 
 /// Serves calls from `input` until it ends, writing replies to `output`.
 pub async fn serve(
@@ -100,18 +102,27 @@ pub async fn serve(
                 id,
                 body: Call::Cancel,
             })) => {
-                if let Some(cancel) = lock(&running).get(&id) {
+                if let Some((cancel, _)) = lock(&running).get(&id) {
                     cancel.cancel();
+                }
+            }
+            Ok(Some(Frame {
+                id,
+                body: Call::Taken,
+            })) => {
+                if let Some((_, window)) = lock(&running).get(&id) {
+                    window.add_permits(1);
                 }
             }
             Ok(Some(Frame { id, body })) => {
                 let cancel = CancellationToken::new();
-                lock(&running).insert(id, cancel.clone());
+                let window = Arc::new(Semaphore::new(OUTPUT_WINDOW));
+                lock(&running).insert(id, (cancel.clone(), Arc::clone(&window)));
                 let whole = matches!(body, Call::Tool(_));
                 // bash sends its output through `output` as it runs.
                 let (output, running) = (replies.clone(), Arc::clone(&running));
                 let call = async move {
-                    let reply = answer(id, body, cancel, &output).await;
+                    let reply = answer(id, body, cancel, &window, &output).await;
                     lock(&running).remove(&id);
                     Frame { id, body: reply }
                 };
@@ -132,7 +143,7 @@ pub async fn serve(
         // Reap finished calls so the set stays as small as the running ones.
         while calls.try_join_next().is_some() {}
     };
-    for cancel in lock(&running).values() {
+    for (cancel, _) in lock(&running).values() {
         cancel.cancel();
     }
     // Cancelled commands die at once (their groups are killed); a read
@@ -181,6 +192,7 @@ async fn answer(
     id: u64,
     call: Call,
     cancel: CancellationToken,
+    window: &Semaphore,
     replies: &mpsc::Sender<Frame<Reply>>,
 ) -> Reply {
     let read = LocalReadOperations;
@@ -226,7 +238,7 @@ async fn answer(
                 .map(Bytes)
                 .map_err(WireFs::from),
         ),
-        Call::Bash(bash) => run_bash(id, bash, cancel, replies).await,
+        Call::Bash(bash) => run_bash(id, bash, cancel, window, replies).await,
         Call::Grep(request) => Reply::Grep(
             LocalSearchOperations::default()
                 .search(request, cancel)
@@ -264,7 +276,7 @@ async fn answer(
                 .await
                 .unwrap_or_else(|e| Err(KernelError::Refused(e.to_string()))),
         ),
-        Call::Cancel => Reply::Refused("cancel is not a call".into()),
+        Call::Cancel | Call::Taken => Reply::Refused("not a call of its own".into()),
     }
 }
 
@@ -282,18 +294,29 @@ fn wire_io(error: io::Error) -> WireIo {
 }
 
 /// Runs a command with the local bash operations, forwarding its output as
-/// it arrives.
+/// it arrives, within its `window`.
 async fn run_bash(
     id: u64,
     bash: BashCall,
     cancel: CancellationToken,
+    window: &Semaphore,
     replies: &mpsc::Sender<Frame<Reply>>,
 ) -> Reply {
     let (on_data, mut chunks) = mpsc::channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
     let forward = {
         let replies = replies.clone();
+        let cancel = cancel.clone();
         async move {
             while let Some(chunk) = chunks.recv().await {
+                // Sent once the caller took an earlier chunk; a caller that
+                // left cancels the call, and the rest is dropped.
+                tokio::select! {
+                    permit = window.acquire() => match permit {
+                        Ok(permit) => permit.forget(),
+                        Err(_) => break,
+                    },
+                    () = cancel.cancelled() => break,
+                }
                 let frame = Frame {
                     id,
                     body: Reply::Output(Bytes(chunk)),
@@ -331,5 +354,62 @@ fn running_executable() -> std::io::Result<std::path::PathBuf> {
         Ok(std::path::PathBuf::from("/proc/self/exe"))
     } else {
         std::env::current_exe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::protocol::read_greeting;
+
+    /// A command that prints without end sends `OUTPUT_WINDOW` chunks, then
+    /// waits until one is taken: its output cannot pile up on the caller.
+    #[tokio::test]
+    async fn output_stops_at_the_window_until_a_chunk_is_taken() {
+        let (local, remote) = tokio::io::duplex(1 << 16);
+        let (remote_read, remote_write) = tokio::io::split(remote);
+        tokio::spawn(serve(remote_read, remote_write));
+        let (mut from_helper, mut to_helper) = tokio::io::split(local);
+        read_greeting(&mut from_helper).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (queue, mut queued) = mpsc::channel(4);
+        let mut send = async |body| {
+            let frame = Frame { id: 1, body };
+            write_frames(
+                &mut to_helper,
+                frame,
+                &mut queued,
+                &mut Vec::new(),
+                &mut |_, _| unreachable!(),
+            )
+            .await
+            .unwrap();
+        };
+        send(Call::Bash(BashCall {
+            command: "yes".into(),
+            cwd: dir.path().to_path_buf(),
+            env: Vec::new(),
+            timeout_ms: None,
+            sandbox: None,
+        }))
+        .await;
+        let mut next = async || {
+            tokio::time::timeout(
+                Duration::from_millis(500),
+                read_frame::<Reply>(&mut from_helper),
+            )
+            .await
+            .ok()
+            .map(|frame| frame.unwrap().unwrap().body)
+        };
+        for _ in 0..OUTPUT_WINDOW {
+            assert!(matches!(next().await, Some(Reply::Output(_))));
+        }
+        assert!(next().await.is_none(), "more than the window was sent");
+        send(Call::Taken).await;
+        assert!(matches!(next().await, Some(Reply::Output(_))));
+        assert!(next().await.is_none(), "one taken, more than one sent");
+        send(Call::Cancel).await;
+        drop(queue);
     }
 }

@@ -120,7 +120,17 @@ pub enum Call {
     SandboxProbe,
     /// Cancel the call with this frame's id.
     Cancel,
+    /// One output chunk of the call with this frame's id was taken: the
+    /// helper may send another (see [`OUTPUT_WINDOW`]).
+    Taken,
 }
+
+/// Output chunks of one call sent and not yet taken, at most. The helper
+/// sends the next only once the caller took one (`Call::Taken`), so a
+/// command that prints faster than its output is taken (bash's output log
+/// appends it to the remote file as it comes) waits on its pipe, instead of
+/// piling up in this machine's memory: 1 GB printed kept 240 MB here.
+pub const OUTPUT_WINDOW: usize = 64;
 
 /// A command for the helper to run (the data of `BashOperations::exec`).
 #[derive(Debug, Serialize, Deserialize)]
