@@ -65,13 +65,12 @@ pub struct HookRun {
     /// How it ended.
     pub status: RunStatus,
     /// Its stdout, or an `http` hook's 2xx answer (lossy UTF-8, its first
-    /// [`STDOUT_LIMIT`] bytes).
+    /// 16 MiB).
     pub stdout: String,
-    /// `stdout` ran past [`STDOUT_LIMIT`]: what was kept is not the whole
-    /// answer.
+    /// `stdout` ran past its 16 MiB: what was kept is not the whole answer.
     pub stdout_cut: bool,
     /// Its stderr, or the body of an `http` hook's failed answer (its first
-    /// [`STDERR_LIMIT`] bytes).
+    /// 256 KiB).
     pub stderr: String,
 }
 

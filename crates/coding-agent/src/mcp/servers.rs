@@ -248,7 +248,7 @@ impl McpServers {
         (named, warnings)
     }
 
-    /// Stops every running server, in parallel (see [`Connection::close`]):
+    /// Stops every running server, in parallel (see `Connection::close`):
     /// call it when the session ends for good, since a server that does not
     /// exit when its stdin closes would outlive the process. Their tools then
     /// answer that the session ended.

@@ -267,7 +267,7 @@ impl Editor {
 
     /// A paste: large ones become a marker such as `[paste #1 +42 lines]`
     /// or `[paste #2 5000 chars]`, kept as pasted; a small one is typed in
-    /// as the editor can show it (see [`showable`]).
+    /// as the editor can show it (see `showable`).
     pub fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let lines = text.lines().count();
