@@ -156,7 +156,12 @@ pub async fn run_rpc_with(
             () = stop.cancelled(), if !stopping => stopping = true,
             line = lines.recv(), if input_open && !stopping => match line {
                 Some(line) => server.on_line(&line).await?,
-                None => input_open = false,
+                None => {
+                    input_open = false;
+                    if let Some(approvals) = &server.approvals {
+                        approvals.input_ended();
+                    }
+                }
             },
         }
     }

@@ -7,6 +7,7 @@
 //! as in Pi.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,6 +39,8 @@ pub struct RpcApprover {
     requests: mpsc::UnboundedSender<Value>,
     pending: Pending,
     timeout: Duration,
+    /// The client's input ended: no answer can come.
+    input_ended: Arc<AtomicBool>,
 }
 
 /// The server loop's side: where requests come out, and where responses go in.
@@ -45,21 +48,25 @@ pub struct RpcApprovals {
     /// The requests to write on stdout.
     pub requests: mpsc::UnboundedReceiver<Value>,
     pending: Pending,
+    input_ended: Arc<AtomicBool>,
 }
 
 /// An approver for the client and the server loop's side of it.
 pub fn rpc_approver(timeout: Duration) -> (RpcApprover, RpcApprovals) {
     let (sender, receiver) = mpsc::unbounded_channel();
     let pending = Pending::default();
+    let input_ended = Arc::new(AtomicBool::new(false));
     (
         RpcApprover {
             requests: sender,
             pending: pending.clone(),
             timeout,
+            input_ended: input_ended.clone(),
         },
         RpcApprovals {
             requests: receiver,
             pending,
+            input_ended,
         },
     )
 }
@@ -74,6 +81,14 @@ impl RpcApprovals {
         if let Some(waiting) = lock(&self.pending).remove(id) {
             let _ = waiting.send(response.clone());
         }
+    }
+
+    /// The client's input ended: the calls waiting for an answer, and every
+    /// later one, are refused at once rather than after the timeout each.
+    pub fn input_ended(&self) {
+        self.input_ended.store(true, Ordering::SeqCst);
+        // Their receivers see the senders go.
+        lock(&self.pending).clear();
     }
 }
 
@@ -118,6 +133,14 @@ pub fn timed_out_text(request: &ApprovalRequest, timeout: Duration) -> String {
     )
 }
 
+/// What the model reads when no one is left to answer.
+pub fn input_ended_text(request: &ApprovalRequest) -> String {
+    format!(
+        "Blocked: needs approval ({}), and the RPC client's input has ended, so no one can answer",
+        request.reason
+    )
+}
+
 /// The answer a response carries.
 fn read_answer(response: &Value, offered: &[&str]) -> ApprovalAnswer {
     let deny = ApprovalAnswer::Deny { reason: None };
@@ -146,10 +169,19 @@ impl Approver for RpcApprover {
         request: ApprovalRequest,
         cancel: &CancellationToken,
     ) -> ApprovalAnswer {
+        let ended = || ApprovalAnswer::Deny {
+            reason: Some(input_ended_text(&request)),
+        };
         let id = uuid_v4();
         let offered = options(&request);
         let (sender, receiver) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), sender);
+        // Looked at once the call waits: an end of input from now on drops
+        // its sender.
+        if self.input_ended.load(Ordering::SeqCst) {
+            lock(&self.pending).remove(&id);
+            return ended();
+        }
         let message = json!({
             "type": "extension_ui_request",
             "id": id,
@@ -167,6 +199,7 @@ impl Approver for RpcApprover {
             () = cancel.cancelled() => ApprovalAnswer::Deny { reason: None },
             response = tokio::time::timeout(self.timeout, receiver) => match response {
                 Ok(Ok(response)) => read_answer(&response, &offered),
+                Ok(Err(_)) if self.input_ended.load(Ordering::SeqCst) => ended(),
                 Ok(Err(_)) => ApprovalAnswer::Deny { reason: None },
                 Err(_) => ApprovalAnswer::Deny {
                     reason: Some(timed_out_text(&request, self.timeout)),
@@ -217,6 +250,27 @@ mod tests {
         assert_eq!(
             read_answer(&json!({"value": ALLOW_SESSION}), &only_once),
             deny
+        );
+    }
+
+    #[tokio::test]
+    async fn once_the_clients_input_ends_approvals_are_refused_at_once() {
+        let (approver, mut approvals) = rpc_approver(Duration::from_secs(600));
+        let never = CancellationToken::new();
+        let waiting = approver.approve(request(None), &never);
+        let ending = async {
+            approvals.requests.recv().await.unwrap();
+            approvals.input_ended();
+        };
+        let (answer, ()) = tokio::join!(waiting, ending);
+        let refused = ApprovalAnswer::Deny {
+            reason: Some(input_ended_text(&request(None))),
+        };
+        assert_eq!(answer, refused);
+        assert_eq!(approver.approve(request(None), &never).await, refused);
+        assert!(
+            approvals.requests.try_recv().is_err(),
+            "nothing asked after the end"
         );
     }
 }
