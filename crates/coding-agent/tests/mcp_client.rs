@@ -21,7 +21,7 @@ use coding_agent::mcp::config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, Source, Transport,
 };
 use coding_agent::mcp::{McpServers, ServerStatus};
-use coding_agent::{ToolContext, wrap_tool_definition};
+use coding_agent::{ToolContext, ToolDefinition, wrap_tool_definition};
 use image_support::{png_claiming, png_of};
 use mcp_support::{
     HttpServer, everything_installed, python_mcp_installed, python3_installed, recording_stdin,
@@ -56,6 +56,11 @@ fn everything() -> ServerConfig {
 fn tool_set(servers: &McpServers, cwd: &Path) -> ToolSet {
     let (definitions, warnings) = servers.tool_definitions();
     assert_eq!(warnings, Vec::<String>::new());
+    tools_of(definitions, cwd)
+}
+
+/// `definitions` through the pipeline's wrapper, run in `cwd`.
+fn tools_of(definitions: Vec<Arc<dyn ToolDefinition>>, cwd: &Path) -> ToolSet {
     let cwd = cwd.to_path_buf();
     let factory: coding_agent::definition::ContextFactory = Arc::new(move |cancel| ToolContext {
         cancel,
@@ -295,6 +300,7 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
             )
         })
         .collect();
+    let offered = &offered[..2];
     assert_eq!(
         offered,
         [
@@ -319,6 +325,14 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
         ),
         "{}",
         warnings[1]
+    );
+    // An answer that is no tool result reads as the server's JSON.
+    let tools = tools_of(definitions, dir.path());
+    let (is_error, content) = call(&tools, "mcp__schemas__bare", json!({})).await;
+    assert!(is_error);
+    assert_eq!(
+        text(&content),
+        "MCP server \"schemas\" failed the call to \"bare\": its answer is not a tool result: 42"
     );
 }
 

@@ -288,9 +288,7 @@ impl Connection {
                     }
                     return match response {
                         Ok(ServerResult::CallToolResult(result)) => Ok(result),
-                        Ok(other) => Err(CallError::Protocol(format!(
-                            "unexpected answer to tools/call: {other:?}"
-                        ))),
+                        Ok(other) => Err(CallError::Answered(not_a_tool_result(&other))),
                         Err(error) => Err(self.call_error(&error)),
                     };
                 }
@@ -344,6 +342,19 @@ impl Connection {
     fn describe(&self, error: &ServiceError) -> String {
         format!("{error}{}", tail_text(&self.stderr))
     }
+}
+
+/// What the model reads of an answer to `tools/call` that is no tool
+/// result (a bare value, content of a type the protocol does not have): the
+/// server's JSON, its start if long, rather than the SDK's debug text.
+fn not_a_tool_result(answer: &ServerResult) -> String {
+    const SHOWN: usize = 300;
+    let json = serde_json::to_string(answer).unwrap_or_else(|e| e.to_string());
+    let shown = match json.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}...", &json[..end]),
+        None => json,
+    };
+    format!("its answer is not a tool result: {shown}")
 }
 
 /// Why the handshake failed, for the user: a server that went away says so

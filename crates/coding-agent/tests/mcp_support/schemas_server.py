@@ -1,6 +1,7 @@
-"""An MCP server over stdio whose tools have the input schemas servers in
-the wild declare: a sound one, one without `"type"` (which providers
-refuse), one that is not an object, and one that does not compile.
+"""An MCP server over stdio with the odd tools servers in the wild have:
+input schemas without `"type"` (which providers refuse), not an object, or
+that do not compile; and `bare`, whose answer is a bare number, not a tool
+result.
 """
 
 from stdio_server import serve
@@ -11,10 +12,13 @@ TOOLS = [
     {"name": "untyped", "inputSchema": {"properties": TEXT, "required": ["text"]}},
     {"name": "listed", "inputSchema": {"type": "array", "items": {"type": "string"}}},
     {"name": "broken", "inputSchema": {"type": "object", "properties": {"text": {"type": "text"}}}},
+    {"name": "bare", "inputSchema": {"type": "object", "properties": {}}},
 ]
 
 
-def call(_tool, arguments):
+def call(tool, arguments):
+    if tool == "bare":
+        return 42
     return [{"type": "text", "text": arguments.get("text", "")}]
 
 

@@ -15,8 +15,9 @@ def send(message):
 
 def serve(name, tools, call, list_changed=False):
     """Answers requests until stdin closes: `tools()` is the tool list,
-    `call(tool, arguments)` a call's content blocks (it may `send`
-    notifications first; they reach the client before the answer)."""
+    `call(tool, arguments)` a call's content blocks, or anything else as the
+    whole result (it may `send` notifications first; they reach the client
+    before the answer)."""
     for line in sys.stdin:
         request = json.loads(line)
         method, request_id = request.get("method"), request.get("id")
@@ -32,8 +33,9 @@ def serve(name, tools, call, list_changed=False):
             result = {"tools": tools()}
         elif method == "tools/call":
             params = request["params"]
-            result = {"content": call(params["name"], params.get("arguments", {})),
-                      "isError": False}
+            result = call(params["name"], params.get("arguments", {}))
+            if isinstance(result, list):
+                result = {"content": result, "isError": False}
         else:
             send({"jsonrpc": "2.0", "id": request_id,
                   "error": {"code": -32601, "message": f"unknown method {method}"}})
