@@ -192,10 +192,24 @@ impl WriteOperations for RemoteOperations {
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
-        fs_done(
-            self.ask(Call::WriteFile(path.to_path_buf(), Bytes(content)))
-                .await,
-        )
+        let reply = self
+            .ask(Call::WriteFile(path.to_path_buf(), Bytes(content)))
+            .await;
+        written(reply, path)
+    }
+}
+
+/// A write's outcome. One whose connection was lost may still land: the
+/// helper finishes the calls it has before it exits, so "lost" is not "not
+/// written", and the model is told to look before it writes again.
+fn written(reply: Result<Reply, Lost>, path: &Path) -> Result<(), FsError> {
+    match reply {
+        Err(lost) => Err(FsError::other(format!(
+            "{}. The write may have reached {} or not: read it before writing it again",
+            lost.to_string().trim_end_matches('.'),
+            path.display()
+        ))),
+        reply => fs_done(reply),
     }
 }
 
@@ -320,5 +334,24 @@ impl LsOperations for RemoteOperations {
             Ok(other) => Err(io_unexpected(&other)),
             Err(lost) => Err(io_lost(lost)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_whose_connection_was_lost_may_have_landed_and_says_so() {
+        let lost = Err(Lost(
+            "Connection to 127.0.0.1 closed by remote host.".into(),
+        ));
+        assert_eq!(
+            written(lost, Path::new("/srv/app/config.toml"))
+                .unwrap_err()
+                .to_string(),
+            "Remote connection lost: Connection to 127.0.0.1 closed by remote host. The write may have reached /srv/app/config.toml or not: read it before writing it again"
+        );
+        assert!(written(Ok(Reply::Done(Ok(()))), Path::new("a")).is_ok());
     }
 }
