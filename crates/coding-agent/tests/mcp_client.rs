@@ -8,7 +8,7 @@ mod image_support;
 mod mcp_support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -608,12 +608,7 @@ async fn a_server_killed_mid_session_is_restarted_once() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let pid = dir.path().join("pid");
-    let config = shell_server(
-        "everything",
-        &writing_pid("mcp-server-everything stdio", &pid),
-    );
-    let (servers, tools) = start(dir.path(), vec![config]).await;
+    let (pid, servers, tools) = start_everything_writing_pid(dir.path()).await;
     let echo = |message: &'static str| {
         let tools = &tools;
         async move { call(tools, "mcp__everything__echo", json!({"message": message})).await }
@@ -639,12 +634,7 @@ async fn a_server_that_dies_during_a_call_after_its_restart_says_it_stays_down()
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let pid = dir.path().join("pid");
-    let config = shell_server(
-        "everything",
-        &writing_pid("mcp-server-everything stdio", &pid),
-    );
-    let (_servers, tools) = start(dir.path(), vec![config]).await;
+    let (pid, _servers, tools) = start_everything_writing_pid(dir.path()).await;
     // A 30 s operation, its server killed a second into it.
     let dies_during_a_call = || async {
         let killing = async {
@@ -670,6 +660,18 @@ async fn a_server_that_dies_during_a_call_after_its_restart_says_it_stays_down()
             "{stopped} It was restarted once already and is not restarted again: its tools cannot be used in this session; do the task another way."
         )
     );
+}
+
+/// The everything server started in `dir`, writing its pid to the file
+/// returned (for [`kill`]).
+async fn start_everything_writing_pid(dir: &Path) -> (PathBuf, McpServers, ToolSet) {
+    let pid = dir.join("pid");
+    let config = shell_server(
+        "everything",
+        &writing_pid("mcp-server-everything stdio", &pid),
+    );
+    let (servers, tools) = start(dir, vec![config]).await;
+    (pid, servers, tools)
 }
 
 /// Kills the process whose pid is in `file` and waits until it is gone.

@@ -187,16 +187,20 @@ mod tests {
         )
     }
 
-    #[tokio::test]
-    async fn no_approver_refuses_with_the_rule_that_would_allow_the_call() {
-        let answer = NoApprover::new()
+    /// What `approver` tells the model of a `cargo build` that needs approval.
+    async fn refusal(approver: NoApprover) -> ApprovalAnswer {
+        approver
             .approve(
                 request(Some("bash(cargo build)")),
                 &CancellationToken::new(),
             )
-            .await;
+            .await
+    }
+
+    #[tokio::test]
+    async fn no_approver_refuses_with_the_rule_that_would_allow_the_call() {
         assert_eq!(
-            answer,
+            refusal(NoApprover::new()).await,
             ApprovalAnswer::Deny {
                 reason: Some("Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). To allow it, run with --allow 'bash(cargo build)' or add \"bash(cargo build)\" to permissions.allow in settings".into())
             }
@@ -209,14 +213,8 @@ mod tests {
 
     #[tokio::test]
     async fn where_no_rules_are_read_the_refusal_points_at_the_mode() {
-        let answer = NoApprover::without_rules()
-            .approve(
-                request(Some("bash(cargo build)")),
-                &CancellationToken::new(),
-            )
-            .await;
         assert_eq!(
-            answer,
+            refusal(NoApprover::without_rules()).await,
             ApprovalAnswer::Deny {
                 reason: Some("Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). This command reads no rules: to allow it, run with a looser --permission-mode (bypass allows every call that is not denied)".into())
             }

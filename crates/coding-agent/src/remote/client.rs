@@ -331,15 +331,21 @@ mod tests {
     use crate::remote::protocol::read_greeting;
     use std::time::Duration;
 
-    #[tokio::test]
-    async fn calls_run_concurrently_and_a_closed_helper_ends_them_as_lost() {
+    /// A channel to a helper served in this process over a pipe, and the
+    /// helper's task.
+    async fn served_helper() -> (HelperChannel, tokio::task::JoinHandle<std::io::Result<()>>) {
         let (local, remote) = tokio::io::duplex(1 << 16);
         let (remote_read, remote_write) = tokio::io::split(remote);
         let helper = tokio::spawn(crate::remote::helper::serve(remote_read, remote_write));
-        let (local_read, local_write) = tokio::io::split(local);
-        let mut local_read = local_read;
+        let (mut local_read, local_write) = tokio::io::split(local);
         read_greeting(&mut local_read).await.unwrap();
         let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        (channel, helper)
+    }
+
+    #[tokio::test]
+    async fn calls_run_concurrently_and_a_closed_helper_ends_them_as_lost() {
+        let (channel, helper) = served_helper().await;
         let dir = tempfile::tempdir().unwrap();
         let never = CancellationToken::new();
         let (a, b) = tokio::join!(
@@ -366,13 +372,7 @@ mod tests {
     /// of it: the reader of the helper's replies never waits for one call.
     #[tokio::test]
     async fn a_calls_taker_may_call_again_before_taking_its_next_reply() {
-        let (local, remote) = tokio::io::duplex(1 << 16);
-        let (remote_read, remote_write) = tokio::io::split(remote);
-        tokio::spawn(crate::remote::helper::serve(remote_read, remote_write));
-        let (local_read, local_write) = tokio::io::split(local);
-        let mut local_read = local_read;
-        read_greeting(&mut local_read).await.unwrap();
-        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        let (channel, _helper) = served_helper().await;
         let dir = tempfile::tempdir().unwrap();
         let never = CancellationToken::new();
         let bash = Call::Bash(crate::remote::protocol::BashCall {
