@@ -247,9 +247,11 @@ fn tool(work: &Path, extra: &[&str]) -> Value {
 fn the_tool_command_runs_the_call_as_given_unless_a_permission_mode_is_set() {
     let world = Sandbox::new();
     let refused = tool(&world.work, &["--permission-mode", "default"]);
+    // `tool` reads no rules and takes no --allow: the way out is the mode.
+    let text = "Blocked: needs approval (`touch made` is not on the known-safe list; running it needs approval). This command reads no rules: to allow it, run with a looser --permission-mode (bypass allows every call that is not denied)";
     assert_eq!(
         refused,
-        json!({"isError": true, "content": [{"type": "text", "text": touch_refusal("made")}], "details": {}})
+        json!({"isError": true, "content": [{"type": "text", "text": text}], "details": {}})
     );
     assert!(!world.work.join("made").exists());
     let ran = tool(&world.work, &[]);
