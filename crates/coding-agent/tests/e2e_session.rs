@@ -299,3 +299,86 @@ fn session_and_fork_take_an_id_prefix_and_a_fork_leaves_the_original_alone() {
         "{stderr}"
     );
 }
+
+/// Sets the soft file-size limit of process `pid` (`prlimit`, util-linux).
+fn limit_file_size(pid: u32, soft: &str) {
+    let status = std::process::Command::new("prlimit")
+        .args(["--pid", &pid.to_string(), &format!("--fsize={soft}:")])
+        .status()
+        .expect("prlimit (util-linux) runs");
+    assert!(status.success());
+}
+
+/// A first write the disk takes only part of (here a file-size limit; a
+/// full disk does the same), then a write that succeeds: the file holds
+/// each entry once. The retry used to append the header and every entry
+/// again after the cut, so the reopened session began twice.
+#[test]
+fn a_first_write_cut_short_is_replaced_whole_not_appended_again() {
+    let sandbox = Sandbox::new();
+    let wire = Wire::OpenAi;
+    let pid = std::sync::Arc::new(std::sync::Mutex::new(None::<u32>));
+    let server = {
+        let pid = pid.clone();
+        ModelServer::start(move |request| {
+            let pid = pid.lock().unwrap().expect("the binary's pid");
+            // The first answer's save meets a 1 KiB limit; the second's none.
+            limit_file_size(
+                pid,
+                if request.index == 0 {
+                    "1024"
+                } else {
+                    "unlimited"
+                },
+            );
+            let text = if request.index == 0 { "one" } else { "two" };
+            Reply::Events(wire.events(&Answer::text(&[text])))
+        })
+    };
+    let first_prompt = format!("first {}", "x".repeat(3000));
+    let direct = sandbox.command(wire, &server);
+    // Through a shell that ignores SIGXFSZ, which would otherwise kill the
+    // binary at the limit (an ignored signal stays ignored across exec).
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg("trap '' XFSZ; exec \"$0\" \"$@\"")
+        .arg(direct.get_program())
+        .args(direct.get_args())
+        .args(["-p", &first_prompt, "second"])
+        .current_dir(direct.get_current_dir().unwrap())
+        .env_clear()
+        .envs(direct.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let running = Running::spawn(command);
+    *pid.lock().unwrap() = Some(running.pid());
+    let (status, stdout, stderr) = running.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "two\n");
+    assert!(
+        stderr.contains("File too large"),
+        "the limit was met: {stderr}"
+    );
+
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    assert_eq!(files.len(), 1);
+    let lines = session_lines(&files[0]);
+    let headers = lines
+        .iter()
+        .filter(|line| line["type"] == "session")
+        .count();
+    assert_eq!(headers, 1, "{lines:?}");
+    assert_chained(&lines);
+    let said: Vec<String> = lines
+        .iter()
+        .filter(|line| line["type"] == "message")
+        .map(|line| {
+            let content = &line["message"]["content"];
+            content[0]["text"]
+                .as_str()
+                .or(content.as_str())
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(said, [first_prompt.as_str(), "one", "second", "two"]);
+}

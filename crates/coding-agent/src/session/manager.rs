@@ -58,6 +58,41 @@ pub enum SessionError {
     },
 }
 
+/// Writes `bytes`, counting what was written when a write fails part way
+/// (a full disk): `write_all` does not say.
+fn write_counted(file: &mut File, bytes: &[u8]) -> (usize, io::Result<()>) {
+    let mut sent = 0;
+    while sent < bytes.len() {
+        match file.write(&bytes[sent..]) {
+            Ok(0) => return (sent, Err(io::ErrorKind::WriteZero.into())),
+            Ok(n) => sent += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return (sent, Err(error)),
+        }
+    }
+    (sent, file.flush())
+}
+
+/// After an append that wrote `sent` bytes of lines ending at `ends` (after
+/// a newline first, if `needs_newline`): how many lines are whole in the
+/// file, and whether it now ends in a line cut short. What reached the file
+/// stays: the next write starts after the whole lines, on a line of its own
+/// if one was cut (it is skipped when read). Writing them again would put
+/// them in twice.
+fn after_partial_write(ends: &[usize], sent: usize, needs_newline: bool) -> (usize, bool) {
+    let whole = ends.iter().take_while(|&&end| end <= sent).count();
+    let line_start = match whole {
+        0 => usize::from(needs_newline),
+        n => ends[n - 1],
+    };
+    let cut = if sent == 0 {
+        needs_newline
+    } else {
+        sent > line_start
+    };
+    (whole, cut)
+}
+
 /// One session: its header, its entries, and where (if anywhere) it is saved.
 #[derive(Debug)]
 pub struct SessionManager {
@@ -125,8 +160,9 @@ impl SessionManager {
             Err(e) => return Err(io_error(e)),
         };
         let Some((header, entries)) = parse_session(&content) else {
+            // Blank (a first write that failed): the session starts in it,
+            // and its first write replaces it; reading it changes nothing.
             if content.trim().is_empty() {
-                session.truncate_file().map_err(io_error)?;
                 return Ok(session);
             }
             return Err(SessionError::NotASession {
@@ -233,13 +269,14 @@ impl SessionManager {
     /// (none for `None`).
     fn path_to(&self, id: Option<&str>) -> Vec<&Entry> {
         let mut path = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut current = id.and_then(|id| self.entry(id));
-        while let Some(entry) = current {
+        // An entry seen already ends the walk: a file edited by hand (an
+        // entry its own parent, two with one id) has a cycle, and its
+        // messages would be sent again and again.
+        while let Some(entry) = current.filter(|entry| seen.insert(std::ptr::from_ref(*entry))) {
             path.push(entry);
             current = entry.parent_id().and_then(|parent| self.entry(parent));
-            if path.len() > self.entries.len() {
-                break; // a cycle; a well-formed file has none
-            }
         }
         path.reverse();
         path
@@ -546,17 +583,21 @@ impl SessionManager {
         if self.written.is_none() && !self.entries.iter().any(|e| e.role() == Some("assistant")) {
             return Ok(());
         }
+        let first = self.written.is_none();
         let mut text = String::new();
-        if self.needs_newline {
-            text.push('\n');
-        }
-        if self.written.is_none() {
+        if first {
             let header = serde_json::to_string(&self.header).unwrap_or_default();
             text.push_str(&format!("{header}\n"));
+        } else if self.needs_newline {
+            text.push('\n');
         }
-        for entry in self.entries.iter().skip(self.written.unwrap_or(0)) {
+        // Where each entry's line ends in `text`.
+        let mut ends = Vec::new();
+        let from = self.written.unwrap_or(0);
+        for entry in self.entries.iter().skip(from) {
             text.push_str(entry.text());
             text.push('\n');
+            ends.push(text.len());
         }
         let io_error = |error| SessionError::Io {
             path: path.clone(),
@@ -565,27 +606,27 @@ impl SessionManager {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_error)?;
         }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io_error)?;
-        if let Err(error) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
-            // Part of it may be in the file: the next write starts on a line
-            // of its own, and a line cut short is skipped when read.
-            self.needs_newline = true;
+        // The first write puts the header first: the file holds nothing of
+        // this session yet (it is new, blank, or what a failed first write
+        // left), so it is replaced. Later ones append.
+        let mut file = if first {
+            File::create(&path)
+        } else {
+            OpenOptions::new().append(true).open(&path)
+        }
+        .map_err(io_error)?;
+        let (sent, outcome) = write_counted(&mut file, text.as_bytes());
+        if let Err(error) = outcome {
+            if !first {
+                let (whole, cut) = after_partial_write(&ends, sent, self.needs_newline);
+                self.written = Some(from + whole);
+                self.needs_newline = cut;
+            }
             return Err(io_error(error));
         }
         self.written = Some(self.entries.len());
         self.needs_newline = false;
         Ok(())
-    }
-
-    fn truncate_file(&self) -> io::Result<()> {
-        match &self.file {
-            Some(path) => File::create(path).map(drop),
-            None => Ok(()),
-        }
     }
 
     /// 8 hex digits not used by another entry (Pi's `generateId`).
@@ -764,6 +805,61 @@ mod tests {
             })
             .collect();
         assert_eq!(said, ["first", "answer", "lost?", "answer"]);
+    }
+
+    #[test]
+    fn an_append_cut_short_counts_the_lines_that_reached_the_file() {
+        // Lines of 10 and 20 bytes: ends at 10 and 30.
+        let ends = [10, 30];
+        assert_eq!(after_partial_write(&ends, 0, false), (0, false));
+        assert_eq!(after_partial_write(&ends, 0, true), (0, true));
+        assert_eq!(after_partial_write(&ends, 4, false), (0, true));
+        assert_eq!(after_partial_write(&ends, 10, false), (1, false));
+        assert_eq!(after_partial_write(&ends, 17, false), (1, true));
+        // After a newline of its own first: lines end at 11 and 31.
+        let ends = [11, 31];
+        assert_eq!(after_partial_write(&ends, 1, true), (0, false));
+        assert_eq!(after_partial_write(&ends, 5, true), (0, true));
+        assert_eq!(after_partial_write(&ends, 11, true), (1, false));
+    }
+
+    #[test]
+    fn a_cycle_of_parents_is_walked_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cycle.jsonl");
+        let header = serde_json::to_string(&SessionHeader::new(dir.path(), None)).unwrap();
+        let entry = |id: &str, parent: &str, text: &str| {
+            serde_json::json!({"type": "message", "id": id, "parentId": parent,
+                "timestamp": "2026-12-06T00:00:00.000Z",
+                "message": {"role": "user", "content": text, "timestamp": 0}})
+            .to_string()
+        };
+        let lines = [header, entry("a", "b", "one"), entry("b", "a", "two")];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let session = SessionManager::open(&path, dir.path()).unwrap();
+        let said: Vec<String> = session
+            .messages()
+            .iter()
+            .map(|message| match message {
+                Message::User(user) => super::super::format::user_text(&user.content),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(said, ["one", "two"]);
+    }
+
+    #[test]
+    fn opening_a_blank_file_leaves_it_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blank.jsonl");
+        std::fs::write(&path, "\n\n  \n").unwrap();
+        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"\n\n  \n");
+        // Its first write replaces it.
+        session.append_message(&user("hi")).unwrap();
+        session.append_message(&answer()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("{\"type\":\"session\""), "{text}");
     }
 
     #[test]
