@@ -279,6 +279,19 @@ async fn write_and_edit_outside_the_roots_are_refused_with_the_sandbox_reason() 
     assert_eq!(error(edited), reason);
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "old\n");
 
+    // A link in the workspace to a file not yet there, outside: the write
+    // would create that file.
+    let created = fixture.home.join("created.txt");
+    std::os::unix::fs::symlink(&created, fixture.work.join("link")).unwrap();
+    let through = fixture
+        .run(write.as_ref(), json!({"path": "link", "content": "new\n"}))
+        .await;
+    assert!(
+        error(through).starts_with("Permission denied (sandbox: writes are limited to "),
+        "the write through the link was not refused"
+    );
+    assert!(!created.exists());
+
     let inside = text(
         fixture
             .run(

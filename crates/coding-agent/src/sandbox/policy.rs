@@ -194,24 +194,42 @@ impl SandboxPolicy {
 /// What the model should do after a sandbox denial: not retry, ask.
 const WHAT_TO_DO: &str = "This is the sandbox, not file permissions: retrying or working around it fails the same way. Tell the user what you need and why; they can allow it (--sandbox off, or --allow-network for the network)";
 
-/// `path` with `.` and `..` applied, and its longest existing prefix
-/// resolved through symlinks (the rest does not exist yet, so it holds none).
+/// Links followed at most while resolving a path; a longer chain is a loop
+/// (the write itself then fails with ELOOP).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Where a write to `path` lands: `.` and `..` applied, its longest existing
+/// prefix resolved through symlinks, and a symlink whose target does not
+/// exist yet followed to that target (writing through it creates the
+/// target: a link made in the workspace to a new file outside it must not
+/// let a write out). The rest does not exist yet, so it holds no links.
 fn resolve(path: &Path) -> PathBuf {
-    let normal = normalize_lexically(path);
-    let mut existing = normal.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
+    let mut pending = normalize_lexically(path);
+    for _ in 0..MAX_LINK_HOPS {
+        let mut existing = pending.as_path();
+        let mut rest = Vec::new();
+        let followed = loop {
+            if let Ok(real) = existing.canonicalize() {
+                return rest.iter().rev().fold(real, |acc, part| acc.join(part));
             }
-            _ => return normal,
-        }
+            let dangling = existing
+                .symlink_metadata()
+                .is_ok_and(|meta| meta.file_type().is_symlink());
+            if dangling && let Ok(target) = std::fs::read_link(existing) {
+                let base = existing.parent().unwrap_or(Path::new("/")).join(target);
+                break rest.iter().rev().fold(base, |acc, part| acc.join(part));
+            }
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent;
+                }
+                _ => return pending,
+            }
+        };
+        pending = normalize_lexically(&followed);
     }
+    pending
 }
 
 #[cfg(test)]
@@ -224,6 +242,32 @@ mod tests {
             writable_roots: vec![dir.join("work")],
             allow_network: false,
         }
+    }
+
+    #[test]
+    fn a_link_to_a_file_not_yet_there_is_judged_by_where_it_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let policy = workspace(dir.path());
+        let link = |name: &str, target: &Path| {
+            std::os::unix::fs::symlink(target, work.join(name)).unwrap();
+            work.join(name)
+        };
+        // Out of the workspace, directly, through a chain, or below a
+        // linked directory that does not exist yet.
+        assert!(!policy.permits_write(&link("out", &dir.path().join("created.txt"))));
+        let chain = link("chain", &work.join("out"));
+        assert!(!policy.permits_write(&chain));
+        let linked_dir = link("dir", &dir.path().join("new-dir"));
+        assert!(!policy.permits_write(&linked_dir.join("sub/file.txt")));
+        // Within it, relative or absolute.
+        assert!(policy.permits_write(&link("in", Path::new("new.txt"))));
+        assert!(policy.permits_write(&link("in-abs", &work.join("sub/new.txt"))));
+        // A loop is left to the write, which fails (ELOOP).
+        let a = link("a", &work.join("b"));
+        link("b", &work.join("a"));
+        let _ = policy.permits_write(&a);
     }
 
     #[test]
