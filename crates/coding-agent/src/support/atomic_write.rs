@@ -7,6 +7,11 @@
 //! where allowed, its owner), and a symlink keeps pointing where it pointed:
 //! the file it points to is replaced, not the link.
 //!
+//! Two cases are written in place, as Pi writes every file: a file with more
+//! than one hard link (a rename would leave the other names holding the old
+//! contents), and a file the user may write in a directory they may not
+//! (no temporary file can be made there, or renamed over the target).
+//!
 //! Blocking; call it from `spawn_blocking`.
 
 use std::fs::{self, File, OpenOptions, Permissions};
@@ -50,23 +55,37 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FsError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
 
+    if existing.as_ref().is_some_and(has_other_names) {
+        return write_in_place(&target, path, contents);
+    }
+    // Only for a file that is there and writable (checked above): a new
+    // file in a directory the user may not write fails as it would in Pi.
+    let in_place_instead =
+        |error: &io::Error| existing.is_some() && error.kind() == io::ErrorKind::PermissionDenied;
+
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
     if let Some(permissions) = new_file_permissions(existing.as_ref()) {
         builder.permissions(permissions);
     }
-    let mut temp = builder
-        .tempfile_in(&dir)
-        .map_err(|e| FsError::new(&e, "open", path))?;
+    let mut temp = match builder.tempfile_in(&dir) {
+        Ok(temp) => temp,
+        Err(e) if in_place_instead(&e) => return write_in_place(&target, path, contents),
+        Err(e) => return Err(FsError::new(&e, "open", path)),
+    };
     let write_error = |e: io::Error| FsError::new(&e, "write", path);
     if let Some(meta) = &existing {
         keep_metadata(temp.as_file(), meta).map_err(write_error)?;
     }
     temp.write_all(contents).map_err(write_error)?;
     temp.as_file().sync_all().map_err(write_error)?;
-    temp.persist(&target)
-        .map_err(|e| FsError::new(&e.error, "rename", path))?;
+    match temp.persist(&target) {
+        Ok(_) => {}
+        // A sticky directory (/tmp) lets only a file's owner replace it.
+        Err(e) if in_place_instead(&e.error) => return write_in_place(&target, path, contents),
+        Err(e) => return Err(FsError::new(&e.error, "rename", path)),
+    }
     // Make the rename itself durable. Some platforms cannot open or sync a
     // directory; the file is already complete on disk there, so not being
     // able to do this is not an error.
@@ -102,6 +121,32 @@ fn resolve_symlinks(path: &Path) -> Result<PathBuf, FsError> {
     })
 }
 
+/// Whether the file has other names (hard links) a rename would leave
+/// behind.
+#[cfg(unix)]
+fn has_other_names(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    meta.nlink() > 1
+}
+
+#[cfg(not(unix))]
+fn has_other_names(_meta: &fs::Metadata) -> bool {
+    false
+}
+
+/// Pi's write: the file truncated and written where it is (not atomic; see
+/// the module docs for when).
+fn write_in_place(target: &Path, path: &Path, contents: &[u8]) -> Result<(), FsError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(target)
+        .map_err(|e| FsError::new(&e, "open", path))?;
+    file.write_all(contents)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| FsError::new(&e, "write", path))
+}
+
 /// Mode for the temporary file: the target's mode when it exists; otherwise
 /// 0o666, which the umask narrows exactly as it would for a file Node creates.
 #[cfg(unix)]
@@ -124,11 +169,12 @@ fn new_file_permissions(existing: Option<&fs::Metadata>) -> Option<Permissions> 
 #[cfg(unix)]
 fn keep_metadata(temp: &File, meta: &fs::Metadata) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    temp.set_permissions(meta.permissions())?;
     // Only a privileged process may give a file away; for anyone else the new
     // file simply belongs to them, as an in-place write by them would not.
+    // The owner first: changing it clears the setuid and setgid bits, which
+    // the mode then puts back.
     let _ = std::os::unix::fs::fchown(temp, Some(meta.uid()), Some(meta.gid()));
-    Ok(())
+    temp.set_permissions(meta.permissions())
 }
 
 #[cfg(not(unix))]
@@ -161,6 +207,31 @@ mod tests {
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o751
         );
+    }
+
+    #[test]
+    fn setuid_and_setgid_bits_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tool");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, Permissions::from_mode(0o6751)).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
+            0o6751
+        );
+    }
+
+    #[test]
+    fn a_file_with_other_names_is_written_in_place_so_they_see_it() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.txt"), dir.path().join("two.txt"));
+        fs::write(&one, "old").unwrap();
+        fs::hard_link(&one, &two).unwrap();
+        write_atomic(&one, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&two).unwrap(), "new");
+        assert_eq!(fs::metadata(&one).unwrap().nlink(), 2);
     }
 
     #[test]
