@@ -155,11 +155,29 @@ const NODE_CODES: [(io::ErrorKind, &str, &str); 10] = {
     ]
 };
 
+/// Node's code and libuv's description for errors Rust gives no kind of
+/// their own: a symlink loop is `Other` to it, and EPERM shares EACCES's
+/// `PermissionDenied`.
+const NODE_ERRNOS: [(i32, &str, &str); 2] = [
+    (
+        nix::libc::ELOOP,
+        "ELOOP",
+        "too many symbolic links encountered",
+    ),
+    (nix::libc::EPERM, "EPERM", "operation not permitted"),
+];
+
 fn node_code(err: &io::Error) -> Option<(&'static str, &'static str)> {
-    NODE_CODES
+    let by_errno = NODE_ERRNOS
         .iter()
-        .find(|(kind, _, _)| *kind == err.kind())
-        .map(|&(_, code, description)| (code, description))
+        .find(|(errno, _, _)| err.raw_os_error() == Some(*errno))
+        .map(|&(_, code, description)| (code, description));
+    by_errno.or_else(|| {
+        NODE_CODES
+            .iter()
+            .find(|(kind, _, _)| *kind == err.kind())
+            .map(|&(_, code, description)| (code, description))
+    })
 }
 
 impl FsError {
@@ -168,10 +186,9 @@ impl FsError {
     /// is dropped, the message kept.
     pub fn reported(code: Option<&str>, message: String) -> Self {
         let code = code.and_then(|code| {
-            NODE_CODES
-                .iter()
-                .find(|(_, known, _)| *known == code)
-                .map(|&(_, known, _)| known)
+            let codes = NODE_CODES.iter().map(|&(_, known, _)| known);
+            let errnos = NODE_ERRNOS.iter().map(|&(_, known, _)| known);
+            codes.chain(errnos).find(|known| *known == code)
         });
         FsError { code, message }
     }
@@ -209,6 +226,28 @@ mod tests {
         );
         assert_eq!(reported.code, Some("EACCES"));
         assert_eq!(FsError::reported(Some("EWHAT"), "odd".into()).code, None);
+    }
+
+    #[test]
+    fn a_symlink_loop_and_eperm_read_like_node() {
+        let looped = io::Error::from_raw_os_error(nix::libc::ELOOP);
+        let fs = FsError::new(&looped, "access", Path::new("/w/loop"));
+        assert_eq!(
+            (fs.code, fs.to_string().as_str()),
+            (
+                Some("ELOOP"),
+                "ELOOP: too many symbolic links encountered, access '/w/loop'"
+            )
+        );
+        let denied = io::Error::from_raw_os_error(nix::libc::EPERM);
+        assert_eq!(
+            FsError::new(&denied, "open", Path::new("/x")).to_string(),
+            "EPERM: operation not permitted, open '/x'"
+        );
+        assert_eq!(
+            FsError::reported(Some("ELOOP"), "x".into()).code,
+            Some("ELOOP")
+        );
     }
 
     #[test]
