@@ -288,3 +288,95 @@ fn ctrl_c_cancels_the_call_and_the_tool_reports_the_abort() {
         )
     );
 }
+
+/// `coding-agent tool ARGS` in `dir` as a user without root's rights (root
+/// passes every permission check): as root through `setpriv` as nobody,
+/// as anyone else as themselves. Its JSON result.
+fn tool_unprivileged(args: &[&str], dir: &Path) -> serde_json::Value {
+    let uid = Command::new("id").arg("-u").output().unwrap().stdout;
+    let mut command = if String::from_utf8_lossy(&uid).trim() == "0" {
+        let mut setpriv = Command::new("setpriv");
+        setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+        setpriv
+    } else {
+        Command::new(BIN)
+    };
+    let output = command
+        .arg("tool")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv (util-linux) runs");
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&output.stderr)))
+}
+
+/// Permissions the user lacks: a search root that cannot be read is an
+/// error, not "no matches" (the walk skipped it as it skips an unreadable
+/// entry below); a file the user may write in a directory they may not is
+/// written in place, as Pi writes (no temporary file can be made there).
+#[test]
+fn unreadable_search_roots_fail_and_a_writable_file_in_a_closed_directory_is_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let (_guard, dir) = workdir();
+    mode(&dir, 0o755);
+    let closed = dir.join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::write(closed.join("u.txt"), "needle\n").unwrap();
+    mode(&closed, 0o000);
+    let private = dir.join("private.txt");
+    std::fs::write(&private, "needle\n").unwrap();
+    mode(&private, 0o000);
+    let shared = dir.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::write(shared.join("notes.txt"), "old\n").unwrap();
+    mode(&shared.join("notes.txt"), 0o666);
+    mode(&shared, 0o555);
+
+    let refused = |tool: &str, args: serde_json::Value| {
+        let result = tool_unprivileged(&[tool, &args.to_string()], &dir);
+        assert_eq!(result["isError"], true, "{result}");
+        result["content"][0]["text"].as_str().unwrap().to_owned()
+    };
+    let scandir = format!("EACCES: permission denied, scandir '{}'", closed.display());
+    assert_eq!(
+        refused(
+            "grep",
+            serde_json::json!({"pattern": "needle", "path": "closed"})
+        ),
+        scandir
+    );
+    assert_eq!(
+        refused(
+            "find",
+            serde_json::json!({"pattern": "*", "path": "closed"})
+        ),
+        scandir
+    );
+    assert_eq!(
+        refused(
+            "grep",
+            serde_json::json!({"pattern": "needle", "path": "private.txt"})
+        ),
+        format!("EACCES: permission denied, open '{}'", private.display())
+    );
+
+    let written = tool_unprivileged(
+        &[
+            "write",
+            r#"{"path": "shared/notes.txt", "content": "new\n"}"#,
+        ],
+        &dir,
+    );
+    assert_eq!(written["isError"], false, "{written}");
+    assert_eq!(
+        std::fs::read_to_string(shared.join("notes.txt")).unwrap(),
+        "new\n"
+    );
+    mode(&closed, 0o755);
+    mode(&shared, 0o755);
+}

@@ -47,6 +47,23 @@ pub enum SearchError {
     Other(String),
 }
 
+/// Fails when the search root itself cannot be read (a directory that
+/// cannot be listed, a file that cannot be opened): the walk would skip it
+/// as it skips an unreadable entry below, and the model would be told
+/// nothing matched. An unreadable entry below the root is still skipped.
+pub fn check_readable(root: &Path, is_dir: bool) -> Result<(), SearchError> {
+    let (outcome, syscall) = if is_dir {
+        (std::fs::read_dir(root).map(drop), "scandir")
+    } else {
+        (std::fs::File::open(root).map(drop), "open")
+    };
+    outcome.map_err(|error| {
+        SearchError::Other(
+            crate::support::fs_error::FsError::new(&error, syscall, root).to_string(),
+        )
+    })
+}
+
 impl SearchError {
     /// What the model reads when a search of `path` (the directory it asked
     /// for, resolved) failed this way.

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::paths::HomeDir;
 use crate::support::walk::{
-    LocalSearchOperations, PathGlob, SearchError, WalkOptions, slash_path, walk,
+    LocalSearchOperations, PathGlob, SearchError, WalkOptions, check_readable, slash_path, walk,
 };
 
 /// One glob search, as the `find` tool asks for it.
@@ -64,6 +64,7 @@ fn glob_blocking(
     if !metadata.is_dir() {
         return Err(SearchError::NotADirectory);
     }
+    check_readable(&request.path, true)?;
     let glob =
         PathGlob::new(&request.pattern).map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     let limit = request.limit.unwrap_or(usize::MAX);

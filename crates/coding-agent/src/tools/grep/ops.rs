@@ -24,7 +24,8 @@ use crate::support::fs_error::SpecialFile;
 use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
 use crate::support::walk::{
-    LocalSearchOperations, PathGlob, SearchError, WalkOptions, slash_path, walk_parallel,
+    LocalSearchOperations, PathGlob, SearchError, WalkOptions, check_readable, slash_path,
+    walk_parallel,
 };
 
 /// One search, as the `grep` tool asks for it.
@@ -121,6 +122,7 @@ fn search_blocking(
             let refused = special.refusal(&request.path, waits, "grep PATTERN");
             return Err(SearchError::Other(refused));
         }
+        check_readable(&request.path, false)?;
         let name = request
             .path
             .file_name()
@@ -136,6 +138,7 @@ fn search_blocking(
             limit,
         ));
     }
+    check_readable(&request.path, true)?;
     let glob = request
         .glob
         .as_deref()
