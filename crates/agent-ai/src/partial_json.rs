@@ -35,8 +35,8 @@ const MAX_DEPTH: usize = 128;
 /// so a long `write` costs linear time overall instead of quadratic.
 const EAGER_PARSE_LIMIT: usize = 4096;
 
-/// How far back from a backslash [`ends_in_windows_path`] looks for the drive.
-const MAX_PATH_LOOKBACK: usize = 160;
+/// The longest string read as a Windows path (Windows' `MAX_PATH`).
+const MAX_PATH_CHARS: usize = 260;
 
 /// Parses possibly incomplete or slightly broken JSON tool arguments; never
 /// fails (see the module docs for the steps). Empty or blank text, and
@@ -94,31 +94,36 @@ impl StreamingJson {
 /// Fixes the mistakes models make inside JSON strings: raw control characters
 /// (a literal newline or tab) are escaped; a backslash that does not start a
 /// valid escape (`\d`, `\.`, `\u` without four hex digits) is doubled so it
-/// stays a backslash, and so is one before `b f n r t` right after a Windows
-/// drive path (`C:\temp`, `D:/work\table`), where it is a separator. Text
-/// outside strings is left alone, and a backslash at the very end is kept
-/// (the next fragment may complete it).
+/// stays a backslash, and so is one before `b f n r t` in a string that is a
+/// Windows path as a whole (`C:\temp`, `D:/work\table`), where it is a
+/// separator. Only a whole path: in a string that merely mentions one (a
+/// file's text, a command), `\n` and `\t` are the newlines and tabs JSON says
+/// they are, and reading them as separators corrupted what was written.
+/// Text outside strings is left alone, and a backslash at the very end is
+/// kept (the next fragment may complete it).
 pub fn repair_json(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    // Where the content of the string the scan is in begins.
-    let mut string_start = None;
+    // Whether the string the scan is in is a Windows path (`None`: outside
+    // any string).
+    let mut in_string: Option<bool> = None;
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
-        let Some(start) = string_start else {
+        let Some(windows_path) = in_string else {
             if c == '"' {
-                string_start = Some(at + 1);
+                let content = &text[at + 1..];
+                in_string = Some(is_windows_path(&content[..raw_string_len(content)]));
             }
             out.push(c);
             continue;
         };
         match c {
             '"' => {
-                string_start = None;
+                in_string = None;
                 out.push(c);
             }
             '\\' => match chars.peek().map(|&(_, next)| next) {
                 None => out.push(c),
-                Some('b' | 'f' | 'n' | 'r' | 't') if ends_in_windows_path(&text[start..at]) => {
+                Some('b' | 'f' | 'n' | 'r' | 't') if windows_path => {
                     out.push_str("\\\\");
                 }
                 Some('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't') => {
@@ -152,25 +157,37 @@ pub fn repair_json(text: &str) -> String {
     out
 }
 
-/// Whether the string text `before` a backslash ends in a Windows path
-/// (`C:\dir\na`): a drive letter not glued to a word, a colon, then
-/// separators and file-name characters. There the `\t` of `C:\temp` is a
-/// separator and a directory name, not a tab.
-fn ends_in_windows_path(before: &str) -> bool {
-    let mut tail: Vec<char> = before.chars().rev().take(MAX_PATH_LOOKBACK).collect();
-    tail.reverse();
-    let Some(colon) = tail.iter().rposition(|&c| c == ':') else {
-        return false;
-    };
-    let drive = colon >= 1
-        && tail[colon - 1].is_ascii_alphabetic()
-        && (colon < 2 || !tail[colon - 2].is_ascii_alphanumeric());
-    let rest = &tail[colon + 1..];
+/// The length of the raw content of a JSON string that starts `content`
+/// (its closing quote not included; all of it when the string is not closed
+/// yet).
+fn raw_string_len(content: &str) -> usize {
+    let mut escaped = false;
+    for (at, c) in content.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return at,
+            _ => {}
+        }
+    }
+    content.len()
+}
+
+/// Whether a string's raw content is a Windows path and nothing else: a
+/// drive letter, a colon, a separator, then file-name characters (spaces
+/// included), within `MAX_PATH`. There the `\t` of `C:\temp` is a separator
+/// and a directory name, not a tab.
+fn is_windows_path(raw: &str) -> bool {
+    let mut chars = raw.chars();
+    let drive = matches!(
+        (chars.next(), chars.next(), chars.next()),
+        (Some(letter), Some(':'), Some('\\' | '/')) if letter.is_ascii_alphabetic()
+    );
     drive
-        && rest.first().is_none_or(|&c| c == '\\' || c == '/')
-        && !rest
-            .iter()
-            .any(|c| matches!(c, '"' | '*' | '?' | '<' | '>' | '|' | '\r' | '\n'))
+        && raw.chars().count() <= MAX_PATH_CHARS
+        && !raw
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '*' | '?' | '<' | '>' | '|'))
 }
 
 /// Parses `text` as the beginning of a JSON value and returns the value it
@@ -582,6 +599,18 @@ mod tests {
         assert_eq!(
             parse_streaming_json(r#"{"text": "note:\tb\nc"}"#),
             json!({"text": "note:\tb\nc"})
+        );
+        // A string that mentions a path (a file's text, a command) keeps its
+        // newlines and tabs: they were written as such.
+        assert_eq!(
+            parse_streaming_json(
+                r#"{"content": "@echo off\r\ncd C:\\tools\r\nrun.exe\r\n", "more": "Install to C:/Program Files/App\nThen run it\tnow\n"}"#
+            ),
+            json!({"content": "@echo off\r\ncd C:\\tools\r\nrun.exe\r\n", "more": "Install to C:/Program Files/App\nThen run it\tnow\n"})
+        );
+        assert_eq!(
+            parse_streaming_json(r#"{"path": "C:\Program Files\new app\readme.txt"}"#),
+            json!({"path": "C:\\Program Files\\new app\\readme.txt"})
         );
     }
 
