@@ -112,9 +112,18 @@ impl Chain {
             if self.attempt >= settings.retry.max_retries {
                 return Next::RetriesExhausted;
             }
-            self.attempt += 1;
             let asked = answer.error_kind.as_ref().and_then(|k| k.retry_after());
-            return Next::Retry(settings.retry.delay(self.attempt, asked));
+            let Some(delay) = settings.retry.delay(self.attempt + 1, asked) else {
+                // The server asked for a longer wait than a retry may take:
+                // the run ends with its error, which says how long.
+                return if self.attempt > 0 {
+                    Next::RetriesExhausted
+                } else {
+                    Next::Stop
+                };
+            };
+            self.attempt += 1;
+            return Next::Retry(delay);
         }
         if answer.stop_reason != StopReason::Error
             && settings.compaction.should_compact(context_tokens, window)
@@ -406,6 +415,38 @@ mod tests {
                 Next::Retry(Duration::from_secs(8)),
                 Next::RetriesExhausted
             ]
+        );
+    }
+
+    #[test]
+    fn a_server_asking_for_a_longer_wait_than_allowed_is_not_retried() {
+        let limited = |after: u64| {
+            answer(
+                StopReason::Error,
+                Some((
+                    "429 rate limited",
+                    ErrorKind::Status {
+                        status: 429,
+                        error_type: None,
+                        retry_after: Some(Duration::from_secs(after)),
+                    },
+                )),
+            )
+        };
+        let settings = RecoverySettings::default();
+        let mut chain = Chain::default();
+        assert_eq!(
+            chain.next(&limited(86_400), &settings, 100_000, 10),
+            Next::Stop
+        );
+        assert_eq!(
+            chain.next(&limited(30), &settings, 100_000, 10),
+            Next::Retry(Duration::from_secs(30))
+        );
+        // After a retry began, its end is reported.
+        assert_eq!(
+            chain.next(&limited(86_400), &settings, 100_000, 10),
+            Next::RetriesExhausted
         );
     }
 

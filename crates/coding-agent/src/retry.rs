@@ -25,6 +25,10 @@ pub struct RetrySettings {
     pub max_retries: u32,
     /// The first wait; doubled for each further retry.
     pub base_delay_ms: u64,
+    /// The longest wait a server's `retry-after` may ask for; one asking
+    /// for longer is not retried (as the provider's own retries, and Pi's
+    /// `maxRetryDelayMs`): a run would otherwise wait out a day's limit.
+    pub max_delay_ms: u64,
     /// The provider's own retries of a refused request
     /// (`retry.provider.maxRetries`), before the turn fails.
     pub provider: ProviderRetrySettings,
@@ -44,6 +48,7 @@ impl Default for RetrySettings {
             enabled: true,
             max_retries: 3,
             base_delay_ms: 2000,
+            max_delay_ms: 60_000,
             provider: ProviderRetrySettings::default(),
         }
     }
@@ -51,11 +56,16 @@ impl Default for RetrySettings {
 
 impl RetrySettings {
     /// The wait before retry `attempt` (1 for the first): `baseDelayMs ·
-    /// 2^(attempt-1)`, or the server's `retry-after` when it asked for longer.
-    pub fn delay(&self, attempt: u32, server_asked: Option<Duration>) -> Duration {
+    /// 2^(attempt-1)`, or the server's `retry-after` when it asked for longer;
+    /// `None` when it asked for more than `maxDelayMs` (no retry).
+    pub fn delay(&self, attempt: u32, server_asked: Option<Duration>) -> Option<Duration> {
         let factor = 2u64.saturating_pow(attempt.saturating_sub(1));
         let backoff = Duration::from_millis(self.base_delay_ms.saturating_mul(factor));
-        server_asked.map_or(backoff, |asked| asked.max(backoff))
+        match server_asked {
+            Some(asked) if asked > Duration::from_millis(self.max_delay_ms) => None,
+            Some(asked) => Some(asked.max(backoff)),
+            None => Some(backoff),
+        }
     }
 }
 
@@ -97,15 +107,24 @@ mod tests {
     fn the_backoff_doubles_and_a_longer_retry_after_wins() {
         let settings = RetrySettings::default();
         let delays: Vec<_> = (1..=3).map(|n| settings.delay(n, None)).collect();
-        assert_eq!(delays, [2000, 4000, 8000].map(Duration::from_millis));
+        assert_eq!(
+            delays,
+            [2000, 4000, 8000].map(|ms| Some(Duration::from_millis(ms)))
+        );
         assert_eq!(
             settings.delay(1, Some(Duration::from_secs(30))),
-            Duration::from_secs(30)
+            Some(Duration::from_secs(30))
         );
         assert_eq!(
             settings.delay(3, Some(Duration::from_secs(1))),
-            Duration::from_secs(8)
+            Some(Duration::from_secs(8))
         );
+        // A day's rate limit is not waited out.
+        assert_eq!(
+            settings.delay(1, Some(Duration::from_secs(60))),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(settings.delay(1, Some(Duration::from_secs(86_400))), None);
     }
 
     #[test]
