@@ -351,6 +351,32 @@ async fn calls_all_numbered_zero_but_with_new_ids_are_separate_calls() {
     );
 }
 
+/// Calls a server sent without ids get ids of their own, each different:
+/// their results must go back matched, and strict servers refuse `""`.
+#[tokio::test]
+async fn calls_without_ids_are_given_ids() {
+    let server = TestServer::start(vec![stream(vec![
+        call_fragment(
+            json!([{"index": 0, "function": {"name": "read", "arguments": "{\"path\": \"a\"}"}}]),
+        ),
+        call_fragment(json!([{"index": 1, "function": {"name": "ls", "arguments": "{}"}}])),
+        chunk(json!({}), json!("tool_calls")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let message = final_message(&events);
+    let ids: Vec<&str> = message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{message}");
+    assert!(ids.iter().all(|id| id.starts_with("call_")), "{ids:?}");
+    assert_ne!(ids[0], ids[1]);
+}
+
 #[tokio::test]
 async fn reasoning_content_streams_as_thinking_before_the_text() {
     let server = TestServer::start(vec![stream(vec![

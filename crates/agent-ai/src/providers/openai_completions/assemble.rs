@@ -304,6 +304,12 @@ impl Assembler {
             return None;
         };
         call.arguments = open.arguments.finish();
+        if call.id.is_empty() {
+            // Some OpenAI-compatible servers send no id: one is made, so the
+            // result goes back matched to its call and parallel calls are
+            // not all `""` in the next request (which strict servers refuse).
+            call.id = fresh_call_id("call");
+        }
         Some(call)
     }
 
@@ -369,12 +375,17 @@ impl Decoder for Assembler {
     }
 }
 
-/// A fresh id for a tool call recovered from text, unique in this process
-/// and across runs (`text_call_<ms>_<n>`).
+/// A fresh id for a tool call recovered from text (`text_call_<ms>_<n>`).
 fn new_call_id() -> String {
+    fresh_call_id("text_call")
+}
+
+/// A tool-call id unique in this process and across runs
+/// (`<prefix>_<ms>_<n>`).
+fn fresh_call_id(prefix: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     format!(
-        "text_call_{}_{}",
+        "{prefix}_{}_{}",
         now_millis(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
