@@ -20,7 +20,7 @@
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 
-use agent_ai::{AssistantMessage, Content, Message, ToolCall, ToolResultMessage};
+use agent_ai::{AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage};
 use futures::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -106,6 +106,12 @@ pub fn error_result(message: impl Into<String>) -> AgentToolResult {
 
 /// Steps 1-3: find the tool, prepare and validate the arguments, ask `before_tool_call`.
 pub(crate) async fn preflight<'a>(scope: &ToolCallScope<'a>, call: &ToolCall) -> Preflight<'a> {
+    if scope
+        .assistant_message
+        .is_some_and(|answer| cut_off(answer, call))
+    {
+        return Preflight::Immediate(Outcome::error(CUT_OFF_TEXT));
+    }
     let Some(entry) = scope.tools.entry(&call.name) else {
         return Preflight::Immediate(Outcome::error(format!("Tool {} not found", call.name)));
     };
@@ -144,6 +150,21 @@ pub(crate) async fn preflight<'a>(scope: &ToolCallScope<'a>, call: &ToolCall) ->
         Ok(Err(error)) => Preflight::Immediate(Outcome::error(error.message())),
         Err(panic) => Preflight::Immediate(Outcome::error(panic_message(panic))),
     }
+}
+
+/// What the model reads of a call its answer's length limit cut off.
+pub const CUT_OFF_TEXT: &str = "This call was not run: the answer reached its output limit while the call's arguments were being written, so they are incomplete (a file written from them would be cut short). Send the call again with less in it; write a long file in parts.";
+
+/// Whether `call` is the one an answer that stopped at its length limit was
+/// writing: its last call. Its arguments were repaired into something that
+/// parses, and running them would, say, write a truncated file as a success
+/// (Pi runs it). The calls before it were complete.
+fn cut_off(answer: &AssistantMessage, call: &ToolCall) -> bool {
+    answer.stop_reason == StopReason::Length
+        && answer
+            .tool_calls()
+            .last()
+            .is_some_and(|last| last.id == call.id)
 }
 
 /// Step 2: the tool's compiled validator (coercions, then its error text).

@@ -363,6 +363,42 @@ async fn should_stop_after_turn_ends_the_run_after_a_tool_turn() {
     assert_eq!(provider.requests().len(), 1);
 }
 
+/// An answer cut at its length limit was writing its last call: that one is
+/// not run (its repaired arguments would, say, write half a file as a
+/// success), the ones before it are, and the model is told why.
+#[tokio::test]
+async fn the_call_an_answer_was_cut_off_in_is_not_run() {
+    let mut cut = ScriptedProvider::reply(vec![
+        call("1", "echo", json!({"value": "whole"})),
+        call("2", "echo", json!({"value": "half of"})),
+    ]);
+    cut.stop_reason = StopReason::Length;
+    let provider = ScriptedProvider::new([
+        agent_ai::testing::ScriptedResponse::Message(cut),
+        reply(vec![text("done")]),
+    ]);
+    let echo = EchoTool::new();
+    let executed = echo.executed.clone();
+    let mut context = context(vec![Arc::new(echo)]);
+    agent_loop(
+        vec![user("go")],
+        &mut context,
+        &config(&provider),
+        &CancellationToken::new(),
+        &Recorder::default().emit(),
+    )
+    .await;
+    assert_eq!(*executed.lock().unwrap(), ["whole"]);
+    let Message::ToolResult(result) = &provider.requests()[1].messages[3] else {
+        panic!("expected the second call's result");
+    };
+    assert!(result.is_error);
+    assert_eq!(
+        result.content,
+        [agent_ai::Content::text(agent_core::pipeline::CUT_OFF_TEXT)]
+    );
+}
+
 #[tokio::test]
 async fn failed_response_ends_the_run_without_running_its_tool_calls() {
     let mut failed = ScriptedProvider::reply(vec![call("1", "echo", json!({"value": "v"}))]);
