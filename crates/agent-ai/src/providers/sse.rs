@@ -1,7 +1,7 @@
 //! Server-sent events from a streaming HTTP response; API-independent.
 //!
 //! [`SseStream`] parses the response body as the HTML standard says
-//! ([`SseParser`]) and adds what a model stream needs on top: every read is
+//! (`SseParser`) and adds what a model stream needs on top: every read is
 //! bounded by the read timeout (a server that stops sending, keep-alive
 //! comments aside, ends in [`HttpError::Stalled`]), cancellation ends the
 //! read at once ([`HttpError::Aborted`]), and a connection that breaks is an
