@@ -15,7 +15,9 @@
 //!    ([`parse_partial_json`]): open strings, arrays and objects closed, a
 //!    key without a value dropped;
 //! 4. otherwise `{}`; anything but an object is `{}` too, since tool
-//!    arguments are an object in every API.
+//!    arguments are an object in every API, except a string holding an
+//!    object's JSON (arguments encoded twice, as some models send them):
+//!    that object.
 //!
 //! Unlike Pi, repairing comes before the strict parse: `"C:\temp"` is valid
 //! JSON holding a tab, but a model writing it meant a path, and this way the
@@ -51,6 +53,12 @@ pub fn parse_streaming_json(text: &str) -> Value {
         .or_else(|| parse_partial_json(&repaired));
     match parsed {
         Some(Value::Object(map)) => Value::Object(map),
+        // Encoded twice: the string is the arguments' JSON. Read strictly,
+        // once: what it holds was meant as it is.
+        Some(Value::String(inner)) => match serde_json::from_str::<Value>(&inner) {
+            Ok(Value::Object(map)) => Value::Object(map),
+            _ => Value::Object(Map::new()),
+        },
         _ => Value::Object(Map::new()),
     }
 }
@@ -619,6 +627,17 @@ mod tests {
         assert_eq!(parse_streaming_json("[1, 2]"), json!({}));
         assert_eq!(parse_streaming_json("null"), json!({}));
         assert_eq!(parse_streaming_json(r#""text""#), json!({}));
+        assert_eq!(parse_streaming_json(r#""[1, 2]""#), json!({}));
+    }
+
+    #[test]
+    fn arguments_encoded_twice_are_read_as_the_object_they_hold() {
+        let twice =
+            serde_json::to_string(&json!({"path": "x.txt", "limit": 5}).to_string()).unwrap();
+        assert_eq!(
+            parse_streaming_json(&twice),
+            json!({"path": "x.txt", "limit": 5})
+        );
     }
 
     #[test]
