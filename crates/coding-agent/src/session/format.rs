@@ -119,7 +119,8 @@ pub(crate) fn message_from_entry(message: Value) -> Option<Message> {
             let run: BashExecution = serde_json::from_value(message).ok()?;
             run.context_message()
         }
-        "custom" => {
+        // Pi's version 2 called custom messages `hookMessage`.
+        "custom" | "hookMessage" => {
             let content = match message.get("content")? {
                 Value::String(text) => vec![Content::text(text.clone())],
                 blocks => serde_json::from_value(blocks.clone()).ok()?,
@@ -165,5 +166,66 @@ pub(super) fn parse_session(content: &str) -> Option<(SessionHeader, Vec<Entry>)
     if header.kind != "session" {
         return None;
     }
-    Some((header, lines.collect()))
+    let entries = lines.collect();
+    if header.version.unwrap_or(1) < 2 {
+        return Some((header, from_version_1(entries)));
+    }
+    Some((header, entries))
+}
+
+/// Pi's version 1 entries (a list, without ids) as a chain: each entry
+/// without an id gets one and hangs under the one before it, and a
+/// compaction's `firstKeptEntryIndex` (a line of the file, the header's
+/// being 0) becomes that entry's `firstKeptEntryId`, as Pi's migration
+/// does. Pi writes the migrated file back; here the file is left as it is,
+/// so the ids are made from the entries' places and come out the same at
+/// every load (entries appended since hang under them by those ids).
+fn from_version_1(entries: Vec<Entry>) -> Vec<Entry> {
+    let mut migrated: Vec<Entry> = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.into_iter().enumerate() {
+        if entry.id().is_some() {
+            migrated.push(entry);
+            continue;
+        }
+        let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(entry.text()) else {
+            migrated.push(entry);
+            continue;
+        };
+        let parent = migrated.last().and_then(Entry::id).map(str::to_owned);
+        fields.insert("id".into(), Value::String(format!("v1-{index}")));
+        fields.insert("parentId".into(), parent.map_or(Value::Null, Value::String));
+        if let Some(kept) = fields.remove("firstKeptEntryIndex") {
+            let target = kept
+                .as_u64()
+                .and_then(|line| usize::try_from(line).ok()?.checked_sub(1))
+                .and_then(|at| migrated.get(at))
+                .and_then(Entry::id);
+            if let Some(target) = target {
+                fields.insert("firstKeptEntryId".into(), Value::String(target.to_owned()));
+            }
+        }
+        migrated.push(Entry::of(&Value::Object(fields)));
+    }
+    migrated
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_custom_message_is_context_under_either_of_pis_names() {
+        for role in ["custom", "hookMessage"] {
+            let message =
+                serde_json::json!({"role": role, "content": "from a hook", "timestamp": 7});
+            assert_eq!(
+                message_from_entry(message),
+                Some(Message::User(UserMessage {
+                    content: UserContent::Blocks(vec![Content::text("from a hook")]),
+                    timestamp: 7,
+                })),
+                "{role}"
+            );
+        }
+    }
 }

@@ -823,6 +823,65 @@ mod tests {
         assert_eq!(after_partial_write(&ends, 11, true), (1, false));
     }
 
+    /// Pi's version 1 files: no version in the header, entries without ids,
+    /// a compaction naming the first kept entry by its line.
+    #[test]
+    fn a_version_1_file_is_read_as_the_chain_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = SessionManager::create(dir.path(), dir.path());
+        for text in ["first", "second"] {
+            session.append_message(&user(text)).unwrap();
+            session.append_message(&answer()).unwrap();
+        }
+        let path = session.file().unwrap().to_path_buf();
+        let written = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<String> = written
+            .lines()
+            .map(|line| {
+                let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+                let fields = value.as_object_mut().unwrap();
+                let header = fields["type"] == "session";
+                let keys: &[&str] = if header {
+                    &["version"]
+                } else {
+                    &["id", "parentId"]
+                };
+                for key in keys {
+                    fields.remove(*key);
+                }
+                value.to_string()
+            })
+            .filter(|line| !line.contains("thinking_level_change"))
+            .collect();
+        // Lines: 0 the header, 1-2 the first turn, 3-4 the second.
+        lines.push(
+            serde_json::json!({"type": "compaction", "timestamp": "2026-12-06T00:00:00.000Z",
+                "summary": "the first turn", "firstKeptEntryIndex": 3, "tokensBefore": 10})
+            .to_string(),
+        );
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+        let mut reopened = SessionManager::open(&path, dir.path()).unwrap();
+        let said = |session: &SessionManager| -> Vec<String> {
+            session
+                .messages()
+                .iter()
+                .map(|message| match message {
+                    Message::User(user) => super::super::format::user_text(&user.content),
+                    _ => "answer".to_owned(),
+                })
+                .collect()
+        };
+        let context = said(&reopened);
+        assert_eq!(context.len(), 3, "{context:?}");
+        assert!(context[0].contains("the first turn"), "{context:?}");
+        assert_eq!(context[1..], ["second", "answer"]);
+        // Appended to, and read again: the same ids, the new entry after them.
+        reopened.append_message(&user("third")).unwrap();
+        let again = SessionManager::open(&path, dir.path()).unwrap();
+        assert_eq!(said(&again)[1..], ["second", "answer", "third"]);
+    }
+
     #[test]
     fn a_cycle_of_parents_is_walked_once() {
         let dir = tempfile::tempdir().unwrap();
