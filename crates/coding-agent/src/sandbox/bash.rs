@@ -18,6 +18,16 @@ use crate::tools::bash::ops::{
 /// (Landlock's file-system and TCP denials) and EPERM (its scoped sockets).
 const PERMISSION_ERRORS: [&[u8]; 2] = [b"permission denied", b"operation not permitted"];
 
+/// With the network off, these too: curl says only that it could not
+/// connect (the sandbox's EACCES is not in its words), and the model takes
+/// the server for down. Every TCP connect fails there, so the notice is
+/// right.
+const NETWORK_OFF_ERRORS: [&[u8]; 3] = [
+    b"permission denied",
+    b"operation not permitted",
+    b"couldn't connect to server",
+];
+
 /// Bytes of the previous chunk kept, so an error split across two chunks is
 /// still found.
 const CARRY_BYTES: usize = 32;
@@ -68,9 +78,14 @@ impl BashOperations for SandboxedBashOperations {
             on_data: scanned,
             ..options
         };
+        let errors: &[&[u8]] = if self.policy.allow_network {
+            &PERMISSION_ERRORS
+        } else {
+            &NETWORK_OFF_ERRORS
+        };
         let (outcome, saw_denial) = tokio::join!(
             self.inner.exec(command, cwd, options),
-            forward_and_scan(chunks, &on_data)
+            forward_and_scan(chunks, &on_data, errors)
         );
         if saw_denial && matches!(outcome, Ok(ExitStatus::Code(code)) if code != 0) {
             let notice = format!("\n{}\n", self.policy.bash_denial_notice());
@@ -81,14 +96,19 @@ impl BashOperations for SandboxedBashOperations {
     }
 }
 
-/// Passes every chunk on; true when the output held a permission error.
-async fn forward_and_scan(mut chunks: mpsc::Receiver<Vec<u8>>, on_data: &OutputSender) -> bool {
+/// Passes every chunk on; true when the output held one of `errors`
+/// (lower-case).
+async fn forward_and_scan(
+    mut chunks: mpsc::Receiver<Vec<u8>>,
+    on_data: &OutputSender,
+    errors: &[&[u8]],
+) -> bool {
     let mut saw_denial = false;
     let mut window: Vec<u8> = Vec::new();
     while let Some(chunk) = chunks.recv().await {
         if !saw_denial {
             window.extend(chunk.iter().map(u8::to_ascii_lowercase));
-            saw_denial = PERMISSION_ERRORS
+            saw_denial = errors
                 .iter()
                 .any(|error| memchr::memmem::find(&window, error).is_some());
             let keep = window.len().saturating_sub(CARRY_BYTES);
@@ -105,13 +125,17 @@ mod tests {
     use super::*;
 
     async fn scan(chunks: &[&str]) -> (bool, String) {
+        scan_for(chunks, &PERMISSION_ERRORS).await
+    }
+
+    async fn scan_for(chunks: &[&str], errors: &[&[u8]]) -> (bool, String) {
         let (input, receiver) = mpsc::channel(8);
         let (output, mut forwarded) = mpsc::channel(8);
         for chunk in chunks {
             input.send(chunk.as_bytes().to_vec()).await.unwrap();
         }
         drop(input);
-        let saw = forward_and_scan(receiver, &output).await;
+        let saw = forward_and_scan(receiver, &output, errors).await;
         drop(output);
         let mut text = String::new();
         while let Some(chunk) = forwarded.recv().await {
@@ -138,5 +162,12 @@ mod tests {
             scan(&["No such file\n"]).await,
             (false, "No such file\n".into())
         );
+    }
+
+    #[tokio::test]
+    async fn with_the_network_off_curls_failed_connect_counts_too() {
+        let curl = "curl: (7) Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server\n";
+        assert!(scan_for(&[curl], &NETWORK_OFF_ERRORS).await.0);
+        assert!(!scan_for(&[curl], &PERMISSION_ERRORS).await.0);
     }
 }
