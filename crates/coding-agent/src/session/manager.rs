@@ -609,12 +609,21 @@ impl SessionManager {
         // The first write puts the header first: the file holds nothing of
         // this session yet (it is new, blank, or what a failed first write
         // left), so it is replaced. Later ones append.
-        let mut file = if first {
+        let mut file = match if first {
             File::create(&path)
         } else {
             OpenOptions::new().append(true).open(&path)
-        }
-        .map_err(io_error)?;
+        } {
+            Ok(file) => file,
+            // Removed while the session ran: it is written whole again
+            // (appended to a new file, the entries would have no header).
+            Err(error) if !first && error.kind() == io::ErrorKind::NotFound => {
+                self.written = None;
+                self.needs_newline = false;
+                return self.persist();
+            }
+            Err(error) => return Err(io_error(error)),
+        };
         let (sent, outcome) = write_counted(&mut file, text.as_bytes());
         if let Err(error) = outcome {
             if !first {
@@ -880,6 +889,27 @@ mod tests {
         reopened.append_message(&user("third")).unwrap();
         let again = SessionManager::open(&path, dir.path()).unwrap();
         assert_eq!(said(&again)[1..], ["second", "answer", "third"]);
+    }
+
+    #[test]
+    fn a_file_removed_while_the_session_runs_is_written_whole_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = SessionManager::create(dir.path(), dir.path());
+        session.append_message(&user("first")).unwrap();
+        session.append_message(&answer()).unwrap();
+        let path = session.file().unwrap().to_path_buf();
+        std::fs::remove_file(&path).unwrap();
+        session.append_message(&user("second")).unwrap();
+        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        let said: Vec<String> = reopened
+            .messages()
+            .iter()
+            .map(|message| match message {
+                Message::User(user) => super::super::format::user_text(&user.content),
+                _ => "answer".to_owned(),
+            })
+            .collect();
+        assert_eq!(said, ["first", "answer", "second"]);
     }
 
     #[test]
