@@ -783,6 +783,19 @@ mod tests {
         Message::Assistant(agent_ai::AssistantMessage::empty(&model))
     }
 
+    /// What `session` sends the model: each user message's text, `answer`
+    /// for anything else.
+    fn said(session: &SessionManager) -> Vec<String> {
+        session
+            .messages()
+            .iter()
+            .map(|message| match message {
+                Message::User(user) => super::super::format::user_text(&user.content),
+                _ => "answer".to_owned(),
+            })
+            .collect()
+    }
+
     /// Pi writes each entry once, as it comes: one whose write failed (a
     /// full disk, a lost mount) was never written, and the next entry,
     /// whose parent it is, hung from nothing when the file was read again.
@@ -805,14 +818,7 @@ mod tests {
         session.append_message(&answer).unwrap();
 
         let reopened = SessionManager::open(&path, dir.path()).unwrap();
-        let said: Vec<String> = reopened
-            .messages()
-            .iter()
-            .map(|message| match message {
-                Message::User(user) => super::super::format::user_text(&user.content),
-                _ => "answer".to_owned(),
-            })
-            .collect();
+        let said = said(&reopened);
         assert_eq!(said, ["first", "answer", "lost?", "answer"]);
     }
 
@@ -871,16 +877,6 @@ mod tests {
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 
         let mut reopened = SessionManager::open(&path, dir.path()).unwrap();
-        let said = |session: &SessionManager| -> Vec<String> {
-            session
-                .messages()
-                .iter()
-                .map(|message| match message {
-                    Message::User(user) => super::super::format::user_text(&user.content),
-                    _ => "answer".to_owned(),
-                })
-                .collect()
-        };
         let context = said(&reopened);
         assert_eq!(context.len(), 3, "{context:?}");
         assert!(context[0].contains("the first turn"), "{context:?}");
@@ -901,14 +897,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         session.append_message(&user("second")).unwrap();
         let reopened = SessionManager::open(&path, dir.path()).unwrap();
-        let said: Vec<String> = reopened
-            .messages()
-            .iter()
-            .map(|message| match message {
-                Message::User(user) => super::super::format::user_text(&user.content),
-                _ => "answer".to_owned(),
-            })
-            .collect();
+        let said = said(&reopened);
         assert_eq!(said, ["first", "answer", "second"]);
     }
 
@@ -926,14 +915,7 @@ mod tests {
         let lines = [header, entry("a", "b", "one"), entry("b", "a", "two")];
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         let session = SessionManager::open(&path, dir.path()).unwrap();
-        let said: Vec<String> = session
-            .messages()
-            .iter()
-            .map(|message| match message {
-                Message::User(user) => super::super::format::user_text(&user.content),
-                _ => String::new(),
-            })
-            .collect();
+        let said = said(&session);
         assert_eq!(said, ["one", "two"]);
     }
 
