@@ -325,10 +325,9 @@ fn a_server_that_ignores_its_closed_stdin_is_stopped_with_its_children_at_exit()
     assert_eq!(stdout, "Done.\n");
     let pids = std::fs::read_to_string(&pids).unwrap();
     for pid in pids.split_whitespace() {
-        assert!(
-            process_gone(pid),
-            "process {pid} of the server outlived the agent"
-        );
+        wait_until(&format!("the end of the server's process {pid}"), || {
+            gone(pid)
+        });
     }
     let group = pids.split_whitespace().next().unwrap();
     let left = std::process::Command::new("pgrep")
@@ -336,23 +335,16 @@ fn a_server_that_ignores_its_closed_stdin_is_stopped_with_its_children_at_exit()
         .output()
         .unwrap();
     for pid in String::from_utf8_lossy(&left.stdout).split_whitespace() {
-        assert!(
-            process_gone(pid),
-            "process {pid} of its group outlived the agent"
-        );
+        wait_until(&format!("the end of process {pid} of its group"), || {
+            gone(pid)
+        });
     }
 }
 
-/// Whether process `pid` is gone (or a zombie) within a few seconds.
-fn process_gone(pid: &str) -> bool {
-    for _ in 0..100 {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => return true,
-            Ok(stat) if stat.contains(") Z ") => return true,
-            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
-        }
-    }
-    false
+/// Whether process `pid` is gone (a zombie counts: it is only not reaped
+/// yet).
+fn gone(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| stat.contains(") Z "))
 }
 
 #[test]
