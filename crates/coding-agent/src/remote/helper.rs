@@ -393,22 +393,22 @@ mod tests {
             sandbox: None,
         }))
         .await;
-        let mut next = async || {
-            tokio::time::timeout(
-                Duration::from_millis(500),
-                read_frame::<Reply>(&mut from_helper),
-            )
-            .await
-            .ok()
-            .map(|frame| frame.unwrap().unwrap().body)
+        // A frame that is due gets seconds (a loaded machine); one that must
+        // not come, half a second to show it does not.
+        let (due, never) = (Duration::from_secs(10), Duration::from_millis(500));
+        let mut next = async |wait| {
+            tokio::time::timeout(wait, read_frame::<Reply>(&mut from_helper))
+                .await
+                .ok()
+                .map(|frame| frame.unwrap().unwrap().body)
         };
         for _ in 0..OUTPUT_WINDOW {
-            assert!(matches!(next().await, Some(Reply::Output(_))));
+            assert!(matches!(next(due).await, Some(Reply::Output(_))));
         }
-        assert!(next().await.is_none(), "more than the window was sent");
+        assert!(next(never).await.is_none(), "more than the window was sent");
         send(Call::Taken).await;
-        assert!(matches!(next().await, Some(Reply::Output(_))));
-        assert!(next().await.is_none(), "one taken, more than one sent");
+        assert!(matches!(next(due).await, Some(Reply::Output(_))));
+        assert!(next(never).await.is_none(), "one taken, more than one sent");
         send(Call::Cancel).await;
         drop(queue);
     }
