@@ -14,6 +14,11 @@ pub const DEFAULT_MAX_LINES: usize = 2000;
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 /// Characters of one grep line shown at most.
 pub const GREP_MAX_LINE_LENGTH: usize = 500;
+/// Bytes of a grep line worth keeping from a file: once decoded (a character
+/// takes at most 4 bytes, an invalid sequence's replacement at most 3), they
+/// hold more than [`GREP_MAX_LINE_LENGTH`] whole characters even when the
+/// last one is cut, so the line shows and is marked as the whole line would.
+pub const GREP_KEPT_LINE_BYTES: usize = 4 * (GREP_MAX_LINE_LENGTH + 2);
 
 /// Which limit cut the output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,6 +234,21 @@ pub fn truncate_line(line: &str, max_chars: usize) -> (std::borrow::Cow<'_, str>
     (line.into(), false)
 }
 
+/// The start of `line` that [`truncate_line`] with `max_chars` shows and marks
+/// as it does the whole line: the line itself, or its first characters up to
+/// one past `max_chars` UTF-16 code units. Lets grep keep what it shows rather
+/// than every matching line of a minified bundle whole.
+pub fn shown_prefix(line: &str, max_chars: usize) -> &str {
+    let mut units = 0usize;
+    for (index, ch) in line.char_indices() {
+        units += ch.len_utf16();
+        if units > max_chars {
+            return &line[..index + ch.len_utf8()];
+        }
+    }
+    line
+}
+
 /// Pi's `formatSize`: `512B`, `50.0KB`, `1.5MB`.
 pub fn format_size(bytes: usize) -> String {
     const KB: f64 = 1024.0;
@@ -320,6 +340,24 @@ mod tests {
             ("abc... [truncated]".into(), true)
         );
         assert_eq!(truncate_line("a😀b", 2), ("a... [truncated]".into(), true));
+    }
+
+    #[test]
+    fn a_shown_prefix_truncates_as_the_whole_line_does() {
+        let mut next = crate::support::seeded::xorshift();
+        let chars = ['a', 'é', '😀', '世'];
+        for _ in 0..2000 {
+            let line: String = (0..next(12)).map(|_| chars[next(chars.len())]).collect();
+            let max = next(8);
+            let prefix = shown_prefix(&line, max);
+            assert!(line.starts_with(prefix));
+            assert!(prefix.encode_utf16().count() <= max + 2, "{prefix:?}");
+            assert_eq!(
+                truncate_line(prefix, max),
+                truncate_line(&line, max),
+                "{line:?} at {max}"
+            );
+        }
     }
 
     #[test]

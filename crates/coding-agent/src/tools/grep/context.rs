@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 
 use super::ops::MatchLines;
+use crate::support::truncate::{GREP_KEPT_LINE_BYTES, GREP_MAX_LINE_LENGTH, shown_prefix};
 
 /// The lines the windows need, by number, and how many lines were read.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -51,7 +52,7 @@ pub(super) fn window_lines(
         }
         let Some(at) = memchr::memchr2(b'\n', b'\r', buffer) else {
             if wanted {
-                current.extend_from_slice(buffer);
+                keep(&mut current, buffer);
             }
             after_cr = false;
             let all = buffer.len();
@@ -65,7 +66,7 @@ pub(super) fn window_lines(
             continue;
         }
         if wanted {
-            current.extend_from_slice(&buffer[..at]);
+            keep(&mut current, &buffer[..at]);
             lines.kept.insert(number, decode(&current));
         }
         current.clear();
@@ -85,10 +86,19 @@ pub(super) fn window_lines(
     Ok(lines)
 }
 
+/// Adds `bytes` to the line being read, up to what the output can show of it
+/// ([`GREP_KEPT_LINE_BYTES`]): a window over a minified bundle keeps
+/// kilobytes, not the megabytes of each of its lines.
+fn keep(line: &mut Vec<u8>, bytes: &[u8]) {
+    let room = GREP_KEPT_LINE_BYTES.saturating_sub(line.len());
+    line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+}
+
 /// `bytes` as text, invalid UTF-8 replaced (each line on its own gives what
-/// the whole file would: a line break is never inside a character).
+/// the whole file would: a line break is never inside a character), and no
+/// longer than the output shows it.
 fn decode(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    shown_prefix(&String::from_utf8_lossy(bytes), GREP_MAX_LINE_LENGTH).to_owned()
 }
 
 /// The line ranges the windows of `matches` cover, overlapping ones merged.

@@ -23,6 +23,7 @@ use super::context::window_lines;
 use crate::support::fs_error::SpecialFile;
 use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
+use crate::support::truncate::{GREP_MAX_LINE_LENGTH, shown_prefix};
 use crate::support::walk::{
     LocalSearchOperations, PathGlob, SearchError, WalkOptions, check_readable, slash_path,
     walk_parallel,
@@ -338,9 +339,17 @@ fn search_file(
         .collect()
 }
 
-/// A matching line as Pi shows it: without its line ending and without any `\r`.
+/// A matching line as Pi shows it: without its line ending and without any
+/// `\r`, and no longer than the output shows it ([`shown_prefix`]).
 fn clean_line(line: &str) -> String {
-    line.strip_suffix('\n').unwrap_or(line).replace('\r', "")
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    let kept = shown_prefix(line, GREP_MAX_LINE_LENGTH);
+    if kept.len() == line.len() || !kept.contains('\r') {
+        return kept.replace('\r', "");
+    }
+    // Carriage returns shown nowhere, yet counted by the prefix: cut again
+    // once they are gone.
+    shown_prefix(&line.replace('\r', ""), GREP_MAX_LINE_LENGTH).to_owned()
 }
 
 #[cfg(test)]
@@ -406,5 +415,59 @@ mod tests {
     fn clean_line_drops_the_line_ending_and_carriage_returns() {
         assert_eq!(clean_line("a\rb\r\n"), "ab");
         assert_eq!(clean_line("plain"), "plain");
+        let long = format!("{}\r{}\r\n", "x".repeat(10), "y".repeat(1000));
+        let clean = long.replace(['\r', '\n'], "");
+        assert_eq!(
+            clean_line(&long),
+            shown_prefix(&clean, GREP_MAX_LINE_LENGTH),
+            "cut after the carriage returns are gone"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_kept_only_as_far_as_the_output_shows_them() {
+        use crate::support::truncate::{GREP_KEPT_LINE_BYTES, truncate_line};
+        let long = format!("{}needle", "aé😀世".repeat(50_000));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bundle.js");
+        std::fs::write(&path, format!("before\n{long}\nafter\n")).unwrap();
+        let matcher = RegexMatcherBuilder::new().build("needle").unwrap();
+        let shown = |text: &str| truncate_line(text, GREP_MAX_LINE_LENGTH).0.into_owned();
+        let short = |text: &str| {
+            assert!(
+                text.len() <= GREP_KEPT_LINE_BYTES,
+                "kept {} bytes",
+                text.len()
+            );
+            shown(text)
+        };
+
+        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 0, 10);
+        let [
+            GrepMatch {
+                lines: MatchLines::Line(text),
+                ..
+            },
+        ] = found.as_slice()
+        else {
+            panic!("one line: {found:?}");
+        };
+        assert_eq!(short(text), shown(&long));
+
+        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 1, 10);
+        let [
+            GrepMatch {
+                lines: MatchLines::Window { lines, .. },
+                ..
+            },
+        ] = found.as_slice()
+        else {
+            panic!("one window: {found:?}");
+        };
+        let lines: Vec<String> = lines.iter().map(|line| short(line)).collect();
+        assert_eq!(
+            lines,
+            ["before".to_owned(), shown(&long), "after".to_owned()]
+        );
     }
 }
