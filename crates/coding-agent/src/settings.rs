@@ -4,7 +4,9 @@
 //! `$PI_CODING_AGENT_DIR`, `~/.pi/agent`). It holds `settings.json`, the
 //! global `AGENTS.md`, `SYSTEM.md`, `APPEND_SYSTEM.md` and `sessions/`. A
 //! project may add `.coding-agent/settings.json` in its working directory;
-//! its keys win over the global file's, provider by provider.
+//! its keys win over the global file's, provider by provider and, in
+//! `retry`, `compaction` and `thinkingBudgets`, key by key. Its providers and
+//! default model apply only once it is trusted ([`Settings::load`]).
 //!
 //! ```json
 //! {
@@ -51,6 +53,7 @@ use agent_ai::thinking::ThinkingBudgets;
 use agent_ai::{Model, Provider, ThinkingLevel};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use crate::compaction::CompactionSettings;
 use crate::recovery::RecoverySettings;
@@ -167,9 +170,9 @@ pub struct Settings {
     /// Where the tools act when `--remote` is not given (see
     /// [`crate::remote::RemoteSettings`]). Read from the global file only.
     pub remote: Option<crate::remote::RemoteSettings>,
-    /// `retry.*` (Pi's keys); a project's object replaces the global one.
+    /// `retry.*` (Pi's keys); a project's keys win over the global file's.
     pub retry: Option<RetrySettings>,
-    /// `compaction.*` (Pi's keys); a project's object replaces the global one.
+    /// `compaction.*` (Pi's keys); a project's keys win over the global file's.
     pub compaction: Option<CompactionSettings>,
     /// The thinking level of a new session (Pi's key; `medium` when unset,
     /// clamped to what the model supports).
@@ -190,6 +193,24 @@ pub struct Settings {
     /// answer before the `Notification` hooks run with `idle_prompt`
     /// (default [`DEFAULT_IDLE_NOTIFICATION_SECS`], as Claude Code; 0: never).
     pub idle_notification_secs: Option<u64>,
+}
+
+/// `over` laid on `base`: objects key by key, at every depth; anything else
+/// replaces.
+fn deep_merge(base: &mut Value, over: &Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => {
+            for (key, value) in over {
+                match base.get_mut(key) {
+                    Some(existing) => deep_merge(existing, value),
+                    None => {
+                        base.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (base, over) => *base = over.clone(),
+    }
 }
 
 /// Claude Code's threshold of its `idle_prompt` notification.
@@ -242,19 +263,80 @@ pub(crate) fn read_part<T: DeserializeOwned + Default>(path: &Path) -> Result<T,
 }
 
 impl Settings {
-    /// The global settings of `agent_dir` with the project's (in `cwd`) on top.
-    /// Missing files count as empty.
-    pub fn load(agent_dir: &Path, cwd: &Path) -> Result<Self, SettingsError> {
-        let mut settings: Self = read_part(&agent_dir.join(SETTINGS_FILE))?;
-        let mut project: Self = read_part(&cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))?;
+    /// The global settings of `agent_dir` with the project's (in `cwd`) on
+    /// top; `retry`, `compaction` and `thinkingBudgets` are merged key by key,
+    /// as Pi merges nested objects. Missing files count as empty.
+    ///
+    /// Until the project is `trusted` ([`crate::guard::project_trusted`]),
+    /// its `providers`, `defaultProvider` and `defaultModel` are ignored, with
+    /// a warning: they say where the conversation is sent and with which
+    /// key, so a cloned repository could otherwise send the user's key to a
+    /// server of its choosing.
+    pub fn load(agent_dir: &Path, cwd: &Path, trusted: bool) -> Result<Self, SettingsError> {
+        let global_path = agent_dir.join(SETTINGS_FILE);
+        let project_path = cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE);
+        let mut settings: Self = read_part(&global_path)?;
+        let mut project: Self = read_part(&project_path)?;
+        project.inherit_nested(&read_part(&global_path)?, &read_part(&project_path)?);
         // A checked-out project must not send the tools (or ssh options such
         // as ProxyCommand, which run locally) anywhere: only the user's own
         // file says where they act.
         project.remote = None;
         // Nor add instructions for the model from anywhere on the disk.
         project.skills = None;
+        if !trusted {
+            let ignored = project.take_model_choice();
+            if !ignored.is_empty() {
+                tracing::warn!(
+                    "{} is not trusted, so it does not choose the model or where requests go (ignored: {}); trust the project with --trust",
+                    project_path.display(),
+                    ignored.join(", ")
+                );
+            }
+        }
         settings.merge(project);
         Ok(settings)
+    }
+
+    /// Fills the nested objects this (project) file sets with the keys only
+    /// the global file sets, given both files as JSON.
+    fn inherit_nested(&mut self, global: &Value, project: &Value) {
+        fn merged<T: DeserializeOwned>(global: &Value, project: &Value, key: &str) -> Option<T> {
+            let (Some(global), Some(project)) = (global.get(key), project.get(key)) else {
+                return None;
+            };
+            let mut merged = global.clone();
+            deep_merge(&mut merged, project);
+            // Each file's object was read as a `T` already; so is their union.
+            serde_json::from_value(merged).ok()
+        }
+        if let Some(retry) = merged(global, project, "retry") {
+            self.retry = Some(retry);
+        }
+        if let Some(compaction) = merged(global, project, "compaction") {
+            self.compaction = Some(compaction);
+        }
+        if let Some(budgets) = merged(global, project, "thinkingBudgets") {
+            self.thinking_budgets = Some(budgets);
+        }
+    }
+
+    /// Takes out the keys that choose the model and the endpoint; what was
+    /// set, for the warning.
+    fn take_model_choice(&mut self) -> Vec<String> {
+        let mut ignored = Vec::new();
+        if !self.providers.is_empty() {
+            let names: Vec<&str> = self.providers.keys().map(String::as_str).collect();
+            ignored.push(format!("providers {}", names.join(", ")));
+            self.providers.clear();
+        }
+        if let Some(provider) = self.default_provider.take() {
+            ignored.push(format!("defaultProvider {provider}"));
+        }
+        if let Some(model) = self.default_model.take() {
+            ignored.push(format!("defaultModel {model}"));
+        }
+        ignored
     }
 
     /// Keys set in `over` win; providers are merged entry by entry; the
@@ -803,7 +885,7 @@ mod tests {
             r#"{"defaultModel":"gpt-4.1"}"#,
         )
         .unwrap();
-        let settings = Settings::load(&agent, &cwd).unwrap();
+        let settings = Settings::load(&agent, &cwd, true).unwrap();
         assert_eq!(
             (
                 settings.default_provider.as_deref(),
@@ -814,10 +896,48 @@ mod tests {
     }
 
     #[test]
+    fn a_projects_nested_objects_amend_the_global_ones_key_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let (agent, cwd) = (dir.path().join("agent"), dir.path().join("proj"));
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(cwd.join(PROJECT_CONFIG_DIR)).unwrap();
+        std::fs::write(
+            agent.join(SETTINGS_FILE),
+            r#"{"retry":{"enabled":false,"provider":{"maxRetries":0}},"compaction":{"reserveTokens":1000},"thinkingBudgets":{"low":100}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE),
+            r#"{"retry":{"baseDelayMs":100},"compaction":{"keepRecentTokens":500},"thinkingBudgets":{"high":900}}"#,
+        )
+        .unwrap();
+        let settings = Settings::load(&agent, &cwd, false).unwrap();
+        let retry = settings.retry.unwrap();
+        assert_eq!(
+            (
+                retry.enabled,
+                retry.base_delay_ms,
+                retry.provider.max_retries
+            ),
+            (false, 100, Some(0))
+        );
+        let compaction = settings.compaction.unwrap();
+        assert_eq!(
+            (compaction.reserve_tokens, compaction.keep_recent_tokens),
+            (1000, 500)
+        );
+        let budgets = settings.thinking_budgets.unwrap();
+        assert_eq!(
+            (budgets.low, budgets.high, budgets.medium),
+            (100, 900, 8192)
+        );
+    }
+
+    #[test]
     fn a_broken_settings_file_names_itself() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(SETTINGS_FILE), "{oops").unwrap();
-        let error = Settings::load(dir.path(), dir.path()).unwrap_err();
+        let error = Settings::load(dir.path(), dir.path(), true).unwrap_err();
         assert_eq!(error.path, dir.path().join(SETTINGS_FILE));
     }
 }

@@ -333,7 +333,9 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     if resolved.interactive {
         // Before anything is built: the answer decides which of the
         // project's settings, hooks and servers the session uses.
-        ask_to_trust(&resolved.agent_dir, &resolved.cwd, &args.guard.flags()).await?;
+        if ask_to_trust(&resolved.agent_dir, &resolved.cwd, &args.guard.flags()).await? {
+            resolved.reload_settings(&args)?;
+        }
     }
     let remote = args
         .remote

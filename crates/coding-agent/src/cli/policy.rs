@@ -98,7 +98,8 @@ pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     let facts = if setup.policy.mode() == Mode::Bypass {
         SandboxFacts::default()
     } else {
-        let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+        let trusted = guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
+        let settings = Settings::load(&agent_dir, &cwd, trusted).map_err(UsageError::from)?;
         let sandbox = match &remote {
             Some(host) => {
                 start_remote_sandbox(&args.sandbox, &settings.sandbox, host)

@@ -3,12 +3,13 @@
 //! here too, as soon as it is known whether warnings go to stderr or to the
 //! interactive transcript.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::{Message, Provider, ThinkingLevel};
 use anyhow::Context as _;
 use coding_agent::app::default_tool_names;
+use coding_agent::guard;
 use coding_agent::settings::{
     ModelFlags, ResolvedModel, SETTINGS_FILE, Settings, agent_dir, provider_for, resolve_model,
 };
@@ -47,8 +48,36 @@ pub(super) struct Resolved {
     pub tool_names: Vec<String>,
 }
 
-/// Resolves the command line; a usage error (no prompt, no key, an unknown
-/// provider) is an [`UsageError`].
+#[cfg(feature = "tui")]
+impl Resolved {
+    /// Reads the settings and resolves the model again: after the project
+    /// was trusted at the interactive question, its own providers and
+    /// default model apply.
+    pub(super) fn reload_settings(&mut self, args: &RunArgs) -> anyhow::Result<()> {
+        (self.settings, self.model, self.provider) =
+            settings_and_model(args, &self.agent_dir, &self.cwd)?;
+        Ok(())
+    }
+}
+
+/// The settings of `cwd` (the project's as far as its trust allows,
+/// [`Settings::load`]), the model the flags and settings name, and its
+/// provider.
+fn settings_and_model(
+    args: &RunArgs,
+    agent_dir: &Path,
+    cwd: &Path,
+) -> anyhow::Result<(Settings, ResolvedModel, Arc<dyn Provider>)> {
+    let trusted = guard::project_trusted(agent_dir, cwd, &args.guard.flags());
+    let settings = Settings::load(agent_dir, cwd, trusted).map_err(UsageError::from)?;
+    let (flags, _) = model_flags(args);
+    let env = |name: &str| std::env::var(name).ok();
+    let model = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
+        .map_err(UsageError::from)?;
+    let provider = provider_for(&model).map_err(UsageError::from)?;
+    Ok((settings, model, provider))
+}
+
 /// `--model NAME:LEVEL` (Pi's `pattern:thinking`): the name, and the
 /// thinking level when the text after the last `:` names one. Other
 /// colons belong to the name (`qwen2.5-coder:7b`).
@@ -79,6 +108,8 @@ pub(super) fn model_flags(args: &RunArgs) -> (ModelFlags, Option<ThinkingLevel>)
     (flags, level)
 }
 
+/// Resolves the command line; a usage error (no prompt, no key, an unknown
+/// provider) is an [`UsageError`].
 pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     let mode = match (args.mode, args.print) {
         (Some(ModeArg::Rpc), _) => ModeArg::Rpc,
@@ -113,12 +144,8 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         return Err(UsageError::NoPrompt.into());
     }
     let agent_dir = agent_dir();
-    let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+    let (settings, model, provider) = settings_and_model(args, &agent_dir, &cwd)?;
     let (flags, model_thinking) = model_flags(args);
-    let env = |name: &str| std::env::var(name).ok();
-    let model = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
-        .map_err(UsageError::from)?;
-    let provider = provider_for(&model).map_err(UsageError::from)?;
     let tool_names = match (&args.tools, args.no_tools) {
         (_, true) => Vec::new(),
         (Some(names), false) => names.iter().map(|n| n.trim().to_owned()).collect(),

@@ -18,7 +18,8 @@ use super::{RunArgs, UsageError};
 pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir()?;
     let agent_dir = agent_dir();
-    let settings = Settings::load(&agent_dir, &cwd).map_err(UsageError::from)?;
+    let trusted = coding_agent::guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
+    let settings = Settings::load(&agent_dir, &cwd, trusted).map_err(UsageError::from)?;
     let (flags, _) = model_flags(args);
     let settings_path = agent_dir.join(SETTINGS_FILE);
     let env = |name: &str| std::env::var(name).ok();

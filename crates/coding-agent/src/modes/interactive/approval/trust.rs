@@ -1,6 +1,7 @@
 //! The trust question, asked once at start when the project's own settings
 //! (`.coding-agent/settings.json`) hold what an untrusted project may not
-//! use (allow rules, a looser mode, command hooks, MCP servers). Yes is remembered
+//! use (allow rules, a looser mode, command hooks, MCP servers, its choice of
+//! model and endpoint). Yes is remembered
 //! ([`Trust::trust`]) and the session is then built with the project's
 //! rules; no keeps them ignored for this run, and the question comes again
 //! at the next start (nothing is stored, as Claude Code asks per folder until
@@ -29,8 +30,10 @@ pub struct TrustPrompt {
     cwd: PathBuf,
     settings: PathBuf,
     loosens: Vec<String>,
-    /// The project defines commands that start (hooks, MCP servers).
-    starts_programs: bool,
+    /// The project sets what only trust enables besides its rules: commands
+    /// that start (hooks, MCP servers), or the model and the endpoint the
+    /// conversation and the key go to.
+    beyond_rules: bool,
     yes_selected: bool,
 }
 
@@ -39,11 +42,11 @@ impl TrustPrompt {
     /// would allow once trusted.
     pub fn new(cwd: &Path) -> Self {
         let settings = project_settings_path(cwd);
-        let (loosens, starts_programs) = loosened(&settings);
+        let (loosens, beyond_rules) = loosened(&settings);
         TrustPrompt {
             cwd: cwd.to_path_buf(),
             loosens,
-            starts_programs,
+            beyond_rules,
             settings,
             yes_selected: true,
         }
@@ -92,7 +95,8 @@ impl TrustPrompt {
             StyledLine::new(
                 "Until you trust the project, only its deny and ask rules apply, so a repository \
                  you did not write cannot let commands run without asking. Trusting it also starts \
-                 its own command hooks and MCP servers.",
+                 its own command hooks and MCP servers, and lets it choose the model and where your \
+                 requests and keys go.",
                 Style::Normal,
             ),
         ];
@@ -136,9 +140,10 @@ impl TrustPrompt {
 }
 
 /// What the project's settings would add once trusted: its allow rules,
-/// its `defaultMode`, its command hooks' events and its MCP servers.
-/// Unreadable settings add nothing here (the session's start reports them).
-/// True besides when some of it starts programs (hooks, servers).
+/// its `defaultMode`, its command hooks' events, its MCP servers, its
+/// providers and default model. Unreadable settings add nothing here (the
+/// session's start reports them). True besides when some of it is more
+/// than rules (hooks, servers, the model's choice).
 fn loosened(settings: &Path) -> (Vec<String>, bool) {
     let value = std::fs::read_to_string(settings)
         .ok()
@@ -163,25 +168,43 @@ fn loosened(settings: &Path) -> (Vec<String>, bool) {
             .map(|entries| entries.keys().cloned().collect())
             .unwrap_or_default()
     };
+    let rules = loosens.len();
     let hooks = names("hooks");
-    let servers = names("mcpServers");
-    let starts_programs = !hooks.is_empty() || !servers.is_empty();
     if !hooks.is_empty() {
         loosens.push(format!("command hooks on {}", hooks.join(", ")));
     }
+    let servers = names("mcpServers");
     if !servers.is_empty() {
         loosens.push(format!("MCP servers {}", servers.join(", ")));
     }
-    (loosens, starts_programs)
+    let providers = names("providers");
+    if !providers.is_empty() {
+        loosens.push(format!(
+            "providers {} (where requests go, with which key)",
+            providers.join(", ")
+        ));
+    }
+    for key in ["defaultProvider", "defaultModel"] {
+        if let Some(name) = value.get(key).and_then(Value::as_str) {
+            loosens.push(format!("{key} {name}"));
+        }
+    }
+    let beyond_rules = loosens.len() > rules;
+    (loosens, beyond_rules)
 }
 
 /// Asks whether to trust the project in `cwd` when its settings are ignored
 /// in part because it is not trusted (see the module docs); stores a yes.
 /// Does nothing when there is nothing to ask; settings that cannot be read
-/// are left to the session's start to report.
-pub async fn ask_to_trust(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> anyhow::Result<()> {
+/// are left to the session's start to report. True when the answer trusted
+/// the project: settings read before it are to be read again.
+pub async fn ask_to_trust(
+    agent_dir: &Path,
+    cwd: &Path,
+    flags: &GuardFlags,
+) -> anyhow::Result<bool> {
     if project_trusted(agent_dir, cwd, flags) {
-        return Ok(());
+        return Ok(false);
     }
     let mut prompt = TrustPrompt::new(cwd);
     // The policy says whether the project's permissions are ignored (a
@@ -189,8 +212,8 @@ pub async fn ask_to_trust(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> a
     // untrusted project never start.
     let ignored_permissions = load(agent_dir, cwd, flags, SandboxFacts::default())
         .is_ok_and(|setup| setup.untrusted_project_settings);
-    if !ignored_permissions && !prompt.starts_programs {
-        return Ok(());
+    if !ignored_permissions && !prompt.beyond_rules {
+        return Ok(false);
     }
     let trusted = {
         let mut terminal = TerminalGuard::enter()?;
@@ -214,7 +237,7 @@ pub async fn ask_to_trust(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> a
             .and_then(|mut trust| trust.trust(cwd))
             .context("cannot remember that the project is trusted")?;
     }
-    Ok(())
+    Ok(trusted)
 }
 
 #[cfg(test)]
@@ -266,7 +289,9 @@ mod tests {
             json!({
                 "permissions": {"allow": ["bash(make:*)"], "deny": ["read(.env)"], "defaultMode": "auto"},
                 "hooks": {"PreToolUse": [], "Stop": []},
-                "mcpServers": {"time": {"command": "uvx"}}
+                "mcpServers": {"time": {"command": "uvx"}},
+                "providers": {"proxy": {"baseUrl": "http://127.0.0.1:9/v1"}},
+                "defaultProvider": "proxy"
             })
             .to_string(),
         )?;
@@ -279,13 +304,16 @@ mod tests {
                  \n\
                  Until you trust the project, only its deny and ask rules apply, so a repository \
                  you did not write cannot let commands run without asking. Trusting it also starts \
-                 its own command hooks and MCP servers.\n\
+                 its own command hooks and MCP servers, and lets it choose the model and where your \
+                 requests and keys go.\n\
                  \n\
                  Trusted, it would add:\n\
                  [warning]  allow bash(make:*)[/]\n\
                  [warning]  defaultMode auto[/]\n\
                  [warning]  command hooks on PreToolUse, Stop[/]\n\
                  [warning]  MCP servers time[/]\n\
+                 [warning]  providers proxy (where requests go, with which key)[/]\n\
+                 [warning]  defaultProvider proxy[/]\n\
                  \n\
                  [bold]Trust this project?[/]\n\
                  \u{20} 1. Yes, trust it[dim] (remembered for {cwd})[/]\n\
