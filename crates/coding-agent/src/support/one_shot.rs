@@ -32,13 +32,17 @@ pub enum Unanswered {
     Failed(String),
 }
 
-/// Asks `model` on `provider` `question`; the answer's text.
+/// Asks `model` on `provider` `question`; the answer's text. An answer with
+/// no text (the length limit reached while thinking, a tool call instead)
+/// is a failure, not an empty answer: an empty summary would replace the
+/// whole conversation it was to summarise.
 pub async fn ask_once(
     model: &Model,
     provider: &Arc<dyn Provider>,
     question: Question<'_>,
     cancel: &CancellationToken,
 ) -> Result<String, Unanswered> {
+    let max_tokens = question.max_tokens;
     let context = Context {
         system_prompt: Some(question.system_prompt.into()),
         messages: vec![UserMessage::text(question.request).into()].into(),
@@ -46,7 +50,7 @@ pub async fn ask_once(
         reasoning: question
             .reasoning
             .filter(|level| model.reasoning && *level != ThinkingLevel::Off),
-        max_tokens: Some(question.max_tokens),
+        max_tokens: Some(max_tokens),
     };
     let mut stream = provider.stream(model, &context, cancel.clone());
     let mut last = None;
@@ -69,6 +73,89 @@ pub async fn ask_once(
                 .error_message
                 .unwrap_or_else(|| "unknown error".to_owned()),
         )),
-        _ => Ok(message.text()),
+        reason => {
+            let text = message.text();
+            if !text.trim().is_empty() {
+                return Ok(text);
+            }
+            Err(Unanswered::Failed(match reason {
+                StopReason::Length => format!(
+                    "the answer reached its length limit ({max_tokens} tokens) before any text"
+                ),
+                StopReason::ToolUse => "the model answered with a tool call, not text".to_owned(),
+                _ => "the model answered with no text".to_owned(),
+            }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::testing::ScriptedProvider;
+    use agent_ai::{AssistantContent, AssistantMessage, TextContent, ThinkingContent, ToolCall};
+
+    use super::*;
+
+    fn ask(answer: AssistantMessage) -> Result<String, Unanswered> {
+        let provider: Arc<dyn Provider> = Arc::new(ScriptedProvider::from_messages([answer]));
+        let question = Question {
+            system_prompt: "Summarise.",
+            request: "the conversation".into(),
+            max_tokens: 800,
+            reasoning: None,
+        };
+        futures::executor::block_on(ask_once(
+            &ScriptedProvider::model(),
+            &provider,
+            question,
+            &CancellationToken::new(),
+        ))
+    }
+
+    fn text(text: &str) -> AssistantContent {
+        AssistantContent::Text(TextContent {
+            text: text.into(),
+            text_signature: None,
+        })
+    }
+
+    #[test]
+    fn an_answer_without_text_is_a_failure_that_says_why() {
+        assert_eq!(
+            ask(ScriptedProvider::reply(vec![text("Goal: x")])),
+            Ok("Goal: x".into())
+        );
+        assert_eq!(
+            ask(ScriptedProvider::reply(vec![text(" \n")])),
+            Err(Unanswered::Failed("the model answered with no text".into()))
+        );
+
+        let mut thinking_only =
+            ScriptedProvider::reply(vec![AssistantContent::Thinking(ThinkingContent {
+                thinking: "Let me think about the whole conversation".into(),
+                thinking_signature: None,
+                redacted: None,
+            })]);
+        thinking_only.stop_reason = StopReason::Length;
+        assert_eq!(
+            ask(thinking_only),
+            Err(Unanswered::Failed(
+                "the answer reached its length limit (800 tokens) before any text".into()
+            ))
+        );
+
+        let call = ScriptedProvider::reply(vec![AssistantContent::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: serde_json::json!({"path": "a"}),
+            thought_signature: None,
+            recovered_from_text: None,
+        })]);
+        assert_eq!(
+            ask(call),
+            Err(Unanswered::Failed(
+                "the model answered with a tool call, not text".into()
+            ))
+        );
     }
 }
