@@ -488,6 +488,39 @@ fn compaction_past_the_threshold(wire: Wire) {
     assert_eq!(resumed, expected);
 }
 
+/// A compaction after the last run may summarise that run's answer away
+/// (a prompt larger than what is kept): print mode still prints it. It
+/// printed nothing, and exited 0.
+#[test]
+fn print_mode_prints_the_answer_a_compaction_after_the_run_summarised() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(
+        &sandbox,
+        &format!(
+            r#"{FAST_RETRY},"providers":{{"openai":{{"contextWindow":4000}}}},"compaction":{{"reserveTokens":1000,"keepRecentTokens":300}}"#
+        ),
+    );
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "SUMMARY-1");
+        }
+        answer_with_input(wire, "The answer.", 3500)
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", &big_prompt("first", 1200)]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "The answer.\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Compacted from 3508 tokens"), "{stderr}");
+    let lines = only_session_file(&sandbox);
+    let entry = lines.iter().find(|l| l["type"] == "compaction").unwrap();
+    assert_eq!(entry["summary"], summary_text("SUMMARY-1"));
+}
+
 /// An answer that came back whole though its usage says the context was
 /// past the window (a server that cut the context silently, or a window set
 /// too small in the settings) stands: the context is compacted for the next

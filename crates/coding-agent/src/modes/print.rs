@@ -14,7 +14,8 @@
 
 use std::io::{self, Write};
 
-use agent_ai::{AssistantContent, Message, StopReason};
+use agent_ai::{AssistantContent, AssistantMessage, Message, StopReason};
+use agent_core::AgentEvent;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::{AgentSession, PromptError};
@@ -49,16 +50,23 @@ pub async fn run_print(
     }
     let mut events = session.subscribe_all();
     let mut interrupted = false;
+    // Taken from the events, not the history: a compaction after the run
+    // may have summarised the answer away already.
+    let mut answer: Option<AssistantMessage> = None;
     for prompt in prompts {
         if interrupted {
             break;
         }
+        answer = None;
         let run = session.prompt(prompt.clone());
         tokio::pin!(run);
         loop {
             tokio::select! {
                 biased;
-                Some(event) = events.recv() => handle(&event, format, out, err)?,
+                Some(event) = events.recv() => {
+                    keep_answer(&event, &mut answer);
+                    handle(&event, format, out, err)?;
+                }
                 () = interrupt.cancelled(), if !interrupted => {
                     interrupted = true;
                     session.abort();
@@ -79,16 +87,15 @@ pub async fn run_print(
         }
         // The run's last events were sent before it returned.
         while let Some(event) = events.try_recv() {
+            keep_answer(&event, &mut answer);
             handle(&event, format, out, err)?;
         }
-        if last_run_failed(session) {
+        if answer.as_ref().is_some_and(failed) {
             break;
         }
     }
-    let status = match session.agent().history().snapshot().last() {
-        Some(Message::Assistant(last))
-            if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) =>
-        {
+    let status = match &answer {
+        Some(last) if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) => {
             if format == PrintFormat::Text {
                 let reason = match last.stop_reason {
                     StopReason::Aborted => "aborted",
@@ -101,7 +108,7 @@ pub async fn run_print(
             }
             1
         }
-        Some(Message::Assistant(last)) => {
+        Some(last) => {
             if format == PrintFormat::Text {
                 for block in &last.content {
                     if let AssistantContent::Text(text) = block {
@@ -111,7 +118,7 @@ pub async fn run_print(
             }
             0
         }
-        _ => 0,
+        None => 0,
     };
     out.flush()?;
     Ok(if interrupted {
@@ -121,11 +128,21 @@ pub async fn run_print(
     })
 }
 
-fn last_run_failed(session: &AgentSession) -> bool {
-    matches!(
-        session.agent().history().snapshot().last(),
-        Some(Message::Assistant(last)) if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted)
-    )
+/// Whether a run's answer ended it in error (or aborted).
+fn failed(answer: &AssistantMessage) -> bool {
+    matches!(answer.stop_reason, StopReason::Error | StopReason::Aborted)
+}
+
+/// Keeps the answer `event` completes, if it completes one: the run's last
+/// is its result (a retried turn's failed answer comes before the retry's).
+fn keep_answer(event: &SessionEvent, answer: &mut Option<AssistantMessage>) {
+    if let SessionEvent::Agent(agent_event) = event
+        && let AgentEvent::MessageEnd {
+            message: Message::Assistant(message),
+        } = agent_event.as_ref()
+    {
+        *answer = Some(message.clone());
+    }
 }
 
 /// Shows an event: every one in JSON mode; the session's retries and
