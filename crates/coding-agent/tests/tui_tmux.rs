@@ -217,6 +217,43 @@ fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
     );
 }
 
+/// Closing the terminal (its window, or the connection to it) sends SIGHUP
+/// and closes the pty: the agent quits as on Ctrl+C twice. It used to die at
+/// once, leaving the command running and the call unsaved.
+#[test]
+fn closing_the_terminal_kills_the_running_command_and_saves_the_call() {
+    let server = SseServer::start();
+    let Some(tmux) = start_counting(&server) else {
+        return;
+    };
+    tmux.wait_for("the live tail", |s| {
+        s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
+    });
+    assert!(!count_processes(&tmux.cwd).is_empty(), "the command runs");
+    let agent = env!("CARGO_BIN_EXE_coding-agent");
+    assert_eq!(processes_with(&tmux.cwd, agent).len(), 1, "the agent runs");
+    tmux.tmux(&["kill-server"]);
+    let start = Instant::now();
+    while !(count_processes(&tmux.cwd).is_empty() && processes_with(&tmux.cwd, agent).is_empty()) {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "still running: {:?} {:?}",
+            count_processes(&tmux.cwd),
+            processes_with(&tmux.cwd, agent)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        saved_roles(&tmux.cwd),
+        [
+            "user",
+            "assistant toolUse",
+            "toolResult isError=true",
+            "assistant aborted"
+        ]
+    );
+}
+
 #[test]
 fn read_edit_and_bash_calls_render_through_their_renderers() {
     let server = SseServer::with_calls(vec![

@@ -54,6 +54,7 @@ use crossterm::terminal::{
 use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -284,14 +285,15 @@ impl Driver {
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut warnings = self.interactive.warnings.take();
         let mut approvals = self.interactive.approvals.take();
+        let mut signals = QuitSignals::watch();
         loop {
             self.show_thinking(app);
             self.sync_tools(app);
             app.set_mcp_start(self.mcp.starting(), self.prompt_is_waiting());
             app.approvals.drop_abandoned();
-            guard
-                .terminal
-                .draw(|frame| app.draw(frame, Instant::now()))?;
+            if let Err(error) = guard.terminal.draw(|frame| app.draw(frame, Instant::now())) {
+                return self.terminal_lost(app, error.into()).await;
+            }
             let action = tokio::select! {
                 event = input.next() => match event {
                     Some(Ok(Event::Key(key))) => {
@@ -306,9 +308,10 @@ impl Driver {
                         Action::None
                     }
                     Some(Ok(_)) => Action::None,
-                    Some(Err(error)) => return Err(error.into()),
+                    Some(Err(error)) => return self.terminal_lost(app, error.into()).await,
                     None => Action::Quit,
                 },
+                () = signals.next() => Action::Quit,
                 Some(event) = self.events.recv() => {
                     self.on_agent_event(app, &event);
                     // Apply everything already waiting before redrawing.
@@ -396,6 +399,14 @@ impl Driver {
                 return Ok(());
             }
         }
+    }
+
+    /// The terminal can no longer be drawn on or read (its window closed, the
+    /// connection to it dropped): quits as the user would, so the run is
+    /// aborted, its commands killed and the session saved; then `error`.
+    async fn terminal_lost(&mut self, app: &mut App, error: anyhow::Error) -> anyhow::Result<()> {
+        self.perform(app, Action::Quit).await?;
+        Err(error.context("the terminal was lost"))
     }
 
     /// The footer's thinking level: the session's, for a model that reasons.
@@ -847,6 +858,41 @@ fn list_served_models(catalog: &ModelCatalog, current: &Model) -> oneshot::Recei
         let _ = send.send(catalog.served(&current, &env).await);
     });
     receive
+}
+
+/// SIGHUP (the terminal closed) and SIGTERM: the interactive UI quits on
+/// them as on Ctrl+C twice. Left to their default, they ended the process
+/// at once: a running command outlived it, and the session lost the call.
+struct QuitSignals(Option<(Signal, Signal)>);
+
+impl QuitSignals {
+    fn watch() -> Self {
+        match (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(hangup), Ok(terminate)) => QuitSignals(Some((hangup, terminate))),
+            _ => {
+                tracing::warn!(
+                    "cannot watch for SIGHUP and SIGTERM: they will end the agent without saving the running call"
+                );
+                QuitSignals(None)
+            }
+        }
+    }
+
+    /// The next of them; never, when they are not watched.
+    async fn next(&mut self) {
+        match &mut self.0 {
+            Some((hangup, terminate)) => {
+                tokio::select! {
+                    _ = hangup.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            None => std::future::pending().await,
+        }
+    }
 }
 
 /// The models the servers listed, once (none when the task failed); never,
