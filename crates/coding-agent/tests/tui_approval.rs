@@ -271,7 +271,7 @@ fn the_trust_question_comes_at_start_and_a_yes_is_remembered_and_applies_the_pro
             "",
             "Until you trust the project, only its deny and ask rules apply, so a repository you did not write",
             "cannot let commands run without asking. Trusting it also starts its own command hooks and MCP",
-            "servers.",
+            "servers, and lets it choose the model and where your requests and keys go.",
         ],
         "{question}"
     );
@@ -449,4 +449,45 @@ fn always_allow_in_this_project_writes_the_rule_to_the_projects_settings() {
         settings,
         json!({"permissions": {"allow": ["bash(touch a.txt)"]}})
     );
+}
+
+/// A short window leaves out why the policy asks and the keys, never the
+/// call; one too short for the call and its choices says so and takes no
+/// approval until it grows (it used to show the choices alone, and `1`
+/// approved a command that was nowhere on screen).
+#[test]
+fn a_window_too_short_for_the_call_and_its_choices_takes_only_a_deny() {
+    let (mut app, now) = asking_app();
+    let (first, mut answer) = prompt("c1", "touch a.txt");
+    app.approvals.push(first);
+
+    let short = screen(&mut app, 70, 15, now);
+    assert!(short.contains("│ $ touch a.txt"), "{short}");
+    assert!(short.contains("5. Deny…"), "{short}");
+    assert!(
+        !short.contains("known-safe"),
+        "the reason made room: {short}"
+    );
+
+    let tiny = screen(&mut app, 70, 10, now);
+    assert!(!tiny.contains("Allow once"), "{tiny}");
+    assert!(
+        tiny.contains("The call does not fit: enlarge the window to answer · Esc denies"),
+        "{tiny}"
+    );
+    app.handle_key(key(KeyCode::Char('1')));
+    app.handle_key(key(KeyCode::Enter));
+    assert!(answer.try_recv().is_err(), "no approval of an unseen call");
+    assert!(app.approvals.current().is_some());
+
+    let grown = screen(&mut app, 70, 22, now);
+    assert!(grown.contains("│ $ touch a.txt"), "{grown}");
+    app.handle_key(key(KeyCode::Char('1')));
+    assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowOnce));
+
+    let (second, mut denied) = prompt("c2", "touch b.txt");
+    app.approvals.push(second);
+    screen(&mut app, 70, 10, now);
+    app.handle_key(key(KeyCode::Esc));
+    assert_eq!(denied.try_recv(), Ok(ApprovalAnswer::Deny { reason: None }));
 }

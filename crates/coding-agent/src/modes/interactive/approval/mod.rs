@@ -18,7 +18,9 @@ pub mod approver;
 pub mod modal;
 pub mod trust;
 
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
@@ -27,7 +29,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 pub use crate::guard::approval::{ApprovalAnswer, ApprovalRequest, Approver, RuleScope};
 pub use approver::{ApprovalInbox, ApprovalPrompt, InteractiveApprover};
-pub use modal::{ApprovalModal, Choice};
+pub use modal::{ApprovalModal, Choice, ModalView};
 
 use super::theme::to_line;
 use super::wrap::{text_width, wrap};
@@ -37,6 +39,8 @@ use crate::render::{Style, StyledLine, ToolRenderers};
 #[derive(Debug, Default)]
 pub struct Approvals {
     waiting: VecDeque<Waiting>,
+    /// The last draw could not show the whole call with its choices.
+    call_hidden: Cell<bool>,
 }
 
 #[derive(Debug)]
@@ -79,9 +83,15 @@ impl Approvals {
         let Some(front) = self.waiting.front_mut() else {
             return false;
         };
-        if let Some(answer) = front.modal.handle_key(key)
-            && let Some(done) = self.waiting.pop_front()
-        {
+        let Some(answer) = front.modal.handle_key(key) else {
+            return true;
+        };
+        if self.call_hidden.get() && !matches!(answer, ApprovalAnswer::Deny { .. }) {
+            // Not on screen, not approved: the prompt says to enlarge the
+            // window.
+            return true;
+        }
+        if let Some(done) = self.waiting.pop_front() {
             // The call may have stopped waiting (its run was cancelled):
             // then nobody needs the answer.
             let _ = done.reply.send(answer);
@@ -109,26 +119,26 @@ impl Approvals {
     }
 
     /// Draws the prompt shown over the bottom of `area` (the transcript),
-    /// framed, as tall as it needs (its last rows, the choices, when the
-    /// area is shorter); the call is drawn by its tool's renderer.
+    /// framed, as tall as it needs; the call is drawn by its tool's
+    /// renderer. Where the area is shorter, why the policy asks and the keys
+    /// are left out first; where even the call and the choices do not fit,
+    /// the call's top shows with a line saying so, and only a deny is taken
+    /// until the window grows ([`Approvals::handle_key`]): no call is
+    /// approved unseen.
     pub fn draw(&self, frame: &mut Frame<'_>, area: Rect, renderers: &ToolRenderers) {
         let Some(modal) = self.current() else {
             return;
         };
         let inner_width = area.width.saturating_sub(4).max(1);
         let view = modal.view(renderers, inner_width);
-        let mut rows: Vec<StyledLine> = Vec::new();
-        let mut cursor = None;
-        for (i, line) in view.lines.iter().enumerate() {
-            rows.extend(wrap(line, inner_width));
-            if view.input == Some(i) {
-                let last = rows.last().map_or(0, |row| text_width(&row.plain()));
-                cursor = Some((rows.len().saturating_sub(1), last));
-            }
-        }
         let inner_height = usize::from(area.height.saturating_sub(2));
-        let skip = rows.len().saturating_sub(inner_height);
-        let height = u16::try_from(rows.len() - skip + 2).unwrap_or(area.height);
+        let Fitted {
+            rows,
+            cursor,
+            call_hidden,
+        } = fit(&view, inner_width, inner_height);
+        self.call_hidden.set(call_hidden);
+        let height = u16::try_from(rows.len() + 2).unwrap_or(area.height);
         let modal_area = Rect {
             y: area.bottom().saturating_sub(height),
             height,
@@ -150,13 +160,69 @@ impl Approvals {
         frame.render_widget(Clear, modal_area);
         frame.render_widget(block, modal_area);
         frame.render_widget(
-            Paragraph::new(rows[skip..].iter().map(to_line).collect::<Vec<_>>()),
+            Paragraph::new(rows.iter().map(to_line).collect::<Vec<_>>()),
             padded,
         );
-        if let Some((row, col)) = cursor.filter(|(row, _)| *row >= skip) {
+        if let Some((row, col)) = cursor {
             let x = padded.x + u16::try_from(col).unwrap_or(0);
-            let y = padded.y + u16::try_from(row - skip).unwrap_or(0);
+            let y = padded.y + u16::try_from(row).unwrap_or(0);
             frame.set_cursor_position(Position::new(x.min(padded.right().saturating_sub(1)), y));
         }
+    }
+}
+
+/// What the prompt shows in the rows it has.
+struct Fitted {
+    rows: Vec<StyledLine>,
+    /// Row and column of the cursor, on the reason being typed.
+    cursor: Option<(usize, usize)>,
+    /// The call and its choices did not fit together.
+    call_hidden: bool,
+}
+
+/// The rows of `view` to draw `width` columns wide in `height` rows: all of
+/// them; else the call and the answers alone; else the call's first rows
+/// and a line saying the rest does not fit.
+fn fit(view: &ModalView, width: u16, height: usize) -> Fitted {
+    let wrapped = |lines: &mut dyn Iterator<Item = usize>| {
+        let mut rows = Vec::new();
+        let mut cursor = None;
+        for i in lines {
+            rows.extend(wrap(&view.lines[i], width));
+            if view.input == Some(i) {
+                let last = rows.last().map_or(0, |row| text_width(&row.plain()));
+                cursor = Some((rows.len().saturating_sub(1), last));
+            }
+        }
+        (rows, cursor)
+    };
+    let essential = |range: &Range<usize>| (0..view.call).chain(range.clone());
+    for (rows, cursor) in [
+        wrapped(&mut (0..view.lines.len())),
+        wrapped(&mut essential(&view.answers)),
+    ] {
+        if rows.len() <= height {
+            return Fitted {
+                rows,
+                cursor,
+                call_hidden: false,
+            };
+        }
+    }
+    let (mut rows, _) = wrapped(&mut (0..view.call));
+    let notice = wrap(
+        &StyledLine::new(
+            "The call does not fit: enlarge the window to answer · Esc denies",
+            Style::Warning,
+        ),
+        width,
+    );
+    rows.truncate(height.saturating_sub(notice.len()));
+    rows.extend(notice);
+    rows.truncate(height);
+    Fitted {
+        rows,
+        cursor: None,
+        call_hidden: true,
     }
 }

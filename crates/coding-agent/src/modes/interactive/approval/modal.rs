@@ -169,8 +169,11 @@ impl ApprovalModal {
             lines.truncate(MAX_CALL_ROWS - 1);
             lines.push(StyledLine::new("…", Style::Dim));
         }
+        let call = lines.len();
         lines.push(StyledLine::new(self.request.reason.clone(), Style::Warning));
         lines.push(StyledLine::default());
+        let answers_from = lines.len();
+        let answers_to;
         let mut input = None;
         match &self.reason {
             None => {
@@ -184,6 +187,7 @@ impl ApprovalModal {
                     line.spans.extend(self.label(choice).spans);
                     lines.push(line);
                 }
+                answers_to = lines.len();
                 lines.push(StyledLine::new(
                     format!(
                         "↑↓ Enter or 1-{} to choose · Esc denies",
@@ -200,13 +204,19 @@ impl ApprovalModal {
                 input = Some(lines.len());
                 lines
                     .push(StyledLine::new("> ", Style::Accent).push(reason.clone(), Style::Normal));
+                answers_to = lines.len();
                 lines.push(StyledLine::new(
                     "Enter denies with this reason (empty: none) · Esc denies without one",
                     Style::Dim,
                 ));
             }
         }
-        ModalView { lines, input }
+        ModalView {
+            lines,
+            input,
+            call,
+            answers: answers_from..answers_to,
+        }
     }
 }
 
@@ -217,6 +227,12 @@ pub struct ModalView {
     pub lines: Vec<StyledLine>,
     /// The line the reason is typed on (the cursor goes at its end).
     pub input: Option<usize>,
+    /// `lines[..call]` are the call.
+    pub call: usize,
+    /// The lines answered with: the choices, or the reason being typed.
+    /// The others (why the policy asks, the keys) may be left out where
+    /// the screen is short.
+    pub answers: std::ops::Range<usize>,
 }
 
 #[cfg(test)]
