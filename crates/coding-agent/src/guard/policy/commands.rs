@@ -35,7 +35,19 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
         let name = program(rest);
         // Options of each wrapper that take a value as the next word.
         let takes_value: &[&str] = match name {
-            "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+            "sudo" | "doas" => &[
+                "--user",
+                "--group",
+                "--close-from",
+                "--chdir",
+                "--host",
+                "--prompt",
+                "--role",
+                "--type",
+                "--other-user",
+                "--command-timeout",
+                "--chroot",
+            ],
             "env" => &["-u", "-C", "--unset", "--chdir"],
             "nice" => &["-n", "--adjustment"],
             "ionice" => &["-c", "-n", "-p", "-P", "-u"],
@@ -75,7 +87,10 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
             if name == "env" && text.contains('=') && !text.starts_with('-') {
                 i += 1;
             } else if text.starts_with('-') && text.len() > 1 {
-                i += if takes_value.contains(&text) { 2 } else { 1 };
+                let wants_value = takes_value.contains(&text)
+                    || (matches!(name, "sudo" | "doas")
+                        && cluster_wants_value(text, SUDO_VALUE_LETTERS));
+                i += if wants_value { 2 } else { 1 };
             } else {
                 break;
             }
@@ -94,6 +109,24 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
     }
 }
 
+/// sudo's short options that take a value (`-u root`, `-iu root`, `-uroot`).
+const SUDO_VALUE_LETTERS: &str = "ugCDhprtTUR";
+
+/// Whether the short-option cluster `text` ends in an option of `letters`,
+/// whose value is then the next word (`-iu root`); one followed by more
+/// letters has its value attached (`-uroot`).
+fn cluster_wants_value(text: &str, letters: &str) -> bool {
+    let Some(cluster) = text.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+        return false;
+    };
+    for (at, c) in cluster.char_indices() {
+        if letters.contains(c) {
+            return at + c.len_utf8() == cluster.len();
+        }
+    }
+    false
+}
+
 /// The literal texts of the arguments that are not options (`-x`, `--x`),
 /// with everything after `--` an operand.
 fn operands(words: &[Arg]) -> Vec<&Arg> {
@@ -110,7 +143,10 @@ fn operands(words: &[Arg]) -> Vec<&Arg> {
 }
 
 /// True when a short-option cluster or a long option among `words` is one of
-/// `short` (letters) or `long`.
+/// `short` (letters) or `long`, as getopt reads them: a cluster's letters up
+/// to its first other character (`-uo out`, `-o/x`: a value may follow at
+/// once), and a long option by any prefix (`--rec` is `--recursive`; GNU
+/// takes any unambiguous one, and an ambiguous one only errs).
 fn has_flag(words: &[Arg], short: &str, long: &[&str]) -> bool {
     words
         .iter()
@@ -119,12 +155,13 @@ fn has_flag(words: &[Arg], short: &str, long: &[&str]) -> bool {
         .any(|w| {
             let t = w.text.as_str();
             if let Some(name) = t.strip_prefix("--") {
-                long.iter()
-                    .any(|l| name == *l || name.starts_with(&format!("{l}=")))
+                let name = name.split('=').next().unwrap_or(name);
+                !name.is_empty() && long.iter().any(|l| l.starts_with(name))
             } else if let Some(cluster) = t.strip_prefix('-') {
-                !cluster.is_empty()
-                    && cluster.chars().all(|c| c.is_ascii_alphabetic())
-                    && cluster.chars().any(|c| short.contains(c))
+                cluster
+                    .chars()
+                    .take_while(char::is_ascii_alphabetic)
+                    .any(|c| short.contains(c))
             } else {
                 false
             }
@@ -351,8 +388,17 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
     let mut args = words.iter().skip(1);
     while let Some(word) = args.next() {
         let t = word.text.as_str();
+        if matches!(t, "-o" | "+o" | "-O" | "+O") {
+            // An option's name (`-o errexit`), not the script.
+            args.next();
+            continue;
+        }
         if t.starts_with('-') && !t.starts_with("--") && t.contains('c') {
-            return Some(match args.next() {
+            let mut script = args.next();
+            if script.is_some_and(|s| s.text == "--") {
+                script = args.next();
+            }
+            return Some(match script {
                 Some(script) if script.literal => Ok(script.text.clone()),
                 _ => Err(format!(
                     "`{}` runs a script only known at run time",
@@ -360,7 +406,7 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
                 )),
             });
         }
-        if !t.starts_with('-') {
+        if !t.starts_with('-') && !t.starts_with('+') {
             break;
         }
     }
@@ -402,16 +448,17 @@ pub fn is_known_safe(words: &[Arg]) -> bool {
         | "free" | "uptime" | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":"
         | "tee" => true,
         "env" | "hostname" => words.len() == 1,
-        "date" => no_flag(&["-s", "--set"]),
-        "sort" => no_flag(&["-o", "--output"]),
-        "tree" => no_flag(&["-o"]),
-        "base64" => no_flag(&["-o", "--output"]),
+        "date" => !has_flag(words, "s", &["set"]),
+        // `--compress-program` runs a program of the caller's choice.
+        "sort" => !has_flag(words, "o", &["output", "compress-program"]),
+        "tree" => !has_flag(words, "o", &[]),
+        "base64" => !has_flag(words, "o", &["output"]),
         "uniq" => operands(words).len() <= 1,
         "find" => no_flag(&[
             "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0",
             "-fprintf",
         ]),
-        "rg" => no_flag(&["--pre", "--pre-glob", "-z", "--search-zip"]),
+        "rg" => !has_flag(words, "z", &["pre", "pre-glob", "search-zip"]),
         "sed" => sed_prints_lines(words),
         "git" => git_reads_only(words),
         _ => false,

@@ -74,6 +74,18 @@ impl Verdict {
         self
     }
 
+    /// The same verdict suggesting the bash rule that allows exactly the
+    /// command `line`, when a rule can say it. A `*` in a rule is a
+    /// wildcard, so a command holding one (`rm *.o`) gets none: the rule
+    /// `bash(rm *.o)` would allow `rm -rf victim zz.o` too. Allowing such a
+    /// call "for this session" then allows this call only.
+    pub fn suggesting_command(self, line: &str) -> Self {
+        if line.contains('*') {
+            return self;
+        }
+        self.suggesting(format!("bash({line})"))
+    }
+
     /// The stricter of two verdicts; on a tie the firm one, else the first.
     pub fn stricter(self, other: Self) -> Self {
         let replace = other.decision > self.decision

@@ -27,6 +27,17 @@ use commands::{
 };
 use shell::{Arg, Part, join};
 
+/// `words` joined, the program named without its directory (`/bin/rm x`
+/// is `rm x`), as deny and ask rules match it.
+fn named(words: &[Arg]) -> String {
+    let mut line = program(words).to_owned();
+    for word in words.iter().skip(1) {
+        line.push(' ');
+        line.push_str(&word.text);
+    }
+    line
+}
+
 /// The rule lists as written in settings and flags.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuleTexts {
@@ -358,7 +369,16 @@ impl Policy {
         let full = part.command_line();
         let inner_line = join(inner);
         let lines = [Subject::Command(&full), Subject::Command(&inner_line)];
-        if let Some(rule) = self.rule(&Kind::Deny, "bash", &lines) {
+        // Deny and ask rules see through wrappers and a program's path
+        // (`sudo /bin/rm x` is `rm x`); allow rules do not: one allowing
+        // `rm:*` must not allow `./rm`, nor `git push:*` `sudo git push`.
+        let named_line = named(inner);
+        let strict = [
+            Subject::Command(&full),
+            Subject::Command(&inner_line),
+            Subject::Command(&named_line),
+        ];
+        if let Some(rule) = self.rule(&Kind::Deny, "bash", &strict) {
             return Verdict::new(
                 Decision::Deny,
                 format!("`{full}` is denied by the rule `{}`", rule.text),
@@ -378,15 +398,19 @@ impl Policy {
                 Ok(script) => self.judge_script(&script, depth + 1),
                 Err(reason) => Verdict::new(Decision::Ask, format!("{reason}; it needs approval"))
                     .firm()
-                    .suggesting(format!("bash({full})")),
+                    .suggesting_command(&full),
             });
         }
         if let Some(reason) = always_asked(inner, &part.upstream) {
             return match exact {
                 Some(rule) => self.allowed_by(&full, rule),
+                // A rule names one simple command: for `sh` at the end of
+                // `curl URL | sh` it would let every later `anything | sh`
+                // skip the always-ask list, so none is suggested.
+                None if !part.upstream.is_empty() => Verdict::new(Decision::Ask, reason).firm(),
                 None => Verdict::new(Decision::Ask, reason)
                     .firm()
-                    .suggesting(format!("bash({full})")),
+                    .suggesting_command(&full),
             };
         }
         if is_interpreter(program(inner)) && inner.get(1).is_some_and(|a| !a.literal) {
@@ -395,7 +419,14 @@ impl Policy {
                 format!("`{full}` runs a script only known at run time; it needs approval"),
             )
             .firm()
-            .suggesting(format!("bash({full})"));
+            .suggesting_command(&full);
+        }
+        if let Some(rule) = self.rule(&Kind::Ask, "bash", &strict) {
+            return Verdict::new(
+                Decision::Ask,
+                format!("`{full}` needs approval by the rule `{}`", rule.text),
+            )
+            .by_rule(&rule.text);
         }
         let rule_lines: &[Subject<'_>] = if wrappers.is_empty() {
             &lines
@@ -424,9 +455,7 @@ impl Policy {
 
     /// What the mode says about a command no rule or list decided.
     fn by_mode(&self, full: &str, inner: &[Arg]) -> Verdict {
-        let ask = |reason: String| {
-            Verdict::new(Decision::Ask, reason).suggesting(format!("bash({full})"))
-        };
+        let ask = |reason: String| Verdict::new(Decision::Ask, reason).suggesting_command(&full);
         match self.mode {
             Mode::Default | Mode::Plan => ask(format!(
                 "`{full}` is not on the known-safe list; running it needs approval"
@@ -464,7 +493,7 @@ impl Policy {
                         "`{full}` runs `{inner}` through `{wrapper}`; a wrapped command needs approval even when it alone would not"
                     ),
                 )
-                .suggesting(format!("bash({full})"))
+                .suggesting_command(&full)
             }
             _ => verdict,
         }
