@@ -260,6 +260,27 @@ fn file_tools_follow_the_workspace_and_the_mode() {
     };
     assert_eq!(write(Mode::Default, "src/new.rs"), Decision::Allow);
     assert_eq!(write(Mode::Default, "/etc/passwd"), Decision::Ask);
+    // The model must not loosen the policy of the sessions after this one.
+    for path in [".coding-agent/settings.json", ".mcp.json", ".git/config"] {
+        assert_eq!(write(Mode::Default, path), Decision::Ask, "{path}");
+        assert_eq!(write(Mode::Auto, path), Decision::Ask, "{path}");
+        assert_eq!(write(Mode::Bypass, path), Decision::Allow, "{path}");
+    }
+    let settings = json!({"path": ".coding-agent/settings.json", "content": "{}"});
+    assert_eq!(
+        policy(Mode::Default).check("edit", &settings).reason,
+        "`/work/p/.coding-agent/settings.json` is the project's agent settings: writing it changes what later commands and sessions may do; it needs approval"
+    );
+    let allowed = RuleTexts {
+        allow: vec!["edit(.coding-agent/**)".into()],
+        ..RuleTexts::default()
+    };
+    let p = policy_with(Mode::Default, SandboxFacts::default(), &allowed);
+    assert_eq!(
+        p.check("edit", &settings).decision,
+        Decision::Allow,
+        "the user's own rule"
+    );
     assert_eq!(write(Mode::Default, "../outside.txt"), Decision::Ask);
     assert_eq!(write(Mode::Default, "/dev/sda"), Decision::Deny);
     assert_eq!(write(Mode::Plan, "src/new.rs"), Decision::Deny);

@@ -261,6 +261,17 @@ impl Policy {
                 format!("plan mode is read-only: writing `{shown}` is not allowed"),
             ),
             Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
+            // Else the model could loosen its own policy for the sessions
+            // after this one, or have `git status` run a program.
+            Mode::Default | Mode::Auto if let Some(what) = self.places.configuration(&path) => {
+                Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "`{shown}` is {what}: writing it changes what later commands and sessions may do; it needs approval"
+                    ),
+                )
+                .firm()
+            }
             Mode::Default | Mode::Auto if self.places.in_workspace(&path) => Verdict::new(
                 Decision::Allow,
                 format!("`{shown}` is inside the workspace"),

@@ -77,6 +77,27 @@ impl Places {
         None
     }
 
+    /// What `path` configures, when it is where a workspace keeps what the
+    /// agent or git reads as instructions: the project's settings (rules,
+    /// hooks, MCP servers, skills, prompts), its MCP servers file, and the
+    /// repository's `.git` (its config and hooks run programs on `git
+    /// status`). A write there changes what later commands and sessions do.
+    pub fn configuration(&self, path: &Path) -> Option<&'static str> {
+        self.roots.iter().find_map(|root| {
+            let inside = path.strip_prefix(root).ok()?;
+            let first = inside.components().next()?.as_os_str();
+            if first == crate::settings::PROJECT_CONFIG_DIR {
+                Some("the project's agent settings")
+            } else if first == ".mcp.json" {
+                Some("the project's MCP servers")
+            } else if first == ".git" {
+                Some("the repository's git configuration")
+            } else {
+                None
+            }
+        })
+    }
+
     /// Like [`Places::protected`] for a target as written: `dir/*` (and
     /// `dir/.*`) empties `dir`, so it counts as `dir`.
     pub fn protected_target(&self, text: &str) -> Option<&'static str> {
