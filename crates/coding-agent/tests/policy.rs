@@ -3,7 +3,7 @@
 //! that a compound is never looser than its strictest part, rules, modes and
 //! the texts the model reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use coding_agent::guard::policy::{Places, RuleTexts};
 use coding_agent::guard::{Decision, Mode, Policy, SandboxFacts, Verdict};
@@ -11,10 +11,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 fn places() -> Places {
-    Places {
-        roots: vec![PathBuf::from("/work/p")],
-        home: Some(PathBuf::from("/home/u")),
-    }
+    Places::at(Path::new("/work/p"), Some(Path::new("/home/u")))
 }
 
 /// Auto as the table means it: the sandbox on, network off.
@@ -208,6 +205,19 @@ fn deny_and_ask_rules_see_through_paths_and_wrappers_and_allow_rules_do_not() {
         (Decision::Ask, Some("bash(git push:*)"))
     );
     assert_eq!(bash(&p, "rm d").decision, Decision::Allow);
+    let guarded = RuleTexts {
+        deny: vec!["edit(src/**)".into()],
+        ..RuleTexts::default()
+    };
+    let p = policy_with(Mode::Default, SandboxFacts::default(), &guarded);
+    let moved = bash(&p, "cd src && echo overwritten > keep.txt");
+    assert_eq!(
+        (moved.decision, moved.reason.as_str()),
+        (
+            Decision::Deny,
+            "writing `/work/p/src/keep.txt` is denied by the rule `edit(src/**)`"
+        )
+    );
     assert_eq!(
         bash(&p, "./rm d").decision,
         Decision::Ask,

@@ -27,6 +27,34 @@ use commands::{
 };
 use shell::{Arg, Part, join};
 
+/// Where `part` moves the commands after it, when it is a `cd`: the places
+/// there, or (`Err`) the command, when where it goes is known only at run
+/// time (`cd "$D"`, `cd -`, `popd`). `None` for any other command.
+fn change_directory(part: &Part, places: &Places) -> Option<Result<Places, String>> {
+    let words = unwrap(&part.words);
+    let words = if words.inner.is_empty() {
+        &part.words[..]
+    } else {
+        words.inner
+    };
+    if !matches!(program(words), "cd" | "pushd" | "popd") {
+        return None;
+    }
+    let operands: Vec<&Arg> = words
+        .iter()
+        .skip(1)
+        .filter(|w| !w.text.starts_with('-') || w.text == "-")
+        .collect();
+    Some(match (program(words), operands.as_slice()) {
+        ("cd", []) => match &places.home {
+            Some(home) => Ok(places.moved(&home.to_string_lossy())),
+            None => Err(part.command_line()),
+        },
+        ("cd" | "pushd", [dir]) if dir.literal && dir.text != "-" => Ok(places.moved(&dir.text)),
+        _ => Err(part.command_line()),
+    })
+}
+
 /// `words` joined, the program named without its directory (`/bin/rm x`
 /// is `rm x`), as deny and ask rules match it.
 fn named(words: &[Arg]) -> String {
@@ -323,8 +351,34 @@ impl Policy {
             }
         };
         let mut verdict: Option<Verdict> = None;
+        // Where the parts run: a `cd` moves those after it.
+        let mut moved: Option<Policy> = None;
+        let mut lost: Option<String> = None;
         for part in &parts {
-            let part_verdict = self.judge_part(part, depth);
+            let here = moved.as_ref().unwrap_or(self);
+            let mut part_verdict = here.judge_part(part, depth);
+            if let Some(cd) = &lost {
+                part_verdict = part_verdict.stricter(
+                    Verdict::new(
+                        Decision::Ask,
+                        format!(
+                            "`{}` runs after `{cd}`, in a directory known only at run time; it needs approval",
+                            part.command_line()
+                        ),
+                    )
+                    .firm(),
+                );
+            }
+            match change_directory(part, &here.places) {
+                Some(Ok(places)) => {
+                    moved = Some(Policy {
+                        places,
+                        ..self.clone()
+                    });
+                }
+                Some(Err(cd)) => lost = Some(cd),
+                None => {}
+            }
             let next = match verdict {
                 Some(v) => v.stricter(part_verdict),
                 None => part_verdict,

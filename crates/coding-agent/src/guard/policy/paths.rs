@@ -13,6 +13,9 @@ pub struct Places {
     pub roots: Vec<PathBuf>,
     /// The user's home directory (`~`, `$HOME`).
     pub home: Option<PathBuf>,
+    /// Where a command line's `cd` has moved the commands after it; `None`:
+    /// the first root.
+    moved_to: Option<PathBuf>,
 }
 
 impl Places {
@@ -28,12 +31,25 @@ impl Places {
         Self {
             roots: vec![normalize(cwd)],
             home: home.map(normalize),
+            moved_to: None,
         }
     }
 
-    /// The working directory (the first root).
+    /// The same places for the commands after `cd dir` (`dir` as written):
+    /// relative paths resolve in `dir`, the workspace stays where it is.
+    pub fn moved(&self, dir: &str) -> Self {
+        Self {
+            moved_to: Some(self.resolve(dir)),
+            ..self.clone()
+        }
+    }
+
+    /// The working directory: the first root, or where a `cd` moved to.
     pub fn cwd(&self) -> &Path {
-        self.roots.first().map_or(Path::new("/"), PathBuf::as_path)
+        match &self.moved_to {
+            Some(dir) => dir,
+            None => self.roots.first().map_or(Path::new("/"), PathBuf::as_path),
+        }
     }
 
     /// `text` as an absolute, normalised path: `~` is home, relative paths
