@@ -3,7 +3,7 @@
 //! that a compound is never looser than its strictest part, rules, modes and
 //! the texts the model reads.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use coding_agent::guard::policy::{Places, RuleTexts};
 use coding_agent::guard::{Decision, Mode, Policy, SandboxFacts, Verdict};

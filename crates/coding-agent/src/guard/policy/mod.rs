@@ -520,7 +520,7 @@ impl Policy {
 
     /// What the mode says about a command no rule or list decided.
     fn by_mode(&self, full: &str, inner: &[Arg]) -> Verdict {
-        let ask = |reason: String| Verdict::new(Decision::Ask, reason).suggesting_command(&full);
+        let ask = |reason: String| Verdict::new(Decision::Ask, reason).suggesting_command(full);
         match self.mode {
             Mode::Default | Mode::Plan => ask(format!(
                 "`{full}` is not on the known-safe list; running it needs approval"
@@ -558,7 +558,7 @@ impl Policy {
                         "`{full}` runs `{inner}` through `{wrapper}`; a wrapped command needs approval even when it alone would not"
                     ),
                 )
-                .suggesting_command(&full)
+                .suggesting_command(full)
             }
             _ => verdict,
         }
