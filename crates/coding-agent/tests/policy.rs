@@ -418,3 +418,59 @@ proptest! {
         }
     }
 }
+
+/// The policy resolves a path as the tools do: `@`, unicode spaces, the
+/// directory a `dir/**` rule covers, and on this machine where links lead.
+#[test]
+fn path_rules_hold_for_every_spelling_the_tools_accept_and_through_links() {
+    let rules = RuleTexts {
+        deny: vec![
+            "read(secret/**)".into(),
+            "read(my secret/**)".into(),
+            "edit(src/**)".into(),
+        ],
+        ..RuleTexts::default()
+    };
+    let p = policy_with(Mode::Default, SandboxFacts::default(), &rules);
+    for (tool, path) in [
+        ("read", "@secret/key"),
+        ("read", "my\u{a0}secret/k"),
+        ("grep", "secret"),
+        ("find", "secret/"),
+        ("ls", "/work/p/secret"),
+        ("edit", "@src/main.rs"),
+    ] {
+        let verdict = p.check(tool, &json!({"path": path, "pattern": "pw"}));
+        assert_eq!(
+            verdict.decision,
+            Decision::Deny,
+            "{tool} {path}: {}",
+            verdict.reason
+        );
+    }
+    assert_eq!(
+        p.check("read", &json!({"path": "secrets.txt"})).decision,
+        Decision::Allow
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(work.join("secret")).unwrap();
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(work.join("secret/key"), "pw").unwrap();
+    std::os::unix::fs::symlink("secret", work.join("link")).unwrap();
+    std::os::unix::fs::symlink("src", work.join("srclink")).unwrap();
+    let local = Policy::new(
+        Mode::Default,
+        SandboxFacts::default(),
+        Places::for_cwd(&work),
+        &rules,
+    )
+    .unwrap();
+    let read = local.check("read", &json!({"path": "link/key"}));
+    assert_eq!(read.decision, Decision::Deny, "{}", read.reason);
+    let write = local.check("write", &json!({"path": "srclink/new.rs", "content": ""}));
+    assert_eq!(write.decision, Decision::Deny, "{}", write.reason);
+    let other = local.check("read", &json!({"path": "src"}));
+    assert_eq!(other.decision, Decision::Allow);
+}

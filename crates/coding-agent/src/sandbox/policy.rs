@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::support::paths::normalize_lexically;
+use crate::support::paths::where_links_lead;
 
 /// How much the sandbox lets commands change (`--sandbox`, setting `sandbox.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
@@ -139,7 +139,7 @@ impl SandboxPolicy {
         if self.mode == SandboxMode::Off {
             return true;
         }
-        let resolved = resolve(path);
+        let resolved = where_links_lead(path);
         WRITABLE_DEVICES
             .iter()
             .any(|device| resolved == Path::new(device))
@@ -193,44 +193,6 @@ impl SandboxPolicy {
 
 /// What the model should do after a sandbox denial: not retry, ask.
 const WHAT_TO_DO: &str = "This is the sandbox, not file permissions: retrying or working around it fails the same way. Tell the user what you need and why; they can allow it (--sandbox off, or --allow-network for the network)";
-
-/// Links followed at most while resolving a path; a longer chain is a loop
-/// (the write itself then fails with ELOOP).
-const MAX_LINK_HOPS: usize = 40;
-
-/// Where a write to `path` lands: `.` and `..` applied, its longest existing
-/// prefix resolved through symlinks, and a symlink whose target does not
-/// exist yet followed to that target (writing through it creates the
-/// target: a link made in the workspace to a new file outside it must not
-/// let a write out). The rest does not exist yet, so it holds no links.
-fn resolve(path: &Path) -> PathBuf {
-    let mut pending = normalize_lexically(path);
-    for _ in 0..MAX_LINK_HOPS {
-        let mut existing = pending.as_path();
-        let mut rest = Vec::new();
-        let followed = loop {
-            if let Ok(real) = existing.canonicalize() {
-                return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-            }
-            let dangling = existing
-                .symlink_metadata()
-                .is_ok_and(|meta| meta.file_type().is_symlink());
-            if dangling && let Ok(target) = std::fs::read_link(existing) {
-                let base = existing.parent().unwrap_or(Path::new("/")).join(target);
-                break rest.iter().rev().fold(base, |acc, part| acc.join(part));
-            }
-            match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_os_string());
-                    existing = parent;
-                }
-                _ => return pending,
-            }
-        };
-        pending = normalize_lexically(&followed);
-    }
-    pending
-}
 
 #[cfg(test)]
 mod tests {

@@ -89,6 +89,46 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
     out
 }
 
+/// Links followed at most while resolving a path; a longer chain is a loop
+/// (the write itself then fails with ELOOP).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Where `path` leads on this machine (what a read of it reads, a write to
+/// it writes): `.` and `..` applied, its longest existing prefix resolved
+/// through symlinks, and a symlink whose target does not exist yet followed
+/// to that target (writing through it creates the target: a link made in
+/// the workspace to a new file outside it must not let a write out). The
+/// rest does not exist yet, so it holds no links. The sandbox and the
+/// permission policy judge a path by this.
+pub fn where_links_lead(path: &Path) -> PathBuf {
+    let mut pending = normalize_lexically(path);
+    for _ in 0..MAX_LINK_HOPS {
+        let mut existing = pending.as_path();
+        let mut rest = Vec::new();
+        let followed = loop {
+            if let Ok(real) = existing.canonicalize() {
+                return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+            }
+            let dangling = existing
+                .symlink_metadata()
+                .is_ok_and(|meta| meta.file_type().is_symlink());
+            if dangling && let Ok(target) = std::fs::read_link(existing) {
+                let base = existing.parent().unwrap_or(Path::new("/")).join(target);
+                break rest.iter().rev().fold(base, |acc, part| acc.join(part));
+            }
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent;
+                }
+                _ => return pending,
+            }
+        };
+        pending = normalize_lexically(&followed);
+    }
+    pending
+}
+
 /// Like [`resolve_to_cwd`], but when nothing exists at the path, tries the
 /// spellings macOS uses in screenshot names: U+202F before AM/PM, NFD, a curly
 /// apostrophe, and NFD with a curly apostrophe. Returns the first that exists,

@@ -27,6 +27,8 @@ use commands::{
 };
 use shell::{Arg, Part, join};
 
+use crate::support::paths::{expand_path, read_path_candidates, resolve_to_cwd};
+
 /// Where `part` moves the commands after it, when it is a `cd`: the places
 /// there, or (`Err`) the command, when where it goes is known only at run
 /// time (`cd "$D"`, `cd -`, `popd`). `None` for any other command.
@@ -174,11 +176,27 @@ impl Policy {
                 None => Verdict::new(Decision::Ask, "the bash call has no command to judge"),
             },
             "read" | "grep" | "find" | "ls" => {
-                let path = self.places.resolve(path_arg("path").unwrap_or("."));
-                self.judge_read(tool, &path)
+                // The path as the tool resolves it (`@`, unicode spaces, and
+                // for read the other spellings it tries), and where it leads.
+                let raw = path_arg("path").filter(|p| !p.is_empty()).unwrap_or(".");
+                let (cwd, home) = (self.places.cwd(), self.places.home.as_deref());
+                let named = if tool == "read" {
+                    read_path_candidates(raw, cwd, home)
+                } else {
+                    vec![resolve_to_cwd(raw, cwd, home)]
+                };
+                let verdicts = named
+                    .iter()
+                    .flat_map(|path| self.places.seen_as(&paths::normalize(path)))
+                    .map(|path| self.judge_read(tool, &path));
+                Verdict::strictest(verdicts)
+                    .unwrap_or_else(|| Verdict::new(Decision::Allow, format!("{tool} only reads")))
             }
             "write" | "edit" => match path_arg("path") {
-                Some(path) => self.judge_write(tool, &Arg::literal(path.trim_start_matches('@'))),
+                Some(path) => {
+                    let expanded = expand_path(path, self.places.home.as_deref());
+                    self.judge_write(tool, &Arg::literal(&expanded))
+                }
                 None => Verdict::new(Decision::Ask, format!("the {tool} call names no path")),
             },
             other => self.judge_other(other),
@@ -261,6 +279,14 @@ impl Policy {
             .firm();
         }
         let path = self.places.resolve(&target.text);
+        let verdicts = self.places.seen_as(&path).into_iter();
+        Verdict::strictest(verdicts.map(|path| self.judge_write_at(tool, &path)))
+            .unwrap_or_else(|| self.judge_write_at(tool, &path))
+    }
+
+    /// A write to the absolute `path`.
+    fn judge_write_at(&self, tool: &str, path: &std::path::Path) -> Verdict {
+        let path = path.to_path_buf();
         let shown = path.display();
         if paths::is_block_device(&path) {
             return Verdict::new(

@@ -1,7 +1,8 @@
 //! Paths as the policy sees them: resolved against the workspace, compared
-//! lexically (nothing is touched on disk: `policy check` runs nothing, and a
-//! path about to be deleted may not exist yet), and sorted into the places
-//! that matter: the protected roots, the workspace, block devices.
+//! lexically (a path about to be written or deleted may not exist yet), and
+//! sorted into the places that matter: the protected roots, the workspace,
+//! block devices. The file tools' paths are judged where their links lead
+//! too ([`Places::seen_as`]: read, never written).
 
 use std::path::{Path, PathBuf};
 
@@ -16,12 +17,18 @@ pub struct Places {
     /// Where a command line's `cd` has moved the commands after it; `None`:
     /// the first root.
     moved_to: Option<PathBuf>,
+    /// The paths judged are on this machine, so where their links lead can
+    /// be looked up ([`Places::seen_as`]).
+    local: bool,
 }
 
 impl Places {
     /// Places for a session in `cwd`, with home from `$HOME`.
     pub fn for_cwd(cwd: &Path) -> Self {
-        Self::at(cwd, crate::support::paths::home_dir().as_deref())
+        Self {
+            local: true,
+            ..Self::at(cwd, crate::support::paths::home_dir().as_deref())
+        }
     }
 
     /// Places for tools acting in `cwd` on a machine whose home is `home`:
@@ -32,7 +39,24 @@ impl Places {
             roots: vec![normalize(cwd)],
             home: home.map(normalize),
             moved_to: None,
+            local: false,
         }
+    }
+
+    /// `path` (absolute, normalised) and, on this machine, where its links
+    /// lead when that is elsewhere: a rule on `secret/**` must hold for a
+    /// link to `secret` too, and a write through a link in the workspace
+    /// lands where the link points. With `--remote` the paths are the remote
+    /// host's, judged as written.
+    pub fn seen_as(&self, path: &Path) -> Vec<PathBuf> {
+        let mut seen = vec![path.to_path_buf()];
+        if self.local {
+            let real = crate::support::paths::where_links_lead(path);
+            if real != path {
+                seen.push(real);
+            }
+        }
+        seen
     }
 
     /// The same places for the commands after `cd dir` (`dir` as written):

@@ -237,10 +237,16 @@ fn path_globs(pattern: &str, places: &Places) -> Result<GlobSet, String> {
         )
     };
     let mut builder = GlobSetBuilder::new();
+    // `dir/**` covers `dir` itself too: grep, find and ls of `dir` read
+    // what is below it.
+    let itself = absolute.strip_suffix("/**").map(str::to_owned);
     for glob in [
         absolute.clone(),
         format!("{}/**", absolute.trim_end_matches('/')),
-    ] {
+    ]
+    .into_iter()
+    .chain(itself)
+    {
         let glob = GlobBuilder::new(&glob)
             .literal_separator(true)
             .build()
