@@ -79,7 +79,9 @@ impl Client {
     /// The binary of `world` in RPC mode, talking `wire` to `server`.
     fn start(world: &Sandbox, wire: Wire, server: &ModelServer) -> (Running, Client) {
         let mut command = world.command(wire, server);
-        command.args(["--mode", "rpc"]);
+        // Trusted: an untrusted project is not offered project rules (they
+        // would be ignored at the next start).
+        command.args(["--mode", "rpc", "--trust"]);
         let mut running = Running::spawn_piped(command);
         let client = Client {
             stdin: running.take_stdin(),

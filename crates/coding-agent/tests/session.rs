@@ -482,7 +482,7 @@ async fn a_rule_allowed_for_one_session_is_asked_again_in_the_next() {
         None,
         approver.clone(),
         RuleFiles {
-            project: cwd.join("project.json"),
+            project: Some(cwd.join("project.json")),
             global: cwd.join("global.json"),
         },
     ));

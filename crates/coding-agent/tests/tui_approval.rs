@@ -74,6 +74,7 @@ fn prompt(id: &str, command: &str) -> (ApprovalPrompt, oneshot::Receiver<Approva
         args: json!({ "command": command }),
         reason: "touch is not on the known-safe list".into(),
         suggested_rule: Some(format!("bash({command})")),
+        project_rules: true,
     };
     (ApprovalPrompt { request, reply }, answer)
 }
@@ -429,13 +430,16 @@ fn esc_denies_the_call_and_the_model_reads_that_the_user_refused() {
     );
 }
 
+/// In a trusted project (an untrusted one is not offered the choice: its
+/// allow rules would be ignored at the next start).
 #[test]
 fn always_allow_in_this_project_writes_the_rule_to_the_projects_settings() {
     let server = SseServer::with_calls(vec![("bash", json!({"command": "touch a.txt"}))]);
-    let Some(tmux) = Tmux::start(&server) else {
+    let Some(tmux) = Tmux::start_in(&server, &["--trust"], |_| {}) else {
         return;
     };
-    send_until_asked(&tmux, "make a file");
+    let asked = send_until_asked(&tmux, "make a file");
+    assert!(asked.contains("3. Always allow in this project"), "{asked}");
     tmux.key("3");
     tmux.wait_for("the answer", |s| {
         s.contains("Done. Last user message: make a file")

@@ -185,7 +185,7 @@ pub(super) async fn build(
             hooks.clone(),
             initial_approver(),
             RuleFiles {
-                project: guard::config::project_settings_path(&cwd),
+                project: project_trusted.then(|| guard::config::project_settings_path(&cwd)),
                 global: agent_dir.join(SETTINGS_FILE),
             },
         )

@@ -104,7 +104,6 @@ pub(super) fn flag_guard(
     places: Places,
     sandbox: &Sandbox,
 ) -> Result<Guard, GuardConfigError> {
-    let project = guard::config::project_settings_path(places.cwd());
     let policy = Policy::new(
         mode,
         guard::sandbox_facts(sandbox.status()),
@@ -115,8 +114,9 @@ pub(super) fn flag_guard(
         policy,
         None,
         Arc::new(NoApprover::without_rules()),
+        // No one asks, so no rule is ever saved.
         RuleFiles {
-            project,
+            project: None,
             global: agent_dir().join(SETTINGS_FILE),
         },
     ))

@@ -27,6 +27,9 @@ pub struct ApprovalRequest {
     /// What "allow for this session" and "always allow" would add
     /// (`bash(cargo build)`); `None` when no rule fits the call.
     pub suggested_rule: Option<String>,
+    /// Whether a rule saved to the project's settings applies (the project
+    /// is trusted): "always allow in this project" is offered only then.
+    pub project_rules: bool,
 }
 
 /// Which settings file "always allow" writes to.
@@ -172,6 +175,7 @@ impl ApprovalRequest {
             args: serde_json::json!({"command": "cargo build"}),
             reason: reason.into(),
             suggested_rule: rule.map(str::to_owned),
+            project_rules: true,
         }
     }
 }

@@ -44,8 +44,10 @@ use crate::support::sync::lock;
 /// The settings files "always allow" writes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleFiles {
-    /// The project's `.coding-agent/settings.json`.
-    pub project: PathBuf,
+    /// The project's `.coding-agent/settings.json`; `None` while the project
+    /// is not trusted: its allow rules would be ignored, so "always allow in
+    /// this project" is not offered.
+    pub project: Option<PathBuf>,
     /// `$CODING_AGENT_DIR/settings.json`.
     pub global: PathBuf,
 }
@@ -232,6 +234,7 @@ impl Guard {
                 reason,
                 // An allow rule would not skip the hook's ask.
                 suggested_rule: None,
+                project_rules: false,
             },
             None if policy_asks => ApprovalRequest {
                 tool_call_id: call.tool_call.id.clone(),
@@ -239,6 +242,7 @@ impl Guard {
                 args: updated_input.clone().unwrap_or_else(|| call.args.clone()),
                 reason: verdict.reason.clone(),
                 suggested_rule: verdict.suggestion.clone(),
+                project_rules: self.rule_files.project.is_some(),
             },
             None => {
                 let by = if hook_allows && verdict.decision == Decision::Ask {
@@ -425,7 +429,12 @@ impl Guard {
         }
         let path = match scope {
             None => return,
-            Some(RuleScope::Project) => &self.rule_files.project,
+            Some(RuleScope::Project) => match &self.rule_files.project {
+                Some(path) => path,
+                // Not offered; kept for the session, as the answer's
+                // weakest reading.
+                None => return,
+            },
             Some(RuleScope::Global) => &self.rule_files.global,
         };
         if let Err(error) = remember_rule(path, list, rule) {
@@ -535,7 +544,7 @@ mod tests {
             hooks,
             approver.clone(),
             RuleFiles {
-                project: dir.path().join("project.json"),
+                project: Some(dir.path().join("project.json")),
                 global: dir.path().join("global.json"),
             },
         );
@@ -663,6 +672,7 @@ mod tests {
                 args: bash("git push origin"),
                 reason: "`git push origin` needs approval by the rule `bash(git push:*)`".into(),
                 suggested_rule: None,
+                project_rules: false,
             }]
         );
         let by: Vec<(DecidedBy, Decision)> = lock(&f.decisions)

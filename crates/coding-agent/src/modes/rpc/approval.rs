@@ -113,13 +113,14 @@ pub fn title(request: &ApprovalRequest) -> String {
 /// The options offered: allowing for longer needs a rule to remember.
 pub fn options(request: &ApprovalRequest) -> Vec<&'static str> {
     match request.suggested_rule {
-        Some(_) => vec![
+        Some(_) if request.project_rules => vec![
             ALLOW_ONCE,
             ALLOW_SESSION,
             ALWAYS_PROJECT,
             ALWAYS_GLOBAL,
             DENY,
         ],
+        Some(_) => vec![ALLOW_ONCE, ALLOW_SESSION, ALWAYS_GLOBAL, DENY],
         None => vec![ALLOW_ONCE, DENY],
     }
 }
@@ -141,24 +142,38 @@ pub fn input_ended_text(request: &ApprovalRequest) -> String {
     )
 }
 
-/// The answer a response carries.
+/// The answer a response carries. Only `cancelled: true` (the user
+/// dismissed the dialog) is the user's deny; a response that is neither that
+/// nor one of the options offered is refused with what is wrong with it,
+/// rather than read as the user's word, and never as an approval.
 fn read_answer(response: &Value, offered: &[&str]) -> ApprovalAnswer {
-    let deny = ApprovalAnswer::Deny { reason: None };
-    if response.get("cancelled").and_then(Value::as_bool) == Some(true) {
-        return deny;
+    let refused = |why: String| ApprovalAnswer::Deny {
+        reason: Some(format!(
+            "Blocked: the RPC client's approval answer {why}, so the call did not run"
+        )),
+    };
+    match response.get("cancelled") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => return ApprovalAnswer::Deny { reason: None },
+        Some(other) => return refused(format!("has `cancelled: {other}`, not true or false")),
     }
-    let value = response.get("value").and_then(Value::as_str);
+    let Some(value) = response.get("value").and_then(Value::as_str) else {
+        return refused("has no `value` string".to_owned());
+    };
     match value {
-        Some(v) if !offered.contains(&v) => deny,
-        Some(ALLOW_ONCE) => ApprovalAnswer::AllowOnce,
-        Some(ALLOW_SESSION) => ApprovalAnswer::AllowSession,
-        Some(ALWAYS_PROJECT) => ApprovalAnswer::AllowAlways {
+        v if !offered.contains(&v) => refused(format!(
+            "`{v}` is not one of the options offered ({})",
+            offered.join(", ")
+        )),
+        ALLOW_ONCE => ApprovalAnswer::AllowOnce,
+        ALLOW_SESSION => ApprovalAnswer::AllowSession,
+        ALWAYS_PROJECT => ApprovalAnswer::AllowAlways {
             scope: RuleScope::Project,
         },
-        Some(ALWAYS_GLOBAL) => ApprovalAnswer::AllowAlways {
+        ALWAYS_GLOBAL => ApprovalAnswer::AllowAlways {
             scope: RuleScope::Global,
         },
-        _ => deny,
+        _ => ApprovalAnswer::Deny { reason: None },
     }
 }
 
@@ -244,13 +259,36 @@ mod tests {
         );
         let deny = ApprovalAnswer::Deny { reason: None };
         assert_eq!(answer(json!({"cancelled": true})), deny);
-        assert_eq!(answer(json!({"value": "Yes please"})), deny);
-        assert_eq!(answer(json!({})), deny);
+        let refused = |why: &str| ApprovalAnswer::Deny {
+            reason: Some(format!(
+                "Blocked: the RPC client's approval answer {why}, so the call did not run"
+            )),
+        };
+        assert_eq!(
+            answer(json!({"value": "Yes please"})),
+            refused(
+                "`Yes please` is not one of the options offered (Allow once, Allow for this session, Always allow (project), Always allow (global), Deny)"
+            )
+        );
+        assert_eq!(answer(json!({})), refused("has no `value` string"));
+        // Not a cancel the client meant, nor an approval it gave.
+        assert_eq!(
+            answer(json!({"value": ALLOW_ONCE, "cancelled": "yes"})),
+            refused("has `cancelled: \"yes\"`, not true or false")
+        );
         let only_once = options(&request(None));
         assert_eq!(
             read_answer(&json!({"value": ALLOW_SESSION}), &only_once),
-            deny
+            refused(
+                "`Allow for this session` is not one of the options offered (Allow once, Deny)"
+            )
         );
+        // An untrusted project's allow rules are ignored: not offered.
+        let untrusted = ApprovalRequest {
+            project_rules: false,
+            ..request(Some("bash(cargo build)"))
+        };
+        assert!(!options(&untrusted).contains(&ALWAYS_PROJECT));
     }
 
     #[tokio::test]

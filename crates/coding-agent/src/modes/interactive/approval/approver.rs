@@ -75,6 +75,7 @@ mod tests {
             args: json!({"command": "touch a.txt"}),
             reason: "asks".into(),
             suggested_rule: None,
+            project_rules: true,
         }
     }
 

@@ -41,13 +41,12 @@ impl ApprovalModal {
     /// suggested a rule (a call no rule can name is allowed once or denied).
     pub fn new(request: ApprovalRequest) -> Self {
         let choices = if request.suggested_rule.is_some() {
-            vec![
-                Choice::AllowOnce,
-                Choice::AllowSession,
-                Choice::AllowProject,
-                Choice::AllowEverywhere,
-                Choice::Deny,
-            ]
+            let project = request.project_rules.then_some(Choice::AllowProject);
+            [Choice::AllowOnce, Choice::AllowSession]
+                .into_iter()
+                .chain(project)
+                .chain([Choice::AllowEverywhere, Choice::Deny])
+                .collect()
         } else {
             vec![Choice::AllowOnce, Choice::Deny]
         };
@@ -248,6 +247,7 @@ mod tests {
             args: json!({"command": "touch a.txt"}),
             reason: "touch may write files".into(),
             suggested_rule: rule.map(str::to_owned),
+            project_rules: true,
         }
     }
 
@@ -363,6 +363,26 @@ mod tests {
             [None, None, None]
         );
         assert!(modal.is_typing_reason());
+    }
+
+    /// An untrusted project's allow rules are ignored at the next start: a
+    /// rule saved there would ask again, so it is not offered.
+    #[test]
+    fn in_an_untrusted_project_no_project_rule_is_offered() {
+        let untrusted = ApprovalRequest {
+            project_rules: false,
+            ..request(Some("bash(touch a.txt)"))
+        };
+        let modal = ApprovalModal::new(untrusted);
+        assert_eq!(
+            modal.choices(),
+            [
+                Choice::AllowOnce,
+                Choice::AllowSession,
+                Choice::AllowEverywhere,
+                Choice::Deny
+            ]
+        );
     }
 
     #[test]
