@@ -65,6 +65,21 @@ pub enum ApprovalAnswer {
     },
 }
 
+impl ApprovalAnswer {
+    /// What a call gets when the prompt closed with no answer: the run was
+    /// cancelled (Esc, Ctrl+C, an abort) or the UI went away. It fails
+    /// closed, and says so rather than that the user said no (a resumed
+    /// session shows the model the denial).
+    pub fn unanswered() -> Self {
+        ApprovalAnswer::Deny {
+            reason: Some(
+                "Blocked: the approval prompt closed before anyone answered (the run was cancelled, or the agent quit)"
+                    .to_owned(),
+            ),
+        }
+    }
+}
+
 /// What the model reads when the user denied a call without a reason.
 pub fn user_denied_text() -> &'static str {
     "Blocked: the user denied this call"

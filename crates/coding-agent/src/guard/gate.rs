@@ -293,7 +293,7 @@ impl Guard {
         // Cancellation wins over an answer given at the same moment.
         let answer = tokio::select! {
             biased;
-            () = cancel.cancelled() => ApprovalAnswer::Deny { reason: None },
+            () = cancel.cancelled() => ApprovalAnswer::unanswered(),
             answer = approver.approve(request, cancel) => answer,
         };
         let mut record = CallDecision {
@@ -672,7 +672,7 @@ mod tests {
                 args: bash("git push origin"),
                 reason: "`git push origin` needs approval by the rule `bash(git push:*)`".into(),
                 suggested_rule: None,
-                project_rules: false,
+                project_rules: true,
             }]
         );
         let by: Vec<(DecidedBy, Decision)> = lock(&f.decisions)
@@ -1026,7 +1026,14 @@ mod tests {
             async { cancel.cancel() }
         )
         .0;
-        assert_eq!(verdict, blocked(user_denied_text()));
+        // Not the user's word: a resumed session must not show the model a
+        // denial no one gave.
+        assert_eq!(
+            verdict,
+            blocked(
+                "Blocked: the approval prompt closed before anyone answered (the run was cancelled, or the agent quit)"
+            )
+        );
         assert_eq!(lock(&f.decisions)[0].answer, Some(Answer::Deny));
     }
 }

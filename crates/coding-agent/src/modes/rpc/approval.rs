@@ -207,15 +207,15 @@ impl Approver for RpcApprover {
         });
         if self.requests.send(message).is_err() {
             lock(&self.pending).remove(&id);
-            return ApprovalAnswer::Deny { reason: None };
+            return ApprovalAnswer::unanswered();
         }
         let answer = tokio::select! {
             biased;
-            () = cancel.cancelled() => ApprovalAnswer::Deny { reason: None },
+            () = cancel.cancelled() => ApprovalAnswer::unanswered(),
             response = tokio::time::timeout(self.timeout, receiver) => match response {
                 Ok(Ok(response)) => read_answer(&response, &offered),
                 Ok(Err(_)) if self.input_ended.load(Ordering::SeqCst) => ended(),
-                Ok(Err(_)) => ApprovalAnswer::Deny { reason: None },
+                Ok(Err(_)) => ApprovalAnswer::unanswered(),
                 Err(_) => ApprovalAnswer::Deny {
                     reason: Some(timed_out_text(&request, self.timeout)),
                 },

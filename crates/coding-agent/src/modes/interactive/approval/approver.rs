@@ -35,10 +35,6 @@ impl InteractiveApprover {
     }
 }
 
-/// What a call gets when nobody can answer: the UI has gone, or the run was
-/// cancelled (Esc, Ctrl+C) while the prompt was up. Failing closed.
-const UNANSWERED: ApprovalAnswer = ApprovalAnswer::Deny { reason: None };
-
 #[async_trait::async_trait]
 impl Approver for InteractiveApprover {
     async fn approve(
@@ -52,12 +48,12 @@ impl Approver for InteractiveApprover {
             .send(ApprovalPrompt { request, reply })
             .is_err()
         {
-            return UNANSWERED;
+            return ApprovalAnswer::unanswered();
         }
         tokio::select! {
             biased;
-            () = cancel.cancelled() => UNANSWERED,
-            answer = answer => answer.unwrap_or(UNANSWERED),
+            () = cancel.cancelled() => ApprovalAnswer::unanswered(),
+            answer = answer => answer.unwrap_or_else(|_| ApprovalAnswer::unanswered()),
         }
     }
 }
@@ -110,7 +106,7 @@ mod tests {
         };
         assert!(!prompt.reply.is_closed());
         cancel.cancel();
-        assert!(matches!(waiting.await, Ok(UNANSWERED)));
+        assert_eq!(waiting.await.ok(), Some(ApprovalAnswer::unanswered()));
         assert!(prompt.reply.is_closed(), "the UI can see it is abandoned");
     }
 
@@ -119,11 +115,17 @@ mod tests {
         let (approver, inbox) = InteractiveApprover::channel();
         drop(inbox);
         let cancel = CancellationToken::new();
-        assert_eq!(approver.approve(request(), &cancel).await, UNANSWERED);
+        assert_eq!(
+            approver.approve(request(), &cancel).await,
+            ApprovalAnswer::unanswered()
+        );
 
         let (approver, mut inbox) = InteractiveApprover::channel();
         let dropped = tokio::spawn(async move { drop(inbox.recv().await) });
-        assert_eq!(approver.approve(request(), &cancel).await, UNANSWERED);
+        assert_eq!(
+            approver.approve(request(), &cancel).await,
+            ApprovalAnswer::unanswered()
+        );
         assert!(dropped.await.is_ok());
     }
 }
