@@ -337,20 +337,20 @@ fn a_retried_request_shows_as_a_warning_in_the_transcript() {
     assert_eq!(server.requests().len(), 2);
 }
 
-/// Project settings in `cwd`: session retries after `base_delay_ms`, none
+/// Settings for the run in `cwd`: session retries after `base_delay_ms`, none
 /// inside the provider (so each refused request reaches the session).
 fn retry_settings(cwd: &Path, base_delay_ms: u64) {
-    project_settings(
+    global_settings(
         cwd,
         &format!(r#"{{"retry":{{"baseDelayMs":{base_delay_ms},"provider":{{"maxRetries":0}}}}}}"#),
     );
 }
 
-/// Writes `json` as the project settings in `cwd`.
-fn project_settings(cwd: &Path, json: &str) {
-    let dir = cwd.join(".coding-agent");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("settings.json"), json).unwrap();
+/// Writes `json` as the global settings of the run in `cwd` (the agent
+/// dir beside it): a project's own would need trust for its providers.
+fn global_settings(cwd: &Path, json: &str) {
+    let agent_dir = cwd.parent().unwrap().join("agent");
+    std::fs::write(agent_dir.join("settings.json"), json).unwrap();
 }
 
 /// The status line of a retry's wait with `seconds` left.
@@ -410,7 +410,7 @@ fn a_request_that_keeps_failing_ends_as_one_line_with_its_last_error() {
     server.base_url = format!("http://{}/v1", closed.local_addr().unwrap());
     drop(closed);
     let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
-        project_settings(
+        global_settings(
             cwd,
             r#"{"retry":{"baseDelayMs":100,"provider":{"maxRetries":1}}}"#,
         );
@@ -477,7 +477,7 @@ fn the_model_menu_offers_what_a_local_server_lists() {
 fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--thinking", "medium"], |cwd| {
-        project_settings(cwd, r#"{"providers":{"openai":{"reasoning":true}}}"#);
+        global_settings(cwd, r#"{"providers":{"openai":{"reasoning":true}}}"#);
     }) else {
         return;
     };
@@ -495,7 +495,7 @@ fn shift_tab_cycles_the_thinking_level_shown_in_the_footer_and_sent() {
 fn after_a_compaction_the_footer_keeps_the_totals_and_estimates_the_context_also_when_resumed() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--continue"], |cwd| {
-        project_settings(cwd, r#"{"providers": {"openai": {"contextWindow": 4000}}}"#);
+        global_settings(cwd, r#"{"providers": {"openai": {"contextWindow": 4000}}}"#);
     }) else {
         return;
     };
