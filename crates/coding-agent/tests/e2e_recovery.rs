@@ -1483,40 +1483,49 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
         if request.method == "GET" && request.path == "/v1/models" {
             return Reply::Status(
                 200,
-                r#"{"object":"list","data":[{"id":"m1"},{"id":"m2"}]}"#.to_owned(),
+                r#"{"object":"list","data":[{"id":"m1"},{"id":"qwen3:8b"}]}"#.to_owned(),
             );
         }
         Reply::Events(wire.events(&Answer::text(&["ok"])))
     });
-    let settings = json!({"providers": {"local": {
-        "api": "openai-completions",
-        "baseUrl": wire.base_url(server.addr()),
-        "defaultModel": "local-model",
-    }}});
+    // `single` has no default model (a llama.cpp server serves one): its
+    // server's list still names it.
+    let settings = json!({"providers": {
+        "local": {
+            "api": "openai-completions",
+            "baseUrl": wire.base_url(server.addr()),
+            "defaultModel": "o3-mini",
+        },
+        "single": {"baseUrl": wire.base_url(server.addr())},
+    }});
     std::fs::write(
         sandbox.agent_dir.join("settings.json"),
         settings.to_string(),
     )
     .unwrap();
     let mut rpc = Rpc::start(&sandbox, wire, &server);
-    let model = |provider: &str, id: &str| json!({"id": id, "provider": provider, "api": "openai-completions", "supportsImages": provider == "openai", "reasoning": false});
+    // Each model reasons as its own id is known to, not as its provider's
+    // default model does.
+    let model = |provider: &str, id: &str| json!({"id": id, "provider": provider, "api": "openai-completions", "supportsImages": provider == "openai", "reasoning": id == "o3-mini" || id == "qwen3:8b"});
     let (_, listed) = rpc.ask(json!({"id": "l", "type": "get_available_models"}));
     assert_eq!(
         listed["data"]["models"],
         json!([
             model("openai", MODEL),
             model("local", "m1"),
-            model("local", "m2"),
-            model("local", "local-model"),
+            model("local", "qwen3:8b"),
+            model("local", "o3-mini"),
             model("openai", "gpt-4o"),
+            model("single", "m1"),
+            model("single", "qwen3:8b"),
         ]),
         "the current model, then each provider with a key (anthropic has none here)"
     );
     let (_, set) =
-        rpc.ask(json!({"id": "s", "type": "set_model", "provider": "local", "modelId": "m2"}));
+        rpc.ask(json!({"id": "s", "type": "set_model", "provider": "local", "modelId": "m1"}));
     assert_eq!(
         set,
-        json!({"id":"s","type":"response","command":"set_model","success":true,"data":model("local","m2")})
+        json!({"id":"s","type":"response","command":"set_model","success":true,"data":model("local","m1")})
     );
     rpc.prompt("hello");
     let sent = server
@@ -1525,7 +1534,7 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
         .rev()
         .find(|r| r.method == "POST")
         .unwrap();
-    assert_eq!(sent.body["model"], "m2");
+    assert_eq!(sent.body["model"], "m1");
     let (_, unknown) =
         rpc.ask(json!({"id": "u", "type": "set_model", "provider": "nope", "modelId": "x"}));
     assert_eq!(
@@ -1536,10 +1545,10 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     assert_eq!(
         cycled,
         json!({"id":"c","type":"response","command":"cycle_model","success":true,
-            "data":{"model":model("local","local-model"),"thinkingLevel":"off","isScoped":false}})
+            "data":{"model":model("local","qwen3:8b"),"thinkingLevel":"medium","isScoped":false}})
     );
     let (_, state) = rpc.ask(json!({"id": "g", "type": "get_state"}));
-    assert_eq!(state["data"]["model"], model("local", "local-model"));
+    assert_eq!(state["data"]["model"], model("local", "qwen3:8b"));
     rpc.finish();
 }
 

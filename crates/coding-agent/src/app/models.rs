@@ -11,6 +11,7 @@ use agent_ai::{Model, Provider};
 use crate::app::AgentSession;
 use crate::app::SetModelError;
 use crate::settings::{ModelError, ModelFlags, Settings, provider_for, resolve_model};
+use crate::thinking::known_reasoning;
 
 /// Reads an environment variable (tests pass their own).
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -92,15 +93,22 @@ impl ModelCatalog {
         self.settings.provider(provider)?.context_window
     }
 
+    /// Whether `provider` names a provider: one of the settings (the built-in
+    /// ones included), or the one the session started with, which
+    /// `--provider` and `--base-url` may have named alone.
+    pub fn knows(&self, provider: &str) -> bool {
+        provider == self.start_provider || self.settings.provider(provider).is_some()
+    }
+
     /// Resolves `/model NAME`: `PROVIDER/ID`; a provider name (its default
     /// model); the default model of a listed provider; else a model id of
     /// `current`'s provider.
     pub fn flags_for(&self, name: &str, current: &Model, env: Env<'_>) -> ModelFlags {
         let (provider, model) = match name.split_once('/') {
-            Some((provider, id)) if self.settings.provider(provider).is_some() => {
+            Some((provider, id)) if self.knows(provider) => {
                 (provider.to_owned(), Some(id.to_owned()))
             }
-            _ if self.settings.provider(name).is_some() => (name.to_owned(), None),
+            _ if self.knows(name) => (name.to_owned(), None),
             _ => {
                 let owner = self
                     .choices(env)
@@ -185,9 +193,21 @@ impl ModelCatalog {
                 continue;
             }
             let flags = self.flags_for(&choice.provider, current, env);
-            let Ok(resolved) = resolve_model(&flags, &self.settings, &self.settings_path, env)
-            else {
-                continue;
+            let resolved = match resolve_model(&flags, &self.settings, &self.settings_path, env) {
+                Ok(resolved) => resolved,
+                // No default model (llama.cpp serves one): the server's list
+                // still names what it has.
+                Err(ModelError::NoModel(_)) => {
+                    let asking = ModelFlags {
+                        model: Some(String::new()),
+                        ..flags
+                    };
+                    match resolve_model(&asking, &self.settings, &self.settings_path, env) {
+                        Ok(resolved) => resolved,
+                        Err(_) => continue,
+                    }
+                }
+                Err(_) => continue,
             };
             let custom = !matches!(choice.provider.as_str(), "openai" | "anthropic");
             let ids = if custom && resolved.model.api == "openai-completions" {
@@ -199,14 +219,26 @@ impl ModelCatalog {
             } else {
                 Vec::new()
             };
-            let listed = ids
+            // Each listed model reasons as the provider's setting says, else
+            // as its own id is known to, not as the default model does.
+            let reasoning = self
+                .settings
+                .provider(&choice.provider)
+                .and_then(|provider| provider.reasoning);
+            let listed: Vec<Model> = ids
                 .into_iter()
                 .map(|id| Model {
+                    reasoning: reasoning.unwrap_or_else(|| known_reasoning(&id)),
                     id,
                     ..resolved.model.clone()
                 })
                 .collect();
-            listings.push((listed, resolved.model));
+            let default = match listed.first() {
+                Some(first) if resolved.model.id.is_empty() => first.clone(),
+                _ if resolved.model.id.is_empty() => continue,
+                _ => resolved.model,
+            };
+            listings.push((listed, default));
         }
         listings
     }
@@ -287,5 +319,29 @@ mod tests {
         assert_eq!(step("x", true), Some(model("c")));
         assert_eq!(step_from(&[model("a")], &model("a"), true), None);
         assert_eq!(step_from(&[], &model("a"), true), None);
+    }
+
+    /// `--provider myllm --base-url URL` names a provider no settings file
+    /// has: `/model myllm/ID`, RPC `set_model` and cycling back to it stay
+    /// on it (they used to make `myllm/ID` a model id of another provider).
+    #[test]
+    fn the_provider_the_session_started_with_is_known_without_settings() {
+        let catalog = ModelCatalog {
+            start_provider: "myllm".into(),
+            flags: ModelFlags {
+                provider: Some("myllm".into()),
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                ..ModelFlags::default()
+            },
+            ..ModelCatalog::default()
+        };
+        let current = Model::new("other", "openai", "openai-completions");
+        let flags = catalog.flags_for("myllm/qwen3:8b", &current, &|_| None);
+        assert_eq!(
+            (flags.provider.as_deref(), flags.model.as_deref()),
+            (Some("myllm"), Some("qwen3:8b"))
+        );
+        assert_eq!(flags.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
+        assert!(catalog.knows("myllm") && catalog.knows("openai") && !catalog.knows("nope"));
     }
 }

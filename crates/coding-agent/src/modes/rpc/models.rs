@@ -25,7 +25,7 @@ pub fn set_model(
     provider: &str,
     model_id: &str,
 ) -> Result<Model, String> {
-    if catalog.settings.provider(provider).is_none() {
+    if !catalog.knows(provider) {
         return Err(format!("Model not found: {provider}/{model_id}"));
     }
     catalog
