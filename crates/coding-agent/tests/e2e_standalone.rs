@@ -94,4 +94,19 @@ fn export_writes_a_saved_session_as_html_by_id() {
         stderr,
         "coding-agent: --export missing.jsonl: No such file or directory (os error 2)\n"
     );
+
+    // Writing the page over the session itself would lose it.
+    let before = std::fs::read(&file).unwrap();
+    let mut command = bare(&sandbox);
+    command.args(["--export"]).arg(&file).arg(&file);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        format!(
+            "coding-agent: --export {}: the output is the session file itself; name another file for the HTML\n",
+            file.display()
+        )
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
 }

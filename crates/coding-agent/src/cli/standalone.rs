@@ -76,8 +76,23 @@ pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow
         path: path.clone(),
         reason: error.to_string(),
     })?;
+    // Writing the page over the session would lose it.
+    if let Some(out) = out
+        && same_file(&cwd.join(out), &path)
+    {
+        return Err(UsageError::ExportSource {
+            path,
+            reason: "the output is the session file itself; name another file for the HTML".into(),
+        }
+        .into());
+    }
     let session = SessionManager::open(&path, &cwd)?;
     let written = write_session_html(&cwd, &session, out)?;
     println!("Exported to {}", written.display());
     Ok(0)
+}
+
+/// Whether `a` and `b` are the same existing file (through links too).
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }
