@@ -199,21 +199,39 @@ pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
 pub fn context_file_in(dir: &Path) -> Option<ContextFile> {
     CONTEXT_FILE_NAMES.iter().find_map(|name| {
         let path = dir.join(name);
-        let content = std::fs::read_to_string(&path).ok()?;
+        // Invalid UTF-8 (a Latin-1 letter) is replaced, as Pi's reading
+        // does, rather than the file skipped without a word.
+        let content = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
         Some(ContextFile { path, content })
     })
 }
 
-/// Pi's `resolvePromptInput`: the contents of the file `input` names, or
-/// `input` itself when no such file can be read.
+/// Pi's `resolvePromptInput`: the contents of the file `input` names
+/// (invalid UTF-8 replaced), or `input` itself when there is no such file.
+/// A file that exists but cannot be read (a folder, no permission), and a
+/// missing one whose name looks like a file's (`notes.md`), are taken as the
+/// text itself with a warning: the user meant a file.
 pub fn resolve_prompt_input(input: &str) -> String {
     let path = Path::new(input);
-    if path.is_file()
-        && let Ok(content) = std::fs::read_to_string(path)
-    {
-        return content;
+    match std::fs::read(path) {
+        Ok(bytes) => return String::from_utf8_lossy(&bytes).into_owned(),
+        Err(error) if path.exists() => {
+            tracing::warn!("{input} cannot be read ({error}); it is used as the text itself");
+        }
+        Err(_) if looks_like_a_file_name(input) => {
+            tracing::warn!("there is no file {input}; it is used as the text itself");
+        }
+        Err(_) => {}
     }
     input.to_owned()
+}
+
+/// One word ending in a text file's extension (`notes.md`, `./p.txt`).
+fn looks_like_a_file_name(input: &str) -> bool {
+    !input.contains(char::is_whitespace)
+        && [".md", ".txt", ".markdown"]
+            .iter()
+            .any(|extension| input.ends_with(extension))
 }
 
 /// `name` in the project's config directory, else in the agent directory

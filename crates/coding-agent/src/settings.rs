@@ -185,8 +185,8 @@ pub struct Settings {
     /// every model the settings and keys allow.
     pub enabled_models: Option<Vec<String>>,
     /// More skills: `SKILL.md` files, Markdown files or folders of skills
-    /// (`~/` is the home folder), e.g. `["~/.claude/skills"]` to use Claude
-    /// Code's. Read from the global file only: a project's skills load from
+    /// (`~/` is the home folder, and a relative path is under the agent
+    /// directory), e.g. `["~/.claude/skills"]` to use Claude Code's. Read from the global file only: a project's skills load from
     /// its own folders, and only when it is trusted ([`crate::skills`]).
     pub skills: Option<Vec<String>>,
     /// Seconds the interactive UI waits for your next prompt after an

@@ -118,13 +118,17 @@ pub async fn dirs(
             break;
         }
     }
-    let user = [
+    let user: Vec<(PathBuf, TemplateLocation)> = [
         agent_dir.map(|dir| dir.join(SKILLS_DIR)),
         home.map(|home| home.join(SHARED_DIR).join(SKILLS_DIR)),
     ]
     .into_iter()
     .flatten()
-    .map(|dir| (dir, TemplateLocation::User));
+    .map(|dir| (dir, TemplateLocation::User))
+    .collect();
+    // A walk from a folder under home (not in a repository) reaches home:
+    // its `~/.agents/skills` is the user's own, not the project's.
+    project.retain(|dir| !user.iter().any(|(own, _)| own == dir));
     if project_trusted {
         let project = project
             .into_iter()
@@ -141,7 +145,7 @@ pub async fn dirs(
             break;
         }
     }
-    (user.collect(), notice)
+    (user, notice)
 }
 
 /// The skills of `given` (paths named by the user) and of `dirs`, in that
@@ -516,5 +520,26 @@ mod tests {
                 .unwrap()
                 .contains("are not loaded: the project is not trusted")
         );
+    }
+
+    /// From a folder under home that is in no repository, the walk up
+    /// reaches home: its `.agents/skills` is the user's, loaded as such,
+    /// and no notice calls it the project's.
+    #[tokio::test]
+    async fn the_users_own_skills_are_not_taken_for_the_projects() {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let cwd = home.join("work");
+        write(
+            &home.join(".agents/skills/mine/SKILL.md"),
+            "---\ndescription: M.\n---\n",
+        );
+        std::fs::create_dir_all(&cwd).unwrap();
+        let (found, notice) = dirs(SkillFiles::local(), None, Some(&home), &cwd, false).await;
+        assert_eq!(
+            found,
+            [(home.join(".agents/skills"), TemplateLocation::User)]
+        );
+        assert_eq!(notice, None);
     }
 }

@@ -129,3 +129,25 @@ fn rpc_lists_the_skill_commands() {
     );
     rpc.finish();
 }
+
+/// A relative path in the global `skills` setting is under the agent
+/// directory, whatever directory the agent runs in.
+#[test]
+fn the_skills_settings_relative_paths_are_under_the_agent_directory() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write(
+        &sandbox.agent_dir.join("more/lint/SKILL.md"),
+        "---\nname: lint\ndescription: Lint the code.\n---\nRun the linter\n",
+    );
+    sandbox.write_global_settings(&json!({"skills": ["more"]}));
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "ok\n", "")
+    );
+    assert_eq!(listed(&server.requests()[0].body), ["lint"]);
+}

@@ -15,8 +15,8 @@ use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::app::select_tools;
 use coding_agent::prompt::{
-    ContextFile, PromptInputs, build_system_prompt, discover_prompt_file, load_context_files,
-    resolve_prompt_input,
+    ContextFile, PromptInputs, build_system_prompt, context_file_in, discover_prompt_file,
+    load_context_files, resolve_prompt_input,
 };
 use coding_agent::skills::Skill;
 use coding_agent::templates::TemplateLocation;
@@ -339,6 +339,24 @@ fn prompt_input_is_a_file_when_one_exists_else_text() {
     std::fs::write(&file, "From a file.").unwrap();
     assert_eq!(resolve_prompt_input(file.to_str().unwrap()), "From a file.");
     assert_eq!(resolve_prompt_input("Just text."), "Just text.");
+    // Invalid UTF-8 is replaced, not taken for the file's name.
+    std::fs::write(&file, b"Caf\xe9 rules.").unwrap();
+    assert_eq!(
+        resolve_prompt_input(file.to_str().unwrap()),
+        "Caf\u{FFFD} rules."
+    );
+}
+
+#[test]
+fn a_context_file_with_invalid_utf8_is_read_not_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), b"R\xe9sum\xe9 first.").unwrap();
+    std::fs::write(dir.path().join("CLAUDE.md"), "Not this one.").unwrap();
+    let found = context_file_in(dir.path()).unwrap();
+    assert_eq!(
+        (found.path, found.content.as_str()),
+        (dir.path().join("AGENTS.md"), "R\u{FFFD}sum\u{FFFD} first.")
+    );
 }
 
 #[test]

@@ -61,8 +61,10 @@ impl InstructionSources {
             .map(|path| super::input::absolute(path, cwd))
             .collect();
         if !args.no_skills {
+            // The global file's own folder is what its relative paths mean
+            // (only the global file may name skills), as Pi reads them.
             let listed = settings.skills.iter().flatten();
-            given_skills.extend(listed.map(|path| super::input::absolute(path, cwd)));
+            given_skills.extend(listed.map(|path| super::input::absolute(path, agent_dir)));
         }
         InstructionSources {
             system_prompt: args.system_prompt.clone(),
