@@ -26,8 +26,10 @@
 //! `ANTHROPIC_API_KEY`, model `claude-sonnet-4-5`). An entry of the same name in
 //! `providers` changes them field by field. A provider needs a key only if it
 //! names one (`apiKeyEnv` or `apiKey`, or is built in): local servers need none.
-//! `contextWindow` (tokens; built-ins: 128000 and 200000) lets interactive
-//! mode show how full the context is, and says when to compact.
+//! `contextWindow` (tokens) lets interactive mode show how full the context
+//! is, and says when to compact; without it a model's window is what its
+//! server reports (a provider defined here), else the known table's (the
+//! built-in providers' models: gpt-5 400k, claude 200k), else 128000.
 //!
 //! Thinking (see [`crate::thinking`]): `defaultThinkingLevel` (`off`,
 //! `minimal`, `low`, `medium`, `high`, `xhigh`; Pi's default `medium`),
@@ -381,6 +383,28 @@ impl Settings {
         }
     }
 
+    /// The context window of `model` as far as the settings and the known
+    /// table tell (`None`: the server may tell, or Pi's default applies).
+    pub fn context_window(&self, model: &Model) -> Option<u64> {
+        self.provider(&model.provider)
+            .and_then(|p| p.context_window)
+            .or_else(|| crate::compaction::known_context_window(&model.id))
+    }
+
+    /// Where to ask for `resolved`'s context window: the OpenAI-compatible
+    /// server (llama.cpp, Ollama) of a provider of the settings or the
+    /// command line whose window the settings do not give. The built-in
+    /// providers' windows are the known table's (OpenAI's API says nothing
+    /// of them).
+    pub fn window_probe_url(&self, resolved: &ResolvedModel) -> Option<String> {
+        let provider = &resolved.model.provider;
+        let configured = self.provider(provider).and_then(|p| p.context_window);
+        (configured.is_none()
+            && builtin_provider(provider).is_none()
+            && resolved.model.api == "openai-completions")
+            .then(|| resolved.config.base_url.clone())
+    }
+
     /// Every provider's name: the built-ins, then those of `providers`, sorted.
     pub fn provider_names(&self) -> Vec<String> {
         let mut names: Vec<String> = BUILTIN_PROVIDERS.iter().map(|&n| n.to_owned()).collect();
@@ -405,21 +429,22 @@ impl Settings {
 const BUILTIN_PROVIDERS: [&str; 2] = ["openai", "anthropic"];
 
 /// The built-in providers' settings.
+/// The built-in providers. They set no context window: each model's comes
+/// from the known table ([`crate::compaction::known_context_window`]:
+/// gpt-5 has 400k, gpt-4.1 a million).
 fn builtin_provider(name: &str) -> Option<ProviderSettings> {
-    let (api, base_url, env, model, window) = match name {
+    let (api, base_url, env, model) = match name {
         "openai" => (
             "openai-completions",
             "https://api.openai.com/v1",
             "OPENAI_API_KEY",
             "gpt-4o",
-            128_000,
         ),
         "anthropic" => (
             "anthropic-messages",
             "https://api.anthropic.com",
             "ANTHROPIC_API_KEY",
             "claude-sonnet-4-5",
-            200_000,
         ),
         _ => return None,
     };
@@ -430,7 +455,6 @@ fn builtin_provider(name: &str) -> Option<ProviderSettings> {
         api_key: None,
         default_model: Some(model.into()),
         images: Some(true),
-        context_window: Some(window),
         ..ProviderSettings::default()
     })
 }
@@ -836,7 +860,7 @@ mod tests {
     }
 
     #[test]
-    fn context_windows_default_for_built_ins_and_are_absent_for_custom_providers() {
+    fn context_windows_come_from_the_settings_else_the_known_table() {
         let mut settings = local_settings();
         let windows = |s: &Settings| {
             s.provider_names()
@@ -847,11 +871,14 @@ mod tests {
         assert_eq!(
             windows(&settings),
             [
-                ("anthropic".to_owned(), Some(200_000)),
+                ("anthropic".to_owned(), None),
                 ("local".to_owned(), None),
-                ("openai".to_owned(), Some(128_000)),
+                ("openai".to_owned(), None),
             ]
         );
+        // gpt-5's own window, not a provider-wide 128k.
+        let gpt5 = Model::new("gpt-5", "openai", "openai-completions");
+        assert_eq!(settings.context_window(&gpt5), Some(400_000));
         settings.merge(
             serde_json::from_str(
                 r#"{"providers":{"local":{"contextWindow":32768},"openai":{"contextWindow":1000000}}}"#,
@@ -861,11 +888,12 @@ mod tests {
         assert_eq!(
             windows(&settings),
             [
-                ("anthropic".to_owned(), Some(200_000)),
+                ("anthropic".to_owned(), None),
                 ("local".to_owned(), Some(32_768)),
                 ("openai".to_owned(), Some(1_000_000)),
             ]
         );
+        assert_eq!(settings.context_window(&gpt5), Some(1_000_000));
     }
 
     #[test]

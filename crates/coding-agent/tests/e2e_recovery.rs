@@ -1475,6 +1475,48 @@ fn without_a_configured_window_the_servers_props_say_when_to_compact() {
     );
 }
 
+/// The context window is the model's: a model switch brings the new
+/// model's window (it kept the first one's): configured, else asked of its
+/// server, else the known table's (gpt-5's 400k, not the built-in
+/// provider's fixed 128k of before).
+#[test]
+fn the_context_window_follows_the_model_and_its_server() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| {
+        if request.path == "/props" {
+            return Reply::Status(
+                200,
+                r#"{"default_generation_settings":{"n_ctx":8192}}"#.to_owned(),
+            );
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok"])))
+    });
+    sandbox.write_global_settings(&json!({"providers": {
+        "big": {"baseUrl": wire.base_url(server.addr()), "contextWindow": 50000, "apiKey": "k"},
+        "llama": {"baseUrl": wire.base_url(server.addr())},
+    }}));
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let switch = |rpc: &mut Rpc, provider: &str, id: &str| {
+        let (_, set) =
+            rpc.ask(json!({"id": "s", "type": "set_model", "provider": provider, "modelId": id}));
+        assert_eq!(set["success"], true, "{set}");
+    };
+    let window = |rpc: &mut Rpc| {
+        let (_, stats) = rpc.ask(json!({"id": "st", "type": "get_session_stats"}));
+        stats["data"]["contextUsage"]["contextWindow"].as_u64()
+    };
+    switch(&mut rpc, "big", "x");
+    assert_eq!(window(&mut rpc), Some(50000), "configured");
+    switch(&mut rpc, "openai", "gpt-5");
+    assert_eq!(window(&mut rpc), Some(400_000), "the known table's");
+    switch(&mut rpc, "llama", "y");
+    wait_until("the window its server reports", || {
+        window(&mut rpc) == Some(8192)
+    });
+    rpc.finish();
+}
+
 #[test]
 fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     let wire = Wire::OpenAi;

@@ -780,7 +780,7 @@ async fn model_name_switches_the_session_and_the_footer_shows_the_new_model() {
         ("local", "qwen")
     );
     assert_eq!(session.model(), model);
-    app.set_model("local/qwen".into(), catalog.context_window("local"));
+    app.set_model("local/qwen".into(), catalog.context_window(&model));
     let footer: Vec<String> = screen(&mut app, 60, 6, Instant::now())
         .lines()
         .skip(4)

@@ -415,6 +415,12 @@ impl AgentSession {
         *lock(&self.inner.recovery)
     }
 
+    /// Sets the context window of the model in use (`None`: the known
+    /// table's, else Pi's default): a model switch brings its own.
+    pub fn set_context_window(&self, window: Option<u64>) {
+        lock(&self.inner.recovery).context_window = window;
+    }
+
     /// Turns auto-retry on or off (RPC `set_auto_retry`).
     pub fn set_auto_retry(&self, enabled: bool) {
         lock(&self.inner.recovery).retry.enabled = enabled;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_ai::providers::probe::server_models;
+use agent_ai::providers::probe::{server_context_window, server_models};
 use agent_ai::{Model, Provider};
 
 use crate::app::AgentSession;
@@ -88,9 +88,10 @@ impl ModelCatalog {
             .collect()
     }
 
-    /// The context window of `provider`'s models, when settings know it.
-    pub fn context_window(&self, provider: &str) -> Option<u64> {
-        self.settings.provider(provider)?.context_window
+    /// The context window of `model`, when the settings or the known table
+    /// tell it.
+    pub fn context_window(&self, model: &Model) -> Option<u64> {
+        self.settings.context_window(model)
     }
 
     /// Whether `provider` names a provider: one of the settings (the built-in
@@ -140,6 +141,27 @@ impl ModelCatalog {
         let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env)?;
         let provider = provider_for(&resolved)?;
         session.set_model(resolved.model.clone(), provider.clone())?;
+        // The window is the new model's: configured, else asked of its
+        // server (when it answers), else the known table's.
+        let configured = self
+            .settings
+            .provider(&resolved.model.provider)
+            .and_then(|p| p.context_window);
+        session.set_context_window(configured);
+        if let (Some(url), Ok(runtime)) = (
+            self.settings.window_probe_url(&resolved),
+            tokio::runtime::Handle::try_current(),
+        ) {
+            let (session, model) = (session.clone(), resolved.model.clone());
+            runtime.spawn(async move {
+                let served = server_context_window(&url, &model.id).await;
+                let current = session.model();
+                if served.is_some() && (current.provider, current.id) == (model.provider, model.id)
+                {
+                    session.set_context_window(served);
+                }
+            });
+        }
         Ok((resolved.model, provider))
     }
 

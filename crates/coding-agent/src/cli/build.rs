@@ -65,9 +65,7 @@ pub(super) async fn build(
     let agent_dir = resolved.agent_dir;
     let start_provider = resolved.model.model.provider.clone();
     let recovery = resolved.settings.recovery(&start_provider);
-    let probe_url = (recovery.context_window.is_none()
-        && resolved.model.model.api == "openai-completions")
-        .then(|| resolved.model.config.base_url.clone());
+    let probe_url = resolved.settings.window_probe_url(&resolved.model);
     let guard_flags = args.guard.flags();
     let places = super::remote::policy_places(&cwd, remote.as_deref());
     let permissions = guard::config::load_in(

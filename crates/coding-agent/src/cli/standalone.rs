@@ -49,7 +49,7 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
         if !wanted(&name) {
             continue;
         }
-        match catalog.context_window(&model.provider) {
+        match catalog.context_window(&model) {
             Some(window) => println!("{name}  {}k context", window / 1000),
             None => println!("{name}"),
         }

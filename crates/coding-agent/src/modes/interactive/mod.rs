@@ -702,11 +702,9 @@ impl Driver {
         match self.interactive.models.switch(&self.session, name, &env) {
             Ok((model, provider)) => {
                 let shown = format!("{}/{}", model.provider, model.id);
-                let recovery = self.interactive.models.settings.recovery(&model.provider);
-                self.session.set_recovery(recovery);
                 app.set_model(
                     shown.clone(),
-                    self.interactive.models.context_window(&model.provider),
+                    self.interactive.models.context_window(&model),
                 );
                 app.notice(vec![StyledLine::new(
                     format!("Switched to {shown}"),
