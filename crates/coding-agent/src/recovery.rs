@@ -172,7 +172,14 @@ pub async fn run_prompt(
             Next::Compact => {
                 let outcome = session.compact(CompactionReason::Threshold, None).await;
                 end_compaction(session, CompactionReason::Threshold, outcome, false);
-                break;
+                // Messages queued meanwhile go out now, as Pi continues
+                // after a compaction; they waited for the next prompt.
+                let queued = session.take_next_queued();
+                if queued.is_empty() {
+                    break;
+                }
+                added.extend(agent.prompt_messages(queued).await?);
+                continue;
             }
             Next::OverflowAgain => {
                 session.notify(SessionEvent::CompactionEnd {

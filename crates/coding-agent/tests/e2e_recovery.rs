@@ -1027,6 +1027,60 @@ fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     assert!(stderr.contains(&message), "{stderr}");
 }
 
+/// A message queued while the compaction after a run is out (an RPC
+/// `prompt` with `streamingBehavior`) is sent once it ends, as Pi continues
+/// after a compaction: it waited for the next prompt, then went out after
+/// that prompt's answer.
+#[test]
+fn a_message_queued_during_a_threshold_compaction_is_sent_when_it_ends() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            return summary_reply(wire, "SUMMARY-1");
+        }
+        match request.index {
+            0 => answer_with_input(wire, "ok1", 3500),
+            _ => answer_with_input(wire, "ok-later", 1000),
+        }
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "p", "type": "prompt", "message": big_prompt("first", 1200)}),
+    );
+    let until = |rpc: &mut Rpc, kind: &str| loop {
+        let line = next_json(&rpc.lines);
+        if line["type"] == kind {
+            return line;
+        }
+    };
+    until(&mut rpc, "compaction_start");
+    let (_, queued) = rpc.ask(
+        json!({"id": "q", "type": "prompt", "message": "queued msg", "streamingBehavior": "followUp"}),
+    );
+    assert_eq!(queued["success"], true, "{queued}");
+    until(&mut rpc, "compaction_end");
+    until(&mut rpc, "agent_end");
+    let last = server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST" && !is_summary_request(wire, r))
+        .unwrap();
+    let transcript = wire.transcript(&last.body);
+    assert_eq!(
+        transcript.last().map(String::as_str),
+        Some("user: queued msg"),
+        "{transcript:?}"
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["pendingMessageCount"], 0, "{state}");
+    rpc.finish();
+}
+
 /// A manual compaction runs as a run does: commands are answered while its
 /// summary request is out (it blocked every command until the request
 /// ended, a hung server for its whole timeout), `get_state` says it is

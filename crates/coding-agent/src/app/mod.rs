@@ -943,6 +943,19 @@ impl AgentSession {
         self.inner.steering.len() + self.inner.follow_up.len()
     }
 
+    /// What the next poll of the queues gets: steering messages first, else
+    /// follow-ups (as each queue's mode says).
+    pub fn take_next_queued(&self) -> Vec<Message> {
+        let mut messages = self.inner.steering.take();
+        if messages.is_empty() {
+            messages = self.inner.follow_up.take();
+        }
+        if !messages.is_empty() {
+            self.report_queues();
+        }
+        messages
+    }
+
     /// Sets how many steering messages each poll takes.
     pub fn set_steering_mode(&self, mode: QueueMode) {
         self.inner.steering.set_mode(mode);
