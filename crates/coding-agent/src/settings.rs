@@ -50,7 +50,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_ai::providers::{ProviderConfig, RetryPolicy, for_api};
+use agent_ai::providers::{ProviderConfig, RetryPolicy, SUPPORTED_APIS, for_api};
 use agent_ai::thinking::ThinkingBudgets;
 use agent_ai::{Model, Provider, ThinkingLevel};
 use serde::Deserialize;
@@ -239,12 +239,14 @@ pub(crate) enum FileError {
     Parse(serde_json::Error),
 }
 
-/// The JSON file at `path` as a `T`, `None` when there is no such file (a
-/// missing settings file counts as empty). The settings, the hooks and the
+/// The JSON file at `path` as a `T`, `None` when there is no such file or
+/// it is blank (a missing or empty settings file counts as empty). The settings, the hooks and the
 /// permission policy each read their part of `settings.json` through this,
 /// and [`crate::guard::trust::Trust`] its list of trusted projects.
 pub(crate) fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, FileError> {
     match std::fs::read_to_string(path) {
+        // An empty file (one just created) holds nothing yet, as Pi reads it.
+        Ok(text) if text.trim().is_empty() => Ok(None),
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(FileError::Parse),
@@ -514,13 +516,29 @@ pub enum ModelError {
     )]
     NoBaseUrl(String),
     /// An API this build does not speak.
-    #[error("provider \"{provider}\" uses API \"{api}\", which this build does not support")]
+    #[error(
+        "provider \"{provider}\" uses API \"{api}\", which this build does not support: set \"api\" to one of {}",
+        SUPPORTED_APIS.join(", ")
+    )]
     UnsupportedApi {
         /// The provider.
         provider: String,
         /// Its API.
         api: String,
     },
+}
+
+/// `--model NAME:LEVEL` and each `--models` name (Pi's `pattern:thinking`): the name, and the
+/// thinking level when the text after the last `:` names one. Other
+/// colons belong to the name (`qwen2.5-coder:7b`).
+pub fn split_thinking(model: &str) -> (&str, Option<ThinkingLevel>) {
+    match model.rsplit_once(':') {
+        Some((name, level)) if !name.is_empty() => match level.parse() {
+            Ok(level) => (name, Some(level)),
+            Err(_) => (model, None),
+        },
+        _ => (model, None),
+    }
 }
 
 /// Picks the model: `--provider` (else `defaultProvider`, else `openai`, or
@@ -967,5 +985,26 @@ mod tests {
         std::fs::write(dir.path().join(SETTINGS_FILE), "{oops").unwrap();
         let error = Settings::load(dir.path(), dir.path(), true).unwrap_err();
         assert_eq!(error.path, dir.path().join(SETTINGS_FILE));
+        // One just created, still empty, holds nothing yet.
+        std::fs::write(dir.path().join(SETTINGS_FILE), "\n").unwrap();
+        assert_eq!(
+            Settings::load(dir.path(), dir.path(), true).unwrap(),
+            Settings::default()
+        );
+    }
+
+    #[test]
+    fn an_unknown_api_names_the_ones_this_build_speaks() {
+        let resolved = ResolvedModel {
+            model: Model::new("m", "local", "openai"),
+            config: ProviderConfig::new("http://127.0.0.1:9/v1", None),
+        };
+        let Err(error) = provider_for(&resolved) else {
+            panic!("no provider speaks \"openai\"");
+        };
+        assert_eq!(
+            error.to_string(),
+            "provider \"local\" uses API \"openai\", which this build does not support: set \"api\" to one of openai-completions, anthropic-messages"
+        );
     }
 }

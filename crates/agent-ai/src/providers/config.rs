@@ -106,6 +106,9 @@ impl std::fmt::Debug for ProviderConfig {
     }
 }
 
+/// The APIs [`for_api`] speaks, for errors that name the choices.
+pub const SUPPORTED_APIS: [&str; 2] = [openai_completions::API, anthropic_messages::API];
+
 /// The provider for `api` (`openai-completions` or `anthropic-messages`), or
 /// `None` for an API this crate does not speak.
 pub fn for_api(api: &str, config: ProviderConfig) -> Option<Arc<dyn Provider>> {

@@ -46,7 +46,7 @@ mod config;
 #[cfg(feature = "http")]
 pub use anthropic_messages::AnthropicMessagesProvider;
 #[cfg(feature = "http")]
-pub use config::{ProviderConfig, for_api};
+pub use config::{ProviderConfig, SUPPORTED_APIS, for_api};
 #[cfg(feature = "http")]
 pub use openai_completions::OpenAiCompletions;
 #[cfg(feature = "http")]
