@@ -1673,6 +1673,36 @@ fn cycle_model_goes_through_the_models_named_by_flag_or_settings() {
     let names: Vec<String> = (0..3).map(|_| cycled(&mut rpc)).collect();
     assert_eq!(names, ["local/a", "openai/b", "local/a"]);
     rpc.finish();
+    // A name's `:LEVEL` is the level cycling to it sets, as `--model`'s.
+    let mut rpc = Rpc::start_with(
+        &sandbox,
+        wire,
+        &server,
+        &["--models", "openai/o3-mini:high,local/a:off"],
+    );
+    let levels: Vec<(String, Value)> = (0..2)
+        .map(|_| {
+            let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+            let data = &cycled["data"];
+            (
+                format!(
+                    "{}/{}",
+                    data["model"]["provider"].as_str().unwrap(),
+                    data["model"]["id"].as_str().unwrap()
+                ),
+                data["thinkingLevel"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            ("openai/o3-mini".to_owned(), json!("high")),
+            ("local/a".to_owned(), json!("off")),
+        ]
+    );
+    rpc.finish();
+
     // Without the flag, `enabledModels`: one model, reached once.
     let mut rpc = Rpc::start(&sandbox, wire, &server);
     assert_eq!(cycled(&mut rpc), "openai/from-settings");

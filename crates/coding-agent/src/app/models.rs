@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_ai::providers::probe::{server_context_window, server_models};
-use agent_ai::{Model, Provider};
+use agent_ai::{Model, Provider, ThinkingLevel};
 
 use crate::app::AgentSession;
 use crate::app::SetModelError;
-use crate::settings::{ModelError, ModelFlags, Settings, provider_for, resolve_model};
+use crate::settings::{
+    ModelError, ModelFlags, Settings, provider_for, resolve_model, split_thinking,
+};
 use crate::thinking::known_reasoning;
 
 /// Reads an environment variable (tests pass their own).
@@ -269,28 +271,41 @@ impl ModelCatalog {
     /// ([`ModelCatalog::cycle`], else [`ModelCatalog::available`]),
     /// wrapping; the one before it with `back` (Ctrl+Shift+P); `None` when
     /// there is no other.
+    /// With it, the thinking level its `--models` name gives
+    /// (`ollama/qwen3:8b:high`).
     pub async fn next_after_current(
         &self,
         session: &AgentSession,
         env: SyncEnv<'_>,
         back: bool,
-    ) -> Option<Model> {
+    ) -> Option<(Model, Option<ThinkingLevel>)> {
         let current = session.model();
-        let mut models = if self.cycle.is_empty() {
-            self.available(&current, env).await
-        } else {
-            // Names that do not resolve (a provider without its key) are passed over.
-            self.cycle
-                .iter()
-                .filter_map(|name| {
-                    let flags = self.flags_for(name, &current, env);
-                    let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env);
-                    resolved.ok().map(|resolved| resolved.model)
-                })
-                .collect()
-        };
+        if self.cycle.is_empty() {
+            let mut models = self.available(&current, env).await;
+            dedup_models(&mut models);
+            return step_from(&models, &current, back).map(|model| (model, None));
+        }
+        // Names that do not resolve (a provider without its key) are passed over.
+        let mut levels = Vec::new();
+        let mut models: Vec<Model> = self
+            .cycle
+            .iter()
+            .filter_map(|name| {
+                let (name, level) = split_thinking(name);
+                let flags = self.flags_for(name, &current, env);
+                let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env);
+                let model = resolved.ok()?.model;
+                levels.push((model.clone(), level));
+                Some(model)
+            })
+            .collect();
         dedup_models(&mut models);
-        step_from(&models, &current, back)
+        let next = step_from(&models, &current, back)?;
+        let level = levels
+            .into_iter()
+            .find(|(model, _)| same_model(model, &next))
+            .and_then(|(_, level)| level);
+        Some((next, level))
     }
 }
 

@@ -12,6 +12,7 @@ use coding_agent::app::default_tool_names;
 use coding_agent::guard;
 use coding_agent::settings::{
     ModelFlags, ResolvedModel, SETTINGS_FILE, Settings, agent_dir, provider_for, resolve_model,
+    split_thinking,
 };
 use coding_agent::warnings::WarningReceiver;
 
@@ -76,19 +77,6 @@ fn settings_and_model(
         .map_err(UsageError::from)?;
     let provider = provider_for(&model).map_err(UsageError::from)?;
     Ok((settings, model, provider))
-}
-
-/// `--model NAME:LEVEL` (Pi's `pattern:thinking`): the name, and the
-/// thinking level when the text after the last `:` names one. Other
-/// colons belong to the name (`qwen2.5-coder:7b`).
-fn split_thinking(model: &str) -> (&str, Option<ThinkingLevel>) {
-    match model.rsplit_once(':') {
-        Some((name, level)) if !name.is_empty() => match level.parse() {
-            Ok(level) => (name, Some(level)),
-            Err(_) => (model, None),
-        },
-        _ => (model, None),
-    }
 }
 
 /// The model flags as given, `--model`'s `:LEVEL` taken off, and that

@@ -641,7 +641,13 @@ impl Driver {
                 let env = |name: &str| std::env::var(name).ok();
                 let models = &self.interactive.models;
                 match models.next_after_current(&self.session, &env, back).await {
-                    Some(next) => self.switch_model(app, &format!("{}/{}", next.provider, next.id)),
+                    Some((next, level)) => {
+                        self.switch_model(app, &format!("{}/{}", next.provider, next.id));
+                        let set = level.map(|level| self.session.set_thinking_level(level));
+                        if let Some(Err(error)) = set {
+                            app.notice(vec![StyledLine::new(error.to_string(), Style::Error)]);
+                        }
+                    }
                     None => app.notice(vec![StyledLine::new(
                         "No other model to switch to (/model lists the providers)",
                         Style::Dim,

@@ -40,8 +40,14 @@ pub async fn cycle_model(
     session: &AgentSession,
     catalog: &ModelCatalog,
 ) -> Result<Option<Model>, String> {
-    match catalog.next_after_current(session, &env, false).await {
-        Some(next) => set_model(session, catalog, &next.provider, &next.id).map(Some),
-        None => Ok(None),
+    let Some((next, level)) = catalog.next_after_current(session, &env, false).await else {
+        return Ok(None);
+    };
+    let model = set_model(session, catalog, &next.provider, &next.id)?;
+    if let Some(level) = level {
+        session
+            .set_thinking_level(level)
+            .map_err(|error| error.to_string())?;
     }
+    Ok(Some(model))
 }
