@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::policy::{Decision, Mode, Places, Policy, RuleError, RuleTexts, SandboxFacts};
+use super::policy::{Decision, Mode, Places, Policy, Rule, RuleError, RuleTexts, SandboxFacts};
 use super::trust::{Trust, TrustError};
 use crate::settings::{FileError, PROJECT_CONFIG_DIR, SETTINGS_FILE, read_json_file};
 
@@ -125,9 +125,16 @@ pub fn load_in(
     flags: &GuardFlags,
     sandbox: SandboxFacts,
 ) -> Result<GuardSetup, GuardConfigError> {
-    let global = read(&agent_dir.join(SETTINGS_FILE))?;
+    let global_path = agent_dir.join(SETTINGS_FILE);
+    let global = read(&global_path)?;
     let project_path = project_settings_path(cwd);
     let project = read(&project_path)?;
+    let mut notices = Vec::new();
+    // Each file's rules on their own first, so that a bad one is reported
+    // with the file it is in.
+    for (path, settings) in [(&global_path, &global), (&project_path, &project)] {
+        notices.extend(check_rules(path, settings, &places)?);
+    }
     let trusted = Trust::load(agent_dir, flags.trust)?.is_trusted(cwd);
 
     let mut rules = RuleTexts::default();
@@ -146,7 +153,6 @@ pub fn load_in(
         .allow
         .extend(global.allow.iter().chain(&flags.allow).cloned());
 
-    let mut notices = Vec::new();
     let mut mode = global.default_mode.unwrap_or_default();
     let mut ignored = Vec::new();
     if trusted {
@@ -184,6 +190,36 @@ pub fn load_in(
         untrusted_project_settings: !ignored.is_empty(),
         approval_timeout,
     })
+}
+
+/// Parses the rules of the settings file at `path`: an error names the file;
+/// the warnings name rules about no tool this agent has (a mistyped name, or
+/// Claude Code's `Glob` or `WebFetch`), which match nothing it calls.
+fn check_rules(
+    path: &Path,
+    settings: &PermissionSettings,
+    places: &Places,
+) -> Result<Vec<String>, GuardConfigError> {
+    let mut warnings = Vec::new();
+    for text in settings
+        .allow
+        .iter()
+        .chain(&settings.ask)
+        .chain(&settings.deny)
+    {
+        let rule = Rule::parse(text, places).map_err(|error| GuardConfigError::File {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        })?;
+        if !rule.names_a_known_tool() {
+            warnings.push(format!(
+                "{}: the permission rule `{text}` names no tool this agent has ({}, or mcp__SERVER__TOOL); it matches only a tool of that name",
+                path.display(),
+                crate::tools::BUILTIN_TOOL_NAMES.join(", ")
+            ));
+        }
+    }
+    Ok(warnings)
 }
 
 fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
@@ -289,6 +325,41 @@ mod tests {
             .decision
     }
 
+    /// A bad rule names the file it is in; a rule about no tool this agent
+    /// has is a warning (it would silently never match).
+    #[test]
+    fn a_bad_rule_names_its_file_and_a_rule_about_no_known_tool_is_warned_about() {
+        let d = dirs(
+            &json!({"permissions": {"deny": ["raed", "mcp__fs__read", "Read(x)"]}}),
+            &json!({"permissions": {"deny": ["rm -rf"]}}),
+        );
+        let project = project_settings_path(d.project.path());
+        let Err(error) = load(
+            d.agent.path(),
+            d.project.path(),
+            &GuardFlags::default(),
+            SandboxFacts::default(),
+        ) else {
+            panic!("the project's rule cannot be parsed");
+        };
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}: invalid permission rule `rm -rf`: a rule starts with a tool name such as `bash` or `read`",
+                project.display()
+            )
+        );
+        std::fs::write(&project, "{}").unwrap();
+        let setup = setup(&d, &GuardFlags::default());
+        assert_eq!(
+            setup.notices,
+            [format!(
+                "{}: the permission rule `raed` names no tool this agent has (read, bash, edit, write, grep, find, ls, or mcp__SERVER__TOOL); it matches only a tool of that name",
+                d.agent.path().join(SETTINGS_FILE).display()
+            )]
+        );
+    }
+
     #[test]
     fn an_untrusted_project_only_tightens_until_trusted() {
         let d = dirs(
@@ -353,8 +424,11 @@ mod tests {
         let d = dirs(&json!({"permissions": {"allow": ["bash(ls"]}}), &json!({}));
         let err = load_error(&d);
         assert_eq!(
-            err.as_deref(),
-            Some("invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end")
+            err,
+            Some(format!(
+                "{}: invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end",
+                d.agent.path().join(SETTINGS_FILE).display()
+            ))
         );
         let d = dirs(&json!({"permissions": {"defaultMode": "yolo"}}), &json!({}));
         let err = load_error(&d);

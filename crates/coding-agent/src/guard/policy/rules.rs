@@ -115,6 +115,18 @@ impl Rule {
         })
     }
 
+    /// True when the rule names a built-in tool or an MCP tool: a rule about
+    /// another name matches only a tool a library user added by that name.
+    pub fn names_a_known_tool(&self) -> bool {
+        match &self.tool {
+            ToolName::McpServer(_) => true,
+            ToolName::Exact(name) => {
+                name.starts_with("mcp__")
+                    || crate::tools::BUILTIN_TOOL_NAMES.contains(&name.as_str())
+            }
+        }
+    }
+
     /// True when the rule is about `tool` (a read rule covers the read family,
     /// a write or edit rule the write family).
     fn covers(&self, tool: &str) -> bool {
