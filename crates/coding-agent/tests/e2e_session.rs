@@ -382,3 +382,58 @@ fn a_first_write_cut_short_is_replaced_whole_not_appended_again() {
         .collect();
     assert_eq!(said, [first_prompt.as_str(), "one", "second", "two"]);
 }
+
+/// A continued session goes on with the model it used last, as Pi's does
+/// (it went to the default, a local session quietly moving to a paid
+/// API); one whose provider is gone from the settings is said, and the
+/// default goes on.
+#[test]
+fn a_continued_session_goes_on_with_its_model() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let one = ModelServer::answering(wire, vec![Answer::text(&["From one."])]);
+    let two = ModelServer::answering(wire, vec![Answer::text(&["From two."])]);
+    let provider = |server: &ModelServer, model: &str| json!({"baseUrl": wire.base_url(server.addr()), "apiKey": "k", "defaultModel": model, "contextWindow": 100000});
+    let settings = |with_two: bool| {
+        let mut providers = json!({"one": provider(&one, "m1")});
+        if with_two {
+            providers["two"] = provider(&two, "m2");
+        }
+        json!({"defaultProvider": "one", "providers": providers})
+    };
+    sandbox.write_global_settings(&settings(true));
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(BIN);
+        command
+            .current_dir(&sandbox.work)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sandbox.home)
+            .env("CODING_AGENT_DIR", &sandbox.agent_dir)
+            .env("TMPDIR", &sandbox.tmp)
+            .args(args);
+        Running::spawn(command).finish()
+    };
+    let (_, stdout, stderr) = run(&["--provider", "two", "-p", "first"]);
+    assert_eq!(stdout, "From two.\n", "{stderr}");
+    let (_, stdout, stderr) = run(&["-c", "-p", "second"]);
+    assert_eq!(stdout, "From two.\n", "{stderr}");
+    let sent = two.requests().last().unwrap().body.clone();
+    assert_eq!(sent["model"], "m2");
+    assert!(one.requests().is_empty());
+
+    sandbox.write_global_settings(&settings(false));
+    let (status, stdout, stderr) = run(&["-c", "-p", "third"]);
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "From one.\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "the session last used two/m2, which cannot be used now (unknown provider \"two\""
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("going on with one/m1"), "{stderr}");
+}

@@ -17,7 +17,7 @@ use coding_agent::modes::interactive::approval::InteractiveApprover;
 use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
 use coding_agent::session::{SessionManager, find_session_by_id, session_dir};
-use coding_agent::settings::SETTINGS_FILE;
+use coding_agent::settings::{ModelFlags, SETTINGS_FILE, provider_for, resolve_model};
 use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
@@ -58,9 +58,11 @@ pub(super) struct Built {
 /// stay local (keyed by the local directory).
 pub(super) async fn build(
     args: &RunArgs,
-    resolved: Resolved,
+    mut resolved: Resolved,
     remote: Option<Arc<RemoteHost>>,
 ) -> anyhow::Result<Built> {
+    let session = open_session(args, &resolved.agent_dir, &resolved.cwd)?;
+    restore_session_model(args, &mut resolved, &session);
     let cwd = resolved.cwd;
     let agent_dir = resolved.agent_dir;
     let start_provider = resolved.model.model.provider.clone();
@@ -116,7 +118,6 @@ pub(super) async fn build(
         project_trusted,
     );
     let instructions = sources.load().await;
-    let session = open_session(args, &agent_dir, &cwd)?;
     #[cfg(feature = "mcp")]
     let mcp = super::mcp::start_servers(
         &args.mcp,
@@ -255,6 +256,45 @@ fn command_hooks(
 
 /// The session the flags ask for: none, a given file, the latest of this
 /// directory, or a new one.
+/// A resumed session goes on with the model it used last, as Pi restores it,
+/// unless the command line names one (`--model`, `--provider`,
+/// `--base-url`): a session held on a local model must not quietly move to
+/// the paid default. One that cannot be used now (its provider gone from the
+/// settings, its key unset) is said, and the run goes on with the default.
+fn restore_session_model(args: &RunArgs, resolved: &mut Resolved, session: &SessionManager) {
+    if args.model.is_some() || args.provider.is_some() || args.base_url.is_some() {
+        return;
+    }
+    let Some((provider, id)) = session.model() else {
+        return;
+    };
+    let current = &resolved.model.model;
+    if (current.provider.as_str(), current.id.as_str()) == (provider.as_str(), id.as_str()) {
+        return;
+    }
+    let flags = ModelFlags {
+        provider: Some(provider.clone()),
+        model: Some(id.clone()),
+        api_key: args.api_key.clone(),
+        ..resolved.flags.clone()
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let settings_path = resolved.agent_dir.join(SETTINGS_FILE);
+    let restored = resolve_model(&flags, &resolved.settings, &settings_path, &env)
+        .and_then(|model| Ok((provider_for(&model)?, model)));
+    match restored {
+        Ok((provider, model)) => {
+            resolved.provider = provider;
+            resolved.model = model;
+        }
+        Err(error) => tracing::warn!(
+            "the session last used {provider}/{id}, which cannot be used now ({error}); going on with {}/{}",
+            current.provider,
+            current.id
+        ),
+    }
+}
+
 fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<SessionManager> {
     if args.no_session {
         return Ok(SessionManager::in_memory(cwd));

@@ -533,6 +533,27 @@ impl SessionManager {
             .and_then(|e| e.value().get("thinkingLevel")?.as_str()?.parse().ok())
     }
 
+    /// The provider and model id the branch used last: its last
+    /// `model_change`, or the model of its last answer, whichever is later
+    /// (as Pi's session context finds it); `None` in a session with neither.
+    pub fn model(&self) -> Option<(String, String)> {
+        self.branch().into_iter().rev().find_map(|entry| {
+            let value = entry.value();
+            let (provider, model) = match entry.kind()? {
+                "model_change" => (value.get("provider")?, value.get("modelId")?),
+                "message" => {
+                    let message = value.get("message")?;
+                    if message.get("role")?.as_str()? != "assistant" {
+                        return None;
+                    }
+                    (message.get("provider")?, message.get("model")?)
+                }
+                _ => return None,
+            };
+            Some((provider.as_str()?.to_owned(), model.as_str()?.to_owned()))
+        })
+    }
+
     fn append_entry(&mut self, kind: &str, key: &str, value: Value) -> Result<(), SessionError> {
         self.append_fields(kind, [(key, value)])
     }
