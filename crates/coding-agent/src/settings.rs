@@ -197,6 +197,33 @@ pub struct Settings {
     pub idle_notification_secs: Option<u64>,
 }
 
+/// Pi's settings this agent does not read (docs/DEVIATIONS.md M16), as
+/// paths of keys: a file that sets one is told so rather than left to
+/// wonder why nothing changed.
+const PI_KEYS_NOT_READ: [&str; 7] = [
+    "sessionDir",
+    "shellPath",
+    "shellCommandPrefix",
+    "images.blockImages",
+    "images.autoResize",
+    "steeringMode",
+    "followUpMode",
+];
+
+/// Warns of each key of [`PI_KEYS_NOT_READ`] the settings file at `path`
+/// (read as `json`) sets.
+fn warn_of_pi_keys_not_read(path: &Path, json: &Value) {
+    for key in PI_KEYS_NOT_READ {
+        let pointer = format!("/{}", key.replace('.', "/"));
+        if json.pointer(&pointer).is_some() {
+            tracing::warn!(
+                "{}: `{key}` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)",
+                path.display()
+            );
+        }
+    }
+}
+
 /// `over` laid on `base`: objects key by key, at every depth; anything else
 /// replaces.
 fn deep_merge(base: &mut Value, over: &Value) {
@@ -281,7 +308,12 @@ impl Settings {
         let project_path = cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE);
         let mut settings: Self = read_part(&global_path)?;
         let mut project: Self = read_part(&project_path)?;
-        project.inherit_nested(&read_part(&global_path)?, &read_part(&project_path)?);
+        let (global_json, project_json): (Value, Value) =
+            (read_part(&global_path)?, read_part(&project_path)?);
+        for (path, json) in [(&global_path, &global_json), (&project_path, &project_json)] {
+            warn_of_pi_keys_not_read(path, json);
+        }
+        project.inherit_nested(&global_json, &project_json);
         // A checked-out project must not send the tools (or ssh options such
         // as ProxyCommand, which run locally) anywhere: only the user's own
         // file says where they act.

@@ -508,3 +508,27 @@ fn coding_agent_log_filters_what_stderr_shows() {
     assert_eq!(stdout, "Hello.\n");
     assert_eq!(server.requests().len(), 2, "the request was retried");
 }
+
+/// A Pi setting this agent does not read is named at start, not left to do
+/// nothing silently (docs/DEVIATIONS.md M16).
+#[test]
+fn a_pi_setting_this_agent_does_not_read_is_named() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(
+        &json!({"sessionDir": "/elsewhere", "images": {"autoResize": false}}),
+    );
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stdout.as_str()), (Some(0), "ok\n"));
+    let file = sandbox.agent_dir.join("settings.json");
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: {0}: `sessionDir` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)\nWarning: {0}: `images.autoResize` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)\n",
+            file.display()
+        )
+    );
+}
