@@ -104,6 +104,30 @@ pub struct Transcript {
     renderers: ToolRenderers,
     /// Bumped with each new set of renderers: rows drawn by the old ones go.
     renderers_set: u64,
+    /// While scrolled up: the entry at the top of the view and its rows
+    /// from its start to the bottom when last drawn. Rows added below it
+    /// (a streaming answer, new calls) add to the scroll, so what is being
+    /// read stays where it is.
+    pinned: Option<(usize, usize)>,
+}
+
+/// The entry holding row `start` of `blocks` (the rows of the entries from
+/// `first` on, `reached` in all), with its rows from its start to the
+/// bottom.
+fn top_entry(
+    first: usize,
+    blocks: &[&[StyledLine]],
+    start: usize,
+    reached: usize,
+) -> Option<(usize, usize)> {
+    let mut above = 0;
+    for (index, rows) in (first..).zip(blocks) {
+        if start < above + rows.len() {
+            return Some((index, reached - above));
+        }
+        above += rows.len();
+    }
+    None
 }
 
 /// The text of a user message's text blocks.
@@ -463,25 +487,36 @@ impl Transcript {
             show_thinking: self.show_thinking,
             renderers: self.renderers_set,
         };
-        let wanted = height.saturating_add(scroll);
+        let mut scroll = scroll;
+        // Scrolled up, the view stays on the entry it showed at its top:
+        // the walk goes on to it, and what was added below it adds to the
+        // scroll once it is reached.
+        let mut pinned = self
+            .pinned
+            .filter(|&(entry, _)| scroll > 0 && entry < self.entries.len());
         // The entries still moving, drawn for this frame only (bottom up).
         let mut moving: Vec<(usize, Vec<StyledLine>)> = Vec::new();
         let mut reached = 0;
         let mut first = self.entries.len();
-        while first > 0 && reached < wanted {
+        while first > 0 && (reached < height.saturating_add(scroll) || pinned.is_some()) {
             first -= 1;
-            if let Some((drawn_as, rows)) = &self.entries[first].rows
-                && *drawn_as == key
-            {
-                reached += rows.len();
-                continue;
+            match &self.entries[first].rows {
+                Some((drawn_as, rows)) if *drawn_as == key => reached += rows.len(),
+                _ => {
+                    let rows = self.entry_rows(&self.entries[first].entry, width, now);
+                    reached += rows.len();
+                    if self.settled(first) {
+                        self.entries[first].rows = Some((key, rows));
+                    } else {
+                        moving.push((first, rows));
+                    }
+                }
             }
-            let rows = self.entry_rows(&self.entries[first].entry, width, now);
-            reached += rows.len();
-            if self.settled(first) {
-                self.entries[first].rows = Some((key, rows));
-            } else {
-                moving.push((first, rows));
+            if let Some((entry, before)) = pinned
+                && entry == first
+            {
+                scroll += reached.saturating_sub(before);
+                pinned = None;
             }
         }
         moving.reverse();
@@ -504,6 +539,9 @@ impl Transcript {
         let end = reached - scroll;
         let start = end.saturating_sub(height).max(skip);
         let rows = all_rows().skip(start).take(end - start).cloned().collect();
+        self.pinned = (scroll > 0)
+            .then(|| top_entry(first, &blocks, start, reached))
+            .flatten();
         (rows, scroll)
     }
 
@@ -824,6 +862,34 @@ mod tests {
             format!("Retrying ({attempt}/3) in {}s: refused", 1 << attempt),
             Style::Warning,
         )
+    }
+
+    /// Scrolled up, the view stays on what is being read while rows are
+    /// added below it (it drifted up with every streamed line); at the
+    /// bottom it follows them.
+    #[test]
+    fn scrolled_up_the_view_stays_put_while_rows_are_added_below() {
+        let now = Instant::now();
+        let mut transcript = Transcript::default();
+        let add = |transcript: &mut Transcript, from: usize, to: usize| {
+            for n in from..to {
+                transcript.notice(vec![StyledLine::new(format!("line {n}"), Style::Normal)]);
+            }
+        };
+        add(&mut transcript, 0, 20);
+        let plain =
+            |rows: Vec<StyledLine>| -> Vec<String> { rows.iter().map(StyledLine::plain).collect() };
+        let (rows, scroll) = transcript.window(80, now, 4, 6);
+        let read = plain(rows);
+        add(&mut transcript, 20, 23);
+        let (rows, moved) = transcript.window(80, now, 4, scroll);
+        assert_eq!(plain(rows), read, "the same rows");
+        assert!(moved > scroll, "the scroll took in the rows added: {moved}");
+
+        let (rows, bottom) = transcript.window(80, now, 4, 0);
+        add(&mut transcript, 23, 24);
+        let (after, _) = transcript.window(80, now, 4, bottom);
+        assert_ne!(plain(after), plain(rows), "at the bottom the view follows");
     }
 
     #[test]
