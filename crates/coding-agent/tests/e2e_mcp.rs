@@ -438,7 +438,12 @@ fn rpc_serves_commands_while_a_server_starts_and_a_prompt_waits_for_its_tools() 
     let (_, accepted) = rpc.ask(json!({"id": "p2", "type": "prompt", "message": "second"}));
     assert_eq!(accepted["success"], true, "{accepted}");
     assert_eq!(mcp_servers(&mut rpc), starting);
-    assert!(server.requests().is_empty());
+    let early: Vec<(String, String)> = server
+        .requests()
+        .iter()
+        .map(|r| (r.path.clone(), wire.transcript(&r.body).join(" | ")))
+        .collect();
+    assert!(early.is_empty(), "{early:?}");
     std::fs::write(&go, "").unwrap();
     loop {
         if next_json(&rpc.lines)["type"] == "agent_end" {
