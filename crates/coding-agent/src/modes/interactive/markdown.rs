@@ -1,11 +1,12 @@
 //! The assistant's Markdown as styled lines: headings, lists, quotes, code
-//! blocks and inline emphasis. Re-parsed whole on each update, so text that
+//! blocks, tables laid out in columns and inline emphasis. Re-parsed whole on each update, so text that
 //! is still streaming (an unclosed code fence) renders sensibly too. Fenced
 //! code gets syntax colours ([`super::highlight`]).
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 use super::highlight::highlight_block;
+use super::wrap::text_width;
 use crate::render::{Span, Style, StyledLine};
 
 /// `text` rendered; blocks are separated by one empty line.
@@ -36,6 +37,70 @@ struct Renderer {
     /// Inside a code block: its info string and the text so far.
     code: Option<(String, String)>,
     link: Option<String>,
+    /// Inside a table: its cells so far, laid out when it ends.
+    table: Option<Table>,
+}
+
+/// A table being read: each column's alignment, the rows done (the header
+/// first) and the cells of the row being read.
+#[derive(Default)]
+struct Table {
+    alignments: Vec<Alignment>,
+    rows: Vec<Vec<StyledLine>>,
+    row: Vec<StyledLine>,
+}
+
+impl Table {
+    /// The rows laid out in columns as wide as their widest cell, aligned as
+    /// the separator row says, the header bold and ruled off; each line
+    /// starts with `indent` (a table inside a list or quote).
+    fn lines(self, indent: &str) -> Vec<StyledLine> {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..columns)
+            .map(|column| {
+                let cell_width =
+                    |row: &Vec<StyledLine>| row.get(column).map_or(0, |c| text_width(&c.plain()));
+                self.rows.iter().map(cell_width).max().unwrap_or(0)
+            })
+            .collect();
+        let mut lines = Vec::new();
+        for (index, row) in self.rows.into_iter().enumerate() {
+            let mut spans = vec![(indent.to_owned(), Style::Dim)];
+            for (column, &width) in widths.iter().enumerate() {
+                if column > 0 {
+                    spans.push((" │ ".to_owned(), Style::Dim));
+                }
+                let cell = row.get(column).cloned().unwrap_or_default();
+                let room = width.saturating_sub(text_width(&cell.plain()));
+                let (before, after) = match self.alignments.get(column) {
+                    Some(Alignment::Right) => (room, 0),
+                    Some(Alignment::Center) => (room / 2, room - room / 2),
+                    _ => (0, room),
+                };
+                spans.push((" ".repeat(before), Style::Normal));
+                for span in cell.spans {
+                    let style = if index == 0 { Style::Bold } else { span.style };
+                    spans.push((span.text, style));
+                }
+                spans.push((" ".repeat(after), Style::Normal));
+            }
+            let line = spans
+                .into_iter()
+                .filter(|(text, _)| !text.is_empty())
+                .fold(StyledLine::default(), |line, (text, style)| {
+                    line.push(text, style)
+                });
+            lines.push(line);
+            if index == 0 {
+                let rule: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
+                lines.push(StyledLine::new(
+                    format!("{indent}{}", rule.join("─┼─")),
+                    Style::Dim,
+                ));
+            }
+        }
+        lines
+    }
 }
 
 impl Renderer {
@@ -44,7 +109,8 @@ impl Renderer {
     }
 
     fn push_text(&mut self, text: &str, style: Style) {
-        if self.current.spans.is_empty() {
+        // A table cell gets its prefix when the table is laid out.
+        if self.current.spans.is_empty() && self.table.is_none() {
             let prefix = self.bullet.take().unwrap_or_else(|| self.indent.clone());
             if !prefix.is_empty() {
                 self.current.spans.push(Span {
@@ -147,6 +213,13 @@ impl Renderer {
                 self.blank();
                 self.indent = "│ ".to_owned();
             }
+            Tag::Table(alignments) => {
+                self.blank();
+                self.table = Some(Table {
+                    alignments,
+                    ..Table::default()
+                });
+            }
             Tag::Emphasis | Tag::Strong => self.styles.push(Style::Bold),
             Tag::Strikethrough => self.styles.push(Style::Dim),
             Tag::Link { dest_url, .. } => {
@@ -209,8 +282,25 @@ impl Renderer {
                     self.push_text(&format!(" ({url})"), Style::Dim);
                 }
             }
-            TagEnd::TableRow | TagEnd::TableHead => self.flush(),
-            TagEnd::TableCell => self.push_text(" │ ", Style::Dim),
+            TagEnd::TableCell => {
+                let cell = std::mem::take(&mut self.current);
+                if let Some(table) = &mut self.table {
+                    table.row.push(cell);
+                }
+            }
+            TagEnd::TableRow | TagEnd::TableHead => {
+                if let Some(table) = &mut self.table {
+                    let row = std::mem::take(&mut table.row);
+                    table.rows.push(row);
+                }
+            }
+            TagEnd::Table => {
+                if let Some(table) = self.table.take() {
+                    let lines = table.lines(&self.indent);
+                    self.lines.extend(lines);
+                    self.lines.push(StyledLine::default());
+                }
+            }
             _ => {}
         }
     }
@@ -227,6 +317,32 @@ mod tests {
         assert_eq!(
             to_markup(&render_markdown(text)),
             "[dim]# [/][bold]Title[/]\n\nSome [bold]bold[/] and [accent]code[/].\n\n[dim]- [/]one\n[dim]- [/]two\n[dim]  1. [/]nested\n\n[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() {}\n[dim]```[/]\n\nafter"
+        );
+    }
+
+    #[test]
+    fn a_table_is_laid_out_in_aligned_columns_under_a_ruled_header() {
+        let text = "| Name | Count | Note |\n|:--|--:|:-:|\n| alpha | 1 | ok |\n| beta-longer | 12345 | a **much** longer note |\n\nafter";
+        let lines = render_markdown(text);
+        let plain: Vec<String> = lines.iter().map(StyledLine::plain).collect();
+        assert_eq!(
+            plain,
+            [
+                "Name        │ Count │        Note       ",
+                "────────────┼───────┼───────────────────",
+                "alpha       │     1 │         ok        ",
+                "beta-longer │ 12345 │ a much longer note",
+                "",
+                "after",
+            ]
+        );
+        assert!(
+            to_markup(&lines[..1]).starts_with("[bold]Name[/]"),
+            "the header is bold"
+        );
+        assert!(
+            to_markup(&lines[3..4]).contains("[bold]much[/]"),
+            "cells keep their styles"
         );
     }
 
