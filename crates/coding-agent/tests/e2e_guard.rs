@@ -387,13 +387,8 @@ fn an_untrusted_project_cannot_send_the_conversation_or_the_key_to_its_own_serve
         }
     }));
     let run = |extra: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_coding-agent"));
+        let mut command = world.bare_command();
         command
-            .current_dir(&world.work)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &world.home)
-            .env("CODING_AGENT_DIR", &world.agent_dir)
             .env("MY_KEY", "sk-mine")
             .env("OTHER_SECRET", "ghp-secret")
             .args(["--no-session", "-p", "Hi."])

@@ -1473,17 +1473,26 @@ fn queue_update_reports_what_waits_and_when_it_was_delivered() {
     rpc.finish();
 }
 
+/// A server that reports an `n_ctx`-token window at `/props`, as
+/// llama.cpp does, and answers the rest with `script`.
+fn llama_cpp_server(
+    n_ctx: u64,
+    script: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+) -> ModelServer {
+    ModelServer::start(move |request| {
+        if request.path == "/props" {
+            let props = json!({"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1});
+            return Reply::Status(200, props.to_string());
+        }
+        script(request)
+    })
+}
+
 #[test]
 fn without_a_configured_window_the_servers_props_say_when_to_compact() {
     let wire = Wire::OpenAi;
     let sandbox = Sandbox::new();
-    let server = ModelServer::start(move |request| {
-        if request.path == "/props" {
-            return Reply::Status(
-                200,
-                r#"{"default_generation_settings":{"n_ctx":4000},"total_slots":1}"#.to_owned(),
-            );
-        }
+    let server = llama_cpp_server(4000, move |request| {
         if is_summary_request(wire, request) {
             return summary_reply(wire, "PROPS");
         }
@@ -1499,20 +1508,13 @@ fn without_a_configured_window_the_servers_props_say_when_to_compact() {
         settings.to_string(),
     )
     .unwrap();
-    let mut command = std::process::Command::new(BIN);
-    command
-        .current_dir(&sandbox.work)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("CODING_AGENT_DIR", &sandbox.agent_dir)
-        .env("TMPDIR", &sandbox.tmp)
-        .args([
-            "--mode",
-            "json",
-            &big_prompt("first", 1200),
-            &big_prompt("second", 1200),
-        ]);
+    let mut command = sandbox.bare_command();
+    command.args([
+        "--mode",
+        "json",
+        &big_prompt("first", 1200),
+        &big_prompt("second", 1200),
+    ]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
     assert!(status.success(), "{stderr}");
     let requests = server.requests();
@@ -1537,13 +1539,7 @@ fn without_a_configured_window_the_servers_props_say_when_to_compact() {
 fn the_context_window_follows_the_model_and_its_server() {
     let wire = Wire::OpenAi;
     let sandbox = Sandbox::new();
-    let server = ModelServer::start(move |request| {
-        if request.path == "/props" {
-            return Reply::Status(
-                200,
-                r#"{"default_generation_settings":{"n_ctx":8192}}"#.to_owned(),
-            );
-        }
+    let server = llama_cpp_server(8192, move |_| {
         Reply::Events(wire.events(&Answer::text(&["ok"])))
     });
     sandbox.write_global_settings(&json!({"providers": {

@@ -403,15 +403,8 @@ fn a_continued_session_goes_on_with_its_model() {
     };
     sandbox.write_global_settings(&settings(true));
     let run = |args: &[&str]| {
-        let mut command = std::process::Command::new(BIN);
-        command
-            .current_dir(&sandbox.work)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sandbox.home)
-            .env("CODING_AGENT_DIR", &sandbox.agent_dir)
-            .env("TMPDIR", &sandbox.tmp)
-            .args(args);
+        let mut command = sandbox.bare_command();
+        command.args(args);
         Running::spawn(command).finish()
     };
     let (_, stdout, stderr) = run(&["--provider", "two", "-p", "first"]);

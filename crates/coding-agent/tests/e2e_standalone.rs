@@ -6,22 +6,8 @@
 
 mod e2e_support;
 
-use std::process::Command;
-
 use e2e_support::*;
 use serde_json::json;
-
-/// The binary with only the sandbox's directories, and no flags.
-fn bare(sandbox: &Sandbox) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_coding-agent"));
-    command
-        .current_dir(&sandbox.work)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("CODING_AGENT_DIR", &sandbox.agent_dir);
-    command
-}
 
 #[test]
 fn list_models_names_a_local_servers_models_and_the_providers_without_a_key() {
@@ -44,7 +30,7 @@ fn list_models_names_a_local_servers_models_and_the_providers_without_a_key() {
             "contextWindow": 32768,
         }},
     }));
-    let mut command = bare(&sandbox);
+    let mut command = sandbox.bare_command();
     command.arg("--list-models");
     let (status, stdout, stderr) = Running::spawn(command).finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
@@ -54,7 +40,7 @@ fn list_models_names_a_local_servers_models_and_the_providers_without_a_key() {
          anthropic (no key: set ANTHROPIC_API_KEY)\nopenai (no key: set OPENAI_API_KEY)\n"
     );
 
-    let mut command = bare(&sandbox);
+    let mut command = sandbox.bare_command();
     command.args(["--list-models", "LLAMA"]);
     let (status, stdout, _) = Running::spawn(command).finish();
     assert_eq!(
@@ -75,7 +61,7 @@ fn export_writes_a_saved_session_as_html_by_id() {
     let stem = file.file_stem().unwrap().to_str().unwrap().to_owned();
     let id = stem.rsplit_once('_').unwrap().1;
 
-    let mut command = bare(&sandbox);
+    let mut command = sandbox.bare_command();
     command.args(["--export", &id[..8], "chat.html"]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
     assert_eq!(status.code(), Some(0), "{stderr}");
@@ -86,7 +72,7 @@ fn export_writes_a_saved_session_as_html_by_id() {
     assert!(html.contains("The answer &amp; more"), "{html}");
     assert_eq!(server.requests().len(), 1, "the export asked no model");
 
-    let mut command = bare(&sandbox);
+    let mut command = sandbox.bare_command();
     command.args(["--export", "missing.jsonl"]);
     let (status, _, stderr) = Running::spawn(command).finish();
     assert_eq!(status.code(), Some(2));
@@ -97,7 +83,7 @@ fn export_writes_a_saved_session_as_html_by_id() {
 
     // Writing the page over the session itself would lose it.
     let before = std::fs::read(&file).unwrap();
-    let mut command = bare(&sandbox);
+    let mut command = sandbox.bare_command();
     command.args(["--export"]).arg(&file).arg(&file);
     let (status, _, stderr) = Running::spawn(command).finish();
     assert_eq!(status.code(), Some(2));

@@ -183,38 +183,50 @@ fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them(
     tmux.quit();
 }
 
-#[test]
-fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
-    let server = SseServer::start();
-    let Some(tmux) = start_counting(&server) else {
-        return;
-    };
+/// [`start_counting`], once the command runs and its first line shows.
+fn counting_shown(server: &SseServer) -> Option<Tmux> {
+    let tmux = start_counting(server)?;
     tmux.wait_for("the live tail", |s| {
         s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
     });
     assert!(!count_processes(&tmux.cwd).is_empty(), "the command runs");
+    Some(tmux)
+}
+
+/// Waits until no process in `cwd` holds any of `texts` (a kill is sent as
+/// a run ends; the process may take a moment to go).
+fn wait_gone(cwd: &Path, texts: &[&str]) {
+    let start = Instant::now();
+    let left = || -> Vec<String> { texts.iter().flat_map(|t| processes_with(cwd, t)).collect() };
+    while !left().is_empty() {
+        assert!(start.elapsed() < DEADLINE, "still running: {:?}", left());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// What a session saves of a turn cut during its bash call: the call and
+/// its cancelled result, then the aborted answer.
+const CUT_DURING_THE_CALL: [&str; 4] = [
+    "user",
+    "assistant toolUse",
+    "toolResult isError=true",
+    "assistant aborted",
+];
+
+#[test]
+fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
+    let server = SseServer::start();
+    let Some(tmux) = counting_shown(&server) else {
+        return;
+    };
     tmux.key("Escape");
     let screen = tmux.wait_for("the abort", |s| {
         s.contains("Aborted") && !s.contains("Working…")
     });
     assert!(!screen.contains("exit 0"), "{screen}");
-    // The kill is sent as the run ends; the process may take a moment to go.
-    let start = Instant::now();
-    while !count_processes(&tmux.cwd).is_empty() && start.elapsed() < DEADLINE {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(count_processes(&tmux.cwd), Vec::<String>::new());
+    wait_gone(&tmux.cwd, &[COUNT_COMMAND]);
     assert_eq!(server.requests().len(), 1);
-    // The partial turn is saved: the call and its cancelled result.
-    assert_eq!(
-        saved_roles(&tmux.cwd),
-        [
-            "user",
-            "assistant toolUse",
-            "toolResult isError=true",
-            "assistant aborted"
-        ]
-    );
+    assert_eq!(saved_roles(&tmux.cwd), CUT_DURING_THE_CALL);
 }
 
 /// Closing the terminal (its window, or the connection to it) sends SIGHUP
@@ -223,35 +235,14 @@ fn esc_cancels_the_running_bash_call_and_leaves_no_process() {
 #[test]
 fn closing_the_terminal_kills_the_running_command_and_saves_the_call() {
     let server = SseServer::start();
-    let Some(tmux) = start_counting(&server) else {
+    let Some(tmux) = counting_shown(&server) else {
         return;
     };
-    tmux.wait_for("the live tail", |s| {
-        s.contains("running ·") && s.lines().any(|l| l.trim() == "1")
-    });
-    assert!(!count_processes(&tmux.cwd).is_empty(), "the command runs");
     let agent = env!("CARGO_BIN_EXE_coding-agent");
     assert_eq!(processes_with(&tmux.cwd, agent).len(), 1, "the agent runs");
     tmux.tmux(&["kill-server"]);
-    let start = Instant::now();
-    while !(count_processes(&tmux.cwd).is_empty() && processes_with(&tmux.cwd, agent).is_empty()) {
-        assert!(
-            start.elapsed() < DEADLINE,
-            "still running: {:?} {:?}",
-            count_processes(&tmux.cwd),
-            processes_with(&tmux.cwd, agent)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(
-        saved_roles(&tmux.cwd),
-        [
-            "user",
-            "assistant toolUse",
-            "toolResult isError=true",
-            "assistant aborted"
-        ]
-    );
+    wait_gone(&tmux.cwd, &[COUNT_COMMAND, agent]);
+    assert_eq!(saved_roles(&tmux.cwd), CUT_DURING_THE_CALL);
 }
 
 #[test]

@@ -79,8 +79,9 @@ impl Sandbox {
         self.command_for(wire, server, MODEL)
     }
 
-    /// [`Sandbox::command`] with `--model model`.
-    pub fn command_for(&self, wire: Wire, server: &ModelServer, model: &str) -> Command {
+    /// The binary in the work directory with the isolated environment and
+    /// nothing else: the settings choose the model (add keys with `env`).
+    pub fn bare_command(&self) -> Command {
         let mut command = Command::new(BIN);
         command
             .current_dir(&self.work)
@@ -88,7 +89,14 @@ impl Sandbox {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("CODING_AGENT_DIR", &self.agent_dir)
-            .env("TMPDIR", &self.tmp)
+            .env("TMPDIR", &self.tmp);
+        command
+    }
+
+    /// [`Sandbox::command`] with `--model model`.
+    pub fn command_for(&self, wire: Wire, server: &ModelServer, model: &str) -> Command {
+        let mut command = self.bare_command();
+        command
             .env(wire.key_env(), API_KEY)
             .args(["--provider", wire.provider(), "--model", model])
             .args(["--base-url", &wire.base_url(server.addr())]);
