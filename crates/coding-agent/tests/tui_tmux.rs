@@ -533,6 +533,22 @@ fn run_command(tmux: &Tmux, command: &str, shown: &str) -> String {
     tmux.wait_for(shown, |s| s.contains(shown))
 }
 
+/// `/export ~/x.html` writes in the home folder, as the tools read `~`
+/// (it wrote to a folder named `~` in the working directory).
+#[test]
+fn export_reads_a_tilde_as_the_home_folder() {
+    let server = SseServer::with_calls(Vec::new());
+    let home = tempfile::tempdir().unwrap();
+    let env = [("HOME", home.path().display().to_string())];
+    let Some(tmux) = Tmux::start_with_env(&server, &env, &[], |_| {}) else {
+        return;
+    };
+    tmux.ask("first question");
+    run_command(&tmux, "/export ~/chat.html", "Exported to");
+    assert!(home.path().join("chat.html").is_file());
+    assert!(!tmux.cwd.join("~").exists());
+}
+
 #[test]
 fn session_commands_show_name_export_copy_and_fork_the_session() {
     let server = SseServer::with_calls(Vec::new());

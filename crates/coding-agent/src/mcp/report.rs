@@ -2,6 +2,7 @@
 //! interactive mode shows at startup, and the list `/mcp` shows.
 
 use super::ServerStatus;
+use crate::render::preview::count;
 use crate::render::{Style, StyledLine};
 
 /// `MCP: 2 servers, 13 tools`, counting the running servers; the failed and
@@ -11,8 +12,8 @@ pub fn summary(servers: &[ServerStatus]) -> String {
     let tools: usize = servers.iter().map(|s| s.tools.len()).sum();
     let mut text = format!(
         "MCP: {}, {}",
-        counted(running, "server", "servers"),
-        counted(tools, "tool", "tools")
+        count(running, "server", "servers"),
+        count(tools, "tool", "tools")
     );
     let starting = servers.iter().filter(|s| s.status == "starting").count();
     if starting > 0 {
@@ -45,7 +46,7 @@ pub fn status_lines(servers: &[ServerStatus]) -> Vec<StyledLine> {
             .push(server.status, style);
         if !server.tools.is_empty() {
             line = line.push(
-                format!(" · {}", counted(server.tools.len(), "tool", "tools")),
+                format!(" · {}", count(server.tools.len(), "tool", "tools")),
                 Style::Normal,
             );
         }
@@ -61,10 +62,6 @@ pub fn status_lines(servers: &[ServerStatus]) -> Vec<StyledLine> {
         }
     }
     lines
-}
-
-fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::app::{App, SessionCommand, tokens};
 use super::show_saved_totals;
 use crate::app::AgentSession;
 use crate::render::{Style, StyledLine};
+use crate::support::paths::{expand_path, home_dir};
 
 /// Does `command`, saying what happened in the transcript.
 pub(super) fn perform(session: &AgentSession, app: &mut App, command: SessionCommand) {
@@ -108,7 +109,9 @@ fn name_session(session: &AgentSession, name: Option<&str>) -> Vec<StyledLine> {
 
 /// `/export [PATH]`: the conversation as one HTML page.
 fn export(session: &AgentSession, path: Option<&str>) -> Vec<StyledLine> {
-    let line = match session.export_html(path.map(Path::new)) {
+    // `~/x` is in the home folder, as the tools read it.
+    let path = path.map(|path| expand_path(path, home_dir().as_deref()));
+    let line = match session.export_html(path.as_deref().map(Path::new)) {
         Ok(path) => StyledLine::new(format!("Exported to {}", path.display()), Style::Dim),
         Err(error) => StyledLine::new(format!("Cannot write the HTML file: {error}"), Style::Error),
     };

@@ -17,6 +17,7 @@ use super::markdown::render_markdown;
 use super::wrap::wrap;
 use crate::compaction::SummaryKind;
 use crate::modes::user_bash::as_tool_result;
+use crate::render::preview::count;
 use crate::render::{RenderOptions, Style, StyledLine, ToolRenderers};
 use crate::session::{BashExecution, ContextItem};
 
@@ -606,7 +607,8 @@ impl Transcript {
                             .map(|line| StyledLine::new(line, Style::Dim)),
                     );
                 } else {
-                    let more = format!(" · {} lines (Ctrl+O shows them)", summary.lines().count());
+                    let lines_in = count(summary.lines().count(), "line", "lines");
+                    let more = format!(" · {lines_in} (Ctrl+O shows them)");
                     lines.push(StyledLine::new(what, Style::Accent).push(more, Style::Dim));
                 }
             }
@@ -1132,6 +1134,15 @@ mod tests {
         assert_eq!(
             all_rows(&mut transcript, 80, now),
             ["Summary of the branch left (/tree)", "## Goal", "try X"]
+        );
+        let mut one = Transcript::from_items(&[ContextItem::Summary {
+            kind: SummaryKind::Branch,
+            summary: "try X".into(),
+            timestamp: 0,
+        }]);
+        assert_eq!(
+            all_rows(&mut one, 80, now),
+            ["Summary of the branch left (/tree) · 1 line (Ctrl+O shows them)"]
         );
     }
 
