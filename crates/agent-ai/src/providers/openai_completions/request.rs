@@ -34,10 +34,15 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
     );
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
-    body.insert(
-        "max_completion_tokens".into(),
-        json!(context.max_tokens_within(config.max_tokens)),
-    );
+    let limit = json!(context.max_tokens_within(config.max_tokens));
+    // OpenAI's own API (and Azure's) takes `max_completion_tokens` (its
+    // reasoning models refuse `max_tokens`); the servers that speak its
+    // format elsewhere read `max_tokens`, Ollama only that, so a limit set
+    // to stop a small model repeating itself would do nothing there.
+    if !is_openai_itself(&config.base_url) {
+        body.insert("max_tokens".into(), limit.clone());
+    }
+    body.insert("max_completion_tokens".into(), limit);
     if let Some(temperature) = config.temperature_json() {
         body.insert("temperature".into(), temperature);
     }
@@ -52,6 +57,19 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
         body.insert("tools".into(), json!([]));
     }
     Value::Object(body)
+}
+
+/// Whether `base_url` is OpenAI's API or Azure's OpenAI service.
+fn is_openai_itself(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let host = rest
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    host == "api.openai.com" || host.ends_with(".openai.azure.com")
 }
 
 /// Pi's `reasoning_effort`: for a reasoning model, the level (clamped to
@@ -233,4 +251,34 @@ fn convert_tool_result(result: &ToolResultMessage, nudge: bool) -> Value {
         "content": text,
         "tool_call_id": result.tool_call_id,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// OpenAI's API refuses `max_tokens` for its reasoning models; Ollama
+    /// reads only `max_tokens`.
+    #[test]
+    fn the_limit_goes_by_both_names_except_to_openai_itself() {
+        let model = Model::new("m", "p", "openai-completions");
+        let context = Context::new(None, Vec::new(), Vec::new());
+        let limits = |base_url: &str| {
+            let body = request_body(&model, &context, &ProviderConfig::new(base_url, None));
+            (
+                body.get("max_tokens").cloned(),
+                body["max_completion_tokens"].clone(),
+            )
+        };
+        let limit = json!(ProviderConfig::new("x", None).max_tokens);
+        assert_eq!(limits("https://api.openai.com/v1"), (None, limit.clone()));
+        assert_eq!(
+            limits("https://me.openai.azure.com/openai"),
+            (None, limit.clone())
+        );
+        assert_eq!(
+            limits("http://127.0.0.1:11434/v1"),
+            (Some(limit.clone()), limit)
+        );
+    }
 }
