@@ -492,6 +492,15 @@ impl Policy {
                     .suggesting_command(&full),
             });
         }
+        // No rule and no list can know what a program named at run time is
+        // (`$X -rf x`): auto mode would run it unjudged.
+        if inner.first().is_some_and(|word| !word.literal) {
+            return Verdict::new(
+                Decision::Ask,
+                format!("`{full}` runs a program named only at run time; it needs approval"),
+            )
+            .firm();
+        }
         if let Some(reason) = always_asked(inner, &part.upstream) {
             return match exact {
                 Some(rule) => self.allowed_by(&full, rule),
