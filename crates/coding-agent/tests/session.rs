@@ -619,3 +619,53 @@ fn an_export_shows_the_whole_history_with_the_compaction_where_it_happened() {
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
 }
+
+/// A prompt aborted before its run began (RPC's `abort` while it waited
+/// for the MCP servers) is recorded and ends aborted, and its run is
+/// cancelled before the provider is called: an abort given once the run
+/// ran raced its request, which then reached the model.
+#[tokio::test]
+async fn a_prompt_aborted_before_its_run_is_recorded_and_cancelled_before_its_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = ScriptedProvider::new([
+        ScriptedResponse::Message(ScriptedProvider::reply(vec![text("never read")])),
+        ScriptedResponse::Message(ScriptedProvider::reply(vec![text("answered")])),
+    ]);
+    let session = AgentSession::new(SessionOptions {
+        provider: Arc::new(provider.clone()),
+        model: ScriptedProvider::model(),
+        cwd: dir.path().to_path_buf(),
+        tools: Vec::new(),
+        system_prompt: "sys".into(),
+        session: SessionManager::in_memory(dir.path()),
+        hooks: None,
+        guard: None,
+        thinking: Default::default(),
+        prompt_templates: Vec::new(),
+    })
+    .unwrap();
+    session
+        .prompt_aborted(AgentSession::user_message("first", Vec::new()))
+        .await
+        .unwrap();
+    let stops: Vec<StopReason> = session
+        .agent()
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant(a) => Some(a.stop_reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stops, [StopReason::Aborted], "cancelled as the run started");
+    // The next prompt runs as usual.
+    session
+        .prompt(AgentSession::user_message("second", Vec::new()))
+        .await
+        .unwrap();
+    let last = session.agent().messages().last().cloned();
+    assert!(
+        matches!(last, Some(Message::Assistant(a)) if a.stop_reason == StopReason::Stop),
+        "the subscriber is gone"
+    );
+}

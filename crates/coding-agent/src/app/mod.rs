@@ -20,6 +20,7 @@ pub use stats::{ContextUsage, SessionStats, TokenTotals};
 pub use tree::{TreeError, TreeMove};
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use agent_ai::message::now_millis;
@@ -824,6 +825,32 @@ impl AgentSession {
         *lock(&self.inner.prompt_hooks_cancel) = Some(cancel.clone());
         let outcome = hooks.prompt(message, run, &cancel).await;
         *lock(&self.inner.prompt_hooks_cancel) = None;
+        outcome
+    }
+
+    /// Runs `message` as a prompt aborted before its run began (RPC's
+    /// `abort` while the prompt waited for the MCP servers): it is recorded
+    /// and its run ends aborted, as a started one would, but its request is
+    /// never sent: the run is cancelled as it starts, before the provider
+    /// is called (an abort given once the run ran raced its request).
+    pub async fn prompt_aborted(&self, message: Message) -> Result<Vec<Message>, PromptError> {
+        let armed = Arc::new(AtomicBool::new(true));
+        let agent = self.agent().clone();
+        let fired = Arc::clone(&armed);
+        self.agent().subscribe_with(move |event| {
+            if !fired.load(Ordering::SeqCst) {
+                return false;
+            }
+            if matches!(event, AgentEvent::AgentStart) {
+                agent.abort();
+                fired.store(false, Ordering::SeqCst);
+                return false;
+            }
+            true
+        });
+        let outcome = self.prompt(message).await;
+        // Refused before its run (a hook): the next run is not this one.
+        armed.store(false, Ordering::SeqCst);
         outcome
     }
 

@@ -600,11 +600,16 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             // MCP servers still starting are waited for, so the first
             // request carries their tools; an abort meanwhile ends the run
             // as it would a started one.
-            tokio::select! {
-                () = session.extra_tools_listed() => {}
-                () = abort.cancelled() => {}
-            }
-            match session.prompt(message).await {
+            let aborted = tokio::select! {
+                () = session.extra_tools_listed() => false,
+                () = abort.cancelled() => true,
+            };
+            let outcome = if aborted {
+                session.prompt_aborted(message).await
+            } else {
+                session.prompt(message).await
+            };
+            match outcome {
                 // The abort's own response says it ended.
                 Ok(_) | Err(PromptError::Aborted) => None,
                 // Pi's second response to a prompt that failed.
