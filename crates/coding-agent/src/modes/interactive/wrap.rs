@@ -23,10 +23,17 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
             }
         }
     }
+    let mut hang = hanging_prefix(&chars);
+    let mut hang_width: usize = hang.iter().map(|&(c, _)| c.width().unwrap_or(0)).sum();
+    if hang_width * 2 >= width {
+        (hang, hang_width) = (Vec::new(), 0);
+    }
     let mut rows = Vec::new();
     let mut start = 0;
     while start < chars.len() {
-        let mut used = 0;
+        // Later rows start under the first one's text.
+        let prefix: &[(char, Style)] = if rows.is_empty() { &[] } else { &hang };
+        let mut used = if rows.is_empty() { 0 } else { hang_width };
         let mut end = start;
         let mut last_space = None;
         let mut words = false;
@@ -55,13 +62,54 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
             end = space;
             next = space + 1;
         }
-        rows.push(join(&chars[start..end]));
+        if prefix.is_empty() {
+            rows.push(join(&chars[start..end]));
+        } else {
+            let row: Vec<(char, Style)> =
+                prefix.iter().chain(&chars[start..end]).copied().collect();
+            rows.push(join(&row));
+        }
         start = next;
     }
     if rows.is_empty() {
         rows.push(StyledLine::default());
     }
     rows
+}
+
+/// What the rows after a wrapped line's first start with, so they line up
+/// under its text: its leading spaces, a quote's bar (`│ `, kept), and a
+/// list marker (`- `, `* `, `+ `, `12. `, `3) `) as spaces.
+fn hanging_prefix(chars: &[(char, Style)]) -> Vec<(char, Style)> {
+    let mut prefix = Vec::new();
+    let mut i = 0;
+    let blank = |prefix: &mut Vec<(char, Style)>, count: usize| {
+        prefix.extend(std::iter::repeat_n((' ', Style::Normal), count));
+    };
+    loop {
+        match chars.get(i..i + 2).map(|pair| (pair[0].0, pair[1].0)) {
+            Some(('│', ' ')) => {
+                prefix.extend_from_slice(&chars[i..i + 2]);
+                i += 2;
+            }
+            _ if chars.get(i).is_some_and(|&(c, _)| c == ' ') => {
+                blank(&mut prefix, 1);
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    let rest: String = chars[i..].iter().take(12).map(|&(c, _)| c).collect();
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let marker = if ["- ", "* ", "+ "].iter().any(|m| rest.starts_with(m)) {
+        2
+    } else if digits > 0 && (rest[digits..].starts_with(". ") || rest[digits..].starts_with(") ")) {
+        digits + 2
+    } else {
+        0
+    };
+    blank(&mut prefix, marker);
+    prefix
 }
 
 /// Where a line of the prompt editor breaks into rows of `width` columns
@@ -133,6 +181,25 @@ mod tests {
     fn wrap_cuts_words_longer_than_the_width_and_expands_tabs() {
         let line = StyledLine::new("\tabcdefgh", Style::Normal);
         assert_eq!(plain(&wrap(&line, 5)), ["    a", "bcdef", "gh"]);
+    }
+
+    #[test]
+    fn a_wrapped_list_item_or_quote_goes_on_under_its_text() {
+        let item = StyledLine::new("  - ", Style::Dim).push("one two three four", Style::Normal);
+        assert_eq!(plain(&wrap(&item, 14)), ["  - one two", "    three four"]);
+        let numbered = StyledLine::new("12. alpha beta gamma", Style::Normal);
+        assert_eq!(plain(&wrap(&numbered, 14)), ["12. alpha beta", "    gamma"]);
+        let quote = StyledLine::new("│ ", Style::Dim).push("said this and that", Style::Normal);
+        let rows = wrap(&quote, 12);
+        assert_eq!(plain(&rows), ["│ said this", "│ and that"]);
+        assert_eq!(
+            rows[1].spans[0].style,
+            Style::Dim,
+            "the bar keeps its style"
+        );
+        // A prefix as wide as half the row is left off.
+        let deep = StyledLine::new("        - abc def", Style::Normal);
+        assert_eq!(plain(&wrap(&deep, 14)), ["        - abc", "def"]);
     }
 
     #[test]
