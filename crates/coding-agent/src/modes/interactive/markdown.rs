@@ -1,9 +1,12 @@
 //! The assistant's Markdown as styled lines: headings, lists, quotes, code
-//! blocks, tables laid out in columns and inline emphasis. Re-parsed whole on each update, so text that
-//! is still streaming (an unclosed code fence) renders sensibly too. Fenced
-//! code gets syntax colours ([`super::highlight`]).
+//! blocks, tables laid out in columns and inline emphasis. Re-parsed whole
+//! on each update, so text that is still streaming (an unclosed code fence)
+//! renders sensibly too. Fenced code gets syntax colours
+//! ([`super::highlight`]).
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{
+    Alignment, CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd,
+};
 
 use super::highlight::highlight_block;
 use super::wrap::text_width;
@@ -36,7 +39,11 @@ struct Renderer {
     bullet: Option<String>,
     /// Inside a code block: its info string and the text so far.
     code: Option<(String, String)>,
+    /// The open link's target, shown after its text unless the text is it
+    /// (an autolink).
     link: Option<String>,
+    /// Quotes open around the current line (`> >` is two).
+    quotes: usize,
     /// Inside a table: its cells so far, laid out when it ends.
     table: Option<Table>,
 }
@@ -211,7 +218,8 @@ impl Renderer {
             }
             Tag::BlockQuote(_) => {
                 self.blank();
-                self.indent = "│ ".to_owned();
+                self.quotes += 1;
+                self.indent = "│ ".repeat(self.quotes);
             }
             Tag::Table(alignments) => {
                 self.blank();
@@ -222,9 +230,14 @@ impl Renderer {
             }
             Tag::Emphasis | Tag::Strong => self.styles.push(Style::Bold),
             Tag::Strikethrough => self.styles.push(Style::Dim),
-            Tag::Link { dest_url, .. } => {
+            Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            } => {
                 self.styles.push(Style::Accent);
-                self.link = Some(dest_url.to_string());
+                let shown_as_text = matches!(link_type, LinkType::Autolink | LinkType::Email);
+                self.link = (!shown_as_text).then(|| dest_url.to_string());
             }
             _ => {}
         }
@@ -270,8 +283,12 @@ impl Renderer {
             }
             TagEnd::BlockQuote(_) => {
                 self.flush();
-                self.indent.clear();
-                self.lines.push(StyledLine::default());
+                // The quote around it, if any, goes on.
+                self.quotes = self.quotes.saturating_sub(1);
+                self.indent = "│ ".repeat(self.quotes);
+                if self.lines.last().is_some_and(|l| !l.plain().is_empty()) {
+                    self.lines.push(StyledLine::default());
+                }
             }
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
                 self.styles.pop();
@@ -343,6 +360,27 @@ mod tests {
         assert!(
             to_markup(&lines[3..4]).contains("[bold]much[/]"),
             "cells keep their styles"
+        );
+    }
+
+    #[test]
+    fn nested_quotes_keep_their_bars_and_an_autolink_shows_once() {
+        let text = "> outer\n> > inner\n>\n> outer again\n\n<https://auto.link> and [docs](https://d.example)";
+        let plain: Vec<String> = render_markdown(text)
+            .iter()
+            .map(StyledLine::plain)
+            .collect();
+        assert_eq!(
+            plain,
+            [
+                "│ outer",
+                "",
+                "│ │ inner",
+                "",
+                "│ outer again",
+                "",
+                "https://auto.link and docs (https://d.example)",
+            ]
         );
     }
 
