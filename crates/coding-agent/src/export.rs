@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use agent_ai::{AssistantContent, Content, Message, UserContent};
 
 use crate::session::{HistoryItem, SessionHeader, SessionManager};
+use crate::session_event::grouped;
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
 
@@ -65,7 +66,8 @@ pub fn session_html(header: &SessionHeader, name: Option<&str>, history: &[Histo
             } => {
                 let _ = write!(
                     html,
-                    "<section class=\"compaction\"><h2>Compacted from {tokens_before} tokens; the model read this summary from here on</h2>\n<pre>{}</pre></section>\n",
+                    "<section class=\"compaction\"><h2>Compacted from {} tokens; the model read this summary from here on</h2>\n<pre>{}</pre></section>\n",
+                    grouped(*tokens_before),
                     escape(summary)
                 );
             }

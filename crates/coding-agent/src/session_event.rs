@@ -150,7 +150,7 @@ impl SessionEvent {
             SessionEvent::CompactionEnd {
                 result: Some(result),
                 ..
-            } => format!("Compacted from {} tokens", result.tokens_before),
+            } => format!("Compacted from {} tokens", grouped(result.tokens_before)),
             SessionEvent::CompactionEnd {
                 error_message: Some(error),
                 ..
@@ -200,6 +200,20 @@ impl SessionEvents {
     }
 }
 
+/// `n` with its digits in groups of three (`12,345`), as Pi shows token
+/// counts (`toLocaleString`).
+pub(crate) fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -207,6 +221,15 @@ mod tests {
     use super::*;
     use crate::guard::Decision;
     use crate::guard::record::{DECISION_TYPE, DecidedBy};
+
+    #[test]
+    fn token_counts_are_grouped_in_threes_as_pi_shows_them() {
+        let shown: Vec<String> = [0, 999, 1000, 3508, 114_625, 1_234_567].map(grouped).into();
+        assert_eq!(
+            shown,
+            ["0", "999", "1,000", "3,508", "114,625", "1,234,567"]
+        );
+    }
 
     #[test]
     fn session_events_have_pis_json_shapes() {

@@ -534,9 +534,15 @@ pub enum ModelError {
     },
     /// `--provider` (or `defaultProvider`) names no known provider.
     #[error(
-        "unknown provider \"{0}\": use openai or anthropic, pass --base-url URL for an OpenAI-compatible endpoint, or define it under \"providers\" in settings.json"
+        "unknown provider \"{name}\": use one of {} (names are case-sensitive), pass --base-url URL for an OpenAI-compatible endpoint, or define it under \"providers\" in settings.json",
+        known.join(", ")
     )]
-    UnknownProvider(String),
+    UnknownProvider {
+        /// The name given.
+        name: String,
+        /// The providers there are: the built-ins and the settings' own.
+        known: Vec<String>,
+    },
     /// A provider without a model.
     #[error(
         "no model for provider \"{0}\": pass --model ID or set \"defaultModel\" in settings.json"
@@ -611,7 +617,12 @@ pub fn resolve_model(
             api: Some("openai-completions".into()),
             ..ProviderSettings::default()
         },
-        None => return Err(ModelError::UnknownProvider(provider_name)),
+        None => {
+            return Err(ModelError::UnknownProvider {
+                name: provider_name,
+                known: settings.provider_names(),
+            });
+        }
     };
     // `defaultModel` belongs to `defaultProvider`: it is not used for a provider
     // named on the command line.
@@ -872,7 +883,10 @@ mod tests {
     #[test]
     fn an_unknown_provider_without_a_url_is_an_error() {
         let error = resolve_bare(provider_flag("nope"), &[]).unwrap_err();
-        assert_eq!(error, ModelError::UnknownProvider("nope".into()));
+        assert_eq!(
+            error.to_string(),
+            "unknown provider \"nope\": use one of anthropic, openai (names are case-sensitive), pass --base-url URL for an OpenAI-compatible endpoint, or define it under \"providers\" in settings.json"
+        );
     }
 
     #[test]

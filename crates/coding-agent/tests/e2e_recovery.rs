@@ -515,7 +515,7 @@ fn print_mode_prints_the_answer_a_compaction_after_the_run_summarised() {
         (Some(0), "The answer.\n"),
         "{stderr}"
     );
-    assert!(stderr.contains("Compacted from 3508 tokens"), "{stderr}");
+    assert!(stderr.contains("Compacted from 3,508 tokens"), "{stderr}");
     let lines = only_session_file(&sandbox);
     let entry = lines.iter().find(|l| l["type"] == "compaction").unwrap();
     assert_eq!(entry["summary"], summary_text("SUMMARY-1"));

@@ -66,7 +66,7 @@ fn an_unknown_provider_without_a_url_exits_2() {
         (
             Some(2),
             String::new(),
-            "coding-agent: unknown provider \"nowhere\": use openai or anthropic, pass --base-url URL for an OpenAI-compatible endpoint, or define it under \"providers\" in settings.json\n".to_owned()
+            "coding-agent: unknown provider \"nowhere\": use one of anthropic, openai (names are case-sensitive), pass --base-url URL for an OpenAI-compatible endpoint, or define it under \"providers\" in settings.json\n".to_owned()
         )
     );
 }

@@ -613,7 +613,7 @@ fn an_export_shows_the_whole_history_with_the_compaction_where_it_happened() {
         at("the first question"),
         at("the first answer"),
         at("the second answer"),
-        at("Compacted from 1234 tokens"),
+        at("Compacted from 1,234 tokens"),
         at("They asked two questions."),
         at("the third question"),
     ];
