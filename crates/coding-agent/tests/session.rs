@@ -345,19 +345,7 @@ async fn a_resumed_session_sends_the_model_a_valid_conversation() {
         ScriptedProvider::new([ScriptedResponse::Message(ScriptedProvider::reply(vec![
             text("resumed"),
         ]))]);
-    let agent = AgentSession::new(SessionOptions {
-        provider: Arc::new(provider.clone()),
-        model: ScriptedProvider::model(),
-        cwd: cwd.to_path_buf(),
-        tools: Vec::new(),
-        system_prompt: "sys".into(),
-        session: SessionManager::open(&path, cwd).unwrap(),
-        hooks: None,
-        guard: None,
-        thinking: Default::default(),
-        prompt_templates: Vec::new(),
-    })
-    .unwrap();
+    let agent = scripted_session(&provider, cwd, SessionManager::open(&path, cwd).unwrap());
     agent
         .prompt(AgentSession::user_message("second", Vec::new()))
         .await
@@ -394,6 +382,28 @@ async fn a_resumed_session_sends_the_model_a_valid_conversation() {
     let reloaded = SessionManager::open(&path, cwd).unwrap().messages();
     assert_eq!(reloaded.len(), 5);
     assert_eq!(reloaded[2], failed);
+}
+
+/// A session in `cwd` without tools, hooks or guard, answered by `provider`,
+/// saving to `session`.
+fn scripted_session(
+    provider: &ScriptedProvider,
+    cwd: &Path,
+    session: SessionManager,
+) -> AgentSession {
+    AgentSession::new(SessionOptions {
+        provider: Arc::new(provider.clone()),
+        model: ScriptedProvider::model(),
+        cwd: cwd.to_path_buf(),
+        tools: Vec::new(),
+        system_prompt: "sys".into(),
+        session,
+        hooks: None,
+        guard: None,
+        thinking: Default::default(),
+        prompt_templates: Vec::new(),
+    })
+    .unwrap()
 }
 
 fn touch(path: &Path, header_id: &str, age: Duration) {
@@ -534,19 +544,7 @@ fn an_export_replaces_the_file_whole_and_a_missing_directory_is_named() {
     manager
         .append_message(&user("what is in main.rs?", 1))
         .unwrap();
-    let session = AgentSession::new(SessionOptions {
-        provider: Arc::new(ScriptedProvider::new([])),
-        model: ScriptedProvider::model(),
-        cwd: cwd.to_path_buf(),
-        tools: Vec::new(),
-        system_prompt: "sys".into(),
-        session: manager,
-        hooks: None,
-        guard: None,
-        thinking: Default::default(),
-        prompt_templates: Vec::new(),
-    })
-    .unwrap();
+    let session = scripted_session(&ScriptedProvider::new([]), cwd, manager);
     std::fs::write(cwd.join("chat.html"), "old export ".repeat(10_000)).unwrap();
 
     let path = session.export_html(Some(Path::new("chat.html"))).unwrap();
@@ -631,19 +629,7 @@ async fn a_prompt_aborted_before_its_run_is_recorded_and_cancelled_before_its_re
         ScriptedResponse::Message(ScriptedProvider::reply(vec![text("never read")])),
         ScriptedResponse::Message(ScriptedProvider::reply(vec![text("answered")])),
     ]);
-    let session = AgentSession::new(SessionOptions {
-        provider: Arc::new(provider.clone()),
-        model: ScriptedProvider::model(),
-        cwd: dir.path().to_path_buf(),
-        tools: Vec::new(),
-        system_prompt: "sys".into(),
-        session: SessionManager::in_memory(dir.path()),
-        hooks: None,
-        guard: None,
-        thinking: Default::default(),
-        prompt_templates: Vec::new(),
-    })
-    .unwrap();
+    let session = scripted_session(&provider, dir.path(), SessionManager::in_memory(dir.path()));
     session
         .prompt_aborted(AgentSession::user_message("first", Vec::new()))
         .await

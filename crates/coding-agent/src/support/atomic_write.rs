@@ -195,31 +195,25 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "hello");
     }
 
+    /// Writes `new` over a file of mode `mode`; its mode after.
+    fn mode_after_a_write(mode: u32, new: &str) -> u32 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tool");
+        fs::write(&path, "old contents that are longer").unwrap();
+        fs::set_permissions(&path, Permissions::from_mode(mode)).unwrap();
+        write_atomic(&path, new.as_bytes()).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), new);
+        fs::metadata(&path).unwrap().permissions().mode() & 0o7777
+    }
+
     #[test]
     fn replaces_contents_and_keeps_the_mode() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("script.sh");
-        fs::write(&path, "old contents that are longer").unwrap();
-        fs::set_permissions(&path, Permissions::from_mode(0o751)).unwrap();
-        write_atomic(&path, b"new").unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(
-            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o751
-        );
+        assert_eq!(mode_after_a_write(0o751, "new"), 0o751);
     }
 
     #[test]
     fn setuid_and_setgid_bits_are_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("tool");
-        fs::write(&path, "old").unwrap();
-        fs::set_permissions(&path, Permissions::from_mode(0o6751)).unwrap();
-        write_atomic(&path, b"new").unwrap();
-        assert_eq!(
-            fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
-            0o6751
-        );
+        assert_eq!(mode_after_a_write(0o6751, "new"), 0o6751);
     }
 
     #[test]
