@@ -414,6 +414,12 @@ fn a_continued_session_goes_on_with_its_model() {
     let sent = two.requests().last().unwrap().body.clone();
     assert_eq!(sent["model"], "m2");
     assert!(one.requests().is_empty());
+    // `--api-key` is the default provider's key: the session's own provider
+    // goes on with its own.
+    let (_, stdout, stderr) = run(&["-c", "--api-key", "sk-for-one", "-p", "again"]);
+    assert_eq!(stdout, "From two.\n", "{stderr}");
+    let sent = two.requests().last().unwrap().clone();
+    assert_eq!(sent.header("authorization"), Some("Bearer k"));
 
     sandbox.write_global_settings(&settings(false));
     let (status, stdout, stderr) = run(&["-c", "-p", "third"]);

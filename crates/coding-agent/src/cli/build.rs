@@ -272,10 +272,13 @@ fn restore_session_model(args: &RunArgs, resolved: &mut Resolved, session: &Sess
     if (current.provider.as_str(), current.id.as_str()) == (provider.as_str(), id.as_str()) {
         return;
     }
+    // `--api-key` is the key of the provider the flags and settings chose:
+    // another provider's server must not get it.
+    let same_provider = provider == current.provider;
     let flags = ModelFlags {
         provider: Some(provider.clone()),
         model: Some(id.clone()),
-        api_key: args.api_key.clone(),
+        api_key: resolved.flags.api_key.clone().filter(|_| same_provider),
         ..resolved.flags.clone()
     };
     let env = |name: &str| std::env::var(name).ok();
