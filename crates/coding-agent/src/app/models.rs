@@ -286,22 +286,20 @@ impl ModelCatalog {
             return step_from(&models, &current, back).map(|model| (model, None));
         }
         // Names that do not resolve (a provider without its key) are passed over.
-        let mut levels = Vec::new();
-        let mut models: Vec<Model> = self
+        let named: Vec<(Model, Option<ThinkingLevel>)> = self
             .cycle
             .iter()
             .filter_map(|name| {
                 let (name, level) = split_thinking(name);
                 let flags = self.flags_for(name, &current, env);
                 let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env);
-                let model = resolved.ok()?.model;
-                levels.push((model.clone(), level));
-                Some(model)
+                Some((resolved.ok()?.model, level))
             })
             .collect();
+        let mut models: Vec<Model> = named.iter().map(|(model, _)| model.clone()).collect();
         dedup_models(&mut models);
         let next = step_from(&models, &current, back)?;
-        let level = levels
+        let level = named
             .into_iter()
             .find(|(model, _)| same_model(model, &next))
             .and_then(|(_, level)| level);
