@@ -416,6 +416,62 @@ async fn reasoning_content_streams_as_thinking_before_the_text() {
     );
 }
 
+/// A server without a reasoning parser (llama.cpp `--reasoning-format none`)
+/// leaves the thoughts in `content` between tags; they stream as thinking,
+/// with the tags split across chunks, and are not sent back (DEVIATIONS P8).
+#[tokio::test]
+async fn thoughts_in_think_tags_of_the_content_stream_as_thinking_and_are_not_replayed() {
+    let server = TestServer::start(vec![
+        stream(vec![
+            chunk(json!({"role": "assistant", "content": "<thi"}), Value::Null),
+            chunk(json!({"content": "nk>\nLet me"}), Value::Null),
+            chunk(json!({"content": " think.</th"}), Value::Null),
+            chunk(json!({"content": "ink>\n\n42"}), Value::Null),
+            chunk(json!({}), json!("stop")),
+            done(),
+        ]),
+        text_answer(),
+    ])
+    .await;
+    let events = run(config(&server), &context()).await;
+
+    let content = json!([
+        {"type": "thinking", "thinking": "\nLet me think."},
+        {"type": "text", "text": "42"}
+    ]);
+    assert_eq!(
+        summaries(&events),
+        vec![
+            json!({"type": "start"}),
+            json!({"type": "thinking_start", "contentIndex": 0}),
+            json!({"type": "thinking_delta", "contentIndex": 0, "delta": "\nLet me"}),
+            json!({"type": "thinking_delta", "contentIndex": 0, "delta": " think."}),
+            json!({"type": "thinking_end", "contentIndex": 0, "content": "\nLet me think."}),
+            json!({"type": "text_start", "contentIndex": 1}),
+            json!({"type": "text_delta", "contentIndex": 1, "delta": "42"}),
+            json!({"type": "text_end", "contentIndex": 1, "content": "42"}),
+            json!({"type": "done", "reason": "stop",
+                   "message": message(content, no_usage(), "stop")}),
+        ]
+    );
+
+    let answer = events.last().unwrap().message().clone();
+    let mut next = context();
+    next.messages = vec![
+        Message::User(UserMessage::text("What is 6*7?")),
+        Message::Assistant(answer),
+        Message::User(UserMessage::text("Sure?")),
+    ]
+    .into();
+    run(config(&server), &next).await;
+    let replayed = &server.requests()[1].body["messages"];
+    assert_eq!(
+        replayed[2],
+        json!({"role": "assistant", "content": "42"}),
+        "{replayed}"
+    );
+}
+
 #[tokio::test]
 async fn reasoning_field_named_reasoning_is_thinking_too() {
     let server = TestServer::start(vec![stream(vec![

@@ -14,6 +14,7 @@
 
 mod assemble;
 mod request;
+mod think_tags;
 mod wire;
 
 use std::sync::Arc;

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
+use super::think_tags::{Piece, ThinkTags};
 use super::wire::{REASONING_FIELDS, map_finish_reason, non_empty_str, parse_usage, stream_error};
 use crate::message::{
     AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall,
@@ -53,6 +54,8 @@ pub struct Assembler {
     finish_reason_seen: bool,
     /// A finish reason that means the provider refused (`content_filter`).
     failed_finish_reason: Option<String>,
+    /// Reasoning written into `content` between `<think>` tags.
+    think_tags: ThinkTags,
 }
 
 impl Assembler {
@@ -64,6 +67,7 @@ impl Assembler {
             calls: Vec::new(),
             finish_reason_seen: false,
             failed_finish_reason: None,
+            think_tags: ThinkTags::default(),
         }
     }
 
@@ -106,11 +110,9 @@ impl Assembler {
             return Ok(());
         };
         if let Some(text) = non_empty_str(delta.get("content")) {
-            let empty = AssistantContent::Text(TextContent {
-                text: String::new(),
-                text_signature: None,
-            });
-            self.block_delta(empty, text, events);
+            for piece in self.think_tags.split(text) {
+                self.piece_delta(piece, events);
+            }
         }
         if let Some((field, text)) = REASONING_FIELDS
             .iter()
@@ -129,6 +131,29 @@ impl Assembler {
             }
         }
         Ok(())
+    }
+
+    /// A piece of `content`: answer text, or thoughts it held in tags (no
+    /// signature: they are not sent back, as a chat template drops them).
+    fn piece_delta(&mut self, piece: Piece, events: &mut VecDeque<AssistantMessageEvent>) {
+        let (empty, text) = match piece {
+            Piece::Text(text) => (
+                AssistantContent::Text(TextContent {
+                    text: String::new(),
+                    text_signature: None,
+                }),
+                text,
+            ),
+            Piece::Thinking(text) => (
+                AssistantContent::Thinking(ThinkingContent {
+                    thinking: String::new(),
+                    thinking_signature: None,
+                    redacted: None,
+                }),
+                text,
+            ),
+        };
+        self.block_delta(empty, &text, events);
     }
 
     /// Appends `text` to the open block when it is of `empty`'s kind (text
@@ -359,6 +384,9 @@ impl Decoder for Assembler {
     }
 
     fn finish(&mut self, out: &mut VecDeque<AssistantMessageEvent>) -> Result<(), HttpError> {
+        if let Some(piece) = self.think_tags.finish() {
+            self.piece_delta(piece, out);
+        }
         self.close_all(out);
         if let Some(reason) = self.failed_finish_reason.take() {
             return Err(HttpError::Stopped(reason));
@@ -368,6 +396,10 @@ impl Decoder for Assembler {
     }
 
     fn abandon(&mut self) {
+        // What a cut answer had said is kept, a possible tag included.
+        if let Some(piece) = self.think_tags.finish() {
+            self.piece_delta(piece, &mut VecDeque::new());
+        }
         self.open = None;
         for call in std::mem::take(&mut self.calls) {
             self.settle_call(&call);
