@@ -916,7 +916,7 @@ fn reload_reads_the_context_files_templates_and_skills_again() {
 }
 
 #[test]
-fn resume_starts_with_the_sessions_of_the_directory_listed() {
+fn resume_starts_with_the_sessions_of_the_directory_listed_by_name_or_first_prompt() {
     let server = SseServer::with_calls(Vec::new());
     let Some(tmux) = Tmux::start_in(&server, &["--resume"], |_| {}) else {
         return;
@@ -927,6 +927,14 @@ fn resume_starts_with_the_sessions_of_the_directory_listed() {
     tmux.launch();
     tmux.wait_for("the list", |s| {
         s.contains("Saved sessions") && s.contains(" 1. remember the word PLUM")
+    });
+    // A session given a name is listed by it, as Pi lists them.
+    run_command(&tmux, "/resume 1", "Resumed");
+    run_command(&tmux, "/name plum work", "Session named plum work");
+    tmux.quit();
+    tmux.launch();
+    tmux.wait_for("the list by name", |s| {
+        s.contains("Saved sessions") && s.contains(" 1. plum work")
     });
     let screen = run_command(&tmux, "/resume 1", "Resumed");
     assert!(

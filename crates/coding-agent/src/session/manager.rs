@@ -733,22 +733,44 @@ pub fn find_session_by_id(dir: &Path, id: &str) -> Result<PathBuf, SessionError>
     }
 }
 
-/// The first user message saved in `path`, read line by line up to it (a
-/// preview for a list of sessions; a session file can be many megabytes,
-/// and its context may start with a compaction's summary instead).
-pub fn first_user_message(path: &Path) -> Option<Message> {
+/// How a list of saved sessions names the one at `path`: the name given
+/// last (`/name`, RPC `set_session_name`), else the first line of its first
+/// prompt, as Pi's session list shows them (its context may start with a
+/// compaction's summary instead). Reads the file line by line, parsing only
+/// the lines that can hold either: a session file can be many megabytes.
+pub fn session_title(path: &Path) -> Option<String> {
     let file = File::open(path).ok()?;
-    io::BufRead::lines(io::BufReader::new(file))
-        .map_while(Result::ok)
-        .find_map(|line| {
-            let entry: Value = serde_json::from_str(&line).ok()?;
-            let message = entry
-                .get("message")
-                .filter(|_| entry["type"] == "message")?;
-            (message["role"] == "user")
-                .then(|| serde_json::from_value(message.clone()).ok())
-                .flatten()
-        })
+    let (mut name, mut first) = (None, None);
+    for line in io::BufRead::lines(io::BufReader::new(file)).map_while(Result::ok) {
+        if line.contains("\"session_info\"") {
+            let entry: Value = serde_json::from_str(&line).unwrap_or_default();
+            if entry["type"] == "session_info"
+                && let Some(given) = entry["name"].as_str()
+            {
+                name = Some(given.to_owned());
+            }
+        } else if first.is_none() {
+            first = user_message(&line);
+        }
+    }
+    name.or_else(|| match first? {
+        Message::User(user) => super::format::user_text(&user.content)
+            .lines()
+            .next()
+            .map(str::to_owned),
+        _ => None,
+    })
+}
+
+/// The user message a session file's line holds, if it holds one.
+fn user_message(line: &str) -> Option<Message> {
+    let entry: Value = serde_json::from_str(line).ok()?;
+    let message = entry
+        .get("message")
+        .filter(|_| entry["type"] == "message")?;
+    (message["role"] == "user")
+        .then(|| serde_json::from_value(message.clone()).ok())
+        .flatten()
 }
 
 /// Whether the first line of `path` is a session header (read alone: a
@@ -955,7 +977,7 @@ mod tests {
     }
 
     #[test]
-    fn the_first_prompt_is_read_from_the_file_even_after_a_compaction() {
+    fn the_title_is_the_name_given_last_else_the_first_prompt_even_after_a_compaction() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = SessionManager::create(dir.path(), dir.path());
         let answer = answer();
@@ -981,13 +1003,13 @@ mod tests {
         );
         let path = session.file().unwrap().to_path_buf();
         assert!(has_session_header(&path));
-        let Some(Message::User(first)) = first_user_message(&path) else {
-            panic!("no first prompt");
-        };
         assert_eq!(
-            super::super::format::user_text(&first.content),
-            "the very first prompt"
+            session_title(&path).as_deref(),
+            Some("the very first prompt")
         );
+        session.append_session_name("release work").unwrap();
+        session.append_session_name("release 1.2").unwrap();
+        assert_eq!(session_title(&path).as_deref(), Some("release 1.2"));
     }
 
     #[test]

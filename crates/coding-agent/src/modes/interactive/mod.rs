@@ -67,7 +67,7 @@ use crate::app::{
 use crate::hooks::lifecycle::SessionEndReason;
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
-use crate::session::{SessionManager, first_user_message};
+use crate::session::{SessionManager, session_title};
 use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 use idle::IdleTimer;
@@ -940,21 +940,10 @@ fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
         .into_iter()
         .take(RESUME_LIST)
         .map(|(_, path)| {
-            let preview = first_prompt(&path).unwrap_or_else(|| "(no messages)".to_owned());
+            let preview = session_title(&path).unwrap_or_else(|| "(no messages)".to_owned());
             (path, preview)
         })
         .collect()
-}
-
-/// The first line of the session's first prompt.
-fn first_prompt(path: &Path) -> Option<String> {
-    match first_user_message(path)? {
-        Message::User(user) => transcript::user_text(&user.content)
-            .lines()
-            .next()
-            .map(str::to_owned),
-        _ => None,
-    }
 }
 
 /// The terminal in raw mode on the alternate screen, restored when dropped
