@@ -305,6 +305,58 @@ fn file_tools_follow_the_workspace_and_the_mode() {
     assert_eq!(edit.suggestion.as_deref(), Some("write(/tmp/x)"));
 }
 
+/// `link/..` goes up from where the link leads, as the kernel applies it:
+/// a write to `ws/out/../pwn.txt` with `out -> /elsewhere/sub` lands in
+/// `/elsewhere`, so it is outside the workspace. (Lexically it was
+/// `ws/pwn.txt`, and the write tool, edit and a redirect got out unasked.)
+#[test]
+fn a_write_through_link_dot_dot_is_judged_where_the_kernel_puts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (work, elsewhere) = (root.join("ws"), root.join("elsewhere"));
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::create_dir_all(elsewhere.join("sub")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("sub"), work.join("out")).unwrap();
+    std::os::unix::fs::symlink("src", work.join("inner")).unwrap();
+    let p = Policy::new(
+        Mode::Default,
+        SandboxFacts::default(),
+        Places::for_cwd(&work),
+        &RuleTexts::default(),
+    )
+    .unwrap();
+    let escaping = work.join("out/../pwn.txt").display().to_string();
+    for tool in ["write", "edit"] {
+        let verdict = p.check(
+            tool,
+            &json!({"path": escaping, "content": "x", "edits": []}),
+        );
+        assert_eq!(
+            verdict.decision,
+            Decision::Ask,
+            "{tool}: {}",
+            verdict.reason
+        );
+        assert!(
+            verdict
+                .reason
+                .contains(&elsewhere.join("pwn.txt").display().to_string()),
+            "{}",
+            verdict.reason
+        );
+    }
+    let redirect = bash(&p, "echo pwn > out/../pwn.txt");
+    assert_eq!(redirect.decision, Decision::Ask, "{}", redirect.reason);
+    // The write tool normalises a relative path before it opens it (as
+    // Node's path.resolve), so there `out/..` is the workspace.
+    let relative = p.check("write", &json!({"path": "out/../ok.txt", "content": "x"}));
+    assert_eq!(relative.decision, Decision::Allow, "{}", relative.reason);
+    // A link that stays inside stays inside.
+    let inside = work.join("inner/../src/x.rs").display().to_string();
+    let verdict = p.check("write", &json!({"path": inside, "content": "x"}));
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+}
+
 #[test]
 fn plan_refuses_what_default_asks_and_bypass_runs_it_but_denies_hold() {
     let plan = policy(Mode::Plan);

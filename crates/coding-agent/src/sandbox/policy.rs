@@ -253,6 +253,11 @@ mod tests {
             .unwrap();
         let policy = workspace(dir.path());
         assert!(!policy.permits_write(&dir.path().join("work/link/file")));
+        // `..` after the link goes up from where it leads, as in the kernel.
+        assert!(!policy.permits_write(&dir.path().join("work/link/../escape.txt")));
+        std::os::unix::fs::symlink("sub", dir.path().join("work/inner")).unwrap();
+        std::fs::create_dir(dir.path().join("work/sub")).unwrap();
+        assert!(policy.permits_write(&dir.path().join("work/inner/../kept.txt")));
     }
 
     #[test]

@@ -94,39 +94,63 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 const MAX_LINK_HOPS: usize = 40;
 
 /// Where `path` leads on this machine (what a read of it reads, a write to
-/// it writes): `.` and `..` applied, its longest existing prefix resolved
-/// through symlinks, and a symlink whose target does not exist yet followed
-/// to that target (writing through it creates the target: a link made in
-/// the workspace to a new file outside it must not let a write out). The
-/// rest does not exist yet, so it holds no links. The sandbox and the
+/// it writes), resolved as the kernel does: component by component from the
+/// root, each symlink followed where it stands, so `..` after a link goes up
+/// from where the link leads (`ws/link/../x` with `link -> /srv/sub` is
+/// `/srv/x`, not `ws/x`: `..` must not be applied first). A symlink whose
+/// target does not exist yet is followed to that target (writing through it
+/// creates the target: a link made in the workspace to a new file outside
+/// it must not let a write out). From the first component that does not
+/// exist on, the rest holds no links and is taken as written (`..` there
+/// fails in the kernel; lexically it stays put). The sandbox and the
 /// permission policy judge a path by this.
 pub fn where_links_lead(path: &Path) -> PathBuf {
-    let mut pending = normalize_lexically(path);
-    for _ in 0..MAX_LINK_HOPS {
-        let mut existing = pending.as_path();
-        let mut rest = Vec::new();
-        let followed = loop {
-            if let Ok(real) = existing.canonicalize() {
-                return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-            }
-            let dangling = existing
-                .symlink_metadata()
-                .is_ok_and(|meta| meta.file_type().is_symlink());
-            if dangling && let Ok(target) = std::fs::read_link(existing) {
-                let base = existing.parent().unwrap_or(Path::new("/")).join(target);
-                break rest.iter().rev().fold(base, |acc, part| acc.join(part));
-            }
-            match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_os_string());
-                    existing = parent;
-                }
-                _ => return pending,
-            }
-        };
-        pending = normalize_lexically(&followed);
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+
+    if !path.is_absolute() {
+        return normalize_lexically(path);
     }
-    pending
+    // The components still to walk, owned: a link's target joins them.
+    let parts = |path: &Path| -> Vec<OsString> {
+        path.components()
+            .map(|part| part.as_os_str().to_os_string())
+            .collect()
+    };
+    let mut todo: VecDeque<OsString> = parts(path).into();
+    let mut resolved = PathBuf::from("/");
+    let mut exists = true;
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        if part == "/" {
+            resolved = PathBuf::from("/");
+        } else if part == ".." {
+            resolved.pop();
+        } else if part != "." {
+            let next = resolved.join(&part);
+            let meta = if exists {
+                next.symlink_metadata().ok()
+            } else {
+                None
+            };
+            exists = meta.is_some();
+            let target = meta
+                .filter(|meta| meta.file_type().is_symlink())
+                .and_then(|_| std::fs::read_link(&next).ok());
+            match target {
+                Some(target) if hops < MAX_LINK_HOPS => {
+                    hops += 1;
+                    for part in parts(&target).into_iter().rev() {
+                        todo.push_front(part);
+                    }
+                }
+                // Not a link, or one more than the kernel follows (ELOOP):
+                // judged as written.
+                _ => resolved = next,
+            }
+        }
+    }
+    resolved
 }
 
 /// Like [`resolve_to_cwd`], but when nothing exists at the path, tries the
@@ -201,6 +225,28 @@ mod tests {
             resolve_to_cwd("~/x/../y", Path::new("/c"), home),
             Path::new("/home/remote-user/x/../y")
         );
+    }
+
+    #[test]
+    fn links_are_followed_where_they_stand_and_dot_dot_after_one_goes_up_from_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("ws/src")).unwrap();
+        std::fs::create_dir_all(root.join("far/sub")).unwrap();
+        std::os::unix::fs::symlink(root.join("far/sub"), root.join("ws/out")).unwrap();
+        std::os::unix::fs::symlink("src", root.join("ws/inner")).unwrap();
+        std::os::unix::fs::symlink("../far/new.txt", root.join("ws/dangling")).unwrap();
+        std::os::unix::fs::symlink("loop", root.join("ws/loop")).unwrap();
+        let leads = |path: &str| where_links_lead(&root.join(path));
+        assert_eq!(leads("ws/out/../pwn.txt"), root.join("far/pwn.txt"));
+        assert_eq!(leads("ws/out/./x/../y"), root.join("far/sub/y"));
+        assert_eq!(leads("ws/inner/../a.rs"), root.join("ws/a.rs"));
+        assert_eq!(leads("ws/dangling"), root.join("far/new.txt"));
+        // Below what does not exist, `..` is taken as written.
+        assert_eq!(leads("ws/new/../b.rs"), root.join("ws/b.rs"));
+        // A loop is given up on, as the kernel does (the write fails).
+        assert_eq!(leads("ws/loop"), root.join("ws/loop"));
+        assert_eq!(where_links_lead(Path::new("a/../b")), Path::new("b"));
     }
 
     #[test]

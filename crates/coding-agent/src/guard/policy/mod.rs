@@ -27,7 +27,7 @@ use commands::{
 };
 use shell::{Arg, Part, join};
 
-use crate::support::paths::{expand_path, read_path_candidates, resolve_to_cwd};
+use crate::support::paths::{read_path_candidates, resolve_to_cwd};
 
 /// Where `part` moves the commands after it, when it is a `cd`: the places
 /// there, or (`Err`) the command, when where it goes is known only at run
@@ -187,15 +187,18 @@ impl Policy {
                 };
                 let verdicts = named
                     .iter()
-                    .flat_map(|path| self.places.seen_as(&paths::normalize(path)))
+                    .flat_map(|path| self.places.seen_as(path))
                     .map(|path| self.judge_read(tool, &path));
                 Verdict::strictest(verdicts)
                     .unwrap_or_else(|| Verdict::new(Decision::Allow, format!("{tool} only reads")))
             }
             "write" | "edit" => match path_arg("path") {
                 Some(path) => {
-                    let expanded = expand_path(path, self.places.home.as_deref());
-                    self.judge_write(tool, &Arg::literal(&expanded))
+                    // As the tool opens it: a relative path normalised (as
+                    // Node's `path.resolve`), an absolute one as written.
+                    let (cwd, home) = (self.places.cwd(), self.places.home.as_deref());
+                    let opened = resolve_to_cwd(path, cwd, home);
+                    self.judge_write(tool, &Arg::literal(&opened.to_string_lossy()))
                 }
                 None => Verdict::new(Decision::Ask, format!("the {tool} call names no path")),
             },
@@ -278,8 +281,9 @@ impl Policy {
             )
             .firm();
         }
-        let path = self.places.resolve(&target.text);
-        let verdicts = self.places.seen_as(&path).into_iter();
+        let raw = self.places.joined(&target.text);
+        let path = paths::normalize(&raw);
+        let verdicts = self.places.seen_as(&raw).into_iter();
         Verdict::strictest(verdicts.map(|path| self.judge_write_at(tool, &path)))
             .unwrap_or_else(|| self.judge_write_at(tool, &path))
     }

@@ -43,16 +43,19 @@ impl Places {
         }
     }
 
-    /// `path` (absolute, normalised) and, on this machine, where its links
-    /// lead when that is elsewhere: a rule on `secret/**` must hold for a
-    /// link to `secret` too, and a write through a link in the workspace
-    /// lands where the link points. With `--remote` the paths are the remote
+    /// `path` (absolute, as the tool or the kernel will open it: not
+    /// normalised) normalised and, on this machine, where its links lead
+    /// when that is elsewhere: a rule on `secret/**` must hold for a link to
+    /// `secret` too, and a write through a link in the workspace lands where
+    /// the link points, `link/../x` included (the kernel applies that `..`
+    /// after following the link). With `--remote` the paths are the remote
     /// host's, judged as written.
     pub fn seen_as(&self, path: &Path) -> Vec<PathBuf> {
-        let mut seen = vec![path.to_path_buf()];
+        let written = normalize(path);
+        let mut seen = vec![written.clone()];
         if self.local {
             let real = crate::support::paths::where_links_lead(path);
-            if real != path {
+            if real != written {
                 seen.push(real);
             }
         }
@@ -79,6 +82,14 @@ impl Places {
     /// `text` as an absolute, normalised path: `~` is home, relative paths
     /// are under the working directory.
     pub fn resolve(&self, text: &str) -> PathBuf {
+        normalize(&self.joined(text))
+    }
+
+    /// `text` as the kernel opens it from the working directory: `~` is
+    /// home, relative paths are joined to the working directory, and `..`
+    /// is left for [`Places::seen_as`] (after a link it goes up from where
+    /// the link leads).
+    pub fn joined(&self, text: &str) -> PathBuf {
         let expanded = match (text.strip_prefix('~'), &self.home) {
             (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
                 home.join(rest.trim_start_matches('/'))
@@ -86,9 +97,9 @@ impl Places {
             _ => PathBuf::from(text),
         };
         if expanded.is_absolute() {
-            normalize(&expanded)
+            expanded
         } else {
-            normalize(&self.cwd().join(expanded))
+            self.cwd().join(expanded)
         }
     }
 
