@@ -178,7 +178,6 @@ fn fs_done(reply: Result<Reply, Lost>) -> Result<(), FsError> {
 }
 
 /// Files are queued per host, by their lexical path (the default).
-#[async_trait]
 impl MutationTarget for RemoteOperations {
     fn host(&self) -> Option<String> {
         Some(self.host.queue_name())

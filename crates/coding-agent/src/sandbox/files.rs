@@ -42,14 +42,13 @@ impl<Ops: HomeDir + ?Sized> HomeDir for Sandboxed<Ops> {
 }
 
 /// The files are the inner Operations': queued as they queue them.
-#[async_trait]
 impl<Ops: MutationTarget + ?Sized> MutationTarget for Sandboxed<Ops> {
     fn host(&self) -> Option<String> {
         self.inner.host()
     }
 
-    async fn queue_path(&self, path: &Path) -> PathBuf {
-        self.inner.queue_path(path).await
+    fn queue_path(&self, path: &Path) -> PathBuf {
+        self.inner.queue_path(path)
     }
 }
 

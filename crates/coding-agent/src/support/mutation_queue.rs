@@ -22,7 +22,6 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use async_trait::async_trait;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
@@ -66,7 +65,11 @@ impl Drop for FileMutationGuard {
 /// host and the path a file is queued under. The defaults (this machine,
 /// the lexical path) touch nothing; the local Operations resolve the real
 /// path, a remote host's name their host.
-#[async_trait]
+///
+/// Both are synchronous on purpose: the calls of one answer start in the
+/// order the model wrote them, and each must take its place in the queue
+/// before it first yields, or an await here would let a later call overtake
+/// it (four chained edits of one file then failed one run in four).
 pub trait MutationTarget: Send + Sync {
     /// The machine the files are on: `None` for this one, else a name
     /// unique per remote host, so a remote `/a` and a local `/a` never share
@@ -78,7 +81,7 @@ pub trait MutationTarget: Send + Sync {
     /// The path the queue knows `path` (absolute) by, so that two names of
     /// one file share a queue. By default `path` lexically normalised (on a
     /// remote host resolving it would cost a round trip).
-    async fn queue_path(&self, path: &Path) -> PathBuf {
+    fn queue_path(&self, path: &Path) -> PathBuf {
         normalize_lexically(path)
     }
 }
@@ -126,10 +129,10 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
-    let turn = async {
-        let queue_path = target.queue_path(path).await;
-        lock_file(target.host().as_deref(), &queue_path).await
-    };
+    // Computed before the first await, so calls queue in the order they
+    // started (see [`MutationTarget`]).
+    let (host, queue_path) = (target.host(), target.queue_path(path));
+    let turn = lock_file(host.as_deref(), &queue_path);
     let turn = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(Aborted),
@@ -151,12 +154,11 @@ where
 }
 
 /// The queue path of `path` (absolute) on this machine, for the local
-/// Operations: lexically normalised, then resolved to the real path.
-pub async fn local_queue_path(path: &Path) -> PathBuf {
-    let lexical = normalize_lexically(path);
-    tokio::task::spawn_blocking(move || real_path(&lexical))
-        .await
-        .unwrap_or_else(|_| normalize_lexically(path))
+/// Operations: lexically normalised, then resolved to the real path. A few
+/// `lstat`s on the caller's thread: cheap next to the edit that follows, and
+/// it keeps the queue in call order.
+pub fn local_queue_path(path: &Path) -> PathBuf {
+    real_path(&normalize_lexically(path))
 }
 
 /// The real path of `path`; for a path that does not exist, the real path of
@@ -179,10 +181,9 @@ mod tests {
     /// This machine's files, queued by their real path.
     struct Local;
 
-    #[async_trait]
     impl MutationTarget for Local {
-        async fn queue_path(&self, path: &Path) -> PathBuf {
-            local_queue_path(path).await
+        fn queue_path(&self, path: &Path) -> PathBuf {
+            local_queue_path(path)
         }
     }
 
@@ -196,7 +197,7 @@ mod tests {
             real.join("new/file.txt")
         );
         assert_eq!(
-            local_queue_path(&dir.path().join("x/../link/a.txt")).await,
+            local_queue_path(&dir.path().join("x/../link/a.txt")),
             real.join("a.txt")
         );
     }

@@ -28,10 +28,9 @@ pub struct LocalFileOperations;
 
 /// Files on this machine are queued by their real path, so symlinks to one
 /// file share a queue.
-#[async_trait]
 impl MutationTarget for LocalFileOperations {
-    async fn queue_path(&self, path: &Path) -> PathBuf {
-        local_queue_path(path).await
+    fn queue_path(&self, path: &Path) -> PathBuf {
+        local_queue_path(path)
     }
 }
 
