@@ -360,6 +360,85 @@ fn a_prompt_a_hook_refuses_fails_in_print_mode_and_over_rpc() {
     assert!(server.requests().is_empty());
 }
 
+/// Refuses prompts that mention `forbidden`; gives the others context.
+const GUARD_PROMPTS: &str = r#"#!/usr/bin/env python3
+import json, sys
+prompt = json.load(sys.stdin)["prompt"]
+if "forbidden" in prompt:
+    print("that topic is off limits", file=sys.stderr)
+    sys.exit(2)
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+    "additionalContext": "checked: " + prompt}}))
+"#;
+
+/// Messages sent while the agent works pass the UserPromptSubmit hooks as
+/// a prompt does: a refused one is answered `success: false` and never
+/// reaches the model, an accepted one carries the hook's context. (Steering
+/// and follow-ups skipped the hooks, so a prompt guard was bypassed by
+/// typing while a command ran.)
+#[test]
+fn messages_queued_while_the_agent_works_pass_the_prompt_hooks() {
+    let sandbox = Sandbox::new();
+    let hooks_dir = sandbox.root.join("hooks");
+    std::fs::create_dir(&hooks_dir).unwrap();
+    sandbox.write_global_settings(&json!({"hooks": {
+        "UserPromptSubmit": command_hook("", &script(&hooks_dir, "guard.py", GUARD_PROMPTS)),
+    }}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("call_1", "bash", json!({"command": "sleep 2"})),
+            Answer::text(&["Slept."]),
+            Answer::text(&["Later, then."]),
+        ],
+    );
+    let flags = ["--permission-mode", "bypass", "--sandbox", "off"];
+    let mut rpc = Rpc::start_with(&sandbox, wire, &server, &flags);
+    let (_, accepted) = rpc.ask(json!({"id": "go", "type": "prompt", "message": "go"}));
+    assert_eq!(accepted["success"], true, "{accepted}");
+    while next_json(&rpc.lines)["type"] != "tool_execution_start" {}
+    let refused = "Prompt blocked by UserPromptSubmit hook: that topic is off limits";
+    for (id, command) in [
+        (
+            "s",
+            json!({"type": "steer", "message": "the forbidden steer"}),
+        ),
+        (
+            "f",
+            json!({"type": "follow_up", "message": "a forbidden follow-up"}),
+        ),
+        (
+            "p",
+            json!({"type": "prompt", "message": "forbidden too", "streamingBehavior": "followUp"}),
+        ),
+    ] {
+        let mut command = command;
+        command["id"] = json!(id);
+        let (_, response) = rpc.ask(command);
+        assert_eq!(
+            (&response["success"], &response["error"]),
+            (&json!(false), &json!(refused)),
+            "{id}: {response}"
+        );
+    }
+    let (_, queued) = rpc.ask(json!({"id": "ok", "type": "follow_up", "message": "and then rest"}));
+    assert_eq!(queued["success"], true, "{queued}");
+    while next_json(&rpc.lines)["type"] != "agent_end" {}
+    rpc.finish();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let last = wire.transcript(&requests[2].body);
+    assert!(
+        !last.iter().any(|line| line.contains("forbidden")),
+        "{last:#?}"
+    );
+    assert_eq!(
+        last.last().unwrap(),
+        "user: and then rest\nUserPromptSubmit hook additional context: checked: and then rest"
+    );
+}
+
 /// Approves `touch` commands in the user's place, and keeps its input.
 const APPROVE_TOUCH: &str = r#"#!/usr/bin/env python3
 import json, os, sys

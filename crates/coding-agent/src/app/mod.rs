@@ -879,10 +879,24 @@ impl AgentSession {
         }
     }
 
-    /// Queues a message for after the current turn.
-    pub fn steer(&self, message: Message) {
-        self.inner.steering.push(self.expand_template(message));
+    /// Queues a message for after the current turn, once the
+    /// UserPromptSubmit hooks let it (their context joins it); a refused
+    /// message is not queued.
+    pub async fn steer(&self, message: Message) -> Result<(), PromptError> {
+        let message = self.submitted(message).await?;
+        self.inner.steering.push(message);
         self.report_queues();
+        Ok(())
+    }
+
+    /// `message` as it is queued: its template put in, and passed by the
+    /// UserPromptSubmit hooks, as a prompt is.
+    async fn submitted(&self, message: Message) -> Result<Message, PromptError> {
+        let message = self.expand_template(message);
+        match self.hooks_now() {
+            Some(hooks) => hooks.submit_queued(message).await,
+            None => Ok(message),
+        }
     }
 
     /// The templates a prompt may name.
@@ -921,10 +935,13 @@ impl AgentSession {
         Message::User(user)
     }
 
-    /// Queues a message for when the agent would stop.
-    pub fn follow_up(&self, message: Message) {
-        self.inner.follow_up.push(self.expand_template(message));
+    /// Queues a message for when the agent would stop, once the
+    /// UserPromptSubmit hooks let it (see [`AgentSession::steer`]).
+    pub async fn follow_up(&self, message: Message) -> Result<(), PromptError> {
+        let message = self.submitted(message).await?;
+        self.inner.follow_up.push(message);
         self.report_queues();
+        Ok(())
     }
 
     /// Emits `queue_update` (the texts waiting in both queues) when they

@@ -170,6 +170,22 @@ impl PromptHooks {
         }
     }
 
+    /// Runs the UserPromptSubmit hooks for a message the user sends while
+    /// the agent works (steering or a follow-up): every prompt the user
+    /// submits passes them, or a prompt guard would be skipped by typing
+    /// while a command runs. The message with their context, or the refusal.
+    pub async fn submit_queued(&self, message: Message) -> Result<Message, PromptError> {
+        let cancel = CancellationToken::new();
+        match self
+            .hooks
+            .user_prompt_submit(&prompt_text(&message), &cancel)
+            .await
+        {
+            PromptDecision::Blocked(reason) => Err(PromptError::Blocked(reason)),
+            PromptDecision::Proceed(texts) => Ok(with_context(message, texts)),
+        }
+    }
+
     /// Runs `message` with `run` (one run of the agent) and the hooks:
     /// SessionStart if due and UserPromptSubmit first (their texts join the
     /// prompt; a block is [`PromptError::Blocked`]), then Stop after each

@@ -347,12 +347,15 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     self.finish_tail().await?;
                 }
                 if session.agent().is_running() || self.run.is_some() {
-                    match text("streamingBehavior") {
-                        Some("steer") => session.steer(message),
-                        Some("followUp") => session.follow_up(message),
+                    let queued = match text("streamingBehavior") {
+                        Some("steer") => session.steer(message).await,
+                        Some("followUp") => session.follow_up(message).await,
                         _ => return Ok(Some(failure(id, kind, ALREADY_PROCESSING))),
+                    };
+                    match queued {
+                        Ok(()) => success(id, kind, None),
+                        Err(refused) => failure(id, kind, &refused.to_string()),
                     }
-                    success(id, kind, None)
                 } else {
                     // The response goes out before the run's first event.
                     self.write(&success(id.clone(), kind, None)).await?;
@@ -365,12 +368,15 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     return Ok(Some(missing(id, kind, "message")));
                 };
                 let message = AgentSession::user_message(message, images(command));
-                if kind == "steer" {
-                    session.steer(message);
+                let queued = if kind == "steer" {
+                    session.steer(message).await
                 } else {
-                    session.follow_up(message);
+                    session.follow_up(message).await
+                };
+                match queued {
+                    Ok(()) => success(id, kind, None),
+                    Err(refused) => failure(id, kind, &refused.to_string()),
                 }
-                success(id, kind, None)
             }
             "abort" => {
                 self.abort().await?;

@@ -191,6 +191,7 @@ pub async fn run_interactive(
         mcp,
         prompt_waits: None,
         user_commands: UserCommands::new(user_bash),
+        queuing: None,
         tree_move: None,
     };
     if driver.interactive.list_sessions {
@@ -267,6 +268,10 @@ struct Driver {
     prompt_waits: Option<CancellationToken>,
     /// `!cmd`: the command the user runs.
     user_commands: UserCommands,
+    /// The last message typed while the agent works, on its way through the
+    /// UserPromptSubmit hooks into the queue (each waits for the one
+    /// before, so they queue in the order typed; the screen stays live).
+    queuing: Option<JoinHandle<()>>,
     /// `/tree N summarize`: the row chosen, and the move under way.
     tree_move: Option<(usize, JoinHandle<Result<TreeMove, TreeError>>)>,
     /// The wait for the next prompt after an answer (`idle_prompt`).
@@ -549,12 +554,8 @@ impl Driver {
                     }));
                 }
             }
-            Action::Steer(text) => self
-                .session
-                .steer(AgentSession::user_message(&text, Vec::new())),
-            Action::FollowUp(text) => self
-                .session
-                .follow_up(AgentSession::user_message(&text, Vec::new())),
+            Action::Steer(text) => self.queue(text, true),
+            Action::FollowUp(text) => self.queue(text, false),
             // Esc while the prompt waits for the MCP servers sends it now.
             Action::Abort if self.prompt_is_waiting() => {
                 if let Some(waits) = &self.prompt_waits {
@@ -676,6 +677,27 @@ impl Driver {
             }
         }
         Ok(false)
+    }
+
+    /// A message typed while the agent works: steering (`steer`) or a
+    /// follow-up, queued once the hooks let it; a refusal shows as a
+    /// warning.
+    fn queue(&mut self, text: String, steer: bool) {
+        let (session, before) = (self.session.clone(), self.queuing.take());
+        self.queuing = Some(tokio::spawn(async move {
+            if let Some(before) = before {
+                let _ = before.await;
+            }
+            let message = AgentSession::user_message(&text, Vec::new());
+            let queued = if steer {
+                session.steer(message).await
+            } else {
+                session.follow_up(message).await
+            };
+            if let Err(refused) = queued {
+                tracing::warn!("{refused}");
+            }
+        }));
     }
 
     /// `/reload`: the instructions built again from the files; the next
