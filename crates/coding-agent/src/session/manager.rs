@@ -604,7 +604,13 @@ impl SessionManager {
         if self.written.is_none() && !self.entries.iter().any(|e| e.role() == Some("assistant")) {
             return Ok(());
         }
-        let first = self.written.is_none();
+        // Another process may have started this file since the session was
+        // opened (two agents given one new `--session` file): its lines are
+        // kept and this session's entries go after them, as Pi appends.
+        let first = self.written.is_none() && !has_session_header(&path);
+        if self.written.is_none() && !first {
+            self.needs_newline = !ends_with_newline(&path);
+        }
         let mut text = String::new();
         if first {
             let header = serde_json::to_string(&self.header).unwrap_or_default();
@@ -627,9 +633,9 @@ impl SessionManager {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_error)?;
         }
-        // The first write puts the header first: the file holds nothing of
-        // this session yet (it is new, blank, or what a failed first write
-        // left), so it is replaced. Later ones append.
+        // The first write puts the header first: the file holds no session
+        // yet (it is new, blank, or what a failed first write left), so it
+        // is replaced. Later ones append.
         let mut file = match if first {
             File::create(&path)
         } else {
@@ -773,6 +779,19 @@ fn user_message(line: &str) -> Option<Message> {
         .flatten()
 }
 
+/// Whether the file at `path` ends with a line break (or is empty).
+fn ends_with_newline(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = File::open(path) else {
+        return true;
+    };
+    let mut last = [b'\n'];
+    if file.seek(SeekFrom::End(-1)).is_ok() {
+        let _ = file.read_exact(&mut last);
+    }
+    last[0] == b'\n'
+}
+
 /// Whether the first line of `path` is a session header (read alone: a
 /// session file can be many megabytes).
 fn has_session_header(path: &Path) -> bool {
@@ -837,6 +856,34 @@ mod tests {
                 _ => "answer".to_owned(),
             })
             .collect()
+    }
+
+    /// Two agents given one new `--session` file: the second's first save
+    /// replaced the file, wiping the first's header and messages.
+    #[test]
+    fn a_second_session_starting_in_the_same_new_file_appends_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.jsonl");
+        let mut a = SessionManager::open(&path, dir.path()).unwrap();
+        let mut b = SessionManager::open(&path, dir.path()).unwrap();
+        a.append_message(&user("from A")).unwrap();
+        a.append_message(&answer()).unwrap();
+        b.append_message(&user("from B")).unwrap();
+        b.append_message(&answer()).unwrap();
+        a.append_message(&user("A again")).unwrap();
+        a.append_message(&answer()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 7, "{text}");
+        assert!(lines[0].contains(&a.header().id), "{text}");
+        assert!(
+            lines
+                .iter()
+                .all(|line| serde_json::from_str::<Value>(line).is_ok())
+        );
+        assert!(text.contains("from A") && text.contains("from B") && text.contains("A again"));
+        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        assert_eq!(said(&reopened), ["from A", "answer", "A again", "answer"]);
     }
 
     /// Pi writes each entry once, as it comes: one whose write failed (a
