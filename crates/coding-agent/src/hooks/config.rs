@@ -198,7 +198,7 @@ impl HooksSettings {
     }
 
     /// The hooks to run, and a warning for each entry skipped.
-    pub fn compile(&self) -> Result<(HookConfig, Vec<String>), MatcherError> {
+    pub fn compile(&self) -> Result<(HookConfig, Vec<String>), HooksError> {
         let mut config = HookConfig::default();
         let mut warnings = Vec::new();
         for (name, groups) in &self.0 {
@@ -212,6 +212,12 @@ impl HooksSettings {
                 for handler in &group.hooks {
                     match handler.compile(event) {
                         Ok(handler) => handlers.push(handler),
+                        // A guard that cannot run fails closed: skipping
+                        // it would let every call it guards through.
+                        Err(broken) if handler.on_error == OnError::Block => {
+                            let broken = broken.trim_end_matches("; skipped").to_owned();
+                            return Err(HooksError::Guard(broken));
+                        }
                         Err(warning) => warnings.push(warning),
                     }
                 }
@@ -226,6 +232,19 @@ impl HooksSettings {
         }
         Ok((config, warnings))
     }
+}
+
+/// Hook settings the agent does not start with.
+#[derive(Debug, thiserror::Error)]
+pub enum HooksError {
+    /// A matcher that is not a valid regex: skipping it would silently turn
+    /// a security hook off.
+    #[error(transparent)]
+    Matcher(#[from] MatcherError),
+    /// A handler marked `onError: "block"` that cannot run (no command, an
+    /// unknown type, a bad timeout), for the same reason.
+    #[error("{0}; it is marked \"onError\": \"block\", so the agent does not start without it")]
+    Guard(String),
 }
 
 impl HandlerSettings {
@@ -585,5 +604,36 @@ mod tests {
             commands(&config, HookEvent::Stop, None),
             ["global.sh", "project.sh"]
         );
+    }
+
+    /// A guard (`onError: "block"`) that cannot run stops the start, as a
+    /// bad matcher does; it was skipped with a warning, so a timeout of 0
+    /// on `exit 2` let every call it guarded through.
+    #[test]
+    fn a_broken_guard_stops_the_start_and_a_broken_warner_is_skipped() {
+        for broken in [
+            json!({"command": "exit 2", "timeout": 0}),
+            json!({"command": "exit 2", "timeout": -1}),
+            json!({"type": "Command", "command": "exit 2"}),
+            json!({"command": " "}),
+        ] {
+            let mut guard = broken.clone();
+            guard["onError"] = json!("block");
+            let error = settings(json!({"PreToolUse": [{"matcher": "bash", "hooks": [guard]}]}))
+                .compile()
+                .unwrap_err();
+            assert!(
+                error.to_string().ends_with(
+                    "it is marked \"onError\": \"block\", so the agent does not start without it"
+                ),
+                "{error}"
+            );
+            let (config, warnings) =
+                settings(json!({"PreToolUse": [{"matcher": "bash", "hooks": [broken]}]}))
+                    .compile()
+                    .unwrap();
+            assert!(config.groups.is_empty());
+            assert_eq!(warnings.len(), 1, "{warnings:?}");
+        }
     }
 }

@@ -215,7 +215,13 @@ fn server_config(
     };
     let timeout = |seconds: Option<f64>, default: Duration, key: &str| match seconds {
         None => Ok(default),
-        Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
+        // `try_`: a huge number (1e30) is refused, not a crash.
+        Some(s)
+            if s > 0.0
+                && let Ok(timeout) = Duration::try_from_secs_f64(s) =>
+        {
+            Ok(timeout)
+        }
         Some(s) => Err(bad(&format!(
             "{key} must be a positive number of seconds, not {s}"
         ))),
@@ -366,6 +372,11 @@ mod tests {
             (
                 json!({"command": "a", "startupTimeoutSec": 0}),
                 "MCP server \"x\": startupTimeoutSec must be a positive number of seconds, not 0",
+            ),
+            // Too large for a Duration: refused, not a crash.
+            (
+                json!({"command": "a", "toolTimeoutSec": 1e30}),
+                "MCP server \"x\": toolTimeoutSec must be a positive number of seconds, not 1000000000000000000000000000000",
             ),
         ];
         for (entry, expected) in cases {
