@@ -150,12 +150,19 @@ pub fn load(
         servers.insert(config.name.clone(), config);
     }
     for path in project {
-        for config in read_file(path, Source::Project(path.clone()), false)? {
-            if project_trusted {
-                servers.insert(config.name.clone(), config);
-            } else if !config.disabled && !untrusted.contains(&config.name) {
-                untrusted.push(config.name);
+        if !project_trusted {
+            // Only named: an untrusted project's file is neither expanded
+            // nor checked, so it cannot stop the start (an unset
+            // `${GITHUB_TOKEN}`, a syntax error) before anyone trusted it.
+            for name in server_names(path) {
+                if !untrusted.contains(&name) {
+                    untrusted.push(name);
+                }
             }
+            continue;
+        }
+        for config in read_file(path, Source::Project(path.clone()), false)? {
+            servers.insert(config.name.clone(), config);
         }
     }
     for file in files {
@@ -185,6 +192,23 @@ fn read_file(
     };
     let value: Value = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
     parse_servers(&value, source).map_err(error)
+}
+
+/// The names of the servers a file defines and does not disable; none when
+/// it cannot be read or parsed.
+fn server_names(path: &Path) -> Vec<String> {
+    let document: Value = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let Some(servers) = document.get("mcpServers").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    servers
+        .iter()
+        .filter(|(_, server)| server.get("disabled") != Some(&Value::Bool(true)))
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// The `"mcpServers"` of a settings or config document.
@@ -413,6 +437,22 @@ mod tests {
         let project = [project];
         let (servers, untrusted) =
             load(&global, &project, std::slice::from_ref(&extra), false).unwrap();
+        assert_eq!(
+            servers.iter().map(command).collect::<Vec<_>>(),
+            ["file-a", "global-b"]
+        );
+        assert_eq!(untrusted, ["b", "p"]);
+
+        // Until the project is trusted its file is only named: an unset
+        // variable or a bad value there does not stop the start.
+        let broken = dir.path().join("broken.json");
+        std::fs::write(
+            &broken,
+            r#"{"mcpServers": {"b": {"command": "x", "env": {"T": "${SURELY_UNSET_VAR_42}"}}, "p": {"command": "p", "toolTimeoutSec": 0}}}"#,
+        )
+        .unwrap();
+        let (servers, untrusted) =
+            load(&global, &[broken], std::slice::from_ref(&extra), false).unwrap();
         assert_eq!(
             servers.iter().map(command).collect::<Vec<_>>(),
             ["file-a", "global-b"]
