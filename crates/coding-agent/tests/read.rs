@@ -308,18 +308,46 @@ fn image_result(result: &AgentToolResult) -> (&str, &str, &str) {
     (text, image.mime_type.as_str(), image.data.as_str())
 }
 
+/// Pi 0.73.1's answer: this 1x1 grey+alpha PNG's IDAT checksum is wrong,
+/// so it does not decode and is omitted (DEVIATIONS #11, withdrawn).
 #[tokio::test]
-async fn r10_deviation_11_gray_alpha_png_is_attached_unchanged() {
-    // Pi 0.73.1 answers "[Image omitted: could not be resized below the
-    // inline image size limit.]" for this valid 1x1 image (DEVIATIONS #11).
+async fn r10_a_png_with_a_bad_checksum_is_omitted_as_pi_does() {
     let root = Root::new();
     root.file("image.txt", STANDARD.decode(GRAY_ALPHA_PNG).unwrap());
     let result = root.read(json!({"path": "image.txt"})).await.unwrap();
     assert_eq!(
-        image_result(&result),
-        ("Read image file [image/png]", "image/png", GRAY_ALPHA_PNG)
+        text_only(&result),
+        "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
     );
     assert_eq!(result.details, None);
+}
+
+/// A cut or corrupt image is not attached: the provider would refuse it,
+/// and from the history every later request (Pi decodes every image, so
+/// it answers the same).
+#[tokio::test]
+async fn a_cut_or_corrupt_png_is_omitted_not_attached() {
+    let whole = noise_png(100, 50);
+    let root = Root::new();
+    root.file("head.png", &whole[..60]);
+    root.file("tail-cut.png", &whole[..whole.len() - 20]);
+    let mut scrambled = whole.clone();
+    let middle = scrambled.len() / 2;
+    scrambled[middle..middle + 16].fill(0xAB);
+    root.file("scrambled.png", scrambled);
+    for name in ["head.png", "tail-cut.png", "scrambled.png"] {
+        let result = root.read(json!({"path": name})).await.unwrap();
+        assert_eq!(
+            text_only(&result),
+            "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]",
+            "{name}"
+        );
+    }
+    let result = root.read(json!({"path": "whole.png"})).await;
+    assert!(result.is_err(), "no such file");
+    root.file("whole.png", whole);
+    let result = root.read(json!({"path": "whole.png"})).await.unwrap();
+    assert_eq!(image_result(&result).1, "image/png");
 }
 
 #[tokio::test]
@@ -616,7 +644,7 @@ async fn an_image_too_large_to_decode_is_described_not_decoded() {
 #[tokio::test]
 async fn image_for_a_model_without_image_input_says_it_will_be_omitted() {
     let root = Root::new();
-    root.file("image.png", STANDARD.decode(GRAY_ALPHA_PNG).unwrap());
+    root.file("image.png", noise_png(4, 3));
     let mut ctx = ToolContext::new(root.cwd());
     ctx.model = Some(Model::new("text-only", "test", "openai-completions"));
     let result = read_with(

@@ -8,10 +8,10 @@
 //! encoding under the byte limit wins. When none fits, the size is scaled by
 //! 0.75 and the encodings tried again, down to 1x1.
 //!
-//! Pi decodes every image, even one within the limits, and its decoder fails
-//! on some valid files (a 1x1 grey+alpha PNG), which it reports as "could not
-//! be resized". Here an image within the limits is checked by its header
-//! only and attached unchanged (DEVIATIONS #11).
+//! Like Pi, every image is decoded, even one within the limits (then sent
+//! as it is): one that does not decode (cut short, a bad checksum) is
+//! reported as "could not be resized" and not attached, since a provider
+//! refuses it and, kept in the history, it would fail every later request.
 
 use std::io::Cursor;
 
@@ -181,6 +181,12 @@ pub fn fit_image(
     let (width, height) = decoder.dimensions();
     let base64_len = base64::encoded_len(bytes.len(), true).unwrap_or(usize::MAX);
     if width <= MAX_WIDTH && height <= MAX_HEIGHT && base64_len < MAX_BASE64_BYTES {
+        // Decoded once to be sure it is whole: a cut or corrupt image that
+        // reached the model's provider is refused there ("Could not process
+        // image"), and from the history it fails every later request.
+        if DynamicImage::from_decoder(decoder).is_err() {
+            return Ok(Fit::NoFit);
+        }
         return Ok(Fit::Image(FittedImage::unchanged(bytes, kind)));
     }
     if u64::from(width) * u64::from(height) > MAX_DECODED_PIXELS {

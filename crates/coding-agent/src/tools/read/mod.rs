@@ -4,8 +4,6 @@
 //! Where we go beyond Pi:
 //! - the file is streamed, never loaded whole: only the lines shown are kept,
 //!   the rest is counted (DEVIATIONS #6);
-//! - an image within the size limits is attached as it is, whatever Pi's
-//!   decoder would have made of it (DEVIATIONS #11);
 //! - a binary file (a NUL byte in its first 8 KB) is described in one line
 //!   instead of being sent as bytes decoded to replacement characters.
 
