@@ -17,11 +17,13 @@
 //! 3. a context past `contextWindow - reserveTokens`: a compaction
 //!    (`reason: threshold`), with no new turn.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_ai::overflow::{is_context_overflow, overflow_request_tokens};
 use agent_ai::{AssistantMessage, Message, Model, StopReason};
-use agent_core::AgentError;
+use agent_core::{AgentError, AgentEvent};
 
 use crate::app::AgentSession;
 use crate::compaction::{
@@ -29,6 +31,7 @@ use crate::compaction::{
 };
 use crate::retry::{RetrySettings, is_retryable};
 use crate::session_event::{CompactionReason, SessionEvent};
+use crate::support::sync::lock;
 
 /// What the session is told after a second overflow in a row.
 pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
@@ -142,30 +145,31 @@ pub async fn run_prompt(
     let agent = session.agent();
     compact_if_full(session).await;
     let mut added = agent.prompt_messages(vec![message]).await?;
-    let mut chain = Chain::default();
+    let chain = Arc::new(Mutex::new(Chain::default()));
+    let _watching = watch_answers(session, &chain);
     loop {
         let Some(answer) = last_answer(&agent.history().snapshot()) else {
             break;
         };
-        if !is_failed(&answer) {
-            chain.overflow_recovered = false;
-            if chain.attempt > 0 {
+        // A good answer mid-run ended the retries as it came
+        // ([`watch_answers`]); the last one may be an abort.
+        if answer.stop_reason == StopReason::Aborted {
+            let attempt = std::mem::take(&mut lock(&chain).attempt);
+            if attempt > 0 {
                 // An answer the user aborted did not succeed: the retries
                 // end cancelled (Pi reports them a success;
                 // docs/DEVIATIONS.md).
-                let aborted = answer.stop_reason == StopReason::Aborted;
                 session.notify(SessionEvent::AutoRetryEnd {
-                    success: !aborted,
-                    attempt: chain.attempt,
-                    final_error: aborted.then(|| RETRY_CANCELLED.to_owned()),
+                    success: false,
+                    attempt,
+                    final_error: Some(RETRY_CANCELLED.to_owned()),
                     failed: None,
                 });
-                chain.attempt = 0;
             }
         }
         let settings = session.recovery();
         let window = session.context_window();
-        let next = chain.next(&answer, &settings, window, session.context_tokens());
+        let next = lock(&chain).next(&answer, &settings, window, session.context_tokens());
         let error = answer.error_message.clone().unwrap_or_default();
         match next {
             Next::Stop => break,
@@ -192,7 +196,7 @@ pub async fn run_prompt(
                 break;
             }
             Next::RecoverOverflow => {
-                chain.overflow_recovered = true;
+                lock(&chain).overflow_recovered = true;
                 drop_failed_answer(session);
                 if let Some(said) = overflow_request_tokens(&error) {
                     session.learn_request_size(said);
@@ -210,7 +214,7 @@ pub async fn run_prompt(
             Next::RetriesExhausted => {
                 session.notify(SessionEvent::AutoRetryEnd {
                     success: false,
-                    attempt: chain.attempt,
+                    attempt: lock(&chain).attempt,
                     final_error: Some(error),
                     failed: Some(Box::new(answer)),
                 });
@@ -220,7 +224,7 @@ pub async fn run_prompt(
                 // Cancellable before anyone hears of the wait.
                 let cancel = session.begin_wait();
                 session.notify(SessionEvent::AutoRetryStart {
-                    attempt: chain.attempt,
+                    attempt: lock(&chain).attempt,
                     max_attempts: settings.retry.max_retries,
                     delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                     error_message: error,
@@ -234,7 +238,7 @@ pub async fn run_prompt(
                 if !waited {
                     session.notify(SessionEvent::AutoRetryEnd {
                         success: false,
-                        attempt: chain.attempt,
+                        attempt: lock(&chain).attempt,
                         final_error: Some(RETRY_CANCELLED.to_owned()),
                         failed: Some(Box::new(answer.clone())),
                     });
@@ -247,6 +251,49 @@ pub async fn run_prompt(
         added.extend(agent.continue_run().await?);
     }
     Ok(added)
+}
+
+/// Ends the retries at each good answer of the run as it comes, as Pi does
+/// at `message_end`: `auto_retry_end` (success) goes out then, not when the
+/// whole run is over, and the attempts count again from one, so brief
+/// failures scattered over a long run of tool calls do not add up to the
+/// limit. Watches until the returned guard is dropped.
+fn watch_answers(session: &AgentSession, chain: &Arc<Mutex<Chain>>) -> Watching {
+    let live = Arc::new(AtomicBool::new(true));
+    let (session_now, chain, watching) = (session.clone(), Arc::clone(chain), Arc::clone(&live));
+    session.agent().subscribe_with(move |event| {
+        if !watching.load(Ordering::SeqCst) {
+            return false;
+        }
+        if let AgentEvent::MessageEnd {
+            message: Message::Assistant(answer),
+        } = event
+            && !is_failed(answer)
+            && answer.stop_reason != StopReason::Aborted
+        {
+            let mut chain = lock(&chain);
+            chain.overflow_recovered = false;
+            if chain.attempt > 0 {
+                session_now.notify(SessionEvent::AutoRetryEnd {
+                    success: true,
+                    attempt: std::mem::take(&mut chain.attempt),
+                    final_error: None,
+                    failed: None,
+                });
+            }
+        }
+        true
+    });
+    Watching(live)
+}
+
+/// Stops [`watch_answers`] when the run is over.
+struct Watching(Arc<AtomicBool>);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
 }
 
 /// Pi's check before a prompt: compacts a context past the threshold of the

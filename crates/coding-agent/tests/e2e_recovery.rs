@@ -218,6 +218,48 @@ fn three_503s_then_success_are_retried_with_backoff_in_both_wire_formats() {
     }
 }
 
+/// A failure fixed by one retry is attempt 1 however many came before it
+/// in the run: Pi ends the retries at each good answer (`message_end`).
+/// They added up over a run of tool calls, so the fourth brief failure of a
+/// long run ended it, and `auto_retry_end` came only after all the tools.
+#[test]
+fn retries_count_again_after_each_good_answer_of_a_run() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(&sandbox, FAST_RETRY);
+    let server = ModelServer::start(move |request| match request.index {
+        index if index % 2 == 0 => Reply::Status(503, BUSY.to_owned()),
+        index if index < 9 => {
+            Reply::Events(wire.events(&Answer::call(&format!("call_{index}"), "ls", json!({}))))
+        }
+        _ => Reply::Events(wire.events(&Answer::text(&["Done."]))),
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "hello"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let events = json_lines(&stdout);
+    let retries = session_events(&events);
+    let attempts: Vec<(&str, u64)> = retries
+        .iter()
+        .map(|e| (e["type"].as_str().unwrap(), e["attempt"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        attempts,
+        [("auto_retry_start", 1), ("auto_retry_end", 1)].repeat(5),
+        "{retries:#?}"
+    );
+    assert!(
+        retries
+            .iter()
+            .all(|e| e["type"] == "auto_retry_start" || e["success"] == true)
+    );
+    // Each retry ends when its answer does, before that answer's tool runs.
+    let position = |kind: &str| events.iter().position(|e| e["type"] == kind).unwrap();
+    assert!(position("auto_retry_end") < position("tool_execution_start"));
+    assert_eq!(server.requests().len(), 10);
+}
+
 #[test]
 fn a_400_with_500_in_its_text_is_not_retried() {
     let sandbox = Sandbox::new();
