@@ -356,18 +356,52 @@ async fn grep_limit_keeps_the_first_matches_in_path_order() {
     }
 }
 
+/// As rg's `--glob` (gitignore syntax): a glob with a `/` is anchored at the
+/// searched directory, so `src/**/*.rs` does not reach `other/src/`.
 #[tokio::test]
-async fn grep_glob_with_slash_matches_relative_paths() {
+async fn grep_glob_with_slash_is_anchored_at_the_searched_directory() {
     let fixture = Fixture::project();
     fixture.write("other/src/deep/x.rs", b"foo deep\n");
     fixture.write("src/not-rust.txt", b"foo txt\n");
     assert_eq!(
         grep_text(&fixture, json!({"pattern": "foo", "glob": "src/**/*.rs"})).await,
-        "other/src/deep/x.rs:1: foo deep\n\
-         src/lib.rs:1: pub fn foo() -> u32 { 42 }\n\
+        "src/lib.rs:1: pub fn foo() -> u32 { 42 }\n\
          src/main.rs:2:     println!(\"foo\");\n\
          src/util/helpers.rs:1: // foo helper"
     );
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "foo", "glob": "/src/*.rs"})).await,
+        "src/lib.rs:1: pub fn foo() -> u32 { 42 }\n\
+         src/main.rs:2:     println!(\"foo\");"
+    );
+}
+
+/// A leading `!` excludes, as in rg: every other file is searched, and an
+/// excluded directory is not entered. (Ours read `!` as part of the name
+/// and found nothing.)
+#[tokio::test]
+async fn grep_glob_with_a_bang_excludes_what_it_matches() {
+    let fixture = Fixture::project();
+    fixture.write("node_modules/lib/index.js", b"foo vendored\n");
+    fixture.write("web/app.test.ts", b"foo test\n");
+    fixture.write("web/app.ts", b"foo app\n");
+    let all = grep_text(&fixture, json!({"pattern": "foo"})).await;
+    for (glob, left_out) in [
+        ("!*.rs", ".rs:"),
+        ("!node_modules", "node_modules/"),
+        ("!*.test.ts", "app.test.ts"),
+    ] {
+        assert!(all.contains(left_out), "{all}");
+        let expected: Vec<&str> = all
+            .lines()
+            .filter(|line| !line.contains(left_out))
+            .collect();
+        assert_eq!(
+            grep_text(&fixture, json!({"pattern": "foo", "glob": glob})).await,
+            expected.join("\n"),
+            "{glob}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -177,8 +177,8 @@ enum Target {
     Absolute,
 }
 
-/// A glob as `find`'s `pattern` and `grep`'s `glob` mean it, following Pi's use
-/// of `fd --glob`:
+/// A glob as `find`'s `pattern` means it, following Pi's use of `fd --glob`
+/// (`grep`'s `glob` is rg's: `tools::grep::ops`):
 /// - without `/`, it matches an entry's name at any depth (`*.ts`, `*.{rs,ts}`);
 /// - with `/`, it matches the path relative to the search directory, at any
 ///   depth (`src/**/*.rs` acts as `**/src/**/*.rs`, as Pi prefixes `**/`);

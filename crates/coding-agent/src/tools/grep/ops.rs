@@ -17,6 +17,7 @@ use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
+use ignore::overrides::{Override, OverrideBuilder};
 use tokio_util::sync::CancellationToken;
 
 use super::context::window_lines;
@@ -25,8 +26,7 @@ use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, shown_prefix};
 use crate::support::walk::{
-    LocalSearchOperations, PathGlob, SearchError, WalkOptions, check_readable, slash_path,
-    walk_parallel,
+    LocalSearchOperations, SearchError, WalkOptions, check_readable, slash_path, walk_parallel,
 };
 
 /// One search, as the `grep` tool asks for it.
@@ -36,7 +36,8 @@ pub struct GrepRequest {
     pub path: PathBuf,
     /// A regular expression (Rust `regex` syntax, as rg), or a literal string.
     pub pattern: String,
-    /// Only search files this [`PathGlob`] matches (directory searches only).
+    /// Only search files this glob selects, as rg's `--glob` (directory
+    /// searches only): gitignore syntax, `!` to exclude.
     pub glob: Option<String>,
     /// Match letters case-insensitively.
     pub ignore_case: bool,
@@ -143,14 +144,26 @@ fn search_blocking(
     let glob = request
         .glob
         .as_deref()
-        .map(PathGlob::new)
+        .map(|glob| file_glob(&request.path, glob))
         .transpose()
-        .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
+        .map_err(SearchError::InvalidPattern)?;
     let matches = search_tree(request, &matcher, glob.as_ref(), limit, options, cancel);
     if cancel.is_cancelled() {
         return Err(SearchError::Cancelled);
     }
     Ok(matches)
+}
+
+/// `glob` as rg's `--glob` reads it, under the search directory `root`:
+/// gitignore syntax, so a glob without `/` matches a name at any depth
+/// (`*.ts`), one with a `/` before its end is anchored at `root`
+/// (`src/*.rs`, `/a.txt`), and a leading `!` excludes what it matches
+/// (`!*.test.ts`, `!node_modules`), every other file then searched. The
+/// error is the glob parser's (`error parsing glob '*.{rs': ...`).
+fn file_glob(root: &Path, glob: &str) -> Result<Override, String> {
+    let mut builder = OverrideBuilder::new(root);
+    builder.add(glob).map_err(|error| error.to_string())?;
+    builder.build().map_err(|error| error.to_string())
 }
 
 /// Compiles the pattern as rg does: one pattern, `\n` as line terminator.
@@ -234,7 +247,7 @@ impl FirstMatches {
 fn search_tree(
     request: &GrepRequest,
     matcher: &RegexMatcher,
-    glob: Option<&PathGlob>,
+    glob: Option<&Override>,
     limit: usize,
     options: WalkOptions,
     cancel: &CancellationToken,
@@ -267,9 +280,14 @@ fn search_tree(
             if full.load(Ordering::Relaxed) && lock(first).excludes(relative) {
                 return WalkState::Skip;
             }
-            if !entry.file_type().is_some_and(|t| t.is_file())
-                || glob.is_some_and(|g| !g.is_match(relative, entry.path()))
-            {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let excluded = entry.depth() > 0
+                && glob.is_some_and(|g| g.matched(entry.path(), is_dir).is_ignore());
+            if is_dir && excluded {
+                // `!node_modules`: rg does not go in.
+                return WalkState::Skip;
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) || excluded {
                 return WalkState::Continue;
             }
             let display = slash_path(relative);
