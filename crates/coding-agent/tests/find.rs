@@ -174,6 +174,44 @@ async fn find_path_glob_without_leading_stars_matches_at_any_depth() {
     );
 }
 
+/// Pi's fd matches a pattern with `/` against the whole path: a model that
+/// names the directory in both `path` and `pattern` still finds its files.
+#[tokio::test]
+async fn find_path_glob_repeating_the_searched_directory_finds_its_files() {
+    let fixture = Fixture::project();
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "src/**/*.rs", "path": "src"})).await,
+        "lib.rs\nmain.rs\nutil/helpers.rs"
+    );
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "src/*.rs", "path": "src"})).await,
+        "lib.rs\nmain.rs"
+    );
+}
+
+/// fd's smart case: either case unless the pattern has a capital.
+#[tokio::test]
+async fn find_matches_either_case_unless_the_pattern_has_a_capital() {
+    let fixture = Fixture::new(&[
+        ("README.MD", ""),
+        ("notes.md", ""),
+        ("Makefile", ""),
+        ("makefile.bak", ""),
+    ]);
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "*.md"})).await,
+        "README.MD\nnotes.md"
+    );
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "makefile*"})).await,
+        "Makefile\nmakefile.bak"
+    );
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "Makefile*"})).await,
+        "Makefile"
+    );
+}
+
 #[tokio::test]
 async fn find_brace_set_of_rust_and_typescript() {
     let fixture = Fixture::project();

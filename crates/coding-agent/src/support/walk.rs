@@ -171,8 +171,6 @@ pub fn walk_parallel(root: &Path, threads: usize, options: WalkOptions) -> WalkP
 enum Target {
     /// The entry's own name.
     Name,
-    /// The path relative to the search directory.
-    Relative,
     /// The absolute path.
     Absolute,
 }
@@ -180,9 +178,12 @@ enum Target {
 /// A glob as `find`'s `pattern` means it, following Pi's use of `fd --glob`
 /// (`grep`'s `glob` is rg's: `tools::grep::ops`):
 /// - without `/`, it matches an entry's name at any depth (`*.ts`, `*.{rs,ts}`);
-/// - with `/`, it matches the path relative to the search directory, at any
-///   depth (`src/**/*.rs` acts as `**/src/**/*.rs`, as Pi prefixes `**/`);
-/// - starting with `/`, it matches the absolute path.
+/// - with `/`, it matches the entry's absolute path, at any depth (Pi passes
+///   `--full-path` and prefixes `**/`: `src/**/*.rs` acts as
+///   `**/src/**/*.rs`, so it also finds `a.rs` when searching in `src`);
+/// - starting with `/` (or `**/`), it matches the absolute path as written;
+/// - letters match either case unless the pattern has a capital, as fd's
+///   smart case (`*.md` finds `README.MD`; `Makefile*` only `Makefile`).
 ///
 /// `*` and `?` never cross a `/`; `**` does.
 #[derive(Debug, Clone)]
@@ -194,16 +195,18 @@ pub struct PathGlob {
 impl PathGlob {
     /// Compiles `pattern`; the error text is globset's (`error parsing glob '{': ...`).
     pub fn new(pattern: &str) -> Result<Self, globset::Error> {
+        let smart_case = !pattern.chars().any(char::is_uppercase);
         let (target, pattern) = if !pattern.contains('/') {
             (Target::Name, pattern.to_owned())
-        } else if pattern.starts_with('/') {
+        } else if pattern.starts_with('/') || pattern.starts_with("**/") {
             (Target::Absolute, pattern.to_owned())
-        } else if pattern.starts_with("**/") {
-            (Target::Relative, pattern.to_owned())
         } else {
-            (Target::Relative, format!("**/{pattern}"))
+            (Target::Absolute, format!("**/{pattern}"))
         };
-        let glob = GlobBuilder::new(&pattern).literal_separator(true).build()?;
+        let glob = GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .case_insensitive(smart_case)
+            .build()?;
         Ok(PathGlob {
             matcher: glob.compile_matcher(),
             target,
@@ -217,7 +220,6 @@ impl PathGlob {
             Target::Name => relative
                 .file_name()
                 .is_some_and(|name| self.matcher.is_match(name)),
-            Target::Relative => self.matcher.is_match(relative),
             Target::Absolute => self.matcher.is_match(absolute),
         }
     }
@@ -256,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn glob_with_slash_matches_relative_paths_at_any_depth() {
+    fn glob_with_slash_matches_paths_at_any_depth() {
         assert!(matches("src/**/*.rs", "src/main.rs"));
         assert!(matches("src/**/*.rs", "src/a/b/c.rs"));
         assert!(matches("src/**/*.rs", "crates/x/src/lib.rs"));
@@ -264,6 +266,26 @@ mod tests {
         assert!(matches("**/util/*", "src/util/helpers.rs"));
         assert!(!matches("**/util/*", "src/util/deep/helpers.rs"));
         assert!(!matches("src/*.rs", "src/a/b.rs"), "* does not cross /");
+    }
+
+    /// Pi's `--full-path`: the directory searched is part of the path, so a
+    /// model repeating it in the pattern still finds its files.
+    #[test]
+    fn glob_with_slash_matches_the_directory_searched_too() {
+        let glob = PathGlob::new("src/**/*.ts").unwrap();
+        assert!(glob.is_match(Path::new("a.ts"), Path::new("/w/src/a.ts")));
+        assert!(glob.is_match(Path::new("u/b.ts"), Path::new("/w/src/u/b.ts")));
+        assert!(!glob.is_match(Path::new("a.ts"), Path::new("/w/lib/a.ts")));
+    }
+
+    /// fd's smart case: either case unless the pattern has a capital.
+    #[test]
+    fn letters_match_either_case_unless_the_pattern_has_a_capital() {
+        assert!(matches("*.md", "README.MD"));
+        assert!(matches("makefile*", "Makefile"));
+        assert!(matches("docs/*.md", "DOCS/A.MD"));
+        assert!(!matches("Makefile*", "makefile.bak"));
+        assert!(matches("Makefile*", "Makefile"));
     }
 
     #[test]
