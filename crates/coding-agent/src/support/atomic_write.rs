@@ -63,7 +63,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FsError> {
     let in_place_instead =
         |error: &io::Error| existing.is_some() && error.kind() == io::ErrorKind::PermissionDenied;
 
-    let prefix = format!(".{name}.");
+    let prefix = format!(".{}.", name_start(&name));
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
     if let Some(permissions) = new_file_permissions(existing.as_ref()) {
@@ -120,6 +120,21 @@ fn resolve_symlinks(path: &Path) -> Result<PathBuf, FsError> {
         ),
     })
 }
+
+/// At most [`TEMP_NAME_KEEPS`] bytes of `name` (on a character boundary),
+/// so the temporary name (`.`, six random characters, `.tmp` around it)
+/// stays within the 255 bytes a name may have: a 250-byte file name is
+/// valid, and its write must not fail with ENAMETOOLONG.
+fn name_start(name: &str) -> &str {
+    let mut end = name.len().min(TEMP_NAME_KEEPS);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// How much of the target's name its temporary file's name repeats.
+const TEMP_NAME_KEEPS: usize = 200;
 
 /// Whether the file has other names (hard links) a rename would leave
 /// behind.
@@ -238,6 +253,19 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, vec!["a.txt"]);
+    }
+
+    /// A name of up to 255 bytes is valid; its temporary file's must be too.
+    #[test]
+    fn the_longest_names_can_be_written_and_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["c".repeat(255), "é".repeat(127) + "x"] {
+            let path = dir.path().join(&name);
+            write_atomic(&path, b"1").unwrap();
+            write_atomic(&path, b"2").unwrap();
+            assert_eq!(fs::read_to_string(&path).unwrap(), "2");
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]
