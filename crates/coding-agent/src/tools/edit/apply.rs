@@ -154,7 +154,7 @@ pub fn apply_edits(original: &[u8], edits: &[Replacement]) -> Result<Applied, Ap
         Some(rest) => (BOM, rest),
         None => (&[][..], original),
     };
-    let crlf = uses_crlf(body);
+    let ending = line_ending(body);
     let edits: Vec<Replacement> = edits
         .iter()
         .map(|e| Replacement {
@@ -218,10 +218,9 @@ pub fn apply_edits(original: &[u8], edits: &[Replacement]) -> Result<Applied, Ap
     let mut spans = Vec::with_capacity(total);
     for l in &located {
         let span = base.original_span(l.start..l.start + l.len);
-        let new_text = if crlf {
-            edits[l.index].new_text.replace('\n', "\r\n")
-        } else {
-            edits[l.index].new_text.clone()
+        let new_text = match ending {
+            "\n" => edits[l.index].new_text.clone(),
+            ending => edits[l.index].new_text.replace('\n', ending),
         };
         let replacement = format!("{}{new_text}{}", span.prefix, span.suffix);
         spans.push((l.index, span.range, replacement));
@@ -253,12 +252,18 @@ pub fn apply_edits(original: &[u8], edits: &[Replacement]) -> Result<Applied, Ap
     Ok(Applied { content, diff })
 }
 
-/// Pi's line-ending rule: the file is CRLF when its first `\n` follows a `\r`.
-/// New text is written with that ending.
-fn uses_crlf(body: &[u8]) -> bool {
-    body.iter()
-        .position(|&b| b == b'\n')
-        .is_some_and(|lf| lf > 0 && body[lf - 1] == b'\r')
+/// The ending new text is written with: Pi's rule (CRLF when the first `\n`
+/// follows a `\r`, else LF), and for a file whose lines end in a lone `\r`
+/// (old Mac files, no `\n` before it) that `\r`, so an edit there does not
+/// leave it with mixed endings (Pi rewrites the whole file with LF; only the
+/// edited spans change here, DEVIATIONS #17).
+fn line_ending(body: &[u8]) -> &'static str {
+    match body.iter().position(|&b| b == b'\n' || b == b'\r') {
+        Some(at) if body[at] == b'\n' => "\n",
+        Some(at) if body.get(at + 1) == Some(&b'\n') => "\r\n",
+        Some(_) => "\r",
+        None => "\n",
+    }
 }
 
 /// Pi's `split(needle).length - 1`, including JavaScript's answer for an
@@ -328,6 +333,12 @@ mod tests {
         assert_eq!(
             apply("a\r\nb\nc\r\n", &[edit("c", "x\ny")]),
             Ok("a\r\nb\nx\r\ny\r\n".into())
+        );
+        // A file of lone \r endings gets \r in the new text too (it was
+        // left half \r, half \n).
+        assert_eq!(
+            apply("a\rb\rc\r", &[edit("b\nc", "B\nC")]),
+            Ok("a\rB\rC\r".into())
         );
     }
 
