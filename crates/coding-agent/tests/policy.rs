@@ -355,6 +355,20 @@ fn a_write_through_link_dot_dot_is_judged_where_the_kernel_puts_it() {
     let inside = work.join("inner/../src/x.rs").display().to_string();
     let verdict = p.check("write", &json!({"path": inside, "content": "x"}));
     assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    // A workspace named through a link (`--cwd wslink`): its files are in
+    // it (they were all "outside", judged where the link leads).
+    std::os::unix::fs::symlink(&work, root.join("wslink")).unwrap();
+    let linked = Policy::new(
+        Mode::Default,
+        SandboxFacts::default(),
+        Places::for_cwd(&root.join("wslink")),
+        &RuleTexts::default(),
+    )
+    .unwrap();
+    let verdict = linked.check("write", &json!({"path": "src/y.rs", "content": "x"}));
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    let outside = linked.check("write", &json!({"path": "../y.rs", "content": "x"}));
+    assert_eq!(outside.decision, Decision::Ask, "{}", outside.reason);
 }
 
 #[test]

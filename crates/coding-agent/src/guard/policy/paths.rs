@@ -23,11 +23,20 @@ pub struct Places {
 }
 
 impl Places {
-    /// Places for a session in `cwd`, with home from `$HOME`.
+    /// Places for a session in `cwd`, with home from `$HOME`. A `cwd` named
+    /// through a link (`--cwd ~/proj` with `proj` a link) has its real path
+    /// as a root too: paths are judged where their links lead, and a file
+    /// in the workspace must not be "outside" it for that.
     pub fn for_cwd(cwd: &Path) -> Self {
+        let mut places = Self::at(cwd, crate::support::paths::home_dir().as_deref());
+        if let Ok(real) = cwd.canonicalize()
+            && !places.roots.contains(&real)
+        {
+            places.roots.push(real);
+        }
         Self {
             local: true,
-            ..Self::at(cwd, crate::support::paths::home_dir().as_deref())
+            ..places
         }
     }
 
