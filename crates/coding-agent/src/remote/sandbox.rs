@@ -75,7 +75,7 @@ pub async fn remote_sandbox(
     let status = sandbox.status();
     let commands = (status.mode != SandboxMode::Off).then(|| {
         let mut workspace_roots = vec![host.cwd().to_path_buf()];
-        workspace_roots.extend(request.extra_roots.iter().cloned());
+        workspace_roots.extend(request.extra_roots_under(Some(host.home())));
         RemoteSandbox {
             mode: status.mode,
             workspace_roots,

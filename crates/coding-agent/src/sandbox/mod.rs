@@ -50,6 +50,21 @@ pub struct SandboxRequest {
     pub extra_roots: Vec<PathBuf>,
 }
 
+impl SandboxRequest {
+    /// The extra roots with a leading `~` read as `home` (the machine's the
+    /// commands run on): `"writableRoots": ["~/.cache"]` was taken as a
+    /// folder named `~` and silently writable nowhere.
+    pub fn extra_roots_under(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        self.extra_roots
+            .iter()
+            .map(|root| match (root.strip_prefix("~"), home) {
+                (Ok(rest), Some(home)) => home.join(rest),
+                _ => root.clone(),
+            })
+            .collect()
+    }
+}
+
 /// What the sandbox of a session is, as the rest of the agent needs to know
 /// it (the permission policy's `auto` mode runs bash unasked only when
 /// `active`).
@@ -173,7 +188,7 @@ impl Sandbox {
             Some(Err(_)) => (SandboxMode::Off, None),
         };
         let mut roots = vec![workspace_root.to_path_buf()];
-        roots.extend(request.extra_roots.iter().cloned());
+        roots.extend(request.extra_roots_under(crate::support::paths::home_dir().as_deref()));
         let policy = SandboxPolicy::for_workspace(mode, &roots).with_network(request.allow_network);
         let on = mode != SandboxMode::Off;
         let status = SandboxStatus {
@@ -272,6 +287,28 @@ mod tests {
             Some(
                 "Sandbox: off: Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter); bash runs with your full rights"
             )
+        );
+    }
+
+    #[test]
+    fn a_tilde_in_the_writable_roots_is_the_home_directory() {
+        let request = SandboxRequest {
+            extra_roots: vec![
+                "~/.cache".into(),
+                "~".into(),
+                "~other/x".into(),
+                "/srv".into(),
+            ],
+            ..SandboxRequest::default()
+        };
+        assert_eq!(
+            request.extra_roots_under(Some(Path::new("/home/me"))),
+            [
+                PathBuf::from("/home/me/.cache"),
+                PathBuf::from("/home/me"),
+                PathBuf::from("~other/x"),
+                PathBuf::from("/srv")
+            ]
         );
     }
 
