@@ -164,9 +164,15 @@ impl SandboxPolicy {
     }
 
     /// The notice a sandboxed bash command that failed with a permission
-    /// error gets at the end of its output.
+    /// error gets at the end of its output. Unlike a write the agent
+    /// refused itself, the error may be the file's own (a script without
+    /// `+x`, another user's file), so it says how to tell the two apart.
     pub fn bash_denial_notice(&self) -> String {
-        format!("{}. {}", self.denial_reason(true), WHAT_TO_DO)
+        format!(
+            "{}. If what was refused is outside those places (or is the network), {}; inside them, it is the file's own permissions (a script without +x, another user's file)",
+            self.denial_reason(true),
+            IF_SANDBOX
+        )
     }
 
     /// `Permission denied (sandbox: writes are limited to ...)`, with the
@@ -193,6 +199,10 @@ impl SandboxPolicy {
 
 /// What the model should do after a sandbox denial: not retry, ask.
 const WHAT_TO_DO: &str = "This is the sandbox, not file permissions: retrying or working around it fails the same way. Tell the user what you need and why; they can allow it (--sandbox off, or --allow-network for the network)";
+
+/// [`WHAT_TO_DO`] for a bash command, where the sandbox is one cause of a
+/// permission error among others.
+const IF_SANDBOX: &str = "it is the sandbox: retrying or working around it fails the same way. Tell the user what you need and why; they can allow it (--sandbox off, or --allow-network for the network)";
 
 #[cfg(test)]
 mod tests {
