@@ -649,16 +649,15 @@ fn session_with(
 #[tokio::test]
 async fn user_prompt_submit_exit_2_refuses_the_prompt_before_the_model_sees_it() {
     let project = Project::new();
-    let (_fixture, session, provider) = session_with(
-        &project,
-        one_hook(
-            "UserPromptSubmit",
-            "",
-            "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0",
-            json!({}),
-        ),
-        1,
+    let mut hooks = one_hook(
+        "UserPromptSubmit",
+        "",
+        "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0",
+        json!({}),
     );
+    hooks["SessionStart"] =
+        one_hook("SessionStart", "", "echo 'branch: main'", json!({}))["SessionStart"].clone();
+    let (_fixture, session, provider) = session_with(&project, hooks, 1);
     let (messages, warnings) = with_warnings(session.prompt(AgentSession::user_message(
         "my password is hunter2",
         Vec::new(),
@@ -675,6 +674,17 @@ async fn user_prompt_submit_exit_2_refuses_the_prompt_before_the_model_sees_it()
     }
     assert!(provider.requests().is_empty());
     assert_eq!(warnings, Vec::<String>::new());
+    // The session's start is still due: its context goes with the next
+    // prompt sent (a refused first prompt lost it).
+    session
+        .prompt(AgentSession::user_message("hello", Vec::new()))
+        .await
+        .unwrap();
+    let sent = format!("{:?}", provider.requests()[0].messages);
+    assert!(
+        sent.contains("SessionStart hook additional context: branch: main"),
+        "{sent}"
+    );
 }
 
 #[tokio::test]

@@ -205,18 +205,29 @@ impl PromptHooks {
     {
         let mut context = Vec::new();
         let start = std::mem::take(&mut *lock(&self.start));
-        for source in start {
-            context.extend(self.hooks.session_start(source, cancel).await);
+        for source in &start {
+            context.extend(self.hooks.session_start(*source, cancel).await);
         }
         let decision = self
             .hooks
             .user_prompt_submit(&prompt_text(&message), cancel)
             .await;
+        // A prompt that is not sent leaves SessionStart due: its context
+        // goes with the next prompt (it was lost).
+        let not_sent = |error: PromptError| {
+            let mut due = lock(&self.start);
+            for source in start.iter().rev() {
+                if !due.contains(source) {
+                    due.insert(0, *source);
+                }
+            }
+            Err(error)
+        };
         if cancel.is_cancelled() {
-            return Err(PromptError::Aborted);
+            return not_sent(PromptError::Aborted);
         }
         match decision {
-            PromptDecision::Blocked(reason) => return Err(PromptError::Blocked(reason)),
+            PromptDecision::Blocked(reason) => return not_sent(PromptError::Blocked(reason)),
             PromptDecision::Proceed(texts) => context.extend(texts),
         }
         let mut messages = run(with_context(message, context)).await?;
