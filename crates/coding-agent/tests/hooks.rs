@@ -165,6 +165,35 @@ async fn pre_tool_use_exit_2_blocks_rm_and_the_model_reads_the_hooks_stderr() {
     assert_eq!(texts(&allowed), ["data"]);
 }
 
+/// `continue: false` stops the agent, as in Claude Code: the call is
+/// refused and the run is cancelled (it went on to the next calls and
+/// turns, while the model read that the hook had stopped the agent).
+#[tokio::test]
+async fn pre_tool_use_continue_false_refuses_the_call_and_stops_the_run() {
+    let project = Project::new();
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "Bash",
+        r#"echo '{"continue": false, "stopReason": "enough for today"}'"#,
+        json!({}),
+    ));
+    let run = CancellationToken::new();
+    let (stopped, warnings) = with_warnings(project.call_in(
+        &hooks,
+        "bash",
+        json!({"command": "echo second-call > ran.txt"}),
+        &run,
+    ))
+    .await;
+    assert!(stopped.is_error);
+    assert!(run.is_cancelled(), "the run goes on");
+    assert!(!project.path().join("ran.txt").exists());
+    assert_eq!(
+        warnings,
+        ["Warning: a PreToolUse hook stopped the agent: enough for today"]
+    );
+}
+
 #[tokio::test]
 async fn the_hook_reads_claude_codes_input_on_stdin() {
     let project = Project::new();

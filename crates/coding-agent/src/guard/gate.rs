@@ -38,7 +38,9 @@ use super::policy::{Decision, Policy, Verdict};
 use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
 use super::updates::rule_updates;
 use crate::hooks::io::ToolCallInput;
-use crate::hooks::{CommandHooks, PreToolUseDecision, RequestAnswer, proceed, stop_the_agent};
+use crate::hooks::{
+    CommandHooks, HookEvent, PreToolUseDecision, RequestAnswer, proceed, stop_the_agent,
+};
 use crate::support::sync::lock;
 
 /// The settings files "always allow" writes to.
@@ -350,7 +352,7 @@ impl Guard {
                 record.reason = reason.clone();
                 self.report(record);
                 if interrupt {
-                    stop_the_agent(&reason, cancel);
+                    stop_the_agent(HookEvent::PermissionRequest, &reason, cancel);
                 }
                 return BeforeToolCall::Block {
                     reason: Some(reason),

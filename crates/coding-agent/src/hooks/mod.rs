@@ -239,6 +239,11 @@ impl CommandHooks {
             stop,
             ..
         } = outcome;
+        // `continue: false` stops the agent, as in Claude Code (the call is
+        // refused, and the run ends as by the user's Esc).
+        if let Some(reason) = &stop {
+            stop_the_agent(HookEvent::PreToolUse, reason, cancel);
+        }
         blocks.extend(stop);
         if !blocks.is_empty() {
             return PreToolUseDecision::Deny {
@@ -389,7 +394,7 @@ impl ToolCallHooks for CommandHooks {
                 }
                 Some(RequestAnswer::Deny { reason, interrupt }) => {
                     if interrupt {
-                        stop_the_agent(&reason, cancel);
+                        stop_the_agent(HookEvent::PermissionRequest, &reason, cancel);
                     }
                     return Ok(BeforeToolCall::Block {
                         reason: Some(reason),

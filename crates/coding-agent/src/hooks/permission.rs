@@ -7,8 +7,8 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::CommandHooks;
 use super::io::{EventInput, PermissionDecision, ToolCallInput};
+use super::{CommandHooks, HookEvent};
 
 /// What the PermissionRequest hooks answered for one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,11 +32,11 @@ pub enum RequestAnswer {
     },
 }
 
-/// A deny that said `interrupt: true`: the run stops as by the user's Esc
-/// (`cancel` is the run's), and the user learns why (the model reads
-/// `reason` as the call's result).
-pub fn stop_the_agent(reason: &str, cancel: &CancellationToken) {
-    tracing::warn!("a PermissionRequest hook stopped the agent: {reason}");
+/// A deny that said `interrupt: true` (or a PreToolUse `continue: false`):
+/// the run stops as by the user's Esc (`cancel` is the run's), and the user
+/// learns why (the model reads `reason` as the call's result).
+pub fn stop_the_agent(event: HookEvent, reason: &str, cancel: &CancellationToken) {
+    tracing::warn!("a {event} hook stopped the agent: {reason}");
     cancel.cancel();
 }
 
