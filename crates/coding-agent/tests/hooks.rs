@@ -194,6 +194,38 @@ async fn pre_tool_use_continue_false_refuses_the_call_and_stops_the_run() {
     );
 }
 
+/// A call the user stops still reaches the PostToolUseFailure hooks, told
+/// `is_interrupt` (they were killed by the same abort, with a warning on
+/// every Esc, and never read their input).
+#[tokio::test]
+async fn an_interrupted_call_runs_the_failure_hooks_told_it_was_an_interrupt() {
+    let project = Project::new();
+    let seen = project.path().join("seen.json");
+    let hooks = project.hooks(one_hook(
+        "PostToolUseFailure",
+        "Bash",
+        &format!("cat > {}", seen.display()),
+        json!({}),
+    ));
+    let run = CancellationToken::new();
+    let stop = {
+        let run = run.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            run.cancel();
+        }
+    };
+    let call = project.call_in(&hooks, "bash", json!({"command": "sleep 30"}), &run);
+    let ((result, warnings), ()) = tokio::join!(with_warnings(call), stop);
+    assert!(result.is_error);
+    assert_eq!(warnings, Vec::<String>::new());
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(
+        (&input["hook_event_name"], &input["is_interrupt"]),
+        (&json!("PostToolUseFailure"), &json!(true))
+    );
+}
+
 #[tokio::test]
 async fn the_hook_reads_claude_codes_input_on_stdin() {
     let project = Project::new();

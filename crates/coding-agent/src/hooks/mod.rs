@@ -299,7 +299,25 @@ impl CommandHooks {
             },
         };
         let event = fields.event();
-        let outcome = self.run(fields, cancel).await.unwrap_or_default();
+        let outcome = if cancel.is_cancelled() {
+            // The user stopped the call: the failure hooks still run (they
+            // are told `is_interrupt`), not killed by that same abort, for
+            // at most [`config::SESSION_END_TIMEOUT`] as at a session's end.
+            let own = CancellationToken::new();
+            let deadline = tokio::spawn({
+                let own = own.clone();
+                async move {
+                    tokio::time::sleep(config::SESSION_END_TIMEOUT).await;
+                    own.cancel();
+                }
+            });
+            let outcome = self.run(fields, &own).await;
+            deadline.abort();
+            outcome
+        } else {
+            self.run(fields, cancel).await
+        }
+        .unwrap_or_default();
         let added: Vec<Content> = pre_context
             .iter()
             .map(|text| context_text(HookEvent::PreToolUse, text))
