@@ -606,8 +606,11 @@ impl SessionManager {
         }
         // Another process may have started this file since the session was
         // opened (two agents given one new `--session` file): its lines are
-        // kept and this session's entries go after them, as Pi appends.
-        let first = self.written.is_none() && !has_session_header(&path);
+        // kept and this session's entries go after them, as Pi appends. A
+        // header of this session's own is what a failed first write left.
+        let others = self.written.is_none()
+            && file_header(&path).is_some_and(|header| header.id != self.header.id);
+        let first = self.written.is_none() && !others;
         if self.written.is_none() && !first {
             self.needs_newline = !ends_with_newline(&path);
         }
@@ -795,14 +798,17 @@ fn ends_with_newline(path: &Path) -> bool {
 /// Whether the first line of `path` is a session header (read alone: a
 /// session file can be many megabytes).
 fn has_session_header(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else {
-        return false;
-    };
+    file_header(path).is_some()
+}
+
+/// The session header the first line of `path` holds, if it holds one.
+fn file_header(path: &Path) -> Option<SessionHeader> {
+    let file = File::open(path).ok()?;
     let mut first = String::new();
-    if io::BufRead::read_line(&mut io::BufReader::new(file), &mut first).is_err() {
-        return false;
-    }
-    serde_json::from_str::<SessionHeader>(first.trim_end()).is_ok_and(|h| h.kind == "session")
+    io::BufRead::read_line(&mut io::BufReader::new(file), &mut first).ok()?;
+    serde_json::from_str::<SessionHeader>(first.trim_end())
+        .ok()
+        .filter(|h| h.kind == "session")
 }
 
 #[cfg(test)]
