@@ -292,6 +292,19 @@ fn session_and_fork_take_an_id_prefix_and_a_fork_leaves_the_original_alone() {
         )
     );
     assert_eq!(server.requests().len(), 3, "no request was sent");
+    // A name that is no file and no path is looked up as an id too, as in
+    // Pi (a typo started an empty session saved as `./zzzz`).
+    let (status, _, stderr) = run(&["--session", "zzzz", "-p", "x"]);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "coding-agent: no session with the id zzzz in {}\n",
+            sessions.display()
+        )
+    );
+    assert!(!sandbox.work.join("zzzz").exists());
+    assert_eq!(server.requests().len(), 3, "no request was sent");
     let (status, _, stderr) = run(&["-r", "-p", "x"]);
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(

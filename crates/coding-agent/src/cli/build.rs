@@ -314,13 +314,15 @@ fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<
     })
 }
 
-/// The file `--session` or `--fork` names: a path, or the id (or the start
-/// of one) of a session in `dir` when no such file exists and it reads as an
-/// id (hex digits and dashes).
+/// The file `--session` or `--fork` names: a file that exists, a path (it
+/// has a `/` or ends in `.jsonl`: a new session is saved there), else the
+/// id (or the start of one) of a session in `dir`, as Pi reads it. A typo
+/// (`--session zzzz`) is an error naming it; it started an empty session
+/// saved as `./zzzz`.
 pub(super) fn session_path(given: &Path, dir: &Path) -> Result<PathBuf, UsageError> {
     let text = given.to_string_lossy();
-    let reads_as_id = !text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
-    if reads_as_id && !given.exists() {
+    let a_path = given.exists() || text.contains('/') || text.ends_with(".jsonl");
+    if !a_path {
         return find_session_by_id(dir, &text).map_err(UsageError::SessionId);
     }
     Ok(given.to_path_buf())
