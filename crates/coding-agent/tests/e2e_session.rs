@@ -449,3 +449,67 @@ fn a_continued_session_goes_on_with_its_model() {
     );
     assert!(stderr.contains("going on with one/m1"), "{stderr}");
 }
+
+/// RPC `switch_session` goes on with the model the session used last, as
+/// Pi's does (it kept the model in use), and sessions started after it are
+/// still saved in the directory's session folder, not beside the file
+/// switched to.
+#[test]
+fn switching_to_a_session_brings_back_its_model_and_keeps_the_session_folder() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let one = ModelServer::answering(wire, vec![Answer::text(&["From one."])]);
+    let two = ModelServer::answering(wire, vec![Answer::text(&["From two."])]);
+    let provider = |server: &ModelServer, model: &str| json!({"baseUrl": wire.base_url(server.addr()), "apiKey": "k", "defaultModel": model, "contextWindow": 100000});
+    sandbox.write_global_settings(&json!({"defaultProvider": "one", "providers": {
+        "one": provider(&one, "m1"), "two": provider(&two, "m2"),
+    }}));
+    let mut command = sandbox.bare_command();
+    command.args(["--provider", "two", "-p", "first"]);
+    let (_, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(stdout, "From two.\n", "{stderr}");
+    let sessions = sandbox.default_session_dir();
+    let elsewhere = sandbox.root.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let moved = elsewhere.join("kept.jsonl");
+    std::fs::rename(&Sandbox::session_files(&sessions)[0], &moved).unwrap();
+
+    let mut command = sandbox.bare_command();
+    command
+        .args(["--mode", "rpc"])
+        .stdin(std::process::Stdio::piped());
+    let mut running = Running::spawn_piped(command);
+    let (stdin, lines) = (running.take_stdin(), running.stdout_lines());
+    let mut rpc = Rpc {
+        running,
+        stdin,
+        lines,
+    };
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["model"]["provider"], "one", "{state}");
+    let (_, switched) = rpc.ask(json!({"id": "w", "type": "switch_session", "sessionPath": moved}));
+    assert_eq!(switched["success"], true, "{switched}");
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(
+        (
+            &state["data"]["model"]["provider"],
+            &state["data"]["model"]["id"]
+        ),
+        (&json!("two"), &json!("m2")),
+        "{state}"
+    );
+    rpc.prompt("second");
+    assert_eq!(two.requests().len(), 2);
+    assert!(one.requests().is_empty());
+
+    let (_, new) = rpc.ask(json!({"id": "n", "type": "new_session"}));
+    assert_eq!(new["success"], true, "{new}");
+    rpc.prompt("third");
+    rpc.finish();
+    assert_eq!(
+        Sandbox::session_files(&sessions).len(),
+        1,
+        "the new session"
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 1);
+}

@@ -730,6 +730,31 @@ impl AgentSession {
         next.map(|level| self.set_thinking_level(level)).transpose()
     }
 
+    /// After another session file was loaded: the model its branch used
+    /// last, as Pi's `switchSession` restores it (it went on with the model
+    /// in use); one that cannot be used now is said, and the current one
+    /// stays.
+    fn restore_model(&self) {
+        let Some((provider, id)) = self.session().model() else {
+            return;
+        };
+        let current = self.model();
+        let Some(catalog) = self.models() else {
+            return;
+        };
+        if (current.provider.as_str(), current.id.as_str()) == (provider.as_str(), id.as_str()) {
+            return;
+        }
+        let env = |name: &str| std::env::var(name).ok();
+        if let Err(error) = catalog.switch(self, &format!("{provider}/{id}"), &env) {
+            tracing::warn!(
+                "the session last used {provider}/{id}, which cannot be used now ({error}); going on with {}/{}",
+                current.provider,
+                current.id
+            );
+        }
+    }
+
     /// After another session file was loaded: its recorded level (or the
     /// default), clamped, recorded there when it has none.
     fn restore_thinking_level(&self) {
@@ -1069,10 +1094,12 @@ impl AgentSession {
     /// conversation replaces the agent's, and the rules allowed for the
     /// last session alone go. Call it while the agent is idle.
     pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
-        let manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
+        let mut manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
+        manager.save_new_sessions_as(&self.session());
         self.end_session_rules();
         self.inner.agent.set_messages(manager.messages());
         *self.session() = manager;
+        self.restore_model();
         self.restore_thinking_level();
         self.inner.steering.clear();
         self.inner.follow_up.clear();

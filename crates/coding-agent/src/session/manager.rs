@@ -192,6 +192,14 @@ impl SessionManager {
         Ok(session)
     }
 
+    /// Saves the sessions started after this one (`/new`, RPC
+    /// `new_session`) where `other`'s would go: opening a session file
+    /// elsewhere (RPC `switch_session`) does not move where new sessions
+    /// are saved, as in Pi.
+    pub fn save_new_sessions_as(&mut self, other: &SessionManager) {
+        self.session_dir.clone_from(&other.session_dir);
+    }
+
     /// The most recently modified session of `session_dir`, or a new one there.
     pub fn continue_recent(cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
         match find_most_recent_session(session_dir) {
