@@ -39,9 +39,13 @@ use super::record::{Answer, CallDecision, DecidedBy, DecisionSink};
 use super::updates::rule_updates;
 use crate::hooks::io::ToolCallInput;
 use crate::hooks::{
-    CommandHooks, HookEvent, PreToolUseDecision, RequestAnswer, proceed, stop_the_agent,
+    CommandHooks, HookEvent, PreToolUseDecision, RequestAnswer, no_one_to_ask, proceed,
+    stop_the_agent,
 };
 use crate::support::sync::lock;
+
+/// Why a call needs approval when a PreToolUse hook asked without a reason.
+const HOOK_ASKS: &str = "a PreToolUse hook asks for approval";
 
 /// The settings files "always allow" writes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,7 +221,7 @@ impl Guard {
             } => (
                 updated_input,
                 false,
-                Some(reason.unwrap_or_else(|| "a PreToolUse hook asks for approval".to_owned())),
+                Some(reason.unwrap_or_else(|| HOOK_ASKS.to_owned())),
             ),
         };
         if let Some(args) = &updated_input {
@@ -228,6 +232,7 @@ impl Guard {
         }
         let mode_asks = verdict.decision == Decision::Ask && !verdict.is_firm();
         let policy_asks = verdict.decision == Decision::Ask && !(hook_allows && mode_asks);
+        let by_hook = hook_asks.is_some();
         let request = match hook_asks {
             Some(reason) => ApprovalRequest {
                 tool_call_id: call.tool_call.id.clone(),
@@ -260,7 +265,7 @@ impl Guard {
                 return proceed(updated_input);
             }
         };
-        self.ask(request, updated_input, cancel).await
+        self.ask(request, updated_input, by_hook, cancel).await
     }
 
     /// Step 3: the approver's answer, acted on.
@@ -268,6 +273,7 @@ impl Guard {
         &self,
         request: ApprovalRequest,
         updated_input: Option<Value>,
+        by_hook: bool,
         cancel: &CancellationToken,
     ) -> BeforeToolCall {
         if let Some(hooks) = &self.hooks {
@@ -284,6 +290,25 @@ impl Guard {
             }
         }
         let approver = lock(&self.approver).clone();
+        if by_hook && !approver.asks_someone() {
+            // No rule or mode skips a hook's ask: the approver's advice
+            // (add an allow rule, run in bypass) would not help.
+            let own = Some(request.reason.as_str()).filter(|reason| *reason != HOOK_ASKS);
+            let reason = no_one_to_ask(own);
+            tracing::warn!("{reason}");
+            self.report(CallDecision {
+                tool_call_id: request.tool_call_id,
+                tool_name: request.tool_name,
+                decision: Decision::Deny,
+                by: DecidedBy::Hook,
+                reason: reason.clone(),
+                rule: None,
+                answer: None,
+            });
+            return BeforeToolCall::Block {
+                reason: Some(reason),
+            };
+        }
         if approver.asks_someone()
             && let Some(hooks) = &self.hooks
         {
@@ -622,6 +647,27 @@ mod tests {
         pre_tool_use(&json!({"hookSpecificOutput": {
             "hookEventName": "PreToolUse", "permissionDecision": decision,
             "permissionDecisionReason": "the hook says so"}}))
+    }
+
+    /// Where no one can approve (print mode), a hook's ask is refused with
+    /// the hook named; the approver's advice (an allow rule, bypass) would
+    /// not skip a hook's ask.
+    #[tokio::test]
+    async fn a_hooks_ask_where_no_one_can_approve_names_the_hook_not_a_rule() {
+        let f = fixture(
+            RuleTexts::default(),
+            Some(hook_decision("ask")),
+            ApprovalAnswer::AllowOnce,
+        );
+        f.guard
+            .set_approver(Arc::new(crate::guard::approval::NoApprover::new()));
+        let verdict = call(&f.guard, "c1", "bash", bash("ls")).await;
+        assert_eq!(
+            verdict,
+            blocked(
+                "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here: the hook says so"
+            )
+        );
     }
 
     #[tokio::test]
