@@ -509,6 +509,26 @@ async fn an_abort_cancels_the_call_on_the_server() {
     assert_eq!(cancelled["params"]["reason"], "aborted");
 }
 
+/// A working directory that does not exist is named as such: the spawn's
+/// "No such file or directory" read as if the command were missing.
+#[tokio::test]
+async fn a_server_whose_working_directory_is_missing_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lost = shell_server("lost", "exit 0");
+    let missing = dir.path().join("gone");
+    if let Transport::Stdio { cwd, .. } = &mut lost.transport {
+        *cwd = Some(missing.clone());
+    }
+    let (_servers, failures) = McpServers::start(vec![lost], dir.path()).await;
+    assert_eq!(
+        failures,
+        [format!(
+            "MCP server \"lost\" did not start: its working directory \"{}\" is not a directory that exists",
+            missing.display()
+        )]
+    );
+}
+
 #[tokio::test]
 async fn a_server_that_exits_at_start_does_not_stop_the_others() {
     if !everything_installed() {

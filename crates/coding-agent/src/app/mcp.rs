@@ -61,7 +61,7 @@ impl AgentSession {
             return;
         };
         let (definitions, warnings) = servers.tool_definitions();
-        for warning in warnings {
+        for warning in servers.untold(warnings) {
             tracing::warn!("{warning}");
         }
         if let Err(error) = self.set_extra_tools(definitions) {

@@ -141,11 +141,16 @@ impl Connection {
                 env,
                 cwd,
             } => {
+                let dir = cwd.as_deref().unwrap_or(default_cwd);
+                // Said as such: the spawn's ENOENT would blame the command.
+                if !dir.is_dir() {
+                    return Err(format!(
+                        "its working directory \"{}\" is not a directory that exists",
+                        dir.display()
+                    ));
+                }
                 let mut process = tokio::process::Command::new(command);
-                process
-                    .args(args)
-                    .envs(env)
-                    .current_dir(cwd.as_deref().unwrap_or(default_cwd));
+                process.args(args).envs(env).current_dir(dir);
                 // Its own group, so what it starts (a server run through
                 // `npx`, `sh -c`) is stopped with it.
                 process.process_group(0);

@@ -8,6 +8,7 @@
 //! (reconnected) on its next call, once; after that its tools answer with an
 //! error saying why.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -30,6 +31,8 @@ pub struct McpServers {
     listener: Listener,
     /// Marked each time a server's start ends, for [`McpServers::started`].
     start_ended: Arc<tokio::sync::watch::Sender<()>>,
+    /// The warnings about left-out tools the user was given already.
+    told: Arc<Mutex<HashSet<String>>>,
 }
 
 /// Told each time a server's tools were listed again (its list changed, or
@@ -194,6 +197,17 @@ impl McpServers {
         (definitions, warnings)
     }
 
+    /// Those of `warnings` the user has not been given yet (the tool list is
+    /// built again each time a server comes up, changes its list or
+    /// restarts: a left-out tool was named every time).
+    pub fn untold(&self, warnings: Vec<String>) -> Vec<String> {
+        let mut told = lock(&self.told);
+        warnings
+            .into_iter()
+            .filter(|warning| told.insert(warning.clone()))
+            .collect()
+    }
+
     /// Each listed tool with its server, its name on the server and the tool
     /// the model sees.
     fn named_tools(&self) -> (Vec<NamedTool>, Vec<String>) {
@@ -311,6 +325,7 @@ impl Default for McpServers {
             servers: Vec::new(),
             listener: Listener::default(),
             start_ended: Arc::new(tokio::sync::watch::Sender::new(())),
+            told: Arc::default(),
         }
     }
 }
@@ -487,5 +502,22 @@ async fn start(
                 Source::Project(path) | Source::File(path) => format!(" in {}", path.display()),
             }
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_warning_is_given_once_across_rebuilds_and_clones() {
+        let servers = McpServers::default();
+        let warnings = || vec!["tool a left out".to_owned(), "tool b left out".to_owned()];
+        assert_eq!(servers.untold(warnings()), warnings());
+        assert!(servers.clone().untold(warnings()).is_empty());
+        assert_eq!(
+            servers.untold(vec!["tool c left out".to_owned()]),
+            ["tool c left out"]
+        );
     }
 }
