@@ -20,7 +20,7 @@ use agent_ai::Content;
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
 use coding_agent::remote::sandbox::remote_sandbox;
 use coding_agent::remote::{RemoteOperations, remote_tool};
-use coding_agent::sandbox::SandboxRequest;
+use coding_agent::sandbox::{SandboxMode, SandboxRequest};
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
 use remote_support::{HOST, Sshd, alive, eventually, the_helper};
@@ -627,6 +627,48 @@ async fn sandboxed_remote_bash_cannot_write_outside_the_remote_workspace() {
     // The same command without the sandbox writes there.
     remote.run("bash", touch).await.unwrap();
     assert!(target.exists());
+}
+
+/// Write and edit under the remote sandbox are refused outside it as they
+/// are locally, the host resolving the path's links: a link in the remote
+/// project to a folder outside let the model write there unasked, and
+/// `--sandbox read-only` did not stop write at all.
+#[tokio::test(flavor = "multi_thread")]
+async fn sandboxed_remote_writes_are_refused_outside_the_sandbox_through_links_too() {
+    let Some(remote) = Remote::start().await else {
+        return;
+    };
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), remote.path("out")).unwrap();
+    let write = |path: &str| json!({"path": path, "content": "x"});
+    for (mode, inside_allowed) in [
+        (SandboxMode::WorkspaceWrite, true),
+        (SandboxMode::ReadOnly, false),
+    ] {
+        let request = SandboxRequest {
+            mode: Some(mode),
+            ..SandboxRequest::default()
+        };
+        let sandboxing = remote_sandbox(&request, remote.ops.host()).await.unwrap();
+        let sandboxed = remote.ops.clone().with_sandbox(sandboxing.commands);
+        let tool = remote_tool("write", &sandboxed).unwrap();
+        let dir = remote.dir.path();
+        let (through_link, _) = run(
+            &tool,
+            dir,
+            write("out/escaped.txt"),
+            CancellationToken::new(),
+        )
+        .await;
+        let error = through_link.unwrap_err();
+        assert!(error.message().contains("sandbox"), "{mode:?}: {error}");
+        assert!(!outside.path().join("escaped.txt").exists(), "{mode:?}");
+        let (inside, _) = run(&tool, dir, write("inside.txt"), CancellationToken::new()).await;
+        assert_eq!(inside.is_ok(), inside_allowed, "{mode:?}: {inside:?}");
+    }
+    // Unsandboxed, the link is followed.
+    remote.run("write", write("out/escaped.txt")).await.unwrap();
+    assert!(outside.path().join("escaped.txt").exists());
 }
 
 #[test]

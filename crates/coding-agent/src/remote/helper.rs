@@ -25,11 +25,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::pool::WholePool;
 use super::protocol::{
-    BashCall, Bytes, Call, Frame, GREETING, OUTPUT_WINDOW, Reply, WireFs, WireIo, WireRead,
-    read_frame, write_frames,
+    BashCall, Bytes, Call, Frame, GREETING, OUTPUT_WINDOW, RemoteSandbox, Reply, WireFs, WireIo,
+    WireRead, read_frame, write_frames,
 };
 use super::whole::run_whole;
-use crate::sandbox::{KernelError, SandboxedBashOperations};
+use crate::sandbox::{KernelError, Sandboxed, SandboxedBashOperations};
 use crate::support::sync::lock;
 use crate::support::walk::LocalSearchOperations;
 use crate::tools::bash::log::{create_log_file, log_dir};
@@ -217,11 +217,14 @@ async fn answer(
                 .await
                 .map_err(WireRead::from),
         ),
-        Call::Mkdir(dir) => {
-            Reply::Done(LocalFileOperations.mkdir(&dir).await.map_err(WireFs::from))
-        }
-        Call::WriteFile(path, Bytes(content)) => Reply::Done(
-            WriteOperations::write_file(&LocalFileOperations, &path, content)
+        Call::Mkdir(dir, sandbox) => Reply::Done(
+            writes_under(sandbox)
+                .mkdir(&dir)
+                .await
+                .map_err(WireFs::from),
+        ),
+        Call::WriteFile(path, Bytes(content), sandbox) => Reply::Done(
+            WriteOperations::write_file(&*writes_under(sandbox), &path, content)
                 .await
                 .map_err(WireFs::from),
         ),
@@ -354,6 +357,18 @@ fn running_executable() -> std::io::Result<std::path::PathBuf> {
         Ok(std::path::PathBuf::from("/proc/self/exe"))
     } else {
         std::env::current_exe()
+    }
+}
+
+/// This host's files, limited to what `sandbox` lets commands write (the
+/// policy made here, links resolved here), as write and edit are locally.
+fn writes_under(sandbox: Option<RemoteSandbox>) -> Arc<dyn WriteOperations> {
+    match sandbox {
+        Some(sandbox) => Arc::new(Sandboxed::new(
+            Arc::new(LocalFileOperations),
+            sandbox.policy(),
+        )),
+        None => Arc::new(LocalFileOperations),
     }
 }
 

@@ -187,12 +187,19 @@ impl MutationTarget for RemoteOperations {
 #[async_trait]
 impl WriteOperations for RemoteOperations {
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
-        fs_done(self.ask(Call::Mkdir(dir.to_path_buf())).await)
+        fs_done(
+            self.ask(Call::Mkdir(dir.to_path_buf(), self.sandbox.clone()))
+                .await,
+        )
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         let reply = self
-            .ask(Call::WriteFile(path.to_path_buf(), Bytes(content)))
+            .ask(Call::WriteFile(
+                path.to_path_buf(),
+                Bytes(content),
+                self.sandbox.clone(),
+            ))
             .await;
         written(reply, path)
     }

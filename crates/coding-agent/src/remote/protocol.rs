@@ -86,10 +86,13 @@ pub enum Call {
     ReadAll(PathBuf),
     /// `ReadOperations::read_lines`.
     ReadLines(PathBuf, LineWindow),
-    /// `WriteOperations::mkdir`.
-    Mkdir(PathBuf),
-    /// `WriteOperations::write_file` and `EditOperations::write_file`.
-    WriteFile(PathBuf, Bytes),
+    /// `WriteOperations::mkdir`, refused outside the sandbox when one is
+    /// given.
+    Mkdir(PathBuf, Option<RemoteSandbox>),
+    /// `WriteOperations::write_file` and `EditOperations::write_file`,
+    /// refused outside the sandbox when one is given: the host resolves the
+    /// path's links, which this machine cannot see.
+    WriteFile(PathBuf, Bytes, Option<RemoteSandbox>),
     /// `EditOperations::access`.
     EditAccess(PathBuf),
     /// `EditOperations::read_file`.
@@ -487,7 +490,7 @@ mod tests {
         wire.extend_from_slice(format!("{GREETING} 1.2.3\n").as_bytes());
         let frame = Frame {
             id: 7,
-            body: Call::WriteFile(PathBuf::from("/a b"), Bytes(vec![0, 255, 10])),
+            body: Call::WriteFile(PathBuf::from("/a b"), Bytes(vec![0, 255, 10]), None),
         };
         // A second frame already queued goes out in the same write.
         let (queue, mut queued) = tokio::sync::mpsc::channel(4);
@@ -512,7 +515,7 @@ mod tests {
         let back: Frame<Call> = read_frame(&mut input).await.unwrap().unwrap();
         assert_eq!(back.id, 7);
         assert!(
-            matches!(&back.body, Call::WriteFile(path, Bytes(bytes)) if path == &PathBuf::from("/a b") && bytes == &[0, 255, 10]),
+            matches!(&back.body, Call::WriteFile(path, Bytes(bytes), None) if path == &PathBuf::from("/a b") && bytes == &[0, 255, 10]),
             "{back:?}"
         );
         let next: Frame<Call> = read_frame(&mut input).await.unwrap().unwrap();
