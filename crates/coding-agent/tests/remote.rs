@@ -513,10 +513,15 @@ fn tilde_in_remote_tool_paths_is_the_remote_home_not_the_local_one() {
     let read = HomeFile::new("ca-remote-tilde-read");
     std::fs::write(&read.0, "in the remote home\n").unwrap();
     let written = HomeFile::new("ca-remote-tilde-write");
+    // The remote home is outside the remote workspace: unsandboxed, so the
+    // write lands there (the sandbox refuses it, as it would locally).
     let tool = |name: &str, args: Value| {
         json_output(
-            sshd.command(&["tool", name, &args.to_string()], dir.path())
-                .env("HOME", local_home.path()),
+            sshd.command(
+                &["tool", name, &args.to_string(), "--sandbox", "off"],
+                dir.path(),
+            )
+            .env("HOME", local_home.path()),
         )
     };
 

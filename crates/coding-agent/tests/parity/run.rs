@@ -63,6 +63,11 @@ pub fn run_tool_remotely(
         .join(" ");
     let mut flags = sshd.flags(&layout.work);
     flags.extend(["--ssh-option".to_owned(), format!("SetEnv={set_env}")]);
+    // sshd sets HOME from the account, not SetEnv: the remote `~` is the
+    // login's home, outside the remote sandbox's roots, where the local
+    // run's (in the layout, under the temp directory) is inside them. The
+    // sandbox is off so the two answer the same.
+    flags.extend(["--sandbox".to_owned(), "off".to_owned()]);
     let (cache_var, cache) = cache_env();
     let env = [env, &[(cache_var.to_owned(), cache.display().to_string())]].concat();
     run_with(tool, args_json, layout, &env, &flags)
