@@ -142,9 +142,29 @@ pub async fn run_prompt(
     session: &AgentSession,
     message: Message,
 ) -> Result<Vec<Message>, AgentError> {
+    run_messages(session, vec![message]).await
+}
+
+/// Sends the messages queued while no run could take them (during a manual
+/// compaction), as a prompt with the recoveries: the first steering
+/// messages, else the follow-ups. Nothing when none are queued. They passed
+/// the prompt hooks as they were queued.
+pub async fn run_queued(session: &AgentSession) -> Result<Vec<Message>, AgentError> {
+    let queued = session.take_next_queued();
+    if queued.is_empty() {
+        return Ok(Vec::new());
+    }
+    run_messages(session, queued).await
+}
+
+/// [`run_prompt`] for several messages at once.
+async fn run_messages(
+    session: &AgentSession,
+    messages: Vec<Message>,
+) -> Result<Vec<Message>, AgentError> {
     let agent = session.agent();
     compact_if_full(session).await;
-    let mut added = agent.prompt_messages(vec![message]).await?;
+    let mut added = agent.prompt_messages(messages).await?;
     let chain = Arc::new(Mutex::new(Chain::default()));
     let _watching = watch_answers(session, &chain);
     loop {

@@ -1123,6 +1123,59 @@ fn a_message_queued_during_a_threshold_compaction_is_sent_when_it_ends() {
     rpc.finish();
 }
 
+/// The same for an RPC `compact`: a message queued while it runs goes out
+/// when it ends, after its response (it waited for the next prompt, or was
+/// lost when the input closed).
+#[test]
+fn a_message_queued_during_a_manual_compaction_is_sent_when_it_ends() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            return summary_reply(wire, "SUMMARY-1");
+        }
+        match request.index {
+            0 | 1 => answer_with_input(wire, "ok", 1000),
+            _ => answer_with_input(wire, "ok-later", 1000),
+        }
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt(&big_prompt("first", 1200));
+    rpc.prompt(&big_prompt("second", 1200));
+    send(&mut rpc.stdin, &json!({"id": "c", "type": "compact"}));
+    let until = |rpc: &mut Rpc, wanted: &dyn Fn(&Value) -> bool| loop {
+        let line = next_json(&rpc.lines);
+        if wanted(&line) {
+            return line;
+        }
+    };
+    until(&mut rpc, &|line| line["type"] == "compaction_start");
+    let (_, queued) = rpc.ask(
+        json!({"id": "q", "type": "prompt", "message": "queued msg", "streamingBehavior": "followUp"}),
+    );
+    assert_eq!(queued["success"], true, "{queued}");
+    let compacted = until(&mut rpc, &|line| line["id"] == "c");
+    assert_eq!(compacted["success"], true, "{compacted}");
+    until(&mut rpc, &|line| line["type"] == "agent_end");
+    let last = server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST" && !is_summary_request(wire, r))
+        .unwrap();
+    let transcript = wire.transcript(&last.body);
+    assert_eq!(
+        transcript.last().map(String::as_str),
+        Some("user: queued msg"),
+        "{transcript:?}"
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["pendingMessageCount"], 0, "{state}");
+    rpc.finish();
+}
+
 /// A manual compaction runs as a run does: commands are answered while its
 /// summary request is out (it blocked every command until the request
 /// ended, a hung server for its whole timeout), `get_state` says it is

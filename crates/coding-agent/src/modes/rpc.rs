@@ -150,7 +150,11 @@ pub async fn run_rpc_with(
             Some(request) = next_approval_request(&mut server.approvals) => {
                 server.write(&request).await?;
             }
-            () = join(&mut server.run), if server.run.is_some() => server.run = None,
+            () = join(&mut server.run), if server.run.is_some() => {
+                if let Some(ended) = server.run.take() {
+                    server.after_run(ended);
+                }
+            }
             // The run and the bash commands hold child tokens of `stop`: they
             // are cancelled already; what is left is to wait for them.
             () = stop.cancelled(), if !stopping => stopping = true,
@@ -182,6 +186,9 @@ struct Run {
     ended: bool,
     /// Aborts it (`abort`, `new_session`; a child of the stop token).
     abort: CancellationToken,
+    /// Messages queued while it ran go out when it ends (a compaction's:
+    /// a prompt's run takes them itself), unless it was aborted.
+    then_queued: bool,
 }
 
 /// How long a prompt waits for the previous run's tail (what runs after its
@@ -453,6 +460,9 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                         Err(error) => failure(id, "compact", &error),
                     })
                 });
+                if let Some(run) = &mut self.run {
+                    run.then_queued = true;
+                }
                 return Ok(None);
             }
             "set_auto_compaction" | "set_auto_retry" => {
@@ -660,6 +670,32 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             task,
             abort,
             ended: false,
+            then_queued: false,
+        });
+    }
+
+    /// After a run ended: the messages queued during it, when it was one
+    /// that does not take them itself (a compaction) and was not aborted,
+    /// go out as a run, as after an automatic compaction (they waited for
+    /// the next prompt, or were lost when the input closed).
+    fn after_run(&mut self, ended: Run) {
+        if !ended.then_queued
+            || ended.abort.is_cancelled()
+            || self.session.pending_message_count() == 0
+        {
+            return;
+        }
+        let session = self.session.clone();
+        self.start(move |_| async move {
+            match crate::recovery::run_queued(&session).await {
+                Ok(_) => None,
+                Err(error) => {
+                    tracing::warn!(
+                        "the messages queued during the compaction were not sent: {error}"
+                    );
+                    None
+                }
+            }
         });
     }
 
