@@ -334,6 +334,14 @@ async fn stderr_and_stdout_share_one_stream_in_arrival_order() {
         .run(json!({"command": "echo err 1>&2; sleep 0.2; echo out"}))
         .await;
     assert_eq!(ok_text(result), "err\nout\n");
+    // Without a pause between them too: one pipe, so exactly the order the
+    // command wrote (two pipes read side by side grouped them at random).
+    let script = "for i in $(seq 1 200); do echo out$i; echo err$i >&2; done";
+    let written: String = (1..=200).map(|i| format!("out{i}\nerr{i}\n")).collect();
+    for _ in 0..5 {
+        let result = fx.run(json!({"command": script})).await;
+        assert_eq!(ok_text(result), written);
+    }
 }
 
 #[tokio::test]

@@ -208,26 +208,33 @@ impl BashOperations for LocalBashOperations {
             .launcher
             .as_ref()
             .map_or(shell.as_path(), |launcher| launcher.program.as_path());
+        // One pipe for stdout and stderr, as a terminal has one screen: the
+        // output is in the order the command wrote it (two pipes read side
+        // by side put an error message after the lines that followed it).
+        let (writer, output) = tokio::net::unix::pipe::pipe().map_err(ExecError::Io)?;
+        let writer = writer.into_blocking_fd().map_err(ExecError::Io)?;
+        let writer_too = writer.try_clone().map_err(ExecError::Io)?;
         let mut child = command_line
             .arg("-c")
             .arg(command)
             .current_dir(cwd)
             .envs(options.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::from(writer_too))
             .process_group(0)
             .spawn()
             .map_err(|error| spawn_error(program, &error))?;
+        // Our copies of the write end go now: the pipe ends when the
+        // command's (and what it left in the background) do.
+        drop(command_line);
         let group = ProcessGroup::of(child.id());
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
         let run = Run {
             group,
             on_data: options.on_data,
             killed: None,
         };
-        run.drive(&mut child, stdout, stderr, options.cancel, options.timeout)
+        run.drive(&mut child, output, options.cancel, options.timeout)
             .await
     }
 }
@@ -243,8 +250,8 @@ fn spawn_error(shell: &Path, error: &io::Error) -> ExecError {
     }
 }
 
-/// One running command: reads both pipes into `on_data`, waits for the shell,
-/// and kills the group on timeout or cancellation.
+/// One running command: reads its output pipe into `on_data`, waits for the
+/// shell, and kills the group on timeout or cancellation.
 struct Run {
     group: ProcessGroup,
     on_data: OutputSender,
@@ -255,31 +262,24 @@ impl Run {
     async fn drive(
         mut self,
         child: &mut tokio::process::Child,
-        mut stdout: Option<tokio::process::ChildStdout>,
-        mut stderr: Option<tokio::process::ChildStderr>,
+        output: tokio::net::unix::pipe::Receiver,
         cancel: CancellationToken,
         timeout: Option<Duration>,
     ) -> Result<ExitStatus, ExecError> {
-        let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
-        let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
+        let mut output = Some(output);
+        let mut buf = vec![0u8; READ_CHUNK_BYTES];
         let mut kill_trigger = pin!(kill_trigger(cancel, timeout));
         let mut grace = pin!(tokio::time::sleep(Duration::ZERO));
         let mut status: Option<std::process::ExitStatus> = None;
         loop {
-            if status.is_some() && stdout.is_none() && stderr.is_none() {
+            if status.is_some() && output.is_none() {
                 break;
             }
             tokio::select! {
-                read = read_some(&mut stdout, &mut out_buf), if stdout.is_some() => {
+                read = read_some(&mut output, &mut buf), if output.is_some() => {
                     match read {
-                        Ok(n) if n > 0 => self.forward(&out_buf[..n], kill_trigger.as_mut(), status.is_some()).await,
-                        _ => stdout = None,
-                    }
-                }
-                read = read_some(&mut stderr, &mut err_buf), if stderr.is_some() => {
-                    match read {
-                        Ok(n) if n > 0 => self.forward(&err_buf[..n], kill_trigger.as_mut(), status.is_some()).await,
-                        _ => stderr = None,
+                        Ok(n) if n > 0 => self.forward(&buf[..n], kill_trigger.as_mut(), status.is_some()).await,
+                        _ => output = None,
                     }
                 }
                 exited = child.wait(), if status.is_none() => {
