@@ -35,13 +35,21 @@ pub fn log_dir(dir: Option<&Path>) -> PathBuf {
     dir.map_or_else(std::env::temp_dir, Path::to_path_buf)
 }
 
-/// Creates `dir/<prefix>-<16 hex>.log`, a name nobody else holds.
+/// Creates `dir/<prefix>-<16 hex>.log`, a name nobody else holds, readable
+/// by its owner only: a command's output (tokens, keys, private files it
+/// printed) must not be open to every user of a shared `/tmp`.
 pub fn create_log_file(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
+    use std::os::unix::fs::OpenOptionsExt;
     std::fs::create_dir_all(dir)?;
     let mut attempt = 0;
     loop {
         let path = dir.join(format!("{prefix}-{:016x}.log", random_u64()));
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
             Ok(file) => return Ok((path, file)),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
                 attempt += 1;
@@ -114,5 +122,19 @@ impl OutputLog for LocalOutputLog {
             Some((path, _)) => std::fs::remove_file(path),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = create_log_file(dir.path(), "pi-bash").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }
