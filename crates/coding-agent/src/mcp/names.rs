@@ -10,10 +10,13 @@ use crate::support::safe_name::underscore_unsafe;
 pub const MAX_NAME_LEN: usize = 64;
 
 /// `mcp__<server>__<tool>` with every character outside `[a-zA-Z0-9_-]`
-/// replaced by `_`. A name over [`MAX_NAME_LEN`] keeps its start and ends in
-/// a hash of the whole, so two long names stay apart.
+/// replaced by `_`, and in the server's part a run of underscores made one:
+/// the first `__` after `mcp__` then always ends the server, so a rule on
+/// server `a` (`mcp__a`) cannot cover server `a__b`'s tools. A name over
+/// [`MAX_NAME_LEN`] keeps its start and ends in a hash of the whole, so two
+/// long names stay apart.
 pub fn tool_name(server: &str, tool: &str) -> String {
-    let name = format!("mcp__{}__{}", sanitise(server), sanitise(tool));
+    let name = format!("mcp__{}__{}", server_part(server), sanitise(tool));
     if name.len() <= MAX_NAME_LEN {
         return name;
     }
@@ -45,6 +48,17 @@ pub fn assign<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<St
         .collect()
 }
 
+/// The server's name as its tools' names carry it: no `__` inside.
+fn server_part(server: &str) -> String {
+    let mut part = String::new();
+    for c in sanitise(server).chars() {
+        if !(c == '_' && part.ends_with('_')) {
+            part.push(c);
+        }
+    }
+    part
+}
+
 fn sanitise(part: &str) -> String {
     if part.is_empty() {
         "_".into()
@@ -69,6 +83,16 @@ mod tests {
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    }
+
+    /// `mcp__a` names server `a` only: a server called `a__b` (or `a.__b`)
+    /// has `a_b` in its tools' names.
+    #[test]
+    fn a_server_part_never_holds_the_separator() {
+        assert_eq!(tool_name("a__b", "c"), "mcp__a_b__c");
+        assert_eq!(tool_name("a.__b", "x__y"), "mcp__a_b__x__y");
+        assert_eq!(tool_name("__", "t"), "mcp_____t");
+        assert!(!tool_name("a__b", "c").starts_with("mcp__a__"));
     }
 
     #[test]
