@@ -200,3 +200,73 @@ fn permission_mode_judges_each_call_and_an_ask_is_refused() {
     );
     assert!(!dir.path().join("made.txt").exists());
 }
+
+/// A client ending its server sends SIGTERM after a short wait (the Python
+/// SDK 2 s, rmcp 3 s); the server then cancels its calls in flight, so a
+/// running command is killed with it. (It died at once and the command ran
+/// on, reparented to init.) Spoken in raw JSON-RPC: no SDK needed.
+#[test]
+fn a_server_stopped_by_sigterm_kills_the_commands_of_its_calls_in_flight() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Command::new(BINARY)
+        .args(["mcp", "serve", "--cwd"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": "echo $$ > shell.pid; exec sleep 60"}}}),
+    );
+    let pid_file = dir.path().join("shell.pid");
+    let started = std::time::Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .filter(|text| text.ends_with('\n'))
+        {
+            break pid.trim().to_owned();
+        }
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let alive = || Path::new(&format!("/proc/{pid}")).exists();
+    assert!(alive());
+    let term = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let exited = std::time::Instant::now();
+    while server.try_wait().unwrap().is_none() {
+        assert!(exited.elapsed().as_secs() < 20, "the server did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let gone = std::time::Instant::now();
+    while alive() {
+        assert!(
+            gone.elapsed().as_secs() < 5,
+            "the command outlived its server"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -108,5 +108,8 @@ pub(super) async fn mcp_command(command: McpCommand) -> anyhow::Result<()> {
             flag_guard(mode, Places::for_cwd(&cwd), &Sandbox::off()).map_err(UsageError::Guard)?;
         server = server.with_hooks(Arc::new(guard));
     }
-    server.serve_stdio().await
+    server.serve_stdio(super::cancel_on_ctrl_c(STOPPING)).await
 }
+
+/// What `mcp serve` says on stderr when a signal stops it.
+const STOPPING: &str = "coding-agent mcp serve: stopping; the calls in flight are cancelled";

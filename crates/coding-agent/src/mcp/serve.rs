@@ -7,9 +7,11 @@
 //! `--permission-mode`: [`ToolServer::with_hooks`]), the file-mutation queue the tool instances
 //! share, bash's bounded output. A tool's progress updates become MCP
 //! progress notifications; a client's `notifications/cancelled` cancels the
-//! call (bash kills its command's process group).
+//! call (bash kills its command's process group), and so does the server's
+//! stop (SIGTERM, SIGINT, SIGHUP) for every call in flight.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_ai::{Content, ToolCall};
 use agent_core::{
@@ -23,12 +25,21 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 /// The MCP server over a set of tools.
 pub struct ToolServer {
     tools: Arc<ToolSet>,
     hooks: Arc<dyn ToolCallHooks>,
+    /// Cancels every call in flight when the server is stopped.
+    stop: CancellationToken,
+    /// Held by each call in flight (its count says how many).
+    in_flight: Arc<()>,
 }
+
+/// How long a stopped server waits for its cancelled calls to end (their
+/// commands killed) before it exits anyway.
+const STOP_GRACE: Duration = Duration::from_secs(3);
 
 impl ToolServer {
     /// A server offering `tools`, with no hooks around the calls.
@@ -36,6 +47,8 @@ impl ToolServer {
         ToolServer {
             tools: Arc::new(tools),
             hooks: Arc::new(NoHooks),
+            stop: CancellationToken::new(),
+            in_flight: Arc::new(()),
         }
     }
 
@@ -50,13 +63,27 @@ impl ToolServer {
     }
 
     /// Serves MCP on this process's stdin and stdout until the client
-    /// closes them.
-    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+    /// closes them, or `stop` is cancelled (SIGTERM, as a client ending its
+    /// server sends after a short wait): then the calls in flight are
+    /// cancelled, so a running command's process group is killed, not left
+    /// to run on after the server is gone.
+    pub async fn serve_stdio(self, stop: CancellationToken) -> anyhow::Result<()> {
+        let (calls, in_flight) = (self.stop.clone(), Arc::clone(&self.in_flight));
         let running = self
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
-        running.waiting().await?;
+        tokio::select! {
+            done = running.waiting() => {
+                done?;
+            }
+            () = stop.cancelled() => {}
+        }
+        calls.cancel();
+        let deadline = tokio::time::Instant::now() + STOP_GRACE;
+        while Arc::strong_count(&in_flight) > 1 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         Ok(())
     }
 }
@@ -98,6 +125,16 @@ impl ServerHandler for ToolServer {
             thought_signature: None,
             recovered_from_text: None,
         };
+        let _in_flight = Arc::clone(&self.in_flight);
+        // The client's cancellation, or the server's stop.
+        let cancel = self.stop.child_token();
+        let client_cancels = {
+            let (client, cancel) = (context.ct.clone(), cancel.clone());
+            tokio::spawn(async move {
+                client.cancelled().await;
+                cancel.cancel();
+            })
+        };
         let progress = progress_forwarder(&context);
         let on_update = |update: &AgentToolResult| {
             if let Some(progress) = &progress {
@@ -108,10 +145,11 @@ impl ServerHandler for ToolServer {
             &self.tools,
             &call,
             self.hooks.as_ref(),
-            &context.ct,
+            &cancel,
             &on_update,
         )
         .await;
+        client_cancels.abort();
         let content = message.content.into_iter().map(content_block).collect();
         Ok(if message.is_error {
             CallToolResult::error(content)
