@@ -125,11 +125,14 @@ pub struct ConfigError {
     pub reason: String,
 }
 
+/// Claude Code's project file of MCP servers, in the project's root.
+pub const PROJECT_MCP_FILE: &str = ".mcp.json";
+
 /// The project's files that may hold `"mcpServers"`, in the order they
 /// apply: Claude Code's `.mcp.json`, then our own `settings.json`.
 pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
     vec![
-        cwd.join(".mcp.json"),
+        cwd.join(PROJECT_MCP_FILE),
         cwd.join(crate::settings::PROJECT_CONFIG_DIR)
             .join(crate::settings::SETTINGS_FILE),
     ]
@@ -196,7 +199,7 @@ fn read_file(
 
 /// The names of the servers a file defines and does not disable; none when
 /// it cannot be read or parsed.
-fn server_names(path: &Path) -> Vec<String> {
+pub fn server_names(path: &Path) -> Vec<String> {
     let document: Value = std::fs::read_to_string(path)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())

@@ -41,8 +41,28 @@ impl TrustPrompt {
     /// The question for the project in `cwd`, naming what its settings
     /// would allow once trusted.
     pub fn new(cwd: &Path) -> Self {
-        let settings = project_settings_path(cwd);
-        let (loosens, beyond_rules) = loosened(&settings);
+        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+        let mut settings = project_settings_path(cwd);
+        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+        let (mut loosens, mut beyond_rules) = loosened(&settings);
+        // Servers in Claude Code's `.mcp.json` start only once trusted too:
+        // a project with nothing else was never asked about.
+        #[cfg(feature = "mcp")]
+        {
+            use crate::mcp::config::{PROJECT_MCP_FILE, server_names};
+            let servers = server_names(&cwd.join(PROJECT_MCP_FILE));
+            if !servers.is_empty() {
+                loosens.push(format!(
+                    "MCP servers {} ({PROJECT_MCP_FILE})",
+                    servers.join(", ")
+                ));
+                beyond_rules = true;
+                // The question names the file there is.
+                if !settings.exists() {
+                    settings = cwd.join(PROJECT_MCP_FILE);
+                }
+            }
+        }
         TrustPrompt {
             cwd: cwd.to_path_buf(),
             loosens,
@@ -323,6 +343,25 @@ mod tests {
                 cwd = dir.path().display(),
             )
         );
+        Ok(())
+    }
+
+    /// A project whose only settings are Claude Code's `.mcp.json` is asked
+    /// about too: its servers wait for trust (the question never came, and
+    /// the servers never started without `--trust`).
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn servers_in_the_mcp_json_alone_make_a_question() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(
+            dir.path().join(".mcp.json"),
+            json!({"mcpServers": {"db": {"command": "x"}, "off": {"command": "y", "disabled": true}}})
+                .to_string(),
+        )?;
+        let prompt = TrustPrompt::new(dir.path());
+        assert!(prompt.beyond_rules);
+        assert_eq!(prompt.loosens, ["MCP servers db (.mcp.json)"]);
+        assert_eq!(prompt.settings, dir.path().join(".mcp.json"));
         Ok(())
     }
 }
