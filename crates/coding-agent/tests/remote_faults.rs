@@ -356,3 +356,45 @@ async fn a_fresh_cache_dir_gets_the_helper_which_runs_as_the_only_session() {
         .collect();
     assert!(others.is_empty(), "{others:?}");
 }
+
+/// A stalled link (here the helper stopped with SIGSTOP, as a suspended
+/// sshd or a dead network) does not hold a bash call past its timeout:
+/// it ends STALLED_LINK_GRACE (10 s) after it, saying the connection
+/// stalled. (It waited for ssh's keepalives, 46 s in a probe.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_link_ends_a_bash_call_soon_after_its_timeout() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let host = Arc::new(sshd.connect(dir.path()).await);
+    let ops = RemoteOperations::new(Arc::clone(&host));
+    let bash = remote_tool("bash", &ops).unwrap();
+    let ctx = ToolContext::new(dir.path());
+    let args = json!({"command": "touch started; sleep 60", "timeout": 1});
+    let started = Instant::now();
+    let call = tokio::spawn(async move { bash.execute(args, ctx).await });
+    let marker = dir.path().join("started");
+    eventually("the call's start", || marker.exists()).await;
+    let helper = the_helper(&sshd);
+    let signal = |name: &str| {
+        Command::new("kill")
+            .args([name, &helper.to_string()])
+            .status()
+            .unwrap()
+    };
+    assert!(signal("-STOP").success());
+    let ended = tokio::time::timeout(Duration::from_secs(40), call).await;
+    assert!(signal("-CONT").success());
+    let error = ended
+        .expect("the call waited on the stalled link")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("no answer from the remote host 10 s after the command's timeout of 1 s"),
+        "{error}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(25));
+}

@@ -11,6 +11,7 @@ use std::io;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
@@ -98,6 +99,10 @@ pub(super) fn unexpected(reply: &Reply) -> String {
         other => format!("the remote helper answered {other:?}"),
     }
 }
+
+/// How long after a command's timeout a silent remote host counts as
+/// stalled: the helper kills the command at its timeout and answers at once.
+const STALLED_LINK_GRACE: Duration = Duration::from_secs(10);
 
 fn io_lost(lost: Lost) -> io::Error {
     io::Error::other(lost.to_string())
@@ -258,16 +263,33 @@ impl BashOperations for RemoteOperations {
             sandbox: self.sandbox.clone(),
         });
         let mut replies = connection.channel().start_call(call).await.map_err(lost)?;
-        loop {
-            match replies.next(&options.cancel).await.map_err(lost)? {
-                Some(Reply::Output(Bytes(chunk))) => {
-                    // A consumer that left still lets the command finish.
-                    let _ = options.on_data.send(chunk).await;
+        let answered = async {
+            loop {
+                match replies.next(&options.cancel).await.map_err(lost)? {
+                    Some(Reply::Output(Bytes(chunk))) => {
+                        // A consumer that left still lets the command finish.
+                        let _ = options.on_data.send(chunk).await;
+                    }
+                    Some(Reply::Exit(outcome)) => return outcome.map_err(Into::into),
+                    Some(other) => return Err(ExecError::Io(io_unexpected(&other))),
+                    None => return Err(lost(Lost("the helper sent no exit status".into()))),
                 }
-                Some(Reply::Exit(outcome)) => return outcome.map_err(Into::into),
-                Some(other) => return Err(ExecError::Io(io_unexpected(&other))),
-                None => return Err(lost(Lost("the helper sent no exit status".into()))),
             }
+        };
+        // The helper kills the command at its timeout; a link that stalls
+        // (a suspended sshd, a dead network without keepalives) would hold
+        // the call until ssh noticed, minutes later, so the timeout is kept
+        // here too, with a grace for the helper's answer to arrive.
+        let Some(timeout) = options.timeout else {
+            return answered.await;
+        };
+        match tokio::time::timeout(timeout + STALLED_LINK_GRACE, answered).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(lost(Lost(format!(
+                "no answer from the remote host {} s after the command's timeout of {} s (the connection is stalled)",
+                STALLED_LINK_GRACE.as_secs(),
+                timeout.as_secs_f64()
+            )))),
         }
     }
 
