@@ -355,6 +355,23 @@ fn a_write_through_link_dot_dot_is_judged_where_the_kernel_puts_it() {
     let inside = work.join("inner/../src/x.rs").display().to_string();
     let verdict = p.check("write", &json!({"path": inside, "content": "x"}));
     assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    // `cd -P` goes where the links lead, as bash does; with CDPATH a name
+    // may be found elsewhere; `/dev/stderr` is bash's own, and a link into
+    // /proc is another process's view: none of them judged from here.
+    for (line, decision) in [
+        ("cd -P out/.. && echo x > pwn.txt", Decision::Ask),
+        ("cd out/.. && echo x > kept.txt", Decision::Allow),
+        ("CDPATH=/tmp cd src && echo x > f", Decision::Ask),
+        ("echo x > /dev/stderr", Decision::Allow),
+        ("echo x > /dev/stdout", Decision::Allow),
+        ("echo x > pc/f", Decision::Ask),
+    ] {
+        if line.contains("pc/") {
+            std::os::unix::fs::symlink("/proc/self/cwd", work.join("pc")).unwrap();
+        }
+        let verdict = bash(&p, line);
+        assert_eq!(verdict.decision, decision, "{line}: {}", verdict.reason);
+    }
     // A workspace named through a link (`--cwd wslink`): its files are in
     // it (they were all "outside", judged where the link leads).
     std::os::unix::fs::symlink(&work, root.join("wslink")).unwrap();

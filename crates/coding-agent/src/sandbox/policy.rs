@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::support::paths::where_links_lead;
+use crate::support::paths::{Whose, where_links_lead};
 
 /// How much the sandbox lets commands change (`--sandbox`, setting `sandbox.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
@@ -139,7 +139,11 @@ impl SandboxPolicy {
         if self.mode == SandboxMode::Off {
             return true;
         }
-        let resolved = where_links_lead(path);
+        // A path whose links cannot be followed is refused: it may lead
+        // anywhere.
+        let Some(resolved) = where_links_lead(path, Whose::This) else {
+            return false;
+        };
         WRITABLE_DEVICES
             .iter()
             .any(|device| resolved == Path::new(device))

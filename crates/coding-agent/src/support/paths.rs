@@ -104,12 +104,19 @@ const MAX_LINK_HOPS: usize = 40;
 /// exist on, the rest holds no links and is taken as written (`..` there
 /// fails in the kernel; lexically it stays put). The sandbox and the
 /// permission policy judge a path by this.
-pub fn where_links_lead(path: &Path) -> PathBuf {
+///
+/// `None` when it cannot be told: a part that cannot be examined for a
+/// reason other than not existing (a path past `PATH_MAX` built through
+/// links, a directory that may not be searched), which the kernel may well
+/// get through; or, for `another` process (the policy judging what bash
+/// will open), a link into `/proc` or `/dev`, whose `self` and `fd` are the
+/// process that opens them, not this one. Either way: refuse, or ask.
+pub fn where_links_lead(path: &Path, whose: Whose) -> Option<PathBuf> {
     use std::collections::VecDeque;
     use std::ffi::OsString;
 
     if !path.is_absolute() {
-        return normalize_lexically(path);
+        return Some(normalize_lexically(path));
     }
     // The components still to walk, owned: a link's target joins them.
     let parts = |path: &Path| -> Vec<OsString> {
@@ -129,14 +136,27 @@ pub fn where_links_lead(path: &Path) -> PathBuf {
         } else if part != "." {
             let next = resolved.join(&part);
             let meta = if exists {
-                next.symlink_metadata().ok()
+                match next.symlink_metadata() {
+                    Ok(meta) => Some(meta),
+                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(_) => return None,
+                }
             } else {
                 None
             };
             exists = meta.is_some();
-            let target = meta
-                .filter(|meta| meta.file_type().is_symlink())
-                .and_then(|_| std::fs::read_link(&next).ok());
+            let is_link = meta.is_some_and(|meta| meta.file_type().is_symlink());
+            if is_link
+                && whose == Whose::Another
+                && (next.starts_with("/proc") || next.starts_with("/dev"))
+            {
+                return None;
+            }
+            let target = if is_link {
+                Some(std::fs::read_link(&next).ok()?)
+            } else {
+                None
+            };
             match target {
                 Some(target) if hops < MAX_LINK_HOPS => {
                     hops += 1;
@@ -150,7 +170,17 @@ pub fn where_links_lead(path: &Path) -> PathBuf {
             }
         }
     }
-    resolved
+    Some(resolved)
+}
+
+/// Which process will open a path [`where_links_lead`] judges: `/proc/self`
+/// and `/dev/fd` mean that process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    /// This one (the write and edit tools).
+    This,
+    /// Another (a bash command).
+    Another,
 }
 
 /// Like [`resolve_to_cwd`], but when nothing exists at the path, tries the
@@ -237,7 +267,7 @@ mod tests {
         std::os::unix::fs::symlink("src", root.join("ws/inner")).unwrap();
         std::os::unix::fs::symlink("../far/new.txt", root.join("ws/dangling")).unwrap();
         std::os::unix::fs::symlink("loop", root.join("ws/loop")).unwrap();
-        let leads = |path: &str| where_links_lead(&root.join(path));
+        let leads = |path: &str| where_links_lead(&root.join(path), Whose::This).unwrap();
         assert_eq!(leads("ws/out/../pwn.txt"), root.join("far/pwn.txt"));
         assert_eq!(leads("ws/out/./x/../y"), root.join("far/sub/y"));
         assert_eq!(leads("ws/inner/../a.rs"), root.join("ws/a.rs"));
@@ -246,7 +276,39 @@ mod tests {
         assert_eq!(leads("ws/new/../b.rs"), root.join("ws/b.rs"));
         // A loop is given up on, as the kernel does (the write fails).
         assert_eq!(leads("ws/loop"), root.join("ws/loop"));
-        assert_eq!(where_links_lead(Path::new("a/../b")), Path::new("b"));
+        assert_eq!(
+            where_links_lead(Path::new("a/../b"), Whose::This),
+            Some(PathBuf::from("b"))
+        );
+    }
+
+    /// What cannot be examined is not taken as absent: a path built past
+    /// PATH_MAX through links (the kernel follows each link from where it
+    /// stands, so it never builds that string), or one through a link into
+    /// `/proc` judged for another process, whose `self` is not ours.
+    #[test]
+    fn what_cannot_be_examined_cannot_be_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        // Two links, each to 15 levels of 200-byte names, made step by step
+        // (no single path to them fits PATH_MAX).
+        let levels = |c: &str| vec![c.repeat(200); 15].join("/");
+        let script = format!(
+            "mkdir -p {a} && ln -s {a} one && cd {a} && mkdir -p {b} && ln -s {b} two",
+            a = levels("a"),
+            b = levels("b")
+        );
+        let made = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let long = root.join("one/two/x");
+        assert_eq!(where_links_lead(&long, Whose::This), None);
+        std::os::unix::fs::symlink("/proc/self/cwd", root.join("here")).unwrap();
+        assert_eq!(where_links_lead(&root.join("here/x"), Whose::Another), None);
+        assert!(where_links_lead(&root.join("here/x"), Whose::This).is_some());
     }
 
     #[test]

@@ -31,8 +31,11 @@ use crate::support::paths::{read_path_candidates, resolve_to_cwd};
 
 /// Where `part` moves the commands after it, when it is a `cd`: the places
 /// there, or (`Err`) the command, when where it goes is known only at run
-/// time (`cd "$D"`, `cd -`, `popd`). `None` for any other command.
-fn change_directory(part: &Part, places: &Places) -> Option<Result<Places, String>> {
+/// time (`cd "$D"`, `cd -`, `popd`, a name `CDPATH` may find elsewhere).
+/// `cd -P` goes where the directory's links lead, as bash does (`cd` alone
+/// is logical: `link/..` is where `link` stands). `None` for any other
+/// command.
+fn change_directory(part: &Part, places: &Places, cdpath: bool) -> Option<Result<Places, String>> {
     let words = unwrap(&part.words);
     let words = if words.inner.is_empty() {
         &part.words[..]
@@ -47,14 +50,46 @@ fn change_directory(part: &Part, places: &Places) -> Option<Result<Places, Strin
         .skip(1)
         .filter(|w| !w.text.starts_with('-') || w.text == "-")
         .collect();
+    let physical = words
+        .iter()
+        .skip(1)
+        .any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('P'));
+    // With CDPATH set, `cd name` may go to a `name` in any of its folders.
+    let searched = |dir: &str| {
+        cdpath
+            && !dir.starts_with('/')
+            && !dir.starts_with('~')
+            && !matches!(dir.split('/').next(), Some("." | ".."))
+    };
     Some(match (program(words), operands.as_slice()) {
         ("cd", []) => match &places.home {
             Some(home) => Ok(places.moved(&home.to_string_lossy())),
             None => Err(part.command_line()),
         },
-        ("cd" | "pushd", [dir]) if dir.literal && dir.text != "-" => Ok(places.moved(&dir.text)),
+        ("cd" | "pushd", [dir]) if dir.literal && dir.text != "-" && !searched(&dir.text) => {
+            if physical {
+                places
+                    .moved_physically(&dir.text)
+                    .ok_or_else(|| part.command_line())
+            } else {
+                Ok(places.moved(&dir.text))
+            }
+        }
         _ => Err(part.command_line()),
     })
+}
+
+/// The verdict on a path whose links cannot be followed to where they lead
+/// (see [`Places::seen_as`]): it may lead anywhere, so it asks.
+fn untold(written: &std::path::Path) -> Verdict {
+    Verdict::new(
+        Decision::Ask,
+        format!(
+            "where `{}` leads cannot be told (a link into /proc or /dev, a part that cannot be searched, or a path too long to follow); it needs approval",
+            written.display()
+        ),
+    )
+    .firm()
 }
 
 /// `words` joined, the program named without its directory (`/bin/rm x`
@@ -187,8 +222,13 @@ impl Policy {
                 };
                 let verdicts = named
                     .iter()
-                    .flat_map(|path| self.places.seen_as(path))
-                    .map(|path| self.judge_read(tool, &path));
+                    .flat_map(|path| match self.places.seen_as(path) {
+                        Ok(seen) => seen
+                            .iter()
+                            .map(|path| self.judge_read(tool, path))
+                            .collect(),
+                        Err(written) => vec![untold(&written)],
+                    });
                 Verdict::strictest(verdicts)
                     .unwrap_or_else(|| Verdict::new(Decision::Allow, format!("{tool} only reads")))
             }
@@ -283,8 +323,11 @@ impl Policy {
         }
         let raw = self.places.joined(&target.text);
         let path = paths::normalize(&raw);
-        let verdicts = self.places.seen_as(&raw).into_iter();
-        Verdict::strictest(verdicts.map(|path| self.judge_write_at(tool, &path)))
+        let seen = match self.places.seen_as(&raw) {
+            Ok(seen) => seen,
+            Err(written) => return untold(&written),
+        };
+        Verdict::strictest(seen.iter().map(|path| self.judge_write_at(tool, path)))
             .unwrap_or_else(|| self.judge_write_at(tool, &path))
     }
 
@@ -381,6 +424,9 @@ impl Policy {
             }
         };
         let mut verdict: Option<Verdict> = None;
+        // CDPATH set for bash (inherited, or by the script itself).
+        let cdpath = script.contains("CDPATH")
+            || std::env::var_os("CDPATH").is_some_and(|value| !value.is_empty());
         // Where the parts run: a `cd` moves those after it.
         let mut moved: Option<Policy> = None;
         let mut lost: Option<String> = None;
@@ -399,7 +445,7 @@ impl Policy {
                     .firm(),
                 );
             }
-            match change_directory(part, &here.places) {
+            match change_directory(part, &here.places, cdpath) {
                 Some(Ok(places)) => {
                     moved = Some(Policy {
                         places,

@@ -58,17 +58,23 @@ impl Places {
     /// `secret` too, and a write through a link in the workspace lands where
     /// the link points, `link/../x` included (the kernel applies that `..`
     /// after following the link). With `--remote` the paths are the remote
-    /// host's, judged as written.
-    pub fn seen_as(&self, path: &Path) -> Vec<PathBuf> {
+    /// host's, judged as written; so are `/proc` and `/dev` (their `self` and
+    /// `fd` are the process that opens them: `> /dev/stderr` is bash's).
+    /// `Err` with the path as written when where it leads cannot be told
+    /// ([`where_links_lead`](crate::support::paths::where_links_lead)).
+    pub fn seen_as(&self, path: &Path) -> Result<Vec<PathBuf>, PathBuf> {
+        use crate::support::paths::{Whose, where_links_lead};
         let written = normalize(path);
-        let mut seen = vec![written.clone()];
-        if self.local {
-            let real = crate::support::paths::where_links_lead(path);
-            if real != written {
-                seen.push(real);
-            }
+        let as_written = written.starts_with("/proc") || written.starts_with("/dev");
+        if !self.local || as_written {
+            return Ok(vec![written]);
         }
-        seen
+        let real = where_links_lead(path, Whose::Another).ok_or_else(|| written.clone())?;
+        Ok(if real == written {
+            vec![written]
+        } else {
+            vec![written, real]
+        })
     }
 
     /// The same places for the commands after `cd dir` (`dir` as written):
@@ -78,6 +84,21 @@ impl Places {
             moved_to: Some(self.resolve(dir)),
             ..self.clone()
         }
+    }
+
+    /// The same places after `cd -P dir`: where `dir`'s links lead, as bash
+    /// goes there physically; `None` when that cannot be told (or with
+    /// `--remote`, whose links this machine cannot see).
+    pub fn moved_physically(&self, dir: &str) -> Option<Self> {
+        use crate::support::paths::{Whose, where_links_lead};
+        if !self.local {
+            return None;
+        }
+        let real = where_links_lead(&self.joined(dir), Whose::Another)?;
+        Some(Self {
+            moved_to: Some(real),
+            ..self.clone()
+        })
     }
 
     /// The working directory: the first root, or where a `cd` moved to.
