@@ -523,6 +523,32 @@ fn git_reads_only(words: &[Arg]) -> bool {
 
 /// True when the command reaches the network (what `auto` asks about while
 /// the sandbox keeps network off).
+/// True for a program whose work is done by a process the sandbox does not
+/// contain, one it reaches through a socket: `tmux run-shell` and `screen`
+/// run commands in their server, `systemd-run`/`systemctl` and `at` in
+/// the service manager's or the scheduler's, `docker`/`podman` in the
+/// engine's, `dbus-send`/`busctl` ask any service on the bus. Auto mode runs
+/// bash unasked because the sandbox holds it; these would step out of it.
+pub fn hands_off_outside(words: &[Arg]) -> bool {
+    matches!(
+        program(words),
+        "tmux"
+            | "screen"
+            | "systemd-run"
+            | "systemctl"
+            | "at"
+            | "batch"
+            | "docker"
+            | "podman"
+            | "nerdctl"
+            | "dbus-send"
+            | "busctl"
+            | "gdbus"
+            | "machinectl"
+            | "nsenter"
+    )
+}
+
 pub fn uses_network(words: &[Arg]) -> bool {
     let name = program(words);
     let sub = words.get(1).map_or("", |w| w.text.as_str());

@@ -22,8 +22,8 @@ pub use paths::Places;
 pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
-    always_asked, always_denied, deletes_unknown_tree, is_interpreter, is_known_safe,
-    nested_script, program, tee_targets, unwrap, uses_network,
+    always_asked, always_denied, deletes_unknown_tree, hands_off_outside, is_interpreter,
+    is_known_safe, nested_script, program, tee_targets, unwrap, uses_network,
 };
 use shell::{Arg, Part, join};
 
@@ -619,6 +619,9 @@ impl Policy {
             )),
             Mode::Auto if deletes_unknown_tree(inner) => ask(format!(
                 "`{full}` deletes a directory named only at run time; it needs approval"
+            )),
+            Mode::Auto if hands_off_outside(inner) => ask(format!(
+                "`{full}` has a process outside the sandbox (a terminal multiplexer, a service manager, a container engine) run or change things; it needs approval"
             )),
             Mode::Auto => Verdict::new(
                 Decision::Allow,
