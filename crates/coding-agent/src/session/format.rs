@@ -114,7 +114,7 @@ pub fn bash_execution_text(run: &BashExecution) -> String {
 /// it adds); `None` for roles this agent does not replay.
 pub(crate) fn message_from_entry(message: Value) -> Option<Message> {
     match message.get("role")?.as_str()? {
-        "user" | "assistant" | "toolResult" => serde_json::from_value(message).ok(),
+        "user" | "assistant" | "toolResult" => read_message(message),
         "bashExecution" => {
             let run: BashExecution = serde_json::from_value(message).ok()?;
             run.context_message()
@@ -132,6 +132,36 @@ pub(crate) fn message_from_entry(message: Value) -> Option<Message> {
         }
         _ => None,
     }
+}
+
+/// A user, assistant or tool-result message. One holding content blocks of
+/// a kind this agent does not know (a newer version's) is read without
+/// them rather than dropped whole, which left two user messages in a row;
+/// one that still cannot be read is left out, and the user is told once.
+fn read_message(mut message: Value) -> Option<Message> {
+    const KNOWN: [&str; 4] = ["text", "image", "thinking", "toolCall"];
+    let error = match serde_json::from_value(message.clone()) {
+        Ok(read) => return Some(read),
+        Err(error) => error,
+    };
+    if let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) {
+        blocks.retain(|block| {
+            block
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|kind| KNOWN.contains(&kind))
+        });
+        if let Ok(read) = serde_json::from_value(message) {
+            return Some(read);
+        }
+    }
+    static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            "a saved message could not be read and is left out of the conversation: {error}"
+        );
+    }
+    None
 }
 
 /// The text blocks of `blocks` joined, images left out.
@@ -227,5 +257,26 @@ mod tests {
                 "{role}"
             );
         }
+    }
+
+    /// A block of a kind a newer version added is left out, not the whole
+    /// message (the context then had two user messages in a row).
+    #[test]
+    fn a_message_with_an_unknown_block_keeps_the_blocks_it_knows() {
+        let message = serde_json::json!({"role": "user", "timestamp": 1, "content": [
+            {"type": "text", "text": "listen"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}
+        ]});
+        assert_eq!(
+            message_from_entry(message),
+            Some(Message::User(UserMessage {
+                content: UserContent::Blocks(vec![Content::text("listen")]),
+                timestamp: 1,
+            }))
+        );
+        assert_eq!(
+            message_from_entry(serde_json::json!({"role": "user", "content": 5})),
+            None
+        );
     }
 }
