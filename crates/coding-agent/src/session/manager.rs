@@ -177,9 +177,9 @@ impl SessionManager {
         Ok(session)
     }
 
-    /// A new session in `session_dir` holding the branch of the session in
-    /// `path` (Pi's `--fork`): the two go on apart, and the file at `path`
-    /// is left as it was.
+    /// A new session in `session_dir` holding a copy of the session in
+    /// `path`, every branch of it, at the same place (Pi's `--fork`): the
+    /// two go on apart, and the file at `path` is left as it was.
     pub fn fork_from(path: &Path, cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
         // A missing file is an error here, not a new session.
         std::fs::metadata(path).map_err(|error| SessionError::Io {
@@ -188,7 +188,7 @@ impl SessionManager {
         })?;
         let mut session = Self::open(path, cwd)?;
         session.session_dir = Some(session_dir.to_path_buf());
-        session.clone_branch()?;
+        session.copy_whole_tree()?;
         Ok(session)
     }
 
@@ -407,6 +407,17 @@ impl SessionManager {
     pub fn clone_branch(&mut self) -> Result<(), SessionError> {
         let len = self.branch().len();
         self.continue_in_new_session(len)
+    }
+
+    /// Starts a new session file holding every entry of this one, each
+    /// branch (Pi's `forkFrom`), at the same leaf.
+    fn copy_whole_tree(&mut self) -> Result<(), SessionError> {
+        let (entries, leaf) = (self.entries.clone(), self.leaf_id.clone());
+        let parent = self.file.as_ref().map(|file| file.display().to_string());
+        self.new_session(parent);
+        self.leaf_id = leaf;
+        self.set_entries(entries);
+        self.persist()
     }
 
     /// Starts a new session file with the first `keep` entries of the branch.
@@ -870,6 +881,30 @@ mod tests {
                 _ => "answer".to_owned(),
             })
             .collect()
+    }
+
+    /// `--fork` copies the whole tree, as Pi's `forkFrom` does (the other
+    /// branches were dropped), and goes on from the same leaf.
+    #[test]
+    fn a_fork_keeps_every_branch_and_the_leaf() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tree.jsonl");
+        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        session.append_message(&user("root")).unwrap();
+        session.append_message(&answer()).unwrap();
+        let fork_point = session.leaf_id().map(str::to_owned);
+        session.append_message(&user("left")).unwrap();
+        session.append_message(&answer()).unwrap();
+        session.move_leaf(fork_point.as_deref()).unwrap();
+        session.append_message(&user("right")).unwrap();
+        session.append_message(&answer()).unwrap();
+        let forked = SessionManager::fork_from(&path, dir.path(), dir.path()).unwrap();
+        assert_eq!(forked.entries().len(), session.entries().len());
+        assert_eq!(forked.leaf_id(), session.leaf_id());
+        assert_eq!(said(&forked), ["root", "answer", "right", "answer"]);
+        assert_ne!(forked.file(), session.file());
+        let reopened = SessionManager::open(forked.file().unwrap(), dir.path()).unwrap();
+        assert_eq!(reopened.entries().len(), session.entries().len());
     }
 
     /// Two agents given one new `--session` file: the second's first save
