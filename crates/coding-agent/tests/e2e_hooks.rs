@@ -230,6 +230,10 @@ fn compaction_and_the_end_of_a_session_run_their_hooks_selected_by_matcher() {
     });
     let mut rpc = Rpc::start(&sandbox, wire, &server);
     rpc.ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
+    // Nothing to compact yet: the PreCompact hook is not run for it (it
+    // ran, then the compaction failed anyway).
+    let (_, nothing) = rpc.ask(json!({"id": "c0", "type": "compact"}));
+    assert_eq!(nothing["success"], false, "{nothing}");
     let long = |label: &str| format!("{label} {}", "word ".repeat(1000));
     rpc.prompt(&long("first"));
     rpc.prompt(&long("second"));

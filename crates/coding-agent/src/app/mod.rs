@@ -493,9 +493,14 @@ impl AgentSession {
         let cancel = self.begin_wait();
         self.notify(SessionEvent::CompactionStart { reason });
         *lock(&self.inner.compacting) = true;
-        let outcome = match self.pre_compact(reason, focus, &cancel).await {
-            Ok(()) => self.compact_with(focus, &cancel).await,
-            Err(blocked) => Err(CompactionError::Blocked(blocked)),
+        // Planned first: PreCompact hooks run only when there is something
+        // to compact (they ran, then "Nothing to compact" followed).
+        let outcome = match self.compaction_plan() {
+            Ok(plan) => match self.pre_compact(reason, focus, &cancel).await {
+                Ok(()) => self.compact_with(plan, focus, &cancel).await,
+                Err(blocked) => Err(CompactionError::Blocked(blocked)),
+            },
+            Err(nothing) => Err(nothing),
         };
         *lock(&self.inner.compacting) = false;
         self.end_wait();
@@ -550,23 +555,26 @@ impl AgentSession {
         }
     }
 
-    async fn compact_with(
-        &self,
-        focus: Option<&str>,
-        cancel: &CancellationToken,
-    ) -> Result<CompactionResult, CompactionError> {
+    /// What a compaction now would summarise and keep.
+    fn compaction_plan(&self) -> Result<crate::compaction::Plan, CompactionError> {
         let settings = self.recovery();
-        let (model, provider) = self.current();
-        let window = settings.window_for(&model);
+        let window = settings.window_for(&self.model());
         let budget = settings
             .compaction
             .budget(window, self.fixed_tokens())
             .with_estimate_scale(self.inner.estimate_scale.get());
         let tokens_before = self.context_tokens();
-        let plan = {
-            let session = self.session();
-            crate::compaction::plan(&session.branch(), budget, tokens_before)?
-        };
+        let session = self.session();
+        crate::compaction::plan(&session.branch(), budget, tokens_before)
+    }
+
+    async fn compact_with(
+        &self,
+        plan: crate::compaction::Plan,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<CompactionResult, CompactionError> {
+        let (model, provider) = self.current();
         let reasoning = Some(self.thinking_level());
         let progress = |done, of| self.notify(SessionEvent::CompactionProgress { done, of });
         let mut result = crate::compaction::summarise(
