@@ -1069,6 +1069,26 @@ fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     assert!(stderr.contains(&message), "{stderr}");
 }
 
+/// After a run that followed a compaction: its request ended with the
+/// message queued during the compaction ("queued msg"), and none is left.
+fn the_queued_message_went_out(mut rpc: Rpc, server: &ModelServer, wire: Wire) {
+    let last = server
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST" && !is_summary_request(wire, r))
+        .unwrap();
+    let transcript = wire.transcript(&last.body);
+    assert_eq!(
+        transcript.last().map(String::as_str),
+        Some("user: queued msg"),
+        "{transcript:?}"
+    );
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["pendingMessageCount"], 0, "{state}");
+    rpc.finish();
+}
+
 /// A message queued while the compaction after a run is out (an RPC
 /// `prompt` with `streamingBehavior`) is sent once it ends, as Pi continues
 /// after a compaction: it waited for the next prompt, then went out after
@@ -1106,21 +1126,7 @@ fn a_message_queued_during_a_threshold_compaction_is_sent_when_it_ends() {
     assert_eq!(queued["success"], true, "{queued}");
     until(&mut rpc, "compaction_end");
     until(&mut rpc, "agent_end");
-    let last = server
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| r.method == "POST" && !is_summary_request(wire, r))
-        .unwrap();
-    let transcript = wire.transcript(&last.body);
-    assert_eq!(
-        transcript.last().map(String::as_str),
-        Some("user: queued msg"),
-        "{transcript:?}"
-    );
-    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
-    assert_eq!(state["data"]["pendingMessageCount"], 0, "{state}");
-    rpc.finish();
+    the_queued_message_went_out(rpc, &server, wire);
 }
 
 /// The same for an RPC `compact`: a message queued while it runs goes out
@@ -1159,21 +1165,7 @@ fn a_message_queued_during_a_manual_compaction_is_sent_when_it_ends() {
     let compacted = until(&mut rpc, &|line| line["id"] == "c");
     assert_eq!(compacted["success"], true, "{compacted}");
     until(&mut rpc, &|line| line["type"] == "agent_end");
-    let last = server
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| r.method == "POST" && !is_summary_request(wire, r))
-        .unwrap();
-    let transcript = wire.transcript(&last.body);
-    assert_eq!(
-        transcript.last().map(String::as_str),
-        Some("user: queued msg"),
-        "{transcript:?}"
-    );
-    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
-    assert_eq!(state["data"]["pendingMessageCount"], 0, "{state}");
-    rpc.finish();
+    the_queued_message_went_out(rpc, &server, wire);
 }
 
 /// A manual compaction runs as a run does: commands are answered while its

@@ -406,7 +406,7 @@ fn a_continued_session_goes_on_with_its_model() {
     let sandbox = Sandbox::new();
     let one = ModelServer::answering(wire, vec![Answer::text(&["From one."])]);
     let two = ModelServer::answering(wire, vec![Answer::text(&["From two."])]);
-    let provider = |server: &ModelServer, model: &str| json!({"baseUrl": wire.base_url(server.addr()), "apiKey": "k", "defaultModel": model, "contextWindow": 100000});
+    let provider = |server: &ModelServer, model: &str| provider_entry(wire, server, model);
     let settings = |with_two: bool| {
         let mut providers = json!({"one": provider(&one, "m1")});
         if with_two {
@@ -460,7 +460,7 @@ fn switching_to_a_session_brings_back_its_model_and_keeps_the_session_folder() {
     let sandbox = Sandbox::new();
     let one = ModelServer::answering(wire, vec![Answer::text(&["From one."])]);
     let two = ModelServer::answering(wire, vec![Answer::text(&["From two."])]);
-    let provider = |server: &ModelServer, model: &str| json!({"baseUrl": wire.base_url(server.addr()), "apiKey": "k", "defaultModel": model, "contextWindow": 100000});
+    let provider = |server: &ModelServer, model: &str| provider_entry(wire, server, model);
     sandbox.write_global_settings(&json!({"defaultProvider": "one", "providers": {
         "one": provider(&one, "m1"), "two": provider(&two, "m2"),
     }}));
@@ -512,4 +512,9 @@ fn switching_to_a_session_brings_back_its_model_and_keeps_the_session_folder() {
         "the new session"
     );
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 1);
+}
+
+/// A provider of settings.json serving `model` from `server`.
+fn provider_entry(wire: Wire, server: &ModelServer, model: &str) -> Value {
+    json!({"baseUrl": wire.base_url(server.addr()), "apiKey": "k", "defaultModel": model, "contextWindow": 100000})
 }
