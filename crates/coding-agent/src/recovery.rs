@@ -192,7 +192,21 @@ async fn run_messages(
         let next = lock(&chain).next(&answer, &settings, window, session.context_tokens());
         let error = answer.error_message.clone().unwrap_or_default();
         match next {
-            Next::Stop => break,
+            Next::Stop => {
+                // Retries under way end with a failure that is not retried
+                // (a 400 after a 503, or retries switched off meanwhile):
+                // say so, or a client waits on its "retrying" for ever.
+                let attempt = std::mem::take(&mut lock(&chain).attempt);
+                if attempt > 0 {
+                    session.notify(SessionEvent::AutoRetryEnd {
+                        success: false,
+                        attempt,
+                        final_error: Some(error),
+                        failed: None,
+                    });
+                }
+                break;
+            }
             Next::Compact => {
                 let outcome = session.compact(CompactionReason::Threshold, None).await;
                 end_compaction(session, CompactionReason::Threshold, outcome, false);

@@ -260,6 +260,40 @@ fn retries_count_again_after_each_good_answer_of_a_run() {
     assert_eq!(server.requests().len(), 10);
 }
 
+/// Retries that end with a failure not retried (a 400 after a 503) end
+/// with `auto_retry_end` saying so: a client showed "retrying" for ever.
+#[test]
+fn retries_ended_by_a_failure_not_retried_say_so() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(&sandbox, FAST_RETRY);
+    let server = ModelServer::start(move |request| match request.index {
+        0 => Reply::Status(503, BUSY.to_owned()),
+        _ => Reply::Status(400, r#"{"error":{"message":"bad request"}}"#.to_owned()),
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "hello"]);
+    let (status, stdout, _) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1));
+    let retries = session_events(&json_lines(&stdout));
+    assert_eq!(retries.len(), 2, "{retries:#?}");
+    assert_eq!(
+        (
+            &retries[1]["type"],
+            &retries[1]["success"],
+            &retries[1]["attempt"]
+        ),
+        (&json!("auto_retry_end"), &json!(false), &json!(1)),
+        "{retries:#?}"
+    );
+    assert!(
+        retries[1]["finalError"]
+            .as_str()
+            .is_some_and(|error| error.contains("bad request")),
+        "{retries:#?}"
+    );
+}
+
 #[test]
 fn a_400_with_500_in_its_text_is_not_retried() {
     let sandbox = Sandbox::new();
