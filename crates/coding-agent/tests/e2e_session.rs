@@ -487,8 +487,11 @@ fn switching_to_a_session_brings_back_its_model_and_keeps_the_session_folder() {
     };
     let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
     assert_eq!(state["data"]["model"]["provider"], "one", "{state}");
+    let before = std::fs::read(&moved).unwrap();
     let (_, switched) = rpc.ask(json!({"id": "w", "type": "switch_session", "sessionPath": moved}));
     assert_eq!(switched["success"], true, "{switched}");
+    // Going back to its model writes nothing into a file only opened.
+    assert_eq!(std::fs::read(&moved).unwrap(), before);
     let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
     assert_eq!(
         (

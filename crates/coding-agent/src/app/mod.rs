@@ -676,6 +676,18 @@ impl AgentSession {
         model: Model,
         provider: Arc<dyn Provider>,
     ) -> Result<(), SetModelError> {
+        self.use_model(model, provider, true)
+    }
+
+    /// [`AgentSession::set_model`], recording the change in the session
+    /// file only when `record`: going back to the model a file records
+    /// (`switch_session`) must not write to a file only looked at.
+    pub(crate) fn use_model(
+        &self,
+        model: Model,
+        provider: Arc<dyn Provider>,
+        record: bool,
+    ) -> Result<(), SetModelError> {
         if self.inner.agent.is_running() {
             return Err(SetModelError::Running);
         }
@@ -692,8 +704,10 @@ impl AgentSession {
         });
         // Another model counts with another tokenizer.
         self.inner.estimate_scale.reset();
-        self.session()
-            .append_model_change(&provider_name, &model_id)?;
+        if record {
+            self.session()
+                .append_model_change(&provider_name, &model_id)?;
+        }
         self.set_thinking_level(level)?;
         Ok(())
     }
@@ -754,7 +768,7 @@ impl AgentSession {
             return;
         }
         let env = |name: &str| std::env::var(name).ok();
-        if let Err(error) = catalog.switch(self, &format!("{provider}/{id}"), &env) {
+        if let Err(error) = catalog.restore(self, &format!("{provider}/{id}"), &env) {
             tracing::warn!(
                 "the session last used {provider}/{id}, which cannot be used now ({error}); going on with {}/{}",
                 current.provider,

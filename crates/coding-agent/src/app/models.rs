@@ -139,10 +139,31 @@ impl ModelCatalog {
         name: &str,
         env: Env<'_>,
     ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
+        self.switch_to(session, name, env, true)
+    }
+
+    /// [`ModelCatalog::switch`] back to the model the session's file
+    /// records, without recording it again.
+    pub fn restore(
+        &self,
+        session: &AgentSession,
+        name: &str,
+        env: Env<'_>,
+    ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
+        self.switch_to(session, name, env, false)
+    }
+
+    fn switch_to(
+        &self,
+        session: &AgentSession,
+        name: &str,
+        env: Env<'_>,
+        record: bool,
+    ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
         let flags = self.flags_for(name, &session.model(), env);
         let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env)?;
         let provider = provider_for(&resolved)?;
-        session.set_model(resolved.model.clone(), provider.clone())?;
+        session.use_model(resolved.model.clone(), provider.clone(), record)?;
         // The window is the new model's: configured, else asked of its
         // server (when it answers), else the known table's.
         let configured = self
