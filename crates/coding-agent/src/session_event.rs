@@ -134,10 +134,18 @@ impl SessionEvent {
                 attempt,
                 final_error,
                 ..
-            } => format!(
-                "Retry failed after {attempt} attempts: {}",
-                final_error.as_deref().unwrap_or("unknown error")
-            ),
+            } => {
+                let attempts = if *attempt == 1 { "attempt" } else { "attempts" };
+                match final_error.as_deref() {
+                    Some(crate::recovery::RETRY_CANCELLED) => {
+                        format!("Retry cancelled after {attempt} {attempts}")
+                    }
+                    error => format!(
+                        "Retry failed after {attempt} {attempts}: {}",
+                        error.unwrap_or("unknown error")
+                    ),
+                }
+            }
             SessionEvent::CompactionStart { reason } => match reason {
                 CompactionReason::Manual => "Compacting context...",
                 CompactionReason::Threshold => "Auto-compacting...",

@@ -365,7 +365,7 @@ fn a_retry_wait_counts_down_and_esc_cancels_it() {
     tmux.wait_for("the countdown to go on", |s| s.contains(&countdown(3)));
     tmux.key("Escape");
     let screen = tmux.wait_for("the cancelled retry", |s| {
-        s.contains("Retry failed after 1 attempts: Retry cancelled")
+        s.contains("Retry cancelled after 1 attempt")
     });
     assert!(!screen.contains("(Esc to cancel)"), "{screen}");
     // The turn's own error stays in the transcript.

@@ -658,12 +658,20 @@ impl SessionManager {
         // The first write puts the header first: the file holds no session
         // yet (it is new, blank, or what a failed first write left), so it
         // is replaced. Later ones append.
-        let mut file = match if first {
+        let mut file = match if first && !path.exists() {
+            // Created only if still absent: another process may be making
+            // it now, and its header must not be truncated away.
+            OpenOptions::new().write(true).create_new(true).open(&path)
+        } else if first {
             File::create(&path)
         } else {
             OpenOptions::new().append(true).open(&path)
         } {
             Ok(file) => file,
+            // Another process made it meanwhile: judged again (appended to).
+            Err(error) if first && error.kind() == io::ErrorKind::AlreadyExists => {
+                return self.persist();
+            }
             // Removed while the session ran: it is written whole again
             // (appended to a new file, the entries would have no header).
             Err(error) if !first && error.kind() == io::ErrorKind::NotFound => {
@@ -775,7 +783,8 @@ pub fn session_title(path: &Path) -> Option<String> {
             if entry["type"] == "session_info"
                 && let Some(given) = entry["name"].as_str()
             {
-                name = Some(given.to_owned());
+                // One line in a list: line breaks and tabs become spaces.
+                name = Some(given.split_whitespace().collect::<Vec<_>>().join(" "));
             }
         } else if first.is_none() {
             first = user_message(&line);
@@ -1104,7 +1113,7 @@ mod tests {
             Some("the very first prompt")
         );
         session.append_session_name("release work").unwrap();
-        session.append_session_name("release 1.2").unwrap();
+        session.append_session_name("release\n1.2").unwrap();
         assert_eq!(session_title(&path).as_deref(), Some("release 1.2"));
     }
 

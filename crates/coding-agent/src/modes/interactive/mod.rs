@@ -755,7 +755,7 @@ impl Driver {
             )]);
             return Ok(());
         };
-        let sessions = recent_sessions(dir);
+        let (sessions, older) = recent_sessions(dir);
         let Some(n) = choice else {
             if sessions.is_empty() {
                 app.notice(vec![StyledLine::new("No saved sessions", Style::Dim)]);
@@ -770,6 +770,16 @@ impl Driver {
                     StyledLine::new(format!("{:>2}. ", i + 1), Style::Accent)
                         .push(preview.clone(), Style::Normal),
                 );
+            }
+            if older > 0 {
+                // They exist: say how to reach them.
+                lines.push(StyledLine::new(
+                    format!(
+                        "… and {older} older (`--session ID` opens one; the id ends each file name in {})",
+                        dir.display()
+                    ),
+                    Style::Dim,
+                ));
             }
             app.notice(lines);
             return Ok(());
@@ -942,9 +952,9 @@ async fn next_approval(
 
 /// This directory's saved sessions, newest first, with the first prompt of
 /// each as its preview.
-fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
+fn recent_sessions(dir: &Path) -> (Vec<(PathBuf, String)>, usize) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let mut files: Vec<(SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
@@ -958,14 +968,16 @@ fn recent_sessions(dir: &Path) -> Vec<(PathBuf, String)> {
         })
         .collect();
     files.sort_by_key(|file| std::cmp::Reverse(file.0));
-    files
+    let older = files.len().saturating_sub(RESUME_LIST);
+    let listed = files
         .into_iter()
         .take(RESUME_LIST)
         .map(|(_, path)| {
             let preview = session_title(&path).unwrap_or_else(|| "(no messages)".to_owned());
             (path, preview)
         })
-        .collect()
+        .collect();
+    (listed, older)
 }
 
 /// The terminal in raw mode on the alternate screen, restored when dropped
@@ -1052,4 +1064,23 @@ fn restore(enhanced_keys: bool) {
     }
     let _ = execute!(stdout, DisableBracketedPaste, LeaveAlternateScreen);
     let _ = disable_raw_mode();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `/resume` lists the newest [`RESUME_LIST`] and counts the rest, so
+    /// the user knows they are there (they were never mentioned).
+    #[test]
+    fn the_sessions_past_the_list_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..RESUME_LIST + 2 {
+            std::fs::write(dir.path().join(format!("s{n}.jsonl")), "").unwrap();
+        }
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        let (listed, older) = recent_sessions(dir.path());
+        assert_eq!((listed.len(), older), (RESUME_LIST, 2));
+        assert_eq!(recent_sessions(&dir.path().join("none")).1, 0);
+    }
 }
