@@ -532,3 +532,35 @@ fn a_pi_setting_this_agent_does_not_read_is_named() {
         )
     );
 }
+
+/// An answer that reached the output limit while thinking has no text:
+/// print mode says so on stderr instead of printing nothing and exiting 0
+/// as if the model had answered.
+#[test]
+fn an_answer_cut_off_while_thinking_is_said_not_printed_as_nothing() {
+    let chunk = |delta: Value, finish: Value| {
+        let chunk = json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {chunk}\n\n")
+    };
+    let server = ModelServer::start(move |_| {
+        Reply::Events(vec![
+            chunk(
+                json!({"role": "assistant", "content": "<think>first, the"}),
+                Value::Null,
+            ),
+            chunk(json!({"content": " case where"}), Value::Null),
+            chunk(json!({}), json!("length")),
+            "data: [DONE]\n\n".to_owned(),
+        ])
+    });
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["--no-session", "-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stdout.as_str()), (Some(0), ""));
+    assert_eq!(
+        stderr,
+        "The answer reached the output limit before any text (it was all thinking); raise maxTokens or lower the thinking level\n"
+    );
+}

@@ -110,10 +110,23 @@ pub async fn run_print(
         }
         Some(last) => {
             if format == PrintFormat::Text {
+                let mut said = false;
                 for block in &last.content {
                     if let AssistantContent::Text(text) = block {
                         writeln!(out, "{}", text.text)?;
+                        said = true;
                     }
+                }
+                // Nothing on stdout, exit 0: say why, or it reads as a
+                // silent failure (a reasoning model that spent its output
+                // limit thinking).
+                if !said && last.stop_reason == StopReason::Length {
+                    writeln!(
+                        err,
+                        "The answer reached the output limit before any text (it was all thinking); raise maxTokens or lower the thinking level"
+                    )?;
+                } else if !said {
+                    writeln!(err, "The answer has no text")?;
                 }
             }
             0
