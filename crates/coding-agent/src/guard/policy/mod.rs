@@ -620,6 +620,9 @@ impl Policy {
             Mode::Auto if deletes_unknown_tree(inner) => ask(format!(
                 "`{full}` deletes a directory named only at run time; it needs approval"
             )),
+            Mode::Auto if let Some(what) = self.names_configuration(inner) => ask(format!(
+                "`{full}` names {what}: changing it changes what later commands and sessions may do, and the sandbox cannot keep a command inside the workspace from it; it needs approval"
+            )),
             Mode::Auto if hands_off_outside(inner) => ask(format!(
                 "`{full}` has a process outside the sandbox (a terminal multiplexer, a service manager, a container engine) run or change things; it needs approval"
             )),
@@ -628,6 +631,23 @@ impl Policy {
                 format!("auto mode: `{full}` runs inside the sandbox"),
             ),
         }
+    }
+
+    /// What a literal argument of `words` names among the workspace's
+    /// configuration ([`Places::configuration`]): `cp x
+    /// .coding-agent/settings.json` or `sed -i ... .git/config` write there
+    /// as surely as a redirect does, and the sandbox allows the workspace.
+    fn names_configuration(&self, words: &[Arg]) -> Option<&'static str> {
+        words
+            .iter()
+            .skip(1)
+            .filter(|word| word.literal && !word.text.is_empty())
+            .map(|word| {
+                word.text
+                    .split_once('=')
+                    .map_or(word.text.as_str(), |(_, value)| value)
+            })
+            .find_map(|text| self.places.configuration(&self.places.resolve(text)))
     }
 
     /// `sudo X`, `env X`, `timeout N X`, ...: judged as X, and asked at least.
