@@ -325,6 +325,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             return Ok(());
         }
         if let Some(response) = self.handle(&command).await? {
+            // What the command itself set off (`thinking_level_changed`,
+            // `queue_update`) goes first, as in Pi: those events are queued
+            // already, and a response that overtook them told the client of
+            // a change it had not yet been shown.
+            self.drain_events().await?;
             self.write(&response).await?;
         }
         Ok(())
