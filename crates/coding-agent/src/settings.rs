@@ -294,6 +294,15 @@ pub(crate) fn read_part<T: DeserializeOwned + Default>(path: &Path) -> Result<T,
 }
 
 impl Settings {
+    /// The `remote` of the user's own settings in `agent_dir` (a project
+    /// cannot set it), for the commands that read no other setting first.
+    pub fn global_remote(
+        agent_dir: &Path,
+    ) -> Result<Option<crate::remote::RemoteSettings>, SettingsError> {
+        let global: Self = read_part(&agent_dir.join(SETTINGS_FILE))?;
+        Ok(global.remote)
+    }
+
     /// The global settings of `agent_dir` with the project's (in `cwd`) on
     /// top; `retry`, `compaction` and `thinkingBudgets` are merged key by key,
     /// as Pi merges nested objects. Missing files count as empty.

@@ -23,7 +23,7 @@ use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::sandbox::{SandboxMode, SandboxRequest};
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
-use remote_support::{HOST, Sshd, alive, eventually, the_helper};
+use remote_support::{BIN, HOST, Sshd, alive, cache_env, eventually, the_helper};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -584,6 +584,27 @@ fn the_policy_judges_paths_on_the_remote_host() {
     assert_eq!(sandboxed["decision"], "allow", "{sandboxed}");
     let unsandboxed = auto(&["--sandbox", "off"]);
     assert_eq!(unsandboxed["decision"], "ask", "{unsandboxed}");
+
+    // The same host from the user's settings instead of --remote, as a
+    // session takes it (policy check judged the local directory then).
+    let agent_dir = tempfile::tempdir().unwrap();
+    let settings = json!({"remote": {
+        "target": format!("{HOST}{}", dir.path().display()),
+        "sshConfig": sshd.ssh_config(),
+    }});
+    std::fs::write(agent_dir.path().join("settings.json"), settings.to_string()).unwrap();
+    let (cache_var, cache) = cache_env();
+    let args = json!({"path": "src/x.rs"}).to_string();
+    let from_settings = json_output(
+        std::process::Command::new(BIN)
+            .args(["policy", "check", "write", &args])
+            .current_dir(elsewhere.path())
+            .env("HOME", local_home.path())
+            .env("CODING_AGENT_DIR", agent_dir.path())
+            .env(cache_var, cache)
+            .stdin(std::process::Stdio::null()),
+    );
+    assert_eq!(from_settings["reason"], inside["reason"], "{from_settings}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -71,9 +71,14 @@ impl GuardArgs {
 
 pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     let PolicyCommand::Check(args) = command;
-    // With --remote, --cwd names the remote directory; settings and trust
-    // stay those of the local directory, as in a session.
-    let remote = args.remote.connect(args.cwd.as_deref(), None).await?;
+    // With --remote (or the settings' `remote`, as a session has it),
+    // --cwd names the remote directory; settings and trust stay those of
+    // the local directory, as in a session.
+    let settings_remote = Settings::global_remote(&agent_dir()).map_err(UsageError::from)?;
+    let remote = args
+        .remote
+        .connect(args.cwd.as_deref(), settings_remote.as_ref())
+        .await?;
     let local_dir = if remote.is_some() {
         None
     } else {
