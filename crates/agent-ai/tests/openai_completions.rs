@@ -395,25 +395,33 @@ async fn reasoning_content_streams_as_thinking_before_the_text() {
     .await;
     let events = run(config(&server), &context()).await;
 
-    let content = json!([
-        {"type": "thinking", "thinking": "Let me think.", "thinkingSignature": "reasoning_content"},
-        {"type": "text", "text": "42"}
-    ]);
     assert_eq!(
         summaries(&events),
-        vec![
-            json!({"type": "start"}),
-            json!({"type": "thinking_start", "contentIndex": 0}),
-            json!({"type": "thinking_delta", "contentIndex": 0, "delta": "Let me"}),
-            json!({"type": "thinking_delta", "contentIndex": 0, "delta": " think."}),
-            json!({"type": "thinking_end", "contentIndex": 0, "content": "Let me think."}),
-            json!({"type": "text_start", "contentIndex": 1}),
-            json!({"type": "text_delta", "contentIndex": 1, "delta": "42"}),
-            json!({"type": "text_end", "contentIndex": 1, "content": "42"}),
-            json!({"type": "done", "reason": "stop",
-                   "message": message(content, no_usage(), "stop")}),
-        ]
+        thinking_then_42(["Let me", " think."], Some("reasoning_content"))
     );
+}
+
+/// The events of an answer that thinks in the two `deltas` (the block
+/// signed `signature`), then says `42`.
+fn thinking_then_42(deltas: [&str; 2], signature: Option<&str>) -> Vec<Value> {
+    let thought = deltas.concat();
+    let mut thinking = json!({"type": "thinking", "thinking": thought});
+    if let Some(signature) = signature {
+        thinking["thinkingSignature"] = json!(signature);
+    }
+    let content = json!([thinking, {"type": "text", "text": "42"}]);
+    vec![
+        json!({"type": "start"}),
+        json!({"type": "thinking_start", "contentIndex": 0}),
+        json!({"type": "thinking_delta", "contentIndex": 0, "delta": deltas[0]}),
+        json!({"type": "thinking_delta", "contentIndex": 0, "delta": deltas[1]}),
+        json!({"type": "thinking_end", "contentIndex": 0, "content": thought}),
+        json!({"type": "text_start", "contentIndex": 1}),
+        json!({"type": "text_delta", "contentIndex": 1, "delta": "42"}),
+        json!({"type": "text_end", "contentIndex": 1, "content": "42"}),
+        json!({"type": "done", "reason": "stop",
+               "message": message(content, no_usage(), "stop")}),
+    ]
 }
 
 /// A server without a reasoning parser (llama.cpp `--reasoning-format none`)
@@ -435,24 +443,9 @@ async fn thoughts_in_think_tags_of_the_content_stream_as_thinking_and_are_not_re
     .await;
     let events = run(config(&server), &context()).await;
 
-    let content = json!([
-        {"type": "thinking", "thinking": "\nLet me think."},
-        {"type": "text", "text": "42"}
-    ]);
     assert_eq!(
         summaries(&events),
-        vec![
-            json!({"type": "start"}),
-            json!({"type": "thinking_start", "contentIndex": 0}),
-            json!({"type": "thinking_delta", "contentIndex": 0, "delta": "\nLet me"}),
-            json!({"type": "thinking_delta", "contentIndex": 0, "delta": " think."}),
-            json!({"type": "thinking_end", "contentIndex": 0, "content": "\nLet me think."}),
-            json!({"type": "text_start", "contentIndex": 1}),
-            json!({"type": "text_delta", "contentIndex": 1, "delta": "42"}),
-            json!({"type": "text_end", "contentIndex": 1, "content": "42"}),
-            json!({"type": "done", "reason": "stop",
-                   "message": message(content, no_usage(), "stop")}),
-        ]
+        thinking_then_42(["\nLet me", " think."], None)
     );
 
     let answer = events.last().unwrap().message().clone();

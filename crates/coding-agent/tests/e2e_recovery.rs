@@ -1103,6 +1103,14 @@ fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     assert!(stderr.contains(&message), "{stderr}");
 }
 
+/// Queues "queued msg" as a follow-up while something runs.
+fn queue_follow_up(rpc: &mut Rpc) {
+    let (_, queued) = rpc.ask(
+        json!({"id": "q", "type": "prompt", "message": "queued msg", "streamingBehavior": "followUp"}),
+    );
+    assert_eq!(queued["success"], true, "{queued}");
+}
+
 /// After a run that followed a compaction: its request ended with the
 /// message queued during the compaction ("queued msg"), and none is left.
 fn the_queued_message_went_out(mut rpc: Rpc, server: &ModelServer, wire: Wire) {
@@ -1147,19 +1155,10 @@ fn a_message_queued_during_a_threshold_compaction_is_sent_when_it_ends() {
         &mut rpc.stdin,
         &json!({"id": "p", "type": "prompt", "message": big_prompt("first", 1200)}),
     );
-    let until = |rpc: &mut Rpc, kind: &str| loop {
-        let line = next_json(&rpc.lines);
-        if line["type"] == kind {
-            return line;
-        }
-    };
-    until(&mut rpc, "compaction_start");
-    let (_, queued) = rpc.ask(
-        json!({"id": "q", "type": "prompt", "message": "queued msg", "streamingBehavior": "followUp"}),
-    );
-    assert_eq!(queued["success"], true, "{queued}");
-    until(&mut rpc, "compaction_end");
-    until(&mut rpc, "agent_end");
+    rpc.until(|line| line["type"] == "compaction_start");
+    queue_follow_up(&mut rpc);
+    rpc.until(|line| line["type"] == "compaction_end");
+    rpc.until(|line| line["type"] == "agent_end");
     the_queued_message_went_out(rpc, &server, wire);
 }
 
@@ -1185,20 +1184,11 @@ fn a_message_queued_during_a_manual_compaction_is_sent_when_it_ends() {
     rpc.prompt(&big_prompt("first", 1200));
     rpc.prompt(&big_prompt("second", 1200));
     send(&mut rpc.stdin, &json!({"id": "c", "type": "compact"}));
-    let until = |rpc: &mut Rpc, wanted: &dyn Fn(&Value) -> bool| loop {
-        let line = next_json(&rpc.lines);
-        if wanted(&line) {
-            return line;
-        }
-    };
-    until(&mut rpc, &|line| line["type"] == "compaction_start");
-    let (_, queued) = rpc.ask(
-        json!({"id": "q", "type": "prompt", "message": "queued msg", "streamingBehavior": "followUp"}),
-    );
-    assert_eq!(queued["success"], true, "{queued}");
-    let compacted = until(&mut rpc, &|line| line["id"] == "c");
+    rpc.until(|line| line["type"] == "compaction_start");
+    queue_follow_up(&mut rpc);
+    let compacted = rpc.until(|line| line["id"] == "c");
     assert_eq!(compacted["success"], true, "{compacted}");
-    until(&mut rpc, &|line| line["type"] == "agent_end");
+    rpc.until(|line| line["type"] == "agent_end");
     the_queued_message_went_out(rpc, &server, wire);
 }
 

@@ -85,6 +85,16 @@ impl Rpc {
         }
     }
 
+    /// Reads lines until one `wanted` takes; returns it.
+    pub fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let line = next_json(&self.lines);
+            if wanted(&line) {
+                return line;
+            }
+        }
+    }
+
     pub fn finish(self) {
         drop(self.stdin);
         let (status, _, _) = self.running.finish();
