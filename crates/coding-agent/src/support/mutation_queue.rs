@@ -25,7 +25,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::paths::normalize_lexically;
+use crate::support::paths::{Whose, normalize_lexically, where_links_lead};
 use crate::support::sync::lock;
 
 /// The host (`None`: this machine) and the file.
@@ -154,23 +154,13 @@ where
 }
 
 /// The queue path of `path` (absolute) on this machine, for the local
-/// Operations: lexically normalised, then resolved to the real path. A few
-/// `lstat`s on the caller's thread: cheap next to the edit that follows, and
-/// it keeps the queue in call order.
+/// Operations: where its links lead, as the sandbox judges it
+/// ([`where_links_lead`]; a missing tail taken as written), else (a path
+/// that cannot be followed) lexically normalised. A few `lstat`s on the
+/// caller's thread: cheap next to the edit that follows, and it keeps the
+/// queue in call order.
 pub fn local_queue_path(path: &Path) -> PathBuf {
-    real_path(&normalize_lexically(path))
-}
-
-/// The real path of `path`; for a path that does not exist, the real path of
-/// its nearest existing ancestor joined with the remaining components.
-fn real_path(path: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => real_path(parent).join(name),
-        _ => path.to_path_buf(),
-    }
+    where_links_lead(path, Whose::This).unwrap_or_else(|| normalize_lexically(path))
 }
 
 #[cfg(test)]
@@ -187,15 +177,16 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn missing_files_are_keyed_under_their_real_ancestor() {
+    #[test]
+    fn missing_files_are_keyed_under_their_real_ancestor() {
         let dir = tempfile::tempdir().unwrap();
         let real = std::fs::canonicalize(dir.path()).unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
         assert_eq!(
-            real_path(&dir.path().join("link/new/file.txt")),
+            local_queue_path(&dir.path().join("link/new/file.txt")),
             real.join("new/file.txt")
         );
+        std::fs::create_dir(dir.path().join("x")).unwrap();
         assert_eq!(
             local_queue_path(&dir.path().join("x/../link/a.txt")),
             real.join("a.txt")
@@ -209,7 +200,7 @@ mod tests {
         std::fs::write(&target, "x").unwrap();
         std::os::unix::fs::symlink(&target, dir.path().join("alias.txt")).unwrap();
         assert_eq!(
-            real_path(&dir.path().join("alias.txt")),
+            local_queue_path(&dir.path().join("alias.txt")),
             std::fs::canonicalize(&target).unwrap()
         );
     }
