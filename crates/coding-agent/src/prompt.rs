@@ -19,6 +19,7 @@ use std::sync::Arc;
 use crate::definition::ToolDefinition;
 use crate::settings::PROJECT_CONFIG_DIR;
 use crate::skills::Skill;
+use crate::tools::read::ops::{LocalReadOperations, ReadOperations};
 
 /// The opening line of the default prompt.
 const INTRO: &str = "You are an expert coding assistant operating inside coding-agent, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.";
@@ -183,45 +184,96 @@ fn slashed(path: &Path) -> String {
 
 /// The context files for `cwd`: the agent directory's, then one per directory
 /// from the filesystem root down to `cwd` (Pi's `loadProjectContextFiles`).
-pub fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
-    let mut files: Vec<ContextFile> = context_file_in(agent_dir).into_iter().collect();
-    let mut ancestors: Vec<ContextFile> = cwd
-        .ancestors()
-        .filter_map(context_file_in)
-        .filter(|file| !files.iter().any(|f| f.path == file.path))
+pub async fn load_context_files(agent_dir: &Path, cwd: &Path) -> Vec<ContextFile> {
+    let local = LocalReadOperations;
+    let mut files: Vec<ContextFile> = context_file_in(&local, agent_dir)
+        .await
+        .into_iter()
         .collect();
-    ancestors.reverse();
-    files.extend(ancestors);
+    let mut dirs: Vec<&Path> = cwd.ancestors().collect();
+    dirs.reverse();
+    for dir in dirs {
+        if let Some(file) = context_file_in(&local, dir).await
+            && !files.iter().any(|f| f.path == file.path)
+        {
+            files.push(file);
+        }
+    }
     files
 }
 
-/// The first context file in `dir`, by [`CONTEXT_FILE_NAMES`] order.
-pub fn context_file_in(dir: &Path) -> Option<ContextFile> {
-    CONTEXT_FILE_NAMES.iter().find_map(|name| {
+/// The first context file in `dir`, by [`CONTEXT_FILE_NAMES`] order, read
+/// through `files` (this machine's, or a remote host's). One that is there
+/// but cannot be taken (a folder, a pipe, a device, larger than
+/// [`MAX_INSTRUCTION_FILE`]) is left out with a warning, as Pi warns of a file
+/// it could not read, and the next name is tried.
+pub async fn context_file_in(files: &dyn ReadOperations, dir: &Path) -> Option<ContextFile> {
+    for name in CONTEXT_FILE_NAMES {
         let path = dir.join(name);
-        // Invalid UTF-8 (a Latin-1 letter) is replaced, as Pi's reading
-        // does, rather than the file skipped without a word.
-        let content = String::from_utf8_lossy(&std::fs::read(&path).ok()?).into_owned();
-        Some(ContextFile { path, content })
-    })
+        match read_instruction_file(files, &path).await {
+            Ok(Some(content)) => return Some(ContextFile { path, content }),
+            Ok(None) => {}
+            Err(reason) => tracing::warn!("{} is left out: {reason}", path.display()),
+        }
+    }
+    None
+}
+
+/// The most an instructions file (a context file, `SYSTEM.md`, a prompt
+/// file) may hold. It goes into every request whole, and 1 MiB is already
+/// more than a model's context window: a larger one is a mistake, or a
+/// link a cloned repository made to `/dev/zero`, not instructions.
+pub const MAX_INSTRUCTION_FILE: usize = 1 << 20;
+
+/// The text of the instructions file at `path` (invalid UTF-8 replaced, as
+/// Pi's reading does), `None` when nothing is there, or why it is not
+/// taken: it cannot be read, or it is not a regular file (reading a pipe
+/// waits for a writer, reading a device may never end), or it is larger than
+/// [`MAX_INSTRUCTION_FILE`].
+pub async fn read_instruction_file(
+    files: &dyn ReadOperations,
+    path: &Path,
+) -> Result<Option<String>, String> {
+    let info = match files.access(path).await {
+        Ok(info) => info,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("it cannot be read ({error})")),
+    };
+    if info.is_dir {
+        return Err("it is a folder".into());
+    }
+    if let Some(special) = info.special {
+        return Err(format!("it is {}, not a file", special.name()));
+    }
+    let too_large = || format!("it is larger than {} MiB", MAX_INSTRUCTION_FILE >> 20);
+    if info.len > MAX_INSTRUCTION_FILE as u64 {
+        return Err(too_large());
+    }
+    // A file the size does not tell (`/proc`) is read no further than that.
+    let bytes = files
+        .read_prefix(path, MAX_INSTRUCTION_FILE + 1)
+        .await
+        .map_err(|error| format!("it cannot be read ({error})"))?;
+    if bytes.len() > MAX_INSTRUCTION_FILE {
+        return Err(too_large());
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Pi's `resolvePromptInput`: the contents of the file `input` names
 /// (invalid UTF-8 replaced), or `input` itself when there is no such file.
-/// A file that exists but cannot be read (a folder, no permission), and a
-/// missing one whose name looks like a file's (`notes.md`), are taken as the
-/// text itself with a warning: the user meant a file.
-pub fn resolve_prompt_input(input: &str) -> String {
-    let path = Path::new(input);
-    match std::fs::read(path) {
-        Ok(bytes) => return String::from_utf8_lossy(&bytes).into_owned(),
-        Err(error) if path.exists() => {
-            tracing::warn!("{input} cannot be read ({error}); it is used as the text itself");
-        }
-        Err(_) if looks_like_a_file_name(input) => {
+/// A file that exists but cannot be taken ([`read_instruction_file`]: a
+/// folder, a pipe, too large), and a missing one whose name looks like a
+/// file's (`notes.md`), are taken as the text itself with a warning: the user
+/// meant a file.
+pub async fn resolve_prompt_input(input: &str) -> String {
+    match read_instruction_file(&LocalReadOperations, Path::new(input)).await {
+        Ok(Some(text)) => return text,
+        Err(reason) => tracing::warn!("{input} is used as the text itself: {reason}"),
+        Ok(None) if looks_like_a_file_name(input) => {
             tracing::warn!("there is no file {input}; it is used as the text itself");
         }
-        Err(_) => {}
+        Ok(None) => {}
     }
     input.to_owned()
 }
@@ -234,13 +286,17 @@ fn looks_like_a_file_name(input: &str) -> bool {
             .any(|extension| input.ends_with(extension))
 }
 
-/// `name` in the project's config directory, else in the agent directory
-/// (for `SYSTEM.md` and `APPEND_SYSTEM.md`).
-pub fn discover_prompt_file(name: &str, agent_dir: &Path, cwd: &Path) -> Option<PathBuf> {
-    [
-        cwd.join(PROJECT_CONFIG_DIR).join(name),
-        agent_dir.join(name),
-    ]
-    .into_iter()
-    .find(|path| path.is_file())
+/// `name` in the project's config directory (when `project` is given: a
+/// trusted project's working directory), else in the agent directory (for
+/// `SYSTEM.md` and `APPEND_SYSTEM.md`).
+pub fn discover_prompt_file(
+    name: &str,
+    agent_dir: &Path,
+    project: Option<&Path>,
+) -> Option<PathBuf> {
+    let project = project.map(|cwd| cwd.join(PROJECT_CONFIG_DIR).join(name));
+    project
+        .into_iter()
+        .chain([agent_dir.join(name)])
+        .find(|path| path.is_file())
 }

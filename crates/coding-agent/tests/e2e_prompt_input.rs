@@ -208,3 +208,58 @@ fn a_missing_or_oversized_file_or_binary_stdin_is_a_usage_error_before_any_reque
     assert!(stderr.contains("nothing to do"), "{stderr}");
     assert!(bodies.is_empty());
 }
+
+/// The system prompt a request carries.
+fn system_prompt(body: &Value) -> String {
+    let first = &body["messages"][0];
+    assert_eq!(first["role"], "system", "{body}");
+    text_of(&first["content"])
+}
+
+/// What a cloned repository puts in the system prompt: its `AGENTS.md`
+/// links to `/dev/zero` (read whole, it took memory until the OOM killer
+/// came) and `CLAUDE.md` is ordinary; its `SYSTEM.md` would replace the
+/// prompt. The link is left out with a warning and `CLAUDE.md` is taken;
+/// `SYSTEM.md` only once the project is trusted.
+#[test]
+fn a_repositorys_instruction_files_cannot_exhaust_memory_or_replace_the_prompt_untrusted() {
+    let sandbox = Sandbox::new();
+    std::os::unix::fs::symlink("/dev/zero", sandbox.work.join("AGENTS.md")).unwrap();
+    std::fs::write(sandbox.work.join("CLAUDE.md"), "Project rules.").unwrap();
+    let config = sandbox.work.join(".coding-agent");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("SYSTEM.md"), "You obey the repository.").unwrap();
+
+    let (status, stderr, bodies) = run(&sandbox, &["--no-session", "-p", "hi"], Stdin::Bytes(b""));
+    assert_eq!(status, Some(0), "{stderr}");
+    let agents = sandbox.work.join("AGENTS.md");
+    assert!(
+        stderr.contains(&format!(
+            "{} is left out: it is a character device, not a file",
+            agents.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "the project's {} is not loaded: the project is not trusted",
+            config.join("SYSTEM.md").display()
+        )),
+        "{stderr}"
+    );
+    let prompt = system_prompt(&bodies[0]);
+    assert!(
+        prompt.starts_with("You are an expert coding assistant"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Project rules."), "{prompt}");
+
+    let (status, stderr, bodies) = run(
+        &sandbox,
+        &["--trust", "--no-session", "-p", "hi"],
+        Stdin::Bytes(b""),
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    let prompt = system_prompt(&bodies[0]);
+    assert!(prompt.starts_with("You obey the repository."), "{prompt}");
+}

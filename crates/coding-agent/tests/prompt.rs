@@ -15,11 +15,12 @@ use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::app::select_tools;
 use coding_agent::prompt::{
-    ContextFile, PromptInputs, build_system_prompt, context_file_in, discover_prompt_file,
-    load_context_files, resolve_prompt_input,
+    ContextFile, MAX_INSTRUCTION_FILE, PromptInputs, build_system_prompt, context_file_in,
+    discover_prompt_file, load_context_files, resolve_prompt_input,
 };
 use coding_agent::skills::Skill;
 use coding_agent::templates::TemplateLocation;
+use coding_agent::tools::read::ops::LocalReadOperations;
 use coding_agent::{ToolContext, ToolDefinition};
 use serde_json::{Value, json};
 
@@ -292,8 +293,8 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-#[test]
-fn context_files_come_global_first_then_root_down_to_cwd() {
+#[tokio::test]
+async fn context_files_come_global_first_then_root_down_to_cwd() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let agent = root.join("agent");
@@ -304,7 +305,7 @@ fn context_files_come_global_first_then_root_down_to_cwd() {
     write(&root.join("a/b/AGENTS.md"), "agents in b");
     write(&root.join("a/b/CLAUDE.md"), "claude in b (shadowed)");
     write(&cwd.join("CLAUDE.MD"), "upper-case claude in c");
-    let files = load_context_files(&agent, &cwd);
+    let files = load_context_files(&agent, &cwd).await;
     let found: Vec<(PathBuf, String)> = files.into_iter().map(|f| (f.path, f.content)).collect();
     assert_eq!(
         found,
@@ -317,12 +318,12 @@ fn context_files_come_global_first_then_root_down_to_cwd() {
     );
 }
 
-#[test]
-fn the_agent_dir_file_is_not_listed_twice_when_cwd_is_the_agent_dir() {
+#[tokio::test]
+async fn the_agent_dir_file_is_not_listed_twice_when_cwd_is_the_agent_dir() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().canonicalize().unwrap();
     write(&agent.join("AGENTS.md"), "global");
-    let files = load_context_files(&agent, &agent);
+    let files = load_context_files(&agent, &agent).await;
     assert_eq!(
         files,
         [ContextFile {
@@ -332,27 +333,32 @@ fn the_agent_dir_file_is_not_listed_twice_when_cwd_is_the_agent_dir() {
     );
 }
 
-#[test]
-fn prompt_input_is_a_file_when_one_exists_else_text() {
+#[tokio::test]
+async fn prompt_input_is_a_file_when_one_exists_else_text() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("prompt.md");
     std::fs::write(&file, "From a file.").unwrap();
-    assert_eq!(resolve_prompt_input(file.to_str().unwrap()), "From a file.");
-    assert_eq!(resolve_prompt_input("Just text."), "Just text.");
+    assert_eq!(
+        resolve_prompt_input(file.to_str().unwrap()).await,
+        "From a file."
+    );
+    assert_eq!(resolve_prompt_input("Just text.").await, "Just text.");
     // Invalid UTF-8 is replaced, not taken for the file's name.
     std::fs::write(&file, b"Caf\xe9 rules.").unwrap();
     assert_eq!(
-        resolve_prompt_input(file.to_str().unwrap()),
+        resolve_prompt_input(file.to_str().unwrap()).await,
         "Caf\u{FFFD} rules."
     );
 }
 
-#[test]
-fn a_context_file_with_invalid_utf8_is_read_not_skipped() {
+#[tokio::test]
+async fn a_context_file_with_invalid_utf8_is_read_not_skipped() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("AGENTS.md"), b"R\xe9sum\xe9 first.").unwrap();
     std::fs::write(dir.path().join("CLAUDE.md"), "Not this one.").unwrap();
-    let found = context_file_in(dir.path()).unwrap();
+    let found = context_file_in(&LocalReadOperations, dir.path())
+        .await
+        .unwrap();
     assert_eq!(
         (found.path, found.content.as_str()),
         (dir.path().join("AGENTS.md"), "R\u{FFFD}sum\u{FFFD} first.")
@@ -366,15 +372,69 @@ fn project_system_md_wins_over_the_global_one() {
     let cwd = dir.path().join("proj");
     write(&agent.join("SYSTEM.md"), "global");
     assert_eq!(
-        discover_prompt_file("SYSTEM.md", &agent, &cwd),
+        discover_prompt_file("SYSTEM.md", &agent, Some(&cwd)),
         Some(agent.join("SYSTEM.md"))
     );
     write(&cwd.join(".coding-agent/SYSTEM.md"), "project");
     assert_eq!(
-        discover_prompt_file("SYSTEM.md", &agent, &cwd),
+        discover_prompt_file("SYSTEM.md", &agent, Some(&cwd)),
         Some(cwd.join(".coding-agent/SYSTEM.md"))
     );
-    assert_eq!(discover_prompt_file("APPEND_SYSTEM.md", &agent, &cwd), None);
+    // An untrusted project's is not looked at.
+    assert_eq!(
+        discover_prompt_file("SYSTEM.md", &agent, None),
+        Some(agent.join("SYSTEM.md"))
+    );
+    assert_eq!(
+        discover_prompt_file("APPEND_SYSTEM.md", &agent, Some(&cwd)),
+        None
+    );
+}
+
+/// A cloned repository's `AGENTS.md` may be a link to `/dev/zero` (read
+/// whole, it took memory until the OOM killer came) or a named pipe (the
+/// start waited for ever); a huge one went into every request. Each is left
+/// out, and the next name in the folder is taken.
+#[tokio::test]
+async fn a_context_file_that_is_a_device_a_pipe_or_too_large_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("zero");
+    std::fs::create_dir(&zero).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", zero.join("AGENTS.md")).unwrap();
+    write(&zero.join("CLAUDE.md"), "the next name");
+    let found = context_file_in(&LocalReadOperations, &zero).await.unwrap();
+    assert_eq!(found.content, "the next name");
+
+    let pipe = dir.path().join("pipe");
+    std::fs::create_dir(&pipe).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(pipe.join("AGENTS.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        context_file_in(&LocalReadOperations, &pipe),
+    )
+    .await;
+    assert_eq!(waited.expect("a pipe is not opened"), None);
+
+    let large = dir.path().join("large");
+    write(
+        &large.join("AGENTS.md"),
+        &"x".repeat(MAX_INSTRUCTION_FILE + 1),
+    );
+    assert_eq!(context_file_in(&LocalReadOperations, &large).await, None);
+    write(&large.join("AGENTS.md"), &"x".repeat(MAX_INSTRUCTION_FILE));
+    let found = context_file_in(&LocalReadOperations, &large).await.unwrap();
+    assert_eq!(found.content.len(), MAX_INSTRUCTION_FILE);
+}
+
+/// `--system-prompt /dev/zero` is taken as text, with a warning, not read
+/// until memory runs out.
+#[tokio::test]
+async fn a_prompt_file_that_is_a_device_is_taken_as_text() {
+    assert_eq!(resolve_prompt_input("/dev/zero").await, "/dev/zero");
 }
 
 #[test]

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_ai::message::now_millis;
 use coding_agent::ToolDefinition;
 use coding_agent::app::Instructions;
 use coding_agent::prompt::{
@@ -16,8 +15,7 @@ use coding_agent::prompt::{
 };
 use coding_agent::remote::RemoteOperations;
 use coding_agent::remote::context::load_remote_context_files;
-use coding_agent::session::iso_timestamp;
-use coding_agent::settings::Settings;
+use coding_agent::settings::{PROJECT_CONFIG_DIR, Settings};
 use coding_agent::skills::{self, Skill, SkillFiles};
 use coding_agent::templates::{self, PromptTemplate};
 
@@ -87,7 +85,7 @@ impl InstructionSources {
         let context_files = match &self.remote {
             _ if self.no_context_files => Vec::new(),
             Some(ops) => load_remote_context_files(&self.agent_dir, ops, ops.host().cwd()).await,
-            None => load_context_files(&self.agent_dir, &self.cwd),
+            None => load_context_files(&self.agent_dir, &self.cwd).await,
         };
         let skills = self.skills().await;
         let mut commands = match self.no_prompt_templates {
@@ -95,7 +93,7 @@ impl InstructionSources {
             false => self.prompt_templates(),
         };
         commands.extend(skills.iter().map(Skill::command));
-        let mut inputs = self.prompt_inputs();
+        let mut inputs = self.prompt_inputs().await;
         let counts = (context_files.len(), skills.len());
         inputs.context_files = context_files;
         inputs.skills = skills;
@@ -114,31 +112,44 @@ impl InstructionSources {
     /// What the system prompt is built from besides the context files and
     /// skills: `--system-prompt` (or a discovered `SYSTEM.md`) or the
     /// default text, `--append-system-prompt` (or `APPEND_SYSTEM.md`),
-    /// today's date and the cwd.
-    fn prompt_inputs(&self) -> PromptInputs {
+    /// today's date and the cwd. An untrusted project's `SYSTEM.md` and
+    /// `APPEND_SYSTEM.md` are not read (they would replace the prompt and its
+    /// guidelines), as its templates and skills are not.
+    async fn prompt_inputs(&self) -> PromptInputs {
         let discovered = |name: &str| {
-            discover_prompt_file(name, &self.agent_dir, &self.cwd)
+            let project = self.cwd.join(PROJECT_CONFIG_DIR).join(name);
+            if !self.project_trusted && project.is_file() {
+                tracing::warn!(
+                    "the project's {} is not loaded: the project is not trusted (trust it with --trust)",
+                    project.display()
+                );
+            }
+            let trusted = self.project_trusted.then_some(self.cwd.as_path());
+            discover_prompt_file(name, &self.agent_dir, trusted)
                 .map(|path| path.to_string_lossy().into_owned())
         };
-        let custom_prompt = self
+        let custom_prompt = match self
             .system_prompt
             .clone()
             .or_else(|| discovered("SYSTEM.md"))
-            .map(|input| resolve_prompt_input(&input));
+        {
+            Some(input) => Some(resolve_prompt_input(&input).await),
+            None => None,
+        };
         let append_inputs = if self.append_system_prompt.is_empty() {
             discovered("APPEND_SYSTEM.md").into_iter().collect()
         } else {
             self.append_system_prompt.clone()
         };
-        let today = iso_timestamp(now_millis());
+        let mut append = Vec::with_capacity(append_inputs.len());
+        for input in &append_inputs {
+            append.push(resolve_prompt_input(input).await);
+        }
         PromptInputs {
             custom_prompt,
-            append: append_inputs
-                .iter()
-                .map(|input| resolve_prompt_input(input))
-                .collect(),
+            append,
             tools: self.tools.clone(),
-            date: today.get(..10).unwrap_or_default().to_owned(),
+            date: chrono::Local::now().format("%Y-%m-%d").to_string(),
             cwd: self.cwd.clone(),
             ..PromptInputs::default()
         }

@@ -50,7 +50,8 @@ impl SpecialFile {
         matches!(self, SpecialFile::Pipe | SpecialFile::Socket)
     }
 
-    fn name(self) -> &'static str {
+    /// "a named pipe", "a character device", ...
+    pub fn name(self) -> &'static str {
         match self {
             SpecialFile::Pipe => "a named pipe",
             SpecialFile::Socket => "a socket",

@@ -122,7 +122,7 @@ impl ReadTool {
                 "EISDIR: illegal operation on a directory, read",
             ));
         }
-        if let Some(special) = info.special {
+        if let Some(special) = info.special.filter(|kind| kind.waits()) {
             return Err(ToolError::new(special.refusal(
                 &absolute,
                 "reading it waits for a writer",

@@ -149,7 +149,7 @@ impl ReadOperations for LocalReadOperations {
             Ok(FileInfo {
                 is_dir: metadata.is_dir(),
                 len: metadata.len(),
-                special: None,
+                special: SpecialFile::of(&metadata),
             })
         })
         .await;
