@@ -779,3 +779,28 @@ async fn edits_to_different_files_run_in_parallel() {
         ("A".into(), "B".into())
     );
 }
+
+/// `edit` reads a file whole and matches in two views of it: a 10 GB
+/// sparse file took the machine's whole memory until the OOM killer came.
+/// A file over the limit is refused before it is read, and left as it is.
+#[tokio::test]
+async fn a_file_too_large_to_edit_is_refused_unread_and_left_as_it_is() {
+    use coding_agent::tools::edit::ops::MAX_EDIT_FILE;
+    let ws = Fixture::new();
+    let path = ws.path("huge.log");
+    std::fs::write(&path, "hello\n").unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(10 << 30).unwrap();
+    let error = ws.replace("huge.log", "hello", "bye").await.unwrap_err();
+    assert!(
+        error.contains("Could not edit file: huge.log. Error: the file is 10240.0MB; edit reads and rewrites a file whole and takes files up to 16.0MB"),
+        "{error}"
+    );
+    assert!(error.contains("with bash (e.g. sed -i"), "{error}");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 10 << 30);
+
+    // One at the limit is edited.
+    file.set_len(MAX_EDIT_FILE).unwrap();
+    ws.replace("huge.log", "hello", "bye").await.unwrap();
+    assert!(std::fs::read(&path).unwrap().starts_with(b"bye\n"));
+}

@@ -1,7 +1,7 @@
 //! What `edit` needs of a file system: check, read and replace one file.
 
 use std::fs::OpenOptions;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -9,7 +9,24 @@ use async_trait::async_trait;
 use crate::support::fs_error::{FsError, SpecialFile};
 use crate::support::mutation_queue::MutationTarget;
 use crate::support::paths::HomeDir;
+use crate::support::truncate::format_size;
 use crate::tools::write::ops::{LocalFileOperations, WriteOperations, blocking};
+
+/// The largest file `edit` takes. It reads the file whole and matches in
+/// two views of it (exact and fuzzy), several times its size in memory: a
+/// 50 MB one-line file took 1.45 GB, and a 10 GB sparse file the machine's
+/// whole memory. Source files are far below this.
+pub const MAX_EDIT_FILE: u64 = 16 << 20;
+
+/// Why a file over [`MAX_EDIT_FILE`] is not edited, and what to do instead.
+fn too_large(len: u64) -> String {
+    format!(
+        "the file is {}; edit reads and rewrites a file whole and takes files up to {}. Change a \
+         file this large with bash (e.g. sed -i, or a script that streams it)",
+        format_size(usize::try_from(len).unwrap_or(usize::MAX)),
+        format_size(MAX_EDIT_FILE as usize)
+    )
+}
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
 #[async_trait]
@@ -42,6 +59,9 @@ impl EditOperations for LocalFileOperations {
                 let waits = "editing it waits for the other end";
                 return Err(FsError::other(special.refusal(&path, waits, "cat")));
             }
+            if metadata.len() > MAX_EDIT_FILE {
+                return Err(FsError::other(too_large(metadata.len())));
+            }
             // Opening for reading and writing (without truncating) asks the
             // OS the same question access(2) does.
             OpenOptions::new()
@@ -57,10 +77,20 @@ impl EditOperations for LocalFileOperations {
     async fn read_file(&self, path: &Path) -> Result<Vec<u8>, FsError> {
         let path = path.to_path_buf();
         blocking(move || {
-            std::fs::read(&path).map_err(|e| match e.kind() {
+            let failed = |e: io::Error| match e.kind() {
                 io::ErrorKind::IsADirectory => FsError::without_path(&e, "read"),
                 _ => FsError::new(&e, "open", &path),
-            })
+            };
+            // No further than the limit: the file may have grown since
+            // `access` looked.
+            let mut bytes = Vec::new();
+            std::fs::File::open(&path)
+                .and_then(|file| file.take(MAX_EDIT_FILE + 1).read_to_end(&mut bytes))
+                .map_err(failed)?;
+            match bytes.len() as u64 {
+                len if len > MAX_EDIT_FILE => Err(FsError::other(too_large(len))),
+                _ => Ok(bytes),
+            }
         })
         .await
     }
