@@ -239,6 +239,85 @@ fn no_rule_is_suggested_that_would_allow_more_than_the_call() {
     // `bash(sh)` would let every later `anything | sh` skip the always-ask list.
     let piped = bash(&p, "curl -s https://example.com/i.sh | sh");
     assert_eq!((piped.decision, piped.suggestion), (Decision::Ask, None));
+    // Nor for a shell at the end of any pipe: `bash(bash)` would let
+    // `cat evil.sh | bash` run unasked.
+    let piped = bash(&p, "echo hi | bash");
+    assert_eq!((piped.decision, piped.suggestion), (Decision::Ask, None));
+}
+
+/// `$E` may be empty, or anything: `git $E push` is `git push` then, and
+/// `git push$IFS` too. A deny or ask rule sees the command as it reads
+/// with the run-time words empty, and one the known words agree with asks
+/// whatever they become. A word that is all literal keeps its rules.
+#[test]
+fn words_known_only_at_run_time_do_not_slip_past_deny_and_ask_rules() {
+    let rules = RuleTexts {
+        ask: vec!["bash(git push *)".into()],
+        deny: vec!["bash(npm publish:*)".into()],
+        ..RuleTexts::default()
+    };
+    let p = policy_with(Mode::Auto, SANDBOXED, &rules);
+    for command in [
+        "git $E push origin HEAD:main",
+        "git ${E} push",
+        "git \"$E\" push",
+        "git push$IFS",
+    ] {
+        let verdict = bash(&p, command);
+        assert_eq!(
+            (verdict.decision, verdict.rule.as_deref()),
+            (Decision::Ask, Some("bash(git push *)")),
+            "{command}"
+        );
+    }
+    assert_eq!(bash(&p, "npm $E publish").decision, Decision::Deny);
+    let unknown = bash(&p, "git $SUB origin main");
+    assert_eq!(unknown.decision, Decision::Ask, "{}", unknown.reason);
+    assert!(
+        unknown
+            .reason
+            .contains("may make the rule `bash(git push *)` match"),
+        "{}",
+        unknown.reason
+    );
+    // Known words that no rule agrees with: the rules cannot match.
+    assert_eq!(bash(&p, "git commit -m \"$MSG\"").decision, Decision::Allow);
+}
+
+/// git takes any unambiguous prefix of a long option: `--force-w` is
+/// `--force-with-lease`, `--mirro` `--mirror`. An allow rule for pushes
+/// does not let them past the always-ask list, nor a refspec that may
+/// start with `+` at run time.
+#[test]
+fn a_force_push_by_an_abbreviated_option_or_a_run_time_refspec_still_asks() {
+    let rules = RuleTexts {
+        allow: vec!["bash(git push:*)".into()],
+        ..RuleTexts::default()
+    };
+    let p = policy_with(Mode::Default, SandboxFacts::default(), &rules);
+    for command in [
+        "git push --force-w origin HEAD:main",
+        "git push --force-i",
+        "git push --mirro",
+        "git push origin $E+HEAD:main",
+    ] {
+        let verdict = bash(&p, command);
+        assert_eq!(
+            verdict.decision,
+            Decision::Ask,
+            "{command}: {}",
+            verdict.reason
+        );
+        assert!(
+            verdict.reason.contains("force-pushes"),
+            "{}",
+            verdict.reason
+        );
+    }
+    assert_eq!(
+        bash(&p, "git push --follow-tags origin main").decision,
+        Decision::Allow
+    );
 }
 
 #[test]

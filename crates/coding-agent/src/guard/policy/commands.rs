@@ -328,17 +328,16 @@ pub fn always_asked(words: &[Arg], upstream: &[Vec<Arg>]) -> Option<String> {
     }
     if program(words) == "git" {
         let (sub, args) = git_subcommand(words);
+        // git takes any unambiguous prefix of a long option (`--force-w`,
+        // `--mirro`); a refspec known only at run time may start with `+`.
         let forced = sub == "push"
-            && args.iter().any(|a| {
-                let t = a.text.as_str();
-                t == "-f"
-                    || t == "--force"
-                    || t.starts_with("--force-with-lease")
-                    || t == "--force-if-includes"
-                    || t == "--mirror"
-                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('f'))
-                    || t.starts_with('+')
-            });
+            && (has_flag(
+                words,
+                "f",
+                &["force", "force-with-lease", "force-if-includes", "mirror"],
+            ) || args
+                .iter()
+                .any(|a| a.text.starts_with('+') || (!a.literal && a.text.contains('+'))));
         if forced {
             return Some(format!(
                 "`{line}` force-pushes, which can overwrite other people's commits; force-pushing always needs approval"
@@ -425,6 +424,27 @@ fn git_subcommand(words: &[Arg]) -> (&str, &[Arg]) {
         }
     }
     ("", &[])
+}
+
+/// Whether setting `name` before a command can change what the command
+/// runs or loads: anything but the locale, the time zone, colours and the
+/// terminal's size (`GIT_CONFIG_*`, `LD_PRELOAD`, `PAGER`, `GIT_EXTERNAL_DIFF`
+/// can all make a reading command run a program).
+pub fn changes_what_runs(name: &str) -> bool {
+    !(name.starts_with("LC_")
+        || matches!(
+            name,
+            "LANG"
+                | "LANGUAGE"
+                | "TZ"
+                | "NO_COLOR"
+                | "CLICOLOR"
+                | "CLICOLOR_FORCE"
+                | "FORCE_COLOR"
+                | "COLUMNS"
+                | "LINES"
+                | "TERM"
+        ))
 }
 
 /// True for a command on the known-safe list: it only reads (`tee` and

@@ -22,10 +22,10 @@ pub use paths::Places;
 pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
-    always_asked, always_denied, deletes_unknown_tree, hands_off_outside, is_interpreter,
-    is_known_safe, nested_script, program, tee_targets, unwrap, uses_network,
+    always_asked, always_denied, changes_what_runs, deletes_unknown_tree, hands_off_outside,
+    is_interpreter, is_known_safe, nested_script, program, tee_targets, unwrap, uses_network,
 };
-use shell::{Arg, Part, join};
+use shell::{Arg, Part, join, without_unknowns};
 
 use crate::support::paths::{read_path_candidates, resolve_to_cwd};
 
@@ -90,6 +90,41 @@ fn untold(written: &std::path::Path) -> Verdict {
         ),
     )
     .firm()
+}
+
+/// A bash write to a descriptor's path: `/dev/stdout`, `/dev/stderr` and
+/// `/dev/fd/1`/`2` show output (unless the script moved a descriptor:
+/// then opening one opens whatever file it points at, for writing);
+/// `/dev/stdin` and any other `/dev/fd/N` may be open on any file. `None`
+/// for any other path.
+fn descriptor_write(target: &Arg, descriptors_moved: bool) -> Option<Verdict> {
+    let path = paths::normalize(std::path::Path::new(&target.text));
+    let fd = match path.to_str()? {
+        "/dev/stdout" => "1",
+        "/dev/stderr" => "2",
+        "/dev/stdin" => "0",
+        other => other.strip_prefix("/dev/fd/")?,
+    };
+    let shown = path.display();
+    Some(match fd {
+        "1" | "2" if !descriptors_moved => {
+            Verdict::new(Decision::Allow, format!("`{shown}` shows output"))
+        }
+        "1" | "2" => Verdict::new(
+            Decision::Ask,
+            format!(
+                "writes to `{shown}` after the command pointed a descriptor at a file (`N<file`, `N>&M`): opening it writes that file; this needs approval"
+            ),
+        )
+        .firm(),
+        _ => Verdict::new(
+            Decision::Ask,
+            format!(
+                "writes to `{shown}`, a descriptor that may be open on any file: opening it writes that file; write to the file by name, or this needs approval"
+            ),
+        )
+        .firm(),
+    })
 }
 
 /// `words` joined, the program named without its directory (`/bin/rm x`
@@ -207,7 +242,7 @@ impl Policy {
         let path_arg = |key: &str| args.get(key).and_then(Value::as_str);
         let verdict = match tool {
             "bash" => match path_arg("command") {
-                Some(command) => self.judge_script(command, 0),
+                Some(command) => self.judge_script(command, 0, false),
                 None => Verdict::new(Decision::Ask, "the bash call has no command to judge"),
             },
             "read" | "grep" | "find" | "ls" => {
@@ -311,6 +346,16 @@ impl Policy {
 
     /// A write to `target` by the write or edit tool, or by a bash redirection.
     fn judge_write(&self, tool: &str, target: &Arg) -> Verdict {
+        if target.pattern {
+            return Verdict::new(
+                Decision::Ask,
+                format!(
+                    "writes to `{}`, a pattern bash replaces with the file it matches; name the file itself, or this needs approval",
+                    target.text
+                ),
+            )
+            .firm();
+        }
         if !target.literal {
             return Verdict::new(
                 Decision::Ask,
@@ -412,9 +457,17 @@ impl Policy {
     }
 
     /// A whole command line: the strictest verdict of its parts.
-    fn judge_script(&self, script: &str, depth: usize) -> Verdict {
+    /// `descriptors_moved`: the command that runs this script (`bash -c`)
+    /// moved a descriptor ([`Part::descriptors_moved`]), which the script
+    /// inherits.
+    fn judge_script(&self, script: &str, depth: usize, descriptors_moved: bool) -> Verdict {
         let parts = match shell::parse(script, &self.places.cwd().to_string_lossy(), depth) {
-            Ok(parts) => parts,
+            Ok(mut parts) => {
+                for part in &mut parts {
+                    part.descriptors_moved |= descriptors_moved;
+                }
+                parts
+            }
             Err(e) => {
                 return Verdict::new(
                     Decision::Ask,
@@ -491,13 +544,13 @@ impl Policy {
         let writes = part.writes.iter().cloned().chain(tee_targets(inner));
         let command =
             (!part.words.is_empty()).then(|| self.judge_command(part, &wrappers, inner, depth));
+        let judge_write = |target: Arg| {
+            descriptor_write(&target, part.descriptors_moved)
+                .unwrap_or_else(|| self.judge_write("bash", &target))
+        };
         // The command first: of equal verdicts its reason is the one to read.
-        Verdict::strictest(
-            command
-                .into_iter()
-                .chain(writes.map(|w| self.judge_write("bash", &w))),
-        )
-        .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
+        Verdict::strictest(command.into_iter().chain(writes.map(judge_write)))
+            .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
     }
 
     fn judge_command(
@@ -514,10 +567,14 @@ impl Policy {
         // (`sudo /bin/rm x` is `rm x`); allow rules do not: one allowing
         // `rm:*` must not allow `./rm`, nor `git push:*` `sudo git push`.
         let named_line = named(inner);
+        // `git $E push` is `git push` when `$E` is empty, as it may well be.
+        let guessed = without_unknowns(inner);
+        let guessed_line = named(&guessed);
         let strict = [
             Subject::Command(&full),
             Subject::Command(&inner_line),
             Subject::Command(&named_line),
+            Subject::Command(&guessed_line),
         ];
         if let Some(rule) = self.rule(&Kind::Deny, "bash", &strict) {
             return Verdict::new(
@@ -536,7 +593,7 @@ impl Policy {
         let floor = |verdict: Verdict| self.wrapper_floor(verdict, wrappers, &full, &inner_line);
         if let Some(nested) = nested_script(inner) {
             return floor(match nested {
-                Ok(script) => self.judge_script(&script, depth + 1),
+                Ok(script) => self.judge_script(&script, depth + 1, part.descriptors_moved),
                 Err(reason) => Verdict::new(Decision::Ask, format!("{reason}; it needs approval"))
                     .firm()
                     .suggesting_command(&full),
@@ -551,7 +608,9 @@ impl Policy {
             )
             .firm();
         }
-        if let Some(reason) = always_asked(inner, &part.upstream) {
+        let always =
+            always_asked(inner, &part.upstream).or_else(|| always_asked(&guessed, &part.upstream));
+        if let Some(reason) = always {
             return match exact {
                 Some(rule) => self.allowed_by(&full, rule),
                 // A rule names one simple command: for `sh` at the end of
@@ -578,6 +637,53 @@ impl Policy {
             )
             .by_rule(&rule.text);
         }
+        // `$X` may become anything: a deny or ask rule that the words known
+        // so far agree with may match what the command turns out to be.
+        let known: Vec<Arg> = inner
+            .iter()
+            .take_while(|word| word.literal)
+            .cloned()
+            .collect();
+        if known.len() < inner.len() {
+            let known = format!("{} ", named(&known));
+            if let Some(rule) = self
+                .rules(&Kind::Deny)
+                .chain(self.rules(&Kind::Ask))
+                .find(|rule| rule.may_match_after(&known))
+            {
+                return Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "`{full}` has words known only at run time, which may make the rule `{}` match; it needs approval",
+                        rule.text
+                    ),
+                )
+                .firm();
+            }
+        }
+        // Set before a command, `GIT_CONFIG_*` gives `git status` a
+        // program to run, `LD_PRELOAD` loads a library into any program and
+        // `PAGER` is run by git: no allow rule or known-safe entry, which
+        // name what a command does, can vouch for it then.
+        let assigned: Vec<&str> = part
+            .assigned
+            .iter()
+            .map(String::as_str)
+            .filter(|name| changes_what_runs(name))
+            .collect();
+        if !assigned.is_empty() {
+            return match self.mode {
+                Mode::Default | Mode::Plan => Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "`{full}` runs with {} set, which can make even a reading command run other programs; it needs approval",
+                        assigned.join(", ")
+                    ),
+                )
+                .firm(),
+                _ => floor(self.by_mode(&full, inner)),
+            };
+        }
         let rule_lines: &[Subject<'_>] = if wrappers.is_empty() {
             &lines
         } else {
@@ -592,7 +698,16 @@ impl Policy {
                 format!("`{inner_line}` only reads (known-safe list)"),
             ));
         }
-        floor(self.by_mode(&full, inner))
+        let verdict = floor(self.by_mode(&full, inner));
+        if is_interpreter(program(inner)) && !part.upstream.is_empty() {
+            // A rule for `bash` at the end of `echo hi | bash` would let
+            // every later `anything | bash` run unasked.
+            return Verdict {
+                suggestion: None,
+                ..verdict
+            };
+        }
+        verdict
     }
 
     fn allowed_by(&self, full: &str, rule: &Rule) -> Verdict {
@@ -614,9 +729,15 @@ impl Policy {
             Mode::Auto if !self.sandbox.active => ask(format!(
                 "`{full}` needs approval: the sandbox is not active, so auto mode asks before running bash"
             )),
-            Mode::Auto if uses_network(inner) && !self.sandbox.network_allowed => ask(format!(
-                "`{full}` uses the network, which the sandbox keeps off; it needs approval (or --allow-network)"
-            )),
+            // `git $E push` is `git push` when `$E` is empty.
+            Mode::Auto
+                if (uses_network(inner) || uses_network(&without_unknowns(inner)))
+                    && !self.sandbox.network_allowed =>
+            {
+                ask(format!(
+                    "`{full}` uses the network, which the sandbox keeps off; it needs approval (or --allow-network)"
+                ))
+            }
             Mode::Auto if deletes_unknown_tree(inner) => ask(format!(
                 "`{full}` deletes a directory named only at run time; it needs approval"
             )),
@@ -642,12 +763,17 @@ impl Policy {
             .iter()
             .skip(1)
             .filter(|word| word.literal && !word.text.is_empty())
-            .map(|word| {
-                word.text
+            .find_map(|word| {
+                let text = word
+                    .text
                     .split_once('=')
-                    .map_or(word.text.as_str(), |(_, value)| value)
+                    .map_or(word.text.as_str(), |(_, value)| value);
+                let path = self.places.resolve(text);
+                match word.pattern {
+                    true => self.places.configuration_matching(&path),
+                    false => self.places.configuration(&path),
+                }
             })
-            .find_map(|text| self.places.configuration(&self.places.resolve(text)))
     }
 
     /// `sudo X`, `env X`, `timeout N X`, ...: judged as X, and asked at least.

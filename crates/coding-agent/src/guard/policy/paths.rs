@@ -179,6 +179,25 @@ impl Places {
         })
     }
 
+    /// What [`Places::configuration`] says of a path bash may expand a
+    /// pattern to (`.gi?/config`, `.*/settings.json`): the first part under
+    /// a root is a pattern that matches one of those names. A pattern
+    /// matches a leading dot only with a dot of its own, as bash's does.
+    pub fn configuration_matching(&self, pattern: &Path) -> Option<&'static str> {
+        self.roots.iter().find_map(|root| {
+            let inside = pattern.strip_prefix(root).ok()?;
+            let first = inside.components().next()?.as_os_str().to_str()?;
+            if !first.starts_with('.') {
+                return None;
+            }
+            let glob = globset::Glob::new(first).ok()?.compile_matcher();
+            [crate::settings::PROJECT_CONFIG_DIR, ".mcp.json", ".git"]
+                .into_iter()
+                .find(|name| glob.is_match(name))
+                .and_then(|name| self.configuration(&root.join(name)))
+        })
+    }
+
     /// Like [`Places::protected`] for a target as written: `dir/*` (and
     /// `dir/.*`) empties `dir`, so it counts as `dir`.
     pub fn protected_target(&self, text: &str) -> Option<&'static str> {

@@ -155,6 +155,24 @@ impl Rule {
         }
     }
 
+    /// True for a bash rule that may match a command line starting with
+    /// `known` and going on with words known only at run time: its pattern
+    /// and `known` agree as far as both go (`git push *` and `git `, for
+    /// `git $E push`). A bare `bash` rule matches every command.
+    pub fn may_match_after(&self, known: &str) -> bool {
+        if !matches!(&self.tool, ToolName::Exact(name) if name == "bash") {
+            return false;
+        }
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Command(pattern) => {
+                let start = &pattern.pieces[0];
+                start.starts_with(known) || known.starts_with(start.as_str())
+            }
+            Spec::Path(_) => false,
+        }
+    }
+
     /// True for a bash rule without wildcards that names exactly `line`: the
     /// only kind that can allow a command on the always-deny or always-ask list.
     pub fn names_exactly(&self, line: &str) -> bool {

@@ -33,6 +33,10 @@ pub struct Arg {
     pub text: String,
     /// False when part of the word is only known at run time.
     pub literal: bool,
+    /// True when the word holds an unquoted `*`, `?` or `[`: bash puts the
+    /// names it matches in its place (a redirect's target too, when one
+    /// matches), so `.gi?/config` is `.git/config`.
+    pub pattern: bool,
 }
 
 impl Arg {
@@ -41,7 +45,44 @@ impl Arg {
         Self {
             text: text.to_owned(),
             literal: true,
+            pattern: false,
         }
+    }
+
+    /// Only a run-time part (`$NAME`, `$(...)`): none of the text.
+    fn unknown(text: &str) -> Self {
+        Self {
+            literal: false,
+            ..Self::literal(text)
+        }
+    }
+
+    /// The word as it reads when every part known only at run time is
+    /// empty (`$E` in `git $E push`, `$IFS` in `push$IFS`): what a deny or
+    /// ask rule must also be matched against, since `$E` may well be empty.
+    pub fn without_unknowns(&self) -> String {
+        if self.literal {
+            return self.text.clone();
+        }
+        let mut text = self
+            .text
+            .replace("$((...))", "")
+            .replace("$(...)", "")
+            .replace("${...}", "");
+        text = text.replace("~?", "");
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '$' {
+                while chars
+                    .next_if(|n| n.is_ascii_alphanumeric() || "_@*#?$!-".contains(*n))
+                    .is_some()
+                {}
+            } else {
+                out.push(c);
+            }
+        }
+        out
     }
 }
 
@@ -50,8 +91,8 @@ impl Arg {
 pub struct Part {
     /// The command's words, program first (after any `NAME=value` prefixes).
     pub words: Vec<Arg>,
-    /// True when `NAME=value` assignments precede the command.
-    pub assignments: bool,
+    /// The names `NAME=value` assignments before the command set for it.
+    pub assigned: Vec<String>,
     /// Files written by `>`, `>>`, `>|`, `<>` and `&>` redirections.
     pub writes: Vec<Arg>,
     /// The words of the commands before this one in its pipeline (`curl x | sh`).
@@ -61,6 +102,11 @@ pub struct Part {
     pub opaque: Option<String>,
     /// Set when this part defines a function that calls itself (a fork bomb's shape).
     pub recursive_function: Option<String>,
+    /// True when the script points a descriptor somewhere other than where
+    /// the bash tool opened it (`1<file`, `3<file`, `1>&0`, `exec 2<>f`):
+    /// then a write to `/dev/stdout` or `/dev/fd/N` opens that file again,
+    /// for writing, so it is not the harmless output it usually is.
+    pub descriptors_moved: bool,
 }
 
 impl Part {
@@ -68,6 +114,19 @@ impl Part {
     pub fn command_line(&self) -> String {
         join(&self.words)
     }
+}
+
+/// `words` with every part known only at run time left empty
+/// ([`Arg::without_unknowns`]), the words that are then empty left out.
+pub fn without_unknowns(words: &[Arg]) -> Vec<Arg> {
+    words
+        .iter()
+        .map(|word| Arg {
+            text: word.without_unknowns(),
+            ..word.clone()
+        })
+        .filter(|word| !word.text.is_empty())
+        .collect()
 }
 
 /// The words' texts joined by single spaces.
@@ -101,11 +160,17 @@ pub fn parse(script: &str, cwd: &str, depth: usize) -> Result<Vec<Part>, ParseFa
         cwd,
         depth,
         options,
+        descriptors_moved: false,
     };
     for list in &program.complete_commands {
         walk.list(list)?;
     }
-    Ok(walk.parts)
+    let moved = walk.descriptors_moved;
+    let mut parts = walk.parts;
+    for part in &mut parts {
+        part.descriptors_moved |= moved;
+    }
+    Ok(parts)
 }
 
 struct Walk<'a> {
@@ -113,6 +178,41 @@ struct Walk<'a> {
     cwd: &'a str,
     depth: usize,
     options: ParserOptions,
+    /// A redirection of this script moves a descriptor ([`Part::descriptors_moved`]).
+    descriptors_moved: bool,
+}
+
+/// Whether a file redirection points descriptor `fd` (`None`: the kind's
+/// default, 0 or 1) somewhere the bash tool did not open it: a descriptor
+/// above 2, standard output or error read from a file, or a duplicate of
+/// anything but standard output or error (`1>&0`, `2<&3`).
+fn moves_descriptor(
+    fd: Option<i32>,
+    kind: &IoFileRedirectKind,
+    target: &IoFileRedirectTarget,
+) -> bool {
+    let reads = matches!(
+        kind,
+        IoFileRedirectKind::Read
+            | IoFileRedirectKind::ReadAndWrite
+            | IoFileRedirectKind::DuplicateInput
+    );
+    let duplicates_other = match target {
+        IoFileRedirectTarget::Fd(other) => !matches!(other, 1 | 2),
+        IoFileRedirectTarget::Duplicate(word) => {
+            !matches!(word.value.as_str(), "1" | "2" | "-" | "1-" | "2-")
+        }
+        _ => false,
+    };
+    let duplicating = matches!(
+        kind,
+        IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput
+    );
+    match fd {
+        Some(fd) if fd > 2 => true,
+        Some(1 | 2) if reads => true,
+        _ => duplicating && duplicates_other,
+    }
 }
 
 impl Walk<'_> {
@@ -291,18 +391,15 @@ impl Walk<'_> {
             CommandPrefixOrSuffixItem::Word(_) => {}
             CommandPrefixOrSuffixItem::IoRedirect(redirect) => redirects.push(redirect),
             CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
-                part.assignments = true;
+                let (name, value) = word.value.split_once('=').unwrap_or((&word.value, ""));
+                part.assigned.push(name.trim_end_matches('+').to_owned());
                 // The value may hold `$(...)`: walk it for its commands.
-                let value = word.value.split_once('=').map_or("", |(_, v)| v);
                 self.word(value)?;
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
                 self.list(&subshell.list)?;
                 // It becomes a `/dev/fd/N` path only known at run time.
-                part.words.push(Arg {
-                    text: "$(...)".to_owned(),
-                    literal: false,
-                });
+                part.words.push(Arg::unknown("$(...)"));
             }
         }
         Ok(())
@@ -315,7 +412,8 @@ impl Walk<'_> {
         let mut writes = Vec::new();
         for redirect in redirects {
             match redirect {
-                IoRedirect::File(_, kind, target) => {
+                IoRedirect::File(fd, kind, target) => {
+                    self.descriptors_moved |= moves_descriptor(*fd, kind, target);
                     let writing = matches!(
                         kind,
                         IoFileRedirectKind::Write
@@ -371,6 +469,9 @@ impl Walk<'_> {
         let pieces = brush_parser::word::parse(raw, &self.options)
             .map_err(|e| ParseFailure(format!("cannot read the word `{raw}`: {e}")))?;
         let mut arg = self.flatten(&pieces)?;
+        arg.pattern = pieces
+            .iter()
+            .any(|p| matches!(&p.piece, WordPiece::Text(t) if t.contains(['*', '?', '['])));
         let braces = pieces.iter().any(|p| {
             matches!(&p.piece, WordPiece::Text(t) if t.contains('{') && t.contains('}') && t.contains(','))
         });
@@ -382,10 +483,7 @@ impl Walk<'_> {
     }
 
     fn flatten(&mut self, pieces: &[WordPieceWithSource]) -> Result<Arg, ParseFailure> {
-        let mut arg = Arg {
-            text: String::new(),
-            literal: true,
-        };
+        let mut arg = Arg::literal("");
         for piece in pieces {
             match &piece.piece {
                 WordPiece::Text(text)
