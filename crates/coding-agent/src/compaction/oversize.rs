@@ -14,7 +14,7 @@ use agent_ai::{Content, Message, ToolResultMessage};
 
 use super::tokens::{estimate_tokens, scaled};
 use crate::session::blocks_text;
-use crate::support::safe_name::underscore_unsafe;
+use crate::support::safe_name::{fnv1a, underscore_unsafe};
 
 /// What a request's messages take and what the window leaves them, in
 /// tokens.
@@ -52,10 +52,44 @@ pub fn fit_tool_results(messages: Vec<Message>, room: Room, spill_dir: &Path) ->
         .collect()
 }
 
-/// Where the full text of the result of `tool_call_id` is saved.
-pub fn spill_path(spill_dir: &Path, tool_call_id: &str) -> PathBuf {
+/// Where the full `text` of the result of `tool_call_id` is saved: named
+/// by its content too, since call ids repeat across sessions (many local
+/// servers number their calls from 1), and a file of another session's
+/// result must never be named as this one's.
+pub fn spill_path(spill_dir: &Path, tool_call_id: &str, text: &str) -> PathBuf {
     let safe = underscore_unsafe(tool_call_id);
-    spill_dir.join(format!("coding-agent-result-{safe}.txt"))
+    let hash = fnv1a(text.as_bytes());
+    spill_dir.join(format!("coding-agent-result-{safe}-{hash:016x}.txt"))
+}
+
+/// Saves `text` at `path`, readable by this user only (the spill folder is
+/// the shared temp directory and the output may hold secrets). The file is
+/// made anew, never opened through a link someone left there; one that is
+/// already there holds the same text (every request of the session cuts
+/// the same result again) when its size agrees.
+fn save(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+    match created {
+        Ok(mut file) => file.write_all(text.as_bytes()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            let there = std::fs::symlink_metadata(path)?;
+            if there.is_file() && there.len() == text.len() as u64 {
+                Ok(())
+            } else {
+                Err(std::io::Error::other(format!(
+                    "{} is already there and holds something else",
+                    path.display()
+                )))
+            }
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// The result's text cut to about `keep_tokens`: its head and tail with the
@@ -70,12 +104,8 @@ fn cut(mut result: ToolResultMessage, keep_tokens: u64, spill_dir: &Path) -> Too
     let half = keep / 2;
     let head: String = chars[..half].iter().collect();
     let tail: String = chars[chars.len() - half..].iter().collect();
-    let path = spill_path(spill_dir, &result.tool_call_id);
-    let saved = if path.exists() {
-        Ok(())
-    } else {
-        std::fs::write(&path, &text)
-    };
+    let path = spill_path(spill_dir, &result.tool_call_id, &text);
+    let saved = save(&path, &text);
     let notice = cut_notice(chars.len() - 2 * half, &path, saved.err());
     let mut content = vec![Content::text(format!("{head}{notice}{tail}"))];
     content.extend(
@@ -143,7 +173,7 @@ mod tests {
             scale: 1.0,
         };
         let fitted = fit_tool_results(messages, room, dir.path());
-        let path = dir.path().join("coding-agent-result-call_1.txt");
+        let path = spill_path(dir.path(), "call/1", &huge);
         let text = text_of(&fitted[1]);
         let expected = format!(
             "HEAD{}\n\n[... {} characters cut here to fit the model's context window. Full output: {}. Read parts of it with offset and limit.]\n\n{}TAIL",
@@ -154,6 +184,43 @@ mod tests {
         );
         assert_eq!(text, expected);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), huge);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the output may hold secrets");
+    }
+
+    /// Call ids repeat across sessions: another run's result under the same
+    /// id is not named as this one's, and a file someone left at this one's
+    /// name is not taken for it.
+    #[test]
+    fn another_results_file_is_never_named_for_this_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let room = |messages: &[Message]| Room {
+            total: total(messages),
+            usable: 2000,
+            scale: 1.0,
+        };
+        let first = vec![result("call_1", format!("FIRST{}", "a".repeat(40_000)))];
+        let second = vec![result("call_1", format!("SECOND{}", "b".repeat(40_000)))];
+        fit_tool_results(first.clone(), room(&first), dir.path());
+        let fitted = fit_tool_results(second.clone(), room(&second), dir.path());
+        let named = text_of(&fitted[0]);
+        let path = named
+            .split("Full output: ")
+            .nth(1)
+            .and_then(|rest| rest.split(". Read parts").next())
+            .unwrap();
+        assert!(std::fs::read_to_string(path).unwrap().starts_with("SECOND"));
+
+        let third = format!("THIRD{}", "c".repeat(40_000));
+        std::fs::write(spill_path(dir.path(), "call_2", &third), "planted").unwrap();
+        let messages = vec![result("call_2", third)];
+        let fitted = fit_tool_results(messages.clone(), room(&messages), dir.path());
+        assert!(
+            text_of(&fitted[0]).contains("The full output could not be saved"),
+            "{}",
+            text_of(&fitted[0])
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::support::safe_name::underscore_unsafe;
+use crate::support::safe_name::{fnv1a, underscore_unsafe};
 
 /// The longest tool name the model APIs accept.
 pub const MAX_NAME_LEN: usize = 64;
@@ -65,13 +65,6 @@ fn sanitise(part: &str) -> String {
     } else {
         underscore_unsafe(part)
     }
-}
-
-/// FNV-1a: a stable hash (the standard library's is seeded per process).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -13,3 +13,12 @@ pub fn underscore_unsafe(text: &str) -> String {
         })
         .collect()
 }
+
+/// FNV-1a of `bytes`: a hash that stays the same from one run to the next
+/// (the standard library's is seeded per process), for names made from
+/// text too long or too free to use as it is.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
