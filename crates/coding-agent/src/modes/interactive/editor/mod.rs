@@ -21,6 +21,15 @@ const PASTE_MARKER_CHARS: usize = 1000;
 /// Undo steps kept; older ones go.
 const UNDO_KEPT: usize = 200;
 
+/// A text as it was typed: large pastes as their markers, and what each
+/// marker stands for. A history entry keeps both, so a recalled prompt
+/// sends its pastes again, not their markers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Typed {
+    text: String,
+    pastes: Vec<(String, String)>,
+}
+
 /// The text being typed.
 #[derive(Debug, Clone)]
 pub struct Editor {
@@ -29,11 +38,11 @@ pub struct Editor {
     row: usize,
     /// Cursor column, in characters.
     col: usize,
-    history: Vec<String>,
+    history: Vec<Typed>,
     /// Position while browsing history; `None` when editing a fresh text.
     browsing: Option<usize>,
     /// The text being typed before history browsing started.
-    draft: String,
+    draft: Typed,
     /// Large pastes, by marker.
     pastes: Vec<(String, String)>,
     /// The states to go back to, newest last (Ctrl+-).
@@ -81,7 +90,7 @@ impl Default for Editor {
             col: 0,
             history: Vec::new(),
             browsing: None,
-            draft: String::new(),
+            draft: Typed::default(),
             pastes: Vec::new(),
             undo: Vec::new(),
             last: LastEdit::Other,
@@ -139,13 +148,16 @@ impl Editor {
         }
         self.load("");
         self.browsing = None;
-        self.pastes.clear();
         self.undo.clear();
         self.last = LastEdit::Other;
         let text = text.trim().to_owned();
         if text.is_empty() {
             return None;
         }
+        let typed = Typed {
+            text: typed,
+            pastes: std::mem::take(&mut self.pastes),
+        };
         if self.history.last() != Some(&typed) {
             self.history.push(typed);
         }
@@ -156,8 +168,11 @@ impl Editor {
     /// session's prompts).
     pub fn remember(&mut self, text: &str) {
         let text = text.trim();
-        if !text.is_empty() && self.history.last().map(String::as_str) != Some(text) {
-            self.history.push(text.to_owned());
+        if !text.is_empty() && self.history.last().map(|t| t.text.as_str()) != Some(text) {
+            self.history.push(Typed {
+                text: text.to_owned(),
+                pastes: Vec::new(),
+            });
         }
     }
 
@@ -402,7 +417,10 @@ impl Editor {
         let next = match self.browsing {
             None if !self.history.is_empty() => {
                 self.edit(LastEdit::Other);
-                self.draft = self.text();
+                self.draft = Typed {
+                    text: self.text(),
+                    pastes: self.pastes.clone(),
+                };
                 self.history.len() - 1
             }
             Some(i) if i > 0 => i - 1,
@@ -410,7 +428,13 @@ impl Editor {
         };
         self.browsing = Some(next);
         let entry = self.history[next].clone();
-        self.load(&entry);
+        self.show(entry);
+    }
+
+    /// Shows `typed` with its pastes behind their markers again.
+    fn show(&mut self, typed: Typed) {
+        self.load(&typed.text);
+        self.pastes = typed.pastes;
     }
 
     /// Down a line; on the last line, the next history entry (then the
@@ -430,11 +454,11 @@ impl Editor {
         if i + 1 < self.history.len() {
             self.browsing = Some(i + 1);
             let entry = self.history[i + 1].clone();
-            self.load(&entry);
+            self.show(entry);
         } else {
             self.browsing = None;
             let draft = std::mem::take(&mut self.draft);
-            self.load(&draft);
+            self.show(draft);
         }
     }
 
@@ -600,6 +624,18 @@ mod tests {
         assert_eq!(editor.text(), "see [paste #1 +12 lines]");
         let expected: String = (1..=12).map(|i| format!("line {i}\n")).collect();
         assert_eq!(editor.take(), Some(format!("see {}", expected.trim())));
+        // Recalled from the history, it sends the paste again, not its
+        // marker; the draft keeps its own paste meanwhile.
+        editor.up();
+        assert_eq!(editor.text(), "see [paste #1 +12 lines]");
+        assert_eq!(editor.take(), Some(format!("see {}", expected.trim())));
+        editor.insert_str("and ");
+        editor.paste(&pasted.replace("line", "row"));
+        editor.up();
+        editor.up();
+        editor.down();
+        let rows: String = (1..=12).map(|i| format!("row {i}\n")).collect();
+        assert_eq!(editor.take(), Some(format!("and {}", rows.trim())));
     }
 
     #[test]
