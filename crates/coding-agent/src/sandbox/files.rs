@@ -27,10 +27,7 @@ impl<Ops: ?Sized> Sandboxed<Ops> {
     }
 
     fn check(&self, path: &Path) -> Result<(), FsError> {
-        self.policy.check_write(path).map_err(|denial| FsError {
-            code: Some("EACCES"),
-            message: denial,
-        })
+        self.policy.check_write(path)
     }
 }
 

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::support::paths::{Whose, where_links_lead};
+use crate::support::fs_error::FsError;
+use crate::support::paths::{Whose, follow_links};
 
 /// How much the sandbox lets commands change (`--sandbox`, setting `sandbox.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
@@ -136,34 +137,48 @@ impl SandboxPolicy {
     /// is resolved as the kernel would: symlinks in its existing part are
     /// followed, so a link inside a root that points outside is outside.
     pub fn permits_write(&self, path: &Path) -> bool {
+        self.check_write(path).is_ok()
+    }
+
+    /// `Ok` when a write to `path` is allowed, else the error the model
+    /// reads: the denial, or, for a path whose links cannot be followed
+    /// (which may lead anywhere, so it is refused), the file system's own
+    /// error (`ENOTDIR` for `file/x`, `ENAMETOOLONG`): a write would mostly
+    /// meet it too, and the model must not be told to ask for the sandbox
+    /// to be turned off for a mistake in its path.
+    pub fn check_write(&self, path: &Path) -> Result<(), FsError> {
         if self.mode == SandboxMode::Off {
-            return true;
+            return Ok(());
         }
-        // A path whose links cannot be followed is refused: it may lead
-        // anywhere.
-        let Some(resolved) = where_links_lead(path, Whose::This) else {
-            return false;
+        let resolved = match follow_links(path, Whose::This) {
+            Ok(resolved) => resolved,
+            Err(Some(error)) => return Err(FsError::new(&error, "open", path)),
+            Err(None) => return Err(self.denial(path)),
         };
-        WRITABLE_DEVICES
+        let inside = WRITABLE_DEVICES
             .iter()
             .any(|device| resolved == Path::new(device))
             || self
                 .effective_roots()
                 .iter()
-                .any(|root| resolved.starts_with(root))
-    }
-
-    /// `Ok` when a write to `path` is allowed, else the denial the model reads.
-    pub fn check_write(&self, path: &Path) -> Result<(), String> {
-        if self.permits_write(path) {
+                .any(|root| resolved.starts_with(root));
+        if inside {
             Ok(())
         } else {
-            Err(format!(
+            Err(self.denial(path))
+        }
+    }
+
+    /// The refusal of a write to `path` outside the sandbox.
+    fn denial(&self, path: &Path) -> FsError {
+        FsError {
+            code: Some("EACCES"),
+            message: format!(
                 "{}: {}. {}",
                 self.denial_reason(false),
                 path.display(),
                 WHAT_TO_DO
-            ))
+            ),
         }
     }
 
@@ -301,11 +316,28 @@ mod tests {
         let root = dir.path().canonicalize().unwrap().join("work");
         let policy = workspace(dir.path());
         assert_eq!(
-            policy.check_write(Path::new("/etc/x")),
+            policy
+                .check_write(Path::new("/etc/x"))
+                .map_err(|e| e.message),
             Err(format!(
                 "Permission denied (sandbox: writes are limited to {} and /dev/null-like devices): /etc/x. {WHAT_TO_DO}",
                 root.display()
             ))
+        );
+        // A path that cannot be followed for a reason of its own is refused
+        // with that reason, not blamed on the sandbox.
+        std::fs::write(root.join("afile"), "x").unwrap();
+        let under_a_file = root.join("afile/a/sub.txt");
+        let refused = policy.check_write(&under_a_file).unwrap_err();
+        assert_eq!(
+            (refused.code, refused.message),
+            (
+                Some("ENOTDIR"),
+                format!(
+                    "ENOTDIR: not a directory, open '{}'",
+                    under_a_file.display()
+                )
+            )
         );
         assert_eq!(
             policy.bash_denial_notice(),

@@ -112,11 +112,19 @@ const MAX_LINK_HOPS: usize = 40;
 /// will open), a link into `/proc` or `/dev`, whose `self` and `fd` are the
 /// process that opens them, not this one. Either way: refuse, or ask.
 pub fn where_links_lead(path: &Path, whose: Whose) -> Option<PathBuf> {
+    follow_links(path, whose).ok()
+}
+
+/// [`where_links_lead`], with why it cannot be told: the file system's
+/// error (`ENOTDIR` for `file/x`, `ENAMETOOLONG`, `EACCES` on a folder that
+/// may not be searched), which a write there would mostly meet as well;
+/// `None` for a link into `/proc` or `/dev` that `another` process opens.
+pub fn follow_links(path: &Path, whose: Whose) -> Result<PathBuf, Option<std::io::Error>> {
     use std::collections::VecDeque;
     use std::ffi::OsString;
 
     if !path.is_absolute() {
-        return Some(normalize_lexically(path));
+        return Ok(normalize_lexically(path));
     }
     // The components still to walk, owned: a link's target joins them.
     let parts = |path: &Path| -> Vec<OsString> {
@@ -139,7 +147,7 @@ pub fn where_links_lead(path: &Path, whose: Whose) -> Option<PathBuf> {
                 match next.symlink_metadata() {
                     Ok(meta) => Some(meta),
                     Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(_) => return None,
+                    Err(error) => return Err(Some(error)),
                 }
             } else {
                 None
@@ -150,10 +158,10 @@ pub fn where_links_lead(path: &Path, whose: Whose) -> Option<PathBuf> {
                 && whose == Whose::Another
                 && (next.starts_with("/proc") || next.starts_with("/dev"))
             {
-                return None;
+                return Err(None);
             }
             let target = if is_link {
-                Some(std::fs::read_link(&next).ok()?)
+                Some(std::fs::read_link(&next).map_err(Some)?)
             } else {
                 None
             };
@@ -170,7 +178,7 @@ pub fn where_links_lead(path: &Path, whose: Whose) -> Option<PathBuf> {
             }
         }
     }
-    Some(resolved)
+    Ok(resolved)
 }
 
 /// Which process will open a path [`where_links_lead`] judges: `/proc/self`
