@@ -495,3 +495,53 @@ fn a_window_too_short_for_the_call_and_its_choices_takes_only_a_deny() {
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(denied.try_recv(), Ok(ApprovalAnswer::Deny { reason: None }));
 }
+
+/// A call taller than the prompt (a 60-line script) used to show its first
+/// rows and `…`, and a long line was cut at the window's edge: "Allow once"
+/// ran code nobody saw. Every row now shows, wrapped; what does not fit is
+/// scrolled with PgUp/PgDn, and the call is allowed only once every row has
+/// been on the screen.
+#[test]
+fn a_call_taller_than_the_prompt_is_scrolled_and_allowed_only_once_read_to_the_end() {
+    let (mut app, now) = asking_app();
+    let mut script: Vec<String> = (1..=60)
+        .map(|i| format!("echo line{i} > /tmp/x{i}"))
+        .collect();
+    script.push(format!(
+        "mkdir -p build && echo {} && python3 -c 'HIDDEN_END'",
+        "x".repeat(150)
+    ));
+    let (mut first, mut answer) = prompt("c1", &script.join("\n"));
+    first.request.suggested_rule = Some("bash(mkdir -p build)".into());
+    app.approvals.push(first);
+
+    let top = screen(&mut app, 70, 30, now);
+    assert!(top.contains("echo line1 > /tmp/x1"), "{top}");
+    assert!(top.contains("of the call · PgUp/PgDn scroll"), "{top}");
+    assert!(top.contains("1. Allow once"), "{top}");
+    assert!(!top.contains("HIDDEN_END"), "{top}");
+    app.handle_key(key(KeyCode::Char('1')));
+    app.handle_key(key(KeyCode::Enter));
+    assert!(
+        answer.try_recv().is_err(),
+        "not read to the end, not allowed"
+    );
+
+    let mut bottom = String::new();
+    for _ in 0..20 {
+        app.handle_key(key(KeyCode::PageDown));
+        bottom = screen(&mut app, 70, 30, now);
+        if bottom.contains("HIDDEN_END") {
+            break;
+        }
+    }
+    assert!(
+        bottom.contains("python3 -c 'HIDDEN_END'"),
+        "the long line wraps, whole: {bottom}"
+    );
+    assert!(bottom.contains("echo line60 > /tmp/x60"), "{bottom}");
+    app.handle_key(key(KeyCode::PageUp));
+    screen(&mut app, 70, 30, now);
+    app.handle_key(key(KeyCode::Char('1')));
+    assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowOnce));
+}

@@ -22,7 +22,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
@@ -39,14 +39,23 @@ use crate::render::{Style, StyledLine, ToolRenderers};
 #[derive(Debug, Default)]
 pub struct Approvals {
     waiting: VecDeque<Waiting>,
-    /// The last draw could not show the whole call with its choices.
-    call_hidden: Cell<bool>,
+    /// Part of the shown call has not been on the screen yet, or the
+    /// choices are not on it now: only a deny is taken.
+    call_unseen: Cell<bool>,
+    /// How many rows of the call the last draw showed (a page, for PgUp/PgDn).
+    page: Cell<usize>,
+    /// The last first row the call can be scrolled to.
+    last_scroll: Cell<usize>,
 }
 
 #[derive(Debug)]
 struct Waiting {
     modal: ApprovalModal,
     reply: tokio::sync::oneshot::Sender<ApprovalAnswer>,
+    /// The first row of the call shown, when it is taller than the prompt.
+    scroll: usize,
+    /// How far down the call has been shown, in rows.
+    seen: Cell<usize>,
 }
 
 impl Approvals {
@@ -55,6 +64,8 @@ impl Approvals {
         self.waiting.push_back(Waiting {
             modal: ApprovalModal::new(prompt.request),
             reply: prompt.reply,
+            scroll: 0,
+            seen: Cell::new(0),
         });
     }
 
@@ -83,12 +94,18 @@ impl Approvals {
         let Some(front) = self.waiting.front_mut() else {
             return false;
         };
+        let page = self.page.get().max(1);
+        match key.code {
+            KeyCode::PageDown => front.scroll = (front.scroll + page).min(self.last_scroll.get()),
+            KeyCode::PageUp => front.scroll = front.scroll.saturating_sub(page),
+            _ => {}
+        }
         let Some(answer) = front.modal.handle_key(key) else {
             return true;
         };
-        if self.call_hidden.get() && !matches!(answer, ApprovalAnswer::Deny { .. }) {
-            // Not on screen, not approved: the prompt says to enlarge the
-            // window.
+        if self.call_unseen.get() && !matches!(answer, ApprovalAnswer::Deny { .. }) {
+            // Not read to the end, not approved: the prompt says to scroll
+            // (or to enlarge the window).
             return true;
         }
         if let Some(done) = self.waiting.pop_front() {
@@ -126,18 +143,24 @@ impl Approvals {
     /// until the window grows ([`Approvals::handle_key`]): no call is
     /// approved unseen.
     pub fn draw(&self, frame: &mut Frame<'_>, area: Rect, renderers: &ToolRenderers) {
-        let Some(modal) = self.current() else {
+        let Some(front) = self.waiting.front() else {
             return;
         };
         let inner_width = area.width.saturating_sub(4).max(1);
-        let view = modal.view(renderers, inner_width);
+        let view = front.modal.view(renderers, inner_width);
         let inner_height = usize::from(area.height.saturating_sub(2));
         let Fitted {
             rows,
             cursor,
-            call_hidden,
-        } = fit(&view, inner_width, inner_height);
-        self.call_hidden.set(call_hidden);
+            call,
+            choices_shown,
+        } = fit(&view, inner_width, inner_height, front.scroll);
+        front.seen.set(front.seen.get().max(call.shown.end));
+        self.call_unseen
+            .set(!choices_shown || front.seen.get() < call.rows);
+        self.page.set(call.shown.len());
+        self.last_scroll
+            .set(call.rows.saturating_sub(call.shown.len()));
         let height = u16::try_from(rows.len() + 2).unwrap_or(area.height);
         let modal_area = Rect {
             y: area.bottom().saturating_sub(height),
@@ -176,14 +199,27 @@ struct Fitted {
     rows: Vec<StyledLine>,
     /// Row and column of the cursor, on the reason being typed.
     cursor: Option<(usize, usize)>,
-    /// The call and its choices did not fit together.
-    call_hidden: bool,
+    /// What of the call is shown.
+    call: CallRows,
+    /// The choices are on the screen.
+    choices_shown: bool,
+}
+
+/// The call's rows, and which of them are on the screen.
+struct CallRows {
+    /// How many rows the whole call takes.
+    rows: usize,
+    /// The rows shown.
+    shown: Range<usize>,
 }
 
 /// The rows of `view` to draw `width` columns wide in `height` rows: all of
-/// them; else the call and the answers alone; else the call's first rows
-/// and a line saying the rest does not fit.
-fn fit(view: &ModalView, width: u16, height: usize) -> Fitted {
+/// them; else the call and the answers alone; else the answers under as many
+/// rows of the call as fit, from `scroll` on, with a line saying which and
+/// how to see the rest (the prompt takes no approval until every row has
+/// been shown); else, in a window too small even for that, the call's first
+/// rows and a line saying the rest does not fit.
+fn fit(view: &ModalView, width: u16, height: usize, scroll: usize) -> Fitted {
     let wrapped = |lines: &mut dyn Iterator<Item = usize>| {
         let mut rows = Vec::new();
         let mut cursor = None;
@@ -196,20 +232,52 @@ fn fit(view: &ModalView, width: u16, height: usize) -> Fitted {
         }
         (rows, cursor)
     };
-    let essential = |range: &Range<usize>| (0..view.call).chain(range.clone());
+    let (call_rows, _) = wrapped(&mut (0..view.call));
+    let total = call_rows.len();
+    let whole = || CallRows {
+        rows: total,
+        shown: 0..total,
+    };
     for (rows, cursor) in [
         wrapped(&mut (0..view.lines.len())),
-        wrapped(&mut essential(&view.answers)),
+        wrapped(&mut (0..view.call).chain(view.answers.clone())),
     ] {
         if rows.len() <= height {
             return Fitted {
                 rows,
                 cursor,
-                call_hidden: false,
+                call: whole(),
+                choices_shown: true,
             };
         }
     }
-    let (mut rows, _) = wrapped(&mut (0..view.call));
+    let (answers, cursor) = wrapped(&mut view.answers.clone());
+    let room = height.saturating_sub(answers.len() + 1);
+    if room >= MIN_CALL_ROWS {
+        let first = scroll.min(total - room);
+        let shown = first..first + room;
+        let status = format!(
+            "Rows {}-{} of {} of the call · PgUp/PgDn scroll; it can be allowed once every row was shown",
+            shown.start + 1,
+            shown.end,
+            total
+        );
+        let mut rows = call_rows[shown.clone()].to_vec();
+        rows.extend(
+            wrap(&StyledLine::new(status, Style::Warning), width)
+                .into_iter()
+                .take(1),
+        );
+        let at = rows.len();
+        rows.extend(answers);
+        return Fitted {
+            rows,
+            cursor: cursor.map(|(row, col)| (row + at, col)),
+            call: CallRows { rows: total, shown },
+            choices_shown: true,
+        };
+    }
+    let mut rows = call_rows;
     let notice = wrap(
         &StyledLine::new(
             "The call does not fit: enlarge the window to answer · Esc denies",
@@ -218,11 +286,17 @@ fn fit(view: &ModalView, width: u16, height: usize) -> Fitted {
         width,
     );
     rows.truncate(height.saturating_sub(notice.len()));
+    let shown = 0..rows.len();
     rows.extend(notice);
     rows.truncate(height);
     Fitted {
         rows,
         cursor: None,
-        call_hidden: true,
+        call: CallRows { rows: total, shown },
+        choices_shown: false,
     }
 }
+
+/// The fewest rows of a call worth scrolling through; a window with less
+/// room says the call does not fit.
+const MIN_CALL_ROWS: usize = 3;

@@ -4,12 +4,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{ApprovalAnswer, ApprovalRequest, RuleScope};
-use crate::modes::interactive::transcript::complete_call;
-use crate::render::ToolRenderers;
+use crate::render::{RenderOptions, ToolRenderers};
 use crate::render::{Style, StyledLine};
-
-/// Most rows of the call shown; a longer call (a long script) ends in `…`.
-const MAX_CALL_ROWS: usize = 8;
 
 /// One line of the prompt's list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,15 +155,14 @@ impl ApprovalModal {
     /// its renderer draws it, why the policy asks, then the choices or the
     /// reason being typed, then the keys.
     pub fn view(&self, renderers: &ToolRenderers, width: u16) -> ModalView {
-        let mut lines = renderers.call_lines(
-            &self.request.tool_name,
-            &self.request.args,
-            complete_call(width),
-        );
-        if lines.len() > MAX_CALL_ROWS {
-            lines.truncate(MAX_CALL_ROWS - 1);
-            lines.push(StyledLine::new("…", Style::Dim));
-        }
+        // Expanded: every line of the call, none cut at the width; what
+        // does not fit is scrolled (`super::fit`), never left out.
+        let whole = RenderOptions {
+            expanded: true,
+            width,
+            ..RenderOptions::default()
+        };
+        let mut lines = renderers.call_lines(&self.request.tool_name, &self.request.args, whole);
         let call = lines.len();
         lines.push(StyledLine::new(self.request.reason.clone(), Style::Warning));
         lines.push(StyledLine::default());
