@@ -636,3 +636,46 @@ fn path_rules_hold_for_every_spelling_the_tools_accept_and_through_links() {
     let other = local.check("read", &json!({"path": "src"}));
     assert_eq!(other.decision, Decision::Allow);
 }
+
+/// A hard link is the same file under another name: `ln .git/config c`
+/// in the workspace, then an edit of `c`, changed `.git/config` unasked,
+/// and a link to a file outside let write change it in place. A file with
+/// more than one name asks, in default and auto mode, by any writing tool;
+/// a deny rule still denies.
+#[test]
+fn a_file_with_hard_links_asks_before_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(work.join(".git")).unwrap();
+    std::fs::write(work.join(".git/config"), "[core]\n").unwrap();
+    std::fs::hard_link(work.join(".git/config"), work.join("c")).unwrap();
+    std::fs::write(work.join("plain.txt"), "x").unwrap();
+    let policy = |mode: Mode, deny: &[&str]| {
+        let rules = RuleTexts {
+            deny: deny.iter().map(|r| (*r).to_owned()).collect(),
+            ..RuleTexts::default()
+        };
+        Policy::new(mode, SANDBOXED, Places::for_cwd(&work), &rules).unwrap()
+    };
+    for mode in [Mode::Default, Mode::Auto] {
+        let p = policy(mode, &[]);
+        for (tool, args) in [
+            ("write", json!({"path": "c", "content": "x"})),
+            ("edit", json!({"path": "c", "edits": []})),
+            ("bash", json!({"command": "echo x >> c"})),
+        ] {
+            let verdict = p.check(tool, &args);
+            assert_eq!(verdict.decision, Decision::Ask, "{tool} in {mode:?}");
+            assert!(
+                verdict.reason.contains("has 2 hard links"),
+                "{}",
+                verdict.reason
+            );
+        }
+        let plain = p.check("write", &json!({"path": "plain.txt", "content": "y"}));
+        assert_eq!(plain.decision, Decision::Allow, "{}", plain.reason);
+    }
+    let denied =
+        policy(Mode::Default, &["write(c)"]).check("write", &json!({"path": "c", "content": "x"}));
+    assert_eq!(denied.decision, Decision::Deny);
+}

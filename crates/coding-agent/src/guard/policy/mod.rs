@@ -92,6 +92,13 @@ fn untold(written: &std::path::Path) -> Verdict {
     .firm()
 }
 
+/// How many names the regular file at `path` has, when more than one.
+fn hard_links(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(path).ok()?;
+    (metadata.is_file() && metadata.nlink() > 1).then(|| metadata.nlink())
+}
+
 /// A bash write to a descriptor's path: `/dev/stdout`, `/dev/stderr` and
 /// `/dev/fd/1`/`2` show output (unless the script moved a descriptor:
 /// then opening one opens whatever file it points at, for writing);
@@ -394,11 +401,29 @@ impl Policy {
             );
         }
         let rule_tool = if tool == "bash" { "write" } else { tool };
-        if let Some(verdict) = self.by_rules(
+        let mut by_rule = self.by_rules(
             rule_tool,
             &[Subject::Path(&path)],
             &format!("writing `{shown}`"),
-        ) {
+        );
+        if let Some(denied) = by_rule.take_if(|v| v.decision == Decision::Deny) {
+            return denied;
+        }
+        // A hard link is the same file under another name: writing
+        // `ws/c` writes `.git/config` or a file outside the workspace too,
+        // if that is what it was linked to, and no path tells which.
+        if matches!(self.mode, Mode::Default | Mode::Auto)
+            && let Some(links) = hard_links(&path)
+        {
+            return Verdict::new(
+                Decision::Ask,
+                format!(
+                    "`{shown}` has {links} hard links: writing it changes the file under every one of its names, which may be outside the workspace or the project's configuration; it needs approval"
+                ),
+            )
+            .firm();
+        }
+        if let Some(verdict) = by_rule {
             return verdict;
         }
         match self.mode {
