@@ -210,8 +210,26 @@ const PI_KEYS_NOT_READ: [&str; 7] = [
     "followUpMode",
 ];
 
+/// The keys of a provider entry ([`ProviderSettings`]).
+const PROVIDER_KEYS: [&str; 12] = [
+    "api",
+    "baseUrl",
+    "apiKeyEnv",
+    "apiKey",
+    "defaultModel",
+    "images",
+    "temperature",
+    "recoverTextToolCalls",
+    "maxTokens",
+    "contextWindow",
+    "reasoning",
+    "thinkingLevelMap",
+];
+
 /// Warns of each key of [`PI_KEYS_NOT_READ`] the settings file at `path`
-/// (read as `json`) sets.
+/// (read as `json`) sets, and of a provider's keys this agent does not
+/// read (Pi's `models` list, `headers`, a typo): nothing would change, and
+/// nothing would say why.
 fn warn_of_pi_keys_not_read(path: &Path, json: &Value) {
     for key in PI_KEYS_NOT_READ {
         let pointer = format!("/{}", key.replace('.', "/"));
@@ -219,6 +237,17 @@ fn warn_of_pi_keys_not_read(path: &Path, json: &Value) {
             tracing::warn!(
                 "{}: `{key}` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)",
                 path.display()
+            );
+        }
+    }
+    let providers = json.get("providers").and_then(Value::as_object);
+    for (name, provider) in providers.into_iter().flatten() {
+        let keys = provider.as_object().into_iter().flat_map(|p| p.keys());
+        for key in keys.filter(|key| !PROVIDER_KEYS.contains(&key.as_str())) {
+            tracing::warn!(
+                "{}: provider \"{name}\" sets `{key}`, which this agent does not read (a provider takes {}; its model is `defaultModel` or --model)",
+                path.display(),
+                PROVIDER_KEYS.join(", ")
             );
         }
     }

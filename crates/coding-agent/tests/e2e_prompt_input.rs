@@ -263,3 +263,38 @@ fn a_repositorys_instruction_files_cannot_exhaust_memory_or_replace_the_prompt_u
     let prompt = system_prompt(&bodies[0]);
     assert!(prompt.starts_with("You obey the repository."), "{prompt}");
 }
+
+/// A provider from the settings takes no images unless it says
+/// `"images": true`: an `@image` was left out of the request without a
+/// word, and the user took the answer for one about the image. It is
+/// still left out, and stderr says so and how to send it; a provider key
+/// this agent does not read (Pi's `models` list) is named too.
+#[test]
+fn an_image_the_model_does_not_take_is_named_as_not_sent() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("shot.png"), PNG).unwrap();
+    let server = ModelServer::start(|_| Reply::Events(Wire::OpenAi.events(&Answer::text(&["ok"]))));
+    let base_url = Wire::OpenAi.base_url(server.addr());
+    sandbox.write_global_settings(&serde_json::json!({
+        "defaultProvider": "local",
+        "providers": {"local": {"baseUrl": base_url, "defaultModel": "m", "models": [{"id": "m"}]}}
+    }));
+    let mut command = sandbox.bare_command();
+    command.args(["--no-session", "-p", "@shot.png", "what is this?"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "ok\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("The image attached is not sent: the model local/m does not take images (if it does, set \"images\": true on its provider in settings.json)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("provider \"local\" sets `models`, which this agent does not read"),
+        "{stderr}"
+    );
+    let body = &server.requests()[0].body;
+    assert!(!body.to_string().contains("image_url"), "{body}");
+}

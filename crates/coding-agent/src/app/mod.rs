@@ -858,6 +858,7 @@ impl AgentSession {
     /// are saved as they complete.
     pub async fn prompt(&self, message: Message) -> Result<Vec<Message>, PromptError> {
         let message = self.expand_template(message);
+        self.warn_of_unsent_images(&message);
         // Bash runs recorded after the last run go before the new prompt.
         if let Err(error) = self.flush_pending_bash() {
             tracing::warn!("{error}");
@@ -940,9 +941,39 @@ impl AgentSession {
     /// UserPromptSubmit hooks, as a prompt is.
     async fn submitted(&self, message: Message) -> Result<Message, PromptError> {
         let message = self.expand_template(message);
+        self.warn_of_unsent_images(&message);
         match self.hooks_now() {
             Some(hooks) => hooks.submit_queued(message).await,
             None => Ok(message),
+        }
+    }
+
+    /// Says so when `message` has images the model does not take: the
+    /// provider leaves them out of the request, and without a word the user
+    /// would take the answer for one about the image.
+    fn warn_of_unsent_images(&self, message: &Message) {
+        let Message::User(UserMessage {
+            content: UserContent::Blocks(blocks),
+            ..
+        }) = message
+        else {
+            return;
+        };
+        let images = blocks
+            .iter()
+            .filter(|block| matches!(block, Content::Image(_)))
+            .count();
+        let model = self.model();
+        if images > 0 && !model.supports_images {
+            let (count, verb) = match images {
+                1 => ("The image".to_owned(), "is"),
+                n => (format!("The {n} images"), "are"),
+            };
+            tracing::warn!(
+                "{count} attached {verb} not sent: the model {}/{} does not take images (if it does, set \"images\": true on its provider in settings.json)",
+                model.provider,
+                model.id
+            );
         }
     }
 
