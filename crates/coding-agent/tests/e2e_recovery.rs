@@ -468,7 +468,7 @@ fn answer_with_input(wire: Wire, text: &str, input: u64) -> Reply {
 
 fn summary_wrapper(summary: &str) -> String {
     format!(
-        "user: Earlier turns of this conversation were compacted into the summary below.\n\n<summary>\n{summary}\n</summary>"
+        "user: The conversation history before this point was compacted into the following summary:\n\n<summary>\n{summary}\n</summary>"
     )
 }
 

@@ -105,8 +105,9 @@ pub enum SummaryKind {
     Branch,
 }
 
+/// Pi's words (its `messages.js`): a model tuned on Pi reads the same.
 const COMPACTION_INTRO: &str =
-    "Earlier turns of this conversation were compacted into the summary below.";
+    "The conversation history before this point was compacted into the following summary:";
 const BRANCH_INTRO: &str = "The user went down another branch of this conversation and came back to this point; the summary below says what that branch did.";
 const SUMMARY_OPEN: &str = "\n\n<summary>\n";
 const SUMMARY_CLOSE: &str = "\n</summary>";
@@ -336,7 +337,7 @@ mod tests {
     fn the_model_reads_the_summary_in_tags() {
         assert_eq!(
             summary_message_text("S"),
-            "Earlier turns of this conversation were compacted into the summary below.\n\n<summary>\nS\n</summary>"
+            "The conversation history before this point was compacted into the following summary:\n\n<summary>\nS\n</summary>"
         );
         assert_eq!(
             join_split_turn("H", "P"),
