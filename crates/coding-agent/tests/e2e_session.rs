@@ -99,8 +99,19 @@ fn killed_while_the_model_stalls_then_continue_resumes_with_the_saved_tool_resul
     let mut command = sandbox.command(wire, &server);
     command.args(["--continue", "-p", "Go on."]);
     command.arg("--session-dir").arg(&sessions);
-    let stdout = Running::spawn(command).finish_quietly();
-    assert_eq!(stdout, "Resumed and done.\n");
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "Resumed and done.\n")
+    );
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: {}: line 7 is not a session entry and is left out (edited, or cut off mid-write); what it held is missing from the conversation\n",
+            file.display()
+        ),
+        "the torn line is named"
+    );
 
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -520,4 +531,43 @@ fn switching_to_a_session_brings_back_its_model_and_keeps_the_session_folder() {
 /// A provider of settings.json serving `model` from `server`.
 fn provider_entry(wire: Wire, server: &ModelServer, model: &str) -> Value {
     json!({"baseUrl": wire.base_url(server.addr()), "apiKey": "k", "defaultModel": model, "contextWindow": 100000})
+}
+
+/// A session file edited by hand: a line that no longer parses was left
+/// out without a word (and with it, through the broken chain, what came
+/// before it), and a line appended without an id made the next entry a new
+/// root, detaching the whole conversation. The unread line is named on
+/// stderr, and the conversation goes on from the last entry with an id.
+#[test]
+fn a_hand_edited_session_file_names_its_unread_lines_and_keeps_its_conversation() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "first"]);
+    Running::spawn(command).finish_quietly();
+    let file = Sandbox::session_files(&sandbox.default_session_dir())
+        .pop()
+        .unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("{\"type\":\"note\"}\nthis line was typed by hand\n");
+    std::fs::write(&file, text).unwrap();
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--session", file.to_str().unwrap(), "-p", "second"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+    assert!(
+        stderr.contains(&format!(
+            "{}: line {} is not a session entry and is left out",
+            file.display(),
+            lines - 2
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        wire.transcript(&server.requests()[1].body),
+        ["user: first", "assistant: ok", "user: second"]
+    );
 }

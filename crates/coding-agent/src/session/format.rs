@@ -184,23 +184,45 @@ pub fn user_text(content: &UserContent) -> String {
     }
 }
 
+/// A session file's text, read.
+pub(super) struct ParsedSession {
+    pub header: SessionHeader,
+    pub entries: Vec<Entry>,
+    /// The numbers (from 1) of the lines that are not entries and were
+    /// left out: edited by hand, or cut by a crash mid-write.
+    pub unread_lines: Vec<usize>,
+}
+
 /// The header and the entries of a session file's text; `None` without a
-/// valid header. Lines that do not parse are skipped.
-pub(super) fn parse_session(content: &str) -> Option<(SessionHeader, Vec<Entry>)> {
+/// valid header. Lines that do not parse are skipped, and counted.
+pub(super) fn parse_session(content: &str) -> Option<ParsedSession> {
+    let mut unread_lines = Vec::new();
     let mut lines = content
         .split('\n')
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .filter_map(Entry::parse);
+        .enumerate()
+        .map(|(at, line)| (at + 1, line.trim()))
+        .filter(|(_, line)| !line.is_empty())
+        .filter_map(|(number, line)| {
+            let entry = Entry::parse(line);
+            if entry.is_none() {
+                unread_lines.push(number);
+            }
+            entry
+        });
     let header: SessionHeader = serde_json::from_str(lines.next()?.text()).ok()?;
     if header.kind != "session" {
         return None;
     }
-    let entries = lines.collect();
-    if header.version.unwrap_or(1) < 2 {
-        return Some((header, from_version_1(entries)));
-    }
-    Some((header, entries))
+    let entries: Vec<Entry> = lines.collect();
+    let entries = match header.version.unwrap_or(1) {
+        0 | 1 => from_version_1(entries),
+        _ => entries,
+    };
+    Some(ParsedSession {
+        header,
+        entries,
+        unread_lines,
+    })
 }
 
 /// Pi's version 1 entries (a list, without ids) as a chain: each entry

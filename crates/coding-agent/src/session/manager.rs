@@ -159,7 +159,7 @@ impl SessionManager {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(session),
             Err(e) => return Err(io_error(e)),
         };
-        let Some((header, entries)) = parse_session(&content) else {
+        let Some(parsed) = parse_session(&content) else {
             // Blank (a first write that failed): the session starts in it,
             // and its first write replaces it; reading it changes nothing.
             if content.trim().is_empty() {
@@ -169,6 +169,8 @@ impl SessionManager {
                 path: path.to_path_buf(),
             });
         };
+        warn_of_unread_lines(path, &parsed.unread_lines);
+        let (header, entries) = (parsed.header, parsed.entries);
         session.leaf_id = last_entry_id(&entries);
         session.header = header;
         session.written = Some(entries.len());
@@ -709,7 +711,28 @@ impl SessionManager {
 /// The id of the last of `entries`: the leaf a loaded or continued branch
 /// goes on from.
 fn last_entry_id(entries: &[Entry]) -> Option<String> {
-    entries.last().and_then(Entry::id).map(str::to_owned)
+    // A line without an id (added by hand) would leave the next entry
+    // without a parent: the whole conversation before it detached.
+    entries.iter().rev().find_map(Entry::id).map(str::to_owned)
+}
+
+/// Says which lines of the session file at `path` were left out: the
+/// conversation they held, and maybe what came before them, is missing
+/// from what the model is sent.
+fn warn_of_unread_lines(path: &Path, unread: &[usize]) {
+    let numbers: Vec<String> = unread.iter().map(usize::to_string).collect();
+    match numbers.as_slice() {
+        [] => {}
+        [one] => tracing::warn!(
+            "{}: line {one} is not a session entry and is left out (edited, or cut off mid-write); what it held is missing from the conversation",
+            path.display()
+        ),
+        many => tracing::warn!(
+            "{}: lines {} are not session entries and are left out (edited, or cut off mid-write); what they held is missing from the conversation",
+            path.display(),
+            many.join(", ")
+        ),
+    }
 }
 
 /// Where the sessions of `cwd` live under `agent_dir` (Pi's
