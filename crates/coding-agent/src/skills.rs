@@ -287,7 +287,7 @@ impl Found<'_> {
             description: description.trim().to_owned(),
             path: path.to_path_buf(),
             location,
-            model_invocable: front.get("disable-model-invocation") != Some("true"),
+            model_invocable: !front.is_true("disable-model-invocation"),
             instructions: front.body.trim().to_owned(),
         });
     }
