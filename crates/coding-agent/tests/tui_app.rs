@@ -438,15 +438,24 @@ fn slash_commands_list_tools_and_help_and_ask_for_a_new_session() {
     type_text(&mut app, "/bogus");
     assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
     assert_eq!(
-        above_editor(&screen(&mut app, 60, 10, Instant::now())),
+        above_editor(&screen(&mut app, 80, 10, Instant::now())),
         [
             "Active tools: read, bash",
             "",
-            "Unknown command /bogus; /help lists them",
+            "Unknown command /bogus; /help lists them (the text is back in the editor)",
             "",
             "",
         ]
         .join("\n")
+    );
+    assert_eq!(app.editor.text(), "/bogus", "not lost");
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    assert_eq!(app.editor.text(), "");
+    // A path is not a command: it is sent.
+    type_text(&mut app, "/usr/bin/env fails when I run it, why?");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Prompt("/usr/bin/env fails when I run it, why?".into())
     );
     type_text(&mut app, "/mcp");
     assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Mcp);

@@ -696,7 +696,10 @@ impl App {
             return Action::None;
         };
         self.scroll = 0;
-        if text.starts_with('/') && !text.contains('\n') {
+        // `/usr/bin/env fails, why?` or a pasted `/home/me/app.py:12: ...`
+        // is a path, not a command: no command's name holds a `/`.
+        let first_word = text.split_whitespace().next().unwrap_or_default();
+        if text.starts_with('/') && !text.contains('\n') && !first_word[1..].contains('/') {
             return self.command(&text);
         }
         if let Some(command) = text.strip_prefix('!') {
@@ -797,9 +800,13 @@ impl App {
             }
             _ => {
                 self.notice(vec![StyledLine::new(
-                    format!("Unknown command {name}; /help lists them"),
+                    format!(
+                        "Unknown command {name}; /help lists them (the text is back in the editor)"
+                    ),
                     Style::Error,
                 )]);
+                // Typed, not lost: the name can be fixed.
+                self.editor.set_text(line);
                 Action::None
             }
         }
