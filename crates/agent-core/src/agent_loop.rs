@@ -371,7 +371,12 @@ async fn run_loop(
                     return new_messages;
                 }
             }
-            pending = config.steering.take();
+            // A cancelled run asks the model once more only to end: the
+            // messages queued for it stay queued (the caller may give them
+            // back to the user), not added to a conversation that stops.
+            if !cancel.is_cancelled() {
+                pending = config.steering.take();
+            }
         }
         let follow_ups = config.follow_up.take();
         if follow_ups.is_empty() {

@@ -550,3 +550,68 @@ async fn system_prompt_and_tools_reach_the_provider() {
     let names: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["echo"]);
 }
+
+/// A tool that queues a steering message and then has the run cancelled,
+/// as a user who typed while a command ran and then pressed Esc.
+struct SteerThenCancel {
+    tool: agent_ai::Tool,
+    steering: MessageQueue,
+    cancel: CancellationToken,
+}
+
+#[async_trait]
+impl AgentTool for SteerThenCancel {
+    fn tool(&self) -> &agent_ai::Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "SteerThenCancel"
+    }
+
+    async fn execute(
+        &self,
+        _id: &str,
+        _params: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        self.steering.push(user("then say hi"));
+        self.cancel.cancel();
+        Ok(AgentToolResult::text("ran"))
+    }
+}
+
+/// A message queued for a run that is then cancelled stays queued: the
+/// loop asks the model once more only to end, and a message added to that
+/// ending conversation would ride along, unanswered, with the next prompt
+/// (the terminal UI gives it back to the editor instead).
+#[tokio::test]
+async fn steering_queued_for_a_cancelled_run_stays_queued() {
+    let provider = ScriptedProvider::new([
+        reply(vec![call("tool-1", "steer", json!({}))]),
+        reply(vec![text("never read")]),
+    ]);
+    let steering = MessageQueue::default();
+    let cancel = CancellationToken::new();
+    let tool = SteerThenCancel {
+        tool: agent_ai::Tool {
+            name: "steer".into(),
+            description: "Steers, then cancels.".into(),
+            parameters: json!({"type": "object"}),
+        },
+        steering: steering.clone(),
+        cancel: cancel.clone(),
+    };
+    let mut context = context(vec![Arc::new(tool)]);
+    let added = agent_loop(
+        vec![user("go")],
+        &mut context,
+        &config(&provider).with_steering(steering.clone()),
+        &cancel,
+        &Recorder::default().emit(),
+    )
+    .await;
+    assert_eq!(texts_of_users(&added), ["go"], "{added:?}");
+    assert_eq!(texts_of_users(&steering.take()), ["then say hi"]);
+}

@@ -183,6 +183,34 @@ fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them(
     tmux.quit();
 }
 
+/// A message queued for a run the user then cancels goes back to the
+/// editor, as in Pi: it used to wait and ride along with the next, unrelated
+/// prompt, which then never got an answer of its own.
+#[test]
+fn esc_gives_the_cancelled_runs_queued_messages_back_to_the_editor() {
+    let server = SseServer::start();
+    let Some(tmux) = start_counting(&server) else {
+        return;
+    };
+    tmux.wait_for("the live tail", |s| s.contains("running ·"));
+    tmux.type_text("then say hi");
+    tmux.key("Enter");
+    tmux.wait_for("queued", |s| s.contains("Queued steering: then say hi"));
+    tmux.key("Escape");
+    let restored = tmux.wait_for("the message back in the editor", |s| {
+        s.contains("Restored 1 queued message to the editor")
+    });
+    assert!(!restored.contains("Queued steering"), "{restored}");
+    assert!(
+        restored
+            .lines()
+            .any(|line| line.trim_end() == "> then say hi"),
+        "{restored}"
+    );
+    assert_eq!(server.requests().len(), 1, "nothing more was sent");
+    tmux.quit();
+}
+
 /// [`start_counting`], once the command runs and its first line shows.
 fn counting_shown(server: &SseServer) -> Option<Tmux> {
     let tmux = start_counting(server)?;

@@ -255,7 +255,7 @@ struct Driver {
     session: AgentSession,
     events: SessionEvents,
     run: Option<JoinHandle<Result<Vec<Message>, PromptError>>>,
-    /// The user cancelled the current run: queued messages wait for the next prompt.
+    /// The user cancelled the current run: queued messages go back to the editor.
     aborted: bool,
     parts: Parts,
     interactive: InteractiveOptions,
@@ -514,9 +514,13 @@ impl Driver {
         if let Some(error) = error {
             app.notice(vec![StyledLine::new(error, Style::Error)]);
         }
-        // Messages queued as the run ended are delivered now, unless the
-        // user cancelled the run.
-        if !self.aborted && self.session.pending_message_count() > 0 {
+        // Messages queued as the run ended are delivered now. A cancelled
+        // run's go back to the editor, as in Pi: they were written for the
+        // run the user stopped, not for whatever the next prompt is.
+        if self.aborted && self.session.pending_message_count() > 0 {
+            self.restore_queued(app);
+            self.idle.start();
+        } else if !self.aborted && self.session.pending_message_count() > 0 {
             let session = self.session.clone();
             app.set_running(true, Instant::now());
             self.run = Some(tokio::spawn(async move {
@@ -526,6 +530,17 @@ impl Driver {
             self.idle.start();
         }
         self.aborted = false;
+    }
+
+    /// Takes the queued steering and follow-up messages back into the
+    /// editor (Alt+Up, or the run they waited for was cancelled).
+    fn restore_queued(&self, app: &mut App) {
+        let taken = self.session.take_queued();
+        let texts = taken.iter().filter_map(|message| match message {
+            Message::User(user) => Some(transcript::user_text(&user.content)),
+            _ => None,
+        });
+        app.restore_queued(texts.collect());
     }
 
     /// Does what the app asked; true when the app should quit.
@@ -629,14 +644,7 @@ impl Driver {
             Action::Model(Some(name)) => self.switch_model(app, &name),
             // The run loop opens the editor or stops: it holds the terminal.
             Action::ExternalEditor | Action::Suspend => {}
-            Action::Dequeue => {
-                let taken = self.session.take_queued();
-                let texts = taken.iter().filter_map(|message| match message {
-                    Message::User(user) => Some(transcript::user_text(&user.content)),
-                    _ => None,
-                });
-                app.restore_queued(texts.collect());
-            }
+            Action::Dequeue => self.restore_queued(app),
             Action::CycleThinking => self.cycle_thinking(app),
             Action::CycleModel { back } => {
                 let env = |name: &str| std::env::var(name).ok();
