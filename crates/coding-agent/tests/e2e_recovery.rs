@@ -1103,11 +1103,14 @@ fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     assert!(stderr.contains(&message), "{stderr}");
 }
 
-/// Queues "queued msg" as a follow-up while something runs.
-fn queue_follow_up(rpc: &mut Rpc) {
-    let (_, queued) = rpc.ask(
-        json!({"id": "q", "type": "prompt", "message": "queued msg", "streamingBehavior": "followUp"}),
-    );
+/// Queues "queued msg" while something runs: as a follow-up, or as a
+/// prompt without `streamingBehavior` (which waits for a compaction).
+fn queue_follow_up(rpc: &mut Rpc, behavior: Option<&str>) {
+    let mut prompt = json!({"id": "q", "type": "prompt", "message": "queued msg"});
+    if let Some(behavior) = behavior {
+        prompt["streamingBehavior"] = json!(behavior);
+    }
+    let (_, queued) = rpc.ask(prompt);
     assert_eq!(queued["success"], true, "{queued}");
 }
 
@@ -1137,6 +1140,18 @@ fn the_queued_message_went_out(mut rpc: Rpc, server: &ModelServer, wire: Wire) {
 /// that prompt's answer.
 #[test]
 fn a_message_queued_during_a_threshold_compaction_is_sent_when_it_ends() {
+    queued_during_a_threshold_compaction(Some("followUp"));
+}
+
+/// A prompt without `streamingBehavior` sent then waits for the compaction
+/// the same way (`docs/DEVIATIONS.md` M18). It was refused as "already processing" while `get_state`
+/// said `isStreaming: false`.
+#[test]
+fn a_prompt_sent_during_a_threshold_compaction_runs_when_it_ends() {
+    queued_during_a_threshold_compaction(None);
+}
+
+fn queued_during_a_threshold_compaction(behavior: Option<&str>) {
     let wire = Wire::OpenAi;
     let sandbox = Sandbox::new();
     settings_with_window(&sandbox, 4000);
@@ -1156,7 +1171,7 @@ fn a_message_queued_during_a_threshold_compaction_is_sent_when_it_ends() {
         &json!({"id": "p", "type": "prompt", "message": big_prompt("first", 1200)}),
     );
     rpc.until(|line| line["type"] == "compaction_start");
-    queue_follow_up(&mut rpc);
+    queue_follow_up(&mut rpc, behavior);
     rpc.until(|line| line["type"] == "compaction_end");
     rpc.until(|line| line["type"] == "agent_end");
     the_queued_message_went_out(rpc, &server, wire);
@@ -1167,6 +1182,17 @@ fn a_message_queued_during_a_threshold_compaction_is_sent_when_it_ends() {
 /// lost when the input closed).
 #[test]
 fn a_message_queued_during_a_manual_compaction_is_sent_when_it_ends() {
+    queued_during_a_manual_compaction(Some("followUp"));
+}
+
+/// A prompt without `streamingBehavior` right after `compact` waits for it
+/// the same way (`docs/DEVIATIONS.md` M18). It was refused as "already processing".
+#[test]
+fn a_prompt_sent_during_a_manual_compaction_runs_when_it_ends() {
+    queued_during_a_manual_compaction(None);
+}
+
+fn queued_during_a_manual_compaction(behavior: Option<&str>) {
     let wire = Wire::OpenAi;
     let sandbox = Sandbox::new();
     settings_with_window(&sandbox, 4000);
@@ -1183,9 +1209,9 @@ fn a_message_queued_during_a_manual_compaction_is_sent_when_it_ends() {
     let mut rpc = Rpc::start(&sandbox, wire, &server);
     rpc.prompt(&big_prompt("first", 1200));
     rpc.prompt(&big_prompt("second", 1200));
+    // Sent at once, before the compaction has begun.
     send(&mut rpc.stdin, &json!({"id": "c", "type": "compact"}));
-    rpc.until(|line| line["type"] == "compaction_start");
-    queue_follow_up(&mut rpc);
+    queue_follow_up(&mut rpc, behavior);
     let compacted = rpc.until(|line| line["id"] == "c");
     assert_eq!(compacted["success"], true, "{compacted}");
     rpc.until(|line| line["type"] == "agent_end");

@@ -7,7 +7,10 @@
 //!   `{id?, type:"response", command, success, data?}` or
 //!   `{id?, type:"response", command, success:false, error}`. Events carry no id.
 //! - `prompt` answers at once, then the run's events follow; while a run is
-//!   going, `prompt` needs `streamingBehavior` (`steer` or `followUp`).
+//!   going, `prompt` needs `streamingBehavior` (`steer` or `followUp`),
+//!   except during a compaction alone (`compact`, or the automatic one
+//!   after a run's `agent_end`): the prompt then waits for it, as a
+//!   follow-up.
 //!   `abort` answers once the run has ended (its last events come first).
 //!   `bash` answers when the command is done; other commands are served meanwhile.
 //! - Commands are read from the start, while MCP servers start in the
@@ -187,8 +190,20 @@ struct Run {
     /// Aborts it (`abort`, `new_session`; a child of the stop token).
     abort: CancellationToken,
     /// Messages queued while it ran go out when it ends (a compaction's:
-    /// a prompt's run takes them itself), unless it was aborted.
+    /// a prompt's run takes them itself, but may have taken the queue just
+    /// before one came during its compaction), unless it was aborted.
     then_queued: bool,
+    /// It is a compaction (`compact`): a prompt meanwhile waits for it.
+    compaction: bool,
+}
+
+impl Run {
+    /// Over for the client, as in Pi: its task has ended, or its
+    /// `agent_end` has been written (what follows is its tail: saving,
+    /// Stop hooks, the recovery's checks, which may retry or compact).
+    fn is_over(&self) -> bool {
+        self.task.is_finished() || self.ended
+    }
 }
 
 /// How long a prompt waits for the previous run's tail (what runs after its
@@ -349,21 +364,28 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     return Ok(Some(missing(id, kind, "message")));
                 };
                 let message = AgentSession::user_message(message, images(command));
-                // A run whose task has ended, or whose `agent_end` the client
-                // has read, is over for it, as in Pi: its tail (saving, Stop
-                // hooks, the recovery's checks) is waited for briefly instead
-                // of refusing the prompt. A retry wait or a compaction is
-                // not a tail.
-                let over = |run: &Run| run.task.is_finished() || run.ended;
-                if self.run.as_ref().is_some_and(over) && !session.is_waiting() {
+                // The tail of a run that is over is waited for briefly
+                // instead of refusing the prompt. A retry wait or a
+                // compaction is not a tail.
+                if self.run.as_ref().is_some_and(Run::is_over) && !session.is_waiting() {
                     self.finish_tail().await?;
                 }
                 if session.agent().is_running() || self.run.is_some() {
+                    let compacting = self.only_compacting();
                     let queued = match text("streamingBehavior") {
                         Some("steer") => session.steer(message).await,
                         Some("followUp") => session.follow_up(message).await,
+                        // A prompt during a compaction waits for it as a
+                        // follow-up does (as the terminal UI queues what is
+                        // typed meanwhile): the client cannot see when the
+                        // compaction will end, and refused it could only
+                        // retry until then (`docs/DEVIATIONS.md` M18).
+                        _ if compacting => session.follow_up(message).await,
                         _ => return Ok(Some(failure(id, kind, ALREADY_PROCESSING))),
                     };
+                    if let (true, Some(run)) = (compacting, &mut self.run) {
+                        run.then_queued = true;
+                    }
                     match queued {
                         Ok(()) => success(id, kind, None),
                         Err(refused) => failure(id, kind, &refused.to_string()),
@@ -467,6 +489,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 });
                 if let Some(run) = &mut self.run {
                     run.then_queued = true;
+                    run.compaction = true;
                 }
                 return Ok(None);
             }
@@ -676,13 +699,24 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             abort,
             ended: false,
             then_queued: false,
+            compaction: false,
         });
     }
 
+    /// Whether all that runs is a compaction: `compact`, or the automatic
+    /// one after a run's `agent_end` (the run's turns are over; what is
+    /// queued now goes out when the compaction ends).
+    fn only_compacting(&self) -> bool {
+        self.run
+            .as_ref()
+            .is_some_and(|run| run.compaction || (run.ended && self.session.is_compacting()))
+    }
+
     /// After a run ended: the messages queued during it, when it was one
-    /// that does not take them itself (a compaction) and was not aborted,
-    /// go out as a run, as after an automatic compaction (they waited for
-    /// the next prompt, or were lost when the input closed).
+    /// that does not take them itself (a compaction, or a prompt's run from
+    /// whose compaction they came too late: see [`Run::then_queued`]) and
+    /// was not aborted, go out as a run, as after an automatic compaction
+    /// (they waited for the next prompt, or were lost when the input closed).
     fn after_run(&mut self, ended: Run) {
         if !ended.then_queued
             || ended.abort.is_cancelled()
