@@ -413,6 +413,39 @@ fn abort_retry_during_the_wait_ends_the_run_cleanly() {
     }
 }
 
+/// The wait before a retry is part of the run, as in Pi: `get_state` says
+/// `isStreaming: true` then, as a prompt without `streamingBehavior` is
+/// refused. It said `false`, and a client could not know the prompt would
+/// be refused.
+#[test]
+fn get_state_says_streaming_during_the_wait_before_a_retry() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(
+        &sandbox,
+        r#""retry":{"baseDelayMs":60000,"provider":{"maxRetries":0}}"#,
+    );
+    let server = ModelServer::start(move |_| Reply::Status(503, BUSY.to_owned()));
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "p", "type": "prompt", "message": "hi"}),
+    );
+    rpc.until(|line| line["type"] == "auto_retry_start");
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["isStreaming"], true, "{state}");
+    let (_, refused) = rpc.ask(json!({"id": "p2", "type": "prompt", "message": "again"}));
+    assert!(
+        refused["error"]
+            .as_str()
+            .is_some_and(|error| error.starts_with("Agent is already processing")),
+        "{refused}"
+    );
+    send(&mut rpc.stdin, &json!({"id": "r", "type": "abort_retry"}));
+    rpc.until(|line| line["type"] == "auto_retry_end");
+    rpc.finish();
+}
+
 #[test]
 fn an_abort_while_the_retried_request_runs_ends_the_retries_cancelled_not_succeeded() {
     let wire = Wire::OpenAi;

@@ -712,6 +712,20 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             .is_some_and(|run| run.compaction || (run.ended && self.session.is_compacting()))
     }
 
+    /// Pi's `isStreaming`, which covers its whole run: whether a prompt
+    /// without `streamingBehavior` is refused now. The agent's turns, what
+    /// comes before them (the MCP servers, the hooks, a compaction due
+    /// before the prompt) and the waits before a retry are; a compaction
+    /// alone is not (a prompt waits for it), nor a run's tail (a prompt
+    /// waits it out).
+    fn is_streaming(&self) -> bool {
+        let Some(run) = &self.run else {
+            return self.session.agent().is_running();
+        };
+        !self.only_compacting()
+            && (self.session.agent().is_running() || !run.is_over() || self.session.is_waiting())
+    }
+
     /// After a run ended: the messages queued during it, when it was one
     /// that does not take them itself (a compaction, or a prompt's run from
     /// whose compaction they came too late: see [`Run::then_queued`]) and
@@ -770,7 +784,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         let mut state = strip_nulls(json!({
             "model": session.model(),
             "thinkingLevel": session.thinking_level(),
-            "isStreaming": session.agent().is_running(),
+            "isStreaming": self.is_streaming(),
             "isCompacting": session.is_compacting(),
             "steeringMode": queue_mode_name(steering),
             "followUpMode": queue_mode_name(follow_up),
