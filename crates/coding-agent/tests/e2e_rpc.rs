@@ -3,7 +3,8 @@
 //! bash call (the run ends at once and no process is left), the conversation
 //! from `get_messages`, and an unknown command. A signal (SIGTERM during a
 //! bash tool call, SIGINT during a user `bash` command) ends the mode with
-//! status 130 once the work is aborted, leaving no process behind.
+//! status 130 once the work is aborted, leaving no process behind. A
+//! command refused leaves the running prompt alone.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -186,6 +187,41 @@ fn rpc_streams_an_answer_aborts_a_slow_bash_call_and_reports_the_conversation() 
     let (status, _, stderr) = running.finish();
     assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
     assert_eq!(server.requests().len(), 2);
+}
+
+/// A `fork` from an entry that is not a user message of the branch fails
+/// before the running prompt is touched, as in Pi. It aborted the prompt's
+/// run first: the answer ended `aborted`, then the fork failed anyway.
+#[test]
+fn a_fork_from_a_wrong_entry_fails_and_leaves_the_running_prompt_alone() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| {
+        // Slow enough for the fork to come while the answer is awaited.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        Reply::Events(wire.events(&Answer::text(&["Slow answer."])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "p", "type": "prompt", "message": "hi"}),
+    );
+    server.wait_for_requests(1, std::time::Duration::from_secs(10));
+    let (before, forked) = rpc.ask(json!({"id": "f", "type": "fork", "entryId": "nope"}));
+    assert!(
+        !before.iter().any(|line| line["type"] == "agent_end"),
+        "the run ended for the fork: {before:?}"
+    );
+    assert_eq!(
+        forked,
+        json!({"id": "f", "type": "response", "command": "fork", "success": false,
+               "error": "Invalid entry ID for forking: nope"})
+    );
+    let end = rpc.until(|line| line["type"] == "agent_end");
+    let answer = end["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(answer["stopReason"], "stop", "{answer}");
+    rpc.finish();
+    assert_eq!(server.requests().len(), 1);
 }
 
 /// What stderr says when a signal stops RPC mode.

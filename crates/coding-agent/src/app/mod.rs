@@ -1180,6 +1180,13 @@ impl AgentSession {
         self.session().user_messages()
     }
 
+    /// Fails as [`AgentSession::fork`] would for an `entry_id` that is not
+    /// a user message of the branch: checked before a run is stopped for
+    /// the fork, so a wrong id leaves it running.
+    pub fn check_fork(&self, entry_id: &str) -> Result<(), SessionError> {
+        self.session().fork_point(entry_id).map(|_| ())
+    }
+
     /// Continues in a new session holding the branch before the user
     /// message `entry_id`; returns that message's text. Call it while idle.
     pub fn fork(&self, entry_id: &str) -> Result<String, SessionError> {

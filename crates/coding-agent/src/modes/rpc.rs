@@ -579,6 +579,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 let Some(entry_id) = text("entryId") else {
                     return Ok(Some(missing(id, kind, "entryId")));
                 };
+                // Checked first, as Pi does: a wrong id does not cost the run.
+                if let Err(error) = session.check_fork(entry_id) {
+                    return Ok(Some(failure(id, kind, &error.to_string())));
+                }
                 self.abort().await?;
                 match session.fork(entry_id) {
                     Ok(text) => success(id, kind, Some(json!({"text": text, "cancelled": false}))),

@@ -390,18 +390,22 @@ impl SessionManager {
     /// branch before the user message `entry_id`; returns that message's
     /// text, for the user to edit and send again.
     pub fn fork_before(&mut self, entry_id: &str) -> Result<String, SessionError> {
-        let (at, text) = {
-            let branch = self.branch();
-            let at = branch.iter().position(|e| e.id() == Some(entry_id));
-            let user =
-                at.and_then(|at| message_from_entry(branch[at].value().get_mut("message")?.take()));
-            match (at, user) {
-                (Some(at), Some(Message::User(user))) => (at, user_text(&user.content)),
-                _ => return Err(SessionError::NotAUserMessage(entry_id.to_owned())),
-            }
-        };
+        let (at, text) = self.fork_point(entry_id)?;
         self.continue_in_new_session(at)?;
         Ok(text)
+    }
+
+    /// Where on the branch the user message `entry_id` is, and its text:
+    /// what [`SessionManager::fork_before`] goes back to.
+    pub fn fork_point(&self, entry_id: &str) -> Result<(usize, String), SessionError> {
+        let branch = self.branch();
+        let at = branch.iter().position(|e| e.id() == Some(entry_id));
+        let user =
+            at.and_then(|at| message_from_entry(branch[at].value().get_mut("message")?.take()));
+        match (at, user) {
+            (Some(at), Some(Message::User(user))) => Ok((at, user_text(&user.content))),
+            _ => Err(SessionError::NotAUserMessage(entry_id.to_owned())),
+        }
     }
 
     /// Pi's clone: a new session (whose parent is this one) holding the
