@@ -361,6 +361,41 @@ async fn user_bash_returns_pi_bash_result_and_joins_the_conversation() {
     );
 }
 
+/// A `bash` command of nothing is refused (`docs/DEVIATIONS.md` M19). It
+/// ran and left an empty `bashExecution` in the session, which the model
+/// was sent with the next prompt.
+#[tokio::test]
+async fn an_empty_user_bash_command_is_refused_and_not_recorded() {
+    let fixture = Fixture::new();
+    let (session, provider) = fixture.session(&[], vec![reply(vec![text("seen")])]);
+    let mut client = Client::start(session);
+    for command in ["", "  \t"] {
+        assert_eq!(
+            client
+                .call(json!({"id": "b", "type": "bash", "command": command}))
+                .await,
+            json!({"id": "b", "type": "response", "command": "bash", "success": false,
+                   "error": "Invalid bash command: command cannot be empty"})
+        );
+    }
+    client
+        .send(json!({"id": "p", "type": "prompt", "message": "hi"}))
+        .await;
+    client.until(is_type("agent_end")).await;
+    client.finish().await;
+    let sent = serde_json::to_value(&provider.requests()[0].messages).unwrap();
+    assert_eq!(
+        normalized(sent),
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 0}])
+    );
+    let roles: Vec<Value> = fixture
+        .session_lines()
+        .iter()
+        .map(|line| line["message"]["role"].clone())
+        .collect();
+    assert!(!roles.contains(&json!("bashExecution")), "{roles:?}");
+}
+
 #[tokio::test]
 async fn abort_bash_cancels_a_running_user_command() {
     let fixture = Fixture::new();

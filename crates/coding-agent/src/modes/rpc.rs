@@ -72,6 +72,11 @@ use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 /// Pi's text when `prompt` arrives during a run without `streamingBehavior`.
 const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.";
 
+/// Later Pi's text for a `bash` command of nothing but white space, which
+/// ran nothing and was recorded as an empty `bashExecution` the model read
+/// with every later request (`docs/DEVIATIONS.md` M19).
+const EMPTY_BASH_COMMAND: &str = "Invalid bash command: command cannot be empty";
+
 /// Why RPC mode returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RpcEnd {
@@ -438,6 +443,9 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 let Some(command_line) = text("command") else {
                     return Ok(Some(missing(id, kind, "command")));
                 };
+                if command_line.trim().is_empty() {
+                    return Ok(Some(failure(id, kind, EMPTY_BASH_COMMAND)));
+                }
                 self.start_bash(id, command_line.to_owned());
                 return Ok(None);
             }
