@@ -433,6 +433,14 @@ async fn unknown_and_unparsable_commands_get_pi_error_responses() {
         client.line().await,
         r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: key must be a string at line 1 column 2"}"#
     );
+    // JSON that is not an object goes the same way.
+    for line in ["null\n", "[1,2]\n", "\"str\"\n"] {
+        client.send_raw(line).await;
+        assert_eq!(
+            client.line().await,
+            r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: a command must be a JSON object"}"#
+        );
+    }
     client.send(json!({"id": "y"})).await;
     assert_eq!(
         client.line().await,

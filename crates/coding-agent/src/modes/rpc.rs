@@ -16,7 +16,9 @@
 //! - Commands are read from the start, while MCP servers start in the
 //!   background (`get_state` lists them as `starting`); a prompt's run waits
 //!   for them before its first request, so that request offers their tools.
-//! - An unknown type gets `Unknown command: <type>` (without the id, as Pi).
+//! - An unknown type gets `Unknown command: <type>` (without the id, as Pi);
+//!   a line that is not a JSON object, `command: "parse"` and
+//!   `Failed to parse command: ...`.
 //!
 //! Served: `prompt`, `steer`, `follow_up`, `abort`, `new_session`,
 //! `get_state`, `get_messages`, `get_last_assistant_text`, `bash`,
@@ -330,12 +332,16 @@ impl<W: AsyncWrite + Unpin> Server<W> {
     }
 
     async fn on_line(&mut self, line: &str) -> std::io::Result<()> {
-        let command: Value = match serde_json::from_str(line) {
-            Ok(command) => command,
-            Err(error) => {
-                let message = format!("Failed to parse command: {error}");
-                return self.write(&failure(None, "parse", &message)).await;
+        let command = match serde_json::from_str::<Value>(line) {
+            Ok(command) if command.is_object() => command,
+            // Any other JSON (`null`, `[1,2]`) is no more a command than
+            // bad JSON is, as in Pi.
+            Ok(_) => {
+                return self
+                    .write(&unparsable("a command must be a JSON object"))
+                    .await;
             }
+            Err(error) => return self.write(&unparsable(&error.to_string())).await,
         };
         if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
             // The answer to an approval request (anything else is ignored, as in Pi).
@@ -912,6 +918,11 @@ fn missing(id: Option<Value>, command: &str, field: &str) -> Value {
         command,
         &format!("Invalid command: \"{field}\" must be a string"),
     )
+}
+
+/// Pi's answer to a line that is not a command, without an id.
+fn unparsable(reason: &str) -> Value {
+    failure(None, "parse", &format!("Failed to parse command: {reason}"))
 }
 
 /// Pi answers an unknown type without the command's id; a missing type
