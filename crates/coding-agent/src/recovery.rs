@@ -16,6 +16,10 @@
 //!    `auto_retry_end` says how the retries ended;
 //! 3. a context past `contextWindow - reserveTokens`: a compaction
 //!    (`reason: threshold`), with no new turn.
+//!
+//! With auto-compaction off (`compaction.enabled`, RPC
+//! `set_auto_compaction`) none of these compacts, as in Pi: an overflow
+//! ends the run with its error. `/compact` and RPC `compact` still do.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -98,6 +102,12 @@ impl Chain {
             return Next::Stop;
         }
         if is_context_overflow(answer, Some(window)) {
+            if !settings.compaction.enabled {
+                // Auto-compaction off means no compaction the user did not
+                // ask for, the overflow's included (Pi's check returns at
+                // once): the run ends with the refusal.
+                return Next::Stop;
+            }
             if answer.stop_reason == StopReason::Stop {
                 // A whole answer from a context past the window (a server
                 // that cut it silently, or a window set too small): it
@@ -555,6 +565,24 @@ mod tests {
             chain.next(&overflow, &settings, 100_000, 10),
             Next::OverflowAgain
         );
+    }
+
+    #[test]
+    fn with_auto_compaction_off_an_overflow_ends_the_run() {
+        let mut settings = RecoverySettings::default();
+        settings.compaction.enabled = false;
+        let overflow = answer(
+            StopReason::Error,
+            Some(("400 prompt is too long", ErrorKind::Other)),
+        );
+        let mut whole = answer(StopReason::Stop, None);
+        whole.usage.input = 9000;
+        for answer in [overflow, whole] {
+            assert_eq!(
+                Chain::default().next(&answer, &settings, 8192, 9000),
+                Next::Stop
+            );
+        }
     }
 
     #[test]

@@ -859,20 +859,30 @@ const OVERFLOWS: [&str; 7] = [
     r#"{"error":{"message":"Trying to keep the first 9000 tokens when context the overflows. However, the model is loaded with context length of only 4000 tokens","type":"invalid_request_error"}}"#,
 ];
 
-/// Two prompts; the second overflows `overflows` times before an answer.
-fn overflow_run(
-    wire: Wire,
-    body: &'static str,
-    overflows: usize,
-) -> (
+/// What [`overflow_run`] leaves: the sandbox, the server, the session's
+/// events, the exit status and stderr.
+type OverflowRun = (
     Sandbox,
     ModelServer,
     Vec<Value>,
     std::process::ExitStatus,
     String,
-) {
+);
+
+/// Two prompts; the second overflows `overflows` times before an answer.
+fn overflow_run(wire: Wire, body: &'static str, overflows: usize) -> OverflowRun {
     let sandbox = Sandbox::new();
     settings_with_window(&sandbox, 4000);
+    overflow_run_in(sandbox, wire, body, overflows)
+}
+
+/// [`overflow_run`] with the settings `sandbox` has.
+fn overflow_run_in(
+    sandbox: Sandbox,
+    wire: Wire,
+    body: &'static str,
+    overflows: usize,
+) -> OverflowRun {
     let failures = std::sync::atomic::AtomicUsize::new(0);
     let server = ModelServer::start(move |request| {
         if is_summary_request(wire, request) {
@@ -949,6 +959,70 @@ fn a_second_overflow_ends_the_run_with_a_clear_message() {
             "{stderr}"
         );
     }
+}
+
+/// With auto-compaction off in the settings an overflow is not compacted
+/// either, as in Pi: the run ends with the server's refusal (exit status
+/// 1). It was compacted and asked again as if auto-compaction were on.
+#[test]
+fn with_auto_compaction_off_in_the_settings_an_overflow_ends_the_run() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(
+        &sandbox,
+        &format!(
+            r#"{FAST_RETRY},"compaction":{{"enabled":false}},"providers":{{"openai":{{"contextWindow":4000}}}}"#
+        ),
+    );
+    let (_sandbox, server, events, status, stderr) =
+        overflow_run_in(sandbox, wire, OVERFLOWS[1], 1);
+    assert_eq!(events, [] as [Value; 0]);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+/// The same after RPC `set_auto_compaction` turned it off; `compact` still
+/// compacts when asked, as in Pi.
+#[test]
+fn with_auto_compaction_off_by_rpc_an_overflow_ends_the_run_and_compact_still_works() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "MANUAL");
+        }
+        match request.index {
+            0 | 1 => answer_with_input(wire, "ok", 1000),
+            _ => Reply::Status(400, OVERFLOWS[1].to_owned()),
+        }
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt(&big_prompt("first", 1200));
+    rpc.prompt(&big_prompt("second", 1200));
+    let (_, off) = rpc.ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
+    assert_eq!(off["success"], true, "{off}");
+    let (_, compacted) = rpc.ask(json!({"id": "c", "type": "compact"}));
+    assert_eq!(compacted["success"], true, "{compacted}");
+    let events = rpc.prompt("third");
+    let end = events.last().unwrap()["messages"].as_array().unwrap();
+    assert_eq!(end.last().unwrap()["stopReason"], "error", "{end:?}");
+    // Whatever the run did after its `agent_end`, up to the end of output.
+    let Rpc {
+        running,
+        stdin,
+        lines,
+    } = rpc;
+    drop(stdin);
+    let (status, _, _) = running.finish();
+    assert!(status.success());
+    let after: Vec<Value> = lines
+        .iter()
+        .map(|line| serde_json::from_str(&line).unwrap())
+        .collect();
+    assert_eq!(session_events(&after), [] as [Value; 0]);
+    // Two answers, the summary and the refused request.
+    assert_eq!(server.requests().len(), 4);
 }
 
 /// A request's size as the test servers count it: 4 characters a token.
