@@ -374,12 +374,22 @@ pub async fn compact_now(
 }
 
 /// Emits `compaction_end` for `outcome`; whether the compaction succeeded.
+/// A threshold compaction with nothing to compact was never announced
+/// ([`AgentSession::compact`]): it has no end either.
 fn end_compaction(
     session: &AgentSession,
     reason: CompactionReason,
     outcome: Result<crate::session::CompactionResult, CompactionError>,
     will_retry: bool,
 ) -> bool {
+    if reason == CompactionReason::Threshold
+        && matches!(
+            outcome,
+            Err(CompactionError::NothingToCompact | CompactionError::AlreadyCompacted)
+        )
+    {
+        return false;
+    }
     let prefix = match reason {
         CompactionReason::Manual => "Compaction failed: ",
         CompactionReason::Threshold => "Auto-compaction failed: ",
@@ -388,12 +398,6 @@ fn end_compaction(
     let (result, aborted, error_message) = match outcome {
         Ok(result) => (Some(result), false, None),
         Err(CompactionError::Cancelled) => (None, true, None),
-        // An automatic compaction with nothing to summarise ends quietly.
-        Err(CompactionError::NothingToCompact | CompactionError::AlreadyCompacted)
-            if reason == CompactionReason::Threshold =>
-        {
-            (None, false, None)
-        }
         Err(CompactionError::NothingToCompact) if reason == CompactionReason::Overflow => {
             let hint = too_small_for_the_window(session);
             (

@@ -630,6 +630,31 @@ fn print_mode_prints_the_answer_a_compaction_after_the_run_summarised() {
     assert_eq!(entry["summary"], summary_text("SUMMARY-1"));
 }
 
+/// A context past the threshold with nothing to compact (a few short
+/// messages, whose answers report a large usage: the system prompt and
+/// tools) is not announced as compacting (`docs/DEVIATIONS.md` S20). Print
+/// mode wrote `Auto-compacting...` after each run and before each prompt
+/// (three times in one run) and never an outcome; the terminal UI's line
+/// stayed for good.
+#[test]
+fn a_context_past_the_threshold_with_nothing_to_compact_is_not_announced() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 8000);
+    let server = ModelServer::start(move |_| answer_with_input(wire, "ok", 6500));
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "first", "second"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(session_events(&json_lines(&stdout)), [] as [Value; 0]);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--continue", "-p", "third"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stdout.as_str()), (Some(0), "ok\n"));
+    assert_eq!(stderr, "");
+    assert_eq!(server.requests().len(), 3);
+}
+
 /// An answer that came back whole though its usage says the context was
 /// past the window (a server that cut the context silently, or a window set
 /// too small in the settings) stands: the context is compacted for the next

@@ -484,18 +484,27 @@ impl AgentSession {
     /// Compacts the conversation now: the summariser writes the summary, the
     /// session file gets the entry, and the agent continues from the summary
     /// and the kept messages. Emits `compaction_start` and `compaction_end`
-    /// (whose `will_retry` the caller decides: see [`crate::recovery`]).
+    /// (whose `will_retry` the caller decides: see [`crate::recovery`]),
+    /// except for a threshold compaction with nothing to compact, which is
+    /// not announced at all: it would end with no outcome to tell, and
+    /// print mode and the terminal UI showed "Auto-compacting..." for good.
     pub async fn compact(
         &self,
         reason: CompactionReason,
         focus: Option<&str>,
     ) -> Result<CompactionResult, CompactionError> {
+        // Planned first: PreCompact hooks run only when there is something
+        // to compact (they ran, then "Nothing to compact" followed).
+        let plan = self.compaction_plan();
+        if reason == CompactionReason::Threshold
+            && let Err(nothing) = plan
+        {
+            return Err(nothing);
+        }
         let cancel = self.begin_wait();
         self.notify(SessionEvent::CompactionStart { reason });
         *lock(&self.inner.compacting) = true;
-        // Planned first: PreCompact hooks run only when there is something
-        // to compact (they ran, then "Nothing to compact" followed).
-        let outcome = match self.compaction_plan() {
+        let outcome = match plan {
             Ok(plan) => match self.pre_compact(reason, focus, &cancel).await {
                 Ok(()) => self.compact_with(plan, focus, &cancel).await,
                 Err(blocked) => Err(CompactionError::Blocked(blocked)),
