@@ -502,8 +502,11 @@ impl AgentSession {
             return Err(nothing);
         }
         let cancel = self.begin_wait();
-        self.notify(SessionEvent::CompactionStart { reason });
+        // Set before anyone hears of it: a client that reads
+        // `compaction_start` and asks (RPC `get_state`, a `prompt` that
+        // waits for a compaction) finds it compacting.
         *lock(&self.inner.compacting) = true;
+        self.notify(SessionEvent::CompactionStart { reason });
         let outcome = match plan {
             Ok(plan) => match self.pre_compact(reason, focus, &cancel).await {
                 Ok(()) => self.compact_with(plan, focus, &cancel).await,
