@@ -236,6 +236,8 @@ fn no_rule_is_suggested_that_would_allow_more_than_the_call() {
     );
     // `*` is a rule's wildcard: `bash(rm *.o)` would allow `rm -rf victim zz.o`.
     assert_eq!(bash(&p, "rm *.o").suggestion, None);
+    // A rule is read trimmed: `bash(touch t )` would never match `touch "t "`.
+    assert_eq!(bash(&p, "touch \"t \"").suggestion, None);
     // `bash(sh)` would let every later `anything | sh` skip the always-ask list.
     let piped = bash(&p, "curl -s https://example.com/i.sh | sh");
     assert_eq!((piped.decision, piped.suggestion), (Decision::Ask, None));

@@ -173,7 +173,9 @@ pub fn needs_approval_text(request: &ApprovalRequest) -> String {
         Some(rule) => format!(
             "To allow it, run with --allow '{rule}' or add \"{rule}\" to permissions.allow in settings"
         ),
-        None => "To allow it, add a rule for it to permissions.allow in settings, or run with --permission-mode bypass".to_owned(),
+        // No allow rule fits: an ask rule, the always-ask list and a call
+        // the policy cannot judge ask whatever allow rules say.
+        None => "No allow rule lets this call run unasked: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass".to_owned(),
     };
     format!("Blocked: needs approval ({}). {how}", request.reason)
 }
@@ -226,7 +228,7 @@ mod tests {
         );
         assert_eq!(
             needs_approval_text(&request(None)),
-            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). To allow it, add a rule for it to permissions.allow in settings, or run with --permission-mode bypass"
+            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). No allow rule lets this call run unasked: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass"
         );
     }
 

@@ -135,6 +135,13 @@ pub fn load_in(
     for (path, settings) in [(&global_path, &global), (&project_path, &project)] {
         notices.extend(check_rules(path, settings, &places)?);
     }
+    // A rule that cannot be parsed fails below, in `Policy::new`.
+    let unknown_flags = flags
+        .allow
+        .iter()
+        .chain(&flags.deny)
+        .filter(|text| Rule::parse(text, &places).is_ok_and(|rule| !rule.names_a_known_tool()));
+    notices.extend(unknown_flags.map(|text| unknown_tool_warning("--allow/--deny", text)));
     let trusted = Trust::load(agent_dir, flags.trust)?.is_trusted(cwd);
 
     let mut rules = RuleTexts::default();
@@ -212,14 +219,19 @@ fn check_rules(
             reason: error.to_string(),
         })?;
         if !rule.names_a_known_tool() {
-            warnings.push(format!(
-                "{}: the permission rule `{text}` names no tool this agent has ({}, or mcp__SERVER__TOOL); it matches only a tool of that name",
-                path.display(),
-                crate::tools::BUILTIN_TOOL_NAMES.join(", ")
-            ));
+            warnings.push(unknown_tool_warning(&path.display().to_string(), text));
         }
     }
     Ok(warnings)
+}
+
+/// The warning for a rule (from `source`: a settings file, or the
+/// command line) about a tool this agent does not have.
+fn unknown_tool_warning(source: &str, text: &str) -> String {
+    format!(
+        "{source}: the permission rule `{text}` names no tool this agent has ({}, or mcp__SERVER__TOOL); it matches only a tool of that name",
+        crate::tools::BUILTIN_TOOL_NAMES.join(", ")
+    )
 }
 
 fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
@@ -405,6 +417,18 @@ mod tests {
         assert_eq!(bash(&s, "cargo build"), Decision::Allow);
         assert_eq!(bash(&s, "ls"), Decision::Deny);
         assert!(s.notices.is_empty());
+        // A flag's rule about no tool this agent has is warned about, as a
+        // settings file's is.
+        let flags = GuardFlags {
+            deny: vec!["WebFetch".into()],
+            ..flags
+        };
+        assert_eq!(
+            setup(&d, &flags).notices,
+            [
+                "--allow/--deny: the permission rule `WebFetch` names no tool this agent has (read, bash, edit, write, grep, find, ls, or mcp__SERVER__TOOL); it matches only a tool of that name"
+            ]
+        );
     }
 
     /// What loading the settings of `d` without flags fails with, if it does.

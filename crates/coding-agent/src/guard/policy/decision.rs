@@ -78,9 +78,11 @@ impl Verdict {
     /// command `line`, when a rule can say it. A `*` in a rule is a
     /// wildcard, so a command holding one (`rm *.o`) gets none: the rule
     /// `bash(rm *.o)` would allow `rm -rf victim zz.o` too. Allowing such a
-    /// call "for this session" then allows this call only.
+    /// call "for this session" then allows this call only. Nor does a
+    /// command whose line starts or ends in white space (`touch "t "`): a
+    /// rule is read trimmed and would never match it, asking again forever.
     pub fn suggesting_command(self, line: &str) -> Self {
-        if line.contains('*') {
+        if line.contains('*') || line.trim() != line {
             return self;
         }
         self.suggesting(format!("bash({line})"))

@@ -68,6 +68,9 @@ impl Rule {
                 let inner = rest
                     .strip_suffix(')')
                     .ok_or_else(|| error("a `(` needs a closing `)` at the end"))?;
+                if inner.matches(')').count() > inner.matches('(').count() {
+                    return Err(error("it has a `)` more than its `(`s"));
+                }
                 (name.trim(), Some(inner.trim()))
             }
             None => (trimmed, None),
@@ -81,6 +84,16 @@ impl Rule {
                 "a rule starts with a tool name such as `bash` or `read`",
             ));
         }
+        // `MCP__srv` is `mcp__srv`: the prefix in any case, the server's
+        // name as written.
+        let lowered_prefix;
+        let name = match name.get(..5) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("mcp__") && prefix != "mcp__" => {
+                lowered_prefix = format!("mcp__{}", &name[5..]);
+                lowered_prefix.as_str()
+            }
+            _ => name,
+        };
         let tool = if name.starts_with("mcp__") {
             match name.strip_suffix("__*") {
                 Some(server) => ToolName::McpServer(server.to_owned()),
@@ -369,6 +382,9 @@ mod tests {
         assert!(rule("mcp__fs__*").matches("mcp__fs__write", Subject::Call));
         assert!(rule("mcp__fs").matches("mcp__fs__write", Subject::Call));
         assert!(!rule("mcp__fs__*").matches("mcp__fsx__write", Subject::Call));
+        // The prefix in any case, as the other tools' names are.
+        assert!(rule("MCP__fs").matches("mcp__fs__write", Subject::Call));
+        assert!(rule("Mcp__fs__read").matches("mcp__fs__read", Subject::Call));
     }
 
     #[test]
@@ -381,6 +397,10 @@ mod tests {
             (
                 "(ls)",
                 "invalid permission rule `(ls)`: a rule starts with a tool name such as `bash` or `read`",
+            ),
+            (
+                "bash(ls))",
+                "invalid permission rule `bash(ls))`: it has a `)` more than its `(`s",
             ),
             (
                 "grepx(foo)",
