@@ -423,10 +423,11 @@ fn end_compaction(
 }
 
 /// What to do when the server refuses a context with nothing left to
-/// compact: what fills the window, in numbers, and the two ways out.
+/// compact: what fills the window, in numbers, and the ways out (the
+/// answer's room, `max_tokens`, counts against the window too).
 fn too_small_for_the_window(session: &AgentSession) -> String {
     format!(
-        "The model's context window is {} tokens; the system prompt and tool definitions take about {} and the messages about {}. Give the model a larger window (its contextWindow setting and the server's context size) or fewer tools (--tools).",
+        "The model's context window is {} tokens; the system prompt and tool definitions take about {} and the messages about {}. Give the model a larger window (its contextWindow setting and the server's context size), a smaller maxTokens (a server counts the answer's room against the window too), or fewer tools (--tools).",
         session.context_window(),
         session.fixed_tokens(),
         session.context_tokens(),
