@@ -681,3 +681,45 @@ fn a_file_with_hard_links_asks_before_it_is_written() {
         policy(Mode::Default, &["write(c)"]).check("write", &json!({"path": "c", "content": "x"}));
     assert_eq!(denied.decision, Decision::Deny);
 }
+
+/// `read(~/.ssh/**)` blocked a read of the key, but a grep of `~` printed
+/// it: grep reads every file below the folder it searches. A grep of a
+/// folder holding files a deny or ask rule guards asks (with no rule to
+/// suggest); one of a folder beside them does not.
+#[test]
+fn a_grep_of_a_folder_holding_guarded_files_asks() {
+    let rules = RuleTexts {
+        deny: vec!["read(~/.ssh/**)".into(), "read(.env)".into()],
+        ..RuleTexts::default()
+    };
+    let p = policy_with(Mode::Auto, SANDBOXED, &rules);
+    for path in ["~", "/home", "."] {
+        let verdict = p.check("grep", &json!({"pattern": "KEY", "path": path}));
+        assert_eq!(
+            (verdict.decision, verdict.suggestion.as_deref()),
+            (Decision::Ask, None),
+            "{path}: {}",
+            verdict.reason
+        );
+        assert!(
+            verdict.reason.contains("would read files the rule"),
+            "{}",
+            verdict.reason
+        );
+    }
+    assert_eq!(
+        p.check("grep", &json!({"pattern": "KEY", "path": "~/.ssh"}))
+            .decision,
+        Decision::Deny
+    );
+    assert_eq!(
+        p.check("grep", &json!({"pattern": "KEY", "path": "src"}))
+            .decision,
+        Decision::Allow
+    );
+    // Names are not contents: find and ls of the parent still run.
+    assert_eq!(
+        p.check("ls", &json!({"path": "~"})).decision,
+        Decision::Allow
+    );
+}

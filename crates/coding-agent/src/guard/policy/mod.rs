@@ -347,8 +347,30 @@ impl Policy {
 
     fn judge_read(&self, tool: &str, path: &std::path::Path) -> Verdict {
         let what = format!("{tool} of `{}`", path.display());
-        self.by_rules(tool, &[Subject::Path(path)], &what)
-            .unwrap_or_else(|| Verdict::new(Decision::Allow, format!("{tool} only reads")))
+        if let Some(verdict) = self.by_rules(tool, &[Subject::Path(path)], &what) {
+            return verdict;
+        }
+        // grep reads the files below the folder it searches: one a deny or
+        // ask rule keeps from `read` must not come out of a grep of its
+        // parent (`grep -r KEY ~` and `read(~/.ssh/**)`).
+        let guarded = (tool == "grep")
+            .then(|| {
+                self.rules(&Kind::Deny)
+                    .chain(self.rules(&Kind::Ask))
+                    .find(|rule| rule.lies_below(tool, path))
+            })
+            .flatten();
+        match guarded {
+            Some(rule) => Verdict::new(
+                Decision::Ask,
+                format!(
+                    "{what} would read files the rule `{}` guards; search a folder that leaves them out, or this needs approval",
+                    rule.text
+                ),
+            )
+            .firm(),
+            None => Verdict::new(Decision::Allow, format!("{tool} only reads")),
+        }
     }
 
     /// A write to `target` by the write or edit tool, or by a bash redirection.

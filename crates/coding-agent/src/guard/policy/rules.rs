@@ -7,7 +7,7 @@
 //! at start, not a rule that silently never matches) and compiled against the
 //! session's [`Places`] (relative paths are under the workspace, `~` is home).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -41,8 +41,9 @@ enum Spec {
     Any,
     /// `bash(...)`: a command pattern.
     Command(CommandPattern),
-    /// A file tool's path pattern, compiled against the places.
-    Path(GlobSet),
+    /// A file tool's path pattern, compiled against the places, and the
+    /// folder its literal part names (`/home/u/.ssh` for `~/.ssh/**`).
+    Path(GlobSet, PathBuf),
 }
 
 /// Why a rule cannot be used.
@@ -113,7 +114,8 @@ impl Rule {
                 if READ_FAMILY.contains(&name.as_str())
                     || WRITE_FAMILY.contains(&name.as_str()) =>
             {
-                Spec::Path(path_globs(pattern, places).map_err(|e| error(&e))?)
+                let (globs, base) = path_globs(pattern, places).map_err(|e| error(&e))?;
+                Spec::Path(globs, base)
             }
             (Some(_), _) => {
                 return Err(error(
@@ -163,7 +165,7 @@ impl Rule {
         match (&self.spec, subject) {
             (Spec::Any, _) => true,
             (Spec::Command(pattern), Subject::Command(line)) => pattern.matches(line),
-            (Spec::Path(globs), Subject::Path(path)) => globs.is_match(path),
+            (Spec::Path(globs, _), Subject::Path(path)) => globs.is_match(path),
             _ => false,
         }
     }
@@ -182,7 +184,17 @@ impl Rule {
                 let start = &pattern.pieces[0];
                 start.starts_with(known) || known.starts_with(start.as_str())
             }
-            Spec::Path(_) => false,
+            Spec::Path(..) => false,
+        }
+    }
+
+    /// True for a rule about `tool` whose paths lie below `tree` (not at
+    /// it: those [`Rule::matches`] sees): a search of `tree` would read
+    /// them although a read of each would be judged by this rule.
+    pub fn lies_below(&self, tool: &str, tree: &Path) -> bool {
+        match &self.spec {
+            Spec::Path(_, base) => self.covers(tool) && base.starts_with(tree) && base != tree,
+            _ => false,
         }
     }
 
@@ -268,7 +280,7 @@ fn wildcard(pieces: &[String], text: &str) -> bool {
 
 /// The globs of a path pattern: the pattern and everything below it, with
 /// `~` as home and relative patterns under the working directory.
-fn path_globs(pattern: &str, places: &Places) -> Result<GlobSet, String> {
+fn path_globs(pattern: &str, places: &Places) -> Result<(GlobSet, PathBuf), String> {
     let absolute = if pattern.starts_with('/') || pattern.starts_with('~') {
         places.resolve(pattern).to_string_lossy().into_owned()
     } else {
@@ -296,7 +308,17 @@ fn path_globs(pattern: &str, places: &Places) -> Result<GlobSet, String> {
             .map_err(|e| e.to_string())?;
         builder.add(glob);
     }
-    builder.build().map_err(|e| e.to_string())
+    // The components before the first one with a pattern in it.
+    let base: PathBuf = Path::new(&absolute)
+        .components()
+        .take_while(|part| {
+            !part
+                .as_os_str()
+                .to_string_lossy()
+                .contains(['*', '?', '[', '{'])
+        })
+        .collect();
+    Ok((builder.build().map_err(|e| e.to_string())?, base))
 }
 
 #[cfg(test)]
