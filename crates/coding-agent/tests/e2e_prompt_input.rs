@@ -298,3 +298,21 @@ fn an_image_the_model_does_not_take_is_named_as_not_sent() {
     let body = &server.requests()[0].body;
     assert!(!body.to_string().contains("image_url"), "{body}");
 }
+
+/// `--tools ""` is no tools, as `--no-tools` is, and `read,,ls` is read
+/// and ls: an empty name used to be warned about as an unknown tool "".
+#[test]
+fn empty_tool_names_are_no_tools_not_unknown_ones() {
+    let sandbox = Sandbox::new();
+    for (tools, expected) in [("", 0), ("read,,ls", 2)] {
+        let (status, stderr, bodies) = run(
+            &sandbox,
+            &["--no-session", "--tools", tools, "-p", "hi"],
+            Stdin::Bytes(b""),
+        );
+        assert_eq!(status, Some(0), "{stderr}");
+        assert!(!stderr.contains("Unknown tool"), "{tools:?}: {stderr}");
+        let sent = bodies[0]["tools"].as_array().map_or(0, Vec::len);
+        assert_eq!(sent, expected, "{tools:?}");
+    }
+}

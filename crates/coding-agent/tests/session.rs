@@ -190,7 +190,7 @@ fn a_file_without_a_header_is_an_error_and_left_as_it_is() {
     assert_eq!(
         error.to_string(),
         format!(
-            "{} is not a session file (its first line is not a session header); it was left as it is. Give another path, or move the file away to start a session there",
+            "{} is not a session file (its first line is not a session header); it was left as it is. Give the path of a session file (or, to start a session, a new path)",
             path.display()
         )
     );

@@ -136,7 +136,13 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     let (flags, model_thinking) = model_flags(args);
     let tool_names = match (&args.tools, args.no_tools) {
         (_, true) => Vec::new(),
-        (Some(names), false) => names.iter().map(|n| n.trim().to_owned()).collect(),
+        // `--tools ""` (no tools, as `--no-tools`) and `read,,bash` name no
+        // tool called "".
+        (Some(names), false) => names
+            .iter()
+            .map(|n| n.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .collect(),
         (None, false) => default_tool_names(),
     };
     Ok(Resolved {

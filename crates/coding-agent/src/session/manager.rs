@@ -49,7 +49,7 @@ pub enum SessionError {
     },
     /// The file holds something other than a session: it is left as it is.
     #[error(
-        "{} is not a session file (its first line is not a session header); it was left as it is. Give another path, or move the file away to start a session there",
+        "{} is not a session file (its first line is not a session header); it was left as it is. Give the path of a session file (or, to start a session, a new path)",
         path.display()
     )]
     NotASession {

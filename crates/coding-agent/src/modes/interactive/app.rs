@@ -768,7 +768,9 @@ impl App {
             "/mcp" => Action::Mcp,
             "/session" => Action::Session(SessionCommand::Info),
             "/name" => Action::Session(SessionCommand::Name(rest_of(line, name))),
-            "/export" => Action::Session(SessionCommand::Export(rest_of(line, name))),
+            "/export" => Action::Session(SessionCommand::Export(
+                rest_of(line, name).map(|path| unquoted(&path).to_owned()),
+            )),
             "/fork" if self.running => self.refuse("/fork"),
             "/fork" => match arg.map(str::parse::<usize>) {
                 None => Action::Session(SessionCommand::Fork(None)),
@@ -1186,6 +1188,16 @@ fn rest_of(line: &str, name: &str) -> Option<String> {
     rest.filter(|rest| !rest.is_empty()).map(str::to_owned)
 }
 
+/// `path` without one pair of quotes around it (`/export "my file.html"`,
+/// as a shell would take it).
+fn unquoted(path: &str) -> &str {
+    ['"', '\'']
+        .into_iter()
+        .find_map(|quote| path.strip_prefix(quote)?.strip_suffix(quote))
+        .filter(|inner| !inner.is_empty())
+        .unwrap_or(path)
+}
+
 /// `/tree`'s words: none (list), a row number, then optionally
 /// `summarize` (or `summarise`) and what the summary should stress.
 fn tree_choice(line: &str) -> Option<Option<TreeChoice>> {
@@ -1301,6 +1313,23 @@ mod tests {
 
     fn app() -> App {
         App::new("p/m".into(), Path::new("/"), Vec::new(), &[])
+    }
+
+    /// A quoted path is the path inside the quotes, as a shell reads it;
+    /// the quotes used to be taken for part of the file's name.
+    #[test]
+    fn export_takes_a_quoted_path_without_its_quotes() {
+        for line in [
+            "/export \"/tmp/with space.html\"",
+            "/export '/tmp/with space.html'",
+            "/export /tmp/with space.html",
+        ] {
+            assert_eq!(
+                app().command(line),
+                Action::Session(SessionCommand::Export(Some("/tmp/with space.html".into()))),
+                "{line}"
+            );
+        }
     }
 
     #[test]
