@@ -182,6 +182,35 @@ async fn write_creates_parent_directories() {
     assert_eq!(fx.read("nested/dir/test.txt"), "Nested content");
 }
 
+/// A path ending in `/` names a folder: Node's open fails with EISDIR
+/// before anything is made (ours made the parent, then failed naming a
+/// rename the model never asked for).
+#[tokio::test]
+async fn write_to_a_path_ending_in_a_slash_is_eisdir_and_makes_nothing() {
+    let fx = Fixture::new();
+    let dir = format!("{}/new2/", fx.cwd().display());
+    let error = fx
+        .write(json!({"path": dir, "content": "x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        format!("EISDIR: illegal operation on a directory, open '{dir}'")
+    );
+    assert!(!fx.cwd().join("new2").exists());
+    let error = fx
+        .write(json!({"path": "rel/", "content": "x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        format!(
+            "EISDIR: illegal operation on a directory, open '{}/rel/'",
+            fx.cwd().display()
+        )
+    );
+}
+
 #[tokio::test]
 async fn write_reports_utf8_bytes_deviation_3() {
     // DEVIATIONS #3: Pi says 13 (UTF-16 code units); "ü" is two UTF-8 bytes.

@@ -102,6 +102,19 @@ impl TypedTool for WriteTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput<()>, ToolFailure<()>> {
         let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
+        if args.path.ends_with('/') {
+            // A folder's name: Node's open fails so, before any folder is
+            // made (ours failed later, naming a rename the model never asked
+            // for).
+            let mut shown = abs.display().to_string();
+            if !shown.ends_with('/') {
+                shown.push('/');
+            }
+            return Err(ToolError::new(format!(
+                "EISDIR: illegal operation on a directory, open '{shown}'"
+            ))
+            .into());
+        }
         let ops = Arc::clone(&self.ops);
         let cancel = ctx.cancel.clone();
         let target = abs.clone();
