@@ -140,15 +140,22 @@ fn live_bash_output_shows_before_the_call_ends_and_steering_reaches_the_model() 
     );
 }
 
-#[test]
-fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them() {
-    let server = SseServer::start();
-    let Some(tmux) = start_counting(&server) else {
-        return;
-    };
+/// [`start_counting`], with `then say hi` sent as steering while the
+/// command runs.
+fn steering_while_counting(server: &SseServer) -> Option<Tmux> {
+    let tmux = start_counting(server)?;
     tmux.wait_for("the live tail", |s| s.contains("running ·"));
     tmux.type_text("then say hi");
     tmux.key("Enter");
+    Some(tmux)
+}
+
+#[test]
+fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them() {
+    let server = SseServer::start();
+    let Some(tmux) = steering_while_counting(&server) else {
+        return;
+    };
     tmux.type_text("and bye");
     tmux.key("M-Enter");
     tmux.wait_for("both queued", |s| {
@@ -189,12 +196,9 @@ fn alt_up_takes_queued_messages_back_into_the_editor_before_the_model_sees_them(
 #[test]
 fn esc_gives_the_cancelled_runs_queued_messages_back_to_the_editor() {
     let server = SseServer::start();
-    let Some(tmux) = start_counting(&server) else {
+    let Some(tmux) = steering_while_counting(&server) else {
         return;
     };
-    tmux.wait_for("the live tail", |s| s.contains("running ·"));
-    tmux.type_text("then say hi");
-    tmux.key("Enter");
     tmux.wait_for("queued", |s| s.contains("Queued steering: then say hi"));
     tmux.key("Escape");
     let restored = tmux.wait_for("the message back in the editor", |s| {
