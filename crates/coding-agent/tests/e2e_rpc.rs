@@ -193,12 +193,13 @@ fn rpc_streams_an_answer_aborts_a_slow_bash_call_and_reports_the_conversation() 
 /// before the running prompt is touched, as in Pi. It aborted the prompt's
 /// run first: the answer ended `aborted`, then the fork failed anyway.
 #[test]
-fn a_fork_from_a_wrong_entry_fails_and_leaves_the_running_prompt_alone() {
+fn a_fork_or_a_switch_to_a_wrong_target_fails_and_leaves_the_running_prompt_alone() {
     let wire = Wire::OpenAi;
     let sandbox = Sandbox::new();
     let server = ModelServer::start(move |_| {
-        // Slow enough for the fork to come while the answer is awaited.
-        std::thread::sleep(std::time::Duration::from_millis(500));
+        // Slow enough for the fork and the switch to come while the
+        // answer is awaited.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
         Reply::Events(wire.events(&Answer::text(&["Slow answer."])))
     });
     let mut rpc = Rpc::start(&sandbox, wire, &server);
@@ -216,6 +217,22 @@ fn a_fork_from_a_wrong_entry_fails_and_leaves_the_running_prompt_alone() {
         forked,
         json!({"id": "f", "type": "response", "command": "fork", "success": false,
                "error": "Invalid entry ID for forking: nope"})
+    );
+    let notes = sandbox.work.join("notes.txt");
+    std::fs::write(&notes, "not a session\n").unwrap();
+    let (before, switched) = rpc
+        .ask(json!({"id": "s", "type": "switch_session", "sessionPath": notes.to_str().unwrap()}));
+    assert!(
+        !before.iter().any(|line| line["type"] == "agent_end"),
+        "the run ended for the switch: {before:?}"
+    );
+    assert_eq!(switched["success"], false, "{switched}");
+    assert!(
+        switched["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not a session file"),
+        "{switched}"
     );
     let end = rpc.until(|line| line["type"] == "agent_end");
     let answer = end["messages"].as_array().unwrap().last().unwrap();

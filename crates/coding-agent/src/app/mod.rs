@@ -1192,6 +1192,13 @@ impl AgentSession {
         self.session().user_messages()
     }
 
+    /// Fails as [`AgentSession::switch_session`] would on `path` (a file
+    /// that is not a session), without switching: checked before the
+    /// running prompt is aborted for the switch, as a fork's entry is.
+    pub fn check_switch(&self, path: &Path) -> Result<(), SessionError> {
+        SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd).map(drop)
+    }
+
     /// Fails as [`AgentSession::fork`] would for an `entry_id` that is not
     /// a user message of the branch: checked before a run is stopped for
     /// the fork, so a wrong id leaves it running.

@@ -575,6 +575,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 let Some(path) = text("sessionPath") else {
                     return Ok(Some(missing(id, kind, "sessionPath")));
                 };
+                // Checked first: a wrong path does not cost the run.
+                if let Err(error) = session.check_switch(std::path::Path::new(path)) {
+                    return Ok(Some(failure(id, kind, &error.to_string())));
+                }
                 self.abort().await?;
                 match session.switch_session(std::path::Path::new(path)) {
                     Ok(()) => success(id, kind, Some(json!({"cancelled": false}))),
