@@ -475,6 +475,38 @@ async fn the_file_tools_refuse_a_named_pipe_at_once_instead_of_waiting_for_its_o
     );
 }
 
+/// A Unix socket cannot be opened as a file at all: the refusal says so
+/// and names a client, not a writer to wait for and `cat`.
+#[tokio::test]
+async fn a_socket_is_refused_with_how_to_talk_to_it() {
+    let root = Root::new();
+    let socket = root.cwd().join("app.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    for (name, args) in [
+        ("read", json!({"path": "app.sock"})),
+        ("write", json!({"path": "app.sock", "content": "x"})),
+    ] {
+        let tool = coding_agent::tools::builtin_tool(name).unwrap();
+        let error = tool
+            .execute(args, ToolContext::new(root.cwd()))
+            .await
+            .unwrap_err();
+        assert!(
+            error.message().contains(&format!(
+                "{} is a socket, not a file: it cannot be opened as one; a program listens on it",
+                socket.display()
+            )),
+            "{name}: {}",
+            error.message()
+        );
+        assert!(
+            error.message().contains("curl --unix-socket"),
+            "{}",
+            error.message()
+        );
+    }
+}
+
 /// DEVIATIONS #23: Pi's edit reads a device whole (`/dev/zero` until memory
 /// runs out; a terminal until input comes), and our write, which renames a
 /// new file over its target, put a regular file in a device's place (as

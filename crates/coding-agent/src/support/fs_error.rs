@@ -61,14 +61,23 @@ impl SpecialFile {
     }
 
     /// What a tool says instead of opening the file at `path`: `waits`
-    /// says what a pipe or a socket would wait for ("reading it waits for
+    /// says what a pipe would wait for ("reading it waits for
     /// a writer"), `command` is the bash command that would do the tool's
     /// work (`head -c 4096`, `grep PATTERN`, `tee`).
     pub fn refusal(self, path: &Path, waits: &str, command: &str) -> String {
         let shown = path.display();
         let name = self.name();
         let why = match self {
-            SpecialFile::Pipe | SpecialFile::Socket => format!("{waits}, maybe forever"),
+            // A Unix socket is not opened at all (ENXIO): a program listens
+            // on it, and only a client of its protocol can talk to it.
+            SpecialFile::Socket => {
+                return format!(
+                    "{shown} is a socket, not a file: it cannot be opened as one; a program \
+                     listens on it. To talk to that program, use a client with bash and a \
+                     timeout (e.g. timeout 5 curl --unix-socket {shown} http://localhost/)"
+                );
+            }
+            SpecialFile::Pipe => format!("{waits}, maybe forever"),
             SpecialFile::CharDevice | SpecialFile::BlockDevice => {
                 "the file tools only read and change regular files (reading a device may never \
                  end, and writing would put a regular file in its place)"
