@@ -426,11 +426,16 @@ fn git_subcommand(words: &[Arg]) -> (&str, &[Arg]) {
     ("", &[])
 }
 
-/// Whether setting `name` before a command can change what the command
-/// runs or loads: anything but the locale, the time zone, colours and the
-/// terminal's size (`GIT_CONFIG_*`, `LD_PRELOAD`, `PAGER`, `GIT_EXTERNAL_DIFF`
-/// can all make a reading command run a program).
-pub fn changes_what_runs(name: &str) -> bool {
+/// Whether setting `name` to `value` before a command can change what the
+/// command runs or loads: anything but the locale, the time zone, colours,
+/// the terminal's size and a pager that is `cat` (`GIT_CONFIG_*`,
+/// `LD_PRELOAD`, another `PAGER`, `GIT_EXTERNAL_DIFF` can all make a reading
+/// command run a program).
+pub fn changes_what_runs(name: &str, value: &Arg) -> bool {
+    let pager = matches!(name, "PAGER" | "GIT_PAGER" | "MANPAGER");
+    if pager && value.literal && matches!(value.text.as_str(), "cat" | "") {
+        return false;
+    }
     !(name.starts_with("LC_")
         || matches!(
             name,

@@ -715,8 +715,8 @@ impl Policy {
         let assigned: Vec<&str> = part
             .assigned
             .iter()
-            .map(String::as_str)
-            .filter(|name| changes_what_runs(name))
+            .filter(|(name, value)| changes_what_runs(name, value))
+            .map(|(name, _)| name.as_str())
             .collect();
         if !assigned.is_empty() {
             return match self.mode {

@@ -91,8 +91,8 @@ impl Arg {
 pub struct Part {
     /// The command's words, program first (after any `NAME=value` prefixes).
     pub words: Vec<Arg>,
-    /// The names `NAME=value` assignments before the command set for it.
-    pub assigned: Vec<String>,
+    /// What the `NAME=value` assignments before the command set for it.
+    pub assigned: Vec<(String, Arg)>,
     /// Files written by `>`, `>>`, `>|`, `<>` and `&>` redirections.
     pub writes: Vec<Arg>,
     /// The words of the commands before this one in its pipeline (`curl x | sh`).
@@ -392,9 +392,10 @@ impl Walk<'_> {
             CommandPrefixOrSuffixItem::IoRedirect(redirect) => redirects.push(redirect),
             CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
                 let (name, value) = word.value.split_once('=').unwrap_or((&word.value, ""));
-                part.assigned.push(name.trim_end_matches('+').to_owned());
                 // The value may hold `$(...)`: walk it for its commands.
-                self.word(value)?;
+                let value = self.word(value)?;
+                part.assigned
+                    .push((name.trim_end_matches('+').to_owned(), value));
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
                 self.list(&subshell.list)?;
