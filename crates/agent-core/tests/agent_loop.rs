@@ -124,10 +124,27 @@ async fn tool_call_runs_and_its_result_goes_back_to_the_model() {
     assert_eq!(result.details, Some(json!({"value": "hello"})));
 }
 
-/// A tool that queues a steering message while it runs.
+/// A tool that queues a steering message while it runs, and then, when
+/// given a token, cancels the run (a user who typed, then pressed Esc).
 struct Steerer {
     tool: agent_ai::Tool,
     steering: MessageQueue,
+    cancels: Option<CancellationToken>,
+}
+
+impl Steerer {
+    /// The tool `steer`, queueing into `steering`.
+    fn new(steering: &MessageQueue) -> Self {
+        Steerer {
+            tool: agent_ai::Tool {
+                name: "steer".into(),
+                description: "Steers.".into(),
+                parameters: json!({"type": "object"}),
+            },
+            steering: steering.clone(),
+            cancels: None,
+        }
+    }
 }
 
 #[async_trait]
@@ -148,6 +165,9 @@ impl AgentTool for Steerer {
         _updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
         self.steering.push(user(&format!("interrupt from {id}")));
+        if let Some(cancel) = &self.cancels {
+            cancel.cancel();
+        }
         Ok(AgentToolResult::text("ran"))
     }
 }
@@ -164,14 +184,7 @@ async fn steering_queued_during_a_batch_is_read_after_the_turn() {
         reply(vec![text("ok again")]),
     ]);
     let steering = MessageQueue::default();
-    let tool = Steerer {
-        tool: agent_ai::Tool {
-            name: "steer".into(),
-            description: "Steers.".into(),
-            parameters: json!({"type": "object"}),
-        },
-        steering: steering.clone(),
-    };
+    let tool = Steerer::new(&steering);
     let mut context = context(vec![Arc::new(tool)]);
     let recorder = Recorder::default();
     agent_loop(
@@ -551,37 +564,6 @@ async fn system_prompt_and_tools_reach_the_provider() {
     assert_eq!(names, ["echo"]);
 }
 
-/// A tool that queues a steering message and then has the run cancelled,
-/// as a user who typed while a command ran and then pressed Esc.
-struct SteerThenCancel {
-    tool: agent_ai::Tool,
-    steering: MessageQueue,
-    cancel: CancellationToken,
-}
-
-#[async_trait]
-impl AgentTool for SteerThenCancel {
-    fn tool(&self) -> &agent_ai::Tool {
-        &self.tool
-    }
-
-    fn label(&self) -> &str {
-        "SteerThenCancel"
-    }
-
-    async fn execute(
-        &self,
-        _id: &str,
-        _params: Value,
-        _cancel: CancellationToken,
-        _updates: UpdateSink,
-    ) -> Result<AgentToolResult, ToolError> {
-        self.steering.push(user("then say hi"));
-        self.cancel.cancel();
-        Ok(AgentToolResult::text("ran"))
-    }
-}
-
 /// A message queued for a run that is then cancelled stays queued: the
 /// loop asks the model once more only to end, and a message added to that
 /// ending conversation would ride along, unanswered, with the next prompt
@@ -594,14 +576,9 @@ async fn steering_queued_for_a_cancelled_run_stays_queued() {
     ]);
     let steering = MessageQueue::default();
     let cancel = CancellationToken::new();
-    let tool = SteerThenCancel {
-        tool: agent_ai::Tool {
-            name: "steer".into(),
-            description: "Steers, then cancels.".into(),
-            parameters: json!({"type": "object"}),
-        },
-        steering: steering.clone(),
-        cancel: cancel.clone(),
+    let tool = Steerer {
+        cancels: Some(cancel.clone()),
+        ..Steerer::new(&steering)
     };
     let mut context = context(vec![Arc::new(tool)]);
     let added = agent_loop(
@@ -613,5 +590,5 @@ async fn steering_queued_for_a_cancelled_run_stays_queued() {
     )
     .await;
     assert_eq!(texts_of_users(&added), ["go"], "{added:?}");
-    assert_eq!(texts_of_users(&steering.take()), ["then say hi"]);
+    assert_eq!(texts_of_users(&steering.take()), ["interrupt from tool-1"]);
 }
