@@ -87,13 +87,9 @@ impl Rule {
         }
         // `MCP__srv` is `mcp__srv`: the prefix in any case, the server's
         // name as written.
-        let lowered_prefix;
         let name = match name.get(..5) {
-            Some(prefix) if prefix.eq_ignore_ascii_case("mcp__") && prefix != "mcp__" => {
-                lowered_prefix = format!("mcp__{}", &name[5..]);
-                lowered_prefix.as_str()
-            }
-            _ => name,
+            Some(prefix) if prefix.eq_ignore_ascii_case("mcp__") => format!("mcp__{}", &name[5..]),
+            _ => name.to_owned(),
         };
         let tool = if name.starts_with("mcp__") {
             match name.strip_suffix("__*") {

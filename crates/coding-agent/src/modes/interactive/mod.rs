@@ -517,16 +517,17 @@ impl Driver {
         // Messages queued as the run ended are delivered now. A cancelled
         // run's go back to the editor, as in Pi: they were written for the
         // run the user stopped, not for whatever the next prompt is.
-        if self.aborted && self.session.pending_message_count() > 0 {
-            self.restore_queued(app);
-            self.idle.start();
-        } else if !self.aborted && self.session.pending_message_count() > 0 {
+        let queued = self.session.pending_message_count() > 0;
+        if queued && !self.aborted {
             let session = self.session.clone();
             app.set_running(true, Instant::now());
             self.run = Some(tokio::spawn(async move {
                 Ok(session.agent().continue_run().await?)
             }));
         } else {
+            if queued {
+                self.restore_queued(app);
+            }
             self.idle.start();
         }
         self.aborted = false;
