@@ -473,6 +473,47 @@ fn ctrl_c_while_the_model_has_not_answered_exits_130_at_once() {
     );
 }
 
+/// `--mode json | head`: a reader that closes stdout while bash runs ends the
+/// run as Ctrl-C does (the command killed, the session saved) with the status
+/// a shell gives a process killed by SIGPIPE, and without an error message.
+#[test]
+fn a_reader_closing_stdout_aborts_the_run_and_saves_it() {
+    let wire = Wire::OpenAi;
+    let marker = unique_marker("epipe");
+    let _cleanup = KillOnDrop(marker.clone());
+    let sandbox = Sandbox::new();
+    let ticking = format!("exec -a tick-{marker} bash -c 'while :; do echo tick; sleep 0.2; done'");
+    let server = ModelServer::only(
+        wire,
+        vec![Answer::call(
+            "call_tick",
+            "bash",
+            json!({"command": ticking}),
+        )],
+    );
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--allow", "bash", "--mode", "json", "Run it."]);
+    let mut running = Running::spawn(command);
+    running.close_stdout_after("tool_execution_update");
+
+    let (status, stdout, stderr) = running.finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(141), "", "")
+    );
+    wait_until("the command to be gone", || {
+        processes_with(&marker).is_empty()
+    });
+    assert_eq!(server.requests().len(), 1);
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    let lines = session_lines(&files[0]);
+    assert_eq!(
+        session_roles(&lines),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    assert_eq!(lines.last().unwrap()["message"]["stopReason"], "aborted");
+}
+
 /// A server that refuses the first request (429, retry at once), then answers.
 fn rate_limited_once() -> (Sandbox, ModelServer) {
     let server = ModelServer::start(|request| match request.index {

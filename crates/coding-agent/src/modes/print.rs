@@ -11,6 +11,12 @@
 //! goes to stderr), 130 when `interrupt` fired (Ctrl-C): the run is then
 //! aborted (running tools are cancelled, their processes killed), and what it
 //! produced, the aborted answer included, is saved before returning.
+//!
+//! A reader that closes stdout early (`--mode json | head -1`) ends the run
+//! the same way, saved, with status 141 (a shell's report of SIGPIPE): no one
+//! reads the rest, and dropping the run half-way would lose its prompt. In
+//! text mode the answer is written after the run, so a reader that stops
+//! early loses nothing and the status is the run's.
 
 use std::io::{self, Write};
 
@@ -33,6 +39,10 @@ pub enum PrintFormat {
 /// Exit status of a run interrupted by Ctrl-C (as a shell reports SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// Exit status of a run whose stdout reader went away (as a shell reports
+/// SIGPIPE).
+pub const EXIT_READER_GONE: u8 = 141;
+
 /// Runs `prompts` in order; returns the exit status (see the module docs).
 /// Stops after a run that ended in error. Fails only when `out` or `err`
 /// cannot be written.
@@ -44,12 +54,19 @@ pub async fn run_print(
     err: &mut dyn Write,
     interrupt: &CancellationToken,
 ) -> io::Result<u8> {
+    let mut sink = Sink {
+        format,
+        out,
+        err,
+        reader_gone: false,
+    };
     if format == PrintFormat::Json {
-        writeln!(out, "{}", serde_json::to_string(&session.header())?)?;
-        out.flush()?;
+        let header = serde_json::to_string(&session.header())?;
+        sink.write_out(|out| writeln!(out, "{header}"))?;
     }
     let mut events = session.subscribe_all();
-    let mut interrupted = false;
+    // A reader gone before the first prompt: none is started.
+    let mut interrupted = sink.reader_gone;
     // Taken from the events, not the history: a compaction after the run
     // may have summarised the answer away already.
     let mut answer: Option<AssistantMessage> = None;
@@ -65,7 +82,11 @@ pub async fn run_print(
                 biased;
                 Some(event) = events.recv() => {
                     keep_answer(&event, &mut answer);
-                    handle(&event, format, out, err)?;
+                    sink.show(&event)?;
+                    if sink.reader_gone && !interrupted {
+                        interrupted = true;
+                        session.abort();
+                    }
                 }
                 () = interrupt.cancelled(), if !interrupted => {
                     interrupted = true;
@@ -75,10 +96,10 @@ pub async fn run_print(
                     match result {
                         Ok(_) => break,
                         // Ctrl-C while the hooks before the run ran.
-                        Err(PromptError::Aborted) => return Ok(EXIT_INTERRUPTED),
+                        Err(PromptError::Aborted) => return Ok(sink.interrupted_status()),
                         // Refused (a hook's block says which and why).
                         Err(error) => {
-                            writeln!(err, "{error}")?;
+                            writeln!(sink.err, "{error}")?;
                             return Ok(1);
                         }
                     }
@@ -88,7 +109,7 @@ pub async fn run_print(
         // The run's last events were sent before it returned.
         while let Some(event) = events.try_recv() {
             keep_answer(&event, &mut answer);
-            handle(&event, format, out, err)?;
+            sink.show(&event)?;
         }
         if answer.as_ref().is_some_and(failed) {
             break;
@@ -102,8 +123,8 @@ pub async fn run_print(
                     _ => "error",
                 };
                 match &last.error_message {
-                    Some(message) => writeln!(err, "{message}")?,
-                    None => writeln!(err, "Request {reason}")?,
+                    Some(message) => writeln!(sink.err, "{message}")?,
+                    None => writeln!(sink.err, "Request {reason}")?,
                 }
             }
             1
@@ -113,7 +134,7 @@ pub async fn run_print(
                 let mut said = false;
                 for block in &last.content {
                     if let AssistantContent::Text(text) = block {
-                        writeln!(out, "{}", text.text)?;
+                        sink.write_out(|out| writeln!(out, "{}", text.text))?;
                         said = true;
                     }
                 }
@@ -122,20 +143,20 @@ pub async fn run_print(
                 // limit thinking).
                 if !said && last.stop_reason == StopReason::Length {
                     writeln!(
-                        err,
+                        sink.err,
                         "The answer reached the output limit before any text (it was all thinking); raise maxTokens or lower the thinking level"
                     )?;
                 } else if !said {
-                    writeln!(err, "The answer has no text")?;
+                    writeln!(sink.err, "The answer has no text")?;
                 }
             }
             0
         }
         None => 0,
     };
-    out.flush()?;
+    sink.write_out(|_| Ok(()))?;
     Ok(if interrupted {
-        EXIT_INTERRUPTED
+        sink.interrupted_status()
     } else {
         status
     })
@@ -158,20 +179,53 @@ fn keep_answer(event: &SessionEvent, answer: &mut Option<AssistantMessage>) {
     }
 }
 
-/// Shows an event: every one in JSON mode; the session's retries and
-/// compactions on stderr in both.
-fn handle(
-    event: &SessionEvent,
+/// Where a run's output goes: stdout, which its reader may close early,
+/// and stderr.
+struct Sink<'a> {
     format: PrintFormat,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> io::Result<()> {
-    if let Some(line) = event.describe() {
-        writeln!(err, "coding-agent: {line}")?;
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    /// Stdout's reader went away: nothing more is written there.
+    reader_gone: bool,
+}
+
+impl Sink<'_> {
+    /// Shows an event: every one in JSON mode; the session's retries and
+    /// compactions on stderr in both.
+    fn show(&mut self, event: &SessionEvent) -> io::Result<()> {
+        if let Some(line) = event.describe() {
+            writeln!(self.err, "coding-agent: {line}")?;
+        }
+        if self.format == PrintFormat::Json {
+            self.write_out(|out| writeln!(out, "{}", event.to_json()))?;
+        }
+        Ok(())
     }
-    if format == PrintFormat::Json {
-        writeln!(out, "{}", event.to_json())?;
-        out.flush()?;
+
+    /// Writes to stdout and flushes, unless its reader went away, which is
+    /// noted rather than failed.
+    fn write_out(
+        &mut self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        if self.reader_gone {
+            return Ok(());
+        }
+        match write(self.out).and_then(|()| self.out.flush()) {
+            Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
+                self.reader_gone = true;
+                Ok(())
+            }
+            result => result,
+        }
     }
-    Ok(())
+
+    /// The status of a run that was stopped: by its reader or by Ctrl-C.
+    fn interrupted_status(&mut self) -> u8 {
+        if self.reader_gone {
+            EXIT_READER_GONE
+        } else {
+            EXIT_INTERRUPTED
+        }
+    }
 }

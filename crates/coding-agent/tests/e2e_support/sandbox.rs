@@ -235,6 +235,14 @@ impl Running {
         receiver
     }
 
+    /// Reads stdout up to the first line holding `text`, then closes it, as
+    /// a reader such as `head` does.
+    pub fn close_stdout_after(&mut self, text: &str) {
+        let mut lines = BufReader::new(self.child.stdout.take().unwrap()).lines();
+        let found = lines.any(|line| line.is_ok_and(|line| line.contains(text)));
+        assert!(found, "stdout ended before a line holding {text:?}");
+    }
+
     /// Waits for it to exit (within [`PATIENCE`]); returns its status, stdout
     /// and stderr (what is left of them).
     pub fn finish(mut self) -> (ExitStatus, String, String) {
