@@ -1902,6 +1902,15 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
         unknown,
         json!({"id":"u","type":"response","command":"set_model","success":false,"error":"Model not found: nope/x"})
     );
+    // The local server lists its models: one it does not serve is refused
+    // now, not by the server at the next prompt.
+    let (_, unserved) =
+        rpc.ask(json!({"id": "t", "type": "set_model", "provider": "local", "modelId": "m2"}));
+    assert_eq!(
+        unserved,
+        json!({"id":"t","type":"response","command":"set_model","success":false,
+            "error":"Model not found: local/m2 (local offers: m1, qwen3:8b, o3-mini)"})
+    );
     let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
     assert_eq!(
         cycled,

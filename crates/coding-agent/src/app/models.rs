@@ -232,9 +232,40 @@ impl ModelCatalog {
     /// endpoint lists at `/models` (asked only of OpenAI-compatible
     /// providers defined in settings), and its default model.
     async fn listings(&self, current: &Model, env: SyncEnv<'_>) -> Vec<(Vec<Model>, Model)> {
+        self.listings_of(None, current, env).await
+    }
+
+    /// The model ids `provider`'s endpoint lists at `/models`, then its
+    /// default model; `None` when the endpoint lists none (the built-in
+    /// providers, a server that does not answer), so that only a server's
+    /// own list can rule an id out.
+    pub async fn offered(
+        &self,
+        provider: &str,
+        current: &Model,
+        env: SyncEnv<'_>,
+    ) -> Option<Vec<String>> {
+        let (listed, default) = self.listings_of(Some(provider), current, env).await.pop()?;
+        if listed.is_empty() {
+            return None;
+        }
+        let mut ids: Vec<String> = listed.into_iter().map(|model| model.id).collect();
+        if !ids.contains(&default.id) {
+            ids.push(default.id);
+        }
+        Some(ids)
+    }
+
+    /// [`ModelCatalog::listings`] of every provider, or of `only`.
+    async fn listings_of(
+        &self,
+        only: Option<&str>,
+        current: &Model,
+        env: SyncEnv<'_>,
+    ) -> Vec<(Vec<Model>, Model)> {
         let mut listings = Vec::new();
         for choice in self.choices(env) {
-            if choice.missing_key.is_some() {
+            if choice.missing_key.is_some() || only.is_some_and(|name| name != choice.provider) {
                 continue;
             }
             let flags = self.flags_for(&choice.provider, current, env);

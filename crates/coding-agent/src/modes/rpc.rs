@@ -551,7 +551,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                         else {
                             return Ok(Some(missing(id, kind, "provider\" and \"modelId")));
                         };
-                        match models::set_model(&session, &catalog, provider, model_id) {
+                        match models::set_model(&session, &catalog, provider, model_id).await {
                             Ok(model) => success(id, kind, serde_json::to_value(model).ok()),
                             Err(error) => failure(id, kind, &error),
                         }

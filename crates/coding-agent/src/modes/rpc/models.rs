@@ -18,8 +18,12 @@ pub async fn available_models(session: &AgentSession, catalog: &ModelCatalog) ->
     catalog.available(&session.model(), &env).await
 }
 
-/// Switches to `model_id` of `provider`; the error is the text a client reads.
-pub fn set_model(
+/// Switches to `model_id` of `provider`; the error is the text a client
+/// reads. A provider whose endpoint lists its models (a local server) is
+/// taken at its word, as Pi takes its registry: a mistyped id fails here,
+/// not at the next prompt. Other providers (the built-in ones, an endpoint
+/// that lists nothing) take any id, as `--model` does.
+pub async fn set_model(
     session: &AgentSession,
     catalog: &ModelCatalog,
     provider: &str,
@@ -28,6 +32,24 @@ pub fn set_model(
     if !catalog.knows(provider) {
         return Err(format!("Model not found: {provider}/{model_id}"));
     }
+    if let Some(offered) = catalog.offered(provider, &session.model(), &env).await
+        && !offered.iter().any(|id| id == model_id)
+    {
+        return Err(format!(
+            "Model not found: {provider}/{model_id} ({provider} offers: {})",
+            offered.join(", ")
+        ));
+    }
+    switch(session, catalog, provider, model_id)
+}
+
+/// Switches to `model_id` of `provider`, a provider the catalog knows.
+fn switch(
+    session: &AgentSession,
+    catalog: &ModelCatalog,
+    provider: &str,
+    model_id: &str,
+) -> Result<Model, String> {
     catalog
         .switch(session, &format!("{provider}/{model_id}"), &env)
         .map(|(model, _)| model)
@@ -43,7 +65,7 @@ pub async fn cycle_model(
     let Some((next, level)) = catalog.next_after_current(session, &env, false).await else {
         return Ok(None);
     };
-    let model = set_model(session, catalog, &next.provider, &next.id)?;
+    let model = switch(session, catalog, &next.provider, &next.id)?;
     if let Some(level) = level {
         session
             .set_thinking_level(level)
