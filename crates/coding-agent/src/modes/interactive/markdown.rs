@@ -9,12 +9,17 @@ use pulldown_cmark::{
 };
 
 use super::highlight::highlight_block;
-use super::wrap::text_width;
+use super::wrap::{text_width, wrap};
 use crate::render::{Span, Style, StyledLine};
 
-/// `text` rendered; blocks are separated by one empty line.
-pub fn render_markdown(text: &str) -> Vec<StyledLine> {
-    let mut out = Renderer::default();
+/// `text` rendered for a window `width` columns wide (tables are fitted to
+/// it; other lines are the caller's to wrap); blocks are separated by one
+/// empty line.
+pub fn render_markdown(text: &str, width: usize) -> Vec<StyledLine> {
+    let mut out = Renderer {
+        width,
+        ..Renderer::default()
+    };
     for event in Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES) {
         out.event(event);
     }
@@ -46,6 +51,8 @@ struct Renderer {
     quotes: usize,
     /// Inside a table: its cells so far, laid out when it ends.
     table: Option<Table>,
+    /// The window's width, which tables fit in.
+    width: usize,
 }
 
 /// A table being read: each column's alignment, the rows done (the header
@@ -60,54 +67,108 @@ struct Table {
 impl Table {
     /// The rows laid out in columns as wide as their widest cell, aligned as
     /// the separator row says, the header bold and ruled off; each line
-    /// starts with `indent` (a table inside a list or quote).
-    fn lines(self, indent: &str) -> Vec<StyledLine> {
+    /// starts with `indent` (a table inside a list or quote). A table wider
+    /// than `width` gets narrower columns, their cells wrapped inside them
+    /// and the rows ruled apart, rather than lines the transcript would
+    /// wrap across the columns.
+    fn lines(self, indent: &str, width: usize) -> Vec<StyledLine> {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..columns)
+        let natural: Vec<usize> = (0..columns)
             .map(|column| {
                 let cell_width =
                     |row: &Vec<StyledLine>| row.get(column).map_or(0, |c| text_width(&c.plain()));
                 self.rows.iter().map(cell_width).max().unwrap_or(0)
             })
             .collect();
+        let separators = 3 * columns.saturating_sub(1);
+        let room = width.saturating_sub(text_width(indent) + separators);
+        let widths = fit_columns(&natural, room);
+        let rows: Vec<Vec<Vec<StyledLine>>> = self
+            .rows
+            .into_iter()
+            .map(|row| {
+                let cells = widths.iter().enumerate();
+                cells
+                    .map(|(column, &width)| {
+                        let cell = row.get(column).cloned().unwrap_or_default();
+                        wrap(&cell, u16::try_from(width).unwrap_or(u16::MAX))
+                    })
+                    .collect()
+            })
+            .collect();
+        let rule = || {
+            let rule: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
+            StyledLine::new(format!("{indent}{}", rule.join("─┼─")), Style::Dim)
+        };
+        let ruled_apart = rows
+            .iter()
+            .any(|row| row.iter().any(|cell_rows| cell_rows.len() > 1));
         let mut lines = Vec::new();
-        for (index, row) in self.rows.into_iter().enumerate() {
-            let mut spans = vec![(indent.to_owned(), Style::Dim)];
-            for (column, &width) in widths.iter().enumerate() {
-                if column > 0 {
-                    spans.push((" │ ".to_owned(), Style::Dim));
+        let count = rows.len();
+        for (index, row) in rows.into_iter().enumerate() {
+            let height = row.iter().map(Vec::len).max().unwrap_or(1);
+            for line in 0..height {
+                let mut spans = vec![(indent.to_owned(), Style::Dim)];
+                for (column, &width) in widths.iter().enumerate() {
+                    if column > 0 {
+                        spans.push((" │ ".to_owned(), Style::Dim));
+                    }
+                    let cell = row[column].get(line).cloned().unwrap_or_default();
+                    let room = width.saturating_sub(text_width(&cell.plain()));
+                    let (before, after) = match self.alignments.get(column) {
+                        Some(Alignment::Right) => (room, 0),
+                        Some(Alignment::Center) => (room / 2, room - room / 2),
+                        _ => (0, room),
+                    };
+                    spans.push((" ".repeat(before), Style::Normal));
+                    for span in cell.spans {
+                        let style = if index == 0 { Style::Bold } else { span.style };
+                        spans.push((span.text, style));
+                    }
+                    spans.push((" ".repeat(after), Style::Normal));
                 }
-                let cell = row.get(column).cloned().unwrap_or_default();
-                let room = width.saturating_sub(text_width(&cell.plain()));
-                let (before, after) = match self.alignments.get(column) {
-                    Some(Alignment::Right) => (room, 0),
-                    Some(Alignment::Center) => (room / 2, room - room / 2),
-                    _ => (0, room),
-                };
-                spans.push((" ".repeat(before), Style::Normal));
-                for span in cell.spans {
-                    let style = if index == 0 { Style::Bold } else { span.style };
-                    spans.push((span.text, style));
-                }
-                spans.push((" ".repeat(after), Style::Normal));
+                let line = spans
+                    .into_iter()
+                    .filter(|(text, _)| !text.is_empty())
+                    .fold(StyledLine::default(), |line, (text, style)| {
+                        line.push(text, style)
+                    });
+                lines.push(line);
             }
-            let line = spans
-                .into_iter()
-                .filter(|(text, _)| !text.is_empty())
-                .fold(StyledLine::default(), |line, (text, style)| {
-                    line.push(text, style)
-                });
-            lines.push(line);
-            if index == 0 {
-                let rule: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
-                lines.push(StyledLine::new(
-                    format!("{indent}{}", rule.join("─┼─")),
-                    Style::Dim,
-                ));
+            // Under the header, and between rows when one of them wraps.
+            if index == 0 || (ruled_apart && index + 1 < count) {
+                lines.push(rule());
             }
         }
         lines
     }
+}
+
+/// Column widths that fit `room` columns in all: the `natural` ones when
+/// they fit; else a column narrower than an even share keeps its width and
+/// the wider ones share what is left evenly (at least one column each).
+fn fit_columns(natural: &[usize], room: usize) -> Vec<usize> {
+    if natural.iter().sum::<usize>() <= room {
+        return natural.to_vec();
+    }
+    let mut widths = natural.to_vec();
+    let mut open: Vec<usize> = (0..natural.len()).collect();
+    let mut left = room;
+    while !open.is_empty() {
+        let share = left / open.len();
+        let (fits, wide): (Vec<usize>, Vec<usize>) =
+            open.iter().partition(|&&column| natural[column] <= share);
+        if fits.is_empty() {
+            let extra = left % wide.len();
+            for (rank, &column) in wide.iter().enumerate() {
+                widths[column] = (share + usize::from(rank < extra)).max(1);
+            }
+            break;
+        }
+        left -= fits.iter().map(|&column| natural[column]).sum::<usize>();
+        open = wide;
+    }
+    widths
 }
 
 impl Renderer {
@@ -313,7 +374,7 @@ impl Renderer {
             }
             TagEnd::Table => {
                 if let Some(table) = self.table.take() {
-                    let lines = table.lines(&self.indent);
+                    let lines = table.lines(&self.indent, self.width);
                     self.lines.extend(lines);
                     self.lines.push(StyledLine::default());
                 }
@@ -332,7 +393,7 @@ mod tests {
     fn markdown_renders_headings_lists_code_and_inline_styles() {
         let text = "# Title\n\nSome **bold** and `code`.\n\n- one\n- two\n  1. nested\n\n```rust\nfn main() {}\n```\nafter";
         assert_eq!(
-            to_markup(&render_markdown(text)),
+            to_markup(&render_markdown(text, 80)),
             "[dim]# [/][bold]Title[/]\n\nSome [bold]bold[/] and [accent]code[/].\n\n[dim]- [/]one\n[dim]- [/]two\n[dim]  1. [/]nested\n\n[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() {}\n[dim]```[/]\n\nafter"
         );
     }
@@ -340,7 +401,7 @@ mod tests {
     #[test]
     fn a_table_is_laid_out_in_aligned_columns_under_a_ruled_header() {
         let text = "| Name | Count | Note |\n|:--|--:|:-:|\n| alpha | 1 | ok |\n| beta-longer | 12345 | a **much** longer note |\n\nafter";
-        let lines = render_markdown(text);
+        let lines = render_markdown(text, 80);
         let plain: Vec<String> = lines.iter().map(StyledLine::plain).collect();
         assert_eq!(
             plain,
@@ -366,7 +427,7 @@ mod tests {
     #[test]
     fn nested_quotes_keep_their_bars_and_an_autolink_shows_once() {
         let text = "> outer\n> > inner\n>\n> outer again\n\n<https://auto.link> and [docs](https://d.example)";
-        let plain: Vec<String> = render_markdown(text)
+        let plain: Vec<String> = render_markdown(text, 80)
             .iter()
             .map(StyledLine::plain)
             .collect();
@@ -387,7 +448,7 @@ mod tests {
     #[test]
     fn markdown_shows_an_unclosed_code_fence_while_it_streams() {
         assert_eq!(
-            to_markup(&render_markdown("Look:\n```\nlet x = 1;\n")),
+            to_markup(&render_markdown("Look:\n```\nlet x = 1;\n", 80)),
             "Look:\n\n[dim]```[/]\n[accent]let x = 1;[/]\n[dim]```[/]"
         );
     }
@@ -396,7 +457,7 @@ mod tests {
     fn markdown_colours_a_rust_code_block_by_syntax() {
         let text = "```rust\nfn main() { let x = \"s\"; } // c\n\nlet n = 42;\n```";
         assert_eq!(
-            to_markup(&render_markdown(text)),
+            to_markup(&render_markdown(text, 80)),
             "[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() { [accent]let[/] x = [success]\"s\"[/]; } [dim]// c[/]\n\n[accent]let[/] n = [warning]42[/];\n[dim]```[/]"
         );
     }
@@ -404,7 +465,10 @@ mod tests {
     #[test]
     fn markdown_keeps_a_block_of_an_unknown_language_plain() {
         assert_eq!(
-            to_markup(&render_markdown("```nosuchlang\nfn main() { \"s\" }\n```")),
+            to_markup(&render_markdown(
+                "```nosuchlang\nfn main() { \"s\" }\n```",
+                80
+            )),
             "[dim]```nosuchlang[/]\n[accent]fn main() { \"s\" }[/]\n[dim]```[/]"
         );
     }
@@ -414,7 +478,10 @@ mod tests {
         // The string opened on the first line still colours the second: the
         // grammar's state runs across lines.
         assert_eq!(
-            to_markup(&render_markdown("Run:\n```py\nx = \"\"\"doc\nstill doc\n")),
+            to_markup(&render_markdown(
+                "Run:\n```py\nx = \"\"\"doc\nstill doc\n",
+                80
+            )),
             "Run:\n\n[dim]```py[/]\nx = [success]\"\"\"doc[/]\n[success]still doc[/]\n[dim]```[/]"
         );
     }
@@ -423,9 +490,44 @@ mod tests {
     fn markdown_colours_a_code_block_inside_a_list_item_after_its_indent() {
         assert_eq!(
             to_markup(&render_markdown(
-                "- step:\n\n  ```sh\n  echo hi # say\n  ```"
+                "- step:\n\n  ```sh\n  echo hi # say\n  ```",
+                80
             )),
             "[dim]- [/]step:\n[dim]  [/][dim]```sh[/]\n[dim]  [/]echo hi [dim]# say[/]\n[dim]  [/][dim]```[/]"
+        );
+    }
+
+    #[test]
+    fn a_table_wider_than_the_window_wraps_its_cells_inside_their_columns() {
+        let text =
+            "| Key | Meaning |\n|--|--|\n| a | the first letter of the alphabet |\n| bb | short |";
+        let plain: Vec<String> = render_markdown(text, 24)
+            .iter()
+            .map(StyledLine::plain)
+            .collect();
+        assert_eq!(
+            plain,
+            [
+                "Key │ Meaning           ",
+                "────┼───────────────────",
+                "a   │ the first letter  ",
+                "    │ of the alphabet   ",
+                "────┼───────────────────",
+                "bb  │ short             ",
+            ]
+        );
+        assert!(plain.iter().all(|line| text_width(line) <= 24));
+    }
+
+    #[test]
+    fn columns_narrower_than_an_even_share_keep_their_width() {
+        assert_eq!(fit_columns(&[3, 40, 30], 33), [3, 15, 15]);
+        assert_eq!(fit_columns(&[3, 40, 30], 34), [3, 16, 15]);
+        assert_eq!(fit_columns(&[3, 4], 10), [3, 4], "fits as it is");
+        assert_eq!(
+            fit_columns(&[9, 9, 9], 2),
+            [1, 1, 1],
+            "one column each at least"
         );
     }
 }

@@ -646,7 +646,7 @@ impl Transcript {
             match block {
                 AssistantContent::Text(text) if !text.text.trim().is_empty() => {
                     out.push(StyledLine::default());
-                    out.extend(render_markdown(&text.text));
+                    out.extend(render_markdown(&text.text, width.into()));
                 }
                 AssistantContent::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
                     out.push(StyledLine::default());
