@@ -507,6 +507,21 @@ async fn a_socket_is_refused_with_how_to_talk_to_it() {
     }
 }
 
+/// A device has no size: `/dev/zero` is named as what it is, not as "0B".
+#[tokio::test]
+async fn a_binary_device_is_named_as_a_device_not_by_its_size() {
+    let root = Root::new();
+    let tool = coding_agent::tools::builtin_tool("read").unwrap();
+    let result = tool
+        .execute(json!({"path": "/dev/zero"}), ToolContext::new(root.cwd()))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_only(&result),
+        "Binary file /dev/zero (a character device) cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it."
+    );
+}
+
 /// DEVIATIONS #23: Pi's edit reads a device whole (`/dev/zero` until memory
 /// runs out; a terminal until input comes), and our write, which renames a
 /// new file over its target, put a regular file in a device's place (as

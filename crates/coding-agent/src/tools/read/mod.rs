@@ -138,9 +138,13 @@ impl ReadTool {
             return self.read_image(kind, &absolute, ctx).await;
         }
         if prefix.contains(&0) {
-            let size = format_size(usize::try_from(info.len).unwrap_or(usize::MAX));
+            // A device has no size to give (`/dev/zero` says 0 bytes).
+            let what = match info.special {
+                Some(special) => special.name().to_owned(),
+                None => format_size(usize::try_from(info.len).unwrap_or(usize::MAX)),
+            };
             return Ok(ToolOutput::text(format!(
-                "Binary file {} ({size}) cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it.",
+                "Binary file {} ({what}) cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it.",
                 args.path
             )));
         }
