@@ -3,9 +3,11 @@
 //! Pi writes in place, so a crash or a full disk halfway through leaves half a
 //! file. Here the new contents go to a temporary file in the same directory,
 //! are flushed to disk, and then renamed over the target: readers see the old
-//! file or the new one, never a mix. The target keeps its permissions (and,
-//! where allowed, its owner), and a symlink keeps pointing where it pointed:
-//! the file it points to is replaced, not the link.
+//! file or the new one, never a mix. The target keeps its permissions, its
+//! extended attributes (ACLs, SELinux labels; but not file capabilities,
+//! which a write in place loses too) and, where allowed, its owner; a symlink
+//! keeps pointing where it pointed: the file it points to is replaced, not
+//! the link.
 //!
 //! Two cases are written in place, as Pi writes every file: a file with more
 //! than one hard link (a rename would leave the other names holding the old
@@ -77,6 +79,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FsError> {
     let write_error = |e: io::Error| FsError::new(&e, "write", path);
     if let Some(meta) = &existing {
         keep_metadata(temp.as_file(), meta).map_err(write_error)?;
+        keep_xattrs(&target, temp.as_file());
     }
     temp.write_all(contents).map_err(write_error)?;
     temp.as_file().sync_all().map_err(write_error)?;
@@ -197,10 +200,70 @@ fn keep_metadata(temp: &File, meta: &fs::Metadata) -> io::Result<()> {
     temp.set_permissions(meta.permissions())
 }
 
+/// The largest list of names, and the largest value, Linux keeps for a
+/// file's extended attributes (`XATTR_LIST_MAX`, `XATTR_SIZE_MAX`).
+#[cfg(target_os = "linux")]
+const XATTR_MAX: usize = 64 * 1024;
+
+/// Copies the extended attributes of `target` (an ACL, an SELinux label,
+/// `user.*` ones) to `temp`, which replaces it. As with the owner, what the
+/// file system or our privileges refuse is left out: the contents matter
+/// more than their labels. `security.capability` is not copied: the kernel
+/// drops a file's capabilities when its contents change in place, and new
+/// contents must not inherit them.
+#[cfg(target_os = "linux")]
+fn keep_xattrs(target: &Path, temp: &File) {
+    use rustix::fs::{XattrFlags, fgetxattr, flistxattr, fsetxattr};
+    let Ok(source) = File::open(target) else {
+        return;
+    };
+    let mut names = vec![0; XATTR_MAX];
+    let Ok(len) = flistxattr(&source, &mut names[..]) else {
+        return;
+    };
+    let mut value = vec![0; XATTR_MAX];
+    for name in names[..len].split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        if name == b"security.capability" {
+            continue;
+        }
+        let Ok(name) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        if let Ok(size) = fgetxattr(&source, name.as_c_str(), &mut value[..]) {
+            let _ = fsetxattr(temp, name.as_c_str(), &value[..size], XattrFlags::empty());
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn keep_xattrs(_target: &Path, _temp: &File) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// An ACL is an extended attribute (`system.posix_acl_access`), so a
+    /// user attribute stands for both (the temporary directory's file system,
+    /// ext4 or a tmpfs of Linux 6.6 on, keeps `user.*` attributes).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn replacing_a_file_keeps_its_extended_attributes() {
+        use rustix::fs::{XattrFlags, fgetxattr, fsetxattr};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labelled.txt");
+        fs::write(&path, "old").unwrap();
+        let file = File::open(&path).unwrap();
+        fsetxattr(&file, "user.origin", b"review-42", XattrFlags::empty())
+            .expect("the file system keeps user.* attributes");
+        write_atomic(&path, b"new").unwrap();
+        let mut value = [0; 64];
+        let size = fgetxattr(File::open(&path).unwrap(), "user.origin", &mut value[..]).unwrap();
+        assert_eq!(
+            (fs::read_to_string(&path).unwrap().as_str(), &value[..size]),
+            ("new", &b"review-42"[..])
+        );
+    }
 
     #[test]
     fn writes_a_new_file() {
