@@ -73,7 +73,7 @@ fn prompt(id: &str, command: &str) -> (ApprovalPrompt, oneshot::Receiver<Approva
         tool_name: "bash".into(),
         args: json!({ "command": command }),
         reason: "touch is not on the known-safe list".into(),
-        suggested_rule: Some(format!("bash({command})")),
+        suggested_rules: vec![format!("bash({command})")],
         project_rules: true,
     };
     (ApprovalPrompt { request, reply }, answer)
@@ -512,7 +512,7 @@ fn a_call_taller_than_the_prompt_is_scrolled_and_allowed_only_once_read_to_the_e
         "x".repeat(150)
     ));
     let (mut first, mut answer) = prompt("c1", &script.join("\n"));
-    first.request.suggested_rule = Some("bash(mkdir -p build)".into());
+    first.request.suggested_rules = vec!["bash(mkdir -p build)".into()];
     app.approvals.push(first);
 
     let top = screen(&mut app, 70, 30, now);

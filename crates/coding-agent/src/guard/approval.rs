@@ -25,8 +25,9 @@ pub struct ApprovalRequest {
     /// The verdict's reason: why it asks.
     pub reason: String,
     /// What "allow for this session" and "always allow" would add
-    /// (`bash(cargo build)`); `None` when no rule fits the call.
-    pub suggested_rule: Option<String>,
+    /// (`bash(cargo build)`, one rule for each part of a command line that
+    /// asks); empty when no rule fits the call.
+    pub suggested_rules: Vec<String>,
     /// Whether a rule saved to the project's settings applies (the project
     /// is trusted): "always allow in this project" is offered only then.
     pub project_rules: bool,
@@ -169,13 +170,20 @@ impl Approver for NoApprover {
 /// What the model (and, once, the user) reads when a call needs an approval
 /// no one can give.
 pub fn needs_approval_text(request: &ApprovalRequest) -> String {
-    let how = match &request.suggested_rule {
-        Some(rule) => format!(
-            "To allow it, run with --allow '{rule}' or add \"{rule}\" to permissions.allow in settings"
-        ),
+    let rules = &request.suggested_rules;
+    let how = match rules.len() {
+        1.. => {
+            let flags: Vec<String> = rules.iter().map(|rule| format!("--allow '{rule}'")).collect();
+            let quoted: Vec<String> = rules.iter().map(|rule| format!("\"{rule}\"")).collect();
+            format!(
+                "To allow it, run with {} or add {} to permissions.allow in settings",
+                flags.join(" "),
+                quoted.join(", ")
+            )
+        }
         // No allow rule fits: an ask rule, the always-ask list and a call
         // the policy cannot judge ask whatever allow rules say.
-        None => "No allow rule lets this call run unasked: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass".to_owned(),
+        0 => "No allow rule lets this call run unasked: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass".to_owned(),
     };
     format!("Blocked: needs approval ({}). {how}", request.reason)
 }
@@ -191,7 +199,7 @@ impl ApprovalRequest {
             tool_name: "bash".into(),
             args: serde_json::json!({"command": "cargo build"}),
             reason: reason.into(),
-            suggested_rule: rule.map(str::to_owned),
+            suggested_rules: rule.map(str::to_owned).into_iter().collect(),
             project_rules: true,
         }
     }

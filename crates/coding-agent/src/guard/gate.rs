@@ -240,7 +240,7 @@ impl Guard {
                 args: updated_input.clone().unwrap_or_else(|| call.args.clone()),
                 reason,
                 // An allow rule would not skip the hook's ask.
-                suggested_rule: None,
+                suggested_rules: Vec::new(),
                 project_rules: false,
             },
             None if policy_asks => ApprovalRequest {
@@ -248,7 +248,7 @@ impl Guard {
                 tool_name: tool.to_owned(),
                 args: updated_input.clone().unwrap_or_else(|| call.args.clone()),
                 reason: verdict.reason.clone(),
-                suggested_rule: verdict.suggestion.clone(),
+                suggested_rules: verdict.suggestions.clone(),
                 project_rules: self.rule_files.project.is_some(),
             },
             None => {
@@ -344,9 +344,13 @@ impl Guard {
                 return BeforeToolCall::Block { reason: Some(text) };
             }
         };
-        if let (Some(scope), Some(rule)) = (remember, &asked.suggested_rule) {
-            self.remember(Decision::Allow, rule, scope);
-            record.rule = Some(rule.clone());
+        if let Some(scope) = remember
+            && !asked.suggested_rules.is_empty()
+        {
+            for rule in &asked.suggested_rules {
+                self.remember(Decision::Allow, rule, scope);
+            }
+            record.rule = Some(asked.suggested_rules.join(", "));
         }
         self.report(record);
         proceed(updated_input)
@@ -719,7 +723,7 @@ mod tests {
                 tool_name: "bash".into(),
                 args: bash("git push origin"),
                 reason: "`git push origin` needs approval by the rule `bash(git push:*)`".into(),
-                suggested_rule: None,
+                suggested_rules: Vec::new(),
                 project_rules: true,
             }]
         );
@@ -977,9 +981,11 @@ mod tests {
     #[tokio::test]
     async fn allow_for_the_session_lets_the_same_command_run_unasked_next_time() {
         let f = fixture(RuleTexts::default(), None, ApprovalAnswer::AllowSession);
+        // Both parts ask: the session's rules must cover both.
+        let line = "cargo build && cargo test";
         for id in ["c1", "c2"] {
             assert_eq!(
-                call(&f.guard, id, "bash", bash("cargo build")).await,
+                call(&f.guard, id, "bash", bash(line)).await,
                 BeforeToolCall::Proceed
             );
         }
@@ -994,13 +1000,13 @@ mod tests {
                 by: DecidedBy::Approval,
                 reason: "`cargo build` is not on the known-safe list; running it needs approval"
                     .into(),
-                rule: Some("bash(cargo build)".into()),
+                rule: Some("bash(cargo build), bash(cargo test)".into()),
                 answer: Some(Answer::AllowSession),
             }
         );
         assert_eq!(
-            (decisions[1].by, decisions[1].rule.as_deref()),
-            (DecidedBy::Policy, Some("bash(cargo build)"))
+            (decisions[1].by, decisions[1].decision),
+            (DecidedBy::Policy, Decision::Allow)
         );
         assert!(!f.dir.path().join("project.json").exists());
     }

@@ -26,9 +26,11 @@ pub struct Verdict {
     pub reason: String,
     /// The settings or flag rule that decided, as written (`bash(git push:*)`).
     pub rule: Option<String>,
-    /// For an `ask`: the allow rule that would let this call run unasked.
+    /// For an `ask`: the allow rules that would let this call run unasked
+    /// (one for each part of a command line that asks); empty when no rule
+    /// can.
     #[serde(skip)]
-    pub suggestion: Option<String>,
+    pub suggestions: Vec<String>,
     /// Decided by a rule or a built-in list rather than by the mode: of two
     /// equally strict verdicts, the firm one's reason is the one to read.
     #[serde(skip)]
@@ -42,7 +44,7 @@ impl Verdict {
             decision,
             reason: reason.into(),
             rule: None,
-            suggestion: None,
+            suggestions: Vec::new(),
             firm: false,
         }
     }
@@ -70,7 +72,7 @@ impl Verdict {
 
     /// The same verdict with the allow rule that would let the call run.
     pub fn suggesting(mut self, rule: String) -> Self {
-        self.suggestion = Some(rule);
+        self.suggestions = vec![rule];
         self
     }
 
@@ -89,10 +91,30 @@ impl Verdict {
     }
 
     /// The stricter of two verdicts; on a tie the firm one, else the first.
+    /// Of two asks, the rules of both: allowing a command line for the
+    /// session must cover each part that asked (`cargo build && cargo
+    /// test`), and none when one of them cannot be named by a rule.
     pub fn stricter(self, other: Self) -> Self {
         let replace = other.decision > self.decision
             || (other.decision == self.decision && other.firm && !self.firm);
-        if replace { other } else { self }
+        let both_ask = self.decision == Decision::Ask && other.decision == Decision::Ask;
+        let (mut kept, dropped) = if replace {
+            (other, self)
+        } else {
+            (self, other)
+        };
+        if both_ask {
+            if dropped.suggestions.is_empty() {
+                kept.suggestions.clear();
+            } else if !kept.suggestions.is_empty() {
+                for rule in dropped.suggestions {
+                    if !kept.suggestions.contains(&rule) {
+                        kept.suggestions.push(rule);
+                    }
+                }
+            }
+        }
+        kept
     }
 
     /// The strictest of `verdicts`; `None` when there are none.

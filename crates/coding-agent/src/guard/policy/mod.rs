@@ -295,13 +295,13 @@ impl Policy {
             (Mode::Plan, Decision::Ask) => Verdict {
                 decision: Decision::Deny,
                 reason: format!("plan mode is read-only: {}", verdict.reason),
-                suggestion: None,
+                suggestions: Vec::new(),
                 ..verdict
             },
             (Mode::Bypass, Decision::Ask) => Verdict {
                 decision: Decision::Allow,
                 reason: format!("bypass mode runs it unasked: {}", verdict.reason),
-                suggestion: None,
+                suggestions: Vec::new(),
                 ..verdict
             },
             _ => verdict,
@@ -750,7 +750,7 @@ impl Policy {
             // A rule for `bash` at the end of `echo hi | bash` would let
             // every later `anything | bash` run unasked.
             return Verdict {
-                suggestion: None,
+                suggestions: Vec::new(),
                 ..verdict
             };
         }

@@ -104,15 +104,17 @@ pub fn title(request: &ApprovalRequest) -> String {
         "Allow {} `{subject}`? {}",
         request.tool_name, request.reason
     );
-    if let Some(rule) = &request.suggested_rule {
-        title.push_str(&format!(" (rule: {rule})"));
+    match request.suggested_rules.as_slice() {
+        [] => {}
+        [rule] => title.push_str(&format!(" (rule: {rule})")),
+        rules => title.push_str(&format!(" (rules: {})", rules.join(", "))),
     }
     title
 }
 
 /// The options offered: allowing for longer needs a rule to remember.
 pub fn options(request: &ApprovalRequest) -> Vec<&'static str> {
-    match request.suggested_rule {
+    match request.suggested_rules.first() {
         Some(_) if request.project_rules => vec![
             ALLOW_ONCE,
             ALLOW_SESSION,

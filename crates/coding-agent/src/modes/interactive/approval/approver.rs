@@ -70,7 +70,7 @@ mod tests {
             tool_name: "bash".into(),
             args: json!({"command": "touch a.txt"}),
             reason: "asks".into(),
-            suggested_rule: None,
+            suggested_rules: Vec::new(),
             project_rules: true,
         }
     }

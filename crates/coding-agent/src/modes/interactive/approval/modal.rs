@@ -36,7 +36,7 @@ impl ApprovalModal {
     /// The prompt for `request`: the rule choices only when the policy
     /// suggested a rule (a call no rule can name is allowed once or denied).
     pub fn new(request: ApprovalRequest) -> Self {
-        let choices = if request.suggested_rule.is_some() {
+        let choices = if !request.suggested_rules.is_empty() {
             let project = request.project_rules.then_some(Choice::AllowProject);
             [Choice::AllowOnce, Choice::AllowSession]
                 .into_iter()
@@ -137,7 +137,7 @@ impl ApprovalModal {
 
     /// What a choice says.
     fn label(&self, choice: Choice) -> StyledLine {
-        let rule = self.request.suggested_rule.clone().unwrap_or_default();
+        let rule = self.request.suggested_rules.join(", ");
         match choice {
             Choice::AllowOnce => StyledLine::new("Allow once", Style::Normal),
             Choice::AllowSession => {
@@ -241,7 +241,7 @@ mod tests {
             tool_name: "bash".into(),
             args: json!({"command": "touch a.txt"}),
             reason: "touch may write files".into(),
-            suggested_rule: rule.map(str::to_owned),
+            suggested_rules: rule.map(str::to_owned).into_iter().collect(),
             project_rules: true,
         }
     }
