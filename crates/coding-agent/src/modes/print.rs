@@ -15,8 +15,8 @@
 //! A reader that closes stdout early (`--mode json | head -1`) ends the run
 //! the same way, saved, with status 141 (a shell's report of SIGPIPE): no one
 //! reads the rest, and dropping the run half-way would lose its prompt. In
-//! text mode the answer is written after the run, so a reader that stops
-//! early loses nothing and the status is the run's.
+//! text mode the answer is written after the run, which is saved whole;
+//! the status is 141 as well, since the answer did not all reach its reader.
 
 use std::io::{self, Write};
 
@@ -155,7 +155,7 @@ pub async fn run_print(
         None => 0,
     };
     sink.write_out(|_| Ok(()))?;
-    Ok(if interrupted {
+    Ok(if interrupted || sink.reader_gone {
         sink.interrupted_status()
     } else {
         status
