@@ -26,6 +26,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::support::mcp_names::{server_name_problem, server_part};
+
 /// How long a server may take to start and list its tools, unless it says.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -174,7 +176,33 @@ pub fn load(
         }
     }
     untrusted.sort();
-    Ok((servers.into_values().collect(), untrusted))
+    let servers: Vec<ServerConfig> = servers.into_values().collect();
+    check_names_apart(&servers, global)?;
+    Ok((servers, untrusted))
+}
+
+/// Refuses two servers whose tools would be named alike (`a` and `a.`,
+/// `a_b` and `a__b`: both `mcp__a__...`, `mcp__a_b__...`): a permission rule
+/// or a hook matcher written for one would cover the other.
+fn check_names_apart(servers: &[ServerConfig], global: &Path) -> Result<(), ConfigError> {
+    let mut parts: BTreeMap<String, &str> = BTreeMap::new();
+    for server in servers.iter().filter(|server| !server.disabled) {
+        let part = server_part(&server.name);
+        if let Some(other) = parts.insert(part.clone(), &server.name) {
+            let path = match &server.source {
+                Source::Global => global.to_path_buf(),
+                Source::Project(path) | Source::File(path) => path.clone(),
+            };
+            return Err(ConfigError {
+                path,
+                reason: format!(
+                    "MCP servers \"{other}\" and \"{}\" would give their tools the same names (mcp__{part}__...), so a permission rule for one would cover the other: rename one",
+                    server.name
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The servers of one file; a settings file that does not exist has none,
@@ -234,6 +262,9 @@ fn server_config(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ServerConfig, String> {
     let bad = |what: &str| format!("MCP server \"{name}\": {what}");
+    if let Some(problem) = server_name_problem(&name) {
+        return Err(bad(&problem));
+    }
     let expand = |text: &str| expand_variables(text, env).map_err(|e| bad(&e));
     let expand_map = |map: BTreeMap<String, String>| {
         map.into_iter()
@@ -478,6 +509,48 @@ mod tests {
         assert!(load(&missing, &project, &[], true).unwrap().0.is_empty());
         let error = load(&missing, &project, std::slice::from_ref(&missing), true).unwrap_err();
         assert_eq!(error.path, missing);
+    }
+
+    /// Tools are told apart by `mcp__<server>__`: two servers that would
+    /// share it, or a server that would leave its tools no room, are refused
+    /// with what to change.
+    #[test]
+    fn servers_whose_tools_would_share_a_name_start_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("global.json");
+        let extra = dir.path().join("extra.json");
+        std::fs::write(&global, r#"{"mcpServers": {"a": {"command": "x"}}}"#).unwrap();
+        std::fs::write(&extra, r#"{"mcpServers": {"a.": {"command": "y"}}}"#).unwrap();
+        let error = load(&global, &[], std::slice::from_ref(&extra), true).unwrap_err();
+        assert_eq!(
+            (error.path, error.reason),
+            (
+                extra.clone(),
+                r#"MCP servers "a" and "a." would give their tools the same names (mcp__a__...), so a permission rule for one would cover the other: rename one"#.to_owned()
+            )
+        );
+        // A disabled one has no tools to confuse.
+        std::fs::write(
+            &extra,
+            r#"{"mcpServers": {"a.": {"command": "y", "disabled": true}}}"#,
+        )
+        .unwrap();
+        assert!(load(&global, &[], std::slice::from_ref(&extra), true).is_ok());
+
+        let long = "time-server-for-the-production-cluster-eu-west";
+        std::fs::write(
+            &extra,
+            format!(r#"{{"mcpServers": {{"{long}": {{"command": "y"}}}}}}"#),
+        )
+        .unwrap();
+        let error = load(&global, &[], &[extra], true).unwrap_err();
+        assert!(
+            error.reason.starts_with(&format!(
+                "MCP server \"{long}\": its name is too long for its tools' names"
+            )),
+            "{}",
+            error.reason
+        );
     }
 
     #[test]

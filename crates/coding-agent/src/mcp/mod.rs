@@ -2,7 +2,7 @@
 //!
 //! - Client: the servers in `"mcpServers"` ([`config`]) start with the
 //!   session ([`servers`]); each of their tools becomes a tool of the agent
-//!   named `mcp__<server>__<tool>` ([`names`], [`tool`]) whose results map to
+//!   named `mcp__<server>__<tool>` ([`crate::support::mcp_names`], [`tool`]) whose results map to
 //!   what the model reads ([`content`]), within what a turn can hold
 //!   ([`limits`]).
 //! - Server: `coding-agent mcp serve` offers the built-in tools to other MCP
@@ -15,7 +15,6 @@ pub mod config;
 pub mod content;
 mod http;
 pub mod limits;
-pub mod names;
 pub mod report;
 pub mod serve;
 pub mod servers;

@@ -19,9 +19,9 @@ use serde_with::skip_serializing_none;
 
 use super::client::{Connection, OnToolsChanged};
 use super::config::{ServerConfig, Source, Transport};
-use super::names;
 use super::tool::McpTool;
 use crate::definition::ToolDefinition;
+use crate::support::mcp_names;
 use crate::support::sync::lock;
 
 /// Every configured server and its state.
@@ -219,7 +219,7 @@ impl McpServers {
                 tools.into_iter().map(move |tool| (server.clone(), tool))
             })
             .collect();
-        let names = names::assign(
+        let names = mcp_names::assign(
             listed
                 .iter()
                 .map(|(server, tool)| (server.config.name.as_str(), tool.name.as_ref())),

@@ -15,6 +15,7 @@ pub mod cancel;
 pub mod front_matter;
 pub mod fs_error;
 pub mod js_number;
+pub mod mcp_names;
 pub mod mutation_queue;
 pub mod notices;
 pub mod one_shot;

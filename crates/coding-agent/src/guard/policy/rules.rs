@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use crate::support::mcp_names;
+
 use super::paths::Places;
 
 /// The tools whose rules take a path pattern, and which family they are in:
@@ -31,7 +33,9 @@ pub struct Rule {
 #[derive(Debug, Clone)]
 enum ToolName {
     Exact(String),
-    /// `mcp__server__*` or a bare `mcp__server`: every tool of that server.
+    /// `mcp__server__*` or a bare `mcp__server`: every tool of that server,
+    /// which holds the server's part of its tools' names
+    /// ([`mcp_names::server_part`]).
     McpServer(String),
 }
 
@@ -91,15 +95,15 @@ impl Rule {
             Some(prefix) if prefix.eq_ignore_ascii_case("mcp__") => format!("mcp__{}", &name[5..]),
             _ => name.to_owned(),
         };
-        let tool = if name.starts_with("mcp__") {
-            match name.strip_suffix("__*") {
-                Some(server) => ToolName::McpServer(server.to_owned()),
-                None if name.matches("__").count() == 1 => ToolName::McpServer(name.to_owned()),
-                None => ToolName::Exact(name.to_owned()),
+        let tool = match name.strip_prefix("mcp__") {
+            Some(rest) => mcp_tool_name(rest).map_err(|reason| error(&reason))?,
+            None if name.contains('*') => {
+                return Err(error(
+                    "a tool name has no wildcards: name the tool (`bash`, `read`, ...) or, for every tool of an MCP server, `mcp__server__*`",
+                ));
             }
-        } else {
             // Claude Code capitalises its tools (`Bash(...)`): accept either.
-            ToolName::Exact(name.to_ascii_lowercase())
+            None => ToolName::Exact(name.to_ascii_lowercase()),
         };
         let spec = match (spec, &tool) {
             (None | Some("*" | ""), _) => Spec::Any,
@@ -147,8 +151,9 @@ impl Rule {
                     || (name == "read" && READ_FAMILY.contains(&tool))
                     || (WRITE_FAMILY.contains(&name.as_str()) && WRITE_FAMILY.contains(&tool))
             }
-            ToolName::McpServer(server) => tool
-                .strip_prefix(server.as_str())
+            ToolName::McpServer(part) => tool
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.strip_prefix(part.as_str()))
                 .is_some_and(|rest| rest.starts_with("__")),
         }
     }
@@ -200,6 +205,29 @@ impl Rule {
         matches!(&self.spec, Spec::Command(p) if p.is_exact() && p.matches(line))
             && matches!(&self.tool, ToolName::Exact(name) if name == "bash")
     }
+}
+
+/// The tool (or server) an MCP rule names, `rest` being what follows
+/// `mcp__`: named as the tools are ([`mcp_names`]), so a rule on server `a.`
+/// or on a long tool's full name matches the names the model calls. A `*`
+/// stands only for every tool of a server (`mcp__server__*`): anywhere else
+/// it would be a rule that silently matches nothing.
+fn mcp_tool_name(rest: &str) -> Result<ToolName, String> {
+    let (rest, every_tool) = match rest.strip_suffix("__*") {
+        Some(server) => (server, true),
+        None => (rest, false),
+    };
+    if rest.contains('*') || rest.is_empty() {
+        return Err(
+            "an MCP rule names a server (`mcp__server`, or `mcp__server__*` for every tool of it) or one tool (`mcp__server__tool`); `*` stands only for every tool"
+                .to_owned(),
+        );
+    }
+    Ok(if every_tool || !rest.contains("__") {
+        ToolName::McpServer(mcp_names::server_part(rest))
+    } else {
+        ToolName::Exact(mcp_names::rule_tool_name(rest))
+    })
 }
 
 /// What a call is about, for matching rules.
@@ -403,6 +431,47 @@ mod tests {
         // The prefix in any case, as the other tools' names are.
         assert!(rule("MCP__fs").matches("mcp__fs__write", Subject::Call));
         assert!(rule("Mcp__fs__read").matches("mcp__fs__read", Subject::Call));
+    }
+
+    /// Rules name tools as the model sees them ([`mcp_names`]): a server
+    /// rule still covers a long tool's cut name, a rule on a tool's full
+    /// name matches its cut one, and `mcp__a` covers no tool of `a_b`.
+    #[test]
+    fn mcp_rules_match_the_names_tools_are_given() {
+        let server = "time-server-for-the-prod-cluster-eu-w";
+        let tool = "get_the_current_time_in_a_time_zone_of_choice";
+        let name = mcp_names::tool_name(server, tool);
+        assert!(name.len() == mcp_names::MAX_NAME_LEN && !name.contains(tool));
+        for text in [
+            format!("mcp__{server}"),
+            format!("mcp__{server}__*"),
+            format!("mcp__{server}__{tool}"),
+        ] {
+            assert!(rule(&text).matches(&name, Subject::Call), "{text} {name}");
+        }
+        assert!(!rule("mcp__a").matches("mcp__a_b__echo", Subject::Call));
+        assert!(rule("mcp__a_").matches(&mcp_names::tool_name("a.", "echo"), Subject::Call));
+    }
+
+    /// A `*` anywhere but `mcp__server__*` would match nothing, silently:
+    /// a deny rule that does not hold.
+    #[test]
+    fn a_wildcard_in_a_tool_name_is_an_error() {
+        for text in [
+            "mcp__bad__ech*",
+            "mcp__bad*",
+            "mcp__*__echo",
+            "mcp__*",
+            "ba*",
+            "*",
+        ] {
+            let error = Rule::parse(text, &places()).unwrap_err();
+            assert!(
+                error.reason.contains("`*`") || error.reason.contains("wildcards"),
+                "{text}: {}",
+                error.reason
+            );
+        }
     }
 
     #[test]
