@@ -336,6 +336,35 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
     );
 }
 
+/// A content block of a kind newer than the protocol this client speaks is
+/// said in its place; the rest of the answer is kept (the whole answer was
+/// refused as "not a tool result").
+#[tokio::test]
+async fn a_block_of_an_unknown_kind_is_said_and_the_rest_kept() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/mcp_support/blocks_server.py"
+    );
+    let config = shell_server("blocks", &format!("exec python3 -B {script}"));
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
+    let blocks = json!([{"type": "text", "text": "kept"}, {"type": "futurekind", "foo": 1}]);
+    let (is_error, content) = call(&tools, "mcp__blocks__blocks", json!({"blocks": blocks})).await;
+    assert_eq!(
+        (is_error, content),
+        (
+            false,
+            vec![
+                Content::text("kept"),
+                Content::text(r#"[unsupported MCP content: {"type":"futurekind","foo":1}]"#)
+            ]
+        )
+    );
+}
+
 /// A server's image is fitted as `read` fits one: sent when within the
 /// limits, scaled down with a note when larger, and described when it cannot
 /// be sent (a provider would refuse it in every later request).

@@ -293,7 +293,10 @@ impl Connection {
                     }
                     return match response {
                         Ok(ServerResult::CallToolResult(result)) => Ok(result),
-                        Ok(other) => Err(CallError::Answered(not_a_tool_result(&other))),
+                        Ok(other) => serde_json::to_value(&other)
+                            .ok()
+                            .and_then(super::content::with_unknown_blocks_said)
+                            .ok_or_else(|| CallError::Answered(not_a_tool_result(&other))),
                         Err(error) => Err(self.call_error(&error)),
                     };
                 }

@@ -132,10 +132,34 @@ fn block(block: ContentBlock, cancel: &CancellationToken) -> Result<Vec<Content>
 
 /// A content kind newer than this client: said, rather than dropped.
 fn unsupported(content: &impl Serialize) -> Content {
-    Content::text(format!(
+    Content::text(unsupported_text(content))
+}
+
+fn unsupported_text(content: &impl Serialize) -> String {
+    format!(
         "[unsupported MCP content: {}]",
         serde_json::to_string(content).unwrap_or_default()
-    ))
+    )
+}
+
+/// An answer to `tools/call` the SDK could not read as a tool result
+/// because a content block is of a kind newer than it (`{"type":
+/// "futurekind"}`): the result, that block said as `unsupported` says
+/// one, rather than the whole answer lost. `None` when the answer has no
+/// list of content blocks.
+pub fn with_unknown_blocks_said(answer: Value) -> Option<CallToolResult> {
+    let Value::Object(mut result) = answer else {
+        return None;
+    };
+    let Some(Value::Array(blocks)) = result.get_mut("content") else {
+        return None;
+    };
+    for block in blocks.iter_mut() {
+        if serde_json::from_value::<ContentBlock>(block.clone()).is_err() {
+            *block = serde_json::json!({"type": "text", "text": unsupported_text(block)});
+        }
+    }
+    serde_json::from_value(Value::Object(result)).ok()
 }
 
 /// The size of base64 `data` once decoded (without decoding it).
@@ -235,6 +259,24 @@ mod tests {
             map(result).unwrap_err(),
             ToolError::new("MCP tool \"t\" failed without a message")
         );
+    }
+
+    #[test]
+    fn a_block_of_an_unknown_kind_is_said_and_the_rest_kept() {
+        let answer = serde_json::json!({"content": [
+            {"type": "text", "text": "kept"},
+            {"type": "futurekind", "foo": 1},
+        ], "isError": false});
+        let result = with_unknown_blocks_said(answer).unwrap();
+        let mapped = map(result).unwrap();
+        assert_eq!(
+            mapped.content,
+            [
+                Content::text("kept"),
+                Content::text(r#"[unsupported MCP content: {"type":"futurekind","foo":1}]"#)
+            ]
+        );
+        assert!(with_unknown_blocks_said(serde_json::json!({"answer": 42})).is_none());
     }
 
     #[test]
