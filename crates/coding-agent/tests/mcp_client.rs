@@ -300,18 +300,20 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
             )
         })
         .collect();
-    let offered = &offered[..2];
+    let offered = &offered[..4];
+    let text_object = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     assert_eq!(
         offered,
         [
-            (
-                "mcp__schemas__sound",
-                &json!({"type": "object", "properties": {"text": {"type": "string"}}})
-            ),
+            ("mcp__schemas__sound", &text_object),
             (
                 "mcp__schemas__untyped",
                 &json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
             ),
+            // Offered without the dialect the validator does not know
+            // (models ignore it), and as an object.
+            ("mcp__schemas__dialect", &text_object),
+            ("mcp__schemas__nullable", &text_object),
         ]
     );
     assert_eq!(warnings.len(), 2, "{warnings:?}");

@@ -229,11 +229,17 @@ impl McpServers {
         for ((server, remote), name) in listed.into_iter().zip(names) {
             let mut schema = (*remote.input_schema).clone();
             // Providers take only object schemas, and refuse one without
-            // `"type"` (which a tool with arguments meant as an object).
-            let kind = schema
-                .entry("type")
-                .or_insert_with(|| "object".into())
-                .clone();
+            // `"type"` (which a tool with arguments meant as an object) or
+            // with a list of types (`["object", "null"]`: the arguments
+            // are an object whenever there are any).
+            let kind = schema.entry("type").or_insert_with(|| "object".into());
+            if kind
+                .as_array()
+                .is_some_and(|kinds| kinds.contains(&"object".into()))
+            {
+                *kind = "object".into();
+            }
+            let kind = kind.clone();
             if kind != "object" {
                 warnings.push(format!(
                     "MCP tool \"{}\" of server \"{}\" left out: its input schema is of type {kind}, and models are given only tools that take an object",
@@ -241,11 +247,19 @@ impl McpServers {
                 ));
                 continue;
             }
-            let tool = Tool {
+            let mut tool = Tool {
                 name,
                 description: remote.description.as_deref().unwrap_or_default().to_owned(),
                 parameters: serde_json::Value::Object(schema),
             };
+            // A `$schema` the validator does not know (the https spelling
+            // of draft-07, a bare `schema#`) is only a label, which models
+            // ignore: the tool is read without it rather than left out.
+            if ToolValidator::new(&tool).is_err()
+                && let Some(object) = tool.parameters.as_object_mut()
+            {
+                object.remove("$schema");
+            }
             if let Err(error) = ToolValidator::new(&tool) {
                 warnings.push(format!(
                     "MCP tool \"{}\" of server \"{}\" left out: its input schema does not compile: {}",
