@@ -381,7 +381,7 @@ async fn images_are_fitted_as_reads_are_or_described() {
         "/tests/mcp_support/image_server.py"
     );
     let config = shell_server("image", &format!("exec python3 -B {script}"));
-    let (_servers, tools) = start(dir.path(), vec![config]).await;
+    let (servers, tools) = start(dir.path(), vec![config]).await;
     let show = |png: Vec<u8>, mime_type: &str| {
         let arguments = json!({"data": STANDARD.encode(png), "mimeType": mime_type});
         call(&tools, "mcp__image__show", arguments)
@@ -417,6 +417,28 @@ async fn images_are_fitted_as_reads_are_or_described() {
     assert_eq!(
         text(&content),
         "[image: image/svg+xml, 6 bytes, not shown: not a PNG, JPEG, GIF or WebP image]"
+    );
+
+    // A model that takes no images is told one was there, as read tells
+    // it: the request leaves the image out.
+    let (definitions, _) = servers.tool_definitions();
+    let mut ctx = ToolContext::new(dir.path());
+    ctx.model = Some(agent_ai::Model::new(
+        "text-only",
+        "test",
+        "openai-completions",
+    ));
+    let small = png_of(&image::RgbImage::new(3, 2));
+    let arguments = json!({"data": STANDARD.encode(small), "mimeType": "image/png"});
+    let result = definitions[0].execute(arguments, ctx).await.unwrap();
+    assert_eq!(
+        (result.content[0].as_text(), result.content.len()),
+        (
+            Some(
+                "[Current model does not support images. The image will be omitted from this request.]"
+            ),
+            2
+        )
     );
 }
 

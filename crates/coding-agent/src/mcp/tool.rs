@@ -18,6 +18,7 @@ use super::servers::Server;
 use crate::definition::{ToolContext, ToolDefinition};
 use crate::render::{RenderOptions, StyledLine, generic};
 use crate::support::cancel::aborted;
+use crate::tools::read::image::note_unsent_images;
 
 /// A tool of an MCP server.
 pub struct McpTool {
@@ -82,9 +83,13 @@ impl ToolDefinition for McpTool {
         match outcome {
             Ok(result) => {
                 let (server, tool, cancel) = (server.to_owned(), self.remote.clone(), ctx.cancel);
-                tokio::task::spawn_blocking(move || to_tool_result(result, &server, &tool, &cancel))
-                    .await
-                    .map_err(|panicked| ToolError::new(panicked.to_string()))?
+                let mut mapped = tokio::task::spawn_blocking(move || {
+                    to_tool_result(result, &server, &tool, &cancel)
+                })
+                .await
+                .map_err(|panicked| ToolError::new(panicked.to_string()))??;
+                note_unsent_images(&mut mapped.content, ctx.model.as_ref());
+                Ok(mapped)
             }
             Err(CallError::Aborted) => Err(aborted()),
             Err(CallError::Timeout(after)) => Err(ToolError::new(format!(

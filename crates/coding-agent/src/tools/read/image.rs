@@ -128,6 +128,30 @@ impl FittedImage {
     }
 }
 
+/// Says, in `content`, that its images will not reach `model` when it
+/// takes none (Pi's note, which `read` gives): the request leaves them
+/// out, and the model would otherwise not know a picture was there. Added
+/// to the first text, or as a text of its own before the images.
+pub fn note_unsent_images(content: &mut Vec<agent_ai::Content>, model: Option<&agent_ai::Model>) {
+    use agent_ai::Content;
+    const NOTE: &str =
+        "[Current model does not support images. The image will be omitted from this request.]";
+    let unsent = model.is_some_and(|model| !model.supports_images)
+        && content
+            .iter()
+            .any(|block| matches!(block, Content::Image(_)));
+    if !unsent {
+        return;
+    }
+    match content.first_mut() {
+        Some(Content::Text(first)) => {
+            first.text.push('\n');
+            first.text.push_str(NOTE);
+        }
+        _ => content.insert(0, Content::text(NOTE)),
+    }
+}
+
 /// The image was not fitted because the call was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{}", crate::support::cancel::ABORTED)]

@@ -282,16 +282,7 @@ impl ReadTool {
                 ))]
             }
         };
-        if ctx
-            .model
-            .as_ref()
-            .is_some_and(|model| !model.supports_images)
-            && let Some(Content::Text(first)) = content.first_mut()
-        {
-            first.text.push_str(
-                "\n[Current model does not support images. The image will be omitted from this request.]",
-            );
-        }
+        image::note_unsent_images(&mut content, ctx.model.as_ref());
         Ok(ToolOutput {
             content,
             details: None,
