@@ -133,6 +133,32 @@ fn read_edit_and_bash_give_the_same_text_as_the_tool_command() {
     );
 }
 
+/// Served calls run in the sandbox `coding-agent tool` runs them in: a
+/// write outside the workspace (and outside the temporary directory) is
+/// refused, and `--sandbox off` is the client's to choose.
+#[test]
+fn served_calls_are_sandboxed_as_the_tool_command_is() {
+    if !python_mcp_installed() {
+        return;
+    }
+    let workspace = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("made");
+    let command = format!("touch {} && echo made", target.display());
+    let call = json!([{"name": "bash", "arguments": {"command": command}}]);
+
+    let out = drive(workspace.path(), &[], call.clone());
+    let result = &out["results"][0];
+    let text = texts(&result["content"]).concat();
+    assert_eq!(result["isError"], true, "{text}");
+    assert!(text.contains("(sandbox: writes are limited to"), "{text}");
+    assert!(!target.exists());
+
+    let out = drive(workspace.path(), &["--sandbox", "off"], call);
+    assert_eq!(texts(&out["results"][0]["content"]), ["made\n"]);
+    assert!(target.exists());
+}
+
 #[test]
 fn a_cancelled_bash_call_kills_its_process_group() {
     if !python_mcp_installed() {

@@ -6,15 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
+use coding_agent::guard::Mode;
 use coding_agent::guard::policy::Places;
 use coding_agent::mcp::McpServers;
 use coding_agent::mcp::config::{load, project_files};
 use coding_agent::mcp::serve::ToolServer;
-use coding_agent::sandbox::Sandbox;
+use coding_agent::sandbox::{Sandbox, SandboxSettings};
 use coding_agent::settings::SETTINGS_FILE;
-use coding_agent::tools::builtin_tool_set;
+use coding_agent::tools::tool_set_from;
 
 use super::UsageError;
+use super::sandbox::start_sandbox;
 use super::tool::{flag_guard, working_directory};
 
 /// The MCP servers of a run.
@@ -91,6 +93,8 @@ pub(super) struct ServeArgs {
     /// ask is refused, since an MCP client cannot answer [default: no policy]
     #[arg(long, value_name = "MODE")]
     permission_mode: Option<coding_agent::guard::Mode>,
+    #[command(flatten)]
+    sandbox: super::sandbox::SandboxArgs,
 }
 
 /// Runs an `mcp` subcommand until its client goes away.
@@ -99,13 +103,19 @@ pub(super) async fn mcp_command(command: McpCommand) -> anyhow::Result<()> {
     // Stdout carries the protocol; warnings go to stderr.
     crate::logging::to_stderr();
     let cwd = working_directory(args.cwd.as_deref())?;
-    let tools = builtin_tool_set(args.tools.as_deref(), cwd.clone())
-        .map_err(|e| UsageError::Tools(e.to_string()))?;
+    // As `coding-agent tool` runs a call: sandboxed as the flags say (no
+    // settings), unless bypass mode asks for nothing to be.
+    let sandbox = match args.permission_mode {
+        Some(Mode::Bypass) => Sandbox::off(),
+        _ => start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?,
+    };
+    let tools = tool_set_from(args.tools.as_deref(), cwd.clone(), |name| {
+        sandbox.builtin_tool(name)
+    })
+    .map_err(|e| UsageError::Tools(e.to_string()))?;
     let mut server = ToolServer::new(tools);
     if let Some(mode) = args.permission_mode {
-        // The served tools are not sandboxed: the policy is told so.
-        let guard =
-            flag_guard(mode, Places::for_cwd(&cwd), &Sandbox::off()).map_err(UsageError::Guard)?;
+        let guard = flag_guard(mode, Places::for_cwd(&cwd), &sandbox).map_err(UsageError::Guard)?;
         server = server.with_hooks(Arc::new(guard));
     }
     server.serve_stdio(super::cancel_on_ctrl_c(STOPPING)).await

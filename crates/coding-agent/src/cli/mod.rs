@@ -21,7 +21,7 @@
 //! `coding-agent policy check TOOL ARGS_JSON` prints the permission policy's
 //! verdict on one call and runs nothing (`docs/permissions.md`).
 //!
-//! `coding-agent mcp serve [--cwd DIR] [--tools LIST] [--permission-mode M]` offers the built-in
+//! `coding-agent mcp serve [--cwd DIR] [--tools LIST] [--permission-mode M] [--sandbox M]` offers the built-in
 //! tools to MCP clients over stdio ([`coding_agent::mcp::serve`]).
 
 mod build;
