@@ -247,12 +247,20 @@ pub fn parse_servers(document: &Value, source: Source) -> Result<Vec<ServerConfi
     let Some(servers) = document.get("mcpServers") else {
         return Ok(Vec::new());
     };
-    let raw: BTreeMap<String, RawServer> =
-        serde_json::from_value(servers.clone()).map_err(|e| format!("\"mcpServers\": {e}"))?;
+    let Some(servers) = servers.as_object() else {
+        return Err("\"mcpServers\" must be an object of servers by name".to_owned());
+    };
     let env = |name: &str| std::env::var(name).ok();
-    raw.into_iter()
-        .map(|(name, raw)| server_config(name, raw, source.clone(), &env))
-        .collect()
+    // One by one, so an error names the server it is in.
+    let mut configs = Vec::with_capacity(servers.len());
+    for (name, raw) in servers {
+        let raw: RawServer = serde_json::from_value(raw.clone())
+            .map_err(|e| format!("MCP server \"{name}\": {e}"))?;
+        configs.push(server_config(name.clone(), raw, source.clone(), &env)?);
+    }
+    // By name, as the servers of every source are ordered.
+    configs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(configs)
 }
 
 fn server_config(
@@ -435,6 +443,11 @@ mod tests {
             (
                 json!({"command": "a", "toolTimeoutSec": 1e30}),
                 "MCP server \"x\": toolTimeoutSec must be a positive number of seconds, not 1000000000000000000000000000000",
+            ),
+            // A value of the wrong type names its server too.
+            (
+                json!({"command": "a", "toolTimeoutSec": "5"}),
+                "MCP server \"x\": invalid type: string \"5\", expected f64",
             ),
         ];
         for (entry, expected) in cases {
