@@ -5,11 +5,13 @@ use super::ServerStatus;
 use crate::render::preview::count;
 use crate::render::{Style, StyledLine};
 
-/// `MCP: 2 servers, 13 tools`, counting the running servers; the failed and
-/// disabled ones are named by count when there are any.
+/// `MCP: 2 servers, 13 tools`, counting the running servers and their
+/// tools; the starting, stopped and failed ones are named by count when
+/// there are any.
 pub fn summary(servers: &[ServerStatus]) -> String {
-    let running = servers.iter().filter(|s| s.status == "running").count();
-    let tools: usize = servers.iter().map(|s| s.tools.len()).sum();
+    let running: Vec<&ServerStatus> = servers.iter().filter(|s| s.status == "running").collect();
+    let tools: usize = running.iter().map(|s| s.tools.len()).sum();
+    let running = running.len();
     let mut text = format!(
         "MCP: {}, {}",
         count(running, "server", "servers"),
@@ -19,9 +21,11 @@ pub fn summary(servers: &[ServerStatus]) -> String {
     if starting > 0 {
         text.push_str(&format!(" ({starting} starting)"));
     }
-    let failed = servers.iter().filter(|s| s.status == "failed").count();
-    if failed > 0 {
-        text.push_str(&format!(" ({failed} failed, /mcp for details)"));
+    for kind in ["stopped", "failed"] {
+        let many = servers.iter().filter(|s| s.status == kind).count();
+        if many > 0 {
+            text.push_str(&format!(" ({many} {kind}, /mcp for details)"));
+        }
     }
     text
 }
@@ -97,6 +101,18 @@ mod tests {
         assert_eq!(
             summary(&servers),
             "MCP: 1 server, 1 tool (1 failed, /mcp for details)"
+        );
+        // A server that died keeps its tools on offer (it may be started
+        // again), but they are not counted as up.
+        let servers = [server(
+            "fs",
+            "stopped",
+            Some("the server exited"),
+            &["mcp__fs__read"],
+        )];
+        assert_eq!(
+            summary(&servers),
+            "MCP: 0 servers, 0 tools (1 stopped, /mcp for details)"
         );
     }
 
