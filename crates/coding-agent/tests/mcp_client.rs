@@ -30,6 +30,14 @@ use mcp_support::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+/// The test server `tests/mcp_support/FILE` (Python) as server `name`.
+fn python_server(name: &str, file: &str) -> ServerConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp_support")
+        .join(file);
+    shell_server(name, &format!("exec python3 -B {}", script.display()))
+}
+
 fn shell_server(name: &str, script: &str) -> ServerConfig {
     ServerConfig {
         name: name.into(),
@@ -283,11 +291,7 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/schemas_server.py"
-    );
-    let config = shell_server("schemas", &format!("exec python3 -B {script}"));
+    let config = python_server("schemas", "schemas_server.py");
     let (servers, failures) = McpServers::start(vec![config], dir.path()).await;
     assert_eq!(failures, Vec::<String>::new());
     let (definitions, warnings) = servers.tool_definitions();
@@ -347,11 +351,7 @@ async fn a_block_of_an_unknown_kind_is_said_and_the_rest_kept() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/blocks_server.py"
-    );
-    let config = shell_server("blocks", &format!("exec python3 -B {script}"));
+    let config = python_server("blocks", "blocks_server.py");
     let (_servers, tools) = start(dir.path(), vec![config]).await;
     let blocks = json!([{"type": "text", "text": "kept"}, {"type": "futurekind", "foo": 1}]);
     let (is_error, content) = call(&tools, "mcp__blocks__blocks", json!({"blocks": blocks})).await;
@@ -376,11 +376,7 @@ async fn images_are_fitted_as_reads_are_or_described() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/mcp_support/image_server.py"
-    );
-    let config = shell_server("image", &format!("exec python3 -B {script}"));
+    let config = python_server("image", "image_server.py");
     let (servers, tools) = start(dir.path(), vec![config]).await;
     let show = |png: Vec<u8>, mime_type: &str| {
         let arguments = json!({"data": STANDARD.encode(png), "mimeType": mime_type});
