@@ -81,6 +81,34 @@ pub fn agent_dir() -> PathBuf {
     home.join(".coding-agent")
 }
 
+/// The project's configuration directory (`.coding-agent` in `cwd`); `None`
+/// when it is the agent directory itself, as when the agent starts in the
+/// home directory: the user's own files are then no project's, so nothing
+/// there may be called untrusted or be read twice.
+pub fn project_config_dir(agent_dir: &Path, cwd: &Path) -> Option<PathBuf> {
+    let dir = cwd.join(PROJECT_CONFIG_DIR);
+    (!same_file(&dir, agent_dir)).then_some(dir)
+}
+
+/// The project's settings file in `cwd`; `None` when it is the global one
+/// of `agent_dir` (the same directory, or a link to the same file): every
+/// reader of the project layer (settings, permission rules, hooks, MCP
+/// servers, the trust question) asks here, so none takes the user's own
+/// file for a project's.
+pub fn project_settings_file(agent_dir: &Path, cwd: &Path) -> Option<PathBuf> {
+    let path = project_config_dir(agent_dir, cwd)?.join(SETTINGS_FILE);
+    (!same_file(&path, &agent_dir.join(SETTINGS_FILE))).then_some(path)
+}
+
+/// Whether `a` and `b` name the same file or directory (links resolved);
+/// false when either does not exist.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// One provider entry of `settings.json`; every field is optional so an entry
 /// can amend a built-in provider.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -347,14 +375,15 @@ impl Settings {
     /// server of its choosing.
     pub fn load(agent_dir: &Path, cwd: &Path, trusted: bool) -> Result<Self, SettingsError> {
         let global_path = agent_dir.join(SETTINGS_FILE);
-        let project_path = cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE);
         let mut settings: Self = read_part(&global_path)?;
+        let global_json: Value = read_part(&global_path)?;
+        warn_of_pi_keys_not_read(&global_path, &global_json);
+        let Some(project_path) = project_settings_file(agent_dir, cwd) else {
+            return Ok(settings);
+        };
         let mut project: Self = read_part(&project_path)?;
-        let (global_json, project_json): (Value, Value) =
-            (read_part(&global_path)?, read_part(&project_path)?);
-        for (path, json) in [(&global_path, &global_json), (&project_path, &project_json)] {
-            warn_of_pi_keys_not_read(path, json);
-        }
+        let project_json: Value = read_part(&project_path)?;
+        warn_of_pi_keys_not_read(&project_path, &project_json);
         project.inherit_nested(&global_json, &project_json);
         // A checked-out project must not send the tools (or ssh options such
         // as ProxyCommand, which run locally) anywhere: only the user's own
@@ -1090,6 +1119,30 @@ mod tests {
         assert_eq!(
             (budgets.low, budgets.high, budgets.medium),
             (100, 900, 8192)
+        );
+    }
+
+    /// The agent directory seen as a project's (started in home), or a
+    /// project file linked to the global one, is no project layer; another
+    /// folder's is.
+    #[test]
+    fn the_global_settings_file_is_no_projects() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        let agent = home.join(PROJECT_CONFIG_DIR);
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::write(agent.join(SETTINGS_FILE), "{}").unwrap();
+        assert_eq!(project_config_dir(&agent, home), None);
+        assert_eq!(project_settings_file(&agent, home), None);
+        let linked = home.join("linked");
+        std::fs::create_dir_all(linked.join(PROJECT_CONFIG_DIR)).unwrap();
+        let link = linked.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE);
+        std::os::unix::fs::symlink(agent.join(SETTINGS_FILE), &link).unwrap();
+        assert_eq!(project_settings_file(&agent, &linked), None);
+        let other = home.join("other");
+        assert_eq!(
+            project_settings_file(&agent, &other),
+            Some(other.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))
         );
     }
 

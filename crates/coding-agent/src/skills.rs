@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::settings::PROJECT_CONFIG_DIR;
+use crate::settings::{PROJECT_CONFIG_DIR, project_config_dir};
 use crate::support::front_matter;
 use crate::templates::{PromptTemplate, TemplateKind, TemplateLocation};
 use crate::tools::ls::ops::{LocalLsOperations, LsOperations};
@@ -111,7 +111,12 @@ pub async fn dirs(
     cwd: &Path,
     project_trusted: bool,
 ) -> (Vec<(PathBuf, TemplateLocation)>, Option<String>) {
-    let mut project = vec![cwd.join(PROJECT_CONFIG_DIR).join(SKILLS_DIR)];
+    // This machine's agent directory is no project's (started in home).
+    let own = match agent_dir {
+        Some(agent_dir) => project_config_dir(agent_dir, cwd),
+        None => Some(cwd.join(PROJECT_CONFIG_DIR)),
+    };
+    let mut project: Vec<PathBuf> = own.map(|dir| dir.join(SKILLS_DIR)).into_iter().collect();
     for dir in cwd.ancestors() {
         project.push(dir.join(SHARED_DIR).join(SKILLS_DIR));
         if files.ls.exists(&dir.join(".git")).await {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::settings::PROJECT_CONFIG_DIR;
+use crate::settings::project_config_dir;
 use crate::support::front_matter;
 
 /// Where a template (or a skill) was found.
@@ -73,7 +73,9 @@ pub fn dirs(
     project_trusted: bool,
 ) -> (Vec<(PathBuf, TemplateLocation)>, Option<String>) {
     let user = (agent_dir.join(PROMPTS_DIR), TemplateLocation::User);
-    let project = cwd.join(PROJECT_CONFIG_DIR).join(PROMPTS_DIR);
+    let Some(project) = project_config_dir(agent_dir, cwd).map(|dir| dir.join(PROMPTS_DIR)) else {
+        return (vec![user], None);
+    };
     if project_trusted {
         return (vec![user, (project, TemplateLocation::Project)], None);
     }

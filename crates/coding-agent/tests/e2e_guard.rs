@@ -434,3 +434,59 @@ fn an_untrusted_project_cannot_send_the_conversation_or_the_key_to_its_own_serve
     assert_eq!(sent[0].body["model"], "other");
     assert_eq!(sent[0].header("authorization"), Some("Bearer ghp-secret"));
 }
+
+/// Started in the home directory, `.coding-agent/` there is the agent
+/// directory: its settings, templates, skills and `SYSTEM.md` are the
+/// user's own, not an untrusted project's. They apply (the provider, the
+/// allow rule, the hook) and nothing warns that they do not.
+#[test]
+fn in_the_home_directory_the_users_own_settings_are_no_untrusted_project() {
+    let world = Sandbox::new();
+    let agent_dir = world.home.join(".coding-agent");
+    let server = ModelServer::answering(
+        Wire::OpenAi,
+        vec![
+            Answer::call("call_1", "bash", json!({"command": "touch made"})),
+            Answer::text(&["Done."]),
+        ],
+    );
+    let hooked = world.home.join("hooked");
+    let settings = json!({
+        "defaultProvider": "fake",
+        "providers": {"fake": {"api": "openai-completions",
+            "baseUrl": Wire::OpenAi.base_url(server.addr()), "defaultModel": MODEL,
+            // Known, so the server is not asked for it first.
+            "contextWindow": 128_000}},
+        "permissions": {"allow": ["bash(touch:*)"]},
+        "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": format!("touch {}", hooked.display())}]}]}
+    });
+    for (file, text) in [
+        ("settings.json", settings.to_string()),
+        ("prompts/x.md", "Say x.".to_owned()),
+        (
+            "skills/s/SKILL.md",
+            "---\nname: s\ndescription: S.\n---\nS.".to_owned(),
+        ),
+        ("SYSTEM.md", "You are terse.".to_owned()),
+    ] {
+        let path = agent_dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let mut command = world.bare_command();
+    command
+        .current_dir(&world.home)
+        .env("CODING_AGENT_DIR", &agent_dir)
+        .args(["--no-session", "-p", "Make it."]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "Done.\n", "")
+    );
+    assert!(world.home.join("made").exists(), "the allow rule applied");
+    assert!(hooked.exists(), "the hook ran");
+    let sent = server.requests();
+    let system = sent.last().unwrap().body["messages"][0]["content"].to_string();
+    assert!(system.starts_with("\"You are terse."), "{system}");
+}

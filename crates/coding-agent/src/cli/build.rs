@@ -17,7 +17,9 @@ use coding_agent::modes::interactive::approval::InteractiveApprover;
 use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
 use coding_agent::session::{SessionManager, find_session_by_id, session_dir};
-use coding_agent::settings::{ModelFlags, SETTINGS_FILE, provider_for, resolve_model};
+use coding_agent::settings::{
+    ModelFlags, SETTINGS_FILE, project_settings_file, provider_for, resolve_model,
+};
 use coding_agent::thinking::ThinkingOptions;
 use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
@@ -184,7 +186,7 @@ pub(super) async fn build(
             hooks.clone(),
             initial_approver(),
             RuleFiles {
-                project: project_trusted.then(|| guard::config::project_settings_path(&cwd)),
+                project: project_settings_file(&agent_dir, &cwd).filter(|_| project_trusted),
                 global: agent_dir.join(SETTINGS_FILE),
             },
         )

@@ -15,7 +15,7 @@ use coding_agent::prompt::{
 };
 use coding_agent::remote::RemoteOperations;
 use coding_agent::remote::context::load_remote_context_files;
-use coding_agent::settings::{PROJECT_CONFIG_DIR, Settings};
+use coding_agent::settings::{Settings, project_config_dir};
 use coding_agent::skills::{self, Skill, SkillFiles};
 use coding_agent::templates::{self, PromptTemplate};
 
@@ -117,8 +117,10 @@ impl InstructionSources {
     /// guidelines), as its templates and skills are not.
     async fn prompt_inputs(&self) -> PromptInputs {
         let discovered = |name: &str| {
-            let project = self.cwd.join(PROJECT_CONFIG_DIR).join(name);
-            if !self.project_trusted && project.is_file() {
+            let project = project_config_dir(&self.agent_dir, &self.cwd).map(|dir| dir.join(name));
+            if let (false, Some(project)) = (self.project_trusted, project)
+                && project.is_file()
+            {
                 tracing::warn!(
                     "the project's {} is not loaded: the project is not trusted (trust it with --trust)",
                     project.display()

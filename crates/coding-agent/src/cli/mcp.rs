@@ -44,7 +44,7 @@ pub(super) async fn start_servers(
 ) -> Result<Option<McpServers>, UsageError> {
     let (configs, untrusted) = load(
         &agent_dir.join(SETTINGS_FILE),
-        &project_files(cwd),
+        &project_files(agent_dir, cwd),
         &args.mcp_config,
         project_trusted,
     )?;

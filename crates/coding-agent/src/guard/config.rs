@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::policy::{Decision, Mode, Places, Policy, Rule, RuleError, RuleTexts, SandboxFacts};
 use super::trust::{Trust, TrustError};
-use crate::settings::{FileError, PROJECT_CONFIG_DIR, SETTINGS_FILE, read_json_file};
+use crate::settings::{FileError, SETTINGS_FILE, project_settings_file, read_json_file};
 
 /// The `permissions` object of one settings file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -100,11 +100,6 @@ pub enum GuardConfigError {
 /// What `bypass` says on stderr or in the transcript.
 pub const BYPASS_WARNING: &str = "permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply";
 
-/// The project's settings file under `cwd`.
-pub fn project_settings_path(cwd: &Path) -> PathBuf {
-    cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE)
-}
-
 /// Builds the policy of a session in `cwd`.
 pub fn load(
     agent_dir: &Path,
@@ -127,13 +122,17 @@ pub fn load_in(
 ) -> Result<GuardSetup, GuardConfigError> {
     let global_path = agent_dir.join(SETTINGS_FILE);
     let global = read(&global_path)?;
-    let project_path = project_settings_path(cwd);
-    let project = read(&project_path)?;
+    let project_path = project_settings_file(agent_dir, cwd);
+    let project = match &project_path {
+        Some(path) => read(path)?,
+        None => PermissionSettings::default(),
+    };
     let mut notices = Vec::new();
     // Each file's rules on their own first, so that a bad one is reported
     // with the file it is in.
-    for (path, settings) in [(&global_path, &global), (&project_path, &project)] {
-        notices.extend(check_rules(path, settings, &places)?);
+    notices.extend(check_rules(&global_path, &global, &places)?);
+    if let Some(path) = &project_path {
+        notices.extend(check_rules(path, &project, &places)?);
     }
     // A rule that cannot be parsed fails below, in `Policy::new`.
     let unknown_flags = flags
@@ -175,10 +174,10 @@ pub fn load_in(
             None => {}
         }
     }
-    if !ignored.is_empty() {
+    if let (false, Some(path)) = (ignored.is_empty(), &project_path) {
         notices.push(format!(
             "{} is not trusted, so only its deny and ask rules apply (ignored: {}); trust the project with --trust",
-            project_path.display(),
+            path.display(),
             ignored.join(", "),
         ));
     }
@@ -295,6 +294,12 @@ mod tests {
     use super::*;
     use crate::guard::Decision;
 
+    /// Where a project in `dir` keeps its settings.
+    fn project_file(dir: &Path) -> PathBuf {
+        dir.join(crate::settings::PROJECT_CONFIG_DIR)
+            .join(SETTINGS_FILE)
+    }
+
     struct Dirs {
         agent: tempfile::TempDir,
         project: tempfile::TempDir,
@@ -311,7 +316,7 @@ mod tests {
             std::fs::write(&path, value.to_string()).ok();
         };
         write(agent.path().join(SETTINGS_FILE), global);
-        write(project_settings_path(project_dir.path()), project);
+        write(project_file(project_dir.path()), project);
         Dirs {
             agent,
             project: project_dir,
@@ -345,7 +350,7 @@ mod tests {
             &json!({"permissions": {"deny": ["raed", "mcp__fs__read", "Read(x)"]}}),
             &json!({"permissions": {"deny": ["rm -rf"]}}),
         );
-        let project = project_settings_path(d.project.path());
+        let project = project_file(d.project.path());
         let Err(error) = load(
             d.agent.path(),
             d.project.path(),
@@ -387,7 +392,7 @@ mod tests {
             untrusted.notices,
             [format!(
                 "{} is not trusted, so only its deny and ask rules apply (ignored: 1 allow rule(s), defaultMode bypass); trust the project with --trust",
-                project_settings_path(d.project.path()).display()
+                project_file(d.project.path()).display()
             )]
         );
         let trusted = setup(

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::config::{HookConfig, HooksSettings};
-use crate::settings::{PROJECT_CONFIG_DIR, SETTINGS_FILE, SettingsError, read_part};
+use crate::settings::{SETTINGS_FILE, SettingsError, project_settings_file, read_part};
 
 /// The part of a settings file hooks read.
 #[derive(Debug, Default, Deserialize)]
@@ -39,9 +39,12 @@ pub fn load(
     project_trusted: bool,
 ) -> Result<LoadedHooks, SettingsError> {
     let global_path = agent_dir.join(SETTINGS_FILE);
-    let project_path = cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE);
     let global = read_part::<SettingsFile>(&global_path)?;
-    let project = read_part::<SettingsFile>(&project_path)?;
+    let project_path = project_settings_file(agent_dir, cwd);
+    let project = match &project_path {
+        Some(path) => read_part::<SettingsFile>(path)?,
+        None => SettingsFile::default(),
+    };
     // An untrusted project cannot turn the user's own hooks off either.
     if global.disable_all_hooks || (project_trusted && project.disable_all_hooks) {
         return Ok(LoadedHooks::default());
@@ -53,12 +56,14 @@ pub fn load(
         })
     };
     let (mut config, mut notices) = compile(&global.hooks, &global_path)?;
-    if project_trusted {
-        let (project_config, warnings) = compile(&project.hooks, &project_path)?;
-        config.extend(project_config);
-        notices.extend(warnings);
-    } else if !project.hooks.0.is_empty() {
-        notices.push(untrusted_notice(&project_path));
+    match project_path {
+        Some(path) if project_trusted => {
+            let (project_config, warnings) = compile(&project.hooks, &path)?;
+            config.extend(project_config);
+            notices.extend(warnings);
+        }
+        Some(path) if !project.hooks.0.is_empty() => notices.push(untrusted_notice(&path)),
+        _ => {}
     }
     Ok(LoadedHooks { config, notices })
 }
@@ -81,6 +86,7 @@ mod tests {
 
     use super::*;
     use crate::hooks::HookEvent;
+    use crate::settings::PROJECT_CONFIG_DIR;
 
     struct Dirs {
         agent: tempfile::TempDir,

@@ -131,13 +131,12 @@ pub struct ConfigError {
 pub const PROJECT_MCP_FILE: &str = ".mcp.json";
 
 /// The project's files that may hold `"mcpServers"`, in the order they
-/// apply: Claude Code's `.mcp.json`, then our own `settings.json`.
-pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
-    vec![
-        cwd.join(PROJECT_MCP_FILE),
-        cwd.join(crate::settings::PROJECT_CONFIG_DIR)
-            .join(crate::settings::SETTINGS_FILE),
-    ]
+/// apply: Claude Code's `.mcp.json`, then our own `settings.json` (unless
+/// it is the global one of `agent_dir`, whose servers are the user's).
+pub fn project_files(agent_dir: &Path, cwd: &Path) -> Vec<PathBuf> {
+    std::iter::once(cwd.join(PROJECT_MCP_FILE))
+        .chain(crate::settings::project_settings_file(agent_dir, cwd))
+        .collect()
 }
 
 /// The servers of every source, later sources winning by name, in name

@@ -17,12 +17,13 @@ use ratatui::Frame;
 use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
-use crate::guard::config::{GuardFlags, PermissionSettings, load, project_settings_path};
+use crate::guard::config::{GuardFlags, PermissionSettings, load};
 use crate::guard::{SandboxFacts, Trust, project_trusted};
 use crate::modes::interactive::TerminalGuard;
 use crate::modes::interactive::theme::to_line;
 use crate::modes::interactive::wrap::wrap;
 use crate::render::{Style, StyledLine};
+use crate::settings::project_settings_file;
 
 /// The question: the project's settings file and what it would loosen.
 #[derive(Debug, Clone)]
@@ -39,12 +40,15 @@ pub struct TrustPrompt {
 
 impl TrustPrompt {
     /// The question for the project in `cwd`, naming what its settings
-    /// would allow once trusted.
-    pub fn new(cwd: &Path) -> Self {
+    /// would allow once trusted (none when its settings file is the global
+    /// one of `agent_dir`: the user's own settings need no trust).
+    pub fn new(agent_dir: &Path, cwd: &Path) -> Self {
+        let project_file = project_settings_file(agent_dir, cwd);
         #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
-        let mut settings = project_settings_path(cwd);
+        let (mut loosens, mut beyond_rules) =
+            project_file.as_deref().map(loosened).unwrap_or_default();
         #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
-        let (mut loosens, mut beyond_rules) = loosened(&settings);
+        let mut settings = project_file.unwrap_or_default();
         // Servers in Claude Code's `.mcp.json` start only once trusted too:
         // a project with nothing else was never asked about.
         #[cfg(feature = "mcp")]
@@ -58,7 +62,7 @@ impl TrustPrompt {
                 ));
                 beyond_rules = true;
                 // The question names the file there is.
-                if !settings.exists() {
+                if !settings.is_file() {
                     settings = cwd.join(PROJECT_MCP_FILE);
                 }
             }
@@ -226,7 +230,7 @@ pub async fn ask_to_trust(
     if project_trusted(agent_dir, cwd, flags) {
         return Ok(false);
     }
-    let mut prompt = TrustPrompt::new(cwd);
+    let mut prompt = TrustPrompt::new(agent_dir, cwd);
     // The policy says whether the project's permissions are ignored (a
     // stricter defaultMode applies untrusted too); hooks and servers of an
     // untrusted project never start.
@@ -273,7 +277,7 @@ mod tests {
     #[test]
     fn keys_answer_yes_or_no() {
         let answer = |codes: &[KeyCode]| {
-            let mut prompt = TrustPrompt::new(Path::new("/nowhere"));
+            let mut prompt = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere"));
             codes
                 .iter()
                 .map(|&c| prompt.handle_key(key(c)))
@@ -292,7 +296,7 @@ mod tests {
         assert_eq!(answer(&[KeyCode::Char('n')]), Some(false));
         assert_eq!(answer(&[KeyCode::Esc]), Some(false));
         assert_eq!(answer(&[KeyCode::Char('x'), KeyCode::Down]), None);
-        let mut prompt = TrustPrompt::new(Path::new("/nowhere"));
+        let mut prompt = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere"));
         assert_eq!(
             prompt.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
             Some(false)
@@ -302,7 +306,7 @@ mod tests {
     #[test]
     fn the_question_names_the_file_and_what_trust_would_add() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
-        let settings = project_settings_path(dir.path());
+        let settings = dir.path().join(".coding-agent/settings.json");
         std::fs::create_dir_all(dir.path().join(".coding-agent"))?;
         std::fs::write(
             &settings,
@@ -315,7 +319,7 @@ mod tests {
             })
             .to_string(),
         )?;
-        let mut prompt = TrustPrompt::new(dir.path());
+        let mut prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
         prompt.handle_key(key(KeyCode::Down));
         assert_eq!(
             crate::render::to_markup(&prompt.lines()),
@@ -358,7 +362,7 @@ mod tests {
             json!({"mcpServers": {"db": {"command": "x"}, "off": {"command": "y", "disabled": true}}})
                 .to_string(),
         )?;
-        let prompt = TrustPrompt::new(dir.path());
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
         assert!(prompt.beyond_rules);
         assert_eq!(prompt.loosens, ["MCP servers db (.mcp.json)"]);
         assert_eq!(prompt.settings, dir.path().join(".mcp.json"));
