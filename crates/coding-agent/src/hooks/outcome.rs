@@ -45,7 +45,8 @@ pub struct Outcome {
     pub warnings: Vec<String>,
 }
 
-/// Reads the runs of `event`.
+/// Reads the runs of `event`; every text in the outcome is cut to
+/// [`CONTEXT_LIMIT`] characters (`Outcome::cap_texts`).
 pub fn read_runs(event: HookEvent, runs: Vec<HookRun>) -> Outcome {
     let mut outcome = Outcome::default();
     for run in runs {
@@ -58,7 +59,29 @@ pub fn read_runs(event: HookEvent, runs: Vec<HookRun>) -> Outcome {
             }
         }
     }
+    outcome.cap_texts();
     outcome
+}
+
+impl Outcome {
+    /// Cuts every text a hook supplied (reasons, context, `stopReason`,
+    /// messages, warnings) to [`CONTEXT_LIMIT`] characters, in one place:
+    /// each may reach the model, the session file and every later request,
+    /// so a hook that writes megabytes must not put them there.
+    fn cap_texts(&mut self) {
+        let texts = self
+            .blocks
+            .iter_mut()
+            .chain(&mut self.permission_reasons)
+            .chain(&mut self.context)
+            .chain(&mut self.stop)
+            .chain(&mut self.warnings);
+        for text in texts {
+            if let Some((end, _)) = text.char_indices().nth(CONTEXT_LIMIT) {
+                text.truncate(end);
+            }
+        }
+    }
 }
 
 fn push_failure(outcome: &mut Outcome, on_error: OnError, failure: String) {
@@ -75,7 +98,7 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
     }
     if !stdout.starts_with('{') {
         if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) {
-            outcome.context.push(capped(stdout));
+            outcome.context.push(stdout.to_owned());
         }
         return;
     }
@@ -144,7 +167,7 @@ fn read_output(event: HookEvent, command: &str, output: HookOutput, outcome: &mu
         outcome.updated_output = specific.updated_mcp_tool_output;
     }
     if let Some(context) = specific.additional_context.filter(|c| !c.trim().is_empty()) {
-        outcome.context.push(capped(context.trim()));
+        outcome.context.push(context.trim().to_owned());
     }
     if let Some(answer) = specific
         .decision
@@ -189,7 +212,7 @@ fn blocked_by_exit_2(event: HookEvent, run: &HookRun) -> String {
             run.command
         )
     } else {
-        capped(stderr)
+        stderr.to_owned()
     }
 }
 
@@ -208,7 +231,7 @@ fn failure(event: HookEvent, command: &str, status: &RunStatus, stderr: &str) ->
     let mut text = format!("{event} hook \"{command}\" {what}");
     if !stderr.is_empty() {
         text.push_str(": ");
-        text.push_str(&capped(stderr));
+        text.push_str(stderr);
     }
     text
 }
@@ -216,14 +239,6 @@ fn failure(event: HookEvent, command: &str, status: &RunStatus, stderr: &str) ->
 /// `1.5s`, `60s` (f64's Display writes no `.0`).
 fn seconds(duration: Duration) -> String {
     format!("{}s", duration.as_secs_f64())
-}
-
-/// `text` cut to [`CONTEXT_LIMIT`] characters.
-fn capped(text: &str) -> String {
-    match text.char_indices().nth(CONTEXT_LIMIT) {
-        Some((end, _)) => text.get(..end).unwrap_or(text).to_owned(),
-        None => text.to_owned(),
-    }
 }
 
 #[cfg(test)]
@@ -486,5 +501,39 @@ mod tests {
         let long = "é".repeat(CONTEXT_LIMIT + 5);
         let outcome = read_runs(HookEvent::SessionStart, vec![exited(0, &long, "")]);
         assert_eq!(outcome.context, ["é".repeat(CONTEXT_LIMIT)]);
+    }
+
+    /// Every text a hook's JSON supplies is capped as its context is: a
+    /// deny's or an ask's reason, a block's reason, `stopReason`, a
+    /// PermissionRequest deny's message, `systemMessage`.
+    #[test]
+    fn every_text_a_hook_supplies_is_capped() {
+        let long = "é".repeat(CONTEXT_LIMIT + 5);
+        let cut = "é".repeat(CONTEXT_LIMIT);
+        let cut = cut.as_str();
+        let answer = |value: Value| exited(0, &value.to_string(), "");
+        let outcome = read_runs(
+            HookEvent::PreToolUse,
+            vec![
+                answer(json!({"hookSpecificOutput": {"permissionDecision": "deny",
+                    "permissionDecisionReason": long}})),
+                answer(
+                    json!({"decision": "block", "reason": long, "systemMessage": long,
+                    "continue": false, "stopReason": long}),
+                ),
+                answer(json!({"hookSpecificOutput": {"permissionDecision": "ask",
+                    "permissionDecisionReason": long}})),
+            ],
+        );
+        assert_eq!(outcome.blocks, [cut, cut]);
+        assert_eq!(outcome.permission_reasons, [cut]);
+        assert_eq!(outcome.stop.as_deref(), Some(cut));
+        assert_eq!(outcome.warnings, [cut]);
+        let outcome = read_runs(
+            HookEvent::PermissionRequest,
+            vec![answer(json!({"hookSpecificOutput": {"decision":
+                {"behavior": "deny", "message": long}}}))],
+        );
+        assert_eq!(outcome.blocks, [cut]);
     }
 }
