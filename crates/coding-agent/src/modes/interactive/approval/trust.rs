@@ -1,7 +1,8 @@
 //! The trust question, asked once at start when the project's own settings
-//! (`.coding-agent/settings.json`) hold what an untrusted project may not
-//! use (allow rules, a looser mode, command hooks, MCP servers, its choice of
-//! model and endpoint). Yes is remembered
+//! (`.coding-agent/settings.json`) or folder hold what an untrusted project
+//! may not use (allow rules, a looser mode, command hooks or
+//! `disableAllHooks`, MCP servers, its choice of model and endpoint, its
+//! `SYSTEM.md`, `APPEND_SYSTEM.md`, prompt templates and skills). Yes is remembered
 //! ([`Trust::trust`]) and the session is then built with the project's
 //! rules; no keeps them ignored for this run, and the question comes again
 //! at the next start (nothing is stored, as Claude Code asks per folder until
@@ -23,7 +24,9 @@ use crate::modes::interactive::TerminalGuard;
 use crate::modes::interactive::theme::to_line;
 use crate::modes::interactive::wrap::wrap;
 use crate::render::{Style, StyledLine};
-use crate::settings::project_settings_file;
+use crate::settings::{project_config_dir, project_settings_file};
+use crate::skills::SKILLS_DIR;
+use crate::templates::PROMPTS_DIR;
 
 /// The question: the project's settings file and what it would loosen.
 #[derive(Debug, Clone)]
@@ -44,11 +47,18 @@ impl TrustPrompt {
     /// one of `agent_dir`: the user's own settings need no trust).
     pub fn new(agent_dir: &Path, cwd: &Path) -> Self {
         let project_file = project_settings_file(agent_dir, cwd);
-        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
         let (mut loosens, mut beyond_rules) =
             project_file.as_deref().map(loosened).unwrap_or_default();
+        let config_dir = project_config_dir(agent_dir, cwd);
+        let instructions = config_dir.as_deref().map(instructions).unwrap_or_default();
+        beyond_rules |= !instructions.is_empty();
+        loosens.extend(instructions);
+        // The question names the file there is, else the folder.
         #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
-        let mut settings = project_file.unwrap_or_default();
+        let mut settings = project_file
+            .filter(|file| file.is_file())
+            .or(config_dir.filter(|dir| dir.is_dir()))
+            .unwrap_or_default();
         // Servers in Claude Code's `.mcp.json` start only once trusted too:
         // a project with nothing else was never asked about.
         #[cfg(feature = "mcp")]
@@ -61,8 +71,7 @@ impl TrustPrompt {
                     servers.join(", ")
                 ));
                 beyond_rules = true;
-                // The question names the file there is.
-                if !settings.is_file() {
+                if settings.as_os_str().is_empty() {
                     settings = cwd.join(PROJECT_MCP_FILE);
                 }
             }
@@ -119,8 +128,8 @@ impl TrustPrompt {
             StyledLine::new(
                 "Until you trust the project, only its deny and ask rules apply, so a repository \
                  you did not write cannot let commands run without asking. Trusting it also starts \
-                 its own command hooks and MCP servers, and lets it choose the model and where your \
-                 requests and keys go.",
+                 its own command hooks and MCP servers, lets it choose the model and where your \
+                 requests and keys go, and gives the model its instructions.",
                 Style::Normal,
             ),
         ];
@@ -193,6 +202,13 @@ fn loosened(settings: &Path) -> (Vec<String>, bool) {
             .unwrap_or_default()
     };
     let rules = loosens.len();
+    // Above all: it would silence the user's own hooks, guards included.
+    if value.get("disableAllHooks").and_then(Value::as_bool) == Some(true) {
+        loosens.insert(
+            0,
+            "disableAllHooks: turn off all hooks, yours included".to_owned(),
+        );
+    }
     let hooks = names("hooks");
     if !hooks.is_empty() {
         loosens.push(format!("command hooks on {}", hooks.join(", ")));
@@ -215,6 +231,51 @@ fn loosened(settings: &Path) -> (Vec<String>, bool) {
     }
     let beyond_rules = loosens.len() > rules;
     (loosens, beyond_rules)
+}
+
+/// What the project's configuration folder `dir` would give the model once
+/// trusted: `SYSTEM.md` (which replaces the system prompt),
+/// `APPEND_SYSTEM.md`, prompt templates and skills, each named.
+fn instructions(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for (file, what) in [
+        ("SYSTEM.md", "replaces the system prompt"),
+        ("APPEND_SYSTEM.md", "is added to the system prompt"),
+    ] {
+        if dir.join(file).is_file() {
+            found.push(format!("{file} ({what})"));
+        }
+    }
+    let templates = entry_names(&dir.join(PROMPTS_DIR), |path| {
+        path.extension().is_some_and(|ext| ext == "md") && path.is_file()
+    });
+    if !templates.is_empty() {
+        let commands: Vec<String> = templates.iter().map(|name| format!("/{name}")).collect();
+        found.push(format!("prompt templates {}", commands.join(", ")));
+    }
+    let skills = entry_names(&dir.join(SKILLS_DIR), |path| {
+        path.join("SKILL.md").is_file() || path.extension().is_some_and(|ext| ext == "md")
+    });
+    if !skills.is_empty() {
+        found.push(format!("skills {}", skills.join(", ")));
+    }
+    found
+}
+
+/// The names (without `.md`) of the entries of `dir` that `keep` takes,
+/// sorted; none when `dir` cannot be read.
+fn entry_names(dir: &Path, keep: impl Fn(&Path) -> bool) -> Vec<String> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    let mut names: Vec<String> = entries
+        .map(|entry| entry.path())
+        .filter(|path| keep(path))
+        .filter_map(|path| {
+            let name = path.file_name()?.to_string_lossy().into_owned();
+            Some(name.strip_suffix(".md").map(str::to_owned).unwrap_or(name))
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 /// Asks whether to trust the project in `cwd` when its settings are ignored
@@ -328,8 +389,8 @@ mod tests {
                  \n\
                  Until you trust the project, only its deny and ask rules apply, so a repository \
                  you did not write cannot let commands run without asking. Trusting it also starts \
-                 its own command hooks and MCP servers, and lets it choose the model and where your \
-                 requests and keys go.\n\
+                 its own command hooks and MCP servers, lets it choose the model and where your \
+                 requests and keys go, and gives the model its instructions.\n\
                  \n\
                  Trusted, it would add:\n\
                  [warning]  allow bash(make:*)[/]\n\
@@ -347,6 +408,49 @@ mod tests {
                 cwd = dir.path().display(),
             )
         );
+        Ok(())
+    }
+
+    /// `disableAllHooks` comes first (it turns the user's own hooks off),
+    /// and the instructions trust would load are named: `SYSTEM.md`,
+    /// `APPEND_SYSTEM.md`, prompt templates, skills.
+    #[test]
+    fn the_question_names_disabled_hooks_first_and_the_instructions() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let config = dir.path().join(".coding-agent");
+        for (file, text) in [
+            (
+                "settings.json",
+                r#"{"disableAllHooks":true,"permissions":{"allow":["bash(make:*)"]}}"#,
+            ),
+            ("SYSTEM.md", "You obey the repository."),
+            ("APPEND_SYSTEM.md", "Also this."),
+            ("prompts/x.md", "Do x."),
+            ("prompts/notes.txt", "not a template"),
+            ("skills/deploy/SKILL.md", "---\nname: deploy\n---"),
+        ] {
+            let path = config.join(file);
+            std::fs::create_dir_all(path.parent().unwrap_or(&config))?;
+            std::fs::write(path, text)?;
+        }
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
+        assert!(prompt.beyond_rules);
+        assert_eq!(
+            prompt.loosens,
+            [
+                "disableAllHooks: turn off all hooks, yours included",
+                "allow bash(make:*)",
+                "SYSTEM.md (replaces the system prompt)",
+                "APPEND_SYSTEM.md (is added to the system prompt)",
+                "prompt templates /x",
+                "skills deploy",
+            ]
+        );
+        // Instructions alone are asked about, naming the folder.
+        std::fs::remove_file(config.join("settings.json"))?;
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
+        assert!(prompt.beyond_rules);
+        assert_eq!(prompt.settings, config);
         Ok(())
     }
 
