@@ -55,7 +55,8 @@ impl Project {
     /// The hooks of `settings` (the `"hooks"` value) for this project.
     fn hooks(&self, settings: Value) -> CommandHooks {
         let settings: HooksSettings = serde_json::from_value(settings).unwrap();
-        let (config, warnings) = settings.compile().unwrap();
+        let places = coding_agent::guard::policy::Places::for_cwd(self.path());
+        let (config, warnings) = settings.compile(&places).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         CommandHooks::new(config, self.path().to_path_buf())
     }
@@ -163,6 +164,36 @@ async fn pre_tool_use_exit_2_blocks_rm_and_the_model_reads_the_hooks_stderr() {
         .await;
     assert!(!allowed.is_error, "{allowed:?}");
     assert_eq!(texts(&allowed), ["data"]);
+}
+
+/// Claude Code's `if` on a handler: a hook that blocks whatever it is given
+/// runs only for the calls its permission rule matches (`Bash(rm *)`, any
+/// part of a command line), so the other calls run.
+#[tokio::test]
+async fn a_hooks_if_rule_runs_it_only_for_the_calls_the_rule_matches() {
+    let project = Project::new();
+    std::fs::write(project.path().join("keep.txt"), "data").unwrap();
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "",
+        "echo 'no rm' >&2; exit 2",
+        json!({"if": "Bash(rm *)"}),
+    ));
+    for command in ["rm -f keep.txt", "cat keep.txt && rm keep.txt"] {
+        let blocked = project
+            .call(&hooks, "bash", json!({ "command": command }))
+            .await;
+        assert_eq!(texts(&blocked), ["Blocked by PreToolUse hook: no rm"]);
+    }
+    assert!(project.path().join("keep.txt").exists());
+    let ran = project
+        .call(&hooks, "bash", json!({"command": "cat keep.txt"}))
+        .await;
+    assert_eq!(texts(&ran), ["data"]);
+    let read = project
+        .call(&hooks, "read", json!({"path": "keep.txt"}))
+        .await;
+    assert_eq!(texts(&read), ["data"]);
 }
 
 /// `continue: false` stops the agent, as in Claude Code: the call is

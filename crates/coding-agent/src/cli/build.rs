@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use coding_agent::app::ModelCatalog;
 use coding_agent::app::{SessionOptions, select_tools_from};
+use coding_agent::guard::policy::Places;
 use coding_agent::guard::{self, Approver, Guard, Mode, NoApprover, RuleFiles, SandboxFacts};
 use coding_agent::hooks::CommandHooks;
 use coding_agent::hooks::load::load as load_hooks;
@@ -75,7 +76,7 @@ pub(super) async fn build(
     let permissions = guard::config::load_in(
         &agent_dir,
         &cwd,
-        places,
+        places.clone(),
         &guard_flags,
         SandboxFacts::default(),
     )
@@ -173,7 +174,7 @@ pub(super) async fn build(
     });
     #[cfg(not(feature = "tui"))]
     let _ = (resolved.interactive, resolved.warnings);
-    let hooks = command_hooks(&agent_dir, &cwd, project_trusted)?;
+    let hooks = command_hooks(&agent_dir, &cwd, project_trusted, &places)?;
     if let (Some(hooks), Some(ops)) = (&hooks, &remote_ops) {
         // Agent hooks judge the files the agent's calls act on.
         hooks.set_project_tools(|name| remote_tool(name, ops), tool_cwd.clone())?;
@@ -247,8 +248,9 @@ fn command_hooks(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    places: &Places,
 ) -> Result<Option<Arc<CommandHooks>>, UsageError> {
-    let loaded = load_hooks(agent_dir, cwd, project_trusted)?;
+    let loaded = load_hooks(agent_dir, cwd, project_trusted, places)?;
     for notice in &loaded.notices {
         tracing::warn!("{notice}");
     }

@@ -561,7 +561,7 @@ mod tests {
         };
         let hooks = hooks.map(|settings| {
             let settings: HooksSettings = serde_json::from_value(settings).unwrap_or_default();
-            let Ok((config, _)) = settings.compile() else {
+            let Ok((config, _)) = settings.compile(&Places::for_cwd(dir.path())) else {
                 panic!("hooks")
             };
             Arc::new(CommandHooks::new(config, dir.path().to_path_buf()))

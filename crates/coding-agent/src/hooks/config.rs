@@ -18,11 +18,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::io::ToolCallInput;
 use super::matcher::{Matcher, MatcherError};
+use crate::guard::policy::{Mode, Places, Policy, RuleError, RuleTexts, SandboxFacts};
 
 /// Claude Code's default timeout of a command hook.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -106,6 +109,18 @@ impl HookEvent {
         }
     }
 
+    /// True for the events about one tool call, the only ones a handler's
+    /// `if` applies to.
+    fn is_about_a_call(self) -> bool {
+        matches!(
+            self,
+            HookEvent::PreToolUse
+                | HookEvent::PermissionRequest
+                | HookEvent::PostToolUse
+                | HookEvent::PostToolUseFailure
+        )
+    }
+
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|event| event.name() == name)
     }
@@ -187,6 +202,10 @@ pub struct HandlerSettings {
     /// What a failure does (default `warn`, as Claude Code).
     #[serde(default)]
     pub on_error: OnError,
+    /// Claude Code's `if`: a permission rule (`Bash(rm *)`, `edit(src/**)`);
+    /// the hook runs only for calls it matches (tool events only).
+    #[serde(rename = "if", default)]
+    pub condition: Option<String>,
 }
 
 impl HooksSettings {
@@ -197,8 +216,10 @@ impl HooksSettings {
         }
     }
 
-    /// The hooks to run, and a warning for each entry skipped.
-    pub fn compile(&self) -> Result<(HookConfig, Vec<String>), HooksError> {
+    /// The hooks to run, and a warning for each entry skipped; `places`
+    /// say what the paths of an `if` rule are relative to, as the
+    /// permission policy's.
+    pub fn compile(&self, places: &Places) -> Result<(HookConfig, Vec<String>), HooksError> {
         let mut config = HookConfig::default();
         let mut warnings = Vec::new();
         for (name, groups) in &self.0 {
@@ -211,7 +232,11 @@ impl HooksSettings {
                 let mut handlers = Vec::new();
                 for handler in &group.hooks {
                     match handler.compile(event) {
-                        Ok(handler) => handlers.push(handler),
+                        Ok(mut compiled) => {
+                            compiled.condition =
+                                handler.condition(event, &compiled, places, &mut warnings)?;
+                            handlers.push(compiled);
+                        }
                         // A guard that cannot run fails closed: skipping
                         // it would let every call it guards through.
                         Err(broken) if handler.on_error == OnError::Block => {
@@ -245,6 +270,17 @@ pub enum HooksError {
     /// unknown type, a bad timeout), for the same reason.
     #[error("{0}; it is marked \"onError\": \"block\", so the agent does not start without it")]
     Guard(String),
+    /// An `if` that is not a permission rule: skipping it would run the hook
+    /// on every call, and ignoring the hook would turn a guard off.
+    #[error("hooks: {event} hook \"{hook}\": \"if\": {error}")]
+    Condition {
+        /// The event.
+        event: HookEvent,
+        /// The hook's command, URL or prompt.
+        hook: String,
+        /// Why the rule cannot be parsed.
+        error: RuleError,
+    },
 }
 
 impl HandlerSettings {
@@ -294,7 +330,36 @@ impl HandlerSettings {
             action,
             timeout,
             on_error: self.on_error,
+            condition: None,
         })
+    }
+
+    /// The handler's `if` as a [`Condition`]; `None` without one, and on an
+    /// event about no call, where it is ignored with a warning.
+    fn condition(
+        &self,
+        event: HookEvent,
+        handler: &Handler,
+        places: &Places,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<Condition>, HooksError> {
+        let Some(text) = self.condition.as_deref() else {
+            return Ok(None);
+        };
+        if !event.is_about_a_call() {
+            warnings.push(format!(
+                "hooks: {event} hook \"{}\" has \"if\", which only tool events read; it is ignored",
+                handler.name()
+            ));
+            return Ok(None);
+        }
+        Condition::new(text, places)
+            .map(Some)
+            .map_err(|error| HooksError::Condition {
+                event,
+                hook: handler.name().to_owned(),
+                error,
+            })
     }
 
     /// A `prompt` or `agent` handler's prompt and model.
@@ -321,6 +386,53 @@ pub struct Handler {
     pub timeout: Duration,
     /// What its failure does.
     pub on_error: OnError,
+    /// Its `if`: the calls it runs for (every one without).
+    pub condition: Option<Condition>,
+}
+
+/// A handler's `if`: a permission rule in the policy's own syntax (Claude
+/// Code's tool names accepted), judged by the policy itself, so a call
+/// matches it exactly when the same rule in `permissions.deny` would deny
+/// it (every part of a command line, paths as the tools resolve them).
+#[derive(Debug, Clone)]
+pub struct Condition {
+    /// The rule as written (trimmed), as the policy names a rule that decided.
+    text: String,
+    /// A policy whose one rule is this.
+    policy: Arc<Policy>,
+}
+
+impl PartialEq for Condition {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Condition {
+    /// Parses `text` as a permission rule; `places` resolve its paths.
+    fn new(text: &str, places: &Places) -> Result<Self, RuleError> {
+        let rules = RuleTexts {
+            deny: vec![text.to_owned()],
+            ..RuleTexts::default()
+        };
+        let policy = Policy::new(
+            Mode::Default,
+            SandboxFacts::default(),
+            places.clone(),
+            &rules,
+        )?;
+        Ok(Self {
+            text: text.trim().to_owned(),
+            policy: Arc::new(policy),
+        })
+    }
+
+    /// True when the rule matches `call`. (A call the built-in lists deny
+    /// never reaches the hooks, so a verdict without this rule is a miss.)
+    fn matches(&self, call: &ToolCallInput) -> bool {
+        let verdict = self.policy.check(&call.tool_name, &call.tool_input);
+        verdict.rule.as_deref() == Some(self.text.as_str())
+    }
 }
 
 impl Handler {
@@ -404,15 +516,30 @@ impl HookConfig {
     /// The handlers of `event` whose matcher matches `matched` (a tool's
     /// name, or what the event's matchers select on:
     /// [`super::io::EventInput::matched`]; `None`: an event without a
-    /// matcher, where matchers are not consulted), in settings order;
+    /// matcher, where matchers are not consulted) and whose `if` matches
+    /// `call` (the tool events' call; a handler with an `if` runs for no
+    /// other), in settings order;
     /// an identical command runs once (Claude Code), blocking on failure if
     /// any of its entries says so, with the longest timeout.
-    pub fn handlers(&self, event: HookEvent, matched: Option<&str>) -> Vec<Handler> {
+    pub fn handlers(
+        &self,
+        event: HookEvent,
+        matched: Option<&str>,
+        call: Option<&ToolCallInput>,
+    ) -> Vec<Handler> {
         let mut handlers: Vec<Handler> = Vec::new();
         let matching = self.groups.iter().filter(|group| {
             group.event == event && matched.is_none_or(|value| group.matcher.matches(value))
         });
-        for handler in matching.flat_map(|group| &group.handlers) {
+        let chosen = matching
+            .flat_map(|group| &group.handlers)
+            .filter(|handler| {
+                handler
+                    .condition
+                    .as_ref()
+                    .is_none_or(|condition| call.is_some_and(|call| condition.matches(call)))
+            });
+        for handler in chosen {
             match handlers.iter_mut().find(|h| h.action == handler.action) {
                 Some(seen) => {
                     seen.timeout = seen.timeout.max(handler.timeout);
@@ -435,16 +562,44 @@ mod tests {
 
     use super::*;
 
+    /// The places `if` rules are resolved in.
+    fn places() -> Places {
+        Places::for_cwd(std::path::Path::new("/work"))
+    }
+
     fn settings(value: serde_json::Value) -> HooksSettings {
         serde_json::from_value(value).unwrap()
     }
 
     fn commands(config: &HookConfig, event: HookEvent, tool: Option<&str>) -> Vec<String> {
         config
-            .handlers(event, tool)
+            .handlers(event, tool, None)
             .into_iter()
             .map(|h| h.name().to_owned())
             .collect()
+    }
+
+    /// A bad `if` stops the start as a bad matcher does; one on an event
+    /// about no call is ignored with a warning.
+    #[test]
+    fn a_bad_if_is_an_error_and_one_on_a_non_tool_event_a_warning() {
+        let error = settings(json!({"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "check.sh", "if": "Bash(rm *"}]}]}))
+        .compile(&places())
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "hooks: PreToolUse hook \"check.sh\": \"if\": invalid permission rule `Bash(rm *`: a `(` needs a closing `)` at the end"
+        );
+        let (config, warnings) = settings(json!({"Stop": [{"hooks": [
+            {"type": "command", "command": "stop.sh", "if": "Bash(rm *)"}]}]}))
+        .compile(&places())
+        .unwrap();
+        assert_eq!(
+            warnings,
+            ["hooks: Stop hook \"stop.sh\" has \"if\", which only tool events read; it is ignored"]
+        );
+        assert_eq!(commands(&config, HookEvent::Stop, None), ["stop.sh"]);
     }
 
     #[test]
@@ -455,32 +610,34 @@ mod tests {
                 {"type": "command", "command": "log.sh"}
             ]}]
         }))
-        .compile()
+        .compile(&places())
         .unwrap();
         assert!(warnings.is_empty());
         assert_eq!(
-            config.handlers(HookEvent::PreToolUse, Some("bash")),
+            config.handlers(HookEvent::PreToolUse, Some("bash"), None),
             [
                 Handler {
                     action: Action::Command("check.sh".into()),
                     timeout: Duration::from_secs(30),
                     on_error: OnError::Block,
+                    condition: None,
                 },
                 Handler {
                     action: Action::Command("log.sh".into()),
                     timeout: DEFAULT_TIMEOUT,
                     on_error: OnError::Warn,
+                    condition: None,
                 },
             ]
         );
         assert!(
             config
-                .handlers(HookEvent::PreToolUse, Some("read"))
+                .handlers(HookEvent::PreToolUse, Some("read"), None)
                 .is_empty()
         );
         assert!(
             config
-                .handlers(HookEvent::PostToolUse, Some("bash"))
+                .handlers(HookEvent::PostToolUse, Some("bash"), None)
                 .is_empty()
         );
     }
@@ -496,20 +653,22 @@ mod tests {
                 ]}
             ]
         }))
-        .compile()
+        .compile(&places())
         .unwrap();
         assert_eq!(
-            config.handlers(HookEvent::PostToolUse, Some("edit")),
+            config.handlers(HookEvent::PostToolUse, Some("edit"), None),
             [
                 Handler {
                     action: Action::Command("a.sh".into()),
                     timeout: Duration::from_secs(9),
                     on_error: OnError::Block,
+                    condition: None,
                 },
                 Handler {
                     action: Action::Command("b.sh".into()),
                     timeout: DEFAULT_TIMEOUT,
                     on_error: OnError::Warn,
+                    condition: None,
                 },
             ]
         );
@@ -526,7 +685,7 @@ mod tests {
             "SessionEnd": [{"hooks": [{"type": "command", "command": "e.sh"}]}],
             "Stop": [{"matcher": "never", "hooks": [{"type": "command", "command": "t.sh"}]}]
         }))
-        .compile()
+        .compile(&places())
         .unwrap();
         let start = |source| commands(&config, HookEvent::SessionStart, Some(source));
         assert_eq!(
@@ -539,12 +698,12 @@ mod tests {
             ["e.sh"]
         );
         assert_eq!(commands(&config, HookEvent::Stop, None), ["t.sh"]);
-        let end = config.handlers(HookEvent::SessionEnd, Some("other"));
+        let end = config.handlers(HookEvent::SessionEnd, Some("other"), None);
         assert_eq!(
             end[0].timeout, SESSION_END_TIMEOUT,
             "the user waits to quit"
         );
-        let started = config.handlers(HookEvent::SessionStart, Some("startup"));
+        let started = config.handlers(HookEvent::SessionStart, Some("startup"), None);
         assert_eq!(started[0].timeout, DEFAULT_TIMEOUT);
     }
 
@@ -560,7 +719,7 @@ mod tests {
                 {"type": "command", "command": "x.sh", "timeout": 0}
             ]}]
         }))
-        .compile()
+        .compile(&places())
         .unwrap();
         assert!(config.is_empty());
         assert_eq!(
@@ -581,7 +740,7 @@ mod tests {
         let error = settings(json!({
             "PreToolUse": [{"matcher": "mcp__(", "hooks": [{"type": "command", "command": "x"}]}]
         }))
-        .compile()
+        .compile(&places())
         .unwrap_err();
         assert!(
             error
@@ -599,7 +758,7 @@ mod tests {
         global.extend(settings(json!({
             "Stop": [{"hooks": [{"type": "command", "command": "project.sh"}]}]
         })));
-        let (config, _) = global.compile().unwrap();
+        let (config, _) = global.compile(&places()).unwrap();
         assert_eq!(
             commands(&config, HookEvent::Stop, None),
             ["global.sh", "project.sh"]
@@ -620,7 +779,7 @@ mod tests {
             let mut guard = broken.clone();
             guard["onError"] = json!("block");
             let error = settings(json!({"PreToolUse": [{"matcher": "bash", "hooks": [guard]}]}))
-                .compile()
+                .compile(&places())
                 .unwrap_err();
             assert!(
                 error.to_string().ends_with(
@@ -630,7 +789,7 @@ mod tests {
             );
             let (config, warnings) =
                 settings(json!({"PreToolUse": [{"matcher": "bash", "hooks": [broken]}]}))
-                    .compile()
+                    .compile(&places())
                     .unwrap();
             assert!(config.groups.is_empty());
             assert_eq!(warnings.len(), 1, "{warnings:?}");

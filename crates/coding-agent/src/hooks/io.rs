@@ -123,18 +123,29 @@ impl EventInput {
     /// reason, the notification's type; `None` for the events without a
     /// matcher (every hook of theirs runs).
     pub fn matched(&self) -> Option<&str> {
+        if let Some(call) = self.call() {
+            return Some(&call.tool_name);
+        }
         match self {
-            EventInput::PreToolUse(call)
-            | EventInput::PostToolUse { call, .. }
-            | EventInput::PostToolUseFailure { call, .. }
-            | EventInput::PermissionRequest { call, .. } => Some(&call.tool_name),
             EventInput::SessionStart { source } => Some(source),
             EventInput::PreCompact { trigger, .. } => Some(trigger),
             EventInput::SessionEnd { reason } => Some(reason),
             EventInput::Notification {
                 notification_type, ..
             } => Some(notification_type),
-            EventInput::UserPromptSubmit { .. } | EventInput::Stop { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// The call of a tool event (what a handler's `if` judges); `None` for
+    /// the other events.
+    pub fn call(&self) -> Option<&ToolCallInput> {
+        match self {
+            EventInput::PreToolUse(call)
+            | EventInput::PostToolUse { call, .. }
+            | EventInput::PostToolUseFailure { call, .. }
+            | EventInput::PermissionRequest { call, .. } => Some(call),
+            _ => None,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::config::{HookConfig, HooksSettings};
+use crate::guard::policy::Places;
 use crate::settings::{SETTINGS_FILE, SettingsError, project_settings_file, read_part};
 
 /// The part of a settings file hooks read.
@@ -31,12 +32,15 @@ pub struct LoadedHooks {
 }
 
 /// The hooks of `agent_dir`'s settings, then of `cwd`'s project settings
-/// when `project_trusted`. `Err` names the settings file that cannot be read
-/// or parsed, or whose hooks cannot be compiled.
+/// when `project_trusted`; `places` resolve the paths of their `if` rules
+/// (the permission policy's: with `--remote`, the remote host's). `Err`
+/// names the settings file that cannot be read or parsed, or whose hooks
+/// cannot be compiled.
 pub fn load(
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    places: &Places,
 ) -> Result<LoadedHooks, SettingsError> {
     let global_path = agent_dir.join(SETTINGS_FILE);
     let global = read_part::<SettingsFile>(&global_path)?;
@@ -50,7 +54,7 @@ pub fn load(
         return Ok(LoadedHooks::default());
     }
     let compile = |settings: &HooksSettings, path: &Path| {
-        settings.compile().map_err(|error| SettingsError {
+        settings.compile(places).map_err(|error| SettingsError {
             path: path.to_path_buf(),
             reason: error.to_string(),
         })
@@ -107,7 +111,17 @@ mod tests {
         }
 
         fn load(&self, trusted: bool) -> LoadedHooks {
-            load(self.agent.path(), self.project.path(), trusted).unwrap()
+            load(
+                self.agent.path(),
+                self.project.path(),
+                trusted,
+                &self.places(),
+            )
+            .unwrap()
+        }
+
+        fn places(&self) -> Places {
+            Places::for_cwd(self.project.path())
         }
 
         fn project_settings(&self) -> PathBuf {
@@ -123,7 +137,7 @@ mod tests {
     }
 
     fn stop_commands(loaded: &LoadedHooks) -> Vec<String> {
-        let handlers = loaded.config.handlers(HookEvent::Stop, None);
+        let handlers = loaded.config.handlers(HookEvent::Stop, None, None);
         handlers.iter().map(|h| h.name().to_owned()).collect()
     }
 
@@ -165,14 +179,20 @@ mod tests {
             json!({}),
             json!({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}}),
         );
-        let error = load(dirs.agent.path(), dirs.project.path(), true).unwrap_err();
+        let error = load(dirs.agent.path(), dirs.project.path(), true, &dirs.places()).unwrap_err();
         assert_eq!(error.path, dirs.project_settings());
     }
 
     #[test]
     fn a_broken_settings_file_names_itself() {
         let dirs = Dirs::new(json!({"hooks": {"Stop": "not a list"}}), json!({}));
-        let error = load(dirs.agent.path(), dirs.project.path(), false).unwrap_err();
+        let error = load(
+            dirs.agent.path(),
+            dirs.project.path(),
+            false,
+            &dirs.places(),
+        )
+        .unwrap_err();
         assert_eq!(error.path, dirs.agent.path().join(SETTINGS_FILE));
         assert!(error.reason.starts_with("invalid type: string"), "{error}");
     }

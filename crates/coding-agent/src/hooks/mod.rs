@@ -366,7 +366,7 @@ impl CommandHooks {
     /// configured. Warnings are logged.
     async fn run(&self, fields: EventInput, cancel: &CancellationToken) -> Option<Outcome> {
         let event = fields.event();
-        let handlers = self.config.handlers(event, fields.matched());
+        let handlers = self.config.handlers(event, fields.matched(), fields.call());
         if handlers.is_empty() {
             return None;
         }

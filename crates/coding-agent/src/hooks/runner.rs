@@ -274,6 +274,7 @@ mod tests {
             action: Action::Command(command.into()),
             timeout,
             on_error: OnError::Warn,
+            condition: None,
         }
     }
 
