@@ -181,9 +181,10 @@ pub fn needs_approval_text(request: &ApprovalRequest) -> String {
                 quoted.join(", ")
             )
         }
-        // No allow rule fits: an ask rule, the always-ask list and a call
-        // the policy cannot judge ask whatever allow rules say.
-        0 => "No allow rule lets this call run unasked: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass".to_owned(),
+        // No rule is suggested (a wildcard in the command, a write to the
+        // configuration), yet a rule the user writes may still allow it
+        // (`bash(rm *.o)`, `edit(.coding-agent/**)`): say only what is true.
+        0 => "No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), write an allow rule of your own (docs/permissions.md), or run with --permission-mode bypass".to_owned(),
     };
     format!("Blocked: needs approval ({}). {how}", request.reason)
 }
@@ -236,7 +237,7 @@ mod tests {
         );
         assert_eq!(
             needs_approval_text(&request(None)),
-            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). No allow rule lets this call run unasked: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass"
+            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), write an allow rule of your own (docs/permissions.md), or run with --permission-mode bypass"
         );
     }
 
