@@ -933,7 +933,7 @@ impl AgentSession {
                 .guard
                 .as_ref()
                 .map_or(DEFAULT_PERMISSION_MODE, |guard| {
-                    guard.policy().mode().name()
+                    guard.policy().mode().hook_name()
                 })
                 .to_owned(),
         }

@@ -436,6 +436,26 @@ mod tests {
         );
     }
 
+    /// Claude Code's mode names in settings carry over: `acceptEdits` is our
+    /// default (edits in the workspace run unasked), `bypassPermissions`
+    /// our bypass.
+    #[test]
+    fn claude_codes_mode_names_are_read() {
+        for (name, mode) in [
+            ("acceptEdits", Mode::Default),
+            ("bypassPermissions", Mode::Bypass),
+        ] {
+            let d = dirs(&json!({"permissions": {"defaultMode": name}}), &json!({}));
+            assert_eq!(
+                setup(&d, &GuardFlags::default()).policy.mode(),
+                mode,
+                "{name}"
+            );
+        }
+        assert_eq!(Mode::Bypass.hook_name(), "bypassPermissions");
+        assert_eq!(Mode::Plan.hook_name(), "plan");
+    }
+
     /// What loading the settings of `d` without flags fails with, if it does.
     fn load_error(d: &Dirs) -> Option<String> {
         load(
@@ -464,7 +484,7 @@ mod tests {
         assert_eq!(
             err,
             Some(format!(
-                "{}: permissions: unknown variant `yolo`, expected one of `default`, `auto`, `plan`, `bypass` at line 1 column 36",
+                "{}: permissions: unknown permission mode `yolo` (expected one of: default, auto, plan, bypass) at line 1 column 37",
                 d.agent.path().join(SETTINGS_FILE).display()
             ))
         );

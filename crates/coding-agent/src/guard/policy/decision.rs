@@ -124,8 +124,9 @@ impl Verdict {
 }
 
 /// How much runs without asking (`--permission-mode`, `defaultMode`).
+/// Read by [`Mode::parse`], so Claude Code's names work in settings too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum Mode {
     /// Read-only tools and writes inside the workspace run; bash asks unless
     /// a rule or the known-safe list allows it.
@@ -144,13 +145,15 @@ impl Mode {
     /// Every mode's name, as flags and settings spell it.
     pub const NAMES: [&'static str; 4] = ["default", "auto", "plan", "bypass"];
 
-    /// The mode called `name`.
+    /// The mode called `name`, ours or Claude Code's (`bypassPermissions`;
+    /// `acceptEdits`, which is our default: edits in the workspace run
+    /// unasked), so its settings carry over.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name {
-            "default" => Ok(Self::Default),
+            "default" | "acceptEdits" => Ok(Self::Default),
             "auto" => Ok(Self::Auto),
             "plan" => Ok(Self::Plan),
-            "bypass" => Ok(Self::Bypass),
+            "bypass" | "bypassPermissions" => Ok(Self::Bypass),
             other => Err(format!(
                 "unknown permission mode `{other}` (expected one of: {})",
                 Self::NAMES.join(", ")
@@ -168,6 +171,15 @@ impl Mode {
         }
     }
 
+    /// The mode's name as Claude Code's hooks read it in
+    /// `permission_mode`: `bypassPermissions` for bypass, ours otherwise.
+    pub fn hook_name(self) -> &'static str {
+        match self {
+            Self::Bypass => "bypassPermissions",
+            other => other.name(),
+        }
+    }
+
     /// How strict the mode is (plan strictest): an untrusted project may only
     /// move the mode up this scale.
     pub fn strictness(self) -> u8 {
@@ -177,6 +189,13 @@ impl Mode {
             Self::Default => 2,
             Self::Plan => 3,
         }
+    }
+}
+
+impl TryFrom<String> for Mode {
+    type Error = String;
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        Self::parse(&name)
     }
 }
 
