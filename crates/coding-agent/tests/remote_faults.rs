@@ -187,6 +187,36 @@ fn a_remote_of_another_platform_is_refused_at_start_naming_what_it_needs() {
     );
 }
 
+/// A login script that prints (here through `BASH_ENV`, which the remote
+/// user's bash sources for the session's command as it would a `.bashrc`
+/// or sshd an `~/.ssh/rc`), its last line without a newline, is skipped:
+/// it was taken for `uname -sm` and the connection refused.
+#[test]
+fn a_login_script_that_prints_does_not_break_the_connection() {
+    let noise = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        noise.path(),
+        "echo 'Welcome to box!'\necho 'Linux x86_64'\nprintf 'no newline at the end'\n",
+    )
+    .unwrap();
+    let bash_env = format!("SetEnv BASH_ENV={}\n", noise.path().display());
+    let Some(sshd) = Sshd::start_with(&bash_env) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seen.txt"), "").unwrap();
+
+    let output = sshd
+        .command(&["tool", "ls", "{}"], dir.path())
+        .output()
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["content"][0]["text"], "seen.txt", "{answer}");
+}
+
 #[test]
 fn a_cache_dir_that_cannot_be_created_is_refused_at_start_naming_the_setting() {
     let Some(sshd) = Sshd::start() else {

@@ -4,7 +4,8 @@
 //! agent, `known_hosts`, `ProxyJump` and certificates all apply. A
 //! connection is:
 //! - the *master*: `ssh -o ControlMaster=yes -o ControlPersist=no host <script>`,
-//!   whose session prints `uname -sm` and `$HOME`, reads the helper's path
+//!   whose session prints a sentinel line (what a login script printed
+//!   before it is skipped), `uname -sm` and `$HOME`, reads the helper's path
 //!   from its stdin and `exec`s the helper there (printing a sentinel instead
 //!   when it is missing, so it can be uploaded over the control socket first);
 //! - the *helper*: this binary on the remote, uploaded once per build into a
@@ -278,6 +279,12 @@ struct Master {
 /// was given.
 const HELPER_MISSING: &str = "coding-agent-helper-missing";
 
+/// What the master's session prints, on a line of its own, before `uname
+/// -sm` and `$HOME`: whatever comes before it is a login script's output
+/// (a `.bashrc` that greets, an `~/.ssh/rc`), which must not be taken for
+/// the platform or the home directory.
+const SCRIPT_STARTED: &str = "coding-agent-remote-script-started";
+
 /// Builds the ssh command lines of one connection.
 struct Ssh<'a> {
     options: &'a RemoteOptions,
@@ -366,31 +373,33 @@ impl Ssh<'_> {
         Ok((child, stdin, stdout, stderr))
     }
 
-    /// Starts the master; its session prints `uname -sm` and `$HOME`, then
-    /// waits for the helper's path on its stdin (see [`Ssh::start_helper`]).
+    /// Starts the master; its session prints [`SCRIPT_STARTED`], `uname
+    /// -sm` and `$HOME`, then waits for the helper's path on its stdin (see
+    /// [`Ssh::start_helper`]).
     async fn start_master(&self) -> Result<Master, String> {
         // Without SSH_CLIENT, the bash of each command does not source the
         // remote `~/.bashrc` again (bash does so when it sees it was started
         // by sshd): the login script runs once per connection, not per call.
+        // The sentinel's leading newline ends a login script's last line
+        // when that has none, so the sentinel is a line of its own.
         // `read` takes one line and no more from the pipe, so the helper
         // `exec`ed in the shell's place reads its frames from the next byte.
         let script = format!(
-            "uname -sm; printf '%s\\n' \"$HOME\"; while read -r helper; do [ -f \"$helper\" ] && exec env -u SSH_CLIENT -u SSH2_CLIENT \"$helper\" remote-helper; echo {HELPER_MISSING}; done"
+            "printf '\\n%s\\n' {SCRIPT_STARTED}; uname -sm; printf '%s\\n' \"$HOME\"; while read -r helper; do [ -f \"$helper\" ] && exec env -u SSH_CLIENT -u SSH2_CLIENT \"$helper\" remote-helper; echo {HELPER_MISSING}; done"
         );
         let command = format!("exec /bin/sh -c {}", sh_quote(&script));
         let (mut child, stdin, stdout, stderr) = self.piped(true, &command)?;
         let mut stdout = BufReader::new(stdout);
-        let (uname, home) = (next_line(&mut stdout).await, next_line(&mut stdout).await);
-        match (uname, home) {
-            (Some(uname), Some(home)) => Ok(Master {
+        match script_report(&mut stdout).await {
+            Some((uname, home)) => Ok(Master {
                 child,
                 stdin,
                 stdout,
                 stderr,
                 uname,
-                home: PathBuf::from(home),
+                home,
             }),
-            _ => {
+            None => {
                 let status = child.wait().await.ok();
                 let said = stderr.final_text().await;
                 Err(if said.is_empty() {
@@ -517,12 +526,28 @@ enum HelperAnswer {
 }
 
 /// The next line of `stdout`, without its newline; `None` at its end.
+/// Bytes that are not UTF-8 (a login script's binary chatter) are replaced,
+/// not taken for the end of the session.
 async fn next_line(stdout: &mut BufReader<ChildStdout>) -> Option<String> {
-    let mut line = String::new();
-    match stdout.read_line(&mut line).await {
+    let mut line = Vec::new();
+    match stdout.read_until(b'\n', &mut line).await {
         Ok(0) | Err(_) => None,
-        Ok(_) => Some(line.trim_end_matches('\n').to_owned()),
+        Ok(_) => Some(
+            String::from_utf8_lossy(&line)
+                .trim_end_matches('\n')
+                .to_owned(),
+        ),
     }
+}
+
+/// `uname -sm` and `$HOME` as the master's session printed them after
+/// [`SCRIPT_STARTED`], skipping the lines before it; `None` when the session
+/// ended first.
+async fn script_report(stdout: &mut BufReader<ChildStdout>) -> Option<(String, PathBuf)> {
+    while next_line(stdout).await? != SCRIPT_STARTED {}
+    let uname = next_line(stdout).await?;
+    let home = next_line(stdout).await?;
+    Some((uname, PathBuf::from(home)))
 }
 
 /// Reads lines until the helper's greeting or the sentinel that it is
