@@ -301,10 +301,12 @@ async fn run_messages(
 /// at `message_end`: `auto_retry_end` (success) goes out then, not when the
 /// whole run is over, and the attempts count again from one, so brief
 /// failures scattered over a long run of tool calls do not add up to the
-/// limit. Watches until the returned guard is dropped.
+/// limit. Watches until the returned guard is dropped; the listener holds
+/// the session weakly (see [`crate::app::WeakSession`]): it stays with the
+/// agent until the next event after that.
 fn watch_answers(session: &AgentSession, chain: &Arc<Mutex<Chain>>) -> Watching {
     let live = Arc::new(AtomicBool::new(true));
-    let (session_now, chain, watching) = (session.clone(), Arc::clone(chain), Arc::clone(&live));
+    let (weak, chain, watching) = (session.downgrade(), Arc::clone(chain), Arc::clone(&live));
     session.agent().subscribe_with(move |event| {
         if !watching.load(Ordering::SeqCst) {
             return false;
@@ -317,8 +319,10 @@ fn watch_answers(session: &AgentSession, chain: &Arc<Mutex<Chain>>) -> Watching 
         {
             let mut chain = lock(&chain);
             chain.overflow_recovered = false;
-            if chain.attempt > 0 {
-                session_now.notify(SessionEvent::AutoRetryEnd {
+            if chain.attempt > 0
+                && let Some(session) = weak.upgrade()
+            {
+                session.notify(SessionEvent::AutoRetryEnd {
                     success: true,
                     attempt: std::mem::take(&mut chain.attempt),
                     final_error: None,

@@ -872,3 +872,68 @@ fn with_remote_an_agent_hooks_model_reads_the_remote_project() {
         "tool call_rm: Blocked by PreToolUse hook: keep.txt is protected"
     );
 }
+
+/// The control sockets' directories (`ca-ssh-*`) left in `tmp`.
+fn control_dirs(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("ca-ssh-"))
+        .collect()
+}
+
+/// The control socket's directory (in this machine's TMPDIR) is private
+/// while a session runs, and gone once it ends in print and RPC modes too
+/// (it stayed behind, empty, after every run of both).
+#[test]
+fn the_control_socket_directory_is_private_and_gone_after_print_and_rpc_runs() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let sandbox = e2e_support::Sandbox::new();
+    let project = tempfile::tempdir().unwrap();
+    // The "remote" is this machine: its bash can look at this TMPDIR.
+    let stat = format!("stat -c %a {}/ca-ssh-*", sandbox.tmp.display());
+    let wire = e2e_support::Wire::OpenAi;
+    let server = e2e_support::ModelServer::only(
+        wire,
+        vec![
+            e2e_support::Answer::call("mode", "bash", json!({"command": stat})),
+            e2e_support::Answer::text(&["Done."]),
+        ],
+    );
+    let (cache_var, cache) = remote_support::cache_env();
+    let command = |args: &[&str]| {
+        let mut command = sandbox.command(wire, &server);
+        command
+            .args(sshd.flags(project.path()))
+            .args(args)
+            .env(cache_var, &cache);
+        command
+    };
+    let run = |args: &[&str]| {
+        let output = command(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        assert_eq!(control_dirs(&sandbox.tmp), Vec::<String>::new(), "{args:?}");
+    };
+
+    run(&["-p", "look"]);
+    let transcript = wire.transcript(&server.requests()[1].body);
+    assert_eq!(transcript.last().unwrap(), "tool mode: 700\n");
+    // No input: RPC ends at once, after connecting.
+    run(&["--mode", "rpc"]);
+    // RPC stopped by a signal, which ends the process without the runtime's
+    // shutdown.
+    let mut rpc = e2e_support::Running::spawn_piped(command(&["--mode", "rpc"]));
+    let (mut stdin, lines) = (rpc.take_stdin(), rpc.stdout_lines());
+    e2e_support::send(&mut stdin, &json!({"id": "s", "type": "get_state"}));
+    assert_eq!(e2e_support::next_json(&lines)["id"], "s");
+    rpc.signal("TERM");
+    let (status, _, stderr) = rpc.finish();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(control_dirs(&sandbox.tmp), Vec::<String>::new(), "{stderr}");
+}

@@ -112,6 +112,21 @@ pub struct AgentSession {
     inner: Arc<Inner>,
 }
 
+/// An [`AgentSession`] that does not keep it alive: what the agent's own
+/// listeners hold, since a listener holding the session is a cycle (the
+/// agent holds its listeners) that keeps the session, its tools and their
+/// connections (a `--remote` one's control socket) past the end of the
+/// process.
+#[derive(Clone)]
+pub(crate) struct WeakSession(Weak<Inner>);
+
+impl WeakSession {
+    /// The session, while something else holds it.
+    pub(crate) fn upgrade(&self) -> Option<AgentSession> {
+        self.0.upgrade().map(|inner| AgentSession { inner })
+    }
+}
+
 struct Inner {
     agent: Agent,
     /// See [`SessionOptions::prompt_templates`]; replaced by
@@ -314,6 +329,11 @@ impl AgentSession {
             tracing::warn!("cannot save the session: {error}");
         }
         self.notify(SessionEvent::PermissionDecision(decision));
+    }
+
+    /// A handle to this session that does not keep it alive.
+    pub(crate) fn downgrade(&self) -> WeakSession {
+        WeakSession(Arc::downgrade(&self.inner))
     }
 
     /// The agent.

@@ -66,6 +66,9 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
             // Stopped by a signal too: the hooks' cleanup is bounded by
             // their timeout, and a second signal exits at once.
             session.close(SessionEndReason::Other).await;
+            // The session's tools hold a `--remote` connection, whose drop
+            // removes its control socket's directory: before any exit.
+            drop(session);
             match end {
                 RpcEnd::InputClosed => Ok(0),
                 // Everything is written and every command has ended. Exit

@@ -25,6 +25,7 @@
 //! fails the connection with ssh's own words.
 
 use std::io;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -215,8 +216,10 @@ impl Connection {
             host: host.clone(),
             message,
         };
+        // Made 0700 as it is created: the umask alone left it 0755.
         let control_dir = tempfile::Builder::new()
             .prefix("ca-ssh-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .map_err(|e| {
                 ssh_error(format!(
