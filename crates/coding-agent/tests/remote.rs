@@ -23,7 +23,7 @@ use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::sandbox::{SandboxMode, SandboxRequest};
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
-use remote_support::{BIN, HOST, Sshd, alive, cache_env, eventually, the_helper};
+use remote_support::{BIN, HOST, HomeFile, Sshd, alive, cache_env, eventually, the_helper};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -477,31 +477,6 @@ fn a_truncated_remote_bash_keeps_its_full_output_on_the_remote_and_names_that_pa
     assert_eq!(std::fs::read_dir(local_tmp.path()).unwrap().count(), 0);
 }
 
-/// A file in the remote user's home (the passwd entry's, which is what sshd
-/// gives the session) with a name no other test uses; removed when dropped.
-struct HomeFile(std::path::PathBuf);
-
-impl HomeFile {
-    fn new(name: &str) -> Self {
-        let out = std::process::Command::new("sh")
-            .args(["-c", "getent passwd \"$(id -un)\" | cut -d: -f6"])
-            .output()
-            .unwrap();
-        let home = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        HomeFile(Path::new(&home).join(format!("{name}-{}", std::process::id())))
-    }
-
-    fn name(&self) -> String {
-        self.0.file_name().unwrap().to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for HomeFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 #[test]
 fn tilde_in_remote_tool_paths_is_the_remote_home_not_the_local_one() {
     let Some(sshd) = Sshd::start() else {
@@ -871,6 +846,51 @@ fn with_remote_an_agent_hooks_model_reads_the_remote_project() {
         transcript[2],
         "tool call_rm: Blocked by PreToolUse hook: keep.txt is protected"
     );
+}
+
+/// `~/` in the cache directory (`CODING_AGENT_REMOTE_CACHE`, as
+/// `remote.cacheDir`) is the remote user's home, and in `--ssh-config` (as
+/// `remote.sshConfig`) this machine's: the first made a directory named `~`
+/// in the remote home, the second failed in ssh ("Can't open user config
+/// file ~/ssh_config").
+#[test]
+fn tilde_in_the_cache_dir_is_the_remote_home_and_in_the_ssh_config_the_local_one() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let local_home = tempfile::tempdir().unwrap();
+    std::fs::copy(sshd.ssh_config(), local_home.path().join("ssh_config")).unwrap();
+    let cache = HomeFile::new("ca-remote-tilde-cache");
+
+    let output = std::process::Command::new(BIN)
+        .args([
+            "tool",
+            "ls",
+            "{}",
+            "--ssh-config",
+            "~/ssh_config",
+            "--remote",
+        ])
+        .arg(format!("{HOST}{}", dir.path().display()))
+        .env("HOME", local_home.path())
+        .env("CODING_AGENT_REMOTE_CACHE", format!("~/{}", cache.name()))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(cache.0.is_dir(), "no helper cache at {}", cache.0.display());
+    let cached: Vec<String> = std::fs::read_dir(&cache.0)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        cached.len() == 1 && cached[0].starts_with("coding-agent-"),
+        "{cached:?}"
+    );
+    assert!(!cache.0.with_file_name("~").exists());
 }
 
 /// The control sockets' directories (`ca-ssh-*`) left in `tmp`.

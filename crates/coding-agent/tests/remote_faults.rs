@@ -19,7 +19,7 @@ use agent_core::{AgentToolResult, ToolError};
 use coding_agent::ToolContext;
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use remote_support::{
-    BIN, HOST, Sshd, alive, cache_env, command_line, descendants, eventually, the_helper,
+    BIN, HOST, HomeFile, Sshd, alive, cache_env, command_line, descendants, eventually, the_helper,
 };
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -242,6 +242,32 @@ fn a_cache_dir_that_cannot_be_created_is_refused_at_start_naming_the_setting() {
                 .ends_with("If that directory is not writable, set remote.cacheDir to one that is"),
         "{stderr}"
     );
+}
+
+/// A relative cache directory is refused before anything is uploaded: it
+/// landed wherever sshd starts the session (the remote home here).
+#[test]
+fn a_relative_cache_dir_is_refused_at_start_saying_how_to_write_it() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let landed = HomeFile::new("ca-remote-relative-cache");
+    let output = sshd
+        .command(&["tool", "ls", "{}"], Path::new("/"))
+        .env("CODING_AGENT_REMOTE_CACHE", landed.name())
+        .output()
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "coding-agent: --remote {HOST}/: cannot start the coding-agent helper on {HOST}: the cache directory {} (remote.cacheDir or CODING_AGENT_REMOTE_CACHE) is relative: give an absolute path or one starting with ~/ (the remote home)",
+            landed.name()
+        )
+    );
+    assert!(!landed.0.exists());
 }
 
 /// Every process below `pid`.

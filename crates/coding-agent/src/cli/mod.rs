@@ -78,7 +78,8 @@ Environment:
           Which warnings and logs are shown (stderr; the transcript in the interactive mode),
           e.g. error, info, agent_ai=debug [default: warn]
   CODING_AGENT_REMOTE_CACHE
-          With --remote: the directory on the remote host the helper is cached in
+          With --remote: the directory on the remote host the helper is cached in,
+          absolute or ~/... (the remote home)
           [default: the remote.cacheDir setting, else ~/.cache/coding-agent there]";
 
 /// How the agent runs: `text` (with `-p`), `json` or `rpc`.

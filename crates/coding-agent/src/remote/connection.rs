@@ -39,6 +39,7 @@ use super::client::{HelperChannel, Lost};
 use super::helper::VERSION;
 use super::protocol::{Call, Reply, greeting_version};
 use super::target::RemoteTarget;
+use crate::support::paths::{expand_home, home_dir};
 use crate::support::stderr_tail::keep_tail;
 use crate::support::sync::lock;
 
@@ -62,15 +63,15 @@ const STDERR_KEPT_BYTES: usize = 4096;
 pub struct RemoteOptions {
     /// Host, user, port and working directory.
     pub target: RemoteTarget,
-    /// `ssh -F FILE`.
+    /// `ssh -F FILE` (`~/` is this user's home).
     pub ssh_config: Option<PathBuf>,
     /// `ssh -o KEY=VALUE` each; they come before the agent's own options,
     /// so they win (ssh takes the first value it sees).
     pub ssh_options: Vec<String>,
     /// The binary uploaded as the helper; `None`: this executable.
     pub helper_binary: Option<PathBuf>,
-    /// The remote directory the helper is cached in; `None`:
-    /// `~/.cache/coding-agent` of the remote user.
+    /// The remote directory the helper is cached in, absolute or under `~/`
+    /// (the remote user's home); `None`: `~/.cache/coding-agent` there.
     pub cache_dir: Option<PathBuf>,
 }
 
@@ -94,13 +95,13 @@ impl RemoteOptions {
 pub struct RemoteSettings {
     /// `[ssh://][user@]host[:port][/abs/path]`, as `--remote`.
     pub target: Option<String>,
-    /// As `--ssh-config`.
+    /// As `--ssh-config` (`~/` is this user's home).
     pub ssh_config: Option<PathBuf>,
     /// As `--ssh-option`, each `KEY=VALUE`.
     #[serde(default)]
     pub ssh_options: Vec<String>,
-    /// The remote directory the helper is cached in
-    /// [default: `~/.cache/coding-agent` there].
+    /// The remote directory the helper is cached in, absolute or under `~/`
+    /// (the remote home) [default: `~/.cache/coding-agent` there].
     pub cache_dir: Option<PathBuf>,
 }
 
@@ -300,7 +301,7 @@ impl Ssh<'_> {
         let options = self.options;
         let mut ssh = Command::new("ssh");
         if let Some(config) = &options.ssh_config {
-            ssh.arg("-F").arg(config);
+            ssh.arg("-F").arg(local_path(config));
         }
         // The control socket is ours whatever the configuration says.
         ssh.arg("-o")
@@ -627,11 +628,35 @@ fn helper_path(options: &RemoteOptions, home: &Path) -> Result<PathBuf, String> 
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .hash(&mut hasher);
-    let dir = options
-        .cache_dir
-        .clone()
-        .unwrap_or_else(|| home.join(".cache/coding-agent"));
+    let dir = match &options.cache_dir {
+        Some(dir) => remote_cache_dir(dir, home)?,
+        None => home.join(".cache/coding-agent"),
+    };
     Ok(dir.join(format!("coding-agent-{VERSION}-{:016x}", hasher.finish())))
+}
+
+/// The cache directory as configured, with `~` the remote user's `home`.
+/// A relative one is refused: it would land wherever sshd starts the
+/// session, and `~` unexpanded made a directory named `~` in the remote
+/// home (a trap: `rm -rf ~` to clean it up deletes the home).
+fn remote_cache_dir(dir: &Path, home: &Path) -> Result<PathBuf, String> {
+    let dir = expand_home(dir, home);
+    if dir.is_absolute() {
+        return Ok(dir);
+    }
+    Err(format!(
+        "the cache directory {} (remote.cacheDir or CODING_AGENT_REMOTE_CACHE) is relative: give an absolute path or one starting with ~/ (the remote home)",
+        dir.display()
+    ))
+}
+
+/// A file on this machine named in the options (`ssh -F`), with `~` this
+/// user's home: ssh expands `~` only in what its configuration files say.
+fn local_path(path: &Path) -> PathBuf {
+    match home_dir() {
+        Some(home) => expand_home(path, &home),
+        None => path.to_path_buf(),
+    }
 }
 
 /// The remote host as the tools use it: a connection that is reopened once

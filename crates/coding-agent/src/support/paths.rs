@@ -54,6 +54,17 @@ pub fn expand_path(path: &str, home: Option<&Path>) -> String {
     }
 }
 
+/// `~` and `~/...` (but not `~user`) of a path from the settings or the
+/// environment, under `home`; any other path as given. Unlike
+/// [`expand_path`] nothing else of the path changes: it is the user's own.
+pub fn expand_home(path: &Path, home: &Path) -> PathBuf {
+    match path.strip_prefix("~") {
+        Ok(rest) if rest.as_os_str().is_empty() => home.to_path_buf(),
+        Ok(rest) => home.join(rest),
+        Err(_) => path.to_path_buf(),
+    }
+}
+
 /// Resolves `path` against `cwd`. Absolute paths come back as given (not
 /// normalised); relative ones are joined to `cwd` with `.` and `..` resolved
 /// lexically, as Node's `path.resolve` does. `~` is `home` ([`expand_path`]).
@@ -248,6 +259,17 @@ fn am_pm_variant(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_path_expands_its_tilde_only() {
+        let home = Path::new("/home/me");
+        let expand = |path: &str| expand_home(Path::new(path), home);
+        assert_eq!(expand("~"), Path::new("/home/me"));
+        assert_eq!(expand("~/.cache/x"), Path::new("/home/me/.cache/x"));
+        assert_eq!(expand("~other/x"), Path::new("~other/x"));
+        assert_eq!(expand("/srv/@x"), Path::new("/srv/@x"));
+        assert_eq!(expand("rel/~"), Path::new("rel/~"));
+    }
 
     #[test]
     fn tilde_expands_to_the_home_given() {

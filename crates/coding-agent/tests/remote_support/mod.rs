@@ -301,3 +301,29 @@ pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     }
     panic!("{what} did not happen within 10 s");
 }
+
+/// A file or directory in the remote user's home (the passwd entry's, which
+/// is what sshd gives the session) with a name no other test uses; removed
+/// when dropped.
+pub struct HomeFile(pub PathBuf);
+
+impl HomeFile {
+    pub fn new(name: &str) -> Self {
+        let out = Command::new("sh")
+            .args(["-c", "getent passwd \"$(id -un)\" | cut -d: -f6"])
+            .output()
+            .unwrap();
+        let home = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        HomeFile(Path::new(&home).join(format!("{name}-{}", std::process::id())))
+    }
+
+    pub fn name(&self) -> String {
+        self.0.file_name().unwrap().to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for HomeFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0).or_else(|_| std::fs::remove_dir_all(&self.0));
+    }
+}
