@@ -12,7 +12,7 @@ use coding_agent::remote::{RemoteHost, RemoteOptions, RemoteSettings, RemoteTarg
 /// `--remote`, `--ssh-config`, `--ssh-option`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RemoteArgs {
-    /// Run every tool on this host over SSH: [ssh://][user@]host[:port][/abs/path]
+    /// Run every tool on this host over SSH: [ssh://][user@]host[:port][/abs/path] or host:/abs/path
     #[arg(long, value_name = "TARGET")]
     pub remote: Option<String>,
     /// ssh configuration file for --remote (ssh -F)

@@ -93,7 +93,7 @@ impl RemoteOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RemoteSettings {
-    /// `[ssh://][user@]host[:port][/abs/path]`, as `--remote`.
+    /// `[ssh://][user@]host[:port][/abs/path]` or `host:/abs/path`, as `--remote`.
     pub target: Option<String>,
     /// As `--ssh-config` (`~/` is this user's home).
     pub ssh_config: Option<PathBuf>,

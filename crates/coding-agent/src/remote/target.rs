@@ -1,4 +1,5 @@
-//! Where `--remote` points: `[ssh://][user@]host[:port][/abs/path]`.
+//! Where `--remote` points: `[ssh://][user@]host[:port][/abs/path]`, or
+//! scp's `[user@]host:/abs/path`, as Pi's documentation writes it.
 //!
 //! The host part is handed to `ssh` as it is (so a `Host` alias from
 //! `~/.ssh/config` works); the user and port become `-l` and `-p`. The path,
@@ -42,11 +43,16 @@ pub enum TargetError {
 
 impl RemoteTarget {
     /// Parses `[ssh://][user@]host[:port][/abs/path]`. An IPv6 address goes in
-    /// brackets (`[::1]:2222`).
+    /// brackets (`[::1]:2222`). A `:` right before the path is scp's
+    /// `host:/abs/path`, not an empty port: a port is digits, so the two
+    /// cannot be confused.
     pub fn parse(value: &str) -> Result<Self, TargetError> {
         let rest = value.strip_prefix("ssh://").unwrap_or(value);
         let (authority, dir) = match rest.find('/') {
-            Some(slash) => (&rest[..slash], Some(PathBuf::from(&rest[slash..]))),
+            Some(slash) => (
+                rest[..slash].strip_suffix(':').unwrap_or(&rest[..slash]),
+                Some(PathBuf::from(&rest[slash..])),
+            ),
             None => (rest, None),
         };
         let (user, host_port) = match authority.rsplit_once('@') {
@@ -154,6 +160,21 @@ mod tests {
         assert_eq!(
             parse("[::1]:22/x"),
             target(None, "::1", Some(22), Some("/x"))
+        );
+    }
+
+    #[test]
+    fn scp_style_host_colon_path_is_the_host_and_the_path() {
+        let parse = |v| RemoteTarget::parse(v).unwrap();
+        assert_eq!(
+            parse("dev@box:/srv/app"),
+            target(Some("dev"), "box", None, Some("/srv/app"))
+        );
+        assert_eq!(parse("box:/"), target(None, "box", None, Some("/")));
+        assert_eq!(parse("[::1]:/x"), target(None, "::1", None, Some("/x")));
+        assert_eq!(
+            parse("box:2222/srv"),
+            target(None, "box", Some(2222), Some("/srv"))
         );
     }
 
