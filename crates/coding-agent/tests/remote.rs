@@ -957,3 +957,59 @@ fn the_control_socket_directory_is_private_and_gone_after_print_and_rpc_runs() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_eq!(control_dirs(&sandbox.tmp), Vec::<String>::new(), "{stderr}");
 }
+
+/// A session records where its tools run. Continued with the same
+/// `--remote` it says nothing; continued without (`-c` alone), where the
+/// tools ran on the remote paths its history names before, it warns naming
+/// the host and the flag that goes back there, and records the change.
+#[test]
+fn continuing_a_remote_session_elsewhere_warns_naming_the_flag_to_go_back() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let sandbox = e2e_support::Sandbox::new();
+    let project = tempfile::tempdir().unwrap();
+    let wire = e2e_support::Wire::OpenAi;
+    let server =
+        e2e_support::ModelServer::answering(wire, vec![e2e_support::Answer::text(&["ok"])]);
+    let (cache_var, cache) = remote_support::cache_env();
+    let run = |args: &[&str], remote: &[String]| {
+        let output = sandbox
+            .command(wire, &server)
+            .args(args)
+            .args(remote)
+            .env(cache_var, &cache)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        stderr
+    };
+    let there = sshd.flags(project.path());
+
+    let first = run(&["-p", "go"], &there);
+    let again = run(&["-c", "-p", "again"], &there);
+    let here = run(&["-c", "-p", "here"], &[]);
+
+    let target = format!("ssh://{HOST}{}", project.path().display());
+    assert!(!first.contains("tools ran on"), "{first}");
+    assert!(!again.contains("tools ran on"), "{again}");
+    assert!(
+        here.contains(&format!(
+            "Warning: this session's tools ran on {target}; now they run on this machine. To continue there, add --remote {target}\n"
+        )),
+        "{here}"
+    );
+    let files = e2e_support::Sandbox::session_files(&sandbox.default_session_dir());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let recorded: Vec<Value> = e2e_support::session_lines(&files[0])
+        .into_iter()
+        .filter(|line| line["customType"] == "tools_host")
+        .map(|line| line["data"].clone())
+        .collect();
+    assert_eq!(
+        recorded,
+        [json!({"remote": target}), json!({"remote": null})]
+    );
+}

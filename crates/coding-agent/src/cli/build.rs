@@ -64,7 +64,8 @@ pub(super) async fn build(
     mut resolved: Resolved,
     remote: Option<Arc<RemoteHost>>,
 ) -> anyhow::Result<Built> {
-    let session = open_session(args, &resolved.agent_dir, &resolved.cwd)?;
+    let mut session = open_session(args, &resolved.agent_dir, &resolved.cwd)?;
+    super::remote::note_tools_host(&mut session, remote.as_deref());
     restore_session_model(args, &mut resolved, &session);
     let cwd = resolved.cwd;
     let agent_dir = resolved.agent_dir;

@@ -721,6 +721,15 @@ impl RemoteHost {
         self.options.target.authority()
     }
 
+    /// The target with the working directory the tools use (the remote
+    /// home when none was given): `--remote` with it reaches the same place.
+    pub fn target(&self) -> RemoteTarget {
+        RemoteTarget {
+            dir: Some(self.cwd.clone()),
+            ..self.options.target.clone()
+        }
+    }
+
     /// The host's name in the per-file mutation queue: the target plus the
     /// ssh configuration, since one alias may name different hosts under
     /// different configurations.

@@ -520,6 +520,17 @@ impl SessionManager {
         )
     }
 
+    /// The data of the branch's last [`SessionManager::append_custom`] entry
+    /// of `custom_type`.
+    pub fn last_custom(&self, custom_type: &str) -> Option<Value> {
+        self.branch().into_iter().rev().find_map(|entry| {
+            let mut value = entry.value();
+            let ours =
+                entry.kind() == Some("custom") && value.get("customType")?.as_str()? == custom_type;
+            ours.then(|| value["data"].take())
+        })
+    }
+
     /// Records a switch of model (Pi's `model_change` entry).
     pub fn append_model_change(
         &mut self,
