@@ -266,13 +266,14 @@ fn the_trust_question_comes_at_start_and_a_yes_is_remembered_and_applies_the_pro
     let settings = tmux.cwd.join(".coding-agent/settings.json");
     let rows: Vec<&str> = question.lines().map(str::trim_end).collect();
     assert_eq!(
-        rows[..5],
+        rows[..6],
         [
             format!("This project has its own settings: {}", settings.display()).as_str(),
             "",
             "Until you trust the project, only its deny and ask rules apply, so a repository you did not write",
             "cannot let commands run without asking. Trusting it also starts its own command hooks and MCP",
-            "servers, and lets it choose the model and where your requests and keys go.",
+            "servers, lets it choose the model and where your requests and keys go, and gives the model its",
+            "instructions.",
         ],
         "{question}"
     );
