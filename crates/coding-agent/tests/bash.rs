@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{AgentToolResult, ToolError, UpdateSink};
-use coding_agent::tools::bash::ops::LocalBashOperations;
+use coding_agent::tools::bash::ops::{
+    BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations,
+};
 use coding_agent::tools::bash::{BashTool, BashToolOptions, SpawnContext};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
 use serde_json::{Value, json};
@@ -287,6 +289,45 @@ async fn b5_spawn_errors_propagate() {
     assert_eq!(
         err_text(result),
         format!("spawn {} ENOENT", shell.display())
+    );
+}
+
+/// Operations whose command prints a line, then loses its connection (what
+/// `--remote` gives when sshd goes away mid-command).
+struct LostMidRun;
+
+#[async_trait::async_trait]
+impl BashOperations for LostMidRun {
+    async fn exec(
+        &self,
+        _command: &str,
+        _cwd: &Path,
+        options: ExecOptions,
+    ) -> Result<ExitStatus, ExecError> {
+        options
+            .on_data
+            .send(b"tick 1\ntick 2\n".to_vec())
+            .await
+            .unwrap();
+        Err(ExecError::Io(std::io::Error::other(
+            "Remote connection lost: Connection to box closed by remote host.",
+        )))
+    }
+}
+
+/// The output a command printed before its connection was lost reaches the
+/// model, as it does before a timeout: how far a long build got.
+#[tokio::test]
+async fn output_before_a_lost_connection_is_kept() {
+    let fx = Fixture::new();
+    let tool = Typed::new(BashTool {
+        ops: Arc::new(LostMidRun),
+        options: fx.options(),
+    });
+    let (result, _) = run_tool(&tool, fx.ctx(), json!({"command": "make"})).await;
+    assert_eq!(
+        err_text(result),
+        "tick 1\ntick 2\n\n\nRemote connection lost: Connection to box closed by remote host."
     );
 }
 

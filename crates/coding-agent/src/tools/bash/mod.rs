@@ -381,7 +381,17 @@ impl TypedTool for BashTool {
             Ok(ExitStatus::Signal(signal)) => CommandEnd::Signal(signal),
             Err(ExecError::TimedOut) => CommandEnd::TimedOut(args.timeout.unwrap_or_default()),
             Err(ExecError::Aborted) => CommandEnd::Aborted,
-            Err(other) => return Err(ToolFailure::new(other.to_string())),
+            // A failure mid-run (a `--remote` connection lost) keeps what
+            // the command printed before it, as a timeout does; one before
+            // the start has printed nothing.
+            Err(other) => {
+                let text = append_status(&shown, &other.to_string());
+                let failure = ToolFailure::new(text);
+                return Err(match details {
+                    Some(details) => failure.with_details(details),
+                    None => failure,
+                });
+            }
         };
         Err(
             ToolFailure::new(ended.result_text(&shown)).with_details(BashDetails {
