@@ -180,6 +180,15 @@ pub fn load(
     Ok((servers, untrusted))
 }
 
+/// `~` and `~/...` of a configured directory under the home directory, as
+/// a shell would read them (a server's `"cwd": "~/work"`).
+fn home_relative(path: PathBuf) -> PathBuf {
+    match crate::support::paths::home_dir() {
+        Some(home) => crate::support::paths::expand_home(&path, &home),
+        None => path,
+    }
+}
+
 /// Refuses two servers whose tools would be named alike (`a` and `a.`,
 /// `a_b` and `a__b`: both `mcp__a__...`, `mcp__a_b__...`): a permission rule
 /// or a hook matcher written for one would cover the other.
@@ -301,7 +310,9 @@ fn server_config(
                 .collect::<Result<_, _>>()?,
             env: expand_map(raw.env)?,
             cwd: match raw.cwd {
-                Some(cwd) => Some(PathBuf::from(expand(&cwd.to_string_lossy())?)),
+                Some(cwd) => Some(home_relative(PathBuf::from(expand(
+                    &cwd.to_string_lossy(),
+                )?))),
                 None => None,
             },
         },
@@ -563,6 +574,17 @@ mod tests {
             "{}",
             error.reason
         );
+    }
+
+    #[test]
+    fn a_servers_cwd_under_tilde_is_in_the_home_directory() {
+        let document = json!({"mcpServers": {"s": {"command": "x", "cwd": "~/work"}}});
+        let servers = parse_servers(&document, Source::Global).unwrap();
+        let Transport::Stdio { cwd, .. } = &servers[0].transport else {
+            panic!("a stdio server");
+        };
+        let home = crate::support::paths::home_dir().unwrap();
+        assert_eq!(cwd.as_deref(), Some(home.join("work").as_path()));
     }
 
     #[test]
