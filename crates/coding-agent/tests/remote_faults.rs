@@ -244,6 +244,69 @@ fn a_cache_dir_that_cannot_be_created_is_refused_at_start_naming_the_setting() {
     );
 }
 
+/// A helper in the cache that does not start (damaged, or no longer
+/// executable) is named, with what to do about it.
+#[test]
+fn a_damaged_cached_helper_is_named_with_how_to_replace_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let run = || {
+        let output = sshd
+            .command(&["tool", "ls", "{}"], Path::new("/"))
+            .env("CODING_AGENT_REMOTE_CACHE", cache.path())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (status, stderr) = run();
+    assert_eq!(status, Some(0), "{stderr}");
+    let helper = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("coding-agent-")
+        })
+        .unwrap();
+
+    // Replaced by a rename: the first run's helper may still be exiting.
+    let damaged = cache.path().join("damaged");
+    std::fs::write(&damaged, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&damaged, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::rename(&damaged, &helper).unwrap();
+    let (status, stderr) = run();
+    assert_eq!(
+        (status, stderr.trim_end()),
+        (
+            Some(1),
+            format!(
+                "coding-agent: --remote {HOST}/: cannot start the coding-agent helper on {HOST}: {} ended without answering (no message; exit status: 3): if it is damaged, remove it so the next start uploads it again",
+                helper.display()
+            )
+            .as_str()
+        )
+    );
+
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (status, stderr) = run();
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot be executed there")
+            && stderr
+                .trim_end()
+                .ends_with("if the file lost its execute permission, remove it so the next start uploads it again"),
+        "{stderr}"
+    );
+}
+
 /// A relative cache directory is refused before anything is uploaded: it
 /// landed wherever sshd starts the session (the remote home here).
 #[test]

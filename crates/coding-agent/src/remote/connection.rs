@@ -456,14 +456,11 @@ impl Ssh<'_> {
                 }
                 None => {
                     let status = master.child.wait().await.ok();
-                    let said = master.stderr.final_text().await;
-                    return Err(match status.and_then(|s| s.code()) {
-                        Some(126) => format!(
-                            "{} cannot be executed there ({said}); set remote.cacheDir to a directory that allows executing files",
-                            path.display(),
-                        ),
-                        _ => format!("{said} ({})", describe(status)),
-                    });
+                    return Err(helper_failure(
+                        path,
+                        &master.stderr.final_text().await,
+                        status,
+                    ));
                 }
             }
         }
@@ -498,6 +495,26 @@ impl Ssh<'_> {
             "cannot upload it to {}: {why}. If that directory is not writable, set remote.cacheDir to one that is",
             path.parent().unwrap_or(Path::new("/")).display()
         ))
+    }
+}
+
+/// Why the helper at `path` ended without its greeting, with what to do:
+/// a file system that does not allow executing files (exit 126), or a
+/// damaged helper (an upload cut short by an older version, a file changed
+/// by hand), which the next start uploads again once it is removed.
+fn helper_failure(path: &Path, said: &str, status: Option<std::process::ExitStatus>) -> String {
+    let said = if said.is_empty() { "no message" } else { said };
+    let again = "remove it so the next start uploads it again";
+    match status.and_then(|s| s.code()) {
+        Some(126) => format!(
+            "{} cannot be executed there ({said}): if its file system does not allow executing files, set remote.cacheDir to one that does; if the file lost its execute permission, {again}",
+            path.display(),
+        ),
+        _ => format!(
+            "{} ended without answering ({said}; {}): if it is damaged, {again}",
+            path.display(),
+            describe(status)
+        ),
     }
 }
 
