@@ -29,7 +29,9 @@ pub enum TargetError {
     #[error("--remote {0:?}: no host (expected [ssh://][user@]host[:port][/abs/path])")]
     NoHost(String),
     /// The port is not a number from 1 to 65535.
-    #[error("--remote {value:?}: port {port:?} is not a number from 1 to 65535")]
+    #[error(
+        "--remote {value:?}: port {port:?} is not a number from 1 to 65535 (a directory is absolute and goes after a slash: host/abs/path or host:/abs/path)"
+    )]
     BadPort {
         /// The whole value.
         value: String,
@@ -186,7 +188,15 @@ mod tests {
         );
         assert_eq!(
             RemoteTarget::parse("box:ssh").unwrap_err().to_string(),
-            "--remote \"box:ssh\": port \"ssh\" is not a number from 1 to 65535"
+            "--remote \"box:ssh\": port \"ssh\" is not a number from 1 to 65535 (a directory is absolute and goes after a slash: host/abs/path or host:/abs/path)"
+        );
+        // scp's relative `host:dir` reads as a port: the hint says how to
+        // name the directory.
+        assert!(
+            RemoteTarget::parse("box:src")
+                .unwrap_err()
+                .to_string()
+                .ends_with("host/abs/path or host:/abs/path)")
         );
         assert_eq!(
             RemoteTarget::parse("-oProxyCommand=x")
