@@ -443,11 +443,64 @@ pub fn feedback_text(event: HookEvent, text: &str) -> String {
     format!("{event} hook feedback: {text}")
 }
 
-/// `updatedMCPToolOutput`: a string, content blocks, or any other JSON as its text.
+/// `updatedMCPToolOutput`: a string, content blocks, or any other JSON as its
+/// text. It takes the tool's output's place in every later request, so its
+/// text is bounded as a tool's output is ([`bounded_output`]).
 fn replacement_content(output: Value) -> Vec<Content> {
-    match output {
+    let blocks = match output {
         Value::String(text) => vec![Content::text(text)],
         other => serde_json::from_value::<Vec<Content>>(other.clone())
             .unwrap_or_else(|_| vec![Content::text(other.to_string())]),
+    };
+    blocks
+        .into_iter()
+        .map(|block| match block {
+            Content::Text(text) => Content::text(bounded_output(&text.text)),
+            image => image,
+        })
+        .collect()
+}
+
+/// `text`'s first 2000 lines and 50 KB (the tools' limits), with a line
+/// saying how much was cut when it was.
+fn bounded_output(text: &str) -> String {
+    use crate::support::truncate::{Limits, format_size, truncate_head};
+    let cut = truncate_head(text, Limits::default());
+    if !cut.truncated {
+        return cut.content;
+    }
+    format!(
+        "{}\n\n[A hook's updatedMCPToolOutput cut to {} of {} lines, {} of {}: the limits of a tool's output]",
+        cut.content,
+        cut.output_lines,
+        cut.total_lines,
+        format_size(cut.output_bytes),
+        format_size(cut.total_bytes)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hooks_replacement_output_is_bounded_as_a_tools_output_is() {
+        let long: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+        let content = replacement_content(Value::String(long));
+        let text = content[0].as_text().unwrap();
+        assert!(
+            text.starts_with("1\n2\n") && text.contains("\n2000\n"),
+            "{text}"
+        );
+        assert!(!text.contains("\n2001\n"));
+        assert!(
+            text.ends_with("[A hook's updatedMCPToolOutput cut to 2000 of 3001 lines, 8.7KB of 13.6KB: the limits of a tool's output]"),
+            "{}",
+            &text[text.len() - 150..]
+        );
+        assert_eq!(
+            replacement_content(Value::String("short".into())),
+            [Content::text("short")]
+        );
     }
 }
