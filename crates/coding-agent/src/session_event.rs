@@ -319,6 +319,7 @@ mod tests {
             reason: "no".into(),
             rule: None,
             answer: None,
+            updated_input: None,
         };
         let mut expected = serde_json::to_value(&decision).unwrap_or_default();
         expected["type"] = DECISION_TYPE.into();

@@ -189,6 +189,7 @@ impl Guard {
                 reason: reason.to_owned(),
                 rule: rule.cloned(),
                 answer: None,
+                updated_input: None,
             };
         // The policy's deny is final; `reason` is what the model reads.
         let policy_denies = |reason: &str, rule: Option<&String>| {
@@ -261,8 +262,10 @@ impl Guard {
                     DecidedBy::Hook => "a PreToolUse hook allowed it",
                     _ => verdict.reason.as_str(),
                 };
-                self.report(decided(Decision::Allow, by, reason, verdict.rule.as_ref()));
-                return proceed(updated_input);
+                return self.allow(
+                    decided(Decision::Allow, by, reason, verdict.rule.as_ref()),
+                    updated_input,
+                );
             }
         };
         self.ask(request, updated_input, by_hook, cancel).await
@@ -304,6 +307,7 @@ impl Guard {
                 reason: reason.clone(),
                 rule: None,
                 answer: None,
+                updated_input: None,
             });
             return BeforeToolCall::Block {
                 reason: Some(reason),
@@ -331,6 +335,7 @@ impl Guard {
             reason: asked.reason.clone(),
             rule: None,
             answer: Some(Answer::from(&answer)),
+            updated_input: None,
         };
         let remember = match &answer {
             ApprovalAnswer::AllowOnce => None,
@@ -352,8 +357,7 @@ impl Guard {
             }
             record.rule = Some(asked.suggested_rules.join(", "));
         }
-        self.report(record);
-        proceed(updated_input)
+        self.allow(record, updated_input)
     }
 
     /// Step 3 settled by a PermissionRequest hook in the user's place:
@@ -374,6 +378,7 @@ impl Guard {
             reason: "a PermissionRequest hook allowed it".to_owned(),
             rule: None,
             answer: None,
+            updated_input: None,
         };
         let (args, updated_permissions) = match answer {
             RequestAnswer::Deny { reason, interrupt } => {
@@ -409,6 +414,13 @@ impl Guard {
                 record.rule.get_or_insert(update.rule);
             }
         }
+        self.allow(record, args)
+    }
+
+    /// The call runs, with `args` in place of the model's when a hook gave
+    /// them: reported as `record`, which names them.
+    fn allow(&self, mut record: CallDecision, args: Option<Value>) -> BeforeToolCall {
+        record.updated_input.clone_from(&args);
         self.report(record);
         proceed(args)
     }
@@ -439,6 +451,7 @@ impl Guard {
             reason: text.clone(),
             rule: verdict.rule,
             answer: None,
+            updated_input: None,
         });
         Err(BeforeToolCall::Block { reason: Some(text) })
     }
@@ -696,6 +709,7 @@ mod tests {
                 reason: text.into(),
                 rule: Some("bash(make:*)".into()),
                 answer: None,
+                updated_input: None,
             }]
         );
     }
@@ -956,6 +970,12 @@ mod tests {
                 args: bash("cargo build --offline")
             }
         );
+        // The decision says what runs: the hook's arguments, not the model's.
+        let decided = lock(&rewrites.decisions).last().cloned().unwrap();
+        assert_eq!(
+            (decided.decision, decided.updated_input),
+            (Decision::Allow, Some(bash("cargo build --offline")))
+        );
     }
 
     #[tokio::test]
@@ -1002,6 +1022,7 @@ mod tests {
                     .into(),
                 rule: Some("bash(cargo build), bash(cargo test)".into()),
                 answer: Some(Answer::AllowSession),
+                updated_input: None,
             }
         );
         assert_eq!(

@@ -74,6 +74,9 @@ pub struct CallDecision {
     pub rule: Option<String>,
     /// The approver's answer, when the call was asked about.
     pub answer: Option<Answer>,
+    /// The arguments the call runs with when a hook replaced the model's
+    /// (`updatedInput`): the event and the session say what really ran.
+    pub updated_input: Option<serde_json::Value>,
 }
 
 /// Where the guard sends its decisions (the session: its event stream and
