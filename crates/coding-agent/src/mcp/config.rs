@@ -27,6 +27,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::support::mcp_names::{server_name_problem, server_part};
+use crate::support::paths::expand_own_home;
 
 /// How long a server may take to start and list its tools, unless it says.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -180,15 +181,6 @@ pub fn load(
     Ok((servers, untrusted))
 }
 
-/// `~` and `~/...` of a configured directory under the home directory, as
-/// a shell would read them (a server's `"cwd": "~/work"`).
-fn home_relative(path: PathBuf) -> PathBuf {
-    match crate::support::paths::home_dir() {
-        Some(home) => crate::support::paths::expand_home(&path, &home),
-        None => path,
-    }
-}
-
 /// Refuses two servers whose tools would be named alike (`a` and `a.`,
 /// `a_b` and `a__b`: both `mcp__a__...`, `mcp__a_b__...`): a permission rule
 /// or a hook matcher written for one would cover the other.
@@ -310,7 +302,7 @@ fn server_config(
                 .collect::<Result<_, _>>()?,
             env: expand_map(raw.env)?,
             cwd: match raw.cwd {
-                Some(cwd) => Some(home_relative(PathBuf::from(expand(
+                Some(cwd) => Some(expand_own_home(&PathBuf::from(expand(
                     &cwd.to_string_lossy(),
                 )?))),
                 None => None,

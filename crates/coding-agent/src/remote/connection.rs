@@ -39,7 +39,7 @@ use super::client::{HelperChannel, Lost};
 use super::helper::VERSION;
 use super::protocol::{Call, Reply, greeting_version};
 use super::target::RemoteTarget;
-use crate::support::paths::{expand_home, home_dir};
+use crate::support::paths::{expand_home, expand_own_home};
 use crate::support::stderr_tail::keep_tail;
 use crate::support::sync::lock;
 
@@ -301,7 +301,7 @@ impl Ssh<'_> {
         let options = self.options;
         let mut ssh = Command::new("ssh");
         if let Some(config) = &options.ssh_config {
-            ssh.arg("-F").arg(local_path(config));
+            ssh.arg("-F").arg(expand_own_home(config));
         }
         // The control socket is ours whatever the configuration says.
         ssh.arg("-o")
@@ -665,15 +665,6 @@ fn remote_cache_dir(dir: &Path, home: &Path) -> Result<PathBuf, String> {
         "the cache directory {} (remote.cacheDir or CODING_AGENT_REMOTE_CACHE) is relative: give an absolute path or one starting with ~/ (the remote home)",
         dir.display()
     ))
-}
-
-/// A file on this machine named in the options (`ssh -F`), with `~` this
-/// user's home: ssh expands `~` only in what its configuration files say.
-fn local_path(path: &Path) -> PathBuf {
-    match home_dir() {
-        Some(home) => expand_home(path, &home),
-        None => path.to_path_buf(),
-    }
 }
 
 /// The remote host as the tools use it: a connection that is reopened once

@@ -57,9 +57,9 @@ impl SandboxRequest {
     pub fn extra_roots_under(&self, home: Option<&Path>) -> Vec<PathBuf> {
         self.extra_roots
             .iter()
-            .map(|root| match (root.strip_prefix("~"), home) {
-                (Ok(rest), Some(home)) => home.join(rest),
-                _ => root.clone(),
+            .map(|root| match home {
+                Some(home) => crate::support::paths::expand_home(root, home),
+                None => root.clone(),
             })
             .collect()
     }

@@ -65,6 +65,16 @@ pub fn expand_home(path: &Path, home: &Path) -> PathBuf {
     }
 }
 
+/// [`expand_home`] with this machine's user's home: a path this user
+/// configured (an ssh config file, an MCP server's `cwd`), as given when the
+/// home is unknown.
+pub fn expand_own_home(path: &Path) -> PathBuf {
+    match home_dir() {
+        Some(home) => expand_home(path, &home),
+        None => path.to_path_buf(),
+    }
+}
+
 /// Resolves `path` against `cwd`. Absolute paths come back as given (not
 /// normalised); relative ones are joined to `cwd` with `.` and `..` resolved
 /// lexically, as Node's `path.resolve` does. `~` is `home` ([`expand_path`]).
