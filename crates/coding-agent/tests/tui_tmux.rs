@@ -376,6 +376,39 @@ fn global_settings(cwd: &Path, json: &str) {
     std::fs::write(agent_dir.join("settings.json"), json).unwrap();
 }
 
+#[test]
+fn a_call_a_hook_rewrote_shows_what_ran_live_and_when_resumed() {
+    let server = SseServer::with_calls(vec![(
+        "bash",
+        serde_json::json!({"command": "echo from the model"}),
+    )]);
+    let Some(tmux) = Tmux::start_in(&server, &["--continue"], |cwd| {
+        let hook = cwd.parent().unwrap().join("rewrite.sh");
+        std::fs::write(
+            &hook,
+            "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"updatedInput\": {\"command\": \"echo from the hook\"}}}'\n",
+        )
+        .unwrap();
+        let settings = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "bash",
+            "hooks": [{"type": "command", "command": format!("sh {}", hook.display())}]}]}});
+        global_settings(cwd, &settings.to_string());
+    }) else {
+        return;
+    };
+    let shown = |screen: &str| {
+        screen.contains("$ echo from the hook · arguments from a hook")
+            && screen.lines().any(|line| line.trim() == "from the hook")
+            && !screen.contains("from the model")
+    };
+    let live = tmux.ask("say it");
+    assert!(shown(&live), "{live}");
+    tmux.quit();
+    tmux.launch();
+    let resumed = tmux.wait_for("the resumed call", |s| s.contains("$ echo"));
+    assert!(shown(&resumed), "{resumed}");
+    tmux.quit();
+}
+
 /// The status line of a retry's wait with `seconds` left.
 fn countdown(seconds: u64) -> String {
     format!("Retrying (1/3) in {seconds}s... (Esc to cancel)")

@@ -19,6 +19,7 @@ pub use models::ModelCatalog;
 pub use stats::{ContextUsage, SessionStats, TokenTotals};
 pub use tree::{TreeError, TreeMove};
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -1205,6 +1206,21 @@ impl AgentSession {
     /// ([`SessionManager::context_items`]).
     pub fn context_items(&self) -> Vec<crate::session::ContextItem> {
         self.session().context_items()
+    }
+
+    /// The calls of the branch a hook gave other arguments than the
+    /// model's, `(call id, arguments)`, as the guard's decisions recorded
+    /// them (a resumed transcript draws what ran).
+    pub fn hook_arguments(&self) -> Vec<(String, Value)> {
+        self.session()
+            .custom_data(DECISION_TYPE)
+            .into_iter()
+            .filter_map(|mut decision| {
+                let args = decision.get_mut("updatedInput")?.take();
+                let id = decision.get("toolCallId")?.as_str()?.to_owned();
+                (!args.is_null()).then_some((id, args))
+            })
+            .collect()
     }
 
     /// The user messages of the branch, `(entry id, text)`, to fork from.

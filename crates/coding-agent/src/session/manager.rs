@@ -523,12 +523,21 @@ impl SessionManager {
     /// The data of the branch's last [`SessionManager::append_custom`] entry
     /// of `custom_type`.
     pub fn last_custom(&self, custom_type: &str) -> Option<Value> {
-        self.branch().into_iter().rev().find_map(|entry| {
-            let mut value = entry.value();
-            let ours =
-                entry.kind() == Some("custom") && value.get("customType")?.as_str()? == custom_type;
-            ours.then(|| value["data"].take())
-        })
+        self.custom_data(custom_type).pop()
+    }
+
+    /// The data of the branch's [`SessionManager::append_custom`] entries
+    /// of `custom_type`, in order.
+    pub fn custom_data(&self, custom_type: &str) -> Vec<Value> {
+        self.branch()
+            .into_iter()
+            .filter(|entry| entry.kind() == Some("custom"))
+            .filter_map(|entry| {
+                let mut value = entry.value();
+                let ours = value.get("customType")?.as_str()? == custom_type;
+                ours.then(|| value["data"].take())
+            })
+            .collect()
     }
 
     /// Records a switch of model (Pi's `model_change` entry).

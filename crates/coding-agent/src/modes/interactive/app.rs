@@ -14,6 +14,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
+use serde_json::Value;
 
 use super::command_menu::{CommandMenu, MenuEntry, argument_matching, matching};
 use super::complete::complete_path;
@@ -547,6 +548,14 @@ impl App {
             _ => {}
         }
         self.transcript.apply(event, now);
+    }
+
+    /// Draws the calls a hook gave other arguments than the model's with
+    /// those (`(call id, arguments)`: live, or saved in a resumed session).
+    pub fn arguments_replaced(&mut self, replaced: impl IntoIterator<Item = (String, Value)>) {
+        for (id, args) in replaced {
+            self.transcript.arguments_replaced(&id, args);
+        }
     }
 
     /// Shows lines in the transcript (command output).

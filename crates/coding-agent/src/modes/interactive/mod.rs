@@ -163,7 +163,7 @@ pub async fn run_interactive(
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
     }
-    show_saved_totals(&session, &mut app);
+    show_saved(&session, &mut app);
     app.set_templates(&session.prompt_templates());
     let env = |name: &str| std::env::var(name).ok();
     app.set_model_names(&interactive.models.cycle, &interactive.models.choices(&env));
@@ -481,6 +481,11 @@ impl Driver {
         }
         match event {
             SessionEvent::Agent(event) => app.apply_event(event, Instant::now()),
+            SessionEvent::PermissionDecision(decision) => {
+                if let Some(args) = &decision.updated_input {
+                    app.arguments_replaced([(decision.tool_call_id.clone(), args.clone())]);
+                }
+            }
             own => {
                 let Some(line) = own.describe() else { return };
                 match own {
@@ -816,7 +821,7 @@ impl Driver {
         }
         self.events = self.session.subscribe_all();
         app.reset(&self.session.context_items());
-        show_saved_totals(&self.session, app);
+        show_saved(&self.session, app);
         app.notice(vec![StyledLine::new(
             format!("Resumed {}", path.display()),
             Style::Dim,
@@ -841,7 +846,8 @@ fn welcome_line() -> StyledLine {
 /// messages shown are only its context), and, when it was compacted with no
 /// answer since, the estimate of the next request (the last usage in it
 /// counted the context before).
-fn show_saved_totals(session: &AgentSession, app: &mut App) {
+fn show_saved(session: &AgentSession, app: &mut App) {
+    app.arguments_replaced(session.hook_arguments());
     app.set_usage_total(session.usage_total());
     if session.context_is_estimated() {
         app.context_compacted(session.next_request_tokens());

@@ -8,7 +8,7 @@ use std::path::Path;
 use base64::Engine as _;
 
 use super::app::{App, SessionCommand, tokens};
-use super::show_saved_totals;
+use super::show_saved;
 use crate::app::AgentSession;
 use crate::render::{Style, StyledLine};
 use crate::support::paths::{expand_path, home_dir};
@@ -23,7 +23,7 @@ pub(super) fn perform(session: &AgentSession, app: &mut App, command: SessionCom
         SessionCommand::Fork(Some(n)) => match fork(session, n) {
             Ok(text) => {
                 app.reset(&session.context_items());
-                show_saved_totals(session, app);
+                show_saved(session, app);
                 app.editor.set_text(&text);
                 let forked = format!(
                     "Forked into a new session before message {n}; its text is in the editor"

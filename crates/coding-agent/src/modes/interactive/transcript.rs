@@ -74,6 +74,9 @@ struct RowsKey {
 struct ToolView {
     name: String,
     args: Value,
+    /// The arguments the call ran with when a hook replaced the model's
+    /// (`updatedInput`): drawn instead of the model's, and marked.
+    hook_args: Option<Value>,
     partial: Option<AgentToolResult>,
     result: Option<AgentToolResult>,
     is_error: bool,
@@ -367,6 +370,15 @@ impl Transcript {
     pub fn user_bash_output(&mut self, id: &str, output: AgentToolResult) {
         if let Some(view) = self.tools.get_mut(id) {
             view.partial = Some(output);
+        }
+    }
+
+    /// Draws call `id` with the arguments a hook gave it in place of the
+    /// model's: what ran. Rows drawn before are drawn again.
+    pub fn arguments_replaced(&mut self, id: &str, args: Value) {
+        self.tools.entry(id.to_owned()).or_default().hook_args = Some(args);
+        for shown in &mut self.entries {
+            shown.rows = None;
         }
     }
 
@@ -698,9 +710,10 @@ impl Transcript {
         now: Instant,
         out: &mut Vec<StyledLine>,
     ) {
-        let args = view
-            .filter(|v| !v.args.is_null())
-            .map_or(call_args, |v| &v.args);
+        let hook_args = view.and_then(|v| v.hook_args.as_ref());
+        let args = hook_args
+            .or(view.map(|v| &v.args).filter(|args| !args.is_null()))
+            .unwrap_or(call_args);
         let running = view.is_none_or(|v| v.result.is_none());
         let elapsed = view.and_then(|v| {
             v.elapsed.or_else(|| {
@@ -718,7 +731,13 @@ impl Transcript {
             is_partial: view.is_none_or(|v| v.started.is_none() && v.result.is_none()),
             ..options
         };
+        let first = out.len();
         out.extend(self.renderers.call_lines(name, args, call_options));
+        if hook_args.is_some()
+            && let Some(header) = out.get_mut(first)
+        {
+            *header = std::mem::take(header).push(HOOK_ARGS_MARK, Style::Dim);
+        }
         let Some(view) = view else { return };
         let body = match (&view.result, &view.partial) {
             (Some(result), _) => Some((result, view.is_error, false)),
@@ -755,6 +774,10 @@ const AWAITING_APPROVAL: &str = "waiting for approval";
 /// Set after the header of a call the provider recovered from the answer's
 /// text (`recoveredFromText`).
 const RECOVERED_MARK: &str = " · recovered from text";
+
+/// Set after the header of a call a hook gave other arguments than the
+/// model's (`updatedInput`).
+const HOOK_ARGS_MARK: &str = " · arguments from a hook";
 
 /// Set after the header of a command the user ran (`!cmd`).
 const USER_BASH: &str = " · run by you";
@@ -827,6 +850,21 @@ mod tests {
 
     fn all_rows(transcript: &mut Transcript, width: u16, now: Instant) -> Vec<String> {
         plain(&transcript.window(width, now, usize::MAX, 0).0)
+    }
+
+    #[test]
+    fn a_call_a_hook_gave_other_arguments_is_drawn_with_those_and_marked() {
+        let now = Instant::now();
+        let mut transcript = settled();
+        let before = all_rows(&mut transcript, 60, now).join("\n");
+        assert!(before.contains("notes.txt"), "{before}");
+        assert!(transcript.entries.iter().all(|shown| shown.rows.is_some()));
+
+        transcript.arguments_replaced("c1", json!({"path": "redacted.txt"}));
+        let after = all_rows(&mut transcript, 60, now).join("\n");
+        assert!(after.contains("redacted.txt"), "{after}");
+        assert!(!after.contains("notes.txt"), "{after}");
+        assert!(after.contains(HOOK_ARGS_MARK.trim_start()), "{after}");
     }
 
     /// An answer that has shown nothing yet.

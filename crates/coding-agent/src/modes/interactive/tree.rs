@@ -4,7 +4,7 @@
 
 use super::app::App;
 use super::session_commands::preview;
-use super::show_saved_totals;
+use super::show_saved;
 use crate::app::{AgentSession, TreeError, TreeMove};
 use crate::render::{Style, StyledLine};
 use crate::session::TreeItem;
@@ -99,7 +99,7 @@ pub(super) fn show(
         }
     };
     app.reset(&session.context_items());
-    show_saved_totals(session, app);
+    show_saved(session, app);
     let mut said = match &moved.editor_text {
         Some(text) => {
             app.editor.set_text(text);
