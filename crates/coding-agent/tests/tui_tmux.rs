@@ -991,7 +991,7 @@ fn resume_starts_with_the_sessions_of_the_directory_listed_by_name_or_first_prom
     tmux.quit();
     tmux.launch();
     tmux.wait_for("the list", |s| {
-        s.contains("Saved sessions") && s.contains(" 1. remember the word PLUM")
+        s.contains("Saved sessions") && s.contains(" 1. remember the word PLUM · just now")
     });
     // A session given a name is listed by it, as Pi lists them.
     run_command(&tmux, "/resume 1", "Resumed");

@@ -27,6 +27,7 @@ pub mod highlight;
 mod idle;
 pub mod markdown;
 mod mcp_start;
+mod saved_sessions;
 mod session_commands;
 pub mod theme;
 pub mod transcript;
@@ -35,7 +36,7 @@ mod user_command;
 pub mod wrap;
 
 use std::io::{self, Stdout};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -67,18 +68,16 @@ use crate::app::{
 use crate::hooks::lifecycle::SessionEndReason;
 use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
-use crate::session::{SessionManager, session_title};
+use crate::session::SessionManager;
 use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 use idle::IdleTimer;
 use mcp_start::McpStart;
+use saved_sessions::SavedSession;
 use user_command::UserCommands;
 
 /// How long quitting waits for a cancelled run to wind down.
 const QUIT_GRACE: Duration = Duration::from_secs(5);
-
-/// Sessions `/resume` lists.
-const RESUME_LIST: usize = 10;
 
 /// What interactive mode needs besides the session's parts.
 #[derive(Default)]
@@ -769,36 +768,17 @@ impl Driver {
             )]);
             return Ok(());
         };
-        let (sessions, older) = recent_sessions(dir);
+        let (sessions, older) = saved_sessions::recent_sessions(dir);
         let Some(n) = choice else {
             if sessions.is_empty() {
                 app.notice(vec![StyledLine::new("No saved sessions", Style::Dim)]);
                 return Ok(());
             }
-            let mut lines = vec![StyledLine::new(
-                "Saved sessions (/resume N opens one):",
-                Style::Bold,
-            )];
-            for (i, (_, preview)) in sessions.iter().enumerate() {
-                lines.push(
-                    StyledLine::new(format!("{:>2}. ", i + 1), Style::Accent)
-                        .push(preview.clone(), Style::Normal),
-                );
-            }
-            if older > 0 {
-                // They exist: say how to reach them.
-                lines.push(StyledLine::new(
-                    format!(
-                        "… and {older} older (`--session ID` opens one; the id ends each file name in {})",
-                        dir.display()
-                    ),
-                    Style::Dim,
-                ));
-            }
+            let lines = saved_sessions::list_lines(&sessions, older, dir, SystemTime::now());
             app.notice(lines);
             return Ok(());
         };
-        let Some((path, _)) = sessions.get(n - 1) else {
+        let Some(SavedSession { path, .. }) = sessions.get(n - 1) else {
             app.notice(vec![StyledLine::new(
                 format!("No session number {n}"),
                 Style::Error,
@@ -965,36 +945,6 @@ async fn next_approval(
     }
 }
 
-/// This directory's saved sessions, newest first, with the first prompt of
-/// each as its preview.
-fn recent_sessions(dir: &Path) -> (Vec<(PathBuf, String)>, usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return (Vec::new(), 0);
-    };
-    let mut files: Vec<(SystemTime, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "jsonl"))
-        .map(|p| {
-            let modified = std::fs::metadata(&p)
-                .and_then(|m| m.modified())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
-            (modified, p)
-        })
-        .collect();
-    files.sort_by_key(|file| std::cmp::Reverse(file.0));
-    let older = files.len().saturating_sub(RESUME_LIST);
-    let listed = files
-        .into_iter()
-        .take(RESUME_LIST)
-        .map(|(_, path)| {
-            let preview = session_title(&path).unwrap_or_else(|| "(no messages)".to_owned());
-            (path, preview)
-        })
-        .collect();
-    (listed, older)
-}
-
 /// The terminal in raw mode on the alternate screen, restored when dropped
 /// (and on panic).
 pub(crate) struct TerminalGuard {
@@ -1079,23 +1029,4 @@ fn restore(enhanced_keys: bool) {
     }
     let _ = execute!(stdout, DisableBracketedPaste, LeaveAlternateScreen);
     let _ = disable_raw_mode();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `/resume` lists the newest [`RESUME_LIST`] and counts the rest, so
-    /// the user knows they are there (they were never mentioned).
-    #[test]
-    fn the_sessions_past_the_list_are_counted() {
-        let dir = tempfile::tempdir().unwrap();
-        for n in 0..RESUME_LIST + 2 {
-            std::fs::write(dir.path().join(format!("s{n}.jsonl")), "").unwrap();
-        }
-        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
-        let (listed, older) = recent_sessions(dir.path());
-        assert_eq!((listed.len(), older), (RESUME_LIST, 2));
-        assert_eq!(recent_sessions(&dir.path().join("none")).1, 0);
-    }
 }

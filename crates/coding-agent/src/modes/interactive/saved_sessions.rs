@@ -1,0 +1,170 @@
+//! The list `/resume` shows: this directory's newest saved sessions, each
+//! with its title and how long ago it was last written to (as Pi's session
+//! list shows them), the older ones counted.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::render::{Style, StyledLine};
+use crate::session::session_title;
+
+/// Sessions `/resume` lists.
+const RESUME_LIST: usize = 10;
+
+/// One saved session in the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedSession {
+    /// Its file.
+    pub path: PathBuf,
+    /// Its name, else the first line of its first prompt.
+    title: String,
+    /// When its file was last written.
+    modified: SystemTime,
+}
+
+/// This directory's newest saved sessions, newest first, and how many
+/// older ones there are.
+pub fn recent_sessions(dir: &Path) -> (Vec<SavedSession>, usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (Vec::new(), 0);
+    };
+    let mut files: Vec<(SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "jsonl"))
+        .map(|p| {
+            let modified = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            (modified, p)
+        })
+        .collect();
+    files.sort_by_key(|file| std::cmp::Reverse(file.0));
+    let older = files.len().saturating_sub(RESUME_LIST);
+    let listed = files
+        .into_iter()
+        .take(RESUME_LIST)
+        .map(|(modified, path)| SavedSession {
+            title: session_title(&path).unwrap_or_else(|| "(no messages)".to_owned()),
+            path,
+            modified,
+        })
+        .collect();
+    (listed, older)
+}
+
+/// The list's lines: a numbered line a session, its age dimmed, then where
+/// the `older` ones not listed are.
+pub fn list_lines(
+    sessions: &[SavedSession],
+    older: usize,
+    dir: &Path,
+    now: SystemTime,
+) -> Vec<StyledLine> {
+    let mut lines = vec![StyledLine::new(
+        "Saved sessions (/resume N opens one):",
+        Style::Bold,
+    )];
+    for (i, session) in sessions.iter().enumerate() {
+        lines.push(
+            StyledLine::new(format!("{:>2}. ", i + 1), Style::Accent)
+                .push(session.title.clone(), Style::Normal)
+                .push(format!(" · {}", age(session.modified, now)), Style::Dim),
+        );
+    }
+    if older > 0 {
+        // They exist: say how to reach them.
+        lines.push(StyledLine::new(
+            format!(
+                "… and {older} older (`--session ID` opens one; the id ends each file name in {})",
+                dir.display()
+            ),
+            Style::Dim,
+        ));
+    }
+    lines
+}
+
+/// How long before `now` a file was written, as Pi's session list says it:
+/// "just now", "5 minutes ago", "2 hours ago", "3 days ago", then the date.
+fn age(modified: SystemTime, now: SystemTime) -> String {
+    let seconds = now
+        .duration_since(modified)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let ago = |n: u64, unit: &str| {
+        let s = if n == 1 { "" } else { "s" };
+        format!("{n} {unit}{s} ago")
+    };
+    match seconds {
+        0..60 => "just now".to_owned(),
+        60..3_600 => ago(seconds / 60, "minute"),
+        3_600..86_400 => ago(seconds / 3_600, "hour"),
+        86_400..604_800 => ago(seconds / 86_400, "day"),
+        _ => chrono::DateTime::<chrono::Local>::from(modified)
+            .format("%Y-%m-%d")
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// `/resume` lists the newest [`RESUME_LIST`] and counts the rest, so
+    /// the user knows they are there (they were never mentioned).
+    #[test]
+    fn the_sessions_past_the_list_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..RESUME_LIST + 2 {
+            std::fs::write(dir.path().join(format!("s{n}.jsonl")), "").unwrap();
+        }
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        let (listed, older) = recent_sessions(dir.path());
+        assert_eq!((listed.len(), older), (RESUME_LIST, 2));
+        assert_eq!(recent_sessions(&dir.path().join("none")).1, 0);
+    }
+
+    #[test]
+    fn each_session_says_how_long_ago_it_was_written() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let before = |seconds: u64| now - Duration::from_secs(seconds);
+        let ages: Vec<String> = [0, 59, 60, 150, 3_600, 7_300, 86_400, 6 * 86_400]
+            .map(|seconds| age(before(seconds), now))
+            .into();
+        assert_eq!(
+            ages,
+            [
+                "just now",
+                "just now",
+                "1 minute ago",
+                "2 minutes ago",
+                "1 hour ago",
+                "2 hours ago",
+                "1 day ago",
+                "6 days ago"
+            ]
+        );
+        // A week and more: the local date, whatever the time zone.
+        let old = age(before(30 * 86_400), now);
+        assert!(old.starts_with("2026-"), "{old}");
+        // A clock set back: not "-5 minutes".
+        assert_eq!(age(now + Duration::from_secs(300), now), "just now");
+
+        let session = SavedSession {
+            path: PathBuf::from("/s/a.jsonl"),
+            title: "fix the parser".into(),
+            modified: before(7_300),
+        };
+        let lines = list_lines(&[session], 0, Path::new("/s"), now);
+        let shown: Vec<String> = lines.iter().map(StyledLine::plain).collect();
+        assert_eq!(
+            shown,
+            [
+                "Saved sessions (/resume N opens one):",
+                " 1. fix the parser · 2 hours ago"
+            ]
+        );
+    }
+}
