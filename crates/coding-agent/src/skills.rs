@@ -111,29 +111,8 @@ pub async fn dirs(
     cwd: &Path,
     project_trusted: bool,
 ) -> (Vec<(PathBuf, TemplateLocation)>, Option<String>) {
-    // This machine's agent directory is no project's (started in home).
-    let own = match agent_dir {
-        Some(agent_dir) => project_config_dir(agent_dir, cwd),
-        None => Some(cwd.join(PROJECT_CONFIG_DIR)),
-    };
-    let mut project: Vec<PathBuf> = own.map(|dir| dir.join(SKILLS_DIR)).into_iter().collect();
-    for dir in cwd.ancestors() {
-        project.push(dir.join(SHARED_DIR).join(SKILLS_DIR));
-        if files.ls.exists(&dir.join(".git")).await {
-            break;
-        }
-    }
-    let user: Vec<(PathBuf, TemplateLocation)> = [
-        agent_dir.map(|dir| dir.join(SKILLS_DIR)),
-        home.map(|home| home.join(SHARED_DIR).join(SKILLS_DIR)),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|dir| (dir, TemplateLocation::User))
-    .collect();
-    // A walk from a folder under home (not in a repository) reaches home:
-    // its `~/.agents/skills` is the user's own, not the project's.
-    project.retain(|dir| !user.iter().any(|(own, _)| own == dir));
+    let user = user_dirs(agent_dir, home);
+    let project = project_dirs(files, agent_dir, home, cwd).await;
     if project_trusted {
         let project = project
             .into_iter()
@@ -151,6 +130,47 @@ pub async fn dirs(
         }
     }
     (user, notice)
+}
+
+/// The user's own skill folders: `agent_dir`'s and `~/.agents/skills`.
+fn user_dirs(agent_dir: Option<&Path>, home: Option<&Path>) -> Vec<(PathBuf, TemplateLocation)> {
+    [
+        agent_dir.map(|dir| dir.join(SKILLS_DIR)),
+        home.map(|home| home.join(SHARED_DIR).join(SKILLS_DIR)),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|dir| (dir, TemplateLocation::User))
+    .collect()
+}
+
+/// The project's skill folders, whether they exist or not: its
+/// configuration folder's, then the `.agents/skills` of `cwd` and of each
+/// folder above it up to the repository's root. What trusting the project
+/// loads, so the trust question names their skills too.
+pub async fn project_dirs(
+    files: SkillFiles<'_>,
+    agent_dir: Option<&Path>,
+    home: Option<&Path>,
+    cwd: &Path,
+) -> Vec<PathBuf> {
+    // This machine's agent directory is no project's (started in home).
+    let own = match agent_dir {
+        Some(agent_dir) => project_config_dir(agent_dir, cwd),
+        None => Some(cwd.join(PROJECT_CONFIG_DIR)),
+    };
+    let mut project: Vec<PathBuf> = own.map(|dir| dir.join(SKILLS_DIR)).into_iter().collect();
+    for dir in cwd.ancestors() {
+        project.push(dir.join(SHARED_DIR).join(SKILLS_DIR));
+        if files.ls.exists(&dir.join(".git")).await {
+            break;
+        }
+    }
+    // A walk from a folder under home (not in a repository) reaches home:
+    // its `~/.agents/skills` is the user's own, not the project's.
+    let user = user_dirs(agent_dir, home);
+    project.retain(|dir| !user.iter().any(|(own, _)| own == dir));
+    project
 }
 
 /// The skills of `given` (paths named by the user) and of `dirs`, in that

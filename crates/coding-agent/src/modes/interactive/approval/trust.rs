@@ -25,7 +25,8 @@ use crate::modes::interactive::theme::to_line;
 use crate::modes::interactive::wrap::wrap;
 use crate::render::{Style, StyledLine};
 use crate::settings::{project_config_dir, project_settings_file};
-use crate::skills::SKILLS_DIR;
+use crate::skills::{self, SkillFiles};
+use crate::support::paths::home_dir;
 use crate::templates::PROMPTS_DIR;
 
 /// The question: the project's settings file and what it would loosen.
@@ -45,19 +46,37 @@ impl TrustPrompt {
     /// The question for the project in `cwd`, naming what its settings
     /// would allow once trusted (none when its settings file is the global
     /// one of `agent_dir`: the user's own settings need no trust).
-    pub fn new(agent_dir: &Path, cwd: &Path) -> Self {
+    pub async fn new(agent_dir: &Path, cwd: &Path) -> Self {
         let project_file = project_settings_file(agent_dir, cwd);
         let (mut loosens, mut beyond_rules) =
             project_file.as_deref().map(loosened).unwrap_or_default();
         let config_dir = project_config_dir(agent_dir, cwd);
-        let instructions = config_dir.as_deref().map(instructions).unwrap_or_default();
+        let mut instructions = config_dir.as_deref().map(instructions).unwrap_or_default();
+        let skill_dirs = skills::project_dirs(
+            SkillFiles::local(),
+            Some(agent_dir),
+            home_dir().as_deref(),
+            cwd,
+        )
+        .await;
+        let mut skills: Vec<String> = skill_dirs.iter().flat_map(|dir| skill_names(dir)).collect();
+        skills.sort();
+        skills.dedup();
+        if !skills.is_empty() {
+            instructions.push(format!("skills {}", skills.join(", ")));
+        }
         beyond_rules |= !instructions.is_empty();
         loosens.extend(instructions);
-        // The question names the file there is, else the folder.
+        // The question names the file there is, else the folder, else the
+        // first folder of skills there is.
         #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
         let mut settings = project_file
             .filter(|file| file.is_file())
             .or(config_dir.filter(|dir| dir.is_dir()))
+            .or_else(|| {
+                let mut dirs = skill_dirs.into_iter();
+                dirs.find(|dir| !skill_names(dir).is_empty())
+            })
             .unwrap_or_default();
         // Servers in Claude Code's `.mcp.json` start only once trusted too:
         // a project with nothing else was never asked about.
@@ -235,7 +254,8 @@ fn loosened(settings: &Path) -> (Vec<String>, bool) {
 
 /// What the project's configuration folder `dir` would give the model once
 /// trusted: `SYSTEM.md` (which replaces the system prompt),
-/// `APPEND_SYSTEM.md`, prompt templates and skills, each named.
+/// `APPEND_SYSTEM.md` and prompt templates, each named (its skills are
+/// among [`skills::project_dirs`]).
 fn instructions(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for (file, what) in [
@@ -253,13 +273,15 @@ fn instructions(dir: &Path) -> Vec<String> {
         let commands: Vec<String> = templates.iter().map(|name| format!("/{name}")).collect();
         found.push(format!("prompt templates {}", commands.join(", ")));
     }
-    let skills = entry_names(&dir.join(SKILLS_DIR), |path| {
-        path.join("SKILL.md").is_file() || path.extension().is_some_and(|ext| ext == "md")
-    });
-    if !skills.is_empty() {
-        found.push(format!("skills {}", skills.join(", ")));
-    }
     found
+}
+
+/// The skills in the folder of skills `dir`: its folders holding a
+/// `SKILL.md` and its Markdown files.
+fn skill_names(dir: &Path) -> Vec<String> {
+    entry_names(dir, |path| {
+        path.join("SKILL.md").is_file() || path.extension().is_some_and(|ext| ext == "md")
+    })
 }
 
 /// The names (without `.md`) of the entries of `dir` that `keep` takes,
@@ -291,7 +313,7 @@ pub async fn ask_to_trust(
     if project_trusted(agent_dir, cwd, flags) {
         return Ok(false);
     }
-    let mut prompt = TrustPrompt::new(agent_dir, cwd);
+    let mut prompt = TrustPrompt::new(agent_dir, cwd).await;
     // The policy says whether the project's permissions are ignored (a
     // stricter defaultMode applies untrusted too); hooks and servers of an
     // untrusted project never start.
@@ -335,10 +357,11 @@ mod tests {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
 
-    #[test]
-    fn keys_answer_yes_or_no() {
+    #[tokio::test]
+    async fn keys_answer_yes_or_no() {
+        let fresh = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere")).await;
         let answer = |codes: &[KeyCode]| {
-            let mut prompt = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere"));
+            let mut prompt = fresh.clone();
             codes
                 .iter()
                 .map(|&c| prompt.handle_key(key(c)))
@@ -357,15 +380,15 @@ mod tests {
         assert_eq!(answer(&[KeyCode::Char('n')]), Some(false));
         assert_eq!(answer(&[KeyCode::Esc]), Some(false));
         assert_eq!(answer(&[KeyCode::Char('x'), KeyCode::Down]), None);
-        let mut prompt = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere"));
+        let mut prompt = fresh.clone();
         assert_eq!(
             prompt.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
             Some(false)
         );
     }
 
-    #[test]
-    fn the_question_names_the_file_and_what_trust_would_add() -> std::io::Result<()> {
+    #[tokio::test]
+    async fn the_question_names_the_file_and_what_trust_would_add() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let settings = dir.path().join(".coding-agent/settings.json");
         std::fs::create_dir_all(dir.path().join(".coding-agent"))?;
@@ -380,7 +403,7 @@ mod tests {
             })
             .to_string(),
         )?;
-        let mut prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
+        let mut prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path()).await;
         prompt.handle_key(key(KeyCode::Down));
         assert_eq!(
             crate::render::to_markup(&prompt.lines()),
@@ -414,8 +437,8 @@ mod tests {
     /// `disableAllHooks` comes first (it turns the user's own hooks off),
     /// and the instructions trust would load are named: `SYSTEM.md`,
     /// `APPEND_SYSTEM.md`, prompt templates, skills.
-    #[test]
-    fn the_question_names_disabled_hooks_first_and_the_instructions() -> std::io::Result<()> {
+    #[tokio::test]
+    async fn the_question_names_disabled_hooks_first_and_the_instructions() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let config = dir.path().join(".coding-agent");
         for (file, text) in [
@@ -433,7 +456,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap_or(&config))?;
             std::fs::write(path, text)?;
         }
-        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path()).await;
         assert!(prompt.beyond_rules);
         assert_eq!(
             prompt.loosens,
@@ -448,7 +471,7 @@ mod tests {
         );
         // Instructions alone are asked about, naming the folder.
         std::fs::remove_file(config.join("settings.json"))?;
-        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path()).await;
         assert!(prompt.beyond_rules);
         assert_eq!(prompt.settings, config);
         Ok(())
@@ -458,18 +481,57 @@ mod tests {
     /// about too: its servers wait for trust (the question never came, and
     /// the servers never started without `--trust`).
     #[cfg(feature = "mcp")]
-    #[test]
-    fn servers_in_the_mcp_json_alone_make_a_question() -> std::io::Result<()> {
+    #[tokio::test]
+    async fn servers_in_the_mcp_json_alone_make_a_question() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         std::fs::write(
             dir.path().join(".mcp.json"),
             json!({"mcpServers": {"db": {"command": "x"}, "off": {"command": "y", "disabled": true}}})
                 .to_string(),
         )?;
-        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path());
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path()).await;
         assert!(prompt.beyond_rules);
         assert_eq!(prompt.loosens, ["MCP servers db (.mcp.json)"]);
         assert_eq!(prompt.settings, dir.path().join(".mcp.json"));
+        Ok(())
+    }
+
+    /// Skills other agents share (`.agents/skills/`, in the folder started
+    /// in or above it up to the repository's root) load only once the
+    /// project is trusted: they alone make a question, and it names them
+    /// with those of the project's own folder.
+    #[tokio::test]
+    async fn shared_skills_alone_make_a_question_naming_them() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let repo = dir.path().join("repo");
+        let cwd = repo.join("crates/app");
+        std::fs::create_dir_all(repo.join(".git"))?;
+        for (file, text) in [
+            (
+                repo.join(".agents/skills/release/SKILL.md"),
+                "---\nname: release\n---",
+            ),
+            (
+                cwd.join(".agents/skills/notes.md"),
+                "---\ndescription: n\n---",
+            ),
+            (cwd.join(".agents/skills/empty/README"), ""),
+            // Above the repository's root: not the project's.
+            (dir.path().join(".agents/skills/outside.md"), "x"),
+        ] {
+            std::fs::create_dir_all(file.parent().unwrap_or(dir.path()))?;
+            std::fs::write(file, text)?;
+        }
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), &cwd).await;
+        assert!(prompt.beyond_rules);
+        assert_eq!(prompt.loosens, ["skills notes, release"]);
+        assert_eq!(prompt.settings, cwd.join(".agents/skills"));
+
+        std::fs::create_dir_all(cwd.join(".coding-agent/skills/deploy"))?;
+        std::fs::write(cwd.join(".coding-agent/skills/deploy/SKILL.md"), "")?;
+        let prompt = TrustPrompt::new(&dir.path().join("agent"), &cwd).await;
+        assert_eq!(prompt.loosens, ["skills deploy, notes, release"]);
+        assert_eq!(prompt.settings, cwd.join(".coding-agent"));
         Ok(())
     }
 }
