@@ -391,6 +391,16 @@ fn scripted_session(
     cwd: &Path,
     session: SessionManager,
 ) -> AgentSession {
+    session_with_tools_on(provider, cwd, session, None)
+}
+
+/// [`scripted_session`] with its tools said to run on `tools_host`.
+fn session_with_tools_on(
+    provider: &ScriptedProvider,
+    cwd: &Path,
+    session: SessionManager,
+    tools_host: Option<&str>,
+) -> AgentSession {
     AgentSession::new(SessionOptions {
         provider: Arc::new(provider.clone()),
         model: ScriptedProvider::model(),
@@ -402,8 +412,61 @@ fn scripted_session(
         guard: None,
         thinking: Default::default(),
         prompt_templates: Vec::new(),
+        tools_host: tools_host.map(str::to_owned),
     })
     .unwrap()
+}
+
+/// Where the session file at `path` says its tools ran, in order.
+fn tools_hosts(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["customType"] == "tools_host")
+        .map(|entry| entry["data"]["remote"].clone())
+        .collect()
+}
+
+/// A session records where its tools run whenever it is taken up with its
+/// tools somewhere else (at start, by `switch_session` as RPC and `/resume`
+/// do, in a new session as `/new` makes), so that a remote session going on
+/// here is warned about however it was reached.
+#[tokio::test]
+async fn where_the_tools_run_is_recorded_however_a_session_is_taken_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let mut manager = SessionManager::create(cwd, dir.path());
+    manager.append_message(&user("first", 1)).unwrap();
+    let answer = assistant(vec![text("ok")], StopReason::Stop);
+    manager.append_message(&answer).unwrap();
+    let path = manager.file().unwrap().to_path_buf();
+    let provider =
+        ScriptedProvider::new([ScriptedResponse::Message(ScriptedProvider::reply(vec![
+            text("fresh"),
+        ]))]);
+
+    let there = "ssh://box/w";
+    let remote = session_with_tools_on(
+        &provider,
+        cwd,
+        SessionManager::open(&path, cwd).unwrap(),
+        Some(there),
+    );
+    assert_eq!(tools_hosts(&path), [json!(there)]);
+
+    let local = scripted_session(&provider, cwd, SessionManager::in_memory(cwd));
+    local.switch_session(&path).unwrap();
+    assert_eq!(tools_hosts(&path), [json!(there), Value::Null]);
+
+    remote.new_session(None);
+    remote
+        .prompt(AgentSession::user_message("new", Vec::new()))
+        .await
+        .unwrap();
+    let fresh = remote.session_file().unwrap();
+    assert_ne!(fresh, path);
+    assert_eq!(tools_hosts(&fresh), [json!(there)]);
 }
 
 fn touch(path: &Path, header_id: &str, age: Duration) {
@@ -522,6 +585,7 @@ async fn a_rule_allowed_for_one_session_is_asked_again_in_the_next() {
             guard: Some(guard.clone()),
             thinking: Default::default(),
             prompt_templates: Vec::new(),
+            tools_host: None,
         })
         .unwrap();
         agent

@@ -1017,6 +1017,7 @@ async fn after_model_the_next_request_goes_to_the_new_provider_and_the_session_r
         guard: None,
         thinking: Default::default(),
         prompt_templates: Vec::new(),
+        tools_host: None,
     })
     .unwrap();
     let catalog = ModelCatalog {

@@ -13,6 +13,7 @@
 
 pub mod models;
 mod stats;
+pub mod tools_host;
 mod tree;
 
 pub use models::ModelCatalog;
@@ -90,6 +91,10 @@ pub struct SessionOptions {
     /// The templates a prompt may name (`/review a.rs`; see
     /// [`crate::templates`]).
     pub prompt_templates: Vec<PromptTemplate>,
+    /// Where the tools act: the `--remote` target, `None` for this machine.
+    /// Recorded in the session file, so a session going on elsewhere is
+    /// warned about ([`tools_host`]).
+    pub tools_host: Option<String>,
 }
 
 /// What the model is told besides the conversation, as a session's files
@@ -149,6 +154,8 @@ struct Inner {
     /// model supports).
     model: ModelHandle,
     cwd: PathBuf,
+    /// See [`SessionOptions::tools_host`].
+    tools_host: Option<String>,
     steering: MessageQueue,
     follow_up: MessageQueue,
     modes: Mutex<QueueModes>,
@@ -213,7 +220,9 @@ impl AgentSession {
             guard,
             thinking,
             prompt_templates,
+            tools_host,
         } = options;
+        tools_host::note(&mut session, tools_host.as_deref());
         let level = thinking.initial_level(&model, session.thinking_level());
         if session.thinking_level() != Some(level)
             && let Err(error) = session.append_thinking_level_change(level)
@@ -272,6 +281,7 @@ impl AgentSession {
             session: Mutex::new(session),
             model: handle,
             cwd,
+            tools_host,
             steering,
             follow_up,
             modes: Mutex::default(),
@@ -1170,6 +1180,7 @@ impl AgentSession {
         if let Err(error) = self.session().append_thinking_level_change(level) {
             tracing::warn!("cannot save the session: {error}");
         }
+        tools_host::note(&mut self.session(), self.inner.tools_host.as_deref());
         if let Some(hooks) = &self.inner.prompt_hooks {
             hooks.session_cleared();
         }
@@ -1182,6 +1193,7 @@ impl AgentSession {
     pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
         let mut manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
         manager.save_new_sessions_as(&self.session());
+        tools_host::note(&mut manager, self.inner.tools_host.as_deref());
         self.end_session_rules();
         self.inner.agent.set_messages(manager.messages());
         *self.session() = manager;

@@ -64,8 +64,8 @@ pub(super) async fn build(
     mut resolved: Resolved,
     remote: Option<Arc<RemoteHost>>,
 ) -> anyhow::Result<Built> {
-    let mut session = open_session(args, &resolved.agent_dir, &resolved.cwd)?;
-    super::remote::note_tools_host(&mut session, remote.as_deref());
+    let session = open_session(args, &resolved.agent_dir, &resolved.cwd)?;
+    let tools_host = remote.as_ref().map(|host| host.target().to_string());
     restore_session_model(args, &mut resolved, &session);
     let cwd = resolved.cwd;
     let agent_dir = resolved.agent_dir;
@@ -216,6 +216,7 @@ pub(super) async fn build(
             default: models.settings.default_thinking_level,
         },
         prompt_templates: instructions.prompt_templates,
+        tools_host,
     };
     Ok(Built {
         mode: resolved.mode,

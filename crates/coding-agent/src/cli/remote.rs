@@ -8,8 +8,6 @@ use anyhow::Context as _;
 use clap::Args;
 use coding_agent::guard::policy::Places;
 use coding_agent::remote::{RemoteHost, RemoteOptions, RemoteSettings, RemoteTarget};
-use coding_agent::session::SessionManager;
-use serde_json::json;
 
 /// `--remote`, `--ssh-config`, `--ssh-option`.
 #[derive(Debug, Clone, Default, Args)]
@@ -68,35 +66,6 @@ impl RemoteArgs {
             .await
             .with_context(|| format!("--remote {value}"))?;
         Ok(Some(Arc::new(host)))
-    }
-}
-
-/// The `custom` session entry (Pi's entry for an extension's data, which
-/// Pi skips) recording where the session's tools run: `{"remote": TARGET}`,
-/// or `{"remote": null}` for this machine.
-const TOOLS_HOST_TYPE: &str = "tools_host";
-
-/// Records in `session` where its tools run, when that changed, and warns
-/// when a session whose tools ran on a remote host goes on elsewhere: its
-/// history names that host's files, so `-c` without `--remote` would run the
-/// tools here on paths of there. Only the flags (or settings) decide where
-/// the tools run; the warning says how to go back.
-pub fn note_tools_host(session: &mut SessionManager, remote: Option<&RemoteHost>) {
-    let now = remote.map(|host| host.target().to_string());
-    let last = session
-        .last_custom(TOOLS_HOST_TYPE)
-        .and_then(|data| data.get("remote")?.as_str().map(str::to_owned));
-    if last == now {
-        return;
-    }
-    if let Some(last) = &last {
-        tracing::warn!(
-            "this session's tools ran on {last}; now they run on {}. To continue there, add --remote {last}",
-            now.as_deref().unwrap_or("this machine")
-        );
-    }
-    if let Err(error) = session.append_custom(TOOLS_HOST_TYPE, json!({ "remote": now })) {
-        tracing::warn!("cannot save the session: {error}");
     }
 }
 

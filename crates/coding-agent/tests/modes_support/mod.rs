@@ -76,6 +76,7 @@ impl Fixture {
             guard,
             thinking: Default::default(),
             prompt_templates: Vec::new(),
+            tools_host: None,
         })
         .unwrap();
         (session, provider)

@@ -212,6 +212,7 @@ struct Parts {
     guard: Option<std::sync::Arc<crate::guard::Guard>>,
     thinking: crate::thinking::ThinkingOptions,
     prompt_templates: Vec<crate::templates::PromptTemplate>,
+    tools_host: Option<String>,
 }
 
 impl Parts {
@@ -226,6 +227,7 @@ impl Parts {
             guard: options.guard.clone(),
             thinking: options.thinking,
             prompt_templates: options.prompt_templates.clone(),
+            tools_host: options.tools_host.clone(),
         }
     }
 
@@ -245,6 +247,7 @@ impl Parts {
                 ..self.thinking
             },
             prompt_templates: self.prompt_templates.clone(),
+            tools_host: self.tools_host.clone(),
         })
         .context("a built-in tool's schema")
     }
