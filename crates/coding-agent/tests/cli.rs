@@ -289,6 +289,47 @@ fn ctrl_c_cancels_the_call_and_the_tool_reports_the_abort() {
     );
 }
 
+/// A colleague's file the user may write, in a folder they may write: the
+/// write (and the edit) goes in place, as Pi writes, so the file keeps its
+/// owner and group; replacing it by a new file would make it the user's
+/// alone. It needs root to give the file to another user (CI runs as root).
+#[test]
+fn a_file_of_another_owner_is_written_in_place_and_keeps_its_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let uid = Command::new("id").arg("-u").output().unwrap().stdout;
+    if String::from_utf8_lossy(&uid).trim() != "0" {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "this test needs root, to own a file the unprivileged user writes"
+        );
+        eprintln!("skipped: not root, so no file can belong to another user");
+        return;
+    }
+    let (_guard, dir) = workdir();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let file = dir.join("team.txt");
+    std::fs::write(&file, "old\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let inode = std::fs::metadata(&file).unwrap().ino();
+
+    let written = tool_unprivileged(
+        &["write", r#"{"path": "team.txt", "content": "new\n"}"#],
+        &dir,
+    );
+    assert_eq!(written["isError"], false, "{written}");
+    let edited = tool_unprivileged(
+        &[
+            "edit",
+            r#"{"path": "team.txt", "edits": [{"oldText": "new", "newText": "newer"}]}"#,
+        ],
+        &dir,
+    );
+    assert_eq!(edited["isError"], false, "{edited}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "newer\n");
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!((meta.uid(), meta.gid(), meta.ino()), (0, 0, inode));
+}
+
 /// `coding-agent tool ARGS` in `dir` as a user without root's rights (root
 /// passes every permission check): as root through `setpriv` as nobody,
 /// as anyone else as themselves. Its JSON result.

@@ -9,10 +9,12 @@
 //! keeps pointing where it pointed: the file it points to is replaced, not
 //! the link.
 //!
-//! Two cases are written in place, as Pi writes every file: a file with more
+//! Three cases are written in place, as Pi writes every file: a file with more
 //! than one hard link (a rename would leave the other names holding the old
-//! contents), and a file the user may write in a directory they may not
-//! (no temporary file can be made there, or renamed over the target).
+//! contents), a file the user may write in a directory they may not
+//! (no temporary file can be made there, or renamed over the target), and a
+//! file whose owner or group the new file could not keep (a colleague's
+//! group-writable file in a shared folder would become the user's alone).
 //!
 //! Blocking; call it from `spawn_blocking`.
 
@@ -78,7 +80,10 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FsError> {
     };
     let write_error = |e: io::Error| FsError::new(&e, "write", path);
     if let Some(meta) = &existing {
-        keep_metadata(temp.as_file(), meta).map_err(write_error)?;
+        if !keep_metadata(temp.as_file(), meta).map_err(write_error)? {
+            drop(temp);
+            return write_in_place(&target, path, contents);
+        }
         keep_xattrs(&target, temp.as_file());
     }
     temp.write_all(contents).map_err(write_error)?;
@@ -182,22 +187,26 @@ fn new_file_permissions(existing: Option<&fs::Metadata>) -> Option<Permissions> 
     existing.map(fs::Metadata::permissions)
 }
 
-/// Gives the temporary file the target's exact mode (the umask narrowed the
-/// one it was created with) and, where the process may, its owner.
+/// Gives the temporary file the target's owner, group and exact mode (the
+/// umask narrowed the one it was created with). False when the owner or the
+/// group cannot be kept: only a privileged process may give a file away, and
+/// only to a group it is in, so the file is to be written in place instead.
 #[cfg(unix)]
-fn keep_metadata(temp: &File, meta: &fs::Metadata) -> io::Result<()> {
+fn keep_metadata(temp: &File, meta: &fs::Metadata) -> io::Result<bool> {
     use std::os::unix::fs::MetadataExt;
-    // Only a privileged process may give a file away; for anyone else the new
-    // file simply belongs to them, as an in-place write by them would not.
     // The owner first: changing it clears the setuid and setgid bits, which
     // the mode then puts back.
-    let _ = std::os::unix::fs::fchown(temp, Some(meta.uid()), Some(meta.gid()));
-    temp.set_permissions(meta.permissions())
+    if std::os::unix::fs::fchown(temp, Some(meta.uid()), Some(meta.gid())).is_err() {
+        return Ok(false);
+    }
+    temp.set_permissions(meta.permissions())?;
+    Ok(true)
 }
 
 #[cfg(not(unix))]
-fn keep_metadata(temp: &File, meta: &fs::Metadata) -> io::Result<()> {
-    temp.set_permissions(meta.permissions())
+fn keep_metadata(temp: &File, meta: &fs::Metadata) -> io::Result<bool> {
+    temp.set_permissions(meta.permissions())?;
+    Ok(true)
 }
 
 /// The largest list of names, and the largest value, Linux keeps for a
