@@ -330,6 +330,42 @@ fn a_file_of_another_owner_is_written_in_place_and_keeps_its_owner() {
     assert_eq!((meta.uid(), meta.gid(), meta.ino()), (0, 0, inode));
 }
 
+/// Without `$HOME` (cron, systemd units, some containers) `~` is the home
+/// the password database gives the user, as Node's `os.homedir()` gives
+/// Pi; it was taken for a folder named `~` in the working directory, which
+/// `write` then created.
+#[test]
+fn without_home_set_a_tilde_is_the_users_home_from_the_password_database() {
+    let (_guard, dir) = workdir();
+    let uid = Command::new("id").arg("-u").output().unwrap().stdout;
+    let entry = Command::new("getent")
+        .args(["passwd", String::from_utf8_lossy(&uid).trim()])
+        .output()
+        .unwrap()
+        .stdout;
+    let entry = String::from_utf8(entry).unwrap();
+    let home = entry.trim_end().split(':').nth(5).expect("a passwd entry");
+    for unset in [None, Some("")] {
+        let mut command = Command::new(BIN);
+        match unset {
+            None => command.env_remove("HOME"),
+            Some(empty) => command.env("HOME", empty),
+        };
+        let output = command
+            .args(["tool", "read", r#"{"path": "~/no-such-file-here"}"#])
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(
+            result["content"][0]["text"],
+            format!("ENOENT: no such file or directory, access '{home}/no-such-file-here'"),
+            "HOME {unset:?}"
+        );
+    }
+}
+
 /// `coding-agent tool ARGS` in `dir` as a user without root's rights (root
 /// passes every permission check): as root through `setpriv` as nobody,
 /// as anyone else as themselves. Its JSON result.

@@ -9,11 +9,27 @@ use std::path::{Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization;
 
-/// The user's home directory (`$HOME`), if set.
+/// The user's home directory: `$HOME`, else (unset or empty, as under cron,
+/// systemd units and some containers) the user's entry in the password
+/// database, as Node's `os.homedir()` gives Pi: without it, `~/x` would be
+/// a folder named `~` in the working directory. `None` when neither names
+/// one.
 pub fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
+        .or_else(home_from_passwd)
+}
+
+#[cfg(unix)]
+fn home_from_passwd() -> Option<PathBuf> {
+    let user = nix::unistd::User::from_uid(nix::unistd::Uid::current()).ok()??;
+    (!user.dir.as_os_str().is_empty()).then_some(user.dir)
+}
+
+#[cfg(not(unix))]
+fn home_from_passwd() -> Option<PathBuf> {
+    None
 }
 
 /// The home directory of the machine a tool's files are on: what `~` in a
