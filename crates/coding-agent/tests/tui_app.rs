@@ -849,6 +849,34 @@ fn switching_models_is_refused_while_the_agent_works_but_listing_is_not() {
     assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Model(None));
 }
 
+/// A command of the user's (`!cmd`) is recorded in the session when it
+/// ends: leaving the session while it runs would put its output in the
+/// session switched to, so what leaves waits, as it does for the agent.
+#[test]
+fn leaving_the_session_is_refused_while_a_command_of_yours_runs() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    app.user_bash_started("user-bash-1", "sleep 4", false, now);
+    for command in ["/new", "/resume 1", "/fork 1", "/tree 1"] {
+        type_text(&mut app, command);
+        assert_eq!(
+            app.handle_key(key(KeyCode::Enter)),
+            Action::None,
+            "{command}"
+        );
+        let name = command.split(' ').next().unwrap();
+        assert!(
+            screen(&mut app, 70, 8, now).contains(&format!(
+                "{name} is not available while your command runs (Esc cancels it)"
+            )),
+            "{command}"
+        );
+    }
+    app.user_bash_ended(AgentToolResult::text("done"), false, now);
+    type_text(&mut app, "/new");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::NewSession);
+}
+
 #[test]
 fn footer_shows_context_fill_as_a_percentage_of_a_known_window() {
     let mut app = app(&[]);

@@ -1085,6 +1085,24 @@ fn ctrl_p_cycles_the_models_and_comes_back_to_the_one_started_with() {
     tmux.quit();
 }
 
+/// `/resume` goes on with the model the session used last, as `-c` and
+/// RPC's `switch_session` do: not with the one chosen since.
+#[test]
+fn resume_goes_on_with_the_model_the_session_used() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.ask("first");
+    run_command(&tmux, "/new", "New session");
+    run_command(&tmux, "/model openai/gpt-4o", "Switched to openai/gpt-4o");
+    run_command(&tmux, "/resume", "Saved sessions");
+    let resumed = run_command(&tmux, "/resume 1", "Resumed");
+    let footer = resumed.lines().last().unwrap();
+    assert!(footer.ends_with("openai/test-model"), "{resumed}");
+    tmux.quit();
+}
+
 #[test]
 fn the_editing_keys_of_a_shell_line_work_from_a_real_terminal() {
     let server = SseServer::with_calls(Vec::new());

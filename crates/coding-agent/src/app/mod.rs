@@ -795,12 +795,18 @@ impl AgentSession {
         next.map(|level| self.set_thinking_level(level)).transpose()
     }
 
+    /// The model the session's branch used last, `(provider, id)`, as its
+    /// file records it.
+    pub fn saved_model(&self) -> Option<(String, String)> {
+        self.session().model()
+    }
+
     /// After another session file was loaded: the model its branch used
     /// last, as Pi's `switchSession` restores it (it went on with the model
     /// in use); one that cannot be used now is said, and the current one
     /// stays.
     fn restore_model(&self) {
-        let Some((provider, id)) = self.session().model() else {
+        let Some((provider, id)) = self.saved_model() else {
             return;
         };
         let current = self.model();

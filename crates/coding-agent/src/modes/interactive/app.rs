@@ -746,9 +746,9 @@ impl App {
         let arg = words.next();
         match name {
             "/quit" | "/exit" => Action::Quit,
-            "/new" if self.running => self.refuse("/new"),
+            "/new" if self.busy() => self.refuse("/new"),
             "/new" => Action::NewSession,
-            "/resume" if self.running => self.refuse("/resume"),
+            "/resume" if self.busy() => self.refuse("/resume"),
             "/resume" => match arg.map(str::parse::<usize>) {
                 None => Action::Resume(None),
                 Some(Ok(n)) if n > 0 => Action::Resume(Some(n)),
@@ -780,7 +780,7 @@ impl App {
             "/export" => Action::Session(SessionCommand::Export(
                 rest_of(line, name).map(|path| unquoted(&path).to_owned()),
             )),
-            "/fork" if self.running => self.refuse("/fork"),
+            "/fork" if self.busy() => self.refuse("/fork"),
             "/fork" => match arg.map(str::parse::<usize>) {
                 None => Action::Session(SessionCommand::Fork(None)),
                 Some(Ok(n)) if n > 0 => Action::Session(SessionCommand::Fork(Some(n))),
@@ -788,7 +788,7 @@ impl App {
             },
             "/copy" => Action::Session(SessionCommand::Copy),
             "/reload" => Action::Reload,
-            "/tree" if arg.is_some() && self.running => self.refuse("/tree"),
+            "/tree" if arg.is_some() && self.busy() => self.refuse("/tree"),
             "/tree" => match tree_choice(line) {
                 Some(choice) => Action::Tree(choice),
                 None => self.usage("/tree [NUMBER [summarize [FOCUS]]]"),
@@ -832,11 +832,22 @@ impl App {
     }
 
     fn refuse(&mut self, command: &str) -> Action {
+        let busy = match self.running {
+            true => "the agent is working",
+            false => "your command runs",
+        };
         self.notice(vec![StyledLine::new(
-            format!("{command} is not available while the agent is working (Esc cancels it)"),
+            format!("{command} is not available while {busy} (Esc cancels it)"),
             Style::Error,
         )]);
         Action::None
+    }
+
+    /// The agent works or a command of the user's (`!cmd`) runs: what ends
+    /// is recorded in the session, so commands that leave it wait (the
+    /// command's output went into the session switched to).
+    fn busy(&self) -> bool {
+        self.running || self.user_bash.is_some()
     }
 
     /// The command menu's entries for the prompt as typed: the built-in

@@ -73,7 +73,6 @@ use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 use idle::IdleTimer;
 use mcp_start::McpStart;
-use saved_sessions::SavedSession;
 use user_command::UserCommands;
 
 /// How long quitting waits for a cancelled run to wind down.
@@ -180,6 +179,7 @@ pub async fn run_interactive(
         served_models,
         idle: IdleTimer::new(interactive.models.settings.idle_notification()),
         tree_listed: tree::Listed::default(),
+        resume_listed: saved_sessions::Listed::default(),
         events: session.subscribe_all(),
         session,
         run: None,
@@ -280,6 +280,8 @@ struct Driver {
     idle: IdleTimer,
     /// The rows `/tree` last listed, which `/tree N` numbers.
     tree_listed: tree::Listed,
+    /// The sessions `/resume` last listed, which `/resume N` numbers.
+    resume_listed: saved_sessions::Listed,
     /// What the providers' servers list at `/models`, until they answer.
     served_models: Option<oneshot::Receiver<Vec<Model>>>,
 }
@@ -745,21 +747,60 @@ impl Driver {
         let env = |name: &str| std::env::var(name).ok();
         match self.interactive.models.switch(&self.session, name, &env) {
             Ok((model, provider)) => {
-                let shown = format!("{}/{}", model.provider, model.id);
-                app.set_model(
-                    shown.clone(),
-                    self.interactive.models.context_window(&model),
-                );
+                let shown = self.use_model(app, model, provider);
                 app.notice(vec![StyledLine::new(
                     format!("Switched to {shown}"),
                     Style::Dim,
                 )]);
-                // A resumed session keeps the model chosen last.
-                self.parts.model = model;
-                self.parts.provider = provider;
             }
             Err(error) => app.notice(vec![StyledLine::new(error.to_string(), Style::Error)]),
         }
+    }
+
+    /// A resumed session goes on with the model its branch used last, as
+    /// at start (`-c`) and in RPC's `switch_session`, as Pi restores it: a
+    /// session held on a local model must not quietly move to another.
+    /// One that cannot be used now is said, and the current one stays.
+    fn restore_model(&mut self, app: &mut App) {
+        let Some((provider, id)) = self.session.saved_model() else {
+            return;
+        };
+        let current = self.session.model();
+        if (current.provider.as_str(), current.id.as_str()) == (provider.as_str(), id.as_str()) {
+            return;
+        }
+        let env = |name: &str| std::env::var(name).ok();
+        let saved = format!("{provider}/{id}");
+        match self.interactive.models.restore(&self.session, &saved, &env) {
+            Ok((model, provider)) => {
+                self.use_model(app, model, provider);
+            }
+            Err(error) => app.notice(vec![StyledLine::new(
+                format!(
+                    "The session last used {saved}, which cannot be used now ({error}); going on with {}/{}",
+                    current.provider, current.id
+                ),
+                Style::Warning,
+            )]),
+        }
+    }
+
+    /// Shows `model` as the one in use and keeps it for the sessions built
+    /// later (`/new`, `/resume`); its name as shown.
+    fn use_model(
+        &mut self,
+        app: &mut App,
+        model: agent_ai::Model,
+        provider: std::sync::Arc<dyn agent_ai::Provider>,
+    ) -> String {
+        let shown = format!("{}/{}", model.provider, model.id);
+        app.set_model(
+            shown.clone(),
+            self.interactive.models.context_window(&model),
+        );
+        self.parts.model = model;
+        self.parts.provider = provider;
+        shown
     }
 
     /// `/resume`: lists this directory's sessions, or opens the one numbered.
@@ -771,8 +812,9 @@ impl Driver {
             )]);
             return Ok(());
         };
-        let (sessions, older) = saved_sessions::recent_sessions(dir);
         let Some(n) = choice else {
+            let (sessions, older) = saved_sessions::recent_sessions(dir);
+            self.resume_listed.remember(&sessions);
             if sessions.is_empty() {
                 app.notice(vec![StyledLine::new("No saved sessions", Style::Dim)]);
                 return Ok(());
@@ -781,14 +823,14 @@ impl Driver {
             app.notice(lines);
             return Ok(());
         };
-        let Some(SavedSession { path, .. }) = sessions.get(n - 1) else {
+        let Some(path) = self.resume_listed.pick(n, dir) else {
             app.notice(vec![StyledLine::new(
                 format!("No session number {n}"),
                 Style::Error,
             )]);
             return Ok(());
         };
-        let manager = match SessionManager::open(path, &self.parts.cwd) {
+        let manager = match SessionManager::open(&path, &self.parts.cwd) {
             Ok(manager) => manager,
             Err(error) => {
                 app.notice(vec![StyledLine::new(error.to_string(), Style::Error)]);
@@ -805,6 +847,7 @@ impl Driver {
         self.events = self.session.subscribe_all();
         app.reset(&self.session.context_items());
         show_saved(&self.session, app);
+        self.restore_model(app);
         app.notice(vec![StyledLine::new(
             format!("Resumed {}", path.display()),
             Style::Dim,

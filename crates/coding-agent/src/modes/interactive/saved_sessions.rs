@@ -53,6 +53,29 @@ pub fn recent_sessions(dir: &Path) -> (Vec<SavedSession>, usize) {
     (listed, older)
 }
 
+/// The sessions `/resume` last listed, so `/resume N` opens the one the
+/// user read as N even when files were written since (a prompt saves the
+/// current session, which moves it to the top of a new listing).
+#[derive(Debug, Default)]
+pub struct Listed(Vec<PathBuf>);
+
+impl Listed {
+    /// Remembers `sessions` as listed.
+    pub fn remember(&mut self, sessions: &[SavedSession]) {
+        self.0 = sessions.iter().map(|s| s.path.clone()).collect();
+    }
+
+    /// Session `n` (from 1) as last listed; before any listing, as the
+    /// sessions of `dir` are listed now.
+    pub fn pick(&self, n: usize, dir: &Path) -> Option<PathBuf> {
+        if self.0.is_empty() {
+            let (sessions, _) = recent_sessions(dir);
+            return sessions.into_iter().nth(n.checked_sub(1)?).map(|s| s.path);
+        }
+        self.0.get(n.checked_sub(1)?).cloned()
+    }
+}
+
 /// The list's lines: a numbered line a session, its age dimmed, then where
 /// the `older` ones not listed are.
 pub fn list_lines(
@@ -124,6 +147,31 @@ mod tests {
         let (listed, older) = recent_sessions(dir.path());
         assert_eq!((listed.len(), older), (RESUME_LIST, 2));
         assert_eq!(recent_sessions(&dir.path().join("none")).1, 0);
+    }
+
+    /// `/resume N` opens what the listing the user read numbered N, though
+    /// a session written since tops the directory's list now.
+    #[test]
+    fn a_number_picks_from_the_listing_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, age: u64| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "").unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            let modified = SystemTime::now() - Duration::from_secs(age);
+            file.set_modified(modified).unwrap();
+            path
+        };
+        let (old, new) = (write("old.jsonl", 600), write("new.jsonl", 60));
+        let mut listed = Listed::default();
+        assert_eq!(listed.pick(1, dir.path()), Some(new.clone()));
+        listed.remember(&recent_sessions(dir.path()).0);
+        write("old.jsonl", 0);
+        assert_eq!(recent_sessions(dir.path()).0[0].path, old);
+        assert_eq!(listed.pick(1, dir.path()), Some(new));
+        assert_eq!(listed.pick(2, dir.path()), Some(old));
+        assert_eq!(listed.pick(3, dir.path()), None);
+        assert_eq!(listed.pick(0, dir.path()), None);
     }
 
     #[test]
