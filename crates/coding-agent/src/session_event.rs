@@ -163,7 +163,19 @@ impl SessionEvent {
                 error_message: Some(error),
                 ..
             } => error.clone(),
-            SessionEvent::CompactionEnd { aborted: true, .. } => "Compaction cancelled".to_owned(),
+            // Pi's two texts: the user's own compaction, or one the session
+            // started (at the threshold, on an overflow).
+            SessionEvent::CompactionEnd {
+                aborted: true,
+                reason,
+                ..
+            } => match reason {
+                CompactionReason::Manual => "Compaction cancelled",
+                CompactionReason::Threshold | CompactionReason::Overflow => {
+                    "Auto-compaction cancelled"
+                }
+            }
+            .to_owned(),
             SessionEvent::CompactionEnd { .. } => return None,
         })
     }
@@ -236,6 +248,35 @@ mod tests {
         assert_eq!(
             shown,
             ["0", "999", "1,000", "3,508", "114,625", "1,234,567"]
+        );
+    }
+
+    /// Pi's TUI says which compaction was cancelled: the user's own, or
+    /// one the session started.
+    #[test]
+    fn a_cancelled_compaction_says_whether_it_was_automatic() {
+        let cancelled = |reason| {
+            SessionEvent::CompactionEnd {
+                reason,
+                result: None,
+                aborted: true,
+                will_retry: false,
+                error_message: None,
+            }
+            .describe()
+        };
+        assert_eq!(
+            [
+                CompactionReason::Manual,
+                CompactionReason::Threshold,
+                CompactionReason::Overflow
+            ]
+            .map(cancelled),
+            [
+                Some("Compaction cancelled".to_owned()),
+                Some("Auto-compaction cancelled".to_owned()),
+                Some("Auto-compaction cancelled".to_owned())
+            ]
         );
     }
 

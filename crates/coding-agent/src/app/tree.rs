@@ -28,9 +28,19 @@ pub enum TreeError {
     /// The chosen point is where the conversation is already.
     #[error("The conversation is at that point already")]
     AlreadyThere,
-    /// The summary failed or was cancelled.
-    #[error(transparent)]
+    /// The summary of the branch left failed or was cancelled.
+    #[error("{}", branch_summary_error(.0))]
     Summary(CompactionError),
+}
+
+/// What the user reads of a branch summary that did not come: the
+/// compaction's texts name a compaction, which this is not.
+fn branch_summary_error(error: &CompactionError) -> String {
+    match error {
+        CompactionError::Cancelled => "Branch summary cancelled".to_owned(),
+        CompactionError::Summary(why) => format!("Branch summarization failed: {why}"),
+        other => other.to_string(),
+    }
 }
 
 impl AgentSession {
@@ -125,5 +135,21 @@ impl AgentSession {
             summarise_branch(left, focus, limits, &model, &provider, reasoning, &cancel).await;
         self.end_wait();
         summary.map_err(TreeError::Summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A branch summary that did not come is not called a compaction.
+    #[test]
+    fn a_failed_branch_summary_is_named_as_such() {
+        let said = |error| TreeError::Summary(error).to_string();
+        assert_eq!(said(CompactionError::Cancelled), "Branch summary cancelled");
+        assert_eq!(
+            said(CompactionError::Summary("503 busy".into())),
+            "Branch summarization failed: 503 busy"
+        );
     }
 }
