@@ -266,6 +266,15 @@ async fn r8_offset_past_the_end_is_an_error() {
         error.message(),
         "Offset 100 is beyond end of file (3 lines total)"
     );
+    // A huge offset is written as JavaScript writes it, as Pi's text has it.
+    let error = root
+        .read(json!({"path": "short.txt", "offset": 1e300}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message(),
+        "Offset 1e+300 is beyond end of file (3 lines total)"
+    );
 }
 
 #[tokio::test]

@@ -26,6 +26,7 @@ use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedToo
 use crate::render::{RenderOptions, Style, StyledLine, call};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
+use crate::support::js_number;
 use crate::support::notices::append_notice;
 use crate::support::paths::read_path_candidates;
 use crate::support::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size};
@@ -186,7 +187,7 @@ impl ReadTool {
         if start >= total {
             return Err(ToolError::new(format!(
                 "Offset {} is beyond end of file ({total} lines total)",
-                args.offset.unwrap_or(0.0)
+                js_number::format(args.offset.unwrap_or(0.0))
             )));
         }
         let selection = text.selection;
