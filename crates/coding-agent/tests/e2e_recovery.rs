@@ -2212,3 +2212,44 @@ fn a_result_that_fits_only_without_the_system_prompt_and_tools_is_cut() {
         "line 0400 of the mid file",
     );
 }
+
+/// `ca < huge.txt "summarise the text above"` overflows: the compaction
+/// summarises the one message, far longer than a summary request holds,
+/// and the request must still hold the question at its end. The message
+/// was cut keeping only its beginning, so neither the summariser nor the
+/// model answering after it ever saw what the user asked.
+#[test]
+fn an_overflow_on_one_huge_message_summarises_it_with_the_question_at_its_end() {
+    use std::io::Write;
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "HUGE");
+        }
+        match request.index {
+            0 => Reply::Status(400, OVERFLOWS[2].to_owned()),
+            _ => Reply::Events(wire.events(&Answer::text(&["answered"]))),
+        }
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "summarise the text above"]);
+    let mut running = Running::spawn_piped(command);
+    let mut stdin = running.take_stdin();
+    stdin
+        .write_all(big_prompt("piped", 20_000).as_bytes())
+        .unwrap();
+    drop(stdin);
+    let (status, _, stderr) = running.finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server.requests();
+    let asked = &wire.transcript(&requests[1].body)[0];
+    assert!(is_summary_request(wire, &requests[1]), "{stderr}");
+    assert!(asked.contains("[User]: piped word"), "{asked}");
+    assert!(asked.contains(" characters truncated]"), "{asked}");
+    assert!(
+        asked.contains("summarise the text above\n</conversation>"),
+        "{asked}"
+    );
+}

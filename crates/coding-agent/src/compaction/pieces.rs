@@ -8,7 +8,7 @@
 
 use agent_ai::Message;
 
-use super::summary::{message_paragraphs, shorten};
+use super::summary::{message_paragraphs, shorten_middle};
 
 /// Characters per token assumed when cutting, until a refused request
 /// shows how the server counts ([`super::Budget::with_estimate_scale`]):
@@ -51,7 +51,7 @@ pub fn written(messages: &[Message]) -> Vec<String> {
 
 /// The messages `written` out in pieces of at most `room` characters each,
 /// in order, split between messages; a message longer than `room` by itself
-/// is cut to fit.
+/// loses its middle to fit ([`shorten_middle`]).
 pub fn cut(written: &[String], room: usize) -> Vec<Piece> {
     let room = room.max(MIN_PIECE_CHARS);
     let mut pieces = Vec::new();
@@ -61,7 +61,7 @@ pub fn cut(written: &[String], room: usize) -> Vec<Piece> {
         let mut len = text.chars().count();
         let shortened;
         let text = if len > room {
-            shortened = shorten(text, room - CUT_NOTE_CHARS);
+            shortened = shorten_middle(text, room - CUT_NOTE_CHARS);
             len = shortened.chars().count();
             &shortened
         } else {
@@ -149,18 +149,25 @@ mod tests {
     }
 
     #[test]
-    fn a_message_larger_than_the_room_is_cut_to_fit_and_says_so() {
-        let messages = [said("a".repeat(10_000)), said("b".repeat(100))];
+    fn a_message_larger_than_the_room_loses_its_middle_to_fit_and_says_so() {
+        let huge = format!("{}the question?", "a".repeat(10_000));
+        let messages = [said(huge), said("b".repeat(100))];
         let pieces = cut(&written(&messages), 2_500);
         assert_eq!(pieces.len(), 2);
         let first = &pieces[0].text;
         assert!(first.chars().count() <= 2_500, "{}", first.len());
-        assert!(
-            first.ends_with("\n\n[... 7568 more characters truncated]"),
-            "{first}"
+        // "[User]: " and 10,013 characters, 2,440 of them kept: the
+        // beginning and the end, where a question after pasted text is.
+        assert_eq!(
+            *first,
+            format!(
+                "[User]: {}\n\n[... 7581 characters truncated]\n\n{}the question?",
+                "a".repeat(1212),
+                "a".repeat(1207)
+            )
         );
         assert_eq!(pieces[1].text, format!("[User]: {}", "b".repeat(100)));
-        // However small the window, a piece holds a message's beginning.
+        // However small the window, a piece holds a message's beginning and end.
         assert!(cut(&written(&messages), 10)[0].text.chars().count() > 1_000);
     }
 

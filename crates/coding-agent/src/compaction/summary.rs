@@ -237,6 +237,27 @@ pub fn shorten(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// `text` cut to about `max_chars` characters by taking out its middle,
+/// saying how many characters were taken: a message's end is often what it
+/// asks (the question after piped input or an `@file`), so it is kept with
+/// the beginning, not cut off with the rest.
+pub fn shorten_middle(text: &str, max_chars: usize) -> String {
+    let chars = text.chars().count();
+    if chars <= max_chars {
+        return text.to_owned();
+    }
+    let head = max_chars / 2;
+    let tail = max_chars - head;
+    let byte_at = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(at, _)| at);
+    let (head_end, tail_start) = (byte_at(head), byte_at(chars - tail));
+    format!(
+        "{}\n\n[... {} characters truncated]\n\n{}",
+        &text[..head_end],
+        chars - max_chars,
+        &text[tail_start..]
+    )
+}
+
 /// The summary with the files the summarised work read and changed:
 /// `<read-files>` (read and not changed) and `<modified-files>`, each left
 /// out when empty.
