@@ -193,6 +193,19 @@ impl SessionEvent {
         )
     }
 
+    /// The context overflowed and compacting it failed (or it overflowed
+    /// again after one compaction): the turn is not asked again.
+    pub fn overflow_recovery_failed(&self) -> bool {
+        matches!(
+            self,
+            SessionEvent::CompactionEnd {
+                reason: CompactionReason::Overflow,
+                error_message: Some(_),
+                ..
+            }
+        )
+    }
+
     /// The event in Pi's JSON shape (what RPC and `--mode json` write).
     pub fn to_json(&self) -> Value {
         match self {

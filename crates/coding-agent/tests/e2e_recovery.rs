@@ -2253,3 +2253,42 @@ fn an_overflow_on_one_huge_message_summarises_it_with_the_question_at_its_end() 
         "{asked}"
     );
 }
+
+/// An empty answer cut at the output limit from a full window: how some
+/// OpenAI-compatible servers say the context overflowed.
+fn length_overflow(input: u64) -> Reply {
+    let events = with_input_tokens(Wire::OpenAi.events(&Answer::text(&[])), input);
+    Reply::Events(
+        events
+            .into_iter()
+            .map(|event| {
+                event
+                    .replace("\"finish_reason\":\"stop\"", "\"finish_reason\":\"length\"")
+                    .replace("\"completion_tokens\":8", "\"completion_tokens\":0")
+            })
+            .collect(),
+    )
+}
+
+/// A context overflow said by an empty `length` answer, with nothing to
+/// compact: the run fails as after a 400 "prompt is too long" (exit status
+/// 1, in print and JSON modes), and nothing blames a thinking level that is
+/// off. It exited 0 and said the answer "was all thinking".
+#[test]
+fn an_overflow_said_by_a_length_answer_that_cannot_be_compacted_fails_the_run() {
+    for mode in [["-p"].as_slice(), ["--mode", "json"].as_slice()] {
+        let sandbox = Sandbox::new();
+        settings_with_window(&sandbox, 4000);
+        let server = ModelServer::start(|_| length_overflow(3990));
+        let mut command = sandbox.command(Wire::OpenAi, &server);
+        command.args(mode).args(["hello", "second"]);
+        let (status, _, stderr) = Running::spawn(command).finish();
+        assert_eq!(status.code(), Some(1), "{mode:?}: {stderr}");
+        assert!(
+            stderr.contains("Context overflow recovery failed: Nothing to compact"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("thinking"), "{stderr}");
+        assert_eq!(server.requests().len(), 1, "the second prompt is not sent");
+    }
+}

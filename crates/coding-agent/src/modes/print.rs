@@ -7,8 +7,8 @@
 //! when a failed turn is retried or the context is compacted.
 //!
 //! Exit status: 0 when the last run ended normally, 1 when it ended in error
-//! (or was aborted, or a UserPromptSubmit hook refused the prompt: its reason
-//! goes to stderr), 130 when `interrupt` fired (Ctrl-C): the run is then
+//! (or was aborted, or its context overflowed and could not be compacted, or
+//! a UserPromptSubmit hook refused the prompt: its reason goes to stderr), 130 when `interrupt` fired (Ctrl-C): the run is then
 //! aborted (running tools are cancelled, their processes killed), and what it
 //! produced, the aborted answer included, is saved before returning.
 //!
@@ -69,19 +69,19 @@ pub async fn run_print(
     let mut interrupted = sink.reader_gone;
     // Taken from the events, not the history: a compaction after the run
     // may have summarised the answer away already.
-    let mut answer: Option<AssistantMessage> = None;
+    let mut outcome = Outcome::default();
     for prompt in prompts {
         if interrupted {
             break;
         }
-        answer = None;
+        outcome = Outcome::default();
         let run = session.prompt(prompt.clone());
         tokio::pin!(run);
         loop {
             tokio::select! {
                 biased;
                 Some(event) = events.recv() => {
-                    keep_answer(&event, &mut answer);
+                    outcome.note(&event);
                     sink.show(&event)?;
                     if sink.reader_gone && !interrupted {
                         interrupted = true;
@@ -108,14 +108,14 @@ pub async fn run_print(
         }
         // The run's last events were sent before it returned.
         while let Some(event) = events.try_recv() {
-            keep_answer(&event, &mut answer);
+            outcome.note(&event);
             sink.show(&event)?;
         }
-        if answer.as_ref().is_some_and(failed) {
+        if outcome.failed() {
             break;
         }
     }
-    let status = match &answer {
+    let status = match &outcome.answer {
         Some(last) if matches!(last.stop_reason, StopReason::Error | StopReason::Aborted) => {
             if format == PrintFormat::Text {
                 let reason = match last.stop_reason {
@@ -129,6 +129,8 @@ pub async fn run_print(
             }
             1
         }
+        // Its error is on stderr already, as the compaction's end.
+        _ if outcome.overflow_unrecovered => 1,
         Some(last) => {
             if format == PrintFormat::Text {
                 let mut said = false;
@@ -139,15 +141,9 @@ pub async fn run_print(
                     }
                 }
                 // Nothing on stdout, exit 0: say why, or it reads as a
-                // silent failure (a reasoning model that spent its output
-                // limit thinking).
-                if !said && last.stop_reason == StopReason::Length {
-                    writeln!(
-                        sink.err,
-                        "The answer reached the output limit before any text (it was all thinking); raise maxTokens or lower the thinking level"
-                    )?;
-                } else if !said {
-                    writeln!(sink.err, "The answer has no text")?;
+                // silent failure.
+                if !said {
+                    writeln!(sink.err, "{}", why_no_text(last))?;
                 }
             }
             0
@@ -162,20 +158,58 @@ pub async fn run_print(
     })
 }
 
-/// Whether a run's answer ended it in error (or aborted).
-fn failed(answer: &AssistantMessage) -> bool {
-    matches!(answer.stop_reason, StopReason::Error | StopReason::Aborted)
+/// Why an answer without text has none: a reasoning model that spent its
+/// output limit thinking is told how to leave room for text; an answer cut
+/// at the limit without thinking is not (said of one, it sent users looking
+/// for a thinking level they never set).
+fn why_no_text(answer: &AssistantMessage) -> &'static str {
+    let thought = answer
+        .content
+        .iter()
+        .any(|block| matches!(block, AssistantContent::Thinking(_)));
+    match answer.stop_reason {
+        StopReason::Length if thought => {
+            "The answer reached the output limit before any text (it was all thinking); raise maxTokens or lower the thinking level"
+        }
+        StopReason::Length => "The answer reached the output limit before any text",
+        _ => "The answer has no text",
+    }
 }
 
-/// Keeps the answer `event` completes, if it completes one: the run's last
-/// is its result (a retried turn's failed answer comes before the retry's).
-fn keep_answer(event: &SessionEvent, answer: &mut Option<AssistantMessage>) {
-    if let SessionEvent::Agent(agent_event) = event
-        && let AgentEvent::MessageEnd {
-            message: Message::Assistant(message),
-        } = agent_event.as_ref()
-    {
-        *answer = Some(message.clone());
+/// How a run ended, taken from its events.
+#[derive(Default)]
+struct Outcome {
+    /// Its last answer: the run's result (a retried turn's failed answer
+    /// comes before the retry's).
+    answer: Option<AssistantMessage>,
+    /// The context overflowed and its recovery failed. The answer need not
+    /// be an error: a server that says so with an empty answer cut at the
+    /// output limit (`finish_reason: "length"`) leaves one that looks like
+    /// an ending, and the run exited 0 where a 400 exited 1.
+    overflow_unrecovered: bool,
+}
+
+impl Outcome {
+    /// Notes what `event` says of the run's end.
+    fn note(&mut self, event: &SessionEvent) {
+        if event.overflow_recovery_failed() {
+            self.overflow_unrecovered = true;
+        }
+        if let SessionEvent::Agent(agent_event) = event
+            && let AgentEvent::MessageEnd {
+                message: Message::Assistant(message),
+            } = agent_event.as_ref()
+        {
+            self.answer = Some(message.clone());
+        }
+    }
+
+    /// Whether the run ended in error (or aborted): no prompt after it runs.
+    fn failed(&self) -> bool {
+        self.overflow_unrecovered
+            || self.answer.as_ref().is_some_and(|answer| {
+                matches!(answer.stop_reason, StopReason::Error | StopReason::Aborted)
+            })
     }
 }
 
@@ -227,5 +261,35 @@ impl Sink<'_> {
         } else {
             EXIT_INTERRUPTED
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_ai::{Model, ThinkingContent};
+
+    use super::*;
+
+    #[test]
+    fn an_answer_cut_at_the_limit_blames_thinking_only_when_it_thought() {
+        let mut answer = AssistantMessage::empty(&Model::new("m", "p", "a"));
+        answer.stop_reason = StopReason::Length;
+        assert_eq!(
+            why_no_text(&answer),
+            "The answer reached the output limit before any text"
+        );
+        answer
+            .content
+            .push(AssistantContent::Thinking(ThinkingContent {
+                thinking: "first, the".into(),
+                thinking_signature: None,
+                redacted: None,
+            }));
+        assert!(
+            why_no_text(&answer)
+                .ends_with("(it was all thinking); raise maxTokens or lower the thinking level")
+        );
+        answer.stop_reason = StopReason::Stop;
+        assert_eq!(why_no_text(&answer), "The answer has no text");
     }
 }
