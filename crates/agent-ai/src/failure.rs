@@ -78,7 +78,9 @@ impl ErrorKind {
     }
 }
 
-fn transient_type(error_type: Option<&str>) -> bool {
+/// Whether an error object's `type` says "not now": for a refused request
+/// and for an error sent inside a stream alike.
+pub(crate) fn transient_type(error_type: Option<&str>) -> bool {
     error_type.is_some_and(|kind| TRANSIENT_ERROR_TYPES.contains(&kind))
 }
 

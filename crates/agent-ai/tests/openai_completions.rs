@@ -645,7 +645,23 @@ async fn error_object_inside_the_stream_ends_with_its_message() {
 #[tokio::test]
 async fn error_object_before_any_content_is_retried() {
     let overloaded = json!({"error": {"message": "Upstream provider overloaded", "code": 502}});
-    let server = TestServer::start(vec![stream(vec![data(&overloaded)]), text_answer()]).await;
+    error_object_is_retried(overloaded, "Upstream provider overloaded").await;
+}
+
+/// OpenAI's own in-stream failure says "not now" by its `type` alone, with
+/// a `null` code: it is retried as the same with a code 502 is. It ended
+/// the answer.
+#[tokio::test]
+async fn error_object_of_a_transient_type_without_a_code_is_retried() {
+    let message = "The server had an error while processing your request. Sorry about that!";
+    let failed = json!({"error": {"message": message, "type": "server_error", "code": null}});
+    error_object_is_retried(failed, &format!("server_error: {message}")).await;
+}
+
+/// `error` as the stream's first event is retried once, the notice quoting
+/// `message`, and the answer after it is the result.
+async fn error_object_is_retried(error: Value, message: &str) {
+    let server = TestServer::start(vec![stream(vec![data(&error)]), text_answer()]).await;
     let mut config = config(&server);
     let notices = recorded_notices(&mut config);
     let events = run(config, &context()).await;
@@ -668,7 +684,7 @@ async fn error_object_before_any_content_is_retried() {
             max_retries: 2,
             delay: Duration::from_millis(5),
             status: None,
-            message: "Upstream provider overloaded".into(),
+            message: message.into(),
         }]
     );
     assert_eq!(server.requests().len(), 2);

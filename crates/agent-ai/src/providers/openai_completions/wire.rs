@@ -11,6 +11,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::failure::transient_type;
 use crate::message::{StopReason, Usage};
 use crate::providers::http::{ApiError, HttpError};
 use crate::providers::retry::is_retryable_status;
@@ -26,19 +27,22 @@ pub(super) fn non_empty_str(value: Option<&Value>) -> Option<&str> {
 
 /// An `error` member sent inside the stream (OpenRouter and others report
 /// failures after the 200 this way), quoted as `type: message`; one whose
-/// numeric `code` says "not now" (429, 5xx) is retried when it comes before
-/// any content.
+/// numeric `code` (429, 5xx) or `type` (OpenAI's `server_error`, with a
+/// `null` code) says "not now" is retried when it comes before any content.
 pub(super) fn stream_error(error: &Value) -> HttpError {
-    let text = ApiError::deserialize(error)
-        .ok()
-        .and_then(|e| e.describe())
+    let api_error = ApiError::deserialize(error).ok();
+    let text = api_error
+        .as_ref()
+        .and_then(ApiError::describe)
         .or_else(|| error.as_str().map(str::to_owned))
         .unwrap_or_else(|| error.to_string());
-    let code = error.get("code").and_then(Value::as_u64);
-    if code
+    let busy_code = error
+        .get("code")
+        .and_then(Value::as_u64)
         .and_then(|c| u16::try_from(c).ok())
-        .is_some_and(is_retryable_status)
-    {
+        .is_some_and(is_retryable_status);
+    let busy_type = transient_type(api_error.and_then(|e| e.kind).as_deref());
+    if busy_code || busy_type {
         HttpError::ProviderBusy(text)
     } else {
         HttpError::Provider(text)
