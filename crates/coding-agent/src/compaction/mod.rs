@@ -44,6 +44,7 @@ use cut::{EntryKind, Sized, find_cut};
 use pieces::Piece;
 use summary::{
     SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
+    without_file_lists,
 };
 pub use summary::{SummaryKind, branch_summary_message_text, summary_message_text};
 
@@ -409,8 +410,12 @@ pub async fn summarise(
             progress(done, history_pieces.len());
         }
     }
-    // Nothing new before the split turn: the earlier summary stays as it is.
-    let mut history = summary.unwrap_or_else(|| "No prior history.".to_owned());
+    // Nothing new before the split turn: the earlier summary stays as it
+    // is, but for its file lists, appended anew below.
+    let mut history = summary.map_or_else(
+        || "No prior history.".to_owned(),
+        |summary| without_file_lists(&summary).to_owned(),
+    );
     if left_out > 0 {
         history = format!("{history}\n\n{}", pieces::left_out_note(left_out));
     }
@@ -639,36 +644,22 @@ mod tests {
         assert_eq!(plan.details.read_files, ["old.rs"]);
     }
 
-    /// Summarises a history of `count` user messages of 3,000 characters
-    /// in a 4,000-token window (one message a request); the requests' texts
-    /// and the summary.
-    /// The requests and the summary of `count` messages a piece each, and
-    /// the progress reported.
-    fn summarise_long_history(
-        count: usize,
-        previous: Option<&str>,
+    /// Summarises `plan` with a summariser that answers `answers` in turn:
+    /// the requests' texts, the summary, and the progress reported.
+    fn summarise_with(
+        plan: Plan,
+        answers: impl IntoIterator<Item = String>,
     ) -> (Vec<String>, String, Vec<(usize, usize)>) {
         use agent_ai::testing::ScriptedProvider;
-        use agent_ai::{AssistantContent, TextContent, UserMessage};
+        use agent_ai::{AssistantContent, TextContent};
 
-        let answers = (1..=count).map(|n| {
+        let answers = answers.into_iter().map(|text| {
             ScriptedProvider::reply(vec![AssistantContent::Text(TextContent {
-                text: format!("S{n}"),
+                text,
                 text_signature: None,
             })])
         });
         let provider = Arc::new(ScriptedProvider::from_messages(answers));
-        let plan = Plan {
-            first_kept_entry_id: Some("kept".into()),
-            history: (1..=count)
-                .map(|n| UserMessage::text(format!("m{n}:{}", "x".repeat(3000))).into())
-                .collect(),
-            turn_prefix: Vec::new(),
-            previous_summary: previous.map(str::to_owned),
-            details: CompactionDetails::default(),
-            tokens_before: 0,
-            budget: CompactionSettings::default().budget(4000, 0),
-        };
         let dyn_provider: Arc<dyn Provider> = provider.clone();
         let reported = std::sync::Mutex::new(Vec::new());
         let result = futures::executor::block_on(summarise(
@@ -690,6 +681,57 @@ mod tests {
             })
             .collect();
         (asked, result.summary, reported.into_inner().unwrap())
+    }
+
+    /// A plan of `history`, with nothing kept and no files, in a
+    /// 4,000-token window.
+    fn small_plan(history: Vec<Message>, previous: Option<&str>) -> Plan {
+        Plan {
+            first_kept_entry_id: Some("kept".into()),
+            history,
+            turn_prefix: Vec::new(),
+            previous_summary: previous.map(str::to_owned),
+            details: CompactionDetails::default(),
+            tokens_before: 0,
+            budget: CompactionSettings::default().budget(4000, 0),
+        }
+    }
+
+    /// Summarises a history of `count` user messages of 3,000 characters
+    /// in a 4,000-token window (one message a request): the requests' texts,
+    /// the summary, and the progress reported.
+    fn summarise_long_history(
+        count: usize,
+        previous: Option<&str>,
+    ) -> (Vec<String>, String, Vec<(usize, usize)>) {
+        let history = (1..=count)
+            .map(|n| agent_ai::UserMessage::text(format!("m{n}:{}", "x".repeat(3000))).into())
+            .collect();
+        summarise_with(
+            small_plan(history, previous),
+            (1..=count).map(|n| format!("S{n}")),
+        )
+    }
+
+    /// A split turn with nothing new before it carries the earlier summary
+    /// on as it is: its file lists must not come twice. They did, once from
+    /// the earlier summary and once appended anew.
+    #[test]
+    fn an_earlier_summary_carried_on_whole_holds_its_file_lists_once() {
+        let files = CompactionDetails {
+            read_files: vec!["a.txt".into()],
+            modified_files: vec!["b.txt".into()],
+        };
+        let lists = with_file_lists("", &files.read_files, &files.modified_files);
+        let mut plan = small_plan(Vec::new(), Some(&format!("## Goal\nONE{lists}")));
+        plan.turn_prefix = vec![agent_ai::UserMessage::text("go on").into()];
+        plan.details = files;
+        let (asked, summary, _) = summarise_with(plan, ["## Goal\nTWO".to_owned()]);
+        assert_eq!(asked.len(), 1, "the turn's beginning only");
+        assert_eq!(
+            summary,
+            format!("## Goal\nONE\n\n---\n\n**Turn Context (split turn):**\n\n## Goal\nTWO{lists}")
+        );
     }
 
     #[test]

@@ -278,6 +278,21 @@ pub fn with_file_lists(summary: &str, read: &[String], modified: &[String]) -> S
     text
 }
 
+/// `summary` without the file lists [`with_file_lists`] put at its end: an
+/// earlier summary carried on into a new one gets the lists anew, of the
+/// earlier files and the new ones, and would hold them twice.
+pub fn without_file_lists(summary: &str) -> &str {
+    let mut text = summary;
+    for tag in ["modified-files", "read-files"] {
+        if text.ends_with(&format!("\n</{tag}>"))
+            && let Some(at) = text.rfind(&format!("\n\n<{tag}>\n"))
+        {
+            text = &text[..at];
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use agent_ai::{AssistantMessage, Content, Model, ToolCall, ToolResultMessage, UserMessage};
@@ -352,6 +367,12 @@ mod tests {
             "S\n\n<modified-files>\nb.rs\n</modified-files>"
         );
         assert_eq!(with_file_lists("S", &[], &[]), "S");
+        let both = with_file_lists("S", &["a.rs".into()], &["b.rs".into()]);
+        assert_eq!(without_file_lists(&both), "S");
+        assert_eq!(
+            without_file_lists("S\n\n<read-files>\na.rs"),
+            "S\n\n<read-files>\na.rs"
+        );
     }
 
     #[test]
