@@ -1459,6 +1459,15 @@ fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
         // Until an answer reports its usage, the context is the next
         // request's estimate, the system prompt and seven tools included.
         let (_, stats) = ask(json!({"id": "st2", "type": "get_session_stats"}));
+        // The summary, the kept second prompt and its answer: the summary
+        // is not the user's (it was counted as one).
+        assert_eq!(
+            (
+                &stats["data"]["userMessages"],
+                &stats["data"]["totalMessages"]
+            ),
+            (&json!(1), &json!(3))
+        );
         let usage = &stats["data"]["contextUsage"];
         assert_eq!(usage["estimated"], true, "{usage}");
         let tokens = usage["tokens"].as_u64().unwrap();

@@ -7,6 +7,7 @@ use agent_ai::Message;
 use serde::Serialize;
 
 use super::AgentSession;
+use crate::compaction::is_summary_message;
 
 /// Counts and totals over the current context (after a compaction, the
 /// summary and what was kept), and how full the window is.
@@ -18,7 +19,8 @@ pub struct SessionStats {
     pub session_file: Option<PathBuf>,
     /// The session's id.
     pub session_id: String,
-    /// The user's messages.
+    /// The user's messages (not the summaries that reach the model as user
+    /// messages, as Pi counts).
     pub user_messages: usize,
     /// The model's answers.
     pub assistant_messages: usize,
@@ -92,7 +94,7 @@ impl AgentSession {
         SessionStats {
             session_file: self.session_file(),
             session_id: self.header().id,
-            user_messages: count(|m| matches!(m, Message::User(_))),
+            user_messages: count(|m| matches!(m, Message::User(_)) && !is_summary_message(m)),
             assistant_messages: count(|m| matches!(m, Message::Assistant(_))),
             tool_calls: answers().map(|a| a.tool_calls().count()).sum(),
             tool_results: count(|m| matches!(m, Message::ToolResult(_))),

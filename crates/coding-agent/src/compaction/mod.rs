@@ -46,7 +46,9 @@ use summary::{
     SUMMARY_SYSTEM_PROMPT, history_request, join_split_turn, turn_prefix_request, with_file_lists,
     without_file_lists,
 };
-pub use summary::{SummaryKind, branch_summary_message_text, summary_message_text};
+pub use summary::{
+    SummaryKind, branch_summary_message_text, is_summary_message, summary_message_text,
+};
 
 /// The window assumed for a model nobody told us about (Pi's default for
 /// custom models).

@@ -121,6 +121,21 @@ pub fn summary_message_text(summary: &str) -> String {
     wrap_summary(COMPACTION_INTRO, summary)
 }
 
+/// Whether `message` is a summary the session put in the conversation
+/// ([`summary_message_text`], [`branch_summary_message_text`]): the model
+/// reads it as a user message, but the user did not write it (Pi gives it a
+/// role of its own).
+pub fn is_summary_message(message: &Message) -> bool {
+    let Message::User(user) = message else {
+        return false;
+    };
+    let text = user_text(&user.content);
+    [COMPACTION_INTRO, BRANCH_INTRO].iter().any(|intro| {
+        text.strip_prefix(intro)
+            .is_some_and(|rest| rest.starts_with(SUMMARY_OPEN) && rest.ends_with(SUMMARY_CLOSE))
+    })
+}
+
 /// The history request's user message: the conversation (written out by
 /// [`serialize_conversation`]), the previous summary when there is one,
 /// the instructions, and the user's focus (`/compact TEXT`).
@@ -373,6 +388,17 @@ mod tests {
             without_file_lists("S\n\n<read-files>\na.rs"),
             "S\n\n<read-files>\na.rs"
         );
+    }
+
+    #[test]
+    fn summaries_are_told_from_what_the_user_wrote() {
+        let said = |text: String| Message::from(UserMessage::text(text));
+        assert!(is_summary_message(&said(summary_message_text("S"))));
+        assert!(is_summary_message(&said(branch_summary_message_text("B"))));
+        assert!(!is_summary_message(&said("S".into())));
+        assert!(!is_summary_message(&said(format!(
+            "{COMPACTION_INTRO} and more"
+        ))));
     }
 
     #[test]
