@@ -228,7 +228,7 @@ pub struct Settings {
 /// Pi's settings this agent does not read (docs/DEVIATIONS.md M16), as
 /// paths of keys: a file that sets one is told so rather than left to
 /// wonder why nothing changed.
-const PI_KEYS_NOT_READ: [&str; 7] = [
+const PI_KEYS_NOT_READ: [&str; 8] = [
     "sessionDir",
     "shellPath",
     "shellCommandPrefix",
@@ -236,6 +236,7 @@ const PI_KEYS_NOT_READ: [&str; 7] = [
     "images.autoResize",
     "steeringMode",
     "followUpMode",
+    "retry.provider.timeoutMs",
 ];
 
 /// The least output a default `maxTokens` cut to a small window's quarter

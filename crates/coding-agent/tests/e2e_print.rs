@@ -557,7 +557,8 @@ fn a_pi_setting_this_agent_does_not_read_is_named() {
     let wire = Wire::OpenAi;
     let sandbox = Sandbox::new();
     sandbox.write_global_settings(
-        &json!({"sessionDir": "/elsewhere", "images": {"autoResize": false}}),
+        &json!({"sessionDir": "/elsewhere", "images": {"autoResize": false},
+            "retry": {"provider": {"timeoutMs": 5000}}}),
     );
     let server = ModelServer::answering(wire, vec![Answer::text(&["ok"])]);
     let mut command = sandbox.command(wire, &server);
@@ -568,7 +569,7 @@ fn a_pi_setting_this_agent_does_not_read_is_named() {
     assert_eq!(
         stderr,
         format!(
-            "Warning: {0}: `sessionDir` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)\nWarning: {0}: `images.autoResize` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)\n",
+            "Warning: {0}: `sessionDir` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)\nWarning: {0}: `images.autoResize` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)\nWarning: {0}: `retry.provider.timeoutMs` is a Pi setting this agent does not read (docs/DEVIATIONS.md M16)\n",
             file.display()
         )
     );
