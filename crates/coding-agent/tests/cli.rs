@@ -441,6 +441,21 @@ fn unreadable_search_roots_fail_and_a_writable_file_in_a_closed_directory_is_wri
         ),
         format!("EACCES: permission denied, open '{}'", private.display())
     );
+    // Below the root they are skipped, and said: not a bare "no matches".
+    let searched = |tool: &str, args: serde_json::Value| {
+        let result = tool_unprivileged(&[tool, &args.to_string()], &dir);
+        assert_eq!(result["isError"], false, "{result}");
+        result["content"][0]["text"].as_str().unwrap().to_owned()
+    };
+    let skipped = "[2 paths could not be read and were skipped: closed, private.txt]";
+    assert_eq!(
+        searched("grep", serde_json::json!({"pattern": "needle"})),
+        format!("No matches found\n\n{skipped}")
+    );
+    assert_eq!(
+        searched("find", serde_json::json!({"pattern": "u.txt"})),
+        "No files found matching pattern\n\n[1 path could not be read and was skipped: closed]"
+    );
 
     let written = tool_unprivileged(
         &[

@@ -11,7 +11,7 @@ use std::time::Duration;
 use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::support::paths::HomeDir;
-use coding_agent::support::walk::SearchError;
+use coding_agent::support::walk::{SearchError, Searched};
 use coding_agent::tools::find::FindTool;
 use coding_agent::tools::find::ops::{FindOperations, FindRequest};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
@@ -357,7 +357,7 @@ impl FindOperations for Stuck {
         &self,
         _request: FindRequest,
         _cancel: CancellationToken,
-    ) -> Result<Vec<String>, SearchError> {
+    ) -> Result<Searched<String>, SearchError> {
         std::future::pending().await
     }
 }
@@ -384,7 +384,7 @@ async fn find_passes_pis_arguments_to_the_operations() {
             &self,
             request: FindRequest,
             _cancel: CancellationToken,
-        ) -> Result<Vec<String>, SearchError> {
+        ) -> Result<Searched<String>, SearchError> {
             assert_eq!(
                 request,
                 FindRequest {
@@ -393,7 +393,7 @@ async fn find_passes_pis_arguments_to_the_operations() {
                     limit: Some(1000),
                 }
             );
-            Ok(vec!["a.ts".into()])
+            Ok(Searched::all(vec!["a.ts".into()]))
         }
     }
     let result = run(

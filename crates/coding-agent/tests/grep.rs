@@ -11,7 +11,7 @@ use std::time::Duration;
 use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::support::paths::HomeDir;
-use coding_agent::support::walk::SearchError;
+use coding_agent::support::walk::{SearchError, Searched, Unreadable};
 use coding_agent::tools::grep::GrepTool;
 use coding_agent::tools::grep::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
@@ -546,7 +546,7 @@ impl GrepOperations for Stuck {
         &self,
         _request: GrepRequest,
         _cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, SearchError> {
+    ) -> Result<Searched<GrepMatch>, SearchError> {
         std::future::pending().await
     }
 }
@@ -562,7 +562,7 @@ async fn grep_cancelled_while_running_is_aborted() {
 }
 
 /// Operations answering from memory: the tool formats whatever a remote search returns.
-struct Canned(Vec<GrepMatch>);
+struct Canned(Searched<GrepMatch>);
 
 impl HomeDir for Canned {}
 
@@ -572,14 +572,14 @@ impl GrepOperations for Canned {
         &self,
         _request: GrepRequest,
         _cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, SearchError> {
+    ) -> Result<Searched<GrepMatch>, SearchError> {
         Ok(self.0.clone())
     }
 }
 
 #[tokio::test]
 async fn grep_shows_unreadable_files_in_context_mode() {
-    let tool = Typed::new(GrepTool::new(Arc::new(Canned(vec![
+    let tool = Typed::new(GrepTool::new(Arc::new(Canned(Searched::all(vec![
         GrepMatch {
             path: "gone.txt".into(),
             line_number: 3,
@@ -593,7 +593,7 @@ async fn grep_shows_unreadable_files_in_context_mode() {
                 lines: vec!["a".into(), "hit".into()],
             },
         },
-    ]))));
+    ])))));
     let result = run(
         &tool,
         Path::new("/"),
@@ -604,6 +604,39 @@ async fn grep_shows_unreadable_files_in_context_mode() {
     assert_eq!(
         text(&result),
         "gone.txt:3: (unable to read file)\nhere.txt-1- a\nhere.txt:2: hit"
+    );
+}
+
+/// What a search could not read is said after what it found, and after
+/// "No matches found": that must not stand for "could not look".
+#[tokio::test]
+async fn entries_a_search_could_not_read_are_said_after_the_results() {
+    let mut unreadable = Unreadable::default();
+    for path in ["z/secret", "logs", "b.txt", "a/private"] {
+        unreadable.add(path.into());
+    }
+    let hit = GrepMatch {
+        path: "ok.txt".into(),
+        line_number: 1,
+        lines: MatchLines::Line("x".into()),
+    };
+    let said = |found: Vec<GrepMatch>| {
+        let tool = Typed::new(GrepTool::new(Arc::new(Canned(Searched {
+            found,
+            unreadable: unreadable.clone(),
+        }))));
+        async move {
+            let result = run(&tool, Path::new("/"), json!({"pattern": "x"}))
+                .await
+                .unwrap();
+            text(&result).to_owned()
+        }
+    };
+    let skipped = "4 paths could not be read and were skipped: a/private, b.txt, logs and 1 more";
+    assert_eq!(said(vec![hit]).await, format!("ok.txt:1: x\n\n[{skipped}]"));
+    assert_eq!(
+        said(Vec::new()).await,
+        format!("No matches found\n\n[{skipped}]")
     );
 }
 
@@ -619,7 +652,7 @@ async fn grep_passes_pis_arguments_to_the_operations() {
             &self,
             request: GrepRequest,
             _cancel: CancellationToken,
-        ) -> Result<Vec<GrepMatch>, SearchError> {
+        ) -> Result<Searched<GrepMatch>, SearchError> {
             assert_eq!(
                 request,
                 GrepRequest {
@@ -632,7 +665,7 @@ async fn grep_passes_pis_arguments_to_the_operations() {
                     limit: 1,
                 }
             );
-            Ok(Vec::new())
+            Ok(Searched::all(Vec::new()))
         }
     }
     let result = run(

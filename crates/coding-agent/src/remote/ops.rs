@@ -23,7 +23,7 @@ use super::protocol::{BashCall, Bytes, Call, RemoteSandbox, Reply};
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::MutationTarget;
 use crate::support::paths::HomeDir;
-use crate::support::walk::SearchError;
+use crate::support::walk::{SearchError, Searched};
 use crate::tools::bash::log::OutputLog;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
 use crate::tools::edit::ops::EditOperations;
@@ -308,7 +308,7 @@ impl GrepOperations for RemoteOperations {
         &self,
         request: GrepRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, SearchError> {
+    ) -> Result<Searched<GrepMatch>, SearchError> {
         self.walk(Call::Grep(request), &cancel, |reply| match reply {
             Reply::Grep(found) => Ok(found),
             other => Err(other),
@@ -323,7 +323,7 @@ impl FindOperations for RemoteOperations {
         &self,
         request: FindRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<String>, SearchError> {
+    ) -> Result<Searched<String>, SearchError> {
         self.walk(Call::Find(request), &cancel, |reply| match reply {
             Reply::Find(found) => Ok(found),
             other => Err(other),

@@ -24,7 +24,7 @@ use super::whole::{ToolAnswer, ToolCall};
 use crate::sandbox::{Enforced, KernelError, SandboxMode, SandboxPolicy};
 use crate::support::fs_error::FsError;
 use crate::support::truncate::format_size;
-use crate::support::walk::SearchError;
+use crate::support::walk::{SearchError, Searched};
 use crate::tools::bash::ops::{ExecError, ExitStatus};
 use crate::tools::find::ops::FindRequest;
 use crate::tools::grep::ops::{GrepMatch, GrepRequest};
@@ -193,9 +193,9 @@ pub enum Reply {
     /// How a command ended.
     Exit(Result<ExitStatus, WireExec>),
     /// `grep`.
-    Grep(Result<Vec<GrepMatch>, SearchError>),
+    Grep(Result<Searched<GrepMatch>, SearchError>),
     /// `find`.
-    Find(Result<Vec<String>, SearchError>),
+    Find(Result<Searched<String>, SearchError>),
     /// `LsOperations::stat`.
     Stat(Result<EntryStat, WireIo>),
     /// `LsOperations::read_dir`: the names' bytes.

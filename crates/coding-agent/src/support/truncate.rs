@@ -202,19 +202,20 @@ pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
 /// The output of a tool that lists (grep, find, ls): `lines` joined and cut
 /// to 50 KB ([`Limits::bytes_only`]), then the notices in Pi's order: the
 /// tool's own count limit (`count_notice`, when it was reached), the byte
-/// limit, then `later_notice`. Returns the text and the truncation, when the
+/// limit, then `later_notices`. Returns the text and the truncation, when the
 /// byte limit cut it.
 pub fn truncate_list(
     lines: &[String],
     count_notice: Option<String>,
-    later_notice: Option<String>,
+    later_notices: impl IntoIterator<Item = Option<String>>,
 ) -> (String, Option<Truncation>) {
     let truncation = truncate_head(&lines.join("\n"), Limits::bytes_only());
     let byte_notice = truncation
         .truncated
         .then(|| format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-    let notices: Vec<String> = [count_notice, byte_notice, later_notice]
+    let notices: Vec<String> = [count_notice, byte_notice]
         .into_iter()
+        .chain(later_notices)
         .flatten()
         .collect();
     let text = append_notices(truncation.content.clone(), &notices);

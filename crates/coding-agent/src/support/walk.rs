@@ -81,6 +81,99 @@ impl SearchError {
     }
 }
 
+/// What a search below a directory found, and what it could not look into.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Searched<T> {
+    /// The matches (grep) or paths (find), in path order.
+    pub found: Vec<T>,
+    /// The entries it could not read.
+    pub unreadable: Unreadable,
+}
+
+impl<T> Searched<T> {
+    /// `found`, with everything read.
+    pub fn all(found: Vec<T>) -> Self {
+        Searched {
+            found,
+            unreadable: Unreadable::default(),
+        }
+    }
+}
+
+/// The entries below a searched directory that could not be read (a folder
+/// that cannot be listed, a file that cannot be opened): skipped, where Pi's
+/// rg and fd fail the whole call (DEVIATIONS #15), and said after the
+/// results, so that "No matches found" never stands for "could not look".
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Unreadable {
+    /// How many.
+    pub count: usize,
+    /// The first few, relative to the searched directory, in order.
+    pub first: Vec<String>,
+}
+
+/// Whether `error` says the entry is gone (removed while a search ran).
+pub fn gone(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::NotFound
+}
+
+/// How many unreadable entries the notice names.
+const NAMED_UNREADABLE: usize = 3;
+
+impl Unreadable {
+    /// Counts the entry shown as `shown`; the first few (by name, whatever
+    /// order parallel threads find them in) are kept to be named.
+    pub fn add(&mut self, shown: String) {
+        self.count += 1;
+        let at = self.first.binary_search(&shown).unwrap_or_else(|at| at);
+        if at < NAMED_UNREADABLE {
+            self.first.insert(at, shown);
+            self.first.truncate(NAMED_UNREADABLE);
+        }
+    }
+
+    /// Counts what the walk of `root` could not read, when `error` is that:
+    /// an I/O error on an entry (not a broken ignore file's pattern, nor an
+    /// entry removed while the walk ran: it is not there to be found).
+    pub fn add_walk_error(&mut self, root: &Path, error: &ignore::Error) {
+        if error.io_error().is_none_or(gone) {
+            return;
+        }
+        let mut inner = error;
+        loop {
+            match inner {
+                ignore::Error::WithDepth { err, .. }
+                | ignore::Error::WithLineNumber { err, .. } => {
+                    inner = err;
+                }
+                ignore::Error::WithPath { path, .. } => {
+                    let relative = path.strip_prefix(root).unwrap_or(path);
+                    return self.add(slash_path(relative));
+                }
+                _ => return self.add(String::from("(an entry)")),
+            }
+        }
+    }
+
+    /// The notice after the results: `2 paths could not be read and were
+    /// skipped: logs, secret.txt`.
+    pub fn notice(&self) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let noun = if self.count == 1 { "path" } else { "paths" };
+        let verb = if self.count == 1 { "was" } else { "were" };
+        let mut named = self.first.join(", ");
+        if self.count > self.first.len() {
+            named.push_str(&format!(" and {} more", self.count - self.first.len()));
+        }
+        Some(format!(
+            "{} {noun} could not be read and {verb} skipped: {named}",
+            self.count
+        ))
+    }
+}
+
 /// What a walk honours besides the tree's own ignore files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WalkOptions {

@@ -19,8 +19,10 @@ use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
+use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
+use crate::support::walk::Searched;
 use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
@@ -108,19 +110,22 @@ impl TypedTool for FindTool {
             pattern: args.pattern,
             limit,
         };
-        let paths = self
+        let searched = self
             .ops
             .glob(request, ctx.cancel.clone())
             .await
             .map_err(|error| error.for_model(&search_path))?;
-        Ok(format_result(&paths, limit))
+        Ok(format_result(&searched, limit))
     }
 }
 
-/// Pi's output: one path per line, cut to 50KB, then the notices.
-fn format_result(paths: &[String], limit: Option<usize>) -> ToolOutput<FindDetails> {
+/// Pi's output: one path per line, cut to 50KB, then the notices; the
+/// entries that could not be read said last.
+fn format_result(searched: &Searched<String>, limit: Option<usize>) -> ToolOutput<FindDetails> {
+    let paths = &searched.found;
+    let unreadable = searched.unreadable.notice();
     if paths.is_empty() {
-        return ToolOutput::text(NO_FILES);
+        return ToolOutput::text(append_notices(NO_FILES.to_owned(), unreadable.as_slice()));
     }
     let result_limit_reached = limit.filter(|&limit| paths.len() >= limit);
     let limit_notice = result_limit_reached.map(|limit| {
@@ -129,7 +134,7 @@ fn format_result(paths: &[String], limit: Option<usize>) -> ToolOutput<FindDetai
             limit.saturating_mul(2)
         )
     });
-    let (text, truncation) = truncate_list(paths, limit_notice, None);
+    let (text, truncation) = truncate_list(paths, limit_notice, [unreadable]);
     ToolOutput::text(text).with_details_if_any(FindDetails {
         result_limit_reached,
         truncation,

@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::paths::HomeDir;
 use crate::support::walk::{
-    LocalSearchOperations, PathGlob, SearchError, WalkOptions, check_readable, slash_path, walk,
+    LocalSearchOperations, PathGlob, SearchError, Searched, Unreadable, WalkOptions,
+    check_readable, slash_path, walk,
 };
 
 /// One glob search, as the `find` tool asks for it.
@@ -33,12 +34,13 @@ pub trait FindOperations: HomeDir + Send + Sync {
     /// Runs `request`: matching entries below the search directory (not the
     /// directory itself), in path order (compared component by component), as
     /// paths relative to it with `/` separators; directories end in `/`.
-    /// Returns promptly with [`SearchError::Cancelled`] once `cancel` fires.
+    /// Entries it could not read are skipped and counted. Returns promptly
+    /// with [`SearchError::Cancelled`] once `cancel` fires.
     async fn glob(
         &self,
         request: FindRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<String>, SearchError>;
+    ) -> Result<Searched<String>, SearchError>;
 }
 
 #[async_trait]
@@ -47,7 +49,7 @@ impl FindOperations for LocalSearchOperations {
         &self,
         request: FindRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<String>, SearchError> {
+    ) -> Result<Searched<String>, SearchError> {
         self.blocking("find", move |options| {
             glob_blocking(&request, options, &cancel)
         })
@@ -59,7 +61,7 @@ fn glob_blocking(
     request: &FindRequest,
     options: WalkOptions,
     cancel: &CancellationToken,
-) -> Result<Vec<String>, SearchError> {
+) -> Result<Searched<String>, SearchError> {
     let metadata = std::fs::metadata(&request.path).map_err(|_| SearchError::PathNotFound)?;
     if !metadata.is_dir() {
         return Err(SearchError::NotADirectory);
@@ -70,10 +72,18 @@ fn glob_blocking(
     let limit = request.limit.unwrap_or(usize::MAX);
     let root = request.path.as_path();
     let mut found = Vec::new();
-    for entry in walk(root, options).flatten() {
+    let mut unreadable = Unreadable::default();
+    for entry in walk(root, options) {
         if cancel.is_cancelled() {
             return Err(SearchError::Cancelled);
         }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                unreadable.add_walk_error(root, &error);
+                continue;
+            }
+        };
         if found.len() >= limit {
             break;
         }
@@ -92,5 +102,5 @@ fn glob_blocking(
         }
         found.push(shown);
     }
-    Ok(found)
+    Ok(Searched { found, unreadable })
 }

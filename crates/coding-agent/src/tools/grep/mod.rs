@@ -19,8 +19,10 @@ use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
+use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
+use crate::support::walk::Searched;
 use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
@@ -146,12 +148,12 @@ impl TypedTool for GrepTool {
             context: context_lines(args.context),
             limit,
         };
-        let matches = self
+        let searched = self
             .ops
             .search(request, ctx.cancel.clone())
             .await
             .map_err(|error| error.for_model(&search_path))?;
-        Ok(format_result(&matches, limit))
+        Ok(format_result(&searched, limit))
     }
 }
 
@@ -173,10 +175,13 @@ fn is_match_line(line: &str) -> bool {
 }
 
 /// Pi's output: one line per match (or per context line), cut to 500 chars
-/// each and 50KB in all, then the notices.
-fn format_result(matches: &[GrepMatch], limit: usize) -> ToolOutput<GrepDetails> {
+/// each and 50KB in all, then the notices; the entries that could not be
+/// read said last.
+fn format_result(searched: &Searched<GrepMatch>, limit: usize) -> ToolOutput<GrepDetails> {
+    let matches = &searched.found;
+    let unreadable = searched.unreadable.notice();
     if matches.is_empty() {
-        return ToolOutput::text(NO_MATCHES);
+        return ToolOutput::text(append_notices(NO_MATCHES.to_owned(), unreadable.as_slice()));
     }
     let mut lines_truncated = false;
     let mut output: Vec<String> = Vec::new();
@@ -212,7 +217,7 @@ fn format_result(matches: &[GrepMatch], limit: usize) -> ToolOutput<GrepDetails>
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         )
     });
-    let (text, truncation) = truncate_list(&output, limit_notice, lines_notice);
+    let (text, truncation) = truncate_list(&output, limit_notice, [lines_notice, unreadable]);
     ToolOutput::text(text).with_details_if_any(GrepDetails {
         match_limit_reached,
         truncation,

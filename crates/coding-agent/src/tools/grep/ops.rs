@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
@@ -21,12 +21,13 @@ use ignore::overrides::{Override, OverrideBuilder};
 use tokio_util::sync::CancellationToken;
 
 use super::context::window_lines;
-use crate::support::fs_error::SpecialFile;
+use crate::support::fs_error::{FsError, SpecialFile};
 use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, shown_prefix};
 use crate::support::walk::{
-    LocalSearchOperations, SearchError, WalkOptions, check_readable, slash_path, walk_parallel,
+    LocalSearchOperations, SearchError, Searched, Unreadable, WalkOptions, check_readable, gone,
+    slash_path, walk_parallel,
 };
 
 /// One search, as the `grep` tool asks for it.
@@ -83,13 +84,14 @@ pub enum MatchLines {
 #[async_trait]
 pub trait GrepOperations: HomeDir + Send + Sync {
     /// Runs `request`: the first `request.limit` matches in path order (paths
-    /// compared component by component), then line order. Returns promptly
-    /// with [`SearchError::Cancelled`] once `cancel` fires.
+    /// compared component by component), then line order; entries it could
+    /// not read are skipped and counted. Returns promptly with
+    /// [`SearchError::Cancelled`] once `cancel` fires.
     async fn search(
         &self,
         request: GrepRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, SearchError>;
+    ) -> Result<Searched<GrepMatch>, SearchError>;
 }
 
 /// Several files at a time.
@@ -99,7 +101,7 @@ impl GrepOperations for LocalSearchOperations {
         &self,
         request: GrepRequest,
         cancel: CancellationToken,
-    ) -> Result<Vec<GrepMatch>, SearchError> {
+    ) -> Result<Searched<GrepMatch>, SearchError> {
         self.blocking("search", move |options| {
             search_blocking(&request, options, &cancel)
         })
@@ -114,7 +116,7 @@ fn search_blocking(
     request: &GrepRequest,
     options: WalkOptions,
     cancel: &CancellationToken,
-) -> Result<Vec<GrepMatch>, SearchError> {
+) -> Result<Searched<GrepMatch>, SearchError> {
     let metadata = std::fs::metadata(&request.path).map_err(|_| SearchError::PathNotFound)?;
     let matcher = build_matcher(request)?;
     let limit = request.limit.max(1);
@@ -131,14 +133,18 @@ fn search_blocking(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut searcher = new_searcher();
-        return Ok(search_file(
+        let found = search_file(
             &mut searcher,
             &matcher,
             &request.path,
             &name,
             request.context,
             limit,
-        ));
+        );
+        // Opened a moment ago: an error now is one reading it.
+        return found.map(Searched::all).map_err(|error| {
+            SearchError::Other(FsError::new(&error, "read", &request.path).to_string())
+        });
     }
     check_readable(&request.path, true)?;
     let glob = request
@@ -147,11 +153,11 @@ fn search_blocking(
         .map(|glob| file_glob(&request.path, glob))
         .transpose()
         .map_err(SearchError::InvalidPattern)?;
-    let matches = search_tree(request, &matcher, glob.as_ref(), limit, options, cancel);
+    let searched = search_tree(request, &matcher, glob.as_ref(), limit, options, cancel);
     if cancel.is_cancelled() {
         return Err(SearchError::Cancelled);
     }
-    Ok(matches)
+    Ok(searched)
 }
 
 /// `glob` as rg's `--glob` reads it, under the search directory `root`:
@@ -251,7 +257,7 @@ fn search_tree(
     limit: usize,
     options: WalkOptions,
     cancel: &CancellationToken,
-) -> Vec<GrepMatch> {
+) -> Searched<GrepMatch> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_WORKERS);
@@ -263,16 +269,21 @@ fn search_tree(
     // Set once `first` holds `limit` matches, so the lock is only taken to
     // prune when pruning is possible.
     let full = AtomicBool::new(false);
+    let unreadable = Mutex::new(Unreadable::default());
     let root = request.path.as_path();
     walk_parallel(root, threads, options).run(|| {
         let mut searcher = new_searcher();
-        let (first, full) = (&first, &full);
+        let (first, full, unreadable) = (&first, &full, &unreadable);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    lock(unreadable).add_walk_error(root, &error);
+                    return WalkState::Continue;
+                }
             };
             let Ok(relative) = entry.path().strip_prefix(root) else {
                 return WalkState::Continue;
@@ -291,14 +302,22 @@ fn search_tree(
                 return WalkState::Continue;
             }
             let display = slash_path(relative);
-            let matches = search_file(
+            let matches = match search_file(
                 &mut searcher,
                 matcher,
                 entry.path(),
                 &display,
                 request.context,
                 limit,
-            );
+            ) {
+                Ok(matches) => matches,
+                Err(error) => {
+                    if !gone(&error) {
+                        lock(unreadable).add(display);
+                    }
+                    return WalkState::Continue;
+                }
+            };
             if !matches.is_empty() {
                 let mut first = lock(first);
                 first.offer(relative.to_path_buf(), matches);
@@ -307,10 +326,15 @@ fn search_tree(
             WalkState::Continue
         })
     });
-    first
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .into_sorted()
+    Searched {
+        found: first
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .into_sorted(),
+        unreadable: unreadable
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner),
+    }
 }
 
 fn search_file(
@@ -320,31 +344,29 @@ fn search_file(
     display: &str,
     context: usize,
     limit: usize,
-) -> Vec<GrepMatch> {
+) -> std::io::Result<Vec<GrepMatch>> {
     let mut found: Vec<(u64, String)> = Vec::new();
     let sink = Lossy(|line_number, line: &str| {
         found.push((line_number, clean_line(line)));
         Ok(found.len() < limit)
     });
-    if searcher.search_path(matcher, path, sink).is_err() {
-        return Vec::new();
-    }
+    searcher.search_path(matcher, path, sink)?;
     if context == 0 || found.is_empty() {
-        return found
+        return Ok(found
             .into_iter()
             .map(|(line_number, text)| GrepMatch {
                 path: display.to_owned(),
                 line_number,
                 lines: MatchLines::Line(text),
             })
-            .collect();
+            .collect());
     }
     let numbers: Vec<u64> = found.iter().map(|&(line_number, _)| line_number).collect();
     let context = context as u64;
     let file_lines = std::fs::File::open(path)
         .and_then(|file| window_lines(std::io::BufReader::new(file), &numbers, context))
         .ok();
-    found
+    Ok(found
         .into_iter()
         .map(|(line_number, _)| GrepMatch {
             path: display.to_owned(),
@@ -354,7 +376,7 @@ fn search_file(
                 None => MatchLines::Unreadable,
             },
         })
-        .collect()
+        .collect())
 }
 
 /// A matching line as Pi shows it: without its line ending and without any
@@ -460,7 +482,7 @@ mod tests {
             shown(text)
         };
 
-        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 0, 10);
+        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 0, 10).unwrap();
         let [
             GrepMatch {
                 lines: MatchLines::Line(text),
@@ -472,7 +494,7 @@ mod tests {
         };
         assert_eq!(short(text), shown(&long));
 
-        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 1, 10);
+        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 1, 10).unwrap();
         let [
             GrepMatch {
                 lines: MatchLines::Window { lines, .. },

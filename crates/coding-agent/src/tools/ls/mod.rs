@@ -136,7 +136,7 @@ impl TypedTool for LsTool {
                 js_number::format(limit * 2.0)
             )
         });
-        let (text, truncation) = truncate_list(&listed, limit_notice, None);
+        let (text, truncation) = truncate_list(&listed, limit_notice, []);
         Ok(ToolOutput::text(text).with_details_if_any(LsDetails {
             entry_limit_reached,
             truncation,
