@@ -207,6 +207,18 @@ async fn command_array_is_rejected_before_running() {
     );
 }
 
+/// No command line holds a NUL: the model is told so, not the spawn's
+/// error (which named the program that starts the shell, the agent itself
+/// when sandboxed).
+#[tokio::test]
+async fn a_command_holding_a_nul_is_refused_saying_why() {
+    let fx = Fixture::new();
+    assert_eq!(
+        err_text(fx.run(json!({"command": "echo a\u{0}b"})).await),
+        "The command contains a NUL character (\\0), which no command line can hold; remove it or write it as printf '\\0'"
+    );
+}
+
 // ---- Pi's test cases (A.4) -------------------------------------------------
 
 #[tokio::test]

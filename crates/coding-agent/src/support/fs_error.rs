@@ -168,13 +168,17 @@ const NODE_CODES: [(io::ErrorKind, &str, &str); 10] = {
 /// Node's code and libuv's description for errors Rust gives no kind of
 /// their own: a symlink loop is `Other` to it, and EPERM shares EACCES's
 /// `PermissionDenied`.
-const NODE_ERRNOS: [(i32, &str, &str); 2] = [
+const NODE_ERRNOS: [(i32, &str, &str); 6] = [
     (
         nix::libc::ELOOP,
         "ELOOP",
         "too many symbolic links encountered",
     ),
     (nix::libc::EPERM, "EPERM", "operation not permitted"),
+    (nix::libc::EIO, "EIO", "i/o error"),
+    (nix::libc::EFBIG, "EFBIG", "file too large"),
+    (nix::libc::EMFILE, "EMFILE", "too many open files"),
+    (nix::libc::ETXTBSY, "ETXTBSY", "text file is busy"),
 ];
 
 fn node_code(err: &io::Error) -> Option<(&'static str, &'static str)> {
@@ -207,6 +211,24 @@ impl FsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Errors Rust has no kind of its own for read as Node's do, not as
+    /// `Input/output error (os error 5)`.
+    #[test]
+    fn errors_without_a_kind_of_their_own_read_like_node() {
+        let said = |errno: i32| {
+            let err = io::Error::from_raw_os_error(errno);
+            FsError::new(&err, "read", Path::new("/proc/self/mem")).to_string()
+        };
+        assert_eq!(
+            said(nix::libc::EIO),
+            "EIO: i/o error, read '/proc/self/mem'"
+        );
+        assert_eq!(
+            said(nix::libc::EFBIG),
+            "EFBIG: file too large, read '/proc/self/mem'"
+        );
+    }
 
     #[test]
     fn missing_file_reads_like_node() {

@@ -177,6 +177,9 @@ impl CommandEnd {
 /// Bash's text for a cancelled call (the other tools say `Operation aborted`).
 const ABORTED: &str = "Command aborted";
 
+/// What the model reads of a command holding a NUL character.
+const NUL_IN_COMMAND: &str = "The command contains a NUL character (\\0), which no command line can hold; remove it or write it as printf '\\0'";
+
 /// The output as the model reads it: the tail, plus Pi's notice when cut;
 /// and `details` (`truncation`, `fullOutputPath`) only when cut.
 fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<BashDetails>) {
@@ -344,6 +347,11 @@ impl TypedTool for BashTool {
         };
         if let Some(hook) = &self.options.spawn_hook {
             spawn = hook(spawn);
+        }
+        // The operating system takes no argument holding a NUL: say so, not
+        // the spawn's error, which names whatever program started the shell.
+        if spawn.command.contains('\0') {
+            return Err(ToolFailure::new(NUL_IN_COMMAND));
         }
         // Only a positive, representable number of seconds is a timeout (as Pi's `timeout > 0`).
         let timeout = args
