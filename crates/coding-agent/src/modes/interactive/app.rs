@@ -17,7 +17,7 @@ use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
 use super::command_menu::{CommandMenu, MenuEntry, argument_matching, matching};
-use super::complete::complete_path;
+use super::complete::complete_at_word;
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::{break_ranges, text_width, wrap};
@@ -905,20 +905,15 @@ impl App {
 
     /// Tab: completes an `@path` word against the files under the cwd.
     fn complete(&mut self) {
-        let word = self.editor.word_before_cursor().to_owned();
-        let Some(partial) = word.strip_prefix('@') else {
+        let word = self.editor.word_before_cursor();
+        let Some((replacement, candidates)) = complete_at_word(&self.cwd, word) else {
             return;
         };
-        let completion = complete_path(&self.cwd, partial);
-        if let Some(replacement) = completion.replacement {
-            self.editor
-                .replace_word_before_cursor(&format!("@{replacement}"));
+        if let Some(replacement) = replacement {
+            self.editor.replace_word_before_cursor(&replacement);
         }
-        if completion.candidates.len() > 1 {
-            self.hint = Some(StyledLine::new(
-                completion.candidates.join("  "),
-                Style::Dim,
-            ));
+        if candidates.len() > 1 {
+            self.hint = Some(StyledLine::new(candidates.join("  "), Style::Dim));
         }
     }
 

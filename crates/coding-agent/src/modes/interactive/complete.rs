@@ -1,5 +1,7 @@
 //! Tab completion: file names under the cwd for an `@path` word (a
-//! `/command` has the command menu, `command_menu.rs`).
+//! `/command` has the command menu, `command_menu.rs`). A path holding a
+//! space is written `@"my notes.txt"`, so that the model (and the next Tab)
+//! can tell it from a path followed by a word.
 
 use std::path::Path;
 
@@ -15,6 +17,29 @@ pub struct Completion {
     pub replacement: Option<String>,
     /// The matching names when there are several (directories end in `/`).
     pub candidates: Vec<String>,
+}
+
+/// Tab on the `@` word `word` (`@src/ma`, `@"my no`): the word to put in
+/// its place, when it can be extended, and the names to list when several
+/// match.
+pub fn complete_at_word(cwd: &Path, word: &str) -> Option<(Option<String>, Vec<String>)> {
+    let (partial, quoted) = match word.strip_prefix("@\"") {
+        Some(partial) => (partial, true),
+        None => (word.strip_prefix('@')?, false),
+    };
+    let completion = complete_path(cwd, partial);
+    let replacement = completion.replacement.map(|path| {
+        if !quoted && !path.trim_end().contains(' ') {
+            return format!("@{path}");
+        }
+        // A file is done: its quote closes. A folder or a shared beginning
+        // goes on: its quote stays open for the next Tab.
+        match path.strip_suffix(' ') {
+            Some(done) => format!("@\"{done}\" "),
+            None => format!("@\"{path}"),
+        }
+    });
+    Some((replacement, completion.candidates))
 }
 
 /// Completes `partial` (relative to `cwd`, or absolute, or `~/`): the
@@ -119,5 +144,24 @@ mod tests {
             complete_path(dir.path(), "").replacement.as_deref(),
             Some("src/")
         );
+    }
+
+    /// A path holding a space is quoted, and a quoted one goes on being
+    /// completed; the quote closes on a file.
+    #[test]
+    fn paths_with_spaces_are_quoted_and_completed_inside_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("my docs")).unwrap();
+        std::fs::write(dir.path().join("my docs/read me.txt"), "").unwrap();
+        std::fs::write(dir.path().join("plain.txt"), "").unwrap();
+        let replaced = |word: &str| complete_at_word(dir.path(), word).and_then(|(r, _)| r);
+        assert_eq!(replaced("@my").as_deref(), Some("@\"my docs/"));
+        assert_eq!(
+            replaced("@\"my docs/re").as_deref(),
+            Some("@\"my docs/read me.txt\" ")
+        );
+        assert_eq!(replaced("@pl").as_deref(), Some("@plain.txt "));
+        assert_eq!(replaced("@\"pl").as_deref(), Some("@\"plain.txt\" "));
+        assert_eq!(complete_at_word(dir.path(), "my"), None);
     }
 }

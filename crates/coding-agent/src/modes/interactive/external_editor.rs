@@ -1,5 +1,6 @@
 //! Ctrl+G: the prompt being written goes to `$VISUAL` (else `$EDITOR`, else
-//! `vi`) in a temporary file, with the terminal handed over; what the
+//! `vi`) in a temporary file, large pastes written out (not their markers,
+//! which cannot be edited there), with the terminal handed over; what the
 //! editor saved comes back into the input editor. An editor that fails
 //! leaves the prompt as it was and says why.
 
@@ -11,7 +12,7 @@ use crate::render::{Style, StyledLine};
 /// the editor exits successfully. Fails only when the terminal cannot be
 /// taken back.
 pub(super) async fn edit_prompt(app: &mut App, guard: &mut TerminalGuard) -> anyhow::Result<()> {
-    let draft = app.editor.text();
+    let draft = app.editor.expanded_text();
     guard.suspend();
     let edited = run_editor(&draft).await;
     guard.resume()?;

@@ -116,6 +116,16 @@ impl Editor {
         self.lines.join("\n")
     }
 
+    /// The text with each paste marker replaced by what was pasted: what
+    /// is sent, and what an external editor (Ctrl+G) gets to edit.
+    pub fn expanded_text(&self) -> String {
+        let mut text = self.text();
+        for (marker, content) in &self.pastes {
+            text = text.replacen(marker.as_str(), content, 1);
+        }
+        text
+    }
+
     /// True when nothing is typed.
     pub fn is_empty(&self) -> bool {
         self.lines.len() == 1 && self.lines[0].is_empty()
@@ -142,10 +152,7 @@ impl Editor {
     /// and the text joins the history. `None` when only blanks were typed.
     pub fn take(&mut self) -> Option<String> {
         let typed = self.text();
-        let mut text = typed.clone();
-        for (marker, content) in &self.pastes {
-            text = text.replacen(marker.as_str(), content, 1);
-        }
+        let text = self.expanded_text();
         self.load("");
         self.browsing = None;
         self.undo.clear();
@@ -525,12 +532,19 @@ impl Editor {
         }
     }
 
-    /// The word before the cursor (back to a space), for completion.
+    /// The word before the cursor, for completion: back to a space, or
+    /// back to an open `@"` (a quoted path holds spaces).
     pub fn word_before_cursor(&self) -> &str {
         let line = &self.lines[self.row];
         let end = self.byte_index();
-        let start = line[..end].rfind(' ').map_or(0, |i| i + 1);
-        &line[start..end]
+        let before = &line[..end];
+        if let Some(open) = before.rfind("@\"")
+            && !before[open + 2..].contains('"')
+        {
+            return &before[open..];
+        }
+        let start = before.rfind(' ').map_or(0, |i| i + 1);
+        &before[start..]
     }
 
     /// Replaces the word before the cursor with `replacement`, as one undo
@@ -623,6 +637,8 @@ mod tests {
         editor.paste(&pasted);
         assert_eq!(editor.text(), "see [paste #1 +12 lines]");
         let expected: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+        // What Ctrl+G's editor gets: the paste, which a marker cannot show.
+        assert_eq!(editor.expanded_text(), format!("see {expected}"));
         assert_eq!(editor.take(), Some(format!("see {}", expected.trim())));
         // Recalled from the history, it sends the paste again, not its
         // marker; the draft keeps its own paste meanwhile.
