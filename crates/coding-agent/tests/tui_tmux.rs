@@ -1006,6 +1006,17 @@ fn resume_starts_with_the_sessions_of_the_directory_listed_by_name_or_first_prom
         screen.contains("Done. Last user message: remember the word PLUM"),
         "{screen}"
     );
+    // A search lists by title, of any age; its numbers are what N opens.
+    run_command(&tmux, "/new", "New session");
+    tmux.ask("an unrelated prompt");
+    let found = run_command(&tmux, "/resume PLUM", "Saved sessions");
+    assert!(found.contains(" 1. plum work · "), "{found}");
+    assert!(!found.contains(" 2. "), "{found}");
+    let none = run_command(&tmux, "/resume cherry", "No saved session");
+    assert!(
+        none.contains("No saved session's title holds \"cherry\""),
+        "{none}"
+    );
     tmux.quit();
 }
 

@@ -45,7 +45,10 @@ const COMMANDS: [(&str, &str); 16] = [
         "/reload",
         "read AGENTS.md, SYSTEM.md, templates and skills again",
     ),
-    ("/resume", "list the saved sessions, or resume one [N]"),
+    (
+        "/resume",
+        "list the saved sessions, or resume one [N | TEXT: search]",
+    ),
     ("/session", "the session's file, id, name and totals"),
     ("/tools", "the tools the model has"),
     (
@@ -84,6 +87,8 @@ pub enum Action {
     NewSession,
     /// List saved sessions, or resume the one numbered.
     Resume(Option<usize>),
+    /// List the saved sessions whose title holds the text.
+    ResumeSearch(String),
     /// List the models (`None`), or switch to the one named.
     Model(Option<String>),
     /// Compact the conversation now, with what the summary should focus on.
@@ -752,7 +757,8 @@ impl App {
             "/resume" => match arg.map(str::parse::<usize>) {
                 None => Action::Resume(None),
                 Some(Ok(n)) if n > 0 => Action::Resume(Some(n)),
-                Some(_) => self.usage("/resume [NUMBER]"),
+                Some(Ok(_)) => self.usage("/resume [NUMBER | TEXT]"),
+                Some(Err(_)) => Action::ResumeSearch(rest_of(line, name).unwrap_or_default()),
             },
             "/help" => {
                 let mut lines = help_lines();

@@ -647,6 +647,7 @@ impl Driver {
                 app.notice(vec![StyledLine::new("New session started", Style::Dim)]);
             }
             Action::Resume(choice) => self.resume(app, choice)?,
+            Action::ResumeSearch(text) => self.list_sessions(app, Some(&text)),
             Action::Model(None) => {
                 let env = |name: &str| std::env::var(name).ok();
                 app.show_models(&self.interactive.models.choices(&env));
@@ -803,27 +804,52 @@ impl Driver {
         shown
     }
 
-    /// `/resume`: lists this directory's sessions, or opens the one numbered.
-    fn resume(&mut self, app: &mut App, choice: Option<usize>) -> anyhow::Result<()> {
-        let Some(dir) = &self.interactive.session_dir else {
+    /// The directory sessions are saved in; `None` (and said) with
+    /// `--no-session`.
+    fn session_dir(&self, app: &mut App) -> Option<PathBuf> {
+        let dir = self.interactive.session_dir.clone();
+        if dir.is_none() {
             app.notice(vec![StyledLine::new(
                 "Sessions are not saved (--no-session)",
                 Style::Error,
             )]);
-            return Ok(());
+        }
+        dir
+    }
+
+    /// `/resume` lists this directory's newest sessions, `/resume TEXT`
+    /// those whose title holds the text; `/resume N` then opens one.
+    fn list_sessions(&mut self, app: &mut App, search: Option<&str>) {
+        let Some(dir) = self.session_dir(app) else {
+            return;
         };
+        let (sessions, more) = match search {
+            Some(text) => saved_sessions::matching_sessions(&dir, text),
+            None => saved_sessions::recent_sessions(&dir),
+        };
+        self.resume_listed.remember(&sessions);
+        if sessions.is_empty() {
+            let none = match search {
+                Some(text) => format!("No saved session's title holds \"{text}\""),
+                None => "No saved sessions".to_owned(),
+            };
+            app.notice(vec![StyledLine::new(none, Style::Dim)]);
+            return;
+        }
+        let lines = saved_sessions::list_lines(&sessions, more, search, &dir, SystemTime::now());
+        app.notice(lines);
+    }
+
+    /// `/resume N`: opens the session the last listing numbered `N`.
+    fn resume(&mut self, app: &mut App, choice: Option<usize>) -> anyhow::Result<()> {
         let Some(n) = choice else {
-            let (sessions, older) = saved_sessions::recent_sessions(dir);
-            self.resume_listed.remember(&sessions);
-            if sessions.is_empty() {
-                app.notice(vec![StyledLine::new("No saved sessions", Style::Dim)]);
-                return Ok(());
-            }
-            let lines = saved_sessions::list_lines(&sessions, older, dir, SystemTime::now());
-            app.notice(lines);
+            self.list_sessions(app, None);
             return Ok(());
         };
-        let Some(path) = self.resume_listed.pick(n, dir) else {
+        let Some(dir) = self.session_dir(app) else {
+            return Ok(());
+        };
+        let Some(path) = self.resume_listed.pick(n, &dir) else {
             app.notice(vec![StyledLine::new(
                 format!("No session number {n}"),
                 Style::Error,

@@ -1,6 +1,7 @@
 //! The list `/resume` shows: this directory's newest saved sessions, each
 //! with its title and how long ago it was last written to (as Pi's session
-//! list shows them), the older ones counted.
+//! list shows them), the older ones counted; `/resume TEXT` lists those of
+//! any age whose title holds the text.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -25,8 +26,34 @@ pub struct SavedSession {
 /// This directory's newest saved sessions, newest first, and how many
 /// older ones there are.
 pub fn recent_sessions(dir: &Path) -> (Vec<SavedSession>, usize) {
+    let files = session_files(dir);
+    let older = files.len().saturating_sub(RESUME_LIST);
+    let listed = files
+        .into_iter()
+        .take(RESUME_LIST)
+        .map(|(modified, path)| saved(path, modified))
+        .collect();
+    (listed, older)
+}
+
+/// This directory's saved sessions whose title holds `text` (letters of
+/// either case), newest first, at most [`RESUME_LIST`] of them, and how
+/// many more match. Every file's title is read: a search is for the
+/// session that is not among the newest.
+pub fn matching_sessions(dir: &Path, text: &str) -> (Vec<SavedSession>, usize) {
+    let text = text.to_lowercase();
+    let mut matching = session_files(dir)
+        .into_iter()
+        .map(|(modified, path)| saved(path, modified))
+        .filter(|session| session.title.to_lowercase().contains(&text));
+    let listed: Vec<SavedSession> = matching.by_ref().take(RESUME_LIST).collect();
+    (listed, matching.count())
+}
+
+/// The session files of `dir` with when each was last written, newest first.
+fn session_files(dir: &Path) -> Vec<(SystemTime, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return (Vec::new(), 0);
+        return Vec::new();
     };
     let mut files: Vec<(SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
@@ -40,17 +67,16 @@ pub fn recent_sessions(dir: &Path) -> (Vec<SavedSession>, usize) {
         })
         .collect();
     files.sort_by_key(|file| std::cmp::Reverse(file.0));
-    let older = files.len().saturating_sub(RESUME_LIST);
-    let listed = files
-        .into_iter()
-        .take(RESUME_LIST)
-        .map(|(modified, path)| SavedSession {
-            title: session_title(&path).unwrap_or_else(|| "(no messages)".to_owned()),
-            path,
-            modified,
-        })
-        .collect();
-    (listed, older)
+    files
+}
+
+/// The session at `path`, titled.
+fn saved(path: PathBuf, modified: SystemTime) -> SavedSession {
+    SavedSession {
+        title: session_title(&path).unwrap_or_else(|| "(no messages)".to_owned()),
+        path,
+        modified,
+    }
 }
 
 /// The sessions `/resume` last listed, so `/resume N` opens the one the
@@ -76,16 +102,18 @@ impl Listed {
     }
 }
 
-/// The list's lines: a numbered line a session, its age dimmed, then where
-/// the `older` ones not listed are.
+/// The list's lines: a numbered line a session, its age dimmed, then what
+/// was left out: `more` older sessions (in `dir`), or `more` matching a
+/// `search`.
 pub fn list_lines(
     sessions: &[SavedSession],
-    older: usize,
+    more: usize,
+    search: Option<&str>,
     dir: &Path,
     now: SystemTime,
 ) -> Vec<StyledLine> {
     let mut lines = vec![StyledLine::new(
-        "Saved sessions (/resume N opens one):",
+        "Saved sessions (/resume N opens one, /resume TEXT searches them all):",
         Style::Bold,
     )];
     for (i, session) in sessions.iter().enumerate() {
@@ -95,16 +123,16 @@ pub fn list_lines(
                 .push(format!(" · {}", age(session.modified, now)), Style::Dim),
         );
     }
-    if older > 0 {
-        // They exist: say how to reach them.
-        lines.push(StyledLine::new(
-            format!(
-                "… and {older} older (`--session ID` opens one; the id ends each file name in {})",
-                dir.display()
-            ),
-            Style::Dim,
-        ));
-    }
+    // They exist: say how to reach them.
+    let left_out = match search {
+        _ if more == 0 => return lines,
+        Some(_) => format!("… and {more} more matching (a longer search narrows them)"),
+        None => format!(
+            "… and {more} older (/resume TEXT finds one; `--session ID` opens one, the id ending each file name in {})",
+            dir.display()
+        ),
+    };
+    lines.push(StyledLine::new(left_out, Style::Dim));
     lines
 }
 
@@ -174,6 +202,36 @@ mod tests {
         assert_eq!(listed.pick(0, dir.path()), None);
     }
 
+    /// A search reads every session's title, not only the newest ones'.
+    #[test]
+    fn a_search_finds_sessions_of_any_age_by_their_title() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = r#"{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
+        let prompt = |text: &str| {
+            format!(
+                r#"{{"type":"message","id":"m","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":0}}}}"#
+            )
+        };
+        for n in 0..RESUME_LIST + 3 {
+            let text = if n == 0 {
+                "Fix the Parser"
+            } else {
+                "other work"
+            };
+            let path = dir.path().join(format!("s{n}.jsonl"));
+            std::fs::write(&path, format!("{header}\n{}\n", prompt(text))).unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            let age = Duration::from_secs(60 * (n as u64 + 1));
+            file.set_modified(SystemTime::now() - age).unwrap();
+        }
+        let (found, more) = matching_sessions(dir.path(), "parser");
+        let titles: Vec<&str> = found.iter().map(|s| s.title.as_str()).collect();
+        assert_eq!((titles, more), (vec!["Fix the Parser"], 0));
+        let (found, more) = matching_sessions(dir.path(), "OTHER");
+        assert_eq!((found.len(), more), (RESUME_LIST, 2));
+        assert_eq!(found[0].path, dir.path().join("s1.jsonl"));
+    }
+
     #[test]
     fn each_session_says_how_long_ago_it_was_written() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
@@ -205,12 +263,12 @@ mod tests {
             title: "fix the parser".into(),
             modified: before(7_300),
         };
-        let lines = list_lines(&[session], 0, Path::new("/s"), now);
+        let lines = list_lines(&[session], 0, None, Path::new("/s"), now);
         let shown: Vec<String> = lines.iter().map(StyledLine::plain).collect();
         assert_eq!(
             shown,
             [
-                "Saved sessions (/resume N opens one):",
+                "Saved sessions (/resume N opens one, /resume TEXT searches them all):",
                 " 1. fix the parser · 2 hours ago"
             ]
         );
