@@ -754,4 +754,29 @@ fn a_grep_of_a_folder_holding_guarded_files_asks() {
         p.check("ls", &json!({"path": "~"})).decision,
         Decision::Allow
     );
+    // Bypass mode asks no one: it ran the grep, and `.env`'s secret came
+    // out past the deny rule. A deny is final; an ask rule's files it reads,
+    // as it reads them directly.
+    let rules = RuleTexts {
+        deny: vec!["read(.env)".into()],
+        ask: vec!["read(notes/**)".into()],
+        ..RuleTexts::default()
+    };
+    let bypass = policy_with(Mode::Bypass, SANDBOXED, &rules);
+    let refused = bypass.check("grep", &json!({"pattern": "SECRET"}));
+    assert_eq!(refused.decision, Decision::Deny, "{}", refused.reason);
+    assert!(
+        refused.reason.contains("the rule `read(.env)` denies"),
+        "{}",
+        refused.reason
+    );
+    let asked = bypass.check("grep", &json!({"pattern": "x", "path": "notes/.."}));
+    assert_eq!(asked.decision, Decision::Deny, "{}", asked.reason);
+    let rules = RuleTexts {
+        ask: vec!["read(notes/**)".into()],
+        ..RuleTexts::default()
+    };
+    let bypass = policy_with(Mode::Bypass, SANDBOXED, &rules);
+    let ran = bypass.check("grep", &json!({"pattern": "x"}));
+    assert_eq!(ran.decision, Decision::Allow, "{}", ran.reason);
 }

@@ -352,15 +352,24 @@ impl Policy {
         }
         // grep reads the files below the folder it searches: one a deny or
         // ask rule keeps from `read` must not come out of a grep of its
-        // parent (`grep -r KEY ~` and `read(~/.ssh/**)`).
-        let guarded = (tool == "grep")
-            .then(|| {
-                self.rules(&Kind::Deny)
-                    .chain(self.rules(&Kind::Ask))
-                    .find(|rule| rule.lies_below(tool, path))
-            })
-            .flatten();
-        match guarded {
+        // parent (`grep -r KEY ~` and `read(~/.ssh/**)`). A person may let
+        // it read them; bypass mode, which asks no one, must not run it for
+        // a deny rule: a deny is final.
+        let below = |kind| {
+            (tool == "grep")
+                .then(|| self.rules(kind).find(|rule| rule.lies_below(tool, path)))
+                .flatten()
+        };
+        if let Some(rule) = below(&Kind::Deny)
+            && self.mode == Mode::Bypass
+        {
+            let reason = format!(
+                "{what} would read files the rule `{}` denies, and bypass mode asks no one; search a folder that leaves them out",
+                rule.text
+            );
+            return Verdict::new(Decision::Deny, reason).by_rule(&rule.text);
+        }
+        match below(&Kind::Deny).or_else(|| below(&Kind::Ask)) {
             Some(rule) => Verdict::new(
                 Decision::Ask,
                 format!(

@@ -45,10 +45,7 @@ const COMMANDS: [(&str, &str); 16] = [
         "/reload",
         "read AGENTS.md, SYSTEM.md, templates and skills again",
     ),
-    (
-        "/resume",
-        "list the saved sessions, or resume one [N | TEXT: search]",
-    ),
+    ("/resume", "list or search the saved sessions [N | TEXT]"),
     ("/session", "the session's file, id, name and totals"),
     ("/tools", "the tools the model has"),
     (
@@ -1388,7 +1385,7 @@ mod tests {
             shown(&app),
             [
                 "→ /reload  read AGENTS.md, SYSTEM.md, templates and skills…",
-                "  /resume  list the saved sessions, or resume one [N]",
+                "  /resume  list or search the saved sessions [N | TEXT]",
                 "  /review  Review a file",
             ]
         );
