@@ -29,7 +29,8 @@ pub fn complete_at_word(cwd: &Path, word: &str) -> Option<(Option<String>, Vec<S
     };
     let completion = complete_path(cwd, partial);
     let replacement = completion.replacement.map(|path| {
-        if !quoted && !path.trim_end().contains(' ') {
+        // A name holding a quote cannot be quoted this way: as typed.
+        if (!quoted && !path.trim_end().contains(' ')) || path.contains('"') {
             return format!("@{path}");
         }
         // A file is done: its quote closes. A folder or a shared beginning
@@ -163,5 +164,9 @@ mod tests {
         assert_eq!(replaced("@pl").as_deref(), Some("@plain.txt "));
         assert_eq!(replaced("@\"pl").as_deref(), Some("@\"plain.txt\" "));
         assert_eq!(complete_at_word(dir.path(), "my"), None);
+        // A name holding a quote is left unquoted: `@"say "hi".txt"` would
+        // not say where the path ends.
+        std::fs::write(dir.path().join("say \"hi\".txt"), "").unwrap();
+        assert_eq!(replaced("@sa").as_deref(), Some("@say \"hi\".txt "));
     }
 }

@@ -83,22 +83,26 @@ fn saved(path: PathBuf, modified: SystemTime) -> SavedSession {
 /// user read as N even when files were written since (a prompt saves the
 /// current session, which moves it to the top of a new listing).
 #[derive(Debug, Default)]
-pub struct Listed(Vec<PathBuf>);
+pub struct Listed(Option<Vec<PathBuf>>);
 
 impl Listed {
-    /// Remembers `sessions` as listed.
+    /// Remembers `sessions` as listed (none, when a search found none).
     pub fn remember(&mut self, sessions: &[SavedSession]) {
-        self.0 = sessions.iter().map(|s| s.path.clone()).collect();
+        self.0 = Some(sessions.iter().map(|s| s.path.clone()).collect());
     }
 
     /// Session `n` (from 1) as last listed; before any listing, as the
     /// sessions of `dir` are listed now.
     pub fn pick(&self, n: usize, dir: &Path) -> Option<PathBuf> {
-        if self.0.is_empty() {
-            let (sessions, _) = recent_sessions(dir);
-            return sessions.into_iter().nth(n.checked_sub(1)?).map(|s| s.path);
+        let index = n.checked_sub(1)?;
+        match &self.0 {
+            Some(listed) => listed.get(index).cloned(),
+            None => recent_sessions(dir)
+                .0
+                .into_iter()
+                .nth(index)
+                .map(|s| s.path),
         }
-        self.0.get(n.checked_sub(1)?).cloned()
     }
 }
 
@@ -200,6 +204,9 @@ mod tests {
         assert_eq!(listed.pick(2, dir.path()), Some(old));
         assert_eq!(listed.pick(3, dir.path()), None);
         assert_eq!(listed.pick(0, dir.path()), None);
+        // A search that found nothing numbered nothing.
+        listed.remember(&[]);
+        assert_eq!(listed.pick(1, dir.path()), None);
     }
 
     /// A search reads every session's title, not only the newest ones'.

@@ -27,7 +27,7 @@ use crate::render::{Style, StyledLine};
 use crate::settings::{project_config_dir, project_settings_file};
 use crate::skills::{self, SkillFiles};
 use crate::support::paths::home_dir;
-use crate::templates::PROMPTS_DIR;
+use crate::templates::{PROMPTS_DIR, TemplateLocation};
 
 /// The question: the project's settings file and what it would loosen.
 #[derive(Debug, Clone)]
@@ -52,18 +52,23 @@ impl TrustPrompt {
             project_file.as_deref().map(loosened).unwrap_or_default();
         let config_dir = project_config_dir(agent_dir, cwd);
         let mut instructions = config_dir.as_deref().map(instructions).unwrap_or_default();
-        let skill_dirs = skills::project_dirs(
+        // The skills trusting would load, as they would load: one the
+        // loader leaves out (no description) is not named.
+        let skill_dirs: Vec<(PathBuf, TemplateLocation)> = skills::project_dirs(
             SkillFiles::local(),
             Some(agent_dir),
             home_dir().as_deref(),
             cwd,
         )
-        .await;
-        let mut skills: Vec<String> = skill_dirs.iter().flat_map(|dir| skill_names(dir)).collect();
-        skills.sort();
-        skills.dedup();
-        if !skills.is_empty() {
-            instructions.push(format!("skills {}", skills.join(", ")));
+        .await
+        .into_iter()
+        .map(|dir| (dir, TemplateLocation::Project))
+        .collect();
+        let (skills, _) = skills::load(SkillFiles::local(), &[], &skill_dirs).await;
+        let mut names: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
+        names.sort_unstable();
+        if !names.is_empty() {
+            instructions.push(format!("skills {}", names.join(", ")));
         }
         beyond_rules |= !instructions.is_empty();
         loosens.extend(instructions);
@@ -74,8 +79,8 @@ impl TrustPrompt {
             .filter(|file| file.is_file())
             .or(config_dir.filter(|dir| dir.is_dir()))
             .or_else(|| {
-                let mut dirs = skill_dirs.into_iter();
-                dirs.find(|dir| !skill_names(dir).is_empty())
+                let mut dirs = skill_dirs.into_iter().map(|(dir, _)| dir);
+                dirs.find(|dir| skills.iter().any(|skill| skill.path.starts_with(dir)))
             })
             .unwrap_or_default();
         // Servers in Claude Code's `.mcp.json` start only once trusted too:
@@ -276,14 +281,6 @@ fn instructions(dir: &Path) -> Vec<String> {
     found
 }
 
-/// The skills in the folder of skills `dir`: its folders holding a
-/// `SKILL.md` and its Markdown files.
-fn skill_names(dir: &Path) -> Vec<String> {
-    entry_names(dir, |path| {
-        path.join("SKILL.md").is_file() || path.extension().is_some_and(|ext| ext == "md")
-    })
-}
-
 /// The names (without `.md`) of the entries of `dir` that `keep` takes,
 /// sorted; none when `dir` cannot be read.
 fn entry_names(dir: &Path, keep: impl Fn(&Path) -> bool) -> Vec<String> {
@@ -450,7 +447,10 @@ mod tests {
             ("APPEND_SYSTEM.md", "Also this."),
             ("prompts/x.md", "Do x."),
             ("prompts/notes.txt", "not a template"),
-            ("skills/deploy/SKILL.md", "---\nname: deploy\n---"),
+            (
+                "skills/deploy/SKILL.md",
+                "---\nname: deploy\ndescription: d\n---",
+            ),
         ] {
             let path = config.join(file);
             std::fs::create_dir_all(path.parent().unwrap_or(&config))?;
@@ -509,15 +509,20 @@ mod tests {
         for (file, text) in [
             (
                 repo.join(".agents/skills/release/SKILL.md"),
-                "---\nname: release\n---",
+                "---\nname: release\ndescription: r\n---",
             ),
+            // Left out by the loader (no description): not named.
+            (cwd.join(".agents/skills/bad/SKILL.md"), "no front matter"),
             (
                 cwd.join(".agents/skills/notes.md"),
                 "---\ndescription: n\n---",
             ),
             (cwd.join(".agents/skills/empty/README"), ""),
             // Above the repository's root: not the project's.
-            (dir.path().join(".agents/skills/outside.md"), "x"),
+            (
+                dir.path().join(".agents/skills/outside.md"),
+                "---\ndescription: o\n---",
+            ),
         ] {
             std::fs::create_dir_all(file.parent().unwrap_or(dir.path()))?;
             std::fs::write(file, text)?;
@@ -528,7 +533,10 @@ mod tests {
         assert_eq!(prompt.settings, cwd.join(".agents/skills"));
 
         std::fs::create_dir_all(cwd.join(".coding-agent/skills/deploy"))?;
-        std::fs::write(cwd.join(".coding-agent/skills/deploy/SKILL.md"), "")?;
+        std::fs::write(
+            cwd.join(".coding-agent/skills/deploy/SKILL.md"),
+            "---\ndescription: d\n---",
+        )?;
         let prompt = TrustPrompt::new(&dir.path().join("agent"), &cwd).await;
         assert_eq!(prompt.loosens, ["skills deploy, notes, release"]);
         assert_eq!(prompt.settings, cwd.join(".coding-agent"));
