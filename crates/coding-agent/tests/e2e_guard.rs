@@ -227,6 +227,47 @@ fn allow_flags_let_a_call_run_and_deny_flags_refuse_a_safe_one() {
     );
 }
 
+/// A deny rule on `.env` held for read but not for a grep of the folder
+/// holding it: that asked every time, and bypass mode, which asks no one,
+/// printed the secret. The grep runs in every mode, leaving `.env` out and
+/// saying so.
+#[test]
+fn a_grep_past_a_denied_file_runs_without_it_in_every_mode() {
+    let wire = Wire::OpenAi;
+    for mode in ["default", "bypass"] {
+        let world = Sandbox::new();
+        std::fs::write(world.work.join(".env"), "KEY=hunter2\n").unwrap();
+        std::fs::write(world.work.join("app.rs"), "let KEY = 1;\n").unwrap();
+        let server = ModelServer::answering(
+            wire,
+            vec![
+                Answer::call("call_1", "grep", json!({"pattern": "KEY"})),
+                Answer::text(&["Done."]),
+            ],
+        );
+        let mut command = world.command(wire, &server);
+        command.args([
+            "--deny",
+            "read(.env)",
+            "--permission-mode",
+            mode,
+            "-p",
+            "Go.",
+        ]);
+        let (status, stdout, stderr) = Running::spawn(command).finish();
+        assert_eq!(
+            (status.code(), stdout.as_str()),
+            (Some(0), "Done.\n"),
+            "{stderr}"
+        );
+        assert_eq!(
+            wire.transcript(&server.requests()[1].body)[2],
+            "tool call_1: app.rs:1: let KEY = 1;\n\n[1 path the permission rules guard was left out: .env]",
+            "{mode}"
+        );
+    }
+}
+
 fn tool(work: &Path, extra: &[&str]) -> Value {
     let output = Command::new(BIN)
         .current_dir(work)

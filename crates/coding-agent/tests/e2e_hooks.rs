@@ -503,6 +503,7 @@ fn an_agent_hook_reads_the_project_under_the_policy_before_its_verdict() {
             // The hook's model looks around, then says no.
             Answer::call("look_1", "read", json!({"path": "PROTECTED.md"})),
             Answer::call("look_2", "read", json!({"path": "secret.txt"})),
+            Answer::call("look_3", "grep", json!({"pattern": "SECRET"})),
             Answer::text(&[r#"{"ok": false, "reason": "keep.txt is protected"}"#]),
             Answer::text(&["Done."]),
         ],
@@ -524,7 +525,13 @@ fn an_agent_hook_reads_the_project_under_the_policy_before_its_verdict() {
             && !refused.contains("TOPSECRET"),
         "{refused}"
     );
-    let transcript = wire.transcript(&requests[4].body);
+    // And a grep of the folder holding it leaves it out.
+    let searched = wire.transcript(&requests[4].body);
+    assert_eq!(
+        searched[searched.len() - 1],
+        "tool look_3: No matches found\n\n[1 path the permission rules guard was left out: secret.txt]"
+    );
+    let transcript = wire.transcript(&requests[5].body);
     assert_eq!(
         transcript[2],
         "tool call_rm: Blocked by PreToolUse hook: keep.txt is protected"

@@ -11,7 +11,7 @@ use std::time::Duration;
 use agent_core::{AgentToolResult, ToolError};
 use async_trait::async_trait;
 use coding_agent::support::paths::HomeDir;
-use coding_agent::support::walk::{SearchError, Searched, Unreadable};
+use coding_agent::support::walk::{SearchError, Searched, Skipped};
 use coding_agent::tools::grep::GrepTool;
 use coding_agent::tools::grep::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use coding_agent::{ToolContext, ToolDefinition, Typed};
@@ -607,14 +607,17 @@ async fn grep_shows_unreadable_files_in_context_mode() {
     );
 }
 
-/// What a search could not read is said after what it found, and after
-/// "No matches found": that must not stand for "could not look".
+/// What a search could not read, and what it left out for the permission
+/// rules, is said after what it found, and after "No matches found": that
+/// must not stand for "did not look".
 #[tokio::test]
-async fn entries_a_search_could_not_read_are_said_after_the_results() {
-    let mut unreadable = Unreadable::default();
+async fn entries_a_search_did_not_look_into_are_said_after_the_results() {
+    let mut unreadable = Skipped::default();
     for path in ["z/secret", "logs", "b.txt", "a/private"] {
         unreadable.add(path.into());
     }
+    let mut left_out = Skipped::default();
+    left_out.add(".env".into());
     let hit = GrepMatch {
         path: "ok.txt".into(),
         line_number: 1,
@@ -624,6 +627,7 @@ async fn entries_a_search_could_not_read_are_said_after_the_results() {
         let tool = Typed::new(GrepTool::new(Arc::new(Canned(Searched {
             found,
             unreadable: unreadable.clone(),
+            left_out: left_out.clone(),
         }))));
         async move {
             let result = run(&tool, Path::new("/"), json!({"pattern": "x"}))
@@ -632,11 +636,51 @@ async fn entries_a_search_could_not_read_are_said_after_the_results() {
             text(&result).to_owned()
         }
     };
-    let skipped = "4 paths could not be read and were skipped: a/private, b.txt, logs and 1 more";
+    let skipped = "1 path the permission rules guard was left out: .env. \
+                   4 paths could not be read and were skipped: a/private, b.txt, logs and 1 more";
     assert_eq!(said(vec![hit]).await, format!("ok.txt:1: x\n\n[{skipped}]"));
     assert_eq!(
         said(Vec::new()).await,
         format!("No matches found\n\n[{skipped}]")
+    );
+}
+
+/// `exclude` (what the permission policy adds for files deny and ask
+/// rules guard) leaves those files and folders out of the walk, however the
+/// folder searched is reached, and says so.
+#[tokio::test]
+async fn excluded_paths_are_left_out_of_the_search_and_said() {
+    let fixture = Fixture::new(&[
+        (".env", "KEY=secret"),
+        ("keys/id", "KEY=private"),
+        ("src/app.rs", "let KEY = 1;"),
+        ("src/.env", "KEY=nested"),
+    ]);
+    let work = fixture.work();
+    let exclude = json!([
+        format!("{}/.env", work.display()),
+        format!("{}/keys/**", work.display()),
+        format!("{}/keys", work.display()),
+    ]);
+    let said = grep_text(&fixture, json!({"pattern": "KEY", "exclude": exclude})).await;
+    assert_eq!(
+        said,
+        "src/.env:1: KEY=nested\nsrc/app.rs:1: let KEY = 1;\n\n\
+         [2 paths the permission rules guard were left out: .env, keys]"
+    );
+    // Reached through a link, the real paths are what the rules name.
+    let link = work.parent().unwrap().join("link");
+    std::os::unix::fs::symlink(&work, &link).unwrap();
+    let through = run(
+        &grep_tool(),
+        &work,
+        json!({"pattern": "secret", "path": link, "exclude": exclude}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        text(&through),
+        "No matches found\n\n[2 paths the permission rules guard were left out: .env, keys]"
     );
 }
 
@@ -663,6 +707,7 @@ async fn grep_passes_pis_arguments_to_the_operations() {
                     literal: false,
                     context: 2,
                     limit: 1,
+                    exclude: Vec::new(),
                 }
             );
             Ok(Searched::all(Vec::new()))

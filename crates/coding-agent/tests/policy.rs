@@ -716,67 +716,53 @@ fn a_file_with_hard_links_asks_before_it_is_written() {
 
 /// `read(~/.ssh/**)` blocked a read of the key, but a grep of `~` printed
 /// it: grep reads every file below the folder it searches. A grep of a
-/// folder holding files a deny or ask rule guards asks (with no rule to
-/// suggest); one of a folder beside them does not.
+/// folder holding files a deny or ask rule guards runs leaving them out
+/// (it asked every time before, and bypass mode, which asks no one, ran it
+/// whole); one of a folder beside them leaves nothing out.
 #[test]
-fn a_grep_of_a_folder_holding_guarded_files_asks() {
+fn a_grep_of_a_folder_holding_guarded_files_leaves_them_out() {
     let rules = RuleTexts {
         deny: vec!["read(~/.ssh/**)".into(), "read(.env)".into()],
+        ask: vec!["read(**/secrets.txt)".into()],
         ..RuleTexts::default()
     };
-    let p = policy_with(Mode::Auto, SANDBOXED, &rules);
-    for path in ["~", "/home", "."] {
-        let verdict = p.check("grep", &json!({"pattern": "KEY", "path": path}));
+    for mode in [Mode::Default, Mode::Auto, Mode::Bypass, Mode::Plan] {
+        let p = policy_with(mode, SANDBOXED, &rules);
+        let ssh = ["/home/u/.ssh/**", "/home/u/.ssh/**/**", "/home/u/.ssh"];
+        let env = ["/work/p/.env", "/work/p/.env/**"];
+        let secrets = ["/work/p/**/secrets.txt", "/work/p/**/secrets.txt/**"];
+        for (path, left_out) in [
+            ("~", ssh.to_vec()),
+            ("/home", ssh.to_vec()),
+            (".", [&env[..], &secrets[..]].concat()),
+            // `**/secrets.txt` may lie below any folder of the workspace.
+            ("src", secrets.to_vec()),
+            ("/tmp", Vec::new()),
+        ] {
+            let verdict = p.check("grep", &json!({"pattern": "KEY", "path": path}));
+            assert_eq!(
+                verdict.decision,
+                Decision::Allow,
+                "{mode:?} {path}: {}",
+                verdict.reason
+            );
+            assert_eq!(verdict.left_out, left_out, "{mode:?} {path}");
+        }
         assert_eq!(
-            (verdict.decision, verdict.suggestions),
-            (Decision::Ask, no_rules()),
-            "{path}: {}",
-            verdict.reason
-        );
-        assert!(
-            verdict.reason.contains("would read files the rule"),
-            "{}",
-            verdict.reason
+            p.check("grep", &json!({"pattern": "KEY", "path": "~/.ssh"}))
+                .decision,
+            Decision::Deny
         );
     }
-    assert_eq!(
-        p.check("grep", &json!({"pattern": "KEY", "path": "~/.ssh"}))
-            .decision,
-        Decision::Deny
+    // Names are not contents: find and ls of the parent leave nothing out.
+    let p = policy_with(Mode::Default, SANDBOXED, &rules);
+    assert!(
+        p.check("find", &json!({"pattern": "*", "path": "~"}))
+            .left_out
+            .is_empty()
     );
-    assert_eq!(
-        p.check("grep", &json!({"pattern": "KEY", "path": "src"}))
-            .decision,
-        Decision::Allow
-    );
-    // Names are not contents: find and ls of the parent still run.
     assert_eq!(
         p.check("ls", &json!({"path": "~"})).decision,
         Decision::Allow
     );
-    // Bypass mode asks no one: it ran the grep, and `.env`'s secret came
-    // out past the deny rule. A deny is final; an ask rule's files it reads,
-    // as it reads them directly.
-    let rules = RuleTexts {
-        deny: vec!["read(.env)".into()],
-        ask: vec!["read(notes/**)".into()],
-        ..RuleTexts::default()
-    };
-    let bypass = policy_with(Mode::Bypass, SANDBOXED, &rules);
-    let refused = bypass.check("grep", &json!({"pattern": "SECRET"}));
-    assert_eq!(refused.decision, Decision::Deny, "{}", refused.reason);
-    assert!(
-        refused.reason.contains("the rule `read(.env)` denies"),
-        "{}",
-        refused.reason
-    );
-    let asked = bypass.check("grep", &json!({"pattern": "x", "path": "notes/.."}));
-    assert_eq!(asked.decision, Decision::Deny, "{}", asked.reason);
-    let rules = RuleTexts {
-        ask: vec!["read(notes/**)".into()],
-        ..RuleTexts::default()
-    };
-    let bypass = policy_with(Mode::Bypass, SANDBOXED, &rules);
-    let ran = bypass.check("grep", &json!({"pattern": "x"}));
-    assert_eq!(ran.decision, Decision::Allow, "{}", ran.reason);
 }

@@ -43,6 +43,7 @@ use crate::hooks::{
     stop_the_agent,
 };
 use crate::support::sync::lock;
+use crate::tools::grep::EXCLUDE_ARG;
 
 /// Why a call needs approval when a PreToolUse hook asked without a reason.
 const HOOK_ASKS: &str = "a PreToolUse hook asks for approval";
@@ -94,6 +95,9 @@ impl ToolCallHooks for PolicyCheck {
     ) -> Result<BeforeToolCall, ToolError> {
         let verdict = lock(&self.0).check(&call.tool_call.name, call.args);
         Ok(match verdict.decision {
+            Decision::Allow if !verdict.left_out.is_empty() => {
+                proceed(Some(leaving_out(call.args.clone(), verdict.left_out)))
+            }
             Decision::Allow => BeforeToolCall::Proceed,
             Decision::Deny | Decision::Ask => BeforeToolCall::Block {
                 reason: Some(policy_denied_text(&verdict.reason)),
@@ -265,6 +269,7 @@ impl Guard {
                 return self.allow(
                     decided(Decision::Allow, by, reason, verdict.rule.as_ref()),
                     updated_input,
+                    call.args,
                 );
             }
         };
@@ -357,7 +362,7 @@ impl Guard {
             }
             record.rule = Some(asked.suggested_rules.join(", "));
         }
-        self.allow(record, updated_input)
+        self.allow(record, updated_input, &asked.args)
     }
 
     /// Step 3 settled by a PermissionRequest hook in the user's place:
@@ -414,15 +419,31 @@ impl Guard {
                 record.rule.get_or_insert(update.rule);
             }
         }
-        self.allow(record, args)
+        self.allow(record, args, &request.args)
     }
 
-    /// The call runs, with `args` in place of the model's when a hook gave
-    /// them: reported as `record`, which names them.
-    fn allow(&self, mut record: CallDecision, args: Option<Value>) -> BeforeToolCall {
+    /// The call runs, with `args` in place of the model's (`asked`) when a
+    /// hook gave them: reported as `record`, which names them. A search
+    /// also gets what the policy leaves out of it (the files deny and ask
+    /// rules guard below the folder searched), whoever allowed it.
+    fn allow(
+        &self,
+        mut record: CallDecision,
+        args: Option<Value>,
+        asked: &Value,
+    ) -> BeforeToolCall {
+        let left_out = self
+            .verdict(&record.tool_name, args.as_ref().unwrap_or(asked))
+            .left_out;
         record.updated_input.clone_from(&args);
         self.report(record);
-        proceed(args)
+        if left_out.is_empty() {
+            return proceed(args);
+        }
+        proceed(Some(leaving_out(
+            args.unwrap_or_else(|| asked.clone()),
+            left_out,
+        )))
     }
 
     /// The policy's verdict on arguments a hook of `event` gave in place of
@@ -507,6 +528,21 @@ impl ToolCallHooks for Guard {
             None => None,
         })
     }
+}
+
+/// `args` of a search with `exclude` holding the absolute globs of what it
+/// is to leave out, besides any the call named.
+fn leaving_out(mut args: Value, left_out: Vec<String>) -> Value {
+    if let Some(object) = args.as_object_mut() {
+        let mut exclude: Vec<Value> = object
+            .get("exclude")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        exclude.extend(left_out.into_iter().map(Value::String));
+        object.insert(EXCLUDE_ARG.to_owned(), Value::Array(exclude));
+    }
+    args
 }
 
 #[cfg(test)]

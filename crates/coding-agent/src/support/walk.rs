@@ -17,13 +17,14 @@
 //! tools' Operations (implemented in `tools/grep/ops.rs` and
 //! `tools/find/ops.rs`).
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use agent_core::ToolError;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 use ignore::{Walk, WalkBuilder, WalkParallel};
 
 use crate::support::cancel::aborted;
+use crate::support::notices::append_notices;
 use crate::support::paths::HomeDir;
 
 /// Why a `grep` or `find` search failed; their Operations return it (and the
@@ -87,7 +88,10 @@ pub struct Searched<T> {
     /// The matches (grep) or paths (find), in path order.
     pub found: Vec<T>,
     /// The entries it could not read.
-    pub unreadable: Unreadable,
+    pub unreadable: Skipped,
+    /// The entries it left out because permission rules guard them
+    /// ([`crate::tools::grep::ops::GrepRequest::exclude`]).
+    pub left_out: Skipped,
 }
 
 impl<T> Searched<T> {
@@ -95,17 +99,42 @@ impl<T> Searched<T> {
     pub fn all(found: Vec<T>) -> Self {
         Searched {
             found,
-            unreadable: Unreadable::default(),
+            unreadable: Skipped::default(),
+            left_out: Skipped::default(),
         }
+    }
+
+    /// `none` (the tool's "nothing found") with [`Searched::notices`]
+    /// after it.
+    pub fn nothing_found(&self, none: &str) -> String {
+        let notices: Vec<String> = self.notices().into_iter().flatten().collect();
+        append_notices(none.to_owned(), &notices)
+    }
+
+    /// What the tool says after its results about what it did not search:
+    /// the entries left out, then those that could not be read.
+    pub fn notices(&self) -> [Option<String>; 2] {
+        [
+            self.left_out.notice(
+                "the permission rules guard was left out",
+                "the permission rules guard were left out",
+            ),
+            self.unreadable.notice(
+                "could not be read and was skipped",
+                "could not be read and were skipped",
+            ),
+        ]
     }
 }
 
-/// The entries below a searched directory that could not be read (a folder
-/// that cannot be listed, a file that cannot be opened): skipped, where Pi's
-/// rg and fd fail the whole call (DEVIATIONS #15), and said after the
-/// results, so that "No matches found" never stands for "could not look".
+/// Entries below a searched directory the search did not look into,
+/// counted and the first few named: those that could not be read (a folder
+/// that cannot be listed, a file that cannot be opened), skipped where Pi's
+/// rg and fd fail the whole call (DEVIATIONS #15), and those permission
+/// rules guard. Said after the results, so that "No matches found" never
+/// stands for "did not look".
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Unreadable {
+pub struct Skipped {
     /// How many.
     pub count: usize,
     /// The first few, relative to the searched directory, in order.
@@ -120,7 +149,7 @@ pub fn gone(error: &std::io::Error) -> bool {
 /// How many unreadable entries the notice names.
 const NAMED_UNREADABLE: usize = 3;
 
-impl Unreadable {
+impl Skipped {
     /// Counts the entry shown as `shown`; the first few (by name, whatever
     /// order parallel threads find them in) are kept to be named.
     pub fn add(&mut self, shown: String) {
@@ -155,22 +184,69 @@ impl Unreadable {
         }
     }
 
-    /// The notice after the results: `2 paths could not be read and were
-    /// skipped: logs, secret.txt`.
-    pub fn notice(&self) -> Option<String> {
-        if self.count == 0 {
-            return None;
-        }
-        let noun = if self.count == 1 { "path" } else { "paths" };
-        let verb = if self.count == 1 { "was" } else { "were" };
+    /// The notice after the results, `one` or `many` saying what befell
+    /// them: `2 paths could not be read and were skipped: logs, secret.txt`.
+    pub fn notice(&self, one: &str, many: &str) -> Option<String> {
+        let (noun, said) = match self.count {
+            0 => return None,
+            1 => ("path", one),
+            _ => ("paths", many),
+        };
         let mut named = self.first.join(", ");
         if self.count > self.first.len() {
             named.push_str(&format!(" and {} more", self.count - self.first.len()));
         }
-        Some(format!(
-            "{} {noun} could not be read and {verb} skipped: {named}",
-            self.count
-        ))
+        Some(format!("{} {noun} {said}: {named}", self.count))
+    }
+}
+
+/// An absolute path glob as permission rules read them (`*` stays within a
+/// folder, `**` crosses folders): how a search matches the paths a rule
+/// guards, which it leaves out ([`SearchError`]'s siblings: [`Searched`]).
+pub fn absolute_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(pattern).literal_separator(true).build()
+}
+
+/// What a search of `root` leaves out: entries matching the request's
+/// `exclude` globs ([`absolute_glob`]), as walked or as seen through the
+/// real search root, since rules name the real folders and a search may
+/// reach them through a link.
+pub struct LeftOut {
+    globs: GlobSet,
+    root: PathBuf,
+    real_root: Option<PathBuf>,
+}
+
+impl LeftOut {
+    /// `None` when nothing is to be left out.
+    pub fn new(root: &Path, exclude: &[String]) -> Result<Option<Self>, SearchError> {
+        if exclude.is_empty() {
+            return Ok(None);
+        }
+        let mut builder = GlobSetBuilder::new();
+        for pattern in exclude {
+            let glob = absolute_glob(pattern)
+                .map_err(|e| SearchError::Other(format!("a left-out path `{pattern}`: {e}")))?;
+            builder.add(glob);
+        }
+        let globs = builder
+            .build()
+            .map_err(|e| SearchError::Other(e.to_string()))?;
+        let real_root = std::fs::canonicalize(root).ok().filter(|real| real != root);
+        Ok(Some(LeftOut {
+            globs,
+            root: root.to_path_buf(),
+            real_root,
+        }))
+    }
+
+    /// Whether the search leaves `path` (below its root) out.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.globs.is_match(path)
+            || self.real_root.as_ref().is_some_and(|real| {
+                path.strip_prefix(&self.root)
+                    .is_ok_and(|relative| self.globs.is_match(real.join(relative)))
+            })
     }
 }
 

@@ -35,6 +35,10 @@ pub struct Verdict {
     /// equally strict verdicts, the firm one's reason is the one to read.
     #[serde(skip)]
     pub(super) firm: bool,
+    /// For a search (grep) of a folder holding files deny or ask rules
+    /// guard: their absolute globs, which the search is to leave out.
+    #[serde(rename = "leftOut", skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 impl Verdict {
@@ -46,6 +50,7 @@ impl Verdict {
             rule: None,
             suggestions: Vec::new(),
             firm: false,
+            left_out: Vec::new(),
         }
     }
 
@@ -112,6 +117,13 @@ impl Verdict {
                         kept.suggestions.push(rule);
                     }
                 }
+            }
+        }
+        // What either leaves out of a search stays out (a folder reached
+        // by a link is judged by both of its names).
+        for glob in dropped.left_out {
+            if !kept.left_out.contains(&glob) {
+                kept.left_out.push(glob);
             }
         }
         kept

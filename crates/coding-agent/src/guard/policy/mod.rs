@@ -347,38 +347,42 @@ impl Policy {
 
     fn judge_read(&self, tool: &str, path: &std::path::Path) -> Verdict {
         let what = format!("{tool} of `{}`", path.display());
-        if let Some(verdict) = self.by_rules(tool, &[Subject::Path(path)], &what) {
+        let verdict = self
+            .by_rules(tool, &[Subject::Path(path)], &what)
+            .unwrap_or_else(|| Verdict::new(Decision::Allow, format!("{tool} only reads")));
+        // grep reads the files below the folder it searches: those a deny
+        // or ask rule keeps from `read` must not come out of a grep of
+        // their parent (`grep -r KEY ~` and `read(~/.ssh/**)`), whatever
+        // lets the grep itself run. The search leaves them out, and says so.
+        let guarding: Vec<&Rule> = match tool {
+            "grep" => self
+                .rules(&Kind::Deny)
+                .chain(self.rules(&Kind::Ask))
+                .filter(|rule| rule.guarded_below(tool, path).is_some())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if guarding.is_empty() || verdict.decision == Decision::Deny {
             return verdict;
         }
-        // grep reads the files below the folder it searches: one a deny or
-        // ask rule keeps from `read` must not come out of a grep of its
-        // parent (`grep -r KEY ~` and `read(~/.ssh/**)`). A person may let
-        // it read them; bypass mode, which asks no one, must not run it for
-        // a deny rule: a deny is final.
-        let below = |kind| {
-            (tool == "grep")
-                .then(|| self.rules(kind).find(|rule| rule.lies_below(tool, path)))
+        let named: Vec<String> = guarding
+            .iter()
+            .map(|rule| format!("`{}`", rule.text))
+            .collect();
+        let verb = if named.len() == 1 { "guards" } else { "guard" };
+        Verdict {
+            reason: format!(
+                "{}; it leaves out the files {} {verb}",
+                verdict.reason,
+                named.join(", ")
+            ),
+            left_out: guarding
+                .iter()
+                .filter_map(|rule| rule.guarded_below(tool, path))
                 .flatten()
-        };
-        if let Some(rule) = below(&Kind::Deny)
-            && self.mode == Mode::Bypass
-        {
-            let reason = format!(
-                "{what} would read files the rule `{}` denies, and bypass mode asks no one; search a folder that leaves them out",
-                rule.text
-            );
-            return Verdict::new(Decision::Deny, reason).by_rule(&rule.text);
-        }
-        match below(&Kind::Deny).or_else(|| below(&Kind::Ask)) {
-            Some(rule) => Verdict::new(
-                Decision::Ask,
-                format!(
-                    "{what} would read files the rule `{}` guards; search a folder that leaves them out, or this needs approval",
-                    rule.text
-                ),
-            )
-            .firm(),
-            None => Verdict::new(Decision::Allow, format!("{tool} only reads")),
+                .cloned()
+                .collect(),
+            ..verdict
         }
     }
 

@@ -9,7 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
+
+use crate::support::walk::absolute_glob;
 
 use crate::support::mcp_names;
 
@@ -45,9 +47,10 @@ enum Spec {
     Any,
     /// `bash(...)`: a command pattern.
     Command(CommandPattern),
-    /// A file tool's path pattern, compiled against the places, and the
-    /// folder its literal part names (`/home/u/.ssh` for `~/.ssh/**`).
-    Path(GlobSet, PathBuf),
+    /// A file tool's path pattern, compiled against the places, the
+    /// folder its literal part names (`/home/u/.ssh` for `~/.ssh/**`), and
+    /// the absolute globs compiled (what a search leaves out).
+    Path(GlobSet, PathBuf, Vec<String>),
 }
 
 /// Why a rule cannot be used.
@@ -114,8 +117,8 @@ impl Rule {
                 if READ_FAMILY.contains(&name.as_str())
                     || WRITE_FAMILY.contains(&name.as_str()) =>
             {
-                let (globs, base) = path_globs(pattern, places).map_err(|e| error(&e))?;
-                Spec::Path(globs, base)
+                let (globs, base, patterns) = path_globs(pattern, places).map_err(|e| error(&e))?;
+                Spec::Path(globs, base, patterns)
             }
             (Some(_), _) => {
                 return Err(error(
@@ -166,7 +169,7 @@ impl Rule {
         match (&self.spec, subject) {
             (Spec::Any, _) => true,
             (Spec::Command(pattern), Subject::Command(line)) => pattern.matches(line),
-            (Spec::Path(globs, _), Subject::Path(path)) => globs.is_match(path),
+            (Spec::Path(globs, ..), Subject::Path(path)) => globs.is_match(path),
             _ => false,
         }
     }
@@ -189,13 +192,19 @@ impl Rule {
         }
     }
 
-    /// True for a rule about `tool` whose paths lie below `tree` (not at
-    /// it: those [`Rule::matches`] sees): a search of `tree` would read
-    /// them although a read of each would be judged by this rule.
-    pub fn lies_below(&self, tool: &str, tree: &Path) -> bool {
+    /// For a rule about `tool` whose paths may lie below `tree` (its
+    /// literal folder inside the tree, or the tree inside that folder with
+    /// a pattern going on below it: `**/.env`), the absolute globs of those
+    /// paths: a search of `tree` would read them although a read of each
+    /// would be judged by this rule, so it leaves them out.
+    pub fn guarded_below(&self, tool: &str, tree: &Path) -> Option<&[String]> {
         match &self.spec {
-            Spec::Path(_, base) => self.covers(tool) && base.starts_with(tree) && base != tree,
-            _ => false,
+            Spec::Path(_, base, patterns)
+                if self.covers(tool) && (base.starts_with(tree) || tree.starts_with(base)) =>
+            {
+                Some(patterns)
+            }
+            _ => None,
         }
     }
 
@@ -304,7 +313,7 @@ fn wildcard(pieces: &[String], text: &str) -> bool {
 
 /// The globs of a path pattern: the pattern and everything below it, with
 /// `~` as home and relative patterns under the working directory.
-fn path_globs(pattern: &str, places: &Places) -> Result<(GlobSet, PathBuf), String> {
+fn path_globs(pattern: &str, places: &Places) -> Result<(GlobSet, PathBuf, Vec<String>), String> {
     let absolute = if pattern.starts_with('/') || pattern.starts_with('~') {
         places.resolve(pattern).to_string_lossy().into_owned()
     } else {
@@ -319,18 +328,15 @@ fn path_globs(pattern: &str, places: &Places) -> Result<(GlobSet, PathBuf), Stri
     // `dir/**` covers `dir` itself too: grep, find and ls of `dir` read
     // what is below it.
     let itself = absolute.strip_suffix("/**").map(str::to_owned);
-    for glob in [
+    let patterns: Vec<String> = [
         absolute.clone(),
         format!("{}/**", absolute.trim_end_matches('/')),
     ]
     .into_iter()
     .chain(itself)
-    {
-        let glob = GlobBuilder::new(&glob)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| e.to_string())?;
-        builder.add(glob);
+    .collect();
+    for glob in &patterns {
+        builder.add(absolute_glob(glob).map_err(|e| e.to_string())?);
     }
     // The components before the first one with a pattern in it.
     let base: PathBuf = Path::new(&absolute)
@@ -342,7 +348,7 @@ fn path_globs(pattern: &str, places: &Places) -> Result<(GlobSet, PathBuf), Stri
                 .contains(['*', '?', '[', '{'])
         })
         .collect();
-    Ok((builder.build().map_err(|e| e.to_string())?, base))
+    Ok((builder.build().map_err(|e| e.to_string())?, base, patterns))
 }
 
 #[cfg(test)]

@@ -19,7 +19,6 @@ use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
-use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
 use crate::support::walk::Searched;
@@ -123,9 +122,9 @@ impl TypedTool for FindTool {
 /// entries that could not be read said last.
 fn format_result(searched: &Searched<String>, limit: Option<usize>) -> ToolOutput<FindDetails> {
     let paths = &searched.found;
-    let unreadable = searched.unreadable.notice();
+    let [left_out, unreadable] = searched.notices();
     if paths.is_empty() {
-        return ToolOutput::text(append_notices(NO_FILES.to_owned(), unreadable.as_slice()));
+        return ToolOutput::text(searched.nothing_found(NO_FILES));
     }
     let result_limit_reached = limit.filter(|&limit| paths.len() >= limit);
     let limit_notice = result_limit_reached.map(|limit| {
@@ -134,7 +133,7 @@ fn format_result(searched: &Searched<String>, limit: Option<usize>) -> ToolOutpu
             limit.saturating_mul(2)
         )
     });
-    let (text, truncation) = truncate_list(paths, limit_notice, [unreadable]);
+    let (text, truncation) = truncate_list(paths, limit_notice, [left_out, unreadable]);
     ToolOutput::text(text).with_details_if_any(FindDetails {
         result_limit_reached,
         truncation,

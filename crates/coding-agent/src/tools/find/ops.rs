@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::paths::HomeDir;
 use crate::support::walk::{
-    LocalSearchOperations, PathGlob, SearchError, Searched, Unreadable, WalkOptions,
-    check_readable, slash_path, walk,
+    LocalSearchOperations, PathGlob, SearchError, Searched, Skipped, WalkOptions, check_readable,
+    slash_path, walk,
 };
 
 /// One glob search, as the `find` tool asks for it.
@@ -72,7 +72,7 @@ fn glob_blocking(
     let limit = request.limit.unwrap_or(usize::MAX);
     let root = request.path.as_path();
     let mut found = Vec::new();
-    let mut unreadable = Unreadable::default();
+    let mut unreadable = Skipped::default();
     for entry in walk(root, options) {
         if cancel.is_cancelled() {
             return Err(SearchError::Cancelled);
@@ -102,5 +102,9 @@ fn glob_blocking(
         }
         found.push(shown);
     }
-    Ok(Searched { found, unreadable })
+    Ok(Searched {
+        found,
+        unreadable,
+        left_out: Skipped::default(),
+    })
 }

@@ -19,7 +19,6 @@ use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
-use crate::support::notices::append_notices;
 use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
 use crate::support::walk::Searched;
@@ -64,7 +63,17 @@ pub struct GrepArgs {
     pub context: Option<f64>,
     /// Maximum number of matches to return (default: 100)
     pub limit: Option<f64>,
+    /// Absolute path globs the search leaves out: set by the permission
+    /// policy (the files deny and ask rules guard below the folder
+    /// searched), not offered to the model.
+    #[schemars(skip)]
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
+
+/// The argument the permission policy adds to a grep call: what it leaves
+/// out ([`GrepArgs::exclude`]).
+pub const EXCLUDE_ARG: &str = "exclude";
 
 /// The `grep` tool; [`Typed`](crate::definition::Typed) makes it a
 /// [`ToolDefinition`](crate::ToolDefinition).
@@ -147,6 +156,7 @@ impl TypedTool for GrepTool {
             literal: args.literal.unwrap_or(false),
             context: context_lines(args.context),
             limit,
+            exclude: args.exclude,
         };
         let searched = self
             .ops
@@ -179,9 +189,9 @@ fn is_match_line(line: &str) -> bool {
 /// read said last.
 fn format_result(searched: &Searched<GrepMatch>, limit: usize) -> ToolOutput<GrepDetails> {
     let matches = &searched.found;
-    let unreadable = searched.unreadable.notice();
+    let [left_out, unreadable] = searched.notices();
     if matches.is_empty() {
-        return ToolOutput::text(append_notices(NO_MATCHES.to_owned(), unreadable.as_slice()));
+        return ToolOutput::text(searched.nothing_found(NO_MATCHES));
     }
     let mut lines_truncated = false;
     let mut output: Vec<String> = Vec::new();
@@ -217,7 +227,8 @@ fn format_result(searched: &Searched<GrepMatch>, limit: usize) -> ToolOutput<Gre
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         )
     });
-    let (text, truncation) = truncate_list(&output, limit_notice, [lines_notice, unreadable]);
+    let (text, truncation) =
+        truncate_list(&output, limit_notice, [lines_notice, left_out, unreadable]);
     ToolOutput::text(text).with_details_if_any(GrepDetails {
         match_limit_reached,
         truncation,

@@ -26,8 +26,8 @@ use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, shown_prefix};
 use crate::support::walk::{
-    LocalSearchOperations, SearchError, Searched, Unreadable, WalkOptions, check_readable, gone,
-    slash_path, walk_parallel,
+    LeftOut, LocalSearchOperations, SearchError, Searched, Skipped, WalkOptions, check_readable,
+    gone, slash_path, walk_parallel,
 };
 
 /// One search, as the `grep` tool asks for it.
@@ -48,6 +48,11 @@ pub struct GrepRequest {
     pub context: usize,
     /// Stop after this many matches.
     pub limit: usize,
+    /// Absolute path globs (`*` within a folder, `**` across) of files and
+    /// folders to leave out, as permission rules guard them: skipped, and
+    /// counted in [`Searched::left_out`].
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 /// One matching line.
@@ -127,6 +132,13 @@ fn search_blocking(
             return Err(SearchError::Other(refused));
         }
         check_readable(&request.path, false)?;
+        if let Some(left) = LeftOut::new(&request.path, &request.exclude)?
+            && left.covers(&request.path)
+        {
+            let mut searched = Searched::all(Vec::new());
+            searched.left_out.add(request.path.display().to_string());
+            return Ok(searched);
+        }
         let name = request
             .path
             .file_name()
@@ -153,7 +165,16 @@ fn search_blocking(
         .map(|glob| file_glob(&request.path, glob))
         .transpose()
         .map_err(SearchError::InvalidPattern)?;
-    let searched = search_tree(request, &matcher, glob.as_ref(), limit, options, cancel);
+    let left = LeftOut::new(&request.path, &request.exclude)?;
+    let searched = search_tree(
+        request,
+        &matcher,
+        glob.as_ref(),
+        left.as_ref(),
+        limit,
+        options,
+        cancel,
+    );
     if cancel.is_cancelled() {
         return Err(SearchError::Cancelled);
     }
@@ -254,6 +275,7 @@ fn search_tree(
     request: &GrepRequest,
     matcher: &RegexMatcher,
     glob: Option<&Override>,
+    left: Option<&LeftOut>,
     limit: usize,
     options: WalkOptions,
     cancel: &CancellationToken,
@@ -269,11 +291,12 @@ fn search_tree(
     // Set once `first` holds `limit` matches, so the lock is only taken to
     // prune when pruning is possible.
     let full = AtomicBool::new(false);
-    let unreadable = Mutex::new(Unreadable::default());
+    let unreadable = Mutex::new(Skipped::default());
+    let left_out = Mutex::new(Skipped::default());
     let root = request.path.as_path();
     walk_parallel(root, threads, options).run(|| {
         let mut searcher = new_searcher();
-        let (first, full, unreadable) = (&first, &full, &unreadable);
+        let (first, full, unreadable, left_out) = (&first, &full, &unreadable, &left_out);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -292,6 +315,16 @@ fn search_tree(
                 return WalkState::Skip;
             }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            // What permission rules guard is not searched (a folder not
+            // gone into), and said.
+            if entry.depth() > 0 && left.is_some_and(|left| left.covers(entry.path())) {
+                lock(left_out).add(slash_path(relative));
+                return if is_dir {
+                    WalkState::Skip
+                } else {
+                    WalkState::Continue
+                };
+            }
             let excluded = entry.depth() > 0
                 && glob.is_some_and(|g| g.matched(entry.path(), is_dir).is_ignore());
             if is_dir && excluded {
@@ -332,6 +365,9 @@ fn search_tree(
             .unwrap_or_else(PoisonError::into_inner)
             .into_sorted(),
         unreadable: unreadable
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner),
+        left_out: left_out
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner),
     }
