@@ -36,6 +36,9 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
         let mut used = if rows.is_empty() { 0 } else { hang_width };
         let mut end = start;
         let mut last_space = None;
+        // Beside a wide character (CJK ideographs, which break anywhere):
+        // a line of them does not leave `> ` alone on its row.
+        let mut last_wide = None;
         let mut words = false;
         while end < chars.len() {
             let w = chars[end].0.width().unwrap_or(0);
@@ -48,6 +51,9 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
                     last_space = Some(end);
                 }
             } else {
+                if words && beside_wide(&chars, end) {
+                    last_wide = Some(end);
+                }
                 words = true;
             }
             used += w;
@@ -56,11 +62,20 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
         let mut next = end;
         if end < chars.len() && chars[end].0 == ' ' {
             next = end + 1;
-        } else if end < chars.len()
-            && let Some(space) = last_space.filter(|&s| s > start)
-        {
-            end = space;
-            next = space + 1;
+        } else if end < chars.len() && beside_wide(&chars, end) {
+            // The row ends beside a wide character: a break already.
+        } else if end < chars.len() {
+            match (last_space.filter(|&s| s > start), last_wide) {
+                (Some(space), wide) if wide.is_none_or(|w| w <= space) => {
+                    end = space;
+                    next = space + 1;
+                }
+                (_, Some(wide)) if wide > start => {
+                    end = wide;
+                    next = wide;
+                }
+                _ => {}
+            }
         }
         if prefix.is_empty() {
             rows.push(join(&chars[start..end]));
@@ -75,6 +90,13 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
         rows.push(StyledLine::default());
     }
     rows
+}
+
+/// Whether a line may break before `chars[i]`: beside a wide character
+/// (an ideograph), as text in those scripts breaks between any two.
+fn beside_wide(chars: &[(char, Style)], i: usize) -> bool {
+    let wide = |at: usize| chars.get(at).is_some_and(|&(c, _)| c.width() == Some(2));
+    i > 0 && (wide(i) || wide(i - 1))
 }
 
 /// What the rows after a wrapped line's first start with, so they line up
@@ -200,6 +222,22 @@ mod tests {
         // A prefix as wide as half the row is left off.
         let deep = StyledLine::new("        - abc def", Style::Normal);
         assert_eq!(plain(&wrap(&deep, 14)), ["        - abc", "def"]);
+    }
+
+    /// Ideographs break anywhere: a line of them after a prompt mark fills
+    /// the row instead of leaving the mark alone on it; a Latin word after
+    /// them still moves whole.
+    #[test]
+    fn wide_characters_are_places_to_break() {
+        let rows = wrap(
+            &StyledLine::new(format!("> {}", "中".repeat(12)), Style::Normal),
+            10,
+        );
+        assert_eq!(plain(&rows), ["> 中中中中", "中中中中中", "中中中"]);
+        let rows = wrap(&StyledLine::new("中文 abcdefgh", Style::Normal), 10);
+        assert_eq!(plain(&rows), ["中文", "abcdefgh"]);
+        let rows = wrap(&StyledLine::new("ab中文字abcdef", Style::Normal), 10);
+        assert_eq!(plain(&rows), ["ab中文字", "abcdef"]);
     }
 
     #[test]
