@@ -167,6 +167,38 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
     assert!(!app.editor.is_empty());
 }
 
+/// A person typing as the prompt appears must not approve the call with the
+/// Enter (or the number) meant for the editor: those keys wait out the
+/// grace from when the prompt is first drawn; Esc and the arrows do not.
+#[test]
+fn keys_that_answer_wait_out_the_grace_after_the_prompt_appears() {
+    let (mut app, now) = asking_app();
+    let (first, mut answer) = prompt("c1", "touch a.txt");
+    app.approvals
+        .set_grace(std::time::Duration::from_secs(3600));
+    app.approvals.push(first);
+    // Not even drawn yet, then drawn: both too soon.
+    app.handle_key(key(KeyCode::Enter));
+    screen(&mut app, 70, 22, now);
+    for code in [KeyCode::Enter, KeyCode::Char('1'), KeyCode::Down] {
+        app.handle_key(key(code));
+    }
+    assert!(answer.try_recv().is_err(), "answered within the grace");
+    assert!(app.editor.is_empty(), "the keys went to no one else either");
+    // The grace over: the selection the arrow moved is what Enter picks.
+    app.approvals.set_grace(std::time::Duration::ZERO);
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowSession));
+    // Esc denies at once, grace or not.
+    let (second, mut denied) = prompt("c2", "rm b.txt");
+    app.approvals
+        .set_grace(std::time::Duration::from_secs(3600));
+    app.approvals.push(second);
+    screen(&mut app, 70, 22, now);
+    app.handle_key(key(KeyCode::Esc));
+    assert_eq!(denied.try_recv(), Ok(ApprovalAnswer::Deny { reason: None }));
+}
+
 #[test]
 fn a_batch_asks_one_call_at_a_time_and_a_cancelled_call_drops_its_prompt() {
     let (mut app, now) = asking_app();
@@ -351,6 +383,15 @@ fn tool_results(server: &SseServer) -> Vec<String> {
         .collect()
 }
 
+/// Sends `key` to the approval prompt on the screen once the keys that
+/// answer it are taken: the binary ignores them for a moment after the
+/// prompt appears (`APPROVAL_GRACE`, 500 ms), so that a key meant for the
+/// editor cannot approve a call.
+fn answer(tmux: &Tmux, key: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    tmux.key(key);
+}
+
 /// Once the UI is up, sends `prompt` and waits for the approval prompt; the
 /// screen then.
 fn send_until_asked(tmux: &Tmux, prompt: &str) -> String {
@@ -376,7 +417,7 @@ fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_i
         asked.contains("2. Allow for this session: bash(touch a.txt)"),
         "{asked}"
     );
-    tmux.key("2");
+    answer(&tmux, "2");
     // The same command again runs unasked: the next prompt is the third
     // call's.
     let asked = tmux.wait_for("the third call's prompt", |s| {
@@ -389,7 +430,7 @@ fn allow_for_this_session_runs_the_same_command_again_unasked_and_a_deny_sends_i
     tmux.key("Down");
     tmux.key("Down");
     tmux.key("Down");
-    tmux.key("Enter");
+    answer(&tmux, "Enter");
     tmux.wait_for("the reason input", |s| {
         s.contains("Deny: tell the model why")
     });
@@ -441,7 +482,7 @@ fn always_allow_in_this_project_writes_the_rule_to_the_projects_settings() {
     };
     let asked = send_until_asked(&tmux, "make a file");
     assert!(asked.contains("3. Always allow in this project"), "{asked}");
-    tmux.key("3");
+    answer(&tmux, "3");
     tmux.wait_for("the answer", |s| {
         s.contains("Done. Last user message: make a file")
     });

@@ -158,6 +158,7 @@ pub async fn run_interactive(
         format!("{}/{}", model.provider, model.id),
         recovery.context_window,
     );
+    app.approvals.set_grace(approval::APPROVAL_GRACE);
     if let Some(host) = interactive.remote_host.clone() {
         app.set_remote_host(host);
     }

@@ -21,6 +21,7 @@ pub mod trust;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -35,10 +36,18 @@ use super::theme::to_line;
 use super::wrap::{text_width, wrap};
 use crate::render::{Style, StyledLine, ToolRenderers};
 
+/// How long a prompt, once drawn, ignores the keys that would answer it
+/// (Enter, a number): a person typing a message as it appears must not
+/// approve a call with the Enter meant for the editor. Esc (deny) and the
+/// arrows are taken at once.
+pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
+
 /// The prompts waiting for an answer; the first one is shown.
 #[derive(Debug, Default)]
 pub struct Approvals {
     waiting: VecDeque<Waiting>,
+    /// See [`APPROVAL_GRACE`]; none by default (tests drive the keys).
+    grace: Duration,
     /// Part of the shown call has not been on the screen yet, or the
     /// choices are not on it now: only a deny is taken.
     call_unseen: Cell<bool>,
@@ -51,6 +60,8 @@ pub struct Approvals {
 #[derive(Debug)]
 struct Waiting {
     modal: ApprovalModal,
+    /// When the prompt was first drawn: the grace counts from there.
+    drawn_at: Cell<Option<Instant>>,
     reply: tokio::sync::oneshot::Sender<ApprovalAnswer>,
     /// The first row of the call shown, when it is taller than the prompt.
     scroll: usize,
@@ -63,6 +74,7 @@ impl Approvals {
     pub fn push(&mut self, prompt: ApprovalPrompt) {
         self.waiting.push_back(Waiting {
             modal: ApprovalModal::new(prompt.request),
+            drawn_at: Cell::new(None),
             reply: prompt.reply,
             scroll: 0,
             seen: Cell::new(0),
@@ -87,13 +99,28 @@ impl Approvals {
         self.waiting.len().saturating_sub(1)
     }
 
+    /// Keys that would answer a prompt are ignored for `grace` after it is
+    /// first drawn ([`APPROVAL_GRACE`] in the terminal).
+    pub fn set_grace(&mut self, grace: Duration) {
+        self.grace = grace;
+    }
+
     /// Gives `key` to the prompt shown; an answer goes to its call and the
     /// next prompt shows. False when no prompt is shown (the key is not
     /// taken).
     pub fn handle_key(&mut self, key: KeyEvent) -> bool {
+        let grace = self.grace;
         let Some(front) = self.waiting.front_mut() else {
             return false;
         };
+        let answers = matches!(key.code, KeyCode::Enter | KeyCode::Char('0'..='9'));
+        let too_soon = front
+            .drawn_at
+            .get()
+            .is_none_or(|drawn| drawn.elapsed() < grace);
+        if !grace.is_zero() && answers && !front.modal.is_typing_reason() && too_soon {
+            return true;
+        }
         let page = self.page.get().max(1);
         match key.code {
             KeyCode::PageDown => front.scroll = (front.scroll + page).min(self.last_scroll.get()),
@@ -146,6 +173,9 @@ impl Approvals {
         let Some(front) = self.waiting.front() else {
             return;
         };
+        if front.drawn_at.get().is_none() {
+            front.drawn_at.set(Some(Instant::now()));
+        }
         let inner_width = area.width.saturating_sub(4).max(1);
         let view = front.modal.view(renderers, inner_width);
         let inner_height = usize::from(area.height.saturating_sub(2));
