@@ -98,6 +98,21 @@ fn settings_rules_flags_and_cwd_decide() {
         )),
         json!({"decision": "deny", "reason": "plan mode is read-only: writing `/etc/motd` is not allowed", "rule": null})
     );
+    // A grep of a folder holding a file a deny rule guards runs without it:
+    // the verdict says what it leaves out.
+    let grep = json!({"pattern": "KEY"}).to_string();
+    let real = work.path().canonicalize().unwrap();
+    let env = real.join(".env").display().to_string();
+    assert_eq!(
+        verdict(&check(
+            &["grep", &grep, "--deny", "read(.env)"],
+            &real,
+            agent.path()
+        )),
+        json!({"decision": "allow",
+               "reason": "grep only reads; it leaves out the files `read(.env)` guards",
+               "rule": null, "leftOut": [env, format!("{env}/**")]})
+    );
 }
 
 #[test]
