@@ -668,6 +668,24 @@ async fn excluded_paths_are_left_out_of_the_search_and_said() {
         "src/.env:1: KEY=nested\nsrc/app.rs:1: let KEY = 1;\n\n\
          [2 paths the permission rules guard were left out: .env, keys]"
     );
+    // However the folder is spelled: globs compare text, and `/w/./.env`
+    // slipped past a rule on `/w/.env`.
+    for spelled in [
+        format!("{}/.", work.display()),
+        format!("{}//", work.display()),
+        format!("{}/src/..", work.display()),
+    ] {
+        let said = grep_text(
+            &fixture,
+            json!({"pattern": "secret", "path": spelled, "exclude": exclude}),
+        )
+        .await;
+        assert_eq!(
+            said,
+            "No matches found\n\n[2 paths the permission rules guard were left out: .env, keys]",
+            "{spelled}"
+        );
+    }
     // Reached through a link, the real paths are what the rules name.
     let link = work.parent().unwrap().join("link");
     std::os::unix::fs::symlink(&work, &link).unwrap();

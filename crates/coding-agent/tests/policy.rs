@@ -754,6 +754,21 @@ fn a_grep_of_a_folder_holding_guarded_files_leaves_them_out() {
             Decision::Deny
         );
     }
+    // A rule naming the file searched decides by itself: an ask answered
+    // yes lets the grep read it, so nothing is left out of it.
+    let asking = RuleTexts {
+        ask: vec!["read(.env)".into()],
+        ..RuleTexts::default()
+    };
+    let asked = policy_with(Mode::Default, SANDBOXED, &asking)
+        .check("grep", &json!({"pattern": "KEY", "path": ".env"}));
+    assert_eq!(
+        (asked.decision, asked.left_out.len()),
+        (Decision::Ask, 0),
+        "{}",
+        asked.reason
+    );
+    assert!(!asked.reason.contains("leaves out"), "{}", asked.reason);
     // Names are not contents: find and ls of the parent leave nothing out.
     let p = policy_with(Mode::Default, SANDBOXED, &rules);
     assert!(

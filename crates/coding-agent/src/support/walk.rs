@@ -25,7 +25,7 @@ use ignore::{Walk, WalkBuilder, WalkParallel};
 
 use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
-use crate::support::paths::HomeDir;
+use crate::support::paths::{HomeDir, normalize_lexically};
 
 /// Why a `grep` or `find` search failed; their Operations return it (and the
 /// remote helper sends it back as it is).
@@ -208,12 +208,17 @@ pub fn absolute_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
 }
 
 /// What a search of `root` leaves out: entries matching the request's
-/// `exclude` globs ([`absolute_glob`]), as walked or as seen through the
-/// real search root, since rules name the real folders and a search may
-/// reach them through a link.
+/// `exclude` globs ([`absolute_glob`]), matched by their path below the
+/// search root written plainly (no `.`, `..` or `//`: `/w/./.env` is
+/// `/w/.env`) and below the real root, since rules name the real folders
+/// and a search may reach them through a link. Globs compare text: an
+/// entry matched as walked would slip past a rule by a spelling.
 pub struct LeftOut {
     globs: GlobSet,
+    /// The root as walked: what the entries' paths start with.
     root: PathBuf,
+    /// The same root written plainly, and resolved.
+    plain_root: PathBuf,
     real_root: Option<PathBuf>,
 }
 
@@ -232,21 +237,28 @@ impl LeftOut {
         let globs = builder
             .build()
             .map_err(|e| SearchError::Other(e.to_string()))?;
-        let real_root = std::fs::canonicalize(root).ok().filter(|real| real != root);
         Ok(Some(LeftOut {
             globs,
             root: root.to_path_buf(),
-            real_root,
+            plain_root: normalize_lexically(root),
+            real_root: std::fs::canonicalize(root).ok(),
         }))
     }
 
-    /// Whether the search leaves `path` (below its root) out.
+    /// Whether the search leaves `path` (its root or below) out.
     pub fn covers(&self, path: &Path) -> bool {
-        self.globs.is_match(path)
-            || self.real_root.as_ref().is_some_and(|real| {
-                path.strip_prefix(&self.root)
-                    .is_ok_and(|relative| self.globs.is_match(real.join(relative)))
-            })
+        let Ok(relative) = path.strip_prefix(&self.root) else {
+            return self.globs.is_match(normalize_lexically(path));
+        };
+        let under = |root: &Path| match relative.as_os_str().is_empty() {
+            true => root.to_path_buf(),
+            false => root.join(relative),
+        };
+        self.globs.is_match(under(&self.plain_root))
+            || self
+                .real_root
+                .as_deref()
+                .is_some_and(|real| self.globs.is_match(under(real)))
     }
 }
 

@@ -354,10 +354,13 @@ impl Policy {
         // or ask rule keeps from `read` must not come out of a grep of
         // their parent (`grep -r KEY ~` and `read(~/.ssh/**)`), whatever
         // lets the grep itself run. The search leaves them out, and says so.
+        // A rule naming the path searched itself decided above: an ask
+        // answered yes lets the grep read it.
         let guarding: Vec<&Rule> = match tool {
             "grep" => self
                 .rules(&Kind::Deny)
                 .chain(self.rules(&Kind::Ask))
+                .filter(|rule| !rule.matches(tool, Subject::Path(path)))
                 .filter(|rule| rule.guarded_below(tool, path).is_some())
                 .collect(),
             _ => Vec::new(),
@@ -370,12 +373,16 @@ impl Policy {
             .map(|rule| format!("`{}`", rule.text))
             .collect();
         let verb = if named.len() == 1 { "guards" } else { "guard" };
-        Verdict {
-            reason: format!(
+        let reason = match verdict.decision {
+            Decision::Allow => format!(
                 "{}; it leaves out the files {} {verb}",
                 verdict.reason,
                 named.join(", ")
             ),
+            _ => verdict.reason.clone(),
+        };
+        Verdict {
+            reason,
             left_out: guarding
                 .iter()
                 .filter_map(|rule| rule.guarded_below(tool, path))

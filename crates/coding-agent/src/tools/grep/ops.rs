@@ -132,18 +132,18 @@ fn search_blocking(
             return Err(SearchError::Other(refused));
         }
         check_readable(&request.path, false)?;
-        if let Some(left) = LeftOut::new(&request.path, &request.exclude)?
-            && left.covers(&request.path)
-        {
-            let mut searched = Searched::all(Vec::new());
-            searched.left_out.add(request.path.display().to_string());
-            return Ok(searched);
-        }
         let name = request
             .path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        if let Some(left) = LeftOut::new(&request.path, &request.exclude)?
+            && left.covers(&request.path)
+        {
+            let mut searched = Searched::all(Vec::new());
+            searched.left_out.add(name);
+            return Ok(searched);
+        }
         let mut searcher = new_searcher();
         let found = search_file(
             &mut searcher,
