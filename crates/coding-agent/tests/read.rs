@@ -254,6 +254,19 @@ async fn r7_offset_and_limit_together() {
     );
 }
 
+/// A name that really holds a no-break space: Pi maps it to a plain space
+/// and cannot open the file; it is read under the name as written.
+#[tokio::test]
+async fn a_name_holding_a_no_break_space_is_read() {
+    let root = Root::new();
+    root.file("my\u{00A0}notes.txt", "kept\n");
+    let result = root
+        .read(json!({"path": "my\u{00A0}notes.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&result), "kept\n");
+}
+
 #[tokio::test]
 async fn r8_offset_past_the_end_is_an_error() {
     let root = Root::new();

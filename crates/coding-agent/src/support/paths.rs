@@ -61,12 +61,17 @@ pub fn expand_path(path: &str, home: Option<&Path>) -> String {
         .chars()
         .map(|c| if is_unicode_space(c) { ' ' } else { c })
         .collect();
+    expand_tilde(&path, home)
+}
+
+/// `~` and `~/...` (but not `~user`) under `home`.
+fn expand_tilde(path: &str, home: Option<&Path>) -> String {
     match home {
         Some(home) if path == "~" => home.to_string_lossy().into_owned(),
         Some(home) if path.starts_with("~/") => {
             format!("{}{}", home.to_string_lossy(), &path[1..])
         }
-        _ => path,
+        _ => path.to_owned(),
     }
 }
 
@@ -95,8 +100,12 @@ pub fn expand_own_home(path: &Path) -> PathBuf {
 /// normalised); relative ones are joined to `cwd` with `.` and `..` resolved
 /// lexically, as Node's `path.resolve` does. `~` is `home` ([`expand_path`]).
 pub fn resolve_to_cwd(path: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
-    let expanded = expand_path(path, home);
-    let expanded = Path::new(&expanded);
+    resolve_expanded(&expand_path(path, home), cwd)
+}
+
+/// An expanded path against `cwd`, as [`resolve_to_cwd`] resolves it.
+fn resolve_expanded(expanded: &str, cwd: &Path) -> PathBuf {
+    let expanded = Path::new(expanded);
     if expanded.is_absolute() {
         return expanded.to_path_buf();
     }
@@ -256,8 +265,16 @@ pub fn read_path_candidates(path: &str, cwd: &Path, home: Option<&Path>) -> Vec<
         text.replace('\'', "\u{2019}"),
         nfd.replace('\'', "\u{2019}"),
     ];
+    // Last, the name as written, unicode spaces kept: a file whose name
+    // really holds one (a no-break space) is found too, which Pi's read
+    // cannot open.
+    let as_written = expand_tilde(path.strip_prefix('@').unwrap_or(path), home);
     let mut candidates = vec![resolved];
-    for variant in variants.into_iter().map(PathBuf::from) {
+    for variant in variants
+        .into_iter()
+        .map(PathBuf::from)
+        .chain([resolve_expanded(&as_written, cwd)])
+    {
         if !candidates.contains(&variant) {
             candidates.push(variant);
         }
@@ -465,6 +482,27 @@ mod tests {
                 PathBuf::from("/d/it's 10.00\u{202F}AM.png"),
                 PathBuf::from("/d/it\u{2019}s 10.00 AM.png"),
             ]
+        );
+    }
+
+    /// A name that really holds a no-break space is read under it, after
+    /// the spellings Pi tries (which map it to a plain space).
+    #[test]
+    fn a_name_holding_a_unicode_space_is_read_as_written_last() {
+        let cwd = Path::new("/d");
+        assert_eq!(
+            read_path_candidates("@my\u{00A0}file.txt", cwd, None),
+            [
+                PathBuf::from("/d/my file.txt"),
+                PathBuf::from("/d/my\u{00A0}file.txt")
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("my\u{00A0}file.txt");
+        std::fs::write(&real, "x").unwrap();
+        assert_eq!(
+            resolve_read_path("my\u{00A0}file.txt", dir.path(), None, Path::exists),
+            real
         );
     }
 
