@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobSet, GlobSetBuilder};
 
+use crate::support::paths::normalize_lexically;
 use crate::support::walk::absolute_glob;
 
 use crate::support::mcp_names;
@@ -324,6 +325,11 @@ fn path_globs(pattern: &str, places: &Places) -> Result<(GlobSet, PathBuf, Vec<S
             pattern.trim_start_matches("./")
         )
     };
+    // Written plainly, as the paths it is matched against are: `grep(.)`
+    // names the working directory, not a path ending in `/.`.
+    let absolute = normalize_lexically(Path::new(&absolute))
+        .to_string_lossy()
+        .into_owned();
     let mut builder = GlobSetBuilder::new();
     // `dir/**` covers `dir` itself too: grep, find and ls of `dir` read
     // what is below it.
@@ -364,6 +370,19 @@ mod tests {
             Ok(rule) => rule,
             Err(e) => panic!("{e}"),
         }
+    }
+
+    /// A pattern is matched as written plainly: `grep(.)` and `read(./)`
+    /// name the working directory (they matched `/work/p/.`, no path).
+    #[test]
+    fn path_patterns_are_read_written_plainly() {
+        fn at(path: &str) -> Subject<'_> {
+            Subject::Path(Path::new(path))
+        }
+        assert!(rule("grep(.)").matches("grep", at("/work/p")));
+        assert!(rule("read(./)").matches("read", at("/work/p/src/a.rs")));
+        assert!(rule("read(src/../.env)").matches("read", at("/work/p/.env")));
+        assert!(!rule("read(src/../.env)").matches("read", at("/work/p/src/.env")));
     }
 
     #[test]
