@@ -270,17 +270,21 @@ impl Guard {
                     decided(Decision::Allow, by, reason, verdict.rule.as_ref()),
                     updated_input,
                     call.args,
+                    verdict.left_out,
                 );
             }
         };
-        self.ask(request, updated_input, by_hook, cancel).await
+        self.ask(request, updated_input, verdict.left_out, by_hook, cancel)
+            .await
     }
 
-    /// Step 3: the approver's answer, acted on.
+    /// Step 3: the approver's answer, acted on; `left_out` is what the
+    /// policy leaves out of the call if it runs ([`Guard::allow`]).
     async fn ask(
         &self,
         request: ApprovalRequest,
         updated_input: Option<Value>,
+        left_out: Vec<String>,
         by_hook: bool,
         cancel: &CancellationToken,
     ) -> BeforeToolCall {
@@ -294,7 +298,7 @@ impl Guard {
                 .permission_request(call, &request.reason, cancel)
                 .await
             {
-                return self.hook_answered(&request, answer, updated_input, cancel);
+                return self.hook_answered(&request, answer, updated_input, left_out, cancel);
             }
         }
         let approver = lock(&self.approver).clone();
@@ -362,7 +366,7 @@ impl Guard {
             }
             record.rule = Some(asked.suggested_rules.join(", "));
         }
-        self.allow(record, updated_input, &asked.args)
+        self.allow(record, updated_input, &asked.args, left_out)
     }
 
     /// Step 3 settled by a PermissionRequest hook in the user's place:
@@ -373,6 +377,7 @@ impl Guard {
         request: &ApprovalRequest,
         answer: RequestAnswer,
         updated_input: Option<Value>,
+        left_out: Vec<String>,
         cancel: &CancellationToken,
     ) -> BeforeToolCall {
         let mut record = CallDecision {
@@ -402,16 +407,18 @@ impl Guard {
                 updated_permissions,
             } => (new.or(updated_input), updated_permissions),
         };
-        if let Some(args) = &args
-            && let Err(refused) = self.judge_again(
+        let left_out = match &args {
+            Some(args) => match self.judge_again(
                 &request.tool_call_id,
                 &request.tool_name,
                 args,
                 "PermissionRequest",
-            )
-        {
-            return refused;
-        }
+            ) {
+                Ok(verdict) => verdict.left_out,
+                Err(refused) => return refused,
+            },
+            None => left_out,
+        };
         // "Yes, and from now on": the rules the hook adds, as an approval's.
         for update in rule_updates(&updated_permissions) {
             self.remember(update.list, &update.rule, update.scope);
@@ -419,22 +426,21 @@ impl Guard {
                 record.rule.get_or_insert(update.rule);
             }
         }
-        self.allow(record, args, &request.args)
+        self.allow(record, args, &request.args, left_out)
     }
 
     /// The call runs, with `args` in place of the model's (`asked`) when a
     /// hook gave them: reported as `record`, which names them. A search
-    /// also gets what the policy leaves out of it (the files deny and ask
-    /// rules guard below the folder searched), whoever allowed it.
+    /// also gets `left_out`, what the policy's verdict on those arguments
+    /// leaves out of it (the files deny and ask rules guard below the
+    /// folder searched), whoever allowed it.
     fn allow(
         &self,
         mut record: CallDecision,
         args: Option<Value>,
         asked: &Value,
+        left_out: Vec<String>,
     ) -> BeforeToolCall {
-        let left_out = self
-            .verdict(&record.tool_name, args.as_ref().unwrap_or(asked))
-            .left_out;
         record.updated_input.clone_from(&args);
         self.report(record);
         if left_out.is_empty() {
@@ -535,7 +541,7 @@ impl ToolCallHooks for Guard {
 fn leaving_out(mut args: Value, left_out: Vec<String>) -> Value {
     if let Some(object) = args.as_object_mut() {
         let mut exclude: Vec<Value> = object
-            .get("exclude")
+            .get(EXCLUDE_ARG)
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
@@ -721,6 +727,21 @@ mod tests {
                 "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here: the hook says so"
             )
         );
+    }
+
+    /// A grep of a folder holding a denied file runs leaving it out, not
+    /// asked about, or asked about (an ask rule on the grep itself) and
+    /// approved.
+    #[tokio::test]
+    async fn a_grep_gets_what_the_policy_leaves_out_however_it_is_allowed() {
+        for (ask, asked) in [(&[][..], 0), (&["grep(.)"][..], 1)] {
+            let f = fixture(rules(&["read(.env)"], ask), None, ApprovalAnswer::AllowOnce);
+            let env = f.dir.path().join(".env").display().to_string();
+            let verdict = call(&f.guard, "c1", "grep", json!({"pattern": "KEY"})).await;
+            let leaving = json!({"pattern": "KEY", "exclude": [env.clone(), format!("{env}/**")]});
+            assert_eq!(verdict, proceed(Some(leaving)), "{ask:?}");
+            assert_eq!(lock(&f.approver.asked).len(), asked, "{ask:?}");
+        }
     }
 
     #[tokio::test]

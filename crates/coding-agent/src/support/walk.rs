@@ -146,8 +146,8 @@ pub fn gone(error: &std::io::Error) -> bool {
     error.kind() == std::io::ErrorKind::NotFound
 }
 
-/// How many unreadable entries the notice names.
-const NAMED_UNREADABLE: usize = 3;
+/// How many skipped entries a notice names.
+const NAMED_SKIPPED: usize = 3;
 
 impl Skipped {
     /// Counts the entry shown as `shown`; the first few (by name, whatever
@@ -155,9 +155,9 @@ impl Skipped {
     pub fn add(&mut self, shown: String) {
         self.count += 1;
         let at = self.first.binary_search(&shown).unwrap_or_else(|at| at);
-        if at < NAMED_UNREADABLE {
+        if at < NAMED_SKIPPED {
             self.first.insert(at, shown);
-            self.first.truncate(NAMED_UNREADABLE);
+            self.first.truncate(NAMED_SKIPPED);
         }
     }
 
@@ -201,8 +201,8 @@ impl Skipped {
 }
 
 /// An absolute path glob as permission rules read them (`*` stays within a
-/// folder, `**` crosses folders): how a search matches the paths a rule
-/// guards, which it leaves out ([`SearchError`]'s siblings: [`Searched`]).
+/// folder, `**` crosses folders): the rules compile theirs with it, and a
+/// search matches what it leaves out ([`LeftOut`]) the same way.
 pub fn absolute_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
     GlobBuilder::new(pattern).literal_separator(true).build()
 }

@@ -356,12 +356,12 @@ impl Policy {
         // lets the grep itself run. The search leaves them out, and says so.
         // A rule naming the path searched itself decided above: an ask
         // answered yes lets the grep read it.
-        let guarding: Vec<&Rule> = match tool {
+        let guarding: Vec<(&Rule, &[String])> = match tool {
             "grep" => self
                 .rules(&Kind::Deny)
                 .chain(self.rules(&Kind::Ask))
                 .filter(|rule| !rule.matches(tool, Subject::Path(path)))
-                .filter(|rule| rule.guarded_below(tool, path).is_some())
+                .filter_map(|rule| Some((rule, rule.guarded_below(tool, path)?)))
                 .collect(),
             _ => Vec::new(),
         };
@@ -370,7 +370,7 @@ impl Policy {
         }
         let named: Vec<String> = guarding
             .iter()
-            .map(|rule| format!("`{}`", rule.text))
+            .map(|(rule, _)| format!("`{}`", rule.text))
             .collect();
         let verb = if named.len() == 1 { "guards" } else { "guard" };
         let reason = match verdict.decision {
@@ -384,10 +384,8 @@ impl Policy {
         Verdict {
             reason,
             left_out: guarding
-                .iter()
-                .filter_map(|rule| rule.guarded_below(tool, path))
-                .flatten()
-                .cloned()
+                .into_iter()
+                .flat_map(|(_, globs)| globs.iter().cloned())
                 .collect(),
             ..verdict
         }
