@@ -230,7 +230,11 @@ impl PromptHooks {
             PromptDecision::Blocked(reason) => return not_sent(PromptError::Blocked(reason)),
             PromptDecision::Proceed(texts) => context.extend(texts),
         }
-        let mut messages = run(with_context(message, context)).await?;
+        // A run the agent refused (one still going) sent nothing either.
+        let mut messages = match run(with_context(message, context)).await {
+            Ok(messages) => messages,
+            Err(refused) => return not_sent(PromptError::Agent(refused)),
+        };
         for round in 0..=MAX_STOP_CONTINUATIONS {
             let Some(last) = finished_answer(&messages) else {
                 break;
@@ -309,5 +313,52 @@ fn with_context(message: Message, context: Vec<String>) -> Message {
             })
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::policy::Places;
+    use crate::hooks::config::HooksSettings;
+
+    /// A prompt the agent refuses (a run still going: RPC sends it again)
+    /// was never sent: SessionStart's context goes with the next one. It
+    /// was lost, so the prompt after a compaction could miss it.
+    #[tokio::test]
+    async fn a_refused_run_leaves_session_start_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings: HooksSettings = serde_json::from_value(serde_json::json!({
+            "SessionStart": [{"hooks": [{"type": "command", "command": "echo re-read NOTES.md"}]}]
+        }))
+        .unwrap();
+        let (config, _) = settings.compile(&Places::for_cwd(dir.path())).unwrap();
+        let hooks = Arc::new(CommandHooks::new(config, dir.path().to_path_buf()));
+        let prompt_hooks = PromptHooks::new(hooks, false);
+        let cancel = CancellationToken::new();
+        let sent = Mutex::new(Vec::new());
+        let busy = prompt_hooks
+            .prompt(
+                UserMessage::text("first").into(),
+                |_| async { Err(AgentError::AlreadyProcessingPrompt) },
+                &cancel,
+            )
+            .await;
+        assert!(matches!(busy, Err(PromptError::Agent(_))), "{busy:?}");
+        prompt_hooks
+            .prompt(
+                UserMessage::text("again").into(),
+                |message| {
+                    lock(&sent).push(prompt_text(&message));
+                    async { Ok(Vec::new()) }
+                },
+                &cancel,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            *lock(&sent),
+            ["again\nSessionStart hook additional context: re-read NOTES.md"]
+        );
     }
 }
