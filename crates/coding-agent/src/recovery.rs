@@ -147,28 +147,8 @@ impl Chain {
     }
 }
 
-/// Runs `message` as a prompt with the recoveries (see the module docs).
-pub async fn run_prompt(
-    session: &AgentSession,
-    message: Message,
-) -> Result<Vec<Message>, AgentError> {
-    run_messages(session, vec![message]).await
-}
-
-/// Sends the messages queued while no run could take them (during a manual
-/// compaction), as a prompt with the recoveries: the first steering
-/// messages, else the follow-ups. Nothing when none are queued. They passed
-/// the prompt hooks as they were queued.
-pub async fn run_queued(session: &AgentSession) -> Result<Vec<Message>, AgentError> {
-    let queued = session.take_next_queued();
-    if queued.is_empty() {
-        return Ok(Vec::new());
-    }
-    run_messages(session, queued).await
-}
-
-/// [`run_prompt`] for several messages at once.
-async fn run_messages(
+/// Runs `messages` as a prompt with the recoveries (see the module docs).
+pub(crate) async fn run_messages(
     session: &AgentSession,
     messages: Vec<Message>,
 ) -> Result<Vec<Message>, AgentError> {

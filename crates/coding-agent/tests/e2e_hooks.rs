@@ -303,6 +303,48 @@ fn compaction_and_the_end_of_a_session_run_their_hooks_selected_by_matcher() {
     );
 }
 
+/// A prompt sent while `compact` runs waits for it and goes out as the
+/// messages queued then do, with what the `compact` SessionStart hooks give
+/// back: it went out without it (only a prompt that found no run got it).
+#[test]
+fn a_prompt_sent_during_a_compaction_gets_the_compact_hooks_context() {
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(&json!({
+        "providers": {"openai": {"contextWindow": 4000}},
+        "hooks": {"SessionStart": [
+            {"matcher": "compact", "hooks": [{"type": "command", "command": "echo re-read NOTES.md"}]},
+        ]},
+    }));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            return summary_reply(wire, "SUMMARY");
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok"])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.ask(json!({"id": "a", "type": "set_auto_compaction", "enabled": false}));
+    let long = |label: &str| format!("{label} {}", "word ".repeat(1000));
+    rpc.prompt(&long("first"));
+    rpc.prompt(&long("second"));
+    send(&mut rpc.stdin, &json!({"id": "c", "type": "compact"}));
+    rpc.until(|line| line["type"] == "compaction_start");
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "p", "type": "prompt", "message": "third"}),
+    );
+    let compacted = rpc.until(|line| line["id"] == "c");
+    assert_eq!(compacted["success"], true, "{compacted}");
+    rpc.until(|line| line["type"] == "agent_end");
+    rpc.finish();
+    let last = server.requests().last().unwrap().body.clone();
+    assert_eq!(
+        wire.transcript(&last).last().unwrap(),
+        "user: third\nSessionStart hook additional context: re-read NOTES.md"
+    );
+}
+
 #[test]
 fn session_end_runs_when_a_print_run_ends_even_on_an_output_error() {
     let sandbox = Sandbox::new();

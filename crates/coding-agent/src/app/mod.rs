@@ -912,15 +912,41 @@ impl AgentSession {
         if let Err(error) = self.flush_pending_bash() {
             tracing::warn!("{error}");
         }
-        let run = |message: Message| crate::recovery::run_prompt(self, message);
+        let run = |messages| crate::recovery::run_messages(self, messages);
         let Some(hooks) = self.hooks_now() else {
-            return Ok(run(message).await?);
+            return Ok(run(vec![message]).await?);
         };
-        // Claimed at the first poll, so an abort that follows reaches the
-        // hooks before the run as well as the run.
+        self.with_hooks_cancel(async |cancel| hooks.prompt(message, run, cancel).await)
+            .await
+    }
+
+    /// Sends the messages queued while no run could take them (during a
+    /// compaction, or as a run ended), as a prompt with the recoveries and
+    /// the hooks (see [`PromptHooks::queued`]): the first steering messages,
+    /// else the follow-ups. Nothing when none are queued.
+    pub async fn send_queued(&self) -> Result<Vec<Message>, PromptError> {
+        let queued = self.take_next_queued();
+        if queued.is_empty() {
+            return Ok(Vec::new());
+        }
+        let run = |messages| crate::recovery::run_messages(self, messages);
+        let Some(hooks) = self.hooks_now() else {
+            return Ok(run(queued).await?);
+        };
+        self.with_hooks_cancel(async |cancel| hooks.queued(queued, run, cancel).await)
+            .await
+    }
+
+    /// Runs `work`, the hooks around a prompt, with a token the user's abort
+    /// cancels. Claimed at the first poll, so an abort that follows reaches
+    /// the hooks before the run as well as the run.
+    async fn with_hooks_cancel(
+        &self,
+        work: impl AsyncFnOnce(&CancellationToken) -> Result<Vec<Message>, PromptError>,
+    ) -> Result<Vec<Message>, PromptError> {
         let cancel = CancellationToken::new();
         *lock(&self.inner.prompt_hooks_cancel) = Some(cancel.clone());
-        let outcome = hooks.prompt(message, run, &cancel).await;
+        let outcome = work(&cancel).await;
         *lock(&self.inner.prompt_hooks_cancel) = None;
         outcome
     }

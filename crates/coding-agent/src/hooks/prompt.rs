@@ -200,40 +200,94 @@ impl PromptHooks {
         cancel: &CancellationToken,
     ) -> Result<Vec<Message>, PromptError>
     where
-        F: Fn(Message) -> Fut,
+        F: Fn(Vec<Message>) -> Fut,
         Fut: Future<Output = Result<Vec<Message>, AgentError>>,
     {
-        let mut context = Vec::new();
-        let start = std::mem::take(&mut *lock(&self.start));
-        for source in &start {
-            context.extend(self.hooks.session_start(*source, cancel).await);
-        }
+        let (start, mut context) = self.start_due(cancel).await;
         let decision = self
             .hooks
             .user_prompt_submit(&prompt_text(&message), cancel)
             .await;
-        // A prompt that is not sent leaves SessionStart due: its context
-        // goes with the next prompt (it was lost).
-        let not_sent = |error: PromptError| {
-            let mut due = lock(&self.start);
-            for source in start.iter().rev() {
-                if !due.contains(source) {
-                    due.insert(0, *source);
-                }
-            }
-            Err(error)
-        };
         if cancel.is_cancelled() {
-            return not_sent(PromptError::Aborted);
+            return Err(self.not_sent(&start, PromptError::Aborted));
         }
         match decision {
-            PromptDecision::Blocked(reason) => return not_sent(PromptError::Blocked(reason)),
+            PromptDecision::Blocked(reason) => {
+                return Err(self.not_sent(&start, PromptError::Blocked(reason)));
+            }
             PromptDecision::Proceed(texts) => context.extend(texts),
         }
+        self.run_then_stop(vec![with_context(message, context)], &start, run, cancel)
+            .await
+    }
+
+    /// Runs `messages`, queued while no run could take them (they passed
+    /// UserPromptSubmit as they were queued), as [`PromptHooks::prompt`]
+    /// runs a prompt: the context of the SessionStart runs due joins the
+    /// first (a message typed during a compaction went out without what the
+    /// `compact` hooks give back), and Stop runs after.
+    pub async fn queued<F, Fut>(
+        &self,
+        mut messages: Vec<Message>,
+        run: F,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Message>, PromptError>
+    where
+        F: Fn(Vec<Message>) -> Fut,
+        Fut: Future<Output = Result<Vec<Message>, AgentError>>,
+    {
+        let (start, context) = self.start_due(cancel).await;
+        if cancel.is_cancelled() {
+            return Err(self.not_sent(&start, PromptError::Aborted));
+        }
+        if let Some(first) = messages.first_mut() {
+            let message = std::mem::replace(first, UserMessage::text("").into());
+            *first = with_context(message, context);
+        }
+        self.run_then_stop(messages, &start, run, cancel).await
+    }
+
+    /// Runs the SessionStart hooks due, which are then no longer due: the
+    /// sources they ran for, and their texts for the model.
+    async fn start_due(&self, cancel: &CancellationToken) -> (Vec<SessionSource>, Vec<String>) {
+        let start = std::mem::take(&mut *lock(&self.start));
+        let mut context = Vec::new();
+        for source in &start {
+            context.extend(self.hooks.session_start(*source, cancel).await);
+        }
+        (start, context)
+    }
+
+    /// A prompt that is not sent leaves SessionStart due (`start`, the
+    /// sources run for it): its context goes with the next prompt (it was
+    /// lost). `error` says why.
+    fn not_sent(&self, start: &[SessionSource], error: PromptError) -> PromptError {
+        let mut due = lock(&self.start);
+        for source in start.iter().rev() {
+            if !due.contains(source) {
+                due.insert(0, *source);
+            }
+        }
+        error
+    }
+
+    /// Runs `messages`, then the Stop hooks after each run that ended
+    /// normally. `start`: the SessionStart runs whose context they carry.
+    async fn run_then_stop<F, Fut>(
+        &self,
+        messages: Vec<Message>,
+        start: &[SessionSource],
+        run: F,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Message>, PromptError>
+    where
+        F: Fn(Vec<Message>) -> Fut,
+        Fut: Future<Output = Result<Vec<Message>, AgentError>>,
+    {
         // A run the agent refused (one still going) sent nothing either.
-        let mut messages = match run(with_context(message, context)).await {
+        let mut messages = match run(messages).await {
             Ok(messages) => messages,
-            Err(refused) => return not_sent(PromptError::Agent(refused)),
+            Err(refused) => return Err(self.not_sent(start, PromptError::Agent(refused))),
         };
         for round in 0..=MAX_STOP_CONTINUATIONS {
             let Some(last) = finished_answer(&messages) else {
@@ -249,7 +303,7 @@ impl PromptHooks {
                 tracing::warn!("{}", too_many_continuations());
                 break;
             }
-            messages.extend(run(UserMessage::text(feedback).into()).await?);
+            messages.extend(run(vec![UserMessage::text(feedback).into()]).await?);
         }
         Ok(messages)
     }
@@ -348,8 +402,8 @@ mod tests {
         prompt_hooks
             .prompt(
                 UserMessage::text("again").into(),
-                |message| {
-                    lock(&sent).push(prompt_text(&message));
+                |messages: Vec<Message>| {
+                    lock(&sent).extend(messages.iter().map(prompt_text));
                     async { Ok(Vec::new()) }
                 },
                 &cancel,

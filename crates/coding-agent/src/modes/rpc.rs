@@ -762,7 +762,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         }
         let session = self.session.clone();
         self.start(move |_| async move {
-            match crate::recovery::run_queued(&session).await {
+            match session.send_queued().await {
                 Ok(_) => None,
                 Err(error) => {
                     tracing::warn!(

@@ -524,16 +524,15 @@ impl Driver {
         if let Some(error) = error {
             app.notice(vec![StyledLine::new(error, Style::Error)]);
         }
-        // Messages queued as the run ended are delivered now. A cancelled
+        // Messages queued as the run ended are delivered now, as a prompt
+        // is (the recoveries, the hooks' context and Stop). A cancelled
         // run's go back to the editor, as in Pi: they were written for the
         // run the user stopped, not for whatever the next prompt is.
         let queued = self.session.pending_message_count() > 0;
         if queued && !self.aborted {
             let session = self.session.clone();
             app.set_running(true, Instant::now());
-            self.run = Some(tokio::spawn(async move {
-                Ok(session.agent().continue_run().await?)
-            }));
+            self.run = Some(tokio::spawn(async move { session.send_queued().await }));
         } else {
             if queued {
                 self.restore_queued(app);
