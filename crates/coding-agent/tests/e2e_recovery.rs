@@ -1931,6 +1931,41 @@ fn rpc_lists_sets_and_cycles_models_from_settings_and_the_servers_list() {
     rpc.finish();
 }
 
+/// While the agent works the model stays (`docs/DEVIATIONS.md` M20): a
+/// change is refused with why, and taken once the run is over.
+#[test]
+fn the_model_is_not_switched_while_the_agent_works() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| match request.index {
+        0 => Reply::Stall,
+        _ => Reply::Events(wire.events(&Answer::text(&["ok"]))),
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "p", "type": "prompt", "message": "hello"}),
+    );
+    rpc.until(|line| line["type"] == "agent_start");
+    let refused = "cannot switch models while the agent is working";
+    let (_, set) =
+        rpc.ask(json!({"id": "s", "type": "set_model", "provider": "openai", "modelId": "gpt-4o"}));
+    assert_eq!(
+        set,
+        json!({"id":"s","type":"response","command":"set_model","success":false,"error":refused})
+    );
+    let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+    assert_eq!(cycled["error"], refused, "{cycled}");
+    rpc.ask(json!({"id": "a", "type": "abort"}));
+    let (_, set) = rpc
+        .ask(json!({"id": "s2", "type": "set_model", "provider": "openai", "modelId": "gpt-4o"}));
+    assert_eq!(set["success"], true, "{set}");
+    rpc.prompt("again");
+    let last = server.requests().last().unwrap().body.clone();
+    assert_eq!(last["model"], "gpt-4o");
+    rpc.finish();
+}
+
 #[test]
 fn cycle_model_goes_through_the_models_named_by_flag_or_settings() {
     let wire = Wire::OpenAi;
