@@ -310,6 +310,13 @@ fn the_trust_question_comes_at_start_and_a_yes_is_remembered_and_applies_the_pro
         "{question}"
     );
     assert!(rows.contains(&"  allow bash(touch a.txt)"), "{question}");
+    // A prompt typed ahead as the agent starts does not answer it.
+    tmux.key("y");
+    tmux.key("Enter");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let still = tmux.screen();
+    assert!(still.contains("Trust this project?"), "{still}");
+    assert!(!tmux.agent_dir.join("trusted-projects.json").exists());
     tmux.key("1");
     tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
     let trusted: serde_json::Value = serde_json::from_str(

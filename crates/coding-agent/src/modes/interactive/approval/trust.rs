@@ -9,7 +9,9 @@
 //! trusted). It is asked before the session is built, so the policy, the
 //! project's hooks and MCP servers all see the answer.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -18,6 +20,7 @@ use ratatui::Frame;
 use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
+use super::APPROVAL_GRACE;
 use crate::guard::config::{GuardFlags, PermissionSettings, load};
 use crate::guard::{SandboxFacts, Trust, project_trusted};
 use crate::modes::interactive::TerminalGuard;
@@ -40,6 +43,13 @@ pub struct TrustPrompt {
     /// conversation and the key go to.
     beyond_rules: bool,
     yes_selected: bool,
+    /// When the question was first drawn: the keys that pick an answer wait
+    /// out `grace` from then, so the first prompt typed ahead as the agent
+    /// starts (its `y`, `n`, Enter) does not answer it.
+    drawn_at: Cell<Option<Instant>>,
+    /// [`APPROVAL_GRACE`] in the terminal; none by default (tests drive
+    /// the keys).
+    grace: Duration,
 }
 
 impl TrustPrompt {
@@ -106,17 +116,36 @@ impl TrustPrompt {
             beyond_rules,
             settings,
             yes_selected: true,
+            drawn_at: Cell::new(None),
+            grace: Duration::ZERO,
         }
     }
 
+    /// Keys that pick an answer are ignored for `grace` after the question
+    /// is first drawn ([`APPROVAL_GRACE`] in the terminal).
+    pub fn set_grace(&mut self, grace: Duration) {
+        self.grace = grace;
+    }
+
     /// A key press; `Some(true)` trusts, `Some(false)` does not. Up/Down
-    /// move, Enter picks, `1`/`y` and `2`/`n` pick at once, Esc and Ctrl+C
-    /// say no.
+    /// move, Enter picks, `1`/`y` and `2`/`n` pick at once (once the grace
+    /// is over), Esc and Ctrl+C say no.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<bool> {
         if key.kind == KeyEventKind::Release {
             return None;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let picks = matches!(
+            key.code,
+            KeyCode::Enter | KeyCode::Char('1' | '2' | 'y' | 'Y' | 'n' | 'N')
+        ) && !ctrl;
+        let too_soon = self
+            .drawn_at
+            .get()
+            .is_none_or(|drawn| drawn.elapsed() < self.grace);
+        if picks && !self.grace.is_zero() && too_soon {
+            return None;
+        }
         match key.code {
             KeyCode::Char('c') if ctrl => Some(false),
             KeyCode::Esc | KeyCode::Char('2' | 'n' | 'N') => Some(false),
@@ -185,6 +214,9 @@ impl TrustPrompt {
 
     /// Draws the question on the whole screen.
     pub fn draw(&self, frame: &mut Frame<'_>) {
+        if self.drawn_at.get().is_none() {
+            self.drawn_at.set(Some(Instant::now()));
+        }
         let area = frame.area();
         let rows: Vec<_> = self
             .lines()
@@ -311,6 +343,7 @@ pub async fn ask_to_trust(
         return Ok(false);
     }
     let mut prompt = TrustPrompt::new(agent_dir, cwd).await;
+    prompt.set_grace(APPROVAL_GRACE);
     // The policy says whether the project's permissions are ignored (a
     // stricter defaultMode applies untrusted too); hooks and servers of an
     // untrusted project never start.
@@ -382,6 +415,42 @@ mod tests {
             prompt.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
             Some(false)
         );
+    }
+
+    /// A prompt typed ahead as the agent starts must not answer the
+    /// question: its `y`, `n`, digits and Enter wait out the grace; Esc and
+    /// Ctrl+C (no) and the arrows are taken at once.
+    #[tokio::test]
+    async fn keys_that_pick_wait_out_the_grace() {
+        let mut prompt = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere")).await;
+        prompt.set_grace(Duration::from_secs(3600));
+        let picks = [
+            KeyCode::Char('y'),
+            KeyCode::Char('n'),
+            KeyCode::Char('1'),
+            KeyCode::Char('2'),
+            KeyCode::Enter,
+        ];
+        for code in picks {
+            assert_eq!(prompt.handle_key(key(code)), None, "{code:?} before a draw");
+        }
+        prompt.drawn_at.set(Some(Instant::now()));
+        for code in picks {
+            assert_eq!(
+                prompt.handle_key(key(code)),
+                None,
+                "{code:?} within the grace"
+            );
+        }
+        assert_eq!(prompt.handle_key(key(KeyCode::Down)), None);
+        assert!(!prompt.yes_selected, "the arrow moved");
+        assert_eq!(prompt.clone().handle_key(key(KeyCode::Esc)), Some(false));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(prompt.clone().handle_key(ctrl_c), Some(false));
+        prompt
+            .drawn_at
+            .set(Instant::now().checked_sub(Duration::from_secs(3601)));
+        assert_eq!(prompt.handle_key(key(KeyCode::Char('y'))), Some(true));
     }
 
     #[tokio::test]
