@@ -286,10 +286,22 @@ impl SessionManager {
         // messages would be sent again and again.
         while let Some(entry) = current.filter(|entry| seen.insert(std::ptr::from_ref(*entry))) {
             path.push(entry);
-            current = entry.parent_id().and_then(|parent| self.entry(parent));
+            current = entry
+                .parent_id()
+                .and_then(|parent| self.entry(parent).or_else(|| self.written_before(entry)));
         }
         path.reverse();
         path
+    }
+
+    /// The entry with an id written just before `entry`: where the walk
+    /// goes on when `entry`'s parent is a line the file lacks (cut off by a
+    /// crash, edited out), the lost entry's own parent in a conversation
+    /// that did not branch there. Stopping at the gap instead left only
+    /// what came after it (Pi does: docs/DEVIATIONS.md M21).
+    fn written_before(&self, entry: &Entry) -> Option<&Entry> {
+        let at = *self.positions.get(entry.id()?)?;
+        self.entries[..at].iter().rev().find(|e| e.id().is_some())
     }
 
     /// The entry with the id `id`.
@@ -989,6 +1001,30 @@ mod tests {
         assert!(text.contains("from A") && text.contains("from B") && text.contains("A again"));
         let reopened = SessionManager::open(&path, dir.path()).unwrap();
         assert_eq!(said(&reopened), ["from A", "answer", "A again", "answer"]);
+    }
+
+    /// A line in the middle that cannot be read (a crash, an edit) lost
+    /// the conversation before it: the next entry's parent was missing, and
+    /// resumed, only what came after the gap was left.
+    #[test]
+    fn a_lost_line_mid_file_keeps_the_conversation_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        for text in ["one", "two", "three"] {
+            session.append_message(&user(text)).unwrap();
+            session.append_message(&answer()).unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        assert!(lines[3].contains("two"), "{text}");
+        lines[3] = "{\"type\":\"message\",\"id\":\"cut off mid";
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        assert_eq!(
+            said(&reopened),
+            ["one", "answer", "answer", "three", "answer"]
+        );
     }
 
     /// Pi writes each entry once, as it comes: one whose write failed (a
