@@ -916,8 +916,11 @@ impl AgentSession {
         let Some(hooks) = self.hooks_now() else {
             return Ok(run(vec![message]).await?);
         };
-        self.with_hooks_cancel(async |cancel| hooks.prompt(message, run, cancel).await)
-            .await
+        self.with_hooks_cancel(async |cancel| {
+            let ready = hooks.prompt(message, cancel).await?;
+            hooks.run(ready, run, cancel).await
+        })
+        .await
     }
 
     /// Sends the messages queued while no run could take them (during a
@@ -933,8 +936,11 @@ impl AgentSession {
         let Some(hooks) = self.hooks_now() else {
             return Ok(run(queued).await?);
         };
-        self.with_hooks_cancel(async |cancel| hooks.queued(queued, run, cancel).await)
-            .await
+        self.with_hooks_cancel(async |cancel| {
+            let ready = hooks.queued(queued, cancel).await?;
+            hooks.run(ready, run, cancel).await
+        })
+        .await
     }
 
     /// Runs `work`, the hooks around a prompt, with a token the user's abort

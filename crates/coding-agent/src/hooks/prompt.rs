@@ -127,6 +127,16 @@ fn contexts(event: HookEvent, texts: &[String]) -> Vec<String> {
     texts.iter().map(|text| context_text(event, text)).collect()
 }
 
+/// Messages the hooks before a run let go, with their context: what
+/// [`PromptHooks::run`] sends.
+#[derive(Debug)]
+pub struct Ready {
+    messages: Vec<Message>,
+    /// The SessionStart runs whose context they carry: due again when they
+    /// are not sent.
+    start: Vec<SessionSource>,
+}
+
 /// A session's hooks around its prompts: remembers which SessionStart runs
 /// are due.
 #[derive(Debug)]
@@ -186,23 +196,16 @@ impl PromptHooks {
         }
     }
 
-    /// Runs `message` with `run` (one run of the agent) and the hooks:
-    /// SessionStart if due and UserPromptSubmit first (their texts join the
-    /// prompt; a block is [`PromptError::Blocked`]), then Stop after each
-    /// run that ended normally (its feedback runs as the next prompt).
-    /// `cancel` (the user's abort) kills the hooks running: before the run
-    /// nothing is sent ([`PromptError::Aborted`]); after it, the agent stops.
-    /// The messages of every run, in order.
-    pub async fn prompt<F, Fut>(
+    /// The hooks before `message` is sent: SessionStart if due and
+    /// UserPromptSubmit (their texts join the prompt; a block is
+    /// [`PromptError::Blocked`]). `cancel` (the user's abort) kills the
+    /// hooks running, and nothing is sent ([`PromptError::Aborted`]).
+    /// [`PromptHooks::run`] sends what this gives.
+    pub async fn prompt(
         &self,
         message: Message,
-        run: F,
         cancel: &CancellationToken,
-    ) -> Result<Vec<Message>, PromptError>
-    where
-        F: Fn(Vec<Message>) -> Fut,
-        Fut: Future<Output = Result<Vec<Message>, AgentError>>,
-    {
+    ) -> Result<Ready, PromptError> {
         let (start, mut context) = self.start_due(cancel).await;
         let decision = self
             .hooks
@@ -213,29 +216,28 @@ impl PromptHooks {
         }
         match decision {
             PromptDecision::Blocked(reason) => {
-                return Err(self.not_sent(&start, PromptError::Blocked(reason)));
+                Err(self.not_sent(&start, PromptError::Blocked(reason)))
             }
-            PromptDecision::Proceed(texts) => context.extend(texts),
+            PromptDecision::Proceed(texts) => {
+                context.extend(texts);
+                Ok(Ready {
+                    messages: vec![with_context(message, context)],
+                    start,
+                })
+            }
         }
-        self.run_then_stop(vec![with_context(message, context)], &start, run, cancel)
-            .await
     }
 
-    /// Runs `messages`, queued while no run could take them (they passed
-    /// UserPromptSubmit as they were queued), as [`PromptHooks::prompt`]
-    /// runs a prompt: the context of the SessionStart runs due joins the
-    /// first (a message typed during a compaction went out without what the
-    /// `compact` hooks give back), and Stop runs after.
-    pub async fn queued<F, Fut>(
+    /// The hooks before `messages`, queued while no run could take them,
+    /// are sent (they passed UserPromptSubmit as they were queued): the
+    /// context of the SessionStart runs due joins the first (a message typed
+    /// during a compaction went out without what the `compact` hooks give
+    /// back).
+    pub async fn queued(
         &self,
         mut messages: Vec<Message>,
-        run: F,
         cancel: &CancellationToken,
-    ) -> Result<Vec<Message>, PromptError>
-    where
-        F: Fn(Vec<Message>) -> Fut,
-        Fut: Future<Output = Result<Vec<Message>, AgentError>>,
-    {
+    ) -> Result<Ready, PromptError> {
         let (start, context) = self.start_due(cancel).await;
         if cancel.is_cancelled() {
             return Err(self.not_sent(&start, PromptError::Aborted));
@@ -244,7 +246,7 @@ impl PromptHooks {
             let message = std::mem::replace(first, UserMessage::text("").into());
             *first = with_context(message, context);
         }
-        self.run_then_stop(messages, &start, run, cancel).await
+        Ok(Ready { messages, start })
     }
 
     /// Runs the SessionStart hooks due, which are then no longer due: the
@@ -271,12 +273,13 @@ impl PromptHooks {
         error
     }
 
-    /// Runs `messages`, then the Stop hooks after each run that ended
-    /// normally. `start`: the SessionStart runs whose context they carry.
-    async fn run_then_stop<F, Fut>(
+    /// Sends what is `ready` with `run` (one run of the agent), then runs
+    /// the Stop hooks after each run that ended normally (their feedback
+    /// runs as the next prompt). `cancel` (the user's abort) stops the
+    /// agent going on. The messages of every run, in order.
+    pub async fn run<F, Fut>(
         &self,
-        messages: Vec<Message>,
-        start: &[SessionSource],
+        ready: Ready,
         run: F,
         cancel: &CancellationToken,
     ) -> Result<Vec<Message>, PromptError>
@@ -285,9 +288,9 @@ impl PromptHooks {
         Fut: Future<Output = Result<Vec<Message>, AgentError>>,
     {
         // A run the agent refused (one still going) sent nothing either.
-        let mut messages = match run(messages).await {
+        let mut messages = match run(ready.messages).await {
             Ok(messages) => messages,
-            Err(refused) => return Err(self.not_sent(start, PromptError::Agent(refused))),
+            Err(refused) => return Err(self.not_sent(&ready.start, PromptError::Agent(refused))),
         };
         for round in 0..=MAX_STOP_CONTINUATIONS {
             let Some(last) = finished_answer(&messages) else {
@@ -391,17 +394,25 @@ mod tests {
         let prompt_hooks = PromptHooks::new(hooks, false);
         let cancel = CancellationToken::new();
         let sent = Mutex::new(Vec::new());
+        let ready = prompt_hooks
+            .prompt(UserMessage::text("first").into(), &cancel)
+            .await
+            .unwrap();
         let busy = prompt_hooks
-            .prompt(
-                UserMessage::text("first").into(),
+            .run(
+                ready,
                 |_| async { Err(AgentError::AlreadyProcessingPrompt) },
                 &cancel,
             )
             .await;
         assert!(matches!(busy, Err(PromptError::Agent(_))), "{busy:?}");
+        let ready = prompt_hooks
+            .prompt(UserMessage::text("again").into(), &cancel)
+            .await
+            .unwrap();
         prompt_hooks
-            .prompt(
-                UserMessage::text("again").into(),
+            .run(
+                ready,
                 |messages: Vec<Message>| {
                     lock(&sent).extend(messages.iter().map(prompt_text));
                     async { Ok(Vec::new()) }
