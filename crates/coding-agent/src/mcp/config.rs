@@ -288,6 +288,9 @@ fn server_config(
         {
             Ok(timeout)
         }
+        Some(s) if s > 0.0 => Err(bad(&format!(
+            "{key} of {s:e} seconds is too large: leave it out for the default"
+        ))),
         Some(s) => Err(bad(&format!(
             "{key} must be a positive number of seconds, not {s}"
         ))),
@@ -444,7 +447,7 @@ mod tests {
             // Too large for a Duration: refused, not a crash.
             (
                 json!({"command": "a", "toolTimeoutSec": 1e30}),
-                "MCP server \"x\": toolTimeoutSec must be a positive number of seconds, not 1000000000000000000000000000000",
+                "MCP server \"x\": toolTimeoutSec of 1e30 seconds is too large: leave it out for the default",
             ),
             // A value of the wrong type names its server too.
             (

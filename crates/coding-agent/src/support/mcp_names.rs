@@ -72,10 +72,19 @@ pub fn rule_tool_name(after_prefix: &str) -> String {
     }
 }
 
-/// Why `server` cannot have tools named after it, if it cannot: its part is
-/// longer than [`MAX_SERVER_PART`].
+/// Why `server` cannot have tools named after it, if it cannot: its name
+/// has no letter, digit or `-` (its part would be `_`, and a rule naming
+/// one of its tools in full, `mcp_____read`, could not be told apart from
+/// the separators: it matched nothing, so a deny did not hold), or its part
+/// is longer than [`MAX_SERVER_PART`].
 pub fn server_name_problem(server: &str) -> Option<String> {
     let part = server_part(server);
+    if part == "_" {
+        return Some(
+            "its name has no letter or digit its tools' names (mcp__<server>__<tool>) could carry: name it with letters, digits, - or _"
+                .to_owned(),
+        );
+    }
     (part.len() > MAX_SERVER_PART).then(|| {
         format!(
             "its name is too long for its tools' names (mcp__{part}__<tool> must fit in {MAX_NAME_LEN} characters with room for the tool): name it with at most {MAX_SERVER_PART} letters, digits, - or _"
@@ -150,6 +159,19 @@ mod tests {
         assert_eq!(rule_tool_name(&format!("{server}__{tool}")), name);
         assert_eq!(server_name_problem(&server), None);
         assert!(server_name_problem(&format!("{server}x")).is_some());
+    }
+
+    /// A server whose name leaves nothing of its own in its tools' names
+    /// (`документы`, `""`) is refused: `mcp_____read` read as a rule meant
+    /// another name, so `--deny mcp_____read` let the tool run.
+    #[test]
+    fn a_server_named_without_letters_or_digits_is_refused() {
+        for server in ["документы", "", "__", "."] {
+            assert!(server_name_problem(server).is_some(), "{server:?}");
+        }
+        for server in ["-", "a", "документы-2"] {
+            assert_eq!(server_name_problem(server), None, "{server:?}");
+        }
     }
 
     #[test]
