@@ -197,6 +197,68 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
     assert!(started.exists());
 }
 
+/// `--tools` is an allowlist for the servers' tools too, named as
+/// permission rules name them, and `--no-tools` leaves every tool out: both
+/// offered every MCP tool, and `--tools mcp__a__add_tool` was an unknown
+/// tool.
+#[test]
+fn tools_and_no_tools_hold_for_mcp_tools() {
+    if !python3_installed() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let config = sandbox.root.join("servers.json");
+    write_json(
+        &config,
+        &json!({"mcpServers": {"a": grow_entry(), "b": grow_entry(), "c": grow_entry()}}),
+    );
+    let wire = Wire::OpenAi;
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"]); 4]);
+    let run = |tools: &[&str]| {
+        let mut command = sandbox.command(wire, &server);
+        command
+            .args(["--mcp-config", config.to_str().unwrap()])
+            .args(tools)
+            .args(["-p", "hi"]);
+        let (status, _, stderr) = Running::spawn(command).finish();
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        let offered = wire.tool_names(&server.requests().last().unwrap().body);
+        (offered, stderr)
+    };
+    let (offered, stderr) = run(&[]);
+    assert_eq!(offered.len(), 7 + 3, "{offered:?}");
+    assert_eq!(stderr, "");
+
+    let (offered, stderr) = run(&["--tools", "read,MCP__a,mcp__b__add_tool"]);
+    assert_eq!(
+        offered,
+        ["read", "mcp__a__add_tool", "mcp__b__add_tool"],
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr,
+        "Warning: MCP: the servers \"c\" are not started: the tools enabled (--tools, --no-tools) include none of theirs (name mcp__SERVER, or mcp__SERVER__TOOL, in --tools)\n"
+    );
+
+    let (offered, stderr) = run(&["--no-tools"]);
+    assert_eq!(offered, Vec::<String>::new());
+    assert!(
+        stderr.contains("\"a\", \"b\", \"c\" are not started"),
+        "{stderr}"
+    );
+
+    let mut command = sandbox.command(wire, &server);
+    command
+        .args(["--mcp-config", config.to_str().unwrap()])
+        .args(["--tools", "read,mcp__a__x*", "-p", "hi"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--tools: invalid permission rule `mcp__a__x*`"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_server_that_dies_during_a_call_fails_that_call_and_is_restarted_for_the_next() {
     if !everything_installed() {

@@ -128,6 +128,7 @@ pub(super) async fn build(
         &agent_dir,
         &cwd,
         project_trusted,
+        resolved.mcp_tools.as_deref(),
         // The interactive UI and RPC take input while the servers start.
         (cfg!(feature = "tui") && resolved.interactive) || resolved.mode == ModeArg::Rpc,
     )

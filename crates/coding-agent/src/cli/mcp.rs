@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use coding_agent::guard::Mode;
-use coding_agent::guard::policy::Places;
+use coding_agent::guard::policy::{Places, Rule};
 use coding_agent::mcp::McpServers;
 use coding_agent::mcp::config::{load, project_files};
 use coding_agent::mcp::serve::ToolServer;
 use coding_agent::sandbox::{Sandbox, SandboxSettings};
 use coding_agent::settings::SETTINGS_FILE;
+use coding_agent::support::mcp_names::server_part;
 use coding_agent::tools::tool_set_from;
 
 use super::UsageError;
@@ -34,15 +35,17 @@ pub(super) struct McpArgs {
 /// the interactive transcript) and the run goes on without it; so are a
 /// project's servers left unstarted because the project is not trusted. A
 /// configuration file that cannot be read or parsed is a usage error naming
-/// it.
+/// it. With `only` (`--tools`), only the tools it names are offered, and a
+/// server none of whose tools it names is not started (said once too).
 pub(super) async fn start_servers(
     args: &McpArgs,
     agent_dir: &Path,
     cwd: &Path,
     project_trusted: bool,
+    only: Option<&[String]>,
     in_background: bool,
 ) -> Result<Option<McpServers>, UsageError> {
-    let (configs, untrusted) = load(
+    let (mut configs, untrusted) = load(
         &agent_dir.join(SETTINGS_FILE),
         &project_files(agent_dir, cwd),
         &args.mcp_config,
@@ -51,10 +54,34 @@ pub(super) async fn start_servers(
     if !untrusted.is_empty() {
         tracing::warn!("{}", untrusted_notice(&untrusted));
     }
+    let only = only
+        .map(|names| {
+            let places = Places::for_cwd(cwd);
+            names
+                .iter()
+                .map(|name| Rule::parse(name, &places))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|error| UsageError::Tools(format!("--tools: {error}")))
+        })
+        .transpose()?;
+    if let Some(rules) = &only {
+        let (named, unnamed): (Vec<_>, Vec<_>) = configs.into_iter().partition(|config| {
+            let part = server_part(&config.name);
+            rules.iter().any(|rule| rule.names_mcp_server(&part))
+        });
+        if !unnamed.is_empty() {
+            let names: Vec<String> = unnamed.into_iter().map(|config| config.name).collect();
+            tracing::warn!("{}", unnamed_notice(&names));
+        }
+        configs = named;
+    }
     if configs.is_empty() {
         return Ok(None);
     }
-    let servers = McpServers::configure(configs, cwd);
+    let mut servers = McpServers::configure(configs, cwd);
+    if let Some(rules) = only {
+        servers = servers.offer_only(rules);
+    }
     if !in_background {
         for failure in servers.start_all().await {
             tracing::warn!("{failure}");
@@ -63,16 +90,30 @@ pub(super) async fn start_servers(
     Ok(Some(servers))
 }
 
+/// What the user reads about the servers `--tools` (or `--no-tools`)
+/// names no tool of.
+fn unnamed_notice(names: &[String]) -> String {
+    format!(
+        "MCP: the servers {} are not started: the tools enabled (--tools, --no-tools) include none of theirs (name mcp__SERVER, or mcp__SERVER__TOOL, in --tools)",
+        quoted_list(names)
+    )
+}
+
 /// What the user reads about a project's servers that were not started.
 fn untrusted_notice(names: &[String]) -> String {
     format!(
         "MCP: the project's servers {} are not started: the project is not trusted (trust it with --trust)",
-        names
-            .iter()
-            .map(|name| format!("\"{name}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
+        quoted_list(names)
     )
+}
+
+/// `"a", "b"`.
+fn quoted_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[derive(Debug, Subcommand)]

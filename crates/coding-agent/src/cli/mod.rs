@@ -122,10 +122,10 @@ struct RunArgs {
     /// Output mode
     #[arg(long, value_enum, value_name = "MODE")]
     mode: Option<ModeArg>,
-    /// Comma-separated tools to enable [default: read,bash,edit,write,grep,find,ls]
+    /// Comma-separated tools to enable; MCP servers' tools only as named here (mcp__SERVER, mcp__SERVER__TOOL) [default: read,bash,edit,write,grep,find,ls and every MCP tool]
     #[arg(short = 't', long, value_delimiter = ',', value_name = "TOOLS")]
     tools: Option<Vec<String>>,
-    /// Enable no tools
+    /// Enable no tools (no MCP server is started either)
     #[arg(long, conflicts_with = "tools")]
     no_tools: bool,
     /// System prompt, as text or a file to read [default: the coding assistant prompt]

@@ -45,8 +45,13 @@ pub(super) struct Resolved {
     pub model: ResolvedModel,
     /// The provider that talks to it.
     pub provider: Arc<dyn Provider>,
-    /// The tools asked for, by name (unknown names included).
+    /// The built-in tools asked for, by name (unknown names included).
     pub tool_names: Vec<String>,
+    /// The MCP tools `--tools` names (`mcp__server`, `mcp__server__tool`):
+    /// only those are offered, and none with `--no-tools` or a `--tools`
+    /// that names none; `None`: all of them.
+    #[cfg(feature = "mcp")]
+    pub mcp_tools: Option<Vec<String>>,
 }
 
 #[cfg(feature = "tui")]
@@ -134,17 +139,34 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     let agent_dir = agent_dir();
     let (settings, model, provider) = settings_and_model(args, &agent_dir, &cwd)?;
     let (flags, model_thinking) = model_flags(args);
-    let tool_names = match (&args.tools, args.no_tools) {
-        (_, true) => Vec::new(),
+    let named = match (&args.tools, args.no_tools) {
+        (_, true) => Some(Vec::new()),
         // `--tools ""` (no tools, as `--no-tools`) and `read,,bash` name no
         // tool called "".
-        (Some(names), false) => names
-            .iter()
-            .map(|n| n.trim().to_owned())
-            .filter(|n| !n.is_empty())
-            .collect(),
-        (None, false) => default_tool_names(),
+        (Some(names), false) => Some(
+            names
+                .iter()
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+                .collect::<Vec<_>>(),
+        ),
+        (None, false) => None,
     };
+    // An allowlist holds for the MCP servers' tools too, named as
+    // permission rules name them (without MCP, such a name is unknown).
+    #[cfg(feature = "mcp")]
+    let (mcp_tools, tool_names) = match named {
+        Some(names) => {
+            let (mcp, builtin) = names.into_iter().partition(|name: &String| {
+                name.get(..5)
+                    .is_some_and(|prefix| prefix.eq_ignore_ascii_case("mcp__"))
+            });
+            (Some(mcp), builtin)
+        }
+        None => (None, default_tool_names()),
+    };
+    #[cfg(not(feature = "mcp"))]
+    let tool_names = named.unwrap_or_else(default_tool_names);
     Ok(Resolved {
         thinking: args.thinking.or(model_thinking),
         mode,
@@ -158,5 +180,7 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         model,
         provider,
         tool_names,
+        #[cfg(feature = "mcp")]
+        mcp_tools,
     })
 }

@@ -21,6 +21,7 @@ use super::client::{Connection, OnToolsChanged};
 use super::config::{ServerConfig, Source, Transport};
 use super::tool::McpTool;
 use crate::definition::ToolDefinition;
+use crate::guard::policy::{Rule, Subject};
 use crate::support::mcp_names;
 use crate::support::sync::lock;
 
@@ -33,6 +34,9 @@ pub struct McpServers {
     start_ended: Arc<tokio::sync::watch::Sender<()>>,
     /// The warnings about left-out tools the user was given already.
     told: Arc<Mutex<HashSet<String>>>,
+    /// Only the tools these name are offered (`--tools mcp__server`); all,
+    /// when `None`.
+    only: Option<Arc<[Rule]>>,
 }
 
 /// Told each time a server's tools were listed again (its list changed, or
@@ -115,6 +119,15 @@ impl McpServers {
             listener,
             ..McpServers::default()
         }
+    }
+
+    /// Offers only the tools `rules` name (`mcp__server`, `mcp__server__*`
+    /// or `mcp__server__tool`, as permission rules name them): an allowlist
+    /// (`--tools`) holds for the servers' tools too.
+    #[must_use]
+    pub fn offer_only(mut self, rules: Vec<Rule>) -> Self {
+        self.only = Some(rules.into());
+        self
     }
 
     /// Starts the servers still `starting`, in parallel, each within its
@@ -227,6 +240,13 @@ impl McpServers {
         let mut named = Vec::new();
         let mut warnings = Vec::new();
         for ((server, remote), name) in listed.into_iter().zip(names) {
+            let offered = self
+                .only
+                .as_ref()
+                .is_none_or(|rules| rules.iter().any(|rule| rule.matches(&name, Subject::Call)));
+            if !offered {
+                continue;
+            }
             let mut schema = (*remote.input_schema).clone();
             // Providers take only object schemas, and refuse one without
             // `"type"` (which a tool with arguments meant as an object) or
@@ -340,6 +360,7 @@ impl Default for McpServers {
             listener: Listener::default(),
             start_ended: Arc::new(tokio::sync::watch::Sender::new(())),
             told: Arc::default(),
+            only: None,
         }
     }
 }

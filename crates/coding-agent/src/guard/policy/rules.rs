@@ -146,6 +146,15 @@ impl Rule {
         }
     }
 
+    /// True when the rule names a tool of the MCP server whose tools' names
+    /// carry `part` ([`mcp_names::server_part`]), or the server itself.
+    pub fn names_mcp_server(&self, part: &str) -> bool {
+        match &self.tool {
+            ToolName::McpServer(server) => server == part,
+            ToolName::Exact(name) => name.starts_with(&format!("mcp__{part}__")),
+        }
+    }
+
     /// True when the rule is about `tool` (a read rule covers the read family,
     /// a write or edit rule the write family).
     fn covers(&self, tool: &str) -> bool {
