@@ -152,6 +152,40 @@ fn levels_reach_the_wire_change_over_rpc_and_come_back_with_continue() {
     }
 }
 
+/// A tree move or a fork goes on at the level in force, and the file says
+/// so where the branch goes on: resumed, the session went on at the level
+/// the branch had recorded before (`medium`, while the run before the
+/// interruption sent `high`).
+#[test]
+fn after_a_tree_move_or_a_fork_a_resumed_session_keeps_the_level_in_force() {
+    let wire = Wire::OpenAi;
+    for how in ["navigate_tree", "fork"] {
+        let sandbox = Sandbox::new();
+        sandbox.write_global_settings(&json!({"providers": {"openai": {"reasoning": true}}}));
+        let server = ok_server(wire);
+        let mut rpc = Rpc::start(&sandbox, wire, &server);
+        rpc.prompt("one");
+        rpc.prompt("two");
+        set_level(&mut rpc, "high");
+        let (_, forks) = rpc.ask(json!({"id": "f", "type": "get_fork_messages"}));
+        let second = forks["data"]["messages"][1]["entryId"].clone();
+        let (_, moved) = match how {
+            "fork" => rpc.ask(json!({"id": "m", "type": "fork", "entryId": second})),
+            _ => rpc.ask(json!({"id": "m", "type": "navigate_tree", "targetId": second})),
+        };
+        assert_eq!(moved["success"], true, "{moved}");
+        rpc.prompt("three");
+        assert_eq!(last_thinking(wire, &server), "high", "{how}");
+        rpc.finish();
+
+        let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--continue"]);
+        assert_eq!(state_level(&mut rpc), "high", "{how}");
+        rpc.prompt("four");
+        assert_eq!(last_thinking(wire, &server), "high", "{how}");
+        rpc.finish();
+    }
+}
+
 #[test]
 fn a_model_without_reasoning_stays_off_and_does_not_cycle() {
     let wire = Wire::OpenAi;

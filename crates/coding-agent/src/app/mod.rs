@@ -826,6 +826,20 @@ impl AgentSession {
         }
     }
 
+    /// Where the branch now goes on (a tree move, a fork), records the level
+    /// in force when the branch's last record says another: the session
+    /// goes on at this level, and resumed it would have gone on at that one.
+    pub(crate) fn record_level_in_force(
+        &self,
+        session: &mut SessionManager,
+    ) -> Result<(), SessionError> {
+        let level = self.thinking_level();
+        if session.thinking_level() == Some(level) {
+            return Ok(());
+        }
+        session.append_thinking_level_change(level)
+    }
+
     /// After another session file was loaded: its recorded level (or the
     /// default), clamped, recorded there when it has none.
     fn restore_thinking_level(&self) {
@@ -1297,6 +1311,7 @@ impl AgentSession {
     pub fn fork(&self, entry_id: &str) -> Result<String, SessionError> {
         let mut session = self.session();
         let text = session.fork_before(entry_id)?;
+        self.record_level_in_force(&mut session)?;
         self.inner.agent.set_messages(session.messages());
         Ok(text)
     }

@@ -107,6 +107,7 @@ impl AgentSession {
         if let Some(summary) = &summary {
             session.append_branch_summary(from.as_deref(), summary)?;
         }
+        self.record_level_in_force(&mut session)?;
         self.inner.agent.set_messages(session.messages());
         Ok(TreeMove {
             editor_text,
