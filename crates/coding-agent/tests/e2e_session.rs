@@ -571,3 +571,34 @@ fn a_hand_edited_session_file_names_its_unread_lines_and_keeps_its_conversation(
         ["user: first", "assistant: ok", "user: second"]
     );
 }
+
+/// Two agents on one session file (an RPC client's and a `--session` run):
+/// each goes on in its own branch, and resumed, the file goes on from
+/// whichever wrote last, so the other's turns were out of the conversation
+/// without a word. The one that finds the file grown says so.
+#[test]
+fn a_session_file_another_process_writes_too_is_said_once() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let file = sandbox.root.join("shared.jsonl");
+    let file_arg = file.to_str().unwrap();
+    let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--session", file_arg]);
+    rpc.prompt("from the client");
+    let mut other = sandbox.command(wire, &server);
+    other.args(["--session", file_arg, "-p", "from the other"]);
+    let (status, _, stderr) = Running::spawn(other).finish();
+    assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
+    rpc.prompt("the client again");
+    rpc.prompt("and again");
+    drop(rpc.stdin);
+    let (status, _, stderr) = rpc.running.finish();
+    assert!(status.success());
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: {}: another process is writing this session file too; each goes on in a branch of its own, and resumed, the file goes on from the entry written last (/tree shows the other branch)\n",
+            file.display()
+        )
+    );
+}

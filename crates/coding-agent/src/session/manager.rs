@@ -114,6 +114,11 @@ pub struct SessionManager {
     written: Option<usize>,
     /// The file does not end with a newline (a truncated last line).
     needs_newline: bool,
+    /// The file's length after this session last read or wrote it: one
+    /// found longer was written by another process too.
+    file_len: Option<u64>,
+    /// The user was told another process writes the file too.
+    told_shared: bool,
     /// The directory new sessions go to.
     session_dir: Option<PathBuf>,
     cwd: PathBuf,
@@ -130,6 +135,8 @@ impl SessionManager {
             file: None,
             written: None,
             needs_newline: false,
+            file_len: None,
+            told_shared: false,
             session_dir: None,
             cwd: cwd.to_path_buf(),
         }
@@ -155,7 +162,10 @@ impl SessionManager {
         session.session_dir = path.parent().map(Path::to_path_buf);
         session.file = Some(std::path::absolute(path).map_err(io_error)?);
         let content = match std::fs::read(path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(bytes) => {
+                session.file_len = u64::try_from(bytes.len()).ok();
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(session),
             Err(e) => return Err(io_error(e)),
         };
@@ -217,6 +227,8 @@ impl SessionManager {
         self.leaf_id = None;
         self.written = None;
         self.needs_newline = false;
+        self.file_len = None;
+        self.told_shared = false;
         self.file = self.session_dir.as_ref().map(|dir| {
             let stamp = self.header.timestamp.replace([':', '.'], "-");
             dir.join(format!("{stamp}_{}.jsonl", self.header.id))
@@ -668,8 +680,15 @@ impl SessionManager {
         let others = self.written.is_none()
             && file_header(&path).is_some_and(|header| header.id != self.header.id);
         let first = self.written.is_none() && !others;
-        if self.written.is_none() && !first {
+        let grown = self.written.is_some()
+            && self
+                .file_len
+                .is_some_and(|known| std::fs::metadata(&path).is_ok_and(|now| now.len() != known));
+        if others || grown {
+            // The other's last line may be cut (it died mid-write): this
+            // session's entries start on a line of their own.
             self.needs_newline = !ends_with_newline(&path);
+            self.tell_shared(&path);
         }
         let mut text = String::new();
         if first {
@@ -720,6 +739,7 @@ impl SessionManager {
             Err(error) => return Err(io_error(error)),
         };
         let (sent, outcome) = write_counted(&mut file, text.as_bytes());
+        self.file_len = file.metadata().ok().map(|m| m.len());
         if let Err(error) = outcome {
             if !first {
                 let (whole, cut) = after_partial_write(&ends, sent, self.needs_newline);
@@ -731,6 +751,20 @@ impl SessionManager {
         self.written = Some(self.entries.len());
         self.needs_newline = false;
         Ok(())
+    }
+
+    /// Tells the user, once, that another process writes the session file
+    /// too: each goes on in a branch of its own, and the file, resumed,
+    /// goes on from the entry written last, so one side's turns would be
+    /// out of the conversation without a word.
+    fn tell_shared(&mut self, path: &Path) {
+        if std::mem::replace(&mut self.told_shared, true) {
+            return;
+        }
+        tracing::warn!(
+            "{}: another process is writing this session file too; each goes on in a branch of its own, and resumed, the file goes on from the entry written last (/tree shows the other branch)",
+            path.display()
+        );
     }
 
     /// 8 hex digits not used by another entry (Pi's `generateId`).
@@ -1025,6 +1059,32 @@ mod tests {
             said(&reopened),
             ["one", "answer", "answer", "three", "answer"]
         );
+    }
+
+    /// Another process writing the same file that died mid-line left its
+    /// last line cut: this session's next entry was glued onto it, and both
+    /// were lost as one unreadable line.
+    #[test]
+    fn an_entry_after_another_process_cut_line_starts_a_line_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut a = SessionManager::open(&path, dir.path()).unwrap();
+        a.append_message(&user("one")).unwrap();
+        a.append_message(&answer()).unwrap();
+        let mut b = SessionManager::open(&path, dir.path()).unwrap();
+        a.append_message(&user("two")).unwrap();
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        io::Write::write_all(&mut file, b"{\"type\":\"message\",\"id\":\"cut").unwrap();
+        b.append_message(&user("from B")).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last = text.lines().last().unwrap();
+        assert!(
+            serde_json::from_str::<Value>(last)
+                .is_ok_and(|line| line.to_string().contains("from B")),
+            "{text}"
+        );
+        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        assert_eq!(said(&reopened), ["one", "answer", "from B"]);
     }
 
     /// Pi writes each entry once, as it comes: one whose write failed (a
