@@ -710,7 +710,7 @@ impl SessionManager {
             error,
         };
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io_error)?;
+            private_dir(dir).map_err(io_error)?;
         }
         // The first write puts the header first: the file holds no session
         // yet (it is new, blank, or what a failed first write left), so it
@@ -718,7 +718,7 @@ impl SessionManager {
         let mut file = match if first && !path.exists() {
             // Created only if still absent: another process may be making
             // it now, and its header must not be truncated away.
-            OpenOptions::new().write(true).create_new(true).open(&path)
+            private_file().write(true).create_new(true).open(&path)
         } else if first {
             File::create(&path)
         } else {
@@ -904,6 +904,27 @@ fn user_message(line: &str) -> Option<Message> {
 }
 
 /// Whether the file at `path` ends with a line break (or is empty).
+/// Creates `dir` and the folders above it that are missing, readable by
+/// the user alone: a session holds every prompt, file read and command
+/// output of the conversation, and on a shared machine another user could
+/// read them all (as the bash tool's full-output logs, they are private).
+fn private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Options that create a file readable by the user alone (see
+/// [`private_dir`]).
+fn private_file() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
 fn ends_with_newline(path: &Path) -> bool {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut file) = File::open(path) else {
@@ -1085,6 +1106,23 @@ mod tests {
         );
         let reopened = SessionManager::open(&path, dir.path()).unwrap();
         assert_eq!(said(&reopened), ["one", "answer", "from B"]);
+    }
+
+    /// Sessions hold every prompt, file read and command output: their
+    /// folders and files were created readable by every user.
+    #[cfg(unix)]
+    #[test]
+    fn session_files_and_their_new_folders_are_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join("agent/sessions/--work--");
+        let mut session = SessionManager::create(dir.path(), &sessions);
+        session.append_message(&user("secret")).unwrap();
+        session.append_message(&answer()).unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(session.file().unwrap()), 0o600);
+        assert_eq!(mode(&sessions), 0o700);
+        assert_eq!(mode(&dir.path().join("agent")), 0o700);
     }
 
     /// Pi writes each entry once, as it comes: one whose write failed (a
