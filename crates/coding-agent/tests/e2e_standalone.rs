@@ -95,4 +95,36 @@ fn export_writes_a_saved_session_as_html_by_id() {
         )
     );
     assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // A file that is no session is said to be none (the text offered a new
+    // path, which would start a session, not an export).
+    std::fs::write(sandbox.work.join("notes.jsonl"), "{\"foo\": 1}\n").unwrap();
+    let mut command = sandbox.bare_command();
+    command.args(["--export", "notes.jsonl"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        "coding-agent: --export notes.jsonl: it is not a session file (its first line is not a session header)\n"
+    );
+
+    // What reading the session warns of is said: a cut line (the page lacks
+    // what it held), a newer format. Both were dropped without a word.
+    let text = String::from_utf8(before).unwrap();
+    let cut =
+        text.replacen("\"version\":3", "\"version\":4", 1) + "{\"type\":\"message\",\"id\":\"cu";
+    std::fs::write(sandbox.work.join("damaged.jsonl"), cut).unwrap();
+    let mut command = sandbox.bare_command();
+    command.args(["--export", "damaged.jsonl", "damaged.html"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let lines = text.lines().count() + 1;
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: {path}: line {lines} is not a session entry and is left out (edited, or cut off mid-write); what it held is missing from the conversation\n\
+             Warning: {path}: the session was written in format version 4, newer than this build reads (3): what it does not know (entries, roles, content blocks) is left out of the conversation; update coding-agent to go on with all of it\n",
+            path = "damaged.jsonl"
+        )
+    );
 }

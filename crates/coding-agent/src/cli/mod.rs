@@ -321,6 +321,11 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// what to run is resolved from the flags, settings and environment, the
 /// session is built from that, and the chosen mode runs it.
 async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
+    if args.list_models.is_some() || args.export.is_some() {
+        // What they read may warn (a session file's cut line): the user
+        // must hear of it.
+        crate::logging::to_stderr();
+    }
     if let Some(search) = &args.list_models {
         let search = Some(search.as_str()).filter(|search| !search.is_empty());
         return standalone::list_models(&args, search).await;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use coding_agent::app::ModelCatalog;
 use coding_agent::export::write_session_html;
-use coding_agent::session::{SessionManager, session_dir};
+use coding_agent::session::{SessionError, SessionManager, session_dir};
 use coding_agent::settings::{SETTINGS_FILE, Settings, agent_dir, resolve_model};
 
 use super::build::session_path;
@@ -86,7 +86,15 @@ pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow
         }
         .into());
     }
-    let session = SessionManager::open(&path, &cwd)?;
+    let session = SessionManager::open(&path, &cwd).map_err(|error| match error {
+        // Its text offers a new path, which starts a session, not an export.
+        SessionError::NotASession { path } => UsageError::ExportSource {
+            path,
+            reason: "it is not a session file (its first line is not a session header)".into(),
+        }
+        .into(),
+        other => anyhow::Error::from(other),
+    })?;
     let written = write_session_html(&cwd, &session, out)?;
     println!("Exported to {}", written.display());
     Ok(0)

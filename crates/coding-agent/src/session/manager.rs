@@ -11,7 +11,9 @@ use agent_ai::{Message, ThinkingLevel};
 use serde_json::{Value, json};
 
 use super::entry::Entry;
-use super::format::{BashExecution, SessionHeader, message_from_entry, parse_session, user_text};
+use super::format::{
+    BashExecution, SESSION_VERSION, SessionHeader, message_from_entry, parse_session, user_text,
+};
 use super::ids::{iso_timestamp, random_u64};
 
 /// Why a session file could not be used.
@@ -180,6 +182,12 @@ impl SessionManager {
             });
         };
         warn_of_unread_lines(path, &parsed.unread_lines);
+        if let Some(version) = parsed.header.version.filter(|&v| v > SESSION_VERSION) {
+            tracing::warn!(
+                "{}: the session was written in format version {version}, newer than this build reads ({SESSION_VERSION}): what it does not know (entries, roles, content blocks) is left out of the conversation; update coding-agent to go on with all of it",
+                path.display()
+            );
+        }
         let (header, entries) = (parsed.header, parsed.entries);
         session.leaf_id = last_entry_id(&entries);
         session.header = header;
