@@ -891,10 +891,13 @@ pub fn session_title(path: &Path) -> Option<String> {
             first = user_message(&line);
         }
     }
+    // The first line that says something: a prompt may start with blank
+    // lines (a heredoc, a paste), and a blank title could not be found.
     name.or_else(|| match first? {
         Message::User(user) => super::format::user_text(&user.content)
             .lines()
-            .next()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
             .map(str::to_owned),
         _ => None,
     })
@@ -947,7 +950,7 @@ fn ends_with_newline(path: &Path) -> bool {
 
 /// Whether the first line of `path` is a session header (read alone: a
 /// session file can be many megabytes).
-fn has_session_header(path: &Path) -> bool {
+pub fn has_session_header(path: &Path) -> bool {
     file_header(path).is_some()
 }
 

@@ -36,7 +36,7 @@ pub use format::{
 };
 pub use ids::{iso_timestamp, uuid_v4};
 pub use manager::{
-    SessionError, SessionManager, find_most_recent_session, find_session_by_id, session_dir,
-    session_title,
+    SessionError, SessionManager, find_most_recent_session, find_session_by_id, has_session_header,
+    session_dir, session_title,
 };
 pub use tree::{TreeItem, TreeRow};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::render::{Style, StyledLine};
-use crate::session::session_title;
+use crate::session::{has_session_header, session_title};
 
 /// Sessions `/resume` lists.
 const RESUME_LIST: usize = 10;
@@ -58,7 +58,9 @@ fn session_files(dir: &Path) -> Vec<(SystemTime, PathBuf)> {
     let mut files: Vec<(SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "jsonl"))
+        // Another `.jsonl` in the folder (notes, a log) is no session to
+        // list: opening it would only fail.
+        .filter(|p| p.extension().is_some_and(|ext| ext == "jsonl") && has_session_header(p))
         .map(|p| {
             let modified = std::fs::metadata(&p)
                 .and_then(|m| m.modified())
@@ -167,15 +169,18 @@ mod tests {
 
     use super::*;
 
+    const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n";
+
     /// `/resume` lists the newest [`RESUME_LIST`] and counts the rest, so
     /// the user knows they are there (they were never mentioned).
     #[test]
     fn the_sessions_past_the_list_are_counted() {
         let dir = tempfile::tempdir().unwrap();
         for n in 0..RESUME_LIST + 2 {
-            std::fs::write(dir.path().join(format!("s{n}.jsonl")), "").unwrap();
+            std::fs::write(dir.path().join(format!("s{n}.jsonl")), HEADER).unwrap();
         }
-        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), HEADER).unwrap();
+        std::fs::write(dir.path().join("notes.jsonl"), "{\"foo\": 1}\n").unwrap();
         let (listed, older) = recent_sessions(dir.path());
         assert_eq!((listed.len(), older), (RESUME_LIST, 2));
         assert_eq!(recent_sessions(&dir.path().join("none")).1, 0);
@@ -188,7 +193,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let write = |name: &str, age: u64| {
             let path = dir.path().join(name);
-            std::fs::write(&path, "").unwrap();
+            std::fs::write(&path, HEADER).unwrap();
             let file = std::fs::File::options().write(true).open(&path).unwrap();
             let modified = SystemTime::now() - Duration::from_secs(age);
             file.set_modified(modified).unwrap();
@@ -213,20 +218,20 @@ mod tests {
     #[test]
     fn a_search_finds_sessions_of_any_age_by_their_title() {
         let dir = tempfile::tempdir().unwrap();
-        let header = r#"{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
         let prompt = |text: &str| {
             format!(
                 r#"{{"type":"message","id":"m","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":0}}}}"#
             )
         };
         for n in 0..RESUME_LIST + 3 {
+            // A title is the first line that says something.
             let text = if n == 0 {
-                "Fix the Parser"
+                "\\n  \\nFix the Parser"
             } else {
                 "other work"
             };
             let path = dir.path().join(format!("s{n}.jsonl"));
-            std::fs::write(&path, format!("{header}\n{}\n", prompt(text))).unwrap();
+            std::fs::write(&path, format!("{HEADER}{}\n", prompt(text))).unwrap();
             let file = std::fs::File::options().write(true).open(&path).unwrap();
             let age = Duration::from_secs(60 * (n as u64 + 1));
             file.set_modified(SystemTime::now() - age).unwrap();
