@@ -3,7 +3,8 @@
 //! Text and images pass through; what the model's messages cannot hold
 //! becomes a line of text saying what was there (audio, a link to a
 //! resource, a binary resource). `structuredContent` is added as JSON text
-//! unless a text block already carries it (servers are asked to send both).
+//! unless a text block already carries it (servers are asked to send both),
+//! also as the Python SDK wraps a value, `{"result": value}`.
 //! A result the server marked `isError` stays an error. What a turn cannot
 //! hold is cut or fitted first ([`super::limits`]).
 
@@ -53,8 +54,18 @@ pub fn to_tool_result(
     // to measure it for the details.
     let structured_text = result.structured_content.as_ref().map(Value::to_string);
     if let (Some(structured), Some(written)) = (&result.structured_content, &structured_text) {
+        // The Python SDK sends a tool's value that is no object as
+        // `{"result": value}` beside its text: the same, said twice.
+        let wrapped = structured
+            .as_object()
+            .filter(|object| object.len() == 1)
+            .and_then(|object| object.get("result"));
         let already_there = content.iter().filter_map(Content::as_text).any(|text| {
-            serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == structured)
+            let same = |value: &Value| {
+                value.as_str() == Some(text)
+                    || serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == value)
+            };
+            same(structured) || wrapped.is_some_and(same)
         });
         if !already_there {
             content.push(Content::text(written.clone()));
@@ -230,6 +241,23 @@ mod tests {
         assert_eq!(
             mapped.content,
             vec![Content::text("summary"), Content::text("{\"a\":1}")]
+        );
+    }
+
+    /// The Python SDK wraps a value that is no object as `{"result": ...}`
+    /// beside its text: the model read each such result twice.
+    #[test]
+    fn the_python_sdks_wrapped_value_is_not_said_twice() {
+        for (text, value) in [("mcp read of x", json!("mcp read of x")), ("42", json!(42))] {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(json!({"result": value}));
+            assert_eq!(map(result).unwrap().content, vec![Content::text(text)]);
+        }
+        let mut result = CallToolResult::success(vec![ContentBlock::text("other")]);
+        result.structured_content = Some(json!({"result": "x"}));
+        assert_eq!(
+            map(result).unwrap().content,
+            vec![Content::text("other"), Content::text("{\"result\":\"x\"}")]
         );
     }
 
