@@ -1257,3 +1257,19 @@ fn a_session_tool_is_drawn_by_its_own_renderers_also_after_a_reset() {
         "> go\n\nSHOUT HI!"
     );
 }
+
+/// A warning quoting a server's stderr keeps its lines apart: they were
+/// drawn glued together (`...compatibility issues.Consider updating...`).
+#[test]
+fn a_warning_of_several_lines_keeps_them_apart() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    app.warning("Warning: MCP server \"s\" exited (its last words: issues.\nConsider updating)");
+    assert_eq!(
+        top_rows(&mut app, 60, 12, now, 2),
+        [
+            "Warning: MCP server \"s\" exited (its last words: issues.",
+            "Consider updating)",
+        ]
+    );
+}

@@ -567,9 +567,14 @@ impl App {
     }
 
     /// Shows a logged warning in the transcript, with the request attempt it
-    /// is about ([`Transcript::warning`]).
-    pub fn warning(&mut self, line: StyledLine) {
-        self.transcript.warning(vec![line]);
+    /// is about ([`Transcript::warning`]); each of its lines (a server's
+    /// stderr it quotes) stays a line of its own.
+    pub fn warning(&mut self, text: &str) {
+        let lines = text
+            .lines()
+            .map(|line| StyledLine::new(line, Style::Warning))
+            .collect();
+        self.transcript.warning(lines);
         self.scroll = 0;
     }
 

@@ -354,7 +354,7 @@ impl Driver {
                     // The events sent before the warning (the prompt, the
                     // answer's start) are waiting already: they come first.
                     self.apply_waiting_events(app);
-                    app.warning(StyledLine::new(line, Style::Warning));
+                    app.warning(&line);
                     Action::None
                 }
                 Some(prompt) = next_approval(&mut approvals) => {
