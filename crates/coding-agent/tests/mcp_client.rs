@@ -304,6 +304,15 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
             )
         })
         .collect();
+    // Without `inputSchema` a tool takes nothing; one whose name is no
+    // string is left out. Either made the whole listing unreadable, and the
+    // server failed to start (`Unexpected response type`).
+    let names: Vec<&str> = offered.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names[4..],
+        ["mcp__schemas__bare", "mcp__schemas__schemaless"]
+    );
+    assert_eq!(offered[5].1, &json!({"type": "object", "properties": {}}));
     let offered = &offered[..4];
     let text_object = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     assert_eq!(

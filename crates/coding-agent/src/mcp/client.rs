@@ -207,10 +207,11 @@ impl Connection {
         })
     }
 
-    /// Every tool the server offers (following pagination).
-    pub async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
-        self.peer
-            .list_all_tools()
+    /// Every tool the server offers (following pagination); a tool whose
+    /// listing cannot be read is left out with a warning naming it and
+    /// `server` ([`super::listing`]).
+    pub async fn list_tools(&self, server: &str) -> Result<Vec<rmcp::model::Tool>, String> {
+        super::listing::list_all_tools(&self.peer, server)
             .await
             .map_err(|e| self.describe(&e))
     }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod content;
 mod http;
 pub mod limits;
+mod listing;
 pub mod report;
 pub mod serve;
 pub mod servers;

@@ -418,7 +418,7 @@ impl Server {
         if !connection.take_tools_changed() {
             return;
         }
-        match connection.list_tools().await {
+        match connection.list_tools(&self.config.name).await {
             Ok(tools) => {
                 *lock(&self.tools) = tools;
                 self.tell_listener();
@@ -523,7 +523,7 @@ async fn start(
     let timeout = config.startup_timeout;
     let started = tokio::time::timeout(timeout, async {
         let connection = Connection::start(config, cwd, on_tools_changed).await?;
-        let tools = connection.list_tools().await?;
+        let tools = connection.list_tools(&config.name).await?;
         Ok::<_, String>((Arc::new(connection), tools))
     })
     .await;
