@@ -655,8 +655,9 @@ fn a_streamable_http_servers_tool_gets_the_configured_headers_in_a_batch_with_a_
     assert_eq!(
         wire.transcript(&requests[1].body)[3..],
         [
-            // The Python SDK sends a `str` result as structured content too.
-            "tool call_headers: authorization=Bearer s3cret, x-team=tools\n{\"result\":\"authorization=Bearer s3cret, x-team=tools\"}",
+            // The Python SDK sends a `str` result as structured content too
+            // (`{"result": ...}`): the model reads it once.
+            "tool call_headers: authorization=Bearer s3cret, x-team=tools",
             "tool call_read: hello\n",
         ]
     );
