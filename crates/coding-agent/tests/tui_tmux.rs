@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "remote_support/mod.rs"]
+mod remote_support;
 #[path = "tui_support/sse_server.rs"]
 mod sse_server;
 #[allow(dead_code)]
@@ -1335,4 +1337,46 @@ fn an_answer_left_unread_past_the_threshold_notifies_the_idle_prompt_hooks_once(
     tmux.ask("second");
     wait_for_count(2);
     tmux.quit();
+}
+
+/// With `--remote`, Tab completes an `@` path from the remote host's files,
+/// where the tools act: it listed this machine's. (The "remote" here is
+/// this machine over SSH: its `~` is the passwd home, not the `HOME` the
+/// binary is given, which holds a file only this side has.)
+#[test]
+fn with_remote_tab_completes_paths_from_the_remote_hosts_files() {
+    let Some(sshd) = remote_support::Sshd::start() else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    std::fs::create_dir(far.path().join("far-folder")).unwrap();
+    std::fs::write(far.path().join("far-folder/inside.txt"), "x").unwrap();
+    let here = tempfile::tempdir().unwrap();
+    std::fs::write(here.path().join("only-here-marker.txt"), "x").unwrap();
+    let server = SseServer::with_calls(Vec::new());
+    let (cache_var, cache) = remote_support::cache_env();
+    let flags = sshd.flags(far.path());
+    let args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let env = [
+        (cache_var, cache.display().to_string()),
+        ("HOME", here.path().display().to_string()),
+    ];
+    let Some(tmux) = Tmux::start_with_env(&server, &env, &args, |_| {}) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    tmux.type_text("read @far");
+    tmux.key("Tab");
+    tmux.wait_for("the remote folder", |s| s.contains("read @far-folder/"));
+    tmux.key("Tab");
+    tmux.wait_for("the file in it", |s| {
+        s.contains("read @far-folder/inside.txt")
+    });
+    tmux.key("C-u");
+    tmux.type_text("read @~/only-here");
+    tmux.key("Tab");
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.type_text("|");
+    let screen = tmux.wait_for("the typed bar", |s| s.contains('|'));
+    assert!(screen.contains("read @~/only-here|"), "{screen}");
 }

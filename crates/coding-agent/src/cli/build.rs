@@ -163,6 +163,8 @@ pub(super) async fn build(
         approvals: None,
         // The shell the tools use, set in `cli/dispatch.rs`.
         user_bash: None,
+        // Where the tools act, set in `cli/dispatch.rs`.
+        files: None,
         list_sessions: args.resume,
         #[cfg(feature = "mcp")]
         mcp: mcp.clone(),

@@ -13,6 +13,8 @@ use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
 use coding_agent::remote::RemoteOperations;
 use coding_agent::sandbox::Sandbox;
 use coding_agent::tools::bash::ops::BashOperations;
+#[cfg(feature = "tui")]
+use coding_agent::tools::ls::ops::LsOperations;
 
 use super::build::Built;
 use super::{ModeArg, cancel_on_ctrl_c};
@@ -30,6 +32,10 @@ const RPC_INTERRUPTED: &str =
 pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::Result<u8> {
     #[cfg(feature = "tui")]
     if let Some(mut interactive) = built.interactive {
+        interactive.files = built
+            .remote
+            .clone()
+            .map(|ops| Arc::new(ops) as Arc<dyn LsOperations>);
         interactive.user_bash = Some(user_bash_operations(built.remote, &built.sandbox));
         if let Some(url) = &built.probe_url {
             interactive.served_window = server_context_window(url, &built.options.model.id).await;

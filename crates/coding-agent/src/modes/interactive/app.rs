@@ -17,7 +17,7 @@ use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
 use super::command_menu::{CommandMenu, MenuEntry, argument_matching, matching};
-use super::complete::complete_at_word;
+use super::complete::{AtCompletion, complete_at_word};
 use super::theme::to_line;
 use super::transcript::{Transcript, user_text};
 use super::wrap::{break_ranges, text_width, wrap};
@@ -111,6 +111,10 @@ pub enum Action {
     Dequeue,
     /// List the MCP servers, their state and tools.
     Mcp,
+    /// Complete the `@` word before the cursor against another host's
+    /// files (`--remote`): listed there, then given to
+    /// [`App::completed`].
+    CompleteElsewhere(String),
     /// Show, name, export, fork or copy from the session.
     Session(SessionCommand),
     /// Leave.
@@ -671,6 +675,10 @@ impl App {
             KeyCode::Char('z') if ctrl => Action::Suspend,
             KeyCode::Up if alt => Action::Dequeue,
             KeyCode::BackTab => Action::CycleThinking,
+            // The tools act on another host: so does the listing.
+            KeyCode::Tab if self.remote_host.is_some() => {
+                Action::CompleteElsewhere(self.editor.word_before_cursor().to_owned())
+            }
             // Pi's model selector: the `/model ` menu on an empty prompt;
             // over a typed one (kept), the list `/model` prints.
             KeyCode::Char('l') if ctrl && self.editor.is_empty() => {
@@ -913,10 +921,25 @@ impl App {
 
     /// Tab: completes an `@path` word against the files under the cwd.
     fn complete(&mut self) {
-        let word = self.editor.word_before_cursor();
-        let Some((replacement, candidates)) = complete_at_word(&self.cwd, word) else {
-            return;
-        };
+        if let Some(completion) = complete_at_word(&self.cwd, self.editor.word_before_cursor()) {
+            self.complete_with(completion);
+        }
+    }
+
+    /// The completion of the `@` word `word` listed on another host
+    /// ([`Action::CompleteElsewhere`]); nothing when the word before the
+    /// cursor is no longer `word` (typed on meanwhile).
+    pub fn completed(&mut self, word: &str, completion: Option<AtCompletion>) {
+        if let Some(completion) = completion
+            && self.editor.word_before_cursor() == word
+        {
+            self.complete_with(completion);
+        }
+    }
+
+    /// Puts `replacement` in place of the word before the cursor, and lists
+    /// the candidates when there are several.
+    fn complete_with(&mut self, (replacement, candidates): AtCompletion) {
         if let Some(replacement) = replacement {
             self.editor.replace_word_before_cursor(&replacement);
         }

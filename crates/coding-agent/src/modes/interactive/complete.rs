@@ -1,9 +1,13 @@
 //! Tab completion: file names under the cwd for an `@path` word (a
 //! `/command` has the command menu, `command_menu.rs`). A path holding a
 //! space is written `@"my notes.txt"`, so that the model (and the next Tab)
-//! can tell it from a path followed by a word.
+//! can tell it from a path followed by a word. With `--remote` the names
+//! are the remote host's, listed through its [`LsOperations`] (the files
+//! here would be files the tools cannot reach).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::tools::ls::ops::LsOperations;
 
 /// Most candidates listed.
 const MAX_CANDIDATES: usize = 20;
@@ -19,15 +23,39 @@ pub struct Completion {
     pub candidates: Vec<String>,
 }
 
-/// Tab on the `@` word `word` (`@src/ma`, `@"my no`): the word to put in
-/// its place, when it can be extended, and the names to list when several
+/// What Tab puts in place of the `@` word and the names it lists: the word
+/// to put instead, when it can be extended, and the names when several
 /// match.
-pub fn complete_at_word(cwd: &Path, word: &str) -> Option<(Option<String>, Vec<String>)> {
-    let (partial, quoted) = match word.strip_prefix("@\"") {
-        Some(partial) => (partial, true),
-        None => (word.strip_prefix('@')?, false),
-    };
-    let completion = complete_path(cwd, partial);
+pub type AtCompletion = (Option<String>, Vec<String>);
+
+/// Tab on the `@` word `word` (`@src/ma`, `@"my no`), against this
+/// machine's files.
+pub fn complete_at_word(cwd: &Path, word: &str) -> Option<AtCompletion> {
+    let (partial, quoted) = at_partial(word)?;
+    Some(as_at_word(complete_path(cwd, partial), quoted))
+}
+
+/// [`complete_at_word`] against the files `files` lists (another host's).
+pub async fn complete_at_word_with(
+    files: &dyn LsOperations,
+    cwd: &Path,
+    word: &str,
+) -> Option<AtCompletion> {
+    let (partial, quoted) = at_partial(word)?;
+    let completion = complete_path_with(files, cwd, partial).await;
+    Some(as_at_word(completion, quoted))
+}
+
+/// The partial path of an `@` word, and whether it is quoted (`@"my no`).
+fn at_partial(word: &str) -> Option<(&str, bool)> {
+    match word.strip_prefix("@\"") {
+        Some(partial) => Some((partial, true)),
+        None => Some((word.strip_prefix('@')?, false)),
+    }
+}
+
+/// `completion` written as an `@` word again.
+fn as_at_word(completion: Completion, quoted: bool) -> AtCompletion {
     let replacement = completion.replacement.map(|path| {
         // A name holding a quote cannot be quoted this way: as typed.
         if (!quoted && !path.trim_end().contains(' ')) || path.contains('"') {
@@ -40,22 +68,35 @@ pub fn complete_at_word(cwd: &Path, word: &str) -> Option<(Option<String>, Vec<S
             None => format!("@\"{path}"),
         }
     });
-    Some((replacement, completion.candidates))
+    (replacement, completion.candidates)
+}
+
+/// `partial` as the folder to list (relative to `cwd`, or absolute, or
+/// under `home` for `~/`), what it holds before that (as typed), and the
+/// beginning of the name to complete.
+fn split<'a>(cwd: &Path, home: Option<PathBuf>, partial: &'a str) -> (PathBuf, &'a str, &'a str) {
+    let (dir, prefix) = match partial.rfind('/') {
+        Some(i) => (&partial[..=i], &partial[i + 1..]),
+        None => ("", partial),
+    };
+    let base = match (dir.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => cwd.join(dir),
+    };
+    (base, dir, prefix)
+}
+
+/// Whether an entry named `name` completes `prefix`: hidden ones only when
+/// it starts with a dot.
+fn completes(name: &str, prefix: &str) -> bool {
+    name.starts_with(prefix) && (!name.starts_with('.') || prefix.starts_with('.'))
 }
 
 /// Completes `partial` (relative to `cwd`, or absolute, or `~/`): the
 /// entries of its directory whose names start with its last component;
 /// hidden ones only when that starts with a dot.
 pub fn complete_path(cwd: &Path, partial: &str) -> Completion {
-    let (dir, prefix) = match partial.rfind('/') {
-        Some(i) => (&partial[..=i], &partial[i + 1..]),
-        None => ("", partial),
-    };
-    let base = if let Some(rest) = dir.strip_prefix("~/") {
-        std::env::var_os("HOME").map_or_else(|| cwd.join(dir), |h| Path::new(&h).join(rest))
-    } else {
-        cwd.join(dir)
-    };
+    let (base, dir, prefix) = split(cwd, crate::support::paths::home_dir(), partial);
     let Ok(entries) = std::fs::read_dir(&base) else {
         return Completion::default();
     };
@@ -63,7 +104,7 @@ pub fn complete_path(cwd: &Path, partial: &str) -> Completion {
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let name = entry.file_name().into_string().ok()?;
-            if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+            if !completes(&name, prefix) {
                 return None;
             }
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
@@ -71,6 +112,32 @@ pub fn complete_path(cwd: &Path, partial: &str) -> Completion {
         })
         .collect();
     names.sort();
+    complete_among(dir, prefix, names)
+}
+
+/// [`complete_path`] through `files`: one listing, then a stat of each
+/// match when there are few enough to list (to mark folders), all at once,
+/// so another host costs a round trip or two, not one per entry.
+async fn complete_path_with(files: &dyn LsOperations, cwd: &Path, partial: &str) -> Completion {
+    let (base, dir, prefix) = split(cwd, files.home_dir(), partial);
+    let Ok(entries) = files.read_dir(&base).await else {
+        return Completion::default();
+    };
+    let mut names: Vec<String> = entries
+        .into_iter()
+        .filter_map(|name| name.into_string().ok())
+        .filter(|name| completes(name, prefix))
+        .collect();
+    names.sort();
+    if names.len() <= MAX_CANDIDATES {
+        let paths: Vec<PathBuf> = names.iter().map(|name| base.join(name)).collect();
+        let kinds = futures::future::join_all(paths.iter().map(|path| files.stat(path))).await;
+        for (name, kind) in names.iter_mut().zip(kinds) {
+            if kind.is_ok_and(|kind| kind.is_directory) {
+                name.push('/');
+            }
+        }
+    }
     complete_among(dir, prefix, names)
 }
 

@@ -71,6 +71,8 @@ use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
 use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
+use crate::tools::ls::ops::LsOperations;
+use complete::{AtCompletion, complete_at_word_with};
 use idle::IdleTimer;
 use mcp_start::McpStart;
 use user_command::UserCommands;
@@ -104,6 +106,9 @@ pub struct InteractiveOptions {
     /// Where `!cmd` runs: the shell the bash tool uses (sandboxed, or on
     /// the remote host); `None`: this machine's, unconfined.
     pub user_bash: Option<Arc<dyn BashOperations>>,
+    /// Where Tab completes `@path` words when the tools act on another
+    /// host (`--remote`); `None`: this machine's files.
+    pub files: Option<Arc<dyn LsOperations>>,
     /// The MCP servers started for the run (`/mcp` lists them); every
     /// session of the UI offers their tools.
     #[cfg(feature = "mcp")]
@@ -127,6 +132,7 @@ impl std::fmt::Debug for InteractiveOptions {
             .field("served_window", &self.served_window)
             .field("list_sessions", &self.list_sessions)
             .field("user_bash", &self.user_bash.is_some())
+            .field("files", &self.files.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -193,6 +199,7 @@ pub async fn run_interactive(
         user_commands: UserCommands::new(user_bash),
         queuing: None,
         tree_move: None,
+        completing: None,
     };
     if driver.interactive.list_sessions {
         driver.resume(&mut app, None)?;
@@ -277,6 +284,8 @@ struct Driver {
     queuing: Option<JoinHandle<()>>,
     /// `/tree N summarize`: the row chosen, and the move under way.
     tree_move: Option<(usize, JoinHandle<Result<TreeMove, TreeError>>)>,
+    /// Tab's listing on another host: the `@` word, and its completion.
+    completing: Option<JoinHandle<(String, Option<AtCompletion>)>>,
     /// The wait for the next prompt after an answer (`idle_prompt`).
     idle: IdleTimer,
     /// The rows `/tree` last listed, which `/tree N` numbers.
@@ -348,6 +357,18 @@ impl Driver {
                     tree::show(&self.session, app, row, moved);
                     // Messages typed meanwhile go out now, as after a run.
                     self.run_ended(app, Ok(Ok(Vec::new())));
+                    Action::None
+                }
+                done = async {
+                    match self.completing.as_mut() {
+                        Some(task) => task.await,
+                        None => std::future::pending().await,
+                    }
+                }, if self.completing.is_some() => {
+                    self.completing = None;
+                    if let Ok((word, completion)) = done {
+                        app.completed(&word, completion);
+                    }
                     Action::None
                 }
                 Some(line) = next_warning(&mut warnings) => {
@@ -675,6 +696,19 @@ impl Driver {
                 }
             }
             Action::Mcp => app.notice(mcp_lines(&self.session)),
+            Action::CompleteElsewhere(word) => {
+                if let Some(files) = self.interactive.files.clone() {
+                    let cwd = self.parts.cwd.clone();
+                    // A Tab pressed again takes the place of the last.
+                    if let Some(last) = self.completing.take() {
+                        last.abort();
+                    }
+                    self.completing = Some(tokio::spawn(async move {
+                        let completion = complete_at_word_with(files.as_ref(), &cwd, &word).await;
+                        (word, completion)
+                    }));
+                }
+            }
             Action::Session(command) => session_commands::perform(&self.session, app, command),
             Action::Quit => {
                 self.session.abort();
