@@ -11,6 +11,7 @@
 
 mod commands;
 mod decision;
+mod evaluated;
 pub mod paths;
 mod rules;
 pub mod shell;

@@ -21,6 +21,8 @@ use brush_parser::ast::{
 use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{ParserOptions, ast};
 
+use super::evaluated::{Evaluated, is_integer, is_subscript_code};
+
 /// How deep substitutions and `bash -c` strings may nest before the policy
 /// stops looking and asks (a model never needs more; a crafted input might).
 pub const MAX_DEPTH: usize = 8;
@@ -161,9 +163,24 @@ pub fn parse(script: &str, cwd: &str, depth: usize) -> Result<Vec<Part>, ParseFa
         depth,
         options,
         descriptors_moved: false,
+        evaluated: Evaluated::default(),
     };
     for list in &program.complete_commands {
         walk.list(list)?;
+    }
+    // What bash would evaluate of a value (`$((x))` of `x='a[$(rm ~)]'`)
+    // runs a command no word shows: the line asks, and the quoted code it
+    // may run is judged as if it ran, so a deny rule holds for it in every
+    // mode (bypass runs what asks).
+    if let Some(why) = walk.evaluated.danger(&walk.parts, script) {
+        for code in std::mem::take(&mut walk.evaluated.quoted_code) {
+            walk.word(&code)?;
+        }
+        walk.parts.push(Part {
+            words: vec![Arg::literal("((")],
+            opaque: Some(why),
+            ..Part::default()
+        });
     }
     let moved = walk.descriptors_moved;
     let mut parts = walk.parts;
@@ -180,6 +197,8 @@ struct Walk<'a> {
     options: ParserOptions,
     /// A redirection of this script moves a descriptor ([`Part::descriptors_moved`]).
     descriptors_moved: bool,
+    /// What bash evaluates of values (arithmetic, names, expansions).
+    evaluated: Evaluated,
 }
 
 /// Whether a file redirection points descriptor `fd` (`None`: the kind's
@@ -279,6 +298,19 @@ impl Walk<'_> {
             }
             Command::ExtendedTest(test, redirects) => {
                 let writes = self.redirects(redirects.iter().flat_map(|r| r.0.iter()))?;
+                let text = test.expr.to_string();
+                // `-eq` and the like compare as arithmetic; `-v` takes a name.
+                if ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]
+                    .iter()
+                    .any(|op| text.contains(op))
+                {
+                    self.evaluated.arithmetic.push(text.clone());
+                }
+                if is_subscript_code(&text) {
+                    self.evaluated.subscript_code = Some(
+                        "a variable name whose subscript runs a command, inside [[ ]]".to_owned(),
+                    );
+                }
                 self.parts.push(Part {
                     words: vec![Arg::literal("[[")],
                     writes,
@@ -296,9 +328,17 @@ impl Walk<'_> {
             CompoundCommand::BraceGroup(group) => self.list(&group.list),
             CompoundCommand::Subshell(subshell) => self.list(&subshell.list),
             CompoundCommand::ForClause(clause) => {
+                let mut integers = true;
                 for word in clause.values.iter().flatten() {
-                    self.word(&word.value)?;
+                    let value = self.word(&word.value)?;
+                    integers &= value.literal && is_integer(&value.text);
                 }
+                // `for i in 1 2 3` sets `i` to integers; any other list
+                // (or the arguments, without one) to what may be code.
+                self.evaluated.loop_variables.push((
+                    clause.variable_name.clone(),
+                    integers && clause.values.is_some(),
+                ));
                 self.list(&clause.body.list)
             }
             CompoundCommand::ArithmeticForClause(clause) => {
@@ -343,6 +383,7 @@ impl Walk<'_> {
     }
 
     fn arithmetic(&mut self, text: &str) {
+        self.evaluated.arithmetic.push(text.to_owned());
         if hides_command(text) {
             self.parts.push(Part {
                 words: vec![Arg::literal("((")],
@@ -470,6 +511,15 @@ impl Walk<'_> {
         let pieces = brush_parser::word::parse(raw, &self.options)
             .map_err(|e| ParseFailure(format!("cannot read the word `{raw}`: {e}")))?;
         let mut arg = self.flatten(&pieces)?;
+        let literal = literal_text(&pieces);
+        if is_subscript_code(&literal) {
+            self.evaluated.subscript_code = Some(format!(
+                "the quoted name `{raw}`, whose subscript runs a command where bash reads it as a variable,"
+            ));
+        }
+        if literal.contains("$(") || literal.contains('`') {
+            self.evaluated.quoted_code.push(literal);
+        }
         arg.pattern = pieces
             .iter()
             .any(|p| matches!(&p.piece, WordPiece::Text(t) if t.contains(['*', '?', '['])));
@@ -516,6 +566,7 @@ impl Walk<'_> {
                     None => {
                         arg.text.push_str("${...}");
                         arg.literal = false;
+                        self.evaluated_expansion(expr);
                         let text = format!("{expr:?}");
                         if hides_command(&text) {
                             self.parts.push(Part {
@@ -545,6 +596,78 @@ impl Walk<'_> {
         }
         Ok(arg)
     }
+}
+
+impl Walk<'_> {
+    /// Notes what a parameter expansion evaluates: a subscript or a
+    /// substring's bounds (arithmetic), a name read from a value (`${!x}`),
+    /// a value expanded as a prompt (`${x@P}`).
+    fn evaluated_expansion(&mut self, expr: &ParameterExpr) {
+        // Every variant but these two says `indirect`.
+        let debug = format!("{expr:?}");
+        if debug.contains("indirect: true") {
+            self.evaluated.expansion = Some(
+                "`${!...}` (a variable named by another's value, its subscript evaluated)"
+                    .to_owned(),
+            );
+        }
+        if debug.contains("PromptExpand") {
+            self.evaluated.expansion =
+                Some("`${...@P}` (a value expanded as a prompt, its substitutions run)".to_owned());
+        }
+        if let ParameterExpr::Substring { offset, length, .. } = expr {
+            self.evaluated.arithmetic.push(offset.value.clone());
+            if let Some(length) = length {
+                self.evaluated.arithmetic.push(length.value.clone());
+            }
+        }
+        if let Some(Parameter::NamedWithIndex { index, .. }) = parameter_of(expr) {
+            self.evaluated.arithmetic.push(index.clone());
+        }
+    }
+}
+
+/// The parameter an expansion reads; `None` for `${!prefix*}` and `${!a[@]}`.
+fn parameter_of(expr: &ParameterExpr) -> Option<&Parameter> {
+    use ParameterExpr as E;
+    match expr {
+        E::Parameter { parameter, .. }
+        | E::UseDefaultValues { parameter, .. }
+        | E::AssignDefaultValues { parameter, .. }
+        | E::IndicateErrorIfNullOrUnset { parameter, .. }
+        | E::UseAlternativeValue { parameter, .. }
+        | E::ParameterLength { parameter, .. }
+        | E::RemoveSmallestSuffixPattern { parameter, .. }
+        | E::RemoveLargestSuffixPattern { parameter, .. }
+        | E::RemoveSmallestPrefixPattern { parameter, .. }
+        | E::RemoveLargestPrefixPattern { parameter, .. }
+        | E::Substring { parameter, .. }
+        | E::Transform { parameter, .. }
+        | E::UppercaseFirstChar { parameter, .. }
+        | E::UppercasePattern { parameter, .. }
+        | E::LowercaseFirstChar { parameter, .. }
+        | E::LowercasePattern { parameter, .. }
+        | E::ReplaceSubstring { parameter, .. } => Some(parameter),
+        E::VariableNames { .. } | E::MemberKeys { .. } => None,
+    }
+}
+
+/// The text of a word's literal pieces (quoted or not), without what
+/// expansions would put there: `'a['"\$(rm)"']'` is `a[$(rm)]`.
+fn literal_text(pieces: &[WordPieceWithSource]) -> String {
+    let mut text = String::new();
+    for piece in pieces {
+        match &piece.piece {
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
+                text.push_str(t);
+            }
+            WordPiece::EscapeSequence(t) => text.push_str(t.strip_prefix('\\').unwrap_or(t)),
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => text.push_str(&literal_text(inner)),
+            _ => {}
+        }
+    }
+    text
 }
 
 /// The name of a plain `$NAME`/`${NAME}` expansion; `None` for anything with
