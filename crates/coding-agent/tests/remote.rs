@@ -157,6 +157,43 @@ async fn parallel_remote_edits_of_one_file_queue_and_lose_nothing() {
     );
 }
 
+/// A working directory given through a link names its files two ways: by
+/// the link (`f.txt`, relative) and by the real path (the one `pwd` prints).
+/// Edits of one file by both names in one batch share one queue; they had
+/// two, and half of the edits were lost while all reported success.
+#[tokio::test(flavor = "multi_thread")]
+async fn edits_through_a_linked_working_directory_queue_with_those_by_its_real_path() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let real = tempfile::tempdir().unwrap();
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("app");
+    std::os::unix::fs::symlink(real.path(), &link).unwrap();
+    let host = sshd.connect(&link).await;
+    let ops = RemoteOperations::new(Arc::new(host));
+    let lines: Vec<String> = (0..10).map(|i| format!("line {i}")).collect();
+    std::fs::write(real.path().join("f.txt"), lines.join("\n")).unwrap();
+    let edit = remote_tool("edit", &ops).unwrap();
+    let real_file = real.path().join("f.txt").display().to_string();
+    let edits = (0..10).map(|i| {
+        let (edit, cwd) = (Arc::clone(&edit), link.clone());
+        let path = if i % 2 == 0 { "f.txt".to_owned() } else { real_file.clone() };
+        async move {
+            let args = json!({"path": path, "edits": [{"oldText": format!("line {i}"), "newText": format!("edited {i}")}]});
+            run(&edit, &cwd, args, CancellationToken::new()).await.0
+        }
+    });
+    for result in futures::future::join_all(edits).await {
+        result.unwrap();
+    }
+    let expected: Vec<String> = (0..10).map(|i| format!("edited {i}")).collect();
+    assert_eq!(
+        std::fs::read_to_string(real.path().join("f.txt")).unwrap(),
+        expected.join("\n")
+    );
+}
+
 /// The helper runs a batch's reads on a thread per core, and a read of a FIFO
 /// nobody writes blocks its thread for good. With every such thread blocked,
 /// the batch's other reads still answer, and so does a cancelled one.

@@ -674,6 +674,9 @@ pub struct RemoteHost {
     options: RemoteOptions,
     current: tokio::sync::Mutex<Arc<Connection>>,
     cwd: PathBuf,
+    /// `cwd` with its links resolved: a working directory given through a
+    /// link names its files two ways (see `RemoteOperations::queue_path`).
+    real_cwd: PathBuf,
     /// The remote user's `$HOME` when connecting: what `~` means in the
     /// tools' paths and in the permission policy.
     home: PathBuf,
@@ -706,17 +709,33 @@ impl RemoteHost {
             Ok(other) => return Err(cwd_error(&format!("unexpected answer {other:?}"))),
             Err(lost) => return Err(cwd_error(&lost.to_string())),
         }
+        let real_cwd = match connection
+            .channel()
+            .call(Call::RealPath(cwd.clone()), &never)
+            .await
+        {
+            Ok(Reply::RealPath(Ok(real))) => real,
+            // Known to exist a moment ago: as given, at worst two queues.
+            _ => cwd.clone(),
+        };
         Ok(RemoteHost {
             options,
             home: connection.home().to_path_buf(),
             current: tokio::sync::Mutex::new(Arc::new(connection)),
             cwd,
+            real_cwd,
         })
     }
 
     /// The working directory on the remote.
     pub fn cwd(&self) -> &Path {
         &self.cwd
+    }
+
+    /// The working directory with its links resolved, as the remote host
+    /// found it at connect.
+    pub fn real_cwd(&self) -> &Path {
+        &self.real_cwd
     }
 
     /// The remote user's home directory.

@@ -252,6 +252,9 @@ async fn answer(
         }
         Call::LsExists(path) => Reply::Exists(ls.exists(&path).await),
         Call::LsStat(path) => Reply::Stat(ls.stat(&path).await.map_err(wire_io)),
+        Call::RealPath(path) => {
+            Reply::RealPath(tokio::fs::canonicalize(&path).await.map_err(wire_io))
+        }
         Call::LsReadDir(path) => Reply::Names(
             ls.read_dir(&path)
                 .await

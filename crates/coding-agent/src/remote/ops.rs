@@ -22,7 +22,7 @@ use super::log::RemoteOutputLog;
 use super::protocol::{BashCall, Bytes, Call, RemoteSandbox, Reply};
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::MutationTarget;
-use crate::support::paths::HomeDir;
+use crate::support::paths::{HomeDir, normalize_lexically};
 use crate::support::walk::{SearchError, Searched};
 use crate::tools::bash::log::OutputLog;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExecOptions, ExitStatus};
@@ -182,10 +182,23 @@ fn fs_done(reply: Result<Reply, Lost>) -> Result<(), FsError> {
     }
 }
 
-/// Files are queued per host, by their lexical path (the default).
+/// Files are queued per host, by their lexical path, the working directory
+/// spelled as its links resolve: given through a link (`--remote
+/// host:/srv/app` where `/srv/app` links to `/data/app`), the model names a
+/// file both ways (`q.txt` and the path `pwd` prints), and two queues for one
+/// file lost half of a batch's edits. Other links stay two queues (resolving
+/// each path would cost a round trip before the call takes its turn).
 impl MutationTarget for RemoteOperations {
     fn host(&self) -> Option<String> {
         Some(self.host.queue_name())
+    }
+
+    fn queue_path(&self, path: &Path) -> PathBuf {
+        let path = normalize_lexically(path);
+        match path.strip_prefix(self.host.cwd()) {
+            Ok(rest) => self.host.real_cwd().join(rest),
+            Err(_) => path,
+        }
     }
 }
 

@@ -109,6 +109,9 @@ pub enum Call {
     LsStat(PathBuf),
     /// `LsOperations::read_dir`.
     LsReadDir(PathBuf),
+    /// The path with its links resolved (asked of the working directory
+    /// once, at connect: see `RemoteOperations::queue_path`).
+    RealPath(PathBuf),
     /// `BashOperations::output_log`: create a full-output file in the
     /// directory (default: the helper's temp directory) with this prefix.
     LogCreate(Option<PathBuf>, String),
@@ -204,6 +207,8 @@ pub enum Reply {
     Created(Result<PathBuf, WireIo>),
     /// `LogAppend`, `LogRemove`.
     Io(Result<(), WireIo>),
+    /// `RealPath`.
+    RealPath(Result<PathBuf, WireIo>),
     /// A tool run whole: its result or its error.
     Tool(ToolAnswer),
     /// `SandboxProbe`: what the kernel there enforces, or why it cannot.
