@@ -225,6 +225,46 @@ fn deny_and_ask_rules_see_through_paths_and_wrappers_and_allow_rules_do_not() {
     );
 }
 
+/// A program's own options before its subcommand do not slip past a rule
+/// on the subcommand (`git -C . push` ran under `deny: bash(git push:*)` in
+/// bypass and auto mode); an allow rule still names only what it says.
+#[test]
+fn deny_and_ask_rules_see_past_options_before_the_subcommand() {
+    let rules = RuleTexts {
+        allow: vec!["bash(git push origin main)".into()],
+        ask: vec!["bash(kubectl delete:*)".into()],
+        deny: vec![
+            "bash(git push:*)".into(),
+            "bash(git commit:*)".into(),
+            "bash(npm publish:*)".into(),
+        ],
+    };
+    for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
+        let p = policy_with(mode, SANDBOXED, &rules);
+        for command in [
+            "git --no-pager push",
+            "git -C . push origin main",
+            "git -c x=y push",
+            "git -c user.name=x -c user.email=x@y commit -m m",
+            "npm --prefix . publish",
+            "git -- push",
+        ] {
+            assert_eq!(
+                bash(&p, command).decision,
+                Decision::Deny,
+                "{command} in {mode:?}"
+            );
+        }
+    }
+    let p = policy_with(Mode::Default, SANDBOXED, &rules);
+    let asked = bash(&p, "kubectl -n prod delete pod x");
+    assert_eq!(
+        (asked.decision, asked.rule.as_deref()),
+        (Decision::Ask, Some("bash(kubectl delete:*)"))
+    );
+    assert_eq!(bash(&p, "git --no-pager log -1").decision, Decision::Allow);
+}
+
 /// "Allow for this session" adds the suggested rule: it must allow no more
 /// than the call asked about.
 #[test]

@@ -137,6 +137,52 @@ fn descriptor_write(target: &Arg, descriptors_moved: bool) -> Option<Verdict> {
 
 /// `words` joined, the program named without its directory (`/bin/rm x`
 /// is `rm x`), as deny and ask rules match it.
+/// The command line with the options before its first operand left out, in
+/// each way they can be read: an option may take the next word as its value
+/// (`git -C dir push`, `kubectl -n prod delete`) or not (`git --no-pager
+/// push`). Deny and ask rules on `git push` or `kubectl delete` are matched
+/// against these too: a global option before the subcommand slipped past
+/// them. Empty when no option comes first.
+fn without_leading_options(words: &[Arg]) -> Vec<String> {
+    /// Most readings tried: a crafted line of many options must not make
+    /// the policy slow (a rule is then matched against the first ones).
+    const MOST: usize = 16;
+    let mut lines = Vec::new();
+    let mut starts = vec![1];
+    while let Some(at) = starts.pop() {
+        let Some(word) = words.get(at) else {
+            continue;
+        };
+        let text = word.text.as_str();
+        if text == "--" || !text.starts_with('-') || text == "-" {
+            let ended = text == "--";
+            let rest = if ended {
+                &words[at + 1..]
+            } else {
+                &words[at..]
+            };
+            if (at > 1 || ended) && lines.len() < MOST {
+                lines.push(named(&[&words[..1], rest].concat()));
+            }
+            continue;
+        }
+        if starts.len() + lines.len() >= MOST {
+            continue;
+        }
+        starts.push(at + 1);
+        let takes_value = !text.contains('=')
+            && words
+                .get(at + 1)
+                .is_some_and(|next| !next.text.starts_with('-'));
+        if takes_value {
+            starts.push(at + 2);
+        }
+    }
+    lines.sort();
+    lines.dedup();
+    lines
+}
+
 fn named(words: &[Arg]) -> String {
     let mut line = program(words).to_owned();
     for word in words.iter().skip(1) {
@@ -636,12 +682,14 @@ impl Policy {
         // `git $E push` is `git push` when `$E` is empty, as it may well be.
         let guessed = without_unknowns(inner);
         let guessed_line = named(&guessed);
-        let strict = [
+        let unoptioned = without_leading_options(inner);
+        let mut strict = vec![
             Subject::Command(&full),
             Subject::Command(&inner_line),
             Subject::Command(&named_line),
             Subject::Command(&guessed_line),
         ];
+        strict.extend(unoptioned.iter().map(|line| Subject::Command(line)));
         if let Some(rule) = self.rule(&Kind::Deny, "bash", &strict) {
             return Verdict::new(
                 Decision::Deny,
