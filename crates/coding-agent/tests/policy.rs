@@ -265,6 +265,51 @@ fn deny_and_ask_rules_see_past_options_before_the_subcommand() {
     assert_eq!(bash(&p, "git --no-pager log -1").decision, Decision::Allow);
 }
 
+/// A deny or ask rule on reading paths holds for the programs bash runs,
+/// in every mode: `cat ~/.ssh/id_rsa` ran unasked under `read(~/.ssh/**)`,
+/// and `grep -r KEY .` printed `.env` under `read(.env)`.
+#[test]
+fn read_rules_hold_for_what_bash_reads() {
+    let rules = RuleTexts {
+        deny: vec!["read(~/.ssh/**)".into(), "read(.env)".into()],
+        ask: vec!["read(secrets/**)".into()],
+        ..RuleTexts::default()
+    };
+    for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
+        let p = policy_with(mode, SANDBOXED, &rules);
+        for command in [
+            "cat ~/.ssh/id_rsa",
+            "head < .env",
+            "cp .env /tmp/x",
+            "dd if=.env of=/dev/null",
+            "grep -r KEY .",
+            "rg KEY",
+            "sudo cat /home/u/.ssh/id_ed25519",
+        ] {
+            let verdict = bash(&p, command);
+            assert_eq!(verdict.decision, Decision::Deny, "{command} in {mode:?}");
+        }
+    }
+    let p = policy_with(Mode::Default, SANDBOXED, &rules);
+    assert_eq!(
+        bash(&p, "cat ~/.ssh/id_rsa").reason,
+        "`cat ~/.ssh/id_rsa` reads `~/.ssh/id_rsa`, which is denied by the rule `read(~/.ssh/**)`"
+    );
+    assert_eq!(
+        bash(&p, "grep -r KEY .").reason,
+        "`grep -r KEY .` reads the files below `.`, among them what the rule `read(.env)` guards; search with the grep tool (it leaves them out) or name a narrower folder"
+    );
+    assert_eq!(bash(&p, "cat secrets/a.txt").decision, Decision::Ask);
+    for command in [
+        "cat README.md",
+        "grep -r KEY src",
+        "echo ~/.ssh/id_rsa",
+        "rg -n TODO src",
+    ] {
+        assert_eq!(bash(&p, command).decision, Decision::Allow, "{command}");
+    }
+}
+
 /// "Allow for this session" adds the suggested rule: it must allow no more
 /// than the call asked about.
 #[test]

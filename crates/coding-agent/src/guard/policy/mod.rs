@@ -137,6 +137,14 @@ fn descriptor_write(target: &Arg, descriptors_moved: bool) -> Option<Verdict> {
 
 /// `words` joined, the program named without its directory (`/bin/rm x`
 /// is `rm x`), as deny and ask rules match it.
+/// Programs whose path arguments they do not read the contents of: a read
+/// rule does not judge `rm .env` or `echo ~/.ssh/id_rsa`.
+const NOT_READING: &[&str] = &[
+    "echo", "printf", "rm", "rmdir", "touch", "mkdir", "cd", "pushd", "test", "[", "basename",
+    "dirname", "realpath", "readlink", "which", "type", "command", "chmod", "chown", "chgrp", "ls",
+    "stat", "du", "true", "false", ":",
+];
+
 /// The command line with the options before its first operand left out, in
 /// each way they can be read: an option may take the next word as its value
 /// (`git -C dir push`, `kubectl -n prod delete`) or not (`git --no-pager
@@ -660,9 +668,115 @@ impl Policy {
             descriptor_write(&target, part.descriptors_moved)
                 .unwrap_or_else(|| self.judge_write("bash", &target))
         };
+        let reads = self.judge_bash_reads(part, inner);
         // The command first: of equal verdicts its reason is the one to read.
-        Verdict::strictest(command.into_iter().chain(writes.map(judge_write)))
-            .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
+        Verdict::strictest(
+            command
+                .into_iter()
+                .chain(writes.map(judge_write))
+                .chain(reads),
+        )
+        .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
+    }
+
+    /// What the deny and ask rules on reading paths (`read(~/.ssh/**)`)
+    /// say of the files a command reads: its path arguments (unless it is a
+    /// program that does not read them, `echo`, `rm`, `touch`, ...), the
+    /// values of `name=path` arguments (`dd if=...`), its `<` redirections,
+    /// and the folders a recursive reader (`grep -r`, `rg`, `tar`, `cp -r`)
+    /// is given when guarded files lie below them. Such a rule held for the
+    /// read tool while `cat ~/.ssh/id_rsa` ran unasked.
+    fn judge_bash_reads(&self, part: &Part, inner: &[Arg]) -> Vec<Verdict> {
+        let program = program(inner);
+        let searches = matches!(program, "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack");
+        let mut args: Vec<&Arg> = if NOT_READING.contains(&program) {
+            Vec::new()
+        } else {
+            inner
+                .iter()
+                .skip(1)
+                .filter(|a| !a.text.starts_with('-'))
+                .collect()
+        };
+        // A search's first operand is its pattern, unless an option gave it.
+        let pattern_given = inner.iter().skip(1).any(|a| {
+            ["-e", "-f", "--regexp", "--file"]
+                .iter()
+                .any(|option| a.text.starts_with(option))
+        });
+        if searches && !pattern_given && !args.is_empty() {
+            args.remove(0);
+        }
+        let recursive = match program {
+            "grep" | "egrep" | "fgrep" => inner.iter().skip(1).any(|a| {
+                a.text.starts_with("--recursive")
+                    || a.text.starts_with("--dereference-recursive")
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains(['r', 'R']))
+            }),
+            "cp" => inner.iter().skip(1).any(|a| {
+                a.text.starts_with("--recursive")
+                    || a.text.starts_with("--archive")
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains(['r', 'R', 'a']))
+            }),
+            "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp" => true,
+            _ => false,
+        };
+        let values = args.iter().filter_map(|a| {
+            let (_, value) = a.text.split_once('=')?;
+            Some(Arg::literal(value))
+        });
+        // A search given no folder reads the working directory.
+        let here = (recursive && searches && args.is_empty()).then(|| Arg::literal("."));
+        let paths: Vec<Arg> = args
+            .iter()
+            .map(|a| (*a).clone())
+            .chain(values)
+            .chain(part.reads.iter().cloned())
+            .chain(here)
+            .filter(|a| a.literal && !a.text.is_empty())
+            .collect();
+        paths
+            .iter()
+            .filter_map(|path| self.judge_bash_read(&part.command_line(), path, recursive))
+            .collect()
+    }
+
+    /// [`Policy::judge_bash_reads`] for one path `line` reads.
+    fn judge_bash_read(&self, line: &str, path: &Arg, recursive: bool) -> Option<Verdict> {
+        let (cwd, home) = (self.places.cwd(), self.places.home.as_deref());
+        let resolved = resolve_to_cwd(&path.text, cwd, home);
+        for (kind, decision, verb) in [
+            (Kind::Deny, Decision::Deny, "is denied"),
+            (Kind::Ask, Decision::Ask, "needs approval"),
+        ] {
+            let mut path_rules = self.rules(&kind).filter(|rule| rule.names_paths());
+            if let Some(rule) =
+                path_rules.find(|rule| rule.matches("read", Subject::Path(&resolved)))
+            {
+                let reason = format!(
+                    "`{line}` reads `{}`, which {verb} by the rule `{}`",
+                    path.text, rule.text
+                );
+                return Some(Verdict::new(decision, reason).by_rule(&rule.text));
+            }
+            if recursive
+                && let Some(rule) = self
+                    .rules(&kind)
+                    .filter(|rule| rule.names_paths())
+                    .find(|rule| rule.guarded_below("read", &resolved).is_some())
+            {
+                let reason = format!(
+                    "`{line}` reads the files below `{}`, among them what the rule `{}` guards; search with the grep tool (it leaves them out) or name a narrower folder",
+                    path.text, rule.text
+                );
+                return Some(Verdict::new(decision, reason).by_rule(&rule.text));
+            }
+        }
+        None
     }
 
     fn judge_command(

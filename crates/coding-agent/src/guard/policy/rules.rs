@@ -202,6 +202,11 @@ impl Rule {
         }
     }
 
+    /// True when the rule names paths (`read(.env)`), not every call.
+    pub fn names_paths(&self) -> bool {
+        matches!(self.spec, Spec::Path(..))
+    }
+
     /// For a rule about `tool` whose paths may lie below `tree` (its
     /// literal folder inside the tree, or the tree inside that folder with
     /// a pattern going on below it: `**/.env`), the absolute globs of those

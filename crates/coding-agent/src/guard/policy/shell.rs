@@ -97,6 +97,8 @@ pub struct Part {
     pub assigned: Vec<(String, Arg)>,
     /// Files written by `>`, `>>`, `>|`, `<>` and `&>` redirections.
     pub writes: Vec<Arg>,
+    /// Files read by `<` and `<>` redirections.
+    pub reads: Vec<Arg>,
     /// The words of the commands before this one in its pipeline (`curl x | sh`).
     pub upstream: Vec<Vec<Arg>>,
     /// Set when this part stands for something the walk cannot judge (a
@@ -408,7 +410,7 @@ impl Walk<'_> {
         for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
             self.item(item, &mut part, &mut redirects, false)?;
         }
-        part.writes = self.redirects(redirects.into_iter())?;
+        (part.writes, part.reads) = self.redirects_both(redirects.into_iter())?;
         self.parts.push(part);
         Ok(())
     }
@@ -447,11 +449,21 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// The files `redirects` write.
     fn redirects<'r>(
         &mut self,
         redirects: impl Iterator<Item = &'r IoRedirect>,
     ) -> Result<Vec<Arg>, ParseFailure> {
+        Ok(self.redirects_both(redirects)?.0)
+    }
+
+    /// The files `redirects` write, and those they read.
+    fn redirects_both<'r>(
+        &mut self,
+        redirects: impl Iterator<Item = &'r IoRedirect>,
+    ) -> Result<(Vec<Arg>, Vec<Arg>), ParseFailure> {
         let mut writes = Vec::new();
+        let mut reads = Vec::new();
         for redirect in redirects {
             match redirect {
                 IoRedirect::File(fd, kind, target) => {
@@ -467,6 +479,13 @@ impl Walk<'_> {
                     match target {
                         IoFileRedirectTarget::Filename(word) => {
                             let arg = self.word(&word.value)?;
+                            let reading = matches!(
+                                kind,
+                                IoFileRedirectKind::Read | IoFileRedirectKind::ReadAndWrite
+                            );
+                            if reading {
+                                reads.push(arg.clone());
+                            }
                             if writing {
                                 writes.push(arg);
                             }
@@ -503,7 +522,7 @@ impl Walk<'_> {
                 }
             }
         }
-        Ok(writes)
+        Ok((writes, reads))
     }
 
     /// Flattens one word, adding the commands of its substitutions to the parts.
