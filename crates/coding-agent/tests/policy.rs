@@ -595,7 +595,7 @@ fn plan_refuses_what_default_asks_and_bypass_runs_it_but_denies_hold() {
         (build.decision, build.reason.as_str()),
         (
             Decision::Deny,
-            "plan mode is read-only: `cargo build` is not on the known-safe list; running it needs approval"
+            "plan mode is read-only: `cargo build` is not on the known-safe list"
         )
     );
     let bypass = policy(Mode::Bypass);

@@ -197,26 +197,47 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
                 .skip(1)
                 .take_while(|w| !w.text.starts_with('-') && w.text != "(" && w.text != "!")
                 .collect();
+            // `-exec rm {} +` deletes what is found; `-exec rm -f x \;`
+            // only `x`, which the command after `-exec` is judged for.
             let deletes = words.iter().any(|w| w.text == "-delete")
-                || words.windows(2).any(|p| {
-                    matches!(p[0].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
-                        && matches!(program(&p[1..]), "rm" | "shred")
+                || words.iter().enumerate().any(|(at, w)| {
+                    matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                        && matches!(program(&words[at + 1..]), "rm" | "shred")
+                        && words[at + 1..]
+                            .iter()
+                            .take_while(|w| w.text != ";" && w.text != "+")
+                            .any(|w| w.text.contains("{}"))
                 });
-            const NARROWING: [&str; 12] = [
+            // Tests that pick some of the tree: the line is then judged as
+            // any deletion is (it asks), not as deleting the place itself.
+            const NARROWING: [&str; 23] = [
                 "-name",
                 "-iname",
                 "-path",
                 "-ipath",
                 "-wholename",
+                "-iwholename",
                 "-regex",
                 "-iregex",
                 "-newer",
+                "-anewer",
+                "-cnewer",
                 "-mtime",
                 "-mmin",
+                "-atime",
+                "-amin",
+                "-ctime",
+                "-cmin",
                 "-size",
                 "-empty",
+                "-user",
+                "-group",
+                "-perm",
+                "-type",
             ];
-            let narrowed = words.iter().any(|w| NARROWING.contains(&w.text.as_str()));
+            let narrowed = words
+                .iter()
+                .any(|w| NARROWING.contains(&w.text.as_str()) || w.text.starts_with("-newer"));
             let dot = Arg::literal(".");
             let start_places: Vec<&Arg> = if starts.is_empty() {
                 vec![&dot]

@@ -349,7 +349,15 @@ impl Policy {
         match (self.mode, verdict.decision) {
             (Mode::Plan, Decision::Ask) => Verdict {
                 decision: Decision::Deny,
-                reason: format!("plan mode is read-only: {}", verdict.reason),
+                // Nothing is asked in plan mode: the model must not tell
+                // the user to approve what cannot be approved.
+                reason: format!(
+                    "plan mode is read-only: {}",
+                    ["; running it needs approval", "; it needs approval"]
+                        .iter()
+                        .find_map(|ask| verdict.reason.strip_suffix(ask))
+                        .unwrap_or(&verdict.reason)
+                ),
                 suggestions: Vec::new(),
                 ..verdict
             },
