@@ -504,6 +504,15 @@ async fn a_stalled_link_ends_a_bash_call_soon_after_its_timeout() {
     };
     assert!(signal("-STOP").success());
     let ended = tokio::time::timeout(Duration::from_secs(40), call).await;
+    // The link still stalled, the next call connects again: it waited on
+    // the stalled one until ssh gave up (48 s in a probe).
+    std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
+    let read = remote_tool("read", &ops).unwrap();
+    let next = tokio::time::timeout(
+        Duration::from_secs(20),
+        read.execute(json!({"path": "a.txt"}), ToolContext::new(dir.path())),
+    )
+    .await;
     assert!(signal("-CONT").success());
     let error = ended
         .expect("the call waited on the stalled link")
@@ -516,4 +525,8 @@ async fn a_stalled_link_ends_a_bash_call_soon_after_its_timeout() {
         "{error}"
     );
     assert!(started.elapsed() < Duration::from_secs(25));
+    let next = next
+        .expect("the next call waited on the stalled link")
+        .unwrap();
+    assert!(format!("{:?}", next.content).contains("after"), "{next:?}");
 }

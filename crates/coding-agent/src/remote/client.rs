@@ -105,6 +105,15 @@ impl HelperChannel {
         self.closed.is_cancelled()
     }
 
+    /// Ends the channel as lost for `why` (a link found stalled): every
+    /// caller still waiting gets `Lost`, and the next call opens a new
+    /// connection instead of waiting on this one too.
+    pub fn abandon(&self, why: String) {
+        let _ = self.lost.set(why);
+        self.closed.cancel();
+        lock(&self.pending).clear();
+    }
+
     /// Fires when the channel ends.
     pub fn closed(&self) -> &CancellationToken {
         &self.closed

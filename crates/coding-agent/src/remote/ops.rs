@@ -298,11 +298,17 @@ impl BashOperations for RemoteOperations {
         };
         match tokio::time::timeout(timeout + STALLED_LINK_GRACE, answered).await {
             Ok(outcome) => outcome,
-            Err(_) => Err(lost(Lost(format!(
-                "no answer from the remote host {} s after the command's timeout of {} s (the connection is stalled)",
-                STALLED_LINK_GRACE.as_secs(),
-                timeout.as_secs_f64()
-            )))),
+            Err(_) => {
+                let why = format!(
+                    "no answer from the remote host {} s after the command's timeout of {} s (the connection is stalled)",
+                    STALLED_LINK_GRACE.as_secs(),
+                    timeout.as_secs_f64()
+                );
+                // The next call connects again: kept, it waited on the
+                // stalled link until ssh gave up, most of a minute.
+                connection.channel().abandon(why.clone());
+                Err(lost(Lost(why)))
+            }
         }
     }
 
