@@ -388,10 +388,21 @@ impl Settings {
         project.inherit_nested(&global_json, &project_json);
         // A checked-out project must not send the tools (or ssh options such
         // as ProxyCommand, which run locally) anywhere: only the user's own
-        // file says where they act.
-        project.remote = None;
-        // Nor add instructions for the model from anywhere on the disk.
-        project.skills = None;
+        // file says where they act. Nor add instructions for the model from
+        // anywhere on the disk. Said, so that the user is not left wondering
+        // why the tools run here.
+        for (key, set, flag) in [
+            ("remote", project.remote.take().is_some(), "--remote"),
+            ("skills", project.skills.take().is_some(), "--skill"),
+        ] {
+            if set {
+                tracing::warn!(
+                    "{}: `{key}` is ignored: a project's settings cannot set it (set it in {}, or use {flag})",
+                    project_path.display(),
+                    global_path.display()
+                );
+            }
+        }
         if !trusted {
             let ignored = project.take_model_choice();
             if !ignored.is_empty() {

@@ -316,3 +316,36 @@ fn empty_tool_names_are_no_tools_not_unknown_ones() {
         assert_eq!(sent, expected, "{tools:?}");
     }
 }
+
+/// A project's settings may not say where the tools act (`remote`) nor add
+/// skills from elsewhere: they were dropped without a word, and the tools
+/// ran here while the user thought them remote.
+#[test]
+fn a_projects_remote_and_skills_settings_are_ignored_with_a_warning() {
+    let sandbox = Sandbox::new();
+    sandbox.write_project_settings(&serde_json::json!({
+        "remote": {"target": "somewhere:/srv"},
+        "skills": ["/opt/skills"],
+    }));
+    let server = ModelServer::answering(Wire::OpenAi, vec![Answer::text(&["ok"])]);
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["--trust", "--no-session", "-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "ok\n"),
+        "{stderr}"
+    );
+    let project = sandbox.work.join(".coding-agent/settings.json");
+    for (key, flag) in [("remote", "--remote"), ("skills", "--skill")] {
+        assert_eq!(
+            stderr.matches(&format!(
+                "{}: `{key}` is ignored: a project's settings cannot set it (set it in {}, or use {flag})",
+                project.display(),
+                sandbox.agent_dir.join("settings.json").display()
+            )).count(),
+            1,
+            "{stderr}"
+        );
+    }
+}
