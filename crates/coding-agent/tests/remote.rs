@@ -1030,11 +1030,17 @@ fn continuing_a_remote_session_elsewhere_warns_naming_the_flag_to_go_back() {
     let here = run(&["-c", "-p", "here"], &[]);
 
     let target = format!("ssh://{HOST}{}", project.path().display());
+    // The flags that reach the host again, its ssh configuration included
+    // (without it the alias did not resolve).
+    let flags = format!(
+        "--remote {target} --ssh-config {}",
+        sshd.ssh_config().display()
+    );
     assert!(!first.contains("tools ran on"), "{first}");
     assert!(!again.contains("tools ran on"), "{again}");
     assert!(
         here.contains(&format!(
-            "Warning: this session's tools ran on {target}; now they run on this machine. To continue there, add --remote {target}\n"
+            "Warning: this session's tools ran on {target}; now they run on this machine. To continue there, add {flags}\n"
         )),
         "{here}"
     );
@@ -1047,6 +1053,9 @@ fn continuing_a_remote_session_elsewhere_warns_naming_the_flag_to_go_back() {
         .collect();
     assert_eq!(
         recorded,
-        [json!({"remote": target}), json!({"remote": null})]
+        [
+            json!({"remote": target, "flags": flags}),
+            json!({"remote": null})
+        ]
     );
 }

@@ -14,6 +14,7 @@ use agent_ai::{
     AssistantContent, Content, Message, ScriptedProvider, StopReason, TextContent, ToolCall,
     ToolResultMessage, UserContent, UserMessage,
 };
+use coding_agent::app::tools_host::ToolsHost;
 use coding_agent::app::{AgentSession, SessionOptions};
 use coding_agent::session::{BashExecution, SessionManager, find_most_recent_session, session_dir};
 use serde_json::{Value, json};
@@ -412,7 +413,10 @@ fn session_with_tools_on(
         guard: None,
         thinking: Default::default(),
         prompt_templates: Vec::new(),
-        tools_host: tools_host.map(str::to_owned),
+        tools_host: tools_host.map(|target| ToolsHost {
+            target: target.to_owned(),
+            flags: format!("--remote {target}"),
+        }),
     })
     .unwrap()
 }

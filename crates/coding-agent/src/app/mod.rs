@@ -91,10 +91,10 @@ pub struct SessionOptions {
     /// The templates a prompt may name (`/review a.rs`; see
     /// [`crate::templates`]).
     pub prompt_templates: Vec<PromptTemplate>,
-    /// Where the tools act: the `--remote` target, `None` for this machine.
+    /// Where the tools act: the `--remote` host, `None` for this machine.
     /// Recorded in the session file, so a session going on elsewhere is
     /// warned about ([`tools_host`]).
-    pub tools_host: Option<String>,
+    pub tools_host: Option<tools_host::ToolsHost>,
 }
 
 /// What the model is told besides the conversation, as a session's files
@@ -155,7 +155,7 @@ struct Inner {
     model: ModelHandle,
     cwd: PathBuf,
     /// See [`SessionOptions::tools_host`].
-    tools_host: Option<String>,
+    tools_host: Option<tools_host::ToolsHost>,
     steering: MessageQueue,
     follow_up: MessageQueue,
     modes: Mutex<QueueModes>,
@@ -222,7 +222,7 @@ impl AgentSession {
             prompt_templates,
             tools_host,
         } = options;
-        tools_host::note(&mut session, tools_host.as_deref());
+        tools_host::note(&mut session, tools_host.as_ref());
         let level = thinking.initial_level(&model, session.thinking_level());
         if session.thinking_level() != Some(level)
             && let Err(error) = session.append_thinking_level_change(level)
@@ -1232,7 +1232,7 @@ impl AgentSession {
         if let Err(error) = self.session().append_thinking_level_change(level) {
             tracing::warn!("cannot save the session: {error}");
         }
-        tools_host::note(&mut self.session(), self.inner.tools_host.as_deref());
+        tools_host::note(&mut self.session(), self.inner.tools_host.as_ref());
         if let Some(hooks) = &self.inner.prompt_hooks {
             hooks.session_cleared();
         }
@@ -1245,7 +1245,7 @@ impl AgentSession {
     pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
         let mut manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
         manager.save_new_sessions_as(&self.session());
-        tools_host::note(&mut manager, self.inner.tools_host.as_deref());
+        tools_host::note(&mut manager, self.inner.tools_host.as_ref());
         self.end_session_rules();
         self.inner.agent.set_messages(manager.messages());
         *self.session() = manager;

@@ -65,7 +65,7 @@ pub(super) async fn build(
     remote: Option<Arc<RemoteHost>>,
 ) -> anyhow::Result<Built> {
     let session = open_session(args, &resolved.agent_dir, &resolved.cwd)?;
-    let tools_host = remote.as_ref().map(|host| host.target().to_string());
+    let tools_host = remote.as_ref().map(|host| host.tools_host());
     restore_session_model(args, &mut resolved, &session);
     let cwd = resolved.cwd;
     let agent_dir = resolved.agent_dir;

@@ -593,6 +593,20 @@ fn describe(status: Option<std::process::ExitStatus>) -> String {
     }
 }
 
+/// `text` as a shell word a person would type: as it is when nothing in it
+/// is special to the shell, else quoted ([`sh_quote`]).
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./_-~".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        sh_quote(text)
+    }
+}
+
 /// `text` quoted for a POSIX shell (and for fish, which reads `'\''` alike).
 pub fn sh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
@@ -755,6 +769,23 @@ impl RemoteHost {
             dir: Some(self.cwd.clone()),
             ..self.options.target.clone()
         }
+    }
+
+    /// Where the tools act, as a session records it: the target, and the
+    /// flags that reach it again (the ssh configuration and options given).
+    pub fn tools_host(&self) -> crate::app::tools_host::ToolsHost {
+        let target = self.target().to_string();
+        let mut flags = format!("--remote {}", shell_word(&target));
+        if let Some(config) = &self.options.ssh_config {
+            flags.push_str(&format!(
+                " --ssh-config {}",
+                shell_word(&config.to_string_lossy())
+            ));
+        }
+        for option in &self.options.ssh_options {
+            flags.push_str(&format!(" --ssh-option {}", shell_word(option)));
+        }
+        crate::app::tools_host::ToolsHost { target, flags }
     }
 
     /// The host's name in the per-file mutation queue: the target plus the

@@ -220,7 +220,7 @@ struct Parts {
     guard: Option<std::sync::Arc<crate::guard::Guard>>,
     thinking: crate::thinking::ThinkingOptions,
     prompt_templates: Vec<crate::templates::PromptTemplate>,
-    tools_host: Option<String>,
+    tools_host: Option<crate::app::tools_host::ToolsHost>,
 }
 
 impl Parts {
