@@ -462,7 +462,12 @@ impl Guard {
         args: &Value,
         event: &str,
     ) -> Result<Verdict, BeforeToolCall> {
-        let verdict = self.verdict(tool, args);
+        let mut verdict = self.verdict(tool, args);
+        if verdict.decision == Decision::Ask {
+            // The model (and the user asked) must learn the call it reads
+            // about is not the one the model sent.
+            verdict.reason = format!("{} (the arguments a {event} hook gave)", verdict.reason);
+        }
         if verdict.decision != Decision::Deny {
             return Ok(verdict);
         }
@@ -1052,6 +1057,30 @@ mod tests {
             text.starts_with("Blocked by the permission policy: ")
                 && text.ends_with(" (the arguments a PreToolUse hook gave)"),
             "{text}"
+        );
+    }
+
+    /// An ask about arguments a hook gave says so: the user asked (and the
+    /// model refused where no one can be) read about a command the model
+    /// never sent, with no word of the hook.
+    #[tokio::test]
+    async fn an_ask_about_a_hooks_arguments_says_they_are_the_hooks() {
+        let f = fixture(
+            RuleTexts::default(),
+            Some(pre_tool_use(&json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "updatedInput": {"command": "touch changed"}}}))),
+            ApprovalAnswer::AllowOnce,
+        );
+        call(&f.guard, "c1", "bash", bash("echo hi")).await;
+        let asked = lock(&f.approver.asked).clone();
+        assert_eq!(asked.len(), 1);
+        assert!(
+            asked[0]
+                .reason
+                .ends_with(" (the arguments a PreToolUse hook gave)"),
+            "{}",
+            asked[0].reason
         );
     }
 
