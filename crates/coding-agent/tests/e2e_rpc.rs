@@ -379,3 +379,34 @@ fn sigint_during_a_user_bash_command_kills_it_answers_runs_session_end_and_exits
     );
     drop(stdin);
 }
+
+/// Switching to a session whose last line was cut says so once: the check
+/// before the switch and the switch each said it.
+#[test]
+fn switching_to_a_session_with_a_cut_line_warns_once() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let mut first = Rpc::start(&sandbox, wire, &server);
+    first.prompt("one");
+    let (_, state) = first.ask(json!({"id": "s", "type": "get_state"}));
+    let file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    first.finish();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("{\"type\":\"message\",\"id\":\"cu");
+    std::fs::write(&file, text).unwrap();
+
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let (_, switched) = rpc.ask(json!({"id": "w", "type": "switch_session", "sessionPath": file}));
+    assert_eq!(switched["success"], true, "{switched}");
+    drop(rpc.stdin);
+    let (status, _, stderr) = rpc.running.finish();
+    assert!(status.success());
+    assert_eq!(
+        stderr
+            .matches("is not a session entry and is left out")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}

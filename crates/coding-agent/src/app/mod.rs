@@ -1296,7 +1296,7 @@ impl AgentSession {
     /// that is not a session), without switching: checked before the
     /// running prompt is aborted for the switch, as a fork's entry is.
     pub fn check_switch(&self, path: &Path) -> Result<(), SessionError> {
-        SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd).map(drop)
+        SessionManager::check(&self.inner.cwd.join(path))
     }
 
     /// Fails as [`AgentSession::fork`] would for an `entry_id` that is not

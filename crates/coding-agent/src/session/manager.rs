@@ -152,6 +152,28 @@ impl SessionManager {
         session
     }
 
+    /// Fails as [`SessionManager::open`] would on `path` (a file that
+    /// cannot be read, or is not a session), without its warnings: a check
+    /// before the open itself must not say a cut line twice.
+    pub fn check(path: &Path) -> Result<(), SessionError> {
+        let content = match std::fs::read(path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(error) => {
+                return Err(SessionError::Io {
+                    path: path.to_path_buf(),
+                    error,
+                });
+            }
+        };
+        if content.trim().is_empty() || parse_session(&content).is_some() {
+            return Ok(());
+        }
+        Err(SessionError::NotASession {
+            path: path.to_path_buf(),
+        })
+    }
+
     /// The session in `path`; a missing or empty file starts a new session
     /// that will be saved at `path`. A file that holds something else is an
     /// error and is left as it is (Pi overwrites it; docs/DEVIATIONS.md).
