@@ -301,12 +301,17 @@ impl Walk<'_> {
             Command::ExtendedTest(test, redirects) => {
                 let writes = self.redirects(redirects.iter().flat_map(|r| r.0.iter()))?;
                 let text = test.expr.to_string();
-                // `-eq` and the like compare as arithmetic; `-v` takes a name.
-                if ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]
-                    .iter()
-                    .any(|op| text.contains(op))
-                {
-                    self.evaluated.arithmetic.push(text.clone());
+                // The operands of `-eq` and the like are arithmetic; the
+                // rest (strings, patterns, file tests) is not.
+                let tokens: Vec<&str> = text.split_whitespace().collect();
+                for (at, token) in tokens.iter().enumerate() {
+                    if ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"].contains(token) {
+                        let operands = [at.checked_sub(1), Some(at + 1)];
+                        for operand in operands.into_iter().flatten().filter_map(|i| tokens.get(i))
+                        {
+                            self.evaluated.arithmetic.push((*operand).to_owned());
+                        }
+                    }
                 }
                 if is_subscript_code(&text) {
                     self.evaluated.subscript_code = Some(
