@@ -1947,6 +1947,9 @@ fn the_model_is_not_switched_while_the_agent_works() {
         &json!({"id": "p", "type": "prompt", "message": "hello"}),
     );
     rpc.until(|line| line["type"] == "agent_start");
+    // Its request stalls at the server: aborted before it was sent, the
+    // next prompt's would be the one that stalls.
+    server.wait_for_requests(1, std::time::Duration::from_secs(10));
     let refused = "cannot switch models while the agent is working";
     let (_, set) =
         rpc.ask(json!({"id": "s", "type": "set_model", "provider": "openai", "modelId": "gpt-4o"}));
