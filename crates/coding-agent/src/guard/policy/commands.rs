@@ -147,7 +147,7 @@ fn operands(words: &[Arg]) -> Vec<&Arg> {
 /// to its first other character (`-uo out`, `-o/x`: a value may follow at
 /// once), and a long option by any prefix (`--rec` is `--recursive`; GNU
 /// takes any unambiguous one, and an ambiguous one only errs).
-fn has_flag(words: &[Arg], short: &str, long: &[&str]) -> bool {
+pub fn has_flag(words: &[Arg], short: &str, long: &[&str]) -> bool {
     words
         .iter()
         .skip(1)

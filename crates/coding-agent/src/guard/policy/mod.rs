@@ -24,7 +24,8 @@ pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
     always_asked, always_denied, changes_what_runs, deletes_unknown_tree, hands_off_outside,
-    is_interpreter, is_known_safe, nested_script, program, tee_targets, unwrap, uses_network,
+    has_flag, is_interpreter, is_known_safe, nested_script, program, tee_targets, unwrap,
+    uses_network,
 };
 use shell::{Arg, Part, join, without_unknowns};
 
@@ -716,20 +717,10 @@ impl Policy {
             args.remove(0);
         }
         let recursive = match program {
-            "grep" | "egrep" | "fgrep" => inner.iter().skip(1).any(|a| {
-                a.text.starts_with("--recursive")
-                    || a.text.starts_with("--dereference-recursive")
-                    || (a.text.starts_with('-')
-                        && !a.text.starts_with("--")
-                        && a.text.contains(['r', 'R']))
-            }),
-            "cp" => inner.iter().skip(1).any(|a| {
-                a.text.starts_with("--recursive")
-                    || a.text.starts_with("--archive")
-                    || (a.text.starts_with('-')
-                        && !a.text.starts_with("--")
-                        && a.text.contains(['r', 'R', 'a']))
-            }),
+            "grep" | "egrep" | "fgrep" => {
+                has_flag(inner, "rR", &["recursive", "dereference-recursive"])
+            }
+            "cp" => has_flag(inner, "rRa", &["recursive", "archive"]),
             "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp" => true,
             _ => false,
         };
