@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use super::entry::Entry;
 use super::format::{
-    BashExecution, SESSION_VERSION, SessionHeader, message_from_entry, parse_session, user_text,
+    BashExecution, ParsedSession, SESSION_VERSION, SessionHeader, message_from_entry,
+    parse_session, user_text,
 };
 use super::ids::{iso_timestamp, random_u64};
 
@@ -156,52 +157,27 @@ impl SessionManager {
     /// cannot be read, or is not a session), without its warnings: a check
     /// before the open itself must not say a cut line twice.
     pub fn check(path: &Path) -> Result<(), SessionError> {
-        let content = match std::fs::read(path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(error) => {
-                return Err(SessionError::Io {
-                    path: path.to_path_buf(),
-                    error,
-                });
-            }
-        };
-        if content.trim().is_empty() || parse_session(&content).is_some() {
-            return Ok(());
-        }
-        Err(SessionError::NotASession {
-            path: path.to_path_buf(),
-        })
+        read_session_file(path).map(drop)
     }
 
     /// The session in `path`; a missing or empty file starts a new session
     /// that will be saved at `path`. A file that holds something else is an
     /// error and is left as it is (Pi overwrites it; docs/DEVIATIONS.md).
     pub fn open(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
-        let io_error = |error| SessionError::Io {
-            path: path.to_path_buf(),
-            error,
-        };
         let mut session = Self::in_memory(cwd);
         session.session_dir = path.parent().map(Path::to_path_buf);
-        session.file = Some(std::path::absolute(path).map_err(io_error)?);
-        let content = match std::fs::read(path) {
-            Ok(bytes) => {
-                session.file_len = u64::try_from(bytes.len()).ok();
-                String::from_utf8_lossy(&bytes).into_owned()
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(session),
-            Err(e) => return Err(io_error(e)),
+        session.file = Some(std::path::absolute(path).map_err(|error| SessionError::Io {
+            path: path.to_path_buf(),
+            error,
+        })?);
+        let Some(read) = read_session_file(path)? else {
+            return Ok(session);
         };
-        let Some(parsed) = parse_session(&content) else {
-            // Blank (a first write that failed): the session starts in it,
-            // and its first write replaces it; reading it changes nothing.
-            if content.trim().is_empty() {
-                return Ok(session);
-            }
-            return Err(SessionError::NotASession {
-                path: path.to_path_buf(),
-            });
+        session.file_len = Some(read.len);
+        // Blank (a first write that failed): the session starts in it, and
+        // its first write replaces it; reading it changes nothing.
+        let Some(parsed) = read.parsed else {
+            return Ok(session);
         };
         warn_of_unread_lines(path, &parsed.unread_lines);
         if let Some(version) = parsed.header.version.filter(|&v| v > SESSION_VERSION) {
@@ -215,7 +191,7 @@ impl SessionManager {
         session.header = header;
         session.written = Some(entries.len());
         session.set_entries(entries);
-        session.needs_newline = !content.is_empty() && !content.ends_with('\n');
+        session.needs_newline = !read.ends_with_newline;
         Ok(session)
     }
 
@@ -806,6 +782,41 @@ impl SessionManager {
             }
         }
     }
+}
+
+/// A session file as read: its length, whether it ends a line, and the
+/// session it holds (`None`: blank).
+struct SessionFile {
+    len: u64,
+    ends_with_newline: bool,
+    parsed: Option<ParsedSession>,
+}
+
+/// Reads the session file at `path`: `None` when there is none, an error
+/// when it cannot be read or holds something that is not a session.
+fn read_session_file(path: &Path) -> Result<Option<SessionFile>, SessionError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(SessionError::Io {
+                path: path.to_path_buf(),
+                error,
+            });
+        }
+    };
+    let content = String::from_utf8_lossy(&bytes);
+    let parsed = parse_session(&content);
+    if parsed.is_none() && !content.trim().is_empty() {
+        return Err(SessionError::NotASession {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(Some(SessionFile {
+        len: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+        ends_with_newline: bytes.is_empty() || bytes.ends_with(b"\n"),
+        parsed,
+    }))
 }
 
 /// The id of the last of `entries`: the leaf a loaded or continued branch
