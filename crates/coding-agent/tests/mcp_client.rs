@@ -286,6 +286,29 @@ async fn a_large_answer_is_cut_to_the_tools_limit_and_says_so() {
 }
 
 #[tokio::test]
+async fn an_answer_over_the_transports_limit_fails_its_call_at_once_and_the_server_stays() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_servers, tools) = start(dir.path(), vec![python_server("big", "big_server.py")]).await;
+
+    // One line of 17 MiB and more: over the 16 MiB a message may have.
+    let (is_error, content) = call(&tools, "mcp__big__big", json!({"size": 17 << 20})).await;
+    assert!(is_error);
+    assert_eq!(
+        text(&content),
+        "MCP server \"big\" failed the call to \"big\": its answer was 17.0MB, \
+         more than the 16.0MB one message may hold. Ask the tool for less (a narrower query, \
+         a page or a limit, if it takes one)"
+    );
+
+    let (is_error, content) = call(&tools, "mcp__big__big", json!({"size": 3})).await;
+    assert!(!is_error, "{content:?}");
+    assert_eq!(text(&content), "xxx");
+}
+
+#[tokio::test]
 async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
     if !python3_installed() {
         return;

@@ -1,7 +1,6 @@
 //! One connection to one MCP server, on the official SDK (`rmcp`): start it,
 //! list its tools, call one with a timeout, progress and cancellation.
 
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,22 +17,23 @@ use rmcp::service::{
     NotificationContext, Peer, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
     RxJsonRpcMessage, ServiceError, TxJsonRpcMessage,
 };
-use rmcp::transport::{TokioChildProcess, Transport as RmcpTransport};
+use rmcp::transport::Transport as RmcpTransport;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
 use super::http::LastFailure;
+use super::stdio::{StdioTransport, TOO_LARGE};
 use crate::support::process_group::ProcessGroup;
 use crate::support::sync::lock;
 
 /// How much of a server's stderr is kept to explain why it failed.
 const STDERR_TAIL: usize = 2000;
 
-/// How long closing a connection may take: rmcp waits 3 s for a stdio
-/// server to exit after its stdin closes, then 3 s after SIGTERM, then kills
-/// it.
+/// How long closing a connection may take: a stdio server has 3 s to exit
+/// after its stdin closes, then 3 s after SIGTERM, then is killed
+/// ([`StdioTransport`]).
 const CLOSE_WAIT: Duration = Duration::from_secs(8);
 
 /// What a connection does when its server says its tools changed: re-list
@@ -154,11 +154,9 @@ impl Connection {
                 // Its own group, so what it starts (a server run through
                 // `npx`, `sh -c`) is stopped with it.
                 process.process_group(0);
-                // Piped, not inherited: a server's logs would scribble over
-                // the terminal UI, and they explain failures.
-                let (transport, child_stderr) = TokioChildProcess::builder(process)
-                    .stderr(Stdio::piped())
-                    .spawn()
+                // Its stderr is piped, not inherited: a server's logs would
+                // scribble over the terminal UI, and they explain failures.
+                let (transport, child_stderr) = StdioTransport::spawn(process)
                     .map_err(|e| format!("cannot run \"{command}\": {e}"))?;
                 group = Some(ProcessGroup::of(transport.id()));
                 if let Some(child_stderr) = child_stderr {
@@ -230,7 +228,7 @@ impl Connection {
 
     /// Ends the connection as the MCP specification says: a stdio server's
     /// stdin is closed, and a server still running after 3 s is sent
-    /// SIGTERM, then after 3 s more killed (rmcp's shutdown); an HTTP
+    /// SIGTERM, then after 3 s more killed ([`StdioTransport`]); an HTTP
     /// server's session is ended. Then what a stdio server started is
     /// killed with its group. Calls still running fail as for a server that
     /// stopped.
@@ -331,6 +329,9 @@ impl Connection {
                 Some(why) => CallError::Answered(why),
                 None => CallError::Unreachable(self.lose(error.to_string())),
             },
+            ServiceError::McpError(data) if data.code == TOO_LARGE => {
+                CallError::Answered(data.message.to_string())
+            }
             ServiceError::McpError(data) => CallError::Protocol(data.message.to_string()),
             other => CallError::Protocol(other.to_string()),
         }

@@ -19,6 +19,7 @@ mod listing;
 pub mod report;
 pub mod serve;
 pub mod servers;
+mod stdio;
 pub mod tool;
 
 pub use config::{ServerConfig, Transport};

@@ -13,11 +13,12 @@ def send(message):
     sys.stdout.flush()
 
 
-def serve(name, tools, call, list_changed=False):
+def serve(name, tools, call, list_changed=False, id_last=False):
     """Answers requests until stdin closes: `tools()` is the tool list,
     `call(tool, arguments)` a call's content blocks, or anything else as the
     whole result (it may `send` notifications first; they reach the client
-    before the answer)."""
+    before the answer). `id_last` writes an answer's "id" after its
+    "result", as the TypeScript SDK does."""
     for line in sys.stdin:
         request = json.loads(line)
         method, request_id = request.get("method"), request.get("id")
@@ -40,4 +41,7 @@ def serve(name, tools, call, list_changed=False):
             send({"jsonrpc": "2.0", "id": request_id,
                   "error": {"code": -32601, "message": f"unknown method {method}"}})
             continue
-        send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        if id_last:
+            send({"result": result, "jsonrpc": "2.0", "id": request_id})
+        else:
+            send({"jsonrpc": "2.0", "id": request_id, "result": result})
