@@ -995,6 +995,44 @@ fn the_control_socket_directory_is_private_and_gone_after_print_and_rpc_runs() {
     assert_eq!(control_dirs(&sandbox.tmp), Vec::<String>::new(), "{stderr}");
 }
 
+/// A TMPDIR too long to hold a socket path (macOS's is 49 bytes, a CI
+/// runner's can be more than 100) puts the control socket in /tmp instead;
+/// ssh failed to start the connection before ("ControlPath too long").
+#[test]
+fn a_long_tmpdir_puts_the_control_socket_in_tmp() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let sandbox = e2e_support::Sandbox::new();
+    let project = tempfile::tempdir().unwrap();
+    let long = sandbox.tmp.join("x".repeat(100));
+    std::fs::create_dir(&long).unwrap();
+    let wire = e2e_support::Wire::OpenAi;
+    let server = e2e_support::ModelServer::only(
+        wire,
+        vec![
+            e2e_support::Answer::call("where", "bash", json!({"command": "echo remote"})),
+            e2e_support::Answer::text(&["Done."]),
+        ],
+    );
+    let (cache_var, cache) = remote_support::cache_env();
+    let output = sandbox
+        .command(wire, &server)
+        .args(sshd.flags(project.path()))
+        .args(["-p", "look"])
+        .env(cache_var, &cache)
+        .env("TMPDIR", &long)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "Done.\n");
+    let transcript = wire.transcript(&server.requests()[1].body);
+    assert_eq!(transcript.last().unwrap(), "tool where: remote\n");
+    assert_eq!(control_dirs(&long), Vec::<String>::new());
+}
+
 /// A session records where its tools run. Continued with the same
 /// `--remote` it says nothing; continued without (`-c` alone), where the
 /// tools ran on the remote paths its history names before, it warns naming

@@ -193,6 +193,21 @@ pub struct Connection {
     home: PathBuf,
 }
 
+/// Where the control socket's directory goes: `tmp` (TMPDIR), unless the
+/// socket's path there would be too long for a Unix socket (104 bytes on
+/// macOS, 108 on Linux, with the 17 that ssh adds while it creates it), as
+/// a long TMPDIR makes it; then `/tmp`.
+fn control_parent(tmp: &Path) -> &Path {
+    const SOCKET_PATH_MAX: usize = 103;
+    // `/ca-ssh-XXXXXX`, `/s`, and ssh's `.XXXXXXXXXXXXXXXX`.
+    const ADDED: usize = 14 + 2 + 17;
+    if tmp.as_os_str().len() + ADDED <= SOCKET_PATH_MAX {
+        tmp
+    } else {
+        Path::new("/tmp")
+    }
+}
+
 impl Connection {
     /// The helper channel.
     pub fn channel(&self) -> &HelperChannel {
@@ -221,7 +236,7 @@ impl Connection {
         let control_dir = tempfile::Builder::new()
             .prefix("ca-ssh-")
             .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()
+            .tempdir_in(control_parent(&std::env::temp_dir()))
             .map_err(|e| {
                 ssh_error(format!(
                     "cannot create a directory for the control socket: {e}"
@@ -824,6 +839,14 @@ impl RemoteHost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_control_socket_leaves_a_tmpdir_too_long_for_a_socket_path() {
+        let macos = Path::new("/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T");
+        assert_eq!(control_parent(macos), macos);
+        let long = format!("/home/runner/work/{}", "x".repeat(60));
+        assert_eq!(control_parent(Path::new(&long)), Path::new("/tmp"));
+    }
 
     #[test]
     fn quoting_survives_single_quotes() {
