@@ -352,6 +352,17 @@ async fn user_bash_returns_pi_bash_result_and_joins_the_conversation() {
             {"role": "user", "content": [{"type": "text", "text": "what happened?"}], "timestamp": 0},
         ])
     );
+    // Pi counts the run as a message, not as one the user wrote.
+    let stats = client
+        .call(json!({"id": "s", "type": "get_session_stats"}))
+        .await;
+    assert_eq!(
+        (
+            &stats["data"]["userMessages"],
+            &stats["data"]["totalMessages"]
+        ),
+        (&json!(1), &json!(3))
+    );
     client.finish().await;
     let stored = &fixture.session_lines()[2]["message"];
     assert_eq!(

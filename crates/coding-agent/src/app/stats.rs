@@ -7,7 +7,7 @@ use agent_ai::Message;
 use serde::Serialize;
 
 use super::AgentSession;
-use crate::compaction::is_summary_message;
+use crate::session::ContextItem;
 
 /// Counts and totals over the current context (after a compaction, the
 /// summary and what was kept), and how full the window is.
@@ -71,6 +71,16 @@ pub struct ContextUsage {
 }
 
 impl AgentSession {
+    /// The user's own messages in the context: not the summaries nor the
+    /// user's `!command` runs, which reach the model as user messages too
+    /// (Pi counts role `user`, and has a role for each of those).
+    fn typed_messages(&self) -> usize {
+        self.context_items()
+            .iter()
+            .filter(|item| matches!(item, ContextItem::Message(Message::User(_))))
+            .count()
+    }
+
     /// The counts and totals of the current context.
     pub fn stats(&self) -> SessionStats {
         let messages = self.agent().history().snapshot();
@@ -94,7 +104,7 @@ impl AgentSession {
         SessionStats {
             session_file: self.session_file(),
             session_id: self.header().id,
-            user_messages: count(|m| matches!(m, Message::User(_)) && !is_summary_message(m)),
+            user_messages: self.typed_messages(),
             assistant_messages: count(|m| matches!(m, Message::Assistant(_))),
             tool_calls: answers().map(|a| a.tool_calls().count()).sum(),
             tool_results: count(|m| matches!(m, Message::ToolResult(_))),
