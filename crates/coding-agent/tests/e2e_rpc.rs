@@ -382,6 +382,35 @@ fn sigint_during_a_user_bash_command_kills_it_answers_runs_session_end_and_exits
 
 /// Switching to a session whose last line was cut says so once: the check
 /// before the switch and the switch each said it.
+/// The file a session was switched to by a path with `.` and `..` in it is
+/// named as every other command names it: an editor comparing the names
+/// took it for another file.
+#[test]
+fn a_session_switched_to_by_a_roundabout_path_is_named_plainly() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let mut first = Rpc::start(&sandbox, wire, &server);
+    first.prompt("one");
+    let (_, state) = first.ask(json!({"id": "s", "type": "get_state"}));
+    let file = std::path::PathBuf::from(state["data"]["sessionFile"].as_str().unwrap());
+    first.finish();
+
+    let dir = file.parent().unwrap();
+    let roundabout = dir
+        .join("..")
+        .join(dir.file_name().unwrap())
+        .join(".")
+        .join(file.file_name().unwrap());
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let (_, switched) =
+        rpc.ask(json!({"id": "w", "type": "switch_session", "sessionPath": roundabout}));
+    assert_eq!(switched["success"], true, "{switched}");
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["sessionFile"], file.to_str().unwrap());
+    rpc.finish();
+}
+
 #[test]
 fn switching_to_a_session_with_a_cut_line_warns_once() {
     let wire = Wire::OpenAi;

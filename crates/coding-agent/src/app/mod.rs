@@ -1243,7 +1243,8 @@ impl AgentSession {
     /// conversation replaces the agent's, and the rules allowed for the
     /// last session alone go. Call it while the agent is idle.
     pub fn switch_session(&self, path: &Path) -> Result<(), SessionError> {
-        let mut manager = SessionManager::open(&self.inner.cwd.join(path), &self.inner.cwd)?;
+        let path = crate::support::paths::normalize_lexically(&self.inner.cwd.join(path));
+        let mut manager = SessionManager::open(&path, &self.inner.cwd)?;
         manager.save_new_sessions_as(&self.session());
         tools_host::note(&mut manager, self.inner.tools_host.as_ref());
         self.end_session_rules();
