@@ -380,6 +380,52 @@ fn sigint_during_a_user_bash_command_kills_it_answers_runs_session_end_and_exits
     drop(stdin);
 }
 
+/// A user command still running when a new session starts is recorded in
+/// the session it ran in: it was added to the new one, whose model read of
+/// a command the user ran elsewhere.
+#[test]
+fn a_user_command_outliving_its_session_is_recorded_in_that_session() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let gate = sandbox.root.join("gate");
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt("one");
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let first = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    let command = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; echo from-first",
+        gate.display()
+    );
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "b", "type": "bash", "command": command}),
+    );
+    let (_, new) = rpc.ask(json!({"id": "n", "type": "new_session"}));
+    assert_eq!(new["success"], true, "{new}");
+    std::fs::write(&gate, "").unwrap();
+    let ran = rpc.until(|line| line["id"] == "b");
+    assert_eq!(ran["data"]["output"], "from-first\n", "{ran}");
+
+    let (_, messages) = rpc.ask(json!({"id": "m", "type": "get_messages"}));
+    assert_eq!(messages["data"]["messages"], json!([]));
+    rpc.prompt("two");
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    let second = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    rpc.finish();
+    assert!(
+        !std::fs::read_to_string(&second)
+            .unwrap()
+            .contains("from-first")
+    );
+    let last = std::fs::read_to_string(&first).unwrap();
+    let last: Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["message"]["role"], &last["message"]["output"]),
+        (&json!("bashExecution"), &json!("from-first\n"))
+    );
+}
+
 /// Switching to a session whose last line was cut says so once: the check
 /// before the switch and the switch each said it.
 /// The file a session was switched to by a path with `.` and `..` in it is

@@ -112,6 +112,14 @@ pub struct Instructions {
     pub skills: usize,
 }
 
+/// Which session something started in: a user command's result is
+/// recorded there ([`AgentSession::mark`]).
+#[derive(Debug, Clone)]
+pub struct SessionMark {
+    id: String,
+    file: Option<PathBuf>,
+}
+
 /// An agent with its session; cheap to clone (clones share both).
 #[derive(Clone)]
 pub struct AgentSession {
@@ -1191,10 +1199,35 @@ impl AgentSession {
         (modes.steering, modes.follow_up)
     }
 
-    /// Adds a user bash run to the conversation and the session; while the
-    /// agent runs, it waits for the run to end (so tool calls and their
-    /// results stay adjacent).
-    pub fn record_bash(&self, execution: BashExecution) -> Result<(), SessionError> {
+    /// The session now, for a user command to be recorded in when it ends
+    /// ([`AgentSession::record_bash`]).
+    pub fn mark(&self) -> SessionMark {
+        let session = self.session();
+        SessionMark {
+            id: session.header().id.clone(),
+            file: session.file().map(Path::to_path_buf),
+        }
+    }
+
+    /// Adds a user bash run to the conversation and the session it started
+    /// in (`ran_in`); while the agent runs, it waits for the run to end (so
+    /// tool calls and their results stay adjacent). A run that outlived its
+    /// session (the user started a new one, switched, forked) is added to
+    /// that session's file, if it was saved, not to the one in use now: it
+    /// ran in the other one's conversation.
+    pub fn record_bash(
+        &self,
+        execution: BashExecution,
+        ran_in: &SessionMark,
+    ) -> Result<(), SessionError> {
+        if self.session().header().id != ran_in.id {
+            return match &ran_in.file {
+                Some(file) => {
+                    SessionManager::open(file, &self.inner.cwd)?.append_bash_execution(&execution)
+                }
+                None => Ok(()),
+            };
+        }
         lock(&self.inner.pending_bash).push(execution);
         if self.inner.agent.is_running() {
             return Ok(());

@@ -61,7 +61,7 @@ mod models;
 mod thinking;
 
 use self::approval::RpcApprovals;
-use crate::app::{AgentSession, PromptError};
+use crate::app::{AgentSession, PromptError, SessionMark};
 use crate::hooks::lifecycle::SessionEndReason;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
@@ -233,7 +233,7 @@ async fn next_approval_request(approvals: &mut Option<RpcApprovals>) -> Option<V
 }
 
 /// A finished user `bash` command: its id and outcome.
-type BashDone = (Option<Value>, Result<BashExecution, String>);
+type BashDone = (Option<Value>, SessionMark, Result<BashExecution, String>);
 
 struct Server<W> {
     session: AgentSession,
@@ -310,7 +310,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         self.write(response).await
     }
 
-    async fn on_bash_done(&mut self, (id, outcome): BashDone) -> std::io::Result<()> {
+    async fn on_bash_done(&mut self, (id, ran_in, outcome): BashDone) -> std::io::Result<()> {
         self.bash_running = self.bash_running.saturating_sub(1);
         let response = match outcome {
             Ok(execution) => {
@@ -321,7 +321,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     "truncated": execution.truncated,
                     "fullOutputPath": execution.full_output_path,
                 });
-                if let Err(error) = self.session.record_bash(execution) {
+                if let Err(error) = self.session.record_bash(execution, &ran_in) {
                     tracing::warn!("cannot save the session: {error}");
                 }
                 success(id, "bash", Some(strip_nulls(data)))
@@ -790,12 +790,13 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         let cwd = self.session.cwd().to_path_buf();
         let cancel = self.bash_cancel.clone();
         let done = self.bash_done.clone();
+        let ran_in = self.session.mark();
         tokio::spawn(async move {
             let outcome =
                 run_user_bash(ops.as_ref(), &command, &cwd, cancel, &UpdateSink::discard())
                     .await
                     .map_err(|error| error.to_string());
-            let _ = done.send((id, outcome));
+            let _ = done.send((id, ran_in, outcome));
         });
     }
 

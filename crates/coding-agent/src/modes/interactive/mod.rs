@@ -399,8 +399,12 @@ impl Driver {
                 event = self.user_commands.next() => {
                     match event {
                         user_command::Event::Output(output) => app.user_bash_output(output),
-                        user_command::Event::Ended { outcome, excluded } => {
-                            UserCommands::finish(&self.session, app, outcome, excluded);
+                        user_command::Event::Ended {
+                            outcome,
+                            excluded,
+                            ran_in,
+                        } => {
+                            UserCommands::finish(&self.session, app, outcome, excluded, &ran_in);
                         }
                     }
                     Action::None
@@ -617,7 +621,9 @@ impl Driver {
             }
             Action::Bash { command, excluded } => {
                 let cwd = self.session.cwd().to_path_buf();
-                self.user_commands.start(app, command, excluded, &cwd);
+                let ran_in = self.session.mark();
+                self.user_commands
+                    .start(app, command, excluded, &cwd, ran_in);
             }
             Action::Compact(focus) => {
                 let session = self.session.clone();

@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::app::App;
-use crate::app::AgentSession;
+use crate::app::{AgentSession, SessionMark};
 use crate::modes::user_bash::{as_tool_result, run_user_bash};
 use crate::render::{Style, StyledLine};
 use crate::session::BashExecution;
@@ -34,6 +34,8 @@ struct Running {
     updates: mpsc::UnboundedReceiver<AgentToolResult>,
     cancel: CancellationToken,
     excluded: bool,
+    /// The session it started in, where it is recorded.
+    ran_in: SessionMark,
 }
 
 /// What the running command did.
@@ -44,6 +46,7 @@ pub(super) enum Event {
     Ended {
         outcome: Result<BashExecution, String>,
         excluded: bool,
+        ran_in: SessionMark,
     },
 }
 
@@ -56,8 +59,16 @@ impl UserCommands {
         }
     }
 
-    /// Starts `command` in `cwd` and shows it running.
-    pub(super) fn start(&mut self, app: &mut App, command: String, excluded: bool, cwd: &Path) {
+    /// Starts `command` in `cwd` and shows it running; it is recorded in
+    /// the session `ran_in`.
+    pub(super) fn start(
+        &mut self,
+        app: &mut App,
+        command: String,
+        excluded: bool,
+        cwd: &Path,
+        ran_in: SessionMark,
+    ) {
         self.started += 1;
         let id = format!("user-bash-{}", self.started);
         app.user_bash_started(&id, &command, excluded, Instant::now());
@@ -78,6 +89,7 @@ impl UserCommands {
             updates,
             cancel,
             excluded,
+            ran_in,
         });
     }
 
@@ -108,12 +120,17 @@ impl UserCommands {
             Some(update) = running.updates.recv() => return Event::Output(update),
             outcome = &mut running.task => outcome,
         };
-        let excluded = running.excluded;
-        self.running = None;
+        let Some(Running {
+            excluded, ran_in, ..
+        }) = self.running.take()
+        else {
+            unreachable!("a command is running");
+        };
         Event::Ended {
             outcome: outcome
                 .unwrap_or_else(|error| Err(format!("the command's task failed: {error}"))),
             excluded,
+            ran_in,
         }
     }
 
@@ -124,6 +141,7 @@ impl UserCommands {
         app: &mut App,
         outcome: Result<BashExecution, String>,
         excluded: bool,
+        ran_in: &SessionMark,
     ) {
         let now = Instant::now();
         match outcome {
@@ -131,7 +149,7 @@ impl UserCommands {
                 let (result, failed) = as_tool_result(&run);
                 app.user_bash_ended(result, failed, now);
                 run.exclude_from_context = excluded.then_some(true);
-                if let Err(error) = session.record_bash(run) {
+                if let Err(error) = session.record_bash(run, ran_in) {
                     app.notice(vec![StyledLine::new(
                         format!("Cannot save the session: {error}"),
                         Style::Error,
