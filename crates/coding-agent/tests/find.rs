@@ -120,6 +120,25 @@ async fn find_honours_gitignore_in_a_git_repo() {
     );
 }
 
+/// A repository's own ignore files apply up to its root, not past it (as
+/// in grep): fd with `--no-require-git` applied those of a repository
+/// around it too.
+#[tokio::test]
+async fn find_stops_at_the_repository_root_for_ignore_files() {
+    let fixture = Fixture::new(&[
+        ("../.git/HEAD", "ref: refs/heads/main\n"),
+        ("../.gitignore", "*.json\n"),
+        ("inner/.git/HEAD", "ref: refs/heads/main\n"),
+        ("inner/.gitignore", "*.log\n"),
+        ("inner/src/config.json", ""),
+        ("inner/src/app.log", ""),
+    ]);
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "*.*", "path": "inner/src"})).await,
+        "config.json"
+    );
+}
+
 /// find_glob_txt.
 #[tokio::test]
 async fn find_name_glob_matches_at_any_depth() {

@@ -484,6 +484,25 @@ async fn grep_honours_gitignore_inside_a_git_repo() {
     );
 }
 
+/// A repository's own ignore files apply up to its root, not past it: the
+/// `*.json` of a repository around it (a dotfiles repository in `$HOME`
+/// ignoring `*`) hid files git itself does not ignore. rg stops there too.
+#[tokio::test]
+async fn grep_stops_at_the_repository_root_for_ignore_files() {
+    let fixture = Fixture::new(&[
+        ("../.git/HEAD", "ref: refs/heads/main\n"),
+        ("../.gitignore", "*.json\n"),
+        ("inner/.git/HEAD", "ref: refs/heads/main\n"),
+        ("inner/.gitignore", "*.log\n"),
+        ("inner/src/config.json", "needle\n"),
+        ("inner/src/app.log", "needle\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle", "path": "inner/src"})).await,
+        "config.json:1: needle"
+    );
+}
+
 #[tokio::test]
 async fn grep_skips_binary_files() {
     let fixture = Fixture::new(&[("text.txt", "needle\n")]);

@@ -6,7 +6,9 @@
 //! `.git/config`. We walk the same way for both (DEVIATIONS #4):
 //! - `.gitignore` (nested ones included, plus the global excludes file and
 //!   `.git/info/exclude`) and `.ignore` files are honoured whether or not the
-//!   tree is a git repository, like `fd --hidden --no-require-git`;
+//!   tree is a git repository, like `fd --hidden --no-require-git`; in a
+//!   repository, those of the folders above the root count up to the
+//!   repository's root only, as rg and git count them;
 //! - hidden files and directories are included;
 //! - `.git` is never entered or listed (unless it is the search root itself);
 //! - symlinks are not followed, so a directory symlink cycle cannot trap a walk;
@@ -321,11 +323,23 @@ fn policy(root: &Path, options: WalkOptions) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
-        .require_git(false)
+        .require_git(in_a_repository(root))
         .git_global(options.global_gitignore)
         .follow_links(false)
         .filter_entry(|entry| entry.file_name() != ".git");
     builder
+}
+
+/// Whether `root` is in a git repository (it or a folder above it has a
+/// `.git`). Then ignore files count as git counts them: those of the folders
+/// above apply up to the repository's root and no further (a dotfiles
+/// repository in `$HOME` ignoring `*` would hide every file of the projects
+/// below it, which `ignore` does when told git is not required). Outside a
+/// repository they apply anyway (DEVIATIONS #4).
+fn in_a_repository(root: &Path) -> bool {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    root.ancestors()
+        .any(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
 }
 
 /// A sorted, sequential walk of `root` under the shared ignore policy.
