@@ -184,7 +184,7 @@ impl Approvals {
             cursor,
             call,
             choices_shown,
-        } = fit(&view, inner_width, inner_height, front.scroll);
+        } = fit(&view, inner_width, inner_height, front.scroll, &CALL);
         front.seen.set(front.seen.get().max(call.shown.end));
         self.call_unseen
             .set(!choices_shown || front.seen.get() < call.rows);
@@ -224,6 +224,24 @@ impl Approvals {
     }
 }
 
+/// How a prompt names what it shows and what may not be answered until
+/// all of it was shown.
+struct Subject {
+    /// `call`, `question`.
+    name: &'static str,
+    /// What its yes does: `allowed`, `trusted`.
+    accepted: &'static str,
+    /// The key that answers no, said: `Esc denies`.
+    refusal: &'static str,
+}
+
+/// An approval prompt's call.
+const CALL: Subject = Subject {
+    name: "call",
+    accepted: "allowed",
+    refusal: "Esc denies",
+};
+
 /// What the prompt shows in the rows it has.
 struct Fitted {
     rows: Vec<StyledLine>,
@@ -243,13 +261,14 @@ struct CallRows {
     shown: Range<usize>,
 }
 
-/// The rows of `view` to draw `width` columns wide in `height` rows: all of
-/// them; else the call and the answers alone; else the answers under as many
+/// The rows of `view` (a `subject`: a call, the trust question) to draw
+/// `width` columns wide in `height` rows: all of them; else the call and
+/// the answers alone; else the answers under as many
 /// rows of the call as fit, from `scroll` on, with a line saying which and
 /// how to see the rest (the prompt takes no approval until every row has
 /// been shown); else, in a window too small even for that, the call's first
 /// rows and a line saying the rest does not fit.
-fn fit(view: &ModalView, width: u16, height: usize, scroll: usize) -> Fitted {
+fn fit(view: &ModalView, width: u16, height: usize, scroll: usize, subject: &Subject) -> Fitted {
     let wrapped = |lines: &mut dyn Iterator<Item = usize>| {
         let mut rows = Vec::new();
         let mut cursor = None;
@@ -287,10 +306,12 @@ fn fit(view: &ModalView, width: u16, height: usize, scroll: usize) -> Fitted {
         let first = scroll.min(total - room);
         let shown = first..first + room;
         let status = format!(
-            "Rows {}-{} of {} of the call · PgUp/PgDn scroll; it can be allowed once every row was shown",
+            "Rows {}-{} of {} of the {} · PgUp/PgDn scroll; it can be {} once every row was shown",
             shown.start + 1,
             shown.end,
-            total
+            total,
+            subject.name,
+            subject.accepted,
         );
         let mut rows = call_rows[shown.clone()].to_vec();
         rows.extend(
@@ -310,7 +331,10 @@ fn fit(view: &ModalView, width: u16, height: usize, scroll: usize) -> Fitted {
     let mut rows = call_rows;
     let notice = wrap(
         &StyledLine::new(
-            "The call does not fit: enlarge the window to answer · Esc denies",
+            format!(
+                "The {} does not fit: enlarge the window to answer · {}",
+                subject.name, subject.refusal
+            ),
             Style::Warning,
         ),
         width,

@@ -20,12 +20,11 @@ use ratatui::Frame;
 use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
-use super::APPROVAL_GRACE;
+use super::{APPROVAL_GRACE, ModalView, Subject, fit};
 use crate::guard::config::{GuardFlags, PermissionSettings, load};
 use crate::guard::{SandboxFacts, Trust, project_trusted};
 use crate::modes::interactive::TerminalGuard;
 use crate::modes::interactive::theme::to_line;
-use crate::modes::interactive::wrap::wrap;
 use crate::render::{Style, StyledLine};
 use crate::settings::{project_config_dir, project_settings_file};
 use crate::skills::{self, SkillFiles};
@@ -50,6 +49,28 @@ pub struct TrustPrompt {
     /// [`APPROVAL_GRACE`] in the terminal; none by default (tests drive
     /// the keys).
     grace: Duration,
+    /// The first row shown of what trust would add, when the question is
+    /// taller than the screen (PgUp/PgDn).
+    scroll: usize,
+    /// What the last draw showed and allows ([`TrustPrompt::draw`]).
+    shown: Cell<Shown>,
+}
+
+/// What the question's draws have shown: a yes is taken only once every
+/// row of it has been on the screen, and the choices are on it now (as an
+/// approval prompt takes an allow), so a project cannot hide its riskier
+/// settings below a long list of allow rules or the bottom of a small
+/// window. Until it is first drawn nothing has been shown.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shown {
+    /// How far down the question has been shown, in rows.
+    seen: usize,
+    /// Every row has been shown and the choices are on the screen.
+    all: bool,
+    /// Rows of the question one draw shows (a page for PgUp/PgDn).
+    page: usize,
+    /// The last first row it can be scrolled to.
+    last_scroll: usize,
 }
 
 impl TrustPrompt {
@@ -118,6 +139,8 @@ impl TrustPrompt {
             yes_selected: true,
             drawn_at: Cell::new(None),
             grace: Duration::ZERO,
+            scroll: 0,
+            shown: Cell::default(),
         }
     }
 
@@ -129,8 +152,16 @@ impl TrustPrompt {
 
     /// A key press; `Some(true)` trusts, `Some(false)` does not. Up/Down
     /// move, Enter picks, `1`/`y` and `2`/`n` pick at once (once the grace
-    /// is over), Esc and Ctrl+C say no.
+    /// is over, and a yes once all of the question was shown), Esc and
+    /// Ctrl+C say no, PgUp/PgDn scroll a question taller than the screen.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<bool> {
+        match self.answer(key) {
+            Some(true) if !self.shown.get().all => None,
+            answer => answer,
+        }
+    }
+
+    fn answer(&mut self, key: KeyEvent) -> Option<bool> {
         if key.kind == KeyEventKind::Release {
             return None;
         }
@@ -159,7 +190,29 @@ impl TrustPrompt {
                 self.yes_selected = false;
                 None
             }
+            KeyCode::PageDown => {
+                let shown = self.shown.get();
+                self.scroll = (self.scroll + shown.page.max(1)).min(shown.last_scroll);
+                None
+            }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.saturating_sub(self.shown.get().page.max(1));
+                None
+            }
             _ => None,
+        }
+    }
+
+    /// The question's lines (not yet wrapped), and where its choices
+    /// start.
+    fn view(&self) -> ModalView {
+        let lines = self.lines();
+        let choices = lines.len() - 4;
+        ModalView {
+            input: None,
+            call: choices,
+            answers: choices..lines.len(),
+            lines,
         }
     }
 
@@ -197,6 +250,7 @@ impl TrustPrompt {
         }
         lines.extend([
             StyledLine::default(),
+            // The last four lines are the choices ([`TrustPrompt::view`]).
             StyledLine::new("Trust this project?", Style::Bold),
             StyledLine::new(format!("{yes_mark}1. "), yes_style)
                 .push("Yes, trust it", Style::Normal)
@@ -212,21 +266,39 @@ impl TrustPrompt {
         lines
     }
 
-    /// Draws the question on the whole screen.
+    /// Draws the question on the whole screen: when it is taller, the
+    /// choices under as many rows of the rest as fit, scrolled by PgUp/PgDn
+    /// (a yes waits until all of it was shown).
     pub fn draw(&self, frame: &mut Frame<'_>) {
         if self.drawn_at.get().is_none() {
             self.drawn_at.set(Some(Instant::now()));
         }
         let area = frame.area();
-        let rows: Vec<_> = self
-            .lines()
-            .iter()
-            .flat_map(|line| wrap(line, area.width))
-            .map(|row| to_line(&row))
-            .collect();
+        let fitted = fit(
+            &self.view(),
+            area.width,
+            usize::from(area.height),
+            self.scroll,
+            &QUESTION,
+        );
+        let seen = self.shown.get().seen.max(fitted.call.shown.end);
+        self.shown.set(Shown {
+            seen,
+            all: fitted.choices_shown && seen >= fitted.call.rows,
+            page: fitted.call.shown.len(),
+            last_scroll: fitted.call.rows.saturating_sub(fitted.call.shown.len()),
+        });
+        let rows: Vec<_> = fitted.rows.iter().map(to_line).collect();
         frame.render_widget(Paragraph::new(rows), area);
     }
 }
+
+/// The trust question, as [`fit`] names it.
+const QUESTION: Subject = Subject {
+    name: "question",
+    accepted: "trusted",
+    refusal: "Esc says no",
+};
 
 /// What the project's settings would add once trusted: its allow rules,
 /// its `defaultMode`, its command hooks' events, its MCP servers, its
@@ -242,14 +314,6 @@ fn loosened(settings: &Path) -> (Vec<String>, bool) {
         .get("permissions")
         .and_then(|p| serde_json::from_value::<PermissionSettings>(p.clone()).ok())
         .unwrap_or_default();
-    let mut loosens: Vec<String> = permissions
-        .allow
-        .iter()
-        .map(|rule| format!("allow {rule}"))
-        .collect();
-    if let Some(mode) = permissions.default_mode {
-        loosens.push(format!("defaultMode {}", mode.name()));
-    }
     let names = |key: &str| -> Vec<String> {
         value
             .get(key)
@@ -257,13 +321,11 @@ fn loosened(settings: &Path) -> (Vec<String>, bool) {
             .map(|entries| entries.keys().cloned().collect())
             .unwrap_or_default()
     };
-    let rules = loosens.len();
+    // The weightiest first: a long list of allow rules goes last.
+    let mut loosens = Vec::new();
     // Above all: it would silence the user's own hooks, guards included.
     if value.get("disableAllHooks").and_then(Value::as_bool) == Some(true) {
-        loosens.insert(
-            0,
-            "disableAllHooks: turn off all hooks, yours included".to_owned(),
-        );
+        loosens.push("disableAllHooks: turn off all hooks, yours included".to_owned());
     }
     let hooks = names("hooks");
     if !hooks.is_empty() {
@@ -285,7 +347,16 @@ fn loosened(settings: &Path) -> (Vec<String>, bool) {
             loosens.push(format!("{key} {name}"));
         }
     }
-    let beyond_rules = loosens.len() > rules;
+    let beyond_rules = !loosens.is_empty();
+    if let Some(mode) = permissions.default_mode {
+        let at = usize::from(
+            loosens
+                .first()
+                .is_some_and(|first| first.starts_with("disable")),
+        );
+        loosens.insert(at, format!("defaultMode {}", mode.name()));
+    }
+    loosens.extend(permissions.allow.iter().map(|rule| format!("allow {rule}")));
     (loosens, beyond_rules)
 }
 
@@ -387,9 +458,28 @@ mod tests {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
 
+    /// The screen after `prompt` is drawn `width` by `height`.
+    fn drawn(prompt: &TrustPrompt, width: u16, height: u16) -> String {
+        let backend = ratatui::backend::TestBackend::new(width, height);
+        let mut terminal = ratatui::Terminal::new(backend).unwrap();
+        terminal.draw(|frame| prompt.draw(frame)).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     #[tokio::test]
     async fn keys_answer_yes_or_no() {
         let fresh = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere")).await;
+        drawn(&fresh, 100, 30);
         let answer = |codes: &[KeyCode]| {
             let mut prompt = fresh.clone();
             codes
@@ -424,6 +514,10 @@ mod tests {
     async fn keys_that_pick_wait_out_the_grace() {
         let mut prompt = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere")).await;
         prompt.set_grace(Duration::from_secs(3600));
+        prompt.shown.set(Shown {
+            all: true,
+            ..Shown::default()
+        });
         let picks = [
             KeyCode::Char('y'),
             KeyCode::Char('n'),
@@ -482,12 +576,12 @@ mod tests {
                  requests and keys go, and gives the model its instructions.\n\
                  \n\
                  Trusted, it would add:\n\
-                 [warning]  allow bash(make:*)[/]\n\
                  [warning]  defaultMode auto[/]\n\
                  [warning]  command hooks on PreToolUse, Stop[/]\n\
                  [warning]  MCP servers time[/]\n\
                  [warning]  providers proxy (where requests go, with which key)[/]\n\
                  [warning]  defaultProvider proxy[/]\n\
+                 [warning]  allow bash(make:*)[/]\n\
                  \n\
                  [bold]Trust this project?[/]\n\
                  \u{20} 1. Yes, trust it[dim] (remembered for {cwd})[/]\n\
@@ -610,5 +704,65 @@ mod tests {
         assert_eq!(prompt.loosens, ["skills deploy, notes, release"]);
         assert_eq!(prompt.settings, cwd.join(".coding-agent"));
         Ok(())
+    }
+
+    /// A question taller than the window (sixty allow rules over the
+    /// project's `defaultMode bypass`, or a small window) keeps its choices
+    /// on the screen, scrolls the rest, and takes a yes only once all of it
+    /// was shown: Enter trusted a project whose riskier settings and the
+    /// question itself were below the bottom of the screen.
+    #[tokio::test]
+    async fn a_question_taller_than_the_window_is_trusted_only_once_read_to_the_end()
+    -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::create_dir_all(dir.path().join(".coding-agent"))?;
+        let allow: Vec<String> = (0..60).map(|i| format!("bash(tool{i}:*)")).collect();
+        std::fs::write(
+            dir.path().join(".coding-agent/settings.json"),
+            json!({"permissions": {"allow": allow, "defaultMode": "bypass"}}).to_string(),
+        )?;
+        let mut prompt = TrustPrompt::new(&dir.path().join("agent"), dir.path()).await;
+        let screen = drawn(&prompt, 100, 30);
+        assert!(screen.contains("defaultMode bypass"), "{screen}");
+        assert!(
+            screen.contains("· PgUp/PgDn scroll; it can be trusted once every row was shown"),
+            "{screen}"
+        );
+        assert!(
+            screen.ends_with("↑↓ Enter or 1-2 to choose · Esc: no"),
+            "{screen}"
+        );
+        assert_eq!(prompt.handle_key(key(KeyCode::Enter)), None);
+        assert_eq!(prompt.handle_key(key(KeyCode::Char('y'))), None);
+        for _ in 0..10 {
+            prompt.handle_key(key(KeyCode::PageDown));
+            drawn(&prompt, 100, 30);
+        }
+        assert!(drawn(&prompt, 100, 30).contains("allow bash(tool59:*)"));
+        assert_eq!(
+            prompt.clone().handle_key(key(KeyCode::Char('y'))),
+            Some(true)
+        );
+        // No is taken at any time.
+        let mut fresh = TrustPrompt::new(&dir.path().join("agent"), dir.path()).await;
+        drawn(&fresh, 100, 30);
+        assert_eq!(fresh.handle_key(key(KeyCode::Char('n'))), Some(false));
+
+        // Too small for the choices: only no is taken, and it says so.
+        let mut tiny = TrustPrompt::new(&dir.path().join("agent"), dir.path()).await;
+        let screen = drawn(&tiny, 40, 6);
+        assert!(screen.contains("The question does not fit"), "{screen}");
+        assert_eq!(tiny.handle_key(key(KeyCode::Enter)), None);
+        assert_eq!(tiny.handle_key(key(KeyCode::Esc)), Some(false));
+        Ok(())
+    }
+
+    /// Never drawn, never shown: a yes waits for the question's first draw.
+    #[tokio::test]
+    async fn a_yes_before_the_question_was_drawn_is_not_taken() {
+        let mut prompt = TrustPrompt::new(Path::new("/nowhere/agent"), Path::new("/nowhere")).await;
+        assert_eq!(prompt.handle_key(key(KeyCode::Enter)), None);
+        drawn(&prompt, 100, 30);
+        assert_eq!(prompt.handle_key(key(KeyCode::Enter)), Some(true));
     }
 }
