@@ -333,6 +333,31 @@ fn the_trust_question_comes_at_start_and_a_yes_is_remembered_and_applies_the_pro
     assert!(tmux.cwd.join("a.txt").exists());
 }
 
+/// Trusted at the question, the project's choice of model is not said to
+/// be ignored: the settings were read (and warned about) before the
+/// question, and the warning stayed after the yes, above a session using
+/// the very choice it said was ignored.
+#[test]
+fn a_project_trusted_at_the_question_is_not_said_to_be_untrusted() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start_in(&server, &[], |cwd| {
+        std::fs::create_dir_all(cwd.join(".coding-agent")).unwrap();
+        std::fs::write(
+            cwd.join(".coding-agent/settings.json"),
+            json!({"defaultModel": "test-model"}).to_string(),
+        )
+        .unwrap();
+    }) else {
+        return;
+    };
+    let question = first_screen(&tmux);
+    assert!(question.contains("defaultModel test-model"), "{question}");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    tmux.key("1");
+    let screen = tmux.wait_for("the UI", |s| s.contains("openai/test-model"));
+    assert!(!screen.contains("is not trusted"), "{screen}");
+}
+
 #[test]
 fn a_project_with_its_own_hooks_is_asked_about_and_a_no_keeps_them_off_until_asked_again() {
     let server = SseServer::with_calls(Vec::new());

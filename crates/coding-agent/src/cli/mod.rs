@@ -42,8 +42,6 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
-#[cfg(feature = "tui")]
-use coding_agent::modes::interactive::approval::trust::ask_to_trust;
 use coding_agent::sandbox::SandboxError;
 use coding_agent::settings::{ModelError, SettingsError};
 use tokio_util::sync::CancellationToken;
@@ -334,15 +332,7 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
         let out = paths.get(1).map(PathBuf::as_path);
         return standalone::export(&args, &paths[0], out);
     }
-    let mut resolved = resolve::resolve(&args)?;
-    #[cfg(feature = "tui")]
-    if resolved.interactive {
-        // Before anything is built: the answer decides which of the
-        // project's settings, hooks and servers the session uses.
-        if ask_to_trust(&resolved.agent_dir, &resolved.cwd, &args.guard.flags()).await? {
-            resolved.reload_settings(&args)?;
-        }
-    }
+    let mut resolved = resolve::resolve(&args).await?;
     let remote = args
         .remote
         .connect(None, resolved.settings.remote.as_ref())

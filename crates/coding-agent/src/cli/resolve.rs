@@ -54,18 +54,6 @@ pub(super) struct Resolved {
     pub mcp_tools: Option<Vec<String>>,
 }
 
-#[cfg(feature = "tui")]
-impl Resolved {
-    /// Reads the settings and resolves the model again: after the project
-    /// was trusted at the interactive question, its own providers and
-    /// default model apply.
-    pub(super) fn reload_settings(&mut self, args: &RunArgs) -> anyhow::Result<()> {
-        (self.settings, self.model, self.provider) =
-            settings_and_model(args, &self.agent_dir, &self.cwd)?;
-        Ok(())
-    }
-}
-
 /// The settings of `cwd` (the project's as far as its trust allows,
 /// [`Settings::load`]), the model the flags and settings name, and its
 /// provider.
@@ -103,7 +91,7 @@ pub(super) fn model_flags(args: &RunArgs) -> (ModelFlags, Option<ThinkingLevel>)
 
 /// Resolves the command line; a usage error (no prompt, no key, an unknown
 /// provider) is an [`UsageError`].
-pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
+pub(super) async fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
     let mode = match (args.mode, args.print) {
         (Some(ModeArg::Rpc), _) => ModeArg::Rpc,
         (Some(ModeArg::Json), _) => ModeArg::Json,
@@ -137,6 +125,18 @@ pub(super) fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         return Err(UsageError::NoPrompt.into());
     }
     let agent_dir = agent_dir();
+    // Before the settings are read: the answer decides which of the
+    // project's settings, hooks and servers the session uses (and whether
+    // reading them warns that the project is not trusted).
+    #[cfg(feature = "tui")]
+    if interactive {
+        coding_agent::modes::interactive::approval::trust::ask_to_trust(
+            &agent_dir,
+            &cwd,
+            &args.guard.flags(),
+        )
+        .await?;
+    }
     let (settings, model, provider) = settings_and_model(args, &agent_dir, &cwd)?;
     let (flags, model_thinking) = model_flags(args);
     let named = match (&args.tools, args.no_tools) {

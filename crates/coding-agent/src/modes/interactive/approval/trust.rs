@@ -403,15 +403,11 @@ fn entry_names(dir: &Path, keep: impl Fn(&Path) -> bool) -> Vec<String> {
 /// Asks whether to trust the project in `cwd` when its settings are ignored
 /// in part because it is not trusted (see the module docs); stores a yes.
 /// Does nothing when there is nothing to ask; settings that cannot be read
-/// are left to the session's start to report. True when the answer trusted
-/// the project: settings read before it are to be read again.
-pub async fn ask_to_trust(
-    agent_dir: &Path,
-    cwd: &Path,
-    flags: &GuardFlags,
-) -> anyhow::Result<bool> {
+/// are left to the session's start to report. Asked before the settings
+/// are read, so they are read once, as the answer leaves them.
+pub async fn ask_to_trust(agent_dir: &Path, cwd: &Path, flags: &GuardFlags) -> anyhow::Result<()> {
     if project_trusted(agent_dir, cwd, flags) {
-        return Ok(false);
+        return Ok(());
     }
     let mut prompt = TrustPrompt::new(agent_dir, cwd).await;
     prompt.set_grace(APPROVAL_GRACE);
@@ -421,7 +417,7 @@ pub async fn ask_to_trust(
     let ignored_permissions = load(agent_dir, cwd, flags, SandboxFacts::default())
         .is_ok_and(|setup| setup.untrusted_project_settings);
     if !ignored_permissions && !prompt.beyond_rules {
-        return Ok(false);
+        return Ok(());
     }
     let trusted = {
         let mut terminal = TerminalGuard::enter()?;
@@ -445,7 +441,7 @@ pub async fn ask_to_trust(
             .and_then(|mut trust| trust.trust(cwd))
             .context("cannot remember that the project is trusted")?;
     }
-    Ok(trusted)
+    Ok(())
 }
 
 #[cfg(test)]
