@@ -214,8 +214,9 @@ impl Renderer {
             }
             Event::Text(text) => self.push_text(&text, self.style()),
             Event::Code(code) => self.push_text(&code, Style::Accent),
-            Event::SoftBreak => self.push_text(" ", Style::Normal),
-            Event::HardBreak => self.flush(),
+            // A line break in a paragraph stays one, as Pi draws it: a list
+            // of files or steps without markers is not run together.
+            Event::SoftBreak | Event::HardBreak => self.flush(),
             Event::Rule => {
                 self.blank();
                 self.lines.push(StyledLine::new("─".repeat(40), Style::Dim));
@@ -395,6 +396,32 @@ mod tests {
         assert_eq!(
             to_markup(&render_markdown(text, 80)),
             "[dim]# [/][bold]Title[/]\n\nSome [bold]bold[/] and [accent]code[/].\n\n[dim]- [/]one\n[dim]- [/]two\n[dim]  1. [/]nested\n\n[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() {}\n[dim]```[/]\n\nafter"
+        );
+    }
+
+    /// Pi keeps a paragraph's line breaks; they were joined with spaces,
+    /// running a list of files or a poem into one line.
+    #[test]
+    fn line_breaks_in_a_paragraph_stay() {
+        let text =
+            "Files changed:\nsrc/main.rs\nsrc/lib.rs\n\n- one\n  still one\n\n> quoted\n> twice";
+        let plain: Vec<String> = render_markdown(text, 80)
+            .iter()
+            .map(StyledLine::plain)
+            .collect();
+        assert_eq!(
+            plain,
+            [
+                "Files changed:",
+                "src/main.rs",
+                "src/lib.rs",
+                "",
+                "- one",
+                "  still one",
+                "",
+                "│ quoted",
+                "│ twice",
+            ]
         );
     }
 
