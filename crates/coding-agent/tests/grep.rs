@@ -503,6 +503,19 @@ async fn grep_stops_at_the_repository_root_for_ignore_files() {
     );
 }
 
+/// A file named as the path is searched even with a NUL byte in it, as rg
+/// searches a file it is given (a walk still skips it); its lines are
+/// numbered as `read` numbers them (rg's would count the NUL as a line end).
+#[tokio::test]
+async fn grep_searches_a_named_file_holding_a_nul_byte() {
+    let fixture = Fixture::new(&[]);
+    fixture.write("blob.bin", b"head\0\x01\nthe needle\n");
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle", "path": "blob.bin"})).await,
+        "blob.bin:2: the needle"
+    );
+}
+
 #[tokio::test]
 async fn grep_skips_binary_files() {
     let fixture = Fixture::new(&[("text.txt", "needle\n")]);

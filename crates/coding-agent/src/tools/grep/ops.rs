@@ -144,7 +144,7 @@ fn search_blocking(
             searched.left_out.add(name);
             return Ok(searched);
         }
-        let mut searcher = new_searcher();
+        let mut searcher = named_file_searcher();
         let found = search_file(
             &mut searcher,
             &matcher,
@@ -213,11 +213,25 @@ fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, SearchError> {
         })
 }
 
+/// A searcher for the files of a walk: a binary file (a NUL byte) is
+/// skipped, as rg skips it while walking.
 fn new_searcher() -> Searcher {
+    searcher(BinaryDetection::quit(b'\x00'))
+}
+
+/// A searcher for a file named as the path: searched even when it holds a
+/// NUL byte, as rg searches a file it is given (it was skipped, and "No
+/// matches found" said of text that is there). rg reads the NUL as a line
+/// end, which shifts the line numbers after it; here it is a byte of its
+/// line, so the numbers are those `read` counts.
+fn named_file_searcher() -> Searcher {
+    searcher(BinaryDetection::none())
+}
+
+fn searcher(binary: BinaryDetection) -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
-        // Skip binary files, as rg does while walking.
-        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .binary_detection(binary)
         .build()
 }
 
