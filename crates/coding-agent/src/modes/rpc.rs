@@ -795,6 +795,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             let outcome =
                 run_user_bash(ops.as_ref(), &command, &cwd, cancel, &UpdateSink::discard())
                     .await
+                    .map(|run| run.execution)
                     .map_err(|error| error.to_string());
             let _ = done.send((id, ran_in, outcome));
         });

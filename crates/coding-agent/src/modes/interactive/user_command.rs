@@ -15,9 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::app::App;
 use crate::app::{AgentSession, SessionMark};
-use crate::modes::user_bash::{as_tool_result, run_user_bash};
+use crate::modes::user_bash::{UserBashRun, run_user_bash};
 use crate::render::{Style, StyledLine};
-use crate::session::BashExecution;
 use crate::tools::bash::ops::BashOperations;
 
 /// The user's commands: where they run, and the one running.
@@ -29,7 +28,7 @@ pub(super) struct UserCommands {
 }
 
 struct Running {
-    task: JoinHandle<Result<BashExecution, String>>,
+    task: JoinHandle<Result<UserBashRun, String>>,
     /// Snapshots of its output, as the bash tool sends them.
     updates: mpsc::UnboundedReceiver<AgentToolResult>,
     cancel: CancellationToken,
@@ -44,7 +43,7 @@ pub(super) enum Event {
     Output(AgentToolResult),
     /// It ended; `excluded` when the model is not to see it.
     Ended {
-        outcome: Result<BashExecution, String>,
+        outcome: Result<Box<UserBashRun>, String>,
         excluded: bool,
         ran_in: SessionMark,
     },
@@ -128,7 +127,8 @@ impl UserCommands {
         };
         Event::Ended {
             outcome: outcome
-                .unwrap_or_else(|error| Err(format!("the command's task failed: {error}"))),
+                .unwrap_or_else(|error| Err(format!("the command's task failed: {error}")))
+                .map(Box::new),
             excluded,
             ran_in,
         }
@@ -139,17 +139,18 @@ impl UserCommands {
     pub(super) fn finish(
         session: &AgentSession,
         app: &mut App,
-        outcome: Result<BashExecution, String>,
+        outcome: Result<Box<UserBashRun>, String>,
         excluded: bool,
         ran_in: &SessionMark,
     ) {
         let now = Instant::now();
         match outcome {
-            Ok(mut run) => {
-                let (result, failed) = as_tool_result(&run);
+            Ok(run) => {
+                let (result, failed) = run.as_tool_result();
                 app.user_bash_ended(result, failed, now);
-                run.exclude_from_context = excluded.then_some(true);
-                if let Err(error) = session.record_bash(run, ran_in) {
+                let mut execution = run.execution;
+                execution.exclude_from_context = excluded.then_some(true);
+                if let Err(error) = session.record_bash(execution, ran_in) {
                     app.notice(vec![StyledLine::new(
                         format!("Cannot save the session: {error}"),
                         Style::Error,

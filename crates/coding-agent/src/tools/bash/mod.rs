@@ -182,7 +182,7 @@ const NUL_IN_COMMAND: &str = "The command contains a NUL character (\\0), which 
 
 /// The output as the model reads it: the tail, plus Pi's notice when cut;
 /// and `details` (`truncation`, `fullOutputPath`) only when cut.
-fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<BashDetails>) {
+pub(crate) fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<BashDetails>) {
     let truncation = &snapshot.truncation;
     if !truncation.truncated {
         return (truncation.content.clone(), None);
