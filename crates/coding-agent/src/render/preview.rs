@@ -8,6 +8,8 @@
 
 use std::borrow::Cow;
 
+use unicode_width::UnicodeWidthChar;
+
 use super::{RenderOptions, Style, StyledLine};
 
 /// Lines in `text` as [`str::lines`] counts them (a final `\n` ends the last
@@ -95,23 +97,30 @@ fn strip_line_ending(line: &str) -> &str {
     line.strip_suffix('\r').unwrap_or(line)
 }
 
-/// `line` cut to `width` characters, the last one an ellipsis, when the view
+/// `line` cut to `width` columns, the last one an ellipsis, when the view
 /// is collapsed and the width known; whole otherwise (the terminal wraps it).
+/// Columns, not characters: a CJK character or an emoji takes two, and a
+/// line cut by characters wrapped onto a second row.
 pub fn clip(line: &str, options: RenderOptions) -> Cow<'_, str> {
     let width = usize::from(options.width);
     if options.expanded || width == 0 {
         return Cow::Borrowed(line);
     }
-    match line.char_indices().nth(width) {
-        None => Cow::Borrowed(line),
-        Some(_) => {
-            let keep = line
-                .char_indices()
-                .nth(width - 1)
-                .map_or(line.len(), |(index, _)| index);
-            Cow::Owned(format!("{}…", &line[..keep]))
+    let columns = |c: char| UnicodeWidthChar::width(c).unwrap_or(0);
+    let mut used = 0;
+    // Where the line must end to leave a column for the ellipsis.
+    let mut keep = None;
+    for (index, c) in line.char_indices() {
+        used += columns(c);
+        if used > width - 1 && keep.is_none() {
+            keep = Some(index);
+        }
+        if used > width {
+            let keep = keep.unwrap_or(index);
+            return Cow::Owned(format!("{}…", &line[..keep]));
         }
     }
+    Cow::Borrowed(line)
 }
 
 /// How many lines a preview shows: `collapsed` lines, or all when expanded.
@@ -265,9 +274,15 @@ mod tests {
     }
 
     #[test]
-    fn collapsed_lines_are_cut_to_the_width_by_characters() {
+    fn collapsed_lines_are_cut_to_the_width_in_columns() {
         assert_eq!(clip("héllo wörld", collapsed(6)), "héllo…");
         assert_eq!(clip("héllo", collapsed(5)), "héllo");
+        // Two columns each: six fit in twelve, five and the ellipsis in
+        // eleven (the sixth would end past it).
+        assert_eq!(clip("日本語日本語", collapsed(12)), "日本語日本語");
+        assert_eq!(clip("日本語日本語日", collapsed(12)), "日本語日本…");
+        assert_eq!(clip("日本語日本語日", collapsed(11)), "日本語日本…");
+        assert_eq!(clip("ab日本語", collapsed(5)), "ab日…");
         assert_eq!(clip("héllo", collapsed(0)), "héllo");
         let expanded = RenderOptions {
             expanded: true,
