@@ -642,6 +642,31 @@ async fn error_object_inside_the_stream_ends_with_its_message() {
 
 /// Deviation P6: an error object that says "not now" (`code` 502) before any
 /// content is retried like a refused request, visibly, from a fresh start.
+/// Foundry Local and other servers put `"error": null` in every chunk: no
+/// error. It failed every answer with the message "null".
+#[tokio::test]
+async fn an_error_field_that_is_null_is_no_error() {
+    let with_null_error = |delta: Value, finish_reason: Value| {
+        data(&json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "model": "gpt-test",
+            "error": null,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+        }))
+    };
+    let server = TestServer::start(vec![stream(vec![
+        with_null_error(json!({"content": "Hello"}), Value::Null),
+        with_null_error(json!({}), json!("stop")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = final_message(&events);
+    assert_eq!(last["stopReason"], "stop", "{last}");
+    assert_eq!(last["content"], json!([{"type": "text", "text": "Hello"}]));
+}
+
 #[tokio::test]
 async fn error_object_before_any_content_is_retried() {
     let overloaded = json!({"error": {"message": "Upstream provider overloaded", "code": 502}});

@@ -76,7 +76,8 @@ impl Assembler {
         chunk: &Value,
         events: &mut VecDeque<AssistantMessageEvent>,
     ) -> Result<(), HttpError> {
-        if let Some(error) = chunk.get("error") {
+        // Some servers (Foundry Local) write `"error": null` in every chunk.
+        if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
             return Err(stream_error(error));
         }
         if self.output.response_id.is_none() {
