@@ -176,6 +176,45 @@ fn a_hook_timeout_and_an_untrusted_projects_hooks_are_warnings_on_stderr() {
     );
 }
 
+/// Hooks run outside the sandbox, so their shell is `/bin/sh`, not the
+/// first `sh` on the PATH: a sandboxed command can write a PATH folder in
+/// the workspace (an activated `.venv/bin`) and had its own `sh` run
+/// unsandboxed by the next hook.
+#[test]
+fn a_hooks_shell_is_not_looked_up_on_the_path() {
+    let sandbox = Sandbox::new();
+    let planted = sandbox.work.join(".venv/bin");
+    std::fs::create_dir_all(&planted).unwrap();
+    let marker = sandbox.root.join("planted-sh-ran");
+    let fake_sh = planted.join("sh");
+    std::fs::write(
+        &fake_sh,
+        format!(
+            "#!/bin/sh\ntouch '{}'\nexec /bin/sh \"$@\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &fake_sh,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let ran = sandbox.root.join("hook-ran");
+    sandbox.write_global_settings(&json!({"hooks": {
+        "PreToolUse": command_hook("*", &format!("touch '{}'", ran.display()))
+    }}));
+    let wire = Wire::OpenAi;
+    let server = runs_echo(wire);
+    let path = format!("{}:{}", planted.display(), std::env::var("PATH").unwrap());
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "run it"]).env("PATH", path);
+    let stdout = Running::spawn(command).finish_quietly();
+    assert_eq!(stdout, "Done.\n");
+    assert!(ran.exists(), "the hook ran");
+    assert!(!marker.exists(), "the planted sh ran");
+}
+
 #[test]
 fn a_projects_hooks_run_once_it_is_trusted_with_the_flag() {
     let sandbox = Sandbox::new();

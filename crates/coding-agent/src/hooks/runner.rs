@@ -175,7 +175,10 @@ async fn run_one(
             return finished(verdict.status, nothing(), verdict.reason);
         }
     };
-    let mut command = Command::new("sh");
+    // By its path: a `sh` found on the PATH could be one a sandboxed
+    // command planted in the workspace (an activated `.venv/bin`), and
+    // hooks run outside the sandbox.
+    let mut command = Command::new("/bin/sh");
     command
         .arg("-c")
         .arg(line)

@@ -47,7 +47,7 @@ async fn run_editor(draft: &str) -> Result<String, String> {
         .map_err(|error| format!("Cannot write the file to edit: {error}"))?;
     let command = editor_command();
     // Through the shell, so `EDITOR="code --wait"` works as it does for git.
-    let status = tokio::process::Command::new("sh")
+    let status = tokio::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(format!("{command} \"$1\""))
         .arg("sh")
