@@ -12,7 +12,7 @@
 mod e2e_support;
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use coding_agent::sandbox::{SandboxMode, SandboxPolicy};
@@ -171,4 +171,106 @@ fn the_tool_command_opens_tcp_only_with_allow_network() {
 
     let allowed = tool_bash(&world, &command, &["--allow-network"]);
     assert_eq!(allowed["content"][0]["text"], "connected\n");
+}
+
+/// Runs `program` (the binary, or a copy of it) in print mode in
+/// `world.work` against `server`, every bash call allowed; its stdout.
+fn run_allowing_bash(world: &Sandbox, program: &Path, server: &ModelServer) -> String {
+    let mut command = world.command_of(program, Wire::OpenAi, server, MODEL);
+    command.args(["--allow", "bash", "-p", "Go."]);
+    Running::spawn(command).finish_quietly()
+}
+
+/// The sandbox helper is this process's own image, not the file at its
+/// path: a binary in a writable root (the workspace of a developer running
+/// `./target/release/coding-agent`, `/tmp`) replaced by a sandboxed
+/// command had the next command started through the replacement,
+/// unsandboxed.
+#[test]
+fn a_replaced_binary_does_not_become_the_sandbox_helper() {
+    let world = Sandbox::outside_temp();
+    let bin = world.work.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let copy = bin.join("coding-agent");
+    std::fs::copy(BIN, &copy).unwrap();
+    let replace = "mv bin/coding-agent bin/real && \
+        printf '#!/bin/sh\\ntouch planted-ran\\nshift 3\\nexec \"$@\"\\n' > bin/coding-agent && \
+        chmod +x bin/coding-agent";
+    let server = ModelServer::only(
+        Wire::OpenAi,
+        vec![
+            Answer::call("replace", "bash", json!({"command": replace})),
+            Answer::call(
+                "next",
+                "bash",
+                json!({"command": "echo \"sandbox=$CODING_AGENT_SANDBOX\""}),
+            ),
+            Answer::text(&["Done."]),
+        ],
+    );
+    assert_eq!(run_allowing_bash(&world, &copy, &server), "Done.\n");
+    assert!(world.work.join("bin/real").exists(), "the first call ran");
+    assert!(!world.work.join("planted-ran").exists());
+    let transcript = Wire::OpenAi.transcript(&server.requests()[2].body);
+    assert_eq!(
+        transcript.last().unwrap(),
+        "tool next: sandbox=workspace-write\n"
+    );
+}
+
+/// A writable root a command replaced with a link (here the workspace,
+/// under the writable `/tmp`) is not followed: the next command could write
+/// where the link points (`/` in the attack).
+#[test]
+fn a_root_replaced_by_a_link_is_not_followed() {
+    let world = Sandbox::new();
+    let elsewhere = Sandbox::outside_temp();
+    // Through Python: the policy itself refuses `mv` of a workspace root.
+    let swap = format!(
+        "python3 -c \"import os; os.chdir('..'); os.rename('work', 'work.real'); os.symlink('{}', 'work')\"",
+        elsewhere.home.display()
+    );
+    let server = ModelServer::only(
+        Wire::OpenAi,
+        vec![
+            Answer::call("swap", "bash", json!({"command": swap})),
+            Answer::call("write", "bash", json!({"command": "touch pwned"})),
+            Answer::text(&["Done."]),
+        ],
+    );
+    assert_eq!(
+        run_allowing_bash(&world, Path::new(BIN), &server),
+        "Done.\n"
+    );
+    assert!(
+        world.root.join("work.real").exists(),
+        "the swap ran: {:?}",
+        Wire::OpenAi.transcript(&server.requests()[1].body)
+    );
+    assert!(!elsewhere.home.join("pwned").exists());
+    let transcript = Wire::OpenAi.transcript(&server.requests()[2].body);
+    let last = transcript.last().unwrap();
+    assert!(last.contains("Permission denied"), "{last}");
+}
+
+/// Making a device node is refused even where writing is allowed: root
+/// could make an alias of `/dev/kmsg` or a disk in the workspace and write
+/// it.
+#[test]
+fn device_nodes_cannot_be_made_in_the_workspace() {
+    let world = Sandbox::outside_temp();
+    let make = "mknod kmsg c 1 11 && echo made";
+    let unsandboxed = tool_bash(&world, make, &["--sandbox", "off"]);
+    if unsandboxed["isError"] == true {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "mknod needs root, which CI has: {unsandboxed}"
+        );
+        eprintln!("not root: mknod is refused anyway, skipping");
+        return;
+    }
+    std::fs::remove_file(world.work.join("kmsg")).unwrap();
+    let sandboxed = tool_bash(&world, make, &[]);
+    assert_eq!(sandboxed["isError"], true, "{sandboxed}");
+    assert!(!world.work.join("kmsg").exists());
 }

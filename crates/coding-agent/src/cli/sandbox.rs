@@ -33,7 +33,7 @@ pub(super) fn start_sandbox(
     workspace_root: &Path,
 ) -> anyhow::Result<Sandbox> {
     let request = settings.request(flags.sandbox, flags.allow_network);
-    let helper = std::env::current_exe()
+    let helper = coding_agent::sandbox::running_executable()
         .context("cannot find this program, which bash commands run through to be sandboxed")?;
     let sandbox = Sandbox::start(&request, workspace_root, helper).map_err(UsageError::from)?;
     if let Some(notice) = sandbox.status().notice(&request) {

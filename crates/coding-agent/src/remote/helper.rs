@@ -29,7 +29,9 @@ use super::protocol::{
     WireRead, read_frame, write_frames,
 };
 use super::whole::run_whole;
-use crate::sandbox::{KernelError, Sandboxed, SandboxedBashOperations};
+use crate::sandbox::{
+    KernelError, SandboxPolicy, Sandboxed, SandboxedBashOperations, running_executable,
+};
 use crate::support::sync::lock;
 use crate::support::walk::LocalSearchOperations;
 use crate::tools::bash::log::{create_log_file, log_dir};
@@ -343,24 +345,12 @@ async fn run_bash(
         None => Box::new(LocalBashOperations::new()),
         // The sandbox helper is this binary (`docs/permissions.md`).
         Some(sandbox) => match running_executable() {
-            Ok(me) => Box::new(SandboxedBashOperations::new(&me, sandbox.policy())),
+            Ok(me) => Box::new(SandboxedBashOperations::new(&me, policy_of(sandbox))),
             Err(e) => return Reply::Exit(Err(ExecError::Io(e).into())),
         },
     };
     let (outcome, ()) = tokio::join!(exec.exec(&bash.command, &bash.cwd, options), forward);
     Reply::Exit(outcome.map_err(Into::into))
-}
-
-/// This helper's own image, to start sandboxed commands through. Another
-/// session's upload of the same build renames a new file over the cached one
-/// (`remote/connection.rs`), which leaves `current_exe()` naming a deleted
-/// path ("... (deleted)"); `/proc/self/exe` still opens the running image.
-fn running_executable() -> std::io::Result<std::path::PathBuf> {
-    if cfg!(target_os = "linux") {
-        Ok(std::path::PathBuf::from("/proc/self/exe"))
-    } else {
-        std::env::current_exe()
-    }
 }
 
 /// This host's files, limited to what `sandbox` lets commands write (the
@@ -369,10 +359,25 @@ fn writes_under(sandbox: Option<RemoteSandbox>) -> Arc<dyn WriteOperations> {
     match sandbox {
         Some(sandbox) => Arc::new(Sandboxed::new(
             Arc::new(LocalFileOperations),
-            sandbox.policy(),
+            policy_of(&sandbox),
         )),
         None => Arc::new(LocalFileOperations),
     }
+}
+
+/// The policy of `sandbox` on this host, made (its roots resolved) the
+/// first time this helper sees it and kept: made again for each call, it
+/// followed a root a command had replaced with a link, as a local session's
+/// would ([`SandboxPolicy::for_workspace`]).
+fn policy_of(sandbox: &RemoteSandbox) -> SandboxPolicy {
+    static MADE: Mutex<Vec<(RemoteSandbox, SandboxPolicy)>> = Mutex::new(Vec::new());
+    let mut made = lock(&MADE);
+    if let Some((_, policy)) = made.iter().find(|(seen, _)| seen == sandbox) {
+        return policy.clone();
+    }
+    let policy = sandbox.policy();
+    made.push((sandbox.clone(), policy.clone()));
+    policy
 }
 
 #[cfg(test)]

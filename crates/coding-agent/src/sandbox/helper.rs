@@ -30,6 +30,21 @@ pub const EXIT_SANDBOX_FAILED: u8 = 126;
 /// The exit status when the sandboxed program cannot be started (as shells do).
 pub const EXIT_NOT_STARTED: u8 = 127;
 
+/// This process's own image, to start the sandbox helper from: on Linux
+/// `/proc/self/exe`, which opens the running image whatever is at its path
+/// now. Its path could be in a writable root (`/tmp`, the workspace of a
+/// developer running `./target/release/coding-agent`): a sandboxed command
+/// that put another program there had the next command started through it,
+/// unsandboxed. (A remote helper whose file another session's upload
+/// replaced runs on the same way.)
+pub fn running_executable() -> std::io::Result<std::path::PathBuf> {
+    if cfg!(target_os = "linux") {
+        Ok(std::path::PathBuf::from("/proc/self/exe"))
+    } else {
+        std::env::current_exe()
+    }
+}
+
 /// How to start a program under `policy` through `helper`: the launcher
 /// whose command line, followed by the program and its arguments, runs it
 /// sandboxed.

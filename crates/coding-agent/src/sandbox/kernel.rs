@@ -61,14 +61,17 @@ impl Enforced {
 #[cfg(target_os = "linux")]
 pub fn restrict_current_thread(policy: &SandboxPolicy) -> Result<Enforced, KernelError> {
     use landlock::{
-        Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr,
-        RulesetStatus, Scope, path_beneath_rules,
+        Access, AccessFs, AccessNet, LandlockStatus, PathBeneath, Ruleset, RulesetAttr,
+        RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
     };
 
     if policy.mode == SandboxMode::Off {
         return Ok(Enforced { abi: 0 });
     }
     let refused = |error: landlock::RulesetError| KernelError::Refused(error.to_string());
+    // All but making device nodes: a character device made in the
+    // workspace (root may) would alias `/dev/kmsg` or a disk, writable.
+    let writable = AccessFs::from_all(PINNED_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(PINNED_ABI))
         .map_err(refused)?
@@ -84,15 +87,13 @@ pub fn restrict_current_thread(policy: &SandboxPolicy) -> Result<Enforced, Kerne
         .map_err(refused)?
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(PINNED_ABI)))
         .map_err(refused)?
-        .add_rules(path_beneath_rules(
-            WRITABLE_DEVICES,
-            AccessFs::from_all(PINNED_ABI),
-        ))
+        .add_rules(path_beneath_rules(WRITABLE_DEVICES, writable))
         .map_err(refused)?
-        .add_rules(path_beneath_rules(
-            policy.effective_roots(),
-            AccessFs::from_all(PINNED_ABI),
-        ))
+        .add_rules(
+            opened_roots(policy)
+                .into_iter()
+                .map(|root| Ok(PathBeneath::new(root, writable))),
+        )
         .map_err(refused)?
         .restrict_self()
         .map_err(refused)?;
@@ -105,6 +106,31 @@ pub fn restrict_current_thread(policy: &SandboxPolicy) -> Result<Enforced, Kerne
             Err(KernelError::Unavailable)
         }
     }
+}
+
+/// The policy's writable roots, opened, each only if what was opened is
+/// the root it names: a root swapped for a link between the policy's check
+/// ([`SandboxPolicy::effective_roots`]) and the open is left out (and said
+/// on stderr, which the command's output shows), never followed.
+#[cfg(target_os = "linux")]
+fn opened_roots(policy: &SandboxPolicy) -> Vec<landlock::PathFd> {
+    use std::os::fd::{AsFd, AsRawFd};
+
+    let mut opened = Vec::new();
+    for root in policy.effective_roots() {
+        let Ok(fd) = landlock::PathFd::new(&root) else {
+            continue;
+        };
+        let at = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd()));
+        match at {
+            Ok(at) if at == root => opened.push(fd),
+            _ => eprintln!(
+                "coding-agent sandbox: {} moved while this command started; it is not writable",
+                root.display()
+            ),
+        }
+    }
+    opened
 }
 
 /// Without Landlock nothing can be restricted.

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 pub use self::bash::SandboxedBashOperations;
 pub use self::files::Sandboxed;
-pub use self::helper::{HELPER_ARG, run_if_invoked};
+pub use self::helper::{HELPER_ARG, run_if_invoked, running_executable};
 pub use self::kernel::{Enforced, KernelError};
 pub use self::policy::{SandboxMode, SandboxPolicy};
 pub use self::settings::SandboxSettings;

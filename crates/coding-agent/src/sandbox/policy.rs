@@ -95,11 +95,21 @@ impl SandboxPolicy {
     /// The policy for a session working in `workspace_roots`: in
     /// `workspace-write` mode those and the [`temp_dirs`] are writable;
     /// network off.
+    ///
+    /// The roots are resolved now, once: a command must not be able to move
+    /// a root by replacing it (or a folder above it) with a link, which
+    /// resolving them again for each command would follow
+    /// ([`SandboxPolicy::effective_roots`]).
     pub fn for_workspace(mode: SandboxMode, workspace_roots: &[PathBuf]) -> Self {
         let writable_roots = match mode {
             SandboxMode::WorkspaceWrite => {
-                let mut roots = workspace_roots.to_vec();
-                roots.extend(temp_dirs());
+                let mut roots: Vec<PathBuf> = workspace_roots
+                    .iter()
+                    .cloned()
+                    .chain(temp_dirs())
+                    .map(|root| root.canonicalize().unwrap_or(root))
+                    .collect();
+                roots.dedup();
                 roots
             }
             SandboxMode::Off | SandboxMode::ReadOnly => Vec::new(),
@@ -117,9 +127,13 @@ impl SandboxPolicy {
         self
     }
 
-    /// The directories writes are limited to, as the kernel sees them: the
-    /// roots that exist, symlinks resolved, in `workspace-write` mode; none
-    /// otherwise.
+    /// The directories writes are limited to, in `workspace-write` mode
+    /// (none otherwise): the roots that exist and are still where they are
+    /// named. A root that now resolves elsewhere is left out, not followed:
+    /// a command that replaced its workspace (or a folder above it) with a
+    /// link to `/` would otherwise have made `/` writable for the next one.
+    /// The kernel's rules check this again on what they open
+    /// ([`super::kernel`]).
     pub fn effective_roots(&self) -> Vec<PathBuf> {
         if self.mode != SandboxMode::WorkspaceWrite {
             return Vec::new();
@@ -127,7 +141,8 @@ impl SandboxPolicy {
         let mut roots: Vec<PathBuf> = self
             .writable_roots
             .iter()
-            .filter_map(|root| root.canonicalize().ok())
+            .filter(|root| root.canonicalize().is_ok_and(|now| now == **root))
+            .cloned()
             .collect();
         roots.dedup();
         roots

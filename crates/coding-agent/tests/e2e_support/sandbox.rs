@@ -82,7 +82,12 @@ impl Sandbox {
     /// The binary in the work directory with the isolated environment and
     /// nothing else: the settings choose the model (add keys with `env`).
     pub fn bare_command(&self) -> Command {
-        let mut command = Command::new(BIN);
+        self.bare_command_of(Path::new(BIN))
+    }
+
+    /// [`Sandbox::bare_command`] running `program` (a copy of the binary).
+    pub fn bare_command_of(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
         command
             .current_dir(&self.work)
             .env_clear()
@@ -95,7 +100,18 @@ impl Sandbox {
 
     /// [`Sandbox::command`] with `--model model`.
     pub fn command_for(&self, wire: Wire, server: &ModelServer, model: &str) -> Command {
-        let mut command = self.bare_command();
+        self.command_of(Path::new(BIN), wire, server, model)
+    }
+
+    /// [`Sandbox::command_for`] running `program` (a copy of the binary).
+    pub fn command_of(
+        &self,
+        program: &Path,
+        wire: Wire,
+        server: &ModelServer,
+        model: &str,
+    ) -> Command {
+        let mut command = self.bare_command_of(program);
         command
             .env(wire.key_env(), API_KEY)
             .args(["--provider", wire.provider(), "--model", model])
