@@ -23,6 +23,10 @@ pub const WRITES_CONTAINED_FROM_ABI: u8 = 3;
 /// The first ABI that restricts TCP connect and bind.
 pub const NETWORK_CONTAINED_FROM_ABI: u8 = 4;
 
+/// The first ABI that keeps abstract unix sockets outside the sandbox out
+/// of reach.
+pub const ABSTRACT_SOCKETS_CONTAINED_FROM_ABI: u8 = 6;
+
 /// Why restricting failed. Serialisable: a remote helper's probe answers
 /// with it (`docs/remote.md`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]

@@ -27,7 +27,7 @@ use std::sync::Arc;
 pub use self::bash::SandboxedBashOperations;
 pub use self::files::Sandboxed;
 pub use self::helper::{HELPER_ARG, run_if_invoked, running_executable};
-pub use self::kernel::{Enforced, KernelError};
+pub use self::kernel::{ABSTRACT_SOCKETS_CONTAINED_FROM_ABI, Enforced, KernelError};
 pub use self::policy::{SandboxMode, SandboxPolicy};
 pub use self::settings::SandboxSettings;
 
@@ -100,6 +100,9 @@ impl SandboxStatus {
             )),
             (_, Some(abi)) if network_uncontained => Some(format!(
                 "Sandbox: partial: writes are contained, but Landlock ABI {abi} cannot refuse TCP (ABI 4, Linux 6.7); the network stays open"
+            )),
+            (_, Some(abi)) if abi < ABSTRACT_SOCKETS_CONTAINED_FROM_ABI => Some(format!(
+                "Sandbox: partial: writes and TCP are contained, but Landlock ABI {abi} cannot refuse abstract unix sockets (ABI 6, Linux 6.12): commands can reach services listening on them (X11, some D-Bus buses)"
             )),
             _ => None,
         }
@@ -353,6 +356,21 @@ mod tests {
             truncate.status().notice(&request).as_deref(),
             Some(
                 "Sandbox: partial: Landlock ABI 2 cannot refuse truncating files (ABI 3, Linux 6.2); network is not contained either"
+            )
+        );
+    }
+
+    /// Linux 6.7 to 6.11 (Ubuntu 24.04's 6.8): the abstract sockets scope
+    /// is dropped there, which was said nowhere.
+    #[test]
+    fn a_kernel_without_socket_scoping_says_so() {
+        let request = SandboxRequest::default();
+        let sandbox = decide(&request, Some(Ok(Enforced { abi: 5 }))).unwrap();
+        assert!(sandbox.status().active && !sandbox.status().network_allowed);
+        assert_eq!(
+            sandbox.status().notice(&request).as_deref(),
+            Some(
+                "Sandbox: partial: writes and TCP are contained, but Landlock ABI 5 cannot refuse abstract unix sockets (ABI 6, Linux 6.12): commands can reach services listening on them (X11, some D-Bus buses)"
             )
         );
     }
