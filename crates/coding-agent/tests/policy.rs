@@ -469,7 +469,14 @@ fn file_tools_follow_the_workspace_and_the_mode() {
     assert_eq!(write(Mode::Default, "src/new.rs"), Decision::Allow);
     assert_eq!(write(Mode::Default, "/etc/passwd"), Decision::Ask);
     // The model must not loosen the policy of the sessions after this one.
-    for path in [".coding-agent/settings.json", ".mcp.json", ".git/config"] {
+    for path in [
+        ".coding-agent/settings.json",
+        ".mcp.json",
+        ".git/config",
+        // Loaded into later sessions, and a nested repository's config.
+        ".agents/skills/deploy/SKILL.md",
+        "vendor/lib/.git/config",
+    ] {
         assert_eq!(write(Mode::Default, path), Decision::Ask, "{path}");
         assert_eq!(write(Mode::Auto, path), Decision::Ask, "{path}");
         assert_eq!(write(Mode::Bypass, path), Decision::Allow, "{path}");

@@ -160,18 +160,23 @@ impl Places {
 
     /// What `path` configures, when it is where a workspace keeps what the
     /// agent or git reads as instructions: the project's settings (rules,
-    /// hooks, MCP servers, skills, prompts), its MCP servers file, and the
-    /// repository's `.git` (its config and hooks run programs on `git
-    /// status`). A write there changes what later commands and sessions do.
+    /// hooks, MCP servers, skills, prompts), its MCP servers file, its
+    /// `.agents/skills` (loaded into later sessions), and any `.git` in it,
+    /// a nested repository's or a submodule's too (their config and hooks
+    /// run programs on `git status`). A write there changes what later
+    /// commands and sessions do.
     pub fn configuration(&self, path: &Path) -> Option<&'static str> {
         self.roots.iter().find_map(|root| {
             let inside = path.strip_prefix(root).ok()?;
-            let first = inside.components().next()?.as_os_str();
+            let mut parts = inside.components().map(|part| part.as_os_str());
+            let first = parts.next()?;
             if first == crate::settings::PROJECT_CONFIG_DIR {
                 Some("the project's agent settings")
             } else if first == ".mcp.json" {
                 Some("the project's MCP servers")
-            } else if first == ".git" {
+            } else if first == ".agents" && parts.next().is_none_or(|second| second == "skills") {
+                Some("the project's skills")
+            } else if inside.components().any(|part| part.as_os_str() == ".git") {
                 Some("the repository's git configuration")
             } else {
                 None
