@@ -365,10 +365,67 @@ pub fn server_message(body: &str) -> String {
     if body.is_empty() {
         return "status code (no body)".to_owned();
     }
+    if let Some(page) = html_page(body) {
+        return page;
+    }
     match body.char_indices().nth(MAX_QUOTED_BODY) {
         Some((cut, _)) => format!("{}...", &body[..cut]),
         None => body.to_owned(),
     }
+}
+
+/// What an HTML error page (a proxy's or a gateway's: nginx's `502 Bad
+/// Gateway`, a login page) says, in a few words: its title, else the start
+/// of its text. Quoted whole, its markup filled every retry notice.
+fn html_page(body: &str) -> Option<String> {
+    let lower = body.get(..body.len().min(512))?.to_ascii_lowercase();
+    if !(lower.starts_with("<!doctype html")
+        || lower.starts_with("<html")
+        || lower.contains("<head"))
+    {
+        return None;
+    }
+    let text = match find_between(body, "<title>", "</title>") {
+        Some(title) if !title.trim().is_empty() => title.to_owned(),
+        _ => strip_tags(body),
+    };
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown = match words.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}...", &words[..cut]),
+        None => words,
+    };
+    Some(format!("{shown} (an HTML page)"))
+}
+
+/// The text between the first `open` and the `close` after it, the tags
+/// matched without regard to case.
+fn find_between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let lower = text.to_ascii_lowercase();
+    let start = lower.find(open)? + open.len();
+    let end = start + lower[start..].find(close)?;
+    text.get(start..end)
+}
+
+/// `html` without its tags (and what `<style>`/`<script>` hold).
+fn strip_tags(html: &str) -> String {
+    let mut text = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        text.push(' ');
+        let tag = rest[open..].to_ascii_lowercase();
+        let skip_to = ["<style", "<script"]
+            .iter()
+            .find(|name| tag.starts_with(**name))
+            .and_then(|name| tag.find(&format!("</{}", &name[1..])));
+        let after = skip_to.unwrap_or(0) + open;
+        match rest[after..].find('>') {
+            Some(close) => rest = &rest[after + close + 1..],
+            None => return text,
+        }
+    }
+    text.push_str(rest);
+    text
 }
 
 /// The `type` of an error body's error object (`{"error":{"type":...}}`).
@@ -438,6 +495,19 @@ mod tests {
             "upstream down"
         );
         assert_eq!(server_message("Bad Gateway\n"), "Bad Gateway");
+        // A gateway's page: its title, not its markup.
+        assert_eq!(
+            server_message(
+                "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n<!-- a padding to disable MSIE and Chrome friendly error page -->"
+            ),
+            "502 Bad Gateway (an HTML page)"
+        );
+        assert_eq!(
+            server_message(
+                "<!DOCTYPE html><html><head><style>p {}</style></head><body><p>Sign in to   continue</p></body></html>"
+            ),
+            "Sign in to continue (an HTML page)"
+        );
         assert_eq!(server_message(""), "status code (no body)");
     }
 
