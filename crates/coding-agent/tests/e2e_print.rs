@@ -533,8 +533,7 @@ fn a_retried_request_is_logged_on_stderr_and_the_answer_still_printed() {
     assert_eq!(server.requests().len(), 2);
     assert_eq!(
         stderr,
-        "Warning: retrying the request (attempt=1, max_retries=2, delay_ms=0, \
-         error=429 rate_limit_error: Rate limit reached)\n"
+        "Warning: Retrying the request (1/2) in 0s: 429 rate_limit_error: Rate limit reached\n"
     );
 }
 

@@ -348,8 +348,8 @@ fn the_provider_retries_twice_inside_each_of_the_sessions_four_attempts() {
     let count = |text: &str| stderr.matches(text).count();
     assert_eq!(
         (
-            count("Warning: retrying the request (attempt=1, max_retries=2,"),
-            count("Warning: retrying the request (attempt=2, max_retries=2,"),
+            count("Warning: Retrying the request (1/2)"),
+            count("Warning: Retrying the request (2/2)"),
             count("coding-agent: Retrying ("),
             count("coding-agent: Retry failed after 3 attempts"),
         ),

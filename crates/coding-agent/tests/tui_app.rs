@@ -1123,7 +1123,7 @@ fn a_warning_while_an_answer_waits_for_its_first_word_shows_above_it() {
         },
         now,
     );
-    app.notice(warning("Warning: retrying the request"));
+    app.notice(warning("Warning: Retrying the request"));
     app.apply_event(
         &AgentEvent::MessageEnd {
             message: Message::Assistant(reply_message(vec![text("Hello.")])),
@@ -1134,7 +1134,7 @@ fn a_warning_while_an_answer_waits_for_its_first_word_shows_above_it() {
     assert_eq!(
         top_rows(&mut app, 40, 12, now, 6),
         [
-            "Warning: retrying the request",
+            "Warning: Retrying the request",
             "",
             "Hello.",
             "",

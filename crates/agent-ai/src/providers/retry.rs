@@ -152,11 +152,11 @@ impl Retries {
             message: error.to_string(),
         };
         tracing::warn!(
-            attempt = notice.attempt,
-            max_retries = notice.max_retries,
-            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-            error = %notice.message,
-            "retrying the request"
+            "Retrying the request ({}/{}) in {}: {}",
+            notice.attempt,
+            notice.max_retries,
+            seconds(delay),
+            notice.message
         );
         if let Some(callback) = &config.on_retry {
             callback(&notice);
@@ -166,6 +166,16 @@ impl Retries {
             () = cancel.cancelled() => Err(HttpError::Aborted),
             () = tokio::time::sleep(delay) => Ok(()),
         }
+    }
+}
+
+/// `2s`, `0.5s`: a wait as people read it.
+fn seconds(delay: Duration) -> String {
+    let millis = delay.as_millis();
+    if millis.is_multiple_of(1000) {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{:.1}s", delay.as_secs_f64())
     }
 }
 
