@@ -818,6 +818,38 @@ async fn client_error_is_not_retried() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// A success that is a whole JSON document, not the event stream asked
+/// for: a proxy's error said with status 200, or a server that ignores
+/// `"stream": true`. Read as a stream it was a cut connection, retried
+/// three times, the server's words never shown.
+#[tokio::test]
+async fn a_json_body_instead_of_a_stream_says_what_the_server_sent_and_is_not_retried() {
+    for (body, said) in [
+        (
+            r#"{"error":{"message":"Invalid API key provided for upstream","type":"auth"}}"#,
+            "200 the server answered without an event stream: auth: Invalid API key provided for upstream",
+        ),
+        (
+            r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}"#,
+            "200 the server answered at once instead of streaming (it ignores \"stream\": true), which this client cannot read",
+        ),
+    ] {
+        let server = TestServer::start(vec![Reply::Status {
+            status: 200,
+            headers: vec![],
+            body: body.into(),
+        }])
+        .await;
+        let mut config = config(&server);
+        let notices = recorded_notices(&mut config);
+        let events = run(config, &context()).await;
+        let last = events.last().unwrap().final_message().unwrap();
+        assert_eq!(last.error_message.as_deref(), Some(said));
+        assert_eq!(*notices.lock().unwrap(), vec![]);
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
 #[tokio::test]
 async fn malformed_tool_arguments_are_repaired_or_become_an_empty_object() {
     let server = TestServer::start(vec![stream(vec![

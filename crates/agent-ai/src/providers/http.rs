@@ -286,8 +286,20 @@ pub async fn send_once(
         Ok(Ok(response)) => response,
     };
     let status = response.status();
-    if status.is_success() {
+    if status.is_success() && !is_whole_body(&response) {
         return Ok(response);
+    }
+    if status.is_success() {
+        // A stream was asked for; this answer is not one, and will not be
+        // the next time either.
+        let body = read_error_body(response, read_timeout, cancel)
+            .await
+            .map_err(Refusal::Final)?;
+        return Err(Refusal::Final(HttpError::Status {
+            status: status.as_u16(),
+            message: not_a_stream(&body),
+            error_type: server_error_type(&body),
+        }));
     }
     let server_asked = retry_after(response.headers(), SystemTime::now());
     let body = read_error_body(response, read_timeout, cancel)
@@ -305,6 +317,38 @@ pub async fn send_once(
         })
     } else {
         Err(Refusal::Final(error))
+    }
+}
+
+/// Whether a success answers with a whole JSON document or HTML page
+/// rather than the event stream asked for: a proxy's error said with status
+/// 200, or a server that ignores `"stream": true`. Read as a stream, it
+/// gave no event and read as a cut connection, retried three times with
+/// the server's own words never shown. (Other types pass: some servers
+/// label their event streams loosely.)
+fn is_whole_body(response: &Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|kind| {
+            let kind = kind.trim().to_ascii_lowercase();
+            kind.starts_with("application/json") || kind.starts_with("text/html")
+        })
+}
+
+/// What a success that is not an event stream says: a whole answer (the
+/// server ignored `"stream": true`), or the server's message.
+fn not_a_stream(body: &str) -> String {
+    let whole_answer = serde_json::from_str::<Value>(body)
+        .is_ok_and(|json| json.get("choices").is_some() || json.get("content").is_some());
+    if whole_answer {
+        "the server answered at once instead of streaming (it ignores \"stream\": true), which this client cannot read".to_owned()
+    } else {
+        format!(
+            "the server answered without an event stream: {}",
+            server_message(body)
+        )
     }
 }
 
