@@ -458,6 +458,23 @@ async fn a_stream_that_ends_without_message_stop_is_an_error() {
     assert_eq!(events.last().unwrap().message().text(), "Hi");
 }
 
+/// An answer whose `message_delta` said why it stopped is whole even when
+/// `message_stop` never comes (as an OpenAI finish reason without
+/// `[DONE]`): it was thrown away and asked for again.
+#[tokio::test]
+async fn a_stream_that_said_its_stop_reason_is_whole_without_message_stop() {
+    let mut events = vec![MESSAGE_START.to_owned()];
+    events.extend(text_block(0, &["Hello!"]));
+    events.push(message_delta("end_turn", 15));
+    let server = TestServer::start(vec![reply(events)]).await;
+
+    let events = run(config(&server), &hello_context()).await;
+
+    assert_eq!(trace(&events).last().unwrap(), "done stop");
+    assert_eq!(events.last().unwrap().message().text(), "Hello!");
+    assert_eq!(server.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn rate_limited_request_is_retried_then_succeeds() {
     // An HTTP-date `retry-after` in the past means "now".

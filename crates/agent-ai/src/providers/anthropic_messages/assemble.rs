@@ -244,6 +244,17 @@ impl Decoder for Assembler {
         self.apply(event.json()?, out)
     }
 
+    /// A stream that ends after `message_delta` said why the answer
+    /// stopped, without `message_stop`, holds the whole answer (as an
+    /// OpenAI stream with a finish reason and no `[DONE]`; deviation P2).
+    fn body_ended(&self) -> Result<(), HttpError> {
+        if self.stop_reason.is_some() {
+            Ok(())
+        } else {
+            Err(HttpError::Incomplete)
+        }
+    }
+
     /// `done` with Pi's stop reason; `refusal` (and `sensitive`) is an error.
     fn finish(&mut self, _out: &mut Events) -> Result<(), HttpError> {
         let reason = self.stop_reason.clone().unwrap_or_default();
