@@ -66,9 +66,31 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
             ],
             "exec" => &["-a"],
             "stdbuf" => &["-i", "-o", "-e"],
-            "nohup" | "command" | "builtin" | "time" | "setsid" => &[],
+            "flock" => &["-w", "--timeout", "-E", "--conflict-exit-code"],
+            "watch" => &["-n", "--interval", "-q", "--equexit"],
+            "strace" | "ltrace" => &[
+                "-o", "-e", "-p", "-s", "-u", "-a", "-I", "-b", "-O", "-S", "-X", "-P",
+            ],
+            "runuser" => &["-u", "-g", "-G", "--user", "--group", "--supp-group"],
+            "setpriv" => &[
+                "--reuid",
+                "--regid",
+                "--groups",
+                "--inh-caps",
+                "--ambient-caps",
+                "--bounding-set",
+                "--securebits",
+                "--pdeathsig",
+                "--selinux-label",
+                "--apparmor-profile",
+            ],
+            "chrt" | "taskset" | "nohup" | "command" | "builtin" | "time" | "setsid"
+            | "unbuffer" => &[],
             _ => break,
         };
+        // Words before the command that are no option: a duration, a lock
+        // file, a priority, a CPU mask.
+        let positional = usize::from(matches!(name, "timeout" | "flock" | "chrt" | "taskset"));
         if name == "command"
             && rest
                 .get(1)
@@ -95,9 +117,7 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
                 break;
             }
         }
-        if name == "timeout" && i < rest.len() {
-            i += 1; // the duration
-        }
+        i += positional.min(rest.len().saturating_sub(i));
         rest = &rest[i.min(rest.len())..];
         if rest.is_empty() {
             break;
@@ -592,6 +612,15 @@ pub fn hands_off_outside(words: &[Arg]) -> bool {
             | "gdbus"
             | "machinectl"
             | "nsenter"
+            | "zellij"
+            | "kitty"
+            | "wezterm"
+            | "flatpak-spawn"
+            | "emacsclient"
+            | "pueue"
+            | "lxc"
+            | "virsh"
+            | "incus"
     )
 }
 
