@@ -380,6 +380,38 @@ fn sigint_during_a_user_bash_command_kills_it_answers_runs_session_end_and_exits
     drop(stdin);
 }
 
+/// Asking the providers' endpoints for their models does not hold up the
+/// other commands: an endpoint that never answers delayed every event,
+/// response and abort behind it by its whole timeout.
+#[test]
+fn a_slow_model_listing_does_not_hold_up_other_commands() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    // Takes connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}/v1", silent.local_addr().unwrap());
+    let held = std::thread::spawn(move || silent.incoming().take(4).collect::<Vec<_>>());
+    sandbox.write_global_settings(&json!({"providers": {
+        "slow": {"api": "openai-completions", "baseUrl": silent_url, "defaultModel": "m"}
+    }}));
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "l", "type": "get_available_models"}),
+    );
+    let (before, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["success"], true);
+    assert!(
+        before.iter().all(|line| line["id"] != "l"),
+        "the listing answered first: {before:?}"
+    );
+    let listed = rpc.until(|line| line["id"] == "l");
+    assert_eq!(listed["success"], true, "{listed}");
+    rpc.finish();
+    drop(held);
+}
+
 /// A user command still running when a new session starts is recorded in
 /// the session it ran in: it was added to the new one, whose model read of
 /// a command the user ran elsewhere.

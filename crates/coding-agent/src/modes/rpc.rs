@@ -249,8 +249,9 @@ struct Server<W> {
     bash_cancel: CancellationToken,
     bash_running: usize,
     bash_done: mpsc::UnboundedSender<BashDone>,
-    /// Responses a run writes when its work ends: a compaction's, a tree
-    /// move's, a prompt refused after it was accepted (a hook blocked it).
+    /// Responses written when their work ends: a compaction's, a tree
+    /// move's, a prompt refused after it was accepted (a hook blocked it),
+    /// the model list (endpoints asked for theirs).
     later: mpsc::UnboundedSender<Value>,
     later_responses: mpsc::UnboundedReceiver<Value>,
     /// The caller's stop token: the parent of every run's and bash command's.
@@ -543,8 +544,17 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 };
                 match kind {
                     "get_available_models" => {
-                        let models = models::available_models(&session, &catalog).await;
-                        success(id, kind, Some(json!({"models": models})))
+                        // Asking endpoints for their lists takes up to their
+                        // timeout: answered when it is done, while events,
+                        // responses and an abort go on (switching models
+                        // stays in order with the prompts around it).
+                        let (session, later) = (session.clone(), self.later.clone());
+                        tokio::spawn(async move {
+                            let models = models::available_models(&session, &catalog).await;
+                            let listed = json!({"models": models});
+                            let _ = later.send(success(id, "get_available_models", Some(listed)));
+                        });
+                        return Ok(None);
                     }
                     "set_model" => {
                         let (Some(provider), Some(model_id)) = (text("provider"), text("modelId"))
