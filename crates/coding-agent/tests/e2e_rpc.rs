@@ -380,14 +380,28 @@ fn sigint_during_a_user_bash_command_kills_it_answers_runs_session_end_and_exits
     drop(stdin);
 }
 
+/// A sandbox and a model that answers "ok" to everything.
+fn answering_ok() -> (Sandbox, Wire, ModelServer) {
+    let wire = Wire::OpenAi;
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    (Sandbox::new(), wire, server)
+}
+
+/// The file of a session one prompt long, its RPC process ended.
+fn a_saved_session(sandbox: &Sandbox, wire: Wire, server: &ModelServer) -> String {
+    let mut first = Rpc::start(sandbox, wire, server);
+    first.prompt("one");
+    let (_, state) = first.ask(json!({"id": "s", "type": "get_state"}));
+    first.finish();
+    state["data"]["sessionFile"].as_str().unwrap().to_owned()
+}
+
 /// Asking the providers' endpoints for their models does not hold up the
 /// other commands: an endpoint that never answers delayed every event,
 /// response and abort behind it by its whole timeout.
 #[test]
 fn a_slow_model_listing_does_not_hold_up_other_commands() {
-    let wire = Wire::OpenAi;
-    let sandbox = Sandbox::new();
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let (sandbox, wire, server) = answering_ok();
     // Takes connections and never answers.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_url = format!("http://{}/v1", silent.local_addr().unwrap());
@@ -417,9 +431,7 @@ fn a_slow_model_listing_does_not_hold_up_other_commands() {
 /// a command the user ran elsewhere.
 #[test]
 fn a_user_command_outliving_its_session_is_recorded_in_that_session() {
-    let wire = Wire::OpenAi;
-    let sandbox = Sandbox::new();
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let (sandbox, wire, server) = answering_ok();
     let gate = sandbox.root.join("gate");
     let mut rpc = Rpc::start(&sandbox, wire, &server);
     rpc.prompt("one");
@@ -465,14 +477,8 @@ fn a_user_command_outliving_its_session_is_recorded_in_that_session() {
 /// took it for another file.
 #[test]
 fn a_session_switched_to_by_a_roundabout_path_is_named_plainly() {
-    let wire = Wire::OpenAi;
-    let sandbox = Sandbox::new();
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
-    let mut first = Rpc::start(&sandbox, wire, &server);
-    first.prompt("one");
-    let (_, state) = first.ask(json!({"id": "s", "type": "get_state"}));
-    let file = std::path::PathBuf::from(state["data"]["sessionFile"].as_str().unwrap());
-    first.finish();
+    let (sandbox, wire, server) = answering_ok();
+    let file = std::path::PathBuf::from(a_saved_session(&sandbox, wire, &server));
 
     let dir = file.parent().unwrap();
     let roundabout = dir
@@ -491,14 +497,8 @@ fn a_session_switched_to_by_a_roundabout_path_is_named_plainly() {
 
 #[test]
 fn switching_to_a_session_with_a_cut_line_warns_once() {
-    let wire = Wire::OpenAi;
-    let sandbox = Sandbox::new();
-    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
-    let mut first = Rpc::start(&sandbox, wire, &server);
-    first.prompt("one");
-    let (_, state) = first.ask(json!({"id": "s", "type": "get_state"}));
-    let file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
-    first.finish();
+    let (sandbox, wire, server) = answering_ok();
+    let file = a_saved_session(&sandbox, wire, &server);
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("{\"type\":\"message\",\"id\":\"cu");
     std::fs::write(&file, text).unwrap();
