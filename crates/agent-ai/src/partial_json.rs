@@ -93,6 +93,11 @@ impl StreamingJson {
         None
     }
 
+    /// Whether no text came at all.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
     /// The arguments from all the text so far (for the call's end).
     pub fn finish(&self) -> Value {
         parse_streaming_json(&self.text)

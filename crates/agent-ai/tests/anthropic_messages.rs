@@ -378,6 +378,29 @@ async fn three_parallel_tool_calls_arrive_in_order() {
     assert_eq!(ids, ["toolu_a", "toolu_b", "toolu_c"]);
 }
 
+/// Some proxies give a call's whole input in `content_block_start` and
+/// stream no delta: that input is the call's (it became `{}`, and the
+/// tool refused the call for missing every property).
+#[tokio::test]
+async fn tool_input_given_whole_at_the_start_of_its_block_is_kept() {
+    let events = vec![
+        MESSAGE_START.to_owned(),
+        block_start(
+            0,
+            json!({"type": "tool_use", "id": "toolu_a", "name": "bash", "input": {"command": "ls"}}),
+        ),
+        block_stop(0),
+        message_delta("tool_use", 10),
+        MESSAGE_STOP.to_owned(),
+    ];
+    let server = TestServer::start(vec![reply(events)]).await;
+    let events = run(config(&server), &hello_context()).await;
+    let message = events.last().unwrap().message();
+    let calls: Vec<_> = message.tool_calls().collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments, json!({"command": "ls"}));
+}
+
 #[tokio::test]
 async fn malformed_tool_input_is_repaired_when_the_block_ends() {
     let mut events = vec![MESSAGE_START.to_owned(), tool_use(0, "toolu_w", "write")];

@@ -850,6 +850,26 @@ async fn a_json_body_instead_of_a_stream_says_what_the_server_sent_and_is_not_re
     }
 }
 
+/// Some servers send a call's arguments as a JSON object, not as the
+/// JSON text the API defines: they are the call's (they became `{}`).
+#[tokio::test]
+async fn arguments_sent_as_an_object_are_the_calls() {
+    let server = TestServer::start(vec![stream(vec![
+        call_fragment(json!([{"index": 0, "id": "call_0", "type": "function",
+            "function": {"name": "bash", "arguments": {"command": "ls"}}}])),
+        chunk(json!({}), json!("tool_calls")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = final_message(&events);
+    assert_eq!(
+        last["content"][0]["arguments"],
+        json!({"command": "ls"}),
+        "{last}"
+    );
+}
+
 #[tokio::test]
 async fn malformed_tool_arguments_are_repaired_or_become_an_empty_object() {
     let server = TestServer::start(vec![stream(vec![

@@ -148,10 +148,13 @@ impl Assembler {
                 }),
                 None,
             ),
-            BlockStart::ToolUse { id, name } => (
-                AssistantContent::ToolCall(ToolCall::new(id, name, json!({}))),
-                Some(StreamingJson::new()),
-            ),
+            BlockStart::ToolUse { id, name, input } => {
+                let input = if input.is_object() { input } else { json!({}) };
+                (
+                    AssistantContent::ToolCall(ToolCall::new(id, name, input)),
+                    Some(StreamingJson::new()),
+                )
+            }
             BlockStart::Unknown => return,
         };
         self.message.content.push(content);
@@ -225,7 +228,10 @@ impl Assembler {
         let Some(content) = self.message.content.get_mut(content_index) else {
             return;
         };
-        if let (AssistantContent::ToolCall(call), Some(input)) = (content, &block.json) {
+        // Without deltas, the input the block started with stands.
+        if let (AssistantContent::ToolCall(call), Some(input)) = (content, &block.json)
+            && !input.is_empty()
+        {
             call.arguments = input.finish();
         }
         out.extend(AssistantMessageEvent::block_end(

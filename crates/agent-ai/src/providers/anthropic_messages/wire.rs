@@ -5,6 +5,7 @@
 //! `Unknown` and are ignored rather than failing the stream.
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::providers::http::ApiError;
 
@@ -109,6 +110,10 @@ pub(super) enum BlockStart {
         id: String,
         /// The tool name.
         name: String,
+        /// The input given whole here (`{}` from Anthropic, which streams
+        /// it; some proxies send all of it here and no delta).
+        #[serde(default)]
+        input: Value,
     },
     /// A block type this code does not know (e.g. server tools).
     #[serde(other)]

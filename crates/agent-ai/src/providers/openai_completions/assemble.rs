@@ -262,10 +262,17 @@ impl Assembler {
             }
         };
         let open = &mut self.calls[position];
-        let delta = fragment
-            .pointer("/function/arguments")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        // A string of JSON text, as the API sends it; some servers send the
+        // arguments as an object, whole.
+        let whole;
+        let delta = match fragment.pointer("/function/arguments") {
+            Some(Value::String(text)) => text.as_str(),
+            Some(object @ Value::Object(_)) => {
+                whole = object.to_string();
+                whole.as_str()
+            }
+            _ => "",
+        };
         let parsed = open.arguments.push(delta);
         let content_index = open.content_index;
         if let Some(AssistantContent::ToolCall(call)) = self.output.content.get_mut(content_index) {
