@@ -870,6 +870,32 @@ async fn arguments_sent_as_an_object_are_the_calls() {
     );
 }
 
+/// Mistral's reasoning models stream `content` as an array of parts: the
+/// text parts are the answer (it was dropped).
+#[tokio::test]
+async fn content_sent_as_parts_keeps_its_text() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(
+            json!({"content": [{"type": "text", "text": "Hel"}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"content": [{"type": "text", "text": "lo"}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("stop")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = final_message(&events);
+    assert_eq!(
+        last["content"],
+        json!([{"type": "text", "text": "Hello"}]),
+        "{last}"
+    );
+}
+
 #[tokio::test]
 async fn malformed_tool_arguments_are_repaired_or_become_an_empty_object() {
     let server = TestServer::start(vec![stream(vec![

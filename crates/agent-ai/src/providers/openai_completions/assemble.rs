@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value};
 
 use super::think_tags::{Piece, ThinkTags};
-use super::wire::{REASONING_FIELDS, map_finish_reason, non_empty_str, parse_usage, stream_error};
+use super::wire::{
+    REASONING_FIELDS, content_texts, map_finish_reason, non_empty_str, parse_usage, stream_error,
+};
 use crate::message::{
     AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall,
     now_millis,
@@ -110,7 +112,7 @@ impl Assembler {
         let Some(delta) = choice.get("delta") else {
             return Ok(());
         };
-        if let Some(text) = non_empty_str(delta.get("content")) {
+        for text in content_texts(delta.get("content")) {
             for piece in self.think_tags.split(text) {
                 self.piece_delta(piece, events);
             }

@@ -25,6 +25,20 @@ pub(super) fn non_empty_str(value: Option<&Value>) -> Option<&str> {
     value.and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
+/// The text of a delta's `content`: a string, as the API sends it, or the
+/// `text` parts of an array of parts, as Mistral's reasoning models stream
+/// it (their answer was dropped: "The answer has no text").
+pub(super) fn content_texts(content: Option<&Value>) -> Vec<&str> {
+    match content {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|part| part.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|part| non_empty_str(part.get("text")))
+            .collect(),
+        other => non_empty_str(other).into_iter().collect(),
+    }
+}
+
 /// An `error` member sent inside the stream (OpenRouter and others report
 /// failures after the 200 this way), quoted as `type: message`; one whose
 /// numeric `code` (429, 5xx) or `type` (OpenAI's `server_error`, with a
