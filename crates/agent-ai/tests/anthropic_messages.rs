@@ -587,7 +587,16 @@ async fn overloaded_answers_are_retried_up_to_max_retries_then_reported() {
 
 #[tokio::test]
 async fn overloaded_error_event_before_any_content_is_retried() {
-    let overloaded = Reply::events([MESSAGE_START, OVERLOADED]);
+    // Also without `"type": "error"` in its data, as some proxies send it:
+    // the event's name says what it is.
+    let untyped = "event: error\ndata: {\"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n";
+    for error in [OVERLOADED, untyped] {
+        overloaded_then_answered(error).await;
+    }
+}
+
+async fn overloaded_then_answered(error: &str) {
+    let overloaded = Reply::events([MESSAGE_START, error]);
     let mut events = vec![MESSAGE_START.to_owned()];
     events.extend(text_block(0, &["Hello!"]));
     events.push(message_delta("end_turn", 15));

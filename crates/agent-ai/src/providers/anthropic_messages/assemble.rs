@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::wire::{BlockDelta, BlockStart, StreamEvent, WireUsage, is_busy};
 use crate::message::{
@@ -247,6 +247,17 @@ impl Decoder for Assembler {
     }
 
     fn decode(&mut self, event: &SseEvent, out: &mut Events) -> Result<Flow, HttpError> {
+        if event.event == "error" {
+            // Some proxies leave `"type": "error"` out of the data; the
+            // event's name says it (as Anthropic's SDK reads it).
+            let mut data: Value = event.json()?;
+            if let Some(fields) = data.as_object_mut() {
+                fields.entry("type").or_insert_with(|| json!("error"));
+            }
+            let error = serde_json::from_value(data)
+                .map_err(|error| HttpError::Malformed(format!("{error} in {:?}", event.data)))?;
+            return self.apply(error, out);
+        }
         self.apply(event.json()?, out)
     }
 
