@@ -422,7 +422,13 @@ pub fn server_message(body: &str) -> String {
 /// Gateway`, a login page) says, in a few words: its title, else the start
 /// of its text. Quoted whole, its markup filled every retry notice.
 fn html_page(body: &str) -> Option<String> {
-    let lower = body.get(..body.len().min(512))?.to_ascii_lowercase();
+    // The start of the body, cut at a character boundary (`get` at a byte
+    // inside one gave `None`: such a page was quoted whole again).
+    let end = (0..=body.len().min(512))
+        .rev()
+        .find(|&at| body.is_char_boundary(at))
+        .unwrap_or(0);
+    let lower = body[..end].to_ascii_lowercase();
     if !(lower.starts_with("<!doctype html")
         || lower.starts_with("<html")
         || lower.contains("<head"))
@@ -539,6 +545,12 @@ mod tests {
             "upstream down"
         );
         assert_eq!(server_message("Bad Gateway\n"), "Bad Gateway");
+        // Its 512th byte inside a character.
+        let long_page = format!(
+            "<html><head><title>Oops</title></head><body> {}</body></html>",
+            "é".repeat(300)
+        );
+        assert_eq!(server_message(&long_page), "Oops (an HTML page)");
         // A gateway's page: its title, not its markup.
         assert_eq!(
             server_message(
