@@ -557,7 +557,7 @@ async fn retry_after_longer_than_max_delay_fails_at_once() {
         trace(&events),
         [
             "start",
-            "error error: 429 rate_limit_error: Slow down (the server asked to retry after 120s, more than the 1s max_delay)",
+            "error error: 429 rate_limit_error: Slow down (the server asked to retry after 120s, longer than the 1s this client waits at most)",
         ]
     );
     assert_eq!(server.requests().len(), 1);

@@ -50,7 +50,9 @@ pub enum GiveUp {
     Exhausted(u32),
     /// The server asked for a longer wait than `max_delay` allows: waiting
     /// less would only be refused again (Pi's `maxRetryDelayMs`).
-    #[error("the server asked to retry after {asked:?}, more than the {max:?} max_delay")]
+    #[error(
+        "the server asked to retry after {asked:?}, longer than the {max:?} this client waits at most"
+    )]
     TooLong {
         /// The wait the server asked for.
         asked: Duration,
@@ -264,7 +266,7 @@ mod tests {
         );
         assert_eq!(
             too_long.unwrap_err().to_string(),
-            "the server asked to retry after 61s, more than the 60s max_delay"
+            "the server asked to retry after 61s, longer than the 60s this client waits at most"
         );
     }
 
