@@ -120,6 +120,22 @@ async fn find_honours_gitignore_in_a_git_repo() {
     );
 }
 
+/// fd's own `.fdignore` counts, nested ones too; rg's `.rgignore` is
+/// grep's, not find's.
+#[tokio::test]
+async fn find_honours_fdignore_files_and_not_rgignore_files() {
+    let fixture = Fixture::new(&[
+        ("sub/.fdignore", "generated.txt\n"),
+        (".rgignore", "kept.txt\n"),
+        ("sub/generated.txt", ""),
+        ("kept.txt", ""),
+    ]);
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "*.txt"})).await,
+        "kept.txt"
+    );
+}
+
 /// A repository's own ignore files apply up to its root, not past it (as
 /// in grep): fd with `--no-require-git` applied those of a repository
 /// around it too.

@@ -455,6 +455,23 @@ async fn grep_honours_dot_ignore_files() {
     );
 }
 
+/// rg's own `.rgignore` counts, over a `.gitignore` that says otherwise;
+/// fd's `.fdignore` is find's, not grep's.
+#[tokio::test]
+async fn grep_honours_rgignore_files_and_not_fdignore_files() {
+    let fixture = Fixture::new(&[
+        (".gitignore", "!generated.txt\n"),
+        (".rgignore", "generated.txt\n"),
+        (".fdignore", "main.txt\n"),
+        ("generated.txt", "needle\n"),
+        ("main.txt", "needle\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "main.txt:1: needle"
+    );
+}
+
 /// DEVIATIONS #4: rg searches `.git/` when hidden files are on; we never do.
 #[tokio::test]
 async fn grep_never_searches_dot_git() {

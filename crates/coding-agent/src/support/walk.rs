@@ -6,7 +6,9 @@
 //! `.git/config`. We walk the same way for both (DEVIATIONS #4):
 //! - `.gitignore` (nested ones included, plus the global excludes file and
 //!   `.git/info/exclude`) and `.ignore` files are honoured whether or not the
-//!   tree is a git repository, like `fd --hidden --no-require-git`; in a
+//!   tree is a git repository, like `fd --hidden --no-require-git`, and so is
+//!   the ignore file of the program Pi runs for the tool ([`ToolIgnore`]:
+//!   rg's `.rgignore` for grep, fd's `.fdignore` for find); in a
 //!   repository, those of the folders above the root count up to the
 //!   repository's root only, as rg and git count them;
 //! - hidden files and directories are included;
@@ -318,10 +320,32 @@ impl LocalSearchOperations {
     }
 }
 
+/// The ignore file only one tool honours, as the program Pi runs for it
+/// does: a user who keeps `.rgignore` or `.fdignore` files for their own rg
+/// and fd gets the same answers from our grep and find. It takes precedence
+/// over `.ignore` and `.gitignore`, as it does there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolIgnore {
+    /// `.rgignore`, for grep.
+    Rg,
+    /// `.fdignore`, for find.
+    Fd,
+}
+
+impl ToolIgnore {
+    fn file_name(self) -> &'static str {
+        match self {
+            ToolIgnore::Rg => ".rgignore",
+            ToolIgnore::Fd => ".fdignore",
+        }
+    }
+}
+
 /// The shared ignore policy for a walk of `root` (see the module docs).
-fn policy(root: &Path, options: WalkOptions) -> WalkBuilder {
+fn policy(root: &Path, options: WalkOptions, tool: ToolIgnore) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
+        .add_custom_ignore_filename(tool.file_name())
         .hidden(false)
         .require_git(in_a_repository(root))
         .git_global(options.global_gitignore)
@@ -348,8 +372,8 @@ fn in_a_repository(root: &Path) -> bool {
 /// directories, broken ignore files) come as `Err` items the caller may skip.
 /// Entries come in [`Path`] order (component by component), the order the
 /// tools' output uses.
-pub fn walk(root: &Path, options: WalkOptions) -> Walk {
-    policy(root, options)
+pub fn walk(root: &Path, options: WalkOptions, tool: ToolIgnore) -> Walk {
+    policy(root, options, tool)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build()
 }
@@ -357,8 +381,15 @@ pub fn walk(root: &Path, options: WalkOptions) -> Walk {
 /// An unordered walk of `root` on `threads` threads under the same policy,
 /// for work (like searching file contents) that costs more than the walk;
 /// callers that need the sorted order sort what they keep by [`Path`].
-pub fn walk_parallel(root: &Path, threads: usize, options: WalkOptions) -> WalkParallel {
-    policy(root, options).threads(threads).build_parallel()
+pub fn walk_parallel(
+    root: &Path,
+    threads: usize,
+    options: WalkOptions,
+    tool: ToolIgnore,
+) -> WalkParallel {
+    policy(root, options, tool)
+        .threads(threads)
+        .build_parallel()
 }
 
 /// Where a [`PathGlob`] looks.

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::paths::HomeDir;
 use crate::support::walk::{
-    LocalSearchOperations, PathGlob, SearchError, Searched, Skipped, WalkOptions, check_readable,
-    slash_path, walk,
+    LocalSearchOperations, PathGlob, SearchError, Searched, Skipped, ToolIgnore, WalkOptions,
+    check_readable, slash_path, walk,
 };
 
 /// One glob search, as the `find` tool asks for it.
@@ -73,7 +73,7 @@ fn glob_blocking(
     let root = request.path.as_path();
     let mut found = Vec::new();
     let mut unreadable = Skipped::default();
-    for entry in walk(root, options) {
+    for entry in walk(root, options, ToolIgnore::Fd) {
         if cancel.is_cancelled() {
             return Err(SearchError::Cancelled);
         }

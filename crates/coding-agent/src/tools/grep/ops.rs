@@ -26,8 +26,8 @@ use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, shown_prefix};
 use crate::support::walk::{
-    LeftOut, LocalSearchOperations, SearchError, Searched, Skipped, WalkOptions, check_readable,
-    gone, slash_path, walk_parallel,
+    LeftOut, LocalSearchOperations, SearchError, Searched, Skipped, ToolIgnore, WalkOptions,
+    check_readable, gone, slash_path, walk_parallel,
 };
 
 /// One search, as the `grep` tool asks for it.
@@ -308,7 +308,7 @@ fn search_tree(
     let unreadable = Mutex::new(Skipped::default());
     let left_out = Mutex::new(Skipped::default());
     let root = request.path.as_path();
-    walk_parallel(root, threads, options).run(|| {
+    walk_parallel(root, threads, options, ToolIgnore::Rg).run(|| {
         let mut searcher = new_searcher();
         let (first, full, unreadable, left_out) = (&first, &full, &unreadable, &left_out);
         Box::new(move |entry| {
