@@ -11,9 +11,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_ai::{Content, ToolCall, ToolResultMessage};
+use agent_ai::{Content, Tool, ToolCall, ToolResultMessage};
 use agent_ai::{Message, UserContent};
-use agent_core::{ToolSet, run_single_tool_call};
+use agent_core::{
+    AgentTool, AgentToolResult, ToolError, ToolSet, UpdateSink, run_single_tool_call,
+};
 use coding_agent::app::{AgentSession, PromptError};
 use coding_agent::hooks::prompt::MAX_STOP_CONTINUATIONS;
 use coding_agent::hooks::{CommandHooks, HooksSettings};
@@ -80,16 +82,55 @@ impl Project {
             cancel,
             ..ToolContext::new(cwd.clone())
         });
-        let tools = ToolSet::new(
-            ["bash", "read", "find"]
-                .map(|tool| wrap_tool_definition(builtin_tool(tool).unwrap(), factory.clone())),
-        )
-        .unwrap();
+        let mut tools: Vec<Arc<dyn AgentTool>> = ["bash", "read", "find"]
+            .into_iter()
+            .map(|tool| wrap_tool_definition(builtin_tool(tool).unwrap(), factory.clone()))
+            .collect();
+        tools.push(Arc::new(McpSecret::default()));
+        let tools = ToolSet::new(tools).unwrap();
         let call = ToolCall::new("call_1", name, args);
         let run = run_single_tool_call(&tools, &call, hooks, cancel);
         tokio::time::timeout(Duration::from_secs(30), run)
             .await
             .expect("the call never ended")
+    }
+}
+
+/// A tool by an MCP server's tool's name that answers `secret`.
+struct McpSecret {
+    tool: Tool,
+}
+
+impl Default for McpSecret {
+    fn default() -> Self {
+        McpSecret {
+            tool: Tool {
+                name: "mcp__vault__secret".into(),
+                description: "Tells a secret.".into(),
+                parameters: json!({"type": "object", "properties": {}}),
+            },
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl AgentTool for McpSecret {
+    fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    fn label(&self) -> &str {
+        "Secret"
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        _params: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> Result<AgentToolResult, ToolError> {
+        Ok(AgentToolResult::text("secret"))
     }
 }
 
@@ -352,8 +393,11 @@ print(json.dumps(answer))
     );
 }
 
+/// `updatedMCPToolOutput` replaces what an MCP tool answered and, as in
+/// Claude Code, only that: a script answering every tool with it leaves
+/// bash's output alone.
 #[tokio::test]
-async fn post_tool_use_may_replace_what_the_model_reads() {
+async fn post_tool_use_may_replace_what_the_model_reads_of_an_mcp_tool() {
     let project = Project::new();
     let hooks = project.hooks(one_hook(
         "PostToolUse",
@@ -361,10 +405,12 @@ async fn post_tool_use_may_replace_what_the_model_reads() {
         r#"echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "[redacted]"}}'"#,
         json!({}),
     ));
+    let result = project.call(&hooks, "mcp__vault__secret", json!({})).await;
+    assert_eq!(texts(&result), ["[redacted]"]);
     let result = project
         .call(&hooks, "bash", json!({"command": "echo secret"}))
         .await;
-    assert_eq!(texts(&result), ["[redacted]"]);
+    assert_eq!(texts(&result), ["secret\n"]);
 }
 
 #[tokio::test]

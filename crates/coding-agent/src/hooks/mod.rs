@@ -59,6 +59,7 @@ pub use outcome::Outcome;
 pub use permission::{RequestAnswer, stop_the_agent};
 
 use crate::definition::ToolDefinition;
+use crate::support::mcp_names::is_mcp_tool;
 use crate::support::sync::lock;
 use io::{EventInput, HookInput, ToolCallInput};
 use outcome::read_runs;
@@ -266,7 +267,7 @@ impl CommandHooks {
     /// Runs the PostToolUse hooks matching the call's tool, or its
     /// PostToolUseFailure hooks when the call failed: what they add
     /// (feedback, context, PreToolUse's context) follows the result's
-    /// content; PostToolUse's `updatedMCPToolOutput` replaces it;
+    /// content; PostToolUse's `updatedMCPToolOutput` replaces an MCP tool's;
     /// `continue: false` stops the agent after this batch.
     pub async fn post_tool_use(
         &self,
@@ -326,8 +327,13 @@ impl CommandHooks {
             .map(Content::text)
             .collect();
         // A failure's output is the tool's error: a hook adds to it, as in
-        // Claude Code, and does not replace it.
-        let updated_output = outcome.updated_output.filter(|_| !call.is_error);
+        // Claude Code, and does not replace it. Nor does it replace a
+        // built-in tool's output: Claude Code reads `updatedMCPToolOutput`
+        // for MCP tools only, so a script of its that answers every tool
+        // with one would otherwise hide what bash or read said.
+        let updated_output = outcome
+            .updated_output
+            .filter(|_| !call.is_error && is_mcp_tool(&call.call.tool_call.name));
         if added.is_empty() && updated_output.is_none() && outcome.stop.is_none() {
             return None;
         }

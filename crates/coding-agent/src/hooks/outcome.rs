@@ -96,12 +96,9 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
     if stdout.is_empty() {
         return;
     }
-    if !stdout.starts_with('{') {
-        if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) {
-            outcome.context.push(stdout.to_owned());
-        }
-        return;
-    }
+    // Plain text as much as JSON: the start of a cut answer is not the
+    // answer (a prompt's context would be the first 10,000 characters of
+    // whatever ran away).
     if run.stdout_cut {
         let failure = format!(
             "{event} hook \"{}\" wrote more than {} MiB on stdout: its answer was not read",
@@ -109,6 +106,12 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
             STDOUT_LIMIT / (1024 * 1024)
         );
         return push_failure(outcome, run.on_error, failure);
+    }
+    if !stdout.starts_with('{') {
+        if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) {
+            outcome.context.push(stdout.to_owned());
+        }
+        return;
     }
     match serde_json::from_str::<HookOutput>(stdout) {
         Ok(output) => read_output(event, &run.command, output, outcome),
@@ -316,6 +319,10 @@ mod tests {
                         on_error,
                     )
                 },
+                HookRun {
+                    stdout_cut: true,
+                    ..run(RunStatus::Exited(0), "AAAAAAAA", "", on_error)
+                },
             ]
         };
         let texts = [
@@ -324,6 +331,7 @@ mod tests {
             "PreToolUse hook \"hook.sh\" was killed by SIGSEGV",
             "PreToolUse hook \"hook.sh\" could not start: No such file",
             "PreToolUse hook \"hook.sh\" wrote invalid JSON: key must be a string at line 1 column 2",
+            "PreToolUse hook \"hook.sh\" wrote more than 16 MiB on stdout: its answer was not read",
             "PreToolUse hook \"hook.sh\" wrote more than 16 MiB on stdout: its answer was not read",
         ];
         assert_eq!(

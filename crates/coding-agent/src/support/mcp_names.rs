@@ -25,6 +25,12 @@ const HASH_LEN: usize = 17;
 /// character and the hash: `mcp__` + 39 + `__` + 1 + 17 = 64.
 pub const MAX_SERVER_PART: usize = MAX_NAME_LEN - "mcp____".len() - 1 - HASH_LEN;
 
+/// Whether `name` is an MCP server's tool's, by the `mcp__` every such name
+/// starts with (as hook matchers and permission rules tell them apart).
+pub fn is_mcp_tool(name: &str) -> bool {
+    name.starts_with("mcp__")
+}
+
 /// `mcp__<server>__<tool>`: every character outside `[a-zA-Z0-9_-]`
 /// replaced by `_`, the server's part as [`server_part`] gives it. A name
 /// over [`MAX_NAME_LEN`] keeps `mcp__<server>__` and the start of the

@@ -140,7 +140,7 @@ impl Rule {
         match &self.tool {
             ToolName::McpServer(_) => true,
             ToolName::Exact(name) => {
-                name.starts_with("mcp__")
+                crate::support::mcp_names::is_mcp_tool(name)
                     || crate::tools::BUILTIN_TOOL_NAMES.contains(&name.as_str())
             }
         }
