@@ -873,3 +873,134 @@ fn a_grep_of_a_folder_holding_guarded_files_leaves_them_out() {
         Decision::Allow
     );
 }
+
+/// Every spelling bash turns into a guarded file meets the rule on it, in
+/// every mode: patterns (`.en?`, `sec*/key`), brace expansions (`{.env,}`),
+/// a `<` on a compound command, absolute paths with `.` or `//` in them,
+/// links, grep's `-d recurse`, a long option's `=path`, and the `root` and
+/// `cwd` links under `/proc/self`. Each of these printed the secret, or
+/// wrote a denied file in bypass mode.
+#[test]
+fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (work, home) = (base.join("proj"), base.join("home"));
+    for (path, text) in [
+        (work.join(".env"), "SECRET=1"),
+        (work.join("secret/key"), "s"),
+        (work.join("src/m.rs"), ""),
+        (work.join("a.txt"), ""),
+        (home.join(".ssh/id_rsa"), "PRIV"),
+    ] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::os::unix::fs::symlink("secret", work.join("lnk")).unwrap();
+    let rules = RuleTexts {
+        deny: vec![
+            "read(.env)".into(),
+            "read(secret/**)".into(),
+            "read(~/.ssh/**)".into(),
+            "edit(src/**)".into(),
+        ],
+        ..RuleTexts::default()
+    };
+    let (w, h) = (work.display(), home.display());
+    let commands = [
+        "cat .en?".to_owned(),
+        "cat {.env,}".into(),
+        "cat sec*/key".into(),
+        "cat ~/.ss?/id_rsa".into(),
+        "grep SECRET .*".into(),
+        "grep -r SECRET .[e]nv".into(),
+        "{ cat; } < .env".into(),
+        "(cat) < ~/.ssh/id_rsa".into(),
+        "for i in 1; do cat; done < .env".into(),
+        "if true; then cat; fi < .env".into(),
+        format!("cat {w}/./.env"),
+        format!("cat {h}//.ssh/id_rsa"),
+        "cat lnk/key".into(),
+        "grep -d recurse -h PRIV ~".into(),
+        "grep --directories=recurse PRIV ~".into(),
+        "diff --from-file=.env a.txt".into(),
+        format!("cat /proc/self/root{w}/.env"),
+        "cat /proc/self/cwd/secret/key".into(),
+        "cat /proc/thread-self/task/1/root/proc/self/cwd/.env".into(),
+        "echo x > {src/m.rs,}".into(),
+        "echo x >> /proc/self/cwd/src/m.rs".into(),
+    ];
+    for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
+        let p = Policy::new(
+            mode,
+            SANDBOXED,
+            Places::on_this_machine(&work, Some(&home)),
+            &rules,
+        )
+        .unwrap();
+        for command in &commands {
+            let verdict = bash(&p, command);
+            assert_eq!(
+                verdict.decision,
+                Decision::Deny,
+                "{command} in {mode:?}: {}",
+                verdict.reason
+            );
+        }
+        for (tool, path) in [
+            ("read", format!("/proc/self/root{w}/.env")),
+            ("read", "/proc/self/cwd/secret/key".into()),
+            ("write", "/proc/self/cwd/src/m.rs".into()),
+            ("edit", format!("/proc/1/root{w}/src/m.rs")),
+        ] {
+            let verdict = p.check(tool, &json!({"path": path, "content": ""}));
+            assert_eq!(
+                verdict.decision,
+                Decision::Deny,
+                "{tool} {path} in {mode:?}: {}",
+                verdict.reason
+            );
+        }
+        let grep = p.check(
+            "grep",
+            &json!({"path": format!("/proc/self/root{w}"), "pattern": "S"}),
+        );
+        assert!(
+            grep.left_out.iter().any(|glob| glob.ends_with("/.env")),
+            "{grep:?}"
+        );
+    }
+    let p = Policy::new(
+        Mode::Default,
+        SANDBOXED,
+        Places::on_this_machine(&work, Some(&home)),
+        &rules,
+    )
+    .unwrap();
+    assert_eq!(
+        bash(&p, "cat .en?").reason,
+        format!("`cat .en?` reads `.en?` (`{w}/.env`), which is denied by the rule `read(.env)`")
+    );
+    // A word known only at run time may name a guarded file: asked.
+    let verdict = bash(&p, "cat \"$F\"");
+    assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
+    assert_eq!(
+        verdict.reason,
+        "`cat $F` reads `$F`, a path known only at run time, and the rule `read(.env)` guards some files; name the file itself, or this needs approval"
+    );
+    // What the rules do not guard still runs unasked.
+    for command in [
+        "cat a.txt",
+        "cat *.txt",
+        "cat {a,b}.txt",
+        "grep x src/*.rs",
+        "cat /proc/self/status",
+    ] {
+        let verdict = bash(&p, command);
+        assert_eq!(
+            verdict.decision,
+            Decision::Allow,
+            "{command}: {}",
+            verdict.reason
+        );
+    }
+}

@@ -193,11 +193,7 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
     let line = super::shell::join(words);
     let name = program(words);
     let never = |what: String| Some(format!("`{line}` {what}; this is never allowed"));
-    let protected = |arg: &Arg| {
-        arg.literal
-            .then(|| places.protected_target(&arg.text))
-            .flatten()
-    };
+    let protected = |arg: &Arg| places.protected_word(arg);
     match name {
         "rm" | "rmdir" => {
             if has_flag(words, "", &["no-preserve-root"]) {

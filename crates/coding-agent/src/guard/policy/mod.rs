@@ -12,6 +12,7 @@
 mod commands;
 mod decision;
 mod evaluated;
+mod expand;
 pub mod paths;
 mod rules;
 pub mod shell;
@@ -92,6 +93,22 @@ fn untold(written: &std::path::Path) -> Verdict {
         ),
     )
     .firm()
+}
+
+/// grep's `-d recurse` (`-drecurse`, `--directories=recurse`, any prefix of
+/// the long name): `-r` by another name.
+fn recurses_directories(words: &[Arg]) -> bool {
+    let long = |option: &str| option.len() > 2 && "--directories".starts_with(option);
+    words.iter().enumerate().skip(1).any(|(at, word)| {
+        let next_is_recurse = words.get(at + 1).is_some_and(|next| next.text == "recurse");
+        match word.text.split_once('=') {
+            Some((option, value)) => long(option) && value == "recurse",
+            None => {
+                word.text == "-drecurse"
+                    || ((word.text == "-d" || long(&word.text)) && next_is_recurse)
+            }
+        }
+    })
 }
 
 /// How many names the regular file at `path` has, when more than one.
@@ -380,13 +397,18 @@ impl Policy {
 
     /// The rules of `kind`, in order; the session's allow rules after the
     /// lasting ones.
-    fn rules(&self, kind: &Kind) -> impl Iterator<Item = &Rule> {
+    fn rules<'a>(&'a self, kind: &Kind) -> impl Iterator<Item = &'a Rule> + use<'a> {
         let (lasting, session): (&[Rule], &[Rule]) = match kind {
             Kind::Allow => (&self.allow, &self.session_allow),
             Kind::Ask => (&self.ask, &[]),
             Kind::Deny => (&self.deny, &[]),
         };
         lasting.iter().chain(session)
+    }
+
+    /// The rules of `kind` that name paths (`read(~/.ssh/**)`).
+    fn path_rules<'a>(&'a self, kind: &Kind) -> impl Iterator<Item = &'a Rule> + use<'a> {
+        self.rules(kind).filter(|rule| rule.names_paths())
     }
 
     /// Deny, then ask, then allow rules on one subject, with reasons naming
@@ -457,6 +479,20 @@ impl Policy {
 
     /// A write to `target` by the write or edit tool, or by a bash redirection.
     fn judge_write(&self, tool: &str, target: &Arg) -> Verdict {
+        // A deny on any file the word may name is final (bypass mode runs
+        // what would only be asked).
+        if target.pattern || !target.literal {
+            let denied = self.places.named_by(target).and_then(|named| {
+                named
+                    .iter()
+                    .flat_map(|opened| self.places.seen_as(opened).unwrap_or_default())
+                    .map(|path| self.judge_write_at(tool, &path))
+                    .find(|verdict| verdict.decision == Decision::Deny)
+            });
+            if let Some(denied) = denied {
+                return denied;
+            }
+        }
         if target.pattern {
             return Verdict::new(
                 Decision::Ask,
@@ -719,14 +755,20 @@ impl Policy {
         let recursive = match program {
             "grep" | "egrep" | "fgrep" => {
                 has_flag(inner, "rR", &["recursive", "dereference-recursive"])
+                    || recurses_directories(inner)
             }
             "cp" => has_flag(inner, "rRa", &["recursive", "archive"]),
             "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp" => true,
             _ => false,
         };
-        let values = args.iter().filter_map(|a| {
+        // `if=path`, and a long option's `--from-file=path`.
+        let options = inner.iter().skip(1).filter(|a| a.text.starts_with("--"));
+        let values = args.iter().copied().chain(options).filter_map(|a| {
             let (_, value) = a.text.split_once('=')?;
-            Some(Arg::literal(value))
+            Some(Arg {
+                text: value.to_owned(),
+                ..a.clone()
+            })
         });
         // A search given no folder reads the working directory.
         let here = (recursive && searches && args.is_empty()).then(|| Arg::literal("."));
@@ -736,7 +778,7 @@ impl Policy {
             .chain(values)
             .chain(part.reads.iter().cloned())
             .chain(here)
-            .filter(|a| a.literal && !a.text.is_empty())
+            .filter(|a| !a.text.is_empty())
             .collect();
         paths
             .iter()
@@ -744,30 +786,57 @@ impl Policy {
             .collect()
     }
 
-    /// [`Policy::judge_bash_reads`] for one path `line` reads.
+    /// [`Policy::judge_bash_reads`] for one path `line` reads: every file
+    /// bash may make of the word (its brace expansions, the names its
+    /// pattern matches), where their links lead. A word known only at run
+    /// time may name a guarded file: it needs approval.
     fn judge_bash_read(&self, line: &str, path: &Arg, recursive: bool) -> Option<Verdict> {
-        let (cwd, home) = (self.places.cwd(), self.places.home.as_deref());
-        let resolved = resolve_to_cwd(&path.text, cwd, home);
+        let first_guard = self
+            .path_rules(&Kind::Deny)
+            .chain(self.path_rules(&Kind::Ask))
+            .next()?;
+        let Some(named) = self.places.named_by(path) else {
+            let reason = format!(
+                "`{line}` reads `{}`, a path known only at run time, and the rule `{}` guards some files; name the file itself, or this needs approval",
+                path.text, first_guard.text
+            );
+            return Some(Verdict::new(Decision::Ask, reason).firm());
+        };
+        let mut resolved = Vec::new();
+        for opened in named {
+            match self.places.seen_as(&opened) {
+                Ok(seen) => resolved.extend(seen),
+                Err(written) => return Some(untold(&written)),
+            }
+        }
         for (kind, decision, verb) in [
             (Kind::Deny, Decision::Deny, "is denied"),
             (Kind::Ask, Decision::Ask, "needs approval"),
         ] {
-            let mut path_rules = self.rules(&kind).filter(|rule| rule.names_paths());
-            if let Some(rule) =
-                path_rules.find(|rule| rule.matches("read", Subject::Path(&resolved)))
-            {
+            let found = self.path_rules(&kind).find_map(|rule| {
+                let path = resolved
+                    .iter()
+                    .find(|path| rule.matches("read", Subject::Path(path)))?;
+                Some((rule, path))
+            });
+            if let Some((rule, seen)) = found {
+                let shown = match self.places.resolve(&path.text) == **seen {
+                    true => format!("`{}`", path.text),
+                    false => format!("`{}` (`{}`)", path.text, seen.display()),
+                };
                 let reason = format!(
-                    "`{line}` reads `{}`, which {verb} by the rule `{}`",
-                    path.text, rule.text
+                    "`{line}` reads {shown}, which {verb} by the rule `{}`",
+                    rule.text
                 );
                 return Some(Verdict::new(decision, reason).by_rule(&rule.text));
             }
-            if recursive
-                && let Some(rule) = self
-                    .rules(&kind)
-                    .filter(|rule| rule.names_paths())
-                    .find(|rule| rule.guarded_below("read", &resolved).is_some())
-            {
+            let below = self.path_rules(&kind).find(|rule| {
+                recursive
+                    && resolved
+                        .iter()
+                        .any(|path| rule.guarded_below("read", path).is_some())
+            });
+            if let Some(rule) = below {
                 let reason = format!(
                     "`{line}` reads the files below `{}`, among them what the rule `{}` guards; search with the grep tool (it leaves them out) or name a narrower folder",
                     path.text, rule.text

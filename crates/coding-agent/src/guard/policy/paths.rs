@@ -28,7 +28,13 @@ impl Places {
     /// as a root too: paths are judged where their links lead, and a file
     /// in the workspace must not be "outside" it for that.
     pub fn for_cwd(cwd: &Path) -> Self {
-        let mut places = Self::at(cwd, crate::support::paths::home_dir().as_deref());
+        Self::on_this_machine(cwd, crate::support::paths::home_dir().as_deref())
+    }
+
+    /// [`Places::for_cwd`] with `home` given (tests, embedders whose user's
+    /// home is not `$HOME`).
+    pub fn on_this_machine(cwd: &Path, home: Option<&Path>) -> Self {
+        let mut places = Self::at(cwd, home);
         if let Ok(real) = cwd.canonicalize()
             && !places.roots.contains(&real)
         {
@@ -62,9 +68,23 @@ impl Places {
     /// `fd` are the process that opens them: `> /dev/stderr` is bash's).
     /// `Err` with the path as written when where it leads cannot be told
     /// ([`where_links_lead`](crate::support::paths::where_links_lead)).
+    ///
+    /// A process's `root` and `cwd` under `/proc` are links to the file
+    /// system's root and the working directory, for whichever process opens
+    /// them: `/proc/self/root/ws/.env` is `ws/.env` and `/proc/self/cwd/x`
+    /// is `x` in the working directory (bash's, or the agent's for the file
+    /// tools, so both), judged as well as the path written. Another
+    /// process's `cwd` cannot be told (`Err`).
     pub fn seen_as(&self, path: &Path) -> Result<Vec<PathBuf>, PathBuf> {
         use crate::support::paths::{Whose, where_links_lead};
         let written = normalize(path);
+        if let Some(leads) = self.through_proc(&written) {
+            let mut seen = vec![written.clone()];
+            for path in leads.ok_or_else(|| written.clone())? {
+                seen.extend(self.seen_as(&path)?);
+            }
+            return Ok(seen);
+        }
         let as_written = written.starts_with("/proc") || written.starts_with("/dev");
         if !self.local || as_written {
             return Ok(vec![written]);
@@ -75,6 +95,88 @@ impl Places {
         } else {
             vec![written, real]
         })
+    }
+
+    /// Where a path through a process's `root` or `cwd` link under `/proc`
+    /// (`/proc/self/root/...`, `/proc/thread-self/cwd/...`,
+    /// `/proc/1/task/1/root/...`) leads: `None` for any other path, `Some(None)`
+    /// when it cannot be told (another process's `cwd`).
+    fn through_proc(&self, written: &Path) -> Option<Option<Vec<PathBuf>>> {
+        let inside = written.strip_prefix("/proc").ok()?;
+        let parts: Vec<&std::ffi::OsStr> = inside.iter().collect();
+        let (process, link, rest) = match parts.as_slice() {
+            [process, task, _, link, rest @ ..] if *task == "task" => (process, link, rest),
+            [process, link, rest @ ..] => (process, link, rest),
+            _ => return None,
+        };
+        let rest: PathBuf = rest.iter().collect();
+        let own = *process == "self" || *process == "thread-self";
+        if *link == "root" {
+            Some(Some(vec![Path::new("/").join(rest)]))
+        } else if *link == "cwd" && own {
+            let mut dirs = vec![self.cwd().join(&rest)];
+            if self.local
+                && let Ok(agent) = std::env::current_dir()
+            {
+                dirs.push(agent.join(&rest));
+            }
+            Some(Some(dirs))
+        } else if *link == "cwd" {
+            Some(None)
+        } else {
+            None
+        }
+    }
+
+    /// The paths `arg` names when bash runs it, each as the kernel will
+    /// open it (joined to the working directory, not normalised): one per
+    /// brace expansion, and a pattern's matches on this machine in its
+    /// place (the pattern itself when nothing matches, as bash leaves it).
+    /// `None` when part of the word is known only at run time.
+    pub fn named_by(&self, arg: &super::shell::Arg) -> Option<Vec<PathBuf>> {
+        use super::expand::{glob_matches, has_glob};
+        let mut named = Vec::new();
+        for text in arg.expansions()? {
+            let joined = self.joined(&text);
+            let matches = match arg.pattern && self.local && has_glob(&text) {
+                true => glob_matches(&joined),
+                false => Vec::new(),
+            };
+            if matches.is_empty() {
+                named.push(joined);
+            } else {
+                named.extend(matches);
+            }
+        }
+        Some(named)
+    }
+
+    /// [`Places::protected_target`] for every word bash makes of `arg`;
+    /// `None` when none is protected, or the word is known only at run time.
+    pub fn protected_word(&self, arg: &super::shell::Arg) -> Option<&'static str> {
+        arg.expansions()?.iter().find_map(|text| {
+            self.protected_target(text)
+                .or_else(|| arg.pattern.then(|| self.protected_matching(text)).flatten())
+        })
+    }
+
+    /// What a pattern (`/tmp/proj?`, `~/pr*`) names among the protected
+    /// places: the file system root, the home directory and the workspace
+    /// roots, and the folders holding them.
+    fn protected_matching(&self, pattern: &str) -> Option<&'static str> {
+        let pattern = self.resolve(pattern);
+        let glob = globset::GlobBuilder::new(&pattern.to_string_lossy())
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .ok()?
+            .compile_matcher();
+        self.roots
+            .iter()
+            .chain(&self.home)
+            .flat_map(|place| place.ancestors())
+            .find(|place| glob.is_match(place))
+            .and_then(|place| self.protected(place))
     }
 
     /// The same places for the commands after `cd dir` (`dir` as written):
@@ -204,21 +306,33 @@ impl Places {
     }
 
     /// Like [`Places::protected`] for a target as written: `dir/*` (and
-    /// `dir/.*`) empties `dir`, so it counts as `dir`.
+    /// `dir/.*`) empties `dir`, so it counts as `dir`. Judged as written and
+    /// where its links lead: the folders on the way always (`up/proj` with
+    /// `up` a link above the workspace), the target itself when it is
+    /// emptied or named with a trailing `/` (`rm -r link/` deletes what
+    /// the link leads to, `/proc/self/cwd/` included).
     pub fn protected_target(&self, text: &str) -> Option<&'static str> {
         let trimmed = text.trim_end_matches('/');
-        let whole = match trimmed.rsplit_once('/') {
+        let (whole, through) = match trimmed.rsplit_once('/') {
             Some((parent, last)) if is_everything_glob(last) => {
-                if parent.is_empty() {
-                    "/"
-                } else {
-                    parent
-                }
+                (if parent.is_empty() { "/" } else { parent }, true)
             }
-            None if is_everything_glob(trimmed) => ".",
-            _ => text,
+            None if is_everything_glob(trimmed) => (".", true),
+            _ => (text, text.len() > 1 && text.ends_with('/')),
         };
-        self.protected(&self.resolve(if whole.is_empty() { "/" } else { whole }))
+        let whole = if whole.is_empty() { "/" } else { whole };
+        if let Some(place) = self.protected(&self.resolve(whole)) {
+            return Some(place);
+        }
+        let joined = normalize(&self.joined(whole));
+        let seen = match (through, joined.parent(), joined.file_name()) {
+            (true, ..) => self.seen_as(&joined),
+            (false, Some(parent), Some(name)) => self
+                .seen_as(parent)
+                .map(|dirs| dirs.into_iter().map(|dir| dir.join(name)).collect()),
+            _ => return None,
+        };
+        seen.ok()?.iter().find_map(|path| self.protected(path))
     }
 }
 

@@ -39,6 +39,9 @@ pub struct Arg {
     /// names it matches in its place (a redirect's target too, when one
     /// matches), so `.gi?/config` is `.git/config`.
     pub pattern: bool,
+    /// True when the word is known but for a brace expansion (`{.env,}`),
+    /// which bash turns into several words: [`Arg::expansions`] lists them.
+    pub braces: bool,
 }
 
 impl Arg {
@@ -48,6 +51,18 @@ impl Arg {
             text: text.to_owned(),
             literal: true,
             pattern: false,
+            braces: false,
+        }
+    }
+
+    /// The texts bash makes of the word before matching patterns: the word
+    /// itself, or each of its brace expansions; `None` when part of it is
+    /// known only at run time (or it expands to too many words to judge).
+    pub fn expansions(&self) -> Option<Vec<String>> {
+        match (self.literal, self.braces) {
+            (true, _) => Some(vec![self.text.clone()]),
+            (false, true) => super::expand::brace_expansions(&self.text),
+            (false, false) => None,
         }
     }
 
@@ -270,12 +285,15 @@ impl Walk<'_> {
         match command {
             Command::Simple(simple) => self.simple(simple),
             Command::Compound(compound, redirects) => {
-                let writes = self.redirects(redirects.iter().flat_map(|r| r.0.iter()))?;
-                if !writes.is_empty() {
-                    // `{ ...; } > f` writes f whatever runs inside.
+                let (writes, reads) =
+                    self.redirects_both(redirects.iter().flat_map(|r| r.0.iter()))?;
+                if !writes.is_empty() || !reads.is_empty() {
+                    // `{ ...; } > f` writes f and `{ cat; } < f` reads it,
+                    // whatever runs inside.
                     self.parts.push(Part {
                         words: vec![Arg::literal(":")],
                         writes,
+                        reads,
                         ..Part::default()
                     });
                 }
@@ -285,7 +303,8 @@ impl Walk<'_> {
                 let name = function.fname.value.clone();
                 let first = self.parts.len();
                 let body = &function.body;
-                let writes = self.redirects(body.1.iter().flat_map(|r| r.0.iter()))?;
+                let (writes, reads) =
+                    self.redirects_both(body.1.iter().flat_map(|r| r.0.iter()))?;
                 self.compound(&body.0)?;
                 let calls_itself = self.parts[first..]
                     .iter()
@@ -293,13 +312,15 @@ impl Walk<'_> {
                 self.parts.push(Part {
                     words: vec![Arg::literal(":")],
                     writes,
+                    reads,
                     recursive_function: calls_itself.then_some(name),
                     ..Part::default()
                 });
                 Ok(())
             }
             Command::ExtendedTest(test, redirects) => {
-                let writes = self.redirects(redirects.iter().flat_map(|r| r.0.iter()))?;
+                let (writes, reads) =
+                    self.redirects_both(redirects.iter().flat_map(|r| r.0.iter()))?;
                 let text = test.expr.to_string();
                 // The operands of `-eq` and the like are arithmetic; the
                 // rest (strings, patterns, file tests) is not.
@@ -321,6 +342,7 @@ impl Walk<'_> {
                 self.parts.push(Part {
                     words: vec![Arg::literal("[[")],
                     writes,
+                    reads,
                     opaque: hides_command(&test.expr.to_string())
                         .then(|| "a command substitution inside [[ ]]".to_owned()),
                     ..Part::default()
@@ -454,14 +476,6 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// The files `redirects` write.
-    fn redirects<'r>(
-        &mut self,
-        redirects: impl Iterator<Item = &'r IoRedirect>,
-    ) -> Result<Vec<Arg>, ParseFailure> {
-        Ok(self.redirects_both(redirects)?.0)
-    }
-
     /// The files `redirects` write, and those they read.
     fn redirects_both<'r>(
         &mut self,
@@ -551,7 +565,9 @@ impl Walk<'_> {
             matches!(&p.piece, WordPiece::Text(t) if t.contains('{') && t.contains('}') && t.contains(','))
         });
         if braces {
-            // Brace expansion turns one word into several: unknown before running.
+            // Brace expansion turns one word into several: not one literal
+            // word, though each of them is known when the rest is.
+            arg.braces = arg.literal;
             arg.literal = false;
         }
         Ok(arg)
@@ -608,8 +624,14 @@ impl Walk<'_> {
                 | WordPiece::BackquotedCommandSubstitution(script) => {
                     let parts = parse(script, self.cwd, self.depth + 1)?;
                     self.parts.extend(parts);
-                    arg.text.push_str("$(...)");
-                    arg.literal = false;
+                    // `$(pwd)` is `$PWD` (`rm -rf "$(pwd)"` deletes the
+                    // workspace as surely).
+                    if matches!(script.trim(), "pwd" | "pwd -L" | "pwd -P") {
+                        arg.text.push_str(self.cwd);
+                    } else {
+                        arg.text.push_str("$(...)");
+                        arg.literal = false;
+                    }
                 }
                 WordPiece::ArithmeticExpression(expr) => {
                     self.arithmetic(&expr.value);
