@@ -147,9 +147,19 @@ fn cluster_wants_value(text: &str, letters: &str) -> bool {
     false
 }
 
+/// Programs that change a file's mode, owner, times or extended attributes:
+/// the sandbox (Landlock) governs none of these, only creating, writing and
+/// removing files.
+pub fn changes_attributes(words: &[Arg]) -> bool {
+    matches!(
+        program(words),
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "setfattr" | "touch"
+    )
+}
+
 /// The literal texts of the arguments that are not options (`-x`, `--x`),
 /// with everything after `--` an operand.
-fn operands(words: &[Arg]) -> Vec<&Arg> {
+pub fn operands(words: &[Arg]) -> Vec<&Arg> {
     let mut out = Vec::new();
     let mut options_done = false;
     for word in words.iter().skip(1) {
@@ -503,14 +513,15 @@ pub fn is_known_safe(words: &[Arg]) -> bool {
     };
     match name {
         "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "pwd" | "echo"
-        | "printf" | "which" | "whereis" | "type" | "file" | "stat" | "du" | "df" | "true"
-        | "false" | "uname" | "whoami" | "id" | "basename" | "dirname" | "realpath"
-        | "readlink" | "cut" | "tr" | "nl" | "rev" | "seq" | "tac" | "diff" | "cmp" | "comm"
-        | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "b2sum" | "cksum" | "nproc"
-        | "free" | "uptime" | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":"
-        | "tee" => true,
+        | "printf" | "which" | "whereis" | "type" | "stat" | "du" | "df" | "true" | "false"
+        | "uname" | "whoami" | "id" | "basename" | "dirname" | "realpath" | "readlink" | "cut"
+        | "tr" | "nl" | "rev" | "seq" | "tac" | "diff" | "cmp" | "comm" | "md5sum" | "sha1sum"
+        | "sha256sum" | "sha512sum" | "b2sum" | "cksum" | "nproc" | "free" | "uptime"
+        | "printenv" | "column" | "jq" | "test" | "[" | "cd" | "ps" | ":" | "tee" => true,
         "env" | "hostname" => words.len() == 1,
         "date" => !has_flag(words, "s", &["set"]),
+        // `-C` compiles a magic file, writing `NAME.mgc`.
+        "file" => !has_flag(words, "C", &["compile"]),
         // `--compress-program` runs a program of the caller's choice.
         "sort" => !has_flag(words, "o", &["output", "compress-program"]),
         "tree" => !has_flag(words, "o", &[]),

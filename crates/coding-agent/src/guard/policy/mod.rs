@@ -24,9 +24,9 @@ pub use paths::Places;
 pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
-    always_asked, always_denied, changes_what_runs, deletes_unknown_tree, hands_off_outside,
-    has_flag, is_interpreter, is_known_safe, nested_script, program, tee_targets, unwrap,
-    uses_network,
+    always_asked, always_denied, changes_attributes, changes_what_runs, deletes_unknown_tree,
+    hands_off_outside, has_flag, is_interpreter, is_known_safe, nested_script, operands, program,
+    tee_targets, unwrap, uses_network,
 };
 use shell::{Arg, Part, join, without_unknowns};
 
@@ -1040,6 +1040,9 @@ impl Policy {
             Mode::Auto if let Some(what) = self.names_configuration(inner) => ask(format!(
                 "`{full}` names {what}: changing it changes what later commands and sessions may do, and the sandbox cannot keep a command inside the workspace from it; it needs approval"
             )),
+            Mode::Auto if let Some(what) = self.attributes_changed_outside(inner) => ask(format!(
+                "`{full}` changes the mode, owner, times or attributes of {what}, which the sandbox does not govern outside the workspace; it needs approval"
+            )),
             Mode::Auto if hands_off_outside(inner) => ask(format!(
                 "`{full}` has a process outside the sandbox (a terminal multiplexer, a service manager, a container engine) run or change things; it needs approval"
             )),
@@ -1048,6 +1051,31 @@ impl Policy {
                 format!("auto mode: `{full}` runs inside the sandbox"),
             ),
         }
+    }
+
+    /// For `chmod`, `chown`, `touch` and the like ([`changes_attributes`]):
+    /// the first operand naming something outside the workspace (where
+    /// its links lead counts: `chmod 777 link`), or one named only at run
+    /// time. Every operand counts, a mode or an owner too (`755` is a name
+    /// in the workspace, and harmless).
+    fn attributes_changed_outside(&self, words: &[Arg]) -> Option<String> {
+        if !changes_attributes(words) {
+            return None;
+        }
+        operands(words).into_iter().find_map(|arg| {
+            let Some(named) = self.places.named_by(arg) else {
+                return Some(format!("`{}`, known only at run time", arg.text));
+            };
+            named
+                .iter()
+                .find_map(|opened| match self.places.seen_as(opened) {
+                    Ok(seen) => seen
+                        .iter()
+                        .find(|path| !self.places.in_workspace(path))
+                        .map(|path| format!("`{}`, outside the workspace", path.display())),
+                    Err(written) => Some(format!("`{}`", written.display())),
+                })
+        })
     }
 
     /// What a literal argument of `words` names among the workspace's
