@@ -23,7 +23,9 @@ use crate::settings::{FileError, SETTINGS_FILE, project_settings_file, read_json
 
 /// The `permissions` object of one settings file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+// A mistyped key (`denny`) would leave its rules doing nothing, silently:
+// refused, as a rule that does not parse is.
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PermissionSettings {
     /// Rules that let calls run unasked.
     #[serde(default)]
@@ -43,6 +45,10 @@ pub struct PermissionSettings {
 
 /// How long an RPC client has to answer an approval request.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest `approvalTimeoutSecs` taken (a day): a client is sent the
+/// timeout in milliseconds, which must stay a number JavaScript can hold.
+pub const MAX_APPROVAL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 #[derive(Debug, Default, Deserialize)]
 struct SettingsFile {
@@ -189,7 +195,9 @@ pub fn load_in(
     let approval_timeout = project
         .approval_timeout_secs
         .or(global.approval_timeout_secs)
-        .map_or(DEFAULT_APPROVAL_TIMEOUT, Duration::from_secs);
+        .map_or(DEFAULT_APPROVAL_TIMEOUT, |secs| {
+            Duration::from_secs(secs).min(MAX_APPROVAL_TIMEOUT)
+        });
     Ok(GuardSetup {
         policy,
         notices,
@@ -374,6 +382,35 @@ mod tests {
                 "{}: the permission rule `raed` names no tool this agent has (read, bash, edit, write, grep, find, ls, or mcp__SERVER__TOOL); it matches only a tool of that name",
                 d.agent.path().join(SETTINGS_FILE).display()
             )]
+        );
+    }
+
+    /// `denny` would leave its rules doing nothing, and a day is the
+    /// longest approval wait.
+    #[test]
+    fn a_mistyped_key_is_refused_and_the_approval_timeout_is_bounded() {
+        let d = dirs(
+            &json!({"permissions": {"approvalTimeoutSecs": u64::MAX}}),
+            &json!({"permissions": {"denny": ["bash(rm:*)"]}}),
+        );
+        let Err(error) = load(
+            d.agent.path(),
+            d.project.path(),
+            &GuardFlags::default(),
+            SandboxFacts::default(),
+        ) else {
+            panic!("the project's `denny` was taken");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("permissions: unknown field `denny`, expected one of `allow`, `ask`, `deny`, `defaultMode`, `approvalTimeoutSecs`"),
+            "{error}"
+        );
+        std::fs::write(project_file(d.project.path()), "{}").unwrap();
+        assert_eq!(
+            setup(&d, &GuardFlags::default()).approval_timeout,
+            MAX_APPROVAL_TIMEOUT
         );
     }
 
