@@ -484,7 +484,7 @@ fn file_tools_follow_the_workspace_and_the_mode() {
     let settings = json!({"path": ".coding-agent/settings.json", "content": "{}"});
     assert_eq!(
         policy(Mode::Default).check("edit", &settings).reason,
-        "`/work/p/.coding-agent/settings.json` is the project's agent settings: writing it changes what later commands and sessions may do; it needs approval"
+        "`/work/p/.coding-agent/settings.json` is the project's agent configuration (its settings, hooks, prompts, skills): writing it changes what later commands and sessions may do; it needs approval"
     );
     let allowed = RuleTexts {
         allow: vec!["edit(.coding-agent/**)".into()],

@@ -273,13 +273,13 @@ impl Places {
             let mut parts = inside.components().map(|part| part.as_os_str());
             let first = parts.next()?;
             if first == crate::settings::PROJECT_CONFIG_DIR {
-                Some("the project's agent settings")
+                Some("the project's agent configuration (its settings, hooks, prompts, skills)")
             } else if first == ".mcp.json" {
                 Some("the project's MCP servers")
             } else if first == ".agents" && parts.next().is_none_or(|second| second == "skills") {
                 Some("the project's skills")
             } else if inside.components().any(|part| part.as_os_str() == ".git") {
-                Some("the repository's git configuration")
+                Some("the repository's git configuration or hooks")
             } else {
                 None
             }
