@@ -111,6 +111,12 @@ impl Rule {
         };
         let spec = match (spec, &tool) {
             (None | Some("*" | ""), _) => Spec::Any,
+            // It would match no command at all, silently.
+            (Some(":*"), ToolName::Exact(name)) if name == "bash" => {
+                return Err(error(
+                    "`:*` follows the start of a command (`bash(npm run:*)`); for every command write `bash`",
+                ));
+            }
             (Some(pattern), ToolName::Exact(name)) if name == "bash" => {
                 Spec::Command(CommandPattern::new(pattern))
             }
@@ -531,6 +537,10 @@ mod tests {
             (
                 "grepx(foo)",
                 "invalid permission rule `grepx(foo)`: only bash (a command) and read, write, edit, grep, find, ls (a path) take a pattern in parentheses",
+            ),
+            (
+                "bash(:*)",
+                "invalid permission rule `bash(:*)`: `:*` follows the start of a command (`bash(npm run:*)`); for every command write `bash`",
             ),
         ];
         for (text, expected) in cases {
