@@ -923,6 +923,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "grep -d recurse -h PRIV ~".into(),
         "grep --directories=recurse PRIV ~".into(),
         "diff --from-file=.env a.txt".into(),
+        "git show HEAD:.env".into(),
         format!("cat /proc/self/root{w}/.env"),
         "cat /proc/self/cwd/secret/key".into(),
         "cat /proc/thread-self/task/1/root/proc/self/cwd/.env".into(),
@@ -994,11 +995,21 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "cat {a,b}.txt",
         "grep x src/*.rs",
         "cat /proc/self/status",
+        "git show HEAD:a.txt",
     ] {
         let verdict = bash(&p, command);
         assert_eq!(
             verdict.decision,
             Decision::Allow,
+            "{command}: {}",
+            verdict.reason
+        );
+    }
+    // Nor are run-time words of programs that read no file asked about as reads.
+    for command in ["export P=$PATH:/x", "kill $PID"] {
+        let verdict = bash(&p, command);
+        assert!(
+            !verdict.reason.contains("run time"),
             "{command}: {}",
             verdict.reason
         );

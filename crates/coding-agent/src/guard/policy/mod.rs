@@ -160,7 +160,8 @@ fn descriptor_write(target: &Arg, descriptors_moved: bool) -> Option<Verdict> {
 const NOT_READING: &[&str] = &[
     "echo", "printf", "rm", "rmdir", "touch", "mkdir", "cd", "pushd", "test", "[", "basename",
     "dirname", "realpath", "readlink", "which", "type", "command", "chmod", "chown", "chgrp", "ls",
-    "stat", "du", "true", "false", ":",
+    "stat", "du", "true", "false", ":", "export", "unset", "local", "declare", "typeset",
+    "readonly", "set", "shift", "kill", "sleep", "wait", "exit", "return",
 ];
 
 /// The command line with the options before its first operand left out, in
@@ -761,10 +762,14 @@ impl Policy {
             "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp" => true,
             _ => false,
         };
-        // `if=path`, and a long option's `--from-file=path`.
+        // `if=path`, a long option's `--from-file=path`, and git's
+        // `REV:path` (`git show HEAD:.env` prints the committed file).
         let options = inner.iter().skip(1).filter(|a| a.text.starts_with("--"));
         let values = args.iter().copied().chain(options).filter_map(|a| {
-            let (_, value) = a.text.split_once('=')?;
+            let (_, value) = a
+                .text
+                .split_once('=')
+                .or_else(|| (program == "git").then(|| a.text.split_once(':')).flatten())?;
             Some(Arg {
                 text: value.to_owned(),
                 ..a.clone()
