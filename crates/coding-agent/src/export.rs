@@ -10,7 +10,7 @@ use agent_ai::{AssistantContent, Content, Message, UserContent};
 
 use crate::session::{HistoryItem, SessionHeader, SessionManager};
 use crate::session_event::grouped;
-use crate::support::atomic_write::write_atomic;
+use crate::support::atomic_write::write_atomic_private;
 use crate::support::fs_error::FsError;
 
 /// The page's styles: readable without a network, light and dark alike.
@@ -36,7 +36,7 @@ pub fn write_session_html(
     let header = session.header();
     let path = path.map_or_else(|| default_export_path(cwd, header), |path| cwd.join(path));
     let html = session_html(header, session.name().as_deref(), &session.history());
-    write_atomic(&path, html.as_bytes())?;
+    write_atomic_private(&path, html.as_bytes())?;
     Ok(path)
 }
 

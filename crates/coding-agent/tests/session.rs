@@ -670,6 +670,10 @@ fn an_export_shows_the_whole_history_with_the_compaction_where_it_happened() {
     assert!(!context.contains("the first answer"), "{context}");
 
     let path = coding_agent::export::write_session_html(cwd, &session, None).unwrap();
+    // It holds what the session file holds: for the user's eyes only.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let html = std::fs::read_to_string(path).unwrap();
     let at = |needle: &str| {
         html.find(needle)

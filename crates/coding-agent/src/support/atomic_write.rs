@@ -31,6 +31,19 @@ const MAX_SYMLINK_HOPS: usize = 40;
 /// they point to. Errors read like Node's (`EACCES: permission denied, open
 /// '/x'`).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FsError> {
+    write_atomic_with_mode(path, contents, 0o666)
+}
+
+/// [`write_atomic`] for what only the user should read (a session's
+/// export holds every prompt and every output, as its session file does):
+/// a new file is made `0600`; an existing one keeps its mode.
+pub fn write_atomic_private(path: &Path, contents: &[u8]) -> Result<(), FsError> {
+    write_atomic_with_mode(path, contents, 0o600)
+}
+
+/// [`write_atomic`], a new file made with `new_mode` (which the umask
+/// narrows).
+fn write_atomic_with_mode(path: &Path, contents: &[u8], new_mode: u32) -> Result<(), FsError> {
     let target = resolve_symlinks(path)?;
     let existing = match fs::metadata(&target) {
         Ok(meta) if let Some(special) = SpecialFile::of(&meta) => {
@@ -70,7 +83,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FsError> {
     let prefix = format!(".{}.", name_start(&name));
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
-    if let Some(permissions) = new_file_permissions(existing.as_ref()) {
+    if let Some(permissions) = new_file_permissions(existing.as_ref(), new_mode) {
         builder.permissions(permissions);
     }
     let mut temp = match builder.tempfile_in(&dir) {
@@ -171,19 +184,20 @@ fn write_in_place(target: &Path, path: &Path, contents: &[u8]) -> Result<(), FsE
 }
 
 /// Mode for the temporary file: the target's mode when it exists; otherwise
-/// 0o666, which the umask narrows exactly as it would for a file Node creates.
+/// `new_mode` (0o666 for the tools), which the umask narrows exactly as it
+/// would for a file Node creates.
 #[cfg(unix)]
-fn new_file_permissions(existing: Option<&fs::Metadata>) -> Option<Permissions> {
+fn new_file_permissions(existing: Option<&fs::Metadata>, new_mode: u32) -> Option<Permissions> {
     use std::os::unix::fs::PermissionsExt;
     Some(match existing {
         Some(meta) => meta.permissions(),
-        None => Permissions::from_mode(0o666),
+        None => Permissions::from_mode(new_mode),
     })
 }
 
 /// Mode for the temporary file: the target's when it exists, else the default.
 #[cfg(not(unix))]
-fn new_file_permissions(existing: Option<&fs::Metadata>) -> Option<Permissions> {
+fn new_file_permissions(existing: Option<&fs::Metadata>, _new_mode: u32) -> Option<Permissions> {
     existing.map(fs::Metadata::permissions)
 }
 
