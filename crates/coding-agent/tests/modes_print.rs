@@ -88,6 +88,45 @@ async fn several_prompts_run_in_order_and_the_last_answer_is_printed() {
     assert_eq!(provider.requests()[1].messages.len(), 3);
 }
 
+/// The prompts of a command line are made at start; each is stamped when
+/// it is sent, after the runs before it (the session file and an export
+/// show when it was asked).
+#[tokio::test]
+async fn each_prompt_is_stamped_when_it_is_sent() {
+    let fixture = Fixture::new();
+    let (session, _) = fixture.session(
+        &[],
+        vec![reply(vec![text("first")]), reply(vec![text("second")])],
+    );
+    let prompts: Vec<_> = ["one", "two"]
+        .map(|p| coding_agent::app::AgentSession::user_message(p, Vec::new()))
+        .to_vec();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let started = agent_ai::message::now_millis();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let interrupt = CancellationToken::new();
+    let status = run_print(
+        &session,
+        &prompts,
+        PrintFormat::Text,
+        &mut out,
+        &mut err,
+        &interrupt,
+    );
+    assert_eq!(status.await.unwrap(), 0);
+    let stamps: Vec<u64> = fixture
+        .session_lines()
+        .iter()
+        .filter(|entry| entry["type"] == "message" && entry["message"]["role"] == "user")
+        .map(|entry| entry["message"]["timestamp"].as_u64().unwrap())
+        .collect();
+    assert_eq!(stamps.len(), 2);
+    assert!(
+        stamps.iter().all(|&stamp| stamp >= started),
+        "{stamps:?} before {started}"
+    );
+}
+
 #[tokio::test]
 async fn a_run_that_ends_in_error_prints_the_error_and_exits_1() {
     let fixture = Fixture::new();

@@ -36,6 +36,16 @@ pub enum PrintFormat {
     Json,
 }
 
+/// `prompt` stamped now: a command line's prompts are all made at start,
+/// and each is sent once the runs before it have ended.
+fn sent_now(prompt: &Message) -> Message {
+    let mut prompt = prompt.clone();
+    if let Message::User(user) = &mut prompt {
+        user.timestamp = agent_ai::message::now_millis();
+    }
+    prompt
+}
+
 /// Exit status of a run interrupted by Ctrl-C (as a shell reports SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -75,7 +85,7 @@ pub async fn run_print(
             break;
         }
         outcome = Outcome::default();
-        let run = session.prompt(prompt.clone());
+        let run = session.prompt(sent_now(prompt));
         tokio::pin!(run);
         loop {
             tokio::select! {
