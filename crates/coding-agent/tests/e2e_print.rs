@@ -391,12 +391,18 @@ fn signal_during_a_slow_bash_call(signal: &str) {
 
     running.signal(signal);
     let (status, stdout, stderr) = running.finish();
+    // Named for the signal: no one pressed Ctrl-C when a supervisor sent TERM.
+    let notice = match signal {
+        "INT" => "interrupted, aborting the run (Ctrl-C again to exit now)",
+        "TERM" => "terminated (SIGTERM), aborting the run (a second signal exits now)",
+        _ => "hung up (SIGHUP), aborting the run (a second signal exits now)",
+    };
     assert_eq!(
         (status.code(), stdout.as_str(), stderr.as_str()),
         (
             Some(130),
             "",
-            "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)\nRequest was aborted\n"
+            format!("coding-agent: {notice}\nRequest was aborted\n").as_str()
         )
     );
     wait_until("the slow command to be gone", || {

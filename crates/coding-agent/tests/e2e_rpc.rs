@@ -241,9 +241,12 @@ fn a_fork_or_a_switch_to_a_wrong_target_fails_and_leaves_the_running_prompt_alon
     assert_eq!(server.requests().len(), 1);
 }
 
-/// What stderr says when a signal stops RPC mode.
+/// What stderr says when Ctrl-C stops RPC mode.
 const RPC_INTERRUPTED: &str =
     "coding-agent: interrupted, aborting the run and bash commands (Ctrl-C again to exit now)\n";
+
+/// What stderr says when SIGTERM stops RPC mode.
+const RPC_TERMINATED: &str = "coding-agent: terminated (SIGTERM), aborting the run and bash commands (a second signal exits now)\n";
 
 /// Every line still on stdout, until it closes.
 fn rest(lines: &Receiver<String>) -> Vec<Value> {
@@ -284,7 +287,7 @@ fn sigterm_during_a_slow_bash_tool_call_aborts_the_run_exits_130_and_leaves_no_p
     let (status, _, stderr) = running.finish();
     assert_eq!(
         (status.code(), stderr.as_str()),
-        (Some(130), RPC_INTERRUPTED)
+        (Some(130), RPC_TERMINATED)
     );
     wait_until("the aborted command's processes to be gone", || {
         processes_with(&marker).is_empty()

@@ -19,13 +19,11 @@ use coding_agent::tools::ls::ops::LsOperations;
 use super::build::Built;
 use super::{ModeArg, cancel_on_ctrl_c};
 
-/// What stderr says once Ctrl-C has aborted a run in print or JSON mode.
-const RUN_INTERRUPTED: &str =
-    "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)";
+/// What print and JSON mode do on Ctrl-C (stderr says it).
+const RUN_INTERRUPTED: &str = "aborting the run";
 
-/// What stderr says once Ctrl-C has stopped RPC mode.
-const RPC_INTERRUPTED: &str =
-    "coding-agent: interrupted, aborting the run and bash commands (Ctrl-C again to exit now)";
+/// What RPC mode does on Ctrl-C (stderr says it).
+const RPC_INTERRUPTED: &str = "aborting the run and bash commands";
 
 /// Runs `built` with the prompts `messages` (none for RPC and the
 /// interactive UI); returns the exit status.

@@ -162,5 +162,5 @@ pub(super) async fn mcp_command(command: McpCommand) -> anyhow::Result<()> {
     server.serve_stdio(super::cancel_on_ctrl_c(STOPPING)).await
 }
 
-/// What `mcp serve` says on stderr when a signal stops it.
-const STOPPING: &str = "coding-agent mcp serve: stopping; the calls in flight are cancelled";
+/// What `mcp serve` does when a signal stops it (stderr says it).
+const STOPPING: &str = "stopping the MCP server; the calls in flight are cancelled";

@@ -345,11 +345,12 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
 /// A token cancelled by the first Ctrl-C, or SIGTERM or SIGHUP (a supervisor
 /// stopping the agent, a closed terminal), so running tools are cancelled and
 /// their processes killed rather than left behind. The signals are watched
-/// from this call on, so one that comes early is not fatal. `notice` goes to
-/// stderr before the cancellation takes effect, so it comes before anything
-/// the cancelled run prints. A second signal exits at once (130, as a shell
-/// reports an interrupt) in case a tool ignores cancellation.
-fn cancel_on_ctrl_c(notice: &'static str) -> CancellationToken {
+/// from this call on, so one that comes early is not fatal. What happened
+/// and what is `doing` about it goes to stderr before the cancellation takes
+/// effect, so it comes before anything the cancelled run prints. A second
+/// signal exits at once (130, as a shell reports an interrupt) in case a
+/// tool ignores cancellation.
+fn cancel_on_ctrl_c(doing: &'static str) -> CancellationToken {
     use tokio::signal::unix::{SignalKind, signal};
     let cancel = CancellationToken::new();
     let watched = (
@@ -365,16 +366,20 @@ fn cancel_on_ctrl_c(notice: &'static str) -> CancellationToken {
     tokio::spawn(async move {
         let mut interrupted = false;
         loop {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-                _ = hangup.recv() => {}
-            }
+            let what = tokio::select! {
+                _ = interrupt.recv() => "interrupted",
+                _ = terminate.recv() => "terminated (SIGTERM)",
+                _ = hangup.recv() => "hung up (SIGHUP)",
+            };
             if interrupted {
                 std::process::exit(130);
             }
             interrupted = true;
-            eprintln!("{notice}");
+            let again = match what {
+                "interrupted" => "Ctrl-C again to exit now",
+                _ => "a second signal exits now",
+            };
+            eprintln!("coding-agent: {what}, {doing} ({again})");
             on_interrupt.cancel();
         }
     });

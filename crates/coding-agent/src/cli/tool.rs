@@ -23,9 +23,8 @@ use serde_json::Value;
 use super::sandbox::{start_remote_sandbox, start_sandbox};
 use super::{ToolArgs, UsageError, cancel_on_ctrl_c};
 
-/// What stderr says once Ctrl-C has cancelled the call.
-const INTERRUPTED: &str =
-    "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)";
+/// What `tool` does on Ctrl-C (stderr says it).
+const INTERRUPTED: &str = "cancelling the call";
 
 /// What `coding-agent tool` prints: the parts of the tool-result message a
 /// caller needs, with `details` always present (`null` when the tool gave none).
