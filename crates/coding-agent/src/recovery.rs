@@ -245,8 +245,10 @@ pub(crate) async fn run_messages(
                 break;
             }
             Next::Retry(delay) => {
-                // Cancellable before anyone hears of the wait.
+                // Cancellable before anyone hears of the wait, and the
+                // prompt on disk by then.
                 let cancel = session.begin_wait();
+                session.save_unanswered();
                 session.notify(SessionEvent::AutoRetryStart {
                     attempt: lock(&chain).attempt,
                     max_attempts: settings.retry.max_retries,

@@ -382,6 +382,9 @@ fn abort_retry_during_the_wait_ends_the_run_cleanly() {
             let line = next_json(&lines);
             if line["type"] == "auto_retry_start" {
                 assert_eq!(line["delayMs"], 60000);
+                // The prompt is on disk while the wait lasts: a process
+                // killed outright then (OOM, SIGKILL) loses nothing.
+                assert_eq!(session_roles(&only_session_file(&sandbox)), ["user"]);
                 send(&mut stdin, &json!({"id": "r", "type": "abort_retry"}));
             }
             seen.push(line);

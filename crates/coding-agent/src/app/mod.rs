@@ -886,6 +886,14 @@ impl AgentSession {
         self.session().append_session_name(name)
     }
 
+    /// Writes the session file though no answer is in it yet (a retry's
+    /// wait: [`SessionManager::write_unanswered`]).
+    pub(crate) fn save_unanswered(&self) {
+        if let Err(error) = self.session().write_unanswered() {
+            tracing::warn!("cannot save the session: {error}");
+        }
+    }
+
     /// Saves what `event` completes: every message at its `message_end`
     /// (except a failed answer that will be asked again: no half message in
     /// the file; it is saved if the retries give up); at `agent_end`, the

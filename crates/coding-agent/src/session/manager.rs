@@ -122,6 +122,8 @@ pub struct SessionManager {
     file_len: Option<u64>,
     /// The user was told another process writes the file too.
     told_shared: bool,
+    /// Written before its first answer ([`SessionManager::write_unanswered`]).
+    unanswered_kept: bool,
     /// The directory new sessions go to.
     session_dir: Option<PathBuf>,
     cwd: PathBuf,
@@ -140,6 +142,7 @@ impl SessionManager {
             needs_newline: false,
             file_len: None,
             told_shared: false,
+            unanswered_kept: false,
             session_dir: None,
             cwd: cwd.to_path_buf(),
         }
@@ -235,6 +238,7 @@ impl SessionManager {
         self.needs_newline = false;
         self.file_len = None;
         self.told_shared = false;
+        self.unanswered_kept = false;
         self.file = self.session_dir.as_ref().map(|dir| {
             let stamp = self.header.timestamp.replace([':', '.'], "-");
             dir.join(format!("{stamp}_{}.jsonl", self.header.id))
@@ -670,13 +674,25 @@ impl SessionManager {
     }
 
     /// Writes what the file lacks, once there is an assistant message.
+    /// Writes the session now, though no answer has come yet (Pi writes
+    /// nothing before the first): while a failed answer waits to be asked
+    /// again, for seconds or a minute, a process killed outright would lose
+    /// the prompt with it.
+    pub fn write_unanswered(&mut self) -> Result<(), SessionError> {
+        self.unanswered_kept = true;
+        self.persist()
+    }
+
     fn persist(&mut self) -> Result<(), SessionError> {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
         // Pi writes nothing until the first answer; once written, the file
         // has one, so only an unwritten session needs the scan.
-        if self.written.is_none() && !self.entries.iter().any(|e| e.role() == Some("assistant")) {
+        if self.written.is_none()
+            && !self.unanswered_kept
+            && !self.entries.iter().any(|e| e.role() == Some("assistant"))
+        {
             return Ok(());
         }
         // Another process may have started this file since the session was
