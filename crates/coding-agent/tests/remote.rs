@@ -995,6 +995,64 @@ fn the_control_socket_directory_is_private_and_gone_after_print_and_rpc_runs() {
     assert_eq!(control_dirs(&sandbox.tmp), Vec::<String>::new(), "{stderr}");
 }
 
+/// A command printing megabytes in RPC mode, its full output kept in a
+/// file on the remote host while its progress is shown: the async task
+/// sending progress waited on a lock the output's writer held across a
+/// round trip to the host, which only that blocked worker could finish.
+/// The run hung for good (SIGTERM ignored), in RPC and interactive mode.
+#[test]
+fn a_remote_command_printing_megabytes_in_rpc_mode_ends() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let sandbox = e2e_support::Sandbox::new();
+    let project = tempfile::tempdir().unwrap();
+    let wire = e2e_support::Wire::OpenAi;
+    let command = "yes | head -c 20000000; echo END";
+    let server = e2e_support::ModelServer::only(
+        wire,
+        [1, 2]
+            .into_iter()
+            .flat_map(|n| {
+                [
+                    e2e_support::Answer::call(
+                        &format!("c{n}"),
+                        "bash",
+                        json!({"command": command}),
+                    ),
+                    e2e_support::Answer::text(&["Done."]),
+                ]
+            })
+            .collect(),
+    );
+    let (cache_var, cache) = remote_support::cache_env();
+    let mut rpc = sandbox.command(wire, &server);
+    rpc.args(sshd.flags(project.path()))
+        .args(["--mode", "rpc", "--permission-mode", "bypass"])
+        .env(cache_var, &cache);
+    let mut rpc = e2e_support::Running::spawn_piped(rpc);
+    let (mut stdin, lines) = (rpc.take_stdin(), rpc.stdout_lines());
+    for n in 1..=2 {
+        e2e_support::send(
+            &mut stdin,
+            &json!({"id": n, "type": "prompt", "message": "go"}),
+        );
+        let end = loop {
+            let line = e2e_support::next_json(&lines);
+            if line["type"] == "tool_execution_end" {
+                break line;
+            }
+        };
+        let output = end["result"]["content"][0]["text"].as_str().unwrap();
+        let tail = &output[output.len().saturating_sub(300)..];
+        assert!(output.contains("y\nEND\n"), "run {n}: {tail:?}");
+        while e2e_support::next_json(&lines)["type"] != "agent_end" {}
+    }
+    drop(stdin);
+    let (status, _, stderr) = rpc.finish();
+    assert!(status.success(), "{stderr}");
+}
+
 /// A TMPDIR too long to hold a socket path (macOS's is 49 bytes, a CI
 /// runner's can be more than 100) puts the control socket in /tmp instead;
 /// ssh failed to start the connection before ("ControlPath too long").

@@ -79,18 +79,21 @@ pub async fn run_streaming(
         tokio::select! {
             outcome = exec.as_mut() => break outcome,
             () = changed.notified() => {
-                if let Some(due) = progress.next_due() {
-                    if !trailing_armed {
-                        trailing.as_mut().reset(due);
-                        trailing_armed = true;
-                    }
-                } else {
-                    progress.send();
+                let due = match progress.next_due() {
+                    None if progress.try_send() => None,
+                    None => Some(Instant::now() + UPDATE_THROTTLE),
+                    due => due,
+                };
+                if let Some(due) = due && !trailing_armed {
+                    trailing.as_mut().reset(due);
+                    trailing_armed = true;
                 }
             }
             () = trailing.as_mut(), if trailing_armed => {
-                trailing_armed = false;
-                progress.send();
+                trailing_armed = !progress.try_send();
+                if trailing_armed {
+                    trailing.as_mut().reset(Instant::now() + UPDATE_THROTTLE);
+                }
             }
         }
     };
@@ -148,11 +151,34 @@ impl<'a> Progress<'a> {
         (due > Instant::now()).then_some(due)
     }
 
+    /// Sends the output as it is now, waiting for the accumulator (once
+    /// the consumer is done with it).
     fn send(&mut self) {
-        let (version, snapshot) = {
-            let accumulator = lock(self.accumulator);
-            (accumulator.version(), accumulator.snapshot())
+        let accumulator = lock(self.accumulator);
+        let now = (accumulator.version(), accumulator.snapshot());
+        drop(accumulator);
+        self.send_snapshot(now);
+    }
+
+    /// [`Progress::send`] unless the consumer holds the accumulator; false
+    /// then (try again later). An async task must not wait for it: a
+    /// remote full-output file is written under that lock, and its write
+    /// waits for a reply this runtime has to read, which a worker blocked
+    /// here may be the one holding (RPC mode hung on a remote command's
+    /// first megabytes).
+    fn try_send(&mut self) -> bool {
+        let accumulator = match self.accumulator.try_lock() {
+            Ok(accumulator) => accumulator,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
         };
+        let now = (accumulator.version(), accumulator.snapshot());
+        drop(accumulator);
+        self.send_snapshot(now);
+        true
+    }
+
+    fn send_snapshot(&mut self, (version, snapshot): (u64, OutputSnapshot)) {
         if version == self.sent_version {
             return;
         }
