@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -165,6 +166,10 @@ impl HelperChannel {
     }
 }
 
+/// How long a cancelled call waits for the helper's next reply before the
+/// link counts as stalled.
+const CANCEL_GRACE: Duration = Duration::from_secs(10);
+
 /// The replies of one call. Dropped before its final reply, it cancels the
 /// call on the helper, so nothing runs there for a caller that left.
 #[derive(Debug)]
@@ -185,13 +190,13 @@ impl CallReplies<'_> {
             return Ok(None);
         }
         let reply = if self.cancel_sent {
-            self.replies.recv().await
+            self.recv_after_cancel().await?
         } else {
             tokio::select! {
                 reply = self.replies.recv() => reply,
                 () = cancel.cancelled() => {
                     self.send_cancel();
-                    self.replies.recv().await
+                    self.recv_after_cancel().await?
                 }
             }
         };
@@ -209,6 +214,24 @@ impl CallReplies<'_> {
                 Ok(Some(reply))
             }
             None => Err(self.channel.lost()),
+        }
+    }
+
+    /// The next reply of a cancelled call, which the helper sends at once
+    /// (it kills what runs and answers): none within [`CANCEL_GRACE`] is a
+    /// stalled link (a suspended host, a network gone without a reset),
+    /// given up on, so a stop takes seconds, not ssh's keepalive minute or,
+    /// with keepalives off, for ever. The next call reconnects.
+    async fn recv_after_cancel(&mut self) -> Result<Option<Reply>, Lost> {
+        match tokio::time::timeout(CANCEL_GRACE, self.replies.recv()).await {
+            Ok(reply) => Ok(reply),
+            Err(_) => {
+                self.channel.abandon(format!(
+                    "no answer from the remote host {} s after the call was cancelled (the connection is stalled)",
+                    CANCEL_GRACE.as_secs()
+                ));
+                Err(self.channel.lost())
+            }
         }
     }
 
@@ -338,7 +361,6 @@ async fn route_replies<R: AsyncRead + Unpin, F: Future<Output = String>>(
 mod tests {
     use super::*;
     use crate::remote::protocol::read_greeting;
-    use std::time::Duration;
 
     /// A channel to a helper served in this process over a pipe, and the
     /// helper's task.
@@ -374,6 +396,31 @@ mod tests {
                 .to_string(),
             "Remote connection lost: the ssh connection closed"
         );
+    }
+
+    /// A call cancelled on a link that carries nothing any more ends, lost,
+    /// after [`CANCEL_GRACE`], and so does the channel (the next call
+    /// reconnects): it waited for ssh's keepalives, a minute, or for ever
+    /// with them off.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_cancelled_on_a_stalled_link_ends_after_the_grace() {
+        let (local, _stalled) = tokio::io::duplex(1 << 16);
+        let (local_read, local_write) = tokio::io::split(local);
+        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        let cancel = CancellationToken::new();
+        let mut replies = channel
+            .start_call(Call::LsExists("/".into()))
+            .await
+            .unwrap();
+        cancel.cancel();
+        let started = tokio::time::Instant::now();
+        let lost = replies.next(&cancel).await.unwrap_err();
+        assert_eq!(started.elapsed(), CANCEL_GRACE);
+        assert_eq!(
+            lost.to_string(),
+            "Remote connection lost: no answer from the remote host 10 s after the call was cancelled (the connection is stalled)"
+        );
+        assert!(channel.is_closed());
     }
 
     /// A bash call whose output is taken by something that calls the
