@@ -986,7 +986,7 @@ async fn a_call_after_the_http_server_restarted_reaches_the_new_process() {
     // a new one; the reference server answers 400 with a JSON-RPC error
     // for no request, which fails that call with the server's text (rather
     // than leaving it to its timeout) and the next call reconnects.
-    let everything_refusal = "MCP server \"web\" could not be reached (HTTP 400 Bad Request: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Bad Request: No valid session ID provided\"}}). It is reconnected once on the next call.";
+    let everything_refusal = "MCP server \"web\" refused this connection (HTTP 400 Bad Request: {\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Bad Request: No valid session ID provided\"}}). It is reconnected once on the next call.";
     for (web, tool, first_after) in [
         (HttpServer::python(), "mcp__web__headers", None),
         (

@@ -101,10 +101,18 @@ impl ToolDefinition for McpTool {
                 "MCP server \"{server}\" stopped during the call{why}. {}",
                 self.comes_back()
             ))),
-            Err(CallError::Unreachable(why)) => Err(ToolError::new(format!(
-                "MCP server \"{server}\" could not be reached ({why}). {}",
-                self.comes_back()
-            ))),
+            Err(CallError::Unreachable(why)) => {
+                // An HTTP status came back: the server is there, and has
+                // let this connection go (a restart forgot its session).
+                let what = match why.starts_with("HTTP ") {
+                    true => "refused this connection",
+                    false => "could not be reached",
+                };
+                Err(ToolError::new(format!(
+                    "MCP server \"{server}\" {what} ({why}). {}",
+                    self.comes_back()
+                )))
+            }
             Err(CallError::Answered(why)) => Err(ToolError::new(format!(
                 "MCP server \"{server}\" failed the call to \"{}\": {why}",
                 self.remote
