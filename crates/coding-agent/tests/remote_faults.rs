@@ -94,6 +94,28 @@ fn a_changed_host_key_fails_at_start_in_ssh_words() {
     );
 }
 
+/// A login that refuses the session on stdout (`nologin`'s "This account
+/// is currently not available.") is quoted: the start failed with only
+/// "ssh exited (exit status: 1)".
+#[test]
+fn a_login_refused_on_stdout_is_quoted() {
+    let Some(sshd) = Sshd::start_with(
+        "ForceCommand printf 'This account is currently not available.\\n'; exit 1",
+    ) else {
+        return;
+    };
+
+    let (status, stderr, _) = run_binary(&sshd, Path::new("/"), &[]);
+
+    assert_eq!(status, Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "coding-agent: --remote {HOST}/: cannot connect to {HOST}: ssh exited (exit status: 1); the remote session printed: This account is currently not available."
+        )
+    );
+}
+
 #[test]
 fn an_unknown_host_key_is_refused_not_accepted() {
     let Some(sshd) = Sshd::start() else {

@@ -410,7 +410,7 @@ impl Ssh<'_> {
         let (mut child, stdin, stdout, stderr) = self.piped(true, &command)?;
         let mut stdout = BufReader::new(stdout);
         match script_report(&mut stdout).await {
-            Some((uname, home)) => Ok(Master {
+            Ok((uname, home)) => Ok(Master {
                 child,
                 stdin,
                 stdout,
@@ -418,13 +418,16 @@ impl Ssh<'_> {
                 uname,
                 home,
             }),
-            None => {
+            Err(printed) => {
                 let status = child.wait().await.ok();
                 let said = stderr.final_text().await;
-                Err(if said.is_empty() {
-                    format!("ssh exited ({})", describe(status))
-                } else {
-                    said
+                Err(match (said.is_empty(), printed.is_empty()) {
+                    (false, _) => said,
+                    (true, true) => format!("ssh exited ({})", describe(status)),
+                    (true, false) => format!(
+                        "ssh exited ({}); the remote session printed: {printed}",
+                        describe(status)
+                    ),
                 })
             }
         }
@@ -577,13 +580,32 @@ async fn next_line(stdout: &mut BufReader<ChildStdout>) -> Option<String> {
 }
 
 /// `uname -sm` and `$HOME` as the master's session printed them after
-/// [`SCRIPT_STARTED`], skipping the lines before it; `None` when the session
-/// ended first.
-async fn script_report(stdout: &mut BufReader<ChildStdout>) -> Option<(String, PathBuf)> {
-    while next_line(stdout).await? != SCRIPT_STARTED {}
-    let uname = next_line(stdout).await?;
-    let home = next_line(stdout).await?;
-    Some((uname, PathBuf::from(home)))
+/// [`SCRIPT_STARTED`], skipping the lines before it; when the session ended
+/// first, the last of those lines (a login shell that refuses, such as
+/// `nologin`, says why on stdout).
+async fn script_report(stdout: &mut BufReader<ChildStdout>) -> Result<(String, PathBuf), String> {
+    /// Lines kept of what came before the end, and characters of each.
+    const KEPT: usize = 3;
+    const LINE_CHARS: usize = 200;
+    let mut before: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    loop {
+        let Some(line) = next_line(stdout).await else {
+            return Err(Vec::from(before).join(" / "));
+        };
+        if line == SCRIPT_STARTED {
+            break;
+        }
+        if !line.trim().is_empty() {
+            if before.len() == KEPT {
+                before.pop_front();
+            }
+            before.push_back(line.trim().chars().take(LINE_CHARS).collect());
+        }
+    }
+    let ended = || String::new();
+    let uname = next_line(stdout).await.ok_or_else(ended)?;
+    let home = next_line(stdout).await.ok_or_else(ended)?;
+    Ok((uname, PathBuf::from(home)))
 }
 
 /// Reads lines until the helper's greeting or the sentinel that it is
