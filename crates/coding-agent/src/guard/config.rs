@@ -359,16 +359,8 @@ mod tests {
             &json!({"permissions": {"deny": ["rm -rf"]}}),
         );
         let project = project_file(d.project.path());
-        let Err(error) = load(
-            d.agent.path(),
-            d.project.path(),
-            &GuardFlags::default(),
-            SandboxFacts::default(),
-        ) else {
-            panic!("the project's rule cannot be parsed");
-        };
         assert_eq!(
-            error.to_string(),
+            load_error(&d).unwrap(),
             format!(
                 "{}: invalid permission rule `rm -rf`: a rule starts with a tool name such as `bash` or `read`",
                 project.display()
@@ -393,18 +385,9 @@ mod tests {
             &json!({"permissions": {"approvalTimeoutSecs": u64::MAX}}),
             &json!({"permissions": {"denny": ["bash(rm:*)"]}}),
         );
-        let Err(error) = load(
-            d.agent.path(),
-            d.project.path(),
-            &GuardFlags::default(),
-            SandboxFacts::default(),
-        ) else {
-            panic!("the project's `denny` was taken");
-        };
+        let error = load_error(&d).unwrap();
         assert!(
-            error
-                .to_string()
-                .contains("permissions: unknown field `denny`, expected one of `allow`, `ask`, `deny`, `defaultMode`, `approvalTimeoutSecs`"),
+            error.contains("permissions: unknown field `denny`, expected one of `allow`, `ask`, `deny`, `defaultMode`, `approvalTimeoutSecs`"),
             "{error}"
         );
         std::fs::write(project_file(d.project.path()), "{}").unwrap();
