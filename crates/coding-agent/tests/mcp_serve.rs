@@ -296,3 +296,72 @@ fn a_server_stopped_by_sigterm_kills_the_commands_of_its_calls_in_flight() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// JSON-RPC's own errors for what a client gets wrong: a line that is not
+/// JSON is answered `-32700` (it was dropped, and the client waited), and
+/// a `tools/call` whose params name no tool or give arguments that are not
+/// an object `-32602` (it was `-32601`, "method not found"). The server
+/// goes on serving.
+#[test]
+fn a_line_that_is_not_json_and_bad_call_params_get_json_rpc_errors() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Command::new(BINARY)
+        .args(["mcp", "serve", "--cwd"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        "{not json".to_owned(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "read", "arguments": "str"}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"arguments": {}}})
+            .to_string(),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}).to_string(),
+    ];
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut answers = Vec::new();
+    let mut stdout = std::io::BufReader::new(server.stdout.take().unwrap());
+    while answers.len() < 5 {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "stdout ended: {answers:?}"
+        );
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    drop(stdin);
+    assert!(server.wait().unwrap().success());
+    let by_id = |id: Value| {
+        answers
+            .iter()
+            .find(|answer| answer["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {answers:?}"))
+    };
+    assert_eq!(by_id(Value::Null)["error"]["code"], -32700);
+    assert!(
+        by_id(Value::Null)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Parse error: ")
+    );
+    for id in [2, 3] {
+        assert_eq!(
+            by_id(json!(id))["error"],
+            json!({"code": -32602, "message": "Invalid params: tools/call takes {\"name\": string, \"arguments\": object}"})
+        );
+    }
+    assert_eq!(by_id(json!(4))["result"], json!({}));
+}

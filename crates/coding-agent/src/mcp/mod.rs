@@ -18,6 +18,7 @@ pub mod limits;
 mod listing;
 pub mod report;
 pub mod serve;
+mod serve_io;
 pub mod servers;
 mod stdio;
 pub mod tool;

@@ -8,7 +8,9 @@
 //! share, bash's bounded output. A tool's progress updates become MCP
 //! progress notifications; a client's `notifications/cancelled` cancels the
 //! call (bash kills its command's process group), and so does the server's
-//! stop (SIGTERM, SIGINT, SIGHUP) for every call in flight.
+//! stop (SIGTERM, SIGINT, SIGHUP) for every call in flight. JSON-RPC's
+//! parse and params errors, which rmcp does not send, are answered on the
+//! way in (`mcp/serve_io.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,7 +72,10 @@ impl ToolServer {
     pub async fn serve_stdio(self, stop: CancellationToken) -> anyhow::Result<()> {
         let (calls, in_flight) = (self.stop.clone(), Arc::clone(&self.in_flight));
         let running = self
-            .serve(rmcp::transport::stdio())
+            .serve(super::serve_io::checked(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            ))
             .await
             .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
         tokio::select! {
