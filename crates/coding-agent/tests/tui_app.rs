@@ -975,6 +975,9 @@ fn a_compaction_in_several_requests_counts_them_above_the_editor() {
             .trim_end()
             .to_owned()
     };
+    // As Pi says it: nothing to steer while the summary is written.
+    app.compaction_started();
+    assert_eq!(status(&mut app), "Compacting context… (Esc to cancel)");
     app.compaction_progress(Some((2, 5)));
     assert_eq!(
         status(&mut app),

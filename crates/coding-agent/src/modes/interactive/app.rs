@@ -147,6 +147,15 @@ pub struct TreeChoice {
     pub summary: Option<Option<String>>,
 }
 
+/// A compaction under way, as the status line shows it.
+#[derive(Debug, Clone, Copy)]
+enum Compacting {
+    /// Its summary request is out.
+    Started,
+    /// It takes several requests: `done` of `of` are answered.
+    Requests { done: usize, of: usize },
+}
+
 /// An automatic retry waiting to ask again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RetryWait {
@@ -197,8 +206,8 @@ pub struct App {
     thinking: Option<ThinkingLevel>,
     /// The wait before an automatic retry, counted down in the status line.
     retry_wait: Option<RetryWait>,
-    /// A compaction in several requests: how many are done, of how many.
-    compaction: Option<(usize, usize)>,
+    /// A compaction under way, shown in the status line.
+    compaction: Option<Compacting>,
     cwd: PathBuf,
     /// `[user@]host[:port]` when the tools act on a remote host.
     remote_host: Option<String>,
@@ -396,10 +405,16 @@ impl App {
         self.retry_wait = None;
     }
 
+    /// A compaction began: the status line says so (Pi's `Compacting
+    /// context... (Esc to cancel)`) rather than offering to steer a run.
+    pub fn compaction_started(&mut self) {
+        self.compaction = Some(Compacting::Started);
+    }
+
     /// A compaction in several requests got `done` of `of` answered (shown
     /// in the status line); `None` once it ended.
     pub fn compaction_progress(&mut self, progress: Option<(usize, usize)>) {
-        self.compaction = progress;
+        self.compaction = progress.map(|(done, of)| Compacting::Requests { done, of });
     }
 
     /// The footer's token and cost totals are `usage`: a resumed session's
@@ -1068,11 +1083,20 @@ impl App {
                 Style::Accent,
             ));
         }
-        if let Some((done, of)) = self.compaction {
-            return Some(StyledLine::new(
-                format!("Compacting: {done} of {of} summary requests done… (Esc to cancel)"),
-                Style::Accent,
-            ));
+        match self.compaction {
+            Some(Compacting::Started) => {
+                return Some(StyledLine::new(
+                    "Compacting context… (Esc to cancel)",
+                    Style::Accent,
+                ));
+            }
+            Some(Compacting::Requests { done, of }) => {
+                return Some(StyledLine::new(
+                    format!("Compacting: {done} of {of} summary requests done… (Esc to cancel)"),
+                    Style::Accent,
+                ));
+            }
+            None => {}
         }
         let started = self.run_started.filter(|_| self.running)?;
         if let Some(wait) = self.retry_wait {

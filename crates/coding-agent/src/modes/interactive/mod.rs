@@ -500,6 +500,7 @@ impl Driver {
             SessionEvent::CompactionProgress { done, of } => {
                 return app.compaction_progress(Some((*done, *of)));
             }
+            SessionEvent::CompactionStart { .. } => app.compaction_started(),
             SessionEvent::CompactionEnd { .. } => app.compaction_progress(None),
             _ => {}
         }
