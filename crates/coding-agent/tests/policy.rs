@@ -890,6 +890,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         (work.join("secret/key"), "s"),
         (work.join("src/m.rs"), ""),
         (work.join("a.txt"), ""),
+        (work.join(".git/HEAD"), "ref: refs/heads/main\n"),
         (home.join(".ssh/id_rsa"), "PRIV"),
     ] {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -924,6 +925,21 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "grep --directories=recurse PRIV ~".into(),
         "diff --from-file=.env a.txt".into(),
         "git show HEAD:.env".into(),
+        "git show :0:.env".into(),
+        "cd src && git show HEAD:.env".into(),
+        "cat $'\\x2eenv'".into(),
+        "cat .e{n..o}v".into(),
+        "cd secre? && cat key".into(),
+        "cat /proc/self/cwd/../proj/.env".into(),
+        "cat /dev/fd/3/.env 3<.".into(),
+        "grep -ie. .env".into(),
+        "grep --reg=. .env".into(),
+        "date -f.env".into(),
+        "diff -rN . /tmp".into(),
+        "git diff --no-index . /tmp".into(),
+        "find . -exec grep SECRET {} +".into(),
+        "echo x > $'sr\\x63/m.rs'".into(),
+        "echo x > sr{c..c}/m.rs".into(),
         format!("cat /proc/self/root{w}/.env"),
         "cat /proc/self/cwd/secret/key".into(),
         "cat /proc/thread-self/task/1/root/proc/self/cwd/.env".into(),
@@ -952,6 +968,8 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
             ("read", "/proc/self/cwd/secret/key".into()),
             ("write", "/proc/self/cwd/src/m.rs".into()),
             ("edit", format!("/proc/1/root{w}/src/m.rs")),
+            ("read", format!("/proc/self/cwd/..{w}/.env")),
+            ("write", "/dev/fd/../cwd/src/m.rs".into()),
         ] {
             let verdict = p.check(tool, &json!({"path": path, "content": ""}));
             assert_eq!(
@@ -981,13 +999,6 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         bash(&p, "cat .en?").reason,
         format!("`cat .en?` reads `.en?` (`{w}/.env`), which is denied by the rule `read(.env)`")
     );
-    // A word known only at run time may name a guarded file: asked.
-    let verdict = bash(&p, "cat \"$F\"");
-    assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
-    assert_eq!(
-        verdict.reason,
-        "`cat $F` reads `$F`, a path known only at run time, and the rule `read(.env)` guards some files; name the file itself, or this needs approval"
-    );
     // What the rules do not guard still runs unasked.
     for command in [
         "cat a.txt",
@@ -996,6 +1007,9 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "grep x src/*.rs",
         "cat /proc/self/status",
         "git show HEAD:a.txt",
+        "find . -name .env",
+        "grep .env .gitignore",
+        "for f in src/*.rs; do wc -l \"$f\"; done",
     ] {
         let verdict = bash(&p, command);
         assert_eq!(
@@ -1005,13 +1019,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
             verdict.reason
         );
     }
-    // Nor are run-time words of programs that read no file asked about as reads.
-    for command in ["export P=$PATH:/x", "kill $PID"] {
-        let verdict = bash(&p, command);
-        assert!(
-            !verdict.reason.contains("run time"),
-            "{command}: {}",
-            verdict.reason
-        );
-    }
+    // A copy onto `.env` writes it; it is asked about as any copy is.
+    let verdict = bash(&p, "cp .env.example .env");
+    assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
 }

@@ -11,10 +11,10 @@ use std::path::{Component, Path, PathBuf};
 const MAX_WORDS: usize = 256;
 
 /// The words bash's brace expansion makes of `text`, in its order
-/// (`a{b,c}d` is `abd acd`, nested groups included); `text` alone when it
-/// has no group (a group needs a comma at its top level: `{a}` and `{}` stay
-/// as written). Sequences (`{1..3}`) are left as written. `None` past
-/// [`MAX_WORDS`] words.
+/// (`a{b,c}d` is `abd acd`, nested groups included, `{1..3}` and `{a..c}`
+/// sequences too); `text` alone when it has no group (a group needs a
+/// comma at its top level or a sequence: `{a}` and `{}` stay as written).
+/// `None` past [`MAX_WORDS`] words.
 pub fn brace_expansions(text: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     expand_into(text, &mut words)?;
@@ -27,20 +27,18 @@ fn expand_into(text: &str, words: &mut Vec<String>) -> Option<()> {
         return (words.len() <= MAX_WORDS).then_some(());
     };
     let (before, after) = (&text[..group.open], &text[group.close + 1..]);
-    let mut start = group.open + 1;
-    for end in group.commas.iter().copied().chain([group.close]) {
-        expand_into(&format!("{before}{}{after}", &text[start..end]), words)?;
-        start = end + 1;
+    for alternative in group.alternatives {
+        expand_into(&format!("{before}{alternative}{after}"), words)?;
     }
     Some(())
 }
 
-/// A `{...}` with commas at its own level: where it opens and closes, and
-/// where those commas are (byte offsets into the text).
+/// A `{...}` that expands: where it opens and closes (byte offsets into
+/// the text), and what takes its place in turn.
 struct Group {
     open: usize,
     close: usize,
-    commas: Vec<usize>,
+    alternatives: Vec<String>,
 }
 
 /// The first brace group of `text` that expands.
@@ -66,20 +64,91 @@ fn first_group(text: &str) -> Option<Group> {
                 _ => {}
             }
         }
-        match close {
-            Some(close) if !commas.is_empty() => {
+        let close = close?;
+        let alternatives = if commas.is_empty() {
+            sequence(&text[open + 1..close])
+        } else {
+            let mut start = open + 1;
+            let parts = commas.iter().copied().chain([close]).map(|end| {
+                let part = text[start..end].to_owned();
+                start = end + 1;
+                part
+            });
+            Some(parts.collect())
+        };
+        match alternatives {
+            Some(alternatives) => {
                 return Some(Group {
                     open,
                     close,
-                    commas,
+                    alternatives,
                 });
             }
             // `{a}` stays as written; a group inside it may still expand.
-            Some(_) => from = open + 1,
-            None => return None,
+            None => from = open + 1,
         }
     }
     None
+}
+
+/// The words of a sequence group's body: `1..3`, `03..1`, `a..e..2`; at
+/// most one more than [`MAX_WORDS`] (the expansion then fails whole).
+/// `None` when the body is not a sequence.
+fn sequence(body: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = body.split("..").collect();
+    let (first, last, step) = match parts.as_slice() {
+        [first, last] => (*first, *last, None),
+        [first, last, step] => (*first, *last, Some(step.parse::<i64>().ok()?)),
+        _ => return None,
+    };
+    let step = step.map_or(1, i64::unsigned_abs).max(1);
+    let numbers = |first: i64, last: i64| -> Vec<i64> {
+        let mut values = Vec::new();
+        let mut at = first;
+        while values.len() <= MAX_WORDS {
+            values.push(at);
+            if at == last {
+                break;
+            }
+            let next = if first <= last {
+                at.saturating_add_unsigned(step)
+            } else {
+                at.saturating_sub_unsigned(step)
+            };
+            if (first <= last && next > last) || (first > last && next < last) {
+                break;
+            }
+            at = next;
+        }
+        values
+    };
+    if let (Ok(from), Ok(to)) = (first.parse::<i64>(), last.parse::<i64>()) {
+        // `{01..10}`: as wide as the wider end, zero-padded.
+        let padded = [first, last]
+            .iter()
+            .any(|end| end.trim_start_matches('-').starts_with('0') && end.len() > 1);
+        let width = first.len().max(last.len());
+        return Some(
+            numbers(from, to)
+                .into_iter()
+                .map(|n| match padded {
+                    true => format!("{n:0width$}"),
+                    false => n.to_string(),
+                })
+                .collect(),
+        );
+    }
+    let (mut a, mut b) = (first.chars(), last.chars());
+    match (a.next(), a.next(), b.next(), b.next()) {
+        (Some(from), None, Some(to), None) if from.is_ascii() && to.is_ascii() => Some(
+            numbers(i64::from(from as u8), i64::from(to as u8))
+                .into_iter()
+                .filter_map(|n| u8::try_from(n).ok())
+                .map(|n| char::from(n).to_string())
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// Whether `text` holds a character bash's pathname expansion reads.
@@ -162,8 +231,19 @@ mod tests {
         assert_eq!(braces("~{,}"), ["~", "~"]);
         assert_eq!(braces("{a,b{c,d}}e"), ["ae", "bce", "bde"]);
         assert_eq!(braces("{a}{b,c}"), ["{a}b", "{a}c"]);
-        assert_eq!(braces("{1..3}"), ["{1..3}"]);
         assert_eq!(braces("{a,b"), ["{a,b"]);
+    }
+
+    #[test]
+    fn sequences_expand_as_bash_expands_them() {
+        assert_eq!(braces("{1..3}"), ["1", "2", "3"]);
+        assert_eq!(braces(".e{n..o}v"), [".env", ".eov"]);
+        assert_eq!(braces("sr{c..c}"), ["src"]);
+        assert_eq!(braces("{3..1}"), ["3", "2", "1"]);
+        assert_eq!(braces("{01..03}"), ["01", "02", "03"]);
+        assert_eq!(braces("{a..e..2}"), ["a", "c", "e"]);
+        assert_eq!(braces("{a..}"), ["{a..}"]);
+        assert!(brace_expansions("{1..100000}").is_none());
     }
 
     #[test]

@@ -70,12 +70,23 @@ fn change_directory(part: &Part, places: &Places, cdpath: bool) -> Option<Result
             None => Err(part.command_line()),
         },
         ("cd" | "pushd", [dir]) if dir.literal && dir.text != "-" && !searched(&dir.text) => {
+            // `cd se?` goes where its pattern matches, when one folder does.
+            let target = match dir.pattern {
+                false => Some(dir.text.clone()),
+                true => match places.named_by(dir).as_deref() {
+                    Some([one]) if one.is_dir() => Some(one.to_string_lossy().into_owned()),
+                    _ => None,
+                },
+            };
+            let Some(target) = target else {
+                return Some(Err(part.command_line()));
+            };
             if physical {
                 places
-                    .moved_physically(&dir.text)
+                    .moved_physically(&target)
                     .ok_or_else(|| part.command_line())
             } else {
-                Ok(places.moved(&dir.text))
+                Ok(places.moved(&target))
             }
         }
         _ => Err(part.command_line()),
@@ -85,6 +96,16 @@ fn change_directory(part: &Part, places: &Places, cdpath: bool) -> Option<Result
 /// The verdict on a path whose links cannot be followed to where they lead
 /// (see [`Places::seen_as`]): it may lead anywhere, so it asks.
 fn untold(written: &std::path::Path) -> Verdict {
+    if paths::only_a_process_can_tell(written) {
+        return Verdict::new(
+            Decision::Deny,
+            format!(
+                "`{}` goes through a link in /proc or /dev (`..` after it, or a folder open as a descriptor), so where it leads cannot be told; name the file by its own path",
+                written.display()
+            ),
+        )
+        .firm();
+    }
     Verdict::new(
         Decision::Ask,
         format!(
@@ -160,8 +181,8 @@ fn descriptor_write(target: &Arg, descriptors_moved: bool) -> Option<Verdict> {
 const NOT_READING: &[&str] = &[
     "echo", "printf", "rm", "rmdir", "touch", "mkdir", "cd", "pushd", "test", "[", "basename",
     "dirname", "realpath", "readlink", "which", "type", "command", "chmod", "chown", "chgrp", "ls",
-    "stat", "du", "true", "false", ":", "export", "unset", "local", "declare", "typeset",
-    "readonly", "set", "shift", "kill", "sleep", "wait", "exit", "return",
+    "stat", "true", "false", ":", "export", "unset", "local", "declare", "typeset", "readonly",
+    "set", "shift", "kill", "sleep", "wait", "exit", "return",
 ];
 
 /// The command line with the options before its first operand left out, in
@@ -701,6 +722,25 @@ impl Policy {
             )
             .firm();
         }
+        // Patterns after these match other files than bash's defaults
+        // (`GLOBIGNORE=x; cat *` reads `.env`), so the words cannot be
+        // judged by the files they match here.
+        let glob_changed = part
+            .assigned
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .chain((program(&part.words) == "shopt").then_some("shopt"))
+            .find(|name| matches!(*name, "GLOBIGNORE" | "shopt"));
+        if let Some(name) = glob_changed {
+            return Verdict::new(
+                Decision::Ask,
+                format!(
+                    "`{}` changes which files bash's patterns match, so the commands after it cannot be judged by them; it needs approval",
+                    if part.words.is_empty() { name.to_owned() } else { part.command_line() }
+                ),
+            )
+            .firm();
+        }
         let unwrapped = unwrap(&part.words);
         let (wrappers, inner) = if unwrapped.inner.is_empty() {
             (Vec::new(), &part.words[..])
@@ -735,20 +775,44 @@ impl Policy {
     fn judge_bash_reads(&self, part: &Part, inner: &[Arg]) -> Vec<Verdict> {
         let program = program(inner);
         let searches = matches!(program, "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack");
-        let mut args: Vec<&Arg> = if NOT_READING.contains(&program) {
-            Vec::new()
-        } else {
-            inner
+        let operands: Vec<&Arg> = inner
+            .iter()
+            .skip(1)
+            .filter(|a| !a.text.starts_with('-'))
+            .collect();
+        let mut args: Vec<&Arg> = match program {
+            _ if NOT_READING.contains(&program) => Vec::new(),
+            // Only the starting points are paths; the rest is expression
+            // (`-name .env` names no file to read).
+            "find" => inner
                 .iter()
                 .skip(1)
-                .filter(|a| !a.text.starts_with('-'))
-                .collect()
+                .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
+                .collect(),
+            // The last operand is written, not read (`cp .env.example .env`).
+            "cp" | "mv" | "install" | "ln" if !has_flag(inner, "t", &["target-directory"]) => {
+                operands
+                    .split_last()
+                    .map_or(Vec::new(), |(_, read)| read.to_vec())
+            }
+            _ => operands,
         };
-        // A search's first operand is its pattern, unless an option gave it.
+        // A search's first operand is its pattern, unless an option gave it
+        // (`-e P`, `-ie.`, `--regexp=P`, `--reg P`, `-f FILE`).
         let pattern_given = inner.iter().skip(1).any(|a| {
-            ["-e", "-f", "--regexp", "--file"]
-                .iter()
-                .any(|option| a.text.starts_with(option))
+            let t = a.text.as_str();
+            match t.strip_prefix("--") {
+                Some(long) => {
+                    let name = long.split('=').next().unwrap_or(long);
+                    !name.is_empty() && ["regexp", "file"].iter().any(|o| o.starts_with(name))
+                }
+                None => t.strip_prefix('-').is_some_and(|cluster| {
+                    cluster
+                        .chars()
+                        .take_while(char::is_ascii_alphabetic)
+                        .any(|c| c == 'e' || c == 'f')
+                }),
+            }
         });
         if searches && !pattern_given && !args.is_empty() {
             args.remove(0);
@@ -759,24 +823,55 @@ impl Policy {
                     || recurses_directories(inner)
             }
             "cp" => has_flag(inner, "rRa", &["recursive", "archive"]),
+            "diff" => has_flag(inner, "r", &["recursive"]),
+            // What `-exec` runs reads what is found.
+            "find" => inner
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")),
+            "git" => inner
+                .iter()
+                .any(|a| a.text == "--no-index" || a.text == "grep"),
             "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp" => true,
             _ => false,
         };
-        // `if=path`, a long option's `--from-file=path`, and git's
-        // `REV:path` (`git show HEAD:.env` prints the committed file).
-        let options = inner.iter().skip(1).filter(|a| a.text.starts_with("--"));
-        let values = args.iter().copied().chain(options).filter_map(|a| {
-            let (_, value) = a
-                .text
-                .split_once('=')
-                .or_else(|| (program == "git").then(|| a.text.split_once(':')).flatten())?;
-            Some(Arg {
-                text: value.to_owned(),
+        // `if=path`, a long option's `--from-file=path`, a short option's
+        // attached `-f.env`, and git's `REV:path` (`git show HEAD:.env`
+        // prints the committed file; the path is the repository's, and
+        // `:0:path` names the index).
+        let options = inner.iter().skip(1).filter(|a| a.text.starts_with('-'));
+        let git_root = (program == "git")
+            .then(|| self.places.repository_root())
+            .flatten();
+        let values = args.iter().copied().chain(options).flat_map(|a| {
+            let t = a.text.as_str();
+            let mut values: Vec<String> = Vec::new();
+            if let Some((_, value)) = t.split_once('=') {
+                values.push(value.to_owned());
+            }
+            if !t.starts_with("--") && t.starts_with('-') && t.len() > 2 {
+                values.push(t[2..].to_owned());
+            }
+            if program == "git" {
+                for value in [t.split_once(':'), t.rsplit_once(':')]
+                    .into_iter()
+                    .flatten()
+                {
+                    values.push(value.1.to_owned());
+                    if let Some(root) = &git_root {
+                        values.push(root.join(value.1).to_string_lossy().into_owned());
+                    }
+                }
+            }
+            values.into_iter().map(|value| Arg {
+                text: value,
                 ..a.clone()
             })
         });
-        // A search given no folder reads the working directory.
-        let here = (recursive && searches && args.is_empty()).then(|| Arg::literal("."));
+        // A search given no folder reads the working directory, and so does
+        // `git grep` (its operands are the pattern and pathspecs).
+        let git_grep = program == "git" && inner.iter().any(|a| a.text == "grep");
+        let here =
+            (recursive && ((searches && args.is_empty()) || git_grep)).then(|| Arg::literal("."));
         let paths: Vec<Arg> = args
             .iter()
             .map(|a| (*a).clone())
@@ -794,19 +889,13 @@ impl Policy {
     /// [`Policy::judge_bash_reads`] for one path `line` reads: every file
     /// bash may make of the word (its brace expansions, the names its
     /// pattern matches), where their links lead. A word known only at run
-    /// time may name a guarded file: it needs approval.
+    /// time is not judged: too many arguments hold a `$` (messages,
+    /// patterns, loop variables) for asking about each to be bearable.
     fn judge_bash_read(&self, line: &str, path: &Arg, recursive: bool) -> Option<Verdict> {
-        let first_guard = self
-            .path_rules(&Kind::Deny)
+        self.path_rules(&Kind::Deny)
             .chain(self.path_rules(&Kind::Ask))
             .next()?;
-        let Some(named) = self.places.named_by(path) else {
-            let reason = format!(
-                "`{line}` reads `{}`, a path known only at run time, and the rule `{}` guards some files; name the file itself, or this needs approval",
-                path.text, first_guard.text
-            );
-            return Some(Verdict::new(Decision::Ask, reason).firm());
-        };
+        let named = self.places.named_by(path)?;
         let mut resolved = Vec::new();
         for opened in named {
             match self.places.seen_as(&opened) {

@@ -78,6 +78,9 @@ impl Places {
     pub fn seen_as(&self, path: &Path) -> Result<Vec<PathBuf>, PathBuf> {
         use crate::support::paths::{Whose, where_links_lead};
         let written = normalize(path);
+        if climbs_out_of_a_link_in_proc(path) {
+            return Err(path.to_path_buf());
+        }
         if let Some(leads) = self.through_proc(&written) {
             let mut seen = vec![written.clone()];
             for path in leads.ok_or_else(|| written.clone())? {
@@ -102,6 +105,9 @@ impl Places {
     /// `/proc/1/task/1/root/...`) leads: `None` for any other path, `Some(None)`
     /// when it cannot be told (another process's `cwd`).
     fn through_proc(&self, written: &Path) -> Option<Option<Vec<PathBuf>>> {
+        if let Ok(fd) = written.strip_prefix("/dev/fd") {
+            return (fd.components().count() > 1).then_some(None);
+        }
         let inside = written.strip_prefix("/proc").ok()?;
         let parts: Vec<&std::ffi::OsStr> = inside.iter().collect();
         let (process, link, rest) = match parts.as_slice() {
@@ -111,6 +117,10 @@ impl Places {
         };
         let rest: PathBuf = rest.iter().collect();
         let own = *process == "self" || *process == "thread-self";
+        // A descriptor open on a folder (`3<dir`) leads into it.
+        if *link == "fd" && rest.components().count() > 1 {
+            return Some(None);
+        }
         if *link == "root" {
             Some(Some(vec![Path::new("/").join(rest)]))
         } else if *link == "cwd" && own {
@@ -126,6 +136,18 @@ impl Places {
         } else {
             None
         }
+    }
+
+    /// The root of the git repository the working directory is in, on this
+    /// machine: git reads `REV:path` from there, wherever it is run.
+    pub fn repository_root(&self) -> Option<PathBuf> {
+        if !self.local {
+            return None;
+        }
+        self.cwd()
+            .ancestors()
+            .find(|dir| dir.join(".git").exists())
+            .map(Path::to_path_buf)
     }
 
     /// The paths `arg` names when bash runs it, each as the kernel will
@@ -324,6 +346,11 @@ impl Places {
         if let Some(place) = self.protected(&self.resolve(whole)) {
             return Some(place);
         }
+        if climbs_out_of_a_link_in_proc(&self.joined(whole)) {
+            return Some(
+                "a folder reached by `..` from a link in /proc or /dev, which cannot be told",
+            );
+        }
         let joined = normalize(&self.joined(whole));
         let seen = match (through, joined.parent(), joined.file_name()) {
             (true, ..) => self.seen_as(&joined),
@@ -334,6 +361,32 @@ impl Places {
         };
         seen.ok()?.iter().find_map(|path| self.protected(path))
     }
+}
+
+/// Whether `path` goes up (`..`) from somewhere under `/proc` or `/dev`:
+/// the kernel follows the link it climbs out of first (`/proc/self/cwd/..`
+/// is the working directory's parent), so the text alone cannot tell where
+/// it leads.
+pub(super) fn climbs_out_of_a_link_in_proc(path: &Path) -> bool {
+    (path.starts_with("/proc") || path.starts_with("/dev"))
+        && path
+            .components()
+            .any(|part| part == std::path::Component::ParentDir)
+}
+
+/// Whether `path` goes into a folder through an open descriptor
+/// (`/dev/fd/3/.env` with `3<.`, `/proc/self/fd/3/x`), or up from a link
+/// in `/proc` or `/dev`: no one needs such a spelling, and where it leads
+/// depends on what the process has open.
+pub(super) fn only_a_process_can_tell(path: &Path) -> bool {
+    let through_descriptor = |fds: &Path| fds.components().count() > 1;
+    climbs_out_of_a_link_in_proc(path)
+        || path.strip_prefix("/dev/fd").is_ok_and(through_descriptor)
+        || path.strip_prefix("/proc").is_ok_and(|inside| {
+            let parts: Vec<_> = inside.iter().collect();
+            let fd = parts.iter().position(|part| *part == "fd");
+            fd.is_some_and(|at| at <= 3 && parts.len() > at + 2)
+        })
 }
 
 /// `*`, `.*`, `?*`, `**`: a last component that matches every entry.

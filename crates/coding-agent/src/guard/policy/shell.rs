@@ -432,7 +432,7 @@ impl Walk<'_> {
         }
         if let Some(name) = &simple.word_or_name {
             let arg = self.word(&name.value)?;
-            part.words.push(arg);
+            push_expanded(&mut part.words, arg);
         }
         for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
             self.item(item, &mut part, &mut redirects, false)?;
@@ -456,7 +456,7 @@ impl Walk<'_> {
                 if !prefix || matches!(item, CommandPrefixOrSuffixItem::Word(_)) =>
             {
                 let arg = self.word(&word.value)?;
-                part.words.push(arg);
+                push_expanded(&mut part.words, arg);
             }
             CommandPrefixOrSuffixItem::Word(_) => {}
             CommandPrefixOrSuffixItem::IoRedirect(redirect) => redirects.push(redirect),
@@ -562,7 +562,7 @@ impl Walk<'_> {
             .iter()
             .any(|p| matches!(&p.piece, WordPiece::Text(t) if t.contains(['*', '?', '['])));
         let braces = pieces.iter().any(|p| {
-            matches!(&p.piece, WordPiece::Text(t) if t.contains('{') && t.contains('}') && t.contains(','))
+            matches!(&p.piece, WordPiece::Text(t) if t.contains('{') && t.contains('}') && (t.contains(',') || t.contains("..")))
         });
         if braces {
             // Brace expansion turns one word into several: not one literal
@@ -577,9 +577,10 @@ impl Walk<'_> {
         let mut arg = Arg::literal("");
         for piece in pieces {
             match &piece.piece {
-                WordPiece::Text(text)
-                | WordPiece::SingleQuotedText(text)
-                | WordPiece::AnsiCQuotedText(text) => arg.text.push_str(text),
+                WordPiece::Text(text) | WordPiece::SingleQuotedText(text) => {
+                    arg.text.push_str(text);
+                }
+                WordPiece::AnsiCQuotedText(text) => arg.text.push_str(&ansi_c_decoded(text)),
                 WordPiece::EscapeSequence(text) => {
                     arg.text.push_str(text.strip_prefix('\\').unwrap_or(text));
                 }
@@ -704,9 +705,8 @@ fn literal_text(pieces: &[WordPieceWithSource]) -> String {
     let mut text = String::new();
     for piece in pieces {
         match &piece.piece {
-            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
-                text.push_str(t);
-            }
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => text.push_str(t),
+            WordPiece::AnsiCQuotedText(t) => text.push_str(&ansi_c_decoded(t)),
             WordPiece::EscapeSequence(t) => text.push_str(t.strip_prefix('\\').unwrap_or(t)),
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => text.push_str(&literal_text(inner)),
@@ -714,6 +714,90 @@ fn literal_text(pieces: &[WordPieceWithSource]) -> String {
         }
     }
     text
+}
+
+/// Adds `arg` to a command's words as bash would: a word known but for
+/// its braces becomes the words they expand to (`{rm,-rf,/}` is `rm -rf
+/// /`, and the empty ones go), so rules and lists judge the command that
+/// runs; any other word as it is.
+fn push_expanded(words: &mut Vec<Arg>, arg: Arg) {
+    let expanded = arg.braces.then(|| arg.expansions()).flatten();
+    let Some(expanded) = expanded else {
+        words.push(arg);
+        return;
+    };
+    words.extend(
+        expanded
+            .into_iter()
+            .filter(|text| !text.is_empty())
+            .map(|text| Arg {
+                pattern: arg.pattern && super::expand::has_glob(&text),
+                ..Arg::literal(&text)
+            }),
+    );
+}
+
+/// The text of `$'...'` as bash makes it: its escapes decoded (`$'\x72m'`
+/// is `rm`, `$'\x2eenv'` is `.env`), up to a NUL, which ends it. A byte
+/// past ASCII (`\xff`) stands as the character of that number.
+fn ansi_c_decoded(raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(escape) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let decoded = match escape {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(escape),
+            'c' => chars.next().map(|x| char::from((x as u8) & 0x1f)),
+            'x' => digits(&mut chars, 16, 2, None).and_then(char::from_u32),
+            'u' => digits(&mut chars, 16, 4, None).and_then(char::from_u32),
+            'U' => digits(&mut chars, 16, 8, None).and_then(char::from_u32),
+            '0'..='7' => digits(&mut chars, 8, 2, escape.to_digit(8)).and_then(char::from_u32),
+            other => {
+                out.push('\\');
+                Some(other)
+            }
+        };
+        match decoded {
+            Some('\0') => break,
+            Some(c) => out.push(c),
+            None => {}
+        }
+    }
+    out
+}
+
+/// A number read from up to `most` more digits of `radix` after `start`
+/// (a first digit already read); `None` when there is no digit at all.
+fn digits(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    most: usize,
+    start: Option<u32>,
+) -> Option<u32> {
+    let mut value = start;
+    for _ in 0..most {
+        let Some(digit) = chars.peek().and_then(|c| c.to_digit(radix)) else {
+            break;
+        };
+        value = Some(value.unwrap_or(0) * radix + digit);
+        chars.next();
+    }
+    value
 }
 
 /// The name of a plain `$NAME`/`${NAME}` expansion; `None` for anything with
