@@ -940,6 +940,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "find . -exec grep SECRET {} +".into(),
         "echo x > $'sr\\x63/m.rs'".into(),
         "echo x > sr{c..c}/m.rs".into(),
+        "trap 'cat .env' EXIT".into(),
         format!("cat /proc/self/root{w}/.env"),
         "cat /proc/self/cwd/secret/key".into(),
         "cat /proc/thread-self/task/1/root/proc/self/cwd/.env".into(),

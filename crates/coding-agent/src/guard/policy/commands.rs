@@ -428,6 +428,21 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
             ))
         });
     }
+    // `trap 'cat .env' EXIT`: the handler runs as a script of its own.
+    if name == "trap" {
+        let handler = words.iter().skip(1).find(|a| a.text != "--")?;
+        if handler.text.starts_with('-') || handler.text.is_empty() {
+            return None;
+        }
+        return Some(if handler.literal {
+            Ok(handler.text.clone())
+        } else {
+            Err(format!(
+                "`{}` sets a handler only known at run time",
+                super::shell::join(words)
+            ))
+        });
+    }
     if !matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh") {
         return None;
     }
