@@ -1010,6 +1010,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "git show HEAD:a.txt",
         "find . -name .env",
         "grep .env .gitignore",
+        "git status .env",
         "for f in src/*.rs; do wc -l \"$f\"; done",
     ] {
         let verdict = bash(&p, command);
@@ -1020,7 +1021,10 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
             verdict.reason
         );
     }
-    // A copy onto `.env` writes it; it is asked about as any copy is.
-    let verdict = bash(&p, "cp .env.example .env");
-    assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
+    // A copy onto `.env` writes it, and git's check names it only: asked
+    // about as any such command is, not denied as a read.
+    for command in ["cp .env.example .env", "git check-ignore .env"] {
+        let verdict = bash(&p, command);
+        assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
+    }
 }

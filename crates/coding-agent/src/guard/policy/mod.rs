@@ -780,8 +780,16 @@ impl Policy {
             .skip(1)
             .filter(|a| !a.text.starts_with('-'))
             .collect();
+        // git subcommands that name files without printing what is in them.
+        let git_names_only = program == "git"
+            && operands.first().is_some_and(|sub| {
+                matches!(
+                    sub.text.as_str(),
+                    "rm" | "mv" | "check-ignore" | "check-attr" | "ls-files" | "status"
+                )
+            });
         let mut args: Vec<&Arg> = match program {
-            _ if NOT_READING.contains(&program) => Vec::new(),
+            _ if NOT_READING.contains(&program) || git_names_only => Vec::new(),
             // Only the starting points are paths; the rest is expression
             // (`-name .env` names no file to read).
             "find" => inner
