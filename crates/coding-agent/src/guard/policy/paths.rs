@@ -103,7 +103,8 @@ impl Places {
     /// Where a path through a process's `root` or `cwd` link under `/proc`
     /// (`/proc/self/root/...`, `/proc/thread-self/cwd/...`,
     /// `/proc/1/task/1/root/...`) leads: `None` for any other path, `Some(None)`
-    /// when it cannot be told (another process's `cwd`).
+    /// when it cannot be told (another process's `cwd`, a folder entered
+    /// through a descriptor: `/dev/fd/3/x`).
     fn through_proc(&self, written: &Path) -> Option<Option<Vec<PathBuf>>> {
         if let Ok(fd) = written.strip_prefix("/dev/fd") {
             return (fd.components().count() > 1).then_some(None);
