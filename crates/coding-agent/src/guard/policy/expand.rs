@@ -64,7 +64,11 @@ fn first_group(text: &str) -> Option<Group> {
                 _ => {}
             }
         }
-        let close = close?;
+        // An unclosed `{` is a character; a later group may still expand.
+        let Some(close) = close else {
+            from = open + 1;
+            continue;
+        };
         let alternatives = if commas.is_empty() {
             sequence(&text[open + 1..close])
         } else {
@@ -156,6 +160,24 @@ pub fn has_glob(text: &str) -> bool {
     text.contains(['*', '?', '['])
 }
 
+/// `pattern` as globset reads it: bash's collating symbols and equivalence
+/// classes inside a bracket (`[[.v.]]`, `[[=e=]]`) stand for their one
+/// character, which globset does not know.
+pub fn globset_pattern(pattern: &str) -> String {
+    let mut out = pattern.to_owned();
+    for (open, close) in [("[.", ".]"), ("[=", "=]")] {
+        while let Some(at) = out.find(open) {
+            let inner = at + open.len();
+            let Some(end) = out[inner..].find(close).map(|end| inner + end) else {
+                break;
+            };
+            let symbol = out[inner..end].to_owned();
+            out.replace_range(at..end + close.len(), &symbol);
+        }
+    }
+    out
+}
+
 /// The existing paths the absolute `pattern` matches on this machine, as
 /// bash's pathname expansion finds them: component by component, a `*`,
 /// `?` or `[...]` never crossing a `/`, a name starting with `.` matched
@@ -169,7 +191,7 @@ pub fn glob_matches(pattern: &Path) -> Vec<PathBuf> {
         let next: Vec<PathBuf> = match part {
             Component::Normal(_) if has_glob(&text) => {
                 globbed = true;
-                let Ok(glob) = globset::GlobBuilder::new(&text)
+                let Ok(glob) = globset::GlobBuilder::new(&globset_pattern(&text))
                     .literal_separator(true)
                     .backslash_escape(true)
                     .build()
@@ -232,6 +254,7 @@ mod tests {
         assert_eq!(braces("{a,b{c,d}}e"), ["ae", "bce", "bde"]);
         assert_eq!(braces("{a}{b,c}"), ["{a}b", "{a}c"]);
         assert_eq!(braces("{a,b"), ["{a,b"]);
+        assert_eq!(braces("{/../.{env,}"), ["{/../.env", "{/../."]);
     }
 
     #[test]
@@ -272,6 +295,8 @@ mod tests {
         assert_eq!(matches("sec*/key"), ["secret/key"]);
         assert_eq!(matches(".ss?/id_rsa"), [".ssh/id_rsa"]);
         assert_eq!(matches(".[e]nv"), [".env"]);
+        assert_eq!(matches(".en[[.v.]]"), [".env"]);
+        assert_eq!(matches(".[[=e=]]nv"), [".env"]);
         assert_eq!(matches("*/missing"), Vec::<String>::new());
         assert_eq!(matches("src/a.rs"), Vec::<String>::new());
     }

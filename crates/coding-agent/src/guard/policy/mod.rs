@@ -132,6 +132,32 @@ fn recurses_directories(words: &[Arg]) -> bool {
     })
 }
 
+/// What the parser writes for the working directory (`$PWD`, `$(pwd)`,
+/// `~+`): no word of bash holds a NUL, so it stands for nothing else.
+const WORKING_DIRECTORY: &str = "\u{0}PWD\u{0}";
+
+/// `part` with [`WORKING_DIRECTORY`] replaced by `cwd`, the directory it
+/// runs in (`cd src; cat $PWD/key` reads `src/key`).
+fn in_working_directory(part: &Part, cwd: &str) -> Part {
+    let placed = |arg: &Arg| Arg {
+        text: arg.text.replace(WORKING_DIRECTORY, cwd),
+        ..arg.clone()
+    };
+    let all = |args: &[Arg]| args.iter().map(placed).collect::<Vec<_>>();
+    Part {
+        words: all(&part.words),
+        assigned: part
+            .assigned
+            .iter()
+            .map(|(name, value)| (name.clone(), placed(value)))
+            .collect(),
+        writes: all(&part.writes),
+        reads: all(&part.reads),
+        upstream: part.upstream.iter().map(|words| all(words)).collect(),
+        ..part.clone()
+    }
+}
+
 /// How many names the regular file at `path` has, when more than one.
 fn hard_links(path: &std::path::Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
@@ -648,7 +674,9 @@ impl Policy {
     /// moved a descriptor ([`Part::descriptors_moved`]), which the script
     /// inherits.
     fn judge_script(&self, script: &str, depth: usize, descriptors_moved: bool) -> Verdict {
-        let parts = match shell::parse(script, &self.places.cwd().to_string_lossy(), depth) {
+        // `$PWD`, `$(pwd)` and `~+` are where the part runs, which a `cd`
+        // before it moves: placed below, part by part.
+        let parts = match shell::parse(script, WORKING_DIRECTORY, depth) {
             Ok(mut parts) => {
                 for part in &mut parts {
                     part.descriptors_moved |= descriptors_moved;
@@ -672,6 +700,7 @@ impl Policy {
         let mut lost: Option<String> = None;
         for part in &parts {
             let here = moved.as_ref().unwrap_or(self);
+            let part = &in_working_directory(part, &here.places.cwd().to_string_lossy());
             let mut part_verdict = here.judge_part(part, depth);
             if let Some(cd) = &lost {
                 part_verdict = part_verdict.stricter(
@@ -775,14 +804,11 @@ impl Policy {
     fn judge_bash_reads(&self, part: &Part, inner: &[Arg]) -> Vec<Verdict> {
         let program = program(inner);
         let searches = matches!(program, "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack");
-        let operands: Vec<&Arg> = inner
-            .iter()
-            .skip(1)
-            .filter(|a| !a.text.starts_with('-'))
-            .collect();
+        // After `--` every word is an operand (`grep -v -- -x .env`).
+        let operand_words: Vec<&Arg> = operands(inner);
         // git subcommands that name files without printing what is in them.
         let git_names_only = program == "git"
-            && operands.first().is_some_and(|sub| {
+            && operand_words.first().is_some_and(|sub| {
                 matches!(
                     sub.text.as_str(),
                     "rm" | "mv" | "check-ignore" | "check-attr" | "ls-files" | "status"
@@ -799,11 +825,11 @@ impl Policy {
                 .collect(),
             // The last operand is written, not read (`cp .env.example .env`).
             "cp" | "mv" | "install" | "ln" if !has_flag(inner, "t", &["target-directory"]) => {
-                operands
+                operand_words
                     .split_last()
                     .map_or(Vec::new(), |(_, read)| read.to_vec())
             }
-            _ => operands,
+            _ => operand_words,
         };
         // A search's first operand is its pattern, unless an option gave it
         // (`-e P`, `-ie.`, `--regexp=P`, `--reg P`, `-f FILE`).
@@ -838,7 +864,7 @@ impl Policy {
                 .any(|a| matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")),
             "git" => inner
                 .iter()
-                .any(|a| a.text == "--no-index" || a.text == "grep"),
+                .any(|a| matches!(a.text.as_str(), "--no-index" | "grep" | "add")),
             "rg" | "ag" | "ack" | "tar" | "zip" | "rsync" | "scp" => true,
             _ => false,
         };
@@ -856,8 +882,12 @@ impl Policy {
             if let Some((_, value)) = t.split_once('=') {
                 values.push(value.to_owned());
             }
-            if !t.starts_with("--") && t.starts_with('-') && t.len() > 2 {
-                values.push(t[2..].to_owned());
+            // `-f.env`, `-vf.env`: the value may follow any letter.
+            if !t.starts_with("--") && t.starts_with('-') && t.len() > 2 && t.len() <= 64 {
+                let letters = t[1..]
+                    .find(|c: char| !c.is_ascii_alphabetic())
+                    .map_or(t.len(), |at| at + 1);
+                values.extend((2..=letters.min(t.len() - 1)).map(|at| t[at..].to_owned()));
             }
             if program == "git" {
                 for value in [t.split_once(':'), t.rsplit_once(':')]
@@ -888,9 +918,10 @@ impl Policy {
             .chain(here)
             .filter(|a| !a.text.is_empty())
             .collect();
+        let line = part.command_line();
         paths
             .iter()
-            .filter_map(|path| self.judge_bash_read(&part.command_line(), path, recursive))
+            .filter_map(|path| self.judge_bash_read(&line, path, recursive))
             .collect()
     }
 
@@ -900,10 +931,20 @@ impl Policy {
     /// time is not judged: too many arguments hold a `$` (messages,
     /// patterns, loop variables) for asking about each to be bearable.
     fn judge_bash_read(&self, line: &str, path: &Arg, recursive: bool) -> Option<Verdict> {
-        self.path_rules(&Kind::Deny)
+        let guard = self
+            .path_rules(&Kind::Deny)
             .chain(self.path_rules(&Kind::Ask))
             .next()?;
-        let named = self.places.named_by(path)?;
+        let Some(named) = self.places.named_by(path) else {
+            // Known but for a brace expansion too large to list.
+            let reason = format!(
+                "`{line}` reads what a brace expansion of too many words names, which cannot be judged against the rule `{}`; name the files",
+                guard.text
+            );
+            return path
+                .braces
+                .then(|| Verdict::new(Decision::Deny, reason).firm());
+        };
         let mut resolved = Vec::new();
         for opened in named {
             match self.places.seen_as(&opened) {
@@ -915,10 +956,12 @@ impl Policy {
             (Kind::Deny, Decision::Deny, "is denied"),
             (Kind::Ask, Decision::Ask, "needs approval"),
         ] {
+            // A folder given to a program that does not recurse is not
+            // read (`wc -l *` with `sec/` among the names).
             let found = self.path_rules(&kind).find_map(|rule| {
-                let path = resolved
-                    .iter()
-                    .find(|path| rule.matches("read", Subject::Path(path)))?;
+                let path = resolved.iter().find(|path| {
+                    rule.matches("read", Subject::Path(path)) && (recursive || !path.is_dir())
+                })?;
                 Some((rule, path))
             });
             if let Some((rule, seen)) = found {

@@ -176,11 +176,36 @@ impl Places {
 
     /// [`Places::protected_target`] for every word bash makes of `arg`;
     /// `None` when none is protected, or the word is known only at run time.
+    ///
+    /// A part known only at run time may be empty (`rm -rf .$E` is `rm -rf
+    /// .` then), as deny rules read it; a brace expansion too large to list
+    /// is taken for protected.
     pub fn protected_word(&self, arg: &super::shell::Arg) -> Option<&'static str> {
-        arg.expansions()?.iter().find_map(|text| {
-            self.protected_target(text)
-                .or_else(|| arg.pattern.then(|| self.protected_matching(text)).flatten())
-        })
+        use super::expand::brace_expansions;
+        let texts = match arg.expansions() {
+            Some(texts) => texts,
+            None if arg.braces => return Some("what a brace expansion of too many words names"),
+            // `"$TARGET"/` is a folder named at run time, which asks
+            // (`deletes_unknown_tree`), not the root by its empty value.
+            None => {
+                let known = arg.without_unknowns();
+                if known.chars().all(|c| matches!(c, '/' | '*')) {
+                    return None;
+                }
+                brace_expansions(&known)?
+            }
+        };
+        // An empty word is no operand (`rm -rf $E` with `$E` empty).
+        texts
+            .iter()
+            .filter(|text| !text.is_empty())
+            .find_map(|text| {
+                self.protected_target(text).or_else(|| {
+                    super::expand::has_glob(text)
+                        .then(|| self.protected_matching(text))
+                        .flatten()
+                })
+            })
     }
 
     /// What a pattern (`/tmp/proj?`, `~/pr*`) names among the protected
@@ -188,12 +213,13 @@ impl Places {
     /// roots, and the folders holding them.
     fn protected_matching(&self, pattern: &str) -> Option<&'static str> {
         let pattern = self.resolve(pattern);
-        let glob = globset::GlobBuilder::new(&pattern.to_string_lossy())
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .ok()?
-            .compile_matcher();
+        let glob =
+            globset::GlobBuilder::new(&super::expand::globset_pattern(&pattern.to_string_lossy()))
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .ok()?
+                .compile_matcher();
         self.roots
             .iter()
             .chain(&self.home)

@@ -561,9 +561,18 @@ impl Walk<'_> {
         arg.pattern = pieces
             .iter()
             .any(|p| matches!(&p.piece, WordPiece::Text(t) if t.contains(['*', '?', '['])));
-        let braces = pieces.iter().any(|p| {
-            matches!(&p.piece, WordPiece::Text(t) if t.contains('{') && t.contains('}') && (t.contains(',') || t.contains("..")))
-        });
+        // The braces and the comma (or `..`) are bash's only unquoted, but
+        // the alternatives may be quoted or expanded (`{'.env',x}`).
+        let unquoted: String = pieces
+            .iter()
+            .filter_map(|p| match &p.piece {
+                WordPiece::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        let braces = unquoted.contains('{')
+            && unquoted.contains('}')
+            && (unquoted.contains(',') || unquoted.contains(".."));
         if braces {
             // Brace expansion turns one word into several: not one literal
             // word, though each of them is known when the rest is.
@@ -763,6 +772,15 @@ fn ansi_c_decoded(raw: &str) -> String {
             'v' => Some('\u{b}'),
             '\\' | '\'' | '"' | '?' => Some(escape),
             'c' => chars.next().map(|x| char::from((x as u8) & 0x1f)),
+            // `\x{2e}`: as many digits as the braces hold.
+            'x' if chars.peek() == Some(&'{') => {
+                chars.next();
+                let value = digits(&mut chars, 16, 8, None);
+                if chars.peek() == Some(&'}') {
+                    chars.next();
+                }
+                value.and_then(char::from_u32)
+            }
             'x' => digits(&mut chars, 16, 2, None).and_then(char::from_u32),
             'u' => digits(&mut chars, 16, 4, None).and_then(char::from_u32),
             'U' => digits(&mut chars, 16, 8, None).and_then(char::from_u32),
