@@ -1040,3 +1040,17 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
     }
 }
+
+/// A crafted line of tens of thousands of words (brace expansions multiply
+/// them) kept the policy busy for minutes; past 4096 words in one command
+/// it is refused, in every mode.
+#[test]
+fn a_command_of_too_many_words_is_refused_not_judged_for_minutes() {
+    let huge = format!("cat {}", "{1..255} ".repeat(80));
+    let split = format!("cat {}", "{1..255} ".repeat(16));
+    for mode in [Mode::Default, Mode::Bypass] {
+        let p = policy(mode);
+        assert_eq!(bash(&p, &huge).decision, Decision::Deny, "{mode:?}");
+        assert_ne!(bash(&p, &split).decision, Decision::Deny, "{mode:?}");
+    }
+}

@@ -132,6 +132,9 @@ fn recurses_directories(words: &[Arg]) -> bool {
     })
 }
 
+/// The most words one command may have to be judged.
+const MAX_WORDS: usize = 4096;
+
 /// What the parser writes for the working directory (`$PWD`, `$(pwd)`,
 /// `~+`): no word of bash holds a NUL, so it stands for nothing else.
 const WORKING_DIRECTORY: &str = "\u{0}PWD\u{0}";
@@ -737,6 +740,18 @@ impl Policy {
     }
 
     fn judge_part(&self, part: &Part, depth: usize) -> Verdict {
+        // Each word may be a path to look up: a crafted line of tens of
+        // thousands (brace expansions multiply them) would keep the policy
+        // busy for minutes, and asking would let bypass mode run it unseen.
+        if part.words.len() > MAX_WORDS {
+            return Verdict::new(
+                Decision::Deny,
+                format!(
+                    "a command of more than {MAX_WORDS} words is not judged; split it (`xargs` passes many arguments)"
+                ),
+            )
+            .firm();
+        }
         if let Some(what) = &part.opaque {
             return Verdict::new(
                 Decision::Ask,
