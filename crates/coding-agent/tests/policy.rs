@@ -952,6 +952,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "cd secret && cat \"$(pwd)/key\"".into(),
         "cd src; echo x > $PWD/m.rs".into(),
         "echo > {'src/m.rs',}".into(),
+        "cd secret; cat ~-/.env".into(),
         format!("cat /proc/self/root{w}/.env"),
         "cat /proc/self/cwd/secret/key".into(),
         "cat /proc/thread-self/task/1/root/proc/self/cwd/.env".into(),

@@ -140,11 +140,27 @@ const MAX_WORDS: usize = 4096;
 const WORKING_DIRECTORY: &str = "\u{0}PWD\u{0}";
 
 /// `part` with [`WORKING_DIRECTORY`] replaced by `cwd`, the directory it
-/// runs in (`cd src; cat $PWD/key` reads `src/key`).
-fn in_working_directory(part: &Part, cwd: &str) -> Part {
-    let placed = |arg: &Arg| Arg {
-        text: arg.text.replace(WORKING_DIRECTORY, cwd),
-        ..arg.clone()
+/// runs in (`cd src; cat $PWD/key` reads `src/key`), and
+/// [`shell::OLD_WORKING_DIRECTORY`] by `left`, the one the last `cd` left
+/// (a word holding it is unknown when no `cd` came first).
+fn in_working_directory(part: &Part, cwd: &str, left: Option<&str>) -> Part {
+    let placed = |arg: &Arg| {
+        let text = arg.text.replace(WORKING_DIRECTORY, cwd);
+        match (text.contains(shell::OLD_WORKING_DIRECTORY), left) {
+            (false, _) => Arg {
+                text,
+                ..arg.clone()
+            },
+            (true, Some(left)) => Arg {
+                text: text.replace(shell::OLD_WORKING_DIRECTORY, left),
+                ..arg.clone()
+            },
+            (true, None) => Arg {
+                text: text.replace(shell::OLD_WORKING_DIRECTORY, "$OLDPWD"),
+                literal: false,
+                ..arg.clone()
+            },
+        }
     };
     let all = |args: &[Arg]| args.iter().map(placed).collect::<Vec<_>>();
     Part {
@@ -701,9 +717,12 @@ impl Policy {
         // Where the parts run: a `cd` moves those after it.
         let mut moved: Option<Policy> = None;
         let mut lost: Option<String> = None;
+        // The folder the last `cd` left, for `~-` and `$OLDPWD`.
+        let mut left: Option<String> = None;
         for part in &parts {
             let here = moved.as_ref().unwrap_or(self);
-            let part = &in_working_directory(part, &here.places.cwd().to_string_lossy());
+            let cwd = here.places.cwd().to_string_lossy();
+            let part = &in_working_directory(part, &cwd, left.as_deref());
             let mut part_verdict = here.judge_part(part, depth);
             if let Some(cd) = &lost {
                 part_verdict = part_verdict.stricter(
@@ -719,6 +738,7 @@ impl Policy {
             }
             match change_directory(part, &here.places, cdpath) {
                 Some(Ok(places)) => {
+                    left = Some(cwd.into_owned());
                     moved = Some(Policy {
                         places,
                         ..self.clone()

@@ -23,6 +23,11 @@ use brush_parser::{ParserOptions, ast};
 
 use super::evaluated::{Evaluated, is_integer, is_subscript_code};
 
+/// What a word holds for the previous working directory (`~-`,
+/// `$OLDPWD`): the policy puts the folder a `cd` before it left in its
+/// place, or takes the word as unknown when no `cd` came first.
+pub const OLD_WORKING_DIRECTORY: &str = "\u{0}OLDPWD\u{0}";
+
 /// How deep substitutions and `bash -c` strings may nest before the policy
 /// stops looking and asks (a model never needs more; a crafted input might).
 pub const MAX_DEPTH: usize = 8;
@@ -601,6 +606,9 @@ impl Walk<'_> {
                 }
                 WordPiece::TildeExpansion(TildeExpr::Home) => arg.text.push('~'),
                 WordPiece::TildeExpansion(TildeExpr::WorkingDir) => arg.text.push_str(self.cwd),
+                WordPiece::TildeExpansion(TildeExpr::OldWorkingDir) => {
+                    arg.text.push_str(OLD_WORKING_DIRECTORY);
+                }
                 WordPiece::TildeExpansion(_) => {
                     arg.text.push_str("~?");
                     arg.literal = false;
@@ -608,6 +616,7 @@ impl Walk<'_> {
                 WordPiece::ParameterExpansion(expr) => match known_parameter(expr) {
                     Some("HOME") => arg.text.push('~'),
                     Some("PWD") => arg.text.push_str(self.cwd),
+                    Some("OLDPWD") => arg.text.push_str(OLD_WORKING_DIRECTORY),
                     Some(name) => {
                         arg.text.push('$');
                         arg.text.push_str(name);
