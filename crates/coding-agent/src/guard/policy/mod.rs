@@ -789,18 +789,19 @@ impl Policy {
         // Patterns after these match other files than bash's defaults
         // (`GLOBIGNORE=x; cat *` reads `.env`), so the words cannot be
         // judged by the files they match here.
-        let glob_changed = part
-            .assigned
-            .iter()
-            .map(|(name, _)| name.as_str())
-            .chain((program(&part.words) == "shopt").then_some("shopt"))
-            .find(|name| matches!(*name, "GLOBIGNORE" | "shopt"));
-        if let Some(name) = glob_changed {
+        let changer = match program(&part.words) {
+            "shopt" => Some(part.command_line()),
+            _ => part
+                .assigned
+                .iter()
+                .any(|(name, _)| name == "GLOBIGNORE")
+                .then(|| "GLOBIGNORE".to_owned()),
+        };
+        if let Some(changer) = changer {
             return Verdict::new(
                 Decision::Ask,
                 format!(
-                    "`{}` changes which files bash's patterns match, so the commands after it cannot be judged by them; it needs approval",
-                    if part.words.is_empty() { name.to_owned() } else { part.command_line() }
+                    "`{changer}` changes which files bash's patterns match, so the commands after it cannot be judged by them; it needs approval"
                 ),
             )
             .firm();
@@ -837,6 +838,14 @@ impl Policy {
     /// is given when guarded files lie below them. Such a rule held for the
     /// read tool while `cat ~/.ssh/id_rsa` ran unasked.
     fn judge_bash_reads(&self, part: &Part, inner: &[Arg]) -> Vec<Verdict> {
+        // No rule guards a path: nothing to look up (the common case).
+        let Some(guard) = self
+            .path_rules(&Kind::Deny)
+            .chain(self.path_rules(&Kind::Ask))
+            .next()
+        else {
+            return Vec::new();
+        };
         let program = program(inner);
         let searches = matches!(program, "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack");
         // After `--` every word is an operand (`grep -v -- -x .env`).
@@ -956,7 +965,7 @@ impl Policy {
         let line = part.command_line();
         paths
             .iter()
-            .filter_map(|path| self.judge_bash_read(&line, path, recursive))
+            .filter_map(|path| self.judge_bash_read(&line, path, recursive, guard))
             .collect()
     }
 
@@ -965,11 +974,13 @@ impl Policy {
     /// pattern matches), where their links lead. A word known only at run
     /// time is not judged: too many arguments hold a `$` (messages,
     /// patterns, loop variables) for asking about each to be bearable.
-    fn judge_bash_read(&self, line: &str, path: &Arg, recursive: bool) -> Option<Verdict> {
-        let guard = self
-            .path_rules(&Kind::Deny)
-            .chain(self.path_rules(&Kind::Ask))
-            .next()?;
+    fn judge_bash_read(
+        &self,
+        line: &str,
+        path: &Arg,
+        recursive: bool,
+        guard: &Rule,
+    ) -> Option<Verdict> {
         let Some(named) = self.places.named_by(path) else {
             // Known but for a brace expansion too large to list.
             let reason = format!(
@@ -987,16 +998,20 @@ impl Policy {
                 Err(written) => return Some(untold(&written)),
             }
         }
+        // A folder given to a program that does not recurse is not read
+        // (`wc -l *` with `sec/` among the names).
+        let read: Vec<&std::path::PathBuf> = resolved
+            .iter()
+            .filter(|path| recursive || !path.is_dir())
+            .collect();
         for (kind, decision, verb) in [
             (Kind::Deny, Decision::Deny, "is denied"),
             (Kind::Ask, Decision::Ask, "needs approval"),
         ] {
-            // A folder given to a program that does not recurse is not
-            // read (`wc -l *` with `sec/` among the names).
             let found = self.path_rules(&kind).find_map(|rule| {
-                let path = resolved.iter().find(|path| {
-                    rule.matches("read", Subject::Path(path)) && (recursive || !path.is_dir())
-                })?;
+                let path = read
+                    .iter()
+                    .find(|path| rule.matches("read", Subject::Path(path)))?;
                 Some((rule, path))
             });
             if let Some((rule, seen)) = found {
