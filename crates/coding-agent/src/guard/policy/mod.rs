@@ -135,17 +135,13 @@ fn recurses_directories(words: &[Arg]) -> bool {
 /// The most words one command may have to be judged.
 const MAX_WORDS: usize = 4096;
 
-/// What the parser writes for the working directory (`$PWD`, `$(pwd)`,
-/// `~+`): no word of bash holds a NUL, so it stands for nothing else.
-const WORKING_DIRECTORY: &str = "\u{0}PWD\u{0}";
-
-/// `part` with [`WORKING_DIRECTORY`] replaced by `cwd`, the directory it
+/// `part` with [`shell::WORKING_DIRECTORY`] replaced by `cwd`, the directory it
 /// runs in (`cd src; cat $PWD/key` reads `src/key`), and
 /// [`shell::OLD_WORKING_DIRECTORY`] by `left`, the one the last `cd` left
 /// (a word holding it is unknown when no `cd` came first).
 fn in_working_directory(part: &Part, cwd: &str, left: Option<&str>) -> Part {
     let placed = |arg: &Arg| {
-        let text = arg.text.replace(WORKING_DIRECTORY, cwd);
+        let text = arg.text.replace(shell::WORKING_DIRECTORY, cwd);
         match (text.contains(shell::OLD_WORKING_DIRECTORY), left) {
             (false, _) => Arg {
                 text,
@@ -695,7 +691,7 @@ impl Policy {
     fn judge_script(&self, script: &str, depth: usize, descriptors_moved: bool) -> Verdict {
         // `$PWD`, `$(pwd)` and `~+` are where the part runs, which a `cd`
         // before it moves: placed below, part by part.
-        let parts = match shell::parse(script, WORKING_DIRECTORY, depth) {
+        let parts = match shell::parse(script, depth) {
             Ok(mut parts) => {
                 for part in &mut parts {
                     part.descriptors_moved |= descriptors_moved;

@@ -23,6 +23,10 @@ use brush_parser::{ParserOptions, ast};
 
 use super::evaluated::{Evaluated, is_integer, is_subscript_code};
 
+/// What a word holds for the working directory (`$PWD`, `$(pwd)`, `~+`):
+/// no word of bash holds a NUL, so it stands for nothing else.
+pub const WORKING_DIRECTORY: &str = "\u{0}PWD\u{0}";
+
 /// What a word holds for the previous working directory (`~-`,
 /// `$OLDPWD`): the policy puts the folder a `cd` before it left in its
 /// place, or takes the word as unknown when no `cd` came first.
@@ -166,8 +170,11 @@ pub struct ParseFailure(pub String);
 
 /// Every simple command `script` would run, in source order.
 ///
-/// `cwd` resolves `$PWD`. Fails on a syntax error: the policy asks then.
-pub fn parse(script: &str, cwd: &str, depth: usize) -> Result<Vec<Part>, ParseFailure> {
+/// `$PWD`, `$(pwd)` and `~+` are written [`WORKING_DIRECTORY`], `~-` and
+/// `$OLDPWD` [`OLD_WORKING_DIRECTORY`]: which folders they are depends on
+/// the `cd`s before each command, which the policy follows. Fails on a
+/// syntax error: the policy asks then.
+pub fn parse(script: &str, depth: usize) -> Result<Vec<Part>, ParseFailure> {
     if depth > MAX_DEPTH {
         return Err(ParseFailure(format!(
             "commands nested more than {MAX_DEPTH} levels deep"
@@ -181,7 +188,6 @@ pub fn parse(script: &str, cwd: &str, depth: usize) -> Result<Vec<Part>, ParseFa
     .map_err(|e| ParseFailure(format!("bash syntax error: {e}")))?;
     let mut walk = Walk {
         parts: Vec::new(),
-        cwd,
         depth,
         options,
         descriptors_moved: false,
@@ -212,9 +218,8 @@ pub fn parse(script: &str, cwd: &str, depth: usize) -> Result<Vec<Part>, ParseFa
     Ok(parts)
 }
 
-struct Walk<'a> {
+struct Walk {
     parts: Vec<Part>,
-    cwd: &'a str,
     depth: usize,
     options: ParserOptions,
     /// A redirection of this script moves a descriptor ([`Part::descriptors_moved`]).
@@ -256,7 +261,7 @@ fn moves_descriptor(
     }
 }
 
-impl Walk<'_> {
+impl Walk {
     fn list(&mut self, list: &CompoundList) -> Result<(), ParseFailure> {
         for item in &list.0 {
             self.pipeline(&item.0.first)?;
@@ -605,7 +610,9 @@ impl Walk<'_> {
                     arg.literal &= inner.literal;
                 }
                 WordPiece::TildeExpansion(TildeExpr::Home) => arg.text.push('~'),
-                WordPiece::TildeExpansion(TildeExpr::WorkingDir) => arg.text.push_str(self.cwd),
+                WordPiece::TildeExpansion(TildeExpr::WorkingDir) => {
+                    arg.text.push_str(WORKING_DIRECTORY)
+                }
                 WordPiece::TildeExpansion(TildeExpr::OldWorkingDir) => {
                     arg.text.push_str(OLD_WORKING_DIRECTORY);
                 }
@@ -615,7 +622,7 @@ impl Walk<'_> {
                 }
                 WordPiece::ParameterExpansion(expr) => match known_parameter(expr) {
                     Some("HOME") => arg.text.push('~'),
-                    Some("PWD") => arg.text.push_str(self.cwd),
+                    Some("PWD") => arg.text.push_str(WORKING_DIRECTORY),
                     Some("OLDPWD") => arg.text.push_str(OLD_WORKING_DIRECTORY),
                     Some(name) => {
                         arg.text.push('$');
@@ -641,12 +648,12 @@ impl Walk<'_> {
                 },
                 WordPiece::CommandSubstitution(script)
                 | WordPiece::BackquotedCommandSubstitution(script) => {
-                    let parts = parse(script, self.cwd, self.depth + 1)?;
+                    let parts = parse(script, self.depth + 1)?;
                     self.parts.extend(parts);
                     // `$(pwd)` is `$PWD` (`rm -rf "$(pwd)"` deletes the
                     // workspace as surely).
                     if matches!(script.trim(), "pwd" | "pwd -L" | "pwd -P") {
-                        arg.text.push_str(self.cwd);
+                        arg.text.push_str(WORKING_DIRECTORY);
                     } else {
                         arg.text.push_str("$(...)");
                         arg.literal = false;
@@ -663,7 +670,7 @@ impl Walk<'_> {
     }
 }
 
-impl Walk<'_> {
+impl Walk {
     /// Notes what a parameter expansion evaluates: a subscript or a
     /// substring's bounds (arithmetic), a name read from a value (`${!x}`),
     /// a value expanded as a prompt (`${x@P}`).
