@@ -958,6 +958,16 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "cat /proc/thread-self/task/1/root/proc/self/cwd/.env".into(),
         "echo x > {src/m.rs,}".into(),
         "echo x >> /proc/self/cwd/src/m.rs".into(),
+        "F=.env; cat $F".into(),
+        "F=.env && cat \"$F\"".into(),
+        "export F=.env; cat $F".into(),
+        "D=~/.ssh; cat $D/id_rsa".into(),
+        "F=x; if false; then F=.env; fi; cat \"$F\"".into(),
+        "for f in a.txt .env; do cat $f; done".into(),
+        "for f in .e*; do cat \"$f\"; done".into(),
+        "F=.env; echo \"$(cat $F)\"".into(),
+        "S=src/m.rs; echo x > $S".into(),
+        "A=.env; B=$A; cat $B".into(),
     ];
     for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
         let p = Policy::new(
@@ -1025,6 +1035,8 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "git status .env",
         "wc -l *",
         "for f in src/*.rs; do wc -l \"$f\"; done",
+        "F=a.txt; cat \"$F\"",
+        "for f in a.txt src/m.rs; do cat $f; done",
     ] {
         let verdict = bash(&p, command);
         assert_eq!(
@@ -1034,6 +1046,11 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
             verdict.reason
         );
     }
+    // The reason is the command's, not the assignment's before it.
+    assert_eq!(
+        bash(&p, "F=a.txt; cat $F").reason,
+        "`cat $F` only reads (known-safe list)"
+    );
     // A copy onto `.env` writes it, and git's check names it only: asked
     // about as any such command is, not denied as a read.
     for command in ["cp .env.example .env", "git check-ignore .env"] {

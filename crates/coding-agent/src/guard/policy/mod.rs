@@ -16,6 +16,7 @@ mod expand;
 pub mod paths;
 mod rules;
 pub mod shell;
+mod variables;
 
 use serde_json::Value;
 
@@ -742,6 +743,13 @@ impl Policy {
                 }
                 Some(Err(cd)) => lost = Some(cd),
                 None => {}
+            }
+            // An assignment allowed says nothing: the reason to read is
+            // the next command's (`F=x; cat $F`).
+            let runs_nothing =
+                part.words.is_empty() && part.writes.is_empty() && part.reads.is_empty();
+            if runs_nothing && part_verdict.decision == Decision::Allow {
+                continue;
             }
             let next = match verdict {
                 Some(v) => v.stricter(part_verdict),

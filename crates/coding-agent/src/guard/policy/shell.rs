@@ -22,6 +22,7 @@ use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPie
 use brush_parser::{ParserOptions, ast};
 
 use super::evaluated::{Evaluated, is_integer, is_subscript_code};
+use super::variables::Values;
 
 /// What a word holds for the working directory (`$PWD`, `$(pwd)`, `~+`):
 /// no word of bash holds a NUL, so it stands for nothing else.
@@ -175,6 +176,12 @@ pub struct ParseFailure(pub String);
 /// the `cd`s before each command, which the policy follows. Fails on a
 /// syntax error: the policy asks then.
 pub fn parse(script: &str, depth: usize) -> Result<Vec<Part>, ParseFailure> {
+    parse_with(script, depth, Values::default())
+}
+
+/// [`parse`] for a script that runs inside another (`$(...)`), which
+/// sees the values the outer one gave its variables before it.
+fn parse_with(script: &str, depth: usize, values: Values) -> Result<Vec<Part>, ParseFailure> {
     if depth > MAX_DEPTH {
         return Err(ParseFailure(format!(
             "commands nested more than {MAX_DEPTH} levels deep"
@@ -192,6 +199,7 @@ pub fn parse(script: &str, depth: usize) -> Result<Vec<Part>, ParseFailure> {
         options,
         descriptors_moved: false,
         evaluated: Evaluated::default(),
+        values,
     };
     for list in &program.complete_commands {
         walk.list(list)?;
@@ -226,6 +234,8 @@ struct Walk {
     descriptors_moved: bool,
     /// What bash evaluates of values (arithmetic, names, expansions).
     evaluated: Evaluated,
+    /// The values the script has given its variables so far.
+    values: Values,
 }
 
 /// Whether a file redirection points descriptor `fd` (`None`: the kind's
@@ -371,6 +381,7 @@ impl Walk {
                 for word in clause.values.iter().flatten() {
                     let value = self.word(&word.value)?;
                     integers &= value.literal && is_integer(&value.text);
+                    self.values.give_each(&clause.variable_name, &value);
                 }
                 // `for i in 1 2 3` sets `i` to integers; any other list
                 // (or the arguments, without one) to what may be code.
@@ -432,7 +443,47 @@ impl Walk {
         }
     }
 
+    /// A simple command, judged once with the variables it reads unknown
+    /// and once more for each combination of the values the script gave
+    /// them before ([`Values`]): one part for each.
     fn simple(&mut self, simple: &SimpleCommand) -> Result<(), ParseFailure> {
+        self.values.start_command();
+        let mut parts = vec![self.simple_part(simple)?];
+        match self.values.variants() {
+            Ok(variants) => {
+                for choice in variants {
+                    self.values.choose(choice);
+                    parts.push(self.simple_part(simple)?);
+                }
+            }
+            Err(count) => {
+                parts[0].opaque = Some(format!(
+                    "a command whose variables this line gives {count} combinations of values"
+                ));
+            }
+        }
+        self.values.start_command();
+        let appended: Vec<bool> = simple
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .filter_map(|item| match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(_, word) => Some(
+                    word.value
+                        .split_once('=')
+                        .is_some_and(|(name, _)| name.ends_with('+')),
+                ),
+                _ => None,
+            })
+            .collect();
+        for part in &parts {
+            self.values.remember(&part.words, &part.assigned, &appended);
+        }
+        self.parts.extend(parts);
+        Ok(())
+    }
+
+    fn simple_part(&mut self, simple: &SimpleCommand) -> Result<Part, ParseFailure> {
         let mut part = Part::default();
         let mut redirects = Vec::new();
         // A prefix holds only assignments and redirections; the program name
@@ -448,8 +499,7 @@ impl Walk {
             self.item(item, &mut part, &mut redirects, false)?;
         }
         (part.writes, part.reads) = self.redirects_both(redirects.into_iter())?;
-        self.parts.push(part);
-        Ok(())
+        Ok(part)
     }
 
     fn item<'i>(
@@ -546,7 +596,7 @@ impl Walk {
                         let pieces =
                             brush_parser::word::parse_heredoc(&doc.doc.value, &self.options)
                                 .map_err(|e| ParseFailure(format!("here-document: {e}")))?;
-                        self.flatten(&pieces)?;
+                        self.flatten(&pieces, true)?;
                     }
                 }
             }
@@ -558,7 +608,7 @@ impl Walk {
     fn word(&mut self, raw: &str) -> Result<Arg, ParseFailure> {
         let pieces = brush_parser::word::parse(raw, &self.options)
             .map_err(|e| ParseFailure(format!("cannot read the word `{raw}`: {e}")))?;
-        let mut arg = self.flatten(&pieces)?;
+        let mut arg = self.flatten(&pieces, false)?;
         let literal = literal_text(&pieces);
         if is_subscript_code(&literal) {
             self.evaluated.subscript_code = Some(format!(
@@ -568,7 +618,7 @@ impl Walk {
         if literal.contains("$(") || literal.contains('`') {
             self.evaluated.quoted_code.push(literal);
         }
-        arg.pattern = pieces
+        arg.pattern |= pieces
             .iter()
             .any(|p| matches!(&p.piece, WordPiece::Text(t) if t.contains(['*', '?', '['])));
         // The braces and the comma (or `..`) are bash's only unquoted, but
@@ -592,7 +642,13 @@ impl Walk {
         Ok(arg)
     }
 
-    fn flatten(&mut self, pieces: &[WordPieceWithSource]) -> Result<Arg, ParseFailure> {
+    /// `quoted`: the pieces are inside double quotes, where a variable's
+    /// value is neither split into words nor matched as a pattern.
+    fn flatten(
+        &mut self,
+        pieces: &[WordPieceWithSource],
+        quoted: bool,
+    ) -> Result<Arg, ParseFailure> {
         let mut arg = Arg::literal("");
         for piece in pieces {
             match &piece.piece {
@@ -605,9 +661,11 @@ impl Walk {
                 }
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                    let inner = self.flatten(inner)?;
+                    let inner = self.flatten(inner, true)?;
                     arg.text.push_str(&inner.text);
                     arg.literal &= inner.literal;
+                    // A loop's pattern stands for the names it matched.
+                    arg.pattern |= inner.pattern;
                 }
                 WordPiece::TildeExpansion(TildeExpr::Home) => arg.text.push('~'),
                 WordPiece::TildeExpansion(TildeExpr::WorkingDir) => {
@@ -624,11 +682,20 @@ impl Walk {
                     Some("HOME") => arg.text.push('~'),
                     Some("PWD") => arg.text.push_str(WORKING_DIRECTORY),
                     Some("OLDPWD") => arg.text.push_str(OLD_WORKING_DIRECTORY),
-                    Some(name) => {
-                        arg.text.push('$');
-                        arg.text.push_str(name);
-                        arg.literal = false;
-                    }
+                    Some(name) => match self.values.lookup(name) {
+                        // Unquoted, a value with blanks becomes several
+                        // words, which one word cannot hold: left unknown.
+                        Some(value) if quoted || !value.text.contains(char::is_whitespace) => {
+                            arg.text.push_str(&value.text);
+                            arg.pattern |=
+                                value.pattern || (!quoted && super::expand::has_glob(&value.text));
+                        }
+                        _ => {
+                            arg.text.push('$');
+                            arg.text.push_str(name);
+                            arg.literal = false;
+                        }
+                    },
                     None => {
                         arg.text.push_str("${...}");
                         arg.literal = false;
@@ -648,7 +715,7 @@ impl Walk {
                 },
                 WordPiece::CommandSubstitution(script)
                 | WordPiece::BackquotedCommandSubstitution(script) => {
-                    let parts = parse(script, self.depth + 1)?;
+                    let parts = parse_with(script, self.depth + 1, self.values.inherited())?;
                     self.parts.extend(parts);
                     // `$(pwd)` is `$PWD` (`rm -rf "$(pwd)"` deletes the
                     // workspace as surely).
