@@ -438,6 +438,19 @@ async fn seq_3000_shows_the_last_2000_lines_and_saves_everything() {
     );
 }
 
+/// A command leads a session of its own, as Pi's `detached: true` makes it:
+/// in ours, what prompts on `/dev/tty` (git's credentials, ssh's password)
+/// was stopped by SIGTTIN in the background and the call never ended.
+#[tokio::test]
+async fn a_command_leads_a_session_of_its_own_without_a_terminal() {
+    let fx = Fixture::new();
+    let command = "read -r pid _ _ _ group session _ < /proc/$$/stat; \
+        echo $((session == pid)) $((group == pid)); \
+        (exec 3</dev/tty) 2>/dev/null && echo terminal || echo no terminal";
+    let out = ok_text(fx.run(json!({ "command": command })).await);
+    assert_eq!(out, "1 1\nno terminal\n");
+}
+
 #[tokio::test]
 async fn abort_kills_the_command_and_keeps_its_output() {
     let fx = Fixture::new();

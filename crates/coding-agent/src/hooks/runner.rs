@@ -10,12 +10,11 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{Action, Handler, OnError};
 use super::judge::{Asking, investigate, judge};
-use crate::support::process_group::{ProcessGroup, signal_name};
+use crate::support::process_group::{ProcessGroup, detached_command, signal_name};
 
 /// How much of a hook's stdout (or an `http` hook's answer) is kept. It is
 /// the hook's answer, read only when whole (a deny with a long reason, an
@@ -178,7 +177,7 @@ async fn run_one(
     // By its path: a `sh` found on the PATH could be one a sandboxed
     // command planted in the workspace (an activated `.venv/bin`), and
     // hooks run outside the sandbox.
-    let mut command = Command::new("/bin/sh");
+    let mut command = detached_command("/bin/sh");
     command
         .arg("-c")
         .arg(line)
@@ -186,7 +185,6 @@ async fn run_one(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     for var in PROJECT_DIR_VARS {
         command.env(var, cwd);

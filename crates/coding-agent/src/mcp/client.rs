@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{ServerConfig, Transport};
 use super::http::LastFailure;
 use super::stdio::{StdioTransport, TOO_LARGE};
-use crate::support::process_group::ProcessGroup;
+use crate::support::process_group::{ProcessGroup, detached_command};
 use crate::support::sync::lock;
 
 /// How much of a server's stderr is kept to explain why it failed.
@@ -149,11 +149,10 @@ impl Connection {
                         dir.display()
                     ));
                 }
-                let mut process = tokio::process::Command::new(command);
+                // Its own session and group, so what it starts (a server
+                // run through `npx`, `sh -c`) is stopped with it.
+                let mut process = detached_command(command);
                 process.args(args).envs(env).current_dir(dir);
-                // Its own group, so what it starts (a server run through
-                // `npx`, `sh -c`) is stopped with it.
-                process.process_group(0);
                 // Its stderr is piped, not inherited: a server's logs would
                 // scribble over the terminal UI, and they explain failures.
                 let (transport, child_stderr) = StdioTransport::spawn(process)

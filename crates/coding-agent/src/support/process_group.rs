@@ -1,9 +1,32 @@
 //! A child's process group, killed as a whole: commands started with
-//! `process_group(0)` (bash's, hooks') lead their own group, so a timeout or
-//! an abort also kills what they started (a `sleep` under a script).
+//! [`detached_command`] (bash's, hooks', MCP servers') lead their own
+//! session and group, so a timeout or an abort also kills what they
+//! started (a `sleep` under a script).
+
+use std::ffi::OsStr;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use process_wrap::tokio::{CommandWrap, CommandWrapper, ProcessSession};
+use tokio::process::Command;
+
+/// A command that runs `program` as the leader of a new session and
+/// process group, as Pi's `detached: true` does. Without a controlling
+/// terminal, what prompts on `/dev/tty` (git's credentials, ssh's
+/// password, sudo, an editor) fails at once; in a group of our session it
+/// was stopped by SIGTTIN, and the call never ended.
+pub fn detached_command(program: impl AsRef<OsStr>) -> Command {
+    let mut command = Command::new(program);
+    // process-wrap's session wrapper puts `setsid` between fork and exec
+    // (which needs `unsafe`, kept out of this crate); its hook is used
+    // alone, so the child stays a plain tokio `Child`. It never fails, and
+    // the core it is given is not read.
+    let unread = CommandWrap::from(Command::new(""));
+    if ProcessSession.pre_spawn(&mut command, &unread).is_err() {
+        command.process_group(0);
+    }
+    command
+}
 
 /// The group led by a child, killed with SIGKILL by [`ProcessGroup::kill`]
 /// and when dropped before [`ProcessGroup::release`] (the run was dropped

@@ -17,13 +17,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 use tokio::sync::{OnceCell, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::log::{LocalOutputLog, OutputLog};
-use crate::support::process_group::{ProcessGroup, signal_name};
+use crate::support::process_group::{ProcessGroup, detached_command, signal_name};
 
 /// After the shell exits, how long to keep reading output that is still in
 /// the pipes (Pi's `EXIT_STDIO_GRACE_MS`). A background child that inherited
@@ -198,11 +197,11 @@ impl BashOperations for LocalBashOperations {
         let shell = self.shell().await?;
         let mut command_line = match &self.launcher {
             Some(launcher) => {
-                let mut command_line = Command::new(&launcher.program);
+                let mut command_line = detached_command(&launcher.program);
                 command_line.args(&launcher.args).arg(&shell);
                 command_line
             }
-            None => Command::new(&shell),
+            None => detached_command(&shell),
         };
         let program = self
             .launcher
@@ -222,7 +221,6 @@ impl BashOperations for LocalBashOperations {
             .stdin(Stdio::null())
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer_too))
-            .process_group(0)
             .spawn()
             .map_err(|error| spawn_error(program, &error))?;
         // Our copies of the write end go now: the pipe ends when the
