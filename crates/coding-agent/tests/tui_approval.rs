@@ -129,9 +129,12 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
         .join("\n")
     };
     assert_eq!(screen(&mut app, 70, 22, now), expected(1));
-    // Keys move the selection; letters do not reach the editor.
+    // Arrows move the selection; letters, which the prompt has no use
+    // for, go to the editor (nothing typed is lost).
     app.handle_key(key(KeyCode::Char('x')));
     app.handle_key(key(KeyCode::Down));
+    assert_eq!(app.editor.text(), "x");
+    app.handle_key(key(KeyCode::Backspace));
     assert_eq!(screen(&mut app, 70, 22, now), expected(2));
     assert!(app.editor.is_empty());
     assert!(answer.try_recv().is_err(), "no answer yet");
@@ -169,7 +172,9 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
 
 /// A person typing as the prompt appears must not approve the call with the
 /// Enter (or the number) meant for the editor: those keys wait out the
-/// grace from when the prompt is first drawn; Esc and the arrows do not.
+/// grace from when the prompt is first drawn and from each key typed since,
+/// and go to the editor meanwhile, as do the letters the prompt has no use
+/// for; Esc and the arrows are the prompt's at once.
 #[test]
 fn keys_that_answer_wait_out_the_grace_after_the_prompt_appears() {
     let (mut app, now) = asking_app();
@@ -178,13 +183,26 @@ fn keys_that_answer_wait_out_the_grace_after_the_prompt_appears() {
         .set_grace(std::time::Duration::from_secs(3600));
     app.approvals.push(first);
     // Not even drawn yet, then drawn: both too soon.
-    app.handle_key(key(KeyCode::Enter));
+    app.handle_key(key(KeyCode::Char('1')));
     screen(&mut app, 70, 22, now);
-    for code in [KeyCode::Enter, KeyCode::Char('1'), KeyCode::Down] {
+    for code in [
+        KeyCode::Char(' '),
+        KeyCode::Char('i'),
+        KeyCode::Char('n'),
+        KeyCode::Char(' '),
+        KeyCode::Char('3'),
+        KeyCode::Char('x'),
+        KeyCode::Backspace,
+        KeyCode::Down,
+    ] {
         app.handle_key(key(code));
     }
     assert!(answer.try_recv().is_err(), "answered within the grace");
-    assert!(app.editor.is_empty(), "the keys went to no one else either");
+    assert_eq!(
+        app.editor.text(),
+        "1 in 3",
+        "what was typed is in the editor"
+    );
     // The grace over: the selection the arrow moved is what Enter picks.
     app.approvals.set_grace(std::time::Duration::ZERO);
     app.handle_key(key(KeyCode::Enter));

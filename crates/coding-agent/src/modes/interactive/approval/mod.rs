@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
@@ -36,10 +36,13 @@ use super::theme::to_line;
 use super::wrap::{text_width, wrap};
 use crate::render::{Style, StyledLine, ToolRenderers};
 
-/// How long a prompt, once drawn, ignores the keys that would answer it
-/// (Enter, a number): a person typing a message as it appears must not
-/// approve a call with the Enter meant for the editor. Esc (deny) and the
-/// arrows are taken at once.
+/// How long a prompt ignores the keys that would answer it (Enter, a
+/// number), counted from when it is first drawn and from each key typed
+/// since: a person typing a message as it appears ("do it in 3 steps",
+/// Enter) must not approve a call with keys meant for the editor. Those
+/// keys go to the editor instead, as do the keys the prompt has no use
+/// for (letters, Backspace, the cursor keys along a line), so nothing
+/// typed is lost. Esc (deny) and Up/Down are taken at once.
 pub const APPROVAL_GRACE: Duration = Duration::from_millis(500);
 
 /// The prompts waiting for an answer; the first one is shown.
@@ -48,6 +51,9 @@ pub struct Approvals {
     waiting: VecDeque<Waiting>,
     /// See [`APPROVAL_GRACE`]; none by default (tests drive the keys).
     grace: Duration,
+    /// When a key last went to the editor while a prompt was shown: the
+    /// grace counts from there too.
+    typed_at: Option<Instant>,
     /// Part of the shown call has not been on the screen yet, or the
     /// choices are not on it now: only a deny is taken.
     call_unseen: Cell<bool>,
@@ -99,27 +105,29 @@ impl Approvals {
         self.waiting.len().saturating_sub(1)
     }
 
-    /// Keys that would answer a prompt are ignored for `grace` after it is
-    /// first drawn ([`APPROVAL_GRACE`] in the terminal).
+    /// Keys that would answer a prompt go to the editor for `grace` after
+    /// it is first drawn and after each key typed ([`APPROVAL_GRACE`] in
+    /// the terminal).
     pub fn set_grace(&mut self, grace: Duration) {
         self.grace = grace;
     }
 
     /// Gives `key` to the prompt shown; an answer goes to its call and the
-    /// next prompt shows. False when no prompt is shown (the key is not
-    /// taken).
+    /// next prompt shows. False when the key is not taken: no prompt is
+    /// shown, or the key is typing meant for the editor ([`APPROVAL_GRACE`]).
     pub fn handle_key(&mut self, key: KeyEvent) -> bool {
         let grace = self.grace;
         let Some(front) = self.waiting.front_mut() else {
             return false;
         };
-        let answers = matches!(key.code, KeyCode::Enter | KeyCode::Char('0'..='9'));
-        let too_soon = front
-            .drawn_at
-            .get()
-            .is_none_or(|drawn| drawn.elapsed() < grace);
-        if !grace.is_zero() && answers && !front.modal.is_typing_reason() && too_soon {
-            return true;
+        if !front.modal.is_typing_reason() {
+            let answers = front.modal.answers(key);
+            let since = front.drawn_at.get().max(self.typed_at);
+            let too_soon = !grace.is_zero() && since.is_none_or(|since| since.elapsed() < grace);
+            if (answers && too_soon) || (!answers && is_typing(key)) {
+                self.typed_at = Some(Instant::now());
+                return false;
+            }
         }
         let page = self.page.get().max(1);
         match key.code {
@@ -354,3 +362,22 @@ fn fit(view: &ModalView, width: u16, height: usize, scroll: usize, subject: &Sub
 /// The fewest rows of a call worth scrolling through; a window with less
 /// room says the call does not fit.
 const MIN_CALL_ROWS: usize = 3;
+
+/// A key that edits a line of text (a character, Backspace, Delete, the
+/// cursor along the line): the prompt has no use for it, the editor has.
+fn is_typing(key: KeyEvent) -> bool {
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER);
+    plain
+        && matches!(
+            key.code,
+            KeyCode::Char(_)
+                | KeyCode::Backspace
+                | KeyCode::Delete
+                | KeyCode::Left
+                | KeyCode::Right
+                | KeyCode::Home
+                | KeyCode::End
+        )
+}

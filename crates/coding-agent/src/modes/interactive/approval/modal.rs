@@ -69,6 +69,17 @@ impl ApprovalModal {
         self.reason.is_some()
     }
 
+    /// True when `key` picks a choice (Enter, or the number of one).
+    pub fn answers(&self, key: KeyEvent) -> bool {
+        match key.code {
+            KeyCode::Enter => true,
+            KeyCode::Char(c) => c
+                .to_digit(10)
+                .is_some_and(|n| n >= 1 && n as usize <= self.choices.len()),
+            _ => false,
+        }
+    }
+
     /// A key press; `Some` once the user has answered. Up/Down move, Enter
     /// or a number picks, Esc denies at once (also while typing a reason,
     /// which is then dropped); "Deny" opens a one-line reason, sent with
