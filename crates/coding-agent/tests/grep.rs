@@ -533,6 +533,26 @@ async fn grep_searches_a_named_file_holding_a_nul_byte() {
     );
 }
 
+/// A named file is searched with its NULs as bytes of their line, so a
+/// file of zeros is one endless line: the search stops at the line limit
+/// and says why, instead of taking gigabytes (`/dev/zero` took 11 GB in
+/// 20 s).
+#[tokio::test]
+async fn a_named_file_of_one_endless_line_is_refused_at_the_line_limit() {
+    let fixture = Fixture::new(&[]);
+    let error = tokio::time::timeout(
+        Duration::from_secs(60),
+        fixture.grep(json!({"pattern": "x", "path": "/dev/zero"})),
+    )
+    .await
+    .expect("the search must stop at the line limit")
+    .unwrap_err();
+    assert_eq!(
+        error.message(),
+        "/dev/zero has a line longer than 64 MB (a disk image or a device?), which grep does not search. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 | xxd)"
+    );
+}
+
 #[tokio::test]
 async fn grep_skips_binary_files() {
     let fixture = Fixture::new(&[("text.txt", "needle\n")]);

@@ -497,6 +497,47 @@ async fn the_file_tools_refuse_a_named_pipe_at_once_instead_of_waiting_for_its_o
     );
 }
 
+/// A terminal is refused as a pipe is: reading it waits for someone to
+/// type, and a read left blocked on our own terminal after an abort kept
+/// eating the keys meant for the editor. `/dev/tty` is told by its device
+/// number, without opening it, so this holds with or without a terminal.
+#[tokio::test]
+async fn read_and_grep_refuse_a_terminal_at_once() {
+    let root = Root::new();
+    for (name, args, command) in [
+        ("read", json!({"path": "/dev/tty"}), "cat"),
+        (
+            "grep",
+            json!({"pattern": "x", "path": "/dev/tty"}),
+            "grep PATTERN",
+        ),
+    ] {
+        let tool = coding_agent::tools::builtin_tool(name).unwrap();
+        let call = tool.execute(args, ToolContext::new(root.cwd()));
+        let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await;
+        let error = result
+            .expect("the call waited on the terminal")
+            .unwrap_err();
+        assert_eq!(
+            error.message(),
+            format!(
+                "/dev/tty is a terminal, not a file: the file tools only read and change \
+                 regular files (reading a terminal waits for someone to type, maybe forever). \
+                 If you mean to use it, do it with bash and a timeout (e.g. timeout 5 {command} \
+                 /dev/tty)"
+            ),
+            "{name}"
+        );
+    }
+    // Another character device is still read as far as the limits.
+    let tool = coding_agent::tools::builtin_tool("read").unwrap();
+    let zero = tool
+        .execute(json!({"path": "/dev/null"}), ToolContext::new(root.cwd()))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&zero), "");
+}
+
 /// A Unix socket cannot be opened as a file at all: the refusal says so
 /// and names a client, not a writer to wait for and `cat`.
 #[tokio::test]
@@ -589,10 +630,10 @@ async fn edit_and_write_refuse_a_device_and_leave_it_as_it_is() {
     let error = result.expect("the edit waited on the device").unwrap_err();
     assert_eq!(
         error.message(),
-        format!(
-            "Could not edit file: /dev/ptmx. Error: {}.",
-            refusal(std::path::Path::new("/dev/ptmx"), "cat")
-        )
+        "Could not edit file: /dev/ptmx. Error: /dev/ptmx is a terminal, not a file: the file \
+         tools only read and change regular files (reading a terminal waits for someone to \
+         type, maybe forever). If you mean to use it, do it with bash and a timeout (e.g. \
+         timeout 5 cat /dev/ptmx)."
     );
 }
 

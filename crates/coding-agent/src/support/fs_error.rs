@@ -17,7 +17,9 @@ pub enum SpecialFile {
     Pipe,
     /// A Unix socket.
     Socket,
-    /// A character device (`/dev/zero`, a terminal).
+    /// A terminal (`/dev/tty`, `/dev/pts/3`, a console).
+    Terminal,
+    /// Any other character device (`/dev/zero`, `/dev/urandom`).
     CharDevice,
     /// A block device (a disk).
     BlockDevice,
@@ -33,6 +35,8 @@ impl SpecialFile {
             Some(SpecialFile::Pipe)
         } else if kind.is_socket() {
             Some(SpecialFile::Socket)
+        } else if kind.is_char_device() && is_terminal(metadata) {
+            Some(SpecialFile::Terminal)
         } else if kind.is_char_device() {
             Some(SpecialFile::CharDevice)
         } else if kind.is_block_device() {
@@ -42,12 +46,16 @@ impl SpecialFile {
         }
     }
 
-    /// A pipe or a socket: opening it waits for the other end. A device
-    /// can be opened, and `read` and `grep` read one as far as their limits
-    /// (a terminal until the call is aborted); `edit` and `write` refuse
-    /// every special file.
+    /// A pipe, a socket or a terminal: opening or reading it waits for the
+    /// other end, or for someone to type (and a read left blocked on our own
+    /// terminal after an abort kept eating the keys meant for the editor).
+    /// Another device can be read, and `read` and `grep` read one as far as
+    /// their limits; `edit` and `write` refuse every special file.
     pub fn waits(self) -> bool {
-        matches!(self, SpecialFile::Pipe | SpecialFile::Socket)
+        matches!(
+            self,
+            SpecialFile::Pipe | SpecialFile::Socket | SpecialFile::Terminal
+        )
     }
 
     /// "a named pipe", "a character device", ...
@@ -55,6 +63,7 @@ impl SpecialFile {
         match self {
             SpecialFile::Pipe => "a named pipe",
             SpecialFile::Socket => "a socket",
+            SpecialFile::Terminal => "a terminal",
             SpecialFile::CharDevice => "a character device",
             SpecialFile::BlockDevice => "a block device",
         }
@@ -78,6 +87,9 @@ impl SpecialFile {
                 );
             }
             SpecialFile::Pipe => format!("{waits}, maybe forever"),
+            SpecialFile::Terminal => "the file tools only read and change regular files \
+                 (reading a terminal waits for someone to type, maybe forever)"
+                .to_owned(),
             SpecialFile::CharDevice | SpecialFile::BlockDevice => {
                 "the file tools only read and change regular files (reading a device may never \
                  end, and writing would put a regular file in its place)"
@@ -89,6 +101,15 @@ impl SpecialFile {
              timeout (e.g. timeout 5 {command} {shown})"
         )
     }
+}
+
+/// True for a character device of Linux's terminal majors: virtual
+/// consoles and serial lines (4), `/dev/tty`, `/dev/console`, `/dev/ptmx`
+/// (5) and pseudo-terminals (136-143). Told from the device number, since
+/// opening a terminal to ask may block or make it ours.
+fn is_terminal(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    matches!(rustix::fs::major(metadata.rdev()), 4 | 5 | 136..=143)
 }
 
 /// A failed file-system call, with Node's error code when the failure has one.

@@ -155,6 +155,13 @@ fn search_blocking(
         );
         // Opened a moment ago: an error now is one reading it.
         return found.map(Searched::all).map_err(|error| {
+            if over_line_limit(&error) {
+                return SearchError::Other(format!(
+                    "{} has a line longer than {} MB (a disk image or a device?), which grep does not search. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 | xxd)",
+                    request.path.display(),
+                    LINE_LIMIT >> 20
+                ));
+            }
             SearchError::Other(FsError::new(&error, "read", &request.path).to_string())
         });
     }
@@ -228,11 +235,23 @@ fn named_file_searcher() -> Searcher {
     searcher(BinaryDetection::none())
 }
 
+/// The longest line a search holds in memory. A named file is searched
+/// with its NULs as bytes of their line, so a disk image, a swap file or
+/// `/dev/zero` is one endless line: without a cap it took gigabytes.
+pub const LINE_LIMIT: usize = 64 << 20;
+
 fn searcher(binary: BinaryDetection) -> Searcher {
     SearcherBuilder::new()
         .line_number(true)
         .binary_detection(binary)
+        .heap_limit(Some(LINE_LIMIT))
         .build()
+}
+
+/// True when `error` is the searcher's refusal to hold a line longer
+/// than [`LINE_LIMIT`] (grep-searcher words it so, as an `Other` error).
+fn over_line_limit(error: &std::io::Error) -> bool {
+    error.to_string().contains("allocation limit")
 }
 
 /// A file to search, numbered in walk order.
