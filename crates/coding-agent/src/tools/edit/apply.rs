@@ -254,14 +254,15 @@ pub fn apply_edits(original: &[u8], edits: &[Replacement]) -> Result<Applied, Ap
 
 /// The ending new text is written with: Pi's rule (CRLF when the first `\n`
 /// follows a `\r`, else LF), and for a file whose lines end in a lone `\r`
-/// (old Mac files, no `\n` before it) that `\r`, so an edit there does not
+/// (old Mac files: no `\n` at all) that `\r`, so an edit there does not
 /// leave it with mixed endings (Pi rewrites the whole file with LF; only the
-/// edited spans change here, DEVIATIONS #17).
+/// edited spans change here, DEVIATIONS #17). A stray `\r` before the first
+/// `\n` (a progress line captured from a terminal) is not a line ending.
 fn line_ending(body: &[u8]) -> &'static str {
-    match body.iter().position(|&b| b == b'\n' || b == b'\r') {
-        Some(at) if body[at] == b'\n' => "\n",
-        Some(at) if body.get(at + 1) == Some(&b'\n') => "\r\n",
-        Some(_) => "\r",
+    match body.iter().position(|&b| b == b'\n') {
+        Some(at) if at > 0 && body[at - 1] == b'\r' => "\r\n",
+        Some(_) => "\n",
+        None if body.contains(&b'\r') => "\r",
         None => "\n",
     }
 }
@@ -339,6 +340,15 @@ mod tests {
         assert_eq!(
             apply("a\rb\rc\r", &[edit("b\nc", "B\nC")]),
             Ok("a\rB\rC\r".into())
+        );
+        // A stray \r before the first \n is not how lines end there.
+        assert_eq!(
+            apply("10%\r100%\nb\nc\n", &[edit("b\nc", "B\nB2\nC")]),
+            Ok("10%\r100%\nB\nB2\nC\n".into())
+        );
+        assert_eq!(
+            apply("a\rb\r\nc\r\nd\r\n", &[edit("d", "D1\nD2")]),
+            Ok("a\rb\r\nc\r\nD1\r\nD2\r\n".into())
         );
     }
 
