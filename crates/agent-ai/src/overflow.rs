@@ -18,6 +18,10 @@ const OVERFLOW_PATTERNS: &[&str] = &[
     // Anthropic
     "prompt is too long",
     "request_too_large",
+    // Anthropic, when the input and `max_tokens` together do not fit
+    // (beyond Pi: with thinking's budget added to `max_tokens`, this is
+    // the refusal a long session meets first)
+    "exceed context limit",
     // Bedrock
     "input is too long for requested model",
     // OpenAI
@@ -109,6 +113,8 @@ const REQUEST_SIZE_SPELLINGS: &[(&str, &str)] = &[
     ("request (", " tokens)"),
     // Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
     ("prompt is too long: ", " tokens"),
+    // Anthropic: "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000"
+    ("exceed context limit: ", " + "),
     // OpenAI: "However, your messages resulted in 10000 tokens."
     ("resulted in ", " tokens"),
     // OpenAI, vLLM: "you requested 5000 tokens (4000 in the messages, ..."
@@ -217,6 +223,7 @@ mod tests {
     fn every_servers_spelling_of_an_overflow_is_recognised() {
         let spellings = [
             "400 invalid_request_error: prompt is too long: 213462 tokens > 200000 maximum",
+            "400 invalid_request_error: input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again",
             "413 request_too_large: Request exceeds the maximum size",
             "400 Input is too long for requested model.",
             "400 invalid_request_error: Your input exceeds the context window of this model.",
@@ -256,6 +263,10 @@ mod tests {
             (
                 "400 invalid_request_error: prompt is too long: 213462 tokens > 200000 maximum",
                 213_462,
+            ),
+            (
+                "400 invalid_request_error: input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again",
+                197_000,
             ),
             (
                 "400 This model's maximum context length is 8192 tokens. However, your messages resulted in 10000 tokens. Please reduce the length of the messages.",

@@ -534,6 +534,35 @@ async fn content_filter_ends_in_an_error_that_says_so() {
     );
 }
 
+/// OpenRouter ends a stream whose upstream provider failed mid-answer with
+/// `finish_reason: "error"`: a failure worth retrying, not a finished (cut)
+/// answer.
+#[tokio::test]
+async fn finish_reason_error_is_a_failure_worth_retrying() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "The first half"}), json!("error")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = events.last().unwrap();
+    assert_eq!(
+        summary(last),
+        json!({"type": "error", "reason": "error", "error": with_error(message(
+            json!([{"type": "text", "text": "The first half"}]), no_usage(), "error"),
+            "The provider failed during the response (finish_reason \"error\")")})
+    );
+    let agent_ai::AssistantMessageEvent::Error { error, .. } = last else {
+        panic!("{last:?}");
+    };
+    assert!(
+        error
+            .error_kind
+            .as_ref()
+            .is_some_and(|kind| kind.is_transient())
+    );
+}
+
 // ---------------------------------------------------------------- failures
 
 /// Deviation P2: a body cut short is an error, not a finished answer.

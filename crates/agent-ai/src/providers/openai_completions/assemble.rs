@@ -399,6 +399,13 @@ impl Decoder for Assembler {
         }
         self.close_all(out);
         if let Some(reason) = self.failed_finish_reason.take() {
+            // OpenRouter's word for an upstream provider that failed mid-answer:
+            // worth another try, unlike a refusal.
+            if reason == "error" {
+                return Err(HttpError::ProviderBusy(
+                    "The provider failed during the response (finish_reason \"error\")".to_owned(),
+                ));
+            }
             return Err(HttpError::Stopped(reason));
         }
         self.recover_text_tool_calls(out);

@@ -69,7 +69,7 @@ pub(super) fn map_finish_reason(reason: &str) -> StopReason {
     match reason {
         "length" => StopReason::Length,
         "tool_calls" | "function_call" => StopReason::ToolUse,
-        "content_filter" => StopReason::Error,
+        "content_filter" | "error" => StopReason::Error,
         _ => StopReason::Stop,
     }
 }
