@@ -273,6 +273,11 @@ fn server_config(
     if let Some(problem) = server_name_problem(&name) {
         return Err(bad(&problem));
     }
+    // A disabled server is listed, never started: a variable it names may
+    // well be unset (a missing token is the usual reason to disable one),
+    // and that must not stop the agent: it stays as written.
+    let lenient = |key: &str| env(key).or_else(|| Some(format!("${{{key}}}")));
+    let env: &dyn Fn(&str) -> Option<String> = if raw.disabled { &lenient } else { env };
     let expand = |text: &str| expand_variables(text, env).map_err(|e| bad(&e));
     let expand_map = |map: BTreeMap<String, String>| {
         map.into_iter()
@@ -602,6 +607,15 @@ mod tests {
             server_config(name, raw, Source::Global, &env).unwrap_err(),
             "MCP server \"gh\": ${GH_TOKEN} is not set (set it, or give a default: ${GH_TOKEN:-value})"
         );
+        // Disabled (the usual reason: the token is missing), it is listed
+        // and never started, so an unset variable stops nothing.
+        let mut document = document;
+        document["mcpServers"]["gh"]["disabled"] = json!(true);
+        let raw: BTreeMap<String, RawServer> =
+            serde_json::from_value(document["mcpServers"].clone()).unwrap();
+        let (name, raw) = raw.into_iter().next().unwrap();
+        let disabled = server_config(name, raw, Source::Global, &env).unwrap();
+        assert!(disabled.disabled);
     }
 
     #[test]
