@@ -467,21 +467,20 @@ fn replacement_content(output: Value) -> Vec<Content> {
         .collect()
 }
 
-/// `text`'s first 2000 lines and 50 KB (the tools' limits), with a line
+/// `text`'s first 2000 lines and 50 KB (the tools' limits; a single line
+/// longer than that is cut after 50 KB, as an MCP result's is), with a line
 /// saying how much was cut when it was.
 fn bounded_output(text: &str) -> String {
-    use crate::support::truncate::{Limits, format_size, truncate_head};
-    let cut = truncate_head(text, Limits::default());
-    if !cut.truncated {
-        return cut.content;
+    use crate::support::truncate::{Limits, format_size, head_or_bytes};
+    let (shown, lines, whole) = head_or_bytes(text, Limits::default());
+    if whole {
+        return shown;
     }
     format!(
-        "{}\n\n[A hook's updatedMCPToolOutput cut to {} of {} lines, {} of {}: the limits of a tool's output]",
-        cut.content,
-        cut.output_lines,
-        cut.total_lines,
-        format_size(cut.output_bytes),
-        format_size(cut.total_bytes)
+        "{shown}\n\n[A hook's updatedMCPToolOutput cut to {lines} of {} lines, {} of {}: the limits of a tool's output]",
+        text.split('\n').count(),
+        format_size(shown.len()),
+        format_size(text.len())
     )
 }
 
@@ -507,6 +506,15 @@ mod tests {
         assert_eq!(
             replacement_content(Value::String("short".into())),
             [Content::text("short")]
+        );
+        // One line of 3 MB is cut after 50 KB, not to nothing.
+        let content = replacement_content(Value::String("Z".repeat(3_000_000)));
+        let text = content[0].as_text().unwrap();
+        assert!(text.starts_with(&"Z".repeat(50 * 1024)), "{}", &text[..100]);
+        assert!(
+            text.ends_with("\n\n[A hook's updatedMCPToolOutput cut to 1 of 1 lines, 50.0KB of 2.9MB: the limits of a tool's output]"),
+            "{}",
+            &text[text.len() - 150..]
         );
     }
 }

@@ -16,7 +16,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::truncate::{Limits, format_size, truncate_head};
+use crate::support::truncate::{Limits, format_size, head_or_bytes};
 use crate::tools::read::image::{Aborted, Fit, MAX_DECODED_PIXELS, fit_image, sniff};
 
 /// How much of the server's text the model was shown, when not all of it.
@@ -74,7 +74,7 @@ pub fn bound_text(content: Vec<Content>) -> (Vec<Content>, Option<TextCut>) {
             continue;
         };
         let Some(left) = room else { continue };
-        let (shown, lines, whole) = head(text, left);
+        let (shown, lines, whole) = head_or_bytes(text, left);
         cut.shown_lines += lines;
         cut.shown_bytes += shown.len();
         room = whole.then(|| Limits {
@@ -91,24 +91,6 @@ pub fn bound_text(content: Vec<Content>) -> (Vec<Content>, Option<TextCut>) {
         _ => kept.push(Content::text(notice)),
     }
     (kept, Some(cut))
-}
-
-/// The start of `text` within `room`: the text kept, its lines, and whether
-/// it is the whole of `text`.
-fn head(text: &str, room: Limits) -> (String, usize, bool) {
-    let truncation = truncate_head(text, room);
-    if !truncation.first_line_exceeds_limit {
-        return (
-            truncation.content,
-            truncation.output_lines,
-            !truncation.truncated,
-        );
-    }
-    let mut end = room.max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (text[..end].to_owned(), usize::from(end > 0), false)
 }
 
 /// Base64 as servers send it: standard alphabet, padding optional.

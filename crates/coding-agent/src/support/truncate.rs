@@ -174,6 +174,27 @@ pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
     Truncation::cut(content, total_lines, kept, fit.lines, fit.by, limits)
 }
 
+/// The start of `text` within `room`, for text that is read, not shown
+/// by line (MCP results, a hook's replacement of one): whole lines as
+/// [`truncate_head`] keeps them, or, when the first line alone is too long
+/// (minified JSON), the bytes of it that fit. Returns the text kept, its
+/// lines (a line cut in the middle counts) and whether it is all of `text`.
+pub fn head_or_bytes(text: &str, room: Limits) -> (String, usize, bool) {
+    let truncation = truncate_head(text, room);
+    if !truncation.first_line_exceeds_limit {
+        return (
+            truncation.content,
+            truncation.output_lines,
+            !truncation.truncated,
+        );
+    }
+    let mut end = room.max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_owned(), usize::from(end > 0), false)
+}
+
 /// Keeps whole lines from the end of `content` within `limits`; when the last
 /// line alone is over the byte limit, keeps its last bytes (on a char boundary).
 pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
