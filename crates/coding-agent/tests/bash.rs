@@ -438,6 +438,21 @@ async fn seq_3000_shows_the_last_2000_lines_and_saves_everything() {
     );
 }
 
+/// A command over Linux's limit for one argument (128 KB) cannot start;
+/// the error says so and what to do instead (Node says only `spawn E2BIG`).
+#[tokio::test]
+async fn a_command_over_the_argument_limit_says_what_to_do() {
+    let fx = Fixture::new();
+    let command = format!(": {}", "x".repeat(140 * 1024));
+    let error = err_text(fx.run(json!({ "command": command })).await);
+    assert!(
+        error.ends_with(
+            "E2BIG: the command is 141 KB, more than Linux takes in one argument (128 KB); put long content in a file with the write tool, then run a short command on it"
+        ),
+        "{error}"
+    );
+}
+
 /// A command leads a session of its own, as Pi's `detached: true` makes it:
 /// in ours, what prompts on `/dev/tty` (git's credentials, ssh's password)
 /// was stopped by SIGTTIN in the background and the call never ended.

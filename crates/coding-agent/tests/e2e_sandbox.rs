@@ -69,7 +69,7 @@ fn print_mode_reads_both_denials_and_answers(wire: Wire) {
         last[4],
         format!(
             "tool call_write: {}",
-            policy.check_write(&outside).unwrap_err().message
+            policy.check_write(&outside, "open").unwrap_err().message
         )
     );
 }

@@ -260,7 +260,11 @@ async fn write_and_edit_outside_the_roots_are_refused_with_the_sandbox_reason() 
     let edit = sandbox.builtin_tool("edit").unwrap();
     let outside = fixture.home.join("outside.txt");
     std::fs::write(&outside, "old\n").unwrap();
-    let reason = sandbox.policy().check_write(&outside).unwrap_err().message;
+    let reason = sandbox
+        .policy()
+        .check_write(&outside, "open")
+        .unwrap_err()
+        .message;
     assert!(reason.starts_with(&format!(
         "Permission denied (sandbox: writes are limited to {}, ",
         fixture.work.display()

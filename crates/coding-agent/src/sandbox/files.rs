@@ -26,8 +26,8 @@ impl<Ops: ?Sized> Sandboxed<Ops> {
         Sandboxed { inner, policy }
     }
 
-    fn check(&self, path: &Path) -> Result<(), FsError> {
-        self.policy.check_write(path)
+    fn check(&self, path: &Path, syscall: &str) -> Result<(), FsError> {
+        self.policy.check_write(path, syscall)
     }
 }
 
@@ -55,7 +55,7 @@ impl<Ops: WriteOperations + ?Sized> WriteOperations for Sandboxed<Ops> {
     /// directory outside the roots is left alone (creating nothing), so the
     /// refusal that follows names the file.
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
-        match self.check(dir) {
+        match self.check(dir, "mkdir") {
             Ok(()) => self.inner.mkdir(dir).await,
             Err(_) if dir.is_dir() => Ok(()),
             Err(denied) => Err(denied),
@@ -63,7 +63,7 @@ impl<Ops: WriteOperations + ?Sized> WriteOperations for Sandboxed<Ops> {
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
-        self.check(path)?;
+        self.check(path, "open")?;
         self.inner.write_file(path, content).await
     }
 }
@@ -81,7 +81,7 @@ impl<Ops: EditOperations + ?Sized> EditOperations for Sandboxed<Ops> {
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
-        self.check(path)?;
+        self.check(path, "open")?;
         self.inner.write_file(path, content).await
     }
 }

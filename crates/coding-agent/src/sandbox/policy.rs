@@ -152,7 +152,7 @@ impl SandboxPolicy {
     /// is resolved as the kernel would: symlinks in its existing part are
     /// followed, so a link inside a root that points outside is outside.
     pub fn permits_write(&self, path: &Path) -> bool {
-        self.check_write(path).is_ok()
+        self.check_write(path, "open").is_ok()
     }
 
     /// `Ok` when a write to `path` is allowed, else the error the model
@@ -160,14 +160,16 @@ impl SandboxPolicy {
     /// (which may lead anywhere, so it is refused), the file system's own
     /// error (`ENOTDIR` for `file/x`, `ENAMETOOLONG`): a write would mostly
     /// meet it too, and the model must not be told to ask for the sandbox
-    /// to be turned off for a mistake in its path.
-    pub fn check_write(&self, path: &Path) -> Result<(), FsError> {
+    /// to be turned off for a mistake in its path. `syscall` is what the
+    /// write does to `path` (`open`, `mkdir`), which that error names as
+    /// Node would.
+    pub fn check_write(&self, path: &Path, syscall: &str) -> Result<(), FsError> {
         if self.mode == SandboxMode::Off {
             return Ok(());
         }
         let resolved = match follow_links(path, Whose::This) {
             Ok(resolved) => resolved,
-            Err(Some(error)) => return Err(FsError::new(&error, "open", path)),
+            Err(Some(error)) => return Err(FsError::new(&error, syscall, path)),
             Err(None) => return Err(self.denial(path)),
         };
         let inside = WRITABLE_DEVICES
@@ -332,7 +334,7 @@ mod tests {
         let policy = workspace(dir.path());
         assert_eq!(
             policy
-                .check_write(Path::new("/etc/x"))
+                .check_write(Path::new("/etc/x"), "open")
                 .map_err(|e| e.message),
             Err(format!(
                 "Permission denied (sandbox: writes are limited to {} and /dev/null-like devices): /etc/x. {WHAT_TO_DO}",
@@ -343,7 +345,7 @@ mod tests {
         // with that reason, not blamed on the sandbox.
         std::fs::write(root.join("afile"), "x").unwrap();
         let under_a_file = root.join("afile/a/sub.txt");
-        let refused = policy.check_write(&under_a_file).unwrap_err();
+        let refused = policy.check_write(&under_a_file, "open").unwrap_err();
         assert_eq!(
             (refused.code, refused.message),
             (
@@ -353,6 +355,12 @@ mod tests {
                     under_a_file.display()
                 )
             )
+        );
+        let parent = under_a_file.parent().unwrap();
+        let refused = policy.check_write(parent, "mkdir").unwrap_err();
+        assert_eq!(
+            refused.message,
+            format!("ENOTDIR: not a directory, mkdir '{}'", parent.display())
         );
         assert_eq!(
             policy.bash_denial_notice(),

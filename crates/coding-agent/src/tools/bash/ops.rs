@@ -222,7 +222,7 @@ impl BashOperations for LocalBashOperations {
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer_too))
             .spawn()
-            .map_err(|error| spawn_error(program, &error))?;
+            .map_err(|error| spawn_error(program, &error, command.len()))?;
         // Our copies of the write end go now: the pipe ends when the
         // command's (and what it left in the background) do.
         drop(command_line);
@@ -237,9 +237,15 @@ impl BashOperations for LocalBashOperations {
     }
 }
 
-fn spawn_error(shell: &Path, error: &io::Error) -> ExecError {
-    let reason = match error.raw_os_error() {
-        Some(code) => format!("{:?}", nix::errno::Errno::from_raw(code)),
+/// Node's wording (`spawn /bin/bash ENOENT`); a command over the kernel's
+/// limit for one argument also says what to do instead.
+fn spawn_error(shell: &Path, error: &io::Error, command_len: usize) -> ExecError {
+    let reason = match error.raw_os_error().map(nix::errno::Errno::from_raw) {
+        Some(nix::errno::Errno::E2BIG) => format!(
+            "E2BIG: the command is {} KB, more than Linux takes in one argument (128 KB); put long content in a file with the write tool, then run a short command on it",
+            command_len.div_ceil(1024)
+        ),
+        Some(code) => format!("{code:?}"),
         None => error.to_string(),
     };
     ExecError::Spawn {
@@ -366,8 +372,13 @@ mod tests {
     fn spawn_errors_read_like_nodes() {
         let error = io::Error::from_raw_os_error(2);
         assert_eq!(
-            spawn_error(Path::new("/no/shell"), &error).to_string(),
+            spawn_error(Path::new("/no/shell"), &error, 10).to_string(),
             "spawn /no/shell ENOENT"
+        );
+        let error = io::Error::from_raw_os_error(7);
+        assert_eq!(
+            spawn_error(Path::new("/bin/bash"), &error, 200_000).to_string(),
+            "spawn /bin/bash E2BIG: the command is 196 KB, more than Linux takes in one argument (128 KB); put long content in a file with the write tool, then run a short command on it"
         );
     }
 }
