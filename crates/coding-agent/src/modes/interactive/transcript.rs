@@ -89,6 +89,8 @@ struct ToolView {
 pub struct Transcript {
     entries: Vec<Shown>,
     tools: HashMap<String, ToolView>,
+    /// How many calls' ids a later call reused ([`Transcript::retire_reused_ids`]).
+    retired: usize,
     /// The answer still streaming, as an index into `entries`.
     streaming: Option<usize>,
     /// Where the latest answer's entries begin (the notices of its wait go
@@ -319,6 +321,7 @@ impl Transcript {
             Message::Assistant(answer) => {
                 self.entries
                     .push(Entry::Assistant(Box::new(answer.clone())).into());
+                self.retire_reused_ids(self.entries.len() - 1);
                 self.answer_ended(answer);
             }
             Message::ToolResult(result) => {
@@ -463,6 +466,47 @@ impl Transcript {
                 self.attempt_from = self.streaming;
                 self.entries
                     .push(Entry::Assistant(Box::new(answer.clone())).into());
+            }
+        }
+        if let Some(index) = self.streaming {
+            self.retire_reused_ids(index);
+        }
+    }
+
+    /// Calls are drawn from `tools` by their id, but a server may number
+    /// its calls per answer (`call_1` in every one): a call of the answer
+    /// at `index` whose id an earlier answer's call already has would be
+    /// drawn with that call's result (and after a resume, a denied call
+    /// with an old one's output). The earlier call keeps its view under a
+    /// name of its own, in the transcript only.
+    fn retire_reused_ids(&mut self, index: usize) {
+        let Some(Entry::Assistant(answer)) = self.entries.get(index).map(|s| &s.entry) else {
+            return;
+        };
+        let reused: Vec<String> = call_ids(answer)
+            .filter(|id| self.tools.contains_key(*id))
+            .map(str::to_owned)
+            .collect();
+        for id in reused {
+            let earlier = self.entries[..index].iter_mut().rev().find(|shown| {
+                matches!(&shown.entry, Entry::Assistant(answer) if call_ids(answer).any(|c| c == id))
+            });
+            let Some(earlier) = earlier else { continue };
+            let Entry::Assistant(answer) = &mut earlier.entry else {
+                continue;
+            };
+            self.retired += 1;
+            let name = format!("{id}\u{0}{}", self.retired);
+            for block in &mut answer.content {
+                if let AssistantContent::ToolCall(call) = block
+                    && call.id == id
+                {
+                    call.id.clone_from(&name);
+                }
+            }
+            earlier.rows = None;
+            if let Some(view) = self.tools.remove(&id) {
+                self.tools.insert(name, view);
             }
         }
     }
@@ -800,6 +844,14 @@ fn indent(line: StyledLine) -> StyledLine {
     indented
 }
 
+/// The ids of the tool calls in `answer`.
+fn call_ids(answer: &AssistantMessage) -> impl Iterator<Item = &str> {
+    answer.content.iter().filter_map(|block| match block {
+        AssistantContent::ToolCall(call) => Some(call.id.as_str()),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use agent_ai::testing::ScriptedProvider;
@@ -865,6 +917,79 @@ mod tests {
         assert!(after.contains("redacted.txt"), "{after}");
         assert!(!after.contains("notes.txt"), "{after}");
         assert!(after.contains(HOOK_ARGS_MARK.trim_start()), "{after}");
+    }
+
+    /// A server that numbers its calls per answer gives two calls one id:
+    /// each is drawn with its own command and result, live and resumed (a
+    /// denied call was drawn with an earlier call's output).
+    #[test]
+    fn calls_that_reuse_an_earlier_calls_id_are_drawn_with_their_own_results() {
+        let bash_call = |command: &str| {
+            let mut call = ScriptedProvider::reply(vec![AssistantContent::ToolCall(
+                ToolCall::new("call_1", "bash", json!({ "command": command })),
+            )]);
+            call.stop_reason = StopReason::ToolUse;
+            call
+        };
+        let result = |text: &str, is_error: bool| ToolResultMessage {
+            tool_call_id: "call_1".into(),
+            tool_name: "bash".into(),
+            content: vec![Content::text(text)],
+            details: None,
+            is_error,
+            timestamp: 0,
+        };
+        let now = Instant::now();
+        let items = [
+            Message::Assistant(bash_call("echo forty-two")),
+            Message::ToolResult(result("forty-two", false)),
+            Message::Assistant(bash_call("sleep 30")),
+            Message::ToolResult(result("Blocked: the user denied this call", true)),
+        ];
+        let mut resumed = Transcript::from_items(&items.clone().map(ContextItem::from));
+        let mut live = Transcript::default();
+        for item in &items {
+            match item {
+                Message::Assistant(answer) => {
+                    let Some(AssistantContent::ToolCall(call)) = answer.content.first() else {
+                        unreachable!("each answer is one call");
+                    };
+                    for event in [
+                        AgentEvent::MessageStart {
+                            message: Message::Assistant(waiting()),
+                        },
+                        AgentEvent::MessageEnd {
+                            message: Message::Assistant(answer.clone()),
+                        },
+                        AgentEvent::ToolExecutionStart {
+                            tool_call_id: "call_1".into(),
+                            tool_name: "bash".into(),
+                            args: call.arguments.clone(),
+                        },
+                    ] {
+                        live.apply(&event, now);
+                    }
+                }
+                message => live.apply(
+                    &AgentEvent::MessageEnd {
+                        message: message.clone(),
+                    },
+                    now,
+                ),
+            }
+        }
+        for transcript in [&mut resumed, &mut live] {
+            let rows = all_rows(transcript, 60, now).join("\n");
+            let first = rows.find("echo forty-two").expect(&rows);
+            let second = rows.find("sleep 30").expect(&rows);
+            let output = rows.find("forty-two\n").expect(&rows);
+            let denied = rows.find("Blocked: the user denied").expect(&rows);
+            assert!(
+                first < output && output < second && second < denied,
+                "{rows}"
+            );
+            assert_eq!(rows.matches("Blocked").count(), 1, "{rows}");
+        }
     }
 
     /// An answer that has shown nothing yet.
