@@ -18,7 +18,7 @@ use agent_ai::{Content, Message};
 use agent_core::{AgentEvent, AgentToolResult};
 use coding_agent::app::AgentSession;
 use coding_agent::app::ModelCatalog;
-use coding_agent::modes::interactive::{Action, App};
+use coding_agent::modes::interactive::{Action, App, QUIT_WINDOW};
 use coding_agent::session::ContextItem;
 use coding_agent::settings::{ModelFlags, Settings};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -406,6 +406,24 @@ fn esc_cancels_only_a_running_turn_and_ctrl_c_twice_quits() {
         Action::None,
         "another key disarms it"
     );
+    assert_eq!(app.handle_key(ctrl_c), Action::Quit);
+}
+
+/// The quit hint lasts as long as its window (Pi's 500 ms): it hid a run's
+/// spinner for the rest of the run, and a Ctrl+C minutes later still quit.
+#[test]
+fn the_quit_hint_and_its_window_close_together() {
+    let mut app = app(&[]);
+    app.set_running(true, Instant::now());
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(app.handle_key(ctrl_c), Action::None);
+    let armed = screen(&mut app, 60, 10, Instant::now());
+    assert!(armed.contains("Press Ctrl+C again to quit"), "{armed}");
+    std::thread::sleep(QUIT_WINDOW + Duration::from_millis(100));
+    let later = screen(&mut app, 60, 10, Instant::now());
+    assert!(!later.contains("Press Ctrl+C again"), "{later}");
+    assert!(later.contains("Working…"), "{later}");
+    assert_eq!(app.handle_key(ctrl_c), Action::None, "the window closed");
     assert_eq!(app.handle_key(ctrl_c), Action::Quit);
 }
 

@@ -189,6 +189,10 @@ struct McpStartShown {
     prompt_waits: bool,
 }
 
+/// How soon a second Ctrl+C must follow the first to quit, as in Pi; the
+/// hint saying so shows that long.
+pub const QUIT_WINDOW: Duration = Duration::from_millis(500);
+
 /// The interactive app.
 #[derive(Debug)]
 pub struct App {
@@ -226,7 +230,8 @@ pub struct App {
     /// The id of the command the user runs (`!cmd`), while it runs.
     user_bash: Option<String>,
     pending: Vec<Pending>,
-    ctrl_c_armed: bool,
+    /// When Ctrl+C last cleared the editor: another within [`QUIT_WINDOW`] quits.
+    ctrl_c_armed: Option<Instant>,
     /// A hint above the editor (Tab's candidates, errors of a command),
     /// wrapped over a few rows.
     hint: Option<StyledLine>,
@@ -266,7 +271,7 @@ impl App {
             running: false,
             user_bash: None,
             pending: Vec::new(),
-            ctrl_c_armed: false,
+            ctrl_c_armed: None,
             hint: None,
             menu: CommandMenu::default(),
             model_names: Vec::new(),
@@ -647,7 +652,7 @@ impl App {
             return;
         }
         self.editor.paste(text);
-        self.ctrl_c_armed = false;
+        self.ctrl_c_armed = None;
     }
 
     /// A key press; returns what the driver must do.
@@ -659,18 +664,18 @@ impl App {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         if ctrl && key.code == KeyCode::Char('c') {
-            if self.ctrl_c_armed {
+            if self.quit_armed(Instant::now()) {
                 return Action::Quit;
             }
             self.editor.clear();
-            self.ctrl_c_armed = true;
+            self.ctrl_c_armed = Some(Instant::now());
             self.hint = Some(StyledLine::new(
                 "Press Ctrl+C again to quit",
                 Style::Warning,
             ));
             return Action::None;
         }
-        self.ctrl_c_armed = false;
+        self.ctrl_c_armed = None;
         self.hint = None;
         if self.approvals.handle_key(key) {
             return Action::None;
@@ -1054,8 +1059,25 @@ impl App {
         );
     }
 
+    /// Whether a Ctrl+C now quits: the last one was at most [`QUIT_WINDOW`] ago.
+    fn quit_armed(&self, now: Instant) -> bool {
+        self.ctrl_c_armed
+            .is_some_and(|armed| now.saturating_duration_since(armed) <= QUIT_WINDOW)
+    }
+
+    /// True while the quit hint shows and must be taken down when the
+    /// window closes: the driver wakes the UI for it.
+    pub fn quit_hint_shown(&self) -> bool {
+        let redrawn = QUIT_WINDOW + Duration::from_millis(200);
+        self.ctrl_c_armed
+            .is_some_and(|armed| armed.elapsed() <= redrawn)
+    }
+
     fn status_line(&self, now: Instant) -> Option<StyledLine> {
-        if let Some(hint) = &self.hint {
+        // The quit hint goes with its window (it hid the spinner of a run
+        // for good, and a Ctrl+C minutes later still quit).
+        let hint_over = self.ctrl_c_armed.is_some() && !self.quit_armed(now);
+        if let Some(hint) = self.hint.as_ref().filter(|_| !hint_over) {
             return Some(hint.clone());
         }
         if self.approvals.current().is_some() {

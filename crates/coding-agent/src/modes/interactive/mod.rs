@@ -60,7 +60,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use app::{Action, App};
+pub use app::{Action, App, QUIT_WINDOW};
 
 use crate::app::{
     AgentSession, Instructions, ModelCatalog, PromptError, SessionOptions, TreeError, TreeMove,
@@ -416,7 +416,7 @@ impl Driver {
                     tokio::spawn(async move { session.notify_idle().await });
                     Action::None
                 }
-                _ = tick.tick(), if app.is_running() || app.mcp_starting() || app.user_bash_running() => Action::None,
+                _ = tick.tick(), if app.is_running() || app.mcp_starting() || app.user_bash_running() || app.quit_hint_shown() => Action::None,
             };
             if matches!(action, Action::ExternalEditor | Action::Suspend) {
                 // The editor or the shell reads the keys meanwhile: the UI
