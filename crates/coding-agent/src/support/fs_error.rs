@@ -103,13 +103,20 @@ impl SpecialFile {
     }
 }
 
-/// True for a character device of Linux's terminal majors: virtual
-/// consoles and serial lines (4), `/dev/tty`, `/dev/console`, `/dev/ptmx`
-/// (5) and pseudo-terminals (136-143). Told from the device number, since
-/// opening a terminal to ask may block or make it ours.
+/// True for a terminal someone types at, by Linux's device numbers:
+/// virtual consoles and serial lines (4), `/dev/tty` and `/dev/console`
+/// (5:0, 5:1) and pseudo-terminals (136-143). Not `/dev/ptmx` (5:2), which
+/// opens a new terminal nobody types at: a read of it only blocks until
+/// aborted, as one on a hung mount does. Told from the device number,
+/// since opening a terminal to ask may block or make it ours.
 fn is_terminal(metadata: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    matches!(rustix::fs::major(metadata.rdev()), 4 | 5 | 136..=143)
+    let device = metadata.rdev();
+    match rustix::fs::major(device) {
+        4 | 136..=143 => true,
+        5 => matches!(rustix::fs::minor(device), 0 | 1),
+        _ => false,
+    }
 }
 
 /// A failed file-system call, with Node's error code when the failure has one.
