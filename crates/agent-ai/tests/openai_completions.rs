@@ -611,6 +611,26 @@ async fn chunked_stream_cut_mid_way_is_a_connection_error() {
     );
 }
 
+/// Cut after the finish reason (the usage chunk and `[DONE]` lost), the
+/// answer is complete: it was discarded and asked for again, written and
+/// billed twice.
+#[tokio::test]
+async fn a_stream_cut_after_its_finish_reason_keeps_the_answer() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Hello"}), json!("stop")),
+        Step::Send("data: {\"id\": \"chatcmpl-1\", \"usa".into()),
+        Step::Cut,
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = events.last().unwrap().final_message().unwrap();
+    assert_eq!(
+        (last.stop_reason, last.text(), last.error_message.as_deref()),
+        (StopReason::Stop, "Hello".to_owned(), None)
+    );
+    assert_eq!(server.requests().len(), 1, "not asked again");
+}
+
 #[tokio::test]
 async fn a_server_that_is_not_listening_is_named_with_the_cause() {
     let port = {

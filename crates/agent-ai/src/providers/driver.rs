@@ -269,7 +269,20 @@ impl<D: Decoder> Driver<D> {
 
     /// Reads one event and queues what it produces.
     async fn read(&mut self, events: &mut SseStream) -> Result<Flow, HttpError> {
-        let Some(event) = events.next_event().await? else {
+        let next = match events.next_event().await {
+            Ok(next) => next,
+            // Cut after the answer's stop reason, the connection lost at
+            // most the end marker or a usage chunk: the answer is as
+            // complete as when the body ends cleanly there, and asking
+            // again would have the model write (and bill) it twice.
+            Err(HttpError::Connection(_) | HttpError::Stalled(_))
+                if self.decoder.body_ended().is_ok() =>
+            {
+                None
+            }
+            Err(error) => return Err(error),
+        };
+        let Some(event) = next else {
             self.decoder.body_ended()?;
             return Ok(Flow::End);
         };
