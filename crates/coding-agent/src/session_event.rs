@@ -8,11 +8,13 @@ use agent_core::AgentEvent;
 use serde::Serialize;
 use serde_json::Value;
 use serde_with::skip_serializing_none;
+use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::guard::record::CallDecision;
 use crate::modes::events::event_json;
 use crate::session::CompactionResult;
+use crate::support::sync::lock;
 
 /// Why a compaction runs (Pi's `reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -215,21 +217,115 @@ impl SessionEvent {
     }
 }
 
-/// The events of a session, in order; see [`crate::app::AgentSession::subscribe`].
+/// What a subscriber's queue holds.
+#[derive(Debug)]
+pub(crate) enum Queued {
+    Event(SessionEvent),
+    /// The newest update of the streaming message waits in the
+    /// subscriber's slot ([`Listener::latest`]), if the slot still holds
+    /// the update this marker was queued for (a later event may have sent
+    /// it on already).
+    Latest(u64),
+}
+
+/// The newest message update a coalescing subscriber has not received,
+/// and the number of the marker queued for it.
+#[derive(Debug, Default)]
+struct Slot {
+    marker: u64,
+    update: Option<SessionEvent>,
+}
+
+/// Where one subscriber's events go.
+#[derive(Debug, Clone)]
+pub(crate) struct Listener {
+    sender: mpsc::UnboundedSender<Queued>,
+    /// For a subscriber that draws the streaming message rather than reads
+    /// its deltas: its updates wait here, each replacing the last. Every
+    /// update carries the whole message so far, and a fast stream (a proxy
+    /// delivering 64 KB at once) queued thousands of them, each a copy:
+    /// memory grew with the square of the answer (1 GB for 80 KB in 10,000
+    /// deltas).
+    latest: Option<Arc<Mutex<Slot>>>,
+}
+
+impl Listener {
+    /// A queue for `SessionEvents`; `coalesced`: see [`Listener::latest`].
+    pub(crate) fn new(coalesced: bool) -> (Listener, SessionEvents) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let latest = coalesced.then(Arc::default);
+        let events = SessionEvents {
+            receiver,
+            latest: latest.clone(),
+        };
+        (Listener { sender, latest }, events)
+    }
+
+    /// Queues `event`; false once the subscriber is gone.
+    pub(crate) fn send(&self, event: SessionEvent) -> bool {
+        let Some(latest) = &self.latest else {
+            return self.sender.send(Queued::Event(event)).is_ok();
+        };
+        let update = matches!(&event, SessionEvent::Agent(agent) if matches!(**agent, AgentEvent::MessageUpdate { .. }));
+        let mut slot = lock(latest);
+        if update {
+            if slot.update.replace(event).is_some() {
+                // Its marker is queued already.
+                return true;
+            }
+            slot.marker += 1;
+            return self.sender.send(Queued::Latest(slot.marker)).is_ok();
+        }
+        // The update waiting goes first: events stay in order.
+        if let Some(pending) = slot.update.take()
+            && self.sender.send(Queued::Event(pending)).is_err()
+        {
+            return false;
+        }
+        self.sender.send(Queued::Event(event)).is_ok()
+    }
+}
+
+/// The events of a session, in order; see [`crate::app::AgentSession::subscribe_all`].
 #[derive(Debug)]
 pub struct SessionEvents {
-    pub(crate) receiver: mpsc::UnboundedReceiver<SessionEvent>,
+    receiver: mpsc::UnboundedReceiver<Queued>,
+    latest: Option<Arc<Mutex<Slot>>>,
 }
 
 impl SessionEvents {
     /// The next event; `None` once the session is gone.
     pub async fn recv(&mut self) -> Option<SessionEvent> {
-        self.receiver.recv().await
+        loop {
+            let queued = self.receiver.recv().await?;
+            if let Some(event) = self.take(queued) {
+                return Some(event);
+            }
+        }
     }
 
     /// The next event if one is waiting, without waiting.
     pub fn try_recv(&mut self) -> Option<SessionEvent> {
-        self.receiver.try_recv().ok()
+        loop {
+            let queued = self.receiver.try_recv().ok()?;
+            if let Some(event) = self.take(queued) {
+                return Some(event);
+            }
+        }
+    }
+
+    /// The event `queued` stands for; `None` for an update a later event
+    /// already delivered.
+    fn take(&self, queued: Queued) -> Option<SessionEvent> {
+        match queued {
+            Queued::Event(event) => Some(event),
+            Queued::Latest(marker) => {
+                let mut slot = lock(self.latest.as_ref()?);
+                (slot.marker == marker)
+                    .then(|| slot.update.take())
+                    .flatten()
+            }
+        }
     }
 }
 
@@ -254,6 +350,58 @@ mod tests {
     use super::*;
     use crate::guard::Decision;
     use crate::guard::record::{DECISION_TYPE, DecidedBy};
+
+    /// A coalescing subscriber gets of a run of updates only the newest
+    /// waiting, and every other event in order; the other kind gets all.
+    #[test]
+    fn a_coalescing_subscriber_gets_the_newest_update_and_every_other_event() {
+        let update = |text: &str| {
+            let mut partial = agent_ai::testing::ScriptedProvider::reply(Vec::new());
+            partial
+                .content
+                .push(agent_ai::AssistantContent::Text(agent_ai::TextContent {
+                    text: text.into(),
+                    text_signature: None,
+                }));
+            SessionEvent::Agent(Box::new(AgentEvent::MessageUpdate {
+                message: agent_ai::Message::Assistant(partial.clone()),
+                assistant_message_event: Box::new(agent_ai::AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: text.into(),
+                    partial,
+                }),
+            }))
+        };
+        let other = || SessionEvent::Agent(Box::new(AgentEvent::AgentStart));
+        let seen = |coalesced: bool| {
+            let (listener, mut events) = Listener::new(coalesced);
+            for event in [
+                update("a"),
+                update("ab"),
+                update("abc"),
+                other(),
+                update("abcd"),
+            ] {
+                assert!(listener.send(event));
+            }
+            let mut seen = Vec::new();
+            while let Some(event) = events.try_recv() {
+                seen.push(match event {
+                    SessionEvent::Agent(agent) => match *agent {
+                        AgentEvent::MessageUpdate { message, .. } => match message {
+                            agent_ai::Message::Assistant(answer) => answer.text(),
+                            _ => unreachable!(),
+                        },
+                        _ => "other".to_owned(),
+                    },
+                    _ => unreachable!(),
+                });
+            }
+            seen
+        };
+        assert_eq!(seen(true), ["abc", "other", "abcd"]);
+        assert_eq!(seen(false), ["a", "ab", "abc", "other", "abcd"]);
+    }
 
     #[test]
     fn token_counts_are_grouped_in_threes_as_pi_shows_them() {

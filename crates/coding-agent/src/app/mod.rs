@@ -36,7 +36,6 @@ use agent_core::{
     Agent, AgentContext, AgentEvent, AgentEvents, LoopConfig, MessageQueue, ModelHandle, QueueMode,
     ToolSet,
 };
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
@@ -54,7 +53,7 @@ use crate::recovery::RecoverySettings;
 use crate::retry::is_retryable;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
-use crate::session_event::{CompactionReason, SessionEvent, SessionEvents};
+use crate::session_event::{CompactionReason, Listener, SessionEvent, SessionEvents};
 use crate::support::fs_error::FsError;
 use crate::support::sync::lock;
 use crate::templates::PromptTemplate;
@@ -175,7 +174,7 @@ struct Inner {
     /// [`AgentSession::abort`]).
     prompt_hooks_cancel: Mutex<Option<CancellationToken>>,
     /// Where the session's own events go (see [`AgentSession::subscribe_all`]).
-    listeners: Mutex<Vec<mpsc::UnboundedSender<SessionEvent>>>,
+    listeners: Mutex<Vec<Listener>>,
     /// Retry and compaction settings, and the model's window.
     recovery: Arc<Mutex<RecoverySettings>>,
     /// What refused requests taught of the token estimate (see
@@ -405,17 +404,28 @@ impl AgentSession {
     }
 
     /// The agent's events and the session's own (auto-retry, compaction),
-    /// in the order they happened.
+    /// in the order they happened: every one, for a mode that passes them
+    /// on (json, rpc).
     pub fn subscribe_all(&self) -> SessionEvents {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        let agent_sender = sender.clone();
+        self.subscribe_listener(false)
+    }
+
+    /// As [`AgentSession::subscribe_all`], but of a streaming message's
+    /// updates only the newest not yet received: for a view that draws the
+    /// message so far, not its deltas (the terminal UI, print's text).
+    /// Memory then stays bounded when the stream outruns the view.
+    pub fn subscribe_coalesced(&self) -> SessionEvents {
+        self.subscribe_listener(true)
+    }
+
+    fn subscribe_listener(&self, coalesced: bool) -> SessionEvents {
+        let (listener, events) = Listener::new(coalesced);
+        let agent_listener = listener.clone();
         self.inner.agent.subscribe_with(move |event| {
-            agent_sender
-                .send(SessionEvent::Agent(Box::new(event.clone())))
-                .is_ok()
+            agent_listener.send(SessionEvent::Agent(Box::new(event.clone())))
         });
-        lock(&self.inner.listeners).push(sender);
-        SessionEvents { receiver }
+        lock(&self.inner.listeners).push(listener);
+        events
     }
 
     /// Tells the subscribers of [`AgentSession::subscribe_all`].
@@ -430,7 +440,7 @@ impl AgentSession {
         {
             tracing::warn!("cannot save the session: {error}");
         }
-        lock(&self.inner.listeners).retain(|listener| listener.send(event.clone()).is_ok());
+        lock(&self.inner.listeners).retain(|listener| listener.send(event.clone()));
     }
 
     /// Sets what RPC `set_model`, `cycle_model` and `get_available_models`

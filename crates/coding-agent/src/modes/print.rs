@@ -74,7 +74,12 @@ pub async fn run_print(
         let header = serde_json::to_string(&session.header())?;
         sink.write_out(|out| writeln!(out, "{header}"))?;
     }
-    let mut events = session.subscribe_all();
+    // Text shows the answer once it ends: a streaming message's every
+    // update need not wait in the queue.
+    let mut events = match format {
+        PrintFormat::Json => session.subscribe_all(),
+        PrintFormat::Text => session.subscribe_coalesced(),
+    };
     // A reader gone before the first prompt: none is started.
     let mut interrupted = sink.reader_gone;
     // Taken from the events, not the history: a compaction after the run

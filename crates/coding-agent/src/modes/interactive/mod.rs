@@ -187,7 +187,7 @@ pub async fn run_interactive(
         idle: IdleTimer::new(interactive.models.settings.idle_notification()),
         tree_listed: tree::Listed::default(),
         resume_listed: saved_sessions::Listed::default(),
-        events: session.subscribe_all(),
+        events: session.subscribe_coalesced(),
         session,
         run: None,
         aborted: false,
@@ -911,7 +911,7 @@ impl Driver {
         if let Some(servers) = &self.interactive.mcp {
             self.session.set_mcp(servers.clone());
         }
-        self.events = self.session.subscribe_all();
+        self.events = self.session.subscribe_coalesced();
         app.reset(&self.session.context_items());
         show_saved(&self.session, app);
         self.restore_model(app);
