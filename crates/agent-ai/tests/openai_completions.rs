@@ -1250,7 +1250,6 @@ async fn request_body_carries_tools_history_tool_results_and_images_as_openai_ex
             "stream": true,
             "stream_options": {"include_usage": true},
             "max_tokens": 8192,
-            "max_completion_tokens": 8192,
             "temperature": 0.5,
             "tools": [{
                 "type": "function",

@@ -562,10 +562,7 @@ fn compaction_past_the_threshold(wire: Wire) {
     assert!(is_summary_request(wire, &requests[2]));
     // Pi's cap on a summary's length, 0.8 x the (scaled) reserve; the
     // model's own answers keep the provider's limit.
-    let limit = match wire {
-        Wire::OpenAi => "max_completion_tokens",
-        Wire::Anthropic => "max_tokens",
-    };
+    let limit = "max_tokens";
     assert_eq!(requests[2].body[limit], 800);
     assert_eq!(requests[3].body[limit], requests[0].body[limit]);
     assert_ne!(requests[0].body[limit], 800);

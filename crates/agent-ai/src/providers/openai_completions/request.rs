@@ -37,12 +37,15 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
     let limit = json!(context.max_tokens_within(config.max_tokens));
     // OpenAI's own API (and Azure's) takes `max_completion_tokens` (its
     // reasoning models refuse `max_tokens`); the servers that speak its
-    // format elsewhere read `max_tokens`, Ollama only that, so a limit set
-    // to stop a small model repeating itself would do nothing there.
-    if !is_openai_itself(&config.base_url) {
-        body.insert("max_tokens".into(), limit.clone());
-    }
-    body.insert("max_completion_tokens".into(), limit);
+    // format elsewhere read `max_tokens`, Ollama only that, and some refuse
+    // the other name outright (Mistral's 422 `extra_forbidden`, vLLM with
+    // extra fields forbidden): each gets the one name it takes.
+    let name = if is_openai_itself(&config.base_url) {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body.insert(name.into(), limit);
     if let Some(temperature) = config.temperature_json() {
         body.insert("temperature".into(), temperature);
     }
@@ -258,27 +261,29 @@ mod tests {
     use super::*;
 
     /// OpenAI's API refuses `max_tokens` for its reasoning models; Ollama
-    /// reads only `max_tokens`.
+    /// reads only `max_tokens`, and Mistral refuses `max_completion_tokens`.
     #[test]
-    fn the_limit_goes_by_both_names_except_to_openai_itself() {
+    fn the_limit_goes_by_the_one_name_each_server_takes() {
         let model = Model::new("m", "p", "openai-completions");
         let context = Context::new(None, Vec::new(), Vec::new());
         let limits = |base_url: &str| {
             let body = request_body(&model, &context, &ProviderConfig::new(base_url, None));
             (
                 body.get("max_tokens").cloned(),
-                body["max_completion_tokens"].clone(),
+                body.get("max_completion_tokens").cloned(),
             )
         };
         let limit = json!(ProviderConfig::new("x", None).max_tokens);
-        assert_eq!(limits("https://api.openai.com/v1"), (None, limit.clone()));
+        assert_eq!(
+            limits("https://api.openai.com/v1"),
+            (None, Some(limit.clone()))
+        );
         assert_eq!(
             limits("https://me.openai.azure.com/openai"),
-            (None, limit.clone())
+            (None, Some(limit.clone()))
         );
-        assert_eq!(
-            limits("http://127.0.0.1:11434/v1"),
-            (Some(limit.clone()), limit)
-        );
+        for elsewhere in ["http://127.0.0.1:11434/v1", "https://api.mistral.ai/v1"] {
+            assert_eq!(limits(elsewhere), (Some(limit.clone()), None));
+        }
     }
 }
