@@ -52,6 +52,10 @@ const TRANSIENT_ERROR_TYPES: &[&str] = &[
     "timeout_error",
 ];
 
+/// Error types that come with a 429 but mean no retry will pass: the
+/// account is out of credit (OpenAI's `insufficient_quota`).
+const EXHAUSTED_ERROR_TYPES: &[&str] = &["insufficient_quota"];
+
 impl ErrorKind {
     /// Whether the same request may succeed later: rate limits (429),
     /// request timeouts (408), server errors (5xx, Anthropic's 529), an error
@@ -62,7 +66,14 @@ impl ErrorKind {
         match self {
             ErrorKind::Status {
                 status, error_type, ..
-            } => matches!(status, 408 | 429 | 500..=599) || transient_type(error_type.as_deref()),
+            } => {
+                let exhausted = error_type
+                    .as_deref()
+                    .is_some_and(|kind| EXHAUSTED_ERROR_TYPES.contains(&kind));
+                !exhausted
+                    && (matches!(status, 408 | 429 | 500..=599)
+                        || transient_type(error_type.as_deref()))
+            }
             ErrorKind::Provider { busy } => *busy,
             ErrorKind::Connection | ErrorKind::Timeout => true,
             ErrorKind::Malformed | ErrorKind::Other => false,
@@ -105,6 +116,9 @@ mod tests {
         .filter(|&code| status(code, None).is_transient())
         .collect();
         assert_eq!(transient, [408, 429, 500, 502, 503, 504, 529]);
+        // Out of credit: asking again (12 times, with the session's retries)
+        // only waits longer for the same refusal.
+        assert!(!status(429, Some("insufficient_quota")).is_transient());
     }
 
     #[test]
