@@ -336,6 +336,20 @@ fn above_editor(screen: &str) -> String {
         .join("\n")
 }
 
+/// In a window of five rows during a run, the editor keeps its row (the
+/// layout's solver gave it none, and what was typed went unseen); the
+/// footer goes first.
+#[test]
+fn a_short_window_keeps_a_row_for_the_editor() {
+    let mut app = app(&[]);
+    let now = Instant::now();
+    app.set_running(true, now);
+    type_text(&mut app, "steer me");
+    let shown = screen(&mut app, 20, 5, now);
+    assert!(shown.contains("> steer me"), "{shown}");
+    assert!(shown.contains("Working…"), "{shown}");
+}
+
 #[test]
 fn enter_while_running_queues_steering_shown_as_pending_until_delivered() {
     let mut app = app(&[]);
@@ -967,15 +981,12 @@ fn a_retry_wait_is_counted_down_above_the_editor_until_it_is_over() {
         "Retrying (2/3) in 0s... (Esc to cancel)"
     );
     app.retry_wait_over();
-    assert!(
-        status(&mut app, now).contains("Working…"),
-        "{}",
-        status(&mut app, now)
-    );
+    let working = |app: &mut App| above_editor(&screen(app, 60, 6, now)).contains("Working…");
+    assert!(working(&mut app), "{}", screen(&mut app, 60, 6, now));
     app.retry_waiting(3, 3, Duration::from_secs(8), now);
     app.set_running(false, now);
     app.set_running(true, now);
-    assert!(status(&mut app, now).contains("Working…"), "a new run");
+    assert!(working(&mut app), "a new run");
 }
 
 /// A compaction in several requests (minutes apiece on a local model)

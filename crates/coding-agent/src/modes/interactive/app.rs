@@ -1004,6 +1004,25 @@ impl App {
                 .rows(&self.editor.text(), &self.menu_entries(), width),
             Some(_) => Vec::new(),
         };
+        // Rows go first to what the user types into, then to what says
+        // what is going on, then to the rest; the transcript takes what is
+        // left, at least a row. (Left to the layout's solver, a window of
+        // five rows during a run gave the editor none: typing was unseen.)
+        let rows = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+        let mut left = area.height.saturating_sub(1);
+        let mut take = |want: u16| {
+            let got = want.min(left);
+            left -= got;
+            got
+        };
+        let editor_first = take(1);
+        let status_len = take(status_rows);
+        let menu_len = take(rows(menu.len()));
+        let rule_top_len = take(1);
+        let rule_bottom_len = take(1);
+        let editor_len = editor_first + take(rows(shown_editor).saturating_sub(1));
+        let footer_len = take(2);
+        let pending_len = take(rows(pending.len()));
         let [
             transcript_area,
             pending_area,
@@ -1015,13 +1034,13 @@ impl App {
             footer_area,
         ] = Layout::vertical([
             Constraint::Min(1),
-            Constraint::Length(u16::try_from(pending.len()).unwrap_or(u16::MAX)),
-            Constraint::Length(u16::try_from(menu.len()).unwrap_or(u16::MAX)),
-            Constraint::Length(status_rows),
-            Constraint::Length(1),
-            Constraint::Length(u16::try_from(shown_editor).unwrap_or(1)),
-            Constraint::Length(1),
-            Constraint::Length(2),
+            Constraint::Length(pending_len),
+            Constraint::Length(menu_len),
+            Constraint::Length(status_len),
+            Constraint::Length(rule_top_len),
+            Constraint::Length(editor_len),
+            Constraint::Length(rule_bottom_len),
+            Constraint::Length(footer_len),
         ])
         .areas(area);
 
