@@ -320,6 +320,11 @@ impl HandlerSettings {
             }
             None => event.default_timeout(),
             Some((_, Ok(timeout))) if !timeout.is_zero() => timeout,
+            Some((seconds, _)) if seconds > 0.0 => {
+                return Err(format!(
+                    "hooks: {event} hook \"{command}\" has timeout {seconds:e}, too large to wait for; leave it out for the event's default; skipped"
+                ));
+            }
             Some((seconds, _)) => {
                 return Err(format!(
                     "hooks: {event} hook \"{command}\" has timeout {seconds}; a timeout is a positive number of seconds; skipped"
@@ -716,7 +721,8 @@ mod tests {
                 {"type": "webhook", "url": "https://x"},
                 {"type": "http", "url": " "},
                 {"type": "command"},
-                {"type": "command", "command": "x.sh", "timeout": 0}
+                {"type": "command", "command": "x.sh", "timeout": 0},
+                {"type": "command", "command": "y.sh", "timeout": 1e30}
             ]}]
         }))
         .compile(&places())
@@ -730,6 +736,7 @@ mod tests {
                 "hooks: PreToolUse http handler without a url; skipped",
                 "hooks: PreToolUse command handler without a command; skipped",
                 "hooks: PreToolUse hook \"x.sh\" has timeout 0; a timeout is a positive number of seconds; skipped",
+                "hooks: PreToolUse hook \"y.sh\" has timeout 1e30, too large to wait for; leave it out for the event's default; skipped",
                 "hooks: event \"SubagentStop\" is not supported; skipped",
             ]
         );
