@@ -170,6 +170,28 @@ fn the_prompt_draws_the_call_over_the_transcript_and_takes_the_keys_not_the_edit
     assert!(!app.editor.is_empty());
 }
 
+/// The prompt takes rows from the bottom of the transcript, which is drawn
+/// above it: drawn over it, the prompt hid the newest rows, the call's own
+/// `waiting for approval` among them.
+#[test]
+fn the_newest_transcript_rows_stay_in_sight_above_the_prompt() {
+    let (mut app, now) = asking_app();
+    let (first, _answer) = prompt("c1", "touch a.txt");
+    app.approvals.push(first);
+    let shown = screen(&mut app, 70, 19, now);
+    let lines: Vec<&str> = shown.lines().collect();
+    let top = lines
+        .iter()
+        .position(|line| line.starts_with("┌ Permission needed"))
+        .expect(&shown);
+    assert!(
+        lines[..top]
+            .iter()
+            .any(|line| line.contains("waiting for approval")),
+        "{shown}"
+    );
+}
+
 /// A person typing as the prompt appears must not approve the call with the
 /// Enter (or the number) meant for the editor: those keys wait out the
 /// grace from when the prompt is first drawn and from each key typed since,

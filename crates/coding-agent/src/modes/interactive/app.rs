@@ -1045,7 +1045,14 @@ impl App {
         .areas(area);
 
         self.transcript.awaiting_approval = self.approvals.call_ids();
-        self.draw_transcript(frame, transcript_area, now);
+        let prompt_rows = self
+            .approvals
+            .draw(frame, transcript_area, self.transcript.renderers());
+        let above_prompt = Rect {
+            height: transcript_area.height.saturating_sub(prompt_rows),
+            ..transcript_area
+        };
+        self.draw_transcript(frame, above_prompt, now);
         frame.render_widget(
             Paragraph::new(pending.iter().map(to_line).collect::<Vec<_>>()),
             pending_area,
@@ -1065,8 +1072,6 @@ impl App {
         frame.render_widget(Paragraph::new(rule.clone()), rule_top);
         frame.render_widget(Paragraph::new(rule), rule_bottom);
         self.draw_editor(frame, editor_area, &editor_rows);
-        self.approvals
-            .draw(frame, transcript_area, self.transcript.renderers());
         frame.render_widget(
             Paragraph::new(
                 self.footer_lines(width)
@@ -1233,7 +1238,7 @@ impl App {
             })
             .collect();
         frame.render_widget(Paragraph::new(lines), area);
-        // A prompt over the transcript has the keys (and the cursor, when it has an input).
+        // A prompt below the transcript has the keys (and the cursor, when it has an input).
         if let Some((_, Some(col))) = rows.get(cursor_index)
             && self.approvals.current().is_none()
         {

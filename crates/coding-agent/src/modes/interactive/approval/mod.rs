@@ -1,5 +1,5 @@
 //! Approvals in the interactive mode: when the permission policy asks about
-//! a call, a prompt over the transcript shows the call as its renderer draws
+//! a call, a prompt below the transcript shows the call as its renderer draws
 //! it and why it asks, and offers: allow once, allow for this session (the
 //! suggested rule, kept in memory), always allow (the rule written to the
 //! project's or the global settings) or deny, with a reason the model reads.
@@ -170,16 +170,20 @@ impl Approvals {
         self.waiting.len() != before
     }
 
-    /// Draws the prompt shown over the bottom of `area` (the transcript),
+    /// Draws the prompt shown in the bottom of `area` (the transcript's),
     /// framed, as tall as it needs; the call is drawn by its tool's
     /// renderer. Where the area is shorter, why the policy asks and the keys
     /// are left out first; where even the call and the choices do not fit,
     /// the call's top shows with a line saying so, and only a deny is taken
     /// until the window grows ([`Approvals::handle_key`]): no call is
     /// approved unseen.
-    pub fn draw(&self, frame: &mut Frame<'_>, area: Rect, renderers: &ToolRenderers) {
+    ///
+    /// Returns the rows it took from the bottom of `area` (none without a
+    /// prompt), for the transcript to be drawn above them: drawn over it,
+    /// the prompt hid the newest rows, the call's own among them.
+    pub fn draw(&self, frame: &mut Frame<'_>, area: Rect, renderers: &ToolRenderers) -> u16 {
         let Some(front) = self.waiting.front() else {
-            return;
+            return 0;
         };
         if front.drawn_at.get().is_none() {
             front.drawn_at.set(Some(Instant::now()));
@@ -229,6 +233,7 @@ impl Approvals {
             let y = padded.y + u16::try_from(row).unwrap_or(0);
             frame.set_cursor_position(Position::new(x.min(padded.right().saturating_sub(1)), y));
         }
+        height
     }
 }
 

@@ -22,7 +22,7 @@ pub enum Choice {
     Deny,
 }
 
-/// A prompt over the transcript asking whether one call may run.
+/// A prompt below the transcript asking whether one call may run.
 #[derive(Debug, Clone)]
 pub struct ApprovalModal {
     request: ApprovalRequest,
