@@ -449,14 +449,16 @@ pub fn feedback_text(event: HookEvent, text: &str) -> String {
     format!("{event} hook feedback: {text}")
 }
 
-/// `updatedMCPToolOutput`: a string, content blocks, or any other JSON as its
-/// text. It takes the tool's output's place in every later request, so its
-/// text is bounded as a tool's output is ([`bounded_output`]).
+/// `updatedMCPToolOutput`: a string, content blocks (MCP's kinds read as a
+/// server's are: a resource was sent on as raw JSON), or any other JSON as
+/// its text. It takes the tool's output's place in every later request, so
+/// its text is bounded as a tool's output is ([`bounded_output`]).
 fn replacement_content(output: Value) -> Vec<Content> {
     let blocks = match output {
         Value::String(text) => vec![Content::text(text)],
-        other => serde_json::from_value::<Vec<Content>>(other.clone())
-            .unwrap_or_else(|_| vec![Content::text(other.to_string())]),
+        other => mcp_blocks(&other)
+            .or_else(|| serde_json::from_value::<Vec<Content>>(other.clone()).ok())
+            .unwrap_or_else(|| vec![Content::text(other.to_string())]),
     };
     blocks
         .into_iter()
@@ -465,6 +467,17 @@ fn replacement_content(output: Value) -> Vec<Content> {
             image => image,
         })
         .collect()
+}
+
+#[cfg(feature = "mcp")]
+fn mcp_blocks(output: &Value) -> Option<Vec<Content>> {
+    crate::mcp::content::hook_blocks(output)
+}
+
+/// Without MCP there is no MCP tool whose output a hook could replace.
+#[cfg(not(feature = "mcp"))]
+fn mcp_blocks(_output: &Value) -> Option<Vec<Content>> {
+    None
 }
 
 /// `text`'s first 2000 lines and 50 KB (the tools' limits; a single line
@@ -506,6 +519,18 @@ mod tests {
         assert_eq!(
             replacement_content(Value::String("short".into())),
             [Content::text("short")]
+        );
+        // MCP's own kinds of block read as a server's do.
+        #[cfg(feature = "mcp")]
+        assert_eq!(
+            replacement_content(serde_json::json!([
+                {"type": "text", "text": "block one"},
+                {"type": "resource", "resource": {"uri": "file:///q", "text": "qq"}}
+            ])),
+            [
+                Content::text("block one"),
+                Content::text("[resource: file:///q]\nqq")
+            ]
         );
         // One line of 3 MB is cut after 50 KB, not to nothing.
         let content = replacement_content(Value::String("Z".repeat(3_000_000)));

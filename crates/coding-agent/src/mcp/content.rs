@@ -100,6 +100,19 @@ pub fn to_tool_result(
     })
 }
 
+/// A hook's `updatedMCPToolOutput` given as MCP content blocks, read as a
+/// server's are (a resource as `[resource: URI]` and its text, an image
+/// fitted); `None` when it is not a list of them.
+pub fn hook_blocks(output: &Value) -> Option<Vec<Content>> {
+    let blocks: Vec<ContentBlock> = serde_json::from_value(output.clone()).ok()?;
+    let never = CancellationToken::new();
+    let mut content = Vec::with_capacity(blocks.len());
+    for item in blocks {
+        content.extend(block(item, &never).ok()?);
+    }
+    Some(content)
+}
+
 /// What the model reads of one block: an image may bring a note with it.
 fn block(block: ContentBlock, cancel: &CancellationToken) -> Result<Vec<Content>, Aborted> {
     Ok(vec![match block {
