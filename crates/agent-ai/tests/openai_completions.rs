@@ -899,6 +899,28 @@ async fn a_json_body_instead_of_a_stream_says_what_the_server_sent_and_is_not_re
     }
 }
 
+/// Ollama's native API streams JSON lines, not events (a base URL without
+/// `/v1`): said once with what it sent, not retried as a cut connection.
+#[tokio::test]
+async fn json_lines_instead_of_a_stream_are_said_and_not_retried() {
+    let body = "{\"model\":\"qwen\",\"message\":{\"role\":\"assistant\",\"content\":\"hi\"},\"done\":false}\n";
+    let server = TestServer::start(vec![Reply::Status {
+        status: 200,
+        headers: vec![("content-type", "application/x-ndjson".into())],
+        body: body.into(),
+    }])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let last = events.last().unwrap().final_message().unwrap();
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some(
+            "200 the server answered without an event stream: {\"model\":\"qwen\",\"message\":{\"role\":\"assistant\",\"content\":\"hi\"},\"done\":false}"
+        )
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
 /// Some servers send a call's arguments as a JSON object, not as the
 /// JSON text the API defines: they are the call's (they became `{}`).
 #[tokio::test]

@@ -320,20 +320,28 @@ pub async fn send_once(
     }
 }
 
-/// Whether a success answers with a whole JSON document or HTML page
-/// rather than the event stream asked for: a proxy's error said with status
-/// 200, or a server that ignores `"stream": true`. Read as a stream, it
-/// gave no event and read as a cut connection, retried three times with
-/// the server's own words never shown. (Other types pass: some servers
-/// label their event streams loosely.)
+/// Whether a success answers with a whole JSON document, HTML page or
+/// JSON lines rather than the event stream asked for: a proxy's error said
+/// with status 200, a server that ignores `"stream": true`, or Ollama's
+/// native API (`/api/chat` streams NDJSON) behind a base URL without
+/// `/v1`. Read as a stream, it gave no event and read as a cut
+/// connection, retried three times with the server's own words never
+/// shown. (Other types pass: some servers label their event streams
+/// loosely, `text/plain` among them.)
 fn is_whole_body(response: &Response) -> bool {
+    const WHOLE: [&str; 4] = [
+        "application/json",
+        "text/html",
+        "application/x-ndjson",
+        "application/ndjson",
+    ];
     response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|kind| {
             let kind = kind.trim().to_ascii_lowercase();
-            kind.starts_with("application/json") || kind.starts_with("text/html")
+            WHOLE.iter().any(|whole| kind.starts_with(whole))
         })
 }
 

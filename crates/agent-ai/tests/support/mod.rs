@@ -156,9 +156,16 @@ async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Requ
             body,
         } => {
             let mut head = format!(
-                "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                "HTTP/1.1 {status} Scripted\r\ncontent-length: {}\r\nconnection: close\r\n",
                 body.len()
             );
+            // JSON unless the reply names its own type.
+            if !headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            {
+                head.push_str("content-type: application/json\r\n");
+            }
             for (name, value) in headers {
                 head.push_str(&format!("{name}: {value}\r\n"));
             }
