@@ -1059,6 +1059,44 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
     }
 }
 
+/// A command judged once per value of its variables walked its `$(...)`
+/// and `<(...)` again for each, and they forked in turn: 16 values and
+/// substitutions nested 6 deep meant 17^6 walks (it ran for minutes).
+/// Substitutions are walked once, with their own variants, so this line is
+/// judged at once, and the innermost still with each value.
+#[test]
+fn variables_in_nested_substitutions_are_judged_without_multiplying_walks() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    std::fs::write(work.join(".env"), "SECRET=1").unwrap();
+    let rules = RuleTexts {
+        deny: vec!["read(.env)".into()],
+        ..RuleTexts::default()
+    };
+    let p = Policy::new(
+        Mode::Default,
+        SANDBOXED,
+        Places::on_this_machine(&work, None),
+        &rules,
+    )
+    .unwrap();
+    let values: String = (1..=15)
+        .map(|n| n.to_string())
+        .chain(["v".to_owned()])
+        .map(|value| format!("A={value}; "))
+        .collect();
+    let mut nested = "cat .en$A".to_owned();
+    for _ in 0..6 {
+        nested = format!("echo $A $(cat <({nested}))");
+    }
+    let verdict = bash(&p, &format!("{values}{nested}"));
+    assert_eq!(verdict.decision, Decision::Deny, "{}", verdict.reason);
+    assert_eq!(
+        verdict.reason,
+        "`cat .env` reads `.env`, which is denied by the rule `read(.env)`"
+    );
+}
+
 /// A crafted line of tens of thousands of words (brace expansions multiply
 /// them) kept the policy busy for minutes; past 4096 words in one command
 /// it is refused, in every mode.

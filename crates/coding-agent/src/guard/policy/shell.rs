@@ -445,7 +445,9 @@ impl Walk {
 
     /// A simple command, judged once with the variables it reads unknown
     /// and once more for each combination of the values the script gave
-    /// them before ([`Values`]): one part for each.
+    /// them before ([`Values`]): one part for each. The commands inside it
+    /// (`$(...)`, `<(...)`) are walked once, in the first walk, with their
+    /// own variants: walked again per value, nested ones multiplied.
     fn simple(&mut self, simple: &SimpleCommand) -> Result<(), ParseFailure> {
         self.values.start_command();
         let mut parts = vec![self.simple_part(simple)?];
@@ -528,7 +530,9 @@ impl Walk {
                     .push((name.trim_end_matches('+').to_owned(), value));
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
-                self.list(&subshell.list)?;
+                if !self.values.choosing() {
+                    self.list(&subshell.list)?;
+                }
                 // It becomes a `/dev/fd/N` path only known at run time.
                 part.words.push(Arg::unknown("$(...)"));
             }
@@ -580,7 +584,9 @@ impl Walk {
                         }
                         IoFileRedirectTarget::Fd(_) => {}
                         IoFileRedirectTarget::ProcessSubstitution(_, subshell) => {
-                            self.list(&subshell.list)?;
+                            if !self.values.choosing() {
+                                self.list(&subshell.list)?;
+                            }
                         }
                     }
                 }
@@ -715,8 +721,10 @@ impl Walk {
                 },
                 WordPiece::CommandSubstitution(script)
                 | WordPiece::BackquotedCommandSubstitution(script) => {
-                    let parts = parse_with(script, self.depth + 1, self.values.inherited())?;
-                    self.parts.extend(parts);
+                    if !self.values.choosing() {
+                        let parts = parse_with(script, self.depth + 1, self.values.inherited())?;
+                        self.parts.extend(parts);
+                    }
                     // `$(pwd)` is `$PWD` (`rm -rf "$(pwd)"` deletes the
                     // workspace as surely).
                     if matches!(script.trim(), "pwd" | "pwd -L" | "pwd -P") {

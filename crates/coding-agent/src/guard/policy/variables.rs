@@ -103,6 +103,11 @@ impl Values {
         self.chosen = choice;
     }
 
+    /// True while a variant with values is walked (not the first, unknown one).
+    pub fn choosing(&self) -> bool {
+        !self.chosen.is_empty()
+    }
+
     /// Notes a value given to `name`. One known only at run time adds
     /// nothing: every command is judged with its variables unknown anyway.
     /// Bash expands no braces in an assignment, so `F={a,b}` is the text.
