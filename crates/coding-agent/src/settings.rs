@@ -1069,24 +1069,28 @@ mod tests {
         assert_eq!(settings.context_window(&gpt5), Some(1_000_000));
     }
 
+    /// The settings of a global file holding `global` and a project's
+    /// holding `project`.
+    fn load_files(global: &str, project: &str, trusted: bool) -> Settings {
+        let dir = tempfile::tempdir().unwrap();
+        let (agent, cwd) = (dir.path().join("agent"), dir.path().join("proj"));
+        for (folder, text) in [
+            (agent.clone(), global),
+            (cwd.join(PROJECT_CONFIG_DIR), project),
+        ] {
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join(SETTINGS_FILE), text).unwrap();
+        }
+        Settings::load(&agent, &cwd, trusted).unwrap()
+    }
+
     #[test]
     fn settings_files_load_global_then_project() {
-        let dir = tempfile::tempdir().unwrap();
-        let agent = dir.path().join("agent");
-        let cwd = dir.path().join("proj");
-        std::fs::create_dir_all(&agent).unwrap();
-        std::fs::create_dir_all(cwd.join(PROJECT_CONFIG_DIR)).unwrap();
-        std::fs::write(
-            agent.join(SETTINGS_FILE),
+        let settings = load_files(
             r#"{"defaultProvider":"openai","defaultModel":"gpt-4o","theme":"dark"}"#,
-        )
-        .unwrap();
-        std::fs::write(
-            cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE),
             r#"{"defaultModel":"gpt-4.1"}"#,
-        )
-        .unwrap();
-        let settings = Settings::load(&agent, &cwd, true).unwrap();
+            true,
+        );
         assert_eq!(
             (
                 settings.default_provider.as_deref(),
@@ -1098,21 +1102,11 @@ mod tests {
 
     #[test]
     fn a_projects_nested_objects_amend_the_global_ones_key_by_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let (agent, cwd) = (dir.path().join("agent"), dir.path().join("proj"));
-        std::fs::create_dir_all(&agent).unwrap();
-        std::fs::create_dir_all(cwd.join(PROJECT_CONFIG_DIR)).unwrap();
-        std::fs::write(
-            agent.join(SETTINGS_FILE),
+        let settings = load_files(
             r#"{"retry":{"enabled":false,"provider":{"maxRetries":0}},"compaction":{"reserveTokens":1000},"thinkingBudgets":{"low":100}}"#,
-        )
-        .unwrap();
-        std::fs::write(
-            cwd.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE),
             r#"{"retry":{"baseDelayMs":100},"compaction":{"keepRecentTokens":500},"thinkingBudgets":{"high":900}}"#,
-        )
-        .unwrap();
-        let settings = Settings::load(&agent, &cwd, false).unwrap();
+            false,
+        );
         let retry = settings.retry.unwrap();
         assert_eq!(
             (

@@ -420,25 +420,37 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
+    /// Writes each `(path below dir, text)`.
+    fn write_all(dir: &Path, files: &[(&str, &str)]) {
+        for (path, text) in files {
+            write(&dir.join(path), text);
+        }
+    }
+
     #[tokio::test]
     async fn folders_with_a_skill_md_and_top_level_markdown_files_are_skills() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("skills");
-        write(
-            &dir.join("pdf-tools/SKILL.md"),
-            "---\nname: pdf-tools\ndescription: Fill PDF forms & more.\n---\n# PDF\nRun ./fill.sh\n",
+        write_all(
+            &dir,
+            &[
+                (
+                    "pdf-tools/SKILL.md",
+                    "---\nname: pdf-tools\ndescription: Fill PDF forms & more.\n---\n# PDF\nRun ./fill.sh\n",
+                ),
+                // Not a skill: below a skill's own folder.
+                (
+                    "pdf-tools/references/SKILL.md",
+                    "---\ndescription: inner\n---\n",
+                ),
+                (
+                    "group/deploy/SKILL.md",
+                    "---\ndescription: Deploy.\ndisable-model-invocation: true\n---\nSteps\n",
+                ),
+                ("notes.md", "---\ndescription: Notes.\n---\nN\n"),
+                ("plain.md", "no front matter\n"),
+            ],
         );
-        // Not a skill: below a skill's own folder.
-        write(
-            &dir.join("pdf-tools/references/SKILL.md"),
-            "---\ndescription: inner\n---\n",
-        );
-        write(
-            &dir.join("group/deploy/SKILL.md"),
-            "---\ndescription: Deploy.\ndisable-model-invocation: true\n---\nSteps\n",
-        );
-        write(&dir.join("notes.md"), "---\ndescription: Notes.\n---\nN\n");
-        write(&dir.join("plain.md"), "no front matter\n");
         let (skills, warnings) = load(
             SkillFiles::local(),
             &[],
@@ -481,17 +493,16 @@ mod tests {
         let given = root.path().join("mine/review/SKILL.md");
         write(&given, "---\nname: review\ndescription: Mine.\n---\n");
         let dir = root.path().join("skills");
-        write(
-            &dir.join("review/SKILL.md"),
-            "---\ndescription: Theirs.\n---\n",
-        );
-        write(
-            &dir.join("Bad_Name/SKILL.md"),
-            "---\ndescription: B.\n---\n",
-        );
-        write(
-            &dir.join("other/SKILL.md"),
-            "---\nname: renamed\ndescription: R.\n---\n",
+        write_all(
+            &dir,
+            &[
+                ("review/SKILL.md", "---\ndescription: Theirs.\n---\n"),
+                ("Bad_Name/SKILL.md", "---\ndescription: B.\n---\n"),
+                (
+                    "other/SKILL.md",
+                    "---\nname: renamed\ndescription: R.\n---\n",
+                ),
+            ],
         );
         let missing = root.path().join("nowhere");
         let (skills, warnings) = load(

@@ -148,8 +148,14 @@ mod tests {
         })
     }
 
-    fn total(messages: &[Message]) -> u64 {
-        messages.iter().map(estimate_tokens).sum()
+    /// The room of `messages` in a window leaving them `usable` tokens,
+    /// estimates unscaled.
+    fn room(messages: &[Message], usable: u64) -> Room {
+        Room {
+            total: messages.iter().map(estimate_tokens).sum(),
+            usable,
+            scale: 1.0,
+        }
     }
 
     fn text_of(message: &Message) -> String {
@@ -167,11 +173,7 @@ mod tests {
             UserMessage::text("run it").into(),
             result("call/1", huge.clone()),
         ];
-        let room = Room {
-            total: total(&messages),
-            usable: 2000,
-            scale: 1.0,
-        };
+        let room = room(&messages, 2000);
         let fitted = fit_tool_results(messages, room, dir.path());
         let path = spill_path(dir.path(), "call/1", &huge);
         let text = text_of(&fitted[1]);
@@ -195,15 +197,10 @@ mod tests {
     #[test]
     fn another_results_file_is_never_named_for_this_one() {
         let dir = tempfile::tempdir().unwrap();
-        let room = |messages: &[Message]| Room {
-            total: total(messages),
-            usable: 2000,
-            scale: 1.0,
-        };
         let first = vec![result("call_1", format!("FIRST{}", "a".repeat(40_000)))];
         let second = vec![result("call_1", format!("SECOND{}", "b".repeat(40_000)))];
-        fit_tool_results(first.clone(), room(&first), dir.path());
-        let fitted = fit_tool_results(second.clone(), room(&second), dir.path());
+        fit_tool_results(first.clone(), room(&first, 2000), dir.path());
+        let fitted = fit_tool_results(second.clone(), room(&second, 2000), dir.path());
         let named = text_of(&fitted[0]);
         let path = named
             .split("Full output: ")
@@ -215,7 +212,7 @@ mod tests {
         let third = format!("THIRD{}", "c".repeat(40_000));
         std::fs::write(spill_path(dir.path(), "call_2", &third), "planted").unwrap();
         let messages = vec![result("call_2", third)];
-        let fitted = fit_tool_results(messages.clone(), room(&messages), dir.path());
+        let fitted = fit_tool_results(messages.clone(), room(&messages, 2000), dir.path());
         assert!(
             text_of(&fitted[0]).contains("The full output could not be saved"),
             "{}",
@@ -232,11 +229,7 @@ mod tests {
             UserMessage::text("z".repeat(10_000)).into(),
             result("c1", big.clone()),
         ];
-        let room = Room {
-            total: total(&messages),
-            usable: 3000,
-            scale: 1.0,
-        };
+        let room = room(&messages, 3000);
         let fitted = fit_tool_results(messages, room, dir.path());
         assert_eq!(text_of(&fitted[1]), big);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());

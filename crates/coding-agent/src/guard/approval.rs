@@ -227,13 +227,19 @@ mod tests {
             .await
     }
 
+    fn deny(reason: &str) -> ApprovalAnswer {
+        ApprovalAnswer::Deny {
+            reason: Some(reason.into()),
+        }
+    }
+
     #[tokio::test]
     async fn no_approver_refuses_with_the_rule_that_would_allow_the_call() {
         assert_eq!(
             refusal(NoApprover::new()).await,
-            ApprovalAnswer::Deny {
-                reason: Some("Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). To allow it, run with --allow 'bash(cargo build)' or add \"bash(cargo build)\" to permissions.allow in settings".into())
-            }
+            deny(
+                "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). To allow it, run with --allow 'bash(cargo build)' or add \"bash(cargo build)\" to permissions.allow in settings"
+            )
         );
         assert_eq!(
             needs_approval_text(&request(None)),
@@ -245,9 +251,9 @@ mod tests {
     async fn where_no_rules_are_read_the_refusal_points_at_the_mode() {
         assert_eq!(
             refusal(NoApprover::without_rules()).await,
-            ApprovalAnswer::Deny {
-                reason: Some("Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). This command reads no rules: to allow it, run with a looser --permission-mode (bypass allows every call that is not denied)".into())
-            }
+            deny(
+                "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). This command reads no rules: to allow it, run with a looser --permission-mode (bypass allows every call that is not denied)"
+            )
         );
     }
 

@@ -490,24 +490,21 @@ mod tests {
 
     #[test]
     fn a_bad_rule_or_mode_in_settings_is_an_error_naming_it() {
-        let d = dirs(&json!({"permissions": {"allow": ["bash(ls"]}}), &json!({}));
-        let err = load_error(&d);
-        assert_eq!(
-            err,
-            Some(format!(
-                "{}: invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end",
-                d.agent.path().join(SETTINGS_FILE).display()
-            ))
-        );
-        let d = dirs(&json!({"permissions": {"defaultMode": "yolo"}}), &json!({}));
-        let err = load_error(&d);
-        assert_eq!(
-            err,
-            Some(format!(
-                "{}: permissions: unknown permission mode `yolo` (expected one of: default, auto, plan, bypass) at line 1 column 37",
-                d.agent.path().join(SETTINGS_FILE).display()
-            ))
-        );
+        let cases = [
+            (
+                json!({"permissions": {"allow": ["bash(ls"]}}),
+                "invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end",
+            ),
+            (
+                json!({"permissions": {"defaultMode": "yolo"}}),
+                "permissions: unknown permission mode `yolo` (expected one of: default, auto, plan, bypass) at line 1 column 37",
+            ),
+        ];
+        for (settings, error) in cases {
+            let d = dirs(&settings, &json!({}));
+            let file = d.agent.path().join(SETTINGS_FILE);
+            assert_eq!(load_error(&d), Some(format!("{}: {error}", file.display())));
+        }
     }
 
     #[test]

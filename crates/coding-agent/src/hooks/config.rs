@@ -167,44 +167,37 @@ pub struct MatcherGroupSettings {
 
 /// One handler: `{"type": "command", "command": "...", "timeout": 60}`,
 /// `{"type": "http", "url": "...", "headers": {...}, "allowedEnvVars": [...]}`
-/// or `{"type": "prompt", "prompt": "... $ARGUMENTS ...", "model": "..."}`.
+/// or `{"type": "prompt", "prompt": "... $ARGUMENTS ...", "model": "..."}`;
+/// every field may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct HandlerSettings {
     /// `command` (the default), `http` or `prompt`.
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type")]
     pub kind: Option<String>,
     /// The shell command (`sh -c`).
-    #[serde(default)]
     pub command: Option<String>,
     /// `http`: where the event's JSON is POSTed.
-    #[serde(default)]
     pub url: Option<String>,
     /// `http`: headers sent with it; `$VAR` and `${VAR}` in a value are
     /// filled from the environment for the variables `allowedEnvVars`
     /// lists, and are empty for any other.
-    #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// `http`: the environment variables headers may use.
-    #[serde(default)]
     pub allowed_env_vars: Vec<String>,
     /// `prompt`: what the model is asked; `$ARGUMENTS` stands for the
     /// event's JSON (appended when the prompt does not name it).
-    #[serde(default)]
     pub prompt: Option<String>,
     /// `prompt`: the model asked, by id on the session's provider (default:
     /// the session's model).
-    #[serde(default)]
     pub model: Option<String>,
     /// Seconds before the hook's process group is killed (default 600).
-    #[serde(default)]
     pub timeout: Option<f64>,
     /// What a failure does (default `warn`, as Claude Code).
-    #[serde(default)]
     pub on_error: OnError,
     /// Claude Code's `if`: a permission rule (`Bash(rm *)`, `edit(src/**)`);
     /// the hook runs only for calls it matches (tool events only).
-    #[serde(rename = "if", default)]
+    #[serde(rename = "if")]
     pub condition: Option<String>,
 }
 
@@ -576,6 +569,16 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// A command handler with no `if`.
+    fn command_handler(command: &str, timeout: Duration, on_error: OnError) -> Handler {
+        Handler {
+            action: Action::Command(command.into()),
+            timeout,
+            on_error,
+            condition: None,
+        }
+    }
+
     fn commands(config: &HookConfig, event: HookEvent, tool: Option<&str>) -> Vec<String> {
         config
             .handlers(event, tool, None)
@@ -621,18 +624,8 @@ mod tests {
         assert_eq!(
             config.handlers(HookEvent::PreToolUse, Some("bash"), None),
             [
-                Handler {
-                    action: Action::Command("check.sh".into()),
-                    timeout: Duration::from_secs(30),
-                    on_error: OnError::Block,
-                    condition: None,
-                },
-                Handler {
-                    action: Action::Command("log.sh".into()),
-                    timeout: DEFAULT_TIMEOUT,
-                    on_error: OnError::Warn,
-                    condition: None,
-                },
+                command_handler("check.sh", Duration::from_secs(30), OnError::Block),
+                command_handler("log.sh", DEFAULT_TIMEOUT, OnError::Warn),
             ]
         );
         assert!(
@@ -663,18 +656,8 @@ mod tests {
         assert_eq!(
             config.handlers(HookEvent::PostToolUse, Some("edit"), None),
             [
-                Handler {
-                    action: Action::Command("a.sh".into()),
-                    timeout: Duration::from_secs(9),
-                    on_error: OnError::Block,
-                    condition: None,
-                },
-                Handler {
-                    action: Action::Command("b.sh".into()),
-                    timeout: DEFAULT_TIMEOUT,
-                    on_error: OnError::Warn,
-                    condition: None,
-                },
+                command_handler("a.sh", Duration::from_secs(9), OnError::Block),
+                command_handler("b.sh", DEFAULT_TIMEOUT, OnError::Warn),
             ]
         );
         assert_eq!(

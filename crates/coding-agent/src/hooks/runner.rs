@@ -279,17 +279,31 @@ mod tests {
         }
     }
 
-    async fn run(command: &str, timeout: Duration) -> HookRun {
+    /// Runs `commands` as the hooks of one Stop event, in a fresh directory.
+    async fn run_each(
+        commands: &[&str],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Vec<HookRun> {
         let dir = tempfile::tempdir().unwrap();
-        let runs = run_all(
-            &[handler(command, timeout)],
+        let handlers: Vec<_> = commands.iter().map(|c| handler(c, timeout)).collect();
+        run_all(
+            &handlers,
             b"{\"hook_event_name\":\"Stop\"}",
             dir.path(),
             &Asking::default(),
-            &CancellationToken::new(),
+            cancel,
         )
-        .await;
+        .await
+    }
+
+    async fn run(command: &str, timeout: Duration) -> HookRun {
+        let runs = run_each(&[command], timeout, &CancellationToken::new()).await;
         runs.into_iter().next().unwrap()
+    }
+
+    fn statuses(runs: Vec<HookRun>) -> Vec<RunStatus> {
+        runs.into_iter().map(|r| r.status).collect()
     }
 
     #[tokio::test]
@@ -338,7 +352,6 @@ mod tests {
 
     #[tokio::test]
     async fn an_abort_kills_the_running_hooks() {
-        let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         let canceller = cancel.clone();
         tokio::spawn(async move {
@@ -346,20 +359,9 @@ mod tests {
             canceller.cancel();
         });
         let started = Instant::now();
-        let runs = run_all(
-            &[
-                handler("sleep 30", Duration::from_secs(60)),
-                handler("sleep 31", Duration::from_secs(60)),
-            ],
-            b"{}",
-            dir.path(),
-            &Asking::default(),
-            &cancel,
-        )
-        .await;
+        let runs = run_each(&["sleep 30", "sleep 31"], Duration::from_secs(60), &cancel).await;
         assert!(started.elapsed() < Duration::from_secs(10));
-        let statuses: Vec<_> = runs.into_iter().map(|r| r.status).collect();
-        assert_eq!(statuses, [RunStatus::Aborted, RunStatus::Aborted]);
+        assert_eq!(statuses(runs), [RunStatus::Aborted, RunStatus::Aborted]);
     }
 
     #[tokio::test]
@@ -367,27 +369,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let barrier = dir.path().join("barrier");
         // Each waits for the other's file: only a parallel run finishes both.
-        let a = format!(
-            "touch {0}.a; while [ ! -e {0}.b ]; do sleep 0.05; done",
-            barrier.display()
-        );
-        let b = format!(
-            "touch {0}.b; while [ ! -e {0}.a ]; do sleep 0.05; done",
-            barrier.display()
-        );
-        let runs = run_all(
-            &[
-                handler(&a, Duration::from_secs(10)),
-                handler(&b, Duration::from_secs(10)),
-            ],
-            b"{}",
-            dir.path(),
-            &Asking::default(),
+        let waiting = |mine: &str, other: &str| {
+            let barrier = barrier.display();
+            format!("touch {barrier}.{mine}; while [ ! -e {barrier}.{other} ]; do sleep 0.05; done")
+        };
+        let (a, b) = (waiting("a", "b"), waiting("b", "a"));
+        let runs = run_each(
+            &[&a, &b],
+            Duration::from_secs(10),
             &CancellationToken::new(),
         )
         .await;
-        let statuses: Vec<_> = runs.into_iter().map(|r| r.status).collect();
-        assert_eq!(statuses, [RunStatus::Exited(0), RunStatus::Exited(0)]);
+        assert_eq!(statuses(runs), [RunStatus::Exited(0), RunStatus::Exited(0)]);
     }
 
     #[tokio::test]

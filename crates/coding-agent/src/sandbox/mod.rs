@@ -279,14 +279,22 @@ mod tests {
         Sandbox::decide(request, Path::new("/"), PathBuf::from("/helper"), probed)
     }
 
+    /// What the default request gives on a kernel probed as `probed`: the
+    /// status and the notice said at start.
+    fn by_default(probed: Result<Enforced, KernelError>) -> (SandboxStatus, Option<String>) {
+        let request = SandboxRequest::default();
+        let status = decide(&request, Some(probed)).unwrap().status().clone();
+        let notice = status.notice(&request);
+        (status, notice)
+    }
+
     #[test]
     fn the_default_falls_back_to_off_with_a_notice_where_landlock_is_missing() {
-        let request = SandboxRequest::default();
-        let sandbox = decide(&request, Some(Err(KernelError::Unavailable))).unwrap();
-        assert_eq!(sandbox.status().mode, SandboxMode::Off);
-        assert!(!sandbox.status().active);
+        let (status, notice) = by_default(Err(KernelError::Unavailable));
+        assert_eq!(status.mode, SandboxMode::Off);
+        assert!(!status.active);
         assert_eq!(
-            sandbox.status().notice(&request).as_deref(),
+            notice.as_deref(),
             Some(
                 "Sandbox: off: Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter); bash runs with your full rights"
             )
@@ -330,30 +338,27 @@ mod tests {
 
     #[test]
     fn a_full_kernel_gives_an_active_sandbox_without_notice() {
-        let request = SandboxRequest::default();
-        let sandbox = decide(&request, Some(Ok(Enforced { abi: 6 }))).unwrap();
-        let status = sandbox.status();
+        let (status, notice) = by_default(Ok(Enforced { abi: 6 }));
         assert_eq!(status.mode, SandboxMode::WorkspaceWrite);
         assert!(status.active && !status.network_allowed);
         assert_eq!(status.roots[0], PathBuf::from("/"));
-        assert_eq!(status.notice(&request), None);
+        assert_eq!(notice, None);
     }
 
     #[test]
     fn old_kernels_are_partial_and_say_what_is_missing() {
-        let request = SandboxRequest::default();
-        let tcp = decide(&request, Some(Ok(Enforced { abi: 3 }))).unwrap();
-        assert!(tcp.status().active && tcp.status().network_allowed);
+        let (tcp, notice) = by_default(Ok(Enforced { abi: 3 }));
+        assert!(tcp.active && tcp.network_allowed);
         assert_eq!(
-            tcp.status().notice(&request).as_deref(),
+            notice.as_deref(),
             Some(
                 "Sandbox: partial: writes are contained, but Landlock ABI 3 cannot refuse TCP (ABI 4, Linux 6.7); the network stays open"
             )
         );
-        let truncate = decide(&request, Some(Ok(Enforced { abi: 2 }))).unwrap();
-        assert!(!truncate.status().active);
+        let (truncate, notice) = by_default(Ok(Enforced { abi: 2 }));
+        assert!(!truncate.active);
         assert_eq!(
-            truncate.status().notice(&request).as_deref(),
+            notice.as_deref(),
             Some(
                 "Sandbox: partial: Landlock ABI 2 cannot refuse truncating files (ABI 3, Linux 6.2); network is not contained either"
             )
@@ -364,11 +369,10 @@ mod tests {
     /// is dropped there, which was said nowhere.
     #[test]
     fn a_kernel_without_socket_scoping_says_so() {
-        let request = SandboxRequest::default();
-        let sandbox = decide(&request, Some(Ok(Enforced { abi: 5 }))).unwrap();
-        assert!(sandbox.status().active && !sandbox.status().network_allowed);
+        let (status, notice) = by_default(Ok(Enforced { abi: 5 }));
+        assert!(status.active && !status.network_allowed);
         assert_eq!(
-            sandbox.status().notice(&request).as_deref(),
+            notice.as_deref(),
             Some(
                 "Sandbox: partial: writes and TCP are contained, but Landlock ABI 5 cannot refuse abstract unix sockets (ABI 6, Linux 6.12): commands can reach services listening on them (X11, some D-Bus buses)"
             )

@@ -1053,6 +1053,12 @@ mod tests {
         Message::Assistant(agent_ai::AssistantMessage::empty(&model))
     }
 
+    /// Appends a user message with `text` and an empty answer to it.
+    fn exchange(session: &mut SessionManager, text: &str) {
+        session.append_message(&user(text)).unwrap();
+        session.append_message(&answer()).unwrap();
+    }
+
     /// What `session` sends the model: each user message's text, `answer`
     /// for anything else.
     fn said(session: &SessionManager) -> Vec<String> {
@@ -1073,14 +1079,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tree.jsonl");
         let mut session = SessionManager::open(&path, dir.path()).unwrap();
-        session.append_message(&user("root")).unwrap();
-        session.append_message(&answer()).unwrap();
+        exchange(&mut session, "root");
         let fork_point = session.leaf_id().map(str::to_owned);
-        session.append_message(&user("left")).unwrap();
-        session.append_message(&answer()).unwrap();
+        exchange(&mut session, "left");
         session.move_leaf(fork_point.as_deref()).unwrap();
-        session.append_message(&user("right")).unwrap();
-        session.append_message(&answer()).unwrap();
+        exchange(&mut session, "right");
         let forked = SessionManager::fork_from(&path, dir.path(), dir.path()).unwrap();
         assert_eq!(forked.entries().len(), session.entries().len());
         assert_eq!(forked.leaf_id(), session.leaf_id());
@@ -1098,12 +1101,9 @@ mod tests {
         let path = dir.path().join("shared.jsonl");
         let mut a = SessionManager::open(&path, dir.path()).unwrap();
         let mut b = SessionManager::open(&path, dir.path()).unwrap();
-        a.append_message(&user("from A")).unwrap();
-        a.append_message(&answer()).unwrap();
-        b.append_message(&user("from B")).unwrap();
-        b.append_message(&answer()).unwrap();
-        a.append_message(&user("A again")).unwrap();
-        a.append_message(&answer()).unwrap();
+        exchange(&mut a, "from A");
+        exchange(&mut b, "from B");
+        exchange(&mut a, "A again");
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 7, "{text}");
@@ -1127,8 +1127,7 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         let mut session = SessionManager::open(&path, dir.path()).unwrap();
         for text in ["one", "two", "three"] {
-            session.append_message(&user(text)).unwrap();
-            session.append_message(&answer()).unwrap();
+            exchange(&mut session, text);
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
@@ -1150,8 +1149,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         let mut a = SessionManager::open(&path, dir.path()).unwrap();
-        a.append_message(&user("one")).unwrap();
-        a.append_message(&answer()).unwrap();
+        exchange(&mut a, "one");
         let mut b = SessionManager::open(&path, dir.path()).unwrap();
         a.append_message(&user("two")).unwrap();
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
@@ -1177,8 +1175,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sessions = dir.path().join("agent/sessions/--work--");
         let mut session = SessionManager::create(dir.path(), &sessions);
-        session.append_message(&user("secret")).unwrap();
-        session.append_message(&answer()).unwrap();
+        exchange(&mut session, "secret");
         let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(session.file().unwrap()), 0o600);
         assert_eq!(mode(&sessions), 0o700);
@@ -1234,8 +1231,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut session = SessionManager::create(dir.path(), dir.path());
         for text in ["first", "second"] {
-            session.append_message(&user(text)).unwrap();
-            session.append_message(&answer()).unwrap();
+            exchange(&mut session, text);
         }
         let path = session.file().unwrap().to_path_buf();
         let written = std::fs::read_to_string(&path).unwrap();
@@ -1280,8 +1276,7 @@ mod tests {
     fn a_file_removed_while_the_session_runs_is_written_whole_again() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = SessionManager::create(dir.path(), dir.path());
-        session.append_message(&user("first")).unwrap();
-        session.append_message(&answer()).unwrap();
+        exchange(&mut session, "first");
         let path = session.file().unwrap().to_path_buf();
         std::fs::remove_file(&path).unwrap();
         session.append_message(&user("second")).unwrap();
@@ -1316,8 +1311,7 @@ mod tests {
         let mut session = SessionManager::open(&path, dir.path()).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"\n\n  \n");
         // Its first write replaces it.
-        session.append_message(&user("hi")).unwrap();
-        session.append_message(&answer()).unwrap();
+        exchange(&mut session, "hi");
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("{\"type\":\"session\""), "{text}");
     }

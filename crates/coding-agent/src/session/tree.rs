@@ -213,6 +213,10 @@ mod tests {
 
     use super::*;
 
+    fn user(text: &str) -> Message {
+        UserMessage::text(text).into()
+    }
+
     fn answer(text: &str) -> Message {
         let mut message = AssistantMessage::empty(&Model::new("m", "p", "api"));
         message.content = vec![AssistantContent::Text(TextContent {
@@ -243,22 +247,16 @@ mod tests {
     #[test]
     fn a_session_without_forks_is_one_column_and_a_move_starts_a_branch_beside_it() {
         let mut session = SessionManager::in_memory(Path::new("/w"));
-        session
-            .append_message(&UserMessage::text("one").into())
-            .unwrap();
+        session.append_message(&user("one")).unwrap();
         session.append_message(&answer("A1")).unwrap();
         let fork_point = session.leaf_id().unwrap().to_owned();
-        session
-            .append_message(&UserMessage::text("two").into())
-            .unwrap();
+        session.append_message(&user("two")).unwrap();
         session.append_message(&answer("A2")).unwrap();
         assert_eq!(drawn(&session), ["one", "A1", "two", "A2 <"]);
 
         session.move_leaf(Some(&fork_point)).unwrap();
         assert_eq!(drawn(&session), ["one", "A1 <", "two .", "A2 ."]);
-        session
-            .append_message(&UserMessage::text("three").into())
-            .unwrap();
+        session.append_message(&user("three")).unwrap();
         session.append_message(&answer("A3")).unwrap();
         assert_eq!(
             drawn(&session),
@@ -280,15 +278,11 @@ mod tests {
     #[test]
     fn moving_to_the_start_leaves_no_branch_and_an_unknown_entry_is_named() {
         let mut session = SessionManager::in_memory(Path::new("/w"));
-        session
-            .append_message(&UserMessage::text("one").into())
-            .unwrap();
+        session.append_message(&user("one")).unwrap();
         session.move_leaf(None).unwrap();
         assert!(session.branch().is_empty());
         assert_eq!(drawn(&session), ["one ."]);
-        session
-            .append_message(&UserMessage::text("again").into())
-            .unwrap();
+        session.append_message(&user("again")).unwrap();
         assert_eq!(drawn(&session), ["├─ one .", "└─ again <"]);
         let error = session.move_leaf(Some("nope")).unwrap_err();
         assert_eq!(

@@ -131,6 +131,15 @@ impl<T> Searched<T> {
     }
 }
 
+/// What grep and find say after their results when they stopped at `limit`
+/// `items` (`matches`, `results`): Pi's text.
+pub fn limit_notice(limit: usize, items: &str) -> String {
+    format!(
+        "{limit} {items} limit reached. Use limit={} for more, or refine pattern",
+        limit.saturating_mul(2)
+    )
+}
+
 /// Entries below a searched directory the search did not look into,
 /// counted and the first few named: those that could not be read (a folder
 /// that cannot be listed, a file that cannot be opened), skipped where Pi's

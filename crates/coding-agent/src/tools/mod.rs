@@ -11,11 +11,13 @@
 //! this machine by default, are written once here, so a tool's folder states
 //! only what is its own.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{AgentTool, ToolSet};
 
 use crate::definition::{ContextFactory, ToolDefinition, Typed, wrap_tool_definition};
+use crate::support::paths::{HomeDir, resolve_dir_arg, resolve_to_cwd};
 use crate::support::walk::LocalSearchOperations;
 
 pub mod bash;
@@ -46,6 +48,21 @@ impl<O: ?Sized, S: Default> OpsTool<O, S> {
             ops,
             options: S::default(),
         }
+    }
+}
+
+/// Path arguments name files where the tool works: `~` is the home
+/// directory its Operations report (a remote host's, for a remote tool).
+impl<O: ?Sized + HomeDir, S> OpsTool<O, S> {
+    /// The file `path` names, resolved against `cwd` ([`resolve_to_cwd`]).
+    pub fn resolve(&self, path: &str, cwd: &Path) -> PathBuf {
+        resolve_to_cwd(path, cwd, self.ops.home_dir().as_deref())
+    }
+
+    /// The directory an optional `path` argument names, the working
+    /// directory when it is absent or empty ([`resolve_dir_arg`]).
+    pub fn resolve_dir(&self, path: Option<&str>, cwd: &Path) -> PathBuf {
+        resolve_dir_arg(path, cwd, self.ops.home_dir().as_deref())
     }
 }
 

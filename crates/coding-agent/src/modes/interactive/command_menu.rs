@@ -213,6 +213,10 @@ mod tests {
         entries.iter().map(|e| e.name.as_str()).collect()
     }
 
+    fn plain(rows: &[StyledLine]) -> Vec<String> {
+        rows.iter().map(StyledLine::plain).collect()
+    }
+
     #[test]
     fn a_lone_slash_word_matches_by_prefix_with_an_exact_match_first() {
         assert_eq!(
@@ -282,13 +286,8 @@ mod tests {
         let entries = matching("/", COMMANDS);
         let mut menu = CommandMenu::default();
         menu.step("/", &entries, 1);
-        let rows: Vec<String> = menu
-            .rows("/", &entries, 24)
-            .iter()
-            .map(StyledLine::plain)
-            .collect();
         assert_eq!(
-            rows,
+            plain(&menu.rows("/", &entries, 24)),
             [
                 "  /new     start a new…",
                 "→ /reload  read the fil…",
@@ -312,13 +311,8 @@ mod tests {
                 description: "served by local".into(),
             },
         ];
-        let rows: Vec<String> = CommandMenu::default()
-            .rows("/model ", &entries, 40)
-            .iter()
-            .map(StyledLine::plain)
-            .collect();
         assert_eq!(
-            rows,
+            plain(&CommandMenu::default().rows("/model ", &entries, 40)),
             [
                 "→ local/m                current",
                 "  local/…-coder-q4.gguf  served by local",

@@ -176,13 +176,25 @@ fn complete_among(dir: &str, prefix: &str, mut names: Vec<String>) -> Completion
 mod tests {
     use super::*;
 
+    /// A temporary folder holding `paths`: empty files, or folders where a
+    /// path ends in `/`.
+    fn folder_with(paths: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for path in paths {
+            let full = dir.path().join(path);
+            if path.ends_with('/') {
+                std::fs::create_dir_all(full).unwrap();
+            } else {
+                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+                std::fs::write(full, "").unwrap();
+            }
+        }
+        dir
+    }
+
     #[test]
     fn completion_extends_one_match_and_lists_several() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src/modes")).unwrap();
-        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
-        std::fs::write(dir.path().join("src/mod_a.rs"), "").unwrap();
-        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        let dir = folder_with(&["src/modes/", "src/main.rs", "src/mod_a.rs", ".hidden"]);
         assert_eq!(
             complete_path(dir.path(), "sr"),
             Completion {
@@ -218,10 +230,7 @@ mod tests {
     /// completed; the quote closes on a file.
     #[test]
     fn paths_with_spaces_are_quoted_and_completed_inside_quotes() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("my docs")).unwrap();
-        std::fs::write(dir.path().join("my docs/read me.txt"), "").unwrap();
-        std::fs::write(dir.path().join("plain.txt"), "").unwrap();
+        let dir = folder_with(&["my docs/read me.txt", "plain.txt"]);
         let replaced = |word: &str| complete_at_word(dir.path(), word).and_then(|(r, _)| r);
         assert_eq!(replaced("@my").as_deref(), Some("@\"my docs/"));
         assert_eq!(

@@ -390,11 +390,24 @@ mod tests {
     use super::*;
     use crate::render::to_markup;
 
+    /// The markdown rendered 80 columns wide, as markup.
+    fn markup(text: &str) -> String {
+        to_markup(&render_markdown(text, 80))
+    }
+
+    /// The markdown rendered `width` columns wide, as plain lines.
+    fn plain(text: &str, width: usize) -> Vec<String> {
+        render_markdown(text, width)
+            .iter()
+            .map(StyledLine::plain)
+            .collect()
+    }
+
     #[test]
     fn markdown_renders_headings_lists_code_and_inline_styles() {
         let text = "# Title\n\nSome **bold** and `code`.\n\n- one\n- two\n  1. nested\n\n```rust\nfn main() {}\n```\nafter";
         assert_eq!(
-            to_markup(&render_markdown(text, 80)),
+            markup(text),
             "[dim]# [/][bold]Title[/]\n\nSome [bold]bold[/] and [accent]code[/].\n\n[dim]- [/]one\n[dim]- [/]two\n[dim]  1. [/]nested\n\n[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() {}\n[dim]```[/]\n\nafter"
         );
     }
@@ -405,12 +418,8 @@ mod tests {
     fn line_breaks_in_a_paragraph_stay() {
         let text =
             "Files changed:\nsrc/main.rs\nsrc/lib.rs\n\n- one\n  still one\n\n> quoted\n> twice";
-        let plain: Vec<String> = render_markdown(text, 80)
-            .iter()
-            .map(StyledLine::plain)
-            .collect();
         assert_eq!(
-            plain,
+            plain(text, 80),
             [
                 "Files changed:",
                 "src/main.rs",
@@ -454,12 +463,8 @@ mod tests {
     #[test]
     fn nested_quotes_keep_their_bars_and_an_autolink_shows_once() {
         let text = "> outer\n> > inner\n>\n> outer again\n\n<https://auto.link> and [docs](https://d.example)";
-        let plain: Vec<String> = render_markdown(text, 80)
-            .iter()
-            .map(StyledLine::plain)
-            .collect();
         assert_eq!(
-            plain,
+            plain(text, 80),
             [
                 "│ outer",
                 "",
@@ -475,7 +480,7 @@ mod tests {
     #[test]
     fn markdown_shows_an_unclosed_code_fence_while_it_streams() {
         assert_eq!(
-            to_markup(&render_markdown("Look:\n```\nlet x = 1;\n", 80)),
+            markup("Look:\n```\nlet x = 1;\n"),
             "Look:\n\n[dim]```[/]\n[accent]let x = 1;[/]\n[dim]```[/]"
         );
     }
@@ -484,7 +489,7 @@ mod tests {
     fn markdown_colours_a_rust_code_block_by_syntax() {
         let text = "```rust\nfn main() { let x = \"s\"; } // c\n\nlet n = 42;\n```";
         assert_eq!(
-            to_markup(&render_markdown(text, 80)),
+            markup(text),
             "[dim]```rust[/]\n[accent]fn[/] [bold]main[/]() { [accent]let[/] x = [success]\"s\"[/]; } [dim]// c[/]\n\n[accent]let[/] n = [warning]42[/];\n[dim]```[/]"
         );
     }
@@ -492,10 +497,7 @@ mod tests {
     #[test]
     fn markdown_keeps_a_block_of_an_unknown_language_plain() {
         assert_eq!(
-            to_markup(&render_markdown(
-                "```nosuchlang\nfn main() { \"s\" }\n```",
-                80
-            )),
+            markup("```nosuchlang\nfn main() { \"s\" }\n```"),
             "[dim]```nosuchlang[/]\n[accent]fn main() { \"s\" }[/]\n[dim]```[/]"
         );
     }
@@ -505,10 +507,7 @@ mod tests {
         // The string opened on the first line still colours the second: the
         // grammar's state runs across lines.
         assert_eq!(
-            to_markup(&render_markdown(
-                "Run:\n```py\nx = \"\"\"doc\nstill doc\n",
-                80
-            )),
+            markup("Run:\n```py\nx = \"\"\"doc\nstill doc\n"),
             "Run:\n\n[dim]```py[/]\nx = [success]\"\"\"doc[/]\n[success]still doc[/]\n[dim]```[/]"
         );
     }
@@ -516,10 +515,7 @@ mod tests {
     #[test]
     fn markdown_colours_a_code_block_inside_a_list_item_after_its_indent() {
         assert_eq!(
-            to_markup(&render_markdown(
-                "- step:\n\n  ```sh\n  echo hi # say\n  ```",
-                80
-            )),
+            markup("- step:\n\n  ```sh\n  echo hi # say\n  ```"),
             "[dim]- [/]step:\n[dim]  [/][dim]```sh[/]\n[dim]  [/]echo hi [dim]# say[/]\n[dim]  [/][dim]```[/]"
         );
     }
@@ -528,12 +524,9 @@ mod tests {
     fn a_table_wider_than_the_window_wraps_its_cells_inside_their_columns() {
         let text =
             "| Key | Meaning |\n|--|--|\n| a | the first letter of the alphabet |\n| bb | short |";
-        let plain: Vec<String> = render_markdown(text, 24)
-            .iter()
-            .map(StyledLine::plain)
-            .collect();
+        let lines = plain(text, 24);
         assert_eq!(
-            plain,
+            lines,
             [
                 "Key │ Meaning           ",
                 "────┼───────────────────",
@@ -543,7 +536,7 @@ mod tests {
                 "bb  │ short             ",
             ]
         );
-        assert!(plain.iter().all(|line| text_width(line) <= 24));
+        assert!(lines.iter().all(|line| text_width(line) <= 24));
     }
 
     #[test]

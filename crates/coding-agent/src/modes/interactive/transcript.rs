@@ -955,12 +955,8 @@ mod tests {
                         unreachable!("each answer is one call");
                     };
                     for event in [
-                        AgentEvent::MessageStart {
-                            message: Message::Assistant(waiting()),
-                        },
-                        AgentEvent::MessageEnd {
-                            message: Message::Assistant(answer.clone()),
-                        },
+                        start(waiting()),
+                        end(answer.clone()),
                         AgentEvent::ToolExecutionStart {
                             tool_call_id: "call_1".into(),
                             tool_name: "bash".into(),
@@ -970,12 +966,7 @@ mod tests {
                         live.apply(&event, now);
                     }
                 }
-                message => live.apply(
-                    &AgentEvent::MessageEnd {
-                        message: message.clone(),
-                    },
-                    now,
-                ),
+                message => live.apply(&end(message.clone()), now),
             }
         }
         for transcript in [&mut resumed, &mut live] {
@@ -992,6 +983,20 @@ mod tests {
         }
     }
 
+    /// The event for a message that begins.
+    fn start(message: impl Into<Message>) -> AgentEvent {
+        AgentEvent::MessageStart {
+            message: message.into(),
+        }
+    }
+
+    /// The event for a message that is complete.
+    fn end(message: impl Into<Message>) -> AgentEvent {
+        AgentEvent::MessageEnd {
+            message: message.into(),
+        }
+    }
+
     /// An answer that has shown nothing yet.
     fn waiting() -> AssistantMessage {
         ScriptedProvider::reply(Vec::new())
@@ -1000,12 +1005,7 @@ mod tests {
     /// One attempt at an answer that fails with `error` after the provider
     /// retried its request `http_retries` times, as the driver applies it.
     fn failed_attempt(transcript: &mut Transcript, http_retries: u32, error: &str, now: Instant) {
-        transcript.apply(
-            &AgentEvent::MessageStart {
-                message: Message::Assistant(waiting()),
-            },
-            now,
-        );
+        transcript.apply(&start(waiting()), now);
         for attempt in 1..=http_retries {
             let warning =
                 format!("Warning: retrying the request (attempt={attempt}, error={error})");
@@ -1014,12 +1014,7 @@ mod tests {
         let mut failed = waiting();
         failed.stop_reason = StopReason::Error;
         failed.error_message = Some(error.into());
-        transcript.apply(
-            &AgentEvent::MessageEnd {
-                message: Message::Assistant(failed),
-            },
-            now,
-        );
+        transcript.apply(&end(failed), now);
     }
 
     fn retry_line(attempt: u32) -> StyledLine {
@@ -1061,12 +1056,7 @@ mod tests {
     fn a_chain_of_failed_attempts_folds_into_one_retry_line() {
         let now = Instant::now();
         let mut transcript = Transcript::default();
-        transcript.apply(
-            &AgentEvent::MessageStart {
-                message: Message::User(UserMessage::text("hello")),
-            },
-            now,
-        );
+        transcript.apply(&start(UserMessage::text("hello")), now);
         failed_attempt(&mut transcript, 2, "refused", now);
         assert_eq!(
             all_rows(&mut transcript, 100, now),
@@ -1097,12 +1087,7 @@ mod tests {
             "the last attempt and its retry line fold into the end"
         );
         transcript.run_ended();
-        transcript.apply(
-            &AgentEvent::MessageStart {
-                message: Message::User(UserMessage::text("again")),
-            },
-            now,
-        );
+        transcript.apply(&start(UserMessage::text("again")), now);
         failed_attempt(&mut transcript, 0, "refused", now);
         transcript.retry_scheduled(retry_line(1));
         assert_eq!(
@@ -1161,21 +1146,11 @@ mod tests {
         transcript.retry_scheduled(retry_line(1));
         failed_attempt(&mut transcript, 0, "refused", now);
         transcript.retry_scheduled(retry_line(2));
-        transcript.apply(
-            &AgentEvent::MessageStart {
-                message: Message::Assistant(waiting()),
-            },
-            now,
-        );
+        transcript.apply(&start(waiting()), now);
         // Two warnings of different events are a line each.
         transcript.warning(vec![StyledLine::new("Warning: a (n=1)", Style::Warning)]);
         transcript.warning(vec![StyledLine::new("Warning: b (n=1)", Style::Warning)]);
-        transcript.apply(
-            &AgentEvent::MessageEnd {
-                message: Message::Assistant(answer("Hi there")),
-            },
-            now,
-        );
+        transcript.apply(&end(answer("Hi there")), now);
         assert_eq!(
             all_rows(&mut transcript, 100, now),
             [
@@ -1203,12 +1178,7 @@ mod tests {
         let line = |text: &str| vec![StyledLine::new(text, Style::Warning)];
         for step in 0..20_000 {
             match next(12) {
-                0 => transcript.apply(
-                    &AgentEvent::MessageStart {
-                        message: Message::User(UserMessage::text("go")),
-                    },
-                    now,
-                ),
+                0 => transcript.apply(&start(UserMessage::text("go")), now),
                 1 | 2 => {
                     let answer = if next(2) == 0 {
                         waiting()
@@ -1394,12 +1364,7 @@ mod tests {
     fn the_streaming_answer_and_a_running_call_are_drawn_anew_each_frame() {
         let now = Instant::now();
         let mut transcript = Transcript::default();
-        transcript.apply(
-            &AgentEvent::MessageStart {
-                message: Message::Assistant(answer("Hel")),
-            },
-            now,
-        );
+        transcript.apply(&start(answer("Hel")), now);
         assert_eq!(all_rows(&mut transcript, 40, now), ["Hel"]);
         let mut streamed = answer("Hello");
         streamed
@@ -1410,9 +1375,7 @@ mod tests {
                 json!({}),
             )));
         for event in [
-            AgentEvent::MessageEnd {
-                message: Message::Assistant(streamed),
-            },
+            end(streamed),
             AgentEvent::ToolExecutionStart {
                 tool_call_id: "c1".into(),
                 tool_name: "ls".into(),

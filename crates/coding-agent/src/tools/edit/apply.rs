@@ -324,32 +324,28 @@ mod tests {
 
     #[test]
     fn mixed_line_endings_outside_the_edit_stay_as_they_are() {
-        // The first line ends in \n, so new text is written with \n; the
-        // CRLF lines that were not edited keep their \r\n (Pi would make
-        // every line end in \n).
-        assert_eq!(
-            apply("a\nb\r\nc\r\n", &[edit("b\nc", "B\nC")]),
-            Ok("a\nB\nC\r\n".into())
-        );
-        assert_eq!(
-            apply("a\r\nb\nc\r\n", &[edit("c", "x\ny")]),
-            Ok("a\r\nb\nx\r\ny\r\n".into())
-        );
-        // A file of lone \r endings gets \r in the new text too (it was
-        // left half \r, half \n).
-        assert_eq!(
-            apply("a\rb\rc\r", &[edit("b\nc", "B\nC")]),
-            Ok("a\rB\rC\r".into())
-        );
-        // A stray \r before the first \n is not how lines end there.
-        assert_eq!(
-            apply("10%\r100%\nb\nc\n", &[edit("b\nc", "B\nB2\nC")]),
-            Ok("10%\r100%\nB\nB2\nC\n".into())
-        );
-        assert_eq!(
-            apply("a\rb\r\nc\r\nd\r\n", &[edit("d", "D1\nD2")]),
-            Ok("a\rb\r\nc\r\nD1\r\nD2\r\n".into())
-        );
+        // (file, oldText, newText, the file after the edit)
+        #[rustfmt::skip]
+        let cases = [
+            // The first line ends in \n, so new text is written with \n; the
+            // CRLF lines that were not edited keep their \r\n (Pi would make
+            // every line end in \n).
+            ("a\nb\r\nc\r\n", "b\nc", "B\nC", "a\nB\nC\r\n"),
+            ("a\r\nb\nc\r\n", "c", "x\ny", "a\r\nb\nx\r\ny\r\n"),
+            // A file of lone \r endings gets \r in the new text too (it was
+            // left half \r, half \n).
+            ("a\rb\rc\r", "b\nc", "B\nC", "a\rB\rC\r"),
+            // A stray \r before the first \n is not how lines end there.
+            ("10%\r100%\nb\nc\n", "b\nc", "B\nB2\nC", "10%\r100%\nB\nB2\nC\n"),
+            ("a\rb\r\nc\r\nd\r\n", "d", "D1\nD2", "a\rb\r\nc\r\nD1\r\nD2\r\n"),
+        ];
+        for (file, old, new, edited) in cases {
+            assert_eq!(
+                apply(file, &[edit(old, new)]),
+                Ok(edited.into()),
+                "{file:?}"
+            );
+        }
     }
 
     #[test]

@@ -22,7 +22,6 @@ use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
 use crate::support::mutation_queue::with_file_mutation_queue;
-use crate::support::paths::resolve_to_cwd;
 use crate::tools::OpsTool;
 
 /// What the model reads about `edit` (Pi's text).
@@ -144,7 +143,7 @@ impl TypedTool for EditTool {
                 "Edit tool input is invalid. edits must contain at least one replacement.",
             ));
         }
-        let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
+        let abs = self.resolve(&args.path, &ctx.cwd);
         let ops = Arc::clone(&self.ops);
         let cancel = ctx.cancel.clone();
         let target = abs.clone();

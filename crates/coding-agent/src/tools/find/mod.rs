@@ -19,9 +19,8 @@ use self::ops::{FindOperations, FindRequest};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
-use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
-use crate::support::walk::Searched;
+use crate::support::walk::{Searched, limit_notice};
 use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
@@ -98,11 +97,7 @@ impl TypedTool for FindTool {
         args: FindArgs,
         ctx: &ToolContext,
     ) -> Result<ToolOutput<FindDetails>, ToolFailure<FindDetails>> {
-        let search_path = resolve_dir_arg(
-            args.path.as_deref(),
-            &ctx.cwd,
-            self.ops.home_dir().as_deref(),
-        );
+        let search_path = self.resolve_dir(args.path.as_deref(), &ctx.cwd);
         let limit = effective_limit(args.limit);
         let request = FindRequest {
             path: search_path.clone(),
@@ -127,13 +122,8 @@ fn format_result(searched: &Searched<String>, limit: Option<usize>) -> ToolOutpu
         return ToolOutput::text(searched.nothing_found(NO_FILES));
     }
     let result_limit_reached = limit.filter(|&limit| paths.len() >= limit);
-    let limit_notice = result_limit_reached.map(|limit| {
-        format!(
-            "{limit} results limit reached. Use limit={} for more, or refine pattern",
-            limit.saturating_mul(2)
-        )
-    });
-    let (text, truncation) = truncate_list(paths, limit_notice, [left_out, unreadable]);
+    let count_notice = result_limit_reached.map(|limit| limit_notice(limit, "results"));
+    let (text, truncation) = truncate_list(paths, count_notice, [left_out, unreadable]);
     ToolOutput::text(text).with_details_if_any(FindDetails {
         result_limit_reached,
         truncation,

@@ -19,9 +19,8 @@ use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
-use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
-use crate::support::walk::Searched;
+use crate::support::walk::{Searched, limit_notice};
 use crate::tools::OpsTool;
 
 /// The whole answer when nothing matched.
@@ -142,11 +141,7 @@ impl TypedTool for GrepTool {
         args: GrepArgs,
         ctx: &ToolContext,
     ) -> Result<ToolOutput<GrepDetails>, ToolFailure<GrepDetails>> {
-        let search_path = resolve_dir_arg(
-            args.path.as_deref(),
-            &ctx.cwd,
-            self.ops.home_dir().as_deref(),
-        );
+        let search_path = self.resolve_dir(args.path.as_deref(), &ctx.cwd);
         let limit = effective_limit(args.limit);
         let request = GrepRequest {
             path: search_path.clone(),
@@ -216,19 +211,14 @@ fn format_result(searched: &Searched<GrepMatch>, limit: usize) -> ToolOutput<Gre
     }
 
     let match_limit_reached = (matches.len() >= limit).then_some(limit);
-    let limit_notice = match_limit_reached.map(|limit| {
-        format!(
-            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
-            limit.saturating_mul(2)
-        )
-    });
+    let count_notice = match_limit_reached.map(|limit| limit_notice(limit, "matches"));
     let lines_notice = lines_truncated.then(|| {
         format!(
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         )
     });
     let (text, truncation) =
-        truncate_list(&output, limit_notice, [lines_notice, left_out, unreadable]);
+        truncate_list(&output, count_notice, [lines_notice, left_out, unreadable]);
     ToolOutput::text(text).with_details_if_any(GrepDetails {
         match_limit_reached,
         truncation,

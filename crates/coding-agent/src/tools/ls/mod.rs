@@ -17,7 +17,6 @@ use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
 use crate::support::fs_error::FsError;
 use crate::support::js_number;
-use crate::support::paths::resolve_dir_arg;
 use crate::support::truncate::{Truncation, truncate_list};
 use crate::tools::OpsTool;
 
@@ -81,8 +80,7 @@ impl TypedTool for LsTool {
         args: LsArgs,
         ctx: &ToolContext,
     ) -> Result<ToolOutput<LsDetails>, ToolFailure<LsDetails>> {
-        let cwd = &ctx.cwd;
-        let dir = resolve_dir_arg(args.path.as_deref(), cwd, self.ops.home_dir().as_deref());
+        let dir = self.resolve_dir(args.path.as_deref(), &ctx.cwd);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
 
         if !self.ops.exists(&dir).await {

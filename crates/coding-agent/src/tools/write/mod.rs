@@ -15,7 +15,6 @@ use crate::render::preview::{count, head_lines, line_count};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::mutation_queue::with_file_mutation_queue;
-use crate::support::paths::resolve_to_cwd;
 use crate::support::truncate::format_size;
 use crate::tools::OpsTool;
 
@@ -101,7 +100,7 @@ impl TypedTool for WriteTool {
         args: WriteArgs,
         ctx: &ToolContext,
     ) -> Result<ToolOutput<()>, ToolFailure<()>> {
-        let abs = resolve_to_cwd(&args.path, &ctx.cwd, self.ops.home_dir().as_deref());
+        let abs = self.resolve(&args.path, &ctx.cwd);
         if args.path.ends_with('/') {
             // A folder's name: Node's open fails so, before any folder is
             // made (ours failed later, naming a rename the model never asked

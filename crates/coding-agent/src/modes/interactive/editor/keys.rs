@@ -159,85 +159,91 @@ mod tests {
         lines.join("\n")
     }
 
+    /// Presses each step's keys in turn; after each step the text, with `|`
+    /// at the cursor, is the one given.
+    fn steps(editor: &mut Editor, steps: &[(&[&str], &str)]) {
+        for (keys, want) in steps {
+            press(editor, keys);
+            assert_eq!(shown(editor), *want, "after {keys:?}");
+        }
+    }
+
     #[test]
     fn word_moves_stop_at_words_and_punctuation() {
-        let mut editor = Editor::default();
-        press(&mut editor, &["cargo test --lib", "alt+b"]);
-        assert_eq!(shown(&editor), "cargo test --|lib");
-        press(&mut editor, &["ctrl+left", "alt+left"]);
-        assert_eq!(shown(&editor), "cargo |test --lib");
-        press(&mut editor, &["alt+f", "ctrl+right"]);
-        assert_eq!(shown(&editor), "cargo test --|lib");
-        press(&mut editor, &["ctrl+a", "ctrl+f", "ctrl+e", "ctrl+b"]);
-        assert_eq!(shown(&editor), "cargo test --li|b");
+        steps(
+            &mut Editor::default(),
+            &[
+                (&["cargo test --lib", "alt+b"], "cargo test --|lib"),
+                (&["ctrl+left", "alt+left"], "cargo |test --lib"),
+                (&["alt+f", "ctrl+right"], "cargo test --|lib"),
+                (
+                    &["ctrl+a", "ctrl+f", "ctrl+e", "ctrl+b"],
+                    "cargo test --li|b",
+                ),
+            ],
+        );
     }
 
     #[test]
     fn ctrl_bracket_jumps_to_the_next_character_typed_and_with_alt_back() {
-        let mut editor = Editor::default();
-        press(
-            &mut editor,
-            &["let x = f(a);", "enter", "g(b)", "ctrl+a", "up"],
+        steps(
+            &mut Editor::default(),
+            &[
+                (
+                    &["let x = f(a);", "enter", "g(b)", "ctrl+a", "up"],
+                    "|let x = f(a);\ng(b)",
+                ),
+                (&["ctrl+]", "("], "let x = f|(a);\ng(b)"),
+                // Across lines; the jump does not type the character.
+                (&["ctrl+]", "("], "let x = f(a);\ng|(b)"),
+                (&["ctrl+alt+]", "x"], "let |x = f(a);\ng(b)"),
+                // Not there: the cursor stays. A legacy terminal's Ctrl+] is Ctrl+5.
+                (&["ctrl+5", "z"], "let |x = f(a);\ng(b)"),
+                // Another key ends the wait and does its own work.
+                (&["ctrl+]", "ctrl+e", "!"], "let x = f(a);!|\ng(b)"),
+            ],
         );
-        assert_eq!(shown(&editor), "|let x = f(a);\ng(b)");
-        press(&mut editor, &["ctrl+]", "("]);
-        assert_eq!(shown(&editor), "let x = f|(a);\ng(b)");
-        // Across lines; the jump does not type the character.
-        press(&mut editor, &["ctrl+]", "("]);
-        assert_eq!(shown(&editor), "let x = f(a);\ng|(b)");
-        press(&mut editor, &["ctrl+alt+]", "x"]);
-        assert_eq!(shown(&editor), "let |x = f(a);\ng(b)");
-        // Not there: the cursor stays. A legacy terminal's Ctrl+] is Ctrl+5.
-        press(&mut editor, &["ctrl+5", "z"]);
-        assert_eq!(shown(&editor), "let |x = f(a);\ng(b)");
-        // Another key ends the wait and does its own work.
-        press(&mut editor, &["ctrl+]", "ctrl+e", "!"]);
-        assert_eq!(shown(&editor), "let x = f(a);!|\ng(b)");
     }
 
     #[test]
     fn kills_go_into_the_ring_and_come_back_with_yank() {
         let mut editor = Editor::default();
-        press(&mut editor, &["git commit -m wip", "ctrl+w", "ctrl+w"]);
-        assert_eq!(shown(&editor), "git commit -|", "`-` is a word of its own");
-        press(&mut editor, &["alt+backspace"]);
-        assert_eq!(shown(&editor), "git commit |");
-        press(&mut editor, &["ctrl+y"]);
-        assert_eq!(
-            shown(&editor),
-            "git commit -m wip|",
-            "three kills in a row, yanked as one"
+        steps(
+            &mut editor,
+            &[
+                // `-` is a word of its own.
+                (&["git commit -m wip", "ctrl+w", "ctrl+w"], "git commit -|"),
+                (&["alt+backspace"], "git commit |"),
+                // Three kills in a row, yanked as one.
+                (&["ctrl+y"], "git commit -m wip|"),
+                (&["ctrl+a", "alt+d"], "| commit -m wip"),
+            ],
         );
-        press(&mut editor, &["ctrl+a", "alt+d"]);
-        assert_eq!(shown(&editor), "| commit -m wip");
         press(&mut editor, &["ctrl+e", "ctrl+u"]);
         assert!(editor.is_empty());
         // Yank, then Alt+Y walks back through older kills in place.
-        press(&mut editor, &["ctrl+y"]);
-        assert_eq!(shown(&editor), " commit -m wip|");
-        press(&mut editor, &["alt+y"]);
-        assert_eq!(shown(&editor), "git|");
-        press(&mut editor, &["alt+y"]);
-        assert_eq!(shown(&editor), "-m wip|");
-        press(&mut editor, &["left", "alt+y"]);
-        assert_eq!(shown(&editor), "-m wi|p", "Alt+Y only right after a yank");
+        steps(
+            &mut editor,
+            &[
+                (&["ctrl+y"], " commit -m wip|"),
+                (&["alt+y"], "git|"),
+                (&["alt+y"], "-m wip|"),
+                // Alt+Y only right after a yank.
+                (&["left", "alt+y"], "-m wi|p"),
+            ],
+        );
     }
 
     #[test]
     fn line_kills_at_a_line_boundary_take_the_line_break() {
-        let mut editor = Editor::default();
-        press(
-            &mut editor,
-            &["one", "alt+enter", "two", "ctrl+a", "ctrl+u"],
-        );
-        assert_eq!(shown(&editor), "one|two");
-        press(&mut editor, &["ctrl+k", "ctrl+k"]);
-        assert_eq!(shown(&editor), "one|");
-        press(&mut editor, &["ctrl+a", "ctrl+y"]);
-        assert_eq!(
-            shown(&editor),
-            "\ntwo|one",
-            "the break and the rest, as one kill"
+        steps(
+            &mut Editor::default(),
+            &[
+                (&["one", "alt+enter", "two", "ctrl+a", "ctrl+u"], "one|two"),
+                (&["ctrl+k", "ctrl+k"], "one|"),
+                // The break and the rest, as one kill.
+                (&["ctrl+a", "ctrl+y"], "\ntwo|one"),
+            ],
         );
     }
 
@@ -256,18 +262,17 @@ mod tests {
     #[test]
     fn undo_takes_back_a_typed_word_then_each_edit() {
         let mut editor = Editor::default();
-        press(&mut editor, &["hello world", "ctrl+w", "again"]);
-        assert_eq!(shown(&editor), "hello again|");
-        press(&mut editor, &["ctrl+-"]);
-        assert_eq!(shown(&editor), "hello |", "the word typed at once");
-        press(&mut editor, &["ctrl+7"]);
-        assert_eq!(
-            shown(&editor),
-            "hello world|",
-            "the kill, as Ctrl+_ from a legacy terminal"
+        steps(
+            &mut editor,
+            &[
+                (&["hello world", "ctrl+w", "again"], "hello again|"),
+                // The word typed at once.
+                (&["ctrl+-"], "hello |"),
+                // The kill, as Ctrl+_ from a legacy terminal.
+                (&["ctrl+7"], "hello world|"),
+                (&["ctrl+_"], "hello|"),
+            ],
         );
-        press(&mut editor, &["ctrl+_"]);
-        assert_eq!(shown(&editor), "hello|");
         press(&mut editor, &["ctrl+-", "ctrl+-"]);
         assert!(editor.is_empty(), "nothing left to undo stays empty");
     }
@@ -278,26 +283,19 @@ mod tests {
         let mut editor = Editor::default();
         press(&mut editor, &["see "]);
         editor.paste(&pasted);
-        press(&mut editor, &[" end"]);
-        assert_eq!(shown(&editor), "see [paste #1 +12 lines] end|");
-        press(&mut editor, &["ctrl+w", "ctrl+w"]);
-        assert_eq!(
-            shown(&editor),
-            "see |",
-            "the second kill took the marker whole"
+        steps(
+            &mut editor,
+            &[
+                (&[" end"], "see [paste #1 +12 lines] end|"),
+                // The second kill took the marker whole.
+                (&["ctrl+w", "ctrl+w"], "see |"),
+                (&["ctrl+-", "ctrl+-"], "see [paste #1 +12 lines] end|"),
+                // Over the marker in one step.
+                (&["alt+b", "left", "left"], "see |[paste #1 +12 lines] end"),
+                (&["right", "backspace"], "see | end"),
+                (&["ctrl+-", "left", "delete"], "see | end"),
+            ],
         );
-        press(&mut editor, &["ctrl+-", "ctrl+-"]);
-        assert_eq!(shown(&editor), "see [paste #1 +12 lines] end|");
-        press(&mut editor, &["alt+b", "left", "left"]);
-        assert_eq!(
-            shown(&editor),
-            "see |[paste #1 +12 lines] end",
-            "over the marker in one step"
-        );
-        press(&mut editor, &["right", "backspace"]);
-        assert_eq!(shown(&editor), "see | end");
-        press(&mut editor, &["ctrl+-", "left", "delete"]);
-        assert_eq!(shown(&editor), "see | end");
         press(&mut editor, &["ctrl+-"]);
         assert_eq!(editor.take(), Some(format!("see {pasted} end")));
     }
