@@ -69,9 +69,15 @@ pub struct Cut {
 }
 
 impl Cut {
-    /// Whether anything would be summarised.
-    pub fn summarises_anything(&self) -> bool {
-        !self.history.is_empty() || !self.turn_prefix.is_empty()
+    /// Whether any message of `entries` (those the cut was found in) would
+    /// be summarised. A span of entries without one is nothing to summarise:
+    /// after a compaction that kept nothing, the span starts at the
+    /// compaction entry itself.
+    pub fn summarises_anything(&self, entries: &[Sized]) -> bool {
+        self.history
+            .clone()
+            .chain(self.turn_prefix.clone())
+            .any(|i| entries[i].kind.is_message())
     }
 }
 
@@ -271,14 +277,14 @@ mod tests {
                 turn_prefix: 2..2
             }
         );
-        assert!(cut.summarises_anything());
+        assert!(cut.summarises_anything(&entries));
     }
 
     #[test]
     fn a_span_of_one_message_is_kept_whole() {
         let entries = sized(&[(User, 900)]);
         let cut = find_cut(&entries, 0, 500);
-        assert!(!cut.summarises_anything());
+        assert!(!cut.summarises_anything(&entries));
     }
 
     #[test]
@@ -286,7 +292,7 @@ mod tests {
         let entries = sized(&[(User, 10), (Assistant, 10)]);
         let cut = find_cut(&entries, 0, 1000);
         assert_eq!(cut.first_kept, 0);
-        assert!(!cut.summarises_anything());
+        assert!(!cut.summarises_anything(&entries));
     }
 
     #[test]

@@ -293,7 +293,7 @@ pub fn plan(
         })
         .collect();
     let cut = find_cut(&sized, start, budget.keep);
-    if !cut.summarises_anything() {
+    if !cut.summarises_anything(&sized) {
         return Err(CompactionError::NothingToCompact);
     }
     let first_kept_entry_id = branch
@@ -622,6 +622,27 @@ mod tests {
         assert!(matches!(
             plan(&branch, keep(1), 10),
             Err(CompactionError::AlreadyCompacted)
+        ));
+    }
+
+    /// A compaction that kept nothing names itself as the first kept entry;
+    /// one exchange later there is nothing new to summarise before the
+    /// kept part. It planned a "compaction" of the compaction entry alone:
+    /// no request, the old summary saved again as a new entry, and success
+    /// reported for freeing nothing.
+    #[test]
+    fn one_exchange_after_a_compaction_that_kept_nothing_is_nothing_to_compact() {
+        let entries = [
+            user("u1", &"x".repeat(400)),
+            answer("a1", "ok", Value::Null),
+            Entry::of(&json!({"type":"compaction","id":"c","summary":"S1","firstKeptEntryId":"c"})),
+            user("u2", &"y".repeat(400)),
+            answer("a2", "done", Value::Null),
+        ];
+        let branch: Vec<&Entry> = entries.iter().collect();
+        assert!(matches!(
+            plan(&branch, keep(20_000), 500),
+            Err(CompactionError::NothingToCompact)
         ));
     }
 

@@ -63,9 +63,16 @@ pub fn usage_tokens(usage: &Usage) -> u64 {
 }
 
 /// The context's size in tokens: the last usage a successful answer reported
-/// (newer than `not_before`, the last compaction, whose usage counted the
-/// context before it) plus estimates of every message after it; estimates of
-/// all messages when there is no such usage.
+/// (not older than `not_before`, the last compaction: usage from before it
+/// counted the context it replaced) plus estimates of every message after
+/// it; estimates of all messages when there is no such usage.
+///
+/// An answer stamped in the compaction's own millisecond counts: answers
+/// are stamped when their request starts, and the one that follows a
+/// compaction at once (the retry after an overflow, a prompt queued during
+/// it) starts in that millisecond more often than not. Its usage left out,
+/// the context was estimated short and the next request overflowed. An
+/// answer the compaction kept is older than it by a summary request.
 pub fn context_tokens(messages: &[Message], not_before: u64) -> u64 {
     counted_tokens(messages, not_before).map_or_else(
         || messages.iter().map(estimate_tokens).sum(),
@@ -115,7 +122,7 @@ pub fn request_size(messages: &[Message], fixed: u64, scale: f64) -> RequestSize
         estimated: fixed + messages.iter().map(estimate_tokens).sum::<u64>(),
     };
     let since = messages.first().map_or(0, timestamp);
-    match counted_tokens(messages, since.saturating_sub(1)) {
+    match counted_tokens(messages, since) {
         Some((counted, estimated)) => {
             let size = RequestSize { counted, estimated };
             if size.tokens(scale) > all.tokens(scale) {
@@ -165,13 +172,13 @@ impl EstimateScale {
     }
 }
 
-/// Whether an answer after `not_before` (the last compaction) reported the
+/// Whether an answer since `not_before` (the last compaction) reported the
 /// usage of its request: until one does, the context's size is estimated.
 pub fn counted_since(messages: &[Message], not_before: u64) -> bool {
     counted_tokens(messages, not_before).is_some()
 }
 
-/// The last usage reported after `not_before` and the estimates of every
+/// The last usage reported since `not_before` and the estimates of every
 /// message after it; `None` without such usage.
 fn counted_tokens(messages: &[Message], not_before: u64) -> Option<(u64, u64)> {
     let (at, base) = messages.iter().enumerate().rev().find_map(|(i, message)| {
@@ -181,7 +188,7 @@ fn counted_tokens(messages: &[Message], not_before: u64) -> Option<(u64, u64)> {
         let counted = !matches!(
             assistant.stop_reason,
             StopReason::Error | StopReason::Aborted
-        ) && assistant.timestamp > not_before;
+        ) && assistant.timestamp >= not_before;
         let tokens = usage_tokens(&assistant.usage);
         (counted && tokens > 0).then_some((i, tokens))
     })?;
@@ -258,7 +265,11 @@ mod tests {
         ];
         assert_eq!(context_tokens(&messages, 0), 1000 + 20);
         // Usage from before the last compaction does not count.
-        assert_eq!(context_tokens(&messages, 10), 10 + 1 + 20);
+        assert_eq!(context_tokens(&messages, 11), 10 + 1 + 20);
+        // An answer whose request started in the compaction's millisecond
+        // came after it.
+        assert_eq!(context_tokens(&messages, 10), 1000 + 20);
+        assert!(counted_since(&messages, 10));
     }
 
     #[test]
