@@ -675,6 +675,18 @@ async fn escape_codes_are_stripped_from_the_text() {
     assert_eq!(ok_text(result), "red done\n");
 }
 
+/// DEVIATIONS #7: a binary's control characters mean nothing to the model
+/// (Pi's `sanitizeBinaryOutput` drops them from a user's `!command`); tab,
+/// newline and carriage return stay.
+#[tokio::test]
+async fn control_characters_are_stripped_from_the_text() {
+    let fx = Fixture::new();
+    let result = fx
+        .run(json!({"command": "printf 'a\\0b\\001c\\007\\tt\\r\\n'"}))
+        .await;
+    assert_eq!(ok_text(result), "abc\tt\r\n");
+}
+
 /// DEVIATIONS #7: the full-output file keeps the escape codes.
 #[tokio::test]
 async fn full_output_file_keeps_escape_codes() {

@@ -12,6 +12,12 @@
 //! A malformed sequence ends at the first character that cannot belong to it,
 //! and that character is kept; a newline always ends a sequence, so a stray ESC
 //! can never swallow the rest of the output.
+//!
+//! The other control characters go too, but for tab, newline and carriage
+//! return, with the interlinear annotation marks U+FFF9 to U+FFFB: what Pi's
+//! `sanitizeBinaryOutput` drops from a user's `!command`. A binary's NULs,
+//! bells and backspaces reached the model, the RPC client and the session
+//! file as `\u0000` and the like, meaning nothing to any of them.
 
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{07}';
@@ -49,9 +55,10 @@ impl AnsiStripper {
         Self::default()
     }
 
-    /// Appends `text` without its escape sequences to `out`.
+    /// Appends `text` without its escape sequences and control characters
+    /// to `out`.
     pub fn strip_into(&mut self, text: &str, out: &mut String) {
-        if self.state == State::Ground && !text.contains([ESC, C1_CSI, C1_OSC]) {
+        if self.state == State::Ground && text.chars().all(is_plain) {
             out.push_str(text);
             return;
         }
@@ -70,7 +77,9 @@ impl AnsiStripper {
             (State::Ground, C1_CSI) => State::Csi,
             (State::Ground, C1_OSC) => State::String,
             (State::Ground, c) => {
-                out.push(c);
+                if is_plain(c) {
+                    out.push(c);
+                }
                 State::Ground
             }
             (State::Escape, '[') => State::Csi,
@@ -93,6 +102,13 @@ impl AnsiStripper {
             }
         };
     }
+}
+
+/// Whether `c` stands in the text as it is: not a control character (tab,
+/// newline and carriage return are text) and not an interlinear annotation
+/// mark.
+fn is_plain(c: char) -> bool {
+    !matches!(c, '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | C1_CSI | C1_OSC | '\u{fff9}'..='\u{fffb}')
 }
 
 /// `text` without escape sequences (for a whole string at once).
@@ -145,9 +161,24 @@ mod tests {
 
     #[test]
     fn a_malformed_sequence_keeps_the_character_that_ends_it() {
-        assert_eq!(strip_ansi("\x1b[12\x01x"), "\x01x");
+        assert_eq!(strip_ansi("\x1b[12éx"), "éx");
         assert_eq!(strip_ansi("a\x1b\nb"), "a\nb");
         assert_eq!(strip_ansi("\x1b]unterminated\nnext line"), "\nnext line");
+    }
+
+    #[test]
+    fn control_characters_but_tab_newline_and_return_are_removed() {
+        assert_eq!(strip_ansi("a\0b\x07c\x08d\x7fe"), "abcd\x7fe");
+        assert_eq!(
+            strip_ansi("\x0b\x0c\x1f\u{fff9}x\u{fffb}\u{fffc}"),
+            "x\u{fffc}"
+        );
+        let mut stripper = AnsiStripper::new();
+        let mut out = String::new();
+        for piece in ["one\0", "\0two\r\n", "\tthree"] {
+            stripper.strip_into(piece, &mut out);
+        }
+        assert_eq!(out, "onetwo\r\n\tthree");
     }
 
     #[test]
