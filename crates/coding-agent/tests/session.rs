@@ -473,10 +473,11 @@ async fn where_the_tools_run_is_recorded_however_a_session_is_taken_up() {
     assert_eq!(tools_hosts(&fresh), [json!(there)]);
 }
 
-fn touch(path: &Path, header_id: &str, age: Duration) {
+/// A session file of `cwd` modified `age` ago.
+fn touch(path: &Path, header_id: &str, cwd: &str, age: Duration) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let header = json!({"type": "session", "version": 3, "id": header_id,
-                        "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"});
+                        "timestamp": "2025-01-01T00:00:00.000Z", "cwd": cwd});
     std::fs::write(path, format!("{header}\n")).unwrap();
     let file = std::fs::File::options().write(true).open(path).unwrap();
     file.set_modified(SystemTime::now() - age).unwrap();
@@ -488,20 +489,65 @@ fn continue_picks_the_most_recently_modified_session_of_the_cwd() {
     let agent_dir = dir.path();
     let here = session_dir(agent_dir, Path::new("/work/here"));
     let elsewhere = session_dir(agent_dir, Path::new("/work/elsewhere"));
-    touch(&here.join("old.jsonl"), "old", Duration::from_secs(300));
-    touch(&here.join("new.jsonl"), "new", Duration::from_secs(60));
-    touch(&elsewhere.join("newest.jsonl"), "newest", Duration::ZERO);
+    let cwd = "/work/here";
+    touch(
+        &here.join("old.jsonl"),
+        "old",
+        cwd,
+        Duration::from_secs(300),
+    );
+    touch(&here.join("new.jsonl"), "new", cwd, Duration::from_secs(60));
+    touch(
+        &elsewhere.join("newest.jsonl"),
+        "newest",
+        "/work/elsewhere",
+        Duration::ZERO,
+    );
     std::fs::write(here.join("junk.jsonl"), "no header\n").unwrap();
     std::fs::write(here.join("notes.txt"), "").unwrap();
 
     assert_eq!(
-        find_most_recent_session(&here),
+        find_most_recent_session(&here, Path::new(cwd)),
         Some(here.join("new.jsonl"))
     );
     let resumed = SessionManager::continue_recent(Path::new("/work/here"), &here).unwrap();
     assert_eq!(
         (resumed.id(), resumed.file()),
         ("new", Some(here.join("new.jsonl").as_path()))
+    );
+}
+
+/// `/x/p-q` and `/x/p/q` share a session folder (Pi's naming); going on
+/// in one resumed the other's conversation.
+#[test]
+fn continue_passes_over_sessions_of_another_directory_with_the_same_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = session_dir(dir.path(), Path::new("/x/p/q"));
+    assert_eq!(folder, session_dir(dir.path(), Path::new("/x/p-q")));
+    touch(
+        &folder.join("mine.jsonl"),
+        "mine",
+        "/x/p/q",
+        Duration::from_secs(60),
+    );
+    touch(
+        &folder.join("theirs.jsonl"),
+        "theirs",
+        "/x/p-q",
+        Duration::ZERO,
+    );
+
+    assert_eq!(
+        find_most_recent_session(&folder, Path::new("/x/p/q")),
+        Some(folder.join("mine.jsonl"))
+    );
+    assert_eq!(
+        find_most_recent_session(&folder, Path::new("/x/p-q")),
+        Some(folder.join("theirs.jsonl"))
+    );
+    assert_eq!(
+        find_most_recent_session(&folder, Path::new("/x/other")),
+        None
     );
 }
 

@@ -221,9 +221,10 @@ impl SessionManager {
         self.session_dir.clone_from(&other.session_dir);
     }
 
-    /// The most recently modified session of `session_dir`, or a new one there.
+    /// The most recently modified session of `cwd` in `session_dir`, or a
+    /// new one there.
     pub fn continue_recent(cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
-        match find_most_recent_session(session_dir) {
+        match find_most_recent_session(session_dir, cwd) {
             Some(path) => Self::open(&path, cwd),
             None => Ok(Self::create(cwd, session_dir)),
         }
@@ -864,21 +865,49 @@ fn warn_of_unread_lines(path: &Path, unread: &[usize]) {
 
 /// Where the sessions of `cwd` live under `agent_dir` (Pi's
 /// `getDefaultSessionDir`): `sessions/--home-me-project--`.
+///
+/// A name longer than a file name may be (255 bytes: a working directory
+/// some twenty folders deep, or fewer with CJK names) keeps its last 200
+/// bytes and gets a hash of the whole path (64-bit FNV-1a: stable across
+/// builds, unlike std's hasher) instead of the rest, so it is still one
+/// name per directory: the session could not be saved at all.
 pub fn session_dir(agent_dir: &Path, cwd: &Path) -> PathBuf {
     let cwd = cwd.to_string_lossy();
     let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(&cwd);
     let safe = trimmed.replace(['/', '\\', ':'], "-");
-    agent_dir.join("sessions").join(format!("--{safe}--"))
+    let mut name = format!("--{safe}--");
+    if name.len() > NAME_MAX {
+        let mut tail = safe.len() - KEPT_TAIL;
+        while !safe.is_char_boundary(tail) {
+            tail += 1;
+        }
+        let hash = cwd.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        name = format!("--{hash:016x}-{}--", &safe[tail..]);
+    }
+    agent_dir.join("sessions").join(name)
 }
 
-/// The `.jsonl` file with a valid header modified last in `dir`.
-pub fn find_most_recent_session(dir: &Path) -> Option<PathBuf> {
+/// The longest file name Linux and macOS file systems take, in bytes.
+const NAME_MAX: usize = 255;
+
+/// How much of a too-long directory name [`session_dir`] keeps, in bytes.
+const KEPT_TAIL: usize = 200;
+
+/// The `.jsonl` file with a valid header for `cwd` modified last in `dir`.
+/// Sessions of other directories are passed over: names of several
+/// directories can be the same (`/x/p-q` and `/x/p/q` are both
+/// `--x-p-q--`), as can a `--session-dir` shared by several projects, and
+/// `--continue` went on with another project's conversation.
+pub fn find_most_recent_session(dir: &Path, cwd: &Path) -> Option<PathBuf> {
     let entries = std::fs::read_dir(dir).ok()?;
+    let cwd = cwd.to_string_lossy();
     entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
-        .filter(|path| has_session_header(path))
+        .filter(|path| file_header(path).is_some_and(|header| header.cwd == cwd))
         .filter_map(|path| {
             let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
             Some((modified, path))
@@ -1385,5 +1414,31 @@ mod tests {
             session_dir(Path::new("/agent"), Path::new("/home/me/my:proj")),
             PathBuf::from("/agent/sessions/--home-me-my-proj--")
         );
+    }
+
+    /// A name Linux cannot hold left every session of a deep directory
+    /// unsaved ("File name too long").
+    #[test]
+    fn a_session_dir_name_too_long_for_a_file_name_keeps_its_tail_and_a_hash() {
+        let deep: PathBuf = ["/"]
+            .into_iter()
+            .chain(["d00_abcdefghij"; 22])
+            .chain(["終わり"])
+            .collect();
+        let dir = session_dir(Path::new("/agent"), &deep);
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        assert!(name.len() <= NAME_MAX, "{} bytes", name.len());
+        assert!(name.ends_with("-d00_abcdefghij-終わり--"), "{name}");
+        assert!(
+            name.starts_with("--") && name.as_bytes()[18] == b'-',
+            "{name}"
+        );
+        let sibling = deep.with_file_name("終わりx");
+        assert_ne!(session_dir(Path::new("/agent"), &sibling), dir);
+        // Created and written where it names.
+        let agent = tempfile::tempdir().unwrap();
+        let dir = session_dir(agent.path(), &deep);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("s.jsonl"), "").unwrap();
     }
 }
