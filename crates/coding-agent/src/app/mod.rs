@@ -639,7 +639,14 @@ impl AgentSession {
         let reasoning = Some(self.thinking_level());
         let progress = |done, of| self.notify(SessionEvent::CompactionProgress { done, of });
         let mut result = crate::compaction::summarise(
-            plan, focus, &model, &provider, reasoning, cancel, &progress,
+            plan,
+            focus,
+            &model,
+            &provider,
+            reasoning,
+            &self.inner.estimate_scale,
+            cancel,
+            &progress,
         )
         .await?;
         let mut session = self.session();

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::summary::{branch_request, with_file_lists};
-use super::{CompactionError, ask, file_details, tokens};
+use super::{CompactionError, Refusal, Summariser, file_details, tokens};
 use crate::session::Entry;
 use crate::session::compacted::{CompactionDetails, entry_message, summary_message};
 
@@ -95,8 +95,16 @@ pub async fn summarise_branch(
         });
     let details = file_details(messages.iter(), earlier.as_ref());
     let request = branch_request(&messages, focus);
-    let summary = ask(model, provider, request, budget.output, reasoning, cancel)
-        .await?
+    let summariser = Summariser {
+        model,
+        provider,
+        reasoning,
+        cancel,
+    };
+    let summary = summariser
+        .ask(request, budget.output)
+        .await
+        .map_err(Refusal::into_error)?
         .map_err(CompactionError::Summary)?;
     Ok(Some(BranchSummary {
         summary: with_file_lists(&summary, &details.read_files, &details.modified_files),

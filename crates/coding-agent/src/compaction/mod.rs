@@ -386,16 +386,131 @@ fn file_details<'a>(
 /// long for one request is summarised in [`pieces`], each merged into the
 /// summary of those before it; `progress(done, of)` is told after each of
 /// those requests (minutes apiece on a local model).
+///
+/// A summary request the server refuses as too long, saying how long it
+/// was, teaches `scale` how the server counts (as a refused prompt does),
+/// and the summary is asked again in pieces cut by it: the same request
+/// sent again was refused again, at every compaction, until a prompt
+/// overflowed the window.
+#[allow(clippy::too_many_arguments)]
 pub async fn summarise(
-    plan: Plan,
+    mut plan: Plan,
     focus: Option<&str>,
     model: &Model,
     provider: &Arc<dyn Provider>,
     reasoning: Option<ThinkingLevel>,
+    scale: &tokens::EstimateScale,
     cancel: &CancellationToken,
     progress: &(dyn Fn(usize, usize) + Send + Sync),
 ) -> Result<CompactionResult, CompactionError> {
-    let (mut history_pieces, prefix_piece) = plan_pieces(&plan, focus);
+    let summariser = Summariser {
+        model,
+        provider,
+        reasoning,
+        cancel,
+    };
+    loop {
+        match summarise_once(&plan, focus, &summariser, progress).await {
+            Ok(result) => return Ok(result),
+            Err(Refusal::Final(error)) => return Err(error),
+            Err(Refusal::TooLong { error, size, said }) => {
+                scale.learn(said, size);
+                let smaller = plan.budget.with_estimate_scale(scale.get());
+                if smaller.chars_per_token >= plan.budget.chars_per_token {
+                    return Err(error);
+                }
+                tracing::warn!(
+                    "The summary request was refused as too long ({said} tokens): asking again in smaller pieces"
+                );
+                plan.budget = smaller;
+            }
+        }
+    }
+}
+
+/// The model and provider a compaction's summary requests go to.
+struct Summariser<'a> {
+    model: &'a Model,
+    provider: &'a Arc<dyn Provider>,
+    reasoning: Option<ThinkingLevel>,
+    cancel: &'a CancellationToken,
+}
+
+impl Summariser<'_> {
+    /// One summary request of at most `max_tokens`: its text, or its error
+    /// message. It thinks at the session's level (Pi: only a level other
+    /// than `off`). A refusal that says the request was too long, and how
+    /// long, is a [`Refusal::TooLong`].
+    async fn ask(
+        &self,
+        request: String,
+        max_tokens: u32,
+    ) -> Result<Result<String, String>, Refusal> {
+        let chars = SUMMARY_SYSTEM_PROMPT.chars().count() + request.chars().count();
+        let question = Question {
+            system_prompt: SUMMARY_SYSTEM_PROMPT,
+            request,
+            max_tokens,
+            reasoning: self.reasoning,
+        };
+        match ask_once(self.model, self.provider, question, self.cancel).await {
+            Ok(text) => Ok(Ok(text)),
+            Err(Unanswered::Failed(error)) => {
+                match agent_ai::overflow::overflow_request_tokens(&error) {
+                    Some(said) if agent_ai::overflow::is_overflow_error(&error, None) => {
+                        Err(Refusal::TooLong {
+                            error: CompactionError::Summary(error),
+                            size: tokens::RequestSize {
+                                counted: 0,
+                                estimated: (chars as u64).div_ceil(tokens::CHARS_PER_TOKEN),
+                            },
+                            said,
+                        })
+                    }
+                    _ => Ok(Err(error)),
+                }
+            }
+            Err(Unanswered::Cancelled) => Err(Refusal::Final(CompactionError::Cancelled)),
+        }
+    }
+}
+
+/// Why [`summarise_once`] got no summary.
+enum Refusal {
+    /// The server refused a request as too long: it held `said` tokens
+    /// where `size` was estimated.
+    TooLong {
+        error: CompactionError,
+        size: tokens::RequestSize,
+        said: u64,
+    },
+    /// Any other end.
+    Final(CompactionError),
+}
+
+impl Refusal {
+    /// The error, whatever the server said of the request's size.
+    fn into_error(self) -> CompactionError {
+        match self {
+            Refusal::TooLong { error, .. } | Refusal::Final(error) => error,
+        }
+    }
+}
+
+impl From<CompactionError> for Refusal {
+    fn from(error: CompactionError) -> Self {
+        Refusal::Final(error)
+    }
+}
+
+/// [`summarise`] with `plan`'s budget as it is.
+async fn summarise_once(
+    plan: &Plan,
+    focus: Option<&str>,
+    summariser: &Summariser<'_>,
+    progress: &(dyn Fn(usize, usize) + Send + Sync),
+) -> Result<CompactionResult, Refusal> {
+    let (mut history_pieces, prefix_piece) = plan_pieces(plan, focus);
     let left_out = pieces::keep_newest(&mut history_pieces);
     if history_pieces.len() > 1 {
         // Requests one after another, each of up to a window: say why it
@@ -406,7 +521,7 @@ pub async fn summarise(
     let mut summary = plan.previous_summary.clone();
     for (done, piece) in (1..).zip(&history_pieces) {
         let request = history_request(&piece.text, summary.as_deref(), focus);
-        let answer = ask(model, provider, request, history_limit, reasoning, cancel).await?;
+        let answer = summariser.ask(request, history_limit).await?;
         summary = Some(answer.map_err(CompactionError::Summary)?);
         if history_pieces.len() > 1 {
             progress(done, history_pieces.len());
@@ -424,16 +539,13 @@ pub async fn summarise(
     let summary = match prefix_piece {
         None => history,
         Some(piece) => {
-            let prefix = ask(
-                model,
-                provider,
-                turn_prefix_request(&piece.text),
-                plan.budget.turn_prefix_summary_tokens(),
-                reasoning,
-                cancel,
-            )
-            .await?
-            .map_err(CompactionError::TurnPrefix)?;
+            let prefix = summariser
+                .ask(
+                    turn_prefix_request(&piece.text),
+                    plan.budget.turn_prefix_summary_tokens(),
+                )
+                .await?
+                .map_err(CompactionError::TurnPrefix)?;
             join_split_turn(&history, &prefix)
         }
     };
@@ -443,9 +555,9 @@ pub async fn summarise(
             &plan.details.read_files,
             &plan.details.modified_files,
         ),
-        first_kept_entry_id: plan.first_kept_entry_id.unwrap_or_default(),
+        first_kept_entry_id: plan.first_kept_entry_id.clone().unwrap_or_default(),
         tokens_before: plan.tokens_before,
-        details: plan.details,
+        details: plan.details.clone(),
     })
 }
 
@@ -482,30 +594,6 @@ fn plan_pieces(plan: &Plan, focus: Option<&str>) -> (Vec<Piece>, Option<Piece>) 
     let last = prefix.pop();
     history.extend(prefix);
     (history, last)
-}
-
-/// One summariser call of at most `max_tokens`: its text, or its error
-/// message. `Err` when cancelled. It thinks at the session's level (Pi: only
-/// a level other than `off`).
-async fn ask(
-    model: &Model,
-    provider: &Arc<dyn Provider>,
-    request: String,
-    max_tokens: u32,
-    reasoning: Option<ThinkingLevel>,
-    cancel: &CancellationToken,
-) -> Result<Result<String, String>, CompactionError> {
-    let question = Question {
-        system_prompt: SUMMARY_SYSTEM_PROMPT,
-        request,
-        max_tokens,
-        reasoning,
-    };
-    match ask_once(model, provider, question, cancel).await {
-        Ok(text) => Ok(Ok(text)),
-        Err(Unanswered::Failed(error)) => Ok(Err(error)),
-        Err(Unanswered::Cancelled) => Err(CompactionError::Cancelled),
-    }
 }
 
 #[cfg(test)]
@@ -691,6 +779,7 @@ mod tests {
             &ScriptedProvider::model(),
             &dyn_provider,
             None,
+            &tokens::EstimateScale::default(),
             &CancellationToken::new(),
             &|done, of| reported.lock().unwrap().push((done, of)),
         ))
@@ -787,6 +876,99 @@ mod tests {
         assert_eq!(
             summary,
             format!("S{}\n\n{}", pieces::MAX_PIECES, pieces::left_out_note(2))
+        );
+    }
+
+    /// A server whose tokenizer counts more than the estimate refuses the
+    /// summary request as too long. The same request went again at every
+    /// compaction, refused every time.
+    #[test]
+    fn a_summary_request_refused_as_too_long_is_asked_again_in_smaller_pieces() {
+        use agent_ai::testing::ScriptedProvider;
+        use agent_ai::{AssistantContent, StopReason, TextContent};
+
+        let history = (1..=4)
+            .map(|n| agent_ai::UserMessage::text(format!("m{n}:{}", "x".repeat(1500))).into())
+            .collect();
+        let plan = small_plan(history, None);
+        let mut refused = ScriptedProvider::reply(Vec::new());
+        refused.stop_reason = StopReason::Error;
+        refused.error_message = Some(
+            "This model's maximum context length is 4000 tokens. However, your messages resulted in 9000 tokens."
+                .into(),
+        );
+        let summary = |n: usize| {
+            ScriptedProvider::reply(vec![AssistantContent::Text(TextContent {
+                text: format!("S{n}"),
+                text_signature: None,
+            })])
+        };
+        let provider = Arc::new(ScriptedProvider::from_messages(
+            [refused].into_iter().chain((1..=8).map(summary)),
+        ));
+        let dyn_provider: Arc<dyn Provider> = provider.clone();
+        let scale = tokens::EstimateScale::default();
+        let result = futures::executor::block_on(summarise(
+            plan,
+            None,
+            &ScriptedProvider::model(),
+            &dyn_provider,
+            None,
+            &scale,
+            &CancellationToken::new(),
+            &|_, _| {},
+        ))
+        .unwrap();
+        let sizes: Vec<usize> = provider
+            .requests()
+            .iter()
+            .map(|context| match context.messages.as_slice() {
+                [Message::User(user)] => crate::session::user_text(&user.content).len(),
+                other => panic!("one user message, not {other:?}"),
+            })
+            .collect();
+        assert!(sizes.len() > 2, "refused, then pieces: {sizes:?}");
+        assert!(
+            sizes[1..].iter().all(|&size| size < sizes[0] / 2),
+            "each piece far smaller than the refused request: {sizes:?}"
+        );
+        assert_eq!(result.summary, format!("S{}", sizes.len() - 1));
+        assert!(
+            scale.get() > 1.0,
+            "the session learned how the server counts"
+        );
+    }
+
+    /// A refusal that shows nothing smaller to try is the compaction's error.
+    #[test]
+    fn a_summary_request_refused_again_at_the_size_learned_fails() {
+        use agent_ai::StopReason;
+        use agent_ai::testing::ScriptedProvider;
+
+        let history = vec![agent_ai::UserMessage::text("m1").into()];
+        let mut refused = ScriptedProvider::reply(Vec::new());
+        refused.stop_reason = StopReason::Error;
+        refused.error_message = Some(
+            "This model's maximum context length is 4000 tokens. However, your messages resulted in 1 tokens."
+                .into(),
+        );
+        let provider: Arc<dyn Provider> = Arc::new(ScriptedProvider::from_messages([refused]));
+        let error = futures::executor::block_on(summarise(
+            small_plan(history, None),
+            None,
+            &ScriptedProvider::model(),
+            &provider,
+            None,
+            &tokens::EstimateScale::default(),
+            &CancellationToken::new(),
+            &|_, _| {},
+        ))
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("Summarization failed: This model's maximum"),
+            "{error}"
         );
     }
 
