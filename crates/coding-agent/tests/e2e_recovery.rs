@@ -1393,6 +1393,36 @@ fn rpc_commands_are_answered_during_a_compaction_and_abort_cancels_it() {
     rpc.finish();
 }
 
+/// A prompt accepted while a manual compaction is out waits for it; the
+/// compaction aborted (to be answered sooner, most likely), the prompt
+/// goes out. It stayed queued, unreported, and went out after the next
+/// prompt, or never.
+#[test]
+fn a_prompt_queued_during_a_compaction_goes_out_when_the_compaction_is_aborted() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return Reply::Stall;
+        }
+        answer_with_input(wire, "ok", 1000)
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt(&big_prompt("first", 1200));
+    rpc.prompt(&big_prompt("second", 1200));
+    send(&mut rpc.stdin, &json!({"id": "c", "type": "compact"}));
+    assert_eq!(
+        next_json(&rpc.lines),
+        json!({"type":"compaction_start","reason":"manual"})
+    );
+    queue_follow_up(&mut rpc, None);
+    let (_, aborted) = rpc.ask(json!({"id": "a", "type": "abort"}));
+    assert_eq!(aborted["success"], true, "{aborted}");
+    rpc.until(|line| line["type"] == "agent_end");
+    the_queued_message_went_out(rpc, &server, wire);
+}
+
 #[test]
 fn rpc_compact_toggles_and_stats_answer_in_pis_shapes() {
     for wire in WIRES {

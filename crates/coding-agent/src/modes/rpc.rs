@@ -425,7 +425,9 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 }
             }
             "abort" => {
-                self.abort().await?;
+                if let Some(ended) = self.abort().await? {
+                    self.after_run(ended);
+                }
                 success(id, kind, None)
             }
             "new_session" => {
@@ -763,9 +765,12 @@ impl<W: AsyncWrite + Unpin> Server<W> {
     /// whose compaction they came too late: see [`Run::then_queued`]) and
     /// was not aborted, go out as a run, as after an automatic compaction
     /// (they waited for the next prompt, or were lost when the input closed).
+    /// A manual compaction's abort does not hold back the prompts that
+    /// waited for it: they were accepted for after it, and stopping a slow
+    /// compaction is how a client gets them answered sooner.
     fn after_run(&mut self, ended: Run) {
         if !ended.then_queued
-            || ended.abort.is_cancelled()
+            || (ended.abort.is_cancelled() && !ended.compaction)
             || self.session.pending_message_count() == 0
         {
             return;
@@ -784,14 +789,16 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         });
     }
 
-    /// Aborts the run, if any, and waits for it to end; its events come first.
-    async fn abort(&mut self) -> std::io::Result<()> {
+    /// Aborts the run, if any, and waits for it to end; its events come
+    /// first. Returns the run that ended.
+    async fn abort(&mut self) -> std::io::Result<Option<Run>> {
         if let Some(run) = &self.run {
             run.abort.cancel();
         }
         join(&mut self.run).await;
-        self.run = None;
-        self.drain_events().await
+        let ended = self.run.take();
+        self.drain_events().await?;
+        Ok(ended)
     }
 
     fn start_bash(&mut self, id: Option<Value>, command: String) {
