@@ -74,6 +74,11 @@ pub struct TurnSummary<'a> {
     pub messages: &'a [Message],
     /// What this run added so far.
     pub new_messages: &'a [Message],
+    /// The loop asks the model about the turn's tool results next (false
+    /// when the turn called no tool, or its tools asked the run to stop):
+    /// a caller that stops here to change the context (a compaction) goes
+    /// on with [`Agent::continue_run`](crate::Agent::continue_run).
+    pub results_pending: bool,
 }
 
 /// Decides after each turn whether the run stops there.
@@ -363,6 +368,7 @@ async fn run_loop(
                     tool_results: &tool_results,
                     messages: &messages,
                     new_messages: &new_messages,
+                    results_pending: more_tool_calls,
                 };
                 if should_stop(&summary) {
                     emit(AgentEvent::AgentEnd {

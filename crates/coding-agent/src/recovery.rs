@@ -17,6 +17,11 @@
 //! 3. a context past `contextWindow - reserveTokens`: a compaction
 //!    (`reason: threshold`), with no new turn.
 //!
+//! A run of tool calls does not wait for its end: after a turn that leaves
+//! the context past the threshold, the run stops before the model reads the
+//! results (`AgentSession::stop_to_compact`), is compacted, and goes on
+//! (`agent_end`, the compaction's events, then `agent_start` again).
+//!
 //! With auto-compaction off (`compaction.enabled`, RPC
 //! `set_auto_compaction`) none of these compacts, as in Pi: an overflow
 //! ends the run with its error. `/compact` and RPC `compact` still do.
@@ -154,10 +159,25 @@ pub(crate) async fn run_messages(
 ) -> Result<Vec<Message>, AgentError> {
     let agent = session.agent();
     compact_if_full(session).await;
+    session.take_stopped_to_compact();
     let mut added = agent.prompt_messages(messages).await?;
     let chain = Arc::new(Mutex::new(Chain::default()));
     let _watching = watch_answers(session, &chain);
     loop {
+        let ends_with_results = !matches!(
+            agent.history().snapshot().last(),
+            Some(Message::Assistant(_)) | None
+        );
+        if session.take_stopped_to_compact() && ends_with_results {
+            let outcome = session.compact(CompactionReason::Threshold, None).await;
+            let cancelled = matches!(outcome, Err(CompactionError::Cancelled));
+            end_compaction(session, CompactionReason::Threshold, outcome, false);
+            if cancelled {
+                break;
+            }
+            added.extend(agent.continue_run().await?);
+            continue;
+        }
         let Some(answer) = last_answer(&agent.history().snapshot()) else {
             break;
         };

@@ -597,6 +597,74 @@ fn compaction_past_the_threshold(wire: Wire) {
     assert_eq!(resumed, expected);
 }
 
+/// A run of tool calls that fills the context stops for a compaction
+/// before the model reads the results, then goes on from the compacted
+/// context. It went on to the end of the run first, each request larger,
+/// until the server refused one (or, cutting it silently, lost its
+/// beginning).
+#[test]
+fn a_run_of_tool_calls_past_the_threshold_is_compacted_before_its_next_request() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    // Compaction above 3000 tokens; each result is about 1,200.
+    settings_with_window(&sandbox, 4000);
+    let asked = std::sync::atomic::AtomicU64::new(0);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "MID-RUN");
+        }
+        let turn = asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if turn < 3 {
+            let call = Answer::call(
+                &format!("call{turn}"),
+                "bash",
+                json!({"command": format!("printf '%4800s' r{turn}")}),
+            );
+            return Reply::Events(with_input_tokens(wire.events(&call), 100 + 1200 * turn));
+        }
+        answer_with_input(wire, "done", 1500)
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "go"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let requests = server.requests();
+    let summaries: Vec<usize> = (0..requests.len())
+        .filter(|&i| is_summary_request(wire, &requests[i]))
+        .collect();
+    assert_eq!(summaries, [3], "after the third result, before the answer");
+    let last = wire.transcript(&requests[4].body);
+    // The run's own beginning is the split turn's summarised part; the
+    // third call and its result are kept, and the run goes on from them.
+    assert_eq!(last.len(), 3, "{last:?}");
+    assert_eq!(
+        last[0],
+        summary_wrapper(&format!(
+            "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\n{}",
+            summary_text("MID-RUN")
+        ))
+    );
+    assert!(
+        last[1].starts_with("assistant: call call2 bash"),
+        "{last:?}"
+    );
+    assert!(
+        last[2].starts_with("tool call2:") && last[2].ends_with("r2"),
+        "{last:?}"
+    );
+    let events = json_lines(&stdout);
+    assert_eq!(
+        session_events(&events)[0],
+        json!({"type":"compaction_start","reason":"threshold"})
+    );
+    let answer = events
+        .iter()
+        .rev()
+        .find(|event| event["type"] == "message_end")
+        .unwrap();
+    assert_eq!(answer["message"]["content"][0]["text"], "done", "{answer}");
+}
+
 /// A compaction after the last run may summarise that run's answer away
 /// (a prompt larger than what is kept): print mode still prints it. It
 /// printed nothing, and exited 0.

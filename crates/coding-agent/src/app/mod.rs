@@ -184,6 +184,9 @@ struct Inner {
     waiting: Mutex<Option<CancellationToken>>,
     /// A compaction runs.
     compacting: Mutex<bool>,
+    /// The run stopped after a turn of tool calls for a compaction
+    /// ([`AgentSession::stop_to_compact`]).
+    stopped_to_compact: AtomicBool,
     /// What RPC's model commands choose from.
     models: Mutex<Option<ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
@@ -278,33 +281,45 @@ impl AgentSession {
         let prompt_hooks = hooks.map(|hooks| PromptHooks::new(hooks, resumed));
         let context =
             AgentContext::new(Some(system_prompt), Arc::new(tools)).with_messages(messages);
-        let inner = Arc::new(Inner {
-            agent: Agent::new(config, context),
-            definitions,
-            extra_definitions: Mutex::default(),
-            ctx_factory,
-            #[cfg(feature = "mcp")]
-            mcp: Mutex::default(),
-            session: Mutex::new(session),
-            model: handle,
-            cwd,
-            tools_host,
-            steering,
-            follow_up,
-            modes: Mutex::default(),
-            pending_bash: Mutex::default(),
-            listeners: Mutex::default(),
-            recovery,
-            estimate_scale,
-            waiting: Mutex::default(),
-            compacting: Mutex::default(),
-            reported_queues: Mutex::default(),
-            models: Mutex::default(),
-            prompt_hooks,
-            prompt_hooks_cancel: Mutex::default(),
-            guard,
-            thinking,
-            prompt_templates: Mutex::new(prompt_templates.into()),
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
+            let weak = weak.clone();
+            // A run of tool calls past the threshold stops for a compaction
+            // before the model reads the results (see `recovery`).
+            let config = config.with_should_stop_after_turn(move |turn| {
+                turn.results_pending
+                    && weak
+                        .upgrade()
+                        .is_some_and(|inner| AgentSession { inner }.stop_to_compact(turn.messages))
+            });
+            Inner {
+                agent: Agent::new(config, context),
+                definitions,
+                extra_definitions: Mutex::default(),
+                ctx_factory,
+                #[cfg(feature = "mcp")]
+                mcp: Mutex::default(),
+                session: Mutex::new(session),
+                model: handle,
+                cwd,
+                tools_host,
+                steering,
+                follow_up,
+                modes: Mutex::default(),
+                pending_bash: Mutex::default(),
+                listeners: Mutex::default(),
+                recovery,
+                estimate_scale,
+                waiting: Mutex::default(),
+                compacting: Mutex::default(),
+                reported_queues: Mutex::default(),
+                models: Mutex::default(),
+                prompt_hooks,
+                prompt_hooks_cancel: Mutex::default(),
+                guard,
+                thinking,
+                prompt_templates: Mutex::new(prompt_templates.into()),
+                stopped_to_compact: AtomicBool::new(false),
+            }
         });
         if let Some(guard) = &inner.guard {
             // The guard serves this session now (an interactive /resume
@@ -724,6 +739,36 @@ impl AgentSession {
             &self.inner.agent.history().snapshot(),
             compacted_at,
         )
+    }
+
+    /// Whether a run should stop after a turn of tool calls, `messages`
+    /// the conversation, to compact before the model reads the results:
+    /// the context is past the threshold, and a compaction would summarise
+    /// at least half of it. Checked after the run only, a long run of tool
+    /// calls went on past the threshold until the server refused a request
+    /// (or, a server that cuts a long prompt silently, lost its beginning).
+    /// A context filled by the turn's own results is not compacted mid-run:
+    /// summarising the little before them frees nothing, and a result too
+    /// large for the window is cut to fit on its way ([`fit_to_window`]).
+    fn stop_to_compact(&self, messages: &[Message]) -> bool {
+        let settings = self.recovery();
+        let window = settings.window_for(&self.model());
+        let compacted_at = self.session().last_compaction_time();
+        let tokens = crate::compaction::tokens::context_tokens(messages, compacted_at);
+        let due = settings.compaction.should_compact(tokens, window)
+            && self
+                .compaction_plan()
+                .is_ok_and(|plan| plan.summarised_tokens().saturating_mul(2) >= tokens);
+        if due {
+            self.inner.stopped_to_compact.store(true, Ordering::SeqCst);
+        }
+        due
+    }
+
+    /// Whether the run that just ended stopped for a compaction (the flag
+    /// is cleared).
+    pub(crate) fn take_stopped_to_compact(&self) -> bool {
+        self.inner.stopped_to_compact.swap(false, Ordering::SeqCst)
     }
 
     /// The compaction settings in force.

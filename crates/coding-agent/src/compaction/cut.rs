@@ -104,7 +104,18 @@ pub fn find_cut(entries: &[Sized], start: usize, keep_tokens: u64) -> Cut {
         kept += entries[i].tokens;
         if kept >= keep_tokens {
             let from = if Some(i) == oldest_message { i + 1 } else { i };
-            cut = valid_from(from).map_or(cut, |cut| past_a_bare_answer(entries, cut));
+            // No valid cut after it: the span ends in a turn's tool results
+            // (a run stopped to compact before the model reads them). The
+            // cut goes before the call they answer, the newest valid one.
+            let newest_before = || {
+                let after_oldest = oldest_message.map_or(start, |oldest| oldest + 1);
+                (after_oldest..from)
+                    .rev()
+                    .find(|&j| entries[j].kind.is_valid_cut())
+            };
+            cut = valid_from(from)
+                .or_else(newest_before)
+                .map_or(cut, |cut| past_a_bare_answer(entries, cut));
             break;
         }
     }
@@ -275,6 +286,30 @@ mod tests {
                 first_kept: 2,
                 history: 1..2,
                 turn_prefix: 2..2
+            }
+        );
+        assert!(cut.summarises_anything(&entries));
+    }
+
+    /// A run stopped to compact before the model reads its tool results:
+    /// the newest results pass the budget, and no valid cut follows them.
+    /// The cut went nowhere and nothing was compacted.
+    #[test]
+    fn results_past_the_budget_at_the_end_are_kept_with_the_call_they_answer() {
+        let entries = sized(&[
+            (User, 10),
+            (Assistant, 10),
+            (ToolResult, 900),
+            (Assistant, 10),
+            (ToolResult, 900),
+        ]);
+        let cut = find_cut(&entries, 0, 500);
+        assert_eq!(
+            cut,
+            Cut {
+                first_kept: 3,
+                history: 0..0,
+                turn_prefix: 0..3
             }
         );
         assert!(cut.summarises_anything(&entries));

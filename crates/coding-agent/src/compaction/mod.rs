@@ -262,6 +262,17 @@ pub struct Plan {
     pub budget: Budget,
 }
 
+impl Plan {
+    /// The estimated tokens of what would be summarised.
+    pub fn summarised_tokens(&self) -> u64 {
+        self.history
+            .iter()
+            .chain(&self.turn_prefix)
+            .map(tokens::estimate_tokens)
+            .sum()
+    }
+}
+
 /// Plans a compaction of `branch` keeping about `budget.keep` tokens.
 pub fn plan(
     branch: &[&Entry],
