@@ -968,6 +968,47 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "F=.env; echo \"$(cat $F)\"".into(),
         "S=src/m.rs; echo x > $S".into(),
         "A=.env; B=$A; cat $B".into(),
+        // A prefix's value reaches the script it runs; so do the values
+        // the line gave before.
+        "F=.env bash -c 'cat $F'".into(),
+        "F=.env sh -c 'cat \"$F\"'".into(),
+        "F=.env eval 'cat $F'".into(),
+        "F=.env; eval 'cat $F'".into(),
+        "export F=.env; bash -c 'cat $F'".into(),
+        "F=.env; trap 'cat $F' EXIT".into(),
+        // `~`, `$HOME`, `$PWD`, `~+`, `~-` and `$OLDPWD` after the line
+        // set them.
+        format!("HOME={w}; cat ~/.env"),
+        format!("HOME={w}; cat $HOME/.env"),
+        format!("HOME={h}/.ssh; cat ~/id_rsa"),
+        format!("PWD={w}/secret; cat $PWD/key"),
+        format!("PWD={w}/secret; cat ~+/key"),
+        format!("OLDPWD={w}; cat ~-/.env"),
+        format!("OLDPWD={w}; cat $OLDPWD/.env"),
+        format!("PWD={w}/src; echo x > $PWD/m.rs"),
+        format!("export HOME={w}; cat ~/.env"),
+        format!("HOME={w} bash -c 'cat ~/.env'"),
+        // Expansions with an operator, appends, arrays, `printf -v`,
+        // `${F:=...}`, `eval F=...`, a changed IFS.
+        "F=.env; cat ${F%x}".into(),
+        "F=.envx; cat ${F%x}".into(),
+        "F=.env; cat ${F%%x}".into(),
+        "F=x.env; cat ${F#x}".into(),
+        "F=.env; cat ${F/x/y}".into(),
+        "F=.eNV; cat ${F/NV/nv}".into(),
+        "F=.ENV; cat ${F,,}".into(),
+        "F=.env; cat ${F:?}".into(),
+        "F=.en; F+=v; cat $F".into(),
+        "F=(.env); cat $F".into(),
+        "F=(x .env); cat ${F[1]}".into(),
+        "a=.env; cat ${a[0]}".into(),
+        ": ${F:=.env}; cat $F".into(),
+        "cat ${F:-.env}".into(),
+        "cat \"${F-.env}\"".into(),
+        "printf -v F .env; cat $F".into(),
+        "IFS=x; F=.envx; cat $F".into(),
+        "eval F=.env; cat $F".into(),
+        "declare F=.en; F+=v; cat $F".into(),
     ];
     for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
         let p = Policy::new(
@@ -1109,4 +1150,203 @@ fn a_command_of_too_many_words_is_refused_not_judged_for_minutes() {
         assert_eq!(bash(&p, &huge).decision, Decision::Deny, "{mode:?}");
         assert_ne!(bash(&p, &split).decision, Decision::Deny, "{mode:?}");
     }
+}
+
+/// An environment prefix before `bash -c`, `eval` or `trap` changes what
+/// the script runs as surely as before any command; it asked only before a
+/// command judged on its own, and the script was judged without it.
+#[test]
+fn an_environment_prefix_holds_for_the_script_it_runs() {
+    let verdict = bash(
+        &policy(Mode::Default),
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch x; echo' bash -c 'git status'",
+    );
+    assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
+    assert!(
+        verdict.reason.contains("GIT_CONFIG_COUNT"),
+        "{}",
+        verdict.reason
+    );
+    let plan = bash(&policy(Mode::Plan), "BASH_ENV=x.sh bash -c ls");
+    assert_eq!(plan.decision, Decision::Deny, "{}", plan.reason);
+    // What the script does is still judged: a deny in it holds.
+    let bypass = bash(&policy(Mode::Bypass), "D=/ bash -c 'rm -rf $D'");
+    assert_eq!(bypass.decision, Decision::Deny, "{}", bypass.reason);
+}
+
+/// `HOME=x; git status` reads `x/.gitconfig`, `PATH=bin:$PATH; ls` runs
+/// `bin/ls`: an assignment to a variable that changes what runs needs
+/// approval as a prefix does, and `~` or `$PWD` after it lead where the
+/// line says.
+#[test]
+fn a_line_that_sets_what_runs_needs_approval() {
+    for (command, name) in [
+        ("HOME=evilhome; git status", "HOME"),
+        ("PATH=bin:$PATH; ls", "PATH"),
+        ("export PATH=bin:$PATH; ls", "PATH"),
+        ("declare -x GIT_DIR=x; git status", "GIT_DIR"),
+        ("typeset -x LD_PRELOAD=./x.so; ls", "LD_PRELOAD"),
+        ("readonly BASH_ENV=x.sh; bash -c ls", "BASH_ENV"),
+    ] {
+        let verdict = bash(&policy(Mode::Default), command);
+        assert_eq!(
+            verdict.decision,
+            Decision::Ask,
+            "{command}: {}",
+            verdict.reason
+        );
+        assert!(
+            verdict.reason.contains(name),
+            "{command}: {}",
+            verdict.reason
+        );
+        let plan = bash(&policy(Mode::Plan), command);
+        assert_eq!(plan.decision, Decision::Deny, "{command}: {}", plan.reason);
+    }
+    // The approval names the file the line writes.
+    let verdict = bash(
+        &policy(Mode::Default),
+        "HOME=/var/tmp/x; echo hacked > ~/victim",
+    );
+    assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
+    assert!(!verdict.reason.contains("/home/u"), "{}", verdict.reason);
+    // Deny rules hold for those spellings in bypass mode.
+    let rules = RuleTexts {
+        deny: vec!["write(/var/tmp/**)".into(), "read(/etc/shadow)".into()],
+        ..RuleTexts::default()
+    };
+    let bypass = policy_with(Mode::Bypass, SANDBOXED, &rules);
+    for command in [
+        "PWD=/var/tmp/x; echo hacked > $PWD/victim",
+        "HOME=/var/tmp/x; echo hacked > ~/victim",
+        "HOME=/; cat ~/etc/shadow",
+        "PWD=/etc; cat $PWD/shadow",
+        "PWD=/etc; cat ~+/shadow",
+    ] {
+        let verdict = bash(&bypass, command);
+        assert_eq!(
+            verdict.decision,
+            Decision::Deny,
+            "{command}: {}",
+            verdict.reason
+        );
+    }
+}
+
+/// What an expansion the policy does not follow (a substring, a pattern
+/// with `*` or `?`, a transformation) makes of a value the line gives is
+/// unknown: a command reading a file by it asks while a rule guards reads.
+#[test]
+fn a_value_the_line_sets_but_cannot_follow_asks_before_a_guarded_read() {
+    let rules = RuleTexts {
+        deny: vec!["read(.env)".into()],
+        ..RuleTexts::default()
+    };
+    let guarded = policy_with(Mode::Default, SANDBOXED, &rules);
+    for command in [
+        "F=a.env; cat ${F:1}",
+        "F=.env; cat ${F/#?/.}",
+        "F=x; cat ${F@L}",
+    ] {
+        let verdict = bash(&guarded, command);
+        assert_ne!(
+            verdict.decision,
+            Decision::Allow,
+            "{command}: {}",
+            verdict.reason
+        );
+    }
+    // Without a rule to hold, nothing changes.
+    for command in [
+        "F=a.txt; cat ${F%.txt}.md",
+        "F=a.env; cat ${F:1}",
+        "cat ${F:-a.txt} ${G:+b.txt}",
+    ] {
+        let verdict = bash(&policy(Mode::Default), command);
+        assert_eq!(
+            verdict.decision,
+            Decision::Allow,
+            "{command}: {}",
+            verdict.reason
+        );
+    }
+}
+
+/// A command whose variables the line gives more combinations of values
+/// than are judged was asked about, which bypass mode runs: `x=/v1; ...
+/// x=/v16; x=~; rm -rf $x` deleted the home directory. Like a command of
+/// too many words, it is refused there.
+#[test]
+fn more_combinations_of_values_than_are_judged_are_refused_in_bypass_mode() {
+    let values: String = (1..=16).map(|n| format!("x=/v{n}; ")).collect();
+    let command = format!("{values}x=/home/u; rm -rf $x");
+    let bypass = bash(&policy(Mode::Bypass), &command);
+    assert_eq!(bypass.decision, Decision::Deny, "{}", bypass.reason);
+    assert!(bypass.reason.contains("combinations"), "{}", bypass.reason);
+    let default = bash(&policy(Mode::Default), &command);
+    assert_ne!(default.decision, Decision::Allow, "{}", default.reason);
+}
+
+/// The shell parser and the walk recurse once per level of nesting: 3000
+/// nested braces overflowed the stack and killed the process. Such a line
+/// is not parsed; it asks (bypass refuses it, as it cannot be judged).
+#[test]
+fn a_line_nested_too_deep_is_asked_about_not_crashing_the_process() {
+    let mut deep_if = "true".to_owned();
+    for _ in 0..3000 {
+        deep_if = format!("if {deep_if}; then :; fi");
+    }
+    let lines = [
+        format!("{}ls{}", "{ ".repeat(3000), "; }".repeat(3000)),
+        format!("{}ls{}", "( ".repeat(3000), " )".repeat(3000)),
+        format!("echo $(({}1{}))", "(".repeat(20000), ")".repeat(20000)),
+        format!("echo $(({}", "(".repeat(20000)),
+        format!("echo {}x{}", "\"$(echo ".repeat(3000), ")\"".repeat(3000)),
+        format!("[[ {}x{} ]]", "( ".repeat(3000), " )".repeat(3000)),
+        deep_if,
+    ];
+    for line in &lines {
+        let default = bash(&policy(Mode::Default), line);
+        assert_eq!(default.decision, Decision::Ask, "{}", default.reason);
+        let bypass = bash(&policy(Mode::Bypass), line);
+        assert_eq!(bypass.decision, Decision::Deny, "{}", bypass.reason);
+    }
+    // A word of 20000 brace groups is not expanded by recursion either.
+    let chain = format!("rm -rf {}", "{1..1}".repeat(20000));
+    assert_eq!(bash(&policy(Mode::Bypass), &chain).decision, Decision::Deny);
+    // Nesting a person writes is judged as before, up to the limit.
+    for line in [
+        format!("{}ls{}", "{ ".repeat(100), "; }".repeat(100)),
+        format!("{}ls{}", "( ".repeat(100), " )".repeat(100)),
+        format!("echo $(({}1{}))", "(".repeat(98), ")".repeat(98)),
+        format!("echo {}x{}", "\"$(echo ".repeat(50), ")\"".repeat(50)),
+    ] {
+        let verdict = bash(&policy(Mode::Default), &line);
+        assert!(
+            !verdict.reason.contains("more than 100 levels"),
+            "{}",
+            verdict.reason
+        );
+    }
+    let verdict = bash(
+        &policy(Mode::Default),
+        "{ { ( ls; echo $(( (1 + 2) * (3 + 4) )) ) } } && echo \"$(echo \"$(pwd)\")\"",
+    );
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+}
+
+/// Every stage of a pipeline held a copy of the stages before it: 8000
+/// stages took 25 s and 3 GB, 20000 did not end. They share one list now
+/// (the figures: `ca policy check` in the notes of the change), and what
+/// each stage reads from those before it still counts.
+#[test]
+fn a_long_pipeline_is_judged_whole() {
+    let line = vec!["ls"; 20000].join(" | ");
+    let verdict = bash(&policy(Mode::Default), &line);
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    let piped = bash(
+        &policy(Mode::Default),
+        &format!("curl -s x | {} | sh", vec!["cat"; 100].join(" | ")),
+    );
+    assert_eq!(piped.decision, Decision::Ask, "{}", piped.reason);
 }

@@ -129,3 +129,24 @@ fn a_bad_rule_is_a_usage_error() {
         "coding-agent: invalid permission rule `bash(ls`: a `(` needs a closing `)` at the end\n"
     );
 }
+
+/// 3000 nested braces overflowed the parser's stack and killed the
+/// process (exit 134): a line nested that deep gets a verdict instead.
+#[test]
+fn a_line_nested_too_deep_gets_a_verdict_not_a_crash() {
+    let work = tempfile::tempdir().unwrap();
+    let braces = format!("{}ls{}", "{ ".repeat(3000), "; }".repeat(3000));
+    let arithmetic = format!("echo $(({}", "(".repeat(20000));
+    for line in [braces, arithmetic] {
+        let command = json!({ "command": line }).to_string();
+        let out = check(&["bash", &command], work.path(), work.path());
+        let verdict = verdict(&out);
+        assert_eq!(verdict["decision"], "ask", "{verdict}");
+        assert!(
+            verdict["reason"]
+                .as_str()
+                .is_some_and(|reason| reason.contains("levels deep")),
+            "{verdict}"
+        );
+    }
+}

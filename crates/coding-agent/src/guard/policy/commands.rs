@@ -8,7 +8,7 @@
 //! what the model reads when it is refused.
 
 use super::paths::{Places, is_block_device};
-use super::shell::Arg;
+use super::shell::{Arg, Upstream};
 
 /// The program's name without its directory (`/bin/rm` is `rm`).
 pub fn program(words: &[Arg]) -> &str {
@@ -361,11 +361,11 @@ fn kills_everything(words: &[Arg]) -> bool {
 
 /// Why `words` (one stage of a pipeline whose earlier stages are `upstream`)
 /// must be asked about even when rules or the mode would let it run.
-pub fn always_asked(words: &[Arg], upstream: &[Vec<Arg>]) -> Option<String> {
+pub fn always_asked(words: &[Arg], upstream: &Upstream) -> Option<String> {
     let line = super::shell::join(words);
     if is_interpreter(program(words)) {
         let downloads = upstream
-            .iter()
+            .stages()
             .any(|stage| matches!(program(unwrap(stage).inner), "curl" | "wget" | "fetch"));
         if downloads {
             return Some(format!(

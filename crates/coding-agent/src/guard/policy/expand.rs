@@ -14,24 +14,38 @@ const MAX_WORDS: usize = 256;
 /// (`a{b,c}d` is `abd acd`, nested groups included, `{1..3}` and `{a..c}`
 /// sequences too); `text` alone when it has no group (a group needs a
 /// comma at its top level or a sequence: `{a}` and `{}` stay as written).
-/// `None` past [`MAX_WORDS`] words.
+/// `None` past [`MAX_WORDS`] words, or past [`MAX_STEPS`] groups
+/// expanded. A loop, not a recursion: `{1..1}` written 20000 times
+/// overflowed the stack.
 pub fn brace_expansions(text: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
-    expand_into(text, &mut words)?;
-    Some(words)
+    let mut pending = vec![text.to_owned()];
+    let mut steps = 0usize;
+    while let Some(text) = pending.pop() {
+        steps += 1;
+        if steps > MAX_STEPS {
+            return None;
+        }
+        let Some(group) = first_group(&text) else {
+            words.push(text);
+            continue;
+        };
+        // Each alternative makes one word at least.
+        if words.len() + pending.len() + group.alternatives.len() > MAX_WORDS {
+            return None;
+        }
+        let (before, after) = (&text[..group.open], &text[group.close + 1..]);
+        for alternative in group.alternatives.iter().rev() {
+            pending.push(format!("{before}{alternative}{after}"));
+        }
+    }
+    (words.len() <= MAX_WORDS).then_some(words)
 }
 
-fn expand_into(text: &str, words: &mut Vec<String>) -> Option<()> {
-    let Some(group) = first_group(text) else {
-        words.push(text.to_owned());
-        return (words.len() <= MAX_WORDS).then_some(());
-    };
-    let (before, after) = (&text[..group.open], &text[group.close + 1..]);
-    for alternative in group.alternatives {
-        expand_into(&format!("{before}{alternative}{after}"), words)?;
-    }
-    Some(())
-}
+/// The most groups [`brace_expansions`] expands for one word: a written
+/// line with [`MAX_WORDS`] words expands fewer (each group of two or more
+/// alternatives adds words).
+const MAX_STEPS: usize = 4 * MAX_WORDS;
 
 /// A `{...}` that expands: where it opens and closes (byte offsets into
 /// the text), and what takes its place in turn.
@@ -41,36 +55,37 @@ struct Group {
     alternatives: Vec<String>,
 }
 
-/// The first brace group of `text` that expands.
+/// The first brace group of `text` that expands, its braces paired in one
+/// pass (each `}` closes the last `{` still open; an unclosed `{` is a
+/// character).
 fn first_group(text: &str) -> Option<Group> {
-    let bytes = text.as_bytes();
-    let mut from = 0;
-    while let Some(offset) = text[from..].find('{') {
-        let open = from + offset;
-        let mut depth = 0usize;
-        let mut commas = Vec::new();
-        let mut close = None;
-        for (at, byte) in bytes.iter().enumerate().skip(open) {
-            match byte {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(at);
-                        break;
-                    }
+    let mut open: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut closed: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+    for (at, byte) in text.bytes().enumerate() {
+        match byte {
+            b'{' => open.push((at, Vec::new())),
+            b'}' => {
+                if let Some((start, commas)) = open.pop() {
+                    closed.push((start, at, commas));
                 }
-                b',' if depth == 1 => commas.push(at),
-                _ => {}
             }
+            b',' => {
+                if let Some((_, commas)) = open.last_mut() {
+                    commas.push(at);
+                }
+            }
+            _ => {}
         }
-        // An unclosed `{` is a character; a later group may still expand.
-        let Some(close) = close else {
-            from = open + 1;
-            continue;
-        };
+    }
+    closed.sort_by_key(|(start, ..)| *start);
+    closed.into_iter().find_map(|(open, close, commas)| {
+        let body = &text[open + 1..close];
+        // `{a}` stays as written; a group inside it may still expand. A
+        // sequence's body is two or three short words, no group.
         let alternatives = if commas.is_empty() {
-            sequence(&text[open + 1..close])
+            (body.len() <= 80 && !body.contains('{'))
+                .then(|| sequence(body))
+                .flatten()?
         } else {
             let mut start = open + 1;
             let parts = commas.iter().copied().chain([close]).map(|end| {
@@ -78,21 +93,14 @@ fn first_group(text: &str) -> Option<Group> {
                 start = end + 1;
                 part
             });
-            Some(parts.collect())
+            parts.collect()
         };
-        match alternatives {
-            Some(alternatives) => {
-                return Some(Group {
-                    open,
-                    close,
-                    alternatives,
-                });
-            }
-            // `{a}` stays as written; a group inside it may still expand.
-            None => from = open + 1,
-        }
-    }
-    None
+        Some(Group {
+            open,
+            close,
+            alternatives,
+        })
+    })
 }
 
 /// The words of a sequence group's body: `1..3`, `03..1`, `a..e..2`; at
@@ -273,6 +281,14 @@ mod tests {
     fn too_many_brace_words_are_not_listed() {
         assert!(brace_expansions(&"{a,b}".repeat(9)).is_none());
         assert_eq!(brace_expansions(&"{a,b}".repeat(8)).unwrap().len(), 256);
+        assert!(brace_expansions(&format!("{{{}}}", "a,".repeat(100_000))).is_none());
+    }
+
+    #[test]
+    fn a_long_chain_of_groups_is_not_expanded_by_recursion() {
+        assert!(brace_expansions(&"{1..1}".repeat(20_000)).is_none());
+        assert_eq!(braces(&"{1..1}".repeat(100)), ["1".repeat(100)]);
+        assert_eq!(braces(&"{".repeat(20_000)), ["{".repeat(20_000)]);
     }
 
     #[test]

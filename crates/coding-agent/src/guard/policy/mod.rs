@@ -30,6 +30,7 @@ use commands::{
     tee_targets, unwrap, uses_network,
 };
 use shell::{Arg, Part, join, without_unknowns};
+use variables::Values;
 
 use crate::support::paths::{read_path_candidates, resolve_to_cwd};
 
@@ -39,7 +40,14 @@ use crate::support::paths::{read_path_candidates, resolve_to_cwd};
 /// `cd -P` goes where the directory's links lead, as bash does (`cd` alone
 /// is logical: `link/..` is where `link` stands). `None` for any other
 /// command.
-fn change_directory(part: &Part, places: &Places, cdpath: bool) -> Option<Result<Places, String>> {
+///
+/// `home_set`: the line sets `HOME`, so `cd` alone goes where it says.
+fn change_directory(
+    part: &Part,
+    places: &Places,
+    cdpath: bool,
+    home_set: bool,
+) -> Option<Result<Places, String>> {
     let words = unwrap(&part.words);
     let words = if words.inner.is_empty() {
         &part.words[..]
@@ -67,8 +75,8 @@ fn change_directory(part: &Part, places: &Places, cdpath: bool) -> Option<Result
     };
     Some(match (program(words), operands.as_slice()) {
         ("cd", []) => match &places.home {
-            Some(home) => Ok(places.moved(&home.to_string_lossy())),
-            None => Err(part.command_line()),
+            Some(home) if !home_set => Ok(places.moved(&home.to_string_lossy())),
+            _ => Err(part.command_line()),
         },
         ("cd" | "pushd", [dir]) if dir.literal && dir.text != "-" && !searched(&dir.text) => {
             // `cd se?` goes where its pattern matches, when one folder does.
@@ -136,6 +144,133 @@ fn recurses_directories(words: &[Arg]) -> bool {
 /// The most words one command may have to be judged.
 const MAX_WORDS: usize = 4096;
 
+/// Variables bash or the programs it runs read, so that setting one
+/// changes what the commands after it run or read, exported or not (a
+/// variable the environment holds is exported already).
+const READ_WHEN_SET: &[&str] = &[
+    "PATH",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "IFS",
+    "CDPATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "BASH_XTRACEFD",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "SHELL",
+    "TMPDIR",
+    "NODE_OPTIONS",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PERL5LIB",
+    "PERL5OPT",
+    "RUBYOPT",
+    "RUBYLIB",
+    "RUSTC_WRAPPER",
+];
+
+/// Whether setting `name` (not as a command's prefix) changes what later
+/// commands run: `exported` by `export` or `declare -x` (or `set -a`), or
+/// read by bash or a program whether exported or not, or already in the
+/// environment bash inherits.
+fn set_changes_what_runs(name: &str, value: &Arg, exported: bool) -> bool {
+    let read = READ_WHEN_SET.contains(&name)
+        || ["LD_", "GIT_", "DYLD_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        || std::env::var_os(name).is_some();
+    (exported || read) && changes_what_runs(name, value)
+}
+
+/// The variables `part` sets for the commands after it that change what
+/// they run ([`set_changes_what_runs`]): a bare `NAME=value`, or the
+/// `NAME=value` (or `NAME`) arguments of `export`, `declare`, `typeset`,
+/// `local` and `readonly`. A prefix (`NAME=value cmd`) sets it for `cmd`
+/// only, which [`Policy::judge_command`] judges.
+fn sets_what_runs(part: &Part, all_exported: bool) -> Vec<String> {
+    if part.words.is_empty() {
+        return part
+            .assigned
+            .iter()
+            .filter(|(name, value)| set_changes_what_runs(name, value, all_exported))
+            .map(|(name, _)| name.clone())
+            .collect();
+    }
+    let program = program(&part.words);
+    if !matches!(
+        program,
+        "export" | "declare" | "typeset" | "local" | "readonly"
+    ) {
+        return Vec::new();
+    }
+    let flags = |word: &&Arg| word.text.starts_with('-') && !word.text.starts_with("--");
+    let exported = all_exported
+        || program == "export"
+        || part.words[1..]
+            .iter()
+            .filter(flags)
+            .any(|word| word.text.contains('x'));
+    let mut names = Vec::new();
+    for word in part.words[1..].iter().filter(|word| !flags(word)) {
+        let (name, value) = match word.text.split_once('=') {
+            Some((name, value)) => (name.trim_end_matches('+'), value),
+            None if exported => (word.text.as_str(), ""),
+            None => continue,
+        };
+        let value = Arg {
+            text: value.to_owned(),
+            ..word.clone()
+        };
+        if variables::is_name(name)
+            && set_changes_what_runs(name, &value, exported)
+            && !names.iter().any(|known| known == name)
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// Whether the line turns on `set -a` (`allexport`): every variable it
+/// sets after is exported.
+fn exports_all(parts: &[Part]) -> bool {
+    parts.iter().any(|part| {
+        program(&part.words) == "set"
+            && part.words[1..].iter().any(|word| {
+                (word.text.starts_with('-')
+                    && !word.text.starts_with("--")
+                    && word.text.contains('a'))
+                    || word.text == "allexport"
+            })
+    })
+}
+
+/// Whether any of `parts` sets `name` for the commands after it.
+fn sets_variable(parts: &[Part], name: &str) -> bool {
+    parts.iter().any(|part| {
+        (part.words.is_empty() && part.assigned.iter().any(|(set, _)| set == name))
+            || (matches!(
+                program(&part.words),
+                "export" | "declare" | "typeset" | "local" | "readonly" | "read" | "printf"
+            ) && part.words[1..].iter().any(|word| {
+                word.text == name
+                    || word
+                        .text
+                        .split_once('=')
+                        .is_some_and(|(set, _)| set == name)
+            }))
+    })
+}
+
 /// `part` with [`shell::WORKING_DIRECTORY`] replaced by `cwd`, the directory it
 /// runs in (`cd src; cat $PWD/key` reads `src/key`), and
 /// [`shell::OLD_WORKING_DIRECTORY`] by `left`, the one the last `cd` left
@@ -169,7 +304,6 @@ fn in_working_directory(part: &Part, cwd: &str, left: Option<&str>) -> Part {
             .collect(),
         writes: all(&part.writes),
         reads: all(&part.reads),
-        upstream: part.upstream.iter().map(|words| all(words)).collect(),
         ..part.clone()
     }
 }
@@ -386,7 +520,7 @@ impl Policy {
         let path_arg = |key: &str| args.get(key).and_then(Value::as_str);
         let verdict = match tool {
             "bash" => match path_arg("command") {
-                Some(command) => self.judge_script(command, 0, false),
+                Some(command) => self.judge_script(command, 0, false, None),
                 None => Verdict::new(Decision::Ask, "the bash call has no command to judge"),
             },
             "read" | "grep" | "find" | "ls" => {
@@ -689,10 +823,21 @@ impl Policy {
     /// `descriptors_moved`: the command that runs this script (`bash -c`)
     /// moved a descriptor ([`Part::descriptors_moved`]), which the script
     /// inherits.
-    fn judge_script(&self, script: &str, depth: usize, descriptors_moved: bool) -> Verdict {
+    /// `inherited`: the values the line running this script (`bash -c`,
+    /// `eval`) gave its variables, which the script sees.
+    fn judge_script(
+        &self,
+        script: &str,
+        depth: usize,
+        descriptors_moved: bool,
+        inherited: Option<Values>,
+    ) -> Verdict {
+        if let Some(why) = shell::too_deep(script) {
+            return self.unjudgeable(&why);
+        }
         // `$PWD`, `$(pwd)` and `~+` are where the part runs, which a `cd`
         // before it moves: placed below, part by part.
-        let parts = match shell::parse(script, depth) {
+        let parts = match shell::parse_inheriting(script, depth, inherited.unwrap_or_default()) {
             Ok(mut parts) => {
                 for part in &mut parts {
                     part.descriptors_moved |= descriptors_moved;
@@ -716,11 +861,16 @@ impl Policy {
         let mut lost: Option<String> = None;
         // The folder the last `cd` left, for `~-` and `$OLDPWD`.
         let mut left: Option<String> = None;
+        let all_exported = exports_all(&parts);
+        let home_set = sets_variable(&parts, "HOME");
         for part in &parts {
             let here = moved.as_ref().unwrap_or(self);
             let cwd = here.places.cwd().to_string_lossy();
             let part = &in_working_directory(part, &cwd, left.as_deref());
             let mut part_verdict = here.judge_part(part, depth);
+            if let Some(set) = self.setting_what_runs(part, all_exported) {
+                part_verdict = part_verdict.stricter(set);
+            }
             if let Some(cd) = &lost {
                 part_verdict = part_verdict.stricter(
                     Verdict::new(
@@ -733,7 +883,7 @@ impl Policy {
                     .firm(),
                 );
             }
-            match change_directory(part, &here.places, cdpath) {
+            match change_directory(part, &here.places, cdpath, home_set) {
                 Some(Ok(places)) => {
                     left = Some(cwd.into_owned());
                     moved = Some(Policy {
@@ -763,6 +913,58 @@ impl Policy {
         verdict.unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
     }
 
+    /// A command the policy cannot judge for its size or depth: asked
+    /// about, and refused in bypass mode, which runs what asks unseen (a
+    /// command of too many words is refused in every mode).
+    fn unjudgeable(&self, what: &str) -> Verdict {
+        match self.mode {
+            Mode::Bypass => Verdict::new(
+                Decision::Deny,
+                format!("{what} cannot be judged, and bypass mode would run it unseen; simplify or split it"),
+            )
+            .firm(),
+            _ => Verdict::new(
+                Decision::Ask,
+                format!("{what} cannot be judged; it needs approval"),
+            )
+            .firm(),
+        }
+    }
+
+    /// Default and plan mode ask about a line that sets a variable which
+    /// changes what the commands after it run ([`sets_what_runs`]):
+    /// `HOME=x; git status` reads `x/.gitconfig`, which may run a program,
+    /// as surely as `HOME=x git status` does. Auto and bypass let it run,
+    /// as they do a prefix.
+    fn setting_what_runs(&self, part: &Part, all_exported: bool) -> Option<Verdict> {
+        if !matches!(self.mode, Mode::Default | Mode::Plan) {
+            return None;
+        }
+        let names = sets_what_runs(part, all_exported);
+        if names.is_empty() {
+            return None;
+        }
+        let shown = match part.words.is_empty() {
+            true => part
+                .assigned
+                .iter()
+                .map(|(name, value)| format!("{name}={}", value.text))
+                .collect::<Vec<_>>()
+                .join(" "),
+            false => part.command_line(),
+        };
+        Some(
+            Verdict::new(
+                Decision::Ask,
+                format!(
+                    "`{shown}` sets {} for the commands after it, which can make even a reading command run other programs or read other files; it needs approval",
+                    names.join(", ")
+                ),
+            )
+            .firm(),
+        )
+    }
+
     fn judge_part(&self, part: &Part, depth: usize) -> Verdict {
         // Each word may be a path to look up: a crafted line of tens of
         // thousands (brace expansions multiply them) would keep the policy
@@ -775,6 +977,9 @@ impl Policy {
                 ),
             )
             .firm();
+        }
+        if let Some(what) = &part.unjudgeable {
+            return self.unjudgeable(what);
         }
         if let Some(what) = &part.opaque {
             return Verdict::new(
@@ -985,6 +1190,18 @@ impl Policy {
         recursive: bool,
         guard: &Rule,
     ) -> Option<Verdict> {
+        if path.derived {
+            return Some(
+                Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "`{line}` reads `{}`, made of a value this line sets by an expansion the policy does not follow, which cannot be judged against the rule `{}`; it needs approval",
+                        path.text, guard.text
+                    ),
+                )
+                .firm(),
+            );
+        }
         let Some(named) = self.places.named_by(path) else {
             // Known but for a brace expansion too large to list.
             let reason = format!(
@@ -1086,13 +1303,25 @@ impl Policy {
             }
         }
         let floor = |verdict: Verdict| self.wrapper_floor(verdict, wrappers, &full, &inner_line);
+        let prefixed = self.prefixed(part, &full);
         if let Some(nested) = nested_script(inner) {
-            return floor(match nested {
-                Ok(script) => self.judge_script(&script, depth + 1, part.descriptors_moved),
+            // The script runs with the prefix (`BASH_ENV=x bash -c ls`):
+            // its own verdict, and the prefix's.
+            let verdict = floor(match nested {
+                Ok(script) => self.judge_script(
+                    &script,
+                    depth + 1,
+                    part.descriptors_moved,
+                    part.inherited.clone(),
+                ),
                 Err(reason) => Verdict::new(Decision::Ask, format!("{reason}; it needs approval"))
                     .firm()
                     .suggesting_command(&full),
             });
+            return match prefixed {
+                Some(asked) => verdict.stricter(asked),
+                None => verdict,
+            };
         }
         // No rule and no list can know what a program named at run time is
         // (`$X -rf x`): auto mode would run it unjudged.
@@ -1156,28 +1385,15 @@ impl Policy {
                 .firm();
             }
         }
-        // Set before a command, `GIT_CONFIG_*` gives `git status` a
-        // program to run, `LD_PRELOAD` loads a library into any program and
-        // `PAGER` is run by git: no allow rule or known-safe entry, which
-        // name what a command does, can vouch for it then.
-        let assigned: Vec<&str> = part
+        if let Some(asked) = prefixed {
+            return asked;
+        }
+        if part
             .assigned
             .iter()
-            .filter(|(name, value)| changes_what_runs(name, value))
-            .map(|(name, _)| name.as_str())
-            .collect();
-        if !assigned.is_empty() {
-            return match self.mode {
-                Mode::Default | Mode::Plan => Verdict::new(
-                    Decision::Ask,
-                    format!(
-                        "`{full}` runs with {} set, which can make even a reading command run other programs; it needs approval",
-                        assigned.join(", ")
-                    ),
-                )
-                .firm(),
-                _ => floor(self.by_mode(&full, inner)),
-            };
+            .any(|(name, value)| changes_what_runs(name, value))
+        {
+            return floor(self.by_mode(&full, inner));
         }
         let rule_lines: &[Subject<'_>] = if wrappers.is_empty() {
             &lines
@@ -1203,6 +1419,34 @@ impl Policy {
             };
         }
         verdict
+    }
+
+    /// Set before a command, `GIT_CONFIG_*` gives `git status` a program
+    /// to run, `LD_PRELOAD` loads a library into any program, `BASH_ENV`
+    /// is run by `bash -c` and `PAGER` by git: no allow rule or known-safe
+    /// entry, which name what a command does, can vouch for it then.
+    /// Default and plan mode ask; `None` in the others, or without such a
+    /// prefix.
+    fn prefixed(&self, part: &Part, full: &str) -> Option<Verdict> {
+        let assigned: Vec<&str> = part
+            .assigned
+            .iter()
+            .filter(|(name, value)| changes_what_runs(name, value))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        if assigned.is_empty() || !matches!(self.mode, Mode::Default | Mode::Plan) {
+            return None;
+        }
+        Some(
+            Verdict::new(
+                Decision::Ask,
+                format!(
+                    "`{full}` runs with {} set, which can make even a reading command run other programs; it needs approval",
+                    assigned.join(", ")
+                ),
+            )
+            .firm(),
+        )
     }
 
     fn allowed_by(&self, full: &str, rule: &Rule) -> Verdict {

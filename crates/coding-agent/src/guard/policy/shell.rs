@@ -12,17 +12,26 @@
 //! treats it as a harmless literal.
 //!
 //! `bash -c '...'`, `sh -c` and `eval` are not expanded here: the policy
-//! (`commands.rs`) parses their literal script again with [`parse`].
+//! (`commands.rs`) parses their literal script again with
+//! `parse_inheriting`, given the values the line set before them.
+//!
+//! The parser and the walk recurse once per level of nesting, and a stack
+//! overflow cannot be caught: a line nested deeper than [`MAX_NESTING`] is
+//! not parsed, and the parse runs on a thread with a stack of its own.
 
 use brush_parser::ast::{
     Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
     IoFileRedirectTarget, IoRedirect, Pipeline, SimpleCommand,
 };
-use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    Parameter, ParameterExpr, SubstringMatchKind, TildeExpr, WordPiece, WordPieceWithSource,
+};
 use brush_parser::{ParserOptions, ast};
+use std::sync::Arc;
 
+use super::commands::{nested_script, unwrap};
 use super::evaluated::{Evaluated, is_integer, is_subscript_code};
-use super::variables::Values;
+use super::variables::{MAX_VARIANTS, Values, is_name};
 
 /// What a word holds for the working directory (`$PWD`, `$(pwd)`, `~+`):
 /// no word of bash holds a NUL, so it stands for nothing else.
@@ -36,6 +45,16 @@ pub const OLD_WORKING_DIRECTORY: &str = "\u{0}OLDPWD\u{0}";
 /// How deep substitutions and `bash -c` strings may nest before the policy
 /// stops looking and asks (a model never needs more; a crafted input might).
 pub const MAX_DEPTH: usize = 8;
+
+/// How deep brackets, braces, substitutions and compound commands may
+/// nest in a line before it is not parsed: the parser and the walk
+/// recurse once for each level (3000 nested braces overflowed the stack
+/// and killed the process), and a person's command nests a few levels.
+pub const MAX_NESTING: usize = 100;
+
+/// The stack the parse runs on: room for [`MAX_NESTING`] levels in the
+/// parser, the walk and the syntax tree's drop, whatever thread asks.
+const PARSE_STACK: usize = 64 * 1024 * 1024;
 
 /// One word of a command, as far as it is known before running it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +71,11 @@ pub struct Arg {
     /// True when the word is known but for a brace expansion (`{.env,}`),
     /// which bash turns into several words: [`Arg::expansions`] lists them.
     pub braces: bool,
+    /// True when an unknown part is made of a value the line itself gives,
+    /// by an expansion the walk does not follow (`${F:1}`, `${F%?}` after
+    /// `F=.env`): not any file, but one the line chose, so a rule guarding
+    /// reads cannot let it pass unseen.
+    pub derived: bool,
 }
 
 impl Arg {
@@ -62,6 +86,7 @@ impl Arg {
             literal: true,
             pattern: false,
             braces: false,
+            derived: false,
         }
     }
 
@@ -125,7 +150,7 @@ pub struct Part {
     /// Files read by `<` and `<>` redirections.
     pub reads: Vec<Arg>,
     /// The words of the commands before this one in its pipeline (`curl x | sh`).
-    pub upstream: Vec<Vec<Arg>>,
+    pub upstream: Upstream,
     /// Set when this part stands for something the walk cannot judge (a
     /// substitution hidden in a parameter default, too deep a nesting).
     pub opaque: Option<String>,
@@ -136,6 +161,34 @@ pub struct Part {
     /// then a write to `/dev/stdout` or `/dev/fd/N` opens that file again,
     /// for writing, so it is not the harmless output it usually is.
     pub descriptors_moved: bool,
+    /// Set when the command cannot be judged for its size (more
+    /// combinations of values than are judged): asked about, and refused
+    /// in bypass mode, which would run it unseen.
+    pub unjudgeable: Option<String>,
+    /// For a command that runs a script (`bash -c`, `eval`, `trap`): the
+    /// values the line gave its variables before it, with those its own
+    /// prefix (`F=x bash -c ...`) and `env` give, which the script sees.
+    pub(super) inherited: Option<Values>,
+}
+
+/// The commands before a part in its pipelines (one list for each
+/// pipeline it is nested in), shared with every part after them: a copy
+/// for each stage made a pipeline of `n` stages cost `n²`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Upstream(Vec<(Arc<[Vec<Arg>]>, usize)>);
+
+impl Upstream {
+    /// Each earlier stage's words, innermost pipeline first.
+    pub fn stages(&self) -> impl Iterator<Item = &Vec<Arg>> {
+        self.0
+            .iter()
+            .flat_map(|(stages, before)| &stages[..*before])
+    }
+
+    /// True when no command comes before the part in a pipeline.
+    pub fn is_empty(&self) -> bool {
+        self.stages().next().is_none()
+    }
 }
 
 impl Part {
@@ -176,16 +229,297 @@ pub struct ParseFailure(pub String);
 /// the `cd`s before each command, which the policy follows. Fails on a
 /// syntax error: the policy asks then.
 pub fn parse(script: &str, depth: usize) -> Result<Vec<Part>, ParseFailure> {
-    parse_with(script, depth, Values::default())
+    parse_inheriting(script, depth, Values::default())
+}
+
+/// [`parse`] for a script another runs (`bash -c`, `eval`), which sees
+/// `values`, those the line gave its variables before it. On a thread
+/// with a stack of its own ([`PARSE_STACK`]).
+pub(super) fn parse_inheriting(
+    script: &str,
+    depth: usize,
+    values: Values,
+) -> Result<Vec<Part>, ParseFailure> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("bash-parse".to_owned())
+            .stack_size(PARSE_STACK)
+            .spawn_scoped(scope, || parse_with(script, depth, values))
+            .map_err(|e| ParseFailure(format!("no thread to parse the command on: {e}")))?
+            .join()
+            .unwrap_or_else(|_| {
+                Err(ParseFailure(
+                    "the shell parser failed on this command".to_owned(),
+                ))
+            })
+    })
+}
+
+/// Why `script` nests too deep to be parsed ([`MAX_NESTING`]), if it
+/// does. Two cheap counts, the deeper taken, so that a quote one of them
+/// misreads does not hide a nesting from both: `lexed_depth` follows
+/// quotes, comments and here-documents; `counted_depth` reads none.
+pub fn too_deep(script: &str) -> Option<String> {
+    let deepest = lexed_depth(script).max(counted_depth(script));
+    (deepest > MAX_NESTING).then(|| {
+        format!(
+            "a line nested more than {MAX_NESTING} levels deep (brackets, braces, substitutions, compound commands)"
+        )
+    })
+}
+
+/// The keywords that open a compound command, where a command starts.
+const OPENING: [&str; 6] = ["if", "case", "for", "select", "while", "until"];
+/// The keywords that close one.
+const CLOSING: [&str; 3] = ["fi", "esac", "done"];
+/// The words after which a command starts.
+const LEADING: [&str; 7] = ["then", "do", "else", "elif", "if", "while", "until"];
+
+/// The deepest nesting of `script` counting every `(`, `{` and `[` as an
+/// opening, every `)`, `}` and `]` as a closing, quoted or not, and the
+/// keywords of compound commands where a command starts.
+fn counted_depth(script: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut starts = true;
+    let bytes = script.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if byte.is_ascii_alphabetic() {
+            let end = word_end(bytes, at);
+            let word = &script[at..end];
+            if starts && OPENING.contains(&word) {
+                depth += 1;
+            } else if starts && CLOSING.contains(&word) {
+                depth = depth.saturating_sub(1);
+            }
+            starts = LEADING.contains(&word);
+            at = end;
+            continue;
+        }
+        match byte {
+            b'(' | b'{' | b'[' => depth += 1,
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if !matches!(byte, b' ' | b'\t') {
+            starts = matches!(byte, b';' | b'&' | b'|' | b'(' | b'{' | b'\n' | b'!' | b'`');
+        }
+        deepest = deepest.max(depth);
+        at += 1;
+    }
+    deepest.max(depth)
+}
+
+/// Where the word of letters, digits and `_` starting at `at` ends.
+fn word_end(bytes: &[u8], at: usize) -> usize {
+    bytes[at..]
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(bytes.len(), |len| at + len)
+}
+
+/// What a level of [`lexed_depth`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// `(`, `$(`, `<(`: commands until `)`.
+    Paren,
+    /// `$((` or `((`: arithmetic until `))`.
+    Arithmetic,
+    /// `{` where a command starts, until `}` where one starts.
+    Brace,
+    /// `if`, `case`, `for`, `while`, ... until `fi`, `esac`, `done`.
+    Keyword,
+    /// `"..."`.
+    Double,
+    /// `${...}`; inside double quotes, a `'` in it is a character.
+    Parameter { quoted: bool },
+    /// `` `...` ``.
+    Backtick,
+}
+
+/// The deepest nesting of `script` as bash reads it, roughly: quotes,
+/// comments and here-documents hold no nesting, `$(`, `${`, `((`,
+/// backticks, subshells, brace groups and compound commands do. A closing
+/// that closes nothing open is a character (a `case` pattern's `)`).
+fn lexed_depth(script: &str) -> usize {
+    let bytes = script.as_bytes();
+    let mut open: Vec<Level> = Vec::new();
+    let mut deepest = 0usize;
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
+    let mut starts = true;
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        let next = bytes.get(at + 1).copied();
+        let top = open.last().copied();
+        let mut next_starts = false;
+        match (top, byte) {
+            (_, b'\\') => at += 1,
+            (Some(Level::Double), b'"') => {
+                open.pop();
+            }
+            (Some(Level::Parameter { .. }), b'}') => {
+                open.pop();
+            }
+            (Some(Level::Backtick), b'`') => {
+                open.pop();
+            }
+            (Some(Level::Parameter { quoted: false }) | None, b'\'')
+            | (Some(Level::Paren | Level::Brace | Level::Keyword | Level::Backtick), b'\'') => {
+                at = skip_single_quoted(bytes, at);
+            }
+            (Some(Level::Double), b'\'') => {}
+            (_, b'$') if next == Some(b'(') => {
+                let arithmetic = bytes.get(at + 2) == Some(&b'(');
+                open.push(if arithmetic {
+                    Level::Arithmetic
+                } else {
+                    Level::Paren
+                });
+                at += 1 + usize::from(arithmetic);
+            }
+            (_, b'$') if next == Some(b'{') => {
+                let quoted = top == Some(Level::Double);
+                open.push(Level::Parameter { quoted });
+                at += 1;
+            }
+            (_, b'`') => open.push(Level::Backtick),
+            (Some(Level::Double), _) => {}
+            (_, b'"') => open.push(Level::Double),
+            (Some(Level::Arithmetic), b'(') => open.push(Level::Paren),
+            (Some(Level::Arithmetic), b')') if next == Some(b')') => {
+                open.pop();
+                at += 1;
+            }
+            (Some(Level::Arithmetic) | Some(Level::Parameter { .. }), _) => {}
+            (_, b'(') if starts && next == Some(b'(') => {
+                open.push(Level::Arithmetic);
+                at += 1;
+            }
+            (_, b'(') => {
+                open.push(Level::Paren);
+                next_starts = true;
+            }
+            // A command starts after a `case` pattern's `)`.
+            (_, b')') => {
+                if top == Some(Level::Paren) {
+                    open.pop();
+                }
+                next_starts = true;
+            }
+            (_, b'{') if starts && next.is_none_or(|n| n.is_ascii_whitespace()) => {
+                open.push(Level::Brace);
+                next_starts = true;
+            }
+            (_, b'}') if starts && top == Some(Level::Brace) => {
+                open.pop();
+            }
+            (_, b'#') if at == 0 || b" \t\n;&|()".contains(&bytes[at - 1]) => {
+                while at + 1 < bytes.len() && bytes[at + 1] != b'\n' {
+                    at += 1;
+                }
+            }
+            (_, b'<') if next == Some(b'<') && bytes.get(at + 2) != Some(&b'<') => {
+                let (delimiter, end) = heredoc_delimiter(bytes, at + 2);
+                heredocs.push(delimiter);
+                at = end.saturating_sub(1);
+            }
+            (_, b'\n') => {
+                for (delimiter, tabs) in std::mem::take(&mut heredocs) {
+                    at = skip_heredoc(script, at + 1, &delimiter, tabs);
+                }
+                next_starts = true;
+            }
+            (_, b';' | b'&' | b'|' | b'!') => next_starts = true,
+            (_, b' ' | b'\t') => next_starts = starts,
+            (_, letter) if letter.is_ascii_alphabetic() => {
+                let end = word_end(bytes, at);
+                let word = &script[at..end];
+                if starts && OPENING.contains(&word) {
+                    open.push(Level::Keyword);
+                } else if starts && CLOSING.contains(&word) && top == Some(Level::Keyword) {
+                    open.pop();
+                }
+                next_starts = starts && LEADING.contains(&word);
+                at = end - 1;
+            }
+            _ => {}
+        }
+        starts = next_starts;
+        deepest = deepest.max(open.len());
+        at += 1;
+    }
+    deepest
+}
+
+/// Where the single-quoted text opening at `at` ends (its closing `'`).
+fn skip_single_quoted(bytes: &[u8], at: usize) -> usize {
+    let ansi = at > 0 && bytes[at - 1] == b'$';
+    let mut end = at + 1;
+    while end < bytes.len() && bytes[end] != b'\'' {
+        end += if ansi && bytes[end] == b'\\' { 2 } else { 1 };
+    }
+    end
+}
+
+/// The delimiter of a here-document whose operator's `<<` ends before
+/// `at` (quotes and escapes taken off), whether `<<-` strips tabs, and
+/// where the word ends.
+fn heredoc_delimiter(bytes: &[u8], mut at: usize) -> ((String, bool), usize) {
+    let tabs = bytes.get(at) == Some(&b'-');
+    at += usize::from(tabs);
+    while bytes.get(at).is_some_and(|b| matches!(b, b' ' | b'\t')) {
+        at += 1;
+    }
+    let mut delimiter = Vec::new();
+    while let Some(&byte) = bytes.get(at) {
+        if byte.is_ascii_whitespace() || b";&|<>()".contains(&byte) {
+            break;
+        }
+        if !matches!(byte, b'\'' | b'"' | b'\\') {
+            delimiter.push(byte);
+        }
+        at += 1;
+    }
+    ((String::from_utf8_lossy(&delimiter).into_owned(), tabs), at)
+}
+
+/// Where the line after a here-document's body starting at `from` ends
+/// (the body's last newline): its lines are text, up to `delimiter`.
+fn skip_heredoc(script: &str, from: usize, delimiter: &str, tabs: bool) -> usize {
+    let mut at = from;
+    while at < script.len() {
+        let end = script[at..].find('\n').map_or(script.len(), |len| at + len);
+        let line = &script[at..end];
+        let line = if tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line
+        };
+        if line == delimiter {
+            return end;
+        }
+        at = end + 1;
+    }
+    script.len()
 }
 
 /// [`parse`] for a script that runs inside another (`$(...)`), which
 /// sees the values the outer one gave its variables before it.
 fn parse_with(script: &str, depth: usize, values: Values) -> Result<Vec<Part>, ParseFailure> {
+    Ok(walk(script, depth, values)?.parts)
+}
+
+/// The walk of `script`: its parts, and the values it left its variables.
+fn walk(script: &str, depth: usize, values: Values) -> Result<Walk, ParseFailure> {
     if depth > MAX_DEPTH {
         return Err(ParseFailure(format!(
             "commands nested more than {MAX_DEPTH} levels deep"
         )));
+    }
+    if let Some(why) = too_deep(script) {
+        return Err(ParseFailure(why));
     }
     let options = ParserOptions::default();
     let program = std::panic::catch_unwind(|| {
@@ -219,11 +553,10 @@ fn parse_with(script: &str, depth: usize, values: Values) -> Result<Vec<Part>, P
         });
     }
     let moved = walk.descriptors_moved;
-    let mut parts = walk.parts;
-    for part in &mut parts {
+    for part in &mut walk.parts {
         part.descriptors_moved |= moved;
     }
-    Ok(parts)
+    Ok(walk)
 }
 
 struct Walk {
@@ -284,19 +617,30 @@ impl Walk {
         Ok(())
     }
 
+    /// Walks each stage, then gives every part of a stage the stages
+    /// before it: one list shared by all ([`Upstream`]).
     fn pipeline(&mut self, pipeline: &Pipeline) -> Result<(), ParseFailure> {
-        let mut upstream: Vec<Vec<Arg>> = Vec::new();
+        let mut stages: Vec<Vec<Arg>> = Vec::new();
+        let mut firsts = Vec::new();
         for command in &pipeline.seq {
             let first = self.parts.len();
             self.command(command)?;
-            let mut stage_words = Vec::new();
-            for part in &mut self.parts[first..] {
-                part.upstream.extend(upstream.iter().cloned());
-                if stage_words.is_empty() {
-                    stage_words = part.words.clone();
-                }
+            firsts.push(first);
+            let words = self.parts[first..]
+                .iter()
+                .map(|part| &part.words)
+                .find(|words| !words.is_empty());
+            stages.push(words.cloned().unwrap_or_default());
+        }
+        if stages.len() < 2 {
+            return Ok(());
+        }
+        let shared: Arc<[Vec<Arg>]> = stages.into();
+        let ends = firsts.iter().skip(1).copied().chain([self.parts.len()]);
+        for (before, (first, end)) in firsts.iter().copied().zip(ends).enumerate().skip(1) {
+            for part in &mut self.parts[first..end] {
+                part.upstream.0.push((Arc::clone(&shared), before));
             }
-            upstream.push(stage_words);
         }
         Ok(())
     }
@@ -459,8 +803,8 @@ impl Walk {
                 }
             }
             Err(count) => {
-                parts[0].opaque = Some(format!(
-                    "a command whose variables this line gives {count} combinations of values"
+                parts[0].unjudgeable = Some(format!(
+                    "a command whose variables this line gives {count} combinations of values (more than {MAX_VARIANTS} are not judged)"
                 ));
             }
         }
@@ -469,20 +813,76 @@ impl Walk {
             .prefix
             .iter()
             .flat_map(|p| p.0.iter())
-            .filter_map(|item| match item {
-                CommandPrefixOrSuffixItem::AssignmentWord(_, word) => Some(
-                    word.value
-                        .split_once('=')
-                        .is_some_and(|(name, _)| name.ends_with('+')),
-                ),
-                _ => None,
+            .flat_map(|item| match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
+                    match &assignment.value {
+                        ast::AssignmentValue::Scalar(_) => vec![assignment.append],
+                        ast::AssignmentValue::Array(elements) => vec![false; elements.len()],
+                    }
+                }
+                _ => Vec::new(),
             })
             .collect();
-        for part in &parts {
+        for part in &mut parts {
             self.values.remember(&part.words, &part.assigned, &appended);
+            part.inherited = self.inherited_by(part);
+        }
+        for part in &parts {
+            self.evaluated_values(part);
         }
         self.parts.extend(parts);
         Ok(())
+    }
+
+    /// For a command that runs a script (`bash -c`, `eval`, `trap`): the
+    /// values that script sees, those the line gave so far with those of
+    /// the command's own prefix and of `env NAME=value`.
+    fn inherited_by(&self, part: &Part) -> Option<Values> {
+        let unwrapped = unwrap(&part.words);
+        let inner = match unwrapped.inner.is_empty() {
+            true => &part.words[..],
+            false => unwrapped.inner,
+        };
+        let _script = nested_script(inner)?;
+        let mut values = self.values.inherited();
+        for (name, value) in &part.assigned {
+            values.give(name, value);
+        }
+        let wrapping = &part.words[..part.words.len() - inner.len()];
+        for word in wrapping {
+            if let Some((name, value)) = word.text.split_once('=')
+                && is_name(name)
+            {
+                values.give(
+                    name,
+                    &Arg {
+                        text: value.to_owned(),
+                        ..word.clone()
+                    },
+                );
+            }
+        }
+        Some(values)
+    }
+
+    /// `eval x=...` sets `x` for the rest of the line: the values its
+    /// script gives are taken as the line's (its commands are judged by
+    /// the policy, as a nested script).
+    fn evaluated_values(&mut self, part: &Part) {
+        if part.words.first().is_none_or(|word| word.text != "eval") {
+            return;
+        }
+        let Some(Ok(script)) = nested_script(&part.words) else {
+            return;
+        };
+        let Ok(inner) = walk(&script, self.depth + 1, self.values.inherited()) else {
+            return;
+        };
+        for (name, values) in inner.values.all_given() {
+            for value in values {
+                self.values.give(name, value);
+            }
+        }
     }
 
     fn simple_part(&mut self, simple: &SimpleCommand) -> Result<Part, ParseFailure> {
@@ -522,12 +922,25 @@ impl Walk {
             }
             CommandPrefixOrSuffixItem::Word(_) => {}
             CommandPrefixOrSuffixItem::IoRedirect(redirect) => redirects.push(redirect),
-            CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
-                let (name, value) = word.value.split_once('=').unwrap_or((&word.value, ""));
+            CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
+                let name = match &assignment.name {
+                    ast::AssignmentName::VariableName(name)
+                    | ast::AssignmentName::ArrayElementName(name, _) => name.clone(),
+                };
                 // The value may hold `$(...)`: walk it for its commands.
-                let value = self.word(value)?;
-                part.assigned
-                    .push((name.trim_end_matches('+').to_owned(), value));
+                // An array's elements are each a value it holds.
+                match &assignment.value {
+                    ast::AssignmentValue::Scalar(value) => {
+                        let value = self.word(&value.value)?;
+                        part.assigned.push((name, value));
+                    }
+                    ast::AssignmentValue::Array(elements) => {
+                        for (_, value) in elements {
+                            let value = self.word(&value.value)?;
+                            part.assigned.push((name.clone(), value));
+                        }
+                    }
+                }
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
                 if !self.values.choosing() {
@@ -670,55 +1083,23 @@ impl Walk {
                     let inner = self.flatten(inner, true)?;
                     arg.text.push_str(&inner.text);
                     arg.literal &= inner.literal;
+                    arg.derived |= inner.derived;
                     // A loop's pattern stands for the names it matched.
                     arg.pattern |= inner.pattern;
                 }
-                WordPiece::TildeExpansion(TildeExpr::Home) => arg.text.push('~'),
+                // A tilde's expansion is not split into words.
+                WordPiece::TildeExpansion(TildeExpr::Home) => self.variable(&mut arg, "HOME", true),
                 WordPiece::TildeExpansion(TildeExpr::WorkingDir) => {
-                    arg.text.push_str(WORKING_DIRECTORY)
+                    self.variable(&mut arg, "PWD", true);
                 }
                 WordPiece::TildeExpansion(TildeExpr::OldWorkingDir) => {
-                    arg.text.push_str(OLD_WORKING_DIRECTORY);
+                    self.variable(&mut arg, "OLDPWD", true);
                 }
                 WordPiece::TildeExpansion(_) => {
                     arg.text.push_str("~?");
                     arg.literal = false;
                 }
-                WordPiece::ParameterExpansion(expr) => match known_parameter(expr) {
-                    Some("HOME") => arg.text.push('~'),
-                    Some("PWD") => arg.text.push_str(WORKING_DIRECTORY),
-                    Some("OLDPWD") => arg.text.push_str(OLD_WORKING_DIRECTORY),
-                    Some(name) => match self.values.lookup(name) {
-                        // Unquoted, a value with blanks becomes several
-                        // words, which one word cannot hold: left unknown.
-                        Some(value) if quoted || !value.text.contains(char::is_whitespace) => {
-                            arg.text.push_str(&value.text);
-                            arg.pattern |=
-                                value.pattern || (!quoted && super::expand::has_glob(&value.text));
-                        }
-                        _ => {
-                            arg.text.push('$');
-                            arg.text.push_str(name);
-                            arg.literal = false;
-                        }
-                    },
-                    None => {
-                        arg.text.push_str("${...}");
-                        arg.literal = false;
-                        self.evaluated_expansion(expr);
-                        let text = format!("{expr:?}");
-                        if hides_command(&text) {
-                            self.parts.push(Part {
-                                words: vec![Arg::literal("${")],
-                                opaque: Some(
-                                    "a command substitution inside a parameter expansion"
-                                        .to_owned(),
-                                ),
-                                ..Part::default()
-                            });
-                        }
-                    }
-                },
+                WordPiece::ParameterExpansion(expr) => self.parameter(&mut arg, expr, quoted),
                 WordPiece::CommandSubstitution(script)
                 | WordPiece::BackquotedCommandSubstitution(script) => {
                     if !self.values.choosing() {
@@ -745,7 +1126,297 @@ impl Walk {
     }
 }
 
+/// What an expansion with an operator makes of a value the line gives.
+enum Expansion {
+    /// This text, in the variant being walked.
+    Known(Arg),
+    /// Known only at run time; `derived` when made of a value the line
+    /// gives by an operator the walk does not follow ([`Arg::derived`]).
+    Unknown { derived: bool },
+}
+
+/// The key of [`Values::branch`] for a default's `${x:-word}` (all of a
+/// command's defaults go together: each doubles the variants).
+const DEFAULT_BRANCH: &str = "\u{0}default";
+
+/// The key of [`Values::branch`] for splitting values at the `IFS` the
+/// line sets.
+const IFS_BRANCH: &str = "\u{0}IFS";
+
 impl Walk {
+    /// Puts `$name` into `arg`: in a variant with values, the one chosen
+    /// (`quoted`: not split into words), else the name, unknown. `HOME`,
+    /// `PWD` and `OLDPWD` are the places the policy tracks, unless the
+    /// line sets them (then they are as any variable the line sets, and
+    /// their inherited value one of the values).
+    fn variable(&mut self, arg: &mut Arg, name: &str, quoted: bool) {
+        let tracked = match name {
+            "HOME" => Some("~"),
+            "PWD" => Some(WORKING_DIRECTORY),
+            "OLDPWD" => Some(OLD_WORKING_DIRECTORY),
+            _ => None,
+        };
+        if let Some(tracked) = tracked
+            && !self.values.gives(name)
+        {
+            arg.text.push_str(tracked);
+            return;
+        }
+        let split = self.splits(quoted, name);
+        match self.values.lookup(name).cloned() {
+            Some(value) => self.put(arg, &value, quoted, split),
+            None => {
+                arg.text.push('$');
+                arg.text.push_str(name);
+                arg.literal = false;
+            }
+        }
+    }
+
+    /// Whether the variant being walked splits the unquoted values of
+    /// `name` at the characters of an `IFS` the line sets (bash does once
+    /// the assignment ran, not before): a choice made in the variants, for
+    /// the variables the line gives values.
+    fn splits(&mut self, quoted: bool, name: &str) -> bool {
+        let separators = self.separators();
+        if quoted || separators.is_empty() || !self.values.gives(name) {
+            return false;
+        }
+        self.values.branch(IFS_BRANCH, 2) == Some(1)
+    }
+
+    /// The characters other than blanks of the values the line gives `IFS`.
+    fn separators(&self) -> String {
+        self.values
+            .given("IFS")
+            .iter()
+            .flat_map(|value| value.text.chars())
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    }
+
+    /// Puts a known `value` into `arg`. Unquoted, bash splits it into
+    /// words at blanks (and with `split`, at the line's `IFS`): one word
+    /// cannot hold several, so it is then unknown.
+    fn put(&mut self, arg: &mut Arg, value: &Arg, quoted: bool, split: bool) {
+        let text = match (quoted, split) {
+            (true, _) => Some(value.text.clone()),
+            (false, false) => {
+                (!value.text.contains(char::is_whitespace)).then(|| value.text.clone())
+            }
+            (false, true) => {
+                let separators = self.separators();
+                let mut fields = value
+                    .text
+                    .split(|c: char| c.is_whitespace() || separators.contains(c))
+                    .filter(|field| !field.is_empty());
+                match (fields.next(), fields.next()) {
+                    (Some(one), None) => Some(one.to_owned()),
+                    (None, _) => Some(String::new()),
+                    _ => None,
+                }
+            }
+        };
+        match text {
+            Some(text) => {
+                arg.pattern |= value.pattern || (!quoted && super::expand::has_glob(&text));
+                arg.text.push_str(&text);
+            }
+            None => {
+                arg.text.push_str("${...}");
+                arg.literal = false;
+            }
+        }
+    }
+
+    /// Puts a parameter expansion into `arg`: `$x` as [`Walk::variable`];
+    /// one with an operator as [`Walk::operated`] makes it.
+    fn parameter(&mut self, arg: &mut Arg, expr: &ParameterExpr, quoted: bool) {
+        if let Some(name) = known_parameter(expr) {
+            self.variable(arg, name, quoted);
+            return;
+        }
+        self.evaluated_expansion(expr);
+        let text = format!("{expr:?}");
+        if hides_command(&text) {
+            self.parts.push(Part {
+                words: vec![Arg::literal("${")],
+                opaque: Some("a command substitution inside a parameter expansion".to_owned()),
+                ..Part::default()
+            });
+        }
+        match self.operated(expr) {
+            Expansion::Known(value) => {
+                let split = !quoted
+                    && parameter_of(expr)
+                        .and_then(parameter_name)
+                        .is_some_and(|name| self.splits(quoted, name));
+                self.put(arg, &value, quoted, split);
+            }
+            Expansion::Unknown { derived } => {
+                arg.text.push_str("${...}");
+                arg.literal = false;
+                arg.derived |= derived;
+            }
+        }
+    }
+
+    /// What an expansion with an operator makes of the values the line
+    /// gives its variable, in the variant being walked. A default
+    /// (`${x:-w}`, `${x:=w}`) is the value or the word, an alternative
+    /// (`${x:+w}`) empty or the word: a choice the variants make. Removing
+    /// or replacing a pattern of plain text and changing case are done
+    /// here; any other operator (a pattern with `*`, a substring, a
+    /// transformation) gives the value unchanged in the variants, and the
+    /// unknown variant is [`Arg::derived`]: what it makes is not followed.
+    fn operated(&mut self, expr: &ParameterExpr) -> Expansion {
+        use ParameterExpr as E;
+        let Some(parameter) = parameter_of(expr) else {
+            return Expansion::Unknown { derived: false };
+        };
+        let Some(name) = parameter_name(parameter) else {
+            return Expansion::Unknown { derived: false };
+        };
+        if is_indirect(expr) {
+            return Expansion::Unknown { derived: false };
+        }
+        let name = name.to_owned();
+        let given = self.values.gives(&name);
+        // `"${a[*]}"` joins the elements with `IFS`'s first character.
+        let joined = matches!(
+            parameter,
+            Parameter::NamedWithAllIndices {
+                concatenate: true,
+                ..
+            }
+        );
+        let value = |walk: &mut Self| match walk.values.lookup(&name).cloned() {
+            Some(value) if !joined => Expansion::Known(value),
+            Some(_) => Expansion::Unknown { derived: true },
+            None => Expansion::Unknown {
+                derived: given && joined,
+            },
+        };
+        match expr {
+            E::Parameter { .. } | E::IndicateErrorIfNullOrUnset { .. } => value(self),
+            E::UseDefaultValues { default_value, .. }
+            | E::AssignDefaultValues { default_value, .. } => {
+                if matches!(expr, E::AssignDefaultValues { .. })
+                    && !self.values.choosing()
+                    && let Some(word) = default_value
+                    && let Ok(word) = self.word(word)
+                {
+                    self.values.give(&name, &word);
+                }
+                match self.values.branch(DEFAULT_BRANCH, 2) {
+                    Some(0) => value(self),
+                    Some(_) => self.default_word(default_value.as_deref()),
+                    None => Expansion::Unknown { derived: false },
+                }
+            }
+            E::UseAlternativeValue {
+                alternative_value, ..
+            } => match self.values.branch(DEFAULT_BRANCH, 2) {
+                Some(0) => Expansion::Known(Arg::literal("")),
+                Some(_) => self.default_word(alternative_value.as_deref()),
+                None => Expansion::Unknown { derived: false },
+            },
+            E::ParameterLength { .. } | E::VariableNames { .. } | E::MemberKeys { .. } => {
+                Expansion::Unknown { derived: false }
+            }
+            _ => match value(self) {
+                Expansion::Known(value) => {
+                    let changed = self.changed(expr, &value.text);
+                    Expansion::Known(Arg {
+                        text: changed.unwrap_or_else(|| value.text.clone()),
+                        ..value
+                    })
+                }
+                Expansion::Unknown { .. } => Expansion::Unknown { derived: given },
+            },
+        }
+    }
+
+    /// The word of a default or alternative as the variant makes it.
+    fn default_word(&mut self, word: Option<&str>) -> Expansion {
+        let Some(word) = word else {
+            return Expansion::Known(Arg::literal(""));
+        };
+        match self.word(word) {
+            Ok(word) if word.literal => Expansion::Known(word),
+            _ => Expansion::Unknown { derived: false },
+        }
+    }
+
+    /// What a pattern or case operator makes of `value`, where it is
+    /// plain text; `None` for any other.
+    fn changed(&self, expr: &ParameterExpr, value: &str) -> Option<String> {
+        use ParameterExpr as E;
+        let plain = |pattern: &Option<String>| match pattern {
+            Some(pattern) => plain_text(pattern, &self.options),
+            None => Some(String::new()),
+        };
+        match expr {
+            E::RemoveSmallestSuffixPattern { pattern, .. }
+            | E::RemoveLargestSuffixPattern { pattern, .. } => {
+                let pattern = plain(pattern)?;
+                Some(value.strip_suffix(&pattern).unwrap_or(value).to_owned())
+            }
+            E::RemoveSmallestPrefixPattern { pattern, .. }
+            | E::RemoveLargestPrefixPattern { pattern, .. } => {
+                let pattern = plain(pattern)?;
+                Some(value.strip_prefix(&pattern).unwrap_or(value).to_owned())
+            }
+            E::ReplaceSubstring {
+                pattern,
+                replacement,
+                match_kind,
+                ..
+            } => {
+                let pattern = plain_text(pattern, &self.options)?;
+                let replacement = plain(replacement)?;
+                if pattern.is_empty() {
+                    return Some(value.to_owned());
+                }
+                Some(match match_kind {
+                    SubstringMatchKind::Prefix => match value.strip_prefix(&pattern) {
+                        Some(rest) => format!("{replacement}{rest}"),
+                        None => value.to_owned(),
+                    },
+                    SubstringMatchKind::Suffix => match value.strip_suffix(&pattern) {
+                        Some(rest) => format!("{rest}{replacement}"),
+                        None => value.to_owned(),
+                    },
+                    SubstringMatchKind::FirstOccurrence => {
+                        value.replacen(&pattern, &replacement, 1)
+                    }
+                    SubstringMatchKind::Anywhere => value.replace(&pattern, &replacement),
+                })
+            }
+            // `${x^^}` and `${x,,}` (a pattern other than none or `?`
+            // changes some characters only).
+            E::UppercasePattern { pattern, .. } if any_character(pattern) => {
+                Some(value.to_uppercase())
+            }
+            E::LowercasePattern { pattern, .. } if any_character(pattern) => {
+                Some(value.to_lowercase())
+            }
+            E::UppercaseFirstChar { pattern, .. } | E::LowercaseFirstChar { pattern, .. }
+                if any_character(pattern) =>
+            {
+                let mut chars = value.chars();
+                let first = chars.next().map_or(String::new(), |c| {
+                    match matches!(expr, E::UppercaseFirstChar { .. }) {
+                        true => c.to_uppercase().collect(),
+                        false => c.to_lowercase().collect(),
+                    }
+                });
+                Some(first + chars.as_str())
+            }
+            _ => None,
+        }
+    }
+
     /// Notes what a parameter expansion evaluates: a subscript or a
     /// substring's bounds (arithmetic), a name read from a value (`${!x}`),
     /// a value expanded as a prompt (`${x@P}`).
@@ -772,6 +1443,51 @@ impl Walk {
             self.evaluated.arithmetic.push(index.clone());
         }
     }
+}
+
+/// The variable a parameter names (`x`, `x[1]`, `x[@]`); `None` for a
+/// positional or special one.
+fn parameter_name(parameter: &Parameter) -> Option<&str> {
+    match parameter {
+        Parameter::Named(name)
+        | Parameter::NamedWithIndex { name, .. }
+        | Parameter::NamedWithAllIndices { name, .. } => Some(name),
+        Parameter::Positional(_) | Parameter::Special(_) => None,
+    }
+}
+
+/// Whether an expansion reads the variable its parameter's value names
+/// (`${!x}`, `${!x%y}`).
+fn is_indirect(expr: &ParameterExpr) -> bool {
+    format!("{expr:?}").contains("indirect: true")
+}
+
+/// The text a pattern or replacement word stands for when it is plain:
+/// no `*`, `?` or `[` unquoted, no expansion. `None` otherwise.
+fn plain_text(raw: &str, options: &ParserOptions) -> Option<String> {
+    let pieces = brush_parser::word::parse(raw, options).ok()?;
+    let mut text = String::new();
+    for piece in &pieces {
+        match &piece.piece {
+            WordPiece::Text(t) if !super::expand::has_glob(t) => text.push_str(t),
+            WordPiece::SingleQuotedText(t) => text.push_str(t),
+            WordPiece::EscapeSequence(t) => text.push_str(t.strip_prefix('\\').unwrap_or(t)),
+            WordPiece::DoubleQuotedSequence(inner)
+                if inner.iter().all(|p| {
+                    matches!(p.piece, WordPiece::Text(_) | WordPiece::EscapeSequence(_))
+                }) =>
+            {
+                text.push_str(&literal_text(inner));
+            }
+            _ => return None,
+        }
+    }
+    Some(text)
+}
+
+/// Whether a case operator's pattern matches every character: none, or `?`.
+fn any_character(pattern: &Option<String>) -> bool {
+    matches!(pattern.as_deref(), None | Some("" | "?"))
 }
 
 /// The parameter an expansion reads; `None` for `${!prefix*}` and `${!a[@]}`.
@@ -924,4 +1640,37 @@ fn known_parameter(expr: &ParameterExpr) -> Option<&str> {
 /// True when `text` may run a command when expanded.
 fn hides_command(text: &str) -> bool {
     text.contains("$(") || text.contains('`') || text.contains("<(") || text.contains(">(")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_is_counted_as_bash_reads_it() {
+        assert_eq!(lexed_depth("ls"), 0);
+        assert_eq!(lexed_depth("{ ( ls ); }"), 2);
+        assert_eq!(lexed_depth("echo \"$(echo \"${x:-$(pwd)}\")\""), 5);
+        assert_eq!(lexed_depth("echo $(( (1 + 2) * 3 ))"), 2);
+        assert_eq!(lexed_depth("if true; then while x; do :; done; fi"), 2);
+        // Quotes, comments and here-documents hold no nesting.
+        assert_eq!(lexed_depth("echo '((((' \"((((\" # ((((\nls"), 1);
+        assert_eq!(lexed_depth("cat <<'E'\n((((\nE\nls"), 0);
+        // A `case` pattern's `)` closes nothing.
+        assert_eq!(lexed_depth("case x in a) { ls; } ;; esac"), 2);
+    }
+
+    #[test]
+    fn a_closing_one_count_misreads_does_not_hide_a_nesting() {
+        // Quoted closings cancel nothing in the count that reads quotes ...
+        let quoted = format!("{}ls{}", "( echo ')'; ".repeat(200), ")".repeat(200));
+        assert!(too_deep(&quoted).is_some());
+        // ... and a quote misread (a `'` in a here-document) hides nothing
+        // from the count that reads none.
+        let heredoc = format!("cat <<E\n'\nE\n{}ls{}", "{ ".repeat(200), "; }".repeat(200));
+        assert!(too_deep(&heredoc).is_some());
+        let braces = format!("{}ls{}", "{ echo }}; ".repeat(200), "; }".repeat(200));
+        assert!(too_deep(&braces).is_some());
+        assert!(too_deep("{ { ( ls ) } } && echo \"$(echo \"$(pwd)\")\"").is_none());
+    }
 }

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::shell::Arg;
+use super::shell::{Arg, OLD_WORKING_DIRECTORY, WORKING_DIRECTORY};
 
 /// How many combinations of values one command is judged with; a line
 /// that gives the variables of one command more is asked about instead
@@ -26,10 +26,15 @@ pub const MAX_VARIANTS: usize = 16;
 const DECLARING: [&str; 5] = ["export", "declare", "typeset", "local", "readonly"];
 
 /// What the walk knows of variables so far: every value given to each.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Values {
     /// Each variable's values in the order the line gives them, each once.
     given: HashMap<String, Vec<Arg>>,
+    /// Choices an expansion makes that no variable holds, each with how
+    /// many ways it goes: `${x:-w}` is `x`'s value or `w`, and a value
+    /// split by an `IFS` the line sets is split or not. Chosen as
+    /// variables are.
+    branches: HashMap<String, usize>,
     /// The value to use for each variable while one variant of a command
     /// is walked; empty while its first, unknown, variant is.
     chosen: HashMap<String, usize>,
@@ -43,6 +48,38 @@ impl Values {
         Self {
             given: self.given.clone(),
             ..Self::default()
+        }
+    }
+
+    /// True when the line gives `name` a value (the walk follows it).
+    pub fn gives(&self, name: &str) -> bool {
+        self.given.contains_key(name)
+    }
+
+    /// The values the line gives `name`, in order.
+    pub fn given(&self, name: &str) -> &[Arg] {
+        self.given.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every variable the line gives values, with them (a nested walk's
+    /// values taken back, as `eval x=...` sets `x` for the line).
+    pub fn all_given(&self) -> impl Iterator<Item = (&str, &[Arg])> {
+        self.given
+            .iter()
+            .map(|(name, values)| (name.as_str(), values.as_slice()))
+    }
+
+    /// Which of `count` ways the choice `key` goes in the variant being
+    /// walked; `None` while the unknown variant is (the choice is then
+    /// noted, to be made in the next variants).
+    pub fn branch(&mut self, key: &str, count: usize) -> Option<usize> {
+        self.branches.entry(key.to_owned()).or_insert(count);
+        match self.chosen.get(key) {
+            Some(&at) => Some(at),
+            None => {
+                self.read.insert(key.to_owned());
+                None
+            }
         }
     }
 
@@ -75,12 +112,12 @@ impl Values {
         }
         let mut variants = vec![HashMap::new()];
         for name in &self.read {
-            let count = self.given.get(name).map_or(0, Vec::len);
+            let count = self.count(name);
             if variants.len().saturating_mul(count) > MAX_VARIANTS {
                 let total = self
                     .read
                     .iter()
-                    .map(|name| self.given.get(name).map_or(0, Vec::len))
+                    .map(|name| self.count(name))
                     .fold(1usize, usize::saturating_mul);
                 return Err(total);
             }
@@ -98,6 +135,14 @@ impl Values {
         Ok(variants)
     }
 
+    /// How many ways `name` (a variable or a [`Values::branch`]) goes.
+    fn count(&self, name: &str) -> usize {
+        match self.branches.get(name) {
+            Some(&count) => count,
+            None => self.given.get(name).map_or(0, Vec::len),
+        }
+    }
+
     /// Walks the next variant with these values.
     pub fn choose(&mut self, choice: HashMap<String, usize>) {
         self.chosen = choice;
@@ -111,6 +156,10 @@ impl Values {
     /// Notes a value given to `name`. One known only at run time adds
     /// nothing: every command is judged with its variables unknown anyway.
     /// Bash expands no braces in an assignment, so `F={a,b}` is the text.
+    ///
+    /// `HOME`, `PWD` and `OLDPWD` start with the value bash inherited (the
+    /// home folder, the working directories the policy tracks), which
+    /// stands until an assignment runs: `~` is then either.
     pub fn give(&mut self, name: &str, value: &Arg) {
         if !(value.literal || value.braces) {
             return;
@@ -118,12 +167,39 @@ impl Values {
         let value = Arg {
             literal: true,
             braces: false,
+            derived: false,
             ..value.clone()
         };
         let values = self.given.entry(name.to_owned()).or_default();
+        if values.is_empty()
+            && let Some(inherited) = inherited_value(name)
+        {
+            values.push(Arg::literal(inherited));
+        }
         if !values.iter().any(|known| known.text == value.text) {
             values.push(value);
         }
+    }
+
+    /// Notes `name+=value`: each value the line gave `name` with `value`
+    /// after it, and `value` alone (what it appends to may be empty).
+    pub fn append(&mut self, name: &str, value: &Arg) {
+        if !(value.literal || value.braces) {
+            return;
+        }
+        let before: Vec<Arg> = self.given(name).to_vec();
+        for known in before {
+            let text = format!("{}{}", known.text, value.text);
+            self.give(
+                name,
+                &Arg {
+                    text,
+                    pattern: known.pattern || value.pattern,
+                    ..Arg::literal("")
+                },
+            );
+        }
+        self.give(name, value);
     }
 
     /// Notes the values a `for name in words` loop gives `name`: each word,
@@ -153,8 +229,23 @@ impl Values {
     pub fn remember(&mut self, words: &[Arg], assigned: &[(String, Arg)], appended: &[bool]) {
         if words.is_empty() {
             for ((name, value), appended) in assigned.iter().zip(appended) {
-                if !appended {
-                    self.give(name, value);
+                match appended {
+                    true => self.append(name, value),
+                    false => self.give(name, value),
+                }
+            }
+            return;
+        }
+        // `printf -v NAME FORMAT ARGS`: the format is the value when it
+        // holds no directive, and any of the arguments may be one.
+        if words.first().is_some_and(|w| w.text == "printf") {
+            let at = words.iter().position(|w| w.text == "-v");
+            if let Some(name) = at.and_then(|at| words.get(at + 1))
+                && is_name(&name.text)
+            {
+                let name = name.text.clone();
+                for value in &words[at.unwrap_or_default() + 2..] {
+                    self.give(&name, value);
                 }
             }
             return;
@@ -182,8 +273,18 @@ impl Values {
     }
 }
 
+/// The value bash starts with for a variable the policy resolves itself.
+fn inherited_value(name: &str) -> Option<&'static str> {
+    match name {
+        "HOME" => Some("~"),
+        "PWD" => Some(WORKING_DIRECTORY),
+        "OLDPWD" => Some(OLD_WORKING_DIRECTORY),
+        _ => None,
+    }
+}
+
 /// True for a bash variable name: a letter or `_`, then letters, digits, `_`.
-fn is_name(text: &str) -> bool {
+pub fn is_name(text: &str) -> bool {
     let mut chars = text.chars();
     chars
         .next()
@@ -262,9 +363,53 @@ mod tests {
         for name in ["A", "B", "C", "D", "E"] {
             values.lookup(name);
         }
+        // `C+=more` appends to what may be empty: `more` is one value.
         assert_eq!(
             values.read.iter().map(String::as_str).collect::<Vec<_>>(),
-            ["A", "D"]
+            ["A", "C", "D"]
         );
+    }
+
+    #[test]
+    fn an_append_adds_to_each_value_and_stands_alone() {
+        let mut values = values(&[("F", &[".en", "x"])]);
+        values.append("F", &Arg::literal("v"));
+        let texts: Vec<&str> = values.given("F").iter().map(|v| v.text.as_str()).collect();
+        assert_eq!(texts, [".en", "x", ".env", "xv", "v"]);
+    }
+
+    #[test]
+    fn home_and_the_working_directories_keep_their_inherited_value() {
+        let mut values = Values::default();
+        values.give("HOME", &Arg::literal("/"));
+        values.give("PWD", &Arg::literal("/etc"));
+        let texts =
+            |name| -> Vec<String> { values.given(name).iter().map(|v| v.text.clone()).collect() };
+        assert_eq!(texts("HOME"), ["~", "/"]);
+        assert_eq!(texts("PWD"), [WORKING_DIRECTORY, "/etc"]);
+    }
+
+    #[test]
+    fn printf_v_gives_its_format_and_arguments() {
+        let mut values = Values::default();
+        let words: Vec<Arg> = ["printf", "-v", "F", "%s", ".env"]
+            .into_iter()
+            .map(Arg::literal)
+            .collect();
+        values.remember(&words, &[], &[]);
+        let texts: Vec<&str> = values.given("F").iter().map(|v| v.text.as_str()).collect();
+        assert_eq!(texts, ["%s", ".env"]);
+    }
+
+    #[test]
+    fn a_branch_is_chosen_as_a_variable_is() {
+        let mut values = values(&[("F", &["a", "b"])]);
+        values.start_command();
+        assert_eq!(values.branch("k", 2), None);
+        assert_eq!(values.lookup("F"), None);
+        let variants = values.variants().unwrap();
+        assert_eq!(variants.len(), 4);
+        values.choose(variants[3].clone());
+        assert_eq!(values.branch("k", 2), Some(1));
     }
 }
