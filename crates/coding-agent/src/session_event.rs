@@ -3,11 +3,12 @@
 //! shows `auto_retry_start` after the failed turn's `agent_end` and before
 //! the retry's `agent_start`.
 
-use agent_ai::{AssistantMessage, ThinkingLevel};
+use agent_ai::{AssistantMessage, AssistantMessageEvent, ThinkingLevel};
 use agent_core::AgentEvent;
 use serde::Serialize;
 use serde_json::Value;
 use serde_with::skip_serializing_none;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -221,68 +222,157 @@ impl SessionEvent {
 #[derive(Debug)]
 pub(crate) enum Queued {
     Event(SessionEvent),
-    /// The newest update of the streaming message waits in the
-    /// subscriber's slot ([`Listener::latest`]), if the slot still holds
-    /// the update this marker was queued for (a later event may have sent
-    /// it on already).
+    /// The update of the streaming message waiting in the subscriber's
+    /// slot ([`Listener::slot`]), if the slot still holds the update this
+    /// marker was queued for (a later event may have sent it on already).
     Latest(u64),
 }
 
-/// The newest message update a coalescing subscriber has not received,
-/// and the number of the marker queued for it.
+/// The message update a subscriber has not received yet, and the number
+/// of the marker queued for it.
 #[derive(Debug, Default)]
 struct Slot {
     marker: u64,
     update: Option<SessionEvent>,
 }
 
+/// How far behind a subscriber of every update may fall, in events, before
+/// the deltas of one block that wait are merged into one update.
+const MERGE_BACKLOG: usize = 32;
+
 /// Where one subscriber's events go.
 #[derive(Debug, Clone)]
 pub(crate) struct Listener {
     sender: mpsc::UnboundedSender<Queued>,
-    /// For a subscriber that draws the streaming message rather than reads
-    /// its deltas: its updates wait here, each replacing the last. Every
-    /// update carries the whole message so far, and a fast stream (a proxy
-    /// delivering 64 KB at once) queued thousands of them, each a copy:
-    /// memory grew with the square of the answer (1 GB for 80 KB in 10,000
-    /// deltas).
-    latest: Option<Arc<Mutex<Slot>>>,
+    /// Updates of the streaming message wait here while the subscriber is
+    /// behind. Every update carries the whole message so far, and a fast
+    /// stream (a proxy delivering 64 KB at once, a tool call's arguments
+    /// in 30-character pieces) queued thousands of them, each a copy:
+    /// memory grew with the square of the message (1 GB for 80 KB of text
+    /// in 10,000 deltas; 2.8 GB for a 300 KB `write` in `--mode json`, and
+    /// a 30 MB one was killed for memory). A subscriber that draws the
+    /// message gets only the newest update ([`Listener::coalesced`]); one
+    /// that reads every delta (`--mode json`, RPC) gets them all, but once
+    /// it is [`MERGE_BACKLOG`] events behind, consecutive deltas of one
+    /// block wait merged into one update: the same text, fewer copies.
+    slot: Arc<Mutex<Slot>>,
+    /// Only the newest update counts: a waiting one is replaced.
+    coalesced: bool,
+    /// Events queued and not yet received.
+    backlog: Arc<AtomicUsize>,
 }
 
 impl Listener {
-    /// A queue for `SessionEvents`; `coalesced`: see [`Listener::latest`].
+    /// A queue for `SessionEvents`; `coalesced`: see [`Listener::coalesced`].
     pub(crate) fn new(coalesced: bool) -> (Listener, SessionEvents) {
         let (sender, receiver) = mpsc::unbounded_channel();
-        let latest = coalesced.then(Arc::default);
+        let slot = Arc::default();
+        let backlog = Arc::default();
         let events = SessionEvents {
             receiver,
-            latest: latest.clone(),
+            slot: Arc::clone(&slot),
+            backlog: Arc::clone(&backlog),
         };
-        (Listener { sender, latest }, events)
+        let listener = Listener {
+            sender,
+            slot,
+            coalesced,
+            backlog,
+        };
+        (listener, events)
     }
 
     /// Queues `event`; false once the subscriber is gone.
     pub(crate) fn send(&self, event: SessionEvent) -> bool {
-        let Some(latest) = &self.latest else {
-            return self.sender.send(Queued::Event(event)).is_ok();
-        };
-        let update = matches!(&event, SessionEvent::Agent(agent) if matches!(**agent, AgentEvent::MessageUpdate { .. }));
-        let mut slot = lock(latest);
-        if update {
-            if slot.update.replace(event).is_some() {
-                // Its marker is queued already.
+        let mut slot = lock(&self.slot);
+        let waits = is_update(&event)
+            && (self.coalesced || self.backlog.load(Ordering::Relaxed) >= MERGE_BACKLOG);
+        if !waits {
+            // The update waiting goes first: events stay in order.
+            if let Some(pending) = slot.update.take()
+                && !self.queue(Queued::Event(pending))
+            {
+                return false;
+            }
+            return self.queue(Queued::Event(event));
+        }
+        let event = match slot.update.take() {
+            None => event,
+            // Its marker is queued already.
+            Some(_) if self.coalesced => {
+                slot.update = Some(event);
                 return true;
             }
-            slot.marker += 1;
-            return self.sender.send(Queued::Latest(slot.marker)).is_ok();
+            Some(mut waiting) => {
+                let mut event = event;
+                if prepend_delta(&mut waiting, &mut event) {
+                    slot.update = Some(event);
+                    return true;
+                }
+                if !self.queue(Queued::Event(waiting)) {
+                    return false;
+                }
+                event
+            }
+        };
+        slot.update = Some(event);
+        slot.marker += 1;
+        self.queue(Queued::Latest(slot.marker))
+    }
+
+    fn queue(&self, queued: Queued) -> bool {
+        self.backlog.fetch_add(1, Ordering::Relaxed);
+        self.sender.send(queued).is_ok()
+    }
+}
+
+/// Whether `event` is an update of the streaming message.
+fn is_update(event: &SessionEvent) -> bool {
+    matches!(event, SessionEvent::Agent(agent) if matches!(**agent, AgentEvent::MessageUpdate { .. }))
+}
+
+/// Puts the delta of `waiting` before the delta of `event` when both add
+/// to the same block (`event` then stands for both: it carries the newer
+/// message); false, and nothing changed, when they do not.
+fn prepend_delta(waiting: &mut SessionEvent, event: &mut SessionEvent) -> bool {
+    match (block_delta(waiting), block_delta(event)) {
+        (Some((block, earlier)), Some((same, later))) if block == same => {
+            later.insert_str(0, earlier);
+            true
         }
-        // The update waiting goes first: events stay in order.
-        if let Some(pending) = slot.update.take()
-            && self.sender.send(Queued::Event(pending)).is_err()
-        {
-            return false;
-        }
-        self.sender.send(Queued::Event(event)).is_ok()
+        _ => false,
+    }
+}
+
+/// The block (kind and index) a delta update adds to, and its text.
+fn block_delta(event: &mut SessionEvent) -> Option<((u8, usize), &mut String)> {
+    let SessionEvent::Agent(agent) = event else {
+        return None;
+    };
+    let AgentEvent::MessageUpdate {
+        assistant_message_event,
+        ..
+    } = &mut **agent
+    else {
+        return None;
+    };
+    match &mut **assistant_message_event {
+        AssistantMessageEvent::TextDelta {
+            content_index,
+            delta,
+            ..
+        } => Some(((0, *content_index), delta)),
+        AssistantMessageEvent::ThinkingDelta {
+            content_index,
+            delta,
+            ..
+        } => Some(((1, *content_index), delta)),
+        AssistantMessageEvent::ToolCallDelta {
+            content_index,
+            delta,
+            ..
+        } => Some(((2, *content_index), delta)),
+        _ => None,
     }
 }
 
@@ -290,7 +380,8 @@ impl Listener {
 #[derive(Debug)]
 pub struct SessionEvents {
     receiver: mpsc::UnboundedReceiver<Queued>,
-    latest: Option<Arc<Mutex<Slot>>>,
+    slot: Arc<Mutex<Slot>>,
+    backlog: Arc<AtomicUsize>,
 }
 
 impl SessionEvents {
@@ -317,10 +408,11 @@ impl SessionEvents {
     /// The event `queued` stands for; `None` for an update a later event
     /// already delivered.
     fn take(&self, queued: Queued) -> Option<SessionEvent> {
+        self.backlog.fetch_sub(1, Ordering::Relaxed);
         match queued {
             Queued::Event(event) => Some(event),
             Queued::Latest(marker) => {
-                let mut slot = lock(self.latest.as_ref()?);
+                let mut slot = lock(&self.slot);
                 (slot.marker == marker)
                     .then(|| slot.update.take())
                     .flatten()
@@ -401,6 +493,70 @@ mod tests {
         };
         assert_eq!(seen(true), ["abc", "other", "abcd"]);
         assert_eq!(seen(false), ["a", "ab", "abc", "other", "abcd"]);
+    }
+
+    /// A subscriber of every delta that falls behind gets the deltas of a
+    /// block merged, not dropped: the text is whole, the copies of the
+    /// message fewer. (A 300 KB `write` in `--mode json` held 2.8 GB.)
+    #[test]
+    fn a_subscriber_far_behind_gets_every_delta_merged_by_block() {
+        let delta = |index: usize, text: &str| {
+            let partial = agent_ai::testing::ScriptedProvider::reply(Vec::new());
+            let event = if index == 0 {
+                agent_ai::AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: text.into(),
+                    partial: partial.clone(),
+                }
+            } else {
+                agent_ai::AssistantMessageEvent::ToolCallDelta {
+                    content_index: index,
+                    delta: text.into(),
+                    partial: partial.clone(),
+                }
+            };
+            SessionEvent::Agent(Box::new(AgentEvent::MessageUpdate {
+                message: agent_ai::Message::Assistant(partial),
+                assistant_message_event: Box::new(event),
+            }))
+        };
+        let (listener, mut events) = Listener::new(false);
+        let pieces: Vec<String> = (0..200).map(|n| format!("{n},")).collect();
+        for piece in &pieces {
+            assert!(listener.send(delta(0, piece)));
+        }
+        for piece in ["{\"a\"", ":1}"] {
+            assert!(listener.send(delta(1, piece)));
+        }
+        assert!(
+            listener.send(SessionEvent::Agent(Box::new(AgentEvent::AgentEnd {
+                messages: Vec::new()
+            })))
+        );
+        let mut received = Vec::new();
+        while let Some(mut event) = events.try_recv() {
+            received.push(block_delta(&mut event).map(|(block, text)| (block, text.clone())));
+        }
+        // The first MERGE_BACKLOG came one by one; the rest of the text
+        // and then the call's arguments each came as one.
+        assert_eq!(received.len(), MERGE_BACKLOG + 3, "{received:?}");
+        assert!(
+            received[..MERGE_BACKLOG]
+                .iter()
+                .all(|r| r.as_ref().is_some_and(|(b, _)| *b == (0, 0)))
+        );
+        let text: String = received
+            .iter()
+            .flatten()
+            .filter(|(block, _)| *block == (0, 0))
+            .map(|(_, text)| text.as_str())
+            .collect();
+        assert_eq!(text, pieces.concat());
+        assert_eq!(
+            received[MERGE_BACKLOG + 1],
+            Some(((2, 1), "{\"a\":1}".to_owned()))
+        );
+        assert_eq!(received[MERGE_BACKLOG + 2], None, "then the other event");
     }
 
     #[test]
