@@ -150,6 +150,30 @@ impl HelperChannel {
         Ok(call_replies)
     }
 
+    /// Asks the helper whether it still answers: a call that hears nothing
+    /// for a while may be a long command, or a helper that stopped (a
+    /// suspended process, a host swapping itself to a halt) behind a link
+    /// that is up, which ssh's keepalives never notice: such a call waited
+    /// for ever. No answer within [`PING_GRACE`] ends the channel, lost;
+    /// the next call reconnects.
+    async fn check_alive(&self) -> Result<(), Lost> {
+        let mut pong = self.start_call(Call::Ping).await?;
+        match tokio::time::timeout(PING_GRACE, pong.replies.recv()).await {
+            Ok(Some(_)) => {
+                pong.finished = true;
+                Ok(())
+            }
+            Ok(None) => Err(self.lost()),
+            Err(_) => {
+                self.abandon(format!(
+                    "the helper on the remote host has not answered for {} s (the connection is up, but the helper is stopped or the host is overloaded)",
+                    (QUIET_BEFORE_PING + PING_GRACE).as_secs()
+                ));
+                Err(self.lost())
+            }
+        }
+    }
+
     /// Runs `call` to its one reply; cancelling asks the helper to stop and
     /// still waits for its answer (so a write that already happened is
     /// reported as done).
@@ -169,6 +193,13 @@ impl HelperChannel {
 /// How long a cancelled call waits for the helper's next reply before the
 /// link counts as stalled.
 const CANCEL_GRACE: Duration = Duration::from_secs(10);
+
+/// How long a call hears nothing before it asks whether the helper still
+/// answers ([`HelperChannel::check_alive`]).
+const QUIET_BEFORE_PING: Duration = Duration::from_secs(30);
+
+/// How long the helper has to answer a ping.
+const PING_GRACE: Duration = Duration::from_secs(10);
 
 /// The replies of one call. Dropped before its final reply, it cancels the
 /// call on the helper, so nothing runs there for a caller that left.
@@ -192,11 +223,14 @@ impl CallReplies<'_> {
         let reply = if self.cancel_sent {
             self.recv_after_cancel().await?
         } else {
-            tokio::select! {
-                reply = self.replies.recv() => reply,
-                () = cancel.cancelled() => {
-                    self.send_cancel();
-                    self.recv_after_cancel().await?
+            loop {
+                tokio::select! {
+                    reply = self.replies.recv() => break reply,
+                    () = cancel.cancelled() => {
+                        self.send_cancel();
+                        break self.recv_after_cancel().await?;
+                    }
+                    () = tokio::time::sleep(QUIET_BEFORE_PING) => self.channel.check_alive().await?,
                 }
             }
         };
@@ -421,6 +455,66 @@ mod tests {
             "Remote connection lost: no answer from the remote host 10 s after the call was cancelled (the connection is stalled)"
         );
         assert!(channel.is_closed());
+    }
+
+    /// A call that hears nothing asks whether the helper still answers; a
+    /// helper that does not (stopped, behind a link that is up) ends the
+    /// call and the channel, where the call waited for ever.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_to_a_helper_that_stopped_answering_ends_lost() {
+        let (local, _stopped) = tokio::io::duplex(1 << 16);
+        let (local_read, local_write) = tokio::io::split(local);
+        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        let never = CancellationToken::new();
+        let started = tokio::time::Instant::now();
+        let lost = channel
+            .call(Call::LsExists("/".into()), &never)
+            .await
+            .unwrap_err();
+        assert_eq!(started.elapsed(), QUIET_BEFORE_PING + PING_GRACE);
+        assert_eq!(
+            lost.to_string(),
+            "Remote connection lost: the helper on the remote host has not answered for 40 s (the connection is up, but the helper is stopped or the host is overloaded)"
+        );
+        assert!(channel.is_closed());
+    }
+
+    /// A helper that answers its pings keeps a long call going: a command
+    /// may run silent for hours.
+    #[tokio::test(start_paused = true)]
+    async fn a_long_silent_call_to_a_helper_that_answers_goes_on() {
+        let (channel, _helper) = served_helper().await;
+        let dir = tempfile::tempdir().unwrap();
+        let never = CancellationToken::new();
+        let started = tokio::time::Instant::now();
+        let bash = Call::Bash(crate::remote::protocol::BashCall {
+            command: "sleep 1; echo done".into(),
+            cwd: dir.path().to_path_buf(),
+            env: Vec::new(),
+            timeout_ms: None,
+            sandbox: None,
+        });
+        let mut replies = channel.start_call(bash).await.unwrap();
+        let mut output = Vec::new();
+        loop {
+            match replies.next(&never).await.unwrap() {
+                Some(Reply::Output(chunk)) => output.extend_from_slice(&chunk.0),
+                Some(Reply::Exit(status)) => {
+                    assert!(status.is_ok());
+                    break;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(output, b"done\n");
+        // The paused clock ran ahead while the command slept for real: it
+        // was pinged, and answered, many times over.
+        assert!(
+            started.elapsed() > QUIET_BEFORE_PING * 2,
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(!channel.is_closed());
     }
 
     /// A bash call whose output is taken by something that calls the

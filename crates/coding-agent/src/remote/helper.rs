@@ -284,6 +284,7 @@ async fn answer(
                 .await
                 .unwrap_or_else(|e| Err(KernelError::Refused(e.to_string()))),
         ),
+        Call::Ping => Reply::Pong,
         Call::Cancel | Call::Taken => Reply::Refused("not a call of its own".into()),
     }
 }

@@ -129,6 +129,9 @@ pub enum Call {
     /// One output chunk of the call with this frame's id was taken: the
     /// helper may send another (see [`OUTPUT_WINDOW`]).
     Taken,
+    /// Whether the helper still reads and answers ([`Reply::Pong`]), asked
+    /// when a call has heard nothing for a while.
+    Ping,
 }
 
 /// Output chunks of one call sent and not yet taken, at most. The helper
@@ -215,6 +218,8 @@ pub enum Reply {
     Sandbox(Result<Enforced, KernelError>),
     /// The helper could not take the call (a version mismatch).
     Refused(String),
+    /// `Ping`: the helper reads and answers.
+    Pong,
 }
 
 impl Reply {
