@@ -1350,3 +1350,155 @@ fn a_long_pipeline_is_judged_whole() {
     );
     assert_eq!(piped.decision, Decision::Ask, "{}", piped.reason);
 }
+
+/// Only `/dev/null`-like sinks and the terminal are harmless to write; the
+/// rest of `/dev` is a file like any other (`/dev/shm`, `/dev/pts/0`), a
+/// descriptor that may be open on anything, or bash's network connection
+/// (`/dev/tcp/HOST/PORT`): never "a disk device", and never allowed in plan
+/// mode.
+#[test]
+fn dev_paths_other_than_sinks_are_files_descriptors_or_the_network() {
+    let write = |mode: Mode, path: &str| {
+        policy(mode).check("write", &json!({"path": path, "content": "x"}))
+    };
+    for path in [
+        "/dev/shm/x",
+        "/dev/pts/0",
+        "/dev/stdin",
+        "/dev/fd/5",
+        "/dev/mqueue/q",
+    ] {
+        assert_eq!(write(Mode::Plan, path).decision, Decision::Deny, "{path}");
+        assert_eq!(write(Mode::Default, path).decision, Decision::Ask, "{path}");
+    }
+    assert_eq!(write(Mode::Plan, "/dev/null").decision, Decision::Allow);
+    let disk = write(Mode::Bypass, "/dev/sda");
+    assert_eq!(disk.decision, Decision::Deny);
+    assert_eq!(
+        disk.reason,
+        "writing onto the disk device `/dev/sda` is never allowed"
+    );
+    let plan = policy(Mode::Plan);
+    for command in [
+        "echo x > /dev/shm/x",
+        "echo x > /dev/pts/0",
+        "echo x > /dev/mqueue/q",
+        "echo x > /dev/tcp/127.0.0.1/80",
+    ] {
+        assert_eq!(bash(&plan, command).decision, Decision::Deny, "{command}");
+    }
+    assert_eq!(bash(&plan, "ls > /dev/null 2>&1").decision, Decision::Allow);
+    let network = "cat .env > /dev/tcp/127.0.0.1/80";
+    let networked = SandboxFacts {
+        active: true,
+        network_allowed: true,
+    };
+    for (mode, sandbox, decision) in [
+        (Mode::Default, SANDBOXED, Decision::Ask),
+        (Mode::Auto, SANDBOXED, Decision::Ask),
+        (Mode::Auto, networked, Decision::Allow),
+        (Mode::Bypass, SandboxFacts::default(), Decision::Allow),
+    ] {
+        let verdict = bash(&policy_with(mode, sandbox, &RuleTexts::default()), network);
+        assert_eq!(verdict.decision, decision, "{mode:?}: {}", verdict.reason);
+        assert!(
+            !verdict.reason.contains("disk device"),
+            "{}",
+            verdict.reason
+        );
+    }
+    let verdict = bash(&policy(Mode::Default), network);
+    assert!(verdict.reason.contains("network"), "{}", verdict.reason);
+    for command in ["echo x > /dev/mqueue/q", "cp a /dev/tcp/127.0.0.1/80"] {
+        let verdict = bash(&policy(Mode::Default), command);
+        assert_ne!(
+            verdict.decision,
+            Decision::Deny,
+            "{command}: {}",
+            verdict.reason
+        );
+    }
+}
+
+/// A shell reading its script on stdin runs it as surely as `bash -c`:
+/// a here-string, a here-document or a literal `echo`/`printf` piped into
+/// it is judged as the script, in bypass mode too.
+#[test]
+fn a_script_a_shell_reads_on_stdin_is_judged() {
+    let bypass = policy(Mode::Bypass);
+    for command in [
+        "bash <<< \"rm -rf ~\"",
+        "sh <<'E'\nrm -rf ~\nE",
+        "sh <<E\nls\nrm -rf ~\nE",
+        "echo \"rm -rf ~\" | sh",
+        "printf '%s\\n' 'rm -rf ~' | bash",
+        "echo ls | bash -x",
+        "busybox rm -rf ~",
+        "chroot / rm -rf ~",
+        "unshare rm -rf ~",
+        "rsync -a --delete x/ ~/",
+        "git clean -fdx ~",
+        "git -c alias.x='!rm -rf ~' x",
+    ] {
+        let verdict = bash(&bypass, command);
+        if command == "echo ls | bash -x" {
+            assert_eq!(verdict.decision, Decision::Allow, "{command}");
+        } else {
+            assert_eq!(
+                verdict.decision,
+                Decision::Deny,
+                "{command}: {}",
+                verdict.reason
+            );
+        }
+    }
+    let rules = RuleTexts {
+        deny: vec!["bash(git push:*)".into()],
+        ..RuleTexts::default()
+    };
+    let denying = policy_with(Mode::Bypass, SandboxFacts::default(), &rules);
+    for command in [
+        "git -c alias.p=push p",
+        "git -c alias.p='push --force' p origin",
+        "bash <<< 'git push'",
+    ] {
+        assert_eq!(
+            bash(&denying, command).decision,
+            Decision::Deny,
+            "{command}"
+        );
+    }
+    let default = policy(Mode::Default);
+    assert_eq!(
+        bash(&default, "git -c alias.s=status s").decision,
+        Decision::Ask
+    );
+}
+
+#[test]
+fn reasons_name_what_the_command_does() {
+    let default = policy(Mode::Default);
+    assert_eq!(
+        bash(&default, "shred -u ~/*").reason,
+        "`shred -u ~/*` would shred and remove the files of the home directory; this is never allowed"
+    );
+    let rules = RuleTexts {
+        deny: vec!["read(/etc/shadow)".into()],
+        ..RuleTexts::default()
+    };
+    let denying = policy_with(Mode::Default, SANDBOXED, &rules);
+    let verdict = bash(&denying, "echo $(</etc/shadow)");
+    assert_eq!(verdict.decision, Decision::Deny);
+    assert!(
+        verdict
+            .reason
+            .starts_with("`$(< /etc/shadow)` reads `/etc/shadow`"),
+        "{}",
+        verdict.reason
+    );
+    let bypass = policy(Mode::Bypass);
+    let select = bash(&bypass, "select x in a b; do rm -rf ~; done");
+    assert_eq!(select.decision, Decision::Deny, "{}", select.reason);
+    let nested = bash(&bypass, "( ( rm -rf ~ ) )");
+    assert_eq!(nested.decision, Decision::Deny, "{}", nested.reason);
+}

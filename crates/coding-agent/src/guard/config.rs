@@ -180,11 +180,33 @@ pub fn load_in(
             None => {}
         }
     }
-    if let (false, Some(path)) = (ignored.is_empty(), &project_path) {
+    // A project's sandbox settings only tighten, trusted or not
+    // (`SandboxSettings::tighten_with`): what would loosen it is ignored.
+    let sandbox_ignored = match &project_path {
+        Some(path) if !trusted => loosening_sandbox(&global_path, path),
+        _ => Vec::new(),
+    };
+    if let (false, Some(path)) = (
+        ignored.is_empty() && sandbox_ignored.is_empty(),
+        &project_path,
+    ) {
+        let sandbox = match sandbox_ignored.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; its sandbox settings only tighten the sandbox, trusted or not (ignored: {})",
+                sandbox_ignored.join(", ")
+            ),
+        };
+        let rules = match ignored.is_empty() {
+            true => String::new(),
+            false => format!(
+                " (ignored: {}); trust the project with --trust",
+                ignored.join(", ")
+            ),
+        };
         notices.push(format!(
-            "{} is not trusted, so only its deny and ask rules apply (ignored: {}); trust the project with --trust",
+            "{} is not trusted, so only its deny and ask rules apply{rules}{sandbox}",
             path.display(),
-            ignored.join(", "),
         ));
     }
     let mode = flags.mode.unwrap_or(mode);
@@ -204,6 +226,41 @@ pub fn load_in(
         untrusted_project_settings: !ignored.is_empty(),
         approval_timeout,
     })
+}
+
+/// The `sandbox` settings of the project file at `project` that would
+/// loosen the sandbox the global file at `global` sets, and are ignored:
+/// a less strict `mode`, `allowNetwork: true`, `writableRoots`. A file
+/// that cannot be read names none (its errors are reported where the
+/// settings are loaded).
+fn loosening_sandbox(global: &Path, project: &Path) -> Vec<String> {
+    use crate::sandbox::SandboxSettings;
+    #[derive(Default, Deserialize)]
+    struct SandboxFile {
+        #[serde(default)]
+        sandbox: SandboxSettings,
+    }
+    let read = |path: &Path| {
+        read_json_file::<SandboxFile>(path)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+            .sandbox
+    };
+    let (global, project) = (read(global), read(project));
+    let mut ignored = Vec::new();
+    if let Some(mode) = project.mode
+        && mode.strictness() < global.mode.unwrap_or_default().strictness()
+    {
+        ignored.push(format!("sandbox.mode {mode}"));
+    }
+    if project.allow_network == Some(true) {
+        ignored.push("sandbox.allowNetwork true".to_owned());
+    }
+    if !project.writable_roots.is_empty() {
+        ignored.push("sandbox.writableRoots".to_owned());
+    }
+    ignored
 }
 
 /// Parses the rules of the settings file at `path`: an error names the file;
@@ -423,6 +480,18 @@ mod tests {
             },
         );
         assert_eq!(trusted.policy.mode(), Mode::Bypass);
+        assert_eq!(trusted.notices, [BYPASS_WARNING]);
+        let d = dirs(
+            &json!({}),
+            &json!({"sandbox": {"mode": "off", "allowNetwork": true, "writableRoots": ["/"]}}),
+        );
+        assert_eq!(
+            setup(&d, &GuardFlags::default()).notices,
+            [format!(
+                "{} is not trusted, so only its deny and ask rules apply; its sandbox settings only tighten the sandbox, trusted or not (ignored: sandbox.mode off, sandbox.allowNetwork true, sandbox.writableRoots)",
+                project_file(d.project.path()).display()
+            )]
+        );
         assert_eq!(bash(&trusted, "cargo build"), Decision::Allow);
         assert_eq!(bash(&trusted, "make"), Decision::Deny);
         assert_eq!(trusted.notices, [BYPASS_WARNING]);

@@ -26,8 +26,9 @@ pub struct Unwrapped<'a> {
 }
 
 /// Strips `sudo`, `doas`, `env`, `nice`, `ionice`, `timeout`, `nohup`,
-/// `xargs`, `command`, `builtin`, `exec`, `time`, `stdbuf`, `setsid` with
-/// their options.
+/// `xargs`, `command`, `builtin`, `exec`, `time`, `stdbuf`, `setsid`,
+/// `busybox` (`busybox rm` is `rm`), `chroot DIR`, `unshare` with their
+/// options.
 pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
     let mut wrappers = Vec::new();
     let mut rest = words;
@@ -84,13 +85,32 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
                 "--selinux-label",
                 "--apparmor-profile",
             ],
+            "unshare" => &[
+                "-S",
+                "-G",
+                "-R",
+                "-w",
+                "--setuid",
+                "--setgid",
+                "--root",
+                "--wd",
+                "--map-user",
+                "--map-group",
+                "--map-users",
+                "--map-groups",
+                "--propagation",
+            ],
+            "chroot" => &["--userspec", "--groups"],
             "chrt" | "taskset" | "nohup" | "command" | "builtin" | "time" | "setsid"
-            | "unbuffer" => &[],
+            | "unbuffer" | "busybox" => &[],
             _ => break,
         };
         // Words before the command that are no option: a duration, a lock
         // file, a priority, a CPU mask.
-        let positional = usize::from(matches!(name, "timeout" | "flock" | "chrt" | "taskset"));
+        let positional = usize::from(matches!(
+            name,
+            "timeout" | "flock" | "chrt" | "taskset" | "chroot"
+        ));
         if name == "command"
             && rest
                 .get(1)
@@ -300,10 +320,71 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
             .filter_map(|w| w.text.strip_prefix("of="))
             .any(|target| is_block_device(&places.resolve(target)))
             .then(|| format!("`{line}` writes onto a disk device; this is never allowed")),
-        "shred" => operands(words)
-            .into_iter()
-            .any(|a| is_block_device(&places.resolve(&a.text)) || protected(a).is_some())
-            .then(|| format!("`{line}` shreds a disk device; this is never allowed")),
+        "shred" => {
+            let operands = operands(words);
+            if operands
+                .iter()
+                .any(|a| is_block_device(&places.resolve(&a.text)))
+            {
+                return never("shreds a disk device".to_owned());
+            }
+            let place = operands.into_iter().find_map(protected)?;
+            match has_flag(words, "u", &["remove"]) {
+                true => never(format!("would shred and remove the files of {place}")),
+                false => never(format!("would shred the files of {place}")),
+            }
+        }
+        // Deleting what the source does not hold empties the destination.
+        "rsync"
+            if has_flag(
+                words,
+                "",
+                &[
+                    "delete",
+                    "delete-before",
+                    "delete-during",
+                    "delete-delay",
+                    "delete-after",
+                    "delete-excluded",
+                ],
+            ) =>
+        {
+            let target = operands(words).last().copied()?;
+            match protected(target)? {
+                place @ ("the file system root" | "the home directory") => never(format!(
+                    "would delete what {place} holds but the source does not"
+                )),
+                _ => None,
+            }
+        }
+        "git" if git_subcommand(words).0 == "clean" => {
+            let (_, args) = git_subcommand(words);
+            let forced = args.iter().any(|a| {
+                a.text == "--force"
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains('f'))
+            });
+            // `git -C ~ clean -fdx` cleans the repository there, whole.
+            let dir = words
+                .windows(2)
+                .take_while(|pair| pair[0].text != "clean")
+                .find(|pair| pair[0].text == "-C")
+                .map(|pair| &pair[1]);
+            let named = args.iter().filter(|a| !a.text.starts_with('-'));
+            let place = named
+                .chain(dir.filter(|_| !args.iter().any(|a| !a.text.starts_with('-'))))
+                .find_map(|a| match protected(a) {
+                    Some(place @ ("the file system root" | "the home directory")) => Some(place),
+                    _ => None,
+                });
+            match (forced, place) {
+                (true, Some(place)) => {
+                    never(format!("would delete every untracked file of {place}"))
+                }
+                _ => None,
+            }
+        }
         "cp" | "install" | "tee" => operands(words)
             .into_iter()
             .any(|a| is_block_device(&places.resolve(&a.text)))
@@ -691,4 +772,195 @@ pub fn deletes_unknown_tree(words: &[Arg]) -> bool {
     program(words) == "rm"
         && has_flag(words, "rR", &["recursive"])
         && operands(words).iter().any(|a| !a.literal)
+}
+
+/// Whether the shell `words` run reads its script on stdin: `sh`, `bash -s`,
+/// `bash -x -`, with no `-c` and no script file named.
+pub fn reads_script_on_stdin(words: &[Arg]) -> bool {
+    if !matches!(program(words), "sh" | "bash" | "zsh" | "dash" | "ksh") {
+        return false;
+    }
+    let mut args = words.iter().skip(1);
+    while let Some(word) = args.next() {
+        let t = word.text.as_str();
+        if matches!(t, "-o" | "+o" | "-O" | "+O") {
+            args.next();
+            continue;
+        }
+        if t == "-" {
+            return true;
+        }
+        if t == "--" {
+            return args.next().is_none();
+        }
+        if t.starts_with("--") {
+            continue;
+        }
+        if t.starts_with('-') || t.starts_with('+') {
+            if t.contains('c') {
+                return false;
+            }
+            if t.contains('s') {
+                return true;
+            }
+            continue;
+        }
+        return false;
+    }
+    true
+}
+
+/// The text a literal `echo` or `printf` prints, when it is all literal:
+/// what a shell after it in a pipeline reads as its script. Each reading
+/// bash's `echo` may have (escapes taken or not). `None` for any other
+/// command, or words known only at run time.
+pub fn printed_text(words: &[Arg]) -> Option<Vec<String>> {
+    if words.iter().any(|word| !word.literal) {
+        return None;
+    }
+    match program(words) {
+        "echo" => {
+            let args: Vec<&str> = words
+                .iter()
+                .skip(1)
+                .map(|word| word.text.as_str())
+                .skip_while(|t| {
+                    t.len() > 1
+                        && t.starts_with('-')
+                        && t[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+                })
+                .collect();
+            let text = args.join(" ");
+            let escaped = unescape(&text);
+            Some(if escaped == text {
+                vec![text]
+            } else {
+                vec![text, escaped]
+            })
+        }
+        "printf" => {
+            let mut args = words.iter().skip(1).map(|word| word.text.as_str());
+            let mut format = args.next()?;
+            if format == "--" {
+                format = args.next()?;
+            }
+            if format.starts_with("-v") {
+                return Some(Vec::new());
+            }
+            let args: Vec<&str> = args.collect();
+            Some(vec![printf(&unescape(format), &args)])
+        }
+        _ => None,
+    }
+}
+
+/// `\n`, `\t` and `\\` as printf and `echo -e` read them.
+fn unescape(text: &str) -> String {
+    text.replace("\\n", "\n")
+        .replace("\\t", "\t")
+        .replace("\\\\", "\\")
+}
+
+/// What `printf FORMAT ARGS` prints, every directive taken as `%s`; the
+/// format is used again while arguments remain, as printf does.
+fn printf(format: &str, args: &[&str]) -> String {
+    let mut out = String::new();
+    let mut next = 0;
+    loop {
+        let mut used = false;
+        let mut chars = format.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            if chars.peek() == Some(&'%') {
+                chars.next();
+                out.push('%');
+                continue;
+            }
+            // Flags, width and precision, then the conversion letter.
+            while chars
+                .next_if(|c| !c.is_ascii_alphabetic() || matches!(c, 'l' | 'h'))
+                .is_some()
+            {}
+            chars.next();
+            used = true;
+            if let Some(arg) = args.get(next) {
+                out.push_str(arg);
+            }
+            next += 1;
+        }
+        if !used || next >= args.len() {
+            return out;
+        }
+    }
+}
+
+/// What a git alias defined on the command line (`git -c alias.p=push p`)
+/// runs in place of the subcommand.
+pub enum GitAlias {
+    /// Another git command: its words.
+    Git(Vec<Arg>),
+    /// `!...`: a shell script.
+    Shell(String),
+    /// An alias whose text is known only at run time.
+    Unknown(String),
+}
+
+/// The alias `words` (a git command) define with `-c alias.NAME=VALUE`
+/// and run as their subcommand; `None` when they run none.
+pub fn git_alias(words: &[Arg]) -> Option<GitAlias> {
+    if program(words) != "git" {
+        return None;
+    }
+    let (sub, rest) = git_subcommand(words);
+    let mut at = 1;
+    let mut found = None;
+    while let Some(word) = words.get(at) {
+        let t = word.text.as_str();
+        let value = match t {
+            "-c" => words.get(at + 1),
+            _ if t.starts_with("--config-env") => {
+                let line = super::shell::join(words);
+                return Some(GitAlias::Unknown(format!(
+                    "`{line}` sets configuration from the environment, which may define an alias for its subcommand"
+                )));
+            }
+            _ if !t.starts_with('-') => break,
+            _ => None,
+        };
+        at += if t == "-c" { 2 } else { 1 };
+        let Some(value) = value else { continue };
+        let Some((key, text)) = value.text.split_once('=') else {
+            continue;
+        };
+        let named = key
+            .strip_prefix("alias.")
+            .or_else(|| key.strip_prefix("ALIAS."))
+            .is_some_and(|name| name.eq_ignore_ascii_case(sub));
+        if named {
+            found = Some((value.literal, text.to_owned()));
+        }
+        if !value.literal && key.to_ascii_lowercase().starts_with("alias") {
+            found = Some((false, text.to_owned()));
+        }
+    }
+    let (literal, text) = found?;
+    let line = super::shell::join(words);
+    if !literal {
+        return Some(GitAlias::Unknown(format!(
+            "`{line}` defines a git alias known only at run time"
+        )));
+    }
+    let args = super::shell::join(rest);
+    Some(match text.strip_prefix('!') {
+        Some(script) => GitAlias::Shell(format!("{script} {args}")),
+        None => {
+            let mut expanded = vec![words[0].clone()];
+            expanded.extend(text.split_whitespace().map(Arg::literal));
+            expanded.extend(rest.iter().cloned());
+            GitAlias::Git(expanded)
+        }
+    })
 }

@@ -25,9 +25,10 @@ pub use paths::Places;
 pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
-    always_asked, always_denied, changes_attributes, changes_what_runs, deletes_unknown_tree,
-    hands_off_outside, has_flag, is_interpreter, is_known_safe, nested_script, operands, program,
-    tee_targets, unwrap, uses_network,
+    GitAlias, always_asked, always_denied, changes_attributes, changes_what_runs,
+    deletes_unknown_tree, git_alias, hands_off_outside, has_flag, is_interpreter, is_known_safe,
+    nested_script, operands, printed_text, program, reads_script_on_stdin, tee_targets, unwrap,
+    uses_network,
 };
 use shell::{Arg, Part, join, without_unknowns};
 use variables::Values;
@@ -732,7 +733,9 @@ impl Policy {
             )
             .firm();
         }
-        if paths::is_harmless_device(&path) {
+        // The agent's own standard output is not bash's: only a redirection
+        // shows output through `/dev/stdout`.
+        if paths::is_harmless_device(&path, tool == "bash") {
             return Verdict::new(
                 Decision::Allow,
                 format!("`{shown}` discards or shows output"),
@@ -746,6 +749,11 @@ impl Policy {
         );
         if let Some(denied) = by_rule.take_if(|v| v.decision == Decision::Deny) {
             return denied;
+        }
+        if tool == "bash"
+            && let Some(network) = self.network_redirection(&path)
+        {
+            return by_rule.unwrap_or(network);
         }
         // A hard link is the same file under another name: writing
         // `ws/c` writes `.git/config` or a file outside the workspace too,
@@ -794,6 +802,28 @@ impl Policy {
             )
             .suggesting(format!("write({shown})")),
         }
+    }
+
+    /// A bash redirection to `/dev/tcp/HOST/PORT` or `/dev/udp/...`: a
+    /// network connection, judged as a network command is. `None` for any
+    /// other path.
+    fn network_redirection(&self, path: &std::path::Path) -> Option<Verdict> {
+        let (protocol, peer) = paths::network_device(path)?;
+        let shown = path.display();
+        let ask = |why: String| Verdict::new(Decision::Ask, why).firm();
+        Some(match self.mode {
+            Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
+            Mode::Auto if self.sandbox.active && self.sandbox.network_allowed => Verdict::new(
+                Decision::Allow,
+                format!("auto mode: `{shown}` ({protocol} to {peer}) runs inside the sandbox"),
+            ),
+            Mode::Auto if self.sandbox.active => ask(format!(
+                "`{shown}` opens a {protocol} connection to {peer}: it uses the network, which the sandbox keeps off; it needs approval (or --allow-network)"
+            )),
+            _ => ask(format!(
+                "`{shown}` opens a {protocol} connection to {peer}: it uses the network; it needs approval"
+            )),
+        })
     }
 
     fn roots_text(&self) -> String {
@@ -1028,7 +1058,11 @@ impl Policy {
             descriptor_write(&target, part.descriptors_moved)
                 .unwrap_or_else(|| self.judge_write("bash", &target))
         };
-        let reads = self.judge_bash_reads(part, inner);
+        let mut reads = self.judge_bash_reads(part, inner);
+        reads.extend(part.reads.iter().filter_map(|read| {
+            let path = paths::normalize(&self.places.joined(&read.text));
+            self.network_redirection(&path)
+        }));
         // The command first: of equal verdicts its reason is the one to read.
         Verdict::strictest(
             command
@@ -1171,7 +1205,16 @@ impl Policy {
             .chain(here)
             .filter(|a| !a.text.is_empty())
             .collect();
-        let line = part.command_line();
+        // `$(< file)` is bash's `cat file`: a part with no words.
+        let line = match part.words.is_empty() {
+            true => part
+                .reads
+                .iter()
+                .map(|read| format!("$(< {})", read.text))
+                .collect::<Vec<_>>()
+                .join(" "),
+            false => part.command_line(),
+        };
         paths
             .iter()
             .filter_map(|path| self.judge_bash_read(&line, path, recursive, guard))
@@ -1264,6 +1307,102 @@ impl Policy {
     }
 
     fn judge_command(
+        &self,
+        part: &Part,
+        wrappers: &[&str],
+        inner: &[Arg],
+        depth: usize,
+    ) -> Verdict {
+        if let Some(alias) = git_alias(inner) {
+            return self.judge_git_alias(part, wrappers, alias, depth);
+        }
+        let from_stdin = self.judge_stdin_script(part, inner, depth);
+        if let Some(denied) = from_stdin
+            .as_ref()
+            .filter(|verdict| verdict.decision == Decision::Deny)
+        {
+            return denied.clone();
+        }
+        let verdict = self.judge_command_alone(part, wrappers, inner, depth);
+        match from_stdin {
+            Some(script) => verdict.stricter(script),
+            None => verdict,
+        }
+    }
+
+    /// A shell reading its script on stdin ([`reads_script_on_stdin`])
+    /// runs what a here-string or here-document gives it, or what a literal
+    /// `echo` or `printf` before it in the pipeline prints: judged as a
+    /// `bash -c` script is. `None` when it reads no such literal text (a
+    /// script from a file or a download asks by the other rules).
+    fn judge_stdin_script(&self, part: &Part, inner: &[Arg], depth: usize) -> Option<Verdict> {
+        if !reads_script_on_stdin(inner) {
+            return None;
+        }
+        let piped = part
+            .upstream
+            .previous()
+            .and_then(|stage| printed_text(stage));
+        let scripts: Vec<String> = part
+            .stdin
+            .iter()
+            .flatten()
+            .cloned()
+            .chain(piped.into_iter().flatten())
+            .collect();
+        Verdict::strictest(scripts.iter().map(|script| {
+            self.judge_script(
+                script,
+                depth + 1,
+                part.descriptors_moved,
+                part.inherited.clone(),
+            )
+        }))
+    }
+
+    /// `git -c alias.NAME=TEXT NAME`: judged as what the alias runs, and
+    /// asked about at least (bypass runs it; a deny rule on what it runs
+    /// holds).
+    fn judge_git_alias(
+        &self,
+        part: &Part,
+        wrappers: &[&str],
+        alias: GitAlias,
+        depth: usize,
+    ) -> Verdict {
+        let full = part.command_line();
+        let ask = Verdict::new(
+            Decision::Ask,
+            format!(
+                "`{full}` defines a git alias on its command line and runs it; it needs approval"
+            ),
+        )
+        .firm();
+        let verdict = match alias {
+            GitAlias::Git(words) => {
+                let expanded = Part {
+                    words: words.clone(),
+                    ..part.clone()
+                };
+                self.judge_command(&expanded, wrappers, &words, depth + 1)
+            }
+            GitAlias::Shell(script) => self.judge_script(
+                &script,
+                depth + 1,
+                part.descriptors_moved,
+                part.inherited.clone(),
+            ),
+            GitAlias::Unknown(reason) => {
+                Verdict::new(Decision::Ask, format!("{reason}; it needs approval")).firm()
+            }
+        };
+        match verdict.decision {
+            Decision::Deny => verdict,
+            _ => verdict.stricter(ask),
+        }
+    }
+
+    fn judge_command_alone(
         &self,
         part: &Part,
         wrappers: &[&str],

@@ -452,11 +452,41 @@ pub fn is_block_device(path: &Path) -> bool {
         && !path.starts_with("/dev/fd")
         && !path.starts_with("/dev/shm")
         && !path.starts_with("/dev/pts")
+        && !path.starts_with("/dev/mqueue")
+        && network_device(path).is_none()
 }
 
-/// True for the devices whose writes go nowhere or to the terminal.
-pub fn is_harmless_device(path: &Path) -> bool {
-    path.starts_with("/dev") && !is_block_device(path) && path != Path::new("/dev")
+/// True for the devices whose writes go nowhere or to the terminal
+/// (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`,
+/// `/dev/tty`); `output` adds standard output and error (`/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/1`, `/dev/fd/2`: bash's own, for a redirection,
+/// not the agent's). Anything else under `/dev` is a file (`/dev/shm`), a
+/// descriptor open on any file (`/dev/stdin`, `/dev/fd/5`, `/dev/pts/0`),
+/// a disk, or bash's network connection.
+pub fn is_harmless_device(path: &Path, output: bool) -> bool {
+    const SINKS: [&str; 6] = [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/tty",
+    ];
+    const OUTPUT: [&str; 4] = ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2"];
+    SINKS.iter().any(|sink| path == Path::new(sink))
+        || (output && OUTPUT.iter().any(|out| path == Path::new(out)))
+}
+
+/// For bash's network redirections, `/dev/tcp/HOST/PORT` and
+/// `/dev/udp/HOST/PORT` (no such files exist: bash opens a connection),
+/// the protocol, host and port.
+pub fn network_device(path: &Path) -> Option<(&str, String)> {
+    let text = path.to_str()?;
+    let (protocol, rest) = text
+        .strip_prefix("/dev/tcp/")
+        .map(|rest| ("TCP", rest))
+        .or_else(|| text.strip_prefix("/dev/udp/").map(|rest| ("UDP", rest)))?;
+    Some((protocol, rest.replace('/', " port ")))
 }
 
 #[cfg(test)]
@@ -495,7 +525,25 @@ mod tests {
         assert!(is_block_device(Path::new("/dev/nvme0n1p1")));
         assert!(!is_block_device(Path::new("/dev/null")));
         assert!(!is_block_device(Path::new("/dev/fd/2")));
-        assert!(is_harmless_device(Path::new("/dev/stderr")));
-        assert!(!is_harmless_device(Path::new("/etc/passwd")));
+        assert!(is_harmless_device(Path::new("/dev/stderr"), true));
+        assert!(!is_harmless_device(Path::new("/dev/stderr"), false));
+        assert!(!is_harmless_device(Path::new("/etc/passwd"), true));
+        for path in [
+            "/dev/shm/x",
+            "/dev/pts/0",
+            "/dev/stdin",
+            "/dev/fd/5",
+            "/dev/tcp/h/1",
+        ] {
+            assert!(!is_harmless_device(Path::new(path), true), "{path}");
+        }
+        for path in [
+            "/dev/tcp/h/80",
+            "/dev/udp/h/53",
+            "/dev/mqueue/q",
+            "/dev/shm/x",
+        ] {
+            assert!(!is_block_device(Path::new(path)), "{path}");
+        }
     }
 }

@@ -169,6 +169,10 @@ pub struct Part {
     /// values the line gave its variables before it, with those its own
     /// prefix (`F=x bash -c ...`) and `env` give, which the script sees.
     pub(super) inherited: Option<Values>,
+    /// What its here-strings and here-documents (`<<< TEXT`, `<<E`) give
+    /// the command on stdin: the text when it is literal, `None` when it
+    /// holds an expansion.
+    pub stdin: Vec<Option<String>>,
 }
 
 /// The commands before a part in its pipelines (one list for each
@@ -183,6 +187,12 @@ impl Upstream {
         self.0
             .iter()
             .flat_map(|(stages, before)| &stages[..*before])
+    }
+
+    /// The stage right before the part, whose output it reads.
+    pub fn previous(&self) -> Option<&Vec<Arg>> {
+        let (stages, before) = self.0.iter().find(|(_, before)| *before > 0)?;
+        stages.get(before - 1)
     }
 
     /// True when no command comes before the part in a pipeline.
@@ -505,6 +515,58 @@ fn skip_heredoc(script: &str, from: usize, delimiter: &str, tabs: bool) -> usize
     script.len()
 }
 
+/// The parser's program of `script`.
+fn parse_program(
+    script: &str,
+    options: &ParserOptions,
+) -> Result<brush_parser::ast::Program, ParseFailure> {
+    std::panic::catch_unwind(|| {
+        brush_parser::Parser::new(std::io::Cursor::new(script), options).parse_program()
+    })
+    .map_err(|_| ParseFailure("the shell parser failed on this command".to_owned()))?
+    .map_err(|e| ParseFailure(format!("bash syntax error: {e}")))
+}
+
+/// `script` with every `select` where a command starts (outside quotes)
+/// written `for   `: `select NAME in WORDS; do LIST; done` runs `LIST`
+/// as the `for` loop of the same shape does. `None` when there is none.
+fn select_as_for(script: &str) -> Option<String> {
+    let bytes = script.as_bytes();
+    let mut out = script.to_owned().into_bytes();
+    let mut quote: Option<u8> = None;
+    let mut found = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        let c = bytes[at];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(b'"') if c == b'\\' => at += 1,
+            Some(_) => {}
+            None if c == b'\\' => at += 1,
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if bytes[at..].starts_with(b"select")
+                && bytes.get(at + 6).is_some_and(|c| matches!(c, b' ' | b'\t')) =>
+            {
+                let before = script[..at].trim_end_matches([' ', '\t']);
+                let starts = before.is_empty()
+                    || before.ends_with([';', '&', '|', '(', '{', '\n', '!'])
+                    || ["do", "then", "else", "elif"].iter().any(|word| {
+                        before.strip_suffix(word).is_some_and(|rest| {
+                            rest.is_empty() || rest.ends_with([' ', '\t', ';', '\n'])
+                        })
+                    });
+                if starts {
+                    out[at..at + 6].copy_from_slice(b"for   ");
+                    found = true;
+                }
+            }
+            None => {}
+        }
+        at += 1;
+    }
+    found.then(|| String::from_utf8(out).ok()).flatten()
+}
+
 /// [`parse`] for a script that runs inside another (`$(...)`), which
 /// sees the values the outer one gave its variables before it.
 fn parse_with(script: &str, depth: usize, values: Values) -> Result<Vec<Part>, ParseFailure> {
@@ -522,18 +584,23 @@ fn walk(script: &str, depth: usize, values: Values) -> Result<Walk, ParseFailure
         return Err(ParseFailure(why));
     }
     let options = ParserOptions::default();
-    let program = std::panic::catch_unwind(|| {
-        brush_parser::Parser::new(std::io::Cursor::new(script), &options).parse_program()
-    })
-    .map_err(|_| ParseFailure("the shell parser failed on this command".to_owned()))?
-    .map_err(|e| ParseFailure(format!("bash syntax error: {e}")))?;
+    let program = match parse_program(script, &options) {
+        // The parser knows no `select`; it is shaped as `for` is.
+        Err(e) => match select_as_for(script) {
+            Some(script) => parse_program(&script, &options).map_err(|_| e)?,
+            None => return Err(e),
+        },
+        Ok(program) => program,
+    };
     let mut walk = Walk {
+        source: script.to_owned(),
         parts: Vec::new(),
         depth,
         options,
         descriptors_moved: false,
         evaluated: Evaluated::default(),
         values,
+        here: Vec::new(),
     };
     for list in &program.complete_commands {
         walk.list(list)?;
@@ -560,6 +627,8 @@ fn walk(script: &str, depth: usize, values: Values) -> Result<Walk, ParseFailure
 }
 
 struct Walk {
+    /// The script walked: where the parser's positions point.
+    source: String,
     parts: Vec<Part>,
     depth: usize,
     options: ParserOptions,
@@ -569,6 +638,8 @@ struct Walk {
     evaluated: Evaluated,
     /// The values the script has given its variables so far.
     values: Values,
+    /// What the redirections walked last give on stdin ([`Part::stdin`]).
+    here: Vec<Option<String>>,
 }
 
 /// Whether a file redirection points descriptor `fd` (`None`: the kind's
@@ -770,10 +841,39 @@ impl Walk {
             }
             CompoundCommand::Coprocess(coprocess) => self.command(&coprocess.body),
             CompoundCommand::Arithmetic(arithmetic) => {
+                if let Some(inner) = self.nested_subshell(arithmetic)? {
+                    let outer = std::mem::replace(&mut self.source, inner);
+                    let program = parse_program(&self.source, &self.options);
+                    let walked = program.and_then(|program| {
+                        program
+                            .complete_commands
+                            .iter()
+                            .try_for_each(|list| self.list(list))
+                    });
+                    self.source = outer;
+                    return walked;
+                }
                 self.arithmetic(&arithmetic.expr.value);
                 Ok(())
             }
         }
+    }
+
+    /// `( (ls) )`, which the parser reads as arithmetic: bash reads `((`
+    /// as arithmetic only when the two are adjacent; with a space between
+    /// them it is a subshell in a subshell. The text inside the outer one.
+    fn nested_subshell(
+        &self,
+        arithmetic: &ast::ArithmeticCommand,
+    ) -> Result<Option<String>, ParseFailure> {
+        let chars: Vec<char> = self.source.chars().collect();
+        let (start, end) = (arithmetic.loc.start.index, arithmetic.loc.end.index);
+        let spaced = chars.get(start) == Some(&'(')
+            && chars.get(start + 1).is_some_and(|c| c.is_whitespace());
+        if !spaced || end <= start + 1 || end > chars.len() {
+            return Ok(None);
+        }
+        Ok(Some(chars[start + 1..end - 1].iter().collect()))
     }
 
     fn arithmetic(&mut self, text: &str) {
@@ -901,6 +1001,7 @@ impl Walk {
             self.item(item, &mut part, &mut redirects, false)?;
         }
         (part.writes, part.reads) = self.redirects_both(redirects.into_iter())?;
+        part.stdin = std::mem::take(&mut self.here);
         Ok(part)
     }
 
@@ -960,6 +1061,7 @@ impl Walk {
     ) -> Result<(Vec<Arg>, Vec<Arg>), ParseFailure> {
         let mut writes = Vec::new();
         let mut reads = Vec::new();
+        self.here.clear();
         for redirect in redirects {
             match redirect {
                 IoRedirect::File(fd, kind, target) => {
@@ -1008,9 +1110,14 @@ impl Walk {
                     writes.push(arg);
                 }
                 IoRedirect::HereString(_, word) => {
-                    self.word(&word.value)?;
+                    let arg = self.word(&word.value)?;
+                    self.here
+                        .push(arg.literal.then(|| format!("{}\n", arg.text)));
                 }
                 IoRedirect::HereDocument(_, doc) => {
+                    let text = &doc.doc.value;
+                    let expands = doc.requires_expansion && text.contains(['$', '`', '\\']);
+                    self.here.push((!expands).then(|| text.clone()));
                     if doc.requires_expansion && hides_command(&doc.doc.value) {
                         let pieces =
                             brush_parser::word::parse_heredoc(&doc.doc.value, &self.options)
