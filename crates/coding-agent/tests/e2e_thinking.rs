@@ -110,9 +110,10 @@ fn levels_reach_the_wire_change_over_rpc_and_come_back_with_continue() {
         let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_thinking_level"}));
         assert_eq!(cycled["data"], json!({"level": "minimal"}));
 
-        // Unknown names become the first supported level; xhigh is clamped.
-        set_level(&mut rpc, "ludicrous");
-        assert_eq!(state_level(&mut rpc), "off");
+        // An unknown name changes nothing (DEVIATIONS M25); xhigh is clamped.
+        let (refused, _) = set_level(&mut rpc, "ludicrous");
+        assert_eq!(refused["success"], false, "{refused}");
+        assert_eq!(state_level(&mut rpc), "minimal");
         set_level(&mut rpc, "xhigh");
         assert_eq!(state_level(&mut rpc), "high");
         rpc.prompt("three");
@@ -130,7 +131,7 @@ fn levels_reach_the_wire_change_over_rpc_and_come_back_with_continue() {
             .collect();
         assert_eq!(
             levels,
-            ["low", "high", "off", "minimal", "off", "high"],
+            ["low", "high", "off", "minimal", "high"],
             "{wire:?}"
         );
         let keys: Vec<&String> = entries[0].as_object().unwrap().keys().collect();
@@ -211,6 +212,15 @@ fn a_model_without_reasoning_stays_off_and_does_not_cycle() {
         json!({"id":"m","type":"response","command":"set_thinking_level","success":false,
                "error":"Invalid command: \"level\" must be a string"})
     );
+    // A name that is no level is refused: Pi takes the model's first
+    // level, so a typo (`ultra`) switched thinking off and said success.
+    let (response, changes) = set_level(&mut rpc, "ultra");
+    assert_eq!(
+        response,
+        json!({"id":"t","type":"response","command":"set_thinking_level","success":false,
+               "error":"Invalid thinking level \"ultra\": one of off, minimal, low, medium, high, xhigh"})
+    );
+    assert_eq!(changes, Vec::<Value>::new());
     rpc.finish();
 }
 

@@ -1,6 +1,7 @@
 //! RPC `set_thinking_level` and `cycle_thinking_level` (Pi's shapes): the
-//! level is clamped to what the model supports; a name that is no level
-//! becomes the model's first supported level (normally `off`), as in Pi.
+//! level is clamped to what the model supports; a name that is no level is
+//! refused, naming the levels (Pi takes the model's first supported level,
+//! normally `off`: a typo switched thinking off and answered success).
 
 use agent_ai::ThinkingLevel;
 use serde_json::{Value, json};
@@ -10,13 +11,13 @@ use crate::app::AgentSession;
 /// `set_thinking_level {level}`: the response has no data; the error
 /// is the text a client reads.
 pub fn set_thinking_level(session: &AgentSession, level: &str) -> Result<(), String> {
-    let wanted = level.parse().unwrap_or_else(|_| {
-        session
-            .available_thinking_levels()
-            .first()
-            .copied()
-            .unwrap_or(ThinkingLevel::Off)
-    });
+    let wanted: ThinkingLevel = level.parse().map_err(|_| {
+        let names: Vec<&str> = ThinkingLevel::ALL.iter().map(|l| l.as_str()).collect();
+        format!(
+            "Invalid thinking level \"{level}\": one of {}",
+            names.join(", ")
+        )
+    })?;
     session
         .set_thinking_level(wanted)
         .map(drop)
