@@ -166,6 +166,12 @@ fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            // A control character (a NUL a binary printed, a stray escape)
+            // is an HTML parse error: its picture (`␀`, `␛`) shows it.
+            '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' => {
+                out.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'));
+            }
+            '\u{7f}' => out.push('\u{2421}'),
             c => out.push(c),
         }
     }
@@ -177,6 +183,16 @@ mod tests {
     use agent_ai::{ImageContent, ToolResultMessage, UserMessage};
 
     use super::*;
+
+    /// NUL and other control characters were written raw: a parse error
+    /// in every browser, and invisible where they show at all.
+    #[test]
+    fn control_characters_are_shown_by_their_pictures() {
+        assert_eq!(
+            escape("a\0b\x1b[31m\tc\r\n\x7f<"),
+            "a\u{2400}b\u{241b}[31m\tc\r\n\u{2421}&lt;"
+        );
+    }
 
     #[test]
     fn text_is_escaped_and_images_are_inline() {
