@@ -550,7 +550,9 @@ fn upload_script(path: &Path, size: u64) -> String {
         sh_quote(&path.to_string_lossy()),
     );
     format!(
-        "set -e; umask 077; mkdir -p {dir}; t={path}.$$.tmp; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; \
+        "set -e; umask 077; mkdir -p {dir}; \
+         [ ! -e {path} ] || [ -f {path} ] || {{ printf '%s is in the way: it is not a file; remove it, or set remote.cacheDir to another directory\\n' {path} >&2; exit 1; }}; \
+         t={path}.$$.tmp; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; \
          n=$(wc -c <\"$t\"); [ \"$n\" -eq {size} ] || {{ echo \"the upload was cut short: $n of {size} bytes arrived\" >&2; exit 1; }}; \
          chmod 700 \"$t\"; mv -f \"$t\" {path}; trap - EXIT"
     )
@@ -919,5 +921,24 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"\x7fELF whole");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
+
+        // A directory where the helper goes: the upload was moved into it,
+        // 38 MB a try, and the start said the helper was still missing.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let blocked = upload(b"\x7fELF whole", 10);
+        assert!(!blocked.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&blocked.stderr),
+            format!(
+                "{} is in the way: it is not a file; remove it, or set remote.cacheDir to another directory\n",
+                path.display()
+            )
+        );
+        assert_eq!(
+            std::fs::read_dir(&path).unwrap().count(),
+            0,
+            "nothing moved into it"
+        );
     }
 }
