@@ -1418,12 +1418,9 @@ fn queued_during_a_manual_compaction(behavior: Option<&str>) {
     the_queued_message_went_out(rpc, &server, wire);
 }
 
-/// A manual compaction runs as a run does: commands are answered while its
-/// summary request is out (it blocked every command until the request
-/// ended, a hung server for its whole timeout), `get_state` says it is
-/// compacting, and `abort` cancels it.
-#[test]
-fn rpc_commands_are_answered_during_a_compaction_and_abort_cancels_it() {
+/// An RPC session of two long exchanges whose `compact` (id `c`) has
+/// started and waits on a summary request that never ends.
+fn a_compaction_under_way() -> (Sandbox, ModelServer, Rpc) {
     let wire = Wire::OpenAi;
     let sandbox = Sandbox::new();
     settings_with_window(&sandbox, 4000);
@@ -1441,6 +1438,16 @@ fn rpc_commands_are_answered_during_a_compaction_and_abort_cancels_it() {
         next_json(&rpc.lines),
         json!({"type":"compaction_start","reason":"manual"})
     );
+    (sandbox, server, rpc)
+}
+
+/// A manual compaction runs as a run does: commands are answered while its
+/// summary request is out (it blocked every command until the request
+/// ended, a hung server for its whole timeout), `get_state` says it is
+/// compacting, and `abort` cancels it.
+#[test]
+fn rpc_commands_are_answered_during_a_compaction_and_abort_cancels_it() {
+    let (_sandbox, _server, mut rpc) = a_compaction_under_way();
     let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
     assert_eq!(state["data"]["isCompacting"], true, "{state}");
     let (before_abort, aborted) = rpc.ask(json!({"id": "a", "type": "abort"}));
@@ -1467,28 +1474,12 @@ fn rpc_commands_are_answered_during_a_compaction_and_abort_cancels_it() {
 /// prompt, or never.
 #[test]
 fn a_prompt_queued_during_a_compaction_goes_out_when_the_compaction_is_aborted() {
-    let wire = Wire::OpenAi;
-    let sandbox = Sandbox::new();
-    settings_with_window(&sandbox, 4000);
-    let server = ModelServer::start(move |request| {
-        if is_summary_request(wire, request) {
-            return Reply::Stall;
-        }
-        answer_with_input(wire, "ok", 1000)
-    });
-    let mut rpc = Rpc::start(&sandbox, wire, &server);
-    rpc.prompt(&big_prompt("first", 1200));
-    rpc.prompt(&big_prompt("second", 1200));
-    send(&mut rpc.stdin, &json!({"id": "c", "type": "compact"}));
-    assert_eq!(
-        next_json(&rpc.lines),
-        json!({"type":"compaction_start","reason":"manual"})
-    );
+    let (_sandbox, server, mut rpc) = a_compaction_under_way();
     queue_follow_up(&mut rpc, None);
     let (_, aborted) = rpc.ask(json!({"id": "a", "type": "abort"}));
     assert_eq!(aborted["success"], true, "{aborted}");
     rpc.until(|line| line["type"] == "agent_end");
-    the_queued_message_went_out(rpc, &server, wire);
+    the_queued_message_went_out(rpc, &server, Wire::OpenAi);
 }
 
 #[test]

@@ -766,35 +766,56 @@ mod tests {
         assert_eq!(plan.details.read_files, ["old.rs"]);
     }
 
-    /// Summarises `plan` with a summariser that answers `answers` in turn:
-    /// the requests' texts, the summary, and the progress reported.
-    fn summarise_with(
-        plan: Plan,
-        answers: impl IntoIterator<Item = String>,
-    ) -> (Vec<String>, String, Vec<(usize, usize)>) {
-        use agent_ai::testing::ScriptedProvider;
-        use agent_ai::{AssistantContent, TextContent};
-
-        let answers = answers.into_iter().map(|text| {
-            ScriptedProvider::reply(vec![AssistantContent::Text(TextContent {
+    /// A summariser's answer of `text`.
+    fn summary_answer(text: String) -> agent_ai::AssistantMessage {
+        agent_ai::testing::ScriptedProvider::reply(vec![agent_ai::AssistantContent::Text(
+            agent_ai::TextContent {
                 text,
                 text_signature: None,
-            })])
-        });
+            },
+        )])
+    }
+
+    /// A server's refusal of a request as too long: it held `said` tokens.
+    fn refused_as_too_long(said: u64) -> agent_ai::AssistantMessage {
+        let mut refused = agent_ai::testing::ScriptedProvider::reply(Vec::new());
+        refused.stop_reason = agent_ai::StopReason::Error;
+        refused.error_message = Some(format!(
+            "This model's maximum context length is 4000 tokens. However, your messages resulted in {said} tokens."
+        ));
+        refused
+    }
+
+    /// What [`summarise_scripted`] saw: the outcome, the requests' texts,
+    /// and the progress reported.
+    type Summarised = (
+        Result<CompactionResult, CompactionError>,
+        Vec<String>,
+        Vec<(usize, usize)>,
+    );
+
+    /// Summarises `plan` with a summariser that answers `answers` in turn,
+    /// learning into `scale`.
+    fn summarise_scripted(
+        plan: Plan,
+        answers: impl IntoIterator<Item = agent_ai::AssistantMessage>,
+        scale: &tokens::EstimateScale,
+    ) -> Summarised {
+        use agent_ai::testing::ScriptedProvider;
+
         let provider = Arc::new(ScriptedProvider::from_messages(answers));
         let dyn_provider: Arc<dyn Provider> = provider.clone();
         let reported = std::sync::Mutex::new(Vec::new());
-        let result = futures::executor::block_on(summarise(
+        let outcome = futures::executor::block_on(summarise(
             plan,
             None,
             &ScriptedProvider::model(),
             &dyn_provider,
             None,
-            &tokens::EstimateScale::default(),
+            scale,
             &CancellationToken::new(),
             &|done, of| reported.lock().unwrap().push((done, of)),
-        ))
-        .unwrap();
+        ));
         let asked = provider
             .requests()
             .iter()
@@ -803,7 +824,19 @@ mod tests {
                 other => panic!("one user message, not {other:?}"),
             })
             .collect();
-        (asked, result.summary, reported.into_inner().unwrap())
+        (outcome, asked, reported.into_inner().unwrap())
+    }
+
+    /// Summarises `plan` with a summariser that answers `answers` in turn:
+    /// the requests' texts, the summary, and the progress reported.
+    fn summarise_with(
+        plan: Plan,
+        answers: impl IntoIterator<Item = String>,
+    ) -> (Vec<String>, String, Vec<(usize, usize)>) {
+        let answers = answers.into_iter().map(summary_answer);
+        let (outcome, asked, reported) =
+            summarise_scripted(plan, answers, &tokens::EstimateScale::default());
+        (asked, outcome.unwrap().summary, reported)
     }
 
     /// A plan of `history`, with nothing kept and no files, in a
@@ -895,55 +928,21 @@ mod tests {
     /// compaction, refused every time.
     #[test]
     fn a_summary_request_refused_as_too_long_is_asked_again_in_smaller_pieces() {
-        use agent_ai::testing::ScriptedProvider;
-        use agent_ai::{AssistantContent, StopReason, TextContent};
-
         let history = (1..=4)
             .map(|n| agent_ai::UserMessage::text(format!("m{n}:{}", "x".repeat(1500))).into())
             .collect();
-        let plan = small_plan(history, None);
-        let mut refused = ScriptedProvider::reply(Vec::new());
-        refused.stop_reason = StopReason::Error;
-        refused.error_message = Some(
-            "This model's maximum context length is 4000 tokens. However, your messages resulted in 9000 tokens."
-                .into(),
-        );
-        let summary = |n: usize| {
-            ScriptedProvider::reply(vec![AssistantContent::Text(TextContent {
-                text: format!("S{n}"),
-                text_signature: None,
-            })])
-        };
-        let provider = Arc::new(ScriptedProvider::from_messages(
-            [refused].into_iter().chain((1..=8).map(summary)),
-        ));
-        let dyn_provider: Arc<dyn Provider> = provider.clone();
+        let answers = [refused_as_too_long(9000)]
+            .into_iter()
+            .chain((1..=8).map(|n| summary_answer(format!("S{n}"))));
         let scale = tokens::EstimateScale::default();
-        let result = futures::executor::block_on(summarise(
-            plan,
-            None,
-            &ScriptedProvider::model(),
-            &dyn_provider,
-            None,
-            &scale,
-            &CancellationToken::new(),
-            &|_, _| {},
-        ))
-        .unwrap();
-        let sizes: Vec<usize> = provider
-            .requests()
-            .iter()
-            .map(|context| match context.messages.as_slice() {
-                [Message::User(user)] => crate::session::user_text(&user.content).len(),
-                other => panic!("one user message, not {other:?}"),
-            })
-            .collect();
+        let (outcome, asked, _) = summarise_scripted(small_plan(history, None), answers, &scale);
+        let sizes: Vec<usize> = asked.iter().map(String::len).collect();
         assert!(sizes.len() > 2, "refused, then pieces: {sizes:?}");
         assert!(
             sizes[1..].iter().all(|&size| size < sizes[0] / 2),
             "each piece far smaller than the refused request: {sizes:?}"
         );
-        assert_eq!(result.summary, format!("S{}", sizes.len() - 1));
+        assert_eq!(outcome.unwrap().summary, format!("S{}", sizes.len() - 1));
         assert!(
             scale.get() > 1.0,
             "the session learned how the server counts"
@@ -953,34 +952,20 @@ mod tests {
     /// A refusal that shows nothing smaller to try is the compaction's error.
     #[test]
     fn a_summary_request_refused_again_at_the_size_learned_fails() {
-        use agent_ai::StopReason;
-        use agent_ai::testing::ScriptedProvider;
-
         let history = vec![agent_ai::UserMessage::text("m1").into()];
-        let mut refused = ScriptedProvider::reply(Vec::new());
-        refused.stop_reason = StopReason::Error;
-        refused.error_message = Some(
-            "This model's maximum context length is 4000 tokens. However, your messages resulted in 1 tokens."
-                .into(),
-        );
-        let provider: Arc<dyn Provider> = Arc::new(ScriptedProvider::from_messages([refused]));
-        let error = futures::executor::block_on(summarise(
+        let (outcome, asked, _) = summarise_scripted(
             small_plan(history, None),
-            None,
-            &ScriptedProvider::model(),
-            &provider,
-            None,
+            [refused_as_too_long(1)],
             &tokens::EstimateScale::default(),
-            &CancellationToken::new(),
-            &|_, _| {},
-        ))
-        .unwrap_err();
+        );
+        let error = outcome.unwrap_err();
         assert!(
             error
                 .to_string()
                 .starts_with("Summarization failed: This model's maximum"),
             "{error}"
         );
+        assert_eq!(asked.len(), 1);
     }
 
     #[test]

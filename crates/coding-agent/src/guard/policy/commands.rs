@@ -524,17 +524,12 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
             ))
         });
     }
-    if !matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh") {
+    if !is_shell(name) {
         return None;
     }
-    let mut args = words.iter().skip(1);
+    let mut args = shell_words(words);
     while let Some(word) = args.next() {
         let t = word.text.as_str();
-        if matches!(t, "-o" | "+o" | "-O" | "+O") {
-            // An option's name (`-o errexit`), not the script.
-            args.next();
-            continue;
-        }
         if t.starts_with('-') && !t.starts_with("--") && t.contains('c') {
             let mut script = args.next();
             if script.is_some_and(|s| s.text == "--") {
@@ -774,19 +769,33 @@ pub fn deletes_unknown_tree(words: &[Arg]) -> bool {
         && operands(words).iter().any(|a| !a.literal)
 }
 
+/// The shells whose script is judged as the command line they run.
+fn is_shell(name: &str) -> bool {
+    matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh")
+}
+
+/// A shell's words after its name, without the names its `-o`/`-O` options
+/// take (`-o errexit` is an option, not the script).
+fn shell_words(words: &[Arg]) -> impl Iterator<Item = &Arg> {
+    let mut option_name = false;
+    words.iter().skip(1).filter(move |word| {
+        if std::mem::take(&mut option_name) {
+            return false;
+        }
+        option_name = matches!(word.text.as_str(), "-o" | "+o" | "-O" | "+O");
+        !option_name
+    })
+}
+
 /// Whether the shell `words` run reads its script on stdin: `sh`, `bash -s`,
 /// `bash -x -`, with no `-c` and no script file named.
 pub fn reads_script_on_stdin(words: &[Arg]) -> bool {
-    if !matches!(program(words), "sh" | "bash" | "zsh" | "dash" | "ksh") {
+    if !is_shell(program(words)) {
         return false;
     }
-    let mut args = words.iter().skip(1);
+    let mut args = shell_words(words);
     while let Some(word) = args.next() {
         let t = word.text.as_str();
-        if matches!(t, "-o" | "+o" | "-O" | "+O") {
-            args.next();
-            continue;
-        }
         if t == "-" {
             return true;
         }
