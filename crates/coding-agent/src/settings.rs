@@ -344,6 +344,9 @@ pub(crate) fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<
     }
 }
 
+/// The smallest `contextWindow` taken: no model has a smaller one.
+pub const MIN_CONTEXT_WINDOW: u64 = 1024;
+
 /// What the settings file at `path` holds of `T` (all of [`Settings`], the
 /// hooks); `T::default()` when there is no such file.
 pub(crate) fn read_part<T: DeserializeOwned + Default>(path: &Path) -> Result<T, SettingsError> {
@@ -414,7 +417,35 @@ impl Settings {
             }
         }
         settings.merge(project);
+        settings.drop_impossible_sizes();
         Ok(settings)
+    }
+
+    /// Leaves out, with a warning, sizes no model has: a `contextWindow`
+    /// under [`MIN_CONTEXT_WINDOW`] (`0` compacted twice before every
+    /// prompt) and a `compaction.reserveTokens` of 0 (every summary request
+    /// asked for `max_tokens: 0`, which servers refuse or answer with
+    /// nothing, so no compaction could succeed).
+    fn drop_impossible_sizes(&mut self) {
+        for (name, provider) in &mut self.providers {
+            if let Some(window) = provider
+                .context_window
+                .take_if(|window| *window < MIN_CONTEXT_WINDOW)
+            {
+                tracing::warn!(
+                    "providers.{name}.contextWindow {window} is ignored: no model has a window under {MIN_CONTEXT_WINDOW} tokens"
+                );
+            }
+        }
+        if let Some(compaction) = &mut self.compaction
+            && compaction.reserve_tokens == 0
+        {
+            let default = CompactionSettings::default().reserve_tokens;
+            tracing::warn!(
+                "compaction.reserveTokens 0 leaves a summary no room: {default} is used"
+            );
+            compaction.reserve_tokens = default;
+        }
     }
 
     /// Fills the nested objects this (project) file sets with the keys only
@@ -1082,6 +1113,26 @@ mod tests {
             std::fs::write(folder.join(SETTINGS_FILE), text).unwrap();
         }
         Settings::load(&agent, &cwd, trusted).unwrap()
+    }
+
+    /// A window of 0 compacted twice before every prompt, and a reserve of
+    /// 0 sent every summary request with `max_tokens: 0`.
+    #[test]
+    fn sizes_no_model_has_are_left_out() {
+        let settings = load_files(
+            r#"{"providers":{"local":{"contextWindow":0},"big":{"contextWindow":8192}},"compaction":{"reserveTokens":0,"keepRecentTokens":500}}"#,
+            "{}",
+            true,
+        );
+        let windows: Vec<Option<u64>> = ["local", "big"]
+            .map(|name| settings.provider(name).unwrap().context_window)
+            .into();
+        assert_eq!(windows, [None, Some(8192)]);
+        let compaction = settings.compaction.unwrap();
+        assert_eq!(
+            (compaction.reserve_tokens, compaction.keep_recent_tokens),
+            (CompactionSettings::default().reserve_tokens, 500)
+        );
     }
 
     #[test]
