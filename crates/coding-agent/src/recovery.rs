@@ -235,7 +235,12 @@ pub(crate) async fn run_messages(
                     result: None,
                     aborted: false,
                     will_retry: false,
-                    error_message: Some(OVERFLOW_RECOVERY_FAILED.to_owned()),
+                    // Pi's text, then the numbers: a prompt too long for
+                    // the window on its own read as the generic advice.
+                    error_message: Some(format!(
+                        "{OVERFLOW_RECOVERY_FAILED} {}",
+                        too_small_for_the_window(session)
+                    )),
                 });
                 break;
             }

@@ -1042,10 +1042,16 @@ fn a_second_overflow_ends_the_run_with_a_clear_message() {
         let (_sandbox, server, events, status, stderr) = overflow_run(wire, OVERFLOWS[0], 2);
         assert_eq!(status.code(), Some(1), "{wire:?}");
         assert_eq!(server.requests().len(), 4);
-        let message = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+        let last = events.last().unwrap();
+        let message = last["errorMessage"].as_str().unwrap();
         assert_eq!(
-            events.last().unwrap(),
+            last,
             &json!({"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":false,"errorMessage":message})
+        );
+        // Pi's text, then what fills the window, in numbers.
+        assert!(
+            message.starts_with("Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model. The model's context window is 4000 tokens; the system prompt and tool definitions take about "),
+            "{message}"
         );
         assert!(
             stderr.contains(&format!("coding-agent: {message}\n")),
