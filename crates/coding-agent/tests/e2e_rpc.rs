@@ -234,6 +234,21 @@ fn a_fork_or_a_switch_to_a_wrong_target_fails_and_leaves_the_running_prompt_alon
             .contains("is not a session file"),
         "{switched}"
     );
+    // A new session's file goes into a folder that is there: a mistyped
+    // path made its folders anywhere, and said success.
+    let astray = sandbox.work.join("no such folder").join("s.jsonl");
+    let (_, switched) = rpc
+        .ask(json!({"id": "s", "type": "switch_session", "sessionPath": astray.to_str().unwrap()}));
+    assert_eq!(
+        switched["error"],
+        format!(
+            "session file {}: no folder {}: a new session starts only in a folder that exists",
+            astray.display(),
+            astray.parent().unwrap().display()
+        ),
+        "{switched}"
+    );
+    assert!(!astray.parent().unwrap().exists());
     let end = rpc.until(|line| line["type"] == "agent_end");
     let answer = end["messages"].as_array().unwrap().last().unwrap();
     assert_eq!(answer["stopReason"], "stop", "{answer}");

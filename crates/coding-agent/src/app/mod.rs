@@ -1397,10 +1397,27 @@ impl AgentSession {
     }
 
     /// Fails as [`AgentSession::switch_session`] would on `path` (a file
-    /// that is not a session), without switching: checked before the
-    /// running prompt is aborted for the switch, as a fork's entry is.
+    /// that is not a session), or for a new session in a folder that is
+    /// not there, without switching: checked before the running prompt is
+    /// aborted for the switch, as a fork's entry is.
     pub fn check_switch(&self, path: &Path) -> Result<(), SessionError> {
-        SessionManager::check(&self.inner.cwd.join(path))
+        let path = self.inner.cwd.join(path);
+        // A new session starts in a folder that is there: a mistyped path
+        // made its folders anywhere, and the switch said success.
+        if let Some(folder) = path.parent()
+            && !path.exists()
+            && !folder.is_dir()
+        {
+            let error = std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "no folder {}: a new session starts only in a folder that exists",
+                    folder.display()
+                ),
+            );
+            return Err(SessionError::Io { path, error });
+        }
+        SessionManager::check(&path)
     }
 
     /// Fails as [`AgentSession::fork`] would for an `entry_id` that is not
