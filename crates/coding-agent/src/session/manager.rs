@@ -707,6 +707,22 @@ impl SessionManager {
             && self
                 .file_len
                 .is_some_and(|known| std::fs::metadata(&path).is_ok_and(|now| now.len() != known));
+        if grown && file_header(&path).is_none() {
+            if !is_blank(&path) {
+                // Replaced by something else: left as it is (M10).
+                return Err(SessionError::NotASession { path });
+            }
+            // Emptied while the session ran (`: > file`, the agent's own
+            // bash): appended to, the entries had no header, and the next
+            // `--continue` found no session. It is written whole again.
+            tracing::warn!(
+                "{}: the session file was emptied by another program; it is written whole again",
+                path.display()
+            );
+            self.written = None;
+            self.needs_newline = false;
+            return self.persist();
+        }
         if others || grown {
             // The other's last line may be cut (it died mid-write): this
             // session's entries start on a line of their own.
@@ -1032,6 +1048,11 @@ pub fn has_session_header(path: &Path) -> bool {
     file_header(path).is_some()
 }
 
+/// Whether `path` holds only white space (or cannot be read).
+fn is_blank(path: &Path) -> bool {
+    std::fs::read(path).map_or(true, |bytes| bytes.trim_ascii().is_empty())
+}
+
 /// The session header the first line of `path` holds, if it holds one.
 fn file_header(path: &Path) -> Option<SessionHeader> {
     let file = File::open(path).ok()?;
@@ -1173,6 +1194,30 @@ mod tests {
     /// Another process writing the same file that died mid-line left its
     /// last line cut: this session's next entry was glued onto it, and both
     /// were lost as one unreadable line.
+    /// A session file emptied while the session runs (`: > file`) was
+    /// appended to without its header: no longer a session, and the next
+    /// `--continue` started a new one. One replaced by something else is
+    /// left as it is.
+    #[test]
+    fn a_session_file_emptied_meanwhile_is_written_whole_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        exchange(&mut session, "one");
+        std::fs::File::create(&path).unwrap();
+        exchange(&mut session, "two");
+        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        assert_eq!(said(&reopened), ["one", "answer", "two", "answer"]);
+
+        std::fs::write(&path, "notes of mine\n").unwrap();
+        let refused = session.append_message(&user("three")).unwrap_err();
+        assert!(
+            refused.to_string().contains("is not a session file"),
+            "{refused}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "notes of mine\n");
+    }
+
     #[test]
     fn an_entry_after_another_process_cut_line_starts_a_line_of_its_own() {
         let dir = tempfile::tempdir().unwrap();
