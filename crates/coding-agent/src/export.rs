@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use agent_ai::{AssistantContent, Content, Message, UserContent};
 
-use crate::session::{HistoryItem, SessionHeader, SessionManager};
+use crate::compaction::SummaryKind;
+use crate::session::{ContextItem, HistoryItem, SessionHeader, SessionManager};
 use crate::session_event::grouped;
 use crate::support::atomic_write::write_atomic_private;
 use crate::support::fs_error::FsError;
@@ -59,7 +60,7 @@ pub fn session_html(header: &SessionHeader, name: Option<&str>, history: &[Histo
     );
     for item in history {
         match item {
-            HistoryItem::Message(message) => html.push_str(&message_html(message)),
+            HistoryItem::Context(item) => html.push_str(&item_html(item)),
             HistoryItem::Compaction {
                 summary,
                 tokens_before,
@@ -75,6 +76,42 @@ pub fn session_html(header: &SessionHeader, name: Option<&str>, history: &[Histo
     }
     html.push_str("</body>\n</html>\n");
     html
+}
+
+/// A step of the conversation: a user's own command and a branch's summary
+/// as what they are (both read as a "User" message).
+fn item_html(item: &ContextItem) -> String {
+    match item {
+        ContextItem::Message(message) => message_html(message),
+        ContextItem::Command(run) => {
+            let ended = match (run.cancelled, run.exit_code) {
+                (true, _) => " (cancelled)".to_owned(),
+                (false, Some(0) | None) => String::new(),
+                (false, Some(code)) => format!(" (exit code {code})"),
+            };
+            let label = if run.context_message().is_some() {
+                "User command"
+            } else {
+                "User command, kept from the model"
+            };
+            format!(
+                "<section class=\"user\"><h2>{label}</h2>\n<pre><b>$ {}</b>{}\n{}</pre></section>\n",
+                escape(&run.command),
+                escape(&ended),
+                escape(&run.output)
+            )
+        }
+        ContextItem::Summary { kind, summary, .. } => {
+            let label = match kind {
+                SummaryKind::Compaction => "Summary",
+                SummaryKind::Branch => "Summary of the branch left",
+            };
+            format!(
+                "<section class=\"compaction\"><h2>{label}</h2>\n<pre>{}</pre></section>\n",
+                escape(summary)
+            )
+        }
+    }
 }
 
 fn message_html(message: &Message) -> String {
@@ -217,6 +254,42 @@ mod tests {
         assert_eq!(
             message_html(&UserMessage::text("<script>").into()),
             "<section class=\"user\"><h2>User</h2>\n<pre>&lt;script&gt;</pre>\n</section>\n"
+        );
+    }
+
+    /// A user's `!cmd` and a branch's summary read as "User" messages, the
+    /// command wrapped in the text the model reads; a `!!cmd` was left out.
+    #[test]
+    fn commands_and_branch_summaries_are_shown_as_what_they_are() {
+        let run = |command: &str, exit_code, exclude| {
+            ContextItem::Command(crate::session::BashExecution {
+                role: "bashExecution".into(),
+                command: command.into(),
+                output: "out <1>\n".into(),
+                exit_code,
+                cancelled: false,
+                truncated: false,
+                full_output_path: None,
+                timestamp: 0,
+                exclude_from_context: exclude,
+            })
+        };
+        assert_eq!(
+            item_html(&run("ls", Some(0), None)),
+            "<section class=\"user\"><h2>User command</h2>\n<pre><b>$ ls</b>\nout &lt;1&gt;\n</pre></section>\n"
+        );
+        assert_eq!(
+            item_html(&run("make", Some(2), Some(true))),
+            "<section class=\"user\"><h2>User command, kept from the model</h2>\n<pre><b>$ make</b> (exit code 2)\nout &lt;1&gt;\n</pre></section>\n"
+        );
+        let summary = ContextItem::Summary {
+            kind: SummaryKind::Branch,
+            summary: "tried X".into(),
+            timestamp: 0,
+        };
+        assert_eq!(
+            item_html(&summary),
+            "<section class=\"compaction\"><h2>Summary of the branch left</h2>\n<pre>tried X</pre></section>\n"
         );
     }
 }

@@ -170,8 +170,9 @@ pub fn context_items(branch: &[&Entry]) -> Vec<ContextItem> {
 /// One step of a branch's whole history, as an export shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HistoryItem {
-    /// A message, whether or not a compaction left it to the model.
-    Message(Box<Message>),
+    /// A step of the conversation (a message, a user's command, a branch's
+    /// summary), whether or not a compaction left it to the model.
+    Context(Box<ContextItem>),
     /// A compaction: the summary the model read from then on in place of
     /// what came before.
     Compaction {
@@ -199,7 +200,7 @@ pub fn history(branch: &[&Entry]) -> Vec<HistoryItem> {
                         .unwrap_or(0),
                 })
             }
-            _ => Some(HistoryItem::Message(Box::new(entry_message(entry)?))),
+            _ => Some(HistoryItem::Context(Box::new(entry_item(entry)?))),
         })
         .collect()
 }
