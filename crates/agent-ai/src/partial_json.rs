@@ -69,6 +69,19 @@ pub struct StreamingJson {
     text: String,
     /// Length of the text at the last parse.
     parsed_len: usize,
+    /// The text that came since the last [`Progress`].
+    unsaid: String,
+}
+
+/// What the fragments since the last report changed: the text they added
+/// (the delta to report), and the arguments parsed anew (`None` when they
+/// added nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// The text added since the last report.
+    pub delta: String,
+    /// The arguments from all the text so far.
+    pub arguments: Option<Value>,
 }
 
 impl StreamingJson {
@@ -77,20 +90,33 @@ impl StreamingJson {
         StreamingJson::default()
     }
 
-    /// Appends `fragment`; returns the arguments parsed anew when that is due
-    /// (every non-empty fragment up to 4 KiB, then each time the text grew by
-    /// an eighth), else `None` (the last parse still stands).
-    pub fn push(&mut self, fragment: &str) -> Option<Value> {
-        if fragment.is_empty() {
+    /// Appends `fragment`; says what changed when that is due (every
+    /// fragment up to 4 KiB, then each time the text grew by an eighth),
+    /// else `None`: the fragment waits in the next report. Each report is
+    /// an update carrying the whole message so far; one per fragment made
+    /// a long call quadratic (1 MB of arguments in 30-character pieces
+    /// copied 16 GB, 2 s), and between parses it said nothing new of the
+    /// arguments anyway.
+    pub fn push(&mut self, fragment: &str) -> Option<Progress> {
+        self.text.push_str(fragment);
+        self.unsaid.push_str(fragment);
+        let len = self.text.len();
+        if len > EAGER_PARSE_LIMIT && len < self.parsed_len + self.parsed_len / 8 {
             return None;
         }
-        self.text.push_str(fragment);
-        let len = self.text.len();
-        if len <= EAGER_PARSE_LIMIT || len >= self.parsed_len + self.parsed_len / 8 {
+        let arguments = (!fragment.is_empty()).then(|| {
             self.parsed_len = len;
-            return Some(parse_streaming_json(&self.text));
-        }
-        None
+            parse_streaming_json(&self.text)
+        });
+        Some(Progress {
+            delta: std::mem::take(&mut self.unsaid),
+            arguments,
+        })
+    }
+
+    /// The text no report has said yet (said at the call's end).
+    pub fn take_unsaid(&mut self) -> Option<String> {
+        (!self.unsaid.is_empty()).then(|| std::mem::take(&mut self.unsaid))
     }
 
     /// Whether no text came at all.
@@ -648,10 +674,18 @@ mod tests {
     #[test]
     fn streaming_arguments_parse_every_fragment_while_small() {
         let mut arguments = StreamingJson::new();
-        assert_eq!(arguments.push(""), None);
-        assert_eq!(arguments.push(r#"{"path": "a"#), Some(json!({"path": "a"})));
-        assert_eq!(arguments.push(r#".txt"}"#), Some(json!({"path": "a.txt"})));
+        let parsed = |progress: Option<Progress>| progress.and_then(|p| p.arguments);
+        assert_eq!(parsed(arguments.push("")), None);
+        assert_eq!(
+            parsed(arguments.push(r#"{"path": "a"#)),
+            Some(json!({"path": "a"}))
+        );
+        assert_eq!(
+            parsed(arguments.push(r#".txt"}"#)),
+            Some(json!({"path": "a.txt"}))
+        );
         assert_eq!(arguments.finish(), json!({"path": "a.txt"}));
+        assert_eq!(arguments.take_unsaid(), None);
     }
 
     #[test]
@@ -659,11 +693,14 @@ mod tests {
         let mut arguments = StreamingJson::new();
         let head = format!(r#"{{"content": "{}"#, "x".repeat(EAGER_PARSE_LIMIT));
         assert!(arguments.push(&head).is_some());
-        let parsed: Vec<bool> = (0..600).map(|_| arguments.push("y").is_some()).collect();
-        // The next parse is due once an eighth of the parsed length was added.
-        let due = parsed.iter().position(|&p| p).unwrap();
+        let reports: Vec<Option<Progress>> = (0..600).map(|_| arguments.push("y")).collect();
+        // The next parse is due once an eighth of the parsed length was
+        // added; the fragments before it come with it, as one delta.
+        let due = reports.iter().position(Option::is_some).unwrap();
         assert_eq!(due + 1, head.len() / 8);
-        assert_eq!(parsed.iter().filter(|&&p| p).count(), 1);
+        assert_eq!(reports.iter().flatten().count(), 1);
+        assert_eq!(reports[due].as_ref().unwrap().delta, "y".repeat(due + 1));
+        assert_eq!(arguments.take_unsaid(), Some("y".repeat(600 - due - 1)));
         let content = format!("{}{}", "x".repeat(EAGER_PARSE_LIMIT), "y".repeat(600));
         assert_eq!(arguments.finish(), json!({ "content": content }));
     }

@@ -253,6 +253,56 @@ async fn one_tool_call_streams_its_arguments_and_ends_with_tool_use() {
     );
 }
 
+/// A long call's arguments in small fragments are said as their parse
+/// comes due (an eighth more text each time past 4 KiB), the fragments in
+/// between joined into one delta, and what is left before the end: each
+/// delta carried the whole message, and 1 MB of arguments in 30-character
+/// pieces took seconds of copying. The deltas still add up to the text.
+#[tokio::test]
+async fn a_long_calls_fragments_are_said_as_their_parse_comes_due() {
+    let content = "x".repeat(200_000);
+    let text = json!({"path": "big.txt", "content": content}).to_string();
+    let mut steps = vec![call_fragment(
+        json!([{"index": 0, "id": "call_big", "type": "function",
+                "function": {"name": "write", "arguments": ""}}]),
+    )];
+    let pieces: Vec<String> = text
+        .as_bytes()
+        .chunks(30)
+        .map(|piece| String::from_utf8(piece.to_vec()).unwrap())
+        .collect();
+    for piece in &pieces {
+        steps.push(call_fragment(
+            json!([{"index": 0, "function": {"arguments": piece}}]),
+        ));
+    }
+    steps.extend([chunk(json!({}), json!("tool_calls")), done()]);
+    let server = TestServer::start(vec![stream(steps)]).await;
+    let events = run(config(&server), &context()).await;
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            AssistantMessageEvent::ToolCallDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.concat(), text);
+    // Every fragment of the first 4 KiB, then about 33 more for 196 KiB.
+    assert!(
+        deltas.len() < 4096 / 30 + 60,
+        "{} deltas for {} fragments",
+        deltas.len(),
+        pieces.len()
+    );
+    let Some(AssistantMessageEvent::Done { message, .. }) = events.last() else {
+        panic!("{:?}", events.last());
+    };
+    assert_eq!(
+        message.tool_calls().next().unwrap().arguments["content"],
+        json!(content)
+    );
+}
+
 /// Deviation P4: fragments are assembled by `index`, not by a change of `id`.
 #[tokio::test]
 async fn parallel_tool_calls_with_interleaved_fragments_are_assembled_by_index() {

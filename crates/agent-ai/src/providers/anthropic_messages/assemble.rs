@@ -202,12 +202,12 @@ impl Assembler {
                 AssistantContent::ToolCall(call),
                 BlockDelta::InputJsonDelta { partial_json },
                 Some(input),
-            ) => {
-                if let Some(arguments) = input.push(&partial_json) {
+            ) => input.push(&partial_json).map(|progress| {
+                if let Some(arguments) = progress.arguments {
                     call.arguments = arguments;
                 }
-                Some(partial_json)
-            }
+                progress.delta
+            }),
             _ => None,
         };
         if let Some(delta) = delta {
@@ -223,16 +223,24 @@ impl Assembler {
         let Some(position) = self.open.iter().position(|b| b.wire_index == wire_index) else {
             return;
         };
-        let block = self.open.remove(position);
+        let mut block = self.open.remove(position);
         let content_index = block.content_index;
         let Some(content) = self.message.content.get_mut(content_index) else {
             return;
         };
         // Without deltas, the input the block started with stands.
-        if let (AssistantContent::ToolCall(call), Some(input)) = (content, &block.json)
+        if let (AssistantContent::ToolCall(call), Some(input)) = (content, &mut block.json)
             && !input.is_empty()
         {
             call.arguments = input.finish();
+            // The text no delta has said yet goes before the end.
+            if let Some(delta) = input.take_unsaid() {
+                out.extend(AssistantMessageEvent::block_delta(
+                    self.message.clone(),
+                    content_index,
+                    delta,
+                ));
+            }
         }
         out.extend(AssistantMessageEvent::block_end(
             self.message.clone(),

@@ -275,7 +275,7 @@ impl Assembler {
             }
             _ => "",
         };
-        let parsed = open.arguments.push(delta);
+        let progress = open.arguments.push(delta);
         let content_index = open.content_index;
         if let Some(AssistantContent::ToolCall(call)) = self.output.content.get_mut(content_index) {
             if let Some(id) = id {
@@ -284,15 +284,17 @@ impl Assembler {
             if let Some(name) = name {
                 name.clone_into(&mut call.name);
             }
-            if let Some(arguments) = parsed {
+            if let Some(arguments) = progress.as_ref().and_then(|p| p.arguments.clone()) {
                 call.arguments = arguments;
             }
         }
-        events.push_back(AssistantMessageEvent::ToolCallDelta {
-            content_index,
-            delta: delta.to_owned(),
-            partial: self.output.clone(),
-        });
+        if let Some(progress) = progress {
+            events.push_back(AssistantMessageEvent::ToolCallDelta {
+                content_index,
+                delta: progress.delta,
+                partial: self.output.clone(),
+            });
+        }
     }
 
     /// The id an open call has so far (empty until the server sends one).
@@ -318,8 +320,20 @@ impl Assembler {
     }
 
     /// Ends a tool call: its arguments are parsed once more, repaired.
-    fn close_call(&mut self, open: OpenCall, events: &mut VecDeque<AssistantMessageEvent>) {
-        let Some(call) = self.settle_call(&open) else {
+    fn close_call(&mut self, mut open: OpenCall, events: &mut VecDeque<AssistantMessageEvent>) {
+        if self.settle_call(&open).is_none() {
+            return;
+        }
+        // The text no delta has said yet goes before the end.
+        if let Some(delta) = open.arguments.take_unsaid() {
+            events.push_back(AssistantMessageEvent::ToolCallDelta {
+                content_index: open.content_index,
+                delta,
+                partial: self.output.clone(),
+            });
+        }
+        let Some(AssistantContent::ToolCall(call)) = self.output.content.get(open.content_index)
+        else {
             return;
         };
         let tool_call = call.clone();
