@@ -164,11 +164,13 @@ pub(crate) async fn run_messages(
     let chain = Arc::new(Mutex::new(Chain::default()));
     let _watching = watch_answers(session, &chain);
     loop {
-        let ends_with_results = !matches!(
-            agent.history().snapshot().last(),
-            Some(Message::Assistant(_)) | None
-        );
-        if session.take_stopped_to_compact() && ends_with_results {
+        // Stopped after a turn of tool calls, their results last.
+        if session.take_stopped_to_compact()
+            && !matches!(
+                agent.history().snapshot().last(),
+                Some(Message::Assistant(_)) | None
+            )
+        {
             let outcome = session.compact(CompactionReason::Threshold, None).await;
             let cancelled = matches!(outcome, Err(CompactionError::Cancelled));
             end_compaction(session, CompactionReason::Threshold, outcome, false);

@@ -289,7 +289,7 @@ impl AgentSession {
                 turn.results_pending
                     && weak
                         .upgrade()
-                        .is_some_and(|inner| AgentSession { inner }.stop_to_compact(turn.messages))
+                        .is_some_and(|inner| AgentSession { inner }.stop_to_compact())
             });
             Inner {
                 agent: Agent::new(config, context),
@@ -741,8 +741,8 @@ impl AgentSession {
         )
     }
 
-    /// Whether a run should stop after a turn of tool calls, `messages`
-    /// the conversation, to compact before the model reads the results:
+    /// Whether a run should stop after a turn of tool calls to compact
+    /// before the model reads the results:
     /// the context is past the threshold, and a compaction would summarise
     /// at least half of it. Checked after the run only, a long run of tool
     /// calls went on past the threshold until the server refused a request
@@ -750,12 +750,11 @@ impl AgentSession {
     /// A context filled by the turn's own results is not compacted mid-run:
     /// summarising the little before them frees nothing, and a result too
     /// large for the window is cut to fit on its way ([`fit_to_window`]).
-    fn stop_to_compact(&self, messages: &[Message]) -> bool {
-        let settings = self.recovery();
-        let window = settings.window_for(&self.model());
-        let compacted_at = self.session().last_compaction_time();
-        let tokens = crate::compaction::tokens::context_tokens(messages, compacted_at);
-        let due = settings.compaction.should_compact(tokens, window)
+    fn stop_to_compact(&self) -> bool {
+        let tokens = self.context_tokens();
+        let due = self
+            .compaction_settings()
+            .should_compact(tokens, self.context_window())
             && self
                 .compaction_plan()
                 .is_ok_and(|plan| plan.summarised_tokens().saturating_mul(2) >= tokens);

@@ -432,15 +432,22 @@ mod tests {
         );
     }
 
+    /// A channel to a helper that reads nothing and answers nothing (a
+    /// stalled link, a stopped helper) while the returned end is held.
+    fn unanswered_channel() -> (HelperChannel, tokio::io::DuplexStream) {
+        let (local, remote) = tokio::io::duplex(1 << 16);
+        let (local_read, local_write) = tokio::io::split(local);
+        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        (channel, remote)
+    }
+
     /// A call cancelled on a link that carries nothing any more ends, lost,
     /// after [`CANCEL_GRACE`], and so does the channel (the next call
     /// reconnects): it waited for ssh's keepalives, a minute, or for ever
     /// with them off.
     #[tokio::test(start_paused = true)]
     async fn a_call_cancelled_on_a_stalled_link_ends_after_the_grace() {
-        let (local, _stalled) = tokio::io::duplex(1 << 16);
-        let (local_read, local_write) = tokio::io::split(local);
-        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        let (channel, _stalled) = unanswered_channel();
         let cancel = CancellationToken::new();
         let mut replies = channel
             .start_call(Call::LsExists("/".into()))
@@ -462,9 +469,7 @@ mod tests {
     /// call and the channel, where the call waited for ever.
     #[tokio::test(start_paused = true)]
     async fn a_call_to_a_helper_that_stopped_answering_ends_lost() {
-        let (local, _stopped) = tokio::io::duplex(1 << 16);
-        let (local_read, local_write) = tokio::io::split(local);
-        let channel = HelperChannel::start(local_write, local_read, async { String::new() });
+        let (channel, _stopped) = unanswered_channel();
         let never = CancellationToken::new();
         let started = tokio::time::Instant::now();
         let lost = channel

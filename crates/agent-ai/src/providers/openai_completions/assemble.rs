@@ -321,9 +321,9 @@ impl Assembler {
 
     /// Ends a tool call: its arguments are parsed once more, repaired.
     fn close_call(&mut self, mut open: OpenCall, events: &mut VecDeque<AssistantMessageEvent>) {
-        if self.settle_call(&open).is_none() {
+        let Some(tool_call) = self.settle_call(&open).cloned() else {
             return;
-        }
+        };
         // The text no delta has said yet goes before the end.
         if let Some(delta) = open.arguments.take_unsaid() {
             events.push_back(AssistantMessageEvent::ToolCallDelta {
@@ -332,11 +332,6 @@ impl Assembler {
                 partial: self.output.clone(),
             });
         }
-        let Some(AssistantContent::ToolCall(call)) = self.output.content.get(open.content_index)
-        else {
-            return;
-        };
-        let tool_call = call.clone();
         events.push_back(AssistantMessageEvent::ToolCallEnd {
             content_index: open.content_index,
             tool_call,
