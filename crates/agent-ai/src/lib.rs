@@ -60,8 +60,9 @@ pub mod validate;
 
 pub use failure::ErrorKind;
 pub use message::{
-    AssistantContent, AssistantMessage, Content, ImageContent, Message, StopReason, TextContent,
-    ThinkingContent, ToolCall, ToolResultMessage, Usage, UsageCost, UserContent, UserMessage,
+    AssistantContent, AssistantMessage, Content, ImageContent, Message, MessageRef, StopReason,
+    TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UsageCost, UserContent,
+    UserMessage,
 };
 pub use stream::{AssistantMessageEvent, AssistantStream, Context, Model, Provider};
 #[cfg(any(test, feature = "testing"))]

@@ -349,6 +349,29 @@ impl From<ToolResultMessage> for Message {
     }
 }
 
+/// A [`Message`] borrowed: serialises exactly as the owned one does, for
+/// writing a message out (Pi's JSON lines) without copying it first.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum MessageRef<'a> {
+    /// From the user.
+    User(&'a UserMessage),
+    /// From the model.
+    Assistant(&'a AssistantMessage),
+    /// A tool's answer.
+    ToolResult(&'a ToolResultMessage),
+}
+
+impl<'a> From<&'a Message> for MessageRef<'a> {
+    fn from(message: &'a Message) -> Self {
+        match message {
+            Message::User(m) => MessageRef::User(m),
+            Message::Assistant(m) => MessageRef::Assistant(m),
+            Message::ToolResult(m) => MessageRef::ToolResult(m),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +380,11 @@ mod tests {
     fn round_trip(value: Value) {
         let message: Message = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(serde_json::to_value(&message).unwrap(), value);
+        assert_eq!(
+            serde_json::to_string(&MessageRef::from(&message)).unwrap(),
+            serde_json::to_string(&message).unwrap(),
+            "a borrowed message serialises as the owned one"
+        );
     }
 
     #[test]

@@ -104,8 +104,12 @@ impl Context {
 
 /// One event of a streaming assistant response (Pi's `AssistantMessageEvent`).
 ///
-/// Every event but the last carries `partial`: the message as assembled so far.
-/// Serialised in Pi's shape: each message whole (`role` included) and the
+/// Every event but the last carries `partial`: the message as assembled so far,
+/// shared, not copied. A provider appends to its message in place while no
+/// consumer holds the last `partial` it sent (`Arc::make_mut`), so a long
+/// answer streams in time linear in its length; a consumer that keeps an
+/// event copies out what it needs (or accepts that the provider's next
+/// delta copies the message once). Serialised in Pi's shape: each message whole (`role` included) and the
 /// `toolCall` of `toolcall_end` a whole content block (`type` included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -114,7 +118,7 @@ pub enum AssistantMessageEvent {
     Start {
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A text block began at `content_index`.
     TextStart {
@@ -123,7 +127,7 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// More text.
     TextDelta {
@@ -134,7 +138,7 @@ pub enum AssistantMessageEvent {
         delta: String,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A text block is complete.
     TextEnd {
@@ -145,7 +149,7 @@ pub enum AssistantMessageEvent {
         content: String,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A thinking block began.
     ThinkingStart {
@@ -154,7 +158,7 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// More thinking.
     ThinkingDelta {
@@ -165,7 +169,7 @@ pub enum AssistantMessageEvent {
         delta: String,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A thinking block is complete.
     ThinkingEnd {
@@ -176,7 +180,7 @@ pub enum AssistantMessageEvent {
         content: String,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A tool call began.
     #[serde(rename = "toolcall_start")]
@@ -186,7 +190,7 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// More of a tool call's JSON arguments.
     #[serde(rename = "toolcall_delta")]
@@ -198,7 +202,7 @@ pub enum AssistantMessageEvent {
         delta: String,
         /// The message so far (arguments parsed leniently from what arrived).
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// A tool call is complete.
     #[serde(rename = "toolcall_end")]
@@ -211,7 +215,7 @@ pub enum AssistantMessageEvent {
         tool_call: ToolCall,
         /// The message so far.
         #[serde(serialize_with = "pi_shape::assistant_message")]
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
     },
     /// The response finished; `reason` is `stop`, `length` or `toolUse`.
     Done {
@@ -253,7 +257,7 @@ impl AssistantMessageEvent {
             | AssistantMessageEvent::ThinkingEnd { partial, .. }
             | AssistantMessageEvent::ToolCallStart { partial, .. }
             | AssistantMessageEvent::ToolCallDelta { partial, .. }
-            | AssistantMessageEvent::ToolCallEnd { partial, .. } => partial,
+            | AssistantMessageEvent::ToolCallEnd { partial, .. } => partial.as_ref(),
             AssistantMessageEvent::Done { message, .. } => message,
             AssistantMessageEvent::Error { error, .. } => error,
         }
@@ -261,7 +265,7 @@ impl AssistantMessageEvent {
 
     /// The `*Start` event of the block at `content_index` of `partial`, of
     /// that block's kind; `None` when `partial` holds no block there.
-    pub fn block_start(partial: AssistantMessage, content_index: usize) -> Option<Self> {
+    pub fn block_start(partial: Arc<AssistantMessage>, content_index: usize) -> Option<Self> {
         Some(match partial.content.get(content_index)? {
             AssistantContent::Text(_) => Self::TextStart {
                 content_index,
@@ -281,7 +285,7 @@ impl AssistantMessageEvent {
     /// The `*Delta` event bringing `delta` to the block at `content_index` of
     /// `partial` (which already holds it), of that block's kind.
     pub fn block_delta(
-        partial: AssistantMessage,
+        partial: Arc<AssistantMessage>,
         content_index: usize,
         delta: String,
     ) -> Option<Self> {
@@ -306,7 +310,7 @@ impl AssistantMessageEvent {
 
     /// The `*End` event of the block at `content_index` of `partial`, with
     /// the block's whole content (its text, its reasoning, the tool call).
-    pub fn block_end(partial: AssistantMessage, content_index: usize) -> Option<Self> {
+    pub fn block_end(partial: Arc<AssistantMessage>, content_index: usize) -> Option<Self> {
         Some(match partial.content.get(content_index)? {
             AssistantContent::Text(text) => Self::TextEnd {
                 content_index,
@@ -331,7 +335,7 @@ impl AssistantMessageEvent {
     /// streamed: its start, one delta with all of it, its end. `partial` is
     /// the message holding the block at `content_index`; `None` when it
     /// holds none there.
-    pub fn whole_block(partial: &AssistantMessage, content_index: usize) -> Option<[Self; 3]> {
+    pub fn whole_block(partial: &Arc<AssistantMessage>, content_index: usize) -> Option<[Self; 3]> {
         let delta = match partial.content.get(content_index)? {
             AssistantContent::Text(text) => text.text.clone(),
             AssistantContent::Thinking(thinking) => thinking.thinking.clone(),
@@ -374,15 +378,11 @@ pub trait Provider: Send + Sync {
 /// like the [`Message`] and [`crate::AssistantContent`] they are, without a
 /// copy (the bare structs carry no tag of their own).
 mod pi_shape {
+    use std::borrow::Borrow;
+
     use serde::{Serialize, Serializer};
 
-    use crate::message::{AssistantMessage, ToolCall};
-
-    #[derive(Serialize)]
-    #[serde(tag = "role", rename_all = "camelCase")]
-    enum AsMessage<'a> {
-        Assistant(&'a AssistantMessage),
-    }
+    use crate::message::{AssistantMessage, MessageRef, ToolCall};
 
     #[derive(Serialize)]
     #[serde(tag = "type", rename_all = "camelCase")]
@@ -390,11 +390,12 @@ mod pi_shape {
         ToolCall(&'a ToolCall),
     }
 
-    pub fn assistant_message<S: Serializer>(
-        message: &AssistantMessage,
+    /// The message whole, `role` included; owned or shared alike.
+    pub fn assistant_message<S: Serializer, M: Borrow<AssistantMessage>>(
+        message: &M,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        AsMessage::Assistant(message).serialize(serializer)
+        MessageRef::Assistant(message.borrow()).serialize(serializer)
     }
 
     pub fn tool_call<S: Serializer>(call: &ToolCall, serializer: S) -> Result<S::Ok, S::Error> {

@@ -139,13 +139,15 @@ impl Provider for ScriptedProvider {
 
 /// The events a real provider would send while streaming `message`.
 fn events_for(message: AssistantMessage) -> Vec<AssistantMessageEvent> {
-    let mut partial = message.clone();
-    partial.content.clear();
+    let mut partial = Arc::new(AssistantMessage {
+        content: Vec::new(),
+        ..message.clone()
+    });
     let mut events = vec![AssistantMessageEvent::Start {
         partial: partial.clone(),
     }];
     for (content_index, block) in message.content.iter().enumerate() {
-        partial.content.push(block.clone());
+        Arc::make_mut(&mut partial).content.push(block.clone());
         events.extend(
             AssistantMessageEvent::whole_block(&partial, content_index)
                 .into_iter()

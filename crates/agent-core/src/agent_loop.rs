@@ -447,7 +447,7 @@ async fn stream_assistant_response(
             AssistantMessageEvent::Start { partial } => {
                 started = true;
                 emit(AgentEvent::MessageStart {
-                    message: partial.into(),
+                    message: Arc::unwrap_or_clone(partial).into(),
                 });
             }
             AssistantMessageEvent::Done { message, .. } => {
@@ -459,7 +459,6 @@ async fn stream_assistant_response(
                 break;
             }
             update => emit(AgentEvent::MessageUpdate {
-                message: update.message().clone().into(),
                 assistant_message_event: Box::new(update),
             }),
         }

@@ -91,10 +91,10 @@ pub enum AgentEvent {
         /// The message so far.
         message: Message,
     },
-    /// A streaming assistant message changed.
+    /// A streaming assistant message changed. The message so far is the
+    /// event's [`AssistantMessageEvent::message`], shared with the provider
+    /// rather than copied for every delta (see [`AssistantMessageEvent`]).
     MessageUpdate {
-        /// The message so far.
-        message: Message,
         /// The provider event behind the change.
         assistant_message_event: Box<AssistantMessageEvent>,
     },

@@ -72,6 +72,42 @@ async fn prompt_and_text_answer_give_pis_event_order() {
     assert_eq!(roles(&context.messages.snapshot()), ["user", "assistant"]);
 }
 
+/// An update passes the provider's message on as it came, shared: a copy
+/// for every delta made a long answer quadratic in its length.
+#[tokio::test]
+async fn updates_share_the_providers_message_instead_of_copying_it() {
+    // The scripted provider streams a block's start, delta and end with
+    // one message.
+    let provider = ScriptedProvider::new([reply(vec![text("Hi there!")])]);
+    let recorder = Recorder::default();
+    agent_loop(
+        vec![user("Hello")],
+        &mut context(vec![]),
+        &config(&provider),
+        &CancellationToken::new(),
+        &recorder.emit(),
+    )
+    .await;
+    let partials: Vec<Arc<agent_ai::AssistantMessage>> = recorder
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            agent_core::AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => match *assistant_message_event {
+                agent_ai::AssistantMessageEvent::TextStart { partial, .. }
+                | agent_ai::AssistantMessageEvent::TextDelta { partial, .. }
+                | agent_ai::AssistantMessageEvent::TextEnd { partial, .. } => Some(partial),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(partials.len(), 3);
+    assert!(partials.iter().all(|p| Arc::ptr_eq(p, &partials[0])));
+    assert_eq!(partials[0].text(), "Hi there!");
+}
+
 // AL4.
 #[tokio::test]
 async fn tool_call_runs_and_its_result_goes_back_to_the_model() {

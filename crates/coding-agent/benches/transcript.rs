@@ -147,11 +147,10 @@ fn streaming_frame(turns: usize) -> Duration {
     for (i, (end, _)) in full.char_indices().step_by(full.len() / FRAMES).enumerate() {
         let partial = ScriptedProvider::reply(vec![text(&full[..end])]);
         let event = AgentEvent::MessageUpdate {
-            message: Message::Assistant(partial.clone()),
             assistant_message_event: Box::new(AssistantMessageEvent::TextDelta {
                 content_index: 0,
                 delta: String::new(),
-                partial,
+                partial: partial.into(),
             }),
         };
         let start = Instant::now();

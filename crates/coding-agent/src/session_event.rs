@@ -236,6 +236,17 @@ struct Slot {
     update: Option<SessionEvent>,
 }
 
+/// Which updates of a streaming message a subscriber gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Updates {
+    /// Every one (merged by block once the subscriber is far behind).
+    All,
+    /// Only the newest not yet received.
+    Newest,
+    /// None: the subscriber reads the message at its end.
+    None,
+}
+
 /// How far behind a subscriber of every update may fall, in events, before
 /// the deltas of one block that wait are merged into one update.
 const MERGE_BACKLOG: usize = 32;
@@ -251,20 +262,21 @@ pub(crate) struct Listener {
     /// memory grew with the square of the message (1 GB for 80 KB of text
     /// in 10,000 deltas; 2.8 GB for a 300 KB `write` in `--mode json`, and
     /// a 30 MB one was killed for memory). A subscriber that draws the
-    /// message gets only the newest update ([`Listener::coalesced`]); one
+    /// message gets only the newest update ([`Updates::Newest`]); one
     /// that reads every delta (`--mode json`, RPC) gets them all, but once
     /// it is [`MERGE_BACKLOG`] events behind, consecutive deltas of one
     /// block wait merged into one update: the same text, fewer copies.
+    /// (The message is shared, not copied, but an update that waits
+    /// holds it: the provider then copies it to append the next delta.)
     slot: Arc<Mutex<Slot>>,
-    /// Only the newest update counts: a waiting one is replaced.
-    coalesced: bool,
+    updates: Updates,
     /// Events queued and not yet received.
     backlog: Arc<AtomicUsize>,
 }
 
 impl Listener {
-    /// A queue for `SessionEvents`; `coalesced`: see [`Listener::coalesced`].
-    pub(crate) fn new(coalesced: bool) -> (Listener, SessionEvents) {
+    /// A queue for `SessionEvents` that gets `updates`.
+    pub(crate) fn new(updates: Updates) -> (Listener, SessionEvents) {
         let (sender, receiver) = mpsc::unbounded_channel();
         let slot = Arc::default();
         let backlog = Arc::default();
@@ -276,7 +288,7 @@ impl Listener {
         let listener = Listener {
             sender,
             slot,
-            coalesced,
+            updates,
             backlog,
         };
         (listener, events)
@@ -284,9 +296,14 @@ impl Listener {
 
     /// Queues `event`; false once the subscriber is gone.
     pub(crate) fn send(&self, event: SessionEvent) -> bool {
+        let update = is_update(&event);
+        if update && self.updates == Updates::None {
+            return !self.sender.is_closed();
+        }
         let mut slot = lock(&self.slot);
-        let waits = is_update(&event)
-            && (self.coalesced || self.backlog.load(Ordering::Relaxed) >= MERGE_BACKLOG);
+        let waits = update
+            && (self.updates == Updates::Newest
+                || self.backlog.load(Ordering::Relaxed) >= MERGE_BACKLOG);
         if !waits {
             // The update waiting goes first: events stay in order.
             if let Some(pending) = slot.update.take()
@@ -299,7 +316,7 @@ impl Listener {
         let event = match slot.update.take() {
             None => event,
             // Its marker is queued already.
-            Some(_) if self.coalesced => {
+            Some(_) if self.updates == Updates::Newest => {
                 slot.update = Some(event);
                 return true;
             }
@@ -444,9 +461,10 @@ mod tests {
     use crate::guard::record::{DECISION_TYPE, DecidedBy};
 
     /// A coalescing subscriber gets of a run of updates only the newest
-    /// waiting, and every other event in order; the other kind gets all.
+    /// waiting, and every other event in order; one of every update gets
+    /// all; one of none, none.
     #[test]
-    fn a_coalescing_subscriber_gets_the_newest_update_and_every_other_event() {
+    fn a_subscriber_gets_the_updates_it_asked_for_and_every_other_event() {
         let update = |text: &str| {
             let mut partial = agent_ai::testing::ScriptedProvider::reply(Vec::new());
             partial
@@ -456,17 +474,16 @@ mod tests {
                     text_signature: None,
                 }));
             SessionEvent::Agent(Box::new(AgentEvent::MessageUpdate {
-                message: agent_ai::Message::Assistant(partial.clone()),
                 assistant_message_event: Box::new(agent_ai::AssistantMessageEvent::TextDelta {
                     content_index: 0,
                     delta: text.into(),
-                    partial,
+                    partial: Arc::new(partial),
                 }),
             }))
         };
         let other = || SessionEvent::Agent(Box::new(AgentEvent::AgentStart));
-        let seen = |coalesced: bool| {
-            let (listener, mut events) = Listener::new(coalesced);
+        let seen = |updates: Updates| {
+            let (listener, mut events) = Listener::new(updates);
             for event in [
                 update("a"),
                 update("ab"),
@@ -480,10 +497,9 @@ mod tests {
             while let Some(event) = events.try_recv() {
                 seen.push(match event {
                     SessionEvent::Agent(agent) => match *agent {
-                        AgentEvent::MessageUpdate { message, .. } => match message {
-                            agent_ai::Message::Assistant(answer) => answer.text(),
-                            _ => unreachable!(),
-                        },
+                        AgentEvent::MessageUpdate {
+                            assistant_message_event,
+                        } => assistant_message_event.message().text(),
                         _ => "other".to_owned(),
                     },
                     _ => unreachable!(),
@@ -491,8 +507,9 @@ mod tests {
             }
             seen
         };
-        assert_eq!(seen(true), ["abc", "other", "abcd"]);
-        assert_eq!(seen(false), ["a", "ab", "abc", "other", "abcd"]);
+        assert_eq!(seen(Updates::Newest), ["abc", "other", "abcd"]);
+        assert_eq!(seen(Updates::All), ["a", "ab", "abc", "other", "abcd"]);
+        assert_eq!(seen(Updates::None), ["other"]);
     }
 
     /// A subscriber of every delta that falls behind gets the deltas of a
@@ -501,26 +518,25 @@ mod tests {
     #[test]
     fn a_subscriber_far_behind_gets_every_delta_merged_by_block() {
         let delta = |index: usize, text: &str| {
-            let partial = agent_ai::testing::ScriptedProvider::reply(Vec::new());
+            let partial = Arc::new(agent_ai::testing::ScriptedProvider::reply(Vec::new()));
             let event = if index == 0 {
                 agent_ai::AssistantMessageEvent::TextDelta {
                     content_index: 0,
                     delta: text.into(),
-                    partial: partial.clone(),
+                    partial,
                 }
             } else {
                 agent_ai::AssistantMessageEvent::ToolCallDelta {
                     content_index: index,
                     delta: text.into(),
-                    partial: partial.clone(),
+                    partial,
                 }
             };
             SessionEvent::Agent(Box::new(AgentEvent::MessageUpdate {
-                message: agent_ai::Message::Assistant(partial),
                 assistant_message_event: Box::new(event),
             }))
         };
-        let (listener, mut events) = Listener::new(false);
+        let (listener, mut events) = Listener::new(Updates::All);
         let pieces: Vec<String> = (0..200).map(|n| format!("{n},")).collect();
         for piece in &pieces {
             assert!(listener.send(delta(0, piece)));

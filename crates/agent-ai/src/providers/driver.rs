@@ -50,7 +50,7 @@ pub enum Flow {
 pub trait Decoder: Clone + Send + 'static {
     /// The message assembled so far (the `partial` of `start`, the base of
     /// the last event).
-    fn message(&self) -> &AssistantMessage;
+    fn message(&self) -> &Arc<AssistantMessage>;
 
     /// Applies one server-sent event (never one with blank data), queuing
     /// the events it produces on `out`. `Err` ends the response (or retries
@@ -299,7 +299,7 @@ impl<D: Decoder> Driver<D> {
         if let Err(error) = self.decoder.finish(&mut self.queue) {
             return self.fail(error);
         }
-        let message = self.decoder.message().clone();
+        let message = AssistantMessage::clone(self.decoder.message());
         self.queue.push_back(AssistantMessageEvent::Done {
             reason: message.stop_reason,
             message,
@@ -315,7 +315,7 @@ impl<D: Decoder> Driver<D> {
     /// last asked for, kept in the message's `error_kind`.
     fn fail_after(&mut self, error: HttpError, retry_after: Option<std::time::Duration>) {
         self.decoder.abandon();
-        let mut message = self.decoder.message().clone();
+        let mut message = AssistantMessage::clone(self.decoder.message());
         message.stop_reason = if error.is_aborted() {
             StopReason::Aborted
         } else {
@@ -329,4 +329,48 @@ impl<D: Decoder> Driver<D> {
         });
         self.phase = Phase::Finished;
     }
+}
+
+/// What every decoder's tests check: each event shares the decoder's
+/// message rather than carrying a copy, and once the consumer has dropped
+/// the events, the next deltas change that message in place (a new block
+/// may copy it once: the end of the one before holds it). A copy per delta
+/// made a long answer quadratic: 400 KB of text took 3 s.
+#[cfg(test)]
+pub(crate) fn assert_streams_in_place<D: Decoder>(mut decoder: D, data: &[String]) {
+    let mut out = VecDeque::new();
+    let mut address = None;
+    let mut shared = 0;
+    for data in data {
+        let event = SseEvent {
+            event: "message".into(),
+            data: data.clone(),
+        };
+        assert!(decoder.decode(&event, &mut out).is_ok(), "{data}");
+        let message = decoder.message();
+        let mut new_block = false;
+        for event in out.drain(..) {
+            new_block |= matches!(
+                event,
+                AssistantMessageEvent::TextStart { .. }
+                    | AssistantMessageEvent::ThinkingStart { .. }
+                    | AssistantMessageEvent::ToolCallStart { .. }
+            );
+            let partial = match &event {
+                AssistantMessageEvent::TextDelta { partial, .. }
+                | AssistantMessageEvent::ThinkingDelta { partial, .. }
+                | AssistantMessageEvent::ToolCallDelta { partial, .. } => partial,
+                _ => continue,
+            };
+            assert!(Arc::ptr_eq(partial, message), "a copy in {event:?}");
+            shared += 1;
+        }
+        // The events are gone: the message stays where it is.
+        let here = Arc::as_ptr(message);
+        if new_block {
+            address = Some(here);
+        }
+        assert_eq!(*address.get_or_insert(here), here, "copied after {data}");
+    }
+    assert!(shared >= data.len() / 2, "only {shared} deltas");
 }

@@ -53,7 +53,7 @@ use crate::recovery::RecoverySettings;
 use crate::retry::is_retryable;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
-use crate::session_event::{CompactionReason, Listener, SessionEvent, SessionEvents};
+use crate::session_event::{CompactionReason, Listener, SessionEvent, SessionEvents, Updates};
 use crate::support::fs_error::FsError;
 use crate::support::sync::lock;
 use crate::templates::PromptTemplate;
@@ -422,19 +422,27 @@ impl AgentSession {
     /// in the order they happened: every one, for a mode that passes them
     /// on (json, rpc).
     pub fn subscribe_all(&self) -> SessionEvents {
-        self.subscribe_listener(false)
+        self.subscribe_listener(Updates::All)
     }
 
     /// As [`AgentSession::subscribe_all`], but of a streaming message's
     /// updates only the newest not yet received: for a view that draws the
-    /// message so far, not its deltas (the terminal UI, print's text).
+    /// message so far, not its deltas (the terminal UI).
     /// Memory then stays bounded when the stream outruns the view.
     pub fn subscribe_coalesced(&self) -> SessionEvents {
-        self.subscribe_listener(true)
+        self.subscribe_listener(Updates::Newest)
     }
 
-    fn subscribe_listener(&self, coalesced: bool) -> SessionEvents {
-        let (listener, events) = Listener::new(coalesced);
+    /// As [`AgentSession::subscribe_all`], but without a streaming
+    /// message's updates: for a mode that shows a message once it ends
+    /// (print's text). An update that waits for its reader holds the
+    /// message, which the provider then copies for its next delta.
+    pub fn subscribe_settled(&self) -> SessionEvents {
+        self.subscribe_listener(Updates::None)
+    }
+
+    fn subscribe_listener(&self, updates: Updates) -> SessionEvents {
+        let (listener, events) = Listener::new(updates);
         let agent_listener = listener.clone();
         self.inner.agent.subscribe_with(move |event| {
             agent_listener.send(SessionEvent::Agent(Box::new(event.clone())))

@@ -7,7 +7,7 @@
 //! `{content, details?}` (plus `terminate:
 //! true` when set), as Pi's tools return it.
 
-use agent_ai::Message;
+use agent_ai::MessageRef;
 use agent_core::{AgentEvent, AgentToolResult};
 use serde_json::{Map, Value, json};
 
@@ -22,23 +22,19 @@ pub fn event_json(event: &AgentEvent) -> Value {
             tool_results,
         } => {
             // Whole messages, `role` included, as Pi's are.
-            let tool_results: Vec<Message> = tool_results
-                .iter()
-                .cloned()
-                .map(Message::ToolResult)
-                .collect();
+            let tool_results: Vec<MessageRef> =
+                tool_results.iter().map(MessageRef::ToolResult).collect();
             json!({"type": "turn_end", "message": message, "toolResults": tool_results})
         }
         AgentEvent::MessageStart { message } => {
             json!({"type": "message_start", "message": message})
         }
         AgentEvent::MessageUpdate {
-            message,
             assistant_message_event,
         } => json!({
             "type": "message_update",
             "assistantMessageEvent": assistant_message_event,
-            "message": message,
+            "message": MessageRef::Assistant(assistant_message_event.message()),
         }),
         AgentEvent::MessageEnd { message } => json!({"type": "message_end", "message": message}),
         AgentEvent::ToolExecutionStart {

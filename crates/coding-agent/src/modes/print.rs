@@ -74,11 +74,11 @@ pub async fn run_print(
         let header = serde_json::to_string(&session.header())?;
         sink.write_out(|out| writeln!(out, "{header}"))?;
     }
-    // Text shows the answer once it ends: a streaming message's every
-    // update need not wait in the queue.
+    // Text shows the answer once it ends: it needs no update of a
+    // streaming message.
     let mut events = match format {
         PrintFormat::Json => session.subscribe_all(),
-        PrintFormat::Text => session.subscribe_coalesced(),
+        PrintFormat::Text => session.subscribe_settled(),
     };
     // A reader gone before the first prompt: none is started.
     let mut interrupted = sink.reader_gone;

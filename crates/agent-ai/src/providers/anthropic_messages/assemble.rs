@@ -6,6 +6,7 @@
 //! (server tools) are skipped, so its index maps to ours through `open`.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -25,7 +26,10 @@ const REDACTED_THINKING: &str = "[Reasoning redacted]";
 /// The message under construction.
 #[derive(Clone)]
 pub struct Assembler {
-    message: AssistantMessage,
+    /// Shared with the events that carry it: changed through
+    /// [`Assembler::message_mut`], which copies it only while a consumer
+    /// still holds the last event's.
+    message: Arc<AssistantMessage>,
     open: Vec<OpenBlock>,
     stop_reason: Option<String>,
 }
@@ -44,10 +48,15 @@ impl Assembler {
     /// An empty message for `model`.
     pub(super) fn new(model: &Model) -> Self {
         Assembler {
-            message: AssistantMessage::empty(model),
+            message: Arc::new(AssistantMessage::empty(model)),
             open: Vec::new(),
             stop_reason: None,
         }
+    }
+
+    /// The message, to change: copied first only if an event still holds it.
+    fn message_mut(&mut self) -> &mut AssistantMessage {
+        Arc::make_mut(&mut self.message)
     }
 
     /// Applies `event`, pushing the events it produces onto `out`. An
@@ -56,8 +65,10 @@ impl Assembler {
     fn apply(&mut self, event: StreamEvent, out: &mut Events) -> Result<Flow, HttpError> {
         match event {
             StreamEvent::MessageStart { message } => {
-                self.message.response_id = message.id;
-                self.message.response_model = message.model.filter(|m| *m != self.message.model);
+                let response_model = message.model.filter(|m| *m != self.message.model);
+                let edit = self.message_mut();
+                edit.response_id = message.id;
+                edit.response_model = response_model;
                 if let Some(usage) = message.usage {
                     self.set_usage(&usage);
                 }
@@ -96,7 +107,7 @@ impl Assembler {
         for block in std::mem::take(&mut self.open) {
             if let (Some(input), Some(AssistantContent::ToolCall(call))) = (
                 block.json,
-                self.message.content.get_mut(block.content_index),
+                self.message_mut().content.get_mut(block.content_index),
             ) {
                 call.arguments = input.finish();
             }
@@ -104,7 +115,7 @@ impl Assembler {
     }
 
     fn set_usage(&mut self, wire: &WireUsage) {
-        let usage: &mut Usage = &mut self.message.usage;
+        let usage: &mut Usage = &mut self.message_mut().usage;
         // Absent or null keeps the earlier count: proxies omit input_tokens
         // from message_delta.
         if let Some(n) = wire.input_tokens {
@@ -157,7 +168,7 @@ impl Assembler {
             }
             BlockStart::Unknown => return,
         };
-        self.message.content.push(content);
+        self.message_mut().content.push(content);
         self.open.push(OpenBlock {
             wire_index,
             content_index,
@@ -174,7 +185,11 @@ impl Assembler {
             return;
         };
         let content_index = block.content_index;
-        let Some(content) = self.message.content.get_mut(content_index) else {
+        // The field, not `message_mut`: `block` borrows `open`.
+        let Some(content) = Arc::make_mut(&mut self.message)
+            .content
+            .get_mut(content_index)
+        else {
             return;
         };
         // A delta that does not fit its block is ignored, as Pi does.
@@ -225,7 +240,7 @@ impl Assembler {
         };
         let mut block = self.open.remove(position);
         let content_index = block.content_index;
-        let Some(content) = self.message.content.get_mut(content_index) else {
+        let Some(content) = self.message_mut().content.get_mut(content_index) else {
             return;
         };
         // Without deltas, the input the block started with stands.
@@ -250,7 +265,7 @@ impl Assembler {
 }
 
 impl Decoder for Assembler {
-    fn message(&self) -> &AssistantMessage {
+    fn message(&self) -> &Arc<AssistantMessage> {
         &self.message
     }
 
@@ -287,7 +302,7 @@ impl Decoder for Assembler {
         match map_stop_reason(&reason) {
             StopReason::Error => Err(HttpError::Stopped(reason)),
             stop => {
-                self.message.stop_reason = stop;
+                self.message_mut().stop_reason = stop;
                 Ok(())
             }
         }
@@ -369,5 +384,26 @@ mod tests {
             .collect();
         assert_eq!(kinds, [json!("text_start")]);
         assert_eq!(assembler.message().content.len(), 1);
+    }
+
+    #[test]
+    fn a_long_answer_is_assembled_in_place_and_shared_with_its_events() {
+        let model = Model::new("claude", "anthropic", "anthropic-messages");
+        let mut data = vec![
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#.to_owned(),
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#.to_owned(),
+        ];
+        for n in 0..200 {
+            let index = n % 2;
+            let delta = if index == 0 {
+                json!({"type": "thinking_delta", "thinking": format!("{n} ")})
+            } else {
+                json!({"type": "text_delta", "text": format!("{n} ")})
+            };
+            data.push(
+                json!({"type": "content_block_delta", "index": index, "delta": delta}).to_string(),
+            );
+        }
+        crate::providers::driver::assert_streams_in_place(Assembler::new(&model), &data);
     }
 }

@@ -45,7 +45,10 @@ struct OpenCall {
 /// Builds the assistant message from chunks and says what changed, as events.
 #[derive(Clone)]
 pub struct Assembler {
-    output: AssistantMessage,
+    /// The message so far, shared with the events that carry it: changed
+    /// through [`Assembler::output`], which copies it only while a consumer
+    /// still holds the last event's.
+    output: Arc<AssistantMessage>,
     /// The tools sent with the request, for text tool-call recovery (empty
     /// when recovery is off).
     tools: Arc<[Tool]>,
@@ -63,7 +66,7 @@ pub struct Assembler {
 impl Assembler {
     pub(super) fn new(model: &Model, tools: Arc<[Tool]>) -> Self {
         Assembler {
-            output: AssistantMessage::empty(model),
+            output: Arc::new(AssistantMessage::empty(model)),
             tools,
             open: None,
             calls: Vec::new(),
@@ -71,6 +74,11 @@ impl Assembler {
             failed_finish_reason: None,
             think_tags: ThinkTags::default(),
         }
+    }
+
+    /// The message, to change: copied first only if an event still holds it.
+    fn output(&mut self) -> &mut AssistantMessage {
+        Arc::make_mut(&mut self.output)
     }
 
     fn apply(
@@ -82,13 +90,16 @@ impl Assembler {
         if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
             return Err(stream_error(error));
         }
-        if self.output.response_id.is_none() {
-            self.output.response_id = chunk.get("id").and_then(Value::as_str).map(str::to_owned);
+        if self.output.response_id.is_none()
+            && let Some(id) = chunk.get("id").and_then(Value::as_str)
+        {
+            self.output().response_id = Some(id.to_owned());
         }
         if let Some(reported) = chunk.get("model").and_then(Value::as_str)
             && reported != self.output.model
+            && self.output.response_model.as_deref() != Some(reported)
         {
-            self.output.response_model = Some(reported.to_owned());
+            self.output().response_model = Some(reported.to_owned());
         }
         let choice = chunk.pointer("/choices/0");
         // Some servers (Moonshot) put usage in the choice instead.
@@ -97,14 +108,17 @@ impl Assembler {
                 .and_then(|c| c.get("usage"))
                 .filter(|u| u.is_object())
         }) {
-            self.output.usage = parse_usage(usage);
+            let usage = parse_usage(usage);
+            if usage != self.output.usage {
+                self.output().usage = usage;
+            }
         }
         let Some(choice) = choice else {
             return Ok(());
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_reason_seen = true;
-            self.output.stop_reason = map_finish_reason(reason);
+            self.output().stop_reason = map_finish_reason(reason);
             if self.output.stop_reason == StopReason::Error {
                 self.failed_finish_reason = Some(reason.to_owned());
             }
@@ -177,7 +191,7 @@ impl Assembler {
             Some(index) => index,
             None => {
                 self.close_all(events);
-                self.output.content.push(empty);
+                self.output().content.push(empty);
                 let index = self.output.content.len() - 1;
                 self.open = Some(index);
                 events.extend(AssistantMessageEvent::block_start(
@@ -187,7 +201,7 @@ impl Assembler {
                 index
             }
         };
-        match self.output.content.get_mut(index) {
+        match self.output().content.get_mut(index) {
             Some(AssistantContent::Text(block)) => block.text.push_str(text),
             Some(AssistantContent::Thinking(block)) => block.thinking.push_str(text),
             _ => {}
@@ -243,7 +257,7 @@ impl Assembler {
         let position = match existing {
             Some(position) => position,
             None => {
-                self.output
+                self.output()
                     .content
                     .push(AssistantContent::ToolCall(ToolCall::new(
                         id.unwrap_or_default(),
@@ -277,7 +291,8 @@ impl Assembler {
         };
         let progress = open.arguments.push(delta);
         let content_index = open.content_index;
-        if let Some(AssistantContent::ToolCall(call)) = self.output.content.get_mut(content_index) {
+        if let Some(AssistantContent::ToolCall(call)) = self.output().content.get_mut(content_index)
+        {
             if let Some(id) = id {
                 id.clone_into(&mut call.id);
             }
@@ -343,7 +358,7 @@ impl Assembler {
     /// is one.
     fn settle_call(&mut self, open: &OpenCall) -> Option<&ToolCall> {
         let Some(AssistantContent::ToolCall(call)) =
-            self.output.content.get_mut(open.content_index)
+            self.output().content.get_mut(open.content_index)
         else {
             return None;
         };
@@ -364,7 +379,11 @@ impl Assembler {
         if self.tools.is_empty() || self.output.stop_reason != StopReason::Stop {
             return;
         }
-        let indexes = recover_text_tool_calls(&mut self.output, &self.tools, &mut new_call_id);
+        let indexes = recover_text_tool_calls(
+            Arc::make_mut(&mut self.output),
+            &self.tools,
+            &mut new_call_id,
+        );
         for content_index in indexes {
             events.extend(
                 AssistantMessageEvent::whole_block(&self.output, content_index)
@@ -376,7 +395,7 @@ impl Assembler {
 }
 
 impl Decoder for Assembler {
-    fn message(&self) -> &AssistantMessage {
+    fn message(&self) -> &Arc<AssistantMessage> {
         &self.output
     }
 
@@ -447,4 +466,35 @@ fn fresh_call_id(prefix: &str) -> String {
         now_millis(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_long_answer_is_assembled_in_place_and_shared_with_its_events() {
+        let model = Model::new("gpt-test", "openai", "openai-completions");
+        let chunk = |delta: Value| {
+            json!({"id": "c1", "model": "gpt-test", "choices": [{"index": 0, "delta": delta}],
+                   "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
+            .to_string()
+        };
+        let mut data: Vec<String> = (0..100)
+            .map(|n| chunk(json!({"reasoning_content": format!("{n} ")})))
+            .collect();
+        data.extend((0..100).map(|n| chunk(json!({"content": format!("{n} ")}))));
+        data.push(chunk(json!({"tool_calls": [{"index": 0, "id": "call_1",
+            "function": {"name": "write", "arguments": ""}}]})));
+        data.extend((0..100).map(|n| {
+            chunk(json!({"tool_calls": [{"index": 0,
+                "function": {"arguments": format!("{{\"path\": \"{n}\"")}}]}))
+        }));
+        crate::providers::driver::assert_streams_in_place(
+            Assembler::new(&model, Arc::from([])),
+            &data,
+        );
+    }
 }

@@ -412,9 +412,8 @@ impl Transcript {
                     .push(Entry::Assistant(Box::new(answer.clone())).into());
             }
             AgentEvent::MessageUpdate {
-                message: Message::Assistant(answer),
-                ..
-            } => self.update_answer(answer),
+                assistant_message_event,
+            } => self.update_answer(assistant_message_event.message()),
             AgentEvent::MessageEnd {
                 message: Message::Assistant(answer),
             } => {
@@ -1189,9 +1188,10 @@ mod tests {
                     let event = match next(3) {
                         0 => AgentEvent::MessageStart { message },
                         1 => AgentEvent::MessageUpdate {
-                            message,
                             assistant_message_event: Box::new(
-                                agent_ai::AssistantMessageEvent::Start { partial: answer },
+                                agent_ai::AssistantMessageEvent::Start {
+                                    partial: answer.into(),
+                                },
                             ),
                         },
                         _ => AgentEvent::MessageEnd { message },
