@@ -171,9 +171,11 @@ pub(crate) async fn run_messages(
                 Some(Message::Assistant(_)) | None
             )
         {
-            let outcome = session.compact(CompactionReason::Threshold, None).await;
+            let outcome = session
+                .start_compaction(CompactionReason::Threshold, None)
+                .await;
             let cancelled = matches!(outcome, Err(CompactionError::Cancelled));
-            end_compaction(session, CompactionReason::Threshold, outcome, false);
+            end_compaction(session, CompactionReason::Threshold, &outcome, false);
             if cancelled {
                 break;
             }
@@ -220,8 +222,10 @@ pub(crate) async fn run_messages(
                 break;
             }
             Next::Compact => {
-                let outcome = session.compact(CompactionReason::Threshold, None).await;
-                end_compaction(session, CompactionReason::Threshold, outcome, false);
+                let outcome = session
+                    .start_compaction(CompactionReason::Threshold, None)
+                    .await;
+                end_compaction(session, CompactionReason::Threshold, &outcome, false);
                 // Messages queued meanwhile go out now, as Pi continues
                 // after a compaction; they waited for the next prompt.
                 let queued = session.take_next_queued();
@@ -252,8 +256,10 @@ pub(crate) async fn run_messages(
                 if let Some(said) = overflow_request_tokens(&error) {
                     session.learn_request_size(said);
                 }
-                let outcome = session.compact(CompactionReason::Overflow, None).await;
-                if !end_compaction(session, CompactionReason::Overflow, outcome, true) {
+                let outcome = session
+                    .start_compaction(CompactionReason::Overflow, None)
+                    .await;
+                if !end_compaction(session, CompactionReason::Overflow, &outcome, true) {
                     // The run ends with the refused answer, as without the
                     // recovery: print and json mode exit with its error.
                     put_back(session, answer);
@@ -367,32 +373,19 @@ async fn compact_if_full(session: &AgentSession) {
     {
         return;
     }
-    let outcome = session.compact(CompactionReason::Threshold, None).await;
-    end_compaction(session, CompactionReason::Threshold, outcome, false);
-}
-
-/// `/compact [focus]` and RPC `compact`: compacts now, with `compaction_start`
-/// and `compaction_end`; the error is the text the user reads.
-pub async fn compact_now(
-    session: &AgentSession,
-    focus: Option<&str>,
-) -> Result<crate::session::CompactionResult, String> {
-    let outcome = session.compact(CompactionReason::Manual, focus).await;
-    let reported = outcome
-        .as_ref()
-        .map(Clone::clone)
-        .map_err(ToString::to_string);
-    end_compaction(session, CompactionReason::Manual, outcome, false);
-    reported
+    let outcome = session
+        .start_compaction(CompactionReason::Threshold, None)
+        .await;
+    end_compaction(session, CompactionReason::Threshold, &outcome, false);
 }
 
 /// Emits `compaction_end` for `outcome`; whether the compaction succeeded.
 /// A threshold compaction with nothing to compact was never announced
-/// ([`AgentSession::compact`]): it has no end either.
-fn end_compaction(
+/// ([`AgentSession::start_compaction`]): it has no end either.
+pub(crate) fn end_compaction(
     session: &AgentSession,
     reason: CompactionReason,
-    outcome: Result<crate::session::CompactionResult, CompactionError>,
+    outcome: &Result<crate::session::CompactionResult, CompactionError>,
     will_retry: bool,
 ) -> bool {
     if reason == CompactionReason::Threshold
@@ -409,7 +402,7 @@ fn end_compaction(
         CompactionReason::Overflow => "Context overflow recovery failed: ",
     };
     let (result, aborted, error_message) = match outcome {
-        Ok(result) => (Some(result), false, None),
+        Ok(result) => (Some(result.clone()), false, None),
         Err(CompactionError::Cancelled) => (None, true, None),
         Err(CompactionError::NothingToCompact) if reason == CompactionReason::Overflow => {
             let hint = too_small_for_the_window(session);

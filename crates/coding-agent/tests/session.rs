@@ -773,3 +773,52 @@ async fn a_prompt_aborted_before_its_run_is_recorded_and_cancelled_before_its_re
         "the subscriber is gone"
     );
 }
+
+/// The kinds of the compaction events waiting in `events`, in order.
+fn compaction_events(events: &mut coding_agent::session_event::SessionEvents) -> Vec<String> {
+    std::iter::from_fn(|| events.try_recv())
+        .map(|event| event.to_json()["type"].as_str().unwrap_or("").to_owned())
+        .filter(|kind| kind.starts_with("compaction"))
+        .collect()
+}
+
+/// `AgentSession::compact` ends what it starts, when the compaction works
+/// and when it does not: a library user's event stream had the
+/// `compaction_start` but not the end (only the CLI modes' wrapper sent
+/// it), so a "Compacting..." shown at the start stayed up for good.
+#[tokio::test]
+async fn a_compaction_asked_for_ends_with_its_end_event_whatever_the_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let answer = || {
+        ScriptedResponse::Message(ScriptedProvider::reply(vec![text(
+            &"an answer ".repeat(400),
+        )]))
+    };
+    let provider = ScriptedProvider::new([
+        answer(),
+        answer(),
+        ScriptedResponse::Message(ScriptedProvider::reply(vec![text("the summary")])),
+    ]);
+    let agent = scripted_session(&provider, cwd, SessionManager::create(cwd, dir.path()));
+    let mut events = agent.subscribe_all();
+
+    let nothing = agent.compact(None).await;
+    assert!(nothing.is_err(), "an empty session has nothing to compact");
+    assert_eq!(
+        compaction_events(&mut events),
+        ["compaction_start", "compaction_end"]
+    );
+
+    agent.prompt(user("first question", 1)).await.unwrap();
+    agent.prompt(user("second question", 2)).await.unwrap();
+    let mut recovery = agent.recovery();
+    recovery.compaction.keep_recent_tokens = 1;
+    agent.set_recovery(recovery);
+    let compacted = agent.compact(Some("the answers")).await.unwrap();
+    assert_eq!(compacted.summary, "the summary");
+    assert_eq!(
+        compaction_events(&mut events),
+        ["compaction_start", "compaction_end"]
+    );
+}

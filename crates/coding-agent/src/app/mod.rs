@@ -553,14 +553,25 @@ impl AgentSession {
         (choice.model, choice.provider)
     }
 
-    /// Compacts the conversation now: the summariser writes the summary, the
-    /// session file gets the entry, and the agent continues from the summary
-    /// and the kept messages. Emits `compaction_start` and `compaction_end`
-    /// (whose `will_retry` the caller decides: see [`crate::recovery`]),
-    /// except for a threshold compaction with nothing to compact, which is
-    /// not announced at all: it would end with no outcome to tell, and
-    /// print mode and the terminal UI showed "Auto-compacting..." for good.
-    pub async fn compact(
+    /// Compacts the conversation now, as `/compact [focus]` and RPC
+    /// `compact` do: the summariser writes the summary (told to mind
+    /// `focus`), the session file gets the entry, and the agent continues
+    /// from the summary and the kept messages. Emits `compaction_start` and
+    /// `compaction_end` whatever the outcome; the error is what the user
+    /// reads.
+    pub async fn compact(&self, focus: Option<&str>) -> Result<CompactionResult, CompactionError> {
+        let outcome = self.start_compaction(CompactionReason::Manual, focus).await;
+        crate::recovery::end_compaction(self, CompactionReason::Manual, &outcome, false);
+        outcome
+    }
+
+    /// Compacts the conversation for `reason`, emitting `compaction_start`;
+    /// the caller emits `compaction_end` ([`crate::recovery`]), whose
+    /// `will_retry` it decides. A threshold compaction with nothing to
+    /// compact is not announced at all: it would end with no outcome to
+    /// tell, and print mode and the terminal UI showed "Auto-compacting..."
+    /// for good.
+    pub(crate) async fn start_compaction(
         &self,
         reason: CompactionReason,
         focus: Option<&str>,

@@ -65,7 +65,6 @@ use crate::app::{AgentSession, PromptError, SessionMark};
 use crate::hooks::lifecycle::SessionEndReason;
 use crate::modes::jsonl::{read_lines, serialize_json_line};
 use crate::modes::user_bash::run_user_bash;
-use crate::recovery::compact_now;
 use crate::session::BashExecution;
 use crate::session_event::{SessionEvent, SessionEvents};
 use crate::templates::TemplateKind;
@@ -498,10 +497,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 let focus = text("customInstructions").map(str::to_owned);
                 let session = session.clone();
                 self.start(move |_| async move {
-                    let outcome = compact_now(&session, focus.as_deref()).await;
+                    let outcome = session.compact(focus.as_deref()).await;
                     Some(match outcome {
                         Ok(result) => success(id, "compact", serde_json::to_value(result).ok()),
-                        Err(error) => failure(id, "compact", &error),
+                        Err(error) => failure(id, "compact", &error.to_string()),
                     })
                 });
                 if let Some(run) = &mut self.run {

@@ -66,7 +66,6 @@ use crate::app::{
     AgentSession, Instructions, ModelCatalog, PromptError, SessionOptions, TreeError, TreeMove,
 };
 use crate::hooks::lifecycle::SessionEndReason;
-use crate::recovery::compact_now;
 use crate::render::{Style, StyledLine};
 use crate::session::SessionManager;
 use crate::session_event::{SessionEvent, SessionEvents};
@@ -631,7 +630,7 @@ impl Driver {
                 app.set_running(true, Instant::now());
                 // The outcome is shown by the compaction events.
                 self.run = Some(tokio::spawn(async move {
-                    let _ = compact_now(&session, focus.as_deref()).await;
+                    let _ = session.compact(focus.as_deref()).await;
                     Ok(Vec::new())
                 }));
             }
