@@ -1,6 +1,7 @@
 //! The `Agent` handle: a conversation that runs the loop on request and can be
 //! steered, followed up, aborted and watched while it runs.
 
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
@@ -11,11 +12,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_loop::{
-    AgentContext, ContinueError, LoopConfig, agent_loop_continue, run_with_prompts,
+    AgentContext, ContinueError, LoopConfig, RunOptions, ToolUpdates, continue_loop,
+    run_with_prompts,
 };
 use crate::event::AgentEvent;
 use crate::history::History;
 use crate::model::ModelHandle;
+use crate::pipeline::panic_text;
 use crate::sync::lock;
 use crate::tool_set::ToolSet;
 
@@ -54,7 +57,16 @@ pub struct Agent {
 struct Inner {
     config: LoopConfig,
     state: Mutex<State>,
+    /// This agent's own: tools given to [`Agent::set_tools`] during a run.
+    /// Not in the [`LoopConfig`], whose clones share what they hold: two
+    /// agents built from clones of one config offered each other's tools.
+    tool_updates: ToolUpdates,
+    /// The subscribers events are handed to, locked while an event is.
     subscribers: Mutex<Vec<Subscriber>>,
+    /// Subscribers not yet handed an event: a subscriber may subscribe
+    /// while it is called (the list it is in is locked then), and the new
+    /// one joins the others at the next event.
+    joining: Mutex<Vec<Subscriber>>,
 }
 
 /// Told each event; `false` unsubscribes it.
@@ -76,7 +88,9 @@ impl Agent {
             inner: Arc::new(Inner {
                 config,
                 state: Mutex::new(State { context, run: None }),
+                tool_updates: ToolUpdates::default(),
                 subscribers: Mutex::new(Vec::new()),
+                joining: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -98,9 +112,17 @@ impl Agent {
         Ok(self.run(messages, &mut context, &cancel, false).await)
     }
 
-    /// Resumes the conversation: after an error, or with a tool result or user
-    /// message last. When the model spoke last, runs a queued steering message
-    /// (or else a queued follow-up) instead; with nothing queued, fails.
+    /// Resumes the conversation with a tool result or user message last
+    /// (a run stopped by `should_stop_after_turn`, a conversation set with
+    /// [`Agent::set_messages`]). When the model spoke last, runs a queued
+    /// steering message (or else a queued follow-up) instead; with nothing
+    /// queued, fails with [`AgentError::ContinueFromAssistant`].
+    ///
+    /// That includes an answer that failed (`stopReason` `error` or
+    /// `aborted`): as in Pi, retrying it is the caller's decision, made by
+    /// removing it first ([`Agent::set_messages`] with the messages before
+    /// it), then continuing. The failed answer stays until then because
+    /// subscribers have already been told it (a session saved it).
     pub async fn continue_run(&self) -> Result<Vec<Message>, AgentError> {
         let (mut context, cancel) = self.begin(AgentError::AlreadyProcessing)?;
         let _idle_when_done = RunGuard { agent: self };
@@ -121,12 +143,18 @@ impl Agent {
             }
             Some(_) => {
                 let emit = |event: AgentEvent| self.dispatch(event);
-                agent_loop_continue(&mut context, &self.inner.config, &cancel, &emit)
-                    .await
-                    .map_err(|error| match error {
-                        ContinueError::NoMessages => AgentError::NoMessages,
-                        ContinueError::FromAssistant => AgentError::ContinueFromAssistant,
-                    })
+                continue_loop(
+                    &mut context,
+                    &self.inner.config,
+                    &cancel,
+                    &emit,
+                    self.run_options(false),
+                )
+                .await
+                .map_err(|error| match error {
+                    ContinueError::NoMessages => AgentError::NoMessages,
+                    ContinueError::FromAssistant => AgentError::ContinueFromAssistant,
+                })
             }
         }
     }
@@ -160,8 +188,13 @@ impl Agent {
     /// Calls `subscriber` with every later event, in order, as it is
     /// emitted, until it returns `false`. For a caller that merges the
     /// agent's events with its own into one ordered stream.
+    ///
+    /// A subscriber may subscribe others while it is called: they get the
+    /// events after the one being handed out. A subscriber that panics is
+    /// unsubscribed (and the panic logged); the run and the other
+    /// subscribers go on.
     pub fn subscribe_with(&self, subscriber: impl Fn(&AgentEvent) -> bool + Send + 'static) {
-        lock(&self.inner.subscribers).push(Box::new(subscriber));
+        lock(&self.inner.joining).push(Box::new(subscriber));
     }
 
     /// The conversation (updated at every `message_end`, so mid-run too).
@@ -189,7 +222,7 @@ impl Agent {
     pub fn set_tools(&self, tools: Arc<ToolSet>) {
         let mut state = self.state();
         state.context.tools = tools.clone();
-        self.inner.config.tool_updates.offer(tools);
+        self.inner.tool_updates.offer(tools);
     }
 
     /// The model the next request goes to, its provider and thinking level:
@@ -247,15 +280,39 @@ impl Agent {
             &self.inner.config,
             cancel,
             &emit,
-            skip_initial_steering,
+            self.run_options(skip_initial_steering),
         )
         .await
     }
 
+    /// What this agent's runs add to the bare loop.
+    fn run_options(&self, skip_initial_steering: bool) -> RunOptions<'_> {
+        RunOptions {
+            skip_initial_steering,
+            tool_updates: Some(&self.inner.tool_updates),
+        }
+    }
+
     /// Hands an event to the subscribers (the loop has already appended any
-    /// message it ends to the shared history).
+    /// message it ends to the shared history), in the order they subscribed.
+    ///
+    /// A panic is caught here because the loop calls this between its
+    /// steps: one that escaped left a tool call without its result in the
+    /// history and the other subscribers without their `agent_end`.
     fn dispatch(&self, event: AgentEvent) {
-        lock(&self.inner.subscribers).retain(|subscriber| subscriber(&event));
+        let mut subscribers = lock(&self.inner.subscribers);
+        subscribers.append(&mut lock(&self.inner.joining));
+        subscribers.retain(|subscriber| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| subscriber(&event))).unwrap_or_else(
+                |panic| {
+                    tracing::error!(
+                        "an agent event subscriber panicked and was unsubscribed: {}",
+                        panic_text(panic.as_ref()).unwrap_or("(no message)")
+                    );
+                    false
+                },
+            )
+        });
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

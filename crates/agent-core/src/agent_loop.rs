@@ -86,8 +86,12 @@ pub type StopAfterTurn = Arc<dyn Fn(&TurnSummary<'_>) -> bool + Send + Sync>;
 
 /// How the loop runs: the model, its provider, hooks, batch mode and queues.
 ///
-/// Clones share the model handle, as they share the queues: a model switched
-/// through one is the model of all.
+/// Clones share the model handle and the steering and follow-up queues: a
+/// model switched or a message queued through one is the model or the
+/// message of all. The rest is settings, and the hooks and callbacks are
+/// shared as they are (`Arc`). Nothing else passes between agents built from
+/// clones: each [`Agent`](crate::Agent) keeps its conversation, its tools
+/// and its subscribers.
 #[derive(Clone)]
 pub struct LoopConfig {
     /// The model to ask, its provider and thinking level, read once per
@@ -106,17 +110,14 @@ pub struct LoopConfig {
     pub follow_up: MessageQueue,
     /// Asked after each turn; `true` ends the run.
     pub should_stop_after_turn: Option<StopAfterTurn>,
-    /// Tools given to [`crate::Agent::set_tools`] during a run, taken by the
-    /// run before its next request.
-    pub(crate) tool_updates: ToolUpdates,
 }
 
-/// The newest tool set handed over while a run may be in progress: each turn
-/// takes it (if any) before it asks the model, so a change takes effect at
-/// the next request and never in the middle of a batch, whose calls run
-/// against the set the model was offered.
-#[derive(Clone, Default)]
-pub(crate) struct ToolUpdates(Arc<std::sync::Mutex<Option<Arc<ToolSet>>>>);
+/// The newest tool set handed over while a run may be in progress (an
+/// [`Agent`](crate::Agent)'s own): each turn takes it (if any) before it asks
+/// the model, so a change takes effect at the next request and never in the
+/// middle of a batch, whose calls run against the set the model was offered.
+#[derive(Default)]
+pub(crate) struct ToolUpdates(std::sync::Mutex<Option<Arc<ToolSet>>>);
 
 impl ToolUpdates {
     /// Hands `tools` to the run (replacing any not yet taken).
@@ -146,7 +147,6 @@ impl LoopConfig {
             steering: MessageQueue::default(),
             follow_up: MessageQueue::default(),
             should_stop_after_turn: None,
-            tool_updates: ToolUpdates::default(),
         }
     }
 
@@ -238,19 +238,51 @@ pub async fn agent_loop(
     cancel: &CancellationToken,
     emit: &Emit<'_>,
 ) -> Vec<Message> {
-    run_with_prompts(prompts, context, config, cancel, emit, false).await
+    run_with_prompts(
+        prompts,
+        context,
+        config,
+        cancel,
+        emit,
+        RunOptions::default(),
+    )
+    .await
 }
 
-/// Runs the loop from the existing context (after an error, or with a tool
-/// result or user message last), without prompt events.
+/// Runs the loop from the existing context, without prompt events: with a
+/// tool result or user message last (a run stopped by
+/// `should_stop_after_turn`; a retry, once the caller has removed the failed
+/// answer).
 ///
 /// Fails before emitting anything when the context is empty or ends with an
-/// assistant message.
+/// assistant message, a failed one (`stopReason` `error` or `aborted`)
+/// included, as in Pi.
 pub async fn agent_loop_continue(
     context: &mut AgentContext,
     config: &LoopConfig,
     cancel: &CancellationToken,
     emit: &Emit<'_>,
+) -> Result<Vec<Message>, ContinueError> {
+    continue_loop(context, config, cancel, emit, RunOptions::default()).await
+}
+
+/// What an [`Agent`](crate::Agent) run adds to the bare loop.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct RunOptions<'a> {
+    /// No steering poll before the first turn (the prompts are themselves
+    /// steering messages).
+    pub(crate) skip_initial_steering: bool,
+    /// Where the agent hands the run tools set while it runs.
+    pub(crate) tool_updates: Option<&'a ToolUpdates>,
+}
+
+/// [`agent_loop_continue`] with `options`.
+pub(crate) async fn continue_loop(
+    context: &mut AgentContext,
+    config: &LoopConfig,
+    cancel: &CancellationToken,
+    emit: &Emit<'_>,
+    options: RunOptions<'_>,
 ) -> Result<Vec<Message>, ContinueError> {
     match context.messages.snapshot().last() {
         None => return Err(ContinueError::NoMessages),
@@ -259,18 +291,17 @@ pub async fn agent_loop_continue(
     }
     emit(AgentEvent::AgentStart);
     emit(AgentEvent::TurnStart);
-    Ok(run_loop(context, Vec::new(), config, cancel, emit, false).await)
+    Ok(run_loop(context, Vec::new(), config, cancel, emit, options).await)
 }
 
-/// [`agent_loop`], optionally without the steering poll before the first turn
-/// (when the prompts are themselves steering messages).
+/// [`agent_loop`] with `options`.
 pub(crate) async fn run_with_prompts(
     prompts: Vec<Message>,
     context: &mut AgentContext,
     config: &LoopConfig,
     cancel: &CancellationToken,
     emit: &Emit<'_>,
-    skip_initial_steering: bool,
+    options: RunOptions<'_>,
 ) -> Vec<Message> {
     emit(AgentEvent::AgentStart);
     emit(AgentEvent::TurnStart);
@@ -278,15 +309,7 @@ pub(crate) async fn run_with_prompts(
     for prompt in prompts {
         add_message(prompt, context, &mut new_messages, emit);
     }
-    run_loop(
-        context,
-        new_messages,
-        config,
-        cancel,
-        emit,
-        skip_initial_steering,
-    )
-    .await
+    run_loop(context, new_messages, config, cancel, emit, options).await
 }
 
 /// Pi's `runLoop`.
@@ -296,10 +319,10 @@ async fn run_loop(
     config: &LoopConfig,
     cancel: &CancellationToken,
     emit: &Emit<'_>,
-    skip_initial_steering: bool,
+    options: RunOptions<'_>,
 ) -> Vec<Message> {
     let mut first_turn = true;
-    let mut pending = if skip_initial_steering {
+    let mut pending = if options.skip_initial_steering {
         Vec::new()
     } else {
         config.steering.take()
@@ -315,7 +338,7 @@ async fn run_loop(
             for message in pending.drain(..) {
                 add_message(message, context, &mut new_messages, emit);
             }
-            if let Some(tools) = config.tool_updates.take() {
+            if let Some(tools) = options.tool_updates.and_then(ToolUpdates::take) {
                 context.tools = tools;
             }
             let assistant = stream_assistant_response(context, config, cancel, emit).await;

@@ -343,11 +343,15 @@ pub async fn run_single_tool_call_with_updates(
 
 /// The text of a caught panic: its message when it has one.
 fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    if let Some(message) = payload.downcast_ref::<&str>() {
-        (*message).to_owned()
-    } else if let Some(message) = payload.downcast_ref::<String>() {
-        message.clone()
-    } else {
-        PANIC_WITHOUT_MESSAGE.to_owned()
-    }
+    panic_text(payload.as_ref())
+        .unwrap_or(PANIC_WITHOUT_MESSAGE)
+        .to_owned()
+}
+
+/// The message a caught panic carries, if it carries one.
+pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
 }

@@ -28,11 +28,21 @@ pub struct ToolSet {
 impl ToolSet {
     /// Registers `tools`, compiling each one's validator.
     ///
-    /// When two tools share a name the first wins, as Pi's `tools.find` does.
+    /// When two tools share a name the first wins, as Pi's `tools.find`
+    /// does, and the later one is left out (with a warning logged) of what
+    /// the model is offered too: both were sent, which APIs refuse, while
+    /// only the first could run.
     pub fn new(tools: impl IntoIterator<Item = Arc<dyn AgentTool>>) -> Result<Self, SchemaError> {
-        let mut entries = Vec::new();
+        let mut entries: Vec<RegisteredTool> = Vec::new();
         let mut definitions = Vec::new();
         for tool in tools {
+            let name = &tool.tool().name;
+            if entries.iter().any(|entry| &entry.tool.tool().name == name) {
+                tracing::warn!(
+                    "two tools are named \"{name}\": only the first is offered and run; rename the other to offer it"
+                );
+                continue;
+            }
             let validator = ToolValidator::new(tool.tool())?;
             definitions.push(tool.tool().clone());
             entries.push(RegisteredTool { tool, validator });

@@ -387,3 +387,121 @@ fn loop_config_clones_share_the_model_handle() {
     config.model.set_model(model, Arc::new(provider));
     assert_eq!(copy.model.model().id, "switched");
 }
+
+/// The events a stream has received so far, compacted.
+fn drain(events: &mut agent_core::AgentEvents) -> Vec<String> {
+    std::iter::from_fn(|| events.try_recv())
+        .map(|event| compact(&event))
+        .collect()
+}
+
+// A subscriber that subscribes (a UI opening a second view when a run starts)
+// hung the run: subscribers were called with their list locked.
+#[tokio::test]
+async fn a_subscriber_may_subscribe_and_the_new_one_gets_the_events_after() {
+    let provider = ScriptedProvider::new([reply(vec![text("hi")])]);
+    let agent = agent(&provider, vec![]);
+    let mut first = agent.subscribe();
+    let joined = Arc::new(std::sync::Mutex::new(None));
+    agent.subscribe_with({
+        let (agent, joined) = (agent.clone(), joined.clone());
+        move |event| {
+            if matches!(event, agent_core::AgentEvent::AgentStart) {
+                *joined.lock().unwrap() = Some(agent.subscribe());
+            }
+            true
+        }
+    });
+    let mut last = agent.subscribe();
+    agent.prompt("go").await.unwrap();
+    let whole = lines![
+        "agent_start",
+        "turn_start",
+        "message_start(user go)",
+        "message_end(user go)",
+        streamed_assistant(&["text"]),
+        "turn_end(0 results)",
+        "agent_end(2 messages)",
+    ];
+    assert_eq!(drain(&mut first), whole);
+    assert_eq!(drain(&mut last), whole);
+    let mut joined = joined.lock().unwrap().take().unwrap();
+    assert_eq!(drain(&mut joined), whole[1..]);
+}
+
+// A subscriber that panicked mid-run took the run down with it: the tool
+// call stayed without a result and the other subscribers never saw the end.
+#[tokio::test]
+async fn a_panicking_subscriber_is_dropped_and_the_run_goes_on() {
+    let provider = ScriptedProvider::new([
+        reply(vec![call("1", "echo", json!({"value": "v"}))]),
+        reply(vec![text("done")]),
+        reply(vec![text("again")]),
+    ]);
+    let agent = agent(&provider, vec![Arc::new(EchoTool::new())]);
+    let told = Arc::new(std::sync::Mutex::new(Vec::new()));
+    agent.subscribe_with({
+        let told = told.clone();
+        move |event| {
+            told.lock().unwrap().push(compact(event));
+            assert!(
+                !matches!(event, agent_core::AgentEvent::ToolExecutionStart { .. }),
+                "subscriber bug"
+            );
+            true
+        }
+    });
+    let mut events = agent.subscribe();
+    let added = agent.prompt("go").await.unwrap();
+    assert_eq!(added.len(), 4);
+    assert_eq!(
+        transcript(&agent),
+        [
+            "user go",
+            "assistant ",
+            "toolResult echoed: v",
+            "assistant done"
+        ]
+    );
+    let lines = drain(&mut events);
+    assert!(lines.contains(&"tool_start(1)".to_owned()), "{lines:?}");
+    assert_eq!(lines.last().unwrap(), "agent_end(4 messages)");
+    // Told up to the event it panicked on, then no more.
+    assert_eq!(told.lock().unwrap().last().unwrap(), "tool_start(1)");
+    // The agent still works, and still tells its other subscribers.
+    agent.prompt("more").await.unwrap();
+    assert_eq!(drain(&mut events).last().unwrap(), "agent_end(2 messages)");
+    assert_eq!(told.lock().unwrap().last().unwrap(), "tool_start(1)");
+}
+
+// Two agents built from clones of one configuration shared the slot that
+// `set_tools` hands a run its new tools through: `b` offered `a`'s tools.
+#[tokio::test]
+async fn agents_from_clones_of_one_config_keep_their_own_tools() {
+    let provider = ScriptedProvider::new([reply(vec![text("from b")])]);
+    let config = LoopConfig::new(ScriptedProvider::model(), Arc::new(provider.clone()));
+    let a = Agent::new(config.clone(), context(vec![Arc::new(EchoTool::new())]));
+    let b = Agent::new(config, context(vec![]));
+    a.set_tools(a.tools());
+    b.prompt("b").await.unwrap();
+    assert!(provider.requests()[0].tools.is_empty());
+    assert!(b.tools().is_empty());
+}
+
+// The docs said continue resumes "after an error"; it refuses a failed
+// answer, as Pi does, and a retry removes that answer first.
+#[tokio::test]
+async fn continue_after_a_failed_answer_needs_the_answer_removed_first() {
+    let provider = ScriptedProvider::new([failed_reply("overloaded"), reply(vec![text("ok")])]);
+    let agent = agent(&provider, vec![]);
+    agent.prompt("go").await.unwrap();
+    assert_eq!(
+        agent.continue_run().await.unwrap_err(),
+        AgentError::ContinueFromAssistant
+    );
+    let mut messages = agent.messages();
+    messages.pop();
+    agent.set_messages(messages);
+    agent.continue_run().await.unwrap();
+    assert_eq!(transcript(&agent), ["user go", "assistant ok"]);
+}

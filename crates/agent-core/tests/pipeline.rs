@@ -505,3 +505,29 @@ async fn a_single_call_hands_its_progress_updates_to_the_caller() {
         vec![vec![Content::text("half")], vec![Content::text("almost")]]
     );
 }
+
+// Both tools of one name were sent to the model (which APIs refuse) while
+// only the first could run (DEVIATIONS #30).
+#[tokio::test]
+async fn of_two_tools_with_one_name_only_the_first_is_offered_and_run() {
+    let first = Probe::new(Behaviour::Succeed);
+    let mut second = Probe::new(Behaviour::Fail("the second ran"));
+    second.tool.description = "The second.".into();
+    let tools = ToolSet::new(vec![
+        Arc::new(first) as Arc<dyn AgentTool>,
+        Arc::new(second) as Arc<dyn AgentTool>,
+    ])
+    .unwrap();
+    assert_eq!(tools.len(), 1);
+    let offered: Vec<_> = tools
+        .definitions()
+        .iter()
+        .map(|tool| tool.description.as_str())
+        .collect();
+    assert_eq!(offered, ["Probes."]);
+    let call = tool_call("1", "probe", json!({"value": "x"}));
+    assert_eq!(
+        run(&tools, &call, &NoHooks).await,
+        expected("1", "fine", Some(json!({"n": 1})), false)
+    );
+}

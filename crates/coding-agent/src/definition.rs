@@ -110,7 +110,8 @@ pub trait ToolDefinition: Send + Sync {
 }
 
 /// Makes a [`ToolContext`] for one call, given the call's cancellation token;
-/// the call's progress sink then replaces the context's `updates`.
+/// the call's token and progress sink then replace the context's `cancel` and
+/// `updates`, so a factory that makes its own token cannot stop cancellation.
 pub type ContextFactory = Arc<dyn Fn(CancellationToken) -> ToolContext + Send + Sync>;
 
 /// Turns a [`ToolDefinition`] into an [`AgentTool`]. `ctx_factory` runs once per
@@ -156,7 +157,11 @@ impl AgentTool for WrappedTool {
         cancel: CancellationToken,
         updates: UpdateSink,
     ) -> Result<AgentToolResult, ToolError> {
+        // The call's own token, whatever the factory put there: a factory
+        // that built its context with `ToolContext::new` (a fresh token
+        // nobody cancels) let a cancelled `bash sleep 2` run to its end.
         let ctx = ToolContext {
+            cancel: cancel.clone(),
             updates,
             ..(self.ctx_factory)(cancel)
         };
@@ -475,5 +480,71 @@ impl<T: TypedTool> ToolDefinition for Typed<T> {
             .and_then(|details| T::Details::deserialize(details).ok());
         self.inner
             .render_result(result, details.as_ref(), is_error, options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Keeps the token of the context it executes in.
+    struct KeepsToken {
+        tool: Tool,
+        token: Mutex<Option<CancellationToken>>,
+    }
+
+    #[async_trait]
+    impl ToolDefinition for KeepsToken {
+        fn tool(&self) -> &Tool {
+            &self.tool
+        }
+
+        fn label(&self) -> &str {
+            "Keeps"
+        }
+
+        async fn execute(
+            &self,
+            _params: Value,
+            ctx: ToolContext,
+        ) -> Result<AgentToolResult, ToolError> {
+            *self.token.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.cancel);
+            Ok(AgentToolResult::text("kept"))
+        }
+    }
+
+    // A factory that made its context with `ToolContext::new` (a fresh token)
+    // turned cancellation off: a cancelled `bash sleep 2` ran to its end.
+    #[tokio::test]
+    async fn a_tool_sees_the_calls_cancellation_whatever_token_its_factory_gave() {
+        let definition = Arc::new(KeepsToken {
+            tool: Tool {
+                name: "keeps".into(),
+                description: "Keeps its token.".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            },
+            token: Mutex::new(None),
+        });
+        let factory: ContextFactory = Arc::new(|_cancel| ToolContext::new("/tmp"));
+        let tool = wrap_tool_definition(definition.clone(), factory);
+        let cancel = CancellationToken::new();
+        let result = tool
+            .execute(
+                "1",
+                serde_json::json!({}),
+                cancel.clone(),
+                UpdateSink::discard(),
+            )
+            .await;
+        assert!(result.is_ok());
+        cancel.cancel();
+        let seen = definition
+            .token
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        assert!(seen.is_some_and(|token| token.is_cancelled()));
     }
 }
