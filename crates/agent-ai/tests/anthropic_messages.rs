@@ -191,6 +191,42 @@ async fn text_answer_streams_every_event_with_its_partial_message() {
     );
 }
 
+/// An emoji whose surrogate pair a proxy split between two deltas (a ping
+/// between them) is joined, as Pi's string concatenation joins it; a lone
+/// half is U+FFFD (the answer used to fail: "Malformed stream event").
+#[tokio::test]
+async fn an_emoji_split_between_deltas_is_joined_and_a_lone_surrogate_is_a_replacement() {
+    let raw_delta = |text: &str| {
+        format!(
+            "event: content_block_delta\ndata: {{\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {{\"type\": \"text_delta\", \"text\": \"{text}\"}}}}\n\n"
+        )
+    };
+    let mut events = vec![MESSAGE_START.to_owned()];
+    events.push(block_start(0, json!({"type": "text", "text": ""})));
+    events.push(raw_delta(r"smile \ud83d"));
+    events.push(PING.to_owned());
+    events.push(raw_delta(r"\ude00 end \udc00"));
+    events.push(block_stop(0));
+    events.push(message_delta("end_turn", 15));
+    events.push(MESSAGE_STOP.to_owned());
+    let server = TestServer::start(vec![reply(events)]).await;
+
+    let events = run(config(&server), &hello_context()).await;
+
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            AssistantMessageEvent::TextDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["smile \u{1F600}", " end \u{FFFD}"]);
+    assert_eq!(
+        final_message(&events)["content"],
+        json!([{"type": "text", "text": "smile \u{1F600} end \u{FFFD}"}])
+    );
+}
+
 #[tokio::test]
 async fn thinking_then_text_keeps_the_signature_for_replay() {
     let mut events = vec![

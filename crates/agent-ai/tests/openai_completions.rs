@@ -613,6 +613,44 @@ async fn finish_reason_error_is_a_failure_worth_retrying() {
     );
 }
 
+/// A server that escapes text as UTF-16 (`\ud83d\ude00`) may split an
+/// emoji's surrogate pair between two chunks, or send a half alone. Pi's
+/// `JSON.parse` takes both and its string concatenation joins the pair; here
+/// the whole answer failed ("Malformed stream event: unexpected end of hex
+/// escape"). The pair is joined; a half with no partner is U+FFFD.
+#[tokio::test]
+async fn an_emoji_split_between_chunks_is_joined_and_a_lone_surrogate_is_a_replacement() {
+    let content = |text: &str| {
+        Step::Send(format!(
+            "data: {{\"id\":\"chatcmpl-1\",\"model\":\"gpt-test\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":null}}]}}\n\n"
+        ))
+    };
+    let server = TestServer::start(vec![stream(vec![
+        content(r"smile \ud83d"),
+        content(r"\ude00 end, lone \udc00 and \ud83d"),
+        chunk(json!({}), json!("stop")),
+        done(),
+    ])])
+    .await;
+    let events = run(config(&server), &context()).await;
+    let deltas: Vec<Value> = summaries(&events)
+        .into_iter()
+        .filter(|event| event["type"] == "text_delta")
+        .map(|event| event["delta"].clone())
+        .collect();
+    assert_eq!(
+        deltas,
+        [
+            json!("smile \u{1F600}"),
+            json!(" end, lone \u{FFFD} and \u{FFFD}")
+        ]
+    );
+    assert_eq!(
+        final_message(&events)["content"],
+        json!([{"type": "text", "text": "smile \u{1F600} end, lone \u{FFFD} and \u{FFFD}"}])
+    );
+}
+
 // ---------------------------------------------------------------- failures
 
 /// Deviation P2: a body cut short is an error, not a finished answer.

@@ -667,6 +667,30 @@ pub enum ModelError {
         "provider \"{0}\" has no base URL: pass --base-url URL or set \"baseUrl\" in settings.json"
     )]
     NoBaseUrl(String),
+    /// A model name with no model id in it (`""`, `fake/`, `/`, `:high`).
+    #[error("no model id in \"{0}\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)")]
+    NoModelId(String),
+    /// A `:LEVEL` after a model name that is a thinking level in the wrong
+    /// case (`gpt-5:HIGH`).
+    #[error("\"{name}\": {error}")]
+    BadLevel {
+        /// The model name as given.
+        name: String,
+        /// The level's complaint, naming the valid levels.
+        error: agent_ai::thinking::UnknownThinkingLevel,
+    },
+    /// A base URL no request can be sent to.
+    #[error(
+        "{origin} \"{url}\" is not an http(s) URL ({reason}): give the endpoint's whole URL, e.g. http://127.0.0.1:8080/v1"
+    )]
+    BadBaseUrl {
+        /// Where it was given: `--base-url`, or a provider's `baseUrl`.
+        origin: String,
+        /// The URL as given.
+        url: String,
+        /// Why it is not one.
+        reason: String,
+    },
     /// An API this build does not speak.
     #[error(
         "provider \"{provider}\" uses API \"{api}\", which this build does not support: set \"api\" to one of {}",
@@ -682,15 +706,66 @@ pub enum ModelError {
 
 /// `--model NAME:LEVEL` and each `--models` name (Pi's `pattern:thinking`): the name, and the
 /// thinking level when the text after the last `:` names one. Other
-/// colons belong to the name (`qwen2.5-coder:7b`).
-pub fn split_thinking(model: &str) -> (&str, Option<ThinkingLevel>) {
-    match model.rsplit_once(':') {
-        Some((name, level)) if !name.is_empty() => match level.parse() {
-            Ok(level) => (name, Some(level)),
+/// colons belong to the name (`qwen2.5-coder:7b`), but a level in the wrong
+/// case is refused as `--thinking HIGH` is: `--model gpt-5:HIGH` used to
+/// send the model id `gpt-5:HIGH` quietly. The name is checked by
+/// [`check_model_name`].
+pub fn split_thinking(model: &str) -> Result<(&str, Option<ThinkingLevel>), ModelError> {
+    let (name, level) = match model.rsplit_once(':') {
+        Some((name, level)) => match level.parse() {
+            Ok(parsed) => (name, Some(parsed)),
+            Err(error)
+                if ThinkingLevel::ALL
+                    .iter()
+                    .any(|known| known.as_str().eq_ignore_ascii_case(level)) =>
+            {
+                return Err(ModelError::BadLevel {
+                    name: model.to_owned(),
+                    error,
+                });
+            }
             Err(_) => (model, None),
         },
-        _ => (model, None),
+        None => (model, None),
+    };
+    if names_no_model(name) {
+        return Err(ModelError::NoModelId(model.to_owned()));
     }
+    Ok((name, level))
+}
+
+/// Refuses a model name that names no model ([`ModelError::NoModelId`]).
+pub fn check_model_name(name: &str) -> Result<(), ModelError> {
+    if names_no_model(name) {
+        return Err(ModelError::NoModelId(name.to_owned()));
+    }
+    Ok(())
+}
+
+/// Whether `name` holds no model id: empty (`--model ""`, `:high`), or with
+/// nothing on one side of a `/` that ends or starts it. `fake/` used to
+/// switch to the model id `""`, which every request then sent and the
+/// session file recorded for `--continue`; `/` became the id `/`.
+fn names_no_model(name: &str) -> bool {
+    let name = name.trim();
+    name.is_empty() || name.starts_with('/') || name.ends_with('/')
+}
+
+/// Refuses a base URL a request could not be sent to, when the model is
+/// chosen rather than at the first request: `--base-url notaurl` used to
+/// fail only then, as "builder error: relative URL without a base".
+/// `origin` names where the URL was given.
+fn check_base_url(url: &str, origin: impl FnOnce() -> String) -> Result<(), ModelError> {
+    let reason = match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => return Ok(()),
+        Ok(_) => "it does not start with http:// or https://".to_owned(),
+        Err(error) => error.to_string(),
+    };
+    Err(ModelError::BadBaseUrl {
+        origin: origin(),
+        url: url.to_owned(),
+        reason,
+    })
 }
 
 /// Picks the model: `--provider` (else `defaultProvider`, else `openai`, or
@@ -756,6 +831,10 @@ pub fn resolve_model(
         .clone()
         .or_else(|| provider.base_url.clone())
         .ok_or_else(|| ModelError::NoBaseUrl(provider_name.clone()))?;
+    check_base_url(&base_url, || match flags.base_url {
+        Some(_) => "--base-url".to_owned(),
+        None => format!("\"baseUrl\" of provider \"{provider_name}\" in settings.json"),
+    })?;
     let api_key = match (&flags.api_key, &provider.api_key, &provider.api_key_env) {
         (Some(key), _, _) => Some(key.clone()),
         (None, Some(key), _) => Some(key.clone()),

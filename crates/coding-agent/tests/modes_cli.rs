@@ -122,3 +122,83 @@ fn long_help_ends_with_the_environment_variables_read() {
         ]
     );
 }
+
+/// `--model` names no model (`fake/`, `""`, `:high`: a request used to go out
+/// with the model id `""`, `fake/` or `:high`), or gives a level in the
+/// wrong case (`gpt-4o:HIGH` was sent as the id, while `--thinking HIGH` is
+/// refused): a usage error, before any request.
+#[test]
+fn a_model_flag_naming_no_model_or_a_miscased_level_exits_2() {
+    let flags = [
+        "--api-key",
+        "k",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "-p",
+        "hi",
+    ];
+    let with_model = |model: &str| run(&[&["--model", model][..], &flags[..]].concat());
+    for model in ["fake/", "openai/", "", ":high", "/"] {
+        assert_eq!(
+            with_model(model),
+            (
+                Some(2),
+                String::new(),
+                format!(
+                    "coding-agent: --model: no model id in \"{model}\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)\n"
+                )
+            ),
+            "--model {model:?}"
+        );
+    }
+    assert_eq!(
+        with_model("gpt-4o:HIGH"),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: --model: \"gpt-4o:HIGH\": Invalid thinking level \"HIGH\". Valid values: off, minimal, low, medium, high, xhigh\n".to_owned()
+        )
+    );
+}
+
+/// `--base-url notaurl` failed only at the first request ("builder error:
+/// relative URL without a base", exit 1); a provider's `baseUrl` too.
+#[test]
+fn a_base_url_that_is_no_url_exits_2_naming_where_it_was_given() {
+    assert_eq!(
+        run(&["--api-key", "k", "--base-url", "notaurl", "-p", "hi"]),
+        (
+            Some(2),
+            String::new(),
+            "coding-agent: --base-url \"notaurl\" is not an http(s) URL (relative URL without a base): give the endpoint's whole URL, e.g. http://127.0.0.1:8080/v1\n".to_owned()
+        )
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        r#"{"providers": {"local": {"baseUrl": "localhost:8080/v1"}}}"#,
+    )
+    .unwrap();
+    let output = Command::new(BIN)
+        .args(["--provider", "local", "--model", "m", "-p", "hi"])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("CODING_AGENT_DIR", &agent)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8(output.stderr).unwrap()
+        ),
+        (
+            Some(2),
+            "coding-agent: \"baseUrl\" of provider \"local\" in settings.json \"localhost:8080/v1\" is not an http(s) URL (it does not start with http:// or https://): give the endpoint's whole URL, e.g. http://127.0.0.1:8080/v1\n".to_owned()
+        )
+    );
+}

@@ -8,6 +8,15 @@
 //! error ([`HttpError::Connection`]) rather than a quiet end. Deciding what
 //! an event means (OpenAI's `data: [DONE]`, Anthropic's `event:
 //! message_stop`) is the provider's job; [`SseEvent::json`] reads its data.
+//!
+//! A server that escapes text as UTF-16 (`\ud83d\ude00`) may split an
+//! emoji's surrogate pair between two events, or send half of one alone
+//! (Pi's `JSON.parse` takes both, and its string concatenation joins the
+//! pair). The high half that ends a string of one event is joined with the
+//! low half that starts a string of the next event of the same name (a ping
+//! may come between); a half left alone is read as U+FFFD. Either used to
+//! fail the whole answer: "Malformed stream event: unexpected end of hex
+//! escape".
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -34,11 +43,118 @@ impl SseEvent {
     /// The event's data parsed as JSON; text that does not parse is
     /// [`HttpError::Malformed`], quoting the parser's complaint and the data,
     /// in the same words for every API.
+    /// A UTF-16 surrogate escape with no partner is read as U+FFFD.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, HttpError> {
         let data = self.data.trim();
-        serde_json::from_str(data)
-            .map_err(|error| HttpError::Malformed(format!("{error} in {data:?}")))
+        serde_json::from_str(data).or_else(|error| {
+            let lone = lone_surrogates(data);
+            if lone.is_empty() {
+                return Err(HttpError::Malformed(format!("{error} in {data:?}")));
+            }
+            let mut replaced = data.to_owned();
+            for escape in lone {
+                replaced.replace_range(escape.at..escape.at + ESCAPE_LEN, "\\ufffd");
+            }
+            serde_json::from_str(&replaced)
+                .map_err(|error| HttpError::Malformed(format!("{error} in {data:?}")))
+        })
     }
+}
+
+/// The length of a `\uXXXX` escape.
+const ESCAPE_LEN: usize = 6;
+
+/// A `\uXXXX` escape in a string of JSON text naming a UTF-16 surrogate
+/// that no partner completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LoneSurrogate {
+    /// Where its backslash is.
+    at: usize,
+    /// A high (leading) half, else a low one.
+    high: bool,
+    /// It opens its string (right after the quote).
+    opens: bool,
+    /// It closes its string (right before the quote).
+    closes: bool,
+}
+
+/// The lone surrogate escapes in the strings of `json`, in order.
+fn lone_surrogates(json: &str) -> Vec<LoneSurrogate> {
+    let bytes = json.as_bytes();
+    let unit = |at: usize| {
+        let hex = json.get(at + 2..at + ESCAPE_LEN)?;
+        let unit = u16::from_str_radix(hex, 16).ok()?;
+        (bytes[at + 1] == b'u' && (0xD800..0xE000).contains(&unit)).then_some(unit)
+    };
+    let mut lone: Vec<LoneSurrogate> = Vec::new();
+    let (mut at, mut string_start) = (0, None);
+    while at < bytes.len() {
+        match (string_start, bytes[at]) {
+            (None, b'"') => string_start = Some(at + 1),
+            (Some(_), b'"') => {
+                if let Some(last) = lone.last_mut()
+                    && last.at + ESCAPE_LEN == at
+                {
+                    last.closes = true;
+                }
+                string_start = None;
+            }
+            (Some(start), b'\\') => {
+                let Some(first) = unit(at) else {
+                    at += 2;
+                    continue;
+                };
+                let high = first < 0xDC00;
+                let paired = high && unit(at + ESCAPE_LEN).is_some_and(|second| second >= 0xDC00);
+                if paired {
+                    at += 2 * ESCAPE_LEN;
+                } else {
+                    lone.push(LoneSurrogate {
+                        at,
+                        high,
+                        opens: at == start,
+                        closes: false,
+                    });
+                    at += ESCAPE_LEN;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    lone
+}
+
+/// Joins the high surrogate that ends a string of `event` with the low one
+/// that starts a string of `next`: the low half's escape moves to `event`,
+/// so each parses on its own and the character comes out whole in the first.
+/// Nothing changes when either half is missing.
+fn join_split_pair(event: &mut SseEvent, next: &mut SseEvent) {
+    let Some(high) = trailing_high(&event.data) else {
+        return;
+    };
+    let Some(low) = lone_surrogates(&next.data)
+        .into_iter()
+        .find(|escape| !escape.high && escape.opens)
+    else {
+        return;
+    };
+    let range = low.at..low.at + ESCAPE_LEN;
+    event
+        .data
+        .insert_str(high + ESCAPE_LEN, &next.data[range.clone()]);
+    next.data.replace_range(range, "");
+}
+
+/// Where the last lone high surrogate escape that ends a string of `json`
+/// is, if one does.
+fn trailing_high(json: &str) -> Option<usize> {
+    lone_surrogates(json)
+        .into_iter()
+        .rev()
+        .find(|escape| escape.high && escape.closes)
+        .map(|escape| escape.at)
 }
 
 /// The body's chunks, each within the read timeout, until cancelled.
@@ -51,6 +167,9 @@ pub struct SseStream {
     parser: SseParser,
     /// Events parsed and not yet taken.
     ready: VecDeque<SseEvent>,
+    /// How the body ended while reading ahead for the other half of a
+    /// split surrogate pair: reported after the events before it.
+    ended: Option<Result<(), HttpError>>,
     cancel: CancellationToken,
 }
 
@@ -85,6 +204,7 @@ impl SseStream {
             chunks: Box::pin(guarded),
             parser: SseParser::default(),
             ready: VecDeque::new(),
+            ended: None,
             cancel,
         }
     }
@@ -99,14 +219,44 @@ impl SseStream {
             if self.cancel.is_cancelled() {
                 return Err(HttpError::Aborted);
             }
-            if let Some(event) = self.ready.pop_front() {
+            if let Some(mut event) = self.ready.pop_front() {
+                if trailing_high(&event.data).is_some() {
+                    self.join_with_next(&mut event).await;
+                }
                 return Ok(Some(event));
             }
-            match self.chunks.next().await {
-                None => return Ok(None),
-                Some(Err(error)) => return Err(error),
-                Some(Ok(chunk)) => self.parser.feed(&chunk, &mut self.ready),
+            if let Some(ended) = self.ended.take() {
+                // A failure is reported once; after it, as after the end,
+                // there is nothing more (the body is not read again).
+                self.ended = Some(Ok(()));
+                return ended.map(|()| None);
             }
+            self.read_chunk().await;
+        }
+    }
+
+    /// `event` ends a string with half of a surrogate pair: reads on to the
+    /// next event of its name, whose first string may start with the other
+    /// half ([`join_split_pair`]).
+    async fn join_with_next(&mut self, event: &mut SseEvent) {
+        loop {
+            if let Some(next) = self.ready.iter_mut().find(|next| next.event == event.event) {
+                return join_split_pair(event, next);
+            }
+            if self.ended.is_some() {
+                return;
+            }
+            self.read_chunk().await;
+        }
+    }
+
+    /// Feeds the next chunk to the parser; at the body's end (or a failed
+    /// read, cancellation included) sets [`SseStream::ended`].
+    async fn read_chunk(&mut self) {
+        match self.chunks.next().await {
+            Some(Ok(chunk)) => self.parser.feed(&chunk, &mut self.ready),
+            Some(Err(error)) => self.ended = Some(Err(error)),
+            None => self.ended = Some(Ok(())),
         }
     }
 }
@@ -234,6 +384,33 @@ mod tests {
                 "chunks of {size}"
             );
         }
+    }
+
+    /// What the escapes of a string hold, in JSON text (a `\\` before `u`
+    /// is no escape of a surrogate).
+    #[test]
+    fn lone_surrogates_read_as_replacements_and_pairs_as_characters() {
+        let event = |data: &str| SseEvent {
+            event: "message".into(),
+            data: data.into(),
+        };
+        let value: serde_json::Value =
+            event(r#"{"a":"\\ud83d \ud83d\ude00 \udc00\ud83d","b":"\ud83d"}"#)
+                .json()
+                .unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"a": "\\ud83d \u{1F600} \u{FFFD}\u{FFFD}", "b": "\u{FFFD}"})
+        );
+        let (mut first, mut second) = (
+            event(r#"{"a":"x\ud83d","b":"\ud83d"}"#),
+            event(r#"{"a":"\ude00y"}"#),
+        );
+        join_split_pair(&mut first, &mut second);
+        assert_eq!(
+            (first.data.as_str(), second.data.as_str()),
+            (r#"{"a":"x\ud83d","b":"\ud83d\ude00"}"#, r#"{"a":"y"}"#)
+        );
     }
 
     #[test]

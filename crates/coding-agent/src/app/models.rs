@@ -11,7 +11,7 @@ use agent_ai::{Model, Provider, ThinkingLevel};
 use crate::app::AgentSession;
 use crate::app::SetModelError;
 use crate::settings::{
-    ModelError, ModelFlags, Settings, provider_for, resolve_model, split_thinking,
+    ModelError, ModelFlags, Settings, check_model_name, provider_for, resolve_model, split_thinking,
 };
 use crate::thinking::known_reasoning;
 
@@ -105,8 +105,15 @@ impl ModelCatalog {
 
     /// Resolves `/model NAME`: `PROVIDER/ID`; a provider name (its default
     /// model); the default model of a listed provider; else a model id of
-    /// `current`'s provider.
-    pub fn flags_for(&self, name: &str, current: &Model, env: Env<'_>) -> ModelFlags {
+    /// `current`'s provider (`Qwen/Qwen3-8B` of a local server: ids may hold
+    /// a `/`). A name with no model id in it (`fake/`, `/`) is refused.
+    pub fn flags_for(
+        &self,
+        name: &str,
+        current: &Model,
+        env: Env<'_>,
+    ) -> Result<ModelFlags, ModelError> {
+        check_model_name(name)?;
         let (provider, model) = match name.split_once('/') {
             Some((provider, id)) if self.knows(provider) => {
                 (provider.to_owned(), Some(id.to_owned()))
@@ -122,24 +129,42 @@ impl ModelCatalog {
             }
         };
         let started_here = provider == self.start_provider;
-        ModelFlags {
+        Ok(ModelFlags {
             base_url: self.flags.base_url.clone().filter(|_| started_here),
             api_key: self.flags.api_key.clone().filter(|_| started_here),
             no_text_tool_calls: self.flags.no_text_tool_calls,
             provider: Some(provider),
             model,
-        }
+        })
     }
 
     /// Switches `session` to the model `name` resolves to (see
-    /// [`ModelCatalog::flags_for`]); returns it and its provider.
+    /// [`ModelCatalog::flags_for`]); returns it and its provider. A name
+    /// whose part before the `/` is no provider is a model id of the
+    /// current provider, which a warning says: `/model opnai/gpt-4o` (a
+    /// typo) used to become the id `opnai/gpt-4o` of the current provider
+    /// without a word.
     pub fn switch(
         &self,
         session: &AgentSession,
         name: &str,
         env: Env<'_>,
     ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
-        self.switch_to(session, name, env, true)
+        let switched = self.switch_to(session, name, env, true)?;
+        if let Some((prefix, _)) = name.split_once('/')
+            && !self.knows(prefix)
+        {
+            let mut providers = self.settings.provider_names();
+            if !self.start_provider.is_empty() && !providers.contains(&self.start_provider) {
+                providers.push(self.start_provider.clone());
+            }
+            tracing::warn!(
+                "\"{prefix}\" is no provider (they are {}): \"{name}\" is taken as a model id of provider \"{}\"",
+                providers.join(", "),
+                switched.0.provider
+            );
+        }
+        Ok(switched)
     }
 
     /// [`ModelCatalog::switch`] back to the model the session's file
@@ -160,7 +185,7 @@ impl ModelCatalog {
         env: Env<'_>,
         record: bool,
     ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
-        let flags = self.flags_for(name, &session.model(), env);
+        let flags = self.flags_for(name, &session.model(), env)?;
         let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env)?;
         let provider = provider_for(&resolved)?;
         session.use_model(resolved.model.clone(), provider.clone(), record)?;
@@ -268,7 +293,9 @@ impl ModelCatalog {
             if choice.missing_key.is_some() || only.is_some_and(|name| name != choice.provider) {
                 continue;
             }
-            let flags = self.flags_for(&choice.provider, current, env);
+            let Ok(flags) = self.flags_for(&choice.provider, current, env) else {
+                continue;
+            };
             let resolved = match resolve_model(&flags, &self.settings, &self.settings_path, env) {
                 Ok(resolved) => resolved,
                 // No default model (llama.cpp serves one): the server's list
@@ -342,8 +369,8 @@ impl ModelCatalog {
             .cycle
             .iter()
             .filter_map(|name| {
-                let (name, level) = split_thinking(name);
-                let flags = self.flags_for(name, &current, env);
+                let (name, level) = split_thinking(name).ok()?;
+                let flags = self.flags_for(name, &current, env).ok()?;
                 let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env);
                 Some((resolved.ok()?.model, level))
             })
@@ -423,12 +450,57 @@ mod tests {
             ..ModelCatalog::default()
         };
         let current = Model::new("other", "openai", "openai-completions");
-        let flags = catalog.flags_for("myllm/qwen3:8b", &current, &|_| None);
+        let flags = catalog
+            .flags_for("myllm/qwen3:8b", &current, &|_| None)
+            .unwrap();
         assert_eq!(
             (flags.provider.as_deref(), flags.model.as_deref()),
             (Some("myllm"), Some("qwen3:8b"))
         );
         assert_eq!(flags.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
         assert!(catalog.knows("myllm") && catalog.knows("openai") && !catalog.knows("nope"));
+    }
+
+    /// `/model fake/` switched to the model id `""` (sent with every request,
+    /// recorded for `--continue`), `/model /` to the id `/`; a name whose
+    /// first part is no provider stays a model id of the current provider,
+    /// as a local server's `Qwen/Qwen3-8B` is.
+    #[test]
+    fn a_name_without_a_model_id_is_refused_and_an_unknown_prefix_is_part_of_the_id() {
+        let catalog = ModelCatalog {
+            start_provider: "fake".into(),
+            flags: ModelFlags {
+                provider: Some("fake".into()),
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                ..ModelFlags::default()
+            },
+            ..ModelCatalog::default()
+        };
+        let current = Model::new("m", "fake", "openai-completions");
+        let refused = |name: &str| {
+            catalog
+                .flags_for(name, &current, &|_| None)
+                .map_err(|error| error.to_string())
+                .unwrap_err()
+        };
+        assert_eq!(
+            refused("fake/"),
+            "no model id in \"fake/\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)"
+        );
+        for name in ["/", "openai/", "", " ", "/m"] {
+            assert_eq!(
+                refused(name),
+                format!(
+                    "no model id in \"{name}\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)"
+                )
+            );
+        }
+        let flags = catalog
+            .flags_for("Qwen/Qwen3-8B", &current, &|_| None)
+            .unwrap();
+        assert_eq!(
+            (flags.provider.as_deref(), flags.model.as_deref()),
+            (Some("fake"), Some("Qwen/Qwen3-8B"))
+        );
     }
 }

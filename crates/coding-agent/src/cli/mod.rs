@@ -258,6 +258,9 @@ enum UsageError {
     #[cfg(feature = "mcp")]
     #[error(transparent)]
     McpConfig(#[from] coding_agent::mcp::config::ConfigError),
+    /// `--model` names no model, or a level in the wrong case.
+    #[error("--model: {0}")]
+    ModelFlag(ModelError),
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]

@@ -64,7 +64,7 @@ fn settings_and_model(
 ) -> anyhow::Result<(Settings, ResolvedModel, Arc<dyn Provider>)> {
     let trusted = guard::project_trusted(agent_dir, cwd, &args.guard.flags());
     let settings = Settings::load(agent_dir, cwd, trusted).map_err(UsageError::from)?;
-    let (flags, _) = model_flags(args);
+    let (flags, _) = model_flags(args)?;
     let env = |name: &str| std::env::var(name).ok();
     let model = resolve_model(&flags, &settings, &agent_dir.join(SETTINGS_FILE), &env)
         .map_err(UsageError::from)?;
@@ -73,11 +73,15 @@ fn settings_and_model(
 }
 
 /// The model flags as given, `--model`'s `:LEVEL` taken off, and that
-/// level.
-pub(super) fn model_flags(args: &RunArgs) -> (ModelFlags, Option<ThinkingLevel>) {
-    let (model, level) = match args.model.as_deref().map(split_thinking) {
-        Some((name, level)) => (Some(name.to_owned()), level),
-        None => (None, None),
+/// level; a `--model` that names no model (`""`, `fake/`, `:high`) or a
+/// level in the wrong case is a usage error.
+pub(super) fn model_flags(
+    args: &RunArgs,
+) -> Result<(ModelFlags, Option<ThinkingLevel>), UsageError> {
+    let (model, level) = match args.model.as_deref().map(split_thinking).transpose() {
+        Ok(Some((name, level))) => (Some(name.to_owned()), level),
+        Ok(None) => (None, None),
+        Err(error) => return Err(UsageError::ModelFlag(error)),
     };
     let flags = ModelFlags {
         provider: args.provider.clone(),
@@ -86,7 +90,7 @@ pub(super) fn model_flags(args: &RunArgs) -> (ModelFlags, Option<ThinkingLevel>)
         api_key: args.api_key.clone(),
         no_text_tool_calls: args.no_text_tool_calls,
     };
-    (flags, level)
+    Ok((flags, level))
 }
 
 /// Resolves the command line; a usage error (no prompt, no key, an unknown
@@ -138,7 +142,7 @@ pub(super) async fn resolve(args: &RunArgs) -> anyhow::Result<Resolved> {
         .await?;
     }
     let (settings, model, provider) = settings_and_model(args, &agent_dir, &cwd)?;
-    let (flags, model_thinking) = model_flags(args);
+    let (flags, model_thinking) = model_flags(args)?;
     let named = match (&args.tools, args.no_tools) {
         (_, true) => Some(Vec::new()),
         // `--tools ""` (no tools, as `--no-tools`) and `read,,bash` name no

@@ -20,7 +20,7 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
     let agent_dir = agent_dir();
     let trusted = coding_agent::guard::project_trusted(&agent_dir, &cwd, &args.guard.flags());
     let settings = Settings::load(&agent_dir, &cwd, trusted).map_err(UsageError::from)?;
-    let (flags, _) = model_flags(args);
+    let (flags, _) = model_flags(args)?;
     let settings_path = agent_dir.join(SETTINGS_FILE);
     let env = |name: &str| std::env::var(name).ok();
     let start = resolve_model(&flags, &settings, &settings_path, &env);
