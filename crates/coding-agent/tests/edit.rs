@@ -14,7 +14,7 @@ use std::time::Duration;
 use agent_core::AgentToolResult;
 use async_trait::async_trait;
 use coding_agent::support::fs_error::FsError;
-use coding_agent::support::mutation_queue::MutationTarget;
+use coding_agent::support::mutation_queue::{FileKey, MutationTarget};
 use coding_agent::support::paths::HomeDir;
 use coding_agent::tools::edit::EditTool;
 use coding_agent::tools::edit::ops::EditOperations;
@@ -659,26 +659,53 @@ async fn edit_cancelled_before_it_starts_is_aborted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_edits_to_one_file_all_apply() {
+    let fx = Fixture::new();
+    concurrent_edits_all_apply(&fx, &["shared.txt"]).await;
+}
+
+/// Edits of one file through its hard links (and a symlink to one of them)
+/// all apply: its names used to be queued apart, so two edits through two
+/// hard links read the file at once and the later write lost the other's
+/// change, while both reported success (DEVIATIONS #31).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_edits_through_hard_links_all_apply() {
+    let fx = Fixture::new();
+    fx.put("real.txt", "");
+    for name in ["hard.txt", "other.txt"] {
+        std::fs::hard_link(fx.path("real.txt"), fx.path(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(fx.path("hard.txt"), fx.path("alias.txt")).unwrap();
+    concurrent_edits_all_apply(&fx, &["real.txt", "hard.txt", "other.txt", "alias.txt"]).await;
+}
+
+/// Makes `names[0]` 24 lines and edits each line at once, call `i` naming
+/// the file `names[i % names.len()]`: each answers success and every edit
+/// is in the file.
+async fn concurrent_edits_all_apply(fx: &Fixture, names: &[&'static str]) {
     let slots: String = (0..24).map(|i| format!("slot {i};\n")).collect();
-    let fx = Fixture::with_file("shared.txt", &slots);
+    fx.put(names[0], &slots);
     let tool = Arc::new(Typed::<EditTool>::default());
     let calls = (0..24).map(|i| {
-        let (tool, cwd) = (Arc::clone(&tool), fx.cwd());
+        let (tool, cwd, name) = (Arc::clone(&tool), fx.cwd(), names[i % names.len()]);
         tokio::spawn(async move {
-            let args = json!({"path": "shared.txt", "edits": [
+            let args = json!({"path": name, "edits": [
                 {"oldText": format!("slot {i};"), "newText": format!("done {i};")}
             ]});
-            run(&tool, &cwd, args).await.map(|r| text(&r))
+            let result = run(&tool, &cwd, args).await.map(|r| text(&r));
+            (name, result)
         })
     });
-    for result in futures::future::join_all(calls).await {
+    for call in futures::future::join_all(calls).await {
+        let (name, result) = call.unwrap();
         assert_eq!(
-            result.unwrap(),
-            Ok("Successfully replaced 1 block(s) in shared.txt.".into())
+            result,
+            Ok(format!("Successfully replaced 1 block(s) in {name}."))
         );
     }
     let expected: String = (0..24).map(|i| format!("done {i};\n")).collect();
-    assert_eq!(fx.read("shared.txt"), expected);
+    for name in names {
+        assert_eq!(fx.read(name), expected, "{name}");
+    }
 }
 
 /// The calls of one answer are futures the loop polls in the order the model
@@ -715,10 +742,10 @@ struct RendezvousReads {
     barrier: Barrier,
 }
 
-/// The local files, queued by their real path as the local Operations do.
+/// The local files, queued as the local Operations queue them.
 impl MutationTarget for RendezvousReads {
-    fn queue_path(&self, path: &Path) -> PathBuf {
-        LocalFileOperations.queue_path(path)
+    fn queue_key(&self, path: &Path) -> FileKey {
+        LocalFileOperations.queue_key(path)
     }
 }
 

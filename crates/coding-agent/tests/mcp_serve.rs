@@ -57,6 +57,89 @@ fn texts(content: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `coding-agent mcp serve --cwd DIR` spoken to in raw JSON-RPC over its
+/// stdio (no SDK needed), past the `initialize` handshake.
+struct RawServer {
+    process: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl RawServer {
+    fn start(cwd: &Path) -> Self {
+        use std::process::Stdio;
+        let mut process = Command::new(BINARY)
+            .args(["mcp", "serve", "--cwd"])
+            .arg(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = RawServer {
+            stdin: process.stdin.take().unwrap(),
+            stdout: std::io::BufReader::new(process.stdout.take().unwrap()),
+            process,
+        };
+        server.send_line(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}})
+            .to_string(),
+        );
+        let answer = server.receive();
+        assert_eq!(answer["id"], 0, "{answer}");
+        server.send_line(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        );
+        server
+    }
+
+    fn send_line(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a `tools/call` request without waiting for its answer.
+    fn call(&mut self, id: u64, name: &str, arguments: Value) {
+        self.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments}})
+            .to_string(),
+        );
+    }
+
+    /// The next message the server writes.
+    fn receive(&mut self) -> Value {
+        use std::io::BufRead;
+        let mut line = String::new();
+        assert!(
+            self.stdout.read_line(&mut line).unwrap() > 0,
+            "stdout ended"
+        );
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Closes the server's stdin (the client is gone) and waits for it to exit.
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin);
+        self.process.wait().unwrap()
+    }
+
+    /// The next `count` answers, by id.
+    fn answers(&mut self, count: usize) -> std::collections::HashMap<u64, Value> {
+        let mut answers = std::collections::HashMap::new();
+        while answers.len() < count {
+            let message = self.receive();
+            if let Some(id) = message["id"].as_u64() {
+                answers.insert(id, message);
+            }
+        }
+        answers
+    }
+}
+
 #[test]
 fn the_tools_are_listed_with_the_names_descriptions_and_schemas_the_model_sees() {
     if !python_mcp_installed() {
@@ -233,32 +316,12 @@ fn permission_mode_judges_each_call_and_an_ask_is_refused() {
 /// on, reparented to init.) Spoken in raw JSON-RPC: no SDK needed.
 #[test]
 fn a_server_stopped_by_sigterm_kills_the_commands_of_its_calls_in_flight() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Command::new(BINARY)
-        .args(["mcp", "serve", "--cwd"])
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}}),
-    );
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("\"id\":1"), "{line}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "bash", "arguments": {"command": "echo $$ > shell.pid; exec sleep 60"}}}),
+    let mut server = RawServer::start(dir.path());
+    server.call(
+        2,
+        "bash",
+        json!({"command": "echo $$ > shell.pid; exec sleep 60"}),
     );
     let pid_file = dir.path().join("shell.pid");
     let started = std::time::Instant::now();
@@ -278,12 +341,12 @@ fn a_server_stopped_by_sigterm_kills_the_commands_of_its_calls_in_flight() {
     let alive = || Path::new(&format!("/proc/{pid}")).exists();
     assert!(alive());
     let term = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
+        .args(["-TERM", &server.process.id().to_string()])
         .status()
         .unwrap();
     assert!(term.success());
     let exited = std::time::Instant::now();
-    while server.try_wait().unwrap().is_none() {
+    while server.process.try_wait().unwrap().is_none() {
         assert!(exited.elapsed().as_secs() < 20, "the server did not stop");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -304,22 +367,9 @@ fn a_server_stopped_by_sigterm_kills_the_commands_of_its_calls_in_flight() {
 /// goes on serving.
 #[test]
 fn a_line_that_is_not_json_and_bad_call_params_get_json_rpc_errors() {
-    use std::io::{BufRead, Write};
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Command::new(BINARY)
-        .args(["mcp", "serve", "--cwd"])
-        .arg(dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
+    let mut server = RawServer::start(dir.path());
     let lines = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}})
-        .to_string(),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
         "{not json".to_owned(),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "read", "arguments": "str"}})
@@ -329,21 +379,10 @@ fn a_line_that_is_not_json_and_bad_call_params_get_json_rpc_errors() {
         json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}).to_string(),
     ];
     for line in lines {
-        writeln!(stdin, "{line}").unwrap();
+        server.send_line(&line);
     }
-    stdin.flush().unwrap();
-    let mut answers = Vec::new();
-    let mut stdout = std::io::BufReader::new(server.stdout.take().unwrap());
-    while answers.len() < 5 {
-        let mut line = String::new();
-        assert!(
-            stdout.read_line(&mut line).unwrap() > 0,
-            "stdout ended: {answers:?}"
-        );
-        answers.push(serde_json::from_str::<Value>(&line).unwrap());
-    }
-    drop(stdin);
-    assert!(server.wait().unwrap().success());
+    let answers: Vec<Value> = (0..4).map(|_| server.receive()).collect();
+    assert!(server.finish().success());
     let by_id = |id: Value| {
         answers
             .iter()
@@ -364,4 +403,67 @@ fn a_line_that_is_not_json_and_bad_call_params_get_json_rpc_errors() {
         );
     }
     assert_eq!(by_id(json!(4))["result"], json!({}));
+}
+
+/// Calls a client sends without waiting for their answers are applied to a
+/// file in the order they arrived, as the agent applies the calls of one
+/// answer: rmcp runs each request on a task of its own, and a write and
+/// four chained edits of one file ended `B`, `C` or `D` about half the time
+/// (the edits that found no text answered errors), ten writes with another
+/// than the last.
+#[test]
+fn pipelined_calls_on_one_file_apply_in_the_order_they_arrived() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(dir.path());
+    let mut id = 0;
+    for round in 0..8 {
+        let path = format!("chain{round}.txt");
+        id += 1;
+        server.call(id, "write", json!({"path": path, "content": "A"}));
+        for (old, new) in [("A", "B"), ("B", "C"), ("C", "D"), ("D", "E")] {
+            id += 1;
+            let edit = json!({"oldText": old, "newText": new});
+            server.call(id, "edit", json!({"path": path, "edits": [edit]}));
+        }
+    }
+    for digit in 0..10 {
+        id += 1;
+        server.call(
+            id,
+            "write",
+            json!({"path": "last.txt", "content": digit.to_string()}),
+        );
+    }
+    for (id, answer) in server.answers(usize::try_from(id).unwrap()) {
+        assert_eq!(answer["result"]["isError"], false, "call {id}: {answer}");
+    }
+    for round in 0..8 {
+        let path = dir.path().join(format!("chain{round}.txt"));
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "E", "chain {round}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("last.txt")).unwrap(),
+        "9"
+    );
+    assert!(server.finish().success());
+}
+
+/// Calls that touch different files still run at once: the first waits for
+/// a file only the second makes (one after the other, the first would time
+/// out).
+#[test]
+fn pipelined_calls_on_different_things_run_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(dir.path());
+    let waits = "until [ -e made.txt ]; do sleep 0.05; done; echo seen";
+    server.call(1, "bash", json!({"command": waits, "timeout": 30}));
+    server.call(2, "write", json!({"path": "made.txt", "content": "x"}));
+    let answers = server.answers(2);
+    assert_eq!(
+        texts(&answers[&1]["result"]["content"]),
+        ["seen\n"],
+        "{answers:?}"
+    );
+    assert_eq!(answers[&2]["result"]["isError"], false, "{answers:?}");
+    assert!(server.finish().success());
 }

@@ -11,8 +11,16 @@
 //! stop (SIGTERM, SIGINT, SIGHUP) for every call in flight. JSON-RPC's
 //! parse and params errors, which rmcp does not send, are answered on the
 //! way in (`mcp/serve_io.rs`).
+//!
+//! Calls a client sends without waiting for their answers start in the
+//! order they arrived (`InArrivalOrder`), so calls on one file are applied
+//! in that order, as the agent applies the calls of one answer; each call
+//! still runs alongside the others once started.
 
+use std::collections::BTreeSet;
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use agent_ai::{Content, ToolCall};
@@ -20,13 +28,16 @@ use agent_core::{
     AgentToolResult, NoHooks, ToolCallHooks, ToolSet, run_single_tool_call_with_updates,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock,
+    Implementation, InitializeResult, JsonRpcMessage, JsonRpcRequest, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 /// The MCP server over a set of tools.
@@ -71,11 +82,11 @@ impl ToolServer {
     /// to run on after the server is gone.
     pub async fn serve_stdio(self, stop: CancellationToken) -> anyhow::Result<()> {
         let (calls, in_flight) = (self.stop.clone(), Arc::clone(&self.in_flight));
+        let (input, output) = super::serve_io::checked(tokio::io::stdin(), tokio::io::stdout());
         let running = self
-            .serve(super::serve_io::checked(
-                tokio::io::stdin(),
-                tokio::io::stdout(),
-            ))
+            .serve(InArrivalOrder::new(AsyncRwTransport::new_server(
+                input, output,
+            )))
             .await
             .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
         tokio::select! {
@@ -115,8 +126,11 @@ impl ServerHandler for ToolServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Taken before anything returns: a call that ends at once lets the
+        // next one start too (dropped).
+        let arrival = context.extensions.remove::<Arc<Arrival>>();
         if self.tools.get(&request.name).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("Tool {} not found", request.name),
@@ -146,14 +160,14 @@ impl ServerHandler for ToolServer {
                 let _ = progress.send(text_of(&update.content));
             }
         };
-        let message = run_single_tool_call_with_updates(
+        let run = run_single_tool_call_with_updates(
             &self.tools,
             &call,
             self.hooks.as_ref(),
             &cancel,
             &on_update,
-        )
-        .await;
+        );
+        let message = start_in_turn(arrival, run).await;
         client_cancels.abort();
         let content = message.content.into_iter().map(content_block).collect();
         Ok(if message.is_error {
@@ -162,6 +176,122 @@ impl ServerHandler for ToolServer {
             CallToolResult::success(content)
         }
         .into())
+    }
+}
+
+/// Runs `call` once the calls that arrived before it have started, up to
+/// its first wait; then lets the next call start, and runs on beside it.
+/// A tool takes its place in the file-mutation queue before it first waits
+/// (`MutationTarget`), so calls on one file queue in the order they
+/// arrived, as the agent's calls of one answer queue in the order written.
+/// Without an `arrival` (served on a transport that hands out none) it
+/// just runs.
+async fn start_in_turn<F: Future>(arrival: Option<Arc<Arrival>>, call: F) -> F::Output {
+    if let Some(arrival) = &arrival {
+        arrival.turn().await;
+    }
+    let mut call = std::pin::pin!(call);
+    let first = futures::poll!(call.as_mut());
+    drop(arrival);
+    match first {
+        Poll::Ready(output) => output,
+        Poll::Pending => call.await,
+    }
+}
+
+/// A transport that hands each `tools/call` request an [`Arrival`] as it
+/// comes in. rmcp reads requests in order but runs each on a task of its
+/// own, and the tasks start in any order: a client's write and four chained
+/// edits of one file, sent without waiting for the answers, were applied
+/// in random order (the file ended `B`, `C` or `D` about half the time,
+/// not `E`), ten writes of one file left another than the last.
+struct InArrivalOrder<T> {
+    inner: T,
+    /// The calls started so far, which every ticket shares.
+    started: Arc<watch::Sender<Started>>,
+    /// The number the next call gets.
+    arrived: u64,
+}
+
+impl<T> InArrivalOrder<T> {
+    fn new(inner: T) -> Self {
+        InArrivalOrder {
+            inner,
+            started: Arc::new(watch::Sender::new(Started::default())),
+            arrived: 0,
+        }
+    }
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for InArrivalOrder<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let mut message = self.inner.receive().await?;
+        if let JsonRpcMessage::Request(JsonRpcRequest {
+            request: ClientRequest::CallToolRequest(call),
+            ..
+        }) = &mut message
+        {
+            call.extensions.insert(Arc::new(Arrival {
+                number: self.arrived,
+                started: Arc::clone(&self.started),
+            }));
+            self.arrived += 1;
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// Which calls have started: every one numbered below `next`, and those in
+/// `ahead` (a call that ended at once, or that rmcp refused before it
+/// reached the handler, while an earlier one was still to start).
+#[derive(Debug, Default)]
+struct Started {
+    next: u64,
+    ahead: BTreeSet<u64>,
+}
+
+/// A `tools/call` request's place in the order the calls arrived in.
+/// Dropping it says the call has started (or never will), which lets the
+/// next one start.
+#[derive(Debug)]
+struct Arrival {
+    number: u64,
+    started: Arc<watch::Sender<Started>>,
+}
+
+impl Arrival {
+    /// Waits until every call that arrived earlier has started.
+    async fn turn(&self) {
+        // This ticket holds the sender, so the wait cannot fail.
+        let _ = self
+            .started
+            .subscribe()
+            .wait_for(|started| started.next == self.number)
+            .await;
+    }
+}
+
+impl Drop for Arrival {
+    fn drop(&mut self) {
+        self.started.send_modify(|started| {
+            started.ahead.insert(self.number);
+            while started.ahead.remove(&started.next) {
+                started.next += 1;
+            }
+        });
     }
 }
 

@@ -728,7 +728,7 @@ pub struct RemoteHost {
     current: tokio::sync::Mutex<Arc<Connection>>,
     cwd: PathBuf,
     /// `cwd` with its links resolved: a working directory given through a
-    /// link names its files two ways (see `RemoteOperations::queue_path`).
+    /// link names its files two ways (see `RemoteOperations::queue_key`).
     real_cwd: PathBuf,
     /// The remote user's `$HOME` when connecting: what `~` means in the
     /// tools' paths and in the permission policy.

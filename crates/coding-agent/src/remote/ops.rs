@@ -21,7 +21,7 @@ use super::connection::RemoteHost;
 use super::log::RemoteOutputLog;
 use super::protocol::{BashCall, Bytes, Call, RemoteSandbox, Reply};
 use crate::support::fs_error::FsError;
-use crate::support::mutation_queue::MutationTarget;
+use crate::support::mutation_queue::{FileKey, MutationTarget};
 use crate::support::paths::{HomeDir, normalize_lexically};
 use crate::support::walk::{SearchError, Searched};
 use crate::tools::bash::log::OutputLog;
@@ -186,19 +186,20 @@ fn fs_done(reply: Result<Reply, Lost>) -> Result<(), FsError> {
 /// spelled as its links resolve: given through a link (`--remote
 /// host:/srv/app` where `/srv/app` links to `/data/app`), the model names a
 /// file both ways (`q.txt` and the path `pwd` prints), and two queues for one
-/// file lost half of a batch's edits. Other links stay two queues (resolving
-/// each path would cost a round trip before the call takes its turn).
+/// file lost half of a batch's edits. Other links, symbolic or hard, stay
+/// two queues (resolving each path, or asking for its inode, would cost a
+/// round trip before the call takes its turn).
 impl MutationTarget for RemoteOperations {
     fn host(&self) -> Option<String> {
         Some(self.host.queue_name())
     }
 
-    fn queue_path(&self, path: &Path) -> PathBuf {
+    fn queue_key(&self, path: &Path) -> FileKey {
         let path = normalize_lexically(path);
-        match path.strip_prefix(self.host.cwd()) {
+        FileKey::Path(match path.strip_prefix(self.host.cwd()) {
             Ok(rest) => self.host.real_cwd().join(rest),
             Err(_) => path,
-        }
+        })
     }
 }
 

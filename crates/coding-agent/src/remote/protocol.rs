@@ -110,7 +110,7 @@ pub enum Call {
     /// `LsOperations::read_dir`.
     LsReadDir(PathBuf),
     /// The path with its links resolved (asked of the working directory
-    /// once, at connect: see `RemoteOperations::queue_path`).
+    /// once, at connect: see `RemoteOperations::queue_key`).
     RealPath(PathBuf),
     /// `BashOperations::output_log`: create a full-output file in the
     /// directory (default: the helper's temp directory) with this prefix.

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 
 use super::policy::SandboxPolicy;
 use crate::support::fs_error::FsError;
-use crate::support::mutation_queue::MutationTarget;
+use crate::support::mutation_queue::{FileKey, MutationTarget};
 use crate::support::paths::HomeDir;
 use crate::tools::edit::ops::EditOperations;
 use crate::tools::write::ops::WriteOperations;
@@ -44,8 +44,8 @@ impl<Ops: MutationTarget + ?Sized> MutationTarget for Sandboxed<Ops> {
         self.inner.host()
     }
 
-    fn queue_path(&self, path: &Path) -> PathBuf {
-        self.inner.queue_path(path)
+    fn queue_key(&self, path: &Path) -> FileKey {
+        self.inner.queue_key(path)
     }
 }
 

@@ -3,19 +3,21 @@
 //! what the previous one wrote; no update is lost), while calls on different
 //! files run in parallel. Pi's `withFileMutationQueue` (`docs/tool-behaviour.md` §5).
 //!
-//! A file is queued under its host and the path the tool's Operations name it
-//! by ([`MutationTarget`], a supertrait of `WriteOperations` and
-//! `EditOperations`), so this module never touches the file system itself. On this machine that is the
-//! real path ([`local_queue_path`]), so two symlinks to one file share a
-//! queue; a file that does not exist yet is keyed by the real path of its
-//! nearest existing ancestor plus the rest of the path, which also
-//! serialises two writes that create the same new file through a symlinked
-//! directory (Pi's key, the unresolved path, does not).
+//! A file is queued under its host and the [`FileKey`] the tool's Operations
+//! give it ([`MutationTarget`], a supertrait of `WriteOperations` and
+//! `EditOperations`), so this module never touches the file system itself. On
+//! this machine ([`local_queue_key`]) that is the real path, so two symlinks
+//! to one file share a queue, or, for a file with more than one hard link,
+//! its device and inode, so its hard links share one too; a file that does
+//! not exist yet is keyed by the real path of its nearest existing ancestor
+//! plus the rest of the path, which also serialises two writes that create
+//! the same new file through a symlinked directory (Pi keys a file by the
+//! path as given, which does none of this).
 //!
 //! Files on a remote host (`--remote`) are keyed by the host and their
-//! lexically normalised path (the trait's default): the real path would
-//! cost a round trip to the host, so two symlinks to one remote file get two
-//! queues.
+//! lexically normalised path (the trait's default): the real path or the
+//! inode would cost a round trip to the host, so two symlinks or two hard
+//! links to one remote file get two queues.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -28,8 +30,28 @@ use tokio_util::sync::CancellationToken;
 use crate::support::paths::{Whose, normalize_lexically, where_links_lead};
 use crate::support::sync::lock;
 
+/// What the queue knows a file by on its host. Every name of one file must
+/// give the same key, or two read-modify-writes of the file run at once and
+/// one of them is lost.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FileKey {
+    /// The file's path: where its links lead on this machine, lexically
+    /// normalised on a remote host.
+    Path(PathBuf),
+    /// A file with more than one hard link, by its identity: each of its
+    /// names is a path of its own, so keyed by path two edits through two
+    /// names of one file ran at once and one was lost (both reported
+    /// success).
+    Inode {
+        /// The file system's device number (`st_dev`).
+        device: u64,
+        /// The file's inode number on it (`st_ino`).
+        inode: u64,
+    },
+}
+
 /// The host (`None`: this machine) and the file.
-type QueueKey = (Option<String>, PathBuf);
+type QueueKey = (Option<String>, FileKey);
 
 type Queues = Mutex<HashMap<QueueKey, Arc<AsyncMutex<()>>>>;
 
@@ -62,9 +84,9 @@ impl Drop for FileMutationGuard {
 }
 
 /// Where the files a tool changes live, as the queue needs to know it: the
-/// host and the path a file is queued under. The defaults (this machine,
-/// the lexical path) touch nothing; the local Operations resolve the real
-/// path, a remote host's name their host.
+/// host and the key a file is queued under. The defaults (this machine,
+/// the lexical path) touch nothing; the local Operations look the file up
+/// ([`local_queue_key`]), a remote host's name their host.
 ///
 /// Both are synchronous on purpose: the calls of one answer start in the
 /// order the model wrote them, and each must take its place in the queue
@@ -78,20 +100,21 @@ pub trait MutationTarget: Send + Sync {
         None
     }
 
-    /// The path the queue knows `path` (absolute) by, so that two names of
-    /// one file share a queue. By default `path` lexically normalised (on a
-    /// remote host resolving it would cost a round trip).
-    fn queue_path(&self, path: &Path) -> PathBuf {
-        normalize_lexically(path)
+    /// The key the queue knows the file at `path` (absolute) by, so that
+    /// two names of one file share a queue. By default `path` lexically
+    /// normalised (on a remote host looking the file up would cost a round
+    /// trip).
+    fn queue_key(&self, path: &Path) -> FileKey {
+        FileKey::Path(normalize_lexically(path))
     }
 }
 
-/// Waits for this call's turn to mutate the file `path` names on `host`
-/// (`None`: this machine); `path` is a [`MutationTarget::queue_path`].
+/// Waits for this call's turn to mutate the file `file` on `host` (`None`:
+/// this machine); `file` is a [`MutationTarget::queue_key`].
 ///
 /// Tokio's mutex is fair, so turns are granted in the order callers arrived.
-pub async fn lock_file(host: Option<&str>, path: &Path) -> FileMutationGuard {
-    let key = (host.map(str::to_owned), path.to_path_buf());
+pub async fn lock_file(host: Option<&str>, file: &FileKey) -> FileMutationGuard {
+    let key = (host.map(str::to_owned), file.clone());
     let lock = {
         let mut queues = lock(&QUEUES);
         Arc::clone(queues.entry(key.clone()).or_default())
@@ -131,8 +154,8 @@ where
 {
     // Computed before the first await, so calls queue in the order they
     // started (see [`MutationTarget`]).
-    let (host, queue_path) = (target.host(), target.queue_path(path));
-    let turn = lock_file(host.as_deref(), &queue_path);
+    let (host, file) = (target.host(), target.queue_key(path));
+    let turn = lock_file(host.as_deref(), &file);
     let turn = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(Aborted),
@@ -153,14 +176,34 @@ where
     }
 }
 
-/// The queue path of `path` (absolute) on this machine, for the local
-/// Operations: where its links lead, as the sandbox judges it
+/// The queue key of the file at `path` (absolute) on this machine, for the
+/// local Operations: where its links lead, as the sandbox judges it
 /// ([`where_links_lead`]; a missing tail taken as written), else (a path
-/// that cannot be followed) lexically normalised. A few `lstat`s on the
-/// caller's thread: cheap next to the edit that follows, and it keeps the
-/// queue in call order.
-pub fn local_queue_path(path: &Path) -> PathBuf {
-    where_links_lead(path, Whose::This).unwrap_or_else(|| normalize_lexically(path))
+/// that cannot be followed) lexically normalised; or, when that is a file
+/// with other hard links, its device and inode.
+///
+/// Only such a file is keyed by inode: it is written in place (a rename
+/// would leave its other names the old contents), so its inode stays while
+/// calls queue under it. A file with one name is replaced by a rename
+/// (DEVIATIONS #10), a new inode each write: keyed by inode, a call
+/// arriving after a write would queue apart from the calls still waiting
+/// under the old one. A file that does not exist yet is keyed by path, and
+/// stays so once created (with one name; another name made in the same
+/// batch can only be a symlink, which resolves to that path).
+///
+/// A few `lstat`s and a `stat` on the caller's thread: cheap next to the
+/// edit that follows, and it keeps the queue in call order.
+pub fn local_queue_key(path: &Path) -> FileKey {
+    use std::os::unix::fs::MetadataExt;
+
+    let real = where_links_lead(path, Whose::This).unwrap_or_else(|| normalize_lexically(path));
+    match std::fs::metadata(&real) {
+        Ok(meta) if meta.is_file() && meta.nlink() > 1 => FileKey::Inode {
+            device: meta.dev(),
+            inode: meta.ino(),
+        },
+        _ => FileKey::Path(real),
+    }
 }
 
 #[cfg(test)]
@@ -168,13 +211,18 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// This machine's files, queued by their real path.
+    /// This machine's files, queued as the local Operations queue them.
     struct Local;
 
     impl MutationTarget for Local {
-        fn queue_path(&self, path: &Path) -> PathBuf {
-            local_queue_path(path)
+        fn queue_key(&self, path: &Path) -> FileKey {
+            local_queue_key(path)
         }
+    }
+
+    /// The key of the file at `path` when it is keyed by path.
+    fn by_path(path: impl Into<PathBuf>) -> FileKey {
+        FileKey::Path(path.into())
     }
 
     #[test]
@@ -183,13 +231,13 @@ mod tests {
         let real = std::fs::canonicalize(dir.path()).unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
         assert_eq!(
-            local_queue_path(&dir.path().join("link/new/file.txt")),
-            real.join("new/file.txt")
+            local_queue_key(&dir.path().join("link/new/file.txt")),
+            by_path(real.join("new/file.txt"))
         );
         std::fs::create_dir(dir.path().join("x")).unwrap();
         assert_eq!(
-            local_queue_path(&dir.path().join("x/../link/a.txt")),
-            real.join("a.txt")
+            local_queue_key(&dir.path().join("x/../link/a.txt")),
+            by_path(real.join("a.txt"))
         );
     }
 
@@ -200,23 +248,44 @@ mod tests {
         std::fs::write(&target, "x").unwrap();
         std::os::unix::fs::symlink(&target, dir.path().join("alias.txt")).unwrap();
         assert_eq!(
-            local_queue_path(&dir.path().join("alias.txt")),
-            std::fs::canonicalize(&target).unwrap()
+            local_queue_key(&dir.path().join("alias.txt")),
+            by_path(std::fs::canonicalize(&target).unwrap())
         );
+    }
+
+    /// Two edits through two hard links of one file ran at once and one was
+    /// lost: every name of the file, a symlink to one of them too, shares a
+    /// key, which a write in place (as a file with other names gets) keeps.
+    #[test]
+    fn hard_links_share_the_key_of_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (real, hard) = (dir.path().join("real.txt"), dir.path().join("hard.txt"));
+        std::fs::write(&real, "x").unwrap();
+        let alone = local_queue_key(&real);
+        assert_eq!(alone, by_path(std::fs::canonicalize(&real).unwrap()));
+        std::fs::hard_link(&real, &hard).unwrap();
+        std::os::unix::fs::symlink(&hard, dir.path().join("alias.txt")).unwrap();
+        let key = local_queue_key(&real);
+        assert!(matches!(key, FileKey::Inode { .. }), "{key:?}");
+        assert_eq!(local_queue_key(&hard), key);
+        assert_eq!(local_queue_key(&dir.path().join("alias.txt")), key);
+        crate::support::atomic_write::write_atomic(&hard, b"y").unwrap();
+        assert_eq!(local_queue_key(&real), key);
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "y");
     }
 
     #[tokio::test]
     async fn turns_on_one_file_are_granted_in_arrival_order() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f.txt");
-        let first = lock_file(None, &path).await;
-        let key = (None, path.clone());
+        let file = by_path(dir.path().join("f.txt"));
+        let first = lock_file(None, &file).await;
+        let key = (None, file.clone());
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
         for i in 0..5 {
-            let (waiter_path, order) = (path.clone(), Arc::clone(&order));
+            let (waiter_file, order) = (file.clone(), Arc::clone(&order));
             waiters.push(tokio::spawn(async move {
-                let _turn = lock_file(None, &waiter_path).await;
+                let _turn = lock_file(None, &waiter_file).await;
                 order.lock().unwrap().push(i);
             }));
             // Let waiter i queue up before waiter i+1 arrives (a waiter
@@ -242,7 +311,7 @@ mod tests {
     async fn cancelling_a_waiter_gives_up_its_turn() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.txt");
-        let holder = lock_file(None, &path).await;
+        let holder = lock_file(None, &local_queue_key(&path)).await;
         let cancel = CancellationToken::new();
         cancel.cancel();
         let result = with_file_mutation_queue(&Local, &path, &cancel, async { 1 }).await;
@@ -295,9 +364,9 @@ mod tests {
     #[tokio::test]
     async fn different_files_do_not_wait_for_each_other() {
         let dir = tempfile::tempdir().unwrap();
-        let _a = lock_file(None, &dir.path().join("a.txt")).await;
+        let _a = lock_file(None, &by_path(dir.path().join("a.txt"))).await;
         // Would hang if b shared a's queue.
-        let b = lock_file(None, &dir.path().join("b.txt")).await;
+        let b = lock_file(None, &by_path(dir.path().join("b.txt"))).await;
         drop(b);
     }
 }

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use crate::support::atomic_write::write_atomic;
 use crate::support::fs_error::FsError;
-use crate::support::mutation_queue::{MutationTarget, local_queue_path};
+use crate::support::mutation_queue::{FileKey, MutationTarget, local_queue_key};
 use crate::support::paths::HomeDir;
 
 /// The file-system calls of the `write` tool (Pi's `WriteOperations`).
@@ -27,10 +27,11 @@ pub trait WriteOperations: HomeDir + MutationTarget {
 pub struct LocalFileOperations;
 
 /// Files on this machine are queued by their real path, so symlinks to one
-/// file share a queue.
+/// file share a queue, or (a file with other hard links) by their inode, so
+/// hard links do too.
 impl MutationTarget for LocalFileOperations {
-    fn queue_path(&self, path: &Path) -> PathBuf {
-        local_queue_path(path)
+    fn queue_key(&self, path: &Path) -> FileKey {
+        local_queue_key(path)
     }
 }
 
