@@ -23,10 +23,10 @@ mod coerce;
 mod report;
 
 use jsonschema::{Draft, Validator};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::tool::Tool;
-use coerce::Plan;
+use coerce::Coercion;
 
 /// The schema of a tool could not be compiled.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +55,7 @@ pub struct ToolValidator {
     name: String,
     schema: Value,
     validator: Validator,
-    plan: Plan,
+    coercion: Coercion,
 }
 
 impl std::fmt::Debug for ToolValidator {
@@ -78,12 +78,14 @@ impl ToolValidator {
             tool: tool.name.clone(),
             message,
         })?;
-        let plan = Plan::new(&tool.parameters, &|schema| compile(schema).ok());
+        let coercion = Coercion::new(&tool.parameters, &|pointer| {
+            compile_part(&tool.parameters, pointer)
+        });
         Ok(ToolValidator {
             name: tool.name.clone(),
             schema: tool.parameters.clone(),
             validator,
-            plan,
+            coercion,
         })
     }
 
@@ -92,7 +94,7 @@ impl ToolValidator {
     /// `arguments` itself is never changed. The error's text names every problem
     /// and repeats `arguments` as received (not as coerced), as Pi does.
     pub fn validate(&self, arguments: &Value) -> Result<Value, ValidationError> {
-        let coerced = self.plan.coerce(arguments.clone());
+        let coerced = self.coercion.coerce(arguments.clone());
         if self.validator.is_valid(&coerced) {
             return Ok(coerced);
         }
@@ -119,4 +121,55 @@ fn compile(schema: &Value) -> Result<Validator, String> {
         options = options.with_draft(Draft::Draft7);
     }
     options.build(schema).map_err(|error| error.to_string())
+}
+
+/// The URI the tool's schema is known by while one of its parts is compiled.
+const ROOT_URI: &str = "urn:coding-agent:tool-parameters";
+
+/// Compiles the subschema at JSON pointer `pointer` in `root` as [`compile`]
+/// would compile `root`; `None` when it cannot be.
+///
+/// A subschema with a `$ref` in it is compiled in place: reached through a
+/// `$ref` into `root`, so that its own `$ref`s (`#/$defs/O`) resolve.
+/// Compiled on its own, the branch `{"$ref": "#/$defs/O"}` of a Python SDK
+/// server's optional model could never match, and its values were never
+/// coerced. One without is compiled alone, which costs a sixth as much
+/// (`root` is not copied for each union branch and optional property).
+fn compile_part(root: &Value, pointer: &str) -> Option<Validator> {
+    let part = root.pointer(pointer)?;
+    if !has_reference(part) {
+        return compile(part).ok();
+    }
+    let draft = Draft::Draft7.detect(root).ok()?;
+    jsonschema::options()
+        .should_validate_formats(true)
+        .with_draft(draft)
+        .with_resource(ROOT_URI, draft.create_resource(root.clone()))
+        .build(&json!({ "$ref": format!("{ROOT_URI}#{}", uri_fragment(pointer)) }))
+        .ok()
+}
+
+/// Whether `schema` holds a `$ref` anywhere.
+fn has_reference(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| (key == "$ref" && value.is_string()) || has_reference(value)),
+        Value::Array(items) => items.iter().any(has_reference),
+        _ => false,
+    }
+}
+
+/// `pointer` percent-encoded for a URI fragment (a property may be named
+/// `a b` or `100%`).
+fn uri_fragment(pointer: &str) -> String {
+    let mut fragment = String::with_capacity(pointer.len());
+    for byte in pointer.bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~$".contains(&byte) {
+            fragment.push(char::from(byte));
+        } else {
+            fragment.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    fragment
 }

@@ -514,6 +514,69 @@ fn coercion_reaches_additional_properties_and_all_of() {
     assert_eq!(both.validate(&json!({"n": "2"})).unwrap(), json!({"n": 2}));
 }
 
+/// Python MCP servers (pydantic) put every nested model in `$defs` behind a
+/// `$ref`; an optional one becomes `anyOf: [{$ref}, {type: null}]`.
+#[test]
+fn coercion_follows_local_references() {
+    let reffed = validator(
+        "t",
+        json!({"type": "object", "properties": {
+            "o": {"$ref": "#/$defs/O"},
+            "maybe": {"anyOf": [{"$ref": "#/$defs/O"}, {"type": "null"}], "default": null},
+            "old": {"$ref": "#/definitions/Old"},
+            "alias": {"$ref": "#/properties/o"},
+            "odd": {"$ref": "#/$defs/a~1b%20c"},
+            "50% off": {"anyOf": [{"$ref": "#/$defs/O"}, {"type": "null"}]}
+        },
+        "$defs": {"O": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                  "a/b c": {"type": "boolean"}},
+        "definitions": {"Old": {"type": "array", "items": {"type": "number"}}}}),
+    );
+    assert_eq!(
+        reffed
+            .validate(
+                &json!({"o": {"n": "5"}, "maybe": {"n": "6"}, "old": ["1", 2],
+                              "alias": {"n": "7"}, "odd": "true", "50% off": {"n": "8"}})
+            )
+            .unwrap(),
+        json!({"o": {"n": 5}, "maybe": {"n": 6}, "old": [1, 2], "alias": {"n": 7}, "odd": true,
+               "50% off": {"n": 8}})
+    );
+}
+
+/// A self-referencing schema (a tree) is coerced at every depth.
+#[test]
+fn recursive_schemas_are_coerced_without_looping() {
+    let tree = validator(
+        "t",
+        json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "$defs": {"Node": {"type": "object", "properties": {
+            "v": {"type": "integer"},
+            "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+            "next": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}
+        }}}}),
+    );
+    let mut given = json!({"v": "0"});
+    let mut expected = json!({"v": 0});
+    for depth in 1..40 {
+        (given, expected) = if depth % 2 == 0 {
+            (
+                json!({"v": depth.to_string(), "kids": [given]}),
+                json!({"v": depth, "kids": [expected]}),
+            )
+        } else {
+            (
+                json!({"v": depth.to_string(), "next": given}),
+                json!({"v": depth, "next": expected}),
+            )
+        };
+    }
+    assert_eq!(
+        tree.validate(&json!({"root": given})).ok(),
+        Some(json!({"root": expected}))
+    );
+}
+
 #[test]
 fn validation_never_changes_the_callers_arguments() {
     let given = json!({"path": 12345, "offset": "10", "limit": null});

@@ -200,7 +200,8 @@ fn mcp_config_files_start_and_an_untrusted_projects_servers_do_not() {
 /// `--tools` is an allowlist for the servers' tools too, named as
 /// permission rules name them, and `--no-tools` leaves every tool out: both
 /// offered every MCP tool, and `--tools mcp__a__add_tool` was an unknown
-/// tool.
+/// tool. A name that matches no server or no tool of its server is warned
+/// about, as an unknown built-in name is (it offered nothing, silently).
 #[test]
 fn tools_and_no_tools_hold_for_mcp_tools() {
     if !python3_installed() {
@@ -213,7 +214,7 @@ fn tools_and_no_tools_hold_for_mcp_tools() {
         &json!({"mcpServers": {"a": grow_entry(), "b": grow_entry(), "c": grow_entry()}}),
     );
     let wire = Wire::OpenAi;
-    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"]); 4]);
+    let server = ModelServer::answering(wire, vec![Answer::text(&["ok"]); 5]);
     let run = |tools: &[&str]| {
         let mut command = sandbox.command(wire, &server);
         command
@@ -237,7 +238,16 @@ fn tools_and_no_tools_hold_for_mcp_tools() {
     );
     assert_eq!(
         stderr,
-        "Warning: MCP: the servers \"c\" are not started: the tools enabled (--tools, --no-tools) include none of theirs (name mcp__SERVER, or mcp__SERVER__TOOL, in --tools)\n"
+        "Warning: MCP: the server \"c\" is not started: the tools enabled (--tools, --no-tools) include none of its tools (name mcp__SERVER, or mcp__SERVER__TOOL, in --tools)\n"
+    );
+
+    let (offered, stderr) = run(&["--tools", "read,mcp__a__nosuch,mcp__nosrv"]);
+    assert_eq!(offered, ["read"], "{stderr}");
+    assert_eq!(
+        stderr,
+        "Warning: Unknown tool \"mcp__nosrv\" in --tools: it names none of the MCP servers configured (\"a\", \"b\", \"c\")\n\
+         Warning: MCP: the servers \"b\", \"c\" are not started: the tools enabled (--tools, --no-tools) include none of theirs (name mcp__SERVER, or mcp__SERVER__TOOL, in --tools)\n\
+         Warning: Unknown tool \"mcp__a__nosuch\" in --tools: MCP server \"a\" has no tool by that name. Its tools: mcp__a__add_tool\n"
     );
 
     let (offered, stderr) = run(&["--no-tools"]);
@@ -254,7 +264,7 @@ fn tools_and_no_tools_hold_for_mcp_tools() {
     let (status, _, stderr) = Running::spawn(command).finish();
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("--tools: invalid permission rule `mcp__a__x*`"),
+        stderr.contains("coding-agent: --tools: invalid permission rule `mcp__a__x*`"),
         "{stderr}"
     );
 }

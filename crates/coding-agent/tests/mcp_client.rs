@@ -352,17 +352,23 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
             ("mcp__schemas__nullable", &text_object),
         ]
     );
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    // Returned with the others (not logged at each listing), so that the
+    // session gives each once however often the server lists again.
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert_eq!(
         warnings[0],
+        "MCP tool 7 of server \"schemas\" left out: its listing cannot be read: invalid type: integer `7`, expected a string"
+    );
+    assert_eq!(
+        warnings[1],
         "MCP tool \"listed\" of server \"schemas\" left out: its input schema is of type \"array\", and models are given only tools that take an object"
     );
     assert!(
-        warnings[1].starts_with(
+        warnings[2].starts_with(
             "MCP tool \"broken\" of server \"schemas\" left out: its input schema does not compile: "
         ),
         "{}",
-        warnings[1]
+        warnings[2]
     );
     // An answer that is no tool result reads as the server's JSON.
     let tools = tools_of(definitions, dir.path());
@@ -372,6 +378,30 @@ async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
         text(&content),
         "MCP server \"schemas\" failed the call to \"bare\": its answer is not a tool result: 42"
     );
+}
+
+/// A Python SDK server as its users write one: a nested model's schema sits
+/// behind a `$ref`, whose values were not coerced (`"x": "2"` failed
+/// `point.x: must be integer`), and a list was read twice (its items, then
+/// `{"result":["a","b"]}`).
+#[tokio::test]
+async fn a_python_sdk_servers_models_are_coerced_and_its_lists_read_once() {
+    if !python_mcp_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_servers, tools) = start(dir.path(), vec![python_server("sdk", "sdk_server.py")]).await;
+    let (is_error, content) = call(
+        &tools,
+        "mcp__sdk__moved",
+        json!({"point": {"x": "2", "y": 3}, "by": {"x": 10, "y": "20"}}),
+    )
+    .await;
+    assert!(!is_error, "{content:?}");
+    assert_eq!(text(&content), "12,23");
+    let (is_error, content) = call(&tools, "mcp__sdk__letters", json!({})).await;
+    assert!(!is_error, "{content:?}");
+    assert_eq!(text(&content), "a\nb");
 }
 
 /// A content block of a kind newer than the protocol this client speaks is

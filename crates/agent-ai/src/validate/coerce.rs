@@ -9,9 +9,18 @@
 //! branch is left alone). A JSON string is never parsed into an array or object;
 //! like any lone value where an array belongs, it becomes a one-item array.
 //!
+//! Beyond Pi (whose built-in schemas have no references): a local `$ref`
+//! (`#/$defs/O`, `#/definitions/O`, any JSON pointer into the tool's schema) is
+//! followed too. MCP servers written with the Python SDK put every nested model
+//! behind one, and without this `{"o": {"n": "5"}}` failed `o.n: must be
+//! integer` although `"5"` was coerced at the top level. Each target is planned
+//! once and shared, so a self-referencing schema (a tree) plans in finite time.
+//!
 //! Deviation #1 (DEVIATIONS.md): `null` is never converted. A `null` optional
 //! property is removed (the model meant "not given"); a `null` anywhere else is
 //! left for the validator to reject.
+
+use std::collections::{HashMap, VecDeque};
 
 use jsonschema::Validator;
 use serde_json::{Map, Value};
@@ -20,9 +29,83 @@ use serde_json::{Map, Value};
 /// up to it are written as JSON integers, as `JSON.stringify` writes them.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
 
+/// How many `$ref`s one coercion follows, nested: a reference cycle that never
+/// descends into the value (`A` is `anyOf: [B]`, `B` is `allOf: [A]`) must end,
+/// not overflow the stack. serde_json refuses arguments nested deeper than 128,
+/// so a tree schema's references never need more.
+const MAX_REFERENCE_DEPTH: usize = 128;
+
+/// The coercions of one tool's schema: the plan of its root and of every
+/// `$ref` target reached from it.
+pub(super) struct Coercion {
+    root: Plan,
+    /// Indexed by [`Plan::reference`].
+    targets: Vec<Plan>,
+}
+
+impl Coercion {
+    /// Plans the coercions for the tool schema `root`. `compile` builds the
+    /// validator of the subschema at a JSON pointer into `root` (`""` is `root`
+    /// itself), with which union branches and optional properties are tested;
+    /// `None` when it cannot be built.
+    pub(super) fn new(root: &Value, compile: &dyn Fn(&str) -> Option<Validator>) -> Coercion {
+        let mut planner = Planner {
+            root,
+            compile,
+            targets: HashMap::new(),
+            pending: VecDeque::new(),
+        };
+        let root_plan = planner.plan(root, "");
+        // Targets are planned one after another, in the order they were found,
+        // rather than recursively from their `$ref`: a chain of references
+        // costs no stack, and each target is planned once.
+        let mut targets = Vec::new();
+        while let Some((pointer, schema)) = planner.pending.pop_front() {
+            targets.push(planner.plan(schema, &pointer));
+        }
+        Coercion {
+            root: root_plan,
+            targets,
+        }
+    }
+
+    /// Coerces `value` (the caller's clone) and returns the result.
+    pub(super) fn coerce(&self, value: Value) -> Value {
+        self.root.coerce(
+            value,
+            Walk {
+                targets: &self.targets,
+                references_left: MAX_REFERENCE_DEPTH,
+            },
+        )
+    }
+}
+
+/// Builds the [`Plan`]s of one schema.
+struct Planner<'a> {
+    root: &'a Value,
+    compile: &'a dyn Fn(&str) -> Option<Validator>,
+    /// The index in [`Coercion::targets`] of each `$ref` target found so far, by
+    /// its JSON pointer.
+    targets: HashMap<String, usize>,
+    /// Targets found but not planned yet, in index order.
+    pending: VecDeque<(String, &'a Value)>,
+}
+
+/// What a coercion needs besides the plan at hand: the `$ref` targets, and how
+/// many more references it may follow.
+#[derive(Clone, Copy)]
+struct Walk<'a> {
+    targets: &'a [Plan],
+    references_left: usize,
+}
+
 /// How to coerce a value at one place in a schema: the parts of the schema the
 /// coercions look at, with the union branches' validators compiled up front.
-pub(super) struct Plan {
+struct Plan {
+    /// The target of a local `$ref`, as an index into [`Coercion::targets`];
+    /// applied first, as if it were one more `allOf` branch.
+    reference: Option<usize>,
     /// The `type` keyword, as a list (empty when absent).
     types: Vec<String>,
     /// `properties`, in schema order.
@@ -53,8 +136,8 @@ struct Property {
 /// One branch of a union, with the validator that decides whether it matches.
 struct Branch {
     plan: Plan,
-    /// `None` when the branch cannot be compiled on its own (e.g. it holds a
-    /// `$ref` into the root schema); such a branch is never chosen, as in Pi.
+    /// `None` when the branch cannot be compiled; such a branch is never
+    /// chosen, as in Pi.
     check: Option<Validator>,
 }
 
@@ -66,10 +149,10 @@ impl Branch {
     }
 }
 
-impl Plan {
-    /// Plans the coercions for `schema`; `compile` builds the validators that
-    /// union branches and optional properties are tested with.
-    pub(super) fn new(schema: &Value, compile: &dyn Fn(&Value) -> Option<Validator>) -> Plan {
+impl<'a> Planner<'a> {
+    /// Plans the coercions for `schema`, found at the JSON pointer `at` in the
+    /// root schema.
+    fn plan(&mut self, schema: &'a Value, at: &str) -> Plan {
         let types = match schema.get("type") {
             Some(Value::String(name)) => vec![name.clone()],
             Some(Value::Array(names)) => names
@@ -84,72 +167,134 @@ impl Plan {
             .and_then(Value::as_array)
             .map(|names| names.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let properties = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|properties| {
-                properties
-                    .iter()
-                    .map(|(name, subschema)| Property {
-                        name: name.clone(),
-                        plan: Plan::new(subschema, compile),
-                        null_means_absent: !required.contains(&name.as_str())
-                            && !compile(subschema).is_some_and(|v| v.is_valid(&Value::Null)),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let plan_of = |key: &str| {
-            schema
-                .get(key)
-                .filter(|subschema| subschema.is_object())
-                .map(|subschema| Box::new(Plan::new(subschema, compile)))
-        };
-        let plans_of = |key: &str| -> Vec<Plan> {
-            schema
-                .get(key)
-                .and_then(Value::as_array)
-                .map(|schemas| schemas.iter().map(|s| Plan::new(s, compile)).collect())
-                .unwrap_or_default()
-        };
-        let branches_of = |key: &str| -> Vec<Branch> {
-            schema
-                .get(key)
-                .and_then(Value::as_array)
-                .map(|schemas| {
-                    schemas
-                        .iter()
-                        .map(|s| Branch {
-                            plan: Plan::new(s, compile),
-                            check: compile(s),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut prefix_items = plans_of("prefixItems");
+        let mut properties = Vec::new();
+        if let Some(declared) = schema.get("properties").and_then(Value::as_object) {
+            for (name, subschema) in declared {
+                let at = format!("{at}/properties/{}", escape_pointer_token(name));
+                properties.push(Property {
+                    name: name.clone(),
+                    null_means_absent: !required.contains(&name.as_str())
+                        && !(self.compile)(&at).is_some_and(|v| v.is_valid(&Value::Null)),
+                    plan: self.plan(subschema, &at),
+                });
+            }
+        }
+        let mut prefix_items = self.plans_of(schema, at, "prefixItems");
         if prefix_items.is_empty() {
-            prefix_items = plans_of("items");
+            prefix_items = self.plans_of(schema, at, "items");
         }
         Plan {
+            reference: schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|reference| self.target(reference)),
             types,
             properties,
-            additional: plan_of("additionalProperties"),
+            additional: self.plan_of(schema, at, "additionalProperties"),
             prefix_items,
-            items: plan_of("items"),
-            all_of: plans_of("allOf"),
-            any_of: branches_of("anyOf"),
-            one_of: branches_of("oneOf"),
+            items: self.plan_of(schema, at, "items"),
+            all_of: self.plans_of(schema, at, "allOf"),
+            any_of: self.branches_of(schema, at, "anyOf"),
+            one_of: self.branches_of(schema, at, "oneOf"),
         }
     }
 
-    /// Coerces `value` (the caller's clone) and returns the result.
-    pub(super) fn coerce(&self, mut value: Value) -> Value {
-        for plan in &self.all_of {
-            value = plan.coerce(value);
+    /// The plan of `schema[key]` when it is a schema object.
+    fn plan_of(&mut self, schema: &'a Value, at: &str, key: &str) -> Option<Box<Plan>> {
+        let subschema = schema.get(key).filter(|subschema| subschema.is_object())?;
+        Some(Box::new(self.plan(subschema, &format!("{at}/{key}"))))
+    }
+
+    /// The plans of the schemas in the array `schema[key]`.
+    fn plans_of(&mut self, schema: &'a Value, at: &str, key: &str) -> Vec<Plan> {
+        let Some(schemas) = schema.get(key).and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        schemas
+            .iter()
+            .enumerate()
+            .map(|(index, s)| self.plan(s, &format!("{at}/{key}/{index}")))
+            .collect()
+    }
+
+    /// The union branches in the array `schema[key]`.
+    fn branches_of(&mut self, schema: &'a Value, at: &str, key: &str) -> Vec<Branch> {
+        let Some(schemas) = schema.get(key).and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        schemas
+            .iter()
+            .enumerate()
+            .map(|(index, s)| {
+                let at = format!("{at}/{key}/{index}");
+                Branch {
+                    check: (self.compile)(&at),
+                    plan: self.plan(s, &at),
+                }
+            })
+            .collect()
+    }
+
+    /// The index of the target of `reference`, queued for planning when it is
+    /// new; `None` for a reference that is not a JSON pointer into the root
+    /// schema (a remote document, an anchor) or points at nothing.
+    fn target(&mut self, reference: &str) -> Option<usize> {
+        let pointer = local_pointer(reference)?;
+        if let Some(&index) = self.targets.get(&pointer) {
+            return Some(index);
         }
-        value = coerce_union(&self.any_of, value);
-        value = coerce_union(&self.one_of, value);
+        let schema = self.root.pointer(&pointer)?;
+        let index = self.targets.len();
+        self.targets.insert(pointer.clone(), index);
+        self.pending.push_back((pointer, schema));
+        Some(index)
+    }
+}
+
+/// The JSON pointer named by a local `$ref` (`#`, `#/$defs/a~1b%20c`), with the
+/// URI fragment's percent-encoding undone; `None` for any other reference.
+fn local_pointer(reference: &str) -> Option<String> {
+    let fragment = reference.strip_prefix('#')?;
+    if !fragment.is_empty() && !fragment.starts_with('/') {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(fragment.len());
+    let mut rest = fragment.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(byte);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// `name` as one step of a JSON pointer (`~` and `/` escaped).
+fn escape_pointer_token(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+impl Plan {
+    /// Coerces `value` (the caller's clone) and returns the result.
+    fn coerce(&self, mut value: Value, walk: Walk<'_>) -> Value {
+        if let Some(target) = self.reference
+            && walk.references_left > 0
+        {
+            let walk = Walk {
+                references_left: walk.references_left - 1,
+                ..walk
+            };
+            value = walk.targets[target].coerce(value, walk);
+        }
+        for plan in &self.all_of {
+            value = plan.coerce(value, walk);
+        }
+        value = coerce_union(&self.any_of, value, walk);
+        value = coerce_union(&self.one_of, value, walk);
 
         // With several types, a value that already has one of them stays as it
         // is ("1" for string|number remains a string).
@@ -165,8 +310,8 @@ impl Plan {
         }
 
         match &mut value {
-            Value::Object(map) if self.allows("object") => self.coerce_object(map),
-            Value::Array(items) if self.allows("array") => self.coerce_array(items),
+            Value::Object(map) if self.allows("object") => self.coerce_object(map, walk),
+            Value::Array(items) if self.allows("array") => self.coerce_array(items, walk),
             _ => {}
         }
         value
@@ -178,29 +323,29 @@ impl Plan {
         self.types.is_empty() || self.types.iter().any(|t| t == name)
     }
 
-    fn coerce_object(&self, map: &mut Map<String, Value>) {
+    fn coerce_object(&self, map: &mut Map<String, Value>, walk: Walk<'_>) {
         for property in &self.properties {
             match map.get_mut(&property.name) {
                 None => {}
                 Some(Value::Null) if property.null_means_absent => {
                     map.shift_remove(&property.name);
                 }
-                Some(slot) => *slot = property.plan.coerce(slot.take()),
+                Some(slot) => *slot = property.plan.coerce(slot.take(), walk),
             }
         }
         if let Some(additional) = &self.additional {
             for (name, slot) in map.iter_mut() {
                 if !self.properties.iter().any(|p| &p.name == name) {
-                    *slot = additional.coerce(slot.take());
+                    *slot = additional.coerce(slot.take(), walk);
                 }
             }
         }
     }
 
-    fn coerce_array(&self, items: &mut [Value]) {
+    fn coerce_array(&self, items: &mut [Value], walk: Walk<'_>) {
         for (index, slot) in items.iter_mut().enumerate() {
             if let Some(plan) = self.prefix_items.get(index).or(self.items.as_deref()) {
-                *slot = plan.coerce(slot.take());
+                *slot = plan.coerce(slot.take(), walk);
             }
         }
     }
@@ -208,13 +353,13 @@ impl Plan {
 
 /// A value that already matches a branch stays as it is; otherwise the first
 /// branch whose coercion of it validates wins; otherwise it is unchanged.
-fn coerce_union(branches: &[Branch], value: Value) -> Value {
+fn coerce_union(branches: &[Branch], value: Value, walk: Walk<'_>) -> Value {
     if branches.is_empty() || branches.iter().any(|branch| branch.matches(&value)) {
         return value;
     }
     branches
         .iter()
-        .map(|branch| branch.plan.coerce(value.clone()))
+        .map(|branch| branch.plan.coerce(value.clone(), walk))
         .zip(branches)
         .find_map(|(candidate, branch)| branch.matches(&candidate).then_some(candidate))
         .unwrap_or(value)
@@ -417,6 +562,31 @@ mod tests {
         for (number, expected) in cases {
             assert_eq!(js_f64_string(number), expected, "{number}");
         }
+    }
+
+    /// A cycle of references that never descends into the value (which the
+    /// validator itself could not check either) ends after a bounded number of
+    /// steps instead of overflowing the stack.
+    #[test]
+    fn reference_cycle_ends() {
+        let schema = serde_json::json!({
+            "$ref": "#/$defs/A",
+            "$defs": {"A": {"type": "integer", "allOf": [{"$ref": "#/$defs/B"}]},
+                      "B": {"anyOf": [{"$ref": "#"}]}}
+        });
+        let coercion = Coercion::new(&schema, &|_| None);
+        assert_eq!(coercion.targets.len(), 3);
+        assert_eq!(coercion.coerce(Value::from("5")), Value::from(5));
+    }
+
+    #[test]
+    fn local_references_name_json_pointers() {
+        assert_eq!(local_pointer("#").as_deref(), Some(""));
+        assert_eq!(local_pointer("#/$defs/O").as_deref(), Some("/$defs/O"));
+        assert_eq!(local_pointer("#/a%20b/c~1d").as_deref(), Some("/a b/c~1d"));
+        assert_eq!(local_pointer("#anchor"), None);
+        assert_eq!(local_pointer("other.json#/x"), None);
+        assert_eq!(local_pointer("#/bad%2"), None);
     }
 
     #[test]

@@ -36,7 +36,10 @@ pub(super) struct McpArgs {
 /// project's servers left unstarted because the project is not trusted. A
 /// configuration file that cannot be read or parsed is a usage error naming
 /// it. With `only` (`--tools`), only the tools it names are offered, and a
-/// server none of whose tools it names is not started (said once too).
+/// server none of whose tools it names is not started (said once too); a
+/// name that matches no configured server is warned about here, one that
+/// matches no tool of its server once the server has listed its tools
+/// ([`McpServers::tool_definitions`]).
 pub(super) async fn start_servers(
     args: &McpArgs,
     agent_dir: &Path,
@@ -61,10 +64,26 @@ pub(super) async fn start_servers(
                 .iter()
                 .map(|name| Rule::parse(name, &places))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|error| UsageError::Tools(format!("--tools: {error}")))
+                .map_err(|error| UsageError::Tools(error.to_string()))
         })
         .transpose()?;
     if let Some(rules) = &only {
+        // `--tools mcp__nosrv` offered nothing, and said only that the
+        // servers it did not name were not started.
+        let known: Vec<String> = configs
+            .iter()
+            .map(|config| &config.name)
+            .chain(&untrusted)
+            .cloned()
+            .collect();
+        for rule in rules {
+            if !known
+                .iter()
+                .any(|name| rule.names_mcp_server(&server_part(name)))
+            {
+                tracing::warn!("{}", unknown_server_notice(&rule.text, &known));
+            }
+        }
         let (named, unnamed): (Vec<_>, Vec<_>) = configs.into_iter().partition(|config| {
             let part = server_part(&config.name);
             rules.iter().any(|rule| rule.names_mcp_server(&part))
@@ -90,21 +109,46 @@ pub(super) async fn start_servers(
     Ok(Some(servers))
 }
 
+/// What the user reads about the name `rule` in `--tools`, which matches
+/// none of the servers `configured`: as for an unknown built-in name.
+fn unknown_server_notice(rule: &str, configured: &[String]) -> String {
+    if configured.is_empty() {
+        return format!("Unknown tool \"{rule}\" in --tools: no MCP server is configured");
+    }
+    format!(
+        "Unknown tool \"{rule}\" in --tools: it names none of the MCP servers configured ({})",
+        quoted_list(configured)
+    )
+}
+
 /// What the user reads about the servers `--tools` (or `--no-tools`)
 /// names no tool of.
 fn unnamed_notice(names: &[String]) -> String {
+    let theirs = if names.len() == 1 {
+        "its tools"
+    } else {
+        "theirs"
+    };
     format!(
-        "MCP: the servers {} are not started: the tools enabled (--tools, --no-tools) include none of theirs (name mcp__SERVER, or mcp__SERVER__TOOL, in --tools)",
-        quoted_list(names)
+        "MCP: the {} not started: the tools enabled (--tools, --no-tools) include none of {theirs} (name mcp__SERVER, or mcp__SERVER__TOOL, in --tools)",
+        servers_are(names)
     )
 }
 
 /// What the user reads about a project's servers that were not started.
 fn untrusted_notice(names: &[String]) -> String {
     format!(
-        "MCP: the project's servers {} are not started: the project is not trusted (trust it with --trust)",
-        quoted_list(names)
+        "MCP: the project's {} not started: the project is not trusted (trust it with --trust)",
+        servers_are(names)
     )
+}
+
+/// `server "a" is` or `servers "a", "b" are`.
+fn servers_are(names: &[String]) -> String {
+    match names {
+        [name] => format!("server \"{name}\" is"),
+        _ => format!("servers {} are", quoted_list(names)),
+    }
 }
 
 /// `"a", "b"`.

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
 use super::http::LastFailure;
+use super::listing::Listing;
 use super::stdio::{StdioTransport, TOO_LARGE};
 use crate::support::process_group::{ProcessGroup, detached_command};
 use crate::support::sync::lock;
@@ -205,9 +206,9 @@ impl Connection {
     }
 
     /// Every tool the server offers (following pagination); a tool whose
-    /// listing cannot be read is left out with a warning naming it and
-    /// `server` ([`super::listing`]).
-    pub async fn list_tools(&self, server: &str) -> Result<Vec<rmcp::model::Tool>, String> {
+    /// listing cannot be read is left out, and named with `server` in the
+    /// listing's warnings ([`super::listing`]).
+    pub(super) async fn list_tools(&self, server: &str) -> Result<Listing, String> {
         super::listing::list_all_tools(&self.peer, server)
             .await
             .map_err(|e| self.describe(&e))

@@ -3,8 +3,9 @@
 //! Text and images pass through; what the model's messages cannot hold
 //! becomes a line of text saying what was there (audio, a link to a
 //! resource, a binary resource). `structuredContent` is added as JSON text
-//! unless a text block already carries it (servers are asked to send both),
-//! also as the Python SDK wraps a value, `{"result": value}`.
+//! unless the text blocks already carry it (servers are asked to send both),
+//! also as the Python SDK wraps a value, `{"result": value}`, and writes a
+//! list: one block per item.
 //! A result the server marked `isError` stays an error. What a turn cannot
 //! hold is cut or fitted first ([`super::limits`]).
 
@@ -60,13 +61,9 @@ pub fn to_tool_result(
             .as_object()
             .filter(|object| object.len() == 1)
             .and_then(|object| object.get("result"));
-        let already_there = content.iter().filter_map(Content::as_text).any(|text| {
-            let same = |value: &Value| {
-                value.as_str() == Some(text)
-                    || serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == value)
-            };
-            same(structured) || wrapped.is_some_and(same)
-        });
+        let texts: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
+        let already_there =
+            said_by(&texts, structured) || wrapped.is_some_and(|value| said_by(&texts, value));
         if !already_there {
             content.push(Content::text(written.clone()));
         }
@@ -98,6 +95,24 @@ pub fn to_tool_result(
         details,
         terminate: false,
     })
+}
+
+/// Whether the text blocks `texts` already say `value`: one of them is it (as
+/// JSON, or as the very string), or they are its items, one block each, as
+/// the Python SDK writes a list (`["a", "b"]` as the blocks `a` and `b`: the
+/// model read `a`, `b`, then `{"result":["a","b"]}`). An empty list has no
+/// block, so nothing else says it.
+fn said_by(texts: &[&str], value: &Value) -> bool {
+    let same = |text: &str, value: &Value| {
+        value.as_str() == Some(text)
+            || serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == value)
+    };
+    texts.iter().any(|text| same(text, value))
+        || value.as_array().is_some_and(|items| {
+            !items.is_empty()
+                && items.len() == texts.len()
+                && texts.iter().zip(items).all(|(text, item)| same(text, item))
+        })
 }
 
 /// A hook's `updatedMCPToolOutput` given as MCP content blocks, read as a
@@ -271,6 +286,50 @@ mod tests {
         assert_eq!(
             map(result).unwrap().content,
             vec![Content::text("other"), Content::text("{\"result\":\"x\"}")]
+        );
+    }
+
+    /// The Python SDK says a list one text block per item (a string as it is,
+    /// anything else as indented JSON) beside `{"result": [...]}`: the model
+    /// read `a`, `b`, then `{"result":["a","b"]}`. The shapes are the SDK's
+    /// (`mcp` 2.3.0) for `list[str]`, `list[int]`, a list of models, a tuple.
+    #[test]
+    fn the_python_sdks_list_is_not_said_twice() {
+        let cases = [
+            (vec!["a", "b"], json!(["a", "b"])),
+            (vec!["only"], json!(["only"])),
+            (vec!["1", "2"], json!([1, 2])),
+            (
+                vec!["{\n  \"x\": 1\n}", "{\n  \"x\": 2\n}"],
+                json!([{"x": 1}, {"x": 2}]),
+            ),
+            (vec!["1", "a"], json!([1, "a"])),
+        ];
+        for (texts, items) in cases {
+            let blocks = texts.iter().map(|&text| ContentBlock::text(text)).collect();
+            let mut result = CallToolResult::success(blocks);
+            result.structured_content = Some(json!({"result": items}));
+            let expected: Vec<Content> = texts.iter().map(|&text| Content::text(text)).collect();
+            assert_eq!(map(result).unwrap().content, expected, "{texts:?}");
+        }
+        // Blocks that are not the items, one per item, say something else.
+        let mut result =
+            CallToolResult::success(vec![ContentBlock::text("b"), ContentBlock::text("a")]);
+        result.structured_content = Some(json!({"result": ["a", "b"]}));
+        assert_eq!(
+            map(result).unwrap().content,
+            vec![
+                Content::text("b"),
+                Content::text("a"),
+                Content::text("{\"result\":[\"a\",\"b\"]}")
+            ]
+        );
+        // An empty list has no block: its structured content alone says it.
+        let mut result = CallToolResult::success(Vec::new());
+        result.structured_content = Some(json!({"result": []}));
+        assert_eq!(
+            map(result).unwrap().content,
+            vec![Content::text("{\"result\":[]}")]
         );
     }
 

@@ -7,6 +7,11 @@
 //! again here tool by tool: a missing `inputSchema` is an object schema
 //! with no properties, and a tool that still does not parse is left out
 //! with a warning naming it, its server's other tools offered.
+//!
+//! The warnings are returned with the tools, not logged here: a server lists
+//! again each time it says its list changed, and a server sending
+//! `tools/list_changed` in a loop printed each warning once per listing.
+//! The session gives each one once ([`super::McpServers::untold`]).
 
 use rmcp::model::{
     ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ServerResult, Tool,
@@ -18,21 +23,32 @@ use serde_json::{Value, json};
 /// start waiting past its timeout for nothing.
 const MAX_PAGES: usize = 1000;
 
+/// The tools a server listed, and the warnings about those left out.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Listing {
+    pub(super) tools: Vec<Tool>,
+    /// One per tool (or page) that could not be read, naming it.
+    pub(super) warnings: Vec<String>,
+}
+
 /// Every tool `peer` lists (following pagination); `server` names it in
 /// warnings.
 pub(super) async fn list_all_tools(
     peer: &Peer<RoleClient>,
     server: &str,
-) -> Result<Vec<Tool>, ServiceError> {
+) -> Result<Listing, ServiceError> {
     match peer.list_all_tools().await {
         Err(ServiceError::UnexpectedResponse) => list_leniently(peer, server).await,
-        listed => listed,
+        listed => listed.map(|tools| Listing {
+            tools,
+            warnings: Vec::new(),
+        }),
     }
 }
 
 /// [`list_all_tools`] page by page, each answer read tool by tool.
-async fn list_leniently(peer: &Peer<RoleClient>, server: &str) -> Result<Vec<Tool>, ServiceError> {
-    let mut tools = Vec::new();
+async fn list_leniently(peer: &Peer<RoleClient>, server: &str) -> Result<Listing, ServiceError> {
+    let mut listing = Listing::default();
     let mut cursor = None;
     for _ in 0..MAX_PAGES {
         let request = ListToolsRequest {
@@ -46,49 +62,49 @@ async fn list_leniently(peer: &Peer<RoleClient>, server: &str) -> Result<Vec<Too
             .await?
         {
             ServerResult::ListToolsResult(page) => {
-                tools.extend(page.tools);
+                listing.tools.extend(page.tools);
                 page.next_cursor
             }
             ServerResult::CustomResult(CustomResult(page)) => {
-                tools.extend(tools_of(&page, server));
+                read_page(&page, server, &mut listing);
                 page["nextCursor"].as_str().map(str::to_owned)
             }
             _ => return Err(ServiceError::UnexpectedResponse),
         };
         match next {
             Some(next) if !next.is_empty() => cursor = Some(next),
-            _ => return Ok(tools),
+            _ => return Ok(listing),
         }
     }
-    Ok(tools)
+    Ok(listing)
 }
 
-/// The tools of one raw `tools/list` page that can be read.
-fn tools_of(page: &Value, server: &str) -> Vec<Tool> {
+/// Adds the tools of one raw `tools/list` page that can be read to
+/// `listing`, and a warning for each that cannot.
+fn read_page(page: &Value, server: &str, listing: &mut Listing) {
     let Some(listed) = page["tools"].as_array() else {
-        tracing::warn!("MCP server \"{server}\" answered tools/list without a list of tools");
-        return Vec::new();
+        listing.warnings.push(format!(
+            "MCP server \"{server}\" answered tools/list without a list of tools"
+        ));
+        return;
     };
-    listed
-        .iter()
-        .filter_map(|raw| {
-            let mut raw = raw.clone();
-            if let Some(fields) = raw.as_object_mut() {
-                fields
-                    .entry("inputSchema")
-                    .or_insert_with(|| json!({"type": "object", "properties": {}}));
-            }
-            let name = match raw["name"].as_str() {
-                Some(name) => format!("\"{name}\""),
-                None => "without a name".to_owned(),
-            };
-            serde_json::from_value::<Tool>(raw)
-                .inspect_err(|error| {
-                    tracing::warn!(
-                        "MCP tool {name} of server \"{server}\" left out: its listing cannot be read: {error}"
-                    );
-                })
-                .ok()
-        })
-        .collect()
+    for raw in listed {
+        let mut raw = raw.clone();
+        if let Some(fields) = raw.as_object_mut() {
+            fields
+                .entry("inputSchema")
+                .or_insert_with(|| json!({"type": "object", "properties": {}}));
+        }
+        let name = match &raw["name"] {
+            Value::String(name) => format!("\"{name}\""),
+            Value::Null => "without a name".to_owned(),
+            other => other.to_string(),
+        };
+        match serde_json::from_value::<Tool>(raw) {
+            Ok(tool) => listing.tools.push(tool),
+            Err(error) => listing.warnings.push(format!(
+                "MCP tool {name} of server \"{server}\" left out: its listing cannot be read: {error}"
+            )),
+        }
+    }
 }

@@ -19,6 +19,7 @@ use serde_with::skip_serializing_none;
 
 use super::client::{Connection, OnToolsChanged};
 use super::config::{ServerConfig, Source, Transport};
+use super::listing::Listing;
 use super::tool::McpTool;
 use crate::definition::ToolDefinition;
 use crate::guard::policy::{Rule, Subject};
@@ -49,7 +50,7 @@ pub struct Server {
     cwd: PathBuf,
     state: Mutex<State>,
     /// The tools it listed when it last started (or refreshed).
-    tools: Mutex<Vec<rmcp::model::Tool>>,
+    listing: Mutex<Listing>,
     /// Held while (re)starting, so parallel calls start it once.
     gate: tokio::sync::Mutex<()>,
     /// Held while its tools are listed again after a change.
@@ -142,8 +143,8 @@ impl McpServers {
             .collect();
         let failures = futures::future::join_all(starting.into_iter().map(|server| async move {
             let (state, failure) = match server.launch().await {
-                Ok((connection, tools)) => {
-                    *lock(&server.tools) = tools;
+                Ok((connection, listing)) => {
+                    *lock(&server.listing) = listing;
                     (State::Running(connection), None)
                 }
                 Err(reason) => {
@@ -195,9 +196,11 @@ impl McpServers {
     }
 
     /// The tools of the running servers, named `mcp__<server>__<tool>`, in
-    /// server then listing order. A tool whose input schema is not an
-    /// object or cannot be compiled is left out and named in the returned
-    /// warnings; one without `"type"` is taken as an object.
+    /// server then listing order. A tool whose listing cannot be read, or
+    /// whose input schema is not an object or cannot be compiled, is left
+    /// out and named in the returned warnings; one without `"type"` is taken
+    /// as an object. So is each name of [`McpServers::offer_only`] that
+    /// matches none of the tools its running server listed.
     pub fn tool_definitions(&self) -> (Vec<Arc<dyn ToolDefinition>>, Vec<String>) {
         let (named, warnings) = self.named_tools();
         let definitions = named
@@ -224,21 +227,22 @@ impl McpServers {
     /// Each listed tool with its server, its name on the server and the tool
     /// the model sees.
     fn named_tools(&self) -> (Vec<NamedTool>, Vec<String>) {
-        let listed: Vec<(Arc<Server>, rmcp::model::Tool)> = self
-            .servers
-            .iter()
-            .flat_map(|server| {
-                let tools = lock(&server.tools).clone();
-                tools.into_iter().map(move |tool| (server.clone(), tool))
-            })
-            .collect();
+        let mut warnings = Vec::new();
+        let mut listed: Vec<(Arc<Server>, rmcp::model::Tool)> = Vec::new();
+        for server in &self.servers {
+            let listing = lock(&server.listing).clone();
+            warnings.extend(listing.warnings);
+            listed.extend(listing.tools.into_iter().map(|tool| (server.clone(), tool)));
+        }
         let names = mcp_names::assign(
             listed
                 .iter()
                 .map(|(server, tool)| (server.config.name.as_str(), tool.name.as_ref())),
         );
+        if let Some(rules) = &self.only {
+            warnings.extend(self.unknown_tools(rules, &listed, &names));
+        }
         let mut named = Vec::new();
-        let mut warnings = Vec::new();
         for ((server, remote), name) in listed.into_iter().zip(names) {
             let offered = self
                 .only
@@ -294,6 +298,45 @@ impl McpServers {
             });
         }
         (named, warnings)
+    }
+
+    /// A warning for each of `rules` that names a running server but none of
+    /// the tools it listed (`listed`, called `names`): `--tools
+    /// mcp__raw__nosuch` started "raw" and offered nothing, silently. Said
+    /// as an unknown built-in name is, once the server's tools are known.
+    fn unknown_tools(
+        &self,
+        rules: &[Rule],
+        listed: &[(Arc<Server>, rmcp::model::Tool)],
+        names: &[String],
+    ) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for server in &self.servers {
+            if !matches!(
+                *lock(&server.state),
+                State::Running(_) | State::Restarted(_)
+            ) {
+                continue;
+            }
+            let part = mcp_names::server_part(&server.config.name);
+            let tools: Vec<&str> = listed
+                .iter()
+                .zip(names)
+                .filter(|((owner, _), _)| Arc::ptr_eq(owner, server))
+                .map(|(_, name)| name.as_str())
+                .collect();
+            for rule in rules.iter().filter(|rule| rule.names_mcp_server(&part)) {
+                if !tools.iter().any(|name| rule.matches(name, Subject::Call)) {
+                    warnings.push(format!(
+                        "Unknown tool \"{}\" in --tools: MCP server \"{}\" has no tool by that name. Its tools: {}",
+                        rule.text,
+                        server.config.name,
+                        if tools.is_empty() { "none".to_owned() } else { tools.join(", ") }
+                    ));
+                }
+            }
+        }
+        warnings
     }
 
     /// Stops every running server, in parallel (see `Connection::close`):
@@ -382,7 +425,7 @@ impl Server {
             config,
             cwd: cwd.to_path_buf(),
             state: Mutex::new(state),
-            tools: Mutex::new(Vec::new()),
+            listing: Mutex::new(Listing::default()),
             gate: tokio::sync::Mutex::new(()),
             refreshing: tokio::sync::Mutex::new(()),
             listener,
@@ -391,7 +434,7 @@ impl Server {
 
     /// Starts the server and lists its tools within its startup timeout;
     /// its list changes will come back to [`Server::refresh`].
-    async fn launch(self: &Arc<Self>) -> Result<(Arc<Connection>, Vec<rmcp::model::Tool>), String> {
+    async fn launch(self: &Arc<Self>) -> Result<(Arc<Connection>, Listing), String> {
         let server = Arc::downgrade(self);
         let on_tools_changed: OnToolsChanged = Arc::new(move || {
             let server = server.clone();
@@ -419,8 +462,8 @@ impl Server {
             return;
         }
         match connection.list_tools(&self.config.name).await {
-            Ok(tools) => {
-                *lock(&self.tools) = tools;
+            Ok(listing) => {
+                *lock(&self.listing) = listing;
                 self.tell_listener();
             }
             Err(error) => tracing::warn!(
@@ -477,8 +520,8 @@ impl Server {
             State::Running(dead) => {
                 let why = dead.exit_reason();
                 match self.launch().await {
-                    Ok((connection, tools)) => {
-                        *lock(&self.tools) = tools;
+                    Ok((connection, listing)) => {
+                        *lock(&self.listing) = listing;
                         *lock(&self.state) = State::Restarted(connection.clone());
                         tracing::warn!("MCP server \"{name}\" {went}{why}; {again} it");
                         // Its tools may differ after the restart.
@@ -519,12 +562,12 @@ async fn start(
     config: &ServerConfig,
     cwd: &Path,
     on_tools_changed: OnToolsChanged,
-) -> Result<(Arc<Connection>, Vec<rmcp::model::Tool>), String> {
+) -> Result<(Arc<Connection>, Listing), String> {
     let timeout = config.startup_timeout;
     let started = tokio::time::timeout(timeout, async {
         let connection = Connection::start(config, cwd, on_tools_changed).await?;
-        let tools = connection.list_tools(&config.name).await?;
-        Ok::<_, String>((Arc::new(connection), tools))
+        let listing = connection.list_tools(&config.name).await?;
+        Ok::<_, String>((Arc::new(connection), listing))
     })
     .await;
     match started {
@@ -554,5 +597,27 @@ mod tests {
             servers.untold(vec!["tool c left out".to_owned()]),
             ["tool c left out"]
         );
+    }
+
+    /// A server that sent `tools/list_changed` 200 times had each tool its
+    /// listing could not hold named 200 times: those warnings were logged at
+    /// each listing, not given once as the schema warnings are.
+    #[test]
+    fn a_listings_warnings_come_with_the_tools_and_are_given_once() {
+        let document = serde_json::json!({"mcpServers": {"raw": {"command": "raw"}}});
+        let configs = super::super::config::parse_servers(&document, Source::Global).unwrap();
+        let servers = McpServers::configure(configs, Path::new("/"));
+        let warning = "MCP tool without a name of server \"raw\" left out: ...";
+        let mut given = Vec::new();
+        // Each listing the session offers the tools of, as it does when told.
+        for _listing in 0..3 {
+            *lock(&servers.servers[0].listing) = Listing {
+                tools: Vec::new(),
+                warnings: vec![warning.to_owned()],
+            };
+            let (_, warnings) = servers.tool_definitions();
+            given.extend(servers.untold(warnings));
+        }
+        assert_eq!(given, [warning]);
     }
 }
