@@ -551,6 +551,37 @@ fn a_slash_opens_the_command_menu_above_the_editor_and_enter_runs_the_chosen_one
     assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Quit, "/exit");
 }
 
+/// Enter on a lone `/` runs nothing: the menu opens on `/compact` (first
+/// by name) and Enter sent it, compacting a long session unasked; `/ `
+/// (an unknown command) put the `/` back for a second Enter to do the same.
+/// A command chosen with the arrows, or typed, still runs.
+#[test]
+fn enter_on_a_lone_slash_runs_no_command_until_one_is_chosen() {
+    let mut app = app(&[]);
+    type_text(&mut app, "/");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(app.editor.text(), "/");
+    let shown = above_editor(&screen(&mut app, 60, 14, Instant::now()));
+    assert!(
+        shown.contains("→ /compact") && shown.contains("Type a command or choose one with ↑↓"),
+        "{shown}"
+    );
+    type_text(&mut app, " ");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(app.editor.text(), "/", "the unknown command is back");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(app.editor.text(), "/");
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Compact(None),
+        "chosen with the arrows"
+    );
+    type_text(&mut app, "/ex");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Quit, "typed");
+}
+
 #[test]
 fn page_up_and_down_scroll_the_transcript_by_its_height_less_two_rows() {
     let mut app = app(&[]);

@@ -311,6 +311,31 @@ fn deny_asks_for_a_reason_with_the_cursor_in_it_and_enter_sends_it() {
     assert!(app.editor.is_empty(), "the reason never reached the editor");
 }
 
+/// The prompt shows the call that runs: characters a terminal draws as
+/// nothing or obeys (a bidi override, a zero-width space, a carriage return,
+/// an escape) are spelled out, in the call and in the rule offered. (`touch
+/// a\u{202e}b.txt` was shown as `touch ab.txt`, and allowed as
+/// `bash(touch ab.txt)`.)
+#[test]
+fn the_prompt_spells_out_characters_the_terminal_would_hide() {
+    for (command, shown) in [
+        ("touch a\u{202e}b.txt", "touch a<U+202E>b.txt"),
+        ("echo hi\u{200b}", "echo hi<U+200B>"),
+        ("sh\r\x1b[2Kls", "sh\\r\\x1b[2Kls"),
+        ("echo a\u{a0}b", "echo a<U+00A0>b"),
+    ] {
+        let (mut app, now) = asking_app();
+        let (first, _answer) = prompt("c1", command);
+        app.approvals.push(first);
+        let screen = screen(&mut app, 70, 22, now);
+        assert!(screen.contains(&format!("│ $ {shown} ")), "{screen}");
+        assert!(
+            screen.contains(&format!("2. Allow for this session: bash({shown})")),
+            "{screen}"
+        );
+    }
+}
+
 /// A project whose settings allow `touch a.txt` (ignored until trusted).
 fn project_allowing_touch(cwd: &Path) {
     std::fs::create_dir_all(cwd.join(".coding-agent")).unwrap();

@@ -1378,3 +1378,22 @@ fn with_remote_tab_completes_paths_from_the_remote_hosts_files() {
     let screen = tmux.wait_for("the typed bar", |s| s.contains('|'));
     assert!(screen.contains("read @~/only-here|"), "{screen}");
 }
+
+/// Input typed faster than a terminal pastes (tmux `send-keys`, xdotool,
+/// dictation: no bracketed paste) arrives as one burst of more than 1 KiB:
+/// it all reaches the editor, and the Enter after it submits it. (The first
+/// 1,024 bytes showed and the rest, Enter too, waited for the next key.)
+#[test]
+fn a_typed_burst_longer_than_a_kilobyte_is_submitted_whole() {
+    let server = SseServer::with_calls(Vec::new());
+    let Some(tmux) = Tmux::start(&server) else {
+        return;
+    };
+    tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    let burst = format!("{}end", "y".repeat(2997));
+    tmux.tmux(&["send-keys", "-l", &burst, ";", "send-keys", "Enter"]);
+    // The answer (the message again) is taller than the screen: the
+    // footer counts its tokens once it is in.
+    tmux.wait_for("the answer", |s| s.contains("↑1.0k ↓20"));
+    assert_eq!(user_texts(&server.requests()[0]), [burst]);
+}

@@ -312,7 +312,8 @@ fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
 
 /// Adds `rule` to the `permissions` list of `list` (`allow` for "always
 /// allow"; `ask`, `deny` for a hook's `updatedPermissions`) of the settings
-/// file at `path`, keeping every other key; creates the file if needed.
+/// file at `path`, keeping every other key in its order; creates the file
+/// if needed. The file is written pretty-printed, ending with a newline.
 pub fn remember_rule(path: &Path, list: Decision, rule: &str) -> Result<(), GuardConfigError> {
     let key = match list {
         Decision::Allow => "allow",
@@ -344,7 +345,12 @@ pub fn remember_rule(path: &Path, list: Decision, rule: &str) -> Result<(), Guar
     if !rules.iter().any(|r| r.as_str() == Some(rule)) {
         rules.push(Value::String(rule.to_owned()));
     }
-    let text = serde_json::to_string_pretty(&settings).map_err(|e| error(e.to_string()))?;
+    // A text file ends with a newline: without it the user's settings
+    // showed "No newline at end of file" in their diffs once a rule was
+    // remembered. (The layout is serde_json's, two-space indents, which
+    // keeps a file laid out so as it was but for the rule.)
+    let mut text = serde_json::to_string_pretty(&settings).map_err(|e| error(e.to_string()))?;
+    text.push('\n');
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| error(e.to_string()))?;
     }
@@ -592,6 +598,26 @@ mod tests {
             saved,
             json!({"defaultModel": "m", "permissions": {
                 "deny": ["grep", "bash(git push:*)"], "allow": ["bash(cargo test)"]}})
+        );
+        Ok(())
+    }
+
+    /// "Always allow everywhere" rewrote the global settings without their
+    /// final newline; a file laid out as this one writes stays as it was
+    /// but for the rule.
+    #[test]
+    fn always_allow_keeps_the_layout_and_the_final_newline() -> Result<(), GuardConfigError> {
+        let dir = tempfile::tempdir().map_err(|e| GuardConfigError::File {
+            path: PathBuf::new(),
+            reason: e.to_string(),
+        })?;
+        let path = dir.path().join(SETTINGS_FILE);
+        let before = "{\n  \"defaultModel\": \"m\",\n  \"permissions\": {\n    \"allow\": [\n      \"read\"\n    ]\n  }\n}\n";
+        std::fs::write(&path, before).ok();
+        remember_rule(&path, Decision::Allow, "bash(cargo test)")?;
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap_or_default(),
+            before.replace("\"read\"\n", "\"read\",\n      \"bash(cargo test)\"\n")
         );
         Ok(())
     }

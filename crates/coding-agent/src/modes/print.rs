@@ -176,8 +176,9 @@ pub async fn run_print(
 /// Why an answer without text has none: a reasoning model that spent its
 /// output limit thinking is told how to leave room for text; an answer cut
 /// at the limit without thinking is not (said of one, it sent users looking
-/// for a thinking level they never set).
-fn why_no_text(answer: &AssistantMessage) -> &'static str {
+/// for a thinking level they never set). The interactive mode says the
+/// same under such an answer.
+pub(crate) fn why_no_text(answer: &AssistantMessage) -> &'static str {
     let thought = answer
         .content
         .iter()

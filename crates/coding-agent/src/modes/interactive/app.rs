@@ -931,7 +931,16 @@ impl App {
             KeyCode::Esc => self.menu.dismiss(&typed),
             KeyCode::Tab => self.editor.set_text(&format!("{chosen} ")),
             KeyCode::Enter if key.modifiers.is_empty() => {
+                if !self.menu.enter_sends(&typed) {
+                    self.hint = Some(StyledLine::new(
+                        "Type a command or choose one with ↑↓, then Enter",
+                        Style::Dim,
+                    ));
+                    return Some(Action::None);
+                }
                 self.editor.set_text(chosen);
+                // The choice is spent: the next lone `/` starts unchosen.
+                self.menu = CommandMenu::default();
                 return Some(self.submit());
             }
             _ => return None,

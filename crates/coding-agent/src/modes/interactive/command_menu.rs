@@ -1,9 +1,9 @@
 //! The command menu: while the prompt is a lone `/word`, the commands it
 //! begins (built-ins, prompt templates, skills), each with what it does,
 //! stand above the editor; after `/model `, the models. Up/Down choose, Tab
-//! puts the chosen one in the prompt, Enter sends it, Esc puts the menu away
-//! until the text changes. A newcomer sees what there is by typing `/`, as
-//! in Pi.
+//! puts the chosen one in the prompt, Enter sends it (on a lone `/`, only
+//! once the arrows chose it), Esc puts the menu away until the text
+//! changes. A newcomer sees what there is by typing `/`, as in Pi.
 
 use crate::render::{Style, StyledLine};
 
@@ -121,6 +121,14 @@ impl CommandMenu {
         let chosen = self.chosen(typed, entries);
         self.chosen = (chosen + count).saturating_add_signed(by) % count;
         typed.clone_into(&mut self.typed);
+    }
+
+    /// True when Enter on `typed` sends the chosen entry: unless it is a
+    /// lone `/` whose entry no arrow chose. There the first entry is only
+    /// first by name (`/compact`), and Enter on it compacted a long session
+    /// unasked (Pi sends it; see `docs/DEVIATIONS.md`).
+    pub fn enter_sends(&self, typed: &str) -> bool {
+        typed != "/" || self.typed == typed
     }
 
     /// Esc: no menu until the text changes.

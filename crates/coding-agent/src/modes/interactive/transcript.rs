@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::markdown::render_markdown;
 use super::wrap::wrap;
 use crate::compaction::SummaryKind;
+use crate::modes::print::why_no_text;
 use crate::modes::user_bash::as_tool_result;
 use crate::render::preview::count;
 use crate::render::{RenderOptions, Style, StyledLine, ToolRenderers};
@@ -339,19 +340,33 @@ impl Transcript {
         }
     }
 
-    /// Error and abort notices after an answer that ended that way.
+    /// Notices after an answer that ended in an error, aborted, was cut off
+    /// at the output limit, or holds nothing to show: without them a cut
+    /// answer passed for a whole one, and an empty one (a stream of just
+    /// `data: [DONE]`) left nothing at all under the prompt.
     fn answer_ended(&mut self, answer: &AssistantMessage) {
-        match answer.stop_reason {
+        let said = answer.content.iter().any(|block| match block {
+            AssistantContent::Text(text) => !text.text.trim().is_empty(),
+            AssistantContent::ToolCall(_) => true,
+            AssistantContent::Thinking(_) => false,
+        });
+        let warning = match answer.stop_reason {
             StopReason::Error => {
                 let text = answer.error_message.as_deref().unwrap_or("Request error");
                 let line = StyledLine::new(format!("Error: {text}"), Style::Error);
                 self.entries.push(Entry::AttemptNotice(vec![line]).into());
+                return;
             }
             StopReason::Aborted => {
                 self.notice(vec![StyledLine::new("Aborted", Style::Error)]);
+                return;
             }
-            _ => {}
-        }
+            _ if !said => why_no_text(answer),
+            StopReason::Length => "The answer was cut off at the output limit (maxTokens)",
+            _ => return,
+        };
+        let line = StyledLine::new(warning, Style::Warning);
+        self.entries.push(Entry::AttemptNotice(vec![line]).into());
     }
 
     /// Shows the command the user started (`!cmd`) as running, under `id`.
@@ -1021,6 +1036,56 @@ mod tests {
             format!("Retrying ({attempt}/3) in {}s: refused", 1 << attempt),
             Style::Warning,
         )
+    }
+
+    /// An answer cut at the output limit says so under it, and an answer
+    /// with nothing in it says that (both showed nothing: a cut answer
+    /// passed for a whole one, and an empty one left no trace of the
+    /// prompt being answered), live and resumed alike.
+    #[test]
+    fn a_cut_off_or_empty_answer_says_so_under_it() {
+        let now = Instant::now();
+        let mut cut = answer("The plan has three steps: first");
+        cut.stop_reason = StopReason::Length;
+        let empty = waiting();
+        let mut cut_call = ScriptedProvider::reply(vec![AssistantContent::ToolCall(
+            ToolCall::new("c1", "write", json!({"path": "a.txt"})),
+        )]);
+        cut_call.stop_reason = StopReason::Length;
+        let cases = [
+            (
+                cut,
+                "The plan has three steps: first\n\
+                 The answer was cut off at the output limit (maxTokens)",
+            ),
+            (empty, "The answer has no text"),
+        ];
+        for (message, shown) in cases {
+            let mut live = Transcript::default();
+            live.apply(&start(message.clone()), now);
+            live.apply(&end(message.clone()), now);
+            let mut resumed =
+                Transcript::from_items(&[ContextItem::from(Message::Assistant(message))]);
+            for transcript in [&mut live, &mut resumed] {
+                let rows = all_rows(transcript, 80, now);
+                let rows: Vec<&str> = rows
+                    .iter()
+                    .map(|r| r.trim_end())
+                    .filter(|r| !r.is_empty())
+                    .collect();
+                assert_eq!(rows.join("\n"), shown);
+            }
+        }
+        let mut live = Transcript::default();
+        live.apply(&end(cut_call), now);
+        let rows = all_rows(&mut live, 80, now).join("\n");
+        assert!(
+            rows.ends_with("The answer was cut off at the output limit (maxTokens)"),
+            "{rows}"
+        );
+        let mut whole = Transcript::default();
+        whole.apply(&end(answer("Done.")), now);
+        assert_eq!(all_rows(&mut whole, 80, now).join("\n").trim(), "Done.");
     }
 
     /// Scrolled up, the view stays on what is being read while rows are

@@ -178,6 +178,88 @@ fn join(chars: &[(char, Style)]) -> StyledLine {
     line
 }
 
+/// `line` with every character a terminal shows as nothing, or obeys
+/// instead of showing, spelled out in [`Style::Warning`]: `\r`, `\n`,
+/// `\x1b` for the ASCII controls, `<U+202E>` for the others, for
+/// whitespace other than a space or a tab, and for Unicode's default-ignorable
+/// characters (zero-width and bidi controls, variation selectors, tags,
+/// fillers). For text the user approves: [`wrap`] drops control characters
+/// and the terminal draws the others as nothing or reorders the text around
+/// them, so `touch a\u{202e}b.txt` was approved as `touch ab.txt` and an
+/// escape sequence could erase what came before it. A tab stays (it is
+/// drawn as blank space, which it is).
+pub fn spell_out_hidden(line: &StyledLine) -> StyledLine {
+    let mut shown = StyledLine::default();
+    for span in &line.spans {
+        let mut text = String::new();
+        for c in span.text.chars() {
+            let Some(name) = hidden_name(c) else {
+                text.push(c);
+                continue;
+            };
+            if !text.is_empty() {
+                shown.spans.push(Span {
+                    text: std::mem::take(&mut text),
+                    style: span.style,
+                });
+            }
+            shown.spans.push(Span {
+                text: name,
+                style: Style::Warning,
+            });
+        }
+        if !text.is_empty() {
+            shown.spans.push(Span {
+                text,
+                style: span.style,
+            });
+        }
+    }
+    shown
+}
+
+/// How [`spell_out_hidden`] shows `c`; `None` for a character that shows
+/// as itself.
+fn hidden_name(c: char) -> Option<String> {
+    match c {
+        '\t' | ' ' => None,
+        '\r' => Some("\\r".to_owned()),
+        '\n' => Some("\\n".to_owned()),
+        c if c.is_ascii_control() => Some(format!("\\x{:02x}", u32::from(c))),
+        c if c.is_control() || c.is_whitespace() || default_ignorable(c) => {
+            Some(format!("<U+{:04X}>", u32::from(c)))
+        }
+        _ => None,
+    }
+}
+
+/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt):
+/// characters drawn as nothing unless the renderer knows them, plus the
+/// interlinear annotation controls (U+FFF9-U+FFFB, format characters drawn
+/// as nothing too).
+fn default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{AD}'
+            | '\u{34F}'
+            | '\u{61C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFFB}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
+}
+
 /// Display width of a text.
 pub fn text_width(text: &str) -> usize {
     text.chars().map(|c| c.width().unwrap_or(0)).sum()
@@ -238,6 +320,23 @@ mod tests {
         assert_eq!(plain(&rows), ["中文", "abcdefgh"]);
         let rows = wrap(&StyledLine::new("ab中文字abcdef", Style::Normal), 10);
         assert_eq!(plain(&rows), ["ab中文字", "abcdef"]);
+    }
+
+    #[test]
+    fn hidden_characters_are_spelled_out_as_warnings_and_the_rest_kept() {
+        let line = StyledLine::new("$ ", Style::Bold).push(
+            "touch a\u{202e}b\u{200b}.txt\r\x1b[2K\u{a0}\u{7f}\u{85}\tx é中",
+            Style::Accent,
+        );
+        assert_eq!(
+            crate::render::to_markup(&[spell_out_hidden(&line)]),
+            "[bold]$ [/][accent]touch a[/][warning]<U+202E>[/][accent]b[/]\
+             [warning]<U+200B>[/][accent].txt[/][warning]\\r[/][warning]\\x1b[/]\
+             [accent][2K[/][warning]<U+00A0>[/][warning]\\x7f[/][warning]<U+0085>[/]\
+             [accent]\tx é中[/]"
+        );
+        let plain = StyledLine::new("ls -la", Style::Normal);
+        assert_eq!(spell_out_hidden(&plain), plain);
     }
 
     #[test]

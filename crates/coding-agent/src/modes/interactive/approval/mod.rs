@@ -33,7 +33,7 @@ pub use approver::{ApprovalInbox, ApprovalPrompt, InteractiveApprover};
 pub use modal::{ApprovalModal, Choice, ModalView};
 
 use super::theme::to_line;
-use super::wrap::{text_width, wrap};
+use super::wrap::{spell_out_hidden, text_width, wrap};
 use crate::render::{Style, StyledLine, ToolRenderers};
 
 /// How long a prompt ignores the keys that would answer it (Enter, a
@@ -280,13 +280,15 @@ struct CallRows {
 /// rows of the call as fit, from `scroll` on, with a line saying which and
 /// how to see the rest (the prompt takes no approval until every row has
 /// been shown); else, in a window too small even for that, the call's first
-/// rows and a line saying the rest does not fit.
+/// rows and a line saying the rest does not fit. Characters the terminal
+/// would hide are spelled out ([`spell_out_hidden`]): what is approved is
+/// what runs.
 fn fit(view: &ModalView, width: u16, height: usize, scroll: usize, subject: &Subject) -> Fitted {
     let wrapped = |lines: &mut dyn Iterator<Item = usize>| {
         let mut rows = Vec::new();
         let mut cursor = None;
         for i in lines {
-            rows.extend(wrap(&view.lines[i], width));
+            rows.extend(wrap(&spell_out_hidden(&view.lines[i]), width));
             if view.input == Some(i) {
                 let last = rows.last().map_or(0, |row| text_width(&row.plain()));
                 cursor = Some((rows.len().saturating_sub(1), last));
