@@ -20,6 +20,7 @@
 //! (`must be string`); `null` is never converted into anything.
 
 mod coerce;
+mod cycles;
 mod report;
 
 use jsonschema::{Draft, Validator};
@@ -71,13 +72,21 @@ impl ToolValidator {
     /// Compiles the validator for `tool`.
     ///
     /// Fails with [`SchemaError`] when `tool.parameters` is not a usable JSON
-    /// Schema (bad keyword values, an unresolvable `$ref`; remote references are
-    /// never fetched).
+    /// Schema (bad keyword values, an unresolvable `$ref`, references that
+    /// lead back to themselves on one value; remote references are never
+    /// fetched).
     pub fn new(tool: &Tool) -> Result<Self, SchemaError> {
-        let validator = compile(&tool.parameters).map_err(|message| SchemaError {
+        let refused = |message| SchemaError {
             tool: tool.name.clone(),
             message,
-        })?;
+        };
+        if let Some(cycle) = cycles::in_place_cycle(&tool.parameters) {
+            return Err(refused(format!(
+                "it refers to itself without reaching a value ({}), so checking arguments against it would never end",
+                cycle.join(" -> ")
+            )));
+        }
+        let validator = compile(&tool.parameters).map_err(refused)?;
         let coercion = Coercion::new(&tool.parameters, &|pointer| {
             compile_part(&tool.parameters, pointer)
         });

@@ -632,6 +632,47 @@ fn broken_schema_is_a_schema_error_not_a_panic() {
     );
 }
 
+/// References that lead back to themselves on one value compiled, and the
+/// first check overflowed the stack: an MCP server with such a schema killed
+/// the agent at its tool's first call. Such a schema is refused instead (the
+/// tool is then left out with a warning), and one that recurses into the
+/// value is not.
+#[test]
+fn a_schema_that_refers_to_itself_on_one_value_is_refused() {
+    let looping = tool(
+        "looping",
+        json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {
+                "A": {"allOf": [{"$ref": "#/$defs/B"}]},
+                "B": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]}
+            }
+        }),
+    );
+    let error = ToolValidator::new(&looping).unwrap_err().to_string();
+    assert!(
+        error.starts_with("invalid JSON Schema for tool \"looping\": it refers to itself without reaching a value (")
+            && error.contains("/$defs/A -> /$defs/A/allOf/0 -> /$defs/B"),
+        "{error}"
+    );
+    let tree = validator(
+        "tree",
+        json!({
+            "type": "object",
+            "properties": {"node": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {
+                "type": "object",
+                "properties": {"next": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}}
+            }}
+        }),
+    );
+    assert!(
+        tree.validate(&json!({"node": {"next": {"next": null}}}))
+            .is_ok()
+    );
+}
+
 #[test]
 fn remote_reference_is_never_fetched() {
     let remote = tool(

@@ -253,7 +253,7 @@ impl<'a> Planner<'a> {
 
 /// The JSON pointer named by a local `$ref` (`#`, `#/$defs/a~1b%20c`), with the
 /// URI fragment's percent-encoding undone; `None` for any other reference.
-fn local_pointer(reference: &str) -> Option<String> {
+pub(super) fn local_pointer(reference: &str) -> Option<String> {
     let fragment = reference.strip_prefix('#')?;
     if !fragment.is_empty() && !fragment.starts_with('/') {
         return None;
@@ -274,7 +274,7 @@ fn local_pointer(reference: &str) -> Option<String> {
 }
 
 /// `name` as one step of a JSON pointer (`~` and `/` escaped).
-fn escape_pointer_token(name: &str) -> String {
+pub(super) fn escape_pointer_token(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
