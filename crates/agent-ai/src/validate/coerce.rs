@@ -207,30 +207,17 @@ impl<'a> Planner<'a> {
 
     /// The plans of the schemas in the array `schema[key]`.
     fn plans_of(&mut self, schema: &'a Value, at: &str, key: &str) -> Vec<Plan> {
-        let Some(schemas) = schema.get(key).and_then(Value::as_array) else {
-            return Vec::new();
-        };
-        schemas
-            .iter()
-            .enumerate()
-            .map(|(index, s)| self.plan(s, &format!("{at}/{key}/{index}")))
+        listed(schema, at, key)
+            .map(|(at, subschema)| self.plan(subschema, &at))
             .collect()
     }
 
     /// The union branches in the array `schema[key]`.
     fn branches_of(&mut self, schema: &'a Value, at: &str, key: &str) -> Vec<Branch> {
-        let Some(schemas) = schema.get(key).and_then(Value::as_array) else {
-            return Vec::new();
-        };
-        schemas
-            .iter()
-            .enumerate()
-            .map(|(index, s)| {
-                let at = format!("{at}/{key}/{index}");
-                Branch {
-                    check: (self.compile)(&at),
-                    plan: self.plan(s, &at),
-                }
+        listed(schema, at, key)
+            .map(|(at, subschema)| Branch {
+                check: (self.compile)(&at),
+                plan: self.plan(subschema, &at),
             })
             .collect()
     }
@@ -249,6 +236,23 @@ impl<'a> Planner<'a> {
         self.pending.push_back((pointer, schema));
         Some(index)
     }
+}
+
+/// The schemas in the array `schema[key]` (none when it is not one), each
+/// with its pointer (`schema` being at `at`).
+fn listed<'v>(
+    schema: &'v Value,
+    at: &str,
+    key: &str,
+) -> impl Iterator<Item = (String, &'v Value)> + use<'v> {
+    let prefix = format!("{at}/{key}");
+    schema
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(move |(index, subschema)| (format!("{prefix}/{index}"), subschema))
 }
 
 /// The JSON pointer named by a local `$ref` (`#`, `#/$defs/a~1b%20c`), with the

@@ -435,20 +435,26 @@ mod tests {
         assert_eq!(step_from(&[], &model("a"), true), None);
     }
 
+    /// A catalog of a session started with `--provider NAME --base-url …`
+    /// and no settings.
+    fn started_with(name: &str) -> ModelCatalog {
+        ModelCatalog {
+            start_provider: name.into(),
+            flags: ModelFlags {
+                provider: Some(name.into()),
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                ..ModelFlags::default()
+            },
+            ..ModelCatalog::default()
+        }
+    }
+
     /// `--provider myllm --base-url URL` names a provider no settings file
     /// has: `/model myllm/ID`, RPC `set_model` and cycling back to it stay
     /// on it (they used to make `myllm/ID` a model id of another provider).
     #[test]
     fn the_provider_the_session_started_with_is_known_without_settings() {
-        let catalog = ModelCatalog {
-            start_provider: "myllm".into(),
-            flags: ModelFlags {
-                provider: Some("myllm".into()),
-                base_url: Some("http://127.0.0.1:9/v1".into()),
-                ..ModelFlags::default()
-            },
-            ..ModelCatalog::default()
-        };
+        let catalog = started_with("myllm");
         let current = Model::new("other", "openai", "openai-completions");
         let flags = catalog
             .flags_for("myllm/qwen3:8b", &current, &|_| None)
@@ -467,15 +473,7 @@ mod tests {
     /// as a local server's `Qwen/Qwen3-8B` is.
     #[test]
     fn a_name_without_a_model_id_is_refused_and_an_unknown_prefix_is_part_of_the_id() {
-        let catalog = ModelCatalog {
-            start_provider: "fake".into(),
-            flags: ModelFlags {
-                provider: Some("fake".into()),
-                base_url: Some("http://127.0.0.1:9/v1".into()),
-                ..ModelFlags::default()
-            },
-            ..ModelCatalog::default()
-        };
+        let catalog = started_with("fake");
         let current = Model::new("m", "fake", "openai-completions");
         let refused = |name: &str| {
             catalog
