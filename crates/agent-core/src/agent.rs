@@ -18,6 +18,7 @@ use crate::agent_loop::{
 use crate::event::AgentEvent;
 use crate::history::History;
 use crate::model::ModelHandle;
+use crate::queue::MessageQueue;
 use crate::pipeline::panic_text;
 use crate::sync::lock;
 use crate::tool_set::ToolSet;
@@ -167,6 +168,19 @@ impl Agent {
     /// Queues a message for when the model would otherwise stop.
     pub fn follow_up(&self, message: impl Into<Message>) {
         self.inner.config.follow_up.push(message);
+    }
+
+    /// The queue [`Agent::steer`] adds to: what still waits there, to show
+    /// or to take back. An aborted run leaves its steering queued, and the
+    /// next prompt's first turn reads it; a caller that would rather give it
+    /// back to the user `drain`s it after the abort.
+    pub fn steering(&self) -> &MessageQueue {
+        &self.inner.config.steering
+    }
+
+    /// The queue [`Agent::follow_up`] adds to (see [`Agent::steering`]).
+    pub fn follow_ups(&self) -> &MessageQueue {
+        &self.inner.config.follow_up
     }
 
     /// Cancels the run in progress, if any: the provider stream and every

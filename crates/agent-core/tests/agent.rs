@@ -92,6 +92,23 @@ async fn steer_and_follow_up_only_queue() {
     assert!(provider.requests().is_empty());
 }
 
+/// What waits in the queues can be seen and taken back: steering left by an
+/// aborted run was read by the next prompt's first turn, and an embedder had
+/// no way to give it back to the user instead.
+#[tokio::test]
+async fn queued_messages_can_be_seen_and_taken_back() {
+    let provider = ScriptedProvider::new([reply(vec![text("ok")])]);
+    let agent = agent(&provider, vec![]);
+    agent.steer(user("s"));
+    agent.follow_up(user("f"));
+    assert_eq!(agent.steering().messages(), [user("s")]);
+    assert_eq!(agent.follow_ups().messages(), [user("f")]);
+    assert_eq!(agent.steering().drain(), [user("s")]);
+    agent.follow_ups().clear();
+    agent.prompt("go").await.unwrap();
+    assert_eq!(transcript(&agent), ["user go", "assistant ok"]);
+}
+
 /// Blocks until cancelled, after saying it started.
 struct Blocker {
     tool: agent_ai::Tool,
