@@ -9,14 +9,12 @@ use std::sync::Arc;
 use agent_ai::testing::ScriptedResponse;
 use agent_ai::{AssistantContent, Content, ScriptedProvider, TextContent, Tool, ToolCall};
 use agent_core::{
-    Agent, AgentContext, AgentEvent, AgentTool, AgentToolResult, BeforeToolCall, LoopConfig,
-    ToolCallContext, ToolCallHooks, ToolError, ToolSet, UpdateSink,
+    Agent, AgentContext, AgentEvent, AgentTool, AgentToolResult, BeforeToolCall, CancellationToken,
+    LoopConfig, ToolCallContext, ToolCallHooks, ToolError, ToolSet, UpdateSink, async_trait,
 };
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 /// Arguments of `shout`.
 #[derive(Deserialize, JsonSchema)]

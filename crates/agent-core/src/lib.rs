@@ -27,14 +27,14 @@
 //! use agent_ai::testing::{ScriptedProvider, ScriptedResponse};
 //! use agent_ai::{AssistantContent, Tool, ToolCall};
 //! use agent_core::{
-//!     Agent, AgentContext, AgentTool, AgentToolResult, LoopConfig, ToolError, ToolSet, UpdateSink,
+//!     Agent, AgentContext, AgentTool, AgentToolResult, CancellationToken, LoopConfig, ToolError,
+//!     ToolSet, UpdateSink, async_trait,
 //! };
 //! use serde_json::{Value, json};
-//! use tokio_util::sync::CancellationToken;
 //!
 //! struct Echo(Tool);
 //!
-//! #[async_trait::async_trait]
+//! #[async_trait]
 //! impl AgentTool for Echo {
 //!     fn tool(&self) -> &Tool {
 //!         &self.0
@@ -107,3 +107,10 @@ pub use pipeline::{
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{AgentTool, AgentToolResult, ExecutionMode, ToolError, ToolUpdate, UpdateSink};
 pub use tool_set::ToolSet;
+
+/// What implementing [`AgentTool`] or [`ToolCallHooks`] takes, re-exported
+/// so that an embedder needs no dependencies of its own for it: the
+/// attribute their implementations carry, and the cancellation token their
+/// methods are given.
+pub use async_trait::async_trait;
+pub use tokio_util::sync::CancellationToken;

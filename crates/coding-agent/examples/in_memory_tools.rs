@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_ai::testing::ScriptedResponse;
 use agent_ai::{AssistantContent, Content, Message, ScriptedProvider, TextContent, ToolCall};
 use agent_core::{Agent, AgentContext, LoopConfig, ToolSet};
-use async_trait::async_trait;
 use coding_agent::definition::{ContextFactory, Typed};
 use coding_agent::support::fs_error::FsError;
 use coding_agent::support::mutation_queue::MutationTarget;
@@ -25,9 +24,8 @@ use coding_agent::tools::read::ops::{FileInfo, ReadError, ReadOperations};
 use coding_agent::tools::read::{ReadTool, ReadToolOptions};
 use coding_agent::tools::write::WriteTool;
 use coding_agent::tools::write::ops::WriteOperations;
-use coding_agent::{ToolContext, wrap_tool_definition};
+use coding_agent::{CancellationToken, ToolContext, async_trait, wrap_tool_definition};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 /// Files in memory, by absolute path.
 #[derive(Default)]

@@ -12,9 +12,8 @@ use agent_ai::{Content, ToolCall, ToolResultMessage};
 use agent_core::{NoHooks, ToolSet, run_single_tool_call};
 use coding_agent::definition::ContextFactory;
 use coding_agent::tools::builtin_tool;
-use coding_agent::{ToolContext, wrap_tool_definition};
+use coding_agent::{CancellationToken, ToolContext, wrap_tool_definition};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

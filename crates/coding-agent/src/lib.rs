@@ -30,9 +30,8 @@
 //! use agent_ai::{Content, ToolCall};
 //! use agent_core::{NoHooks, ToolSet, run_single_tool_call};
 //! use coding_agent::tools::builtin_tool;
-//! use coding_agent::{ToolContext, wrap_tool_definition};
+//! use coding_agent::{CancellationToken, ToolContext, wrap_tool_definition};
 //! use serde_json::json;
-//! use tokio_util::sync::CancellationToken;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let dir = tempfile::tempdir().unwrap();
@@ -85,3 +84,8 @@ pub use definition::{
     OnCancel, ToolContext, ToolDefinition, ToolFailure, ToolOutput, ToolSpec, Typed, TypedTool,
     wrap_tool_definition,
 };
+
+/// What implementing a tool or an Operations trait takes (agent-core's
+/// re-exports): the attribute the implementations carry, and the
+/// cancellation token their methods are given.
+pub use agent_core::{CancellationToken, async_trait};
