@@ -6,6 +6,7 @@
 
 mod modes_support;
 
+use agent_ai::AssistantContent;
 use agent_ai::testing::ScriptedResponse;
 use coding_agent::app::AgentSession;
 use coding_agent::modes::run_rpc;
@@ -25,9 +26,17 @@ struct Client {
 
 impl Client {
     fn start(session: AgentSession) -> Self {
+        Self::start_writing_to(session, |out| out)
+    }
+
+    /// [`Client::start`] with the server's output going through `wrap`.
+    fn start_writing_to<W: tokio::io::AsyncWrite + Unpin + Send + 'static>(
+        session: AgentSession,
+        wrap: impl FnOnce(DuplexStream) -> W,
+    ) -> Self {
         let (stdin, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, stdout) = tokio::io::duplex(1 << 20);
-        let server = tokio::spawn(run_rpc(session, server_in, server_out));
+        let server = tokio::spawn(run_rpc(session, server_in, wrap(server_out)));
         Client {
             stdin: Some(stdin),
             stdout: BufReader::new(stdout).lines(),
@@ -283,6 +292,140 @@ async fn abort_during_a_slow_bash_tool_ends_the_run_and_leaves_no_process() {
     );
     let state = client.call(json!({"id": 3, "type": "get_state"})).await;
     assert_eq!(state["data"]["isStreaming"], false);
+    client.finish().await;
+}
+
+/// A model that streams a long answer ([`CHATTY_DELTAS`] deltas of ten
+/// characters, one a millisecond), and stops when cancelled.
+struct Chatty;
+
+const CHATTY_DELTAS: usize = 2_000;
+
+impl agent_ai::Provider for Chatty {
+    fn stream(
+        &self,
+        model: &agent_ai::Model,
+        _context: &agent_ai::Context,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> agent_ai::AssistantStream {
+        use agent_ai::{AssistantMessageEvent as Event, StopReason};
+        use futures::StreamExt;
+        let mut partial = std::sync::Arc::new(agent_ai::AssistantMessage::empty(model));
+        std::sync::Arc::make_mut(&mut partial)
+            .content
+            .push(text(""));
+        let start = [
+            Event::Start {
+                partial: partial.clone(),
+            },
+            Event::TextStart {
+                content_index: 0,
+                partial: partial.clone(),
+            },
+        ];
+        let deltas = futures::stream::unfold(Some((partial, 0)), move |state| {
+            let cancel = cancel.clone();
+            async move {
+                let (mut partial, sent) = state?;
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                let message = std::sync::Arc::make_mut(&mut partial);
+                if cancel.is_cancelled() {
+                    message.stop_reason = StopReason::Aborted;
+                    let error = message.clone();
+                    return Some((
+                        Event::Error {
+                            reason: error.stop_reason,
+                            error,
+                        },
+                        None,
+                    ));
+                }
+                if sent == CHATTY_DELTAS {
+                    let message = message.clone();
+                    return Some((
+                        Event::Done {
+                            reason: message.stop_reason,
+                            message,
+                        },
+                        None,
+                    ));
+                }
+                if let Some(AssistantContent::Text(block)) = message.content.first_mut() {
+                    block.text.push_str("0123456789");
+                }
+                let delta = Event::TextDelta {
+                    content_index: 0,
+                    delta: "0123456789".into(),
+                    partial: partial.clone(),
+                };
+                Some((delta, Some((partial, sent + 1))))
+            }
+        });
+        futures::stream::iter(start).chain(deltas).boxed()
+    }
+}
+
+/// Output that takes [`SLOW_WRITE`] for each write: a client reading slower
+/// than the model writes.
+struct SlowWriter {
+    inner: DuplexStream,
+    wait: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+const SLOW_WRITE: std::time::Duration = std::time::Duration::from_millis(2);
+
+impl tokio::io::AsyncWrite for SlowWriter {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let wait = self
+            .wait
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(SLOW_WRITE)));
+        std::task::ready!(wait.as_mut().poll(cx));
+        self.wait = None;
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// A client that reads slower than a long answer streams always finds an
+/// update waiting to be written: its `abort` was read only once the whole
+/// answer had been sent (a 1 MB answer, 2.45 GB of output, "stop").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_is_read_while_a_long_answer_streams() {
+    let fixture = Fixture::new();
+    let session = fixture.session_answered_by(std::sync::Arc::new(Chatty));
+    let mut client = Client::start_writing_to(session, |inner| SlowWriter { inner, wait: None });
+    client
+        .send(json!({"id": 1, "type": "prompt", "message": "talk"}))
+        .await;
+    client
+        .until(|v| v["assistantMessageEvent"]["type"] == "text_delta")
+        .await;
+    client.send(json!({"id": 2, "type": "abort"})).await;
+    let lines = client.until(|v| v["type"] == "message_end").await;
+    let answer = &lines.last().unwrap()["message"];
+    assert_eq!(answer["stopReason"], "aborted");
+    assert!(
+        answer["content"][0]["text"].as_str().unwrap().len() < CHATTY_DELTAS * 10,
+        "the whole answer was streamed before the abort was read"
+    );
+    client.until(|v| v["id"] == 2).await;
     client.finish().await;
 }
 

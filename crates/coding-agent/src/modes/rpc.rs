@@ -110,6 +110,9 @@ pub async fn run_rpc_until(
     run_rpc_with(session, bash_ops, input, output, stop).await
 }
 
+/// How many events in a row are written before a waiting command is read.
+const EVENTS_BEFORE_INPUT: usize = 16;
+
 /// [`run_rpc_until`] with the operations user `bash` commands run through.
 pub async fn run_rpc_with(
     session: AgentSession,
@@ -144,13 +147,27 @@ pub async fn run_rpc_with(
     };
     let mut input_open = true;
     let mut stopping = false;
+    let mut events_in_a_row = 0;
     loop {
         if (stopping || !input_open) && server.run.is_none() && server.bash_running == 0 {
             break;
         }
+        // Events go first, but not for ever: a client reading slower than
+        // a long answer streams always has an update waiting, and its
+        // `abort` (any command) was read only after the whole answer.
+        if events_in_a_row >= EVENTS_BEFORE_INPUT {
+            events_in_a_row = 0;
+            if !stopping && let Ok(line) = lines.try_recv() {
+                server.on_line(&line).await?;
+                continue;
+            }
+        }
         tokio::select! {
             biased;
-            Some(event) = server.events.recv() => server.on_event(&event).await?,
+            Some(event) = server.events.recv() => {
+                events_in_a_row += 1;
+                server.on_event(&event).await?;
+            }
             Some(done) = bash_results.recv() => server.on_bash_done(done).await?,
             // Sent before the run's task ends: written before it is joined.
             Some(response) = server.later_responses.recv() => {

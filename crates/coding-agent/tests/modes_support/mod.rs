@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_ai::testing::ScriptedResponse;
-use agent_ai::{AssistantContent, AssistantMessage, ScriptedProvider, TextContent, ToolCall};
+use agent_ai::{
+    AssistantContent, AssistantMessage, Provider, ScriptedProvider, TextContent, ToolCall,
+};
 use coding_agent::app::select_tools;
 use coding_agent::app::{AgentSession, SessionOptions};
 use coding_agent::guard::Guard;
@@ -64,9 +66,25 @@ impl Fixture {
         guard: Option<Arc<Guard>>,
     ) -> (AgentSession, ScriptedProvider) {
         let provider = ScriptedProvider::new(script);
+        let session = self.build(Arc::new(provider.clone()), tools, hooks, guard);
+        (session, provider)
+    }
+
+    /// An agent session without tools, answered by `provider`.
+    pub fn session_answered_by(&self, provider: Arc<dyn Provider>) -> AgentSession {
+        self.build(provider, &[], None, None)
+    }
+
+    fn build(
+        &self,
+        provider: Arc<dyn Provider>,
+        tools: &[&str],
+        hooks: Option<Arc<CommandHooks>>,
+        guard: Option<Arc<Guard>>,
+    ) -> AgentSession {
         let names: Vec<String> = tools.iter().map(|&n| n.to_owned()).collect();
-        let session = AgentSession::new(SessionOptions {
-            provider: Arc::new(provider.clone()),
+        AgentSession::new(SessionOptions {
+            provider,
             model: ScriptedProvider::model(),
             cwd: self.cwd.clone(),
             tools: select_tools(&names).0,
@@ -78,8 +96,7 @@ impl Fixture {
             prompt_templates: Vec::new(),
             tools_host: None,
         })
-        .unwrap();
-        (session, provider)
+        .unwrap()
     }
 
     /// The one session file written, as JSON lines.
