@@ -72,10 +72,11 @@ pub trait Decoder: Clone + Send + 'static {
     /// failure.
     fn finish(&mut self, out: &mut VecDeque<AssistantMessageEvent>) -> Result<(), HttpError>;
 
-    /// The response failed: what is still open is closed without events, so
-    /// the error's message carries complete content (tool-call arguments
-    /// parsed).
-    fn abandon(&mut self);
+    /// The response failed: what is still open is closed without end
+    /// events, so the error's message carries complete content (tool-call
+    /// arguments parsed); what no delta has said yet is said on `out` first,
+    /// so the deltas still add up to that message.
+    fn abandon(&mut self, out: &mut VecDeque<AssistantMessageEvent>);
 }
 
 /// One wire API over HTTP: the request it sends and the decoder that reads
@@ -314,7 +315,7 @@ impl<D: Decoder> Driver<D> {
     /// Ends the response with `error`; `retry_after` is the wait the server
     /// last asked for, kept in the message's `error_kind`.
     fn fail_after(&mut self, error: HttpError, retry_after: Option<std::time::Duration>) {
-        self.decoder.abandon();
+        self.decoder.abandon(&mut self.queue);
         let mut message = AssistantMessage::clone(self.decoder.message());
         message.stop_reason = if error.is_aborted() {
             StopReason::Aborted

@@ -101,15 +101,25 @@ impl Assembler {
         Ok(Flow::More)
     }
 
-    /// Ends every open block without events; tool calls get their input
-    /// parsed from all of it.
-    fn close_open_blocks(&mut self) {
+    /// Ends every open block without end events; tool calls get their input
+    /// parsed from all of it, and what no delta has said yet is said on
+    /// `out` (the deltas add up to the message).
+    fn close_open_blocks(&mut self, out: &mut Events) {
         for block in std::mem::take(&mut self.open) {
-            if let (Some(input), Some(AssistantContent::ToolCall(call))) = (
-                block.json,
-                self.message_mut().content.get_mut(block.content_index),
-            ) {
+            let Some(mut input) = block.json else {
+                continue;
+            };
+            if let Some(AssistantContent::ToolCall(call)) =
+                self.message_mut().content.get_mut(block.content_index)
+            {
                 call.arguments = input.finish();
+            }
+            if let Some(delta) = input.take_unsaid() {
+                out.extend(AssistantMessageEvent::block_delta(
+                    self.message.clone(),
+                    block.content_index,
+                    delta,
+                ));
             }
         }
     }
@@ -296,9 +306,9 @@ impl Decoder for Assembler {
     }
 
     /// `done` with Pi's stop reason; `refusal` (and `sensitive`) is an error.
-    fn finish(&mut self, _out: &mut Events) -> Result<(), HttpError> {
+    fn finish(&mut self, out: &mut Events) -> Result<(), HttpError> {
         let reason = self.stop_reason.clone().unwrap_or_default();
-        self.close_open_blocks();
+        self.close_open_blocks(out);
         match map_stop_reason(&reason) {
             StopReason::Error => Err(HttpError::Stopped(reason)),
             stop => {
@@ -308,8 +318,8 @@ impl Decoder for Assembler {
         }
     }
 
-    fn abandon(&mut self) {
-        self.close_open_blocks();
+    fn abandon(&mut self, out: &mut Events) {
+        self.close_open_blocks(out);
     }
 }
 

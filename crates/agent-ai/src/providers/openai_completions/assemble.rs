@@ -336,17 +336,9 @@ impl Assembler {
 
     /// Ends a tool call: its arguments are parsed once more, repaired.
     fn close_call(&mut self, mut open: OpenCall, events: &mut VecDeque<AssistantMessageEvent>) {
-        let Some(tool_call) = self.settle_call(&open).cloned() else {
+        let Some(tool_call) = self.settle_call(&mut open, events).cloned() else {
             return;
         };
-        // The text no delta has said yet goes before the end.
-        if let Some(delta) = open.arguments.take_unsaid() {
-            events.push_back(AssistantMessageEvent::ToolCallDelta {
-                content_index: open.content_index,
-                delta,
-                partial: self.output.clone(),
-            });
-        }
         events.push_back(AssistantMessageEvent::ToolCallEnd {
             content_index: open.content_index,
             tool_call,
@@ -354,9 +346,15 @@ impl Assembler {
         });
     }
 
-    /// Parses a call's arguments from all their text; the call, when `open`
+    /// Parses a call's arguments from all their text, and says on `events`
+    /// what no delta has said yet (before the call's end, or the answer's
+    /// failure: the deltas add up to the arguments); the call, when `open`
     /// is one.
-    fn settle_call(&mut self, open: &OpenCall) -> Option<&ToolCall> {
+    fn settle_call(
+        &mut self,
+        open: &mut OpenCall,
+        events: &mut VecDeque<AssistantMessageEvent>,
+    ) -> Option<&ToolCall> {
         let Some(AssistantContent::ToolCall(call)) =
             self.output().content.get_mut(open.content_index)
         else {
@@ -369,7 +367,17 @@ impl Assembler {
             // not all `""` in the next request (which strict servers refuse).
             call.id = fresh_call_id("call");
         }
-        Some(call)
+        if let Some(delta) = open.arguments.take_unsaid() {
+            events.push_back(AssistantMessageEvent::ToolCallDelta {
+                content_index: open.content_index,
+                delta,
+                partial: self.output.clone(),
+            });
+        }
+        match self.output.content.get(open.content_index) {
+            Some(AssistantContent::ToolCall(call)) => Some(call),
+            _ => None,
+        }
     }
 
     /// Turns a text-only answer that spells out tool calls into real calls
@@ -440,14 +448,14 @@ impl Decoder for Assembler {
         Ok(())
     }
 
-    fn abandon(&mut self) {
+    fn abandon(&mut self, out: &mut VecDeque<AssistantMessageEvent>) {
         // What a cut answer had said is kept, a possible tag included.
         if let Some(piece) = self.think_tags.finish() {
-            self.piece_delta(piece, &mut VecDeque::new());
+            self.piece_delta(piece, out);
         }
         self.open = None;
-        for call in std::mem::take(&mut self.calls) {
-            self.settle_call(&call);
+        for mut call in std::mem::take(&mut self.calls) {
+            self.settle_call(&mut call, out);
         }
     }
 }
@@ -496,5 +504,42 @@ mod tests {
             Assembler::new(&model, Arc::from([])),
             &data,
         );
+    }
+
+    /// Past 4 KiB a call's arguments are said in batches, as their parse
+    /// comes due; an answer cut mid-call ended with arguments in its message
+    /// that no delta had said, and a client that builds the call from the
+    /// deltas had less than the session saved.
+    #[test]
+    fn a_cut_answer_says_the_arguments_no_delta_said_before_it_fails() {
+        let model = Model::new("gpt-test", "openai", "openai-completions");
+        let mut assembler = Assembler::new(&model, Arc::from([]));
+        let mut events = VecDeque::new();
+        let mut sent = String::new();
+        let fragments = std::iter::once(r#"{"path": "w.txt", "content": ""#.to_owned())
+            .chain((0..300).map(|n| format!("line {n} of the file\\n")));
+        for (n, fragment) in fragments.enumerate() {
+            sent.push_str(&fragment);
+            let mut call = json!({"index": 0, "function": {"arguments": fragment}});
+            if n == 0 {
+                call["id"] = json!("call_1");
+                call["function"]["name"] = json!("write");
+            }
+            let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]});
+            assembler.apply(&chunk, &mut events).unwrap();
+        }
+        assembler.abandon(&mut events);
+        let said: String = events
+            .iter()
+            .filter_map(|event| match event {
+                AssistantMessageEvent::ToolCallDelta { delta, .. } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said, sent);
+        let AssistantContent::ToolCall(call) = &assembler.message().content[0] else {
+            panic!("no call");
+        };
+        assert_eq!(call.arguments["path"], "w.txt");
     }
 }
