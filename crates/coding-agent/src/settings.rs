@@ -734,21 +734,24 @@ pub fn split_thinking(model: &str) -> Result<(&str, Option<ThinkingLevel>), Mode
     Ok((name, level))
 }
 
-/// Refuses a model name that names no model ([`ModelError::NoModelId`]).
+/// Refuses a model name that names no model ([`ModelError::NoModelId`]) or
+/// ends in a level in the wrong case, as [`split_thinking`] does: `/model`
+/// took `fake:HIGH`, `:high` and `fake:` as model ids that `--model` refused.
 pub fn check_model_name(name: &str) -> Result<(), ModelError> {
-    if names_no_model(name) {
-        return Err(ModelError::NoModelId(name.to_owned()));
-    }
-    Ok(())
+    split_thinking(name).map(drop)
 }
 
-/// Whether `name` holds no model id: empty (`--model ""`, `:high`), or with
-/// nothing on one side of a `/` that ends or starts it. `fake/` used to
-/// switch to the model id `""`, which every request then sent and the
-/// session file recorded for `--continue`; `/` became the id `/`.
+/// Whether `name` holds no model id: empty (`--model ""`, `:high`), with
+/// nothing on one side of a `/` or `:` that ends or starts it, or with
+/// spaces around it (sent as part of the id). `fake/` used to switch to the
+/// model id `""`, which every request then sent and the session file
+/// recorded for `--continue`; `/` became the id `/`, `" fake"` the id
+/// `" fake"`.
 fn names_no_model(name: &str) -> bool {
-    let name = name.trim();
-    name.is_empty() || name.starts_with('/') || name.ends_with('/')
+    name.trim().is_empty()
+        || name.trim() != name
+        || name.starts_with(['/', ':'])
+        || name.ends_with(['/', ':'])
 }
 
 /// Refuses a base URL a request could not be sent to, when the model is

@@ -468,7 +468,8 @@ mod tests {
     }
 
     /// `/model fake/` switched to the model id `""` (sent with every request,
-    /// recorded for `--continue`), `/model /` to the id `/`; a name whose
+    /// recorded for `--continue`), `/model /` to the id `/`, and `/model
+    /// fake:HIGH`, `:high` and `fake:` to ids `--model` refuses; a name whose
     /// first part is no provider stays a model id of the current provider,
     /// as a local server's `Qwen/Qwen3-8B` is.
     #[test]
@@ -485,7 +486,9 @@ mod tests {
             refused("fake/"),
             "no model id in \"fake/\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)"
         );
-        for name in ["/", "openai/", "", " ", "/m"] {
+        for name in [
+            "/", "openai/", "", " ", "/m", ":high", "fake:", " fake", "fake ",
+        ] {
             assert_eq!(
                 refused(name),
                 format!(
@@ -493,6 +496,10 @@ mod tests {
                 )
             );
         }
+        assert_eq!(
+            refused("fake:HIGH"),
+            "\"fake:HIGH\": Invalid thinking level \"HIGH\". Valid values: off, minimal, low, medium, high, xhigh"
+        );
         let flags = catalog
             .flags_for("Qwen/Qwen3-8B", &current, &|_| None)
             .unwrap();
