@@ -580,6 +580,32 @@ fn a_pi_setting_this_agent_does_not_read_is_named() {
     );
 }
 
+/// An answer whose text the output limit cut short is printed, and said to
+/// be cut on stderr: it read as a whole answer.
+#[test]
+fn an_answer_cut_at_the_output_limit_is_printed_and_said_to_be_cut() {
+    let server = ModelServer::start(move |_| {
+        let chunk = json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": {"content": "The first half"}, "finish_reason": "length"}]});
+        Reply::Events(vec![
+            format!("data: {chunk}\n\n"),
+            "data: [DONE]\n\n".to_owned(),
+        ])
+    });
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["--no-session", "-p", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (
+            Some(0),
+            "The first half\n",
+            "The answer was cut off at the output limit (maxTokens)\n"
+        )
+    );
+}
+
 /// An answer that reached the output limit while thinking has no text:
 /// print mode says so on stderr instead of printing nothing and exiting 0
 /// as if the model had answered.

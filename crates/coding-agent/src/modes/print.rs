@@ -156,9 +156,11 @@ pub async fn run_print(
                     }
                 }
                 // Nothing on stdout, exit 0: say why, or it reads as a
-                // silent failure.
+                // silent failure; nor does a text cut short read as one.
                 if !said {
                     writeln!(sink.err, "{}", why_no_text(last))?;
+                } else if last.stop_reason == StopReason::Length {
+                    writeln!(sink.err, "{CUT_OFF}")?;
                 }
             }
             0
@@ -172,6 +174,9 @@ pub async fn run_print(
         status
     })
 }
+
+/// What is said under an answer whose text the output limit cut short.
+pub(crate) const CUT_OFF: &str = "The answer was cut off at the output limit (maxTokens)";
 
 /// Why an answer without text has none: a reasoning model that spent its
 /// output limit thinking is told how to leave room for text; an answer cut

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::markdown::render_markdown;
 use super::wrap::wrap;
 use crate::compaction::SummaryKind;
-use crate::modes::print::why_no_text;
+use crate::modes::print::{CUT_OFF, why_no_text};
 use crate::modes::user_bash::as_tool_result;
 use crate::render::preview::count;
 use crate::render::{RenderOptions, Style, StyledLine, ToolRenderers};
@@ -362,7 +362,7 @@ impl Transcript {
                 return;
             }
             _ if !said => why_no_text(answer),
-            StopReason::Length => "The answer was cut off at the output limit (maxTokens)",
+            StopReason::Length => CUT_OFF,
             _ => return,
         };
         let line = StyledLine::new(warning, Style::Warning);
