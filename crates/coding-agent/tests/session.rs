@@ -822,3 +822,43 @@ async fn a_compaction_asked_for_ends_with_its_end_event_whatever_the_outcome() {
         ["compaction_start", "compaction_end"]
     );
 }
+
+/// What was queued for the conversation left does not reach the one gone
+/// on with: a fork, and a move in the tree, sent the old branch's steering
+/// and follow-ups with the next prompt.
+#[tokio::test]
+async fn a_fork_or_a_move_in_the_tree_drops_what_was_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let answer = || ScriptedResponse::Message(ScriptedProvider::reply(vec![text("ok")]));
+    let provider = ScriptedProvider::new([answer(), answer()]);
+    let agent = scripted_session(&provider, cwd, SessionManager::create(cwd, dir.path()));
+    agent.prompt(user("first", 1)).await.unwrap();
+    agent.prompt(user("second", 2)).await.unwrap();
+    let entries = agent.fork_messages();
+    async fn queue(agent: &AgentSession) {
+        let left = user("queued for the branch left", 3);
+        agent.follow_up(left.clone()).await.unwrap();
+        agent.steer(left).await.unwrap();
+        assert_eq!(agent.pending_message_count(), 2);
+    }
+
+    queue(&agent).await;
+    let mut events = agent.subscribe_all();
+    agent.fork(&entries[1].0).unwrap();
+    assert_eq!(agent.pending_message_count(), 0);
+    let update = std::iter::from_fn(|| events.try_recv())
+        .map(|event| event.to_json())
+        .find(|event| event["type"] == "queue_update");
+    assert_eq!(
+        update,
+        Some(json!({"type": "queue_update", "steering": [], "followUp": []}))
+    );
+
+    queue(&agent).await;
+    agent
+        .navigate_tree(&entries[0].0, false, None)
+        .await
+        .unwrap();
+    assert_eq!(agent.pending_message_count(), 0);
+}

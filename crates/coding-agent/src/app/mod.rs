@@ -1241,6 +1241,16 @@ impl AgentSession {
         });
     }
 
+    /// Empties both queues (and says so in `queue_update`): what was queued
+    /// for the conversation left must not reach the one gone on with. A
+    /// fork and a move in the tree sent the old branch's steering into the
+    /// new one.
+    fn drop_queued(&self) {
+        self.inner.steering.clear();
+        self.inner.follow_up.clear();
+        self.report_queues();
+    }
+
     /// Takes back every queued message, steering first, then follow-ups
     /// (the interactive Alt+Up puts them back in the editor): none of them
     /// reaches the model.
@@ -1344,8 +1354,6 @@ impl AgentSession {
     pub fn new_session(&self, parent_session: Option<String>) {
         self.end_session_rules();
         self.inner.agent.set_messages(Vec::new());
-        self.inner.steering.clear();
-        self.inner.follow_up.clear();
         lock(&self.inner.pending_bash).clear();
         self.session().new_session(parent_session);
         // Pi starts every session file with the level in force.
@@ -1357,7 +1365,7 @@ impl AgentSession {
         if let Some(hooks) = &self.inner.prompt_hooks {
             hooks.session_cleared();
         }
-        self.report_queues();
+        self.drop_queued();
     }
 
     /// Loads the session saved in `path` (RPC `switch_session`): its
@@ -1373,9 +1381,7 @@ impl AgentSession {
         *self.session() = manager;
         self.restore_model();
         self.restore_thinking_level();
-        self.inner.steering.clear();
-        self.inner.follow_up.clear();
-        self.report_queues();
+        self.drop_queued();
         Ok(())
     }
 
@@ -1446,12 +1452,15 @@ impl AgentSession {
     }
 
     /// Continues in a new session holding the branch before the user
-    /// message `entry_id`; returns that message's text. Call it while idle.
+    /// message `entry_id`, with nothing queued; returns that message's
+    /// text. Call it while idle.
     pub fn fork(&self, entry_id: &str) -> Result<String, SessionError> {
         let mut session = self.session();
         let text = session.fork_before(entry_id)?;
         self.record_level_in_force(&mut session)?;
         self.inner.agent.set_messages(session.messages());
+        drop(session);
+        self.drop_queued();
         Ok(text)
     }
 

@@ -56,7 +56,8 @@ impl AgentSession {
     /// the summariser first writes what the branch left did (`focus`: what
     /// to stress), saved where the conversation goes on; Esc
     /// ([`AgentSession::abort`]) cancels it, and a summary that fails
-    /// cancels the move. Call it while the agent is idle.
+    /// cancels the move. What was queued for the branch left is dropped.
+    /// Call it while the agent is idle.
     pub async fn navigate_tree(
         &self,
         target: &str,
@@ -109,6 +110,8 @@ impl AgentSession {
         }
         self.record_level_in_force(&mut session)?;
         self.inner.agent.set_messages(session.messages());
+        drop(session);
+        self.drop_queued();
         Ok(TreeMove {
             editor_text,
             summary,
