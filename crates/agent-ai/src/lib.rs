@@ -47,6 +47,7 @@
 //! `ScriptedProvider`, a provider that replays scripted answers.
 
 pub mod failure;
+pub mod json_text;
 pub mod message;
 pub mod overflow;
 pub mod partial_json;

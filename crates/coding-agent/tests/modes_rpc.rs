@@ -603,6 +603,26 @@ async fn unknown_and_unparsable_commands_get_pi_error_responses() {
     assert_eq!(client.finish().await, Vec::<String>::new());
 }
 
+/// Editor text cut in the middle of an emoji comes as a lone surrogate
+/// escape (`JSON.stringify` and Python's `json.dumps` write one): the
+/// command was refused as unparsable, without its id, and the prompt lost.
+#[tokio::test]
+async fn a_command_holding_half_an_emoji_is_read_with_a_replacement() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(&[], Vec::new());
+    let mut client = Client::start(session);
+    client
+        .send_raw("{\"id\":1,\"type\":\"set_session_name\",\"name\":\"cut \\ud83d\"}\n")
+        .await;
+    assert_eq!(
+        client.line().await,
+        r#"{"id":1,"type":"response","command":"set_session_name","success":true}"#
+    );
+    let state = client.call(json!({"id": 2, "type": "get_state"})).await;
+    assert_eq!(state["data"]["sessionName"], "cut \u{fffd}");
+    client.finish().await;
+}
+
 #[tokio::test]
 async fn crlf_lines_and_a_last_line_without_newline_are_commands() {
     let fixture = Fixture::new();

@@ -29,6 +29,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{HttpError, error_chain};
+use crate::json_text::{self, ESCAPE_LEN, lone_surrogates};
 
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,84 +47,9 @@ impl SseEvent {
     /// A UTF-16 surrogate escape with no partner is read as U+FFFD.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, HttpError> {
         let data = self.data.trim();
-        serde_json::from_str(data).or_else(|error| {
-            let lone = lone_surrogates(data);
-            if lone.is_empty() {
-                return Err(HttpError::Malformed(format!("{error} in {data:?}")));
-            }
-            let mut replaced = data.to_owned();
-            for escape in lone {
-                replaced.replace_range(escape.at..escape.at + ESCAPE_LEN, "\\ufffd");
-            }
-            serde_json::from_str(&replaced)
-                .map_err(|error| HttpError::Malformed(format!("{error} in {data:?}")))
-        })
+        json_text::from_str(data)
+            .map_err(|error| HttpError::Malformed(format!("{error} in {data:?}")))
     }
-}
-
-/// The length of a `\uXXXX` escape.
-const ESCAPE_LEN: usize = 6;
-
-/// A `\uXXXX` escape in a string of JSON text naming a UTF-16 surrogate
-/// that no partner completes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LoneSurrogate {
-    /// Where its backslash is.
-    at: usize,
-    /// A high (leading) half, else a low one.
-    high: bool,
-    /// It opens its string (right after the quote).
-    opens: bool,
-    /// It closes its string (right before the quote).
-    closes: bool,
-}
-
-/// The lone surrogate escapes in the strings of `json`, in order.
-fn lone_surrogates(json: &str) -> Vec<LoneSurrogate> {
-    let bytes = json.as_bytes();
-    let unit = |at: usize| {
-        let hex = json.get(at + 2..at + ESCAPE_LEN)?;
-        let unit = u16::from_str_radix(hex, 16).ok()?;
-        (bytes[at + 1] == b'u' && (0xD800..0xE000).contains(&unit)).then_some(unit)
-    };
-    let mut lone: Vec<LoneSurrogate> = Vec::new();
-    let (mut at, mut string_start) = (0, None);
-    while at < bytes.len() {
-        match (string_start, bytes[at]) {
-            (None, b'"') => string_start = Some(at + 1),
-            (Some(_), b'"') => {
-                if let Some(last) = lone.last_mut()
-                    && last.at + ESCAPE_LEN == at
-                {
-                    last.closes = true;
-                }
-                string_start = None;
-            }
-            (Some(start), b'\\') => {
-                let Some(first) = unit(at) else {
-                    at += 2;
-                    continue;
-                };
-                let high = first < 0xDC00;
-                let paired = high && unit(at + ESCAPE_LEN).is_some_and(|second| second >= 0xDC00);
-                if paired {
-                    at += 2 * ESCAPE_LEN;
-                } else {
-                    lone.push(LoneSurrogate {
-                        at,
-                        high,
-                        opens: at == start,
-                        closes: false,
-                    });
-                    at += ESCAPE_LEN;
-                }
-                continue;
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    lone
 }
 
 /// Joins the high surrogate that ends a string of `event` with the low one

@@ -349,7 +349,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
     }
 
     async fn on_line(&mut self, line: &str) -> std::io::Result<()> {
-        let command = match serde_json::from_str::<Value>(line) {
+        // A lone surrogate escape (editor text cut in an emoji, as
+        // `JSON.stringify` writes it) is read as Pi's `JSON.parse` reads it,
+        // not refused with the command it came in.
+        let command = match agent_ai::json_text::from_str::<Value>(line) {
             Ok(command) if command.is_object() => command,
             // Any other JSON (`null`, `[1,2]`) is no more a command than
             // bad JSON is, as in Pi.
