@@ -9,7 +9,7 @@ mod modes_support;
 use agent_ai::AssistantContent;
 use agent_ai::testing::ScriptedResponse;
 use coding_agent::app::AgentSession;
-use coding_agent::modes::run_rpc;
+use coding_agent::modes::{RpcEnd, run_rpc, run_rpc_until};
 use modes_support::{
     Fixture, PATIENCE, call, normalized, process_alive, reply, text, wait_for_pid,
 };
@@ -427,6 +427,55 @@ async fn a_command_is_read_while_a_long_answer_streams() {
     );
     client.until(|v| v["id"] == 2).await;
     client.finish().await;
+}
+
+/// An editor that crashed closes the output: the run it started went on
+/// unseen (a 40 s tool to its end), was noticed at the next write, and the
+/// process then exited with the session left at the tool call. Now the run
+/// is aborted and saved, its tool killed, and the mode ends.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_gone_aborts_the_run_and_ends_the_mode() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(
+        &["bash"],
+        vec![
+            reply(vec![call(
+                "c1",
+                "bash",
+                json!({"command": "echo $$ > pid; exec sleep 30"}),
+            )]),
+            reply(vec![text("never sent: the run is aborted")]),
+        ],
+    );
+    let (mut stdin, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, stdout) = tokio::io::duplex(1 << 20);
+    let server = tokio::spawn(async move {
+        let stop = tokio_util::sync::CancellationToken::new();
+        run_rpc_until(session, server_in, server_out, &stop).await
+    });
+    stdin
+        .write_all(b"{\"id\":1,\"type\":\"prompt\",\"message\":\"sleep\"}\n")
+        .await
+        .unwrap();
+    let pid = wait_for_pid(&fixture.cwd.join("pid")).await;
+    drop(stdout);
+    stdin
+        .write_all(b"{\"id\":2,\"type\":\"get_state\"}\n")
+        .await
+        .unwrap();
+    let end = tokio::time::timeout(PATIENCE, server)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(end.unwrap(), RpcEnd::ReaderGone);
+    assert!(!process_alive(pid), "the tool's process {pid} survived");
+    let saved = fixture.session_lines();
+    let result = saved
+        .iter()
+        .find(|line| line["message"]["role"] == "toolResult")
+        .expect("the tool's result is saved");
+    assert_eq!(result["message"]["content"][0]["text"], "Command aborted");
 }
 
 #[tokio::test]

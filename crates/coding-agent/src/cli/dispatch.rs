@@ -8,7 +8,7 @@ use agent_ai::providers::probe::server_context_window;
 use anyhow::Context as _;
 use coding_agent::app::AgentSession;
 use coding_agent::hooks::lifecycle::SessionEndReason;
-use coding_agent::modes::print::EXIT_INTERRUPTED;
+use coding_agent::modes::print::{EXIT_INTERRUPTED, EXIT_READER_GONE};
 use coding_agent::modes::{PrintFormat, RpcEnd, run_print, run_rpc_with};
 use coding_agent::remote::RemoteOperations;
 use coding_agent::sandbox::Sandbox;
@@ -79,6 +79,7 @@ pub(super) async fn dispatch(messages: &[Message], mut built: Built) -> anyhow::
                 // now: the runtime's shutdown would wait for the blocking
                 // read of stdin, which the client may never end.
                 RpcEnd::Stopped => std::process::exit(EXIT_INTERRUPTED.into()),
+                RpcEnd::ReaderGone => std::process::exit(EXIT_READER_GONE.into()),
             }
         }
         ModeArg::Text | ModeArg::Json => {

@@ -85,6 +85,9 @@ pub enum RpcEnd {
     InputClosed,
     /// The stop token fired; the work in progress was aborted and has ended.
     Stopped,
+    /// Whoever read the output went away (an editor that crashed): the work
+    /// in progress was aborted, as on a stop, and has ended.
+    ReaderGone,
 }
 
 /// Serves RPC commands from `input` on `output` until `input` ends and the
@@ -144,6 +147,7 @@ pub async fn run_rpc_with(
         later,
         later_responses,
         stop: stop.clone(),
+        reader_gone: false,
     };
     let mut input_open = true;
     let mut stopping = false;
@@ -196,9 +200,10 @@ pub async fn run_rpc_with(
         }
     }
     server.drain_events().await?;
-    server.output.flush().await?;
     reader.abort();
-    Ok(if stopping {
+    Ok(if server.reader_gone {
+        RpcEnd::ReaderGone
+    } else if stopping {
         RpcEnd::Stopped
     } else {
         RpcEnd::InputClosed
@@ -272,14 +277,30 @@ struct Server<W> {
     later_responses: mpsc::UnboundedReceiver<Value>,
     /// The caller's stop token: the parent of every run's and bash command's.
     stop: CancellationToken,
+    /// The output's reader went away: nothing more is written, and the
+    /// stop token was cancelled. The run went on to its end unseen, noticed
+    /// at the next write and then left unsaved when the process exited.
+    reader_gone: bool,
 }
 
 impl<W: AsyncWrite + Unpin> Server<W> {
     async fn write(&mut self, value: &Value) -> std::io::Result<()> {
-        self.output
-            .write_all(serialize_json_line(value).as_bytes())
-            .await?;
-        self.output.flush().await
+        if self.reader_gone {
+            return Ok(());
+        }
+        let line = serialize_json_line(value);
+        let written = match self.output.write_all(line.as_bytes()).await {
+            Ok(()) => self.output.flush().await,
+            error => error,
+        };
+        match written {
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.reader_gone = true;
+                self.stop.cancel();
+                Ok(())
+            }
+            written => written,
+        }
     }
 
     async fn on_event(&mut self, event: &SessionEvent) -> std::io::Result<()> {
