@@ -2036,6 +2036,9 @@ fn the_model_is_not_switched_while_the_agent_works() {
         0 => Reply::Stall,
         _ => Reply::Events(wire.events(&Answer::text(&["ok"]))),
     });
+    sandbox.write_global_settings(&json!({
+        "providers": {"local": {"baseUrl": wire.base_url(server.addr()), "apiKey": "k"}},
+    }));
     let mut rpc = Rpc::start(&sandbox, wire, &server);
     send(
         &mut rpc.stdin,
@@ -2046,6 +2049,18 @@ fn the_model_is_not_switched_while_the_agent_works() {
     // next prompt's would be the one that stalls.
     server.wait_for_requests(1, std::time::Duration::from_secs(10));
     let refused = "cannot switch models while the agent is working";
+    // Refused before the endpoint is asked for its models: the listing
+    // held every event, response and abort up to its timeout, for this.
+    let (_, listed) =
+        rpc.ask(json!({"id": "l", "type": "set_model", "provider": "local", "modelId": "m1"}));
+    assert_eq!(listed["error"], refused, "{listed}");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|request| request.method != "GET"),
+        "the endpoint was asked for its models"
+    );
     let (_, set) =
         rpc.ask(json!({"id": "s", "type": "set_model", "provider": "openai", "modelId": "gpt-4o"}));
     assert_eq!(

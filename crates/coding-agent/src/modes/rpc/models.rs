@@ -6,7 +6,7 @@
 use agent_ai::Model;
 
 use crate::app::AgentSession;
-use crate::app::ModelCatalog;
+use crate::app::{ModelCatalog, SetModelError};
 
 /// Reads the real environment (keys named by the settings).
 fn env(name: &str) -> Option<String> {
@@ -32,6 +32,7 @@ pub async fn set_model(
     if !catalog.knows(provider) {
         return Err(format!("Model not found: {provider}/{model_id}"));
     }
+    refuse_while_running(session)?;
     if let Some(offered) = catalog.offered(provider, &session.model(), &env).await
         && !offered.iter().any(|id| id == model_id)
     {
@@ -41,6 +42,16 @@ pub async fn set_model(
         ));
     }
     switch(session, catalog, provider, model_id)
+}
+
+/// A switch during a run is refused (M20): said before the endpoints are
+/// asked for their lists, which took up to their timeout while every event,
+/// response and `abort` waited behind it, for a refusal.
+fn refuse_while_running(session: &AgentSession) -> Result<(), String> {
+    if session.agent().is_running() {
+        return Err(SetModelError::Running.to_string());
+    }
+    Ok(())
 }
 
 /// Switches to `model_id` of `provider`, a provider the catalog knows.
@@ -62,6 +73,7 @@ pub async fn cycle_model(
     session: &AgentSession,
     catalog: &ModelCatalog,
 ) -> Result<Option<Model>, String> {
+    refuse_while_running(session)?;
     let Some((next, level)) = catalog.next_after_current(session, &env, false).await else {
         return Ok(None);
     };
