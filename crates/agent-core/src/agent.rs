@@ -18,8 +18,8 @@ use crate::agent_loop::{
 use crate::event::AgentEvent;
 use crate::history::History;
 use crate::model::ModelHandle;
-use crate::queue::MessageQueue;
 use crate::pipeline::panic_text;
+use crate::queue::MessageQueue;
 use crate::sync::lock;
 use crate::tool_set::ToolSet;
 
