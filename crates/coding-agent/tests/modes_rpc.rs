@@ -478,6 +478,56 @@ async fn a_reader_gone_aborts_the_run_and_ends_the_mode() {
     assert_eq!(result["message"]["content"][0]["text"], "Command aborted");
 }
 
+/// `compact` aborts the prompt that runs; what was queued for that prompt
+/// stays queued, as after an `abort`. It went out on its own once the
+/// compaction ended, even one that failed.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_that_aborts_a_prompt_leaves_its_queue_as_an_abort_does() {
+    let fixture = Fixture::new();
+    let (session, provider) = fixture.session(
+        &["bash"],
+        vec![
+            reply(vec![call(
+                "c1",
+                "bash",
+                json!({"command": "echo $$ > pid; exec sleep 30"}),
+            )]),
+            reply(vec![text("never sent: nothing runs the queue")]),
+        ],
+    );
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": 1, "type": "prompt", "message": "sleep"}))
+        .await;
+    wait_for_pid(&fixture.cwd.join("pid")).await;
+    client
+        .call(json!({"id": 2, "type": "follow_up", "message": "for the prompt"}))
+        .await;
+    let compacted = client.call(json!({"id": 3, "type": "compact"})).await;
+    assert_eq!(compacted["success"], false, "{compacted}");
+    let state = client.call(json!({"id": 4, "type": "get_state"})).await;
+    assert_eq!(
+        (
+            &state["data"]["isStreaming"],
+            &state["data"]["pendingMessageCount"]
+        ),
+        (&json!(false), &json!(1))
+    );
+    let rest = client.finish().await;
+    assert!(
+        rest.iter().all(|line| !line.contains("agent_start")),
+        "{rest:?}"
+    );
+    // The compaction's summary request may follow the prompt's; none
+    // carries the queued message.
+    let sent = format!("{:?}", provider.requests());
+    assert!(
+        !sent.contains("for the prompt"),
+        "the queued message was sent"
+    );
+}
+
 #[tokio::test]
 async fn prompt_while_streaming_needs_a_streaming_behavior() {
     let fixture = Fixture::new();

@@ -533,6 +533,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             "get_commands" => success(id, kind, Some(json!({"commands": commands(&session)}))),
             "compact" => {
                 self.abort().await?;
+                // What was queued for the prompt just aborted stays queued,
+                // as after an `abort`; it went out on its own once the
+                // compaction ended, even one that failed.
+                let left_queued = session.pending_message_count() > 0;
                 // Run as a run: `get_state` answers meanwhile (isCompacting)
                 // and `abort` cancels it; the response comes when it ends.
                 let focus = text("customInstructions").map(str::to_owned);
@@ -545,7 +549,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     })
                 });
                 if let Some(run) = &mut self.run {
-                    run.then_queued = true;
+                    run.then_queued = !left_queued;
                     run.compaction = true;
                 }
                 return Ok(None);
