@@ -702,6 +702,25 @@ async fn unknown_and_unparsable_commands_get_pi_error_responses() {
     assert_eq!(client.finish().await, Vec::<String>::new());
 }
 
+/// A session name is shown on one line (`/resume`, `--resume`): one that
+/// held a line break or a bell was stored as it was.
+#[tokio::test]
+async fn a_session_name_with_control_characters_is_refused() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(&[], Vec::new());
+    let mut client = Client::start(session);
+    let refused = client
+        .call(json!({"id": 1, "type": "set_session_name", "name": "line1\nline2\u{7}"}))
+        .await;
+    assert_eq!(
+        refused["error"],
+        "Session name cannot hold control characters (a line break, a tab): give it on one line"
+    );
+    let state = client.call(json!({"id": 2, "type": "get_state"})).await;
+    assert_eq!(state["data"].get("sessionName"), None, "{state}");
+    client.finish().await;
+}
+
 /// Editor text cut in the middle of an emoji comes as a lone surrogate
 /// escape (`JSON.stringify` and Python's `json.dumps` write one): the
 /// command was refused as unparsable, without its id, and the prompt lost.

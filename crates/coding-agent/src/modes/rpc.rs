@@ -78,6 +78,10 @@ const ALREADY_PROCESSING: &str = "Agent is already processing. Specify streaming
 /// with every later request (`docs/DEVIATIONS.md` M19).
 const EMPTY_BASH_COMMAND: &str = "Invalid bash command: command cannot be empty";
 
+/// Why `set_session_name` refuses a name holding a control character.
+const NAME_ON_ONE_LINE: &str =
+    "Session name cannot hold control characters (a line break, a tab): give it on one line";
+
 /// Why RPC mode returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RpcEnd {
@@ -523,6 +527,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 let name = text("name").unwrap_or_default().trim();
                 if name.is_empty() {
                     failure(id, kind, "Session name cannot be empty")
+                } else if name.chars().any(char::is_control) {
+                    // Shown on one line in `/resume` and `--resume`'s list,
+                    // where a line break or a bell took the next row.
+                    failure(id, kind, NAME_ON_ONE_LINE)
                 } else {
                     match session.set_session_name(name) {
                         Ok(()) => success(id, kind, None),
