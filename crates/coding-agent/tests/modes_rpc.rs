@@ -528,6 +528,36 @@ async fn a_compaction_that_aborts_a_prompt_leaves_its_queue_as_an_abort_does() {
     );
 }
 
+/// A move in the tree to an entry there is not is refused before the run
+/// is stopped for it, as a fork to one is: it aborted the prompt first.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_to_no_entry_leaves_the_run_going() {
+    let fixture = Fixture::new();
+    let (session, _provider) = fixture.session(
+        &["bash"],
+        vec![reply(vec![call(
+            "c1",
+            "bash",
+            json!({"command": "echo $$ > pid; exec sleep 30"}),
+        )])],
+    );
+    let mut client = Client::start(session);
+    client
+        .send(json!({"id": 1, "type": "prompt", "message": "sleep"}))
+        .await;
+    let pid = wait_for_pid(&fixture.cwd.join("pid")).await;
+    let moved = client
+        .call(json!({"id": 2, "type": "navigate_tree", "targetId": "nope"}))
+        .await;
+    assert_eq!(moved["error"], "no entry with the id nope in this session");
+    let state = client.call(json!({"id": 3, "type": "get_state"})).await;
+    assert_eq!(state["data"]["isStreaming"], true);
+    assert!(process_alive(pid), "the tool was stopped");
+    client.call(json!({"id": 4, "type": "abort"})).await;
+    client.finish().await;
+}
+
 #[tokio::test]
 async fn prompt_while_streaming_needs_a_streaming_behavior() {
     let fixture = Fixture::new();

@@ -50,6 +50,16 @@ impl AgentSession {
         self.session().tree()
     }
 
+    /// Fails as [`AgentSession::navigate_tree`] would for a `target` that is
+    /// no entry of the session: checked before a run is stopped for the
+    /// move, so a wrong id leaves it running (as [`AgentSession::check_fork`]).
+    pub fn check_tree_target(&self, target: &str) -> Result<(), SessionError> {
+        match self.session().entry(target) {
+            Some(_) => Ok(()),
+            None => Err(SessionError::UnknownEntry(target.to_owned())),
+        }
+    }
+
     /// Goes on from the entry `target` (Pi's `navigateTree`). A user
     /// message is gone on from before, and its text returned for the
     /// editor; any other entry is gone on from itself. With `summarize`,

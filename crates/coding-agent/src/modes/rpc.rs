@@ -678,6 +678,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 };
                 let summarize = command.get("summarize").and_then(Value::as_bool) == Some(true);
                 let focus = text("customInstructions").map(str::to_owned);
+                // Checked first, as for `fork`: a wrong id aborted the run.
+                if let Err(error) = session.check_tree_target(&target) {
+                    return Ok(Some(failure(id, kind, &error.to_string())));
+                }
                 self.abort().await?;
                 // A summary of the branch left is a model request: run as
                 // a run, like a compaction.
