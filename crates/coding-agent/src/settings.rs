@@ -788,6 +788,9 @@ pub fn resolve_model(
         && let Some((prefix, id)) = flags.model.as_deref().and_then(|m| m.split_once('/'))
         && settings.provider(prefix).is_some()
     {
+        // The id is checked on its own too: `fake//m` and `fake/ fake`
+        // passed as names and sent the ids `/m` and ` fake`.
+        check_model_name(id)?;
         provider_name = Some(prefix.to_owned());
         model_id = Some(id.to_owned());
     }

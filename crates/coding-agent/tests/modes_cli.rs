@@ -151,6 +151,16 @@ fn a_model_flag_naming_no_model_or_a_miscased_level_exits_2() {
             "--model {model:?}"
         );
     }
+    // The id after a provider is checked on its own.
+    for (model, id) in [("openai//m", "/m"), ("openai/ m", " m")] {
+        assert_eq!(
+            with_model(model).2,
+            format!(
+                "coding-agent: no model id in \"{id}\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)\n"
+            ),
+            "--model {model:?}"
+        );
+    }
     assert_eq!(
         with_model("gpt-4o:HIGH"),
         (

@@ -116,6 +116,7 @@ impl ModelCatalog {
         check_model_name(name)?;
         let (provider, model) = match name.split_once('/') {
             Some((provider, id)) if self.knows(provider) => {
+                check_model_name(id)?;
                 (provider.to_owned(), Some(id.to_owned()))
             }
             _ if self.knows(name) => (name.to_owned(), None),
@@ -493,6 +494,14 @@ mod tests {
                 refused(name),
                 format!(
                     "no model id in \"{name}\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)"
+                )
+            );
+        }
+        for (name, id) in [("fake//m", "/m"), ("fake/ fake", " fake")] {
+            assert_eq!(
+                refused(name),
+                format!(
+                    "no model id in \"{id}\": name a model as ID (gpt-4o) or PROVIDER/ID (openai/gpt-4o)"
                 )
             );
         }
