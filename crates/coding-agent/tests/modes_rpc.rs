@@ -91,6 +91,14 @@ impl Client {
     }
 
     /// Closes stdin and waits for the server to finish; returns what it still wrote.
+    /// Sends the prompt `sleep` to a [`sleeping_session`] and waits for its
+    /// bash call to start; returns the call's pid.
+    async fn prompt_sleeping(&mut self, fixture: &Fixture) -> i32 {
+        self.send(json!({"id": 1, "type": "prompt", "message": "sleep"}))
+            .await;
+        wait_for_pid(&fixture.cwd.join("pid")).await
+    }
+
     async fn finish(mut self) -> Vec<String> {
         drop(self.stdin.take());
         self.server.await.unwrap().unwrap();
@@ -104,6 +112,21 @@ impl Client {
 
 fn is_type(kind: &'static str) -> impl Fn(&Value) -> bool {
     move |v| v["type"] == kind
+}
+
+/// A session with bash whose model first calls it to write its pid to
+/// `pid` and sleep 30 s (a run that goes on until it is stopped), then
+/// answers `after`.
+fn sleeping_session(
+    fixture: &Fixture,
+    after: Vec<ScriptedResponse>,
+) -> (AgentSession, agent_ai::ScriptedProvider) {
+    let sleep = reply(vec![call(
+        "c1",
+        "bash",
+        json!({"command": "echo $$ > pid; exec sleep 30"}),
+    )]);
+    fixture.session(&["bash"], [vec![sleep], after].concat())
 }
 
 fn types(lines: &[Value]) -> Vec<String> {
@@ -246,22 +269,12 @@ async fn prompt_answers_at_once_then_streams_events_and_the_state_follows() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_during_a_slow_bash_tool_ends_the_run_and_leaves_no_process() {
     let fixture = Fixture::new();
-    let (session, _provider) = fixture.session(
-        &["bash"],
-        vec![
-            reply(vec![call(
-                "c1",
-                "bash",
-                json!({"command": "echo $$ > pid; exec sleep 30"}),
-            )]),
-            reply(vec![text("never sent: the run is aborted")]),
-        ],
+    let (session, _provider) = sleeping_session(
+        &fixture,
+        vec![reply(vec![text("never sent: the run is aborted")])],
     );
     let mut client = Client::start(session);
-    client
-        .send(json!({"id": 1, "type": "prompt", "message": "sleep"}))
-        .await;
-    let pid = wait_for_pid(&fixture.cwd.join("pid")).await;
+    let pid = client.prompt_sleeping(&fixture).await;
     client.send(json!({"id": 2, "type": "abort"})).await;
     let lines = client
         .until(|v| v["type"] == "response" && v["id"] == 2)
@@ -437,16 +450,9 @@ async fn a_command_is_read_while_a_long_answer_streams() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_gone_aborts_the_run_and_ends_the_mode() {
     let fixture = Fixture::new();
-    let (session, _provider) = fixture.session(
-        &["bash"],
-        vec![
-            reply(vec![call(
-                "c1",
-                "bash",
-                json!({"command": "echo $$ > pid; exec sleep 30"}),
-            )]),
-            reply(vec![text("never sent: the run is aborted")]),
-        ],
+    let (session, _provider) = sleeping_session(
+        &fixture,
+        vec![reply(vec![text("never sent: the run is aborted")])],
     );
     let (mut stdin, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, stdout) = tokio::io::duplex(1 << 20);
@@ -485,22 +491,12 @@ async fn a_reader_gone_aborts_the_run_and_ends_the_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compaction_that_aborts_a_prompt_leaves_its_queue_as_an_abort_does() {
     let fixture = Fixture::new();
-    let (session, provider) = fixture.session(
-        &["bash"],
-        vec![
-            reply(vec![call(
-                "c1",
-                "bash",
-                json!({"command": "echo $$ > pid; exec sleep 30"}),
-            )]),
-            reply(vec![text("never sent: nothing runs the queue")]),
-        ],
+    let (session, provider) = sleeping_session(
+        &fixture,
+        vec![reply(vec![text("never sent: nothing runs the queue")])],
     );
     let mut client = Client::start(session);
-    client
-        .send(json!({"id": 1, "type": "prompt", "message": "sleep"}))
-        .await;
-    wait_for_pid(&fixture.cwd.join("pid")).await;
+    client.prompt_sleeping(&fixture).await;
     client
         .call(json!({"id": 2, "type": "follow_up", "message": "for the prompt"}))
         .await;
@@ -534,19 +530,9 @@ async fn a_compaction_that_aborts_a_prompt_leaves_its_queue_as_an_abort_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_to_no_entry_leaves_the_run_going() {
     let fixture = Fixture::new();
-    let (session, _provider) = fixture.session(
-        &["bash"],
-        vec![reply(vec![call(
-            "c1",
-            "bash",
-            json!({"command": "echo $$ > pid; exec sleep 30"}),
-        )])],
-    );
+    let (session, _provider) = sleeping_session(&fixture, Vec::new());
     let mut client = Client::start(session);
-    client
-        .send(json!({"id": 1, "type": "prompt", "message": "sleep"}))
-        .await;
-    let pid = wait_for_pid(&fixture.cwd.join("pid")).await;
+    let pid = client.prompt_sleeping(&fixture).await;
     let moved = client
         .call(json!({"id": 2, "type": "navigate_tree", "targetId": "nope"}))
         .await;
