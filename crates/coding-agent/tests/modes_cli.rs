@@ -10,7 +10,17 @@ const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
 /// (exit status, stdout, stderr) of the binary with a clean environment and
 /// an empty agent directory.
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    run_with_settings(args, None)
+}
+
+/// [`run`] with `settings` as the agent directory's `settings.json`; the
+/// temporary directory reads `<tmp>` in stderr.
+fn run_with_settings(args: &[&str], settings: Option<&str>) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();
+    if let Some(settings) = settings {
+        std::fs::create_dir_all(dir.path().join("agent")).unwrap();
+        std::fs::write(dir.path().join("agent/settings.json"), settings).unwrap();
+    }
     let output = Command::new(BIN)
         .args(args)
         .current_dir(dir.path())
@@ -73,28 +83,12 @@ fn an_unknown_provider_without_a_url_exits_2() {
 
 #[test]
 fn a_broken_settings_file_is_named_and_exits_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    std::fs::write(agent.join("settings.json"), "{\"providers\": 3}").unwrap();
-    let output = Command::new(BIN)
-        .args(["-p", "hi"])
-        .current_dir(dir.path())
-        .env("CODING_AGENT_DIR", &agent)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
     assert_eq!(
-        (
-            output.status.code(),
-            String::from_utf8(output.stderr).unwrap()
-        ),
+        run_with_settings(&["-p", "hi"], Some("{\"providers\": 3}")),
         (
             Some(2),
-            format!(
-                "coding-agent: {}: invalid type: integer `3`, expected a map at line 1 column 15\n",
-                agent.join("settings.json").display()
-            )
+            String::new(),
+            "coding-agent: <tmp>/agent/settings.json: invalid type: integer `3`, expected a map at line 1 column 15\n".to_owned()
         )
     );
 }
@@ -183,31 +177,14 @@ fn a_base_url_that_is_no_url_exits_2_naming_where_it_was_given() {
             "coding-agent: --base-url \"notaurl\" is not an http(s) URL (relative URL without a base): give the endpoint's whole URL, e.g. http://127.0.0.1:8080/v1\n".to_owned()
         )
     );
-    let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    std::fs::write(
-        agent.join("settings.json"),
-        r#"{"providers": {"local": {"baseUrl": "localhost:8080/v1"}}}"#,
-    )
-    .unwrap();
-    let output = Command::new(BIN)
-        .args(["--provider", "local", "--model", "m", "-p", "hi"])
-        .current_dir(dir.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("CODING_AGENT_DIR", &agent)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
     assert_eq!(
-        (
-            output.status.code(),
-            String::from_utf8(output.stderr).unwrap()
+        run_with_settings(
+            &["--provider", "local", "--model", "m", "-p", "hi"],
+            Some(r#"{"providers": {"local": {"baseUrl": "localhost:8080/v1"}}}"#),
         ),
         (
             Some(2),
+            String::new(),
             "coding-agent: \"baseUrl\" of provider \"local\" in settings.json \"localhost:8080/v1\" is not an http(s) URL (it does not start with http:// or https://): give the endpoint's whole URL, e.g. http://127.0.0.1:8080/v1\n".to_owned()
         )
     );
