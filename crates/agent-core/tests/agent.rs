@@ -37,6 +37,15 @@ fn transcript(agent: &Agent) -> Vec<String> {
         .collect()
 }
 
+/// The conversation of a prompt `go` whose model calls `echo` with `v`,
+/// then answers `done`.
+const ECHO_ROUND: [&str; 4] = [
+    "user go",
+    "assistant ",
+    "toolResult echoed: v",
+    "assistant done",
+];
+
 #[tokio::test]
 async fn prompt_records_the_conversation_and_notifies_subscribers() {
     let provider = ScriptedProvider::new([
@@ -47,15 +56,7 @@ async fn prompt_records_the_conversation_and_notifies_subscribers() {
     let mut events = agent.subscribe();
     let added = agent.prompt("go").await.unwrap();
     assert_eq!(added.len(), 4);
-    assert_eq!(
-        transcript(&agent),
-        [
-            "user go",
-            "assistant ",
-            "toolResult echoed: v",
-            "assistant done"
-        ]
-    );
+    assert_eq!(transcript(&agent), ECHO_ROUND);
     let mut lines = Vec::new();
     while let Some(event) = events.try_recv() {
         lines.push(compact(&event));
@@ -471,15 +472,7 @@ async fn a_panicking_subscriber_is_dropped_and_the_run_goes_on() {
     let mut events = agent.subscribe();
     let added = agent.prompt("go").await.unwrap();
     assert_eq!(added.len(), 4);
-    assert_eq!(
-        transcript(&agent),
-        [
-            "user go",
-            "assistant ",
-            "toolResult echoed: v",
-            "assistant done"
-        ]
-    );
+    assert_eq!(transcript(&agent), ECHO_ROUND);
     let lines = drain(&mut events);
     assert!(lines.contains(&"tool_start(1)".to_owned()), "{lines:?}");
     assert_eq!(lines.last().unwrap(), "agent_end(4 messages)");
