@@ -35,6 +35,15 @@ fn bash(policy: &Policy, command: &str) -> Verdict {
     policy.check("bash", &json!({ "command": command }))
 }
 
+/// The verdict on bash running `command`, which must be `decision` (a
+/// failure names the command and the policy's reason).
+#[track_caller]
+fn assert_bash(policy: &Policy, command: &str, decision: Decision) -> Verdict {
+    let verdict = bash(policy, command);
+    assert_eq!(verdict.decision, decision, "{command}: {}", verdict.reason);
+    verdict
+}
+
 fn letter(decision: Decision) -> char {
     match decision {
         Decision::Allow => 'a',
@@ -420,13 +429,7 @@ fn a_force_push_by_an_abbreviated_option_or_a_run_time_refspec_still_asks() {
         "git push --mirro",
         "git push origin $E+HEAD:main",
     ] {
-        let verdict = bash(&p, command);
-        assert_eq!(
-            verdict.decision,
-            Decision::Ask,
-            "{command}: {}",
-            verdict.reason
-        );
+        let verdict = assert_bash(&p, command, Decision::Ask);
         assert!(
             verdict.reason.contains("force-pushes"),
             "{}",
@@ -1079,13 +1082,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
         "F=a.txt; cat \"$F\"",
         "for f in a.txt src/m.rs; do cat $f; done",
     ] {
-        let verdict = bash(&p, command);
-        assert_eq!(
-            verdict.decision,
-            Decision::Allow,
-            "{command}: {}",
-            verdict.reason
-        );
+        assert_bash(&p, command, Decision::Allow);
     }
     // The reason is the command's, not the assignment's before it.
     assert_eq!(
@@ -1188,20 +1185,13 @@ fn a_line_that_sets_what_runs_needs_approval() {
         ("typeset -x LD_PRELOAD=./x.so; ls", "LD_PRELOAD"),
         ("readonly BASH_ENV=x.sh; bash -c ls", "BASH_ENV"),
     ] {
-        let verdict = bash(&policy(Mode::Default), command);
-        assert_eq!(
-            verdict.decision,
-            Decision::Ask,
-            "{command}: {}",
-            verdict.reason
-        );
+        let verdict = assert_bash(&policy(Mode::Default), command, Decision::Ask);
         assert!(
             verdict.reason.contains(name),
             "{command}: {}",
             verdict.reason
         );
-        let plan = bash(&policy(Mode::Plan), command);
-        assert_eq!(plan.decision, Decision::Deny, "{command}: {}", plan.reason);
+        assert_bash(&policy(Mode::Plan), command, Decision::Deny);
     }
     // The approval names the file the line writes.
     let verdict = bash(
@@ -1223,13 +1213,7 @@ fn a_line_that_sets_what_runs_needs_approval() {
         "PWD=/etc; cat $PWD/shadow",
         "PWD=/etc; cat ~+/shadow",
     ] {
-        let verdict = bash(&bypass, command);
-        assert_eq!(
-            verdict.decision,
-            Decision::Deny,
-            "{command}: {}",
-            verdict.reason
-        );
+        assert_bash(&bypass, command, Decision::Deny);
     }
 }
 
@@ -1262,13 +1246,7 @@ fn a_value_the_line_sets_but_cannot_follow_asks_before_a_guarded_read() {
         "F=a.env; cat ${F:1}",
         "cat ${F:-a.txt} ${G:+b.txt}",
     ] {
-        let verdict = bash(&policy(Mode::Default), command);
-        assert_eq!(
-            verdict.decision,
-            Decision::Allow,
-            "{command}: {}",
-            verdict.reason
-        );
+        assert_bash(&policy(Mode::Default), command, Decision::Allow);
     }
 }
 
@@ -1462,11 +1440,7 @@ fn a_script_a_shell_reads_on_stdin_is_judged() {
         "git -c alias.p='push --force' p origin",
         "bash <<< 'git push'",
     ] {
-        assert_eq!(
-            bash(&denying, command).decision,
-            Decision::Deny,
-            "{command}"
-        );
+        assert_bash(&denying, command, Decision::Deny);
     }
     let default = policy(Mode::Default);
     assert_eq!(
