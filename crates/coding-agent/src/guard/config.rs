@@ -190,19 +190,21 @@ pub fn load_in(
         ignored.is_empty() && sandbox_ignored.is_empty(),
         &project_path,
     ) {
-        let sandbox = match sandbox_ignored.is_empty() {
-            true => String::new(),
-            false => format!(
+        let sandbox = if sandbox_ignored.is_empty() {
+            String::new()
+        } else {
+            format!(
                 "; its sandbox settings only tighten the sandbox, trusted or not (ignored: {})",
                 sandbox_ignored.join(", ")
-            ),
+            )
         };
-        let rules = match ignored.is_empty() {
-            true => String::new(),
-            false => format!(
+        let rules = if ignored.is_empty() {
+            String::new()
+        } else {
+            format!(
                 " (ignored: {}); trust the project with --trust",
                 ignored.join(", ")
-            ),
+            )
         };
         notices.push(format!(
             "{} is not trusted, so only its deny and ask rules apply{rules}{sandbox}",
