@@ -3,7 +3,9 @@
 //! the client waited for an answer that never came), and a `tools/call`
 //! whose params are not `{"name": string, "arguments"?: object}` is answered
 //! `-32602 Invalid params` (rmcp answered `-32601`, as if the server had no
-//! `tools/call` at all). Every other line goes to rmcp as it came.
+//! `tools/call` at all); a batch, or any line that is not a request object,
+//! is answered `-32600 Invalid Request` with the id JSON-RPC asks for (rmcp
+//! left the id out). Every other line goes to rmcp as it came.
 
 use serde_json::{Value, json};
 use tokio::io::{
@@ -93,8 +95,11 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     }
 }
 
-/// The error answer `line` gets here, when it is not JSON or is a
-/// `tools/call` request with params no tool call can be made of.
+/// The error answer `line` gets here, when it is not JSON, not a single
+/// request (a batch, which the MCP spec no longer has, or a string), a
+/// request without a method, or a `tools/call` request with params no tool
+/// call can be made of. Where the id cannot be read it is `null`, as
+/// JSON-RPC 2.0 asks: rmcp left it out.
 fn answer_of(line: &[u8]) -> Option<String> {
     let message: Value = match serde_json::from_slice(line) {
         Ok(message) => message,
@@ -106,7 +111,23 @@ fn answer_of(line: &[u8]) -> Option<String> {
             ));
         }
     };
-    let id = message.get("id")?;
+    let Value::Object(fields) = &message else {
+        let why = if message.is_array() {
+            "Invalid Request: batches are not supported; send one request per line"
+        } else {
+            "Invalid Request: a request is a JSON object"
+        };
+        return Some(error_answer(&Value::Null, -32600, why));
+    };
+    let id = fields.get("id")?;
+    let is_response = fields.contains_key("result") || fields.contains_key("error");
+    if !is_response && !message["method"].is_string() {
+        return Some(error_answer(
+            id,
+            -32600,
+            "Invalid Request: a request names its method as a string",
+        ));
+    }
     if message["method"] != "tools/call" {
         return None;
     }
@@ -164,6 +185,43 @@ mod tests {
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         ] {
             assert_eq!(answer_of(passed.to_string().as_bytes()), None, "{passed}");
+        }
+    }
+
+    /// JSON-RPC 2.0 answers a request whose id cannot be read with `"id":
+    /// null`; rmcp left the id out, and a client matching answers by id
+    /// could not tell the answer was for it.
+    #[test]
+    fn batches_and_lines_that_are_no_request_are_answered_invalid_with_the_id_known() {
+        for (line, id) in [
+            (
+                json!([{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]),
+                Value::Null,
+            ),
+            (json!("tools/list"), Value::Null),
+            (json!(5), Value::Null),
+            (json!({"jsonrpc": "2.0", "id": 4}), json!(4)),
+            (
+                json!({"jsonrpc": "2.0", "id": "a", "method": 7}),
+                json!("a"),
+            ),
+        ] {
+            let answer = answer_of(line.to_string().as_bytes()).expect("answered here");
+            let answer: Value = serde_json::from_str(&answer).unwrap();
+            assert_eq!(answer["id"], id, "{line}");
+            assert_eq!(answer["error"]["code"], json!(-32600), "{line}");
+        }
+        let batch = answer_of(b"[]").unwrap();
+        assert!(batch.contains("one request per line"), "{batch}");
+        for response in [
+            json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 9, "error": {"code": 1, "message": "no"}}),
+        ] {
+            assert_eq!(
+                answer_of(response.to_string().as_bytes()),
+                None,
+                "{response}"
+            );
         }
     }
 }
