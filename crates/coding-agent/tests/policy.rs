@@ -1476,3 +1476,177 @@ fn reasons_name_what_the_command_does() {
     let nested = bash(&bypass, "( ( rm -rf ~ ) )");
     assert_eq!(nested.decision, Decision::Deny, "{}", nested.reason);
 }
+
+/// `$HOME` after other text (`/$HOME`, `"/"$HOME`) is the home folder: it
+/// was judged as a folder named `~` there, and `rm -rf /$HOME` in bypass
+/// mode deleted the home folder while deny rules let `cat /$HOME/.ssh/...`
+/// read what they guard.
+#[test]
+fn home_after_other_text_is_the_home_folder() {
+    let rules = RuleTexts {
+        deny: vec!["read(~/.ssh/**)".into(), "write(~/.bashrc)".into()],
+        ..RuleTexts::default()
+    };
+    for mode in [Mode::Default, Mode::Bypass] {
+        let p = policy_with(mode, SANDBOXED, &rules);
+        for command in [
+            "rm -rf /$HOME",
+            "cat /$HOME/.ssh/id_rsa",
+            "cat \"/\"$HOME/.ssh/id_rsa",
+            "cat //$HOME/.ssh/id_rsa",
+            "cat /proc/self/root$HOME/.ssh/id_rsa",
+            "echo x > /$HOME/.bashrc",
+            "bash -c \"cat /$HOME/.ssh/id_rsa\"",
+            "echo \"cat /$HOME/.ssh/id_rsa\" | sh",
+        ] {
+            assert_bash(&p, command, Decision::Deny);
+        }
+    }
+    let default = policy_with(Mode::Default, SANDBOXED, &rules);
+    assert_eq!(
+        bash(&default, "cat /$HOME/.ssh/id_rsa").reason,
+        "`cat //home/u/.ssh/id_rsa` reads `//home/u/.ssh/id_rsa`, which is denied by the rule `read(~/.ssh/**)`"
+    );
+}
+
+/// What an operator makes of `$HOME` is worked out (`${HOME%/}` is the
+/// home folder: `rm -rf "${HOME%/}"` deleted it in bypass mode), and an
+/// `rm -r` of a folder named only at run time, which auto mode asks
+/// about, is refused in bypass mode, which would run it unseen.
+#[test]
+fn an_operator_on_home_or_a_folder_named_at_run_time_is_not_waved_through() {
+    let rules = RuleTexts {
+        deny: vec!["read(~/.ssh/**)".into()],
+        ..RuleTexts::default()
+    };
+    let default = policy_with(Mode::Default, SANDBOXED, &rules);
+    for command in [
+        "cat ${HOME%/}/.ssh/id_rsa",
+        "cat ${HOME:-x}/.ssh/id_rsa",
+        "cat \"${HOME#}\"/.ssh/id_rsa",
+        "cat ${HOME:?}/.ssh/id_rsa",
+    ] {
+        assert_bash(&default, command, Decision::Deny);
+    }
+    // Not followed: asked about while a read rule guards anything.
+    assert_bash(&default, "cat ${PWD#/}/x", Decision::Ask);
+    let bypass = policy(Mode::Bypass);
+    for command in [
+        "rm -rf \"${HOME%/}\"",
+        "rm -rf ${PWD%/}",
+        "rm -rf \"$DIR\"",
+        "rm -rf `echo /`",
+        "rm -rf \"$(realpath ~)\"",
+        "find . | xargs rm -rf",
+    ] {
+        assert_bash(&bypass, command, Decision::Deny);
+    }
+    assert_eq!(
+        bash(&bypass, "rm -rf \"$DIR\"").reason,
+        "`rm -rf $DIR` deletes a directory named only at run time, which may be the file system root or the home directory, and bypass mode would run it unseen; name the directory itself"
+    );
+    assert_eq!(
+        bash(&default, "rm -rf \"$TARGET\"/").reason,
+        "`rm -rf $TARGET/` would delete the file system root if the parts of `$TARGET/` known only at run time are empty, as an unset variable is; name the folder itself; this is never allowed"
+    );
+    assert_bash(&bypass, "rm -rf build \"$HOME/x\"", Decision::Allow);
+}
+
+/// A shell or `source` given a script it reads from stdin by name, or a
+/// literal here-document through `cat`, or `<(echo ...)`, runs it: judged
+/// as `bash <<< TEXT` is (bypass ran `. /dev/stdin <<< "rm -rf ~"`).
+#[test]
+fn every_way_of_feeding_a_shell_literal_text_is_judged() {
+    let bypass = policy(Mode::Bypass);
+    for command in [
+        ". /dev/stdin <<< \"rm -rf ~\"",
+        "source /dev/stdin <<< \"rm -rf ~\"",
+        "bash /dev/stdin <<< \"rm -rf ~\"",
+        "sh /proc/self/fd/0 <<< \"rm -rf ~\"",
+        "cat <<EOF | sh\nrm -rf ~\nEOF",
+        "cat <<'EOF' | bash -s\nrm -rf ~\nEOF",
+        ". <(echo \"rm -rf ~\")",
+        "bash <(echo \"rm -rf ~\")",
+        "bash < <(printf 'rm -rf ~')",
+        "xargs rm -rf <<< ~",
+        "echo ~ | xargs rm -rf",
+    ] {
+        assert_bash(&bypass, command, Decision::Deny);
+    }
+    let rules = RuleTexts {
+        deny: vec!["bash(git push:*)".into()],
+        ..RuleTexts::default()
+    };
+    let denying = policy_with(Mode::Bypass, SandboxFacts::default(), &rules);
+    assert_bash(&denying, "cat <<E | sh\ngit push\nE", Decision::Deny);
+    assert_bash(&denying, "source <(echo git push)", Decision::Deny);
+    assert_bash(&bypass, "cat <<E | sh\nls\nE", Decision::Allow);
+}
+
+/// Auto mode runs bash unasked inside the sandbox, but a program git's
+/// configuration names runs wherever git runs next: setting it is a
+/// write to `.git/config`, which asks.
+#[test]
+fn setting_git_configuration_asks_in_auto_mode() {
+    let auto = policy(Mode::Auto);
+    let verdict = assert_bash(
+        &auto,
+        "git config core.fsmonitor 'echo x > /tmp/PWNED; false'",
+        Decision::Ask,
+    );
+    assert_eq!(
+        verdict.reason,
+        "`git config core.fsmonitor echo x > /tmp/PWNED; false` changes the repository's git configuration, which can have later git commands run programs (`core.fsmonitor`, `core.hooksPath`, `core.pager`, a `!` alias, hooks) outside the sandbox; it needs approval"
+    );
+    for command in [
+        "git clone -c core.hooksPath=h https://example.com/r.git",
+        "git config --unset core.pager",
+        "git config -e",
+    ] {
+        assert_bash(&auto, command, Decision::Ask);
+    }
+    // Said once, not "outside the workspace, which the sandbox does not
+    // govern outside the workspace".
+    assert_eq!(
+        bash(&auto, "chmod 644 /etc/x").reason,
+        "`chmod 644 /etc/x` changes the mode, owner, times or attributes of `/etc/x`, outside the workspace, which the sandbox does not govern; it needs approval"
+    );
+    for command in [
+        "git config --get-regexp alias",
+        "git config get core.pager",
+        "git config --show-origin -l",
+    ] {
+        assert_bash(&auto, command, Decision::Allow);
+    }
+}
+
+/// A rule is read as a command is: its quotes removed. `bash(rm -rf 'my
+/// dir':*)` matched nothing (the command's quotes are removed before it
+/// is judged), so the deny did not hold.
+#[test]
+fn a_rule_with_shell_quotes_matches_the_command_it_names() {
+    let rules = RuleTexts {
+        deny: vec![
+            "bash(rm -rf 'my dir':*)".into(),
+            r#"bash(git commit -m "wip")"#.into(),
+            r"bash(echo a\ b)".into(),
+        ],
+        allow: vec!["bash(echo '*')".into()],
+        ..RuleTexts::default()
+    };
+    let bypass = policy_with(Mode::Bypass, SandboxFacts::default(), &rules);
+    for command in [
+        "rm -rf 'my dir'",
+        "rm -rf \"my dir\" x",
+        "git commit -m wip",
+        "git commit -m 'wip'",
+        "echo 'a b'",
+    ] {
+        assert_bash(&bypass, command, Decision::Deny);
+    }
+    // A quoted `*` is the character, not a wildcard.
+    let default = policy_with(Mode::Default, SANDBOXED, &rules);
+    let verdict = bash(&default, "echo '*' > x.txt");
+    assert_eq!(verdict.rule.as_deref(), Some("bash(echo '*')"));
+    assert_eq!(bash(&default, "echo anything > x.txt").rule, None);
+}

@@ -173,8 +173,16 @@ pub fn needs_approval_text(request: &ApprovalRequest) -> String {
     let rules = &request.suggested_rules;
     let how = match rules.len() {
         1.. => {
-            let flags: Vec<String> = rules.iter().map(|rule| format!("--allow '{rule}'")).collect();
-            let quoted: Vec<String> = rules.iter().map(|rule| format!("\"{rule}\"")).collect();
+            // A rule may hold quotes (`bash(echo it\'s)`): each quoted
+            // for the shell and for JSON.
+            let flags: Vec<String> = rules
+                .iter()
+                .map(|rule| format!("--allow '{}'", rule.replace('\'', "'\\''")))
+                .collect();
+            let quoted: Vec<String> = rules
+                .iter()
+                .map(|rule| serde_json::Value::from(rule.as_str()).to_string())
+                .collect();
             format!(
                 "To allow it, run with {} or add {} to permissions.allow in settings",
                 flags.join(" "),
@@ -183,8 +191,10 @@ pub fn needs_approval_text(request: &ApprovalRequest) -> String {
         }
         // No rule is suggested (a wildcard in the command, a write to the
         // configuration), yet a rule the user writes may still allow it
-        // (`bash(rm *.o)`, `edit(.coding-agent/**)`): say only what is true.
-        0 => "No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), write an allow rule of your own (docs/permissions.md), or run with --permission-mode bypass".to_owned(),
+        // (`bash(rm *.o)`, `edit(.coding-agent/**)`), but not past an ask
+        // rule or a hook's ask (`bash(git push:*)` kept even an `--allow
+        // 'bash(git push origin main)'` asking): say only what is true.
+        0 => "No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass; an allow rule of your own (docs/permissions.md) lets it run unless an ask rule or a hook asked (an ask rule beats an allow rule: remove it to run the call unasked)".to_owned(),
     };
     format!("Blocked: needs approval ({}). {how}", request.reason)
 }
@@ -243,7 +253,7 @@ mod tests {
         );
         assert_eq!(
             needs_approval_text(&request(None)),
-            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), write an allow rule of your own (docs/permissions.md), or run with --permission-mode bypass"
+            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass; an allow rule of your own (docs/permissions.md) lets it run unless an ask rule or a hook asked (an ask rule beats an allow rule: remove it to run the call unasked)"
         );
     }
 

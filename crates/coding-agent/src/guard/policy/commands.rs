@@ -231,9 +231,17 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
             }
             if name == "rm"
                 && has_flag(words, "rR", &["recursive"])
-                && let Some(place) = operands(words).into_iter().find_map(protected)
+                && let Some((place, word)) = operands(words)
+                    .into_iter()
+                    .find_map(|word| Some((protected(word)?, word)))
             {
-                return never(format!("would delete {place}"));
+                return match word.literal || word.braces {
+                    true => never(format!("would delete {place}")),
+                    false => never(format!(
+                        "would delete {place} if the parts of `{}` known only at run time are empty, as an unset variable is; name the folder itself",
+                        word.text
+                    )),
+                };
             }
             None
         }
@@ -550,6 +558,63 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
     None
 }
 
+/// Whether `words` are a git command that writes a repository's
+/// configuration or hooks: `git config` in a form that sets or edits (not
+/// `--get`, `--list`, `get`, `list`, or one key alone), `git init
+/// --template` and `git clone --template` (which install its hooks) or
+/// `git clone -c` (which writes the new repository's config). Sandboxed,
+/// `git config core.fsmonitor 'CMD'` ran unasked, and the user's next `git
+/// status`, outside the sandbox, ran `CMD`: the same as a write to
+/// `.git/config`, which asks.
+pub fn changes_git_configuration(words: &[Arg]) -> bool {
+    if program(words) != "git" {
+        return false;
+    }
+    let (sub, args) = git_subcommand(words);
+    // The subcommand and its arguments, as the option helpers read them.
+    let sub_words = &words[words.len() - args.len() - 1..];
+    match sub {
+        "config" => {
+            let operands = operands(sub_words);
+            let first = operands.first().map(|word| word.text.as_str());
+            let sets = has_flag(
+                sub_words,
+                "e",
+                &[
+                    "unset",
+                    "unset-all",
+                    "add",
+                    "replace-all",
+                    "rename-section",
+                    "remove-section",
+                    "edit",
+                ],
+            ) || matches!(
+                first,
+                Some("set" | "unset" | "edit" | "rename-section" | "remove-section")
+            );
+            let reads = has_flag(
+                sub_words,
+                "l",
+                &[
+                    "list",
+                    "get",
+                    "get-all",
+                    "get-regexp",
+                    "get-urlmatch",
+                    "get-color",
+                    "get-colorbool",
+                ],
+            ) || matches!(first, Some("get" | "list"))
+                || operands.len() <= 1;
+            sets || !reads
+        }
+        "init" => has_flag(sub_words, "", &["template"]),
+        "clone" => has_flag(sub_words, "c", &["template", "config"]),
+        _ => false,
+    }
+}
+
 /// The git subcommand after global options (`git -C dir push` is `push`),
 /// and its arguments.
 fn git_subcommand(words: &[Arg]) -> (&str, &[Arg]) {
@@ -787,36 +852,70 @@ fn shell_words(words: &[Arg]) -> impl Iterator<Item = &Arg> {
     })
 }
 
-/// Whether the shell `words` run reads its script on stdin: `sh`, `bash -s`,
-/// `bash -x -`, with no `-c` and no script file named.
-pub fn reads_script_on_stdin(words: &[Arg]) -> bool {
+/// Where a shell or `source` reads the script it runs.
+pub enum ScriptFrom<'a> {
+    /// Standard input: `sh`, `bash -s`, `bash -x -`, and a script named
+    /// `/dev/stdin` (or `/dev/fd/0`, `/proc/self/fd/0`), which is the same.
+    Stdin,
+    /// The file this word names (`bash x.sh`, `. <(echo ...)`).
+    File(&'a Arg),
+}
+
+/// Where the command `words` reads the script it runs, when it is a shell
+/// without `-c` (whose script [`nested_script`] gives) or `.`/`source`.
+/// `. /dev/stdin <<< TEXT` and `bash /dev/stdin` ran what a deny rule
+/// and the always-deny list would have refused as `bash <<< TEXT`.
+pub fn script_source(words: &[Arg]) -> Option<ScriptFrom<'_>> {
+    fn file(word: &Arg) -> ScriptFrom<'_> {
+        match is_stdin_path(&word.text) {
+            true => ScriptFrom::Stdin,
+            false => ScriptFrom::File(word),
+        }
+    }
+    if matches!(program(words), "." | "source") {
+        let script = words.iter().skip(1).find(|word| word.text != "--")?;
+        return Some(file(script));
+    }
     if !is_shell(program(words)) {
-        return false;
+        return None;
     }
     let mut args = shell_words(words);
     while let Some(word) = args.next() {
         let t = word.text.as_str();
         if t == "-" {
-            return true;
+            return Some(ScriptFrom::Stdin);
         }
         if t == "--" {
-            return args.next().is_none();
+            return Some(args.next().map_or(ScriptFrom::Stdin, file));
         }
         if t.starts_with("--") {
             continue;
         }
         if t.starts_with('-') || t.starts_with('+') {
             if t.contains('c') {
-                return false;
+                return None;
             }
             if t.contains('s') {
-                return true;
+                return Some(ScriptFrom::Stdin);
             }
             continue;
         }
-        return false;
+        return Some(file(word));
     }
-    true
+    Some(ScriptFrom::Stdin)
+}
+
+/// The paths that open the reading process's own standard input.
+fn is_stdin_path(text: &str) -> bool {
+    let path = super::paths::normalize(std::path::Path::new(text));
+    [
+        "/dev/stdin",
+        "/dev/fd/0",
+        "/proc/self/fd/0",
+        "/proc/thread-self/fd/0",
+    ]
+    .iter()
+    .any(|stdin| path == std::path::Path::new(stdin))
 }
 
 /// The text a literal `echo` or `printf` prints, when it is all literal:

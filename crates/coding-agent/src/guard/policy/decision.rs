@@ -88,11 +88,12 @@ impl Verdict {
     /// call "for this session" then allows this call only. Nor does a
     /// command whose line starts or ends in white space (`touch "t "`): a
     /// rule is read trimmed and would never match it, asking again forever.
+    /// Quotes and `\` in it are escaped: a rule reads them as bash does.
     pub fn suggesting_command(self, line: &str) -> Self {
         if line.contains('*') || line.trim() != line {
             return self;
         }
-        self.suggesting(format!("bash({line})"))
+        self.suggesting(format!("bash({})", super::rules::command_pattern(line)))
     }
 
     /// The stricter of two verdicts; on a tie the firm one, else the first.

@@ -19,18 +19,19 @@ pub mod shell;
 mod variables;
 
 use serde_json::Value;
+use std::path::Path;
 
 pub use decision::{Decision, Mode, SandboxFacts, Verdict};
 pub use paths::Places;
 pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
-    GitAlias, always_asked, always_denied, changes_attributes, changes_what_runs,
-    deletes_unknown_tree, git_alias, hands_off_outside, has_flag, is_interpreter, is_known_safe,
-    nested_script, operands, printed_text, program, reads_script_on_stdin, tee_targets, unwrap,
-    uses_network,
+    GitAlias, ScriptFrom, always_asked, always_denied, changes_attributes,
+    changes_git_configuration, changes_what_runs, deletes_unknown_tree, git_alias,
+    hands_off_outside, has_flag, is_interpreter, is_known_safe, nested_script, operands, program,
+    script_source, tee_targets, unwrap, uses_network,
 };
-use shell::{Arg, Part, join, without_unknowns};
+use shell::{Arg, Part, Stage, join, without_unknowns};
 use variables::Values;
 
 use crate::support::paths::{read_path_candidates, resolve_to_cwd};
@@ -272,40 +273,80 @@ fn sets_variable(parts: &[Part], name: &str) -> bool {
     })
 }
 
-/// `part` with [`shell::WORKING_DIRECTORY`] replaced by `cwd`, the directory it
-/// runs in (`cd src; cat $PWD/key` reads `src/key`), and
-/// [`shell::OLD_WORKING_DIRECTORY`] by `left`, the one the last `cd` left
-/// (a word holding it is unknown when no `cd` came first).
-fn in_working_directory(part: &Part, cwd: &str, left: Option<&str>) -> Part {
-    let placed = |arg: &Arg| {
-        let text = arg.text.replace(shell::WORKING_DIRECTORY, cwd);
-        match (text.contains(shell::OLD_WORKING_DIRECTORY), left) {
-            (false, _) => Arg {
-                text,
-                ..arg.clone()
-            },
-            (true, Some(left)) => Arg {
-                text: text.replace(shell::OLD_WORKING_DIRECTORY, left),
-                ..arg.clone()
-            },
-            (true, None) => Arg {
-                text: text.replace(shell::OLD_WORKING_DIRECTORY, "$OLDPWD"),
-                literal: false,
-                ..arg.clone()
-            },
+/// Where the folders a word names by a marker are, for one part: the
+/// working directory it runs in (`cd src; cat $PWD/key` reads `src/key`),
+/// the one the last `cd` left (`None`: no `cd` came first, so `~-` is
+/// unknown), and the home folder (`None` when it is not known).
+struct Placing<'a> {
+    cwd: &'a str,
+    left: Option<&'a str>,
+    home: Option<&'a str>,
+}
+
+impl Placing<'_> {
+    /// `text` with the markers of [`shell`] replaced by the folders, and
+    /// whether all of them are known. In a `word`, home at the start is
+    /// `~`, as rules and reasons write it; anywhere else (and in a script
+    /// read again, `word` false) it is the home folder's path: only a
+    /// leading `~` means home to the paths judged, and `rm -rf /$HOME`
+    /// was judged as deleting `/~`.
+    fn text(&self, text: &str, word: bool) -> (String, bool) {
+        let mut known = true;
+        let mut put = |text: &str, marker: &str, folder: Option<&str>, unknown: &str| {
+            if !text.contains(marker) {
+                return text.to_owned();
+            }
+            known &= folder.is_some();
+            text.replace(marker, folder.unwrap_or(unknown))
+        };
+        let text = put(text, shell::WORKING_DIRECTORY, Some(self.cwd), "");
+        let text = put(&text, shell::OLD_WORKING_DIRECTORY, self.left, "$OLDPWD");
+        let leading = word
+            && text
+                .strip_prefix(shell::HOME_DIRECTORY)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        let text = match leading {
+            true => format!("~{}", &text[shell::HOME_DIRECTORY.len()..]),
+            false => text,
+        };
+        let text = put(&text, shell::HOME_DIRECTORY, self.home, "$HOME");
+        (text, known)
+    }
+
+    fn arg(&self, arg: &Arg) -> Arg {
+        let (text, known) = self.text(&arg.text, true);
+        Arg {
+            text,
+            literal: arg.literal && known,
+            ..arg.clone()
         }
-    };
-    let all = |args: &[Arg]| args.iter().map(placed).collect::<Vec<_>>();
-    Part {
-        words: all(&part.words),
-        assigned: part
-            .assigned
-            .iter()
-            .map(|(name, value)| (name.clone(), placed(value)))
-            .collect(),
-        writes: all(&part.writes),
-        reads: all(&part.reads),
-        ..part.clone()
+    }
+
+    /// `part` with its words, assignments, redirections and the scripts
+    /// it reads on stdin placed.
+    fn part(&self, part: &Part) -> Part {
+        let all = |args: &[Arg]| args.iter().map(|arg| self.arg(arg)).collect::<Vec<_>>();
+        Part {
+            words: all(&part.words),
+            assigned: part
+                .assigned
+                .iter()
+                .map(|(name, value)| (name.clone(), self.arg(value)))
+                .collect(),
+            writes: all(&part.writes),
+            reads: all(&part.reads),
+            stdin: part
+                .stdin
+                .iter()
+                .map(|text| text.as_ref().map(|text| self.text(text, false).0))
+                .collect(),
+            substituted: part
+                .substituted
+                .iter()
+                .map(|text| self.text(text, false).0)
+                .collect(),
+            ..part.clone()
+        }
     }
 }
 
@@ -867,7 +908,9 @@ impl Policy {
         }
         // `$PWD`, `$(pwd)` and `~+` are where the part runs, which a `cd`
         // before it moves: placed below, part by part.
-        let parts = match shell::parse_inheriting(script, depth, inherited.unwrap_or_default()) {
+        let inherited = inherited
+            .unwrap_or_else(|| Values::at_home(self.places.home.as_deref().and_then(Path::to_str)));
+        let parts = match shell::parse_inheriting(script, depth, inherited) {
             Ok(mut parts) => {
                 for part in &mut parts {
                     part.descriptors_moved |= descriptors_moved;
@@ -896,7 +939,13 @@ impl Policy {
         for part in &parts {
             let here = moved.as_ref().unwrap_or(self);
             let cwd = here.places.cwd().to_string_lossy();
-            let part = &in_working_directory(part, &cwd, left.as_deref());
+            let home = self.places.home.as_deref().map(Path::to_string_lossy);
+            let part = &Placing {
+                cwd: &cwd,
+                left: left.as_deref(),
+                home: home.as_deref(),
+            }
+            .part(part);
             let mut part_verdict = here.judge_part(part, depth);
             if let Some(set) = self.setting_what_runs(part, all_exported) {
                 part_verdict = part_verdict.stricter(set);
@@ -1050,6 +1099,14 @@ impl Policy {
             (Vec::new(), &part.words[..])
         } else {
             (unwrapped.wrappers, unwrapped.inner)
+        };
+        let fed: Vec<Arg>;
+        let inner = match wrappers.contains(&"xargs") {
+            true => {
+                fed = [inner, &self.xargs_input(part)].concat();
+                &fed[..]
+            }
+            false => inner,
         };
         let writes = part.writes.iter().cloned().chain(tee_targets(inner));
         let command =
@@ -1330,26 +1387,25 @@ impl Policy {
         }
     }
 
-    /// A shell reading its script on stdin ([`reads_script_on_stdin`])
-    /// runs what a here-string or here-document gives it, or what a literal
-    /// `echo` or `printf` before it in the pipeline prints: judged as a
+    /// A shell or `source` reading its script on stdin, or from a process
+    /// substitution ([`script_source`]), runs what a here-string, a
+    /// here-document or `< <(echo ...)` gives it, what a literal `echo`,
+    /// `printf` or `cat <<E` before it in the pipeline prints
+    /// ([`Stage::output`]), or what `<(echo ...)` prints: judged as a
     /// `bash -c` script is. `None` when it reads no such literal text (a
     /// script from a file or a download asks by the other rules).
     fn judge_stdin_script(&self, part: &Part, inner: &[Arg], depth: usize) -> Option<Verdict> {
-        if !reads_script_on_stdin(inner) {
-            return None;
-        }
-        let piped = part
-            .upstream
-            .previous()
-            .and_then(|stage| printed_text(stage));
-        let scripts: Vec<String> = part
-            .stdin
-            .iter()
-            .flatten()
-            .cloned()
-            .chain(piped.into_iter().flatten())
-            .collect();
+        let scripts: Vec<String> = match script_source(inner)? {
+            ScriptFrom::Stdin => part
+                .stdin
+                .iter()
+                .flatten()
+                .cloned()
+                .chain(self.piped_output(part).into_iter().flatten())
+                .collect(),
+            ScriptFrom::File(file) if !file.literal => part.substituted.clone(),
+            ScriptFrom::File(_) => return None,
+        };
         Verdict::strictest(scripts.iter().map(|script| {
             self.judge_script(
                 script,
@@ -1358,6 +1414,45 @@ impl Policy {
                 part.inherited.clone(),
             )
         }))
+    }
+
+    /// What the stage before `part` in its pipeline prints, when that is
+    /// literal text ([`Stage::output`]), its places put in as in `part`
+    /// (the stage is not placed with it).
+    fn piped_output(&self, part: &Part) -> Option<Vec<String>> {
+        let printed = part.upstream.previous().and_then(Stage::output)?;
+        let home = self.places.home.as_deref().map(Path::to_string_lossy);
+        let cwd = self.places.cwd().to_string_lossy();
+        let placing = Placing {
+            cwd: &cwd,
+            left: None,
+            home: home.as_deref(),
+        };
+        Some(
+            printed
+                .iter()
+                .map(|text| placing.text(text, false).0)
+                .collect(),
+        )
+    }
+
+    /// The words `xargs` adds to the command it runs: those of a literal
+    /// here-string or here-document, or of what the stage before prints,
+    /// else one known only at run time. `xargs rm -rf <<< ~` deletes the
+    /// home folder as `rm -rf ~` does.
+    fn xargs_input(&self, part: &Part) -> Vec<Arg> {
+        let given: Option<Vec<String>> = match part.stdin.is_empty() {
+            false => part.stdin.iter().cloned().collect(),
+            true => self.piped_output(part),
+        };
+        match given {
+            Some(texts) => texts
+                .iter()
+                .flat_map(|text| text.split_whitespace())
+                .map(Arg::literal)
+                .collect(),
+            None => vec![Arg::unknown("$(...)")],
+        }
     }
 
     /// `git -c alias.NAME=TEXT NAME`: judged as what the alias runs, and
@@ -1603,6 +1698,15 @@ impl Policy {
             Mode::Default | Mode::Plan => ask(format!(
                 "`{full}` is not on the known-safe list; running it needs approval"
             )),
+            // Auto mode asks: `"$D"` may be `/` or the home folder, and
+            // bypass would run it unseen (``rm -rf `echo /` ``).
+            Mode::Bypass if deletes_unknown_tree(inner) => Verdict::new(
+                Decision::Deny,
+                format!(
+                    "`{full}` deletes a directory named only at run time, which may be the file system root or the home directory, and bypass mode would run it unseen; name the directory itself"
+                ),
+            )
+            .firm(),
             Mode::Bypass => Verdict::new(Decision::Allow, "bypass mode: nothing is asked"),
             Mode::Auto if !self.sandbox.active => ask(format!(
                 "`{full}` needs approval: the sandbox is not active, so auto mode asks before running bash"
@@ -1622,8 +1726,11 @@ impl Policy {
             Mode::Auto if let Some(what) = self.names_configuration(inner) => ask(format!(
                 "`{full}` names {what}: changing it changes what later commands and sessions may do, and the sandbox cannot keep a command inside the workspace from it; it needs approval"
             )),
+            Mode::Auto if changes_git_configuration(inner) => ask(format!(
+                "`{full}` changes the repository's git configuration, which can have later git commands run programs (`core.fsmonitor`, `core.hooksPath`, `core.pager`, a `!` alias, hooks) outside the sandbox; it needs approval"
+            )),
             Mode::Auto if let Some(what) = self.attributes_changed_outside(inner) => ask(format!(
-                "`{full}` changes the mode, owner, times or attributes of {what}, which the sandbox does not govern outside the workspace; it needs approval"
+                "`{full}` changes the mode, owner, times or attributes of {what}, which the sandbox does not govern; it needs approval"
             )),
             Mode::Auto if hands_off_outside(inner) => ask(format!(
                 "`{full}` has a process outside the sandbox (a terminal multiplexer, a service manager, a container engine) run or change things; it needs approval"

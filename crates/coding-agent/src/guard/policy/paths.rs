@@ -178,22 +178,15 @@ impl Places {
     /// `None` when none is protected, or the word is known only at run time.
     ///
     /// A part known only at run time may be empty (`rm -rf .$E` is `rm -rf
-    /// .` then), as deny rules read it; a brace expansion too large to list
-    /// is taken for protected.
+    /// .` then, and `rm -rf "$DIR"/*` is `rm -rf /*`: the classic wipe by
+    /// an unset variable), as deny rules read it; a brace expansion too
+    /// large to list is taken for protected.
     pub fn protected_word(&self, arg: &super::shell::Arg) -> Option<&'static str> {
         use super::expand::brace_expansions;
         let texts = match arg.expansions() {
             Some(texts) => texts,
             None if arg.braces => return Some("what a brace expansion of too many words names"),
-            // `"$TARGET"/` is a folder named at run time, which asks
-            // (`deletes_unknown_tree`), not the root by its empty value.
-            None => {
-                let known = arg.without_unknowns();
-                if known.chars().all(|c| matches!(c, '/' | '*')) {
-                    return None;
-                }
-                brace_expansions(&known)?
-            }
+            None => brace_expansions(&arg.without_unknowns())?,
         };
         // An empty word is no operand (`rm -rf $E` with `$E` empty).
         texts

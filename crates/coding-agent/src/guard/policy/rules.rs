@@ -118,7 +118,7 @@ impl Rule {
                 ));
             }
             (Some(pattern), ToolName::Exact(name)) if name == "bash" => {
-                Spec::Command(CommandPattern::new(pattern))
+                Spec::Command(CommandPattern::new(pattern).map_err(|e| error(&e))?)
             }
             (Some(pattern), ToolName::Exact(name))
                 if READ_FAMILY.contains(&name.as_str())
@@ -275,22 +275,67 @@ pub enum Subject<'a> {
 /// `git * main` (`*` matches any text; a trailing ` *` also matches nothing).
 #[derive(Debug, Clone)]
 struct CommandPattern {
+    /// The literal texts between the wildcards.
     pieces: Vec<String>,
     /// The pattern ended in ` *` (or `:*`): the bare prefix matches too.
     open_end: bool,
 }
 
 impl CommandPattern {
-    fn new(pattern: &str) -> Self {
-        let pattern = match pattern.strip_suffix(":*") {
-            Some(prefix) => format!("{} *", prefix.trim_end()),
-            None => pattern.to_owned(),
+    /// The pattern read as bash reads a command line, since that is how
+    /// the command it is matched against was read: quotes and escapes
+    /// removed (`rm -rf 'my dir'` is `rm -rf my dir`), blanks between words
+    /// one space. A `*` is a wildcard unless quoted or escaped. Written as
+    /// in the command, `bash(rm -rf 'my dir':*)` matched nothing, and the
+    /// deny did not hold. `Err` for a quote left open or a trailing `\`.
+    fn new(pattern: &str) -> Result<Self, String> {
+        let (pattern, prefix) = match pattern.strip_suffix(":*") {
+            Some(prefix) => (prefix.trim_end(), true),
+            None => (pattern, false),
         };
-        let open_end = pattern.ends_with(" *");
-        Self {
-            pieces: pattern.split('*').map(str::to_owned).collect(),
-            open_end,
+        let mut pieces = Vec::new();
+        let mut piece = String::new();
+        let mut quote: Option<char> = None;
+        let mut blank = false;
+        let mut chars = pattern.chars();
+        while let Some(c) = chars.next() {
+            if quote.is_none() && matches!(c, ' ' | '\t') {
+                blank = true;
+                continue;
+            }
+            if std::mem::take(&mut blank) {
+                piece.push(' ');
+            }
+            match (quote, c) {
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(open), _) if c == open => quote = None,
+                (None, '*') => pieces.push(std::mem::take(&mut piece)),
+                (None | Some('"'), '\\') => {
+                    let escaped = chars
+                        .next()
+                        .ok_or("it ends in a `\\` that escapes nothing")?;
+                    if quote.is_some() && !matches!(escaped, '$' | '`' | '"' | '\\') {
+                        piece.push('\\');
+                    }
+                    piece.push(escaped);
+                }
+                _ => piece.push(c),
+            }
         }
+        if let Some(open) = quote {
+            return Err(format!(
+                "a `{open}` is not closed (a rule reads quotes as bash does: write `\\{open}` for the character)"
+            ));
+        }
+        if prefix {
+            piece.push(' ');
+            pieces.push(std::mem::take(&mut piece));
+        }
+        pieces.push(piece);
+        let open_end = pieces.len() > 1
+            && pieces.last().is_some_and(String::is_empty)
+            && pieces[pieces.len() - 2].ends_with(' ');
+        Ok(Self { pieces, open_end })
     }
 
     fn is_exact(&self) -> bool {
@@ -299,8 +344,11 @@ impl CommandPattern {
 
     fn matches(&self, line: &str) -> bool {
         if self.open_end {
-            let bare = self.pieces[..self.pieces.len() - 1].join("*");
-            if wildcard(&split_pieces(bare.trim_end()), line) {
+            let mut bare = self.pieces[..self.pieces.len() - 1].to_vec();
+            if let Some(last) = bare.last_mut() {
+                last.truncate(last.trim_end().len());
+            }
+            if wildcard(&bare, line) {
                 return true;
             }
         }
@@ -308,8 +356,21 @@ impl CommandPattern {
     }
 }
 
-fn split_pieces(pattern: &str) -> Vec<String> {
-    pattern.split('*').map(str::to_owned).collect()
+/// The rule's pattern naming exactly the command `line` (its words joined
+/// by spaces): the characters a rule reads as bash does (quotes, `\`, a
+/// tab, a blank after another) escaped, so it matches `line` again.
+pub fn command_pattern(line: &str) -> String {
+    let mut pattern = String::with_capacity(line.len());
+    let mut after_blank = false;
+    for c in line.chars() {
+        let blank = c == ' ';
+        if matches!(c, '\'' | '"' | '\\' | '\t') || (blank && after_blank) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+        after_blank = blank;
+    }
+    pattern
 }
 
 /// Glob matching where `pieces` are the literal texts between `*`s.
@@ -440,6 +501,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The rule suggested for a command line matches that line, whatever
+    /// quotes, blanks or backslashes its words held.
+    #[test]
+    fn a_suggested_pattern_matches_its_line_again() {
+        for line in ["echo it's", r#"echo "a\b""#, "echo a  b", "printf a\tb"] {
+            let rule = rule(&format!("bash({})", command_pattern(line)));
+            assert!(rule.matches("bash", Subject::Command(line)), "{line}");
+            assert!(rule.names_exactly(line), "{line}");
+        }
+        assert!(Rule::parse("bash(echo 'x)", &places()).is_err());
     }
 
     #[test]

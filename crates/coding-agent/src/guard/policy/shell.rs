@@ -24,23 +24,34 @@ use brush_parser::ast::{
     IoFileRedirectTarget, IoRedirect, Pipeline, SimpleCommand,
 };
 use brush_parser::word::{
-    Parameter, ParameterExpr, SubstringMatchKind, TildeExpr, WordPiece, WordPieceWithSource,
+    Parameter, ParameterExpr, ParameterTestType, SubstringMatchKind, TildeExpr, WordPiece,
+    WordPieceWithSource,
 };
 use brush_parser::{ParserOptions, ast};
 use std::sync::Arc;
 
-use super::commands::{nested_script, unwrap};
+use super::commands::{nested_script, printed_text, program, unwrap};
 use super::evaluated::{Evaluated, is_integer, is_subscript_code};
-use super::variables::{MAX_VARIANTS, Values, is_name};
+use super::variables::{MAX_VARIANTS, Values, inherited_value, is_name};
 
 /// What a word holds for the working directory (`$PWD`, `$(pwd)`, `~+`):
 /// no word of bash holds a NUL, so it stands for nothing else.
 pub const WORKING_DIRECTORY: &str = "\u{0}PWD\u{0}";
 
+/// What a word holds for the home directory (`~`, `$HOME`): the policy
+/// writes it `~` at a word's start and the home folder's path anywhere
+/// else, since only a leading `~` means home to the paths it judges
+/// (`rm -rf /$HOME` was judged as deleting `/~` and ran).
+pub const HOME_DIRECTORY: &str = "\u{0}HOME\u{0}";
+
 /// What a word holds for the previous working directory (`~-`,
 /// `$OLDPWD`): the policy puts the folder a `cd` before it left in its
 /// place, or takes the word as unknown when no `cd` came first.
 pub const OLD_WORKING_DIRECTORY: &str = "\u{0}OLDPWD\u{0}";
+
+/// What a word holds for `${X:?}` of a value known only at run time:
+/// unknown, but never empty ([`Arg::without_unknowns`] keeps it).
+const NEVER_EMPTY: &str = "${...:?}";
 
 /// How deep substitutions and `bash -c` strings may nest before the policy
 /// stops looking and asks (a model never needs more; a crafted input might).
@@ -60,7 +71,8 @@ const PARSE_STACK: usize = 64 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arg {
     /// The text the command would receive: quotes removed, `~`/`$HOME` as
-    /// `~`, `$PWD` as the working directory; unknown parts as `$NAME` or `$(...)`.
+    /// [`HOME_DIRECTORY`], `$PWD` as [`WORKING_DIRECTORY`]; unknown parts
+    /// as `$NAME` or `$(...)`.
     pub text: String,
     /// False when part of the word is only known at run time.
     pub literal: bool,
@@ -102,7 +114,7 @@ impl Arg {
     }
 
     /// Only a run-time part (`$NAME`, `$(...)`): none of the text.
-    fn unknown(text: &str) -> Self {
+    pub(super) fn unknown(text: &str) -> Self {
         Self {
             literal: false,
             ..Self::literal(text)
@@ -112,6 +124,7 @@ impl Arg {
     /// The word as it reads when every part known only at run time is
     /// empty (`$E` in `git $E push`, `$IFS` in `push$IFS`): what a deny or
     /// ask rule must also be matched against, since `$E` may well be empty.
+    /// A `${X:?}`, which is never empty, stays as a name (`{...:?}`).
     pub fn without_unknowns(&self) -> String {
         if self.literal {
             return self.text.clone();
@@ -171,15 +184,47 @@ pub struct Part {
     pub(super) inherited: Option<Values>,
     /// What its here-strings and here-documents (`<<< TEXT`, `<<E`) give
     /// the command on stdin: the text when it is literal, `None` when it
-    /// holds an expansion.
+    /// holds an expansion. A `< <(echo TEXT)` gives what the echo prints.
     pub stdin: Vec<Option<String>>,
+    /// What the process substitutions among its words (`. <(echo TEXT)`)
+    /// print, where that is literal text ([`Stage::output`]): the script
+    /// of a shell or `source` given one as its file.
+    pub substituted: Vec<String>,
+}
+
+/// One command of a pipeline, as the commands after it see it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stage {
+    /// Its words.
+    pub words: Vec<Arg>,
+    /// What its here-strings and here-documents give it ([`Part::stdin`]).
+    pub stdin: Vec<Option<String>>,
+}
+
+impl Stage {
+    /// What the stage prints when that is literal text: an `echo` or
+    /// `printf` of literal words ([`printed_text`]), or a `cat` of a
+    /// literal here-document or here-string (`cat <<E | sh`). `None` for
+    /// anything else.
+    pub fn output(&self) -> Option<Vec<String>> {
+        if let Some(printed) = printed_text(&self.words) {
+            return Some(printed);
+        }
+        let cat = matches!(self.words.as_slice(), [cat] | [cat, _]
+            if program(&self.words) == "cat" && cat.literal)
+            && self.words.get(1).is_none_or(|dash| dash.text == "-");
+        match cat && !self.stdin.is_empty() {
+            true => self.stdin.iter().cloned().collect(),
+            false => None,
+        }
+    }
 }
 
 /// The commands before a part in its pipelines (one list for each
 /// pipeline it is nested in), shared with every part after them: a copy
 /// for each stage made a pipeline of `n` stages cost `n²`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Upstream(Vec<(Arc<[Vec<Arg>]>, usize)>);
+pub struct Upstream(Vec<(Arc<[Stage]>, usize)>);
 
 impl Upstream {
     /// Each earlier stage's words, innermost pipeline first.
@@ -187,10 +232,11 @@ impl Upstream {
         self.0
             .iter()
             .flat_map(|(stages, before)| &stages[..*before])
+            .map(|stage| &stage.words)
     }
 
     /// The stage right before the part, whose output it reads.
-    pub fn previous(&self) -> Option<&Vec<Arg>> {
+    pub fn previous(&self) -> Option<&Stage> {
         let (stages, before) = self.0.iter().find(|(_, before)| *before > 0)?;
         stages.get(before - 1)
     }
@@ -691,22 +737,25 @@ impl Walk {
     /// Walks each stage, then gives every part of a stage the stages
     /// before it: one list shared by all ([`Upstream`]).
     fn pipeline(&mut self, pipeline: &Pipeline) -> Result<(), ParseFailure> {
-        let mut stages: Vec<Vec<Arg>> = Vec::new();
+        let mut stages: Vec<Stage> = Vec::new();
         let mut firsts = Vec::new();
         for command in &pipeline.seq {
             let first = self.parts.len();
             self.command(command)?;
             firsts.push(first);
-            let words = self.parts[first..]
+            let stage = self.parts[first..]
                 .iter()
-                .map(|part| &part.words)
-                .find(|words| !words.is_empty());
-            stages.push(words.cloned().unwrap_or_default());
+                .find(|part| !part.words.is_empty())
+                .map(|part| Stage {
+                    words: part.words.clone(),
+                    stdin: part.stdin.clone(),
+                });
+            stages.push(stage.unwrap_or_default());
         }
         if stages.len() < 2 {
             return Ok(());
         }
-        let shared: Arc<[Vec<Arg>]> = stages.into();
+        let shared: Arc<[Stage]> = stages.into();
         let ends = firsts.iter().skip(1).copied().chain([self.parts.len()]);
         for (before, (first, end)) in firsts.iter().copied().zip(ends).enumerate().skip(1) {
             for part in &mut self.parts[first..end] {
@@ -1044,14 +1093,38 @@ impl Walk {
                 }
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
-                if !self.values.choosing() {
-                    self.list(&subshell.list)?;
+                if let Some(printed) = self.substitution(subshell)? {
+                    part.substituted.extend(printed);
                 }
                 // It becomes a `/dev/fd/N` path only known at run time.
                 part.words.push(Arg::unknown("$(...)"));
             }
         }
         Ok(())
+    }
+
+    /// Walks the commands of a process substitution (in the first,
+    /// unknown, variant only) and gives what they print when that is
+    /// literal text: one command whose [`Stage::output`] is known.
+    fn substitution(
+        &mut self,
+        subshell: &ast::SubshellCommand,
+    ) -> Result<Option<Vec<String>>, ParseFailure> {
+        if self.values.choosing() {
+            return Ok(None);
+        }
+        let first = self.parts.len();
+        let here = std::mem::take(&mut self.here);
+        self.list(&subshell.list)?;
+        self.here = here;
+        Ok(match &self.parts[first..] {
+            [only] => Stage {
+                words: only.words.clone(),
+                stdin: only.stdin.clone(),
+            }
+            .output(),
+            _ => None,
+        })
     }
 
     /// The files `redirects` write, and those they read.
@@ -1099,8 +1172,10 @@ impl Walk {
                         }
                         IoFileRedirectTarget::Fd(_) => {}
                         IoFileRedirectTarget::ProcessSubstitution(_, subshell) => {
-                            if !self.values.choosing() {
-                                self.list(&subshell.list)?;
+                            let printed = self.substitution(subshell)?;
+                            // `sh < <(echo TEXT)` reads the text on stdin.
+                            if matches!(kind, IoFileRedirectKind::Read) {
+                                self.here.extend(printed.into_iter().flatten().map(Some));
                             }
                         }
                     }
@@ -1257,15 +1332,7 @@ impl Walk {
     /// line sets them (then they are as any variable the line sets, and
     /// their inherited value one of the values).
     fn variable(&mut self, arg: &mut Arg, name: &str, quoted: bool) {
-        let tracked = match name {
-            "HOME" => Some("~"),
-            "PWD" => Some(WORKING_DIRECTORY),
-            "OLDPWD" => Some(OLD_WORKING_DIRECTORY),
-            _ => None,
-        };
-        if let Some(tracked) = tracked
-            && !self.values.gives(name)
-        {
+        if let Some(tracked) = self.tracked(name) {
             arg.text.push_str(tracked);
             return;
         }
@@ -1277,6 +1344,46 @@ impl Walk {
                 arg.text.push_str(name);
                 arg.literal = false;
             }
+        }
+    }
+
+    /// The marker of a place the policy tracks (`HOME`, `PWD`, `OLDPWD`),
+    /// when the line does not set it (then it is as any variable the line
+    /// sets, its inherited value one of the values).
+    fn tracked(&self, name: &str) -> Option<&'static str> {
+        inherited_value(name).filter(|_| !self.values.gives(name))
+    }
+
+    /// What a pattern or case operator makes of `value`, a value the line
+    /// gives or a tracked place's marker. The home marker is worked on as
+    /// the folder it stands for, when known (`${HOME%/}` is the home
+    /// folder, and `rm -rf "${HOME%/}"` deleted it while judged as a
+    /// folder named at run time); what an operator makes of a working
+    /// directory (which a `cd` before moves) is not followed, nor is an
+    /// operator [`Walk::changed`] does not do on a place.
+    fn changed_value(&self, expr: &ParameterExpr, value: Arg) -> Expansion {
+        let holds = |marker: &str| value.text.contains(marker);
+        if !holds(HOME_DIRECTORY) && !holds(WORKING_DIRECTORY) && !holds(OLD_WORKING_DIRECTORY) {
+            let changed = self.changed(expr, &value.text);
+            return Expansion::Known(Arg {
+                text: changed.unwrap_or_else(|| value.text.clone()),
+                ..value
+            });
+        }
+        let home = self.values.home();
+        let (Some(home), false, false) =
+            (home, holds(WORKING_DIRECTORY), holds(OLD_WORKING_DIRECTORY))
+        else {
+            return Expansion::Unknown { derived: true };
+        };
+        let text = value.text.replace(HOME_DIRECTORY, home);
+        match self.changed(expr, &text) {
+            Some(changed) if changed == text => Expansion::Known(value),
+            Some(changed) => Expansion::Known(Arg {
+                text: changed,
+                ..value
+            }),
+            None => Expansion::Unknown { derived: true },
         }
     }
 
@@ -1361,7 +1468,17 @@ impl Walk {
                 self.put(arg, &value, quoted, split);
             }
             Expansion::Unknown { derived } => {
-                arg.text.push_str("${...}");
+                // `${X:?}` stops the command when `X` is empty or unset:
+                // `rm -rf "${X:?}"/` never deletes `/`.
+                let never_empty = matches!(
+                    expr,
+                    ParameterExpr::IndicateErrorIfNullOrUnset {
+                        test_type: ParameterTestType::UnsetOrNull,
+                        ..
+                    }
+                );
+                arg.text
+                    .push_str(if never_empty { NEVER_EMPTY } else { "${...}" });
                 arg.literal = false;
                 arg.derived |= derived;
             }
@@ -1397,7 +1514,11 @@ impl Walk {
                 ..
             }
         );
-        let value = |walk: &mut Self| match walk.values.lookup(&name).cloned() {
+        let tracked = self.tracked(&name);
+        let value = |walk: &mut Self| match tracked
+            .map(Arg::literal)
+            .or_else(|| walk.values.lookup(&name).cloned())
+        {
             Some(value) if !joined => Expansion::Known(value),
             Some(_) => Expansion::Unknown { derived: true },
             None => Expansion::Unknown {
@@ -1432,13 +1553,7 @@ impl Walk {
                 Expansion::Unknown { derived: false }
             }
             _ => match value(self) {
-                Expansion::Known(value) => {
-                    let changed = self.changed(expr, &value.text);
-                    Expansion::Known(Arg {
-                        text: changed.unwrap_or_else(|| value.text.clone()),
-                        ..value
-                    })
-                }
+                Expansion::Known(value) => self.changed_value(expr, value),
                 Expansion::Unknown { .. } => Expansion::Unknown { derived: given },
             },
         }

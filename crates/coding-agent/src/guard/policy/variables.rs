@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::shell::{Arg, OLD_WORKING_DIRECTORY, WORKING_DIRECTORY};
+use super::shell::{Arg, HOME_DIRECTORY, OLD_WORKING_DIRECTORY, WORKING_DIRECTORY};
 
 /// How many combinations of values one command is judged with; a line
 /// that gives the variables of one command more is asked about instead
@@ -40,13 +40,30 @@ pub struct Values {
     chosen: HashMap<String, usize>,
     /// The variables with values that the current command reads.
     read: BTreeSet<String>,
+    /// The home folder bash inherits in `HOME`, when known: what an
+    /// operator makes of `$HOME` (`${HOME%/}`) is worked out on it.
+    home: Option<String>,
 }
 
 impl Values {
+    /// No values given yet, in a shell whose `HOME` is `home`.
+    pub fn at_home(home: Option<&str>) -> Self {
+        Self {
+            home: home.map(str::to_owned),
+            ..Self::default()
+        }
+    }
+
+    /// The home folder bash inherits, when known.
+    pub fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+
     /// The values a nested script (`$(...)`) starts with: those given so far.
     pub fn inherited(&self) -> Self {
         Self {
             given: self.given.clone(),
+            home: self.home.clone(),
             ..Self::default()
         }
     }
@@ -273,10 +290,11 @@ impl Values {
     }
 }
 
-/// The value bash starts with for a variable the policy resolves itself.
-fn inherited_value(name: &str) -> Option<&'static str> {
+/// The value bash starts with for a variable the policy resolves itself
+/// (the marker the policy puts the folder in place of).
+pub fn inherited_value(name: &str) -> Option<&'static str> {
     match name {
-        "HOME" => Some("~"),
+        "HOME" => Some(HOME_DIRECTORY),
         "PWD" => Some(WORKING_DIRECTORY),
         "OLDPWD" => Some(OLD_WORKING_DIRECTORY),
         _ => None,
@@ -385,7 +403,7 @@ mod tests {
         values.give("PWD", &Arg::literal("/etc"));
         let texts =
             |name| -> Vec<String> { values.given(name).iter().map(|v| v.text.clone()).collect() };
-        assert_eq!(texts("HOME"), ["~", "/"]);
+        assert_eq!(texts("HOME"), [HOME_DIRECTORY, "/"]);
         assert_eq!(texts("PWD"), [WORKING_DIRECTORY, "/etc"]);
     }
 
