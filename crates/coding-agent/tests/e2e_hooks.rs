@@ -763,6 +763,47 @@ fn permission_request_answers_where_no_one_can_be_asked_and_failures_get_their_o
     );
 }
 
+/// Through the permission guard: the `additionalContext` of a call the
+/// guard refused (a hook's ask where no one can approve) was added to the
+/// result of the next call with the same id.
+#[test]
+fn a_refused_calls_pre_tool_use_context_is_not_added_to_a_later_call_of_the_same_id() {
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(&json!({"hooks": {
+        "PreToolUse": command_hook(
+            "Bash",
+            r#"grep -q SECRETCMD && echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "additionalContext": "STALE CONTEXT FROM FIRST CALL"}}'; exit 0"#,
+        ),
+    }}));
+    let wire = Wire::OpenAi;
+    let server = ModelServer::only(
+        wire,
+        vec![
+            Answer::call("same", "bash", json!({"command": "echo SECRETCMD"})),
+            Answer::call("same", "bash", json!({"command": "echo second"})),
+            Answer::text(&["Done."]),
+        ],
+    );
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "go"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "Done.\n"),
+        "{stderr}"
+    );
+    let transcript = wire.transcript(&server.requests()[2].body);
+    assert!(
+        transcript[2].starts_with("tool same: Blocked: a PreToolUse hook asks for approval"),
+        "{transcript:?}"
+    );
+    assert!(
+        transcript[2].ends_with("STALE CONTEXT FROM FIRST CALL"),
+        "the refused call's context goes with its refusal: {transcript:?}"
+    );
+    assert_eq!(transcript[4], "tool same: second\n", "{transcript:?}");
+}
+
 #[test]
 fn an_http_hook_gets_the_event_with_only_the_environment_it_may_use() {
     let hooks = HookServer::start(&[(

@@ -544,10 +544,13 @@ async fn an_http_hook_reads_the_event_as_json_and_answers_as_a_command_would() {
 
 #[tokio::test]
 async fn an_http_hooks_failures_are_warnings_and_block_only_with_on_error_block() {
+    // An answer past the 16 MiB a hook's answer may hold.
+    let huge = format!("{{\"reason\": \"{}\"}}", "x".repeat(17 << 20));
     let server = HookServer::start(&[
         ("/down", "503 Service Unavailable", "database is down"),
         ("/text", "200 OK", "allow it"),
         ("/empty", "204 No Content", ""),
+        ("/huge", "200 OK", &huge),
     ]);
     let project = Project::new();
     // A port nothing listens on: bound, then let go.
@@ -571,11 +574,20 @@ async fn an_http_hooks_failures_are_warnings_and_block_only_with_on_error_block(
                 url("/text")
             ),
         ),
+        // Worded for a request, not a process (they said `timed out after
+        // 0.5s and was killed` and `wrote more than 16 MiB on stdout`).
         (
             url("/silent"),
             format!(
-                "PreToolUse hook \"{}\" timed out after 0.5s and was killed",
+                "PreToolUse hook \"{}\" did not answer within 0.5s",
                 url("/silent")
+            ),
+        ),
+        (
+            url("/huge"),
+            format!(
+                "PreToolUse hook \"{}\" answered more than 16 MiB: its answer was not read",
+                url("/huge")
             ),
         ),
         (
@@ -682,6 +694,35 @@ async fn ask_without_anyone_to_approve_fails_closed() {
         ]
     );
     assert!(!project.path().join("made.txt").exists());
+}
+
+/// A PreToolUse hook's `additionalContext` belongs to its call. Kept by
+/// call id until the call's result, that of a call refused before running
+/// was added to the next call of the same id (`second` then read `STALE
+/// CONTEXT FROM FIRST CALL`); the model reads it with the refusal instead.
+#[tokio::test]
+async fn a_refused_calls_pre_tool_use_context_goes_with_its_refusal_not_a_later_call() {
+    let project = Project::new();
+    let hooks = project.hooks(one_hook(
+        "PreToolUse",
+        "bash",
+        r#"grep -q SECRETCMD && echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "additionalContext": "STALE CONTEXT FROM FIRST CALL"}}'; exit 0"#,
+        json!({}),
+    ));
+    // `Project::call` gives every call the same id.
+    let refused = project
+        .call(&hooks, "bash", json!({"command": "echo SECRETCMD"}))
+        .await;
+    assert_eq!(
+        texts(&refused),
+        [
+            "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here\n\nPreToolUse hook additional context: STALE CONTEXT FROM FIRST CALL"
+        ]
+    );
+    let later = project
+        .call(&hooks, "bash", json!({"command": "echo second"}))
+        .await;
+    assert_eq!(texts(&later), ["second\n"]);
 }
 
 #[tokio::test]
@@ -881,4 +922,27 @@ async fn a_stop_hook_that_always_blocks_lets_the_agent_go_on_a_bounded_number_of
         warnings,
         ["Warning: Stop hooks blocked 6 times in a row; the agent stops here"]
     );
+}
+
+/// `continue: false` lets the agent stop, and, as Claude Code shows it, its
+/// `stopReason` is shown (it was dropped without a word).
+#[tokio::test]
+async fn a_stop_hooks_stop_reason_is_shown_and_the_agent_stops() {
+    let project = Project::new();
+    let (_fixture, session, provider) = session_with(
+        &project,
+        one_hook(
+            "Stop",
+            "",
+            r#"echo '{"continue": false, "stopReason": "budget spent", "decision": "block", "reason": "go on"}'"#,
+            json!({}),
+        ),
+        2,
+    );
+    let (messages, warnings) =
+        with_warnings(session.prompt(AgentSession::user_message("go", Vec::new()))).await;
+    let roles: Vec<&str> = messages.unwrap().iter().map(role).collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    assert_eq!(provider.requests().len(), 1);
+    assert_eq!(warnings, ["Warning: budget spent"]);
 }

@@ -526,7 +526,13 @@ impl ToolCallHooks for Guard {
         call: &ToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> Result<BeforeToolCall, ToolError> {
-        Ok(self.decide(call, cancel).await)
+        let verdict = self.decide(call, cancel).await;
+        // A refusal after a hook's ask (no one to approve, the user says
+        // no, the hook's new arguments denied) carries the hook's context.
+        Ok(match &self.hooks {
+            Some(hooks) => hooks.settle(call, verdict),
+            None => verdict,
+        })
     }
 
     async fn after_tool_call(

@@ -109,6 +109,16 @@ impl HookEvent {
         }
     }
 
+    /// False for the events that only report (SessionStart, SessionEnd,
+    /// Notification): nothing waits on them to refuse it, so what would
+    /// block them is a warning (see `hooks/outcome.rs`).
+    pub(super) fn can_block(self) -> bool {
+        !matches!(
+            self,
+            HookEvent::SessionStart | HookEvent::SessionEnd | HookEvent::Notification
+        )
+    }
+
     /// True for the events about one tool call, the only ones a handler's
     /// `if` applies to.
     fn is_about_a_call(self) -> bool {

@@ -20,8 +20,6 @@ use super::runner::{Capped, RunStatus, STDERR_LIMIT, STDOUT_LIMIT};
 pub(super) struct Answer {
     pub status: RunStatus,
     pub body: String,
-    /// The body ran past its limit: `body` is not all of it.
-    pub cut: bool,
 }
 
 /// POSTs `input` to `hook`'s URL, giving up after `timeout` or on `cancel`.
@@ -33,7 +31,7 @@ pub(super) async fn post(
 ) -> Answer {
     tokio::select! {
         answer = send(hook, input) => answer,
-        () = tokio::time::sleep(timeout) => failed(RunStatus::TimedOut(timeout)),
+        () = tokio::time::sleep(timeout) => failed(RunStatus::no_answer_within(timeout)),
         () = cancel.cancelled() => failed(RunStatus::Aborted),
     }
 }
@@ -63,11 +61,19 @@ async fn send(hook: &HttpHook, input: &[u8]) -> Answer {
     };
     let (body, cut) = read_capped(response, limit).await;
     if !status.is_success() {
+        // The failure's detail: its start says enough.
         return Answer {
             status: RunStatus::RequestFailed(format!("answered HTTP {status}")),
             body,
-            cut,
         };
+    }
+    // Not read at all, as a command's stdout past the limit is: the start
+    // of an answer is not the answer.
+    if cut {
+        return failed(RunStatus::RequestFailed(format!(
+            "answered more than {} MiB: its answer was not read",
+            STDOUT_LIMIT / (1024 * 1024)
+        )));
     }
     let trimmed = body.trim();
     if !trimmed.is_empty() && !trimmed.starts_with('{') {
@@ -78,7 +84,6 @@ async fn send(hook: &HttpHook, input: &[u8]) -> Answer {
     Answer {
         status: RunStatus::Exited(0),
         body,
-        cut,
     }
 }
 
@@ -86,7 +91,6 @@ fn failed(status: RunStatus) -> Answer {
     Answer {
         status,
         body: String::new(),
-        cut: false,
     }
 }
 

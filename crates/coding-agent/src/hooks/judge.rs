@@ -111,7 +111,7 @@ pub(super) async fn judge(
     };
     let answer = tokio::select! {
         answer = ask_once(&model, &provider, question, cancel) => answer,
-        () = tokio::time::sleep(timeout) => return status(RunStatus::TimedOut(timeout)),
+        () = tokio::time::sleep(timeout) => return status(RunStatus::no_answer_within(timeout)),
     };
     match answer {
         Ok(text) => read_verdict(&text),
@@ -161,7 +161,7 @@ pub(super) async fn investigate(
         }
         () = tokio::time::sleep(timeout) => {
             agent.abort();
-            return status(RunStatus::TimedOut(timeout));
+            return status(RunStatus::no_answer_within(timeout));
         }
     };
     let messages = match messages {

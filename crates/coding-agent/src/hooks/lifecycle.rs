@@ -1,7 +1,9 @@
 //! The hooks of the session's life outside a prompt: `PreCompact` (may
 //! refuse a compaction), `SessionEnd` (cleanup when the session ends) and
 //! `Notification` (the agent waits for the user: an approval, or the next
-//! prompt). The last two only report: what their hooks say is logged.
+//! prompt). The last two only report: what their hooks say is logged, and
+//! what would block (exit 2, `"onError": "block"`) is a warning, as for
+//! SessionStart (see `hooks/outcome.rs`).
 
 use tokio_util::sync::CancellationToken;
 

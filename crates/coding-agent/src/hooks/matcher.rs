@@ -3,9 +3,11 @@
 //! both select bash, `"Glob"` selects find).
 //!
 //! `*`, `""` or no matcher select every tool. A matcher of letters, digits,
-//! `_` and `|` only is a list of exact names. Anything else is a regex that
-//! must match the whole name (`mcp__memory__.*`), so `Read` as a regex does
-//! not select `mcp__x__Reader`.
+//! `_` and `|` only is a list of exact names, so `Read` does not select
+//! `mcp__x__Reader`. Anything else is a regex found anywhere in the name, as
+//! Claude Code tests it (`new RegExp(matcher).test(toolName)`): a script's
+//! `mcp__memory__*` must select `mcp__memory__get_note` here as it does
+//! there; `^` and `$` anchor it.
 
 use regex::Regex;
 
@@ -35,7 +37,7 @@ pub enum Matcher {
     All,
     /// One of these names.
     Names(Vec<String>),
-    /// The whole name matches.
+    /// The regex is found in the name (unanchored, as Claude Code's).
     Regex(Regex),
 }
 
@@ -53,7 +55,7 @@ impl Matcher {
             let names = matcher.split('|').filter(|n| !n.is_empty());
             return Ok(Matcher::Names(names.map(str::to_owned).collect()));
         }
-        Regex::new(&format!("^(?:{matcher})$"))
+        Regex::new(matcher)
             .map(Matcher::Regex)
             .map_err(|error| MatcherError {
                 matcher: matcher.to_owned(),
@@ -126,11 +128,19 @@ mod tests {
         assert!(selected("BASH").is_empty());
     }
 
+    /// Claude Code tests a matcher that is not a plain list with
+    /// `new RegExp(matcher).test(toolName)`: unanchored. A script's
+    /// `mcp__memory__*` (a regex: `mcp__memory_` then any `_`s) selected
+    /// no memory tool here while the whole name had to match.
     #[test]
-    fn regexes_match_the_whole_name() {
+    fn regexes_match_anywhere_in_the_name_as_claude_codes_do() {
         assert_eq!(selected("mcp__memory__.*"), ["mcp__memory__store"]);
+        assert_eq!(selected("mcp__memory__*"), ["mcp__memory__store"]);
         assert_eq!(selected("mcp__.*|Bash"), ["bash", "mcp__memory__store"]);
         assert_eq!(selected("(Edit|Write).*"), ["write", "edit"]);
+        assert_eq!(selected("^(re|wr)"), ["read", "write"]);
+        assert_eq!(selected("^ba.h$"), ["bash"]);
+        // A plain name is still exact.
         assert!(selected("mcp__mem").is_empty());
     }
 }

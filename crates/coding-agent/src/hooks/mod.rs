@@ -152,14 +152,17 @@ pub struct SessionInfo {
 /// an `ask` left to the PermissionRequest hooks and refused when none
 /// answers, since nobody is asked; the permission guard calls
 /// [`CommandHooks::pre_tool_use`] between its deny rules and its approval
-/// instead.
+/// instead, and is to pass its final verdict to [`CommandHooks::settle`].
 #[derive(Debug)]
 pub struct CommandHooks {
     config: HookConfig,
     cwd: PathBuf,
     session: Mutex<SessionInfo>,
-    /// PreToolUse's `additionalContext` by call id, added to the call's
-    /// result in `after_tool_call`.
+    /// PreToolUse's `additionalContext` by call id, for a call that may
+    /// still run: added to its result in `post_tool_use`, or to its refusal
+    /// in [`CommandHooks::settle`]. Each call's `pre_tool_use` replaces what
+    /// an earlier call of the same id left (one refused where `settle` was
+    /// not called added its context to a later call's result).
     pending_context: Mutex<HashMap<String, Vec<String>>>,
     /// What `prompt` and `agent` hooks ask with: the session's model, and
     /// the policy an agent hook's tool calls meet.
@@ -219,12 +222,16 @@ impl CommandHooks {
     }
 
     /// Runs the PreToolUse hooks matching the call's tool. Deny wins over
-    /// ask, ask over allow; `continue: false` denies with its reason.
+    /// ask, ask over allow; `continue: false` denies with its reason. The
+    /// hooks' `additionalContext` follows a deny's reason; for a call that
+    /// may run, it is kept for its result, and whoever decides the call
+    /// after this passes the final verdict to [`CommandHooks::settle`].
     pub async fn pre_tool_use(
         &self,
         call: &ToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> PreToolUseDecision {
+        lock(&self.pending_context).remove(&call.tool_call.id);
         let fields = EventInput::PreToolUse(ToolCallInput::of(call));
         let Some(outcome) = self.run(fields, cancel).await else {
             return PreToolUseDecision::Proceed {
@@ -247,8 +254,9 @@ impl CommandHooks {
         }
         blocks.extend(stop);
         if !blocks.is_empty() {
+            let reason = format!("Blocked by PreToolUse hook: {}", blocks.join("\n"));
             return PreToolUseDecision::Deny {
-                reason: format!("Blocked by PreToolUse hook: {}", blocks.join("\n")),
+                reason: with_context(reason, &context),
             };
         }
         if !context.is_empty() {
@@ -262,6 +270,70 @@ impl CommandHooks {
             Some(PermissionDecision::Allow) => PreToolUseDecision::Allow { updated_input },
             _ => PreToolUseDecision::Proceed { updated_input },
         }
+    }
+
+    /// The final verdict on `call`, after [`CommandHooks::pre_tool_use`]
+    /// and whatever approval followed: a refused call never reaches
+    /// `post_tool_use`, so its PreToolUse `additionalContext` follows the
+    /// refusal (the model reads it there, as Claude Code gives it to the
+    /// model) and is forgotten; a call that runs keeps it for its result.
+    pub fn settle(&self, call: &ToolCallContext<'_>, verdict: BeforeToolCall) -> BeforeToolCall {
+        let BeforeToolCall::Block { reason } = verdict else {
+            return verdict;
+        };
+        let context = lock(&self.pending_context)
+            .remove(&call.tool_call.id)
+            .unwrap_or_default();
+        if context.is_empty() {
+            return BeforeToolCall::Block { reason };
+        }
+        let reason = reason.unwrap_or_else(|| agent_core::pipeline::BLOCKED_TEXT.to_owned());
+        BeforeToolCall::Block {
+            reason: Some(with_context(reason, &context)),
+        }
+    }
+
+    /// The verdict on `call` without a permission policy: PreToolUse's, an
+    /// ask left to the PermissionRequest hooks and refused when none
+    /// answers.
+    async fn decide(
+        &self,
+        call: &ToolCallContext<'_>,
+        cancel: &CancellationToken,
+    ) -> BeforeToolCall {
+        let decision = self.pre_tool_use(call, cancel).await;
+        if let PreToolUseDecision::Ask {
+            reason,
+            updated_input,
+        } = &decision
+        {
+            let why = reason
+                .as_deref()
+                .unwrap_or("a PreToolUse hook asks for approval");
+            let mut input = ToolCallInput::of(call);
+            if let Some(args) = updated_input {
+                input.tool_input = args.clone();
+            }
+            match self.permission_request(input, why, cancel).await {
+                // Without a permission policy, `updatedPermissions` has
+                // nothing to add rules to.
+                Some(RequestAnswer::Allow {
+                    updated_input: new, ..
+                }) => {
+                    return proceed(new.or_else(|| updated_input.clone()));
+                }
+                Some(RequestAnswer::Deny { reason, interrupt }) => {
+                    if interrupt {
+                        stop_the_agent(HookEvent::PermissionRequest, &reason, cancel);
+                    }
+                    return BeforeToolCall::Block {
+                        reason: Some(reason),
+                    };
+                }
+                None => {}
+            }
+        }
+        decision.without_approval()
     }
 
     /// Runs the PostToolUse hooks matching the call's tool, or its
@@ -395,39 +467,8 @@ impl ToolCallHooks for CommandHooks {
         call: &ToolCallContext<'_>,
         cancel: &CancellationToken,
     ) -> Result<BeforeToolCall, ToolError> {
-        let decision = self.pre_tool_use(call, cancel).await;
-        if let PreToolUseDecision::Ask {
-            reason,
-            updated_input,
-        } = &decision
-        {
-            let why = reason
-                .as_deref()
-                .unwrap_or("a PreToolUse hook asks for approval");
-            let mut input = ToolCallInput::of(call);
-            if let Some(args) = updated_input {
-                input.tool_input = args.clone();
-            }
-            match self.permission_request(input, why, cancel).await {
-                // Without a permission policy, `updatedPermissions` has
-                // nothing to add rules to.
-                Some(RequestAnswer::Allow {
-                    updated_input: new, ..
-                }) => {
-                    return Ok(proceed(new.or_else(|| updated_input.clone())));
-                }
-                Some(RequestAnswer::Deny { reason, interrupt }) => {
-                    if interrupt {
-                        stop_the_agent(HookEvent::PermissionRequest, &reason, cancel);
-                    }
-                    return Ok(BeforeToolCall::Block {
-                        reason: Some(reason),
-                    });
-                }
-                None => {}
-            }
-        }
-        Ok(decision.without_approval())
+        let verdict = self.decide(call, cancel).await;
+        Ok(self.settle(call, verdict))
     }
 
     async fn after_tool_call(
@@ -437,6 +478,16 @@ impl ToolCallHooks for CommandHooks {
     ) -> Result<Option<ToolResultOverride>, ToolError> {
         Ok(self.post_tool_use(call, cancel).await)
     }
+}
+
+/// A refusal's `reason` with the call's PreToolUse `additionalContext`
+/// after it: a refused call has no result for it to follow.
+fn with_context(mut reason: String, context: &[String]) -> String {
+    for text in context {
+        reason.push_str("\n\n");
+        reason.push_str(&context_text(HookEvent::PreToolUse, text));
+    }
+    reason
 }
 
 /// How a hook's `additionalContext` reads to the model.

@@ -2,8 +2,9 @@
 //! exit 0 means stdout is the answer (JSON, or plain text that becomes
 //! context for UserPromptSubmit and SessionStart), exit 2 blocks with stderr
 //! as the reason, anything else (another code, a signal, a timeout, a command
-//! that cannot start, garbled JSON) is a warning, or a block when the entry
-//! says `"onError": "block"`.
+//! that cannot start, garbled JSON, JSON of the wrong shape) is a warning, or
+//! a block when the entry says `"onError": "block"`. A refusal in JSON of the
+//! wrong shape still refuses: safety fails closed.
 //!
 //! The texts here are what the model and the user read about hooks.
 
@@ -52,12 +53,19 @@ pub fn read_runs(event: HookEvent, runs: Vec<HookRun>) -> Outcome {
     for run in runs {
         match run.status {
             RunStatus::Exited(0) => read_stdout(event, &run, &mut outcome),
-            RunStatus::Exited(2) => outcome.blocks.push(blocked_by_exit_2(event, &run)),
+            RunStatus::Exited(2) if event.can_block() => {
+                outcome.blocks.push(blocked_by_exit_2(event, &run));
+            }
             _ => {
                 let failure = failure(event, &run.command, &run.status, run.stderr.trim());
                 push_failure(&mut outcome, run.on_error, failure);
             }
         }
+    }
+    if !event.can_block() {
+        // Shown, not dropped: they were lost unseen, so `"onError":
+        // "block"` showed less than `warn`, and exit 2's stderr nothing.
+        outcome.warnings.append(&mut outcome.blocks);
     }
     outcome.cap_texts();
     outcome
@@ -113,15 +121,58 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
         }
         return;
     }
-    match serde_json::from_str::<HookOutput>(stdout) {
-        Ok(output) => read_output(event, &run.command, output, outcome),
-        Err(error) => {
-            let failure = format!(
-                "{event} hook \"{}\" wrote invalid JSON: {error}",
-                run.command
-            );
-            push_failure(outcome, run.on_error, failure);
-        }
+    let error = match serde_json::from_str::<HookOutput>(stdout) {
+        Ok(output) => return read_output(event, &run.command, output, outcome),
+        Err(error) => error,
+    };
+    let Ok(answer) = serde_json::from_str::<Value>(stdout) else {
+        let failure = format!(
+            "{event} hook \"{}\" wrote invalid JSON: {error}",
+            run.command
+        );
+        return push_failure(outcome, run.on_error, failure);
+    };
+    let failure = format!(
+        "{event} hook \"{}\" wrote JSON that does not fit {event}'s answer: {error}",
+        run.command
+    );
+    let Some(reason) = refusal(event, &answer, outcome) else {
+        return push_failure(outcome, run.on_error, failure);
+    };
+    // The refusal is the block; the user still learns what was wrong.
+    outcome.warnings.push(failure);
+    let reason = reason
+        .as_str()
+        .filter(|r| !r.trim().is_empty())
+        .map_or_else(
+            || {
+                format!(
+                    "{event} hook \"{}\" refused in an answer that does not fit {event}'s: {error}",
+                    run.command
+                )
+            },
+            str::to_owned,
+        );
+    outcome.blocks.push(reason);
+}
+
+/// The reason field (`Null` when absent) of the refusal in an `answer` that
+/// is JSON but not of the event's shape: `decision: "block"`,
+/// `permissionDecision: "deny"`, a PermissionRequest deny (whose
+/// `interrupt: true` holds too). Such an answer is otherwise ignored, and a
+/// deny whose reason was a list let the call run.
+fn refusal<'a>(event: HookEvent, answer: &'a Value, outcome: &mut Outcome) -> Option<&'a Value> {
+    let specific = &answer["hookSpecificOutput"];
+    let request = &specific["decision"];
+    if answer["decision"] == "block" {
+        Some(&answer["reason"])
+    } else if specific["permissionDecision"] == "deny" {
+        Some(&specific["permissionDecisionReason"])
+    } else if event == HookEvent::PermissionRequest && request["behavior"] == "deny" {
+        outcome.interrupt |= request["interrupt"] == true;
+        Some(&request["message"])
+    } else {
+        None
     }
 }
 
@@ -240,7 +291,7 @@ fn failure(event: HookEvent, command: &str, status: &RunStatus, stderr: &str) ->
 }
 
 /// `1.5s`, `60s` (f64's Display writes no `.0`).
-fn seconds(duration: Duration) -> String {
+pub(super) fn seconds(duration: Duration) -> String {
     format!("{}s", duration.as_secs_f64())
 }
 
@@ -348,6 +399,41 @@ mod tests {
                 ..Outcome::default()
             }
         );
+    }
+
+    /// SessionStart, SessionEnd and Notification refuse nothing: what would
+    /// block them is shown as a warning. It was dropped unseen, so
+    /// `"onError": "block"` showed less than `warn` did.
+    #[test]
+    fn what_would_block_an_event_that_cannot_block_is_a_warning() {
+        for event in [
+            HookEvent::SessionStart,
+            HookEvent::SessionEnd,
+            HookEvent::Notification,
+        ] {
+            let outcome = read_runs(
+                event,
+                vec![
+                    exited(2, "", "cleanup failed: disk full\n"),
+                    run(RunStatus::Exited(1), "", "setup failed", OnError::Block),
+                    exited(0, r#"{"decision": "block", "reason": "not now"}"#, ""),
+                ],
+            );
+            assert_eq!(
+                outcome,
+                Outcome {
+                    warnings: vec![
+                        format!(
+                            "{event} hook \"hook.sh\" failed with exit code 2: cleanup failed: disk full"
+                        ),
+                        format!("{event} hook \"hook.sh\" failed with exit code 1: setup failed"),
+                        "not now".into(),
+                    ],
+                    ..Outcome::default()
+                },
+                "{event}"
+            );
+        }
     }
 
     #[test]
@@ -502,6 +588,57 @@ mod tests {
                 "Stop hook \"hook.sh\" blocked without a reason"
             ]
         );
+    }
+
+    /// A deny whose reason was a list made the whole answer unreadable, so
+    /// the call ran: a refusal holds whatever else its answer got wrong.
+    #[test]
+    fn a_refusal_in_json_of_the_wrong_shape_still_refuses_with_a_warning() {
+        let answer = |value: Value| exited(0, &value.to_string(), "");
+        let outcome = read_runs(
+            HookEvent::PreToolUse,
+            vec![
+                answer(json!({"hookSpecificOutput": {"permissionDecision": "deny",
+                    "permissionDecisionReason": ["list"]}})),
+                answer(json!({"decision": "block", "reason": "no network",
+                    "systemMessage": 5})),
+            ],
+        );
+        let misfit = "PreToolUse hook \"hook.sh\" wrote JSON that does not fit PreToolUse's answer: invalid type:";
+        assert_eq!(outcome.blocks.len(), 2, "{outcome:?}");
+        assert!(
+            outcome.blocks[0].starts_with(
+                "PreToolUse hook \"hook.sh\" refused in an answer that does not fit PreToolUse's: invalid type: sequence"
+            ),
+            "{outcome:?}"
+        );
+        assert_eq!(outcome.blocks[1], "no network");
+        assert_eq!(outcome.warnings.len(), 2, "{outcome:?}");
+        assert!(
+            outcome.warnings.iter().all(|w| w.starts_with(misfit)),
+            "{outcome:?}"
+        );
+        let outcome = read_runs(
+            HookEvent::PermissionRequest,
+            vec![answer(json!({"hookSpecificOutput": {"decision":
+                {"behavior": "deny", "message": "not here", "interrupt": true,
+                 "updatedPermissions": 1}}, "continue": "no"}))],
+        );
+        assert_eq!(
+            (outcome.blocks, outcome.interrupt),
+            (vec!["not here".to_owned()], true)
+        );
+        // Nothing refused: the answer is ignored with the warning, as before.
+        let outcome = read_runs(
+            HookEvent::PreToolUse,
+            vec![answer(
+                json!({"hookSpecificOutput": {"permissionDecision": "allow",
+                "permissionDecisionReason": 1}}),
+            )],
+        );
+        assert_eq!(outcome.permission, None);
+        assert!(outcome.blocks.is_empty());
+        assert!(outcome.warnings[0].starts_with(misfit), "{outcome:?}");
     }
 
     #[test]

@@ -118,7 +118,13 @@ impl CommandHooks {
             last_assistant_message,
         };
         let outcome = self.run(fields, cancel).await?;
-        (outcome.stop.is_none() && !outcome.blocks.is_empty())
+        if let Some(reason) = &outcome.stop {
+            // For the user, as PostToolUse's `continue: false` shows it
+            // (Claude Code shows `stopReason`; it was dropped unseen).
+            tracing::warn!("{reason}");
+            return None;
+        }
+        (!outcome.blocks.is_empty())
             .then(|| feedback_text(HookEvent::Stop, &outcome.blocks.join("\n")))
     }
 }

@@ -14,12 +14,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{Action, Handler, OnError};
 use super::judge::{Asking, investigate, judge};
+use super::outcome::seconds;
 use crate::support::process_group::{ProcessGroup, detached_command, signal_name};
 
 /// How much of a hook's stdout (or an `http` hook's answer) is kept. It is
 /// the hook's answer, read only when whole (a deny with a long reason, an
 /// `updatedInput` holding a file's text), so the bound is generous; past it
-/// the answer is not read at all (see `hooks/outcome.rs`) and the rest is
+/// the answer is not read at all (see `hooks/outcome.rs`, `hooks/http.rs`) and the rest is
 /// read and dropped so the hook never blocks on a full pipe.
 pub(super) const STDOUT_LIMIT: usize = 16 * 1024 * 1024;
 
@@ -43,15 +44,28 @@ pub enum RunStatus {
     Exited(i32),
     /// A signal killed it (the signal's name).
     Signalled(String),
-    /// It ran past its timeout; its process group was killed.
+    /// Its process ran past its timeout; its process group was killed (an
+    /// `http`, `prompt` or `agent` hook's timeout is a `RequestFailed`: it
+    /// did not answer within it).
     TimedOut(Duration),
     /// The call or prompt was aborted; its process group was killed.
     Aborted,
     /// It could not be started.
     SpawnFailed(String),
-    /// An `http` hook's request failed: what happened (`answered HTTP 503
-    /// Service Unavailable`, `could not be reached: ...`).
+    /// An `http` hook's request failed, or a `prompt` or `agent` hook's
+    /// model gave no verdict: what happened (`answered HTTP 503 Service
+    /// Unavailable`, `could not be reached: ...`).
     RequestFailed(String),
+}
+
+impl RunStatus {
+    /// A hook that asks (an `http` hook's server, a `prompt` or `agent`
+    /// hook's model) got no answer within `timeout`: no process was killed,
+    /// so it does not read as a command's [`RunStatus::TimedOut`] (an HTTP
+    /// hook's said it `timed out after 2s and was killed`).
+    pub(super) fn no_answer_within(timeout: Duration) -> Self {
+        RunStatus::RequestFailed(format!("did not answer within {}", seconds(timeout)))
+    }
 }
 
 /// One hook's run.
@@ -160,7 +174,7 @@ async fn run_one(
             let answer = super::http::post(hook, input, handler.timeout, cancel).await;
             return match answer.status {
                 RunStatus::Exited(_) => {
-                    finished(answer.status, (answer.body, answer.cut), String::new())
+                    finished(answer.status, (answer.body, false), String::new())
                 }
                 status => finished(status, nothing(), answer.body),
             };

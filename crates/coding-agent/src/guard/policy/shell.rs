@@ -203,7 +203,7 @@ pub struct Stage {
 
 impl Stage {
     /// What the stage prints when that is literal text: an `echo` or
-    /// `printf` of literal words ([`printed_text`]), or a `cat` of a
+    /// `printf` of literal words, or a `cat` of a
     /// literal here-document or here-string (`cat <<E | sh`). `None` for
     /// anything else.
     pub fn output(&self) -> Option<Vec<String>> {
