@@ -12,7 +12,8 @@ use crate::compaction::SummaryKind;
 use crate::session::{ContextItem, HistoryItem, SessionHeader, SessionManager};
 use crate::session_event::grouped;
 use crate::support::atomic_write::write_atomic_private;
-use crate::support::fs_error::FsError;
+use crate::support::fs_error::{FsError, SpecialFile};
+use crate::support::paths::normalize_lexically;
 
 /// The page's styles: readable without a network, light and dark alike.
 const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fff}
@@ -26,25 +27,85 @@ pre{white-space:pre-wrap;word-break:break-word;font:13px/1.4 ui-monospace,monosp
 .compaction{border-left:4px solid #c90;opacity:.85}
 .thinking{opacity:.7;font-style:italic}img{max-width:100%}";
 
+/// Why an export was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The output is the session's own file: `/export` and RPC
+    /// `export_html` wrote the page over it, said success, and every later
+    /// save failed (the file was no session any more).
+    #[error("the output is the session file itself; name another file for the HTML")]
+    IsTheSession,
+    /// Writing the page failed.
+    #[error(transparent)]
+    Write(#[from] FsError),
+}
+
 /// Writes the page of `session`'s whole history to `path` (relative to
 /// `cwd`), or to the default name in `cwd`; returns where. A file already
-/// there is replaced whole or not at all.
+/// there is replaced whole or not at all; the session's own file is
+/// refused. Every export (`--export`, `/export`, RPC `export_html`) writes
+/// through here.
 pub fn write_session_html(
     cwd: &Path,
     session: &SessionManager,
     path: Option<&Path>,
-) -> Result<PathBuf, FsError> {
-    let header = session.header();
-    let path = path.map_or_else(|| default_export_path(cwd, header), |path| cwd.join(path));
-    let html = session_html(header, session.name().as_deref(), &session.history());
-    write_atomic_private(&path, html.as_bytes())?;
+) -> Result<PathBuf, ExportError> {
+    let path = path.map_or_else(|| default_export_path(cwd, session), |path| cwd.join(path));
+    if session.file().is_some_and(|file| same_file(&path, file)) {
+        return Err(ExportError::IsTheSession);
+    }
+    let (name, history) = (session.name(), session.history());
+    write_page(
+        &path,
+        &session_html(session.header(), name.as_deref(), &history),
+    )?;
     Ok(path)
 }
 
-/// The file `export_html` writes when no path is given: in `cwd`, named
-/// for the session.
-pub fn default_export_path(cwd: &Path, header: &SessionHeader) -> PathBuf {
-    cwd.join(format!("coding-agent-session-{}.html", header.id))
+/// The file an export writes when no path is given: in `cwd`, named as
+/// Pi names it, after the session file (`coding-agent-session-<time>_<id>.html`).
+/// The header's id was used: one crafted as `z/../../x` put the page
+/// outside `cwd`. A session saved nowhere (`--no-session`) has an id of
+/// its own making.
+fn default_export_path(cwd: &Path, session: &SessionManager) -> PathBuf {
+    let name = match session.file().and_then(Path::file_name) {
+        Some(name) => {
+            let name = name.to_string_lossy();
+            name.strip_suffix(".jsonl").unwrap_or(&name).to_owned()
+        }
+        None => session.id().to_owned(),
+    };
+    cwd.join(format!("coding-agent-session-{name}.html"))
+}
+
+/// Whether `a` and `b` name one file: the same inode when both exist (a
+/// symlink or a hard link to the session file is the session file), else
+/// the same path (a session not written yet would replace the page there
+/// at its first save, and the page be lost).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => normalize_lexically(a) == normalize_lexically(b),
+    }
+}
+
+/// Writes `html` to `path`: a file is replaced whole or not at all; stdout,
+/// a pipe or a device (`/dev/stdout`, `/dev/null`) is written to as it is,
+/// having nothing a new file could be renamed over (the atomic write
+/// followed `/dev/stdout` to `pipe:[N]` and failed with ENOENT, and refused
+/// `/dev/null` with the file tools' advice).
+fn write_page(path: &Path, html: &str) -> Result<(), FsError> {
+    use std::io::Write as _;
+    match std::fs::metadata(path) {
+        Ok(meta) if SpecialFile::of(&meta).is_some() => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|error| FsError::new(&error, "open", path))?
+            .write_all(html.as_bytes())
+            .map_err(|error| FsError::new(&error, "write", path)),
+        _ => write_atomic_private(path, html.as_bytes()),
+    }
 }
 
 /// The HTML page of a session's history: every message, and where the

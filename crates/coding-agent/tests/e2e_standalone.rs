@@ -128,3 +128,65 @@ fn export_writes_a_saved_session_as_html_by_id() {
         )
     );
 }
+
+/// An empty or blank file was exported as a new, empty session under a
+/// made-up id; a missing one was refused already.
+#[test]
+fn export_of_an_empty_file_is_refused() {
+    let sandbox = Sandbox::new();
+    for text in ["", "\n  \n"] {
+        std::fs::write(sandbox.work.join("empty.jsonl"), text).unwrap();
+        let mut command = sandbox.bare_command();
+        command.args(["--export", "empty.jsonl"]);
+        let (status, stdout, stderr) = Running::spawn(command).finish();
+        assert_eq!(
+            (status.code(), stdout.as_str(), stderr.as_str()),
+            (
+                Some(2),
+                "",
+                "coding-agent: --export empty.jsonl: it is empty: not a session file\n"
+            ),
+            "{text:?}"
+        );
+    }
+    let written: Vec<_> = std::fs::read_dir(&sandbox.work)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(written, ["empty.jsonl"]);
+}
+
+/// `--export s.jsonl /dev/stdout | cat` failed (ENOENT: the atomic write
+/// followed /dev/stdout to `pipe:[N]`), and `/dev/null` was refused with
+/// the file tools' advice. The page is written to them as it is; stdout
+/// holding the page, the line saying where goes to stderr.
+#[test]
+fn export_writes_to_stdout_or_a_device() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.work.join("s.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "s1",
+               "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}),
+        json!({"type": "message", "id": "u1", "parentId": null,
+               "timestamp": "2026-01-01T00:00:00.000Z",
+               "message": {"role": "user", "content": "What is here?", "timestamp": 0}}),
+    ];
+    std::fs::write(&file, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
+
+    let mut command = sandbox.bare_command();
+    command.arg("--export").arg(&file).arg("/dev/stdout");
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stdout.starts_with("<!DOCTYPE html>"), "{stdout}");
+    assert!(stdout.ends_with("</html>\n"), "{stdout}");
+    assert!(stdout.contains("What is here?"), "{stdout}");
+    assert_eq!(stderr, "Exported to /dev/stdout\n");
+
+    let mut command = sandbox.bare_command();
+    command.arg("--export").arg(&file).arg("/dev/null");
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str(), stderr.as_str()),
+        (Some(0), "", "Exported to /dev/null\n")
+    );
+}

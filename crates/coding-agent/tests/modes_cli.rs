@@ -189,3 +189,95 @@ fn a_base_url_that_is_no_url_exits_2_naming_where_it_was_given() {
         )
     );
 }
+
+/// `--export` writes a page and exits: a prompt, `-p` or a session to run
+/// beside it were ignored without a word.
+#[test]
+fn export_with_a_prompt_or_a_session_to_run_is_a_usage_error() {
+    for args in [
+        &["--export", "s.jsonl", "out.html", "extra"][..],
+        &["--export", "s.jsonl", "-p", "hi"],
+        &["--export", "s.jsonl", "--mode", "rpc"],
+        &["--export", "s.jsonl", "--continue"],
+    ] {
+        let (status, stdout, stderr) = run(args);
+        assert_eq!((status, stdout.as_str()), (Some(2), ""), "{args:?}");
+        assert!(
+            stderr
+                .starts_with("error: the argument '--export <FILE|ID> [OUT]' cannot be used with"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// `--continue` went on with an older session when the newest could not
+/// be read (it was passed over as no session): the newest is named, and
+/// why, as `--session FILE` names it.
+#[test]
+fn continue_names_the_newest_session_when_it_cannot_be_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    // Root reads every file: the binary runs as nobody then, who must get
+    // through the folders.
+    mode(&cwd, 0o755);
+    let sessions = cwd.join("sessions");
+    std::fs::create_dir(&sessions).unwrap();
+    mode(&sessions, 0o777);
+    let header = |id: &str| {
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"{}\"}}\n",
+            cwd.display()
+        )
+    };
+    let old = sessions.join("old.jsonl");
+    std::fs::write(&old, header("old")).unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    mode(&old, 0o666);
+    let new = sessions.join("new.jsonl");
+    std::fs::write(&new, header("new")).unwrap();
+    mode(&new, 0o000);
+
+    let uid = Command::new("id").arg("-u").output().unwrap().stdout;
+    let mut command = if String::from_utf8_lossy(&uid).trim() == "0" {
+        let mut setpriv = Command::new("setpriv");
+        setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+        setpriv
+    } else {
+        Command::new(BIN)
+    };
+    let output = command
+        .args(["--continue", "--api-key", "k", "--session-dir"])
+        .arg(&sessions)
+        .args(["--base-url", "http://127.0.0.1:9/v1", "-p", "hi"])
+        .current_dir(&cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &cwd)
+        .env("CODING_AGENT_DIR", cwd.join("agent"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv (util-linux) runs");
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned()
+        ),
+        (
+            Some(1),
+            format!(
+                "coding-agent: session file {}: Permission denied (os error 13)\n",
+                new.display()
+            )
+        )
+    );
+}

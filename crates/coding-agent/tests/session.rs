@@ -507,7 +507,7 @@ fn continue_picks_the_most_recently_modified_session_of_the_cwd() {
     std::fs::write(here.join("notes.txt"), "").unwrap();
 
     assert_eq!(
-        find_most_recent_session(&here, Path::new(cwd)),
+        find_most_recent_session(&here, Path::new(cwd)).unwrap(),
         Some(here.join("new.jsonl"))
     );
     let resumed = SessionManager::continue_recent(Path::new("/work/here"), &here).unwrap();
@@ -538,15 +538,15 @@ fn continue_passes_over_sessions_of_another_directory_with_the_same_folder() {
     );
 
     assert_eq!(
-        find_most_recent_session(&folder, Path::new("/x/p/q")),
+        find_most_recent_session(&folder, Path::new("/x/p/q")).unwrap(),
         Some(folder.join("mine.jsonl"))
     );
     assert_eq!(
-        find_most_recent_session(&folder, Path::new("/x/p-q")),
+        find_most_recent_session(&folder, Path::new("/x/p-q")).unwrap(),
         Some(folder.join("theirs.jsonl"))
     );
     assert_eq!(
-        find_most_recent_session(&folder, Path::new("/x/other")),
+        find_most_recent_session(&folder, Path::new("/x/other")).unwrap(),
         None
     );
 }
@@ -682,6 +682,64 @@ fn an_export_replaces_the_file_whole_and_a_missing_directory_is_named() {
         .map(|entry| entry.unwrap().file_name())
         .collect();
     assert_eq!(names, ["chat.html"], "no temporary file is left");
+}
+
+/// `/export` and RPC `export_html` wrote the page over the session file
+/// itself (`--export` refused it): the export said success, and every later
+/// save failed, the file being no session any more.
+#[test]
+fn an_export_over_the_session_file_itself_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let path = cwd.join("mysession.jsonl");
+    let mut manager = SessionManager::open(&path, cwd).unwrap();
+    // Not written yet (no answer): the page there would be lost at the
+    // first save, as the session there would be.
+    manager.append_message(&user("hello", 1)).unwrap();
+    let session = scripted_session(&ScriptedProvider::new([]), cwd, manager);
+    let refused = "the output is the session file itself; name another file for the HTML";
+    let error = session
+        .export_html(Some(Path::new("mysession.jsonl")))
+        .unwrap_err();
+    assert_eq!(error.to_string(), refused);
+    assert!(!path.exists());
+
+    let mut manager = SessionManager::open(&path, cwd).unwrap();
+    manager.append_message(&user("hello", 1)).unwrap();
+    manager
+        .append_message(&assistant(vec![text("hi")], StopReason::Stop))
+        .unwrap();
+    let session = scripted_session(&ScriptedProvider::new([]), cwd, manager);
+    let before = std::fs::read(&path).unwrap();
+    std::os::unix::fs::symlink(&path, cwd.join("link.jsonl")).unwrap();
+    for given in ["mysession.jsonl", "./sub/../mysession.jsonl", "link.jsonl"] {
+        std::fs::create_dir_all(cwd.join("sub")).unwrap();
+        let error = session.export_html(Some(Path::new(given))).unwrap_err();
+        assert_eq!(error.to_string(), refused, "{given}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+/// The default name was made of the header's id: a crafted one
+/// (`z/../../PWNED`) wrote the page outside the folder. As Pi's, it is
+/// made of the session file's name.
+#[test]
+fn the_default_export_name_is_the_session_files_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("work");
+    std::fs::create_dir(&cwd).unwrap();
+    let header = json!({"type": "session", "version": 3, "id": "z/../../PWNED",
+                        "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"});
+    let path = cwd.join("2025-01-01T00-00-00-000Z_abc.jsonl");
+    std::fs::write(&path, format!("{header}\n")).unwrap();
+    let session = SessionManager::open(&path, &cwd).unwrap();
+    let written = coding_agent::export::write_session_html(&cwd, &session, None).unwrap();
+    assert_eq!(
+        written,
+        cwd.join("coding-agent-session-2025-01-01T00-00-00-000Z_abc.html")
+    );
+    assert!(written.exists());
+    assert!(!dir.path().join("PWNED.html").exists());
 }
 
 #[test]

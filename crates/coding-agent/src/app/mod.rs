@@ -43,6 +43,7 @@ use crate::compaction::oversize::{Room, fit_tool_results};
 use crate::compaction::tokens::{EstimateScale, fixed_tokens, request_size, scaled};
 use crate::compaction::{CompactionError, CompactionSettings};
 use crate::definition::{ContextFactory, ToolDefinition, wrap_tool_definition};
+use crate::export::ExportError;
 use crate::guard::Guard;
 use crate::guard::record::{CallDecision, DECISION_TYPE};
 use crate::hooks::lifecycle::{CompactTrigger, SessionEndReason};
@@ -54,7 +55,6 @@ use crate::retry::is_retryable;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, Listener, SessionEvent, SessionEvents, Updates};
-use crate::support::fs_error::FsError;
 use crate::support::sync::lock;
 use crate::templates::PromptTemplate;
 use crate::thinking::ThinkingOptions;
@@ -1473,8 +1473,8 @@ impl AgentSession {
     /// Writes the session's whole history (compacted parts included) as
     /// one self-contained HTML page to `path` (relative to the cwd), or to
     /// the default name in the cwd; returns where. A file already there is
-    /// replaced whole or not at all.
-    pub fn export_html(&self, path: Option<&Path>) -> Result<PathBuf, FsError> {
+    /// replaced whole or not at all; the session's own file is refused.
+    pub fn export_html(&self, path: Option<&Path>) -> Result<PathBuf, ExportError> {
         crate::export::write_session_html(&self.inner.cwd, &self.session(), path)
     }
 

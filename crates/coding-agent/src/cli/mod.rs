@@ -159,8 +159,15 @@ struct RunArgs {
     /// List the models the settings and keys allow (those whose name contains SEARCH), then exit
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     list_models: Option<String>,
-    /// Write a session (a file, or an id as for --session) as one HTML page, to OUT or coding-agent-session-<id>.html, then exit
-    #[arg(long, value_names = ["FILE|ID", "OUT"], num_args = 1..=2)]
+    /// Write a session (a file, or an id as for --session) as one HTML page, to OUT or coding-agent-session-<its file name>.html, then exit
+    // It runs nothing: a prompt or a session to run beside it was ignored
+    // without a word.
+    #[arg(
+        long,
+        value_names = ["FILE|ID", "OUT"],
+        num_args = 1..=2,
+        conflicts_with_all = ["messages", "print", "mode", "continue_session", "session", "fork", "resume", "no_session"]
+    )]
     export: Option<Vec<PathBuf>>,
     /// Directory sessions are saved in and looked up [default: $CODING_AGENT_DIR/sessions/--<cwd>--]
     #[arg(long, value_name = "DIR")]

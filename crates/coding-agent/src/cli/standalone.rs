@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use coding_agent::app::ModelCatalog;
-use coding_agent::export::write_session_html;
+use coding_agent::export::{ExportError, write_session_html};
 use coding_agent::session::{SessionError, SessionManager, session_dir};
 use coding_agent::settings::{SETTINGS_FILE, Settings, agent_dir, resolve_model};
 
@@ -63,7 +63,9 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
 }
 
 /// Writes the session in `given` (a file, or an id as for `--session`) as
-/// one HTML page, to `out` or the default name in the cwd.
+/// one HTML page, to `out` or the default name in the cwd. The line saying
+/// where goes to stdout, unless the page went there (`/dev/stdout`, a
+/// pipe): then to stderr, so stdout holds the page alone.
 pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir()?;
     let dir = args
@@ -71,36 +73,29 @@ pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow
         .clone()
         .unwrap_or_else(|| session_dir(&agent_dir(), &cwd));
     let path: PathBuf = session_path(given, &dir)?;
-    // A missing file would be an empty new session: say so instead.
-    std::fs::metadata(&path).map_err(|error| UsageError::ExportSource {
+    let refused = |reason: String| UsageError::ExportSource {
         path: path.clone(),
-        reason: error.to_string(),
-    })?;
-    // Writing the page over the session would lose it.
-    if let Some(out) = out
-        && same_file(&cwd.join(out), &path)
-    {
-        return Err(UsageError::ExportSource {
-            path,
-            reason: "the output is the session file itself; name another file for the HTML".into(),
-        }
-        .into());
-    }
-    let session = SessionManager::open(&path, &cwd).map_err(|error| match error {
+        reason,
+    };
+    let session = SessionManager::open_saved(&path, &cwd).map_err(|error| match error {
+        SessionError::Io { error, .. } => refused(error.to_string()).into(),
         // Its text offers a new path, which starts a session, not an export.
-        SessionError::NotASession { path } => UsageError::ExportSource {
-            path,
-            reason: "it is not a session file (its first line is not a session header)".into(),
+        SessionError::NotASession { .. } => {
+            refused("it is not a session file (its first line is not a session header)".into())
+                .into()
         }
-        .into(),
+        SessionError::Empty { .. } => refused("it is empty: not a session file".into()).into(),
         other => anyhow::Error::from(other),
     })?;
-    let written = write_session_html(&cwd, &session, out)?;
-    println!("Exported to {}", written.display());
+    let written = write_session_html(&cwd, &session, out).map_err(|error| match error {
+        ExportError::IsTheSession => refused(error.to_string()).into(),
+        ExportError::Write(error) => anyhow::Error::from(error),
+    })?;
+    let line = format!("Exported to {}", written.display());
+    if std::fs::metadata(&written).is_ok_and(|meta| meta.is_file()) {
+        println!("{line}");
+    } else {
+        eprintln!("{line}");
+    }
     Ok(0)
-}
-
-/// Whether `a` and `b` are the same existing file (through links too).
-fn same_file(a: &Path, b: &Path) -> bool {
-    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }

@@ -6,6 +6,7 @@
 //! four times the file's size for as long as the session was open.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -75,10 +76,25 @@ impl Entry {
         &self.text
     }
 
-    /// The whole entry, parsed.
+    /// The whole entry, parsed; `null` for one that cannot be read whole,
+    /// which the user is told of (once: it is read at every turn).
+    ///
+    /// Read as JavaScript reads it: Pi's `JSON.stringify` writes a lone
+    /// surrogate escape for text cut in the middle of an emoji, which
+    /// serde_json refuses. Its head was read ([`Entry::parse`] skips the
+    /// rest unchecked), and the entry read as `null` without a word: a tool
+    /// result gone, the model was told "No result provided".
     pub fn value(&self) -> Value {
-        // The text parsed as an object when the entry was made.
-        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+        agent_ai::json_text::from_str(&self.text).unwrap_or_else(|error| {
+            static TOLD: AtomicBool = AtomicBool::new(false);
+            if !TOLD.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "the session entry {} cannot be read and is left out of the conversation: {error}",
+                    self.id().unwrap_or("(without an id)")
+                );
+            }
+            Value::Null
+        })
     }
 
     /// Its id (`None`: an entry without one, which nothing can hang under).
@@ -129,6 +145,35 @@ mod tests {
         assert_eq!(
             (entry.kind(), entry.parent_id(), entry.role()),
             (Some("compaction"), None, None)
+        );
+    }
+
+    /// Pi's `JSON.stringify` writes a lone surrogate escape for a string
+    /// cut in the middle of an emoji; serde_json refuses it. The line
+    /// loaded, but read it was `null`: its message left the conversation,
+    /// the export and the fork list without a word.
+    #[test]
+    fn a_lone_surrogate_escape_reads_as_a_replacement_character() {
+        let line = r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"cut \ud83d","timestamp":0}}"#;
+        let entry = Entry::parse(line).unwrap_or_else(|| panic!("not an entry"));
+        assert_eq!(entry.value()["message"]["content"], "cut \u{fffd}");
+    }
+
+    /// A line whose head reads but whose whole does not (a number no
+    /// `f64` holds) is said to be left out, not read as `null` silently.
+    #[test]
+    fn an_entry_that_cannot_be_read_whole_is_warned_of() {
+        use tracing_subscriber::layer::SubscriberExt;
+        let line = r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi","timestamp":1e400}}"#;
+        let entry = Entry::parse(line).unwrap_or_else(|| panic!("not an entry"));
+        let (layer, mut warnings) = crate::warnings::LineLayer::channel();
+        let subscriber = tracing_subscriber::registry().with(layer);
+        let value = tracing::subscriber::with_default(subscriber, || entry.value());
+        assert_eq!(value, Value::Null);
+        let warning = warnings.try_recv().unwrap_or_default();
+        assert!(
+            warning.starts_with("Warning: the session entry a1 cannot be read and is left out"),
+            "{warning}"
         );
     }
 

@@ -209,7 +209,7 @@ pub(super) fn parse_session(content: &str) -> Option<ParsedSession> {
             }
             entry
         });
-    let header: SessionHeader = serde_json::from_str(lines.next()?.text()).ok()?;
+    let header: SessionHeader = agent_ai::json_text::from_str(lines.next()?.text()).ok()?;
     if header.kind != "session" {
         return None;
     }
@@ -239,7 +239,7 @@ fn from_version_1(entries: Vec<Entry>) -> Vec<Entry> {
             migrated.push(entry);
             continue;
         }
-        let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(entry.text()) else {
+        let Value::Object(mut fields) = entry.value() else {
             migrated.push(entry);
             continue;
         };

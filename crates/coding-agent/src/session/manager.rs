@@ -59,6 +59,23 @@ pub enum SessionError {
         /// The file.
         path: PathBuf,
     },
+    /// A file read for the session it holds (`--export`, `--fork`) is
+    /// empty or blank: opened, it would start a new session.
+    #[error("{} is empty: not a session file", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The session's file was replaced while the session ran (`echo notes
+    /// > file`): it is left as it is, and the entries wait.
+    #[error(
+        "the session file {} was replaced by something that is not a session (another program wrote over it); it is left as it is, and this conversation is not being saved. Move that file aside or remove it: the next message then writes the whole session there again",
+        path.display()
+    )]
+    Replaced {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// Writes `bytes`, counting what was written when a write fails part way
@@ -122,6 +139,10 @@ pub struct SessionManager {
     file_len: Option<u64>,
     /// The user was told another process writes the file too.
     told_shared: bool,
+    /// The user was told the file was replaced by something that is not a
+    /// session ([`SessionError::Replaced`]); until it is written again,
+    /// the entries wait without a word each.
+    told_replaced: bool,
     /// Written before its first answer ([`SessionManager::write_unanswered`]).
     unanswered_kept: bool,
     /// The directory new sessions go to.
@@ -142,6 +163,7 @@ impl SessionManager {
             needs_newline: false,
             file_len: None,
             told_shared: false,
+            told_replaced: false,
             unanswered_kept: false,
             session_dir: None,
             cwd: cwd.to_path_buf(),
@@ -198,16 +220,30 @@ impl SessionManager {
         Ok(session)
     }
 
-    /// A new session in `session_dir` holding a copy of the session in
-    /// `path`, every branch of it, at the same place (Pi's `--fork`): the
-    /// two go on apart, and the file at `path` is left as it was.
-    pub fn fork_from(path: &Path, cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
-        // A missing file is an error here, not a new session.
+    /// The session saved in `path`, for what reads one (`--export`,
+    /// `--fork`): a missing, empty or blank file is an error, where
+    /// [`SessionManager::open`] would start a new session in it (an export
+    /// of an empty file wrote an empty page under a made-up id).
+    pub fn open_saved(path: &Path, cwd: &Path) -> Result<Self, SessionError> {
         std::fs::metadata(path).map_err(|error| SessionError::Io {
             path: path.to_path_buf(),
             error,
         })?;
-        let mut session = Self::open(path, cwd)?;
+        let session = Self::open(path, cwd)?;
+        // Nothing was read from it: it is blank (or was removed meanwhile).
+        if session.written.is_none() {
+            return Err(SessionError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(session)
+    }
+
+    /// A new session in `session_dir` holding a copy of the session in
+    /// `path`, every branch of it, at the same place (Pi's `--fork`): the
+    /// two go on apart, and the file at `path` is left as it was.
+    pub fn fork_from(path: &Path, cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
+        let mut session = Self::open_saved(path, cwd)?;
         session.session_dir = Some(session_dir.to_path_buf());
         session.copy_whole_tree()?;
         Ok(session)
@@ -222,9 +258,10 @@ impl SessionManager {
     }
 
     /// The most recently modified session of `cwd` in `session_dir`, or a
-    /// new one there.
+    /// new one there; an error when a newer file there cannot be read
+    /// (see [`find_most_recent_session`]).
     pub fn continue_recent(cwd: &Path, session_dir: &Path) -> Result<Self, SessionError> {
-        match find_most_recent_session(session_dir, cwd) {
+        match find_most_recent_session(session_dir, cwd)? {
             Some(path) => Self::open(&path, cwd),
             None => Ok(Self::create(cwd, session_dir)),
         }
@@ -239,6 +276,7 @@ impl SessionManager {
         self.needs_newline = false;
         self.file_len = None;
         self.told_shared = false;
+        self.told_replaced = false;
         self.unanswered_kept = false;
         self.file = self.session_dir.as_ref().map(|dir| {
             let stamp = self.header.timestamp.replace([':', '.'], "-");
@@ -709,8 +747,13 @@ impl SessionManager {
                 .is_some_and(|known| std::fs::metadata(&path).is_ok_and(|now| now.len() != known));
         if grown && file_header(&path).is_none() {
             if !is_blank(&path) {
-                // Replaced by something else: left as it is (M10).
-                return Err(SessionError::NotASession { path });
+                // Replaced by something else: left as it is (M10). Said
+                // once: each entry after it said it again. They wait, and
+                // are written with the rest when the file is moved aside.
+                if std::mem::replace(&mut self.told_replaced, true) {
+                    return Ok(());
+                }
+                return Err(SessionError::Replaced { path });
             }
             // Emptied while the session ran (`: > file`, the agent's own
             // bash): appended to, the entries had no header, and the next
@@ -789,6 +832,7 @@ impl SessionManager {
         }
         self.written = Some(self.entries.len());
         self.needs_newline = false;
+        self.told_replaced = false;
         Ok(())
     }
 
@@ -916,20 +960,37 @@ const KEPT_TAIL: usize = 200;
 /// directories can be the same (`/x/p-q` and `/x/p/q` are both
 /// `--x-p-q--`), as can a `--session-dir` shared by several projects, and
 /// `--continue` went on with another project's conversation.
-pub fn find_most_recent_session(dir: &Path, cwd: &Path) -> Option<PathBuf> {
-    let entries = std::fs::read_dir(dir).ok()?;
+///
+/// A file newer than the one found that cannot be read (its permissions)
+/// is an error naming it: it may be the session the user means to go on
+/// with, and it was passed over as no session, `--continue` going on with
+/// an older one without a word.
+pub fn find_most_recent_session(dir: &Path, cwd: &Path) -> Result<Option<PathBuf>, SessionError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(None);
+    };
     let cwd = cwd.to_string_lossy();
-    entries
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
-        .filter(|path| file_header(path).is_some_and(|header| header.cwd == cwd))
         .filter_map(|path| {
-            let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
-            Some((modified, path))
+            let meta = std::fs::metadata(&path).ok()?;
+            // Opening a FIFO would wait for a writer; a folder holds none.
+            meta.is_file().then_some((meta.modified().ok()?, path))
         })
-        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
-        .map(|(_, path)| path)
+        .collect();
+    files.sort_by(|a, b| b.cmp(a));
+    for (_, path) in files {
+        match read_header(&path) {
+            Ok(Some(header)) if header.cwd == cwd => return Ok(Some(path)),
+            Ok(_) => {}
+            // Removed since the folder was listed.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(SessionError::Io { path, error }),
+        }
+    }
+    Ok(None)
 }
 
 /// The session file in `dir` whose id (the name after the timestamp:
@@ -974,7 +1035,7 @@ pub fn session_title(path: &Path) -> Option<String> {
     let (mut name, mut first) = (None, None);
     for line in io::BufRead::lines(io::BufReader::new(file)).map_while(Result::ok) {
         if line.contains("\"session_info\"") {
-            let entry: Value = serde_json::from_str(&line).unwrap_or_default();
+            let entry: Value = agent_ai::json_text::from_str(&line).unwrap_or_default();
             if entry["type"] == "session_info"
                 && let Some(given) = entry["name"].as_str()
             {
@@ -999,7 +1060,7 @@ pub fn session_title(path: &Path) -> Option<String> {
 
 /// The user message a session file's line holds, if it holds one.
 fn user_message(line: &str) -> Option<Message> {
-    let entry: Value = serde_json::from_str(line).ok()?;
+    let entry: Value = agent_ai::json_text::from_str(line).ok()?;
     let message = entry
         .get("message")
         .filter(|_| entry["type"] == "message")?;
@@ -1055,12 +1116,19 @@ fn is_blank(path: &Path) -> bool {
 
 /// The session header the first line of `path` holds, if it holds one.
 fn file_header(path: &Path) -> Option<SessionHeader> {
-    let file = File::open(path).ok()?;
-    let mut first = String::new();
-    io::BufRead::read_line(&mut io::BufReader::new(file), &mut first).ok()?;
-    serde_json::from_str::<SessionHeader>(first.trim_end())
-        .ok()
-        .filter(|h| h.kind == "session")
+    read_header(path).ok().flatten()
+}
+
+/// [`file_header`], or why the file could not be read. The line is read
+/// as [`SessionManager::open`] reads it: bytes that are not UTF-8 become
+/// U+FFFD, a lone surrogate escape too.
+fn read_header(path: &Path) -> io::Result<Option<SessionHeader>> {
+    let file = File::open(path)?;
+    let mut first = Vec::new();
+    io::BufRead::read_until(&mut io::BufReader::new(file), b'\n', &mut first)?;
+    let first = String::from_utf8_lossy(&first);
+    let header = agent_ai::json_text::from_str::<SessionHeader>(first.trim_end()).ok();
+    Ok(header.filter(|h| h.kind == "session"))
 }
 
 #[cfg(test)]
@@ -1208,14 +1276,82 @@ mod tests {
         exchange(&mut session, "two");
         let reopened = SessionManager::open(&path, dir.path()).unwrap();
         assert_eq!(said(&reopened), ["one", "answer", "two", "answer"]);
+    }
 
+    /// A session file replaced while the session runs (`echo notes >
+    /// file`) is left as it is. Each later entry warned with the advice for
+    /// a file given at the start ("Give the path of a session file (or, to
+    /// start a session, a new path)"): what happened is said, once, with
+    /// what to do; moved aside, the file gets the whole session again.
+    #[test]
+    fn a_session_file_replaced_meanwhile_is_said_once_and_written_again_when_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        exchange(&mut session, "one");
         std::fs::write(&path, "notes of mine\n").unwrap();
-        let refused = session.append_message(&user("three")).unwrap_err();
-        assert!(
-            refused.to_string().contains("is not a session file"),
-            "{refused}"
+        let refused = session.append_message(&user("two")).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "the session file {} was replaced by something that is not a session (another program wrote over it); it is left as it is, and this conversation is not being saved. Move that file aside or remove it: the next message then writes the whole session there again",
+                path.display()
+            )
         );
+        session.append_message(&answer()).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "notes of mine\n");
+
+        std::fs::rename(&path, dir.path().join("notes.txt")).unwrap();
+        exchange(&mut session, "three");
+        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        let said = said(&reopened);
+        assert_eq!(said, ["one", "answer", "two", "answer", "three", "answer"]);
+    }
+
+    /// Pi's `JSON.stringify` writes a lone surrogate escape for text cut in
+    /// the middle of an emoji. Such a tool result was left out (the model
+    /// read "No result provided"), and such a first prompt gave the session
+    /// no title in `/resume`.
+    #[test]
+    fn lines_with_a_lone_surrogate_escape_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pi.jsonl");
+        let header = serde_json::to_string(&SessionHeader::new(dir.path(), None)).unwrap();
+        let lines = [
+            header,
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"look \ud83d","timestamp":0}}"#.to_owned(),
+            r#"{"type":"message","id":"r1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"\udc00half"}],"isError":false,"timestamp":0}}"#.to_owned(),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let session = SessionManager::open(&path, dir.path()).unwrap();
+        let messages = session.messages();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        let Message::ToolResult(result) = &messages[1] else {
+            panic!("{messages:?}");
+        };
+        assert_eq!(super::super::blocks_text(&result.content), "\u{fffd}half");
+        assert_eq!(
+            session.user_messages(),
+            [("u1".to_owned(), "look \u{fffd}".to_owned())]
+        );
+        assert_eq!(session_title(&path).as_deref(), Some("look \u{fffd}"));
+    }
+
+    /// A fork of a blank file started an empty session, its parent a file
+    /// that held none; a missing file was an error already.
+    #[test]
+    fn a_fork_of_a_blank_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blank.jsonl");
+        std::fs::write(&path, "\n").unwrap();
+        let refused = SessionManager::fork_from(&path, dir.path(), dir.path()).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            format!("{} is empty: not a session file", path.display())
+        );
+        let missing = dir.path().join("missing.jsonl");
+        let refused = SessionManager::fork_from(&missing, dir.path(), dir.path()).unwrap_err();
+        assert!(matches!(refused, SessionError::Io { .. }), "{refused}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::session_commands::preview;
 use crate::render::{Style, StyledLine};
 use crate::session::{has_session_header, session_title};
 
@@ -110,7 +111,8 @@ impl Listed {
 
 /// The list's lines: a numbered line a session, its age dimmed, then what
 /// was left out: `more` older sessions (in `dir`), or `more` matching a
-/// `search`.
+/// `search`. A title is cut as `/fork` cuts a prompt: a long first prompt
+/// took a dozen rows (a search still reads the whole title).
 pub fn list_lines(
     sessions: &[SavedSession],
     more: usize,
@@ -125,7 +127,7 @@ pub fn list_lines(
     for (i, session) in sessions.iter().enumerate() {
         lines.push(
             StyledLine::new(format!("{:>2}. ", i + 1), Style::Accent)
-                .push(session.title.clone(), Style::Normal)
+                .push(preview(&session.title), Style::Normal)
                 .push(format!(" · {}", age(session.modified, now)), Style::Dim),
         );
     }
@@ -284,5 +286,24 @@ mod tests {
                 " 1. fix the parser · 2 hours ago"
             ]
         );
+    }
+
+    /// A long first prompt filled a dozen rows of the list (Pi's keeps a
+    /// session to a line): it is cut as `/fork` cuts its list.
+    #[test]
+    fn a_long_title_is_cut_to_one_line() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let session = SavedSession {
+            path: PathBuf::from("/s/a.jsonl"),
+            title: "word ".repeat(400),
+            modified: now,
+        };
+        let lines = list_lines(&[session], 0, None, Path::new("/s"), now);
+        let shown = lines[1].plain();
+        assert_eq!(
+            shown,
+            format!(" 1. {} · just now", preview(&"word ".repeat(400)))
+        );
+        assert!(shown.chars().count() < 100, "{shown}");
     }
 }
