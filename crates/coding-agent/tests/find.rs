@@ -155,6 +155,33 @@ async fn find_stops_at_the_repository_root_for_ignore_files() {
     );
 }
 
+/// A folder outside any repository has its `.gitignore` honoured
+/// (DEVIATIONS #4), but not inside a repository below it, which git judges
+/// by that repository's own ignore files; the paths keep their order.
+#[tokio::test]
+async fn find_outside_a_repository_leaves_the_repositories_below_to_their_own_ignore_files() {
+    let fixture = Fixture::new(&[
+        (".gitignore", "*.txt\n"),
+        ("loose.txt", ""),
+        ("a.md", ""),
+        ("repo/.git/HEAD", "ref: refs/heads/main\n"),
+        ("repo/.gitignore", "*.log\n"),
+        ("repo/src/a.txt", ""),
+        ("repo/src/b.log", ""),
+        ("repo2/.git/HEAD", "ref: refs/heads/main\n"),
+        ("repo2/c.txt", ""),
+        ("z.md", ""),
+    ]);
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "*.{md,txt,log}"})).await,
+        "a.md\nrepo/src/a.txt\nrepo2/c.txt\nz.md"
+    );
+    assert_eq!(
+        find_text(&fixture, json!({"pattern": "repo*"})).await,
+        "repo/\nrepo2/"
+    );
+}
+
 /// find_glob_txt.
 #[tokio::test]
 async fn find_name_glob_matches_at_any_depth() {

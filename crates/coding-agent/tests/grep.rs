@@ -520,6 +520,81 @@ async fn grep_stops_at_the_repository_root_for_ignore_files() {
     );
 }
 
+/// A folder outside any repository has its `.gitignore` honoured
+/// (DEVIATIONS #4), but not inside a repository below it, which git and
+/// rg judge by that repository's own ignore files: the `*.txt` of the
+/// folder around hid `repo/src/a.txt`, found when searching from `repo`.
+#[tokio::test]
+async fn grep_outside_a_repository_leaves_the_repositories_below_to_their_own_ignore_files() {
+    let fixture = Fixture::new(&[
+        (".gitignore", "*.txt\n"),
+        ("loose.txt", "needle\n"),
+        ("a.md", "needle\n"),
+        ("repo/.git/HEAD", "ref: refs/heads/main\n"),
+        ("repo/.gitignore", "*.log\n"),
+        ("repo/src/a.txt", "needle\n"),
+        ("repo/src/b.log", "needle\n"),
+        ("repo/sub/.git", "gitdir: ../.git/modules/sub\n"),
+        ("repo/sub/c.log", "needle\n"),
+        ("work2/.git/HEAD", "ref: refs/heads/main\n"),
+        ("work2/d.txt", "needle\n"),
+        ("z.md", "needle\n"),
+    ]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "a.md:1: needle\nrepo/src/a.txt:1: needle\nrepo/sub/c.log:1: needle\nwork2/d.txt:1: needle\nz.md:1: needle"
+    );
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle", "path": "repo"})).await,
+        "src/a.txt:1: needle\nsub/c.log:1: needle"
+    );
+    // A repository walked on its own is still left out as a folder below
+    // the search root is.
+    let exclude = [format!("{}/work2", fixture.work().display())];
+    let args = json!({"pattern": "needle", "glob": "!repo", "exclude": exclude});
+    assert_eq!(
+        grep_text(&fixture, args).await,
+        "a.md:1: needle\nz.md:1: needle\n\n[1 path the permission rules guard was left out: work2]"
+    );
+}
+
+/// The matches before a line longer than the search holds are kept, and the
+/// notice says the file was searched only up to it: a disk image whose
+/// first lines matched, then gigabytes of zeros, gave only the refusal.
+#[tokio::test]
+async fn a_named_file_keeps_its_matches_before_a_line_over_the_limit() {
+    let fixture = Fixture::new(&[]);
+    let head = "needle one\nneedle two\n";
+    fixture.write("disk.img", head);
+    let path = fixture.work().join("disk.img");
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    // Sparse: 100 MB of zeros, one line, without writing them.
+    file.set_len(head.len() as u64 + (100 << 20)).unwrap();
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle", "path": "disk.img"})).await,
+        format!(
+            "disk.img:1: needle one\ndisk.img:2: needle two\n\n[1 path was searched only up to a line longer than 64 MB (a disk image or a device?): {path}. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 {path} | xxd)]",
+            path = path.display()
+        )
+    );
+}
+
+/// In a walk, a file with a line longer than the search holds keeps the
+/// matches before it and is said to be searched up to it (it was said not
+/// to be readable, its matches dropped); other files are searched as ever.
+#[tokio::test]
+async fn a_walk_keeps_the_matches_before_a_line_over_the_limit() {
+    let fixture = Fixture::new(&[("a.txt", "needle a\n"), ("z.txt", "needle z\n")]);
+    let mut big = b"needle one\n".to_vec();
+    big.resize(big.len() + (65 << 20), b'x');
+    big.extend_from_slice(b"\nneedle after\n");
+    fixture.write("big.txt", big);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "needle"})).await,
+        "a.txt:1: needle a\nbig.txt:1: needle one\nz.txt:1: needle z\n\n[1 path was searched only up to a line longer than 64 MB (a disk image or a device?): big.txt. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 big.txt | xxd)]"
+    );
+}
+
 /// A file named as the path is searched even with a NUL byte in it, as rg
 /// searches a file it is given (a walk still skips it); its lines are
 /// numbered as `read` numbers them (rg's would count the NUL as a line end).
@@ -535,21 +610,21 @@ async fn grep_searches_a_named_file_holding_a_nul_byte() {
 
 /// A named file is searched with its NULs as bytes of their line, so a
 /// file of zeros is one endless line: the search stops at the line limit
-/// and says why, instead of taking gigabytes (`/dev/zero` took 11 GB in
+/// and says so, instead of taking gigabytes (`/dev/zero` took 11 GB in
 /// 20 s).
 #[tokio::test]
-async fn a_named_file_of_one_endless_line_is_refused_at_the_line_limit() {
+async fn a_named_file_of_one_endless_line_is_searched_up_to_the_line_limit() {
     let fixture = Fixture::new(&[]);
-    let error = tokio::time::timeout(
+    let result = tokio::time::timeout(
         Duration::from_secs(60),
         fixture.grep(json!({"pattern": "x", "path": "/dev/zero"})),
     )
     .await
     .expect("the search must stop at the line limit")
-    .unwrap_err();
+    .unwrap();
     assert_eq!(
-        error.message(),
-        "/dev/zero has a line longer than 64 MB (a disk image or a device?), which grep does not search. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 | xxd)"
+        text(&result),
+        "No matches found\n\n[1 path was searched only up to a line longer than 64 MB (a disk image or a device?): /dev/zero. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 /dev/zero | xxd)]"
     );
 }
 
@@ -697,6 +772,7 @@ async fn entries_a_search_did_not_look_into_are_said_after_the_results() {
             found,
             unreadable: unreadable.clone(),
             left_out: left_out.clone(),
+            cut_short: Skipped::default(),
         }))));
         async move {
             let result = run(&tool, Path::new("/"), json!({"pattern": "x"}))

@@ -10,7 +10,9 @@
 //!   the ignore file of the program Pi runs for the tool ([`ToolIgnore`]:
 //!   rg's `.rgignore` for grep, fd's `.fdignore` for find); in a
 //!   repository, those of the folders above the root count up to the
-//!   repository's root only, as rg and git count them;
+//!   repository's root only, as rg and git count them, and so outside one
+//!   the `.gitignore` files of the folders around a repository below do not
+//!   count in it;
 //! - hidden files and directories are included;
 //! - `.git` is never entered or listed (unless it is the search root itself);
 //! - symlinks are not followed, so a directory symlink cycle cannot trap a walk;
@@ -21,15 +23,19 @@
 //! tools' Operations (implemented in `tools/grep/ops.rs` and
 //! `tools/find/ops.rs`).
 
+use std::collections::VecDeque;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use agent_core::ToolError;
 use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
-use ignore::{Walk, WalkBuilder, WalkParallel};
+use ignore::{DirEntry, Walk, WalkBuilder, WalkState};
 
 use crate::support::cancel::aborted;
 use crate::support::notices::append_notices;
 use crate::support::paths::{HomeDir, normalize_lexically};
+use crate::support::sync::lock;
 
 /// Why a `grep` or `find` search failed; their Operations return it (and the
 /// remote helper sends it back as it is).
@@ -96,6 +102,11 @@ pub struct Searched<T> {
     /// The entries it left out because permission rules guard them
     /// ([`crate::tools::grep::ops::GrepRequest::exclude`]).
     pub left_out: Skipped,
+    /// The files grep searched only up to a line longer than it holds
+    /// ([`crate::tools::grep::ops::LINE_LIMIT`]); their matches before it
+    /// are in `found`.
+    #[serde(default)]
+    pub cut_short: Skipped,
 }
 
 impl<T> Searched<T> {
@@ -105,6 +116,7 @@ impl<T> Searched<T> {
             found,
             unreadable: Skipped::default(),
             left_out: Skipped::default(),
+            cut_short: Skipped::default(),
         }
     }
 
@@ -116,18 +128,38 @@ impl<T> Searched<T> {
     }
 
     /// What the tool says after its results about what it did not search:
-    /// the entries left out, then those that could not be read.
-    pub fn notices(&self) -> [Option<String>; 2] {
+    /// the entries left out, the files searched only in part, then those
+    /// that could not be read.
+    pub fn notices(&self) -> [Option<String>; 3] {
         [
             self.left_out.notice(
                 "the permission rules guard was left out",
                 "the permission rules guard were left out",
             ),
+            self.cut_short_notice(),
             self.unreadable.notice(
                 "could not be read and was skipped",
                 "could not be read and were skipped",
             ),
         ]
+    }
+
+    /// The files searched only up to a line too long to hold, and how to
+    /// look at them instead (the first one named in the example).
+    fn cut_short_notice(&self) -> Option<String> {
+        let megabytes = crate::tools::grep::ops::LINE_LIMIT >> 20;
+        let said = self.cut_short.notice(
+            &format!(
+                "was searched only up to a line longer than {megabytes} MB (a disk image or a device?)"
+            ),
+            &format!(
+                "were searched only up to a line longer than {megabytes} MB (disk images or devices?)"
+            ),
+        )?;
+        let file = self.cut_short.first.first()?;
+        Some(format!(
+            "{said}. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 {file} | xxd)"
+        ))
     }
 }
 
@@ -351,15 +383,27 @@ impl ToolIgnore {
 }
 
 /// The shared ignore policy for a walk of `root` (see the module docs).
-fn policy(root: &Path, options: WalkOptions, tool: ToolIgnore) -> WalkBuilder {
+/// `nested` is given when `root` is outside any repository: the
+/// repositories below it are then left out, and kept there to be walked on
+/// their own ([`Repositories`]).
+fn policy(
+    root: &Path,
+    options: WalkOptions,
+    tool: ToolIgnore,
+    nested: Option<&Repositories>,
+) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .add_custom_ignore_filename(tool.file_name())
         .hidden(false)
-        .require_git(in_a_repository(root))
+        .require_git(nested.is_none())
         .git_global(options.global_gitignore)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        .follow_links(false);
+    match nested.cloned() {
+        None => builder.filter_entry(|entry| entry.file_name() != ".git"),
+        Some(nested) => builder
+            .filter_entry(move |entry| entry.file_name() != ".git" && !nested.take_over(entry)),
+    };
     builder
 }
 
@@ -371,34 +415,188 @@ fn policy(root: &Path, options: WalkOptions, tool: ToolIgnore) -> WalkBuilder {
 /// repository they apply anyway (DEVIATIONS #4).
 fn in_a_repository(root: &Path) -> bool {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    root.ancestors()
-        .any(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+    root.ancestors().any(is_repository)
+}
+
+/// Whether `dir` is a repository's root: it holds a `.git` (a folder, or
+/// the file of a submodule or worktree).
+fn is_repository(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(".git")).is_ok()
+}
+
+/// The repositories below a folder outside any repository, which its walk
+/// leaves to walks of their own.
+///
+/// Outside a repository `.gitignore` files are honoured without git, and
+/// then `ignore` never looks for `.git`: the `*.txt` of `~/src/.gitignore`
+/// hid `~/src/app/src/a.txt` in the repository `app`, which git (and rg)
+/// judge by `app`'s own ignore files, and which a search from `app` found.
+/// A walk rooted at the repository counts them as git does.
+#[derive(Debug, Clone, Default)]
+struct Repositories(Arc<Mutex<VecDeque<PathBuf>>>);
+
+impl Repositories {
+    /// Whether `entry`, which the walk would go into, is a repository;
+    /// it is kept to be walked on its own.
+    fn take_over(&self, entry: &DirEntry) -> bool {
+        let repository =
+            entry.file_type().is_some_and(|t| t.is_dir()) && is_repository(entry.path());
+        if repository {
+            lock(&self.0).push_back(entry.path().to_path_buf());
+        }
+        repository
+    }
+
+    /// The first repository kept and not yet walked.
+    fn next(&self) -> Option<PathBuf> {
+        lock(&self.0).pop_front()
+    }
+}
+
+/// `root`'s walk under the shared policy, with the repositories below it
+/// kept in `nested` when it is outside any.
+fn walk_builder(
+    root: &Path,
+    options: WalkOptions,
+    tool: ToolIgnore,
+) -> (WalkBuilder, Option<Repositories>) {
+    let nested = (!in_a_repository(root)).then(Repositories::default);
+    (policy(root, options, tool, nested.as_ref()), nested)
+}
+
+fn sorted(mut builder: WalkBuilder) -> Walk {
+    builder.sort_by_file_name(|a, b| a.cmp(b)).build()
 }
 
 /// A sorted, sequential walk of `root` under the shared ignore policy.
 ///
-/// The first entry is `root` itself (depth 0); errors (unreadable
-/// directories, broken ignore files) come as `Err` items the caller may skip.
-/// Entries come in [`Path`] order (component by component), the order the
-/// tools' output uses.
-pub fn walk(root: &Path, options: WalkOptions, tool: ToolIgnore) -> Walk {
-    policy(root, options, tool)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build()
+/// The first entry is `root` itself; errors (unreadable directories, broken
+/// ignore files) come as `Err` items the caller may skip. Entries come in
+/// [`Path`] order (component by component), the order the tools' output
+/// uses. A repository below a root outside any is walked on its own (its
+/// folder first), so [`DirEntry::depth`] counts from it there: tell the
+/// root by its path.
+pub fn walk(root: &Path, options: WalkOptions, tool: ToolIgnore) -> SortedWalk {
+    let (builder, nested) = walk_builder(root, options, tool);
+    SortedWalk {
+        outer: sorted(builder),
+        nested,
+        repository: None,
+        held: None,
+        options,
+        tool,
+    }
 }
 
-/// An unordered walk of `root` on `threads` threads under the same policy,
-/// for work (like searching file contents) that costs more than the walk;
-/// callers that need the sorted order sort what they keep by [`Path`].
+/// The iterator of [`walk`].
+pub struct SortedWalk {
+    /// The walk of the root.
+    outer: Walk,
+    /// The repositories below the root the outer walk passed and left to
+    /// walks of their own (the root outside any), in order.
+    nested: Option<Repositories>,
+    /// The walk of the repository being walked.
+    repository: Option<Walk>,
+    /// The outer walk's next item, which comes after the repositories it
+    /// passed on the way to it.
+    held: Option<Option<Result<DirEntry, ignore::Error>>>,
+    options: WalkOptions,
+    tool: ToolIgnore,
+}
+
+impl Iterator for SortedWalk {
+    type Item = Result<DirEntry, ignore::Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.repository.as_mut().and_then(Iterator::next) {
+                return Some(item);
+            }
+            if let Some(repository) = self.nested.as_ref().and_then(Repositories::next) {
+                let builder = policy(&repository, self.options, self.tool, None);
+                self.repository = Some(sorted(builder));
+                continue;
+            }
+            if let Some(item) = self.held.take() {
+                return item;
+            }
+            self.held = Some(self.outer.next());
+        }
+    }
+}
+
+/// A walk of `root` on `threads` threads under the same policy, in no
+/// order, for work (like searching file contents) that costs more than the
+/// walk; callers that need the sorted order sort what they keep by [`Path`].
 pub fn walk_parallel(
     root: &Path,
     threads: usize,
     options: WalkOptions,
     tool: ToolIgnore,
-) -> WalkParallel {
-    policy(root, options, tool)
-        .threads(threads)
-        .build_parallel()
+) -> ParallelWalk {
+    ParallelWalk {
+        root: root.to_path_buf(),
+        threads,
+        options,
+        tool,
+    }
+}
+
+/// What a [`ParallelWalk`] calls with each entry, on one of its threads.
+pub type Visitor<'s> = Box<dyn FnMut(Result<DirEntry, ignore::Error>) -> WalkState + Send + 's>;
+
+/// The walk of [`walk_parallel`].
+#[derive(Debug)]
+pub struct ParallelWalk {
+    root: PathBuf,
+    threads: usize,
+    options: WalkOptions,
+    tool: ToolIgnore,
+}
+
+impl ParallelWalk {
+    /// Visits every entry as [`ignore::WalkParallel::run`] does, each thread
+    /// with a visitor of its own from `visitor`. A repository below a root
+    /// outside any is walked on its own after the rest (its folder first),
+    /// so [`DirEntry::depth`] counts from it there: tell the root by its
+    /// path. [`WalkState::Quit`] ends the whole walk.
+    pub fn run<'s>(self, mut visitor: impl FnMut() -> Visitor<'s>) {
+        let (mut builder, nested) = walk_builder(&self.root, self.options, self.tool);
+        let Some(nested) = nested else {
+            builder.threads(self.threads).build_parallel().run(visitor);
+            return;
+        };
+        let quit = AtomicBool::new(false);
+        let mut watched = || {
+            let mut inner = visitor();
+            let quit = &quit;
+            Box::new(move |item| {
+                let state = inner(item);
+                if matches!(state, WalkState::Quit) {
+                    quit.store(true, Ordering::Relaxed);
+                }
+                state
+            }) as Visitor<'_>
+        };
+        builder
+            .threads(self.threads)
+            .build_parallel()
+            .run(&mut watched);
+        if quit.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(first) = nested.next() else {
+            return;
+        };
+        let mut repositories = policy(&first, self.options, self.tool, None);
+        while let Some(repository) = nested.next() {
+            repositories.add(repository);
+        }
+        repositories
+            .threads(self.threads)
+            .build_parallel()
+            .run(visitor);
+    }
 }
 
 /// Where a [`PathGlob`] looks.

@@ -117,13 +117,12 @@ impl TypedTool for FindTool {
 /// entries that could not be read said last.
 fn format_result(searched: &Searched<String>, limit: Option<usize>) -> ToolOutput<FindDetails> {
     let paths = &searched.found;
-    let [left_out, unreadable] = searched.notices();
     if paths.is_empty() {
         return ToolOutput::text(searched.nothing_found(NO_FILES));
     }
     let result_limit_reached = limit.filter(|&limit| paths.len() >= limit);
     let count_notice = result_limit_reached.map(|limit| limit_notice(limit, "results"));
-    let (text, truncation) = truncate_list(paths, count_notice, [left_out, unreadable]);
+    let (text, truncation) = truncate_list(paths, count_notice, searched.notices());
     ToolOutput::text(text).with_details_if_any(FindDetails {
         result_limit_reached,
         truncation,

@@ -87,12 +87,14 @@ fn glob_blocking(
         if found.len() >= limit {
             break;
         }
-        if entry.depth() == 0 {
-            continue;
-        }
+        // The root is told by its path: a repository's entries count
+        // their depth from it (`walk`).
         let Ok(relative) = entry.path().strip_prefix(root) else {
             continue;
         };
+        if relative.as_os_str().is_empty() {
+            continue;
+        }
         if !glob.is_match(relative, entry.path()) {
             continue;
         }
@@ -103,8 +105,7 @@ fn glob_blocking(
         found.push(shown);
     }
     Ok(Searched {
-        found,
         unreadable,
-        left_out: Skipped::default(),
+        ..Searched::all(found)
     })
 }

@@ -6,12 +6,15 @@
 //! the window shows what Pi's split has at that number). Here the file is
 //! read once as a stream, split the same way, and only the lines some
 //! window shows are kept; reading stops after the last of them. Held whole,
-//! a 280 MB log took 1.25 GB to show five lines around one match.
+//! a 280 MB log took 1.25 GB to show five lines around one match. Reading
+//! also stops in a line longer than the search holds ([`LINE_LIMIT`]): the
+//! search stopped there, so nothing after it matched, and a window reaching
+//! into a disk image's zeros read all 5 GB of them to show a prefix.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 
-use super::ops::MatchLines;
+use super::ops::{LINE_LIMIT, MatchLines};
 use crate::support::truncate::{GREP_KEPT_LINE_BYTES, GREP_MAX_LINE_LENGTH, shown_prefix};
 
 /// The lines the windows need, by number, and how many lines were read.
@@ -38,6 +41,8 @@ pub(super) fn window_lines(
     let mut number = 1;
     let mut range = 0;
     let mut current = Vec::new();
+    // Bytes of the line being read, kept or not.
+    let mut length = 0;
     // The last byte was a `\r` that ended a line: a `\n` right after it
     // belongs to the same break.
     let mut after_cr = false;
@@ -57,6 +62,10 @@ pub(super) fn window_lines(
             after_cr = false;
             let all = buffer.len();
             reader.consume(all);
+            length += all;
+            if length > LINE_LIMIT {
+                break;
+            }
             continue;
         };
         let byte = buffer[at];
@@ -70,6 +79,7 @@ pub(super) fn window_lines(
             lines.kept.insert(number, decode(&current));
         }
         current.clear();
+        length = 0;
         after_cr = byte == b'\r';
         reader.consume(at + 1);
         lines.count = number;
@@ -78,7 +88,8 @@ pub(super) fn window_lines(
         }
         number += 1;
     }
-    // The text after the last break is the last line, empty or not.
+    // The text after the last break (or the line too long to read on) is
+    // the last line, empty or not.
     if ranges.get(range).is_some_and(|&(start, _)| start <= number) {
         lines.kept.insert(number, decode(&current));
     }
@@ -136,6 +147,7 @@ impl WindowLines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     /// Every line of `text` with a window over all of it, as a list.
     fn split(text: &[u8]) -> Vec<String> {
@@ -201,6 +213,18 @@ mod tests {
                 lines: strings(&["11", "12", "13"])
             }
         );
+    }
+
+    #[test]
+    fn reading_stops_in_a_line_longer_than_the_search_holds() {
+        let endless = io::repeat(0).take(4 * LINE_LIMIT as u64);
+        let mut reader = io::BufReader::new(b"needle\n".chain(endless));
+        let lines = window_lines(&mut reader, &[1], 1).unwrap();
+        assert_eq!(lines.count, 2);
+        assert_eq!(lines.kept[&1], "needle");
+        assert!(lines.kept[&2].starts_with('\0'));
+        let (_, endless) = reader.get_ref().get_ref();
+        assert!(endless.limit() > 0, "read to the end of the long line");
     }
 
     #[test]

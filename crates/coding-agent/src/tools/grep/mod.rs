@@ -180,11 +180,10 @@ fn is_match_line(line: &str) -> bool {
 }
 
 /// Pi's output: one line per match (or per context line), cut to 500 chars
-/// each and 50KB in all, then the notices; the entries that could not be
-/// read said last.
+/// each and 50KB in all, then the notices; the entries left out, searched
+/// in part or not read said last.
 fn format_result(searched: &Searched<GrepMatch>, limit: usize) -> ToolOutput<GrepDetails> {
     let matches = &searched.found;
-    let [left_out, unreadable] = searched.notices();
     if matches.is_empty() {
         return ToolOutput::text(searched.nothing_found(NO_MATCHES));
     }
@@ -217,8 +216,8 @@ fn format_result(searched: &Searched<GrepMatch>, limit: usize) -> ToolOutput<Gre
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         )
     });
-    let (text, truncation) =
-        truncate_list(&output, count_notice, [lines_notice, left_out, unreadable]);
+    let later_notices = [lines_notice].into_iter().chain(searched.notices());
+    let (text, truncation) = truncate_list(&output, count_notice, later_notices);
     ToolOutput::text(text).with_details_if_any(GrepDetails {
         match_limit_reached,
         truncation,

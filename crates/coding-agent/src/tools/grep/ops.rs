@@ -152,18 +152,18 @@ fn search_blocking(
             &name,
             request.context,
             limit,
-        );
+        )
         // Opened a moment ago: an error now is one reading it.
-        return found.map(Searched::all).map_err(|error| {
-            if over_line_limit(&error) {
-                return SearchError::Other(format!(
-                    "{} has a line longer than {} MB (a disk image or a device?), which grep does not search. Read parts of it with read's offset and limit, or inspect it with bash (e.g. head -c 4096 | xxd)",
-                    request.path.display(),
-                    LINE_LIMIT >> 20
-                ));
-            }
+        .map_err(|error| {
             SearchError::Other(FsError::new(&error, "read", &request.path).to_string())
-        });
+        })?;
+        let mut searched = Searched::all(found.matches);
+        if found.cut_short {
+            // Named in full: the notice's example command is run from the
+            // working directory, not from the file's.
+            searched.cut_short.add(request.path.display().to_string());
+        }
+        return Ok(searched);
     }
     check_readable(&request.path, true)?;
     let glob = request
@@ -249,7 +249,8 @@ fn searcher(binary: BinaryDetection) -> Searcher {
 }
 
 /// True when `error` is the searcher's refusal to hold a line longer
-/// than [`LINE_LIMIT`] (grep-searcher words it so, as an `Other` error).
+/// than [`LINE_LIMIT`] (grep-searcher words it so, as an `Other` error):
+/// the search of the file stopped there.
 fn over_line_limit(error: &std::io::Error) -> bool {
     error.to_string().contains("allocation limit")
 }
@@ -326,10 +327,12 @@ fn search_tree(
     let full = AtomicBool::new(false);
     let unreadable = Mutex::new(Skipped::default());
     let left_out = Mutex::new(Skipped::default());
+    let cut_short = Mutex::new(Skipped::default());
     let root = request.path.as_path();
     walk_parallel(root, threads, options, ToolIgnore::Rg).run(|| {
         let mut searcher = new_searcher();
-        let (first, full, unreadable, left_out) = (&first, &full, &unreadable, &left_out);
+        let (first, full, unreadable, left_out, cut_short) =
+            (&first, &full, &unreadable, &left_out, &cut_short);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -347,10 +350,13 @@ fn search_tree(
             if full.load(Ordering::Relaxed) && lock(first).excludes(relative) {
                 return WalkState::Skip;
             }
+            // Told by its path: a repository's entries count their depth
+            // from it (`walk_parallel`).
+            let below_root = !relative.as_os_str().is_empty();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             // What permission rules guard is not searched (a folder not
             // gone into), and said.
-            if entry.depth() > 0 && left.is_some_and(|left| left.covers(entry.path())) {
+            if below_root && left.is_some_and(|left| left.covers(entry.path())) {
                 lock(left_out).add(slash_path(relative));
                 return if is_dir {
                     WalkState::Skip
@@ -358,8 +364,8 @@ fn search_tree(
                     WalkState::Continue
                 };
             }
-            let excluded = entry.depth() > 0
-                && glob.is_some_and(|g| g.matched(entry.path(), is_dir).is_ignore());
+            let excluded =
+                below_root && glob.is_some_and(|g| g.matched(entry.path(), is_dir).is_ignore());
             if is_dir && excluded {
                 // `!node_modules`: rg does not go in.
                 return WalkState::Skip;
@@ -368,7 +374,7 @@ fn search_tree(
                 return WalkState::Continue;
             }
             let display = slash_path(relative);
-            let matches = match search_file(
+            let found = match search_file(
                 &mut searcher,
                 matcher,
                 entry.path(),
@@ -376,7 +382,7 @@ fn search_tree(
                 request.context,
                 limit,
             ) {
-                Ok(matches) => matches,
+                Ok(found) => found,
                 Err(error) => {
                     if !gone(&error) {
                         lock(unreadable).add(display);
@@ -384,9 +390,12 @@ fn search_tree(
                     return WalkState::Continue;
                 }
             };
-            if !matches.is_empty() {
+            if found.cut_short {
+                lock(cut_short).add(display);
+            }
+            if !found.matches.is_empty() {
                 let mut first = lock(first);
-                first.offer(relative.to_path_buf(), matches);
+                first.offer(relative.to_path_buf(), found.matches);
                 full.store(first.total >= first.limit, Ordering::Relaxed);
             }
             WalkState::Continue
@@ -403,7 +412,20 @@ fn search_tree(
         left_out: left_out
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner),
+        cut_short: cut_short
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner),
     }
+}
+
+/// What the search of one file found.
+struct FileMatches {
+    /// The first `limit` matching lines, in line order.
+    matches: Vec<GrepMatch>,
+    /// The search stopped at a line longer than [`LINE_LIMIT`]: `matches`
+    /// are those before it. They were dropped with the error, and a disk
+    /// image whose first lines matched said only that it was too long.
+    cut_short: bool,
 }
 
 fn search_file(
@@ -413,39 +435,39 @@ fn search_file(
     display: &str,
     context: usize,
     limit: usize,
-) -> std::io::Result<Vec<GrepMatch>> {
+) -> std::io::Result<FileMatches> {
     let mut found: Vec<(u64, String)> = Vec::new();
     let sink = Lossy(|line_number, line: &str| {
         found.push((line_number, clean_line(line)));
         Ok(found.len() < limit)
     });
-    searcher.search_path(matcher, path, sink)?;
-    if context == 0 || found.is_empty() {
-        return Ok(found
-            .into_iter()
-            .map(|(line_number, text)| GrepMatch {
-                path: display.to_owned(),
-                line_number,
-                lines: MatchLines::Line(text),
-            })
-            .collect());
-    }
-    let numbers: Vec<u64> = found.iter().map(|&(line_number, _)| line_number).collect();
+    let cut_short = match searcher.search_path(matcher, path, sink) {
+        Ok(()) => false,
+        Err(error) if over_line_limit(&error) => true,
+        Err(error) => return Err(error),
+    };
     let context = context as u64;
-    let file_lines = std::fs::File::open(path)
-        .and_then(|file| window_lines(std::io::BufReader::new(file), &numbers, context))
-        .ok();
-    Ok(found
+    // With context, the file's lines around the matches (`None` inside:
+    // it could not be read again).
+    let windows = (context > 0 && !found.is_empty()).then(|| {
+        let numbers: Vec<u64> = found.iter().map(|&(line_number, _)| line_number).collect();
+        std::fs::File::open(path)
+            .and_then(|file| window_lines(std::io::BufReader::new(file), &numbers, context))
+            .ok()
+    });
+    let matches = found
         .into_iter()
-        .map(|(line_number, _)| GrepMatch {
+        .map(|(line_number, text)| GrepMatch {
             path: display.to_owned(),
             line_number,
-            lines: match &file_lines {
-                Some(lines) => lines.window(line_number, context),
-                None => MatchLines::Unreadable,
+            lines: match &windows {
+                None => MatchLines::Line(text),
+                Some(Some(lines)) => lines.window(line_number, context),
+                Some(None) => MatchLines::Unreadable,
             },
         })
-        .collect())
+        .collect();
+    Ok(FileMatches { matches, cut_short })
 }
 
 /// A matching line as Pi shows it: without its line ending and without any
@@ -551,7 +573,9 @@ mod tests {
             shown(text)
         };
 
-        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 0, 10).unwrap();
+        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 0, 10)
+            .unwrap()
+            .matches;
         let [
             GrepMatch {
                 lines: MatchLines::Line(text),
@@ -563,7 +587,9 @@ mod tests {
         };
         assert_eq!(short(text), shown(&long));
 
-        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 1, 10).unwrap();
+        let found = search_file(&mut new_searcher(), &matcher, &path, "b", 1, 10)
+            .unwrap()
+            .matches;
         let [
             GrepMatch {
                 lines: MatchLines::Window { lines, .. },
