@@ -98,14 +98,43 @@ fn same_file(a: &Path, b: &Path) -> bool {
 fn write_page(path: &Path, html: &str) -> Result<(), FsError> {
     use std::io::Write as _;
     match std::fs::metadata(path) {
-        Ok(meta) if SpecialFile::of(&meta).is_some() => std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|error| FsError::new(&error, "open", path))?
-            .write_all(html.as_bytes())
-            .map_err(|error| FsError::new(&error, "write", path)),
+        Ok(meta) if SpecialFile::of(&meta).is_some() => {
+            let pipe = SpecialFile::of(&meta) == Some(SpecialFile::Pipe);
+            open_stream(path, pipe)?
+                .write_all(html.as_bytes())
+                .map_err(|error| FsError::new(&error, "write", path))
+        }
         _ => write_atomic_private(path, html.as_bytes()),
     }
+}
+
+/// Opens `path` to write to as it is. A named pipe is opened without
+/// waiting, then written to as usual: opening one no one reads waits for a
+/// reader, and held the export (over RPC or in the terminal, the whole
+/// session) until one came, perhaps never.
+fn open_stream(path: &Path, pipe: bool) -> Result<std::fs::File, FsError> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if pipe {
+        options.custom_flags(OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = options.open(path).map_err(|error| {
+        if pipe && error.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+            FsError::other(format!(
+                "no one is reading the pipe {}: start its reader first, or name a file",
+                path.display()
+            ))
+        } else {
+            FsError::new(&error, "open", path)
+        }
+    })?;
+    if pipe {
+        rustix::fs::fcntl_setfl(&file, OFlags::empty())
+            .map_err(|error| FsError::new(&error.into(), "fcntl", path))?;
+    }
+    Ok(file)
 }
 
 /// The HTML page of a session's history: every message, and where the

@@ -189,4 +189,18 @@ fn export_writes_to_stdout_or_a_device() {
         (status.code(), stdout.as_str(), stderr.as_str()),
         (Some(0), "", "Exported to /dev/null\n")
     );
+
+    // A named pipe no one reads would hold the export (and, over RPC or in
+    // the terminal, the session) until a reader came.
+    let pipe = sandbox.work.join("page.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    assert!(made.is_ok_and(|status| status.success()), "mkfifo failed");
+    let mut command = sandbox.bare_command();
+    command.arg("--export").arg(&file).arg(&pipe);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no one is reading the pipe") && stderr.contains("page.fifo"),
+        "{stderr}"
+    );
 }
