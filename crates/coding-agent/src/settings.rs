@@ -416,6 +416,9 @@ impl Settings {
                 );
             }
         }
+        // What the project's sandbox mode makes of the session is said with
+        // its file's name (`crate::sandbox::AskedBy`).
+        project.sandbox.project_file = Some(project_path);
         settings.merge(project);
         settings.drop_impossible_sizes();
         Ok(settings)

@@ -519,7 +519,9 @@ fn in_the_home_directory_the_users_own_settings_are_no_untrusted_project() {
     command
         .current_dir(&world.home)
         .env("CODING_AGENT_DIR", &agent_dir)
-        .args(["--no-session", "-p", "Make it."]);
+        // Started in the home folder, the sandbox would not let bash write
+        // it (`docs/permissions.md`); what is tested is the allow rule.
+        .args(["--no-session", "--sandbox", "off", "-p", "Make it."]);
     let (status, stdout, stderr) = Running::spawn(command).finish();
     assert_eq!(
         (status.code(), stdout.as_str(), stderr.as_str()),

@@ -324,3 +324,81 @@ fn the_helper_refuses_bad_arguments_without_running_anything() {
         "coding-agent sandbox: usage: __sandbox POLICY_JSON -- PROGRAM [ARGS...]\n"
     );
 }
+
+/// Re-points `link` between `inside` and `outside` (atomically, by renaming
+/// a fresh link over it) until the returned flag is set.
+fn swap_link_until_stopped(
+    link: PathBuf,
+    inside: PathBuf,
+    outside: PathBuf,
+) -> (
+    Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
+    let fresh = link.with_extension("swapping");
+    let swapper = std::thread::spawn(move || {
+        while !stopped.load(Ordering::Relaxed) {
+            for target in [&inside, &outside] {
+                let _ = std::fs::remove_file(&fresh);
+                std::os::unix::fs::symlink(target, &fresh).unwrap();
+                std::fs::rename(&fresh, &link).unwrap();
+            }
+        }
+    });
+    (stop, swapper)
+}
+
+/// A link in the workspace re-pointed, between the sandbox's check and the
+/// write, from a file inside to one outside: `write` and `edit` wrote
+/// outside the roots (the probe won on its 9th and 52nd attempt). The kernel
+/// now refuses the write itself, so no attempt may get through.
+#[tokio::test]
+async fn a_link_swapped_after_the_check_cannot_carry_write_or_edit_outside() {
+    use std::sync::atomic::Ordering;
+    const ATTEMPTS: usize = 400;
+    let fixture = Fixture::new();
+    let sandbox = Sandbox::start(&SandboxRequest::default(), &fixture.work, HELPER.into()).unwrap();
+    let write = sandbox.builtin_tool("write").unwrap();
+    let edit = sandbox.builtin_tool("edit").unwrap();
+    let (inside, outside) = (
+        fixture.work.join("inside.txt"),
+        fixture.home.join("outside.txt"),
+    );
+    let (stop, swapper) =
+        swap_link_until_stopped(fixture.work.join("L"), inside.clone(), outside.clone());
+    let mut escaped = None;
+    for attempt in 1..=ATTEMPTS {
+        let _ = fixture
+            .run(write.as_ref(), json!({"path": "L", "content": "ESCAPED\n"}))
+            .await;
+        if outside.exists() {
+            escaped = Some(("write", attempt));
+            break;
+        }
+    }
+    std::fs::write(&outside, "old\n").unwrap();
+    for attempt in 1..=ATTEMPTS {
+        if escaped.is_some() {
+            break;
+        }
+        std::fs::write(&inside, "old\n").unwrap();
+        let _ = fixture
+            .run(
+                edit.as_ref(),
+                json!({"path": "L", "edits": [{"oldText": "old", "newText": "ESCAPED"}]}),
+            )
+            .await;
+        if std::fs::read_to_string(&outside).unwrap() != "old\n" {
+            escaped = Some(("edit", attempt));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(
+        escaped, None,
+        "(tool, attempt) that wrote outside the roots"
+    );
+}

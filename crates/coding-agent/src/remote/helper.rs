@@ -358,10 +358,7 @@ async fn run_bash(
 /// policy made here, links resolved here), as write and edit are locally.
 fn writes_under(sandbox: Option<RemoteSandbox>) -> Arc<dyn WriteOperations> {
     match sandbox {
-        Some(sandbox) => Arc::new(Sandboxed::new(
-            Arc::new(LocalFileOperations),
-            policy_of(&sandbox),
-        )),
+        Some(sandbox) => Arc::new(Sandboxed::new(policy_of(&sandbox))),
         None => Arc::new(LocalFileOperations),
     }
 }

@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(
             said(&default, Err(KernelError::Unavailable)).as_deref(),
             Some(
-                "Sandbox: not available on box: Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter); bash runs there with the remote user's full rights"
+                "Sandbox: not available on box: Landlock is not available (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter and, in a container, a seccomp profile that allows its system calls); bash runs there with the remote user's full rights"
             )
         );
         let off = SandboxRequest {

@@ -19,13 +19,14 @@ use crate::tools::bash::ops::{
 const PERMISSION_ERRORS: [&[u8]; 2] = [b"permission denied", b"operation not permitted"];
 
 /// With the network off, these too: curl says only that it could not
-/// connect (the sandbox's EACCES is not in its words), and the model takes
-/// the server for down. Every TCP connect fails there, so the notice is
-/// right.
-const NETWORK_OFF_ERRORS: [&[u8]; 3] = [
+/// connect, and Node (npm, `fetch`) only `connect EACCES 1.2.3.4:443`:
+/// neither has the words above, and the model took the server for down.
+/// Every TCP connect fails there, so the notice is right.
+const NETWORK_OFF_ERRORS: [&[u8]; 4] = [
     b"permission denied",
     b"operation not permitted",
     b"couldn't connect to server",
+    b"connect eacces",
 ];
 
 /// Bytes of the previous chunk kept, so an error split across two chunks is
@@ -169,5 +170,24 @@ mod tests {
         let curl = "curl: (7) Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server\n";
         assert!(scan_for(&[curl], &NETWORK_OFF_ERRORS).await.0);
         assert!(!scan_for(&[curl], &PERMISSION_ERRORS).await.0);
+    }
+
+    /// How other clients word the sandbox's refused connect: Node's (and
+    /// so npm's) has neither "permission denied" nor "not permitted", and
+    /// got no notice.
+    #[tokio::test]
+    async fn with_the_network_off_every_common_clients_refused_connect_counts() {
+        for refused in [
+            "Error: connect EACCES 127.0.0.1:18115\n    at TCPConnectWrap.afterConnect",
+            "npm error code EACCES\nnpm error syscall connect\nnpm error errno EACCES\nnpm error request to https://registry.npmjs.org/x failed, reason: connect EACCES 104.16.0.35:443",
+            "PermissionError: [Errno 13] Permission denied",
+            "dial tcp 127.0.0.1:8080: connect: permission denied",
+            "ssh: connect to host example.com port 22: Permission denied",
+        ] {
+            assert!(
+                scan_for(&[refused], &NETWORK_OFF_ERRORS).await.0,
+                "{refused}"
+            );
+        }
     }
 }

@@ -31,9 +31,12 @@ pub const ABSTRACT_SOCKETS_CONTAINED_FROM_ABI: u8 = 6;
 /// with it (`docs/remote.md`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum KernelError {
-    /// The kernel has no Landlock (not built in, or not enabled at boot).
+    /// The kernel has no Landlock (not built in, or not enabled at boot),
+    /// or a seccomp filter refuses its first system call: the `landlock`
+    /// crate cannot tell them apart. A refusal further on is
+    /// [`KernelError::Refused`], with the kernel's words.
     #[error(
-        "Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter)"
+        "Landlock is not available (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter and, in a container, a seccomp profile that allows its system calls)"
     )]
     Unavailable,
     /// The kernel refused the rules.

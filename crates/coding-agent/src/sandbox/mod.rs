@@ -1,7 +1,7 @@
 //! The sandbox: what bash, `write` and `edit` may change, enforced by the
-//! kernel (Linux Landlock) for bash and by the tools' Operations for the
-//! in-process tools. See `docs/permissions.md` ("Sandbox") for what it does
-//! and does not contain.
+//! kernel (Linux Landlock): for bash through a helper process, for the
+//! in-process tools on a thread of each write's own. See
+//! `docs/permissions.md` ("Sandbox") for what it does and does not contain.
 //!
 //! - [`policy`]: the mode, the writable roots, the network switch, and the
 //!   check `write`/`edit` apply;
@@ -28,14 +28,13 @@ pub use self::bash::SandboxedBashOperations;
 pub use self::files::Sandboxed;
 pub use self::helper::{HELPER_ARG, run_if_invoked, running_executable};
 pub use self::kernel::{ABSTRACT_SOCKETS_CONTAINED_FROM_ABI, Enforced, KernelError};
-pub use self::policy::{SandboxMode, SandboxPolicy};
+pub use self::policy::{LeftOut, SandboxMode, SandboxPolicy};
 pub use self::settings::SandboxSettings;
 
 use crate::definition::ToolDefinition;
 use crate::definition::Typed;
 use crate::tools::bash::BashTool;
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
-use crate::tools::write::ops::LocalFileOperations;
 use crate::tools::{builtin_tool, edit::EditTool, write::WriteTool};
 
 /// What the user asked for (flags and settings), before the kernel is asked.
@@ -48,6 +47,24 @@ pub struct SandboxRequest {
     pub allow_network: bool,
     /// Directories writable besides the workspace root and temp directories.
     pub extra_roots: Vec<PathBuf>,
+    /// Who asked for `mode`, for what the user is told about it.
+    pub asked_by: AskedBy,
+}
+
+/// Who asked for a sandbox mode: what the user is told names it, and the
+/// way out it names is one that works. A project's `read-only` on a kernel
+/// without Landlock stopped the agent with `--sandbox read-only: ...`, a
+/// flag the user never gave, and told a user whose own settings already
+/// said `off` to write that in their settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AskedBy {
+    /// `--sandbox` (or a library's caller).
+    #[default]
+    Flag,
+    /// The user's own settings file.
+    Settings,
+    /// A project's settings file (this one), which tightened the user's mode.
+    Project(PathBuf),
 }
 
 impl SandboxRequest {
@@ -82,19 +99,60 @@ pub struct SandboxStatus {
     pub network_allowed: bool,
     /// The directories writes are limited to (empty when off or read-only).
     pub roots: Vec<PathBuf>,
+    /// Directories asked to be writable that are not, being too broad
+    /// ([`policy::too_broad`]).
+    pub left_out: Vec<LeftOut>,
+    /// Why the default sandbox fell back to off: the kernel's answer.
+    pub unavailable: Option<KernelError>,
 }
 
 impl SandboxStatus {
-    /// What to tell the user once at start, when the sandbox is missing or
-    /// partial; `None` when it is fully on or was turned off on purpose.
+    /// What to tell the user once at start, one line per thing: the sandbox
+    /// missing (and why) or partial, a mode a project's settings chose, the
+    /// directories left out; `None` when it is fully on as asked, or was
+    /// turned off on purpose.
     pub fn notice(&self, requested: &SandboxRequest) -> Option<String> {
+        let mut lines: Vec<String> = self.kernel_notice(requested).into_iter().collect();
+        if let AskedBy::Project(file) = &requested.asked_by
+            && self.mode != SandboxMode::Off
+        {
+            lines.push(format!(
+                "Sandbox: {}, as {} asks (a project's settings may tighten the sandbox): {}. --sandbox on the command line overrides it",
+                self.mode,
+                file.display(),
+                policy::writes_limited_to(&self.roots)
+            ));
+        }
+        lines.extend(self.left_out.iter().map(|left_out| {
+            let what = if left_out.temp {
+                format!("$TMPDIR ({})", left_out.dir.display())
+            } else {
+                left_out.dir.display().to_string()
+            };
+            let fix = if left_out.temp {
+                "Set TMPDIR to a folder of its own (such as /tmp)"
+            } else {
+                "Start the agent in a project folder, or pass --sandbox off to run without the sandbox knowingly"
+            };
+            format!(
+                "Sandbox: {what} is {}: too broad to be writable (a sandbox around it holds nothing back), so it is not; {}. {fix}",
+                left_out.why,
+                policy::writes_limited_to(&self.roots)
+            )
+        }));
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+
+    /// What the kernel could not do: the sandbox off by default (and the
+    /// kernel's reason: Landlock missing, or refused as Docker's seccomp
+    /// profile refuses it) or partial.
+    fn kernel_notice(&self, requested: &SandboxRequest) -> Option<String> {
         let network_uncontained = !requested.allow_network && self.network_allowed;
         match (self.mode, self.abi) {
-            (SandboxMode::Off, None) if requested.mode.is_none() => Some(format!(
-                "Sandbox: off: {}; bash runs with your full rights",
-                KernelError::Unavailable
-            )),
-            (SandboxMode::Off, _) => None,
+            (SandboxMode::Off, _) => self
+                .unavailable
+                .as_ref()
+                .map(|reason| format!("Sandbox: off: {reason}; bash runs with your full rights")),
             (_, Some(abi)) if !self.active => Some(format!(
                 "Sandbox: partial: Landlock ABI {abi} cannot refuse truncating files (ABI 3, Linux 6.2); network is not contained either"
             )),
@@ -112,17 +170,37 @@ impl SandboxStatus {
 /// Why a session's sandbox cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
-    /// The user asked for a sandbox the kernel cannot enforce: refusing is
-    /// safer than running without it.
-    #[error(
-        "--sandbox {mode}: {reason}. Use --sandbox off (or \"sandbox\": {{\"mode\": \"off\"}} in settings.json) to run without it"
-    )]
+    /// The user (or a project's settings) asked for a sandbox the kernel
+    /// cannot enforce: refusing is safer than running without it.
+    #[error("{}", unavailable(*mode, reason, asked_by))]
     Unavailable {
         /// The mode asked for.
         mode: SandboxMode,
         /// Why the kernel cannot.
         reason: KernelError,
+        /// Who asked for it.
+        asked_by: AskedBy,
     },
+}
+
+/// [`SandboxError::Unavailable`]'s text: who asked for `mode`, why the
+/// kernel cannot, and how to run without it. A project's settings cannot
+/// loosen the sandbox (nor can the user's settings undo a project's
+/// tightening), so for a project's mode the way out is the command line,
+/// which wins over every settings file.
+fn unavailable(mode: SandboxMode, reason: &KernelError, asked_by: &AskedBy) -> String {
+    match asked_by {
+        AskedBy::Flag => format!(
+            "--sandbox {mode}: {reason}. Use --sandbox off (or \"sandbox\": {{\"mode\": \"off\"}} in settings.json) to run without it"
+        ),
+        AskedBy::Settings => format!(
+            "\"sandbox\": {{\"mode\": \"{mode}\"}} in settings.json: {reason}. Use --sandbox off, or \"mode\": \"off\" there, to run without it"
+        ),
+        AskedBy::Project(file) => format!(
+            "{} asks for the sandbox in {mode} mode: {reason}. A project's settings may only tighten the sandbox, so the agent does not start without it; pass --sandbox off to run this project unsandboxed knowingly (the command line overrides a project's settings)",
+            file.display()
+        ),
+    }
 }
 
 /// The sandbox of a session: its policy, the helper that applies it to
@@ -179,20 +257,22 @@ impl Sandbox {
         probed: Option<Result<Enforced, KernelError>>,
     ) -> Result<Self, SandboxError> {
         let asked = request.mode.unwrap_or_default();
-        let (mode, enforced) = match probed {
-            None => (SandboxMode::Off, None),
-            Some(Ok(enforced)) => (asked, Some(enforced)),
+        let (mode, enforced, unavailable) = match probed {
+            None => (SandboxMode::Off, None, None),
+            Some(Ok(enforced)) => (asked, Some(enforced), None),
             Some(Err(reason)) if request.mode.is_some() => {
                 return Err(SandboxError::Unavailable {
                     mode: asked,
                     reason,
+                    asked_by: request.asked_by.clone(),
                 });
             }
-            Some(Err(_)) => (SandboxMode::Off, None),
+            Some(Err(reason)) => (SandboxMode::Off, None, Some(reason)),
         };
         let mut roots = vec![workspace_root.to_path_buf()];
         roots.extend(request.extra_roots_under(crate::support::paths::home_dir().as_deref()));
-        let policy = SandboxPolicy::for_workspace(mode, &roots).with_network(request.allow_network);
+        let (policy, left_out) = SandboxPolicy::for_workspace_saying(mode, &roots);
+        let policy = policy.with_network(request.allow_network);
         let on = mode != SandboxMode::Off;
         let status = SandboxStatus {
             mode,
@@ -202,6 +282,8 @@ impl Sandbox {
                 || request.allow_network
                 || !enforced.is_some_and(Enforced::network_contained),
             roots: policy.effective_roots(),
+            left_out,
+            unavailable,
         };
         Ok(Sandbox {
             policy,
@@ -221,6 +303,8 @@ impl Sandbox {
                 active: false,
                 network_allowed: true,
                 roots: Vec::new(),
+                left_out: Vec::new(),
+                unavailable: None,
             },
         }
     }
@@ -254,14 +338,8 @@ impl Sandbox {
         let policy = self.policy.clone();
         let tool: Arc<dyn ToolDefinition> = match name {
             "bash" => Arc::new(Typed::new(BashTool::new(self.bash_operations()))),
-            "write" => Arc::new(Typed::new(WriteTool::new(Arc::new(Sandboxed::new(
-                Arc::new(LocalFileOperations),
-                policy,
-            ))))),
-            "edit" => Arc::new(Typed::new(EditTool::new(Arc::new(Sandboxed::new(
-                Arc::new(LocalFileOperations),
-                policy,
-            ))))),
+            "write" => Arc::new(Typed::new(WriteTool::new(Arc::new(Sandboxed::new(policy))))),
+            "edit" => Arc::new(Typed::new(EditTool::new(Arc::new(Sandboxed::new(policy))))),
             other => return builtin_tool(other),
         };
         Some(tool)
@@ -276,7 +354,15 @@ mod tests {
         request: &SandboxRequest,
         probed: Option<Result<Enforced, KernelError>>,
     ) -> Result<Sandbox, SandboxError> {
-        Sandbox::decide(request, Path::new("/"), PathBuf::from("/helper"), probed)
+        decide_in(Path::new(env!("CARGO_MANIFEST_DIR")), request, probed)
+    }
+
+    fn decide_in(
+        workspace: &Path,
+        request: &SandboxRequest,
+        probed: Option<Result<Enforced, KernelError>>,
+    ) -> Result<Sandbox, SandboxError> {
+        Sandbox::decide(request, workspace, PathBuf::from("/helper"), probed)
     }
 
     /// What the default request gives on a kernel probed as `probed`: the
@@ -296,8 +382,76 @@ mod tests {
         assert_eq!(
             notice.as_deref(),
             Some(
-                "Sandbox: off: Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter); bash runs with your full rights"
+                "Sandbox: off: Landlock is not available (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter and, in a container, a seccomp profile that allows its system calls); bash runs with your full rights"
             )
+        );
+    }
+
+    /// In Docker, whose seccomp profile refuses the Landlock system calls,
+    /// the notice blamed the kernel's version.
+    #[test]
+    fn the_default_falls_back_to_off_saying_the_kernels_own_reason() {
+        let refused = KernelError::Refused("operation not permitted".into());
+        let (status, notice) = by_default(Err(refused));
+        assert_eq!(status.mode, SandboxMode::Off);
+        assert_eq!(
+            notice.as_deref(),
+            Some(
+                "Sandbox: off: Landlock refused the sandbox rules: operation not permitted; bash runs with your full rights"
+            )
+        );
+    }
+
+    /// Started in `/`, the workspace was all of it: `touch /etc/x` ran in
+    /// the sandbox, and nothing said so.
+    #[test]
+    fn a_workspace_at_the_root_is_not_writable_and_the_notice_says_why() {
+        let request = SandboxRequest::default();
+        let sandbox = decide_in(Path::new("/"), &request, Some(Ok(Enforced { abi: 6 }))).unwrap();
+        let status = sandbox.status();
+        assert!(status.active);
+        assert!(!status.roots.contains(&PathBuf::from("/")));
+        assert!(!sandbox.policy().permits_write(Path::new("/etc/x")));
+        assert_eq!(
+            status.notice(&request),
+            Some(format!(
+                "Sandbox: / is the root of the file system: too broad to be writable (a sandbox around it holds nothing back), so it is not; {}. Start the agent in a project folder, or pass --sandbox off to run without the sandbox knowingly",
+                policy::writes_limited_to(&status.roots)
+            ))
+        );
+    }
+
+    /// A project (even an untrusted one) may tighten the sandbox; the user
+    /// hears which file did, and its refusal names that file and a way out
+    /// that works (not a flag they never gave, nor a setting they have).
+    #[test]
+    fn a_mode_a_project_asked_for_names_the_project_file() {
+        let file = PathBuf::from("/srv/app/.coding-agent/settings.json");
+        let request = SandboxRequest {
+            mode: Some(SandboxMode::ReadOnly),
+            asked_by: AskedBy::Project(file),
+            ..SandboxRequest::default()
+        };
+        let sandbox = decide(&request, Some(Ok(Enforced { abi: 6 }))).unwrap();
+        assert_eq!(
+            sandbox.status().notice(&request).as_deref(),
+            Some(
+                "Sandbox: read-only, as /srv/app/.coding-agent/settings.json asks (a project's settings may tighten the sandbox): writes are limited to /dev/null-like devices. --sandbox on the command line overrides it"
+            )
+        );
+        let error = decide(&request, Some(Err(KernelError::Unavailable))).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/srv/app/.coding-agent/settings.json asks for the sandbox in read-only mode: Landlock is not available (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter and, in a container, a seccomp profile that allows its system calls). A project's settings may only tighten the sandbox, so the agent does not start without it; pass --sandbox off to run this project unsandboxed knowingly (the command line overrides a project's settings)"
+        );
+        let own = SandboxRequest {
+            asked_by: AskedBy::Settings,
+            ..request
+        };
+        let error = decide(&own, Some(Err(KernelError::Unavailable))).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "\"sandbox\": {\"mode\": \"read-only\"} in settings.json: Landlock is not available (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter and, in a container, a seccomp profile that allows its system calls). Use --sandbox off, or \"mode\": \"off\" there, to run without it"
         );
     }
 
@@ -332,7 +486,7 @@ mod tests {
         let error = decide(&request, Some(Err(KernelError::Unavailable))).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "--sandbox workspace-write: Landlock is not available on this kernel (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter). Use --sandbox off (or \"sandbox\": {\"mode\": \"off\"} in settings.json) to run without it"
+            "--sandbox workspace-write: Landlock is not available (it needs Linux 5.13 or newer with `landlock` in the `lsm=` boot parameter and, in a container, a seccomp profile that allows its system calls). Use --sandbox off (or \"sandbox\": {\"mode\": \"off\"} in settings.json) to run without it"
         );
     }
 
@@ -341,7 +495,7 @@ mod tests {
         let (status, notice) = by_default(Ok(Enforced { abi: 6 }));
         assert_eq!(status.mode, SandboxMode::WorkspaceWrite);
         assert!(status.active && !status.network_allowed);
-        assert_eq!(status.roots[0], PathBuf::from("/"));
+        assert_eq!(status.roots[0], Path::new(env!("CARGO_MANIFEST_DIR")));
         assert_eq!(notice, None);
     }
 

@@ -1,7 +1,8 @@
 //! What the sandbox allows: the mode, the directories commands may write, and
-//! whether TCP is open. The same [`SandboxPolicy`] is applied twice: by the
-//! kernel to bash (see [`super::kernel`]) and by [`SandboxPolicy::check_write`]
-//! to the in-process `write` and `edit` tools, so no tool writes outside it.
+//! whether TCP is open. The kernel applies the same [`SandboxPolicy`] to bash
+//! and to the writes of the in-process `write` and `edit` tools (see
+//! [`super::kernel`], [`super::files`]), which [`SandboxPolicy::check_write`]
+//! checks first, for a refusal that names the roots.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -62,12 +63,15 @@ pub const WRITABLE_DEVICES: [&str; 5] = [
     "/dev/urandom",
 ];
 
+/// The system's shared scratch folders: `/tmp`, and `/dev/shm` (POSIX
+/// shared memory and semaphores, which Python's `multiprocessing` needs).
+const SYSTEM_TEMP_DIRS: [&str; 2] = ["/tmp", "/dev/shm"];
+
 /// Scratch directories a `workspace-write` sandbox adds to the workspace
-/// roots: `$TMPDIR` (or `/tmp`), `/tmp`, and `/dev/shm` (POSIX shared memory
-/// and semaphores, which Python's `multiprocessing` needs).
+/// roots: `$TMPDIR` (or `/tmp`), `/tmp` and `/dev/shm`.
 pub fn temp_dirs() -> Vec<PathBuf> {
     let mut dirs = vec![std::env::temp_dir()];
-    for dir in ["/tmp", "/dev/shm"] {
+    for dir in SYSTEM_TEMP_DIRS {
         let dir = PathBuf::from(dir);
         if !dirs.contains(&dir) {
             dirs.push(dir);
@@ -91,34 +95,103 @@ pub struct SandboxPolicy {
     pub allow_network: bool,
 }
 
+/// A directory the sandbox was asked to make writable and does not, because
+/// it holds too much (see [`too_broad`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    /// The directory, resolved.
+    pub dir: PathBuf,
+    /// What it is: [`too_broad`]'s answer.
+    pub why: &'static str,
+    /// It came from `$TMPDIR`, not from the workspace or `writableRoots`.
+    pub temp: bool,
+}
+
+/// Why `dir` (resolved) is too broad to be a writable root, or `None`: the
+/// root of the file system, the home folder `home` (resolved), or a folder
+/// above it. Started in `/` (a container's usual working directory), the
+/// sandbox made everything writable and said nothing (`touch /etc/x` ran);
+/// started in `~`, `echo x >> ~/.bashrc` did, and `TMPDIR=/` had the same
+/// effect as `/`. A sandbox around such a folder contains nothing worth
+/// the name, so the folder is left out, and the start notice says so.
+pub fn too_broad(dir: &Path, home: Option<&Path>) -> Option<&'static str> {
+    if dir == Path::new("/") {
+        Some("the root of the file system")
+    } else if home == Some(dir) {
+        Some("your home folder")
+    } else if home.is_some_and(|home| home.starts_with(dir)) {
+        Some("a folder above your home folder")
+    } else {
+        None
+    }
+}
+
 impl SandboxPolicy {
     /// The policy for a session working in `workspace_roots`: in
-    /// `workspace-write` mode those and the [`temp_dirs`] are writable;
-    /// network off.
+    /// `workspace-write` mode those and the [`temp_dirs`] are writable,
+    /// except any that is [`too_broad`]; network off.
     ///
     /// The roots are resolved now, once: a command must not be able to move
     /// a root by replacing it (or a folder above it) with a link, which
     /// resolving them again for each command would follow
     /// ([`SandboxPolicy::effective_roots`]).
     pub fn for_workspace(mode: SandboxMode, workspace_roots: &[PathBuf]) -> Self {
-        let writable_roots = match mode {
-            SandboxMode::WorkspaceWrite => {
-                let mut roots: Vec<PathBuf> = workspace_roots
-                    .iter()
-                    .cloned()
-                    .chain(temp_dirs())
-                    .map(|root| root.canonicalize().unwrap_or(root))
-                    .collect();
-                roots.dedup();
-                roots
+        Self::for_workspace_saying(mode, workspace_roots).0
+    }
+
+    /// [`SandboxPolicy::for_workspace`], and the directories it left out
+    /// as too broad, for the start notice.
+    pub fn for_workspace_saying(
+        mode: SandboxMode,
+        workspace_roots: &[PathBuf],
+    ) -> (Self, Vec<LeftOut>) {
+        let home = crate::support::paths::home_dir();
+        let home = home.map(|home| home.canonicalize().unwrap_or(home));
+        Self::granting(mode, workspace_roots, temp_dirs(), home.as_deref())
+    }
+
+    /// [`SandboxPolicy::for_workspace_saying`] with the temp directories and
+    /// the home folder (resolved) given.
+    fn granting(
+        mode: SandboxMode,
+        workspace_roots: &[PathBuf],
+        temp_dirs: Vec<PathBuf>,
+        home: Option<&Path>,
+    ) -> (Self, Vec<LeftOut>) {
+        let mut writable_roots = Vec::new();
+        let mut left_out = Vec::new();
+        if mode == SandboxMode::WorkspaceWrite {
+            let asked = workspace_roots.iter().map(|root| (root.clone(), false));
+            let temp = temp_dirs.into_iter().map(|dir| (dir, true));
+            for (root, temp) in asked.chain(temp) {
+                // `/tmp` and `/dev/shm` are what the system gives every
+                // user to scratch in: a home folder inside them is a
+                // throwaway one (CI's, a test's), and without them commands
+                // have nowhere to scratch. What is judged is what the user
+                // named: the workspace, `writableRoots`, `$TMPDIR`.
+                let system = temp && SYSTEM_TEMP_DIRS.iter().any(|dir| root == Path::new(dir));
+                let root = root.canonicalize().unwrap_or(root);
+                let too_broad = if system { None } else { too_broad(&root, home) };
+                match too_broad {
+                    None => writable_roots.push(root),
+                    Some(why) if !left_out.iter().any(|seen: &LeftOut| seen.dir == root) => {
+                        left_out.push(LeftOut {
+                            dir: root,
+                            why,
+                            temp,
+                        });
+                    }
+                    Some(_) => {}
+                }
             }
-            SandboxMode::Off | SandboxMode::ReadOnly => Vec::new(),
-        };
-        SandboxPolicy {
+            writable_roots.dedup();
+        }
+        let policy = SandboxPolicy {
             mode,
             writable_roots,
             allow_network: false,
-        }
+        };
+        (policy, left_out)
     }
 
     /// The same policy with TCP allowed or not.
@@ -214,23 +287,30 @@ impl SandboxPolicy {
     /// `Permission denied (sandbox: writes are limited to ...)`, with the
     /// network's state when `with_network`.
     fn denial_reason(&self, with_network: bool) -> String {
-        let roots = self.effective_roots();
-        let writes = if roots.is_empty() {
-            "read-only, writes are limited to /dev/null-like devices".to_owned()
+        let read_only = if self.mode == SandboxMode::ReadOnly {
+            "read-only, "
         } else {
-            let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-            format!(
-                "writes are limited to {} and /dev/null-like devices",
-                roots.join(", ")
-            )
+            ""
         };
+        let writes = writes_limited_to(&self.effective_roots());
         let network = if with_network && !self.allow_network {
             "; network (TCP) is off"
         } else {
             ""
         };
-        format!("Permission denied (sandbox: {writes}{network})")
+        format!("Permission denied (sandbox: {read_only}{writes}{network})")
     }
+}
+
+/// `writes are limited to /w, /tmp and /dev/null-like devices`: what a
+/// sandbox with writable `roots` lets commands write.
+pub fn writes_limited_to(roots: &[PathBuf]) -> String {
+    const DEVICES: &str = "/dev/null-like devices";
+    if roots.is_empty() {
+        return format!("writes are limited to {DEVICES}");
+    }
+    let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    format!("writes are limited to {} and {DEVICES}", roots.join(", "))
 }
 
 /// What the model should do after a sandbox denial: not retry, ask.
@@ -324,6 +404,70 @@ mod tests {
         expected.extend(temp_dirs());
         assert_eq!(policy.writable_roots, expected);
         assert!(policy.permits_write(&std::env::temp_dir().join("scratch")));
+    }
+
+    /// Started in `/` (a container's usual working directory) or in `~`,
+    /// or with `TMPDIR=/`, the sandbox let commands write everything, or
+    /// every dotfile, and said nothing.
+    #[test]
+    fn the_root_the_home_folder_and_the_folders_above_it_are_never_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let home = base.join("home/me");
+        let project = home.join("project");
+        let scratch = base.join("scratch");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir(&scratch).unwrap();
+        let asked = [
+            PathBuf::from("/"),
+            home.clone(),
+            base.join("home"),
+            project.clone(),
+        ];
+        let temp = vec![home.clone(), scratch.clone(), PathBuf::from("/")];
+        let (policy, left_out) =
+            SandboxPolicy::granting(SandboxMode::WorkspaceWrite, &asked, temp, Some(&home));
+        assert_eq!(policy.writable_roots, [project.clone(), scratch]);
+        let not_granted = |dir: &Path, why: &'static str| LeftOut {
+            dir: dir.to_path_buf(),
+            why,
+            temp: false,
+        };
+        assert_eq!(
+            left_out,
+            [
+                not_granted(Path::new("/"), "the root of the file system"),
+                not_granted(&home, "your home folder"),
+                not_granted(&base.join("home"), "a folder above your home folder"),
+            ]
+        );
+        assert!(!policy.permits_write(Path::new("/etc/x")));
+        assert!(!policy.permits_write(&home.join(".bashrc")));
+        assert!(policy.permits_write(&project.join("x")));
+
+        // `/tmp` and `/dev/shm` stay, a home folder inside `/tmp` (as
+        // here) notwithstanding; `TMPDIR=/` does not, home or none.
+        let system = ["/tmp", "/dev/shm"].map(PathBuf::from);
+        let (policy, left_out) = SandboxPolicy::granting(
+            SandboxMode::WorkspaceWrite,
+            std::slice::from_ref(&project),
+            [PathBuf::from("/")]
+                .into_iter()
+                .chain(system.clone())
+                .collect(),
+            Some(&home),
+        );
+        assert_eq!(
+            (policy.writable_roots, left_out),
+            (
+                [vec![project], system.to_vec()].concat(),
+                vec![LeftOut {
+                    dir: PathBuf::from("/"),
+                    why: "the root of the file system",
+                    temp: true,
+                }]
+            )
+        );
     }
 
     #[test]

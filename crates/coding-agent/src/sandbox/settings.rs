@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::SandboxRequest;
 use super::policy::SandboxMode;
+use super::{AskedBy, SandboxRequest};
 
 /// `"sandbox": {"mode": "workspace-write", "allowNetwork": false, "writableRoots": [...]}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -20,6 +20,11 @@ pub struct SandboxSettings {
     /// Directories writable besides the workspace root and temp directories.
     #[serde(default)]
     pub writable_roots: Vec<PathBuf>,
+    /// The file these settings were read from when it is a project's
+    /// (`Settings::load` sets it); once merged, the project file whose
+    /// stricter `mode` was taken. `None`: the user's own.
+    #[serde(skip)]
+    pub project_file: Option<PathBuf>,
 }
 
 impl SandboxSettings {
@@ -31,6 +36,7 @@ impl SandboxSettings {
             let current = self.mode.unwrap_or_default();
             if mode.strictness() > current.strictness() {
                 self.mode = Some(mode);
+                self.project_file = project.project_file;
             }
         }
         if project.allow_network == Some(false) {
@@ -45,10 +51,16 @@ impl SandboxSettings {
         mode_flag: Option<SandboxMode>,
         allow_network_flag: bool,
     ) -> SandboxRequest {
+        let asked_by = match (mode_flag, &self.project_file) {
+            (Some(_), _) => AskedBy::Flag,
+            (None, Some(file)) => AskedBy::Project(file.clone()),
+            (None, None) => AskedBy::Settings,
+        };
         SandboxRequest {
             mode: mode_flag.or(self.mode),
             allow_network: allow_network_flag || self.allow_network.unwrap_or(false),
             extra_roots: self.writable_roots.clone(),
+            asked_by,
         }
     }
 }
@@ -78,6 +90,22 @@ mod tests {
         );
     }
 
+    /// What the user is told names the project file whose mode it is.
+    #[test]
+    fn a_mode_taken_from_a_project_is_asked_by_its_file() {
+        let file = PathBuf::from("/p/.coding-agent/settings.json");
+        let mut global = settings(r#"{"mode": "off"}"#);
+        assert_eq!(global.request(None, false).asked_by, AskedBy::Settings);
+        let mut project = settings(r#"{"mode": "read-only"}"#);
+        project.project_file = Some(file.clone());
+        global.tighten_with(project);
+        assert_eq!(global.request(None, false).asked_by, AskedBy::Project(file));
+        assert_eq!(
+            global.request(Some(SandboxMode::Off), false).asked_by,
+            AskedBy::Flag
+        );
+    }
+
     #[test]
     fn a_project_cannot_turn_off_the_default_sandbox() {
         let mut global = SandboxSettings::default();
@@ -94,6 +122,7 @@ mod tests {
                 mode: Some(SandboxMode::Off),
                 allow_network: true,
                 extra_roots: vec![PathBuf::from("/cache")],
+                asked_by: AskedBy::Flag,
             }
         );
         assert_eq!(

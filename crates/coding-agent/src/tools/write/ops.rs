@@ -42,14 +42,19 @@ impl HomeDir for LocalFileOperations {}
 impl WriteOperations for LocalFileOperations {
     async fn mkdir(&self, dir: &Path) -> Result<(), FsError> {
         let dir = dir.to_path_buf();
-        blocking(move || std::fs::create_dir_all(&dir).map_err(|e| FsError::new(&e, "mkdir", &dir)))
-            .await
+        blocking(move || create_dirs(&dir)).await
     }
 
     async fn write_file(&self, path: &Path, content: Vec<u8>) -> Result<(), FsError> {
         let path: PathBuf = path.to_path_buf();
         blocking(move || write_atomic(&path, &content)).await
     }
+}
+
+/// Creates `dir` and any missing parents (blocking): `mkdir` as
+/// [`WriteOperations`] has it.
+pub(crate) fn create_dirs(dir: &Path) -> Result<(), FsError> {
+    std::fs::create_dir_all(dir).map_err(|e| FsError::new(&e, "mkdir", dir))
 }
 
 /// Runs blocking file work off the async runtime.
