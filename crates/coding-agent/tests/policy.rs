@@ -1650,3 +1650,35 @@ fn a_rule_with_shell_quotes_matches_the_command_it_names() {
     assert_eq!(verdict.rule.as_deref(), Some("bash(echo '*')"));
     assert_eq!(bash(&default, "echo anything > x.txt").rule, None);
 }
+
+/// Started in `/`, the home folder or a folder above it, nothing is "inside
+/// the workspace": the sandbox leaves such a folder out of its roots, and
+/// with the sandbox off a default-mode write to `/etc/cron.d/x` ran unasked
+/// as a write in the workspace.
+#[test]
+fn a_workspace_at_the_root_or_the_home_folder_makes_no_write_ordinary() {
+    let off = SandboxFacts {
+        active: false,
+        network_allowed: true,
+    };
+    for (cwd, path) in [
+        ("/", "/etc/cron.d/x"),
+        ("/home/u", "/home/u/.bashrc"),
+        ("/home", "/home/u/.ssh/authorized_keys"),
+    ] {
+        let places = Places::at(Path::new(cwd), Some(Path::new("/home/u")));
+        let p = Policy::new(Mode::Default, off, places, &RuleTexts::default()).unwrap();
+        let verdict = p.check("write", &json!({"path": path, "content": "x"}));
+        assert_eq!(
+            verdict.decision,
+            Decision::Ask,
+            "write {path} from {cwd}: {}",
+            verdict.reason
+        );
+        assert_bash(&p, &format!("echo x >> {path}"), Decision::Ask);
+    }
+    let places = Places::at(Path::new("/home/u/proj"), Some(Path::new("/home/u")));
+    let p = Policy::new(Mode::Default, off, places, &RuleTexts::default()).unwrap();
+    let verdict = p.check("write", &json!({"path": "src/a.rs", "content": "x"}));
+    assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+}

@@ -277,9 +277,16 @@ impl Places {
         }
     }
 
-    /// True when `path` is inside (or is) a workspace root.
+    /// True when `path` is inside (or is) a workspace root. A root that is
+    /// `/`, the home folder or above it holds nothing: started there, every
+    /// write was "inside the workspace" (`/etc/cron.d/x`, `~/.bashrc` ran
+    /// unasked), and the sandbox leaves such a folder out of its roots too
+    /// ([`too_broad`](crate::sandbox::policy::too_broad)).
     pub fn in_workspace(&self, path: &Path) -> bool {
-        self.roots.iter().any(|root| path.starts_with(root))
+        use crate::sandbox::policy::too_broad;
+        self.roots
+            .iter()
+            .any(|root| path.starts_with(root) && too_broad(root, self.home.as_deref()).is_none())
     }
 
     /// What deleting or overwriting `path` whole would destroy, if it is the
