@@ -677,14 +677,19 @@ async fn escape_codes_are_stripped_from_the_text() {
 
 /// DEVIATIONS #7: a binary's control characters mean nothing to the model
 /// (Pi's `sanitizeBinaryOutput` drops them from a user's `!command`); tab,
-/// newline and carriage return stay.
+/// newline and carriage return stay, and a NUL shows as `␀`: it separates
+/// names (`find -print0` read as `aa/b` for `a` and `a/b`).
 #[tokio::test]
 async fn control_characters_are_stripped_from_the_text() {
     let fx = Fixture::new();
     let result = fx
         .run(json!({"command": "printf 'a\\0b\\001c\\007\\tt\\r\\n'"}))
         .await;
-    assert_eq!(ok_text(result), "abc\tt\r\n");
+    assert_eq!(ok_text(result), "a\u{2400}bc\tt\r\n");
+    let result = fx
+        .run(json!({"command": "mkdir -p a/b && find a -print0"}))
+        .await;
+    assert_eq!(ok_text(result), "a\u{2400}a/b\u{2400}");
 }
 
 /// DEVIATIONS #7: the full-output file keeps the escape codes.

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 mod image_support;
-use image_support::{png_claiming, png_of};
+use image_support::{png_claiming, png_claiming_as, png_of};
 
 /// A fresh root laid out as the parity README says: `work/` (the cwd),
 /// `home/` and `tmp/`.
@@ -501,33 +501,37 @@ async fn the_file_tools_refuse_a_named_pipe_at_once_instead_of_waiting_for_its_o
 /// type, and a read left blocked on our own terminal after an abort kept
 /// eating the keys meant for the editor. `/dev/tty` is told by its device
 /// number, without opening it, so this holds with or without a terminal.
+/// `/dev/ptmx` too: opening it makes a new terminal nobody types at, and
+/// read and grep waited on it until aborted.
 #[tokio::test]
 async fn read_and_grep_refuse_a_terminal_at_once() {
     let root = Root::new();
-    for (name, args, command) in [
-        ("read", json!({"path": "/dev/tty"}), "cat"),
-        (
-            "grep",
-            json!({"pattern": "x", "path": "/dev/tty"}),
-            "grep PATTERN",
-        ),
-    ] {
-        let tool = coding_agent::tools::builtin_tool(name).unwrap();
-        let call = tool.execute(args, ToolContext::new(root.cwd()));
-        let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await;
-        let error = result
-            .expect("the call waited on the terminal")
-            .unwrap_err();
-        assert_eq!(
-            error.message(),
-            format!(
-                "/dev/tty is a terminal, not a file: the file tools only read and change \
-                 regular files (reading a terminal waits for someone to type, maybe forever). \
-                 If you mean to use it, do it with bash and a timeout (e.g. timeout 5 {command} \
-                 /dev/tty)"
+    for terminal in ["/dev/tty", "/dev/ptmx"] {
+        for (name, args, command) in [
+            ("read", json!({"path": terminal}), "cat"),
+            (
+                "grep",
+                json!({"pattern": "x", "path": terminal}),
+                "grep PATTERN",
             ),
-            "{name}"
-        );
+        ] {
+            let tool = coding_agent::tools::builtin_tool(name).unwrap();
+            let call = tool.execute(args, ToolContext::new(root.cwd()));
+            let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await;
+            let error = result
+                .expect("the call waited on the terminal")
+                .unwrap_err();
+            assert_eq!(
+                error.message(),
+                format!(
+                    "{terminal} is a terminal, not a file: the file tools only read and change \
+                     regular files (reading a terminal waits for someone to type, maybe \
+                     forever). If you mean to use it, do it with bash and a timeout (e.g. \
+                     timeout 5 {command} {terminal})"
+                ),
+                "{name}"
+            );
+        }
     }
     // Another character device is still read as far as the limits.
     let tool = coding_agent::tools::builtin_tool("read").unwrap();
@@ -585,6 +589,30 @@ async fn a_binary_device_is_named_as_a_device_not_by_its_size() {
     );
 }
 
+/// procfs gives its files a size of 0: a binary one is described by the
+/// bytes it holds, not as `(0B)`.
+#[tokio::test]
+async fn a_binary_file_of_procfs_is_described_by_the_bytes_read() {
+    let root = Root::new();
+    let tool = coding_agent::tools::builtin_tool("read").unwrap();
+    let result = tool
+        .execute(
+            json!({"path": "/proc/self/cmdline"}),
+            ToolContext::new(root.cwd()),
+        )
+        .await
+        .unwrap();
+    let held = std::fs::read("/proc/self/cmdline").unwrap().len();
+    assert!(held > 0 && held < 8192, "{held}");
+    assert_eq!(
+        text_only(&result),
+        format!(
+            "Binary file /proc/self/cmdline ({held}B) cannot be shown as text. Use bash (e.g. \
+             file, strings, xxd) to inspect it."
+        )
+    );
+}
+
 /// DEVIATIONS #23: Pi's edit reads a device whole (`/dev/zero` until memory
 /// runs out; a terminal until input comes), and our write, which renames a
 /// new file over its target, put a regular file in a device's place (as
@@ -628,12 +656,13 @@ async fn edit_and_write_refuse_a_device_and_leave_it_as_it_is() {
     let call = edit.execute(args, ToolContext::new(root.cwd()));
     let result = tokio::time::timeout(std::time::Duration::from_secs(10), call).await;
     let error = result.expect("the edit waited on the device").unwrap_err();
-    assert_eq!(
-        error.message(),
-        format!(
-            "Could not edit file: /dev/ptmx. Error: {}.",
-            refusal(std::path::Path::new("/dev/ptmx"), "cat")
-        )
+    assert!(
+        error.message().starts_with(
+            "Could not edit file: /dev/ptmx. Error: /dev/ptmx is a terminal, not a file: the \
+             file tools only read and change regular files"
+        ),
+        "{}",
+        error.message()
     );
 }
 
@@ -748,6 +777,48 @@ async fn an_image_too_large_to_decode_is_described_not_decoded() {
             .ends_with("[Image omitted: could not be resized below the inline image size limit.]"),
         "{}",
         text_only(&result)
+    );
+}
+
+/// DEVIATIONS #24, by bytes: 10000x10000 pixels of 16-bit RGBA took 1.15
+/// GB to scale down, where 8-bit RGB takes 650 MB. A 16-bit image may have
+/// as many pixels as fit in the 400 MB 100 megapixels of 8-bit RGBA take.
+#[tokio::test]
+async fn an_image_of_16_bit_colour_is_bounded_by_its_decoded_bytes() {
+    let root = Root::new();
+    root.file("deep.png", png_claiming_as(8_000, 8_000, 16, 6));
+    let result = root.read(json!({"path": "deep.png"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        "Read image file [image/png]\n[Image omitted: 8000x8000 pixels is more than the 50 \
+         megapixels read scales down at 16 bits per channel; make a smaller copy with bash \
+         first (e.g. convert IMAGE -resize 2000x2000 small.png) and read that.]"
+    );
+    // Within the bytes, it is decoded (and fails as any broken image does).
+    root.file("deep_ok.png", png_claiming_as(7_000, 7_000, 16, 6));
+    let result = root.read(json!({"path": "deep_ok.png"})).await.unwrap();
+    assert!(
+        text_only(&result)
+            .ends_with("[Image omitted: could not be resized below the inline image size limit.]"),
+        "{}",
+        text_only(&result)
+    );
+}
+
+/// DEVIATIONS #24: an image file was read whole before any check, so a PNG
+/// with 1.5 GB after its end took 1.56 GB. One over 64 MB is not read.
+#[tokio::test]
+async fn an_image_file_too_large_to_load_is_refused_unread() {
+    let root = Root::new();
+    let path = root.file("bigtail.png", png_of(&image::RgbImage::new(10, 10)));
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(65 * 1024 * 1024).unwrap();
+    let result = root.read(json!({"path": "bigtail.png"})).await.unwrap();
+    assert_eq!(
+        text_only(&result),
+        "Read image file [image/png]\n[Image omitted: the file is 65.0MB, more than the 64.0MB \
+         read loads to scale an image down; make a smaller copy with bash first (e.g. convert \
+         IMAGE -resize 2000x2000 small.png) and read that.]"
     );
 }
 

@@ -17,7 +17,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::truncate::{Limits, format_size, head_or_bytes};
-use crate::tools::read::image::{Aborted, Fit, MAX_DECODED_PIXELS, fit_image, sniff};
+use crate::tools::read::image::{Aborted, Fit, fit_image, pixel_limit, sniff};
 
 /// How much of the server's text the model was shown, when not all of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -130,11 +130,15 @@ pub fn fitted_image(
             content.extend(note.map(Content::text));
             Ok(content)
         }
-        Fit::TooLarge(width, height) => not_shown(
+        Fit::TooLarge {
+            width,
+            height,
+            max_pixels,
+        } => not_shown(
             format!("{}, {width}x{height} pixels", kind.mime_type()),
             &format!(
-                "more than the {} megapixels an image may have to be scaled down",
-                MAX_DECODED_PIXELS / 1_000_000
+                "more than {}",
+                pixel_limit(max_pixels, "an image may have to be scaled down")
             ),
         ),
         Fit::NoFit => not_shown(

@@ -17,7 +17,7 @@ pub enum SpecialFile {
     Pipe,
     /// A Unix socket.
     Socket,
-    /// A terminal (`/dev/tty`, `/dev/pts/3`, a console).
+    /// A terminal (`/dev/tty`, `/dev/pts/3`, a console, `/dev/ptmx`).
     Terminal,
     /// Any other character device (`/dev/zero`, `/dev/urandom`).
     CharDevice,
@@ -103,18 +103,18 @@ impl SpecialFile {
     }
 }
 
-/// True for a terminal someone types at, by Linux's device numbers:
-/// virtual consoles and serial lines (4), `/dev/tty` and `/dev/console`
-/// (5:0, 5:1) and pseudo-terminals (136-143). Not `/dev/ptmx` (5:2), which
-/// opens a new terminal nobody types at: a read of it only blocks until
-/// aborted, as one on a hung mount does. Told from the device number,
-/// since opening a terminal to ask may block or make it ours.
+/// True for a terminal, by Linux's device numbers: virtual consoles and
+/// serial lines (4), `/dev/tty`, `/dev/console` and `/dev/ptmx` (5:0 to
+/// 5:2) and pseudo-terminals (136-143). Opening `/dev/ptmx` makes a new
+/// terminal whose other end nobody holds: read and grep waited on it until
+/// aborted. Told from the device number, since opening a terminal to ask
+/// may block or make it ours.
 fn is_terminal(metadata: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     let device = metadata.rdev();
     match rustix::fs::major(device) {
         4 | 136..=143 => true,
-        5 => matches!(rustix::fs::minor(device), 0 | 1),
+        5 => matches!(rustix::fs::minor(device), 0..=2),
         _ => false,
     }
 }
@@ -194,9 +194,12 @@ const NODE_CODES: [(io::ErrorKind, &str, &str); 10] = {
 };
 
 /// Node's code and libuv's description for errors Rust gives no kind of
-/// their own: a symlink loop is `Other` to it, and EPERM shares EACCES's
-/// `PermissionDenied`.
-const NODE_ERRNOS: [(i32, &str, &str); 6] = [
+/// their own: a symlink loop is `Other` to it, EPERM shares EACCES's
+/// `PermissionDenied`, and EINVAL's `InvalidInput` is also Rust's for what
+/// it refuses before asking the system (a path holding a NUL), so EINVAL is
+/// told by its number (`/dev/kmsg` gives it to a read too short for its
+/// next record: the model read `Invalid argument (os error 22)`).
+const NODE_ERRNOS: [(i32, &str, &str); 7] = [
     (
         nix::libc::ELOOP,
         "ELOOP",
@@ -207,6 +210,7 @@ const NODE_ERRNOS: [(i32, &str, &str); 6] = [
     (nix::libc::EFBIG, "EFBIG", "file too large"),
     (nix::libc::EMFILE, "EMFILE", "too many open files"),
     (nix::libc::ETXTBSY, "ETXTBSY", "text file is busy"),
+    (nix::libc::EINVAL, "EINVAL", "invalid argument"),
 ];
 
 fn node_code(err: &io::Error) -> Option<(&'static str, &'static str)> {
@@ -255,6 +259,11 @@ mod tests {
         assert_eq!(
             said(nix::libc::EFBIG),
             "EFBIG: file too large, read '/proc/self/mem'"
+        );
+        // `/dev/kmsg` refuses a read too short for its next record.
+        assert_eq!(
+            said(nix::libc::EINVAL),
+            "EINVAL: invalid argument, read '/proc/self/mem'"
         );
     }
 

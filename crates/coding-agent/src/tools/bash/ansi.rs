@@ -15,15 +15,24 @@
 //!
 //! The other control characters go too, but for tab, newline and carriage
 //! return, with the interlinear annotation marks U+FFF9 to U+FFFB: what Pi's
-//! `sanitizeBinaryOutput` drops from a user's `!command`. A binary's NULs,
-//! bells and backspaces reached the model, the RPC client and the session
-//! file as `\u0000` and the like, meaning nothing to any of them.
+//! `sanitizeBinaryOutput` drops from a user's `!command`. A binary's bells
+//! and backspaces reached the model, the RPC client and the session file as
+//! `\u0007` and the like, meaning nothing to any of them.
+//!
+//! A NUL is shown as [`NUL_SHOWN`] (␀) instead of dropped: it separates the
+//! names of `find -print0`, `git ls-files -z` and the arguments of
+//! `/proc/PID/cmdline`, and dropping it glued them into one wrong name
+//! (`cat/proc/self/cmdline`); a stream of them (`head -c 100M /dev/zero`)
+//! read as `(no output)`.
 
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{07}';
 const C1_CSI: char = '\u{9b}';
 const C1_OSC: char = '\u{9d}';
 const C1_ST: char = '\u{9c}';
+
+/// What a NUL in the output is shown as: U+2400, SYMBOL FOR NULL.
+pub const NUL_SHOWN: char = '\u{2400}';
 
 /// Where the stripper is inside a sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,7 +65,7 @@ impl AnsiStripper {
     }
 
     /// Appends `text` without its escape sequences and control characters
-    /// to `out`.
+    /// to `out`, each NUL as [`NUL_SHOWN`].
     pub fn strip_into(&mut self, text: &str, out: &mut String) {
         if self.state == State::Ground && text.chars().all(is_plain) {
             out.push_str(text);
@@ -76,6 +85,10 @@ impl AnsiStripper {
             (State::Ground, ESC) => State::Escape,
             (State::Ground, C1_CSI) => State::Csi,
             (State::Ground, C1_OSC) => State::String,
+            (State::Ground, '\0') => {
+                out.push(NUL_SHOWN);
+                State::Ground
+            }
             (State::Ground, c) => {
                 if is_plain(c) {
                     out.push(c);
@@ -168,17 +181,27 @@ mod tests {
 
     #[test]
     fn control_characters_but_tab_newline_and_return_are_removed() {
-        assert_eq!(strip_ansi("a\0b\x07c\x08d\x7fe"), "abcd\x7fe");
+        assert_eq!(strip_ansi("a\x01b\x07c\x08d\x7fe"), "abcd\x7fe");
         assert_eq!(
             strip_ansi("\x0b\x0c\x1f\u{fff9}x\u{fffb}\u{fffc}"),
             "x\u{fffc}"
         );
         let mut stripper = AnsiStripper::new();
         let mut out = String::new();
-        for piece in ["one\0", "\0two\r\n", "\tthree"] {
+        for piece in ["one\x01", "\x02two\r\n", "\tthree"] {
             stripper.strip_into(piece, &mut out);
         }
         assert_eq!(out, "onetwo\r\n\tthree");
+    }
+
+    /// `find -print0` gave `aa/ba/b/upa/x.txt`: the names, glued together.
+    #[test]
+    fn a_nul_is_shown_as_a_separator_not_dropped() {
+        assert_eq!(
+            strip_ansi("a\0a/b\0\x1b[1mc\0"),
+            "a\u{2400}a/b\u{2400}c\u{2400}"
+        );
+        assert_eq!(strip_ansi("\x1b[3\0x"), "\u{2400}x");
     }
 
     #[test]

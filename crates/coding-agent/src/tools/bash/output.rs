@@ -2,10 +2,13 @@
 //!
 //! A command may print gigabytes; the model only ever sees the tail (Pi's
 //! `truncateTail` limits). So the accumulator keeps a rolling tail of the
-//! text the model sees (escape sequences stripped, DEVIATIONS #7) plus running
-//! counts of lines and bytes, and memory stays bounded at any output size.
-//! Once the output goes over the limits, the full raw output (escape sequences
-//! kept, earlier chunks included) streams to an [`OutputLog`] (a file
+//! text the model sees (escape sequences stripped, a NUL shown as `␀`,
+//! DEVIATIONS #7) plus running counts of its lines and bytes, and memory stays
+//! bounded at any output size. The limits apply to that text: output of
+//! nothing but escape sequences within them is all shown (as nothing) and
+//! leaves no file. Once the text goes over the limits, the full raw output
+//! (escape sequences kept, earlier chunks included) streams to an
+//! [`OutputLog`] (a file
 //! `<temp dir>/<prefix>-<16 hex>.log` where the command ran), which the
 //! truncation notice names. The file keeps the first [`MAX_LOG_BYTES`]: a
 //! command that never stops printing (a server in the foreground, `yes`)
@@ -404,6 +407,31 @@ mod tests {
         assert_eq!(snapshot.truncation.content, "y".repeat(51_200));
         assert_eq!(snapshot.last_line_bytes, 1_000_000);
         assert_eq!(snapshot.truncation.total_lines, 2);
+    }
+
+    /// DEVIATIONS #7: NULs were dropped, so 100 MB of them (`head -c
+    /// 100000000 /dev/zero`) read as `(no output)`, with no file; and
+    /// `find -print0` as one name.
+    #[test]
+    fn nuls_are_shown_counted_and_kept_in_the_file() {
+        assert_eq!(kept_text([b"a\0a/b\0".as_slice()]), "a\u{2400}a/b\u{2400}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut acc = accumulator(dir.path());
+        let zeros = [0u8; 64 * 1024];
+        for _ in 0..16 {
+            acc.push(&zeros).unwrap();
+        }
+        acc.finish().unwrap();
+        let snapshot = acc.snapshot();
+        assert!(snapshot.truncation.truncated);
+        assert_eq!(
+            snapshot.truncation.content,
+            "\u{2400}".repeat(Limits::default().max_bytes / 3)
+        );
+        assert_eq!(snapshot.last_line_bytes, 3 * 16 * zeros.len());
+        let kept = std::fs::read(snapshot.full_output_path.unwrap()).unwrap();
+        assert_eq!(kept, zeros.repeat(16));
     }
 
     #[test]

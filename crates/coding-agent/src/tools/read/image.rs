@@ -20,8 +20,10 @@ use base64::engine::general_purpose::STANDARD;
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::PngEncoder;
 use image::imageops::FilterType;
-use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
+use image::{ColorType, DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 use tokio_util::sync::CancellationToken;
+
+use crate::support::truncate::format_size;
 
 /// Widest image sent to a model, in pixels.
 pub const MAX_WIDTH: u32 = 2000;
@@ -157,20 +159,63 @@ pub fn note_unsent_images(content: &mut Vec<agent_ai::Content>, model: Option<&a
 #[error("{}", crate::support::cancel::ABORTED)]
 pub struct Aborted;
 
-/// The most pixels an image may have to be decoded and scaled down: 100
-/// megapixels take about 650 MB on the way. A larger image, or a small
-/// file whose header claims one (a decompression bomb: 1 MB of PNG can say
-/// 20000x20000, 1.8 GB decoded), is not decoded, so it cannot exhaust
-/// memory; Pi decodes it.
+/// The most pixels an image may have to be decoded and scaled down. A
+/// larger image, or a small file whose header claims one (a decompression
+/// bomb: 1 MB of PNG can say 20000x20000, 1.8 GB decoded), is not decoded,
+/// so it cannot exhaust memory; Pi decodes it. Scaling down to 2000x2000
+/// holds the original's width by the new height in `f32` RGBA, 16 bytes a
+/// pixel: 320 MB for 10000x10000, on top of the decoded image
+/// ([`MAX_DECODED_BYTES`]). Measured: 100 megapixels of 8-bit RGB take 650
+/// MB, of RGBA 750 MB.
 pub const MAX_DECODED_PIXELS: u64 = 100_000_000;
+
+/// The most bytes an image may take decoded (pixels times the bytes of a
+/// pixel of its colour type): those of 100 megapixels of 8-bit RGBA. An
+/// image of 16 bits per channel may have fewer pixels (50 megapixels of
+/// RGBA): 10000x10000 of them took 1.15 GB to scale down.
+pub const MAX_DECODED_BYTES: u64 = 4 * MAX_DECODED_PIXELS;
+
+/// The largest image file `read` loads to fit it (it holds the file while
+/// it decodes it). Larger files are rare as images: 100 megapixels of JPEG
+/// take 20 to 50 MB, a screenshot's PNG far less, and only a photograph's
+/// PNG of some 50 megapixels and more gets near it; but a file with an
+/// image's first bytes can be of any size (a PNG with 1.5 GB after its end
+/// took 1.56 GB). With the decoding limits, a read of an image stays below
+/// 900 MB. (An `@file` the user names may be larger: the binary's own
+/// limit.)
+pub const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What the model is told to do with an image read does not take.
+const MAKE_A_SMALLER_COPY: &str = "make a smaller copy with bash first (e.g. convert IMAGE \
+     -resize 2000x2000 small.png) and read that";
+
+/// Why an image file of `len` bytes, over [`MAX_IMAGE_FILE_BYTES`], is not
+/// read, and what to do instead.
+pub fn file_too_large_reason(len: u64) -> String {
+    let size = |bytes: u64| format_size(usize::try_from(bytes).unwrap_or(usize::MAX));
+    format!(
+        "the file is {}, more than the {} read loads to scale an image down; {MAKE_A_SMALLER_COPY}",
+        size(len),
+        size(MAX_IMAGE_FILE_BYTES)
+    )
+}
 
 /// What became of an image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fit {
     /// Ready to attach.
     Image(FittedImage),
-    /// More than [`MAX_DECODED_PIXELS`]: its width and height.
-    TooLarge(u32, u32),
+    /// Too large to decode: more than `max_pixels` pixels, the most its
+    /// colour type may have ([`MAX_DECODED_PIXELS`], fewer at 16 bits per
+    /// channel to stay within [`MAX_DECODED_BYTES`]).
+    TooLarge {
+        /// Its width in pixels.
+        width: u32,
+        /// Its height in pixels.
+        height: u32,
+        /// The most pixels an image of its colour type may have.
+        max_pixels: u64,
+    },
     /// It cannot be decoded, or no encoding fits the limits.
     NoFit,
 }
@@ -179,16 +224,38 @@ impl Fit {
     /// Why a [`Fit::TooLarge`] image is left out, and what to do instead;
     /// `None` for the others.
     pub fn too_large_reason(&self) -> Option<String> {
-        let Fit::TooLarge(width, height) = self else {
+        let Fit::TooLarge {
+            width,
+            height,
+            max_pixels,
+        } = self
+        else {
             return None;
         };
         Some(format!(
-            "{width}x{height} pixels is more than the {} megapixels read scales down; make a \
-             smaller copy with bash first (e.g. convert IMAGE -resize 2000x2000 small.png) and \
-             read that",
-            MAX_DECODED_PIXELS / 1_000_000
+            "{width}x{height} pixels is more than {}; {MAKE_A_SMALLER_COPY}",
+            pixel_limit(*max_pixels, "read scales down")
         ))
     }
+}
+
+/// `the 100 megapixels WHAT`, or `the 50 megapixels WHAT at 16 bits per
+/// channel` for a limit [`MAX_DECODED_BYTES`] lowered (among the formats
+/// read decodes, only 16-bit images take more than 4 bytes a pixel).
+pub fn pixel_limit(max_pixels: u64, what: &str) -> String {
+    let megapixels = max_pixels / 1_000_000;
+    let depth = if max_pixels < MAX_DECODED_PIXELS {
+        " at 16 bits per channel"
+    } else {
+        ""
+    };
+    format!("the {megapixels} megapixels {what}{depth}")
+}
+
+/// The most pixels an image of `colour` may have to be decoded.
+fn max_decoded_pixels(colour: ColorType) -> u64 {
+    let per_pixel = u64::from(colour.bytes_per_pixel()).max(1);
+    MAX_DECODED_PIXELS.min(MAX_DECODED_BYTES / per_pixel)
 }
 
 /// Sends `bytes` unchanged when within the limits, else re-encodes them to
@@ -213,8 +280,13 @@ pub fn fit_image(
         }
         return Ok(Fit::Image(FittedImage::unchanged(bytes, kind)));
     }
-    if u64::from(width) * u64::from(height) > MAX_DECODED_PIXELS {
-        return Ok(Fit::TooLarge(width, height));
+    let max_pixels = max_decoded_pixels(decoder.color_type());
+    if u64::from(width) * u64::from(height) > max_pixels {
+        return Ok(Fit::TooLarge {
+            width,
+            height,
+            max_pixels,
+        });
     }
     let Some(image) = decode_upright(decoder) else {
         return Ok(Fit::NoFit);

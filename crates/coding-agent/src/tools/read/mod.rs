@@ -5,7 +5,9 @@
 //! - the file is streamed, never loaded whole: only the lines shown are kept,
 //!   the rest is counted (DEVIATIONS #6);
 //! - a binary file (a NUL byte in its first 8 KB) is described in one line
-//!   instead of being sent as bytes decoded to replacement characters.
+//!   instead of being sent as bytes decoded to replacement characters;
+//! - an image file over 64 MB, or an image too large to decode, is left out
+//!   with the reason, unread or undecoded (DEVIATIONS #24).
 
 pub mod image;
 pub mod lines;
@@ -136,16 +138,15 @@ impl ReadTool {
             .await
             .map_err(|e| FsError::without_path(&e, "read"))?;
         if let Some(kind) = image::sniff(&prefix) {
-            return self.read_image(kind, &absolute, ctx).await;
+            return self.read_image(kind, &absolute, info.len, ctx).await;
         }
         if prefix.contains(&0) {
-            // A device has no size to give (`/dev/zero` says 0 bytes).
-            let what = match info.special {
-                Some(special) => special.name().to_owned(),
-                None => format_size(usize::try_from(info.len).unwrap_or(usize::MAX)),
+            let what = match binary_size(&info, prefix.len()) {
+                Some(what) => format!(" ({what})"),
+                None => String::new(),
             };
             return Ok(ToolOutput::text(format!(
-                "Binary file {} ({what}) cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it.",
+                "Binary file {}{what} cannot be shown as text. Use bash (e.g. file, strings, xxd) to inspect it.",
                 args.path
             )));
         }
@@ -236,12 +237,22 @@ impl ReadTool {
         Ok(ToolOutput::text(selection.content))
     }
 
+    /// The image of `len` bytes at `absolute`, fitted to what a model takes;
+    /// one over [`image::MAX_IMAGE_FILE_BYTES`] is omitted unread, since it is
+    /// read whole.
     async fn read_image(
         &self,
         kind: ImageType,
         absolute: &Path,
+        len: u64,
         ctx: &ToolContext,
     ) -> Result<ToolOutput<ReadDetails>, ToolError> {
+        if len > image::MAX_IMAGE_FILE_BYTES {
+            return Ok(ToolOutput::text(omitted(
+                kind,
+                &image::file_too_large_reason(len),
+            )));
+        }
         let bytes = self
             .ops
             .read_all(absolute, &ctx.cancel)
@@ -273,14 +284,11 @@ impl ReadTool {
                     Content::image(fitted.data, fitted.mime_type),
                 ]
             }
-            omitted => {
-                let why = omitted.too_large_reason().unwrap_or_else(|| {
+            unfit => {
+                let why = unfit.too_large_reason().unwrap_or_else(|| {
                     "could not be resized below the inline image size limit".to_owned()
                 });
-                vec![Content::text(format!(
-                    "Read image file [{}]\n[Image omitted: {why}.]",
-                    kind.mime_type()
-                ))]
+                vec![Content::text(omitted(kind, &why))]
             }
         };
         image::note_unsent_images(&mut content, ctx.model.as_ref());
@@ -329,6 +337,29 @@ fn line_range(offset: Option<f64>, limit: Option<f64>) -> Option<String> {
         Some(limit) if limit > 0 => format!(":{first}-{}", first.saturating_add(limit - 1)),
         _ => format!(":{first}"),
     })
+}
+
+/// What a binary file's description gives as its size, when `prefix`
+/// bytes of it were read: its size, or what it is for a device, which has
+/// none (`/dev/zero` says 0 bytes). procfs says 0 bytes too, for files that
+/// hold some (`/proc/self/cmdline` read as `(0B)`): a size under what was
+/// read is the bytes read, when they were all of the file, else unknown.
+fn binary_size(info: &FileInfo, prefix: usize) -> Option<String> {
+    let size = match info.special {
+        Some(special) => return Some(special.name().to_owned()),
+        None if info.len >= prefix as u64 => usize::try_from(info.len).unwrap_or(usize::MAX),
+        None if prefix < SNIFF_LEN => prefix,
+        None => return None,
+    };
+    Some(format_size(size))
+}
+
+/// What the model reads of an image of `kind` left out because of `why`.
+fn omitted(kind: ImageType, why: &str) -> String {
+    format!(
+        "Read image file [{}]\n[Image omitted: {why}.]",
+        kind.mime_type()
+    )
 }
 
 fn read_error(error: ReadError) -> ToolError {
