@@ -8,6 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod unprivileged;
+
 const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
 
 /// Pi's validation text for `{"limit": "ten"}`: the call never reaches the tool.
@@ -370,14 +372,7 @@ fn without_home_set_a_tilde_is_the_users_home_from_the_password_database() {
 /// passes every permission check): as root through `setpriv` as nobody,
 /// as anyone else as themselves. Its JSON result.
 fn tool_unprivileged(args: &[&str], dir: &Path) -> serde_json::Value {
-    let uid = Command::new("id").arg("-u").output().unwrap().stdout;
-    let mut command = if String::from_utf8_lossy(&uid).trim() == "0" {
-        let mut setpriv = Command::new("setpriv");
-        setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
-        setpriv
-    } else {
-        Command::new(BIN)
-    };
+    let mut command = unprivileged::command(BIN);
     let output = command
         .arg("tool")
         .args(args)

@@ -5,6 +5,8 @@
 
 use std::process::{Command, Stdio};
 
+mod unprivileged;
+
 const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
 
 /// (exit status, stdout, stderr) of the binary with a clean environment and
@@ -247,14 +249,7 @@ fn continue_names_the_newest_session_when_it_cannot_be_read() {
     std::fs::write(&new, header("new")).unwrap();
     mode(&new, 0o000);
 
-    let uid = Command::new("id").arg("-u").output().unwrap().stdout;
-    let mut command = if String::from_utf8_lossy(&uid).trim() == "0" {
-        let mut setpriv = Command::new("setpriv");
-        setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
-        setpriv
-    } else {
-        Command::new(BIN)
-    };
+    let mut command = unprivileged::command(BIN);
     let output = command
         .args(["--continue", "--api-key", "k", "--session-dir"])
         .arg(&sessions)

@@ -194,33 +194,34 @@ async fn edits_through_a_linked_working_directory_queue_with_those_by_its_real_p
     );
 }
 
-/// The helper runs a batch's reads on a thread per core, and a read of a FIFO
-/// nobody writes blocks its thread for good. With every such thread blocked,
+/// The helper runs a batch's reads on a thread per core, and a read on a
+/// hung mount blocks its thread for good. With every such thread blocked,
 /// the batch's other reads still answer, and so does a cancelled one.
 #[tokio::test(flavor = "multi_thread")]
 async fn reads_behind_reads_blocked_on_every_helper_thread_still_answer() {
     let Some(remote) = Remote::start().await else {
         return;
     };
+    let Some(hung) = HungMount::new(&remote.path("hung")) else {
+        return;
+    };
     // The helper runs on this machine: it has as many cores as the test sees.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     std::fs::write(remote.path("a.txt"), "after\n").unwrap();
     let read = remote.tool("read");
-    // A pty master nobody writes to: its read blocks in the kernel, as on a
-    // hung network mount (a FIFO is refused before it is opened).
     let blocked: Vec<_> = (0..cores)
-        .map(|_| {
+        .map(|n| {
             let (read, dir, args) = (
                 Arc::clone(&read),
                 remote.dir.path().to_path_buf(),
-                json!({"path": "/dev/ptmx"}),
+                json!({"path": format!("hung/{n}.txt")}),
             );
             tokio::spawn(async move { read.execute(args, ToolContext::new(dir)).await })
         })
         .collect();
     let helper = the_helper(&remote.sshd);
     eventually("every blocked read holds a helper thread", || {
-        threads_reading_a_pty(helper) == cores
+        threads_waiting_on_fuse(helper) == cores
     })
     .await;
     let cancelled = CancellationToken::new();
@@ -238,32 +239,75 @@ async fn reads_behind_reads_blocked_on_every_helper_thread_still_answer() {
     assert_eq!(aborted.0.unwrap_err().message(), "Operation aborted");
     assert!(
         blocked.iter().all(|call| !call.is_finished()),
-        "the pty reads are still blocked"
+        "the reads on the hung mount are still blocked"
     );
-    // The pty reads stay blocked until the test's sshd stops: the helper
-    // then exits without them.
+    // Dropping the mount ends the blocked reads (ENOTCONN).
+    drop(hung);
 }
 
-/// Threads of `pid` blocked in `read(2)` of a pty master.
-fn threads_reading_a_pty(pid: u32) -> usize {
-    #[cfg(target_arch = "aarch64")]
-    const READ: &str = "63";
-    #[cfg(not(target_arch = "aarch64"))]
-    const READ: &str = "0";
+/// A FUSE file system that no daemon serves: every access below it waits in
+/// the kernel, as on a hung network mount, until the mount is dropped (its
+/// connection then ends and the waits fail with ENOTCONN). A terminal, a
+/// FIFO or a socket cannot stand in: the file tools refuse those unopened.
+struct HungMount {
+    dir: std::path::PathBuf,
+    device: Option<std::fs::File>,
+}
+
+impl HungMount {
+    /// Mounts one at `dir` (made here), or `None` (after saying why) when
+    /// this process may not and CI is not asking for it.
+    fn new(dir: &Path) -> Option<Self> {
+        use rustix::mount::{MountFlags, mount};
+        use std::os::fd::AsRawFd;
+        std::fs::create_dir_all(dir).unwrap();
+        let mounted = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/fuse")
+            .map_err(|e| format!("/dev/fuse: {e}"))
+            .and_then(|device| {
+                let options = std::ffi::CString::new(format!(
+                    "fd={},rootmode=40000,user_id=0,group_id=0",
+                    device.as_raw_fd()
+                ))
+                .unwrap();
+                mount("hung", dir, "fuse", MountFlags::empty(), options.as_c_str())
+                    .map(|()| device)
+                    .map_err(|e| format!("mount -t fuse: {e}"))
+            });
+        match mounted {
+            Ok(device) => Some(HungMount {
+                dir: dir.to_path_buf(),
+                device: Some(device),
+            }),
+            Err(why) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                panic!("CI=true and a hung FUSE mount cannot be made (run as root): {why}")
+            }
+            Err(why) => {
+                eprintln!("skipped: a hung FUSE mount cannot be made (run as root): {why}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for HungMount {
+    fn drop(&mut self) {
+        use rustix::mount::{UnmountFlags, unmount};
+        let _ = unmount(&self.dir, UnmountFlags::DETACH);
+        drop(self.device.take());
+    }
+}
+
+/// Threads of `pid` waiting for a FUSE request's answer.
+fn threads_waiting_on_fuse(pid: u32) -> usize {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
     tasks
         .flatten()
         .filter(|task| {
-            let syscall = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
-            let mut fields = syscall.split_whitespace();
-            if fields.next() != Some(READ) {
-                return false;
-            }
-            let fd = fields
-                .next()
-                .and_then(|fd| i64::from_str_radix(fd.trim_start_matches("0x"), 16).ok());
-            fd.and_then(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
-                .is_some_and(|file| file.to_string_lossy().contains("ptmx"))
+            std::fs::read_to_string(task.path().join("wchan"))
+                .is_ok_and(|wchan| wchan.starts_with("fuse") || wchan.contains("request_wait"))
         })
         .count()
 }
