@@ -23,7 +23,10 @@ use coding_agent::remote::{RemoteOperations, remote_tool};
 use coding_agent::sandbox::{SandboxMode, SandboxRequest};
 use coding_agent::tools::builtin_tool;
 use coding_agent::{ToolContext, ToolDefinition};
-use remote_support::{BIN, HOST, HomeFile, Sshd, alive, cache_env, eventually, the_helper};
+use remote_support::{
+    BIN, HOST, HomeFile, HungMount, Sshd, alive, cache_env, eventually, the_helper,
+    threads_waiting_on_fuse,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -243,73 +246,6 @@ async fn reads_behind_reads_blocked_on_every_helper_thread_still_answer() {
     );
     // Dropping the mount ends the blocked reads (ENOTCONN).
     drop(hung);
-}
-
-/// A FUSE file system that no daemon serves: every access below it waits in
-/// the kernel, as on a hung network mount, until the mount is dropped (its
-/// connection then ends and the waits fail with ENOTCONN). A terminal, a
-/// FIFO or a socket cannot stand in: the file tools refuse those unopened.
-struct HungMount {
-    dir: std::path::PathBuf,
-    device: Option<std::fs::File>,
-}
-
-impl HungMount {
-    /// Mounts one at `dir` (made here), or `None` (after saying why) when
-    /// this process may not and CI is not asking for it.
-    fn new(dir: &Path) -> Option<Self> {
-        use rustix::mount::{MountFlags, mount};
-        use std::os::fd::AsRawFd;
-        std::fs::create_dir_all(dir).unwrap();
-        let mounted = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/fuse")
-            .map_err(|e| format!("/dev/fuse: {e}"))
-            .and_then(|device| {
-                let options = std::ffi::CString::new(format!(
-                    "fd={},rootmode=40000,user_id=0,group_id=0",
-                    device.as_raw_fd()
-                ))
-                .unwrap();
-                mount("hung", dir, "fuse", MountFlags::empty(), options.as_c_str())
-                    .map(|()| device)
-                    .map_err(|e| format!("mount -t fuse: {e}"))
-            });
-        match mounted {
-            Ok(device) => Some(HungMount {
-                dir: dir.to_path_buf(),
-                device: Some(device),
-            }),
-            Err(why) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                panic!("CI=true and a hung FUSE mount cannot be made (run as root): {why}")
-            }
-            Err(why) => {
-                eprintln!("skipped: a hung FUSE mount cannot be made (run as root): {why}");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for HungMount {
-    fn drop(&mut self) {
-        use rustix::mount::{UnmountFlags, unmount};
-        let _ = unmount(&self.dir, UnmountFlags::DETACH);
-        drop(self.device.take());
-    }
-}
-
-/// Threads of `pid` waiting for a FUSE request's answer.
-fn threads_waiting_on_fuse(pid: u32) -> usize {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
-    tasks
-        .flatten()
-        .filter(|task| {
-            std::fs::read_to_string(task.path().join("wchan"))
-                .is_ok_and(|wchan| wchan.starts_with("fuse") || wchan.contains("request_wait"))
-        })
-        .count()
 }
 
 #[tokio::test(flavor = "multi_thread")]

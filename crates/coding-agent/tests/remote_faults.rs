@@ -19,7 +19,8 @@ use agent_core::{AgentToolResult, ToolError};
 use coding_agent::ToolContext;
 use coding_agent::remote::{RemoteOperations, remote_tool};
 use remote_support::{
-    BIN, HOST, HomeFile, Sshd, alive, cache_env, command_line, descendants, eventually, the_helper,
+    BIN, HOST, HomeFile, HungMount, Sshd, alive, cache_env, command_line, descendants, eventually,
+    the_helper, threads_waiting_on_fuse,
 };
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -418,21 +419,26 @@ async fn a_connection_killed_mid_bash_ends_the_call_and_the_next_reconnects() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_connection_killed_mid_read_ends_the_call_and_the_next_reconnects() {
-    // A pty master nobody writes to: the read blocks on the remote until
-    // the connection is killed (a FIFO is refused before it is opened).
+    // A read on a hung mount blocks on the remote until the connection is
+    // killed.
     let Some(sshd) = Sshd::start() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    let Some(_hung) = HungMount::new(&dir.path().join("hung")) else {
+        return;
+    };
     let host = Arc::new(sshd.connect(dir.path()).await);
     let ops = RemoteOperations::new(Arc::clone(&host));
     let read = remote_tool("read", &ops).unwrap();
     let ctx = ToolContext::new(dir.path());
-    let call = tokio::spawn(async move { read.execute(json!({"path": "/dev/ptmx"}), ctx).await });
-    // The helper's read shows as a blocked thread: wait a moment.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!call.is_finished(), "the read blocks on the pty");
+    let call = tokio::spawn(async move { read.execute(json!({"path": "hung/a.txt"}), ctx).await });
     let helper = the_helper(&sshd);
+    eventually("the helper's read waits on the hung mount", || {
+        threads_waiting_on_fuse(helper) == 1
+    })
+    .await;
+    assert!(!call.is_finished(), "the read blocks on the hung mount");
 
     drop_connection_under(&sshd, call, helper).await;
     std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
