@@ -1087,7 +1087,7 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
     // The reason is the command's, not the assignment's before it.
     assert_eq!(
         bash(&p, "F=a.txt; cat $F").reason,
-        "`cat $F` only reads (known-safe list)"
+        "`cat a.txt` only reads (known-safe list)"
     );
     // A copy onto `.env` writes it, and git's check names it only: asked
     // about as any such command is, not denied as a read.
@@ -1510,9 +1510,7 @@ fn home_after_other_text_is_the_home_folder() {
 }
 
 /// What an operator makes of `$HOME` is worked out (`${HOME%/}` is the
-/// home folder: `rm -rf "${HOME%/}"` deleted it in bypass mode), and an
-/// `rm -r` of a folder named only at run time, which auto mode asks
-/// about, is refused in bypass mode, which would run it unseen.
+/// home folder: `rm -rf "${HOME%/}"` deleted it in bypass mode).
 #[test]
 fn an_operator_on_home_or_a_folder_named_at_run_time_is_not_waved_through() {
     let rules = RuleTexts {
@@ -1531,25 +1529,79 @@ fn an_operator_on_home_or_a_folder_named_at_run_time_is_not_waved_through() {
     // Not followed: asked about while a read rule guards anything.
     assert_bash(&default, "cat ${PWD#/}/x", Decision::Ask);
     let bypass = policy(Mode::Bypass);
-    for command in [
-        "rm -rf \"${HOME%/}\"",
-        "rm -rf ${PWD%/}",
-        "rm -rf \"$DIR\"",
-        "rm -rf `echo /`",
-        "rm -rf \"$(realpath ~)\"",
-        "find . | xargs rm -rf",
-    ] {
+    for command in ["rm -rf \"${HOME%/}\"", "rm -rf ${PWD%/}"] {
         assert_bash(&bypass, command, Decision::Deny);
     }
-    assert_eq!(
-        bash(&bypass, "rm -rf \"$DIR\"").reason,
-        "`rm -rf $DIR` deletes a directory named only at run time, which may be the file system root or the home directory, and bypass mode would run it unseen; name the directory itself"
-    );
     assert_eq!(
         bash(&default, "rm -rf \"$TARGET\"/").reason,
         "`rm -rf $TARGET/` would delete the file system root if the parts of `$TARGET/` known only at run time are empty, as an unset variable is; name the folder itself; this is never allowed"
     );
     assert_bash(&bypass, "rm -rf build \"$HOME/x\"", Decision::Allow);
+}
+
+/// Bypass refused every `rm -r` of a folder named at run time, and the
+/// always-deny list took a variable the line sets for possibly empty:
+/// `D=out; rm -rf "$D"/*` was refused in every mode. A value the line
+/// surely gave is that value; only the shapes an empty value makes `/` or
+/// the home folder are refused, in every mode (auto still asks about the
+/// rest: the sandbox would let it empty the workspace).
+#[test]
+fn a_folder_named_at_run_time_is_refused_only_where_empty_makes_it_root_or_home() {
+    let bypass = policy(Mode::Bypass);
+    let auto = policy(Mode::Auto);
+    for command in [
+        "D=out; rm -rf \"$D\"/*",
+        "export BUILD_DIR=out; rm -rf \"$BUILD_DIR\"/*",
+        "D=out && rm -rf $D/*",
+        "mkdir x && D=out && rm -rf \"$D\"/",
+        "D=out; if [ -d x ]; then D=x; fi; rm -rf \"$D\"/*",
+    ] {
+        assert_bash(&bypass, command, Decision::Allow);
+        assert_bash(&auto, command, Decision::Allow);
+    }
+    for command in [
+        "BUILD_DIR=build; rm -rf \"$BUILD_DIR\"",
+        "tmp=$(mktemp -d) && touch \"$tmp/x\" && rm -rf \"$tmp\"",
+        "trap 'rm -rf \"$tmp\"' EXIT",
+        "TMPD=\"$(mktemp -d)\"; rm -rf \"$TMPD\"",
+        "rm -rf \"build/$D\"",
+        "rm -rf \"$D/build\"",
+        "rm -rf \"$HOME/.cache/$D\"",
+        "rm -rf \"$TMPDIR/foo\"",
+        "rm -rf \"$E\"",
+        "rm -rf \"${D:?}\"/",
+        "rm -rf \"$(go env GOCACHE)\"",
+        "find . | xargs rm -rf",
+    ] {
+        assert_bash(&bypass, command, Decision::Allow);
+    }
+    // An assignment that may not have run leaves the variable possibly
+    // unset (or set to what the line cannot tell).
+    for command in [
+        "rm -rf \"$D\"/*",
+        "false && D=out; rm -rf \"$D\"/*",
+        "true || D=out; rm -rf \"$D\"/",
+        "(D=out); rm -rf \"$D\"/*",
+        "D=out | true; rm -rf \"$D\"/*",
+        "D=out & rm -rf \"$D\"/*",
+        "D=out; unset D; rm -rf \"$D\"/*",
+        "D=out; read D; rm -rf \"$D\"/*",
+        "D=out; D=$(cat f); rm -rf \"$D\"/*",
+        "f() { unset D; }; D=out; f; rm -rf \"$D\"/*",
+        "D=out; eval \"$X\"; rm -rf \"$D\"/*",
+        "D=out; if [ -d x ]; then D=; fi; rm -rf \"$D\"/*",
+        "for D in $L; do :; done; rm -rf \"$D\"/*",
+        "rm -rf /$E",
+        "rm -rf ~/\"$E\"",
+        // What the policy can tell such a name is.
+        "rm -rf ~root",
+        "rm -rf ${HOME:=/x}",
+        "rm -rf `echo /`",
+        "rm -rf $(echo $HOME)",
+        "rm -rf \"$(printf %s /)\"",
+    ] {
+        assert_bash(&bypass, command, Decision::Deny);
+    }
 }
 
 /// A shell or `source` given a script it reads from stdin by name, or a
@@ -1580,7 +1632,77 @@ fn every_way_of_feeding_a_shell_literal_text_is_judged() {
     let denying = policy_with(Mode::Bypass, SandboxFacts::default(), &rules);
     assert_bash(&denying, "cat <<E | sh\ngit push\nE", Decision::Deny);
     assert_bash(&denying, "source <(echo git push)", Decision::Deny);
+    // Another descriptor, `fish`, `cat /dev/stdin`, `tee`, escapes.
+    for command in [
+        "bash /dev/fd/3 3<<< 'git push'",
+        "fish <<< 'git push'",
+        "fish -c 'git push'",
+        "cat /dev/stdin <<E | sh\ngit push\nE",
+        "tee <<E | sh\ngit push\nE",
+        "printf 'git\\x20push' | sh",
+        "echo -e 'git\\040push' | sh",
+    ] {
+        assert_bash(&denying, command, Decision::Deny);
+    }
     assert_bash(&bypass, "cat <<E | sh\nls\nE", Decision::Allow);
+}
+
+/// `xargs` runs its command with the items it reads as xargs reads them:
+/// split at NULs (`-0`) or a delimiter (`-d`), quotes and backslashes
+/// taken away, put in place of `-I`'s text. The input was split at blanks
+/// and appended, so `printf '/\0' | xargs -0 rm -rf` and `echo ~ | xargs
+/// -I{} sh -c 'rm -rf {}'` ran in bypass mode.
+#[test]
+fn xargs_is_judged_with_the_items_it_reads() {
+    let bypass = policy(Mode::Bypass);
+    for command in [
+        "printf '%s\\0' ~ | xargs -0 rm -rf",
+        "printf '/\\0' | xargs -0 rm -rf",
+        "printf 'x\\0/\\0' | xargs --null rm -rf",
+        "echo ~ | xargs -I{} sh -c 'rm -rf {}'",
+        "echo / | xargs -I{} sh -c 'rm -rf {}'",
+        "echo ~ | xargs -I{} mv {} /tmp/gone",
+        "echo ~ | xargs -rI {} mv {} /tmp/gone",
+        "echo ~ | xargs --replace=X mv X /tmp/gone",
+        "printf 'x:/' | xargs -d: rm -rf",
+        "printf 'x,/' | xargs --delimiter=, rm -rf",
+        "echo \"'$HOME'\" | xargs rm -rf",
+        "echo '\"/\"' | xargs rm -rf",
+        "echo '\\/' | xargs rm -rf",
+        "echo a / | xargs rm -rf",
+        "echo / | xargs -EZ rm -rf",
+    ] {
+        assert_bash(&bypass, command, Decision::Deny);
+    }
+    // xargs does not expand `~` (it removes a file named so), and what
+    // it reads from a file is known only at run time.
+    for command in [
+        "echo '~' | xargs rm -rf",
+        "xargs -a list rm -rf <<< x",
+        "xargs --arg-file=list rm -rf <<< x",
+        "echo a b | xargs rm -rf",
+        "echo a / | xargs -E / rm -rf",
+        "printf 'a\\0b\\0' | xargs -0 -I{} rm -rf build/{}",
+    ] {
+        assert_bash(&bypass, command, Decision::Allow);
+    }
+    assert_bash(
+        &policy(Mode::Auto),
+        "xargs -a list rm -rf <<< /",
+        Decision::Ask,
+    );
+    let rules = RuleTexts {
+        deny: vec!["bash(git push:*)".into()],
+        ..RuleTexts::default()
+    };
+    let denying = policy_with(Mode::Bypass, SandboxFacts::default(), &rules);
+    for command in [
+        "echo 'git push' | xargs -I{} bash -c {}",
+        "xargs -0 bash -c <<< 'git push'",
+        "echo push | xargs -I{} git {}",
+    ] {
+        assert_bash(&denying, command, Decision::Deny);
+    }
 }
 
 /// Auto mode runs bash unasked inside the sandbox, but a program git's
@@ -1596,8 +1718,31 @@ fn setting_git_configuration_asks_in_auto_mode() {
     );
     assert_eq!(
         verdict.reason,
-        "`git config core.fsmonitor echo x > /tmp/PWNED; false` changes the repository's git configuration, which can have later git commands run programs (`core.fsmonitor`, `core.hooksPath`, `core.pager`, a `!` alias, hooks) outside the sandbox; it needs approval"
+        "`git config core.fsmonitor echo x > /tmp/PWNED; false` changes the repository's git configuration, which can name programs that later git commands run outside the sandbox; it needs approval"
     );
+    // Which configuration, and no word of a setting it does not name.
+    assert_eq!(
+        bash(&auto, "git config --global user.email x").reason,
+        "`git config --global user.email x` changes your global git configuration, which can name programs that later git commands run outside the sandbox; it needs approval"
+    );
+    // What `git submodule foreach` runs is judged.
+    assert_bash(
+        &auto,
+        "git submodule foreach git config core.pager x",
+        Decision::Ask,
+    );
+    assert_bash(
+        &policy(Mode::Bypass),
+        "git submodule foreach 'rm -rf ~'",
+        Decision::Deny,
+    );
+    // Adding a remote writes the configuration only; `update` fetches.
+    assert_bash(
+        &auto,
+        "git remote add origin https://example.com/r.git",
+        Decision::Allow,
+    );
+    assert_bash(&auto, "git remote update", Decision::Ask);
     for command in [
         "git clone -c core.hooksPath=h https://example.com/r.git",
         "git config --unset core.pager",
@@ -1681,4 +1826,56 @@ fn a_workspace_at_the_root_or_the_home_folder_makes_no_write_ordinary() {
     let p = Policy::new(Mode::Default, off, places, &RuleTexts::default()).unwrap();
     let verdict = p.check("write", &json!({"path": "src/a.rs", "content": "x"}));
     assert_eq!(verdict.decision, Decision::Allow, "{}", verdict.reason);
+    // Not "outside the workspace (/)".
+    let places = Places::at(Path::new("/"), Some(Path::new("/home/u")));
+    let p = Policy::new(Mode::Default, off, places, &RuleTexts::default()).unwrap();
+    assert_eq!(
+        p.check("write", &json!({"path": "/etc/cron.d/x", "content": "x"}))
+            .reason,
+        "`/etc/cron.d/x` is outside the workspace (the session started in the root of the file system (/), too broad to count as a workspace); writing there needs approval"
+    );
+}
+
+/// Auto and bypass mode run a script the policy cannot read unjudged:
+/// the reason says so, not that the pipeline's first command only reads
+/// (`echo cGF3 | base64 -d | sh` read "`echo cGF3` only reads").
+#[test]
+fn a_script_the_policy_cannot_read_is_the_reason_given() {
+    for (mode, reason) in [
+        (
+            Mode::Auto,
+            "auto mode: `sh` runs a script the policy cannot read (a file, or what a command before it prints); it runs unjudged, inside the sandbox",
+        ),
+        (
+            Mode::Bypass,
+            "bypass mode: `sh` runs a script the policy cannot read (a file, or what a command before it prints); it runs unjudged",
+        ),
+    ] {
+        let verdict = assert_bash(&policy(mode), "echo cGF3 | base64 -d | sh", Decision::Allow);
+        assert_eq!(verdict.reason, reason);
+    }
+    let verdict = assert_bash(&policy(Mode::Auto), "bash setup.sh", Decision::Allow);
+    assert!(verdict.reason.contains("cannot read"), "{}", verdict.reason);
+}
+
+/// A home folder named through a link is the folder it leads to as well:
+/// started in it with `HOME` the link, `.bashrc` (opened by its real path)
+/// was "inside the workspace" and written unasked.
+#[test]
+fn a_home_folder_named_through_a_link_is_no_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("realhome");
+    let link = dir.path().join("linkhome");
+    std::fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let off = SandboxFacts {
+        active: false,
+        network_allowed: true,
+    };
+    let places = Places::on_this_machine(&real, Some(&link));
+    let p = Policy::new(Mode::Default, off, places, &RuleTexts::default()).unwrap();
+    let verdict = p.check("write", &json!({"path": ".bashrc", "content": "x"}));
+    assert_eq!(verdict.decision, Decision::Ask, "{}", verdict.reason);
+    let rm = format!("rm -rf {}", real.display());
+    assert_bash(&p, &rm, Decision::Deny);
 }

@@ -7,7 +7,7 @@
 //! purpose: a command that is not clearly read-only asks, and the texts are
 //! what the model reads when it is refused.
 
-use super::paths::{Places, is_block_device};
+use super::paths::{Places, USERS_HOME, is_block_device};
 use super::shell::{Arg, Upstream};
 
 /// The program's name without its directory (`/bin/rm` is `rm`).
@@ -63,7 +63,11 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
                 "-s",
                 "-a",
                 "--max-args",
+                "--max-procs",
+                "--max-chars",
                 "--delimiter",
+                "--arg-file",
+                "--process-slot-var",
             ],
             "exec" => &["-a"],
             "stdbuf" => &["-i", "-o", "-e"],
@@ -131,7 +135,8 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
             } else if text.starts_with('-') && text.len() > 1 {
                 let wants_value = takes_value.contains(&text)
                     || (matches!(name, "sudo" | "doas")
-                        && cluster_wants_value(text, SUDO_VALUE_LETTERS));
+                        && cluster_wants_value(text, SUDO_VALUE_LETTERS))
+                    || (name == "xargs" && cluster_wants_value(text, "nILPsdaE"));
                 i += if wants_value { 2 } else { 1 };
             } else {
                 break;
@@ -146,6 +151,199 @@ pub fn unwrap(words: &[Arg]) -> Unwrapped<'_> {
     Unwrapped {
         wrappers,
         inner: rest,
+    }
+}
+
+/// How `xargs` reads its input, by its options (the words between `xargs`
+/// and the command it runs).
+#[derive(Debug, PartialEq, Eq)]
+pub struct XargsReading {
+    /// How the items of stdin are told apart; `None` when that cannot be
+    /// told: xargs reads another input (`-a FILE`), or an option is known
+    /// only at run time.
+    pub separator: Option<Separator>,
+    /// The text `-I R` (`-i`, `--replace`) replaces in the command's words
+    /// with each input line, in place of appending the items.
+    pub replace: Option<String>,
+    /// The item that ends the input (`-E END`), read at blanks only.
+    pub eof: Option<String>,
+}
+
+impl XargsReading {
+    /// The items xargs reads of `input`; `None` when that cannot be told.
+    pub fn items(&self, input: &str) -> Option<Vec<String>> {
+        let separator = self.separator.as_ref()?;
+        let mut items = separator.items(input, self.replace.is_some())?;
+        if let (Separator::Blanks, Some(eof)) = (separator, &self.eof)
+            && let Some(end) = items.iter().position(|item| item == eof)
+        {
+            items.truncate(end);
+        }
+        Some(items)
+    }
+}
+
+/// Reads `xargs`'s `options`. `printf '/\0' | xargs -0 rm -rf` was judged
+/// as `rm -rf /\0`, and `echo ~ | xargs -I{} sh -c 'rm -rf {}'` as
+/// `sh -c 'rm -rf {}' ~`: neither ran what the judged command said.
+pub fn xargs_reading(options: &[Arg]) -> XargsReading {
+    let mut reading = XargsReading {
+        separator: Some(Separator::Blanks),
+        replace: None,
+        eof: None,
+    };
+    let mut unknown = false;
+    let mut words = options.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if !word.literal {
+            unknown = true;
+        } else if text == "--" {
+            break;
+        } else if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            let is = |full: &str| !name.is_empty() && full.starts_with(name);
+            if is("null") {
+                reading.separator = Some(Separator::Character('\0'));
+            } else if is("delimiter") {
+                let value = value
+                    .map(str::to_owned)
+                    .or_else(|| Some(words.next()?.text.clone()));
+                reading.separator = value.as_deref().and_then(Separator::delimiter);
+            } else if is("arg-file") {
+                unknown = true;
+            } else if is("eof") {
+                reading.eof = value.filter(|eof| !eof.is_empty()).map(str::to_owned);
+            } else if is("replace") {
+                reading.replace = Some(value.unwrap_or("{}").to_owned());
+            }
+        } else if let Some(cluster) = text.strip_prefix('-') {
+            for (at, letter) in cluster.char_indices() {
+                let rest = &cluster[at + letter.len_utf8()..];
+                // A letter with a value takes the rest of the word, or the
+                // next word (`-n 1`, `-d :`).
+                let mut value = || match rest.is_empty() {
+                    true => words.next().map(|word| word.text.clone()),
+                    false => Some(rest.to_owned()),
+                };
+                match letter {
+                    '0' => reading.separator = Some(Separator::Character('\0')),
+                    'r' | 't' | 'p' | 'x' => {}
+                    'I' => {
+                        reading.replace = value();
+                        // `-I` with no text after it is an error.
+                        unknown |= reading.replace.is_none();
+                        break;
+                    }
+                    'i' => {
+                        let text = if rest.is_empty() { "{}" } else { rest };
+                        reading.replace = Some(text.to_owned());
+                        break;
+                    }
+                    'd' => {
+                        reading.separator = value().as_deref().and_then(Separator::delimiter);
+                        break;
+                    }
+                    'a' => {
+                        value();
+                        unknown = true;
+                        break;
+                    }
+                    'E' => {
+                        reading.eof = value();
+                        break;
+                    }
+                    'n' | 'L' | 'P' | 's' => {
+                        value();
+                        break;
+                    }
+                    // `-e`, `-l` take only a value in the same word.
+                    'e' => {
+                        reading.eof = Some(rest.to_owned()).filter(|eof| !eof.is_empty());
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+    if unknown {
+        reading.separator = None;
+    }
+    reading
+}
+
+/// How `xargs` tells its items apart.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Separator {
+    /// Blanks and newlines (newlines alone with `-I`), quotes and
+    /// backslashes taken away as xargs does.
+    Blanks,
+    /// One character (`-0`, `-d X`), the text between taken as it is.
+    Character(char),
+}
+
+impl Separator {
+    /// The separator `-d TEXT` names: one character, or an escape of one
+    /// (`\n`, `\t`, `\0`); `None` for any other (GNU's octal and hex
+    /// escapes are not read here).
+    fn delimiter(text: &str) -> Option<Self> {
+        let mut chars = text.chars();
+        let character = match (chars.next()?, chars.next(), chars.next()) {
+            (c, None, _) => c,
+            ('\\', Some('n'), None) => '\n',
+            ('\\', Some('t'), None) => '\t',
+            ('\\', Some('0'), None) => '\0',
+            ('\\', Some('\\'), None) => '\\',
+            _ => return None,
+        };
+        Some(Self::Character(character))
+    }
+
+    /// The items of `input`, as the command receives them; with `lines`
+    /// (`-I`) each line is one item, its leading blanks left out. `None`
+    /// for a quote left open, which xargs refuses.
+    fn items(&self, input: &str, lines: bool) -> Option<Vec<String>> {
+        if let Self::Character(separator) = self {
+            let mut items: Vec<String> = input.split(*separator).map(str::to_owned).collect();
+            // A last separator ends the last item; it does not start one.
+            if items.last().is_some_and(String::is_empty) {
+                items.pop();
+            }
+            return Some(items);
+        }
+        let mut items = Vec::new();
+        let mut item: Option<String> = None;
+        let mut chars = input.chars();
+        while let Some(c) = chars.next() {
+            let ends = match lines {
+                true => c == '\n',
+                false => c.is_whitespace(),
+            };
+            if ends {
+                items.extend(item.take());
+                continue;
+            }
+            if lines && item.is_none() && c.is_whitespace() {
+                continue;
+            }
+            let text = item.get_or_insert_with(String::new);
+            match c {
+                '\'' | '"' => loop {
+                    match chars.next()? {
+                        '\n' => return None,
+                        closing if closing == c => break,
+                        other => text.push(other),
+                    }
+                },
+                '\\' => text.push(chars.next()?),
+                other => text.push(other),
+            }
+        }
+        items.extend(item);
+        Some(items)
     }
 }
 
@@ -235,7 +433,7 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
                     .into_iter()
                     .find_map(|word| Some((protected(word)?, word)))
             {
-                return match word.literal || word.braces {
+                return match word.literal || word.braces || place == USERS_HOME {
                     true => never(format!("would delete {place}")),
                     false => never(format!(
                         "would delete {place} if the parts of `{}` known only at run time are empty, as an unset variable is; name the folder itself",
@@ -298,7 +496,13 @@ pub fn always_denied(words: &[Arg], places: &Places) -> Option<String> {
             } else {
                 starts
             };
+            // A test picks some of a workspace (`find . -name '*.pyc'
+            // -delete`), but of `/` or the home folder it still deletes
+            // most of what matters: `find ~ -type f -delete` ran in bypass.
             match start_places.into_iter().find_map(protected) {
+                Some(place @ ("the file system root" | "the home directory")) if deletes => never(
+                    format!("would delete files all over {place}; start find in the folder meant"),
+                ),
                 Some(place) if deletes && !narrowed => never(format!("would delete {place}")),
                 _ => None,
             }
@@ -532,6 +736,28 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
             ))
         });
     }
+    // `git submodule foreach CMD` runs CMD in each submodule, one word
+    // through a shell: `git submodule foreach 'rm -rf ~'` ran in bypass.
+    if name == "git" && git_subcommand(words).0 == "submodule" {
+        let (_, args) = git_subcommand(words);
+        let mut args = args.iter().skip_while(|arg| arg.text.starts_with('-'));
+        if args.next().is_none_or(|action| action.text != "foreach") {
+            return None;
+        }
+        let command: Vec<Arg> = args
+            .skip_while(|arg| arg.text.starts_with('-') && arg.text != "--")
+            .skip_while(|arg| arg.text == "--")
+            .cloned()
+            .collect();
+        return Some(match command.as_slice() {
+            _ if command.iter().any(|arg| !arg.literal) => Err(format!(
+                "`{}` runs a command only known at run time in each submodule",
+                super::shell::join(words)
+            )),
+            [script] => Ok(script.text.clone()),
+            _ => Ok(super::shell::join(&command)),
+        });
+    }
     if !is_shell(name) {
         return None;
     }
@@ -558,17 +784,18 @@ pub fn nested_script(words: &[Arg]) -> Option<Result<String, String>> {
     None
 }
 
-/// Whether `words` are a git command that writes a repository's
-/// configuration or hooks: `git config` in a form that sets or edits (not
+/// Which git configuration `words` write, when they are a git command
+/// that writes one (a repository's, or with `--global` the user's) or a
+/// repository's hooks: `git config` in a form that sets or edits (not
 /// `--get`, `--list`, `get`, `list`, or one key alone), `git init
 /// --template` and `git clone --template` (which install its hooks) or
 /// `git clone -c` (which writes the new repository's config). Sandboxed,
 /// `git config core.fsmonitor 'CMD'` ran unasked, and the user's next `git
 /// status`, outside the sandbox, ran `CMD`: the same as a write to
 /// `.git/config`, which asks.
-pub fn changes_git_configuration(words: &[Arg]) -> bool {
+pub fn changes_git_configuration(words: &[Arg]) -> Option<&'static str> {
     if program(words) != "git" {
-        return false;
+        return None;
     }
     let (sub, args) = git_subcommand(words);
     // The subcommand and its arguments, as the option helpers read them.
@@ -607,11 +834,21 @@ pub fn changes_git_configuration(words: &[Arg]) -> bool {
                 ],
             ) || matches!(first, Some("get" | "list"))
                 || operands.len() <= 1;
-            sets || !reads
+            let which = if has_flag(sub_words, "", &["global"]) {
+                "your global git configuration"
+            } else if has_flag(sub_words, "", &["system"]) {
+                "the machine's git configuration"
+            } else if has_flag(sub_words, "f", &["file", "blob"]) {
+                "a git configuration file"
+            } else {
+                "the repository's git configuration"
+            };
+            (sets || !reads).then_some(which)
         }
-        "init" => has_flag(sub_words, "", &["template"]),
-        "clone" => has_flag(sub_words, "c", &["template", "config"]),
-        _ => false,
+        "init" => has_flag(sub_words, "", &["template"]).then_some("the repository's hooks"),
+        "clone" => has_flag(sub_words, "c", &["template", "config"])
+            .then_some("the new repository's git configuration or hooks"),
+        _ => None,
     }
 }
 
@@ -794,10 +1031,23 @@ pub fn uses_network(words: &[Arg]) -> bool {
         "curl" | "wget" | "ssh" | "scp" | "sftp" | "rsync" | "nc" | "ncat" | "netcat"
         | "telnet" | "ftp" | "ping" | "dig" | "nslookup" | "host" | "gh" | "npx" | "bunx"
         | "fetch" => true,
-        "git" => matches!(
-            git_subcommand(words).0,
-            "clone" | "fetch" | "pull" | "push" | "ls-remote" | "submodule" | "remote"
-        ),
+        "git" => {
+            let (sub, args) = git_subcommand(words);
+            let action = args.iter().find(|arg| !arg.text.starts_with('-'));
+            let action = action.map_or("", |arg| arg.text.as_str());
+            match sub {
+                "clone" | "fetch" | "pull" | "push" | "ls-remote" => true,
+                // `git remote add origin URL` only writes the config;
+                // `update` and `prune` fetch, `show` asks the remote.
+                "remote" => {
+                    matches!(action, "update" | "prune" | "set-head")
+                        || (action == "show" && !args.iter().any(|arg| arg.text == "-n"))
+                }
+                // `foreach` runs its command here; `update` and `add` clone.
+                "submodule" => matches!(action, "update" | "add"),
+                _ => false,
+            }
+        }
         "npm" | "pnpm" | "yarn" | "bun" => {
             matches!(
                 sub,
@@ -829,14 +1079,26 @@ pub fn tee_targets(words: &[Arg]) -> Vec<Arg> {
 /// True for `rm -r` of a target only known at run time: the sandbox would let
 /// it empty the workspace, so even `auto` asks.
 pub fn deletes_unknown_tree(words: &[Arg]) -> bool {
+    deletes_tree_named(words, |a| !a.literal)
+}
+
+/// True for `rm -r` of a target made by an operator the policy does not
+/// follow from a value it knows ([`Arg::derived`]): `rm -rf ${PWD%/}` is
+/// the working directory, which a value named by a command's output
+/// (`rm -rf "$tmp"`) is not known to be.
+pub fn deletes_derived_tree(words: &[Arg]) -> bool {
+    deletes_tree_named(words, |a| a.derived)
+}
+
+fn deletes_tree_named(words: &[Arg], named: impl Fn(&Arg) -> bool) -> bool {
     program(words) == "rm"
         && has_flag(words, "rR", &["recursive"])
-        && operands(words).iter().any(|a| !a.literal)
+        && operands(words).into_iter().any(named)
 }
 
 /// The shells whose script is judged as the command line they run.
 fn is_shell(name: &str) -> bool {
-    matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh")
+    matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish")
 }
 
 /// A shell's words after its name, without the names its `-o`/`-O` options
@@ -905,17 +1167,22 @@ pub fn script_source(words: &[Arg]) -> Option<ScriptFrom<'_>> {
     Some(ScriptFrom::Stdin)
 }
 
-/// The paths that open the reading process's own standard input.
-fn is_stdin_path(text: &str) -> bool {
+/// The paths that open the reading process's own standard input, or
+/// another descriptor of its own: what a here-string or here-document
+/// gives it (`bash /dev/fd/3 3<<< TEXT` runs `TEXT`; the walk keeps a
+/// part's here-texts whatever their descriptor, so all are judged).
+pub fn is_stdin_path(text: &str) -> bool {
     let path = super::paths::normalize(std::path::Path::new(text));
-    [
-        "/dev/stdin",
-        "/dev/fd/0",
-        "/proc/self/fd/0",
-        "/proc/thread-self/fd/0",
-    ]
-    .iter()
-    .any(|stdin| path == std::path::Path::new(stdin))
+    path == std::path::Path::new("/dev/stdin")
+        || ["/dev/fd", "/proc/self/fd", "/proc/thread-self/fd"]
+            .iter()
+            .any(|folder| {
+                path.parent() == Some(std::path::Path::new(folder))
+                    && path
+                        .file_name()
+                        .and_then(|name| name.to_str())
+                        .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
+            })
 }
 
 /// The text a literal `echo` or `printf` prints, when it is all literal:
@@ -962,11 +1229,69 @@ pub fn printed_text(words: &[Arg]) -> Option<Vec<String>> {
     }
 }
 
-/// `\n`, `\t` and `\\` as printf and `echo -e` read them.
+/// The escapes printf and `echo -e` read: `\n`, `\t` and the other
+/// letters, `\xHH`, octal `\NNN` and `\0NNN`, `\\`; any other `\` stays.
+/// `printf 'git\x20push' | sh` ran `git push` judged as `git\x20push`, and
+/// `printf '%s\0' ~ | xargs -0` gives xargs NULs to split at.
 fn unescape(text: &str) -> String {
-    text.replace("\\n", "\n")
-        .replace("\\t", "\t")
-        .replace("\\\\", "\\")
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        // Up to `most` digits of `radix`, as a character.
+        fn number(
+            chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+            radix: u32,
+            most: usize,
+        ) -> Option<char> {
+            let mut value = 0;
+            for _ in 0..most {
+                let Some(digit) = chars.next_if(|c| c.is_digit(radix)) else {
+                    break;
+                };
+                value = value * radix + digit.to_digit(radix)?;
+            }
+            char::from_u32(value)
+        }
+        let escaped = match chars.peek().copied() {
+            Some('x') => {
+                chars.next();
+                number(&mut chars, 16, 2)
+            }
+            Some('0') => {
+                chars.next();
+                number(&mut chars, 8, 3)
+            }
+            Some('1'..='7') => number(&mut chars, 8, 3),
+            Some(letter) => {
+                let named = match letter {
+                    'n' => Some('\n'),
+                    't' => Some('\t'),
+                    'r' => Some('\r'),
+                    'a' => Some('\u{7}'),
+                    'b' => Some('\u{8}'),
+                    'e' => Some('\u{1b}'),
+                    'f' => Some('\u{c}'),
+                    'v' => Some('\u{b}'),
+                    '\\' => Some('\\'),
+                    _ => None,
+                };
+                if named.is_some() {
+                    chars.next();
+                }
+                named
+            }
+            None => None,
+        };
+        match escaped {
+            Some(escaped) => out.push(escaped),
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// What `printf FORMAT ARGS` prints, every directive taken as `%s`; the

@@ -27,9 +27,9 @@ pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
     GitAlias, ScriptFrom, always_asked, always_denied, changes_attributes,
-    changes_git_configuration, changes_what_runs, deletes_unknown_tree, git_alias,
-    hands_off_outside, has_flag, is_interpreter, is_known_safe, nested_script, operands, program,
-    script_source, tee_targets, unwrap, uses_network,
+    changes_git_configuration, changes_what_runs, deletes_derived_tree, deletes_unknown_tree,
+    git_alias, hands_off_outside, has_flag, is_interpreter, is_known_safe, nested_script, operands,
+    program, script_source, tee_targets, unwrap, uses_network, xargs_reading,
 };
 use shell::{Arg, Part, Stage, join, without_unknowns};
 use variables::Values;
@@ -867,13 +867,22 @@ impl Policy {
         })
     }
 
+    /// The workspace roots; when every one is too broad to hold anything
+    /// ([`Places::in_workspace`]), that: "is outside the workspace (/)"
+    /// read as a contradiction.
     fn roots_text(&self) -> String {
-        let roots: Vec<String> = self
-            .places
-            .roots
-            .iter()
-            .map(|r| r.display().to_string())
-            .collect();
+        let roots = &self.places.roots;
+        if let Some(why) = roots.first().and_then(|root| self.places.too_broad(root))
+            && roots
+                .iter()
+                .all(|root| self.places.too_broad(root).is_some())
+        {
+            return format!(
+                "the session started in {why} ({}), too broad to count as a workspace",
+                roots[0].display()
+            );
+        }
+        let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
         roots.join(", ")
     }
 
@@ -1100,34 +1109,34 @@ impl Policy {
         } else {
             (unwrapped.wrappers, unwrapped.inner)
         };
-        let fed: Vec<Arg>;
-        let inner = match wrappers.contains(&"xargs") {
-            true => {
-                fed = [inner, &self.xargs_input(part)].concat();
-                &fed[..]
-            }
-            false => inner,
+        let runs = match wrappers.contains(&"xargs") {
+            true => self.xargs_runs(part, inner),
+            false => vec![inner.to_vec()],
         };
-        let writes = part.writes.iter().cloned().chain(tee_targets(inner));
-        let command =
-            (!part.words.is_empty()).then(|| self.judge_command(part, &wrappers, inner, depth));
         let judge_write = |target: Arg| {
             descriptor_write(&target, part.descriptors_moved)
                 .unwrap_or_else(|| self.judge_write("bash", &target))
         };
-        let mut reads = self.judge_bash_reads(part, inner);
-        reads.extend(part.reads.iter().filter_map(|read| {
-            let path = paths::normalize(&self.places.joined(&read.text));
-            self.network_redirection(&path)
-        }));
+        let redirections =
+            part.writes
+                .iter()
+                .cloned()
+                .map(judge_write)
+                .chain(part.reads.iter().filter_map(|read| {
+                    let path = paths::normalize(&self.places.joined(&read.text));
+                    self.network_redirection(&path)
+                }));
         // The command first: of equal verdicts its reason is the one to read.
-        Verdict::strictest(
+        let runs = runs.iter().flat_map(|inner| {
+            let command =
+                (!part.words.is_empty()).then(|| self.judge_command(part, &wrappers, inner, depth));
             command
                 .into_iter()
-                .chain(writes.map(judge_write))
-                .chain(reads),
-        )
-        .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
+                .chain(tee_targets(inner).into_iter().map(judge_write))
+                .chain(self.judge_bash_reads(part, inner))
+        });
+        Verdict::strictest(runs.chain(redirections))
+            .unwrap_or_else(|| Verdict::new(Decision::Allow, "nothing to run"))
     }
 
     /// What the deny and ask rules on reading paths (`read(~/.ssh/**)`)
@@ -1383,6 +1392,28 @@ impl Policy {
         let verdict = self.judge_command_alone(part, wrappers, inner, depth);
         match from_stdin {
             Some(script) => verdict.stricter(script),
+            // A script the policy cannot read runs unjudged in auto and
+            // bypass mode; that is the reason to read, not the pipeline's
+            // first command (`echo cGF3 | base64 -d | sh` read "`echo
+            // cGF3` only reads").
+            None if script_source(inner).is_some()
+                && verdict.decision == Decision::Allow
+                && verdict.rule.is_none() =>
+            {
+                let full = part.command_line();
+                let how = match self.mode {
+                    Mode::Auto => "it runs unjudged, inside the sandbox",
+                    _ => "it runs unjudged",
+                };
+                Verdict::new(
+                    Decision::Allow,
+                    format!(
+                        "{} mode: `{full}` runs a script the policy cannot read (a file, or what a command before it prints); {how}",
+                        self.mode.name()
+                    ),
+                )
+                .firm()
+            }
             None => verdict,
         }
     }
@@ -1436,22 +1467,79 @@ impl Policy {
         )
     }
 
-    /// The words `xargs` adds to the command it runs: those of a literal
-    /// here-string or here-document, or of what the stage before prints,
-    /// else one known only at run time. `xargs rm -rf <<< ~` deletes the
-    /// home folder as `rm -rf ~` does.
-    fn xargs_input(&self, part: &Part) -> Vec<Arg> {
+    /// The commands `xargs` runs of `inner`, given what it reads: a
+    /// literal here-string or here-document, or what the stage before
+    /// prints. `xargs rm -rf <<< ~` deletes the home folder as `rm -rf ~`
+    /// does. The items are appended to `inner`, or with `-I R` put in
+    /// place of `R` in its words, one command for each item. The items
+    /// are read as xargs reads them ([`commands::XargsReading::items`]: at NULs with
+    /// `-0`, quotes and backslashes taken away by default, `echo '"/"' |
+    /// xargs rm -rf` deleting `/`); they are known only at run time when
+    /// the input comes from elsewhere (a file, `-a FILE`, a command whose
+    /// output the policy cannot tell).
+    fn xargs_runs(&self, part: &Part, inner: &[Arg]) -> Vec<Vec<Arg>> {
+        /// More commands than this are judged as one of unknown input.
+        const MAX_LINES: usize = 64;
+        let options = part.words[..part.words.len() - inner.len()]
+            .iter()
+            .rposition(|word| program(std::slice::from_ref(word)) == "xargs")
+            .map_or(&[][..], |at| {
+                &part.words[at + 1..part.words.len() - inner.len()]
+            });
+        let reading = xargs_reading(options);
         let given: Option<Vec<String>> = match part.stdin.is_empty() {
             false => part.stdin.iter().cloned().collect(),
             true => self.piped_output(part),
         };
-        match given {
-            Some(texts) => texts
+        // The items of each text it may read (`echo -e` has two readings).
+        let inputs: Option<Vec<Vec<String>>> =
+            given.and_then(|texts| texts.iter().map(|text| reading.items(text)).collect());
+        let Some(replace) = reading.replace else {
+            // The items are arguments, never expanded: `echo '~' | xargs
+            // rm -rf` removes a file named `~`.
+            let arguments = |items: &Vec<String>| -> Vec<Arg> {
+                items
+                    .iter()
+                    .map(|item| match item.starts_with('~') {
+                        true => Arg::literal(&format!("./{item}")),
+                        false => Arg::literal(item),
+                    })
+                    .collect()
+            };
+            return match inputs {
+                Some(inputs) => inputs
+                    .iter()
+                    .map(|items| [inner, &arguments(items)].concat())
+                    .collect(),
+                None => vec![[inner, &[Arg::unknown("$(...)")]].concat()],
+            };
+        };
+        // An item may be put inside a script (`sh -c 'rm -rf {}'`), where
+        // a `~` is the home folder: it is put in as it is.
+        let put = |line: Option<&str>| -> Vec<Arg> {
+            inner
                 .iter()
-                .flat_map(|text| text.split_whitespace())
-                .map(Arg::literal)
+                .map(|word| match (word.text.contains(&replace), line) {
+                    (false, _) => word.clone(),
+                    (true, Some(line)) => Arg {
+                        text: word.text.replace(&replace, line),
+                        ..word.clone()
+                    },
+                    (true, None) => Arg {
+                        text: word.text.replace(&replace, "$(...)"),
+                        literal: false,
+                        ..word.clone()
+                    },
+                })
+                .collect()
+        };
+        match inputs {
+            Some(inputs) if inputs.iter().map(Vec::len).sum::<usize>() <= MAX_LINES => inputs
+                .iter()
+                .flatten()
+                .map(|item| put(Some(item)))
                 .collect(),
-            None => vec![Arg::unknown("$(...)")],
+            _ => vec![put(None)],
         }
     }
 
@@ -1698,12 +1786,15 @@ impl Policy {
             Mode::Default | Mode::Plan => ask(format!(
                 "`{full}` is not on the known-safe list; running it needs approval"
             )),
-            // Auto mode asks: `"$D"` may be `/` or the home folder, and
-            // bypass would run it unseen (``rm -rf `echo /` ``).
-            Mode::Bypass if deletes_unknown_tree(inner) => Verdict::new(
+            // `rm -rf "$D"` runs: refused in bypass, it refused every
+            // `rm -rf "$tmp"` of a `tmp=$(mktemp -d)`. Only the shapes an
+            // empty value turns into `/` or the home folder (`"$D"/*`) are
+            // refused, in every mode, by the always-deny list; and what an
+            // operator makes of a place (`${PWD%/}`), which may well be it.
+            Mode::Bypass if deletes_derived_tree(inner) => Verdict::new(
                 Decision::Deny,
                 format!(
-                    "`{full}` deletes a directory named only at run time, which may be the file system root or the home directory, and bypass mode would run it unseen; name the directory itself"
+                    "`{full}` deletes a directory made by an expansion the policy does not follow from a folder it knows (the working directory, the home folder or a value this line sets), and bypass mode would run it unseen; name the directory itself"
                 ),
             )
             .firm(),
@@ -1726,8 +1817,8 @@ impl Policy {
             Mode::Auto if let Some(what) = self.names_configuration(inner) => ask(format!(
                 "`{full}` names {what}: changing it changes what later commands and sessions may do, and the sandbox cannot keep a command inside the workspace from it; it needs approval"
             )),
-            Mode::Auto if changes_git_configuration(inner) => ask(format!(
-                "`{full}` changes the repository's git configuration, which can have later git commands run programs (`core.fsmonitor`, `core.hooksPath`, `core.pager`, a `!` alias, hooks) outside the sandbox; it needs approval"
+            Mode::Auto if let Some(which) = changes_git_configuration(inner) => ask(format!(
+                "`{full}` changes {which}, which can name programs that later git commands run outside the sandbox; it needs approval"
             )),
             Mode::Auto if let Some(what) = self.attributes_changed_outside(inner) => ask(format!(
                 "`{full}` changes the mode, owner, times or attributes of {what}, which the sandbox does not govern; it needs approval"

@@ -6,6 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// What `~name` names ([`Places::protected_word`]).
+pub const USERS_HOME: &str = "a user's home directory (`~name`)";
+
 /// Where the policy is asked from: the paths every decision is relative to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Places {
@@ -17,6 +20,11 @@ pub struct Places {
     /// Where a command line's `cd` has moved the commands after it; `None`:
     /// the first root.
     moved_to: Option<PathBuf>,
+    /// Where the home folder's links lead, on this machine, when that is
+    /// elsewhere: with `HOME` a link, `.bashrc` written from the folder it
+    /// leads to was "inside the workspace" (the home folder is no
+    /// workspace), and deleting that folder was no deletion of home.
+    resolved_home: Option<PathBuf>,
     /// The paths judged are on this machine, so where their links lead can
     /// be looked up ([`Places::seen_as`]).
     local: bool,
@@ -40,8 +48,14 @@ impl Places {
         {
             places.roots.push(real);
         }
+        let resolved_home = places
+            .home
+            .as_deref()
+            .and_then(|home| home.canonicalize().ok())
+            .filter(|real| places.home.as_ref() != Some(real));
         Self {
             local: true,
+            resolved_home,
             ..places
         }
     }
@@ -53,6 +67,7 @@ impl Places {
         Self {
             roots: vec![normalize(cwd)],
             home: home.map(normalize),
+            resolved_home: None,
             moved_to: None,
             local: false,
         }
@@ -183,6 +198,13 @@ impl Places {
     /// large to list is taken for protected.
     pub fn protected_word(&self, arg: &super::shell::Arg) -> Option<&'static str> {
         use super::expand::brace_expansions;
+        // `~name` is the home folder of the user `name`, who may well be
+        // the user running it (`rm -rf ~root` as root).
+        if let Some(rest) = arg.text.strip_prefix("~?")
+            && self.protected_target(&format!("~{rest}")) == Some("the home directory")
+        {
+            return Some(USERS_HOME);
+        }
         let texts = match arg.expansions() {
             Some(texts) => texts,
             None if arg.braces => return Some("what a brace expansion of too many words names"),
@@ -215,7 +237,8 @@ impl Places {
                 .compile_matcher();
         self.roots
             .iter()
-            .chain(&self.home)
+            .map(PathBuf::as_path)
+            .chain(self.homes())
             .flat_map(|place| place.ancestors())
             .find(|place| glob.is_match(place))
             .and_then(|place| self.protected(place))
@@ -283,10 +306,28 @@ impl Places {
     /// unasked), and the sandbox leaves such a folder out of its roots too
     /// ([`too_broad`](crate::sandbox::policy::too_broad)).
     pub fn in_workspace(&self, path: &Path) -> bool {
-        use crate::sandbox::policy::too_broad;
         self.roots
             .iter()
-            .any(|root| path.starts_with(root) && too_broad(root, self.home.as_deref()).is_none())
+            .any(|root| path.starts_with(root) && self.too_broad(root).is_none())
+    }
+
+    /// Why the workspace root `root` holds nothing ([`Places::in_workspace`]):
+    /// it is `/`, the home folder or a folder above it.
+    pub fn too_broad(&self, root: &Path) -> Option<&'static str> {
+        use crate::sandbox::policy::too_broad;
+        let mut homes = self.homes().peekable();
+        match homes.peek() {
+            None => too_broad(root, None),
+            Some(_) => homes.find_map(|home| too_broad(root, Some(home))),
+        }
+    }
+
+    /// The home folder as named, and where its links lead when elsewhere.
+    fn homes(&self) -> impl Iterator<Item = &Path> {
+        self.home
+            .iter()
+            .chain(&self.resolved_home)
+            .map(PathBuf::as_path)
     }
 
     /// What deleting or overwriting `path` whole would destroy, if it is the
@@ -296,11 +337,7 @@ impl Places {
         if path == Path::new("/") {
             return Some("the file system root");
         }
-        if self
-            .home
-            .as_deref()
-            .is_some_and(|home| home.starts_with(path))
-        {
+        if self.homes().any(|home| home.starts_with(path)) {
             return Some("the home directory");
         }
         if self.roots.iter().any(|root| root.starts_with(path)) {

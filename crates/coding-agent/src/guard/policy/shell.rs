@@ -30,7 +30,7 @@ use brush_parser::word::{
 use brush_parser::{ParserOptions, ast};
 use std::sync::Arc;
 
-use super::commands::{nested_script, printed_text, program, unwrap};
+use super::commands::{is_stdin_path, nested_script, printed_text, program, unwrap};
 use super::evaluated::{Evaluated, is_integer, is_subscript_code};
 use super::variables::{MAX_VARIANTS, Values, inherited_value, is_name};
 
@@ -210,10 +210,16 @@ impl Stage {
         if let Some(printed) = printed_text(&self.words) {
             return Some(printed);
         }
+        // `cat`, `cat -`, `cat /dev/stdin`, and `tee` (which prints what
+        // it reads whatever it also writes): `tee <<E | sh` ran `E`.
         let cat = matches!(self.words.as_slice(), [cat] | [cat, _]
             if program(&self.words) == "cat" && cat.literal)
-            && self.words.get(1).is_none_or(|dash| dash.text == "-");
-        match cat && !self.stdin.is_empty() {
+            && self
+                .words
+                .get(1)
+                .is_none_or(|dash| dash.text == "-" || is_stdin_path(&dash.text));
+        let tee = program(&self.words) == "tee";
+        match (cat || tee) && !self.stdin.is_empty() {
             true => self.stdin.iter().cloned().collect(),
             false => None,
         }
@@ -647,6 +653,7 @@ fn walk(script: &str, depth: usize, values: Values) -> Result<Walk, ParseFailure
         evaluated: Evaluated::default(),
         values,
         here: Vec::new(),
+        printed: std::collections::HashMap::new(),
     };
     for list in &program.complete_commands {
         walk.list(list)?;
@@ -686,6 +693,10 @@ struct Walk {
     values: Values,
     /// What the redirections walked last give on stdin ([`Part::stdin`]).
     here: Vec<Option<String>>,
+    /// What each command substitution walked prints, when that is one
+    /// literal text ([`Stage::output`]): kept from the first variant,
+    /// which alone walks it, for the others.
+    printed: std::collections::HashMap<String, Option<String>>,
 }
 
 /// Whether a file redirection points descriptor `fd` (`None`: the kind's
@@ -722,16 +733,50 @@ fn moves_descriptor(
 }
 
 impl Walk {
+    /// Walks each command of `list`, following which assignments surely
+    /// ran ([`Values::settle`]): in `a && D=x && b` for `b`, not after the
+    /// chain (`false && D=x; rm -rf "$D"/*`), nor after `||` or `&`.
     fn list(&mut self, list: &CompoundList) -> Result<(), ParseFailure> {
         for item in &list.0 {
-            self.pipeline(&item.0.first)?;
-            for next in &item.0.additional {
-                match next {
-                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p)?,
-                }
+            match item.1 {
+                ast::SeparatorOperator::Async => self.unsure(|walk| walk.and_or(&item.0))?,
+                ast::SeparatorOperator::Sequence => self.and_or(&item.0)?,
             }
         }
         Ok(())
+    }
+
+    fn and_or(&mut self, and_or: &ast::AndOrList) -> Result<(), ParseFailure> {
+        self.pipeline(&and_or.first)?;
+        let after_first = self.values.sure();
+        let mut all_and = true;
+        for next in &and_or.additional {
+            all_and &= matches!(next, ast::AndOr::And(_));
+            let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+            match all_and {
+                true => self.pipeline(p)?,
+                false => self.unsure(|walk| walk.pipeline(p))?,
+            }
+        }
+        self.values.keep_sure(&after_first);
+        Ok(())
+    }
+
+    /// [`Walk::list`] of commands that may not run, or run in a subshell:
+    /// what they assign is not sure after them.
+    fn unsure_list(&mut self, list: &CompoundList) -> Result<(), ParseFailure> {
+        self.unsure(|walk| walk.list(list))
+    }
+
+    /// Runs `walk` as [`Walk::unsure_list`] does.
+    fn unsure<T>(
+        &mut self,
+        walk: impl FnOnce(&mut Self) -> Result<T, ParseFailure>,
+    ) -> Result<T, ParseFailure> {
+        self.values.unsure(true);
+        let walked = walk(self);
+        self.values.unsure(false);
+        walked
     }
 
     /// Walks each stage, then gives every part of a stage the stages
@@ -739,9 +784,14 @@ impl Walk {
     fn pipeline(&mut self, pipeline: &Pipeline) -> Result<(), ParseFailure> {
         let mut stages: Vec<Stage> = Vec::new();
         let mut firsts = Vec::new();
+        // Each stage of a pipeline runs in a subshell of its own.
+        let subshells = pipeline.seq.len() > 1;
         for command in &pipeline.seq {
             let first = self.parts.len();
-            self.command(command)?;
+            match subshells {
+                true => self.unsure(|walk| walk.command(command))?,
+                false => self.command(command)?,
+            }
             firsts.push(first);
             let stage = self.parts[first..]
                 .iter()
@@ -785,11 +835,12 @@ impl Walk {
             }
             Command::Function(function) => {
                 let name = function.fname.value.clone();
+                self.values.define(&name);
                 let first = self.parts.len();
                 let body = &function.body;
                 let (writes, reads) =
                     self.redirects_both(body.1.iter().flat_map(|r| r.0.iter()))?;
-                self.compound(&body.0)?;
+                self.unsure(|walk| walk.compound(&body.0))?;
                 let calls_itself = self.parts[first..]
                     .iter()
                     .any(|p| p.words.first().is_some_and(|w| w.text == name));
@@ -839,7 +890,7 @@ impl Walk {
     fn compound(&mut self, compound: &CompoundCommand) -> Result<(), ParseFailure> {
         match compound {
             CompoundCommand::BraceGroup(group) => self.list(&group.list),
-            CompoundCommand::Subshell(subshell) => self.list(&subshell.list),
+            CompoundCommand::Subshell(subshell) => self.unsure_list(&subshell.list),
             CompoundCommand::ForClause(clause) => {
                 let mut integers = true;
                 for word in clause.values.iter().flatten() {
@@ -847,13 +898,15 @@ impl Walk {
                     integers &= value.literal && is_integer(&value.text);
                     self.values.give_each(&clause.variable_name, &value);
                 }
+                // No value of the list may be given (`for D in $E`).
+                self.values.forget(&clause.variable_name);
                 // `for i in 1 2 3` sets `i` to integers; any other list
                 // (or the arguments, without one) to what may be code.
                 self.evaluated.loop_variables.push((
                     clause.variable_name.clone(),
                     integers && clause.values.is_some(),
                 ));
-                self.list(&clause.body.list)
+                self.unsure_list(&clause.body.list)
             }
             CompoundCommand::ArithmeticForClause(clause) => {
                 for expr in [&clause.initializer, &clause.condition, &clause.updater]
@@ -862,33 +915,35 @@ impl Walk {
                 {
                     self.arithmetic(&expr.value);
                 }
-                self.list(&clause.body.list)
+                self.unsure_list(&clause.body.list)
             }
             CompoundCommand::CaseClause(clause) => {
                 self.word(&clause.value.value)?;
                 for case in &clause.cases {
                     if let Some(list) = &case.cmd {
-                        self.list(list)?;
+                        self.unsure_list(list)?;
                     }
                 }
                 Ok(())
             }
             CompoundCommand::IfClause(clause) => {
-                self.list(&clause.condition)?;
-                self.list(&clause.then)?;
+                self.unsure_list(&clause.condition)?;
+                self.unsure_list(&clause.then)?;
                 for other in clause.elses.iter().flatten() {
                     if let Some(condition) = &other.condition {
-                        self.list(condition)?;
+                        self.unsure_list(condition)?;
                     }
-                    self.list(&other.body)?;
+                    self.unsure_list(&other.body)?;
                 }
                 Ok(())
             }
             CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
-                self.list(&clause.0)?;
-                self.list(&clause.1.list)
+                self.unsure_list(&clause.0)?;
+                self.unsure_list(&clause.1.list)
             }
-            CompoundCommand::Coprocess(coprocess) => self.command(&coprocess.body),
+            CompoundCommand::Coprocess(coprocess) => {
+                self.unsure(|walk| walk.command(&coprocess.body))
+            }
             CompoundCommand::Arithmetic(arithmetic) => {
                 if let Some(inner) = self.nested_subshell(arithmetic)? {
                     let outer = std::mem::replace(&mut self.source, inner);
@@ -897,7 +952,7 @@ impl Walk {
                         program
                             .complete_commands
                             .iter()
-                            .try_for_each(|list| self.list(list))
+                            .try_for_each(|list| self.unsure_list(list))
                     });
                     self.source = outer;
                     return walked;
@@ -976,6 +1031,9 @@ impl Walk {
             self.values.remember(&part.words, &part.assigned, &appended);
             part.inherited = self.inherited_by(part);
         }
+        // The first part is walked with what is unknown unknown.
+        self.values
+            .settle(&parts[0].words, &parts[0].assigned, &appended);
         for part in &parts {
             self.evaluated_values(part);
         }
@@ -1115,7 +1173,7 @@ impl Walk {
         }
         let first = self.parts.len();
         let here = std::mem::take(&mut self.here);
-        self.list(&subshell.list)?;
+        self.unsure_list(&subshell.list)?;
         self.here = here;
         Ok(match &self.parts[first..] {
             [only] => Stage {
@@ -1286,12 +1344,30 @@ impl Walk {
                 | WordPiece::BackquotedCommandSubstitution(script) => {
                     if !self.values.choosing() {
                         let parts = parse_with(script, self.depth + 1, self.values.inherited())?;
+                        let printed = match parts.as_slice() {
+                            [only] => printed_once(only),
+                            _ => None,
+                        };
+                        self.printed.insert(script.clone(), printed);
                         self.parts.extend(parts);
                     }
+                    // What bash puts in: the text without its last
+                    // newlines, split at blanks unless quoted (then it is
+                    // not one word: unknown). ``rm -rf `echo /` `` and
+                    // `rm -rf $(echo $HOME)` delete what they print.
+                    let printed = self.printed.get(script).cloned().flatten();
+                    let printed = printed
+                        .map(|text| text.trim_end_matches('\n').to_owned())
+                        .filter(|text| {
+                            quoted
+                                || !text.contains(|c: char| c.is_whitespace() || "*?[".contains(c))
+                        });
                     // `$(pwd)` is `$PWD` (`rm -rf "$(pwd)"` deletes the
                     // workspace as surely).
                     if matches!(script.trim(), "pwd" | "pwd -L" | "pwd -P") {
                         arg.text.push_str(WORKING_DIRECTORY);
+                    } else if let Some(printed) = printed {
+                        arg.text.push_str(&printed);
                     } else {
                         arg.text.push_str("$(...)");
                         arg.literal = false;
@@ -1305,6 +1381,20 @@ impl Walk {
             }
         }
         Ok(arg)
+    }
+}
+
+/// What `part`, the one command of a substitution, prints when that is one
+/// literal text ([`Stage::output`]; not an `echo` of escapes, which prints
+/// either of two).
+fn printed_once(part: &Part) -> Option<String> {
+    let stage = Stage {
+        words: part.words.clone(),
+        stdin: part.stdin.clone(),
+    };
+    match stage.output()?.as_slice() {
+        [text] => Some(text.clone()),
+        _ => None,
     }
 }
 
@@ -1364,11 +1454,11 @@ impl Walk {
     fn changed_value(&self, expr: &ParameterExpr, value: Arg) -> Expansion {
         let holds = |marker: &str| value.text.contains(marker);
         if !holds(HOME_DIRECTORY) && !holds(WORKING_DIRECTORY) && !holds(OLD_WORKING_DIRECTORY) {
-            let changed = self.changed(expr, &value.text);
-            return Expansion::Known(Arg {
-                text: changed.unwrap_or_else(|| value.text.clone()),
-                ..value
-            });
+            // Not the value itself: `F=a.env; cat ${F:1}` reads `.env`.
+            return match self.changed(expr, &value.text) {
+                Some(text) => Expansion::Known(Arg { text, ..value }),
+                None => Expansion::Unknown { derived: true },
+            };
         }
         let home = self.values.home();
         let (Some(home), false, false) =
@@ -1539,7 +1629,12 @@ impl Walk {
                 match self.values.branch(DEFAULT_BRANCH, 2) {
                     Some(0) => value(self),
                     Some(_) => self.default_word(default_value.as_deref()),
-                    None => Expansion::Unknown { derived: false },
+                    // Noted as read, so that the variants give it its
+                    // values: `rm -rf ${HOME:=/x}` is the home folder.
+                    None => {
+                        self.values.lookup(&name);
+                        Expansion::Unknown { derived: false }
+                    }
                 }
             }
             E::UseAlternativeValue {

@@ -11,6 +11,12 @@
 //! was, with the variable unknown, and once more for each combination of
 //! the values the line gave its variables before it. The policy keeps the
 //! strictest verdict, so knowing a value can only tighten a decision.
+//!
+//! Unknown is taken as possibly empty (`rm -rf "$D"/*` may be `rm -rf
+//! /*`), which a variable the line surely set is not: where an assignment
+//! of a known value surely ran first (not in a branch, a loop, a subshell
+//! or after `||`, and not undone by `unset`, `read` or a function), the
+//! first, unknown, variant takes one of its values instead.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -24,6 +30,22 @@ pub const MAX_VARIANTS: usize = 16;
 /// The builtins whose `NAME=value` arguments set variables as an
 /// assignment does.
 const DECLARING: [&str; 5] = ["export", "declare", "typeset", "local", "readonly"];
+
+/// The builtins that set or unset the variables their arguments name.
+const SETTING: [&str; 12] = [
+    "export",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "unset",
+    "read",
+    "readarray",
+    "mapfile",
+    "getopts",
+    "printf",
+    "let",
+];
 
 /// What the walk knows of variables so far: every value given to each.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,6 +65,17 @@ pub struct Values {
     /// The home folder bash inherits in `HOME`, when known: what an
     /// operator makes of `$HOME` (`${HOME%/}`) is worked out on it.
     home: Option<String>,
+    /// The variables an assignment surely ran for before the command
+    /// walked, each to a value the line gives: `D=out; rm -rf "$D"/*`
+    /// cannot see `D` unset, and its unknown variant (`rm -rf /*`) had
+    /// that line refused in every mode.
+    sure: BTreeSet<String>,
+    /// How many constructs the walk is inside whose commands may not run
+    /// or run in a subshell (a branch, a loop, a pipeline, `( )`, `&`):
+    /// an assignment there is not sure ([`Values::unsure`]).
+    unsure: usize,
+    /// The functions the line defines: calling one may run any assignment.
+    functions: BTreeSet<String>,
 }
 
 impl Values {
@@ -109,13 +142,15 @@ impl Values {
     /// The value `$name` has in the variant being walked; `None` while the
     /// unknown variant is (the variable is then noted as read, to be
     /// chosen in the next variants), or when the line gave it no value.
+    /// A variable surely set is never unknown: the unknown variant takes
+    /// its first value (the next ones are judged with each).
     pub fn lookup(&mut self, name: &str) -> Option<&Arg> {
         let values = self.given.get(name)?;
         match self.chosen.get(name) {
             Some(&at) => values.get(at),
             None => {
                 self.read.insert(name.to_owned());
-                None
+                values.first().filter(|_| self.sure.contains(name))
             }
         }
     }
@@ -168,6 +203,91 @@ impl Values {
     /// True while a variant with values is walked (not the first, unknown one).
     pub fn choosing(&self) -> bool {
         !self.chosen.is_empty()
+    }
+
+    /// Enters (`true`) or leaves a construct whose commands may not run or
+    /// run in a subshell: a branch (`if`, `case`, `||`, `&&` after the
+    /// first command), a loop, a pipeline, `( )`, `&`, a function's body.
+    pub fn unsure(&mut self, entering: bool) {
+        match entering {
+            true => self.unsure += 1,
+            false => self.unsure -= 1,
+        }
+    }
+
+    /// The variables surely set so far, to be put back with
+    /// [`Values::keep_sure`] where what ran since may not have.
+    pub fn sure(&self) -> BTreeSet<String> {
+        self.sure.clone()
+    }
+
+    /// Keeps sure only those of `before` still sure: an `a && D=x` chain
+    /// sets `D` for the commands after it in the chain, not after.
+    pub fn keep_sure(&mut self, before: &BTreeSet<String>) {
+        self.sure.retain(|name| before.contains(name));
+    }
+
+    /// Notes that no assignment to `name` is sure any more.
+    pub fn forget(&mut self, name: &str) {
+        self.sure.remove(name);
+    }
+
+    /// Notes a function the line defines: a call to it may set or unset
+    /// any variable ([`Values::settle`]).
+    pub fn define(&mut self, name: &str) {
+        self.functions.insert(name.to_owned());
+    }
+
+    /// Notes which variables the command `words` (with `assigned`, as
+    /// walked in its unknown variant) surely sets: an assignment or a
+    /// declaration of a known value, where the walk is sure to run it.
+    /// Any other command that names a variable may unset it or give it an
+    /// unknown value (`unset D`, `read D`, `D=$(cmd)`), and `eval` or
+    /// `source` any variable.
+    pub fn settle(&mut self, words: &[Arg], assigned: &[(String, Arg)], appended: &[bool]) {
+        // A known value given where it may not run leaves the variable
+        // as it was: sure of one of its known values, or not.
+        let set = |values: &mut Self, name: &str, value: &Arg, appended: bool| {
+            let known = value.literal || value.braces;
+            if !known || (appended && !values.sure.contains(name)) {
+                values.sure.remove(name);
+            } else if values.unsure == 0 {
+                values.sure.insert(name.to_owned());
+            }
+        };
+        let program = words.first().map_or("", |word| word.text.as_str());
+        if words.is_empty() {
+            for ((name, value), appended) in assigned.iter().zip(appended) {
+                set(self, name, value, *appended);
+            }
+        } else if matches!(program, "eval" | "source" | "." | "trap")
+            || self.functions.contains(program)
+        {
+            self.sure.clear();
+        } else if DECLARING.contains(&program)
+            && !words[1..].iter().any(|word| word.text.starts_with('-'))
+        {
+            for word in &words[1..] {
+                if let Some((name, value)) = word.text.split_once('=') {
+                    let value = Arg {
+                        text: value.to_owned(),
+                        ..word.clone()
+                    };
+                    set(self, name, &value, false);
+                }
+            }
+        } else if SETTING.contains(&program) && words.iter().any(|word| !word.literal) {
+            // `unset $X` may unset any of them.
+            self.sure.clear();
+        } else {
+            for word in &words[1..] {
+                let name = word
+                    .text
+                    .split_once('=')
+                    .map_or(&*word.text, |(name, _)| name);
+                self.sure.remove(name);
+            }
+        }
     }
 
     /// Notes a value given to `name`. One known only at run time adds
