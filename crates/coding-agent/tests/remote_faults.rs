@@ -95,6 +95,44 @@ fn a_changed_host_key_fails_at_start_in_ssh_words() {
     );
 }
 
+/// With `StrictHostKeyChecking no` ssh connects to a host whose key
+/// changed; its warning was hidden, as ssh's stderr is shown only when a
+/// connection fails.
+#[test]
+fn a_changed_host_key_accepted_by_the_configuration_is_warned_about() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let other = sshd.dir().join("other");
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let key = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+    let key: Vec<&str> = key.split_whitespace().take(2).collect();
+    std::fs::write(
+        sshd.dir().join("known_hosts"),
+        format!("[127.0.0.1]:{} {}\n", sshd.port, key.join(" ")),
+    )
+    .unwrap();
+
+    let (status, stderr, _) = run_binary(
+        &sshd,
+        Path::new("/"),
+        &["--ssh-option", "StrictHostKeyChecking=no"],
+    );
+
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "ssh warned that the host key of {HOST} has changed (REMOTE HOST IDENTIFICATION HAS CHANGED) and connected anyway"
+        )),
+        "{stderr}"
+    );
+}
+
 /// A login that refuses the session on stdout (`nologin`'s "This account
 /// is currently not available.") is quoted: the start failed with only
 /// "ssh exited (exit status: 1)".
@@ -557,4 +595,55 @@ async fn a_stalled_link_ends_a_bash_call_soon_after_its_timeout() {
         .expect("the next call waited on the stalled link")
         .unwrap();
     assert!(format!("{:?}", next.content).contains("after"), "{next:?}");
+}
+
+/// A TMPDIR ssh cannot take in `ControlPath=` (a space split the value, a
+/// `%h` was expanded) or that does not exist failed every connection: the
+/// control socket goes to `/tmp` then.
+#[test]
+fn a_tmpdir_ssh_cannot_take_does_not_break_the_connection() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seen.txt"), "").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["sp ace", "pct%h", "q\"uote", "missing"] {
+        let tmpdir = tmp.path().join(name);
+        if name != "missing" {
+            std::fs::create_dir(&tmpdir).unwrap();
+        }
+        let output = sshd
+            .command(&["tool", "ls", "{}"], dir.path())
+            .env("TMPDIR", &tmpdir)
+            .output()
+            .unwrap();
+
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{name}: {stderr}");
+        let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(answer["content"][0]["text"], "seen.txt", "{answer}");
+    }
+}
+
+/// A `uname` that fails on the remote was not seen as such: the start
+/// waited 60 s and said `no answer within 60 s`.
+#[test]
+fn a_failing_uname_on_the_remote_is_reported_at_once() {
+    let bin = tempfile::tempdir().unwrap();
+    let uname = bin.path().join("uname");
+    std::fs::write(&uname, "#!/bin/sh\necho 'uname: broken' >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&uname, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("SetEnv PATH={}:/usr/bin:/bin\n", bin.path().display());
+    let Some(sshd) = Sshd::start_with(&path) else {
+        return;
+    };
+
+    let (status, stderr, _) = run_binary(&sshd, Path::new("/"), &[]);
+
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("uname -sm failed on {HOST}: uname: broken.")),
+        "{stderr}"
+    );
 }

@@ -20,7 +20,8 @@
 //! runs and exits, the session ends and the master exits: no ssh is left
 //! behind locally, and nothing on the remote.
 //!
-//! `BatchMode` is always on (no prompt can block the agent) and host keys
+//! `BatchMode` is always on, whatever `--ssh-option` says (no prompt can
+//! block the agent), and host keys
 //! are checked as the user's configuration says: an unknown or changed key
 //! fails the connection with ssh's own words.
 
@@ -65,8 +66,11 @@ pub struct RemoteOptions {
     pub target: RemoteTarget,
     /// `ssh -F FILE` (`~/` is this user's home).
     pub ssh_config: Option<PathBuf>,
-    /// `ssh -o KEY=VALUE` each; they come before the agent's own options,
-    /// so they win (ssh takes the first value it sees).
+    /// `ssh -o KEY=VALUE` each; they come before the agent's defaults
+    /// (`ConnectTimeout`, `ServerAlive*`), so they win over those (ssh takes
+    /// the first value it sees), and after the options the agent needs
+    /// (`BatchMode=yes`, its `ControlPath`, `ControlMaster`,
+    /// `ControlPersist=no`), which they cannot change.
     pub ssh_options: Vec<String>,
     /// The binary uploaded as the helper; `None`: this executable.
     pub helper_binary: Option<PathBuf>,
@@ -127,6 +131,16 @@ pub enum ConnectError {
         remote: String,
         /// The same for this build.
         local: String,
+    },
+    /// `uname -sm` failed on the remote, so its platform is unknown.
+    #[error(
+        "uname -sm failed on {host}: {message}. The platform must be known to start the helper there: make `uname` work for a non-interactive ssh session on that host."
+    )]
+    Uname {
+        /// `[user@]host[:port]`.
+        host: String,
+        /// What uname said, or that it printed nothing.
+        message: String,
     },
     /// The helper could not be uploaded or started.
     #[error("cannot start the coding-agent helper on {host}: {message}")]
@@ -193,19 +207,37 @@ pub struct Connection {
     home: PathBuf,
 }
 
-/// Where the control socket's directory goes: `tmp` (TMPDIR), unless the
-/// socket's path there would be too long for a Unix socket (104 bytes on
-/// macOS, 108 on Linux, with the 17 that ssh adds while it creates it), as
-/// a long TMPDIR makes it; then `/tmp`.
+/// Where the control socket's directory goes: `tmp` (TMPDIR) when it is a
+/// directory that ssh can take verbatim in `ControlPath=`, else `/tmp`.
+/// Verbatim: the socket's path there is short enough for a Unix socket
+/// (104 bytes on macOS, 108 on Linux, with the 17 that ssh adds while it
+/// creates it), and holds nothing ssh's option parser reads as syntax: a
+/// space ended the value (`keyword controlpath extra arguments at end of
+/// line`), `%h` was expanded to the host, a `"` was an unbalanced quote;
+/// each failed every connection. A TMPDIR that did not exist failed them
+/// too.
 fn control_parent(tmp: &Path) -> &Path {
-    const SOCKET_PATH_MAX: usize = 103;
-    // `/ca-ssh-XXXXXX`, `/s`, and ssh's `.XXXXXXXXXXXXXXXX`.
-    const ADDED: usize = 14 + 2 + 17;
-    if tmp.as_os_str().len() + ADDED <= SOCKET_PATH_MAX {
+    if ssh_takes_verbatim(tmp) && tmp.is_dir() {
         tmp
     } else {
         Path::new("/tmp")
     }
+}
+
+/// Whether `dir` can be written into `ControlPath=` as it is (see
+/// [`control_parent`]): absolute, short enough, and of bytes ssh's option
+/// parser gives no meaning to (non-ASCII ones included).
+fn ssh_takes_verbatim(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    const SOCKET_PATH_MAX: usize = 103;
+    // `/ca-ssh-XXXXXX`, `/s`, and ssh's `.XXXXXXXXXXXXXXXX`.
+    const ADDED: usize = 14 + 2 + 17;
+    let bytes = dir.as_os_str().as_bytes();
+    dir.is_absolute()
+        && bytes.len() + ADDED <= SOCKET_PATH_MAX
+        && bytes
+            .iter()
+            .all(|&b| !b.is_ascii() || b.is_ascii_alphanumeric() || b"/._+,:@-".contains(&b))
 }
 
 impl Connection {
@@ -250,7 +282,14 @@ impl Connection {
             .await
             .map_err(|_| ssh_error(format!("no answer within {} s", START_LIMIT.as_secs())))?
             .map_err(ssh_error)?;
-        check_platform(&host, &master.uname)?;
+        let uname = master
+            .uname
+            .as_deref()
+            .map_err(|message| ConnectError::Uname {
+                host: host.clone(),
+                message: message.to_owned(),
+            })?;
+        check_platform(&host, uname)?;
         let home = master.home.clone();
         let helper_error = |message| ConnectError::Helper {
             host: host.clone(),
@@ -260,6 +299,14 @@ impl Connection {
         ssh.start_helper(&mut master, &helper_path)
             .await
             .map_err(helper_error)?;
+        // ssh's stderr is shown only when a connection fails, so its
+        // warning that it connected to a host whose key changed (as a
+        // configuration with `StrictHostKeyChecking no` lets it) went unseen.
+        if master.stderr.text().contains(HOST_KEY_CHANGED) {
+            tracing::warn!(
+                "ssh warned that the host key of {host} has changed ({HOST_KEY_CHANGED}) and connected anyway, as StrictHostKeyChecking in your ssh configuration allows: someone may be intercepting the connection. Check the key (ssh {host}) before trusting this session."
+            );
+        }
         let Master {
             child,
             stdin,
@@ -288,11 +335,17 @@ struct Master {
     /// Buffered: lines are read from it before the helper's frames.
     stdout: BufReader<ChildStdout>,
     stderr: Stderr,
-    /// `uname -sm` of the remote.
-    uname: String,
+    /// `uname -sm` of the remote, or why it failed.
+    uname: Result<String, String>,
     /// `$HOME` of the remote user.
     home: PathBuf,
 }
+
+/// What ssh's warning about a changed host key says.
+const HOST_KEY_CHANGED: &str = "REMOTE HOST IDENTIFICATION HAS CHANGED";
+
+/// How the upload script's report of a short upload begins.
+const UPLOAD_CUT_SHORT: &str = "the upload was cut short";
 
 /// What the master's session prints when the helper is not at the path it
 /// was given.
@@ -303,6 +356,16 @@ const HELPER_MISSING: &str = "coding-agent-helper-missing";
 /// (a `.bashrc` that greets, an `~/.ssh/rc`), which must not be taken for
 /// the platform or the home directory.
 const SCRIPT_STARTED: &str = "coding-agent-remote-script-started";
+
+/// The master's session's lines after [`SCRIPT_STARTED`] each begin with
+/// what they are, so a missing or empty one is seen at once: when `uname`
+/// failed, `$HOME` was read as the platform and the start waited 60 s for
+/// a line that never came. `uname -sm` as it printed it:
+const PLATFORM: &str = "platform ";
+/// Instead of [`PLATFORM`], what `uname -sm` said when it failed:
+const UNAME_FAILED: &str = "uname-failed ";
+/// `$HOME`:
+const HOME: &str = "home ";
 
 /// Builds the ssh command lines of one connection.
 struct Ssh<'a> {
@@ -318,7 +381,12 @@ impl Ssh<'_> {
         if let Some(config) = &options.ssh_config {
             ssh.arg("-F").arg(expand_own_home(config));
         }
-        // The control socket is ours whatever the configuration says.
+        // ssh keeps the first value it sees of an option. These come before
+        // the user's `--ssh-option`s, so none of those can change them: the
+        // control socket is ours, and with `BatchMode=no` given after
+        // `BatchMode=yes` ssh could prompt and wait for an answer no one
+        // sees; `ControlPersist=no` keeps no ssh behind once this process
+        // ends.
         ssh.arg("-o")
             .arg(format!("ControlPath={}", self.control.display()))
             .arg("-o")
@@ -326,22 +394,23 @@ impl Ssh<'_> {
                 "ControlMaster=yes"
             } else {
                 "ControlMaster=no"
-            });
+            })
+            .args(["-o", "BatchMode=yes", "-o", "ControlPersist=no"]);
+        // The user's options win over the defaults that follow.
         for option in &options.ssh_options {
             ssh.arg("-o").arg(option);
         }
-        ssh.args(["-o", "BatchMode=yes"])
-            .args([
-                "-o",
-                &format!("ConnectTimeout={}", DEFAULT_CONNECT_TIMEOUT.as_secs()),
-            ])
-            .args([
-                "-o",
-                "ServerAliveInterval=15",
-                "-o",
-                "ServerAliveCountMax=3",
-            ])
-            .args(["-o", "ControlPersist=no", "-T"]);
+        ssh.args([
+            "-o",
+            &format!("ConnectTimeout={}", DEFAULT_CONNECT_TIMEOUT.as_secs()),
+        ])
+        .args([
+            "-o",
+            "ServerAliveInterval=15",
+            "-o",
+            "ServerAliveCountMax=3",
+        ])
+        .arg("-T");
         if let Some(user) = &options.target.user {
             ssh.arg("-l").arg(user);
         }
@@ -403,10 +472,7 @@ impl Ssh<'_> {
         // when that has none, so the sentinel is a line of its own.
         // `read` takes one line and no more from the pipe, so the helper
         // `exec`ed in the shell's place reads its frames from the next byte.
-        let script = format!(
-            "printf '\\n%s\\n' {SCRIPT_STARTED}; uname -sm; printf '%s\\n' \"$HOME\"; while read -r helper; do [ -f \"$helper\" ] && exec env -u SSH_CLIENT -u SSH2_CLIENT \"$helper\" remote-helper; echo {HELPER_MISSING}; done"
-        );
-        let command = format!("exec /bin/sh -c {}", sh_quote(&script));
+        let command = format!("exec /bin/sh -c {}", sh_quote(&master_script()));
         let (mut child, stdin, stdout, stderr) = self.piped(true, &command)?;
         let mut stdout = BufReader::new(stdout);
         match script_report(&mut stdout).await {
@@ -503,17 +569,35 @@ impl Ssh<'_> {
         if status.success() {
             return Ok(());
         }
-        let said = stderr.final_text().await;
-        let why = if said.is_empty() {
-            format!("the upload ended early ({})", describe(Some(status)))
-        } else {
-            said
-        };
-        Err(format!(
-            "cannot upload it to {}: {why}. If that directory is not writable, set remote.cacheDir to one that is",
-            path.parent().unwrap_or(Path::new("/")).display()
-        ))
+        Err(upload_failure(path, status, &stderr.final_text().await))
     }
+}
+
+/// Why the upload of the helper to `path` failed, from the exit `status` of
+/// its ssh and what it `said` on stderr.
+fn upload_failure(path: &Path, status: std::process::ExitStatus, said: &str) -> String {
+    let dir = path.parent().unwrap_or(Path::new("/")).display();
+    // 255 is ssh's own failure: the connection ended mid-upload (the
+    // remote script removed its partial file; its words never came).
+    // Advice about a writable directory misled there.
+    if status.code() == Some(255) || said.starts_with(UPLOAD_CUT_SHORT) {
+        let why = if said.is_empty() {
+            format!("{UPLOAD_CUT_SHORT} ({})", describe(Some(status)))
+        } else {
+            said.to_owned()
+        };
+        return format!(
+            "cannot upload it to {dir}: {why}; nothing was kept, and the next start uploads it again"
+        );
+    }
+    let why = if said.is_empty() {
+        format!("the upload failed ({})", describe(Some(status)))
+    } else {
+        said.to_owned()
+    };
+    format!(
+        "cannot upload it to {dir}: {why}. If that directory is not writable, set remote.cacheDir to one that is"
+    )
 }
 
 /// Why the helper at `path` ended without its greeting, with what to do:
@@ -536,6 +620,19 @@ fn helper_failure(path: &Path, said: &str, status: Option<std::process::ExitStat
     }
 }
 
+/// The master's session (see [`Ssh::start_master`]): [`SCRIPT_STARTED`],
+/// the platform, the home, then the helper at each path read from stdin.
+/// `$(...)` ends uname's output with exactly one newline, also when it
+/// printed none.
+fn master_script() -> String {
+    format!(
+        "printf '\\n%s\\n' {SCRIPT_STARTED}; \
+         if u=$(uname -sm 2>&1); then printf '{PLATFORM}%s\\n' \"$u\"; else printf '{UNAME_FAILED}%s\\n' \"$u\"; fi; \
+         printf '{HOME}%s\\n' \"$HOME\"; \
+         while read -r helper; do [ -f \"$helper\" ] && exec env -u SSH_CLIENT -u SSH2_CLIENT \"$helper\" remote-helper; echo {HELPER_MISSING}; done"
+    )
+}
+
 /// The remote shell script that receives the helper (`size` bytes) on its
 /// stdin and puts it at `path`: into a temporary file next to it, checked
 /// to be whole, made executable, then renamed, so a helper is never seen
@@ -543,6 +640,14 @@ fn helper_failure(path: &Path, said: &str, status: Option<std::process::ExitStat
 /// connection) ends `cat` as a normal end of input would, and the
 /// truncated binary was renamed into place, where it crashed at every
 /// later start.
+///
+/// The temporary file is removed whatever ends the script: an interrupted
+/// upload left one (8-10 MB) in the cache for good, because the report of
+/// the short upload was written to a stderr whose reader had gone, the
+/// shell died of SIGPIPE, and a shell killed by a signal runs no `EXIT`
+/// trap. So SIGPIPE is ignored (a write to the gone reader fails instead),
+/// hangup and termination remove the file too, and it is removed before
+/// the report.
 fn upload_script(path: &Path, size: u64) -> String {
     let dir = path.parent().unwrap_or(Path::new("/"));
     let (dir, path) = (
@@ -552,8 +657,8 @@ fn upload_script(path: &Path, size: u64) -> String {
     format!(
         "set -e; umask 077; mkdir -p {dir}; \
          [ ! -e {path} ] || [ -f {path} ] || {{ printf '%s is in the way: it is not a file; remove it, or set remote.cacheDir to another directory\\n' {path} >&2; exit 1; }}; \
-         t={path}.$$.tmp; trap 'rm -f \"$t\"' EXIT; cat >\"$t\"; \
-         n=$(wc -c <\"$t\"); [ \"$n\" -eq {size} ] || {{ echo \"the upload was cut short: $n of {size} bytes arrived\" >&2; exit 1; }}; \
+         t={path}.$$.tmp; trap '' PIPE; trap 'rm -f \"$t\"' EXIT; trap 'rm -f \"$t\"; exit 1' HUP INT TERM; cat >\"$t\"; \
+         n=$(wc -c <\"$t\"); [ \"$n\" -eq {size} ] || {{ rm -f \"$t\"; echo \"{UPLOAD_CUT_SHORT}: $n of {size} bytes arrived\" >&2; exit 1; }}; \
          chmod 700 \"$t\"; mv -f \"$t\" {path}; trap - EXIT"
     )
 }
@@ -581,11 +686,13 @@ async fn next_line(stdout: &mut BufReader<ChildStdout>) -> Option<String> {
     }
 }
 
-/// `uname -sm` and `$HOME` as the master's session printed them after
-/// [`SCRIPT_STARTED`], skipping the lines before it; when the session ended
-/// first, the last of those lines (a login shell that refuses, such as
-/// `nologin`, says why on stdout).
-async fn script_report(stdout: &mut BufReader<ChildStdout>) -> Result<(String, PathBuf), String> {
+/// `uname -sm` (or why it failed) and `$HOME` as the master's session
+/// printed them after [`SCRIPT_STARTED`], skipping the lines before it;
+/// when the session ended first, the last of those lines (a login shell
+/// that refuses, such as `nologin`, says why on stdout).
+async fn script_report(
+    stdout: &mut BufReader<ChildStdout>,
+) -> Result<(Result<String, String>, PathBuf), String> {
     /// Lines kept of what came before the end, and characters of each.
     const KEPT: usize = 3;
     const LINE_CHARS: usize = 200;
@@ -605,8 +712,27 @@ async fn script_report(stdout: &mut BufReader<ChildStdout>) -> Result<(String, P
         }
     }
     let ended = || String::new();
-    let uname = next_line(stdout).await.ok_or_else(ended)?;
-    let home = next_line(stdout).await.ok_or_else(ended)?;
+    let platform = next_line(stdout).await.ok_or_else(ended)?;
+    let uname = if let Some(uname) = platform.strip_prefix(PLATFORM) {
+        match uname.trim() {
+            "" => Err("it printed nothing".to_owned()),
+            uname => Ok(uname.to_owned()),
+        }
+    } else if let Some(failure) = platform.strip_prefix(UNAME_FAILED) {
+        Err(match failure.trim() {
+            "" => "no message".to_owned(),
+            said => said.to_owned(),
+        })
+    } else {
+        return Err(String::new());
+    };
+    // Past the rest of a failed uname's message, when it spans lines.
+    let home = loop {
+        let line = next_line(stdout).await.ok_or_else(ended)?;
+        if let Some(home) = line.strip_prefix(HOME) {
+            break home.to_owned();
+        }
+    };
     Ok((uname, PathBuf::from(home)))
 }
 
@@ -867,9 +993,99 @@ mod tests {
     #[test]
     fn the_control_socket_leaves_a_tmpdir_too_long_for_a_socket_path() {
         let macos = Path::new("/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T");
-        assert_eq!(control_parent(macos), macos);
+        assert!(ssh_takes_verbatim(macos));
         let long = format!("/home/runner/work/{}", "x".repeat(60));
         assert_eq!(control_parent(Path::new(&long)), Path::new("/tmp"));
+    }
+
+    /// Each of these TMPDIRs failed every connection: ssh split the value
+    /// at the space, expanded `%h`, refused the unbalanced quote; a
+    /// TMPDIR that does not exist left nowhere for the socket.
+    #[test]
+    fn the_control_socket_leaves_a_tmpdir_ssh_cannot_take() {
+        let root = tempfile::tempdir().unwrap();
+        for name in ["sp ace", "pct%h", "q\"uote", "tab\t", "it's", "b\\s"] {
+            let tmp = root.path().join(name);
+            std::fs::create_dir(&tmp).unwrap();
+            assert_eq!(control_parent(&tmp), Path::new("/tmp"), "{name}");
+        }
+        let missing = root.path().join("missing");
+        assert_eq!(control_parent(&missing), Path::new("/tmp"));
+        let plain = root.path().join("plain-1.x");
+        std::fs::create_dir(&plain).unwrap();
+        assert_eq!(control_parent(&plain), plain);
+    }
+
+    /// `--ssh-option BatchMode=no` came before the agent's `BatchMode=yes`
+    /// and won (ssh keeps the first value), so ssh could prompt and wait.
+    #[test]
+    fn the_options_the_agent_needs_come_before_the_users() {
+        let mut options = RemoteOptions::new(RemoteTarget::parse("box").unwrap());
+        options.ssh_options = vec!["BatchMode=no".into(), "ConnectTimeout=2".into()];
+        let ssh = Ssh {
+            options: &options,
+            control: PathBuf::from("/tmp/ca-ssh-x/s"),
+        };
+        let command = ssh.command(true, "true");
+        let args: Vec<_> = command
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |option: &str| args.iter().position(|a| a.starts_with(option)).unwrap();
+        for own in [
+            "ControlPath=",
+            "ControlMaster=",
+            "BatchMode=yes",
+            "ControlPersist=",
+        ] {
+            assert!(at(own) < at("BatchMode=no"), "{own}: {args:?}");
+        }
+        assert!(at("ConnectTimeout=2") < at("ConnectTimeout=10"), "{args:?}");
+    }
+
+    /// The master's script run by a local shell with `uname` replaced: a
+    /// failing one was not seen as such (`$HOME` was taken for the platform
+    /// and the start waited 60 s), an empty one gave `box runs , but ...`.
+    #[tokio::test]
+    async fn a_failing_or_silent_uname_is_reported_as_such() {
+        let bin = tempfile::tempdir().unwrap();
+        let report = |uname: &str| {
+            let fake = bin.path().join("uname");
+            std::fs::write(&fake, format!("#!/bin/sh\n{uname}\n")).unwrap();
+            std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let mut shell = Command::new("/bin/sh")
+                .args(["-c", &master_script()])
+                .env("PATH", bin.path())
+                .env("HOME", "/home/u")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stdout = shell.stdout.take().unwrap();
+            async move { script_report(&mut BufReader::new(stdout)).await.unwrap() }
+        };
+        let home = PathBuf::from("/home/u");
+        assert_eq!(
+            report("printf 'Linux x86_64'").await,
+            (Ok("Linux x86_64".to_owned()), home.clone())
+        );
+        assert_eq!(
+            report("echo 'uname: cannot run' >&2; echo 'second line' >&2; exit 1").await,
+            (Err("uname: cannot run".to_owned()), home.clone())
+        );
+        assert_eq!(
+            report("exit 0").await,
+            (Err("it printed nothing".to_owned()), home)
+        );
+        let error = ConnectError::Uname {
+            host: "box".into(),
+            message: "it printed nothing".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "uname -sm failed on box: it printed nothing. The platform must be known to start the helper there: make `uname` work for a non-interactive ssh session on that host."
+        );
     }
 
     #[test]
@@ -886,6 +1102,57 @@ mod tests {
             format!(
                 "box runs Plan9 mips, but this coding-agent is built for {local}: its helper cannot run there. Run a coding-agent built for Plan9 mips."
             )
+        );
+    }
+
+    /// An upload cut short by a dropped connection: its stderr's reader is
+    /// gone too. The report then killed the shell with SIGPIPE before its
+    /// `EXIT` trap, and the partial file stayed in the cache for good.
+    #[test]
+    fn an_upload_cut_short_with_no_one_listening_leaves_nothing() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("coding-agent-helper");
+        let mut shell = std::process::Command::new("/bin/sh")
+            .args(["-c", &upload_script(&path, 1000)])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(shell.stderr.take());
+        shell
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"\x7fELF half")
+            .unwrap();
+        assert!(!shell.wait().unwrap().success());
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// An upload cut short was blamed on the directory: `the upload ended
+    /// early (exit status: 255). If that directory is not writable, ...`.
+    #[test]
+    fn an_upload_cut_short_is_said_so_without_blaming_the_directory() {
+        use std::os::unix::process::ExitStatusExt;
+        let path = Path::new("/home/u/.cache/coding-agent/helper");
+        let exited = |code: i32| std::process::ExitStatus::from_raw(code << 8);
+        assert_eq!(
+            upload_failure(path, exited(255), ""),
+            "cannot upload it to /home/u/.cache/coding-agent: the upload was cut short (exit status: 255); nothing was kept, and the next start uploads it again"
+        );
+        assert_eq!(
+            upload_failure(
+                path,
+                exited(1),
+                "the upload was cut short: 9 of 1000 bytes arrived"
+            ),
+            "cannot upload it to /home/u/.cache/coding-agent: the upload was cut short: 9 of 1000 bytes arrived; nothing was kept, and the next start uploads it again"
+        );
+        assert_eq!(
+            upload_failure(path, exited(1), "mkdir: Permission denied"),
+            "cannot upload it to /home/u/.cache/coding-agent: mkdir: Permission denied. If that directory is not writable, set remote.cacheDir to one that is"
         );
     }
 
