@@ -831,6 +831,41 @@ fn model_lists_the_providers_default_models_marking_the_current_one_and_missing_
     );
 }
 
+/// `/model` lists what the `/model ` menu offers: it showed the providers'
+/// defaults alone, so after a switch to a model a server listed no row was
+/// marked current.
+#[test]
+fn model_lists_the_cycled_and_served_models_too_and_marks_one_switched_to() {
+    let mut app = App::new(
+        "openai/gpt-4o".into(),
+        Path::new("/work/project"),
+        vec![],
+        &[],
+    );
+    let choices = catalog("").choices(&only_openai_key);
+    app.set_model_names(&["openai/gpt-4o-mini".into()], &choices);
+    app.add_served_models(&[agent_ai::Model::new(
+        "llama3:8b",
+        "local",
+        "openai-completions",
+    )]);
+    app.set_model("local/llama3:8b".into(), None);
+    app.show_models(&choices);
+    assert_eq!(
+        above_editor(&screen(&mut app, 70, 12, Instant::now())),
+        [
+            "Model: local/llama3:8b",
+            "Switch with /model PROVIDER/ID, or /model PROVIDER for its default:",
+            "  anthropic/claude-sonnet-4-5  (no key: set ANTHROPIC_API_KEY)",
+            "  local/qwen",
+            "  openai/gpt-4o",
+            "  openai/gpt-4o-mini  (cycled by Ctrl+P)",
+            "* local/llama3:8b  (served by local)",
+        ]
+        .join("\n")
+    );
+}
+
 #[tokio::test]
 async fn model_name_switches_the_session_and_the_footer_shows_the_new_model() {
     let fixture = Fixture::new();

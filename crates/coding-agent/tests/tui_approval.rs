@@ -670,7 +670,8 @@ fn a_call_taller_than_the_prompt_is_scrolled_and_allowed_only_once_read_to_the_e
     for _ in 0..20 {
         app.handle_key(key(KeyCode::PageDown));
         bottom = screen(&mut app, 70, 30, now);
-        if bottom.contains("HIDDEN_END") {
+        // Why the policy asks is the last row scrolled to.
+        if bottom.contains("known-safe") {
             break;
         }
     }
@@ -683,4 +684,80 @@ fn a_call_taller_than_the_prompt_is_scrolled_and_allowed_only_once_read_to_the_e
     screen(&mut app, 70, 30, now);
     app.handle_key(key(KeyCode::Char('1')));
     assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowOnce));
+}
+
+/// A line of six long `curl`s asks with six rules. Joined on the "Allow for
+/// this session" choice they wrapped to fourteen rows, and an 80x24 window
+/// said the call did not fit: only a deny was taken. The rules are now
+/// listed under the call, scrolled with it, as is why the policy asks;
+/// every choice keeps one row.
+#[test]
+fn many_long_rules_are_listed_with_the_call_and_allow_once_stays_reachable() {
+    let (mut app, now) = asking_app();
+    let commands: Vec<String> = (0..6)
+        .map(|j| {
+            format!(
+                "curl -fsSL https://downloads.example.com/releases/v1.2.3/artifacts/\
+                 linux-x86_64/component-{j}-with-a-long-name.tar.gz -o /tmp/c{j}.tgz"
+            )
+        })
+        .collect();
+    let (mut first, mut answer) = prompt("c1", &commands.join("; "));
+    first.request.suggested_rules = commands.iter().map(|c| format!("bash({c})")).collect();
+    app.approvals.push(first);
+
+    let top = screen(&mut app, 80, 24, now);
+    assert!(!top.contains("does not fit"), "{top}");
+    assert!(top.contains("1. Allow once"), "{top}");
+    assert!(
+        top.contains("2. Allow for this session: the 6 rules above"),
+        "{top}"
+    );
+    app.handle_key(key(KeyCode::Char('1')));
+    assert!(answer.try_recv().is_err(), "not read to the end");
+
+    let mut seen = top;
+    for _ in 0..20 {
+        app.handle_key(key(KeyCode::PageDown));
+        let page = screen(&mut app, 80, 24, now);
+        seen.push_str(&page);
+        if page.contains("known-safe") {
+            break;
+        }
+    }
+    assert!(
+        seen.contains("Rules added by the choices to allow for longer:"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("-o /tmp/c5.tgz)"),
+        "every rule is listed: {seen}"
+    );
+    assert!(
+        seen.contains("known-safe"),
+        "the reason ends the scroll: {seen}"
+    );
+    app.handle_key(key(KeyCode::Char('1')));
+    assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowOnce));
+}
+
+/// In a window of a few rows the prompt's frame is cut to the transcript's
+/// area: it was drawn two rows tall into a one-row area, its bottom border
+/// on the status row (`Waiting for your───┘`).
+#[test]
+fn the_prompt_stays_inside_its_area_in_a_tiny_window() {
+    for (width, height) in [(20, 6), (30, 8)] {
+        let (mut app, now) = asking_app();
+        let (first, _answer) = prompt("c1", "touch a.txt");
+        app.approvals.push(first);
+        let shown = screen(&mut app, width, height, now);
+        let is_frame = |row: &str| row.contains(['┌', '┐', '└', '┘', '│']);
+        assert!(shown.lines().any(is_frame), "{shown}");
+        assert!(
+            !shown
+                .lines()
+                .any(|row| row.starts_with("Waiting for your") && is_frame(row)),
+            "the frame stays off the status row:\n{shown}"
+        );
+    }
 }

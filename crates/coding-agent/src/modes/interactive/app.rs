@@ -449,7 +449,11 @@ impl App {
         self.thinking = level;
     }
 
-    /// `/model`'s list: the current model, then what `/model` can switch to.
+    /// `/model`'s list: the current model, then what `/model` can switch to:
+    /// each provider's default, then the other models the `/model ` menu
+    /// offers (cycled by Ctrl+P, listed by a server), the current one marked
+    /// with `*`. (It showed the defaults alone: after switching to a model a
+    /// server listed, no row was marked.)
     pub fn show_models(&mut self, choices: &[ModelChoice]) {
         let mut lines = vec![
             StyledLine::new("Model: ", Style::Bold).push(self.model.clone(), Style::Accent),
@@ -458,6 +462,7 @@ impl App {
                 Style::Dim,
             ),
         ];
+        let mut listed = Vec::new();
         for choice in choices {
             let name = match &choice.model {
                 Some(model) => format!("{}/{model}", choice.provider),
@@ -469,6 +474,21 @@ impl App {
                 line = line.push(format!("  (no key: set {var})"), Style::Warning);
             }
             lines.push(line);
+            listed.push(name);
+        }
+        let current = (self.model.clone(), String::new());
+        let others = self.model_names.iter().chain([&current]);
+        for (name, description) in others {
+            if listed.contains(name) {
+                continue;
+            }
+            let mark = if *name == self.model { "* " } else { "  " };
+            let mut line = StyledLine::new(mark, Style::Accent).push(name.clone(), Style::Normal);
+            if !description.is_empty() {
+                line = line.push(format!("  ({description})"), Style::Dim);
+            }
+            lines.push(line);
+            listed.push(name.clone());
         }
         self.notice(lines);
     }

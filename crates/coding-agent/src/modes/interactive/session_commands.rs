@@ -111,11 +111,42 @@ fn name_session(session: &AgentSession, name: Option<&str>) -> Vec<StyledLine> {
 fn export(session: &AgentSession, path: Option<&str>) -> Vec<StyledLine> {
     // `~/x` is in the home folder, as the tools read it.
     let path = path.map(|path| expand_path(path, home_dir().as_deref()));
+    if let Some(path) = &path
+        && is_the_ui_terminal(&session.cwd().join(path))
+    {
+        let refused = format!(
+            "Not exported: {path} is the terminal this UI draws on, and the page would be \
+             written over the screen. Name a file, or from a shell run \
+             `coding-agent --export SESSION {path}`"
+        );
+        return vec![StyledLine::new(refused, Style::Error)];
+    }
     let line = match session.export_html(path.as_deref().map(Path::new)) {
         Ok(path) => StyledLine::new(format!("Exported to {}", path.display()), Style::Dim),
         Err(error) => StyledLine::new(format!("Cannot write the HTML file: {error}"), Style::Error),
     };
     vec![line]
+}
+
+/// Whether `path` is the terminal the UI draws on: stdout's file
+/// (`/dev/stdout`, `/dev/fd/1`, `/dev/pts/N`) or the controlling terminal
+/// (`/dev/tty`). `/export /dev/stdout` sprayed the HTML over the screen,
+/// said "Exported to /dev/stdout", and left it garbled until a resize.
+fn is_the_ui_terminal(path: &Path) -> bool {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(target) = std::fs::metadata(path) else {
+        return false;
+    };
+    let stdout = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|stdout| stdout.metadata());
+    [stdout, std::fs::metadata("/dev/tty")]
+        .into_iter()
+        .flatten()
+        .any(|ui| (ui.dev(), ui.ino()) == (target.dev(), target.ino()))
 }
 
 /// `/fork`: the user messages of the branch, numbered for `/fork N`.
@@ -189,5 +220,20 @@ mod tests {
         assert_eq!(preview("fix the bug\nin main.rs"), "fix the bug…");
         let long = "x".repeat(FORK_PREVIEW + 5);
         assert_eq!(preview(&long), format!("{}…", "x".repeat(FORK_PREVIEW)));
+    }
+
+    /// The terminal the UI draws on, by any name, is refused by `/export`;
+    /// files and other devices are not.
+    #[test]
+    fn the_ui_terminal_is_known_by_any_of_its_names() {
+        for ui in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/tty"] {
+            assert!(is_the_ui_terminal(Path::new(ui)), "{ui}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("page.html");
+        std::fs::write(&file, "").unwrap();
+        for other in [file.as_path(), &dir.path().join("new.html")] {
+            assert!(!is_the_ui_terminal(other), "{}", other.display());
+        }
     }
 }

@@ -203,7 +203,12 @@ impl Approvals {
         self.page.set(call.shown.len());
         self.last_scroll
             .set(call.rows.saturating_sub(call.shown.len()));
-        let height = u16::try_from(rows.len() + 2).unwrap_or(area.height);
+        // Never taller than `area`: in a window of a few rows the frame of
+        // an empty prompt (two rows in a one-row area) overflowed, its
+        // bottom border drawn over by the status line.
+        let height = u16::try_from(rows.len() + 2)
+            .unwrap_or(u16::MAX)
+            .min(area.height);
         let modal_area = Rect {
             y: area.bottom().saturating_sub(height),
             height,
@@ -276,11 +281,11 @@ struct CallRows {
 
 /// The rows of `view` (a `subject`: a call, the trust question) to draw
 /// `width` columns wide in `height` rows: all of them; else the call and
-/// the answers alone; else the answers under as many
-/// rows of the call as fit, from `scroll` on, with a line saying which and
-/// how to see the rest (the prompt takes no approval until every row has
-/// been shown); else, in a window too small even for that, the call's first
-/// rows and a line saying the rest does not fit. Characters the terminal
+/// the answers alone; else the answers under as many rows of the call and
+/// then of why the policy asks as fit, from `scroll` on, with a line saying
+/// which and how to see the rest (the prompt takes no approval until every
+/// row has been shown); else, in a window too small even for that, the
+/// call's first rows and a line saying the rest does not fit. Characters the terminal
 /// would hide are spelled out ([`spell_out_hidden`]): what is approved is
 /// what runs.
 fn fit(view: &ModalView, width: u16, height: usize, scroll: usize, subject: &Subject) -> Fitted {
@@ -318,6 +323,13 @@ fn fit(view: &ModalView, width: u16, height: usize, scroll: usize, subject: &Sub
     let (answers, cursor) = wrapped(&mut view.answers.clone());
     let room = height.saturating_sub(answers.len() + 1);
     if room >= MIN_CALL_ROWS {
+        // Why the policy asks is scrolled to after the call: it was left
+        // out here, and one row of it would show little of a reason that
+        // names a long command.
+        let mut scrolled = call_rows;
+        let (why, _) = wrapped(&mut (view.call..view.answers.start));
+        scrolled.extend(why.into_iter().filter(|row| !row.plain().is_empty()));
+        let total = scrolled.len();
         let first = scroll.min(total - room);
         let shown = first..first + room;
         let status = format!(
@@ -328,7 +340,7 @@ fn fit(view: &ModalView, width: u16, height: usize, scroll: usize, subject: &Sub
             subject.name,
             subject.accepted,
         );
-        let mut rows = call_rows[shown.clone()].to_vec();
+        let mut rows = scrolled[shown.clone()].to_vec();
         rows.extend(
             wrap(&StyledLine::new(status, Style::Warning), width)
                 .into_iter()

@@ -3,6 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::super::wrap::{spell_out_hidden, text_width};
 use super::{ApprovalAnswer, ApprovalRequest, RuleScope};
 use crate::render::{RenderOptions, ToolRenderers};
 use crate::render::{Style, StyledLine};
@@ -146,14 +147,13 @@ impl ApprovalModal {
         })
     }
 
-    /// What a choice says.
-    fn label(&self, choice: Choice) -> StyledLine {
-        let rule = self.request.suggested_rules.join(", ");
+    /// What a choice says; `rules` is what "Allow for this session" says it
+    /// adds: the rules themselves, or where they are listed.
+    fn label(&self, choice: Choice, rules: &str) -> StyledLine {
         match choice {
             Choice::AllowOnce => StyledLine::new("Allow once", Style::Normal),
-            Choice::AllowSession => {
-                StyledLine::new("Allow for this session: ", Style::Normal).push(rule, Style::Accent)
-            }
+            Choice::AllowSession => StyledLine::new("Allow for this session: ", Style::Normal)
+                .push(rules, Style::Accent),
             Choice::AllowProject => StyledLine::new("Always allow in this project", Style::Normal)
                 .push(" (.coding-agent/settings.json)", Style::Dim),
             Choice::AllowEverywhere => StyledLine::new("Always allow everywhere", Style::Normal)
@@ -174,6 +174,35 @@ impl ApprovalModal {
             ..RenderOptions::default()
         };
         let mut lines = renderers.call_lines(&self.request.tool_name, &self.request.args, whole);
+        // The rules go on the choice's own row where they fit on it; else
+        // they are listed under the call, one a row, and scrolled with it.
+        // Joined on the choice, the six rules of six long `curl`s wrapped
+        // to fourteen rows, pushed "Allow once" off a 24-row window and left
+        // only a deny.
+        let rules = &self.request.suggested_rules;
+        let inline = rules.join(", ");
+        let row = StyledLine::new(
+            format!("› 2. Allow for this session: {inline}"),
+            Style::Normal,
+        );
+        let fits = text_width(&spell_out_hidden(&row).plain()) <= usize::from(width);
+        let session_label = if fits || rules.is_empty() {
+            inline
+        } else {
+            lines.push(StyledLine::new(
+                "Rules added by the choices to allow for longer:",
+                Style::Bold,
+            ));
+            lines.extend(
+                rules
+                    .iter()
+                    .map(|rule| StyledLine::new(format!("  {rule}"), Style::Accent)),
+            );
+            match rules.len() {
+                1 => "the rule above".to_owned(),
+                n => format!("the {n} rules above"),
+            }
+        };
         let call = lines.len();
         lines.push(StyledLine::new(self.request.reason.clone(), Style::Warning));
         lines.push(StyledLine::default());
@@ -189,7 +218,7 @@ impl ApprovalModal {
                         ("  ", Style::Normal)
                     };
                     let mut line = StyledLine::new(format!("{mark}{}. ", i + 1), style);
-                    line.spans.extend(self.label(choice).spans);
+                    line.spans.extend(self.label(choice, &session_label).spans);
                     lines.push(line);
                 }
                 answers_to = lines.len();
@@ -232,7 +261,9 @@ pub struct ModalView {
     pub lines: Vec<StyledLine>,
     /// The line the reason is typed on (the cursor goes at its end).
     pub input: Option<usize>,
-    /// `lines[..call]` are the call.
+    /// `lines[..call]` are the call (and the rules it would add, where they
+    /// do not fit on their choice's row): what is scrolled, and must all
+    /// have been shown before an allow is taken.
     pub call: usize,
     /// The lines answered with: the choices, or the reason being typed.
     /// The others (why the policy asks, the keys) may be left out where
@@ -389,6 +420,27 @@ mod tests {
                 Choice::Deny
             ]
         );
+    }
+
+    /// Rules too wide for their choice's row are listed under the call,
+    /// and the choice points there; without rules nothing is listed.
+    #[test]
+    fn rules_too_wide_for_their_row_are_listed_under_the_call() {
+        let renderers = ToolRenderers::builtin();
+        let modal = ApprovalModal::new(request(Some("bash(touch a.txt)")));
+        let view = modal.view(&renderers, 30);
+        assert_eq!(
+            crate::render::to_markup(&view.lines[..view.call]),
+            "[bold]$[/] [accent]touch a.txt[/]\n\
+             [bold]Rules added by the choices to allow for longer:[/]\n\
+             [accent]  bash(touch a.txt)[/]"
+        );
+        assert_eq!(
+            view.lines[view.answers.start + 1].plain(),
+            "  2. Allow for this session: the rule above"
+        );
+        let view = ApprovalModal::new(request(None)).view(&renderers, 20);
+        assert_eq!(view.call, 1);
     }
 
     #[test]
