@@ -620,6 +620,66 @@ async fn an_abort_cancels_the_call_on_the_server() {
     assert_eq!(cancelled["params"]["reason"], "aborted");
 }
 
+/// `tests/mcp_support/relist_server.py` listing its tools as `mode` says.
+fn relist_server(mode: &str) -> ServerConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_support/relist_server.py");
+    shell_server(
+        "relist",
+        &format!("MODE={mode} exec python3 -B {}", script.display()),
+    )
+}
+
+/// `call` of `tools`, failing the test if it does not end within a minute
+/// (these calls hung forever).
+async fn call_ending(tools: &ToolSet, name: &str) -> (bool, Vec<Content>) {
+    tokio::time::timeout(Duration::from_secs(60), call(tools, name, json!({})))
+        .await
+        .unwrap_or_else(|_| panic!("the call of {name} did not end"))
+}
+
+/// A server answering every page with the cursor it was asked for kept its
+/// start spinning until the startup timeout (which then advised raising
+/// it), and a call that made it re-list never returned while it was sent
+/// ~15,000 `tools/list` a second.
+#[tokio::test]
+async fn a_listing_that_repeats_its_cursor_ends_with_a_warning() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (servers, failures) = McpServers::start(vec![relist_server("loop")], dir.path()).await;
+    assert_eq!(failures, Vec::<String>::new());
+    let (definitions, warnings) = servers.tool_definitions();
+    let warning = "MCP server \"relist\" answered tools/list with the cursor \"same\" a second time; its listing was ended there, with the tools read so far";
+    assert_eq!(warnings, [warning]);
+    let tools = tools_of(definitions, dir.path());
+    let (is_error, content) = call_ending(&tools, "mcp__relist__relist").await;
+    assert_eq!((is_error, text(&content).as_str()), (false, "relisted"));
+    let (_, warnings) = servers.tool_definitions();
+    assert_eq!(warnings, [warning]);
+    assert_eq!(servers.status()[0].tools, ["mcp__relist__relist"]);
+}
+
+/// A server that answered its re-list after 25 s held the call that made
+/// it re-list those 25 s, past its 3 s `toolTimeoutSec`, and its later calls
+/// queued behind: the re-list now has the tool timeout, and the earlier
+/// tools stay offered.
+#[tokio::test]
+async fn a_slow_relisting_does_not_hold_up_the_call_or_the_next_ones() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = relist_server("slow");
+    config.tool_timeout = Duration::from_secs(2);
+    let (servers, tools) = start(dir.path(), vec![config]).await;
+    for _ in 0..2 {
+        let (is_error, content) = call_ending(&tools, "mcp__relist__relist").await;
+        assert_eq!((is_error, text(&content).as_str()), (false, "relisted"));
+    }
+    assert_eq!(servers.status()[0].tools, ["mcp__relist__relist"]);
+}
+
 /// A working directory that does not exist is named as such: the spawn's
 /// "No such file or directory" read as if the command were missing.
 #[tokio::test]

@@ -127,6 +127,20 @@ impl RawServer {
         self.process.wait().unwrap()
     }
 
+    /// Closes the server's stdin (the client is done sending) and reads
+    /// everything it writes until it exits.
+    fn close_and_read_all(mut self) -> Vec<Value> {
+        use std::io::BufRead;
+        drop(self.stdin);
+        let messages = self
+            .stdout
+            .lines()
+            .map(|line| serde_json::from_str(&line.unwrap()).unwrap())
+            .collect();
+        assert!(self.process.wait().unwrap().success());
+        messages
+    }
+
     /// The next `count` answers, by id.
     fn answers(&mut self, count: usize) -> std::collections::HashMap<u64, Value> {
         let mut answers = std::collections::HashMap::new();
@@ -466,4 +480,119 @@ fn pipelined_calls_on_different_things_run_at_once() {
     );
     assert_eq!(answers[&2]["result"]["isError"], false, "{answers:?}");
     assert!(server.finish().success());
+}
+
+/// Requests JSON-RPC 2.0 or MCP does not allow are answered with their id,
+/// or `null` where it is of a type JSON-RPC does not allow: rmcp answered
+/// them without any id, which a client matching answers by id never saw.
+#[test]
+fn requests_json_rpc_does_not_allow_are_answered_with_their_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(dir.path());
+    for line in [
+        json!({"jsonrpc": "1.0", "id": 9, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 12, "method": "ping", "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 32, "method": "ping", "params": []}),
+        json!({"jsonrpc": "2.0", "id": 40, "method": "tools/call",
+            "params": {"name": "ls", "arguments": {}, "_meta": "str"}}),
+        json!({"jsonrpc": "2.0", "id": true, "method": "ping"}),
+    ] {
+        server.send_line(&line.to_string());
+    }
+    let answers = server.close_and_read_all();
+    let mut codes: Vec<(Value, Value)> = answers
+        .iter()
+        .map(|answer| (answer["id"].clone(), answer["error"]["code"].clone()))
+        .collect();
+    codes.sort_by_key(|(id, _)| id.as_u64());
+    assert_eq!(
+        codes,
+        [
+            (Value::Null, json!(-32600)),
+            (json!(9), json!(-32600)),
+            (json!(12), json!(-32600)),
+            (json!(32), json!(-32602)),
+            (json!(40), json!(-32602)),
+        ],
+        "{answers:?}"
+    );
+}
+
+/// A request longer than rmcp takes (16 MiB) was dropped unanswered, and
+/// the client waited for ever.
+#[test]
+fn a_request_over_16_mib_is_answered_with_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(dir.path());
+    let content = "x".repeat(17 << 20);
+    server.call(5, "write", json!({"path": "big.txt", "content": content}));
+    server.send_line(&json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}).to_string());
+    let answers = server.close_and_read_all();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    let big = answers.iter().find(|answer| answer["id"] == 5).unwrap();
+    assert_eq!(
+        big["error"]["message"],
+        "Invalid Request: the line is longer than 16 MiB; send large contents another way (e.g. write a file in parts)"
+    );
+    assert!(answers.iter().any(|answer| answer["id"] == 6));
+    assert!(!dir.path().join("big.txt").exists());
+}
+
+/// A client that closes stdin right after its requests still gets every
+/// answer: a write and a bash call that sleeps both ran, but the bash
+/// answer was lost in 2 of 6 runs, and of pings 3 to 6 of 6 came back.
+#[test]
+fn answers_to_requests_sent_before_stdin_closed_all_arrive() {
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = RawServer::start(dir.path());
+        server.call(1, "write", json!({"path": "a.txt", "content": "a"}));
+        server.call(2, "bash", json!({"command": "sleep 0.2; echo slept"}));
+        for id in 3..8 {
+            server.send_line(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string());
+        }
+        let answers = server.close_and_read_all();
+        let mut ids: Vec<u64> = answers.iter().filter_map(|a| a["id"].as_u64()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [1, 2, 3, 4, 5, 6, 7], "round {round}: {answers:?}");
+        let bash = answers.iter().find(|answer| answer["id"] == 2).unwrap();
+        assert_eq!(texts(&bash["result"]["content"]), ["slept\n"], "{bash}");
+    }
+}
+
+/// Progress notifications of a call all come before its result, as the
+/// spec asks: they were sent by a task of their own, and some came after.
+#[test]
+fn progress_notifications_come_before_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(dir.path());
+    let command = "for i in $(seq 1 200); do echo line $i; done";
+    for id in 1..=20 {
+        server.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "bash", "arguments": {"command": command},
+                "_meta": {"progressToken": id}}})
+            .to_string(),
+        );
+    }
+    let mut messages = Vec::new();
+    while messages
+        .iter()
+        .filter(|m: &&Value| m["result"].is_object())
+        .count()
+        < 20
+    {
+        messages.push(server.receive());
+    }
+    messages.extend(server.close_and_read_all());
+    for id in 1..=20 {
+        let answered = messages
+            .iter()
+            .position(|message| message["id"] == id)
+            .unwrap_or_else(|| panic!("call {id} unanswered: {messages:?}"));
+        let late = messages[answered..]
+            .iter()
+            .find(|message| message["params"]["progressToken"] == id);
+        assert_eq!(late, None, "call {id}");
+    }
 }

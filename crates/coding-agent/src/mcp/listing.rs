@@ -4,7 +4,7 @@
 //! (a tool without `inputSchema`, which servers in the wild send for tools
 //! that take nothing) made the whole answer unreadable, and the server
 //! failed to start with `Unexpected response type`. Such an answer is read
-//! again here tool by tool: a missing `inputSchema` is an object schema
+//! here tool by tool: a missing `inputSchema` is an object schema
 //! with no properties, and a tool that still does not parse is left out
 //! with a warning naming it, its server's other tools offered.
 //!
@@ -13,14 +13,16 @@
 //! `tools/list_changed` in a loop printed each warning once per listing.
 //! The session gives each one once ([`super::McpServers::untold`]).
 
+use std::collections::HashSet;
+
 use rmcp::model::{
     ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ServerResult, Tool,
 };
 use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
-/// Most pages followed: a server whose cursors never end must not keep the
-/// start waiting past its timeout for nothing.
+/// Most pages followed: a server whose cursors never end (each new) must not
+/// keep the start waiting past its timeout for nothing.
 const MAX_PAGES: usize = 1000;
 
 /// The tools a server listed, and the warnings about those left out.
@@ -31,29 +33,27 @@ pub(super) struct Listing {
     pub(super) warnings: Vec<String>,
 }
 
-/// Every tool `peer` lists (following pagination); `server` names it in
-/// warnings.
+/// Every tool `peer` lists, following pagination; `server` names it in
+/// warnings. Each page is read tool by tool when rmcp cannot read it whole.
+///
+/// The pages are followed here, not by rmcp's `list_all_tools`, which
+/// follows cursors without end: a server answering every re-list with
+/// `{"tools": [], "nextCursor": "same"}` was sent ~15,000 `tools/list` a
+/// second and the call that made it re-list never returned. A cursor seen
+/// before, or more than [`MAX_PAGES`] pages, ends the listing with a warning
+/// naming the server; the tools read so far are kept.
 pub(super) async fn list_all_tools(
     peer: &Peer<RoleClient>,
     server: &str,
 ) -> Result<Listing, ServiceError> {
-    match peer.list_all_tools().await {
-        Err(ServiceError::UnexpectedResponse) => list_leniently(peer, server).await,
-        listed => listed.map(|tools| Listing {
-            tools,
-            warnings: Vec::new(),
-        }),
-    }
-}
-
-/// [`list_all_tools`] page by page, each answer read tool by tool.
-async fn list_leniently(peer: &Peer<RoleClient>, server: &str) -> Result<Listing, ServiceError> {
     let mut listing = Listing::default();
+    let mut seen = HashSet::new();
     let mut cursor = None;
     for _ in 0..MAX_PAGES {
         let request = ListToolsRequest {
             method: Default::default(),
             params: cursor
+                .clone()
                 .map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor))),
             extensions: Default::default(),
         };
@@ -72,10 +72,21 @@ async fn list_leniently(peer: &Peer<RoleClient>, server: &str) -> Result<Listing
             _ => return Err(ServiceError::UnexpectedResponse),
         };
         match next {
-            Some(next) if !next.is_empty() => cursor = Some(next),
+            Some(next) if !next.is_empty() => {
+                if !seen.insert(next.clone()) {
+                    listing.warnings.push(format!(
+                        "MCP server \"{server}\" answered tools/list with the cursor \"{next}\" a second time; its listing was ended there, with the tools read so far"
+                    ));
+                    return Ok(listing);
+                }
+                cursor = Some(next);
+            }
             _ => return Ok(listing),
         }
     }
+    listing.warnings.push(format!(
+        "MCP server \"{server}\" listed its tools on more than {MAX_PAGES} pages; its listing was ended there, with the tools read so far"
+    ));
     Ok(listing)
 }
 

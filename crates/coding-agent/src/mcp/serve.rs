@@ -54,6 +54,10 @@ pub struct ToolServer {
 /// commands killed) before it exits anyway.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
+/// How long a call's answer waits for its last progress notifications to
+/// be sent before they are dropped.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
+
 impl ToolServer {
     /// A server offering `tools`, with no hooks around the calls.
     pub fn new(tools: ToolSet) -> Self {
@@ -82,23 +86,32 @@ impl ToolServer {
     /// to run on after the server is gone.
     pub async fn serve_stdio(self, stop: CancellationToken) -> anyhow::Result<()> {
         let (calls, in_flight) = (self.stop.clone(), Arc::clone(&self.in_flight));
-        let (input, output) = super::serve_io::checked(tokio::io::stdin(), tokio::io::stdout());
+        let (input, output, writer) =
+            super::serve_io::checked(tokio::io::stdin(), tokio::io::stdout());
         let running = self
             .serve(InArrivalOrder::new(AsyncRwTransport::new_server(
                 input, output,
             )))
             .await
             .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
-        tokio::select! {
+        let client_closed = tokio::select! {
             done = running.waiting() => {
                 done?;
+                true
             }
-            () = stop.cancelled() => {}
-        }
+            () = stop.cancelled() => false,
+        };
         calls.cancel();
         let deadline = tokio::time::Instant::now() + STOP_GRACE;
         while Arc::strong_count(&in_flight) > 1 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The answers still queued reach the client: when it closed stdin
+        // right after its requests, some answers of calls that ran were
+        // lost with the process. (rmcp, on input EOF, waits up to 5 s for
+        // the calls in flight and sends their answers first.)
+        if client_closed {
+            let _ = tokio::time::timeout_at(deadline, writer).await;
         }
         Ok(())
     }
@@ -154,7 +167,7 @@ impl ServerHandler for ToolServer {
                 cancel.cancel();
             })
         };
-        let progress = progress_forwarder(&context);
+        let (progress, forwarded) = progress_forwarder(&context).unzip();
         let on_update = |update: &AgentToolResult| {
             if let Some(progress) = &progress {
                 let _ = progress.send(text_of(&update.content));
@@ -169,6 +182,18 @@ impl ServerHandler for ToolServer {
         );
         let message = start_in_turn(arrival, run).await;
         client_cancels.abort();
+        // Progress stops before the result, as the spec asks: notifications
+        // still queued went out after the answer. Those that cannot go out
+        // soon are dropped: once the client closed stdin, rmcp still sends
+        // answers but no notifications, and the answer must not wait.
+        drop(progress);
+        if let Some(mut forwarded) = forwarded
+            && tokio::time::timeout(PROGRESS_FLUSH, &mut forwarded)
+                .await
+                .is_err()
+        {
+            forwarded.abort();
+        }
         let content = message.content.into_iter().map(content_block).collect();
         Ok(if message.is_error {
             CallToolResult::error(content)
@@ -320,16 +345,20 @@ fn text_of(content: &[Content]) -> String {
 }
 
 /// When the client asked for progress (a `progressToken`), a sender whose
-/// texts go out as numbered progress notifications, in order. Each carries
-/// the last line of the update (bash's updates are its whole output tail);
-/// updates with no text are not sent.
+/// texts go out as numbered progress notifications, in order, and the task
+/// sending them, which ends once the sender is dropped and every text
+/// queued was sent. Each carries the last line of the update (bash's
+/// updates are its whole output tail); updates with no text are not sent.
 fn progress_forwarder(
     context: &RequestContext<RoleServer>,
-) -> Option<tokio::sync::mpsc::UnboundedSender<String>> {
+) -> Option<(
+    tokio::sync::mpsc::UnboundedSender<String>,
+    tokio::task::JoinHandle<()>,
+)> {
     let token = context.meta.get_progress_token()?;
     let peer = context.peer.clone();
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
-    tokio::spawn(async move {
+    let forwarding = tokio::spawn(async move {
         let mut count = 0.0;
         while let Some(text) = receiver.recv().await {
             let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
@@ -342,5 +371,5 @@ fn progress_forwarder(
             }
         }
     });
-    Some(sender)
+    Some((sender, forwarding))
 }

@@ -452,7 +452,28 @@ impl Server {
     /// the notification comes, and after each call of one of its tools, so
     /// a call that changed the list returns only once the new list is
     /// offered; the two wait for each other and list once.
+    ///
+    /// The wait for the other and the listing together take at most the
+    /// server's tool timeout: a server that answered its re-list after 25 s
+    /// held the call that made it re-list 25 s past a 3 s `toolTimeoutSec`,
+    /// and every later call to it queued behind. Past the timeout the old
+    /// tools stay offered, with a warning.
     pub(super) async fn refresh(&self) {
+        let timeout = self.config.tool_timeout;
+        if tokio::time::timeout(timeout, self.list_again())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "MCP server \"{}\" said its tools changed, but listing them took longer than {} s (its \"toolTimeoutSec\"); its earlier tools are still offered",
+                self.config.name,
+                timeout.as_secs_f64()
+            );
+        }
+    }
+
+    /// [`Server::refresh`] without its time limit.
+    async fn list_again(&self) {
         let _refreshing = self.refreshing.lock().await;
         let connection = match &*lock(&self.state) {
             State::Running(c) | State::Restarted(c) => c.clone(),

@@ -78,8 +78,14 @@ impl ToolDefinition for McpTool {
             .call(&self.remote, params, timeout, &ctx.cancel, &on_progress)
             .await;
         // A call that changed the server's tools (it said so before it
-        // answered) returns once the new list is offered for the next turn.
-        self.server.refresh().await;
+        // answered) returns once the new list is offered for the next turn,
+        // or once the listing ran out of time (bounded by the tool timeout)
+        // or the user aborted: SIGTERM's abort waited for a re-list that
+        // never ended.
+        tokio::select! {
+            () = self.server.refresh() => {}
+            () = ctx.cancel.cancelled() => {}
+        }
         match outcome {
             Ok(result) => {
                 let (server, tool, cancel) = (server.to_owned(), self.remote.clone(), ctx.cancel);
