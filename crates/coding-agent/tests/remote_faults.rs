@@ -58,12 +58,9 @@ fn run_binary_on_port(sshd: &Sshd, port: u16) -> (Option<i32>, String, Duration)
     run_binary(sshd, Path::new("/"), &options)
 }
 
-#[test]
-fn a_changed_host_key_fails_at_start_in_ssh_words() {
-    let Some(sshd) = Sshd::start() else {
-        return;
-    };
-    // Another key for the same host and port in known_hosts.
+/// Puts another key for the test sshd's host and port in its known_hosts,
+/// as if the host's key had changed.
+fn change_the_known_host_key(sshd: &Sshd) {
     let other = sshd.dir().join("other");
     let status = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
@@ -78,6 +75,14 @@ fn a_changed_host_key_fails_at_start_in_ssh_words() {
         format!("[127.0.0.1]:{} {}\n", sshd.port, key.join(" ")),
     )
     .unwrap();
+}
+
+#[test]
+fn a_changed_host_key_fails_at_start_in_ssh_words() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    change_the_known_host_key(&sshd);
 
     let (status, stderr, _) = run_binary(&sshd, Path::new("/"), &[]);
 
@@ -103,20 +108,7 @@ fn a_changed_host_key_accepted_by_the_configuration_is_warned_about() {
     let Some(sshd) = Sshd::start() else {
         return;
     };
-    let other = sshd.dir().join("other");
-    let status = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&other)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let key = std::fs::read_to_string(other.with_extension("pub")).unwrap();
-    let key: Vec<&str> = key.split_whitespace().take(2).collect();
-    std::fs::write(
-        sshd.dir().join("known_hosts"),
-        format!("[127.0.0.1]:{} {}\n", sshd.port, key.join(" ")),
-    )
-    .unwrap();
+    change_the_known_host_key(&sshd);
 
     let (status, stderr, _) = run_binary(
         &sshd,
