@@ -8,7 +8,7 @@
 //! what the model reads when it is refused.
 
 use super::paths::{Places, USERS_HOME, is_block_device};
-use super::shell::{Arg, Upstream};
+use super::shell::{Arg, Upstream, control_escape, digits};
 
 /// The program's name without its directory (`/bin/rm` is `rm`).
 pub fn program(words: &[Arg]) -> &str {
@@ -1241,44 +1241,19 @@ fn unescape(text: &str) -> String {
             out.push(c);
             continue;
         }
-        // Up to `most` digits of `radix`, as a character.
-        fn number(
-            chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-            radix: u32,
-            most: usize,
-        ) -> Option<char> {
-            let mut value = 0;
-            for _ in 0..most {
-                let Some(digit) = chars.next_if(|c| c.is_digit(radix)) else {
-                    break;
-                };
-                value = value * radix + digit.to_digit(radix)?;
-            }
-            char::from_u32(value)
-        }
         let escaped = match chars.peek().copied() {
+            // `\x` and `\0` with no digit after them are a NUL.
             Some('x') => {
                 chars.next();
-                number(&mut chars, 16, 2)
+                digits(&mut chars, 16, 2, Some(0)).and_then(char::from_u32)
             }
             Some('0') => {
                 chars.next();
-                number(&mut chars, 8, 3)
+                digits(&mut chars, 8, 3, Some(0)).and_then(char::from_u32)
             }
-            Some('1'..='7') => number(&mut chars, 8, 3),
+            Some('1'..='7') => digits(&mut chars, 8, 3, None).and_then(char::from_u32),
             Some(letter) => {
-                let named = match letter {
-                    'n' => Some('\n'),
-                    't' => Some('\t'),
-                    'r' => Some('\r'),
-                    'a' => Some('\u{7}'),
-                    'b' => Some('\u{8}'),
-                    'e' => Some('\u{1b}'),
-                    'f' => Some('\u{c}'),
-                    'v' => Some('\u{b}'),
-                    '\\' => Some('\\'),
-                    _ => None,
-                };
+                let named = control_escape(letter).or((letter == '\\').then_some('\\'));
                 if named.is_some() {
                     chars.next();
                 }

@@ -1886,14 +1886,7 @@ fn ansi_c_decoded(raw: &str) -> String {
             break;
         };
         let decoded = match escape {
-            'a' => Some('\u{7}'),
-            'b' => Some('\u{8}'),
-            'e' | 'E' => Some('\u{1b}'),
-            'f' => Some('\u{c}'),
-            'n' => Some('\n'),
-            'r' => Some('\r'),
-            't' => Some('\t'),
-            'v' => Some('\u{b}'),
+            letter if control_escape(letter).is_some() => control_escape(letter),
             '\\' | '\'' | '"' | '?' => Some(escape),
             'c' => chars.next().map(|x| char::from((x as u8) & 0x1f)),
             // `\x{2e}`: as many digits as the braces hold.
@@ -1923,9 +1916,25 @@ fn ansi_c_decoded(raw: &str) -> String {
     out
 }
 
+/// The control character a C-style escape letter stands for (`\n`, `\t`,
+/// `\e`, ...), as `$'...'`, printf and `echo -e` read them alike.
+pub(super) fn control_escape(letter: char) -> Option<char> {
+    Some(match letter {
+        'a' => '\u{7}',
+        'b' => '\u{8}',
+        'e' | 'E' => '\u{1b}',
+        'f' => '\u{c}',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'v' => '\u{b}',
+        _ => return None,
+    })
+}
+
 /// A number read from up to `most` more digits of `radix` after `start`
 /// (a first digit already read); `None` when there is no digit at all.
-fn digits(
+pub(super) fn digits(
     chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
     radix: u32,
     most: usize,
