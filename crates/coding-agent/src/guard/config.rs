@@ -190,22 +190,14 @@ pub fn load_in(
         ignored.is_empty() && sandbox_ignored.is_empty(),
         &project_path,
     ) {
-        let sandbox = if sandbox_ignored.is_empty() {
-            String::new()
-        } else {
+        let sandbox = ignored_note(&sandbox_ignored, |names| {
             format!(
-                "; its sandbox settings only tighten the sandbox, trusted or not (ignored: {})",
-                sandbox_ignored.join(", ")
+                "; its sandbox settings only tighten the sandbox, trusted or not (ignored: {names})"
             )
-        };
-        let rules = if ignored.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (ignored: {}); trust the project with --trust",
-                ignored.join(", ")
-            )
-        };
+        });
+        let rules = ignored_note(&ignored, |names| {
+            format!(" (ignored: {names}); trust the project with --trust")
+        });
         notices.push(format!(
             "{} is not trusted, so only its deny and ask rules apply{rules}{sandbox}",
             path.display(),
@@ -228,6 +220,16 @@ pub fn load_in(
         untrusted_project_settings: !ignored.is_empty(),
         approval_timeout,
     })
+}
+
+/// A part of the untrusted project's notice: `note` of the names in
+/// `ignored`, joined; nothing when nothing of that kind was ignored.
+fn ignored_note(ignored: &[String], note: impl FnOnce(&str) -> String) -> String {
+    if ignored.is_empty() {
+        String::new()
+    } else {
+        note(&ignored.join(", "))
+    }
 }
 
 /// The `sandbox` settings of the project file at `project` that would

@@ -484,33 +484,48 @@ mod tests {
         assert!(channel.is_closed());
     }
 
+    /// Runs `command` (unconfined, no timeout) in `cwd` through `channel`
+    /// until it exits, calling `after_chunk` once each chunk of output is
+    /// taken: its whole output, and whether it ended with an exit status
+    /// (not an error).
+    async fn run_bash(
+        channel: &HelperChannel,
+        command: &str,
+        cwd: &std::path::Path,
+        mut after_chunk: impl AsyncFnMut(),
+    ) -> (Vec<u8>, bool) {
+        let bash = Call::Bash(crate::remote::protocol::BashCall {
+            command: command.into(),
+            cwd: cwd.to_path_buf(),
+            env: Vec::new(),
+            timeout_ms: None,
+            sandbox: None,
+        });
+        let never = CancellationToken::new();
+        let mut replies = channel.start_call(bash).await.unwrap();
+        let mut output = Vec::new();
+        loop {
+            match replies.next(&never).await.unwrap() {
+                Some(Reply::Output(chunk)) => {
+                    output.extend_from_slice(&chunk.0);
+                    after_chunk().await;
+                }
+                Some(Reply::Exit(status)) => return (output, status.is_ok()),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     /// A helper that answers its pings keeps a long call going: a command
     /// may run silent for hours.
     #[tokio::test(start_paused = true)]
     async fn a_long_silent_call_to_a_helper_that_answers_goes_on() {
         let (channel, _helper) = served_helper().await;
         let dir = tempfile::tempdir().unwrap();
-        let never = CancellationToken::new();
         let started = tokio::time::Instant::now();
-        let bash = Call::Bash(crate::remote::protocol::BashCall {
-            command: "sleep 1; echo done".into(),
-            cwd: dir.path().to_path_buf(),
-            env: Vec::new(),
-            timeout_ms: None,
-            sandbox: None,
-        });
-        let mut replies = channel.start_call(bash).await.unwrap();
-        let mut output = Vec::new();
-        loop {
-            match replies.next(&never).await.unwrap() {
-                Some(Reply::Output(chunk)) => output.extend_from_slice(&chunk.0),
-                Some(Reply::Exit(status)) => {
-                    assert!(status.is_ok());
-                    break;
-                }
-                other => panic!("{other:?}"),
-            }
-        }
+        let (output, exited) =
+            run_bash(&channel, "sleep 1; echo done", dir.path(), async || {}).await;
+        assert!(exited);
         assert_eq!(output, b"done\n");
         // The paused clock ran ahead while the command slept for real: it
         // was pinged, and answered, many times over.
@@ -530,28 +545,14 @@ mod tests {
         let (channel, _helper) = served_helper().await;
         let dir = tempfile::tempdir().unwrap();
         let never = CancellationToken::new();
-        let bash = Call::Bash(crate::remote::protocol::BashCall {
-            command: "seq 1 1000000".into(),
-            cwd: dir.path().to_path_buf(),
-            env: Vec::new(),
-            timeout_ms: None,
-            sandbox: None,
-        });
-        let taken = tokio::time::timeout(Duration::from_secs(120), async {
-            let mut replies = channel.start_call(bash).await.unwrap();
-            let mut output = Vec::new();
-            loop {
-                match replies.next(&never).await.unwrap() {
-                    Some(Reply::Output(chunk)) => {
-                        output.extend_from_slice(&chunk.0);
-                        let again = channel.call(Call::LsExists(dir.path().to_path_buf()), &never);
-                        assert!(matches!(again.await.unwrap(), Reply::Exists(true)));
-                    }
-                    Some(Reply::Exit(status)) => return (output, status.is_ok()),
-                    other => panic!("{other:?}"),
-                }
-            }
-        })
+        let call_again = async || {
+            let again = channel.call(Call::LsExists(dir.path().to_path_buf()), &never);
+            assert!(matches!(again.await.unwrap(), Reply::Exists(true)));
+        };
+        let taken = tokio::time::timeout(
+            Duration::from_secs(120),
+            run_bash(&channel, "seq 1 1000000", dir.path(), call_again),
+        )
         .await
         .expect("the bash call's replies stopped coming");
         let expected: String = (1..=1_000_000).map(|n| format!("{n}\n")).collect();

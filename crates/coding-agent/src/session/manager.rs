@@ -1190,24 +1190,55 @@ mod tests {
             .collect()
     }
 
+    /// A fresh temporary folder and the path of a session file in it, not
+    /// written yet. The folder is the working directory of every session a
+    /// test opens there, as one `--session` run of the agent would.
+    struct Scratch {
+        dir: tempfile::TempDir,
+        path: PathBuf,
+    }
+
+    impl Scratch {
+        fn new(file_name: &str) -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(file_name);
+            Scratch { dir, path }
+        }
+
+        fn cwd(&self) -> &Path {
+            self.dir.path()
+        }
+
+        /// The session in the file, opened as a run of the agent opens it:
+        /// new while the file is missing, else read from it.
+        fn open(&self) -> SessionManager {
+            self.open_at(&self.path)
+        }
+
+        /// The session in the file at `path`, opened in this folder.
+        fn open_at(&self, path: &Path) -> SessionManager {
+            SessionManager::open(path, self.cwd()).unwrap()
+        }
+    }
+
     /// `--fork` copies the whole tree, as Pi's `forkFrom` does (the other
     /// branches were dropped), and goes on from the same leaf.
     #[test]
     fn a_fork_keeps_every_branch_and_the_leaf() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("tree.jsonl");
-        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        let scratch = Scratch::new("tree.jsonl");
+        let mut session = scratch.open();
         exchange(&mut session, "root");
         let fork_point = session.leaf_id().map(str::to_owned);
         exchange(&mut session, "left");
         session.move_leaf(fork_point.as_deref()).unwrap();
         exchange(&mut session, "right");
-        let forked = SessionManager::fork_from(&path, dir.path(), dir.path()).unwrap();
+        let forked =
+            SessionManager::fork_from(&scratch.path, scratch.cwd(), scratch.cwd()).unwrap();
         assert_eq!(forked.entries().len(), session.entries().len());
         assert_eq!(forked.leaf_id(), session.leaf_id());
         assert_eq!(said(&forked), ["root", "answer", "right", "answer"]);
         assert_ne!(forked.file(), session.file());
-        let reopened = SessionManager::open(forked.file().unwrap(), dir.path()).unwrap();
+        let reopened = scratch.open_at(forked.file().unwrap());
         assert_eq!(reopened.entries().len(), session.entries().len());
     }
 
@@ -1215,14 +1246,13 @@ mod tests {
     /// replaced the file, wiping the first's header and messages.
     #[test]
     fn a_second_session_starting_in_the_same_new_file_appends_to_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("shared.jsonl");
-        let mut a = SessionManager::open(&path, dir.path()).unwrap();
-        let mut b = SessionManager::open(&path, dir.path()).unwrap();
+        let scratch = Scratch::new("shared.jsonl");
+        let mut a = scratch.open();
+        let mut b = scratch.open();
         exchange(&mut a, "from A");
         exchange(&mut b, "from B");
         exchange(&mut a, "A again");
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = std::fs::read_to_string(&scratch.path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 7, "{text}");
         assert!(lines[0].contains(&a.header().id), "{text}");
@@ -1232,8 +1262,10 @@ mod tests {
                 .all(|line| serde_json::from_str::<Value>(line).is_ok())
         );
         assert!(text.contains("from A") && text.contains("from B") && text.contains("A again"));
-        let reopened = SessionManager::open(&path, dir.path()).unwrap();
-        assert_eq!(said(&reopened), ["from A", "answer", "A again", "answer"]);
+        assert_eq!(
+            said(&scratch.open()),
+            ["from A", "answer", "A again", "answer"]
+        );
     }
 
     /// A line in the middle that cannot be read (a crash, an edit) lost
@@ -1241,20 +1273,18 @@ mod tests {
     /// resumed, only what came after the gap was left.
     #[test]
     fn a_lost_line_mid_file_keeps_the_conversation_before_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        let scratch = Scratch::new("s.jsonl");
+        let mut session = scratch.open();
         for text in ["one", "two", "three"] {
             exchange(&mut session, text);
         }
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = std::fs::read_to_string(&scratch.path).unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
         assert!(lines[3].contains("two"), "{text}");
         lines[3] = "{\"type\":\"message\",\"id\":\"cut off mid";
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let reopened = SessionManager::open(&path, dir.path()).unwrap();
+        std::fs::write(&scratch.path, lines.join("\n") + "\n").unwrap();
         assert_eq!(
-            said(&reopened),
+            said(&scratch.open()),
             ["one", "answer", "answer", "three", "answer"]
         );
     }
@@ -1268,14 +1298,12 @@ mod tests {
     /// left as it is.
     #[test]
     fn a_session_file_emptied_meanwhile_is_written_whole_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        let scratch = Scratch::new("s.jsonl");
+        let mut session = scratch.open();
         exchange(&mut session, "one");
-        std::fs::File::create(&path).unwrap();
+        std::fs::File::create(&scratch.path).unwrap();
         exchange(&mut session, "two");
-        let reopened = SessionManager::open(&path, dir.path()).unwrap();
-        assert_eq!(said(&reopened), ["one", "answer", "two", "answer"]);
+        assert_eq!(said(&scratch.open()), ["one", "answer", "two", "answer"]);
     }
 
     /// A session file replaced while the session runs (`echo notes >
@@ -1285,11 +1313,11 @@ mod tests {
     /// what to do; moved aside, the file gets the whole session again.
     #[test]
     fn a_session_file_replaced_meanwhile_is_said_once_and_written_again_when_moved_aside() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let mut session = SessionManager::open(&path, dir.path()).unwrap();
+        let scratch = Scratch::new("s.jsonl");
+        let path = &scratch.path;
+        let mut session = scratch.open();
         exchange(&mut session, "one");
-        std::fs::write(&path, "notes of mine\n").unwrap();
+        std::fs::write(path, "notes of mine\n").unwrap();
         let refused = session.append_message(&user("two")).unwrap_err();
         assert_eq!(
             refused.to_string(),
@@ -1299,12 +1327,11 @@ mod tests {
             )
         );
         session.append_message(&answer()).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "notes of mine\n");
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "notes of mine\n");
 
-        std::fs::rename(&path, dir.path().join("notes.txt")).unwrap();
+        std::fs::rename(path, scratch.cwd().join("notes.txt")).unwrap();
         exchange(&mut session, "three");
-        let reopened = SessionManager::open(&path, dir.path()).unwrap();
-        let said = said(&reopened);
+        let said = said(&scratch.open());
         assert_eq!(said, ["one", "answer", "two", "answer", "three", "answer"]);
     }
 
@@ -1314,16 +1341,15 @@ mod tests {
     /// no title in `/resume`.
     #[test]
     fn lines_with_a_lone_surrogate_escape_are_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("pi.jsonl");
-        let header = serde_json::to_string(&SessionHeader::new(dir.path(), None)).unwrap();
+        let scratch = Scratch::new("pi.jsonl");
+        let header = serde_json::to_string(&SessionHeader::new(scratch.cwd(), None)).unwrap();
         let lines = [
             header,
             r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"look \ud83d","timestamp":0}}"#.to_owned(),
             r#"{"type":"message","id":"r1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"\udc00half"}],"isError":false,"timestamp":0}}"#.to_owned(),
         ];
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let session = SessionManager::open(&path, dir.path()).unwrap();
+        std::fs::write(&scratch.path, lines.join("\n") + "\n").unwrap();
+        let session = scratch.open();
         let messages = session.messages();
         assert_eq!(messages.len(), 2, "{messages:?}");
         let Message::ToolResult(result) = &messages[1] else {
@@ -1334,46 +1360,47 @@ mod tests {
             session.user_messages(),
             [("u1".to_owned(), "look \u{fffd}".to_owned())]
         );
-        assert_eq!(session_title(&path).as_deref(), Some("look \u{fffd}"));
+        assert_eq!(
+            session_title(&scratch.path).as_deref(),
+            Some("look \u{fffd}")
+        );
     }
 
     /// A fork of a blank file started an empty session, its parent a file
     /// that held none; a missing file was an error already.
     #[test]
     fn a_fork_of_a_blank_file_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("blank.jsonl");
-        std::fs::write(&path, "\n").unwrap();
-        let refused = SessionManager::fork_from(&path, dir.path(), dir.path()).unwrap_err();
+        let scratch = Scratch::new("blank.jsonl");
+        let cwd = scratch.cwd();
+        std::fs::write(&scratch.path, "\n").unwrap();
+        let refused = SessionManager::fork_from(&scratch.path, cwd, cwd).unwrap_err();
         assert_eq!(
             refused.to_string(),
-            format!("{} is empty: not a session file", path.display())
+            format!("{} is empty: not a session file", scratch.path.display())
         );
-        let missing = dir.path().join("missing.jsonl");
-        let refused = SessionManager::fork_from(&missing, dir.path(), dir.path()).unwrap_err();
+        let missing = cwd.join("missing.jsonl");
+        let refused = SessionManager::fork_from(&missing, cwd, cwd).unwrap_err();
         assert!(matches!(refused, SessionError::Io { .. }), "{refused}");
     }
 
     #[test]
     fn an_entry_after_another_process_cut_line_starts_a_line_of_its_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let mut a = SessionManager::open(&path, dir.path()).unwrap();
+        let scratch = Scratch::new("s.jsonl");
+        let mut a = scratch.open();
         exchange(&mut a, "one");
-        let mut b = SessionManager::open(&path, dir.path()).unwrap();
+        let mut b = scratch.open();
         a.append_message(&user("two")).unwrap();
-        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        let mut file = OpenOptions::new().append(true).open(&scratch.path).unwrap();
         io::Write::write_all(&mut file, b"{\"type\":\"message\",\"id\":\"cut").unwrap();
         b.append_message(&user("from B")).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = std::fs::read_to_string(&scratch.path).unwrap();
         let last = text.lines().last().unwrap();
         assert!(
             serde_json::from_str::<Value>(last)
                 .is_ok_and(|line| line.to_string().contains("from B")),
             "{text}"
         );
-        let reopened = SessionManager::open(&path, dir.path()).unwrap();
-        assert_eq!(said(&reopened), ["one", "answer", "from B"]);
+        assert_eq!(said(&scratch.open()), ["one", "answer", "from B"]);
     }
 
     /// Sessions hold every prompt, file read and command output: their
@@ -1497,9 +1524,8 @@ mod tests {
 
     #[test]
     fn a_cycle_of_parents_is_walked_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cycle.jsonl");
-        let header = serde_json::to_string(&SessionHeader::new(dir.path(), None)).unwrap();
+        let scratch = Scratch::new("cycle.jsonl");
+        let header = serde_json::to_string(&SessionHeader::new(scratch.cwd(), None)).unwrap();
         let entry = |id: &str, parent: &str, text: &str| {
             serde_json::json!({"type": "message", "id": id, "parentId": parent,
                 "timestamp": "2026-12-06T00:00:00.000Z",
@@ -1507,22 +1533,19 @@ mod tests {
             .to_string()
         };
         let lines = [header, entry("a", "b", "one"), entry("b", "a", "two")];
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let session = SessionManager::open(&path, dir.path()).unwrap();
-        let said = said(&session);
-        assert_eq!(said, ["one", "two"]);
+        std::fs::write(&scratch.path, lines.join("\n") + "\n").unwrap();
+        assert_eq!(said(&scratch.open()), ["one", "two"]);
     }
 
     #[test]
     fn opening_a_blank_file_leaves_it_as_it_is() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("blank.jsonl");
-        std::fs::write(&path, "\n\n  \n").unwrap();
-        let mut session = SessionManager::open(&path, dir.path()).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"\n\n  \n");
+        let scratch = Scratch::new("blank.jsonl");
+        std::fs::write(&scratch.path, "\n\n  \n").unwrap();
+        let mut session = scratch.open();
+        assert_eq!(std::fs::read(&scratch.path).unwrap(), b"\n\n  \n");
         // Its first write replaces it.
         exchange(&mut session, "hi");
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = std::fs::read_to_string(&scratch.path).unwrap();
         assert!(text.starts_with("{\"type\":\"session\""), "{text}");
     }
 

@@ -135,6 +135,16 @@ pub fn strip_ansi(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// `pieces` fed one after another to one stripper, as output arrives.
+    fn strip_in_pieces(pieces: &[&str]) -> String {
+        let mut stripper = AnsiStripper::new();
+        let mut out = String::new();
+        for piece in pieces {
+            stripper.strip_into(piece, &mut out);
+        }
+        out
+    }
+
     #[test]
     fn colour_codes_are_removed() {
         assert_eq!(strip_ansi("\x1b[31mred\x1b[0m\n"), "red\n");
@@ -164,12 +174,10 @@ mod tests {
 
     #[test]
     fn sequences_split_across_chunks_are_removed() {
-        let mut stripper = AnsiStripper::new();
-        let mut out = String::new();
-        for piece in ["a\x1b", "[3", "1mb\x1b]0;ti", "tle\x1b", "\\c"] {
-            stripper.strip_into(piece, &mut out);
-        }
-        assert_eq!(out, "abc");
+        assert_eq!(
+            strip_in_pieces(&["a\x1b", "[3", "1mb\x1b]0;ti", "tle\x1b", "\\c"]),
+            "abc"
+        );
     }
 
     #[test]
@@ -186,12 +194,10 @@ mod tests {
             strip_ansi("\x0b\x0c\x1f\u{fff9}x\u{fffb}\u{fffc}"),
             "x\u{fffc}"
         );
-        let mut stripper = AnsiStripper::new();
-        let mut out = String::new();
-        for piece in ["one\x01", "\x02two\r\n", "\tthree"] {
-            stripper.strip_into(piece, &mut out);
-        }
-        assert_eq!(out, "onetwo\r\n\tthree");
+        assert_eq!(
+            strip_in_pieces(&["one\x01", "\x02two\r\n", "\tthree"]),
+            "onetwo\r\n\tthree"
+        );
     }
 
     /// `find -print0` gave `aa/ba/b/upa/x.txt`: the names, glued together.
