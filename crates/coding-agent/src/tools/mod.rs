@@ -14,9 +14,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::{AgentTool, ToolSet};
+use agent_core::{AgentTool, ToolError, ToolSet};
+use tokio_util::sync::CancellationToken;
 
 use crate::definition::{ContextFactory, ToolDefinition, Typed, wrap_tool_definition};
+use crate::support::mutation_queue::{MutationTarget, with_file_mutation_queue};
 use crate::support::paths::{HomeDir, resolve_dir_arg, resolve_to_cwd};
 use crate::support::walk::LocalSearchOperations;
 
@@ -63,6 +65,30 @@ impl<O: ?Sized + HomeDir, S> OpsTool<O, S> {
     /// directory when it is absent or empty ([`resolve_dir_arg`]).
     pub fn resolve_dir(&self, path: Option<&str>, cwd: &Path) -> PathBuf {
         resolve_dir_arg(path, cwd, self.ops.home_dir().as_deref())
+    }
+}
+
+/// The tools that change files (`edit`, `write`).
+impl<O: ?Sized + MutationTarget + 'static, S> OpsTool<O, S> {
+    /// Runs the change `mutation` makes to the file at `abs` (absolute) in
+    /// its turn in that file's queue ([`with_file_mutation_queue`]);
+    /// `mutation` is given the Operations, the path and the cancel token to
+    /// own, since a change once begun runs to its end on a task of its own.
+    /// A cancel while waiting or running ends the call as aborted.
+    pub async fn mutate_file<F, T>(
+        &self,
+        abs: &Path,
+        cancel: &CancellationToken,
+        mutation: impl FnOnce(Arc<O>, PathBuf, CancellationToken) -> F,
+    ) -> Result<T, ToolError>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let change = mutation(Arc::clone(&self.ops), abs.to_path_buf(), cancel.clone());
+        with_file_mutation_queue(&*self.ops, abs, cancel, change)
+            .await
+            .map_err(|aborted| ToolError::new(aborted.to_string()))
     }
 }
 

@@ -6,8 +6,6 @@ pub mod diff_view;
 pub mod fuzzy;
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,7 +19,6 @@ use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, ToolSpec
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
 use crate::support::fs_error::FsError;
-use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::tools::OpsTool;
 
 /// What the model reads about `edit` (Pi's text).
@@ -144,52 +141,47 @@ impl TypedTool for EditTool {
             ));
         }
         let abs = self.resolve(&args.path, &ctx.cwd);
-        let ops = Arc::clone(&self.ops);
-        let cancel = ctx.cancel.clone();
-        let target = abs.clone();
-        let mutation = async move {
-            ops.access(&target)
-                .await
-                .map_err(|e| could_not_edit(&args.path, &e))?;
-            if cancel.is_cancelled() {
-                return Err(aborted());
-            }
-            let original = ops.read_file(&target).await?;
-            if cancel.is_cancelled() {
-                return Err(aborted());
-            }
-            let replacements: Vec<Replacement> = args
-                .edits
-                .into_iter()
-                .map(|e| Replacement {
-                    old_text: e.old_text,
-                    new_text: e.new_text,
-                })
-                .collect();
-            let count = replacements.len();
-            let applied =
-                tokio::task::spawn_blocking(move || apply_edits(&original, &replacements))
+        let changed = self
+            .mutate_file(&abs, &ctx.cancel, |ops, target, cancel| async move {
+                ops.access(&target)
                     .await
-                    .map_err(|e| ToolError::new(e.to_string()))?
-                    .map_err(|e| ToolError::new(e.message(&args.path)))?;
-            if cancel.is_cancelled() {
-                return Err(aborted());
-            }
-            ops.write_file(&target, applied.content).await?;
-            Ok(ToolOutput::text(format!(
-                "Successfully replaced {count} block(s) in {}.",
-                args.path
-            ))
-            .with_details(EditDetails {
-                diff: applied.diff.diff,
-                first_changed_line: applied.diff.first_changed_line,
-            }))
-        };
-        Ok(
-            with_file_mutation_queue(&*self.ops, &abs, &ctx.cancel, mutation)
-                .await
-                .map_err(|aborted| ToolError::new(aborted.to_string()))??,
-        )
+                    .map_err(|e| could_not_edit(&args.path, &e))?;
+                if cancel.is_cancelled() {
+                    return Err(aborted());
+                }
+                let original = ops.read_file(&target).await?;
+                if cancel.is_cancelled() {
+                    return Err(aborted());
+                }
+                let replacements: Vec<Replacement> = args
+                    .edits
+                    .into_iter()
+                    .map(|e| Replacement {
+                        old_text: e.old_text,
+                        new_text: e.new_text,
+                    })
+                    .collect();
+                let count = replacements.len();
+                let applied =
+                    tokio::task::spawn_blocking(move || apply_edits(&original, &replacements))
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?
+                        .map_err(|e| ToolError::new(e.message(&args.path)))?;
+                if cancel.is_cancelled() {
+                    return Err(aborted());
+                }
+                ops.write_file(&target, applied.content).await?;
+                Ok(ToolOutput::text(format!(
+                    "Successfully replaced {count} block(s) in {}.",
+                    args.path
+                ))
+                .with_details(EditDetails {
+                    diff: applied.diff.diff,
+                    first_changed_line: applied.diff.first_changed_line,
+                }))
+            })
+            .await??;
+        Ok(changed)
     }
 }
 

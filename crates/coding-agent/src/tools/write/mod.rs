@@ -2,8 +2,6 @@
 
 pub mod ops;
 
-use std::sync::Arc;
-
 use agent_core::{AgentToolResult, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -14,7 +12,6 @@ use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, ToolSpec
 use crate::render::preview::{count, head_lines, line_count};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
-use crate::support::mutation_queue::with_file_mutation_queue;
 use crate::support::truncate::format_size;
 use crate::tools::OpsTool;
 
@@ -114,29 +111,24 @@ impl TypedTool for WriteTool {
             ))
             .into());
         }
-        let ops = Arc::clone(&self.ops);
-        let cancel = ctx.cancel.clone();
-        let target = abs.clone();
-        let mutation = async move {
-            if let Some(dir) = target.parent() {
-                ops.mkdir(dir).await?;
-            }
-            if cancel.is_cancelled() {
-                return Err(aborted());
-            }
-            // DEVIATIONS #3: Pi counts UTF-16 code units and calls them bytes.
-            let bytes = args.content.len();
-            ops.write_file(&target, args.content.into_bytes()).await?;
-            Ok(ToolOutput::text(format!(
-                "Successfully wrote {bytes} bytes to {}",
-                args.path
-            )))
-        };
-        Ok(
-            with_file_mutation_queue(&*self.ops, &abs, &ctx.cancel, mutation)
-                .await
-                .map_err(|aborted| ToolError::new(aborted.to_string()))??,
-        )
+        let changed = self
+            .mutate_file(&abs, &ctx.cancel, |ops, target, cancel| async move {
+                if let Some(dir) = target.parent() {
+                    ops.mkdir(dir).await?;
+                }
+                if cancel.is_cancelled() {
+                    return Err(aborted());
+                }
+                // DEVIATIONS #3: Pi counts UTF-16 code units and calls them bytes.
+                let bytes = args.content.len();
+                ops.write_file(&target, args.content.into_bytes()).await?;
+                Ok(ToolOutput::text(format!(
+                    "Successfully wrote {bytes} bytes to {}",
+                    args.path
+                )))
+            })
+            .await??;
+        Ok(changed)
     }
 }
 
