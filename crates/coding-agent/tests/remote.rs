@@ -721,6 +721,58 @@ fn the_tool_command_runs_remote_bash_in_the_remote_sandbox_and_says_so() {
     assert!(target.exists());
 }
 
+/// What the sandbox lets commands write is worked out on the remote host,
+/// which enforces it. Started in the remote home, the helper left the home
+/// out (every write in bash failed) while the notice, worked out with this
+/// machine's home and `$TMPDIR`, said the sandbox was simply on; and a
+/// remote directory that happened to be this machine's home was called
+/// "your home folder".
+#[test]
+fn the_sandbox_notice_says_what_the_remote_host_leaves_out_and_grants() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let remote_home = HomeFile::new("x")
+        .0
+        .parent()
+        .unwrap()
+        .canonicalize()
+        .unwrap();
+    // This machine's home and TMPDIR differ from the remote's.
+    let local_home = tempfile::tempdir().unwrap();
+    let local_tmp = tempfile::tempdir().unwrap();
+    let remote_tmp = tempfile::tempdir().unwrap();
+    let set_env = format!("SetEnv=TMPDIR={}", remote_tmp.path().display());
+    let notice_in = |dir: &Path| {
+        let output = sshd
+            .command(&["tool", "bash", r#"{"command":"true"}"#], dir)
+            .args(["--ssh-option", &set_env])
+            .env("HOME", local_home.path())
+            .env("TMPDIR", local_tmp.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+
+    let in_remote_home = notice_in(&remote_home);
+    let expected = format!(
+        "Sandbox: {} is your home folder: too broad to be writable (a sandbox around it holds nothing back), so it is not; writes are limited to {}, /tmp, /dev/shm and /dev/null-like devices. Start the agent in a project folder, or pass --sandbox off to run without the sandbox knowingly (on {HOST})",
+        remote_home.display(),
+        remote_tmp.path().canonicalize().unwrap().display()
+    );
+    assert!(in_remote_home.contains(&expected), "{in_remote_home}");
+
+    let in_local_home = notice_in(local_home.path());
+    assert!(
+        in_local_home.contains(&format!(
+            "Sandbox: on {HOST}: bash runs there under Landlock (workspace-write)"
+        )),
+        "{in_local_home}"
+    );
+    assert!(!in_local_home.contains("home folder"), "{in_local_home}");
+}
+
 /// Another session uploading the same build renames a new file over the
 /// cached helper; a helper already running keeps starting sandboxed commands
 /// (it once failed with "spawn ...coding-agent-... (deleted) ENOENT", seen

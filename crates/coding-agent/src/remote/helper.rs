@@ -25,12 +25,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::pool::WholePool;
 use super::protocol::{
-    BashCall, Bytes, Call, Frame, GREETING, OUTPUT_WINDOW, RemoteSandbox, Reply, WireFs, WireIo,
-    WireRead, read_frame, write_frames,
+    BashCall, Bytes, Call, Frame, GREETING, OUTPUT_WINDOW, Probed, RemoteSandbox, Reply, WireFs,
+    WireIo, WireRead, read_frame, write_frames,
 };
 use super::whole::run_whole;
 use crate::sandbox::{
-    KernelError, SandboxPolicy, Sandboxed, SandboxedBashOperations, running_executable,
+    Grant, KernelError, SandboxPolicy, Sandboxed, SandboxedBashOperations, running_executable,
 };
 use crate::support::sync::lock;
 use crate::support::walk::LocalSearchOperations;
@@ -279,11 +279,12 @@ async fn answer(
         ),
         Call::LogRemove(path) => Reply::Io(blocking(move || std::fs::remove_file(path)).await),
         Call::Tool(call) => run_whole(call, cancel).await,
-        Call::SandboxProbe => Reply::Sandbox(
-            tokio::task::spawn_blocking(crate::sandbox::kernel::probe)
+        Call::SandboxProbe(sandbox) => Reply::Sandbox(Probed {
+            kernel: tokio::task::spawn_blocking(crate::sandbox::kernel::probe)
                 .await
                 .unwrap_or_else(|e| Err(KernelError::Refused(e.to_string()))),
-        ),
+            granted: made_here(&sandbox).1,
+        }),
         Call::Ping => Reply::Pong,
         Call::Cancel | Call::Taken => Reply::Refused("not a call of its own".into()),
     }
@@ -363,12 +364,18 @@ fn writes_under(sandbox: Option<RemoteSandbox>) -> Arc<dyn WriteOperations> {
     }
 }
 
-/// The policy of `sandbox` on this host, made (its roots resolved) the
-/// first time this helper sees it and kept: made again for each call, it
-/// followed a root a command had replaced with a link, as a local session's
-/// would ([`SandboxPolicy::for_workspace`]).
+/// The policy of `sandbox` on this host.
 fn policy_of(sandbox: &RemoteSandbox) -> SandboxPolicy {
-    static MADE: Mutex<Vec<(RemoteSandbox, SandboxPolicy)>> = Mutex::new(Vec::new());
+    made_here(sandbox).0
+}
+
+/// The policy of `sandbox` on this host and what it grants, made (its roots
+/// resolved) the first time this helper sees it (the sandbox probe, at
+/// start) and kept: made again for each call, it followed a root a command
+/// had replaced with a link, as a local session's would
+/// ([`SandboxPolicy::for_workspace`]).
+fn made_here(sandbox: &RemoteSandbox) -> (SandboxPolicy, Grant) {
+    static MADE: Mutex<Vec<(RemoteSandbox, (SandboxPolicy, Grant))>> = Mutex::new(Vec::new());
     let mut made = lock(&MADE);
     if let Some((_, policy)) = made.iter().find(|(seen, _)| seen == sandbox) {
         return policy.clone();

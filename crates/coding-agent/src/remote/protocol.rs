@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::whole::{ToolAnswer, ToolCall};
-use crate::sandbox::{Enforced, KernelError, SandboxMode, SandboxPolicy};
+use crate::sandbox::{Enforced, Grant, KernelError, SandboxMode, SandboxPolicy};
 use crate::support::fs_error::FsError;
 use crate::support::truncate::format_size;
 use crate::support::walk::{SearchError, Searched};
@@ -121,9 +121,10 @@ pub enum Call {
     LogRemove(PathBuf),
     /// Run a tool whole on the helper (`read`, `ls`: see `remote/whole.rs`).
     Tool(ToolCall),
-    /// What the helper's kernel can enforce of the sandbox (asked once, at
-    /// connect).
-    SandboxProbe,
+    /// What the helper's kernel can enforce of the sandbox, and what this
+    /// sandbox's policy, made there, grants ([`Probed`]; asked once, at
+    /// start).
+    SandboxProbe(RemoteSandbox),
     /// Cancel the call with this frame's id.
     Cancel,
     /// One output chunk of the call with this frame's id was taken: the
@@ -170,11 +171,24 @@ pub struct RemoteSandbox {
 }
 
 impl RemoteSandbox {
-    /// The policy on the host the helper runs on.
-    pub fn policy(&self) -> SandboxPolicy {
-        SandboxPolicy::for_workspace(self.mode, &self.workspace_roots)
-            .with_network(self.allow_network)
+    /// The policy on the host the helper runs on, and what it grants there
+    /// (that host's home folder and `$TMPDIR` decide it).
+    pub fn policy(&self) -> (SandboxPolicy, Grant) {
+        let (policy, granted) =
+            SandboxPolicy::for_workspace_saying(self.mode, &self.workspace_roots);
+        (policy.with_network(self.allow_network), granted)
     }
+}
+
+/// The helper's answer to [`Call::SandboxProbe`]: the session's sandbox is
+/// decided from it, and its start notice says what it grants, as the
+/// remote host enforces it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Probed {
+    /// What the kernel there enforces, or why it cannot.
+    pub kernel: Result<Enforced, KernelError>,
+    /// What the policy made there lets commands write.
+    pub granted: Grant,
 }
 
 /// What comes back.
@@ -214,8 +228,8 @@ pub enum Reply {
     RealPath(Result<PathBuf, WireIo>),
     /// A tool run whole: its result or its error.
     Tool(ToolAnswer),
-    /// `SandboxProbe`: what the kernel there enforces, or why it cannot.
-    Sandbox(Result<Enforced, KernelError>),
+    /// `SandboxProbe`.
+    Sandbox(Probed),
     /// The helper could not take the call (a version mismatch).
     Refused(String),
     /// `Ping`: the helper reads and answers.

@@ -28,7 +28,7 @@ pub use self::bash::SandboxedBashOperations;
 pub use self::files::Sandboxed;
 pub use self::helper::{HELPER_ARG, run_if_invoked, running_executable};
 pub use self::kernel::{ABSTRACT_SOCKETS_CONTAINED_FROM_ABI, Enforced, KernelError};
-pub use self::policy::{LeftOut, SandboxMode, SandboxPolicy};
+pub use self::policy::{Grant, LeftOut, SandboxMode, SandboxPolicy};
 pub use self::settings::SandboxSettings;
 
 use crate::definition::ToolDefinition;
@@ -203,6 +203,45 @@ fn unavailable(mode: SandboxMode, reason: &KernelError, asked_by: &AskedBy) -> S
     }
 }
 
+/// What a kernel's answer makes of a request.
+struct KernelVerdict {
+    /// The mode in effect.
+    mode: SandboxMode,
+    /// What the kernel enforces; `None` when it was not asked or cannot.
+    enforced: Option<Enforced>,
+    /// Why the default fell back to off.
+    unavailable: Option<KernelError>,
+}
+
+impl KernelVerdict {
+    /// The mode `request` gets from a kernel that answered `probed`
+    /// (`None`: not asked): a mode asked for that it cannot enforce is an
+    /// error, the default falls back to off.
+    fn of(
+        request: &SandboxRequest,
+        probed: Option<Result<Enforced, KernelError>>,
+    ) -> Result<Self, SandboxError> {
+        let asked = request.mode.unwrap_or_default();
+        let (mode, enforced, unavailable) = match probed {
+            None => (SandboxMode::Off, None, None),
+            Some(Ok(enforced)) => (asked, Some(enforced), None),
+            Some(Err(reason)) if request.mode.is_some() => {
+                return Err(SandboxError::Unavailable {
+                    mode: asked,
+                    reason,
+                    asked_by: request.asked_by.clone(),
+                });
+            }
+            Some(Err(reason)) => (SandboxMode::Off, None, Some(reason)),
+        };
+        Ok(KernelVerdict {
+            mode,
+            enforced,
+            unavailable,
+        })
+    }
+}
+
 /// The sandbox of a session: its policy, the helper that applies it to
 /// bash, and its status.
 #[derive(Debug, Clone)]
@@ -231,22 +270,33 @@ impl Sandbox {
     }
 
     /// The sandbox of a session whose commands run on another host, whose
-    /// kernel answered `probed` (the remote helper's [`kernel::probe`]).
-    /// Its status is what the permission policy counts on; the remote helper
-    /// applies the policy there (`docs/remote.md`), so its own bash
-    /// operations are not for these commands.
+    /// helper answered `probed` (its kernel's [`kernel::probe`]) and
+    /// `granted` (what the policy made there lets commands write: that
+    /// host's home folder and `$TMPDIR` decide it, not this machine's).
+    /// Its status is what the permission policy counts on and what the
+    /// start notice says; the remote helper applies the policy there
+    /// (`docs/remote.md`), so its own bash operations are not for these
+    /// commands.
     pub fn for_remote(
         request: &SandboxRequest,
-        workspace_root: &Path,
         probed: Result<Enforced, KernelError>,
+        granted: Grant,
     ) -> Result<Self, SandboxError> {
         let asked = request.mode.unwrap_or_default() != SandboxMode::Off;
-        Self::decide(
-            request,
-            workspace_root,
-            PathBuf::new(),
-            asked.then_some(probed),
-        )
+        let verdict = KernelVerdict::of(request, asked.then_some(probed))?;
+        // The helper worked the grant out for the mode asked; a default
+        // that fell back to off grants nothing.
+        let granted = if verdict.mode == SandboxMode::Off {
+            Grant::default()
+        } else {
+            granted
+        };
+        let policy = SandboxPolicy {
+            mode: verdict.mode,
+            writable_roots: granted.roots.clone(),
+            allow_network: request.allow_network,
+        };
+        Ok(Self::granting(verdict, policy, granted, PathBuf::new()))
     }
 
     /// [`Sandbox::start`] once the kernel has answered (`None`: not asked).
@@ -256,40 +306,44 @@ impl Sandbox {
         helper: PathBuf,
         probed: Option<Result<Enforced, KernelError>>,
     ) -> Result<Self, SandboxError> {
-        let asked = request.mode.unwrap_or_default();
-        let (mode, enforced, unavailable) = match probed {
-            None => (SandboxMode::Off, None, None),
-            Some(Ok(enforced)) => (asked, Some(enforced), None),
-            Some(Err(reason)) if request.mode.is_some() => {
-                return Err(SandboxError::Unavailable {
-                    mode: asked,
-                    reason,
-                    asked_by: request.asked_by.clone(),
-                });
-            }
-            Some(Err(reason)) => (SandboxMode::Off, None, Some(reason)),
-        };
+        let verdict = KernelVerdict::of(request, probed)?;
         let mut roots = vec![workspace_root.to_path_buf()];
         roots.extend(request.extra_roots_under(crate::support::paths::home_dir().as_deref()));
-        let (policy, left_out) = SandboxPolicy::for_workspace_saying(mode, &roots);
+        let (policy, granted) = SandboxPolicy::for_workspace_saying(verdict.mode, &roots);
         let policy = policy.with_network(request.allow_network);
+        Ok(Self::granting(verdict, policy, granted, helper))
+    }
+
+    /// The sandbox of `policy` (its mode the verdict's), which grants
+    /// `granted` on the host that enforces it.
+    fn granting(
+        verdict: KernelVerdict,
+        policy: SandboxPolicy,
+        granted: Grant,
+        helper: PathBuf,
+    ) -> Self {
+        let KernelVerdict {
+            mode,
+            enforced,
+            unavailable,
+        } = verdict;
         let on = mode != SandboxMode::Off;
         let status = SandboxStatus {
             mode,
             abi: enforced.map(|enforced| enforced.abi),
             active: on && enforced.is_some_and(Enforced::writes_contained),
             network_allowed: !on
-                || request.allow_network
+                || policy.allow_network
                 || !enforced.is_some_and(Enforced::network_contained),
-            roots: policy.effective_roots(),
-            left_out,
+            roots: granted.roots,
+            left_out: granted.left_out,
             unavailable,
         };
-        Ok(Sandbox {
+        Sandbox {
             policy,
             helper,
             status,
-        })
+        }
     }
 
     /// No sandbox: every tool runs with the user's rights.

@@ -4,6 +4,7 @@
 //! [`super::kernel`], [`super::files`]), which [`SandboxPolicy::check_write`]
 //! checks first, for a refusal that names the roots.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -97,14 +98,31 @@ pub struct SandboxPolicy {
 
 /// A directory the sandbox was asked to make writable and does not, because
 /// it holds too much (see [`too_broad`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeftOut {
     /// The directory, resolved.
     pub dir: PathBuf,
-    /// What it is: [`too_broad`]'s answer.
-    pub why: &'static str,
+    /// What it is: [`too_broad`]'s answer (owned when it came from a remote
+    /// host, in its [`Grant`]).
+    pub why: Cow<'static, str>,
     /// It came from `$TMPDIR`, not from the workspace or `writableRoots`.
     pub temp: bool,
+}
+
+/// What a policy lets commands write, as the host that enforces it works it
+/// out: its home folder and `$TMPDIR` decide what is too broad and which
+/// temp directory is writable. With `--remote` that host is the remote one,
+/// whose helper sends this: worked out on this machine instead, a session
+/// in the remote home was told the sandbox was simply on while the helper
+/// had left the home out (and every write in bash failed), and the roots
+/// named this machine's `$TMPDIR`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    /// The directories writes are limited to
+    /// ([`SandboxPolicy::effective_roots`]).
+    pub roots: Vec<PathBuf>,
+    /// The directories asked for and left out as too broad.
+    pub left_out: Vec<LeftOut>,
 }
 
 /// Why `dir` (resolved) is too broad to be a writable root, or `None`: the
@@ -139,15 +157,19 @@ impl SandboxPolicy {
         Self::for_workspace_saying(mode, workspace_roots).0
     }
 
-    /// [`SandboxPolicy::for_workspace`], and the directories it left out
-    /// as too broad, for the start notice.
-    pub fn for_workspace_saying(
-        mode: SandboxMode,
-        workspace_roots: &[PathBuf],
-    ) -> (Self, Vec<LeftOut>) {
+    /// [`SandboxPolicy::for_workspace`], and what it grants on this host
+    /// (the roots, and the directories it left out as too broad), for the
+    /// start notice.
+    pub fn for_workspace_saying(mode: SandboxMode, workspace_roots: &[PathBuf]) -> (Self, Grant) {
         let home = crate::support::paths::home_dir();
         let home = home.map(|home| home.canonicalize().unwrap_or(home));
-        Self::granting(mode, workspace_roots, temp_dirs(), home.as_deref())
+        let (policy, left_out) =
+            Self::granting(mode, workspace_roots, temp_dirs(), home.as_deref());
+        let grant = Grant {
+            roots: policy.effective_roots(),
+            left_out,
+        };
+        (policy, grant)
     }
 
     /// [`SandboxPolicy::for_workspace_saying`] with the temp directories and
@@ -177,7 +199,7 @@ impl SandboxPolicy {
                     Some(why) if !left_out.iter().any(|seen: &LeftOut| seen.dir == root) => {
                         left_out.push(LeftOut {
                             dir: root,
-                            why,
+                            why: why.into(),
                             temp,
                         });
                     }
@@ -430,7 +452,7 @@ mod tests {
         assert_eq!(policy.writable_roots, [project.clone(), scratch]);
         let not_granted = |dir: &Path, why: &'static str| LeftOut {
             dir: dir.to_path_buf(),
-            why,
+            why: why.into(),
             temp: false,
         };
         assert_eq!(
@@ -463,7 +485,7 @@ mod tests {
                 [vec![project], system.to_vec()].concat(),
                 vec![LeftOut {
                     dir: PathBuf::from("/"),
-                    why: "the root of the file system",
+                    why: "the root of the file system".into(),
                     temp: true,
                 }]
             )
