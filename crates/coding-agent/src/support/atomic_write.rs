@@ -123,6 +123,12 @@ fn resolve_symlinks(path: &Path) -> Result<PathBuf, FsError> {
     let mut current = path.to_path_buf();
     for _ in 0..MAX_SYMLINK_HOPS {
         match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() && is_descriptor_link(&current) => {
+                return Err(FsError::other(format!(
+                    "{} is a descriptor a process has open, not a file: writing through it would replace what that process has open (for /dev/stdout, the agent's own output). Name the file to write by its path",
+                    path.display()
+                )));
+            }
             Ok(meta) if meta.file_type().is_symlink() => {
                 let link = fs::read_link(&current).map_err(|e| FsError::new(&e, "open", path))?;
                 current = match current.parent() {
@@ -140,6 +146,17 @@ fn resolve_symlinks(path: &Path) -> Result<PathBuf, FsError> {
             path.display()
         ),
     })
+}
+
+/// Whether `link` is one of `/proc`'s links to what a process has open
+/// (`/proc/<pid>/fd/N`, met also as `/proc/self/fd/N`, `/dev/fd/N` and
+/// `/dev/stdout`). They look like symlinks, but name an open descriptor:
+/// followed, the write replaced the file the agent's own output went to,
+/// or failed on a pipe's `pipe:[N]` as if nothing were there.
+fn is_descriptor_link(link: &Path) -> bool {
+    link.parent()
+        .and_then(|dir| dir.canonicalize().ok())
+        .is_some_and(|dir| dir.starts_with("/proc") && dir.file_name() == Some("fd".as_ref()))
 }
 
 /// At most [`TEMP_NAME_KEEPS`] bytes of `name` (on a character boundary),
@@ -286,6 +303,39 @@ mod tests {
             (fs::read_to_string(&path).unwrap().as_str(), &value[..size]),
             ("new", &b"review-42"[..])
         );
+    }
+
+    /// `/dev/stdout`, `/dev/fd/N` and `/proc/<pid>/fd/N` name what a
+    /// process has open, not files. Followed as links, the write replaced
+    /// the file the agent's own output went to (`> out.txt`: the output
+    /// then went to a file no longer there), and with output to a pipe it
+    /// failed as `ENOENT` on `/proc/self/fd/pipe:[N]`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_descriptor_of_a_process_is_refused_and_the_file_behind_it_kept() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        fs::write(&path, "the agent's output").unwrap();
+        let open = File::open(&path).unwrap();
+        let inode = |path: &Path| std::os::unix::fs::MetadataExt::ino(&fs::metadata(path).unwrap());
+        let before = inode(&path);
+        for name in [
+            format!("/proc/self/fd/{}", open.as_raw_fd()),
+            format!("/dev/fd/{}", open.as_raw_fd()),
+            format!("/proc/{}/fd/{}", std::process::id(), open.as_raw_fd()),
+        ] {
+            let refused = write_atomic(Path::new(&name), b"the model's text").unwrap_err();
+            assert!(
+                refused.message.starts_with(&format!(
+                    "{name} is a descriptor a process has open, not a file"
+                )),
+                "{name}: {}",
+                refused.message
+            );
+        }
+        assert_eq!(fs::read_to_string(&path).unwrap(), "the agent's output");
+        assert_eq!(inode(&path), before);
     }
 
     #[test]
