@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_loop::{
-    AgentContext, ContinueError, LoopConfig, RunOptions, ToolUpdates, continue_loop,
-    run_with_prompts,
+    AgentContext, ContinueError, LoopConfig, RunOptions, ToolUpdates, answer_abandoned_calls,
+    continue_loop, run_with_prompts,
 };
 use crate::event::AgentEvent;
 use crate::history::History;
@@ -50,6 +50,14 @@ pub enum AgentError {
 /// tools. Meanwhile other clones can [`steer`](Agent::steer),
 /// [`follow_up`](Agent::follow_up), [`abort`](Agent::abort) or read
 /// [`messages`](Agent::messages).
+///
+/// A run dropped while tools ran (a `tokio::time::timeout` around `prompt`)
+/// leaves its tool calls answered as an abort answers them (error results
+/// `Operation aborted`, each with its `message_start` and `message_end`),
+/// so the history stays one the model can be asked about again; the
+/// `tool_execution_end`s, `turn_end` and `agent_end` of that run never
+/// come. To stop a run and get all its events, [`abort`](Agent::abort) it
+/// and await its future.
 #[derive(Clone)]
 pub struct Agent {
     inner: Arc<Inner>,
@@ -104,13 +112,19 @@ impl Agent {
     }
 
     /// Like [`Agent::prompt`] with any messages (images, several at once).
+    ///
+    /// With no messages, asks the model again with nothing new, as Pi's
+    /// `prompt([])` does; [`Agent::continue_run`] is the checked way to
+    /// resume (it refuses when the model spoke last).
     pub async fn prompt_messages(
         &self,
         messages: Vec<Message>,
     ) -> Result<Vec<Message>, AgentError> {
         let (mut context, cancel) = self.begin(AgentError::AlreadyProcessingPrompt)?;
-        let _idle_when_done = RunGuard { agent: self };
-        Ok(self.run(messages, &mut context, &cancel, false).await)
+        let guard = RunGuard::new(self, &context);
+        Ok(guard
+            .watch(self.run(messages, &mut context, &cancel, false))
+            .await)
     }
 
     /// Resumes the conversation with a tool result or user message last
@@ -126,38 +140,41 @@ impl Agent {
     /// subscribers have already been told it (a session saved it).
     pub async fn continue_run(&self) -> Result<Vec<Message>, AgentError> {
         let (mut context, cancel) = self.begin(AgentError::AlreadyProcessing)?;
-        let _idle_when_done = RunGuard { agent: self };
+        let guard = RunGuard::new(self, &context);
         let last = context.messages.snapshot().last().cloned();
-        match last {
-            None => Err(AgentError::NoMessages),
-            Some(Message::Assistant(_)) => {
-                let steering = self.inner.config.steering.take();
-                if !steering.is_empty() {
-                    // The steering message is the prompt: no second poll before the turn.
-                    return Ok(self.run(steering, &mut context, &cancel, true).await);
+        let run = async {
+            match last {
+                None => Err(AgentError::NoMessages),
+                Some(Message::Assistant(_)) => {
+                    let steering = self.inner.config.steering.take();
+                    if !steering.is_empty() {
+                        // The steering message is the prompt: no second poll before the turn.
+                        return Ok(self.run(steering, &mut context, &cancel, true).await);
+                    }
+                    let follow_ups = self.inner.config.follow_up.take();
+                    if !follow_ups.is_empty() {
+                        return Ok(self.run(follow_ups, &mut context, &cancel, false).await);
+                    }
+                    Err(AgentError::ContinueFromAssistant)
                 }
-                let follow_ups = self.inner.config.follow_up.take();
-                if !follow_ups.is_empty() {
-                    return Ok(self.run(follow_ups, &mut context, &cancel, false).await);
+                Some(_) => {
+                    let emit = |event: AgentEvent| self.dispatch(event);
+                    continue_loop(
+                        &mut context,
+                        &self.inner.config,
+                        &cancel,
+                        &emit,
+                        self.run_options(false),
+                    )
+                    .await
+                    .map_err(|error| match error {
+                        ContinueError::NoMessages => AgentError::NoMessages,
+                        ContinueError::FromAssistant => AgentError::ContinueFromAssistant,
+                    })
                 }
-                Err(AgentError::ContinueFromAssistant)
             }
-            Some(_) => {
-                let emit = |event: AgentEvent| self.dispatch(event);
-                continue_loop(
-                    &mut context,
-                    &self.inner.config,
-                    &cancel,
-                    &emit,
-                    self.run_options(false),
-                )
-                .await
-                .map_err(|error| match error {
-                    ContinueError::NoMessages => AgentError::NoMessages,
-                    ContinueError::FromAssistant => AgentError::ContinueFromAssistant,
-                })
-            }
-        }
+        };
+        guard.watch(run).await
     }
 
     /// Queues a message for the model to read after the current turn.
@@ -346,14 +363,41 @@ impl std::fmt::Debug for Agent {
     }
 }
 
-/// Marks the agent idle again when a run ends, however it ends (the run's
-/// future may be dropped midway).
+/// Marks the agent idle again when a run ends, however it ends; first, for
+/// a run whose future was dropped midway, answers the tool calls it left
+/// without results.
 struct RunGuard<'a> {
     agent: &'a Agent,
+    /// The history the run appends to.
+    history: History,
+    /// The run's future completed (it was not dropped midway).
+    completed: bool,
+}
+
+impl<'a> RunGuard<'a> {
+    fn new(agent: &'a Agent, context: &AgentContext) -> Self {
+        RunGuard {
+            agent,
+            history: context.messages.clone(),
+            completed: false,
+        }
+    }
+
+    /// Awaits `run`; the guard is dropped with it if it is dropped first.
+    async fn watch<T>(mut self, run: impl Future<Output = T>) -> T {
+        let output = run.await;
+        self.completed = true;
+        output
+    }
 }
 
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
+        // Before the agent is idle again, so no run starts from the
+        // history with the calls unanswered.
+        if !self.completed {
+            answer_abandoned_calls(&self.history, &|event| self.agent.dispatch(event));
+        }
         self.agent.state().run = None;
     }
 }

@@ -7,13 +7,14 @@
 //! run; cancelled tools return their own abort errors, the loop asks the model
 //! once more, gets `aborted` at once, and ends.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use agent_ai::{
-    AssistantMessage, AssistantMessageEvent, Context, Message, Model, Provider, StopReason,
-    ThinkingLevel, ToolResultMessage,
+    AssistantMessage, AssistantMessageEvent, AssistantStream, Context, Message, Model, Provider,
+    StopReason, ThinkingLevel, ToolCall, ToolResultMessage,
 };
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::batch::execute_tool_calls;
@@ -21,7 +22,7 @@ use crate::event::{AgentEvent, Emit};
 use crate::history::History;
 use crate::hooks::{NoHooks, ToolCallHooks};
 use crate::model::{ModelChoice, ModelHandle, TransformContext};
-use crate::pipeline::ToolCallScope;
+use crate::pipeline::{ABORTED_TEXT, Outcome, ToolCallScope, panic_text, tool_result_message};
 use crate::queue::MessageQueue;
 use crate::sync::lock;
 use crate::tool::ExecutionMode;
@@ -30,6 +31,10 @@ use crate::tool_set::ToolSet;
 /// Text of the error message when a provider breaks its contract and ends a
 /// stream without `Done` or `Error`.
 const STREAM_ENDED_EARLY: &str = "Provider stream ended without a final event";
+
+/// Text of the error message when a provider panics (followed by the
+/// panic's message when it has one).
+const PROVIDER_PANICKED: &str = "Provider panicked";
 
 /// What the model sees: system prompt, conversation and tools.
 ///
@@ -426,16 +431,46 @@ fn add_message(
     new_messages: &mut Vec<Message>,
     emit: &Emit<'_>,
 ) {
+    enter_history(message.clone(), &context.messages, emit);
+    new_messages.push(message);
+}
+
+/// Appends `message` to `history` between its `message_start` and
+/// `message_end`.
+fn enter_history(message: Message, history: &History, emit: &Emit<'_>) {
     emit(AgentEvent::MessageStart {
         message: message.clone(),
     });
     // In the history before `message_end` is seen, so a reader woken by it
     // finds the message there.
-    context.messages.push(message.clone());
-    emit(AgentEvent::MessageEnd {
-        message: message.clone(),
-    });
-    new_messages.push(message);
+    history.push(message.clone());
+    emit(AgentEvent::MessageEnd { message });
+}
+
+/// Answers, as an abort does ([`ABORTED_TEXT`], an error result), the tool
+/// calls of a run whose future was dropped while they ran (a caller's
+/// timeout around `prompt`), each with its message events.
+///
+/// Such a run stops at an await of its batch: the model's answer is the
+/// last message (the batch appends its results only once all have
+/// settled), and its calls have no results. Left so, the next prompt sent
+/// `user, assistant{toolCall}, user`, which real APIs refuse, and
+/// `continue_run` failed with `Cannot continue from message role:
+/// assistant`. The HTTP providers' replay repair
+/// (`agent_ai::providers::transform`) would close the calls at each
+/// request, with `No result provided`; it repairs what is sent, for
+/// histories from elsewhere (a session file of a process that was killed),
+/// while this keeps the agent's own history whole for every reader, every
+/// provider and the session that saves it.
+pub(crate) fn answer_abandoned_calls(history: &History, emit: &Emit<'_>) {
+    let calls: Vec<ToolCall> = match history.snapshot().last() {
+        Some(Message::Assistant(answer)) => answer.tool_calls().cloned().collect(),
+        _ => return,
+    };
+    for call in &calls {
+        let result = tool_result_message(call, &Outcome::error(ABORTED_TEXT));
+        enter_history(result.into(), history, emit);
+    }
 }
 
 /// Streams one assistant response, emitting its message events; appends the
@@ -461,44 +496,18 @@ async fn stream_assistant_response(
     if let Some(transform) = &config.transform_context {
         request = transform(&model, request);
     }
-    let mut stream = provider.stream(&model, &request, cancel.clone());
+    // A provider's panic is caught like a tool's: it escaped `prompt` with
+    // no `agent_end`, and took the task of a caller that spawned the run.
+    let stream = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        provider.stream(&model, &request, cancel.clone())
+    }));
     drop(request);
     let mut started = false;
-    let mut final_message = None;
-    while let Some(event) = stream.next().await {
-        match event {
-            AssistantMessageEvent::Start { partial } => {
-                started = true;
-                emit(AgentEvent::MessageStart {
-                    message: Arc::unwrap_or_clone(partial).into(),
-                });
-            }
-            AssistantMessageEvent::Done { message, .. } => {
-                final_message = Some(message);
-                break;
-            }
-            AssistantMessageEvent::Error { error, .. } => {
-                final_message = Some(error);
-                break;
-            }
-            update => emit(AgentEvent::MessageUpdate {
-                assistant_message_event: Box::new(update),
-            }),
-        }
-    }
-    // The provider's stream may hold the request (and so the history) until
-    // it is dropped; drop it before the answer is appended.
-    drop(stream);
-    let message = final_message.unwrap_or_else(|| {
-        let mut broken = AssistantMessage::empty(&model);
-        broken.stop_reason = if cancel.is_cancelled() {
-            StopReason::Aborted
-        } else {
-            StopReason::Error
-        };
-        broken.error_message = Some(STREAM_ENDED_EARLY.to_owned());
-        broken
-    });
+    let answer = match stream {
+        Ok(stream) => read_answer(stream, &mut started, emit).await,
+        Err(panic) => Err(NoAnswer::Panicked(panic)),
+    };
+    let message = answer.unwrap_or_else(|failure| failure.into_answer(&model, cancel));
     if !started {
         emit(AgentEvent::MessageStart {
             message: message.clone().into(),
@@ -509,4 +518,71 @@ async fn stream_assistant_response(
         message: message.clone().into(),
     });
     message
+}
+
+/// Why a provider gave no final message: a broken contract, or a bug.
+enum NoAnswer {
+    /// The stream ended without `Done` or `Error`.
+    EndedEarly,
+    /// `stream` or a poll of its stream panicked, with this payload.
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+impl NoAnswer {
+    /// The error answer that stands in for the missing one: a stream cut
+    /// short in a cancelled run is an abort; a panic is always an error,
+    /// and says what panicked.
+    fn into_answer(self, model: &Model, cancel: &CancellationToken) -> AssistantMessage {
+        let mut answer = AssistantMessage::empty(model);
+        let text = match self {
+            NoAnswer::EndedEarly => {
+                answer.stop_reason = if cancel.is_cancelled() {
+                    StopReason::Aborted
+                } else {
+                    StopReason::Error
+                };
+                STREAM_ENDED_EARLY.to_owned()
+            }
+            NoAnswer::Panicked(payload) => {
+                answer.stop_reason = StopReason::Error;
+                match panic_text(payload.as_ref()) {
+                    Some(message) => format!("{PROVIDER_PANICKED}: {message}"),
+                    None => PROVIDER_PANICKED.to_owned(),
+                }
+            }
+        };
+        answer.error_message = Some(text);
+        answer
+    }
+}
+
+/// Reads `stream` to its final message, emitting `message_start` (setting
+/// `started`) and the updates. The stream is dropped before this returns:
+/// it may hold the request (and so the history) until then, and the answer
+/// is appended after.
+async fn read_answer(
+    mut stream: AssistantStream,
+    started: &mut bool,
+    emit: &Emit<'_>,
+) -> Result<AssistantMessage, NoAnswer> {
+    loop {
+        let event = AssertUnwindSafe(stream.next())
+            .catch_unwind()
+            .await
+            .map_err(NoAnswer::Panicked)?;
+        match event {
+            None => return Err(NoAnswer::EndedEarly),
+            Some(AssistantMessageEvent::Start { partial }) => {
+                *started = true;
+                emit(AgentEvent::MessageStart {
+                    message: Arc::unwrap_or_clone(partial).into(),
+                });
+            }
+            Some(AssistantMessageEvent::Done { message, .. }) => return Ok(message),
+            Some(AssistantMessageEvent::Error { error, .. }) => return Ok(error),
+            Some(update) => emit(AgentEvent::MessageUpdate {
+                assistant_message_event: Box::new(update),
+            }),
+        }
+    }
 }

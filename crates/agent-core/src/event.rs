@@ -56,6 +56,13 @@
 //! `tool_execution_end`, and none after it (updates sent once execute has
 //! settled are dropped: DEVIATIONS #9). Updates and starts carry the raw
 //! arguments the model sent, not the prepared ones.
+//!
+//! An [`crate::Agent`] run whose future is dropped stops where it is and
+//! emits nothing more, with one exception: when tools were running, the
+//! model's calls get error results `Operation aborted`, each with its
+//! `message_start` and `message_end`, so the history does not end with
+//! unanswered calls. Their `tool_execution_end`, the `turn_end` and the
+//! `agent_end` never come.
 
 use agent_ai::{AssistantMessageEvent, Message, ToolResultMessage};
 use serde_json::Value;

@@ -33,6 +33,11 @@ use crate::tool_set::{RegisteredTool, ToolSet};
 /// Text of a `before_tool_call` block without a reason (Pi's).
 pub const BLOCKED_TEXT: &str = "Tool execution was blocked";
 
+/// What the model reads of a call its run stopped: the text Pi's tools
+/// answer an abort with (the loop itself uses it for the calls of a run
+/// whose future was dropped while they ran).
+pub const ABORTED_TEXT: &str = "Operation aborted";
+
 /// The text when a panic carries no message.
 const PANIC_WITHOUT_MESSAGE: &str = "Tool panicked";
 
@@ -62,7 +67,7 @@ pub(crate) struct Outcome {
 
 impl Outcome {
     /// Pi's `createErrorToolResult(message)` with `isError: true`.
-    fn error(message: impl Into<String>) -> Self {
+    pub(crate) fn error(message: impl Into<String>) -> Self {
         Outcome {
             result: error_result(message),
             is_error: true,

@@ -515,3 +515,69 @@ async fn continue_after_a_failed_answer_needs_the_answer_removed_first() {
     agent.continue_run().await.unwrap();
     assert_eq!(transcript(&agent), ["user go", "assistant ok"]);
 }
+
+/// A provider with a bug: it panics when asked for a stream, or while its
+/// stream is polled.
+struct PanickingProvider {
+    in_poll: bool,
+}
+
+impl agent_ai::Provider for PanickingProvider {
+    fn stream(
+        &self,
+        _model: &agent_ai::Model,
+        _context: &agent_ai::Context,
+        _cancel: CancellationToken,
+    ) -> agent_ai::AssistantStream {
+        use futures::StreamExt;
+        if self.in_poll {
+            futures::stream::once(async { panic!("the stream broke down") }).boxed()
+        } else {
+            panic!("no stream today")
+        }
+    }
+}
+
+// A provider's panic escaped `prompt`: no `agent_end`, and a caller that
+// spawned the run lost it with the task, while tool and subscriber panics
+// were already results and log lines. It ends the turn as a stream that
+// broke does: an error answer that names the panic.
+#[tokio::test]
+async fn a_provider_that_panics_ends_the_run_with_an_error_answer() {
+    for (in_poll, panic) in [(false, "no stream today"), (true, "the stream broke down")] {
+        let config = LoopConfig::new(
+            ScriptedProvider::model(),
+            Arc::new(PanickingProvider { in_poll }),
+        );
+        let agent = Agent::new(config, context(vec![]));
+        let mut events = agent.subscribe();
+        let added = agent.prompt("go").await.unwrap();
+        let Some(Message::Assistant(answer)) = added.last() else {
+            panic!("expected an answer last, got {added:?}");
+        };
+        assert_eq!(
+            (answer.stop_reason, answer.error_message.as_deref()),
+            (
+                agent_ai::StopReason::Error,
+                Some(format!("Provider panicked: {panic}").as_str())
+            )
+        );
+        let mut lines = Vec::new();
+        while let Some(event) = events.try_recv() {
+            lines.push(compact(&event));
+        }
+        assert_eq!(
+            lines,
+            [
+                "agent_start",
+                "turn_start",
+                "message_start(user go)",
+                "message_end(user go)",
+                "message_start(assistant)",
+                "message_end(assistant)",
+                "turn_end(0 results)",
+                "agent_end(2 messages)",
+            ]
+        );
+    }
+}

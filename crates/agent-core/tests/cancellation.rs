@@ -252,3 +252,91 @@ async fn dropping_a_run_drops_its_running_tools() {
     assert_eq!(Arc::strong_count(&held), 2);
     assert!(!agent.is_running(), "a dropped run frees the agent");
 }
+
+/// The roles of the messages a request sent, with each tool result's text.
+fn sent(request: &agent_ai::Context) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .map(|message| match message {
+            Message::User(_) => "user".to_owned(),
+            Message::Assistant(_) => "assistant".to_owned(),
+            Message::ToolResult(result) => format!(
+                "toolResult {} {}: {}",
+                result.tool_call_id,
+                if result.is_error { "ERR" } else { "ok" },
+                content_text(&result.content)
+            ),
+        })
+        .collect()
+}
+
+// A run dropped mid-batch (a caller's timeout around `prompt`) left the
+// model's tool calls without results: the next prompt sent `user,
+// assistant{toolCall}, user` (refused by real APIs), and `continue_run`
+// failed with "Cannot continue from message role: assistant". The calls are
+// answered as an abort answers them, with message events so a session that
+// saves messages at `message_end` saves them too; the run's other closing
+// events never come.
+#[tokio::test(start_paused = true)]
+async fn a_dropped_run_answers_the_calls_it_left_as_aborted() {
+    let provider = ScriptedProvider::new([
+        reply(vec![
+            call("A", "wait", json!({})),
+            call("B", "wait", json!({})),
+        ]),
+        reply(vec![text("next answer")]),
+    ]);
+    let (waiter, _started) = Waiter::new(false);
+    let agent = agent_with(&provider, Arc::new(waiter));
+    let mut events = agent.subscribe();
+    let outcome = tokio::time::timeout(Duration::from_millis(50), agent.prompt("go")).await;
+    assert!(outcome.is_err(), "the stubborn tools never finish");
+
+    assert_eq!(
+        drain(&mut events),
+        lines![
+            "agent_start",
+            "turn_start",
+            "message_start(user go)",
+            "message_end(user go)",
+            streamed_assistant(&["toolcall", "toolcall"]),
+            "tool_start(A)",
+            "tool_start(B)",
+            "message_start(toolResult A)",
+            "message_end(toolResult A)",
+            "message_start(toolResult B)",
+            "message_end(toolResult B)",
+        ]
+    );
+    let added = agent.prompt("next").await.unwrap();
+    assert_eq!(added.len(), 2, "the prompt and the answer");
+    assert_eq!(
+        sent(&provider.requests()[1]),
+        [
+            "user",
+            "assistant",
+            "toolResult A ERR: Operation aborted",
+            "toolResult B ERR: Operation aborted",
+            "user",
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_dropped_mid_batch_can_be_continued() {
+    let provider = ScriptedProvider::new([
+        reply(vec![call("A", "wait", json!({}))]),
+        reply(vec![text("I see the call was aborted")]),
+    ]);
+    let (waiter, _started) = Waiter::new(false);
+    let agent = agent_with(&provider, Arc::new(waiter));
+    let outcome = tokio::time::timeout(Duration::from_millis(50), agent.prompt("go")).await;
+    assert!(outcome.is_err());
+    let added = agent.continue_run().await.unwrap();
+    assert_eq!(added.len(), 1, "the answer to the aborted call");
+    assert_eq!(
+        sent(&provider.requests()[1]),
+        ["user", "assistant", "toolResult A ERR: Operation aborted"]
+    );
+}

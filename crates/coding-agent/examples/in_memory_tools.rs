@@ -5,7 +5,10 @@
 //! the model, same truncation) work on anything that implements them: here a
 //! map in memory, elsewhere a remote machine or a container. An agent driven
 //! by a scripted model (no network) writes a file and reads it back; nothing
-//! touches the disk.
+//! touches the disk. The other tools work so too: `bash`, say, over a
+//! `BashOperations` that implements only `exec` cuts a long output with a
+//! notice that names no file (only operations that say where, with
+//! `output_log`, keep the full output: the local ones in the temp directory).
 
 use std::collections::HashMap;
 use std::io;

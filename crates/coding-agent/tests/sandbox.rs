@@ -182,6 +182,29 @@ async fn writes_under_the_workspace_the_temp_dir_and_to_devices_succeed() {
     );
 }
 
+/// Output over the limits is kept whole in a file in the temp directory,
+/// sandboxed as not: the sandbox's Operations once left the file to the
+/// trait's default, which keeps none, and the model lost the means to read
+/// the rest.
+#[tokio::test]
+async fn sandboxed_output_over_the_limits_is_kept_whole_in_a_file() {
+    let fixture = Fixture::new();
+    let bash = fixture.bash(fixture.sandboxed(SandboxMode::WorkspaceWrite, false));
+    let output = text(
+        fixture
+            .run(&bash, json!({ "command": "seq 1 30000" }))
+            .await,
+    );
+    let path = output
+        .split_once("Full output: ")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(path, _)| PathBuf::from(path))
+        .unwrap_or_else(|| panic!("no full-output file named: {output}"));
+    assert!(path.starts_with(&fixture.tmp), "{}", path.display());
+    let expected: String = (1..=30000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+}
+
 #[tokio::test]
 async fn read_only_refuses_writes_even_in_the_workspace_but_reads_anywhere() {
     let fixture = Fixture::new();

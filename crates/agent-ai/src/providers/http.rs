@@ -86,7 +86,8 @@ pub enum HttpError {
     /// The caller cancelled.
     #[error("Request was aborted")]
     Aborted,
-    /// The request could not be built (bad base URL or header value).
+    /// The request could not be built (a base URL that is not an
+    /// `http(s)` URL, a bad header value).
     #[error("Invalid request: {0}")]
     InvalidRequest(String),
 }
@@ -190,9 +191,28 @@ impl Endpoint {
         body: &Value,
     ) -> Result<JsonPost, HttpError> {
         let client = self.client.clone()?;
-        let url = format!("{}/{path}", self.config.base_url.trim_end_matches('/'));
+        let base_url = checked_base_url(&self.config.base_url)?;
+        let url = format!("{}/{path}", base_url.trim_end_matches('/'));
         JsonPost::new(client, url, headers, body)
     }
+}
+
+/// `base_url` when it is an absolute `http(s)` URL. Checked here, where it
+/// is known to be the base URL: reqwest's error for `not a url` read
+/// `builder error: relative URL without a base`, naming neither the URL
+/// nor the setting to fix, and `localhost:8080/v1` parses as a URL of the
+/// scheme `localhost`.
+fn checked_base_url(base_url: &str) -> Result<&str, HttpError> {
+    let invalid = |why: &dyn std::fmt::Display| {
+        HttpError::InvalidRequest(format!(
+            "invalid base URL {base_url:?}: {why} (set the provider's baseUrl to an http:// or https:// URL, such as https://api.openai.com/v1)"
+        ))
+    };
+    let url = reqwest::Url::parse(base_url).map_err(|error| invalid(&error))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid(&"it does not start with http:// or https://"));
+    }
+    Ok(base_url)
 }
 
 /// One POST of a JSON body, as every attempt of a response repeats it.
@@ -668,6 +688,32 @@ mod tests {
             server_message(&body),
             format!("{}...", "x".repeat(MAX_QUOTED_BODY))
         );
+    }
+
+    // reqwest's own words were `builder error: relative URL without a
+    // base`, naming neither the URL nor where it was set.
+    #[test]
+    fn a_base_url_that_is_not_one_is_named_with_its_setting() {
+        let post = |base_url: &str| {
+            Endpoint::new(ProviderConfig::new(base_url, None))
+                .post("chat/completions", [], &json!({}))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            post("not a url"),
+            "Invalid request: invalid base URL \"not a url\": relative URL without a base \
+             (set the provider's baseUrl to an http:// or https:// URL, such as https://api.openai.com/v1)"
+        );
+        assert_eq!(
+            post("localhost:8080/v1"),
+            "Invalid request: invalid base URL \"localhost:8080/v1\": it does not start with http:// or https:// \
+             (set the provider's baseUrl to an http:// or https:// URL, such as https://api.openai.com/v1)"
+        );
+        let valid = Endpoint::new(ProviderConfig::new("http://127.0.0.1:8080/v1/", None))
+            .post("chat/completions", [], &json!({}))
+            .unwrap();
+        assert_eq!(valid.url, "http://127.0.0.1:8080/v1/chat/completions");
     }
 
     #[test]

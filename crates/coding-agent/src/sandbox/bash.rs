@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use super::helper::helper_launcher;
 use super::policy::SandboxPolicy;
+use crate::tools::bash::log::OutputLog;
 use crate::tools::bash::ops::{
     BashOperations, ExecError, ExecOptions, ExitStatus, LocalBashOperations, OutputSender,
 };
@@ -94,6 +95,13 @@ impl BashOperations for SandboxedBashOperations {
             let _ = on_data.send(notice.into_bytes()).await;
         }
         outcome
+    }
+
+    /// The commands run on this machine: their full output goes where the
+    /// local one keeps it (the workspace's temp directory, writable in the
+    /// sandbox).
+    fn output_log(&self, dir: Option<&Path>, prefix: &str) -> Box<dyn OutputLog> {
+        self.inner.output_log(dir, prefix)
     }
 }
 

@@ -5,7 +5,8 @@
 //! The tools reach files only through their Operations, so the file comes
 //! from [`BashOperations::output_log`](super::ops::BashOperations::output_log):
 //! here a local file, on a remote host a file there (the notice then names a
-//! path the next `read` or `bash` call on that host can open).
+//! path the next `read` or `bash` call on that host can open), and none
+//! ([`NoOutputLog`]) for operations that do not say where.
 
 use std::collections::hash_map::RandomState;
 use std::fs::{File, OpenOptions};
@@ -17,6 +18,9 @@ use std::path::{Path, PathBuf};
 /// I/O: the accumulator calls them on a blocking thread.
 pub trait OutputLog: Send {
     /// Creates the file, once; returns its path where the command ran.
+    /// [`io::ErrorKind::Unsupported`] means there is no file to have (see
+    /// [`NoOutputLog`]): the output is cut without one, and nothing is
+    /// logged.
     fn create(&mut self) -> io::Result<PathBuf>;
 
     /// Appends `bytes` (after [`OutputLog::create`]).
@@ -27,6 +31,34 @@ pub trait OutputLog: Send {
 
     /// Removes the file (the output stayed within the limits after all).
     fn remove(&mut self) -> io::Result<()>;
+}
+
+/// No full-output file: what [`BashOperations::output_log`](super::ops::BashOperations::output_log)
+/// gives unless the operations keep one where their commands run.
+/// [`OutputLog::create`] fails with [`io::ErrorKind::Unsupported`], and the
+/// output is then cut with a notice that names no file.
+#[derive(Debug, Default)]
+pub struct NoOutputLog;
+
+impl OutputLog for NoOutputLog {
+    fn create(&mut self) -> io::Result<PathBuf> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "these operations keep no full-output file",
+        ))
+    }
+
+    fn write_all(&mut self, _bytes: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn remove(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The directory full-output files go to: `dir`, else the temp directory

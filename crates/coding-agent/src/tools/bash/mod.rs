@@ -469,6 +469,51 @@ mod tests {
         );
     }
 
+    /// Operations that run nowhere: every command prints 3000 lines.
+    struct Printer;
+
+    #[async_trait::async_trait]
+    impl BashOperations for Printer {
+        async fn exec(
+            &self,
+            _command: &str,
+            _cwd: &std::path::Path,
+            options: ops::ExecOptions,
+        ) -> Result<ExitStatus, ExecError> {
+            let lines: String = (1..=3000).map(|i| format!("{i}\n")).collect();
+            options.on_data.send(lines.into_bytes()).await.ok();
+            Ok(ExitStatus::Code(0))
+        }
+    }
+
+    // The trait's default wrote the full output of an in-memory
+    // implementation's long command to this machine's /tmp, and the model
+    // was told that path, which exists nowhere it can reach.
+    #[tokio::test]
+    async fn operations_that_keep_no_file_leave_none_and_name_none() {
+        let temp = tempfile::tempdir().unwrap();
+        let run = CommandRun {
+            command: "seq 3000",
+            cwd: std::path::Path::new("/memory"),
+            env: Vec::new(),
+            timeout: None,
+            temp_dir: Some(temp.path()),
+        };
+        let (outcome, snapshot) = run_streaming(
+            &Printer,
+            run,
+            agent_core::CancellationToken::new(),
+            &agent_core::UpdateSink::discard(),
+        )
+        .await;
+        assert_eq!(outcome.unwrap(), ExitStatus::Code(0));
+        let (shown, details) = shown_output(&snapshot);
+        let notice = shown.rsplit_once("\n\n\n").map(|(_, notice)| notice);
+        assert_eq!(notice, Some("[Showing lines 1002-3001 of 3001]"));
+        assert_eq!(details.unwrap().full_output_path, None);
+        assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+    }
+
     #[test]
     fn untruncated_output_has_no_details() {
         let snapshot = OutputSnapshot {

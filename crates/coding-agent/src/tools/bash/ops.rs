@@ -21,7 +21,7 @@ use tokio::sync::{OnceCell, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::log::{LocalOutputLog, OutputLog};
+use super::log::{LocalOutputLog, NoOutputLog, OutputLog};
 use crate::support::process_group::{ProcessGroup, detached_command, signal_name};
 
 /// After the shell exits, how long to keep reading output that is still in
@@ -108,8 +108,15 @@ pub trait BashOperations: Send + Sync {
     /// The file a command's whole output goes to once it is over the
     /// limits, created on first need in `dir` (default: the temp directory)
     /// on the machine commands run on, so the notice names a path there.
-    fn output_log(&self, dir: Option<&Path>, prefix: &str) -> Box<dyn OutputLog> {
-        Box::new(LocalOutputLog::new(dir, prefix))
+    ///
+    /// The default keeps none ([`NoOutputLog`]): the output is cut with a
+    /// notice that names no file. It was a file in this machine's temp
+    /// directory, which an implementation that runs commands elsewhere (in
+    /// memory, in a container) wrote to without knowing, and whose path it
+    /// told the model although nothing the model reaches can open it.
+    /// Operations that wrap others forward it (the sandbox's do).
+    fn output_log(&self, _dir: Option<&Path>, _prefix: &str) -> Box<dyn OutputLog> {
+        Box::new(NoOutputLog)
     }
 }
 
@@ -234,6 +241,12 @@ impl BashOperations for LocalBashOperations {
         };
         run.drive(&mut child, output, options.cancel, options.timeout)
             .await
+    }
+
+    /// A file in `dir`, else this machine's temp directory, where the
+    /// commands run.
+    fn output_log(&self, dir: Option<&Path>, prefix: &str) -> Box<dyn OutputLog> {
+        Box::new(LocalOutputLog::new(dir, prefix))
     }
 }
 

@@ -65,6 +65,9 @@ pub struct OutputAccumulator {
     last_line_bytes: usize,
     /// Raw bytes not yet in the file (only until the file exists).
     pending_raw: Vec<u8>,
+    /// The file could not be created, or the operations keep none: raw
+    /// bytes are no longer held for it.
+    no_file: bool,
     /// Where the log file is, once created.
     full_output_path: Option<PathBuf>,
     /// Raw bytes written to the log file.
@@ -91,6 +94,7 @@ impl OutputAccumulator {
             total_lines: 0,
             last_line_bytes: 0,
             pending_raw: Vec::new(),
+            no_file: false,
             full_output_path: None,
             logged: 0,
             max_log_bytes: MAX_LOG_BYTES,
@@ -234,6 +238,9 @@ impl OutputAccumulator {
         if self.full_output_path.is_some() {
             return self.write_log(raw);
         }
+        if self.no_file {
+            return Ok(());
+        }
         self.pending_raw.extend_from_slice(raw);
         if self.is_truncated() || self.pending_raw.len() > MAX_PENDING_RAW_BYTES {
             self.open_file()?;
@@ -242,13 +249,30 @@ impl OutputAccumulator {
     }
 
     /// Creates the full-output file (once) and writes what was held back.
+    ///
+    /// Tried once: when it fails, the output goes on without a file. Trying
+    /// again at every chunk held all of the raw output in memory
+    /// meanwhile. A log that keeps no file by design
+    /// ([`io::ErrorKind::Unsupported`]) is not an error.
     fn open_file(&mut self) -> io::Result<()> {
-        if self.full_output_path.is_some() {
+        if self.full_output_path.is_some() || self.no_file {
             return Ok(());
         }
-        self.full_output_path = Some(self.log.create()?);
-        let pending = std::mem::take(&mut self.pending_raw);
-        self.write_log(&pending)
+        match self.log.create() {
+            Ok(path) => {
+                self.full_output_path = Some(path);
+                let pending = std::mem::take(&mut self.pending_raw);
+                self.write_log(&pending)
+            }
+            Err(error) => {
+                self.no_file = true;
+                self.pending_raw = Vec::new();
+                match error.kind() {
+                    io::ErrorKind::Unsupported => Ok(()),
+                    _ => Err(error),
+                }
+            }
+        }
     }
 
     /// Appends what still fits of `raw` to the log file.
@@ -367,6 +391,42 @@ mod tests {
         assert_eq!(snapshot.truncation.content, line.repeat(512));
         let path = snapshot.full_output_path.unwrap();
         assert_eq!(std::fs::metadata(path).unwrap().len(), 12_800_000);
+    }
+
+    // A log that could not be created was tried again at every chunk, and
+    // every raw byte was held for it meanwhile: memory grew with the output.
+    #[test]
+    fn a_file_that_cannot_be_created_is_tried_once_and_nothing_is_held_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_dir = dir.path().join("file");
+        std::fs::write(&not_a_dir, "").unwrap();
+        let mut acc = accumulator(&not_a_dir);
+        let chunk = format!("{}\n", "x".repeat(99)).repeat(640);
+        assert!(
+            acc.push(chunk.as_bytes()).is_err(),
+            "the failure is told once"
+        );
+        for _ in 0..20 {
+            acc.push(chunk.as_bytes()).unwrap();
+        }
+        acc.finish().unwrap();
+        assert!(acc.pending_raw.is_empty());
+        let snapshot = acc.snapshot();
+        assert!(snapshot.truncation.truncated);
+        assert_eq!(snapshot.full_output_path, None);
+    }
+
+    #[test]
+    fn operations_that_keep_no_file_cut_the_output_without_an_error() {
+        use crate::tools::bash::log::NoOutputLog;
+        let mut acc = OutputAccumulator::new(Box::new(NoOutputLog), Limits::default());
+        let chunk = format!("{}\n", "x".repeat(99)).repeat(640);
+        for _ in 0..20 {
+            acc.push(chunk.as_bytes()).unwrap();
+        }
+        acc.finish().unwrap();
+        assert!(acc.pending_raw.is_empty());
+        assert_eq!(acc.snapshot().full_output_path, None);
     }
 
     /// DEVIATIONS #25: Pi's file keeps all of the output, whatever its size.
