@@ -9,6 +9,7 @@
 //! drawing. The binary installs it with a filter (`CODING_AGENT_LOG`).
 
 use std::fmt::{self, Write as _};
+use std::io::Write as _;
 use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -36,10 +37,15 @@ impl fmt::Debug for LineLayer {
 }
 
 impl LineLayer {
-    /// Lines written to stderr.
+    /// Lines written to stderr; a line stderr cannot take is dropped. A
+    /// stderr that is gone (`2>/dev/full`, `2>&1 | head -1` once `head` has
+    /// quit) made `eprintln!` panic: a warning ended the run half-way, its
+    /// answer missing from the session.
     pub fn stderr() -> Self {
         LineLayer {
-            sink: Arc::new(|line| eprintln!("{line}")),
+            sink: Arc::new(|line| {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }),
         }
     }
 

@@ -113,6 +113,28 @@ fn unknown_tool_is_a_tool_error() {
     );
 }
 
+/// A usage error whose message cannot be written (`2>/dev/full`) still
+/// exits 2: the failed write panicked (status 101).
+#[test]
+fn a_usage_error_with_stderr_full_still_exits_2() {
+    let (_dir, cwd) = workdir();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = Command::new(BIN)
+        .args(["tool", "ls", "{"])
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(
+        (output.status.code(), output.stdout.as_slice()),
+        (Some(2), &b""[..])
+    );
+}
+
 #[test]
 fn arguments_of_the_wrong_type_are_a_tool_error() {
     let (_dir, cwd) = workdir();
@@ -237,23 +259,19 @@ fn catches_sigint(pid: u32) -> bool {
         .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
 }
 
+/// `tool` with stdin piped, stdout and stderr captured, once it handles
+/// SIGINT.
 #[cfg(target_os = "linux")]
-#[test]
-fn ctrl_c_cancels_the_call_and_the_tool_reports_the_abort() {
-    use std::io::{BufRead, BufReader, Read};
-
-    let (_dir, cwd) = workdir();
-    let mut child = Command::new(BIN)
-        .args(["tool", "ls", "-"])
-        .current_dir(&cwd)
+fn spawn_tool(args: &[&str], cwd: &Path) -> std::process::Child {
+    let child = Command::new(BIN)
+        .arg("tool")
+        .args(args)
+        .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The binary waits for its arguments on stdin. Interrupt it once it
-    // handles SIGINT, wait for it to say the call is cancelled, then hand it
-    // the arguments: the call starts already cancelled.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !catches_sigint(child.id()) {
         assert!(
@@ -262,31 +280,84 @@ fn ctrl_c_cancels_the_call_and_the_tool_reports_the_abort() {
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+    child
+}
+
+/// Sends SIGINT to `child`, waits for it (a minute at most) and returns
+/// (the signal that ended it, stdout, stderr).
+#[cfg(target_os = "linux")]
+fn interrupt(mut child: std::process::Child) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt as _;
+
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut first_line = String::new();
-    stderr.read_line(&mut first_line).unwrap();
-    assert_eq!(
-        first_line,
-        "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)\n"
-    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the binary went on after Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child.stdout.unwrap().read_to_string(&mut stdout).unwrap();
+    child.stderr.unwrap().read_to_string(&mut stderr).unwrap();
+    (status.signal(), stdout, stderr)
+}
 
-    child.stdin.take().unwrap().write_all(b"{}").unwrap();
-    let output = child.wait_with_output().unwrap();
-    let mut rest_of_stderr = String::new();
-    stderr.read_to_string(&mut rest_of_stderr).unwrap();
+/// Ctrl-C while the arguments are awaited on stdin ends the process at
+/// once, by SIGINT: it kept waiting for them until a second Ctrl-C.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_while_the_arguments_are_read_ends_by_sigint() {
+    let (_dir, cwd) = workdir();
+    let mut child = spawn_tool(&["ls", "-"], &cwd);
+    // Kept open, and nothing written: the read would wait for good.
+    let _stdin = child.stdin.take();
     assert_eq!(
+        interrupt(child),
         (
-            output.status.code(),
-            String::from_utf8(output.stdout).unwrap(),
-            rest_of_stderr
-        ),
-        printed(
-            r#"{"isError":true,"content":[{"type":"text","text":"Operation aborted"}],"details":{}}"#
+            Some(2),
+            String::new(),
+            "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)\n"
+                .to_owned()
+        )
+    );
+}
+
+/// Ctrl-C during a call: the call is cancelled and its result printed,
+/// then the process ends by SIGINT, so a shell loop running `tool` stops (it
+/// exited 0 and the loop went on).
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_during_a_call_prints_the_aborted_result_then_ends_by_sigint() {
+    let (_dir, cwd) = workdir();
+    let command = r#"{"command":"touch started; sleep 60"}"#;
+    let child = spawn_tool(&["bash", command], &cwd);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !cwd.join("started").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        interrupt(child),
+        (
+            Some(2),
+            "{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"Command aborted\"}],\"details\":{\"ended\":\"aborted\"}}\n"
+                .to_owned(),
+            "coding-agent: interrupted, cancelling the call (Ctrl-C again to exit now)\n"
+                .to_owned()
         )
     );
 }

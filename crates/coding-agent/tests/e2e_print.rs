@@ -8,7 +8,11 @@
 
 mod e2e_support;
 
+use std::os::unix::process::ExitStatusExt as _;
+use std::process::Command;
+
 use e2e_support::*;
+use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 const PROMPT: &str = "In notes.txt, change world to there, then run the marker command.";
@@ -372,10 +376,12 @@ fn json_mode_prints_the_header_then_every_event_in_order_anthropic() {
 }
 
 /// Sends `signal` to print mode while bash runs a slow command: the run is
-/// aborted, the command killed, the session saved, and the exit status 130.
-fn signal_during_a_slow_bash_call(signal: &str) {
+/// aborted, the command killed, the session saved, and then the process
+/// ends by that signal, as a shell expects of a child it signalled.
+fn signal_during_a_slow_bash_call(signal: Signal) {
+    let signal_name = signal.as_str().trim_start_matches("SIG");
     let wire = Wire::OpenAi;
-    let marker = unique_marker(signal);
+    let marker = unique_marker(signal_name);
     let _cleanup = KillOnDrop(marker.clone());
     let sandbox = Sandbox::new();
     let slow = slow_command(&marker);
@@ -389,18 +395,18 @@ fn signal_during_a_slow_bash_call(signal: &str) {
     let running = Running::spawn(command);
     wait_until("the slow command to run", || slow_command_running(&marker));
 
-    running.signal(signal);
+    running.signal(signal_name);
     let (status, stdout, stderr) = running.finish();
     // Named for the signal: no one pressed Ctrl-C when a supervisor sent TERM.
     let notice = match signal {
-        "INT" => "interrupted, aborting the run (Ctrl-C again to exit now)",
-        "TERM" => "terminated (SIGTERM), aborting the run (a second signal exits now)",
+        Signal::SIGINT => "interrupted, aborting the run (Ctrl-C again to exit now)",
+        Signal::SIGTERM => "terminated (SIGTERM), aborting the run (a second signal exits now)",
         _ => "hung up (SIGHUP), aborting the run (a second signal exits now)",
     };
     assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
+        (status.signal(), stdout.as_str(), stderr.as_str()),
         (
-            Some(130),
+            Some(signal as i32),
             "",
             format!("coding-agent: {notice}\nRequest was aborted\n").as_str()
         )
@@ -438,45 +444,75 @@ fn signal_during_a_slow_bash_call(signal: &str) {
 }
 
 #[test]
-fn ctrl_c_during_a_slow_bash_call_exits_130_leaves_no_process_and_saves_the_session() {
-    signal_during_a_slow_bash_call("INT");
+fn ctrl_c_during_a_slow_bash_call_ends_by_sigint_leaves_no_process_and_saves_the_session() {
+    signal_during_a_slow_bash_call(Signal::SIGINT);
 }
 
 #[test]
 fn sigterm_during_a_slow_bash_call_also_aborts_and_leaves_no_process() {
-    signal_during_a_slow_bash_call("TERM");
+    signal_during_a_slow_bash_call(Signal::SIGTERM);
 }
 
 #[test]
 fn sighup_during_a_slow_bash_call_also_aborts_and_leaves_no_process() {
-    signal_during_a_slow_bash_call("HUP");
+    signal_during_a_slow_bash_call(Signal::SIGHUP);
 }
 
+/// Ctrl-C as a terminal sends it: to the whole foreground process group,
+/// here a shell loop running print mode once per prompt. The binary saves
+/// the session, then ends by SIGINT, so the shell stops the loop: it went on
+/// to the next prompt when the binary exited with status 130 instead.
 #[test]
-fn ctrl_c_while_the_model_has_not_answered_exits_130_at_once() {
+fn ctrl_c_in_a_shell_loop_saves_the_session_and_stops_the_loop() {
+    use std::os::unix::process::CommandExt as _;
+
     let wire = Wire::Anthropic;
     let sandbox = Sandbox::new();
-    let server = ModelServer::start(|_| Reply::Stall);
-    let mut command = sandbox.command(wire, &server);
-    command.args(["-p", "Hello?"]);
-    let running = Running::spawn(command);
+    // The first prompt waits for Ctrl-C; a second one would be answered.
+    let server = ModelServer::start(move |request| match request.index {
+        0 => Reply::Stall,
+        _ => Reply::Events(wire.events(&Answer::text(&["Second answer."]))),
+    });
+    let agent = sandbox.command(wire, &server);
+    let mut shell = Command::new("bash");
+    shell
+        .args([
+            "-c",
+            r#"for prompt in first second; do "$@" "$prompt"; echo "status $?"; done"#,
+            "loop",
+        ])
+        .arg(agent.get_program())
+        .args(agent.get_args())
+        .args(["-p"])
+        .env_clear()
+        .envs(
+            agent
+                .get_envs()
+                .filter_map(|(name, value)| Some((name, value?))),
+        )
+        .current_dir(agent.get_current_dir().unwrap())
+        .process_group(0);
+    let running = Running::spawn(shell);
     server.wait_for_requests(1, PATIENCE);
 
-    running.signal("INT");
+    let group = format!("-{}", running.pid());
+    let kill = Command::new("kill").args(["-INT", "--", &group]).status();
+    assert!(kill.unwrap().success());
     let (status, stdout, stderr) = running.finish();
     assert_eq!(
-        (status.code(), stdout.as_str(), stderr.as_str()),
+        (status.signal(), stdout.as_str(), stderr.as_str()),
         (
-            Some(130),
+            Some(Signal::SIGINT as i32),
             "",
             "coding-agent: interrupted, aborting the run (Ctrl-C again to exit now)\nRequest was aborted\n"
         )
     );
+    assert_eq!(server.requests().len(), 1, "the second prompt was sent");
     let files = Sandbox::session_files(&sandbox.default_session_dir());
-    assert_eq!(
-        session_roles(&session_lines(&files[0])),
-        ["user", "assistant"]
-    );
+    assert_eq!(files.len(), 1);
+    let lines = session_lines(&files[0]);
+    assert_eq!(session_roles(&lines), ["user", "assistant"]);
+    assert_eq!(lines.last().unwrap()["message"]["stopReason"], "aborted");
 }
 
 /// `--mode json | head`: a reader that closes stdout while bash runs ends the
@@ -636,4 +672,89 @@ fn an_answer_cut_off_while_thinking_is_said_not_printed_as_nothing() {
         stderr,
         "The answer reached the output limit before any text (it was all thinking); raise maxTokens or lower the thinking level\n"
     );
+}
+
+/// A server that refuses the first request (503) and answers the retry.
+fn busy_then_answering(wire: Wire) -> ModelServer {
+    ModelServer::start(move |request| match request.index {
+        0 => Reply::Status(
+            503,
+            r#"{"error":{"type":"overloaded_error","message":"busy"}}"#.to_owned(),
+        ),
+        _ => Reply::Events(wire.events(&Answer::text(&["Answered."]))),
+    })
+}
+
+/// Print mode with an unknown tool (warned about at start) against
+/// [`busy_then_answering`] (a retry, warned about mid-run), its retries fast.
+fn warned_run(sandbox: &Sandbox, wire: Wire, server: &ModelServer) -> Command {
+    sandbox.write_global_settings(
+        &json!({"retry": {"baseDelayMs": 10, "provider": {"maxRetries": 0}}}),
+    );
+    let mut command = sandbox.command(wire, server);
+    command.args(["-t", "read,bogus", "-p", "hello"]);
+    command
+}
+
+/// A stderr that cannot be written (`2>/dev/full`, or a reader gone with
+/// `2>&1 | head -1`) loses the warnings, not the run: a warning's failed
+/// write panicked (exit status 101) and the session lacked the answer.
+#[test]
+fn warnings_that_cannot_be_written_do_not_end_the_run() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = busy_then_answering(wire);
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = warned_run(&sandbox, wire, &server)
+        .stdin(std::process::Stdio::null())
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap().as_str()
+        ),
+        (Some(0), "Answered.\n")
+    );
+    assert_eq!(server.requests().len(), 2);
+    let files = Sandbox::session_files(&sandbox.default_session_dir());
+    let lines = session_lines(&files[0]);
+    assert_eq!(
+        lines.last().unwrap()["message"]["content"],
+        json!([{"type": "text", "text": "Answered."}])
+    );
+}
+
+/// The warnings of a run (an unknown tool, a retried request) are lines of
+/// the warnings layer: headed `Warning:` by default, and filtered by
+/// `CODING_AGENT_LOG` as its help says (`error` shows none of them).
+#[test]
+fn the_warnings_of_a_run_follow_coding_agent_log() {
+    let wire = Wire::OpenAi;
+    for (filter, expected) in [
+        (
+            None,
+            "Warning: Unknown tool \"bogus\". Valid tools: read, bash, edit, write, grep, find, ls\n\
+             Warning: Retrying (1/3) in 1s: 503 overloaded_error: busy\n\
+             Warning: Retry 1 succeeded\n",
+        ),
+        (Some("error"), ""),
+    ] {
+        let sandbox = Sandbox::new();
+        let server = busy_then_answering(wire);
+        let mut command = warned_run(&sandbox, wire, &server);
+        if let Some(filter) = filter {
+            command.env("CODING_AGENT_LOG", filter);
+        }
+        let (status, stdout, stderr) = Running::spawn(command).finish();
+        assert_eq!(
+            (status.code(), stdout.as_str(), stderr.as_str()),
+            (Some(0), "Answered.\n", expected),
+            "CODING_AGENT_LOG={filter:?}"
+        );
+    }
 }

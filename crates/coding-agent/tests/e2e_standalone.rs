@@ -204,3 +204,26 @@ fn export_writes_to_stdout_or_a_device() {
         "{stderr}"
     );
 }
+
+/// A reader that went away before the list (`--list-models | head -0`)
+/// ends it with 141, as print mode does; the failed write panicked (101).
+#[test]
+fn list_models_to_a_closed_reader_exits_141() {
+    let sandbox = Sandbox::new();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = sandbox
+        .bare_command()
+        .arg("--list-models")
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8(output.stderr).unwrap().as_str()
+        ),
+        (Some(141), "")
+    );
+}

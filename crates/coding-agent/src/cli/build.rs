@@ -103,8 +103,8 @@ pub(super) async fn build(
         None => select_tools_from(&resolved.tool_names, |name| sandbox.builtin_tool(name)),
     };
     for name in unknown {
-        eprintln!(
-            "Warning: Unknown tool \"{name}\". Valid tools: {}",
+        tracing::warn!(
+            "Unknown tool \"{name}\". Valid tools: {}",
             BUILTIN_TOOL_NAMES.join(", ")
         );
     }

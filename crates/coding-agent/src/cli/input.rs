@@ -167,8 +167,8 @@ fn piped_stdin(optional: bool) -> Result<Option<String>, UsageError> {
         match receiver.recv_timeout(STDIN_GRACE) {
             Ok(event) => event,
             Err(_) => {
-                eprintln!(
-                    "Warning: nothing arrived on stdin within {} s; going on without it (run with `< /dev/null` to skip the wait)",
+                tracing::warn!(
+                    "nothing arrived on stdin within {} s; going on without it (run with `< /dev/null` to skip the wait)",
                     STDIN_GRACE.as_secs()
                 );
                 return Ok(None);

@@ -6,7 +6,9 @@
 //! ([`coding_agent::prompt`]) and the session file ([`coding_agent::session`]),
 //! then a mode ([`coding_agent::modes`]) runs. Exit status: 0 on success, 1
 //! when the run ended in error, 2 for a usage error (no key, unknown provider,
-//! bad flags), 130 after Ctrl-C (or SIGTERM or SIGHUP), which aborts the run.
+//! bad flags). Ctrl-C (or SIGTERM or SIGHUP) aborts the run; once it is saved
+//! the process ends by that signal, as a shell expects of an interrupted
+//! child (RPC mode exits 130 instead: see `dispatch.rs`).
 //!
 //! With no prompt and no `-p`/`--mode`, in a terminal, the interactive UI
 //! runs ([`coding_agent::modes::interactive`]).
@@ -16,7 +18,8 @@
 //! can be tried, scripted and compared with Pi from a shell. Exit status: 0
 //! whenever a result was printed, including a failed tool (a tool error is
 //! data for the model, not a crash); 2 for a usage error (bad JSON, missing
-//! arguments, a bad `--cwd`); 1 if the result cannot be written.
+//! arguments, a bad `--cwd`); 1 if the result cannot be written. Ctrl-C
+//! cancels the call, prints its result, then ends the process by the signal.
 //!
 //! `coding-agent policy check TOOL ARGS_JSON` prints the permission policy's
 //! verdict on one call and runs nothing (`docs/permissions.md`).
@@ -37,8 +40,10 @@ mod sandbox;
 mod standalone;
 mod tool;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
@@ -280,20 +285,34 @@ enum UsageError {
     Guard(coding_agent::guard::config::GuardConfigError),
 }
 
-/// Parses the command line, runs it and turns the outcome into the exit status.
+/// Parses the command line, runs it and turns the outcome into the exit
+/// status, or ends the process by the signal that stopped the run.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    let status = match run(cli) {
         Ok(status) => ExitCode::from(status),
         Err(err) => {
-            eprintln!("coding-agent: {err:#}");
+            tell(format_args!("coding-agent: {err:#}"));
             if err.downcast_ref::<UsageError>().is_some() {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE
             }
         }
+    };
+    // The run has cleaned up (tools killed, session saved, the runtime shut
+    // down): now the signal may end the process.
+    if let Some(signal) = caught_signal() {
+        end_by_signal(signal);
     }
+    status
+}
+
+/// Writes `line` to stderr, or nothing when stderr is gone (`2>/dev/full`,
+/// `2>&1 | head -1` once `head` has quit): `eprintln!` panicked there, with
+/// status 101 instead of the run's.
+fn tell(line: impl std::fmt::Display) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -352,15 +371,35 @@ async fn agent_command(args: RunArgs) -> anyhow::Result<u8> {
     dispatch::dispatch(&prompts, built).await
 }
 
+/// The signal [`cancel_on_ctrl_c`] caught (0 for none), for [`main`] to end
+/// the process by once the run has cleaned up.
+static CAUGHT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that stopped the run, if one did.
+fn caught_signal() -> Option<i32> {
+    Some(CAUGHT_SIGNAL.load(Ordering::SeqCst)).filter(|&signal| signal != 0)
+}
+
+/// Ends the process by `signal`: its default disposition restored, then the
+/// signal raised again. A shell goes on with a loop (`for p in ...; do
+/// coding-agent -p "$p"; done`) after a child that exited, even with 130; it
+/// stops only when the child was killed by SIGINT, so Ctrl-C could not stop
+/// such a loop.
+fn end_by_signal(signal: i32) {
+    // Fails only for a signal it does not know, which none of ours is.
+    let _ = signal_hook::low_level::emulate_default_handler(signal);
+}
+
 /// A token cancelled by the first Ctrl-C, or SIGTERM or SIGHUP (a supervisor
 /// stopping the agent, a closed terminal), so running tools are cancelled and
-/// their processes killed rather than left behind. The signals are watched
-/// from this call on, so one that comes early is not fatal. What happened
-/// and what is `doing` about it goes to stderr before the cancellation takes
-/// effect, so it comes before anything the cancelled run prints. A second
-/// signal exits at once (130, as a shell reports an interrupt) in case a
-/// tool ignores cancellation.
+/// their processes killed rather than left behind; [`main`] then ends the
+/// process by that signal. The signals are watched from this call on, so one
+/// that comes early is not fatal. What happened and what is `doing` about it
+/// goes to stderr before the cancellation takes effect, so it comes before
+/// anything the cancelled run prints. A second signal ends the process at
+/// once, by that signal, in case a tool ignores cancellation.
 fn cancel_on_ctrl_c(doing: &'static str) -> CancellationToken {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     use tokio::signal::unix::{SignalKind, signal};
     let cancel = CancellationToken::new();
     let watched = (
@@ -374,22 +413,20 @@ fn cancel_on_ctrl_c(doing: &'static str) -> CancellationToken {
     };
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
-        let mut interrupted = false;
         loop {
-            let what = tokio::select! {
-                _ = interrupt.recv() => "interrupted",
-                _ = terminate.recv() => "terminated (SIGTERM)",
-                _ = hangup.recv() => "hung up (SIGHUP)",
+            let (what, caught) = tokio::select! {
+                _ = interrupt.recv() => ("interrupted", SIGINT),
+                _ = terminate.recv() => ("terminated (SIGTERM)", SIGTERM),
+                _ = hangup.recv() => ("hung up (SIGHUP)", SIGHUP),
             };
-            if interrupted {
-                std::process::exit(130);
+            if CAUGHT_SIGNAL.swap(caught, Ordering::SeqCst) != 0 {
+                end_by_signal(caught);
             }
-            interrupted = true;
-            let again = match what {
-                "interrupted" => "Ctrl-C again to exit now",
+            let again = match caught {
+                SIGINT => "Ctrl-C again to exit now",
                 _ => "a second signal exits now",
             };
-            eprintln!("coding-agent: {what}, {doing} ({again})");
+            tell(format_args!("coding-agent: {what}, {doing} ({again})"));
             on_interrupt.cancel();
         }
     });

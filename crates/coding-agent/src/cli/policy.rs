@@ -96,7 +96,7 @@ pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     )
     .map_err(UsageError::Guard)?;
     for notice in &setup.notices {
-        eprintln!("coding-agent: {notice}");
+        super::tell(format_args!("coding-agent: {notice}"));
     }
     // The sandbox a session here would get, for `auto` (bypass has none;
     // remote bash has the remote kernel's).

@@ -1,10 +1,14 @@
 //! `--list-models` and `--export`: answered from the settings and the
 //! session files, without running the agent.
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use coding_agent::app::ModelCatalog;
 use coding_agent::export::{ExportError, write_session_html};
+use coding_agent::modes::print::EXIT_READER_GONE;
 use coding_agent::session::{SessionError, SessionManager, session_dir};
 use coding_agent::settings::{SETTINGS_FILE, Settings, agent_dir, resolve_model};
 
@@ -44,22 +48,34 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
             .as_ref()
             .is_none_or(|s| name.to_lowercase().contains(s))
     };
+    let mut listing = String::new();
     for model in models {
         let name = format!("{}/{}", model.provider, model.id);
         if !wanted(&name) {
             continue;
         }
-        match catalog.context_window(&model) {
-            Some(window) => println!("{name}  {}k context", window / 1000),
-            None => println!("{name}"),
-        }
+        let _ = match catalog.context_window(&model) {
+            Some(window) => writeln!(listing, "{name}  {}k context", window / 1000),
+            None => writeln!(listing, "{name}"),
+        };
     }
     for choice in catalog.choices(&env) {
         if let Some(var) = choice.missing_key.filter(|_| wanted(&choice.provider)) {
-            println!("{} (no key: set {var})", choice.provider);
+            let _ = writeln!(listing, "{} (no key: set {var})", choice.provider);
         }
     }
-    Ok(0)
+    print_out(&listing)
+}
+
+/// Writes `text` to stdout; returns the exit status: 0, or 141 when the
+/// reader went away (`--list-models | head -0`), as print mode reports it.
+/// `println!` panicked there (status 101).
+fn print_out(text: &str) -> anyhow::Result<u8> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => Ok(0),
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(EXIT_READER_GONE),
+        Err(error) => Err(error).context("cannot write to standard output"),
+    }
 }
 
 /// Writes the session in `given` (a file, or an id as for `--session`) as
@@ -93,9 +109,9 @@ pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow
     })?;
     let line = format!("Exported to {}", written.display());
     if std::fs::metadata(&written).is_ok_and(|meta| meta.is_file()) {
-        println!("{line}");
+        print_out(&format!("{line}\n"))
     } else {
-        eprintln!("{line}");
+        super::tell(line);
+        Ok(0)
     }
-    Ok(0)
 }

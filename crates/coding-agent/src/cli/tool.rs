@@ -37,7 +37,7 @@ struct ToolOutput<'a> {
 }
 
 /// Runs one tool call as the agent loop runs it and prints its result as one
-/// JSON object.
+/// JSON object (not when Ctrl-C came before the call).
 pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     crate::logging::to_stderr();
     // Installed first, so Ctrl-C while the arguments are still being read also
@@ -48,7 +48,13 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
         Some(host) => host.cwd().to_path_buf(),
         None => working_directory(args.cwd.as_deref())?,
     };
-    let arguments = read_arguments(&args.args_json).await?;
+    let arguments = tokio::select! {
+        arguments = read_arguments(&args.args_json) => arguments?,
+        // Before any call: nothing to print, and the process ends by the
+        // signal (`cli::main`). The first Ctrl-C only said so, and the read
+        // of stdin went on waiting.
+        () = cancel.cancelled() => return Ok(()),
+    };
 
     // The flags only: a script's result must not depend on settings files.
     // Remote bash is sandboxed by the remote kernel, when it can.
@@ -142,12 +148,16 @@ pub(super) fn working_directory(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
 /// is accepted: a non-object is the model's mistake, which validation reports.
 pub(super) async fn read_arguments(args_json: &str) -> anyhow::Result<Value> {
     let text = if args_json == "-" {
-        tokio::task::spawn_blocking(|| {
+        // A thread of its own, not a blocking task of the runtime: a read
+        // left waiting when Ctrl-C ends the command would hold the runtime's
+        // shutdown for its whole grace; this thread ends with the process.
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map(|_| text)
-        })
-        .await?
-        .map_err(UsageError::Stdin)?
+            let read = std::io::stdin().read_to_string(&mut text).map(|_| text);
+            let _ = sender.send(read);
+        });
+        receiver.await?.map_err(UsageError::Stdin)?
     } else {
         args_json.to_owned()
     };

@@ -3,14 +3,20 @@
 //!
 //! Text prints the final assistant message's text blocks, one per line; a
 //! run that ended in error prints its error on stderr. JSON prints the session
-//! header, then every event as one line, as it happens. Both say on stderr
-//! when a failed turn is retried or the context is compacted.
+//! header, then every event as one line, as it happens. Both log a warning
+//! (`tracing`: the binary's warnings layer, filtered by `CODING_AGENT_LOG`)
+//! when a failed turn is retried or the context is compacted, an error when
+//! that fails the run.
 //!
 //! Exit status: 0 when the last run ended normally, 1 when it ended in error
 //! (or was aborted, or its context overflowed and could not be compacted, or
 //! a UserPromptSubmit hook refused the prompt: its reason goes to stderr), 130 when `interrupt` fired (Ctrl-C): the run is then
 //! aborted (running tools are cancelled, their processes killed), and what it
-//! produced, the aborted answer included, is saved before returning.
+//! produced, the aborted answer included, is saved before returning (the
+//! binary then ends by the signal rather than with 130).
+//!
+//! A stderr that cannot be written loses what is said there, not the run:
+//! a failed write of a notice ended the run half-way, unsaved.
 //!
 //! A reader that closes stdout early (`--mode json | head -1`) ends the run
 //! the same way, saved, with status 141 (a shell's report of SIGPIPE): no one
@@ -54,8 +60,9 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 pub const EXIT_READER_GONE: u8 = 141;
 
 /// Runs `prompts` in order; returns the exit status (see the module docs).
-/// Stops after a run that ended in error. Fails only when `out` or `err`
-/// cannot be written.
+/// Stops after a run that ended in error. Fails only when `out` cannot be
+/// written, and not when its reader went away; what `err` cannot take is
+/// dropped.
 pub async fn run_print(
     session: &AgentSession,
     prompts: &[Message],
@@ -114,7 +121,7 @@ pub async fn run_print(
                         Err(PromptError::Aborted) => return Ok(sink.interrupted_status()),
                         // Refused (a hook's block says which and why).
                         Err(error) => {
-                            writeln!(sink.err, "{error}")?;
+                            sink.say(error);
                             return Ok(1);
                         }
                     }
@@ -138,8 +145,8 @@ pub async fn run_print(
                     _ => "error",
                 };
                 match &last.error_message {
-                    Some(message) => writeln!(sink.err, "{message}")?,
-                    None => writeln!(sink.err, "Request {reason}")?,
+                    Some(message) => sink.say(message),
+                    None => sink.say(format_args!("Request {reason}")),
                 }
             }
             1
@@ -158,9 +165,9 @@ pub async fn run_print(
                 // Nothing on stdout, exit 0: say why, or it reads as a
                 // silent failure; nor does a text cut short read as one.
                 if !said {
-                    writeln!(sink.err, "{}", why_no_text(last))?;
+                    sink.say(why_no_text(last));
                 } else if last.stop_reason == StopReason::Length {
-                    writeln!(sink.err, "{CUT_OFF}")?;
+                    sink.say(CUT_OFF);
                 }
             }
             0
@@ -246,10 +253,18 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     /// Shows an event: every one in JSON mode; the session's retries and
-    /// compactions on stderr in both.
+    /// compactions are logged in both. They went to stderr directly, headed
+    /// `coding-agent:` like a fatal error, and `CODING_AGENT_LOG=error` could
+    /// not silence them. Those that end the run in error (retries used up,
+    /// an overflow that could not be compacted) are errors, the rest
+    /// warnings.
     fn show(&mut self, event: &SessionEvent) -> io::Result<()> {
         if let Some(line) = event.describe() {
-            writeln!(self.err, "coding-agent: {line}")?;
+            if event.retries_exhausted() || event.overflow_recovery_failed() {
+                tracing::error!("{line}");
+            } else {
+                tracing::warn!("{line}");
+            }
         }
         if self.format == PrintFormat::Json {
             self.write_out(|out| writeln!(out, "{}", event.to_json()))?;
@@ -273,6 +288,11 @@ impl Sink<'_> {
             }
             result => result,
         }
+    }
+
+    /// Writes `line` to stderr, or nothing when it cannot be written.
+    fn say(&mut self, line: impl std::fmt::Display) {
+        let _ = writeln!(self.err, "{line}");
     }
 
     /// The status of a run that was stopped: by its reader or by Ctrl-C.
