@@ -46,6 +46,7 @@
 //! reach a model, so tests can drive the same path.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,6 +62,7 @@ use crate::compaction::CompactionSettings;
 use crate::recovery::RecoverySettings;
 use crate::retry::RetrySettings;
 use crate::sandbox::SandboxSettings;
+use crate::support::paths::home_dir;
 use crate::thinking::known_reasoning;
 
 /// Name of the environment variable that moves the agent directory.
@@ -72,13 +74,31 @@ pub const PROJECT_CONFIG_DIR: &str = ".coding-agent";
 /// The settings file's name, globally and per project.
 pub const SETTINGS_FILE: &str = "settings.json";
 
-/// The agent directory: `$CODING_AGENT_DIR`, else `~/.coding-agent`.
+/// The agent directory: `$CODING_AGENT_DIR`, else `~/.coding-agent` (the
+/// home from [`home_dir`]: `$HOME` when absolute, else the password
+/// database), else `/.coding-agent`.
 pub fn agent_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(AGENT_DIR_ENV).filter(|d| !d.is_empty()) {
+    agent_dir_in(std::env::var_os(AGENT_DIR_ENV), home_dir())
+}
+
+/// [`agent_dir`] of the variable's value `configured` and the user's
+/// `home`. Never a relative path: with `HOME` unset it was `./.coding-agent`,
+/// so a repository's `.coding-agent/settings.json` was read as the user's
+/// own, with no trust question, and its `allow` rules and `defaultMode:
+/// bypass` applied. With no home at all the agent directory is in `/`, as
+/// Docker and systemd give such a user `HOME=/`: a folder only the
+/// administrator can create, never a project's.
+fn agent_dir_in(configured: Option<OsString>, home: Option<PathBuf>) -> PathBuf {
+    if let Some(dir) = configured.filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-    home.join(".coding-agent")
+    let home = home.unwrap_or_else(|| {
+        tracing::warn!(
+            "no home directory (HOME is unset or not an absolute path, and this user has none in the password database): settings and sessions are kept in /{PROJECT_CONFIG_DIR}; set {AGENT_DIR_ENV} or HOME to an absolute path"
+        );
+        PathBuf::from("/")
+    });
+    home.join(PROJECT_CONFIG_DIR)
 }
 
 /// The project's configuration directory (`.coding-agent` in `cwd`); `None`
@@ -286,6 +306,42 @@ fn warn_of_pi_keys_not_read(path: &Path, json: &Value) {
     }
 }
 
+/// Said after what is wrong with a project's settings file that cannot be
+/// read, trusted or not.
+pub(crate) const UNREADABLE_PROJECT_FILE: &str = "(a project's settings that cannot be read may hold deny rules, so the agent does not start without them: fix the file or remove it)";
+
+/// The keys that choose the model and the endpoint, which an untrusted
+/// project's file does not set.
+const MODEL_CHOICE_KEYS: [&str; 3] = ["providers", "defaultProvider", "defaultModel"];
+
+/// Takes `keys` out of the settings file's `json`; what they held, for a
+/// warning: `providers evil, local` (sorted), `defaultModel qwen`, the
+/// JSON text of a value that is no string (`defaultModel 5`). `null`
+/// counts as unset.
+fn take_keys(json: &mut Value, keys: &[&str]) -> Vec<String> {
+    let Some(object) = json.as_object_mut() else {
+        return Vec::new();
+    };
+    let taken = keys
+        .iter()
+        .filter_map(|&key| Some((key, object.remove(key).filter(|v| !v.is_null())?)));
+    taken
+        .filter_map(|(key, value)| {
+            let shown = match &value {
+                Value::String(text) => text.clone(),
+                Value::Object(entries) if entries.is_empty() => return None,
+                Value::Object(entries) => {
+                    let mut names: Vec<&str> = entries.keys().map(String::as_str).collect();
+                    names.sort_unstable();
+                    names.join(", ")
+                }
+                other => other.to_string(),
+            };
+            Some(format!("{key} {shown}"))
+        })
+        .collect()
+}
+
 /// `over` laid on `base`: objects key by key, at every depth; anything else
 /// replaces.
 fn deep_merge(base: &mut Value, over: &Value) {
@@ -385,20 +441,27 @@ impl Settings {
         let Some(project_path) = project_settings_file(agent_dir, cwd) else {
             return Ok(settings);
         };
-        let mut project: Self = read_part(&project_path)?;
-        let project_json: Value = read_part(&project_path)?;
+        // A file that is not JSON stops the run, trusted or not: its deny
+        // rules cannot be read either, and an untrusted project still
+        // tightens the policy with them.
+        let mut project_json =
+            Value::Object(read_part(&project_path).map_err(|error| SettingsError {
+                reason: format!("{} {UNREADABLE_PROJECT_FILE}", error.reason),
+                ..error
+            })?);
         warn_of_pi_keys_not_read(&project_path, &project_json);
-        project.inherit_nested(&global_json, &project_json);
+        // The keys a project may not set are taken out before the rest is
+        // read, so that they are ignored whatever they hold: `"defaultModel":
+        // 5` in a cloned repository stopped the agent with a type error in
+        // a key it could not set.
+        //
         // A checked-out project must not send the tools (or ssh options such
         // as ProxyCommand, which run locally) anywhere: only the user's own
         // file says where they act. Nor add instructions for the model from
         // anywhere on the disk. Said, so that the user is not left wondering
         // why the tools run here.
-        for (key, set, flag) in [
-            ("remote", project.remote.take().is_some(), "--remote"),
-            ("skills", project.skills.take().is_some(), "--skill"),
-        ] {
-            if set {
+        for (key, flag) in [("remote", "--remote"), ("skills", "--skill")] {
+            if !take_keys(&mut project_json, &[key]).is_empty() {
                 tracing::warn!(
                     "{}: `{key}` is ignored: a project's settings cannot set it (set it in {}, or use {flag})",
                     project_path.display(),
@@ -407,7 +470,7 @@ impl Settings {
             }
         }
         if !trusted {
-            let ignored = project.take_model_choice();
+            let ignored = take_keys(&mut project_json, &MODEL_CHOICE_KEYS);
             if !ignored.is_empty() {
                 tracing::warn!(
                     "{} is not trusted, so it does not choose the model or where requests go (ignored: {}); trust the project with --trust",
@@ -416,6 +479,12 @@ impl Settings {
                 );
             }
         }
+        let mut project: Self =
+            serde_json::from_value(project_json.clone()).map_err(|e| SettingsError {
+                path: project_path.clone(),
+                reason: e.to_string(),
+            })?;
+        project.inherit_nested(&global_json, &project_json);
         // What the project's sandbox mode makes of the session is said with
         // its file's name (`crate::sandbox::AskedBy`).
         project.sandbox.project_file = Some(project_path);
@@ -472,24 +541,6 @@ impl Settings {
         if let Some(budgets) = merged(global, project, "thinkingBudgets") {
             self.thinking_budgets = Some(budgets);
         }
-    }
-
-    /// Takes out the keys that choose the model and the endpoint; what was
-    /// set, for the warning.
-    fn take_model_choice(&mut self) -> Vec<String> {
-        let mut ignored = Vec::new();
-        if !self.providers.is_empty() {
-            let names: Vec<&str> = self.providers.keys().map(String::as_str).collect();
-            ignored.push(format!("providers {}", names.join(", ")));
-            self.providers.clear();
-        }
-        if let Some(provider) = self.default_provider.take() {
-            ignored.push(format!("defaultProvider {provider}"));
-        }
-        if let Some(model) = self.default_model.take() {
-            ignored.push(format!("defaultModel {model}"));
-        }
-        ignored
     }
 
     /// Keys set in `over` win; providers are merged entry by entry; the
@@ -554,6 +605,27 @@ impl Settings {
             && builtin_provider(provider).is_none()
             && resolved.model.api == "openai-completions")
             .then(|| resolved.config.base_url.clone())
+    }
+
+    /// The model `provider` picks when no model is named: `defaultModel`
+    /// when it is the `defaultProvider`, else its own `defaultModel`.
+    pub fn default_model_of(&self, provider: &str) -> Option<String> {
+        match &self.default_provider {
+            Some(default) if default == provider => self.default_model.clone(),
+            _ => None,
+        }
+        .or_else(|| self.provider(provider)?.default_model)
+    }
+
+    /// The provider whose model `name` is ([`Settings::default_model_of`]),
+    /// `defaultProvider` first: `openai/gpt-oss-20b` of a vLLM or
+    /// OpenRouter provider is that provider's model, not `gpt-oss-20b` of
+    /// the built-in `openai`.
+    pub fn provider_with_model(&self, name: &str) -> Option<String> {
+        let default = self.default_provider.iter().cloned();
+        default
+            .chain(self.provider_names())
+            .find(|provider| self.default_model_of(provider).as_deref() == Some(name))
     }
 
     /// Every provider's name: the built-ins, then those of `providers`, sorted.
@@ -777,7 +849,9 @@ fn check_base_url(url: &str, origin: impl FnOnce() -> String) -> Result<(), Mode
 /// Picks the model: `--provider` (else `defaultProvider`, else `openai`, or
 /// `anthropic` when only `ANTHROPIC_API_KEY` is set), `--model` (else
 /// `defaultModel`, else the provider's), `--base-url` and `--api-key`
-/// overriding the provider's. `--model PROVIDER/ID` also picks the provider.
+/// overriding the provider's. Without `--provider`, `--model PROVIDER/ID`
+/// also picks the provider, unless the whole name is a model the settings
+/// give a provider ([`Settings::provider_with_model`]): that provider's.
 /// `env` reads environment variables (tests pass their own).
 pub fn resolve_model(
     flags: &ModelFlags,
@@ -788,6 +862,13 @@ pub fn resolve_model(
     let mut model_id = flags.model.clone();
     let mut provider_name = flags.provider.clone();
     if provider_name.is_none()
+        && let Some(name) = flags.model.as_deref()
+        && let Some(owner) = settings.provider_with_model(name)
+    {
+        // `--model openai/gpt-oss-20b` with a vLLM server's provider whose
+        // model that is went to api.openai.com, with OPENAI_API_KEY.
+        provider_name = Some(owner);
+    } else if provider_name.is_none()
         && let Some((prefix, id)) = flags.model.as_deref().and_then(|m| m.split_once('/'))
         && settings.provider(prefix).is_some()
     {
@@ -1133,6 +1214,48 @@ mod tests {
         );
     }
 
+    /// `--model openai/gpt-oss-20b`, the model of the default provider (a
+    /// vLLM server), switched to the built-in `openai`: the prompt went to
+    /// api.openai.com with OPENAI_API_KEY.
+    #[test]
+    fn a_model_a_provider_is_configured_with_wins_over_the_provider_prefix() {
+        let mut settings = local_settings();
+        settings.default_model = Some("openai/gpt-oss-20b".into());
+        settings.merge(
+            serde_json::from_str(
+                r#"{"providers":{"router":{"baseUrl":"http://router/v1","defaultModel":"anthropic/claude-x"}}}"#,
+            )
+            .unwrap(),
+        );
+        let model = |name: &str| {
+            let flags = ModelFlags {
+                model: Some(name.into()),
+                ..ModelFlags::default()
+            };
+            let resolved = resolve(flags, &settings, &[("OPENAI_API_KEY", "o")]).unwrap();
+            (resolved.model.provider, resolved.model.id)
+        };
+        let pair = |provider: &str, id: &str| (provider.to_owned(), id.to_owned());
+        assert_eq!(
+            model("openai/gpt-oss-20b"),
+            pair("local", "openai/gpt-oss-20b")
+        );
+        assert_eq!(
+            model("anthropic/claude-x"),
+            pair("router", "anthropic/claude-x")
+        );
+        // A model no provider is configured with: the prefix names one.
+        assert_eq!(model("openai/gpt-4o-mini"), pair("openai", "gpt-4o-mini"));
+        // `--provider` decides by itself.
+        let flags = ModelFlags {
+            model: Some("openai/gpt-oss-20b".into()),
+            ..provider_flag("openai")
+        };
+        let resolved = resolve(flags, &settings, &[("OPENAI_API_KEY", "o")]).unwrap();
+        assert_eq!(resolved.model.id, "openai/gpt-oss-20b");
+        assert_eq!(resolved.config.base_url, "https://api.openai.com/v1");
+    }
+
     #[test]
     fn project_settings_amend_global_ones_per_provider() {
         let mut settings = local_settings();
@@ -1191,6 +1314,16 @@ mod tests {
     /// The settings of a global file holding `global` and a project's
     /// holding `project`.
     fn load_files(global: &str, project: &str, trusted: bool) -> Settings {
+        try_load_files(global, project, trusted).unwrap()
+    }
+
+    /// [`Settings::load`] of a global file holding `global` and a
+    /// project's holding `project`.
+    fn try_load_files(
+        global: &str,
+        project: &str,
+        trusted: bool,
+    ) -> Result<Settings, SettingsError> {
         let dir = tempfile::tempdir().unwrap();
         let (agent, cwd) = (dir.path().join("agent"), dir.path().join("proj"));
         for (folder, text) in [
@@ -1200,7 +1333,38 @@ mod tests {
             std::fs::create_dir_all(&folder).unwrap();
             std::fs::write(folder.join(SETTINGS_FILE), text).unwrap();
         }
-        Settings::load(&agent, &cwd, trusted).unwrap()
+        Settings::load(&agent, &cwd, trusted)
+    }
+
+    /// `"defaultModel": 5` in an untrusted project stopped the run with
+    /// "invalid type: integer `5`, expected a string", in a key it cannot
+    /// set; trusted, the key is used, so the error stays.
+    #[test]
+    fn keys_a_project_cannot_set_are_ignored_whatever_they_hold() {
+        let project = r#"{"defaultModel":5,"defaultProvider":["x"],"providers":7,"remote":"x","skills":1,"retry":{"enabled":false}}"#;
+        let settings = load_files(r#"{"defaultModel":"qwen"}"#, project, false);
+        assert_eq!(settings.default_model.as_deref(), Some("qwen"));
+        assert_eq!(settings.default_provider, None);
+        assert_eq!(settings.retry.map(|r| r.enabled), Some(false));
+        let error = try_load_files("{}", project, true).unwrap_err();
+        assert!(error.reason.contains("invalid type"), "{error}");
+        // The keys an untrusted project may set are still checked.
+        let error = try_load_files("{}", r#"{"retry":{"enabled":"no"}}"#, false).unwrap_err();
+        assert!(error.reason.contains("invalid type"), "{error}");
+    }
+
+    /// A project file that is not JSON may hold deny rules, which apply
+    /// trusted or not: the run stops, saying why.
+    #[test]
+    fn an_unreadable_project_file_stops_the_run_even_untrusted() {
+        let error = try_load_files("{}", "{oops", false).unwrap_err();
+        assert!(error.path.ends_with(".coding-agent/settings.json"));
+        assert!(
+            error.reason.ends_with(
+                "(a project's settings that cannot be read may hold deny rules, so the agent does not start without them: fix the file or remove it)"
+            ),
+            "{error}"
+        );
     }
 
     /// A window of 0 compacted twice before every prompt, and a reserve of
@@ -1289,6 +1453,26 @@ mod tests {
             project_settings_file(&agent, &other),
             Some(other.join(PROJECT_CONFIG_DIR).join(SETTINGS_FILE))
         );
+    }
+
+    /// With `HOME` unset or empty the agent directory was `./.coding-agent`:
+    /// the repository's own settings, read as the user's.
+    #[test]
+    fn the_agent_directory_is_never_relative() {
+        let home = Some(PathBuf::from("/home/me"));
+        assert_eq!(
+            agent_dir_in(None, home.clone()),
+            Path::new("/home/me/.coding-agent")
+        );
+        assert_eq!(
+            agent_dir_in(Some("".into()), home),
+            Path::new("/home/me/.coding-agent")
+        );
+        assert_eq!(
+            agent_dir_in(Some("/elsewhere".into()), None),
+            Path::new("/elsewhere")
+        );
+        assert_eq!(agent_dir_in(None, None), Path::new("/.coding-agent"));
     }
 
     #[test]

@@ -150,3 +150,40 @@ fn a_line_nested_too_deep_gets_a_verdict_not_a_crash() {
         );
     }
 }
+
+/// With `HOME` unset, empty or relative (and no `CODING_AGENT_DIR`), the
+/// agent directory was `./.coding-agent`: a repository's own settings were
+/// read as the user's, so its `allow` rules and `defaultMode: bypass`
+/// applied with no trust question. The home is now the password
+/// database's (this reads, and never writes, the real user's agent
+/// directory, which trusts no temporary folder).
+#[test]
+fn a_missing_home_does_not_make_a_projects_settings_the_users() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".coding-agent")).unwrap();
+    std::fs::write(
+        work.path().join(".coding-agent/settings.json"),
+        json!({"permissions": {"allow": ["bash(touch:*)"], "defaultMode": "bypass"}}).to_string(),
+    )
+    .unwrap();
+    let touch = json!({"command": "touch /etc/x"}).to_string();
+    for home in [None, Some(""), Some("."), Some(".coding-agent")] {
+        let mut command = Command::new(BIN);
+        command
+            .args(["policy", "check", "bash", &touch])
+            .current_dir(work.path())
+            .env_remove("CODING_AGENT_DIR")
+            .stdin(Stdio::null());
+        match home {
+            Some(home) => command.env("HOME", home),
+            None => command.env_remove("HOME"),
+        };
+        let out = command.output().unwrap();
+        assert_eq!(verdict(&out)["decision"], "ask", "HOME={home:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is not trusted, so only its deny and ask rules apply"),
+            "HOME={home:?}: {stderr}"
+        );
+    }
+}

@@ -917,7 +917,7 @@ fn model_names_resolve_as_provider_slash_id_provider_default_model_or_current_pr
     let catalog = catalog("");
     let current = agent_ai::Model::new("gpt-4o", "openai", "openai-completions");
     let resolved = |name: &str| {
-        let flags = catalog.flags_for(name, &current, &only_openai_key).unwrap();
+        let flags = catalog.flags_for(name, &current).unwrap();
         (flags.provider.unwrap(), flags.model)
     };
     assert_eq!(

@@ -69,11 +69,7 @@ impl ModelCatalog {
             .into_iter()
             .filter_map(|name| {
                 let provider = self.settings.provider(&name)?;
-                let model = match &self.settings.default_provider {
-                    Some(default) if *default == name => self.settings.default_model.clone(),
-                    _ => None,
-                }
-                .or(provider.default_model.clone());
+                let model = self.settings.default_model_of(&name);
                 let flag_key = name == self.start_provider && self.flags.api_key.is_some();
                 let missing_key = match (&provider.api_key, &provider.api_key_env) {
                     (None, Some(var)) if !flag_key && env(var).is_none_or(|v| v.is_empty()) => {
@@ -103,30 +99,25 @@ impl ModelCatalog {
         provider == self.start_provider || self.settings.provider(provider).is_some()
     }
 
-    /// Resolves `/model NAME`: `PROVIDER/ID`; a provider name (its default
-    /// model); the default model of a listed provider; else a model id of
-    /// `current`'s provider (`Qwen/Qwen3-8B` of a local server: ids may hold
-    /// a `/`). A name with no model id in it (`fake/`, `/`) is refused.
-    pub fn flags_for(
-        &self,
-        name: &str,
-        current: &Model,
-        env: Env<'_>,
-    ) -> Result<ModelFlags, ModelError> {
+    /// Resolves `/model NAME`: a provider name (its default model); the
+    /// default model of a listed provider ([`Settings::provider_with_model`]:
+    /// `openai/gpt-oss-20b` of a vLLM server is not `gpt-oss-20b` of
+    /// `openai`); `PROVIDER/ID`; else a model id of `current`'s provider
+    /// (`Qwen/Qwen3-8B` of a local server: ids may hold a `/`). A name with
+    /// no model id in it (`fake/`, `/`) is refused.
+    pub fn flags_for(&self, name: &str, current: &Model) -> Result<ModelFlags, ModelError> {
         check_model_name(name)?;
-        let (provider, model) = match name.split_once('/') {
-            Some((provider, id)) if self.knows(provider) => {
-                check_model_name(id)?;
-                (provider.to_owned(), Some(id.to_owned()))
-            }
-            _ if self.knows(name) => (name.to_owned(), None),
-            _ => {
-                let owner = self
-                    .choices(env)
-                    .into_iter()
-                    .find(|c| c.model.as_deref() == Some(name))
-                    .map_or_else(|| current.provider.clone(), |c| c.provider);
-                (owner, Some(name.to_owned()))
+        let (provider, model) = if self.knows(name) {
+            (name.to_owned(), None)
+        } else if let Some(owner) = self.settings.provider_with_model(name) {
+            (owner, Some(name.to_owned()))
+        } else {
+            match name.split_once('/') {
+                Some((provider, id)) if self.knows(provider) => {
+                    check_model_name(id)?;
+                    (provider.to_owned(), Some(id.to_owned()))
+                }
+                _ => (current.provider.clone(), Some(name.to_owned())),
             }
         };
         let started_here = provider == self.start_provider;
@@ -186,7 +177,7 @@ impl ModelCatalog {
         env: Env<'_>,
         record: bool,
     ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
-        let flags = self.flags_for(name, &session.model(), env)?;
+        let flags = self.flags_for(name, &session.model())?;
         let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env)?;
         let provider = provider_for(&resolved)?;
         session.use_model(resolved.model.clone(), provider.clone(), record)?;
@@ -294,7 +285,7 @@ impl ModelCatalog {
             if choice.missing_key.is_some() || only.is_some_and(|name| name != choice.provider) {
                 continue;
             }
-            let Ok(flags) = self.flags_for(&choice.provider, current, env) else {
+            let Ok(flags) = self.flags_for(&choice.provider, current) else {
                 continue;
             };
             let resolved = match resolve_model(&flags, &self.settings, &self.settings_path, env) {
@@ -371,7 +362,7 @@ impl ModelCatalog {
             .iter()
             .filter_map(|name| {
                 let (name, level) = split_thinking(name).ok()?;
-                let flags = self.flags_for(name, &current, env).ok()?;
+                let flags = self.flags_for(name, &current).ok()?;
                 let resolved = resolve_model(&flags, &self.settings, &self.settings_path, env);
                 Some((resolved.ok()?.model, level))
             })
@@ -457,15 +448,37 @@ mod tests {
     fn the_provider_the_session_started_with_is_known_without_settings() {
         let catalog = started_with("myllm");
         let current = Model::new("other", "openai", "openai-completions");
-        let flags = catalog
-            .flags_for("myllm/qwen3:8b", &current, &|_| None)
-            .unwrap();
+        let flags = catalog.flags_for("myllm/qwen3:8b", &current).unwrap();
         assert_eq!(
             (flags.provider.as_deref(), flags.model.as_deref()),
             (Some("myllm"), Some("qwen3:8b"))
         );
         assert_eq!(flags.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
         assert!(catalog.knows("myllm") && catalog.knows("openai") && !catalog.knows("nope"));
+    }
+
+    /// `/model openai/gpt-oss-20b`, the default model of a vLLM server's
+    /// provider, switched to `gpt-oss-20b` of the built-in `openai`.
+    #[test]
+    fn a_providers_own_model_wins_over_the_provider_prefix() {
+        let catalog = ModelCatalog {
+            settings: serde_json::from_str(
+                r#"{"providers":{"vllm":{"baseUrl":"http://127.0.0.1:8000/v1","defaultModel":"openai/gpt-oss-20b"}}}"#,
+            )
+            .unwrap(),
+            ..started_with("vllm")
+        };
+        let current = Model::new("other", "vllm", "openai-completions");
+        let resolved = |name: &str| {
+            let flags = catalog.flags_for(name, &current).unwrap();
+            (flags.provider.unwrap(), flags.model.unwrap())
+        };
+        let pair = |provider: &str, id: &str| (provider.to_owned(), id.to_owned());
+        assert_eq!(
+            resolved("openai/gpt-oss-20b"),
+            pair("vllm", "openai/gpt-oss-20b")
+        );
+        assert_eq!(resolved("openai/gpt-4o"), pair("openai", "gpt-4o"));
     }
 
     /// `/model fake/` switched to the model id `""` (sent with every request,
@@ -479,7 +492,7 @@ mod tests {
         let current = Model::new("m", "fake", "openai-completions");
         let refused = |name: &str| {
             catalog
-                .flags_for(name, &current, &|_| None)
+                .flags_for(name, &current)
                 .map_err(|error| error.to_string())
                 .unwrap_err()
         };
@@ -509,9 +522,7 @@ mod tests {
             refused("fake:HIGH"),
             "\"fake:HIGH\": Invalid thinking level \"HIGH\". Valid values: off, minimal, low, medium, high, xhigh"
         );
-        let flags = catalog
-            .flags_for("Qwen/Qwen3-8B", &current, &|_| None)
-            .unwrap();
+        let flags = catalog.flags_for("Qwen/Qwen3-8B", &current).unwrap();
         assert_eq!(
             (flags.provider.as_deref(), flags.model.as_deref()),
             (Some("fake"), Some("Qwen/Qwen3-8B"))

@@ -19,7 +19,9 @@ use serde_json::Value;
 
 use super::policy::{Decision, Mode, Places, Policy, Rule, RuleError, RuleTexts, SandboxFacts};
 use super::trust::{Trust, TrustError};
-use crate::settings::{FileError, SETTINGS_FILE, project_settings_file, read_json_file};
+use crate::settings::{
+    FileError, SETTINGS_FILE, UNREADABLE_PROJECT_FILE, project_settings_file, read_json_file,
+};
 
 /// The `permissions` object of one settings file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -130,7 +132,14 @@ pub fn load_in(
     let global = read(&global_path)?;
     let project_path = project_settings_file(agent_dir, cwd);
     let project = match &project_path {
-        Some(path) => read(path)?,
+        // Its deny and ask rules apply trusted or not: without them, no run.
+        Some(path) => read(path).map_err(|error| match error {
+            GuardConfigError::File { path, reason } => GuardConfigError::File {
+                path,
+                reason: format!("{reason} {UNREADABLE_PROJECT_FILE}"),
+            },
+            other => other,
+        })?,
         None => PermissionSettings::default(),
     };
     let mut notices = Vec::new();
@@ -441,6 +450,21 @@ mod tests {
                 "{}: the permission rule `raed` names no tool this agent has (read, bash, edit, write, grep, find, ls, or mcp__SERVER__TOOL); it matches only a tool of that name",
                 d.agent.path().join(SETTINGS_FILE).display()
             )]
+        );
+    }
+
+    /// An untrusted project's deny rules apply: a file whose rules cannot
+    /// be read stops the run, saying why.
+    #[test]
+    fn an_unreadable_project_file_stops_the_run_saying_why() {
+        let d = dirs(&json!({}), &json!({}));
+        std::fs::write(project_file(d.project.path()), "{oops").unwrap();
+        assert_eq!(
+            load_error(&d).unwrap(),
+            format!(
+                "{}: permissions: key must be a string at line 1 column 2 {UNREADABLE_PROJECT_FILE}",
+                project_file(d.project.path()).display()
+            )
         );
     }
 

@@ -9,22 +9,27 @@ use std::path::{Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization;
 
-/// The user's home directory: `$HOME`, else (unset or empty, as under cron,
-/// systemd units and some containers) the user's entry in the password
-/// database, as Node's `os.homedir()` gives Pi: without it, `~/x` would be
-/// a folder named `~` in the working directory. `None` when neither names
-/// one.
+/// The user's home directory: `$HOME`, else (unset, empty or relative, as
+/// under cron, systemd units and some containers) the user's entry in the
+/// password database, as Node's `os.homedir()` gives Pi: without it, `~/x`
+/// would be a folder named `~` in the working directory. `None` when
+/// neither names one.
 pub fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .or_else(home_from_passwd)
+    home_from_env(std::env::var_os("HOME")).or_else(home_from_passwd)
+}
+
+/// `$HOME` (as `var` holds it) when it names a home: an absolute path. An
+/// empty or relative one is a folder of whatever the working directory is:
+/// with `HOME=` the agent directory became the repository's own
+/// `.coding-agent`, whose settings then applied as the user's, untrusted.
+fn home_from_env(var: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    var.map(PathBuf::from).filter(|home| home.is_absolute())
 }
 
 #[cfg(unix)]
 fn home_from_passwd() -> Option<PathBuf> {
     let user = nix::unistd::User::from_uid(nix::unistd::Uid::current()).ok()??;
-    (!user.dir.as_os_str().is_empty()).then_some(user.dir)
+    user.dir.is_absolute().then_some(user.dir)
 }
 
 #[cfg(not(unix))]
@@ -302,6 +307,17 @@ fn am_pm_variant(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `HOME=` and `HOME=.` name the working directory, not a home.
+    #[test]
+    fn only_an_absolute_home_variable_names_the_home() {
+        let home = |var: &str| home_from_env(Some(var.into()));
+        assert_eq!(home("/home/me"), Some(PathBuf::from("/home/me")));
+        assert_eq!(home(""), None);
+        assert_eq!(home("."), None);
+        assert_eq!(home("me"), None);
+        assert_eq!(home_from_env(None), None);
+    }
 
     #[test]
     fn a_configured_path_expands_its_tilde_only() {
