@@ -90,6 +90,41 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether `path` is this process's standard output, by any name
+/// (`/dev/stdout`, `/proc/self/fd/1`, the pipe's or terminal's own), by
+/// device and inode. A mode whose stdout carries something else refuses to
+/// export there: RPC `export_html` to `/dev/stdout` wrote the page into
+/// the protocol stream its client reads as JSON lines.
+pub fn is_stdout(path: &Path) -> bool {
+    is_one_of(path, [stdout_metadata()])
+}
+
+/// The metadata of this process's standard output.
+pub(crate) fn stdout_metadata() -> std::io::Result<std::fs::Metadata> {
+    use std::os::fd::AsFd as _;
+    std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|stdout| stdout.metadata())
+}
+
+/// Whether `path` names the same file (device and inode) as one of
+/// `files`.
+pub(crate) fn is_one_of(
+    path: &Path,
+    files: impl IntoIterator<Item = std::io::Result<std::fs::Metadata>>,
+) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(target) = std::fs::metadata(path) else {
+        return false;
+    };
+    files
+        .into_iter()
+        .flatten()
+        .any(|file| (file.dev(), file.ino()) == (target.dev(), target.ino()))
+}
+
 /// Writes `html` to `path`: a file is replaced whole or not at all; stdout,
 /// a pipe or a device (`/dev/stdout`, `/dev/null`) is written to as it is,
 /// having nothing a new file could be renamed over (the atomic write

@@ -444,6 +444,180 @@ fn a_slow_model_listing_does_not_hold_up_other_commands() {
     drop(held);
 }
 
+/// A `get_available_models` piped in just before the input closes is
+/// answered before the mode exits: the listing ran untracked, and the mode
+/// returned without its response whenever the endpoint was slower than the
+/// end of the input.
+#[test]
+fn a_model_listing_is_answered_before_the_mode_exits() {
+    let (sandbox, wire, server) = answering_ok();
+    // Takes the listing's connection and drops it a second later.
+    let slow = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let slow_url = format!("http://{}/v1", slow.local_addr().unwrap());
+    let held = std::thread::spawn(move || {
+        if let Some(connection) = slow.incoming().next() {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            drop(connection);
+        }
+    });
+    sandbox.write_global_settings(&json!({"providers": {
+        "slow": {"api": "openai-completions", "baseUrl": slow_url, "defaultModel": "m"}
+    }}));
+    let Rpc {
+        running,
+        mut stdin,
+        lines,
+    } = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut stdin,
+        &json!({"id": "l", "type": "get_available_models"}),
+    );
+    drop(stdin);
+    let written = rest(&lines);
+    let listed = written
+        .iter()
+        .find(|line| line["id"] == "l")
+        .unwrap_or_else(|| panic!("no response to get_available_models: {written:?}"));
+    assert_eq!(listed["success"], true, "{listed}");
+    assert!(running.finish().0.success());
+    held.join().unwrap();
+}
+
+/// Sends a prompt (with `behaviour` as its `streamingBehavior`) while the
+/// run before it is over for the client (`agent_end` written, `get_state`
+/// says it is not streaming) but its Stop hook still runs; returns the
+/// state read before the hook was let go and the model's requests.
+fn prompt_during_a_stop_hook(behaviour: Option<&str>) -> (Value, Vec<Value>) {
+    let (sandbox, wire, server) = answering_ok();
+    // The hook holds the run's tail until the test lets it go.
+    let go = sandbox.root.join("go");
+    let hook = format!(
+        "for _ in $(seq 600); do [ -e '{}' ] && break; sleep 0.05; done",
+        go.display()
+    );
+    sandbox.write_global_settings(&json!({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": hook, "timeout": 60}]}
+    ]}}));
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    let (_, first) = rpc.ask(json!({"id": "p1", "type": "prompt", "message": "first"}));
+    assert_eq!(first["success"], true, "{first}");
+    until_agent_end(&rpc.lines);
+    let (_, state) = rpc.ask(json!({"id": "s1", "type": "get_state"}));
+    assert_eq!(state["data"]["isStreaming"], false, "{state}");
+
+    let mut second = json!({"id": "p2", "type": "prompt", "message": "second"});
+    if let Some(behaviour) = behaviour {
+        second["streamingBehavior"] = json!(behaviour);
+    }
+    let (_, accepted) = rpc.ask(second);
+    assert_eq!(
+        accepted,
+        json!({"id": "p2", "type": "response", "command": "prompt", "success": true})
+    );
+    // The loop still answers while the hook runs.
+    let (_, waiting) = rpc.ask(json!({"id": "s2", "type": "get_state"}));
+    std::fs::write(&go, "").unwrap();
+    until_agent_end(&rpc.lines);
+    rpc.finish();
+    let bodies = server.requests().into_iter().map(|r| r.body).collect();
+    (waiting["data"].clone(), bodies)
+}
+
+/// The last user text of a chat completions request.
+fn last_user_text(body: &Value) -> String {
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    match &last["content"] {
+        Value::String(text) => text.clone(),
+        content => content.to_string(),
+    }
+}
+
+/// A prompt sent while only the previous run's Stop hook runs is taken at
+/// once and run when the hook is done: it froze every command for 5 s,
+/// then was refused as "already processing" though `get_state` had just
+/// said the agent was not streaming.
+#[test]
+fn a_prompt_during_a_stop_hook_runs_after_it() {
+    let (state, bodies) = prompt_during_a_stop_hook(None);
+    assert_eq!(state["pendingMessageCount"], 1, "{state}");
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    assert!(
+        last_user_text(&bodies[1]).contains("second"),
+        "{}",
+        bodies[1]
+    );
+}
+
+/// A follow-up sent while only the previous run's Stop hook runs is run
+/// when the hook is done: it was queued and never sent.
+#[test]
+fn a_follow_up_during_a_stop_hook_is_run_after_it() {
+    let (state, bodies) = prompt_during_a_stop_hook(Some("followUp"));
+    assert_eq!(state["pendingMessageCount"], 1, "{state}");
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    assert!(
+        last_user_text(&bodies[1]).contains("second"),
+        "{}",
+        bodies[1]
+    );
+}
+
+/// The wait before a retry is part of the run: switching models then is
+/// refused, as during the agent's turns. It was taken, and the retry went
+/// to the new model, one run split between two models in the file.
+#[test]
+fn switching_models_during_the_wait_before_a_retry_is_refused() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(
+        &json!({"retry": {"baseDelayMs": 60000, "provider": {"maxRetries": 0}}}),
+    );
+    let busy = r#"{"error":{"type":"overloaded_error","message":"busy"}}"#;
+    let server = ModelServer::start(move |_| Reply::Status(503, busy.to_owned()));
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "p", "type": "prompt", "message": "hi"}),
+    );
+    rpc.until(|line| line["type"] == "auto_retry_start");
+    let (_, set) =
+        rpc.ask(json!({"id": "m", "type": "set_model", "provider": "openai", "modelId": "gpt-4o"}));
+    let (_, cycled) = rpc.ask(json!({"id": "c", "type": "cycle_model"}));
+    for refused in [&set, &cycled] {
+        assert_eq!(refused["success"], false, "{refused}");
+        assert_eq!(
+            refused["error"], "cannot switch models while the agent is working",
+            "{refused}"
+        );
+    }
+    let (_, state) = rpc.ask(json!({"id": "s", "type": "get_state"}));
+    assert_eq!(state["data"]["model"]["id"], MODEL, "{state}");
+    send(&mut rpc.stdin, &json!({"id": "r", "type": "abort_retry"}));
+    rpc.until(|line| line["type"] == "auto_retry_end");
+    rpc.finish();
+}
+
+/// `export_html` refuses the mode's own stdout, by any name: the page went
+/// into the protocol stream, which the client reads as JSON lines.
+#[test]
+fn export_html_refuses_the_protocol_stream() {
+    let (sandbox, wire, server) = answering_ok();
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt("one");
+    for (id, path) in [("e1", "/dev/stdout"), ("e2", "/proc/self/fd/1")] {
+        // Every line is JSON (`ask` fails on one that is not).
+        let (_, refused) = rpc.ask(json!({"id": id, "type": "export_html", "outputPath": path}));
+        assert_eq!(refused["success"], false, "{refused}");
+        let error = refused["error"].as_str().unwrap();
+        assert!(
+            error.starts_with(&format!("Not exported: {path} is this process's stdout")),
+            "{error}"
+        );
+    }
+    rpc.finish();
+}
+
 /// A user command still running when a new session starts is recorded in
 /// the session it ran in: it was added to the new one, whose model read of
 /// a command the user ran elsewhere.

@@ -565,6 +565,15 @@ async fn prompt_while_streaming_needs_a_streaming_behavior() {
     );
     assert_eq!(
         client
+            .call(
+                json!({"id": 2, "type": "prompt", "message": "more", "streamingBehavior": "later"})
+            )
+            .await,
+        json!({"id": 2, "type": "response", "command": "prompt", "success": false,
+               "error": "Invalid streamingBehavior \"later\": expected \"steer\" or \"followUp\""})
+    );
+    assert_eq!(
+        client
             .call(json!({"id": 3, "type": "prompt", "message": "more", "streamingBehavior": "followUp"}))
             .await,
         json!({"id": 3, "type": "response", "command": "prompt", "success": true})
@@ -581,6 +590,85 @@ async fn prompt_while_streaming_needs_a_streaming_behavior() {
     // The aborted run did not take the follow-up; it is still queued.
     let state = client.call(json!({"id": 6, "type": "get_state"})).await;
     assert_eq!(state["data"]["pendingMessageCount"], 1);
+    assert_eq!(provider.requests().len(), 1);
+    client.finish().await;
+}
+
+/// A 1x1 PNG, base64.
+fn png_base64() -> String {
+    use base64::Engine;
+    let mut png = Vec::new();
+    image::RgbImage::new(1, 1)
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(png)
+}
+
+/// A prompt's images are checked as `read` checks an image file: one a
+/// provider would refuse gets an error naming it and why, and nothing is
+/// sent. Bad base64 was sent with every later request (a real API answers
+/// 400: the session was stuck), an image without its type was dropped
+/// without a word, and `images` that were no list were ignored.
+#[tokio::test]
+async fn a_prompt_with_an_image_a_provider_would_refuse_is_refused_naming_it() {
+    let fixture = Fixture::new();
+    let (session, provider) = fixture.session(&[], vec![reply(vec![text("a dot")])]);
+    let mut client = Client::start(session);
+    let png = png_base64();
+    let image = |data: &str, mime: &str| json!({"type": "image", "data": data, "mimeType": mime});
+    let cases = [
+        (
+            json!([image("notbase64!!!", "image/png")]),
+            "image 1 (image/png) cannot be sent: it is not valid base64",
+        ),
+        (
+            json!([image(&png, "image/png"), image("aGVsbG8=", "image/png")]),
+            "image 2 (image/png) cannot be sent: it is not a PNG, JPEG, GIF or WebP image",
+        ),
+        (
+            json!([image("iVBORw0KGgo=", "image/png")]),
+            "image 1 (image/png) cannot be sent: it cannot be decoded",
+        ),
+        (
+            json!([{"type": "image", "mimeType": "image/png"}]),
+            "image 1 (image/png) cannot be sent: it has no \"data\" (the image in base64)",
+        ),
+        (
+            json!("notalist"),
+            "Invalid command: \"images\" must be a list of images",
+        ),
+    ];
+    for (id, (images, error)) in cases.into_iter().enumerate() {
+        for kind in ["prompt", "steer", "follow_up"] {
+            let response = client
+                .call(json!({"id": id, "type": kind, "message": "see", "images": images}))
+                .await;
+            assert_eq!(response["success"], false, "{kind} {response}");
+            let said = response["error"].as_str().unwrap();
+            assert!(said.starts_with(error), "{kind}: {said}");
+        }
+    }
+    let state = client.call(json!({"id": "s", "type": "get_state"})).await;
+    assert_eq!(state["data"]["pendingMessageCount"], 0, "{state}");
+    assert_eq!(provider.requests().len(), 0);
+
+    // A PNG said to be a GIF, and one without its type, go as the PNGs
+    // their bytes are.
+    let images = json!([image(&png, "image/gif"), {"type": "image", "data": png}]);
+    client
+        .send(json!({"id": "p", "type": "prompt", "message": "see", "images": images}))
+        .await;
+    client.until(is_type("agent_end")).await;
+    let messages = client
+        .call(json!({"id": "m", "type": "get_messages"}))
+        .await;
+    let sent: Vec<&Value> = messages["data"]["messages"][0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|block| block["type"] == "image")
+        .collect();
+    assert_eq!(sent, [&image(&png, "image/png"), &image(&png, "image/png")]);
     assert_eq!(provider.requests().len(), 1);
     client.finish().await;
 }

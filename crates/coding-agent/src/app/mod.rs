@@ -542,6 +542,14 @@ impl AgentSession {
         lock(&self.inner.waiting).is_some()
     }
 
+    /// True while a run holds the model: the agent's turns, the wait before
+    /// a retry, a compaction. A model switch is refused then
+    /// ([`SetModelError::Running`]): taken during the wait before a retry,
+    /// the retry went to the new model, one run split between two.
+    pub fn is_working(&self) -> bool {
+        self.inner.agent.is_running() || self.is_waiting()
+    }
+
     /// True while a compaction runs.
     pub fn is_compacting(&self) -> bool {
         *lock(&self.inner.compacting)
@@ -819,7 +827,7 @@ impl AgentSession {
         provider: Arc<dyn Provider>,
         record: bool,
     ) -> Result<(), SetModelError> {
-        if self.inner.agent.is_running() {
+        if self.is_working() {
             return Err(SetModelError::Running);
         }
         let (provider_name, model_id) = (model.provider.clone(), model.id.clone());

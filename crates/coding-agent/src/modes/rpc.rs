@@ -9,8 +9,12 @@
 //! - `prompt` answers at once, then the run's events follow; while a run is
 //!   going, `prompt` needs `streamingBehavior` (`steer` or `followUp`),
 //!   except during a compaction alone (`compact`, or the automatic one
-//!   after a run's `agent_end`): the prompt then waits for it, as a
-//!   follow-up.
+//!   after a run's `agent_end`) or a run's tail (after its `agent_end`: Stop
+//!   hooks, saving), when `get_state` says it is not streaming: the prompt
+//!   then waits for it, as a follow-up, and so does a `steer` or
+//!   `follow_up` then. The `images` of `prompt`, `steer` and `follow_up`
+//!   are checked first, as `read` checks an image: one a provider would
+//!   refuse fails the command, naming it and why.
 //!   `abort` answers once the run has ended (its last events come first).
 //!   `bash` answers when the command is done; other commands are served meanwhile.
 //! - Commands are read from the start, while MCP servers start in the
@@ -36,8 +40,9 @@
 //!   `extension_ui_request` (see [`approval`]); `extension_ui_response`
 //!   answers it. The client's own `bash` command is not asked about (as in Pi).
 //!
-//! When stdin ends, the mode waits for the running prompt and bash commands to
-//! finish, writes what they produce, and returns.
+//! When stdin ends, the mode waits for the running prompt, the bash commands
+//! and the model listings to finish, writes what they produce (every
+//! command's response), and returns.
 //!
 //! When the caller's stop token fires (the binary's SIGINT, SIGTERM or SIGHUP),
 //! no further command is read: the running prompt is aborted (its tools are
@@ -46,17 +51,17 @@
 //! writes their last events and responses, and returns [`RpcEnd::Stopped`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use agent_ai::{ImageContent, Message};
+use agent_ai::Message;
 use agent_core::{AgentEvent, QueueMode, UpdateSink};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 pub mod approval;
+mod images;
 mod models;
 mod thinking;
 
@@ -148,6 +153,7 @@ pub async fn run_rpc_with(
         bash_cancel: stop.child_token(),
         bash_running: 0,
         bash_done,
+        listings: JoinSet::new(),
         later,
         later_responses,
         stop: stop.clone(),
@@ -157,7 +163,13 @@ pub async fn run_rpc_with(
     let mut stopping = false;
     let mut events_in_a_row = 0;
     loop {
-        if (stopping || !input_open) && server.run.is_none() && server.bash_running == 0 {
+        // A stop does not wait for the model listings: they are dropped
+        // with the server, unanswered.
+        if (stopping || !input_open)
+            && server.run.is_none()
+            && server.bash_running == 0
+            && (stopping || server.listings.is_empty())
+        {
             break;
         }
         // Events go first, but not for ever: a client reading slower than
@@ -184,6 +196,8 @@ pub async fn run_rpc_with(
             Some(request) = next_approval_request(&mut server.approvals) => {
                 server.write(&request).await?;
             }
+            // Its response was sent before it ended: written above.
+            Some(_) = server.listings.join_next(), if !server.listings.is_empty() => {}
             () = join(&mut server.run), if server.run.is_some() => {
                 if let Some(ended) = server.run.take() {
                     server.after_run(ended);
@@ -221,9 +235,11 @@ struct Run {
     ended: bool,
     /// Aborts it (`abort`, `new_session`; a child of the stop token).
     abort: CancellationToken,
-    /// Messages queued while it ran go out when it ends (a compaction's:
-    /// a prompt's run takes them itself, but may have taken the queue just
-    /// before one came during its compaction), unless it was aborted.
+    /// Messages queued while it ran go out when it ends, unless it was
+    /// aborted: set when one came while no turn of it was left to take it
+    /// (during a compaction, or its tail; see
+    /// [`Server::send_after_the_run`]). A prompt's turns take the messages
+    /// queued during them themselves.
     then_queued: bool,
     /// It is a compaction (`compact`): a prompt meanwhile waits for it.
     compaction: bool,
@@ -237,10 +253,6 @@ impl Run {
         self.task.is_finished() || self.ended
     }
 }
-
-/// How long a prompt waits for the previous run's tail (what runs after its
-/// `agent_end`) before it is refused as "already processing".
-const RUN_TAIL_GRACE: Duration = Duration::from_secs(5);
 
 /// Waits for the run, if any (its outcome is in its events).
 async fn join(run: &mut Option<Run>) {
@@ -274,6 +286,11 @@ struct Server<W> {
     bash_cancel: CancellationToken,
     bash_running: usize,
     bash_done: mpsc::UnboundedSender<BashDone>,
+    /// The `get_available_models` being answered (endpoints asked for their
+    /// lists): waited for when the input ends, as a run is. Untracked, the
+    /// response to `get_available_models` piped in just before the input
+    /// closed was lost whenever the mode returned before the listing did.
+    listings: JoinSet<()>,
     /// Responses written when their work ends: a compaction's, a tree
     /// move's, a prompt refused after it was accepted (a hook blocked it),
     /// the model list (endpoints asked for theirs).
@@ -316,22 +333,6 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
         }
         self.write(&event.to_json()).await
-    }
-
-    /// Lets the run's tail finish (at most [`RUN_TAIL_GRACE`]) and, once it
-    /// has, forgets the run and writes its last events.
-    async fn finish_tail(&mut self) -> std::io::Result<()> {
-        let Some(run) = &mut self.run else {
-            return Ok(());
-        };
-        if tokio::time::timeout(RUN_TAIL_GRACE, &mut run.task)
-            .await
-            .is_ok()
-        {
-            self.run = None;
-            self.drain_events().await?;
-        }
-        Ok(())
     }
 
     /// Writes the events already sent (after a run ended), then the
@@ -419,29 +420,33 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 let Some(message) = text("message") else {
                     return Ok(Some(missing(id, kind, "message")));
                 };
-                let message = AgentSession::user_message(message, images(command));
-                // The tail of a run that is over is waited for briefly
-                // instead of refusing the prompt. A retry wait or a
-                // compaction is not a tail.
-                if self.run.as_ref().is_some_and(Run::is_over) && !session.is_waiting() {
-                    self.finish_tail().await?;
-                }
+                let message = match images::user_message(message, command).await {
+                    Ok(message) => message,
+                    Err(error) => return Ok(Some(failure(id, kind, &error))),
+                };
                 if session.agent().is_running() || self.run.is_some() {
-                    let compacting = self.only_compacting();
+                    // A run whose turns are over (a compaction alone, or its
+                    // tail: Stop hooks, saving) is not streaming: the prompt
+                    // waits for it as a follow-up does, as the terminal UI
+                    // queues what is typed meanwhile. The client cannot see
+                    // when it will end; refused, it could only retry until
+                    // then (`docs/DEVIATIONS.md` M18). Waiting for the tail
+                    // here froze every command behind a slow Stop hook, and
+                    // the prompt was refused after all.
+                    let waits = !self.is_streaming();
                     let queued = match text("streamingBehavior") {
                         Some("steer") => session.steer(message).await,
                         Some("followUp") => session.follow_up(message).await,
-                        // A prompt during a compaction waits for it as a
-                        // follow-up does (as the terminal UI queues what is
-                        // typed meanwhile): the client cannot see when the
-                        // compaction will end, and refused it could only
-                        // retry until then (`docs/DEVIATIONS.md` M18).
-                        _ if compacting => session.follow_up(message).await,
-                        _ => return Ok(Some(failure(id, kind, ALREADY_PROCESSING))),
+                        Some(other) => {
+                            let error = format!(
+                                "Invalid streamingBehavior {other:?}: expected \"steer\" or \"followUp\""
+                            );
+                            return Ok(Some(failure(id, kind, &error)));
+                        }
+                        None if waits => session.follow_up(message).await,
+                        None => return Ok(Some(failure(id, kind, ALREADY_PROCESSING))),
                     };
-                    if let (true, Some(run)) = (compacting, &mut self.run) {
-                        run.then_queued = true;
-                    }
+                    self.send_after_the_run();
                     match queued {
                         Ok(()) => success(id, kind, None),
                         Err(refused) => failure(id, kind, &refused.to_string()),
@@ -457,12 +462,16 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 let Some(message) = text("message") else {
                     return Ok(Some(missing(id, kind, "message")));
                 };
-                let message = AgentSession::user_message(message, images(command));
+                let message = match images::user_message(message, command).await {
+                    Ok(message) => message,
+                    Err(error) => return Ok(Some(failure(id, kind, &error))),
+                };
                 let queued = if kind == "steer" {
                     session.steer(message).await
                 } else {
                     session.follow_up(message).await
                 };
+                self.send_after_the_run();
                 match queued {
                     Ok(()) => success(id, kind, None),
                     Err(refused) => failure(id, kind, &refused.to_string()),
@@ -603,7 +612,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                         // responses and an abort go on (switching models
                         // stays in order with the prompts around it).
                         let (session, later) = (session.clone(), self.later.clone());
-                        tokio::spawn(async move {
+                        self.listings.spawn(async move {
                             let models = models::available_models(&session, &catalog).await;
                             let listed = json!({"models": models});
                             let _ = later.send(success(id, "get_available_models", Some(listed)));
@@ -714,6 +723,18 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
             "export_html" => {
                 let path = text("outputPath").map(std::path::Path::new);
+                // The protocol stream is no place for the page (the
+                // terminal UI refuses its terminal likewise, M29).
+                if let Some(path) = path
+                    && crate::export::is_stdout(&session.cwd().join(path))
+                {
+                    let error = format!(
+                        "Not exported: {} is this process's stdout, which carries the RPC \
+                         responses and events; name a file",
+                        path.display()
+                    );
+                    return Ok(Some(failure(id, kind, &error)));
+                }
                 match session.export_html(path) {
                     Ok(path) => success(id, kind, Some(json!({"path": path}))),
                     Err(error) => {
@@ -793,6 +814,19 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         });
     }
 
+    /// Has the messages queued now sent when the run ends, when no turn of
+    /// it is left to take them: during a compaction alone or the run's tail
+    /// (Stop hooks, saving), when it is not streaming. A follow-up queued
+    /// during a slow Stop hook was never sent (`pendingMessageCount: 1`
+    /// for ever).
+    fn send_after_the_run(&mut self) {
+        if !self.is_streaming()
+            && let Some(run) = &mut self.run
+        {
+            run.then_queued = true;
+        }
+    }
+
     /// Whether all that runs is a compaction: `compact`, or the automatic
     /// one after a run's `agent_end` (the run's turns are over; what is
     /// queued now goes out when the compaction ends).
@@ -816,9 +850,9 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             && (self.session.agent().is_running() || !run.is_over() || self.session.is_waiting())
     }
 
-    /// After a run ended: the messages queued during it, when it was one
-    /// that does not take them itself (a compaction, or a prompt's run from
-    /// whose compaction they came too late: see [`Run::then_queued`]) and
+    /// After a run ended: the messages queued during it, when they came
+    /// after its turns (during a compaction or its tail: see
+    /// [`Run::then_queued`]) and
     /// was not aborted, go out as a run, as after an automatic compaction
     /// (they waited for the next prompt, or were lost when the input closed).
     /// A manual compaction's abort does not hold back the prompts that
@@ -836,9 +870,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             match session.send_queued().await {
                 Ok(_) => None,
                 Err(error) => {
-                    tracing::warn!(
-                        "the messages queued during the compaction were not sent: {error}"
-                    );
+                    tracing::warn!("the messages queued during the run were not sent: {error}");
                     None
                 }
             }
@@ -937,20 +969,6 @@ fn queue_mode_name(mode: QueueMode) -> &'static str {
         QueueMode::OneAtATime => "one-at-a-time",
         QueueMode::All => "all",
     }
-}
-
-/// The command's `images`, skipping any that are not Pi's `ImageContent`.
-fn images(command: &Value) -> Vec<ImageContent> {
-    command
-        .get("images")
-        .and_then(Value::as_array)
-        .map(|images| {
-            images
-                .iter()
-                .filter_map(|image| serde_json::from_value(image.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Drops `null` members: Pi's `undefined` fields are absent from its JSON.

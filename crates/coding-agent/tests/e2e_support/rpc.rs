@@ -58,10 +58,9 @@ impl Rpc {
     /// Runs `message` as a prompt and waits until the agent is idle again;
     /// returns what was written meanwhile.
     pub fn prompt(&mut self, message: &str) -> Vec<Value> {
-        // The previous run's tail is waited for only so long after
-        // `agent_end` (a compaction in it is waited for whole); past that
-        // the prompt is refused as "already processing" (Pi accepts it: a
-        // known gap), so it is sent again.
+        // A prompt during the previous run's tail or compaction waits for
+        // it; one during a retry wait after its `agent_end` is refused as
+        // "already processing" (as in Pi), so it is sent again.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut response;
         loop {

@@ -133,20 +133,13 @@ fn export(session: &AgentSession, path: Option<&str>) -> Vec<StyledLine> {
 /// (`/dev/tty`). `/export /dev/stdout` sprayed the HTML over the screen,
 /// said "Exported to /dev/stdout", and left it garbled until a resize.
 fn is_the_ui_terminal(path: &Path) -> bool {
-    use std::os::fd::AsFd as _;
-    use std::os::unix::fs::MetadataExt as _;
-    let Ok(target) = std::fs::metadata(path) else {
-        return false;
-    };
-    let stdout = std::io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .map(std::fs::File::from)
-        .and_then(|stdout| stdout.metadata());
-    [stdout, std::fs::metadata("/dev/tty")]
-        .into_iter()
-        .flatten()
-        .any(|ui| (ui.dev(), ui.ino()) == (target.dev(), target.ino()))
+    crate::export::is_one_of(
+        path,
+        [
+            crate::export::stdout_metadata(),
+            std::fs::metadata("/dev/tty"),
+        ],
+    )
 }
 
 /// `/fork`: the user messages of the branch, numbered for `/fork N`.

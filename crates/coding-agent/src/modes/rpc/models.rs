@@ -44,11 +44,12 @@ pub async fn set_model(
     switch(session, catalog, provider, model_id)
 }
 
-/// A switch during a run is refused (M20): said before the endpoints are
-/// asked for their lists, which took up to their timeout while every event,
-/// response and `abort` waited behind it, for a refusal.
+/// A switch during a run (the wait before a retry included) is refused
+/// (M20), as [`AgentSession::set_model`] refuses it: said before the
+/// endpoints are asked for their lists, which took up to their timeout
+/// while every event, response and `abort` waited behind it, for a refusal.
 fn refuse_while_running(session: &AgentSession) -> Result<(), String> {
-    if session.agent().is_running() {
+    if session.is_working() {
         return Err(SetModelError::Running.to_string());
     }
     Ok(())
