@@ -136,8 +136,47 @@ const REQUEST_SIZE_SPELLINGS: &[(&str, &str)] = &[
 /// do). The session learns from it how far its estimate of a request fell
 /// short.
 pub fn overflow_request_tokens(text: &str) -> Option<u64> {
+    count_between(text, REQUEST_SIZE_SPELLINGS)
+}
+
+/// Where servers that refuse an overlong request say how large their
+/// context window is: the text just before the count and just after it
+/// (lower-case).
+const WINDOW_SPELLINGS: &[(&str, &str)] = &[
+    // llama.cpp: "request (9554 tokens) exceeds the available context size (8000 tokens)"
+    ("available context size (", " tokens)"),
+    // OpenAI, vLLM, OpenRouter: "This model's maximum context length is 8192 tokens"
+    ("maximum context length is ", " tokens"),
+    // Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
+    (" tokens > ", " maximum"),
+    // xAI: "This model's maximum prompt length is 131072 but the request contains"
+    ("maximum prompt length is ", " but"),
+    // Gemini: "exceeds the maximum number of tokens allowed (1048575)"
+    ("maximum number of tokens allowed (", ")"),
+    // GitHub Copilot: "prompt token count of 60000 exceeds the limit of 32768"
+    ("exceeds the limit of ", ""),
+    // Mistral: "too large for model with 32768 maximum context length"
+    ("too large for model with ", " maximum context length"),
+    // vLLM: "is longer than the maximum model length of 8192."
+    ("maximum model length of ", ""),
+    // LM Studio: "loaded with context length of only 4096 tokens"
+    ("context length of only ", " tokens"),
+];
+
+/// The context window, in tokens, an overflow error says the server has,
+/// when it says (llama.cpp, OpenAI, vLLM, Anthropic, xAI, Gemini, Copilot,
+/// Mistral and LM Studio do). A server started with a smaller window than
+/// the client assumes refuses every request past it: the session compacts
+/// for the window stated instead.
+pub fn overflow_context_window(text: &str) -> Option<u64> {
+    count_between(text, WINDOW_SPELLINGS)
+}
+
+/// The first count in `text` (compared in lower case) found between one of
+/// the `(before, after)` spellings.
+fn count_between(text: &str, spellings: &[(&str, &str)]) -> Option<u64> {
     let lower = text.to_lowercase();
-    REQUEST_SIZE_SPELLINGS.iter().find_map(|(before, after)| {
+    spellings.iter().find_map(|(before, after)| {
         lower.match_indices(before).find_map(|(at, _)| {
             let rest = &lower[at + before.len()..];
             let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
@@ -307,6 +346,57 @@ mod tests {
             "400 This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
         ] {
             assert_eq!(overflow_request_tokens(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_servers_window_is_read_where_the_error_gives_it() {
+        let stated = [
+            (
+                "400 exceed_context_size_error: request (9554 tokens) exceeds the available context size (8000 tokens), try increasing it",
+                8000,
+            ),
+            (
+                "400 This model's maximum context length is 8192 tokens. However, your messages resulted in 10000 tokens.",
+                8192,
+            ),
+            (
+                "400 invalid_request_error: prompt is too long: 213462 tokens > 200000 maximum",
+                200_000,
+            ),
+            (
+                "400 This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+                131_072,
+            ),
+            (
+                "400 The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
+                1_048_575,
+            ),
+            (
+                "400 prompt token count of 60000 exceeds the limit of 32768",
+                32_768,
+            ),
+            (
+                "400 Prompt contains 40000 tokens, too large for model with 32768 maximum context length",
+                32_768,
+            ),
+            (
+                "400 The decoder prompt (length 9000) is longer than the maximum model length of 8192.",
+                8192,
+            ),
+            (
+                "400 The model is loaded with context length of only 4096 tokens, which is not enough for this request.",
+                4096,
+            ),
+        ];
+        for (text, window) in stated {
+            assert_eq!(overflow_context_window(text), Some(window), "{text}");
+        }
+        for text in [
+            "400 exceed_context_size_error: the request exceeds the available context size, try increasing it",
+            "400 prompt too long; exceeded max context length by 1024 tokens",
+        ] {
+            assert_eq!(overflow_context_window(text), None, "{text}");
         }
     }
 

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_ai::overflow::{is_context_overflow, overflow_request_tokens};
+use agent_ai::overflow::{is_context_overflow, overflow_context_window, overflow_request_tokens};
 use agent_ai::{AssistantMessage, Message, Model, StopReason};
 use agent_core::{AgentError, AgentEvent};
 
@@ -38,7 +38,7 @@ use crate::app::AgentSession;
 use crate::compaction::{
     CompactionError, CompactionSettings, DEFAULT_CONTEXT_WINDOW, known_context_window,
 };
-use crate::retry::{RetrySettings, is_retryable};
+use crate::retry::RetrySettings;
 use crate::session_event::{CompactionReason, SessionEvent};
 use crate::support::sync::lock;
 
@@ -78,7 +78,8 @@ enum Next {
     OverflowAgain,
     /// Wait this long, then ask again.
     Retry(Duration),
-    /// The retries are used up.
+    /// The retries are used up: the last failure, held back from the
+    /// session file while a retry could replace it, is saved now.
     RetriesExhausted,
     /// Compact because the context is nearly full.
     Compact,
@@ -126,20 +127,17 @@ impl Chain {
                 Next::RecoverOverflow
             };
         }
-        if settings.retry.enabled && is_retryable(answer, Some(window)) {
+        // The rule that kept the answer out of the session file
+        // (`RetrySettings::retry_delay`). One not retried at all (a server
+        // asking for a longer wait than a retry may take) was saved as it
+        // came, and the run ends with its error, which says how long.
+        if let Some(delay) = settings
+            .retry
+            .retry_delay(answer, Some(window), self.attempt + 1)
+        {
             if self.attempt >= settings.retry.max_retries {
                 return Next::RetriesExhausted;
             }
-            let asked = answer.error_kind.as_ref().and_then(|k| k.retry_after());
-            let Some(delay) = settings.retry.delay(self.attempt + 1, asked) else {
-                // The server asked for a longer wait than a retry may take:
-                // the run ends with its error, which says how long.
-                return if self.attempt > 0 {
-                    Next::RetriesExhausted
-                } else {
-                    Next::Stop
-                };
-            };
             self.attempt += 1;
             return Next::Retry(delay);
         }
@@ -208,7 +206,8 @@ pub(crate) async fn run_messages(
         match next {
             Next::Stop => {
                 // Retries under way end with a failure that is not retried
-                // (a 400 after a 503, or retries switched off meanwhile):
+                // (a 400 after a 503, a 429 asking for a longer wait, or
+                // retries switched off meanwhile):
                 // say so, or a client waits on its "retrying" for ever.
                 let attempt = std::mem::take(&mut lock(&chain).attempt);
                 if attempt > 0 {
@@ -255,6 +254,9 @@ pub(crate) async fn run_messages(
                 drop_failed_answer(session);
                 if let Some(said) = overflow_request_tokens(&error) {
                     session.learn_request_size(said);
+                }
+                if let Some(stated) = overflow_context_window(&error) {
+                    adopt_server_window(session, stated);
                 }
                 let outcome = session
                     .start_compaction(CompactionReason::Overflow, None)
@@ -440,6 +442,22 @@ fn too_small_for_the_window(session: &AgentSession) -> String {
     )
 }
 
+/// Compacts for the window a refusal `stated` the server has, when it is
+/// smaller than the one assumed (settings, the known table, else 128,000),
+/// until the model changes; says so once (later refusals state the same).
+/// A llama.cpp started with 8,000 tokens refused each request past them,
+/// while the session, planning for 128,000, found nothing to compact.
+fn adopt_server_window(session: &AgentSession, stated: u64) {
+    let assumed = session.context_window();
+    if stated >= assumed {
+        return;
+    }
+    tracing::warn!(
+        "the server's context size is {stated} tokens, less than the {assumed} assumed: compacting for {stated} from now on (set the provider's contextWindow to {stated} to compact in time from the start)"
+    );
+    session.set_context_window(Some(stated));
+}
+
 /// Puts a failed answer [`drop_failed_answer`] took out back at the end of
 /// the context.
 fn put_back(session: &AgentSession, answer: AssistantMessage) {
@@ -552,10 +570,11 @@ mod tests {
             chain.next(&limited(30), &settings, 100_000, 10),
             Next::Retry(Duration::from_secs(30))
         );
-        // After a retry began, its end is reported.
+        // After a retry began, the run ends too (reporting the retries'
+        // end); the answer was saved as it came.
         assert_eq!(
             chain.next(&limited(86_400), &settings, 100_000, 10),
-            Next::RetriesExhausted
+            Next::Stop
         );
     }
 

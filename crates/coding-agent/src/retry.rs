@@ -67,6 +67,29 @@ impl RetrySettings {
             None => Some(backoff),
         }
     }
+
+    /// The wait before retry `attempt` (1 for the first) of a turn that
+    /// ended in `message`, or `None` when such a turn is not asked again at
+    /// all: retries off or none allowed, a failure that is not transient
+    /// ([`is_retryable`]), or a server asking for a longer wait than
+    /// `maxDelayMs`. Counting the retries made is the caller's.
+    ///
+    /// The one rule for both the session's retries and what its file
+    /// holds back: a failed answer is saved only once no retry replaces
+    /// it. Decided apart, a 429 asking for 120s was held back as "to be
+    /// retried", then not retried, and the prompt never reached the file.
+    pub fn retry_delay(
+        &self,
+        message: &AssistantMessage,
+        context_window: Option<u64>,
+        attempt: u32,
+    ) -> Option<Duration> {
+        if !self.enabled || self.max_retries == 0 || !is_retryable(message, context_window) {
+            return None;
+        }
+        let asked = message.error_kind.as_ref().and_then(|k| k.retry_after());
+        self.delay(attempt, asked)
+    }
 }
 
 /// Whether a turn that ended in `message` is worth asking again: it failed,
@@ -125,6 +148,36 @@ mod tests {
             Some(Duration::from_secs(60))
         );
         assert_eq!(settings.delay(1, Some(Duration::from_secs(86_400))), None);
+    }
+
+    #[test]
+    fn a_turn_is_retried_only_when_a_retry_is_allowed_and_soon_enough() {
+        let settings = RetrySettings::default();
+        let busy = failed("503 unavailable", status(503));
+        assert_eq!(
+            settings.retry_delay(&busy, None, 1),
+            Some(Duration::from_secs(2))
+        );
+        let limited = |after: u64| {
+            failed(
+                "429 rate limited",
+                ErrorKind::Status {
+                    status: 429,
+                    error_type: None,
+                    retry_after: Some(Duration::from_secs(after)),
+                },
+            )
+        };
+        assert_eq!(
+            settings.retry_delay(&limited(30), None, 1),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(settings.retry_delay(&limited(120), None, 1), None);
+        let none = RetrySettings {
+            max_retries: 0,
+            ..RetrySettings::default()
+        };
+        assert_eq!(none.retry_delay(&busy, None, 1), None);
     }
 
     #[test]

@@ -150,7 +150,7 @@ fn stream_cut_mid_tool_call_is_retried(wire: Wire) {
     );
     assert!(!sandbox.work.join("ran-partial-call").exists());
     assert!(
-        stderr.contains("coding-agent: Retrying (1/3) in 1s: Connection"),
+        stderr.contains("Warning: Retrying (1/3) in 1s: Connection"),
         "{stderr}"
     );
     // The retry did not send the failed answer.
@@ -323,13 +323,48 @@ fn retries_used_up_end_the_run_and_save_the_last_failure() {
     assert_eq!(status.code(), Some(1));
     assert_eq!(server.requests().len(), 4);
     assert!(
-        stderr
-            .contains("coding-agent: Retry failed after 3 attempts: 503 overloaded_error: busy\n"),
+        stderr.contains("Error: Retry failed after 3 attempts: 503 overloaded_error: busy\n"),
         "{stderr}"
     );
     let lines = only_session_file(&sandbox);
     assert_eq!(session_roles(&lines), ["user", "assistant"]);
     assert_eq!(lines.last().unwrap()["message"]["stopReason"], "error");
+}
+
+/// A prompt refused with a longer `retry-after` than a retry may wait is
+/// not retried, and it stays in the session with its failed answer, as a
+/// 400's does: it was lost (no session file at all for a first prompt), so
+/// `--continue` went on without it.
+#[test]
+fn a_prompt_refused_for_longer_than_a_retry_waits_is_saved_with_its_error() {
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |request| match request.index {
+        0 => Reply::RateLimitedFor(120),
+        _ => Reply::Events(Wire::OpenAi.events(&Answer::text(&["ok"]))),
+    });
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["-p", "P1"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("retry after 120s"), "{stderr}");
+    let lines = only_session_file(&sandbox);
+    assert_eq!(session_roles(&lines), ["user", "assistant"]);
+    assert_eq!(lines.last().unwrap()["message"]["stopReason"], "error");
+
+    let mut command = sandbox.command(Wire::OpenAi, &server);
+    command.args(["-c", "-p", "P2"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "ok\n"),
+        "{stderr}"
+    );
+    let lines = only_session_file(&sandbox);
+    assert_eq!(
+        session_roles(&lines),
+        ["user", "assistant", "user", "assistant"]
+    );
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
@@ -350,8 +385,8 @@ fn the_provider_retries_twice_inside_each_of_the_sessions_four_attempts() {
         (
             count("Warning: Retrying the request (1/2)"),
             count("Warning: Retrying the request (2/2)"),
-            count("coding-agent: Retrying ("),
-            count("coding-agent: Retry failed after 3 attempts"),
+            count("Warning: Retrying ("),
+            count("Error: Retry failed after 3 attempts"),
         ),
         (4, 4, 3, 1),
         "{stderr}"
@@ -1053,10 +1088,7 @@ fn a_second_overflow_ends_the_run_with_a_clear_message() {
             message.starts_with("Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model. The model's context window is 4000 tokens; the system prompt and tool definitions take about "),
             "{message}"
         );
-        assert!(
-            stderr.contains(&format!("coding-agent: {message}\n")),
-            "{stderr}"
-        );
+        assert!(stderr.contains(&format!("Error: {message}\n")), "{stderr}");
     }
 }
 
@@ -1307,6 +1339,52 @@ fn an_overflow_with_nothing_to_compact_says_what_fills_the_window() {
     assert!(messages < 100, "one short prompt: {message}");
     assert!(message.ends_with("(--tools)."), "{message}");
     assert!(stderr.contains(&message), "{stderr}");
+}
+
+/// A server started with a smaller window than the one assumed (no
+/// `contextWindow` setting: 128,000 tokens for an unknown model) refuses a
+/// request and says its context size, as llama.cpp does. The session
+/// compacts for the window the server stated from then on, and says so
+/// once. Compacting for 128,000 found nothing to compact, the advice asked
+/// for a larger window, and every later prompt failed the same way.
+#[test]
+fn an_overflow_stating_a_smaller_server_window_is_compacted_for_that_window() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(&sandbox, FAST_RETRY);
+    let server = ModelServer::start(move |request| {
+        let tokens = request_tokens(request);
+        if tokens > 8000 {
+            return Reply::Status(
+                400,
+                format!(
+                    r#"{{"error":{{"code":400,"type":"exceed_context_size_error","message":"request ({tokens} tokens) exceeds the available context size (8000 tokens), try increasing it"}}}}"#
+                ),
+            );
+        }
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "SUMMARY");
+        }
+        Reply::Events(wire.events(&Answer::text(&["answered"])))
+    });
+    let prompts: Vec<String> = (1..=6)
+        .map(|n| big_prompt(&format!("prompt-{n}"), 1500))
+        .collect();
+    let mut command = sandbox.command(wire, &server);
+    command.arg("-p").args(&prompts);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    let said = "the server's context size is 8000 tokens, less than the 128000 assumed";
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
+    assert!(stderr.contains("contextWindow"), "{stderr}");
+    let requests = server.requests();
+    assert!(requests.iter().any(|r| is_summary_request(wire, r)));
+    let last = requests.last().unwrap();
+    assert!(request_tokens(last) <= 8000);
+    assert_eq!(
+        wire.transcript(&last.body).last().unwrap(),
+        &format!("user: {}", prompts[5])
+    );
 }
 
 /// Queues "queued msg" while something runs: as a follow-up, or as a

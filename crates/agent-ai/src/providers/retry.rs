@@ -72,19 +72,24 @@ impl RetryPolicy {
 
     /// The wait before retry number `retry` (1 for the first retry): the
     /// server's `retry-after` when it sent one, else `base_delay * 2^(retry-1)`
-    /// capped at `max_delay`. [`GiveUp`] when `max_retries` retries were made
-    /// already, or the server asks for longer than `max_delay`.
+    /// capped at `max_delay`. [`GiveUp`] when the server asks for longer
+    /// than `max_delay`, or `max_retries` retries were made already. The
+    /// wait is checked first: with no retries allowed, the error of a 429
+    /// asking for 120s said nothing of it, though no retry would ever pass
+    /// that soon.
     pub fn delay(&self, retry: u32, server_asked: Option<Duration>) -> Result<Duration, GiveUp> {
+        if let Some(asked) = server_asked
+            && asked > self.max_delay
+        {
+            return Err(GiveUp::TooLong {
+                asked,
+                max: self.max_delay,
+            });
+        }
         if retry > self.max_retries {
             return Err(GiveUp::Exhausted(retry.saturating_sub(1)));
         }
         if let Some(asked) = server_asked {
-            if asked > self.max_delay {
-                return Err(GiveUp::TooLong {
-                    asked,
-                    max: self.max_delay,
-                });
-            }
             return Ok(asked);
         }
         let factor = 2u32.saturating_pow(retry.saturating_sub(1));
@@ -267,6 +272,14 @@ mod tests {
         assert_eq!(
             too_long.unwrap_err().to_string(),
             "the server asked to retry after 61s, longer than the 60s this client waits at most"
+        );
+        // Also with no retries allowed (or left): the error names the wait.
+        assert_eq!(
+            RetryPolicy::none().delay(1, Some(Duration::from_secs(120))),
+            Err(GiveUp::TooLong {
+                asked: Duration::from_secs(120),
+                max: Duration::from_secs(60)
+            })
         );
     }
 

@@ -51,7 +51,6 @@ pub use crate::hooks::prompt::PromptError;
 use crate::hooks::prompt::PromptHooks;
 use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::recovery::RecoverySettings;
-use crate::retry::is_retryable;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
 use crate::session_event::{CompactionReason, Listener, SessionEvent, SessionEvents, Updates};
@@ -1014,10 +1013,14 @@ impl AgentSession {
         })
     }
 
-    /// Whether a failed answer will be asked again (so it is not saved yet).
+    /// Whether a failed answer will be asked again (so it is not saved yet),
+    /// by the rule the retries follow
+    /// ([`crate::retry::RetrySettings::retry_delay`]).
     fn will_retry(&self, answer: &agent_ai::AssistantMessage) -> bool {
-        let settings = self.recovery();
-        settings.retry.enabled && is_retryable(answer, Some(settings.window_for(&self.model())))
+        self.recovery()
+            .retry
+            .retry_delay(answer, Some(self.context_window()), 1)
+            .is_some()
     }
 
     /// Runs `message` as a prompt until the agent is done, retrying failed

@@ -57,6 +57,9 @@ pub enum Reply {
     /// A rate-limited API's refusal (429, retry at once), then the
     /// connection closes.
     RateLimited,
+    /// A rate limit's refusal (429) asking to retry after this many
+    /// seconds, then the connection closes.
+    RateLimitedFor(u64),
     /// `200 OK` with these events, then the connection closes without
     /// ending the body: a stream cut mid-answer.
     Cut(Vec<String>),
@@ -211,6 +214,17 @@ fn serve(stream: TcpStream, shared: &Shared) {
             }
             Reply::RateLimited => {
                 let _ = write_rate_limited(&mut writer);
+                return;
+            }
+            Reply::RateLimitedFor(seconds) => {
+                let body =
+                    r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#;
+                let _ = write!(
+                    writer,
+                    "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: {seconds}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = writer.flush();
                 return;
             }
             Reply::Cut(events) => {
