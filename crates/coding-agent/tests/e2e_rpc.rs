@@ -485,9 +485,10 @@ fn a_model_listing_is_answered_before_the_mode_exits() {
 
 /// Sends a prompt (with `behaviour` as its `streamingBehavior`) while the
 /// run before it is over for the client (`agent_end` written, `get_state`
-/// says it is not streaming) but its Stop hook still runs; returns the
-/// state read before the hook was let go and the model's requests.
-fn prompt_during_a_stop_hook(behaviour: Option<&str>) -> (Value, Vec<Value>) {
+/// says it is not streaming) but its Stop hook still runs: the loop keeps
+/// answering, holds the prompt as pending, and sends it once the hook is
+/// done.
+fn prompt_during_a_stop_hook_runs_after_it(behaviour: Option<&str>) {
     let (sandbox, wire, server) = answering_ok();
     // The hook holds the run's tail until the test lets it go.
     let go = sandbox.root.join("go");
@@ -519,8 +520,15 @@ fn prompt_during_a_stop_hook(behaviour: Option<&str>) -> (Value, Vec<Value>) {
     std::fs::write(&go, "").unwrap();
     until_agent_end(&rpc.lines);
     rpc.finish();
-    let bodies = server.requests().into_iter().map(|r| r.body).collect();
-    (waiting["data"].clone(), bodies)
+    let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    let state = &waiting["data"];
+    assert_eq!(state["pendingMessageCount"], 1, "{state}");
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    assert!(
+        last_user_text(&bodies[1]).contains("second"),
+        "{}",
+        bodies[1]
+    );
 }
 
 /// The last user text of a chat completions request.
@@ -539,28 +547,14 @@ fn last_user_text(body: &Value) -> String {
 /// said the agent was not streaming.
 #[test]
 fn a_prompt_during_a_stop_hook_runs_after_it() {
-    let (state, bodies) = prompt_during_a_stop_hook(None);
-    assert_eq!(state["pendingMessageCount"], 1, "{state}");
-    assert_eq!(bodies.len(), 2, "{bodies:?}");
-    assert!(
-        last_user_text(&bodies[1]).contains("second"),
-        "{}",
-        bodies[1]
-    );
+    prompt_during_a_stop_hook_runs_after_it(None);
 }
 
 /// A follow-up sent while only the previous run's Stop hook runs is run
 /// when the hook is done: it was queued and never sent.
 #[test]
 fn a_follow_up_during_a_stop_hook_is_run_after_it() {
-    let (state, bodies) = prompt_during_a_stop_hook(Some("followUp"));
-    assert_eq!(state["pendingMessageCount"], 1, "{state}");
-    assert_eq!(bodies.len(), 2, "{bodies:?}");
-    assert!(
-        last_user_text(&bodies[1]).contains("second"),
-        "{}",
-        bodies[1]
-    );
+    prompt_during_a_stop_hook_runs_after_it(Some("followUp"));
 }
 
 /// The wait before a retry is part of the run: switching models then is

@@ -128,6 +128,19 @@ pub fn compact(event: &AgentEvent) -> String {
     }
 }
 
+/// The events of a run of the prompt `go` answered once, without a tool
+/// call (the answer's message events as a scripted provider gives them).
+pub const ANSWERED_GO: [&str; 8] = [
+    "agent_start",
+    "turn_start",
+    "message_start(user go)",
+    "message_end(user go)",
+    "message_start(assistant)",
+    "message_end(assistant)",
+    "turn_end(0 results)",
+    "agent_end(2 messages)",
+];
+
 /// The compact lines of the events a streamed assistant message with these
 /// block kinds produces (`text`, `toolcall`, `thinking`).
 pub fn streamed_assistant(blocks: &[&str]) -> Vec<String> {
