@@ -5,9 +5,14 @@
 //!
 //! The HTTP providers set [`AssistantMessage::error_kind`](crate::AssistantMessage::error_kind)
 //! from the transport error or the server's answer; [`ErrorKind::is_transient`]
-//! is the one judgement of "not now" versus "never".
+//! is the one judgement of "not now" versus "never", and
+//! [`ErrorKind::is_retryable`] the one judgement of "send it again as it
+//! is", for the provider's retries of a request and the session's retries
+//! of a turn alike.
 
 use std::time::Duration;
+
+use crate::overflow::is_overflow_error;
 
 /// Why a response failed, as far as the provider could tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,14 +75,25 @@ impl ErrorKind {
                 let exhausted = error_type
                     .as_deref()
                     .is_some_and(|kind| EXHAUSTED_ERROR_TYPES.contains(&kind));
-                !exhausted
-                    && (matches!(status, 408 | 429 | 500..=599)
-                        || transient_type(error_type.as_deref()))
+                !exhausted && (transient_status(*status) || transient_type(error_type.as_deref()))
             }
             ErrorKind::Provider { busy } => *busy,
             ErrorKind::Connection | ErrorKind::Timeout => true,
             ErrorKind::Malformed | ErrorKind::Other => false,
         }
+    }
+
+    /// Whether the same request, sent again unchanged, may succeed: the
+    /// failure is transient and `text` (its `errorMessage`) does not say the
+    /// context is too long. An overflow that comes with a 5xx (`500 ...
+    /// prompt is too long: 300000 tokens > 200000 maximum`) is refused
+    /// again at the same size: it needs a compaction, not a retry. The
+    /// provider's retries of a refused request and the session's retries of
+    /// a failed turn both ask this, so neither re-sends what the other
+    /// would not (the provider re-sent such an overflow, and a 429
+    /// `insufficient_quota`, twice before the session saw it).
+    pub fn is_retryable(&self, text: &str) -> bool {
+        self.is_transient() && !is_overflow_error(text, Some(self))
     }
 
     /// The wait the server asked for, if any.
@@ -87,6 +103,12 @@ impl ErrorKind {
             _ => None,
         }
     }
+}
+
+/// Whether an HTTP status (or an error event's numeric `code`) says "not
+/// now" rather than "never": 408, 429 and every 5xx.
+pub(crate) fn transient_status(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500..=599)
 }
 
 /// Whether an error object's `type` says "not now": for a refused request
@@ -133,6 +155,18 @@ mod tests {
         assert!(ErrorKind::Timeout.is_transient());
         assert!(!ErrorKind::Malformed.is_transient());
         assert!(!ErrorKind::Other.is_transient());
+    }
+
+    #[test]
+    fn an_overflow_is_not_retryable_whatever_its_status() {
+        let overflow = "500 api_error: prompt is too long: 300000 tokens > 200000 maximum";
+        assert!(status(500, Some("api_error")).is_transient());
+        assert!(!status(500, Some("api_error")).is_retryable(overflow));
+        assert!(status(500, Some("api_error")).is_retryable("500 api_error: Internal error"));
+        // Rate limits that mention tokens are not overflows.
+        assert!(status(429, None).is_retryable("429 rate limit: too many tokens per minute"));
+        assert!(!status(429, Some("insufficient_quota")).is_retryable("429 insufficient_quota"));
+        assert!(!ErrorKind::Provider { busy: true }.is_retryable("context_length_exceeded"));
     }
 
     #[test]

@@ -955,6 +955,48 @@ async fn client_error_is_not_retried() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// Refusals the session would not ask again are not sent again by the
+/// provider either (`ErrorKind::is_retryable`, one rule for both layers):
+/// an account out of credit (a 429 `insufficient_quota`), an overflow that
+/// came with a 5xx (re-sent twice at full size before the session's
+/// overflow recovery could start), and a client error whose message merely
+/// contains "overloaded".
+#[tokio::test]
+async fn refusals_the_session_would_not_retry_are_sent_once() {
+    let cases = [
+        (
+            429,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+            "429 insufficient_quota: You exceeded your current quota, please check your plan and billing details.",
+        ),
+        (
+            500,
+            r#"{"error":{"message":"prompt is too long: 300000 tokens > 200000 maximum","type":"invalid_request_error"}}"#,
+            "500 invalid_request_error: prompt is too long: 300000 tokens > 200000 maximum",
+        ),
+        (
+            400,
+            r#"{"error":{"message":"tool 'overloaded' is defined twice","type":"invalid_request_error"}}"#,
+            "400 invalid_request_error: tool 'overloaded' is defined twice",
+        ),
+    ];
+    for (status, body, said) in cases {
+        let refusal = || Reply::Status {
+            status,
+            headers: vec![],
+            body: body.into(),
+        };
+        let server = TestServer::start(vec![refusal(), refusal(), refusal()]).await;
+        let mut config = config(&server);
+        let notices = recorded_notices(&mut config);
+        let events = run(config, &context()).await;
+        let last = events.last().unwrap().final_message().unwrap();
+        assert_eq!(last.error_message.as_deref(), Some(said));
+        assert_eq!(*notices.lock().unwrap(), vec![], "{said}");
+        assert_eq!(server.requests().len(), 1, "{said}");
+    }
+}
+
 /// A success that is a whole JSON document, not the event stream asked
 /// for: a proxy's error said with status 200, or a server that ignores
 /// `"stream": true`. Read as a stream it was a cut connection, retried

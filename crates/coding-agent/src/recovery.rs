@@ -22,6 +22,10 @@
 //! results (`AgentSession::stop_to_compact`), is compacted, and goes on
 //! (`agent_end`, the compaction's events, then `agent_start` again).
 //!
+//! A threshold compaction that fails (a summariser that is down) is not
+//! tried again until the next prompt, which says so once; the overflow
+//! recovery still compacts.
+//!
 //! With auto-compaction off (`compaction.enabled`, RPC
 //! `set_auto_compaction`) none of these compacts, as in Pi: an overflow
 //! ends the run with its error. `/compact` and RPC `compact` still do.
@@ -131,10 +135,7 @@ impl Chain {
         // (`RetrySettings::retry_delay`). One not retried at all (a server
         // asking for a longer wait than a retry may take) was saved as it
         // came, and the run ends with its error, which says how long.
-        if let Some(delay) = settings
-            .retry
-            .retry_delay(answer, Some(window), self.attempt + 1)
-        {
+        if let Some(delay) = settings.retry.retry_delay(answer, self.attempt + 1) {
             if self.attempt >= settings.retry.max_retries {
                 return Next::RetriesExhausted;
             }
@@ -156,6 +157,9 @@ pub(crate) async fn run_messages(
     messages: Vec<Message>,
 ) -> Result<Vec<Message>, AgentError> {
     let agent = session.agent();
+    // A threshold compaction that failed during the last prompt is tried
+    // again for this one.
+    session.set_threshold_compaction_failed(false);
     compact_if_full(session).await;
     session.take_stopped_to_compact();
     let mut added = agent.prompt_messages(messages).await?;
@@ -220,6 +224,8 @@ pub(crate) async fn run_messages(
                 }
                 break;
             }
+            // One failed threshold compaction this prompt is enough.
+            Next::Compact if session.threshold_compaction_failed() => break,
             Next::Compact => {
                 let outcome = session
                     .start_compaction(CompactionReason::Threshold, None)
@@ -419,6 +425,7 @@ pub(crate) fn end_compaction(
         }
         Err(error) => (None, false, Some(format!("{prefix}{error}"))),
     };
+    let failed = error_message.is_some();
     let succeeded = result.is_some();
     session.notify(SessionEvent::CompactionEnd {
         reason,
@@ -427,6 +434,14 @@ pub(crate) fn end_compaction(
         will_retry: will_retry && succeeded,
         error_message,
     });
+    if reason == CompactionReason::Threshold
+        && failed
+        && !session.set_threshold_compaction_failed(true)
+    {
+        tracing::warn!(
+            "Auto-compaction is not tried again until the next prompt; an overflow still is"
+        );
+    }
     succeeded
 }
 

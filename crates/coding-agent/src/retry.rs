@@ -11,7 +11,6 @@
 
 use std::time::Duration;
 
-use agent_ai::overflow::is_context_overflow;
 use agent_ai::{AssistantMessage, StopReason};
 use serde::Deserialize;
 
@@ -78,13 +77,8 @@ impl RetrySettings {
     /// holds back: a failed answer is saved only once no retry replaces
     /// it. Decided apart, a 429 asking for 120s was held back as "to be
     /// retried", then not retried, and the prompt never reached the file.
-    pub fn retry_delay(
-        &self,
-        message: &AssistantMessage,
-        context_window: Option<u64>,
-        attempt: u32,
-    ) -> Option<Duration> {
-        if !self.enabled || self.max_retries == 0 || !is_retryable(message, context_window) {
+    pub fn retry_delay(&self, message: &AssistantMessage, attempt: u32) -> Option<Duration> {
+        if !self.enabled || self.max_retries == 0 || !is_retryable(message) {
             return None;
         }
         let asked = message.error_kind.as_ref().and_then(|k| k.retry_after());
@@ -93,15 +87,14 @@ impl RetrySettings {
 }
 
 /// Whether a turn that ended in `message` is worth asking again: it failed,
-/// not because the context is too long (that is compaction's), and the
-/// provider classed the failure as transient.
-pub fn is_retryable(message: &AssistantMessage, context_window: Option<u64>) -> bool {
+/// and by what the provider knew of the failure it is transient and not an
+/// overflow (that is compaction's): [`agent_ai::ErrorKind::is_retryable`],
+/// the rule the provider's own retries of the request follow too.
+pub fn is_retryable(message: &AssistantMessage) -> bool {
     message.stop_reason == StopReason::Error
-        && !is_context_overflow(message, context_window)
-        && message
-            .error_kind
-            .as_ref()
-            .is_some_and(agent_ai::ErrorKind::is_transient)
+        && message.error_kind.as_ref().is_some_and(|kind| {
+            kind.is_retryable(message.error_message.as_deref().unwrap_or_default())
+        })
 }
 
 #[cfg(test)]
@@ -154,10 +147,7 @@ mod tests {
     fn a_turn_is_retried_only_when_a_retry_is_allowed_and_soon_enough() {
         let settings = RetrySettings::default();
         let busy = failed("503 unavailable", status(503));
-        assert_eq!(
-            settings.retry_delay(&busy, None, 1),
-            Some(Duration::from_secs(2))
-        );
+        assert_eq!(settings.retry_delay(&busy, 1), Some(Duration::from_secs(2)));
         let limited = |after: u64| {
             failed(
                 "429 rate limited",
@@ -169,45 +159,45 @@ mod tests {
             )
         };
         assert_eq!(
-            settings.retry_delay(&limited(30), None, 1),
+            settings.retry_delay(&limited(30), 1),
             Some(Duration::from_secs(30))
         );
-        assert_eq!(settings.retry_delay(&limited(120), None, 1), None);
+        assert_eq!(settings.retry_delay(&limited(120), 1), None);
         let none = RetrySettings {
             max_retries: 0,
             ..RetrySettings::default()
         };
-        assert_eq!(none.retry_delay(&busy, None, 1), None);
+        assert_eq!(none.retry_delay(&busy, 1), None);
     }
 
     #[test]
     fn the_status_decides_not_the_digits_in_the_text() {
-        assert!(is_retryable(&failed("503 unavailable", status(503)), None));
-        assert!(!is_retryable(
-            &failed("400 max_tokens 5000 too large", status(400)),
-            None
-        ));
-        assert!(is_retryable(
-            &failed("Connection error: reset", ErrorKind::Connection),
-            None
-        ));
-        assert!(!is_retryable(
-            &failed("Connection error: reset", ErrorKind::Malformed),
-            None
-        ));
+        assert!(is_retryable(&failed("503 unavailable", status(503))));
+        assert!(!is_retryable(&failed(
+            "400 max_tokens 5000 too large",
+            status(400)
+        )));
+        assert!(is_retryable(&failed(
+            "Connection error: reset",
+            ErrorKind::Connection
+        )));
+        assert!(!is_retryable(&failed(
+            "Connection error: reset",
+            ErrorKind::Malformed
+        )));
     }
 
     #[test]
     fn overflows_and_unclassified_errors_are_not_retried() {
-        assert!(!is_retryable(
-            &failed("500 prompt is too long: 300000 tokens", status(500)),
-            None
-        ));
+        assert!(!is_retryable(&failed(
+            "500 prompt is too long: 300000 tokens",
+            status(500)
+        )));
         let mut unknown = failed("503 from a file", status(503));
         unknown.error_kind = None;
-        assert!(!is_retryable(&unknown, None));
+        assert!(!is_retryable(&unknown));
         let mut aborted = failed("Request was aborted", ErrorKind::Connection);
         aborted.stop_reason = StopReason::Aborted;
-        assert!(!is_retryable(&aborted, None));
+        assert!(!is_retryable(&aborted));
     }
 }

@@ -312,6 +312,68 @@ fn a_400_with_500_in_its_text_is_not_retried() {
     );
 }
 
+/// Refusals no retry passes are not sent again by the provider either,
+/// and go straight to what they need: an account out of credit (a 429
+/// `insufficient_quota`) to its error, an overflow said with a 5xx to its
+/// compaction. The provider re-sent each twice first, with the session's
+/// default backoff (`Retrying the request (1/2) in 2s: 429
+/// insufficient_quota: You exceeded your current quota ...`).
+#[test]
+fn refusals_no_retry_passes_are_not_sent_again_by_the_provider() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    // The provider's retries are its defaults.
+    write_settings(&sandbox, r#""retry":{"baseDelayMs":10}"#);
+    let quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+    let server = ModelServer::start(move |_| Reply::Status(429, quota.to_owned()));
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "hello"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(
+        stderr,
+        "429 insufficient_quota: You exceeded your current quota, please check your plan and billing details.\n"
+    );
+    assert_eq!(server.requests().len(), 1);
+
+    let sandbox = Sandbox::new();
+    write_settings(
+        &sandbox,
+        r#""retry":{"baseDelayMs":10},"providers":{"openai":{"contextWindow":4000}}"#,
+    );
+    let overflow = r#"{"error":{"type":"api_error","message":"prompt is too long: 9000 tokens > 4000 maximum"}}"#;
+    let refused = std::sync::atomic::AtomicBool::new(false);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "OVERFLOW");
+        }
+        if request.index == 0 {
+            return Reply::Events(wire.events(&Answer::text(&["ok1"])));
+        }
+        if !refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Reply::Status(500, overflow.to_owned());
+        }
+        Reply::Events(wire.events(&Answer::text(&["ok2"])))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args([
+        "--mode",
+        "json",
+        &big_prompt("first", 1200),
+        &big_prompt("second", 1200),
+    ]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    assert!(!stderr.contains("Retrying"), "{stderr}");
+    let events = session_events(&json_lines(&stdout));
+    assert_eq!(events[0]["reason"], "overflow", "{events:?}");
+    assert_eq!(events[1]["willRetry"], true, "{events:?}");
+    let requests = server.requests();
+    // The answer, the refusal, the summary, the answer after it.
+    assert_eq!(requests.len(), 4);
+    assert!(is_summary_request(wire, &requests[2]));
+}
+
 #[test]
 fn retries_used_up_end_the_run_and_save_the_last_failure() {
     let sandbox = Sandbox::new();
@@ -698,6 +760,61 @@ fn a_run_of_tool_calls_past_the_threshold_is_compacted_before_its_next_request()
         .find(|event| event["type"] == "message_end")
         .unwrap();
     assert_eq!(answer["message"]["content"][0]["text"], "done", "{answer}");
+}
+
+/// A threshold compaction that fails is not tried again until the next
+/// prompt (an overflow still would be), and the session says so once. A
+/// summariser that always failed was asked again after every later turn of
+/// the run: six `Auto-compacting...` / `Auto-compaction failed` pairs in a
+/// run of eight reads, each a wasted summary request.
+#[test]
+fn a_failed_threshold_compaction_is_not_tried_again_until_the_next_prompt() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    // Compaction above 3000 tokens; each result is about 1,200.
+    settings_with_window(&sandbox, 4000);
+    let asked = std::sync::atomic::AtomicU64::new(0);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            let body = r#"{"error":{"type":"server_error","message":"summariser down"}}"#;
+            return Reply::Status(500, body.to_owned());
+        }
+        let turn = asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if turn < 6 {
+            let call = Answer::call(
+                &format!("call{turn}"),
+                "bash",
+                json!({"command": format!("printf '%4800s' r{turn}")}),
+            );
+            return Reply::Events(with_input_tokens(wire.events(&call), 100 + 1200 * turn));
+        }
+        answer_with_input(wire, &format!("done{turn}"), 3500)
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "go", "again"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "done7\n"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    let summaries: Vec<usize> = (0..requests.len())
+        .filter(|&i| is_summary_request(wire, &requests[i]))
+        .collect();
+    // One in the run of tool calls; one before the second prompt.
+    assert_eq!(summaries.len(), 2, "{summaries:?}\n{stderr}");
+    assert!(summaries[1] == requests.len() - 2, "{summaries:?}");
+    let count = |text: &str| stderr.matches(text).count();
+    assert_eq!(
+        (
+            count("Auto-compacting..."),
+            count("Auto-compaction failed: "),
+            count("not tried again until the next prompt"),
+        ),
+        (2, 2, 2),
+        "{stderr}"
+    );
 }
 
 /// A compaction after the last run may summarise that run's answer away

@@ -260,8 +260,8 @@ impl JsonPost {
 /// How one failed attempt ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// Worth sending again (429, 5xx, overloaded, a failed connection),
-    /// after the server's requested wait if it sent one.
+    /// Worth sending again (429, 5xx, overloaded, a failed connection:
+    /// [`is_retryable`]), after the server's requested wait if it sent one.
     Retryable {
         /// What went wrong.
         error: HttpError,
@@ -330,7 +330,7 @@ pub async fn send_once(
         message: server_message(&body),
         error_type: server_error_type(&body),
     };
-    if is_retryable(status, &body) {
+    if is_retryable(&error) {
         Err(Refusal::Retryable {
             error,
             retry_after: server_asked,

@@ -1,7 +1,9 @@
 //! When and how long to wait before asking a busy server again.
 //!
 //! API-independent: any HTTP provider decides with [`is_retryable`] whether a
-//! refused request is worth repeating (429, 5xx, "overloaded"), asks the
+//! refused request is worth repeating (by the session's rule: 429, 5xx, an
+//! overloaded error type, but never an overflow or an account out of
+//! credit), asks the
 //! [`RetryPolicy`] how long to wait (the server's `retry-after` wins over our
 //! own exponential backoff) or why not to ([`GiveUp`]), and [`Retries`]
 //! counts the retries of one response, waits, and reports each one as a
@@ -13,7 +15,6 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use tokio_util::sync::CancellationToken;
 
@@ -186,17 +187,16 @@ fn seconds(delay: Duration) -> String {
     }
 }
 
-/// Whether a refused request may succeed if sent again: rate limits (429),
-/// server errors (5xx, including Anthropic's 529), request timeouts (408) and
-/// any answer whose body says the service is overloaded.
-pub fn is_retryable(status: StatusCode, body: &str) -> bool {
-    is_retryable_status(status.as_u16()) || body.to_ascii_lowercase().contains("overloaded")
-}
-
-/// Whether an HTTP status (or an error event's numeric `code`) says "not
-/// now" rather than "never": 408, 429 and every 5xx.
-pub fn is_retryable_status(status: u16) -> bool {
-    matches!(status, 408 | 429 | 500..=599)
+/// Whether a refused request may succeed if sent again, by the rule the
+/// session's retries of a failed turn follow ([`crate::ErrorKind::is_retryable`]
+/// of the error's kind and its text): rate limits (429), server errors
+/// (5xx, including Anthropic's 529), request timeouts (408), an error type
+/// such as `overloaded_error`; not an overflow, whatever its status, nor a
+/// 429 `insufficient_quota`. A rule of its own here re-sent both twice
+/// before the session's overflow recovery (or its error) could begin, and
+/// retried any status whose body said "overloaded" anywhere.
+pub fn is_retryable(error: &HttpError) -> bool {
+    error.kind(None).is_retryable(&error.to_string())
 }
 
 /// The wait a server asked for: `retry-after-ms` (OpenAI), or `retry-after`
@@ -323,19 +323,42 @@ mod tests {
 
     #[test]
     fn rate_limits_server_errors_and_overload_are_retryable_client_errors_are_not() {
-        assert!(is_retryable(StatusCode::TOO_MANY_REQUESTS, ""));
-        assert!(is_retryable(StatusCode::INTERNAL_SERVER_ERROR, ""));
-        assert!(is_retryable(StatusCode::from_u16(529).unwrap(), ""));
-        assert!(is_retryable(
-            StatusCode::BAD_REQUEST,
-            r#"{"error":{"type":"overloaded_error"}}"#
-        ));
-        assert!(!is_retryable(StatusCode::BAD_REQUEST, "bad request"));
-        assert!(!is_retryable(StatusCode::UNAUTHORIZED, ""));
+        let refused = |status: u16, message: &str, error_type: Option<&str>| HttpError::Status {
+            status,
+            message: message.to_owned(),
+            error_type: error_type.map(str::to_owned),
+        };
         let retryable: Vec<u16> = [400, 401, 404, 408, 429, 500, 503, 529]
             .into_iter()
-            .filter(|&code| is_retryable_status(code))
+            .filter(|&code| is_retryable(&refused(code, "status code (no body)", None)))
             .collect();
         assert_eq!(retryable, [408, 429, 500, 503, 529]);
+        let overloaded = Some("overloaded_error");
+        assert!(is_retryable(&refused(
+            400,
+            "overloaded_error: Overloaded",
+            overloaded
+        )));
+        // The session's rule: out of credit and overflows are final, and a
+        // message is not a status.
+        let quota = "insufficient_quota: You exceeded your current quota";
+        assert!(!is_retryable(&refused(
+            429,
+            quota,
+            Some("insufficient_quota")
+        )));
+        let overflow = "invalid_request_error: prompt is too long: 300000 tokens > 200000 maximum";
+        assert!(!is_retryable(&refused(
+            500,
+            overflow,
+            Some("invalid_request_error")
+        )));
+        let mentions = "invalid_request_error: tool 'overloaded' is defined twice";
+        assert!(!is_retryable(&refused(
+            400,
+            mentions,
+            Some("invalid_request_error")
+        )));
+        assert!(is_retryable(&HttpError::Connection("reset".into())));
     }
 }

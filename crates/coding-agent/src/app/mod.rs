@@ -186,6 +186,10 @@ struct Inner {
     /// The run stopped after a turn of tool calls for a compaction
     /// ([`AgentSession::stop_to_compact`]).
     stopped_to_compact: AtomicBool,
+    /// A threshold compaction failed during the prompt now running; none
+    /// is tried again until the next one
+    /// ([`AgentSession::threshold_compaction_failed`]).
+    threshold_failed: AtomicBool,
     /// What RPC's model commands choose from.
     models: Mutex<Option<ModelCatalog>>,
     /// The queue texts last reported in `queue_update`.
@@ -318,6 +322,7 @@ impl AgentSession {
                 thinking,
                 prompt_templates: Mutex::new(prompt_templates.into()),
                 stopped_to_compact: AtomicBool::new(false),
+                threshold_failed: AtomicBool::new(false),
             }
         });
         if let Some(guard) = &inner.guard {
@@ -777,6 +782,9 @@ impl AgentSession {
     /// summarising the little before them frees nothing, and a result too
     /// large for the window is cut to fit on its way ([`fit_to_window`]).
     fn stop_to_compact(&self) -> bool {
+        if self.threshold_compaction_failed() {
+            return false;
+        }
         let tokens = self.context_tokens();
         let due = self
             .compaction_settings()
@@ -794,6 +802,21 @@ impl AgentSession {
     /// is cleared).
     pub(crate) fn take_stopped_to_compact(&self) -> bool {
         self.inner.stopped_to_compact.swap(false, Ordering::SeqCst)
+    }
+
+    /// Whether a threshold compaction failed during this prompt: none is
+    /// tried again before the next prompt (an overflow's still is). A
+    /// summariser that always failed was asked again after every later
+    /// turn: six failed compactions, each a wasted summary request, in a
+    /// run of eight reads.
+    pub(crate) fn threshold_compaction_failed(&self) -> bool {
+        self.inner.threshold_failed.load(Ordering::SeqCst)
+    }
+
+    /// Records that a threshold compaction failed (true) or, as a prompt
+    /// begins, forgets it (false); whether it was recorded already.
+    pub(crate) fn set_threshold_compaction_failed(&self, failed: bool) -> bool {
+        self.inner.threshold_failed.swap(failed, Ordering::SeqCst)
     }
 
     /// The compaction settings in force.
@@ -1017,10 +1040,7 @@ impl AgentSession {
     /// by the rule the retries follow
     /// ([`crate::retry::RetrySettings::retry_delay`]).
     fn will_retry(&self, answer: &agent_ai::AssistantMessage) -> bool {
-        self.recovery()
-            .retry
-            .retry_delay(answer, Some(self.context_window()), 1)
-            .is_some()
+        self.recovery().retry.retry_delay(answer, 1).is_some()
     }
 
     /// Runs `message` as a prompt until the agent is done, retrying failed

@@ -11,10 +11,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::failure::transient_type;
+use crate::failure::{transient_status, transient_type};
 use crate::message::{StopReason, Usage};
 use crate::providers::http::{ApiError, HttpError};
-use crate::providers::retry::is_retryable_status;
 
 /// Delta fields that carry reasoning, in the order they are looked for
 /// (llama.cpp and DeepSeek use `reasoning_content`, others `reasoning`).
@@ -54,7 +53,7 @@ pub(super) fn stream_error(error: &Value) -> HttpError {
         .get("code")
         .and_then(Value::as_u64)
         .and_then(|c| u16::try_from(c).ok())
-        .is_some_and(is_retryable_status);
+        .is_some_and(transient_status);
     let busy_type = transient_type(api_error.and_then(|e| e.kind).as_deref());
     if busy_code || busy_type {
         HttpError::ProviderBusy(text)
