@@ -149,6 +149,8 @@ const WINDOW_SPELLINGS: &[(&str, &str)] = &[
     ("maximum context length is ", " tokens"),
     // Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
     (" tokens > ", " maximum"),
+    // Anthropic: "exceed context limit: 197000 + 8192 > 200000, decrease input length"
+    (" > ", ", decrease"),
     // xAI: "This model's maximum prompt length is 131072 but the request contains"
     ("maximum prompt length is ", " but"),
     // Gemini: "exceeds the maximum number of tokens allowed (1048575)"
@@ -292,111 +294,89 @@ mod tests {
         assert_eq!(missed, Vec::<&str>::new());
     }
 
+    /// The size of the refused request and the server's window, each
+    /// where the error states it (`None`: it does not, or not so that it
+    /// can be told from the other number).
     #[test]
-    fn the_refused_requests_size_is_read_where_the_error_gives_it() {
-        let sized = [
+    fn the_sizes_an_overflow_states_are_read_where_it_gives_them() {
+        let stated = [
             (
                 "400 exceed_context_size_error: request (4335 tokens) exceeds the available context size (4096 tokens), try increasing it",
-                4335,
+                Some(4335),
+                Some(4096),
             ),
             (
                 "400 invalid_request_error: prompt is too long: 213462 tokens > 200000 maximum",
-                213_462,
+                Some(213_462),
+                Some(200_000),
             ),
             (
                 "400 invalid_request_error: input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again",
-                197_000,
+                Some(197_000),
+                Some(200_000),
             ),
             (
                 "400 This model's maximum context length is 8192 tokens. However, your messages resulted in 10000 tokens. Please reduce the length of the messages.",
-                10_000,
+                Some(10_000),
+                Some(8192),
             ),
             (
                 "400 This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
-                4000,
+                Some(4000),
+                Some(4096),
             ),
             (
                 "400 This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
-                537_812,
+                Some(537_812),
+                Some(131_072),
             ),
             (
                 "400 The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
-                1_196_265,
+                Some(1_196_265),
+                Some(1_048_575),
             ),
             (
                 "400 prompt token count of 60000 exceeds the limit of 32768",
-                60_000,
+                Some(60_000),
+                Some(32_768),
             ),
             (
                 "400 Prompt contains 40000 tokens, too large for model with 32768 maximum context length",
-                40_000,
+                Some(40_000),
+                Some(32_768),
             ),
             (
                 "400 The decoder prompt (length 9000) is longer than the maximum model length of 8192.",
-                9000,
-            ),
-        ];
-        for (text, tokens) in sized {
-            assert_eq!(overflow_request_tokens(text), Some(tokens), "{text}");
-        }
-        for text in [
-            "400 exceed_context_size_error: the request exceeds the available context size, try increasing it",
-            "400 prompt too long; exceeded max context length by 1024 tokens",
-            "400 The model is loaded with context length of only 4096 tokens, which is not enough for this request.",
-            "400 This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
-        ] {
-            assert_eq!(overflow_request_tokens(text), None, "{text}");
-        }
-    }
-
-    #[test]
-    fn the_servers_window_is_read_where_the_error_gives_it() {
-        let stated = [
-            (
-                "400 exceed_context_size_error: request (9554 tokens) exceeds the available context size (8000 tokens), try increasing it",
-                8000,
-            ),
-            (
-                "400 This model's maximum context length is 8192 tokens. However, your messages resulted in 10000 tokens.",
-                8192,
-            ),
-            (
-                "400 invalid_request_error: prompt is too long: 213462 tokens > 200000 maximum",
-                200_000,
-            ),
-            (
-                "400 This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
-                131_072,
-            ),
-            (
-                "400 The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).",
-                1_048_575,
-            ),
-            (
-                "400 prompt token count of 60000 exceeds the limit of 32768",
-                32_768,
-            ),
-            (
-                "400 Prompt contains 40000 tokens, too large for model with 32768 maximum context length",
-                32_768,
-            ),
-            (
-                "400 The decoder prompt (length 9000) is longer than the maximum model length of 8192.",
-                8192,
+                Some(9000),
+                Some(8192),
             ),
             (
                 "400 The model is loaded with context length of only 4096 tokens, which is not enough for this request.",
-                4096,
+                None,
+                Some(4096),
+            ),
+            (
+                "400 This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+                None,
+                Some(4096),
+            ),
+            (
+                "400 exceed_context_size_error: the request exceeds the available context size, try increasing it",
+                None,
+                None,
+            ),
+            (
+                "400 prompt too long; exceeded max context length by 1024 tokens",
+                None,
+                None,
             ),
         ];
-        for (text, window) in stated {
-            assert_eq!(overflow_context_window(text), Some(window), "{text}");
-        }
-        for text in [
-            "400 exceed_context_size_error: the request exceeds the available context size, try increasing it",
-            "400 prompt too long; exceeded max context length by 1024 tokens",
-        ] {
-            assert_eq!(overflow_context_window(text), None, "{text}");
+        for (text, request, window) in stated {
+            assert_eq!(
+                (overflow_request_tokens(text), overflow_context_window(text)),
+                (request, window),
+                "{text}"
+            );
         }
     }
 
