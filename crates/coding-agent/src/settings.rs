@@ -318,7 +318,7 @@ const MODEL_CHOICE_KEYS: [&str; 3] = ["providers", "defaultProvider", "defaultMo
 /// warning: `providers evil, local` (sorted), `defaultModel qwen`, the
 /// JSON text of a value that is no string (`defaultModel 5`). `null`
 /// counts as unset.
-fn take_keys(json: &mut Value, keys: &[&str]) -> Vec<String> {
+pub(crate) fn take_keys(json: &mut Value, keys: &[&str]) -> Vec<String> {
     let Some(object) = json.as_object_mut() else {
         return Vec::new();
     };

@@ -209,6 +209,42 @@ fn a_missing_or_oversized_file_or_binary_stdin_is_a_usage_error_before_any_reque
     assert!(bodies.is_empty());
 }
 
+/// `@~/FILE` when HOME names no home (empty or relative: cron, systemd
+/// units, some containers) is in the user's home from the password
+/// database, as every `~` is: it was read against the working directory, so
+/// a repository's `home/FILE` went into the prompt as the user's file.
+#[test]
+fn a_tilde_in_a_file_argument_is_the_users_home_when_home_is_not_absolute() {
+    let sandbox = Sandbox::new();
+    let name = "coding-agent-test-not-in-any-home.txt";
+    let planted = sandbox.work.join("home");
+    std::fs::create_dir(&planted).unwrap();
+    std::fs::write(planted.join(name), "the repository's file").unwrap();
+    let entry = std::process::Command::new("sh")
+        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
+        .output()
+        .unwrap();
+    let home = String::from_utf8(entry.stdout).unwrap();
+    for not_absolute in ["", "home"] {
+        let server =
+            ModelServer::start(|_| Reply::Events(Wire::OpenAi.events(&Answer::text(&["ok"]))));
+        let mut command = sandbox.command(Wire::OpenAi, &server);
+        command
+            .env("HOME", not_absolute)
+            .args(["-p", &format!("@~/{name}"), "hi"]);
+        let (status, _, stderr) = Running::spawn(command).finish();
+        assert_eq!(
+            (status.code(), stderr),
+            (
+                Some(2),
+                format!("coding-agent: @{}/{name}: no such file\n", home.trim_end())
+            ),
+            "HOME={not_absolute:?}"
+        );
+        assert!(server.requests().is_empty());
+    }
+}
+
 /// The system prompt a request carries.
 fn system_prompt(body: &Value) -> String {
     let first = &body["messages"][0];

@@ -12,16 +12,21 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_coding-agent");
 
 fn check(args: &[&str], cwd: &Path, agent_dir: &Path) -> Output {
-    Command::new(BIN)
+    check_command(args, cwd, agent_dir).output().unwrap()
+}
+
+/// The `policy check` process [`check`] runs, to add to.
+fn check_command(args: &[&str], cwd: &Path, agent_dir: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    command
         .arg("policy")
         .arg("check")
         .args(args)
         .current_dir(cwd)
         .env("CODING_AGENT_DIR", agent_dir)
         .env("HOME", agent_dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+        .stdin(Stdio::null());
+    command
 }
 
 fn verdict(output: &Output) -> Value {
@@ -53,8 +58,27 @@ fn prints_the_verdict_and_runs_nothing() {
     assert!(!work.path().join("made-by-check").exists());
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "coding-agent: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply\n"
+        "Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply\n"
     );
+}
+
+/// The policy's notices are warnings like a session's: `CODING_AGENT_LOG`
+/// filters them. They were printed past it, headed `coding-agent:`.
+#[test]
+fn coding_agent_log_filters_the_notices() {
+    let work = tempfile::tempdir().unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let command = json!({"command": "ls"}).to_string();
+    let out = check_command(
+        &["bash", &command, "--permission-mode", "bypass"],
+        work.path(),
+        agent.path(),
+    )
+    .env("CODING_AGENT_LOG", "error")
+    .output()
+    .unwrap();
+    assert_eq!(verdict(&out)["decision"], "allow");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
 #[test]

@@ -348,6 +348,23 @@ fn the_helper_refuses_bad_arguments_without_running_anything() {
     );
 }
 
+/// The helper's own message on a stderr that cannot take it (`2>/dev/full`,
+/// or the tool's pipe already gone) is dropped: `eprintln!` panicked there,
+/// and the command ended with 101, not the helper's own status.
+#[test]
+fn the_helper_exits_with_its_own_status_when_its_stderr_is_gone() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = Command::new(HELPER)
+        .args(["__sandbox", "not json", "--", "/bin/sh", "-c", "echo ran"])
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(126));
+}
+
 /// Re-points `link` between `inside` and `outside` (atomically, by renaming
 /// a fresh link over it) until the returned flag is set.
 fn swap_link_until_stopped(

@@ -614,6 +614,22 @@ fn export_reads_a_tilde_as_the_home_folder() {
     assert!(!tmux.cwd.join("~").exists());
 }
 
+/// The footer shows the working directory under `~` only when it is in the
+/// user's home: `HOME=` (empty) was a prefix of every path, and the footer
+/// read `~//tmp/.../work`.
+#[test]
+fn an_empty_home_is_no_prefix_of_the_footers_directory() {
+    let server = SseServer::with_calls(Vec::new());
+    let env = [("HOME", String::new())];
+    let Some(tmux) = Tmux::start_with_env(&server, &env, &[], |_| {}) else {
+        return;
+    };
+    let cwd = tmux.cwd.display().to_string();
+    let screen = tmux.wait_for("the footer", |s| s.contains("openai/test-model"));
+    let footer = screen.lines().find(|line| line.contains(&cwd));
+    assert_eq!(footer.map(str::trim), Some(cwd.as_str()), "{screen}");
+}
+
 #[test]
 fn session_commands_show_name_export_copy_and_fork_the_session() {
     let server = SseServer::with_calls(Vec::new());

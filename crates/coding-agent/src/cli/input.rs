@@ -21,6 +21,7 @@ use std::time::Duration;
 use agent_ai::Message;
 use agent_ai::message::ImageContent;
 use coding_agent::app::AgentSession;
+use coding_agent::support::paths::expand_own_home;
 use coding_agent::tools::read::image::{Fit, SNIFF_LEN, fit_image, sniff};
 use tokio_util::sync::CancellationToken;
 
@@ -239,10 +240,10 @@ fn read_files(files: &[&str], cwd: &Path) -> Result<(String, Vec<ImageContent>),
     Ok((text, images))
 }
 
-/// `path` against `cwd`, with a leading `~/` as the home directory.
+/// `path` against `cwd`, with a leading `~` as the user's home
+/// ([`expand_own_home`]). `$HOME` as such was joined: an empty or relative
+/// one left the path relative to the process's directory, so `@~/notes.txt`
+/// under `HOME=` read the repository's `notes.txt`.
 pub(super) fn absolute(path: &str, cwd: &Path) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => cwd.join(path),
-    }
+    cwd.join(expand_own_home(Path::new(path)))
 }

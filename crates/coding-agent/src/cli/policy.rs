@@ -71,6 +71,9 @@ impl GuardArgs {
 
 pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     let PolicyCommand::Check(args) = command;
+    // The policy's notices and what reading the settings warns of are
+    // warnings like a session's, which CODING_AGENT_LOG filters.
+    crate::logging::to_stderr();
     // With --remote (or the settings' `remote`, as a session has it),
     // --cwd names the remote directory; settings and trust stay those of
     // the local directory, as in a session.
@@ -96,7 +99,7 @@ pub(super) async fn run(command: PolicyCommand) -> anyhow::Result<()> {
     )
     .map_err(UsageError::Guard)?;
     for notice in &setup.notices {
-        super::tell(format_args!("coding-agent: {notice}"));
+        tracing::warn!("{notice}");
     }
     // The sandbox a session here would get, for `auto` (bypass has none;
     // remote bash has the remote kernel's).

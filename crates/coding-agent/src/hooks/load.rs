@@ -7,10 +7,11 @@
 use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::config::{HookConfig, HooksSettings};
 use crate::guard::policy::Places;
-use crate::settings::{SETTINGS_FILE, SettingsError, project_settings_file, read_part};
+use crate::settings::{SETTINGS_FILE, SettingsError, project_settings_file, read_part, take_keys};
 
 /// The part of a settings file hooks read.
 #[derive(Debug, Default, Deserialize)]
@@ -45,12 +46,24 @@ pub fn load(
     let global_path = agent_dir.join(SETTINGS_FILE);
     let global = read_part::<SettingsFile>(&global_path)?;
     let project_path = project_settings_file(agent_dir, cwd);
+    let mut untrusted = None;
     let project = match &project_path {
-        Some(path) => read_part::<SettingsFile>(path)?,
+        Some(path) if project_trusted => read_part::<SettingsFile>(path)?,
+        // Neither its hooks nor its `disableAllHooks` (an untrusted project
+        // cannot turn the user's own hooks off either) are used, so only
+        // whether it has hooks is read, not their types: `{"hooks": 5}` in
+        // a cloned repository stopped the agent over hooks it would never
+        // have run.
+        Some(path) => {
+            let mut json: Value = read_part(path)?;
+            if !take_keys(&mut json, &["hooks"]).is_empty() {
+                untrusted = Some(untrusted_notice(path));
+            }
+            SettingsFile::default()
+        }
         None => SettingsFile::default(),
     };
-    // An untrusted project cannot turn the user's own hooks off either.
-    if global.disable_all_hooks || (project_trusted && project.disable_all_hooks) {
+    if global.disable_all_hooks || project.disable_all_hooks {
         return Ok(LoadedHooks::default());
     }
     let compile = |settings: &HooksSettings, path: &Path| {
@@ -60,15 +73,12 @@ pub fn load(
         })
     };
     let (mut config, mut notices) = compile(&global.hooks, &global_path)?;
-    match project_path {
-        Some(path) if project_trusted => {
-            let (project_config, warnings) = compile(&project.hooks, &path)?;
-            config.extend(project_config);
-            notices.extend(warnings);
-        }
-        Some(path) if !project.hooks.0.is_empty() => notices.push(untrusted_notice(&path)),
-        _ => {}
+    if let Some(path) = project_path.filter(|_| project_trusted) {
+        let (project_config, warnings) = compile(&project.hooks, &path)?;
+        config.extend(project_config);
+        notices.extend(warnings);
     }
+    notices.extend(untrusted);
     Ok(LoadedHooks { config, notices })
 }
 
@@ -155,6 +165,31 @@ mod tests {
         let loaded = dirs.load(false);
         assert_eq!(stop_commands(&loaded), ["global.sh"]);
         assert_eq!(loaded.notices, [untrusted_notice(&dirs.project_settings())]);
+    }
+
+    /// An untrusted project's hooks never run, so what they hold is not
+    /// checked: `{"hooks": 5}` in a cloned repository stopped the agent
+    /// with a type error in hooks it would not have run.
+    #[test]
+    fn an_untrusted_projects_mistyped_hooks_are_only_a_notice() {
+        let project = json!({"hooks": 5, "disableAllHooks": "yes"});
+        let dirs = Dirs::new(stop_hook("global.sh"), project);
+        let loaded = dirs.load(false);
+        assert_eq!(stop_commands(&loaded), ["global.sh"]);
+        assert_eq!(loaded.notices, [untrusted_notice(&dirs.project_settings())]);
+
+        // Once trusted they would run: then the file is checked.
+        let error = load(dirs.agent.path(), dirs.project.path(), true, &dirs.places()).unwrap_err();
+        assert_eq!(error.path, dirs.project_settings());
+    }
+
+    /// `"hooks": {}` (or `null`) is no hooks: nothing to tell.
+    #[test]
+    fn an_untrusted_project_without_hooks_is_not_mentioned() {
+        for hooks in [json!({}), json!(null)] {
+            let dirs = Dirs::new(stop_hook("global.sh"), json!({"hooks": hooks}));
+            assert!(dirs.load(false).notices.is_empty(), "{hooks}");
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! does everything it starts.
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::ExitCode;
@@ -68,7 +69,10 @@ pub fn run_if_invoked() -> Option<ExitCode> {
     Some(match run_helper(args.collect()) {
         Ok(never) => match never {},
         Err((status, message)) => {
-            eprintln!("coding-agent sandbox: {message}");
+            // Dropped when stderr cannot take it (the tool's pipe already
+            // gone, `2>/dev/full`): `eprintln!` panicked there, and the
+            // command ended with 101 instead of this status.
+            let _ = writeln!(std::io::stderr(), "coding-agent sandbox: {message}");
             ExitCode::from(status)
         }
     })

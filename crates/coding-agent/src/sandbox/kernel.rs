@@ -121,6 +121,7 @@ pub fn restrict_current_thread(policy: &SandboxPolicy) -> Result<Enforced, Kerne
 /// on stderr, which the command's output shows), never followed.
 #[cfg(target_os = "linux")]
 fn opened_roots(policy: &SandboxPolicy) -> Vec<landlock::PathFd> {
+    use std::io::Write;
     use std::os::fd::{AsFd, AsRawFd};
 
     let mut opened = Vec::new();
@@ -131,10 +132,15 @@ fn opened_roots(policy: &SandboxPolicy) -> Vec<landlock::PathFd> {
         let at = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd()));
         match at {
             Ok(at) if at == root => opened.push(fd),
-            _ => eprintln!(
-                "coding-agent sandbox: {} moved while this command started; it is not writable",
-                root.display()
-            ),
+            // Said where it can be: a stderr that is gone must not panic
+            // the helper before the command starts (see `helper::run_if_invoked`).
+            _ => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "coding-agent sandbox: {} moved while this command started; it is not writable",
+                    root.display()
+                );
+            }
         }
     }
     opened

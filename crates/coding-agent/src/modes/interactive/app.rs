@@ -25,6 +25,7 @@ use crate::ToolDefinition;
 use crate::app::models::ModelChoice;
 use crate::render::{Style, StyledLine, ToolRenderers};
 use crate::session::ContextItem;
+use crate::support::paths::home_dir;
 use crate::templates::PromptTemplate;
 
 /// The built-in commands (`App::command` does them) and what each does,
@@ -1437,10 +1438,11 @@ pub(super) fn tokens(n: u64) -> String {
     }
 }
 
-/// A path with the home directory as `~`.
+/// A path with the home directory ([`home_dir`]) as `~`. `$HOME` as such
+/// was taken: an empty one is a prefix of every path, and the footer read
+/// `~//tmp/work`.
 fn display_path(path: &Path) -> String {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    match home.and_then(|home| path.strip_prefix(&home).ok().map(Path::to_path_buf)) {
+    match home_dir().and_then(|home| path.strip_prefix(&home).ok().map(Path::to_path_buf)) {
         Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
         Some(rest) => format!("~/{}", rest.display()),
         None => path.display().to_string(),
