@@ -137,18 +137,16 @@ impl SessionEvent {
                 attempt,
                 final_error,
                 ..
-            } => {
-                let attempts = if *attempt == 1 { "attempt" } else { "attempts" };
-                match final_error.as_deref() {
-                    Some(crate::recovery::RETRY_CANCELLED) => {
-                        format!("Retry cancelled after {attempt} {attempts}")
-                    }
-                    error => format!(
-                        "Retry failed after {attempt} {attempts}: {}",
-                        error.unwrap_or("unknown error")
-                    ),
+            } => match final_error.as_deref() {
+                Some(crate::recovery::RETRY_CANCELLED) => {
+                    format!("Retry cancelled after {}", attempts(*attempt))
                 }
-            }
+                error => format!(
+                    "{}: {}",
+                    retry_failed(*attempt),
+                    error.unwrap_or("unknown error")
+                ),
+            },
             SessionEvent::CompactionStart { reason } => match reason {
                 CompactionReason::Manual => "Compacting context...",
                 CompactionReason::Threshold => "Auto-compacting...",
@@ -537,6 +535,17 @@ impl SessionEvents {
             }
         }
     }
+}
+
+/// How a failed retry's line begins: `Retry failed after 3 attempts`.
+pub(crate) fn retry_failed(attempt: u32) -> String {
+    format!("Retry failed after {}", attempts(attempt))
+}
+
+/// `1 attempt`, `3 attempts`.
+fn attempts(n: u32) -> String {
+    let noun = if n == 1 { "attempt" } else { "attempts" };
+    format!("{n} {noun}")
 }
 
 /// `n` with its digits in groups of three (`12,345`), as Pi shows token

@@ -385,7 +385,7 @@ fn retries_used_up_end_the_run_and_save_the_last_failure() {
     assert_eq!(status.code(), Some(1));
     assert_eq!(server.requests().len(), 4);
     assert!(
-        stderr.contains("Error: Retry failed after 3 attempts: 503 overloaded_error: busy\n"),
+        stderr.ends_with("Error: Retry failed after 3 attempts\n503 overloaded_error: busy\n"),
         "{stderr}"
     );
     let lines = only_session_file(&sandbox);

@@ -31,7 +31,7 @@ use agent_core::AgentEvent;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::{AgentSession, PromptError};
-use crate::session_event::SessionEvent;
+use crate::session_event::{SessionEvent, retry_failed};
 
 /// What print mode writes on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,7 +260,14 @@ impl Sink<'_> {
     /// warnings.
     fn show(&mut self, event: &SessionEvent) -> io::Result<()> {
         if let Some(line) = event.describe() {
-            if event.retries_exhausted() || event.overflow_recovery_failed() {
+            if let SessionEvent::AutoRetryEnd { attempt, .. } = event
+                && event.retries_exhausted()
+                && self.format == PrintFormat::Text
+            {
+                // The error itself ends the output, as Pi prints it: it was
+                // said twice, here and there.
+                tracing::error!("{}", retry_failed(*attempt));
+            } else if event.retries_exhausted() || event.overflow_recovery_failed() {
                 tracing::error!("{line}");
             } else {
                 tracing::warn!("{line}");
