@@ -109,7 +109,9 @@ impl Context {
 /// consumer holds the last `partial` it sent (`Arc::make_mut`), so a long
 /// answer streams in time linear in its length; a consumer that keeps an
 /// event copies out what it needs (or accepts that the provider's next
-/// delta copies the message once). Serialised in Pi's shape: each message whole (`role` included) and the
+/// delta copies the message once). A provider changes its message only to
+/// send an event about it: a consumer may hold the message of its last
+/// event weakly and count on it being the newest until the next event. Serialised in Pi's shape: each message whole (`role` included) and the
 /// `toolCall` of `toolcall_end` a whole content block (`type` included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -246,7 +246,9 @@ struct Later {
     /// Their text, in order.
     text: String,
     /// The message the newest came with, while the provider still has it
-    /// as it was (its next delta moves it: the weak reference then fails).
+    /// as it was: a provider changes its message only to send an event
+    /// (`AssistantMessageEvent`'s contract), so the reference fails only
+    /// once a newer event is on its way.
     message: Weak<AssistantMessage>,
 }
 

@@ -375,3 +375,33 @@ pub(crate) fn assert_streams_in_place<D: Decoder>(mut decoder: D, data: &[String
     }
     assert!(shared >= data.len() / 2, "only {shared} deltas");
 }
+
+/// What every decoder's tests check too: data that makes no event leaves
+/// the message untouched. A subscriber that draws the message holds the
+/// one of its last update only weakly (so the decoder may append in
+/// place); a decoder that changed its message between events (a tool
+/// call's arguments, parsed only every eighth of growth) moved it from
+/// under that reference, and the terminal UI drew the call as it was
+/// several kilobytes earlier for as long as the stream paused.
+#[cfg(test)]
+pub(crate) fn assert_silent_data_leaves_the_message<D: Decoder>(mut decoder: D, data: &[String]) {
+    let mut out = VecDeque::new();
+    let mut silent = 0;
+    for data in data {
+        let event = SseEvent {
+            event: "message".into(),
+            data: data.clone(),
+        };
+        let before = Arc::downgrade(decoder.message());
+        assert!(decoder.decode(&event, &mut out).is_ok(), "{data}");
+        if out.is_empty() {
+            silent += 1;
+            assert!(
+                before.upgrade().is_some(),
+                "changed without an event: {data}"
+            );
+        }
+        out.clear();
+    }
+    assert!(silent > 0, "every piece of data made an event");
+}

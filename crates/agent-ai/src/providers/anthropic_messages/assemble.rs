@@ -195,6 +195,23 @@ impl Assembler {
             return;
         };
         let content_index = block.content_index;
+        // A call's input is parsed every eighth of growth: a piece that
+        // says nothing yet leaves the message alone (see
+        // `driver::assert_silent_data_leaves_the_message`).
+        let (delta, parsed) = match (delta, block.json.as_mut()) {
+            (BlockDelta::InputJsonDelta { partial_json }, Some(input)) => {
+                let Some(progress) = input.push(&partial_json) else {
+                    return;
+                };
+                (
+                    BlockDelta::InputJsonDelta {
+                        partial_json: progress.delta,
+                    },
+                    progress.arguments,
+                )
+            }
+            (delta, _) => (delta, None),
+        };
         // The field, not `message_mut`: `block` borrows `open`.
         let Some(content) = Arc::make_mut(&mut self.message)
             .content
@@ -203,7 +220,7 @@ impl Assembler {
             return;
         };
         // A delta that does not fit its block is ignored, as Pi does.
-        let delta = match (content, delta, block.json.as_mut()) {
+        let delta = match (content, delta, block.json.is_some()) {
             (AssistantContent::Text(text), BlockDelta::TextDelta { text: delta }, _) => {
                 text.text.push_str(&delta);
                 Some(delta)
@@ -226,13 +243,13 @@ impl Assembler {
             (
                 AssistantContent::ToolCall(call),
                 BlockDelta::InputJsonDelta { partial_json },
-                Some(input),
-            ) => input.push(&partial_json).map(|progress| {
-                if let Some(arguments) = progress.arguments {
+                true,
+            ) => {
+                if let Some(arguments) = parsed {
                     call.arguments = arguments;
                 }
-                progress.delta
-            }),
+                Some(partial_json)
+            }
             _ => None,
         };
         if let Some(delta) = delta {
@@ -415,5 +432,30 @@ mod tests {
             );
         }
         crate::providers::driver::assert_streams_in_place(Assembler::new(&model), &data);
+    }
+
+    /// Pieces of a long call's input that say nothing yet leave the
+    /// message as it was
+    /// ([`crate::providers::driver::assert_silent_data_leaves_the_message`]).
+    #[test]
+    fn input_that_says_nothing_leaves_the_message_alone() {
+        let model = Model::new("claude", "anthropic", "anthropic-messages");
+        let mut data = vec![
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"write","input":{}}}"#.to_owned(),
+        ];
+        data.extend((0..600).map(|n| {
+            let piece = if n == 0 {
+                "{\"content\": \"".to_owned()
+            } else {
+                format!("line {n} of the file\\n")
+            };
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": piece}})
+            .to_string()
+        }));
+        crate::providers::driver::assert_silent_data_leaves_the_message(
+            Assembler::new(&model),
+            &data,
+        );
     }
 }

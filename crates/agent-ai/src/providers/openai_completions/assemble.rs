@@ -289,9 +289,15 @@ impl Assembler {
             }
             _ => "",
         };
-        let progress = open.arguments.push(delta);
+        let mut progress = open.arguments.push(delta);
         let content_index = open.content_index;
-        if let Some(AssistantContent::ToolCall(call)) = self.output().content.get_mut(content_index)
+        let arguments = progress.as_mut().and_then(|p| p.arguments.take());
+        // The message changes only with what is new in it: a fragment that
+        // says nothing yet (parsed every eighth of growth) leaves it alone
+        // (see `driver::assert_silent_data_leaves_the_message`).
+        if (id.is_some() || name.is_some() || arguments.is_some())
+            && let Some(AssistantContent::ToolCall(call)) =
+                self.output().content.get_mut(content_index)
         {
             if let Some(id) = id {
                 id.clone_into(&mut call.id);
@@ -299,7 +305,7 @@ impl Assembler {
             if let Some(name) = name {
                 name.clone_into(&mut call.name);
             }
-            if let Some(arguments) = progress.as_ref().and_then(|p| p.arguments.clone()) {
+            if let Some(arguments) = arguments {
                 call.arguments = arguments;
             }
         }
@@ -501,6 +507,27 @@ mod tests {
                 "function": {"arguments": format!("{{\"path\": \"{n}\"")}}]}))
         }));
         crate::providers::driver::assert_streams_in_place(
+            Assembler::new(&model, Arc::from([])),
+            &data,
+        );
+    }
+
+    /// Fragments of a long call that say nothing yet leave the message as
+    /// it was ([`crate::providers::driver::assert_silent_data_leaves_the_message`]).
+    #[test]
+    fn a_fragment_that_says_nothing_leaves_the_message_alone() {
+        let model = Model::new("gpt-test", "openai", "openai-completions");
+        let mut data = vec![
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1",
+                "function": {"name": "write", "arguments": "{\"content\": \""}}]}}]})
+            .to_string(),
+        ];
+        data.extend((0..600).map(|n| {
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+                "function": {"arguments": format!("line {n} of the file\\n")}}]}}]})
+            .to_string()
+        }));
+        crate::providers::driver::assert_silent_data_leaves_the_message(
             Assembler::new(&model, Arc::from([])),
             &data,
         );
