@@ -4,7 +4,9 @@
 //! block): the first frame of a resumed session, an idle frame, and one
 //! while an answer streams (a delta applied, then a frame, as the UI does
 //! for every delta). A frame should cost what the screen shows, not what
-//! the session holds: the ratios should stay near 1.
+//! the session holds: the ratios should stay near 1. Likewise for one long
+//! answer: a delta to an answer of 300 KB against one of 3 KB, and a frame
+//! with nothing new while it waits (the 100 ms tick of a stalled stream).
 //!
 //! Run with `cargo bench -p coding-agent --bench transcript` (or `cargo
 //! xtask bench`); medians over repeated frames in one process, each figure a
@@ -165,11 +167,64 @@ fn streaming_frame(turns: usize) -> Duration {
     median(samples)
 }
 
-/// One line of figures: a frame at 300 turns against one at 30.
+/// An answer of `size` bytes: paragraphs, lists and code blocks.
+fn long_answer(size: usize) -> String {
+    let mut text = String::new();
+    for turn in 0.. {
+        if text.len() >= size {
+            break;
+        }
+        text.push_str(&answer_text(turn));
+        text.push_str("\n\n");
+    }
+    text.truncate(size);
+    text
+}
+
+/// The median times of a frame after a 20-character delta to an answer of
+/// `size` bytes, and of a frame with nothing new after it.
+fn long_answer_frames(size: usize) -> (Duration, Duration) {
+    let cwd = std::env::temp_dir();
+    let mut app = App::new("m".into(), &cwd, Vec::new(), &session(3));
+    let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+    let full = long_answer(size);
+    let deltas = (0..=FRAMES).map(|i| full.len() - (FRAMES - i) * 20);
+    let mut streamed = Vec::new();
+    for end in deltas {
+        let partial = ScriptedProvider::reply(vec![text(&full[..end])]);
+        let event = AgentEvent::MessageUpdate {
+            assistant_message_event: Box::new(AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: String::new(),
+                partial: partial.into(),
+            }),
+        };
+        let start = Instant::now();
+        app.apply_event(&event, Instant::now());
+        terminal
+            .draw(|frame| app.draw(frame, Instant::now()))
+            .unwrap();
+        streamed.push(start.elapsed());
+    }
+    // The first frame drew the answer whole.
+    streamed.remove(0);
+    let idle = (0..FRAMES)
+        .map(|_| {
+            let start = Instant::now();
+            terminal
+                .draw(|frame| app.draw(frame, Instant::now()))
+                .unwrap();
+            start.elapsed()
+        })
+        .collect();
+    (median(streamed), median(idle))
+}
+
+/// One line of figures: a frame at 300 (turns, KB) against one at 30 or 3.
 fn report(what: &str, at_30: Duration, at_300: Duration) {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "transcript: {what}, 300 turns / 30 turns: {:.2}x ({:.3} ms against {:.3} ms)",
+        "transcript: {what}: {:.2}x ({:.3} ms against {:.3} ms)",
         at_300.as_secs_f64() / at_30.as_secs_f64(),
         ms(at_300),
         ms(at_30)
@@ -178,14 +233,30 @@ fn report(what: &str, at_30: Duration, at_300: Duration) {
 
 fn main() {
     report(
-        "resumed: app built + first frame",
+        "resumed: app built + first frame, 300 turns / 30 turns",
         first_frame(30),
         first_frame(300),
     );
-    report("idle frame", idle_frame(30), idle_frame(300));
     report(
-        "streamed delta + frame",
+        "idle frame, 300 turns / 30 turns",
+        idle_frame(30),
+        idle_frame(300),
+    );
+    report(
+        "streamed delta + frame, 300 turns / 30 turns",
         streaming_frame(30),
         streaming_frame(300),
+    );
+    let (delta_3, idle_3) = long_answer_frames(3_000);
+    let (delta_300, idle_300) = long_answer_frames(300_000);
+    report(
+        "delta to a long answer + frame, 300 KB / 3 KB",
+        delta_3,
+        delta_300,
+    );
+    report(
+        "frame with nothing new after a long answer, 300 KB / 3 KB",
+        idle_3,
+        idle_300,
     );
 }

@@ -4,7 +4,9 @@
 //! messages; rendered to rows for any width. A block that can no longer
 //! change keeps its rows, so a frame renders only what is still moving (the
 //! streaming answer, running calls): drawing costs the same at turn 300 as at
-//! turn 3 (`benches/transcript.rs`).
+//! turn 3 (`benches/transcript.rs`). A moving answer keeps its text's rows
+//! too ([`MarkdownRows`]): a frame renders its Markdown only from the last
+//! block that may still change, and not at all when it did not change.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -13,8 +15,8 @@ use agent_ai::{AssistantContent, AssistantMessage, Content, Message, StopReason,
 use agent_core::{AgentEvent, AgentToolResult};
 use serde_json::Value;
 
-use super::markdown::render_markdown;
-use super::wrap::wrap;
+use super::markdown::MarkdownRows;
+use super::wrap::wrap_all;
 use crate::compaction::SummaryKind;
 use crate::modes::print::{CUT_OFF, why_no_text};
 use crate::modes::user_bash::as_tool_result;
@@ -46,18 +48,45 @@ enum Entry {
 }
 
 /// An entry and, once it can no longer change, its rows.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Shown {
     entry: Entry,
     /// Its rows, wrapped as `RowsKey` says; drawn again when the key
     /// differs.
     rows: Option<(RowsKey, Vec<StyledLine>)>,
+    /// While it is an answer still moving: its text blocks' rows, by
+    /// content index, kept from frame to frame.
+    texts: Vec<MarkdownRows>,
 }
 
 impl From<Entry> for Shown {
     fn from(entry: Entry) -> Self {
-        Shown { entry, rows: None }
+        Shown {
+            entry,
+            rows: None,
+            texts: Vec::new(),
+        }
     }
+}
+
+impl Shown {
+    /// The rows of `piece` of this entry.
+    fn piece<'a>(&'a self, piece: &'a Piece) -> &'a [StyledLine] {
+        match piece {
+            Piece::Rows(rows) => rows,
+            Piece::Text(index) => self.texts[*index].rows(),
+        }
+    }
+}
+
+/// A run of an entry's rows drawn for a frame.
+#[derive(Debug)]
+enum Piece {
+    /// Rows drawn for it.
+    Rows(Vec<StyledLine>),
+    /// The rows of the text block at this content index, kept in
+    /// [`Shown::texts`].
+    Text(usize),
 }
 
 /// What a settled entry's rows depend on besides the entry itself.
@@ -118,19 +147,24 @@ pub struct Transcript {
     pinned: Option<(usize, usize)>,
 }
 
-/// The entry holding row `start` of `blocks` (the rows of the entries from
-/// `first` on, `reached` in all), with its rows from its start to the
-/// bottom.
+/// The entry holding row `start` of `blocks` (runs of the entries' rows,
+/// each with its entry's index, `reached` rows in all), with its rows from
+/// its start to the bottom.
 fn top_entry(
-    first: usize,
-    blocks: &[&[StyledLine]],
+    blocks: &[(usize, &[StyledLine])],
     start: usize,
     reached: usize,
 ) -> Option<(usize, usize)> {
     let mut above = 0;
-    for (index, rows) in (first..).zip(blocks) {
+    // The entry of the last run, and the rows above its first.
+    let mut entry = (usize::MAX, 0);
+    for &(index, rows) in blocks {
+        if entry.0 != index {
+            entry = (index, above);
+        }
+        let entry_above = entry.1;
         if start < above + rows.len() {
-            return Some((index, reached - above));
+            return Some((index, reached - entry_above));
         }
         above += rows.len();
     }
@@ -566,7 +600,7 @@ impl Transcript {
             .pinned
             .filter(|&(entry, _)| scroll > 0 && entry < self.entries.len());
         // The entries still moving, drawn for this frame only (bottom up).
-        let mut moving: Vec<(usize, Vec<StyledLine>)> = Vec::new();
+        let mut moving: Vec<(usize, Vec<Piece>)> = Vec::new();
         let mut reached = 0;
         let mut first = self.entries.len();
         while first > 0 && (reached < height.saturating_add(scroll) || pinned.is_some()) {
@@ -574,12 +608,19 @@ impl Transcript {
             match &self.entries[first].rows {
                 Some((drawn_as, rows)) if *drawn_as == key => reached += rows.len(),
                 _ => {
-                    let rows = self.entry_rows(&self.entries[first].entry, width, now);
-                    reached += rows.len();
+                    let mut texts = std::mem::take(&mut self.entries[first].texts);
+                    let pieces =
+                        self.entry_rows(&self.entries[first].entry, &mut texts, width, now);
+                    let shown = &mut self.entries[first];
+                    shown.texts = texts;
+                    reached += pieces.iter().map(|p| shown.piece(p).len()).sum::<usize>();
                     if self.settled(first) {
-                        self.entries[first].rows = Some((key, rows));
+                        let shown = &mut self.entries[first];
+                        let rows = pieces.iter().flat_map(|p| shown.piece(p)).cloned();
+                        shown.rows = Some((key, rows.collect()));
+                        shown.texts = Vec::new();
                     } else {
-                        moving.push((first, rows));
+                        moving.push((first, pieces));
                     }
                 }
             }
@@ -592,16 +633,19 @@ impl Transcript {
         }
         moving.reverse();
         let mut moving = moving.iter().peekable();
-        let blocks: Vec<&[StyledLine]> = (first..)
-            .zip(&self.entries[first..])
-            .map(
-                |(index, shown)| match moving.next_if(|(at, _)| *at == index) {
-                    Some((_, rows)) => rows.as_slice(),
-                    None => shown.rows.as_ref().map_or(&[][..], |(_, rows)| rows),
-                },
-            )
-            .collect();
-        let all_rows = || blocks.iter().flat_map(|rows| rows.iter());
+        let mut blocks: Vec<(usize, &[StyledLine])> = Vec::new();
+        for (index, shown) in (first..).zip(&self.entries[first..]) {
+            match moving.next_if(|(at, _)| *at == index) {
+                Some((_, pieces)) => {
+                    blocks.extend(pieces.iter().map(|piece| (index, shown.piece(piece))));
+                }
+                None => {
+                    let rows = shown.rows.as_ref().map_or(&[][..], |(_, rows)| rows);
+                    blocks.push((index, rows));
+                }
+            }
+        }
+        let all_rows = || blocks.iter().flat_map(|(_, rows)| rows.iter());
         // The first blank row of the transcript is only a separator.
         let skip =
             usize::from(first == 0 && all_rows().next().is_some_and(|row| row.plain().is_empty()));
@@ -611,7 +655,7 @@ impl Transcript {
         let start = end.saturating_sub(height).max(skip);
         let rows = all_rows().skip(start).take(end - start).cloned().collect();
         self.pinned = (scroll > 0)
-            .then(|| top_entry(first, &blocks, start, reached))
+            .then(|| top_entry(&blocks, start, reached))
             .flatten();
         (rows, scroll)
     }
@@ -640,8 +684,16 @@ impl Transcript {
         }
     }
 
-    /// An entry's rows, wrapped to `width` columns.
-    fn entry_rows(&self, entry: &Entry, width: u16, now: Instant) -> Vec<StyledLine> {
+    /// An entry's rows, wrapped to `width` columns: an answer's text blocks
+    /// are rendered into `texts`, from where they may have changed.
+    fn entry_rows(
+        &self,
+        entry: &Entry,
+        texts: &mut Vec<MarkdownRows>,
+        width: u16,
+        now: Instant,
+    ) -> Vec<Piece> {
+        let mut pieces = Vec::new();
         let mut lines = Vec::new();
         match entry {
             Entry::User(text) => {
@@ -662,7 +714,10 @@ impl Transcript {
                     }
                 }
             }
-            Entry::Assistant(answer) => self.answer_lines(answer, width, now, &mut lines),
+            Entry::Assistant(answer) => {
+                texts.resize_with(answer.content.len(), MarkdownRows::default);
+                self.answer_lines(answer, width, now, &mut lines, texts, &mut pieces);
+            }
             Entry::Summary(kind, summary) => {
                 lines.push(StyledLine::default());
                 let what = match kind {
@@ -702,21 +757,30 @@ impl Transcript {
                 }
             }
         }
-        lines.iter().flat_map(|line| wrap(line, width)).collect()
+        pieces.push(Piece::Rows(wrap_all(&lines, width)));
+        pieces
     }
 
+    /// The lines of `answer` into `out`, but for its text blocks: `out`
+    /// goes into `pieces` before each, and the block's rows are rendered
+    /// into `texts`.
     fn answer_lines(
         &self,
         answer: &AssistantMessage,
         width: u16,
         now: Instant,
         out: &mut Vec<StyledLine>,
+        texts: &mut [MarkdownRows],
+        pieces: &mut Vec<Piece>,
     ) {
-        for block in &answer.content {
+        for (index, block) in answer.content.iter().enumerate() {
             match block {
                 AssistantContent::Text(text) if !text.text.trim().is_empty() => {
                     out.push(StyledLine::default());
-                    out.extend(render_markdown(&text.text, width.into()));
+                    pieces.push(Piece::Rows(wrap_all(out, width)));
+                    out.clear();
+                    texts[index].update(&text.text, width);
+                    pieces.push(Piece::Text(index));
                 }
                 AssistantContent::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
                     out.push(StyledLine::default());
@@ -1423,6 +1487,71 @@ mod tests {
             (vec!["answer 0".into(), "".into()], 397)
         );
         assert_eq!(drawn(&transcript), 200);
+    }
+
+    /// The streaming answer keeps the rows of its text that can no longer
+    /// change (each frame rendered it whole: a long answer cost the square
+    /// of its length), and shows at every point what the answer drawn whole
+    /// shows; so does a frame with nothing new, which renders none of it (a
+    /// long answer whose call waited for approval was rendered again on
+    /// every tick of the spinner).
+    #[test]
+    fn a_streamed_answer_is_drawn_as_the_whole_answer_at_every_point() {
+        let now = Instant::now();
+        let text = "# Plan\n\nSteps:\n\n- read\n- edit\n\n  ```sh\n  cargo test\n\n  ```\n\n> note\nlazy\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nDone\n===\n\n<div>\n\n</div>\n\nAll **done**.";
+        let with_call = |text: &str| {
+            let mut message = answer(text);
+            message
+                .content
+                .push(AssistantContent::ToolCall(ToolCall::new(
+                    "c1",
+                    "bash",
+                    json!({"command": "ls"}),
+                )));
+            message
+        };
+        for width in [80, 13] {
+            let mut transcript = Transcript::default();
+            transcript.apply(&start(UserMessage::text("go")), now);
+            transcript.apply(&start(waiting()), now);
+            let ends = (1..=text.len()).filter(|&end| text.is_char_boundary(end));
+            for end in ends {
+                let partial = with_call(&text[..end]);
+                transcript.apply(
+                    &AgentEvent::MessageUpdate {
+                        assistant_message_event: Box::new(agent_ai::AssistantMessageEvent::Start {
+                            partial: partial.clone().into(),
+                        }),
+                    },
+                    now,
+                );
+                let mut whole = Transcript::default();
+                whole.apply(&start(UserMessage::text("go")), now);
+                whole.apply(&start(partial), now);
+                assert_eq!(
+                    transcript.window(width, now, usize::MAX, 0),
+                    whole.window(width, now, usize::MAX, 0),
+                    "width {width}, streamed up to {:?}",
+                    &text[..end]
+                );
+            }
+            transcript.apply(&end(with_call(text)), now);
+            transcript.awaiting_approval = vec!["c1".into()];
+            let waiting_rows = transcript.window(width, now, usize::MAX, 0);
+            let parsed = transcript.entries[1].texts[0].parsed();
+            assert_eq!(transcript.window(width, now, usize::MAX, 0), waiting_rows);
+            assert_eq!(
+                transcript.entries[1].texts[0].parsed(),
+                parsed,
+                "a frame with nothing new renders none of the text"
+            );
+            assert!(
+                plain(&waiting_rows.0)
+                    .iter()
+                    .any(|row| row.contains("waiting")),
+                "{waiting_rows:?}"
+            );
+        }
     }
 
     #[test]

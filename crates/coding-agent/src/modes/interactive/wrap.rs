@@ -92,6 +92,11 @@ pub fn wrap(line: &StyledLine, width: u16) -> Vec<StyledLine> {
     rows
 }
 
+/// Each of `lines` cut into rows of at most `width` columns ([`wrap`]).
+pub fn wrap_all(lines: &[StyledLine], width: u16) -> Vec<StyledLine> {
+    lines.iter().flat_map(|line| wrap(line, width)).collect()
+}
+
 /// Whether a line may break before `chars[i]`: beside a wide character
 /// (an ideograph), as text in those scripts breaks between any two.
 fn beside_wide(chars: &[(char, Style)], i: usize) -> bool {
