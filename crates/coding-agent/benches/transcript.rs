@@ -147,24 +147,31 @@ fn streaming_frame(turns: usize) -> Duration {
     let full = answer_text(turns);
     let mut samples = Vec::new();
     for (i, (end, _)) in full.char_indices().step_by(full.len() / FRAMES).enumerate() {
-        let partial = ScriptedProvider::reply(vec![text(&full[..end])]);
-        let event = AgentEvent::MessageUpdate {
-            assistant_message_event: Box::new(AssistantMessageEvent::TextDelta {
-                content_index: 0,
-                delta: String::new(),
-                partial: partial.into(),
-            }),
-        };
-        let start = Instant::now();
-        app.apply_event(&event, Instant::now());
-        terminal
-            .draw(|frame| app.draw(frame, Instant::now()))
-            .unwrap();
+        let took = update_and_draw(&mut app, &mut terminal, &full[..end]);
         if i > 0 {
-            samples.push(start.elapsed());
+            samples.push(took);
         }
     }
     median(samples)
+}
+
+/// The time to take an update whose answer so far is `answer` and draw
+/// the frame after it.
+fn update_and_draw(app: &mut App, terminal: &mut Terminal<TestBackend>, answer: &str) -> Duration {
+    let partial = ScriptedProvider::reply(vec![text(answer)]);
+    let event = AgentEvent::MessageUpdate {
+        assistant_message_event: Box::new(AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: String::new(),
+            partial: partial.into(),
+        }),
+    };
+    let start = Instant::now();
+    app.apply_event(&event, Instant::now());
+    terminal
+        .draw(|frame| app.draw(frame, Instant::now()))
+        .unwrap();
+    start.elapsed()
 }
 
 /// An answer of `size` bytes: paragraphs, lists and code blocks.
@@ -191,20 +198,7 @@ fn long_answer_frames(size: usize) -> (Duration, Duration) {
     let deltas = (0..=FRAMES).map(|i| full.len() - (FRAMES - i) * 20);
     let mut streamed = Vec::new();
     for end in deltas {
-        let partial = ScriptedProvider::reply(vec![text(&full[..end])]);
-        let event = AgentEvent::MessageUpdate {
-            assistant_message_event: Box::new(AssistantMessageEvent::TextDelta {
-                content_index: 0,
-                delta: String::new(),
-                partial: partial.into(),
-            }),
-        };
-        let start = Instant::now();
-        app.apply_event(&event, Instant::now());
-        terminal
-            .draw(|frame| app.draw(frame, Instant::now()))
-            .unwrap();
-        streamed.push(start.elapsed());
+        streamed.push(update_and_draw(&mut app, &mut terminal, &full[..end]));
     }
     // The first frame drew the answer whole.
     streamed.remove(0);
