@@ -23,6 +23,7 @@ mod command_menu;
 pub mod complete;
 pub mod editor;
 mod external_editor;
+mod frames;
 pub mod highlight;
 mod idle;
 pub mod markdown;
@@ -72,6 +73,7 @@ use crate::session_event::{SessionEvent, SessionEvents};
 use crate::tools::bash::ops::{BashOperations, LocalBashOperations};
 use crate::tools::ls::ops::LsOperations;
 use complete::{AtCompletion, complete_at_word_with};
+use frames::Frames;
 use idle::IdleTimer;
 use mcp_start::McpStart;
 use user_command::UserCommands;
@@ -304,6 +306,7 @@ impl Driver {
         let mut warnings = self.interactive.warnings.take();
         let mut approvals = self.interactive.approvals.take();
         let mut signals = QuitSignals::watch();
+        let mut frames = Frames::default();
         loop {
             self.show_thinking(app);
             self.sync_tools(app);
@@ -312,6 +315,7 @@ impl Driver {
             if let Err(error) = guard.terminal.draw(|frame| app.draw(frame, Instant::now())) {
                 return self.terminal_lost(app, error.into()).await;
             }
+            frames.drawn(tokio::time::Instant::now());
             let action = tokio::select! {
                 event = input.next() => match event {
                     Some(Ok(Event::Key(key))) => {
@@ -332,6 +336,10 @@ impl Driver {
                 () = signals.next() => Action::Quit,
                 Some(event) = self.events.recv() => {
                     self.on_agent_event(app, &event);
+                    // What comes within the frame is drawn with it.
+                    if let Some(wait) = frames.wait(tokio::time::Instant::now()) {
+                        tokio::time::sleep(wait).await;
+                    }
                     // Apply everything already waiting before redrawing.
                     self.apply_waiting_events(app);
                     Action::None
