@@ -119,6 +119,11 @@ fn idle_frame(turns: usize) -> Duration {
     terminal
         .draw(|frame| app.draw(frame, Instant::now()))
         .unwrap();
+    idle_frames(&mut app, &mut terminal)
+}
+
+/// The median time of a frame with nothing new since the one before.
+fn idle_frames(app: &mut App, terminal: &mut Terminal<TestBackend>) -> Duration {
     median(
         (0..FRAMES)
             .map(|_| {
@@ -202,16 +207,7 @@ fn long_answer_frames(size: usize) -> (Duration, Duration) {
     }
     // The first frame drew the answer whole.
     streamed.remove(0);
-    let idle = (0..FRAMES)
-        .map(|_| {
-            let start = Instant::now();
-            terminal
-                .draw(|frame| app.draw(frame, Instant::now()))
-                .unwrap();
-            start.elapsed()
-        })
-        .collect();
-    (median(streamed), median(idle))
+    (median(streamed), idle_frames(&mut app, &mut terminal))
 }
 
 /// One line of figures: a frame at 300 (turns, KB) against one at 30 or 3.

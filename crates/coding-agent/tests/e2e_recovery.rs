@@ -342,30 +342,10 @@ fn refusals_no_retry_passes_are_not_sent_again_by_the_provider() {
         r#""retry":{"baseDelayMs":10},"providers":{"openai":{"contextWindow":4000}}"#,
     );
     let overflow = r#"{"error":{"type":"api_error","message":"prompt is too long: 9000 tokens > 4000 maximum"}}"#;
-    let refused = std::sync::atomic::AtomicBool::new(false);
-    let server = ModelServer::start(move |request| {
-        if is_summary_request(wire, request) {
-            return summary_reply(wire, "OVERFLOW");
-        }
-        if request.index == 0 {
-            return Reply::Events(wire.events(&Answer::text(&["ok1"])));
-        }
-        if !refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            return Reply::Status(500, overflow.to_owned());
-        }
-        Reply::Events(wire.events(&Answer::text(&["ok2"])))
-    });
-    let mut command = sandbox.command(wire, &server);
-    command.args([
-        "--mode",
-        "json",
-        &big_prompt("first", 1200),
-        &big_prompt("second", 1200),
-    ]);
-    let (status, stdout, stderr) = Running::spawn(command).finish();
+    let (_sandbox, server, events, status, stderr) =
+        overflow_run_in(sandbox, wire, 500, overflow, 1);
     assert!(status.success(), "{stderr}");
     assert!(!stderr.contains("Retrying"), "{stderr}");
-    let events = session_events(&json_lines(&stdout));
     assert_eq!(events[0]["reason"], "overflow", "{events:?}");
     assert_eq!(events[1]["willRetry"], true, "{events:?}");
     let requests = server.requests();
@@ -1118,13 +1098,15 @@ type OverflowRun = (
 fn overflow_run(wire: Wire, body: &'static str, overflows: usize) -> OverflowRun {
     let sandbox = Sandbox::new();
     settings_with_window(&sandbox, 4000);
-    overflow_run_in(sandbox, wire, body, overflows)
+    overflow_run_in(sandbox, wire, 400, body, overflows)
 }
 
-/// [`overflow_run`] with the settings `sandbox` has.
+/// [`overflow_run`] with the settings `sandbox` has, the overflows
+/// refused with `status`.
 fn overflow_run_in(
     sandbox: Sandbox,
     wire: Wire,
+    status: u16,
     body: &'static str,
     overflows: usize,
 ) -> OverflowRun {
@@ -1137,7 +1119,7 @@ fn overflow_run_in(
             return Reply::Events(wire.events(&Answer::text(&["ok1"])));
         }
         if failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < overflows {
-            return Reply::Status(400, body.to_owned());
+            return Reply::Status(status, body.to_owned());
         }
         Reply::Events(wire.events(&Answer::text(&["ok2"])))
     });
@@ -1223,7 +1205,7 @@ fn with_auto_compaction_off_in_the_settings_an_overflow_ends_the_run() {
         ),
     );
     let (_sandbox, server, events, status, stderr) =
-        overflow_run_in(sandbox, wire, OVERFLOWS[1], 1);
+        overflow_run_in(sandbox, wire, 400, OVERFLOWS[1], 1);
     assert_eq!(events, [] as [Value; 0]);
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert_eq!(server.requests().len(), 2);

@@ -770,8 +770,15 @@ async fn an_image_too_large_to_decode_is_described_not_decoded() {
     );
     // Just within the limit, it is decoded (and, holding no such pixels,
     // fails as any broken image does).
-    root.file("almost.png", png_claiming(10_000, 10_000));
-    let result = root.read(json!({"path": "almost.png"})).await.unwrap();
+    assert_decoded_as_broken(&root, "almost.png", png_claiming(10_000, 10_000)).await;
+}
+
+/// Reads `bytes`, an image file claiming pixels it does not hold, as
+/// `name`: it is decoded, not refused for its size, and so fails as any
+/// broken image does.
+async fn assert_decoded_as_broken(root: &Root, name: &str, bytes: Vec<u8>) {
+    root.file(name, bytes);
+    let result = root.read(json!({ "path": name })).await.unwrap();
     assert!(
         text_only(&result)
             .ends_with("[Image omitted: could not be resized below the inline image size limit.]"),
@@ -795,14 +802,7 @@ async fn an_image_of_16_bit_colour_is_bounded_by_its_decoded_bytes() {
          first (e.g. convert IMAGE -resize 2000x2000 small.png) and read that.]"
     );
     // Within the bytes, it is decoded (and fails as any broken image does).
-    root.file("deep_ok.png", png_claiming_as(7_000, 7_000, 16, 6));
-    let result = root.read(json!({"path": "deep_ok.png"})).await.unwrap();
-    assert!(
-        text_only(&result)
-            .ends_with("[Image omitted: could not be resized below the inline image size limit.]"),
-        "{}",
-        text_only(&result)
-    );
+    assert_decoded_as_broken(&root, "deep_ok.png", png_claiming_as(7_000, 7_000, 16, 6)).await;
 }
 
 /// DEVIATIONS #24: an image file was read whole before any check, so a PNG
