@@ -36,6 +36,10 @@ const STREAM_ENDED_EARLY: &str = "Provider stream ended without a final event";
 /// panic's message when it has one).
 const PROVIDER_PANICKED: &str = "Provider panicked";
 
+/// Text of the error message when [`LoopConfig::transform_context`] panics
+/// (followed by the panic's message when it has one).
+const TRANSFORM_PANICKED: &str = "transform_context panicked";
+
 /// What the model sees: system prompt, conversation and tools.
 ///
 /// Clones share the conversation (see [`History`]): the loop appends to the
@@ -486,26 +490,34 @@ async fn stream_assistant_response(
         provider,
         reasoning,
     } = config.model.current();
-    let mut request = Context {
+    let request = Context {
         system_prompt: context.system_prompt.clone(),
         messages: context.messages.snapshot(),
         tools: context.tools.shared_definitions(),
         reasoning,
         max_tokens: None,
     };
-    if let Some(transform) = &config.transform_context {
-        request = transform(&model, request);
-    }
-    // A provider's panic is caught like a tool's: it escaped `prompt` with
-    // no `agent_end`, and took the task of a caller that spawned the run.
-    let stream = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        provider.stream(&model, &request, cancel.clone())
-    }));
-    drop(request);
+    // The caller's transform and the provider's panics are caught like a
+    // tool's: they escaped `prompt` with no `agent_end`, and took the task
+    // of a caller that spawned the run. The request is dropped before the
+    // answer is read: it holds a snapshot of the history.
+    let transformed = match &config.transform_context {
+        Some(transform) => {
+            std::panic::catch_unwind(AssertUnwindSafe(|| transform(&model, request)))
+                .map_err(|panic| NoAnswer::Panicked(TRANSFORM_PANICKED, panic))
+        }
+        None => Ok(request),
+    };
+    let stream = transformed.and_then(|request| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            provider.stream(&model, &request, cancel.clone())
+        }))
+        .map_err(|panic| NoAnswer::Panicked(PROVIDER_PANICKED, panic))
+    });
     let mut started = false;
     let answer = match stream {
         Ok(stream) => read_answer(stream, &mut started, emit).await,
-        Err(panic) => Err(NoAnswer::Panicked(panic)),
+        Err(failure) => Err(failure),
     };
     let message = answer.unwrap_or_else(|failure| failure.into_answer(&model, cancel));
     if !started {
@@ -524,8 +536,9 @@ async fn stream_assistant_response(
 enum NoAnswer {
     /// The stream ended without `Done` or `Error`.
     EndedEarly,
-    /// `stream` or a poll of its stream panicked, with this payload.
-    Panicked(Box<dyn std::any::Any + Send>),
+    /// What panicked (the start of the error text: `transform_context`,
+    /// `stream` or a poll of its stream), with the panic's payload.
+    Panicked(&'static str, Box<dyn std::any::Any + Send>),
 }
 
 impl NoAnswer {
@@ -543,11 +556,11 @@ impl NoAnswer {
                 };
                 STREAM_ENDED_EARLY.to_owned()
             }
-            NoAnswer::Panicked(payload) => {
+            NoAnswer::Panicked(what, payload) => {
                 answer.stop_reason = StopReason::Error;
                 match panic_text(payload.as_ref()) {
-                    Some(message) => format!("{PROVIDER_PANICKED}: {message}"),
-                    None => PROVIDER_PANICKED.to_owned(),
+                    Some(message) => format!("{what}: {message}"),
+                    None => what.to_owned(),
                 }
             }
         };
@@ -569,7 +582,7 @@ async fn read_answer(
         let event = AssertUnwindSafe(stream.next())
             .catch_unwind()
             .await
-            .map_err(NoAnswer::Panicked)?;
+            .map_err(|panic| NoAnswer::Panicked(PROVIDER_PANICKED, panic))?;
         match event {
             None => return Err(NoAnswer::EndedEarly),
             Some(AssistantMessageEvent::Start { partial }) => {

@@ -102,6 +102,7 @@ impl std::fmt::Debug for ModelHandle {
 /// Rewrites a request just before it is sent (Pi's `transformContext`): for
 /// example to cut what no longer fits the model's window. It gets the model
 /// the request goes to; the conversation the loop keeps is not changed.
+/// A panic in it ends the turn with an error answer, as a provider's does.
 pub type TransformContext = Arc<dyn Fn(&Model, Context) -> Context + Send + Sync>;
 
 #[cfg(test)]

@@ -395,6 +395,35 @@ async fn transform_context_rewrites_the_request_but_not_the_history() {
     assert_eq!(transcript(&agent), ["user hi", "assistant ok"]);
 }
 
+// A panicking `transform_context` escaped `prompt` as a provider's panic
+// did (no `agent_end`, the caller's task lost): it ends the turn the same
+// way, with an error answer that names what panicked.
+#[tokio::test]
+async fn a_transform_context_that_panics_ends_the_run_with_an_error_answer() {
+    let provider = ScriptedProvider::new([reply(vec![text("never sent")])]);
+    let config = LoopConfig::new(ScriptedProvider::model(), Arc::new(provider.clone()))
+        .with_transform_context(|_, _| panic!("no context today"));
+    let agent = Agent::new(config, context(vec![]));
+    let mut events = agent.subscribe();
+    let added = agent.prompt("go").await.unwrap();
+    let Some(Message::Assistant(answer)) = added.last() else {
+        panic!("expected an answer last, got {added:?}");
+    };
+    assert_eq!(
+        (answer.stop_reason, answer.error_message.as_deref()),
+        (
+            agent_ai::StopReason::Error,
+            Some("transform_context panicked: no context today")
+        )
+    );
+    assert!(provider.requests().is_empty(), "the request was sent");
+    let mut lines = Vec::new();
+    while let Some(event) = events.try_recv() {
+        lines.push(compact(&event));
+    }
+    assert_eq!(lines, ANSWERED_GO);
+}
+
 #[test]
 fn loop_config_clones_share_the_model_handle() {
     let provider = ScriptedProvider::new([]);
