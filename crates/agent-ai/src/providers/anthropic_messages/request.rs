@@ -118,16 +118,10 @@ fn convert_tools(tools: &[Tool]) -> Vec<Value> {
     let mut converted: Vec<Value> = tools
         .iter()
         .map(|tool| {
-            let properties = tool.parameters.get("properties").cloned();
-            let required = tool.parameters.get("required").cloned();
             json!({
                 "name": tool.name,
                 "description": tool.description,
-                "input_schema": {
-                    "type": "object",
-                    "properties": properties.unwrap_or_else(|| json!({})),
-                    "required": required.unwrap_or_else(|| json!([])),
-                },
+                "input_schema": input_schema(&tool.parameters),
             })
         })
         .collect();
@@ -135,6 +129,37 @@ fn convert_tools(tools: &[Tool]) -> Vec<Value> {
         last.insert("cache_control".into(), cache_control());
     }
     converted
+}
+
+/// The object schema Anthropic takes, as Pi builds it: `type`, `properties`
+/// and `required`. The definitions a `$ref` in them points to come along: an
+/// MCP server's schema for a nested argument (the Python SDK's for any model
+/// inside a model) reached the API with `"$ref": "#/$defs/Point"` and no
+/// `$defs`, so the model could not see what the argument holds.
+fn input_schema(parameters: &Value) -> Value {
+    let mut schema = serde_json::Map::from_iter([
+        ("type".to_owned(), json!("object")),
+        (
+            "properties".to_owned(),
+            parameters
+                .get("properties")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        ),
+        (
+            "required".to_owned(),
+            parameters
+                .get("required")
+                .cloned()
+                .unwrap_or_else(|| json!([])),
+        ),
+    ]);
+    for definitions in ["$defs", "definitions"] {
+        if let Some(value) = parameters.get(definitions) {
+            schema.insert(definitions.to_owned(), value.clone());
+        }
+    }
+    Value::Object(schema)
 }
 
 fn convert_messages(messages: &[Message], model: &Model) -> Vec<Value> {
@@ -282,6 +307,33 @@ fn mark_last_user_message_for_caching(messages: &mut [Value]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_keeps_the_definitions_its_references_point_to() {
+        let point = json!({"type": "object", "properties": {"x": {"type": "integer"}}});
+        let tool = Tool {
+            name: "move".into(),
+            description: "Move.".into(),
+            parameters: json!({
+                "type": "object",
+                "title": "moveArguments",
+                "properties": {"to": {"$ref": "#/$defs/Point"}},
+                "required": ["to"],
+                "$defs": {"Point": point},
+                "definitions": {"Old": {"type": "string"}},
+            }),
+        };
+        assert_eq!(
+            convert_tools(&[tool])[0]["input_schema"],
+            json!({
+                "type": "object",
+                "properties": {"to": {"$ref": "#/$defs/Point"}},
+                "required": ["to"],
+                "$defs": {"Point": point},
+                "definitions": {"Old": {"type": "string"}},
+            })
+        );
+    }
 
     #[test]
     fn foreign_tool_call_ids_are_made_safe_for_anthropic() {
