@@ -209,15 +209,20 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
+    // A wait past what a `Duration` holds is the longest one (and so longer
+    // than any client waits): `from_secs_f64` would panic on it.
+    let wait = |seconds: f64| {
+        (seconds.is_finite() && seconds >= 0.0)
+            .then(|| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX))
+    };
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+        && let Some(wait) = wait(ms / 1000.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(wait);
     }
     let value = text(RETRY_AFTER.as_str())?;
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        return wait(seconds);
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
@@ -319,6 +324,20 @@ mod tests {
         assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
         assert_eq!(retry_after(&headers(&[("retry-after", "-1")]), now), None);
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    // `Duration::from_secs_f64` panicked on a wait past u64 seconds, so a
+    // server's `Retry-After: 99999999999999999999999` ended the turn as
+    // "Provider panicked" instead of "asked to retry after ...".
+    #[test]
+    fn a_wait_too_long_to_count_is_the_longest_wait() {
+        let now = SystemTime::UNIX_EPOCH;
+        for header in [
+            ("retry-after", "99999999999999999999999"),
+            ("retry-after-ms", "1e30"),
+        ] {
+            assert_eq!(retry_after(&headers(&[header]), now), Some(Duration::MAX));
+        }
     }
 
     #[test]
