@@ -1,12 +1,15 @@
 //! Preparing a conversation for replay to a provider; API-independent (Pi's
 //! `transform-messages.ts`).
 //!
-//! Two repairs every API needs before the history is sent again:
+//! Three repairs every API needs before the history is sent again:
 //! - an assistant message that ended in `error` or `aborted` is an incomplete
 //!   turn (half a tool call, reasoning without an answer) and is dropped;
 //! - a tool call with no result before the next assistant or user message
 //!   (the run was interrupted) gets a synthetic error result
-//!   `No result provided`, since APIs reject calls without results.
+//!   `No result provided`, since APIs reject calls without results;
+//! - a result whose call is not in the assistant message before it (its
+//!   turn failed, or a damaged session lost the line with the call) and a
+//!   second result for one call are dropped: APIs reject those too.
 //!
 //! Messages from a different model lose what only that model can read:
 //! thinking is sent as plain text (its signature would mean nothing there),
@@ -78,8 +81,10 @@ pub fn transform_messages(
                 if let Some(id) = renamed.get(&result.tool_call_id) {
                     result.tool_call_id.clone_from(id);
                 }
-                answered.insert(result.tool_call_id.clone());
-                out.push(Message::ToolResult(result));
+                let called = pending.iter().any(|call| call.id == result.tool_call_id);
+                if called && answered.insert(result.tool_call_id.clone()) {
+                    out.push(Message::ToolResult(result));
+                }
             }
             Message::User(_) => {
                 close_pending(&mut out, &mut pending, &mut answered);
@@ -231,6 +236,32 @@ mod tests {
                 result("c1", "ok", false),
                 result("c2", "No result provided", true),
                 user("stop"),
+            ]
+        );
+    }
+
+    // A session whose line holding the call was lost (the loader keeps what
+    // came before a broken line) replayed the result alone, and both APIs
+    // refused every later request with a 400.
+    #[test]
+    fn results_without_their_call_are_dropped() {
+        let messages = vec![
+            user("run"),
+            result("lost", "hello", false),
+            assistant(vec![call("c1")], StopReason::Error),
+            result("c1", "from a failed turn", false),
+            assistant(vec![call("c2")], StopReason::ToolUse),
+            result("c2", "ok", false),
+            result("c2", "again", false),
+            assistant(vec![], StopReason::Stop),
+        ];
+        assert_eq!(
+            transform_messages(&messages, &model(), None),
+            vec![
+                user("run"),
+                assistant(vec![call("c2")], StopReason::ToolUse),
+                result("c2", "ok", false),
+                assistant(vec![], StopReason::Stop),
             ]
         );
     }
