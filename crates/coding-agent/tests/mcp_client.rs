@@ -308,6 +308,44 @@ async fn an_answer_over_the_transports_limit_fails_its_call_at_once_and_the_serv
     assert_eq!(text(&content), "xxx");
 }
 
+/// An answer the client could not read was dropped without a word: its
+/// call waited out `toolTimeoutSec` (60 s by default), then read "timed out
+/// ... Try a smaller request". Bytes that are not UTF-8 are now replaced,
+/// and an answer that is no JSON-RPC message fails its call at once, saying
+/// what was wrong; log lines on stdout are still passed over.
+#[tokio::test]
+async fn an_answer_the_client_cannot_read_fails_its_call_at_once_saying_why() {
+    if !python3_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = python_server("odd", "unreadable_server.py");
+    // Only so that a wrong run ends sooner; nothing here waits on it.
+    config.tool_timeout = Duration::from_secs(20);
+    let (_servers, tools) = start(dir.path(), vec![config]).await;
+
+    let (is_error, content) = call(&tools, "mcp__odd__latin1", json!({})).await;
+    assert!(!is_error, "{content:?}");
+    assert_eq!(text(&content), "caf\u{FFFD}");
+
+    let (is_error, content) = call(&tools, "mcp__odd__no_message", json!({})).await;
+    assert!(is_error);
+    // rmcp numbers requests from 0: initialize, tools/list, latin1, this.
+    assert_eq!(
+        text(&content),
+        "MCP server \"odd\" failed the call to \"no_message\": its answer is not a JSON-RPC \
+         message the client can read (missing field `message`): \
+         {\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32000}}. \
+         The server is at fault, not the call: the same call will likely fail again"
+    );
+
+    for tool in ["noisy", "echo"] {
+        let (is_error, content) = call(&tools, &format!("mcp__odd__{tool}"), json!({})).await;
+        assert!(!is_error, "{content:?}");
+        assert_eq!(text(&content), tool);
+    }
+}
+
 #[tokio::test]
 async fn tools_whose_schemas_providers_would_refuse_are_mended_or_left_out() {
     if !python3_installed() {
@@ -742,6 +780,28 @@ async fn a_server_that_exits_at_start_does_not_stop_the_others() {
     );
 }
 
+/// A server that exits right after the handshake, before its tools are
+/// listed, says why as one that exits during it does: it read only
+/// "did not start: Transport closed".
+#[tokio::test]
+async fn a_server_that_exits_before_listing_its_tools_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let initialized = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"early","version":"1"}}}"#;
+    let early = shell_server(
+        "early",
+        &format!(
+            "read -r _; echo '{initialized}'; read -r _; echo 'database is locked' >&2; exit 3"
+        ),
+    );
+    let (_servers, failures) = McpServers::start(vec![early], dir.path()).await;
+    assert_eq!(
+        failures,
+        [
+            "MCP server \"early\" did not start: it exited before listing its tools (stderr: database is locked)"
+        ]
+    );
+}
+
 #[tokio::test]
 async fn configured_servers_start_in_the_background_each_offering_its_tools_when_up() {
     if !everything_installed() {
@@ -1021,6 +1081,18 @@ async fn an_http_server_that_fails_calls_fails_those_calls_and_stays_connected()
             assert_eq!(text(&content), expected, "{round}");
             assert_eq!(servers.status()[0].status, "running", "{round}: {tool}");
         }
+        // rmcp dropped an event it could not read: the call read as the
+        // server gone ("stopped during the call"), with the last failure's
+        // words.
+        let (is_error, content) = call(&tools, "mcp__web__unreadable", json!({"text": "x"})).await;
+        assert!(is_error, "{round}");
+        assert!(
+            text(&content).starts_with(
+                "MCP server \"web\" failed the call to \"unreadable\": its answer is not a \
+                 JSON-RPC message the client can read (missing field `message`): "
+            ),
+            "{round}: {content:?}"
+        );
         let echoed = call(&tools, "mcp__web__echo", json!({"text": "still here"})).await;
         assert_eq!(
             echoed,

@@ -419,6 +419,25 @@ fn a_line_that_is_not_json_and_bad_call_params_get_json_rpc_errors() {
     assert_eq!(by_id(json!(4))["result"], json!({}));
 }
 
+/// A method the server does not have is answered with JSON-RPC's text,
+/// "Method not found", and the method: rmcp's message was the method's
+/// name alone.
+#[test]
+fn an_unknown_method_is_answered_method_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(dir.path());
+    server.send_line(&json!({"jsonrpc": "2.0", "id": 5, "method": "resources/list"}).to_string());
+    server.send_line(&json!({"jsonrpc": "2.0", "id": 6, "method": "no/such"}).to_string());
+    let answers = server.answers(2);
+    assert!(server.finish().success());
+    for (id, method) in [(5, "resources/list"), (6, "no/such")] {
+        assert_eq!(
+            answers[&id]["error"],
+            json!({"code": -32601, "message": format!("Method not found: {method}")})
+        );
+    }
+}
+
 /// Calls a client sends without waiting for their answers are applied to a
 /// file in the order they arrived, as the agent applies the calls of one
 /// answer: rmcp runs each request on a task of its own, and a write and

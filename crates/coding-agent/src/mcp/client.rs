@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{ServerConfig, Transport};
 use super::http::LastFailure;
 use super::listing::Listing;
-use super::stdio::{StdioTransport, TOO_LARGE};
+use super::stdio::{StdioTransport, TOO_LARGE, UNREADABLE};
 use crate::support::process_group::{ProcessGroup, detached_command};
 use crate::support::sync::lock;
 
@@ -165,12 +165,10 @@ impl Connection {
                 match serve(serving, transport).await {
                     Ok(service) => service,
                     Err(error) => {
-                        // Give the dying process a moment to finish writing why.
-                        tokio::time::sleep(Duration::from_millis(100)).await;
                         return Err(format!(
                             "{}{}",
                             handshake_failure(&error),
-                            tail_text(&stderr)
+                            last_words(&stderr).await
                         ));
                     }
                 }
@@ -208,10 +206,23 @@ impl Connection {
     /// Every tool the server offers (following pagination); a tool whose
     /// listing cannot be read is left out, and named with `server` in the
     /// listing's warnings ([`super::listing`]).
+    ///
+    /// A stdio server that exits right after the handshake says so, with
+    /// its stderr, as one that exits during it does: it read "Transport
+    /// closed" or "Transport send error: ... Broken pipe".
     pub(super) async fn list_tools(&self, server: &str) -> Result<Listing, String> {
-        super::listing::list_all_tools(&self.peer, server)
-            .await
-            .map_err(|e| self.describe(&e))
+        match super::listing::list_all_tools(&self.peer, server).await {
+            Ok(listing) => Ok(listing),
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))
+                if self.http_failure.is_none() =>
+            {
+                Err(format!(
+                    "it exited before listing its tools{}",
+                    last_words(&self.stderr).await
+                ))
+            }
+            Err(error) => Err(self.describe(&error)),
+        }
     }
 
     /// Whether the server said its tools changed since the last call (and
@@ -329,7 +340,9 @@ impl Connection {
                 Some(why) => CallError::Answered(why),
                 None => CallError::Unreachable(self.lose(error.to_string())),
             },
-            ServiceError::McpError(data) if data.code == TOO_LARGE => {
+            // Answers the transport made up for one the server sent but
+            // the client could not take (`super::stdio`).
+            ServiceError::McpError(data) if [TOO_LARGE, UNREADABLE].contains(&data.code) => {
                 CallError::Answered(data.message.to_string())
             }
             ServiceError::McpError(data) => CallError::Protocol(data.message.to_string()),
@@ -434,7 +447,14 @@ async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<u8>>
     crate::support::stderr_tail::keep_tail(stderr, &tail, STDERR_TAIL).await;
 }
 
-/// `": <last stderr line(s)>"`, or nothing when the server wrote nothing.
+/// [`tail_text`] once a stdio server that went away has had a moment to
+/// finish writing why.
+async fn last_words(tail: &Mutex<Vec<u8>>) -> String {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tail_text(tail)
+}
+
+/// ` (stderr: <its last lines>)`, or nothing when the server wrote nothing.
 fn tail_text(tail: &Mutex<Vec<u8>>) -> String {
     let bytes = lock(tail);
     let text = String::from_utf8_lossy(&bytes);

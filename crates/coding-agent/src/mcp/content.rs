@@ -39,7 +39,7 @@ pub struct McpCallDetails {
 }
 
 /// The model's view of `result`, the call of `tool` on `server`; `Err` when
-/// the server said `isError`. CPU-heavy when an image is scaled down: call
+/// the server said `isError`, with the same details. CPU-heavy when an image is scaled down: call
 /// it off the async runtime.
 pub fn to_tool_result(
     result: CallToolResult,
@@ -69,18 +69,8 @@ pub fn to_tool_result(
         }
     }
     let (mut content, truncated) = bound_text(content);
-    if result.is_error == Some(true) {
-        let text: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
-        let text = if text.is_empty() {
-            format!("MCP tool \"{tool}\" failed without a message")
-        } else {
-            text.join("\n")
-        };
-        return Err(ToolError::new(text));
-    }
-    if content.is_empty() {
-        content.push(Content::text("(no output)"));
-    }
+    // An error carries them too: it carried `{}`, and a UI or hook could
+    // not tell which server's tool had failed.
     let details = McpCallDetails {
         server: server.to_owned(),
         tool: tool.to_owned(),
@@ -90,6 +80,22 @@ pub fn to_tool_result(
         truncated,
     };
     let details = serde_json::to_value(&details).ok();
+    if result.is_error == Some(true) {
+        let text: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
+        let text = if text.is_empty() {
+            format!("MCP tool \"{tool}\" failed without a message")
+        } else {
+            text.join("\n")
+        };
+        let error = ToolError::new(text);
+        return Err(match details {
+            Some(details) => error.with_details(details),
+            None => error,
+        });
+    }
+    if content.is_empty() {
+        content.push(Content::text("(no output)"));
+    }
     Ok(AgentToolResult {
         content,
         details,
@@ -350,14 +356,20 @@ mod tests {
         assert_eq!(details["truncated"]["shownBytes"], 50 * 1024);
     }
 
+    /// With the details a success has: an error's were `{}`, and a UI or
+    /// hook could not tell which server's tool had failed.
     #[test]
-    fn a_server_error_stays_an_error_with_its_text() {
+    fn a_server_error_stays_an_error_with_its_text_and_details() {
+        let details = json!({"server": "s", "tool": "t"});
         let result = CallToolResult::error(vec![ContentBlock::text("no such city")]);
-        assert_eq!(map(result).unwrap_err(), ToolError::new("no such city"));
+        assert_eq!(
+            map(result).unwrap_err(),
+            ToolError::new("no such city").with_details(details.clone())
+        );
         let result = CallToolResult::error(Vec::new());
         assert_eq!(
             map(result).unwrap_err(),
-            ToolError::new("MCP tool \"t\" failed without a message")
+            ToolError::new("MCP tool \"t\" failed without a message").with_details(details)
         );
     }
 

@@ -193,7 +193,14 @@ async fn read_prefix(mut response: Response, max_size: usize) -> String {
 
 /// The server's event stream, each event at most `max_event_size` bytes: a
 /// server that never ends an event would otherwise grow it without bound.
-fn events(response: Response, max_event_size: usize) -> BoxStream<'static, Result<Sse, SseError>> {
+/// An answer to `answering` (the request POSTed) that rmcp could not read,
+/// and would drop, becomes an error answer saying why
+/// ([`super::stdio::unreadable`]).
+fn events(
+    response: Response,
+    max_event_size: usize,
+    answering: Option<RequestId>,
+) -> BoxStream<'static, Result<Sse, SseError>> {
     let mut size = EventSize::default();
     let bytes = response.bytes_stream().map(move |chunk| {
         let chunk = chunk.map_err(std::io::Error::other)?;
@@ -204,7 +211,23 @@ fn events(response: Response, max_event_size: usize) -> BoxStream<'static, Resul
         }
         Ok(chunk)
     });
-    SseStream::from_bytes_stream(bytes).boxed()
+    let events = SseStream::from_bytes_stream(bytes);
+    let Some(request) = answering else {
+        return events.boxed();
+    };
+    events
+        .map(move |event| {
+            let mut event = event?;
+            if let Some(answer) = event
+                .data
+                .as_deref()
+                .and_then(|data| super::stdio::unreadable(data, |id| *id == request))
+            {
+                event.data = Some(answer);
+            }
+            Ok(event)
+        })
+        .boxed()
 }
 
 /// The size of the event being received, as its bytes arrive.
@@ -424,19 +447,19 @@ impl StreamableHttpClient for HttpClient {
                 .get(HEADER_SESSION_ID)
                 .and_then(|value| value.to_str().ok())
                 .map(str::to_owned);
+            let request_id = match &message {
+                ClientJsonRpcMessage::Request(request) => Some(&request.id),
+                _ => None,
+            };
             if !status.is_success() {
-                let request_id = match &message {
-                    ClientJsonRpcMessage::Request(request) => Some(&request.id),
-                    _ => None,
-                };
                 return Self::failed_post(response, request_id, session_id, limits).await;
             }
             // Notifications and answers to the server await nothing; some
             // servers answer them 200 with an empty or unusable body.
-            let awaits_answer = matches!(message, ClientJsonRpcMessage::Request(_));
+            let awaits_answer = request_id.is_some();
             if has_media_type(&response, EVENT_STREAM_MIME_TYPE) {
                 Ok(StreamableHttpPostResponse::Sse(
-                    events(response, limits.max_sse_event_size),
+                    events(response, limits.max_sse_event_size, request_id.cloned()),
                     session_id,
                 ))
             } else if has_media_type(&response, JSON_MIME_TYPE) {
@@ -531,7 +554,7 @@ impl StreamableHttpClient for HttpClient {
                     &response,
                 )));
             }
-            Ok(events(response, max_sse_event_size))
+            Ok(events(response, max_sse_event_size, None))
         }
         .await;
         self.note(result)

@@ -29,7 +29,7 @@ use agent_core::{
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock,
-    Implementation, InitializeResult, JsonRpcMessage, JsonRpcRequest, ListToolsResult,
+    ErrorCode, Implementation, InitializeResult, JsonRpcMessage, JsonRpcRequest, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
@@ -225,7 +225,7 @@ async fn start_in_turn<F: Future>(arrival: Option<Arc<Arrival>>, call: F) -> F::
 }
 
 /// A transport that hands each `tools/call` request an [`Arrival`] as it
-/// comes in. rmcp reads requests in order but runs each on a task of its
+/// comes in, and says "Method not found" in full ([`method_not_found`]). rmcp reads requests in order but runs each on a task of its
 /// own, and the tasks start in any order: a client's write and four chained
 /// edits of one file, sent without waiting for the answers, were applied
 /// in random order (the file ended `B`, `C` or `D` about half the time,
@@ -253,8 +253,9 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InArrivalOrder<T> {
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        method_not_found(&mut item);
         self.inner.send(item)
     }
 
@@ -276,6 +277,17 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for InArrivalOrder<T> {
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+/// JSON-RPC's "Method not found" where rmcp's `-32601` says only the
+/// method (`resources/list`), which read as an answer rather than an error.
+fn method_not_found(item: &mut TxJsonRpcMessage<RoleServer>) {
+    if let JsonRpcMessage::Error(answer) = item
+        && answer.error.code == ErrorCode::METHOD_NOT_FOUND
+        && !answer.error.message.starts_with("Method not found")
+    {
+        answer.error.message = format!("Method not found: {}", answer.error.message).into();
     }
 }
 

@@ -9,6 +9,13 @@
 //! line, or the only request waiting): that call fails at once, saying why,
 //! and the connection stands. Memory stays bounded: of a long line only its
 //! ends are kept.
+//!
+//! rmcp drops a line it cannot read as a message the same way, so the pump
+//! reads each line first ([`unreadable`]): bytes that are not UTF-8 become
+//! U+FFFD (`"café"` sent in Latin-1 is still the answer, as a provider's
+//! stream is read), and an answer to a waiting request that is JSON but no
+//! message rmcp reads (an error without its `"message"`) becomes an error
+//! answer to that request saying what was wrong.
 
 use std::collections::VecDeque;
 use std::io;
@@ -16,16 +23,18 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{
+    ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage, JsonRpcResponse, RequestId, ServerResult,
+};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 use crate::support::sync::lock;
-use crate::support::truncate::format_size;
+use crate::support::truncate::{format_size, truncate_line};
 
 /// The longest message a server may send (rmcp's limit for stdio and for
 /// HTTP events alike).
@@ -34,6 +43,10 @@ pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 /// The error code of the answer that stands in for a message over
 /// [`MAX_MESSAGE`] (one of JSON-RPC's implementation-defined server errors).
 pub const TOO_LARGE: ErrorCode = ErrorCode(-32_090);
+
+/// The error code of the answer that stands in for an answer the client
+/// cannot read ([`unreadable`]).
+pub const UNREADABLE: ErrorCode = ErrorCode(-32_091);
 
 /// How long a server may take to exit once its stdin is closed, and again
 /// after SIGTERM, before it is killed (as the MCP specification's stdio
@@ -46,6 +59,10 @@ const REMEMBERED: usize = 64;
 
 /// Bytes kept of each end of a message too long to keep, to find its id.
 const ENDS_KEPT: usize = 4096;
+
+/// Characters of an unreadable answer shown in the error that stands in
+/// for it.
+const SHOWN: usize = 300;
 
 /// Requests sent and not yet answered, oldest first.
 type Waiting = Arc<Mutex<VecDeque<RequestId>>>;
@@ -147,7 +164,8 @@ async fn exited_within(child: &mut Child, wait: Duration) -> bool {
 }
 
 /// Forwards the server's stdout to the client a line at a time; a line
-/// over [`MAX_MESSAGE`] becomes an error answer ([`Overlong::answer`]).
+/// over [`MAX_MESSAGE`] becomes an error answer ([`Overlong::answer`]), as
+/// does an answer the client could not read ([`unreadable`]).
 /// Ends when the server closes its stdout (the client then sees the end
 /// of its input) or the client goes away.
 async fn pump(stdout: ChildStdout, mut to_client: DuplexStream, waiting: Waiting) {
@@ -186,7 +204,11 @@ async fn pump(stdout: ChildStdout, mut to_client: DuplexStream, waiting: Waiting
                 }
             }
             None => {
-                let sent = to_client.write_all(&line).await;
+                let text = String::from_utf8_lossy(&line);
+                let answer = unreadable(&text, |id| lock(&waiting).contains(id));
+                let sent = to_client
+                    .write_all(answer.as_deref().unwrap_or(&text).as_bytes())
+                    .await;
                 // A long message's buffer is not kept for the short ones.
                 if line.capacity() > 1024 * 1024 {
                     line = Vec::new();
@@ -251,13 +273,58 @@ impl Overlong {
             format_size(self.bytes.saturating_sub(1)),
             format_size(MAX_MESSAGE),
         );
-        let error = ErrorData::new(TOO_LARGE, message, None);
-        let id: serde_json::Value = serde_json::from_str(&id).ok()?;
-        Some(format!(
-            "{}\n",
-            json!({"jsonrpc": "2.0", "id": id, "error": error})
-        ))
+        let id: Value = serde_json::from_str(&id).ok()?;
+        Some(error_answer(&id, TOO_LARGE, message))
     }
+}
+
+/// The error answer (a JSON-RPC line) that stands in for `line` when it
+/// answers a waiting request but is no message the client reads: rmcp
+/// dropped it without a word (`{"error":{"code":-32000}}`, which has no
+/// `"message"`), so a stdio call waited out its whole timeout and then read
+/// "timed out ... Try a smaller request", and an HTTP one, whose event
+/// stream then ended unanswered, read as the server gone. An answer here is
+/// a JSON object with the `"id"` of a request `is_waiting` for, a
+/// `"result"` or an `"error"`, and no `"method"`. A line that is not JSON
+/// at all is left to rmcp, which ignores it as the other SDKs do: it cannot
+/// be told from a log line the server printed to its stdout.
+pub(super) fn unreadable(
+    line: &str,
+    is_waiting: impl FnOnce(&RequestId) -> bool,
+) -> Option<String> {
+    if serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(line).is_ok() {
+        return None;
+    }
+    let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(line) else {
+        return None;
+    };
+    let id = answer.get("id")?.clone();
+    let request: RequestId = serde_json::from_value(id.clone()).ok()?;
+    if answer.contains_key("method") || !is_waiting(&request) {
+        return None;
+    }
+    // The part that does not fit, read on its own: the whole message read
+    // as one of several kinds only says that it is none of them.
+    let why = if answer.contains_key("error") {
+        serde_json::from_value::<JsonRpcError>(Value::Object(answer)).err()
+    } else if answer.contains_key("result") {
+        serde_json::from_value::<JsonRpcResponse<ServerResult>>(Value::Object(answer)).err()
+    } else {
+        return None;
+    };
+    let why = why.map_or_else(|| "not one JSON-RPC message".to_owned(), |e| e.to_string());
+    let (shown, _) = truncate_line(line.trim(), SHOWN);
+    let message = format!(
+        "its answer is not a JSON-RPC message the client can read ({why}): {shown}. \
+         The server is at fault, not the call: the same call will likely fail again"
+    );
+    Some(error_answer(&id, UNREADABLE, message))
+}
+
+/// The error answer to request `id`: a JSON-RPC line.
+fn error_answer(id: &Value, code: ErrorCode, message: String) -> String {
+    let error = ErrorData::new(code, message, None);
+    format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "error": error}))
 }
 
 /// A request id as JSON text (`7`, `"a"`), as it stands in a message.
@@ -355,6 +422,24 @@ mod tests {
         let no_id = overlong(r#"{"result":{}}"#);
         assert!(no_id.answer(&waiting(&[5])).unwrap().contains(r#""id":5"#));
         assert_eq!(no_id.answer(&waiting(&[5, 6])), None);
+    }
+
+    #[test]
+    fn only_an_unreadable_answer_to_a_waiting_request_is_answered_for_it() {
+        let waiting = |id: &RequestId| *id == RequestId::Number(4);
+        let answer = unreadable(r#"{"jsonrpc":"2.0","id":4,"error":{"code":1}}"#, waiting);
+        let answer: Value = serde_json::from_str(&answer.unwrap()).unwrap();
+        assert_eq!(answer["id"], 4);
+        assert_eq!(answer["error"]["code"], UNREADABLE.0);
+        for passed in [
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"error":{"code":1}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"x","error":{}}"#,
+            r#"{"level":"info","id":4}"#,
+            r#"log: {"id":4,"error":{"#,
+        ] {
+            assert_eq!(unreadable(passed, waiting), None, "{passed}");
+        }
     }
 
     #[test]

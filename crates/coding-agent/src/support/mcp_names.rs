@@ -98,26 +98,45 @@ pub fn server_name_problem(server: &str) -> Option<String> {
     })
 }
 
-/// Gives each `(server, tool)` pair its name, in order; a name already taken
-/// (two tools that differ only in characters that were replaced) gets `_2`,
-/// `_3`, ... so the result depends only on the order of the pairs.
+/// Gives each `(server, tool)` pair its name. A tool whose
+/// `mcp__<server>__<tool>` needs nothing replaced or cut has that name,
+/// whatever else the server lists: permission rules, `--tools` and hook
+/// matchers name it so. The others (and a second tool of one name) take
+/// theirs in the order of their names, not the server's: their name if it
+/// is free, else `_2`, `_3`, ... added, never a name another tool has as
+/// it is. Taken in list order, `a.b` listed before `a_b` took
+/// `mcp__d__a_b`, so `--deny mcp__d__a_b` blocked `a.b` while the real
+/// `a_b` ran, and a re-list in another order swapped the two.
 pub fn assign<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let pairs: Vec<(&str, &str)> = pairs.into_iter().collect();
+    let mut names = vec![String::new(); pairs.len()];
     let mut taken = BTreeSet::new();
-    pairs
-        .into_iter()
-        .map(|(server, tool)| {
-            let base = tool_name(server, tool);
-            let mut name = base.clone();
-            let mut n = 2;
-            while !taken.insert(name.clone()) {
-                let suffix = format!("_{n}");
-                let keep = base.len().min(MAX_NAME_LEN - suffix.len());
-                name = format!("{}{suffix}", &base[..keep]);
-                n += 1;
-            }
-            name
-        })
-        .collect()
+    let mut changed = Vec::new();
+    for (index, &(server, tool)) in pairs.iter().enumerate() {
+        let name = tool_name(server, tool);
+        let as_is = name == format!("mcp__{}__{tool}", server_part(server));
+        if as_is && taken.insert(name.clone()) {
+            names[index] = name;
+        } else {
+            changed.push(index);
+        }
+    }
+    // Stable: tools of one name keep the server's order among themselves.
+    changed.sort_by_key(|&index| pairs[index]);
+    for index in changed {
+        let (server, tool) = pairs[index];
+        let base = tool_name(server, tool);
+        let mut name = base.clone();
+        let mut n = 2;
+        while !taken.insert(name.clone()) {
+            let suffix = format!("_{n}");
+            let keep = base.len().min(MAX_NAME_LEN - suffix.len());
+            name = format!("{}{suffix}", &base[..keep]);
+            n += 1;
+        }
+        names[index] = name;
+    }
+    names
 }
 
 fn sanitise(part: &str) -> String {
@@ -204,12 +223,51 @@ mod tests {
         assert_eq!(one, tool_name("srv", &long));
     }
 
+    /// A tool whose name needs no change keeps it, wherever it is listed:
+    /// `a.b` listed first took `mcp__d__a_b`, so `--deny mcp__d__a_b`
+    /// blocked `a.b` and the real `a_b` ran, and a second `dup` took
+    /// `mcp__d__dup_2` from the real `dup_2`.
     #[test]
-    fn collisions_get_numbered_suffixes_in_order() {
-        let names = assign([("s", "a.b"), ("s", "a_b"), ("s", "a b"), ("t", "x")]);
+    fn a_name_that_needs_no_change_is_kept_whatever_the_order() {
+        let listed = [
+            ("d", "dup"),
+            ("d", "dup"),
+            ("d", "dup_2"),
+            ("d", "a.b"),
+            ("d", "a_b"),
+            ("d", "a-b"),
+        ];
+        let names = assign(listed);
         assert_eq!(
             names,
-            ["mcp__s__a_b", "mcp__s__a_b_2", "mcp__s__a_b_3", "mcp__t__x"]
+            [
+                "mcp__d__dup",
+                "mcp__d__dup_3",
+                "mcp__d__dup_2",
+                "mcp__d__a_b_2",
+                "mcp__d__a_b",
+                "mcp__d__a-b",
+            ]
+        );
+        // Listed again in another order (after `list_changed`), each tool
+        // keeps its name.
+        let mut reordered = listed.to_vec();
+        reordered.reverse();
+        let again = assign(reordered.iter().copied());
+        for ((_, tool), name) in reordered.iter().zip(&again) {
+            let before = listed.iter().position(|(_, t)| t == tool).unwrap();
+            if *tool != "dup" {
+                assert_eq!(name, &names[before], "{tool}");
+            }
+        }
+    }
+
+    #[test]
+    fn collisions_get_numbered_suffixes_by_name() {
+        let names = assign([("s", "a.b"), ("s", "a b"), ("s", "a/b"), ("t", "x")]);
+        assert_eq!(
+            names,
+            ["mcp__s__a_b_2", "mcp__s__a_b", "mcp__s__a_b_3", "mcp__t__x"]
         );
         let long = "x".repeat(70);
         let names = assign([("s", long.as_str()), ("s", long.as_str())]);

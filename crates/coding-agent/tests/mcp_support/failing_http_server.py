@@ -1,7 +1,8 @@
 """A streamable HTTP MCP server, written out by hand, on 127.0.0.1 at the
 port in `PORT`, whose tools fail the way servers behind proxies and gateways
 do: `overloaded` is answered HTTP 500 with a text body, `portal` with an
-HTML page; `echo` answers. Every other message gets the protocol's answer,
+HTML page; `unreadable` with an event whose JSON-RPC error has no
+"message"; `echo` answers. Every other message gets the protocol's answer,
 so the session itself stays sound.
 """
 
@@ -46,7 +47,7 @@ class Handler(BaseHTTPRequestHandler):
                 "serverInfo": {"name": "failing", "version": "1"},
             }
         elif method == "tools/list":
-            names = ["echo", "overloaded", "portal"]
+            names = ["echo", "overloaded", "portal", "unreadable"]
             result = {"tools": [{"name": name, "inputSchema": SCHEMA} for name in names]}
         elif method == "tools/call":
             name = message["params"]["name"]
@@ -54,6 +55,9 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(500, b"upstream timed out", "text/plain")
             if name == "portal":
                 return self.reply(200, b"<html>Sign in to the office network</html>", "text/html")
+            if name == "unreadable":
+                event = b'data: {"jsonrpc":"2.0","id":%d,"error":{"code":-32000}}\n\n' % message["id"]
+                return self.reply(200, event, "text/event-stream", SESSION)
             text = message["params"]["arguments"]["text"]
             result = {"content": [{"type": "text", "text": text}]}
         else:
