@@ -245,6 +245,30 @@ async fn grep_context_strips_carriage_returns() {
     );
 }
 
+/// A lone `\r` (a progress bar in a build log) is not a line break: the
+/// context lines are numbered as the match is and as `read` counts them,
+/// and a `\r` inside a line shown is removed as it is without context
+/// (DEVIATIONS #32; Pi showed `Downloading 100%` as line 4, not the error).
+#[tokio::test]
+async fn grep_context_numbers_lines_as_read_does_around_a_lone_carriage_return() {
+    let log =
+        "start\nDownloading 10%\rDownloading 50%\rDownloading 100%\nok\nERROR: disk full\ndone\n";
+    let fixture = Fixture::new(&[("build.log", log)]);
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "ERROR", "context": 1})).await,
+        "build.log-3- ok\nbuild.log:4: ERROR: disk full\nbuild.log-5- done"
+    );
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "ERROR", "context": 2})).await,
+        "build.log-2- Downloading 10%Downloading 50%Downloading 100%\nbuild.log-3- ok\n\
+         build.log:4: ERROR: disk full\nbuild.log-5- done\nbuild.log-6- "
+    );
+    assert_eq!(
+        grep_text(&fixture, json!({"pattern": "50%"})).await,
+        "build.log:2: Downloading 10%Downloading 50%Downloading 100%"
+    );
+}
+
 /// grep_context_at_start: the final newline makes an empty last line, as in Pi.
 #[tokio::test]
 async fn grep_context_is_clipped_at_the_file_start() {
@@ -276,6 +300,64 @@ async fn grep_output_is_cut_at_50kb() {
     let details = result.details.unwrap();
     assert_eq!(details["truncation"]["outputLines"], 160);
     assert_eq!(details["truncation"]["truncatedBy"], "bytes");
+}
+
+/// A window over the whole file for each of many matches: 50 KB of it are
+/// shown, yet the notices and the totals of `details` are those of all of
+/// it, as Pi counts them (a line cut far past the 50 KB still says so),
+/// though only what can be shown is held: 100 such windows over a 5 MB log
+/// took 2.5 GB.
+#[tokio::test]
+async fn grep_wide_context_keeps_pis_text_and_totals() {
+    let mut lines: Vec<String> = (1..=3000)
+        .map(|n| match n % 100 {
+            0 => format!("MATCH {n}"),
+            _ => format!("line {n} {}", "z".repeat(n % 50)),
+        })
+        .collect();
+    lines.push("y".repeat(600));
+    let content = format!("{}\n", lines.join("\n"));
+    let fixture = Fixture::new(&[("w.log", content.as_str())]);
+    let result = fixture
+        .grep(json!({"pattern": "MATCH", "context": 1e9}))
+        .await
+        .unwrap();
+
+    // Pi's output, built whole: each match's window is the whole file.
+    let file_lines: Vec<&str> = content.split('\n').collect();
+    let mut output = Vec::new();
+    for hit in (100..=3000).step_by(100) {
+        for (n, line) in (1..).zip(&file_lines) {
+            let separator = if n == hit { ':' } else { '-' };
+            let line = if line.len() > 500 {
+                format!("{}... [truncated]", &line[..500])
+            } else {
+                (*line).to_owned()
+            };
+            output.push(format!("w.log{separator}{n}{separator} {line}"));
+        }
+    }
+    let whole = output.join("\n");
+    let mut shown = 0;
+    while shown < output.len() && output[..=shown].join("\n").len() <= 50 * 1024 {
+        shown += 1;
+    }
+    let kept = output[..shown].join("\n");
+    assert_eq!(
+        text(&result),
+        format!(
+            "{kept}\n\n[50.0KB limit reached. \
+             Some lines truncated to 500 chars. Use read tool to see full lines]"
+        )
+    );
+    let details = result.details.unwrap();
+    assert_eq!(details["linesTruncated"], true);
+    let truncation = &details["truncation"];
+    assert_eq!(truncation["totalLines"], output.len());
+    assert_eq!(truncation["totalBytes"], whole.len());
+    assert_eq!(truncation["outputLines"], shown);
+    assert_eq!(truncation["outputBytes"], kept.len());
+    assert_eq!(truncation["content"], kept);
 }
 
 // Beyond the fixtures.
@@ -734,6 +816,7 @@ async fn grep_shows_unreadable_files_in_context_mode() {
             line_number: 2,
             lines: MatchLines::Window {
                 first: 1,
+                last: 2,
                 lines: vec!["a".into(), "hit".into()],
             },
         },

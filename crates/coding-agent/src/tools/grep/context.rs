@@ -1,15 +1,21 @@
 //! The lines around a file's matches, for `grep` with `context`.
 //!
-//! Pi reads the whole file again and splits it its own way: `\r\n` and a
-//! lone `\r` are line breaks as well as `\n`, and a final break leaves an
-//! empty last line (rg's line numbers count `\n` only; where they differ,
-//! the window shows what Pi's split has at that number). Here the file is
-//! read once as a stream, split the same way, and only the lines some
-//! window shows are kept; reading stops after the last of them. Held whole,
-//! a 280 MB log took 1.25 GB to show five lines around one match. Reading
-//! also stops in a line longer than the search holds ([`LINE_LIMIT`]): the
-//! search stopped there, so nothing after it matched, and a window reaching
-//! into a disk image's zeros read all 5 GB of them to show a prefix.
+//! The file is split on `\n` only, as the search numbers its lines and as
+//! `read` counts them, and a `\r` inside a line is removed as it is from a
+//! match shown without context ([`shown_line`]). Pi splits on a lone `\r`
+//! too while rg's numbers count `\n` only, so below a progress bar it
+//! showed the wrong lines: `Downloading 100%` as line 4 of a build log
+//! whose line 4 matched `ERROR` (DEVIATIONS #32). A final `\n` leaves an
+//! empty last line, as in Pi.
+//!
+//! The file is read again as a stream and only the lines some window shows
+//! are kept, each once however many windows show it; reading stops after
+//! the last of them. Held whole, a 280 MB log took 1.25 GB to show five
+//! lines around one match, and a copy of the file per window 2.5 GB for
+//! 100 matches in a 5 MB log with a huge `context`. Reading also stops in a
+//! line longer than the search holds ([`LINE_LIMIT`]): the search stopped
+//! there, so nothing after it matched, and a window reaching into a disk
+//! image's zeros read all 5 GB of them to show a prefix.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};
@@ -20,14 +26,17 @@ use crate::support::truncate::{GREP_KEPT_LINE_BYTES, GREP_MAX_LINE_LENGTH, shown
 /// The lines the windows need, by number, and how many lines were read.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct WindowLines {
+    /// Taken out as windows are made: each goes to the first that shows it.
     kept: BTreeMap<u64, String>,
     /// Lines read: the whole file's count, or at least up to the last line
     /// any window shows when reading stopped there.
     count: u64,
+    /// The last line a window was made with.
+    handed_out: u64,
 }
 
-/// Reads `reader` split as Pi splits it, keeping the lines within `context`
-/// of the lines `matches` (ascending line numbers).
+/// Reads `reader` split on `\n`, keeping the lines within `context` of the
+/// lines `matches` (ascending line numbers), as [`shown_line`] shows them.
 pub(super) fn window_lines(
     mut reader: impl BufRead,
     matches: &[u64],
@@ -43,9 +52,6 @@ pub(super) fn window_lines(
     let mut current = Vec::new();
     // Bytes of the line being read, kept or not.
     let mut length = 0;
-    // The last byte was a `\r` that ended a line: a `\n` right after it
-    // belongs to the same break.
-    let mut after_cr = false;
     loop {
         while ranges.get(range).is_some_and(|&(_, end)| end < number) {
             range += 1;
@@ -55,11 +61,10 @@ pub(super) fn window_lines(
         if buffer.is_empty() {
             break;
         }
-        let Some(at) = memchr::memchr2(b'\n', b'\r', buffer) else {
+        let Some(at) = memchr::memchr(b'\n', buffer) else {
             if wanted {
                 keep(&mut current, buffer);
             }
-            after_cr = false;
             let all = buffer.len();
             reader.consume(all);
             length += all;
@@ -68,19 +73,12 @@ pub(super) fn window_lines(
             }
             continue;
         };
-        let byte = buffer[at];
-        if at == 0 && after_cr && byte == b'\n' {
-            after_cr = false;
-            reader.consume(1);
-            continue;
-        }
         if wanted {
             keep(&mut current, &buffer[..at]);
             lines.kept.insert(number, decode(&current));
         }
         current.clear();
         length = 0;
-        after_cr = byte == b'\r';
         reader.consume(at + 1);
         lines.count = number;
         if number == last_wanted {
@@ -88,7 +86,7 @@ pub(super) fn window_lines(
         }
         number += 1;
     }
-    // The text after the last break (or the line too long to read on) is
+    // The text after the last `\n` (or the line too long to read on) is
     // the last line, empty or not.
     if ranges.get(range).is_some_and(|&(start, _)| start <= number) {
         lines.kept.insert(number, decode(&current));
@@ -97,12 +95,27 @@ pub(super) fn window_lines(
     Ok(lines)
 }
 
-/// Adds `bytes` to the line being read, up to what the output can show of it
-/// ([`GREP_KEPT_LINE_BYTES`]): a window over a minified bundle keeps
-/// kilobytes, not the megabytes of each of its lines.
+/// A line as grep shows it, from its bytes (its `\n` ending included or
+/// not): without `\r`, the ending of a `\r\n` line and the lone ones a
+/// progress bar writes alike, and no longer than the output shows it. The
+/// same text with context or without.
+pub(super) fn shown_line(bytes: &[u8]) -> String {
+    let mut line = Vec::new();
+    keep(&mut line, bytes.strip_suffix(b"\n").unwrap_or(bytes));
+    decode(&line)
+}
+
+/// Adds `bytes` without their `\r`s to the line being read, up to what the
+/// output can show of it ([`GREP_KEPT_LINE_BYTES`]): a window over a
+/// minified bundle keeps kilobytes, not the megabytes of each of its lines.
 fn keep(line: &mut Vec<u8>, bytes: &[u8]) {
-    let room = GREP_KEPT_LINE_BYTES.saturating_sub(line.len());
-    line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    for piece in bytes.split(|&byte| byte == b'\r') {
+        let room = GREP_KEPT_LINE_BYTES.saturating_sub(line.len());
+        if room == 0 {
+            return;
+        }
+        line.extend_from_slice(&piece[..piece.len().min(room)]);
+    }
 }
 
 /// `bytes` as text, invalid UTF-8 replaced (each line on its own gives what
@@ -129,18 +142,22 @@ fn merged_ranges(matches: &[u64], context: u64) -> Vec<(u64, u64)> {
 }
 
 impl WindowLines {
-    /// The lines `max(1, n - context)..=min(count, n + context)`; a match
-    /// past the end of the split file shows as empty lines up to it.
-    pub(super) fn window(&self, line_number: u64, context: u64) -> MatchLines {
+    /// The window of the match at `line_number`, the lines
+    /// `max(1, n - context)..=min(count, n + context)`, holding those of
+    /// them no window made before held (see [`MatchLines::Window`]); asked
+    /// for in line order. A match past the end of the file (changed since
+    /// the search) shows as empty lines up to it.
+    pub(super) fn window(&mut self, line_number: u64, context: u64) -> MatchLines {
         let first = line_number.saturating_sub(context).max(1);
         let last = line_number
             .saturating_add(context)
             .min(self.count)
             .max(line_number);
-        let lines = (first..=last)
-            .map(|n| self.kept.get(&n).cloned().unwrap_or_default())
+        let lines = (first.max(self.handed_out + 1)..=last)
+            .map(|n| self.kept.remove(&n).unwrap_or_default())
             .collect();
-        MatchLines::Window { first, lines }
+        self.handed_out = self.handed_out.max(last);
+        MatchLines::Window { first, last, lines }
     }
 }
 
@@ -162,26 +179,26 @@ mod tests {
     }
 
     #[test]
-    fn every_line_ending_is_a_break_and_a_final_one_leaves_an_empty_line() {
-        assert_eq!(split(b"a\r\nb\rc\n"), strings(&["a", "b", "c", ""]));
-        assert_eq!(split(b"x\r\r\ny"), strings(&["x", "", "y"]));
-        assert_eq!(split(b"\n\r"), strings(&["", "", ""]));
+    fn only_a_newline_breaks_a_line_and_carriage_returns_are_removed() {
+        assert_eq!(split(b"a\r\nb\rc\n"), strings(&["a", "bc", ""]));
+        assert_eq!(split(b"x\r\r\ny"), strings(&["x", "y"]));
+        assert_eq!(split(b"\n\r"), strings(&["", ""]));
         assert_eq!(split(b""), strings(&[""]));
         assert_eq!(split(b"a\xffb\n\xe4"), strings(&["a\u{FFFD}b", "\u{FFFD}"]));
     }
 
-    /// The split of `text` as Pi makes it, over the whole text at once.
-    fn pi_split(text: &[u8]) -> Vec<String> {
-        String::from_utf8_lossy(text)
-            .replace("\r\n", "\n")
-            .replace('\r', "\n")
+    /// The lines of `text` as the search numbers them and `read` counts
+    /// them, split over the whole text at once, without their `\r`s.
+    fn whole_split(text: &[u8]) -> Vec<String> {
+        let without_cr: Vec<u8> = text.iter().copied().filter(|&b| b != b'\r').collect();
+        String::from_utf8_lossy(&without_cr)
             .split('\n')
             .map(str::to_owned)
             .collect()
     }
 
     #[test]
-    fn the_streamed_split_is_pis_whatever_the_buffer_boundaries() {
+    fn the_streamed_split_is_the_whole_texts_whatever_the_buffer_boundaries() {
         let mut next = crate::support::seeded::xorshift();
         let bytes = [b'a', b'\n', b'\r', 0xe4, 0xb8, 0x96, b' '];
         for _ in 0..2000 {
@@ -193,26 +210,58 @@ mod tests {
             let streamed: Vec<String> = (1..=lines.count).map(|n| lines.kept[&n].clone()).collect();
             assert_eq!(
                 streamed,
-                pi_split(&text),
+                whole_split(&text),
                 "{text:?} read {capacity} at a time"
             );
         }
     }
 
     #[test]
-    fn only_the_windows_lines_are_kept_and_reading_stops_after_the_last() {
+    fn a_shown_line_drops_its_line_ending_and_carriage_returns() {
+        assert_eq!(shown_line(b"a\rb\r\n"), "ab");
+        assert_eq!(shown_line(b"plain"), "plain");
+        assert_eq!(split(b"a\rb\r\n")[0], "ab", "in a window too");
+        let long = format!("{}\r{}\r\n", "\r".repeat(5000), "y".repeat(1000));
+        assert_eq!(
+            shown_line(long.as_bytes()),
+            shown_prefix(&"y".repeat(1000), GREP_MAX_LINE_LENGTH),
+            "carriage returns take no room in what is kept"
+        );
+    }
+
+    #[test]
+    fn only_the_windows_lines_are_kept_each_once_and_reading_stops_after_the_last() {
         let text: String = (1..=100).map(|n| format!("{n}\n")).collect();
-        let lines = window_lines(text.as_bytes(), &[10, 12, 50], 1).unwrap();
+        let mut lines = window_lines(text.as_bytes(), &[10, 12, 50], 1).unwrap();
         let kept: Vec<u64> = lines.kept.keys().copied().collect();
         assert_eq!(kept, [9, 10, 11, 12, 13, 49, 50, 51]);
         assert_eq!(lines.count, 51);
         assert_eq!(
+            lines.window(10, 1),
+            MatchLines::Window {
+                first: 9,
+                last: 11,
+                lines: strings(&["9", "10", "11"])
+            }
+        );
+        assert_eq!(
             lines.window(12, 1),
             MatchLines::Window {
                 first: 11,
-                lines: strings(&["11", "12", "13"])
+                last: 13,
+                lines: strings(&["12", "13"])
+            },
+            "line 11 is the window before's"
+        );
+        assert_eq!(
+            lines.window(50, 1),
+            MatchLines::Window {
+                first: 49,
+                last: 51,
+                lines: strings(&["49", "50", "51"])
             }
         );
+        assert!(lines.kept.is_empty(), "every line handed out once");
     }
 
     #[test]
@@ -229,11 +278,12 @@ mod tests {
 
     #[test]
     fn windows_are_clipped_at_both_ends_and_a_match_past_the_end_is_empty() {
-        let lines = window_lines(&b"1\n2\n3\n4\n5"[..], &[1, 5, 7], 2).unwrap();
+        let mut lines = window_lines(&b"1\n2\n3\n4\n5"[..], &[1, 5, 7], 2).unwrap();
         assert_eq!(
             lines.window(1, 2),
             MatchLines::Window {
                 first: 1,
+                last: 3,
                 lines: strings(&["1", "2", "3"])
             }
         );
@@ -241,14 +291,16 @@ mod tests {
             lines.window(5, 2),
             MatchLines::Window {
                 first: 3,
-                lines: strings(&["3", "4", "5"])
+                last: 5,
+                lines: strings(&["4", "5"])
             }
         );
         assert_eq!(
             lines.window(7, 2),
             MatchLines::Window {
                 first: 5,
-                lines: strings(&["5", "", ""])
+                last: 7,
+                lines: strings(&["", ""])
             }
         );
     }

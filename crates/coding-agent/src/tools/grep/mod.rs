@@ -5,10 +5,14 @@
 //! `path-n- text`), line and byte truncation, and the notices.
 //!
 //! Beyond Pi: one ignore policy shared with `find` (DEVIATIONS #4), output
-//! sorted by path then line (#4), and no `rg` binary (#5).
+//! sorted by path then line (#4), no `rg` binary (#5), and context lines
+//! numbered as the matches are (#32).
 
 mod context;
 pub mod ops;
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,7 +23,9 @@ use self::ops::{GrepMatch, GrepOperations, GrepRequest, MatchLines};
 use crate::definition::{ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::result::ListKind;
 use crate::render::{RenderOptions, StyledLine, call};
-use crate::support::truncate::{GREP_MAX_LINE_LENGTH, Truncation, truncate_line, truncate_list};
+use crate::support::truncate::{
+    GREP_MAX_LINE_LENGTH, Limits, Truncation, truncate_line, truncate_list,
+};
 use crate::support::walk::{Searched, limit_notice};
 use crate::tools::OpsTool;
 
@@ -187,42 +193,134 @@ fn format_result(searched: &Searched<GrepMatch>, limit: usize) -> ToolOutput<Gre
     if matches.is_empty() {
         return ToolOutput::text(searched.nothing_found(NO_MATCHES));
     }
-    let mut lines_truncated = false;
-    let mut output: Vec<String> = Vec::new();
-    let mut show = |path: &str, separator: char, number: u64, text: &str| {
-        let (text, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
-        lines_truncated |= cut;
-        output.push(format!("{path}{separator}{number}{separator} {text}"));
-    };
+    let mut output = Output::default();
+    let mut held = HeldLines::default();
     for m in matches {
         match &m.lines {
-            MatchLines::Line(text) => show(&m.path, ':', m.line_number, text),
-            MatchLines::Window { first, lines } => {
-                for (number, text) in (*first..).zip(lines) {
+            MatchLines::Line(text) => output.push(&m.path, ':', m.line_number, text),
+            MatchLines::Window { first, last, lines } => {
+                for (number, text) in held.window(*first, *last, lines) {
                     let separator = if number == m.line_number { ':' } else { '-' };
-                    show(&m.path, separator, number, text);
+                    output.push(&m.path, separator, number, text);
                 }
             }
             MatchLines::Unreadable => {
-                show(&m.path, ':', m.line_number, "(unable to read file)");
+                output.push(&m.path, ':', m.line_number, "(unable to read file)");
             }
         }
     }
 
     let match_limit_reached = (matches.len() >= limit).then_some(limit);
     let count_notice = match_limit_reached.map(|limit| limit_notice(limit, "matches"));
+    let lines_truncated = output.lines_truncated;
     let lines_notice = lines_truncated.then(|| {
         format!(
             "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
         )
     });
     let later_notices = [lines_notice].into_iter().chain(searched.notices());
-    let (text, truncation) = truncate_list(&output, count_notice, later_notices);
+    let (text, truncation) = output.finish(count_notice, later_notices);
     ToolOutput::text(text).with_details_if_any(GrepDetails {
         match_limit_reached,
         truncation,
         lines_truncated: lines_truncated.then_some(true),
     })
+}
+
+/// The output lines as [`truncate_list`] cuts them to 50 KB, made one at a
+/// time: kept up to the first line past the limit, and only counted after
+/// it. Made whole, 100 windows over a 5 MB log were 10 million lines (667
+/// MB) to show 816 of them.
+#[derive(Default)]
+struct Output {
+    /// The lines up to the first one the byte limit cuts.
+    kept: Vec<String>,
+    /// Lines of the whole output.
+    lines: usize,
+    /// Bytes of the whole output, the `\n` between its lines included.
+    bytes: usize,
+    /// Some line was cut to [`GREP_MAX_LINE_LENGTH`] characters, shown or
+    /// not (Pi says so of the lines past the 50 KB too).
+    lines_truncated: bool,
+    /// The line being added, its buffer reused for the lines only counted.
+    line: String,
+}
+
+impl Output {
+    /// Adds `path{separator}number{separator} text`, `text` cut to
+    /// [`GREP_MAX_LINE_LENGTH`] characters.
+    fn push(&mut self, path: &str, separator: char, number: u64, text: &str) {
+        let (text, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
+        self.lines_truncated |= cut;
+        self.line.clear();
+        let _ = write!(self.line, "{path}{separator}{number}{separator} {text}");
+        if self.bytes <= Limits::bytes_only().max_bytes {
+            self.kept.push(self.line.clone());
+        }
+        self.bytes += usize::from(self.lines > 0) + self.line.len();
+        self.lines += 1;
+    }
+
+    /// The text and its truncation, as [`truncate_list`] makes them of the
+    /// whole output: the lines kept reach past the limit when it cuts, so
+    /// they are cut where the whole would be, and the totals are the
+    /// whole's.
+    fn finish(
+        self,
+        count_notice: Option<String>,
+        later_notices: impl IntoIterator<Item = Option<String>>,
+    ) -> (String, Option<Truncation>) {
+        let (text, truncation) = truncate_list(&self.kept, count_notice, later_notices);
+        let truncation = truncation.map(|truncation| Truncation {
+            total_lines: self.lines,
+            total_bytes: self.bytes,
+            ..truncation
+        });
+        (text, truncation)
+    }
+}
+
+/// The lines of the file whose windows are being shown: a window brings
+/// only the lines no earlier window of its file held
+/// ([`MatchLines::Window`]), so those it shares with the window before are
+/// kept from it, and the lines before it dropped.
+#[derive(Default)]
+struct HeldLines<'a> {
+    /// Number of the first line held.
+    first: u64,
+    lines: VecDeque<&'a str>,
+}
+
+impl<'a> HeldLines<'a> {
+    /// The lines `first..=last` with their numbers, `new` being the last of
+    /// them. New lines that do not follow those held (a file's first
+    /// window) start them again; a line neither holds shows as empty.
+    fn window(
+        &mut self,
+        first: u64,
+        last: u64,
+        new: &'a [String],
+    ) -> impl Iterator<Item = (u64, &'a str)> + '_ {
+        let start = (last + 1).saturating_sub(new.len() as u64);
+        if start != self.first + self.lines.len() as u64 {
+            self.lines.clear();
+            self.first = start;
+        }
+        self.lines.extend(new.iter().map(String::as_str));
+        let before = usize::try_from(first.saturating_sub(self.first))
+            .unwrap_or(usize::MAX)
+            .min(self.lines.len());
+        self.lines.drain(..before);
+        self.first += before as u64;
+        let held = &*self;
+        (first..=last).map(move |number| {
+            let index = number
+                .checked_sub(held.first)
+                .and_then(|i| usize::try_from(i).ok());
+            let line = index.and_then(|i| held.lines.get(i));
+            (number, line.copied().unwrap_or_default())
+        })
+    }
 }
 
 #[cfg(test)]
@@ -245,6 +343,25 @@ mod tests {
         assert_eq!(context_lines(None), 0);
         assert_eq!(context_lines(Some(-1.0)), 0);
         assert_eq!(context_lines(Some(2.7)), 2);
+    }
+
+    #[test]
+    fn the_output_keeps_its_lines_only_up_to_the_first_past_50kb() {
+        let mut output = Output::default();
+        for number in 1..=100_000 {
+            output.push("f", ':', number, "0123456789");
+        }
+        let kept = output.kept.join("\n").len();
+        let last = output.kept.last().map_or(0, String::len);
+        assert!(
+            kept > 51_200 && kept - last - 1 <= 51_200,
+            "kept {kept} bytes"
+        );
+        assert_eq!(output.lines, 100_000);
+        let (_, truncation) = output.finish(None, []);
+        let truncation = truncation.unwrap_or_default();
+        assert_eq!(truncation.total_lines, 100_000);
+        assert_eq!(truncation.output_bytes, kept - last - 1);
     }
 
     #[test]

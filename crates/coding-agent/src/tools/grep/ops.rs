@@ -14,17 +14,16 @@ use std::sync::{Mutex, PoisonError};
 use async_trait::async_trait;
 
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::sinks::Lossy;
+use grep_searcher::sinks::Bytes;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::overrides::{Override, OverrideBuilder};
 use tokio_util::sync::CancellationToken;
 
-use super::context::window_lines;
+use super::context::{shown_line, window_lines};
 use crate::support::fs_error::{FsError, SpecialFile};
 use crate::support::paths::HomeDir;
 use crate::support::sync::lock;
-use crate::support::truncate::{GREP_MAX_LINE_LENGTH, shown_prefix};
 use crate::support::walk::{
     LeftOut, LocalSearchOperations, SearchError, Searched, Skipped, ToolIgnore, WalkOptions,
     check_readable, gone, slash_path, walk_parallel,
@@ -72,13 +71,20 @@ pub struct GrepMatch {
 pub enum MatchLines {
     /// Without context: the matching line, its line ending and every `\r` removed.
     Line(String),
-    /// With context: the file's lines `first..first + lines.len()` around the
-    /// match. The file is split as Pi splits it (`\r\n` and lone `\r` count as
-    /// line breaks, and a final newline adds an empty last line).
+    /// With context: the file's lines `first..=last` around the match. The
+    /// file is split on `\n` only, as the search numbers lines and `read`
+    /// counts them, each line shown as [`MatchLines::Line`] shows it, and a
+    /// final newline adds an empty last line.
     Window {
         /// 1-based number of the first line.
         first: u64,
-        /// The lines, match included.
+        /// Number of the last line.
+        last: u64,
+        /// The window's last lines, those no earlier window of the file
+        /// held (all of them in the file's first window): `last + 1 -
+        /// lines.len()..=last`. Overlapping windows share their lines, as
+        /// a copy per window of a 5 MB log took 2.5 GB for 100 matches with
+        /// a huge `context`.
         lines: Vec<String>,
     },
     /// With context, but the file could not be read again.
@@ -437,8 +443,8 @@ fn search_file(
     limit: usize,
 ) -> std::io::Result<FileMatches> {
     let mut found: Vec<(u64, String)> = Vec::new();
-    let sink = Lossy(|line_number, line: &str| {
-        found.push((line_number, clean_line(line)));
+    let sink = Bytes(|line_number, line: &[u8]| {
+        found.push((line_number, shown_line(line)));
         Ok(found.len() < limit)
     });
     let cut_short = match searcher.search_path(matcher, path, sink) {
@@ -449,7 +455,7 @@ fn search_file(
     let context = context as u64;
     // With context, the file's lines around the matches (`None` inside:
     // it could not be read again).
-    let windows = (context > 0 && !found.is_empty()).then(|| {
+    let mut windows = (context > 0 && !found.is_empty()).then(|| {
         let numbers: Vec<u64> = found.iter().map(|&(line_number, _)| line_number).collect();
         std::fs::File::open(path)
             .and_then(|file| window_lines(std::io::BufReader::new(file), &numbers, context))
@@ -460,7 +466,7 @@ fn search_file(
         .map(|(line_number, text)| GrepMatch {
             path: display.to_owned(),
             line_number,
-            lines: match &windows {
+            lines: match &mut windows {
                 None => MatchLines::Line(text),
                 Some(Some(lines)) => lines.window(line_number, context),
                 Some(None) => MatchLines::Unreadable,
@@ -468,19 +474,6 @@ fn search_file(
         })
         .collect();
     Ok(FileMatches { matches, cut_short })
-}
-
-/// A matching line as Pi shows it: without its line ending and without any
-/// `\r`, and no longer than the output shows it ([`shown_prefix`]).
-fn clean_line(line: &str) -> String {
-    let line = line.strip_suffix('\n').unwrap_or(line);
-    let kept = shown_prefix(line, GREP_MAX_LINE_LENGTH);
-    if kept.len() == line.len() || !kept.contains('\r') {
-        return kept.replace('\r', "");
-    }
-    // Carriage returns shown nowhere, yet counted by the prefix: cut again
-    // once they are gone.
-    shown_prefix(&line.replace('\r', ""), GREP_MAX_LINE_LENGTH).to_owned()
 }
 
 #[cfg(test)]
@@ -542,22 +535,37 @@ mod tests {
         );
     }
 
+    /// A window per match over the whole file held the file once per match:
+    /// 100 matches in a 5 MB log with `context: 1e9` took 2.5 GB.
     #[test]
-    fn clean_line_drops_the_line_ending_and_carriage_returns() {
-        assert_eq!(clean_line("a\rb\r\n"), "ab");
-        assert_eq!(clean_line("plain"), "plain");
-        let long = format!("{}\r{}\r\n", "x".repeat(10), "y".repeat(1000));
-        let clean = long.replace(['\r', '\n'], "");
+    fn overlapping_windows_hold_each_line_of_the_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let text: String = (1..=50)
+            .map(|n| format!("{} {n}\n", if n % 10 == 0 { "hit" } else { "line" }))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let matcher = RegexMatcherBuilder::new().build("hit").unwrap();
+        let found = search_file(&mut new_searcher(), &matcher, &path, "log", 1 << 40, 100)
+            .unwrap()
+            .matches;
+        assert_eq!(found.len(), 5);
+        let held: usize = found
+            .iter()
+            .map(|m| match &m.lines {
+                MatchLines::Window { lines, .. } => lines.len(),
+                other => panic!("a window: {other:?}"),
+            })
+            .sum();
         assert_eq!(
-            clean_line(&long),
-            shown_prefix(&clean, GREP_MAX_LINE_LENGTH),
-            "cut after the carriage returns are gone"
+            held, 51,
+            "the 50 lines and the empty one after the last newline"
         );
     }
 
     #[test]
     fn long_lines_are_kept_only_as_far_as_the_output_shows_them() {
-        use crate::support::truncate::{GREP_KEPT_LINE_BYTES, truncate_line};
+        use crate::support::truncate::{GREP_KEPT_LINE_BYTES, GREP_MAX_LINE_LENGTH, truncate_line};
         let long = format!("{}needle", "aé😀世".repeat(50_000));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bundle.js");
