@@ -1187,3 +1187,34 @@ fn continuing_a_remote_session_elsewhere_warns_naming_the_flag_to_go_back() {
         ]
     );
 }
+
+/// The flags a session records to reach its host again name the ssh
+/// configuration from any directory: given relative (`--ssh-config
+/// ../home/.ssh/config`), the warning's "To continue there, add ..."
+/// named another file, or none, from the next directory.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_relative_ssh_config_is_recorded_as_an_absolute_path() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let here = std::env::current_dir().unwrap();
+    let up = "../".repeat(here.components().count() - 1);
+    let relative = Path::new(&up).join(sshd.ssh_config().strip_prefix("/").unwrap());
+    let options = coding_agent::remote::RemoteOptions {
+        ssh_config: Some(relative),
+        ..sshd.options(dir.path())
+    };
+
+    let host = coding_agent::remote::RemoteHost::connect(options)
+        .await
+        .unwrap();
+
+    let flags = host.tools_host().flags;
+    let (_, config) = flags.split_once(" --ssh-config ").unwrap();
+    assert!(Path::new(config).is_absolute(), "{flags}");
+    assert_eq!(
+        std::fs::canonicalize(config).unwrap(),
+        std::fs::canonicalize(sshd.ssh_config()).unwrap()
+    );
+}

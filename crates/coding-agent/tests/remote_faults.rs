@@ -639,3 +639,193 @@ fn a_failing_uname_on_the_remote_is_reported_at_once() {
         "{stderr}"
     );
 }
+
+/// A port that accepts TCP connections and never says a word, as a host
+/// whose sshd is stopped (`kill -STOP`): ssh waits there for the banner
+/// until its `ConnectTimeout`. Each connection is one ssh attempt; they are
+/// counted, and kept open until this is dropped.
+struct Silent {
+    port: u16,
+    accepted: Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Silent {
+    fn start() -> Self {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = Arc::clone(&accepted);
+        // Ends with the test process: it only ever blocks in accept.
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                kept.lock().unwrap().push(stream);
+            }
+        });
+        Silent { port, accepted }
+    }
+
+    /// Connections so far: ssh's attempts.
+    fn attempts(&self) -> usize {
+        self.accepted.lock().unwrap().len()
+    }
+
+    /// Whether every attempt's connection is still open (ssh still waits).
+    fn all_open(&self) -> bool {
+        self.accepted.lock().unwrap().iter().all(|stream| {
+            stream.set_nonblocking(true).unwrap();
+            let mut byte = [0u8; 1];
+            // ssh's own banner may be there to read; an end is not.
+            match stream.peek(&mut byte) {
+                Ok(read) => read > 0,
+                Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+            }
+        })
+    }
+}
+
+/// A host connected through its own copy of the test ssh config, whose
+/// `Port` the test then points elsewhere (see [`Silent`]).
+struct Moving {
+    sshd: Sshd,
+    dir: tempfile::TempDir,
+    config: tempfile::NamedTempFile,
+    host: Arc<coding_agent::remote::RemoteHost>,
+}
+
+impl Moving {
+    async fn connect(ssh_options: &[&str]) -> Option<Self> {
+        let sshd = Sshd::start()?;
+        let dir = tempfile::tempdir().unwrap();
+        let config = tempfile::NamedTempFile::new().unwrap();
+        std::fs::copy(sshd.ssh_config(), config.path()).unwrap();
+        let options = coding_agent::remote::RemoteOptions {
+            ssh_config: Some(config.path().to_path_buf()),
+            ssh_options: ssh_options.iter().map(|o| (*o).to_owned()).collect(),
+            ..sshd.options(dir.path())
+        };
+        let host = Arc::new(
+            coding_agent::remote::RemoteHost::connect(options)
+                .await
+                .unwrap(),
+        );
+        Some(Moving {
+            sshd,
+            dir,
+            config,
+            host,
+        })
+    }
+
+    /// Has the next connections go to `port`.
+    fn point_to(&self, port: u16) {
+        let config = std::fs::read_to_string(self.sshd.ssh_config()).unwrap();
+        let listens = format!("Port {}\n", self.sshd.port);
+        assert!(config.contains(&listens), "{config}");
+        let moved = config.replace(&listens, &format!("Port {port}\n"));
+        std::fs::write(self.config.path(), moved).unwrap();
+    }
+
+    /// Drops the connection (the server side dies, as on a network drop)
+    /// and has the next attempts wait on `silent`.
+    async fn drop_towards(&self, silent: &Silent) {
+        let old = self.host.connection().await.unwrap();
+        assert!(self.sshd.kill_sessions() > 0);
+        eventually("the channel's end", || old.channel().is_closed()).await;
+        self.point_to(silent.port);
+    }
+
+    /// Starts `tool` with `args`, stopped by `cancel`.
+    fn call(
+        &self,
+        tool: &str,
+        args: serde_json::Value,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> JoinHandle<Result<AgentToolResult, ToolError>> {
+        let definition = remote_tool(tool, &RemoteOperations::new(Arc::clone(&self.host))).unwrap();
+        let ctx = ToolContext {
+            cancel: cancel.clone(),
+            ..ToolContext::new(self.dir.path())
+        };
+        tokio::spawn(async move { definition.execute(args, ctx).await })
+    }
+}
+
+/// The calls of a parallel batch that find the connection dropped wait for
+/// one reconnect and share its failure: each tried again in turn, so four
+/// calls against a host that stopped answering ended one ConnectTimeout
+/// after another (+3, +6, +9, +12 s in a probe). The next call tries anew.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_after_a_dropped_connection_shares_one_reconnect_and_its_failure() {
+    let Some(remote) = Moving::connect(&["ConnectTimeout=2"]).await else {
+        return;
+    };
+    std::fs::write(remote.dir.path().join("a.txt"), "after\n").unwrap();
+    let silent = Silent::start();
+    remote.drop_towards(&silent).await;
+    let never = tokio_util::sync::CancellationToken::new();
+
+    let batch = [
+        remote.call("read", json!({"path": "a.txt"}), &never),
+        remote.call("ls", json!({}), &never),
+        remote.call("grep", json!({"pattern": "after"}), &never),
+        remote.call("bash", json!({"command": "echo hi"}), &never),
+    ];
+    for call in batch {
+        let error = tokio::time::timeout(Duration::from_secs(60), call)
+            .await
+            .expect("the call ends once the reconnect fails")
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(&format!(
+                "Remote connection lost: cannot connect to {HOST}: Connection timed out during banner exchange"
+            )),
+            "{error}"
+        );
+    }
+    assert_eq!(silent.attempts(), 1, "one reconnect for the whole batch");
+
+    remote.point_to(remote.sshd.port);
+    let again = remote
+        .call("read", json!({"path": "a.txt"}), &never)
+        .await
+        .unwrap()
+        .expect("the next call reconnects");
+    assert!(
+        format!("{:?}", again.content).contains("after"),
+        "{again:?}"
+    );
+}
+
+/// A stop (Esc, RPC `abort`) ends the calls waiting for a reconnect at once,
+/// with the words of a stopped call, while ssh still waits for the host:
+/// they waited out ssh's ConnectTimeout (10 s) one after another, and the
+/// abort's answer came after the last (29 s in a probe).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_ends_the_calls_waiting_for_a_reconnect_at_once() {
+    let Some(remote) = Moving::connect(&["ConnectTimeout=50"]).await else {
+        return;
+    };
+    let silent = Silent::start();
+    remote.drop_towards(&silent).await;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let read = remote.call("read", json!({"path": "a.txt"}), &stop);
+    let bash = remote.call("bash", json!({"command": "echo hi"}), &stop);
+    eventually("ssh's attempt to reach the host", || silent.attempts() == 1).await;
+
+    stop.cancel();
+
+    let ended = |call: JoinHandle<Result<AgentToolResult, ToolError>>| async move {
+        tokio::time::timeout(Duration::from_secs(40), call)
+            .await
+            .expect("the stopped call ended")
+            .unwrap()
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(ended(read).await, "Operation aborted");
+    assert_eq!(ended(bash).await, "Command aborted");
+    assert!(silent.all_open(), "ssh still waits for the host");
+    assert_eq!(silent.attempts(), 1);
+}

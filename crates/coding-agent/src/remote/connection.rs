@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{HelperChannel, Lost};
@@ -44,9 +45,14 @@ use crate::support::paths::{expand_home, expand_own_home};
 use crate::support::stderr_tail::keep_tail;
 use crate::support::sync::lock;
 
-/// How long ssh may take to reach the host, unless an `--ssh-option
-/// ConnectTimeout=` says otherwise.
+/// How long ssh may take to reach the host, unless the user's ssh
+/// configuration or an `--ssh-option ConnectTimeout=` says otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often ssh checks that the server still answers (three missed answers
+/// end the connection), unless the user's configuration or an
+/// `--ssh-option` sets `ServerAliveInterval`.
+const DEFAULT_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
 
 /// How long starting a connection may take at most, all steps together
 /// (connecting, authenticating, the first answer), so a host that accepts
@@ -66,11 +72,12 @@ pub struct RemoteOptions {
     pub target: RemoteTarget,
     /// `ssh -F FILE` (`~/` is this user's home).
     pub ssh_config: Option<PathBuf>,
-    /// `ssh -o KEY=VALUE` each; they come before the agent's defaults
-    /// (`ConnectTimeout`, `ServerAlive*`), so they win over those (ssh takes
-    /// the first value it sees), and after the options the agent needs
+    /// `ssh -o KEY=VALUE` each; they come after the options the agent needs
     /// (`BatchMode=yes`, its `ControlPath`, `ControlMaster`,
-    /// `ControlPersist=no`), which they cannot change.
+    /// `ControlPersist=no`), which they cannot change (ssh takes the first
+    /// value it sees). The agent's defaults (`ConnectTimeout`,
+    /// `ServerAliveInterval`) are given only for what these and the ssh
+    /// configuration leave unset.
     pub ssh_options: Vec<String>,
     /// The binary uploaded as the helper; `None`: this executable.
     pub helper_binary: Option<PathBuf>,
@@ -274,11 +281,16 @@ impl Connection {
                     "cannot create a directory for the control socket: {e}"
                 ))
             })?;
-        let ssh = Ssh {
-            options,
-            control: control_dir.path().join("s"),
-        };
-        let mut master = tokio::time::timeout(START_LIMIT, ssh.start_master())
+        let started = tokio::time::timeout(START_LIMIT, async {
+            let ssh = Ssh {
+                options,
+                control: control_dir.path().join("s"),
+                defaults: defaults_left_unset(options).await,
+            };
+            let master = ssh.start_master().await?;
+            Ok((ssh, master))
+        });
+        let (ssh, mut master) = started
             .await
             .map_err(|_| ssh_error(format!("no answer within {} s", START_LIMIT.as_secs())))?
             .map_err(ssh_error)?;
@@ -371,56 +383,106 @@ const HOME: &str = "home ";
 struct Ssh<'a> {
     options: &'a RemoteOptions,
     control: PathBuf,
+    /// The agent's defaults the user's configuration leaves unset (see
+    /// [`defaults_left_unset`]), as `-o` options.
+    defaults: Vec<String>,
+}
+
+/// `ssh <first> [-F config] <the user's --ssh-options> <last> [-l user]
+/// [-p port] -- host`. ssh keeps the first value it sees of an option, so
+/// none of the user's options can change one in `first`, and each of them
+/// wins over the same one in `last`.
+fn ssh_command(options: &RemoteOptions, first: &[String], last: &[String]) -> Command {
+    let mut ssh = Command::new("ssh");
+    ssh.args(first);
+    if let Some(config) = &options.ssh_config {
+        ssh.arg("-F").arg(expand_own_home(config));
+    }
+    for option in &options.ssh_options {
+        ssh.arg("-o").arg(option);
+    }
+    ssh.args(last);
+    if let Some(user) = &options.target.user {
+        ssh.arg("-l").arg(user);
+    }
+    if let Some(port) = options.target.port {
+        ssh.arg("-p").arg(port.to_string());
+    }
+    ssh.arg("--").arg(&options.target.host).kill_on_drop(true);
+    ssh
+}
+
+/// The agent's defaults, as `-o` options, for what the user's ssh
+/// configuration and `--ssh-option`s leave unset, as `ssh -G` (the
+/// configuration ssh would use for the host) prints it: given always, they
+/// came before the configuration file, so they won over it (`ConnectTimeout
+/// 2` there still waited 10 s). When `ssh -G` fails, all of them (the
+/// connection then fails with ssh's words anyway).
+async fn defaults_left_unset(options: &RemoteOptions) -> Vec<String> {
+    let effective = ssh_command(options, &["-G".into()], &[])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .await;
+    let printed = match effective {
+        Ok(output) if output.status.success() => String::from_utf8_lossy(&output.stdout).into(),
+        _ => String::new(),
+    };
+    unset_defaults(&printed)
+}
+
+/// [`defaults_left_unset`] from what `ssh -G` printed. An unset
+/// `ConnectTimeout` prints as `none` (or, from older versions, `-1`); an
+/// unset `ServerAliveInterval` prints as its default, `0` (no keepalives),
+/// as one set to `0` does, so only `--ssh-option ServerAliveInterval=0`
+/// turns them off. `ServerAliveCountMax` is not given: the agent wants
+/// ssh's default, 3.
+fn unset_defaults(effective: &str) -> Vec<String> {
+    let value = |key: &str| {
+        effective
+            .lines()
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix(' '))
+    };
+    let mut defaults = Vec::new();
+    if value("connecttimeout").is_none_or(|v| v == "none" || v.starts_with('-')) {
+        defaults.push(format!(
+            "ConnectTimeout={}",
+            DEFAULT_CONNECT_TIMEOUT.as_secs()
+        ));
+    }
+    if value("serveraliveinterval").is_none_or(|v| v == "0") {
+        defaults.push(format!(
+            "ServerAliveInterval={}",
+            DEFAULT_KEEPALIVE_INTERVAL.as_secs()
+        ));
+    }
+    defaults
+        .into_iter()
+        .flat_map(|d| ["-o".into(), d])
+        .collect()
 }
 
 impl Ssh<'_> {
     /// `ssh <options> -- host COMMAND`, sharing the control socket.
     fn command(&self, master: bool, remote_command: &str) -> Command {
-        let options = self.options;
-        let mut ssh = Command::new("ssh");
-        if let Some(config) = &options.ssh_config {
-            ssh.arg("-F").arg(expand_own_home(config));
-        }
-        // ssh keeps the first value it sees of an option. These come before
-        // the user's `--ssh-option`s, so none of those can change them: the
-        // control socket is ours, and with `BatchMode=no` given after
-        // `BatchMode=yes` ssh could prompt and wait for an answer no one
-        // sees; `ControlPersist=no` keeps no ssh behind once this process
-        // ends.
-        ssh.arg("-o")
-            .arg(format!("ControlPath={}", self.control.display()))
-            .arg("-o")
-            .arg(if master {
-                "ControlMaster=yes"
-            } else {
-                "ControlMaster=no"
-            })
-            .args(["-o", "BatchMode=yes", "-o", "ControlPersist=no"]);
-        // The user's options win over the defaults that follow.
-        for option in &options.ssh_options {
-            ssh.arg("-o").arg(option);
-        }
-        ssh.args([
-            "-o",
-            &format!("ConnectTimeout={}", DEFAULT_CONNECT_TIMEOUT.as_secs()),
-        ])
-        .args([
-            "-o",
-            "ServerAliveInterval=15",
-            "-o",
-            "ServerAliveCountMax=3",
-        ])
-        .arg("-T");
-        if let Some(user) = &options.target.user {
-            ssh.arg("-l").arg(user);
-        }
-        if let Some(port) = options.target.port {
-            ssh.arg("-p").arg(port.to_string());
-        }
-        ssh.arg("--")
-            .arg(&options.target.host)
-            .arg(remote_command)
-            .kill_on_drop(true);
+        // Before the user's `--ssh-option`s, so none of those can change
+        // them: the control socket is ours, and with `BatchMode=no` given
+        // after `BatchMode=yes` ssh could prompt and wait for an answer no
+        // one sees; `ControlPersist=no` keeps no ssh behind once this
+        // process ends.
+        let own = [
+            "-o".into(),
+            format!("ControlPath={}", self.control.display()),
+            "-o".into(),
+            format!("ControlMaster={}", if master { "yes" } else { "no" }),
+            "-o".into(),
+            "BatchMode=yes".into(),
+            "-o".into(),
+            "ControlPersist=no".into(),
+            "-T".into(),
+        ];
+        let mut ssh = ssh_command(self.options, &own, &self.defaults);
+        ssh.arg(remote_command);
         ssh
     }
 
@@ -846,12 +908,42 @@ fn remote_cache_dir(dir: &Path, home: &Path) -> Result<PathBuf, String> {
     ))
 }
 
+/// The live connection, or the attempt under way to make one (`None` until
+/// it ends), as a call finds it: every call that waits for one attempt gets
+/// its outcome from here.
+type Link = watch::Receiver<Option<Result<Arc<Connection>, Lost>>>;
+
+/// Why a call to the helper got no reply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The connection was lost, or could not be made again.
+    #[error(transparent)]
+    Lost(#[from] Lost),
+    /// The call was stopped while it waited for a connection, so it never
+    /// reached the host.
+    #[error("{}", crate::support::cancel::ABORTED)]
+    Aborted,
+}
+
+/// `--ssh-config` as a path that names the same file from any directory
+/// (one under `~/` stays so): the session records it in the flags that
+/// reach the host again, and `../home/.ssh/config` there named another file,
+/// or none, from the next directory the session was taken up in.
+fn absolute_config(config: PathBuf) -> PathBuf {
+    if config.starts_with("~") {
+        return config;
+    }
+    std::path::absolute(&config).unwrap_or(config)
+}
+
 /// The remote host as the tools use it: a connection that is reopened once
 /// when a call finds it lost.
 #[derive(Debug)]
 pub struct RemoteHost {
     options: RemoteOptions,
-    current: tokio::sync::Mutex<Arc<Connection>>,
+    /// The latest connection or attempt; replaced by a new attempt only
+    /// when the calls find it lost or failed.
+    link: Mutex<Link>,
     cwd: PathBuf,
     /// `cwd` with its links resolved: a working directory given through a
     /// link names its files two ways (see `RemoteOperations::queue_key`).
@@ -864,7 +956,8 @@ pub struct RemoteHost {
 impl RemoteHost {
     /// Connects and checks the working directory (the remote home when the
     /// target names none). Errors are for the user, at start.
-    pub async fn connect(options: RemoteOptions) -> Result<Self, ConnectError> {
+    pub async fn connect(mut options: RemoteOptions) -> Result<Self, ConnectError> {
+        options.ssh_config = options.ssh_config.map(absolute_config);
         let connection = Connection::open(&options).await?;
         let cwd = options
             .target
@@ -900,7 +993,7 @@ impl RemoteHost {
         Ok(RemoteHost {
             options,
             home: connection.home().to_path_buf(),
-            current: tokio::sync::Mutex::new(Arc::new(connection)),
+            link: Mutex::new(watch::channel(Some(Ok(Arc::new(connection)))).1),
             cwd,
             real_cwd,
         })
@@ -967,22 +1060,87 @@ impl RemoteHost {
     }
 
     /// The live connection; reconnects once if the last one was lost.
+    ///
+    /// The calls of a parallel batch that find it lost all wait for one
+    /// attempt and share its outcome: each tried again in turn, so four
+    /// calls to a host that stopped answering ended one `ConnectTimeout`
+    /// after another. Only a call that comes after a failed attempt tries
+    /// again. The attempt runs on its own task, so a call that stops
+    /// waiting (see [`RemoteHost::connection_unless`]) leaves it to the
+    /// others.
     pub async fn connection(&self) -> Result<Arc<Connection>, Lost> {
-        let mut current = self.current.lock().await;
-        if !current.channel().is_closed() {
-            return Ok(Arc::clone(&current));
-        }
-        let connection = Connection::open(&self.options)
+        let mut link = {
+            let mut latest = lock(&self.link);
+            let spent = match &*latest.borrow() {
+                Some(Ok(connection)) => connection.channel().is_closed(),
+                Some(Err(_)) => true,
+                // Under way, unless its task ended without an outcome.
+                None => latest.has_changed().is_err(),
+            };
+            if spent {
+                *latest = self.reconnect();
+            }
+            latest.clone()
+        };
+        let outcome = link
+            .wait_for(Option::is_some)
             .await
-            .map_err(|e| Lost(e.to_string()))?;
-        *current = Arc::new(connection);
-        Ok(Arc::clone(&current))
+            .ok()
+            .and_then(|outcome| outcome.clone());
+        outcome.unwrap_or_else(|| {
+            Err(Lost(
+                "the attempt to reconnect ended without an outcome; the next call tries again"
+                    .into(),
+            ))
+        })
     }
 
-    /// Runs one call to its final reply (see [`HelperChannel::call`]).
-    pub async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, Lost> {
+    /// [`RemoteHost::connection`], unless `cancel` fires first: a stopped
+    /// call (Esc, RPC `abort`) ended only when the attempt it waited for
+    /// did, after ssh's `ConnectTimeout`.
+    pub async fn connection_unless(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<Connection>, CallError> {
+        // A live connection is taken even by a call already stopped: its
+        // cancellation then reaches the helper, as it always did.
+        tokio::select! {
+            biased;
+            connection = self.connection() => Ok(connection?),
+            () = cancel.cancelled() => Err(CallError::Aborted),
+        }
+    }
+
+    /// Starts an attempt to connect again, on a task of its own.
+    fn reconnect(&self) -> Link {
+        let (done, link) = watch::channel(None);
+        let options = self.options.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                outcome = Connection::open(&options) => {
+                    done.send_replace(Some(outcome.map(Arc::new).map_err(|e| Lost(e.to_string()))));
+                }
+                // The host is gone and no call waits: stop (ssh is killed).
+                () = done.closed() => {}
+            }
+        });
+        link
+    }
+
+    /// Runs one call to its final reply (see [`HelperChannel::call`]);
+    /// `cancel` also ends the wait for a connection.
+    pub async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, CallError> {
+        let connection = self.connection_unless(cancel).await?;
+        Ok(connection.channel().call(call, cancel).await?)
+    }
+
+    /// Runs one call that is never stopped to its final reply.
+    pub async fn ask(&self, call: Call) -> Result<Reply, Lost> {
         let connection = self.connection().await?;
-        connection.channel().call(call, cancel).await
+        connection
+            .channel()
+            .call(call, &CancellationToken::new())
+            .await
     }
 }
 
@@ -1025,6 +1183,7 @@ mod tests {
         let ssh = Ssh {
             options: &options,
             control: PathBuf::from("/tmp/ca-ssh-x/s"),
+            defaults: unset_defaults(""),
         };
         let command = ssh.command(true, "true");
         let args: Vec<_> = command
@@ -1042,6 +1201,97 @@ mod tests {
             assert!(at(own) < at("BatchMode=no"), "{own}: {args:?}");
         }
         assert!(at("ConnectTimeout=2") < at("ConnectTimeout=10"), "{args:?}");
+    }
+
+    /// What the agent's ssh command makes of the connection's settings,
+    /// as `ssh -G` (given the same arguments) prints them.
+    async fn effective(options: &RemoteOptions, keys: &[&str]) -> Vec<String> {
+        let ssh = Ssh {
+            options,
+            control: PathBuf::from("/tmp/ca-ssh-x/s"),
+            defaults: defaults_left_unset(options).await,
+        };
+        let command = ssh.command(true, "true");
+        let output = Command::new("ssh")
+            .arg("-G")
+            .args(command.as_std().get_args())
+            .output()
+            .await
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+        keys.iter()
+            .map(|key| {
+                printed
+                    .lines()
+                    .find(|line| line.split(' ').next() == Some(key))
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// The agent's `-o ConnectTimeout=10 -o ServerAliveInterval=15 -o
+    /// ServerAliveCountMax=3` won over the same settings in the user's ssh
+    /// configuration (a command-line option beats the file): `ConnectTimeout
+    /// 2` there still waited 10 s for a host that was down. They apply only
+    /// where the configuration and the `--ssh-option`s set nothing.
+    #[tokio::test]
+    async fn the_users_ssh_configuration_wins_over_the_agents_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        let keys = [
+            "connecttimeout",
+            "serveraliveinterval",
+            "serveralivecountmax",
+        ];
+        let mut options = RemoteOptions::new(RemoteTarget::parse("box").unwrap());
+        options.ssh_config = Some(config.clone());
+
+        std::fs::write(
+            &config,
+            "Host box\n ConnectTimeout 2\n ServerAliveInterval 5\n ServerAliveCountMax 9\n",
+        )
+        .unwrap();
+        assert_eq!(
+            effective(&options, &keys).await,
+            [
+                "connecttimeout 2",
+                "serveraliveinterval 5",
+                "serveralivecountmax 9"
+            ]
+        );
+
+        options.ssh_options = vec!["ConnectTimeout=3".into()];
+        assert_eq!(effective(&options, &keys[..1]).await, ["connecttimeout 3"]);
+
+        options.ssh_options.clear();
+        std::fs::write(&config, "Host other\n ConnectTimeout 2\n").unwrap();
+        assert_eq!(
+            effective(&options, &keys).await,
+            [
+                "connecttimeout 10",
+                "serveraliveinterval 15",
+                "serveralivecountmax 3"
+            ]
+        );
+    }
+
+    /// How `ssh -G` says a setting is unset: `ConnectTimeout` as `none` (a
+    /// `0` set on purpose stays); `ServerAliveInterval` as its default `0`.
+    #[test]
+    fn defaults_are_given_for_what_ssh_prints_as_unset() {
+        let given = |printed: &str| unset_defaults(printed).join(" ");
+        assert_eq!(
+            given("user me\nconnecttimeout none\nserveraliveinterval 0\n"),
+            "-o ConnectTimeout=10 -o ServerAliveInterval=15"
+        );
+        assert_eq!(given("connecttimeout 0\nserveraliveinterval 30\n"), "");
+        assert_eq!(
+            given(""),
+            "-o ConnectTimeout=10 -o ServerAliveInterval=15",
+            "ssh -G failed"
+        );
     }
 
     /// The master's script run by a local shell with `uname` replaced: a

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::runtime::Handle;
-use tokio_util::sync::CancellationToken;
 
 use super::connection::RemoteHost;
 use super::protocol::{Bytes, Call, Reply};
@@ -53,7 +52,7 @@ impl RemoteOutputLog {
             io::Error::other("the remote full-output file needs the async runtime")
         })?;
         runtime
-            .block_on(self.host.call(call, &CancellationToken::new()))
+            .block_on(self.host.ask(call))
             .map_err(|lost| io::Error::other(lost.to_string()))
     }
 

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::client::Lost;
-use super::connection::RemoteHost;
+use super::connection::{CallError, RemoteHost};
 use super::log::RemoteOutputLog;
 use super::protocol::{BashCall, Bytes, Call, RemoteSandbox, Reply};
 use crate::support::fs_error::FsError;
@@ -63,7 +63,7 @@ impl RemoteOperations {
         &self.host
     }
 
-    async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, Lost> {
+    async fn call(&self, call: Call, cancel: &CancellationToken) -> Result<Reply, CallError> {
         self.host.call(call, cancel).await
     }
 
@@ -79,13 +79,14 @@ impl RemoteOperations {
             Ok(reply) => {
                 found(reply).unwrap_or_else(|other| Err(SearchError::Other(unexpected(&other))))
             }
-            Err(lost) => Err(SearchError::Other(lost.to_string())),
+            Err(CallError::Aborted) => Err(SearchError::Cancelled),
+            Err(CallError::Lost(lost)) => Err(SearchError::Other(lost.to_string())),
         }
     }
 
     /// A call that cannot be cancelled.
     async fn ask(&self, call: Call) -> Result<Reply, Lost> {
-        self.call(call, &CancellationToken::new()).await
+        self.host.ask(call).await
     }
 }
 
@@ -106,6 +107,14 @@ const STALLED_LINK_GRACE: Duration = Duration::from_secs(10);
 
 fn io_lost(lost: Lost) -> io::Error {
     io::Error::other(lost.to_string())
+}
+
+/// A read's call that got no reply: stopped, or lost.
+fn read_error(error: CallError) -> ReadError {
+    match error {
+        CallError::Aborted => ReadError::Aborted,
+        CallError::Lost(lost) => io_lost(lost).into(),
+    }
 }
 
 fn io_unexpected(reply: &Reply) -> io::Error {
@@ -152,7 +161,7 @@ impl ReadOperations for RemoteOperations {
         match self.call(Call::ReadAll(path.to_path_buf()), cancel).await {
             Ok(Reply::All(bytes)) => bytes.map(|Bytes(b)| b).map_err(Into::into),
             Ok(other) => Err(io_unexpected(&other).into()),
-            Err(lost) => Err(io_lost(lost).into()),
+            Err(error) => Err(read_error(error)),
         }
     }
 
@@ -168,7 +177,7 @@ impl ReadOperations for RemoteOperations {
         {
             Ok(Reply::Lines(text)) => text.map_err(Into::into),
             Ok(other) => Err(io_unexpected(&other).into()),
-            Err(lost) => Err(io_lost(lost).into()),
+            Err(error) => Err(read_error(error)),
         }
     }
 }
@@ -266,7 +275,11 @@ impl BashOperations for RemoteOperations {
         options: ExecOptions,
     ) -> Result<ExitStatus, ExecError> {
         let lost = |lost: Lost| ExecError::Io(io_lost(lost));
-        let connection = self.host.connection().await.map_err(lost)?;
+        let connection = match self.host.connection_unless(&options.cancel).await {
+            Ok(connection) => connection,
+            Err(CallError::Aborted) => return Err(ExecError::Aborted),
+            Err(CallError::Lost(why)) => return Err(lost(why)),
+        };
         let call = Call::Bash(BashCall {
             command: command.to_owned(),
             cwd: cwd.to_path_buf(),

@@ -44,10 +44,7 @@ pub enum RemoteSandboxError {
 /// What the kernel of `host` enforces, and what `sandbox`'s policy grants
 /// there, as its helper finds them.
 pub async fn probe(host: &RemoteHost, sandbox: &RemoteSandbox) -> Result<Probed, Lost> {
-    match host
-        .call(Call::SandboxProbe(sandbox.clone()), &Default::default())
-        .await?
-    {
+    match host.ask(Call::SandboxProbe(sandbox.clone())).await? {
         Reply::Sandbox(probed) => Ok(probed),
         other => Err(Lost(format!("the remote helper answered {other:?}"))),
     }

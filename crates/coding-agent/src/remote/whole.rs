@@ -160,7 +160,9 @@ impl ToolDefinition for WholeTool {
         match self.host.call(call, &ctx.cancel).await {
             Ok(Reply::Tool(answer)) => answer.into(),
             Ok(other) => Err(ToolError::new(super::ops::unexpected(&other))),
-            Err(lost) => Err(ToolError::new(lost.to_string())),
+            // Stopped while waiting for a connection, it says the local
+            // tool's words for a stop; lost, ssh's.
+            Err(error) => Err(ToolError::new(error.to_string())),
         }
     }
 
