@@ -363,6 +363,32 @@ fn bypass_asks_nothing_turns_the_sandbox_off_and_says_so_once() {
     assert!(target.exists());
 }
 
+/// A `--sandbox` given with bypass is dropped, and the warning names it:
+/// it said only "bash is not sandboxed", as if no sandbox had been asked for.
+#[test]
+fn bypass_names_the_sandbox_flag_it_overrides() {
+    let wire = Wire::Anthropic;
+    let world = Sandbox::outside_temp();
+    let target = world.home.join("bypassed");
+    let server = one_touch(wire, &target.display().to_string());
+    let mut command = world.command(wire, &server);
+    command.args([
+        "--sandbox",
+        "read-only",
+        "--permission-mode",
+        "bypass",
+        "-p",
+        "Go.",
+    ]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        stderr,
+        "Warning: permission mode bypass: no call is asked about and bash is not sandboxed; deny rules and the always-deny list still apply\nWarning: --sandbox read-only is ignored: permission mode bypass runs bash without a sandbox (use --permission-mode auto or default to keep it)\n"
+    );
+    assert!(target.exists());
+}
+
 /// DEVIATIONS #22: a blocked call never starts; its decision and its error
 /// result message are all a client sees of it.
 #[test]

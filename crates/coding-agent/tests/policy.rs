@@ -319,6 +319,73 @@ fn read_rules_hold_for_what_bash_reads() {
     }
 }
 
+/// `~name` is the home folder of the user `name`, looked up where bash
+/// runs, and read rules hold for it: `cat ~bin/true` with `read(/bin/**)`
+/// denied ran as "`cat ~?/true` only reads". A user the policy cannot look
+/// up (none such here; with `--remote`, another host's) may be anyone's,
+/// so reading there asks.
+#[test]
+fn a_users_home_by_name_is_judged_against_read_rules() {
+    let root = nix::unistd::User::from_name("root")
+        .unwrap()
+        .expect("a root user")
+        .dir;
+    let root = root.display();
+    let rules = RuleTexts {
+        deny: vec![format!("read({root}/**)")],
+        ..RuleTexts::default()
+    };
+    let work = tempfile::tempdir().unwrap();
+    let here = |mode| {
+        Policy::new(
+            mode,
+            SANDBOXED,
+            Places::on_this_machine(work.path(), Some(Path::new("/home/u"))),
+            &rules,
+        )
+        .unwrap()
+    };
+    for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
+        let p = here(mode);
+        for command in [
+            "cat ~root/.ssh/id_rsa",
+            "grep -r x ~root",
+            "cat ~root/../root/.ssh/id_rsa",
+            "cat < ~root/.bashrc",
+            "F=~root/.ssh/id_rsa; cat $F",
+        ] {
+            assert_bash(&p, command, Decision::Deny);
+        }
+    }
+    let p = here(Mode::Default);
+    assert_eq!(
+        bash(&p, "cat ~root/.ssh/id_rsa").reason,
+        format!(
+            "`cat ~root/.ssh/id_rsa` reads `~root/.ssh/id_rsa`, which is denied by the rule `read({root}/**)`"
+        )
+    );
+    assert_bash(&p, "cat ~root2x-no-such-user/.ssh/id_rsa", Decision::Ask);
+    assert_eq!(
+        bash(&p, "cat ~no-such-user/x").reason,
+        format!(
+            "`cat ~no-such-user/x` reads `~no-such-user/x`, in the home folder of the user `no-such-user`, which the policy cannot look up (no such user on this machine, or another host's) and so cannot judge against the rule `read({root}/**)`; write the folder's path, or it needs approval"
+        )
+    );
+    // With `--remote` the user is the remote host's, whatever this one has.
+    let remote = Policy::new(
+        Mode::Default,
+        SANDBOXED,
+        Places::at(Path::new("/work/p"), Some(Path::new("/home/u"))),
+        &rules,
+    )
+    .unwrap();
+    for command in ["cat ~root/.ssh/id_rsa", "grep -r x ~root"] {
+        assert_bash(&remote, command, Decision::Ask);
+    }
+    // Where no rule guards a read, a user's home is read as any folder.
+    assert_bash(&policy(Mode::Default), "cat ~root/x", Decision::Allow);
+}
+
 /// "Allow for this session" adds the suggested rule: it must allow no more
 /// than the call asked about.
 #[test]

@@ -26,7 +26,7 @@ use coding_agent::tools::BUILTIN_TOOL_NAMES;
 
 use super::instructions::InstructionSources;
 use super::resolve::Resolved;
-use super::sandbox::{start_remote_sandbox, start_sandbox};
+use super::sandbox::{bypass_sandbox, start_remote_sandbox, start_sandbox};
 use super::{ModeArg, RunArgs, UsageError};
 
 /// A run ready to dispatch.
@@ -88,7 +88,7 @@ pub(super) async fn build(
     // bypass runs nothing asked and nothing sandboxed (its warning says so);
     // remote bash is sandboxed by the remote kernel, when it can.
     let (sandbox, remote_commands) = match &remote {
-        _ if permissions.policy.mode() == Mode::Bypass => (Sandbox::off(), None),
+        _ if permissions.policy.mode() == Mode::Bypass => (bypass_sandbox(&args.sandbox), None),
         Some(host) => start_remote_sandbox(&args.sandbox, &resolved.settings.sandbox, host).await?,
         None => (
             start_sandbox(&args.sandbox, &resolved.settings.sandbox, &cwd)?,

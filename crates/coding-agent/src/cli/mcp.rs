@@ -11,13 +11,13 @@ use coding_agent::guard::policy::{Places, Rule};
 use coding_agent::mcp::McpServers;
 use coding_agent::mcp::config::{load, project_files};
 use coding_agent::mcp::serve::ToolServer;
-use coding_agent::sandbox::{Sandbox, SandboxSettings};
+use coding_agent::sandbox::SandboxSettings;
 use coding_agent::settings::SETTINGS_FILE;
 use coding_agent::support::mcp_names::server_part;
 use coding_agent::tools::tool_set_from;
 
 use super::UsageError;
-use super::sandbox::start_sandbox;
+use super::sandbox::{bypass_sandbox, start_sandbox};
 use super::tool::{flag_guard, working_directory};
 
 /// The MCP servers of a run.
@@ -191,7 +191,7 @@ pub(super) async fn mcp_command(command: McpCommand) -> anyhow::Result<()> {
     // As `coding-agent tool` runs a call: sandboxed as the flags say (no
     // settings), unless bypass mode asks for nothing to be.
     let sandbox = match args.permission_mode {
-        Some(Mode::Bypass) => Sandbox::off(),
+        Some(Mode::Bypass) => bypass_sandbox(&args.sandbox),
         _ => start_sandbox(&args.sandbox, &SandboxSettings::default(), &cwd)?,
     };
     let tools = tool_set_from(args.tools.as_deref(), cwd.clone(), |name| {

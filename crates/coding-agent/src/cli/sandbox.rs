@@ -42,6 +42,20 @@ pub(super) fn start_sandbox(
     Ok(sandbox)
 }
 
+/// The sandbox of permission mode bypass: none, as its warning says. A
+/// `--sandbox` other than `off` given with it is dropped, and said so:
+/// `--sandbox read-only --permission-mode bypass` ran bash unsandboxed with
+/// only the general warning, which did not name the flag it overrode.
+pub(super) fn bypass_sandbox(flags: &SandboxArgs) -> Sandbox {
+    if let Some(mode) = flags.sandbox.filter(|mode| *mode != SandboxMode::Off) {
+        tracing::warn!(
+            "--sandbox {} is ignored: permission mode bypass runs bash without a sandbox (use --permission-mode auto or default to keep it)",
+            mode.as_str()
+        );
+    }
+    Sandbox::off()
+}
+
 /// The sandbox of a session whose tools run on `host`, decided as
 /// [`start_sandbox`] decides it but against the remote kernel (its helper
 /// probes Landlock there), and what bash runs under there.

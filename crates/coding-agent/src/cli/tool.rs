@@ -20,7 +20,7 @@ use coding_agent::{ToolContext, wrap_tool_definition};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::sandbox::{start_remote_sandbox, start_sandbox};
+use super::sandbox::{bypass_sandbox, start_remote_sandbox, start_sandbox};
 use super::{ToolArgs, UsageError, cancel_on_ctrl_c};
 
 /// What `tool` does on Ctrl-C (stderr says it).
@@ -61,7 +61,8 @@ pub(super) async fn tool_command(args: ToolArgs) -> anyhow::Result<()> {
     let settings = SandboxSettings::default();
     let (sandbox, remote_ops) = match &remote {
         _ if args.permission_mode == Some(Mode::Bypass) => {
-            (Sandbox::off(), remote.clone().map(RemoteOperations::new))
+            let sandbox = bypass_sandbox(&args.sandbox);
+            (sandbox, remote.clone().map(RemoteOperations::new))
         }
         Some(host) => {
             let (sandbox, commands) = start_remote_sandbox(&args.sandbox, &settings, host).await?;

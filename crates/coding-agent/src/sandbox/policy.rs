@@ -335,8 +335,10 @@ pub fn writes_limited_to(roots: &[PathBuf]) -> String {
     format!("writes are limited to {} and {DEVICES}", roots.join(", "))
 }
 
-/// What the model should do after a sandbox denial: not retry, ask.
-const WHAT_TO_DO: &str = "This is the sandbox, not file permissions: retrying or working around it fails the same way. Tell the user what you need and why; they can allow it (--sandbox off, or --allow-network for the network)";
+/// What the model should do after the sandbox refused a write or edit: not
+/// retry, ask, naming what lets a file be written there (the network,
+/// which it named too, has nothing to do with writing a file).
+const WHAT_TO_DO: &str = "This is the sandbox, not file permissions: retrying or working around it fails the same way. Tell the user what you need and why; they can allow writes there (add the folder to sandbox.writableRoots in their settings, or run with --sandbox off)";
 
 /// [`WHAT_TO_DO`] for a bash command, where the sandbox is one cause of a
 /// permission error among others.
@@ -503,7 +505,7 @@ mod tests {
                 .check_write(Path::new("/etc/x"), "open")
                 .map_err(|e| e.message),
             Err(format!(
-                "Permission denied (sandbox: writes are limited to {} and /dev/null-like devices): /etc/x. {WHAT_TO_DO}",
+                "Permission denied (sandbox: writes are limited to {} and /dev/null-like devices): /etc/x. This is the sandbox, not file permissions: retrying or working around it fails the same way. Tell the user what you need and why; they can allow writes there (add the folder to sandbox.writableRoots in their settings, or run with --sandbox off)",
                 root.display()
             ))
         );

@@ -23,6 +23,7 @@ use std::path::Path;
 
 pub use decision::{Decision, Mode, SandboxFacts, Verdict};
 pub use paths::Places;
+use paths::users_home_named;
 pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
@@ -276,11 +277,13 @@ fn sets_variable(parts: &[Part], name: &str) -> bool {
 /// Where the folders a word names by a marker are, for one part: the
 /// working directory it runs in (`cd src; cat $PWD/key` reads `src/key`),
 /// the one the last `cd` left (`None`: no `cd` came first, so `~-` is
-/// unknown), and the home folder (`None` when it is not known).
+/// unknown), the home folder (`None` when it is not known), and where
+/// users' home folders (`~name`) are looked up.
 struct Placing<'a> {
     cwd: &'a str,
     left: Option<&'a str>,
     home: Option<&'a str>,
+    places: &'a Places,
 }
 
 impl Placing<'_> {
@@ -310,7 +313,33 @@ impl Placing<'_> {
             false => text,
         };
         let text = put(&text, shell::HOME_DIRECTORY, self.home, "$HOME");
+        let text = self.users_homes(&text, word, &mut known);
         (text, known)
+    }
+
+    /// `text` with each user's home ([`shell::users_home`]) put in: as
+    /// `~name` at a word's start, as `~` is (the paths judged look it up),
+    /// its folder anywhere else; `~name` unknown (`known` false) when the
+    /// user cannot be looked up ([`Places::users_home`]).
+    fn users_homes(&self, text: &str, word: bool, known: &mut bool) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find(shell::USERS_HOME_START) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + shell::USERS_HOME_START.len()..];
+            let (name, after) = after.split_once('\u{0}').unwrap_or((after, ""));
+            match self.places.users_home(name) {
+                Some(home) if !(word && out.is_empty()) => out.push_str(&home.to_string_lossy()),
+                home => {
+                    *known &= home.is_some();
+                    out.push('~');
+                    out.push_str(name);
+                }
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+        out
     }
 
     fn arg(&self, arg: &Arg) -> Arg {
@@ -953,6 +982,7 @@ impl Policy {
                 cwd: &cwd,
                 left: left.as_deref(),
                 home: home.as_deref(),
+                places: &here.places,
             }
             .part(part);
             let mut part_verdict = here.judge_part(part, depth);
@@ -1299,6 +1329,22 @@ impl Policy {
         recursive: bool,
         guard: &Rule,
     ) -> Option<Verdict> {
+        // Anyone's home folder, for all the policy can tell: fail closed.
+        if let Some((name, _)) = users_home_named(&path.text)
+            && !path.literal
+            && self.places.users_home(name).is_none()
+        {
+            return Some(
+                Verdict::new(
+                    Decision::Ask,
+                    format!(
+                        "`{line}` reads `{}`, in the home folder of the user `{name}`, which the policy cannot look up (no such user on this machine, or another host's) and so cannot judge against the rule `{}`; write the folder's path, or it needs approval",
+                        path.text, guard.text
+                    ),
+                )
+                .firm(),
+            );
+        }
         if path.derived {
             return Some(
                 Verdict::new(
@@ -1458,6 +1504,7 @@ impl Policy {
             cwd: &cwd,
             left: None,
             home: home.as_deref(),
+            places: &self.places,
         };
         Some(
             printed

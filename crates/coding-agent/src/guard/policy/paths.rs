@@ -199,8 +199,12 @@ impl Places {
     pub fn protected_word(&self, arg: &super::shell::Arg) -> Option<&'static str> {
         use super::expand::brace_expansions;
         // `~name` is the home folder of the user `name`, who may well be
-        // the user running it (`rm -rf ~root` as root).
-        if let Some(rest) = arg.text.strip_prefix("~?")
+        // the user running it (`rm -rf ~root` as root); so may a folder of
+        // the directory stack (`~+1`, unknown: `~?`).
+        let after_users_home = users_home_named(&arg.text)
+            .map(|(_, rest)| rest)
+            .or_else(|| arg.text.strip_prefix("~?"));
+        if let Some(rest) = after_users_home
             && self.protected_target(&format!("~{rest}")) == Some("the home directory")
         {
             return Some(USERS_HOME);
@@ -283,21 +287,40 @@ impl Places {
     }
 
     /// `text` as the kernel opens it from the working directory: `~` is
-    /// home, relative paths are joined to the working directory, and `..`
-    /// is left for [`Places::seen_as`] (after a link it goes up from where
-    /// the link leads).
+    /// home, `~name` the user `name`'s home when it can be looked up
+    /// ([`Places::users_home`]), relative paths are joined to the working
+    /// directory, and `..` is left for [`Places::seen_as`] (after a link it
+    /// goes up from where the link leads).
     pub fn joined(&self, text: &str) -> PathBuf {
+        let users_home = || {
+            let (name, rest) = users_home_named(text)?;
+            Some(self.users_home(name)?.join(rest.trim_start_matches('/')))
+        };
         let expanded = match (text.strip_prefix('~'), &self.home) {
             (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
                 home.join(rest.trim_start_matches('/'))
             }
-            _ => PathBuf::from(text),
+            _ => users_home().unwrap_or_else(|| PathBuf::from(text)),
         };
         if expanded.is_absolute() {
             expanded
         } else {
             self.cwd().join(expanded)
         }
+    }
+
+    /// The home folder of the user `name` (`~name`), from this machine's
+    /// password database; `None` when there is no such user, or with
+    /// `--remote`: the paths are another host's, whose users this machine
+    /// does not know. Bash leaves a `~name` it cannot look up as it is, but
+    /// the user may exist where (and when) it runs, so such a word is
+    /// unknown to the policy.
+    pub fn users_home(&self, name: &str) -> Option<PathBuf> {
+        if !self.local {
+            return None;
+        }
+        let user = nix::unistd::User::from_name(name).ok().flatten()?;
+        Some(normalize(&user.dir))
     }
 
     /// True when `path` is inside (or is) a workspace root. A root that is
@@ -425,6 +448,17 @@ impl Places {
         };
         seen.ok()?.iter().find_map(|path| self.protected(path))
     }
+}
+
+/// For a word starting with `~name` (`~root/.ssh`), the user's name and
+/// the rest (`/.ssh`): as bash reads a tilde prefix, a login name of
+/// portable file name characters up to the first `/`.
+pub fn users_home_named(text: &str) -> Option<(&str, &str)> {
+    let after = text.strip_prefix('~')?;
+    let (name, rest) = after.split_at(after.find('/').unwrap_or(after.len()));
+    let portable = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+    (!name.is_empty() && !name.starts_with('-') && name.chars().all(portable))
+        .then_some((name, rest))
 }
 
 /// Whether `path` goes up (`..`) from somewhere under `/proc` or `/dev`:

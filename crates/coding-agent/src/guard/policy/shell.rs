@@ -49,6 +49,18 @@ pub const HOME_DIRECTORY: &str = "\u{0}HOME\u{0}";
 /// place, or takes the word as unknown when no `cd` came first.
 pub const OLD_WORKING_DIRECTORY: &str = "\u{0}OLDPWD\u{0}";
 
+/// What a word holds for `~name`, the home folder of the user `name`,
+/// until the policy looks the user up where bash runs (on this machine:
+/// its password database; with `--remote`, no one can tell). It was
+/// taken for unknown and never judged against read rules: `cat
+/// ~bin/true` ran as "only reads" with `read(/bin/**)` denied.
+pub fn users_home(name: &str) -> String {
+    format!("{USERS_HOME_START}{name}\u{0}")
+}
+
+/// How [`users_home`] starts: no word of bash holds a NUL.
+pub const USERS_HOME_START: &str = "\u{0}~";
+
 /// What a word holds for `${X:?}` of a value known only at run time:
 /// unknown, but never empty ([`Arg::without_unknowns`] keeps it).
 const NEVER_EMPTY: &str = "${...:?}";
@@ -1335,6 +1347,10 @@ impl Walk {
                 WordPiece::TildeExpansion(TildeExpr::OldWorkingDir) => {
                     self.variable(&mut arg, "OLDPWD", true);
                 }
+                WordPiece::TildeExpansion(TildeExpr::UserHome(name)) => {
+                    arg.text.push_str(&users_home(name));
+                }
+                // A folder of the directory stack (`~+1`): unknown.
                 WordPiece::TildeExpansion(_) => {
                     arg.text.push_str("~?");
                     arg.literal = false;
@@ -1449,11 +1465,18 @@ impl Walk {
     /// the folder it stands for, when known (`${HOME%/}` is the home
     /// folder, and `rm -rf "${HOME%/}"` deleted it while judged as a
     /// folder named at run time); what an operator makes of a working
-    /// directory (which a `cd` before moves) is not followed, nor is an
+    /// directory (which a `cd` before moves) or of a user's home (looked
+    /// up once the walk is done) is not followed, nor is an
     /// operator [`Walk::changed`] does not do on a place.
     fn changed_value(&self, expr: &ParameterExpr, value: Arg) -> Expansion {
         let holds = |marker: &str| value.text.contains(marker);
-        if !holds(HOME_DIRECTORY) && !holds(WORKING_DIRECTORY) && !holds(OLD_WORKING_DIRECTORY) {
+        let places = [
+            HOME_DIRECTORY,
+            WORKING_DIRECTORY,
+            OLD_WORKING_DIRECTORY,
+            USERS_HOME_START,
+        ];
+        if !places.into_iter().any(holds) {
             // Not the value itself: `F=a.env; cat ${F:1}` reads `.env`.
             return match self.changed(expr, &value.text) {
                 Some(text) => Expansion::Known(Arg { text, ..value }),
@@ -1461,9 +1484,12 @@ impl Walk {
             };
         }
         let home = self.values.home();
-        let (Some(home), false, false) =
-            (home, holds(WORKING_DIRECTORY), holds(OLD_WORKING_DIRECTORY))
-        else {
+        let (Some(home), false, false, false) = (
+            home,
+            holds(WORKING_DIRECTORY),
+            holds(OLD_WORKING_DIRECTORY),
+            holds(USERS_HOME_START),
+        ) else {
             return Expansion::Unknown { derived: true };
         };
         let text = value.text.replace(HOME_DIRECTORY, home);
