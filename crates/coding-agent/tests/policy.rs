@@ -1151,6 +1151,37 @@ fn read_and_write_rules_hold_for_every_spelling_bash_expands() {
     ] {
         assert_bash(&p, command, Decision::Allow);
     }
+    // A path known only at run time was let pass unjudged: `${IFS}` splits
+    // away, so this read `.env`. Read as deny rules read a word (the
+    // unknown parts empty), then asked about: it may name any file.
+    for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
+        let p = Policy::new(
+            mode,
+            SANDBOXED,
+            Places::on_this_machine(&work, Some(&home)),
+            &rules,
+        )
+        .unwrap();
+        assert_bash(&p, "cat ${IFS}.env", Decision::Deny);
+        assert_bash(&p, "cat $E~/.ssh/id_rsa", Decision::Deny);
+        for command in [
+            "cat $X",
+            "cat \"$1\"",
+            "while read f; do cat \"$f\"; done < list",
+            "grep -r x \"$D\"",
+        ] {
+            // Bypass runs what asks; only a deny holds there.
+            let asked = match mode {
+                Mode::Bypass => Decision::Allow,
+                _ => Decision::Ask,
+            };
+            assert_bash(&p, command, asked);
+        }
+    }
+    assert_eq!(
+        bash(&p, "cat \"$X\"").reason,
+        "`cat $X` reads `$X`, a path known only at run time, which may be one the rule `read(.env)` guards; name the file, or it needs approval"
+    );
     // The reason is the command's, not the assignment's before it.
     assert_eq!(
         bash(&p, "F=a.txt; cat $F").reason,

@@ -1358,14 +1358,15 @@ impl Policy {
             );
         }
         let Some(named) = self.places.named_by(path) else {
-            // Known but for a brace expansion too large to list.
-            let reason = format!(
-                "`{line}` reads what a brace expansion of too many words names, which cannot be judged against the rule `{}`; name the files",
-                guard.text
-            );
-            return path
-                .braces
-                .then(|| Verdict::new(Decision::Deny, reason).firm());
+            if path.braces {
+                // Known but for a brace expansion too large to list.
+                let reason = format!(
+                    "`{line}` reads what a brace expansion of too many words names, which cannot be judged against the rule `{}`; name the files",
+                    guard.text
+                );
+                return Some(Verdict::new(Decision::Deny, reason).firm());
+            }
+            return Some(self.judge_bash_read_at_run_time(line, path, recursive, guard));
         };
         let mut resolved = Vec::new();
         for opened in named {
@@ -1416,6 +1417,38 @@ impl Policy {
             }
         }
         None
+    }
+
+    /// A read of a path known only at run time (`cat "$F"`, `F` from the
+    /// environment or `read`): it was let pass unjudged, so `cat
+    /// ${IFS}/bin/true` read `/bin/true` with `read(/bin/**)` denied. It is
+    /// judged as it reads with the unknown parts empty, as deny rules read
+    /// any word (`${IFS}` splits away; a word of unknowns alone names no
+    /// file then); otherwise it may name any file, so
+    /// while a read rule is set it asks, and no allow rule lifts that.
+    fn judge_bash_read_at_run_time(
+        &self,
+        line: &str,
+        path: &Arg,
+        recursive: bool,
+        guard: &Rule,
+    ) -> Verdict {
+        let known = path.without_unknowns();
+        if !known.is_empty()
+            && let Some(verdict) =
+                self.judge_bash_read(line, &Arg::literal(&known), recursive, guard)
+            && verdict.decision == Decision::Deny
+        {
+            return verdict;
+        }
+        Verdict::new(
+            Decision::Ask,
+            format!(
+                "`{line}` reads `{}`, a path known only at run time, which may be one the rule `{}` guards; name the file, or it needs approval",
+                path.text, guard.text
+            ),
+        )
+        .firm()
     }
 
     fn judge_command(

@@ -905,20 +905,32 @@ impl Walk {
             CompoundCommand::Subshell(subshell) => self.unsure_list(&subshell.list),
             CompoundCommand::ForClause(clause) => {
                 let mut integers = true;
+                let mut known = clause.values.as_ref().is_some_and(|v| !v.is_empty());
                 for word in clause.values.iter().flatten() {
                     let value = self.word(&word.value)?;
                     integers &= value.literal && is_integer(&value.text);
+                    known &= value.literal || value.braces;
                     self.values.give_each(&clause.variable_name, &value);
                 }
-                // No value of the list may be given (`for D in $E`).
-                self.values.forget(&clause.variable_name);
+                // The body runs with one of the list's words, so a list of
+                // known words leaves no unknown value there (`for f in
+                // src/*.rs; do wc -l "$f"; done` reads the `.rs` files);
+                // from a list with an unknown word (`for D in $E`) any value
+                // may come. After the loop, it is as sure as before.
+                let before = self.values.sure();
+                match known {
+                    true => self.values.be_sure(&clause.variable_name),
+                    false => self.values.forget(&clause.variable_name),
+                }
                 // `for i in 1 2 3` sets `i` to integers; any other list
                 // (or the arguments, without one) to what may be code.
                 self.evaluated.loop_variables.push((
                     clause.variable_name.clone(),
                     integers && clause.values.is_some(),
                 ));
-                self.unsure_list(&clause.body.list)
+                let walked = self.unsure_list(&clause.body.list);
+                self.values.keep_sure(&before);
+                walked
             }
             CompoundCommand::ArithmeticForClause(clause) => {
                 for expr in [&clause.initializer, &clause.condition, &clause.updater]

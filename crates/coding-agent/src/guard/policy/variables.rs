@@ -227,6 +227,12 @@ impl Values {
         self.sure.retain(|name| before.contains(name));
     }
 
+    /// Notes that `name` surely holds one of its known values here (a
+    /// `for` loop's body over a list of known words).
+    pub fn be_sure(&mut self, name: &str) {
+        self.sure.insert(name.to_owned());
+    }
+
     /// Notes that no assignment to `name` is sure any more.
     pub fn forget(&mut self, name: &str) {
         self.sure.remove(name);
