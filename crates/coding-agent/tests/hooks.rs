@@ -503,6 +503,26 @@ async fn a_crash_without_on_error_is_a_warning_and_the_call_runs() {
     );
 }
 
+/// A guard that printed a log line before its deny let the call run with
+/// no word, `"onError": "block"` or not: the deny holds, and the user is
+/// told why the hook's answer was not read.
+#[tokio::test]
+async fn a_deny_after_a_log_line_still_refuses_the_call_with_a_warning() {
+    let project = Project::new();
+    let command = r#"echo 'checking the command'; echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no touching"}}'"#;
+    let hooks = project.hooks(one_hook("PreToolUse", "bash", command, json!({})));
+    let (result, warnings) =
+        with_warnings(project.call(&hooks, "bash", json!({"command": "touch made.txt"}))).await;
+    assert_eq!(texts(&result), ["Blocked by PreToolUse hook: no touching"]);
+    assert!(!project.path().join("made.txt").exists());
+    assert_eq!(
+        warnings,
+        [format!(
+            "Warning: PreToolUse hook \"{command}\" wrote other text before its JSON answer: the JSON must be all of a hook's stdout (write log lines to stderr), so only a refusal in it is heeded"
+        )]
+    );
+}
+
 fn http_hook(event: &str, url: &str, extra: Value) -> Value {
     one_handler(event, "bash", json!({"type": "http", "url": url}), extra)
 }
@@ -690,7 +710,7 @@ async fn ask_without_anyone_to_approve_fails_closed() {
     assert_eq!(
         texts(&result),
         [
-            "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here: touches CI"
+            "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here: touches CI (to let such calls run here, approve them with a PermissionRequest hook; or run in interactive or RPC mode, where the user is asked)"
         ]
     );
     assert!(!project.path().join("made.txt").exists());
@@ -716,7 +736,7 @@ async fn a_refused_calls_pre_tool_use_context_goes_with_its_refusal_not_a_later_
     assert_eq!(
         texts(&refused),
         [
-            "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here\n\nPreToolUse hook additional context: STALE CONTEXT FROM FIRST CALL"
+            "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here (to let such calls run here, approve them with a PermissionRequest hook; or run in interactive or RPC mode, where the user is asked)\n\nPreToolUse hook additional context: STALE CONTEXT FROM FIRST CALL"
         ]
     );
     let later = project

@@ -735,7 +735,7 @@ mod tests {
         assert_eq!(
             verdict,
             blocked(
-                "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here: the hook says so"
+                "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here: the hook says so (to let such calls run here, approve them with a PermissionRequest hook; or run in interactive or RPC mode, where the user is asked)"
             )
         );
     }

@@ -13,8 +13,9 @@
 //! Events this agent does not run (Claude Code has ~20) and handler types
 //! other than `command`, `http`, `prompt` and `agent` are skipped with a
 //! warning, so a settings file shared with Claude Code still loads. A matcher
-//! that is not a valid regex is an error: skipping it would silently turn a
-//! security hook off.
+//! that is not a valid regex is an error, and so is a handler marked
+//! `"onError": "block"` that cannot run (under such an event too): skipping
+//! it would silently turn a security hook off.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -134,6 +135,14 @@ impl HookEvent {
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|event| event.name() == name)
     }
+
+    /// The event `name` differs from only in case (`PreTooluse`): the one
+    /// a settings file most likely meant.
+    fn named_like(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|event| event.name().eq_ignore_ascii_case(name))
+    }
 }
 
 impl fmt::Display for HookEvent {
@@ -227,7 +236,21 @@ impl HooksSettings {
         let mut warnings = Vec::new();
         for (name, groups) in &self.0 {
             let Some(event) = HookEvent::from_name(name) else {
-                warnings.push(format!("hooks: event \"{name}\" is not supported; skipped"));
+                let unsupported = match HookEvent::named_like(name) {
+                    Some(meant) => {
+                        format!("hooks: event \"{name}\" is not supported (did you mean {meant}?)")
+                    }
+                    None => format!("hooks: event \"{name}\" is not supported"),
+                };
+                // A guard under a misspelled event (`PreTooluse`) never
+                // ran, with only this warning at the start.
+                let mut handlers = groups.iter().flat_map(|group| &group.hooks);
+                if handlers.any(|handler| handler.on_error == OnError::Block) {
+                    return Err(HooksError::Guard(format!(
+                        "{unsupported}, so a hook under it cannot run"
+                    )));
+                }
+                warnings.push(format!("{unsupported}; skipped"));
                 continue;
             };
             for group in groups {
@@ -270,7 +293,8 @@ pub enum HooksError {
     #[error(transparent)]
     Matcher(#[from] MatcherError),
     /// A handler marked `onError: "block"` that cannot run (no command, an
-    /// unknown type, a bad timeout), for the same reason.
+    /// unknown type, a bad timeout, an unsupported event), for the same
+    /// reason.
     #[error("{0}; it is marked \"onError\": \"block\", so the agent does not start without it")]
     Guard(String),
     /// An `if` that is not a permission rule: skipping it would run the hook
@@ -732,6 +756,30 @@ mod tests {
                 "hooks: PreToolUse hook \"y.sh\" has timeout 1e30, too large to wait for; leave it out for the event's default; skipped",
                 "hooks: event \"SubagentStop\" is not supported; skipped",
             ]
+        );
+    }
+
+    /// A guard under a misspelled event (`PreTooluse`) never ran, with
+    /// only a warning at the start: it stops the start as any guard that
+    /// cannot run does, and both texts name the event meant.
+    #[test]
+    fn a_guard_under_an_unsupported_event_stops_the_start_naming_a_near_miss() {
+        let hooks = |on_error: &str| {
+            settings(json!({"PreTooluse": [{"matcher": "bash", "hooks": [
+                {"command": "check.sh"},
+                {"command": "guard.sh", "onError": on_error}
+            ]}]}))
+            .compile(&places())
+        };
+        assert_eq!(
+            hooks("block").unwrap_err().to_string(),
+            "hooks: event \"PreTooluse\" is not supported (did you mean PreToolUse?), so a hook under it cannot run; it is marked \"onError\": \"block\", so the agent does not start without it"
+        );
+        let (config, warnings) = hooks("warn").unwrap();
+        assert!(config.is_empty());
+        assert_eq!(
+            warnings,
+            ["hooks: event \"PreTooluse\" is not supported (did you mean PreToolUse?); skipped"]
         );
     }
 

@@ -189,11 +189,24 @@ pub struct HookOutput {
     pub system_message: Option<String>,
     /// `"block"` (PostToolUse, Stop, UserPromptSubmit; PreToolUse's older
     /// form) or `"approve"` (PreToolUse's older form of `allow`).
-    pub decision: Option<String>,
+    pub decision: Option<HookDecision>,
     /// Why, with `decision`.
     pub reason: Option<String>,
     /// The event's own answer.
     pub hook_specific_output: Option<HookSpecificOutput>,
+}
+
+/// The top-level `decision`. Another value makes the answer one that does
+/// not fit (a warning, or a block with `"onError": "block"`) as in Claude
+/// Code, whose schema has only these two: read as a string, `"deny"` there
+/// let the call run unseen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookDecision {
+    /// Refuse (the call, the prompt, the compaction) or, on Stop, go on.
+    Block,
+    /// PreToolUse's older form of `permissionDecision: "allow"`.
+    Approve,
 }
 
 /// `hookSpecificOutput`.
@@ -417,7 +430,7 @@ mod tests {
                 stop_reason: Some("done".into()),
                 suppress_output: Some(true),
                 system_message: Some("note".into()),
-                decision: Some("block".into()),
+                decision: Some(HookDecision::Block),
                 reason: Some("why".into()),
                 hook_specific_output: Some(HookSpecificOutput {
                     hook_event_name: Some("PreToolUse".into()),

@@ -46,18 +46,25 @@ pub fn load(
     let global_path = agent_dir.join(SETTINGS_FILE);
     let global = read_part::<SettingsFile>(&global_path)?;
     let project_path = project_settings_file(agent_dir, cwd);
-    let mut untrusted = None;
+    let mut untrusted = Vec::new();
     let project = match &project_path {
         Some(path) if project_trusted => read_part::<SettingsFile>(path)?,
         // Neither its hooks nor its `disableAllHooks` (an untrusted project
         // cannot turn the user's own hooks off either) are used, so only
-        // whether it has hooks is read, not their types: `{"hooks": 5}` in
+        // whether it has them is read, not their types: `{"hooks": 5}` in
         // a cloned repository stopped the agent over hooks it would never
-        // have run.
+        // have run. Both are said: a `disableAllHooks` ignored unsaid left
+        // the user wondering why their hooks still ran.
         Some(path) => {
             let mut json: Value = read_part(path)?;
             if !take_keys(&mut json, &["hooks"]).is_empty() {
-                untrusted = Some(untrusted_notice(path));
+                untrusted.push(untrusted_notice(path));
+            }
+            if json.get("disableAllHooks") == Some(&Value::Bool(true)) {
+                untrusted.push(format!(
+                    "hooks: {} is not trusted, so its \"disableAllHooks\": true is ignored and your own hooks run; trust the project with --trust",
+                    path.display()
+                ));
             }
             SettingsFile::default()
         }
@@ -200,12 +207,28 @@ mod tests {
         assert!(dirs.load(true).config.is_empty());
     }
 
+    /// An untrusted project's `"disableAllHooks": true` was ignored
+    /// unsaid: the user, who had set it there, is told why their hooks
+    /// still run.
     #[test]
-    fn an_untrusted_project_cannot_disable_the_users_hooks() {
+    fn an_untrusted_project_cannot_disable_the_users_hooks_and_the_user_is_told() {
+        let disabled = |dirs: &Dirs| {
+            format!(
+                "hooks: {} is not trusted, so its \"disableAllHooks\": true is ignored and your own hooks run; trust the project with --trust",
+                dirs.project_settings().display()
+            )
+        };
         let mut project = stop_hook("project.sh");
         project["disableAllHooks"] = json!(true);
         let dirs = Dirs::new(stop_hook("global.sh"), project);
-        assert_eq!(stop_commands(&dirs.load(false)), ["global.sh"]);
+        let loaded = dirs.load(false);
+        assert_eq!(stop_commands(&loaded), ["global.sh"]);
+        assert_eq!(
+            loaded.notices,
+            [untrusted_notice(&dirs.project_settings()), disabled(&dirs)]
+        );
+        let dirs = Dirs::new(stop_hook("global.sh"), json!({"disableAllHooks": true}));
+        assert_eq!(dirs.load(false).notices, [disabled(&dirs)]);
     }
 
     #[test]

@@ -123,7 +123,9 @@ pub fn proceed(updated_input: Option<Value>) -> BeforeToolCall {
     }
 }
 
-/// What the model reads when a hook asks for an approval nobody can give.
+/// What the model reads when a hook asks for an approval nobody can give,
+/// with the ways such a call can run (the refusal alone left the user no
+/// next step).
 pub fn no_one_to_ask(reason: Option<&str>) -> String {
     let mut text =
         "Blocked: a PreToolUse hook asks for approval of this call, and no one can approve it here"
@@ -132,6 +134,10 @@ pub fn no_one_to_ask(reason: Option<&str>) -> String {
         text.push_str(": ");
         text.push_str(reason);
     }
+    text.push_str(
+        " (to let such calls run here, approve them with a PermissionRequest hook; \
+         or run in interactive or RPC mode, where the user is asked)",
+    );
     text
 }
 

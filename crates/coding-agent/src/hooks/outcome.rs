@@ -4,7 +4,7 @@
 //! as the reason, anything else (another code, a signal, a timeout, a command
 //! that cannot start, garbled JSON, JSON of the wrong shape) is a warning, or
 //! a block when the entry says `"onError": "block"`. A refusal in JSON of the
-//! wrong shape still refuses: safety fails closed.
+//! wrong shape, or after a log line, still refuses: safety fails closed.
 //!
 //! The texts here are what the model and the user read about hooks.
 
@@ -13,7 +13,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::config::{HookEvent, OnError};
-use super::io::{HookOutput, PermissionBehavior, PermissionDecision, PermissionRequestAnswer};
+use super::io::{
+    HookDecision, HookOutput, PermissionBehavior, PermissionDecision, PermissionRequestAnswer,
+};
 use super::runner::{HookRun, RunStatus, STDOUT_LIMIT};
 
 /// Claude Code caps text a hook injects at 10,000 characters.
@@ -75,7 +77,9 @@ impl Outcome {
     /// Cuts every text a hook supplied (reasons, context, `stopReason`,
     /// messages, warnings) to [`CONTEXT_LIMIT`] characters, in one place:
     /// each may reach the model, the session file and every later request,
-    /// so a hook that writes megabytes must not put them there.
+    /// so a hook that writes megabytes must not put them there. A line
+    /// after the cut says how much was left out: exit 2's stderr ended
+    /// mid-word at 10,000 characters, read as the whole reason.
     fn cap_texts(&mut self) {
         let texts = self
             .blocks
@@ -86,10 +90,19 @@ impl Outcome {
             .chain(&mut self.warnings);
         for text in texts {
             if let Some((end, _)) = text.char_indices().nth(CONTEXT_LIMIT) {
+                let left_out = text[end..].chars().count();
                 text.truncate(end);
+                text.push_str(&cut_marker(left_out));
             }
         }
     }
+}
+
+/// What ends a text cut by `Outcome::cap_texts`.
+fn cut_marker(left_out: usize) -> String {
+    format!(
+        "\n\n[... {left_out} more characters cut: a hook's text is capped at {CONTEXT_LIMIT} characters]"
+    )
 }
 
 fn push_failure(outcome: &mut Outcome, on_error: OnError, failure: String) {
@@ -116,10 +129,7 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
         return push_failure(outcome, run.on_error, failure);
     }
     if !stdout.starts_with('{') {
-        if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart) {
-            outcome.context.push(stdout.to_owned());
-        }
-        return;
+        return read_plain(event, run, stdout, outcome);
     }
     let error = match serde_json::from_str::<HookOutput>(stdout) {
         Ok(output) => return read_output(event, &run.command, output, outcome),
@@ -132,11 +142,67 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
         );
         return push_failure(outcome, run.on_error, failure);
     };
-    let failure = format!(
-        "{event} hook \"{}\" wrote JSON that does not fit {event}'s answer: {error}",
-        run.command
-    );
-    let Some(reason) = refusal(event, &answer, outcome) else {
+    let problem = format!("wrote JSON that does not fit {event}'s answer: {error}");
+    read_unread_answer(event, run, &answer, &problem, outcome);
+}
+
+/// Stdout that does not start with `{`: plain text, as Claude Code reads
+/// it (context for UserPromptSubmit and SessionStart, nothing for the other
+/// events), except what is plainly a failed answer. A guard that printed a
+/// log line before its `permissionDecision: "deny"` let the call run
+/// unseen, even with `"onError": "block"`; one that printed `[1,2]` was
+/// ignored unseen too.
+fn read_plain(event: HookEvent, run: &HookRun, stdout: &str, outcome: &mut Outcome) {
+    let text_is_context = matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart);
+    if text_is_context {
+        outcome.context.push(stdout.to_owned());
+    }
+    // `stdout` is trimmed: its last line is not empty.
+    let last_line = stdout.lines().next_back().unwrap_or_default().trim();
+    if let Ok(answer @ Value::Object(_)) = serde_json::from_str::<Value>(last_line) {
+        let problem = "wrote other text before its JSON answer: the JSON must be all of a \
+            hook's stdout (write log lines to stderr), so only a refusal in it is heeded";
+        return read_unread_answer(event, run, &answer, problem, outcome);
+    }
+    // Only a warning, whatever `onError` says: Claude Code reads it as
+    // plain text, which answers nothing, and a hook that prints a count
+    // (`3`) is no broken guard.
+    if !text_is_context && let Ok(value) = serde_json::from_str::<Value>(stdout) {
+        outcome.warnings.push(format!(
+            "{event} hook \"{}\" wrote JSON that is not an object ({}), so it answered nothing: \
+             an answer is a JSON object such as {{\"decision\": \"block\", \"reason\": \"...\"}}",
+            run.command,
+            json_kind(&value)
+        ));
+    }
+}
+
+/// `an array`, `a string`, ... for a warning.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// An answer that is a JSON object but could not be read as one (it does
+/// not fit the event's shape, or other text came before it; `problem` says
+/// which): a failure of the hook, a warning or a block as its `onError`
+/// says. A refusal in it still refuses, with the warning: safety fails
+/// closed.
+fn read_unread_answer(
+    event: HookEvent,
+    run: &HookRun,
+    answer: &Value,
+    problem: &str,
+    outcome: &mut Outcome,
+) {
+    let failure = format!("{event} hook \"{}\" {problem}", run.command);
+    let Some(reason) = refusal(event, answer, outcome) else {
         return push_failure(outcome, run.on_error, failure);
     };
     // The refusal is the block; the user still learns what was wrong.
@@ -147,7 +213,7 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
         .map_or_else(
             || {
                 format!(
-                    "{event} hook \"{}\" refused in an answer that does not fit {event}'s: {error}",
+                    "{event} hook \"{}\" refused in an answer that could not be read whole: it {problem}",
                     run.command
                 )
             },
@@ -160,15 +226,18 @@ fn read_stdout(event: HookEvent, run: &HookRun, outcome: &mut Outcome) {
 /// is JSON but not of the event's shape: `decision: "block"`,
 /// `permissionDecision: "deny"`, a PermissionRequest deny (whose
 /// `interrupt: true` holds too). Such an answer is otherwise ignored, and a
-/// deny whose reason was a list let the call run.
+/// deny whose reason was a list let the call run. Read in any case
+/// (`"DENY"`): that guard's call ran too, its intent plain.
 fn refusal<'a>(event: HookEvent, answer: &'a Value, outcome: &mut Outcome) -> Option<&'a Value> {
+    let is =
+        |value: &Value, word: &str| value.as_str().is_some_and(|v| v.eq_ignore_ascii_case(word));
     let specific = &answer["hookSpecificOutput"];
     let request = &specific["decision"];
-    if answer["decision"] == "block" {
+    if is(&answer["decision"], "block") {
         Some(&answer["reason"])
-    } else if specific["permissionDecision"] == "deny" {
+    } else if is(&specific["permissionDecision"], "deny") {
         Some(&specific["permissionDecisionReason"])
-    } else if event == HookEvent::PermissionRequest && request["behavior"] == "deny" {
+    } else if event == HookEvent::PermissionRequest && is(&request["behavior"], "deny") {
         outcome.interrupt |= request["interrupt"] == true;
         Some(&request["message"])
     } else {
@@ -188,15 +257,15 @@ fn read_output(event: HookEvent, command: &str, output: HookOutput, outcome: &mu
         outcome.stop.get_or_insert(reason);
     }
     let reason = output.reason.filter(|r| !r.trim().is_empty());
-    match output.decision.as_deref() {
-        Some("block") => outcome.blocks.push(
+    match output.decision {
+        Some(HookDecision::Block) => outcome.blocks.push(
             reason
                 .unwrap_or_else(|| format!("{event} hook \"{command}\" blocked without a reason")),
         ),
-        Some("approve") => {
+        Some(HookDecision::Approve) => {
             outcome.permission = outcome.permission.max(Some(PermissionDecision::Allow))
         }
-        _ => {}
+        None => {}
     }
     let Some(specific) = output.hook_specific_output else {
         return;
@@ -608,7 +677,7 @@ mod tests {
         assert_eq!(outcome.blocks.len(), 2, "{outcome:?}");
         assert!(
             outcome.blocks[0].starts_with(
-                "PreToolUse hook \"hook.sh\" refused in an answer that does not fit PreToolUse's: invalid type: sequence"
+                "PreToolUse hook \"hook.sh\" refused in an answer that could not be read whole: it wrote JSON that does not fit PreToolUse's answer: invalid type: sequence"
             ),
             "{outcome:?}"
         );
@@ -641,11 +710,167 @@ mod tests {
         assert!(outcome.warnings[0].starts_with(misfit), "{outcome:?}");
     }
 
+    fn deny(reason: &str) -> String {
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "deny", "permissionDecisionReason": reason}})
+        .to_string()
+    }
+
+    /// A guard that printed a log line before its deny let the call run
+    /// unseen, even with `"onError": "block"`: its JSON is not read as the
+    /// answer (Claude Code reads such stdout as plain text), but a refusal
+    /// in it refuses, and the hook's mistake is named.
+    #[test]
+    fn a_json_answer_after_other_text_is_a_failure_whose_refusal_still_refuses() {
+        let problem = "PreToolUse hook \"hook.sh\" wrote other text before its JSON answer: the JSON must be all of a hook's stdout (write log lines to stderr), so only a refusal in it is heeded";
+        let denied = read_runs(
+            HookEvent::PreToolUse,
+            vec![exited(0, &format!("checking rm\n{}\n", deny("no rm")), "")],
+        );
+        assert_eq!(
+            denied,
+            Outcome {
+                blocks: vec!["no rm".into()],
+                warnings: vec![problem.into()],
+                ..Outcome::default()
+            }
+        );
+        let allow = r#"checking ls
+{"hookSpecificOutput": {"permissionDecision": "allow"}}"#;
+        for on_error in [OnError::Warn, OnError::Block] {
+            let outcome = read_runs(
+                HookEvent::PreToolUse,
+                vec![run(RunStatus::Exited(0), allow, "", on_error)],
+            );
+            let failed = vec![problem.to_owned()];
+            let expected = match on_error {
+                OnError::Warn => Outcome {
+                    warnings: failed,
+                    ..Outcome::default()
+                },
+                OnError::Block => Outcome {
+                    blocks: failed,
+                    ..Outcome::default()
+                },
+            };
+            assert_eq!(outcome, expected, "{on_error:?}");
+        }
+        // Where plain text is context, it still is, and the mistake is named.
+        let stdout = "branch: main\n{\"decision\": \"block\"}";
+        let outcome = read_runs(HookEvent::UserPromptSubmit, vec![exited(0, stdout, "")]);
+        assert_eq!(outcome.context, [stdout]);
+        assert_eq!(
+            outcome.blocks,
+            [
+                "UserPromptSubmit hook \"hook.sh\" refused in an answer that could not be read whole: it wrote other text before its JSON answer: the JSON must be all of a hook's stdout (write log lines to stderr), so only a refusal in it is heeded"
+            ]
+        );
+    }
+
+    /// `[1,2]` was dropped unseen. It answers nothing, as plain text does
+    /// (Claude Code's reading), so it is a warning even with `"onError":
+    /// "block"`; where plain text is context it is context.
+    #[test]
+    fn json_that_is_not_an_object_is_a_warning_naming_the_hook() {
+        for (stdout, kind) in [
+            ("[1,2]", "an array"),
+            ("\"x\"", "a string"),
+            ("3", "a number"),
+        ] {
+            let outcome = read_runs(
+                HookEvent::PreToolUse,
+                vec![run(RunStatus::Exited(0), stdout, "", OnError::Block)],
+            );
+            assert_eq!(
+                outcome,
+                Outcome {
+                    warnings: vec![format!(
+                        "PreToolUse hook \"hook.sh\" wrote JSON that is not an object ({kind}), so it answered nothing: an answer is a JSON object such as {{\"decision\": \"block\", \"reason\": \"...\"}}"
+                    )],
+                    ..Outcome::default()
+                }
+            );
+            let context = read_runs(HookEvent::UserPromptSubmit, vec![exited(0, stdout, "")]);
+            assert_eq!(
+                context,
+                Outcome {
+                    context: vec![stdout.into()],
+                    ..Outcome::default()
+                }
+            );
+        }
+    }
+
+    /// A decision that is none of the known words is an answer that does
+    /// not fit: a guard with `"onError": "block"` whose answer cannot be
+    /// read blocks. `"DENY"` is read as the deny it plainly is (the call
+    /// ran), and a top-level `"decision": "deny"` is no longer ignored
+    /// unseen.
+    #[test]
+    fn an_unknown_decision_fails_and_a_capitalised_refusal_still_refuses() {
+        let capitalised = read_runs(
+            HookEvent::PreToolUse,
+            vec![exited(0, &deny("no rm").replace("deny", "DENY"), "")],
+        );
+        assert_eq!(capitalised.blocks, ["no rm"]);
+        assert!(
+            capitalised.warnings[0].starts_with(
+                "PreToolUse hook \"hook.sh\" wrote JSON that does not fit PreToolUse's answer: unknown variant `DENY`"
+            ),
+            "{capitalised:?}"
+        );
+        let blocked = read_runs(
+            HookEvent::Stop,
+            vec![exited(
+                0,
+                r#"{"decision": "BLOCK", "reason": "tests fail"}"#,
+                "",
+            )],
+        );
+        assert_eq!(blocked.blocks, ["tests fail"]);
+        let unknown = [
+            deny("").replace("deny", "maybe"),
+            r#"{"decision": "deny", "reason": "no"}"#.to_owned(),
+        ];
+        for stdout in &unknown {
+            let warned = read_runs(HookEvent::PreToolUse, vec![exited(0, stdout, "")]);
+            assert!(warned.blocks.is_empty(), "{warned:?}");
+            assert!(warned.warnings[0].contains("unknown variant"), "{warned:?}");
+            let failed = read_runs(
+                HookEvent::PreToolUse,
+                vec![run(RunStatus::Exited(0), stdout, "", OnError::Block)],
+            );
+            assert_eq!(failed.blocks, warned.warnings, "{stdout}");
+            assert!(failed.warnings.is_empty(), "{failed:?}");
+        }
+    }
+
     #[test]
     fn injected_text_is_capped_at_ten_thousand_characters() {
         let long = "é".repeat(CONTEXT_LIMIT + 5);
         let outcome = read_runs(HookEvent::SessionStart, vec![exited(0, &long, "")]);
-        assert_eq!(outcome.context, ["é".repeat(CONTEXT_LIMIT)]);
+        assert_eq!(
+            outcome.context,
+            [format!(
+                "{}\n\n[... 5 more characters cut: a hook's text is capped at 10000 characters]",
+                "é".repeat(CONTEXT_LIMIT)
+            )]
+        );
+    }
+
+    /// Exit 2's stderr ended mid-word at 10,000 characters, read as the
+    /// whole reason: the model is told how much it did not get.
+    #[test]
+    fn a_cut_reason_says_how_much_was_left_out() {
+        let stderr = format!("{}tail of the reason", "x".repeat(CONTEXT_LIMIT));
+        let outcome = read_runs(HookEvent::PreToolUse, vec![exited(2, "", &stderr)]);
+        assert_eq!(
+            outcome.blocks,
+            [format!(
+                "{}\n\n[... 18 more characters cut: a hook's text is capped at 10000 characters]",
+                "x".repeat(CONTEXT_LIMIT)
+            )]
+        );
     }
 
     /// Every text a hook's JSON supplies is capped as its context is: a
@@ -654,7 +879,7 @@ mod tests {
     #[test]
     fn every_text_a_hook_supplies_is_capped() {
         let long = "é".repeat(CONTEXT_LIMIT + 5);
-        let cut = "é".repeat(CONTEXT_LIMIT);
+        let cut = format!("{}{}", "é".repeat(CONTEXT_LIMIT), cut_marker(5));
         let cut = cut.as_str();
         let answer = |value: Value| exited(0, &value.to_string(), "");
         let outcome = read_runs(
