@@ -753,6 +753,47 @@ async fn one_huge_line_shows_its_end() {
     );
 }
 
+// An 80 KB line and its newline keep only the empty line after it: the model
+// read a blank before the notice where Pi's `formatOutput` says `(no output)`
+// when the command exited, and nothing when it was stopped (the status says why).
+#[tokio::test]
+async fn an_empty_tail_reads_as_pi_words_it() {
+    let fx = Fixture::new();
+    let long_line = "printf '%080000d\\n' 0";
+    for (command, timeout, before, after) in [
+        (long_line.to_owned(), None, "(no output)", ""),
+        (
+            format!("{long_line}; exit 3"),
+            None,
+            "(no output)",
+            "\n\nCommand exited with code 3",
+        ),
+        (
+            format!("{long_line}; sleep 5"),
+            Some(1),
+            "",
+            "\n\nCommand timed out after 1 seconds",
+        ),
+    ] {
+        let result = fx
+            .run(json!({"command": command, "timeout": timeout}))
+            .await;
+        let shown = match result {
+            Ok(result) => text(&result).to_owned(),
+            Err(error) => error.message().to_owned(),
+        };
+        let path = fx.tmp_files().pop().unwrap();
+        assert_eq!(
+            shown,
+            format!(
+                "{before}\n\n[Showing lines 2-2 of 2 (50.0KB limit). Full output: {}]{after}",
+                path.display()
+            )
+        );
+        std::fs::remove_file(path).unwrap();
+    }
+}
+
 #[tokio::test]
 async fn large_output_without_timeout_is_drained_while_running() {
     // 200 KB on stdout and 300 KB on stderr: far more than a pipe holds, so a

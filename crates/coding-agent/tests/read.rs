@@ -408,6 +408,26 @@ async fn limit_zero_shows_nothing_but_the_notice() {
     );
 }
 
+/// DEVIATIONS #34: a negative `limit` means no limit. Pi slices with it
+/// (`lines.slice(start, start + limit)`): at line 1 that is every line but
+/// the last, noted `[4 more lines in file. Use offset=0 to continue.]`;
+/// further on, nothing. We took it as 0 by accident: no text, one turn lost.
+#[tokio::test]
+async fn deviation_34_a_negative_limit_means_no_limit() {
+    let root = Root::new();
+    root.file("test.txt", FILE_3_LINES);
+    let result = root
+        .read(json!({"path": "test.txt", "limit": -1}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&result), FILE_3_LINES);
+    let result = root
+        .read(json!({"path": "test.txt", "offset": 2, "limit": -5}))
+        .await
+        .unwrap();
+    assert_eq!(text_only(&result), "Line 2\nLine 3");
+}
+
 #[tokio::test]
 async fn trailing_newline_is_kept_and_counts_as_a_line() {
     let root = Root::new();
@@ -962,6 +982,30 @@ async fn parity_read_long_line_with_offset() {
             "firstLineExceedsLimit": true, "maxLines": 2000, "maxBytes": 51200
         }}))
     );
+}
+
+/// DEVIATIONS #35: the path in the `sed` hint is quoted for the shell when
+/// it holds anything but safe characters; Pi pastes it raw, so `my notes.txt`
+/// gave a command that reads `my` and `notes.txt`. A plain path stays as Pi
+/// writes it (`parity_read_long_line_with_offset`).
+#[tokio::test]
+async fn deviation_35_the_sed_hint_quotes_a_path_that_needs_it() {
+    let root = Root::new();
+    let long = "y".repeat(60_000);
+    for (name, arg, shown) in [
+        ("my notes.txt", "my notes.txt", "'my notes.txt'"),
+        ("it's.txt", "it's.txt", r"'it'\''s.txt'"),
+        ("$x.txt", "$x.txt", "'$x.txt'"),
+    ] {
+        root.file(name, &long);
+        let result = root.read(json!({"path": arg})).await.unwrap();
+        assert_eq!(
+            text_only(&result),
+            format!(
+                "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' {shown} | head -c 51200]"
+            )
+        );
+    }
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use crate::support::notices::append_notice;
 use crate::support::truncate::Truncation;
 use crate::tools::bash::ops::{BashOperations, ExecError, ExitStatus};
 use crate::tools::bash::run::{CommandRun, run_streaming};
-use crate::tools::bash::{BashDetails, CommandEnd, shown_output};
+use crate::tools::bash::{BashDetails, CommandEnd, NO_OUTPUT, shown_output};
 
 /// A user command that ran: Pi's record of it, and its output as the bash
 /// tool shows its own (the tail, and a notice saying how much came before
@@ -62,7 +62,9 @@ pub async fn run_user_bash(
         Ok(ExitStatus::Signal(_)) | Err(ExecError::Aborted | ExecError::TimedOut) => (None, true),
         Err(error) => return Err(error),
     };
-    let shown = shown_output(&snapshot);
+    // As the bash tool: `(no output)` for a command that exited, nothing
+    // before the status of one that was stopped.
+    let shown = shown_output(&snapshot, if cancelled { "" } else { NO_OUTPUT });
     let execution = BashExecution {
         role: "bashExecution".into(),
         command: command.to_owned(),

@@ -160,7 +160,7 @@ impl CommandEnd {
     /// `shown`: the output, then the status line.
     pub fn result_text(&self, shown: &str) -> String {
         let output = if shown.is_empty() && self.marks_no_output() {
-            "(no output)"
+            NO_OUTPUT
         } else {
             shown
         };
@@ -177,15 +177,32 @@ impl CommandEnd {
 /// Bash's text for a cancelled call (the other tools say `Operation aborted`).
 const ABORTED: &str = "Command aborted";
 
+/// Pi's text for a command that exited having printed nothing.
+pub(crate) const NO_OUTPUT: &str = "(no output)";
+
 /// What the model reads of a command holding a NUL character.
 const NUL_IN_COMMAND: &str = "The command contains a NUL character (\\0), which no command line can hold; remove it or write it as printf '\\0'";
 
-/// The output as the model reads it: the tail, plus Pi's notice when cut;
-/// and `details` (`truncation`, `fullOutputPath`) only when cut.
-pub(crate) fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<BashDetails>) {
+/// The output as the model reads it (Pi's `formatOutput`): the tail, or
+/// `empty_text` when the tail is empty, plus Pi's notice when cut; and
+/// `details` (`truncation`, `fullOutputPath`) only when cut.
+///
+/// Pi passes [`NO_OUTPUT`] for a command that exited and `""` for one that was
+/// stopped (the status says why). A cut tail can be empty too: an 80 KB line
+/// and its newline keep only the empty line after it, which read as a blank
+/// before the notice, where Pi says `(no output)`.
+pub(crate) fn shown_output(
+    snapshot: &OutputSnapshot,
+    empty_text: &str,
+) -> (String, Option<BashDetails>) {
     let truncation = &snapshot.truncation;
+    let content = if truncation.content.is_empty() {
+        empty_text
+    } else {
+        &truncation.content
+    };
     if !truncation.truncated {
-        return (truncation.content.clone(), None);
+        return (content.to_owned(), None);
     }
     let end = truncation.total_lines;
     let start = (end + 1).saturating_sub(truncation.output_lines);
@@ -217,7 +234,7 @@ pub(crate) fn shown_output(snapshot: &OutputSnapshot) -> (String, Option<BashDet
         full_output_path: snapshot.full_output_path.clone(),
         ended: None,
     };
-    (append_notice(&truncation.content, &notice), Some(details))
+    (append_notice(content, &notice), Some(details))
 }
 
 /// Pi's `appendStatus`: the status after a blank line, or alone after no text.
@@ -372,16 +389,12 @@ impl TypedTool for BashTool {
             &ctx.updates,
         )
         .await;
-        let (shown, details) = shown_output(&snapshot);
+        let empty_text = if outcome.is_ok() { NO_OUTPUT } else { "" };
+        let (shown, details) = shown_output(&snapshot, empty_text);
         let ended = match outcome {
             Ok(ExitStatus::Code(0)) => {
-                let text = if shown.is_empty() {
-                    "(no output)".to_owned()
-                } else {
-                    shown
-                };
                 return Ok(ToolOutput {
-                    content: vec![Content::text(text)],
+                    content: vec![Content::text(shown)],
                     details,
                 });
             }
@@ -436,7 +449,7 @@ mod tests {
     #[test]
     fn byte_truncation_names_the_limit() {
         let text: String = (1..=600).map(|i| format!("{i:0>99}\n")).collect();
-        let (shown, _) = shown_output(&snapshot_of(&text, 0));
+        let (shown, _) = shown_output(&snapshot_of(&text, 0), NO_OUTPUT);
         assert!(shown.ends_with(
             "\n\n[Showing lines 89-601 of 601 (50.0KB limit). Full output: /tmp/pi-bash-0123456789abcdef.log]"
         ));
@@ -449,7 +462,7 @@ mod tests {
             full_output_cut_at: Some(64 * 1024 * 1024),
             ..snapshot_of(&text, 0)
         };
-        let (shown, _) = shown_output(&snapshot);
+        let (shown, _) = shown_output(&snapshot, NO_OUTPUT);
         assert!(shown.ends_with(
             "\n\n[Showing lines 1002-3001 of 3001. Full output: /tmp/pi-bash-0123456789abcdef.log \
              (only its first 64.0MB were kept)]"
@@ -459,7 +472,7 @@ mod tests {
     #[test]
     fn a_partial_last_line_names_its_size() {
         let text = "z".repeat(60_000);
-        let (shown, _) = shown_output(&snapshot_of(&text, 60_000));
+        let (shown, _) = shown_output(&snapshot_of(&text, 60_000), NO_OUTPUT);
         assert_eq!(
             shown,
             format!(
@@ -507,7 +520,7 @@ mod tests {
         )
         .await;
         assert_eq!(outcome.unwrap(), ExitStatus::Code(0));
-        let (shown, details) = shown_output(&snapshot);
+        let (shown, details) = shown_output(&snapshot, NO_OUTPUT);
         let notice = shown.rsplit_once("\n\n\n").map(|(_, notice)| notice);
         assert_eq!(notice, Some("[Showing lines 1002-3001 of 3001]"));
         assert_eq!(details.unwrap().full_output_path, None);
@@ -522,6 +535,6 @@ mod tests {
             full_output_path: None,
             full_output_cut_at: None,
         };
-        assert_eq!(shown_output(&snapshot), ("a\n".to_owned(), None));
+        assert_eq!(shown_output(&snapshot, NO_OUTPUT), ("a\n".to_owned(), None));
     }
 }

@@ -107,22 +107,14 @@ impl TypedTool for LsTool {
                 FsError::new(&e, "scandir", &dir)
             ))
         })?;
-        // The entries past `limit` are only needed to say the limit was
-        // reached; entries that cannot be stated are skipped, so when they
-        // used up the first ones taken, more are taken.
-        let mut take = if limit > 0.0 {
+        // One entry past `limit` is only needed to say the limit was reached.
+        let take = if limit > 0.0 {
             (limit.ceil() as usize).saturating_add(1)
         } else {
             1
         };
-        let (listed, entry_limit_reached) = loop {
-            let first = first_in_order(&names, take);
-            let (listed, reached) = self.list(&dir, &names, &first, limit).await;
-            if reached.is_some() || take >= names.len() {
-                break (listed, reached);
-            }
-            take = take.saturating_mul(2);
-        };
+        let first = first_in_order(&names, take);
+        let (listed, entry_limit_reached) = self.list(&dir, &names, &first, limit).await;
 
         if listed.is_empty() {
             return Ok(ToolOutput::text(EMPTY_DIRECTORY));
@@ -155,8 +147,11 @@ impl TypedTool for LsTool {
 impl LsTool {
     /// The entries `order` names (indices into `names`), up to `limit`, each
     /// `/`-suffixed when a directory; and the limit, when an entry was left
-    /// after it. An entry that vanished or cannot be stated (a dangling
-    /// symlink) is left out, as in Pi.
+    /// after it. An entry that cannot be stated (a dangling symlink, or any
+    /// entry of a directory that may be read but not searched) is listed
+    /// without a `/` (DEVIATIONS #33): Pi leaves it out, so a directory of dead
+    /// links read `(empty directory)` and the model never saw the links it had
+    /// to fix or remove.
     async fn list(
         &self,
         dir: &std::path::Path,
@@ -170,10 +165,12 @@ impl LsTool {
                 return (listed, Some(limit));
             }
             let raw = &names[index];
-            let Ok(stat) = self.ops.stat(&dir.join(raw)).await else {
-                continue;
-            };
-            let suffix = if stat.is_directory { "/" } else { "" };
+            let is_directory = self
+                .ops
+                .stat(&dir.join(raw))
+                .await
+                .is_ok_and(|stat| stat.is_directory);
+            let suffix = if is_directory { "/" } else { "" };
             listed.push(format!("{}{suffix}", raw.to_string_lossy()));
         }
         (listed, None)

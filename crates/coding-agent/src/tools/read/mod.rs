@@ -166,7 +166,7 @@ impl ReadTool {
         // Pi: `offset ? max(0, offset - 1) : 0`; casting saturates, so NaN
         // and negative offsets start at line 1 and fractions round down.
         let start = args.offset.map_or(0, |offset| (offset - 1.0) as usize);
-        let limit = args.limit.map(|limit| limit as usize);
+        let limit = line_limit(args.limit);
         let window = LineWindow {
             start,
             max_selected: limit,
@@ -198,7 +198,7 @@ impl ReadTool {
                 "[Line {first} is {}, exceeds {} limit. Use bash: sed -n '{first}p' {} | head -c {DEFAULT_MAX_BYTES}]",
                 format_size(text.first_line_bytes),
                 format_size(DEFAULT_MAX_BYTES),
-                args.path,
+                shell_word(&args.path),
             );
             return Ok(ToolOutput::text(notice).with_details(ReadDetails {
                 truncation: Some(selection),
@@ -333,10 +333,40 @@ fn line_range(offset: Option<f64>, limit: Option<f64>) -> Option<String> {
         return None;
     }
     let first = offset.map_or(0, |offset| (offset - 1.0) as usize) + 1;
-    Some(match limit.map(|limit| limit as usize) {
+    Some(match line_limit(limit) {
         Some(limit) if limit > 0 => format!(":{first}-{}", first.saturating_add(limit - 1)),
         _ => format!(":{first}"),
     })
+}
+
+/// The lines a `limit` argument asks for: its whole part (DEVIATIONS #20),
+/// and none for a negative one, which asks for no limit (DEVIATIONS #34).
+/// Pi slices with it (`lines.slice(start, start + limit)`), showing every
+/// line but the last at line 1, nothing further on, and a notice that says
+/// `Use offset=0`; a plain cast made it 0, which showed nothing.
+fn line_limit(limit: Option<f64>) -> Option<usize> {
+    limit
+        .filter(|limit| *limit >= 0.0)
+        .map(|limit| limit as usize)
+}
+
+/// `path` as one word of a shell command, for the `sed` hint (DEVIATIONS
+/// #35): unchanged when it holds only characters the shell takes literally,
+/// as Pi writes it; else single-quoted, a leading `~/` left outside so the
+/// shell expands it as read did. Pi pastes it raw, so `my notes.txt` gave a
+/// command reading `my` and `notes.txt`.
+fn shell_word(path: &str) -> String {
+    let (home, rest) = match path.strip_prefix("~/") {
+        Some(rest) => ("~/", rest),
+        None if path == "~" => return path.to_owned(),
+        None => ("", path),
+    };
+    // `~` elsewhere is quoted: the shell expands `~user`, read does not.
+    let is_plain = |c: char| c.is_alphanumeric() || "_-.,/+:=@%".contains(c);
+    if !rest.is_empty() && rest.chars().all(is_plain) {
+        return path.to_owned();
+    }
+    format!("{home}'{}'", rest.replace('\'', r"'\''"))
 }
 
 /// What a binary file's description gives as its size, when `prefix`
@@ -366,5 +396,34 @@ fn read_error(error: ReadError) -> ToolError {
     match error {
         ReadError::Aborted => aborted(),
         ReadError::Io(e) => FsError::without_path(&e, "read").into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shell_word_is_quoted_only_when_it_must_be() {
+        for (path, word) in [
+            ("src/main.rs", "src/main.rs"),
+            ("~/notes/été.md", "~/notes/été.md"),
+            ("~/my notes.md", "~/'my notes.md'"),
+            ("it's", r"'it'\''s'"),
+            ("a;rm -rf b", "'a;rm -rf b'"),
+            ("~bob/x", "'~bob/x'"),
+            ("~/", "~/''"),
+            ("", "''"),
+        ] {
+            assert_eq!(shell_word(path), word, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_negative_limit_is_none_and_a_fraction_its_whole_part() {
+        assert_eq!(line_limit(Some(-1.0)), None);
+        assert_eq!(line_limit(Some(2.5)), Some(2));
+        assert_eq!(line_limit(Some(0.0)), Some(0));
+        assert_eq!(line_limit(None), None);
     }
 }
