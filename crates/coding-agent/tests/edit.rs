@@ -421,6 +421,24 @@ async fn edit_fuzzy_mode_maps_every_edit_back_to_its_own_bytes_deviation_2() {
     assert_eq!(fx.read("m.txt"), "a \u{201C}x\u{201D}  \nB\nC-Z  \n");
 }
 
+#[tokio::test]
+async fn edit_fuzzy_match_takes_the_whitespace_line_its_old_text_starts_or_ends_with() {
+    // The oldText's whitespace-only line (12 spaces) is not the file's (8), so
+    // it matches only after trailing whitespace is stripped. The file's 8
+    // spaces used to stay outside the match, glued in front of the new text:
+    // `return x` 12 spaces deep, an IndentationError. Both results are Pi's.
+    let file = "def f():\n    x = 1\n        \n    return x\n";
+    let twelve = " ".repeat(12);
+    assert_eq!(
+        fuzzy_case(file, &format!("{twelve}\n    return x"), "    return x").await,
+        Ok("def f():\n    x = 1\n    return x\n".into())
+    );
+    assert_eq!(
+        fuzzy_case(file, &format!("    x = 1\n{twelve}"), "    x = 2").await,
+        Ok("def f():\n    x = 2\n    return x\n".into())
+    );
+}
+
 // ---- A.9: line endings and BOM -------------------------------------------
 
 #[tokio::test]

@@ -13,7 +13,9 @@
 use std::fmt;
 
 use super::diff::{CONTEXT_LINES, LineDiff, generate_diff_string};
-use super::fuzzy::{Normalization, TextView, lf_text, normalize_for_fuzzy_match, normalize_to_lf};
+use super::fuzzy::{
+    Normalization, StrippedEdges, TextView, lf_text, normalize_for_fuzzy_match, normalize_to_lf,
+};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -213,11 +215,14 @@ pub fn apply_edits(original: &[u8], edits: &[Replacement]) -> Result<Applied, Ap
     }
 
     // Back to the original bytes. A match that starts or ends inside a
-    // character that normalised to several takes the whole character, so two
-    // edits that were disjoint in normalised text can meet there.
+    // character that normalised to several takes the whole character, and
+    // a line's stripped trailing whitespace at an edge goes with the match
+    // where the oldText reached into it (as Pi's normalised file has none
+    // there), so two edits that were disjoint in normalised text can meet.
     let mut spans = Vec::with_capacity(total);
     for l in &located {
-        let span = base.original_span(l.start..l.start + l.len);
+        let stripped = StrippedEdges::reached_by(&edits[l.index].old_text);
+        let span = base.original_span(l.start..l.start + l.len, stripped);
         let new_text = match ending {
             "\n" => edits[l.index].new_text.clone(),
             ending => edits[l.index].new_text.replace('\n', ending),
@@ -319,6 +324,74 @@ mod tests {
                 &[edit("console.log('hello');", "console.log('world');")]
             ),
             Ok("keep\u{2019}s  \nconsole.log('world');\nother \u{201C}q\u{201D}   \n".into())
+        );
+    }
+
+    #[test]
+    fn fuzzy_match_takes_the_stripped_whitespace_its_old_text_reaches_into() {
+        // An oldText whose first or last line ends in whitespace that is not
+        // in the file as written matches only after that whitespace is
+        // stripped. The file's own stripped whitespace on that line goes with
+        // the match: left outside, it was glued in front of the new text and
+        // indented `return x` 8 spaces too far. Each result is Pi's.
+        // (file, oldText, newText, the file after the edit)
+        #[rustfmt::skip]
+        let cases = [
+            // Starts with a whitespace-only line (12 spaces; the file has 8).
+            ("def f():\n    x = 1\n        \n    return x\n", "            \n    return x", "    return x",
+             "def f():\n    x = 1\n    return x\n"),
+            ("a:\n  b: 1\n   \nc: 2\n", "\t\nc: 2", "c: 3", "a:\n  b: 1\nc: 3\n"),
+            // Ends with a whitespace-only line.
+            ("def f():\n    x = 1\n        \n    return x\n", "    x = 1\n            ", "    x = 2",
+             "def f():\n    x = 2\n    return x\n"),
+            ("a:\n  b: 1\n   \nc: 2\n", "b: 1\n\t", "b: 2", "a:\n  b: 2\nc: 2\n"),
+            // Ends in trailing whitespace other than the file's.
+            ("x = \u{201C}1\u{201D}   \ny\n", "x = \"1\"\t", "x = \"2\"", "x = \"2\"\ny\n"),
+            // Across CRLF line endings.
+            ("a\r\n  \r\nb\r\n", "\t\nb", "B", "a\r\nB\r\n"),
+        ];
+        for (file, old, new, edited) in cases {
+            assert_eq!(
+                apply(file, &[edit(old, new)]),
+                Ok(edited.into()),
+                "{file:?} {old:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fuzzy_match_leaves_stripped_whitespace_its_old_text_does_not_reach() {
+        // DEVIATIONS #2: Pi strips these trailing spaces too (it writes the
+        // whole file normalised), "C-Z\n" and "A\n\n\"B\"\n"; the oldTexts did
+        // not mention them, so they stay, as they would after an exact match.
+        assert_eq!(
+            apply("c\u{2014}z  \n", &[edit("c-z", "C-Z")]),
+            Ok("C-Z  \n".into())
+        );
+        assert_eq!(
+            apply(
+                "a\n  \n\u{201C}b\u{201D}\n",
+                &[edit("a\n", "A\n"), edit("\"b\"", "\"B\"")]
+            ),
+            Ok("A\n  \n\"B\"\n".into())
+        );
+    }
+
+    #[test]
+    fn exact_match_inside_a_whitespace_run_replaces_just_those_bytes() {
+        // oldText "    \n..." is in the file as written (the last 4 of the 8
+        // spaces), so nothing is normalised and, as in Pi, the 4 spaces
+        // before the match stay in front of the new text.
+        assert_eq!(
+            apply(
+                "def f():\n    x = 1\n        \n    return x\n",
+                &[edit("    \n    return x", "    return x")]
+            ),
+            Ok("def f():\n    x = 1\n        return x\n".into())
+        );
+        assert_eq!(
+            apply("a:\n  b: 1\n   \nc: 2\n", &[edit("  \nc: 2", "c: 3")]),
+            Ok("a:\n  b: 1\n c: 3\n".into())
         );
     }
 

@@ -57,6 +57,41 @@ struct Segment {
     identity: bool,
 }
 
+/// Which edges of a match also take the whitespace next to it that
+/// normalisation stripped from the end of a line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StrippedEdges {
+    /// The match takes the stripped whitespace just before it.
+    pub start: bool,
+    /// The match takes the stripped whitespace just after it.
+    pub end: bool,
+}
+
+impl StrippedEdges {
+    /// The edges where `old_text` (line endings `\n`) itself reaches into
+    /// stripped whitespace: where its first or last line ends in whitespace
+    /// that [`normalize_for_fuzzy_match`] strips. `"\t\nc: 2"` matches from
+    /// the line break of a whitespace-only line, so it covers that line's
+    /// spaces, whatever they are: left behind, they were glued in front of
+    /// the new text and indented it too far. `"c-z"` does not cover the
+    /// trailing spaces of `"c\u{2014}z  "`: they stay, as after an exact match.
+    pub fn reached_by(old_text: &str) -> Self {
+        let first = old_text.split('\n').next().unwrap_or_default();
+        let last = old_text.rsplit('\n').next().unwrap_or_default();
+        StrippedEdges {
+            start: ends_in_stripped_whitespace(first),
+            end: ends_in_stripped_whitespace(last),
+        }
+    }
+}
+
+/// Whether normalising `line` strips whitespace from its end (NFKC first,
+/// as Pi: a compatibility character may become a space).
+fn ends_in_stripped_whitespace(line: &str) -> bool {
+    let nfkc: String = line.nfkc().collect();
+    trim_end_js(&nfkc).len() < nfkc.len()
+}
+
 /// Where a match in normalised text lies in the original bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OriginalSpan {
@@ -111,9 +146,9 @@ impl TextView {
 
     /// Maps the match `norm` (a range of [`TextView::text`] on character
     /// boundaries) to the original bytes. Characters that normalised to
-    /// nothing (stripped trailing spaces) at either edge of the match stay
-    /// outside it.
-    pub fn original_span(&self, norm: Range<usize>) -> OriginalSpan {
+    /// nothing (a line's stripped trailing whitespace) right at an edge of
+    /// the match are inside the span where `stripped` says so, else outside.
+    pub fn original_span(&self, norm: Range<usize>, stripped: StrippedEdges) -> OriginalSpan {
         let segments = &self.segments;
         let first = segments.partition_point(|s| s.norm.end <= norm.start);
         let Some(start_segment) = segments.get(first) else {
@@ -123,7 +158,7 @@ impl TextView {
                 suffix: String::new(),
             };
         };
-        let (start, prefix) = if start_segment.identity {
+        let (mut start, prefix) = if start_segment.identity {
             (
                 start_segment.orig.start + (norm.start - start_segment.norm.start),
                 "",
@@ -134,13 +169,19 @@ impl TextView {
                 &self.text[start_segment.norm.start..norm.start],
             )
         };
-        let end_segment = if norm.is_empty() {
-            start_segment
+        if stripped.start && start_segment.norm.start == norm.start {
+            let before = segments[..first].iter().rev();
+            if let Some(s) = before.take_while(|s| s.norm.is_empty()).last() {
+                start = s.orig.start;
+            }
+        }
+        let last = if norm.is_empty() {
+            first
         } else {
-            let last = segments.partition_point(|s| s.norm.end < norm.end);
-            segments.get(last).unwrap_or(start_segment)
+            segments.partition_point(|s| s.norm.end < norm.end)
         };
-        let (end, suffix) = if end_segment.identity {
+        let end_segment = segments.get(last).unwrap_or(start_segment);
+        let (mut end, suffix) = if end_segment.identity {
             (
                 end_segment.orig.start + (norm.end - end_segment.norm.start),
                 "",
@@ -151,6 +192,12 @@ impl TextView {
                 &self.text[norm.end..end_segment.norm.end],
             )
         };
+        if stripped.end && end_segment.norm.end == norm.end {
+            let after = segments.get(last + 1..).unwrap_or_default().iter();
+            if let Some(s) = after.take_while(|s| s.norm.is_empty()).last() {
+                end = s.orig.end;
+            }
+        }
         OriginalSpan {
             range: start..end,
             prefix: prefix.to_owned(),
@@ -399,7 +446,7 @@ mod tests {
 
     /// The original text the match `norm` of `view` (made from `text`) covers.
     fn original<'a>(text: &'a str, view: &TextView, norm: Range<usize>) -> &'a str {
-        &text[view.original_span(norm).range]
+        &text[view.original_span(norm, StrippedEdges::default()).range]
     }
 
     #[test]
@@ -437,7 +484,10 @@ mod tests {
     fn invalid_utf8_reads_as_replacement_characters() {
         let view = TextView::new(b"a\xff\xfeb\r\n", Normalization::LineEndings);
         assert_eq!(view.text(), "a\u{FFFD}\u{FFFD}b\n");
-        assert_eq!(view.original_span(4..7).range, 2..3);
+        assert_eq!(
+            view.original_span(4..7, StrippedEdges::default()).range,
+            2..3
+        );
     }
 
     #[test]
@@ -446,7 +496,7 @@ mod tests {
         let view = fuzzy(text);
         assert_eq!(view.text(), "keep \"this\"\ntarget - here\n");
         let at = view.text().find("target - here").unwrap();
-        let span = view.original_span(at..at + "target - here".len());
+        let span = view.original_span(at..at + "target - here".len(), StrippedEdges::default());
         assert_eq!(&text[span.range.clone()], "target \u{2013} here");
         assert_eq!((span.prefix.as_str(), span.suffix.as_str()), ("", ""));
         // A match ending at a line's end stops before the stripped spaces.
@@ -473,6 +523,39 @@ mod tests {
     }
 
     #[test]
+    fn old_text_reaches_into_stripped_whitespace_at_its_first_and_last_line() {
+        let reach = |start, end| StrippedEdges { start, end };
+        assert_eq!(StrippedEdges::reached_by("\t\nc: 2"), reach(true, false));
+        assert_eq!(StrippedEdges::reached_by("b: 1\n  "), reach(false, true));
+        assert_eq!(StrippedEdges::reached_by("x \n y\t"), reach(true, true));
+        assert_eq!(StrippedEdges::reached_by("a \nb\n"), reach(true, false));
+        assert_eq!(StrippedEdges::reached_by("a\n \nb"), reach(false, false));
+        // NFKC first: U+3000 is stripped, U+00A8 becomes " \u{308}" and is not.
+        assert_eq!(StrippedEdges::reached_by("a\u{3000}"), reach(true, true));
+        assert_eq!(StrippedEdges::reached_by("a\u{a8}"), reach(false, false));
+    }
+
+    #[test]
+    fn a_span_takes_the_stripped_whitespace_at_the_edges_asked_for() {
+        let text = "a  \n \t \r\nb\u{3000}\n";
+        let view = fuzzy(text);
+        assert_eq!(view.text(), "a\n\nb\n");
+        let span = |norm: Range<usize>, start, end| {
+            &text[view.original_span(norm, StrippedEdges { start, end }).range]
+        };
+        // "\nb" from the break of the whitespace-only line.
+        assert_eq!(span(2..4, false, false), "\r\nb");
+        assert_eq!(span(2..4, true, false), " \t \r\nb");
+        // "a\n" up to the whitespace-only line, and "b" before its U+3000.
+        assert_eq!(span(0..2, false, true), "a  \n \t ");
+        assert_eq!(span(3..4, false, true), "b\u{3000}");
+        // "a\n\nb": the whitespace inside is covered anyway.
+        assert_eq!(span(0..4, false, false), "a  \n \t \r\nb");
+        // An edge inside a line is not next to stripped whitespace.
+        assert_eq!(span(3..4, true, false), "b");
+    }
+
+    #[test]
     fn crlf_maps_back_to_both_bytes() {
         let text = "one\r\ntwo\r\nthree\r\n";
         let view = TextView::new(text.as_bytes(), Normalization::LineEndings);
@@ -485,7 +568,7 @@ mod tests {
         let text = "\u{FB01}x";
         let view = fuzzy(text);
         assert_eq!(view.text(), "fix");
-        let span = view.original_span(1..3);
+        let span = view.original_span(1..3, StrippedEdges::default());
         assert_eq!(
             span,
             OriginalSpan {
