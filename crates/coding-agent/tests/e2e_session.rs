@@ -602,3 +602,53 @@ fn a_session_file_another_process_writes_too_is_said_once() {
         )
     );
 }
+
+/// A session file cut short by another program while an RPC session runs
+/// (truncated to half) was taken for one another process writes too: the
+/// warning said so, the next turn went after the cut, and the turns the
+/// cut lost were never written again, though the session held them.
+#[test]
+fn a_session_file_cut_short_meanwhile_is_said_and_written_whole_again() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    let server = ModelServer::start(move |_| Reply::Events(wire.events(&Answer::text(&["ok"]))));
+    let file = sandbox.root.join("cut.jsonl");
+    let file_arg = file.to_str().unwrap();
+    let mut rpc = Rpc::start_with(&sandbox, wire, &server, &["--session", file_arg]);
+    for message in ["one", "two", "three"] {
+        rpc.prompt(message);
+    }
+    let written = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &written[..written.len() / 2]).unwrap();
+    rpc.prompt("four");
+    drop(rpc.stdin);
+    let (status, _, stderr) = rpc.running.finish();
+    assert!(status.success());
+    assert_eq!(
+        stderr,
+        format!(
+            "Warning: {}: the session file was cut short by another program (emptied or truncated); it is written whole again from the session this process holds\n",
+            file.display()
+        )
+    );
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--session", file_arg, "-p", "five"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
+    let requests = server.requests();
+    assert_eq!(
+        wire.transcript(&requests.last().unwrap().body),
+        [
+            "user: one",
+            "assistant: ok",
+            "user: two",
+            "assistant: ok",
+            "user: three",
+            "assistant: ok",
+            "user: four",
+            "assistant: ok",
+            "user: five"
+        ]
+    );
+}

@@ -47,7 +47,9 @@ pub struct TreeRow {
     /// The id of the row above it in the tree (`None`: a root). Entries
     /// without a row between the two (tool calls and results) are skipped.
     pub parent_id: Option<String>,
-    /// The connectors before it (`│  ├─ `).
+    /// The connectors before it (`│  ├─ `): 12 columns at most, after
+    /// `⋯  ` standing for those further left in a row deeper than that
+    /// (`parent_id` gives the whole shape).
     pub lead: String,
     /// What it is.
     pub item: TreeItem,
@@ -66,6 +68,16 @@ const FORK: &str = "├─ ";
 const LAST: &str = "└─ ";
 const THROUGH: &str = "│  ";
 const PAST: &str = "   ";
+
+/// How many columns of connectors a row's lead holds at most; past them,
+/// the leftmost give way to [`DEEPER`]. Each branch point inside the last
+/// one indented every row under it one column more: 3000 of them drew
+/// leads of 9000 characters, and RPC `get_tree` answered 41 MB for 9000
+/// rows. The rows' `parentId` still give the whole shape.
+const MAX_COLUMNS: usize = 12;
+
+/// Stands for the columns left out of a deep row's lead.
+const DEEPER: &str = "⋯  ";
 
 impl SessionManager {
     /// The rows of the whole tree, depth first, children in the order they
@@ -113,33 +125,61 @@ impl SessionManager {
 
         let id_of = |i: usize| entries[i].id().unwrap_or_default().to_owned();
         let mut out = Vec::new();
-        let mut stack: Vec<(usize, String, &'static str)> = Vec::new();
-        push_children(&mut stack, &roots, String::new());
+        let mut stack: Vec<(usize, Lead, &'static str)> = Vec::new();
+        push_children(&mut stack, &roots, Lead::default());
         while let Some((i, lead, mark)) = stack.pop() {
             let (item, text) = rows[i].clone().unwrap_or((TreeItem::Answer, String::new()));
             out.push(TreeRow {
                 id: id_of(i),
                 parent_id: row_parent[i].map(id_of),
-                lead: format!("{lead}{mark}"),
+                lead: lead.draw(mark),
                 item,
                 text,
                 on_branch: on_branch.contains(&i),
                 current: current == Some(i),
             });
             let below = match mark {
-                FORK => THROUGH,
-                LAST => PAST,
-                _ => "",
+                FORK => lead.then(THROUGH),
+                LAST => lead.then(PAST),
+                _ => lead,
             };
-            push_children(&mut stack, &children[i], format!("{lead}{below}"));
+            push_children(&mut stack, &children[i], below);
         }
         out
     }
 }
 
+/// The columns of connectors standing before a row's own: the last
+/// [`MAX_COLUMNS`] of them, and whether there were more.
+#[derive(Debug, Clone, Default)]
+struct Lead {
+    columns: Vec<&'static str>,
+    cut: bool,
+}
+
+impl Lead {
+    /// This lead with `column` after it, its first column given up if
+    /// that makes one too many.
+    fn then(&self, column: &'static str) -> Lead {
+        let mut next = self.clone();
+        next.columns.push(column);
+        if next.columns.len() > MAX_COLUMNS {
+            next.columns.remove(0);
+            next.cut = true;
+        }
+        next
+    }
+
+    /// The lead of a row with the connector `mark`.
+    fn draw(&self, mark: &str) -> String {
+        let deeper = if self.cut { DEEPER } else { "" };
+        format!("{deeper}{}{mark}", self.columns.concat())
+    }
+}
+
 /// Puts `children` on the stack so the first is drawn first: one child goes
 /// on in its parent's column, several each get a connector.
-fn push_children(stack: &mut Vec<(usize, String, &'static str)>, children: &[usize], lead: String) {
+fn push_children(stack: &mut Vec<(usize, Lead, &'static str)>, children: &[usize], lead: Lead) {
     match children {
         [] => {}
         [only] => stack.push((*only, lead, "")),
@@ -289,5 +329,58 @@ mod tests {
             error.to_string(),
             "no entry with the id nope in this session"
         );
+    }
+
+    /// Each branch point inside the last one indented every row under it
+    /// one column more: 3000 of them drew leads of 9000 characters, and
+    /// RPC `get_tree` answered 41 MB for 9000 rows. Past the cap the
+    /// leftmost columns give way to one marker, and `parentId` still
+    /// gives the whole shape.
+    #[test]
+    fn rows_deep_in_branches_keep_a_lead_of_bounded_width_marked_as_deeper() {
+        let mut session = SessionManager::in_memory(Path::new("/w"));
+        let forks = MAX_COLUMNS + 8;
+        for _ in 0..forks {
+            session.append_message(&user("q")).unwrap();
+            session.append_message(&answer("a")).unwrap();
+            let fork_point = session.leaf_id().unwrap().to_owned();
+            session.append_message(&user("left")).unwrap();
+            session.move_leaf(Some(&fork_point)).unwrap();
+        }
+        session.append_message(&user("deepest")).unwrap();
+        let rows = session.tree();
+        let widest = (MAX_COLUMNS + 2) * FORK.chars().count();
+        for row in &rows {
+            assert!(row.lead.chars().count() <= widest, "{:?}", row.lead);
+        }
+        let deepest = rows.last().unwrap();
+        assert_eq!(deepest.text, "deepest");
+        assert_eq!(
+            deepest.lead,
+            format!("{DEEPER}{}{LAST}", PAST.repeat(MAX_COLUMNS))
+        );
+        // The rows at the cap and just past it: one column apart, then the same.
+        let at = |depth: usize| {
+            rows.iter()
+                .filter(|row| row.text == "left")
+                .nth(depth)
+                .unwrap()
+                .lead
+                .clone()
+        };
+        assert_eq!(
+            at(MAX_COLUMNS),
+            format!("{}{FORK}", PAST.repeat(MAX_COLUMNS))
+        );
+        assert_eq!(
+            at(MAX_COLUMNS + 1),
+            format!("{DEEPER}{}{FORK}", PAST.repeat(MAX_COLUMNS))
+        );
+        assert_eq!(at(MAX_COLUMNS + 2), at(MAX_COLUMNS + 1));
+        // The shape is whole in the parents: each "left" hangs from an answer.
+        let by_id: HashMap<&str, &TreeRow> = rows.iter().map(|r| (r.id.as_str(), r)).collect();
+        let parent_of_deepest = by_id[deepest.parent_id.as_deref().unwrap()];
+        assert_eq!(parent_of_deepest.text, "a");
+        assert_eq!(rows.len(), forks * 3 + 1);
     }
 }
