@@ -403,6 +403,13 @@ async fn a_transform_context_that_panics_ends_the_run_with_an_error_answer() {
     let provider = ScriptedProvider::new([reply(vec![text("never sent")])]);
     let config = LoopConfig::new(ScriptedProvider::model(), Arc::new(provider.clone()))
         .with_transform_context(|_, _| panic!("no context today"));
+    assert_go_ends_in_error(config, "transform_context panicked: no context today").await;
+    assert!(provider.requests().is_empty(), "the request was sent");
+}
+
+/// Prompts "go" on a fresh agent of `config` and asserts the run ends with
+/// one error answer saying `error`, and the events of a run answered once.
+async fn assert_go_ends_in_error(config: LoopConfig, error: &str) {
     let agent = Agent::new(config, context(vec![]));
     let mut events = agent.subscribe();
     let added = agent.prompt("go").await.unwrap();
@@ -411,12 +418,8 @@ async fn a_transform_context_that_panics_ends_the_run_with_an_error_answer() {
     };
     assert_eq!(
         (answer.stop_reason, answer.error_message.as_deref()),
-        (
-            agent_ai::StopReason::Error,
-            Some("transform_context panicked: no context today")
-        )
+        (agent_ai::StopReason::Error, Some(error))
     );
-    assert!(provider.requests().is_empty(), "the request was sent");
     let mut lines = Vec::new();
     while let Some(event) = events.try_recv() {
         lines.push(compact(&event));
@@ -578,23 +581,6 @@ async fn a_provider_that_panics_ends_the_run_with_an_error_answer() {
             ScriptedProvider::model(),
             Arc::new(PanickingProvider { in_poll }),
         );
-        let agent = Agent::new(config, context(vec![]));
-        let mut events = agent.subscribe();
-        let added = agent.prompt("go").await.unwrap();
-        let Some(Message::Assistant(answer)) = added.last() else {
-            panic!("expected an answer last, got {added:?}");
-        };
-        assert_eq!(
-            (answer.stop_reason, answer.error_message.as_deref()),
-            (
-                agent_ai::StopReason::Error,
-                Some(format!("Provider panicked: {panic}").as_str())
-            )
-        );
-        let mut lines = Vec::new();
-        while let Some(event) = events.try_recv() {
-            lines.push(compact(&event));
-        }
-        assert_eq!(lines, ANSWERED_GO);
+        assert_go_ends_in_error(config, &format!("Provider panicked: {panic}")).await;
     }
 }
