@@ -1977,3 +1977,153 @@ fn a_home_folder_named_through_a_link_is_no_workspace() {
     let rm = format!("rm -rf {}", real.display());
     assert_bash(&p, &rm, Decision::Deny);
 }
+
+/// A deny on `edit(...)` holds for every program that writes or deletes a
+/// file, not only for `>` and `tee`: `cp /etc/hostname src/a.rs` ran in
+/// auto mode ("runs inside the sandbox", which leaves the workspace
+/// writable), and in default mode the user's approval overrode the deny.
+#[test]
+fn edit_rules_hold_for_the_files_bash_programs_write_or_delete() {
+    let rules = RuleTexts {
+        deny: vec!["edit(src/**)".into()],
+        ..RuleTexts::default()
+    };
+    let writes = [
+        "cp /etc/hostname src/a.rs",
+        "cp -r lib/ src/a",
+        "cp x y src",
+        "cp -t src x",
+        "cp --target-directory=src x",
+        "mv x src/a.rs",
+        "mv src/a.rs /tmp/a.rs",
+        "sed -i s/a/b/ src/a.rs",
+        "sed -i.bak -e s/a/b/ README.md src/a.rs",
+        "sed --in-place=.b -f fix.sed src/a.rs",
+        "sed --expression=s/a/b/ -i src/a.rs",
+        "sed -es/a/b/ -i src/a.rs",
+        "sed -n -i -e 1p -e 2p src/a.rs",
+        "dd if=/dev/zero of=src/a.rs bs=1 count=1",
+        "truncate -s 0 src/a.rs",
+        "truncate -s0 src/a.rs",
+        "sort -o src/a.rs x",
+        "sort x --output=src/a.rs",
+        "sort -uo src/a.rs x",
+        "sort --out src/a.rs x",
+        "ln -s /etc/passwd -t src",
+        "install -m 644 x src/a.rs",
+        "ln -sf /etc/passwd src/a.rs",
+        "rm src/a.rs",
+        "rm -rf src",
+        "unlink src/a.rs",
+        "shred -u src/a.rs",
+        "touch src/a.rs",
+        "tee src/a.rs",
+        "cd src && rm a.rs",
+        "sudo cp x src/a.rs",
+        "echo src/a.rs | xargs rm",
+    ];
+    for mode in [Mode::Default, Mode::Auto, Mode::Bypass] {
+        let p = policy_with(mode, SANDBOXED, &rules);
+        for command in writes {
+            let verdict = assert_bash(&p, command, Decision::Deny);
+            assert_eq!(verdict.rule.as_deref(), Some("edit(src/**)"), "{command}");
+        }
+    }
+    let p = policy_with(Mode::Auto, SANDBOXED, &rules);
+    assert_eq!(
+        bash(&p, "cp /etc/hostname src/a.rs").reason,
+        "`cp /etc/hostname src/a.rs` writes `src/a.rs`, which is denied by the rule `edit(src/**)`"
+    );
+    // Elsewhere the same commands are judged as before: run in auto mode,
+    // asked in default mode; reading a guarded file is no write.
+    let elsewhere = [
+        "cp /etc/hostname lib/a.rs",
+        "cp src/a.rs lib/a.rs",
+        "cp -t lib src/a.rs",
+        "mv x lib/a.rs",
+        "sed -i s/src/lib/ lib/a.rs",
+        "dd if=src/a.rs of=lib/a.rs",
+        "truncate -s 0 lib/a.rs",
+        "sort -o lib/a.rs src/a.rs",
+        "install x lib/a.rs",
+        "ln -s src/a.rs lib/a.rs",
+        "rm lib/a.rs",
+        "touch lib/a.rs",
+        "cp x .",
+    ];
+    for (mode, decision) in [
+        (Mode::Default, Decision::Ask),
+        (Mode::Auto, Decision::Allow),
+        (Mode::Bypass, Decision::Allow),
+    ] {
+        let p = policy_with(mode, SANDBOXED, &rules);
+        for command in elsewhere {
+            assert_bash(&p, command, decision);
+        }
+        assert_bash(&p, "tee lib/a.rs", Decision::Allow);
+    }
+}
+
+/// A file a writing program names only at run time, or finds in its
+/// input (`patch`), may be one a rule on writing guards: it asks then, in
+/// auto mode too, and a deny on what the known part names holds.
+#[test]
+fn bash_writes_known_only_at_run_time_ask_while_a_rule_guards_writing() {
+    let rules = RuleTexts {
+        deny: vec!["edit(src/**)".into()],
+        ..RuleTexts::default()
+    };
+    let p = policy_with(Mode::Auto, SANDBOXED, &rules);
+    for command in [
+        "cp x \"$F\"",
+        "rm -- \"$F\"",
+        "sed -i s/a/b/ \"$F\"",
+        "patch -p1 < fix.diff",
+    ] {
+        let verdict = assert_bash(&p, command, Decision::Ask);
+        assert!(
+            verdict.reason.contains("edit(src/**)"),
+            "{}",
+            verdict.reason
+        );
+    }
+    assert_bash(&p, "cp x src/\"$F\"", Decision::Deny);
+    // A rule on writing leaves reads alone: this read asked, naming
+    // `edit(src/**)`.
+    assert_bash(&p, "cat \"$F\"", Decision::Allow);
+    // Without such a rule the mode decides, as before.
+    let p = policy(Mode::Auto);
+    for command in ["cp x \"$F\"", "rm -- \"$F\"", "patch -p1 < fix.diff"] {
+        assert_bash(&p, command, Decision::Allow);
+    }
+}
+
+/// Copied or moved into a folder on disk, a file lands under its own name
+/// there: `cp a.txt src` writes `src/a.txt`, which `edit(src/**)` denies,
+/// and `cp src/m.rs .` writes `./m.rs`, which it does not guard.
+#[test]
+fn edit_rules_judge_the_file_a_copy_into_a_folder_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(work.join("src/m.rs"), "").unwrap();
+    let rules = RuleTexts {
+        deny: vec!["edit(src/**)".into()],
+        ..RuleTexts::default()
+    };
+    let p = Policy::new(
+        Mode::Auto,
+        SANDBOXED,
+        Places::on_this_machine(&work, Some(Path::new("/home/u"))),
+        &rules,
+    )
+    .unwrap();
+    let denied = assert_bash(&p, "cp a.txt src", Decision::Deny);
+    assert_eq!(
+        denied.reason,
+        "`cp a.txt src` writes `src/a.txt`, which is denied by the rule `edit(src/**)`"
+    );
+    assert_bash(&p, "mv ../b.txt ./src/", Decision::Deny);
+    assert_bash(&p, "cp src/m.rs .", Decision::Allow);
+    assert_bash(&p, "cp -r src/ copy", Decision::Allow);
+}

@@ -1067,12 +1067,173 @@ pub fn uses_network(words: &[Arg]) -> bool {
     }
 }
 
-/// The files a `tee` writes (its operands).
-pub fn tee_targets(words: &[Arg]) -> Vec<Arg> {
-    if program(words) == "tee" {
-        operands(words).into_iter().cloned().collect()
-    } else {
-        Vec::new()
+/// A file a command writes or deletes, named by one of its words.
+#[derive(Debug, Clone)]
+pub enum Written {
+    /// The file the word names (`sed -i s/a/b/ FILE`, `dd of=FILE`,
+    /// `rm FILE`); with `tree`, what lies below it too (`rm -r DIR`).
+    File { path: Arg, tree: bool },
+    /// `cp`, `mv`, `install` and `ln`'s destination: the file it names, or
+    /// when it is a folder (`-t DIR`, or one on disk) the files named as
+    /// the sources are inside it (below them too with `tree`: `cp -r`).
+    Into {
+        destination: Arg,
+        folder: bool,
+        sources: Vec<Arg>,
+        tree: bool,
+    },
+    /// Files the command finds named elsewhere (`patch` reads them from
+    /// its patch): known only when it runs.
+    Unnamed,
+}
+
+/// The value of the option `-SHORT VALUE`/`-SHORTVALUE` or `--LONG=VALUE`/
+/// `--LONG VALUE` (any prefix of LONG, as getopt reads it), the last given.
+fn option_value(words: &[Arg], short: char, long: &str) -> Option<Arg> {
+    let mut found = None;
+    let mut words_left = words.iter().skip(1).take_while(|w| w.text != "--");
+    while let Some(word) = words_left.next() {
+        let text = word.text.as_str();
+        let attached = |value: &str| Arg {
+            text: value.to_owned(),
+            ..word.clone()
+        };
+        if let Some(option) = text.strip_prefix("--") {
+            let (name, value) = match option.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (option, None),
+            };
+            if name.is_empty() || !long.starts_with(name) {
+                continue;
+            }
+            found = match value {
+                Some(value) => Some(attached(value)),
+                None => words_left.next().cloned(),
+            };
+        } else if let Some(cluster) = text.strip_prefix('-') {
+            let letters = cluster.find(|c: char| !c.is_ascii_alphabetic());
+            let Some(at) = cluster[..letters.unwrap_or(cluster.len())].find(short) else {
+                continue;
+            };
+            found = match &cluster[at + 1..] {
+                "" => words_left.next().cloned(),
+                value => Some(attached(value)),
+            };
+        }
+    }
+    found
+}
+
+/// The operands of `words` that name files, leaving out the values of the
+/// options among `short` (letters) and `long` that take one (`truncate
+/// -s 0 FILE`: `0` is a size).
+fn file_operands(words: &[Arg], short: &str, long: &[&str]) -> Vec<Arg> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    let mut words_left = words.iter().skip(1);
+    while let Some(word) = words_left.next() {
+        let text = word.text.as_str();
+        if options_done || !text.starts_with('-') || text == "-" {
+            out.push(word.clone());
+        } else if text == "--" {
+            options_done = true;
+        } else if cluster_wants_value(text, short)
+            || text.strip_prefix("--").is_some_and(|name| {
+                !name.contains('=') && long.iter().any(|l| !name.is_empty() && l.starts_with(name))
+            })
+        {
+            words_left.next();
+        }
+    }
+    out
+}
+
+/// The files `words` writes or deletes: the one table both the rules on
+/// writing (`edit(src/**)`) and the redirection-like `tee` are judged by.
+/// `cp /etc/hostname src/a.rs`, `sed -i`, `dd of=`, `sort -o` and `rm` ran
+/// under a deny on `edit(src/**)` while only `>` and `tee` were judged.
+/// A delete changes the file as surely as a write: `rm`, `unlink`, `shred`
+/// and `mv`'s sources count.
+pub fn written_files(words: &[Arg]) -> Vec<Written> {
+    let files = |paths: Vec<Arg>, tree: bool| {
+        paths
+            .into_iter()
+            .map(|path| Written::File { path, tree })
+            .collect::<Vec<_>>()
+    };
+    let name = program(words);
+    match name {
+        "tee" => files(operands(words).into_iter().cloned().collect(), false),
+        "cp" | "mv" | "install" | "ln" => {
+            // Options that take a value (`-S SUFFIX`, `install -m MODE`).
+            let values = match name {
+                "install" => "gmoStZ",
+                _ => "St",
+            };
+            let mut named = file_operands(words, values, &["suffix", "target-directory"]);
+            let tree = match name {
+                "cp" => has_flag(words, "rRa", &["recursive", "archive"]),
+                "mv" => true,
+                _ => false,
+            };
+            let (destination, folder) = match option_value(words, 't', "target-directory") {
+                Some(folder) => (folder, true),
+                None if named.len() > 1 => (named.remove(named.len() - 1), false),
+                // `ln -s /x/name` makes `./name`.
+                None => (Arg::literal("."), true),
+            };
+            // `mv` takes its sources away: a delete where they were.
+            let moved = match name {
+                "mv" => files(named.clone(), true),
+                _ => Vec::new(),
+            };
+            let into = Written::Into {
+                destination,
+                folder,
+                sources: named,
+                tree,
+            };
+            moved.into_iter().chain([into]).collect()
+        }
+        "sed" if has_flag(words, "i", &["in-place"]) => {
+            // The first operand is the script, unless `-e` or `-f` gave it.
+            let scripted = has_flag(words, "ef", &["expression", "file"]);
+            let named = file_operands(words, "efl", &["expression", "file", "line-length"]);
+            files(
+                named.into_iter().skip(usize::from(!scripted)).collect(),
+                false,
+            )
+        }
+        "dd" => words
+            .iter()
+            .skip(1)
+            .filter_map(|word| {
+                let path = word.text.strip_prefix("of=")?;
+                Some(Written::File {
+                    path: Arg {
+                        text: path.to_owned(),
+                        ..word.clone()
+                    },
+                    tree: false,
+                })
+            })
+            .collect(),
+        "sort" => option_value(words, 'o', "output")
+            .map(|path| Written::File { path, tree: false })
+            .into_iter()
+            .collect(),
+        "truncate" => files(file_operands(words, "sr", &["size", "reference"]), false),
+        "touch" => files(file_operands(words, "drt", &["date", "reference"]), false),
+        "rm" | "unlink" => files(
+            operands(words).into_iter().cloned().collect(),
+            name == "rm" && has_flag(words, "rR", &["recursive"]),
+        ),
+        "shred" => files(
+            file_operands(words, "ns", &["iterations", "size", "random-source"]),
+            false,
+        ),
+        "patch" => vec![Written::Unnamed],
+        _ => Vec::new(),
     }
 }
 

@@ -27,10 +27,10 @@ use paths::users_home_named;
 pub use rules::{Rule, RuleError, Subject};
 
 use commands::{
-    GitAlias, ScriptFrom, always_asked, always_denied, changes_attributes,
+    GitAlias, ScriptFrom, Written, always_asked, always_denied, changes_attributes,
     changes_git_configuration, changes_what_runs, deletes_derived_tree, deletes_unknown_tree,
     git_alias, hands_off_outside, has_flag, is_interpreter, is_known_safe, nested_script, operands,
-    program, script_source, tee_targets, unwrap, uses_network, xargs_reading,
+    program, script_source, unwrap, uses_network, written_files, xargs_reading,
 };
 use shell::{Arg, Part, Stage, join, without_unknowns};
 use variables::Values;
@@ -510,6 +510,41 @@ pub struct Policy {
     session_allow: Vec<Rule>,
     ask: Vec<Rule>,
     deny: Vec<Rule>,
+}
+
+/// Whether a bash command reads or writes a path it names, which the
+/// rules of that family judge.
+#[derive(Clone, Copy)]
+enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    /// The tool whose rules judge it.
+    fn tool(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Self::Read => "reads",
+            Self::Write => "writes",
+        }
+    }
+
+    /// What to do instead of reading or writing a whole guarded folder.
+    fn narrower(self) -> &'static str {
+        match self {
+            Self::Read => {
+                "search with the grep tool (it leaves them out) or name a narrower folder"
+            }
+            Self::Write => "name the files it may change, outside what the rule guards",
+        }
+    }
 }
 
 /// Whose rule a matching rule is, for the reason text.
@@ -1162,7 +1197,7 @@ impl Policy {
                 (!part.words.is_empty()).then(|| self.judge_command(part, &wrappers, inner, depth));
             command
                 .into_iter()
-                .chain(tee_targets(inner).into_iter().map(judge_write))
+                .chain(self.judge_bash_writes(part, inner, judge_write))
                 .chain(self.judge_bash_reads(part, inner))
         });
         Verdict::strictest(runs.chain(redirections))
@@ -1177,11 +1212,13 @@ impl Policy {
     /// is given when guarded files lie below them. Such a rule held for the
     /// read tool while `cat ~/.ssh/id_rsa` ran unasked.
     fn judge_bash_reads(&self, part: &Part, inner: &[Arg]) -> Vec<Verdict> {
-        // No rule guards a path: nothing to look up (the common case).
+        // No rule guards a read: nothing to look up (the common case). An
+        // `edit(...)` rule alone must not make a read of a path known only
+        // at run time ask.
         let Some(guard) = self
             .path_rules(&Kind::Deny)
             .chain(self.path_rules(&Kind::Ask))
-            .next()
+            .find(|rule| rule.guards_paths_of("read"))
         else {
             return Vec::new();
         };
@@ -1313,17 +1350,121 @@ impl Policy {
         };
         paths
             .iter()
-            .filter_map(|path| self.judge_bash_read(&line, path, recursive, guard))
+            .filter_map(|path| self.judge_bash_path(Access::Read, &line, path, recursive, guard))
             .collect()
     }
 
-    /// [`Policy::judge_bash_reads`] for one path `line` reads: every file
-    /// bash may make of the word (its brace expansions, the names its
-    /// pattern matches), where their links lead. A word known only at run
-    /// time is not judged: too many arguments hold a `$` (messages,
-    /// patterns, loop variables) for asking about each to be bearable.
-    fn judge_bash_read(
+    /// What the rules on writing (`edit(src/**)`) say of the files a
+    /// command writes or deletes ([`written_files`]): they held for `>` and
+    /// `tee` only, so `cp /etc/hostname src/a.rs` ran in auto mode, and in
+    /// default mode its approval overrode the deny. A known-safe program
+    /// (`tee`) runs unasked, so what it writes is judged as a redirection's
+    /// target is (`redirected`), by the mode too; any other program asks or
+    /// runs by the mode already, and only the deny and ask rules on the
+    /// paths it writes add to that.
+    fn judge_bash_writes(
         &self,
+        part: &Part,
+        inner: &[Arg],
+        redirected: impl Fn(Arg) -> Verdict,
+    ) -> Vec<Verdict> {
+        let written = written_files(inner);
+        if is_known_safe(inner) {
+            return written
+                .into_iter()
+                .filter_map(|written| match written {
+                    Written::File { path, .. } => Some(redirected(path)),
+                    _ => None,
+                })
+                .collect();
+        }
+        // No rule guards writing a path: nothing to look up.
+        let Some(guard) = self
+            .path_rules(&Kind::Deny)
+            .chain(self.path_rules(&Kind::Ask))
+            .find(|rule| rule.guards_paths_of("write"))
+        else {
+            return Vec::new();
+        };
+        let line = part.command_line();
+        let mut verdicts = Vec::new();
+        for written in written {
+            let paths = match written {
+                Written::File { path, tree } => vec![(path, tree)],
+                Written::Into {
+                    destination,
+                    folder,
+                    sources,
+                    tree,
+                } => self.landing(destination, folder, &sources, tree),
+                Written::Unnamed => {
+                    let reason = format!(
+                        "`{line}` writes the files its input names, known only at run time, which may be ones the rule `{}` guards; it needs approval",
+                        guard.text
+                    );
+                    verdicts.push(Verdict::new(Decision::Ask, reason).firm());
+                    continue;
+                }
+            };
+            verdicts.extend(paths.iter().filter_map(|(path, tree)| {
+                self.judge_bash_path(Access::Write, &line, path, *tree, guard)
+            }));
+        }
+        verdicts
+    }
+
+    /// The files `cp`, `mv`, `install` or `ln` writes at `destination`
+    /// ([`Written::Into`]), each with whether what lies below it is written
+    /// too: the destination itself, or, when it is a folder, each source
+    /// under its own name inside it (`cp src/m.rs .` writes `./m.rs`, not
+    /// every file of the workspace).
+    fn landing(
+        &self,
+        destination: Arg,
+        folder: bool,
+        sources: &[Arg],
+        tree: bool,
+    ) -> Vec<(Arg, bool)> {
+        let folder = folder
+            || self
+                .places
+                .named_by(&destination)
+                .is_some_and(|named| !named.is_empty() && named.iter().all(|path| path.is_dir()));
+        if !folder {
+            return vec![(destination, false)];
+        }
+        sources
+            .iter()
+            .map(|source| match Path::new(&source.text).file_name() {
+                Some(name) => {
+                    let text = format!(
+                        "{}/{}",
+                        destination.text.trim_end_matches('/'),
+                        name.to_string_lossy()
+                    );
+                    let landed = Arg {
+                        text,
+                        literal: destination.literal && source.literal,
+                        pattern: destination.pattern || source.pattern,
+                        braces: destination.braces || source.braces,
+                        derived: destination.derived || source.derived,
+                    };
+                    (landed, tree)
+                }
+                // `cp -r .. dir`: what it names there is known at run time.
+                None => (destination.clone(), true),
+            })
+            .collect()
+    }
+
+    /// [`Policy::judge_bash_reads`] and [`Policy::judge_bash_writes`] for
+    /// one path `line` reads or writes (`access`): every file bash may make
+    /// of the word (its brace expansions, the names its pattern matches),
+    /// where their links lead. `recursive`: what lies below a folder it
+    /// names is read or written too.
+    fn judge_bash_path(
+        &self,
+        access: Access,
         line: &str,
         path: &Arg,
         recursive: bool,
@@ -1338,8 +1479,8 @@ impl Policy {
                 Verdict::new(
                     Decision::Ask,
                     format!(
-                        "`{line}` reads `{}`, in the home folder of the user `{name}`, which the policy cannot look up (no such user on this machine, or another host's) and so cannot judge against the rule `{}`; write the folder's path, or it needs approval",
-                        path.text, guard.text
+                        "`{line}` {} `{}`, in the home folder of the user `{name}`, which the policy cannot look up (no such user on this machine, or another host's) and so cannot judge against the rule `{}`; write the folder's path, or it needs approval",
+                        access.verb(), path.text, guard.text
                     ),
                 )
                 .firm(),
@@ -1350,8 +1491,8 @@ impl Policy {
                 Verdict::new(
                     Decision::Ask,
                     format!(
-                        "`{line}` reads `{}`, made of a value this line sets by an expansion the policy does not follow, which cannot be judged against the rule `{}`; it needs approval",
-                        path.text, guard.text
+                        "`{line}` {} `{}`, made of a value this line sets by an expansion the policy does not follow, which cannot be judged against the rule `{}`; it needs approval",
+                        access.verb(), path.text, guard.text
                     ),
                 )
                 .firm(),
@@ -1361,12 +1502,13 @@ impl Policy {
             if path.braces {
                 // Known but for a brace expansion too large to list.
                 let reason = format!(
-                    "`{line}` reads what a brace expansion of too many words names, which cannot be judged against the rule `{}`; name the files",
+                    "`{line}` {} what a brace expansion of too many words names, which cannot be judged against the rule `{}`; name the files",
+                    access.verb(),
                     guard.text
                 );
                 return Some(Verdict::new(Decision::Deny, reason).firm());
             }
-            return Some(self.judge_bash_read_at_run_time(line, path, recursive, guard));
+            return Some(self.judge_bash_path_at_run_time(access, line, path, recursive, guard));
         };
         let mut resolved = Vec::new();
         for opened in named {
@@ -1388,7 +1530,7 @@ impl Policy {
             let found = self.path_rules(&kind).find_map(|rule| {
                 let path = read
                     .iter()
-                    .find(|path| rule.matches("read", Subject::Path(path)))?;
+                    .find(|path| rule.matches(access.tool(), Subject::Path(path)))?;
                 Some((rule, path))
             });
             if let Some((rule, seen)) = found {
@@ -1397,7 +1539,8 @@ impl Policy {
                     false => format!("`{}` (`{}`)", path.text, seen.display()),
                 };
                 let reason = format!(
-                    "`{line}` reads {shown}, which {verb} by the rule `{}`",
+                    "`{line}` {} {shown}, which {verb} by the rule `{}`",
+                    access.verb(),
                     rule.text
                 );
                 return Some(Verdict::new(decision, reason).by_rule(&rule.text));
@@ -1406,12 +1549,15 @@ impl Policy {
                 recursive
                     && resolved
                         .iter()
-                        .any(|path| rule.guarded_below("read", path).is_some())
+                        .any(|path| rule.guarded_below(access.tool(), path).is_some())
             });
             if let Some(rule) = below {
                 let reason = format!(
-                    "`{line}` reads the files below `{}`, among them what the rule `{}` guards; search with the grep tool (it leaves them out) or name a narrower folder",
-                    path.text, rule.text
+                    "`{line}` {} the files below `{}`, among them what the rule `{}` guards; {}",
+                    access.verb(),
+                    path.text,
+                    rule.text,
+                    access.narrower()
                 );
                 return Some(Verdict::new(decision, reason).by_rule(&rule.text));
             }
@@ -1419,15 +1565,17 @@ impl Policy {
         None
     }
 
-    /// A read of a path known only at run time (`cat "$F"`, `F` from the
-    /// environment or `read`): it was let pass unjudged, so `cat
-    /// ${IFS}/bin/true` read `/bin/true` with `read(/bin/**)` denied. It is
-    /// judged as it reads with the unknown parts empty, as deny rules read
-    /// any word (`${IFS}` splits away; a word of unknowns alone names no
-    /// file then); otherwise it may name any file, so
-    /// while a read rule is set it asks, and no allow rule lifts that.
-    fn judge_bash_read_at_run_time(
+    /// A read or write of a path known only at run time (`cat "$F"`, `cp x
+    /// "$F"`, `F` from the environment or `read`): it was let pass
+    /// unjudged, so `cat ${IFS}/bin/true` read `/bin/true` with
+    /// `read(/bin/**)` denied. It is judged as it reads with the unknown
+    /// parts empty, as deny rules read any word (`${IFS}` splits away; a
+    /// word of unknowns alone names no file then); otherwise it may name
+    /// any file, so while a rule on such paths is set it asks, and no allow
+    /// rule lifts that.
+    fn judge_bash_path_at_run_time(
         &self,
+        access: Access,
         line: &str,
         path: &Arg,
         recursive: bool,
@@ -1436,7 +1584,7 @@ impl Policy {
         let known = path.without_unknowns();
         if !known.is_empty()
             && let Some(verdict) =
-                self.judge_bash_read(line, &Arg::literal(&known), recursive, guard)
+                self.judge_bash_path(access, line, &Arg::literal(&known), recursive, guard)
             && verdict.decision == Decision::Deny
         {
             return verdict;
@@ -1444,8 +1592,10 @@ impl Policy {
         Verdict::new(
             Decision::Ask,
             format!(
-                "`{line}` reads `{}`, a path known only at run time, which may be one the rule `{}` guards; name the file, or it needs approval",
-                path.text, guard.text
+                "`{line}` {} `{}`, a path known only at run time, which may be one the rule `{}` guards; name the file, or it needs approval",
+                access.verb(),
+                path.text,
+                guard.text
             ),
         )
         .firm()

@@ -213,6 +213,12 @@ impl Rule {
         matches!(self.spec, Spec::Path(..))
     }
 
+    /// True for a rule naming paths that `tool`'s family opens
+    /// (`edit(src/**)` for `write`).
+    pub fn guards_paths_of(&self, tool: &str) -> bool {
+        self.names_paths() && self.covers(tool)
+    }
+
     /// For a rule about `tool` whose paths may lie below `tree` (its
     /// literal folder inside the tree, or the tree inside that folder with
     /// a pattern going on below it: `**/.env`), the absolute globs of those
