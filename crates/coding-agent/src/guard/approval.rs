@@ -193,8 +193,11 @@ pub fn needs_approval_text(request: &ApprovalRequest) -> String {
         // configuration), yet a rule the user writes may still allow it
         // (`bash(rm *.o)`, `edit(.coding-agent/**)`), but not past an ask
         // rule or a hook's ask (`bash(git push:*)` kept even an `--allow
-        // 'bash(git push origin main)'` asking): say only what is true.
-        0 => "No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass; an allow rule of your own (docs/permissions.md) lets it run unless an ask rule or a hook asked (an ask rule beats an allow rule: remove it to run the call unasked)".to_owned(),
+        // 'bash(git push origin main)'` asking), nor past a deny or ask
+        // rule that a word known only at run time may make match (`echo
+        // $X` under a project's `bash(echo denied:*)` asked whatever was
+        // allowed): say only what is true.
+        0 => "No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass; an allow rule of your own (docs/permissions.md) may let it run, but not past an ask rule (remove it to run the call unasked), a hook's ask, or words known only at run time that a deny or ask rule may match (write the command without them)".to_owned(),
     };
     format!("Blocked: needs approval ({}). {how}", request.reason)
 }
@@ -253,7 +256,7 @@ mod tests {
         );
         assert_eq!(
             needs_approval_text(&request(None)),
-            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass; an allow rule of your own (docs/permissions.md) lets it run unless an ask rule or a hook asked (an ask rule beats an allow rule: remove it to run the call unasked)"
+            "Blocked: needs approval (`cargo build` is not on the known-safe list; running it needs approval). No rule is suggested for this exact call: approve it where someone can answer (the interactive or RPC mode), or run with --permission-mode bypass; an allow rule of your own (docs/permissions.md) may let it run, but not past an ask rule (remove it to run the call unasked), a hook's ask, or words known only at run time that a deny or ask rule may match (write the command without them)"
         );
     }
 
