@@ -715,6 +715,15 @@ impl Policy {
         self.rules(kind).filter(|rule| rule.names_paths())
     }
 
+    /// The first deny or ask rule on the paths `tool` reads or writes: what
+    /// a bash command's reads (`read`) or writes (`write`) are judged
+    /// against, `None` when no rule guards them (the common case).
+    fn path_guard(&self, tool: &str) -> Option<&Rule> {
+        self.path_rules(&Kind::Deny)
+            .chain(self.path_rules(&Kind::Ask))
+            .find(|rule| rule.guards_paths_of(tool))
+    }
+
     /// Deny, then ask, then allow rules on one subject, with reasons naming
     /// `what`. Plan mode lets no allow rule through.
     fn by_rules(&self, tool: &str, subjects: &[Subject<'_>], what: &str) -> Option<Verdict> {
@@ -1215,11 +1224,7 @@ impl Policy {
         // No rule guards a read: nothing to look up (the common case). An
         // `edit(...)` rule alone must not make a read of a path known only
         // at run time ask.
-        let Some(guard) = self
-            .path_rules(&Kind::Deny)
-            .chain(self.path_rules(&Kind::Ask))
-            .find(|rule| rule.guards_paths_of("read"))
-        else {
+        let Some(guard) = self.path_guard("read") else {
             return Vec::new();
         };
         let program = program(inner);
@@ -1379,11 +1384,7 @@ impl Policy {
                 .collect();
         }
         // No rule guards writing a path: nothing to look up.
-        let Some(guard) = self
-            .path_rules(&Kind::Deny)
-            .chain(self.path_rules(&Kind::Ask))
-            .find(|rule| rule.guards_paths_of("write"))
-        else {
+        let Some(guard) = self.path_guard("write") else {
             return Vec::new();
         };
         let line = part.command_line();
