@@ -10,6 +10,7 @@ use serde_json::Value;
 use serde_with::skip_serializing_none;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::guard::record::CallDecision;
@@ -125,8 +126,8 @@ impl SessionEvent {
                 delay_ms,
                 error_message,
             } => format!(
-                "Retrying ({attempt}/{max_attempts}) in {}s: {error_message}",
-                delay_ms.div_ceil(1000)
+                "Retrying ({attempt}/{max_attempts}) in {}: {error_message}",
+                agent_ai::providers::retry::seconds(Duration::from_millis(*delay_ms))
             ),
             SessionEvent::AutoRetryEnd {
                 success: true,
@@ -806,6 +807,38 @@ mod tests {
                 Some("Auto-compaction cancelled".to_owned()),
                 Some("Auto-compaction cancelled".to_owned())
             ]
+        );
+    }
+
+    /// The wait was rounded up to whole seconds: with `retry.baseDelayMs`
+    /// 100, waits of 100, 200 and 400 ms all read "in 1s", beside the
+    /// provider's own retry line saying "in 0.1s".
+    #[test]
+    fn a_retry_line_says_the_wait_as_the_providers_line_does() {
+        let line = |delay_ms| {
+            SessionEvent::AutoRetryStart {
+                attempt: 1,
+                max_attempts: 3,
+                delay_ms,
+                error_message: "503 busy".into(),
+            }
+            .describe()
+        };
+        assert_eq!(
+            line(200).as_deref(),
+            Some("Retrying (1/3) in 0.2s: 503 busy")
+        );
+        assert_eq!(
+            line(1500).as_deref(),
+            Some("Retrying (1/3) in 1.5s: 503 busy")
+        );
+        assert_eq!(
+            line(4000).as_deref(),
+            Some("Retrying (1/3) in 4s: 503 busy")
+        );
+        assert_eq!(
+            line(40).as_deref(),
+            Some("Retrying (1/3) in 40ms: 503 busy")
         );
     }
 

@@ -177,11 +177,17 @@ impl Retries {
     }
 }
 
-/// `2s`, `0.5s`: a wait as people read it.
-fn seconds(delay: Duration) -> String {
+/// `2s`, `0.5s`: a wait as people read it, in this crate's retry warning
+/// and in the session's own retry line (coding-agent), so both read alike:
+/// that line rounded up to whole seconds, and a 100 ms wait read "in 1s"
+/// beside this warning's "in 0.1s".
+pub fn seconds(delay: Duration) -> String {
     let millis = delay.as_millis();
     if millis.is_multiple_of(1000) {
         format!("{}s", millis / 1000)
+    } else if millis < 100 {
+        // One decimal of a second would read 40 ms as "0.0s".
+        format!("{millis}ms")
     } else {
         format!("{:.1}s", delay.as_secs_f64())
     }
