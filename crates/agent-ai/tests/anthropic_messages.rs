@@ -191,9 +191,9 @@ async fn text_answer_streams_every_event_with_its_partial_message() {
     );
 }
 
-/// An emoji whose surrogate pair a proxy split between two deltas (a ping
-/// between them) is joined, as Pi's string concatenation joins it; a lone
-/// half is U+FFFD (the answer used to fail: "Malformed stream event").
+/// An emoji whose surrogate pair a proxy split between two deltas is
+/// joined, as Pi's string concatenation joins it; a lone half is U+FFFD
+/// (the answer used to fail: "Malformed stream event").
 #[tokio::test]
 async fn an_emoji_split_between_deltas_is_joined_and_a_lone_surrogate_is_a_replacement() {
     let raw_delta = |text: &str| {
@@ -204,7 +204,6 @@ async fn an_emoji_split_between_deltas_is_joined_and_a_lone_surrogate_is_a_repla
     let mut events = vec![MESSAGE_START.to_owned()];
     events.push(block_start(0, json!({"type": "text", "text": ""})));
     events.push(raw_delta(r"smile \ud83d"));
-    events.push(PING.to_owned());
     events.push(raw_delta(r"\ude00 end \udc00"));
     events.push(block_stop(0));
     events.push(message_delta("end_turn", 15));
@@ -224,6 +223,64 @@ async fn an_emoji_split_between_deltas_is_joined_and_a_lone_surrogate_is_a_repla
     assert_eq!(
         final_message(&events)["content"],
         json!([{"type": "text", "text": "smile \u{1F600} end \u{FFFD}"}])
+    );
+}
+
+/// A high half alone at the end of the last delta: the events after it
+/// are not another delta, so no low half will come. The answer waited for
+/// another delta or the end of the body, past `message_stop`, for as long
+/// as the server kept the connection open (with pings, with no limit).
+#[tokio::test]
+async fn a_lone_high_surrogate_at_the_end_holds_back_no_event() {
+    let mut parts: Vec<Step> = [
+        MESSAGE_START.to_owned(),
+        block_start(0, json!({"type": "text", "text": ""})),
+        "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\"type\": \"text_delta\", \"text\": \"lone \\ud83d\"}}\n\n".to_owned(),
+        block_stop(0),
+        message_delta("end_turn", 15),
+        MESSAGE_STOP.to_owned(),
+        PING.to_owned(),
+    ]
+    .into_iter()
+    .map(Step::Send)
+    .collect();
+    parts.push(Step::Hold);
+    let server = TestServer::start(vec![Reply::steps(parts)]).await;
+    let mut config = config(&server);
+    // Longer than the server's hold: only the server ends the body.
+    config.read_timeout = support::MAX_HOLD * 2;
+    let mut stream = AnthropicMessagesProvider::new(config).stream(
+        &model(),
+        &hello_context(),
+        CancellationToken::new(),
+    );
+
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        let last = matches!(
+            event,
+            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. }
+        );
+        events.push(event);
+        if last {
+            break;
+        }
+    }
+
+    assert_eq!(
+        server.expired_holds(),
+        0,
+        "the answer ended only when the server closed the connection"
+    );
+    assert_eq!(
+        trace(&events),
+        [
+            "start",
+            "text_start 0",
+            "text_delta 0 \"lone \u{FFFD}\"",
+            "text_end 0 \"lone \u{FFFD}\"",
+            "done stop",
+        ]
     );
 }
 
@@ -672,6 +729,35 @@ async fn overloaded_error_event_after_content_ends_in_an_error() {
             r#"text_delta 0 "Hel""#,
             "error error: overloaded_error: Overloaded",
         ]
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// An error event whose data is the plain text of a proxy (Envoy's) is the
+/// server's message, and "not now" as an `overloaded_error` is: retried
+/// before anything was shown, busy after. It read `Malformed stream
+/// event: expected value at line 1 column 1` and was never retried.
+#[tokio::test]
+async fn an_error_event_of_plain_text_is_the_servers_busy_message() {
+    const UPSTREAM: &str = "upstream connect error or disconnect/reset before headers";
+    let error = format!("event: error\ndata: {UPSTREAM}\n\n");
+    overloaded_then_answered(&error).await;
+
+    let mut events = vec![MESSAGE_START.to_owned()];
+    events.extend(text_block(0, &["Hel"]));
+    events.push(error);
+    let server = TestServer::start(vec![reply(events)]).await;
+
+    let events = run(config(&server), &hello_context()).await;
+
+    assert_eq!(
+        trace(&events).last().unwrap(),
+        &format!("error error: {UPSTREAM}")
+    );
+    let message = events.last().unwrap().final_message().unwrap();
+    assert_eq!(
+        message.error_kind,
+        Some(agent_ai::ErrorKind::Provider { busy: true })
     );
     assert_eq!(server.requests().len(), 1);
 }

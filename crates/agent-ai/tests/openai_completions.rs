@@ -699,6 +699,42 @@ async fn chunked_stream_cut_mid_way_is_a_connection_error() {
     );
 }
 
+/// A connection reset after the headers, before any event (a proxy that
+/// lost its upstream), is retried by the provider as a refused connection
+/// is: nothing was shown, so nothing is repeated. It ended the answer at
+/// once with `Connection error: ... Connection reset by peer`, though the
+/// documented retries promised otherwise.
+#[tokio::test]
+async fn a_connection_reset_before_any_event_is_retried() {
+    let server = TestServer::start(vec![
+        stream(vec![
+            Step::Send(": open\n\n".into()),
+            // The client reads the headers first (a reset before them is
+            // a failed send, retried all along).
+            Step::Pause(Duration::from_millis(100)),
+            Step::Reset,
+        ]),
+        text_answer(),
+    ])
+    .await;
+    let mut config = config(&server);
+    let notices = recorded_notices(&mut config);
+    let events = run(config, &context()).await;
+
+    assert_eq!(trace(&events).last().unwrap(), "done stop");
+    assert_eq!(events.last().unwrap().message().text(), "Hello world");
+    let notices = notices.lock().unwrap();
+    assert_eq!(notices.len(), 1);
+    assert!(
+        notices[0]
+            .message
+            .starts_with("Connection error: error decoding response body"),
+        "{:?}",
+        notices[0]
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
 /// Cut after the finish reason (the usage chunk and `[DONE]` lost), the
 /// answer is complete: it was discarded and asked for again, written and
 /// billed twice.
@@ -818,6 +854,23 @@ async fn error_object_of_a_transient_type_without_a_code_is_retried() {
     let message = "The server had an error while processing your request. Sorry about that!";
     let failed = json!({"error": {"message": message, "type": "server_error", "code": null}});
     error_object_is_retried(failed, &format!("server_error: {message}")).await;
+}
+
+/// OpenRouter and others say "not now" with a string `code` and no
+/// `type`, in the chunk that also says `finish_reason: "error"` or
+/// alone: retried as the same `type` is. It ended the answer as final,
+/// while a `finish_reason: "error"` without it was retried.
+#[tokio::test]
+async fn error_object_with_a_transient_string_code_is_retried() {
+    let message = "Internal error mid-stream";
+    let alone = json!({"id": "x", "error": {"message": message, "code": "server_error"}});
+    error_object_is_retried(alone, message).await;
+    let with_finish_reason = json!({
+        "id": "x",
+        "error": {"message": message, "code": "server_error"},
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "error"}]
+    });
+    error_object_is_retried(with_finish_reason, message).await;
 }
 
 /// `error` as the stream's first event is retried once, the notice quoting
@@ -1000,10 +1053,11 @@ async fn refusals_the_session_would_not_retry_are_sent_once() {
 /// A success that is a whole JSON document, not the event stream asked
 /// for: a proxy's error said with status 200, or a server that ignores
 /// `"stream": true`. Read as a stream it was a cut connection, retried
-/// three times, the server's words never shown.
+/// three times, the server's words never shown; also when it is labelled
+/// as an event stream (or as text), where the event parser skips it.
 #[tokio::test]
 async fn a_json_body_instead_of_a_stream_says_what_the_server_sent_and_is_not_retried() {
-    for (body, said) in [
+    let cases = [
         (
             r#"{"error":{"message":"Invalid API key provided for upstream","type":"auth"}}"#,
             "200 the server answered without an event stream: auth: Invalid API key provided for upstream",
@@ -1012,21 +1066,47 @@ async fn a_json_body_instead_of_a_stream_says_what_the_server_sent_and_is_not_re
             r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}"#,
             "200 the server answered at once instead of streaming (it ignores \"stream\": true), which this client cannot read",
         ),
-    ] {
+    ];
+    let kinds = ["application/json", "text/event-stream", "text/plain"];
+    for ((body, said), kind) in cases
+        .into_iter()
+        .flat_map(|case| kinds.map(|kind| (case, kind)))
+    {
         let server = TestServer::start(vec![Reply::Status {
             status: 200,
-            headers: vec![],
-            body: body.into(),
+            headers: vec![("content-type", kind.into())],
+            body: format!("{body}\n"),
         }])
         .await;
         let mut config = config(&server);
         let notices = recorded_notices(&mut config);
         let events = run(config, &context()).await;
         let last = events.last().unwrap().final_message().unwrap();
-        assert_eq!(last.error_message.as_deref(), Some(said));
-        assert_eq!(*notices.lock().unwrap(), vec![]);
-        assert_eq!(server.requests().len(), 1);
+        assert_eq!(last.error_message.as_deref(), Some(said), "{kind}");
+        assert!(!last.error_kind.as_ref().unwrap().is_transient(), "{kind}");
+        assert_eq!(*notices.lock().unwrap(), vec![], "{kind}");
+        assert_eq!(server.requests().len(), 1, "{kind}");
     }
+}
+
+/// nginx's error page: its title says the status, which the error says
+/// once (it read `502 502 Bad Gateway (an HTML page)`).
+#[tokio::test]
+async fn a_gateways_error_page_says_its_status_once() {
+    let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n";
+    let server = TestServer::start(vec![Reply::Status {
+        status: 502,
+        headers: vec![("content-type", "text/html".into())],
+        body: page.into(),
+    }])
+    .await;
+    let mut config = config(&server);
+    config.retry = RetryPolicy::none();
+    let events = run(config, &context()).await;
+    assert_eq!(
+        trace(&events),
+        ["start", "error error: 502 Bad Gateway (an HTML page)"]
+    );
 }
 
 /// Ollama's native API streams JSON lines, not events (a base URL without

@@ -8,9 +8,12 @@
 //! 1. `start`, always first, before anything is sent, so every response
 //!    reads `start`, ..., `done` or `error` whatever happens;
 //! 2. the request, sent again after a [`Refusal::Retryable`] answer, and
-//!    also after an [`HttpError::ProviderBusy`] event that arrives before the
-//!    response showed anything (Anthropic's `overloaded_error`), with the
-//!    backoff, notices and cancellation of [`Retries`];
+//!    also after an [`HttpError::ProviderBusy`] event (Anthropic's
+//!    `overloaded_error`) or a broken connection ([`HttpError::Connection`])
+//!    that comes before the response showed anything, with the backoff,
+//!    notices and cancellation of [`Retries`]; a stall is not retried here
+//!    (each attempt would wait the read timeout again: the session's retries
+//!    take it);
 //! 3. the body as server-sent events, each handed to the API's [`Decoder`],
 //!    which turns it into [`AssistantMessageEvent`]s;
 //! 4. exactly one last event: `done` when the decoder says the response is
@@ -242,7 +245,12 @@ impl<D: Decoder> Driver<D> {
                 Phase::Streaming(mut events) => match self.read(&mut events).await {
                     Ok(Flow::More) => self.phase = Phase::Streaming(events),
                     Ok(Flow::End) => self.finish(),
-                    Err(error @ HttpError::ProviderBusy(_)) if !self.shown => {
+                    // A reset after the headers (a proxy that lost its
+                    // upstream) ended the answer at once, though nothing
+                    // was shown and a new attempt repeats nothing.
+                    Err(error @ (HttpError::ProviderBusy(_) | HttpError::Connection(_)))
+                        if !self.shown =>
+                    {
                         drop(events);
                         self.retry(error, None).await;
                     }

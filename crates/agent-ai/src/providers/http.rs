@@ -30,7 +30,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Error bodies are read up to this size; beyond it they are not an
 /// explanation but a misrouted page.
-const MAX_ERROR_BODY: usize = 64 * 1024;
+pub(super) const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// Longest error body quoted in an error message; HTML error pages from
 /// proxies can be large and say little.
@@ -45,7 +45,8 @@ pub enum HttpError {
     Status {
         /// The HTTP status code.
         status: u16,
-        /// The server's message, or its body, or `status code (no body)`.
+        /// The server's message, or its body, or `status code (no body)`;
+        /// without the status it may start with (said once, before it).
         message: String,
         /// The `type` of the body's error object, when it has one.
         error_type: Option<String>,
@@ -315,21 +316,13 @@ pub async fn send_once(
         let body = read_error_body(response, read_timeout, cancel)
             .await
             .map_err(Refusal::Final)?;
-        return Err(Refusal::Final(HttpError::Status {
-            status: status.as_u16(),
-            message: not_a_stream(&body),
-            error_type: server_error_type(&body),
-        }));
+        return Err(Refusal::Final(not_a_stream(status.as_u16(), &body)));
     }
     let server_asked = retry_after(response.headers(), SystemTime::now());
     let body = read_error_body(response, read_timeout, cancel)
         .await
         .map_err(Refusal::Final)?;
-    let error = HttpError::Status {
-        status: status.as_u16(),
-        message: server_message(&body),
-        error_type: server_error_type(&body),
-    };
+    let error = refused(status.as_u16(), server_message(&body), &body);
     if is_retryable(&error) {
         Err(Refusal::Retryable {
             error,
@@ -365,18 +358,40 @@ fn is_whole_body(response: &Response) -> bool {
         })
 }
 
-/// What a success that is not an event stream says: a whole answer (the
-/// server ignored `"stream": true`), or the server's message.
-fn not_a_stream(body: &str) -> String {
+/// The error of a success with `status` whose `body` is not an event
+/// stream: a whole answer (the server ignored `"stream": true`), or the
+/// server's message. The provider does not send the request again for
+/// it: the same request is likely to get the same answer.
+pub(super) fn not_a_stream(status: u16, body: &str) -> HttpError {
     let whole_answer = serde_json::from_str::<Value>(body)
         .is_ok_and(|json| json.get("choices").is_some() || json.get("content").is_some());
-    if whole_answer {
+    let message = if whole_answer {
         "the server answered at once instead of streaming (it ignores \"stream\": true), which this client cannot read".to_owned()
     } else {
         format!(
             "the server answered without an event stream: {}",
             server_message(body)
         )
+    };
+    refused(status, message, body)
+}
+
+/// The error of an answer with `status` whose `body` says `message`
+/// ([`HttpError::Status`], which reads the status first): a message that
+/// starts with that status already does not repeat it (nginx's page,
+/// titled `502 Bad Gateway`, read `502 502 Bad Gateway (an HTML page)`).
+fn refused(status: u16, message: String, body: &str) -> HttpError {
+    let message = match message
+        .strip_prefix(&status.to_string())
+        .and_then(|rest| rest.strip_prefix(' '))
+    {
+        Some(rest) => rest.to_owned(),
+        None => message,
+    };
+    HttpError::Status {
+        status,
+        message,
+        error_type: server_error_type(body),
     }
 }
 

@@ -13,10 +13,13 @@
 //! emoji's surrogate pair between two events, or send half of one alone
 //! (Pi's `JSON.parse` takes both, and its string concatenation joins the
 //! pair). The high half that ends a string of one event is joined with the
-//! low half that starts a string of the next event of the same name (a ping
-//! may come between); a half left alone is read as U+FFFD. Either used to
-//! fail the whole answer: "Malformed stream event: unexpected end of hex
-//! escape".
+//! low half that starts a string of the next event, when that event has the
+//! same name; a half left alone is read as U+FFFD. Either used to fail the
+//! whole answer: "Malformed stream event: unexpected end of hex escape".
+//!
+//! A body that holds no event at all but a JSON document (a proxy's error
+//! sent as a 200 `text/event-stream`) ends in what that document says
+//! (`http::not_a_stream`), not in a cut connection.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -28,7 +31,7 @@ use reqwest::Response;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{HttpError, error_chain};
+use super::http::{HttpError, MAX_ERROR_BODY, error_chain, not_a_stream};
 use crate::json_text::{self, ESCAPE_LEN, lone_surrogates};
 
 /// One server-sent event.
@@ -97,6 +100,8 @@ pub struct SseStream {
     /// split surrogate pair: reported after the events before it.
     ended: Option<Result<(), HttpError>>,
     cancel: CancellationToken,
+    /// The response's status, for [`not_a_stream`].
+    status: u16,
 }
 
 impl SseStream {
@@ -104,6 +109,7 @@ impl SseStream {
     /// must arrive within `read_timeout` of the previous one (so keep-alive
     /// comments keep a slow stream alive); `cancel` ends the stream at once.
     pub fn new(response: Response, read_timeout: Duration, cancel: CancellationToken) -> Self {
+        let status = response.status().as_u16();
         let bytes = response.bytes_stream();
         let guarded = futures::stream::unfold(
             (Box::pin(bytes), cancel.clone(), false),
@@ -132,14 +138,16 @@ impl SseStream {
             ready: VecDeque::new(),
             ended: None,
             cancel,
+            status,
         }
     }
 
     /// The next event; `Ok(None)` when the body ended (whether that end was
     /// expected is for the caller to judge; an event the body cut off before
-    /// its blank line is dropped, as the standard says). Once cancelled,
-    /// always [`HttpError::Aborted`], even if more events are already
-    /// buffered.
+    /// its blank line is dropped, as the standard says). A body that ended
+    /// with no event but a JSON document is the server's error instead
+    /// (`http::not_a_stream`). Once cancelled, always [`HttpError::Aborted`],
+    /// even if more events are already buffered.
     pub async fn next_event(&mut self) -> Result<Option<SseEvent>, HttpError> {
         loop {
             if self.cancel.is_cancelled() {
@@ -155,24 +163,42 @@ impl SseStream {
                 // A failure is reported once; after it, as after the end,
                 // there is nothing more (the body is not read again).
                 self.ended = Some(Ok(()));
-                return ended.map(|()| None);
+                ended?;
+                // A proxy's JSON error sent as a 200 event stream read as a
+                // cut connection, retried three times, its words never shown.
+                return match self.parser.take_skipped() {
+                    Some(body)
+                        if serde_json::from_str::<serde_json::Value>(&body)
+                            .is_ok_and(|json| json.is_object()) =>
+                    {
+                        Err(not_a_stream(self.status, &body))
+                    }
+                    _ => Ok(None),
+                };
             }
             self.read_chunk().await;
         }
     }
 
     /// `event` ends a string with half of a surrogate pair: reads on to the
-    /// next event of its name, whose first string may start with the other
-    /// half ([`join_split_pair`]).
+    /// next event, whose first string may start with the other half
+    /// ([`join_split_pair`]) when it has the same name. Only that event: a
+    /// pair is split between consecutive deltas, and another event after
+    /// the half (Anthropic's `content_block_stop`, `message_stop`) says no
+    /// other half comes. Reading on to the next event of the same name
+    /// held back an answer that ended with a lone half (its
+    /// `message_stop` already received) for as long as the server kept the
+    /// connection open with pings.
     async fn join_with_next(&mut self, event: &mut SseEvent) {
-        loop {
-            if let Some(next) = self.ready.iter_mut().find(|next| next.event == event.event) {
-                return join_split_pair(event, next);
-            }
-            if self.ended.is_some() {
-                return;
-            }
+        while self.ready.is_empty() && self.ended.is_none() {
             self.read_chunk().await;
+        }
+        if let Some(next) = self
+            .ready
+            .front_mut()
+            .filter(|next| next.event == event.event)
+        {
+            join_split_pair(event, next);
         }
     }
 
@@ -205,6 +231,12 @@ pub(crate) struct SseParser {
     event: String,
     /// Its `data:` lines, each followed by `\n`.
     data: String,
+    /// The lines that are no field of an event stream (a JSON document's,
+    /// up to [`MAX_ERROR_BODY`] bytes), until the first event: all the body
+    /// held when it has no event, what the server said instead of one.
+    skipped: Vec<u8>,
+    /// An event was dispatched: the skipped lines are of no interest.
+    dispatched: bool,
 }
 
 /// UTF-8's byte-order mark, which may open a stream.
@@ -256,9 +288,37 @@ impl SseParser {
             }
             "event" => self.event = value.to_owned(),
             // `id` and `retry` are for reconnecting, which a model's
-            // answer never does; other fields are ignored.
-            _ => {}
+            // answer never does.
+            "id" | "retry" => {}
+            // Other fields are ignored.
+            _ => self.skip(line),
         }
+    }
+
+    /// Keeps `bytes` of a line that is no field, while they may be all
+    /// the body holds.
+    fn skip(&mut self, bytes: &[u8]) {
+        if self.dispatched {
+            return;
+        }
+        let room = MAX_ERROR_BODY.saturating_sub(self.skipped.len());
+        self.skipped
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        if self.skipped.len() < MAX_ERROR_BODY {
+            self.skipped.push(b'\n');
+        }
+    }
+
+    /// At the body's end: what it held instead of events (its lines that
+    /// are no field, the unfinished last line too), when it held no event.
+    fn take_skipped(&mut self) -> Option<String> {
+        let line = std::mem::take(&mut self.line);
+        if !line.is_empty() {
+            self.skip(&line);
+        }
+        let skipped = std::mem::take(&mut self.skipped);
+        (!self.dispatched && !skipped.is_empty())
+            .then(|| String::from_utf8_lossy(&skipped).into_owned())
     }
 
     /// Ends the event: one without data is none (a keep-alive).
@@ -269,6 +329,8 @@ impl SseParser {
             return;
         }
         data.pop();
+        self.dispatched = true;
+        self.skipped = Vec::new();
         out.push_back(SseEvent {
             event: if event.is_empty() {
                 "message".to_owned()
@@ -336,6 +398,35 @@ mod tests {
         assert_eq!(
             (first.data.as_str(), second.data.as_str()),
             (r#"{"a":"x\ud83d","b":"\ud83d\ude00"}"#, r#"{"a":"y"}"#)
+        );
+    }
+
+    /// A body that is no event stream (a JSON error sent as one) is kept
+    /// to be said; a body with events has nothing to say of its own.
+    #[test]
+    fn lines_that_are_no_field_are_kept_until_the_first_event() {
+        let skipped = |stream: &[u8], size: usize| {
+            let mut parser = SseParser::default();
+            let mut out = VecDeque::new();
+            for chunk in stream.chunks(size) {
+                parser.feed(chunk, &mut out);
+            }
+            parser.take_skipped()
+        };
+        let error =
+            r#"{"error":{"message":"Invalid API key provided","type":"invalid_request_error"}}"#;
+        for size in [1, 7, 1000] {
+            let body = format!(": hello\nid: 1\n{error}\n");
+            assert_eq!(skipped(body.as_bytes(), size), Some(format!("{error}\n")));
+            assert_eq!(skipped(error.as_bytes(), size), Some(format!("{error}\n")));
+            let events = format!("{error}\ndata: x\n\n{error}\n");
+            assert_eq!(skipped(events.as_bytes(), size), None);
+        }
+        assert_eq!(skipped(b": keep-alive\n\n", 3), None);
+        let long = "x".repeat(MAX_ERROR_BODY * 2);
+        assert_eq!(
+            skipped(long.as_bytes(), 4096).unwrap().len(),
+            MAX_ERROR_BODY
         );
     }
 

@@ -6,13 +6,14 @@
 //! connections and every request is recorded in order; a request beyond the
 //! script gets `404 no more scripted replies`. Replies are written byte for
 //! byte as scripted: a status with a body, or an event stream made of
-//! [`Step`]s (bytes, pauses, an abrupt cut, or holding the connection open
-//! until the client leaves). No step waits longer than [`MAX_HOLD`].
+//! [`Step`]s (bytes, pauses, an abrupt cut or reset, or holding the
+//! connection open until the client leaves). No step waits longer than [`MAX_HOLD`].
 
 // Test code: a failed unwrap here is a failed test. Not every test uses every helper.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -74,6 +75,9 @@ pub enum Step {
     /// Close the connection now, without the chunked terminator: the body
     /// is cut mid-way.
     Cut,
+    /// Reset the connection now (an RST, as a crashed proxy's): the client
+    /// reads `Connection reset by peer`.
+    Reset,
     /// Keep the connection open, sending nothing, until the client closes it
     /// (or [`MAX_HOLD`] passes).
     Hold,
@@ -106,6 +110,7 @@ impl Request {
 pub struct TestServer {
     address: SocketAddr,
     requests: Arc<Mutex<Vec<Request>>>,
+    expired_holds: Arc<AtomicUsize>,
 }
 
 impl TestServer {
@@ -115,6 +120,8 @@ impl TestServer {
         let address = listener.local_addr().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
+        let expired_holds = Arc::new(AtomicUsize::new(0));
+        let expired = Arc::clone(&expired_holds);
         tokio::spawn(async move {
             let mut script = replies.into_iter();
             loop {
@@ -126,10 +133,19 @@ impl TestServer {
                     headers: vec![],
                     body: "no more scripted replies".into(),
                 });
-                tokio::spawn(serve(socket, reply, Arc::clone(&recorded)));
+                tokio::spawn(serve(
+                    socket,
+                    reply,
+                    Arc::clone(&recorded),
+                    Arc::clone(&expired),
+                ));
             }
         });
-        TestServer { address, requests }
+        TestServer {
+            address,
+            requests,
+            expired_holds,
+        }
     }
 
     /// `http://127.0.0.1:<port>` followed by `path` (`""`, or `/v1` for a
@@ -142,9 +158,21 @@ impl TestServer {
     pub fn requests(&self) -> Vec<Request> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// How many [`Step::Hold`]s ended because [`MAX_HOLD`] passed (the
+    /// client never closed the connection). Counted before the server
+    /// closes it: a client that saw the end of such a body sees the count.
+    pub fn expired_holds(&self) -> usize {
+        self.expired_holds.load(Ordering::SeqCst)
+    }
 }
 
-async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Request>>>) {
+async fn serve(
+    mut socket: TcpStream,
+    reply: Reply,
+    recorded: Arc<Mutex<Vec<Request>>>,
+    expired_holds: Arc<AtomicUsize>,
+) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
@@ -199,13 +227,20 @@ async fn serve(mut socket: TcpStream, reply: Reply, recorded: Arc<Mutex<Vec<Requ
                     }
                     Step::Pause(duration) => tokio::time::sleep(duration).await,
                     Step::Cut => return,
+                    Step::Reset => {
+                        socket.set_zero_linger().unwrap();
+                        return;
+                    }
                     Step::Hold => {
                         let mut buffer = [0u8; 64];
-                        let _ = tokio::time::timeout(MAX_HOLD, async {
+                        let held = tokio::time::timeout(MAX_HOLD, async {
                             // Returns when the client closes (0) or errors.
                             while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {}
                         })
                         .await;
+                        if held.is_err() {
+                            expired_holds.fetch_add(1, Ordering::SeqCst);
+                        }
                         return;
                     }
                 }

@@ -16,7 +16,7 @@ use crate::message::{
 };
 use crate::partial_json::StreamingJson;
 use crate::providers::driver::{Decoder, Flow};
-use crate::providers::http::HttpError;
+use crate::providers::http::{HttpError, server_message};
 use crate::providers::sse::SseEvent;
 use crate::stream::{AssistantMessageEvent, Model};
 
@@ -298,9 +298,16 @@ impl Decoder for Assembler {
 
     fn decode(&mut self, event: &SseEvent, out: &mut Events) -> Result<Flow, HttpError> {
         if event.event == "error" {
+            // A proxy's own words (Envoy's `upstream connect error or
+            // disconnect/reset before headers`) are no JSON: they are the
+            // server's message, and a failed upstream is "not now", as an
+            // `overloaded_error` is. It read `Malformed stream event:
+            // expected value at line 1 column 1` and was never retried.
+            let Ok(mut data) = event.json::<Value>() else {
+                return Err(HttpError::ProviderBusy(server_message(&event.data)));
+            };
             // Some proxies leave `"type": "error"` out of the data; the
             // event's name says it (as Anthropic's SDK reads it).
-            let mut data: Value = event.json()?;
             if let Some(fields) = data.as_object_mut() {
                 fields.entry("type").or_insert_with(|| json!("error"));
             }

@@ -40,8 +40,12 @@ pub(super) fn content_texts(content: Option<&Value>) -> Vec<&str> {
 
 /// An `error` member sent inside the stream (OpenRouter and others report
 /// failures after the 200 this way), quoted as `type: message`; one whose
-/// numeric `code` (429, 5xx) or `type` (OpenAI's `server_error`, with a
-/// `null` code) says "not now" is retried when it comes before any content.
+/// `code` (429, 5xx, or a name such as `server_error`) or `type` (OpenAI's
+/// `server_error`, with a `null` code) says "not now" is retried when it
+/// comes before any content. A name as `code` with no `type`
+/// (`{"code": "server_error", "message": "Internal error mid-stream"}`)
+/// ended the answer as final, while a bare `finish_reason: "error"` was
+/// retried.
 pub(super) fn stream_error(error: &Value) -> HttpError {
     let api_error = ApiError::deserialize(error).ok();
     let text = api_error
@@ -49,11 +53,14 @@ pub(super) fn stream_error(error: &Value) -> HttpError {
         .and_then(ApiError::describe)
         .or_else(|| error.as_str().map(str::to_owned))
         .unwrap_or_else(|| error.to_string());
-    let busy_code = error
-        .get("code")
-        .and_then(Value::as_u64)
-        .and_then(|c| u16::try_from(c).ok())
-        .is_some_and(transient_status);
+    let busy_code = match error.get("code") {
+        Some(Value::Number(code)) => code
+            .as_u64()
+            .and_then(|c| u16::try_from(c).ok())
+            .is_some_and(transient_status),
+        Some(Value::String(code)) => transient_type(Some(code)),
+        _ => false,
+    };
     let busy_type = transient_type(api_error.and_then(|e| e.kind).as_deref());
     if busy_code || busy_type {
         HttpError::ProviderBusy(text)
