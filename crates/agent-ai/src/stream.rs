@@ -76,9 +76,13 @@ pub struct Context {
     /// How hard a reasoning model should think (`None` or `off`: the wire
     /// default); ignored for a model without [`Model::reasoning`].
     pub reasoning: Option<ThinkingLevel>,
-    /// At most this many tokens for the answer, below the provider's own
-    /// limit: a compaction's summary request caps the summary so that it
-    /// fits the window it is written for. `None`: the provider's limit.
+    /// At most this many tokens for the request's `max_tokens`, below the
+    /// provider's own limit, and with Anthropic's thinking budget included
+    /// (as Pi's model `maxTokens` caps it): the answer's room counts
+    /// against the window, so a session asks for what its window leaves,
+    /// and a compaction's summary request caps the summary so that it fits
+    /// the window it is written for. `None`: the provider's limit, plus the
+    /// thinking budget.
     pub max_tokens: Option<u32>,
 }
 

@@ -176,17 +176,38 @@ impl ThinkingBudgets {
         }
     }
 
-    /// `(max_tokens, budget_tokens)` for a request that would otherwise ask
-    /// for `base` output tokens (Pi's `adjustMaxTokensForThinking`): the
-    /// budget comes on top of the answer's tokens. Pi also caps the sum at
-    /// the model's output limit from its model registry; this crate has no
-    /// registry, so `base` (the `maxTokens` setting) is what bounds the
-    /// answer. `None` for `off`.
-    pub fn adjust_max_tokens(&self, base: u32, level: ThinkingLevel) -> Option<(u32, u32)> {
+    /// `(max_tokens, budget_tokens)` for a request whose answer may take
+    /// `base` tokens and the whole request, thinking included, at most
+    /// `limit` (Pi's `adjustMaxTokensForThinking`): the budget comes on top
+    /// of the answer, within `limit`; when that leaves no more than the
+    /// budget, the budget shrinks to leave the answer 1024 tokens. Pi's
+    /// `limit` is the model's output limit from its registry; this crate has
+    /// none, so it is what the caller allows ([`Context::max_tokens`]: a
+    /// session allows what its model's window leaves). Uncapped, an
+    /// 8192-token window with `high` asked for 18432 tokens, more than the
+    /// window. `None` for `off`, and when `limit` leaves less than
+    /// Anthropic's least budget, 1024 (Pi sends it; the API refuses it).
+    ///
+    /// [`Context::max_tokens`]: crate::Context::max_tokens
+    pub fn adjust_max_tokens(
+        &self,
+        base: u32,
+        limit: u32,
+        level: ThinkingLevel,
+    ) -> Option<(u32, u32)> {
         let budget = self.budget(level)?;
-        Some((base.saturating_add(budget), budget))
+        let max_tokens = base.saturating_add(budget).min(limit);
+        if max_tokens > budget {
+            return Some((max_tokens, budget));
+        }
+        let shrunk = max_tokens.saturating_sub(MIN_THINKING_TOKENS);
+        (shrunk >= MIN_THINKING_TOKENS).then_some((max_tokens, shrunk))
     }
 }
+
+/// Anthropic's least `budget_tokens`, and what Pi leaves the answer when it
+/// shrinks the budget to fit the limit (its `minOutputTokens`).
+const MIN_THINKING_TOKENS: u32 = 1024;
 
 #[cfg(test)]
 mod tests {
@@ -258,9 +279,39 @@ mod tests {
     #[test]
     fn budgets_come_on_top_of_the_answer() {
         let budgets = ThinkingBudgets::default();
-        assert_eq!(budgets.adjust_max_tokens(8192, Off), None);
-        assert_eq!(budgets.adjust_max_tokens(8192, Minimal), Some((9216, 1024)));
-        assert_eq!(budgets.adjust_max_tokens(8192, Medium), Some((16384, 8192)));
-        assert_eq!(budgets.adjust_max_tokens(8192, Xhigh), Some((24576, 16384)));
+        let unlimited = u32::MAX;
+        assert_eq!(budgets.adjust_max_tokens(8192, unlimited, Off), None);
+        assert_eq!(
+            budgets.adjust_max_tokens(8192, unlimited, Minimal),
+            Some((9216, 1024))
+        );
+        assert_eq!(
+            budgets.adjust_max_tokens(8192, unlimited, Medium),
+            Some((16384, 8192))
+        );
+        assert_eq!(
+            budgets.adjust_max_tokens(8192, unlimited, Xhigh),
+            Some((24576, 16384))
+        );
+    }
+
+    #[test]
+    fn the_limit_caps_the_request_and_shrinks_the_budget_below_it() {
+        let budgets = ThinkingBudgets::default();
+        assert_eq!(
+            budgets.adjust_max_tokens(8192, 20_000, High),
+            Some((20_000, 16384))
+        );
+        assert_eq!(
+            budgets.adjust_max_tokens(8192, 2048, High),
+            Some((2048, 1024))
+        );
+        assert_eq!(
+            budgets.adjust_max_tokens(8192, 16384, High),
+            Some((16384, 15360))
+        );
+        // Less than 1024 left to think: Anthropic refuses such a budget.
+        assert_eq!(budgets.adjust_max_tokens(8192, 2047, High), None);
+        assert_eq!(budgets.adjust_max_tokens(8192, 1024, Minimal), None);
     }
 }

@@ -1291,3 +1291,50 @@ async fn a_model_without_reasoning_gets_no_thinking_and_budgets_come_from_the_co
     );
     assert_eq!(requests[1].body["max_tokens"], 4000);
 }
+
+/// [`Context::max_tokens`] bounds the whole request, thinking included, as
+/// Pi's model `maxTokens` does: a session with an 8192-token window asked
+/// for `max_tokens: 18432` (16384 of them thinking), more than the window.
+/// The budget is cut below the limit, leaving the answer 1024 tokens (Pi's
+/// `adjustMaxTokensForThinking`); a limit that leaves no budget of 1024,
+/// Anthropic's least, turns thinking off.
+#[tokio::test]
+async fn thinking_stays_within_the_requests_token_limit() {
+    use ThinkingLevel::*;
+    let asked = [(High, 2048), (Low, 4096), (Medium, 1500), (High, 50_000)];
+    let server = TestServer::start(asked.iter().map(|_| hello_reply()).collect()).await;
+    let provider = AnthropicMessagesProvider::new(config(&server));
+    let mut model = model();
+    model.reasoning = true;
+    for (level, limit) in asked {
+        let context = Context {
+            reasoning: Some(level),
+            max_tokens: Some(limit),
+            ..hello_context()
+        };
+        let events: Vec<_> = provider
+            .stream(&model, &context, CancellationToken::new())
+            .collect()
+            .await;
+        assert_eq!(trace(&events).last().unwrap(), "done stop");
+    }
+    let sent: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|request| {
+            json!({
+                "max_tokens": request.body["max_tokens"],
+                "thinking": request.body.get("thinking"),
+            })
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            json!({"max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}}),
+            json!({"max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 2048}}),
+            json!({"max_tokens": 1500, "thinking": {"type": "disabled"}}),
+            json!({"max_tokens": 24576, "thinking": {"type": "enabled", "budget_tokens": 16384}}),
+        ]
+    );
+}

@@ -9,7 +9,10 @@
 //!    (`reason: overflow`) and one more try; a second overflow ends the run
 //!    with a message saying what to do. Where the error says how long the
 //!    request was, later requests scale their token estimates by how far it
-//!    fell short ([`AgentSession::learn_request_size`]);
+//!    fell short ([`AgentSession::learn_request_size`]); where it states a
+//!    window smaller than the one assumed, the session uses it from then on,
+//!    and with nothing to compact asks again at once (the answer's room
+//!    shrinks with the window);
 //! 2. a transient failure ([`crate::retry`]): `auto_retry_start`, the failed
 //!    answer leaves the context (a cut answer's tool calls never run), a
 //!    wait that `abort_retry` or `abort` cancels, then the turn again;
@@ -52,7 +55,8 @@ pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed aft
 /// `finalError` of retries cancelled by `abort_retry` or `abort`.
 pub const RETRY_CANCELLED: &str = "Retry cancelled";
 
-/// Retry and compaction settings, and the model's context window.
+/// Retry and compaction settings, and the model's context window and
+/// `maxTokens` setting.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RecoverySettings {
     /// `retry.*`.
@@ -61,6 +65,9 @@ pub struct RecoverySettings {
     pub compaction: CompactionSettings,
     /// The window from settings or the server, when known.
     pub context_window: Option<u64>,
+    /// The provider's `maxTokens` setting, when given: the answer's room
+    /// whatever the window (see [`RecoverySettings::answer_limit`]).
+    pub max_tokens: Option<u32>,
 }
 
 impl RecoverySettings {
@@ -71,7 +78,25 @@ impl RecoverySettings {
             .or_else(|| known_context_window(&model.id))
             .unwrap_or(DEFAULT_CONTEXT_WINDOW)
     }
+
+    /// The most tokens a request to `model` asks for, thinking included
+    /// (`agent_ai::Context::max_tokens`; the provider's `max_tokens`, 8192
+    /// by default, caps the answer itself): a quarter of the window, at
+    /// least 256 (an answer with a tool call needs that much), or the
+    /// `maxTokens` setting when that is more. A server counts the answer's
+    /// room against the window, and the window may be learnt only from a
+    /// refusal: a vLLM server with 8192 tokens refused every request asking
+    /// for 8192 ("8192 in the completion"), and Anthropic's thinking budget
+    /// on top of `maxTokens` asked for 18432 tokens of an 8192 window.
+    pub fn answer_limit(&self, model: &Model) -> u32 {
+        let quarter = u32::try_from(self.window_for(model) / 4).unwrap_or(u32::MAX);
+        let limit = quarter.max(MIN_ANSWER_LIMIT);
+        self.max_tokens.map_or(limit, |set| set.max(limit))
+    }
 }
+
+/// The least [`RecoverySettings::answer_limit`] a small window leaves.
+const MIN_ANSWER_LIMIT: u32 = 256;
 
 /// What to do after a run ended with its last answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,20 +286,28 @@ pub(crate) async fn run_messages(
                 if let Some(said) = overflow_request_tokens(&error) {
                     session.learn_request_size(said);
                 }
-                if let Some(stated) = overflow_context_window(&error) {
-                    adopt_server_window(session, stated);
+                let adopted = overflow_context_window(&error)
+                    .is_some_and(|stated| adopt_server_window(session, stated));
+                // The window learnt changes the request even with nothing
+                // to compact: the answer's room is a quarter of it now
+                // ([`RecoverySettings::answer_limit`]). A vLLM server
+                // refused a first prompt for its "8192 in the completion",
+                // and the recovery ended with "Nothing to compact".
+                let ask_as_is = adopted && session.compaction_plan().is_err();
+                if !ask_as_is {
+                    let outcome = session
+                        .start_compaction(CompactionReason::Overflow, None)
+                        .await;
+                    if !end_compaction(session, CompactionReason::Overflow, &outcome, true) {
+                        // The run ends with the refused answer, as without
+                        // the recovery: print and json mode exit with its
+                        // error.
+                        put_back(session, answer);
+                        break;
+                    }
+                    // The rebuilt context ends with the failed answer again.
+                    drop_failed_answer(session);
                 }
-                let outcome = session
-                    .start_compaction(CompactionReason::Overflow, None)
-                    .await;
-                if !end_compaction(session, CompactionReason::Overflow, &outcome, true) {
-                    // The run ends with the refused answer, as without the
-                    // recovery: print and json mode exit with its error.
-                    put_back(session, answer);
-                    break;
-                }
-                // The rebuilt context ends with the failed answer again.
-                drop_failed_answer(session);
             }
             Next::RetriesExhausted => {
                 session.notify(SessionEvent::AutoRetryEnd {
@@ -462,15 +495,17 @@ fn too_small_for_the_window(session: &AgentSession) -> String {
 /// until the model changes; says so once (later refusals state the same).
 /// A llama.cpp started with 8,000 tokens refused each request past them,
 /// while the session, planning for 128,000, found nothing to compact.
-fn adopt_server_window(session: &AgentSession, stated: u64) {
+/// Whether it adopted `stated`.
+fn adopt_server_window(session: &AgentSession, stated: u64) -> bool {
     let assumed = session.context_window();
     if stated >= assumed {
-        return;
+        return false;
     }
     tracing::warn!(
         "the server's context size is {stated} tokens, less than the {assumed} assumed: compacting for {stated} from now on (set the provider's contextWindow to {stated} to compact in time from the start)"
     );
     session.set_context_window(Some(stated));
+    true
 }
 
 /// Puts a failed answer [`drop_failed_answer`] took out back at the end of
@@ -681,5 +716,23 @@ mod tests {
         assert_eq!(settings.window_for(&local), 128_000);
         settings.context_window = Some(4096);
         assert_eq!(settings.window_for(&claude), 4096);
+    }
+
+    #[test]
+    fn a_request_asks_for_a_quarter_of_the_window_or_the_max_tokens_setting() {
+        let mut settings = RecoverySettings::default();
+        let claude = Model::new("claude-sonnet-4-5", "anthropic", "anthropic-messages");
+        let local = Model::new("my-model", "local", "openai-completions");
+        assert_eq!(settings.answer_limit(&claude), 50_000);
+        assert_eq!(settings.answer_limit(&local), 32_000);
+        settings.context_window = Some(8192);
+        assert_eq!(settings.answer_limit(&local), 2048);
+        settings.context_window = Some(512);
+        assert_eq!(settings.answer_limit(&local), 256, "room for a tool call");
+        settings.context_window = Some(8192);
+        settings.max_tokens = Some(6000);
+        assert_eq!(settings.answer_limit(&local), 6000, "the setting wins");
+        settings.max_tokens = Some(1000);
+        assert_eq!(settings.answer_limit(&local), 2048);
     }
 }

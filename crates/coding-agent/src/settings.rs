@@ -259,10 +259,6 @@ const PI_KEYS_NOT_READ: [&str; 8] = [
     "retry.provider.timeoutMs",
 ];
 
-/// The least output a default `maxTokens` cut to a small window's quarter
-/// leaves: an answer with a tool call needs that much.
-const MIN_DEFAULT_MAX_TOKENS: u32 = 256;
-
 /// The keys of a provider entry ([`ProviderSettings`]).
 const PROVIDER_KEYS: [&str; 12] = [
     "api",
@@ -576,12 +572,13 @@ impl Settings {
     }
 
     /// The retry and compaction settings for a session on `provider`, with
-    /// its configured context window.
+    /// its configured context window and `maxTokens`.
     pub fn recovery(&self, provider: &str) -> RecoverySettings {
         RecoverySettings {
             retry: self.retry.unwrap_or_default(),
             compaction: self.compaction.unwrap_or_default(),
             context_window: self.provider(provider).and_then(|p| p.context_window),
+            max_tokens: self.provider(provider).and_then(|p| p.max_tokens),
         }
     }
 
@@ -952,17 +949,12 @@ pub fn resolve_model(
     model.thinking_level_map = provider.thinking_level_map.clone().unwrap_or_default();
     let mut config = ProviderConfig::new(base_url, api_key);
     config.temperature = provider.temperature;
-    config.max_tokens = match (provider.max_tokens, provider.context_window) {
-        (Some(max_tokens), _) => max_tokens,
-        // Left to the default, the answer's room must leave the prompt some:
-        // a server counts max_tokens against the window (vLLM refuses "8192
-        // in the completion" in an 8192 window, whatever the prompt).
-        (None, Some(window)) => {
-            let quarter = u32::try_from(window / 4).unwrap_or(u32::MAX);
-            config.max_tokens.min(quarter.max(MIN_DEFAULT_MAX_TOKENS))
-        }
-        (None, None) => config.max_tokens,
-    };
+    // Left to the default, the answer's room is cut to what the window in
+    // force leaves, request by request (`RecoverySettings::answer_limit`):
+    // the window may be learnt only later, from the server.
+    if let Some(max_tokens) = provider.max_tokens {
+        config.max_tokens = max_tokens;
+    }
     if let Some(budgets) = settings.thinking_budgets {
         config.thinking_budgets = budgets;
     }
@@ -1089,8 +1081,8 @@ mod tests {
         let resolved = resolve(ModelFlags::default(), &local_settings(), &[]).unwrap();
         assert!(resolved.config.recover_text_tool_calls, "on by default");
         assert_eq!(resolved.config.max_tokens, 8192, "the default");
-        // A window that is given leaves the prompt room: a quarter of it
-        // at most, unless maxTokens says otherwise.
+        // A window that is given leaves the prompt room: a request asks for
+        // a quarter of it at most, unless maxTokens says otherwise.
         let windowed = |extra: &str| -> Settings {
             serde_json::from_str(&format!(
                 r#"{{"defaultProvider":"local","defaultModel":"qwen","providers":{{"local":
@@ -1099,14 +1091,12 @@ mod tests {
             .unwrap()
         };
         let resolved = resolve(ModelFlags::default(), &windowed(""), &[]).unwrap();
-        assert_eq!(resolved.config.max_tokens, 2048);
-        let resolved = resolve(
-            ModelFlags::default(),
-            &windowed(r#","maxTokens":6000"#),
-            &[],
-        )
-        .unwrap();
-        assert_eq!(resolved.config.max_tokens, 6000);
+        let limit = windowed("").recovery("local").answer_limit(&resolved.model);
+        assert_eq!((resolved.config.max_tokens, limit), (8192, 2048));
+        let explicit = windowed(r#","maxTokens":6000"#);
+        let resolved = resolve(ModelFlags::default(), &explicit, &[]).unwrap();
+        let limit = explicit.recovery("local").answer_limit(&resolved.model);
+        assert_eq!((resolved.config.max_tokens, limit), (6000, 6000));
         let flags = ModelFlags {
             no_text_tool_calls: true,
             ..ModelFlags::default()

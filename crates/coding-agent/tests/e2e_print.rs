@@ -739,7 +739,7 @@ fn the_warnings_of_a_run_follow_coding_agent_log() {
         (
             None,
             "Warning: Unknown tool \"bogus\". Valid tools: read, bash, edit, write, grep, find, ls\n\
-             Warning: Retrying (1/3) in 1s: 503 overloaded_error: busy\n\
+             Warning: Retrying (1/3) in 10ms: 503 overloaded_error: busy\n\
              Warning: Retry 1 succeeded\n",
         ),
         (Some("error"), ""),

@@ -150,7 +150,7 @@ fn stream_cut_mid_tool_call_is_retried(wire: Wire) {
     );
     assert!(!sandbox.work.join("ran-partial-call").exists());
     assert!(
-        stderr.contains("Warning: Retrying (1/3) in 1s: Connection"),
+        stderr.contains("Warning: Retrying (1/3) in 10ms: Connection"),
         "{stderr}"
     );
     // The retry did not send the failed answer.
@@ -1484,6 +1484,46 @@ fn an_overflow_stating_a_smaller_server_window_is_compacted_for_that_window() {
         wire.transcript(&last.body).last().unwrap(),
         &format!("user: {}", prompts[5])
     );
+}
+
+/// A vLLM server started with 8192 tokens (no `contextWindow` setting)
+/// counts the answer's room against its window: it refused every request
+/// asking for the default 8192 tokens ("8192 in the completion"). The
+/// session learnt the window from the refusal but kept asking for 8192, so
+/// even a short prompt (nothing to compact) failed, and every later one.
+/// Learnt, the window gives the answer a quarter of it, as a configured
+/// one does, and the refused request is asked again at once.
+#[test]
+fn a_window_learnt_from_a_refusal_leaves_the_prompt_room_and_the_request_is_asked_again() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    write_settings(&sandbox, FAST_RETRY);
+    let server = ModelServer::start(move |request| {
+        let completion = request.body["max_tokens"].as_u64().unwrap_or(0);
+        let messages = request_tokens(request);
+        if messages + completion > 8192 {
+            return Reply::Status(
+                400,
+                json!({"object": "error", "type": "BadRequestError", "code": 400,
+                    "message": format!("This model's maximum context length is 8192 tokens. However, you requested {} tokens ({messages} in the messages, {completion} in the completion). Please reduce the length of the messages or completion.", messages + completion)})
+                .to_string(),
+            );
+        }
+        Reply::Events(wire.events(&Answer::text(&["answered"])))
+    });
+    let mut command = sandbox.command(wire, &server);
+    command.args(["-p", "hello", "hello again"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(stdout, "answered\n", "{stderr}");
+    let said = "the server's context size is 8192 tokens, less than the 128000 assumed";
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
+    let asked: Vec<Value> = server
+        .requests()
+        .into_iter()
+        .map(|request| request.body["max_tokens"].clone())
+        .collect();
+    assert_eq!(asked, [json!(8192), json!(2048), json!(2048)]);
 }
 
 /// Queues "queued msg" while something runs: as a follow-up, or as a

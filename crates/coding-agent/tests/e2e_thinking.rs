@@ -321,3 +321,28 @@ fn a_level_after_the_model_name_sets_thinking_and_other_colons_stay_in_the_name(
         ("qwen2.5-coder:7b".to_owned(), json!("medium"))
     );
 }
+
+/// Anthropic's budget counts against the window too: with a
+/// `contextWindow` of 8192 and `high`, the request asked for
+/// `max_tokens: 18432` (16384 of them thinking), more than the whole
+/// window; a server enforcing it refused every request, and the overflow
+/// recovery advised a smaller `maxTokens`, which no value could satisfy.
+/// Now the request asks for a quarter of the window, as without thinking,
+/// and the budget is cut below it (DEVIATIONS T2).
+#[test]
+fn thinking_in_a_small_window_asks_for_what_the_window_leaves() {
+    let wire = Wire::Anthropic;
+    let sandbox = Sandbox::new();
+    sandbox.write_global_settings(
+        &json!({"providers": {"anthropic": {"reasoning": true, "contextWindow": 8192}}}),
+    );
+    let server = ok_server(wire);
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--no-session", "--thinking", "high", "-p", "hi"]);
+    let (status, _, stderr) = Running::spawn(command).finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(
+        last_thinking(wire, &server),
+        json!({"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048})
+    );
+}

@@ -498,6 +498,13 @@ impl AgentSession {
         lock(&self.inner.recovery).context_window = window;
     }
 
+    /// Sets the `maxTokens` setting of the model in use (`None`: its answer
+    /// asks for what the window leaves, [`RecoverySettings::answer_limit`]):
+    /// a model switch brings its own.
+    pub fn set_max_tokens(&self, max_tokens: Option<u32>) {
+        lock(&self.inner.recovery).max_tokens = max_tokens;
+    }
+
     /// Turns auto-retry on or off (RPC `set_auto_retry`).
     pub fn set_auto_retry(&self, enabled: bool) {
         lock(&self.inner.recovery).retry.enabled = enabled;
@@ -663,7 +670,7 @@ impl AgentSession {
     }
 
     /// What a compaction now would summarise and keep.
-    fn compaction_plan(&self) -> Result<crate::compaction::Plan, CompactionError> {
+    pub(crate) fn compaction_plan(&self) -> Result<crate::compaction::Plan, CompactionError> {
         let settings = self.recovery();
         let window = settings.window_for(&self.model());
         let budget = settings
@@ -1575,13 +1582,15 @@ pub fn default_tool_names() -> Vec<String> {
         .collect()
 }
 
-/// Cuts tool results far larger than what is left of `model`'s window
-/// ([`fit_tool_results`]) before a request is sent; a history that fits is
-/// sent as it is shared (nothing to cut, no copy). What is left for the
-/// messages is the window less the reserve and less the system prompt and
-/// tool definitions every request carries: in a small window those are a
-/// large share (about 1,700 of 4,096 tokens with the seven tools). What the
-/// messages take is the server's count where it gave one
+/// Limits the request's tokens to what `model`'s window leaves the answer
+/// ([`RecoverySettings::answer_limit`]: the window in force, which a
+/// refusal may have just taught), and cuts tool results far larger than
+/// what is left of the window ([`fit_tool_results`]) before a request is
+/// sent; a history that fits is sent as it is shared (nothing to cut, no
+/// copy). What is left for the messages is the window less the reserve
+/// and less the system prompt and tool definitions every request carries:
+/// in a small window those are a large share (about 1,700 of 4,096 tokens
+/// with the seven tools). What the messages take is the server's count where it gave one
 /// ([`request_size`]): an estimate alone can be a third short, and a result
 /// that fits by it can still overflow the window. Estimates are scaled by
 /// what earlier refusals taught (`scale`, [`EstimateScale`]).
@@ -1592,6 +1601,10 @@ fn fit_to_window(
     context: Context,
 ) -> Context {
     let settings = *lock(recovery);
+    let context = Context {
+        max_tokens: Some(context.max_tokens_within(settings.answer_limit(model))),
+        ..context
+    };
     let window = settings.window_for(model);
     let (reserve, _) = settings.compaction.scaled(window);
     let scale = scale.get();

@@ -182,12 +182,11 @@ impl ModelCatalog {
         let provider = provider_for(&resolved)?;
         session.use_model(resolved.model.clone(), provider.clone(), record)?;
         // The window is the new model's: configured, else asked of its
-        // server (when it answers), else the known table's.
-        let configured = self
-            .settings
-            .provider(&resolved.model.provider)
-            .and_then(|p| p.context_window);
-        session.set_context_window(configured);
+        // server (when it answers), else the known table's; and so is the
+        // `maxTokens` setting the answer's room depends on.
+        let configured = self.settings.recovery(&resolved.model.provider);
+        session.set_context_window(configured.context_window);
+        session.set_max_tokens(configured.max_tokens);
         if let (Some(url), Ok(runtime)) = (
             self.settings.window_probe_url(&resolved),
             tokio::runtime::Handle::try_current(),

@@ -16,7 +16,7 @@ use crate::message::{AssistantContent, AssistantMessage, Content, Message, UserC
 use crate::providers::ProviderConfig;
 use crate::providers::transform::{IMAGE_ONLY_RESULT, transform_messages};
 use crate::stream::{Context, Model};
-use crate::thinking::{self, ThinkingLevel};
+use crate::thinking;
 use crate::tool::Tool;
 
 /// The JSON request for one streamed response.
@@ -27,11 +27,10 @@ pub(super) fn request_body(model: &Model, context: &Context, config: &ProviderCo
         "messages".into(),
         Value::Array(convert_messages(&context.messages, model)),
     );
-    let base = context.max_tokens_within(config.max_tokens);
-    let thinking = thinking(model, context.reasoning, config, base);
+    let thinking = thinking(model, context, config);
     let max_tokens = match &thinking {
         Some(Thinking::Enabled { max_tokens, .. }) => *max_tokens,
-        _ => base,
+        _ => context.max_tokens_within(config.max_tokens),
     };
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
@@ -75,20 +74,19 @@ enum Thinking {
 
 /// Pi's budget mode: for a reasoning model with a level asked for, `off` is
 /// sent as disabled and the others as a budget ([`ThinkingBudgets`] on top
-/// of `base`, the answer's limit without thinking); nothing for other
-/// models or without a level.
+/// of the provider's `max_tokens`, within the request's limit,
+/// [`Context::max_tokens`]); nothing for other models or without a level.
 ///
 /// [`ThinkingBudgets`]: crate::thinking::ThinkingBudgets
-fn thinking(
-    model: &Model,
-    level: Option<ThinkingLevel>,
-    config: &ProviderConfig,
-    base: u32,
-) -> Option<Thinking> {
-    let level = level.filter(|_| model.reasoning)?;
+fn thinking(model: &Model, context: &Context, config: &ProviderConfig) -> Option<Thinking> {
+    let level = context.reasoning.filter(|_| model.reasoning)?;
     let level = thinking::clamp(model, level);
+    let limit = context.max_tokens.unwrap_or(u32::MAX);
     Some(
-        match config.thinking_budgets.adjust_max_tokens(base, level) {
+        match config
+            .thinking_budgets
+            .adjust_max_tokens(config.max_tokens, limit, level)
+        {
             Some((max_tokens, budget)) => Thinking::Enabled { max_tokens, budget },
             None => Thinking::Disabled,
         },
