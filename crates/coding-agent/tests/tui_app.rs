@@ -912,6 +912,61 @@ async fn model_name_switches_the_session_and_the_footer_shows_the_new_model() {
     assert_eq!(session.model(), model);
 }
 
+/// `/model gtp-typo` switched to a model the local server does not serve,
+/// without a word (the next request failed, and `--continue` brought the
+/// typo back); RPC's `set_model` refused it. A provider whose server lists
+/// its models is now taken at its word, as RPC does; one whose list cannot
+/// be had (a server that does not answer, a built-in provider) takes any id
+/// (DEVIATIONS M34).
+#[tokio::test]
+async fn model_name_is_refused_when_the_providers_server_does_not_list_it() {
+    let server = sse_server::SseServer::with_calls(vec![]);
+    let fixture = Fixture::new();
+    let (session, _) = fixture.session(&[], vec![]);
+    let catalog = catalog(&format!(
+        r#","served":{{"baseUrl":"{}","defaultModel":"test-model"}}"#,
+        server.base_url
+    ));
+    let before = session.model();
+    let Err(error) = catalog
+        .switch_offered(&session, "served/gtp-typo", &only_openai_key)
+        .await
+    else {
+        panic!("switched to a model the server does not list");
+    };
+    assert_eq!(
+        error.to_string(),
+        "Model not found: served/gtp-typo (served offers: test-model, served-model)"
+    );
+    assert_eq!(session.model(), before, "not switched, nor recorded");
+    let (model, _) = catalog
+        .switch_offered(&session, "served/served-model", &only_openai_key)
+        .await
+        .unwrap();
+    assert_eq!(model.id, "served-model");
+    // The current provider's server is asked about a bare id too.
+    let Err(error) = catalog
+        .switch_offered(&session, "gtp-typo", &only_openai_key)
+        .await
+    else {
+        panic!("switched to a model the server does not list");
+    };
+    assert!(
+        error
+            .to_string()
+            .starts_with("Model not found: served/gtp-typo")
+    );
+    // `local`'s server does not answer: its list is unknown, any id goes.
+    let (model, _) = catalog
+        .switch_offered(&session, "local/anything", &only_openai_key)
+        .await
+        .unwrap();
+    assert_eq!(
+        (model.provider.as_str(), model.id.as_str()),
+        ("local", "anything")
+    );
+}
+
 #[test]
 fn model_names_resolve_as_provider_slash_id_provider_default_model_or_current_provider_id() {
     let catalog = catalog("");
@@ -932,17 +987,26 @@ fn model_names_resolve_as_provider_slash_id_provider_default_model_or_current_pr
     );
 }
 
+/// A refused command goes back into the editor, to be sent once the
+/// agent is done (it was dropped, and had to be typed again).
 #[test]
 fn switching_models_is_refused_while_the_agent_works_but_listing_is_not() {
     let mut app = app(&[]);
     let now = Instant::now();
     app.set_running(true, now);
-    type_text(&mut app, "/model local");
-    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
-    assert_eq!(
-        above_editor(&screen(&mut app, 70, 8, now)).lines().next(),
-        Some("/model is not available while the agent is working (Esc cancels it)")
-    );
+    for command in ["/model local", "/compact keep the plan", "/new"] {
+        type_text(&mut app, command);
+        assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+        let name = command.split(' ').next().unwrap();
+        assert!(
+            screen(&mut app, 120, 8, now).contains(&format!(
+                "{name} is not available while the agent is working (Esc cancels it; the text is back in the editor)"
+            )),
+            "{command}"
+        );
+        assert_eq!(app.editor.text(), command);
+        app.editor.clear();
+    }
     type_text(&mut app, "/model");
     assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::Model(None));
 }
@@ -964,11 +1028,13 @@ fn leaving_the_session_is_refused_while_a_command_of_yours_runs() {
         );
         let name = command.split(' ').next().unwrap();
         assert!(
-            screen(&mut app, 70, 8, now).contains(&format!(
-                "{name} is not available while your command runs (Esc cancels it)"
+            screen(&mut app, 120, 8, now).contains(&format!(
+                "{name} is not available while your command runs (Esc cancels it; the text is back in the editor)"
             )),
             "{command}"
         );
+        assert_eq!(app.editor.text(), command);
+        app.editor.clear();
     }
     app.user_bash_ended(AgentToolResult::text("done"), false, now);
     type_text(&mut app, "/new");
@@ -1100,6 +1166,13 @@ fn footer_shows_the_thinking_level_and_shift_tab_asks_for_the_next() {
     assert_eq!(
         last_row(&mut app),
         "↑0 ↓0 R0 W0 $0.000 ctx 0      openai/gpt-test • thinking off"
+    );
+    // Too narrow for the level: it goes whole, never cut from its label
+    // (`• thinking` read as thinking on when `off` was cut).
+    let narrow = screen(&mut app, 50, 8, now);
+    assert_eq!(
+        narrow.lines().last().unwrap(),
+        "↑0 ↓0 R0 W0 $0.000 ctx 0           openai/gpt-test"
     );
     app.set_thinking(None);
     assert_eq!(

@@ -656,7 +656,10 @@ fn a_call_taller_than_the_prompt_is_scrolled_and_allowed_only_once_read_to_the_e
 
     let top = screen(&mut app, 70, 30, now);
     assert!(top.contains("echo line1 > /tmp/x1"), "{top}");
-    assert!(top.contains("of the call · PgUp/PgDn scroll"), "{top}");
+    assert!(
+        top.contains("· PgUp/PgDn/Home/End scroll; the call can be"),
+        "{top}"
+    );
     assert!(top.contains("1. Allow once"), "{top}");
     assert!(!top.contains("HIDDEN_END"), "{top}");
     app.handle_key(key(KeyCode::Char('1')));
@@ -684,6 +687,60 @@ fn a_call_taller_than_the_prompt_is_scrolled_and_allowed_only_once_read_to_the_e
     screen(&mut app, 70, 30, now);
     app.handle_key(key(KeyCode::Char('1')));
     assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowOnce));
+}
+
+/// A write of 2,000 lines showed 16 rows at a time in a 30-row window:
+/// about 125 PgDn presses stood before "Allow once" was taken, and End and
+/// Home did nothing. While the call scrolls, End shows its last rows (it has
+/// then been on the screen to the end, and may be allowed) and Home its
+/// first; where it does not scroll they are the editor's, as before.
+#[test]
+fn end_and_home_jump_to_the_last_and_first_rows_of_a_call_that_scrolls() {
+    let (mut app, now) = asking_app();
+    let content: Vec<String> = (1..=2000).map(|i| format!("line {i}")).collect();
+    let (reply, mut answer) = oneshot::channel();
+    app.approvals.push(ApprovalPrompt {
+        request: ApprovalRequest {
+            tool_call_id: "c1".into(),
+            tool_name: "write".into(),
+            args: json!({"path": "big.txt", "content": content.join("\n")}),
+            reason: "write is not allowed without asking".into(),
+            suggested_rules: vec!["write(big.txt)".into()],
+            project_rules: true,
+        },
+        reply,
+    });
+    let top = screen(&mut app, 80, 30, now);
+    assert!(top.contains("PgUp/PgDn/Home/End scroll"), "{top}");
+    assert!(!top.contains("line 2000"), "{top}");
+    app.handle_key(key(KeyCode::Char('1')));
+    assert!(answer.try_recv().is_err(), "not read to the end");
+
+    app.handle_key(key(KeyCode::End));
+    let bottom = screen(&mut app, 80, 30, now);
+    assert!(bottom.contains("line 2000"), "{bottom}");
+    assert!(bottom.contains("not allowed without asking"), "{bottom}");
+    app.handle_key(key(KeyCode::Home));
+    let back = screen(&mut app, 80, 30, now);
+    assert!(back.contains("Rows 1-"), "{back}");
+    assert!(app.editor.is_empty(), "the keys were the prompt's");
+    app.handle_key(key(KeyCode::Char('1')));
+    assert_eq!(answer.try_recv(), Ok(ApprovalAnswer::AllowOnce));
+
+    // A call that fits leaves Home and End to the editor.
+    let (small, _answer) = prompt("c2", "touch a.txt");
+    app.approvals.push(small);
+    screen(&mut app, 80, 30, now);
+    for code in [
+        KeyCode::Char('b'),
+        KeyCode::Home,
+        KeyCode::Char('a'),
+        KeyCode::End,
+        KeyCode::Char('c'),
+    ] {
+        app.handle_key(key(code));
+    }
+    assert_eq!(app.editor.text(), "abc");
 }
 
 /// A line of six long `curl`s asks with six rules. Joined on the "Allow for

@@ -527,6 +527,22 @@ fn the_model_menu_offers_what_a_local_server_lists() {
     });
     let requests = server.requests();
     assert_eq!(requests.last().unwrap()["model"], "served-model");
+    // A model the server does not list is refused (it was switched to
+    // without a word), and the command is back in the editor to be fixed.
+    let refused = run_command(
+        &tmux,
+        "/model local/gtp-typo",
+        "Model not found: local/gtp-typo (local offers: test-model, served-model)",
+    );
+    assert!(refused.contains("> /model local/gtp-typo"), "{refused}");
+    assert!(
+        refused
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with("local/served-model"),
+        "{refused}"
+    );
 }
 
 #[test]

@@ -59,6 +59,22 @@ pub enum SwitchError {
     /// The session refused (a run is in progress) or could not save.
     #[error(transparent)]
     Set(#[from] SetModelError),
+    /// The provider's server lists its models, and not this one.
+    #[error(transparent)]
+    NotOffered(#[from] NotOffered),
+}
+
+/// A model id the provider's server does not list ([`ModelCatalog::offered`]);
+/// the text is what RPC's `set_model` answers and `/model` says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Model not found: {provider}/{model} ({provider} offers: {})", offered.join(", "))]
+pub struct NotOffered {
+    /// The provider named.
+    pub provider: String,
+    /// The model id asked for.
+    pub model: String,
+    /// The ids its server lists, then its default model.
+    pub offered: Vec<String>,
 }
 
 impl ModelCatalog {
@@ -157,6 +173,49 @@ impl ModelCatalog {
             );
         }
         Ok(switched)
+    }
+
+    /// [`ModelCatalog::switch`], once the model `name` resolves to passed
+    /// [`ModelCatalog::check_offered`]: `/model NAME`. `/model gtp-typo`
+    /// switched to a model the local server does not serve, without a word:
+    /// the next request failed, and the session file recorded the typo for
+    /// `--continue`. A provider's name alone (its default model) is taken
+    /// as it is.
+    pub async fn switch_offered(
+        &self,
+        session: &AgentSession,
+        name: &str,
+        env: SyncEnv<'_>,
+    ) -> Result<(Model, Arc<dyn Provider>), SwitchError> {
+        let current = session.model();
+        let flags = self.flags_for(name, &current)?;
+        if let (Some(provider), Some(model)) = (&flags.provider, &flags.model) {
+            self.check_offered(provider, model, &current, env).await?;
+        }
+        self.switch(session, name, env)
+    }
+
+    /// Refuses `model_id` of `provider` when the provider's endpoint lists
+    /// its models ([`ModelCatalog::offered`]: a local server) and not that
+    /// one, as Pi's registry does: a mistyped id fails when it is chosen,
+    /// not at the next prompt. Other providers (the built-in ones, an
+    /// endpoint that lists nothing or does not answer) take any id, as
+    /// `--model` does.
+    pub async fn check_offered(
+        &self,
+        provider: &str,
+        model_id: &str,
+        current: &Model,
+        env: SyncEnv<'_>,
+    ) -> Result<(), NotOffered> {
+        match self.offered(provider, current, env).await {
+            Some(offered) if !offered.iter().any(|id| id == model_id) => Err(NotOffered {
+                provider: provider.to_owned(),
+                model: model_id.to_owned(),
+                offered,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// [`ModelCatalog::switch`] back to the model the session's file

@@ -727,7 +727,7 @@ impl App {
                 Action::None
             }
             KeyCode::Char('l') if ctrl => Action::Model(None),
-            KeyCode::Char('p' | 'P') if ctrl && self.running => self.refuse("Ctrl+P"),
+            KeyCode::Char('p' | 'P') if ctrl && self.running => self.refuse("Ctrl+P", None),
             KeyCode::Char('p' | 'P') if ctrl => Action::CycleModel { back: shift },
             _ => {
                 self.edit(key);
@@ -802,9 +802,9 @@ impl App {
         let arg = words.next();
         match name {
             "/quit" | "/exit" => Action::Quit,
-            "/new" if self.busy() => self.refuse("/new"),
+            "/new" if self.busy() => self.refuse("/new", Some(line)),
             "/new" => Action::NewSession,
-            "/resume" if self.busy() => self.refuse("/resume"),
+            "/resume" if self.busy() => self.refuse("/resume", Some(line)),
             "/resume" => match arg.map(str::parse::<usize>) {
                 None => Action::Resume(None),
                 Some(Ok(n)) if n > 0 => Action::Resume(Some(n)),
@@ -837,7 +837,7 @@ impl App {
             "/export" => Action::Session(SessionCommand::Export(
                 rest_of(line, name).map(|path| unquoted(&path).to_owned()),
             )),
-            "/fork" if self.busy() => self.refuse("/fork"),
+            "/fork" if self.busy() => self.refuse("/fork", Some(line)),
             "/fork" => match arg.map(str::parse::<usize>) {
                 None => Action::Session(SessionCommand::Fork(None)),
                 Some(Ok(n)) if n > 0 => Action::Session(SessionCommand::Fork(Some(n))),
@@ -845,14 +845,14 @@ impl App {
             },
             "/copy" => Action::Session(SessionCommand::Copy),
             "/reload" => Action::Reload,
-            "/tree" if arg.is_some() && self.busy() => self.refuse("/tree"),
+            "/tree" if arg.is_some() && self.busy() => self.refuse("/tree", Some(line)),
             "/tree" => match tree_choice(line) {
                 Some(choice) => Action::Tree(choice),
                 None => self.usage("/tree [NUMBER [summarize [FOCUS]]]"),
             },
-            "/model" if arg.is_some() && self.running => self.refuse("/model"),
+            "/model" if arg.is_some() && self.running => self.refuse("/model", Some(line)),
             "/model" => Action::Model(arg.map(str::to_owned)),
-            "/compact" if self.running => self.refuse("/compact"),
+            "/compact" if self.running => self.refuse("/compact", Some(line)),
             "/compact" => Action::Compact(rest_of(line, name)),
             // A prompt template: sent as a prompt, which the session expands.
             _ if self
@@ -888,15 +888,26 @@ impl App {
         Action::None
     }
 
-    fn refuse(&mut self, command: &str) -> Action {
+    /// Says `what` (a command, a key) waits for the agent or the user's
+    /// command; the command line `typed` goes back into the editor, to be
+    /// sent once they are done: it was dropped, and `/model NAME` or a
+    /// `/compact` focus typed during a run had to be typed again.
+    fn refuse(&mut self, what: &str, typed: Option<&str>) -> Action {
         let busy = match self.running {
             true => "the agent is working",
             false => "your command runs",
         };
+        let back = match typed {
+            Some(_) => "; the text is back in the editor",
+            None => "",
+        };
         self.notice(vec![StyledLine::new(
-            format!("{command} is not available while {busy} (Esc cancels it)"),
+            format!("{what} is not available while {busy} (Esc cancels it{back})"),
             Style::Error,
         )]);
+        if let Some(line) = typed {
+            self.editor.set_text(line);
+        }
         Action::None
     }
 
@@ -1310,11 +1321,20 @@ impl App {
             tokens(u.cache_write),
             u.cost.total,
         );
-        // Pi's `model • level` (`thinking off` for a reasoning model at off).
-        let model = match self.thinking {
-            Some(ThinkingLevel::Off) => format!("{} • thinking off", self.model),
-            Some(level) => format!("{} • {level}", self.model),
-            None => self.model.clone(),
+        // Pi's `model • level` (`thinking off` for a reasoning model at
+        // off). The level is shown whole or not at all: cut at the window's
+        // edge, `• thinking off` read `• thinking`, as if thinking were on.
+        let level = match self.thinking {
+            Some(ThinkingLevel::Off) => Some("thinking off".to_owned()),
+            Some(level) => Some(level.to_string()),
+            None => None,
+        };
+        let room = width.saturating_sub(text_width(&stats) + 1);
+        let model = match level {
+            Some(level) if text_width(&self.model) + 3 + text_width(&level) <= room => {
+                format!("{} • {level}", self.model)
+            }
+            _ => self.model.clone(),
         };
         let gap = width
             .saturating_sub(text_width(&stats) + text_width(&model))

@@ -193,21 +193,35 @@ struct Renderer {
     styles: Vec<Style>,
     /// Open lists: the next number of ordered ones.
     lists: Vec<Option<u64>>,
-    /// Prefix of the lines of the current item or quote.
-    indent: String,
-    /// What the first line of a list item starts with, until it is written.
-    bullet: Option<String>,
+    /// The quotes and list items open around the current line, outermost
+    /// first: each adds its part to the lines' prefix ([`Renderer::prefix`]).
+    /// One prefix for the innermost alone lost the quote's bar on the
+    /// lines of a list, and on a code block after it, inside a quote.
+    blocks: Vec<Container>,
     /// Inside a code block: its info string and the text so far.
     code: Option<(String, String)>,
     /// The open link's target, shown after its text unless the text is it
     /// (an autolink).
     link: Option<String>,
-    /// Quotes open around the current line (`> >` is two).
-    quotes: usize,
     /// Inside a table: its cells so far, laid out when it ends.
     table: Option<Table>,
     /// The window's width, which tables fit in.
     width: usize,
+}
+
+/// A block that holds other blocks, as it prefixes their lines.
+#[derive(Debug, Clone)]
+enum Container {
+    /// A block quote: `│ `.
+    Quote,
+    /// A list item: its marker (`- `, `2. `) on its first line, spaces as
+    /// wide under it.
+    Item {
+        /// The marker is written.
+        written: bool,
+        /// `- `, `2. `.
+        marker: String,
+    },
 }
 
 /// A table being read: each column's alignment, the rows done (the header
@@ -222,11 +236,12 @@ struct Table {
 impl Table {
     /// The rows laid out in columns as wide as their widest cell, aligned as
     /// the separator row says, the header bold and ruled off; each line
-    /// starts with `indent` (a table inside a list or quote). A table wider
-    /// than `width` gets narrower columns, their cells wrapped inside them
-    /// and the rows ruled apart, rather than lines the transcript would
-    /// wrap across the columns.
-    fn lines(self, indent: &str, width: usize) -> Vec<StyledLine> {
+    /// starts with `indent` (a table inside a list or quote), the first with
+    /// `first` (with a list item's marker, when the table is the item's
+    /// first block). A table wider than `width` gets narrower columns, their
+    /// cells wrapped inside them and the rows ruled apart, rather than lines
+    /// the transcript would wrap across the columns.
+    fn lines(self, first: &str, indent: &str, width: usize) -> Vec<StyledLine> {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let natural: Vec<usize> = (0..columns)
             .map(|column| {
@@ -236,7 +251,8 @@ impl Table {
             })
             .collect();
         let separators = 3 * columns.saturating_sub(1);
-        let room = width.saturating_sub(text_width(indent) + separators);
+        let prefix_width = text_width(first).max(text_width(indent));
+        let room = width.saturating_sub(prefix_width + separators);
         let widths = fit_columns(&natural, room);
         let rows: Vec<Vec<Vec<StyledLine>>> = self
             .rows
@@ -263,7 +279,8 @@ impl Table {
         for (index, row) in rows.into_iter().enumerate() {
             let height = row.iter().map(Vec::len).max().unwrap_or(1);
             for line in 0..height {
-                let mut spans = vec![(indent.to_owned(), Style::Dim)];
+                let prefix = if lines.is_empty() { first } else { indent };
+                let mut spans = vec![(prefix.to_owned(), Style::Dim)];
                 for (column, &width) in widths.iter().enumerate() {
                     if column > 0 {
                         spans.push((" │ ".to_owned(), Style::Dim));
@@ -331,10 +348,42 @@ impl Renderer {
         self.styles.last().copied().unwrap_or(Style::Normal)
     }
 
+    /// The prefix of a line written now: each open quote's bar and each
+    /// open item's indent, outermost first. An item's marker goes on the
+    /// first line written inside it (then it is written); an item holding
+    /// the line directly indents it as wide as its marker, one around
+    /// another block by two columns (nested lists step by two, as Pi's do).
+    fn prefix(&mut self) -> String {
+        let innermost = self.blocks.len().saturating_sub(1);
+        let mut prefix = String::new();
+        for (depth, block) in self.blocks.iter_mut().enumerate() {
+            match block {
+                Container::Quote => prefix.push_str("│ "),
+                Container::Item { written, marker } if !*written => {
+                    *written = true;
+                    prefix.push_str(marker);
+                }
+                Container::Item { marker, .. } if depth == innermost => {
+                    prefix.push_str(&" ".repeat(marker.chars().count()));
+                }
+                Container::Item { .. } => prefix.push_str("  "),
+            }
+        }
+        prefix
+    }
+
+    /// Some list item's marker is not written yet: its first paragraph
+    /// goes on the marker's line.
+    fn marker_pending(&self) -> bool {
+        self.blocks
+            .iter()
+            .any(|block| matches!(block, Container::Item { written: false, .. }))
+    }
+
     fn push_text(&mut self, text: &str, style: Style) {
         // A table cell gets its prefix when the table is laid out.
         if self.current.spans.is_empty() && self.table.is_none() {
-            let prefix = self.bullet.take().unwrap_or_else(|| self.indent.clone());
+            let prefix = self.prefix();
             if !prefix.is_empty() {
                 self.current.spans.push(Span {
                     text: prefix,
@@ -408,7 +457,7 @@ impl Renderer {
                 self.push_text(marks, Style::Dim);
                 self.styles.push(Style::Bold);
             }
-            Tag::Paragraph if self.bullet.is_none() => self.blank(),
+            Tag::Paragraph if !self.marker_pending() => self.blank(),
             Tag::List(first) => {
                 if self.lists.is_empty() {
                     self.blank();
@@ -419,7 +468,6 @@ impl Renderer {
             }
             Tag::Item => {
                 self.flush();
-                let depth = self.lists.len().saturating_sub(1);
                 let marker = match self.lists.last_mut() {
                     Some(Some(n)) => {
                         let marker = format!("{n}. ");
@@ -428,9 +476,10 @@ impl Renderer {
                     }
                     _ => "- ".to_owned(),
                 };
-                let pad = "  ".repeat(depth);
-                self.bullet = Some(format!("{pad}{marker}"));
-                self.indent = format!("{pad}{}", " ".repeat(marker.chars().count()));
+                self.blocks.push(Container::Item {
+                    written: false,
+                    marker,
+                });
             }
             Tag::CodeBlock(kind) => {
                 self.blank();
@@ -444,8 +493,7 @@ impl Renderer {
             }
             Tag::BlockQuote(_) => {
                 self.blank();
-                self.quotes += 1;
-                self.indent = "│ ".repeat(self.quotes);
+                self.blocks.push(Container::Quote);
             }
             Tag::Table(alignments) => {
                 self.blank();
@@ -486,13 +534,12 @@ impl Renderer {
                 self.lists.pop();
                 self.flush();
                 if self.lists.is_empty() {
-                    self.indent.clear();
                     self.lines.push(StyledLine::default());
                 }
             }
             TagEnd::Item => {
                 self.flush();
-                self.bullet = None;
+                self.blocks.pop();
             }
             TagEnd::CodeBlock => {
                 if let Some((lang, code)) = self.code.take() {
@@ -510,8 +557,7 @@ impl Renderer {
             TagEnd::BlockQuote(_) => {
                 self.flush();
                 // The quote around it, if any, goes on.
-                self.quotes = self.quotes.saturating_sub(1);
-                self.indent = "│ ".repeat(self.quotes);
+                self.blocks.pop();
                 if self.lines.last().is_some_and(|l| !l.plain().is_empty()) {
                     self.lines.push(StyledLine::default());
                 }
@@ -539,7 +585,8 @@ impl Renderer {
             }
             TagEnd::Table => {
                 if let Some(table) = self.table.take() {
-                    let lines = table.lines(&self.indent, self.width);
+                    let (first, indent) = (self.prefix(), self.prefix());
+                    let lines = table.lines(&first, &indent, self.width);
                     self.lines.extend(lines);
                     self.lines.push(StyledLine::default());
                 }
@@ -641,6 +688,52 @@ mod tests {
         );
     }
 
+    /// Lists and code blocks inside a quote lost its bar (`│ para`, then
+    /// `- item one` and `code` bare): a list item set the lines' prefix to
+    /// its own indent, and code lines got none. Every line inside a quote
+    /// now starts with its bars, inside a list too; a blank line between
+    /// blocks stays blank.
+    #[test]
+    fn every_line_inside_a_quote_carries_its_bars() {
+        let text = "> para\n>\n> - item one\n> - item two\n>\n> ```\n> code\n> ```\n\nafter";
+        assert_eq!(
+            plain(text, 80),
+            [
+                "│ para",
+                "",
+                "│ - item one",
+                "│ - item two",
+                "",
+                "│ ```",
+                "│ code",
+                "│ ```",
+                "",
+                "after",
+            ]
+        );
+        let nested = "> > - a\n> >   more\n> >   - b\n> >\n> >   after b\n>\n> ```\n> x\n> ```";
+        assert_eq!(
+            plain(nested, 80),
+            [
+                "│ │ - a",
+                "│ │   more",
+                "│ │   - b",
+                "│ │   after b",
+                "",
+                "│ ```",
+                "│ x",
+                "│ ```",
+            ]
+        );
+        let table = "> - | a | b |\n>   |---|---|\n>   | 1 | 2 |";
+        assert_eq!(plain(table, 80), ["│ - a │ b", "│   ──┼──", "│   1 │ 2"]);
+        let in_a_list = "- item\n\n  > quoted\n  > - inner\n\n  back in item";
+        assert_eq!(
+            plain(in_a_list, 80),
+            ["- item", "  │ quoted", "  │ - inner", "", "  back in item",]
+        );
+    }
+
     #[test]
     fn markdown_shows_an_unclosed_code_fence_while_it_streams() {
         assert_eq!(
@@ -712,6 +805,7 @@ mod tests {
         "# Plan\n\nFirst **bold\nstill bold** and `code`.\n\n```rust\nfn main() {\n\n    let x = 1;\n}\n```\n\nAfter the fence.\n\n~~~\nopen tilde\n\n~~~\n\nTitle\n=====\n\nSub\n---\n\nText\n\n---\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\nnot a row\n\n    indented\n\n    code\n\nend",
         "- one\n- two\n\n- three (loose)\n\n  continued\n\n  ```sh\n  echo in item\n\n  echo after blank\n  ```\n\n1. first\n2. second\n\n3) other list\n\nafter lists\n- tight\n  - nested\n\n    deeper\n\ndone",
         "> quoted\nlazy line\n\n> again\n> > nested\n>\n> back\n\nout\n\n> ```\n> fenced in quote\n\n> next quote\n\nplain",
+        "> para\n>\n> - item one\n> - item two\n>\n> ```\n> code\n>\n> ```\n\n> > - a\n> >\n> >   b\n\n- item\n\n  > quoted\n\n  > - inner\n\nafter",
         "<div>\nhtml\n\n</div>\n\n<!-- a comment\n\nthat goes on -->\n\n<pre>\nkept\n\nas is\n</pre>\n\n<span>inline</span> text\n\nafter html",
         "See [the docs] and [x][ref], and [inline](https://i.example).\n\nMore text.\n\n[the docs]: https://d.example\n\n[ref]: https://r.example \"T\"\n\nUsed after: [the docs].",
         "Windows\r\nlines\r\n\r\n- a\r\n- b\r\n\r\n```\r\ncode\r\n\r\n```\r\n\r\nend\r\n",

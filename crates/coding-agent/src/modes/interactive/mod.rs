@@ -687,7 +687,7 @@ impl Driver {
                 let env = |name: &str| std::env::var(name).ok();
                 app.show_models(&self.interactive.models.choices(&env));
             }
-            Action::Model(Some(name)) => self.switch_model(app, &name),
+            Action::Model(Some(name)) => self.choose_model(app, &name).await,
             // The run loop opens the editor or stops: it holds the terminal.
             Action::ExternalEditor | Action::Suspend => {}
             Action::Dequeue => self.restore_queued(app),
@@ -791,19 +791,47 @@ impl Driver {
         app.notice(vec![StyledLine::new(said, Style::Dim)]);
     }
 
-    /// `/model NAME`: the following runs use the model `name` resolves to.
+    /// `/model NAME`: the following runs use the model `name` resolves to,
+    /// one its provider's server lists where it lists its models
+    /// ([`ModelCatalog::switch_offered`], as RPC's `set_model` checks).
+    /// Refused, the command goes back into the editor to be corrected (the
+    /// menu then offers the models it begins).
+    async fn choose_model(&mut self, app: &mut App, name: &str) {
+        let env = |name: &str| std::env::var(name).ok();
+        let models = &self.interactive.models;
+        match models.switch_offered(&self.session, name, &env).await {
+            Ok((model, provider)) => self.switched(app, model, provider),
+            Err(error) => {
+                app.notice(vec![StyledLine::new(
+                    format!("{error}; the text is back in the editor"),
+                    Style::Error,
+                )]);
+                app.editor.set_text(&format!("/model {name}"));
+            }
+        }
+    }
+
+    /// Switches to `name`, a model the catalog listed (Ctrl+P).
     fn switch_model(&mut self, app: &mut App, name: &str) {
         let env = |name: &str| std::env::var(name).ok();
         match self.interactive.models.switch(&self.session, name, &env) {
-            Ok((model, provider)) => {
-                let shown = self.use_model(app, model, provider);
-                app.notice(vec![StyledLine::new(
-                    format!("Switched to {shown}"),
-                    Style::Dim,
-                )]);
-            }
+            Ok((model, provider)) => self.switched(app, model, provider),
             Err(error) => app.notice(vec![StyledLine::new(error.to_string(), Style::Error)]),
         }
+    }
+
+    /// Shows the switch to `model`.
+    fn switched(
+        &mut self,
+        app: &mut App,
+        model: agent_ai::Model,
+        provider: std::sync::Arc<dyn agent_ai::Provider>,
+    ) {
+        let shown = self.use_model(app, model, provider);
+        app.notice(vec![StyledLine::new(
+            format!("Switched to {shown}"),
+            Style::Dim,
+        )]);
     }
 
     /// A resumed session goes on with the model its branch used last, as

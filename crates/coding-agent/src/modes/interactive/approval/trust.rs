@@ -20,7 +20,7 @@ use ratatui::Frame;
 use ratatui::widgets::Paragraph;
 use serde_json::Value;
 
-use super::{APPROVAL_GRACE, ModalView, Subject, fit};
+use super::{APPROVAL_GRACE, ModalView, Subject, fit, scrolled};
 use crate::guard::config::{GuardFlags, PermissionSettings, load};
 use crate::guard::{SandboxFacts, Trust, project_trusted};
 use crate::modes::interactive::TerminalGuard;
@@ -153,7 +153,8 @@ impl TrustPrompt {
     /// A key press; `Some(true)` trusts, `Some(false)` does not. Up/Down
     /// move, Enter picks, `1`/`y` and `2`/`n` pick at once (once the grace
     /// is over, and a yes once all of the question was shown), Esc and
-    /// Ctrl+C say no, PgUp/PgDn scroll a question taller than the screen.
+    /// Ctrl+C say no, PgUp/PgDn/Home/End scroll a question taller than the
+    /// screen.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<bool> {
         match self.answer(key) {
             Some(true) if !self.shown.get().all => None,
@@ -190,16 +191,13 @@ impl TrustPrompt {
                 self.yes_selected = false;
                 None
             }
-            KeyCode::PageDown => {
+            code => {
                 let shown = self.shown.get();
-                self.scroll = (self.scroll + shown.page.max(1)).min(shown.last_scroll);
+                if let Some(to) = scrolled(code, self.scroll, shown.page, shown.last_scroll) {
+                    self.scroll = to;
+                }
                 None
             }
-            KeyCode::PageUp => {
-                self.scroll = self.scroll.saturating_sub(self.shown.get().page.max(1));
-                None
-            }
-            _ => None,
         }
     }
 
@@ -267,8 +265,8 @@ impl TrustPrompt {
     }
 
     /// Draws the question on the whole screen: when it is taller, the
-    /// choices under as many rows of the rest as fit, scrolled by PgUp/PgDn
-    /// (a yes waits until all of it was shown).
+    /// choices under as many rows of the rest as fit, scrolled by
+    /// PgUp/PgDn/Home/End (a yes waits until all of it was shown).
     pub fn draw(&self, frame: &mut Frame<'_>) {
         if self.drawn_at.get().is_none() {
             self.drawn_at.set(Some(Instant::now()));
@@ -721,7 +719,9 @@ mod tests {
         let screen = drawn(&prompt, 100, 30);
         assert!(screen.contains("defaultMode bypass"), "{screen}");
         assert!(
-            screen.contains("· PgUp/PgDn scroll; it can be trusted once every row was shown"),
+            screen.contains(
+                "· PgUp/PgDn/Home/End scroll; the question can be trusted once every row was shown"
+            ),
             "{screen}"
         );
         assert!(
