@@ -417,9 +417,10 @@ fn session_end_runs_when_a_print_run_ends_even_on_an_output_error() {
 /// of: print mode says why on stderr and exits 1 (it exited 0 with no
 /// output), RPC answers the prompt a second time with `success: false`, as
 /// Pi does for a prompt that fails (the client waited for an `agent_end`
-/// that never came).
+/// that never came), and JSON mode writes that response after the session
+/// header (it wrote the header alone, as a crash leaves it).
 #[test]
-fn a_prompt_a_hook_refuses_fails_in_print_mode_and_over_rpc() {
+fn a_prompt_a_hook_refuses_fails_in_print_and_json_mode_and_over_rpc() {
     let sandbox = Sandbox::new();
     sandbox.write_global_settings(&json!({"hooks": {
         "UserPromptSubmit": command_hook("", "echo 'prompts are frozen today' >&2; exit 2"),
@@ -433,6 +434,21 @@ fn a_prompt_a_hook_refuses_fails_in_print_mode_and_over_rpc() {
     let (status, stdout, stderr) = Running::spawn(command).finish();
     assert_eq!((status.code(), stdout.as_str()), (Some(1), ""), "{stderr}");
     assert_eq!(stderr, format!("{reason}\n"));
+
+    let mut command = sandbox.command(wire, &server);
+    command.args(["--mode", "json", "hi"]);
+    let (status, stdout, stderr) = Running::spawn(command).finish();
+    assert_eq!((status.code(), stderr.as_str()), (Some(1), ""), "{stdout}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines[0]["type"], "session", "{stdout}");
+    assert_eq!(
+        lines[1],
+        json!({"type": "response", "command": "prompt", "success": false, "error": reason})
+    );
 
     let mut rpc = Rpc::start(&sandbox, wire, &server);
     let (_, accepted) = rpc.ask(json!({"id": "p1", "type": "prompt", "message": "hi"}));

@@ -209,6 +209,72 @@ fn a_missing_or_oversized_file_or_binary_stdin_is_a_usage_error_before_any_reque
     assert!(bodies.is_empty());
 }
 
+/// A blank prompt after the first was sent as an empty user message of its
+/// own, once the prompts before it had run (Anthropic answers one with
+/// 400): it is refused before anything is sent, named by its place among
+/// the prompts (`@path` arguments are files, not prompts).
+#[test]
+fn a_blank_prompt_after_the_first_is_a_usage_error_before_any_request() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.work.join("notes.txt"), "alpha").unwrap();
+    for args in [
+        &["-p", "a", "", "b"][..],
+        &["-p", "@notes.txt", "a", "  \n", "b"],
+    ] {
+        let (status, stderr, bodies) = run(&sandbox, args, Stdin::Bytes(b""));
+        assert_eq!(
+            (status, stderr.as_str()),
+            (
+                Some(2),
+                "coding-agent: prompt 2 is blank: each prompt after the first is sent to the model as a message of its own; give it words, or leave it out\n"
+            ),
+            "{args:?}"
+        );
+        assert!(bodies.is_empty(), "{args:?}");
+    }
+}
+
+/// `@pipe` naming a named pipe no program writes to waited in its open
+/// forever, printing nothing: it is a usage error once the wait for stdin
+/// would have ended. One that a program writes to is read as a file is.
+#[test]
+fn a_named_pipe_no_program_writes_to_is_a_usage_error_not_a_hang() {
+    let sandbox = Sandbox::new();
+    let pipe = sandbox.work.join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (status, stderr, bodies) = run(&sandbox, &["-p", "@pipe", "hi"], Stdin::Bytes(b""));
+    assert_eq!(
+        (status, stderr),
+        (
+            Some(2),
+            format!(
+                "coding-agent: @{}: it is a named pipe that no program opened for writing within 3 s; start the program that writes to it first, or save what it writes to a file and name that\n",
+                pipe.display()
+            )
+        )
+    );
+    assert!(bodies.is_empty());
+
+    // Not joined: a writer left waiting for a reader must not hang the test.
+    std::thread::spawn({
+        let pipe = pipe.clone();
+        move || std::fs::write(pipe, "from the pipe")
+    });
+    let (status, stderr, bodies) = run(&sandbox, &["-p", "@pipe", "hi"], Stdin::Bytes(b""));
+    assert_eq!((status, stderr.as_str()), (Some(0), ""));
+    assert_eq!(
+        text_of(&user_contents(&bodies[0])[0]),
+        format!(
+            "<file name=\"{}\">\nfrom the pipe\n</file>\n\nhi",
+            pipe.display()
+        )
+    );
+}
+
 /// `@~/FILE` when HOME names no home (empty or relative: cron, systemd
 /// units, some containers) is in the user's home from the password
 /// database, as every `~` is: it was read against the working directory, so

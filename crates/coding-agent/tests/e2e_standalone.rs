@@ -47,6 +47,16 @@ fn list_models_names_a_local_servers_models_and_the_providers_without_a_key() {
         (status.code(), stdout.as_str()),
         (Some(0), "local/llama-3b  32k context\n")
     );
+
+    // Nothing matching is said, in Pi's words: an empty list read as a
+    // failure to list.
+    let mut command = sandbox.bare_command();
+    command.args(["--list-models", "zzz"]);
+    let (status, stdout, _) = Running::spawn(command).finish();
+    assert_eq!(
+        (status.code(), stdout.as_str()),
+        (Some(0), "No models matching \"zzz\"\n")
+    );
 }
 
 #[test]

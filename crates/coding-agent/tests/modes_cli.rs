@@ -23,19 +23,24 @@ fn run_with_settings(args: &[&str], settings: Option<&str>) -> (Option<i32>, Str
         std::fs::create_dir_all(dir.path().join("agent")).unwrap();
         std::fs::write(dir.path().join("agent/settings.json"), settings).unwrap();
     }
+    run_in(dir.path(), args)
+}
+
+/// [`run`] in `dir`, which is also the home, holding the agent directory.
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
     let output = Command::new(BIN)
         .args(args)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("CODING_AGENT_DIR", dir.path().join("agent"))
+        .env("HOME", dir)
+        .env("CODING_AGENT_DIR", dir.join("agent"))
         .stdin(Stdio::null())
         .output()
         .unwrap();
     let stderr = String::from_utf8(output.stderr)
         .unwrap()
-        .replace(dir.path().to_str().unwrap(), "<tmp>");
+        .replace(dir.to_str().unwrap(), "<tmp>");
     (
         output.status.code(),
         String::from_utf8(output.stdout).unwrap(),
@@ -189,6 +194,55 @@ fn a_base_url_that_is_no_url_exits_2_naming_where_it_was_given() {
             String::new(),
             "coding-agent: \"baseUrl\" of provider \"local\" in settings.json \"localhost:8080/v1\" is not an http(s) URL (it does not start with http:// or https://): give the endpoint's whole URL, e.g. http://127.0.0.1:8080/v1\n".to_owned()
         )
+    );
+}
+
+/// A `--remote` naming no host, or a `--session`, `--fork` or
+/// `--session-dir` naming what holds no session, is a mistake on the
+/// command line: exit 2, as a bad `--export` or `--cwd` is (they exited 1,
+/// as a failed run does). A `--session-dir` that is a file was found only
+/// when the answer was saved: the run exited 0, its session lost.
+#[test]
+fn flags_naming_no_host_or_no_place_for_a_session_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "my notes\n").unwrap();
+    std::fs::create_dir(dir.path().join("somedir")).unwrap();
+    let not_a_session = "notes.txt is not a session file (its first line is not a session header); it was left as it is. Give the path of a session file (or, to start a session, a new path)";
+    for (flags, error) in [
+        (
+            &["--remote", ""][..],
+            "--remote \"\": no host (expected [ssh://][user@]host[:port][/abs/path])",
+        ),
+        (
+            &["--ssh-option", "Port=2"],
+            "--ssh-config and --ssh-option need --remote",
+        ),
+        (&["--session", "notes.txt"], not_a_session),
+        (&["--fork", "notes.txt"], not_a_session),
+        (
+            &["--session", "somedir"],
+            "session file somedir: Is a directory (os error 21)",
+        ),
+        (
+            &["--session-dir", "notes.txt"],
+            "--session-dir notes.txt: not a directory",
+        ),
+        (
+            &["--session-dir", "/dev/null"],
+            "--session-dir /dev/null: not a directory",
+        ),
+    ] {
+        let model = ["--api-key", "k", "--base-url", "http://127.0.0.1:9/v1"];
+        let args = [&model[..], flags, &["-p", "hi"]].concat();
+        assert_eq!(
+            run_in(dir.path(), &args),
+            (Some(2), String::new(), format!("coding-agent: {error}\n")),
+            "{flags:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "my notes\n"
     );
 }
 

@@ -17,7 +17,7 @@ use coding_agent::modes::interactive::InteractiveOptions;
 use coding_agent::modes::interactive::approval::InteractiveApprover;
 use coding_agent::remote::{RemoteHost, RemoteOperations, remote_tool};
 use coding_agent::sandbox::Sandbox;
-use coding_agent::session::{SessionManager, find_session_by_id, session_dir};
+use coding_agent::session::{SessionError, SessionManager, find_session_by_id, session_dir};
 use coding_agent::settings::{
     ModelFlags, SETTINGS_FILE, project_settings_file, provider_for, resolve_model,
 };
@@ -149,12 +149,14 @@ pub(super) async fn build(
         start_provider,
     };
     #[cfg(feature = "tui")]
+    let saved_in = if args.no_session {
+        None
+    } else {
+        Some(sessions_dir(args, &agent_dir, &cwd)?)
+    };
+    #[cfg(feature = "tui")]
     let interactive = resolved.interactive.then(|| InteractiveOptions {
-        session_dir: (!args.no_session).then(|| {
-            args.session_dir
-                .clone()
-                .unwrap_or_else(|| session_dir(&agent_dir, &cwd))
-        }),
+        session_dir: saved_in,
         models: models.clone(),
         warnings: resolved.warnings,
         remote_host: remote.as_ref().map(|host| host.authority()),
@@ -311,15 +313,57 @@ fn open_session(args: &RunArgs, agent_dir: &Path, cwd: &Path) -> anyhow::Result<
     if args.no_session {
         return Ok(SessionManager::in_memory(cwd));
     }
-    let dir = args
-        .session_dir
-        .clone()
-        .unwrap_or_else(|| session_dir(agent_dir, cwd));
+    let dir = sessions_dir(args, agent_dir, cwd)?;
     Ok(match (&args.session, &args.fork) {
-        (Some(file), _) => SessionManager::open(&session_path(file, &dir)?, cwd)?,
-        (None, Some(file)) => SessionManager::fork_from(&session_path(file, &dir)?, cwd, &dir)?,
+        (Some(file), _) => {
+            let path = session_path(file, &dir)?;
+            SessionManager::open(&path, cwd).map_err(|error| named_session_error(error, &path))?
+        }
+        (None, Some(file)) => {
+            let path = session_path(file, &dir)?;
+            SessionManager::fork_from(&path, cwd, &dir)
+                .map_err(|error| named_session_error(error, &path))?
+        }
         _ if args.continue_session => SessionManager::continue_recent(cwd, &dir)?,
         _ => SessionManager::create(cwd, &dir),
+    })
+}
+
+/// Why the session file `--session` or `--fork` names cannot be used: the
+/// command line's mistake (exit 2, as for an id that names no session)
+/// when it is about that file (not a session, a directory, unreadable);
+/// a failure to write the fork's copy elsewhere is not.
+fn named_session_error(error: SessionError, named: &Path) -> anyhow::Error {
+    match &error {
+        SessionError::Io { path, .. } if path != named => error.into(),
+        _ => UsageError::Session(error).into(),
+    }
+}
+
+/// Where sessions are saved and looked up: `--session-dir`, else the cwd's
+/// folder in the agent directory. A `--session-dir` that exists and is not
+/// a directory (or cannot be looked at) is refused before the run: every
+/// save of the run failed once the model had answered (`cannot save the
+/// session: session file afile/…jsonl: File exists`), and the answer was
+/// lost with exit status 0.
+pub(super) fn sessions_dir(
+    args: &RunArgs,
+    agent_dir: &Path,
+    cwd: &Path,
+) -> Result<PathBuf, UsageError> {
+    let Some(dir) = &args.session_dir else {
+        return Ok(session_dir(agent_dir, cwd));
+    };
+    let reason = match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => return Ok(dir.clone()),
+        Ok(_) => "not a directory".to_owned(),
+        // Made at the first save.
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(dir.clone()),
+        Err(error) => error.to_string(),
+    };
+    Err(UsageError::SessionDir {
+        path: dir.clone(),
+        reason,
     })
 }
 
@@ -332,7 +376,7 @@ pub(super) fn session_path(given: &Path, dir: &Path) -> Result<PathBuf, UsageErr
     let text = given.to_string_lossy();
     let a_path = given.exists() || text.contains('/') || text.ends_with(".jsonl");
     if !a_path {
-        return find_session_by_id(dir, &text).map_err(UsageError::SessionId);
+        return find_session_by_id(dir, &text).map_err(UsageError::Session);
     }
     Ok(given.to_path_buf())
 }

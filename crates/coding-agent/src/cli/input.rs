@@ -11,8 +11,11 @@
 //! (a parent process that never closes the child's stdin) is not waited on
 //! forever when a prompt was given: after [`STDIN_GRACE`] the run goes on
 //! without it and says so; a socket on stdin (node's default for a child) is
-//! not read at all. See `docs/DEVIATIONS.md` (M9).
+//! not read at all; an `@` named pipe that no program opens for writing
+//! within that time is a usage error, and so is a blank prompt after the
+//! first. See `docs/DEVIATIONS.md` (M9).
 
+use std::fs::File;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -45,6 +48,14 @@ const MAX_IMAGE_FILE: u64 = 256 * 1024 * 1024;
 pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, UsageError> {
     let (files, mut texts): (Vec<&String>, Vec<&String>) =
         args.iter().partition(|arg| file_argument(arg).is_some());
+    // The first prompt joins stdin and the files, and alone may be blank
+    // (`git diff | coding-agent -p "$QUESTION"`); each later one is a
+    // message of its own, and a blank one was sent as an empty message.
+    if let Some(blank) = texts.iter().skip(1).position(|text| text.trim().is_empty()) {
+        return Err(UsageError::BlankPrompt {
+            position: blank + 2,
+        });
+    }
     let files: Vec<&str> = files.iter().filter_map(|arg| file_argument(arg)).collect();
     // The files first: a missing one fails before any wait on stdin.
     let (file_text, images) = read_files(&files, cwd)?;
@@ -82,19 +93,12 @@ pub(super) fn prompts(args: &[String], cwd: &Path) -> Result<Vec<Message>, Usage
 /// [`MAX_STDIN`] or an image over [`MAX_IMAGE_FILE`] is refused after reading
 /// that much (read whole, a device such as `/dev/zero` never ends).
 fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    let failed = |error: std::io::Error| {
-        if error.kind() == std::io::ErrorKind::NotFound {
-            "no such file".to_owned()
-        } else {
-            error.to_string()
-        }
-    };
-    let mut file = std::fs::File::open(path).map_err(failed)?;
+    let mut file = open_file(path)?;
     let mut bytes = Vec::new();
     (&mut file)
         .take(SNIFF_LEN as u64)
         .read_to_end(&mut bytes)
-        .map_err(failed)?;
+        .map_err(read_failed)?;
     let limit = if sniff(&bytes).is_some() {
         MAX_IMAGE_FILE
     } else {
@@ -102,7 +106,7 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
     };
     file.take(limit + 1 - bytes.len() as u64)
         .read_to_end(&mut bytes)
-        .map_err(failed)?;
+        .map_err(read_failed)?;
     if bytes.len() as u64 > limit {
         return Err(format!(
             "it is larger than {} MiB; name it in the prompt without the @, and the agent reads \
@@ -111,6 +115,38 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(bytes)
+}
+
+/// Why an `@file` could not be opened or read.
+fn read_failed(error: std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::NotFound {
+        "no such file".to_owned()
+    } else {
+        error.to_string()
+    }
+}
+
+/// Opens the file of an `@path`. Opening a named pipe waits until a program
+/// opens it for writing: `@fifo` with no writer hung the run, silent,
+/// forever. A pipe's open is waited for [`STDIN_GRACE`], on a thread (one
+/// left blocked ends with the process); a pipe that has a writer (`@<(git
+/// diff)`) opens at once.
+fn open_file(path: &Path) -> Result<File, String> {
+    use std::os::unix::fs::FileTypeExt;
+    if !std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_fifo()) {
+        return File::open(path).map_err(read_failed);
+    }
+    let (sender, receiver) = mpsc::channel();
+    let pipe = path.to_owned();
+    std::thread::spawn(move || sender.send(File::open(pipe)));
+    match receiver.recv_timeout(STDIN_GRACE) {
+        Ok(opened) => opened.map_err(read_failed),
+        Err(_) => Err(format!(
+            "it is a named pipe that no program opened for writing within {} s; start the \
+             program that writes to it first, or save what it writes to a file and name that",
+            STDIN_GRACE.as_secs()
+        )),
+    }
 }
 
 /// Whether stdin holds input for the prompt: a shell pipe or a redirected

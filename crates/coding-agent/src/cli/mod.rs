@@ -247,6 +247,14 @@ enum UsageError {
     StdinNotText,
     #[error("@{}: {reason}", path.display())]
     File { path: PathBuf, reason: String },
+    /// A prompt after the first holds nothing: it would be sent as an
+    /// empty user message of its own, which Anthropic's API refuses (400)
+    /// after the prompts before it have run. `position` counts the
+    /// prompts, from 1 (`@path` arguments are files, not prompts).
+    #[error(
+        "prompt {position} is blank: each prompt after the first is sent to the model as a message of its own; give it words, or leave it out"
+    )]
+    BlankPrompt { position: usize },
     #[error("--export {}: {reason}", path.display())]
     ExportSource { path: PathBuf, reason: String },
     #[error("--cwd {}: {reason}", path.display())]
@@ -261,9 +269,21 @@ enum UsageError {
         "--resume lists the sessions in the interactive mode (no prompt, no -p or --mode, in a terminal); elsewhere use --continue or --session ID"
     )]
     ResumeNotInteractive,
-    /// `--session` or `--fork` named an id that names no one session.
+    /// `--session` or `--fork` named no session that can be opened: an id
+    /// that names no one session, a file that is not a session, a
+    /// directory.
     #[error(transparent)]
-    SessionId(coding_agent::session::SessionError),
+    Session(coding_agent::session::SessionError),
+    /// `--session-dir` names something sessions cannot be saved in: each
+    /// save failed after the model had answered (`session file afile/…:
+    /// File exists`).
+    #[error("--session-dir {}: {reason}", path.display())]
+    SessionDir { path: PathBuf, reason: String },
+    /// `--remote` (or the `remote.target` setting) names no host.
+    #[error(transparent)]
+    RemoteTarget(#[from] coding_agent::remote::target::TargetError),
+    #[error("--ssh-config and --ssh-option need --remote")]
+    SshWithoutRemote,
     #[cfg(feature = "mcp")]
     #[error("--tools: {0}")]
     Tools(String),

@@ -9,6 +9,8 @@ use clap::Args;
 use coding_agent::guard::policy::Places;
 use coding_agent::remote::{RemoteHost, RemoteOptions, RemoteSettings, RemoteTarget};
 
+use super::UsageError;
+
 /// `--remote`, `--ssh-config`, `--ssh-option`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RemoteArgs {
@@ -26,7 +28,8 @@ pub struct RemoteArgs {
 impl RemoteArgs {
     /// Connects to the host the flags (else `settings`) name, if any; `dir`
     /// (a `--cwd`) replaces the target's directory. Fails, at start, with
-    /// ssh's message.
+    /// ssh's message; flags that name no host, or do not go together, are
+    /// a usage error (exit 2, as any other mistake on the command line).
     pub async fn connect(
         &self,
         dir: Option<&Path>,
@@ -34,19 +37,20 @@ impl RemoteArgs {
     ) -> anyhow::Result<Option<Arc<RemoteHost>>> {
         let defaults = settings.cloned().unwrap_or_default();
         let Some(value) = self.remote.clone().or(defaults.target) else {
-            anyhow::ensure!(
-                self.ssh_config.is_none() && self.ssh_option.is_empty(),
-                "--ssh-config and --ssh-option need --remote"
-            );
+            if self.ssh_config.is_some() || !self.ssh_option.is_empty() {
+                return Err(UsageError::SshWithoutRemote.into());
+            }
             return Ok(None);
         };
-        let mut target = RemoteTarget::parse(&value)?;
+        let mut target = RemoteTarget::parse(&value).map_err(UsageError::from)?;
         if let Some(dir) = dir {
-            anyhow::ensure!(
-                dir.is_absolute(),
-                "--cwd {} with --remote: give the remote directory as an absolute path",
-                dir.display()
-            );
+            if !dir.is_absolute() {
+                return Err(UsageError::BadCwd {
+                    path: dir.to_path_buf(),
+                    reason: "with --remote, give the remote directory as an absolute path".into(),
+                }
+                .into());
+            }
             target.dir = Some(dir.to_path_buf());
         }
         let ssh_options = if self.ssh_option.is_empty() {

@@ -9,16 +9,18 @@ use anyhow::Context as _;
 use coding_agent::app::ModelCatalog;
 use coding_agent::export::{ExportError, write_session_html};
 use coding_agent::modes::print::EXIT_READER_GONE;
-use coding_agent::session::{SessionError, SessionManager, session_dir};
+use coding_agent::session::{SessionError, SessionManager};
 use coding_agent::settings::{SETTINGS_FILE, Settings, agent_dir, resolve_model};
 
-use super::build::session_path;
+use super::build::{session_path, sessions_dir};
 use super::resolve::model_flags;
 use super::{RunArgs, UsageError};
 
 /// Prints the models the flags and settings can use, `provider/id` with
 /// the context window when known, those containing `search` (any case)
-/// when given; then the providers that lack their key.
+/// when given; then the providers that lack their key. A search that
+/// matches nothing says so, in Pi's words (it printed nothing, exit 0,
+/// which reads as a failure to list).
 pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir()?;
     let agent_dir = agent_dir();
@@ -42,9 +44,9 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
         Ok(resolved) => catalog.available(&resolved.model, &env).await,
         Err(_) => Vec::new(),
     };
-    let search = search.map(str::to_lowercase);
+    let lowercase = search.map(str::to_lowercase);
     let wanted = |name: &str| {
-        search
+        lowercase
             .as_ref()
             .is_none_or(|s| name.to_lowercase().contains(s))
     };
@@ -63,6 +65,9 @@ pub(super) async fn list_models(args: &RunArgs, search: Option<&str>) -> anyhow:
         if let Some(var) = choice.missing_key.filter(|_| wanted(&choice.provider)) {
             let _ = writeln!(listing, "{} (no key: set {var})", choice.provider);
         }
+    }
+    if let Some(search) = search.filter(|_| listing.is_empty()) {
+        let _ = writeln!(listing, "No models matching \"{search}\"");
     }
     print_out(&listing)
 }
@@ -84,10 +89,7 @@ fn print_out(text: &str) -> anyhow::Result<u8> {
 /// pipe): then to stderr, so stdout holds the page alone.
 pub(super) fn export(args: &RunArgs, given: &Path, out: Option<&Path>) -> anyhow::Result<u8> {
     let cwd = std::env::current_dir()?;
-    let dir = args
-        .session_dir
-        .clone()
-        .unwrap_or_else(|| session_dir(&agent_dir(), &cwd));
+    let dir = sessions_dir(args, &agent_dir(), &cwd)?;
     let path: PathBuf = session_path(given, &dir)?;
     let refused = |reason: String| UsageError::ExportSource {
         path: path.clone(),

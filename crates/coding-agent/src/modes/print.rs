@@ -8,10 +8,18 @@
 //! when a failed turn is retried or the context is compacted, an error when
 //! that fails the run.
 //!
+//! Once JSON mode has written the header, every way a run ends is on
+//! stdout: a run's end in its events (`message_end` with `stopReason:
+//! "error"`, `agent_end`), a prompt refused before its run started as a
+//! failed `prompt` response, the line RPC writes for it. What fails before
+//! the header (the command line, the settings) is on stderr alone, with
+//! exit status 2 for a usage error, else 1.
+//!
 //! Exit status: 0 when the last run ended normally, 1 when it ended in error
 //! (or was aborted, or its context overflowed and could not be compacted, or
-//! a UserPromptSubmit hook refused the prompt: its reason goes to stderr), 130 when `interrupt` fired (Ctrl-C): the run is then
-//! aborted (running tools are cancelled, their processes killed), and what it
+//! a UserPromptSubmit hook refused the prompt: its reason goes to stderr, or
+//! in JSON mode to stdout), 130 when `interrupt` fired (Ctrl-C): the run is
+//! then aborted (running tools are cancelled, their processes killed), and what it
 //! produced, the aborted answer included, is saved before returning (the
 //! binary then ends by the signal rather than with 130).
 //!
@@ -121,7 +129,7 @@ pub async fn run_print(
                         Err(PromptError::Aborted) => return Ok(sink.interrupted_status()),
                         // Refused (a hook's block says which and why).
                         Err(error) => {
-                            sink.say(error);
+                            sink.refused(&error)?;
                             return Ok(1);
                         }
                     }
@@ -294,6 +302,29 @@ impl Sink<'_> {
                 Ok(())
             }
             result => result,
+        }
+    }
+
+    /// Says why a prompt was refused before its run started: on stderr in
+    /// text mode; in JSON mode as RPC answers a prompt that failed, `{"type":
+    /// "response", "command": "prompt", "success": false, "error": ...}` (no
+    /// `id`: no command asked). A JSON reader got the session header alone
+    /// and exit status 1, which a crash gives too.
+    fn refused(&mut self, error: &PromptError) -> io::Result<()> {
+        match self.format {
+            PrintFormat::Text => {
+                self.say(error);
+                Ok(())
+            }
+            PrintFormat::Json => {
+                let line = serde_json::json!({
+                    "type": "response",
+                    "command": "prompt",
+                    "success": false,
+                    "error": error.to_string(),
+                });
+                self.write_out(|out| writeln!(out, "{line}"))
+            }
         }
     }
 
