@@ -275,11 +275,75 @@ const PROVIDER_KEYS: [&str; 12] = [
     "thinkingLevelMap",
 ];
 
+/// The top-level keys of `settings.json` this agent reads, whichever part
+/// reads each ([`Settings`], the permission policy, the hooks, the MCP
+/// servers).
+const READ_KEYS: [&str; 16] = [
+    "defaultProvider",
+    "defaultModel",
+    "providers",
+    "sandbox",
+    "remote",
+    "retry",
+    "compaction",
+    "defaultThinkingLevel",
+    "thinkingBudgets",
+    "enabledModels",
+    "skills",
+    "idleNotificationSecs",
+    "permissions",
+    "hooks",
+    "disableAllHooks",
+    "mcpServers",
+];
+
+/// The key of `keys` that is a slip of `meant` (another key this agent
+/// reads): the same but for case (`Permissions`), or for a letter or two
+/// (`permisions`; one in a name of five letters or fewer). Such a key is
+/// read as nothing: a misspelled `permissions` left its deny rules out
+/// without a word. Other keys (Pi's `theme`, another tool's) are left
+/// alone: they are no slip of a key read here.
+pub(crate) fn slip_of<'a>(keys: impl IntoIterator<Item = &'a str>, meant: &str) -> Option<&'a str> {
+    let most = if meant.chars().count() <= 5 { 1 } else { 2 };
+    keys.into_iter().find(|key| {
+        *key != meant
+            && !READ_KEYS.contains(key)
+            && edit_distance(&key.to_lowercase(), &meant.to_lowercase()) <= most
+    })
+}
+
+/// How many letters must be inserted, removed or replaced to make `a` `b`
+/// (Levenshtein's distance).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &y) in b.iter().enumerate() {
+            let replaced = diagonal + usize::from(x != y);
+            diagonal = row[j + 1];
+            row[j + 1] = replaced.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// Warns of each key of [`PI_KEYS_NOT_READ`] the settings file at `path`
-/// (read as `json`) sets, and of a provider's keys this agent does not
-/// read (Pi's `models` list, `headers`, a typo): nothing would change, and
+/// (read as `json`) sets, of a key that is a slip of one this agent reads
+/// (`defaultProvdier`), and of a provider's keys this agent does not read
+/// (Pi's `models` list, `headers`, a typo): nothing would change, and
 /// nothing would say why.
-fn warn_of_pi_keys_not_read(path: &Path, json: &Value) {
+fn warn_of_keys_not_read(path: &Path, json: &Value) {
+    let keys = json.as_object().into_iter().flat_map(|o| o.keys());
+    for meant in READ_KEYS {
+        if let Some(key) = slip_of(keys.clone().map(String::as_str), meant) {
+            tracing::warn!(
+                "{}: `{key}` is not a setting this agent reads; did you mean `{meant}`?",
+                path.display()
+            );
+        }
+    }
     for key in PI_KEYS_NOT_READ {
         let pointer = format!("/{}", key.replace('.', "/"));
         if json.pointer(&pointer).is_some() {
@@ -378,6 +442,10 @@ pub(crate) enum FileError {
     /// It is not the JSON expected.
     #[error("{0}")]
     Parse(serde_json::Error),
+    /// It holds JSON, but not an object (`[]` read as "invalid length 0,
+    /// expected struct Settings with 12 elements").
+    #[error("it holds no JSON object: the settings are one object, {{ \"key\": value, ... }}")]
+    NotAnObject,
 }
 
 /// The JSON file at `path` as a `T`, `None` when there is no such file or
@@ -386,11 +454,22 @@ pub(crate) enum FileError {
 /// and [`crate::guard::trust::Trust`] its list of trusted projects.
 pub(crate) fn read_json_file<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, FileError> {
     match std::fs::read_to_string(path) {
-        // An empty file (one just created) holds nothing yet, as Pi reads it.
-        Ok(text) if text.trim().is_empty() => Ok(None),
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(FileError::Parse),
+        Ok(text) => {
+            // A byte-order mark (which Windows editors write) is no JSON:
+            // such a file read as "expected value at line 1 column 1".
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text).trim_start();
+            if text.is_empty() {
+                // An empty file (one just created) holds nothing yet, as Pi
+                // reads it.
+                Ok(None)
+            } else if !text.starts_with('{') {
+                Err(FileError::NotAnObject)
+            } else {
+                serde_json::from_str(text)
+                    .map(Some)
+                    .map_err(FileError::Parse)
+            }
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(FileError::Read(e)),
     }
@@ -433,7 +512,7 @@ impl Settings {
         let global_path = agent_dir.join(SETTINGS_FILE);
         let mut settings: Self = read_part(&global_path)?;
         let global_json: Value = read_part(&global_path)?;
-        warn_of_pi_keys_not_read(&global_path, &global_json);
+        warn_of_keys_not_read(&global_path, &global_json);
         let Some(project_path) = project_settings_file(agent_dir, cwd) else {
             return Ok(settings);
         };
@@ -445,7 +524,7 @@ impl Settings {
                 reason: format!("{} {UNREADABLE_PROJECT_FILE}", error.reason),
                 ..error
             })?);
-        warn_of_pi_keys_not_read(&project_path, &project_json);
+        warn_of_keys_not_read(&project_path, &project_json);
         // The keys a project may not set are taken out before the rest is
         // read, so that they are ignored whatever they hold: `"defaultModel":
         // 5` in a cloned repository stopped the agent with a type error in
@@ -491,9 +570,10 @@ impl Settings {
 
     /// Leaves out, with a warning, sizes no model has: a `contextWindow`
     /// under [`MIN_CONTEXT_WINDOW`] (`0` compacted twice before every
-    /// prompt) and a `compaction.reserveTokens` of 0 (every summary request
-    /// asked for `max_tokens: 0`, which servers refuse or answer with
-    /// nothing, so no compaction could succeed).
+    /// prompt), a `maxTokens` of 0 (every request asked for `max_tokens:
+    /// 0`, which servers refuse or answer with nothing) and a
+    /// `compaction.reserveTokens` of 0 (the same for every summary request,
+    /// so no compaction could succeed).
     fn drop_impossible_sizes(&mut self) {
         for (name, provider) in &mut self.providers {
             if let Some(window) = provider
@@ -502,6 +582,11 @@ impl Settings {
             {
                 tracing::warn!(
                     "providers.{name}.contextWindow {window} is ignored: no model has a window under {MIN_CONTEXT_WINDOW} tokens"
+                );
+            }
+            if provider.max_tokens.take_if(|max| *max == 0).is_some() {
+                tracing::warn!(
+                    "providers.{name}.maxTokens 0 is ignored: an answer needs room (leave it out for the default)"
                 );
             }
         }
@@ -994,6 +1079,33 @@ pub fn provider_for(resolved: &ResolvedModel) -> Result<Arc<dyn Provider>, Model
 mod tests {
     use super::*;
 
+    /// A slip of a key read here (case, a letter or two) is found; keys
+    /// read here, and other tools' keys (Pi's `theme`), are not slips.
+    #[test]
+    fn a_slip_of_a_key_read_here_is_found() {
+        let slip = |keys: &[&'static str], meant| slip_of(keys.iter().copied(), meant);
+        assert_eq!(slip(&["Permissions"], "permissions"), Some("Permissions"));
+        assert_eq!(
+            slip(&["theme", "permisions"], "permissions"),
+            Some("permisions")
+        );
+        assert_eq!(
+            slip(&["defaultProvdier"], "defaultProvider"),
+            Some("defaultProvdier")
+        );
+        assert_eq!(slip(&["hook"], "hooks"), Some("hook"));
+        assert_eq!(slip(&["Hooks"], "hooks"), Some("Hooks"));
+        // Two letters off a short name is another word.
+        assert_eq!(slip(&["books"], "hooks"), Some("books"));
+        assert_eq!(slip(&["boots"], "hooks"), None);
+        assert_eq!(slip(&["theme", "images", "quietStartup"], "hooks"), None);
+        // A key read here is no slip of another one read here.
+        assert_eq!(slip(&["remote", "retry"], "remote"), None);
+        assert_eq!(slip(&["permissions"], "permissions"), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
     fn env_with<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
             vars.iter()
@@ -1357,19 +1469,48 @@ mod tests {
         );
     }
 
-    /// A window of 0 compacted twice before every prompt, and a reserve of
-    /// 0 sent every summary request with `max_tokens: 0`.
+    /// A file that starts with a byte-order mark is read; one that holds
+    /// an array says that settings are an object, not "invalid length 0,
+    /// expected struct Settings with 12 elements".
+    #[test]
+    fn a_byte_order_mark_is_read_and_a_file_of_no_object_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SETTINGS_FILE);
+        std::fs::write(&path, "\u{feff}{\"defaultModel\": \"m\"}").unwrap();
+        let settings: Settings = read_part(&path).unwrap();
+        assert_eq!(settings.default_model.as_deref(), Some("m"));
+        std::fs::write(&path, "\u{feff}  \n").unwrap();
+        assert_eq!(read_part::<Settings>(&path).unwrap(), Settings::default());
+        for text in ["[]", " 5", "\"x\""] {
+            std::fs::write(&path, text).unwrap();
+            let error = read_part::<Settings>(&path).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "{}: it holds no JSON object: the settings are one object, {{ \"key\": value, ... }}",
+                    path.display()
+                )
+            );
+        }
+    }
+
+    /// A window of 0 compacted twice before every prompt, a `maxTokens` of
+    /// 0 sent every request with `max_tokens: 0`, and a reserve of 0 every
+    /// summary request.
     #[test]
     fn sizes_no_model_has_are_left_out() {
         let settings = load_files(
-            r#"{"providers":{"local":{"contextWindow":0},"big":{"contextWindow":8192}},"compaction":{"reserveTokens":0,"keepRecentTokens":500}}"#,
+            r#"{"providers":{"local":{"contextWindow":0,"maxTokens":0},"big":{"contextWindow":8192,"maxTokens":100}},"compaction":{"reserveTokens":0,"keepRecentTokens":500}}"#,
             "{}",
             true,
         );
-        let windows: Vec<Option<u64>> = ["local", "big"]
-            .map(|name| settings.provider(name).unwrap().context_window)
+        let sizes: Vec<(Option<u64>, Option<u32>)> = ["local", "big"]
+            .map(|name| {
+                let provider = settings.provider(name).unwrap();
+                (provider.context_window, provider.max_tokens)
+            })
             .into();
-        assert_eq!(windows, [None, Some(8192)]);
+        assert_eq!(sizes, [(None, None), (Some(8192), Some(100))]);
         let compaction = settings.compaction.unwrap();
         assert_eq!(
             (compaction.reserve_tokens, compaction.keep_recent_tokens),

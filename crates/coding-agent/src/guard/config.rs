@@ -21,6 +21,7 @@ use super::policy::{Decision, Mode, Places, Policy, Rule, RuleError, RuleTexts, 
 use super::trust::{Trust, TrustError};
 use crate::settings::{
     FileError, SETTINGS_FILE, UNREADABLE_PROJECT_FILE, project_settings_file, read_json_file,
+    slip_of,
 };
 
 /// The `permissions` object of one settings file.
@@ -56,6 +57,9 @@ pub const MAX_APPROVAL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 struct SettingsFile {
     #[serde(default)]
     permissions: PermissionSettings,
+    /// The file's other keys, looked at only for a slip of `permissions`.
+    #[serde(flatten)]
+    others: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
 }
 
 /// The command line's say in the policy.
@@ -317,7 +321,16 @@ fn read(path: &Path) -> Result<PermissionSettings, GuardConfigError> {
         reason,
     };
     match read_json_file::<SettingsFile>(path) {
-        Ok(file) => Ok(file.map(|f| f.permissions).unwrap_or_default()),
+        // `"Permissions"` or `"permisions"` left its deny rules out, the
+        // policy reading the file as one without rules: refused, as a
+        // mistyped key inside `permissions` is.
+        Ok(Some(file)) => match slip_of(file.others.keys().map(String::as_str), "permissions") {
+            Some(slip) => Err(error(format!(
+                "`{slip}` is not read: did you mean `permissions`? Its rules would not apply; rename the key"
+            ))),
+            None => Ok(file.permissions),
+        },
+        Ok(None) => Ok(PermissionSettings::default()),
         Err(FileError::Parse(e)) => Err(error(format!("permissions: {e}"))),
         Err(e) => Err(error(e.to_string())),
     }
@@ -486,6 +499,28 @@ mod tests {
             setup(&d, &GuardFlags::default()).approval_timeout,
             MAX_APPROVAL_TIMEOUT
         );
+    }
+
+    /// `"Permissions"` or `"permisions"` was read as no key at all: its
+    /// deny rules never applied, and nothing said so. Pi's other keys and
+    /// another tool's are no slip of it.
+    #[test]
+    fn a_misspelled_permissions_key_is_refused() {
+        for slip in ["Permissions", "permisions", "permissons", "PERMISSION"] {
+            let d = dirs(&json!({slip: {"deny": ["read"]}}), &json!({}));
+            assert_eq!(
+                load_error(&d).unwrap(),
+                format!(
+                    "{}: `{slip}` is not read: did you mean `permissions`? Its rules would not apply; rename the key",
+                    d.agent.path().join(SETTINGS_FILE).display()
+                )
+            );
+        }
+        let d = dirs(
+            &json!({"theme": "dark", "hooks": {}, "permissionMode": "x", "permissions": {"deny": ["read"]}}),
+            &json!({}),
+        );
+        assert_eq!(load_error(&d), None);
     }
 
     #[test]

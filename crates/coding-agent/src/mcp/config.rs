@@ -26,6 +26,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::settings::read_json_file;
 use crate::support::mcp_names::{server_name_problem, server_part};
 use crate::support::paths::expand_own_home;
 
@@ -216,13 +217,17 @@ fn read_file(
         path: path.to_path_buf(),
         reason,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(Vec::new()),
-        Err(e) => return Err(error(e.to_string())),
-    };
-    let value: Value = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
-    parse_servers(&value, source).map_err(error)
+    // Read as every part of the agent reads a settings file: an empty
+    // one (just created) holds nothing, where it stopped every start with
+    // "EOF while parsing a value", and a byte-order mark is skipped.
+    match read_json_file::<Value>(path) {
+        Ok(Some(value)) => parse_servers(&value, source).map_err(error),
+        Ok(None) => match std::fs::metadata(path) {
+            Err(missing) if required => Err(error(missing.to_string())),
+            _ => Ok(Vec::new()),
+        },
+        Err(e) => Err(error(e.to_string())),
+    }
 }
 
 /// The names of the servers a file defines and does not disable; none when
@@ -532,6 +537,17 @@ mod tests {
         assert!(load(&missing, &project, &[], true).unwrap().0.is_empty());
         let error = load(&missing, &project, std::slice::from_ref(&missing), true).unwrap_err();
         assert_eq!(error.path, missing);
+        // An empty settings file (just created) holds no server, as the
+        // rest of the agent reads it; a byte-order mark is no JSON.
+        let empty = dir.path().join("settings.json");
+        std::fs::write(&empty, "").unwrap();
+        assert!(load(&empty, &[], &[], true).unwrap().0.is_empty());
+        std::fs::write(
+            &empty,
+            "\u{feff}{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}",
+        )
+        .unwrap();
+        assert_eq!(load(&empty, &[], &[], true).unwrap().0.len(), 1);
     }
 
     /// Tools are told apart by `mcp__<server>__`: two servers that would
