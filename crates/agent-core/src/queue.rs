@@ -83,6 +83,16 @@ impl MessageQueue {
         self.lock().messages.clear();
     }
 
+    /// Drops the `count` oldest waiting messages (all, when fewer wait),
+    /// keeping those queued after them: what was queued before some point
+    /// goes, what came since stays, in one step that no message queued
+    /// meanwhile can slip into.
+    pub fn drop_oldest(&self, count: usize) {
+        let mut state = self.lock();
+        let count = count.min(state.messages.len());
+        state.messages.drain(..count);
+    }
+
     /// Changes how many messages a poll takes.
     pub fn set_mode(&self, mode: QueueMode) {
         self.lock().mode = mode;
@@ -90,5 +100,37 @@ impl MessageQueue {
 
     fn lock(&self) -> MutexGuard<'_, QueueState> {
         crate::sync::lock(&self.inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_ai::{UserContent, UserMessage};
+
+    fn texts(queue: &MessageQueue) -> Vec<String> {
+        queue
+            .messages()
+            .into_iter()
+            .map(|message| match message {
+                Message::User(UserMessage {
+                    content: UserContent::Text(text),
+                    ..
+                }) => text,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn drop_oldest_keeps_what_came_after() {
+        let queue = MessageQueue::new(QueueMode::OneAtATime);
+        for text in ["before 1", "before 2", "after"] {
+            queue.push(UserMessage::text(text));
+        }
+        queue.drop_oldest(2);
+        assert_eq!(texts(&queue), ["after"]);
+        queue.drop_oldest(5);
+        assert!(queue.is_empty());
     }
 }

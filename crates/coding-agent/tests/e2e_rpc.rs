@@ -703,3 +703,83 @@ fn switching_to_a_session_with_a_cut_line_warns_once() {
         "{stderr}"
     );
 }
+
+/// What is sent while `navigate_tree` writes the summary of the branch left
+/// waits for the move, as during a `compact`, and then goes out on the
+/// branch moved to: a `follow_up` (and a `steer`) then was accepted, listed
+/// in `queue_update`, and dropped when the move ended, never reaching the
+/// model or the session file; a plain `prompt` was refused as "already
+/// processing". What was queued for the branch left, before the move, is
+/// still dropped.
+#[test]
+fn messages_sent_during_a_summarising_move_in_the_tree_go_out_after_it() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    // The summary is held until the messages are in.
+    let release = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let held = std::sync::Arc::clone(&release);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            held.wait();
+            return summary_reply(wire, "LEFT");
+        }
+        // A run that goes on until the move aborts it.
+        if last_user_text(&request.body) == "three" {
+            return Reply::Stall;
+        }
+        Reply::Events(wire.events(&Answer::text(&[&format!("answer {}", request.index)])))
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    rpc.prompt("one");
+    rpc.prompt("two");
+    let (_, tree) = rpc.ask(json!({"id": "t", "type": "get_tree"}));
+    let two = tree["data"]["rows"][2]["id"].clone();
+    rpc.ask(json!({"id": "3", "type": "prompt", "message": "three"}));
+    server.wait_for_requests(3, std::time::Duration::from_secs(10));
+    let (_, queued) =
+        rpc.ask(json!({"id": "l", "type": "follow_up", "message": "for the branch left"}));
+    assert_eq!(queued["success"], true, "{queued}");
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "n", "type": "navigate_tree", "targetId": two, "summarize": true}),
+    );
+    server.wait_for_requests(4, std::time::Duration::from_secs(10));
+    for command in [
+        json!({"id": "s", "type": "steer", "message": "steered"}),
+        json!({"id": "p", "type": "prompt", "message": "plain"}),
+        json!({"id": "f", "type": "prompt", "message": "followed", "streamingBehavior": "followUp"}),
+    ] {
+        let id = command["id"].clone();
+        let (_, accepted) = rpc.ask(command);
+        assert_eq!(accepted["success"], true, "{id}: {accepted}");
+    }
+    release.wait();
+    let moved = rpc.until(|line| line["id"] == "n");
+    assert_eq!(moved["data"]["summarized"], true, "{moved}");
+    let (_, state) = rpc.ask(json!({"id": "st", "type": "get_state"}));
+    // The input's end waits for the run of what was queued, if any.
+    rpc.finish();
+
+    let last = server.requests().pop().unwrap();
+    let users: Vec<String> = wire
+        .transcript(&last.body)
+        .into_iter()
+        .filter(|line| line.starts_with("user: "))
+        .collect();
+    assert_eq!(users.len(), 5, "{users:#?}");
+    assert_eq!(users[0], "user: one");
+    assert!(
+        users[1].starts_with("user: The user went down another branch"),
+        "{users:#?}"
+    );
+    assert_eq!(
+        users[2..],
+        ["user: steered", "user: plain", "user: followed"]
+    );
+    let file = state["data"]["sessionFile"].as_str().unwrap();
+    let saved = std::fs::read_to_string(file).unwrap();
+    for text in ["steered", "plain", "followed"] {
+        assert!(saved.contains(&format!("\"{text}\"")), "{text} not saved");
+    }
+    assert!(!saved.contains("for the branch left"), "{saved}");
+}

@@ -825,6 +825,94 @@ async fn a_session_name_with_control_characters_is_refused() {
     client.finish().await;
 }
 
+/// A field of the wrong type is refused, naming it and the type it must
+/// have, whether the command needs it or not: an optional one was ignored
+/// (`export_html` wrote the default file for an `outputPath` of 5,
+/// `navigate_tree` summarised nothing for `"summarize": "yes"`) or misread
+/// (a `name` of 5 was "empty"). `null` is no value, as JavaScript's
+/// `undefined`.
+#[tokio::test]
+async fn a_field_of_the_wrong_type_is_refused_naming_it() {
+    let fixture = Fixture::new();
+    let (session, provider) = fixture.session(&[], Vec::new());
+    let mut client = Client::start(session);
+    let before = client.call(json!({"id": 0, "type": "get_state"})).await;
+    let string = |field: &str| format!("Invalid command: \"{field}\" must be a string");
+    let boolean = |field: &str| format!("Invalid command: \"{field}\" must be a boolean");
+    let cases = [
+        (
+            json!({"type": "export_html", "outputPath": 5}),
+            string("outputPath"),
+        ),
+        (
+            json!({"type": "set_session_name", "name": 5}),
+            string("name"),
+        ),
+        (
+            json!({"type": "set_session_name", "name": null}),
+            "Session name cannot be empty".to_owned(),
+        ),
+        (
+            json!({"type": "navigate_tree", "targetId": "nope", "summarize": "yes"}),
+            boolean("summarize"),
+        ),
+        (
+            json!({"type": "navigate_tree", "targetId": "nope", "customInstructions": 5}),
+            string("customInstructions"),
+        ),
+        (
+            json!({"type": "navigate_tree", "targetId": 5}),
+            string("targetId"),
+        ),
+        (
+            json!({"type": "compact", "customInstructions": 5}),
+            string("customInstructions"),
+        ),
+        (
+            json!({"type": "new_session", "parentSession": 5}),
+            string("parentSession"),
+        ),
+        (
+            json!({"type": "prompt", "message": "hi", "streamingBehavior": 5}),
+            string("streamingBehavior"),
+        ),
+        (json!({"type": "prompt", "message": 5}), string("message")),
+        (
+            json!({"type": "follow_up", "message": true}),
+            string("message"),
+        ),
+        (
+            json!({"type": "set_auto_compaction", "enabled": "yes"}),
+            boolean("enabled"),
+        ),
+        (json!({"type": "set_auto_retry"}), boolean("enabled")),
+        (json!({"type": "fork", "entryId": 5}), string("entryId")),
+        (
+            json!({"type": "switch_session", "sessionPath": 5}),
+            string("sessionPath"),
+        ),
+        (json!({"type": "bash", "command": 5}), string("command")),
+        (
+            json!({"type": "set_thinking_level", "level": 5}),
+            string("level"),
+        ),
+    ];
+    for (number, (mut command, error)) in cases.into_iter().enumerate() {
+        command["id"] = json!(number + 1);
+        let kind = command["type"].clone();
+        assert_eq!(
+            client.call(command.clone()).await,
+            json!({"id": number + 1, "type": "response", "command": kind,
+                   "success": false, "error": error}),
+            "{command}"
+        );
+    }
+    let after = client.call(json!({"id": 99, "type": "get_state"})).await;
+    assert_eq!(after["data"], before["data"], "nothing was done");
+    assert!(provider.requests().is_empty());
+    client.finish().await;
+}
+
 /// Editor text cut in the middle of an emoji comes as a lone surrogate
 /// escape (`JSON.stringify` and Python's `json.dumps` write one): the
 /// command was refused as unparsable, without its id, and the prompt lost.

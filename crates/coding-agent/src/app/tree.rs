@@ -66,7 +66,9 @@ impl AgentSession {
     /// the summariser first writes what the branch left did (`focus`: what
     /// to stress), saved where the conversation goes on; Esc
     /// ([`AgentSession::abort`]) cancels it, and a summary that fails
-    /// cancels the move. What was queued for the branch left is dropped.
+    /// cancels the move. What was queued for the branch left (before the
+    /// call) is dropped when the move is made; what is queued while the
+    /// summary is written stays, for the branch moved to.
     /// Call it while the agent is idle.
     pub async fn navigate_tree(
         &self,
@@ -74,6 +76,10 @@ impl AgentSession {
         summarize: bool,
         focus: Option<&str>,
     ) -> Result<TreeMove, TreeError> {
+        // Counted now: a message sent during the summary (RPC, the terminal
+        // UI) was accepted for after the move, and dropping the whole queue
+        // at its end lost it unsent.
+        let queued_for_the_branch_left = (self.inner.steering.len(), self.inner.follow_up.len());
         let (to, editor_text, left) = {
             let session = self.session();
             let entry = session
@@ -121,7 +127,12 @@ impl AgentSession {
         self.record_level_in_force(&mut session)?;
         self.inner.agent.set_messages(session.messages());
         drop(session);
-        self.drop_queued();
+        let (steering, follow_up) = queued_for_the_branch_left;
+        if steering + follow_up > 0 {
+            self.inner.steering.drop_oldest(steering);
+            self.inner.follow_up.drop_oldest(follow_up);
+            self.report_queues();
+        }
         Ok(TreeMove {
             editor_text,
             summary,

@@ -9,10 +9,11 @@
 //! - `prompt` answers at once, then the run's events follow; while a run is
 //!   going, `prompt` needs `streamingBehavior` (`steer` or `followUp`),
 //!   except during a compaction alone (`compact`, or the automatic one
-//!   after a run's `agent_end`) or a run's tail (after its `agent_end`: Stop
-//!   hooks, saving), when `get_state` says it is not streaming: the prompt
-//!   then waits for it, as a follow-up, and so does a `steer` or
-//!   `follow_up` then. The `images` of `prompt`, `steer` and `follow_up`
+//!   after a run's `agent_end`), a `navigate_tree` (writing the summary of
+//!   the branch left) or a run's tail (after its `agent_end`: Stop hooks,
+//!   saving), when `get_state` says it is not streaming: the prompt then
+//!   waits for it, as a follow-up, and so does a `steer` or `follow_up`
+//!   then. The `images` of `prompt`, `steer` and `follow_up`
 //!   are checked first, as `read` checks an image: one a provider would
 //!   refuse fails the command, naming it and why.
 //!   `abort` answers once the run has ended (its last events come first).
@@ -20,6 +21,9 @@
 //! - Commands are read from the start, while MCP servers start in the
 //!   background (`get_state` lists them as `starting`); a prompt's run waits
 //!   for them before its first request, so that request offers their tools.
+//! - A field of the wrong type gets `Invalid command: "<field>" must be a
+//!   string` (or `a boolean`), whether the command needs it or not, as a
+//!   missing required one does; `null` is taken as absent.
 //! - An unknown type gets `Unknown command: <type>` (without the id, as Pi);
 //!   a line that is not a JSON object, `command: "parse"` and
 //!   `Failed to parse command: ...`.
@@ -237,12 +241,13 @@ struct Run {
     abort: CancellationToken,
     /// Messages queued while it ran go out when it ends, unless it was
     /// aborted: set when one came while no turn of it was left to take it
-    /// (during a compaction, or its tail; see
+    /// (during a compaction, a move in the tree, or its tail; see
     /// [`Server::send_after_the_run`]). A prompt's turns take the messages
     /// queued during them themselves.
     then_queued: bool,
-    /// It is a compaction (`compact`): a prompt meanwhile waits for it.
-    compaction: bool,
+    /// It has no turns of its own (`compact`, `navigate_tree`): a prompt
+    /// meanwhile waits for it.
+    without_turns: bool,
 }
 
 impl Run {
@@ -413,13 +418,30 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         let Some(kind) = command.get("type").and_then(Value::as_str) else {
             return Ok(Some(unknown_command(command.get("type"))));
         };
-        let text = |field: &str| command.get(field).and_then(Value::as_str);
+        match self.serve(command, id.clone(), kind).await {
+            Ok(response) => Ok(response),
+            Err(Unserved::Output(error)) => Err(error),
+            Err(Unserved::Field(error)) => Ok(Some(failure(id, kind, &error))),
+        }
+    }
+
+    /// [`Server::handle`] for the command `id` of the type `kind`; its
+    /// fields are read with [`field`], which refuses one of the wrong type.
+    async fn serve(
+        &mut self,
+        command: &Value,
+        id: Option<Value>,
+        kind: &str,
+    ) -> Result<Option<Value>, Unserved> {
+        let text = |name: &str| field(command, name, Value::as_str, "a string");
+        let flag = |name: &str| field(command, name, Value::as_bool, "a boolean");
         let session = self.session.clone();
         let response = match kind {
             "prompt" => {
-                let Some(message) = text("message") else {
+                let Some(message) = text("message")? else {
                     return Ok(Some(missing(id, kind, "message")));
                 };
+                let behaviour = text("streamingBehavior")?;
                 let message = match images::user_message(message, command).await {
                     Ok(message) => message,
                     Err(error) => return Ok(Some(failure(id, kind, &error))),
@@ -434,7 +456,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     // here froze every command behind a slow Stop hook, and
                     // the prompt was refused after all.
                     let waits = !self.is_streaming();
-                    let queued = match text("streamingBehavior") {
+                    let queued = match behaviour {
                         Some("steer") => session.steer(message).await,
                         Some("followUp") => session.follow_up(message).await,
                         Some(other) => {
@@ -459,7 +481,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 }
             }
             "steer" | "follow_up" => {
-                let Some(message) = text("message") else {
+                let Some(message) = text("message")? else {
                     return Ok(Some(missing(id, kind, "message")));
                 };
                 let message = match images::user_message(message, command).await {
@@ -484,8 +506,8 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 success(id, kind, None)
             }
             "new_session" => {
+                let parent = text("parentSession")?.map(str::to_owned);
                 self.abort().await?;
-                let parent = text("parentSession").map(str::to_owned);
                 session.end_session(SessionEndReason::Clear).await;
                 session.new_session(parent);
                 success(id, kind, Some(json!({"cancelled": false})))
@@ -502,7 +524,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 Some(json!({"text": session.last_assistant_text()})),
             ),
             "bash" => {
-                let Some(command_line) = text("command") else {
+                let Some(command_line) = text("command")? else {
                     return Ok(Some(missing(id, kind, "command")));
                 };
                 if command_line.trim().is_empty() {
@@ -517,7 +539,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 success(id, kind, None)
             }
             "set_steering_mode" | "set_follow_up_mode" => {
-                let mode = match text("mode") {
+                let mode = match text("mode")? {
                     Some("all") => QueueMode::All,
                     Some("one-at-a-time") => QueueMode::OneAtATime,
                     _ => {
@@ -533,7 +555,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 success(id, kind, None)
             }
             "set_session_name" => {
-                let name = text("name").unwrap_or_default().trim();
+                let name = text("name")?.unwrap_or_default().trim();
                 if name.is_empty() {
                     failure(id, kind, "Session name cannot be empty")
                 } else if name.chars().any(char::is_control) {
@@ -549,32 +571,23 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
             "get_commands" => success(id, kind, Some(json!({"commands": commands(&session)}))),
             "compact" => {
+                let focus = text("customInstructions")?.map(str::to_owned);
                 self.abort().await?;
-                // What was queued for the prompt just aborted stays queued,
-                // as after an `abort`; it went out on its own once the
-                // compaction ended, even one that failed.
-                let left_queued = session.pending_message_count() > 0;
                 // Run as a run: `get_state` answers meanwhile (isCompacting)
                 // and `abort` cancels it; the response comes when it ends.
-                let focus = text("customInstructions").map(str::to_owned);
                 let session = session.clone();
-                self.start(move |_| async move {
+                self.start_without_turns(async move {
                     let outcome = session.compact(focus.as_deref()).await;
                     Some(match outcome {
                         Ok(result) => success(id, "compact", serde_json::to_value(result).ok()),
                         Err(error) => failure(id, "compact", &error.to_string()),
                     })
                 });
-                if let Some(run) = &mut self.run {
-                    run.then_queued = !left_queued;
-                    run.compaction = true;
-                }
                 return Ok(None);
             }
             "set_auto_compaction" | "set_auto_retry" => {
-                let Some(enabled) = command.get("enabled").and_then(Value::as_bool) else {
-                    let message = "Invalid command: \"enabled\" must be a boolean";
-                    return Ok(Some(failure(id, kind, message)));
+                let Some(enabled) = flag("enabled")? else {
+                    return Ok(Some(failure(id, kind, &must_be("enabled", "a boolean"))));
                 };
                 if kind == "set_auto_compaction" {
                     session.set_auto_compaction(enabled);
@@ -589,7 +602,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
             "get_session_stats" => success(id, kind, serde_json::to_value(session.stats()).ok()),
             "set_thinking_level" => {
-                let Some(level) = text("level") else {
+                let Some(level) = text("level")? else {
                     return Ok(Some(missing(id, kind, "level")));
                 };
                 match thinking::set_thinking_level(&session, level) {
@@ -620,7 +633,8 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                         return Ok(None);
                     }
                     "set_model" => {
-                        let (Some(provider), Some(model_id)) = (text("provider"), text("modelId"))
+                        let (Some(provider), Some(model_id)) =
+                            (text("provider")?, text("modelId")?)
                         else {
                             return Ok(Some(missing(id, kind, "provider\" and \"modelId")));
                         };
@@ -645,7 +659,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 }
             }
             "switch_session" => {
-                let Some(path) = text("sessionPath") else {
+                let Some(path) = text("sessionPath")? else {
                     return Ok(Some(missing(id, kind, "sessionPath")));
                 };
                 // Checked first: a wrong path does not cost the run.
@@ -667,7 +681,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 success(id, kind, Some(json!({"messages": messages})))
             }
             "fork" => {
-                let Some(entry_id) = text("entryId") else {
+                let Some(entry_id) = text("entryId")? else {
                     return Ok(Some(missing(id, kind, "entryId")));
                 };
                 // Checked first, as Pi does: a wrong id does not cost the run.
@@ -682,11 +696,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             }
             "get_tree" => success(id, kind, Some(json!({"rows": session.tree()}))),
             "navigate_tree" => {
-                let Some(target) = text("targetId").map(str::to_owned) else {
+                let Some(target) = text("targetId")?.map(str::to_owned) else {
                     return Ok(Some(missing(id, kind, "targetId")));
                 };
-                let summarize = command.get("summarize").and_then(Value::as_bool) == Some(true);
-                let focus = text("customInstructions").map(str::to_owned);
+                let summarize = flag("summarize")?.unwrap_or(false);
+                let focus = text("customInstructions")?.map(str::to_owned);
                 // Checked first, as for `fork`: a wrong id aborted the run.
                 if let Err(error) = session.check_tree_target(&target) {
                     return Ok(Some(failure(id, kind, &error.to_string())));
@@ -695,7 +709,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 // A summary of the branch left is a model request: run as
                 // a run, like a compaction.
                 let session = session.clone();
-                self.start(move |_| async move {
+                self.start_without_turns(async move {
                     let outcome = session
                         .navigate_tree(&target, summarize, focus.as_deref())
                         .await;
@@ -722,7 +736,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                 }
             }
             "export_html" => {
-                let path = text("outputPath").map(std::path::Path::new);
+                let path = text("outputPath")?.map(std::path::Path::new);
                 // The protocol stream is no place for the page (the
                 // terminal UI refuses its terminal likewise, M29).
                 if let Some(path) = path
@@ -810,13 +824,34 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             abort,
             ended: false,
             then_queued: false,
-            compaction: false,
+            without_turns: false,
         });
     }
 
+    /// Runs `work` (a compaction, a move in the tree) as a run with no
+    /// turns of its own: what is sent meanwhile waits for it, as a
+    /// follow-up, and goes out when it ends. A move's summary was run as a
+    /// prompt: a plain `prompt` then was refused as "already processing",
+    /// and a `follow_up` was accepted and then dropped with the move.
+    /// What was queued before it, for a prompt just aborted for it, is not
+    /// sent when it ends: it stays queued, as after an `abort` (it went out
+    /// on its own once a compaction ended, even one that failed), or goes
+    /// with the branch a move leaves.
+    fn start_without_turns<Fut>(&mut self, work: Fut)
+    where
+        Fut: Future<Output = Option<Value>> + Send + 'static,
+    {
+        let left_queued = self.session.pending_message_count() > 0;
+        self.start(move |_| work);
+        if let Some(run) = &mut self.run {
+            run.then_queued = !left_queued;
+            run.without_turns = true;
+        }
+    }
+
     /// Has the messages queued now sent when the run ends, when no turn of
-    /// it is left to take them: during a compaction alone or the run's tail
-    /// (Stop hooks, saving), when it is not streaming. A follow-up queued
+    /// it is left to take them: during a compaction alone, a move in the
+    /// tree or the run's tail (Stop hooks, saving), when it is not streaming. A follow-up queued
     /// during a slow Stop hook was never sent (`pendingMessageCount: 1`
     /// for ever).
     fn send_after_the_run(&mut self) {
@@ -827,26 +862,26 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         }
     }
 
-    /// Whether all that runs is a compaction: `compact`, or the automatic
-    /// one after a run's `agent_end` (the run's turns are over; what is
-    /// queued now goes out when the compaction ends).
-    fn only_compacting(&self) -> bool {
+    /// Whether all that runs has no turns: `compact`, `navigate_tree`, or
+    /// the automatic compaction after a run's `agent_end` (the run's turns
+    /// are over; what is queued now goes out when the compaction ends).
+    fn only_without_turns(&self) -> bool {
         self.run
             .as_ref()
-            .is_some_and(|run| run.compaction || (run.ended && self.session.is_compacting()))
+            .is_some_and(|run| run.without_turns || (run.ended && self.session.is_compacting()))
     }
 
     /// Pi's `isStreaming`, which covers its whole run: whether a prompt
     /// without `streamingBehavior` is refused now. The agent's turns, what
     /// comes before them (the MCP servers, the hooks, a compaction due
     /// before the prompt) and the waits before a retry are; a compaction
-    /// alone is not (a prompt waits for it), nor a run's tail (a prompt
-    /// waits it out).
+    /// alone or a move in the tree is not (a prompt waits for it), nor a
+    /// run's tail (a prompt waits it out).
     fn is_streaming(&self) -> bool {
         let Some(run) = &self.run else {
             return self.session.agent().is_running();
         };
-        !self.only_compacting()
+        !self.only_without_turns()
             && (self.session.agent().is_running() || !run.is_over() || self.session.is_waiting())
     }
 
@@ -855,12 +890,12 @@ impl<W: AsyncWrite + Unpin> Server<W> {
     /// [`Run::then_queued`]) and
     /// was not aborted, go out as a run, as after an automatic compaction
     /// (they waited for the next prompt, or were lost when the input closed).
-    /// A manual compaction's abort does not hold back the prompts that
-    /// waited for it: they were accepted for after it, and stopping a slow
-    /// compaction is how a client gets them answered sooner.
+    /// Aborting a manual compaction or a move in the tree does not hold back
+    /// the prompts that waited for it: they were accepted for after it, and
+    /// stopping a slow summary is how a client gets them answered sooner.
     fn after_run(&mut self, ended: Run) {
         if !ended.then_queued
-            || (ended.abort.is_cancelled() && !ended.compaction)
+            || (ended.abort.is_cancelled() && !ended.without_turns)
             || self.session.pending_message_count() == 0
         {
             return;
@@ -1009,12 +1044,46 @@ fn failure(id: Option<Value>, command: &str, error: &str) -> Value {
     Value::Object(object)
 }
 
-fn missing(id: Option<Value>, command: &str, field: &str) -> Value {
-    failure(
-        id,
-        command,
-        &format!("Invalid command: \"{field}\" must be a string"),
-    )
+/// Why [`Server::serve`] gave no response: the output failed, or a field of
+/// the command had the wrong type (answered as the command's failure).
+enum Unserved {
+    Output(std::io::Error),
+    Field(String),
+}
+
+impl From<std::io::Error> for Unserved {
+    fn from(error: std::io::Error) -> Self {
+        Unserved::Output(error)
+    }
+}
+
+/// The command's field `name` as `read` takes it (`expected` names its
+/// type), `None` when it is absent or `null` (JavaScript's `undefined`). A
+/// value of another type is refused, as a missing required field is: it was
+/// ignored, and `export_html` with an `outputPath` of 5 wrote the default
+/// file, `navigate_tree` with `"summarize": "yes"` summarised nothing.
+fn field<'a, T>(
+    command: &'a Value,
+    name: &str,
+    read: impl FnOnce(&'a Value) -> Option<T>,
+    expected: &str,
+) -> Result<Option<T>, Unserved> {
+    match command.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => read(value)
+            .map(Some)
+            .ok_or_else(|| Unserved::Field(must_be(name, expected))),
+    }
+}
+
+/// What a command is told of a field that is missing or not of the type
+/// `expected` (Pi reads fields unchecked).
+fn must_be(name: &str, expected: &str) -> String {
+    format!("Invalid command: \"{name}\" must be {expected}")
+}
+
+fn missing(id: Option<Value>, command: &str, name: &str) -> Value {
+    failure(id, command, &must_be(name, "a string"))
 }
 
 /// Pi's answer to a line that is not a command, without an id.
