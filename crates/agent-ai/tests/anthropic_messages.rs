@@ -1213,28 +1213,24 @@ fn hello_reply() -> Reply {
     reply(events)
 }
 
-#[tokio::test]
-async fn thinking_levels_become_budgets_on_top_of_max_tokens_and_drop_the_temperature() {
-    use ThinkingLevel::*;
-    let levels = [None, Some(Off), Some(Minimal), Some(Medium), Some(Xhigh)];
-    let server = TestServer::start(levels.iter().map(|_| hello_reply()).collect()).await;
+/// What a reasoning model's requests say of thinking, one request per
+/// context sent through a provider with `temperature` 0.5: `max_tokens`,
+/// `thinking` and `temperature`.
+async fn thinking_sent(contexts: Vec<Context>) -> Vec<Value> {
+    let server = TestServer::start(contexts.iter().map(|_| hello_reply()).collect()).await;
     let mut config = config(&server);
     config.temperature = Some(0.5);
     let provider = AnthropicMessagesProvider::new(config);
     let mut model = model();
     model.reasoning = true;
-    for level in levels {
-        let context = Context {
-            reasoning: level,
-            ..hello_context()
-        };
+    for context in contexts {
         let events: Vec<_> = provider
             .stream(&model, &context, CancellationToken::new())
             .collect()
             .await;
         assert_eq!(trace(&events).last().unwrap(), "done stop");
     }
-    let sent: Vec<Value> = server
+    server
         .requests()
         .iter()
         .map(|request| {
@@ -1244,7 +1240,22 @@ async fn thinking_levels_become_budgets_on_top_of_max_tokens_and_drop_the_temper
                 "temperature": request.body.get("temperature"),
             })
         })
-        .collect();
+        .collect()
+}
+
+#[tokio::test]
+async fn thinking_levels_become_budgets_on_top_of_max_tokens_and_drop_the_temperature() {
+    use ThinkingLevel::*;
+    let levels = [None, Some(Off), Some(Minimal), Some(Medium), Some(Xhigh)];
+    let sent = thinking_sent(
+        levels
+            .map(|reasoning| Context {
+                reasoning,
+                ..hello_context()
+            })
+            .into(),
+    )
+    .await;
     assert_eq!(
         sent,
         [
@@ -1302,39 +1313,33 @@ async fn a_model_without_reasoning_gets_no_thinking_and_budgets_come_from_the_co
 async fn thinking_stays_within_the_requests_token_limit() {
     use ThinkingLevel::*;
     let asked = [(High, 2048), (Low, 4096), (Medium, 1500), (High, 50_000)];
-    let server = TestServer::start(asked.iter().map(|_| hello_reply()).collect()).await;
-    let provider = AnthropicMessagesProvider::new(config(&server));
-    let mut model = model();
-    model.reasoning = true;
-    for (level, limit) in asked {
-        let context = Context {
-            reasoning: Some(level),
-            max_tokens: Some(limit),
-            ..hello_context()
-        };
-        let events: Vec<_> = provider
-            .stream(&model, &context, CancellationToken::new())
-            .collect()
-            .await;
-        assert_eq!(trace(&events).last().unwrap(), "done stop");
-    }
-    let sent: Vec<Value> = server
-        .requests()
-        .iter()
-        .map(|request| {
-            json!({
-                "max_tokens": request.body["max_tokens"],
-                "thinking": request.body.get("thinking"),
+    let sent = thinking_sent(
+        asked
+            .map(|(level, limit)| Context {
+                reasoning: Some(level),
+                max_tokens: Some(limit),
+                ..hello_context()
             })
+            .into(),
+    )
+    .await;
+    let thinking = |max_tokens, budget: Option<u32>| {
+        json!({
+            "max_tokens": max_tokens,
+            "thinking": match budget {
+                Some(budget) => json!({"type": "enabled", "budget_tokens": budget}),
+                None => json!({"type": "disabled"}),
+            },
+            "temperature": if budget.is_some() { Value::Null } else { json!(0.5) },
         })
-        .collect();
+    };
     assert_eq!(
         sent,
         [
-            json!({"max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}}),
-            json!({"max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 2048}}),
-            json!({"max_tokens": 1500, "thinking": {"type": "disabled"}}),
-            json!({"max_tokens": 24576, "thinking": {"type": "enabled", "budget_tokens": 16384}}),
+            thinking(2048, Some(1024)),
+            thinking(4096, Some(2048)),
+            thinking(1500, None),
+            thinking(24576, Some(16384)),
         ]
     );
 }
