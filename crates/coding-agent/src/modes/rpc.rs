@@ -876,13 +876,16 @@ impl<W: AsyncWrite + Unpin> Server<W> {
     /// comes before them (the MCP servers, the hooks, a compaction due
     /// before the prompt) and the waits before a retry are; a compaction
     /// alone or a move in the tree is not (a prompt waits for it), nor a
-    /// run's tail (a prompt waits it out).
+    /// run's tail (a prompt waits it out). The agent's own last steps
+    /// after its `agent_end` are of the tail too: a client that answered
+    /// `agent_end` with a prompt at once was refused while the agent had
+    /// not yet marked itself idle (seen under load).
     fn is_streaming(&self) -> bool {
         let Some(run) = &self.run else {
             return self.session.agent().is_running();
         };
-        !self.only_without_turns()
-            && (self.session.agent().is_running() || !run.is_over() || self.session.is_waiting())
+        let turns_running = self.session.agent().is_running() && !run.ended;
+        !self.only_without_turns() && (turns_running || !run.is_over() || self.session.is_waiting())
     }
 
     /// After a run ended: the messages queued during it, when they came
