@@ -33,14 +33,10 @@ pub async fn set_model(
         return Err(format!("Model not found: {provider}/{model_id}"));
     }
     refuse_while_running(session)?;
-    if let Some(offered) = catalog.offered(provider, &session.model(), &env).await
-        && !offered.iter().any(|id| id == model_id)
-    {
-        return Err(format!(
-            "Model not found: {provider}/{model_id} ({provider} offers: {})",
-            offered.join(", ")
-        ));
-    }
+    catalog
+        .check_offered(provider, model_id, &session.model(), &env)
+        .await
+        .map_err(|error| error.to_string())?;
     switch(session, catalog, provider, model_id)
 }
 
