@@ -70,4 +70,4 @@ pub use stream::{AssistantMessageEvent, AssistantStream, Context, Model, Provide
 pub use testing::{ScriptedProvider, ScriptedResponse};
 pub use thinking::ThinkingLevel;
 pub use tool::Tool;
-pub use validate::{ToolValidator, ValidationError};
+pub use validate::{SchemaError, ToolValidator, ValidationError};

@@ -85,6 +85,17 @@ impl ScriptedProvider {
     }
 }
 
+/// What is left of the script and how many requests were made: each
+/// request's whole context, history and tools, would drown the rest.
+impl std::fmt::Debug for ScriptedProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedProvider")
+            .field("script", &*lock(&self.script))
+            .field("requests", &lock(&self.requests).len())
+            .finish()
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
@@ -219,6 +230,23 @@ mod tests {
         assert_eq!(
             last.error_message.as_deref(),
             Some("Scripted provider has no more responses")
+        );
+    }
+
+    /// A test that holds the provider in a `#[derive(Debug)]` struct, or
+    /// prints it on failure, needs `Debug`: what is left of the script and
+    /// how many requests were made, not every request's whole history.
+    #[test]
+    fn debug_shows_the_script_left_and_the_requests_made() {
+        let provider = ScriptedProvider::new([ScriptedResponse::Hang, ScriptedResponse::Hang]);
+        drop(provider.stream(
+            &ScriptedProvider::model(),
+            &Context::default(),
+            CancellationToken::new(),
+        ));
+        assert_eq!(
+            format!("{provider:?}"),
+            "ScriptedProvider { script: [Hang], requests: 1 }"
         );
     }
 

@@ -25,7 +25,7 @@ impl Tool {
     ///
     /// The schema is generated the way Pi's TypeBox schemas look on the wire:
     /// subschemas inlined (no `$defs`), `Option<T>` fields merely not required
-    /// (no `null` in their type), and no `$schema`, `title` or top-level
+    /// (no `null` in their type or `enum`), and no `$schema`, `title` or top-level
     /// description (the tool's own description says what it does).
     pub fn for_args<T: JsonSchema>(
         name: impl Into<String>,
@@ -57,7 +57,7 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 
 /// Makes schemars' output look like a hand-written schema: drops integer
 /// `format` annotations (`uint64`, `double`, ...) that models do not need, and
-/// `null` from the types of optional properties (absent is how a model leaves
+/// `null` from the schemas of optional properties (absent is how a model leaves
 /// them out; the validator treats an explicit `null` as absent).
 fn tidy(value: &mut Value) {
     match value {
@@ -104,12 +104,21 @@ fn tidy(value: &mut Value) {
     }
 }
 
-/// `{"type": ["number", "null"]}` becomes `{"type": "number"}`; an
-/// `anyOf: [X, {"type": "null"}]` becomes X.
+/// Undoes what schemars does to make `Option<T>` nullable, in each of its three
+/// shapes: `{"type": ["number", "null"]}` becomes `{"type": "number"}`;
+/// `"enum": ["fast", null]` (a unit enum, or a `const` turned into a list)
+/// becomes `"enum": ["fast"]`; an `anyOf: [X, {"type": "null"}]` (an enum with
+/// data) becomes X. A `null` left in `enum` contradicted the `type` beside it,
+/// so the model read `{"type": "string", "enum": ["fast", null]}`.
 fn drop_null_type(schema: &mut Value) {
     let Some(map) = schema.as_object_mut() else {
         return;
     };
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && values.iter().any(|v| !v.is_null())
+    {
+        values.retain(|v| !v.is_null());
+    }
     if let Some(Value::Array(types)) = map.get_mut("type") {
         types.retain(|t| t != "null");
         if types.len() == 1 {
@@ -161,6 +170,41 @@ mod tests {
                     "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"}
                 },
                 "required": ["path"]
+            })
+        );
+    }
+
+    #[derive(JsonSchema, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)]
+    enum Mode {
+        Fast,
+        SlowAndSteady,
+    }
+
+    /// Arguments whose optional properties are unit enums.
+    #[derive(JsonSchema, Deserialize)]
+    #[allow(dead_code)]
+    struct ModeArgs {
+        mode: Mode,
+        opt_mode: Option<Mode>,
+        opt_modes: Option<Vec<Mode>>,
+    }
+
+    #[test]
+    fn optional_enum_lists_only_its_values() {
+        let tool = Tool::for_args::<ModeArgs>("run", "Run.");
+        let modes = json!({"type": "string", "enum": ["fast", "slowAndSteady"]});
+        assert_eq!(
+            tool.parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "mode": modes,
+                    "opt_mode": modes,
+                    "opt_modes": {"type": "array", "items": modes}
+                },
+                "required": ["mode"]
             })
         );
     }

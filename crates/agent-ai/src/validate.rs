@@ -7,8 +7,9 @@
 //! Pi's exact words. This module does the same in three steps:
 //!
 //! 1. `coerce`: convert a clone of the arguments along the schema (numbers,
-//!    booleans and strings from one another; never a string into an array), and
-//!    drop `null` optional properties (deviation #1, below);
+//!    booleans and strings from one another; a lone value where an array
+//!    belongs, `"x"` or `{...}`, becomes a one-item array, but a JSON string is
+//!    never parsed), and drop `null` optional properties (deviation #1, below);
 //! 2. check the result with a [`jsonschema`] validator compiled once, in
 //!    [`ToolValidator::new`];
 //! 3. on failure, `report` writes Pi's text: one `  - <path>: <message>` line
@@ -30,7 +31,7 @@ use crate::tool::Tool;
 use coerce::Coercion;
 
 /// The schema of a tool could not be compiled.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("invalid JSON Schema for tool \"{tool}\": {message}")]
 pub struct SchemaError {
     /// The tool whose schema is broken.
@@ -81,9 +82,15 @@ impl ToolValidator {
             message,
         };
         if let Some(cycle) = cycles::in_place_cycle(&tool.parameters) {
+            // Each step as a `$ref` would name it (`#`, `#/$defs/A`): bare
+            // pointers printed the root as nothing, `( -> )`.
+            let steps: Vec<String> = cycle
+                .iter()
+                .map(|pointer| format!("#{}", uri_fragment(pointer)))
+                .collect();
             return Err(refused(format!(
                 "it refers to itself without reaching a value ({}), so checking arguments against it would never end",
-                cycle.join(" -> ")
+                steps.join(" -> ")
             )));
         }
         let validator = compile(&tool.parameters).map_err(refused)?;

@@ -1225,6 +1225,31 @@ async fn stream_that_stalls_past_the_read_timeout_ends_in_an_error() {
     );
 }
 
+/// A zero read timeout means none, as a zero timeout does in curl and Node:
+/// taken as a deadline, it failed every request at once with `Request timed
+/// out: no data received for 0ns`.
+#[tokio::test]
+async fn a_zero_read_timeout_waits_as_long_as_the_stream_takes() {
+    let server = TestServer::start(vec![stream(vec![
+        chunk(json!({"content": "Hel"}), Value::Null),
+        Step::Pause(Duration::from_millis(50)),
+        chunk(json!({"content": "lo"}), json!("stop")),
+        done(),
+    ])])
+    .await;
+    let mut config = config(&server);
+    config.read_timeout = Duration::ZERO;
+    let events = run(config, &context()).await;
+    assert_eq!(
+        final_message(&events),
+        message(
+            json!([{"type": "text", "text": "Hello"}]),
+            no_usage(),
+            "stop"
+        )
+    );
+}
+
 #[tokio::test]
 async fn cancelling_mid_stream_ends_at_once_with_aborted() {
     let server = TestServer::start(vec![stream(vec![

@@ -7,8 +7,7 @@
 // The helpers below are test code too: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use agent_ai::validate::SchemaError;
-use agent_ai::{Tool, ToolValidator};
+use agent_ai::{SchemaError, Tool, ToolValidator};
 use serde_json::{Value, json};
 
 fn tool(name: &str, parameters: Value) -> Tool {
@@ -622,7 +621,9 @@ fn broken_schema_is_a_schema_error_not_a_panic() {
         "broken",
         json!({"type": "object", "properties": {"a": {"type": "nonsense"}}}),
     );
-    let error: SchemaError = ToolValidator::new(&broken).unwrap_err();
+    // At the crate root, and `Clone` like `ValidationError`, so a caller can
+    // keep it (a tool left out with a warning) and still return it.
+    let error: SchemaError = ToolValidator::new(&broken).unwrap_err().clone();
     assert_eq!(error.tool, "broken");
     assert!(
         error
@@ -653,8 +654,15 @@ fn a_schema_that_refers_to_itself_on_one_value_is_refused() {
     let error = ToolValidator::new(&looping).unwrap_err().to_string();
     assert!(
         error.starts_with("invalid JSON Schema for tool \"looping\": it refers to itself without reaching a value (")
-            && error.contains("/$defs/A -> /$defs/A/allOf/0 -> /$defs/B"),
+            && error.contains("#/$defs/A -> #/$defs/A/allOf/0 -> #/$defs/B"),
         "{error}"
+    );
+    // The chain is written the way `$ref` writes it: the root printed as
+    // nothing, `( -> )`, left the reader nothing to look for.
+    let itself = ToolValidator::new(&tool("itself", json!({"$ref": "#"}))).unwrap_err();
+    assert_eq!(
+        itself.to_string(),
+        "invalid JSON Schema for tool \"itself\": it refers to itself without reaching a value (# -> #), so checking arguments against it would never end"
     );
     let tree = validator(
         "tree",

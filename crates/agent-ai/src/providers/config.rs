@@ -19,7 +19,10 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// Retries of 429/5xx/overloaded answers.
     pub retry: RetryPolicy,
-    /// A stream that sends nothing for this long has stalled and ends in an error.
+    /// A stream that sends nothing for this long has stalled and ends in an
+    /// error. `Duration::ZERO` means no read timeout: the request waits as
+    /// long as the server takes (until cancelled), as a zero timeout does in
+    /// curl and Node.
     pub read_timeout: Duration,
     /// Maximum output tokens to ask for.
     pub max_tokens: u32,

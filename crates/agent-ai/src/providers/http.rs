@@ -9,7 +9,7 @@
 //! request reads `<status> <type>: <server message>`. Every wait (connecting,
 //! response headers, the error body) ends at once when the cancellation
 //! token fires, and no wait for the server lasts longer than the read
-//! timeout.
+//! timeout (when there is one: zero means none).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -424,10 +424,24 @@ async fn bounded<T>(
     tokio::select! {
         biased;
         () = cancel.cancelled() => Err(HttpError::Aborted),
-        result = tokio::time::timeout(read_timeout, future) => {
-            result.map_err(|_| HttpError::Stalled(read_timeout))
-        }
+        result = within(read_timeout, future) => result,
     }
+}
+
+/// `future`'s output, or [`HttpError::Stalled`] once `read_timeout` passes
+/// first. A zero `read_timeout` is no timeout (as `ProviderConfig` says):
+/// taken as a deadline, it failed every request at once with `Request timed
+/// out: no data received for 0ns`.
+pub(super) async fn within<T>(
+    read_timeout: Duration,
+    future: impl Future<Output = T>,
+) -> Result<T, HttpError> {
+    if read_timeout.is_zero() {
+        return Ok(future.await);
+    }
+    tokio::time::timeout(read_timeout, future)
+        .await
+        .map_err(|_| HttpError::Stalled(read_timeout))
 }
 
 /// What an error body says: its error object as `type: message` (OpenAI,

@@ -31,7 +31,7 @@ use reqwest::Response;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{HttpError, MAX_ERROR_BODY, error_chain, not_a_stream};
+use super::http::{HttpError, MAX_ERROR_BODY, error_chain, not_a_stream, within};
 use crate::json_text::{self, ESCAPE_LEN, lone_surrogates};
 
 /// One server-sent event.
@@ -107,7 +107,8 @@ pub struct SseStream {
 impl SseStream {
     /// Reads `response`'s body as server-sent events. Each chunk of bytes
     /// must arrive within `read_timeout` of the previous one (so keep-alive
-    /// comments keep a slow stream alive); `cancel` ends the stream at once.
+    /// comments keep a slow stream alive; zero waits for ever); `cancel` ends
+    /// the stream at once.
     pub fn new(response: Response, read_timeout: Duration, cancel: CancellationToken) -> Self {
         let status = response.status().as_u16();
         let bytes = response.bytes_stream();
@@ -120,8 +121,8 @@ impl SseStream {
                 let next = tokio::select! {
                     biased;
                     () = cancel.cancelled() => Err(HttpError::Aborted),
-                    next = tokio::time::timeout(read_timeout, bytes.next()) => match next {
-                        Err(_) => Err(HttpError::Stalled(read_timeout)),
+                    next = within(read_timeout, bytes.next()) => match next {
+                        Err(stalled) => Err(stalled),
                         Ok(None) => return None,
                         Ok(Some(Ok(chunk))) => Ok(chunk),
                         Ok(Some(Err(error))) => Err(HttpError::Connection(error_chain(&error))),
