@@ -390,6 +390,16 @@ impl<T: TypedTool> Typed<T> {
     }
 }
 
+/// The typed tool; the schema built from its arguments is left out (the
+/// built-in tools show their name).
+impl<T: TypedTool + std::fmt::Debug> std::fmt::Debug for Typed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Typed")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The tool with its default parts (the built-in tools: on this machine).
 impl<T: TypedTool + Default> Default for Typed<T> {
     fn default() -> Self {

@@ -5,7 +5,8 @@
 //! plus a prompt snippet, prompt guidelines and terminal renderers.
 //! [`wrap_tool_definition`] turns one into an `AgentTool` for the loop. The seven
 //! built-in tools live in [`tools`], one folder each, and reach files and
-//! processes only through the narrow Operations trait in their folder's `ops`.
+//! processes only through the narrow Operations trait in their folder's `ops`;
+//! [`tools`] says which paths those are given.
 //!
 //! Around them, the product: [`settings`] (model selection), [`prompt`] (the
 //! system prompt), [`templates`] (prompt templates, `/name args`), [`skills`]

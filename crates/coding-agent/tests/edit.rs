@@ -849,3 +849,55 @@ async fn a_file_too_large_to_edit_is_refused_unread_and_left_as_it_is() {
     ws.replace("huge.log", "hello", "bye").await.unwrap();
     assert!(std::fs::read(&path).unwrap().starts_with(b"bye\n"));
 }
+
+/// One file in memory: Operations with no size check of their own.
+struct MemoryFile {
+    content: std::sync::Mutex<Vec<u8>>,
+}
+
+impl HomeDir for MemoryFile {}
+impl MutationTarget for MemoryFile {}
+
+#[async_trait]
+impl EditOperations for MemoryFile {
+    async fn access(&self, _path: &Path) -> Result<(), FsError> {
+        Ok(())
+    }
+
+    async fn read_file(&self, _path: &Path) -> Result<Vec<u8>, FsError> {
+        Ok(self.content.lock().unwrap().clone())
+    }
+
+    async fn write_file(&self, _path: &Path, content: Vec<u8>) -> Result<(), FsError> {
+        *self.content.lock().unwrap() = content;
+        Ok(())
+    }
+}
+
+/// The limit is the tool's, not only the local Operations': over in-memory
+/// Operations a 40 MB one-line file was edited and took 1.2 GB to match.
+#[tokio::test]
+async fn a_file_too_large_to_edit_is_refused_whatever_operations_read_it() {
+    use coding_agent::tools::edit::ops::MAX_EDIT_FILE;
+    let mut big = vec![b'a'; usize::try_from(MAX_EDIT_FILE).unwrap()];
+    big.extend_from_slice(b"NEEDLE\n");
+    let ops = Arc::new(MemoryFile {
+        content: std::sync::Mutex::new(big.clone()),
+    });
+    let tool = Typed::new(EditTool::new(ops.clone()));
+    let error = run(
+        &tool,
+        Path::new("/mem"),
+        json!({"path": "f.txt", "edits": [{"oldText": "NEEDLE", "newText": "X"}]}),
+    )
+    .await
+    .map(|r| text(&r))
+    .unwrap_err();
+    assert_eq!(
+        error,
+        "Could not edit file: f.txt. Error: the file is 16.0MB; edit reads and rewrites a file \
+         whole and takes files up to 16.0MB. Change a file this large with bash (e.g. sed -i, or \
+         a script that streams it)."
+    );
+    assert!(*ops.content.lock().unwrap() == big, "the file was changed");
+}

@@ -41,7 +41,9 @@ fn home_from_passwd() -> Option<PathBuf> {
 /// path argument means. A supertrait of every file tool's Operations, so an
 /// implementation says it once for all the tools it serves: this machine's
 /// `$HOME` by default (`impl HomeDir for LocalLsOperations {}`), the remote
-/// user's on a remote.
+/// user's on a remote. Operations whose files are not this machine's (in
+/// memory, in a container) must name their own: the default sent `~/a.txt`
+/// to an in-memory store as `/root/a.txt`.
 pub trait HomeDir {
     /// The home directory, when there is one.
     fn home_dir(&self) -> Option<PathBuf> {
@@ -125,6 +127,12 @@ pub fn resolve_dir_arg(path: Option<&str>, cwd: &Path, home: Option<&Path>) -> P
 }
 
 /// Removes `.` and resolves `..` without touching the file system.
+///
+/// What Operations over files without links (a map in memory) key and
+/// check their paths by: an absolute path reaches them as the model wrote
+/// it, and `/mem/proj/../../etc/passwd` passes `starts_with("/mem/proj")`
+/// until normalised. Where links exist, `..` after a link goes up from
+/// where it leads, which only [`where_links_lead`] tells.
 pub fn normalize_lexically(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();

@@ -10,6 +10,43 @@
 //! the parts all tools have, their Operations and settings and working on
 //! this machine by default, are written once here, so a tool's folder states
 //! only what is its own.
+//!
+//! # The paths Operations are given
+//!
+//! What to know before implementing an Operations trait over files of your
+//! own (in memory, in a container, on another host); the example
+//! `examples/in_memory_tools.rs` does all of it.
+//!
+//! - The tool resolves the path the model wrote, as Pi does: one leading
+//!   `@` dropped, `~` expanded to the Operations' own
+//!   [`HomeDir::home_dir`], and a relative path joined to the
+//!   [`ToolContext::cwd`](crate::ToolContext::cwd) with `.` and `..`
+//!   resolved lexically (Node's `path.resolve`). With an absolute cwd, every
+//!   path arrives absolute.
+//! - **An absolute path arrives as written, `..` included**
+//!   (`/mem/proj/src/../a.txt`). On a real file system the kernel applies
+//!   `..` after following links (`ws/out/../x` with `out -> /srv/sub` is
+//!   `/srv/x`), and the permission guard judges the path where the kernel
+//!   puts it: resolving `..` lexically first would open another file than
+//!   the one judged. (`Path` equality ignores `.` and repeated `/`, so of
+//!   the spellings only `..` misleads a map keyed by `PathBuf`.)
+//! - **So `Path::starts_with` alone is no root check**:
+//!   `/mem/proj/../../etc/passwd` starts with `/mem/proj`. Files without
+//!   links (a map in memory): normalise with
+//!   [`normalize_lexically`](crate::support::paths::normalize_lexically)
+//!   first, and key and check the result. Files with links: resolve them
+//!   as the kernel does (on this machine
+//!   [`where_links_lead`](crate::support::paths::where_links_lead)), or let
+//!   the OS confine the process (the Landlock sandbox does).
+//! - [`HomeDir`]'s default is this machine's home: Operations whose files
+//!   are elsewhere should name their own (without one, `~/x` stays a
+//!   relative path under the cwd). The default sent `~/a.txt` to an
+//!   in-memory store as `/root/a.txt`.
+//! - `read` may ask `exists` about a few other spellings of a missing name
+//!   (macOS screenshot names:
+//!   [`read_path_candidates`](crate::support::paths::read_path_candidates))
+//!   before it opens one. grep, find and ls are given their directory
+//!   resolved as above; bash is given the context's cwd as it is.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +54,7 @@ use std::sync::Arc;
 use agent_core::{AgentTool, ToolError, ToolSet};
 use tokio_util::sync::CancellationToken;
 
-use crate::definition::{ContextFactory, ToolDefinition, Typed, wrap_tool_definition};
+use crate::definition::{ContextFactory, ToolDefinition, Typed, TypedTool, wrap_tool_definition};
 use crate::support::mutation_queue::{MutationTarget, with_file_mutation_queue};
 use crate::support::paths::{HomeDir, resolve_dir_arg, resolve_to_cwd};
 use crate::support::walk::LocalSearchOperations;
@@ -33,7 +70,7 @@ pub mod write;
 /// A built-in tool: the Operations through which it reaches files and
 /// processes, and its settings (`()` for a tool that has none). Each tool
 /// names its own (`pub type FindTool = OpsTool<dyn FindOperations>`) and
-/// implements [`TypedTool`](crate::definition::TypedTool) for it;
+/// implements [`TypedTool`] for it;
 /// [`Typed`] makes that a [`ToolDefinition`].
 pub struct OpsTool<O: ?Sized, S = ()> {
     /// Where the tool works: this machine, a remote host, a sandbox, a test's
@@ -50,6 +87,20 @@ impl<O: ?Sized, S: Default> OpsTool<O, S> {
             ops,
             options: S::default(),
         }
+    }
+}
+
+/// The tool's name and settings; its Operations are a trait object, which
+/// has no `Debug`.
+impl<O: ?Sized, S: std::fmt::Debug> std::fmt::Debug for OpsTool<O, S>
+where
+    Self: TypedTool,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpsTool")
+            .field("name", &Self::SPEC.name)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
     }
 }
 
@@ -191,6 +242,33 @@ mod tests {
         for name in BUILTIN_TOOL_NAMES {
             let tool = builtin_tool(name).unwrap_or_else(|| panic!("{name} is not registered"));
             assert_eq!(tool.tool().name, name);
+        }
+    }
+
+    /// A struct holding a tool could not derive Debug: no tool had it.
+    #[test]
+    fn tools_show_their_name_and_settings_in_debug() {
+        fn shown<T: TypedTool + Default + std::fmt::Debug>() -> String {
+            format!("{:?}", Typed::<T>::default())
+        }
+        assert_eq!(
+            shown::<ls::LsTool>(),
+            "Typed { inner: OpsTool { name: \"ls\", options: (), .. }, .. }"
+        );
+        let all = [
+            shown::<read::ReadTool>(),
+            shown::<bash::BashTool>(),
+            shown::<edit::EditTool>(),
+            shown::<write::WriteTool>(),
+            shown::<grep::GrepTool>(),
+            shown::<find::FindTool>(),
+            shown::<ls::LsTool>(),
+        ];
+        for (name, shown) in BUILTIN_TOOL_NAMES.iter().zip(all) {
+            assert!(
+                shown.starts_with(&format!("Typed {{ inner: OpsTool {{ name: \"{name}\"")),
+                "{shown}"
+            );
         }
     }
 

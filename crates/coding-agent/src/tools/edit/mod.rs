@@ -14,7 +14,7 @@ use serde_with::skip_serializing_none;
 
 pub use self::apply::{Applied, ApplyError, Replacement, apply_edits};
 use self::diff_view::diff_lines;
-use self::ops::EditOperations;
+use self::ops::{EditOperations, within_edit_limit};
 use crate::definition::{OnCancel, ToolContext, ToolFailure, ToolOutput, ToolSpec, TypedTool};
 use crate::render::{RenderOptions, Style, StyledLine, call, result};
 use crate::support::cancel::aborted;
@@ -150,6 +150,10 @@ impl TypedTool for EditTool {
                     return Err(aborted());
                 }
                 let original = ops.read_file(&target).await?;
+                // Here, not only in the local Operations: over in-memory
+                // ones a 40 MB one-line file was edited and took 1.2 GB.
+                within_edit_limit(original.len() as u64)
+                    .map_err(|e| could_not_edit(&args.path, &e))?;
                 if cancel.is_cancelled() {
                     return Err(aborted());
                 }

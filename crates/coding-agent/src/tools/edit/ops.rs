@@ -16,25 +16,41 @@ use crate::tools::write::ops::{LocalFileOperations, WriteOperations, blocking};
 /// two views of it (exact and fuzzy), several times its size in memory: a
 /// 50 MB one-line file took 1.45 GB, and a 10 GB sparse file the machine's
 /// whole memory. Source files are far below this.
+///
+/// The tool refuses a file over it whatever [`EditOperations`] read it;
+/// the local ones refuse it before reading.
 pub const MAX_EDIT_FILE: u64 = 16 << 20;
 
-/// Why a file over [`MAX_EDIT_FILE`] is not edited, and what to do instead.
-fn too_large(len: u64) -> String {
-    format!(
+/// Refuses a file of `len` bytes over [`MAX_EDIT_FILE`], saying what to do
+/// instead: the one text of the limit, for the tool and the local
+/// Operations alike.
+pub(crate) fn within_edit_limit(len: u64) -> Result<(), FsError> {
+    if len <= MAX_EDIT_FILE {
+        return Ok(());
+    }
+    Err(FsError::other(format!(
         "the file is {}; edit reads and rewrites a file whole and takes files up to {}. Change a \
          file this large with bash (e.g. sed -i, or a script that streams it)",
         format_size(usize::try_from(len).unwrap_or(usize::MAX)),
         format_size(MAX_EDIT_FILE as usize)
-    )
+    )))
 }
 
 /// The file-system calls of the `edit` tool (Pi's `EditOperations`).
+///
+/// Paths arrive absolute but not normalised (`..` possible): see
+/// [the paths Operations are given](crate::tools#the-paths-operations-are-given)
+/// before checking one against a root.
 #[async_trait]
 pub trait EditOperations: HomeDir + MutationTarget {
     /// Fails unless the file at `path` exists and may be read and written.
+    /// An implementation that can tell the size cheaply may refuse a file
+    /// over [`MAX_EDIT_FILE`] here, sparing the read.
     async fn access(&self, path: &Path) -> Result<(), FsError>;
 
-    /// The file's bytes.
+    /// The file's bytes. The tool refuses them when they are over
+    /// [`MAX_EDIT_FILE`], so an implementation need not check; one that can
+    /// should stop reading past it rather than hold a huge file whole.
     async fn read_file(&self, path: &Path) -> Result<Vec<u8>, FsError>;
 
     /// Replaces the file's contents.
@@ -59,9 +75,7 @@ impl EditOperations for LocalFileOperations {
                 let waits = "editing it waits for the other end";
                 return Err(FsError::other(special.refusal(&path, waits, "cat")));
             }
-            if metadata.len() > MAX_EDIT_FILE {
-                return Err(FsError::other(too_large(metadata.len())));
-            }
+            within_edit_limit(metadata.len())?;
             // Opening for reading and writing (without truncating) asks the
             // OS the same question access(2) does.
             OpenOptions::new()
@@ -87,10 +101,7 @@ impl EditOperations for LocalFileOperations {
             std::fs::File::open(&path)
                 .and_then(|file| file.take(MAX_EDIT_FILE + 1).read_to_end(&mut bytes))
                 .map_err(failed)?;
-            match bytes.len() as u64 {
-                len if len > MAX_EDIT_FILE => Err(FsError::other(too_large(len))),
-                _ => Ok(bytes),
-            }
+            within_edit_limit(bytes.len() as u64).map(|()| bytes)
         })
         .await
     }

@@ -29,6 +29,10 @@ pub struct FindRequest {
 }
 
 /// Finds files and directories by glob.
+///
+/// Paths arrive absolute but not normalised (`..` possible): see
+/// [the paths Operations are given](crate::tools#the-paths-operations-are-given)
+/// before checking one against a root.
 #[async_trait]
 pub trait FindOperations: HomeDir + Send + Sync {
     /// Runs `request`: matching entries below the search directory (not the

@@ -92,6 +92,10 @@ pub enum MatchLines {
 }
 
 /// Searches file contents.
+///
+/// Paths arrive absolute but not normalised (`..` possible): see
+/// [the paths Operations are given](crate::tools#the-paths-operations-are-given)
+/// before checking one against a root.
 #[async_trait]
 pub trait GrepOperations: HomeDir + Send + Sync {
     /// Runs `request`: the first `request.limit` matches in path order (paths

@@ -18,6 +18,10 @@ pub struct EntryStat {
 }
 
 /// The file-system access `ls` runs through (Pi's `LsOperations`).
+///
+/// Paths arrive absolute but not normalised (`..` possible): see
+/// [the paths Operations are given](crate::tools#the-paths-operations-are-given)
+/// before checking one against a root.
 #[async_trait]
 pub trait LsOperations: HomeDir + Send + Sync {
     /// Whether anything exists at `path`, following symlinks (a dangling link does not exist).

@@ -46,6 +46,10 @@ pub enum ReadError {
 }
 
 /// The file system as `read` sees it.
+///
+/// Paths arrive absolute but not normalised (`..` possible): see
+/// [the paths Operations are given](crate::tools#the-paths-operations-are-given)
+/// before checking one against a root.
 #[async_trait]
 pub trait ReadOperations: HomeDir + Send + Sync {
     /// Whether anything exists at `path` (used to try the other spellings

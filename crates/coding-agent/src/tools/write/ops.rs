@@ -10,6 +10,10 @@ use crate::support::mutation_queue::{FileKey, MutationTarget, local_queue_key};
 use crate::support::paths::HomeDir;
 
 /// The file-system calls of the `write` tool (Pi's `WriteOperations`).
+///
+/// Paths arrive absolute but not normalised (`..` possible): see
+/// [the paths Operations are given](crate::tools#the-paths-operations-are-given)
+/// before checking one against a root.
 #[async_trait]
 pub trait WriteOperations: HomeDir + MutationTarget {
     /// Creates `dir` and any missing parents; an existing directory is fine.
