@@ -13,7 +13,8 @@ use agent_ai::testing::ScriptedResponse;
 use agent_ai::{AssistantContent, Content, Message, ScriptedProvider, TextContent, Tool, ToolCall};
 use agent_core::{
     Agent, AgentContext, AgentEvent, AgentTool, AgentToolResult, BeforeToolCall, CancellationToken,
-    LoopConfig, ToolCallContext, ToolCallHooks, ToolError, ToolSet, UpdateSink, async_trait,
+    LoopConfig, ToolCallContext, ToolCallHooks, ToolError, ToolSet, UpdateSink, Updates,
+    async_trait,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -100,7 +101,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         LoopConfig::new(ScriptedProvider::model(), Arc::new(provider)).with_hooks(Arc::new(Polite));
     let agent = Agent::new(config, AgentContext::new(None, tools));
 
-    let mut events = agent.subscribe();
+    // Read after the run: without the streaming message's updates, each of
+    // which would hold the answer so far (see `Agent::subscribe`).
+    let mut events = agent.subscribe_to(Updates::None);
     let added = agent.prompt("Shout hello, then darn.").await?;
     let mut lines = Vec::new();
     while let Some(event) = events.try_recv() {

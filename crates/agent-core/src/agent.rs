@@ -2,13 +2,9 @@
 //! steered, followed up, aborted and watched while it runs.
 
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context as TaskContext, Poll};
 
 use agent_ai::{Message, UserMessage};
-use futures::Stream;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_loop::{
@@ -17,6 +13,7 @@ use crate::agent_loop::{
 };
 use crate::event::AgentEvent;
 use crate::history::History;
+use crate::listener::{AgentEvents, Listener, Updates};
 use crate::model::ModelHandle;
 use crate::pipeline::panic_text;
 use crate::queue::MessageQueue;
@@ -209,16 +206,32 @@ impl Agent {
         }
     }
 
-    /// Events of every later run, until the returned stream is dropped.
+    /// Every event of every later run, until the returned stream is
+    /// dropped: [`Agent::subscribe_to`] with [`Updates::Every`].
+    ///
+    /// The stream is unbounded and each `message_update` it holds holds
+    /// the message so far, which the provider then copies to append its
+    /// next delta: read after the run, a 200,000-character answer streamed
+    /// in 20-character pieces took 1 GB. A reader that keeps up costs
+    /// nothing; one that may fall behind, or reads after the run, takes
+    /// [`Updates::Newest`] (it draws the message so far) or
+    /// [`Updates::None`] (it reads messages at their `message_end`).
     pub fn subscribe(&self) -> AgentEvents {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        self.subscribe_with(move |event| sender.send(event.clone()).is_ok());
-        AgentEvents { receiver }
+        self.subscribe_to(Updates::Every)
+    }
+
+    /// The events of every later run with, of a streaming message's
+    /// updates, those `updates` says; until the returned stream is dropped.
+    pub fn subscribe_to(&self, updates: Updates) -> AgentEvents {
+        let (listener, events) = Listener::new(updates);
+        self.subscribe_with(move |event| listener.send(event.clone()));
+        events
     }
 
     /// Calls `subscriber` with every later event, in order, as it is
     /// emitted, until it returns `false`. For a caller that merges the
-    /// agent's events with its own into one ordered stream.
+    /// agent's events with its own into one ordered stream (a [`Listener`]
+    /// of its own event type keeps what [`Agent::subscribe_to`] keeps).
     ///
     /// A subscriber may subscribe others while it is called: they get the
     /// events after the one being handed out. A subscriber that panics is
@@ -239,10 +252,13 @@ impl Agent {
         self.state().context.messages.clone()
     }
 
-    /// Replaces the conversation (not while running: the run appends to the
-    /// history it started with).
+    /// Replaces the conversation. During a run, the run goes on from the
+    /// new one: the messages it adds from then on are appended to it (as
+    /// Pi appends them to its replaced list), and its next request sends
+    /// it. (It replaced a conversation the run no longer appended to: a
+    /// run's messages were lost from [`Agent::messages`].)
     pub fn set_messages(&self, messages: Vec<Message>) {
-        self.state().context.messages = History::new(messages);
+        self.state().context.messages.replace(messages);
     }
 
     /// Replaces the tools the model is offered (a tool server's list
@@ -399,31 +415,5 @@ impl Drop for RunGuard<'_> {
             answer_abandoned_calls(&self.history, &|event| self.agent.dispatch(event));
         }
         self.agent.state().run = None;
-    }
-}
-
-/// The events of an agent's runs, as a [`Stream`]; see [`Agent::subscribe`].
-#[derive(Debug)]
-pub struct AgentEvents {
-    receiver: mpsc::UnboundedReceiver<AgentEvent>,
-}
-
-impl AgentEvents {
-    /// The next event; `None` once the agent is gone.
-    pub async fn recv(&mut self) -> Option<AgentEvent> {
-        self.receiver.recv().await
-    }
-
-    /// The next event if one is waiting, without waiting.
-    pub fn try_recv(&mut self) -> Option<AgentEvent> {
-        self.receiver.try_recv().ok()
-    }
-}
-
-impl Stream for AgentEvents {
-    type Item = AgentEvent;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<AgentEvent>> {
-        self.receiver.poll_recv(cx)
     }
 }

@@ -14,7 +14,8 @@
 //!   without a model); [`batch`]: the calls of one message, parallel or sequential.
 //! - [`agent_loop`](mod@agent_loop): turns, queues ([`queue`]), stopping, cancellation;
 //!   [`agent`]: the [`Agent`] handle around it; [`history`]: the conversation,
-//!   one owner, shared with every request.
+//!   one owner, shared with every request; [`listener`]: a subscriber's queue,
+//!   and which updates of a streaming message it keeps.
 //!
 //! # Quick start
 //!
@@ -81,6 +82,7 @@ pub mod batch;
 pub mod event;
 pub mod history;
 pub mod hooks;
+pub mod listener;
 pub mod model;
 pub mod pipeline;
 pub mod queue;
@@ -88,7 +90,7 @@ mod sync;
 pub mod tool;
 pub mod tool_set;
 
-pub use agent::{Agent, AgentError, AgentEvents};
+pub use agent::{Agent, AgentError};
 pub use agent_loop::{
     AgentContext, ContinueError, LoopConfig, StopAfterTurn, TurnSummary, agent_loop,
     agent_loop_continue,
@@ -100,6 +102,7 @@ pub use hooks::{
     AfterToolCallContext, BeforeToolCall, NoHooks, ToolCallContext, ToolCallHooks,
     ToolResultOverride,
 };
+pub use listener::{AgentEvents, Events, Listener, StreamedEvent, Updates};
 pub use model::{ModelChoice, ModelHandle, TransformContext};
 pub use pipeline::{
     ToolCallScope, error_result, run_single_tool_call, run_single_tool_call_with_updates,

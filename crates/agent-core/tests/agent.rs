@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use agent_ai::{Message, ScriptedProvider};
 use agent_core::{
-    Agent, AgentError, AgentTool, AgentToolResult, LoopConfig, ToolError, UpdateSink,
+    Agent, AgentError, AgentEvent, AgentTool, AgentToolResult, LoopConfig, ToolError, UpdateSink,
 };
 use async_trait::async_trait;
 use common::*;
@@ -583,4 +583,202 @@ async fn a_provider_that_panics_ends_the_run_with_an_error_answer() {
         );
         assert_go_ends_in_error(config, &format!("Provider panicked: {panic}")).await;
     }
+}
+
+/// A provider streaming one text answer in `pieces` deltas the way the
+/// HTTP ones do: it keeps its message and appends each delta in place
+/// (`Arc::make_mut`), which copies the whole message whenever someone
+/// still holds it. It counts those copies.
+struct Streamer {
+    pieces: usize,
+    copies: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// The piece a [`Streamer`] sends each time.
+const PIECE: &str = "0123456789";
+
+impl agent_ai::Provider for Streamer {
+    fn stream(
+        &self,
+        _model: &agent_ai::Model,
+        _context: &agent_ai::Context,
+        _cancel: CancellationToken,
+    ) -> agent_ai::AssistantStream {
+        use agent_ai::AssistantMessageEvent as Event;
+        use futures::StreamExt;
+        let message = Arc::new(ScriptedProvider::reply(vec![text("")]));
+        let (pieces, copies) = (self.pieces, self.copies.clone());
+        let start = [
+            Event::Start {
+                partial: message.clone(),
+            },
+            Event::TextStart {
+                content_index: 0,
+                partial: message.clone(),
+            },
+        ];
+        let deltas = futures::stream::unfold((message, 0), move |(mut message, sent)| {
+            let copies = copies.clone();
+            async move {
+                if sent == pieces {
+                    let end = Event::TextEnd {
+                        content_index: 0,
+                        content: message.text(),
+                        partial: message.clone(),
+                    };
+                    let done = Event::Done {
+                        reason: agent_ai::StopReason::Stop,
+                        message: (*message).clone(),
+                    };
+                    return Some((vec![end, done], (message, sent + 1)));
+                }
+                if sent > pieces {
+                    return None;
+                }
+                // Weak references make `make_mut` move the message, not copy it.
+                if Arc::strong_count(&message) > 1 {
+                    copies.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                match &mut Arc::make_mut(&mut message).content[0] {
+                    agent_ai::AssistantContent::Text(block) => block.text.push_str(PIECE),
+                    _ => unreachable!(),
+                }
+                let delta = Event::TextDelta {
+                    content_index: 0,
+                    delta: PIECE.into(),
+                    partial: message.clone(),
+                };
+                Some((vec![delta], (message, sent + 1)))
+            }
+        })
+        .flat_map(futures::stream::iter);
+        futures::stream::iter(start).chain(deltas).boxed()
+    }
+}
+
+/// Runs `go` against a [`Streamer`] of 100 deltas with a subscriber that
+/// gets `updates` and reads only after the run; returns what it read and
+/// how often the provider copied its message.
+async fn read_after_the_run(updates: Option<agent_core::Updates>) -> (Vec<AgentEvent>, usize) {
+    let copies = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let provider = Streamer {
+        pieces: 100,
+        copies: copies.clone(),
+    };
+    let agent = Agent::new(
+        LoopConfig::new(ScriptedProvider::model(), Arc::new(provider)),
+        context(vec![]),
+    );
+    let mut events = updates.map(|updates| agent.subscribe_to(updates));
+    agent.prompt("go").await.unwrap();
+    let read = events
+        .as_mut()
+        .map(|events| std::iter::from_fn(|| events.try_recv()).collect())
+        .unwrap_or_default();
+    (read, copies.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// The message of each update among `events`.
+fn update_texts(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => Some(assistant_message_event.message().text()),
+            _ => None,
+        })
+        .collect()
+}
+
+// A subscriber reading after the run held every update, each holding the
+// answer so far, so the provider copied the whole answer for every delta:
+// a 200,000-character answer in 20-character deltas took 1 GB. What
+// `subscribe` still does (it is every event), and says it costs.
+#[tokio::test]
+async fn a_subscriber_of_every_update_read_later_makes_the_provider_copy_per_delta() {
+    let (_, alone) = read_after_the_run(None).await;
+    assert_eq!(
+        alone, 0,
+        "without a subscriber the provider appends in place"
+    );
+    let (read, copies) = read_after_the_run(Some(agent_core::Updates::Every)).await;
+    assert_eq!(
+        update_texts(&read).len(),
+        102,
+        "text start, 100 deltas, text end"
+    );
+    assert!(copies >= 100, "{copies} copies");
+}
+
+#[tokio::test]
+async fn a_settled_subscriber_read_later_holds_no_update_and_costs_no_copy() {
+    let (read, copies) = read_after_the_run(Some(agent_core::Updates::None)).await;
+    assert_eq!(read.iter().map(compact).collect::<Vec<_>>(), ANSWERED_GO);
+    let AgentEvent::MessageEnd { message } = &read[5] else {
+        panic!("{:?}", read[5]);
+    };
+    assert_eq!(message_text(message), PIECE.repeat(100));
+    assert_eq!(copies, 0);
+}
+
+#[tokio::test]
+async fn a_coalescing_subscriber_read_later_holds_only_the_newest_update() {
+    let (read, copies) = read_after_the_run(Some(agent_core::Updates::Newest)).await;
+    let lines: Vec<String> = read.iter().map(compact).collect();
+    assert_eq!(
+        lines[4..7],
+        [
+            "message_start(assistant)",
+            "message_update(text_end)",
+            "message_end(assistant)"
+        ]
+    );
+    assert_eq!(update_texts(&read), [PIECE.repeat(100)]);
+    // Two, whatever the number of deltas: at the first delta (the text
+    // start waited) and at the second (the first delta waited); the later
+    // ones it holds weakly.
+    assert_eq!(copies, 2);
+}
+
+fn message_text(message: &Message) -> String {
+    match message {
+        Message::Assistant(answer) => answer.text(),
+        other => panic!("not an answer: {other:?}"),
+    }
+}
+
+// `set_messages` during a run replaced a conversation the run no longer
+// appended to: the run returned its 2 messages and `messages()` held 0.
+// The run's later messages are appended to the new conversation, as Pi
+// appends them; DEVIATIONS #36: its next request sends the new one too.
+#[tokio::test]
+async fn messages_set_during_a_run_are_what_the_run_goes_on_from() {
+    let provider = ScriptedProvider::new([reply(vec![text("hi")])]);
+    let agent = agent(&provider, vec![]);
+    agent.subscribe_with({
+        let agent = agent.clone();
+        move |event| {
+            if let AgentEvent::MessageEnd {
+                message: Message::User(_),
+            } = event
+            {
+                agent.set_messages(vec![user("instead")]);
+            }
+            true
+        }
+    });
+    let added = agent.prompt("go").await.unwrap();
+    assert_eq!(added.len(), 2);
+    assert_eq!(transcript(&agent), ["user instead", "assistant hi"]);
+    let sent: Vec<String> = provider.requests()[0]
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::User(u) => format!("{:?}", u.content),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].contains("instead"), "{sent:?}");
 }

@@ -34,7 +34,7 @@ use agent_ai::{
 };
 use agent_core::{
     Agent, AgentContext, AgentEvent, AgentEvents, LoopConfig, MessageQueue, ModelHandle, QueueMode,
-    ToolSet,
+    ToolSet, Updates,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -53,7 +53,7 @@ use crate::hooks::{CommandHooks, DEFAULT_PERMISSION_MODE, SessionInfo};
 use crate::recovery::RecoverySettings;
 use crate::session::CompactionResult;
 use crate::session::{BashExecution, SessionError, SessionHeader, SessionManager};
-use crate::session_event::{CompactionReason, Listener, SessionEvent, SessionEvents, Updates};
+use crate::session_event::{CompactionReason, Listener, SessionEvent, SessionEvents};
 use crate::support::sync::lock;
 use crate::templates::PromptTemplate;
 use crate::thinking::ThinkingOptions;
@@ -424,9 +424,10 @@ impl AgentSession {
 
     /// The agent's events and the session's own (auto-retry, compaction),
     /// in the order they happened: every one, for a mode that passes them
-    /// on (json, rpc).
+    /// on (json, rpc); a streaming message's deltas merged by block once
+    /// the mode is far behind ([`Updates::Merged`]).
     pub fn subscribe_all(&self) -> SessionEvents {
-        self.subscribe_listener(Updates::All)
+        self.subscribe_listener(Updates::Merged)
     }
 
     /// As [`AgentSession::subscribe_all`], but of a streaming message's
