@@ -327,7 +327,7 @@ fn image_result(result: &AgentToolResult) -> (&str, &str, &str) {
     let Content::Image(image) = &result.content[1] else {
         panic!("second block is not an image: {result:?}");
     };
-    (text, image.mime_type.as_str(), image.data.as_str())
+    (text, image.mime_type.as_str(), &*image.data)
 }
 
 /// Pi 0.73.1's answer: this 1x1 grey+alpha PNG's IDAT checksum is wrong,

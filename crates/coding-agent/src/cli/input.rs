@@ -262,7 +262,7 @@ fn read_files(files: &[&str], cwd: &Path) -> Result<(String, Vec<ImageContent>),
             let note = fitted.dimension_note().unwrap_or_default();
             text.push_str(&format!("<file name=\"{shown}\">{note}</file>\n"));
             images.push(ImageContent {
-                data: fitted.data,
+                data: fitted.data.into(),
                 mime_type: fitted.mime_type.to_owned(),
             });
             continue;

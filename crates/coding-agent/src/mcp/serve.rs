@@ -344,7 +344,7 @@ fn mcp_tool(tool: &agent_ai::Tool) -> rmcp::model::Tool {
 fn content_block(content: Content) -> ContentBlock {
     match content {
         Content::Text(text) => ContentBlock::text(text.text),
-        Content::Image(image) => ContentBlock::image(image.data, image.mime_type),
+        Content::Image(image) => ContentBlock::image(image.data.to_string(), image.mime_type),
     }
 }
 

@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn image_placeholders_give_the_decoded_size() {
         let image = |data: &str| ImageContent {
-            data: data.to_owned(),
+            data: data.into(),
             mime_type: "image/png".into(),
         };
         assert_eq!(

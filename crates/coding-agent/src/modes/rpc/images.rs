@@ -53,7 +53,7 @@ pub async fn user_message(text: &str, command: &Value) -> Result<Message, String
     let images = fitted
         .into_iter()
         .map(|image| ImageContent {
-            data: image.data,
+            data: image.data.into(),
             mime_type: image.mime_type.to_owned(),
         })
         .collect();
