@@ -742,6 +742,56 @@ fn a_run_of_tool_calls_past_the_threshold_is_compacted_before_its_next_request()
     assert_eq!(answer["message"]["content"][0]["text"], "done", "{answer}");
 }
 
+/// A run of tool calls past the threshold ends its first part with
+/// `agent_end`, is compacted and goes on with `agent_start` (S21). A Pi
+/// client sends its next prompt at `agent_end`: sent once the run had gone
+/// on, it was refused as "already processing", and the client lost it. It
+/// is now a follow-up of the run.
+#[test]
+fn a_prompt_sent_once_a_compacted_run_went_on_waits_for_it() {
+    let wire = Wire::OpenAi;
+    let sandbox = Sandbox::new();
+    settings_with_window(&sandbox, 4000);
+    // The run's answer after the compaction waits for the prompt.
+    let release = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let held = std::sync::Arc::clone(&release);
+    let asked = std::sync::atomic::AtomicU64::new(0);
+    let server = ModelServer::start(move |request| {
+        if is_summary_request(wire, request) {
+            return summary_reply(wire, "MID-RUN");
+        }
+        let transcript = wire.transcript(&request.body);
+        if transcript.last().is_some_and(|line| line == "user: next") {
+            return answer_with_input(wire, "next answered", 1500);
+        }
+        let turn = asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if turn < 3 {
+            let call = Answer::call(
+                &format!("call{turn}"),
+                "bash",
+                json!({"command": format!("printf '%4800s' r{turn}")}),
+            );
+            return Reply::Events(with_input_tokens(wire.events(&call), 100 + 1200 * turn));
+        }
+        held.wait();
+        answer_with_input(wire, "done", 1500)
+    });
+    let mut rpc = Rpc::start(&sandbox, wire, &server);
+    send(
+        &mut rpc.stdin,
+        &json!({"id": "go", "type": "prompt", "message": "go"}),
+    );
+    rpc.until(|line| line["type"] == "compaction_end");
+    rpc.until(|line| line["type"] == "agent_start");
+    let (_, accepted) = rpc.ask(json!({"id": "n", "type": "prompt", "message": "next"}));
+    assert_eq!(accepted["success"], true, "{accepted}");
+    release.wait();
+    rpc.until(|line| {
+        line["type"] == "message_end" && line["message"]["content"][0]["text"] == "next answered"
+    });
+    rpc.finish();
+}
+
 /// A threshold compaction that fails is not tried again until the next
 /// prompt (an overflow still would be), and the session says so once. A
 /// summariser that always failed was asked again after every later turn of

@@ -248,6 +248,10 @@ struct Run {
     /// It has no turns of its own (`compact`, `navigate_tree`): a prompt
     /// meanwhile waits for it.
     without_turns: bool,
+    /// It went on after an `agent_end` of its own (a compaction past the
+    /// threshold mid-run): the client may have taken that `agent_end` for
+    /// the run's end, so a prompt without `streamingBehavior` follows up.
+    went_on: bool,
 }
 
 impl Run {
@@ -333,7 +337,10 @@ impl<W: AsyncWrite + Unpin> Server<W> {
         if let (Some(run), SessionEvent::Agent(agent_event)) = (&mut self.run, event) {
             match **agent_event {
                 AgentEvent::AgentEnd { .. } => run.ended = true,
-                AgentEvent::AgentStart => run.ended = false,
+                AgentEvent::AgentStart => {
+                    run.went_on |= run.ended;
+                    run.ended = false;
+                }
                 _ => {}
             }
         }
@@ -455,7 +462,11 @@ impl<W: AsyncWrite + Unpin> Server<W> {
                     // then (`docs/DEVIATIONS.md` M18). Waiting for the tail
                     // here froze every command behind a slow Stop hook, and
                     // the prompt was refused after all.
-                    let waits = !self.is_streaming();
+                    // And a run that went on after an `agent_end` the
+                    // client may have taken for its end: a Pi client sends
+                    // its next prompt then, and refused, it was lost.
+                    let waits =
+                        !self.is_streaming() || self.run.as_ref().is_some_and(|run| run.went_on);
                     let queued = match behaviour {
                         Some("steer") => session.steer(message).await,
                         Some("followUp") => session.follow_up(message).await,
@@ -825,6 +836,7 @@ impl<W: AsyncWrite + Unpin> Server<W> {
             ended: false,
             then_queued: false,
             without_turns: false,
+            went_on: false,
         });
     }
 
