@@ -707,11 +707,18 @@ mod tests {
         );
     }
 
+    /// A model the known table has, and one it has not.
+    fn claude_and_local() -> (Model, Model) {
+        (
+            Model::new("claude-sonnet-4-5", "anthropic", "anthropic-messages"),
+            Model::new("my-model", "local", "openai-completions"),
+        )
+    }
+
     #[test]
     fn the_window_comes_from_settings_then_the_table_then_pis_default() {
         let mut settings = RecoverySettings::default();
-        let claude = Model::new("claude-sonnet-4-5", "anthropic", "anthropic-messages");
-        let local = Model::new("my-model", "local", "openai-completions");
+        let (claude, local) = claude_and_local();
         assert_eq!(settings.window_for(&claude), 200_000);
         assert_eq!(settings.window_for(&local), 128_000);
         settings.context_window = Some(4096);
@@ -721,8 +728,7 @@ mod tests {
     #[test]
     fn a_request_asks_for_a_quarter_of_the_window_or_the_max_tokens_setting() {
         let mut settings = RecoverySettings::default();
-        let claude = Model::new("claude-sonnet-4-5", "anthropic", "anthropic-messages");
-        let local = Model::new("my-model", "local", "openai-completions");
+        let (claude, local) = claude_and_local();
         assert_eq!(settings.answer_limit(&claude), 50_000);
         assert_eq!(settings.answer_limit(&local), 32_000);
         settings.context_window = Some(8192);

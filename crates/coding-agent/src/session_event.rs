@@ -314,22 +314,12 @@ mod tests {
             }
             .describe()
         };
-        assert_eq!(
-            line(200).as_deref(),
-            Some("Retrying (1/3) in 0.2s: 503 busy")
-        );
-        assert_eq!(
-            line(1500).as_deref(),
-            Some("Retrying (1/3) in 1.5s: 503 busy")
-        );
-        assert_eq!(
-            line(4000).as_deref(),
-            Some("Retrying (1/3) in 4s: 503 busy")
-        );
-        assert_eq!(
-            line(40).as_deref(),
-            Some("Retrying (1/3) in 40ms: 503 busy")
-        );
+        for (delay_ms, said) in [(200, "0.2s"), (1500, "1.5s"), (4000, "4s"), (40, "40ms")] {
+            assert_eq!(
+                line(delay_ms),
+                Some(format!("Retrying (1/3) in {said}: 503 busy"))
+            );
+        }
     }
 
     #[test]
