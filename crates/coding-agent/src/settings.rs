@@ -336,7 +336,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// nothing would say why.
 fn warn_of_keys_not_read(path: &Path, json: &Value) {
     let keys = json.as_object().into_iter().flat_map(|o| o.keys());
-    for meant in READ_KEYS {
+    // A slip of `permissions` stops the start (`guard::config`), saying so.
+    for meant in READ_KEYS.into_iter().filter(|key| *key != "permissions") {
         if let Some(key) = slip_of(keys.clone().map(String::as_str), meant) {
             tracing::warn!(
                 "{}: `{key}` is not a setting this agent reads; did you mean `{meant}`?",

@@ -21,9 +21,10 @@
 //! - Commands are read from the start, while MCP servers start in the
 //!   background (`get_state` lists them as `starting`); a prompt's run waits
 //!   for them before its first request, so that request offers their tools.
-//! - A field of the wrong type gets `Invalid command: "<field>" must be a
-//!   string` (or `a boolean`), whether the command needs it or not, as a
-//!   missing required one does; `null` is taken as absent.
+//! - A field the command reads, required or optional, gets `Invalid
+//!   command: "<field>" must be a string` (or `a boolean`) when it is of the
+//!   wrong type, as a missing required one does; `null` is taken as absent,
+//!   and fields the command does not read are ignored, as in Pi.
 //! - An unknown type gets `Unknown command: <type>` (without the id, as Pi);
 //!   a line that is not a JSON object, `command: "parse"` and
 //!   `Failed to parse command: ...`.
