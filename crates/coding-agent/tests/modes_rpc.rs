@@ -634,6 +634,10 @@ async fn a_prompt_with_an_image_a_provider_would_refuse_is_refused_naming_it() {
             "image 1 (image/png) cannot be sent: it has no \"data\" (the image in base64)",
         ),
         (
+            json!([{"type": "image", "data": 5, "mimeType": "image/png"}]),
+            "image 1 (image/png) cannot be sent: its \"data\" must be a string (the image in base64)",
+        ),
+        (
             json!("notalist"),
             "Invalid command: \"images\" must be a list of images",
         ),

@@ -62,8 +62,13 @@ pub async fn user_message(text: &str, command: &Value) -> Result<Message, String
 
 /// `image` as it can be sent, or why it cannot.
 fn fit(image: &Value) -> Result<FittedImage, String> {
-    let Some(data) = image.get("data").and_then(Value::as_str) else {
-        return Err("it has no \"data\" (the image in base64)".to_owned());
+    let data = match image.get("data") {
+        Some(Value::String(data)) => data,
+        // `"data": 5` read as an image with no data at all.
+        Some(other) if !other.is_null() => {
+            return Err("its \"data\" must be a string (the image in base64)".to_owned());
+        }
+        _ => return Err("it has no \"data\" (the image in base64)".to_owned()),
     };
     let Ok(bytes) = STANDARD.decode(data) else {
         return Err("it is not valid base64".to_owned());
