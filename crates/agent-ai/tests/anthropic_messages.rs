@@ -226,13 +226,21 @@ async fn an_emoji_split_between_deltas_is_joined_and_a_lone_surrogate_is_a_repla
     );
 }
 
+/// A reply that sends `events` and then holds the connection open, saying
+/// nothing more (until the server's hold limit).
+fn sent_then_held<const N: usize>(events: [String; N]) -> Reply {
+    let mut steps: Vec<Step> = events.into_iter().map(Step::Send).collect();
+    steps.push(Step::Hold);
+    Reply::steps(steps)
+}
+
 /// A high half alone at the end of the last delta: the events after it
 /// are not another delta, so no low half will come. The answer waited for
 /// another delta or the end of the body, past `message_stop`, for as long
 /// as the server kept the connection open (with pings, with no limit).
 #[tokio::test]
 async fn a_lone_high_surrogate_at_the_end_holds_back_no_event() {
-    let mut parts: Vec<Step> = [
+    let server = TestServer::start(vec![sent_then_held([
         MESSAGE_START.to_owned(),
         block_start(0, json!({"type": "text", "text": ""})),
         "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\"type\": \"text_delta\", \"text\": \"lone \\ud83d\"}}\n\n".to_owned(),
@@ -240,12 +248,8 @@ async fn a_lone_high_surrogate_at_the_end_holds_back_no_event() {
         message_delta("end_turn", 15),
         MESSAGE_STOP.to_owned(),
         PING.to_owned(),
-    ]
-    .into_iter()
-    .map(Step::Send)
-    .collect();
-    parts.push(Step::Hold);
-    let server = TestServer::start(vec![Reply::steps(parts)]).await;
+    ])])
+    .await;
     let mut config = config(&server);
     // Longer than the server's hold: only the server ends the body.
     config.read_timeout = support::MAX_HOLD * 2;
@@ -806,15 +810,11 @@ async fn malformed_event_data_ends_in_an_error() {
 /// Deviation P3: a stall past `read_timeout` ends the stream.
 #[tokio::test]
 async fn a_stall_past_read_timeout_ends_in_an_error() {
-    let mut parts: Vec<Step> = [
+    let server = TestServer::start(vec![sent_then_held([
         MESSAGE_START.to_owned(),
         block_start(0, json!({"type": "text", "text": ""})),
-    ]
-    .into_iter()
-    .map(Step::Send)
-    .collect();
-    parts.push(Step::Hold);
-    let server = TestServer::start(vec![Reply::steps(parts)]).await;
+    ])])
+    .await;
     let mut config = config(&server);
     config.read_timeout = Duration::from_millis(200);
 
@@ -832,16 +832,12 @@ async fn a_stall_past_read_timeout_ends_in_an_error() {
 
 #[tokio::test]
 async fn cancelling_mid_stream_ends_aborted_with_the_partial_message() {
-    let mut parts: Vec<Step> = [
+    let server = TestServer::start(vec![sent_then_held([
         MESSAGE_START.to_owned(),
         block_start(0, json!({"type": "text", "text": ""})),
         text_delta(0, "Let me think"),
-    ]
-    .into_iter()
-    .map(Step::Send)
-    .collect();
-    parts.push(Step::Hold);
-    let server = TestServer::start(vec![Reply::steps(parts)]).await;
+    ])])
+    .await;
     let cancel = CancellationToken::new();
     let mut stream = AnthropicMessagesProvider::new(config(&server)).stream(
         &model(),

@@ -674,6 +674,17 @@ fn compaction_past_the_threshold(wire: Wire) {
     assert_eq!(resumed, expected);
 }
 
+/// Turn `turn` of a run that fills a 4000-token window: a bash call whose
+/// result is about 1,200 tokens, the context reported growing by as much.
+fn filling_call(wire: Wire, turn: u64) -> Reply {
+    let call = Answer::call(
+        &format!("call{turn}"),
+        "bash",
+        json!({"command": format!("printf '%4800s' r{turn}")}),
+    );
+    Reply::Events(with_input_tokens(wire.events(&call), 100 + 1200 * turn))
+}
+
 /// A run of tool calls that fills the context stops for a compaction
 /// before the model reads the results, then goes on from the compacted
 /// context. It went on to the end of the run first, each request larger,
@@ -692,12 +703,7 @@ fn a_run_of_tool_calls_past_the_threshold_is_compacted_before_its_next_request()
         }
         let turn = asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if turn < 3 {
-            let call = Answer::call(
-                &format!("call{turn}"),
-                "bash",
-                json!({"command": format!("printf '%4800s' r{turn}")}),
-            );
-            return Reply::Events(with_input_tokens(wire.events(&call), 100 + 1200 * turn));
+            return filling_call(wire, turn);
         }
         answer_with_input(wire, "done", 1500)
     });
@@ -766,12 +772,7 @@ fn a_prompt_sent_once_a_compacted_run_went_on_waits_for_it() {
         }
         let turn = asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if turn < 3 {
-            let call = Answer::call(
-                &format!("call{turn}"),
-                "bash",
-                json!({"command": format!("printf '%4800s' r{turn}")}),
-            );
-            return Reply::Events(with_input_tokens(wire.events(&call), 100 + 1200 * turn));
+            return filling_call(wire, turn);
         }
         held.wait();
         answer_with_input(wire, "done", 1500)
